@@ -1,0 +1,132 @@
+"""JSONL session files: a header line, then entries linked by ``parent_id`` into a tree.
+
+The conversation is the path from the root to the newest leaf; entries on other branches are kept with
+``on_main_path = false``. Every line is either imported or quarantined with its raw bytes and a reason.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from forensics.importers.records import Batch, BadRecord, Entry, Message, Parsed, normalize, stable_id, to_epoch
+
+SNIFF_LINES = 5
+
+
+def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
+    """Worker: parse one session file completely (files are one conversation each)."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    b = Batch()
+    b.rows_read = len(lines)
+    name = Path(path).name
+    header, objects, entries_seen, start = None, 0, 0, 0
+    first = _loads(lines[0]) if lines else None
+    if isinstance(first, dict) and _is_header(first):
+        header, objects, start = first, 1, 1
+    else:
+        b.notes.append("no header line: session id taken from the file name")
+        header = {}
+    b.messages_read = len(lines) - start
+    nodes: dict[str, tuple[int, str | None, Message, float | None]] = {}
+    order: list[str] = []
+    for lineno in range(start + 1, len(lines) + 1):
+        raw = lines[lineno - 1].rstrip(b"\r")
+        where = f"{name}:{lineno}"
+        if not raw.strip():
+            b.quarantine(where, "empty line", raw)
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            b.quarantine(where, _json_reason(e), raw)
+            continue
+        if not isinstance(obj, dict):
+            b.quarantine(where, f"not a JSON object (a {_kind(obj)})", raw)
+            continue
+        objects += 1
+        eid = obj.get("id")
+        if eid is None or isinstance(eid, (bool, dict, list)):
+            b.quarantine(where, "entry has no id", raw)
+            continue
+        eid = str(eid)
+        if eid in nodes:
+            b.quarantine(where, f"duplicate entry id {eid[:40]}", raw)
+            continue
+        entries_seen += "role" in obj
+        try:
+            msg = normalize(obj)
+        except BadRecord as e:
+            b.quarantine(where, str(e), raw)
+            continue
+        parent = obj.get("parent_id")
+        nodes[eid] = (len(order), None if parent is None else str(parent), msg, msg.ts)
+        order.append(eid)
+    if lines and objects == 0:
+        b.state["error"] = "no line is a JSON object; not a JSONL session file"
+        return Parsed.of(b)
+    if objects > start and entries_seen == 0:
+        b.state["error"] = "no line is a message entry (an object with role); not a JSONL session file"
+        return Parsed.of(b)
+    main = _main_path(nodes, order)
+    entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order
+               for seq, parent, msg, _ in (nodes[eid],)]
+    native = str(header.get("id") or Path(path).stem)
+    b.add_conversation(stable_id(source_id, native), native, _opt(header.get("title")), _opt(header.get("provider")),
+                       _opt(header.get("model")), to_epoch(header.get("created_at")), None, fingerprint,
+                       entries)
+    return Parsed.of(b)
+
+
+def _main_path(nodes: dict[str, tuple[int, str | None, Message, float | None]], order: list[str]) -> dict[str, int]:
+    """entry id -> position on the path root -> newest leaf (newest by timestamp, then by file order)."""
+    has_child = {p for _, p, _, _ in nodes.values() if p is not None and p in nodes}
+    leaves = [e for e in order if e not in has_child]
+    if not leaves:
+        return {}
+    leaf = max(leaves, key=lambda e: (nodes[e][3] if nodes[e][3] is not None else float("-inf"), nodes[e][0]))
+    path, seen, cur = [], set(), leaf
+    while cur is not None and cur in nodes and cur not in seen:
+        seen.add(cur)
+        path.append(cur)
+        cur = nodes[cur][1]
+    return {eid: i for i, eid in enumerate(reversed(path))}
+
+
+def _is_header(obj: dict) -> bool:
+    return obj.get("type") == "session" or ("role" not in obj and "parent_id" not in obj and "content" not in obj)
+
+
+def _loads(raw: bytes) -> object:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _json_reason(e: orjson.JSONDecodeError) -> str:
+    msg = str(e)
+    if "recursion" in msg.lower() or "depth" in msg.lower():
+        return "JSON nested too deeply"
+    if "utf-8" in msg.lower() or "surrogate" in msg.lower():
+        return "invalid UTF-8"
+    return "invalid JSON: " + msg.splitlines()[0][:120]
+
+
+def _kind(obj: object) -> str:
+    return {list: "JSON array", str: "JSON string", type(None): "JSON null", bool: "JSON boolean"}.get(type(obj), "JSON number")
+
+
+def _opt(v: object) -> str | None:
+    return None if v is None else str(v)
+
+
+def looks_like_jsonl(head: bytes) -> bool:
+    """Sniff: one of the first lines parses as a JSON object."""
+    for line in head.split(b"\n")[:SNIFF_LINES]:
+        if isinstance(_loads(line), dict):
+            return True
+    return False

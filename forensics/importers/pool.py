@@ -1,0 +1,51 @@
+"""Run parse tasks on both cores while the main process loads results into DuckDB, in order.
+
+Small jobs run inline: starting worker processes costs more than parsing a few megabytes.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
+
+PARALLEL_MIN_BYTES = 32 << 20
+
+
+def default_workers() -> int:
+    env = os.environ.get("FORENSICS_WORKERS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+Task = tuple[Callable[..., Any], tuple[Any, ...], Any]  # (function, args, tag passed back with the result)
+
+
+def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool) -> Iterator[tuple[Any, Any, BaseException | None]]:
+    """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight."""
+    if not parallel or workers < 2:
+        for fn, args, tag in tasks:
+            try:
+                yield tag, fn(*args), None
+            except Exception as e:  # reported per task; the caller decides what fails
+                yield tag, None, e
+        return
+    ctx = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+        inflight: deque[tuple[Any, Future[Any] | BaseException]] = deque()
+        for fn, args, tag in tasks:
+            inflight.append((tag, ex.submit(fn, *args)))
+            while len(inflight) >= 2 * workers:
+                yield _done(*inflight.popleft())
+        while inflight:
+            yield _done(*inflight.popleft())
+
+
+def _done(tag: Any, fut: Future[Any]) -> tuple[Any, Any, BaseException | None]:
+    try:
+        return tag, fut.result(), None
+    except Exception as e:
+        return tag, None, e

@@ -1,0 +1,186 @@
+"""SQLite databases with one row per conversation and a column holding a JSON array of messages.
+
+Read through Python's sqlite3 with a ``mode=ro`` URI (DuckDB's sqlite extension cannot be fetched offline).
+The parent process reads a cheap index (rowid, id, size, updated_at) to find new or changed rows; worker
+processes fetch and parse those rows by rowid range.
+"""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import orjson
+
+from forensics.errors import SourceError
+from forensics.importers.records import Batch, BadRecord, Entry, Parsed, normalize, stable_id, to_epoch
+
+DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
+META_COLUMNS = ("id", "title", "model", "provider", "created_at", "updated_at")
+SAMPLE_ROWS = 5
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the messages live, and which metadata columns exist beside them."""
+
+    table: str
+    column: str
+    meta: dict[str, str]  # our name -> the column's actual name
+
+    def select(self, what: str) -> str:
+        cols = ", ".join(_q(self.meta[k]) if k in self.meta else "NULL" for k in META_COLUMNS)
+        return f"SELECT rowid, {cols}, {what} FROM {_q(self.table)}"
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def connect_ro(path: str | Path, raw_text: bool = False) -> sqlite3.Connection:
+    """Open read-only; the source is never written. ``raw_text`` returns TEXT as bytes (no decode copy)."""
+    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    con.text_factory = bytes if raw_text else (lambda b: b.decode("utf-8", "replace"))
+    return con
+
+
+def resolve_target(con: sqlite3.Connection, path: str, table: str | None, column: str | None) -> Target:
+    """The table/column to read: given, the default, or the single auto-detected candidate."""
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.DatabaseError as e:
+        raise SourceError(path, f"not a readable SQLite database ({e})", "check the file or pass --format") from None
+    if table is not None or column is not None:
+        t = table or DEFAULT_TABLE
+        if t not in tables:
+            raise SourceError(path, f"no table {t!r} (tables: {', '.join(tables) or 'none'})", "pass an existing --table")
+        c = column or DEFAULT_COLUMN
+        if c not in _columns(con, t):
+            raise SourceError(path, f"table {t!r} has no column {c!r} (columns: {', '.join(_columns(con, t))})",
+                              "pass an existing --column")
+        return _target(con, t, c)
+    if DEFAULT_TABLE in tables and DEFAULT_COLUMN in _columns(con, DEFAULT_TABLE):
+        return _target(con, DEFAULT_TABLE, DEFAULT_COLUMN)
+    found = [(t, c) for t in tables for c in _text_columns(con, t) if _holds_messages(con, t, c)]
+    if not found:
+        raise SourceError(path, f"no column holding JSON message arrays (tables: {', '.join(tables) or 'none'})",
+                          "pass --table and --column")
+    if len(found) > 1:
+        raise SourceError(path, "several columns hold JSON message arrays: " + ", ".join(f"{t}.{c}" for t, c in found),
+                          "choose one with --table and --column")
+    return _target(con, *found[0])
+
+
+def _columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")]
+
+
+def _text_columns(con: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")
+            if r[2].upper() in ("", "TEXT", "JSON", "BLOB") or "CHAR" in r[2].upper() or "CLOB" in r[2].upper()]
+
+
+def _holds_messages(con: sqlite3.Connection, table: str, column: str) -> bool:
+    rows = con.execute(f"SELECT {_q(column)} FROM {_q(table)} WHERE {_q(column)} IS NOT NULL LIMIT {SAMPLE_ROWS}")
+    seen = False
+    for (v,) in rows:
+        try:
+            data = orjson.loads(v) if isinstance(v, (str, bytes)) else None
+        except orjson.JSONDecodeError:
+            return False
+        if not (isinstance(data, list) and data and all(isinstance(m, dict) and "role" in m for m in data)):
+            return False
+        seen = True
+    return seen
+
+
+def _target(con: sqlite3.Connection, table: str, column: str) -> Target:
+    cols = {c.lower(): c for c in _columns(con, table) if c != column}
+    return Target(table, column, {k: cols[k] for k in META_COLUMNS if k in cols})
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    rowid: int
+    native_id: str
+    fingerprint: str
+    nbytes: int
+
+
+def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[IndexRow]:
+    """Every row's identity and change fingerprint, without fetching the message text."""
+    sql = target.select(f"length(CAST({_q(target.column)} AS BLOB))")
+    try:
+        rows = con.execute(sql).fetchall()
+    except sqlite3.DatabaseError as e:
+        raise SourceError(path, f"cannot read {target.table} ({e})", "check the table (WITHOUT ROWID tables are not supported)") from None
+    out = []
+    for r in rows:
+        rowid, nid, updated, nbytes = r[0], r[1], r[6], r[7]
+        out.append(IndexRow(rowid, str(nid) if nid is not None else str(rowid), f"{nbytes}:{updated}", nbytes or 0))
+    return out
+
+
+def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
+    """Worker: fetch the given rows (by rowid range) and parse their message arrays."""
+    want = {r.rowid: r for r in rows}
+    lo, hi = min(want), max(want)
+    con = connect_ro(path, raw_text=True)
+    b = Batch()
+    try:
+        cur = con.execute(target.select(_q(target.column)) + " WHERE rowid BETWEEN ? AND ?", (lo, hi))
+        for rowid, _nid, title, model, provider, created, updated, raw in cur:
+            ix = want.get(rowid)
+            if ix is not None:
+                _parse_row(b, target, source_id, ix, raw, title, model, provider, created, updated)
+    finally:
+        con.close()
+    return Parsed.of(b)
+
+
+def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str | bytes | None,
+               title: object, model: object, provider: object, created: object, updated: object) -> None:
+    b.rows_read += 1
+    where = f"{target.table}:{ix.rowid}"
+    raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else (raw or b"")
+    try:
+        data = orjson.loads(raw_bytes) if raw is not None else None
+    except orjson.JSONDecodeError as e:
+        b.messages_read += 1
+        b.quarantine(where, f"invalid JSON in {target.column}: {e}", raw_bytes)
+        return
+    if not isinstance(data, list):
+        b.messages_read += 1
+        b.state.setdefault("first_bad", f"{where} holds {_kind(data)}")
+        b.quarantine(where, f"{target.column} is {_kind(data)}, not an array of messages", raw_bytes)
+        return
+    b.state["arrays"] = b.state.get("arrays", 0) + 1
+    entries, prev = [], None
+    for i, m in enumerate(data):
+        b.messages_read += 1
+        try:
+            msg = normalize(m)
+        except BadRecord as e:
+            b.quarantine(f"{where}[{i}]", str(e), orjson.dumps(m))
+            continue
+        mid = m.get("id")
+        nid = str(mid) if isinstance(mid, (str, int)) and not isinstance(mid, bool) else str(i)
+        entries.append(Entry(i, nid, prev, i, msg))
+        prev = nid
+    b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
+                       to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
+
+
+def _kind(data: object) -> str:
+    return "NULL" if data is None else "a JSON " + {dict: "object", str: "string"}.get(type(data), type(data).__name__)
+
+
+def _text(v: object) -> object:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
+def _s(v: object) -> str | None:
+    v = _text(v)
+    return None if v is None else str(v)

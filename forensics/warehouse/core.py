@@ -1,0 +1,104 @@
+"""Opening the one DuckDB file everything reads and writes, migrating it on the way."""
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from forensics.errors import WarehouseError
+from forensics.warehouse.migrations import MIGRATIONS
+
+DEFAULT_DB = "forensics.duckdb"
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Warehouse:
+    """A connection to the warehouse file, schema guaranteed current."""
+
+    def __init__(self, path: str | os.PathLike[str], con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
+        self.path, self.con, self.read_only = Path(path), con, read_only
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Warehouse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def schema_version(self) -> int:
+        return _version(self.con)
+
+
+def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = False) -> Warehouse:
+    """Open (creating and migrating when writable) the warehouse at ``path``."""
+    path = Path(path)
+    if read_only and not path.exists():
+        raise WarehouseError(f"{path}: no warehouse here; run `forensics ingest SOURCE --db {path}` first")
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    con = _connect(path, read_only)
+    try:
+        version = _version(con)
+        if version > SCHEMA_VERSION:
+            raise WarehouseError(f"{path}: made by a newer forensics (schema {version}, this one knows {SCHEMA_VERSION});"
+                                 " upgrade forensics to read it")
+        if version < SCHEMA_VERSION:
+            if read_only:  # upgrade in place once, then continue read-only
+                con.close()
+                open_warehouse(path).close()
+                con = _connect(path, True)
+            else:
+                _migrate(con)
+    except BaseException:
+        con.close()
+        raise
+    return Warehouse(path, con, read_only)
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as e:
+        if "lock" in str(e).lower():
+            raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None
+        raise WarehouseError(f"{path}: cannot open as a DuckDB warehouse ({_first_line(e)})") from None
+    except duckdb.Error as e:
+        raise WarehouseError(f"{path}: not a DuckDB warehouse ({_first_line(e)}); choose another --db") from None
+
+
+def _first_line(e: BaseException) -> str:
+    return str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+
+
+def _version(con: duckdb.DuckDBPyConnection) -> int:
+    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+    if not has_meta:
+        return 0
+    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _migrate(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name VARCHAR NOT NULL, applied_at TIMESTAMP)")
+    done = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            fn(con)
+            con.execute("INSERT INTO schema_migrations VALUES (?, ?)", [fn.__name__, utcnow()])
+            con.execute("DELETE FROM meta WHERE key = 'schema_version'")
+            con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(MIGRATIONS.index(fn) + 1)])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise

@@ -1,0 +1,115 @@
+"""Named, ordered schema migrations recorded in the warehouse file itself.
+
+A migration is a function ``mNNN_name(con)``; its name is stored in ``schema_migrations`` once it has run,
+and ``meta.schema_version`` is the number of migrations applied. A file whose version is higher than
+this toolkit knows is refused instead of being read with the wrong assumptions.
+Column comments are the documentation: ``docs/warehouse.md`` is generated from them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import duckdb
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def _table(con: duckdb.DuckDBPyConnection, name: str, doc: str, columns: list[tuple[str, str, str]]) -> None:
+    con.execute(f"CREATE TABLE {name} ({', '.join(f'{c} {t}' for c, t, _ in columns)})")
+    con.execute(f"COMMENT ON TABLE {name} IS '{_sql_str(doc)}'")
+    for c, _, cdoc in columns:
+        con.execute(f"COMMENT ON COLUMN {name}.{c} IS '{_sql_str(cdoc)}'")
+
+
+def _sql_str(s: str) -> str:
+    return s.replace("'", "''")
+
+
+@migration
+def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+    _table(con, "meta", "Key/value facts about the warehouse file itself.", [
+        ("key", "VARCHAR NOT NULL", "fact name, e.g. schema_version"),
+        ("value", "VARCHAR", "its value, as text"),
+    ])
+    _table(con, "sources", "One row per imported file (a SQLite database or a JSONL session file).", [
+        ("source_id", "VARCHAR NOT NULL", "stable id: hash of the resolved path (and table/column for SQLite)"),
+        ("path", "VARCHAR NOT NULL", "resolved absolute path of the source"),
+        ("format", "VARCHAR NOT NULL", "importer used: sqlite or jsonl"),
+        ("sha256", "VARCHAR", "SHA-256 of the file's bytes when last imported"),
+        ("size", "BIGINT", "file size in bytes when last imported"),
+        ("mtime_ns", "BIGINT", "file modification time (ns) when last imported; with size, the fast unchanged check"),
+        ("options", "VARCHAR", "importer options as JSON (SQLite table and column)"),
+        ("imported_at", "TIMESTAMP", "UTC time of the last import that changed anything"),
+    ])
+    _table(con, "import_runs", "One row per source per `forensics ingest` run: what was read and where it went.", [
+        ("run_id", "VARCHAR NOT NULL", "id of the ingest run (shared by the sources of one command)"),
+        ("source_id", "VARCHAR", "the source (NULL when it failed before it was identified)"),
+        ("path", "VARCHAR NOT NULL", "the source path as given"),
+        ("format", "VARCHAR", "importer used"),
+        ("status", "VARCHAR NOT NULL", "imported, unchanged or failed"),
+        ("started_at", "TIMESTAMP", "UTC start"),
+        ("finished_at", "TIMESTAMP", "UTC end"),
+        ("rows_read", "BIGINT", "SQLite rows or JSONL lines read (header line included)"),
+        ("messages_read", "BIGINT", "message records read: array elements (SQLite) or entry lines (JSONL)"),
+        ("messages_imported", "BIGINT", "messages new to the warehouse"),
+        ("messages_unchanged", "BIGINT", "messages already in the warehouse, identical"),
+        ("quarantined", "BIGINT", "records sent to quarantine this run; read = imported + unchanged + quarantined"),
+        ("conversations_new", "BIGINT", "conversations seen for the first time"),
+        ("conversations_updated", "BIGINT", "conversations whose messages changed or grew"),
+        ("conversations_unchanged", "BIGINT", "conversations identical to the stored ones"),
+        ("note", "VARCHAR", "what the user should know (missing header, error message)"),
+    ])
+    _table(con, "conversations", "One row per conversation (SQLite row or JSONL session).", [
+        ("conversation_id", "VARCHAR NOT NULL", "stable id: hash of the source and the native id"),
+        ("source_id", "VARCHAR NOT NULL", "the source it came from"),
+        ("native_id", "VARCHAR", "the id in the source: the row's id column (else rowid) or the session id"),
+        ("title", "VARCHAR", "title column, or the first user message's first line"),
+        ("provider", "VARCHAR", "provider as logged (openai, anthropic, ...)"),
+        ("model", "VARCHAR", "model as logged"),
+        ("created_at", "TIMESTAMP", "UTC creation time"),
+        ("updated_at", "TIMESTAMP", "UTC last update (else the newest message time)"),
+        ("message_count", "INTEGER", "messages stored, branches included"),
+        ("fingerprint", "VARCHAR", "change detector: source row length and updated_at (SQLite), file size (JSONL)"),
+    ])
+    _table(con, "messages", "Every message; `position` is the 0-based index on the main path.", [
+        ("conversation_id", "VARCHAR NOT NULL", "the conversation"),
+        ("seq", "INTEGER NOT NULL", "order in the source: JSON array index (SQLite) or entry order (JSONL)"),
+        ("position", "INTEGER", "0-based index on the main path, system messages included; NULL off the main path"),
+        ("native_id", "VARCHAR", "the message id in the source (JSONL entry id, or the array index)"),
+        ("parent_native_id", "VARCHAR", "the parent entry's id (JSONL trees), else the previous message"),
+        ("on_main_path", "BOOLEAN NOT NULL", "false for messages on an abandoned branch"),
+        ("role", "VARCHAR NOT NULL", "system, user, assistant or tool (an Anthropic user message of only tool_result blocks is tool)"),
+        ("content", "VARCHAR NOT NULL", "text content; content blocks joined by newlines; tool calls live in tool_calls"),
+        ("content_chars", "INTEGER NOT NULL", "length of content in Unicode code points"),
+        ("content_bytes", "INTEGER NOT NULL", "length of content in UTF-8 bytes"),
+        ("tool_call_count", "INTEGER NOT NULL", "tool calls carried by this message"),
+        ("created_at", "TIMESTAMP", "UTC timestamp when the source records one"),
+        ("tool_call_id", "VARCHAR", "for tool messages: the call it answers (first one when several)"),
+    ])
+    _table(con, "tool_calls", "Every tool call, linked to the tool message that answers it.", [
+        ("conversation_id", "VARCHAR NOT NULL", "the conversation"),
+        ("seq", "INTEGER NOT NULL", "seq of the calling assistant message"),
+        ("position", "INTEGER", "main-path position of the calling message (NULL off the main path)"),
+        ("call_index", "INTEGER NOT NULL", "0-based index of the call within its message"),
+        ("call_id", "VARCHAR", "the call id in the source (tool_calls[].id or tool_use.id)"),
+        ("name", "VARCHAR", "tool name"),
+        ("arguments", "VARCHAR", "arguments as a JSON string"),
+        ("result_seq", "INTEGER", "seq of the message holding the result; NULL when unanswered"),
+        ("result_position", "INTEGER", "main-path position of the result message; NULL when unanswered or off path"),
+        ("result_bytes", "INTEGER", "UTF-8 bytes of this call's result text"),
+        ("is_error", "BOOLEAN", "the result is an error: flagged by the source, or its text starts like one (Error:, error:, 错误, 失败)"),
+    ])
+    _table(con, "quarantine", "Records that could not be imported, with their raw bytes; nothing is dropped silently.", [
+        ("source_id", "VARCHAR NOT NULL", "the source"),
+        ("run_id", "VARCHAR NOT NULL", "the ingest run that found it"),
+        ("location", "VARCHAR NOT NULL", "file:line (JSONL) or table:rowid[index] (SQLite)"),
+        ("reason", "VARCHAR NOT NULL", "why it was not imported"),
+        ("raw", "BLOB", "the raw bytes (cut at 1 MiB; `raw_bytes` has the full size)"),
+        ("raw_bytes", "BIGINT", "size of the raw record in bytes"),
+    ])
