@@ -20,7 +20,29 @@ def interactive() -> bool:
     return sys.stderr.isatty() and not os.environ.get("CI")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+class ForensicsGroup(click.Group):
+    """Turns expected failures into one line on stderr and an exit code, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ForensicsError as e:
+            click.echo(f"forensics: {e}", err=True)
+            ctx.exit(int(e.exit_code))
+        except KeyboardInterrupt:
+            click.echo("forensics: interrupted; rerun the same command to finish", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception as e:
+            if os.environ.get("FORENSICS_DEBUG"):
+                raise
+            click.echo(f"forensics: internal error: {type(e).__name__}: {e} (set FORENSICS_DEBUG=1 for details)",
+                       err=True)
+            ctx.exit(ExitCode.INTERNAL)
+
+
+@click.group(cls=ForensicsGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(package_name="forensics")
 def cli() -> None:
     """Offline conversation forensics: import assistant logs into DuckDB, measure why long
@@ -86,24 +108,4 @@ class _progress:
 
 
 def main() -> None:
-    """Entry point: expected failures become one line on stderr and an exit code, never a traceback."""
-    try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
-    except click.ClickException as e:
-        e.show()
-        sys.exit(ExitCode.USAGE)
-    except click.exceptions.Abort:
-        sys.exit(ExitCode.INTERRUPTED)
-    except ForensicsError as e:
-        click.echo(f"forensics: {e}", err=True)
-        sys.exit(int(e.exit_code))
-    except KeyboardInterrupt:
-        click.echo("forensics: interrupted; rerun the same command to finish", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
-    except Exception as e:
-        if os.environ.get("FORENSICS_DEBUG"):
-            raise
-        click.echo(f"forensics: internal error: {type(e).__name__}: {e} (set FORENSICS_DEBUG=1 for details)", err=True)
-        sys.exit(70)
+    cli(prog_name="forensics")

@@ -11,6 +11,7 @@ class ExitCode(IntEnum):
     OK = 0
     PARTIAL = 1  # some sources failed, the rest imported; or a CI check found a regression
     USAGE = 2  # bad usage, or nothing could be read
+    INTERNAL = 70  # a bug: reported in one line, traceback only with FORENSICS_DEBUG=1
     INTERRUPTED = 130
 
 

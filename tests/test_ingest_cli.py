@@ -1,0 +1,70 @@
+"""The ingest command as a user meets it: exit codes, one-line errors, nothing changed on failure."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, run_subprocess
+
+BAD = ["bad/binary.jsonl", "bad/not_sqlite.db", "bad/no_messages_table.db", "bad/object_column.db"]
+
+
+def digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("wh") / "w.duckdb"
+    r = run_subprocess("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db))
+    assert r.returncode == 0, r.stderr
+    return db
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_bad_source_fails_in_one_line_and_leaves_the_warehouse_unchanged(bad: str, warehouse: Path) -> None:
+    before = digest(warehouse)
+    r = run_subprocess("ingest", str(FIXTURES / bad), "--db", str(warehouse))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and str(FIXTURES / bad) in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+    assert digest(warehouse) == before
+
+
+def test_one_bad_source_among_good_exits_1_and_imports_the_rest(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    r = run_subprocess("ingest", str(FIXTURES / "bad" / "binary.jsonl"), str(FIXTURES / "sessions"), "--db", str(db),
+                       "--json")
+    assert r.returncode == 1, r.stderr
+    import json
+
+    out = json.loads(r.stdout)
+    assert out["totals"]["failed"] == 1 and out["totals"]["conversations_new"] == 8
+    assert [s["status"] for s in out["sources"]].count("imported") == 8
+
+
+def test_missing_path_is_usage_error(tmp_path: Path) -> None:
+    r = run_subprocess("ingest", str(tmp_path / "nope.db"), "--db", str(tmp_path / "w.duckdb"))
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"forensics: {tmp_path / 'nope.db'}: no such file or folder"
+
+
+def test_folder_ingest_prints_summary_line(tmp_path: Path) -> None:
+    r = run_subprocess("ingest", str(FIXTURES / "sessions"), str(FIXTURES / "seed"), "--db", str(tmp_path / "w.duckdb"))
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("9 sources (0 failed): 11 conversations new, 0 updated, 0 unchanged; "
+                           "2360 messages read = 2282 added + 0 unchanged + 78 quarantined -> ")
+
+
+def test_help_shows_an_example() -> None:
+    r = run_subprocess("ingest", "--help")
+    assert r.returncode == 0 and "Example:" in r.stdout
+
+
+def test_warehouse_docs_are_current() -> None:
+    from forensics.warehouse.docs import render
+
+    assert (FIXTURES.parent / "docs" / "warehouse.md").read_text() == render()
