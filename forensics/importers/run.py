@@ -310,12 +310,14 @@ class _Loader:
                     "SELECT count(*) FROM messages m JOIN _b_msg s ON m.conversation_id = s.conversation_id "
                     "AND m.seq = s.seq AND m.role = s.role AND m.content = s.content "
                     "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchone()[0]
-                for tbl in ("messages", "tool_calls", "conversations"):
+                for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
                     con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
             r.messages_unchanged += unchanged
             r.messages_imported += t["msg"].num_rows - unchanged
             r.quarantined += t["quar"].num_rows
-            con.execute("INSERT INTO conversations SELECT conversation_id, ?, native_id, title, provider, model, "
+            con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+                        "created_at, updated_at, message_count, fingerprint) "
+                        "SELECT conversation_id, ?, native_id, title, provider, model, "
                         f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv",
                         [r.source_id])
             con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "

@@ -113,3 +113,32 @@ def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
         ("raw", "BLOB", "the raw bytes (cut at 1 MiB; `raw_bytes` has the full size)"),
         ("raw_bytes", "BIGINT", "size of the raw record in bytes"),
     ])
+
+
+@migration
+def m002_events_usage_lineage(con: duckdb.DuckDBPyConnection) -> None:
+    _table(con, "events", "Things that happened to a conversation's context, as logged (compaction, summaries).", [
+        ("conversation_id", "VARCHAR NOT NULL", "the conversation"),
+        ("seq", "INTEGER", "seq of the message the event is attached to (or the first message after it)"),
+        ("position", "INTEGER", "main-path position of that message; NULL off the main path"),
+        ("kind", "VARCHAR NOT NULL", "compaction (the harness summarised old context) or summary (a summary entry)"),
+        ("trigger", "VARCHAR", "what caused it, as logged (auto, manual, ...)"),
+        ("pre_tokens", "BIGINT", "context tokens before, when logged"),
+        ("post_tokens", "BIGINT", "context tokens after, when logged"),
+        ("detail", "VARCHAR", "the rest of the logged event, as JSON"),
+    ])
+    _table(con, "message_usage", "Token usage per assistant message, counted once per API response.", [
+        ("conversation_id", "VARCHAR NOT NULL", "the conversation"),
+        ("seq", "INTEGER NOT NULL", "seq of the assistant message"),
+        ("position", "INTEGER", "its main-path position"),
+        ("message_id", "VARCHAR", "the provider's response id (Claude Code message.id)"),
+        ("request_id", "VARCHAR", "the request id, when logged"),
+        ("model", "VARCHAR", "model that produced the response"),
+        ("input_tokens", "BIGINT", "input tokens"),
+        ("output_tokens", "BIGINT", "output tokens"),
+        ("cache_creation_input_tokens", "BIGINT", "input tokens written to the prompt cache"),
+        ("cache_read_input_tokens", "BIGINT", "input tokens read from the prompt cache"),
+    ])
+    con.execute("ALTER TABLE conversations ADD COLUMN parent_conversation_id VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.parent_conversation_id IS "
+                "'for a sub-agent or sidechain transcript: the conversation that spawned it'")

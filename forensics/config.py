@@ -1,0 +1,193 @@
+"""The harness config: one TOML file whose keys are the assistant harness's own constants.
+
+Every analyzer reads its thresholds from the one loaded ``Config``; defaults live only in ``SCHEMA``.
+``forensics config init`` writes SCHEMA as a commented file; a file with an unknown key or a wrong type
+fails with the key, its line and what was expected.
+"""
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from forensics.errors import ForensicsError
+
+DEFAULT_CONFIG = "harness.toml"
+SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One tunable: where it lives, its default, its unit and the harness constant it maps to."""
+
+    section: str
+    name: str
+    default: Any
+    doc: str
+    unit: str = ""
+    constant: str = ""  # the seed harness's constant name, for `tune --emit`
+
+    @property
+    def path(self) -> str:
+        return f"{self.section}.{self.name}"
+
+
+SECTION_DOCS = {
+    "intent": "Intent recognition (seed 001, P0).",
+    "baseline": "Baseline metric definitions (SPEC §4).",
+    "tool_result": "Tool-result compression (seed 001, improvement 4).",
+    "keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2).",
+    "topic": "Topic-switch detection (seed 001, improvement 5).",
+    "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
+    "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
+    "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
+}
+
+SCHEMA: list[Key] = [
+    Key("intent", "conf_threshold", 0.7, "minimum intent confidence before tools are narrowed", "probability",
+        "INTENT_CONF_THRESHOLD"),
+    Key("baseline", "continue_words", ["继续", "continue", "go on", "继续吧"],
+        "a user message whose stripped text is exactly one of these is a continue-nag", "words"),
+    Key("baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"),
+    Key("baseline", "parallel_calls", 3, "assistant messages with at least this many tool calls are parallel turns",
+        "calls"),
+    Key("tool_result", "compress_enabled", True, "summarize large tool results before they enter the context", "",
+        "TOOL_RESULT_COMPRESS_ENABLED"),
+    Key("tool_result", "summarize_bytes", 2000, "summarize a result larger than this", "UTF-8 bytes",
+        "TOOL_RESULT_SUMMARIZE_BYTES"),
+    Key("tool_result", "summarize_share", 0.40, "or larger than this share of the request context", "share",
+        "TOOL_RESULT_SUMMARIZE_SHARE"),
+    Key("tool_result", "head_tail_lines", 5, "lines kept from the start and the end of a summarized result", "lines",
+        "TOOL_RESULT_HEAD_TAIL_LINES"),
+    Key("keyword", "fallback_enabled", True, "use the keyword summary when compaction fails", "",
+        "KEYWORD_FALLBACK_ENABLED"),
+    Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
+    Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", ""),
+    Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
+    Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
+        "probability", "TOPIC_MIN_CONFIDENCE"),
+    Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
+    Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
+    Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
+    Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
+    Key("sentinel", "compliance_window", 3, "judged replies without a Healthy one before a model is muted",
+        "replies", "SENTINEL_COMPLIANCE_WINDOW"),
+    Key("sentinel", "correction_words", ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot",
+                                         "I said"],
+        "a user message containing one of these is a correction (a visible failure)", "phrases"),
+    Key("compaction", "max_tokens", 100_000, "compact when the estimated context exceeds this", "tokens (chars/4)",
+        "COMPACTION_MAX_TOKENS"),
+    Key("compaction", "keep_recent", 10, "messages kept verbatim after a compaction", "messages",
+        "COMPACTION_KEEP_RECENT"),
+]
+
+
+class ConfigError(ForensicsError):
+    """The harness config is unreadable, or has an unknown key or a value of the wrong type."""
+
+
+class Config:
+    """Loaded values by ``section.name``; attribute access by section (``cfg.tool_result.summarize_bytes``)."""
+
+    def __init__(self, values: dict[str, Any], path: Path | None = None) -> None:
+        self.values, self.path = values, path
+
+    def __getitem__(self, path: str) -> Any:
+        return self.values[path]
+
+    def __getattr__(self, section: str) -> Any:
+        if section.startswith("_") or section in ("values", "path"):
+            raise AttributeError(section)
+        keys = {k.name: self.values[k.path] for k in SCHEMA if k.section == section}
+        if not keys:
+            raise AttributeError(f"no config section [{section}]")
+        return _Section(section, keys)
+
+    def with_values(self, **changes: Any) -> Config:
+        """A copy with some ``section.name`` values replaced (keys use ``__`` for the dot)."""
+        vals = dict(self.values)
+        for k, v in changes.items():
+            vals[k.replace("__", ".")] = v
+        return Config(vals, self.path)
+
+
+class _Section:
+    def __init__(self, name: str, keys: dict[str, Any]) -> None:
+        self._name, self._keys = name, keys
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._keys[key]
+        except KeyError:
+            raise AttributeError(f"no config key {self._name}.{key}") from None
+
+
+def defaults() -> Config:
+    return Config({k.path: k.default for k in SCHEMA})
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Load ``path``, else ``./harness.toml`` when present, else the built-in defaults."""
+    if path is None:
+        if not Path(DEFAULT_CONFIG).exists():
+            return defaults()
+        path = DEFAULT_CONFIG
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: no such config file; create one with `forensics config init {p}`") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{p}: cannot read config ({e})") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML ({e})") from None
+    values = {k.path: k.default for k in SCHEMA}
+    known = {k.path: k for k in SCHEMA}
+    sections = {k.section for k in SCHEMA}
+    for section, body in data.items():
+        if section not in sections or not isinstance(body, dict):
+            raise ConfigError(f"{p}:{_line(text, None, section)}: unknown section [{section}] "
+                              f"(known: {', '.join(sorted(sections))})")
+        for name, value in body.items():
+            key = known.get(f"{section}.{name}")
+            line = _line(text, section, name)
+            if key is None:
+                names = ", ".join(k.name for k in SCHEMA if k.section == section)
+                raise ConfigError(f"{p}:{line}: unknown key {section}.{name} (known in [{section}]: {names})")
+            values[key.path] = _check(p, line, key, value)
+    return Config(values, p)
+
+
+def _check(p: Path, line: int, key: Key, value: Any) -> Any:
+    want = key.default
+    ok = (isinstance(value, bool) if isinstance(want, bool) else
+          isinstance(value, int) and not isinstance(value, bool) if isinstance(want, int) else
+          isinstance(value, (int, float)) and not isinstance(value, bool) if isinstance(want, float) else
+          isinstance(value, str) if isinstance(want, str) else
+          isinstance(value, list) and all(isinstance(v, str) for v in value) if isinstance(want, list) else
+          isinstance(value, dict) if isinstance(want, dict) else True)
+    if not ok:
+        expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
+                    list: "a list of strings", dict: "a table"}[type(want)]
+        raise ConfigError(f"{p}:{line}: {key.path} must be {expected}, got {value!r}")
+    return float(value) if isinstance(want, float) else value
+
+
+def _line(text: str, section: str | None, name: str) -> int:
+    """1-based line of ``name = ...`` inside [section] (or of the [name] header); 0 when not found."""
+    current = None
+    for i, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        m = re.match(r"^\[\s*([^\]]+?)\s*\]", s)
+        if m:
+            current = m.group(1).strip('"')
+            if section is None and current.split(".")[0] == name:
+                return i
+            continue
+        if current == section and re.match(rf"^\"?{re.escape(name)}\"?\s*=", s):
+            return i
+    return 0
