@@ -1,11 +1,11 @@
-# make demo / make test each create .venv when missing and reinstall only when pyproject.toml changed.
+# make demo / make test / make bench each create .venv when missing and reinstall only when pyproject.toml changed.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean clean-bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,5 +21,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2
 
+# Generates ~1M-message corpora once into bench/.cache/ (~1.7 GB), then prints medians and target ratios.
+bench: $(STAMP)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports .pytest_cache bench/results
+
+clean-bench:
+	rm -rf bench/.cache
