@@ -1,9 +1,11 @@
-"""Run one command as a child process and measure it: wall time, peak RSS of the largest process, and the
-peak of the whole process tree's RSS summed (the importer runs worker processes, so the largest single
-process under-states what the machine has to hold).
+"""Run one command as a child process and measure it: wall time, CPU time of the whole process tree, peak
+RSS of the largest process, and the peak of the whole tree's RSS summed (the importer runs worker
+processes, so the largest single process under-states what the machine has to hold).
 
 The tree is sampled from /proc every few milliseconds; the single-process peak comes from the kernel
-(``os.wait4`` rusage, which includes every reaped descendant), so it is exact.
+(``os.wait4`` rusage, which includes every reaped descendant), so it is exact. CPU seconds are the sum
+over every process seen of its last sampled CPU time (the forkserver's workers are not the child's
+children, so rusage misses them); on a shared machine they drift less than wall time.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 SAMPLE_S = 0.01
 PAGE = os.sysconf("SC_PAGE_SIZE")
+TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -23,47 +26,56 @@ class Sample:
     """One measured run of one step."""
 
     seconds: float
+    cpu_s: float  # user + system, every process of the tree
     max_rss_mb: float  # the largest single process (kernel rusage)
     tree_rss_mb: float  # the largest sum over the process tree (sampled)
     returncode: int
 
 
-def _children_map() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
+def _processes() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds of the process and its reaped children)."""
+    out: dict[int, tuple[int, float]] = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{d}/stat").read_text()
+            fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        kids.setdefault(ppid, []).append(int(d))
-    return kids
+        out[int(d)] = (int(fields[1]), sum(int(f) for f in fields[11:15]) / TICK)  # utime stime cutime cstime
+    return out
 
 
-def tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and all its descendants right now."""
-    kids, total, todo = _children_map(), 0, [root]
+def tree(root: int) -> tuple[int, dict[int, float]]:
+    """Resident bytes of ``root`` and all its descendants right now, and each one's CPU seconds."""
+    procs = _processes()
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        kids.setdefault(ppid, []).append(pid)
+    rss, cpu, todo = 0, {}, [root]
     while todo:
         pid = todo.pop()
         try:
-            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
         except (OSError, IndexError, ValueError):
             pass
+        if pid in procs:
+            cpu[pid] = procs[pid][1]
         todo.extend(kids.get(pid, ()))
-    return total
+    return rss, cpu
 
 
 def run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Sample:
     """Run ``argv`` to completion (output discarded unless it fails) and measure it."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak, stop = [0], threading.Event()
+    peak, cpu, stop = [0], {}, threading.Event()
 
     def sample() -> None:
         while not stop.wait(SAMPLE_S):
-            peak[0] = max(peak[0], tree_rss(proc.pid))
+            rss, seen = tree(proc.pid)
+            peak[0] = max(peak[0], rss)
+            cpu.update(seen)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -76,4 +88,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = N
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {err.decode(errors='replace')[-2000:]}")
     mb = 1 << 20
-    return Sample(seconds, usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb, proc.returncode)
+    cpu[proc.pid] = usage.ru_utime + usage.ru_stime  # exact for the child and the descendants it reaped
+    return Sample(seconds, sum(cpu.values()), usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb,
+                  proc.returncode)

@@ -2,13 +2,18 @@
 
 Parsing runs in worker processes, so everything here is plain Python over dicts and lists, and the output
 is a set of pyarrow tables that DuckDB ingests without a row loop. Sizes (chars, bytes) are computed by
-DuckDB on insert, not here.
+DuckDB on insert, not here. A message's text may arrive still JSON-escaped (``JsonText``, from the fast
+decoder in ``fastpath.py``): it travels as bytes and DuckDB unescapes it on insert, so the hot path never
+builds a Python string for the bulk of the corpus.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -27,15 +32,41 @@ class BadRecord(ValueError):
     """A record that cannot become a message; its message is the quarantine reason."""
 
 
+class JsonText(bytes):
+    """A JSON string literal exactly as in the source (quotes and escapes included), valid UTF-8 and free of
+    ``\\u`` escapes; DuckDB turns it into the text on insert (``json_extract_string``)."""
+
+    def text(self) -> str:
+        return orjson.loads(bytes(self))
+
+
+def plain(content: str | JsonText) -> str:
+    """The text of a message, decoding a ``JsonText`` (only for the few messages that need it in Python)."""
+    return content.text() if isinstance(content, JsonText) else content
+
+
 @dataclass(slots=True)
 class Message:
     role: str
-    content: str
+    content: str | JsonText
     calls: list[tuple[str | None, str | None, str]]  # (call id, name, arguments JSON)
     results: list[tuple[str | None, str, bool]]  # Anthropic tool_result blocks: (tool_use_id, text, is_error)
     tool_call_id: str | None
     is_error: bool
     ts: float | None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic GC while a batch is built: its columns only grow, so every collection would scan them
+    again for nothing (parsing creates no cycles)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def stable_id(*parts: str) -> str:
@@ -80,7 +111,23 @@ def normalize(m: Any) -> Message:
     role = ROLE_ALIASES.get(raw_role) if isinstance(raw_role, str) else None
     if role is None:
         raise BadRecord("message has no role" if raw_role is None else f"unknown role {str(raw_role)[:40]!r}")
-    content, calls, results = m.get("content"), [], []
+    text, calls, results, role = interpret_content(m.get("content"), role)
+    for c in m.get("tool_calls") or ():
+        if isinstance(c, dict):
+            f = c.get("function") if isinstance(c.get("function"), dict) else c
+            calls.append((c.get("id"), f.get("name"), _args(f.get("arguments"))))
+    return finish(role, text, calls, results, m.get("is_error"), m.get("tool_call_id"),
+                  m.get("timestamp", m.get("created_at", m.get("createdAt"))))
+
+
+Calls = list[tuple[str | None, str | None, str]]
+Results = list[tuple[str | None, str, bool]]
+
+
+def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str]:
+    """A message's decoded ``content`` → (text, tool_use calls, tool_result blocks, role after them)."""
+    calls: Calls = []
+    results: Results = []
     if isinstance(content, list):
         texts = []
         for b in content:
@@ -104,17 +151,39 @@ def normalize(m: Any) -> Message:
         text = ""
     else:
         text = orjson.dumps(content).decode()
-    for c in m.get("tool_calls") or ():
-        if isinstance(c, dict):
-            f = c.get("function") if isinstance(c.get("function"), dict) else c
-            calls.append((c.get("id"), f.get("name"), _args(f.get("arguments"))))
+    return text, calls, results, role
+
+
+def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag: Any, tcid: Any,
+           stamp: Any) -> Message:
+    """The Message from its interpreted parts: shared by ``normalize`` and the fast decoder."""
     if role != "assistant":
         calls = []  # only assistant turns call tools
-    flag = m.get("is_error")
-    is_error = bool(flag) if flag is not None else (role == "tool" and not results and bool(ERROR_START.match(text)))
-    tcid = m.get("tool_call_id")
-    ts = to_epoch(m.get("timestamp", m.get("created_at", m.get("createdAt"))))
-    return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, ts)
+    is_error = bool(flag) if flag is not None else (role == "tool" and not results and starts_like_error(text))
+    return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp))
+
+
+JSON_SPACE_ESCAPES = b"ntrf"  # \n \t \r \f: escapes of characters that ``\s`` matches
+ERROR_START_ASCII = re.compile(rb"\s*(?:error\b|fatal\b|traceback\b)", re.IGNORECASE)
+ERROR_WINDOW = 10  # characters after the leading whitespace that decide ERROR_START ("traceback" + one)
+
+
+def starts_like_error(text: str | JsonText) -> bool:
+    """``ERROR_START`` on the text; on a JsonText, decided from its first bytes when they are plain ASCII."""
+    if type(text) is not JsonText:
+        return bool(ERROR_START.match(text))
+    i, end = 1, len(text) - 1  # inside the quotes
+    while i < end:
+        if text[i] == 0x20:
+            i += 1
+        elif text[i] == 0x5C and text[i + 1] in JSON_SPACE_ESCAPES:
+            i += 2
+        else:
+            break
+    head = text[i:min(i + ERROR_WINDOW, end)]
+    if head.isascii() and b"\\" not in head:
+        return bool(ERROR_START_ASCII.match(head))
+    return bool(ERROR_START.match(text.text()))
 
 
 @dataclass(slots=True)
@@ -130,8 +199,8 @@ class Entry:
 
 MSG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
                         ("native_id", pa.string()), ("parent_native_id", pa.string()),
-                        ("role", pa.string()), ("content", pa.string()), ("tool_call_count", pa.int32()),
-                        ("created_at", pa.float64()), ("tool_call_id", pa.string())])
+                        ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
+                        ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string())])
 CALL_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
                          ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
                          ("arguments", pa.string()), ("result_seq", pa.int32()), ("result_position", pa.int32()),
@@ -166,41 +235,57 @@ class Batch:
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
                          fingerprint: str, entries: list[Entry]) -> None:
-        """Append one conversation: its row, its messages, its tool calls linked to their results."""
+        """Append one conversation: its row, its messages, its tool calls linked to their results.
+
+        This runs once per message of the corpus: columns are appended through bound methods and tuples,
+        not per-column dict lookups.
+        """
         if title is None:
-            first = next((e.msg.content for e in entries if e.msg.role == "user" and e.msg.content.strip()), "")
+            first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
             title = first.strip().split("\n", 1)[0][:80] or None
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
-        c = self.conv
-        for k, v in (("conversation_id", cid), ("native_id", native_id), ("title", title), ("provider", provider),
-                     ("model", model), ("created_at", created_at if created_at is not None else min(stamps, default=None)),
-                     ("updated_at", updated_at if updated_at is not None else max(stamps, default=None)),
-                     ("message_count", len(entries)), ("fingerprint", fingerprint)):
-            c[k].append(v)
-        m, k = self.msg, self.call
+        for col, v in zip(CONV_SCHEMA.names, (
+                cid, native_id, title, provider, model,
+                created_at if created_at is not None else min(stamps, default=None),
+                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint)):
+            self.conv[col].append(v)
+        m = self.msg
+        (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
+         a_tcid) = (m[n].append for n in MSG_SCHEMA.names)
+        k = self.call
+        k_cols = [k[n].append for n in CALL_SCHEMA.names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
         pending: deque[int] = deque()  # calls not yet answered, in order (for results without ids)
         for e in entries:
             g = e.msg
-            for col, v in (("conversation_id", cid), ("seq", e.seq), ("position", e.position),
-                           ("native_id", e.native_id), ("parent_native_id", e.parent_native_id), ("role", g.role),
-                           ("content", g.content), ("tool_call_count", len(g.calls)), ("created_at", g.ts),
-                           ("tool_call_id", g.tool_call_id if g.tool_call_id else (g.results[0][0] if g.results else None))):
-                m[col].append(v)
+            a_cid(cid)
+            a_seq(e.seq)
+            a_pos(e.position)
+            a_nid(e.native_id)
+            a_parent(e.parent_native_id)
+            a_role(g.role)
+            if type(g.content) is JsonText:
+                a_text(None)
+                a_json(g.content)
+            else:
+                a_text(g.content)
+                a_json(None)
+            a_ncalls(len(g.calls))
+            a_ts(g.ts)
+            a_tcid(g.tool_call_id or (g.results[0][0] if g.results else None))
             for i, (call_id, name, args) in enumerate(g.calls):
                 row = len(k["seq"])
-                for col, v in (("conversation_id", cid), ("seq", e.seq), ("position", e.position), ("call_index", i),
-                               ("call_id", call_id), ("name", name), ("arguments", args), ("result_seq", None),
-                               ("result_position", None), ("result_bytes", None), ("is_error", None)):
-                    k[col].append(v)
+                for add, v in zip(k_cols, (cid, e.seq, e.position, i, call_id, name, args, None, None, None, None)):
+                    add(v)
                 if call_id:
                     by_id[call_id] = row
                 pending.append(row)
-            if g.role == "tool" and g.results:
-                for use_id, text, err in g.results:
-                    self._link(by_id, pending, use_id, e, len(text.encode("utf-8")), err)
-            elif g.role == "tool":
-                self._link(by_id, pending, g.tool_call_id, e, None, g.is_error)
+            if g.role == "tool":
+                if g.results:
+                    for use_id, text, err in g.results:
+                        self._link(by_id, pending, use_id, e, len(text.encode("utf-8")), err)
+                else:  # the text's size comes from DuckDB
+                    self._link(by_id, pending, g.tool_call_id, e, None, g.is_error)
 
     def _link(self, by_id: dict[str, int], pending: deque[int], call_id: str | None, e: Entry,
               nbytes: int | None, err: bool) -> None:

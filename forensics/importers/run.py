@@ -20,6 +20,7 @@ import orjson
 from forensics.errors import ExitCode, ForensicsError, SourceError
 from forensics.importers import jsonl, sqlite
 from forensics.importers.discover import Source, detect, expand
+from forensics.importers.load import load_batch, tune
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
 from forensics.importers.records import Parsed, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
@@ -127,6 +128,7 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
+        tune(wh.con)
         plans = [_plan(wh, p, fmt, table, column) for p in paths]
         run.sources = [pl.result for pl in plans]
         _execute(wh, run.run_id, plans, progress, workers or default_workers())
@@ -256,14 +258,17 @@ class _Loader:
         self.con, self.run_id = wh.con, run_id
         self.open_bytes = 0
         self.in_tx = False
+        self.owner: _Plan | None = None  # the source whose rows the open transaction holds last
         self.pending: list[_Plan] = []  # finished sources whose transaction is still open
 
     def _begin(self, pl: _Plan) -> None:
-        if self.in_tx and (pl.source.format == "sqlite" or self.open_bytes >= GROUP_BYTES):
+        """Open a transaction, or keep the open one: a source never spans two, a SQLite source shares none."""
+        if self.in_tx and pl is not self.owner and (pl.source.format == "sqlite" or self.open_bytes >= GROUP_BYTES):
             self.flush()
         if not self.in_tx:
             self.con.execute("BEGIN TRANSACTION")
             self.in_tx, self.open_bytes = True, 0
+        self.owner = pl
 
     def flush(self) -> None:
         if self.in_tx:
@@ -297,47 +302,10 @@ class _Loader:
         existing = [c for c in conv_ids if c in pl.stored]
         r.conversations_new += len(conv_ids) - len(existing)
         r.conversations_updated += len(existing)
-        con.register("_b_msg", t["msg"])
-        con.register("_b_call", t["call"])
-        con.register("_b_conv", t["conv"])
-        con.register("_b_quar", t["quar"])
-        try:
-            unchanged = 0
-            if existing:
-                con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                            [existing])
-                unchanged = con.execute(
-                    "SELECT count(*) FROM messages m JOIN _b_msg s ON m.conversation_id = s.conversation_id "
-                    "AND m.seq = s.seq AND m.role = s.role AND m.content = s.content "
-                    "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchone()[0]
-                for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
-                    con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
-            r.messages_unchanged += unchanged
-            r.messages_imported += t["msg"].num_rows - unchanged
-            r.quarantined += t["quar"].num_rows
-            con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                        "created_at, updated_at, message_count, fingerprint) "
-                        "SELECT conversation_id, ?, native_id, title, provider, model, "
-                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv",
-                        [r.source_id])
-            con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-                        "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
-                        f"{_ts('created_at')}, tool_call_id FROM _b_msg")
-            con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                        "c.name, c.arguments, c.result_seq, c.result_position, "
-                        "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
-                        "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
-                        "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-            if pl.source.format == "jsonl":  # the whole file was re-read: its quarantine is replaced
-                con.execute("DELETE FROM quarantine WHERE source_id = ?", [r.source_id])
-            else:
-                con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
-                            "(SELECT split_part(location, '[', 1) FROM _b_quar)", [r.source_id])
-            con.execute("INSERT INTO quarantine SELECT ?, ?, location, reason, raw, raw_bytes FROM _b_quar",
-                        [r.source_id, self.run_id])
-        finally:
-            for name in ("_b_msg", "_b_call", "_b_conv", "_b_quar"):
-                con.unregister(name)
+        unchanged = load_batch(con, t, r.source_id, self.run_id, existing, pl.source.format == "jsonl")
+        r.messages_unchanged += unchanged
+        r.messages_imported += t["msg"].num_rows - unchanged
+        r.quarantined += t["quar"].num_rows
 
     def finish(self, pl: _Plan) -> None:
         if pl.result.status == "failed":
@@ -355,10 +323,6 @@ class _Loader:
         _log(con, self.run_id, pl)
         if pl.source.format == "sqlite":
             self.flush()
-
-
-def _ts(col: str) -> str:
-    return f"CASE WHEN {col} IS NULL THEN NULL ELSE make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"
 
 
 def _log(con: Any, run_id: str, pl: _Plan) -> None:

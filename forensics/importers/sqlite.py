@@ -14,7 +14,8 @@ from urllib.parse import quote
 import orjson
 
 from forensics.errors import SourceError
-from forensics.importers.records import Batch, BadRecord, Entry, Parsed, normalize, stable_id, to_epoch
+from forensics.importers import fastpath
+from forensics.importers.records import Batch, BadRecord, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
 META_COLUMNS = ("id", "title", "model", "provider", "created_at", "updated_at")
@@ -131,32 +132,65 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
     b = Batch()
     try:
         cur = con.execute(target.select(_q(target.column)) + " WHERE rowid BETWEEN ? AND ?", (lo, hi))
-        for rowid, _nid, title, model, provider, created, updated, raw in cur:
-            ix = want.get(rowid)
-            if ix is not None:
-                _parse_row(b, target, source_id, ix, raw, title, model, provider, created, updated)
+        fetched = [r for r in cur if r[0] in want]
     finally:
         con.close()
-    return Parsed.of(b)
+    fast = fastpath.valid_utf8([r[7] for r in fetched if isinstance(r[7], bytes)])
+    with gc_paused():
+        for rowid, _nid, title, model, provider, created, updated, raw in fetched:
+            _parse_row(b, target, source_id, want[rowid], raw, title, model, provider, created, updated, fast)
+        parsed = Parsed.of(b)
+        del b, fetched  # freed before the collector runs again
+    return parsed
 
 
 def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str | bytes | None,
-               title: object, model: object, provider: object, created: object, updated: object) -> None:
+               title: object, model: object, provider: object, created: object, updated: object,
+               fast: bool = False) -> None:
     b.rows_read += 1
     where = f"{target.table}:{ix.rowid}"
+    entries = _fast_entries(raw) if fast and isinstance(raw, bytes) else None
+    if entries is not None:
+        b.messages_read += len(entries)
+    else:
+        entries = _general_entries(b, target, where, raw)
+        if entries is None:
+            return
+    b.state["arrays"] = b.state.get("arrays", 0) + 1
+    b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
+                       to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
+
+
+def _fast_entries(raw: bytes) -> list[Entry] | None:
+    """Every message of a common-shape array (valid UTF-8 checked by the caller); None: take the general path."""
+    no_u = b"\\u" not in raw
+    try:
+        entries, prev = [], None
+        for i, m in enumerate(fastpath.decode_array(raw)):
+            msg = fastpath.message(m, no_u)
+            mid = fastpath.check_int(m.id)
+            nid = str(mid) if isinstance(mid, (str, int)) and not isinstance(mid, bool) else str(i)
+            entries.append(Entry(i, nid, prev, i, msg))
+            prev = nid
+    except fastpath.Unusual:
+        return None
+    return entries
+
+
+def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | None) -> list[Entry] | None:
+    """orjson + normalize: any shape, bad messages quarantined; None when the row holds no message array."""
     raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else (raw or b"")
     try:
         data = orjson.loads(raw_bytes) if raw is not None else None
     except orjson.JSONDecodeError as e:
         b.messages_read += 1
         b.quarantine(where, f"invalid JSON in {target.column}: {e}", raw_bytes)
-        return
+        return None
     if not isinstance(data, list):
         b.messages_read += 1
         b.state.setdefault("first_bad", f"{where} holds {_kind(data)}")
         b.quarantine(where, f"{target.column} is {_kind(data)}, not an array of messages", raw_bytes)
-        return
-    b.state["arrays"] = b.state.get("arrays", 0) + 1
+        return None
     entries, prev = [], None
     for i, m in enumerate(data):
         b.messages_read += 1
@@ -169,8 +203,7 @@ def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str 
         nid = str(mid) if isinstance(mid, (str, int)) and not isinstance(mid, bool) else str(i)
         entries.append(Entry(i, nid, prev, i, msg))
         prev = nid
-    b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
-                       to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
+    return entries
 
 
 def _kind(data: object) -> str:

@@ -1,0 +1,75 @@
+"""Loading one parsed batch (four Arrow tables) into the warehouse, and the DuckDB settings for doing it fast.
+
+The Arrow tables are read through DuckDB's replacement scans (SQL names the Python locals ``_b_msg`` ...):
+``con.register`` keeps every registered table alive until the connection closes, even after
+``unregister`` (DuckDB 2.0), so a million-message import held all of its text in memory.
+"""
+from __future__ import annotations
+
+import os
+
+import duckdb
+import pyarrow as pa
+
+# A JsonText arrives as its JSON literal and is unescaped here, in DuckDB's threads.
+TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
+DEFAULT_MEMORY = "256MB"
+
+
+def tune(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB settings for a bulk load, on this connection only.
+
+    ``memory_limit`` makes DuckDB write finished row groups to the file while a transaction is still open
+    instead of holding a whole source in memory until COMMIT (``FORENSICS_DUCKDB_MEMORY`` overrides it);
+    ``zstd`` is what makes message text small on disk (DuckDB's own choice for long strings is no
+    compression: the file was 1.7 x the source); rows need not keep insertion order (readers sort).
+    """
+    con.execute(f"SET memory_limit = '{os.environ.get('FORENSICS_DUCKDB_MEMORY', DEFAULT_MEMORY)}'")
+    con.execute("SET preserve_insertion_order = false")
+    con.execute("SET force_compression = 'zstd'")
+
+
+def load_batch(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], source_id: str, run_id: str,
+               existing: list[str], whole_source: bool) -> int:
+    """Insert one batch; replace the stored rows of ``existing`` conversations. Returns how many of the
+    batch's messages were already stored, identical. ``whole_source``: the batch is its source's every
+    record (a JSONL file), so its stored quarantine is replaced, not only that of the rows it re-read."""
+    _b_msg, _b_call, _b_conv, _b_quar = tables["msg"], tables["call"], tables["conv"], tables["quar"]  # noqa: F841
+    unchanged = 0
+    if existing:
+        con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                    [existing])
+        unchanged = con.execute(
+            f"SELECT count(*) FROM messages m JOIN (SELECT *, {TEXT} AS text FROM _b_msg) s "
+            "ON m.conversation_id = s.conversation_id AND m.seq = s.seq AND m.role = s.role AND m.content = s.text "
+            "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchall()[0][0]
+        for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
+            con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
+    con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+                "created_at, updated_at, message_count, fingerprint) "
+                "SELECT conversation_id, ?, native_id, title, provider, model, "
+                f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv", [source_id])
+    # con.sql runs an INSERT at once and keeps what RETURNING gives: the stored size of each message,
+    # for the tool calls whose result size the parser left to DuckDB
+    _sizes = con.sql(  # noqa: F841  (read below by name)
+        "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+        "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
+        f"{_ts('created_at')}, tool_call_id FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
+        "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
+    con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+                "c.name, c.arguments, c.result_seq, c.result_position, "
+                "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
+                "c.is_error FROM _b_call c LEFT JOIN _sizes m "
+                "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
+    if whole_source:
+        con.execute("DELETE FROM quarantine WHERE source_id = ?", [source_id])
+    else:
+        con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
+                    "(SELECT split_part(location, '[', 1) FROM _b_quar)", [source_id])
+    con.execute("INSERT INTO quarantine SELECT ?, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                [source_id, run_id])
+    return unchanged
+
+
+def _ts(col: str) -> str:
+    return f"CASE WHEN {col} IS NULL THEN NULL ELSE make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"
