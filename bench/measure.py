@@ -3,9 +3,10 @@ RSS of the largest process, and the peak of the whole tree's RSS summed (the imp
 processes, so the largest single process under-states what the machine has to hold).
 
 The tree is sampled from /proc every few milliseconds; the single-process peak comes from the kernel
-(``os.wait4`` rusage, which includes every reaped descendant), so it is exact. CPU seconds are the sum
-over every process seen of its last sampled CPU time (the forkserver's workers are not the child's
-children, so rusage misses them); on a shared machine they drift less than wall time.
+(``os.wait4`` rusage, which includes every reaped descendant), so it is exact. CPU seconds are the
+kernel's count for the child and every descendant it reaped, or the sum of the last sampled CPU time of
+every process seen when that is more (a descendant nobody reaped); on a shared machine they drift less
+than wall time.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class Sample:
 
 
 def _processes() -> dict[int, tuple[int, float]]:
-    """pid -> (parent pid, CPU seconds of the process and its reaped children)."""
+    """pid -> (parent pid, CPU seconds of the process itself)."""
     out: dict[int, tuple[int, float]] = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -42,7 +43,7 @@ def _processes() -> dict[int, tuple[int, float]]:
             fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        out[int(d)] = (int(fields[1]), sum(int(f) for f in fields[11:15]) / TICK)  # utime stime cutime cstime
+        out[int(d)] = (int(fields[1]), sum(int(f) for f in fields[11:13]) / TICK)  # utime stime
     return out
 
 
@@ -88,6 +89,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = N
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {err.decode(errors='replace')[-2000:]}")
     mb = 1 << 20
-    cpu[proc.pid] = usage.ru_utime + usage.ru_stime  # exact for the child and the descendants it reaped
-    return Sample(seconds, sum(cpu.values()), usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb,
+    cpu_s = max(usage.ru_utime + usage.ru_stime, sum(cpu.values()))
+    return Sample(seconds, cpu_s, usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb,
                   proc.returncode)

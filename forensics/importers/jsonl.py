@@ -9,21 +9,46 @@ from pathlib import Path
 
 import orjson
 
-from forensics.importers.records import Batch, BadRecord, Entry, Message, Parsed, normalize, stable_id, to_epoch
+from forensics.importers import fastpath
+from forensics.importers.records import (Batch, BadRecord, Entry, Message, Parsed, normalize, stable_id,
+                                         to_epoch)
 
 SNIFF_LINES = 5
+Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> (order, parent, message, time)
+
+
+def parse_files(files: list[tuple[str, str, str]]) -> Parsed:
+    """Worker: a group of small files in one set of tables (per-file tables cost more to build, send and
+    load than the rows in them), with each file's counters, or its error, in ``parts``."""
+    group, parts = Batch(), []
+    for args in files:
+        try:
+            b = _parse(*args)
+        except Exception as e:  # reported per source by the caller
+            parts.append(e)
+            continue
+        if not b.state.get("error"):
+            group.extend(b)
+        parts.append(Parsed.of(b, with_tables=False))
+    out = Parsed.of(group)
+    out.parts = parts
+    return out
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     """Worker: parse one session file completely (files are one conversation each)."""
+    return Parsed.of(_parse(path, source_id, fingerprint))
+
+
+def _parse(path: str, source_id: str, fingerprint: str) -> Batch:
     data = Path(path).read_bytes()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    b = Batch()
+    b = Batch(source_id=source_id)
     b.rows_read = len(lines)
     name = Path(path).name
-    header, objects, entries_seen, start = None, 0, 0, 0
+    header, objects, start = None, 0, 0
     first = _loads(lines[0]) if lines else None
     if isinstance(first, dict) and _is_header(first):
         header, objects, start = first, 1, 1
@@ -31,13 +56,45 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
         b.notes.append("no header line: session id taken from the file name")
         header = {}
     b.messages_read = len(lines) - start
-    nodes: dict[str, tuple[int, str | None, Message, float | None]] = {}
+    nodes, order, objects, entries_seen = _read_entries(b, lines, start, name, fastpath.valid_utf8([data]), objects)
+    if lines and objects == 0:
+        b.state["error"] = "no line is a JSON object; not a JSONL session file"
+        return b
+    if objects > start and entries_seen == 0:
+        b.state["error"] = "no line is a message entry (an object with role); not a JSONL session file"
+        return b
+    main = _main_path(nodes, order)
+    entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order
+               for seq, parent, msg, _ in (nodes[eid],)]
+    native = str(header.get("id") or Path(path).stem)
+    b.add_conversation(stable_id(source_id, native), native, _opt(header.get("title")), _opt(header.get("provider")),
+                       _opt(header.get("model")), to_epoch(header.get("created_at")), None, fingerprint,
+                       entries)
+    return b
+
+
+def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: bool,
+                  objects: int) -> tuple[Nodes, list[str], int, int]:
+    """Every entry line → nodes in file order, or quarantined; also counts JSON objects and message entries."""
+    entries_seen = 0
+    nodes: Nodes = {}
     order: list[str] = []
     for lineno in range(start + 1, len(lines) + 1):
         raw = lines[lineno - 1].rstrip(b"\r")
         where = f"{name}:{lineno}"
         if not raw.strip():
             b.quarantine(where, "empty line", raw)
+            continue
+        entry = _fast_entry(raw) if fast else None
+        if entry is not None:
+            objects += 1
+            eid, parent, msg = entry
+            if eid in nodes:
+                b.quarantine(where, f"duplicate entry id {eid[:40]}", raw)
+                continue
+            entries_seen += 1
+            nodes[eid] = (len(order), parent, msg, msg.ts)
+            order.append(eid)
             continue
         try:
             obj = orjson.loads(raw)
@@ -65,23 +122,23 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
         parent = obj.get("parent_id")
         nodes[eid] = (len(order), None if parent is None else str(parent), msg, msg.ts)
         order.append(eid)
-    if lines and objects == 0:
-        b.state["error"] = "no line is a JSON object; not a JSONL session file"
-        return Parsed.of(b)
-    if objects > start and entries_seen == 0:
-        b.state["error"] = "no line is a message entry (an object with role); not a JSONL session file"
-        return Parsed.of(b)
-    main = _main_path(nodes, order)
-    entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order
-               for seq, parent, msg, _ in (nodes[eid],)]
-    native = str(header.get("id") or Path(path).stem)
-    b.add_conversation(stable_id(source_id, native), native, _opt(header.get("title")), _opt(header.get("provider")),
-                       _opt(header.get("model")), to_epoch(header.get("created_at")), None, fingerprint,
-                       entries)
-    return Parsed.of(b)
+    return nodes, order, objects, entries_seen
 
 
-def _main_path(nodes: dict[str, tuple[int, str | None, Message, float | None]], order: list[str]) -> dict[str, int]:
+def _fast_entry(raw: bytes) -> tuple[str, str | None, Message] | None:
+    """(entry id, parent id, message) of a common-shape entry line; None: take the general path."""
+    try:
+        e = fastpath.decode_entry(raw)
+        eid = fastpath.check_int(e.id)
+        if eid is None or isinstance(eid, (bool, dict, list)):
+            return None
+        parent = fastpath.check_int(e.parent_id)
+        return str(eid), None if parent is None else str(parent), fastpath.message(e)
+    except fastpath.Unusual:
+        return None
+
+
+def _main_path(nodes: Nodes, order: list[str]) -> dict[str, int]:
     """entry id -> position on the path root -> newest leaf (newest by timestamp, then by file order)."""
     has_child = {p for _, p, _, _ in nodes.values() if p is not None and p in nodes}
     leaves = [e for e in order if e not in has_child]

@@ -207,14 +207,17 @@ CALL_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), 
                          ("result_bytes", pa.int32()), ("is_error", pa.bool_())])
 CONV_SCHEMA = pa.schema([("conversation_id", pa.string()), ("native_id", pa.string()), ("title", pa.string()),
                          ("provider", pa.string()), ("model", pa.string()), ("created_at", pa.float64()),
-                         ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())])
+                         ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string()),
+                         ("source_id", pa.string())])
 QUAR_SCHEMA = pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
-                         ("raw_bytes", pa.int64())])
+                         ("raw_bytes", pa.int64()), ("source_id", pa.string())])
 
 
 @dataclass
 class Batch:
-    """Columnar output of one parse task, plus what was read."""
+    """Columnar output of one parse task, plus what was read. ``source_id`` tags the conversation and
+    quarantine rows, so one batch may carry several sources (a group of JSONL files); the loader fills
+    it in when an importer leaves it unset."""
 
     conv: dict[str, list] = field(default_factory=lambda: {n: [] for n in CONV_SCHEMA.names})
     msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in MSG_SCHEMA.names})
@@ -224,6 +227,7 @@ class Batch:
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    source_id: str | None = None
 
     def quarantine(self, location: str, reason: str, raw: bytes) -> None:
         q = self.quar
@@ -231,6 +235,14 @@ class Batch:
         q["reason"].append(reason)
         q["raw"].append(raw[:RAW_CAP])
         q["raw_bytes"].append(len(raw))
+        q["source_id"].append(self.source_id)
+
+    def extend(self, other: Batch) -> None:
+        """Append ``other``'s rows (counters stay apart: they are reported per source)."""
+        for mine, theirs in ((self.conv, other.conv), (self.msg, other.msg), (self.call, other.call),
+                             (self.quar, other.quar)):
+            for col, values in theirs.items():
+                mine[col].extend(values)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
@@ -247,7 +259,8 @@ class Batch:
         for col, v in zip(CONV_SCHEMA.names, (
                 cid, native_id, title, provider, model,
                 created_at if created_at is not None else min(stamps, default=None),
-                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint)):
+                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint,
+                self.source_id)):
             self.conv[col].append(v)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
@@ -307,14 +320,23 @@ class Batch:
 
 @dataclass
 class Parsed:
-    """What a worker sends back: arrow tables plus counters (pickles cheaply)."""
+    """What a worker sends back: arrow tables plus counters (pickles cheaply).
+
+    A group task (several JSONL files) sends one set of tables and a ``parts`` entry per file: that file's
+    counters without tables, or the exception that stopped it.
+    """
 
     tables: dict[str, pa.Table]
     rows_read: int
     messages_read: int
     notes: list[str]
     state: dict[str, Any]
+    conversation_ids: list[str] = field(default_factory=list)
+    messages: int = 0
+    quarantined: int = 0
+    parts: list[Parsed | Exception] = field(default_factory=list)
 
     @classmethod
-    def of(cls, b: Batch) -> Parsed:
-        return cls(b.tables(), b.rows_read, b.messages_read, b.notes, b.state)
+    def of(cls, b: Batch, with_tables: bool = True) -> Parsed:
+        return cls(b.tables() if with_tables else {}, b.rows_read, b.messages_read, b.notes, b.state,
+                   list(b.conv["conversation_id"]), len(b.msg["seq"]), len(b.quar["location"]))
