@@ -85,6 +85,117 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     sys.exit(int(result.exit_code))
 
 
+config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                             help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
+
+
+def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed([
+        click.option("--conversation", "conversations", multiple=True, help="Conversation id or native id (repeatable)."),
+        click.option("--since", help="Only conversations created at or after this ISO date/time."),
+        click.option("--until", help="Only conversations created before this ISO date/time."),
+        click.option("--model", "models", multiple=True, help="Only this model (repeatable)."),
+        click.option("--source", "sources", multiple=True, help="Only sources whose path contains this (repeatable)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def _selection(conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
+               sources: tuple[str, ...]) -> Any:
+    from forensics.selection import Selection
+
+    return Selection(conversations, since, until, models, sources)
+
+
+@cli.command()
+@db_option
+@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for report.md, report.html, metrics.json and charts/.")
+@click.option("--format", "formats", default="md,html,json", show_default=True, help="Comma-separated: md,html,json.")
+@click.option("--only", help="Comma-separated analyzers to run (default: all).")
+@config_option
+@selection_options
+@click.option("--compare", "compare_db", type=click.Path(dir_okay=False),
+              help="Another warehouse to compare with (it is 'before', --db is 'after').")
+@click.option("--split-at", help="Compare conversations created before this time with those from it on.")
+@click.option("--before", help='Selection for "before", e.g. "since=2026-06-01 until=2026-06-10 model=glm-5.2".')
+@click.option("--after", help='Selection for "after", same syntax as --before.')
+def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
+           conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
+           sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
+           after: str | None) -> None:
+    """Analyze the warehouse and write report.md, report.html and metrics.json.
+
+    With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
+
+    \b
+    Example:
+      forensics report --db forensics.duckdb --out reports/
+      forensics report --only baseline --model glm-5.2 --format md
+      forensics report --split-at 2026-06-20 --out reports/p0-effect
+    """
+    from forensics.api import report as run_report
+    from forensics.config import load_config
+    from forensics.report.render import parse_formats
+
+    fmts = parse_formats(formats)
+    result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
+                                 load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
+                                 after=after)
+    for p in written:
+        click.echo(str(p))
+
+
+@cli.command()
+@click.argument("name_or_sql", required=False)
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
+              help="Output format (default: table on a terminal, csv otherwise).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write to this file (required for parquet).")
+@click.option("--list", "list_", is_flag=True, help="List the named queries with their descriptions.")
+def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, list_: bool) -> None:
+    """Run a named query from queries/ or read-only SQL against the warehouse.
+
+    Statements that would write are refused. Secrets in text columns are masked.
+
+    \b
+    Example:
+      forensics query --list
+      forensics query baseline --format csv > baseline.csv
+      forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
+    """
+    from forensics.queries import list_queries
+
+    if list_:
+        for q in list_queries():
+            click.echo(f"{q.name:<24} {q.description}")
+        return
+    if not name_or_sql:
+        raise click.UsageError("give a query NAME or SQL, or --list")
+    from forensics.api import query as run_query
+    from forensics.output import emit
+
+    emit(run_query(name_or_sql, db), fmt or ("table" if sys.stdout.isatty() else "csv"), out)
+
+
+@cli.command()
+@click.argument("conversation")
+@db_option
+@click.option("--positions", help="Comma-separated positions or ranges, e.g. 8,58 or 141-152 (default: all).")
+@click.option("--width", default=300, show_default=True, help="Characters of content shown per message.")
+def show(conversation: str, db: str, positions: str | None, width: int) -> None:
+    """Print the messages of one conversation at the given positions: the evidence behind a finding.
+
+    \b
+    Example:
+      forensics show d6614e0b --positions 140-153
+    """
+    from forensics.show import show_messages
+
+    click.echo(show_messages(db, conversation, positions, width))
+
+
 class _progress:
     """A rich progress bar on a terminal; a no-op callback elsewhere."""
 

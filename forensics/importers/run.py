@@ -156,7 +156,8 @@ def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | 
         pl.options = orjson.dumps({"table": table, "column": column}).decode()
     resolved = str(path.resolve())
     res.source_id = stable_id(src.format, resolved, pl.options)
-    row = wh.con.execute("SELECT size, mtime_ns FROM sources WHERE source_id = ?", [res.source_id]).fetchone()
+    rows = wh.con.execute("SELECT size, mtime_ns FROM sources WHERE source_id = ?", [res.source_id]).fetchall()
+    row = rows[0] if rows else None
     pl.stored = dict(wh.con.execute("SELECT conversation_id, fingerprint FROM conversations WHERE source_id = ?",
                                     [res.source_id]).fetchall())
     if row and row == (pl.size, pl.mtime_ns):
@@ -309,7 +310,7 @@ class _Loader:
                 unchanged = con.execute(
                     "SELECT count(*) FROM messages m JOIN _b_msg s ON m.conversation_id = s.conversation_id "
                     "AND m.seq = s.seq AND m.role = s.role AND m.content = s.content "
-                    "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchone()[0]
+                    "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchall()[0][0]
                 for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
                     con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
             r.messages_unchanged += unchanged

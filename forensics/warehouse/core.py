@@ -4,14 +4,21 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import polars as pl
 
 from forensics.errors import WarehouseError
 from forensics.warehouse.migrations import MIGRATIONS
 
 DEFAULT_DB = "forensics.duckdb"
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+    """Run SQL and return a polars DataFrame (through Arrow, no row loop)."""
+    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
 
 
 def utcnow() -> datetime:
@@ -79,11 +86,11 @@ def _first_line(e: BaseException) -> str:
 
 
 def _version(con: duckdb.DuckDBPyConnection) -> int:
-    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchall()[0][0]
     if not has_meta:
         return 0
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:

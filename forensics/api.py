@@ -1,0 +1,78 @@
+"""The supported Python API beyond ingest: reports, queries and tidy DataFrames of the warehouse.
+
+Every function opens the warehouse for the duration of the call, so notebooks can interleave them with
+`forensics` commands. DataFrames are polars (Arrow underneath: ``.to_pandas()``/``.to_arrow()`` work).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+
+from forensics.config import Config, load_config
+from forensics.queries import check_read_only, load_query
+from forensics.redact import redact_snippet
+from forensics.report.build import Report, build_report
+from forensics.report.compare import Comparison, build_comparison
+from forensics.report.render import FORMATS, write
+from forensics.selection import Selection
+from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
+
+PathLike = str | os.PathLike[str]
+
+
+def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> pl.DataFrame:
+    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked."""
+    sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
+    with open_warehouse(db, read_only=True) as wh:
+        check_read_only(wh.con, sql)
+        df = frame(wh.con, sql)
+    if redact:
+        cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
+                if t == pl.String]
+        df = df.with_columns(cols) if cols else df
+    return df
+
+
+def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False)
+
+
+def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_path: bool = True) -> pl.DataFrame:
+    """Messages (raw text: this is your own data), optionally of one conversation (id or native id)."""
+    with open_warehouse(db, read_only=True) as wh:
+        return frame(
+            wh.con, "SELECT c.native_id, m.* FROM messages m JOIN conversations c USING (conversation_id) "
+            "WHERE (? IS NULL OR m.conversation_id = ? OR c.native_id = ?) AND (m.on_main_path OR NOT ?) "
+            "ORDER BY c.native_id, m.seq", [conversation] * 3 + [main_path])
+
+
+def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    with open_warehouse(db, read_only=True) as wh:
+        return frame(
+            wh.con, "SELECT c.native_id, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
+            "WHERE (? IS NULL OR t.conversation_id = ? OR c.native_id = ?) ORDER BY c.native_id, t.seq, t.call_index",
+            [conversation] * 3)
+
+
+def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
+    """The SPEC §4 metrics, one row per selected conversation."""
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
+    per = rep.sections[0].metrics["conversations"]
+    return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
+
+
+def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
+           only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
+           compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
+           after: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+    """Build the report (or a before/after comparison) and write it; returns it and the files written."""
+    cfg = cfg or load_config()
+    selection = selection or Selection()
+    if compare_db or split_at or before or after:
+        result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
+                                                       split_at=split_at, before=before, after=after)
+    else:
+        result = build_report(db, cfg, selection, only)
+    return result, write(result, out, formats or list(FORMATS))
