@@ -43,7 +43,7 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
     """Messages (raw text: this is your own data), optionally of one conversation (id or native id)."""
     with open_warehouse(db, read_only=True) as wh:
         return frame(
-            wh.con, "SELECT c.native_id, m.* FROM messages m JOIN conversations c USING (conversation_id) "
+            wh.con, "SELECT c.native_id AS conversation, m.* FROM messages m JOIN conversations c USING (conversation_id) "
             "WHERE (? IS NULL OR m.conversation_id = ? OR c.native_id = ?) AND (m.on_main_path OR NOT ?) "
             "ORDER BY c.native_id, m.seq", [conversation] * 3 + [main_path])
 
@@ -51,7 +51,7 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
 def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
     with open_warehouse(db, read_only=True) as wh:
         return frame(
-            wh.con, "SELECT c.native_id, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
+            wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
             "WHERE (? IS NULL OR t.conversation_id = ? OR c.native_id = ?) ORDER BY c.native_id, t.seq, t.call_index",
             [conversation] * 3)
 
