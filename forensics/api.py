@@ -10,11 +10,13 @@ from pathlib import Path
 
 import polars as pl
 
+from forensics.check import Verdict, baseline_document, load_baseline, write_baseline
+from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
 from forensics.queries import check_read_only, load_query
 from forensics.redact import redact_snippet
 from forensics.report.build import Report, build_report
-from forensics.report.compare import Comparison, build_comparison
+from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
@@ -76,3 +78,21 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     else:
         result = build_report(db, cfg, selection, only)
     return result, write(result, out, formats or list(FORMATS))
+
+
+def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
+          selection: Selection | None = None, update: bool = False) -> list[Verdict]:
+    """Compare current metrics with the baseline file (or rewrite its values with ``update``)."""
+    rules = load_baseline(baseline_path)
+    sections = sorted({k.split(".", 1)[0] for k in rules})
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections)
+    figures = report_figures(rep)
+    if update:
+        write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))
+        rules = load_baseline(baseline_path)
+    return compare_baseline(rules, figures)
+
+
+def write_metrics_baseline(result: Report, path: PathLike) -> None:
+    """The baseline `forensics check` compares against, from a report's summary figures."""
+    write_baseline(path, baseline_document(report_figures(result)))

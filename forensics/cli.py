@@ -121,10 +121,12 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 @click.option("--split-at", help="Compare conversations created before this time with those from it on.")
 @click.option("--before", help='Selection for "before", e.g. "since=2026-06-01 until=2026-06-10 model=glm-5.2".')
 @click.option("--after", help='Selection for "after", same syntax as --before.')
+@click.option("--write-baseline", type=click.Path(dir_okay=False),
+              help="Also write the summary figures as a `forensics check` baseline file.")
 def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
            conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
            sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None) -> None:
+           after: str | None, write_baseline: str | None) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -145,6 +147,14 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
                                  after=after)
     for p in written:
         click.echo(str(p))
+    if write_baseline:
+        from forensics.api import write_metrics_baseline
+        from forensics.report.build import Report
+
+        if not isinstance(result, Report):
+            raise click.UsageError("--write-baseline needs a single report, not a comparison")
+        write_metrics_baseline(result, write_baseline)
+        click.echo(write_baseline)
 
 
 @cli.command()
@@ -194,6 +204,85 @@ def show(conversation: str, db: str, positions: str | None, width: int) -> None:
     from forensics.show import show_messages
 
     click.echo(show_messages(db, conversation, positions, width))
+
+
+@cli.command()
+@db_option
+@click.option("--baseline", "baseline_path", default="metrics-baseline.json", show_default=True,
+              type=click.Path(dir_okay=False), help="The committed baseline file.")
+@config_option
+@selection_options
+@click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML (one testcase per metric).")
+@click.option("--update", is_flag=True, help="Rewrite the baseline values from the current metrics, on purpose.")
+def check(db: str, baseline_path: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
+          until: str | None, models: tuple[str, ...], sources: tuple[str, ...], junit: str | None,
+          update: bool) -> None:
+    """CI gate: compare the current metrics with a baseline; exit 1 on any regression.
+
+    Each baseline entry has a value, the better direction (lower/higher/equal) and a tolerance.
+    Exit 0: nothing regressed; 1: a regression; 2: usage error or missing/invalid baseline.
+
+    \b
+    Example:
+      forensics report --write-baseline metrics-baseline.json   # once, then commit it
+      forensics check --baseline metrics-baseline.json --junit check.xml
+    """
+    from forensics.api import check as run_check
+    from forensics.check import junit as junit_xml
+    from forensics.check import table
+    from forensics.config import load_config
+
+    verdicts = run_check(db, baseline_path, load_config(config_path),
+                         _selection(conversations, since, until, models, sources), update=update)
+    click.echo(table(verdicts))
+    if update:
+        click.echo(f"baseline rewritten: {baseline_path}")
+    if junit:
+        with open(junit, "w", encoding="utf-8") as f:
+            f.write(junit_xml(verdicts))
+    sys.exit(ExitCode.PARTIAL if any(v.failed for v in verdicts) else ExitCode.OK)
+
+
+@cli.group()
+def config() -> None:
+    """Create or validate the harness config (harness.toml)."""
+
+
+@config.command("init")
+@click.argument("path", default="harness.toml", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def config_init(path: str, force: bool) -> None:
+    """Write a commented harness config with every key at its default.
+
+    \b
+    Example:
+      forensics config init harness.toml
+    """
+    from pathlib import Path
+
+    from forensics.config import default_toml
+
+    p = Path(path)
+    if p.exists() and not force:
+        raise ForensicsError(f"{p} exists; pass --force to overwrite it")
+    p.write_text(default_toml(), encoding="utf-8")
+    click.echo(str(p))
+
+
+@config.command("check")
+@click.argument("path", default="harness.toml", type=click.Path(dir_okay=False))
+def config_check(path: str) -> None:
+    """Validate a harness config: unknown keys and wrong types fail with the line.
+
+    \b
+    Example:
+      forensics config check harness.toml
+    """
+    from forensics.config import SCHEMA, load_config
+
+    cfg = load_config(path)
+    changed = [k for k in SCHEMA if cfg[k.path] != k.default]
+    click.echo(f"{path}: ok ({len(changed)} of {len(SCHEMA)} keys differ from the defaults)")
 
 
 class _progress:

@@ -191,3 +191,23 @@ def _line(text: str, section: str | None, name: str) -> int:
         if current == section and re.match(rf"^\"?{re.escape(name)}\"?\s*=", s):
             return i
     return 0
+
+
+def default_toml() -> str:
+    """The commented default file `forensics config init` writes: every key, its default, unit and constant."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("Harness config read by forensics (and by your assistant's harness)."))
+    doc.add(tomlkit.comment("Every key is optional; a missing key takes the default shown. `forensics tune --write`"))
+    doc.add(tomlkit.comment("rewrites values in place and keeps your comments."))
+    for section in dict.fromkeys(k.section for k in SCHEMA):
+        table = tomlkit.table()
+        table.add(tomlkit.comment(SECTION_DOCS.get(section, "")))
+        for k in (k for k in SCHEMA if k.section == section):
+            note = k.doc + (f" [{k.unit}]" if k.unit else "") + (f" (harness constant {k.constant})" if k.constant else "")
+            table.add(tomlkit.comment(note))
+            table.add(k.name, k.default)
+        doc.add(tomlkit.nl())
+        doc.add(section, table)
+    return tomlkit.dumps(doc)
