@@ -144,3 +144,16 @@ def test_report_usage_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = run_cli("report", "--db", str(tmp_path / "w.duckdb"), "--split-at", "2026-06-05",
                            "--compare", str(tmp_path / "w.duckdb"))
     assert code == 2 and "exactly one of" in err
+
+
+def test_before_and_after_selections(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest([FIXTURES / "seed" / "seed.db"], db=db)
+    code, _, err = run_cli("report", "--db", str(db), "--only", "baseline", "--out", str(tmp_path / "r"), "--format",
+                           "json", "--before", "conversation=f89d129a", "--after",
+                           "conversation=a95f5d6d conversation=d6614e0b")
+    assert code == 0, err
+    d = json.loads((tmp_path / "r" / "metrics.json").read_text())["delta"]["baseline.means.empty_assistant_share"]
+    assert d["before"] == pytest.approx(69 / 111) and d["after"] == pytest.approx((32 / 88 + 41 / 96) / 2)
+    code, _, err = run_cli("report", "--db", str(db), "--before", "colour=blue", "--after", "model=x")
+    assert code == 2 and "bad selection 'colour=blue'" in err
