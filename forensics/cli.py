@@ -243,6 +243,66 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     sys.exit(ExitCode.PARTIAL if any(v.failed for v in verdicts) else ExitCode.OK)
 
 
+@cli.command()
+@db_option
+@click.option("--config", "config_path", default="harness.toml", show_default=True, type=click.Path(dir_okay=False),
+              help="The harness config to tune (created from the defaults by --write when missing).")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False),
+              help="Labeled topic switches (JSONL) to tune topic.min_confidence against.")
+@click.option("--write", is_flag=True, help="Rewrite the config in place (comments and layout kept).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recommendations as JSON.")
+@click.option("--emit", type=click.Choice(["json", "rust", "ts"]), help="Print the tuned values as harness constants.")
+@click.option("--target-tool-share", default=0.6, show_default=True, type=click.FloatRange(0, 1),
+              help="Tool share of context the compression settings must get under.")
+@click.option("--min-precision", default=0.7, show_default=True, type=click.FloatRange(0, 1),
+              help="With --labels: topic markers must be at least this precise.")
+@click.option("--worst-pct", default=10.0, show_default=True, type=click.FloatRange(0, 100),
+              help="Drift thresholds flag the worst this-many percent of conversations.")
+def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
+         target_tool_share: float, min_precision: float, worst_pct: float) -> None:
+    """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
+
+    \b
+    Example:
+      forensics tune --config harness.toml
+      forensics tune --config harness.toml --write
+      forensics tune --config harness.toml --emit rust > src/tuned.rs
+    """
+    from pathlib import Path
+
+    from forensics.config import defaults, load_config
+    from forensics.tuning import tune as run_tune
+    from forensics.tuning.emit import emit as emit_values
+
+    cfg = load_config(config_path) if Path(config_path).exists() else defaults()
+    result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
+                      worst_pct=worst_pct)
+    if emit:
+        click.echo(emit_values(result.values(cfg), emit))
+    elif as_json:
+        import orjson
+
+        click.echo(orjson.dumps([r.__dict__ for r in result.recommendations], option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(_tune_table(result))
+    if write:
+        from forensics.tuning.write import write_config
+
+        changed = write_config(config_path, result)
+        click.echo(f"{config_path}: {len(changed)} key(s) rewritten", err=bool(emit or as_json))
+
+
+def _tune_table(result: Any) -> str:
+    rows = [("key", "current", "recommended", "evidence")]
+    rows += [(r.key, repr(r.current), repr(r.recommended) + ("" if r.changed else " (keep)"), r.evidence)
+             for r in result.recommendations]
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join([r[0].ljust(w[0]), r[1].ljust(w[1]), r[2].ljust(w[2]), r[3]]) for r in rows]
+    lines.append(f"{len(result.recommendations)} tunables from {result.conversations} conversations, "
+                 f"{result.messages} messages; nothing written without --write")
+    return "\n".join(lines)
+
+
 @cli.group()
 def config() -> None:
     """Create or validate the harness config (harness.toml)."""
