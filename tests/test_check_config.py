@@ -122,3 +122,10 @@ def test_report_reads_thresholds_from_the_config(wh: Path, tmp_path: Path) -> No
     assert doc["config"] == str(p)
     assert per["f89d129a"]["continue_nags"] > 5  # 好的 now counts too
     assert per["f89d129a"]["short_user"] < 14
+
+
+def test_harness_config_docs_are_current() -> None:
+    from forensics.config import render_docs
+    from tests.conftest import ROOT
+
+    assert (ROOT / "docs" / "harness-config.md").read_text() == render_docs()
