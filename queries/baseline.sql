@@ -1,9 +1,11 @@
 -- Baseline metrics per conversation on the main path (SPEC §4); system messages counted apart
 WITH m AS (
     SELECT conversation_id, role, content_chars, content_bytes, tool_call_count,
-           -- Python's str.strip(): Unicode whitespace at both ends
-           regexp_replace(content, '^[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+|[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+$', '', 'g')
-               AS stripped
+           -- Python's str.strip(), Unicode whitespace at both ends; only where a metric needs it (user turns)
+           CASE WHEN role = 'user' THEN regexp_replace(content,
+               '^[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+|[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+$', '', 'g') END AS stripped,
+           role = 'assistant' AND tool_call_count >= 1
+               AND regexp_full_match(content, '[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]*') AS blank_tool_echo
     FROM messages
     WHERE on_main_path
 ),
@@ -19,7 +21,7 @@ per AS (
                             AND tool_call_count >= coalesce(getvariable('baseline_parallel_calls'), 3)) AS parallel_turns,
            count(*) FILTER (WHERE role = 'tool' AND content_bytes > 2000) AS tool_results_gt_2kb,
            count(*) FILTER (WHERE role = 'tool' AND content_bytes > 10000) AS tool_results_gt_10kb,
-           count(*) FILTER (WHERE role = 'assistant' AND stripped = '' AND tool_call_count >= 1) AS empty_assistant,
+           count(*) FILTER (WHERE blank_tool_echo) AS empty_assistant,
            count(*) FILTER (WHERE role = 'user' AND list_contains(
                coalesce(getvariable('baseline_continue_words'), ['继续', 'continue', 'go on', '继续吧']), stripped))
                AS continue_nags,

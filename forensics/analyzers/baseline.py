@@ -43,7 +43,9 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(per, means)
     sec.grid = seed_table(per, means)
-    sec.charts += [Chart("messages_by_role", "Messages by role per conversation", lambda: _roles_chart(per)),
+    roles_title = "Messages by role per conversation" + (
+        f" (the {WIDE_LAYOUT_MAX} longest of {per.height})" if per.height > WIDE_LAYOUT_MAX else "")
+    sec.charts += [Chart("messages_by_role", roles_title, lambda: _roles_chart(per)),
                    Chart("tool_result_sizes", "Tool-result size distribution (UTF-8 bytes)", lambda: _sizes_chart(hist)),
                    Chart("context_share", "Share of context by role (characters)", lambda: _share_chart(role_chars))]
     return sec
@@ -112,6 +114,8 @@ def _summary(per: pl.DataFrame, means: dict[str, float | None]) -> str:
 
 
 def _roles_chart(per: pl.DataFrame):  # noqa: ANN202 - matplotlib Figure, imported lazily
+    if per.height > WIDE_LAYOUT_MAX:  # thousands of bars say nothing and take a minute to draw
+        per = per.sort("messages", descending=True).head(WIDE_LAYOUT_MAX)
     fig = figure(max(6.0, 0.45 * per.height + 2))
     ax = fig.axes[0]
     labels = [short_label(x) for x in per["native_id"].to_list()]

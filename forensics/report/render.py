@@ -36,7 +36,7 @@ def parse_formats(text: str) -> list[str]:
 def write(result: Report | Comparison, out: str | os.PathLike[str], formats: list[str]) -> list[Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    charts = _draw(result)
+    charts = _draw(result) if {"md", "html"} & set(formats) else {}  # JSON needs no pictures
     written = []
     if "json" in formats:
         written.append(_write(out / "metrics.json", orjson.dumps(
