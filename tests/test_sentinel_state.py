@@ -92,7 +92,8 @@ def _result(cid: str, text: str, **extra: Any) -> dict[str, Any]:
 A = [_u("fix the parser"), _a(OK), _u("now the CRC"), _call("c1", "read_file", {"path": "crc.rs"}),
      _result("c1", "fn crc() {}"), _a(MISS), _u("继续"), _a(OK), _u("不对，你忘了 CRC"), _a(MUT)]
 B = [_u("hello"), _a(OK), _u("wrong file, I said parser.rs"), _a(MISS), _u("run the tests"),
-     _call("c2", "run_command", {"command": "cargo test"}), _result("c2", "$ cargo test\ntest result: ok\n[exit code: 101]"),
+     _call("c2", "run_command", {"command": "cargo test"}),
+     _result("c2", "$ cargo test\ntest result: ok\n[exit code: 101]"),
      _a(OK)]
 G1 = [_u("start"), _a(OK)]
 G2 = [_u("next"), _a(MISS), _u("read it"), _call("c3", "read_file", {"path": "x"}),
@@ -174,7 +175,8 @@ def test_models_table_knows_who_complies_and_who_is_muted_since_when(history: Pa
     assert (mini["judged"], mini["healthy"], mini["healthy_after_mute"], mini["false_mute"]) == (6, 1, 1, True)
     claude = rows["openrouter_anthropic_claude"]
     assert (claude["known_compliant"], claude["muted"], claude["degraded_conversations"]) == (True, False, 2)
-    assert (claude["healthy"], claude["mutated"], claude["missing"], claude["drifted_ranked"]) == (4, 1, 2, "idsfresh 1")
+    assert (claude["healthy"], claude["mutated"], claude["missing"]) == (4, 1, 2)
+    assert claude["drifted_ranked"] == "idsfresh 1"
     assert rows["local_tiny"]["muted"] is False  # two replies: the window is not spent yet
 
 
@@ -195,6 +197,17 @@ def test_the_sweep_agrees_with_a_replay_at_each_window(history: Path) -> None:
             assert sum(m.muted for m in tracker.models.values()) == sweep[w][1]
             assert len(tracker.onsets) == sweep[w][5]
         build_tables(wh.con, defaults())
+
+
+def test_named_queries_read_the_sentinel_tables(history: Path) -> None:
+    code, out, err = run_cli("query", "sentinel_conversations", "--db", str(history), "--format", "csv")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("conversation_id,native_id,compliance_key,turns,judged,onset_position")
+    assert [line.split(",")[1] for line in lines[1:]] == ["A", "B", "G2"]
+    code, out, _ = run_cli("query", "sentinel_models", "--db", str(history), "--format", "csv")
+    assert [line.split(",")[0] for line in out.splitlines()[1:]] == [
+        "openrouter_anthropic_claude", "openai_gpt-mini", "zhipu_glm-5.2", "local_tiny"]
 
 
 # ------------------------------------------------------------------ the report section
@@ -230,6 +243,17 @@ def test_report_counts_follow_the_selection_but_states_come_from_history(history
     mini = m["models"]["openai_gpt-mini"]
     assert (mini["judged"], mini["healthy"], mini["muted"], mini["muted_at"]["native_id"]) == (3, 1, True, "C")
     assert m["degraded_conversations"] == 0 and m["outcome_counts"]["muted"] == 3
+
+
+def test_a_selection_without_judged_replies_says_so(history: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli("report", "--db", str(history), "--out", str(tmp_path / "r"), "--only", "sentinel",
+                           "--model", "no-such-model")
+    assert code == 0, err
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["sentinel"]
+    assert (m["judged_replies"], m["models"], m["degraded_conversations"], m["lead"]["sentinel_first_share"]) == (
+        0, {}, 0, None)
+    assert "No final assistant reply" in (tmp_path / "r" / "report.md").read_text()
+    assert not (tmp_path / "r" / "charts").exists() or not list((tmp_path / "r" / "charts").glob("sentinel_*"))
 
 
 def test_sentinel_can_be_switched_off(history: Path, tmp_path: Path) -> None:

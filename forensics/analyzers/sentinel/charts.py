@@ -15,10 +15,10 @@ MAX_PANELS = 8
 
 def status_over_turns(by_turn: dict[str, Any], labels: dict[str, str]) -> Figure:
     """One panel per model (labelled with its state): the share of healthy / mutated / missing replies per turn bin."""
-    models = list(by_turn["models"].items())[:MAX_PANELS]
-    fig = figure(8.0, 1.2 + 1.5 * max(1, len(models)))
+    models = list(by_turn["models"].items())[:MAX_PANELS]  # the section draws it only when it judged replies
+    fig = figure(8.0, 1.2 + 1.5 * len(models))
     fig.delaxes(fig.axes[0])
-    axes = fig.subplots(max(1, len(models)), 1, sharex=True, squeeze=False)[:, 0]
+    axes = fig.subplots(len(models), 1, sharex=True, squeeze=False)[:, 0]
     starts, width = by_turn["turn_starts"], by_turn["bin_width"]
     for ax, (key, cells) in zip(axes, models):
         totals = [sum(cells[s][i] for s in COLORS) for i in range(len(starts))]
@@ -30,8 +30,6 @@ def status_over_turns(by_turn: dict[str, Any], labels: dict[str, str]) -> Figure
         ax.set_ylim(0, 1)
         ax.set_ylabel(labels.get(key, key), fontsize=7, rotation=0, ha="right", va="center")
         ax.tick_params(labelsize=7)
-    if not models:
-        axes[0].text(0.5, 0.5, "no judged replies", ha="center", va="center", transform=axes[0].transAxes)
     axes[0].legend(fontsize=7, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.02))
     axes[-1].set_xlabel(f"turn (user messages since the start; bins of {width})")
     return fig

@@ -32,7 +32,7 @@ def run(ctx: Context) -> Section:
     sweep = window_sweep(ctx.con, rebuild=False)
     replies = ctx.df("SELECT r.* FROM sentinel_replies r JOIN sel_conversations USING (conversation_id)")
     states = ctx.df("SELECT * FROM sentinel_models")
-    convs = ctx.df("SELECT s.*, c.created_at FROM sentinel_conversations s JOIN sel_conversations USING "
+    convs = ctx.df("SELECT s.* FROM sentinel_conversations s JOIN sel_conversations USING "
                    "(conversation_id) JOIN conversations c USING (conversation_id) WHERE s.judged > 0 "
                    "ORDER BY c.created_at NULLS LAST, s.native_id")
     models = _models(replies, states)
@@ -64,6 +64,8 @@ def run(ctx: Context) -> Section:
     }
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(metrics)
+    if not replies.height:
+        return sec
     sec.tables = [Table("sentinel_models", "Compliance per model (state over the whole history)", _model_table(models)),
                   Table("sentinel_degraded", "Degraded conversations: onset and lead over visible failure",
                         _degraded_table(degraded)),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import duckdb
 import polars as pl
 
 from forensics.analyzers.sentinel.tables import build_tables
@@ -49,7 +50,7 @@ ORDER BY w.window
 """
 
 
-def window_sweep(con, cfg: Config | None = None, windows: Iterable[int] = WINDOWS,  # noqa: ANN001 - duckdb
+def window_sweep(con: duckdb.DuckDBPyConnection, cfg: Config | None = None, windows: Iterable[int] = WINDOWS,
                  rebuild: bool = True) -> pl.DataFrame:
     """One row per candidate window. ``rebuild`` replays the probe first (the tables reflect the warehouse
     and ``cfg``'s marker and tokens); pass False when ``build_tables`` just ran."""

@@ -10,6 +10,7 @@ as in the seed where a compliance record is read when a chat starts.
 """
 from __future__ import annotations
 
+import duckdb
 import polars as pl
 
 from forensics.analyzers.sentinel.classify import Sentinel, classify
@@ -53,7 +54,7 @@ REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position"
                 "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
 
 
-def build_tables(con, cfg: Config) -> ComplianceTracker:  # noqa: ANN001 - duckdb connection
+def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config) -> ComplianceTracker:
     """(Re)create the three sentinel tables for the whole warehouse; returns the replayed tracker."""
     s = Sentinel.from_config(cfg)
     tracker = ComplianceTracker(cfg.sentinel.compliance_window)
@@ -89,7 +90,7 @@ def _replay(judged: pl.DataFrame, s: Sentinel, tracker: ComplianceTracker) -> pl
         "degraded": degraded}, schema=REPLY_SCHEMA)
 
 
-def _models(con, tracker: ComplianceTracker) -> None:  # noqa: ANN001
+def _models(con: duckdb.DuckDBPyConnection, tracker: ComplianceTracker) -> None:
     states = pl.DataFrame({
         "compliance_key": list(tracker.models),
         "known_compliant": [m.known_compliant for m in tracker.models.values()],
@@ -135,7 +136,7 @@ def _models(con, tracker: ComplianceTracker) -> None:  # noqa: ANN001
         con.unregister("_sentinel_states")
 
 
-def _conversations(con) -> None:  # noqa: ANN001
+def _conversations(con: duckdb.DuckDBPyConnection) -> None:
     """Per conversation: onset, and the first visible failure before and after it (failures of degraded ones only)."""
     failures = load_query("sentinel_failures").sql
     # a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs: the error regex
@@ -167,7 +168,8 @@ def _conversations(con) -> None:  # noqa: ANN001
                count(*) FILTER (WHERE f.position < o.onset_position) AS failures_before,
                count(*) FILTER (WHERE f.position > o.onset_position) AS failures_after,
                min(f.position) FILTER (WHERE f.position < o.onset_position) AS failure_before_position,
-               arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position < o.onset_position) AS failure_before_kind,
+               arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position < o.onset_position)
+                   AS failure_before_kind,
                min(f.position) FILTER (WHERE f.position > o.onset_position) AS failure_position,
                arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_kind,
                arg_min(f.detail, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_detail
