@@ -78,6 +78,12 @@ SCHEMA: list[Key] = [
     Key("sentinel", "correction_words", ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot",
                                          "I said"],
         "a user message containing one of these is a correction (a visible failure)", "phrases"),
+    Key("sentinel", "closing", "]]", "what ends the sentinel line", ""),
+    Key("sentinel", "tool_error_patterns",
+        [r"\[exit code: [1-9][0-9]*\]", r"^error(\[E[0-9]+\])?:", "panicked at", r"traceback \(most recent call last\)",
+         "test result: failed", "no such file or directory", "permission denied", "command not found"],
+        "a tool result matching one of these (RE2, case-insensitive, ^ at line starts) is a tool error even "
+        "without the error flag", "regexes"),
     Key("compaction", "max_tokens", 100_000, "compact when the estimated context exceeds this", "tokens (chars/4)",
         "COMPACTION_MAX_TOKENS"),
     Key("compaction", "keep_recent", 10, "messages kept verbatim after a compaction", "messages",
