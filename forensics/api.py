@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from forensics.check import Verdict, baseline_document, load_baseline, write_baseline
 from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
+from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
 from forensics.redact import redact_snippet
 from forensics.report.build import Report, build_report
@@ -29,7 +31,13 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
     sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
     with open_warehouse(db, read_only=True) as wh:
         check_read_only(wh.con, sql)
-        df = frame(wh.con, sql)
+        try:
+            df = frame(wh.con, sql)
+        except duckdb.CatalogException as e:
+            raise ForensicsError(f"{str(e).splitlines()[0]}; derived tables (sentinel_*, topic_*, drift_*, ...) "
+                                 "appear after `forensics report` has run on this warehouse") from None
+        except duckdb.Error as e:
+            raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
     if redact:
         cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
                 if t == pl.String]

@@ -99,3 +99,12 @@ def test_parquet_output_needs_a_file(leaky: Path, tmp_path: Path) -> None:
     import polars as pl
 
     assert code == 0 and pl.read_parquet(tmp_path / "b.pq").height == 4
+
+
+def test_a_derived_table_before_any_report_is_a_clear_error(tmp_path: Path) -> None:
+    ingest([FIXTURES / "seed" / "seed.db"], db=tmp_path / "w.duckdb")
+    code, out, err = run_cli("query", "sentinel_models", "--db", str(tmp_path / "w.duckdb"))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "appear after `forensics report`" in err
+    code, _, err = run_cli("query", "SELECT nonsense(1)", "--db", str(tmp_path / "w.duckdb"))
+    assert code == 2 and "query failed" in err

@@ -78,7 +78,9 @@ class Context:
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection) -> Context:
         for key in SCHEMA:
             value = cfg[key.path]
-            if isinstance(value, (bool, int, float, str)) or (isinstance(value, list) and value):
+            if isinstance(value, list):  # typed, so an empty list stays an empty list of strings
+                con.execute(f"SET VARIABLE {key.section}_{key.name} = ?::VARCHAR[]", [value])
+            elif isinstance(value, (bool, int, float, str)):
                 con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
         return cls(con, cfg, selection, selection.materialize(con))
 

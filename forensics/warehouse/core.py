@@ -72,7 +72,8 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        # DuckDB's own progress bar would write to the terminal mid-output (and into `> out.json`)
+        return duckdb.connect(str(path), read_only=read_only, config={"enable_progress_bar": False})
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None
