@@ -72,14 +72,15 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
-        # DuckDB's own progress bar would write to the terminal mid-output (and into `> out.json`)
-        return duckdb.connect(str(path), read_only=read_only, config={"enable_progress_bar": False})
+        con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None
         raise WarehouseError(f"{path}: cannot open as a DuckDB warehouse ({_first_line(e)})") from None
     except duckdb.Error as e:
         raise WarehouseError(f"{path}: not a DuckDB warehouse ({_first_line(e)}); choose another --db") from None
+    con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
+    return con
 
 
 def _first_line(e: BaseException) -> str:
