@@ -34,6 +34,8 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
         try:
             df = frame(wh.con, sql)
         except duckdb.CatalogException as e:
+            if "Table with name" not in str(e):
+                raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
             raise ForensicsError(f"{str(e).splitlines()[0]}; derived tables (sentinel_*, topic_*, drift_*, ...) "
                                  "appear after `forensics report` has run on this warehouse") from None
         except duckdb.Error as e:

@@ -79,7 +79,10 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise WarehouseError(f"{path}: cannot open as a DuckDB warehouse ({_first_line(e)})") from None
     except duckdb.Error as e:
         raise WarehouseError(f"{path}: not a DuckDB warehouse ({_first_line(e)}); choose another --db") from None
-    con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
+    try:
+        con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
+    except duckdb.InvalidInputException:
+        pass  # in Jupyter without ipywidgets DuckDB refuses to touch the setting; there is no bar to hide
     return con
 
 
