@@ -52,7 +52,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl"]), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl", "dialogues"]), default="auto", show_default=True,
               help="Importer; auto detects each file by its first bytes, then its extension.")
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
