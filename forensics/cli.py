@@ -121,10 +121,13 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 @click.option("--split-at", help="Compare conversations created before this time with those from it on.")
 @click.option("--before", help='Selection for "before", e.g. "since=2026-06-01 until=2026-06-10 model=glm-5.2".')
 @click.option("--after", help='Selection for "after", same syntax as --before.')
+@click.option("--labels", type=click.Path(dir_okay=False),
+              help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
+                   "when missing.")
 def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
            conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
            sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None) -> None:
+           after: str | None, labels: str | None) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -134,6 +137,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --db forensics.duckdb --out reports/
       forensics report --only baseline --model glm-5.2 --format md
       forensics report --split-at 2026-06-20 --out reports/p0-effect
+      forensics report --only topics --labels kdconv-dev.zh.jsonl --config dialogue.toml
     """
     from forensics.api import report as run_report
     from forensics.config import load_config
@@ -142,7 +146,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     fmts = parse_formats(formats)
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
-                                 after=after)
+                                 after=after, labels=labels)
     for p in written:
         click.echo(str(p))
 

@@ -70,6 +70,8 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
+    Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
+        "phrases"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
     Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
     Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),

@@ -73,14 +73,16 @@ class Context:
     cfg: Config
     selection: Selection
     selected: int = 0
+    labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
 
     @classmethod
-    def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection) -> Context:
+    def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
+             labels: str | None = None) -> Context:
         for key in SCHEMA:
             value = cfg[key.path]
             if isinstance(value, (bool, int, float, str)) or (isinstance(value, list) and value):
                 con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
-        return cls(con, cfg, selection, selection.materialize(con))
+        return cls(con, cfg, selection, selection.materialize(con), labels)
 
     def query(self, name: str, selected_only: bool = True) -> pl.DataFrame:
         """Run a named query; restricted to the selection when it has a conversation_id column."""
