@@ -9,6 +9,7 @@ labels beside four baselines computed in the same run.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import polars as pl
@@ -55,7 +56,7 @@ def run(ctx: Context) -> Section:
     rows = ctx.df(MESSAGES_SQL)
     convs = _conversations(rows, roles, mode)
     idf = Idf(m.tokens for msgs in convs.values() for m in msgs)
-    model = load_model()
+    model = replace(load_model(), anchor=cfg.topic.switch_score)
     results = {cid: infer(msgs, idf, model, lexicon, cfg.topic.min_confidence) for cid, msgs in convs.items()}
     if not cfg.topic.marker_enabled:
         for js in results.values():
