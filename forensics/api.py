@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from forensics.config import Config, load_config
+from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
 from forensics.redact import redact_snippet
 from forensics.report.build import Report, build_report
@@ -27,7 +29,11 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
     sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
     with open_warehouse(db, read_only=True) as wh:
         check_read_only(wh.con, sql)
-        df = frame(wh.con, sql)
+        try:
+            df = frame(wh.con, sql)
+        except duckdb.CatalogException as e:
+            raise ForensicsError(f"{str(e).splitlines()[0]}; tables that analyzers write (message_topics, "
+                                 "topic_switches) exist after `forensics report` has run") from None
     if redact:
         cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
                 if t == pl.String]

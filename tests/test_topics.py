@@ -175,6 +175,13 @@ def test_ingest_accepts_the_dialogue_format(tmp_path) -> None:
     assert orjson.loads(out)["sources"][0]["format"] == "dialogues"
 
 
+def test_querying_switches_before_any_report_is_a_one_line_error(tmp_path) -> None:
+    db = tmp_path / "w.duckdb"
+    run_cli("ingest", str(THREE), "--db", str(db))
+    code, out, err = run_cli("query", "topic_switches", "--db", str(db))
+    assert code == 2 and out == "" and "exist after `forensics report`" in err
+
+
 def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
     f = tmp_path / "d.jsonl"
     f.write_bytes(THREE.read_bytes().splitlines()[0] + b'\n{"dialogue_id": "x", "turns": [{"idx": "a"}]}\n')
