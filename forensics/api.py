@@ -78,15 +78,22 @@ def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg:
 def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
            only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
            compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
-           after: str | None = None) -> tuple[Report | Comparison, list[Path]]:
-    """Build the report (or a before/after comparison) and write it; returns it and the files written."""
+           after: str | None = None, labels: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+    """Build the report (or a before/after comparison) and write it; returns it and the files written.
+
+    ``labels``: a labels file; labeled dialogues it carries are imported first when missing (SPEC §8).
+    """
     cfg = cfg or load_config()
+    if labels:
+        from forensics.analyzers.topics.labels import ensure_imported, read_labels
+
+        ensure_imported(db, read_labels(labels))
     selection = selection or Selection()
     if compare_db or split_at or before or after:
         result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
                                                        split_at=split_at, before=before, after=after)
     else:
-        result = build_report(db, cfg, selection, only)
+        result = build_report(db, cfg, selection, only, labels=labels)
     return result, write(result, out, formats or list(FORMATS))
 
 

@@ -52,7 +52,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl"]), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl", "dialogues"]), default="auto", show_default=True,
               help="Importer; auto detects each file by its first bytes, then its extension.")
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
@@ -123,10 +123,13 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 @click.option("--after", help='Selection for "after", same syntax as --before.')
 @click.option("--write-baseline", type=click.Path(dir_okay=False),
               help="Also write the summary figures as a `forensics check` baseline file.")
+@click.option("--labels", type=click.Path(dir_okay=False),
+              help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
+                   "when missing.")
 def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
            conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
            sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None, write_baseline: str | None) -> None:
+           after: str | None, write_baseline: str | None, labels: str | None) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -136,6 +139,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --db forensics.duckdb --out reports/
       forensics report --only baseline --model glm-5.2 --format md
       forensics report --split-at 2026-06-20 --out reports/p0-effect
+      forensics report --only topics --labels kdconv-dev.zh.jsonl --config dialogue.toml
     """
     from forensics.api import report as run_report
     from forensics.config import load_config
@@ -144,7 +148,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     fmts = parse_formats(formats)
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
-                                 after=after)
+                                 after=after, labels=labels)
     for p in written:
         click.echo(str(p))
     if write_baseline:

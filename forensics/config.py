@@ -70,6 +70,10 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
+    Key("topic", "switch_score", 0.31, "a judged message whose switch score reaches this starts a new topic; "
+        "the fitted operating point (weights.json anchor): lower trades precision for recall", "score in [0, 1]"),
+    Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
+        "phrases"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
     Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
     Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
@@ -213,7 +217,7 @@ def default_toml() -> str:
         for k in (k for k in SCHEMA if k.section == section):
             note = k.doc + (f" [{k.unit}]" if k.unit else "") + (f" (harness constant {k.constant})" if k.constant else "")
             table.add(tomlkit.comment(note))
-            table.add(k.name, k.default)
+            table.add(k.name, tomlkit.inline_table() if isinstance(k.default, dict) else k.default)
         doc.add(tomlkit.nl())
         doc.add(section, table)
     return tomlkit.dumps(doc)

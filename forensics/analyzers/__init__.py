@@ -11,6 +11,7 @@ from forensics.errors import ForensicsError
 
 REGISTRY: dict[str, str] = {
     "baseline": "forensics.analyzers.baseline",
+    "topics": "forensics.analyzers.topics",
     "sentinel": "forensics.analyzers.sentinel",
 }
 

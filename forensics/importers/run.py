@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import jsonl, sqlite
-from forensics.importers.discover import Source, detect, expand
+from forensics.importers import dialogues, jsonl, sqlite
+from forensics.importers.discover import FORMATS, Source, detect, expand
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
 from forensics.importers.records import Parsed, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
@@ -118,8 +118,8 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
            table: str | None = None, column: str | None = None, progress: Progress | None = None,
            workers: int | None = None) -> IngestResult:
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
-    if fmt not in ("auto", "sqlite", "jsonl"):
-        raise ForensicsError(f"unknown --format {fmt!r}; choose auto, sqlite or jsonl")
+    if fmt not in FORMATS:
+        raise ForensicsError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
     paths = expand([str(s) for s in sources])
     if not paths:
         raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl) under " + ", ".join(map(str, sources)))
@@ -169,7 +169,8 @@ def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | 
             _plan_sqlite(pl, resolved, table, column)
         else:
             fp = f"{pl.size}:{pl.mtime_ns}"
-            pl.tasks.append((jsonl.parse_file, (resolved, res.source_id, fp), pl.size))
+            parse = dialogues.parse_file if src.format == "dialogues" else jsonl.parse_file
+            pl.tasks.append((parse, (resolved, res.source_id, fp), pl.size))
             pl.todo_bytes = pl.size
     except SourceError as e:
         res.status, res.error = "failed", str(e)
@@ -289,8 +290,8 @@ class _Loader:
         r, con, t = pl.result, self.con, p.tables
         pl.arrays += p.state.get("arrays", 0)
         pl.first_bad = pl.first_bad or p.state.get("first_bad", "")
-        self.open_bytes += pl.todo_bytes if pl.source.format == "jsonl" else 0
-        if pl.source.format == "jsonl":
+        self.open_bytes += pl.todo_bytes if pl.source.format != "sqlite" else 0
+        if pl.source.format != "sqlite":
             r.rows_read += p.rows_read
         r.messages_read += p.messages_read
         r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *p.notes]))
@@ -329,7 +330,7 @@ class _Loader:
                         "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
                         "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
                         "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-            if pl.source.format == "jsonl":  # the whole file was re-read: its quarantine is replaced
+            if pl.source.format != "sqlite":  # the whole file was re-read: its quarantine is replaced
                 con.execute("DELETE FROM quarantine WHERE source_id = ?", [r.source_id])
             else:
                 con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "

@@ -38,20 +38,21 @@ class Report:
 
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None) -> Report:
-    """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered)."""
+                 only: str | list[str] | None = None, labels: str | None = None) -> Report:
+    """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
+    file analyzers may score themselves against."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
     if not Path(db).exists():
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
-        ctx = Context.open(wh.con, cfg, selection)
+        ctx = Context.open(wh.con, cfg, selection, labels)
         meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
                 "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
                 "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
                 "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-                "analyzers": names}
+                "analyzers": names, "labels": labels}
         report = Report(meta)
         for name in names:
             report.sections.append(_masked(analyzers.load(name).run(ctx)))
