@@ -19,6 +19,8 @@ CASES = [
     ("压缩架构", "jieba+bigram", ["压", "缩", "架", "构", "压缩", "架构"]),  # jieba vetoes 缩架
     ("上下文压缩", "bigram", ["上", "下", "文", "压", "缩", "上下", "下文", "文压", "压缩"]),
     ("上下文压缩", "jieba+bigram", ["上", "下", "文", "压", "缩", "上下", "下文", "压缩", "上下文"]),
+    # inside a long word only the pairs that are words themselves: 数据 stays, 据库 goes
+    ("数据库迁移", "jieba+bigram", ["数", "据", "库", "迁", "移", "数据", "迁移", "数据库"]),
     ("修复useAiSend.ts的bug", "bigram", ["修", "复", "修复", "useaisend.ts", "的", "bug"]),
     ("修复useAiSend.ts的bug", "jieba", ["修复", "useaisend.ts", "的", "bug"]),
     ("修复useAiSend.ts的bug", "jieba+bigram", ["修", "复", "修复", "useaisend.ts", "的", "bug"]),

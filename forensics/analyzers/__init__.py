@@ -11,6 +11,8 @@ from forensics.errors import ForensicsError
 
 REGISTRY: dict[str, str] = {
     "baseline": "forensics.analyzers.baseline",
+    "keywords": "forensics.analyzers.keywords",
+    "compression": "forensics.analyzers.compression",
 }
 
 

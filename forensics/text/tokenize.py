@@ -11,8 +11,9 @@ lower-cased; numbers (tokens without a letter: 42, 2025-07-15, 1.2.3) are droppe
 silenced). ``jieba+bigram`` (the default) keeps the bigram mode's recall for unknown two-character terms
 but lets jieba veto the pairs that straddle a word boundary it is sure of: 上下文压缩 is 上下文/压缩, so 文压
 is dropped. A boundary is "sure" when a word of two or more characters touches it; between two single
-characters jieba did not recognise, the pair stays (that pair is often exactly the unknown term). jieba's
-words of three or more characters, which pairs cannot represent, are added.
+characters jieba did not recognise, the pair stays (that pair is often exactly the unknown term). Inside a
+word of three or more characters only the pairs that are dictionary words stay (数据库 keeps 数据, not 据库).
+jieba's words of three or more characters, which pairs cannot represent, are added.
 
 ``iter_tokens`` yields lazily so a caller can count a 10 MB text without holding its token list.
 """
@@ -31,7 +32,8 @@ _WORD = rf"[^\W{HAN}]+"  # word characters of any script except Han (Latin, digi
 _RUN = re.compile(rf"(?P<han>[{HAN}]+)|{_WORD}(?:[./\-]{_WORD})*")
 _LETTER = re.compile(r"[^\W\d_]")
 PIECE = 1 << 16  # characters normalised and scanned at a time
-JIEBA_CHUNK = 512  # Han characters per jieba call: bounds its DAG on a pathological run; real runs are short
+JIEBA_CHUNK = 512
+WORD_FREQ = 100  # jieba dictionary frequency from which a pair counts as a word (its list has junk below: 据库 5)  # Han characters per jieba call: bounds its DAG on a pathological run; real runs are short
 _lock = threading.Lock()
 
 
@@ -80,22 +82,26 @@ def _han_tokens(run: str, mode: str) -> Iterator[str]:
             yield from words
             continue
         yield from chunk
-        yield from _agreed_pairs(chunk, words)
+        yield from _agreed_pairs(chunk, words, _jieba().dt.FREQ)
         yield from (w for w in words if len(w) > 2)
         if start + JIEBA_CHUNK < len(run):  # the pair across a chunk edge: no jieba opinion there
             yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
 
 
-def _agreed_pairs(chunk: str, words: list[str]) -> Iterator[str]:
-    """Adjacent pairs, minus those crossing a boundary next to a multi-character jieba word."""
-    sure: set[int] = set()  # index i: the boundary between chunk[i-1] and chunk[i] is a sure word boundary
-    pos = 0
+def _agreed_pairs(chunk: str, words: list[str], lexicon: dict[str, int]) -> Iterator[str]:
+    """Adjacent pairs jieba does not contradict: none across a boundary next to a multi-character word, and
+    inside a word of three or more characters only the pairs that are words themselves (上下文: 上下 and 下文
+    stay; 数据库: 数据 stays, 据库 goes)."""
+    word_of: list[int] = []  # character index -> index of the jieba word holding it
     for k, w in enumerate(words):
-        end = pos + len(w)
-        if k + 1 < len(words) and (len(w) > 1 or len(words[k + 1]) > 1):
-            sure.add(end)
-        pos = end
-    return (chunk[i:i + 2] for i in range(len(chunk) - 1) if i + 1 not in sure)
+        word_of += [k] * len(w)
+    for i in range(len(chunk) - 1):
+        a, b = word_of[i], word_of[i + 1]
+        if a != b and (len(words[a]) > 1 or len(words[b]) > 1):
+            continue  # straddles a word boundary jieba is sure of
+        if a == b and len(words[a]) > 2 and lexicon.get(chunk[i:i + 2], 0) < WORD_FREQ:
+            continue  # the inside of a long word that is no word by itself
+        yield chunk[i:i + 2]
 
 
 @lru_cache(maxsize=1)
