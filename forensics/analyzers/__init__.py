@@ -13,6 +13,7 @@ REGISTRY: dict[str, str] = {
     "baseline": "forensics.analyzers.baseline",
     "keywords": "forensics.analyzers.keywords",
     "compression": "forensics.analyzers.compression",
+    "drift": "forensics.analyzers.drift",
 }
 
 

@@ -24,6 +24,7 @@ from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.queries import load_query
 from forensics.report.charts import figure
 from forensics.selection import SELECTED
+from forensics.warehouse import frame
 
 NAME = "compression"
 TITLE = "Tool-result compression replay"
@@ -78,7 +79,7 @@ def _selected(con: duckdb.DuckDBPyConnection) -> str:
 def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int],
                       share_values: Sequence[float]) -> pl.DataFrame:
     """Per grid point and conversation: results, summarized, tool bytes/chars before and after, context chars."""
-    return pl.from_arrow(con.execute(f"""
+    return frame(con, f"""
         WITH grid AS (
             SELECT b.b, s.s FROM (SELECT unnest(?::BIGINT[]) AS b) b CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS s) s
         ),
@@ -108,7 +109,7 @@ def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int
         FROM grid g CROSS JOIN conv c
         LEFT JOIN per p ON p.b = g.b AND p.s = g.s AND p.conversation_id = c.conversation_id
         ORDER BY 1, 2, c.native_id
-    """, [list(map(int, bytes_values)), list(map(float, share_values))]).to_arrow_table())
+    """, [list(map(int, bytes_values)), list(map(float, share_values))])
 
 
 def _with_shares(per: pl.DataFrame) -> pl.DataFrame:
