@@ -20,7 +20,7 @@ SELECT c.native_id, k.conversation_id, k.turn AS user_position, count(*) AS call
        count(DISTINCT k.target) AS distinct_targets, count(DISTINCT k.position) AS rounds,
        max(r.tool_call_count) AS widest_round,
        arg_max(k.position, r.tool_call_count) AS widest_round_position,
-       list(DISTINCT k.position ORDER BY k.position) AS round_positions
+       array_to_string(list(DISTINCT k.position ORDER BY k.position), ',') AS round_positions  -- a list: 9,22,27
 FROM calls k
 JOIN m r ON r.conversation_id = k.conversation_id AND r.position = k.position
 JOIN conversations c ON c.conversation_id = k.conversation_id

@@ -97,7 +97,8 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
             continue
         rule = (f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]"
                 if RANK[st] >= RANK[sp] else f"{r['widest_round']} parallel calls in one message")
-        positions = r["round_positions"] if RANK[st] >= RANK[sp] else [r["widest_round_position"]]
+        rounds = [int(x) for x in r["round_positions"].split(",")]
+        positions = rounds if RANK[st] >= RANK[sp] else [r["widest_round_position"]]
         out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, rule,
                        float(max(r["distinct_targets"], r["widest_round"])), positions,
                        f"{r['calls']} calls in {r['rounds']} rounds before the answer"))
