@@ -40,7 +40,8 @@ failed AS (
     SELECT c.*, regexp_replace(c.target, '/[^/]*$', '') AS folder,
            regexp_extract(c.target, '([^/]+?)(\\.[^./]*)?$', 1) AS stem
     FROM calls c JOIN messages r ON r.conversation_id = c.conversation_id AND r.position = c.result_position
-    WHERE regexp_matches(r.content, '{NOT_FOUND}') AND (c.is_error OR length(r.content) < 2000)
+    -- the cheap test first: a not-found message is an error or short; the regex then reads little text
+    WHERE CASE WHEN c.is_error OR r.content_bytes < 2000 THEN regexp_matches(r.content, '{NOT_FOUND}') ELSE false END
 ),
 searched AS (
     SELECT f.conversation_id, f.position, f.result_position, f.target, arg_min(s.position, s.position) AS s_pos,
