@@ -11,7 +11,10 @@ from forensics.errors import ForensicsError
 
 REGISTRY: dict[str, str] = {
     "baseline": "forensics.analyzers.baseline",
-    "topics": "forensics.analyzers.topics",
+    "keywords": "forensics.analyzers.keywords",
+    "compression": "forensics.analyzers.compression",
+    "topics": "forensics.analyzers.topics",  # before drift: interleave (type 4) reads topic_switches
+    "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
 }
 
