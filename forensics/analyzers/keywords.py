@@ -22,8 +22,6 @@ NAME = "keywords"
 TITLE = "Keywords and distinctive terms"
 DISTINCTIVE_K = 5
 CHART_CONVERSATIONS = 6
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "PingFang SC",
-             "Microsoft YaHei", "SimHei", "Noto Sans CJK JP")
 
 
 def run(ctx: Context) -> Section:
@@ -77,25 +75,14 @@ def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]]
     ctx.con.unregister("_kw_rows")
 
 
-def cjk_font_family() -> list[str]:
-    """matplotlib families to try: an installed CJK font first (else Han glyphs draw as boxes), then the default."""
-    from matplotlib import font_manager
-
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return [f for f in CJK_FONTS if f in installed] + ["DejaVu Sans"]
-
-
 def _terms_chart(data: list[tuple[str, list[tuple[str, float]]]]):  # noqa: ANN202 - matplotlib Figure
     fig = figure(9.0, 1.9 * ((len(data) + 1) // 2) + 0.6)
     fig.clear()
-    family = cjk_font_family()
     axes = fig.subplots((len(data) + 1) // 2, 2, squeeze=False).ravel()
     for ax, (native, terms) in zip(axes, data):
         ax.barh([t for t, _ in terms][::-1], [w for _, w in terms][::-1], color="#1f77b4")
         ax.set_title(short_label(native, 24), fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
-        for label in ax.get_yticklabels():
-            label.set_fontfamily(family)
         ax.tick_params(axis="x", labelsize=7)
     for ax in axes[len(data):]:
         ax.set_visible(False)
