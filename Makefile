@@ -17,6 +17,7 @@ demo: $(STAMP)
 	mkdir -p reports
 	rm -f $(DEMO_DB)
 	$(BIN)/forensics ingest fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic --db $(DEMO_DB)
+	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2

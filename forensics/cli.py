@@ -52,7 +52,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl"]), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl", "dialogues"]), default="auto", show_default=True,
               help="Importer; auto detects each file by its first bytes, then its extension.")
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
@@ -111,6 +111,270 @@ def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
         keys = result.partitions.get(table)
         click.echo(f"{table:18} {rows:>10} rows" + (f"  partitioned by {', '.join(keys)}" if keys else ""))
     click.echo(f"-> {result.out}/ (views: {result.out / 'views.sql'})")
+
+
+config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
+                             help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
+
+
+def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed([
+        click.option("--conversation", "conversations", multiple=True, help="Conversation id or native id (repeatable)."),
+        click.option("--since", help="Only conversations created at or after this ISO date/time."),
+        click.option("--until", help="Only conversations created before this ISO date/time."),
+        click.option("--model", "models", multiple=True, help="Only this model (repeatable)."),
+        click.option("--source", "sources", multiple=True, help="Only sources whose path contains this (repeatable)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
+def _selection(conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
+               sources: tuple[str, ...]) -> Any:
+    from forensics.selection import Selection
+
+    return Selection(conversations, since, until, models, sources)
+
+
+@cli.command()
+@db_option
+@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
+              help="Folder for report.md, report.html, metrics.json and charts/.")
+@click.option("--format", "formats", default="md,html,json", show_default=True, help="Comma-separated: md,html,json.")
+@click.option("--only", help="Comma-separated analyzers to run (default: all).")
+@config_option
+@selection_options
+@click.option("--compare", "compare_db", type=click.Path(dir_okay=False),
+              help="Another warehouse to compare with (it is 'before', --db is 'after').")
+@click.option("--split-at", help="Compare conversations created before this time with those from it on.")
+@click.option("--before", help='Selection for "before", e.g. "since=2026-06-01 until=2026-06-10 model=glm-5.2".')
+@click.option("--after", help='Selection for "after", same syntax as --before.')
+@click.option("--write-baseline", type=click.Path(dir_okay=False),
+              help="Also write the summary figures as a `forensics check` baseline file.")
+@click.option("--labels", type=click.Path(dir_okay=False),
+              help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
+                   "when missing.")
+def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
+           conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
+           sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
+           after: str | None, write_baseline: str | None, labels: str | None) -> None:
+    """Analyze the warehouse and write report.md, report.html and metrics.json.
+
+    With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
+
+    \b
+    Example:
+      forensics report --db forensics.duckdb --out reports/
+      forensics report --only baseline --model glm-5.2 --format md
+      forensics report --split-at 2026-06-20 --out reports/p0-effect
+      forensics report --only topics --labels kdconv-dev.zh.jsonl --config dialogue.toml
+    """
+    from forensics.api import report as run_report
+    from forensics.config import load_config
+    from forensics.report.render import parse_formats
+
+    fmts = parse_formats(formats)
+    result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
+                                 load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
+                                 after=after, labels=labels)
+    for p in written:
+        click.echo(str(p))
+    if write_baseline:
+        from forensics.api import write_metrics_baseline
+        from forensics.report.build import Report
+
+        if not isinstance(result, Report):
+            raise click.UsageError("--write-baseline needs a single report, not a comparison")
+        write_metrics_baseline(result, write_baseline)
+        click.echo(write_baseline)
+
+
+@cli.command()
+@click.argument("name_or_sql", required=False)
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
+              help="Output format (default: table on a terminal, csv otherwise).")
+@click.option("--out", type=click.Path(dir_okay=False), help="Write to this file (required for parquet).")
+@click.option("--list", "list_", is_flag=True, help="List the named queries with their descriptions.")
+def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, list_: bool) -> None:
+    """Run a named query from queries/ or read-only SQL against the warehouse.
+
+    Statements that would write are refused. Secrets in text columns are masked.
+
+    \b
+    Example:
+      forensics query --list
+      forensics query baseline --format csv > baseline.csv
+      forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
+    """
+    from forensics.queries import list_queries
+
+    if list_:
+        for q in list_queries():
+            click.echo(f"{q.name:<24} {q.description}")
+        return
+    if not name_or_sql:
+        raise click.UsageError("give a query NAME or SQL, or --list")
+    from forensics.api import query as run_query
+    from forensics.output import emit
+
+    emit(run_query(name_or_sql, db), fmt or ("table" if sys.stdout.isatty() else "csv"), out)
+
+
+@cli.command()
+@click.argument("conversation")
+@db_option
+@click.option("--positions", help="Comma-separated positions or ranges, e.g. 8,58 or 141-152 (default: all).")
+@click.option("--width", default=300, show_default=True, help="Characters of content shown per message.")
+def show(conversation: str, db: str, positions: str | None, width: int) -> None:
+    """Print the messages of one conversation at the given positions: the evidence behind a finding.
+
+    \b
+    Example:
+      forensics show d6614e0b --positions 140-153
+    """
+    from forensics.show import show_messages
+
+    click.echo(show_messages(db, conversation, positions, width))
+
+
+@cli.command()
+@db_option
+@click.option("--baseline", "baseline_path", default="metrics-baseline.json", show_default=True,
+              type=click.Path(dir_okay=False), help="The committed baseline file.")
+@config_option
+@selection_options
+@click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML (one testcase per metric).")
+@click.option("--update", is_flag=True, help="Rewrite the baseline values from the current metrics, on purpose.")
+def check(db: str, baseline_path: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
+          until: str | None, models: tuple[str, ...], sources: tuple[str, ...], junit: str | None,
+          update: bool) -> None:
+    """CI gate: compare the current metrics with a baseline; exit 1 on any regression.
+
+    Each baseline entry has a value, the better direction (lower/higher/equal) and a tolerance.
+    Exit 0: nothing regressed; 1: a regression; 2: usage error or missing/invalid baseline.
+
+    \b
+    Example:
+      forensics report --write-baseline metrics-baseline.json   # once, then commit it
+      forensics check --baseline metrics-baseline.json --junit check.xml
+    """
+    from forensics.api import check as run_check
+    from forensics.check import junit as junit_xml
+    from forensics.check import table
+    from forensics.config import load_config
+
+    verdicts = run_check(db, baseline_path, load_config(config_path),
+                         _selection(conversations, since, until, models, sources), update=update)
+    click.echo(table(verdicts))
+    if update:
+        click.echo(f"baseline rewritten: {baseline_path}")
+    if junit:
+        with open(junit, "w", encoding="utf-8") as f:
+            f.write(junit_xml(verdicts))
+    sys.exit(ExitCode.PARTIAL if any(v.failed for v in verdicts) else ExitCode.OK)
+
+
+@cli.command()
+@db_option
+@click.option("--config", "config_path", default="harness.toml", show_default=True, type=click.Path(dir_okay=False),
+              help="The harness config to tune (created from the defaults by --write when missing).")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False),
+              help="Labeled topic switches (JSONL) to tune topic.min_confidence against.")
+@click.option("--write", is_flag=True, help="Rewrite the config in place (comments and layout kept).")
+@click.option("--json", "as_json", is_flag=True, help="Print the recommendations as JSON.")
+@click.option("--emit", type=click.Choice(["json", "rust", "ts"]), help="Print the tuned values as harness constants.")
+@click.option("--target-tool-share", default=0.6, show_default=True, type=click.FloatRange(0, 1),
+              help="Tool share of context the compression settings must get under.")
+@click.option("--min-precision", default=0.7, show_default=True, type=click.FloatRange(0, 1),
+              help="With --labels: topic markers must be at least this precise.")
+@click.option("--worst-pct", default=10.0, show_default=True, type=click.FloatRange(0, 100),
+              help="Drift thresholds flag the worst this-many percent of conversations.")
+def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
+         target_tool_share: float, min_precision: float, worst_pct: float) -> None:
+    """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
+
+    \b
+    Example:
+      forensics tune --config harness.toml
+      forensics tune --config harness.toml --write
+      forensics tune --config harness.toml --emit rust > src/tuned.rs
+    """
+    from pathlib import Path
+
+    from forensics.config import defaults, load_config
+    from forensics.tuning import tune as run_tune
+    from forensics.tuning.emit import emit as emit_values
+
+    cfg = load_config(config_path) if Path(config_path).exists() else defaults()
+    result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
+                      worst_pct=worst_pct)
+    if emit:
+        click.echo(emit_values(result.values(cfg), emit))
+    elif as_json:
+        import orjson
+
+        click.echo(orjson.dumps([r.__dict__ for r in result.recommendations], option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(_tune_table(result))
+    if write:
+        from forensics.tuning.write import write_config
+
+        changed = write_config(config_path, result)
+        click.echo(f"{config_path}: {len(changed)} key(s) rewritten", err=bool(emit or as_json))
+
+
+def _tune_table(result: Any) -> str:
+    rows = [("key", "current", "recommended", "evidence")]
+    rows += [(r.key, repr(r.current), repr(r.recommended) + ("" if r.changed else " (keep)"), r.evidence)
+             for r in result.recommendations]
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join([r[0].ljust(w[0]), r[1].ljust(w[1]), r[2].ljust(w[2]), r[3]]) for r in rows]
+    lines.append(f"{len(result.recommendations)} tunables from {result.conversations} conversations, "
+                 f"{result.messages} messages; nothing written without --write")
+    return "\n".join(lines)
+
+
+@cli.group()
+def config() -> None:
+    """Create or validate the harness config (harness.toml)."""
+
+
+@config.command("init")
+@click.argument("path", default="harness.toml", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def config_init(path: str, force: bool) -> None:
+    """Write a commented harness config with every key at its default.
+
+    \b
+    Example:
+      forensics config init harness.toml
+    """
+    from pathlib import Path
+
+    from forensics.config import default_toml
+
+    p = Path(path)
+    if p.exists() and not force:
+        raise ForensicsError(f"{p} exists; pass --force to overwrite it")
+    p.write_text(default_toml(), encoding="utf-8")
+    click.echo(str(p))
+
+
+@config.command("check")
+@click.argument("path", default="harness.toml", type=click.Path(dir_okay=False))
+def config_check(path: str) -> None:
+    """Validate a harness config: unknown keys and wrong types fail with the line.
+
+    \b
+    Example:
+      forensics config check harness.toml
+    """
+    from forensics.config import SCHEMA, load_config
+
+    cfg = load_config(path)
+    changed = [k for k in SCHEMA if cfg[k.path] != k.default]
+    click.echo(f"{path}: ok ({len(changed)} of {len(SCHEMA)} keys differ from the defaults)")
 
 
 class _progress:

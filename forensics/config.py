@@ -70,6 +70,10 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
+    Key("topic", "switch_score", 0.31, "a judged message whose switch score reaches this starts a new topic; "
+        "the fitted operating point (weights.json anchor): lower trades precision for recall", "score in [0, 1]"),
+    Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
+        "phrases"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
     Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
     Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
@@ -78,10 +82,35 @@ SCHEMA: list[Key] = [
     Key("sentinel", "correction_words", ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot",
                                          "I said"],
         "a user message containing one of these is a correction (a visible failure)", "phrases"),
+    Key("sentinel", "closing", "]]", "what ends the sentinel line", ""),
+    Key("sentinel", "tool_error_patterns",
+        [r"\[exit code: [1-9][0-9]*\]", r"^error(\[E[0-9]+\])?:", "panicked at", r"traceback \(most recent call last\)",
+         "test result: failed", "no such file or directory", "permission denied", "command not found"],
+        "a tool result matching one of these (RE2, case-insensitive, ^ at line starts) is a tool error even "
+        "without the error flag", "regexes"),
     Key("compaction", "max_tokens", 100_000, "compact when the estimated context exceeds this", "tokens (chars/4)",
         "COMPACTION_MAX_TOKENS"),
     Key("compaction", "keep_recent", 10, "messages kept verbatim after a compaction", "messages",
         "COMPACTION_KEEP_RECENT"),
+    Key("drift", "crowding_ratio_low", 0.25, "tool-result crowding when asst_tool_ratio is at or below this and a "
+        "result exceeds tool_result.summarize_bytes (low)", "ratio"),
+    Key("drift", "crowding_ratio_high", 0.10, "... at or below this: high (the seed's conversations: 0.04-0.05)", "ratio"),
+    Key("drift", "dispersion_targets_low", 8, "tool-set dispersion when one user request reads this many distinct "
+        "targets (paths, queries, commands) (low)", "targets"),
+    Key("drift", "dispersion_targets_high", 10, "... this many: high (the seed's examples: 11 and 12)", "targets"),
+    Key("drift", "dispersion_parallel_low", 6, "tool-set dispersion when one assistant message carries this many "
+        "calls (low)", "calls"),
+    Key("drift", "dispersion_parallel_high", 10, "... this many: high (the seed's widest round: 12)", "calls"),
+    Key("drift", "rediscovery_window", 6, "a search this many messages after a not-found failure re-discovers it",
+        "messages"),
+    Key("drift", "interleave_lag_low", 4, "multi-topic interleave when the assistant stays on the old topic this "
+        "many messages after a switch (low)", "messages"),
+    Key("drift", "interleave_lag_high", 10, "... this many: high (the seed's example: 12)", "messages"),
+    Key("drift", "echo_rate_low", 0.30, "no focus when this share of assistant messages is pure tool echo (low)",
+        "share"),
+    Key("drift", "echo_rate_high", 0.50, "... this share: high (the seed: 36-62%)", "share"),
+    Key("drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"),
+    Key("drift", "continue_nags_high", 4, "... this many times: high (the seed's f89d129a: 5)", "messages"),
 ]
 
 
@@ -191,3 +220,43 @@ def _line(text: str, section: str | None, name: str) -> int:
         if current == section and re.match(rf"^\"?{re.escape(name)}\"?\s*=", s):
             return i
     return 0
+
+
+def default_toml() -> str:
+    """The commented default file `forensics config init` writes: every key, its default, unit and constant."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("Harness config read by forensics (and by your assistant's harness)."))
+    doc.add(tomlkit.comment("Every key is optional; a missing key takes the default shown. `forensics tune --write`"))
+    doc.add(tomlkit.comment("rewrites values in place and keeps your comments."))
+    for section in dict.fromkeys(k.section for k in SCHEMA):
+        table = tomlkit.table()
+        table.add(tomlkit.comment(SECTION_DOCS.get(section, "")))
+        for k in (k for k in SCHEMA if k.section == section):
+            note = k.doc + (f" [{k.unit}]" if k.unit else "") + (f" (harness constant {k.constant})" if k.constant else "")
+            table.add(tomlkit.comment(note))
+            table.add(k.name, tomlkit.inline_table() if isinstance(k.default, dict) else k.default)
+        doc.add(tomlkit.nl())
+        doc.add(section, table)
+    return tomlkit.dumps(doc)
+
+
+def render_docs() -> str:
+    """docs/harness-config.md, generated from SCHEMA (`python -m forensics.config > docs/harness-config.md`)."""
+    out = ["# Harness config (`harness.toml`)", "",
+           "Generated by `python -m forensics.config` from the schema; do not edit by hand. Every key is optional.",
+           "`forensics config init` writes this as a commented file; `forensics tune --write` rewrites values in",
+           "place; `--emit json|rust|ts` prints the keys that have a harness constant.", ""]
+    for section in dict.fromkeys(k.section for k in SCHEMA):
+        out += [f"## `[{section}]`", "", SECTION_DOCS.get(section, ""), "",
+                "| key | default | unit | harness constant | meaning |", "|---|---|---|---|---|"]
+        for k in (k for k in SCHEMA if k.section == section):
+            default = str(k.default).replace("|", "/") if not isinstance(k.default, bool) else str(k.default).lower()
+            out.append(f"| `{k.name}` | `{default}` | {k.unit} | {f'`{k.constant}`' if k.constant else ''} | {k.doc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(render_docs(), end="")

@@ -1,9 +1,9 @@
 """`forensics export`: the warehouse as a hive-partitioned Parquet dataset, for engines beyond one machine.
 
-Layout (documented in docs/scale.md): one folder per table. The conversation tables (``conversations``,
-``messages``, ``tool_calls``, ``events``, ``message_usage``) are partitioned by ``source`` and ``month``
-so that every row of a conversation sits in one partition; ``quarantine`` by ``source``; the small
-bookkeeping tables are single files.
+Layout (documented in docs/scale.md): one folder per table, the tables `forensics report` derives (drift
+findings, keywords, topics ...) included. Every table with a ``conversation_id`` (``conversations``,
+``messages``, ``tool_calls`` ...) is partitioned by ``source`` and ``month``, so all rows of a conversation
+sit in one partition; ``quarantine`` by ``source``; the small bookkeeping tables are single files.
 
 - ``source``: the SQLite file, or the folder holding the JSONL session files, as ``<name>-<8 hex>`` (a folder
   of 4000 sessions is one partition, not 4000 tiny ones);
@@ -27,18 +27,16 @@ from forensics.warehouse import DEFAULT_DB, open_warehouse
 
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
-# SQL key of a source's partition: its file (SQLite) or its folder (JSONL sessions), readable and stable.
-SOURCE_KEY = ("regexp_replace(regexp_extract(CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END, "
-              "'([^/\\\\]*)[/\\\\]*$', 1), '[^A-Za-z0-9_.-]', '_', 'g') || '-' || "
-              "left(md5(CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END), 8)")
+_SOURCE_PLACE = "CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END"  # file, or its folder
+SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract({_SOURCE_PLACE}, '([^/\\\\]*)[/\\\\]*$', 1), "
+              f"'[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')")
 MONTH = "coalesce(strftime(c.created_at, '%Y-%m'), 'unknown')"  # c: the row's conversation
-CONVERSATION_TABLES = ("conversations", "messages", "tool_calls", "events", "message_usage")
-PLAIN_TABLES = ("sources", "import_runs", "meta", "schema_migrations")
+FIRST = ("conversations", "messages", "tool_calls", "quarantine", "sources", "import_runs")  # listing order
 
 
 @dataclass
 class ExportResult:
-    """Where the dataset went and how many rows each table has there."""
+    """Where the dataset went, how many rows each table has there, and each table's partition columns."""
 
     out: Path
     rows: dict[str, int] = field(default_factory=dict)
@@ -60,22 +58,30 @@ def export(db: str | os.PathLike[str] = DEFAULT_DB, out: str | os.PathLike[str] 
     out.mkdir(parents=True, exist_ok=True)
     result = ExportResult(out)
     with open_warehouse(db, read_only=True) as wh:
-        con = wh.con
-        for table in (*CONVERSATION_TABLES, "quarantine", *PLAIN_TABLES):
-            result.rows[table] = _copy(con, table, out)
-        (out / "views.sql").write_text(views_sql(con))
-    for table, keys in _partitions().items():
-        result.partitions[table] = keys
+        layout = tables(wh.con)
+        for table, keys in layout.items():
+            result.rows[table] = _copy(wh.con, table, keys, out)
+            result.partitions[table] = keys
+        (out / "views.sql").write_text(views_sql(wh.con, layout))
     return result
 
 
+def tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Every table of the warehouse → its partition columns (none for the bookkeeping tables)."""
+    names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+                                       "AND table_type = 'BASE TABLE'").fetchall()]
+    by_conversation = {r[0] for r in con.execute("SELECT table_name FROM information_schema.columns "
+                                                 "WHERE column_name = 'conversation_id'").fetchall()}
+    names.sort(key=lambda t: (FIRST.index(t) if t in FIRST else len(FIRST), t))
+    return {t: ["source", "month"] if t in by_conversation else ["source"] if t == "quarantine" else []
+            for t in names}
+
+
 def _remove_export(out: Path) -> None:
-    """Delete a previous export in ``out``; refuse a folder holding anything else (--overwrite never deletes
-    what forensics did not write)."""
-    ours = {*CONVERSATION_TABLES, "quarantine", *PLAIN_TABLES, "views.sql"}
-    other = sorted(p.name for p in out.iterdir() if p.name not in ours)
-    if other:
-        raise ForensicsError(f"{out}: holds files that are not a forensics export ({', '.join(other[:3])}); "
+    """Delete a previous export in ``out``; refuse any other folder (--overwrite never deletes what forensics
+    did not write)."""
+    if not (out / "views.sql").is_file():
+        raise ForensicsError(f"{out}: holds files but no views.sql, so it is not a forensics export; "
                              "choose another --out")
     for p in out.iterdir():
         if p.is_dir():
@@ -84,30 +90,24 @@ def _remove_export(out: Path) -> None:
             p.unlink()
 
 
-def _partitions() -> dict[str, list[str]]:
-    return {**{t: ["source", "month"] for t in CONVERSATION_TABLES}, "quarantine": ["source"]}
-
-
-def _select(table: str) -> str:
+def _select(table: str, keys: list[str]) -> str:
     """The rows of ``table`` plus its partition columns (outer joins: no row is left out)."""
-    source = f"coalesce({SOURCE_KEY}, 'unknown') AS source"
     if table == "conversations":
-        return (f"SELECT c.*, {source}, {MONTH} AS month FROM conversations c "
+        return (f"SELECT c.*, {SOURCE_KEY} AS source, {MONTH} AS month FROM conversations c "
                 "LEFT JOIN sources s USING (source_id)")
-    if table in CONVERSATION_TABLES:
-        return (f"SELECT t.*, {source}, {MONTH} AS month FROM {table} t "
+    if "month" in keys:
+        return (f"SELECT t.*, {SOURCE_KEY} AS source, {MONTH} AS month FROM {table} t "
                 "LEFT JOIN conversations c USING (conversation_id) LEFT JOIN sources s ON s.source_id = c.source_id")
-    if table == "quarantine":
-        return f"SELECT t.*, {source} FROM quarantine t LEFT JOIN sources s USING (source_id)"
+    if keys:
+        return f"SELECT t.*, {SOURCE_KEY} AS source FROM {table} t LEFT JOIN sources s USING (source_id)"
     return f"SELECT * FROM {table}"
 
 
-def _copy(con: duckdb.DuckDBPyConnection, table: str, out: Path) -> int:
-    """COPY one table. An empty partitioned table still gets one empty file in an ``unknown`` partition, so
-    readers find its columns."""
-    select = _select(table)
-    rows = con.execute(f"SELECT count(*) FROM ({select})").fetchall()[0][0]
-    keys = _partitions().get(table, [])
+def _copy(con: duckdb.DuckDBPyConnection, table: str, keys: list[str], out: Path) -> int:
+    """COPY one table. An empty partitioned table still gets one (empty) file in an ``unknown`` partition,
+    so readers find its columns."""
+    select = _select(table, keys)
+    rows = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     if keys and rows:
         con.execute(f"COPY ({select}) TO '{_sql_path(out / table)}' (FORMAT parquet, COMPRESSION zstd, "
                     f"PARTITION_BY ({', '.join(keys)}))")
@@ -124,14 +124,13 @@ def _sql_path(p: Path) -> str:
     return str(p).replace("'", "''")
 
 
-def views_sql(con: duckdb.DuckDBPyConnection) -> str:
-    """SQL recreating each warehouse table as a view over the dataset at ``getvariable('forensics_parquet')``."""
+def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> str:
+    """SQL recreating each table as a view over the dataset at ``getvariable('forensics_parquet')``."""
     lines = [f"-- Views over a forensics Parquet export. First: SET VARIABLE {ROOT_VARIABLE} = '<dataset root>';",
              "-- (a local folder, or s3://bucket/prefix after LOAD httpfs). Then the SQL in queries/ runs as is."]
-    for table in (*CONVERSATION_TABLES, "quarantine", *PLAIN_TABLES):
+    for table, keys in layout.items():
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
                                           "ORDER BY ordinal_position", [table]).fetchall()]
-        keys = _partitions().get(table, [])
         hive = ", hive_types = {" + ", ".join(f"'{k}': VARCHAR" for k in keys) + "}" if keys else ""
         lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(cols)} FROM read_parquet("
                      f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.errors import ForensicsError, SourceError
+from forensics.importers.dialogues import looks_like_dialogues
 from forensics.importers.jsonl import looks_like_jsonl
 
-FORMATS = ("auto", "sqlite", "jsonl")
+FORMATS = ("auto", "sqlite", "jsonl", "dialogues")
 EXTENSIONS = {".db": "sqlite", ".sqlite": "sqlite", ".sqlite3": "sqlite", ".jsonl": "jsonl"}
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SNIFF_BYTES = 1 << 16
@@ -18,7 +19,7 @@ SNIFF_BYTES = 1 << 16
 @dataclass(frozen=True)
 class Source:
     path: Path
-    format: str  # sqlite | jsonl
+    format: str  # sqlite | jsonl | dialogues
 
 
 def expand(args: list[str]) -> list[Path]:
@@ -59,6 +60,8 @@ def detect(path: Path, fmt: str = "auto") -> Source:
     by_ext = EXTENSIONS.get(path.suffix.lower())
     if by_ext == "sqlite":
         raise SourceError(str(path), "not a SQLite database (no SQLite header)", "check the file or pass --format")
+    if looks_like_dialogues(head):
+        return Source(path, "dialogues")
     if by_ext == "jsonl" or looks_like_jsonl(head):
         return Source(path, "jsonl")
-    raise SourceError(str(path), "format not recognised (neither SQLite nor JSONL)", "pass --format sqlite|jsonl")
+    raise SourceError(str(path), "format not recognised (neither SQLite nor JSONL)", "pass --format sqlite|jsonl|dialogues")

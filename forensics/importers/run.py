@@ -19,8 +19,8 @@ import orjson
 import pyarrow as pa
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import jsonl, sqlite
-from forensics.importers.discover import Source, detect, expand
+from forensics.importers import dialogues, jsonl, sqlite
+from forensics.importers.discover import FORMATS, Source, detect, expand
 from forensics.importers.load import load_batch, tune, with_source, write_runs, write_sources
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
 from forensics.importers.records import Parsed, stable_id
@@ -109,8 +109,8 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
            table: str | None = None, column: str | None = None, progress: Progress | None = None,
            workers: int | None = None) -> IngestResult:
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
-    if fmt not in ("auto", "sqlite", "jsonl"):
-        raise ForensicsError(f"unknown --format {fmt!r}; choose auto, sqlite or jsonl")
+    if fmt not in FORMATS:
+        raise ForensicsError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
     paths = expand([str(s) for s in sources])
     if not paths:
         raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl) under " + ", ".join(map(str, sources)))
@@ -177,7 +177,8 @@ def _plan(known: _Known, hasher: ThreadPoolExecutor, path: Path, fmt: str, table
             _plan_sqlite(pl, resolved, table, column)
         else:
             fp = f"{pl.size}:{pl.mtime_ns}"
-            pl.tasks.append((jsonl.parse_file, (resolved, res.source_id, fp), pl.size))
+            parse = dialogues.parse_file if src.format == "dialogues" else jsonl.parse_file
+            pl.tasks.append((parse, (resolved, res.source_id, fp), pl.size))
             pl.todo_bytes = pl.size
     except SourceError as e:
         res.status, res.error = "failed", str(e)
@@ -349,7 +350,7 @@ class _Loader:
             r = pl.result
             pl.arrays += p.state.get("arrays", 0)
             pl.first_bad = pl.first_bad or p.state.get("first_bad", "")
-            if pl.source.format == "jsonl":
+            if pl.source.format != "sqlite":  # whole files: JSONL sessions, dialogues
                 self.open_bytes += pl.todo_bytes
                 r.rows_read += p.rows_read
             r.messages_read += p.messages_read
@@ -360,7 +361,7 @@ class _Loader:
             existing += old
         if len(batch) == 1:  # an importer may leave the rows' source to us
             tables = {**tables, **{k: with_source(tables[k], batch[0][0].result.source_id) for k in ("conv", "quar")}}
-        whole = [pl.result.source_id for pl, _ in batch if pl.source.format == "jsonl"]
+        whole = [pl.result.source_id for pl, _ in batch if pl.source.format != "sqlite"]
         partial = batch[0][0].result.source_id if batch[0][0].source.format == "sqlite" else None
         unchanged = load_batch(self.con, tables, self.run_id, existing, whole, partial)
         for pl, p in batch:

@@ -4,14 +4,21 @@ from __future__ import annotations
 import os
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import polars as pl
 
 from forensics.errors import WarehouseError
 from forensics.warehouse.migrations import MIGRATIONS
 
 DEFAULT_DB = "forensics.duckdb"
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+    """Run SQL and return a polars DataFrame (through Arrow, no row loop)."""
+    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
 
 
 def utcnow() -> datetime:
@@ -65,13 +72,18 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
-        return duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None
         raise WarehouseError(f"{path}: cannot open as a DuckDB warehouse ({_first_line(e)})") from None
     except duckdb.Error as e:
         raise WarehouseError(f"{path}: not a DuckDB warehouse ({_first_line(e)}); choose another --db") from None
+    try:
+        con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
+    except duckdb.InvalidInputException:
+        pass  # in Jupyter without ipywidgets DuckDB refuses to touch the setting; there is no bar to hide
+    return con
 
 
 def _first_line(e: BaseException) -> str:
@@ -79,11 +91,11 @@ def _first_line(e: BaseException) -> str:
 
 
 def _version(con: duckdb.DuckDBPyConnection) -> int:
-    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+    has_meta = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchall()[0][0]
     if not has_meta:
         return 0
-    row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    return int(row[0]) if row else 0
+    rows = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
 def _migrate(con: duckdb.DuckDBPyConnection) -> None:

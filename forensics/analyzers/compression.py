@@ -1,0 +1,216 @@
+"""Tool-result compression replay (SPEC §6): what the seed's harness would cut, and what a threshold sweep does.
+
+The per-result work (context before each result, should_summarize, the size extract_key_info leaves) is the
+named query ``compression_replay`` (DuckDB, mirrors ``forensics.compress``). It runs once, at the loosest
+thresholds asked for: a result summarized under stricter thresholds is summarized under the loosest too, so
+one pass gives every point of a sweep, which is then a cheap aggregation. ``replay`` and ``sweep`` are the
+API the tuner calls; the analyzer also leaves ``compression_results`` (per result, configured thresholds)
+in the warehouse.
+
+Figures: tool share of context = tool characters ÷ all characters on the main paths (chars/4 is the token
+estimate, so the share is the same in tokens), pooled over the selection; asst_tool_ratio is the baseline's
+(mean over conversations of assistant ÷ tool characters), recomputed with the summarized tool text.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from forensics.analyzers.base import Chart, Context, Section, Table
+from forensics.queries import load_query
+from forensics.report.charts import figure
+from forensics.selection import SELECTED
+from forensics.warehouse import frame
+
+NAME = "compression"
+TITLE = "Tool-result compression replay"
+SWEEP_BYTES = (1000, 2000, 3000, 5000, 10000)
+SWEEP_SHARES = (0.2, 0.4, 0.6, 1.0)
+RESULTS_TABLE = "compression_results"
+CONV_KEYS = ["results", "summarized", "tool_bytes_before", "tool_bytes_after", "tool_share_before", "tool_share_after",
+             "asst_tool_ratio_before", "asst_tool_ratio_after"]
+_REPLAY = "_compression_replay"  # temp: per result at the loosest thresholds of the last prepare()
+
+
+def replay(con: duckdb.DuckDBPyConnection, summarize_bytes: int = 2000, summarize_share: float = 0.40,
+           head_tail_lines: int = 5) -> dict[str, Any]:
+    """Replay one setting over the selection (``sel_conversations`` when present, else every conversation)."""
+    _prepare(con, summarize_bytes, summarize_share, head_tail_lines)
+    return _totals(_per_conversation(con, [summarize_bytes], [summarize_share]))[0]
+
+
+def sweep(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_values: Sequence[float],
+          head_tail_lines: int = 5) -> pl.DataFrame:
+    """One row per (summarize_bytes, summarize_share) with the figures of ``replay``."""
+    _prepare(con, min(bytes_values), min(share_values), head_tail_lines)
+    return pl.DataFrame(_totals(_per_conversation(con, bytes_values, share_values)))
+
+
+def _prepare(con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_share: float, head_tail_lines: int) -> None:
+    values = {"tool_result_summarize_bytes": int(summarize_bytes), "tool_result_summarize_share": float(summarize_share),
+              "tool_result_head_tail_lines": int(head_tail_lines)}
+    with _variables(con, values):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_REPLAY} AS SELECT * FROM ({load_query('compression_replay').sql}) q "
+                    f"WHERE q.conversation_id IN ({_selected(con)})")
+
+
+@contextmanager
+def _variables(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> Iterator[None]:
+    """Set DuckDB variables for one query and put the config's values back afterwards."""
+    old = {k: con.execute("SELECT getvariable(?)", [k]).fetchall()[0][0] for k in values}
+    try:
+        for k, v in values.items():
+            con.execute(f"SET VARIABLE {k} = ?", [v])
+        yield
+    finally:
+        for k, v in old.items():
+            con.execute(f"SET VARIABLE {k} = ?", [v]) if v is not None else con.execute(f"RESET VARIABLE {k}")
+
+
+def _selected(con: duckdb.DuckDBPyConnection) -> str:
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [SELECTED]).fetchall()
+    return f"SELECT conversation_id FROM {SELECTED}" if exists[0][0] else "SELECT conversation_id FROM conversations"
+
+
+def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int],
+                      share_values: Sequence[float]) -> pl.DataFrame:
+    """Per grid point and conversation: results, summarized, tool bytes/chars before and after, context chars."""
+    return frame(con, f"""
+        WITH grid AS (
+            SELECT b.b, s.s FROM (SELECT unnest(?::BIGINT[]) AS b) b CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS s) s
+        ),
+        conv AS (
+            SELECT m.conversation_id, any_value(c.native_id) AS native_id,
+                   sum(m.content_chars)::BIGINT AS all_chars,
+                   coalesce(sum(m.content_chars) FILTER (WHERE m.role = 'assistant'), 0)::BIGINT AS assistant_chars
+            FROM messages m JOIN conversations c USING (conversation_id)
+            WHERE m.on_main_path AND m.conversation_id IN ({_selected(con)})
+            GROUP BY m.conversation_id
+        ),
+        per AS (
+            SELECT b, s, conversation_id, count(*) AS results, count(*) FILTER (WHERE summ) AS summarized,
+                   sum(result_bytes)::BIGINT AS tool_bytes_before,
+                   sum(CASE WHEN summ THEN after_bytes ELSE result_bytes END)::BIGINT AS tool_bytes_after,
+                   sum(result_chars)::BIGINT AS tool_chars_before,
+                   sum(CASE WHEN summ THEN after_chars ELSE result_chars END)::BIGINT AS tool_chars_after
+            FROM (SELECT g.b, g.s, r.*,
+                         r.result_bytes > g.b OR (r.context_bytes > 0 AND r.result_bytes > g.s * r.context_bytes) AS summ
+                  FROM {_REPLAY} r CROSS JOIN grid g)
+            GROUP BY b, s, conversation_id
+        )
+        SELECT g.b AS summarize_bytes, g.s AS summarize_share, c.conversation_id, c.native_id, c.all_chars,
+               c.assistant_chars, coalesce(p.results, 0) AS results, coalesce(p.summarized, 0) AS summarized,
+               coalesce(p.tool_bytes_before, 0) AS tool_bytes_before, coalesce(p.tool_bytes_after, 0) AS tool_bytes_after,
+               coalesce(p.tool_chars_before, 0) AS tool_chars_before, coalesce(p.tool_chars_after, 0) AS tool_chars_after
+        FROM grid g CROSS JOIN conv c
+        LEFT JOIN per p ON p.b = g.b AND p.s = g.s AND p.conversation_id = c.conversation_id
+        ORDER BY 1, 2, c.native_id
+    """, [list(map(int, bytes_values)), list(map(float, share_values))])
+
+
+def _with_shares(per: pl.DataFrame) -> pl.DataFrame:
+    after_all = pl.col("all_chars") - pl.col("tool_chars_before") + pl.col("tool_chars_after")
+    ratio = lambda tool: pl.when(pl.col(tool) > 0).then(pl.col("assistant_chars") / pl.col(tool))  # noqa: E731
+    return per.with_columns(
+        tool_share_before=pl.when(pl.col("all_chars") > 0).then(pl.col("tool_chars_before") / pl.col("all_chars")),
+        tool_share_after=pl.when(after_all > 0).then(pl.col("tool_chars_after") / after_all),
+        asst_tool_ratio_before=ratio("tool_chars_before"), asst_tool_ratio_after=ratio("tool_chars_after"))
+
+
+def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
+    """Pooled figures per grid point (ratios: mean over conversations with tool text, as the baseline)."""
+    per = _with_shares(per)
+    out = []
+    for (b, s), g in per.group_by(["summarize_bytes", "summarize_share"], maintain_order=True):
+        all_before, tb, ta = int(g["all_chars"].sum()), int(g["tool_chars_before"].sum()), int(g["tool_chars_after"].sum())
+        bb, ba, n, k = (int(g[c].sum()) for c in ("tool_bytes_before", "tool_bytes_after", "results", "summarized"))
+        out.append({
+            "summarize_bytes": int(b), "summarize_share": float(s), "results": n, "summarized": k,
+            "summarized_share": k / n if n else None, "tool_bytes_before": bb, "tool_bytes_after": ba,
+            "tool_bytes_saved_share": (bb - ba) / bb if bb else None,
+            "tool_share_before": tb / all_before if all_before else None,
+            "tool_share_after": ta / (all_before - tb + ta) if all_before - tb + ta else None,
+            "asst_tool_ratio_before": _mean(g["asst_tool_ratio_before"]),
+            "asst_tool_ratio_after": _mean(g["asst_tool_ratio_after"])})
+    return out
+
+
+def _mean(col: pl.Series) -> float | None:
+    vals = col.drop_nulls()
+    return float(vals.mean()) if len(vals) else None
+
+
+def run(ctx: Context) -> Section:
+    tr = ctx.cfg.tool_result
+    b0, s0, ht = int(tr.summarize_bytes), float(tr.summarize_share), int(tr.head_tail_lines)
+    grid_b, grid_s = sorted({*SWEEP_BYTES, b0}), sorted({*SWEEP_SHARES, s0})
+    _prepare(ctx.con, grid_b[0], grid_s[0], ht)
+    per = _with_shares(_per_conversation(ctx.con, grid_b, grid_s))
+    points = _totals(per)
+    here = next(p for p in points if p["summarize_bytes"] == b0 and p["summarize_share"] == s0)
+    mine = per.filter((pl.col("summarize_bytes") == b0) & (pl.col("summarize_share") == s0))
+    _write_results(ctx.con, b0, s0)
+    metrics = {**here, "head_tail_lines": ht, "compress_enabled": bool(tr.compress_enabled), "sweep": points,
+               "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)}}
+    sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(here, ht, bool(tr.compress_enabled)))
+    sec.tables += [Table("per_conversation", f"Replay per conversation (summarize_bytes {b0}, summarize_share {s0})",
+                         mine.select("native_id", *CONV_KEYS).sort("tool_bytes_before", descending=True)),
+                   Table("sweep", "Threshold sweep (pooled over the selection)",
+                         pl.DataFrame(points).select("summarize_bytes", "summarize_share", "summarized",
+                                                     "summarized_share", "tool_bytes_after", "tool_bytes_saved_share",
+                                                     "tool_share_after", "asst_tool_ratio_after"))]
+    sec.charts.append(Chart("sweep", "Tool share of context after compression, by threshold",
+                            lambda: _sweep_chart(points, here)))
+    return sec
+
+
+def _write_results(con: duckdb.DuckDBPyConnection, b0: int, s0: float) -> None:
+    """compression_results: per tool result of the selection at the configured thresholds."""
+    con.execute(f"""
+        CREATE OR REPLACE TABLE {RESULTS_TABLE} AS
+        SELECT native_id, conversation_id, position, result_bytes, result_chars, context_bytes, context_chars,
+               summ AS summarized, CASE WHEN summ THEN after_bytes ELSE result_bytes END AS after_bytes,
+               CASE WHEN summ THEN after_chars ELSE result_chars END AS after_chars
+        FROM (SELECT *, result_bytes > ? OR (context_bytes > 0 AND result_bytes > ? * context_bytes) AS summ
+              FROM {_REPLAY})
+        ORDER BY conversation_id, position""", [b0, s0])
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def _summary(h: dict[str, Any], ht: int, enabled: bool) -> str:
+    if not h["results"]:
+        return "No tool results in the selection: nothing to compress."
+    return (f"Replaying the harness's rule (summarize a result over {h['summarize_bytes']} bytes or over "
+            f"{h['summarize_share']:.0%} of the context before it; keep error lines and the first and last {ht} "
+            f"lines): {h['summarized']} of {h['results']} tool results ({_pct(h['summarized_share'])}) would be "
+            f"summarized, cutting tool bytes {_pct(h['tool_bytes_saved_share'])} ({h['tool_bytes_before']:,} → "
+            f"{h['tool_bytes_after']:,}). Tool text would go from {_pct(h['tool_share_before'])} to "
+            f"{_pct(h['tool_share_after'])} of the context"
+            + (f"; asst_tool_ratio from {h['asst_tool_ratio_before']:.2f} to {h['asst_tool_ratio_after']:.2f}."
+               if h["asst_tool_ratio_after"] is not None else ".")
+            + ("" if enabled else " (The config has compress_enabled = false: this is what enabling it would do.)"))
+
+
+def _sweep_chart(points: list[dict[str, Any]], here: dict[str, Any]):  # noqa: ANN202 - matplotlib Figure
+    fig = figure()
+    ax = fig.axes[0]
+    for s in sorted({p["summarize_share"] for p in points}):
+        row = [p for p in points if p["summarize_share"] == s and p["tool_share_after"] is not None]
+        ax.plot([p["summarize_bytes"] for p in row], [p["tool_share_after"] for p in row], marker="o",
+                label=f"summarize_share {s:g}")
+    if here["tool_share_before"] is not None:
+        ax.axhline(here["tool_share_before"], color="#9e9e9e", linestyle="--", linewidth=1)
+        ax.text(ax.get_xlim()[0], here["tool_share_before"], " without compression", color="#616161", fontsize=8,
+                va="bottom")
+    ax.set_xscale("log")
+    ax.set_xlabel("summarize_bytes (log scale)")
+    ax.set_ylabel("tool share of context")
+    ax.legend(fontsize=8)
+    return fig

@@ -1,0 +1,267 @@
+"""Drift phenomena (SPEC §5, seed 001 §三): the five ways long conversations lose the thread, with evidence.
+
+Per conversation each type gets a severity (none / low / high, thresholds in ``[drift]``), the rule that
+fired and the positions that prove it; type 4 says "not computed" until the topic analyzer's
+``topic_switches`` table exists. Every episode lands in the warehouse table ``drift_findings`` (one row per
+episode, plus a 'none' row per conversation and type so a query sees all five), and the worst episode of
+each type becomes a report finding. Secondary signals (seed §四): echo rate and continue-fatigue.
+
+1 tool_result_crowding  asst_tool_ratio low while a result exceeds tool_result.summarize_bytes; evidence:
+                        the largest results
+2 tool_dispersion       one user request reading many distinct targets, or one very wide round
+3 compaction_topic_loss re-discovery (``forensics.drift.rediscovery``)
+4 topic_interleave      the lag after a topic switch (``forensics.drift.interleave``)
+5 no_focus              pure tool echo and continue-nags
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.drift import interleave, rediscovery
+from forensics.report.charts import figure, short_label
+
+NAME = "drift"
+TITLE = "Drift phenomena"
+KINDS = ["tool_result_crowding", "tool_dispersion", "compaction_topic_loss", "topic_interleave", "no_focus"]
+RANK = {"none": 0, "low": 1, "high": 2}
+EVIDENCE_MAX = 12
+LARGEST = 5
+TABLE = "drift_findings"
+COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "drift_type": pl.Int32, "kind": pl.String,
+           "severity": pl.String, "rule": pl.String, "value": pl.Float64, "positions": pl.List(pl.Int32),
+           "detail": pl.String, "follows_compaction": pl.Boolean}
+
+
+def _sev(value: float | None, low: float, high: float, below: bool = False) -> str:
+    if value is None:
+        return "none"
+    if below:
+        return "high" if value <= high else "low" if value <= low else "none"
+    return "high" if value >= high else "low" if value >= low else "none"
+
+
+def run(ctx: Context) -> Section:
+    d, big = ctx.cfg.drift, int(ctx.cfg.tool_result.summarize_bytes)
+    base = ctx.query("baseline")
+    natives = dict(zip(base["conversation_id"].to_list(), base["native_id"].to_list()))
+    eps: list[dict[str, Any]] = []
+    eps += _crowding(ctx, base, d, big)
+    eps += _dispersion(ctx, d)
+    eps += _rediscovery(ctx, d, natives)
+    computed = interleave.available(ctx.con)
+    if computed:
+        eps += _interleave(ctx, d, natives)
+    signals = _signals(ctx, base)
+    eps += _no_focus(signals, d)
+    worst = _worst(eps)
+    _store(ctx, eps, worst, natives, computed)
+    return _section(base, eps, worst, signals, computed)
+
+
+def _ep(cid: str, native: str | None, kind: str, severity: str, rule: str, value: float | None, positions: list[int],
+        detail: str = "", follows: bool | None = None) -> dict[str, Any]:
+    return {"conversation_id": cid, "native_id": native, "drift_type": KINDS.index(kind) + 1, "kind": kind,
+            "severity": severity, "rule": rule, "value": value, "positions": sorted(set(positions))[:EVIDENCE_MAX],
+            "detail": detail, "follows_compaction": follows}
+
+
+def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[str, Any]]:
+    largest = ctx.df("SELECT conversation_id, list(position ORDER BY content_bytes DESC, position)[1:?] AS top, "
+                     "count(*) FILTER (WHERE content_bytes > ?) AS oversized "
+                     "FROM messages JOIN sel_conversations USING (conversation_id) "
+                     "WHERE on_main_path AND role = 'tool' GROUP BY 1", [LARGEST, big])
+    top = {r["conversation_id"]: r for r in largest.iter_rows(named=True)}
+    out = []
+    for r in base.iter_rows(named=True):
+        t = top.get(r["conversation_id"])
+        ratio = r["asst_tool_ratio"]
+        sev = _sev(ratio, d.crowding_ratio_low, d.crowding_ratio_high, below=True) if t and t["oversized"] else "none"
+        if sev != "none":
+            out.append(_ep(r["conversation_id"], r["native_id"], "tool_result_crowding", sev,
+                           f"asst_tool_ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
+                           f" with {t['oversized']} results > {big} bytes", ratio, t["top"],
+                           f"tool text is {1 / (1 + ratio):.0%} of assistant+tool text; largest results first"))
+    return out
+
+
+def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in ctx.query("tool_turns").iter_rows(named=True):
+        st = _sev(r["distinct_targets"], d.dispersion_targets_low, d.dispersion_targets_high)
+        sp = _sev(r["widest_round"], d.dispersion_parallel_low, d.dispersion_parallel_high)
+        sev = max(st, sp, key=RANK.__getitem__)
+        if sev == "none":
+            continue
+        rule = (f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]"
+                if RANK[st] >= RANK[sp] else f"{r['widest_round']} parallel calls in one message")
+        rounds = [int(x) for x in r["round_positions"].split(",")]
+        positions = rounds if RANK[st] >= RANK[sp] else [r["widest_round_position"]]
+        out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, rule,
+                       float(max(r["distinct_targets"], r["widest_round"])), positions,
+                       f"{r['calls']} calls in {r['rounds']} rounds before the answer"))
+    return out
+
+
+def _rediscovery(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for r in rediscovery.episodes(ctx.con, int(d.rediscovery_window), int(ctx.cfg.compaction.max_tokens)).iter_rows(
+            named=True):
+        follows = None if not r["compaction_logged"] else r["compaction_position"] is not None
+        where = ("no compaction is marked in this log" if follows is None else
+                 f"after the compaction at [{r['compaction_position']}]" if follows else "before any logged compaction")
+        rule = ("a call failed on a missing path, then a search looked for it" if r["sign"] == "not_found_then_search"
+                else f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens")
+        out.append(_ep(r["conversation_id"], natives.get(r["conversation_id"]), "compaction_topic_loss", r["severity"],
+                       rule, None, r["positions"], f"{r['detail']}; {where}", follows))
+    return out
+
+
+def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for lag in interleave.lags(ctx.con):
+        sev = _sev(lag.messages, d.interleave_lag_low, d.interleave_lag_high)
+        if sev != "none":
+            out.append(_ep(lag.conversation_id, natives.get(lag.conversation_id), "topic_interleave", sev,
+                           f"{lag.messages} messages ([{lag.first}]–[{lag.last}]) on the old topic after the switch at "
+                           f"[{lag.switch}]", float(lag.messages), lag.old_rounds,
+                           "old-topic targets: " + ", ".join(lag.old_targets[:6])))
+    return out
+
+
+def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
+    """Echo rate, continue-nags with their positions, continue-fatigue, tool calls in the turn before a nag."""
+    nags = ctx.df("""
+        WITH m AS (
+            SELECT conversation_id, position, role, tool_call_count,
+                   role = 'user' AND list_contains(coalesce(getvariable('baseline_continue_words'),
+                       ['继续', 'continue', 'go on', '继续吧']), trim(content)) AS nag,
+                   count(*) FILTER (WHERE role = 'user') OVER (PARTITION BY conversation_id ORDER BY position
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS turn
+            FROM messages JOIN sel_conversations USING (conversation_id) WHERE on_main_path
+        ),
+        calls AS (SELECT conversation_id, turn, sum(tool_call_count) AS calls FROM m GROUP BY 1, 2)
+        SELECT m.conversation_id, list(m.position ORDER BY m.position) AS nag_positions, avg(coalesce(c.calls, 0))
+               AS calls_before_nag
+        FROM m LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.turn = m.turn
+        WHERE m.nag GROUP BY 1""")
+    echo = ctx.df("SELECT conversation_id, list(position ORDER BY position) AS echo_positions FROM messages "
+                  "JOIN sel_conversations USING (conversation_id) WHERE on_main_path AND role = 'assistant' "
+                  "AND trim(content) = '' AND tool_call_count >= 1 GROUP BY 1")
+    return (base.select("conversation_id", "native_id", "user", "continue_nags",
+                        pl.col("empty_assistant_share").alias("echo_rate"))
+            .join(nags, on="conversation_id", how="left").join(echo, on="conversation_id", how="left")
+            .with_columns(continue_fatigue=pl.when(pl.col("user") > 0).then(pl.col("continue_nags") / pl.col("user"))))
+
+
+def _no_focus(signals: pl.DataFrame, d: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in signals.iter_rows(named=True):
+        se = _sev(r["echo_rate"], d.echo_rate_low, d.echo_rate_high)
+        sn = _sev(r["continue_nags"], d.continue_nags_low, d.continue_nags_high)
+        sev = max(se, sn, key=RANK.__getitem__)
+        if sev == "none":
+            continue
+        rate = "–" if r["echo_rate"] is None else f"{r['echo_rate']:.0%}"
+        out.append(_ep(r["conversation_id"], r["native_id"], "no_focus", sev,
+                       f"echo rate {rate}, {r['continue_nags']} continue-nags", r["echo_rate"],
+                       (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
+                       "continue-nags first, then the first pure tool-echo messages"))
+    return out
+
+
+def _worst(eps: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (conversation, kind) the episode to show: highest severity, then largest value, then earliest."""
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for e in eps:
+        key = (e["conversation_id"], e["kind"])
+        cur = best.get(key)
+        rank = (RANK[e["severity"]], e["value"] or 0, -(e["positions"][0] if e["positions"] else 0))
+        if cur is None or rank > (RANK[cur["severity"]], cur["value"] or 0,
+                                  -(cur["positions"][0] if cur["positions"] else 0)):
+            best[key] = e
+    return best
+
+
+def _store(ctx: Context, eps: list[dict[str, Any]], worst: dict[tuple[str, str], dict[str, Any]],
+           natives: dict[str, str], computed: bool) -> None:
+    rows = list(eps)
+    for cid, native in natives.items():
+        for kind in KINDS:
+            if (cid, kind) not in worst:
+                sev = "not computed" if kind == "topic_interleave" and not computed else "none"
+                rows.append(_ep(cid, native, kind, sev, "", None, []))
+    df = pl.DataFrame(rows, schema=COLUMNS)
+    ctx.con.register("_drift_rows", df.to_arrow())
+    ctx.con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id VARCHAR, native_id VARCHAR, drift_type "
+                    "INTEGER, kind VARCHAR, severity VARCHAR, rule VARCHAR, value DOUBLE, positions INTEGER[], "
+                    "detail VARCHAR, follows_compaction BOOLEAN)")
+    ctx.con.execute(f"DELETE FROM {TABLE} WHERE conversation_id IN (SELECT conversation_id FROM sel_conversations)")
+    ctx.con.execute(f"INSERT INTO {TABLE} SELECT * FROM _drift_rows")
+    ctx.con.unregister("_drift_rows")
+
+
+def _section(base: pl.DataFrame, eps: list[dict[str, Any]], worst: dict[tuple[str, str], dict[str, Any]],
+             signals: pl.DataFrame, computed: bool) -> Section:
+    def sev(cid: str, kind: str) -> str:
+        if kind == "topic_interleave" and not computed:
+            return "not computed"
+        return worst[(cid, kind)]["severity"] if (cid, kind) in worst else "none"
+
+    sig = {r["conversation_id"]: r for r in signals.iter_rows(named=True)}
+    convs = {}
+    for cid in base["conversation_id"].to_list():
+        s = sig[cid]
+        convs[cid] = {"native_id": s["native_id"], **{k: sev(cid, k) for k in KINDS}, "echo_rate": s["echo_rate"],
+                      "continue_nags": s["continue_nags"], "continue_fatigue": s["continue_fatigue"],
+                      "calls_before_nag": s["calls_before_nag"]}
+    counts = {k: {lvl: sum(1 for c in convs.values() if c[k] == lvl) for lvl in ("low", "high")} for k in KINDS}
+    mean = lambda col: (float(signals[col].drop_nulls().mean()) if signals[col].drop_nulls().len() else None)  # noqa: E731
+    metrics = {"interleave_computed": computed, "episodes": len(eps),
+               "conversations_flagged": {k: counts[k]["low"] + counts[k]["high"] for k in KINDS},
+               "conversations_high": {k: counts[k]["high"] for k in KINDS},
+               "means": {"echo_rate": mean("echo_rate"), "continue_fatigue": mean("continue_fatigue"),
+                         "continue_nags": mean("continue_nags")},
+               "conversations": convs}
+    grid = pl.DataFrame([{"conversation": c["native_id"], **{k: c[k] for k in KINDS},
+                          "echo_rate": c["echo_rate"], "continue_nags": c["continue_nags"]} for c in convs.values()],
+                        schema={"conversation": pl.String, **{k: pl.String for k in KINDS}, "echo_rate": pl.Float64,
+                                "continue_nags": pl.Int64})
+    grid = grid.sort(pl.sum_horizontal([pl.col(k).replace_strict(RANK, default=0) for k in KINDS]), descending=True)
+    findings = [Finding(e["kind"], e["severity"], e["conversation_id"], e["native_id"], e["positions"],
+                        (e["detail"] or e["rule"]), e["rule"])
+                for e in sorted(worst.values(), key=lambda e: (-RANK[e["severity"]], e["native_id"] or "", e["kind"]))]
+    sec = Section(NAME, TITLE, metrics=metrics, findings=findings,
+                  tables=[Table("severity", "Severity per conversation and drift type", grid)])
+    flagged = {k: counts[k]["low"] + counts[k]["high"] for k in KINDS}
+    sec.summary = (f"{base.height} conversations: " + ", ".join(f"{k.replace('_', ' ')} in {n}" for k, n in flagged.items()
+                                                               if not (k == "topic_interleave" and not computed))
+                   + "." + ("" if computed else " Multi-topic interleave is not computed: it needs the topic "
+                            "analyzer's topic_switches table."))
+    if findings:
+        sec.charts.append(Chart("severity", "Drift severity per conversation", lambda: _chart(grid)))
+    return sec
+
+
+def _chart(grid: pl.DataFrame):  # noqa: ANN202 - matplotlib Figure
+    rows = grid.head(30)
+    fig = figure(8.0, max(2.5, 0.28 * rows.height + 1.4))
+    ax = fig.axes[0]
+    colors = {"none": "#eeeeee", "low": "#ffb74d", "high": "#d32f2f", "not computed": "#ffffff"}
+    for i, r in enumerate(rows.iter_rows(named=True)):
+        for j, k in enumerate(KINDS):
+            ax.add_patch(_rect(j, i, colors[r[k]]))
+    ax.set_xlim(0, len(KINDS))
+    ax.set_ylim(rows.height, 0)
+    ax.set_xticks([j + 0.5 for j in range(len(KINDS))], [k.replace("_", "\n") for k in KINDS], fontsize=7)
+    ax.set_yticks([i + 0.5 for i in range(rows.height)], [short_label(x) for x in rows["conversation"].to_list()],
+                  fontsize=7)
+    return fig
+
+
+def _rect(x: int, y: int, color: str):  # noqa: ANN202 - a matplotlib Rectangle
+    from matplotlib.patches import Rectangle
+
+    return Rectangle((x, y), 1, 1, facecolor=color, edgecolor="#bdbdbd")

@@ -1,0 +1,89 @@
+"""Keywords (SPEC §7): per conversation, the top keywords of its user messages and its distinctive terms.
+
+The user messages are what the seed's fallback summarises (extract_keyword_summary: the user's words are
+the anchors a compaction must keep). Each distinct text is tokenized once (short replies such as 继续 repeat
+thousands of times), with the tokenizer mode and top_k of ``[keyword]``. The terms land in the warehouse
+table ``conversation_keywords`` (one row per conversation and term) for `forensics query` and notebooks.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Chart, Context, Section, Table
+from forensics.report.charts import figure, short_label
+from forensics.text.distinctive import distinctive_terms
+from forensics.text.keywords import content_tokens, top_keywords
+
+NAME = "keywords"
+TITLE = "Keywords and distinctive terms"
+DISTINCTIVE_K = 5
+CHART_CONVERSATIONS = 6
+
+
+def run(ctx: Context) -> Section:
+    kw = ctx.cfg.keyword
+    mode, top_k = str(kw.tokenizer), int(kw.top_k)
+    rows = ctx.df("SELECT c.conversation_id, c.native_id, list(m.content ORDER BY m.position) AS texts "
+                  "FROM messages m JOIN conversations c USING (conversation_id) "
+                  "JOIN sel_conversations USING (conversation_id) "
+                  "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL ORDER BY c.native_id")
+    tokens = lru_cache(maxsize=None)(lambda text: content_tokens(text, mode))
+    ids, natives, docs = rows["conversation_id"].to_list(), rows["native_id"].to_list(), rows["texts"].to_list()
+    tops = [top_keywords(Counter(w for t in texts for w in tokens(t or "")), top_k) for texts in docs]
+    distinct = distinctive_terms([[t or "" for t in texts] for texts in docs], DISTINCTIVE_K, mode, tokens)
+    _write_table(ctx, ids, tops, distinct)
+    metrics: dict[str, Any] = {
+        "tokenizer": mode, "top_k": top_k, "conversation_count": len(ids),
+        "conversations_without_keywords": sum(1 for t in tops if not t),
+        "conversations": {cid: {"native_id": nid, "user_messages": len(texts), "keywords": [[w, n] for w, n in top],
+                                "distinctive": [[w, round(s, 6)] for w, s in dist]}
+                          for cid, nid, texts, top, dist in zip(ids, natives, docs, tops, distinct)}}
+    table = pl.DataFrame({"conversation": natives, "user_messages": [len(t) for t in docs],
+                          "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
+                          "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct]},
+                         schema={"conversation": pl.String, "user_messages": pl.Int64, "keywords": pl.String,
+                                 "distinctive terms (TF-IDF)": pl.String})
+    sec = Section(NAME, TITLE, metrics=metrics, tables=[Table("per_conversation", "Keywords of user messages per "
+                                                              "conversation", table)])
+    sec.summary = (f"Top {top_k} keywords of each conversation's user messages (tokenizer {mode}, stop words "
+                   "removed) and the terms TF-IDF finds distinctive for it against the other conversations.")
+    charted = sorted(range(len(ids)), key=lambda i: -len(docs[i]))[:CHART_CONVERSATIONS]
+    chart_data = [(natives[i], distinct[i]) for i in charted if distinct[i]]
+    if chart_data:
+        sec.charts.append(Chart("distinctive_terms", "Distinctive terms (TF-IDF) of the conversations with the most "
+                                "user messages", lambda: _terms_chart(chart_data)))
+    return sec
+
+
+def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]],
+                 distinct: list[list[tuple[str, float]]]) -> None:
+    """conversation_keywords: kind 'keyword' (count) or 'distinctive' (TF-IDF weight), rank 1 = best."""
+    rows = [(cid, "keyword", r, w, float(n)) for cid, top in zip(ids, tops) for r, (w, n) in enumerate(top, 1)]
+    rows += [(cid, "distinctive", r, w, s) for cid, d in zip(ids, distinct) for r, (w, s) in enumerate(d, 1)]
+    df = pl.DataFrame(rows, schema={"conversation_id": pl.String, "kind": pl.String, "rank": pl.Int32,
+                                    "term": pl.String, "weight": pl.Float64}, orient="row")
+    ctx.con.register("_kw_rows", df.to_arrow())
+    ctx.con.execute("CREATE TABLE IF NOT EXISTS conversation_keywords (conversation_id VARCHAR, kind VARCHAR, "
+                    "rank INTEGER, term VARCHAR, weight DOUBLE)")
+    ctx.con.execute("DELETE FROM conversation_keywords WHERE conversation_id IN (SELECT conversation_id FROM "
+                    "sel_conversations)")
+    ctx.con.execute("INSERT INTO conversation_keywords SELECT * FROM _kw_rows")
+    ctx.con.unregister("_kw_rows")
+
+
+def _terms_chart(data: list[tuple[str, list[tuple[str, float]]]]):  # noqa: ANN202 - matplotlib Figure
+    fig = figure(9.0, 1.9 * ((len(data) + 1) // 2) + 0.6)
+    fig.clear()
+    axes = fig.subplots((len(data) + 1) // 2, 2, squeeze=False).ravel()
+    for ax, (native, terms) in zip(axes, data):
+        ax.barh([t for t, _ in terms][::-1], [w for _, w in terms][::-1], color="#1f77b4")
+        ax.set_title(short_label(native, 24), fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.tick_params(axis="x", labelsize=7)
+    for ax in axes[len(data):]:
+        ax.set_visible(False)
+    return fig

@@ -1,0 +1,202 @@
+"""Replay the probe over the whole warehouse and keep the result as three tables anyone can query.
+
+``sentinel_replies`` (one row per judged reply), ``sentinel_conversations`` (degradation onset and its lead
+over visible failure) and ``sentinel_models`` (compliance per key). The state machine needs every model's
+whole history in time order, so these always cover the whole warehouse; the report filters them.
+
+Time order is the conversation's ``created_at`` (then its native id), then the reply's position: message
+timestamps are often missing (SQLite message arrays carry none), and a conversation's replies stay together,
+as in the seed where a compliance record is read when a chat starts.
+"""
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+
+from forensics.analyzers.sentinel.classify import Sentinel, classify
+from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
+from forensics.config import Config
+from forensics.queries import load_query
+from forensics.warehouse import frame
+
+# Judged replies: assistant messages with no tool calls on the main path, with their turn (user messages
+# so far) and context size (characters of every earlier message, tool-call arguments included).
+JUDGED_SQL = """
+WITH args AS (
+    SELECT conversation_id, position, sum(length(arguments))::BIGINT AS arg_chars
+    FROM tool_calls WHERE position IS NOT NULL GROUP BY ALL
+),
+path AS (
+    SELECT m.conversation_id, m.position, m.role, m.tool_call_count,
+           m.content_chars + coalesce(a.arg_chars, 0) AS chars
+    FROM messages m LEFT JOIN args a USING (conversation_id, position)
+    WHERE m.on_main_path
+),
+walk AS (
+    SELECT *, coalesce(sum(chars) OVER earlier, 0)::BIGINT AS context_chars,
+           (sum((role = 'user')::INTEGER) OVER so_far)::INTEGER AS turn
+    FROM path
+    WINDOW so_far AS (PARTITION BY conversation_id ORDER BY position ROWS UNBOUNDED PRECEDING),
+           earlier AS (PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+)
+SELECT w.conversation_id, c.native_id, c.provider, c.model, c.created_at, w.position, w.turn, w.context_chars,
+       m.content
+FROM walk w
+JOIN conversations c USING (conversation_id)
+JOIN messages m ON m.conversation_id = w.conversation_id AND m.position = w.position AND m.on_main_path
+WHERE w.role = 'assistant' AND w.tool_call_count = 0
+ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id, w.position
+"""
+
+REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32, "turn": pl.Int32,
+                "context_chars": pl.Int64, "context_tokens": pl.Int64, "compliance_key": pl.String,
+                "provider": pl.String, "model": pl.String, "model_ordinal": pl.Int32, "status": pl.String,
+                "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
+
+
+def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config) -> ComplianceTracker:
+    """(Re)create the three sentinel tables for the whole warehouse; returns the replayed tracker."""
+    s = Sentinel.from_config(cfg)
+    tracker = ComplianceTracker(cfg.sentinel.compliance_window)
+    judged = frame(con, JUDGED_SQL)
+    replies = _replay(judged, s, tracker)
+    con.register("_sentinel_replies", replies.to_arrow())
+    try:
+        con.execute("CREATE OR REPLACE TABLE sentinel_replies AS SELECT * FROM _sentinel_replies")
+    finally:
+        con.unregister("_sentinel_replies")
+    _models(con, tracker)
+    _conversations(con)
+    return tracker
+
+
+def _replay(judged: pl.DataFrame, s: Sentinel, tracker: ComplianceTracker) -> pl.DataFrame:
+    """Classify every judged reply (one tight loop over the text) and run the state machine in time order."""
+    marker, tokens, closing = s.marker, s.tokens, s.closing
+    verdicts = [classify(t, marker, tokens, closing) for t in judged["content"].to_list()]
+    keys = [compliance_key(p, m) for p, m in zip(judged["provider"].to_list(), judged["model"].to_list())]
+    convs, positions = judged["conversation_id"].to_list(), judged["position"].to_list()
+    ordinals, outcomes, degraded = [], [], []
+    observe, onsets, models = tracker.observe, tracker.onsets, tracker.models
+    for key, conv, pos, v in zip(keys, convs, positions, verdicts):
+        ordinals.append(models[key].judged if key in models else 0)
+        outcomes.append(observe(key, conv, pos, v.status))
+        degraded.append(conv in onsets)  # latched at this reply or earlier
+    return pl.DataFrame({
+        "conversation_id": convs, "native_id": judged["native_id"], "position": positions, "turn": judged["turn"],
+        "context_chars": judged["context_chars"], "context_tokens": judged["context_chars"] // 4,
+        "compliance_key": keys, "provider": judged["provider"], "model": judged["model"], "model_ordinal": ordinals,
+        "status": [v.status for v in verdicts], "drifted": [v.drifted for v in verdicts], "outcome": outcomes,
+        "degraded": degraded}, schema=REPLY_SCHEMA)
+
+
+def _models(con: duckdb.DuckDBPyConnection, tracker: ComplianceTracker) -> None:
+    states = pl.DataFrame({
+        "compliance_key": list(tracker.models),
+        "known_compliant": [m.known_compliant for m in tracker.models.values()],
+        "muted": [m.muted for m in tracker.models.values()],
+        "muted_ordinal": [m.muted_at for m in tracker.models.values()],
+        "healthy_after_mute": [m.healthy_after_mute for m in tracker.models.values()]},
+        schema={"compliance_key": pl.String, "known_compliant": pl.Boolean, "muted": pl.Boolean,
+                "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32})
+    con.register("_sentinel_states", states.to_arrow())
+    try:
+        con.execute("""
+        CREATE OR REPLACE TABLE sentinel_models AS
+        WITH per AS (
+            SELECT compliance_key, any_value(provider) AS provider, any_value(model) AS model,
+                   count(DISTINCT conversation_id) AS conversations,
+                   count(*) AS judged,
+                   count(*) FILTER (WHERE status = 'healthy') AS healthy,
+                   count(*) FILTER (WHERE status = 'mutated') AS mutated,
+                   count(*) FILTER (WHERE status = 'missing') AS missing,
+                   count(DISTINCT conversation_id) FILTER (WHERE outcome = 'alarm') AS degraded_conversations,
+                   min(model_ordinal) FILTER (WHERE status = 'healthy') AS first_healthy_ordinal
+            FROM sentinel_replies GROUP BY 1
+        ),
+        drift AS (
+            SELECT compliance_key, string_agg(drifted || ' ' || n, ', ' ORDER BY n DESC, drifted) AS drifted_ranked
+            FROM (SELECT compliance_key, drifted, count(*) AS n FROM sentinel_replies
+                  WHERE drifted IS NOT NULL GROUP BY ALL)
+            GROUP BY 1
+        )
+        SELECT p.compliance_key, p.provider, p.model, p.conversations, p.judged, p.healthy, p.mutated, p.missing,
+               p.healthy / p.judged AS healthy_share, d.drifted_ranked, s.known_compliant, p.first_healthy_ordinal,
+               s.muted, s.muted_ordinal, c.created_at AS muted_since, r.conversation_id AS muted_conversation_id,
+               r.native_id AS muted_native_id, r.position AS muted_position, s.healthy_after_mute,
+               s.muted AND s.healthy_after_mute > 0 AS false_mute, p.degraded_conversations
+        FROM per p
+        JOIN _sentinel_states s USING (compliance_key)
+        LEFT JOIN drift d USING (compliance_key)
+        LEFT JOIN sentinel_replies r ON r.compliance_key = p.compliance_key AND r.model_ordinal = s.muted_ordinal
+        LEFT JOIN conversations c ON c.conversation_id = r.conversation_id
+        ORDER BY p.judged DESC, p.compliance_key
+        """)
+    finally:
+        con.unregister("_sentinel_states")
+
+
+def _conversations(con: duckdb.DuckDBPyConnection) -> None:
+    """Per conversation: onset, and the first visible failure before and after it (failures of degraded ones only)."""
+    failures = load_query("sentinel_failures").sql
+    # a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs: the error regex
+    # then reads only the tool results of degraded conversations
+    degraded = [r[0] for r in con.execute("SELECT DISTINCT conversation_id FROM sentinel_replies "
+                                          "WHERE outcome = 'alarm'").fetchall()]
+    con.execute(f"""
+    CREATE OR REPLACE TABLE sentinel_conversations AS
+    WITH per AS (
+        SELECT conversation_id, any_value(compliance_key) AS compliance_key, count(*) AS judged,
+               count(*) FILTER (WHERE status = 'healthy') AS healthy,
+               count(*) FILTER (WHERE status = 'mutated') AS mutated,
+               count(*) FILTER (WHERE status = 'missing') AS missing,
+               min(position) FILTER (WHERE outcome = 'alarm') AS onset_position
+        FROM sentinel_replies GROUP BY 1
+    ),
+    onset AS (
+        SELECT p.*, r.status AS onset_status, r.drifted AS onset_drifted, r.turn AS onset_turn,
+               r.context_chars AS onset_context_chars, r.context_tokens AS onset_context_tokens
+        FROM per p
+        LEFT JOIN sentinel_replies r ON r.conversation_id = p.conversation_id AND r.position = p.onset_position
+    ),
+    f AS (
+        SELECT q.* FROM ({failures}) q
+        WHERE q.conversation_id IN (SELECT unnest(?::VARCHAR[]))
+    ),
+    around AS (
+        SELECT o.conversation_id,
+               count(*) FILTER (WHERE f.position < o.onset_position) AS failures_before,
+               count(*) FILTER (WHERE f.position > o.onset_position) AS failures_after,
+               min(f.position) FILTER (WHERE f.position < o.onset_position) AS failure_before_position,
+               arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position < o.onset_position)
+                   AS failure_before_kind,
+               min(f.position) FILTER (WHERE f.position > o.onset_position) AS failure_position,
+               arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_kind,
+               arg_min(f.detail, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_detail
+        FROM onset o JOIN f USING (conversation_id)
+        GROUP BY 1
+    ),
+    users AS (
+        SELECT m.conversation_id, count(*)::INTEGER AS turns,
+               count(*) FILTER (WHERE m.position <= a.failure_position)::INTEGER AS upto_failure
+        FROM messages m LEFT JOIN around a USING (conversation_id)
+        WHERE m.on_main_path AND m.role = 'user'
+        GROUP BY 1
+    )
+    SELECT c.conversation_id, c.native_id, o.compliance_key, coalesce(u.turns, 0) AS turns,
+           coalesce(o.judged, 0) AS judged, coalesce(o.healthy, 0) AS healthy, coalesce(o.mutated, 0) AS mutated,
+           coalesce(o.missing, 0) AS missing, o.onset_position IS NOT NULL AS degraded, o.onset_position,
+           o.onset_status, o.onset_drifted, o.onset_turn, o.onset_context_chars, o.onset_context_tokens,
+           CASE WHEN o.onset_position IS NOT NULL THEN coalesce(a.failures_before, 0) END AS failures_before,
+           CASE WHEN o.onset_position IS NOT NULL THEN coalesce(a.failures_after, 0) END AS failures_after,
+           a.failure_before_position, a.failure_before_kind, a.failure_position, a.failure_kind, a.failure_detail,
+           CASE WHEN a.failure_position IS NOT NULL THEN u.upto_failure END AS failure_turn,
+           CASE WHEN a.failure_position IS NOT NULL THEN u.upto_failure - o.onset_turn END AS lead_turns,
+           a.failure_position - o.onset_position AS lead_messages,
+           CASE WHEN o.onset_position IS NOT NULL THEN a.failure_before_position IS NULL END AS sentinel_first
+    FROM conversations c
+    LEFT JOIN onset o USING (conversation_id)
+    LEFT JOIN around a USING (conversation_id)
+    LEFT JOIN users u USING (conversation_id)
+    ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id
+    """, [degraded])

@@ -1,0 +1,119 @@
+"""Topic inference per judged message, and the seed's conservative switch marker.
+
+Walking a conversation in order, each judged message either continues the current topic or starts one:
+a new topic (T1, T2, ... in order of appearance) or a return to an earlier topic it resembles. A message
+with no content token (继续, ok, 好的, why?) gets no topic at all. A topic-lexicon phrase in the message
+(config ``[topic] lexicon``) names its topic outright.
+
+The marker (seed 001, improvement 5, ``pending_topic_marker``) is set on a judged message only when it and
+the previous judged message both have a topic with confidence >= ``min_confidence`` and the topics differ;
+if either has none, there is no marker, so a short follow-up never causes or carries a false alarm.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from forensics.analyzers.topics.model import Model
+from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features, terms
+from forensics.text.keywords import keyword_summary
+
+RETURN_SIMILARITY = 0.35  # cosine with an earlier topic's profile above which a switch is a return to it
+LEXICON_CONFIDENCE = 0.9  # a configured phrase names the topic: as sure as an explicit trigger gets
+KEYWORDS = 5
+
+
+@dataclass
+class Judged:
+    """What the inference says about one judged message."""
+
+    position: int
+    topic: str | None
+    confidence: float | None
+    score: float | None  # the raw switch score in [0, 1] (None for a content-free message)
+    marker: bool = False
+    drivers: list[str] = field(default_factory=list)  # the message's terms that the topic before lacked
+
+
+def infer(msgs: Sequence[Message], idf: Idf, model: Model, lexicon: Mapping[str, Sequence[str]] | None = None,
+          min_confidence: float = 0.7) -> list[Judged]:
+    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path)."""
+    feats = features(msgs, idf)
+    lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
+    profiles: dict[str, Counter[str]] = {}
+    current: str | None = None
+    out: list[Judged] = []
+    for m, f in zip(msgs, feats):
+        if not m.judged:
+            if current is not None:
+                profiles[current].update(m.tokens)
+            continue
+        if f is None:
+            out.append(Judged(m.position, None, None, None))
+            continue
+        s = model.score(f)
+        named = _lexicon_topic(m.text, lex)
+        if named:
+            topic, conf = named, LEXICON_CONFIDENCE
+        elif current is None:
+            topic, conf = f"T{len(profiles) + 1}", model.confidence(s)
+        elif model.switches(s):
+            topic, conf = _new_or_return(m, profiles, current, idf), model.confidence(s)
+        else:
+            topic, conf = current, model.confidence(s)
+        drivers = _drivers(m, profiles.get(current) if current else None, idf)
+        profiles.setdefault(topic, Counter()).update(m.tokens)
+        current = topic
+        out.append(Judged(m.position, topic, conf, s, drivers=drivers))
+    mark(out, min_confidence)
+    return out
+
+
+def mark(judged: list[Judged], min_confidence: float) -> None:
+    """The conservative rule, in place: both confident, topics differ; either none -> no marker."""
+    for prev, cur in zip(judged, judged[1:]):
+        cur.marker = (prev.topic is not None and cur.topic is not None and prev.topic != cur.topic
+                      and prev.confidence is not None and cur.confidence is not None
+                      and prev.confidence >= min_confidence and cur.confidence >= min_confidence)
+
+
+def _lexicon_topic(text: str, lex: Mapping[str, list[str]]) -> str | None:
+    """The lexicon topic with the most phrases in ``text`` (ties: the first in the table)."""
+    low = text.lower()
+    best, hits = None, 0
+    for name, phrases in lex.items():
+        n = sum(p in low for p in phrases)
+        if n > hits:
+            best, hits = name, n
+    return best
+
+
+def _new_or_return(m: Message, profiles: dict[str, Counter[str]], current: str, idf: Idf) -> str:
+    v = _vector(Counter(m.tokens), idf)
+    best, sim = None, RETURN_SIMILARITY
+    for name, prof in profiles.items():
+        if name != current:
+            c = cosine(v, _vector(prof, idf))
+            if c >= sim:
+                best, sim = name, c
+    return best or f"T{sum(1 for k in profiles if k.startswith('T') and k[1:].isdigit()) + 1}"
+
+
+def _drivers(m: Message, before: Counter[str] | None, idf: Idf) -> list[str]:
+    """The message's heaviest words that the topic before it never used: what made it look new.
+
+    Whole words (jieba), not Han pairs, so a reader sees 交付 rather than 送交; rarer and longer first.
+    """
+    cands = [t for t in dict.fromkeys(terms(m.text, "jieba")) if not before or t not in before]
+    return sorted(cands, key=lambda t: (-idf(t), -len(t)))[:KEYWORDS]
+
+
+def topic_keywords(msgs: Sequence[Message], judged: Sequence[Judged], mode: str) -> dict[str, list[str]]:
+    """Top keywords per topic, from the judged messages assigned to it."""
+    texts: dict[str, list[str]] = {}
+    by_pos = {m.position: m for m in msgs}
+    for j in judged:
+        if j.topic is not None:
+            texts.setdefault(j.topic, []).append(by_pos[j.position].text)
+    return {t: [w for w, _ in keyword_summary(v, KEYWORDS, mode)] for t, v in texts.items()}

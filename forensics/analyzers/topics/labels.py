@@ -1,0 +1,80 @@
+"""Reading topic labels: the uniform dialogue JSONL of shared/data, or just ids and topic-starting indices.
+
+Accepted lines (one object per conversation):
+- ``{"dialogue_id": ..., "turns": [{"idx": 0, "shift": false, ...}, ...]}`` (shared/data);
+- ``{"dialogue_id": ..., "shifts": [8, 13]}`` (``topic_shifts`` and ``id`` are accepted too, so the
+  gen_corpus labels files work as they are).
+The id is matched against conversations' native ids; indices are main-path positions.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from forensics.errors import ForensicsError
+
+
+@dataclass(frozen=True)
+class Labels:
+    path: Path
+    shifts: dict[str, list[int]]  # dialogue id -> positions that start a topic
+    has_turns: bool  # the file carries the dialogues themselves (importable with --format dialogues)
+
+
+def read_labels(path: str | os.PathLike[str]) -> Labels:
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise ForensicsError(f"{p}: cannot read labels ({e.strerror or e}); check the path") from None
+    shifts: dict[str, list[int]] = {}
+    has_turns = False
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise ForensicsError(f"{p}:{lineno}: not JSON; labels are JSONL, one dialogue per line") from None
+        key = obj.get("dialogue_id", obj.get("id")) if isinstance(obj, dict) else None
+        if key is None:
+            raise ForensicsError(f"{p}:{lineno}: a labels line needs dialogue_id (or id)")
+        if isinstance(obj.get("turns"), list):
+            has_turns = True
+            try:
+                shifts[str(key)] = sorted(int(t["idx"]) for t in obj["turns"] if t.get("shift"))
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ForensicsError(f"{p}:{lineno}: every turn needs an integer idx") from None
+            continue
+        marks = obj.get("shifts", obj.get("topic_shifts"))
+        if not isinstance(marks, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in marks):
+            raise ForensicsError(f"{p}:{lineno}: needs turns, or shifts: a list of topic-starting positions")
+        shifts[str(key)] = sorted(marks)
+    if not shifts:
+        raise ForensicsError(f"{p}: no labeled dialogue in this file")
+    return Labels(p, shifts, has_turns)
+
+
+def ensure_imported(db: str | os.PathLike[str], labels: Labels) -> int:
+    """Import the labeled dialogues into the warehouse when the file carries them and some are missing.
+
+    Returns how many conversations were added (0 when all were there or the file has no turns).
+    """
+    if not labels.has_turns:
+        return 0
+    from forensics.importers.run import ingest
+    from forensics.warehouse import open_warehouse
+
+    if Path(db).exists():
+        with open_warehouse(db, read_only=True) as wh:
+            have = {r[0] for r in wh.con.execute("SELECT native_id FROM conversations").fetchall()}
+        if all(k in have for k in labels.shifts):
+            return 0
+    result = ingest([labels.path], db=db, fmt="dialogues")
+    failed = [s.error for s in result.sources if s.error]
+    if failed:
+        raise ForensicsError(failed[0])
+    return result.totals()["conversations_new"]

@@ -1,0 +1,59 @@
+"""How the signals combine into one switch score, and how a score becomes a confidence.
+
+The score is a logistic combination of the signals in ``signals.FEATURES``; the weights in
+``weights.json`` were fitted once, offline, on the training halves of the two public labeled sets
+(`python bench/topics.py --fit`: TIAGE train + KdConv film/music, the two sets weighted equally). No labels
+are needed to run it. Signals that those sets never exercise (explicit shift cues such as "by the way" /
+"另外") keep a weight set by hand, recorded in the same file under ``fixed``.
+
+Confidence is the decision margin on a probability scale anchored at the default ``min_confidence``:
+a message whose score equals the fitted operating point ``anchor`` gets confidence 0.7 for a switch,
+higher scores more; a message well below it gets a high confidence that it continues the current topic.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import orjson
+
+from forensics.analyzers.topics.signals import FEATURES
+
+ANCHOR_CONFIDENCE = 0.7  # the confidence a score exactly at the operating point gets (the seed's 0.7)
+
+
+@dataclass(frozen=True)
+class Model:
+    weights: dict[str, float]
+    bias: float
+    anchor: float  # the score at which a switch becomes likelier than not, as fitted
+
+    def score(self, f: dict[str, float]) -> float:
+        z = self.bias + sum(self.weights.get(k, 0.0) * f[k] for k in FEATURES)
+        return _sigmoid(z)
+
+    def switches(self, score: float) -> bool:
+        return score >= self.anchor
+
+    def confidence(self, score: float) -> float:
+        """Confidence in the decision the score leads to (switch or continue)."""
+        margin = _logit(score) - _logit(self.anchor)
+        return _sigmoid(abs(margin) + _logit(ANCHOR_CONFIDENCE))
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-9), 1 - 1e-9)
+    return math.log(p / (1 - p))
+
+
+@lru_cache(maxsize=1)
+def load_model() -> Model:
+    data = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())
+    weights = {**data["weights"], **data.get("fixed", {})}
+    return Model(weights, float(data["bias"]), float(data["anchor"]))

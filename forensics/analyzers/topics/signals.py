@@ -1,0 +1,218 @@
+"""What a message says about whether it starts a new topic: a small set of signals any conversation offers.
+
+For each judged message the signals compare it with what came before on the main path (every role's text,
+plus the targets of the assistant's tool calls: paths, queries, commands):
+
+- lexical cohesion (TF-IDF cosine, the §7 tokenizer) with the previous message and with the recent context;
+- novelty: the share of its weighted terms the conversation has not used yet, and whether it names an
+  entity or identifier (a title, a name, a file path, an error string) never seen before;
+- hand-off: whether it picks up terms or an entity that the previous message just introduced (the other
+  party's new subject becoming the topic);
+- dialogue structure: a question opens a line of talk, an answer to the previous message's question
+  continues it, an acknowledgment followed by a new question is the classic way to change the subject;
+- cue phrases at the start: "by the way", "另外", "换个话题" announce a switch; "yes", "also", "那", "这个"
+  tie the message to what was just said.
+
+No signal needs labels. How they combine into one switch score lives in ``model.py``.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from forensics.text.keywords import content_tokens
+from forensics.text.tokenize import _jieba
+
+FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
+            "answers", "ack_then_question", "cue_shift", "cue_continue", "depth")
+CONTEXT_MESSAGES = 4  # messages (any role) that make up the recent context
+DEPTH_CAP = 5  # judged messages after which the conversation counts as fully under way
+
+_SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_QUESTION = re.compile(r"[?？]\s*[\"'”）)]*\s*$|[吗呢么嘛][。！!~～]*\s*$")
+_TITLE = re.compile(r"《([^》]{1,40})》|【([^】]{1,40})】|「([^」]{1,40})」")
+_DOT_NAME = re.compile(r"[\u4e00-\u9fff]{1,4}(?:·[\u4e00-\u9fff]{1,6})+")
+_PATH = re.compile(r"(?:[\w.\-]+/)+[\w.\-]+|\b[\w\-]+\.(?:rs|py|ts|tsx|js|jsx|go|java|md|json|toml|ya?ml|sql|c|h|cpp|"
+                   r"txt|log|sh|html|css|vue|kt|swift|rb|php|db)\b")
+_CODE = re.compile(r"`([^`\n]{2,80})`")
+_IDENT = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
+_ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:panic|traceback|errno|E\d{3,4})\b")
+_NAME = re.compile(r"(?<![.!?。]\s)(?<!^)\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})*")
+
+SHIFT_CUES = ("by the way", "btw", "anyway", "another thing", "switching topic", "on another note", "speaking of",
+              "let's park", "lets park", "changing the subject", "new topic", "unrelated", "separately",
+              "另外", "对了", "换个话题", "顺便", "说到", "话说", "先放一放", "这个先放", "题外话", "还有个问题", "另一个问题")
+CONTINUE_CUES = ("yes", "yeah", "yep", "yup", "no", "nope", "me too", "same", "also", "too", "and ", "so ", "it ",
+                 "it's", "that", "this", "they", "he ", "she ", "his ", "her ", "them", "thanks", "thank you", "ok",
+                 "是的", "是啊", "对", "嗯", "哦", "噢", "啊", "确实", "没错", "那", "还", "也", "这", "他", "她", "它",
+                 "该", "此", "再", "继续", "然后", "而且", "所以", "不过", "但")
+ACK_MAX_TOKENS = 3  # an opening sentence this light ("that is nice.", "哈哈，好的。") is an acknowledgment
+
+
+def stem(tok: str) -> str:
+    """Fold English plurals so "pets" meets "pet"; Han tokens pass unchanged."""
+    if tok.isascii() and len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+        return tok[:-1]
+    return tok
+
+
+def terms(text: str, mode: str = "jieba+bigram") -> list[str]:
+    """Content tokens (§7 tokenizer, stop words out), English plurals folded."""
+    return [stem(t) for t in content_tokens(text, mode)]
+
+
+def entities(text: str, proper_nouns: bool = True) -> set[str]:
+    """Names and identifiers: titles in 《》【】, dotted Chinese names, paths, `code`, identifiers, errors, and
+    (``proper_nouns``) the Chinese person/place/organisation names jieba's tagger finds."""
+    out: set[str] = set()
+    for m in _TITLE.finditer(text):
+        out.add(next(g for g in m.groups() if g).strip().lower())
+    out.update(x.lower() for x in _DOT_NAME.findall(text))
+    out.update(x.lower() for x in _PATH.findall(text))
+    out.update(x.strip().lower() for x in _CODE.findall(text))
+    out.update(x.lower() for x in _IDENT.findall(text))
+    out.update(x.lower() for x in _ERROR.findall(text))
+    out.update(x.lower() for x in _NAME.findall(text) if x.lower() not in _COMMON_CAPS)
+    if proper_nouns and _HAN.search(text):
+        head = text[:POSSEG_CHARS]
+        out.update(w for w, flag in _posseg().lcut(head) if flag in PROPER_NOUN_TAGS and len(w) > 1)
+    return {e for e in out if len(e) > 1}
+
+
+POSSEG_CHARS = 500  # the tagger is slow (HMM); a message names its subject early
+PROPER_NOUN_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})  # jieba: person, place, organisation, other
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@lru_cache(maxsize=1)
+def _posseg():  # noqa: ANN202 - jieba.posseg, loaded once (the tokenizer has initialised jieba quietly)
+    _jieba()
+    import jieba.posseg
+
+    return jieba.posseg
+
+
+_COMMON_CAPS = frozenset("the this that what when where why how yes yeah well okay also there they then and but "
+                         "hello thanks thank sure please let can could would will just maybe".split())
+
+
+def is_question(text: str) -> bool:
+    sents = sentences(text)
+    return bool(sents) and bool(_QUESTION.search(sents[-1]))
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENT.split(text.strip()) if s and s.strip()]
+
+
+def starts_with(text: str, cues: Iterable[str]) -> bool:
+    s = text.strip().lower().lstrip("\"'“（(")
+    return any(s.startswith(c) for c in cues)
+
+
+@dataclass
+class Message:
+    """One main-path message as the signals see it."""
+
+    position: int
+    role: str
+    text: str
+    judged: bool
+    targets: list[str] = field(default_factory=list)  # tool-call targets, for assistant messages
+    native: str | None = None  # the message's id in its source
+    tokens: list[str] = field(default_factory=list)
+    names: set[str] = field(default_factory=set)
+
+
+def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
+    """Tokenize in place (text plus tool-call targets) and find entities."""
+    for m in msgs:
+        extra = " ".join(m.targets)
+        m.tokens = terms(m.text + ("\n" + extra if extra else ""), mode)
+        m.names = entities(m.text, proper_nouns=m.judged) | {t.lower() for t in m.targets if t}
+
+
+class Idf:
+    """Inverse document frequency over messages, smoothed so that a tiny warehouse still ranks terms."""
+
+    def __init__(self, docs: Iterable[Iterable[str]]) -> None:
+        df: Counter[str] = Counter()
+        n = 0
+        for d in docs:
+            df.update(set(d))
+            n += 1
+        self.n, self.df = n, df
+
+    def __call__(self, term: str) -> float:
+        return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1
+
+
+def _vector(counts: Counter[str], idf: Idf) -> dict[str, float]:
+    return {t: (1 + math.log(c)) * idf(t) for t, c in counts.items()}
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if not a or not b:
+        return 0.0
+    if len(a) > len(b):
+        a, b = b, a
+    num = sum(v * b.get(t, 0.0) for t, v in a.items())
+    den = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+    return num / den if den else 0.0
+
+
+def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]:
+    """Per message: the signal values if it is judged and has content, else None.
+
+    ``msgs`` are the conversation's user and assistant messages on the main path, in order (tool output is
+    left out: its size would drown the talk; the assistant's tool-call targets stand for it).
+    """
+    out: list[dict[str, float] | None] = []
+    first: dict[str, int] = {}  # term -> index of the message that used it first
+    first_name: dict[str, int] = {}
+    judged = 0
+    prev: int | None = None
+    for i, m in enumerate(msgs):
+        out.append(_one(msgs, i, prev, idf, first, first_name, judged) if m.judged and m.tokens else None)
+        judged += m.judged
+        for t in m.tokens:
+            first.setdefault(t, i)
+        for n in m.names:
+            first_name.setdefault(n, i)
+        if m.text.strip() or m.targets:
+            prev = i
+    return out
+
+
+def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[str, int],
+         first_name: dict[str, int], depth: int) -> dict[str, float]:
+    m = msgs[i]
+    prev = msgs[p] if p is not None else None
+    cur = Counter(m.tokens)
+    v = _vector(cur, idf)
+    mass = sum(idf(t) for t in cur) or 1.0
+    ctx: Counter[str] = Counter()
+    for j in range(max(0, i - CONTEXT_MESSAGES), i):
+        ctx.update(msgs[j].tokens)
+    sents = sentences(m.text)
+    first_light = len(sents) >= 2 and len(terms(sents[0])) <= ACK_MAX_TOKENS and not _QUESTION.search(sents[0])
+    question = is_question(m.text)
+    return {
+        "cos_prev": cosine(v, _vector(Counter(prev.tokens), idf)) if prev else 0.0,
+        "cos_ctx": cosine(v, _vector(ctx, idf)),
+        "novel": sum(idf(t) for t in cur if t not in first) / mass,
+        "handoff": sum(idf(t) for t in cur if p is not None and first.get(t) == p) / mass,
+        "entity_new": float(any(n not in first_name for n in m.names)),
+        "entity_handoff": float(p is not None and any(first_name.get(n) == p for n in m.names)),
+        "length": math.log1p(len(m.tokens)),
+        "question": float(question),
+        "answers": float(prev is not None and is_question(prev.text)),
+        "ack_then_question": float(first_light and question),
+        "cue_shift": float(starts_with(m.text, SHIFT_CUES)),
+        "cue_continue": float(starts_with(m.text, CONTINUE_CUES)),
+        "depth": min(depth, DEPTH_CAP) / DEPTH_CAP,
+    }

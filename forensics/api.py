@@ -1,0 +1,115 @@
+"""The supported Python API beyond ingest: reports, queries and tidy DataFrames of the warehouse.
+
+Every function opens the warehouse for the duration of the call, so notebooks can interleave them with
+`forensics` commands. DataFrames are polars (Arrow underneath: ``.to_pandas()``/``.to_arrow()`` work).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from forensics.check import Verdict, baseline_document, load_baseline, write_baseline
+from forensics.check import compare as compare_baseline
+from forensics.config import Config, load_config
+from forensics.errors import ForensicsError
+from forensics.queries import check_read_only, load_query
+from forensics.redact import redact_snippet
+from forensics.report.build import Report, build_report
+from forensics.report.compare import Comparison, build_comparison, report_figures
+from forensics.report.render import FORMATS, write
+from forensics.selection import Selection
+from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
+
+PathLike = str | os.PathLike[str]
+
+
+def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> pl.DataFrame:
+    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked."""
+    sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
+    with open_warehouse(db, read_only=True) as wh:
+        check_read_only(wh.con, sql)
+        try:
+            df = frame(wh.con, sql)
+        except duckdb.CatalogException as e:
+            if "Table with name" not in str(e):
+                raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
+            raise ForensicsError(f"{str(e).splitlines()[0]}; derived tables (sentinel_*, topic_*, drift_*, ...) "
+                                 "appear after `forensics report` has run on this warehouse") from None
+        except duckdb.Error as e:
+            raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
+    if redact:
+        cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
+                if t == pl.String]
+        df = df.with_columns(cols) if cols else df
+    return df
+
+
+def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False)
+
+
+def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_path: bool = True) -> pl.DataFrame:
+    """Messages (raw text: this is your own data), optionally of one conversation (id or native id)."""
+    with open_warehouse(db, read_only=True) as wh:
+        return frame(
+            wh.con, "SELECT c.native_id AS conversation, m.* FROM messages m JOIN conversations c USING (conversation_id) "
+            "WHERE (? IS NULL OR m.conversation_id = ? OR c.native_id = ?) AND (m.on_main_path OR NOT ?) "
+            "ORDER BY c.native_id, m.seq", [conversation] * 3 + [main_path])
+
+
+def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    with open_warehouse(db, read_only=True) as wh:
+        return frame(
+            wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
+            "WHERE (? IS NULL OR t.conversation_id = ? OR c.native_id = ?) ORDER BY c.native_id, t.seq, t.call_index",
+            [conversation] * 3)
+
+
+def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
+    """The SPEC §4 metrics, one row per selected conversation."""
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
+    per = rep.sections[0].metrics["conversations"]
+    return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
+
+
+def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
+           only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
+           compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
+           after: str | None = None, labels: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+    """Build the report (or a before/after comparison) and write it; returns it and the files written.
+
+    ``labels``: a labels file; labeled dialogues it carries are imported first when missing (SPEC §8).
+    """
+    cfg = cfg or load_config()
+    if labels:
+        from forensics.analyzers.topics.labels import ensure_imported, read_labels
+
+        ensure_imported(db, read_labels(labels))
+    selection = selection or Selection()
+    if compare_db or split_at or before or after:
+        result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
+                                                       split_at=split_at, before=before, after=after)
+    else:
+        result = build_report(db, cfg, selection, only, labels=labels)
+    return result, write(result, out, formats or list(FORMATS))
+
+
+def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
+          selection: Selection | None = None, update: bool = False) -> list[Verdict]:
+    """Compare current metrics with the baseline file (or rewrite its values with ``update``)."""
+    rules = load_baseline(baseline_path)
+    sections = sorted({k.split(".", 1)[0] for k in rules})
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections)
+    figures = report_figures(rep)
+    if update:
+        write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))
+        rules = load_baseline(baseline_path)
+    return compare_baseline(rules, figures)
+
+
+def write_metrics_baseline(result: Report, path: PathLike) -> None:
+    """The baseline `forensics check` compares against, from a report's summary figures."""
+    write_baseline(path, baseline_document(report_figures(result)))

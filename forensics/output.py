@@ -1,0 +1,45 @@
+"""Query results out to a terminal table, CSV, JSON or Parquet: data on stdout, nothing else."""
+from __future__ import annotations
+
+import sys
+
+import click
+import polars as pl
+
+from forensics.errors import ForensicsError
+
+
+def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
+    if fmt == "parquet":
+        if not out:
+            raise ForensicsError("--format parquet needs --out FILE")
+        df.write_parquet(out)
+        return
+    if fmt == "csv":
+        text = df.write_csv()
+    elif fmt == "json":
+        text = df.write_json() + "\n"
+    else:
+        text = _table(df)
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        click.echo(text, nl=False)
+
+
+def _table(df: pl.DataFrame) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(show_lines=False)
+    for c in df.columns:
+        t.add_column(c, overflow="fold")
+    for row in df.head(1000).iter_rows():
+        t.add_row(*["" if v is None else str(v)[:200] for v in row])
+    con = Console(file=sys.stdout, width=max(80, min(200, Console().width)))
+    with con.capture() as cap:
+        con.print(t)
+        if df.height > 1000:
+            con.print(f"… {df.height - 1000} more rows (use --format csv)")
+    return cap.get()

@@ -1,0 +1,86 @@
+"""Run the selected analyzers over a warehouse and collect their sections (secrets already masked)."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from forensics import analyzers
+from forensics.analyzers.base import Context, Finding, Section, Table
+from forensics.config import Config, load_config
+from forensics.errors import WarehouseError
+from forensics.redact import redact, redact_snippet
+from forensics.selection import Selection
+from forensics.warehouse import open_warehouse
+
+METRICS_SCHEMA_VERSION = 1
+
+
+def toolkit_version() -> str:
+    try:
+        return version("forensics")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+@dataclass
+class Report:
+    meta: dict[str, Any]
+    sections: list[Section] = field(default_factory=list)
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+
+def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
+                 only: str | list[str] | None = None, labels: str | None = None) -> Report:
+    """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
+    file analyzers may score themselves against."""
+    cfg = cfg or load_config()
+    selection = selection or Selection()
+    names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
+    if not Path(db).exists():
+        raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
+        ctx = Context.open(wh.con, cfg, selection, labels)
+        meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
+                "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+                "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
+                "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
+                "analyzers": names, "labels": labels}
+        report = Report(meta)
+        for name in names:
+            report.sections.append(_masked(analyzers.load(name).run(ctx)))
+    return report
+
+
+def _masked(sec: Section) -> Section:
+    """Mask secrets in every string a section carries (tables, findings, grids, metrics)."""
+    sec.summary = redact(sec.summary)
+    sec.grid = [[redact(c) for c in row] for row in sec.grid]
+    sec.tables = [Table(t.name, t.caption, _mask_df(t.df)) for t in sec.tables]
+    sec.findings = [Finding(f.kind, f.severity, f.conversation_id, f.native_id, f.positions, redact(f.summary), f.rule)
+                    for f in sec.findings]
+    sec.metrics = _mask_obj(sec.metrics)
+    return sec
+
+
+def _mask_df(df: pl.DataFrame) -> pl.DataFrame:
+    cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
+            if t == pl.String]
+    return df.with_columns(cols) if cols else df
+
+
+def _mask_obj(o: Any) -> Any:
+    if isinstance(o, str):
+        return redact_snippet(o)
+    if isinstance(o, dict):
+        return {k: _mask_obj(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_mask_obj(v) for v in o]
+    return o

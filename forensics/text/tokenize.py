@@ -1,0 +1,115 @@
+"""Tokenizer modes of SPEC §7: ``bigram``, ``jieba`` and ``jieba+bigram``.
+
+Text is NFKC-normalised first, so full-width letters and digits (ＡＢＣ１２) read as their ASCII forms.
+
+``bigram`` (seed 001, P2): every Han character is a token and so is every adjacent pair of Han characters
+(压缩架构 → 压 缩 架 构 压缩 缩架 架构); any non-Han character resets the window, so pairs never cross it.
+Words of other scripts, identifiers and paths (``useAiSend.ts``, ``src/ai/compact.rs``) stay whole,
+lower-cased; numbers (tokens without a letter: 42, 2025-07-15, 1.2.3) are dropped.
+
+``jieba`` segments each Han run with jieba's dictionary (shipped in the package; loaded once, lazily, log
+silenced). ``jieba+bigram`` (the default) keeps the bigram mode's recall for unknown two-character terms
+but lets jieba veto the pairs that straddle a word boundary it is sure of: 上下文压缩 is 上下文/压缩, so 文压
+is dropped. A boundary is "sure" when a word of two or more characters touches it; between two single
+characters jieba did not recognise, the pair stays (that pair is often exactly the unknown term). Inside a
+word of three or more characters only the pairs that are dictionary words stay (数据库 keeps 数据, not 据库).
+jieba's words of three or more characters, which pairs cannot represent, are added.
+
+``iter_tokens`` yields lazily so a caller can count a 10 MB text without holding its token list.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+
+MODES = ("bigram", "jieba", "jieba+bigram")
+HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_WORD = rf"[^\W{HAN}]+"  # word characters of any script except Han (Latin, digits, _, Cyrillic, ...)
+_RUN = re.compile(rf"(?P<han>[{HAN}]+)|{_WORD}(?:[./\-]{_WORD})*")
+_LETTER = re.compile(r"[^\W\d_]")
+PIECE = 1 << 16  # characters normalised and scanned at a time
+JIEBA_CHUNK = 512
+WORD_FREQ = 100  # jieba dictionary frequency from which a pair counts as a word (its list has junk below: 据库 5)  # Han characters per jieba call: bounds its DAG on a pathological run; real runs are short
+_lock = threading.Lock()
+
+
+def tokenize(text: str, mode: str = "jieba+bigram") -> list[str]:
+    """Tokens of ``text`` in order of appearance (duplicates kept: callers count)."""
+    return list(iter_tokens(text, mode))
+
+
+def iter_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
+    """The tokens of ``tokenize``, yielded one run at a time (memory bounded by the longest run)."""
+    if mode not in MODES:
+        raise ValueError(f"unknown tokenizer mode {mode!r}; choose {', '.join(MODES)}")
+    for piece in _pieces(text):
+        if not piece.isascii():
+            piece = unicodedata.normalize("NFKC", piece)
+        for m in _RUN.finditer(piece):
+            run = m.group()
+            if m.lastgroup == "han":
+                yield from _han_tokens(run, mode)
+            elif _LETTER.search(run):
+                yield run.lower()
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """Slices of at most PIECE characters cut at whitespace (no token spans whitespace), so normalising
+    a 10 MB text never copies it whole; a run longer than a piece is cut, which only a pathological input has."""
+    start, n = 0, len(text)
+    while start < n:
+        end = min(start + PIECE, n)
+        if end < n:
+            cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            end = cut + 1 if cut > start else end
+        yield text[start:end]
+        start = end
+
+
+def _han_tokens(run: str, mode: str) -> Iterator[str]:
+    if mode == "bigram":
+        yield from run
+        yield from (run[i:i + 2] for i in range(len(run) - 1))
+        return
+    for start in range(0, len(run), JIEBA_CHUNK):
+        chunk = run[start:start + JIEBA_CHUNK]
+        words = [w for w in _jieba().lcut(chunk, HMM=True) if w]
+        if mode == "jieba":
+            yield from words
+            continue
+        yield from chunk
+        yield from _agreed_pairs(chunk, words, _jieba().dt.FREQ)
+        yield from (w for w in words if len(w) > 2)
+        if start + JIEBA_CHUNK < len(run):  # the pair across a chunk edge: no jieba opinion there
+            yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
+
+
+def _agreed_pairs(chunk: str, words: list[str], lexicon: dict[str, int]) -> Iterator[str]:
+    """Adjacent pairs jieba does not contradict: none across a boundary next to a multi-character word, and
+    inside a word of three or more characters only the pairs that are words themselves (上下文: 上下 and 下文
+    stay; 数据库: 数据 stays, 据库 goes)."""
+    word_of: list[int] = []  # character index -> index of the jieba word holding it
+    for k, w in enumerate(words):
+        word_of += [k] * len(w)
+    for i in range(len(chunk) - 1):
+        a, b = word_of[i], word_of[i + 1]
+        if a != b and (len(words[a]) > 1 or len(words[b]) > 1):
+            continue  # straddles a word boundary jieba is sure of
+        if a == b and len(words[a]) > 2 and lexicon.get(chunk[i:i + 2], 0) < WORD_FREQ:
+            continue  # the inside of a long word that is no word by itself
+        yield chunk[i:i + 2]
+
+
+@lru_cache(maxsize=1)
+def _jieba():  # noqa: ANN202 - the jieba module
+    """Import and initialise jieba once, quietly, from its bundled dictionary."""
+    with _lock:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        return jieba

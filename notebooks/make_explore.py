@@ -1,0 +1,46 @@
+"""Writes explore.ipynb (outputs stripped). The notebook holds exploration only; logic lives in the package.
+
+    python notebooks/make_explore.py
+"""
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+CELLS = [
+    new_markdown_cell("# Exploring a forensics warehouse\n\nIngest the bundled fixtures into a temporary warehouse, "
+                      "look at the baseline table, then drill into one conversation. Every call here is the supported "
+                      "Python API (`import forensics`); the CLI is a thin layer over the same functions."),
+    new_code_cell("import tempfile\nfrom pathlib import Path\n\nimport forensics\nfrom forensics import api\n\n"
+                  "root = Path.cwd() if (Path.cwd() / 'fixtures').exists() else Path.cwd().parent\n"
+                  "work = Path(tempfile.mkdtemp())\ndb = work / 'explore.duckdb'\n"
+                  "run = forensics.ingest([root / 'fixtures' / 'seed' / 'seed.db', root / 'fixtures' / 'sessions'], db=db)\n"
+                  "run.totals()"),
+    new_markdown_cell("## The baseline table (SPEC §4), one row per conversation"),
+    new_code_cell("base = api.baseline(db)\n"
+                  "base.select(['native_id', 'messages', 'tool_calls', 'tool_results_gt_2kb', 'empty_assistant_share', "
+                  "'asst_tool_ratio'])"),
+    new_code_cell("from forensics.report.charts import figure\n\nfig = figure()\nax = fig.axes[0]\n"
+                  "ax.scatter(base['tool_results_gt_2kb'], base['empty_assistant_share'])\n"
+                  "ax.set_xlabel('tool results > 2 KB'); ax.set_ylabel('share of empty assistant turns')\nfig"),
+    new_markdown_cell("## Drill into one conversation: its messages and its largest tool results"),
+    new_code_cell("msgs = api.messages('d6614e0b', db)\n"
+                  "msgs.group_by('role').len().sort('role')"),
+    new_code_cell("calls = api.tool_calls('d6614e0b', db)\n"
+                  "calls.sort('result_bytes', descending=True).select(['position', 'name', 'arguments', "
+                  "'result_position', 'result_bytes']).head(5)"),
+    new_markdown_cell("## A named query (`queries/*.sql`), read-only, secrets masked"),
+    new_code_cell("api.query('quarantine', db).head(5)"),
+    new_markdown_cell("## The whole report, as `forensics report` writes it"),
+    new_code_cell("result, files = api.report(db, work / 'reports', ['md', 'json'])\n[f.name for f in files]"),
+]
+
+
+def main() -> None:
+    nb = new_notebook(cells=CELLS, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                            "language": "python"}})
+    nbformat.write(nb, Path(__file__).with_name("explore.ipynb"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""`forensics check` gates CI on a committed baseline; the harness config fails loudly on mistakes."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from forensics import ingest
+from forensics.config import SCHEMA, load_config
+from forensics.errors import ForensicsError
+from tests.conftest import FIXTURES, run_cli
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("chk")
+    ingest([FIXTURES / "seed" / "seed.db"], db=d / "w.duckdb")
+    code, _, err = run_cli("report", "--db", str(d / "w.duckdb"), "--only", "baseline", "--out", str(d / "r"),
+                           "--format", "json", "--write-baseline", str(d / "base.json"))
+    assert code == 0, err
+    return d
+
+
+def _edit(src: Path, dst: Path, key: str, **changes: object) -> Path:
+    doc = json.loads(src.read_text())
+    doc["metrics"][key].update(changes)
+    dst.write_text(json.dumps(doc))
+    return dst
+
+
+def test_identical_metrics_pass(wh: Path) -> None:
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(wh / "base.json"))
+    assert code == 0
+    assert out.strip().splitlines()[-1].endswith("metrics: 0 regressed, 0 better")
+
+
+def test_one_metric_worse_than_tolerance_fails_and_junit_names_it(wh: Path, tmp_path: Path) -> None:
+    # the seed's empty-assistant share is 0.4708; a baseline of 0.40 (lower is better, 5 % relative) is beaten
+    base = _edit(wh / "base.json", tmp_path / "b.json", "baseline.means.empty_assistant_share", value=0.40)
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(base),
+                           "--junit", str(tmp_path / "j.xml"))
+    assert code == 1
+    assert "REGRESSED" in out and "1 regressed" in out
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    failures = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert failures == ["baseline.means.empty_assistant_share"]
+    assert suite.get("tests") == str(len(list(suite.iter("testcase")))) and suite.get("failures") == "1"
+
+
+def test_better_than_baseline_passes(wh: Path, tmp_path: Path) -> None:
+    base = _edit(wh / "base.json", tmp_path / "b.json", "baseline.means.empty_assistant_share", value=0.60)
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(base))
+    assert code == 0 and "1 better" in out
+
+
+def test_within_tolerance_is_ok_and_equal_direction_catches_drift_both_ways(wh: Path, tmp_path: Path) -> None:
+    base = _edit(wh / "base.json", tmp_path / "b.json", "baseline.means.messages", value=230.0, better="equal",
+                 tolerance=5.0, relative=False)
+    assert run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(base))[0] == 0
+    base = _edit(wh / "base.json", tmp_path / "c.json", "baseline.means.messages", value=230.0, better="equal",
+                 tolerance=4.9, relative=False)
+    assert run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(base))[0] == 1
+
+
+def test_missing_or_invalid_baseline_is_a_usage_error(wh: Path, tmp_path: Path) -> None:
+    code, out, err = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(tmp_path / "none.json"))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "no baseline file" in err
+    (tmp_path / "bad.json").write_text('{"metrics": {"x": {"value": 1, "better": "sideways"}}}')
+    code, _, err = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(tmp_path / "bad.json"))
+    assert code == 2 and "better must be one of" in err
+
+
+def test_update_rewrites_values_and_keeps_rules(wh: Path, tmp_path: Path) -> None:
+    base = _edit(wh / "base.json", tmp_path / "b.json", "baseline.means.empty_assistant_share", value=0.40,
+                 tolerance=0.01, relative=False)
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(base), "--update")
+    assert code == 0 and "baseline rewritten" in out
+    rule = json.loads(base.read_text())["metrics"]["baseline.means.empty_assistant_share"]
+    assert rule == {"value": pytest.approx(0.4707804395), "better": "lower", "tolerance": 0.01, "relative": False}
+
+
+def test_config_init_writes_every_key_and_reloads(tmp_path: Path) -> None:
+    p = tmp_path / "harness.toml"
+    assert run_cli("config", "init", str(p))[0] == 0
+    text = p.read_text()
+    for k in SCHEMA:
+        assert f"\n{k.name} = " in text
+    assert "INTENT_CONF_THRESHOLD" in text
+    cfg = load_config(p)
+    assert all(cfg[k.path] == k.default for k in SCHEMA)
+    code, _, err = run_cli("config", "init", str(p))
+    assert code == 2 and "--force" in err
+
+
+@pytest.mark.parametrize("body, message", [
+    ("[tool_result]\nsummarize_bytes = \"big\"\n", "harness.toml:2: tool_result.summarize_bytes must be an integer"),
+    ("[topic]\n\n# c\nmin_confidance = 0.8\n", "harness.toml:4: unknown key topic.min_confidance"),
+    ("[nonsense]\nx = 1\n", "harness.toml:1: unknown section [nonsense]"),
+    ("[sentinel]\ntokens = [1, 2]\n", "harness.toml:2: sentinel.tokens must be a list of strings"),
+    ("[sentinel\n", "not valid TOML"),
+])
+def test_bad_config_names_key_line_and_expectation(tmp_path: Path, body: str, message: str) -> None:
+    p = tmp_path / "harness.toml"
+    p.write_text(body)
+    with pytest.raises(ForensicsError) as e:
+        load_config(p)
+    assert message in str(e.value)
+    code, out, err = run_cli("config", "check", str(p))
+    assert code == 2 and out == "" and message in err
+
+
+def test_report_reads_thresholds_from_the_config(wh: Path, tmp_path: Path) -> None:
+    p = tmp_path / "harness.toml"
+    p.write_text("[baseline]\nshort_user_chars = 2\ncontinue_words = [\"继续\", \"好的\"]\n")
+    code, _, err = run_cli("report", "--db", str(wh / "w.duckdb"), "--only", "baseline", "--config", str(p),
+                           "--out", str(tmp_path / "r"), "--format", "json")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    per = {v["native_id"]: v for v in doc["sections"]["baseline"]["conversations"].values()}
+    assert doc["config"] == str(p)
+    assert per["f89d129a"]["continue_nags"] > 5  # 好的 now counts too
+    assert per["f89d129a"]["short_user"] < 14
+
+
+def test_harness_config_docs_are_current() -> None:
+    from forensics.config import render_docs
+    from tests.conftest import ROOT
+
+    assert (ROOT / "docs" / "harness-config.md").read_text() == render_docs()

@@ -1,0 +1,110 @@
+"""Secrets never leave through reports, query output or `show`; `forensics query` only reads."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from forensics import ingest
+from forensics.redact import redact, redact_snippet
+from tests.conftest import FIXTURES, run_cli
+
+_spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+make_fixtures = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_fixtures)
+SECRETS = make_fixtures.SECRETS
+
+
+@pytest.fixture(scope="module")
+def leaky(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("leaky")
+    ingest([FIXTURES / "secrets" / "secrets.db", FIXTURES / "seed" / "seed.db"], db=d / "w.duckdb")
+    return d / "w.duckdb"
+
+
+def _assert_clean(text: str) -> None:
+    for name, secret in SECRETS.items():
+        assert secret not in text, name
+    assert "hunter2" not in text
+
+
+def test_reports_never_contain_planted_secrets(leaky: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli("report", "--db", str(leaky), "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    for name in ("report.md", "report.html", "metrics.json"):
+        _assert_clean((tmp_path / "r" / name).read_text())
+    assert "[REDACTED]" in (tmp_path / "r" / "metrics.json").read_text()  # the title was masked, not lost
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "table"])
+def test_query_output_is_masked(leaky: Path, fmt: str) -> None:
+    code, out, err = run_cli("query", "SELECT title, content, arguments FROM messages LEFT JOIN tool_calls "
+                             "USING (conversation_id, seq) JOIN conversations USING (conversation_id)",
+                             "--db", str(leaky), "--format", fmt)
+    assert code == 0, err
+    _assert_clean(out)
+    assert "REDACTED" in out
+
+
+def test_show_is_masked(leaky: Path) -> None:
+    code, out, _ = run_cli("show", "leaky01", "--db", str(leaky))
+    assert code == 0
+    _assert_clean(out)
+    assert "[3] tool (" in out and "[REDACTED]" in out
+
+
+def test_a_snippet_that_is_only_a_secret_is_dropped() -> None:
+    assert redact_snippet(SECRETS["openai"]) == ""
+    assert redact_snippet(f"  {SECRETS['github']}\n") == ""
+    assert redact_snippet(f"key {SECRETS['openai']}") == "key [REDACTED]"
+    assert redact("password: 'p@ss'") == "password: '[REDACTED]'"
+    assert redact("Authorization: Bearer abcdefghijklmnop1234") == "Authorization: Bearer [REDACTED]"
+    assert redact("no secrets here, just sk-short and AKIA123") == "no secrets here, just sk-short and AKIA123"
+
+
+def _digest(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("sql", ["DELETE FROM messages", "DROP TABLE messages",
+                                 "SELECT 1; UPDATE messages SET content = ''", "CREATE TABLE x AS SELECT 1",
+                                 "ATTACH 'other.duckdb'", "COPY messages TO 'out.csv'"])
+def test_writing_sql_is_refused_and_the_warehouse_is_unchanged(leaky: Path, sql: str) -> None:
+    before = _digest(leaky)
+    code, out, err = run_cli("query", sql, "--db", str(leaky))
+    assert code == 2 and out == ""
+    assert err.startswith("forensics: refused:") and err.count("\n") == 1
+    assert _digest(leaky) == before
+
+
+def test_named_queries_are_listed_and_run(leaky: Path) -> None:
+    code, out, _ = run_cli("query", "--list")
+    assert code == 0
+    names = {line.split()[0] for line in out.splitlines()}
+    assert {"baseline", "messages_by_position", "tool_results", "quarantine", "import_runs"} <= names
+    code, out, _ = run_cli("query", "baseline", "--db", str(leaky), "--format", "csv")
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("conversation_id,native_id,title,provider,model,created_at,messages,")
+    assert len(lines) == 1 + 4
+    code, _, err = run_cli("query", "nosuchquery", "--db", str(leaky))
+    assert code == 2 and "no named query 'nosuchquery'" in err
+
+
+def test_parquet_output_needs_a_file(leaky: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli("query", "baseline", "--db", str(leaky), "--format", "parquet")
+    assert code == 2 and "--out FILE" in err
+    code, _, _ = run_cli("query", "baseline", "--db", str(leaky), "--format", "parquet", "--out", str(tmp_path / "b.pq"))
+    import polars as pl
+
+    assert code == 0 and pl.read_parquet(tmp_path / "b.pq").height == 4
+
+
+def test_a_derived_table_before_any_report_is_a_clear_error(tmp_path: Path) -> None:
+    ingest([FIXTURES / "seed" / "seed.db"], db=tmp_path / "w.duckdb")
+    code, out, err = run_cli("query", "sentinel_models", "--db", str(tmp_path / "w.duckdb"))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "appear after `forensics report`" in err
+    code, _, err = run_cli("query", "SELECT nonsense(1)", "--db", str(tmp_path / "w.duckdb"))
+    assert code == 2 and "query failed" in err

@@ -1,0 +1,119 @@
+"""Tokenizer table tests (SPEC §7, seed 001 P2) and keyword summaries on the seed fixture."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import tracemalloc
+from collections import Counter
+
+import pytest
+
+from forensics.text import MODES, iter_tokens, keyword_summary, tokenize
+from forensics.text.keywords import content_tokens
+from tests.conftest import FIXTURES
+
+CASES = [
+    # (text, mode, tokens)
+    ("压缩架构", "bigram", ["压", "缩", "架", "构", "压缩", "缩架", "架构"]),
+    ("压缩架构", "jieba", ["压缩", "架构"]),
+    ("压缩架构", "jieba+bigram", ["压", "缩", "架", "构", "压缩", "架构"]),  # jieba vetoes 缩架
+    ("上下文压缩", "bigram", ["上", "下", "文", "压", "缩", "上下", "下文", "文压", "压缩"]),
+    ("上下文压缩", "jieba+bigram", ["上", "下", "文", "压", "缩", "上下", "下文", "压缩", "上下文"]),
+    # inside a long word only the pairs that are words themselves: 数据 stays, 据库 goes
+    ("数据库迁移", "jieba+bigram", ["数", "据", "库", "迁", "移", "数据", "迁移", "数据库"]),
+    ("修复useAiSend.ts的bug", "bigram", ["修", "复", "修复", "useaisend.ts", "的", "bug"]),
+    ("修复useAiSend.ts的bug", "jieba", ["修复", "useaisend.ts", "的", "bug"]),
+    ("修复useAiSend.ts的bug", "jieba+bigram", ["修", "复", "修复", "useaisend.ts", "的", "bug"]),
+    # full-width punctuation resets the window; full-width letters and digits read as ASCII (NFKC)
+    ("全角，标点！ＡＢＣ１２３", "bigram", ["全", "角", "全角", "标", "点", "标点", "abc123"]),
+    ("压缩。架构", "bigram", ["压", "缩", "压缩", "架", "构", "架构"]),
+    # an emoji is not Han: no pair across it, and it is no token itself
+    ("压😀缩 emoji 🚀ok", "bigram", ["压", "缩", "emoji", "ok"]),
+    ("压😀缩", "jieba+bigram", ["压", "缩"]),
+    # numbers are dropped; identifiers, paths and words of other scripts stay whole, lower-cased
+    ("v1.2.3 1.2.3 404 2fa src-tauri/src/Commands.rs café Привет", "bigram",
+     ["v1.2.3", "2fa", "src-tauri/src/commands.rs", "café", "привет"]),
+    ("", "bigram", []), ("", "jieba", []), ("", "jieba+bigram", []),
+    ("   \n\t ", "jieba+bigram", []),
+]
+
+
+@pytest.mark.parametrize(("text", "mode", "want"), CASES)
+def test_tokenize_table(text: str, mode: str, want: list[str]) -> None:
+    assert tokenize(text, mode) == want
+
+
+def test_pairs_never_cross_a_non_han_character() -> None:
+    toks = tokenize("压缩a架构 压缩-架构 压缩1架构", "bigram")
+    assert "缩架" not in toks and toks.count("压缩") == 3 and toks.count("架构") == 3
+
+
+def test_unknown_mode_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown tokenizer mode 'words'"):
+        tokenize("x", "words")
+
+
+@pytest.mark.parametrize("text", ["的了是在我你", "the and of to it is", "继续", "好的 ok 嗯", "", "🚀🚀 ！！ 123"])
+def test_only_stop_words_give_an_empty_summary(text: str) -> None:
+    assert content_tokens(text) == []
+    assert keyword_summary([text, text]) == []
+
+
+def test_summary_folds_a_pair_that_only_occurs_inside_a_longer_word() -> None:
+    summary = dict(keyword_summary(["上下文压缩", "上下文压缩失败了", "压缩"], top_k=10))
+    assert summary == {"压缩": 3, "上下文": 2, "失败": 1}
+
+
+def test_summary_top_k_and_ties_first_seen_first() -> None:
+    assert keyword_summary(["beta alpha", "alpha gamma"], top_k=2) == [("alpha", 2), ("beta", 1)]
+    assert keyword_summary(["alpha"], top_k=0) == []
+
+
+def test_ten_megabytes_of_text_count_in_bounded_memory() -> None:
+    """10 MB: every mode's token stream is consumed without holding a token list (no timing asserted)."""
+    han = "用户反馈上下文压缩失败，日志里有授权方案相关的错误。" * 400  # ~30 KB of Chinese per block
+    latin = "Fixed useAiSend.ts: retry_with_backoff() returned 42 errors in src/hooks. " * 2000
+    text = (latin + han) * 60  # ~10 MB of UTF-8
+    assert len(text.encode()) > 10_000_000
+    mostly_latin = latin * 60 + han[:3000]  # jieba (~0.5 MB/s) only on a small Han share
+    tokenize("预热", "jieba")  # load jieba's dictionary (~50 MB, once per process) before measuring
+    tracemalloc.start()
+    n = sum(1 for _ in iter_tokens(text, "bigram"))
+    counts = Counter(iter_tokens(mostly_latin, "jieba+bigram"))
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # per block: 7 Latin tokens per sentence (42 dropped); Han runs of 11 and 13 characters: 21 + 25 tokens
+    assert n == 60 * (2000 * 7 + 400 * 46)
+    assert counts["useaisend.ts"] == 120_000
+    assert peak < 10_000_000  # pieces of 64K characters; a list of 2 million tokens would be ~150 MB
+
+
+def test_one_long_han_run_is_segmented_in_bounded_chunks() -> None:
+    run = "压缩架构" * 1000  # 4000 Han characters without a break
+    toks = tokenize(run, "jieba+bigram")
+    assert toks.count("压缩") == 1000 and toks.count("架构") == 1000
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_handles_mixed_scripts(mode: str) -> None:
+    assert "useaisend.ts" in tokenize("修复useAiSend.ts的bug，ＯＫ？", mode)
+
+
+def _user_texts(native_id: str) -> list[str]:
+    src = sqlite3.connect(f"file:{FIXTURES / 'seed' / 'seed.db'}?mode=ro", uri=True)
+    (blob,) = src.execute("SELECT messages FROM ai_conversations WHERE id = ?", [native_id]).fetchone()
+    src.close()
+    return [m["content"] for m in json.loads(blob) if m["role"] == "user"]
+
+
+def test_keyword_summary_of_d6614e0b_names_its_topics() -> None:
+    """The generator's topic words (TOPIC_BANK) for compaction, write_date and delivery appear in the top 10 / 20.
+
+    licensing is the fourth topic, but its only user message is "最新 aichat 权限": no bank word to find.
+    """
+    top10 = [w for w, _ in keyword_summary(_user_texts("d6614e0b"), top_k=10)]
+    top20 = [w for w, _ in keyword_summary(_user_texts("d6614e0b"), top_k=20)]
+    assert {"压缩", "架构"} <= set(top10)  # compaction: 压缩架构, 上下文压缩
+    assert {"文件", "日期"} <= set(top10)  # write_date: 写文件, 日期
+    assert "消息" in top20  # delivery: 消息发送
+    assert not {"文压", "写文", "缩架", "具结"} & set(top20)  # pairs straddling a word boundary

@@ -1,0 +1,191 @@
+"""Topic inference and the conservative switch marker, on real fixtures through the real pipeline."""
+from __future__ import annotations
+
+import shutil
+
+import orjson
+import pytest
+
+from forensics.analyzers.topics.infer import Judged, infer, mark
+from forensics.analyzers.topics.model import load_model
+from forensics.analyzers.topics.signals import Idf, Message, entities, prepare
+from forensics.warehouse import open_warehouse
+from tests.conftest import FIXTURES, run_cli
+
+THREE = FIXTURES / "labels" / "three.dialogues.jsonl"
+
+
+def _marks(rows: list[Judged], min_confidence: float = 0.7) -> list[bool]:
+    mark(rows, min_confidence)
+    return [r.marker for r in rows]
+
+
+def test_both_confident_and_different_topics_mark_a_switch() -> None:
+    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, "T2", 0.8, 0.9)]) == [False, True]
+
+
+def test_either_message_without_a_topic_means_no_marker() -> None:
+    assert _marks([Judged(0, None, None, None), Judged(2, "T2", 0.95, 0.99)]) == [False, False]
+    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T2", 0.9, 0.9)]) == \
+        [False, False, False]
+
+
+def test_the_same_topic_is_no_switch() -> None:
+    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, "T1", 0.9, 0.2)]) == [False, False]
+
+
+def test_a_confidence_below_the_threshold_on_either_side_means_no_marker() -> None:
+    assert _marks([Judged(0, "T1", 0.69, 0.4), Judged(2, "T2", 0.9, 0.9)]) == [False, False]
+    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, "T2", 0.75, 0.6)], 0.8) == [False, False]
+
+
+def _conversation(texts: list[tuple[str, str]], roles=("user",)) -> list[Message]:
+    msgs = [Message(i, role, text, role in roles) for i, (role, text) in enumerate(texts)]
+    prepare(msgs)
+    return msgs
+
+
+def test_short_follow_ups_never_start_a_topic() -> None:
+    msgs = _conversation([("user", "帮我看一下 src/ai/agentic.rs 里工具调用循环为什么会死循环"),
+                          ("assistant", "我先读一下 src/ai/agentic.rs。"), ("user", "继续"), ("assistant", "好"),
+                          ("user", "ok"), ("assistant", "嗯"), ("user", "好的"), ("user", "why?"),
+                          ("user", "Switching topics. Can you review the release workflow in .github/workflows/release.yml?")])
+    out = infer(msgs, Idf(m.tokens for m in msgs), load_model())
+    by_pos = {j.position: j for j in out}
+    for pos in (2, 4, 6, 7):
+        assert by_pos[pos].topic is None and by_pos[pos].confidence is None and not by_pos[pos].marker
+    assert by_pos[0].topic == "T1"
+    assert not by_pos[8].marker  # a switch right after a content-free message is never marked
+
+
+def test_an_explicit_switch_between_two_substantive_requests_is_marked() -> None:
+    msgs = _conversation([("user", "授权方案这部分我想重新设计一下，试用期和许可证要拆开，machine fingerprint 怎么做？"),
+                          ("assistant", "可以把试用期和许可证拆成两个模块，machine fingerprint 用硬件信息哈希。"),
+                          ("user", "这个先放一放。消息发送交付功能这部分我想重新设计一下，流式输出和回执要拆开，"
+                                   "AbortController 你觉得怎么做比较好？")])
+    out = infer(msgs, Idf(m.tokens for m in msgs), load_model())
+    assert [(j.position, j.topic, j.marker) for j in out] == [(0, "T1", False), (2, "T2", True)]
+    assert out[1].confidence >= 0.7 and out[1].score >= load_model().anchor
+    assert "abortcontroller" in out[1].drivers
+
+
+def test_a_lexicon_phrase_names_the_topic() -> None:
+    msgs = _conversation([("user", "the license dialog rejects my key"), ("user", "and the license expiry is wrong"),
+                          ("user", "the installer fails to notarize on macOS")])
+    lex = {"licensing": ["license"], "packaging": ["installer", "notarize"]}
+    out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), lex)
+    assert [(j.topic, j.marker) for j in out] == [("licensing", False), ("licensing", False), ("packaging", True)]
+
+
+def test_the_config_default_switch_score_is_the_fitted_operating_point() -> None:
+    from forensics.config import defaults
+
+    assert defaults()["topic.switch_score"] == load_model().anchor
+
+
+def test_entities_find_paths_identifiers_titles_and_names() -> None:
+    found = entities("读一下 src/ai/tools/mod.rs，`run_agent_loop` 报 ValueError；《爱乐之城》的主演瑞恩·高斯林")
+    assert {"src/ai/tools/mod.rs", "run_agent_loop", "valueerror", "爱乐之城"} <= found
+    assert any(e.endswith("瑞恩·高斯林") for e in found)
+
+
+@pytest.fixture()
+def seed_report(tmp_path):
+    db = tmp_path / "w.duckdb"
+    shutil.copy(FIXTURES / "seed" / "seed.db", tmp_path / "seed.db")
+    assert run_cli("ingest", str(tmp_path / "seed.db"), "--db", str(db))[0] == 0
+    code, out, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                             "--format", "json", "--labels", str(FIXTURES / "labels" / "seed.labels.jsonl"))
+    assert code == 0, err
+    return db, orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]
+
+
+def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
+    db, m = seed_report
+    assert m["judged_messages"] == 66 and m["roles"] == ["user"]
+    assert m["content_free_messages"] == 24
+    with open_warehouse(db, read_only=True) as wh:
+        cols = [r[0] for r in wh.con.execute("DESCRIBE topic_switches").fetchall()]
+        n = wh.con.execute("SELECT count(*) FROM message_topics WHERE topic IS NULL").fetchall()[0][0]
+        at100 = wh.con.execute("SELECT t.topic, t.marker FROM message_topics t JOIN conversations c "
+                               "USING (conversation_id) WHERE c.native_id = 'f89d129a' AND t.position IN (87, 100) "
+                               "ORDER BY t.position").fetchall()
+    assert cols[:9] == ["conversation_id", "position", "native_id", "topic_before", "topic_after", "conf_before",
+                        "conf_after", "score", "keywords"]
+    assert n == 24
+    # [100] "这个先放一放。消息发送交付功能……" opens a new topic, but [87] "不对" has none: no marker (the seed's rule)
+    assert at100 == [(None, False), ("T2", False)]
+    ev = m["evaluation"]
+    assert (ev["dialogues"], ev["reference_shifts"]) == (3, 6)
+
+
+@pytest.mark.xfail(reason="weights fitted before the issue-4 tokenizer change; refit lands with topics round 2", strict=False)
+def test_seed_d6614e0b_switch_at_140_is_found_at_an_assistant_log_operating_point(tmp_path) -> None:
+    """The default switch_score is fitted on human-human dialogue; user turns in assistant logs score lower
+    (the context is long assistant text), so a harness lowers it: then [140] is found, and [92], [174]."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(FIXTURES / "seed" / "seed.db", tmp_path / "seed.db")
+    assert run_cli("ingest", str(tmp_path / "seed.db"), "--db", str(db))[0] == 0
+    cfg = tmp_path / "h.toml"
+    cfg.write_text("[topic]\nswitch_score = 0.18\n", encoding="utf-8")
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                           "--format", "json", "--config", str(cfg), "--labels",
+                           str(FIXTURES / "labels" / "seed.labels.jsonl"))
+    assert code == 0, err
+    with open_warehouse(db, read_only=True) as wh:
+        found = [r[0] for r in wh.con.execute(
+            "SELECT s.position FROM topic_switches s JOIN conversations c USING (conversation_id) "
+            "WHERE c.native_id = 'd6614e0b' ORDER BY 1").fetchall()]
+    assert 140 in found and {92, 174} <= set(found)
+    ev = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]["evaluation"]
+    ours = ev["detectors"]["ours"]
+    assert (ours["predicted"], ours["tp"]) == (5, 4)
+    assert ours["pk"] < ev["detectors"]["none"]["pk"]
+
+
+def test_report_labels_imports_the_labeled_dialogues_and_scores_them(tmp_path) -> None:
+    cfg = tmp_path / "h.toml"
+    cfg.write_text('[topic]\nroles = ["user", "assistant"]\n', encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                           "--format", "json,md", "--labels", str(THREE), "--config", str(cfg))
+    assert code == 0, err
+    m = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]
+    ev = m["evaluation"]
+    assert (ev["dialogues"], ev["judged_turns"], ev["reference_shifts"]) == (3, 18, 4)
+    d = ev["detectors"]
+    assert set(d) == {"ours", "ours_tuned", "all", "random", "none", "tfidf"}
+    assert d["all"]["predicted"] == 15 and d["none"]["pk"] == pytest.approx((2 / 5 + 1 / 3 + 2 / 6) / 3)
+    md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "mark nothing" in md and "TF-IDF cosine, tuned threshold" in md
+    # positions are the turns' idx
+    with open_warehouse(db, read_only=True) as wh:
+        rows = wh.con.execute("SELECT position, role FROM messages m JOIN conversations c USING (conversation_id) "
+                              "WHERE c.native_id = 'd2' ORDER BY position").fetchall()
+    assert rows == [(0, "user"), (1, "assistant"), (2, "user"), (3, "assistant")]
+    code, out, _ = run_cli("query", "topic_switches", "--db", str(db), "--format", "csv")
+    assert code == 0 and out.splitlines()[0].startswith("conversation,conversation_id,position,native_id,topic_before")
+
+
+def test_ingest_accepts_the_dialogue_format(tmp_path) -> None:
+    db = tmp_path / "w.duckdb"
+    code, out, _ = run_cli("ingest", str(THREE), "--db", str(db), "--json")
+    assert code == 0
+    totals = orjson.loads(out)["totals"]
+    assert (totals["conversations_new"], totals["messages_imported"], totals["quarantined"]) == (3, 18, 0)
+    assert orjson.loads(out)["sources"][0]["format"] == "dialogues"
+
+
+def test_querying_switches_before_any_report_is_a_one_line_error(tmp_path) -> None:
+    db = tmp_path / "w.duckdb"
+    run_cli("ingest", str(THREE), "--db", str(db))
+    code, out, err = run_cli("query", "topic_switches", "--db", str(db))
+    assert code == 2 and out == "" and "appear after `forensics report`" in err
+
+
+def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
+    f = tmp_path / "d.jsonl"
+    f.write_bytes(THREE.read_bytes().splitlines()[0] + b'\n{"dialogue_id": "x", "turns": [{"idx": "a"}]}\n')
+    code, out, _ = run_cli("ingest", str(f), "--db", str(tmp_path / "w.duckdb"), "--format", "dialogues", "--json")
+    totals = orjson.loads(out)["totals"]
+    assert code == 0 and (totals["messages_imported"], totals["quarantined"]) == (6, 1)
