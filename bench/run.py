@@ -78,12 +78,11 @@ STEPS: list[Step] = [
          lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl"))), fresh="jsonl"),
     Step("reingest_jsonl", "forensics ingest sessions/ (unchanged)",
          lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl")))),
-    # Part 2 hooks, one entry each once `forensics report` lands on main:
-    # Step("report_baseline", "forensics report --only baseline",
-    #      lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", "baseline",
-    #                           "--out", str(p.cache / "reports"))),
-    # Step("report_full", "forensics report (all analyzers)",
-    #      lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports"))),
+    Step("report_baseline", "forensics report --only baseline (on bench.db's warehouse)",
+         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", "baseline",
+                              "--out", str(p.cache / "reports"))),
+    Step("report_full", "forensics report, every analyzer (on bench.db's warehouse)",
+         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports"))),
 ]
 
 
@@ -105,9 +104,9 @@ TARGETS: list[Target] = [
     Target("peak RSS ingest sessions/ ≤ 500 MB", "ingest_jsonl", 500, metric="rss_mb"),
     Target("re-ingest bench.db ≤ 0.1 × first", "reingest_sqlite", 0.1, "ingest_sqlite"),
     Target("re-ingest sessions/ ≤ 0.1 × first", "reingest_jsonl", 0.1, "ingest_jsonl"),
-    # Target("report --only baseline ≤ 0.1 × naive loop", "report_baseline", 0.1, "naive"),
-    # Target("full report ≤ 10 × naive loop", "report_full", 10, "naive"),
-    # Target("peak RSS full report ≤ 1 GB", "report_full", 1024, metric="rss_mb"),
+    Target("report --only baseline ≤ 0.1 × naive loop", "report_baseline", 0.1, "naive"),
+    Target("full report ≤ 10 × naive loop", "report_full", 10, "naive"),
+    Target("peak RSS full report ≤ 1 GB", "report_full", 1024, metric="rss_mb"),
 ]
 SIZE_LIMIT = 1.2  # warehouse bytes / source bytes
 
