@@ -1,6 +1,8 @@
 """Run one command as a child process and measure it: wall time, CPU time of the whole process tree, peak
-RSS of the largest process, and the peak of the whole tree's RSS summed (the importer runs worker
-processes, so the largest single process under-states what the machine has to hold).
+RSS of the largest process, and the peak of the whole tree's memory (the importer runs worker processes,
+so the largest single process under-states what the machine has to hold). The tree's memory is the sum of
+PSS (proportional set size: a page shared by n processes counts 1/n in each), since summing RSS would
+count the libraries every worker maps (Arrow, DuckDB) once per process.
 
 The tree is sampled from /proc every few milliseconds; the single-process peak comes from the kernel
 (``os.wait4`` rusage, which includes every reaped descendant), so it is exact. CPU seconds are the
@@ -17,8 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE_S = 0.01
-PAGE = os.sysconf("SC_PAGE_SIZE")
+SAMPLE_S = 0.02
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -29,7 +30,7 @@ class Sample:
     seconds: float
     cpu_s: float  # user + system, every process of the tree
     max_rss_mb: float  # the largest single process (kernel rusage)
-    tree_rss_mb: float  # the largest sum over the process tree (sampled)
+    tree_rss_mb: float  # the largest PSS sum over the process tree (sampled)
     returncode: int
 
 
@@ -47,8 +48,18 @@ def _processes() -> dict[int, tuple[int, float]]:
     return out
 
 
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 def tree(root: int) -> tuple[int, dict[int, float]]:
-    """Resident bytes of ``root`` and all its descendants right now, and each one's CPU seconds."""
+    """Proportional resident bytes of ``root`` and all its descendants right now, and each one's CPU seconds."""
     procs = _processes()
     kids: dict[int, list[int]] = {}
     for pid, (ppid, _) in procs.items():
@@ -56,10 +67,7 @@ def tree(root: int) -> tuple[int, dict[int, float]]:
     rss, cpu, todo = 0, {}, [root]
     while todo:
         pid = todo.pop()
-        try:
-            rss += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
-        except (OSError, IndexError, ValueError):
-            pass
+        rss += _pss(pid)
         if pid in procs:
             cpu[pid] = procs[pid][1]
         todo.extend(kids.get(pid, ()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -34,18 +35,31 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool) -> Iterator
                 yield tag, None, e
         return
     ctx = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+    with tempfile.TemporaryDirectory(prefix="forensics-", dir=_spool_root()) as spool, \
+            ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
         inflight: deque[tuple[Any, Future[Any] | BaseException]] = deque()
         for fn, args, tag in tasks:
-            inflight.append((tag, ex.submit(fn, *args)))
+            inflight.append((tag, ex.submit(_spilled, fn, args, spool)))
             while len(inflight) >= 2 * workers:
                 yield _done(*inflight.popleft())
         while inflight:
             yield _done(*inflight.popleft())
 
 
+def _spool_root() -> str | None:
+    """Shared memory when the system has it: the spilled tables never touch a disk."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def _spilled(fn: Callable[..., Any], args: tuple[Any, ...], spool: str) -> Any:
+    """Worker side: run the task; a result with Arrow tables sends them as files, not through the pipe."""
+    result = fn(*args)
+    return result.spill(spool) if hasattr(result, "spill") else result
+
+
 def _done(tag: Any, fut: Future[Any]) -> tuple[Any, Any, BaseException | None]:
     try:
-        return tag, fut.result(), None
+        result = fut.result()
+        return tag, result.unspill() if hasattr(result, "unspill") else result, None
     except Exception as e:
         return tag, None, e

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 import re
+import uuid
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -335,6 +337,27 @@ class Parsed:
     messages: int = 0
     quarantined: int = 0
     parts: list[Parsed | Exception] = field(default_factory=list)
+
+    def spill(self, folder: str) -> Parsed:
+        """Move the tables into Arrow IPC files in ``folder`` (a worker does this before sending the result:
+        pickling the tables through the pipe cost more than parsing them)."""
+        stem = os.path.join(folder, uuid.uuid4().hex)
+        for name, table in self.tables.items():
+            with pa.OSFile(f"{stem}.{name}.arrow", "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+                w.write_table(table)
+        self.state["spilled"] = stem if self.tables else None
+        self.tables = {name: pa.table({}) for name in self.tables}
+        return self
+
+    def unspill(self) -> Parsed:
+        """The tables back, memory-mapped (no copy); the files are unlinked at once, the mapping stays valid."""
+        stem = self.state.pop("spilled", None)
+        if stem:
+            for name in self.tables:
+                path = f"{stem}.{name}.arrow"
+                self.tables[name] = pa.ipc.open_file(pa.memory_map(path)).read_all()  # the map lives with the table
+                os.unlink(path)
+        return self
 
     @classmethod
     def of(cls, b: Batch, with_tables: bool = True) -> Parsed:
