@@ -143,7 +143,7 @@ class StepResult:
 def generate(paths: Paths, conversations: int) -> None:
     """Build the two corpora once (deterministic: seed 1, bench profile); kept until `make clean-bench`."""
     gen = SHARED / "bench" / "gen_corpus.py"
-    if not gen.exists():
+    if not gen.exists() and not (paths.db.exists() and paths.sessions.exists()):
         sys.exit(f"bench: {gen} not found; set FORENSICS_SHARED to the shared/ folder")
     paths.cache.mkdir(parents=True, exist_ok=True)
     common = ["--profile", "bench", "--seed", "1"]

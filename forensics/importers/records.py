@@ -316,7 +316,11 @@ class Batch:
         k["result_bytes"][row], k["is_error"][row] = nbytes, err
 
     def tables(self) -> dict[str, pa.Table]:
-        return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(self.msg, schema=MSG_SCHEMA),
+        # JsonText is valid UTF-8 already (the decoder checked its record): built as binary and viewed as
+        # string, it skips pyarrow's per-value check, which cost 5 s per million messages.
+        json_text = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
+        msg = {**self.msg, "content_json": json_text}
+        return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(msg, schema=MSG_SCHEMA),
                 "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA)}
 
 

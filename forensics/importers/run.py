@@ -27,7 +27,7 @@ from forensics.importers.records import Parsed, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
 
-CHUNK_BYTES = 8 << 20  # bytes of JSON per parse task (SQLite rows, or whole JSONL files)
+CHUNK_BYTES = 4 << 20  # bytes of JSON per parse task (SQLite rows, or whole JSONL files)
 CHUNK_ROWS = 200
 GROUP_BYTES = 256 << 20  # JSONL sources per transaction: each COMMIT rewrites the table's last row group
 
