@@ -1,7 +1,8 @@
 """`forensics ingest`: plan each source, parse on both cores, load each source atomically, count everything.
 
 Transactions end only at source boundaries: a SQLite source is one transaction; small JSONL sources are
-grouped, whole, into transactions of ~64 MB so thousands of session files do not pay a commit each.
+grouped, whole, into transactions of ~256 MB so thousands of session files do not pay a commit each (and
+are parsed and loaded ~4 MB at a time: see `_tasks`).
 A kill leaves every source either fully imported or not at all; a rerun completes the rest.
 """
 from __future__ import annotations
