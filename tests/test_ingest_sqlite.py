@@ -205,3 +205,21 @@ def test_parallel_parse_gives_the_same_warehouse_as_inline(tmp_path: Path, monke
     assert q(tmp_path / "inline.duckdb", sql) == q(tmp_path / "pool.duckdb", sql)
     sql = "SELECT * FROM tool_calls ORDER BY ALL"
     assert q(tmp_path / "inline.duckdb", sql) == q(tmp_path / "pool.duckdb", sql)
+
+
+def test_a_message_larger_than_the_memory_limit_still_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import forensics.importers.load as load
+
+    monkeypatch.setattr(load, "DEFAULT_MEMORY_MB", 16)  # DuckDB's limit grows with the largest parse task
+    src = tmp_path / "big.db"
+    con = sqlite3.connect(src)
+    con.execute("CREATE TABLE ai_conversations (id TEXT, messages TEXT)")
+    big = "日志 line\n" * (3 << 20)  # ~36 MB of UTF-8 in one message
+    con.execute("INSERT INTO ai_conversations VALUES ('c1', ?)",
+                [json.dumps([{"role": "user", "content": "show the log"}, {"role": "tool", "content": big}],
+                            ensure_ascii=False)])
+    con.commit()
+    con.close()
+    db = tmp_path / "w.duckdb"
+    assert ingest([src], db=db).exit_code == 0
+    assert q(db, "SELECT content_bytes FROM messages WHERE role = 'tool'") == [(len(big.encode("utf-8")),)]

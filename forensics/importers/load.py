@@ -14,20 +14,23 @@ import pyarrow.compute as pc
 
 # A JsonText arrives as its JSON literal and is unescaped here, in DuckDB's threads.
 TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
-DEFAULT_MEMORY = "160MB"  # with 4 MB parse tasks, the whole ingest stays under 500 MB (bench PSS)
+DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks, the whole ingest stays under 500 MB (bench PSS)
 
 
-def tune(con: duckdb.DuckDBPyConnection) -> None:
+def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
     """DuckDB settings for a bulk load, on this connection only.
 
     ``memory_limit`` makes DuckDB write finished row groups to the file while a transaction is still open
     instead of holding a whole source in memory until COMMIT (``FORENSICS_DUCKDB_MEMORY`` overrides it).
+    It grows with the largest parse task (``largest_task`` bytes: one huge row or session file is one
+    task), so a 120 MB message still fits: memory is bounded by the largest conversation, not the corpus.
     ``zstd_min_string_length``: DuckDB considers zstd only for strings averaging 4 KB, so message text
     (~650 bytes here) was stored uncompressed and the file was 1.7 x its source; from 64 bytes on, zstd
     competes with DuckDB's other methods and wins for text (ids and roles keep their dictionaries).
     Rows need not keep insertion order: every reader sorts.
     """
-    con.execute(f"SET memory_limit = '{os.environ.get('FORENSICS_DUCKDB_MEMORY', DEFAULT_MEMORY)}'")
+    limit = os.environ.get("FORENSICS_DUCKDB_MEMORY") or f"{max(DEFAULT_MEMORY_MB, 4 * (largest_task >> 20))}MB"
+    con.execute(f"SET memory_limit = '{limit}'")
     con.execute("SET preserve_insertion_order = false")
     con.execute("SET zstd_min_string_length = 64")
 

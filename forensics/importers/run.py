@@ -119,7 +119,6 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        tune(wh.con)
         known = _Known.read(wh.con)
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hasher:
             plans = [_plan(known, hasher, p, fmt, table, column) for p in paths]
@@ -226,10 +225,12 @@ def _plan_sqlite(pl: _Plan, resolved: str, table: str | None, column: str | None
 def _execute(wh: Warehouse, run_id: str, plans: list[_Plan], progress: Progress | None, workers: int) -> None:
     todo = [(i, pl) for i, pl in enumerate(plans) if pl.tasks]
     total = sum(pl.todo_bytes for _, pl in todo)
+    tasks = _tasks(plans, todo)
+    tune(wh.con, max((tag[2] for _, _, tag in tasks), default=0))
     loader = _Loader(wh, run_id)
     done = 0
     failed: set[int] = set()
-    for (ids, last, nbytes, grouped), out, err in run_ordered(_tasks(plans, todo), workers, total >= PARALLEL_MIN_BYTES):
+    for (ids, last, nbytes, grouped), out, err in run_ordered(tasks, workers, total >= PARALLEL_MIN_BYTES):
         results = [err] * len(ids) if err is not None else out.parts if grouped else [out]
         ok = []
         for i, res in zip(ids, results):
