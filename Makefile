@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
 
-.PHONY: demo test bench clean
+.PHONY: demo test baseline bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,21 @@ demo: $(STAMP)
 	$(BIN)/forensics ingest fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic --db $(DEMO_DB)
 	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
 
+FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic
+CHECK_DB := .venv/fixtures-check.duckdb
+
+# the metrics gate on the fixtures first (a change that moves a figure fails until the baseline is updated
+# on purpose: `make baseline`), then the suite
 test: $(STAMP)
+	rm -f $(CHECK_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
+	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json
 	$(BIN)/python -m pytest -n 2
+
+baseline: $(STAMP)
+	rm -f $(CHECK_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
+	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache
