@@ -36,7 +36,7 @@ CELLS = [
     new_markdown_cell("The analyzers left their tables in the warehouse. Drift findings, with the positions that "
                       "prove them (open one with `forensics show CONVERSATION --positions ...`):"),
     new_code_cell("drift = api.query('drift_findings', db)\n"
-                  "drift.filter(drift['severity'] == 'high').select(['native_id', 'kind', 'rule', 'positions']).head(8)"),
+                  "drift.filter(drift['severity'] == 'high').select(['native_id', 'kind', 'positions']).head(8)"),
     new_markdown_cell("Tool-result compression replay at the configured thresholds, and a few points of the sweep:"),
     new_code_cell("comp = result.section('compression').metrics\n"
                   "{k: comp[k] for k in ('results', 'summarized', 'tool_share_before', 'tool_share_after')}"),
@@ -48,7 +48,7 @@ CELLS = [
                   "grid.select(['summarize_bytes', 'summarized_share', 'tool_share_after'])"),
     new_markdown_cell("Keywords per conversation (jieba + Han 2-grams, stop words removed) and sentinel compliance per model:"),
     new_code_cell("kw = result.section('keywords')\nkw.tables[0].df.head(5)"),
-    new_code_cell("api.query('sentinel_models', db)"),
+    new_code_cell("models = api.query('sentinel_models', db)\nmodels['compliance_key'].to_list()"),
 ]
 
 
