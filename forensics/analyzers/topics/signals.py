@@ -11,7 +11,12 @@ plus the targets of the assistant's tool calls: paths, queries, commands):
 - dialogue structure: a question opens a line of talk, an answer to the previous message's question
   continues it, an acknowledgment followed by a new question is the classic way to change the subject;
 - cue phrases at the start: "by the way", "另外", "换个话题" announce a switch; "yes", "also", "那", "这个"
-  tie the message to what was just said.
+  tie the message to what was just said;
+- the user's own line: cohesion and novelty against the earlier judged messages and the tool-call targets
+  (in assistant logs the message before a user turn is a long reply that echoes everything), and insisting:
+  repeating the previous judged message's subject that the replies in between ignored;
+- look-ahead (offline analysis sees the whole conversation): cohesion across the gap between the block
+  before a message and the block it opens (TextTiling's idea on messages).
 
 No signal needs labels. How they combine into one switch score lives in ``model.py``.
 """
@@ -29,13 +34,18 @@ from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
             "answers", "ack_then_question", "cue_shift", "cue_continue", "depth",
-            "cos_judged", "cos_judged_ctx", "cos_targets", "novel_judged", "entity_new_judged", "insists")
-# The last six compare a message with the earlier *judged* messages and the tool-call targets only. When just the
+            "cos_judged", "cos_judged_ctx", "cos_targets", "novel_judged", "entity_new_judged", "insists",
+            "gap", "next_departs")
+# cos_judged .. insists compare a message with the earlier *judged* messages and the tool-call targets only. When just the
 # user is judged (assistant logs) the previous message is a long assistant reply that echoes every term, so
 # cohesion and novelty must be measured against the user's own line of requests and where the tools pointed.
 CONTEXT_MESSAGES = 4  # messages (any role) that make up the recent context
 JUDGED_CONTEXT = 3  # earlier judged messages that make up the judged context
 TARGET_MESSAGES = 8  # messages back whose tool-call targets count as "where the work currently is"
+# gap and next_departs look ahead (the analysis is offline: the whole conversation is there), TextTiling-style: a
+# boundary before a message shows as low cohesion between the block before it and the block it opens, and
+# as a next message that does not return to the old block either.
+BLOCK = 2  # messages per block on each side of the gap
 DEPTH_CAP = 5  # judged messages after which the conversation counts as fully under way
 
 _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
@@ -203,7 +213,27 @@ def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]
             seen.names.update(m.names)
         seen.terms.update(m.target_tokens)
         seen.names.update(t.lower() for t in m.targets if t)
+    for i, f in enumerate(out):
+        if f is not None:
+            f.update(_look_ahead(msgs, i, idf))
     return out
+
+
+def _look_ahead(msgs: Sequence[Message], i: int, idf: Idf) -> dict[str, float]:
+    """1 - cohesion across the gap before message i (blocks of BLOCK messages), and whether the message after
+    it departs from the block before the gap too (1 - its cosine with that block)."""
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    for j in range(max(0, i - BLOCK), i):
+        before.update(msgs[j].tokens)
+    for j in range(i, min(len(msgs), i + BLOCK)):
+        after.update(msgs[j].tokens)
+    if not before:
+        return {"gap": 0.0, "next_departs": 0.0}
+    vb = _vector(before, idf)
+    nxt = msgs[i + 1].tokens if i + 1 < len(msgs) else []
+    return {"gap": 1.0 - cosine(_vector(after, idf), vb),
+            "next_departs": 1.0 - cosine(_vector(Counter(nxt), idf), vb) if nxt else 0.0}
 
 
 @dataclass
