@@ -187,3 +187,17 @@ def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
     code, out, _ = run_cli("ingest", str(f), "--db", str(tmp_path / "w.duckdb"), "--format", "dialogues", "--json")
     totals = orjson.loads(out)["totals"]
     assert code == 0 and (totals["messages_imported"], totals["quarantined"]) == (6, 1)
+
+
+def test_assistant_logs_at_the_defaults_marks_user_turn_switches_precisely(tmp_path) -> None:
+    """The default (user-turn) mode on the generated realistic fixture: 8 of its 9 labeled shifts, no false alarm."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(FIXTURES / "sqlite" / "realistic.db", tmp_path / "realistic.db")
+    assert run_cli("ingest", str(tmp_path / "realistic.db"), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                           "--format", "json", "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))
+    assert code == 0, err
+    ev = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]["evaluation"]
+    ours = ev["detectors"]["ours"]
+    assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 8, 8)
+    assert ours["pk"] < ev["detectors"]["none"]["pk"]
