@@ -61,9 +61,6 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-MODES = ("user", "dialogue")
-
-
 def judging_mode(roles: Iterable[str]) -> str:
     """``dialogue`` when assistant turns are judged (both parties start topics), else ``user``."""
     return "dialogue" if "assistant" in set(roles) else "user"
