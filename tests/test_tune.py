@@ -116,3 +116,20 @@ def test_drift_thresholds_flag_at_most_the_worst_share(tmp_path: Path) -> None:
     for key in ("drift.echo_rate_high", "drift.continue_nags_high", "drift.crowding_ratio_high"):
         m = re.match(r"flags (\d+) of (\d+) conversations", recs[key]["evidence"])
         assert m and int(m.group(1)) <= 0.10 * int(m.group(2)), recs[key]
+
+
+def test_topic_confidence_with_labels_maximises_f1_at_the_precision_floor(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest([FIXTURES / "sqlite" / "realistic.db"], db=db)
+    rec = _recs(db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))["topic.min_confidence"]
+    m = re.match(r"against 12 labeled conversations: precision (\S+), recall (\S+), F1 (\S+) \(now (\S+)\)",
+                 rec["evidence"])
+    assert m, rec
+    precision, f1, now = float(m.group(1)), float(m.group(3)), float(m.group(4))
+    assert precision >= 0.7 and f1 >= now  # never worse than the current value on the labels
+    assert rec["recommended"] == 0.7  # the default is already best here: kept (ties go to the current value)
+
+
+def test_topic_confidence_without_labels_says_so(seed_db: Path) -> None:
+    rec = _recs(seed_db, "--marker-rate", "0.03")["topic.min_confidence"]
+    assert rec["evidence"].startswith("no labels used: 3.0 markers per 100 judged messages")

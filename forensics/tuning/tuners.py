@@ -89,6 +89,53 @@ def drift(t: TuneContext) -> list[Recommendation]:
     return out
 
 
+CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+@tuner
+def topic_confidence(t: TuneContext) -> list[Recommendation]:
+    """topic.min_confidence: with labels, the best F1 whose precision is at least ``min_precision``; without,
+    the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
+    from forensics.analyzers import topics
+    from forensics.analyzers.topics.evaluate import reference, score
+    from forensics.analyzers.topics.labels import read_labels
+    from forensics.warehouse import frame
+
+    current = t.cfg.topic.min_confidence
+    topics.run(t.analysis)  # refreshes message_topics: topics and confidences do not depend on min_confidence
+    rows = frame(t.con, "SELECT c.native_id, m.conversation_id, m.position, m.topic, m.confidence FROM message_topics m "
+                        "JOIN conversations c USING (conversation_id) ORDER BY m.conversation_id, m.position")
+    judged: dict[str, list[tuple[int, str | None, float | None]]] = {}
+    for native, _, pos, topic, conf in rows.iter_rows():
+        judged.setdefault(native, []).append((pos, topic, conf))
+    n = sum(len(v) for v in judged.values())
+    if n == 0:
+        return [Recommendation("topic.min_confidence", current, current, "no judged messages: kept")]
+
+    def markers(c: float) -> dict[str, set[int]]:
+        return {k: {b[0] for a, b in zip(v, v[1:]) if a[1] and b[1] and a[1] != b[1] and a[2] is not None
+                    and b[2] is not None and a[2] >= c and b[2] >= c} for k, v in judged.items()}
+
+    if t.labels:
+        labels = read_labels(t.labels)
+        refs = [reference(k, [p for p, _, _ in judged[k]], s) for k, s in labels.shifts.items() if judged.get(k)]
+        if refs:
+            sc = {c: score(refs, markers(c)) for c in CONFIDENCES}
+            ok = [c for c in CONFIDENCES if sc[c].precision >= t.min_precision and sc[c].predicted]
+            best = (max(ok, key=lambda c: (sc[c].f1, -abs(c - current))) if ok
+                    else max(CONFIDENCES, key=lambda c: (sc[c].precision, -abs(c - current))))
+            s = sc[best]
+            met = "" if ok else f"; no value reaches precision {t.min_precision:.2f}, the most precise one"
+            return [Recommendation("topic.min_confidence", current, best,
+                                   f"against {len(refs)} labeled conversations: precision {s.precision:.2f}, recall "
+                                   f"{s.recall:.2f}, F1 {s.f1:.2f} (now {sc.get(current, s).f1:.2f}){met}")]
+    rate = {c: sum(map(len, markers(c).values())) / n for c in CONFIDENCES}
+    best = min(CONFIDENCES, key=lambda c: (abs(rate[c] - t.marker_rate), abs(c - current)))
+    return [Recommendation("topic.min_confidence", current, best,
+                           f"no labels used: {rate[best] * 100:.1f} markers per 100 judged messages, closest to the "
+                           f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)")]
+
+
 def _flag_at_most(vals: list[float], share: float, below: bool, real: bool) -> float | int:
     """The threshold that flags at most ``share`` of ``vals`` (ascending), at the worst end."""
     budget = int(share * len(vals))
