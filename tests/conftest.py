@@ -51,3 +51,14 @@ def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedP
     """The real console entry point, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "forensics", *args], capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, "CI": "true"})
+
+
+def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    """Rows of one read-only query against a warehouse file."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()

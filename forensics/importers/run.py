@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import jsonl, sqlite
-from forensics.importers.discover import Source, detect, expand
+from forensics.importers import claude_code, jsonl, openai_chat, sqlite
+from forensics.importers.discover import FORMATS, Source, detect, expand
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
-from forensics.importers.records import Parsed, stable_id
+from forensics.importers.records import Parsed, source_key, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
 
@@ -43,6 +44,7 @@ class SourceResult:
     messages_imported: int = 0
     messages_unchanged: int = 0
     quarantined: int = 0
+    skipped: int = 0  # records that hold no message: events and line types without one (see note)
     conversations_new: int = 0
     conversations_updated: int = 0
     conversations_unchanged: int = 0
@@ -64,7 +66,7 @@ class IngestResult:
         return ExitCode.USAGE if failed == len(self.sources) else ExitCode.PARTIAL
 
     def totals(self) -> dict[str, int]:
-        keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined",
+        keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                 "conversations_new", "conversations_updated", "conversations_unchanged")
         out = {k: sum(getattr(s, k) for s in self.sources) for k in keys}
         out.update(sources=len(self.sources), failed=sum(s.status == "failed" for s in self.sources))
@@ -89,6 +91,7 @@ class _Plan:
     started_at: Any = None
     arrays: int = 0  # SQLite rows that held a message array
     first_bad: str = ""
+    sha256: str | None = None  # when the parser hashed the bytes it read (no second read)
 
 
 class _Hasher(threading.Thread):
@@ -116,18 +119,19 @@ Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
 def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = DEFAULT_DB, fmt: str = "auto",
            table: str | None = None, column: str | None = None, progress: Progress | None = None,
-           workers: int | None = None) -> IngestResult:
+           workers: int | None = None, messages_key: str | None = None) -> IngestResult:
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
-    if fmt not in ("auto", "sqlite", "jsonl"):
-        raise ForensicsError(f"unknown --format {fmt!r}; choose auto, sqlite or jsonl")
-    paths = expand([str(s) for s in sources])
+    if fmt not in FORMATS:
+        raise ForensicsError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    paths = expand([str(s) for s in sources], messages_key)
     if not paths:
-        raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl) under " + ", ".join(map(str, sources)))
+        raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl *.json) under "
+                             + ", ".join(map(str, sources)))
     existed = Path(db).exists()
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        plans = [_plan(wh, p, fmt, table, column) for p in paths]
+        plans = [_plan(wh, p, fmt, table, column, messages_key) for p in paths]
         run.sources = [pl.result for pl in plans]
         _execute(wh, run.run_id, plans, progress, workers or default_workers())
         _log_unchanged(wh, run.run_id, plans)
@@ -139,11 +143,12 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     return run
 
 
-def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | None) -> _Plan:
+def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | None,
+          messages_key: str | None) -> _Plan:
     res = SourceResult(str(path))
     pl = _Plan(res, started_at=utcnow())
     try:
-        src = detect(path, fmt)
+        src = detect(path, fmt, messages_key)
         st = path.stat()
     except SourceError as e:
         res.status, res.error = "failed", str(e)
@@ -154,8 +159,10 @@ def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | 
     pl.source, pl.size, pl.mtime_ns, res.format = src, st.st_size, st.st_mtime_ns, src.format
     if src.format == "sqlite" and (table or column):
         pl.options = orjson.dumps({"table": table, "column": column}).decode()
+    elif src.messages_key:
+        pl.options = orjson.dumps({"messages_key": src.messages_key}).decode()
     resolved = str(path.resolve())
-    res.source_id = stable_id(src.format, resolved, pl.options)
+    res.source_id = source_key(src.format, resolved, pl.options)
     row = wh.con.execute("SELECT size, mtime_ns FROM sources WHERE source_id = ?", [res.source_id]).fetchone()
     pl.stored = dict(wh.con.execute("SELECT conversation_id, fingerprint FROM conversations WHERE source_id = ?",
                                     [res.source_id]).fetchall())
@@ -167,9 +174,10 @@ def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | 
         if src.format == "sqlite":
             _plan_sqlite(pl, resolved, table, column)
         else:
-            fp = f"{pl.size}:{pl.mtime_ns}"
-            pl.tasks.append((jsonl.parse_file, (resolved, res.source_id, fp), pl.size))
+            pl.tasks.append(_file_task(src, resolved, res.source_id, f"{pl.size}:{pl.mtime_ns}", pl.size))
             pl.todo_bytes = pl.size
+            if src.format != "jsonl":  # these parsers hash the bytes they read
+                return pl
     except SourceError as e:
         res.status, res.error = "failed", str(e)
         return pl
@@ -178,6 +186,16 @@ def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | 
         return pl
     pl.hasher = _Hasher(path)
     return pl
+
+
+def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
+               size: int) -> tuple[Callable[..., Parsed], tuple[Any, ...], int]:
+    """The parse task for a file that is read whole (every format but SQLite)."""
+    if src.format == "claude-code":
+        return claude_code.parse_file, (resolved, source_id, fingerprint), size
+    if src.format in ("openai", "sharegpt"):
+        return openai_chat.parse_file, (resolved, source_id, src.messages_key), size
+    return jsonl.parse_file, (resolved, source_id, fingerprint), size
 
 
 def _plan_sqlite(pl: _Plan, resolved: str, table: str | None, column: str | None) -> None:
@@ -277,7 +295,7 @@ class _Loader:
             self.in_tx = False
         r = pl.result
         r.status, r.error = "failed", message
-        for k in ("messages_read", "messages_imported", "messages_unchanged", "quarantined",
+        for k in ("messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                   "conversations_new", "conversations_updated"):
             setattr(r, k, 0)
 
@@ -285,22 +303,25 @@ class _Loader:
         if pl.result.status == "failed":
             return
         self._begin(pl)
-        r, con, t = pl.result, self.con, p.tables
+        r, con, t = pl.result, self.con, _complete(p)
+        whole_file = pl.source.format != "sqlite"  # a file is re-read whole; SQLite in chunks of rows
         pl.arrays += p.state.get("arrays", 0)
         pl.first_bad = pl.first_bad or p.state.get("first_bad", "")
-        self.open_bytes += pl.todo_bytes if pl.source.format == "jsonl" else 0
-        if pl.source.format == "jsonl":
+        pl.sha256 = p.state.get("sha256", pl.sha256)
+        self.open_bytes += pl.todo_bytes if whole_file else 0
+        if whole_file:
             r.rows_read += p.rows_read
         r.messages_read += p.messages_read
+        r.skipped += p.state.get("skipped", 0)
         r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *p.notes]))
-        conv_ids = t["conv"].column("conversation_id").to_pylist()
-        existing = [c for c in conv_ids if c in pl.stored]
-        r.conversations_new += len(conv_ids) - len(existing)
-        r.conversations_updated += len(existing)
-        con.register("_b_msg", t["msg"])
-        con.register("_b_call", t["call"])
-        con.register("_b_conv", t["conv"])
-        con.register("_b_quar", t["quar"])
+        convs = t["conv"].select(["conversation_id", "fingerprint"]).to_pylist()
+        existing = [c["conversation_id"] for c in convs if c["conversation_id"] in pl.stored]
+        same = sum(pl.stored.get(c["conversation_id"]) == c["fingerprint"] for c in convs)
+        r.conversations_new += len(convs) - len(existing)
+        r.conversations_updated += len(existing) - same
+        r.conversations_unchanged += same
+        for name in TABLES:
+            con.register(f"_b_{name}", t[name])
         try:
             unchanged = 0
             if existing:
@@ -316,10 +337,10 @@ class _Loader:
             r.messages_imported += t["msg"].num_rows - unchanged
             r.quarantined += t["quar"].num_rows
             con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                        "created_at, updated_at, message_count, fingerprint) "
+                        "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
                         "SELECT conversation_id, ?, native_id, title, provider, model, "
-                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv",
-                        [r.source_id])
+                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
+                        "parent_conversation_id FROM _b_conv", [r.source_id])
             con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
                         "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
                         f"{_ts('created_at')}, tool_call_id FROM _b_msg")
@@ -328,7 +349,11 @@ class _Loader:
                         "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
                         "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
                         "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-            if pl.source.format == "jsonl":  # the whole file was re-read: its quarantine is replaced
+            for table, name, schema in (("events", "event", claude_code.EVENT_SCHEMA),
+                                        ("message_usage", "usage", claude_code.USAGE_SCHEMA)):
+                cols = ", ".join(schema.names)
+                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _b_{name}")
+            if whole_file:  # the whole file was re-read: its quarantine is replaced
                 con.execute("DELETE FROM quarantine WHERE source_id = ?", [r.source_id])
             else:
                 con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
@@ -336,8 +361,8 @@ class _Loader:
             con.execute("INSERT INTO quarantine SELECT ?, ?, location, reason, raw, raw_bytes FROM _b_quar",
                         [r.source_id, self.run_id])
         finally:
-            for name in ("_b_msg", "_b_call", "_b_conv", "_b_quar"):
-                con.unregister(name)
+            for name in TABLES:
+                con.unregister(f"_b_{name}")
 
     def finish(self, pl: _Plan) -> None:
         if pl.result.status == "failed":
@@ -350,11 +375,26 @@ class _Loader:
         r, con = pl.result, self.con
         con.execute("DELETE FROM sources WHERE source_id = ?", [r.source_id])
         con.execute("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [r.source_id, str(Path(r.path).resolve()), r.format, pl.hasher.result() if pl.hasher else None,
+                    [r.source_id, str(Path(r.path).resolve()), r.format, pl.hasher.result() if pl.hasher else pl.sha256,
                      pl.size, pl.mtime_ns, pl.options, utcnow()])
         _log(con, self.run_id, pl)
         if pl.source.format == "sqlite":
             self.flush()
+
+
+TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+
+
+def _complete(p: Parsed) -> dict[str, pa.Table]:
+    """Every table the loader inserts from, empty where this importer has none (SQLite has no events)."""
+    t = dict(p.tables)
+    parents = p.state.get("parents", {})
+    ids = t["conv"].column("conversation_id").to_pylist()
+    t["conv"] = t["conv"].append_column("parent_conversation_id",
+                                        pa.array([parents.get(c) for c in ids], pa.string()))
+    t.setdefault("event", claude_code.EVENT_SCHEMA.empty_table())
+    t.setdefault("usage", claude_code.USAGE_SCHEMA.empty_table())
+    return t
 
 
 def _ts(col: str) -> str:
@@ -363,10 +403,13 @@ def _ts(col: str) -> str:
 
 def _log(con: Any, run_id: str, pl: _Plan) -> None:
     r = pl.result
-    con.execute("INSERT INTO import_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    con.execute("INSERT INTO import_runs (run_id, source_id, path, format, status, started_at, finished_at, "
+                "rows_read, messages_read, messages_imported, messages_unchanged, quarantined, skipped, "
+                "conversations_new, conversations_updated, conversations_unchanged, note) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run_id, r.source_id, r.path, r.format, r.status, pl.started_at, utcnow(), r.rows_read,
-                 r.messages_read, r.messages_imported, r.messages_unchanged, r.quarantined, r.conversations_new,
-                 r.conversations_updated, r.conversations_unchanged, r.note or None])
+                 r.messages_read, r.messages_imported, r.messages_unchanged, r.quarantined, r.skipped,
+                 r.conversations_new, r.conversations_updated, r.conversations_unchanged, r.note or None])
 
 
 def _log_unchanged(wh: Warehouse, run_id: str, plans: list[_Plan]) -> None:

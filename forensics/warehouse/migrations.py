@@ -142,3 +142,26 @@ def m002_events_usage_lineage(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE conversations ADD COLUMN parent_conversation_id VARCHAR")
     con.execute("COMMENT ON COLUMN conversations.parent_conversation_id IS "
                 "'for a sub-agent or sidechain transcript: the conversation that spawned it'")
+
+
+@migration
+def m003_skipped_counts(con: duckdb.DuckDBPyConnection) -> None:
+    """Importers of drifting formats (Claude Code) skip records that hold no message, and count them."""
+    con.execute("ALTER TABLE import_runs ADD COLUMN skipped BIGINT DEFAULT 0")
+    for column, doc in (
+        ("import_runs.skipped", "records that hold no message: events (stored in `events`) and line types without "
+                                "a message (progress, snapshots, unknown types), counted by type in `note`"),
+        ("import_runs.quarantined", "records sent to quarantine this run; messages_read = imported + unchanged + "
+                                    "quarantined + skipped"),
+        ("import_runs.rows_read", "SQLite rows, JSONL lines (header included) or JSON records read; for Claude Code, "
+                                  "the lines of a split response count once in messages_read"),
+        ("import_runs.messages_read", "records read: array elements (SQLite), entry lines (JSONL), lines with the "
+                                      "lines of one split response counted once (Claude Code), messages (OpenAI)"),
+        ("sources.format", "importer used: sqlite, jsonl, claude-code, openai or sharegpt"),
+        ("sources.options", "importer options as JSON (SQLite table and column; OpenAI messages key)"),
+        ("conversations.native_id", "the id in the source: the row's id column (else rowid), the session id or "
+                                    "file stem, the record's id (else its line or index)"),
+        ("conversations.fingerprint", "change detector: source row length and updated_at (SQLite), file size and "
+                                      "mtime (session files), a hash of the record (OpenAI)"),
+    ):
+        con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")
