@@ -114,8 +114,10 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
         cid = stable_id(source_id, native)
         _add_part(b, f, part, cid, native, main_cid if part else parent_cid, fingerprint, events, usage)
     parsed = Parsed.of(b)
-    parsed.tables["event"], parsed.tables["usage"] = events.table(), usage.table()
-    parsed.tables["call"] = _stored_results(parsed.tables["call"], _stored_sizes(p, subagent))
+    for name, rows in (("event", events), ("usage", usage)):
+        if rows.cols[0]:  # an absent table is an empty one to the loader
+            parsed.tables[name] = rows.table()
+    parsed.tables["call"] = _stored_results(parsed.tables["call"], _stored_sizes(path, subagent))
     parsed.notes.extend(_notes(f))
     return parsed
 
@@ -129,8 +131,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             b.quarantine(f"{name}:{lineno}", reason, raw)
             f.bad += 1
             continue
-        for k in obj.keys() - KNOWN_FIELDS:
-            f.fields[k] += 1
+        if not KNOWN_FIELDS.issuperset(obj):  # no set built for the usual line
+            f.fields.update(obj.keys() - KNOWN_FIELDS)
         kind, uid = obj.get("type"), obj.get("uuid")
         f.known += kind in LINE_TYPES
         if not isinstance(uid, str):
@@ -245,22 +247,22 @@ def _parent_message(f: _File, m: _Msg) -> str | None:
 
 
 def _parent_conversation(p: Path, session_id: str | None, subagent: bool) -> str | None:
-    """For a sub-agent transcript: the id the parent session's conversation gets when imported from its file."""
+    """For a sub-agent transcript: the id the parent session's conversation gets when imported from its file
+    (``p`` is resolved already, and so is the folder they share)."""
     if not session_id or session_id == p.stem:
         return None
     folder = p.parent.parent.parent if subagent else p.parent
-    parent_file = folder / f"{session_id}.jsonl"
-    return stable_id(source_key(FORMAT, str(parent_file.resolve())), session_id)
+    return stable_id(source_key(FORMAT, str(folder / f"{session_id}.jsonl")), session_id)
 
 
-def _stored_sizes(p: Path, subagent: bool) -> dict[str, int]:
+def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
     """Sizes of outputs Claude Code stored beside the session as ``tool-results/<tool_use_id>.txt``."""
-    folder = (p.parent.parent if subagent else p.with_suffix("")) / "tool-results"
+    session = os.path.dirname(os.path.dirname(path)) if subagent else os.path.splitext(path)[0]
     try:
-        names = os.listdir(folder)
+        with os.scandir(os.path.join(session, "tool-results")) as it:
+            return {e.name.rsplit(".", 1)[0]: e.stat().st_size for e in it if e.name.startswith("toolu_")}
     except OSError:
         return {}
-    return {n.rsplit(".", 1)[0]: (folder / n).stat().st_size for n in names if n.startswith("toolu_")}
 
 
 def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
@@ -309,12 +311,10 @@ class _Rows:
 
 def _load(raw: bytes) -> tuple[str, Any]:
     """(quarantine reason or "", the parsed line)."""
-    if not raw.strip():
-        return "empty line", None
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
-        return json_reason(e), None
+        return ("empty line" if not raw.strip() else json_reason(e)), None
     return ("" if isinstance(obj, dict) else "not a JSON object"), obj
 
 

@@ -6,6 +6,7 @@ no known shape is reported as such, never guessed.
 """
 from __future__ import annotations
 
+import functools
 import glob
 import os
 from dataclasses import dataclass
@@ -54,11 +55,26 @@ def expand(args: list[str], messages_key: str | None = None) -> list[Path]:
                 raise ForensicsError(f"{a}: no such file or folder")
     seen, unique = set(), []
     for p in out:
-        key = os.path.realpath(p)
+        key = real_path(p)
         if key not in seen:
             seen.add(key)
             unique.append(p)
     return unique
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def real_path(path: Path) -> str:
+    """The resolved path, each folder resolved once (thousands of session files share a few folders)."""
+    s = os.path.abspath(path)
+    if os.path.islink(s):
+        return os.path.realpath(s)
+    folder, name = os.path.split(s)
+    return os.path.join(_real_folder(folder), name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def detect(path: Path, fmt: str = "auto", messages_key: str | None = None) -> Source:
