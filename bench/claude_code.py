@@ -22,10 +22,10 @@ import importlib.util
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "bench" / ".cache"
 CCUSAGE_VERSION = "20.0.24"  # the newest ccusage whose linux-x64 native binary the npm registry here serves
+SHAPE = {"turns": (4, 15), "bytes": (1100, 3600)}  # per plain session: ~110 KB on average, as the issue's corpus
 TOKENS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -50,7 +51,8 @@ def build_corpus(home: Path, sessions: int, days: int) -> Path:
     """``home/.claude/projects`` with ``sessions`` sessions; reused when already built with the same shape."""
     projects = home / ".claude" / "projects"
     stamp = home / "corpus.json"
-    want = {"sessions": sessions, "days": days, "generator": (ROOT / "fixtures" / "make_claude_code.py").stat().st_size}
+    want = {"sessions": sessions, "days": days, "shape": SHAPE,
+            "generator": (ROOT / "fixtures" / "make_claude_code.py").read_text()}
     if stamp.exists() and json.loads(stamp.read_text()) == want:
         return projects
     shutil.rmtree(home, ignore_errors=True)
@@ -61,7 +63,8 @@ def build_corpus(home: Path, sessions: int, days: int) -> Path:
         t = gen.T0 + timedelta(days=i % days, minutes=7 * (i // days))
         project = f"-home-dev-project{i % 25:02d}"
         kind = "main" if i % 10 == 0 else "sidechain" if i % 10 == 1 else "plain"
-        gen.write_session(projects, kind, ns, project, t, turns=rng.randint(4, 14), size=rng.randint(800, 2600))
+        gen.write_session(projects, kind, ns, project, t, turns=rng.randint(*SHAPE["turns"]),
+                          size=rng.randint(*SHAPE["bytes"]))
     stamp.write_text(json.dumps(want))
     return projects
 
@@ -74,16 +77,20 @@ class Run:
     error: str = ""
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Run:
-    """Wall time and peak RSS of one child process (RUSAGE_CHILDREN grows monotonically: run one at a time)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd)
-    seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    rss = peak / 1024 if peak > before else float("nan")  # a smaller child cannot raise the running maximum
-    err = "" if p.returncode == 0 else f"exit {p.returncode}: {(p.stderr or p.stdout).strip().splitlines()[-1:]}"
-    return Run(seconds, rss, p.stdout, err)
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> Run:
+    """Wall time and peak RSS of one child process: wait4 gives that child's own resource usage (the
+    process-wide RUSAGE_CHILDREN maximum would hide a smaller child behind a bigger one)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env={**os.environ, **(env or {})})
+        _, status, usage = os.wait4(p.pid, 0)
+        seconds = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    error = "" if p.returncode == 0 else f"exit {p.returncode}: {(stderr or stdout).strip().splitlines()[-1:]}"
+    return Run(seconds, usage.ru_maxrss / 1024, stdout, error)
 
 
 def install_dt() -> tuple[Path | None, str]:
@@ -188,6 +195,7 @@ def main() -> None:
     first = timed(ingest, env)
     rows.append(("forensics ingest (first)", first))
     rows.append(("forensics ingest (again, unchanged)", timed(ingest, env)))
+    rows.append(("  floor: python -c 'import forensics.cli'", timed([sys.executable, "-c", "import forensics.cli"], env)))
     ours = our_tokens(db) if not first.error else {}
     cc: dict[str, int] = {}
     if not a.skip_ccusage:

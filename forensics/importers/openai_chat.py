@@ -101,7 +101,7 @@ def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
     native = next((str(rec[k]) for k in ID_KEYS if isinstance(rec.get(k), (str, int)) and not isinstance(rec.get(k), bool)),
                   ordinal)
-    if key is None and isinstance(rec.get("conversations"), list):
+    if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
         msgs = [_from_sharegpt(t) for t in rec["conversations"]]
         if isinstance(rec.get("system"), str) and rec["system"]:
             msgs.insert(0, {"role": "system", "content": rec["system"]})

@@ -180,8 +180,8 @@ def _identify(path: Path, fmt: str, table: str | None, column: str | None, messa
         st = path.stat()
         pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
         same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)
-                and fmt in ("auto", row[1]) and wanted in ("{}", row[2])]
-        if len(same) == 1:  # the stored source of this very file: no need to read it to detect its format
+                and fmt in ("auto", row[1]) and (row[2] == wanted or (wanted == "{}" and row[1] == "openai"))]
+        if len(same) == 1:  # this very file as last imported (its options given again, or found in its content)
             res.source_id, res.format, pl.options = same[0][:3]
             pl.source = Source(path, res.format, orjson.loads(pl.options).get("messages_key"))
             res.status, res.note = "unchanged", UNCHANGED
