@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -62,3 +63,14 @@ def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
         return con.execute(sql, params or []).fetchall()
     finally:
         con.close()
+
+
+def load_script(path: Path) -> Any:
+    """A generator script that is not in a package (fixtures/make_*.py), loaded as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod

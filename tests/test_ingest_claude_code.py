@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
-from tests.conftest import FIXTURES, query, run_cli, run_subprocess
+from tests.conftest import FIXTURES, load_script, query, run_cli, run_subprocess
 
 PROJECTS = FIXTURES / "claude_code"
 MAIN = "144a6dea-b560-5e09-ae81-65ecd1f3a9df"  # everything: split responses, compaction, sub-agent, oddities
@@ -175,3 +175,42 @@ def test_a_message_line_without_a_message_object_is_quarantined(tmp_path: Path) 
     assert (r.messages_imported, r.quarantined, r.skipped, r.messages_read) == (12, 1, 4, 17)
     assert query(tmp_path / "w.duckdb", "SELECT location, reason FROM quarantine") == [
         ("s.jsonl:1", "user line without a message object")]
+
+
+def test_a_folder_over_the_parallel_threshold_loads_the_same_rows_from_both_cores(tmp_path: Path) -> None:
+    import random
+    import uuid
+
+    from forensics.importers.pool import PARALLEL_MIN_BYTES
+
+    gen = load_script(FIXTURES / "make_claude_code.py")
+    projects, rng = tmp_path / "projects", random.Random(1)
+    for i in range(400):
+        kind = "main" if i % 10 == 0 else "sidechain" if i % 10 == 1 else "plain"
+        gen.write_session(projects, kind, uuid.uuid5(uuid.NAMESPACE_URL, str(i)), f"-p{i % 7}",
+                          gen.T0, turns=rng.randint(4, 12), size=rng.randint(1000, 3000))
+    files = sorted(projects.rglob("*.jsonl"))
+    assert sum(f.stat().st_size for f in files) >= PARALLEL_MIN_BYTES
+    want_msgs, want_calls, want_out, seen = 0, 0, 0, set()
+    for f in files:
+        for line in f.read_text().splitlines():
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            m = rec.get("message")
+            if rec.get("type") not in ("user", "assistant") or not isinstance(m, dict):
+                continue
+            key = (m.get("id"), rec.get("requestId")) if rec["type"] == "assistant" else rec["uuid"]
+            if key not in seen:
+                want_msgs += 1
+                want_out += m.get("usage", {}).get("output_tokens", 0)
+            seen.add(key)
+            want_calls += sum(b.get("type") == "tool_use" for b in m["content"] if isinstance(b, dict)) \
+                if rec["type"] == "assistant" else 0
+    db = tmp_path / "w.duckdb"
+    r = ingest([projects], db=db, workers=2)
+    assert r.exit_code == 0 and len(r.sources) == len(files)
+    assert query(db, "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), "
+                     "(SELECT sum(output_tokens) FROM message_usage)") == [(want_msgs, want_calls, want_out)]
+    assert query(db, "SELECT count(*) FROM sources WHERE sha256 IS NULL") == [(0,)]
