@@ -175,7 +175,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--days", type=int, default=20)
-    ap.add_argument("--skip-dt", action="store_true", help="claude-dt takes minutes on the full corpus")
+    ap.add_argument("--skip-dt", action="store_true", help="claude-dt takes many minutes on the full corpus")
+    ap.add_argument("--dt-again", action="store_true", help="also time claude-dt's second run (it re-parses all)")
     ap.add_argument("--skip-ccusage", action="store_true")
     a = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -186,16 +187,23 @@ def main() -> None:
     mb = sum(f.stat().st_size for f in files) / 1e6
     print(f"corpus: {a.sessions} sessions, {len(files)} transcript files, {mb:.0f} MB in {projects} "
           f"(built or checked in {time.perf_counter() - t0:.1f}s)")
+    print(f"\n{'step':44} {'wall s':>8} {'MB/s':>7} {'peak RSS MB':>12}  error", flush=True)
     rows: list[tuple[str, Run]] = []
+
+    def measure(name: str, cmd: list[str], env: dict[str, str]) -> Run:
+        r = timed(cmd, env)
+        rows.append((name, r))
+        print(f"{name:44} {r.seconds:8.2f} {mb / r.seconds:7.1f} {r.rss_mb:12.0f}  {r.error}", flush=True)
+        return r
+
     db = CACHE / "bench.duckdb"
     for suffix in ("", ".wal"):
         Path(str(db) + suffix).unlink(missing_ok=True)
     env = {"PYTHONPATH": str(ROOT), "CI": "true"}
     ingest = [sys.executable, "-m", "forensics", "ingest", str(projects), "--db", str(db), "--json"]
-    first = timed(ingest, env)
-    rows.append(("forensics ingest (first)", first))
-    rows.append(("forensics ingest (again, unchanged)", timed(ingest, env)))
-    rows.append(("  floor: python -c 'import forensics.cli'", timed([sys.executable, "-c", "import forensics.cli"], env)))
+    first = measure("forensics ingest (first)", ingest, env)
+    measure("forensics ingest (again, unchanged)", ingest, env)
+    measure("  floor: python -c 'import forensics.cli'", [sys.executable, "-c", "import forensics.cli"], env)
     ours = our_tokens(db) if not first.error else {}
     cc: dict[str, int] = {}
     if not a.skip_ccusage:
@@ -203,9 +211,8 @@ def main() -> None:
         if bin_ is None:
             print(f"ccusage: not measured: {why}")
         else:
-            run = timed([str(bin_), "daily", "--json", "--offline"],
-                        {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")})
-            rows.append((f"ccusage {CCUSAGE_VERSION} daily --json --offline", run))
+            run = measure(f"ccusage {CCUSAGE_VERSION} daily --json --offline", [str(bin_), "daily", "--json", "--offline"],
+                          {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")})
             cc = ccusage_tokens(run.out) if not run.error else {}
     dt: dict[str, int] = {}
     if not a.skip_dt:
@@ -214,16 +221,14 @@ def main() -> None:
             print(f"claude-dt: not measured: {why}")
         else:
             shutil.rmtree(home / ".dt", ignore_errors=True)
-            rows.append(("dt ingest (claude-dt, first)", timed([str(bin_), "ingest"], {"HOME": str(home)})))
-            rows.append(("dt ingest (claude-dt, again)", timed([str(bin_), "ingest"], {"HOME": str(home)})))
-            dt = dt_tokens(home) if not rows[-2][1].error else {}
-    report(rows, mb, ours, cc, dt, expected_counts(projects))
+            run = measure("dt ingest (claude-dt, first)", [str(bin_), "ingest"], {"HOME": str(home)})
+            if a.dt_again:
+                measure("dt ingest (claude-dt, again)", [str(bin_), "ingest"], {"HOME": str(home)})
+            dt = dt_tokens(home) if not run.error else {}
+    report(rows, ours, cc, dt, expected_counts(projects))
 
 
-def report(rows: list[tuple[str, Run]], mb: float, ours: dict, cc: dict, dt: dict, want: dict) -> None:
-    print(f"\n{'step':44} {'wall s':>8} {'MB/s':>7} {'peak RSS MB':>12}  error")
-    for name, r in rows:
-        print(f"{name:44} {r.seconds:8.2f} {mb / r.seconds:7.1f} {r.rss_mb:12.0f}  {r.error}")
+def report(rows: list[tuple[str, Run]], ours: dict, cc: dict, dt: dict, want: dict) -> None:
     t = {name: r.seconds for name, r in rows if not r.error}
     first, again = t.get("forensics ingest (first)"), t.get("forensics ingest (again, unchanged)")
     cc_s = next((s for n, s in t.items() if n.startswith("ccusage")), None)
