@@ -153,10 +153,14 @@ def m003_skipped_counts(con: duckdb.DuckDBPyConnection) -> None:
                                 "a message (progress, snapshots, unknown types), counted by type in `note`"),
         ("import_runs.quarantined", "records sent to quarantine this run; messages_read = imported + unchanged + "
                                     "quarantined + skipped"),
-        ("import_runs.rows_read", "SQLite rows, JSONL lines (header included) or JSON records read; for Claude Code, "
-                                  "the lines of a split response count once in messages_read"),
-        ("import_runs.messages_read", "records read: array elements (SQLite), entry lines (JSONL), lines with the "
-                                      "lines of one split response counted once (Claude Code), messages (OpenAI)"),
+        ("import_runs.rows_read", "SQLite rows, lines (JSONL, Claude Code, OpenAI JSONL; a header included) or "
+                                  "records of a JSON document read"),
+        ("import_runs.messages_read", "records read: array elements (SQLite), entry lines (JSONL), lines with a split "
+                                      "response's lines counted once (Claude Code), messages and bad records (OpenAI)"),
+        ("messages.native_id", "the message id in the source: JSONL entry id, Claude Code line uuid (the first line "
+                               "of a split response), else the array index"),
+        ("messages.parent_native_id", "the parent's native_id (JSONL and Claude Code trees; Claude Code steps over "
+                                      "lines that are not messages), else the previous message"),
         ("sources.format", "importer used: sqlite, jsonl, claude-code, openai or sharegpt"),
         ("sources.options", "importer options as JSON (SQLite table and column; OpenAI messages key)"),
         ("conversations.native_id", "the id in the source: the row's id column (else rowid), the session id or "
