@@ -214,3 +214,12 @@ def test_a_folder_over_the_parallel_threshold_loads_the_same_rows_from_both_core
     assert query(db, "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), "
                      "(SELECT sum(output_tokens) FROM message_usage)") == [(want_msgs, want_calls, want_out)]
     assert query(db, "SELECT count(*) FROM sources WHERE sha256 IS NULL") == [(0,)]
+
+
+def test_a_file_of_summary_lines_only_imports_nothing_and_says_so(tmp_path: Path) -> None:
+    src = tmp_path / "only-summaries.jsonl"
+    src.write_text('{"type":"summary","summary":"Old work","leafUuid":"elsewhere-1"}\n'
+                   '{"type":"summary","summary":"Older work","leafUuid":"elsewhere-2"}\n')
+    r = ingest([src], db=tmp_path / "w.duckdb").sources[0]
+    assert (r.status, r.format, r.messages_read, r.skipped, r.conversations_new) == ("imported", "claude-code", 2, 2, 0)
+    assert r.note == "skipped line types: summary (no message in this file) x2"

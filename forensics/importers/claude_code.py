@@ -104,12 +104,17 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     if lines and not f.known:
         b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
         return Parsed.of(b)
+    parts = dict.fromkeys(m.part for m in f.msgs)
+    for e in f.events:  # e.g. a file of summary lines only: an event needs a conversation to belong to
+        if e.part not in parts:
+            f.skipped[f"{e.kind} (no message in this file)"] += 1
+    f.events = [e for e in f.events if e.part in parts]
     b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
     events, usage = _Rows(EVENT_SCHEMA), _Rows(USAGE_SCHEMA)
-    for part in dict.fromkeys(m.part for m in f.msgs):
+    for part in parts:
         native = p.stem if not part else f"{p.stem}:sidechain:{part}"
         cid = stable_id(source_id, native)
         _add_part(b, f, part, cid, native, main_cid if part else parent_cid, fingerprint, events, usage)
