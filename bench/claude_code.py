@@ -204,6 +204,10 @@ def main() -> None:
     first = measure("forensics ingest (first)", ingest, env)
     measure("forensics ingest (again, unchanged)", ingest, env)
     measure("  floor: python -c 'import forensics.cli'", [sys.executable, "-c", "import forensics.cli"], env)
+    inside = timed([sys.executable, "-c", "import sys, time; from forensics import ingest; t = time.perf_counter(); "
+                    "ingest([sys.argv[1]], db=sys.argv[2]); print(time.perf_counter() - t)", str(projects), str(db)], env)
+    if not inside.error:
+        print(f"{'  of which forensics.ingest() itself':44} {float(inside.out):8.2f}", flush=True)
     ours = our_tokens(db) if not first.error else {}
     cc: dict[str, int] = {}
     if not a.skip_ccusage:
