@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
+FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai
 
 .PHONY: demo test baseline bench clean
 
@@ -16,10 +17,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	mkdir -p reports
 	rm -f $(DEMO_DB)
-	$(BIN)/forensics ingest fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic --db $(DEMO_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(DEMO_DB)
 	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
 
-FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic
 CHECK_DB := .venv/fixtures-check.duckdb
 
 # the metrics gate on the fixtures first (a change that moves a figure fails until the baseline is updated

@@ -42,7 +42,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            b.quarantine(where, _json_reason(e), raw)
+            b.quarantine(where, json_reason(e), raw)
             continue
         if not isinstance(obj, dict):
             b.quarantine(where, f"not a JSON object (a {_kind(obj)})", raw)
@@ -107,7 +107,7 @@ def _loads(raw: bytes) -> object:
         return None
 
 
-def _json_reason(e: orjson.JSONDecodeError) -> str:
+def json_reason(e: orjson.JSONDecodeError) -> str:
     msg = str(e)
     if "recursion" in msg.lower() or "depth" in msg.lower():
         return "JSON nested too deeply"

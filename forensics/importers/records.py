@@ -42,6 +42,11 @@ def stable_id(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+def source_key(fmt: str, resolved_path: str, options: str = "{}") -> str:
+    """A source's id: the same file read by another importer or with other options is another source."""
+    return stable_id(fmt, resolved_path, options)
+
+
 def to_epoch(v: Any) -> float | None:
     """Seconds since the epoch from a number (s or ms) or an ISO-8601 string; None when unreadable."""
     if v is None or isinstance(v, bool):

@@ -1,8 +1,9 @@
-"""`forensics ingest`: plan each source, parse on both cores, load each source atomically, count everything.
+"""`forensics ingest`: plan each source, parse on both cores, load in bulk, count everything.
 
-Transactions end only at source boundaries: a SQLite source is one transaction; small JSONL sources are
-grouped, whole, into transactions of ~64 MB so thousands of session files do not pay a commit each.
-A kill leaves every source either fully imported or not at all; a rerun completes the rest.
+A file whose path, size and modification time match its last import is not opened. Small files are parsed
+many to a task (a task costs a round trip to a worker) and loaded many to a transaction (see `load`);
+a SQLite source is read in chunks of rows inside one transaction. A kill leaves every source either fully
+imported or not at all; a rerun completes the rest.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import hashlib
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,16 +19,20 @@ from typing import Any
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import dialogues, jsonl, sqlite
-from forensics.importers.discover import FORMATS, Source, detect, expand
+from forensics.importers import claude_code, dialogues, jsonl, openai_chat, sqlite
+from forensics.importers.discover import FORMATS, Source, detect, expand, real_path
+from forensics.importers.load import Bundle, Loader, bundle
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
-from forensics.importers.records import Parsed, stable_id
+from forensics.importers.records import Parsed, source_key, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
 
 CHUNK_BYTES = 8 << 20  # SQLite rows per parse task: about this many bytes of JSON
 CHUNK_ROWS = 200
-GROUP_BYTES = 64 << 20  # JSONL sources per transaction
+TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at most TASK_FILES files
+TASK_FILES = 64
+HASHED_BY_PARSER = ("claude-code", "openai", "sharegpt")  # the others get a hashing thread
+UNCHANGED = "same size and modification time as the last import: not re-read"
 
 
 @dataclass
@@ -43,6 +48,7 @@ class SourceResult:
     messages_imported: int = 0
     messages_unchanged: int = 0
     quarantined: int = 0
+    skipped: int = 0  # records that hold no message: events and line types without one (see note)
     conversations_new: int = 0
     conversations_updated: int = 0
     conversations_unchanged: int = 0
@@ -64,7 +70,7 @@ class IngestResult:
         return ExitCode.USAGE if failed == len(self.sources) else ExitCode.PARTIAL
 
     def totals(self) -> dict[str, int]:
-        keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined",
+        keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                 "conversations_new", "conversations_updated", "conversations_unchanged")
         out = {k: sum(getattr(s, k) for s in self.sources) for k in keys}
         out.update(sources=len(self.sources), failed=sum(s.status == "failed" for s in self.sources))
@@ -76,9 +82,12 @@ class IngestResult:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """One source through the run: identity, work to do, and what parsing learnt about it."""
+
     result: SourceResult
     source: Source | None = None
+    resolved: str = ""
     size: int = 0
     mtime_ns: int = 0
     options: str = "{}"
@@ -89,6 +98,7 @@ class _Plan:
     started_at: Any = None
     arrays: int = 0  # SQLite rows that held a message array
     first_bad: str = ""
+    sha256: str | None = None  # when the parser hashed the bytes it read (no second read)
 
 
 class _Hasher(threading.Thread):
@@ -116,21 +126,21 @@ Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
 def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = DEFAULT_DB, fmt: str = "auto",
            table: str | None = None, column: str | None = None, progress: Progress | None = None,
-           workers: int | None = None) -> IngestResult:
+           workers: int | None = None, messages_key: str | None = None) -> IngestResult:
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
     if fmt not in FORMATS:
-        raise ForensicsError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
-    paths = expand([str(s) for s in sources])
+        raise ForensicsError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    paths = expand([str(s) for s in sources], messages_key)
     if not paths:
-        raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl) under " + ", ".join(map(str, sources)))
+        raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl *.json) under "
+                             + ", ".join(map(str, sources)))
     existed = Path(db).exists()
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        plans = [_plan(wh, p, fmt, table, column) for p in paths]
+        plans = _plan_all(wh, paths, fmt, table, column, messages_key)
         run.sources = [pl.result for pl in plans]
         _execute(wh, run.run_id, plans, progress, workers or default_workers())
-        _log_unchanged(wh, run.run_id, plans)
     finally:
         wh.close()
     if not existed and all(s.status == "failed" for s in run.sources):
@@ -139,51 +149,100 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     return run
 
 
-def _plan(wh: Warehouse, path: Path, fmt: str, table: str | None, column: str | None) -> _Plan:
+def _plan_all(wh: Warehouse, paths: list[Path], fmt: str, table: str | None, column: str | None,
+              messages_key: str | None) -> list[Plan]:
+    """A plan per path, with what the warehouse already holds of each source (two queries in all)."""
+    known: dict[str, list[tuple]] = {}
+    for path, *row in wh.con.execute("SELECT path, source_id, format, options, size, mtime_ns FROM sources").fetchall():
+        known.setdefault(path, []).append(tuple(row))
+    plans = [_identify(p, fmt, table, column, messages_key, known) for p in paths]
+    stored = {sid for rows in known.values() for sid, *_ in rows}
+    by_id = {pl.result.source_id: pl for pl in plans if pl.result.source_id in stored}
+    if by_id:
+        for sid, cid, fp in wh.con.execute("SELECT source_id, conversation_id, fingerprint FROM conversations "
+                                           "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [list(by_id)]).fetchall():
+            by_id[sid].stored[cid] = fp
+    for pl in plans:
+        if pl.result.status == "unchanged":
+            pl.result.conversations_unchanged = len(pl.stored)
+        elif pl.result.status == "imported":
+            _schedule(pl, table, column)
+    return plans
+
+
+def _identify(path: Path, fmt: str, table: str | None, column: str | None, messages_key: str | None,
+              known: dict[str, list[tuple]]) -> Plan:
+    """Format, options and source id; unchanged when size and mtime match the stored source."""
     res = SourceResult(str(path))
-    pl = _Plan(res, started_at=utcnow())
+    pl = Plan(res, started_at=utcnow())
+    wanted = _options(table, column, messages_key)
     try:
-        src = detect(path, fmt)
         st = path.stat()
+        pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
+        same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)
+                and fmt in ("auto", row[1]) and (row[2] == wanted or (wanted == "{}" and row[1] == "openai"))]
+        if len(same) == 1:  # this very file as last imported (its options given again, or found in its content)
+            res.source_id, res.format, pl.options = same[0][:3]
+            pl.source = Source(path, res.format, orjson.loads(pl.options).get("messages_key"))
+            res.status, res.note = "unchanged", UNCHANGED
+            return pl
+        src = detect(path, fmt, messages_key)
     except SourceError as e:
         res.status, res.error = "failed", str(e)
         return pl
     except OSError as e:
         res.status, res.error = "failed", f"{path}: cannot read ({e.strerror or e}); check the path"
         return pl
-    pl.source, pl.size, pl.mtime_ns, res.format = src, st.st_size, st.st_mtime_ns, src.format
+    pl.source, res.format = src, src.format
     if src.format == "sqlite" and (table or column):
-        pl.options = orjson.dumps({"table": table, "column": column}).decode()
-    resolved = str(path.resolve())
-    res.source_id = stable_id(src.format, resolved, pl.options)
-    rows = wh.con.execute("SELECT size, mtime_ns FROM sources WHERE source_id = ?", [res.source_id]).fetchall()
-    row = rows[0] if rows else None
-    pl.stored = dict(wh.con.execute("SELECT conversation_id, fingerprint FROM conversations WHERE source_id = ?",
-                                    [res.source_id]).fetchall())
-    if row and row == (pl.size, pl.mtime_ns):
-        res.status = "unchanged"
-        res.conversations_unchanged = len(pl.stored)
-        return pl
-    try:
-        if src.format == "sqlite":
-            _plan_sqlite(pl, resolved, table, column)
-        else:
-            fp = f"{pl.size}:{pl.mtime_ns}"
-            parse = dialogues.parse_file if src.format == "dialogues" else jsonl.parse_file
-            pl.tasks.append((parse, (resolved, res.source_id, fp), pl.size))
-            pl.todo_bytes = pl.size
-    except SourceError as e:
-        res.status, res.error = "failed", str(e)
-        return pl
-    except OSError as e:
-        res.status, res.error = "failed", f"{path}: cannot read ({e}); check permissions"
-        return pl
-    pl.hasher = _Hasher(path)
+        pl.options = _options(table, column, None)
+    elif src.messages_key:
+        pl.options = _options(None, None, src.messages_key)
+    res.source_id = source_key(src.format, pl.resolved, pl.options)
+    if any(row[0] == res.source_id and row[3:] == (pl.size, pl.mtime_ns) for row in known.get(pl.resolved, ())):
+        res.status, res.note = "unchanged", UNCHANGED
     return pl
 
 
-def _plan_sqlite(pl: _Plan, resolved: str, table: str | None, column: str | None) -> None:
-    res = pl.result
+def _options(table: str | None, column: str | None, messages_key: str | None) -> str:
+    if table or column:
+        return orjson.dumps({"table": table, "column": column}).decode()
+    return orjson.dumps({"messages_key": messages_key}).decode() if messages_key else "{}"
+
+
+def _schedule(pl: Plan, table: str | None, column: str | None) -> None:
+    """The parse tasks of a new or changed source."""
+    res, src = pl.result, pl.source
+    try:
+        if src.format == "sqlite":
+            _plan_sqlite(pl, table, column)
+        else:
+            pl.tasks.append(_file_task(src, pl.resolved, res.source_id, f"{pl.size}:{pl.mtime_ns}", pl.size))
+            pl.todo_bytes = pl.size
+    except SourceError as e:
+        res.status, res.error = "failed", str(e)
+        return
+    except OSError as e:
+        res.status, res.error = "failed", f"{res.path}: cannot read ({e}); check permissions"
+        return
+    if src.format not in HASHED_BY_PARSER:
+        pl.hasher = _Hasher(src.path)
+
+
+def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
+               size: int) -> tuple[Callable[..., Parsed], tuple[Any, ...], int]:
+    """The parse task for a file that is read whole (every format but SQLite)."""
+    if src.format == "claude-code":
+        return claude_code.parse_file, (resolved, source_id, fingerprint), size
+    if src.format in ("openai", "sharegpt"):
+        return openai_chat.parse_file, (resolved, source_id, src.messages_key), size
+    if src.format == "dialogues":
+        return dialogues.parse_file, (resolved, source_id, fingerprint), size
+    return jsonl.parse_file, (resolved, source_id, fingerprint), size
+
+
+def _plan_sqlite(pl: Plan, table: str | None, column: str | None) -> None:
+    res, resolved = pl.result, pl.resolved
     try:
         con = sqlite.connect_ro(resolved)
     except Exception as e:  # sqlite3 raises several types for unreadable files
@@ -214,170 +273,61 @@ def _plan_sqlite(pl: _Plan, resolved: str, table: str | None, column: str | None
     res.rows_read = len(index)
 
 
-def _execute(wh: Warehouse, run_id: str, plans: list[_Plan], progress: Progress | None, workers: int) -> None:
-    todo = [(i, pl) for i, pl in enumerate(plans) if pl.tasks]
-    total = sum(pl.todo_bytes for _, pl in todo)
-    tasks = [(fn, args, (i, k == len(pl.tasks) - 1, nbytes)) for i, pl in todo
-             for k, (fn, args, nbytes) in enumerate(pl.tasks)]
-    loader = _Loader(wh, run_id)
+Tag = list[tuple[Plan, bool, int]]  # per call of a task: (its source, closes the source, bytes)
+Call = tuple[Callable[..., Parsed], tuple[Any, ...], str, str]  # (parser, its arguments, path, source id)
+
+
+def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress | None, workers: int) -> None:
+    todo = [pl for pl in plans if pl.tasks]
+    total = sum(pl.todo_bytes for pl in todo)
+    loader = Loader(wh.con, run_id)
     done = 0
-    failed_plan = -1
-    for (i, last, nbytes), parsed, err in run_ordered(tasks, workers, total >= PARALLEL_MIN_BYTES):
-        pl = plans[i]
-        if i == failed_plan:
-            continue
-        if err is not None or (parsed and parsed.state.get("error")):
-            failed_plan = i
-            loader.fail(pl, _task_error(pl, err, parsed))
-        else:
-            loader.apply(pl, parsed)
-            if last:
-                loader.finish(pl)
-        done += nbytes
+    for tag, b, err in run_ordered(_tasks(todo), workers, total >= PARALLEL_MIN_BYTES):
+        loader.add(b if err is None else Bundle(None, [_error(pl, err) for pl, _, _ in tag]), tag)
+        done += sum(n for _, _, n in tag)
         if progress:
             progress(done, total)
-    loader.flush()
     for pl in plans:  # sources with no row to parse (an empty table, every row unchanged)
         if pl.source and not pl.tasks and pl.result.status == "imported":
-            loader.finish(pl)
-    loader.flush()
+            loader.add_empty(pl)
+    loader.close([pl for pl in plans if pl.result.status == "unchanged"])
 
 
-def _task_error(pl: _Plan, err: BaseException | None, parsed: Parsed | None) -> str:
-    if parsed is not None and parsed.state.get("error"):
-        return f"{pl.result.path}: {parsed.state['error']}; check the file or pass --format"
-    if isinstance(err, ForensicsError):
-        return str(err)
-    return f"{pl.result.path}: cannot read ({type(err).__name__}: {err}); check the file"
+def _tasks(plans: list[Plan]) -> Iterator[tuple[Callable[..., Bundle], tuple[Any, ...], Tag]]:
+    """Parse tasks in source order: whole files grouped up to TASK_BYTES or TASK_FILES, a SQLite chunk alone."""
+    calls: list[Call] = []
+    tag: Tag = []
+    nbytes = 0
+    for pl in plans:
+        for k, (fn, args, size) in enumerate(pl.tasks):
+            if calls and pl.source.format == "sqlite":
+                yield parse_many, (calls,), tag
+                calls, tag, nbytes = [], [], 0
+            calls.append((fn, args, pl.result.path, pl.result.source_id))
+            tag.append((pl, k == len(pl.tasks) - 1, size))
+            nbytes += size
+            if pl.source.format == "sqlite" or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:
+                yield parse_many, (calls,), tag
+                calls, tag, nbytes = [], [], 0
+    if calls:
+        yield parse_many, (calls,), tag
 
 
-class _Loader:
-    """Loads parsed batches into the warehouse and decides where transactions end."""
-
-    def __init__(self, wh: Warehouse, run_id: str) -> None:
-        self.con, self.run_id = wh.con, run_id
-        self.open_bytes = 0
-        self.in_tx = False
-        self.pending: list[_Plan] = []  # finished sources whose transaction is still open
-
-    def _begin(self, pl: _Plan) -> None:
-        if self.in_tx and (pl.source.format == "sqlite" or self.open_bytes >= GROUP_BYTES):
-            self.flush()
-        if not self.in_tx:
-            self.con.execute("BEGIN TRANSACTION")
-            self.in_tx, self.open_bytes = True, 0
-
-    def flush(self) -> None:
-        if self.in_tx:
-            self.con.execute("COMMIT")
-            self.in_tx = False
-        self.pending.clear()
-
-    def fail(self, pl: _Plan, message: str) -> None:
-        if pl.result.format == "sqlite" and self.in_tx:
-            self.con.execute("ROLLBACK")  # a SQLite source has its transaction to itself
-            self.in_tx = False
-        r = pl.result
-        r.status, r.error = "failed", message
-        for k in ("messages_read", "messages_imported", "messages_unchanged", "quarantined",
-                  "conversations_new", "conversations_updated"):
-            setattr(r, k, 0)
-
-    def apply(self, pl: _Plan, p: Parsed) -> None:
-        if pl.result.status == "failed":
-            return
-        self._begin(pl)
-        r, con, t = pl.result, self.con, p.tables
-        pl.arrays += p.state.get("arrays", 0)
-        pl.first_bad = pl.first_bad or p.state.get("first_bad", "")
-        self.open_bytes += pl.todo_bytes if pl.source.format != "sqlite" else 0
-        if pl.source.format != "sqlite":
-            r.rows_read += p.rows_read
-        r.messages_read += p.messages_read
-        r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *p.notes]))
-        conv_ids = t["conv"].column("conversation_id").to_pylist()
-        existing = [c for c in conv_ids if c in pl.stored]
-        r.conversations_new += len(conv_ids) - len(existing)
-        r.conversations_updated += len(existing)
-        con.register("_b_msg", t["msg"])
-        con.register("_b_call", t["call"])
-        con.register("_b_conv", t["conv"])
-        con.register("_b_quar", t["quar"])
+def parse_many(calls: list[Call]) -> Bundle:
+    """Worker: run each parse; a file that cannot be read becomes its one-line error, the others go on."""
+    out: list[tuple[Parsed | str, str]] = []
+    for fn, args, path, source_id in calls:
         try:
-            unchanged = 0
-            if existing:
-                con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                            [existing])
-                unchanged = con.execute(
-                    "SELECT count(*) FROM messages m JOIN _b_msg s ON m.conversation_id = s.conversation_id "
-                    "AND m.seq = s.seq AND m.role = s.role AND m.content = s.content "
-                    "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old)").fetchall()[0][0]
-                for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
-                    con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
-            r.messages_unchanged += unchanged
-            r.messages_imported += t["msg"].num_rows - unchanged
-            r.quarantined += t["quar"].num_rows
-            con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                        "created_at, updated_at, message_count, fingerprint) "
-                        "SELECT conversation_id, ?, native_id, title, provider, model, "
-                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv",
-                        [r.source_id])
-            con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-                        "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
-                        f"{_ts('created_at')}, tool_call_id FROM _b_msg")
-            con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                        "c.name, c.arguments, c.result_seq, c.result_position, "
-                        "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
-                        "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
-                        "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-            if pl.source.format != "sqlite":  # the whole file was re-read: its quarantine is replaced
-                con.execute("DELETE FROM quarantine WHERE source_id = ?", [r.source_id])
-            else:
-                con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
-                            "(SELECT split_part(location, '[', 1) FROM _b_quar)", [r.source_id])
-            con.execute("INSERT INTO quarantine SELECT ?, ?, location, reason, raw, raw_bytes FROM _b_quar",
-                        [r.source_id, self.run_id])
-        finally:
-            for name in ("_b_msg", "_b_call", "_b_conv", "_b_quar"):
-                con.unregister(name)
-
-    def finish(self, pl: _Plan) -> None:
-        if pl.result.status == "failed":
-            return
-        if pl.source.format == "sqlite" and pl.tasks and pl.arrays == 0:
-            self.fail(pl, f"{pl.result.path}: no row holds a JSON array of messages ({pl.first_bad})"
-                          "; pass the right --table/--column")
-            return
-        self._begin(pl)
-        r, con = pl.result, self.con
-        con.execute("DELETE FROM sources WHERE source_id = ?", [r.source_id])
-        con.execute("INSERT INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [r.source_id, str(Path(r.path).resolve()), r.format, pl.hasher.result() if pl.hasher else None,
-                     pl.size, pl.mtime_ns, pl.options, utcnow()])
-        _log(con, self.run_id, pl)
-        if pl.source.format == "sqlite":
-            self.flush()
+            p = fn(*args)
+        except Exception as e:  # reported per source; never takes the batch down
+            out.append((str(e) if isinstance(e, ForensicsError) else
+                        f"{path}: cannot read ({type(e).__name__}: {e}); check the file", source_id))
+            continue
+        error = p.state.get("error")
+        out.append((f"{path}: {error}; check the file or pass --format" if error else p, source_id))
+    return bundle(out)
 
 
-def _ts(col: str) -> str:
-    return f"CASE WHEN {col} IS NULL THEN NULL ELSE make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"
-
-
-def _log(con: Any, run_id: str, pl: _Plan) -> None:
-    r = pl.result
-    con.execute("INSERT INTO import_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, r.source_id, r.path, r.format, r.status, pl.started_at, utcnow(), r.rows_read,
-                 r.messages_read, r.messages_imported, r.messages_unchanged, r.quarantined, r.conversations_new,
-                 r.conversations_updated, r.conversations_unchanged, r.note or None])
-
-
-def _log_unchanged(wh: Warehouse, run_id: str, plans: list[_Plan]) -> None:
-    """Unchanged sources get a run row too, so `import_runs` shows every source every run."""
-    quiet = [pl for pl in plans if pl.result.status == "unchanged"]
-    if not quiet:
-        return
-    wh.con.execute("BEGIN TRANSACTION")
-    for pl in quiet:
-        pl.result.note = "same size and modification time as the last import: not re-read"
-        _log(wh.con, run_id, pl)
-    wh.con.execute("COMMIT")
+def _error(pl: Plan, err: BaseException) -> str:
+    """A task that died as a whole (a worker process killed, say): its sources fail with this line."""
+    return f"{pl.result.path}: parse worker failed ({type(err).__name__}: {err}); rerun to finish"

@@ -1,0 +1,286 @@
+"""Load parsed batches into the warehouse in bulk, deciding where transactions end.
+
+A DuckDB statement costs milliseconds whatever its size, so parsed files are buffered and written many at a
+time: one set of statements and one transaction per ~64 MB of sources, not per file (a Claude Code folder
+holds thousands of small files). A SQLite source, parsed in chunks of rows, has its transaction to itself.
+Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
+files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pyarrow as pa
+
+from forensics.importers.claude_code import EVENT_SCHEMA, USAGE_SCHEMA
+from forensics.importers.records import Parsed
+from forensics.warehouse.core import utcnow
+
+if TYPE_CHECKING:
+    from forensics.importers.run import Plan
+
+GROUP_BYTES = 64 << 20  # whole-file sources per transaction
+TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
+RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
+               "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
+               "conversations_new", "conversations_updated", "conversations_unchanged", "note")
+COUNTS = ("messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped", "conversations_new",
+          "conversations_updated")
+
+
+@dataclass
+class FileResult:
+    """One parsed source of a bundle: its counters and row counts; its rows are in the bundle's tables."""
+
+    rows_read: int
+    messages_read: int
+    notes: list[str]
+    state: dict[str, Any]
+    convs: list[tuple[str, str]]  # (conversation id, fingerprint)
+    msg_rows: int
+    quar_rows: int
+
+
+@dataclass
+class Bundle:
+    """The sources of one parse task: one table of each kind for all of them, and each one's result (or the
+    one-line error that fails it)."""
+
+    tables: dict[str, pa.Table] | None
+    files: list[FileResult | str]
+
+
+def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
+    """Worker side: (parsed file or its error, source id) pairs → one Bundle, source ids on the rows."""
+    parts: dict[str, list[pa.Table]] = {n: [] for n in TABLES}
+    files: list[FileResult | str] = []
+    conv_sources: list[str] = []
+    quar_sources: list[str] = []
+    parents: list[str | None] = []
+    for p, source_id in results:
+        if isinstance(p, str):
+            files.append(p)
+            continue
+        t = p.tables
+        ids = t["conv"].column("conversation_id").to_pylist()
+        links = p.state.get("parents", {})
+        parents.extend(links.get(c) for c in ids)
+        conv_sources.extend([source_id] * len(ids))
+        quar_sources.extend([source_id] * t["quar"].num_rows)
+        for n in TABLES:
+            parts[n].append(t[n] if n in t else EMPTY[n])
+        files.append(FileResult(p.rows_read, p.messages_read, p.notes,
+                                {k: v for k, v in p.state.items() if k != "parents"},
+                                list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
+                                t["msg"].num_rows, t["quar"].num_rows))
+    if not parts["conv"]:
+        return Bundle(None, files)
+    tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
+    tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
+        "parent_conversation_id", pa.array(parents, pa.string()))
+    tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
+    return Bundle(tables, files)
+
+
+class Loader:
+    """Receives the parse tasks' bundles in source order; writes them in bulk."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+        self.con, self.run_id = con, run_id
+        self.tables: list[dict[str, pa.Table]] = []  # buffered bundles' tables, not yet written
+        self.items: list[tuple[Plan, FileResult]] = []  # their sources
+        self.ready: list[Plan] = []  # sources recorded at the next flush (items' and those with nothing to parse)
+        self.bytes = 0
+        self.sqlite: Plan | None = None  # the SQLite source whose transaction is open
+
+    def add(self, b: Bundle, tag: list[tuple[Plan, bool, int]]) -> None:
+        """One task's results; ``tag`` names each result's source and whether it is the source's last."""
+        ok = []
+        for (pl, last, _), f in zip(tag, b.files):
+            if pl.result.status == "failed":  # an earlier chunk of this SQLite source failed
+                continue
+            if isinstance(f, str):
+                self.fail(pl, f)
+            else:
+                ok.append((pl, last, f))
+        if not ok:
+            return
+        pl, last, f = ok[0]
+        if pl.source.format == "sqlite":  # a chunk of rows: tasks never mix it with other sources
+            if self.sqlite is None:
+                self.flush()
+                self.con.execute("BEGIN TRANSACTION")
+                self.sqlite = pl
+            self._write([b.tables], [(pl, f)])
+            if last:
+                self._finish_sqlite(pl)
+            return
+        self.tables.append(b.tables)
+        for pl, _, f in ok:
+            self.items.append((pl, f))
+            self.ready.append(pl)
+            self.bytes += pl.todo_bytes
+        if self.bytes >= GROUP_BYTES:
+            self.flush()
+
+    def add_empty(self, pl: Plan) -> None:
+        """A source with nothing to parse (an empty table, every row unchanged): recorded, nothing written."""
+        self.ready.append(pl)
+
+    def fail(self, pl: Plan, message: str) -> None:
+        if self.sqlite is pl:
+            self.con.execute("ROLLBACK")
+            self.sqlite = None
+        r = pl.result
+        r.status, r.error = "failed", message
+        for k in COUNTS:
+            setattr(r, k, 0)
+
+    def flush(self) -> None:
+        if not self.ready:
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        if self.items:
+            self._write(self.tables, self.items)
+        self._record(self.ready)
+        self.con.execute("COMMIT")
+        self.tables, self.items, self.ready, self.bytes = [], [], [], 0
+
+    def close(self, unchanged: list[Plan]) -> None:
+        """Write what is buffered, and a run row for each source that was not re-read."""
+        self.flush()
+        if unchanged:
+            self.con.execute("BEGIN TRANSACTION")
+            _insert_runs(self.con, self.run_id, unchanged)
+            self.con.execute("COMMIT")
+
+    def _finish_sqlite(self, pl: Plan) -> None:
+        if pl.arrays == 0:
+            self.fail(pl, f"{pl.result.path}: no row holds a JSON array of messages ({pl.first_bad})"
+                          "; pass the right --table/--column")
+            return
+        self._record([pl])
+        self.con.execute("COMMIT")
+        self.sqlite = None
+
+    def _write(self, bundles: list[dict[str, pa.Table]], items: list[tuple[Plan, FileResult]]) -> None:
+        con = self.con
+        owner: dict[str, Plan] = {}  # stored conversation id -> the source re-importing it
+        for pl, f in items:
+            _count(pl, f, owner)
+        for n in TABLES:
+            parts = [t[n] for t in bundles]
+            con.register(f"_b_{n}", pa.concat_tables(parts) if len(parts) > 1 else parts[0])
+        try:
+            if owner:
+                self._replace(owner)
+            con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+                        "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
+                        "SELECT conversation_id, source_id, native_id, title, provider, model, "
+                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
+                        "parent_conversation_id FROM _b_conv")
+            con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+                        "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
+                        f"{_ts('created_at')}, tool_call_id FROM _b_msg")
+            con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+                        "c.name, c.arguments, c.result_seq, c.result_position, "
+                        "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
+                        "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
+                        "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
+            for table, name, schema in (("events", "event", EVENT_SCHEMA), ("message_usage", "usage", USAGE_SCHEMA)):
+                cols = ", ".join(schema.names)
+                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _b_{name}")
+            whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
+            if whole:  # a file is re-read whole: its quarantine is replaced
+                con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
+            for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
+                if pl.source.format == "sqlite":
+                    con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
+                                "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
+            con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                        [self.run_id])
+        finally:
+            for n in TABLES:
+                con.unregister(f"_b_{n}")
+
+    def _replace(self, owner: dict[str, Plan]) -> None:
+        """Count the re-imported conversations' identical messages, then drop their old rows."""
+        con = self.con
+        con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                    [list(owner)])
+        same = con.execute("SELECT m.conversation_id, count(*) FROM messages m JOIN _b_msg s "
+                           "ON m.conversation_id = s.conversation_id AND m.seq = s.seq AND m.role = s.role "
+                           "AND m.content = s.content WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) "
+                           "GROUP BY 1").fetchall()
+        for cid, n in same:
+            r = owner[cid].result
+            r.messages_unchanged += n
+            r.messages_imported -= n
+        for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
+            con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
+
+    def _record(self, plans: list[Plan]) -> None:
+        """The sources' rows (identity, hash, size and mtime for the next unchanged check) and run rows."""
+        con = self.con
+        con.execute("DELETE FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [[pl.result.source_id for pl in plans]])
+        now = utcnow()
+        rows = {"source_id": [pl.result.source_id for pl in plans], "path": [pl.resolved for pl in plans],
+                "format": [pl.result.format for pl in plans],
+                "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
+                "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
+                "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
+        con.register("_b_src", pa.table(rows))
+        try:
+            con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
+        finally:
+            con.unregister("_b_src")
+        _insert_runs(con, self.run_id, plans)
+
+
+def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
+    r = pl.result
+    pl.arrays += f.state.get("arrays", 0)
+    pl.first_bad = pl.first_bad or f.state.get("first_bad", "")
+    pl.sha256 = f.state.get("sha256", pl.sha256)
+    if pl.source.format != "sqlite":  # SQLite counts its rows when it reads the index
+        r.rows_read += f.rows_read
+    r.messages_read += f.messages_read
+    r.skipped += f.state.get("skipped", 0)
+    r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *f.notes]))
+    r.quarantined += f.quar_rows
+    r.messages_imported += f.msg_rows
+    for cid, fp in f.convs:
+        old = pl.stored.get(cid)
+        if old is None:
+            r.conversations_new += 1
+            continue
+        owner[cid] = pl
+        if old == fp:
+            r.conversations_unchanged += 1
+        else:
+            r.conversations_updated += 1
+
+
+def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan]) -> None:
+    now = utcnow()
+    cols: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
+    for pl in plans:
+        r = pl.result
+        for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
+                                      r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
+                                      r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
+                                      r.conversations_unchanged, r.note or None)):
+            cols[c].append(v)
+    con.register("_b_runs", pa.table(cols))
+    try:
+        con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
+    finally:
+        con.unregister("_b_runs")
+
+
+def _ts(col: str) -> str:
+    return f"CASE WHEN {col} IS NULL THEN NULL ELSE make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"
