@@ -4,8 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
+FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai
 
-.PHONY: demo test bench clean clean-bench
+.PHONY: demo test baseline bench clean clean-bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,11 +17,23 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	mkdir -p reports
 	rm -f $(DEMO_DB)
-	$(BIN)/forensics ingest fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic --db $(DEMO_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(DEMO_DB)
 	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
 
+CHECK_DB := .venv/fixtures-check.duckdb
+
+# the metrics gate on the fixtures first (a change that moves a figure fails until the baseline is updated
+# on purpose: `make baseline`), then the suite
 test: $(STAMP)
+	rm -f $(CHECK_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
+	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json
 	$(BIN)/python -m pytest -n 2
+
+baseline: $(STAMP)
+	rm -f $(CHECK_DB)
+	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
+	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json
 
 # Generates ~1M-message corpora once into bench/.cache/ (~1.7 GB), then prints medians and target ratios.
 bench: $(STAMP)

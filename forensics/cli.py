@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from forensics.errors import ExitCode, ForensicsError
+from forensics.importers.discover import FORMATS
 from forensics.warehouse import DEFAULT_DB
 
 db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
@@ -52,13 +53,17 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1, required=True)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["auto", "sqlite", "jsonl", "dialogues"]), default="auto", show_default=True,
-              help="Importer; auto detects each file by its first bytes, then its extension.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="auto", show_default=True,
+              help="Importer; auto detects each file by its content (see docs/formats.md), then its extension.")
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
+@click.option("--messages-key", help="OpenAI-style records: the key holding the messages (default messages, "
+              "else the one key holding a list of role messages).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
-def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None, as_json: bool) -> None:
-    """Import SQLite databases, JSONL session files, folders or globs into the warehouse.
+def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
+           messages_key: str | None, as_json: bool) -> None:
+    """Import SQLite databases, session files (JSONL, Claude Code), OpenAI/ShareGPT chat logs, folders or
+    globs into the warehouse; the summary says which format each file was read as.
 
     Importing the same source again adds nothing; a grown source adds only what is new. Bad lines and
     rows are quarantined with their raw bytes, never dropped. Exit 0: every source imported; 1: some
@@ -67,12 +72,14 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     \b
     Example:
       forensics ingest ~/app/devflow.db sessions/ --db forensics.duckdb
+      forensics ingest ~/.claude/projects traces.jsonl
     """
     from forensics.importers.run import ingest as run_ingest
     from forensics.summary import format_ingest
 
     with _progress("importing") as tick:
-        result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick)
+        result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
+                            messages_key=messages_key)
     for s in result.sources:
         if s.error:
             click.echo(f"forensics: {s.error}", err=True)
@@ -290,8 +297,10 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
               help="With --labels: topic markers must be at least this precise.")
 @click.option("--worst-pct", default=10.0, show_default=True, type=click.FloatRange(0, 100),
               help="Drift thresholds flag the worst this-many percent of conversations.")
+@click.option("--marker-rate", default=0.05, show_default=True, type=click.FloatRange(0, 1),
+              help="Without --labels: topic markers per judged message to aim for.")
 def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
-         target_tool_share: float, min_precision: float, worst_pct: float) -> None:
+         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -308,7 +317,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
 
     cfg = load_config(config_path) if Path(config_path).exists() else defaults()
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
-                      worst_pct=worst_pct)
+                      worst_pct=worst_pct, marker_rate=marker_rate)
     if emit:
         click.echo(emit_values(result.values(cfg), emit))
     elif as_json:

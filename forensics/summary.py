@@ -6,10 +6,13 @@ from forensics.importers.run import IngestResult
 
 def format_ingest(r: IngestResult) -> str:
     t = r.totals()
-    head = ("source", "format", "status", "conversations new/upd/same", "messages added", "unchanged", "quarantined")
+    skipped = t["skipped"] > 0  # the column appears only for formats that skip records (Claude Code)
+    head = ("source", "format", "status", "conversations new/upd/same", "messages added", "unchanged", "quarantined",
+            *(("skipped",) if skipped else ()))
     rows = [head] + [(s.path, s.format or "?", s.status,
                       f"{s.conversations_new}/{s.conversations_updated}/{s.conversations_unchanged}",
-                      str(s.messages_imported), str(s.messages_unchanged), str(s.quarantined)) for s in r.sources]
+                      str(s.messages_imported), str(s.messages_unchanged), str(s.quarantined),
+                      *((str(s.skipped),) if skipped else ())) for s in r.sources]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
              for row in rows]
@@ -17,5 +20,5 @@ def format_ingest(r: IngestResult) -> str:
     total = (f"{t['sources']} sources ({t['failed']} failed): {t['conversations_new']} conversations new, "
              f"{t['conversations_updated']} updated, {t['conversations_unchanged']} unchanged; "
              f"{t['messages_read']} messages read = {t['messages_imported']} added + {t['messages_unchanged']} unchanged"
-             f" + {t['quarantined']} quarantined -> {r.db}")
+             f" + {t['quarantined']} quarantined" + (f" + {t['skipped']} skipped" if skipped else "") + f" -> {r.db}")
     return "\n".join(lines + notes + [total])

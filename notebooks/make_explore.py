@@ -33,6 +33,22 @@ CELLS = [
     new_code_cell("api.query('quarantine', db).head(5)"),
     new_markdown_cell("## The whole report, as `forensics report` writes it"),
     new_code_cell("result, files = api.report(db, work / 'reports', ['md', 'json'])\n[f.name for f in files]"),
+    new_markdown_cell("The analyzers left their tables in the warehouse. Drift findings, with the positions that "
+                      "prove them (open one with `forensics show CONVERSATION --positions ...`):"),
+    new_code_cell("drift = api.query('drift_findings', db)\n"
+                  "drift.filter(drift['severity'] == 'high').select(['native_id', 'kind', 'positions']).head(8)"),
+    new_markdown_cell("Tool-result compression replay at the configured thresholds, and a few points of the sweep:"),
+    new_code_cell("comp = result.section('compression').metrics\n"
+                  "{k: comp[k] for k in ('results', 'summarized', 'tool_share_before', 'tool_share_after')}"),
+    new_code_cell("from forensics.analyzers.compression import sweep\nfrom forensics.analyzers.base import Context\n"
+                  "from forensics.config import defaults\nfrom forensics.selection import Selection\n\n"
+                  "with forensics.open_warehouse(db) as wh:\n"
+                  "    Context.open(wh.con, defaults(), Selection())\n"
+                  "    grid = sweep(wh.con, [1000, 2000, 5000], [0.4])\n"
+                  "grid.select(['summarize_bytes', 'summarized_share', 'tool_share_after'])"),
+    new_markdown_cell("Keywords per conversation (jieba + Han 2-grams, stop words removed) and sentinel compliance per model:"),
+    new_code_cell("kw = result.section('keywords')\nkw.tables[0].df.head(5)"),
+    new_code_cell("models = api.query('sentinel_models', db)\nmodels['compliance_key'].to_list()"),
 ]
 
 

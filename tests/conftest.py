@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -51,3 +52,25 @@ def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedP
     """The real console entry point, as a user runs it."""
     return subprocess.run([sys.executable, "-m", "forensics", *args], capture_output=True, text=True, cwd=cwd,
                           env={**os.environ, "CI": "true"})
+
+
+def query(db: Path, sql: str, params: list | None = None) -> list[tuple]:
+    """Rows of one read-only query against a warehouse file."""
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def load_script(path: Path) -> Any:
+    """A generator script that is not in a package (fixtures/make_*.py), loaded as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,14 +11,7 @@ from hypothesis import strategies as st
 from forensics import ingest
 from forensics.importers.jsonl import parse_file
 from tests.conftest import FIXTURES, copy_fixture, gen_corpus
-
-
-def q(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
+from tests.conftest import query as q
 
 
 @pytest.fixture(scope="module")

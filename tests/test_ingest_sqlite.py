@@ -12,18 +12,11 @@ import pytest
 from forensics import ingest
 from forensics.errors import ForensicsError
 from tests.conftest import FIXTURES, copy_fixture, run_cli
+from tests.conftest import query as q
 
 
 def sha256(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
-
-
-def q(db: Path, sql: str, params: list | None = None) -> list[tuple]:
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 def test_seed_table_imports_three_conversations_with_every_tool_call_linked(tmp_path: Path) -> None:

@@ -24,3 +24,4 @@ def test_notebook_executes(tmp_path: Path) -> None:
     text = "".join(str(o.get("data", {}).get("text/plain", "")) for o in outputs)
     assert "'conversations_new': 11" in text  # the seed table and the 8 sessions
     assert "f89d129a" in text and "'report.md'" in text
+    assert "tool_result_crowding" in text and "'tool_share_after'" in text and "'zhipu_glm-5.2'" in text

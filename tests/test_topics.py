@@ -77,10 +77,13 @@ def test_a_lexicon_phrase_names_the_topic() -> None:
     assert [(j.topic, j.marker) for j in out] == [("licensing", False), ("licensing", False), ("packaging", True)]
 
 
-def test_the_config_default_switch_score_is_the_fitted_operating_point() -> None:
+def test_the_config_default_switch_scores_are_the_fitted_operating_points_of_each_judging_mode() -> None:
+    from forensics.analyzers.topics.model import judging_mode
     from forensics.config import defaults
 
-    assert defaults()["topic.switch_score"] == load_model().anchor
+    assert defaults()["topic.switch_score"] == load_model("user").anchor
+    assert defaults()["topic.dialogue_switch_score"] == load_model("dialogue").anchor
+    assert (judging_mode(["user"]), judging_mode(["assistant", "user"])) == ("user", "dialogue")
 
 
 def test_entities_find_paths_identifiers_titles_and_names() -> None:
@@ -114,33 +117,28 @@ def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
                         "conf_after", "score", "keywords"]
     assert n == 24
     # [100] "这个先放一放。消息发送交付功能……" opens a new topic, but [87] "不对" has none: no marker (the seed's rule)
-    assert at100 == [(None, False), ("T2", False)]
+    assert at100 == [(None, False), ("T3", False)]  # T2 began at the false alarm [83]
     ev = m["evaluation"]
     assert (ev["dialogues"], ev["reference_shifts"]) == (3, 6)
 
 
-@pytest.mark.xfail(reason="weights fitted before the issue-4 tokenizer change; refit lands with topics round 2", strict=False)
-def test_seed_d6614e0b_switch_at_140_is_found_at_an_assistant_log_operating_point(tmp_path) -> None:
-    """The default switch_score is fitted on human-human dialogue; user turns in assistant logs score lower
-    (the context is long assistant text), so a harness lowers it: then [140] is found, and [92], [174]."""
-    db = tmp_path / "w.duckdb"
-    shutil.copy(FIXTURES / "seed" / "seed.db", tmp_path / "seed.db")
-    assert run_cli("ingest", str(tmp_path / "seed.db"), "--db", str(db))[0] == 0
-    cfg = tmp_path / "h.toml"
-    cfg.write_text("[topic]\nswitch_score = 0.18\n", encoding="utf-8")
-    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
-                           "--format", "json", "--config", str(cfg), "--labels",
-                           str(FIXTURES / "labels" / "seed.labels.jsonl"))
-    assert code == 0, err
+def test_seed_d6614e0b_switch_at_140_is_found_at_the_defaults(seed_report) -> None:
+    """[136] asks about the write date, the replies stay on delivery, [140] asks again: the user insists on a
+    subject the replies ignored, and the default (user-turn) mode marks it."""
+    db, m = seed_report
+    assert m["mode"] == "user"
     with open_warehouse(db, read_only=True) as wh:
-        found = [r[0] for r in wh.con.execute(
-            "SELECT s.position FROM topic_switches s JOIN conversations c USING (conversation_id) "
-            "WHERE c.native_id = 'd6614e0b' ORDER BY 1").fetchall()]
-    assert 140 in found and {92, 174} <= set(found)
-    ev = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]["evaluation"]
+        found = wh.con.execute(
+            "SELECT c.native_id, s.position, s.topic_before, s.topic_after FROM topic_switches s "
+            "JOIN conversations c USING (conversation_id) ORDER BY 1, 2").fetchall()
+    # [83] "看下日志" (all its words new) is the one false alarm; f89d129a [100] follows "不对" (no topic): no marker
+    assert found == [("d6614e0b", 140, "T1", "T2"), ("f89d129a", 83, "T1", "T2")]
+    ev = m["evaluation"]
     ours = ev["detectors"]["ours"]
-    assert (ours["predicted"], ours["tp"]) == (5, 4)
+    assert (ours["predicted"], ours["tp"]) == (2, 1)
     assert ours["pk"] < ev["detectors"]["none"]["pk"]
+    tuned = ev["detectors"]["ours_tuned"]
+    assert (tuned["predicted"], tuned["tp"]) == (8, 6)
 
 
 def test_report_labels_imports_the_labeled_dialogues_and_scores_them(tmp_path) -> None:
@@ -189,3 +187,17 @@ def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
     code, out, _ = run_cli("ingest", str(f), "--db", str(tmp_path / "w.duckdb"), "--format", "dialogues", "--json")
     totals = orjson.loads(out)["totals"]
     assert code == 0 and (totals["messages_imported"], totals["quarantined"]) == (6, 1)
+
+
+def test_assistant_logs_at_the_defaults_marks_user_turn_switches_precisely(tmp_path) -> None:
+    """The default (user-turn) mode on the generated realistic fixture: 8 of its 9 labeled shifts, no false alarm."""
+    db = tmp_path / "w.duckdb"
+    shutil.copy(FIXTURES / "sqlite" / "realistic.db", tmp_path / "realistic.db")
+    assert run_cli("ingest", str(tmp_path / "realistic.db"), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                           "--format", "json", "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))
+    assert code == 0, err
+    ev = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]["evaluation"]
+    ours = ev["detectors"]["ours"]
+    assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 8, 8)
+    assert ours["pk"] < ev["detectors"]["none"]["pk"]

@@ -145,7 +145,7 @@ def _sizes_chart(hist: list[int]):  # noqa: ANN202
 
 
 def _share_chart(role_chars: dict[str, int]):  # noqa: ANN202
-    fig = figure(6.0, 3.0)
+    fig = figure(6.0, 1.9)
     ax = fig.axes[0]
     total = sum(role_chars.values()) or 1
     left = 0.0

@@ -17,35 +17,13 @@ SNIFF_LINES = 5
 Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> (order, parent, message, time)
 
 
-def parse_files(files: list[tuple[str, str, str]]) -> Parsed:
-    """Worker: a group of small files in one set of tables (per-file tables cost more to build, send and
-    load than the rows in them), with each file's counters, or its error, in ``parts``."""
-    group, parts = Batch(), []
-    for args in files:
-        try:
-            b = _parse(*args)
-        except Exception as e:  # reported per source by the caller
-            parts.append(e)
-            continue
-        if not b.state.get("error"):
-            group.extend(b)
-        parts.append(Parsed.of(b, with_tables=False))
-    out = Parsed.of(group)
-    out.parts = parts
-    return out
-
-
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     """Worker: parse one session file completely (files are one conversation each)."""
-    return Parsed.of(_parse(path, source_id, fingerprint))
-
-
-def _parse(path: str, source_id: str, fingerprint: str) -> Batch:
     data = Path(path).read_bytes()
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    b = Batch(source_id=source_id)
+    b = Batch()
     b.rows_read = len(lines)
     name = Path(path).name
     header, objects, start = None, 0, 0
@@ -59,10 +37,10 @@ def _parse(path: str, source_id: str, fingerprint: str) -> Batch:
     nodes, order, objects, entries_seen = _read_entries(b, lines, start, name, fastpath.valid_utf8([data]), objects)
     if lines and objects == 0:
         b.state["error"] = "no line is a JSON object; not a JSONL session file"
-        return b
+        return Parsed.of(b)
     if objects > start and entries_seen == 0:
         b.state["error"] = "no line is a message entry (an object with role); not a JSONL session file"
-        return b
+        return Parsed.of(b)
     main = _main_path(nodes, order)
     entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order
                for seq, parent, msg, _ in (nodes[eid],)]
@@ -70,7 +48,7 @@ def _parse(path: str, source_id: str, fingerprint: str) -> Batch:
     b.add_conversation(stable_id(source_id, native), native, _opt(header.get("title")), _opt(header.get("provider")),
                        _opt(header.get("model")), to_epoch(header.get("created_at")), None, fingerprint,
                        entries)
-    return b
+    return Parsed.of(b)
 
 
 def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: bool,
@@ -99,7 +77,7 @@ def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: boo
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            b.quarantine(where, _json_reason(e), raw)
+            b.quarantine(where, json_reason(e), raw)
             continue
         if not isinstance(obj, dict):
             b.quarantine(where, f"not a JSON object (a {_kind(obj)})", raw)
@@ -164,7 +142,7 @@ def _loads(raw: bytes) -> object:
         return None
 
 
-def _json_reason(e: orjson.JSONDecodeError) -> str:
+def json_reason(e: orjson.JSONDecodeError) -> str:
     msg = str(e)
     if "recursion" in msg.lower() or "depth" in msg.lower():
         return "JSON nested too deeply"

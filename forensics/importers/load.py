@@ -1,20 +1,269 @@
-"""Loading one parsed batch (four Arrow tables) into the warehouse, and the DuckDB settings for doing it fast.
+"""Load parsed batches into the warehouse in bulk, deciding where transactions end.
 
-The Arrow tables are read through DuckDB's replacement scans (SQL names the Python locals ``_b_msg`` ...):
-``con.register`` keeps every registered table alive until the connection closes, even after
-``unregister`` (DuckDB 2.0), so a million-message import held all of its text in memory.
+A DuckDB statement costs milliseconds whatever its size, so parsed files are buffered and written many at a
+time: one set of statements and one transaction per ~64 MB of sources, not per file (a Claude Code folder
+holds thousands of small files). A SQLite source, parsed in chunks of rows, has its transaction to itself.
+Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
+files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
 from __future__ import annotations
 
 import os
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
-# A JsonText arrives as its JSON literal and is unescaped here, in DuckDB's threads.
+from forensics.importers.claude_code import EVENT_SCHEMA, USAGE_SCHEMA
+from forensics.importers.records import Parsed
+from forensics.warehouse.core import utcnow
+
+if TYPE_CHECKING:
+    from forensics.importers.run import Plan
+
+GROUP_BYTES = 64 << 20  # whole-file sources per transaction
+# A JsonText (fastpath) arrives as its JSON literal and is unescaped here, in DuckDB's threads.
 TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
-DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks, the whole ingest stays under 500 MB (bench PSS)
+DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
+TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
+RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
+               "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
+               "conversations_new", "conversations_updated", "conversations_unchanged", "note")
+COUNTS = ("messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped", "conversations_new",
+          "conversations_updated")
+
+
+@dataclass
+class FileResult:
+    """One parsed source of a bundle: its counters and row counts; its rows are in the bundle's tables."""
+
+    rows_read: int
+    messages_read: int
+    notes: list[str]
+    state: dict[str, Any]
+    convs: list[tuple[str, str]]  # (conversation id, fingerprint)
+    msg_rows: int
+    quar_rows: int
+
+
+@dataclass
+class Bundle:
+    """The sources of one parse task: one table of each kind for all of them, and each one's result (or the
+    one-line error that fails it)."""
+
+    tables: dict[str, pa.Table] | None
+    files: list[FileResult | str]
+    spilled: str | None = None  # where spill() put the tables
+
+    def spill(self, folder: str) -> Bundle:
+        """Worker side: move the tables into Arrow IPC files in ``folder`` (/dev/shm) before the result is
+        sent: pickling them through the pipe cost ~10 % of a million-message import."""
+        if self.tables:
+            self.spilled = os.path.join(folder, uuid.uuid4().hex)
+            for name, table in self.tables.items():
+                with pa.OSFile(f"{self.spilled}.{name}.arrow", "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+                    w.write_table(table)
+            self.tables = dict.fromkeys(self.tables)
+        return self
+
+    def unspill(self) -> Bundle:
+        """Loader side: the tables back, memory-mapped (no copy); the files are unlinked at once."""
+        if self.spilled and self.tables:
+            for name in self.tables:
+                path = f"{self.spilled}.{name}.arrow"
+                self.tables[name] = pa.ipc.open_file(pa.memory_map(path)).read_all()  # the map lives with it
+                os.unlink(path)
+            self.spilled = None
+        return self
+
+
+def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
+    """Worker side: (parsed file or its error, source id) pairs → one Bundle, source ids on the rows."""
+    parts: dict[str, list[pa.Table]] = {n: [] for n in TABLES}
+    files: list[FileResult | str] = []
+    conv_sources: list[str] = []
+    quar_sources: list[str] = []
+    parents: list[str | None] = []
+    for p, source_id in results:
+        if isinstance(p, str):
+            files.append(p)
+            continue
+        t = p.tables
+        ids = t["conv"].column("conversation_id").to_pylist()
+        links = p.state.get("parents", {})
+        parents.extend(links.get(c) for c in ids)
+        conv_sources.extend([source_id] * len(ids))
+        quar_sources.extend([source_id] * t["quar"].num_rows)
+        for n in TABLES:
+            parts[n].append(t[n] if n in t else EMPTY[n])
+        files.append(FileResult(p.rows_read, p.messages_read, p.notes,
+                                {k: v for k, v in p.state.items() if k != "parents"},
+                                list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
+                                t["msg"].num_rows, t["quar"].num_rows))
+    if not parts["conv"]:
+        return Bundle(None, files)
+    tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
+    tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
+        "parent_conversation_id", pa.array(parents, pa.string()))
+    tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
+    return Bundle(tables, files)
+
+
+class Loader:
+    """Receives the parse tasks' bundles in source order; writes them in bulk."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+        self.con, self.run_id = con, run_id
+        self.tables: list[dict[str, pa.Table]] = []  # buffered bundles' tables, not yet written
+        self.items: list[tuple[Plan, FileResult]] = []  # their sources
+        self.ready: list[Plan] = []  # sources recorded at the next flush (items' and those with nothing to parse)
+        self.bytes = 0
+        self.sqlite: Plan | None = None  # the SQLite source whose transaction is open
+
+    def add(self, b: Bundle, tag: list[tuple[Plan, bool, int]]) -> None:
+        """One task's results; ``tag`` names each result's source and whether it is the source's last."""
+        ok = []
+        for (pl, last, _), f in zip(tag, b.files):
+            if pl.result.status == "failed":  # an earlier chunk of this SQLite source failed
+                continue
+            if isinstance(f, str):
+                self.fail(pl, f)
+            else:
+                ok.append((pl, last, f))
+        if not ok:
+            return
+        pl, last, f = ok[0]
+        if pl.source.format == "sqlite":  # a chunk of rows: tasks never mix it with other sources
+            if self.sqlite is None:
+                self.flush()
+                self.con.execute("BEGIN TRANSACTION")
+                self.sqlite = pl
+            self._write([b.tables], [(pl, f)])
+            if last:
+                self._finish_sqlite(pl)
+            return
+        self.tables.append(b.tables)
+        for pl, _, f in ok:
+            self.items.append((pl, f))
+            self.ready.append(pl)
+            self.bytes += pl.todo_bytes
+        if self.bytes >= GROUP_BYTES:
+            self.flush()
+
+    def add_empty(self, pl: Plan) -> None:
+        """A source with nothing to parse (an empty table, every row unchanged): recorded, nothing written."""
+        self.ready.append(pl)
+
+    def fail(self, pl: Plan, message: str) -> None:
+        if self.sqlite is pl:
+            self.con.execute("ROLLBACK")
+            self.sqlite = None
+        r = pl.result
+        r.status, r.error = "failed", message
+        for k in COUNTS:
+            setattr(r, k, 0)
+
+    def flush(self) -> None:
+        if not self.ready:
+            return
+        self.con.execute("BEGIN TRANSACTION")
+        if self.items:
+            self._write(self.tables, self.items)
+        self._record(self.ready)
+        self.con.execute("COMMIT")
+        self.tables, self.items, self.ready, self.bytes = [], [], [], 0
+
+    def close(self, unchanged: list[Plan]) -> None:
+        """Write what is buffered, and a run row for each source that was not re-read."""
+        self.flush()
+        if unchanged:
+            self.con.execute("BEGIN TRANSACTION")
+            _insert_runs(self.con, self.run_id, unchanged)
+            self.con.execute("COMMIT")
+
+    def _finish_sqlite(self, pl: Plan) -> None:
+        if pl.arrays == 0:
+            self.fail(pl, f"{pl.result.path}: no row holds a JSON array of messages ({pl.first_bad})"
+                          "; pass the right --table/--column")
+            return
+        self._record([pl])
+        self.con.execute("COMMIT")
+        self.sqlite = None
+
+    def _write(self, bundles: list[dict[str, pa.Table]], items: list[tuple[Plan, FileResult]]) -> None:
+        con = self.con
+        owner: dict[str, Plan] = {}  # stored conversation id -> the source re-importing it
+        for pl, f in items:
+            _count(pl, f, owner)
+        t = {n: pa.concat_tables([b[n] for b in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
+        # read by name below (replacement scans): con.register would keep every batch alive until the
+        # connection closes, even after unregister (DuckDB 2.0), i.e. a whole corpus in memory
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (t[n] for n in TABLES)  # noqa: F841
+        if owner:
+            self._replace(owner, _b_msg)
+        con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
+                    "SELECT conversation_id, source_id, native_id, title, provider, model, "
+                    f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
+                    "parent_conversation_id FROM _b_conv")
+        # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
+        # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
+        _sizes = con.sql(  # noqa: F841
+            "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+            "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
+            f"{_ts('created_at')}, tool_call_id FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
+            "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
+        con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+                    "c.name, c.arguments, c.result_seq, c.result_position, "
+                    "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
+                    "c.is_error FROM _b_call c LEFT JOIN _sizes m "
+                    "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
+        for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
+            cols = ", ".join(schema.names)
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
+        if whole:  # a file is re-read whole: its quarantine is replaced
+            con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
+        for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
+            if pl.source.format == "sqlite":
+                con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
+                            "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
+        con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                    [self.run_id])
+
+    def _replace(self, owner: dict[str, Plan], _b_msg: pa.Table) -> None:
+        """Count the re-imported conversations' identical messages, then drop their old rows."""
+        con = self.con
+        con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                    [list(owner)])
+        same = con.execute(f"SELECT m.conversation_id, count(*) FROM messages m JOIN (SELECT *, {TEXT} AS text "
+                           "FROM _b_msg) s ON m.conversation_id = s.conversation_id AND m.seq = s.seq "
+                           "AND m.role = s.role AND m.content = s.text "
+                           "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) GROUP BY 1").fetchall()
+        for cid, n in same:
+            r = owner[cid].result
+            r.messages_unchanged += n
+            r.messages_imported -= n
+        for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
+            con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
+
+    def _record(self, plans: list[Plan]) -> None:
+        """The sources' rows (identity, hash, size and mtime for the next unchanged check) and run rows."""
+        con = self.con
+        con.execute("DELETE FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [[pl.result.source_id for pl in plans]])
+        now = utcnow()
+        rows = {"source_id": [pl.result.source_id for pl in plans], "path": [pl.resolved for pl in plans],
+                "format": [pl.result.format for pl in plans],
+                "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
+                "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
+                "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
+        _b_src = pa.table(rows)  # noqa: F841  (read by name)
+        con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
+        _insert_runs(con, self.run_id, plans)
 
 
 def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
@@ -22,8 +271,8 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
 
     ``memory_limit`` makes DuckDB write finished row groups to the file while a transaction is still open
     instead of holding a whole source in memory until COMMIT (``FORENSICS_DUCKDB_MEMORY`` overrides it).
-    It grows with the largest parse task (``largest_task`` bytes: one huge row or session file is one
-    task), so a 120 MB message still fits: memory is bounded by the largest conversation, not the corpus.
+    It grows with the largest parse task (``largest_task`` bytes: one huge row or file is one task), so a
+    120 MB message still fits: memory is bounded by the largest conversation, not the corpus.
     ``zstd_min_string_length``: DuckDB considers zstd only for strings averaging 4 KB, so message text
     (~650 bytes here) was stored uncompressed and the file was 1.7 x its source; from 64 bytes on, zstd
     competes with DuckDB's other methods and wins for text (ids and roles keep their dictionaries).
@@ -35,79 +284,42 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
     con.execute("SET zstd_min_string_length = 64")
 
 
-def load_batch(con: duckdb.DuckDBPyConnection, tables: dict[str, pa.Table], run_id: str, existing: list[str],
-               replace_quarantine: list[str], partial_quarantine: str | None) -> dict[str, int]:
-    """Insert one batch (``conv`` and ``quar`` carry a ``source_id`` column: a batch may hold many JSONL
-    sources); replace the stored rows of the ``existing`` conversations. The stored quarantine of the
-    sources in ``replace_quarantine`` (re-read whole) is replaced; for ``partial_quarantine`` (a SQLite
-    source) only that of the rows this batch re-read. Returns, per existing conversation, how many of its
-    messages were already stored, identical."""
-    _b_msg, _b_call, _b_conv, _b_quar = tables["msg"], tables["call"], tables["conv"], tables["quar"]  # noqa: F841
-    unchanged: dict[str, int] = {}
-    if existing:
-        con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                    [existing])
-        unchanged = dict(con.execute(
-            f"SELECT m.conversation_id, count(*) FROM messages m JOIN (SELECT *, {TEXT} AS text FROM _b_msg) s "
-            "ON m.conversation_id = s.conversation_id AND m.seq = s.seq AND m.role = s.role AND m.content = s.text "
-            "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) GROUP BY 1").fetchall())
-        for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
-            con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
-    con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                "created_at, updated_at, message_count, fingerprint) "
-                "SELECT conversation_id, source_id, native_id, title, provider, model, "
-                f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint FROM _b_conv")
-    # con.sql runs an INSERT at once and keeps what RETURNING gives: the stored size of each message,
-    # for the tool calls whose result size the parser left to DuckDB
-    _sizes = con.sql(  # noqa: F841  (read below by name)
-        "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-        "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-        f"{_ts('created_at')}, tool_call_id FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
-        "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
-    con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                "c.name, c.arguments, c.result_seq, c.result_position, "
-                "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
-                "c.is_error FROM _b_call c LEFT JOIN _sizes m "
-                "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-    if replace_quarantine:
-        con.execute("DELETE FROM quarantine WHERE list_contains(?, source_id)", [replace_quarantine])
-    if partial_quarantine:
-        con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
-                    "(SELECT split_part(location, '[', 1) FROM _b_quar)", [partial_quarantine])
-    if _b_quar.num_rows:
-        con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
-                    [run_id])
-    return unchanged
+def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
+    r = pl.result
+    pl.arrays += f.state.get("arrays", 0)
+    pl.first_bad = pl.first_bad or f.state.get("first_bad", "")
+    pl.sha256 = f.state.get("sha256", pl.sha256)
+    if pl.source.format != "sqlite":  # SQLite counts its rows when it reads the index
+        r.rows_read += f.rows_read
+    r.messages_read += f.messages_read
+    r.skipped += f.state.get("skipped", 0)
+    r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *f.notes]))
+    r.quarantined += f.quar_rows
+    r.messages_imported += f.msg_rows
+    for cid, fp in f.convs:
+        old = pl.stored.get(cid)
+        if old is None:
+            r.conversations_new += 1
+            continue
+        owner[cid] = pl
+        if old == fp:
+            r.conversations_unchanged += 1
+        else:
+            r.conversations_updated += 1
 
 
-def with_source(table: pa.Table, source_id: str) -> pa.Table:
-    """``table`` with its unset ``source_id`` cells set to ``source_id``."""
-    i = table.schema.get_field_index("source_id")
-    return table.set_column(i, "source_id", pc.fill_null(table.column(i), source_id))
-
-
-SOURCES = pa.schema([("source_id", pa.string()), ("path", pa.string()), ("format", pa.string()),
-                     ("sha256", pa.string()), ("size", pa.int64()), ("mtime_ns", pa.int64()),
-                     ("options", pa.string()), ("imported_at", pa.timestamp("us"))])
-RUNS = pa.schema([("run_id", pa.string()), ("source_id", pa.string()), ("path", pa.string()),
-                  ("format", pa.string()), ("status", pa.string()), ("started_at", pa.timestamp("us")),
-                  ("finished_at", pa.timestamp("us")), *((c, pa.int64()) for c in (
-                      "rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined",
-                      "conversations_new", "conversations_updated", "conversations_unchanged")),
-                  ("note", pa.string())])
-
-
-def write_sources(con: duckdb.DuckDBPyConnection, rows: list[tuple[object, ...]]) -> None:
-    """Replace the ``sources`` rows of these sources: one statement for thousands of session files."""
-    _rows = pa.Table.from_pylist([dict(zip(SOURCES.names, r)) for r in rows], schema=SOURCES)  # noqa: F841
-    con.execute("DELETE FROM sources WHERE source_id IN (SELECT source_id FROM _rows)")
-    con.execute("INSERT INTO sources SELECT * FROM _rows")
-
-
-def write_runs(con: duckdb.DuckDBPyConnection, rows: list[tuple[object, ...]]) -> None:
-    """Append ``import_runs`` rows."""
-    _rows = pa.Table.from_pylist([dict(zip(RUNS.names, r)) for r in rows], schema=RUNS)  # noqa: F841
-    con.execute("INSERT INTO import_runs SELECT * FROM _rows")
+def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan]) -> None:
+    now = utcnow()
+    cols: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
+    for pl in plans:
+        r = pl.result
+        for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
+                                      r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
+                                      r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
+                                      r.conversations_unchanged, r.note or None)):
+            cols[c].append(v)
+    _b_runs = pa.table(cols)  # noqa: F841  (read by name)
+    con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
 
 
 def _ts(col: str) -> str:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import os
 import re
-import uuid
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -73,6 +71,11 @@ def gc_paused() -> Iterator[None]:
 
 def stable_id(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def source_key(fmt: str, resolved_path: str, options: str = "{}") -> str:
+    """A source's id: the same file read by another importer or with other options is another source."""
+    return stable_id(fmt, resolved_path, options)
 
 
 def to_epoch(v: Any) -> float | None:
@@ -209,17 +212,14 @@ CALL_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), 
                          ("result_bytes", pa.int32()), ("is_error", pa.bool_())])
 CONV_SCHEMA = pa.schema([("conversation_id", pa.string()), ("native_id", pa.string()), ("title", pa.string()),
                          ("provider", pa.string()), ("model", pa.string()), ("created_at", pa.float64()),
-                         ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string()),
-                         ("source_id", pa.string())])
+                         ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())])
 QUAR_SCHEMA = pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
-                         ("raw_bytes", pa.int64()), ("source_id", pa.string())])
+                         ("raw_bytes", pa.int64())])
 
 
 @dataclass
 class Batch:
-    """Columnar output of one parse task, plus what was read. ``source_id`` tags the conversation and
-    quarantine rows, so one batch may carry several sources (a group of JSONL files); the loader fills
-    it in when an importer leaves it unset."""
+    """Columnar output of one parse task, plus what was read."""
 
     conv: dict[str, list] = field(default_factory=lambda: {n: [] for n in CONV_SCHEMA.names})
     msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in MSG_SCHEMA.names})
@@ -229,7 +229,6 @@ class Batch:
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
-    source_id: str | None = None
 
     def quarantine(self, location: str, reason: str, raw: bytes) -> None:
         q = self.quar
@@ -237,14 +236,6 @@ class Batch:
         q["reason"].append(reason)
         q["raw"].append(raw[:RAW_CAP])
         q["raw_bytes"].append(len(raw))
-        q["source_id"].append(self.source_id)
-
-    def extend(self, other: Batch) -> None:
-        """Append ``other``'s rows (counters stay apart: they are reported per source)."""
-        for mine, theirs in ((self.conv, other.conv), (self.msg, other.msg), (self.call, other.call),
-                             (self.quar, other.quar)):
-            for col, values in theirs.items():
-                mine[col].extend(values)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
@@ -261,8 +252,7 @@ class Batch:
         for col, v in zip(CONV_SCHEMA.names, (
                 cid, native_id, title, provider, model,
                 created_at if created_at is not None else min(stamps, default=None),
-                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint,
-                self.source_id)):
+                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint)):
             self.conv[col].append(v)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
@@ -326,44 +316,14 @@ class Batch:
 
 @dataclass
 class Parsed:
-    """What a worker sends back: arrow tables plus counters (pickles cheaply).
-
-    A group task (several JSONL files) sends one set of tables and a ``parts`` entry per file: that file's
-    counters without tables, or the exception that stopped it.
-    """
+    """What a worker sends back: arrow tables plus counters (pickles cheaply)."""
 
     tables: dict[str, pa.Table]
     rows_read: int
     messages_read: int
     notes: list[str]
     state: dict[str, Any]
-    conversation_ids: list[str] = field(default_factory=list)
-    messages: int = 0
-    quarantined: int = 0
-    parts: list[Parsed | Exception] = field(default_factory=list)
-
-    def spill(self, folder: str) -> Parsed:
-        """Move the tables into Arrow IPC files in ``folder`` (a worker does this before sending the result:
-        pickling the tables through the pipe cost more than parsing them)."""
-        stem = os.path.join(folder, uuid.uuid4().hex)
-        for name, table in self.tables.items():
-            with pa.OSFile(f"{stem}.{name}.arrow", "wb") as f, pa.ipc.new_file(f, table.schema) as w:
-                w.write_table(table)
-        self.state["spilled"] = stem if self.tables else None
-        self.tables = {name: pa.table({}) for name in self.tables}
-        return self
-
-    def unspill(self) -> Parsed:
-        """The tables back, memory-mapped (no copy); the files are unlinked at once, the mapping stays valid."""
-        stem = self.state.pop("spilled", None)
-        if stem:
-            for name in self.tables:
-                path = f"{stem}.{name}.arrow"
-                self.tables[name] = pa.ipc.open_file(pa.memory_map(path)).read_all()  # the map lives with the table
-                os.unlink(path)
-        return self
 
     @classmethod
-    def of(cls, b: Batch, with_tables: bool = True) -> Parsed:
-        return cls(b.tables() if with_tables else {}, b.rows_read, b.messages_read, b.notes, b.state,
-                   list(b.conv["conversation_id"]), len(b.msg["seq"]), len(b.quar["location"]))
+    def of(cls, b: Batch) -> Parsed:
+        return cls(b.tables(), b.rows_read, b.messages_read, b.notes, b.state)

@@ -129,7 +129,7 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
     want = {r.rowid: r for r in rows}
     lo, hi = min(want), max(want)
     con = connect_ro(path, raw_text=True)
-    b = Batch(source_id=source_id)
+    b = Batch()
     try:
         cur = con.execute(target.select(_q(target.column)) + " WHERE rowid BETWEEN ? AND ?", (lo, hi))
         fetched = [r for r in cur if r[0] in want]

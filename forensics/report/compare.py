@@ -11,7 +11,7 @@ from forensics.errors import ForensicsError
 from forensics.report.build import Report, build_report
 from forensics.selection import Selection
 
-PER_CONVERSATION_KEYS = {"conversations", "per_conversation", "per_model", "models"}
+PER_CONVERSATION_KEYS = {"conversations", "per_conversation", "per_model", "models", "degraded"}  # maps keyed by id
 
 
 @dataclass

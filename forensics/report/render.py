@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from forensics.report.charts import figure, png
 from forensics.report.compare import Comparison
 
 FORMATS = ("md", "html", "json")
+_NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
 MAX_TABLE_ROWS = 40
 
 
@@ -194,7 +196,7 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
 CSS = """body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222;
 padding:0 1rem}h1{font-size:1.6rem}h2{border-bottom:2px solid #eee;padding-bottom:.2rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.6rem 0;font-size:12.5px;display:block;overflow-x:auto}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:right;white-space:nowrap}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;white-space:nowrap}td.n{text-align:right}
 th{background:#f6f6f6}td:first-child,th:first-child{text-align:left}.meta{color:#666}
 .f-high{color:#b71c1c;font-weight:600}.f-low{color:#e65100}.f-info{color:#555}img{max-width:100%;display:block;
 margin:.6rem 0}code{background:#f3f3f3;padding:0 .2rem}li{margin:.2rem 0}"""
@@ -255,5 +257,6 @@ def _html_sections(rep: Report, charts: dict[str, tuple[str, bytes]], prefix: st
 def _html_table(head: list[str], rows: list[list[str]]) -> str:
     e = html.escape
     return ("<table><thead><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in head) + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+            + "".join("<tr>" + "".join(f"<td{' class=n' if _NUMERIC.fullmatch(str(c)) else ''}>{e(str(c))}</td>"
+                                       for c in r) + "</tr>" for r in rows)
             + "</tbody></table>")

@@ -34,6 +34,7 @@ class Recommendation:
 class TuneContext:
     con: duckdb.DuckDBPyConnection
     cfg: Config
+    analysis: Any  # the analyzers' Context over every conversation (to run an analyzer a tuner sweeps)
     labels: str | None = None
     target_tool_share: float = 0.6
     min_precision: float = 0.7
@@ -70,8 +71,7 @@ def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
     with open_warehouse(db) as wh:
         from forensics.analyzers.base import Context
 
-        Context.open(wh.con, cfg, Selection())
-        ctx = TuneContext(wh.con, cfg, **options)
+        ctx = TuneContext(wh.con, cfg, Context.open(wh.con, cfg, Selection()), **options)
         result = TuneResult()
         result.conversations, result.messages = wh.con.execute(
             "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]

@@ -23,3 +23,132 @@ def sentinel_window(t: TuneContext) -> list[Recommendation]:
         "sentinel.compliance_window", current, best["window"],
         f"window {best['window']}: {best['false_mutes']} false mutes, {best['noise_models']} never-compliant models "
         f"left alarming, {best['muted_models']} muted{was}")]
+
+
+SWEEP_BYTES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 10000, 15000, 20000)
+SWEEP_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
+
+
+@tuner
+def compression(t: TuneContext) -> list[Recommendation]:
+    """summarize_bytes/summarize_share: the least aggressive setting (fewest results summarized) whose replay
+    brings the tool share of context under ``target_tool_share``."""
+    from forensics.analyzers.compression import sweep
+
+    tr = t.cfg.tool_result
+    grid = sweep(t.con, SWEEP_BYTES, SWEEP_SHARES, tr.head_tail_lines).to_dicts()
+    if not grid or grid[0]["results"] == 0:
+        return [Recommendation(f"tool_result.{k}", tr_v, tr_v, "no tool results in the warehouse: kept")
+                for k, tr_v in (("summarize_bytes", tr.summarize_bytes), ("summarize_share", tr.summarize_share))]
+    ok = [g for g in grid if g["tool_share_after"] is not None and g["tool_share_after"] <= t.target_tool_share]
+    pick = (min(ok, key=lambda g: (g["summarized"], -g["summarize_bytes"], -g["summarize_share"])) if ok
+            else min(grid, key=lambda g: (g["tool_share_after"] or 1.0, g["summarized"])))
+    met = "meets" if ok else "cannot meet; the closest setting"
+    evidence = (f"summarizes {_pct(pick['summarized_share'])} of {pick['results']} results, cuts tool bytes "
+                f"{_pct(pick['tool_bytes_saved_share'])}, tool share of context {_pct(pick['tool_share_before'])} → "
+                f"{_pct(pick['tool_share_after'])} ({met} the target {_pct(t.target_tool_share)})")
+    return [Recommendation("tool_result.summarize_bytes", tr.summarize_bytes, pick["summarize_bytes"], evidence),
+            Recommendation("tool_result.summarize_share", tr.summarize_share, pick["summarize_share"], evidence)]
+
+
+MIN_CONVERSATIONS = 10  # fewer than this and a percentile says nothing
+
+
+@tuner
+def drift(t: TuneContext) -> list[Recommendation]:
+    """[drift] thresholds from the corpus distribution: high flags the worst k % of conversations, low 2k %."""
+    from forensics.queries import load_query
+    from forensics.warehouse import frame
+
+    base = frame(t.con, load_query("baseline").sql)
+    turns = frame(t.con, f"SELECT conversation_id, max(distinct_targets) AS targets, max(widest_round) AS widest "
+                         f"FROM ({load_query('tool_turns').sql}) GROUP BY 1")
+    d = t.cfg.drift
+    n = base.height
+    keys = ["crowding_ratio", "echo_rate", "continue_nags", "dispersion_targets", "dispersion_parallel"]
+    if n < MIN_CONVERSATIONS:
+        return [Recommendation(f"drift.{k}_{lvl}", getattr(d, f"{k}_{lvl}"), getattr(d, f"{k}_{lvl}"),
+                               f"only {n} conversations; a percentile of so few says nothing: kept")
+                for k in keys for lvl in ("low", "high")]
+    k = t.worst_pct / 100
+    series = {"crowding_ratio": (base["asst_tool_ratio"], True), "echo_rate": (base["empty_assistant_share"], False),
+              "continue_nags": (base["continue_nags"], False), "dispersion_targets": (turns["targets"], False),
+              "dispersion_parallel": (turns["widest"], False)}
+    out = []
+    for key, (col, below) in series.items():
+        vals = col.drop_nulls().cast(float)
+        if vals.len() < MIN_CONVERSATIONS:
+            continue
+        for lvl, share in (("high", k), ("low", min(2 * k, 1.0))):
+            current = getattr(d, f"{key}_{lvl}")
+            rec = _flag_at_most(sorted(vals.to_list()), share, below, isinstance(current, float))
+            flagged = int((vals <= rec).sum() if below else (vals >= rec).sum())
+            out.append(Recommendation(f"drift.{key}_{lvl}", current, rec,
+                                      f"flags {flagged} of {vals.len()} conversations ({lvl}: at most the worst "
+                                      f"{_pct(share)}, by {'lowest' if below else 'highest'} {key.replace('_', ' ')})"))
+    return out
+
+
+CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
+
+
+@tuner
+def topic_confidence(t: TuneContext) -> list[Recommendation]:
+    """topic.min_confidence: with labels, the best F1 whose precision is at least ``min_precision``; without,
+    the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
+    from forensics.analyzers import topics
+    from forensics.analyzers.topics.evaluate import reference, score
+    from forensics.analyzers.topics.labels import read_labels
+    from forensics.warehouse import frame
+
+    current = t.cfg.topic.min_confidence
+    topics.run(t.analysis)  # refreshes message_topics: topics and confidences do not depend on min_confidence
+    rows = frame(t.con, "SELECT c.native_id, m.conversation_id, m.position, m.topic, m.confidence FROM message_topics m "
+                        "JOIN conversations c USING (conversation_id) ORDER BY m.conversation_id, m.position")
+    judged: dict[str, list[tuple[int, str | None, float | None]]] = {}
+    for native, _, pos, topic, conf in rows.iter_rows():
+        judged.setdefault(native, []).append((pos, topic, conf))
+    n = sum(len(v) for v in judged.values())
+    if n == 0:
+        return [Recommendation("topic.min_confidence", current, current, "no judged messages: kept")]
+
+    def markers(c: float) -> dict[str, set[int]]:
+        return {k: {b[0] for a, b in zip(v, v[1:]) if a[1] and b[1] and a[1] != b[1] and a[2] is not None
+                    and b[2] is not None and a[2] >= c and b[2] >= c} for k, v in judged.items()}
+
+    if t.labels:
+        labels = read_labels(t.labels)
+        refs = [reference(k, [p for p, _, _ in judged[k]], s) for k, s in labels.shifts.items() if judged.get(k)]
+        if refs:
+            sc = {c: score(refs, markers(c)) for c in CONFIDENCES}
+            ok = [c for c in CONFIDENCES if sc[c].precision >= t.min_precision and sc[c].predicted]
+            best = (max(ok, key=lambda c: (sc[c].f1, -abs(c - current))) if ok
+                    else max(CONFIDENCES, key=lambda c: (sc[c].precision, -abs(c - current))))
+            s = sc[best]
+            met = "" if ok else f"; no value reaches precision {t.min_precision:.2f}, the most precise one"
+            return [Recommendation("topic.min_confidence", current, best,
+                                   f"against {len(refs)} labeled conversations: precision {s.precision:.2f}, recall "
+                                   f"{s.recall:.2f}, F1 {s.f1:.2f} (now {sc.get(current, s).f1:.2f}){met}")]
+    rate = {c: sum(map(len, markers(c).values())) / n for c in CONFIDENCES}
+    best = min(CONFIDENCES, key=lambda c: (abs(rate[c] - t.marker_rate), abs(c - current)))
+    return [Recommendation("topic.min_confidence", current, best,
+                           f"no labels used: {rate[best] * 100:.1f} markers per 100 judged messages, closest to the "
+                           f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)")]
+
+
+def _flag_at_most(vals: list[float], share: float, below: bool, real: bool) -> float | int:
+    """The threshold that flags at most ``share`` of ``vals`` (ascending), at the worst end."""
+    budget = int(share * len(vals))
+    if below:  # value <= threshold is flagged
+        cut = vals[budget - 1] if budget else vals[0] - (1e-3 if real else 1)
+        while budget and sum(v <= cut for v in vals) > budget:  # ties at the cut would flag too many
+            cut = max([v for v in vals if v < cut], default=vals[0] - (1e-3 if real else 1))
+        return round(cut, 3) if real else int(cut)
+    cut = vals[len(vals) - budget] if budget else vals[-1] + (1e-3 if real else 1)
+    while sum(v >= cut for v in vals) > budget:
+        cut = min([v for v in vals if v > cut], default=vals[-1] + (1e-3 if real else 1))
+    return round(cut, 3) if real else int(cut)
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"

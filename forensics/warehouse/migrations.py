@@ -142,3 +142,30 @@ def m002_events_usage_lineage(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("ALTER TABLE conversations ADD COLUMN parent_conversation_id VARCHAR")
     con.execute("COMMENT ON COLUMN conversations.parent_conversation_id IS "
                 "'for a sub-agent or sidechain transcript: the conversation that spawned it'")
+
+
+@migration
+def m003_skipped_counts(con: duckdb.DuckDBPyConnection) -> None:
+    """Importers of drifting formats (Claude Code) skip records that hold no message, and count them."""
+    con.execute("ALTER TABLE import_runs ADD COLUMN skipped BIGINT DEFAULT 0")
+    for column, doc in (
+        ("import_runs.skipped", "records that hold no message: events (stored in `events`) and line types without "
+                                "a message (progress, snapshots, unknown types), counted by type in `note`"),
+        ("import_runs.quarantined", "records sent to quarantine this run; messages_read = imported + unchanged + "
+                                    "quarantined + skipped"),
+        ("import_runs.rows_read", "SQLite rows, lines (JSONL, Claude Code, OpenAI JSONL; a header included) or "
+                                  "records of a JSON document read"),
+        ("import_runs.messages_read", "records read: array elements (SQLite), entry lines (JSONL), lines with a split "
+                                      "response's lines counted once (Claude Code), messages and bad records (OpenAI)"),
+        ("messages.native_id", "the message id in the source: JSONL entry id, Claude Code line uuid (the first line "
+                               "of a split response), else the array index"),
+        ("messages.parent_native_id", "the parent's native_id (JSONL and Claude Code trees; Claude Code steps over "
+                                      "lines that are not messages), else the previous message"),
+        ("sources.format", "importer used: sqlite, jsonl, claude-code, openai or sharegpt"),
+        ("sources.options", "importer options as JSON (SQLite table and column; OpenAI messages key)"),
+        ("conversations.native_id", "the id in the source: the row's id column (else rowid), the session id or "
+                                    "file stem, the record's id (else its line or index)"),
+        ("conversations.fingerprint", "change detector: source row length and updated_at (SQLite), file size and "
+                                      "mtime (session files), a hash of the record (OpenAI)"),
+    ):
+        con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")

@@ -19,7 +19,7 @@ from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, ma
                                                  score, tfidf_cosines, tuned_threshold)
 from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import load_model
+from forensics.analyzers.topics.model import judging_mode, load_model
 from forensics.analyzers.topics.signals import Idf, Message, prepare
 from forensics.config import ConfigError
 from forensics.selection import SELECTED
@@ -56,7 +56,9 @@ def run(ctx: Context) -> Section:
     rows = ctx.df(MESSAGES_SQL)
     convs = _conversations(rows, roles, mode)
     idf = Idf(m.tokens for msgs in convs.values() for m in msgs)
-    model = replace(load_model(), anchor=cfg.topic.switch_score)
+    judging = judging_mode(roles)
+    anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
+    model = replace(load_model(judging), anchor=anchor)
     results = {cid: infer(msgs, idf, model, lexicon, cfg.topic.min_confidence) for cid, msgs in convs.items()}
     if not cfg.topic.marker_enabled:
         for js in results.values():
@@ -162,7 +164,7 @@ def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: lis
         topics = {j.topic for j in js if j.topic}
         per[cid] = {"judged": len(js), "content_free": sum(j.topic is None for j in js), "topics": len(topics),
                     "switches": sum(j.marker for j in js)}
-    return {"roles": roles, "conversations": len(sel), "judged_messages": len(judged),
+    return {"roles": roles, "mode": judging_mode(roles), "conversations": len(sel), "judged_messages": len(judged),
             "content_free_messages": sum(j.topic is None for j in judged),
             "switches": switches.height,
             "switches_per_100_judged": 100 * switches.height / len(judged) if judged else None,

@@ -1,10 +1,18 @@
 """How the signals combine into one switch score, and how a score becomes a confidence.
 
-The score is a logistic combination of the signals in ``signals.FEATURES``; the weights in
-``weights.json`` were fitted once, offline, on the training halves of the two public labeled sets
-(`python bench/topics.py --fit`: TIAGE train + KdConv film/music, the two sets weighted equally). No labels
-are needed to run it. Signals that those sets never exercise (explicit shift cues such as "by the way" /
-"另外") keep a weight set by hand, recorded in the same file under ``fixed``.
+The score is a logistic combination of the signals in ``signals.FEATURES``, with one set of weights per
+*judging mode* (``weights.json`` ``modes``), chosen from ``[topic] roles``, never from the data set:
+
+- ``dialogue`` (the assistant's turns are judged too: human-human dialogue) was fitted offline on the
+  training halves of the two public labeled sets (`python bench/topics.py --fit`: TIAGE train + KdConv
+  film/music, weighted equally);
+- ``user`` (only user turns are judged: assistant logs, the default) was fitted on generated assistant-log
+  corpora (gen_corpus.py realistic, training seeds), where a user turn must be compared with the user's own
+  line of requests and the tool-call targets rather than with the long reply before it.
+
+No labels are needed to run it. Signals the training data never exercises (explicit shift cues such as
+"by the way" / "另外", a user insisting on a subject the replies ignored) keep a weight set by hand,
+recorded under ``fixed``.
 
 Confidence is the decision margin on a probability scale anchored at the default ``min_confidence``:
 a message whose score equals the fitted operating point ``anchor`` gets confidence 0.7 for a switch,
@@ -13,6 +21,7 @@ higher scores more; a message well below it gets a high confidence that it conti
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -52,8 +61,13 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-@lru_cache(maxsize=1)
-def load_model() -> Model:
-    data = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())
+def judging_mode(roles: Iterable[str]) -> str:
+    """``dialogue`` when assistant turns are judged (both parties start topics), else ``user``."""
+    return "dialogue" if "assistant" in set(roles) else "user"
+
+
+@lru_cache(maxsize=2)
+def load_model(mode: str = "user") -> Model:
+    data = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())["modes"][mode]
     weights = {**data["weights"], **data.get("fixed", {})}
     return Model(weights, float(data["bias"]), float(data["anchor"]))

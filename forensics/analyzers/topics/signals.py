@@ -11,7 +11,12 @@ plus the targets of the assistant's tool calls: paths, queries, commands):
 - dialogue structure: a question opens a line of talk, an answer to the previous message's question
   continues it, an acknowledgment followed by a new question is the classic way to change the subject;
 - cue phrases at the start: "by the way", "另外", "换个话题" announce a switch; "yes", "also", "那", "这个"
-  tie the message to what was just said.
+  tie the message to what was just said;
+- the user's own line: cohesion and novelty against the earlier judged messages and the tool-call targets
+  (in assistant logs the message before a user turn is a long reply that echoes everything), and insisting:
+  repeating the previous judged message's subject that the replies in between ignored;
+- look-ahead (offline analysis sees the whole conversation): cohesion across the gap between the block
+  before a message and the block it opens (TextTiling's idea on messages).
 
 No signal needs labels. How they combine into one switch score lives in ``model.py``.
 """
@@ -28,8 +33,19 @@ from forensics.text.keywords import content_tokens
 from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
-            "answers", "ack_then_question", "cue_shift", "cue_continue", "depth")
+            "answers", "ack_then_question", "cue_shift", "cue_continue", "depth",
+            "cos_judged", "cos_judged_ctx", "cos_targets", "novel_judged", "entity_new_judged", "insists",
+            "gap", "next_departs")
+# cos_judged .. insists compare a message with the earlier *judged* messages and the tool-call targets only. When just the
+# user is judged (assistant logs) the previous message is a long assistant reply that echoes every term, so
+# cohesion and novelty must be measured against the user's own line of requests and where the tools pointed.
 CONTEXT_MESSAGES = 4  # messages (any role) that make up the recent context
+JUDGED_CONTEXT = 3  # earlier judged messages that make up the judged context
+TARGET_MESSAGES = 8  # messages back whose tool-call targets count as "where the work currently is"
+# gap and next_departs look ahead (the analysis is offline: the whole conversation is there), TextTiling-style: a
+# boundary before a message shows as low cohesion between the block before it and the block it opens, and
+# as a next message that does not return to the old block either.
+BLOCK = 2  # messages per block on each side of the gap
 DEPTH_CAP = 5  # judged messages after which the conversation counts as fully under way
 
 _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
@@ -126,6 +142,7 @@ class Message:
     native: str | None = None  # the message's id in its source
     tokens: list[str] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
+    target_tokens: list[str] = field(default_factory=list)
 
 
 def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
@@ -134,6 +151,7 @@ def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
         extra = " ".join(m.targets)
         m.tokens = terms(m.text + ("\n" + extra if extra else ""), mode)
         m.names = entities(m.text, proper_nouns=m.judged) | {t.lower() for t in m.targets if t}
+        m.target_tokens = terms(extra, mode) if extra else []
 
 
 class Idf:
@@ -174,10 +192,14 @@ def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]
     out: list[dict[str, float] | None] = []
     first: dict[str, int] = {}  # term -> index of the message that used it first
     first_name: dict[str, int] = {}
+    seen: _Seen = _Seen(set(), set(), [])  # what the judged messages and the tool-call targets have used so far
     judged = 0
     prev: int | None = None
     for i, m in enumerate(msgs):
-        out.append(_one(msgs, i, prev, idf, first, first_name, judged) if m.judged and m.tokens else None)
+        f = _one(msgs, i, prev, idf, first, first_name, judged) if m.judged and m.tokens else None
+        if f is not None:
+            f.update(_judged_signals(msgs, i, idf, seen))
+        out.append(f)
         judged += m.judged
         for t in m.tokens:
             first.setdefault(t, i)
@@ -185,7 +207,79 @@ def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]
             first_name.setdefault(n, i)
         if m.text.strip() or m.targets:
             prev = i
+        if m.judged and m.tokens:
+            seen.judged.append(i)
+            seen.terms.update(m.tokens)
+            seen.names.update(m.names)
+        seen.terms.update(m.target_tokens)
+        seen.names.update(t.lower() for t in m.targets if t)
+    for i, f in enumerate(out):
+        if f is not None:
+            f.update(_look_ahead(msgs, i, idf))
     return out
+
+
+def _look_ahead(msgs: Sequence[Message], i: int, idf: Idf) -> dict[str, float]:
+    """1 - cohesion across the gap before message i (blocks of BLOCK messages), and whether the message after
+    it departs from the block before the gap too (1 - its cosine with that block)."""
+    before: Counter[str] = Counter()
+    after: Counter[str] = Counter()
+    for j in range(max(0, i - BLOCK), i):
+        before.update(msgs[j].tokens)
+    for j in range(i, min(len(msgs), i + BLOCK)):
+        after.update(msgs[j].tokens)
+    if not before:
+        return {"gap": 0.0, "next_departs": 0.0}
+    vb = _vector(before, idf)
+    nxt = msgs[i + 1].tokens if i + 1 < len(msgs) else []
+    return {"gap": 1.0 - cosine(_vector(after, idf), vb),
+            "next_departs": 1.0 - cosine(_vector(Counter(nxt), idf), vb) if nxt else 0.0}
+
+
+@dataclass
+class _Seen:
+    terms: set[str]
+    names: set[str]
+    judged: list[int]  # indices of the earlier judged messages with content
+
+
+def _judged_signals(msgs: Sequence[Message], i: int, idf: Idf, seen: _Seen) -> dict[str, float]:
+    """Cohesion and novelty against the earlier judged messages and the tool-call targets (see FEATURES)."""
+    m = msgs[i]
+    cur = Counter(m.tokens)
+    v = _vector(cur, idf)
+    mass = sum(idf(t) for t in cur) or 1.0
+    last = seen.judged[-1:]
+    ctx: Counter[str] = Counter()
+    for j in seen.judged[-JUDGED_CONTEXT:]:
+        ctx.update(msgs[j].tokens)
+    tgt: Counter[str] = Counter()
+    for j in range(max(0, i - TARGET_MESSAGES), i):
+        tgt.update(msgs[j].target_tokens)
+    return {
+        "cos_judged": cosine(v, _vector(Counter(msgs[last[0]].tokens), idf)) if last else 0.0,
+        "cos_judged_ctx": cosine(v, _vector(ctx, idf)),
+        "cos_targets": cosine(v, _vector(tgt, idf)),
+        "novel_judged": sum(idf(t) for t in cur if t not in seen.terms) / mass,
+        "entity_new_judged": float(any(n not in seen.names for n in m.names)),
+        "insists": _insists(msgs, i, last[0] if last else None, v, idf),
+    }
+
+
+def _insists(msgs: Sequence[Message], i: int, p: int | None, v: dict[str, float], idf: Idf) -> float:
+    """How much the message repeats the previous judged message's subject that the replies in between ignored.
+
+    A user who asks about X, gets an answer about Y, and asks about X again is moving the conversation to X
+    (the seed's d6614e0b [136] -> [140]); a follow-up normally coheres with the reply it follows as well.
+    """
+    if p is None or p == i - 1:
+        return 0.0
+    between: Counter[str] = Counter()
+    for j in range(p + 1, i):
+        between.update(msgs[j].tokens)
+    if not between:
+        return 0.0
+    return max(0.0, cosine(v, _vector(Counter(msgs[p].tokens), idf)) - cosine(v, _vector(between, idf)))
 
 
 def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[str, int],

@@ -1,0 +1,346 @@
+"""Claude Code session transcripts: ``~/.claude/projects/<project>/<session>.jsonl`` and sub-agent files.
+
+Every line is one record. ``user`` and ``assistant`` lines are messages, but Claude Code writes one API
+response one content block per line, every line repeating ``message.id``, ``requestId`` and the usage: the
+lines are merged back into one assistant message, so parallel tool calls are one turn and tokens are
+counted once. Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
+and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
+boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
+is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from forensics.importers.jsonl import json_reason
+from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, stable_id
+
+FORMAT = "claude-code"
+LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
+              "attachment"}
+KNOWN_FIELDS = frozenset((
+    "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch",
+    "slug", "type", "uuid", "timestamp", "message", "requestId", "toolUseResult", "isMeta", "isCompactSummary",
+    "isVisibleInTranscriptOnly", "agentId", "subtype", "content", "level", "compactMetadata", "summary",
+    "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
+    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation"))
+KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
+EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+                          ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
+                          ("post_tokens", pa.int64()), ("detail", pa.string())])
+USAGE_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+                          ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
+                          ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
+                          ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64())])
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+@dataclass(slots=True)
+class _Msg:
+    """One message being assembled from one line, or from the several lines of a split response."""
+
+    line: int
+    uuid: str
+    parent: str | None
+    role: str
+    content: Any
+    ts: str | None
+    part: str
+    usage: dict | None = None
+    model: str | None = None
+    ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
+
+
+@dataclass(slots=True)
+class _Event:
+    line: int
+    part: str
+    kind: str
+    trigger: str | None
+    pre: int | None
+    post: int | None
+    attach: str | None  # uuid of the message it belongs to, when the line names one
+    detail: dict
+
+
+@dataclass
+class _File:
+    """What one pass over the lines collected."""
+
+    msgs: list[_Msg] = field(default_factory=list)
+    events: list[_Event] = field(default_factory=list)
+    nodes: dict[str, tuple[str | None, str, int]] = field(default_factory=dict)  # uuid -> (parent, ts, line)
+    owner: dict[str, _Msg] = field(default_factory=dict)  # line uuid -> the message it belongs to
+    part_of: dict[str, str] = field(default_factory=dict)  # line uuid -> conversation part ("" = main)
+    skipped: Counter = field(default_factory=Counter)
+    fields: Counter = field(default_factory=Counter)
+    blocks: Counter = field(default_factory=Counter)
+    merged: int = 0  # continuation lines of split responses
+    bad: int = 0  # lines quarantined
+    known: int = 0  # lines of a Claude Code line type
+    session_id: str | None = None
+
+
+def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
+    """Worker: one transcript file → its conversation (plus one per in-file sidechain), events and usage."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    b = Batch()
+    b.rows_read = len(lines)
+    b.state["sha256"] = hashlib.sha256(data).hexdigest()
+    p = Path(path)
+    subagent = p.parent.name == "subagents"
+    f = _read_lines(b, lines, p.name, subagent)
+    if lines and not f.known:
+        b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
+        return Parsed.of(b)
+    parts = dict.fromkeys(m.part for m in f.msgs)
+    for e in f.events:  # e.g. a file of summary lines only: an event needs a conversation to belong to
+        if e.part not in parts:
+            f.skipped[f"{e.kind} (no message in this file)"] += 1
+    f.events = [e for e in f.events if e.part in parts]
+    b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
+    b.state["skipped"] = len(f.events) + sum(f.skipped.values())
+    main_cid = stable_id(source_id, p.stem)
+    parent_cid = _parent_conversation(p, f.session_id, subagent)
+    events, usage = _Rows(EVENT_SCHEMA), _Rows(USAGE_SCHEMA)
+    for part in parts:
+        native = p.stem if not part else f"{p.stem}:sidechain:{part}"
+        cid = stable_id(source_id, native)
+        _add_part(b, f, part, cid, native, main_cid if part else parent_cid, fingerprint, events, usage)
+    parsed = Parsed.of(b)
+    for name, rows in (("event", events), ("usage", usage)):
+        if rows.cols[0]:  # an absent table is an empty one to the loader
+            parsed.tables[name] = rows.table()
+    parsed.tables["call"] = _stored_results(parsed.tables["call"], _stored_sizes(path, subagent))
+    parsed.notes.extend(_notes(f))
+    return parsed
+
+
+def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _File:
+    f = _File()
+    groups: dict[tuple[str, str | None], _Msg] = {}
+    for lineno, raw in enumerate(lines, 1):
+        reason, obj = _load(raw)
+        if reason:
+            b.quarantine(f"{name}:{lineno}", reason, raw)
+            f.bad += 1
+            continue
+        if not KNOWN_FIELDS.issuperset(obj):  # no set built for the usual line
+            f.fields.update(obj.keys() - KNOWN_FIELDS)
+        kind, uid = obj.get("type"), obj.get("uuid")
+        f.known += kind in LINE_TYPES
+        if not isinstance(uid, str):
+            uid = f"line:{lineno}"
+        parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
+        parent = parent if isinstance(parent, str) else None
+        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+        part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+        if kind == "user" or kind == "assistant":
+            m = obj.get("message")
+            if not isinstance(m, dict) or "content" not in m:
+                b.quarantine(f"{name}:{lineno}", f"{kind} line without a message object", raw)
+                f.bad += 1
+                continue
+            f.session_id = f.session_id or _str(obj.get("sessionId"))
+            if kind == "assistant" and isinstance(m.get("id"), str):
+                key = (m["id"], obj.get("requestId"))
+                g = groups.get(key)
+                if g is not None:  # another block of a response already seen
+                    g.content.extend(_blocks(m.get("content")))
+                    f.merged += 1
+                    f.owner[uid] = g
+                    f.nodes[uid] = (parent, ts or "", lineno)
+                    f.part_of[uid] = g.part
+                    continue
+            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part)
+            if kind == "assistant":
+                msg.content = _blocks(msg.content)
+                msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
+                msg.model = m.get("model") if isinstance(m.get("model"), str) else None
+                msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
+                if msg.ids[0] is not None:
+                    groups[(msg.ids[0], msg.ids[1])] = msg
+            f.msgs.append(msg)
+            f.owner[uid] = msg
+        elif kind == "system" and obj.get("subtype") == "compact_boundary":
+            meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
+            f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
+                                   _int(meta.get("postTokens")), None,
+                                   _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+        elif kind == "summary":
+            f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
+                                   _detail(obj, ("summary", "leafUuid"))))
+        else:
+            f.skipped[f"system:{obj.get('subtype')}" if kind == "system" else str(kind)] += 1
+        f.nodes[uid] = (parent, ts or "", lineno)
+        f.part_of[uid] = part
+    return f
+
+
+def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
+              events: _Rows, usage: _Rows) -> None:
+    """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
+    msgs = [m for m in f.msgs if m.part == part]
+    position = _main_path(f, part)
+    seq_of = {id(m): i for i, m in enumerate(msgs)}
+    entries = []
+    for i, m in enumerate(msgs):
+        msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
+        if isinstance(m.content, list):
+            for blk in m.content:
+                kind = blk.get("type") if isinstance(blk, dict) else None
+                if kind not in KNOWN_BLOCKS:
+                    f.blocks[str(kind)] += 1
+        entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
+        if m.role == "assistant" and m.usage is not None:
+            u = m.usage
+            usage.add(cid, i, position.get(id(m)), m.ids[0], m.ids[1], m.model, *(_int(u.get(k)) for k in USAGE_KEYS))
+    for ev in f.events:
+        if ev.part != part:
+            continue
+        target = f.owner.get(ev.attach) if ev.attach else next((m for m in msgs if m.line > ev.line), None)
+        seq = seq_of.get(id(target)) if target is not None else None
+        events.add(cid, seq, position.get(id(target)) if seq is not None else None, ev.kind, ev.trigger, ev.pre,
+                   ev.post, orjson.dumps(ev.detail).decode())
+    title = next((e.detail.get("summary") for e in f.events if e.kind == "summary" and e.attach in f.owner
+                  and f.owner[e.attach].part == part), None)
+    model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
+    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
+    b.state.setdefault("parents", {})[cid] = parent_cid
+
+
+def _main_path(f: _File, part: str) -> dict[int, int]:
+    """id(message) -> 0-based position on the path from the root to the newest leaf of this part."""
+    nodes = {u: v for u, v in f.nodes.items() if f.part_of.get(u) == part}
+    has_child = {p for p, _, _ in nodes.values() if p is not None}
+    leaf = max((u for u in nodes if u not in has_child), key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
+    path, seen = [], set()
+    while leaf is not None and leaf in nodes and leaf not in seen:
+        seen.add(leaf)
+        path.append(leaf)
+        leaf = nodes[leaf][0]
+    out: dict[int, int] = {}
+    for u in reversed(path):
+        m = f.owner.get(u)
+        if m is not None and id(m) not in out:
+            out[id(m)] = len(out)
+    return out
+
+
+def _parent_message(f: _File, m: _Msg) -> str | None:
+    """The native id of the nearest message above ``m``, stepping over non-message lines."""
+    seen, cur = set(), m.parent
+    while cur is not None and cur not in seen:
+        owner = f.owner.get(cur)
+        if owner is not None and owner is not m:
+            return owner.uuid
+        seen.add(cur)
+        node = f.nodes.get(cur)
+        cur = node[0] if node else None
+    return None
+
+
+def _parent_conversation(p: Path, session_id: str | None, subagent: bool) -> str | None:
+    """For a sub-agent transcript: the id the parent session's conversation gets when imported from its file
+    (``p`` is resolved already, and so is the folder they share)."""
+    if not session_id or session_id == p.stem:
+        return None
+    folder = p.parent.parent.parent if subagent else p.parent
+    return stable_id(source_key(FORMAT, str(folder / f"{session_id}.jsonl")), session_id)
+
+
+def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
+    """Sizes of outputs Claude Code stored beside the session as ``tool-results/<tool_use_id>.txt``."""
+    session = os.path.dirname(os.path.dirname(path)) if subagent else os.path.splitext(path)[0]
+    try:
+        with os.scandir(os.path.join(session, "tool-results")) as it:
+            return {e.name.rsplit(".", 1)[0]: e.stat().st_size for e in it if e.name.startswith("toolu_")}
+    except OSError:
+        return {}
+
+
+def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
+    """A call answered by a stored output counts the whole output (the inline text is only its preview)."""
+    if not sizes or not calls.num_rows:
+        return calls
+    ids = calls.column("call_id").to_pylist()
+    answered = calls.column("result_seq").is_valid().to_pylist()
+    old = calls.column("result_bytes").to_pylist()
+    new = [sizes.get(c, o) if a else o for c, a, o in zip(ids, answered, old)]
+    return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
+
+
+def _notes(f: _File) -> list[str]:
+    out = []
+    if f.merged:
+        out.append(f"{f.merged} continuation lines of split responses merged")
+    if f.events:
+        out.append("events: " + _counts(Counter(e.kind for e in f.events)))
+    if f.skipped:
+        out.append("skipped line types: " + _counts(f.skipped))
+    if f.fields:
+        out.append("unknown fields: " + _counts(f.fields))
+    if f.blocks:
+        out.append("unknown content blocks: " + _counts(f.blocks))
+    return out
+
+
+def _counts(c: Counter) -> str:
+    return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
+
+
+class _Rows:
+    """Column lists for one arrow table, filled row by row."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema, self.cols = schema, [[] for _ in schema.names]
+
+    def add(self, *values: Any) -> None:
+        for col, v in zip(self.cols, values):
+            col.append(v)
+
+    def table(self) -> pa.Table:
+        return pa.table(dict(zip(self.schema.names, self.cols)), schema=self.schema)
+
+
+def _load(raw: bytes) -> tuple[str, Any]:
+    """(quarantine reason or "", the parsed line)."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return ("empty line" if not raw.strip() else json_reason(e)), None
+    return ("" if isinstance(obj, dict) else "not a JSON object"), obj
+
+
+def _blocks(content: Any) -> list:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": content}] if isinstance(content, str) else []
+
+
+def _detail(obj: dict, keys: tuple[str, ...]) -> dict:
+    return {k: obj[k] for k in keys if obj.get(k) is not None}
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def looks_like_claude_code(obj: dict) -> bool:
+    """Sniff: a record with a Claude Code line type and its identifying fields."""
+    return obj.get("type") in LINE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "parentUuid" in obj)

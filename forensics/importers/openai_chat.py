@@ -1,0 +1,193 @@
+"""OpenAI-style chat logs: one conversation per record, in JSONL (a record per line) or in one JSON document.
+
+A record holds its messages under ``messages`` (the fine-tuning and trace-export shape), under another named
+key (``--messages-key traj``, e.g. agent benchmark trajectories; found by content when unambiguous), or is
+ShareGPT (``conversations: [{"from": "human"|"gpt"|..., "value": ...}]``). Messages go through the shared
+``normalize``, so OpenAI tool calls and Anthropic blocks both work. Each record's fingerprint is a hash of
+its bytes, so a re-import of a grown file reports the old records as unchanged; a bad record or message is
+quarantined where it stands.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forensics.importers.jsonl import json_reason
+from forensics.importers.records import Batch, BadRecord, Entry, Parsed, normalize, stable_id, to_epoch
+
+OPENAI, SHAREGPT = "openai", "sharegpt"
+SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
+                  "chatgpt": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
+                  "system": "system", "observation": "tool", "tool": "tool", "function_response": "tool"}
+ID_KEYS = ("id", "conversation_id", "instance_id")
+LIST_OF_OBJECTS = re.compile(rb'"([^"\\]{1,64})"\s*:\s*\[\s*\{([^{}]{0,400})')
+SNIFF_LINES = 5
+
+
+def parse_file(path: str, source_id: str, key: str | None) -> Parsed:
+    """Worker: every record of one file, each one conversation (fingerprinted by its bytes)."""
+    data = Path(path).read_bytes()
+    b = Batch()
+    b.state["sha256"] = hashlib.sha256(data).hexdigest()
+    seen: set[str] = set()
+    records = 0
+    for where, ordinal, raw, rec, reason in _records(data, Path(path).name):
+        b.rows_read += 1
+        msgs, native, why = (None, "", reason) if reason else _unpack(rec, key, ordinal)
+        cid = stable_id(source_id, native)
+        if not why and cid in seen:
+            why = f"duplicate conversation id {native[:40]!r}"
+        if why:
+            b.messages_read += 1
+            b.quarantine(where, why, raw)
+            continue
+        records += 1
+        seen.add(cid)
+        b.messages_read += len(msgs)
+        _add(b, rec, msgs, where, cid, native, hashlib.blake2b(raw, digest_size=10).hexdigest())
+    if b.rows_read and not records:
+        b.state["error"] = (f"no record holds a list of messages under {key!r}" if key else
+                            "no record holds a list of messages (messages, conversations; or pass --messages-key)")
+    return Parsed.of(b)
+
+
+def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str]]:
+    """(location, ordinal id, raw bytes, record, quarantine reason) per record of a JSONL file or JSON document."""
+    if _is_document(data):
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as e:
+            yield name, "#0", data, None, json_reason(e)
+            return
+        for i, rec in enumerate(doc if isinstance(doc, list) else [doc]):
+            yield (f"{name}[{i}]", f"#{i}", orjson.dumps(rec), rec,
+                   "" if isinstance(rec, dict) else "record is not a JSON object")
+        return
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for n, raw in enumerate(lines, 1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            yield f"{name}:{n}", f"line {n}", raw, None, "empty line"
+            continue
+        try:
+            rec = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            yield f"{name}:{n}", f"line {n}", raw, None, json_reason(e)
+            continue
+        yield f"{name}:{n}", f"line {n}", raw, rec, "" if isinstance(rec, dict) else "record is not a JSON object"
+
+
+def _is_document(data: bytes) -> bool:
+    """One JSON document (a list, or an object spread over lines) rather than one record per line."""
+    head = data.lstrip()[:1]
+    if head == b"[":
+        return True
+    first = data.split(b"\n", 1)[0]
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return head == b"{"
+    return False
+
+
+def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
+    """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
+    native = next((str(rec[k]) for k in ID_KEYS if isinstance(rec.get(k), (str, int)) and not isinstance(rec.get(k), bool)),
+                  ordinal)
+    if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
+        msgs = [_from_sharegpt(t) for t in rec["conversations"]]
+        if isinstance(rec.get("system"), str) and rec["system"]:
+            msgs.insert(0, {"role": "system", "content": rec["system"]})
+        return msgs, native, ""
+    k = key or ("messages" if "messages" in rec else _messages_key(rec))
+    msgs = rec.get(k) if k else None
+    if not isinstance(msgs, list):
+        return [], native, f"no list of messages under {k or 'messages'!r}"
+    return msgs, native, ""
+
+
+def _from_sharegpt(turn: Any) -> Any:
+    """A ShareGPT turn as a role message; a function_call turn becomes an assistant tool call."""
+    if not isinstance(turn, dict) or "from" not in turn:
+        return turn
+    src, value = turn.get("from"), turn.get("value")
+    if src == "function_call":
+        call = _loads(value) if isinstance(value, str) else value
+        if isinstance(call, dict) and "name" in call:
+            return {"role": "assistant", "content": "",
+                    "tool_calls": [{"function": {"name": call["name"], "arguments": call.get("arguments")}}]}
+        return {"role": "assistant", "content": value}
+    return {"role": SHAREGPT_ROLES.get(src, src), "content": value}
+
+
+def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, digest: str) -> None:
+    entries, prev = [], None
+    for i, m in enumerate(msgs):
+        try:
+            msg = normalize(m)
+        except BadRecord as e:
+            b.quarantine(f"{where}[{i}]", str(e), orjson.dumps(m))
+            continue
+        nid = str(i)
+        entries.append(Entry(i, nid, prev, i, msg))
+        prev = nid
+    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    model = rec.get("model", rec.get("model_name", meta.get("model")))
+    created = rec.get("created_at", rec.get("created", rec.get("timestamp")))
+    b.add_conversation(cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created),
+                       None, digest, entries)
+
+
+def _messages_key(rec: dict) -> str | None:
+    """The one key holding a list of role messages, when exactly one does."""
+    keys = [k for k, v in rec.items() if isinstance(v, list) and v and isinstance(v[0], dict) and "role" in v[0]]
+    return keys[0] if len(keys) == 1 else None
+
+
+def sniff(head: bytes, key: str | None) -> tuple[str, str | None] | None:
+    """(format, messages key) from a file's first bytes, or None when it is not a chat log of these shapes."""
+    for line in head.split(b"\n")[:SNIFF_LINES]:
+        rec = _loads(line)
+        if isinstance(rec, dict):
+            return _sniff_record(rec, key)
+    if head.lstrip()[:1] not in (b"[", b"{"):
+        return None
+    for m in LIST_OF_OBJECTS.finditer(head):  # a document too large to parse here: read its first list
+        k, first = m.group(1).decode("utf-8", "replace"), m.group(2)
+        if key is not None and k != key:
+            continue
+        if k == "conversations" and b'"from"' in first and key is None:
+            return SHAREGPT, None
+        if b'"role"' in first:
+            return OPENAI, None if k == "messages" else k
+    return None
+
+
+def _sniff_record(rec: dict, key: str | None) -> tuple[str, str | None] | None:
+    if key is not None:
+        return (OPENAI, key) if isinstance(rec.get(key), list) else None
+    if isinstance(rec.get("messages"), list):
+        return OPENAI, None
+    conv = rec.get("conversations")
+    if isinstance(conv, list) and conv and isinstance(conv[0], dict) and "from" in conv[0]:
+        return SHAREGPT, None
+    k = _messages_key(rec)
+    return (OPENAI, k) if k else None
+
+
+def _loads(raw: bytes | str) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _s(v: Any) -> str | None:
+    return None if v is None else str(v)
