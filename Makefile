@@ -1,4 +1,4 @@
-# make demo / make test each create .venv when missing and reinstall only when pyproject.toml changed.
+# make demo / make test / make bench each create .venv when missing and reinstall only when pyproject.toml changed.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
 FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai
 
-.PHONY: demo test baseline bench clean
+.PHONY: demo test baseline bench clean clean-bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,5 +35,12 @@ baseline: $(STAMP)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
 	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json
 
+# Generates ~1M-message corpora once into bench/.cache/ (~1.7 GB), then prints medians and target ratios.
+bench: $(STAMP)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) reports .pytest_cache
+	rm -rf $(VENV) reports .pytest_cache bench/results
+
+clean-bench:
+	rm -rf bench/.cache

@@ -92,6 +92,34 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     sys.exit(int(result.exit_code))
 
 
+@cli.command()
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["parquet"]), default="parquet", show_default=True,
+              help="Dataset format.")
+@click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the dataset (must be empty).")
+@click.option("--overwrite", is_flag=True, help="Replace what the --out folder holds.")
+def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
+    """Write the warehouse as a hive-partitioned Parquet dataset, partitioned by source and month.
+
+    One folder per table, and views.sql recreating each table as a view over the files, so the SQL in
+    queries/ runs unchanged on DuckDB over Parquet, locally or on object storage; Spark reads the
+    folders as partitioned tables. Layout and commands: docs/scale.md.
+
+    \b
+    Example:
+      forensics export --format parquet --out lake/
+      duckdb -c "SET VARIABLE forensics_parquet = 'lake'" -c ".read lake/views.sql" \\
+             -c "SELECT role, count(*) FROM messages GROUP BY role"
+    """
+    from forensics.export import export as run_export
+
+    result = run_export(db, out, fmt=fmt, overwrite=overwrite)
+    for table, rows in result.rows.items():
+        keys = result.partitions.get(table)
+        click.echo(f"{table:18} {rows:>10} rows" + (f"  partitioned by {', '.join(keys)}" if keys else ""))
+    click.echo(f"-> {result.out}/ (views: {result.out / 'views.sql'})")
+
+
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                              help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
 

@@ -171,42 +171,39 @@ class Loader:
         owner: dict[str, Plan] = {}  # stored conversation id -> the source re-importing it
         for pl, f in items:
             _count(pl, f, owner)
-        for n in TABLES:
-            parts = [t[n] for t in bundles]
-            con.register(f"_b_{n}", pa.concat_tables(parts) if len(parts) > 1 else parts[0])
-        try:
-            if owner:
-                self._replace(owner)
-            con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                        "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
-                        "SELECT conversation_id, source_id, native_id, title, provider, model, "
-                        f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
-                        "parent_conversation_id FROM _b_conv")
-            con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-                        "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
-                        f"{_ts('created_at')}, tool_call_id FROM _b_msg")
-            con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                        "c.name, c.arguments, c.result_seq, c.result_position, "
-                        "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
-                        "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
-                        "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
-            for table, name, schema in (("events", "event", EVENT_SCHEMA), ("message_usage", "usage", USAGE_SCHEMA)):
-                cols = ", ".join(schema.names)
-                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _b_{name}")
-            whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
-            if whole:  # a file is re-read whole: its quarantine is replaced
-                con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
-            for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
-                if pl.source.format == "sqlite":
-                    con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
-                                "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
-            con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
-                        [self.run_id])
-        finally:
-            for n in TABLES:
-                con.unregister(f"_b_{n}")
+        # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
+        # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
+        b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (b[n] for n in TABLES)  # noqa: F841
+        if owner:
+            self._replace(owner, _b_msg)
+        con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
+                    "SELECT conversation_id, source_id, native_id, title, provider, model, "
+                    f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
+                    "parent_conversation_id FROM _b_conv")
+        con.execute("INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+                    "position IS NOT NULL, role, content, length(content), strlen(content), tool_call_count, "
+                    f"{_ts('created_at')}, tool_call_id FROM _b_msg")
+        con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+                    "c.name, c.arguments, c.result_seq, c.result_position, "
+                    "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN strlen(m.content) END), "
+                    "c.is_error FROM _b_call c LEFT JOIN _b_msg m "
+                    "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
+        for table, name, schema in (("events", "event", EVENT_SCHEMA), ("message_usage", "usage", USAGE_SCHEMA)):
+            cols = ", ".join(schema.names)
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _b_{name}")
+        whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
+        if whole:  # a file is re-read whole: its quarantine is replaced
+            con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
+        for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
+            if pl.source.format == "sqlite":
+                con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
+                            "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
+        con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                    [self.run_id])
 
-    def _replace(self, owner: dict[str, Plan]) -> None:
+    def _replace(self, owner: dict[str, Plan], _b_msg: pa.Table) -> None:
         """Count the re-imported conversations' identical messages, then drop their old rows."""
         con = self.con
         con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
@@ -233,11 +230,8 @@ class Loader:
                 "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
                 "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
                 "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
-        con.register("_b_src", pa.table(rows))
-        try:
-            con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
-        finally:
-            con.unregister("_b_src")
+        _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
+        con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans)
 
 
@@ -275,11 +269,8 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan])
                                       r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
                                       r.conversations_unchanged, r.note or None)):
             cols[c].append(v)
-    con.register("_b_runs", pa.table(cols))
-    try:
-        con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
-    finally:
-        con.unregister("_b_runs")
+    _b_runs = pa.table(cols)  # noqa: F841 - read by the replacement scan below
+    con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
 
 
 def _ts(col: str) -> str:
