@@ -1,6 +1,7 @@
 """Query results out to a terminal table, CSV, JSON or Parquet: data on stdout, nothing else."""
 from __future__ import annotations
 
+import json
 import sys
 
 import click
@@ -15,8 +16,9 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
             raise ForensicsError("--format parquet needs --out FILE")
         df.write_parquet(out)
         return
-    if fmt == "csv":
-        text = df.write_csv()
+    if fmt == "csv":  # CSV has no lists or structs: those columns go out as their JSON text
+        nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
+        text = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested).write_csv()
     elif fmt == "json":
         text = df.write_json() + "\n"
     else:
@@ -26,6 +28,10 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
             f.write(text)
     else:
         click.echo(text, nl=False)
+
+
+def _json_text(v: object) -> str:
+    return json.dumps(v.to_list() if isinstance(v, pl.Series) else v, ensure_ascii=False, default=str)
 
 
 def _table(df: pl.DataFrame) -> str:

@@ -108,3 +108,10 @@ def test_a_derived_table_before_any_report_is_a_clear_error(tmp_path: Path) -> N
     assert "appear after `forensics report`" in err
     code, _, err = run_cli("query", "SELECT nonsense(1)", "--db", str(tmp_path / "w.duckdb"))
     assert code == 2 and "query failed" in err
+
+
+def test_list_columns_go_out_as_json_in_csv(leaky: Path) -> None:
+    code, out, err = run_cli("query", "SELECT 'a' AS k, [1, 2] AS xs, ['x', 'y,z'] AS names", "--db", str(leaky),
+                             "--format", "csv")
+    assert code == 0, err
+    assert out.splitlines() == ["k,xs,names", 'a,"[1, 2]","[""x"", ""y,z""]"']

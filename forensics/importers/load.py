@@ -198,10 +198,10 @@ class Loader:
         owner: dict[str, Plan] = {}  # stored conversation id -> the source re-importing it
         for pl, f in items:
             _count(pl, f, owner)
-        t = {n: pa.concat_tables([b[n] for b in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
-        # read by name below (replacement scans): con.register would keep every batch alive until the
-        # connection closes, even after unregister (DuckDB 2.0), i.e. a whole corpus in memory
-        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (t[n] for n in TABLES)  # noqa: F841
+        # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
+        # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
+        b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (b[n] for n in TABLES)  # noqa: F841
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
@@ -261,7 +261,7 @@ class Loader:
                 "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
                 "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
                 "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
-        _b_src = pa.table(rows)  # noqa: F841  (read by name)
+        _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans)
 
