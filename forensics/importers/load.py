@@ -1,8 +1,10 @@
 """Load parsed batches into the warehouse in bulk, deciding where transactions end.
 
-A DuckDB statement costs milliseconds whatever its size, so parsed files are buffered and written many at a
-time: one set of statements and one transaction per ~64 MB of sources, not per file (a Claude Code folder
-holds thousands of small files). A SQLite source, parsed in chunks of rows, has its transaction to itself.
+A DuckDB statement costs milliseconds whatever its size, so parsed files are written many at a time (a
+task's bundle: one set of statements for up to 64 files) and committed with their ``sources`` rows every
+~256 MB of sources, not per file (a Claude Code folder holds thousands of small files). Bundles are written
+as they arrive, not buffered: DuckDB's memory limit, not the group size, bounds what the loader holds, and
+every COMMIT re-compresses the tables' last row groups, so commits are few. A SQLite source, parsed in chunks of rows, has its transaction to itself.
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
 files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
@@ -23,7 +25,7 @@ from forensics.warehouse.core import utcnow
 if TYPE_CHECKING:
     from forensics.importers.run import Plan
 
-GROUP_BYTES = 64 << 20  # whole-file sources per transaction
+GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 # A JsonText (fastpath) arrives as its JSON literal and is unescaped here, in DuckDB's threads.
 TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
@@ -113,13 +115,12 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
 
 
 class Loader:
-    """Receives the parse tasks' bundles in source order; writes them in bulk."""
+    """Receives the parse tasks' bundles in source order; writes each at once, commits in groups."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str) -> None:
         self.con, self.run_id = con, run_id
-        self.tables: list[dict[str, pa.Table]] = []  # buffered bundles' tables, not yet written
-        self.items: list[tuple[Plan, FileResult]] = []  # their sources
-        self.ready: list[Plan] = []  # sources recorded at the next flush (items' and those with nothing to parse)
+        self.open = False  # a transaction of whole-file sources is open
+        self.ready: list[Plan] = []  # sources recorded at the next flush (written, or with nothing to parse)
         self.bytes = 0
         self.sqlite: Plan | None = None  # the SQLite source whose transaction is open
 
@@ -145,9 +146,11 @@ class Loader:
             if last:
                 self._finish_sqlite(pl)
             return
-        self.tables.append(b.tables)
-        for pl, _, f in ok:
-            self.items.append((pl, f))
+        if not self.open:  # whole files: written as they come, committed with their sources' rows at flush
+            self.con.execute("BEGIN TRANSACTION")
+            self.open = True
+        self._write([b.tables], [(pl, f) for pl, _, f in ok])
+        for pl, _, _ in ok:
             self.ready.append(pl)
             self.bytes += pl.todo_bytes
         if self.bytes >= GROUP_BYTES:
@@ -167,14 +170,14 @@ class Loader:
             setattr(r, k, 0)
 
     def flush(self) -> None:
-        if not self.ready:
+        if not self.ready and not self.open:
             return
-        self.con.execute("BEGIN TRANSACTION")
-        if self.items:
-            self._write(self.tables, self.items)
-        self._record(self.ready)
+        if not self.open:
+            self.con.execute("BEGIN TRANSACTION")
+        if self.ready:
+            self._record(self.ready)
         self.con.execute("COMMIT")
-        self.tables, self.items, self.ready, self.bytes = [], [], [], 0
+        self.open, self.ready, self.bytes = False, [], 0
 
     def close(self, unchanged: list[Plan]) -> None:
         """Write what is buffered, and a run row for each source that was not re-read."""
