@@ -74,3 +74,12 @@ def load_script(path: Path) -> Any:
     sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="module")
+def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed table fixture ingested once per test module (tests copy it before writing)."""
+    db = tmp_path_factory.mktemp("seed") / "w.duckdb"
+    code, _, err = run_cli("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db))
+    assert code == 0, err
+    return db

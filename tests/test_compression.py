@@ -67,14 +67,6 @@ def test_the_sql_replay_matches_the_python_functions_on_every_seed_result(seed_w
 
 
 @pytest.fixture(scope="module")
-def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("seed") / "w.duckdb"
-    code, _, err = run_cli("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db))
-    assert code == 0, err
-    return db
-
-
-@pytest.fixture(scope="module")
 def tiny_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """d6614e0b's messages [140]..[153] (the topic-interleave turn) as a conversation of their own."""
     tmp = tmp_path_factory.mktemp("tiny")

@@ -13,14 +13,6 @@ from tests.conftest import FIXTURES, run_cli
 EVIDENCE = json.loads((FIXTURES / "seed" / "seed.db.expected.json").read_text())["evidence"]
 
 
-@pytest.fixture(scope="module")
-def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("seed") / "w.duckdb"
-    code, _, err = run_cli("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db))
-    assert code == 0, err
-    return db
-
-
 def _report(src: Path, tmp: Path, switches: bool = False) -> tuple[dict, duckdb.DuckDBPyConnection]:
     db = tmp / "w.duckdb"
     shutil.copy(src, db)

@@ -138,8 +138,9 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
             SELECT conversation_id, position, role, tool_call_count,
                    role = 'user' AND list_contains(coalesce(getvariable('baseline_continue_words'),
                        ['继续', 'continue', 'go on', '继续吧']), trim(content)) AS nag,
-                   count(*) FILTER (WHERE role = 'user') OVER (PARTITION BY conversation_id ORDER BY position
-                       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS turn
+                   -- user messages strictly before this one (a running sum: linear, unlike a filtered frame)
+                   sum((role = 'user')::INTEGER) OVER (PARTITION BY conversation_id ORDER BY position
+                       ROWS UNBOUNDED PRECEDING) - (role = 'user')::INTEGER AS turn
             FROM messages JOIN sel_conversations USING (conversation_id) WHERE on_main_path
         ),
         calls AS (SELECT conversation_id, turn, sum(tool_call_count) AS calls FROM m GROUP BY 1, 2)

@@ -21,7 +21,7 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers.jsonl import json_reason
-from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, stable_id
+from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
 
 FORMAT = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
@@ -92,9 +92,7 @@ class _File:
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     """Worker: one transcript file → its conversation (plus one per in-file sidechain), events and usage."""
     data = Path(path).read_bytes()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    lines = split_lines(data)
     b = Batch()
     b.rows_read = len(lines)
     b.state["sha256"] = hashlib.sha256(data).hexdigest()

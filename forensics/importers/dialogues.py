@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from forensics.importers.records import Batch, Entry, Message, Parsed, stable_id
+from forensics.importers.records import Batch, Entry, Message, Parsed, split_lines, stable_id
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
 
@@ -25,9 +25,7 @@ def looks_like_dialogues(head: bytes) -> bool:
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     """Worker: every line one conversation; positions are the turns' ``idx``."""
-    lines = Path(path).read_bytes().split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    lines = split_lines(Path(path).read_bytes())
     b = Batch()
     b.rows_read = len(lines)
     name = Path(path).name

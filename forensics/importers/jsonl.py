@@ -10,8 +10,9 @@ from pathlib import Path
 import orjson
 
 from forensics.importers import fastpath
-from forensics.importers.records import (Batch, BadRecord, Entry, Message, Parsed, normalize, stable_id,
-                                         to_epoch)
+from forensics.importers.records import (
+    BadRecord, Batch, Entry, Message, Parsed, normalize, split_lines, stable_id, to_epoch,
+)
 
 SNIFF_LINES = 5
 Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> (order, parent, message, time)
@@ -20,9 +21,7 @@ Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     """Worker: parse one session file completely (files are one conversation each)."""
     data = Path(path).read_bytes()
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    lines = split_lines(data)
     b = Batch()
     b.rows_read = len(lines)
     name = Path(path).name

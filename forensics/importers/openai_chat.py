@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from forensics.importers.jsonl import json_reason
-from forensics.importers.records import Batch, BadRecord, Entry, Parsed, normalize, stable_id, to_epoch
+from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
 
 OPENAI, SHAREGPT = "openai", "sharegpt"
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
@@ -68,9 +68,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
             yield (f"{name}[{i}]", f"#{i}", orjson.dumps(rec), rec,
                    "" if isinstance(rec, dict) else "record is not a JSON object")
         return
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    lines = split_lines(data)
     for n, raw in enumerate(lines, 1):
         raw = raw.rstrip(b"\r")
         if not raw.strip():

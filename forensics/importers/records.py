@@ -69,6 +69,14 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def split_lines(data: bytes) -> list[bytes]:
+    """JSONL lines of a file's bytes; a final newline ends the last line rather than starting an empty one."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
 def stable_id(*parts: str) -> str:
     return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
