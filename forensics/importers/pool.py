@@ -25,9 +25,15 @@ def default_workers() -> int:
 Task = tuple[Callable[..., Any], tuple[Any, ...], Any]  # (function, args, tag passed back with the result)
 
 
-def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool) -> Iterator[tuple[Any, Any, BaseException | None]]:
-    """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight."""
+def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
+                init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
+                ) -> Iterator[tuple[Any, Any, BaseException | None]]:
+    """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight. ``init``
+    (function, args) runs once in each worker (in this process when the tasks run inline) before its tasks:
+    state every task needs, sent once instead of with each task."""
     if not parallel or workers < 2:
+        if init:
+            init[0](*init[1])
         for fn, args, tag in tasks:
             try:
                 yield tag, fn(*args), None
@@ -36,7 +42,8 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool) -> Iterator
         return
     ctx = multiprocessing.get_context("forkserver")
     with tempfile.TemporaryDirectory(prefix="forensics-", dir=_spool_root()) as spool, \
-            ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as ex:
+            ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=init[0] if init else None,
+                                initargs=init[1] if init else ()) as ex:
         inflight: deque[tuple[Any, Future[Any] | BaseException]] = deque()
         for fn, args, tag in tasks:
             inflight.append((tag, ex.submit(_spilled, fn, args, spool)))

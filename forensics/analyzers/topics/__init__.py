@@ -17,57 +17,41 @@ import polars as pl
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, mark_none, mark_random, reference,
                                                  score, tfidf_cosines, tuned_threshold)
-from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
+from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
 from forensics.analyzers.topics.model import judging_mode, load_model
-from forensics.analyzers.topics.signals import Idf, Message, prepare
+from forensics.analyzers.topics.pipeline import Settings, analyze, messages_sql
+from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ConfigError
 from forensics.selection import SELECTED
 
 NAME = "topics"
 TITLE = "Topic switches"
-CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
 TIMELINE_MAX = 8  # conversations drawn in the timeline chart
 SWITCH_ROWS = 200  # rows of the switch table in the report (all of them are in the warehouse)
-TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
-
-MESSAGES_SQL = f"""
-WITH targets AS (
-    SELECT conversation_id, position,
-           list(t.v ORDER BY call_index) FILTER (WHERE t.v IS NOT NULL) AS targets
-    FROM (SELECT conversation_id, position, call_index,
-                 unnest([{", ".join(f"json_extract_string(arguments, '$.{k}')" for k in TARGET_KEYS)}]) AS v
-          FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL) t
-    GROUP BY ALL)
-SELECT m.conversation_id, m.position, m.native_id, m.role,
-       CASE WHEN m.role = 'assistant' THEN left(m.content, {CONTEXT_CHARS}) ELSE m.content END AS content,
-       coalesce(t.targets, []) AS targets
-FROM messages m LEFT JOIN targets t USING (conversation_id, position)
-WHERE m.on_main_path AND m.role IN ('user', 'assistant')
-ORDER BY m.conversation_id, m.position
-"""
+MESSAGES_SQL = messages_sql()  # every conversation's judged-role messages (bench/topics.py fits on them)
 
 
 def run(ctx: Context) -> Section:
     cfg = ctx.cfg
-    roles = set(cfg.topic.roles)
-    lexicon = _lexicon(cfg.topic.lexicon)
-    mode = cfg.keyword.tokenizer
-    rows = ctx.df(MESSAGES_SQL)
-    convs = _conversations(rows, roles, mode)
-    idf = Idf(m.tokens for msgs in convs.values() for m in msgs)
+    roles = frozenset(cfg.topic.roles)
     judging = judging_mode(roles)
     anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
-    model = replace(load_model(judging), anchor=anchor)
-    results = {cid: infer(msgs, idf, model, lexicon, cfg.topic.min_confidence) for cid, msgs in convs.items()}
-    if not cfg.topic.marker_enabled:
-        for js in results.values():
-            for j in js:
-                j.marker = False
-    keywords = {cid: topic_keywords(convs[cid], js, mode) for cid, js in results.items()}
-    native = dict(ctx.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
-    _write_tables(ctx, results, keywords, rows)
+    settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=anchor),
+                        _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels))
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
+    results: dict[str, list[Judged]] = {}
+    keywords: dict[str, dict[str, list[str]]] = {}
+    tokens: dict[str, dict[int, list[str]]] = {}
+    for v in analyze(ctx.con, settings):
+        if not cfg.topic.marker_enabled:
+            for j in v.judged:
+                j.marker = False
+        results[v.conversation_id], keywords[v.conversation_id] = v.judged, v.keywords
+        if v.tokens is not None and v.conversation_id in selected:
+            tokens[v.conversation_id] = v.tokens
+    native = dict(ctx.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
+    _write_tables(ctx, results, keywords)
     sel = {cid: js for cid, js in results.items() if cid in selected}
     sec = Section(NAME, TITLE)
     switches = ctx.df("SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
@@ -80,7 +64,7 @@ def run(ctx: Context) -> Section:
                                 switches.select("conversation", "position", "topic_before", "topic_after",
                                                 "conf_before", "conf_after", "score", "keywords").head(SWITCH_ROWS)))
     if ctx.labels:
-        ev = score_labels(ctx.labels, convs, results, selected, native)
+        ev = score_labels(ctx.labels, tokens, results, native)
         sec.metrics["evaluation"] = ev
         sec.grid = evaluation_grid(ev)
     sec.summary = _summary(sec.metrics)
@@ -98,6 +82,7 @@ def run(ctx: Context) -> Section:
 
 
 def _conversations(rows: pl.DataFrame, roles: set[str], mode: str) -> dict[str, list[Message]]:
+    """Rows of MESSAGES_SQL as prepared Messages per conversation, all in memory (for fitting on small sets)."""
     convs: dict[str, list[Message]] = {}
     for r in rows.iter_rows(named=True):
         m = Message(r["position"], r["role"], r["content"] or "", r["role"] in roles, list(r["targets"] or []),
@@ -117,44 +102,38 @@ def _lexicon(value: Any) -> dict[str, list[str]]:
     return {str(k): list(v) for k, v in value.items()}
 
 
-def _write_tables(ctx: Context, results: Mapping[str, list[Judged]], keywords: Mapping[str, dict[str, list[str]]],
-                  rows: pl.DataFrame) -> None:
-    nat = {(r[0], r[1]): r[2] for r in rows.select("conversation_id", "position", "native_id").iter_rows()}
-    mt = {k: [] for k in ("conversation_id", "position", "native_id", "topic", "confidence", "score", "keywords",
-                          "marker")}
-    ts = {k: [] for k in ("conversation_id", "position", "native_id", "topic_before", "topic_after", "conf_before",
-                          "conf_after", "score", "keywords")}
+def _write_tables(ctx: Context, results: Mapping[str, list[Judged]],
+                  keywords: Mapping[str, dict[str, list[str]]]) -> None:
+    mt: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic", "confidence", "score",
+                                                 "keywords", "marker")}
+    ts: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic_before", "topic_after",
+                                                 "conf_before", "conf_after", "score", "keywords")}
     for cid, js in results.items():
         prev = None
         for j in js:
-            for k, v in (("conversation_id", cid), ("position", j.position), ("native_id", nat.get((cid, j.position))),
-                         ("topic", j.topic), ("confidence", j.confidence), ("score", j.score),
+            for k, v in (("conversation_id", cid), ("position", j.position), ("topic", j.topic),
+                         ("confidence", j.confidence), ("score", j.score),
                          ("keywords", keywords[cid].get(j.topic, []) if j.topic else []), ("marker", j.marker)):
                 mt[k].append(v)
             if j.marker and prev is not None:
-                for k, v in (("conversation_id", cid), ("position", j.position),
-                             ("native_id", nat.get((cid, j.position))), ("topic_before", prev.topic),
+                for k, v in (("conversation_id", cid), ("position", j.position), ("topic_before", prev.topic),
                              ("topic_after", j.topic), ("conf_before", prev.confidence), ("conf_after", j.confidence),
                              ("score", j.score), ("keywords", j.drivers)):
                     ts[k].append(v)
             prev = j
-    schema = {"conversation_id": pl.String, "position": pl.Int32, "native_id": pl.String, "score": pl.Float64,
-              "keywords": pl.List(pl.String)}
-    mdf = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "confidence": pl.Float64, "marker": pl.Boolean})
-    sdf = pl.DataFrame(ts, schema={**schema, "topic_before": pl.String, "topic_after": pl.String,
-                                   "conf_before": pl.Float64, "conf_after": pl.Float64})
-    con = ctx.con
-    con.register("_topics_m", mdf.to_arrow())
-    con.register("_topics_s", sdf.to_arrow())
-    try:
-        con.execute("CREATE OR REPLACE TABLE message_topics AS SELECT conversation_id, position, native_id, topic, "
-                    "confidence, score, keywords, marker FROM _topics_m ORDER BY conversation_id, position")
-        con.execute("CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, native_id, "
-                    "topic_before, topic_after, conf_before, conf_after, score, keywords FROM _topics_s "
+    schema = {"conversation_id": pl.String, "position": pl.Int32, "score": pl.Float64, "keywords": pl.List(pl.String)}
+    _topics_m = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "confidence": pl.Float64,  # noqa: F841
+                                         "marker": pl.Boolean}).to_arrow()
+    _topics_s = pl.DataFrame(ts, schema={**schema, "topic_before": pl.String, "topic_after": pl.String,  # noqa: F841
+                                         "conf_before": pl.Float64, "conf_after": pl.Float64}).to_arrow()
+    # read by replacement scans; the messages' native ids joined here, not carried through the workers
+    native = ("LEFT JOIN (SELECT conversation_id, position, native_id FROM messages WHERE on_main_path) m "
+              "USING (conversation_id, position)")
+    ctx.con.execute("CREATE OR REPLACE TABLE message_topics AS SELECT conversation_id, position, m.native_id, topic, "
+                    f"confidence, score, keywords, marker FROM _topics_m {native} ORDER BY conversation_id, position")
+    ctx.con.execute("CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, m.native_id, "
+                    f"topic_before, topic_after, conf_before, conf_after, score, keywords FROM _topics_s {native} "
                     "ORDER BY conversation_id, position")
-    finally:
-        con.unregister("_topics_m")
-        con.unregister("_topics_s")
 
 
 def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str]) -> dict[str, Any]:
@@ -187,24 +166,22 @@ DETECTOR_LABELS = {"ours": "ours (conservative marker)", "ours_tuned": "ours (sc
                    "tfidf": "TF-IDF cosine, tuned threshold"}
 
 
-def score_labels(labels_path: str, convs: Mapping[str, list[Message]], results: Mapping[str, list[Judged]],
-             selected: set[str], native: Mapping[str, str | None]) -> dict[str, Any]:
-    """Score our markers and the baselines on the labeled conversations in the selection."""
+def score_labels(labels_path: str, tokens: Mapping[str, dict[int, list[str]]], results: Mapping[str, list[Judged]],
+                 native: Mapping[str, str | None]) -> dict[str, Any]:
+    """Score our markers and the baselines on the labeled conversations in the selection (``tokens``: the
+    selected conversations' judged messages, position -> tokens, in order)."""
     labels = read_labels(labels_path)
-    by_native = {native[cid]: cid for cid in convs if cid in selected}
+    by_native = {native[cid]: cid for cid in tokens}
     refs: list[Reference] = []
-    tokens: dict[str, dict[int, list[str]]] = {}
+    toks: dict[str, dict[int, list[str]]] = {}
     preds: dict[str, set[int]] = {}
     scores: dict[str, dict[int, float]] = {}
     for key, shifts in labels.shifts.items():
         cid = by_native.get(key)
-        if cid is None:
+        if cid is None or not tokens[cid]:
             continue
-        judged = [m for m in convs[cid] if m.judged]
-        if not judged:
-            continue
-        refs.append(reference(key, [m.position for m in judged], shifts))
-        tokens[key] = {m.position: m.tokens for m in judged}
+        refs.append(reference(key, list(tokens[cid]), shifts))
+        toks[key] = tokens[cid]
         preds[key] = {j.position for j in results[cid] if j.marker}
         scores[key] = {j.position: j.score for j in results[cid] if j.score is not None}
     out: dict[str, Any] = {"labels": str(labels.path), "dialogues": len(refs),
@@ -214,7 +191,7 @@ def score_labels(labels_path: str, convs: Mapping[str, list[Message]], results: 
     if not refs:
         return out
     th_ours, s_tuned = tuned_threshold(refs, scores, higher_is_switch=True)
-    cos = tfidf_cosines(refs, tokens)
+    cos = tfidf_cosines(refs, toks)
     th_tfidf, s_tfidf = tuned_threshold(refs, cos, higher_is_switch=False)
     res: dict[str, Scores] = {"ours": score(refs, preds), "ours_tuned": s_tuned, "all": score(refs, mark_all(refs)),
                               "random": score(refs, mark_random(refs)), "none": score(refs, mark_none(refs)),

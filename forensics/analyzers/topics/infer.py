@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from forensics.analyzers.topics.model import Model
-from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features, terms
-from forensics.text.keywords import keyword_summary
+from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
+from forensics.text.keywords import top_keywords
 
 RETURN_SIMILARITY = 0.35  # cosine with an earlier topic's profile above which a switch is a return to it
 LEXICON_CONFIDENCE = 0.9  # a configured phrase names the topic: as sure as an explicit trigger gets
@@ -105,15 +105,15 @@ def _drivers(m: Message, before: Counter[str] | None, idf: Idf) -> list[str]:
 
     Whole words (jieba), not Han pairs, so a reader sees 交付 rather than 送交; rarer and longer first.
     """
-    cands = [t for t in dict.fromkeys(terms(m.text, "jieba")) if not before or t not in before]
+    cands = [t for t in m.words if not before or t not in before]
     return sorted(cands, key=lambda t: (-idf(t), -len(t)))[:KEYWORDS]
 
 
-def topic_keywords(msgs: Sequence[Message], judged: Sequence[Judged], mode: str) -> dict[str, list[str]]:
-    """Top keywords per topic, from the judged messages assigned to it."""
-    texts: dict[str, list[str]] = {}
+def topic_keywords(msgs: Sequence[Message], judged: Sequence[Judged]) -> dict[str, list[str]]:
+    """Top keywords per topic, from the judged messages assigned to it (their content tokens, see prepare)."""
+    counts: dict[str, Counter[str]] = {}
     by_pos = {m.position: m for m in msgs}
     for j in judged:
         if j.topic is not None:
-            texts.setdefault(j.topic, []).append(by_pos[j.position].text)
-    return {t: [w for w, _ in keyword_summary(v, KEYWORDS, mode)] for t, v in texts.items()}
+            counts.setdefault(j.topic, Counter()).update(by_pos[j.position].keywords)
+    return {t: [w for w, _ in top_keywords(c, KEYWORDS)] for t, c in counts.items()}

@@ -143,15 +143,21 @@ class Message:
     tokens: list[str] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
     target_tokens: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)  # judged: whole jieba words, what a reader is shown as drivers
+    keywords: list[str] = field(default_factory=list)  # judged: the text's content tokens, for topic keywords
 
 
 def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
-    """Tokenize in place (text plus tool-call targets) and find entities."""
+    """Tokenize in place (text plus tool-call targets) and find entities: every tokenizer call the analysis
+    makes per message happens here, so ``pipeline`` can compute it once and keep it in the warehouse."""
     for m in msgs:
         extra = " ".join(m.targets)
         m.tokens = terms(m.text + ("\n" + extra if extra else ""), mode)
         m.names = entities(m.text, proper_nouns=m.judged) | {t.lower() for t in m.targets if t}
         m.target_tokens = terms(extra, mode) if extra else []
+        if m.judged:
+            m.words = list(dict.fromkeys(terms(m.text, "jieba")))
+            m.keywords = content_tokens(m.text, mode)
 
 
 class Idf:
@@ -164,9 +170,20 @@ class Idf:
             df.update(set(d))
             n += 1
         self.n, self.df = n, df
+        self._memo: dict[str, float] = {}
+
+    @classmethod
+    def from_counts(cls, n: int, df: Counter[str]) -> Idf:
+        """From document frequencies counted elsewhere (the warehouse, in SQL)."""
+        idf = cls(())
+        idf.n, idf.df = n, df
+        return idf
 
     def __call__(self, term: str) -> float:
-        return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1
+        w = self._memo.get(term)
+        if w is None:  # a logarithm per lookup was a tenth of the analysis
+            w = self._memo[term] = math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1
+        return w
 
 
 def _vector(counts: Counter[str], idf: Idf) -> dict[str, float]:

@@ -1,0 +1,198 @@
+"""The topic analysis over a whole warehouse: each message tokenized once and kept, both cores, bounded memory.
+
+Tokenizing (jieba, and its HMM tagger for names) was nine tenths of the analysis: redone by every report,
+it made a million-message report take minutes and hold every message in memory. Now the first report
+computes the terms of the messages that lack them (``signals.prepare``) on both cores and keeps them in the
+warehouse table ``message_terms``; later reports, and a report after an incremental ingest, read them back
+and tokenize only what is new. A row is valid while its conversation keeps its fingerprint (a re-imported,
+changed conversation is recomputed) and its ``key`` (tokenizer mode, judged roles, TERMS_VERSION) is the
+current one. The inference then runs conversation chunks on both cores with the warehouse's IDF, and only
+the per-message verdicts come back.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
+from forensics.analyzers.topics.model import Model
+from forensics.analyzers.topics.signals import Idf, Message, prepare
+from forensics.importers.pool import default_workers, run_ordered
+
+TABLE = "message_terms"
+TERMS_VERSION = 1  # bump when signals.prepare changes what it derives: every cached row is then recomputed
+CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
+TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
+CHUNK_MESSAGES = 20_000  # per task: big enough that pickling is cheap beside the work, small for memory
+PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
+LISTS = ("tokens", "names", "target_tokens", "words", "keywords")
+
+
+def messages_sql(where: str = "") -> str:
+    """The user and assistant messages of the main paths with their tool calls' targets; ``where`` (an SQL
+    condition on ``conversation_id``) restricts both."""
+    cond = f"AND {where}" if where else ""
+    return f"""
+WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
+    SELECT conversation_id, position, flatten(list(v ORDER BY call_index)) AS targets
+    FROM (SELECT conversation_id, position, call_index,
+                 list_filter([{", ".join(f"json_extract_string(arguments, '$.{k}')" for k in TARGET_KEYS)}],
+                             lambda x: x IS NOT NULL) AS v
+          FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
+    GROUP BY ALL)
+SELECT m.conversation_id, m.position, m.native_id, m.role,
+       CASE WHEN m.role = 'assistant' THEN left(m.content, {CONTEXT_CHARS}) ELSE m.content END AS content,
+       coalesce(t.targets, []) AS targets
+FROM messages m LEFT JOIN targets t USING (conversation_id, position)
+WHERE m.on_main_path AND m.role IN ('user', 'assistant') {cond}
+ORDER BY m.conversation_id, m.position
+"""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a worker needs to judge a chunk of conversations (sent once per task: small and picklable)."""
+
+    mode: str
+    roles: frozenset[str]
+    model: Model
+    lexicon: Mapping[str, list[str]]
+    min_confidence: float
+    keep_tokens: bool  # return the judged messages' tokens (the label evaluation's TF-IDF baseline needs them)
+
+
+@dataclass
+class Verdicts:
+    """One conversation's result: its judged messages, keywords per topic, and (keep_tokens) their tokens."""
+
+    conversation_id: str
+    judged: list[Judged]
+    keywords: dict[str, list[str]]
+    tokens: dict[int, list[str]] | None
+
+
+def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Iterator[Verdicts]:
+    """Every conversation's verdicts, in conversation_id order (the caller keeps what it needs)."""
+    workers = workers or default_workers()
+    key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}"
+    fill(con, key, s.mode, s.roles, workers)
+    n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+    df = Counter(dict(con.execute(f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t FROM {TABLE}) "
+                                  "GROUP BY 1").fetchall()))
+    chunks = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1")
+    tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
+    for _, result, error in run_ordered(tasks, workers, n >= PARALLEL_MIN_MESSAGES, init=(_set_idf, (n, df))):
+        if error is not None:
+            raise error
+        yield from result
+
+
+def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int) -> None:
+    """Compute and store the terms of the messages that lack valid ones (each chunk commits on its own: an
+    interrupted report keeps what it finished, whole conversations)."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, "
+                "key VARCHAR, tokens VARCHAR[], names VARCHAR[], target_tokens VARCHAR[], words VARCHAR[], "
+                "keywords VARCHAR[])")
+    con.execute(f"DELETE FROM {TABLE} t WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
+                "c.conversation_id = t.conversation_id AND c.fingerprint IS NOT DISTINCT FROM t.fingerprint)", [key])
+    todo = _chunks(con, "SELECT conversation_id, count(*) FROM messages WHERE on_main_path AND role IN "
+                        f"('user', 'assistant') AND conversation_id NOT IN (SELECT conversation_id FROM {TABLE}) "
+                        "GROUP BY 1 ORDER BY 1")
+    total = sum(n for _, n in todo.sizes)
+    tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
+    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES):
+        if error is not None:
+            raise error
+        _terms = result  # noqa: F841 - read by the replacement scan below
+        con.execute(f"INSERT INTO {TABLE} SELECT t.conversation_id, c.fingerprint, t.position, ?, "
+                    f"{', '.join(f't.{c}' for c in LISTS)} FROM _terms t JOIN conversations c USING (conversation_id)",
+                    [key])
+
+
+class _Chunks:
+    """Conversation ids in groups of about CHUNK_MESSAGES messages (a conversation is never split)."""
+
+    def __init__(self, sizes: list[tuple[str, int]]) -> None:
+        self.sizes = sizes
+
+    def __iter__(self) -> Iterator[list[str]]:
+        group: list[str] = []
+        count = 0
+        for cid, n in self.sizes:
+            group.append(cid)
+            count += n
+            if count >= CHUNK_MESSAGES:
+                yield group
+                group, count = [], 0
+        if group:
+            yield group
+
+
+def _chunks(con: duckdb.DuckDBPyConnection, sql: str) -> _Chunks:
+    return _Chunks([(cid, int(n)) for cid, n in con.execute(sql).fetchall()])
+
+
+def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
+    sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
+    if joined:  # with each message's stored terms
+        sql = (f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)} FROM ({sql}) q JOIN {TABLE} k "
+               "USING (conversation_id, position) ORDER BY q.conversation_id, q.position")
+    return con.sql(sql, params={"ids": ids}).to_arrow_table()
+
+
+def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
+    """The rows of a chunk as each conversation's Messages, in order."""
+    cid: str | None = None
+    msgs: list[Message] = []
+    for r in rows.to_pylist():
+        if r["conversation_id"] != cid:
+            if cid is not None:
+                yield cid, msgs
+            cid, msgs = r["conversation_id"], []
+        m = Message(r["position"], r["role"], r["content"] or "", r["role"] in roles, list(r["targets"] or []),
+                    native=r["native_id"])
+        if "tokens" in r:
+            m.tokens, m.names, m.target_tokens = r["tokens"], set(r["names"]), r["target_tokens"]
+            m.words, m.keywords = r["words"], r["keywords"]
+        msgs.append(m)
+    if cid is not None:
+        yield cid, msgs
+
+
+def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
+    """Worker: the terms of a chunk's messages, one row each."""
+    out: dict[str, list[Any]] = {"conversation_id": [], "position": [], **{c: [] for c in LISTS}}
+    for cid, msgs in _messages(rows, roles):
+        prepare(msgs, mode)
+        for m in msgs:
+            out["conversation_id"].append(cid)
+            out["position"].append(m.position)
+            for c, v in zip(LISTS, (m.tokens, sorted(m.names), m.target_tokens, m.words, m.keywords)):
+                out[c].append(v)
+    return pa.table(out, schema=pa.schema([("conversation_id", pa.string()), ("position", pa.int32()),
+                                           *((c, pa.list_(pa.string())) for c in LISTS)]))
+
+
+_IDF: Idf | None = None
+
+
+def _set_idf(n: int, df: Counter[str]) -> None:
+    """Worker initializer: the warehouse's document frequencies, sent once per process."""
+    global _IDF
+    _IDF = Idf.from_counts(n, df)
+
+
+def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
+    """Worker: infer every conversation of a chunk."""
+    assert _IDF is not None, "the pool initializer sets the IDF"
+    out = []
+    for cid, msgs in _messages(rows, s.roles):
+        judged = infer(msgs, _IDF, s.model, s.lexicon, s.min_confidence)
+        tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
+        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), tokens))
+    return out

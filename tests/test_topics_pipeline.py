@@ -1,0 +1,94 @@
+"""The topic pipeline's term cache (message_terms) and its two-core path, on real fixtures through the CLI."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from forensics.analyzers.topics import pipeline
+from forensics.analyzers.topics.model import load_model
+from forensics import ingest
+from forensics.warehouse import open_warehouse
+from tests.conftest import copy_fixture, query, run_cli
+
+COUNT_JUDGEABLE = "SELECT count(*) FROM messages WHERE on_main_path AND role IN ('user', 'assistant')"
+
+
+def _report(db: Path, out: Path, *extra: str) -> None:
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(out), "--only", "topics", "--format", "json", *extra)
+    assert code == 0, err
+
+
+def _topics(db: Path, native: str) -> list[tuple]:
+    return query(db, "SELECT t.position, t.topic, t.marker FROM message_topics t JOIN conversations c "
+                     "USING (conversation_id) WHERE c.native_id = ? ORDER BY 1", [native])
+
+
+def test_the_first_report_stores_every_messages_terms_and_the_next_one_reads_them(tmp_path: Path) -> None:
+    src = copy_fixture("sqlite/realistic.db", tmp_path)
+    db = tmp_path / "w.duckdb"
+    ingest([src], db=db)
+    _report(db, tmp_path / "r1")
+    judgeable = query(db, COUNT_JUDGEABLE)[0][0]
+    assert query(db, "SELECT count(*), count(DISTINCT key) FROM message_terms")[0] == (judgeable, 1)
+    native = query(db, "SELECT native_id FROM conversations ORDER BY native_id LIMIT 1")[0][0]
+    first = _topics(db, native)
+    assert any(topic is not None for _, topic, _ in first)
+    # proof that the second report reads the stored terms: emptied tokens make every message content-free
+    with open_warehouse(db) as wh:
+        wh.con.execute("UPDATE message_terms SET tokens = [] WHERE conversation_id = (SELECT conversation_id FROM "
+                       "conversations WHERE native_id = ?)", [native])
+    _report(db, tmp_path / "r2")
+    assert [topic for _, topic, _ in _topics(db, native)] == [None] * len(first)
+
+    # the source row grows: re-ingest changes the conversation's fingerprint, so its terms are recomputed
+    con = sqlite3.connect(src)
+    raw = con.execute("SELECT messages FROM ai_conversations WHERE id = ?", [native]).fetchone()[0]
+    msgs = json.loads(raw) + [{"role": "user", "content": "继续"}]
+    con.execute("UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
+                (json.dumps(msgs, ensure_ascii=False), native))
+    con.commit()
+    con.close()
+    ingest([src], db=db)
+    _report(db, tmp_path / "r3")
+    again = _topics(db, native)
+    assert again[:-1] == first and again[-1][1] is None  # the old verdicts back; 继续 carries no topic
+    assert query(db, "SELECT count(*) FROM message_terms")[0][0] == judgeable + 1
+
+
+def test_other_judging_roles_recompute_the_terms(tmp_path: Path, seed_wh: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    db.write_bytes(seed_wh.read_bytes())
+    _report(db, tmp_path / "r1")
+    user_keys = query(db, "SELECT DISTINCT key FROM message_terms")
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text('[topic]\nroles = ["user", "assistant"]\n')
+    _report(db, tmp_path / "r2", "--config", str(cfg))
+    keys = query(db, "SELECT DISTINCT key FROM message_terms")
+    assert user_keys == [(f"jieba+bigram|user|v{pipeline.TERMS_VERSION}",)]
+    assert keys == [(f"jieba+bigram|assistant,user|v{pipeline.TERMS_VERSION}",)]
+    # judged assistant messages now carry their words (drivers) too
+    assert query(db, "SELECT count(*) FROM message_terms t JOIN messages m USING (conversation_id, position) "
+                     "WHERE m.on_main_path AND m.role = 'assistant' AND len(t.words) > 0")[0][0] > 0
+
+
+def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), load_model("user"), {}, 0.7, keep_tokens=True)
+
+    def run(workers: int) -> list[tuple]:
+        db = tmp_path / f"w{workers}.duckdb"
+        db.write_bytes(seed_wh.read_bytes())
+        with open_warehouse(db) as wh:
+            out = [(v.conversation_id, [(j.position, j.topic, j.confidence, j.score, j.marker, j.drivers)
+                                        for j in v.judged], v.keywords, v.tokens)
+                   for v in pipeline.analyze(wh.con, settings, workers=workers)]
+            stored = wh.con.execute("SELECT * FROM message_terms ORDER BY conversation_id, position").fetchall()
+        return [out, stored]
+
+    inline = run(1)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_MESSAGES", 0)
+    monkeypatch.setattr(pipeline, "CHUNK_MESSAGES", 40)  # several tasks per conversation set, in flight at once
+    assert run(2) == inline
+    assert [cid for cid, *_ in inline[0]] == sorted(cid for cid, *_ in inline[0]) and len(inline[0]) == 3
