@@ -1,10 +1,26 @@
 """forensics: offline conversation forensics for AI assistants and coding agents.
 
-The supported Python API; every CLI command is a thin call into one of these.
+The supported Python API; every CLI command is a thin call into one of these. The importer is loaded on
+first use (``forensics.ingest``): a report or a query should not pay for pyarrow at start-up.
 """
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from forensics.errors import ExitCode, ForensicsError, SourceError, WarehouseError
-from forensics.importers.run import IngestResult, SourceResult, ingest
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
+
+if TYPE_CHECKING:
+    from forensics.importers.run import IngestResult, SourceResult, ingest
 
 __all__ = ["DEFAULT_DB", "ExitCode", "ForensicsError", "IngestResult", "SourceError", "SourceResult", "Warehouse",
            "WarehouseError", "ingest", "open_warehouse"]
+_LAZY = {"IngestResult": "forensics.importers.run", "SourceResult": "forensics.importers.run",
+         "ingest": "forensics.importers.run"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'forensics' has no attribute {name!r}")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.errors import ForensicsError
+from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
@@ -29,6 +30,7 @@ class Key:
     doc: str
     unit: str = ""
     constant: str = ""  # the seed harness's constant name, for `tune --emit`
+    max_chars: int | None = None  # for a list of strings: the longest item that can mean anything
 
     @property
     def path(self) -> str:
@@ -50,7 +52,8 @@ SCHEMA: list[Key] = [
     Key("intent", "conf_threshold", 0.7, "minimum intent confidence before tools are narrowed", "probability",
         "INTENT_CONF_THRESHOLD"),
     Key("baseline", "continue_words", ["继续", "continue", "go on", "继续吧"],
-        "a user message whose stripped text is exactly one of these is a continue-nag", "words"),
+        "a user message whose stripped text is exactly one of these is a continue-nag", "words",
+        max_chars=TRIMMED_TEXT_MAX),  # longer user texts are not kept trimmed in the warehouse
     Key("baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"),
     Key("baseline", "parallel_calls", 3, "assistant messages with at least this many tool calls are parallel turns",
         "calls"),
@@ -206,6 +209,8 @@ def _check(p: Path, line: int, key: Key, value: Any) -> Any:
         expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
                     list: "a list of strings", dict: "a table"}[type(want)]
         raise ConfigError(f"{p}:{line}: {key.path} must be {expected}, got {value!r}")
+    if key.max_chars is not None and (long := [v for v in value if len(v.strip()) > key.max_chars]):
+        raise ConfigError(f"{p}:{line}: {key.path} items must be at most {key.max_chars} characters, got {long[0]!r}")
     return float(value) if isinstance(want, float) else value
 
 

@@ -1,11 +1,8 @@
 -- Baseline metrics per conversation on the main path (SPEC §4); system messages counted apart
 WITH m AS (
-    SELECT conversation_id, role, content_chars, content_bytes, tool_call_count,
-           -- Python's str.strip(), Unicode whitespace at both ends; only where a metric needs it (user turns)
-           CASE WHEN role = 'user' THEN regexp_replace(content,
-               '^[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+|[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]+$', '', 'g') END AS stripped,
-           role = 'assistant' AND tool_call_count >= 1
-               AND regexp_full_match(content, '[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]*') AS blank_tool_echo
+    -- blank, trimmed_chars and trimmed_text are filled at import (Python str.strip semantics, see docs/warehouse.md)
+    SELECT conversation_id, role, content_chars, content_bytes, tool_call_count, trimmed_chars, trimmed_text,
+           role = 'assistant' AND tool_call_count >= 1 AND blank AS blank_tool_echo
     FROM messages
     WHERE on_main_path
 ),
@@ -23,10 +20,10 @@ per AS (
            count(*) FILTER (WHERE role = 'tool' AND content_bytes > 10000) AS tool_results_gt_10kb,
            count(*) FILTER (WHERE blank_tool_echo) AS empty_assistant,
            count(*) FILTER (WHERE role = 'user' AND list_contains(
-               coalesce(getvariable('baseline_continue_words'), ['继续', 'continue', 'go on', '继续吧']), stripped))
+               coalesce(getvariable('baseline_continue_words'), ['继续', 'continue', 'go on', '继续吧']), trimmed_text))
                AS continue_nags,
            count(*) FILTER (WHERE role = 'user'
-                            AND length(stripped) <= coalesce(getvariable('baseline_short_user_chars'), 12)) AS short_user,
+                            AND trimmed_chars <= coalesce(getvariable('baseline_short_user_chars'), 12)) AS short_user,
            coalesce(sum(content_chars) FILTER (WHERE role = 'assistant'), 0)::BIGINT AS assistant_chars,
            coalesce(sum(content_chars) FILTER (WHERE role = 'tool'), 0)::BIGINT AS tool_chars
     FROM m

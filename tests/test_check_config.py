@@ -100,6 +100,8 @@ def test_config_init_writes_every_key_and_reloads(tmp_path: Path) -> None:
     ("[nonsense]\nx = 1\n", "harness.toml:1: unknown section [nonsense]"),
     ("[sentinel]\ntokens = [1, 2]\n", "harness.toml:2: sentinel.tokens must be a list of strings"),
     ("[sentinel\n", "not valid TOML"),
+    ("[baseline]\ncontinue_words = [\"继续\", \"" + "x" * 65 + "\"]\n",
+     "harness.toml:2: baseline.continue_words items must be at most 64 characters"),
 ])
 def test_bad_config_names_key_line_and_expectation(tmp_path: Path, body: str, message: str) -> None:
     p = tmp_path / "harness.toml"

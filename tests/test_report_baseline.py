@@ -5,11 +5,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from forensics import ingest
 from forensics.api import baseline, report
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, query, run_cli
 
 EXPECTED = json.loads((FIXTURES / "seed" / "seed.db.expected.json").read_text())
 
@@ -76,7 +77,9 @@ def _boundary_db(path: Path) -> None:
              {"role": "user", "content": "一二三四五六七八九十一二三"},  # 13: not short
              {"role": "user", "content": "😀😀😀😀😀😀😀😀😀😀😀😀"},  # 12 emoji: short
              {"role": "user", "content": "continue please"},  # not exactly a continue word
-             {"role": "user", "content": "\u3000go on\u3000"}]  # ideographic spaces strip
+             {"role": "user", "content": "\u3000go on\u3000"},  # ideographic spaces strip
+             {"role": "user", "content": " " * 500 + "继续" + "\n" * 500},  # long only in its padding: a nag
+             {"role": "user", "content": "继" * 65}]  # 65 characters: kept as no trimmed text
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE ai_conversations (id TEXT, messages TEXT)")
     con.execute("INSERT INTO ai_conversations VALUES ('edge', ?)", (json.dumps(msgs, ensure_ascii=False),))
@@ -89,9 +92,9 @@ def test_boundaries_are_exact(tmp_path: Path) -> None:
     ingest([tmp_path / "edge.db"], db=tmp_path / "w.duckdb")
     row = baseline(tmp_path / "w.duckdb").row(0, named=True)
     assert (row["tool_results_gt_2kb"], row["tool_results_gt_10kb"]) == (3, 1)  # 2001, 10000, 10001 / 10001
-    assert row["continue_nags"] == 2
-    assert row["short_user"] == 4  # " 继续\n", 12 CJK, 12 emoji, "　go on　" (13 and "continue please" are not)
-    assert (row["messages"], row["user"], row["assistant"], row["tool"]) == (12, 6, 2, 4)
+    assert row["continue_nags"] == 3
+    assert row["short_user"] == 5  # " 继续\n", 12 CJK, 12 emoji, "　go on　", padded 继续 (13 and "continue please" not)
+    assert (row["messages"], row["user"], row["assistant"], row["tool"]) == (14, 8, 2, 4)
     assert row["empty_assistant"] == 1 and row["parallel_turns"] == 1 and row["tool_calls"] == 4
 
 
@@ -157,3 +160,22 @@ def test_before_and_after_selections(tmp_path: Path) -> None:
     assert d["before"] == pytest.approx(69 / 111) and d["after"] == pytest.approx((32 / 88 + 41 / 96) / 2)
     code, _, err = run_cli("report", "--db", str(db), "--before", "colour=blue", "--after", "model=x")
     assert code == 2 and "bad selection 'colour=blue'" in err
+
+
+def test_an_older_warehouse_gets_the_import_time_text_columns_filled_by_its_migration(tmp_path: Path) -> None:
+    """m004 on a file written before it: the values equal what an import computes today."""
+    _boundary_db(tmp_path / "edge.db")
+    db = tmp_path / "w.duckdb"
+    ingest([tmp_path / "edge.db"], db=db)
+    cols = "blank, trimmed_chars, trimmed_text"
+    con = duckdb.connect(str(db))
+    fresh = con.execute(f"SELECT seq, {cols} FROM messages ORDER BY seq").fetchall()
+    for c in cols.split(", "):
+        con.execute(f"ALTER TABLE messages DROP COLUMN {c}")
+    con.execute("DELETE FROM schema_migrations WHERE name = 'm004_trimmed_text'")
+    con.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    con.close()
+    row = baseline(db).row(0, named=True)  # opening the file migrates it
+    assert query(db, f"SELECT seq, {cols} FROM messages ORDER BY seq") == fresh
+    assert (row["continue_nags"], row["short_user"], row["empty_assistant"]) == (3, 5, 1)
+    assert fresh[1][1:] == (False, 2, "继续") and fresh[-1][1:] == (False, 65, None)

@@ -137,7 +137,7 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
         WITH m AS (
             SELECT conversation_id, position, role, tool_call_count,
                    role = 'user' AND list_contains(coalesce(getvariable('baseline_continue_words'),
-                       ['继续', 'continue', 'go on', '继续吧']), trim(content)) AS nag,
+                       ['继续', 'continue', 'go on', '继续吧']), trimmed_text) AS nag,
                    -- user messages strictly before this one (a running sum: linear, unlike a filtered frame)
                    sum((role = 'user')::INTEGER) OVER (PARTITION BY conversation_id ORDER BY position
                        ROWS UNBOUNDED PRECEDING) - (role = 'user')::INTEGER AS turn
@@ -150,7 +150,7 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
         WHERE m.nag GROUP BY 1""")
     echo = ctx.df("SELECT conversation_id, list(position ORDER BY position) AS echo_positions FROM messages "
                   "JOIN sel_conversations USING (conversation_id) WHERE on_main_path AND role = 'assistant' "
-                  "AND trim(content) = '' AND tool_call_count >= 1 GROUP BY 1")
+                  "AND blank AND tool_call_count >= 1 GROUP BY 1")
     return (base.select("conversation_id", "native_id", "user", "continue_nags",
                         pl.col("empty_assistant_share").alias("echo_rate"))
             .join(nags, on="conversation_id", how="left").join(echo, on="conversation_id", how="left")

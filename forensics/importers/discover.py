@@ -16,11 +16,11 @@ import orjson
 
 from forensics.errors import ForensicsError, SourceError
 from forensics.importers import openai_chat
+from forensics.importers.formats import FORMATS
 from forensics.importers.claude_code import looks_like_claude_code
 from forensics.importers.dialogues import looks_like_dialogues
 from forensics.importers.jsonl import looks_like_jsonl
 
-FORMATS = ("auto", "sqlite", "jsonl", "claude-code", "openai", "sharegpt", "dialogues")
 EXTENSIONS = {".db": "sqlite", ".sqlite": "sqlite", ".sqlite3": "sqlite", ".jsonl": "jsonl", ".json": "json"}
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SNIFF_BYTES = 1 << 16

@@ -21,6 +21,7 @@ import pyarrow as pa
 from forensics.importers.claude_code import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.importers.records import Parsed
 from forensics.warehouse.core import utcnow
+from forensics.warehouse.migrations import derived_text_columns
 
 if TYPE_CHECKING:
     from forensics.importers.run import Plan
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 # A JsonText (fastpath) arrives as its JSON literal and is unescaped here, in DuckDB's threads.
 TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
+DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage")
 EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
@@ -217,7 +219,7 @@ class Loader:
         _sizes = con.sql(  # noqa: F841
             "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-            f"{_ts('created_at')}, tool_call_id FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED} FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
             "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
         con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
                     "c.name, c.arguments, c.result_seq, c.result_position, "

@@ -20,7 +20,8 @@ import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
 from forensics.importers import claude_code, dialogues, jsonl, openai_chat, sqlite
-from forensics.importers.discover import FORMATS, Source, detect, expand, real_path
+from forensics.importers.discover import Source, detect, expand, real_path
+from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
 from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
 from forensics.importers.records import Parsed, source_key, stable_id
