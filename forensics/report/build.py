@@ -19,6 +19,7 @@ from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 
 METRICS_SCHEMA_VERSION = 1
+REPORT_MEMORY = "384MB"  # DuckDB's share of a report's memory (bench: a million messages fit in 1 GB)
 
 
 def toolkit_version() -> str:
@@ -47,6 +48,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     if not Path(db).exists():
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
+        # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
+        wh.con.execute(f"SET memory_limit = '{os.environ.get('FORENSICS_DUCKDB_MEMORY') or REPORT_MEMORY}'")
         ctx = Context.open(wh.con, cfg, selection, labels)
         meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
                 "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),

@@ -146,19 +146,23 @@ def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) ->
 
 
 def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
-    """The rows of a chunk as each conversation's Messages, in order."""
+    """The rows of a chunk as each conversation's Messages, in order (columns converted whole: row dicts
+    cost a tenth of the inference)."""
+    col = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    cached = "tokens" in col
     cid: str | None = None
     msgs: list[Message] = []
-    for r in rows.to_pylist():
-        if r["conversation_id"] != cid:
+    for i, c in enumerate(col["conversation_id"]):
+        if c != cid:
             if cid is not None:
                 yield cid, msgs
-            cid, msgs = r["conversation_id"], []
-        m = Message(r["position"], r["role"], r["content"] or "", r["role"] in roles, list(r["targets"] or []),
-                    native=r["native_id"])
-        if "tokens" in r:
-            m.tokens, m.names, m.target_tokens = r["tokens"], set(r["names"]), r["target_tokens"]
-            m.words, m.keywords = r["words"], r["keywords"]
+            cid, msgs = c, []
+        role = col["role"][i]
+        m = Message(col["position"][i], role, col["content"][i] or "", role in roles, col["targets"][i] or [],
+                    native=col["native_id"][i])
+        if cached:
+            m.tokens, m.names, m.target_tokens = col["tokens"][i], set(col["names"][i]), col["target_tokens"][i]
+            m.words, m.keywords = col["words"][i], col["keywords"][i]
         msgs.append(m)
     if cid is not None:
         yield cid, msgs
