@@ -75,6 +75,10 @@ SCHEMA: list[Key] = [
         "anchor): lower trades precision for recall", "score in [0, 1]"),
     Key("topic", "dialogue_switch_score", 0.32, "the same when assistant turns are judged too (human-human "
         "dialogue, roles with \"assistant\"); weights.json modes.dialogue anchor", "score in [0, 1]"),
+    Key("topic", "embedding", False, "also judge cohesion by sentence embeddings (needs the optional extra "
+        "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)", ""),
+    Key("topic", "embedding_switch_score", 0.29, "the switch score threshold when the embedding signals are used "
+        "(weights.json modes.dialogue+embedding anchor)", "score in [0, 1]"),
     Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
         "phrases"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),

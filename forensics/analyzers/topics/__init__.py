@@ -19,7 +19,8 @@ from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, ma
                                                  score, tfidf_cosines, tuned_threshold)
 from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import judging_mode, load_model
+from forensics.analyzers.topics import embedding
+from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
 from forensics.analyzers.topics.signals import Idf, Message, prepare
 from forensics.config import ConfigError
 from forensics.selection import SELECTED
@@ -58,8 +59,17 @@ def run(ctx: Context) -> Section:
     idf = Idf(m.tokens for msgs in convs.values() for m in msgs)
     judging = judging_mode(roles)
     anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
+    vectors = None
+    if cfg.topic.embedding:
+        if not embedding.available():
+            embedding.encoder()  # the one-line error naming the extra
+        if has_mode(judging + embedding.MODE_SUFFIX):
+            judging += embedding.MODE_SUFFIX
+            anchor = cfg.topic.embedding_switch_score
+            vectors = _vectors(convs)
     model = replace(load_model(judging), anchor=anchor)
-    results = {cid: infer(msgs, idf, model, lexicon, cfg.topic.min_confidence) for cid, msgs in convs.items()}
+    results = {cid: infer(msgs, idf, model, lexicon, cfg.topic.min_confidence, vectors[cid] if vectors else None)
+               for cid, msgs in convs.items()}
     if not cfg.topic.marker_enabled:
         for js in results.values():
             for j in js:
@@ -73,7 +83,7 @@ def run(ctx: Context) -> Section:
     switches = ctx.df("SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
                       f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
                       "ORDER BY c.native_id, s.position")
-    sec.metrics = _metrics(sel, switches, sorted(roles))
+    sec.metrics = _metrics(sel, switches, sorted(roles), judging)
     sec.findings = [_finding(r) for r in switches.iter_rows(named=True)]
     if switches.height:
         sec.tables.append(Table("topic_switches", "Topic switches (conservative markers)",
@@ -84,6 +94,9 @@ def run(ctx: Context) -> Section:
         sec.metrics["evaluation"] = ev
         sec.grid = evaluation_grid(ev)
     sec.summary = _summary(sec.metrics)
+    if cfg.topic.embedding and vectors is None:
+        sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
+                        "embeddings: lexical signals only.")
     timeline = _timeline_data(sel, keywords, native)
     if timeline:
         sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with keywords",
@@ -106,6 +119,16 @@ def _conversations(rows: pl.DataFrame, roles: set[str], mode: str) -> dict[str, 
     for msgs in convs.values():
         prepare(msgs, mode)
     return convs
+
+
+def _vectors(convs: Mapping[str, list[Message]]) -> dict[str, list[Any]]:
+    """Sentence vectors of every message with text (None without), one encoder pass over the warehouse."""
+    flat = [(cid, i) for cid, msgs in convs.items() for i, m in enumerate(msgs) if m.text.strip()]
+    vecs = embedding.embed([convs[cid][i].text for cid, i in flat])
+    out: dict[str, list[Any]] = {cid: [None] * len(msgs) for cid, msgs in convs.items()}
+    for (cid, i), v in zip(flat, vecs):
+        out[cid][i] = v
+    return out
 
 
 def _lexicon(value: Any) -> dict[str, list[str]]:
@@ -157,14 +180,14 @@ def _write_tables(ctx: Context, results: Mapping[str, list[Judged]], keywords: M
         con.unregister("_topics_s")
 
 
-def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str]) -> dict[str, Any]:
+def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str], mode: str) -> dict[str, Any]:
     judged = [j for js in sel.values() for j in js]
     per = {}
     for cid, js in sel.items():
         topics = {j.topic for j in js if j.topic}
         per[cid] = {"judged": len(js), "content_free": sum(j.topic is None for j in js), "topics": len(topics),
                     "switches": sum(j.marker for j in js)}
-    return {"roles": roles, "mode": judging_mode(roles), "conversations": len(sel), "judged_messages": len(judged),
+    return {"roles": roles, "mode": mode, "conversations": len(sel), "judged_messages": len(judged),
             "content_free_messages": sum(j.topic is None for j in judged),
             "switches": switches.height,
             "switches_per_100_judged": 100 * switches.height / len(judged) if judged else None,
