@@ -61,8 +61,7 @@ def run(ctx: Context) -> Section:
     anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
     vectors = None
     if cfg.topic.embedding:
-        if not embedding.available():
-            embedding.encoder()  # the one-line error naming the extra
+        embedding.encoder()  # without the extra installed: a one-line error naming it
         if has_mode(judging + embedding.MODE_SUFFIX):
             judging += embedding.MODE_SUFFIX
             anchor = cfg.topic.embedding_switch_score
