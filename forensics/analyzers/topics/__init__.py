@@ -15,11 +15,12 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.topics import embedding
 from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, mark_none, mark_random, reference,
                                                  score, tfidf_cosines, tuned_threshold)
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import judging_mode, load_model
+from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
 from forensics.analyzers.topics.pipeline import Settings, analyze, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ConfigError
@@ -37,8 +38,16 @@ def run(ctx: Context) -> Section:
     roles = frozenset(cfg.topic.roles)
     judging = judging_mode(roles)
     anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
+    embed = False
+    if cfg.topic.embedding:
+        embedding.encoder()  # without the extra installed: a one-line error naming it
+        if has_mode(judging + embedding.MODE_SUFFIX):
+            judging += embedding.MODE_SUFFIX
+            anchor = cfg.topic.embedding_switch_score
+            embed = True
     settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=anchor),
-                        _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels))
+                        _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels),
+                        embed=embed)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}
@@ -57,7 +66,7 @@ def run(ctx: Context) -> Section:
     switches = ctx.df("SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
                       f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
                       "ORDER BY c.native_id, s.position")
-    sec.metrics = _metrics(sel, switches, sorted(roles))
+    sec.metrics = _metrics(sel, switches, sorted(roles), judging)
     sec.findings = [_finding(r) for r in switches.iter_rows(named=True)]
     if switches.height:
         sec.tables.append(Table("topic_switches", "Topic switches (conservative markers)",
@@ -68,6 +77,9 @@ def run(ctx: Context) -> Section:
         sec.metrics["evaluation"] = ev
         sec.grid = evaluation_grid(ev)
     sec.summary = _summary(sec.metrics)
+    if cfg.topic.embedding and not embed:
+        sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
+                        "embeddings: lexical signals only.")
     timeline = _timeline_data(sel, keywords, native)
     if timeline:
         sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with keywords",
@@ -136,14 +148,14 @@ def _write_tables(ctx: Context, results: Mapping[str, list[Judged]],
                     "ORDER BY conversation_id, position")
 
 
-def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str]) -> dict[str, Any]:
+def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str], mode: str) -> dict[str, Any]:
     judged = [j for js in sel.values() for j in js]
     per = {}
     for cid, js in sel.items():
         topics = {j.topic for j in js if j.topic}
         per[cid] = {"judged": len(js), "content_free": sum(j.topic is None for j in js), "topics": len(topics),
                     "switches": sum(j.marker for j in js)}
-    return {"roles": roles, "mode": judging_mode(roles), "conversations": len(sel), "judged_messages": len(judged),
+    return {"roles": roles, "mode": mode, "conversations": len(sel), "judged_messages": len(judged),
             "content_free_messages": sum(j.topic is None for j in judged),
             "switches": switches.height,
             "switches_per_100_judged": 100 * switches.height / len(judged) if judged else None,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
@@ -37,9 +38,10 @@ class Judged:
 
 
 def infer(msgs: Sequence[Message], idf: Idf, model: Model, lexicon: Mapping[str, Sequence[str]] | None = None,
-          min_confidence: float = 0.7) -> list[Judged]:
-    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path)."""
-    feats = features(msgs, idf)
+          min_confidence: float = 0.7, vectors: Sequence[Any] | None = None) -> list[Judged]:
+    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``vectors``:
+    their sentence vectors when the model uses the embedding signals)."""
+    feats = features(msgs, idf, vectors)
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None

@@ -1,6 +1,7 @@
 """How the signals combine into one switch score, and how a score becomes a confidence.
 
-The score is a logistic combination of the signals in ``signals.FEATURES``, with one set of weights per
+The score is a logistic combination of the signals in ``signals.FEATURES`` (plus ``EMBEDDING_FEATURES`` in a
+``<mode>+embedding`` entry, used when ``[topic] embedding`` is on), with one set of weights per
 *judging mode* (``weights.json`` ``modes``), chosen from ``[topic] roles``, never from the data set:
 
 - ``dialogue`` (the assistant's turns are judged too: human-human dialogue) was fitted offline on the
@@ -8,7 +9,10 @@ The score is a logistic combination of the signals in ``signals.FEATURES``, with
   film/music, weighted equally);
 - ``user`` (only user turns are judged: assistant logs, the default) was fitted on generated assistant-log
   corpora (gen_corpus.py realistic, training seeds), where a user turn must be compared with the user's own
-  line of requests and the tool-call targets rather than with the long reply before it.
+  line of requests and the tool-call targets rather than with the long reply before it;
+- ``dialogue+embedding`` is ``dialogue`` refitted on the same data with the sentence-embedding cohesion
+  signals (the optional extra). The ``user`` mode has no such entry yet: its training corpora are generated
+  from templates, where meaning-level cohesion would learn the templates.
 
 No labels are needed to run it. Signals the training data never exercises (explicit shift cues such as
 "by the way" / "另外", a user insisting on a subject the replies ignored) keep a weight set by hand,
@@ -28,8 +32,6 @@ from importlib import resources
 
 import orjson
 
-from forensics.analyzers.topics.signals import FEATURES
-
 ANCHOR_CONFIDENCE = 0.7  # the confidence a score exactly at the operating point gets (the seed's 0.7)
 
 
@@ -40,7 +42,7 @@ class Model:
     anchor: float  # the score at which a switch becomes likelier than not, as fitted
 
     def score(self, f: dict[str, float]) -> float:
-        z = self.bias + sum(self.weights.get(k, 0.0) * f[k] for k in FEATURES)
+        z = self.bias + sum(w * f[k] for k, w in self.weights.items())
         return _sigmoid(z)
 
     def switches(self, score: float) -> bool:
@@ -66,8 +68,16 @@ def judging_mode(roles: Iterable[str]) -> str:
     return "dialogue" if "assistant" in set(roles) else "user"
 
 
-@lru_cache(maxsize=2)
+def _modes() -> dict:
+    return orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())["modes"]
+
+
+def has_mode(mode: str) -> bool:
+    return mode in _modes()
+
+
+@lru_cache(maxsize=4)
 def load_model(mode: str = "user") -> Model:
-    data = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())["modes"][mode]
+    data = _modes()[mode]
     weights = {**data["weights"], **data.get("fixed", {})}
     return Model(weights, float(data["bias"]), float(data["anchor"]))

@@ -64,6 +64,7 @@ class Settings:
     lexicon: Mapping[str, list[str]]
     min_confidence: float
     keep_tokens: bool  # return the judged messages' tokens (the label evaluation's TF-IDF baseline needs them)
+    embed: bool = False  # the model uses sentence embeddings (the optional extra): encode each chunk's texts
 
 
 @dataclass
@@ -195,8 +196,21 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     """Worker: infer every conversation of a chunk."""
     assert _IDF is not None, "the pool initializer sets the IDF"
     out = []
-    for cid, msgs in _messages(rows, s.roles):
-        judged = infer(msgs, _IDF, s.model, s.lexicon, s.min_confidence)
+    convs = list(_messages(rows, s.roles))
+    vectors = _vectors(convs) if s.embed else {}
+    for cid, msgs in convs:
+        judged = infer(msgs, _IDF, s.model, s.lexicon, s.min_confidence, vectors.get(cid))
         tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
         out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), tokens))
+    return out
+
+
+def _vectors(convs: list[tuple[str, list[Message]]]) -> dict[str, list[Any]]:
+    """Sentence vectors of every message with text (None without), one encoder pass over the chunk."""
+    from forensics.analyzers.topics import embedding
+
+    flat = [(cid, i, m.text) for cid, msgs in convs for i, m in enumerate(msgs) if m.text.strip()]
+    out: dict[str, list[Any]] = {cid: [None] * len(msgs) for cid, msgs in convs}
+    for (cid, i, _), v in zip(flat, embedding.embed([t for _, _, t in flat])):
+        out[cid][i] = v
     return out

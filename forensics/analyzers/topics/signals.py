@@ -16,7 +16,10 @@ plus the targets of the assistant's tool calls: paths, queries, commands):
   (in assistant logs the message before a user turn is a long reply that echoes everything), and insisting:
   repeating the previous judged message's subject that the replies in between ignored;
 - look-ahead (offline analysis sees the whole conversation): cohesion across the gap between the block
-  before a message and the block it opens (TextTiling's idea on messages).
+  before a message and the block it opens (TextTiling's idea on messages);
+- optionally (``[topic] embedding``, the ``embedding`` extra), meaning-level cohesion: the cosine of sentence
+  embeddings with the previous message, with the recent context, and with the next message (whether the
+  other party takes the new subject up; see ``embedding.py``).
 
 No signal needs labels. How they combine into one switch score lives in ``model.py``.
 """
@@ -28,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from forensics.text.keywords import content_tokens
 from forensics.text.tokenize import _jieba
@@ -39,6 +43,7 @@ FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_han
 # cos_judged .. insists compare a message with the earlier *judged* messages and the tool-call targets only. When just the
 # user is judged (assistant logs) the previous message is a long assistant reply that echoes every term, so
 # cohesion and novelty must be measured against the user's own line of requests and where the tools pointed.
+EMBEDDING_FEATURES = ("emb_prev", "emb_ctx", "emb_next")  # only when sentence vectors are given (the optional extra)
 CONTEXT_MESSAGES = 4  # messages (any role) that make up the recent context
 JUDGED_CONTEXT = 3  # earlier judged messages that make up the judged context
 TARGET_MESSAGES = 8  # messages back whose tool-call targets count as "where the work currently is"
@@ -200,11 +205,12 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return num / den if den else 0.0
 
 
-def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]:
+def features(msgs: Sequence[Message], idf: Idf, vectors: Sequence[Any] | None = None) -> list[dict[str, float] | None]:
     """Per message: the signal values if it is judged and has content, else None.
 
     ``msgs`` are the conversation's user and assistant messages on the main path, in order (tool output is
-    left out: its size would drown the talk; the assistant's tool-call targets stand for it).
+    left out: its size would drown the talk; the assistant's tool-call targets stand for it). ``vectors``:
+    one unit sentence vector per message (None for a message without text) adds ``EMBEDDING_FEATURES``.
     """
     out: list[dict[str, float] | None] = []
     first: dict[str, int] = {}  # term -> index of the message that used it first
@@ -233,6 +239,25 @@ def features(msgs: Sequence[Message], idf: Idf) -> list[dict[str, float] | None]
     for i, f in enumerate(out):
         if f is not None:
             f.update(_look_ahead(msgs, i, idf))
+            if vectors is not None:
+                f.update(_embedding_cohesion(vectors, i))
+    return out
+
+
+def _embedding_cohesion(vectors: Sequence[Any], i: int) -> dict[str, float]:
+    """Cosine of message i's sentence vector with the previous message's, with the recent context's (the
+    normalised sum of the last CONTEXT_MESSAGES vectors) and with the next message's (a new subject is one the
+    other party takes up: look-ahead, like ``gap``); messages without text are skipped."""
+    v = vectors[i]
+    before = [u for u in vectors[max(0, i - CONTEXT_MESSAGES):i] if u is not None]
+    after = next((u for u in vectors[i + 1:] if u is not None), None)
+    nxt = float(v @ after) if v is not None and after is not None else 0.0
+    out = {"emb_prev": 0.0, "emb_ctx": 0.0, "emb_next": nxt}
+    if v is None or not before:
+        return out
+    ctx = sum(before[1:], before[0])
+    norm = float((ctx @ ctx) ** 0.5)
+    out.update(emb_prev=float(v @ before[-1]), emb_ctx=float(v @ ctx) / norm if norm else 0.0)
     return out
 
 
