@@ -49,7 +49,7 @@ SETS = {  # file -> (held-out test split: a dialogue id predicate, targets)
 WEIGHTS = ROOT / "forensics" / "analyzers" / "topics" / "weights.json"
 FIXED = {"cue_shift": 1.5}  # explicit "by the way" / "另外": rare in both sets, so set by hand, not fitted
 # The dialogue mode keeps round 1's signals: the user-side and look-ahead signals were tried on TIAGE/KdConv and
-# did not lift the joint model's held-out F1 (look-ahead: TIAGE +0.02, KdConv -0.035; see NOTES-issue8.md).
+# did not lift the joint model's held-out F1 (look-ahead: TIAGE +0.02, KdConv -0.035; see docs/topics-evaluation.md).
 DIALOGUE_FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
                      "answers", "ack_then_question", "cue_shift", "cue_continue", "depth")
 

@@ -409,4 +409,7 @@ class _progress:
 
 
 def main() -> None:
+    from forensics.importers.pool import system_allocator
+
+    system_allocator()
     cli(prog_name="forensics")

@@ -92,3 +92,17 @@ def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monk
     monkeypatch.setattr(pipeline, "CHUNK_MESSAGES", 40)  # several tasks per conversation set, in flight at once
     assert run(2) == inline
     assert [cid for cid, *_ in inline[0]] == sorted(cid for cid, *_ in inline[0]) and len(inline[0]) == 3
+
+
+def test_a_cache_table_of_another_shape_is_rebuilt(tmp_path: Path, seed_wh: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    db.write_bytes(seed_wh.read_bytes())
+    with open_warehouse(db) as wh:  # as an earlier version of the cache wrote it, with a stale row
+        wh.con.execute("CREATE TABLE message_terms (conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, "
+                       "key VARCHAR, tokens VARCHAR[])")
+        wh.con.execute("INSERT INTO message_terms VALUES ('x', 'y', 0, 'k', ['stale'])")
+    _report(db, tmp_path / "r")
+    cols = [c for c, in query(db, "SELECT column_name FROM duckdb_columns() WHERE table_name = 'message_terms' "
+                                  "ORDER BY column_index")]
+    assert cols[-1] == "opens_lightly" and "words" in cols
+    assert query(db, "SELECT count(*) FROM message_terms")[0][0] == query(db, COUNT_JUDGEABLE)[0][0]

@@ -25,12 +25,14 @@ from forensics.analyzers.topics.signals import Idf, Message, prepare
 from forensics.importers.pool import default_workers, run_ordered
 
 TABLE = "message_terms"
-TERMS_VERSION = 1  # bump when signals.prepare changes what it derives: every cached row is then recomputed
+TERMS_VERSION = 2  # bump when signals.prepare changes what it derives: every cached row is then recomputed
 CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
-CHUNK_MESSAGES = 20_000  # per task: big enough that pickling is cheap beside the work, small for memory
+CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 LISTS = ("tokens", "names", "target_tokens", "words", "keywords")
+COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, key VARCHAR, "
+           + ", ".join(f"{c} VARCHAR[]" for c in LISTS) + ", opens_lightly BOOLEAN")
 
 
 def messages_sql(where: str = "") -> str:
@@ -96,9 +98,11 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
 def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int) -> None:
     """Compute and store the terms of the messages that lack valid ones (each chunk commits on its own: an
     interrupted report keeps what it finished, whole conversations)."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, "
-                "key VARCHAR, tokens VARCHAR[], names VARCHAR[], target_tokens VARCHAR[], words VARCHAR[], "
-                "keywords VARCHAR[])")
+    have = con.execute("SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index) FROM "
+                       "duckdb_columns() WHERE table_name = ? AND schema_name = 'main'", [TABLE]).fetchall()[0][0]
+    if have is not None and have != COLUMNS:  # written by another version of this cache: start over
+        con.execute(f"DROP TABLE {TABLE}")
+    con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({COLUMNS})")
     con.execute(f"DELETE FROM {TABLE} t WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
                 "c.conversation_id = t.conversation_id AND c.fingerprint IS NOT DISTINCT FROM t.fingerprint)", [key])
     todo = _chunks(con, "SELECT conversation_id, count(*) FROM messages WHERE on_main_path AND role IN "
@@ -111,8 +115,8 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
             raise error
         _terms = result  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO {TABLE} SELECT t.conversation_id, c.fingerprint, t.position, ?, "
-                    f"{', '.join(f't.{c}' for c in LISTS)} FROM _terms t JOIN conversations c USING (conversation_id)",
-                    [key])
+                    f"{', '.join(f't.{c}' for c in LISTS)}, t.opens_lightly FROM _terms t "
+                    "JOIN conversations c USING (conversation_id)", [key])
 
 
 class _Chunks:
@@ -141,7 +145,7 @@ def _chunks(con: duckdb.DuckDBPyConnection, sql: str) -> _Chunks:
 def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
     sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
     if joined:  # with each message's stored terms
-        sql = (f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)} FROM ({sql}) q JOIN {TABLE} k "
+        sql = (f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
                "USING (conversation_id, position) ORDER BY q.conversation_id, q.position")
     return con.sql(sql, params={"ids": ids}).to_arrow_table()
 
@@ -163,7 +167,7 @@ def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list
                     native=col["native_id"][i])
         if cached:
             m.tokens, m.names, m.target_tokens = col["tokens"][i], set(col["names"][i]), col["target_tokens"][i]
-            m.words, m.keywords = col["words"][i], col["keywords"][i]
+            m.words, m.keywords, m.opens_lightly = col["words"][i], col["keywords"][i], col["opens_lightly"][i]
         msgs.append(m)
     if cid is not None:
         yield cid, msgs
@@ -171,7 +175,7 @@ def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list
 
 def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
     """Worker: the terms of a chunk's messages, one row each."""
-    out: dict[str, list[Any]] = {"conversation_id": [], "position": [], **{c: [] for c in LISTS}}
+    out: dict[str, list[Any]] = {"conversation_id": [], "position": [], **{c: [] for c in LISTS}, "opens_lightly": []}
     for cid, msgs in _messages(rows, roles):
         prepare(msgs, mode)
         for m in msgs:
@@ -179,8 +183,10 @@ def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
             out["position"].append(m.position)
             for c, v in zip(LISTS, (m.tokens, sorted(m.names), m.target_tokens, m.words, m.keywords)):
                 out[c].append(v)
+            out["opens_lightly"].append(m.opens_lightly)
     return pa.table(out, schema=pa.schema([("conversation_id", pa.string()), ("position", pa.int32()),
-                                           *((c, pa.list_(pa.string())) for c in LISTS)]))
+                                           *((c, pa.list_(pa.string())) for c in LISTS),
+                                           ("opens_lightly", pa.bool_())]))
 
 
 _IDF: Idf | None = None

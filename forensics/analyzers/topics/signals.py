@@ -150,6 +150,7 @@ class Message:
     target_tokens: list[str] = field(default_factory=list)
     words: list[str] = field(default_factory=list)  # judged: whole jieba words, what a reader is shown as drivers
     keywords: list[str] = field(default_factory=list)  # judged: the text's content tokens, for topic keywords
+    opens_lightly: bool = False  # judged: see opens_lightly()
     vector: tuple[Idf, dict[str, float]] | None = field(default=None, repr=False, compare=False)  # message_vector
 
 
@@ -164,6 +165,13 @@ def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
         if m.judged:
             m.words = list(dict.fromkeys(terms(m.text, "jieba")))
             m.keywords = content_tokens(m.text, mode)
+            m.opens_lightly = opens_lightly(m.text)
+
+
+def opens_lightly(text: str) -> bool:
+    """An opening sentence this light ("that is nice.", "哈哈，好的。") followed by more: an acknowledgment first."""
+    sents = sentences(text)
+    return len(sents) >= 2 and len(terms(sents[0])) <= ACK_MAX_TOKENS and not _QUESTION.search(sents[0])
 
 
 class Idf:
@@ -343,8 +351,6 @@ def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[s
     ctx: Counter[str] = Counter()
     for j in range(max(0, i - CONTEXT_MESSAGES), i):
         ctx.update(msgs[j].tokens)
-    sents = sentences(m.text)
-    first_light = len(sents) >= 2 and len(terms(sents[0])) <= ACK_MAX_TOKENS and not _QUESTION.search(sents[0])
     question = is_question(m.text)
     return {
         "cos_prev": cosine(v, message_vector(prev, idf)) if prev else 0.0,
@@ -356,7 +362,7 @@ def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[s
         "length": math.log1p(len(m.tokens)),
         "question": float(question),
         "answers": float(prev is not None and is_question(prev.text)),
-        "ack_then_question": float(first_light and question),
+        "ack_then_question": float(m.opens_lightly and question),
         "cue_shift": float(starts_with(m.text, SHIFT_CUES)),
         "cue_continue": float(starts_with(m.text, CONTINUE_CUES)),
         "depth": min(depth, DEPTH_CAP) / DEPTH_CAP,
