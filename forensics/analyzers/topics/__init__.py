@@ -21,7 +21,7 @@ from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, ma
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
 from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
-from forensics.analyzers.topics.pipeline import Settings, analyze, messages_sql
+from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ConfigError
 from forensics.selection import SELECTED
@@ -95,11 +95,7 @@ def run(ctx: Context) -> Section:
 
 def _conversations(rows: pl.DataFrame, roles: set[str], mode: str) -> dict[str, list[Message]]:
     """Rows of MESSAGES_SQL as prepared Messages per conversation, all in memory (for fitting on small sets)."""
-    convs: dict[str, list[Message]] = {}
-    for r in rows.iter_rows(named=True):
-        m = Message(r["position"], r["role"], r["content"] or "", r["role"] in roles, list(r["targets"] or []),
-                    native=r["native_id"])
-        convs.setdefault(r["conversation_id"], []).append(m)
+    convs = dict(conversation_messages(rows.to_arrow(), frozenset(roles)))
     for msgs in convs.values():
         prepare(msgs, mode)
     return convs

@@ -150,7 +150,7 @@ def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) ->
     return con.sql(sql, params={"ids": ids}).to_arrow_table()
 
 
-def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
+def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
     """The rows of a chunk as each conversation's Messages, in order (columns converted whole: row dicts
     cost a tenth of the inference)."""
     col = {name: rows.column(name).to_pylist() for name in rows.column_names}
@@ -176,7 +176,7 @@ def _messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list
 def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
     """Worker: the terms of a chunk's messages, one row each."""
     out: dict[str, list[Any]] = {"conversation_id": [], "position": [], **{c: [] for c in LISTS}, "opens_lightly": []}
-    for cid, msgs in _messages(rows, roles):
+    for cid, msgs in conversation_messages(rows, roles):
         prepare(msgs, mode)
         for m in msgs:
             out["conversation_id"].append(cid)
@@ -202,7 +202,7 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     """Worker: infer every conversation of a chunk."""
     assert _IDF is not None, "the pool initializer sets the IDF"
     out = []
-    convs = list(_messages(rows, s.roles))
+    convs = list(conversation_messages(rows, s.roles))
     vectors = _vectors(convs) if s.embed else {}
     for cid, msgs in convs:
         judged = infer(msgs, _IDF, s.model, s.lexicon, s.min_confidence, vectors.get(cid))
