@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import orjson
 import pytest
@@ -92,15 +93,21 @@ def test_entities_find_paths_identifiers_titles_and_names() -> None:
     assert any(e.endswith("瑞恩·高斯林") for e in found)
 
 
-@pytest.fixture()
-def seed_report(tmp_path):
+def _labeled_topics(tmp_path, source: str, labels: str):
+    """A fixture source ingested and its topics reported against its labels: (warehouse, topics section)."""
     db = tmp_path / "w.duckdb"
-    shutil.copy(FIXTURES / "seed" / "seed.db", tmp_path / "seed.db")
-    assert run_cli("ingest", str(tmp_path / "seed.db"), "--db", str(db))[0] == 0
-    code, out, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
-                             "--format", "json", "--labels", str(FIXTURES / "labels" / "seed.labels.jsonl"))
+    src = tmp_path / Path(source).name
+    shutil.copy(FIXTURES / source, src)
+    assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
+                           "--format", "json", "--labels", str(FIXTURES / "labels" / labels))
     assert code == 0, err
     return db, orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]
+
+
+@pytest.fixture()
+def seed_report(tmp_path):
+    return _labeled_topics(tmp_path, "seed/seed.db", "seed.labels.jsonl")
 
 
 def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
@@ -193,13 +200,7 @@ def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
 
 def test_assistant_logs_at_the_defaults_marks_user_turn_switches_precisely(tmp_path) -> None:
     """The default (user-turn) mode on the generated realistic fixture: 8 of its 9 labeled shifts, 2 false alarms."""
-    db = tmp_path / "w.duckdb"
-    shutil.copy(FIXTURES / "sqlite" / "realistic.db", tmp_path / "realistic.db")
-    assert run_cli("ingest", str(tmp_path / "realistic.db"), "--db", str(db))[0] == 0
-    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
-                           "--format", "json", "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))
-    assert code == 0, err
-    ev = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]["evaluation"]
+    ev = _labeled_topics(tmp_path, "sqlite/realistic.db", "realistic.labels.jsonl")[1]["evaluation"]
     ours = ev["detectors"]["ours"]
     assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 10, 8)
     assert ours["pk"] < ev["detectors"]["none"]["pk"]
