@@ -16,7 +16,7 @@ from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
-from forensics.redact import redact_snippet
+from forensics.redact import mask_frame
 from forensics.report.build import Report, build_report
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
@@ -40,11 +40,7 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
                                  "appear after `forensics report` has run on this warehouse") from None
         except duckdb.Error as e:
             raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
-    if redact:
-        cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
-                if t == pl.String]
-        df = df.with_columns(cols) if cols else df
-    return df
+    return mask_frame(df) if redact else df
 
 
 def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:

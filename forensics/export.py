@@ -12,6 +12,8 @@ sit in one partition; ``quarantine`` by ``source``; the small bookkeeping tables
 ``views.sql`` beside the tables recreates every warehouse table as a view over the files, with the
 warehouse's columns in the warehouse's order, so the SQL in ``queries/`` runs unchanged on DuckDB over
 Parquet, locally or on object storage (set the variable ``forensics_parquet`` to the dataset's root).
+
+Secrets are masked as in reports (``forensics.redact``): the dataset leaves the machine, the warehouse does not.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from forensics import redact
 from forensics.errors import ForensicsError
 from forensics.warehouse import DEFAULT_DB, open_warehouse
 
@@ -58,6 +61,7 @@ def export(db: str | os.PathLike[str] = DEFAULT_DB, out: str | os.PathLike[str] 
     out.mkdir(parents=True, exist_ok=True)
     result = ExportResult(out)
     with open_warehouse(db, read_only=True) as wh:
+        _install_masking(wh.con)
         layout = tables(wh.con)
         for table, keys in layout.items():
             result.rows[table] = _copy(wh.con, table, keys, out)
@@ -90,23 +94,40 @@ def _remove_export(out: Path) -> None:
             p.unlink()
 
 
-def _select(table: str, keys: list[str]) -> str:
-    """The rows of ``table`` plus its partition columns (outer joins: no row is left out)."""
+def _install_masking(con: duckdb.DuckDBPyConnection) -> None:
+    """Secrets are masked in every export (SPEC §14): text in SQL (the warehouse connection has
+    ``forensics_redact``), raw quarantined bytes (maybe not UTF-8) in Python, where rows are few."""
+    con.create_function("forensics_redact_bytes", redact.redact_bytes, ["BLOB"], "BLOB")
+
+
+def _masked_columns(con: duckdb.DuckDBPyConnection, table: str, alias: str) -> str:
+    """``REPLACE (...)`` for ``alias.*``: each text, text-list and byte column of ``table`` with secrets masked."""
+    kinds = {"VARCHAR": "forensics_redact({c})", "VARCHAR[]": "list_transform({c}, lambda x: forensics_redact(x))",
+             "BLOB": "forensics_redact_bytes({c})"}
+    cols = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
+                       "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+    masked = [kinds[t].format(c=f'{alias}."{c}"') + f' AS "{c}"' for c, t in cols if t in kinds]
+    return f" REPLACE ({', '.join(masked)})" if masked else ""
+
+
+def _select(con: duckdb.DuckDBPyConnection, table: str, keys: list[str]) -> str:
+    """The rows of ``table``, secrets masked, plus its partition columns (outer joins: no row is left out)."""
     if table == "conversations":
-        return (f"SELECT c.*, {SOURCE_KEY} AS source, {MONTH} AS month FROM conversations c "
-                "LEFT JOIN sources s USING (source_id)")
+        return (f"SELECT c.*{_masked_columns(con, table, 'c')}, {SOURCE_KEY} AS source, {MONTH} AS month "
+                "FROM conversations c LEFT JOIN sources s USING (source_id)")
+    star = f"t.*{_masked_columns(con, table, 't')}"
     if "month" in keys:
-        return (f"SELECT t.*, {SOURCE_KEY} AS source, {MONTH} AS month FROM {table} t "
+        return (f"SELECT {star}, {SOURCE_KEY} AS source, {MONTH} AS month FROM {table} t "
                 "LEFT JOIN conversations c USING (conversation_id) LEFT JOIN sources s ON s.source_id = c.source_id")
     if keys:
-        return f"SELECT t.*, {SOURCE_KEY} AS source FROM {table} t LEFT JOIN sources s USING (source_id)"
-    return f"SELECT * FROM {table}"
+        return f"SELECT {star}, {SOURCE_KEY} AS source FROM {table} t LEFT JOIN sources s USING (source_id)"
+    return f"SELECT {star} FROM {table} t"
 
 
 def _copy(con: duckdb.DuckDBPyConnection, table: str, keys: list[str], out: Path) -> int:
     """COPY one table. An empty partitioned table still gets one (empty) file in an ``unknown`` partition,
     so readers find its columns."""
-    select = _select(table, keys)
+    select = _select(con, table, keys)
     rows = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
     if keys and rows:
         con.execute(f"COPY ({select}) TO '{_sql_path(out / table)}' (FORMAT parquet, COMPRESSION zstd, "

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pytest
 
 from tests.conftest import FIXTURES, run_cli
 

@@ -8,13 +8,12 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 
 from forensics import analyzers
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
-from forensics.redact import redact, redact_snippet
+from forensics.redact import mask_frame, redact, redact_snippet
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 
@@ -66,17 +65,11 @@ def _masked(sec: Section) -> Section:
     """Mask secrets in every string a section carries (tables, findings, grids, metrics)."""
     sec.summary = redact(sec.summary)
     sec.grid = [[redact(c) for c in row] for row in sec.grid]
-    sec.tables = [Table(t.name, t.caption, _mask_df(t.df)) for t in sec.tables]
+    sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
     sec.findings = [Finding(f.kind, f.severity, f.conversation_id, f.native_id, f.positions, redact(f.summary), f.rule)
                     for f in sec.findings]
     sec.metrics = _mask_obj(sec.metrics)
     return sec
-
-
-def _mask_df(df: pl.DataFrame) -> pl.DataFrame:
-    cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) for c, t in df.schema.items()
-            if t == pl.String]
-    return df.with_columns(cols) if cols else df
 
 
 def _mask_obj(o: Any) -> Any:

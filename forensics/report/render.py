@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import polars as pl
 
-from forensics.analyzers.base import Finding, Section
+from forensics.analyzers.base import Finding
 from forensics.errors import ForensicsError
 from forensics.redact import redact
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report

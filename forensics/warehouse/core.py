@@ -10,6 +10,7 @@ import duckdb
 import polars as pl
 
 from forensics.errors import WarehouseError
+from forensics.redact import install_sql
 from forensics.warehouse.migrations import MIGRATIONS
 
 DEFAULT_DB = "forensics.duckdb"
@@ -83,6 +84,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
         con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
     except duckdb.InvalidInputException:
         pass  # in Jupyter without ipywidgets DuckDB refuses to touch the setting; there is no bar to hide
+    install_sql(con)  # forensics_redact(text): what analyzers derive terms from, what an export writes
     return con
 
 
