@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import click
 
 from forensics.errors import ExitCode, ForensicsError
+from forensics.redact import redact
 from forensics.importers.formats import FORMATS
 from forensics.warehouse import DEFAULT_DB
 
@@ -31,16 +33,23 @@ class ForensicsGroup(click.Group):
             click.echo(f"forensics: {e}", err=True)
             ctx.exit(int(e.exit_code))
         except KeyboardInterrupt:
-            click.echo("forensics: interrupted; rerun the same command to finish", err=True)
-            ctx.exit(ExitCode.INTERRUPTED)
+            _interrupted(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
         except Exception as e:
+            if isinstance(e, RuntimeError) and str(e).startswith("Query interrupted"):
+                _interrupted(ctx)  # Ctrl-C or SIGTERM while DuckDB runs a query surfaces as DuckDB's own error
             if os.environ.get("FORENSICS_DEBUG"):
                 raise
-            click.echo(f"forensics: internal error: {type(e).__name__}: {e} (set FORENSICS_DEBUG=1 for details)",
+            detail = redact(str(e))  # an error may quote the text it failed on
+            click.echo(f"forensics: internal error: {type(e).__name__}: {detail} (set FORENSICS_DEBUG=1 for details)",
                        err=True)
             ctx.exit(ExitCode.INTERNAL)
+
+
+def _interrupted(ctx: click.Context) -> None:
+    click.echo("forensics: interrupted; rerun the same command to finish", err=True)
+    ctx.exit(ExitCode.INTERRUPTED)
 
 
 @click.group(cls=ForensicsGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -412,4 +421,6 @@ def main() -> None:
     from forensics.importers.pool import system_allocator
 
     system_allocator()
+    # SIGTERM (a CI timeout, `kill`) ends the run as Ctrl-C does: transactions roll back, temporary files go
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     cli(prog_name="forensics")

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import tempfile
+import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
 from typing import Any
 
 PARALLEL_MIN_BYTES = 32 << 20
+SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
+STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
 
 
 def default_workers() -> int:
@@ -41,9 +47,11 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
                 yield tag, None, e
         return
     ctx = multiprocessing.get_context("forkserver")
-    with tempfile.TemporaryDirectory(prefix="forensics-", dir=_spool_root()) as spool, \
+    root = _spool_root()
+    sweep_spools(root)
+    with tempfile.TemporaryDirectory(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                initargs=(init,)) as ex:
+                                initargs=(init, os.getpid())) as ex:
         inflight: deque[tuple[Any, Future[Any] | BaseException]] = deque()
         for fn, args, tag in tasks:
             inflight.append((tag, ex.submit(_spilled, fn, args, spool)))
@@ -62,7 +70,8 @@ def system_allocator() -> None:
     pa.set_memory_pool(pa.system_memory_pool())
 
 
-def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None) -> None:
+def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None, owner: int) -> None:
+    threading.Thread(target=_watch, args=(owner,), daemon=True).start()
     system_allocator()
     if init:
         init[0](*init[1])
@@ -71,6 +80,41 @@ def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None) -> Non
 def _spool_root() -> str | None:
     """Shared memory when the system has it: the spilled tables never touch a disk."""
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def sweep_spools(root: str | None) -> None:
+    """Remove the spools of forensics processes that are gone. SIGKILL runs no cleanup, and /dev/shm is RAM:
+    without this, every killed import would keep its spilled tables in memory until reboot."""
+    for p in Path(root or tempfile.gettempdir()).glob(f"{SPOOL_PREFIX}*-*"):
+        pid = p.name[len(SPOOL_PREFIX):].split("-", 1)[0]
+        try:
+            stale = pid.isdigit() and not _alive(int(pid)) and time.time() - p.stat().st_mtime > STALE_SECONDS
+        except OSError:  # removed meanwhile by its owner or another sweep
+            continue
+        if stale:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    try:  # a process that has exited but is not yet reaped still answers kill(); /proc says it is a zombie
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def _watch(owner: int) -> None:
+    """Worker side: exit when the process that owns the pool is gone. A SIGKILLed owner runs no shutdown, and
+    its workers, each holding both ends of the task queue, would wait for tasks forever."""
+    while _alive(owner):
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _spilled(fn: Callable[..., Any], args: tuple[Any, ...], spool: str) -> Any:
