@@ -17,6 +17,7 @@ from forensics.config import Config, load_config
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
 from forensics.redact import mask_frame
+from forensics.redact import redact as mask_text
 from forensics.report.build import Report, build_report
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
@@ -35,11 +36,11 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
             df = frame(wh.con, sql)
         except duckdb.CatalogException as e:
             if "Table with name" not in str(e):
-                raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
-            raise ForensicsError(f"{str(e).splitlines()[0]}; derived tables (sentinel_*, topic_*, drift_*, ...) "
+                raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
+            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, drift_*, ...) "
                                  "appear after `forensics report` has run on this warehouse") from None
-        except duckdb.Error as e:
-            raise ForensicsError(f"query failed: {str(e).splitlines()[0]}") from None
+        except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
+            raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
     return mask_frame(df) if redact else df
 
 

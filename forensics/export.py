@@ -31,7 +31,7 @@ from forensics.warehouse import DEFAULT_DB, open_warehouse
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
 _SOURCE_PLACE = "CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END"  # file, or its folder
-SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract({_SOURCE_PLACE}, '([^/\\\\]*)[/\\\\]*$', 1), "
+SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract(forensics_masked({_SOURCE_PLACE}), '([^/\\\\]*)[/\\\\]*$', 1), "
               f"'[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')")
 MONTH = "coalesce(strftime(c.created_at, '%Y-%m'), 'unknown')"  # c: the row's conversation
 FIRST = ("conversations", "messages", "tool_calls", "quarantine", "sources", "import_runs")  # listing order
@@ -96,13 +96,13 @@ def _remove_export(out: Path) -> None:
 
 def _install_masking(con: duckdb.DuckDBPyConnection) -> None:
     """Secrets are masked in every export (SPEC §14): text in SQL (the warehouse connection has
-    ``forensics_redact``), raw quarantined bytes (maybe not UTF-8) in Python, where rows are few."""
+    ``forensics_masked``: JSON stays JSON), raw quarantined bytes (maybe not UTF-8) in Python, where rows are few."""
     con.create_function("forensics_redact_bytes", redact.redact_bytes, ["BLOB"], "BLOB")
 
 
 def _masked_columns(con: duckdb.DuckDBPyConnection, table: str, alias: str) -> str:
     """``REPLACE (...)`` for ``alias.*``: each text, text-list and byte column of ``table`` with secrets masked."""
-    kinds = {"VARCHAR": "forensics_redact({c})", "VARCHAR[]": "list_transform({c}, lambda x: forensics_redact(x))",
+    kinds = {"VARCHAR": "forensics_masked({c})", "VARCHAR[]": "list_transform({c}, lambda x: forensics_masked(x))",
              "BLOB": "forensics_redact_bytes({c})"}
     cols = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
                        "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
@@ -162,6 +162,7 @@ def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> s
 def open_export(root: str | os.PathLike[str]) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection where every warehouse table is a view over the dataset at ``root``."""
     con = duckdb.connect()
+    redact.install_sql(con)
     con.execute(f"SET VARIABLE {ROOT_VARIABLE} = ?", [str(root)])
     con.execute((Path(root) / "views.sql").read_text())
     return con

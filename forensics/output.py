@@ -16,6 +16,8 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
             raise ForensicsError("--format parquet needs --out FILE")
         df.write_parquet(out)
         return
+    # text formats have no bytes (polars' JSON writer panics on them): byte columns go out as hex
+    df = df.with_columns(pl.col(c).bin.encode("hex") for c, t in df.schema.items() if t == pl.Binary)
     if fmt == "csv":  # CSV has no lists or structs: those columns go out as their JSON text
         nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
         text = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested).write_csv()

@@ -1,35 +1,42 @@
 """Secrets never leave through a report, a query result or an export (seed 000's Redactor rule).
 
-The warehouse keeps the raw text (it is the user's own data); everything rendered from it passes here.
-A snippet that is nothing but a secret is dropped rather than shown as a mask.
+The warehouse keeps the raw text (it is the user's own data); everything rendered from it passes here, and
+the terms analyzers derive (keywords, topic terms) are cut from text with the secrets taken out. A snippet
+that is nothing but a secret is dropped rather than shown as a mask.
 
 The rules are written once, in the regex syntax Python's ``re`` (with ``re.ASCII``) and DuckDB's RE2 read
-alike: scoped flags, no ``\\Z``, explicit whitespace classes, ASCII ``\\b``. So an export masks a million
-messages inside DuckDB at C++ speed, and a test holds both engines to the same output. ASCII word boundaries
-also catch a key written straight after Chinese text (``密钥是sk-...``), which Unicode ``\\b`` misses.
+alike, so an export masks a million messages inside DuckDB at C++ speed and a test holds both engines to the
+same output: scoped flags, no ``\\Z``, explicit whitespace classes, ASCII ``\\b`` (which also catches a key
+written straight after Chinese text, ``密钥是sk-...``, where Unicode ``\\b`` sees no boundary). Only keywords
+are case-insensitive: RE2 folds 'ſ' into 's' and the Kelvin sign into 'k' there, so SQL masks a few odd
+spellings of a keyword that Python does not; a value's characters are matched case-sensitively in both.
 """
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import polars as pl
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
 
 MASK = "[REDACTED]"
 _WS = r"[ \t\n\r\f\v]"
+_Q = r"""\\?["']?"""  # an optional quote, maybe escaped: secrets sit inside JSON strings too (tool arguments)
 _SNIPPET_EDGE = " \t\r\n\"'`:=,;()[]{}"  # what may surround the masks of a snippet that is dropped
 _RULES: tuple[tuple[str, bool], ...] = (  # (pattern, the mask keeps group 1), applied in this order
-    (r"(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*))", False),
+    # an unterminated key runs to the end of the text, or of the JSON string it sits in
+    (r"""(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*))""", False),
     (r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{20,}", False),
     (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", False),
     (r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", False),
     (r"\bgithub_pat_[A-Za-z0-9_]{30,}\b", False),
     (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", False),
     (r"\bAIza[0-9A-Za-z_\-]{35}\b", False),
-    (rf"(?i:\b(bearer{_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*)", True),
-    (r"(?i:\b((?:api[_-]?key|access[_-]?key|secret[_-]?key|key|token|access[_-]?token|auth[_-]?token|secret"
-     rf"""|client[_-]?secret)["']?{_WS}*[=:]{_WS}*["']?)([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{32,}}={{0,2}}))""", True),
-    (rf"""(?i:\b((?:password|passwd|pwd)["']?{_WS}*[=:]{_WS}*["']?)([^ \t\n\r\f\v"',;　，；]+))""", True),
+    (rf"\b((?i:bearer){_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*", True),
+    (r"\b((?i:api[_-]?key|access[_-]?key|secret[_-]?key|key|token|access[_-]?token|auth[_-]?token|secret"
+     rf"|client[_-]?secret){_Q}{_WS}*[=:]{_WS}*{_Q})([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{32,}}={{0,2}})", True),
+    (rf"""\b((?i:password|passwd|pwd){_Q}{_WS}*[=:]{_WS}*{_Q})([^ \t\n\r\f\v"',;\\　，；]+)""", True),
 )
 _COMPILED = [(re.compile(p, re.ASCII), r"\1" + MASK if keep else MASK) for p, keep in _RULES]
 ANY_SECRET = "|".join(f"(?:{p})" for p, _ in _RULES)  # one pass that tells whether any rule applies
@@ -52,32 +59,68 @@ def redact_snippet(text: str) -> str:
     return out
 
 
-def mask_frame(df: pl.DataFrame) -> pl.DataFrame:
-    """``redact_snippet`` over every text cell of ``df``, inside lists too (term lists can hold an identifier)."""
-    cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) if t == pl.String
-            else pl.col(c).list.eval(pl.element().map_elements(redact_snippet, return_dtype=pl.String))
-            for c, t in df.schema.items() if t == pl.String or t == pl.List(pl.String)]
-    return df.with_columns(cols) if cols else df
-
-
-def install_sql(con: duckdb.DuckDBPyConnection) -> None:
-    """Define the macro ``forensics_redact(text)`` on ``con``: ``redact_snippet`` in DuckDB SQL (RE2), for
-    masking whole tables where a Python call per row would cost minutes."""
-    masked = "s"
-    for pattern, keep in _RULES:
-        masked = f"regexp_replace({masked}, {_literal(pattern)}, {_literal(chr(92) + '1' + MASK if keep else MASK)}, 'g')"
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS {masked}")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS CASE "
-                f"WHEN s IS NULL OR NOT regexp_matches(s, {_literal(ANY_SECRET)}) THEN s "
-                f"WHEN trim(replace(forensics_masked(s), {_literal(MASK)}, ''), {_literal(_SNIPPET_EDGE)}) = '' "
-                f"THEN '' ELSE forensics_masked(s) END")
-
-
 def redact_bytes(raw: bytes | None) -> bytes | None:
     """Mask secrets in raw bytes that may not be UTF-8 (quarantined lines); every other byte is kept."""
     if raw is None:
         return None
-    return redact_snippet(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+    return redact(raw.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def redact_value(v: Any) -> Any:
+    """``redact_snippet`` through any value a query returns: text, bytes, lists and structs (dicts) of them."""
+    if isinstance(v, str):
+        return redact_snippet(v)
+    if isinstance(v, (bytes, bytearray)):
+        return redact_bytes(bytes(v))
+    if isinstance(v, dict):
+        return {k: redact_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [redact_value(x) for x in v]
+    if hasattr(v, "to_list"):  # polars hands a list cell to map_elements as a Series
+        return redact_value(v.to_list())
+    return v
+
+
+def mask_frame(df: pl.DataFrame) -> pl.DataFrame:
+    """Every text and byte cell of ``df`` masked, inside lists and structs too (term lists hold identifiers)."""
+    import polars as pl
+
+    cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) if t == pl.String
+            else pl.col(c).map_elements(redact_value, return_dtype=t)
+            for c, t in df.schema.items() if _has_text(t)]
+    return df.with_columns(cols) if cols else df
+
+
+def _has_text(t: Any) -> bool:
+    import polars as pl
+
+    if t in (pl.String, pl.Binary):
+        return True
+    if isinstance(t, (pl.List, pl.Array)):
+        return _has_text(t.inner)
+    if isinstance(t, pl.Struct):
+        return any(_has_text(f.dtype) for f in t.fields)
+    return False
+
+
+def install_sql(con: duckdb.DuckDBPyConnection) -> None:
+    """Define the masking macros on ``con``, for whole tables, where a Python call per row would cost minutes:
+
+    - ``forensics_masked(text)``: ``redact`` (each secret replaced by the mask, nothing else touched: JSON
+      stays JSON); what an export writes;
+    - ``forensics_scrubbed(text)``: secrets taken out (a space each); what analyzers cut terms from, so the
+      mask does not become a term of its own;
+    - ``forensics_redact(text)``: ``redact_snippet``; for a user's SQL.
+    A text no rule matches (one RE2 pass decides) comes back as it was."""
+    chain = "s"
+    for pattern, keep in _RULES:
+        chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(chr(92) + '1' + MASK if keep else MASK)}, 'g')"
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
+                f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN {chain} ELSE s END")
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS replace(forensics_masked(s), {_literal(MASK)}, ' ')")
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS list_transform([forensics_masked(s)], "
+                f"lambda m: CASE WHEN m <> s AND trim(replace(m, {_literal(MASK)}, ''), {_literal(_SNIPPET_EDGE)}) = '' "
+                f"THEN '' ELSE m END)[1]")
 
 
 def _literal(s: str) -> str:

@@ -21,6 +21,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from forensics.redact import redact
+
 ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "human": "user",
                 "assistant": "assistant", "ai": "assistant", "model": "assistant", "tool": "tool",
                 "function": "tool", "tool_result": "tool"}
@@ -255,7 +257,7 @@ class Batch:
         """
         if title is None:
             first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
-            title = first.strip().split("\n", 1)[0][:80] or None
+            title = redact(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
         for col, v in zip(CONV_SCHEMA.names, (
                 cid, native_id, title, provider, model,

@@ -13,7 +13,7 @@ from forensics import analyzers
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
-from forensics.redact import mask_frame, redact, redact_snippet
+from forensics.redact import mask_frame, redact, redact_value
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 
@@ -68,15 +68,5 @@ def _masked(sec: Section) -> Section:
     sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
     sec.findings = [Finding(f.kind, f.severity, f.conversation_id, f.native_id, f.positions, redact(f.summary), f.rule)
                     for f in sec.findings]
-    sec.metrics = _mask_obj(sec.metrics)
+    sec.metrics = redact_value(sec.metrics)
     return sec
-
-
-def _mask_obj(o: Any) -> Any:
-    if isinstance(o, str):
-        return redact_snippet(o)
-    if isinstance(o, dict):
-        return {k: _mask_obj(v) for k, v in o.items()}
-    if isinstance(o, list):
-        return [_mask_obj(v) for v in o]
-    return o

@@ -43,12 +43,12 @@ def messages_sql(where: str = "") -> str:
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
     SELECT conversation_id, position, flatten(list(v ORDER BY call_index)) AS targets
     FROM (SELECT conversation_id, position, call_index,
-                 list_filter([{", ".join(f"forensics_redact(json_extract_string(arguments, '$.{k}'))" for k in TARGET_KEYS)}],
+                 list_filter([{", ".join(f"forensics_scrubbed(json_extract_string(arguments, '$.{k}'))" for k in TARGET_KEYS)}],
                              lambda x: x IS NOT NULL) AS v
           FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
     GROUP BY ALL)
 SELECT m.conversation_id, m.position, m.native_id, m.role,
-       forensics_redact(CASE WHEN m.role = 'assistant' THEN left(m.content, {CONTEXT_CHARS}) ELSE m.content END) AS content,
+       CASE WHEN m.role = 'assistant' THEN left(forensics_scrubbed(m.content), {CONTEXT_CHARS}) ELSE forensics_scrubbed(m.content) END AS content,
        coalesce(t.targets, []) AS targets
 FROM messages m LEFT JOIN targets t USING (conversation_id, position)
 WHERE m.on_main_path AND m.role IN ('user', 'assistant') {cond}
