@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
 
 from forensics.cli import cli
-from tests.conftest import ROOT, run_cli
+from tests.conftest import FIXTURES, ROOT, run_cli
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -48,3 +50,18 @@ def test_analyzers_never_import_the_cli_or_report_renderers() -> None:
 def test_python_m_forensics_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "forensics", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith("forensics, version ")
+
+
+@pytest.mark.parametrize("value", ["lots", "512", "1GB; DROP TABLE messages"])
+def test_a_bad_memory_override_is_a_one_line_usage_error(tmp_path: Path, value: str) -> None:
+    db = tmp_path / "w.duckdb"
+    env = {**os.environ, "CI": "true", "FORENSICS_DUCKDB_MEMORY": value}
+    for args in (["ingest", str(FIXTURES / "seed" / "seed.db")], ["report", "--out", str(tmp_path / "r")]):
+        r = subprocess.run([sys.executable, "-m", "forensics", *args, "--db", str(db)], capture_output=True, text=True,
+                           env=env)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+        assert r.stderr.startswith(f"forensics: FORENSICS_DUCKDB_MEMORY={value!r}: not a size; give one like 512MB")
+    env["FORENSICS_DUCKDB_MEMORY"] = "0.5 GiB"  # DuckDB's own spellings pass
+    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr

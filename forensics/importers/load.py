@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from forensics.importers.claude_code import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.importers.records import Parsed
-from forensics.warehouse.core import utcnow
+from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 
 if TYPE_CHECKING:
@@ -283,8 +283,7 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
     competes with DuckDB's other methods and wins for text (ids and roles keep their dictionaries).
     Rows need not keep insertion order: every reader sorts.
     """
-    limit = os.environ.get("FORENSICS_DUCKDB_MEMORY") or f"{max(DEFAULT_MEMORY_MB, 4 * (largest_task >> 20))}MB"
-    con.execute(f"SET memory_limit = '{limit}'")
+    set_memory_limit(con, f"{max(DEFAULT_MEMORY_MB, 4 * (largest_task >> 20))}MB")
     con.execute("SET preserve_insertion_order = false")
     con.execute("SET zstd_min_string_length = 64")
 

@@ -15,7 +15,7 @@ from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
 from forensics.redact import mask_frame, redact, redact_value
 from forensics.selection import Selection
-from forensics.warehouse import open_warehouse
+from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
 REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
@@ -48,7 +48,7 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
-        wh.con.execute(f"SET memory_limit = '{os.environ.get('FORENSICS_DUCKDB_MEMORY') or REPORT_MEMORY}'")
+        set_memory_limit(wh.con, REPORT_MEMORY)
         ctx = Context.open(wh.con, cfg, selection, labels)
         meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
                 "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),

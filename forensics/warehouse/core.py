@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,21 @@ from forensics.warehouse.migrations import MIGRATIONS
 
 DEFAULT_DB = "forensics.duckdb"
 SCHEMA_VERSION = len(MIGRATIONS)
+_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?)?B", re.IGNORECASE)
 
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
     """Run SQL and return a polars DataFrame (through Arrow, no row loop)."""
     return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, default: str) -> None:
+    """DuckDB's memory limit on ``con``: ``default``, or ``FORENSICS_DUCKDB_MEMORY`` (one override for ingest and
+    report; checked here, since DuckDB would reject a bad size only as an internal error)."""
+    limit = os.environ.get("FORENSICS_DUCKDB_MEMORY") or default
+    if not _SIZE.fullmatch(limit):
+        raise WarehouseError(f"FORENSICS_DUCKDB_MEMORY={limit!r}: not a size; give one like 512MB or 2GB")
+    con.execute(f"SET memory_limit = '{limit}'")
 
 
 def utcnow() -> datetime:
