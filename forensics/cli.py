@@ -34,9 +34,9 @@ class ForensicsGroup(click.Group):
             ctx.exit(int(e.exit_code))
         except KeyboardInterrupt:
             _interrupted(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit, GeneratorExit):
             raise
-        except Exception as e:
+        except BaseException as e:  # Exception, and a Rust panic from polars (pyo3's PanicException is a BaseException)
             if isinstance(e, RuntimeError) and str(e).startswith("Query interrupted"):
                 _interrupted(ctx)  # Ctrl-C or SIGTERM while DuckDB runs a query surfaces as DuckDB's own error
             if os.environ.get("FORENSICS_DEBUG"):

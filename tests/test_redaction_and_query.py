@@ -120,6 +120,15 @@ def test_list_columns_go_out_as_json_in_csv(leaky: Path) -> None:
     assert out.splitlines() == ["k,xs,names", 'a,"[1, 2]","[""x"", ""y,z""]"']
 
 
+def test_bytes_go_out_as_hex_in_text_formats(leaky: Path) -> None:
+    sql = "SELECT [encode('x')] AS b, {'k': encode('y')} AS s, encode('z') AS z"
+    code, out, err = run_cli("query", sql, "--db", str(leaky), "--format", "json")  # polars' writer panicked here
+    assert code == 0, err
+    assert out == '[{"b":"[\\"78\\"]","s":"{\\"k\\": \\"79\\"}","z":"7a"}]\n'
+    code, out, err = run_cli("query", sql, "--db", str(leaky), "--format", "csv")
+    assert out.splitlines() == ["b,s,z", '"[""78""]","{""k"": ""79""}",7a']
+
+
 EDGES = [  # each beside the boundary of a rule
     f"我的密钥是{SECRETS['openai']}，别外传",  # straight after Chinese text: ASCII word boundary
     "AKIA" + "A" * 16, "AKIA" + "A" * 15, "xAKIA" + "A" * 16,
