@@ -37,8 +37,8 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
         except duckdb.CatalogException as e:
             if "Table with name" not in str(e):
                 raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
-            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, drift_*, ...) "
-                                 "appear after `forensics report` has run on this warehouse") from None
+            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, "
+                                 "drift_*, ...) appear after `forensics report` has run on this warehouse") from None
         except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
             raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
     return mask_frame(df) if redact else df

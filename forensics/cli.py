@@ -10,8 +10,8 @@ from typing import Any
 import click
 
 from forensics.errors import ExitCode, ForensicsError
-from forensics.redact import redact
 from forensics.importers.formats import FORMATS
+from forensics.redact import redact
 from forensics.warehouse import DEFAULT_DB
 
 db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),

@@ -31,8 +31,8 @@ from forensics.warehouse import DEFAULT_DB, open_warehouse
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
 _SOURCE_PLACE = "CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END"  # file, or its folder
-SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract(forensics_masked({_SOURCE_PLACE}), '([^/\\\\]*)[/\\\\]*$', 1), "
-              f"'[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')")
+SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract(forensics_masked({_SOURCE_PLACE}), '([^/\\\\]*)[/\\\\]*$', 1),"
+              f" '[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')")
 MONTH = "coalesce(strftime(c.created_at, '%Y-%m'), 'unknown')"  # c: the row's conversation
 FIRST = ("conversations", "messages", "tool_calls", "quarantine", "sources", "import_runs")  # listing order
 

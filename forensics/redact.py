@@ -117,10 +117,10 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
         chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(chr(92) + '1' + MASK if keep else MASK)}, 'g')"
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
                 f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN {chain} ELSE s END")
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS replace(forensics_masked(s), {_literal(MASK)}, ' ')")
+    mask, edge = _literal(MASK), _literal(_SNIPPET_EDGE)
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS replace(forensics_masked(s), {mask}, ' ')")
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS list_transform([forensics_masked(s)], "
-                f"lambda m: CASE WHEN m <> s AND trim(replace(m, {_literal(MASK)}, ''), {_literal(_SNIPPET_EDGE)}) = '' "
-                f"THEN '' ELSE m END)[1]")
+                f"lambda m: CASE WHEN m <> s AND trim(replace(m, {mask}, ''), {edge}) = '' THEN '' ELSE m END)[1]")
 
 
 def _literal(s: str) -> str:

@@ -36,8 +36,9 @@ def show_messages(db: str | os.PathLike[str], conversation: str, positions: str 
         cid, nid, title, model = conv[0]
         where = " OR ".join("m.position BETWEEN ? AND ?" for _ in ranges)
         rows = wh.con.execute(
-            f"SELECT m.position, m.role, m.content, m.content_bytes, list(t.name || '(' || left(forensics_masked(t.arguments), 80) || ')' "
-            f"ORDER BY t.call_index) FILTER (WHERE t.name IS NOT NULL) FROM messages m LEFT JOIN tool_calls t "
+            f"SELECT m.position, m.role, m.content, m.content_bytes, "
+            f"list(t.name || '(' || left(forensics_masked(t.arguments), 80) || ')' ORDER BY t.call_index) "
+            f"FILTER (WHERE t.name IS NOT NULL) FROM messages m LEFT JOIN tool_calls t "
             f"ON t.conversation_id = m.conversation_id AND t.seq = m.seq WHERE m.conversation_id = ? AND m.on_main_path "
             f"AND ({where}) GROUP BY ALL ORDER BY m.position", [cid, *[x for r in ranges for x in r]]).fetchall()
     lines = [f"{nid} ({cid}) · {model or '?'} · {redact(title or '')}"]

@@ -62,6 +62,6 @@ def test_a_bad_memory_override_is_a_one_line_usage_error(tmp_path: Path, value: 
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.startswith(f"forensics: FORENSICS_DUCKDB_MEMORY={value!r}: not a size; give one like 512MB")
     env["FORENSICS_DUCKDB_MEMORY"] = "0.5 GiB"  # DuckDB's own spellings pass
-    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)],
-                       capture_output=True, text=True, env=env)
+    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"),
+                        "--db", str(db)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr

@@ -134,7 +134,8 @@ EDGES = [  # each beside the boundary of a rule
     "AKIA" + "A" * 16, "AKIA" + "A" * 15, "xAKIA" + "A" * 16,
     "token=" + "a" * 32, "token=" + "a" * 31, "api-key: 'ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXk=='",
     "password: abc，下一句", "PASSWD=\"x y\"", "pwd:\t s3cret;rest",
-    "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\nafter", "-----BEGIN PRIVATE KEY-----\nunterminated",
+    "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\nafter",
+    "-----BEGIN PRIVATE KEY-----\nunterminated",
     "Bearer   abcdefghijklmnop", "bearer abcdefghijklmno", "  [REDACTED] ", "password: [REDACTED]", "", "plain text",
     # RE2 folds case inside classes ('ſ' ~ 's', Kelvin sign ~ 'k'): a value class must not swallow the next keyword
     "token=" + "Z" * 32 + "ſpassword=hunter2", "Bearer " + "Z" * 16 + "\u212akey=" + "q" * 40,

@@ -27,7 +27,8 @@ CHART_CONVERSATIONS = 6
 def run(ctx: Context) -> Section:
     kw = ctx.cfg.keyword
     mode, top_k = str(kw.tokenizer), int(kw.top_k)
-    rows = ctx.df("SELECT c.conversation_id, c.native_id, list(forensics_scrubbed(m.content) ORDER BY m.position) AS texts "
+    rows = ctx.df("SELECT c.conversation_id, c.native_id, "
+                  "list(forensics_scrubbed(m.content) ORDER BY m.position) AS texts "
                   "FROM messages m JOIN conversations c USING (conversation_id) "
                   "JOIN sel_conversations USING (conversation_id) "
                   "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL ORDER BY c.native_id")

@@ -58,7 +58,8 @@ def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
     cur = con.execute(f"""
         WITH sw AS (SELECT s.conversation_id, list(DISTINCT s.position ORDER BY s.position) AS switches
                     FROM {SWITCHES} s JOIN sel_conversations USING (conversation_id) GROUP BY 1),
-        calls AS (SELECT conversation_id, position, list(forensics_scrubbed(arguments) ORDER BY call_index) AS args FROM tool_calls
+        calls AS (SELECT conversation_id, position, list(forensics_scrubbed(arguments) ORDER BY call_index) AS args
+                  FROM tool_calls
                   WHERE arguments IS NOT NULL AND position IS NOT NULL
                     AND conversation_id IN (SELECT conversation_id FROM sw) GROUP BY 1, 2)
         SELECT m.conversation_id, sw.switches, m.position, m.role,

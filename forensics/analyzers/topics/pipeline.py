@@ -25,7 +25,7 @@ from forensics.analyzers.topics.signals import Idf, Message, prepare
 from forensics.importers.pool import default_workers, run_ordered
 
 TABLE = "message_terms"
-TERMS_VERSION = 3  # (3: terms cut from the masked text) bump when signals.prepare changes what it derives: every cached row is then recomputed
+TERMS_VERSION = 3  # bump when what prepare derives changes (3: cut from scrubbed text): every cached row is recomputed
 CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
@@ -43,12 +43,14 @@ def messages_sql(where: str = "") -> str:
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
     SELECT conversation_id, position, flatten(list(v ORDER BY call_index)) AS targets
     FROM (SELECT conversation_id, position, call_index,
-                 list_filter([{", ".join(f"forensics_scrubbed(json_extract_string(arguments, '$.{k}'))" for k in TARGET_KEYS)}],
+                 list_filter([{", ".join(f"forensics_scrubbed(json_extract_string(arguments, '$.{k}'))"
+                                         for k in TARGET_KEYS)}],
                              lambda x: x IS NOT NULL) AS v
           FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
     GROUP BY ALL)
 SELECT m.conversation_id, m.position, m.native_id, m.role,
-       CASE WHEN m.role = 'assistant' THEN left(forensics_scrubbed(m.content), {CONTEXT_CHARS}) ELSE forensics_scrubbed(m.content) END AS content,
+       CASE WHEN m.role = 'assistant' THEN left(forensics_scrubbed(m.content), {CONTEXT_CHARS})
+            ELSE forensics_scrubbed(m.content) END AS content,
        coalesce(t.targets, []) AS targets
 FROM messages m LEFT JOIN targets t USING (conversation_id, position)
 WHERE m.on_main_path AND m.role IN ('user', 'assistant') {cond}
