@@ -296,7 +296,8 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 @click.option("--config", "config_path", default="harness.toml", show_default=True, type=click.Path(dir_okay=False),
               help="The harness config to tune (created from the defaults by --write when missing).")
 @click.option("--labels", type=click.Path(exists=True, dir_okay=False),
-              help="Labeled topic switches (JSONL) to tune topic.min_confidence against.")
+              help="Labeled topic switches (JSONL) to tune topic.min_confidence and the switch-score threshold "
+                   "against.")
 @click.option("--write", is_flag=True, help="Rewrite the config in place (comments and layout kept).")
 @click.option("--json", "as_json", is_flag=True, help="Print the recommendations as JSON.")
 @click.option("--emit", type=click.Choice(["json", "rust", "ts"]), help="Print the tuned values as harness constants.")

@@ -23,7 +23,7 @@ from forensics.analyzers.topics.labels import read_labels
 from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
-from forensics.config import ConfigError
+from forensics.config import Config, ConfigError
 from forensics.selection import SELECTED
 
 NAME = "topics"
@@ -33,19 +33,24 @@ SWITCH_ROWS = 200  # rows of the switch table in the report (all of them are in 
 MESSAGES_SQL = messages_sql()  # every conversation's judged-role messages (bench/topics.py fits on them)
 
 
+def threshold_key(cfg: Config) -> str:
+    """The config key that holds the operating point (switch-score threshold) of the mode ``cfg`` judges in."""
+    judging = judging_mode(cfg.topic.roles)
+    if cfg.topic.embedding and has_mode(judging + embedding.MODE_SUFFIX):
+        return "topic.embedding_switch_score"
+    return "topic.dialogue_switch_score" if judging == "dialogue" else "topic.switch_score"
+
+
 def run(ctx: Context) -> Section:
     cfg = ctx.cfg
     roles = frozenset(cfg.topic.roles)
     judging = judging_mode(roles)
-    anchor = cfg.topic.dialogue_switch_score if judging == "dialogue" else cfg.topic.switch_score
-    embed = False
     if cfg.topic.embedding:
         embedding.encoder()  # without the extra installed: a one-line error naming it
-        if has_mode(judging + embedding.MODE_SUFFIX):
-            judging += embedding.MODE_SUFFIX
-            anchor = cfg.topic.embedding_switch_score
-            embed = True
-    settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=anchor),
+    key = threshold_key(cfg)
+    embed = key == "topic.embedding_switch_score"
+    judging += embedding.MODE_SUFFIX if embed else ""
+    settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=cfg[key]),
                         _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels),
                         embed=embed)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
