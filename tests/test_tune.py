@@ -124,7 +124,8 @@ def test_topic_confidence_with_labels_maximises_f1_at_the_precision_floor(tmp_pa
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "sqlite" / "realistic.db"], db=db)
     rec = _recs(db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))["topic.min_confidence"]
-    m = re.match(r"against 12 labeled conversations: precision (\S+), recall (\S+), F1 (\S+) \(now (\S+)\)",
+    m = re.match(r"against 12 labeled conversations: precision (\S+) \(≥ \S+ at 95 %\), recall (\S+), F1 (\S+) "
+                 r"\(now (\S+)\)",
                  rec["evidence"])
     assert m, rec
     precision, f1, now = float(m.group(1)), float(m.group(3)), float(m.group(4))
@@ -145,7 +146,8 @@ def test_topic_switch_score_is_fitted_on_labels_and_kept_without(tmp_path: Path)
     rec = _recs(db, "--labels", labels)["topic.switch_score"]
     # 0.42 (the fitted default) marks 10 with 2 false alarms; from 0.70 on, 8 of the 9 shifts and nothing else
     assert (rec["current"], rec["recommended"]) == (0.42, 0.7)
-    assert rec["evidence"] == "against 12 labeled conversations: precision 1.00, recall 0.89, F1 0.94 (now 0.84)"
+    assert rec["evidence"] == ("against 12 labeled conversations: precision 1.00 (≥ 0.75 at 95 %), recall 0.89, "
+                               "F1 0.94 (now 0.84)")
     assert query(db, "SELECT count(*) FROM topic_switches")[0][0] == 10  # the tables as the current config makes them
     rec = _recs(db, "--labels", labels, "--min-precision", "0.5")["topic.switch_score"]
     assert rec["recommended"] == 0.7  # the F1 peak clears any floor below it

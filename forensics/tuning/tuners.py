@@ -1,6 +1,7 @@
 """The tuners, one per tunable family; each sweeps the warehouse with the analyzer that owns the metric."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -174,19 +175,29 @@ def _references(t: TuneContext, judged: dict[str, list[tuple]]) -> list[Any]:
 
 def _best_on_labels(t: TuneContext, key: str, current: float, candidates: tuple[float, ...], refs: list[Any],
                     markers: Callable[[float], dict[str, set[int]]]) -> Recommendation:
-    """The candidate with the best F1 among those at least ``min_precision`` precise (else the most precise);
-    ties go to the value closest to the current one."""
+    """The candidate with the best F1 among those credibly at least ``min_precision`` precise (else the most
+    credibly precise); ties go to the value closest to the current one. Credibly: the precision's 95 % lower
+    bound, so two markers with one hit do not pass a floor of 0.5 (they did, on KdConv, at recall 0.01)."""
     from forensics.analyzers.topics.evaluate import score
 
     sc = {c: score(refs, markers(c)) for c in candidates}
-    ok = [c for c in candidates if sc[c].precision >= t.min_precision and sc[c].predicted]
+    low = {c: _lower_bound(sc[c].precision, sc[c].predicted) for c in candidates}
+    ok = [c for c in candidates if low[c] >= t.min_precision]
     best = (max(ok, key=lambda c: (sc[c].f1, -abs(c - current))) if ok
-            else max(candidates, key=lambda c: (sc[c].precision, -abs(c - current))))
+            else max(candidates, key=lambda c: (low[c], -abs(c - current))))
     s = sc[best]
     now = score(refs, markers(current)) if current not in sc else sc[current]
-    met = "" if ok else f"; no value reaches precision {t.min_precision:.2f}, the most precise one"
+    met = "" if ok else f"; no value is credibly {t.min_precision:.2f} precise, the most credible one"
     return Recommendation(key, current, best, f"against {len(refs)} labeled conversations: precision "
-                          f"{s.precision:.2f}, recall {s.recall:.2f}, F1 {s.f1:.2f} (now {now.f1:.2f}){met}")
+                          f"{s.precision:.2f} (≥ {low[best]:.2f} at 95 %), recall {s.recall:.2f}, F1 {s.f1:.2f} "
+                          f"(now {now.f1:.2f}){met}")
+
+
+def _lower_bound(p: float, n: int, z: float = 1.645) -> float:
+    """Wilson's one-sided 95 % lower bound of a precision ``p`` measured on ``n`` markers (0 with none)."""
+    if n == 0:
+        return 0.0
+    return (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
 
 
 def _flag_at_most(vals: list[float], share: float, below: bool, real: bool) -> float | int:
