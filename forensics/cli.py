@@ -37,14 +37,25 @@ class ForensicsGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit, GeneratorExit):
             raise
         except BaseException as e:  # Exception, and a Rust panic from polars (pyo3's PanicException is a BaseException)
-            if isinstance(e, RuntimeError) and str(e).startswith("Query interrupted"):
-                _interrupted(ctx)  # Ctrl-C or SIGTERM while DuckDB runs a query surfaces as DuckDB's own error
+            if _after_interrupt(e):
+                _interrupted(ctx)
             if os.environ.get("FORENSICS_DEBUG"):
                 raise
             detail = redact(str(e))  # an error may quote the text it failed on
             click.echo(f"forensics: internal error: {type(e).__name__}: {detail} (set FORENSICS_DEBUG=1 for details)",
                        err=True)
             ctx.exit(ExitCode.INTERNAL)
+
+
+def _after_interrupt(e: BaseException | None) -> bool:
+    """Ctrl-C or SIGTERM can surface as another error: DuckDB's own when it lands inside a query, or whatever a
+    cleanup raised while the interrupt unwound (the interrupt is then in the error's context)."""
+    while e is not None:
+        if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "InterruptException" or (
+                isinstance(e, RuntimeError) and str(e).startswith("Query interrupted")):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _interrupted(ctx: click.Context) -> None:

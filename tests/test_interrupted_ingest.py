@@ -57,7 +57,7 @@ def test_a_killed_ingest_keeps_whole_conversations_and_a_rerun_completes_it(
     p.send_signal(sig)
     _, err = p.communicate()
     if sig == signal.SIGTERM and p.returncode != 0:  # ended like Ctrl-C: one line, the interrupted code
-        assert p.returncode == 130 and err == "forensics: interrupted; rerun the same command to finish\n"
+        assert (p.returncode, err) == (130, "forensics: interrupted; rerun the same command to finish\n")
         assert not list(Path(pool._spool_root() or "/tmp").glob(f"{pool.SPOOL_PREFIX}{p.pid}-*"))
     with open_warehouse(db) as wh:  # opens whatever the kill left (the schema completed if it was cut short)
         partial = wh.con.execute(SNAPSHOT).fetchall()
@@ -88,3 +88,16 @@ def test_spools_of_dead_processes_are_swept(tmp_path: Path, monkeypatch: pytest.
     out = list(pool.run_ordered([(pow, (2, i), i) for i in range(4)], workers=2, parallel=True))
     assert out == [(0, 1, None), (1, 2, None), (2, 4, None), (3, 8, None)]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([recent.name, live.name, foreign.name])  # ours gone too
+
+
+def test_an_error_raised_while_an_interrupt_unwinds_still_reads_as_interrupted() -> None:
+    from forensics.cli import _after_interrupt
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("TransactionContext Error: cannot rollback")  # a cleanup failing mid-unwind
+    except RuntimeError as e:
+        assert _after_interrupt(e) is True
+    assert _after_interrupt(RuntimeError("Query interrupted")) and not _after_interrupt(ValueError("bad row"))
