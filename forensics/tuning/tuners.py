@@ -99,7 +99,7 @@ SWITCH_SCORES = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.10 .. 0.
 
 @tuner
 def topic_confidence(t: TuneContext) -> list[Recommendation]:
-    """topic.min_confidence: with labels, the best F1 whose precision is at least ``min_precision``; without,
+    """topic.min_confidence: with labels, the best F1 whose precision is credibly ``min_precision``; without,
     the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
     current = t.cfg.topic.min_confidence
     judged = _judged(t)  # topics and confidences do not depend on min_confidence: one pass
@@ -124,7 +124,7 @@ def topic_confidence(t: TuneContext) -> list[Recommendation]:
 @tuner
 def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     """The judging mode's switch-score threshold, its operating point: with labels, the best F1 whose precision is
-    at least ``min_precision``, each candidate judged anew (the terms come from the message_terms cache, so a pass
+    credibly ``min_precision``, each candidate judged anew (the terms come from the message_terms cache, so a pass
     is inference only). Without labels there is nothing to fit it on: the fitted default is kept."""
     from dataclasses import replace
 
@@ -135,16 +135,14 @@ def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     if not t.labels:
         return [Recommendation(key, current, current, "no labels: kept (pass --labels to fit the operating point "
                                                       "on your own labeled conversations)")]
-    judged = _judged(t)
-    refs = _references(t, judged)
+    marked: dict[float, dict[str, set[int]]] = {}
+    for x in [*sorted(set(SWITCH_SCORES) - {current}), current]:  # current last: the tables end as the config has them
+        judged = _judged(t, replace(t.analysis, cfg=t.cfg.with_values(**{key.replace(".", "__"): x})))
+        marked[x] = {k: {p for p, _, _, m in v if m} for k, v in judged.items()}
+    refs = _references(t, judged)  # which messages are judged does not depend on the threshold
     if not refs:
         return [Recommendation(key, current, current, "no labeled conversation is in the warehouse: kept")]
-    marked: dict[float, dict[str, set[int]]] = {}
-    for x in sorted({*SWITCH_SCORES, current}):
-        marked[x] = {k: {p for p, _, _, m in v if m} for k, v in _judged(
-            t, replace(t.analysis, cfg=t.cfg.with_values(**{key.replace(".", "__"): x}))).items()}
-    topics.run(t.analysis)  # the derived tables as the current config makes them
-    return [_best_on_labels(t, key, current, tuple(marked), refs, marked.__getitem__)]
+    return [_best_on_labels(t, key, current, tuple(sorted(marked)), refs, marked.__getitem__)]
 
 
 def _judged(t: TuneContext, analysis: Any = None) -> dict[str, list[tuple[int, str | None, float | None, bool]]]:
