@@ -8,6 +8,7 @@ import click
 import polars as pl
 
 from forensics.errors import ForensicsError
+from forensics.redact import holds
 
 
 def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
@@ -20,7 +21,7 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
     # their value's JSON text
     df = df.with_columns(pl.col(c).bin.encode("hex") if t == pl.Binary
                          else pl.col(c).map_elements(_json_text, return_dtype=pl.String)
-                         for c, t in df.schema.items() if _has_bytes(t))
+                         for c, t in df.schema.items() if holds(t, (pl.Binary,)))
     if fmt == "csv":  # CSV has no lists or structs: those columns go out as their JSON text
         nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
         text = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested).write_csv()
@@ -39,13 +40,6 @@ def _json_text(v: object) -> str:
     return json.dumps(v.to_list() if isinstance(v, pl.Series) else v, ensure_ascii=False,
                       default=lambda x: x.hex() if isinstance(x, bytes) else str(x))
 
-
-def _has_bytes(t: pl.DataType) -> bool:
-    if t == pl.Binary:
-        return True
-    if isinstance(t, (pl.List, pl.Array)):
-        return _has_bytes(t.inner)
-    return isinstance(t, pl.Struct) and any(_has_bytes(f.dtype) for f in t.fields)
 
 
 def _table(df: pl.DataFrame) -> str:

@@ -87,20 +87,19 @@ def mask_frame(df: pl.DataFrame) -> pl.DataFrame:
 
     cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) if t == pl.String
             else pl.col(c).map_elements(redact_value, return_dtype=t)
-            for c, t in df.schema.items() if _has_text(t)]
+            for c, t in df.schema.items() if holds(t, (pl.String, pl.Binary))]
     return df.with_columns(cols) if cols else df
 
 
-def _has_text(t: Any) -> bool:
+def holds(t: Any, leaves: tuple[Any, ...]) -> bool:
+    """Whether values of polars type ``t`` hold one of ``leaves`` anywhere, inside lists and structs too."""
     import polars as pl
 
-    if t in (pl.String, pl.Binary):
+    if t in leaves:
         return True
     if isinstance(t, (pl.List, pl.Array)):
-        return _has_text(t.inner)
-    if isinstance(t, pl.Struct):
-        return any(_has_text(f.dtype) for f in t.fields)
-    return False
+        return holds(t.inner, leaves)
+    return isinstance(t, pl.Struct) and any(holds(f.dtype, leaves) for f in t.fields)
 
 
 def install_sql(con: duckdb.DuckDBPyConnection) -> None:
