@@ -365,6 +365,29 @@ def _tune_table(result: Any) -> str:
     return "\n".join(lines)
 
 
+@cli.command()
+@db_option
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the explorer in the default browser.")
+def serve(db: str, port: int, open_browser: bool) -> None:
+    """A local, read-only web explorer over the warehouse, on 127.0.0.1 only.
+
+    Pages: the latest report's answer (what to change, worst conversations, strongest findings),
+    conversations (filter, sort, page), one conversation's transcript with its findings, topic segments
+    and sentinel verdicts, all findings, the named queries. Findings come from the last `forensics
+    report` on this warehouse. Writes are refused (405); secrets are masked on every page.
+
+    \b
+    Example:
+      forensics report --db forensics.duckdb
+      forensics serve --db forensics.duckdb --open
+    """
+    from forensics.serve.run import serve as run_serve
+
+    run_serve(db, port, open_browser, lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)",
+                                                            err=True))
+
+
 @cli.group()
 def config() -> None:
     """Create or validate the harness config (harness.toml)."""
