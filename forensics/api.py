@@ -96,7 +96,12 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
 
 def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
           selection: Selection | None = None, update: bool = False) -> list[Verdict]:
-    """Compare current metrics with the baseline file (or rewrite its values with ``update``)."""
+    """Compare current metrics with the baseline file (or rewrite its values with ``update``; a missing file is
+    then written from every analyzer's figures with the default directions and tolerances)."""
+    if update and not Path(baseline_path).exists():
+        rep = build_report(db, cfg or load_config(), selection or Selection(), recommend=False)
+        write_metrics_baseline(rep, baseline_path)
+        return compare_baseline(load_baseline(baseline_path), report_figures(rep))
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
     rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections, recommend=False)

@@ -3,7 +3,12 @@ those), labels people recognise, charts as SVG text that needs no CJK font on th
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -68,3 +73,23 @@ def test_a_chinese_report_draws_without_a_cjk_font_and_warns_nothing(tmp_path: P
     svg = (tmp_path / "r" / "charts" / "keywords_distinctive_terms.svg").read_text()
     assert re.search(r"<text[^>]*>[^<]*[\u4e00-\u9fff]", svg)  # Chinese kept as text, for the reader's fonts
     assert "<path" in svg and 'font-family' in svg
+
+
+def test_a_report_killed_half_way_leaves_the_previous_files_whole(tmp_path: Path) -> None:
+    db, out = tmp_path / "w.duckdb", tmp_path / "r"
+    assert run_subprocess("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)).returncode == 0
+    only = ["--only", "baseline,keywords,drift"]
+    assert run_subprocess("report", "--db", str(db), "--out", str(out), *only).returncode == 0
+    files = lambda: {p.name: p.read_bytes() for p in out.glob("*.*") if not p.name.startswith(".")}  # noqa: E731
+    before = files()
+    proc = subprocess.Popen([sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(out), *only],
+                            env={**os.environ, "CI": "true"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(6000):  # until it has staged the new metrics.json (then it draws the charts): kill it there
+        if list(out.glob(".metrics.json.*.tmp")) or proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    assert proc.wait() == -signal.SIGKILL  # killed, not finished
+    assert files() == before and list(out.glob(".metrics.json.*.tmp"))  # what it staged never replaced them
+    assert run_subprocess("report", "--db", str(db), "--out", str(out), *only).returncode == 0
+    assert list(out.glob(".*.tmp")) == [] and json.loads((out / "metrics.json").read_text())["conversations"] == 3

@@ -40,6 +40,7 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    _sweep(out)
     staged: list[tuple[Path, Path]] = []  # (temporary, final)
 
     def stage(p: Path, data: str) -> None:
@@ -66,6 +67,24 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
     for tmp, final in staged:
         tmp.replace(final)
     return [final for _, final in staged if final.parent == out]
+
+
+def _sweep(out: Path) -> None:
+    """Remove what a killed report left staged (its process is gone)."""
+    for tmp in [*out.glob(".*.tmp"), *out.glob("charts/.*.tmp")]:
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # ------------------------------------------------------------------ data
