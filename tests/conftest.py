@@ -88,10 +88,11 @@ def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 EXPLORED = ["seed/seed.db", "sqlite/realistic.db", "anthropic/anthropic.db", "secrets/secrets.db"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reported_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The seed, the realistic SQLite fixture and its Anthropic twin (the same native ids in two sources) and the
-    planted secrets, ingested and reported once per module: report.html beside the warehouse, findings kept in it."""
+    planted secrets, ingested and reported once per test process (read it, never write it): report.html beside
+    the warehouse, findings kept in it."""
     from forensics import ingest
     from forensics.api import report
 

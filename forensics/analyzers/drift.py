@@ -27,7 +27,7 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.drift import interleave, rediscovery
-from forensics.drift.corpus import interventions, standing, upper_fence
+from forensics.drift.corpus import Distribution, interventions
 
 NAME = "drift"
 TITLE = "Drift phenomena"
@@ -85,8 +85,8 @@ def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[s
                      "FROM messages JOIN sel_conversations USING (conversation_id) "
                      "WHERE on_main_path AND role = 'tool' GROUP BY 1", [LARGEST, big])
     top = {r["conversation_id"]: r for r in largest.iter_rows(named=True)}
-    ratios = base["asst_tool_ratio"].drop_nulls().to_list()
-    among = f"{len(ratios)} conversations with tool output"
+    ratios = Distribution(base["asst_tool_ratio"].to_list())
+    among = f"{len(ratios.values)} conversations with tool output"
     out = []
     for r in base.iter_rows(named=True):
         t = top.get(r["conversation_id"])
@@ -97,7 +97,7 @@ def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[s
                            f"asst_tool_ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
                            f" with {t['oversized']} results > {big} bytes", ratio, t["top"],
                            f"tool text is {1 / (1 + ratio):.0%} of assistant+tool text; largest results first",
-                           percentile=standing(ratios, ratio, below=True), among=among))
+                           percentile=ratios.standing(ratio, below=True), among=among))
     return out
 
 
@@ -105,8 +105,8 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
     """A wide request crossing the seed's thresholds counts when it is an outlier among this corpus's requests
     (Tukey's fence over requests with tool calls) or when the user stepped in after it."""
     turns = ctx.query("tool_turns")
-    targets, widest = turns["distinct_targets"].to_list(), turns["widest_round"].to_list()
-    fences = {"targets": upper_fence(targets), "widest": upper_fence(widest)}
+    targets, widest = Distribution(turns["distinct_targets"].to_list()), Distribution(turns["widest_round"].to_list())
+    fences = {"targets": targets.fence(), "widest": widest.fence()}
     stepped = interventions(ctx.con)
     among = f"{turns.height} requests with tool calls"
     out = []
@@ -131,7 +131,7 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
         out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, f"{rule}: {' and '.join(why)}",
                        float(value), positions + ([step[0]] if step else []),
                        f"{r['calls']} calls in {r['rounds']} rounds before the answer",
-                       percentile=standing(targets if by_targets else widest, value), among=among))
+                       percentile=(targets if by_targets else widest).standing(value), among=among))
     return out
 
 
@@ -154,7 +154,7 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str,
     lags = interleave.lags(ctx.con)
     switches = ctx.con.execute(f"SELECT count(*) FROM {interleave.SWITCHES} JOIN sel_conversations "
                                "USING (conversation_id)").fetchall()[0][0]
-    population = [float(lag.messages) for lag in lags] + [0.0] * max(0, switches - len(lags))  # no lag: 0
+    population = Distribution([float(lag.messages) for lag in lags] + [0.0] * max(0, switches - len(lags)))  # no lag: 0
     for lag in lags:
         sev = _sev(lag.messages, d.interleave_lag_low, d.interleave_lag_high)
         if sev != "none":
@@ -162,7 +162,7 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str,
                            f"{lag.messages} messages ([{lag.first}]–[{lag.last}]) on the old topic after the switch at "
                            f"[{lag.switch}]", float(lag.messages), lag.old_rounds,
                            "old-topic targets: " + ", ".join(lag.old_targets[:6]),
-                           percentile=standing(population, lag.messages), among=f"{switches} topic switches"))
+                           percentile=population.standing(lag.messages), among=f"{switches} topic switches"))
     return out
 
 
@@ -195,7 +195,7 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
 def _no_focus(signals: pl.DataFrame, d: Any) -> list[dict[str, Any]]:
     """Echo *and* nagging (the seed's type 5): the lower of the two severities."""
     out = []
-    rates = signals["echo_rate"].drop_nulls().to_list()
+    rates = Distribution(signals["echo_rate"].to_list())
     for r in signals.iter_rows(named=True):
         se = _sev(r["echo_rate"], d.echo_rate_low, d.echo_rate_high)
         sn = _sev(r["continue_nags"], d.continue_nags_low, d.continue_nags_high)
@@ -207,7 +207,7 @@ def _no_focus(signals: pl.DataFrame, d: Any) -> list[dict[str, Any]]:
                        f"echo rate {rate}, {r['continue_nags']} continue-nags", r["echo_rate"],
                        (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
                        "continue-nags first, then the first pure tool-echo messages",
-                       percentile=standing(rates, r["echo_rate"]), among=f"{len(rates)} conversations by echo rate"))
+                       percentile=rates.standing(r["echo_rate"]), among=f"{len(rates.values)} conversations by echo rate"))
     return out
 
 

@@ -2,12 +2,13 @@
 
 Rules written for a chat assistant flag an autonomous agent's normal work: an API agent's tool calls without
 text, a coding agent's thirty reads for one task. So a figure that crossed a seed threshold also says where it
-lies in the corpus it came from (``standing``), and tool-set dispersion counts only when the request is an
-outlier among the corpus's requests (``upper_fence``) or when the user had to step in afterwards
+lies in the corpus it came from (``Distribution``), and tool-set dispersion counts only when the request is an
+outlier among the corpus's requests (``Distribution.fence``) or when the user had to step in afterwards
 (``interventions``): a continue-nag, a correction, an interruption.
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 import duckdb
@@ -18,28 +19,34 @@ MIN_POPULATION = 20  # fewer requests than this and no outlier fence means anyth
 INTERRUPTED = r"^\[Request interrupted by user"  # what Claude Code writes when the user stops a run
 
 
-def standing(values: Sequence[float], v: float, below: bool = False) -> float | None:
-    """Percent of ``values`` less far out than ``v`` (higher is further out: the tail where findings lie;
-    ``below``: small values are the bad end, as for asst_tool_ratio)."""
-    vals = [x for x in values if x is not None]
-    if not vals:
-        return None
-    return 100 * sum((x > v) if below else (x < v) for x in vals) / len(vals)
+class Distribution:
+    """A corpus's values of one figure, sorted once: where does a value stand among them?"""
 
+    def __init__(self, values: Sequence[float | None]) -> None:
+        self.values = sorted(x for x in values if x is not None)
 
-def upper_fence(values: Sequence[float]) -> float | None:
-    """Tukey's outlier fence, Q3 + 1.5 IQR, of ``values``; None with fewer than MIN_POPULATION of them."""
-    vals = sorted(x for x in values if x is not None)
-    if len(vals) < MIN_POPULATION:
-        return None
+    def standing(self, v: float | None, below: bool = False) -> float | None:
+        """Percent of the values less far out than ``v`` (higher is further out: the tail where findings lie;
+        ``below``: small values are the bad end, as for asst_tool_ratio)."""
+        if v is None or not self.values:
+            return None
+        n = len(self.values)
+        less = n - bisect_right(self.values, v) if below else bisect_left(self.values, v)
+        return 100 * less / n
 
-    def q(p: float) -> float:  # linear interpolation, numpy's default
-        k = (len(vals) - 1) * p
-        lo = int(k)
-        return vals[lo] + (vals[min(lo + 1, len(vals) - 1)] - vals[lo]) * (k - lo)
+    def fence(self) -> float | None:
+        """Tukey's outlier fence, Q3 + 1.5 IQR; None with fewer than MIN_POPULATION values."""
+        vals = self.values
+        if len(vals) < MIN_POPULATION:
+            return None
 
-    q1, q3 = q(0.25), q(0.75)
-    return q3 + 1.5 * (q3 - q1)
+        def q(p: float) -> float:  # linear interpolation, numpy's default
+            k = (len(vals) - 1) * p
+            lo = int(k)
+            return vals[lo] + (vals[min(lo + 1, len(vals) - 1)] - vals[lo]) * (k - lo)
+
+        return q(0.75) + 1.5 * (q(0.75) - q(0.25))
+
 
 
 def interventions(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], tuple[int, str]]:

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
+# used, when installed, only to measure Chinese labels for the layout (the browser draws them with its own fonts)
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
+             "PingFang SC", "Microsoft YaHei", "SimHei")
 # matplotlib lays text out with its own fonts; without a CJK one it warns once per missing glyph, although the SVG
 # keeps the characters as text for the browser to draw
 _MISSING_GLYPH = r"Glyph \d+ .* missing from font"
@@ -20,10 +23,12 @@ _MISSING_GLYPH = r"Glyph \d+ .* missing from font"
 @lru_cache(maxsize=1)
 def _style() -> None:
     import matplotlib
+    from matplotlib import font_manager
 
+    installed = {f.name for f in font_manager.fontManager.ttflist}
     matplotlib.rcParams.update({"svg.fonttype": "none",  # <text> elements, not glyph outlines
                                 "svg.hashsalt": "forensics",  # stable ids: the same data draws the same file
-                                "font.family": ["sans-serif"]})
+                                "font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed], "sans-serif"]})
 
 
 def figure(width: float = 8.0, height: float = 3.6) -> Figure:

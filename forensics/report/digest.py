@@ -8,6 +8,7 @@ a severity, a finding further out in its corpus's distribution (its percentile) 
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -140,11 +141,15 @@ def worst(ranked: list[Ranked]) -> list[Worst]:
     per: dict[str, list[Ranked]] = {}
     for r in ranked:
         per.setdefault(r.finding.conversation_id, []).append(r)
+    generic = Counter(r.finding.rule for r in ranked)  # a rule many findings share says less than their summary
+
+    def line(f: Finding) -> str:
+        return f.rule if f.rule and generic[f.rule] < 2 else f.summary
+
     scored = []
     for cid, rs in per.items():
         score = sum((3 if r.finding.severity == "high" else 1) + strength(r.finding)[1] / 100 for r in rs)
-        reasons = [f"{r.finding.kind.replace('_', ' ')} ({r.finding.severity}): {r.finding.rule or r.finding.summary}"
-                   for r in rs[:2]]
+        reasons = [f"{r.finding.kind.replace('_', ' ')} ({r.finding.severity}): {line(r.finding)}" for r in rs[:2]]
         scored.append(Worst(cid, round(score, 3), reasons, rs))
     return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
 
