@@ -68,7 +68,7 @@ def test_labels_are_unique_and_hover_to_the_full_id(page: str, reported_wh: Path
 def test_a_chinese_report_draws_without_a_cjk_font_and_warns_nothing(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     assert run_subprocess("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)).returncode == 0
-    r = run_subprocess("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "baseline,keywords,topics")
+    r = run_subprocess("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "baseline,keywords")
     assert (r.returncode, r.stderr) == (0, "")
     svg = (tmp_path / "r" / "charts" / "keywords_distinctive_terms.svg").read_text()
     assert re.search(r"<text[^>]*>[^<]*[\u4e00-\u9fff]", svg)  # Chinese kept as text, for the reader's fonts
@@ -78,7 +78,7 @@ def test_a_chinese_report_draws_without_a_cjk_font_and_warns_nothing(tmp_path: P
 def test_a_report_killed_half_way_leaves_the_previous_files_whole(tmp_path: Path) -> None:
     db, out = tmp_path / "w.duckdb", tmp_path / "r"
     assert run_subprocess("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)).returncode == 0
-    only = ["--only", "baseline,keywords,drift"]
+    only = ["--only", "baseline,drift"]
     assert run_subprocess("report", "--db", str(db), "--out", str(out), *only).returncode == 0
     files = lambda: {p.name: p.read_bytes() for p in out.glob("*.*") if not p.name.startswith(".")}  # noqa: E731
     before = files()

@@ -70,7 +70,9 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
               Route("/findings", page("findings.html", _findings), methods=["GET"]),
               Route("/queries", page("queries.html", lambda con, r: {"queries": list_queries()}), methods=["GET"]),
               Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
-              Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static")]
+              Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
+              # the report's script: the same table sorting as report.html
+              Mount("/report-assets", StaticFiles(packages=[("forensics.report", "assets")]), name="report-assets")]
     return Starlette(routes=routes)
 
 

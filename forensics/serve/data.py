@@ -8,6 +8,7 @@ conversations, and say how to get the findings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -15,6 +16,7 @@ import orjson
 
 from forensics.labels import conversation_labels
 from forensics.report.persist import METRICS
+from forensics.selection import Selection
 from forensics.warehouse import frame
 
 PAGE = 50  # conversations per page
@@ -44,23 +46,22 @@ class Filters:
     page: int = 1
 
     def where(self) -> tuple[str, list[Any]]:
-        parts, params = ["TRUE"], []
-        if self.source:
-            parts.append("c.source_id = ?")
-            params.append(self.source)
-        if self.model:
-            parts.append("c.model = ?")
-            params.append(self.model)
-        if self.since:
-            parts.append("c.created_at >= TRY_CAST(? AS TIMESTAMP)")
-            params.append(self.since)
-        if self.until:
-            parts.append("c.created_at < TRY_CAST(? AS TIMESTAMP)")
-            params.append(self.until)
+        """The report's own selection (``forensics.selection``), and the finding kind."""
+        where, params = Selection(since=_date(self.since), until=_date(self.until),
+                                  models=(self.model,) if self.model else (),
+                                  sources=(self.source,) if self.source else ()).where()
         if self.kind:
-            parts.append("c.conversation_id IN (SELECT conversation_id FROM report_findings WHERE kind = ?)")
+            where += " AND c.conversation_id IN (SELECT conversation_id FROM report_findings WHERE kind = ?)"
             params.append(self.kind)
-        return " AND ".join(parts), params
+        return where, params
+
+
+def _date(text: str) -> str | None:
+    """An ISO date or time from a form field; anything else filters nothing (the form shows it back)."""
+    try:
+        return datetime.fromisoformat(text).isoformat() if text else None
+    except ValueError:
+        return None
 
 
 def choices(con: duckdb.DuckDBPyConnection) -> dict[str, list[Any]]:
