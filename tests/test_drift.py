@@ -88,3 +88,17 @@ def test_interleave_uses_topic_switches_and_finds_the_seed_lag(seed_wh: Path, tm
                     [141, 147, 149, 151])]
     assert _inside(got[0][3], lag)
     assert con.execute("SELECT count(*) FROM drift_findings WHERE severity = 'not computed'").fetchall()[0][0] == 0
+
+
+def test_echo_without_nagging_is_an_agents_way_of_working_not_no_focus(reported_wh: Path) -> None:
+    """aeb4919b echoes 54 % of its turns (over the seed's high 50 %) but the user never nags: no finding; what is
+    left of type 5 are the conversations where both happen."""
+    con = duckdb.connect(str(reported_wh), read_only=True)
+    rows = con.execute("SELECT c.native_id, r.empty_assistant_share, r.continue_nags, f.severity FROM drift_findings f "
+                       "JOIN report_conversations r USING (conversation_id) JOIN conversations c USING "
+                       "(conversation_id) WHERE f.kind = 'no_focus'").fetchall()
+    assert {r[3] for r in rows if r[0] == "aeb4919b"} == {"none"} and {r[1] for r in rows if r[0] == "aeb4919b"} == {
+        65 / 120}
+    assert all(sev == "none" for _, echo, nags, sev in rows if echo < 0.30 or nags < 2)
+    assert sorted(n for n, _, _, sev in rows if sev != "none") == sorted(
+        n for n, echo, nags, _ in rows if echo >= 0.30 and nags >= 2)
