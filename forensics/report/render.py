@@ -196,7 +196,7 @@ def change_row(c: Any) -> list[str]:
 
 
 def drift_text(drift: list[Any]) -> str:
-    return (f"And {len(drift)} detector thresholds (`[drift]`: what forensics flags, not what the harness does) "
+    return (f"And {len(drift)} detector thresholds ([drift]: what forensics flags, not what the harness does) "
             "fitted to this corpus so that high flags its worst 10 %")
 
 
