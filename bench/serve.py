@@ -71,7 +71,8 @@ def main() -> None:
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
-    messages, conversations = con.execute("SELECT count(*), count(DISTINCT conversation_id) FROM messages").fetchall()[0]
+    messages, conversations = con.execute(
+        "SELECT count(*), count(DISTINCT conversation_id) FROM messages").fetchall()[0]
     cid, n = con.execute("SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
                          "ORDER BY abs(n - 300), 1 LIMIT 1").fetchall()[0]
     con.close()

@@ -161,6 +161,10 @@ def recommend(d: Digest, con: duckdb.DuckDBPyConnection, cfg: Config, analyzers:
     from forensics.tuning import tune_connection
 
     result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh)
+    if not result.recommendations:
+        d.skipped = (f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
+                     "gives every recommendation")
+        return
     recs = sorted((r for r in result.recommendations if r.changed), key=lambda r: (r.key.startswith("drift."), r.key))
     d.changes = [Change(r.key, r.current, r.recommended, r.evidence, r.effect) for r in recs]
     d.checked, d.tuned_over = len(result.recommendations), f"{result.conversations} conversations, {result.messages} messages"

@@ -87,7 +87,7 @@ def conversations(con: duckdb.DuckDBPyConnection, f: Filters) -> tuple[list[dict
         joined, cols = "", "NULL AS label"
     total = con.execute(f"SELECT count(*) FROM conversations c WHERE {where}", params).fetchall()[0][0]
     sort = f.sort if f.sort in SORTS else "label"
-    order = f"{'c.' if sort in ('created_at', 'model') else ''}{_quote(sort)} {'DESC' if f.desc else 'ASC'} NULLS LAST"
+    order = f"{'c.' if sort in ('created_at', 'model') else ''}\"{sort}\" {'DESC' if f.desc else 'ASC'} NULLS LAST"
     rows = frame(con, f"SELECT c.conversation_id, c.native_id, c.model, c.created_at, s.path AS source, {cols} "
                       f"FROM conversations c LEFT JOIN sources s USING (source_id) {joined} WHERE {where} "
                       f"ORDER BY {order}, c.conversation_id LIMIT {PAGE} OFFSET {PAGE * (max(f.page, 1) - 1)}",
@@ -97,10 +97,6 @@ def conversations(con: duckdb.DuckDBPyConnection, f: Filters) -> tuple[list[dict
         for r in rows:
             r["label"], r["full_label"] = labels[r["conversation_id"]].text, labels[r["conversation_id"]].full
     return rows, total
-
-
-def _quote(col: str) -> str:
-    return f'"{col}"'
 
 
 def conversation(con: duckdb.DuckDBPyConnection, ref: str) -> dict[str, Any] | None:
