@@ -12,6 +12,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from forensics.analyzers.facts import Facts
 from forensics.config import SCHEMA, Config
 from forensics.labels import Label, conversation_labels
 from forensics.queries import load_query
@@ -78,19 +79,23 @@ class Context:
     selection: Selection
     selected: int = 0
     labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
+    facts: Facts | None = None  # the per-conversation facts (``forensics.analyzers.facts``); default: over ``con``
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
 
+    def __post_init__(self) -> None:
+        if self.facts is None:
+            self.facts = Facts(self.con, self.cfg)
+
     @classmethod
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
-             labels: str | None = None) -> Context:
-        for key in SCHEMA:
-            value = cfg[key.path]
-            if isinstance(value, list):  # typed, so an empty list stays an empty list of strings
-                con.execute(f"SET VARIABLE {key.section}_{key.name} = ?::VARCHAR[]", [value])
-            elif isinstance(value, (bool, int, float, str)):
-                con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
-        return cls(con, cfg, selection, selection.materialize(con), labels)
+             labels: str | None = None, facts: Facts | None = None) -> Context:
+        set_variables(con, cfg)
+        return cls(con, cfg, selection, selection.materialize(con), labels, facts)
+
+    def fact(self, name: str) -> pl.DataFrame:
+        """The rows of a per-conversation fact (``forensics.analyzers.facts``), in its order."""
+        return self.facts.get(name)
 
     @property
     def conversation_labels(self) -> dict[str, Label]:
@@ -115,3 +120,13 @@ class Context:
 
     def df(self, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
         return frame(self.con, sql, params)
+
+
+def set_variables(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:
+    """The config as SQL variables (``getvariable('drift_echo_rate_low')``), for the named queries and facts."""
+    for key in SCHEMA:
+        value = cfg[key.path]
+        if isinstance(value, list):  # typed, so an empty list stays an empty list of strings
+            con.execute(f"SET VARIABLE {key.section}_{key.name} = ?::VARCHAR[]", [value])
+        elif isinstance(value, (bool, int, float, str)):
+            con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])

@@ -4,9 +4,15 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+import duckdb
 import polars as pl
+import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Section
+from forensics.analyzers.facts import arrow, fact
+from forensics.config import Config
+from forensics.queries import load_query
+from forensics.selection import SELECTED
 
 NAME = "baseline"
 TITLE = "Baseline metrics"
@@ -19,16 +25,34 @@ SEED_LAYOUT_MAX = 8  # up to this many conversations, one column each (the seed'
 WIDE_LAYOUT_MAX = 40  # beyond the seed layout: a row per conversation, the largest ones
 
 
-def run(ctx: Context) -> Section:
-    per = ctx.query("baseline")
-    means = {m: _mean(per[m]) for m in METRICS}
+@fact("baseline", order=("created_at", "native_id", "conversation_id"))
+def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """The named query ``baseline``: one row per selected conversation."""
+    return arrow(con, f"SELECT * FROM ({load_query('baseline').sql}) q "
+                      f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
+
+
+@fact("baseline_tool_sizes", order=("conversation_id",))
+def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per conversation, its tool results in each size bin (``SIZE_BINS``)."""
     bins = ", ".join(f"count(*) FILTER (WHERE content_bytes > {lo} AND content_bytes <= {hi})"
                      for lo, hi in zip(SIZE_BINS, SIZE_BINS[1:]))
-    hist = [int(x) for x in ctx.con.execute(
-        f"SELECT {bins} FROM messages m JOIN sel_conversations USING (conversation_id) "
-        "WHERE m.on_main_path AND m.role = 'tool'").fetchall()[0]]
-    chars = ctx.df("SELECT m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m JOIN sel_conversations "
-                   "USING (conversation_id) WHERE m.on_main_path GROUP BY 1 ORDER BY 1")
+    return arrow(con, f"SELECT conversation_id, [{bins}] AS counts FROM messages m JOIN {SELECTED} "
+                      "USING (conversation_id) WHERE m.on_main_path AND m.role = 'tool' GROUP BY 1")
+
+
+@fact("baseline_role_chars", order=("conversation_id", "role"))
+def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    return arrow(con, f"SELECT conversation_id, m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m "
+                      f"JOIN {SELECTED} USING (conversation_id) WHERE m.on_main_path GROUP BY 1, 2")
+
+
+def run(ctx: Context) -> Section:
+    per = ctx.fact("baseline")
+    means = {m: _mean(per[m]) for m in METRICS}
+    sizes = ctx.fact("baseline_tool_sizes")["counts"].to_list()
+    hist = [sum(c[i] for c in sizes) for i in range(len(SIZE_BINS) - 1)]
+    chars = ctx.fact("baseline_role_chars").group_by("role").agg(pl.col("chars").sum()).sort("role")
     role_chars = dict(zip(chars["role"].to_list(), [int(x) for x in chars["chars"].to_list()]))
     metrics: dict[str, Any] = {
         "conversation_count": per.height,

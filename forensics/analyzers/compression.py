@@ -19,8 +19,11 @@ from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Section, Table
+from forensics.analyzers.facts import fact
+from forensics.config import Config
 from forensics.queries import load_query
 from forensics.selection import SELECTED
 from forensics.warehouse import frame
@@ -143,16 +146,28 @@ def _mean(col: pl.Series) -> float | None:
     return float(vals.mean()) if len(vals) else None
 
 
+def _grid(cfg: Config) -> tuple[list[int], list[float]]:
+    tr = cfg.tool_result
+    return sorted({*SWEEP_BYTES, int(tr.summarize_bytes)}), sorted({*SWEEP_SHARES, float(tr.summarize_share)})
+
+
+@fact("compression", order=("summarize_bytes", "summarize_share", "native_id", "conversation_id"))
+def replay_grid(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per point of the report's sweep and selected conversation: the replay's counts (``_per_conversation``)."""
+    grid_b, grid_s = _grid(cfg)
+    _prepare(con, grid_b[0], grid_s[0], int(cfg.tool_result.head_tail_lines))
+    return _per_conversation(con, grid_b, grid_s).to_arrow()
+
+
 def run(ctx: Context) -> Section:
     tr = ctx.cfg.tool_result
     b0, s0, ht = int(tr.summarize_bytes), float(tr.summarize_share), int(tr.head_tail_lines)
-    grid_b, grid_s = sorted({*SWEEP_BYTES, b0}), sorted({*SWEEP_SHARES, s0})
-    _prepare(ctx.con, grid_b[0], grid_s[0], ht)
-    per = _with_shares(_per_conversation(ctx.con, grid_b, grid_s))
+    per = _with_shares(ctx.fact("compression"))
     points = _totals(per)
     here = next(p for p in points if p["summarize_bytes"] == b0 and p["summarize_share"] == s0)
     mine = per.filter((pl.col("summarize_bytes") == b0) & (pl.col("summarize_share") == s0))
-    _write_results(ctx.con, b0, s0)
+    if ctx.facts.local:  # the per-result table needs the replay the fact left on the warehouse connection
+        _write_results(ctx.con, b0, s0)
     metrics = {**here, "head_tail_lines": ht, "compress_enabled": bool(tr.compress_enabled), "sweep": points,
                "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)}}
     sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(here, ht, bool(tr.compress_enabled)))

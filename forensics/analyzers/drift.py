@@ -23,11 +23,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import duckdb
 import polars as pl
+import pyarrow as pa
 
+from forensics.analyzers import baseline  # noqa: F401  (registers the fact "baseline", which drift reads too)
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.facts import arrow, fact
+from forensics.config import Config
 from forensics.drift import interleave, rediscovery
 from forensics.drift.corpus import Distribution, interventions
+from forensics.queries import load_query
+from forensics.selection import SELECTED
 
 NAME = "drift"
 TITLE = "Drift phenomena"
@@ -53,7 +60,7 @@ def _sev(value: float | None, low: float, high: float, below: bool = False) -> s
 
 def run(ctx: Context) -> Section:
     d, big = ctx.cfg.drift, int(ctx.cfg.tool_result.summarize_bytes)
-    base = ctx.query("baseline")
+    base = ctx.fact("baseline")
     natives = dict(zip(base["conversation_id"].to_list(), base["native_id"].to_list()))
     eps: list[dict[str, Any]] = []
     eps += _crowding(ctx, base, d, big)
@@ -79,12 +86,42 @@ def _ep(cid: str, native: str | None, kind: str, severity: str, rule: str, value
             "detail": detail, "follows_compaction": follows, "percentile": percentile, "among": among}
 
 
+@fact("drift_largest", order=("conversation_id",))
+def largest_results(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per conversation, its largest tool results and how many exceed tool_result.summarize_bytes."""
+    return arrow(con, "SELECT conversation_id, list(position ORDER BY content_bytes DESC, position)[1:?] AS top, "
+                      "count(*) FILTER (WHERE content_bytes > ?) AS oversized "
+                      f"FROM messages JOIN {SELECTED} USING (conversation_id) "
+                      "WHERE on_main_path AND role = 'tool' GROUP BY 1",
+                 [LARGEST, int(cfg.tool_result.summarize_bytes)])
+
+
+@fact("tool_turns", order=("conversation_id", "user_position"))
+def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """The named query ``tool_turns`` for the selected conversations."""
+    return arrow(con, f"SELECT * FROM ({load_query('tool_turns').sql}) q "
+                      f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
+
+
+@fact("drift_interventions", order=("conversation_id", "position"))
+def stepped_in(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    return interventions(con).to_arrow()
+
+
+@fact("drift_rediscovery", order=("conversation_id", "at", "sign", "detail"))
+def rediscovered(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    return rediscovery.episodes(con, int(cfg.drift.rediscovery_window), int(cfg.compaction.max_tokens)).to_arrow()
+
+
+@fact("drift_lags", order=("conversation_id", "switch"))
+def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Type 4's lags (``forensics.drift.interleave``); none until the topic analyzer wrote topic_switches."""
+    found = interleave.lags(con) if interleave.available(con) else []
+    return pa.Table.from_pylist([vars(lag) for lag in found], schema=interleave.LAG_SCHEMA)
+
+
 def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[str, Any]]:
-    largest = ctx.df("SELECT conversation_id, list(position ORDER BY content_bytes DESC, position)[1:?] AS top, "
-                     "count(*) FILTER (WHERE content_bytes > ?) AS oversized "
-                     "FROM messages JOIN sel_conversations USING (conversation_id) "
-                     "WHERE on_main_path AND role = 'tool' GROUP BY 1", [LARGEST, big])
-    top = {r["conversation_id"]: r for r in largest.iter_rows(named=True)}
+    top = {r["conversation_id"]: r for r in ctx.fact("drift_largest").iter_rows(named=True)}
     ratios = Distribution(base["asst_tool_ratio"].to_list())
     among = f"{len(ratios.values)} conversations with tool output"
     out = []
@@ -104,10 +141,11 @@ def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[s
 def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
     """A wide request crossing the seed's thresholds counts when it is an outlier among this corpus's requests
     (Tukey's fence over requests with tool calls) or when the user stepped in after it."""
-    turns = ctx.query("tool_turns")
+    turns = ctx.fact("tool_turns")
     targets, widest = Distribution(turns["distinct_targets"].to_list()), Distribution(turns["widest_round"].to_list())
     fences = {"targets": targets.fence(), "widest": widest.fence()}
-    stepped = interventions(ctx.con)
+    stepped = {(r["conversation_id"], r["position"]): (r["next_position"], r["why"])
+               for r in ctx.fact("drift_interventions").iter_rows(named=True)}
     among = f"{turns.height} requests with tool calls"
     out = []
     for r in turns.iter_rows(named=True):
@@ -137,8 +175,7 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
 
 def _rediscovery(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
     out = []
-    for r in rediscovery.episodes(ctx.con, int(d.rediscovery_window), int(ctx.cfg.compaction.max_tokens)).iter_rows(
-            named=True):
+    for r in ctx.fact("drift_rediscovery").iter_rows(named=True):
         follows = None if not r["compaction_logged"] else r["compaction_position"] is not None
         where = ("no compaction is marked in this log" if follows is None else
                  f"after the compaction at [{r['compaction_position']}]" if follows else "before any logged compaction")
@@ -151,7 +188,7 @@ def _rediscovery(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str
 
 def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
     out = []
-    lags = interleave.lags(ctx.con)
+    lags = [interleave.Lag(**r) for r in ctx.fact("drift_lags").iter_rows(named=True)]
     switches = ctx.con.execute(f"SELECT count(*) FROM {interleave.SWITCHES} JOIN sel_conversations "
                                "USING (conversation_id)").fetchall()[0][0]
     population = Distribution([float(lag.messages) for lag in lags] + [0.0] * max(0, switches - len(lags)))  # no lag: 0
@@ -166,9 +203,10 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str,
     return out
 
 
-def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
-    """Echo rate, continue-nags with their positions, continue-fatigue, tool calls in the turn before a nag."""
-    nags = ctx.df("""
+@fact("drift_nags", order=("conversation_id",))
+def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Continue-nags with their positions, and the tool calls in the turn before each (mean)."""
+    return arrow(con, f"""
         WITH m AS (
             SELECT conversation_id, position, role, tool_call_count,
                    role = 'user' AND list_contains(coalesce(getvariable('baseline_continue_words'),
@@ -176,19 +214,29 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
                    -- user messages strictly before this one (a running sum: linear, unlike a filtered frame)
                    sum((role = 'user')::INTEGER) OVER (PARTITION BY conversation_id ORDER BY position
                        ROWS UNBOUNDED PRECEDING) - (role = 'user')::INTEGER AS turn
-            FROM messages JOIN sel_conversations USING (conversation_id) WHERE on_main_path
+            FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path
         ),
         calls AS (SELECT conversation_id, turn, sum(tool_call_count) AS calls FROM m GROUP BY 1, 2)
         SELECT m.conversation_id, list(m.position ORDER BY m.position) AS nag_positions, avg(coalesce(c.calls, 0))
                AS calls_before_nag
         FROM m LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.turn = m.turn
         WHERE m.nag GROUP BY 1""")
-    echo = ctx.df("SELECT conversation_id, list(position ORDER BY position) AS echo_positions FROM messages "
-                  "JOIN sel_conversations USING (conversation_id) WHERE on_main_path AND role = 'assistant' "
-                  "AND blank AND tool_call_count >= 1 GROUP BY 1")
+
+
+@fact("drift_echo", order=("conversation_id",))
+def echo(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Positions of the pure tool-echo messages (assistant, blank, with tool calls)."""
+    return arrow(con, "SELECT conversation_id, list(position ORDER BY position) AS echo_positions FROM messages "
+                      f"JOIN {SELECTED} USING (conversation_id) WHERE on_main_path AND role = 'assistant' "
+                      "AND blank AND tool_call_count >= 1 GROUP BY 1")
+
+
+def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
+    """Echo rate, continue-nags with their positions, continue-fatigue, tool calls in the turn before a nag."""
     return (base.select("conversation_id", "native_id", "user", "continue_nags",
                         pl.col("empty_assistant_share").alias("echo_rate"))
-            .join(nags, on="conversation_id", how="left").join(echo, on="conversation_id", how="left")
+            .join(ctx.fact("drift_nags"), on="conversation_id", how="left")
+            .join(ctx.fact("drift_echo"), on="conversation_id", how="left")
             .with_columns(continue_fatigue=pl.when(pl.col("user") > 0).then(pl.col("continue_nags") / pl.col("user"))))
 
 

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 import duckdb
+import polars as pl
 
 from forensics.warehouse import frame
 
@@ -49,10 +50,10 @@ class Distribution:
 
 
 
-def interventions(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], tuple[int, str]]:
-    """(conversation_id, user position) -> (position, why) of the next user message when it steps in: a
-    continue-nag, a correction (``[sentinel] correction_words``) or an interruption."""
-    rows = frame(con, f"""
+def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """(conversation_id, position of a user message, next_position, why) where the next user message steps in:
+    a continue-nag, a correction (``[sentinel] correction_words``) or an interruption."""
+    return frame(con, f"""
         WITH u AS (
             SELECT conversation_id, position, trimmed_text, content,
                    lead(position) OVER w AS next_position, lead(trimmed_text) OVER w AS next_trimmed,
@@ -60,14 +61,15 @@ def interventions(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], tuple
             FROM messages JOIN sel_conversations USING (conversation_id)
             WHERE on_main_path AND role = 'user'
             WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
+        ),
+        v AS (
+            SELECT conversation_id, position, next_position,
+                   CASE WHEN list_contains(coalesce(getvariable('baseline_continue_words'), ['继续', 'continue']),
+                                           next_trimmed) THEN 'a continue-nag'
+                        WHEN regexp_matches(next_content, '{INTERRUPTED}') THEN 'an interruption'
+                        WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'), []::VARCHAR[]),
+                                             lambda w: contains(lower(next_content), lower(w)))) > 0 THEN 'a correction'
+                   END AS why
+            FROM u WHERE next_position IS NOT NULL
         )
-        SELECT conversation_id, position, next_position,
-               CASE WHEN list_contains(coalesce(getvariable('baseline_continue_words'), ['继续', 'continue']),
-                                       next_trimmed) THEN 'a continue-nag'
-                    WHEN regexp_matches(next_content, '{INTERRUPTED}') THEN 'an interruption'
-                    WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'), []::VARCHAR[]),
-                                         lambda w: contains(lower(next_content), lower(w)))) > 0 THEN 'a correction'
-               END AS why
-        FROM u WHERE next_position IS NOT NULL""")
-    return {(r["conversation_id"], r["position"]): (r["next_position"], r["why"])
-            for r in rows.iter_rows(named=True) if r["why"]}
+        SELECT * FROM v WHERE why IS NOT NULL""")

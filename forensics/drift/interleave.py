@@ -23,11 +23,14 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 import duckdb
+import pyarrow as pa
 
 from forensics.drift.targets import target_tokens, union
 from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
+LAG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("switch", pa.int32()), ("first", pa.int32()),
+                        ("last", pa.int32()), ("old_rounds", pa.list_(pa.int32())), ("old_targets", pa.list_(pa.string()))])
 
 
 @dataclass
@@ -45,7 +48,9 @@ class Lag:
 
 
 def available(con: duckdb.DuckDBPyConnection) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [SWITCHES]).fetchall()[0][0] > 0
+    """Whether the switches are there: a warehouse table, or a view over another engine's rows."""
+    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                       [SWITCHES]).fetchall()[0][0] > 0
 
 
 def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:

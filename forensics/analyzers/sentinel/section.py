@@ -27,7 +27,7 @@ def run(ctx: Context) -> Section:
         return Section(NAME, TITLE, "Sentinel analysis is off (`[sentinel] enabled = false`).", {"enabled": False})
     sentinel = Sentinel.from_config(ctx.cfg)
     window = ctx.cfg.sentinel.compliance_window
-    build_tables(ctx.con, ctx.cfg)
+    build_tables(ctx.con, ctx.cfg, ctx.facts)
     sweep = window_sweep(ctx.con, rebuild=False)
     replies = ctx.df("SELECT r.* FROM sentinel_replies r JOIN sel_conversations USING (conversation_id)")
     states = ctx.df("SELECT * FROM sentinel_models")

@@ -7,12 +7,19 @@ whole history in time order, so these always cover the whole warehouse; the repo
 Time order is the conversation's ``created_at`` (then its native id), then the reply's position: message
 timestamps are often missing (SQLite message arrays carry none), and a conversation's replies stay together,
 as in the seed where a compliance record is read when a chat starts.
+
+Classifying a reply needs only its conversation (the fact ``sentinel_judged``); the state machine needs every
+reply of a model in time order (``replay``), which the Spark engine runs per model after a sort in Spark.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import duckdb
 import polars as pl
+import pyarrow as pa
 
+from forensics.analyzers.facts import Facts, arrow, fact, ordered
 from forensics.analyzers.sentinel.classify import Sentinel, classify
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.config import Config
@@ -52,53 +59,92 @@ REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position"
                 "context_chars": pl.Int64, "context_tokens": pl.Int64, "compliance_key": pl.String,
                 "provider": pl.String, "model": pl.String, "model_ordinal": pl.Int32, "status": pl.String,
                 "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
+# the model's state after each reply: its last reply's is the model's state at the end of the history
+STATE_SCHEMA = {"known_compliant": pl.Boolean, "muted": pl.Boolean, "muted_ordinal": pl.Int32,
+                "healthy_after_mute": pl.Int32}
+REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 
 
-def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config) -> ComplianceTracker:
-    """(Re)create the three sentinel tables for the whole warehouse; returns the replayed tracker."""
+@fact("sentinel_judged", order=("created_at", "native_id", "conversation_id", "position"), whole_history=True)
+def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Every final reply with its verdict and compliance key, without its text (one tight loop over the text)."""
     s = Sentinel.from_config(cfg)
-    tracker = ComplianceTracker(cfg.sentinel.compliance_window)
-    judged = frame(con, JUDGED_SQL)
-    replies = _replay(judged, s, tracker)
+    rows = frame(con, JUDGED_SQL)
+    verdicts = [classify(t, s.marker, s.tokens, s.closing) for t in rows["content"].to_list()]
+    keys = [compliance_key(p, m) for p, m in zip(rows["provider"].to_list(), rows["model"].to_list())]
+    return rows.drop("content").with_columns(
+        pl.Series("compliance_key", keys, pl.String), pl.Series("status", [v.status for v in verdicts], pl.String),
+        pl.Series("drifted", [v.drifted for v in verdicts], pl.String)).to_arrow()
+
+
+@fact("sentinel_turns", order=("conversation_id",), whole_history=True)
+def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    return arrow(con, "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
+                      "WHERE on_main_path AND role = 'user' GROUP BY 1")
+
+
+@fact("sentinel_failures", order=("conversation_id", "position", "kind"), whole_history=True)
+def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pa.Table:
+    """The named query ``sentinel_failures`` with each failure's turn (user messages up to it), of ``ids`` only
+    when given: a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs, so the error
+    regex reads only the tool results of those conversations."""
+    where = "" if ids is None else "WHERE q.conversation_id IN (SELECT unnest(?::VARCHAR[]))"
+    return arrow(con, f"""
+        WITH f AS (SELECT q.* FROM ({load_query('sentinel_failures').sql}) q {where}),
+        users AS (SELECT conversation_id, position FROM messages
+                  WHERE on_main_path AND role = 'user' AND conversation_id IN (SELECT conversation_id FROM f))
+        SELECT f.*, (SELECT count(*) FROM users u WHERE u.conversation_id = f.conversation_id
+                     AND u.position <= f.position)::INTEGER AS turn
+        FROM f""", None if ids is None else [ids])
+
+
+def replay(batches: Iterable[pl.DataFrame], tracker: ComplianceTracker) -> Iterator[pl.DataFrame]:
+    """Run the state machine over judged replies (``sentinel_judged``) in time order; a model's replies may span
+    batches. Each reply comes back with the probe's outcome and its model's state after it."""
+    observe, onsets, models = tracker.observe, tracker.onsets, tracker.models
+    for judged in batches:
+        ordinals, outcomes, degraded, states = [], [], [], []
+        for key, conv, pos, status in zip(judged["compliance_key"].to_list(), judged["conversation_id"].to_list(),
+                                          judged["position"].to_list(), judged["status"].to_list()):
+            ordinals.append(models[key].judged if key in models else 0)
+            outcomes.append(observe(key, conv, pos, status))
+            degraded.append(conv in onsets)  # latched at this reply or earlier
+            m = models[key]
+            states.append((m.known_compliant, m.muted, m.muted_at, m.healthy_after_mute))
+        state = pl.DataFrame(states, schema=STATE_SCHEMA, orient="row")
+        yield pl.DataFrame({
+            "conversation_id": judged["conversation_id"], "native_id": judged["native_id"],
+            "position": judged["position"], "turn": judged["turn"], "context_chars": judged["context_chars"],
+            "context_tokens": judged["context_chars"] // 4, "compliance_key": judged["compliance_key"],
+            "provider": judged["provider"], "model": judged["model"], "model_ordinal": ordinals,
+            "status": judged["status"], "drifted": judged["drifted"], "outcome": outcomes, "degraded": degraded},
+            schema=REPLY_SCHEMA).hstack(state)
+
+
+def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | None = None) -> ComplianceTracker | None:
+    """(Re)create the three sentinel tables for the whole history; returns the replayed tracker (None when an
+    engine handed the replay over in ``facts``)."""
+    facts = facts or Facts(con, cfg)
+    tracker = ComplianceTracker(cfg.sentinel.compliance_window) if facts.local else None
+    if tracker is not None:
+        replayed = pl.concat([*replay([facts.get("sentinel_judged")], tracker), pl.DataFrame(
+            schema={**REPLY_SCHEMA, **STATE_SCHEMA})])
+    else:
+        replayed = ordered("sentinel_judged", facts.get(REPLAYED))
+    replies = replayed.select(list(REPLY_SCHEMA))
     con.register("_sentinel_replies", replies.to_arrow())
     try:
         con.execute("CREATE OR REPLACE TABLE sentinel_replies AS SELECT * FROM _sentinel_replies")
     finally:
         con.unregister("_sentinel_replies")
-    _models(con, tracker)
-    _conversations(con)
+    _models(con, replayed)
+    _conversations(con, facts)
     return tracker
 
 
-def _replay(judged: pl.DataFrame, s: Sentinel, tracker: ComplianceTracker) -> pl.DataFrame:
-    """Classify every judged reply (one tight loop over the text) and run the state machine in time order."""
-    marker, tokens, closing = s.marker, s.tokens, s.closing
-    verdicts = [classify(t, marker, tokens, closing) for t in judged["content"].to_list()]
-    keys = [compliance_key(p, m) for p, m in zip(judged["provider"].to_list(), judged["model"].to_list())]
-    convs, positions = judged["conversation_id"].to_list(), judged["position"].to_list()
-    ordinals, outcomes, degraded = [], [], []
-    observe, onsets, models = tracker.observe, tracker.onsets, tracker.models
-    for key, conv, pos, v in zip(keys, convs, positions, verdicts):
-        ordinals.append(models[key].judged if key in models else 0)
-        outcomes.append(observe(key, conv, pos, v.status))
-        degraded.append(conv in onsets)  # latched at this reply or earlier
-    return pl.DataFrame({
-        "conversation_id": convs, "native_id": judged["native_id"], "position": positions, "turn": judged["turn"],
-        "context_chars": judged["context_chars"], "context_tokens": judged["context_chars"] // 4,
-        "compliance_key": keys, "provider": judged["provider"], "model": judged["model"], "model_ordinal": ordinals,
-        "status": [v.status for v in verdicts], "drifted": [v.drifted for v in verdicts], "outcome": outcomes,
-        "degraded": degraded}, schema=REPLY_SCHEMA)
-
-
-def _models(con: duckdb.DuckDBPyConnection, tracker: ComplianceTracker) -> None:
-    states = pl.DataFrame({
-        "compliance_key": list(tracker.models),
-        "known_compliant": [m.known_compliant for m in tracker.models.values()],
-        "muted": [m.muted for m in tracker.models.values()],
-        "muted_ordinal": [m.muted_at for m in tracker.models.values()],
-        "healthy_after_mute": [m.healthy_after_mute for m in tracker.models.values()]},
-        schema={"compliance_key": pl.String, "known_compliant": pl.Boolean, "muted": pl.Boolean,
-                "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32})
+def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
+    states = (replayed.sort("model_ordinal").group_by("compliance_key", maintain_order=True).last()
+              .select("compliance_key", *STATE_SCHEMA))
     con.register("_sentinel_states", states.to_arrow())
     try:
         con.execute("""
@@ -136,14 +182,21 @@ def _models(con: duckdb.DuckDBPyConnection, tracker: ComplianceTracker) -> None:
         con.unregister("_sentinel_states")
 
 
-def _conversations(con: duckdb.DuckDBPyConnection) -> None:
+def _conversations(con: duckdb.DuckDBPyConnection, facts: Facts) -> None:
     """Per conversation: onset, and the first visible failure before and after it (failures of degraded ones only)."""
-    failures = load_query("sentinel_failures").sql
-    # a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs: the error regex
-    # then reads only the tool results of degraded conversations
     degraded = [r[0] for r in con.execute("SELECT DISTINCT conversation_id FROM sentinel_replies "
                                           "WHERE outcome = 'alarm'").fetchall()]
-    con.execute(f"""
+    con.register("_sentinel_failures", facts.get("sentinel_failures", degraded).to_arrow())
+    con.register("_sentinel_turns", facts.get("sentinel_turns").to_arrow())
+    try:
+        _conversations_table(con)
+    finally:
+        con.unregister("_sentinel_failures")
+        con.unregister("_sentinel_turns")
+
+
+def _conversations_table(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("""
     CREATE OR REPLACE TABLE sentinel_conversations AS
     WITH per AS (
         SELECT conversation_id, any_value(compliance_key) AS compliance_key, count(*) AS judged,
@@ -159,10 +212,7 @@ def _conversations(con: duckdb.DuckDBPyConnection) -> None:
         FROM per p
         LEFT JOIN sentinel_replies r ON r.conversation_id = p.conversation_id AND r.position = p.onset_position
     ),
-    f AS (
-        SELECT q.* FROM ({failures}) q
-        WHERE q.conversation_id IN (SELECT unnest(?::VARCHAR[]))
-    ),
+    f AS (SELECT * FROM _sentinel_failures),
     around AS (
         SELECT o.conversation_id,
                count(*) FILTER (WHERE f.position < o.onset_position) AS failures_before,
@@ -172,17 +222,12 @@ def _conversations(con: duckdb.DuckDBPyConnection) -> None:
                    AS failure_before_kind,
                min(f.position) FILTER (WHERE f.position > o.onset_position) AS failure_position,
                arg_min(f.kind, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_kind,
-               arg_min(f.detail, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_detail
+               arg_min(f.detail, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS failure_detail,
+               arg_min(f.turn, (f.position, f.kind)) FILTER (WHERE f.position > o.onset_position) AS upto_failure
         FROM onset o JOIN f USING (conversation_id)
         GROUP BY 1
     ),
-    users AS (
-        SELECT m.conversation_id, count(*)::INTEGER AS turns,
-               count(*) FILTER (WHERE m.position <= a.failure_position)::INTEGER AS upto_failure
-        FROM messages m LEFT JOIN around a USING (conversation_id)
-        WHERE m.on_main_path AND m.role = 'user'
-        GROUP BY 1
-    )
+    users AS (SELECT * FROM _sentinel_turns)
     SELECT c.conversation_id, c.native_id, o.compliance_key, coalesce(u.turns, 0) AS turns,
            coalesce(o.judged, 0) AS judged, coalesce(o.healthy, 0) AS healthy, coalesce(o.mutated, 0) AS mutated,
            coalesce(o.missing, 0) AS missing, o.onset_position IS NOT NULL AS degraded, o.onset_position,
@@ -190,8 +235,8 @@ def _conversations(con: duckdb.DuckDBPyConnection) -> None:
            CASE WHEN o.onset_position IS NOT NULL THEN coalesce(a.failures_before, 0) END AS failures_before,
            CASE WHEN o.onset_position IS NOT NULL THEN coalesce(a.failures_after, 0) END AS failures_after,
            a.failure_before_position, a.failure_before_kind, a.failure_position, a.failure_kind, a.failure_detail,
-           CASE WHEN a.failure_position IS NOT NULL THEN u.upto_failure END AS failure_turn,
-           CASE WHEN a.failure_position IS NOT NULL THEN u.upto_failure - o.onset_turn END AS lead_turns,
+           CASE WHEN a.failure_position IS NOT NULL THEN a.upto_failure END AS failure_turn,
+           CASE WHEN a.failure_position IS NOT NULL THEN a.upto_failure - o.onset_turn END AS lead_turns,
            a.failure_position - o.onset_position AS lead_messages,
            CASE WHEN o.onset_position IS NOT NULL THEN a.failure_before_position IS NULL END AS sentinel_first
     FROM conversations c
@@ -199,4 +244,4 @@ def _conversations(con: duckdb.DuckDBPyConnection) -> None:
     LEFT JOIN around a USING (conversation_id)
     LEFT JOIN users u USING (conversation_id)
     ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id
-    """, [degraded])
+    """)

@@ -1,0 +1,89 @@
+"""Per-conversation facts: what an analyzer computes from one conversation's rows, written once for two engines.
+
+A fact is a function of a DuckDB connection whose tables ``messages``, ``tool_calls``, ``conversations`` and
+``events`` (``topic_switches`` too, once a topic report ran) hold one or more *whole* conversations and whose
+``sel_conversations`` lists the ones a report covers. It returns Arrow rows keyed by ``conversation_id``, each a
+function of its own conversation's rows alone. Locally the connection is the warehouse and a fact runs once over
+the whole selection (DuckDB is the batch); on Spark (``forensics.spark``) it runs on the workers over an
+in-memory DuckDB holding one conversation's rows of the lake. What needs the whole corpus (percentiles, means,
+the sentinel's per-model replay in time order) is no fact: the analyzers do it from the facts' rows.
+
+Each fact declares the total order of its rows, applied on both engines, so what an analyzer iterates over (and
+how it breaks ties) does not depend on where the rows were computed.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+
+from forensics.config import Config
+
+TABLES = ("conversations", "messages", "tool_calls", "events", "topic_switches")  # what a fact may read
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str
+    fn: Callable[..., pa.Table]  # (con, cfg) -> rows; may take ``ids`` (restrict to these conversations)
+    order: tuple[str, ...]  # a total order of the rows (nulls last, as DuckDB's ORDER BY)
+    whole_history: bool = False  # every conversation, not only the selected ones (the sentinel's history)
+
+    @property
+    def by_ids(self) -> bool:
+        return "ids" in inspect.signature(self.fn).parameters
+
+
+REGISTRY: dict[str, Fact] = {}
+
+
+def fact(name: str, order: tuple[str, ...], whole_history: bool = False) -> Callable[[Callable[..., pa.Table]],
+                                                                                  Callable[..., pa.Table]]:
+    """Register ``fn`` as the fact ``name`` (in the analyzer module that reads it)."""
+    def register(fn: Callable[..., pa.Table]) -> Callable[..., pa.Table]:
+        REGISTRY[name] = Fact(name, fn, order, whole_history)
+        return fn
+    return register
+
+
+def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pa.Table:
+    return con.sql(sql, params=params or None).to_arrow_table()
+
+
+def ordered(name: str, df: pl.DataFrame) -> pl.DataFrame:
+    return df.sort(list(REGISTRY[name].order), nulls_last=True, maintain_order=True) if df.height else df
+
+
+@dataclass
+class Facts:
+    """The facts one report reads: computed on demand over ``con`` (the warehouse), or handed over by another
+    engine (``given``: fact name -> rows of every conversation it covers)."""
+
+    con: duckdb.DuckDBPyConnection
+    cfg: Config
+    given: dict[str, pl.DataFrame] | None = None
+    _cache: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+
+    @property
+    def local(self) -> bool:
+        """Whether the facts come from ``con`` itself (the warehouse), so an analyzer may also write its tables."""
+        return self.given is None
+
+    def get(self, name: str, ids: list[str] | None = None) -> pl.DataFrame:
+        """The rows of fact ``name`` in its order; ``ids`` restricts them to those conversations. Rows an engine
+        derived from facts (the sentinel's replay) are handed over by name too."""
+        if self.given is not None:
+            df = self.given[name]
+            return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df
+        f = REGISTRY[name]
+        if ids is not None and f.by_ids:
+            return ordered(name, pl.from_arrow(f.fn(self.con, self.cfg, ids=ids)))
+        if name not in self._cache:
+            self._cache[name] = ordered(name, pl.from_arrow(f.fn(self.con, self.cfg)))
+        df = self._cache[name]
+        return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df
