@@ -67,19 +67,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY)
         ctx = Context.open(wh.con, cfg, selection, labels)
-        meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
-                "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-                "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
-                "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-                "analyzers": names, "labels": labels}
-        report = Report(meta, labels=ctx.conversation_labels)
-        for name in names:
-            report.sections.append(_masked(analyzers.load(name).run(ctx)))
-        report.digest = digests.build(report.sections, ctx.selected)
-        cited: dict[str, set[int]] = {}
-        for f in [r.finding for r in report.digest.strongest] + [f for s in report.sections for f in report.shown(s)]:
-            cited.setdefault(f.conversation_id, set()).update(f.positions)
-        report.evidence = evidence.fetch(wh.con, cited)
+        report = analyze(ctx, names, {"warehouse": str(db), "labels": labels})
+        report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
             digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names)
             selection.materialize(wh.con)  # the tuners looked at every conversation
@@ -88,6 +77,30 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         if persist_findings:
             persist.write(wh.con, report)
     return report
+
+
+def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
+    """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
+    or a lake and its engine) in the report's meta."""
+    cfg, selection = ctx.cfg, ctx.selection
+    meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
+            "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+            **{k: v for k, v in source.items() if k != "labels"}, "config": str(cfg.path) if cfg.path else None,
+            "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
+            "analyzers": names, "labels": source.get("labels")}
+    report = Report(meta, labels=ctx.conversation_labels)
+    for name in names:
+        report.sections.append(_masked(analyzers.load(name).run(ctx)))
+    report.digest = digests.build(report.sections, ctx.selected)
+    return report
+
+
+def cited(report: Report) -> dict[str, set[int]]:
+    """conversation_id -> the positions the report's shown findings cite (its evidence to embed)."""
+    out: dict[str, set[int]] = {}
+    for f in [r.finding for r in report.digest.strongest] + [f for s in report.sections for f in report.shown(s)]:
+        out.setdefault(f.conversation_id, set()).update(f.positions)
+    return out
 
 
 def _masked(sec: Section) -> Section:

@@ -15,7 +15,7 @@ from forensics.report.build import Report
 from forensics.report.charts import inline
 from forensics.report.compare import Comparison
 from forensics.report.render import (CHANGE_HEAD, MAX_TABLE_ROWS, NUMERIC, change_row, df_rows, drift_text, fmt,
-                                     positions_text, selection_text, show_command, standing)
+                                     positions_text, selection_text, show_command, source_text, standing)
 
 e = html.escape
 DIGEST_PARTS = (("what-to-change", "What to change"), ("worst", "Worst conversations"),
@@ -43,7 +43,7 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
     else:
         m = result.meta
         body = ["<h1>forensics report</h1>",
-                f"<p class=meta>{m['conversations']} conversations from <code>{e(m['warehouse'])}</code> · selection "
+                f"<p class=meta>{m['conversations']} conversations from <code>{e(source_text(m))}</code> · selection "
                 f"{e(selection_text(m))} · config {e(m['config'] or 'built-in defaults')} · forensics "
                 f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _digest(result, "") + _sections(
                     result, charts, "")

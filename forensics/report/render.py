@@ -169,6 +169,11 @@ def selection_text(m: dict[str, Any]) -> str:
     return "all conversations" if sel.get("all") else ", ".join(f"{k}={v}" for k, v in sel.items())
 
 
+def source_text(m: dict[str, Any]) -> str:
+    """What the report read: the warehouse, or the lake and the engine that read it."""
+    return m["warehouse"] if "warehouse" in m else f"{m['lake']} (on Spark, {m['spark_master']})"
+
+
 # ------------------------------------------------------------------ markdown
 def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str:
     if isinstance(result, Comparison):
@@ -183,7 +188,7 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
         return redact("\n".join(lines)) + "\n"
     m = result.meta
     lines = ["# forensics report", "",
-             f"{m['conversations']} conversations from `{m['warehouse']}` · selection {selection_text(m)} · "
+             f"{m['conversations']} conversations from `{source_text(m)}` · selection {selection_text(m)} · "
              f"config {m['config'] or 'built-in defaults'} · forensics {m['toolkit_version']} · {m['generated_at']}", ""]
     return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
 

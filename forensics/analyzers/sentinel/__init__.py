@@ -5,10 +5,10 @@ The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``Comp
 ``window_sweep`` are the library twins a notebook or `forensics tune` calls directly.
 """
 from forensics.analyzers.sentinel.classify import Sentinel, Verdict, classify, strip_for_display
-from forensics.analyzers.sentinel.section import NAME, TITLE, run
+from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables
 
-__all__ = ["NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify", "compliance_key",
+__all__ = ["FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify", "compliance_key",
            "run", "strip_for_display", "window_sweep"]

@@ -59,8 +59,9 @@ REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position"
                 "context_chars": pl.Int64, "context_tokens": pl.Int64, "compliance_key": pl.String,
                 "provider": pl.String, "model": pl.String, "model_ordinal": pl.Int32, "status": pl.String,
                 "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
-# the model's state after each reply: its last reply's is the model's state at the end of the history
-STATE_SCHEMA = {"known_compliant": pl.Boolean, "muted": pl.Boolean, "muted_ordinal": pl.Int32,
+# what ``replay`` adds to each reply: its conversation's time (the replay's order) and the model's state after
+# the reply (its last reply's is the model's state at the end of the history)
+STATE_SCHEMA = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean, "muted_ordinal": pl.Int32,
                 "healthy_after_mute": pl.Int32}
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 
@@ -111,7 +112,8 @@ def replay(batches: Iterable[pl.DataFrame], tracker: ComplianceTracker) -> Itera
             degraded.append(conv in onsets)  # latched at this reply or earlier
             m = models[key]
             states.append((m.known_compliant, m.muted, m.muted_at, m.healthy_after_mute))
-        state = pl.DataFrame(states, schema=STATE_SCHEMA, orient="row")
+        state = pl.DataFrame(states, schema={k: v for k, v in STATE_SCHEMA.items() if k != "created_at"},
+                             orient="row").insert_column(0, judged["created_at"].cast(pl.Datetime("us")))
         yield pl.DataFrame({
             "conversation_id": judged["conversation_id"], "native_id": judged["native_id"],
             "position": judged["position"], "turn": judged["turn"], "context_chars": judged["context_chars"],
@@ -144,7 +146,7 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
 
 def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
     states = (replayed.sort("model_ordinal").group_by("compliance_key", maintain_order=True).last()
-              .select("compliance_key", *STATE_SCHEMA))
+              .select("compliance_key", *[c for c in STATE_SCHEMA if c != "created_at"]))
     con.register("_sentinel_states", states.to_arrow())
     try:
         con.execute("""

@@ -1,0 +1,60 @@
+"""The Parquet lake of `forensics export` as Spark DataFrames, with the warehouse's columns in its order.
+
+``views.sql`` at the lake's root names every exported table and its columns (the partition columns ``source``
+and ``month`` live in the paths and are left out, as DuckDB's views leave them out). The root may be a local
+folder or an object-store URL Spark reads (``s3a://bucket/lake``); a ``*`` in it reads every host's export
+below it (``s3a://bucket/lake/*``), with ``views.sql`` taken from the first one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from forensics.errors import ForensicsError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+_VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS SELECT (.*?) FROM read_parquet\(")
+
+
+@dataclass
+class Lake:
+    spark: SparkSession
+    root: str
+    columns: dict[str, list[str]] = field(default_factory=dict)  # table -> its columns, from views.sql
+
+    @classmethod
+    def open(cls, spark: SparkSession, root: str) -> Lake:
+        text = _views_sql(spark, root.rstrip("/"))
+        columns = {m.group(1): m.group(2).split(", ") for m in _VIEW.finditer(text)}
+        if "messages" not in columns:
+            raise ForensicsError(f"{root}/views.sql names no messages table; is this a `forensics export` lake?")
+        return cls(spark, root.rstrip("/"), columns)
+
+    def has(self, table: str) -> bool:
+        return table in self.columns
+
+    def table(self, name: str) -> DataFrame:
+        if not self.has(name):
+            raise ForensicsError(f"the lake at {self.root} has no {name} table; export a warehouse that has it "
+                                 "(derived tables appear after `forensics report`)")
+        return self.spark.read.option("mergeSchema", "true").parquet(f"{self.root}/{name}").select(*self.columns[name])
+
+    def arrow(self, name: str) -> pa.Table:
+        """A small table (conversations, sources) collected whole."""
+        return self.table(name).toArrow()
+
+
+def _views_sql(spark: SparkSession, root: str) -> str:
+    """views.sql through Spark's own file system layer, so an object-store root works as a local one does."""
+    try:
+        rows = spark.read.text(f"{root}/views.sql", wholetext=True).collect()
+    except Exception as e:  # Spark's AnalysisException: PATH_NOT_FOUND
+        if "PATH_NOT_FOUND" in str(e) or "does not exist" in str(e):
+            raise ForensicsError(f"{root}: no views.sql; --lake takes the folder `forensics export --format parquet "
+                                 "--out DIR` wrote") from None
+        raise
+    return rows[0][0] if rows else ""
