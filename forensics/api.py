@@ -27,9 +27,19 @@ from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
 PathLike = str | os.PathLike[str]
 
 
-def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> pl.DataFrame:
-    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked."""
+def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, engine: str = "duckdb",
+          lake: PathLike | None = None, spark_master: str | None = None) -> pl.DataFrame:
+    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked. ``engine="spark"``
+    runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
     sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
+    if _spark(engine, lake):
+        from forensics.spark import sql as spark_sql
+        from forensics.spark.lake import Lake
+        from forensics.spark.session import DEFAULT_MASTER, session
+
+        df = spark_sql.run(Lake.open(session(spark_master or DEFAULT_MASTER), str(lake)), sql,
+                           sql_or_name if sql_or_name.isidentifier() else None)
+        return mask_frame(df) if redact else df
     with open_warehouse(db, read_only=True) as wh:
         check_read_only(wh.con, sql)
         try:
@@ -42,6 +52,15 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True) -> p
         except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
             raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
     return mask_frame(df) if redact else df
+
+
+def _spark(engine: str, lake: PathLike | None) -> bool:
+    """Whether to run on Spark; the engine and ``lake`` go together."""
+    if engine not in ("duckdb", "spark"):
+        raise ForensicsError(f"unknown engine {engine!r}; choose duckdb or spark")
+    if (engine == "spark") != (lake is not None):
+        raise ForensicsError("--engine spark reads a Parquet lake: pass --lake DIR (and --lake only with --engine spark)")
+    return engine == "spark"
 
 
 def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
@@ -75,12 +94,23 @@ def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg:
 def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
            only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
            compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
-           after: str | None = None, labels: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+           after: str | None = None, labels: str | None = None, engine: str = "duckdb", lake: PathLike | None = None,
+           spark_master: str | None = None) -> tuple[Report | Comparison, list[Path]]:
     """Build the report (or a before/after comparison) and write it; returns it and the files written.
 
     ``labels``: a labels file; labeled dialogues it carries are imported first when missing (SPEC §8).
+    ``engine="spark"``: the per-conversation analyzers on Spark over the Parquet ``lake`` (``forensics.spark``).
     """
     cfg = cfg or load_config()
+    if _spark(engine, lake):
+        if compare_db or split_at or before or after or labels:
+            raise ForensicsError("--engine spark writes a single report: no --compare, --split-at, --before/--after "
+                                 "or --labels (run those on a warehouse)")
+        from forensics.spark.report import build_spark_report
+        from forensics.spark.session import DEFAULT_MASTER
+
+        spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master or DEFAULT_MASTER)
+        return spark_report, write(spark_report, out, formats or list(FORMATS))
     if labels:
         from forensics.analyzers.topics.labels import ensure_imported, read_labels
 

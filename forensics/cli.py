@@ -146,6 +146,19 @@ config_option = click.option("--config", "config_path", type=click.Path(dir_okay
                              help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
 
 
+def engine_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for opt in reversed([
+        click.option("--engine", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True,
+                     help="duckdb: the warehouse (--db); spark: Apache Spark over a Parquet lake (--lake; "
+                          "pip install 'forensics[spark]', needs Java 17)."),
+        click.option("--lake", help="With --engine spark: the folder (or s3a://, gs:// URL) `forensics export` wrote."),
+        click.option("--spark-master", help="With --engine spark: the Spark master URL (default local[*]: this "
+                                            "machine's cores)."),
+    ]):
+        fn = opt(fn)
+    return fn
+
+
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for opt in reversed([
         click.option("--conversation", "conversations", multiple=True, help="Conversation id or native id (repeatable)."),
@@ -183,10 +196,12 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 @click.option("--labels", type=click.Path(dir_okay=False),
               help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
                    "when missing.")
+@engine_options
 def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
            conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
            sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None, write_baseline: str | None, labels: str | None) -> None:
+           after: str | None, write_baseline: str | None, labels: str | None, engine: str, lake: str | None,
+           spark_master: str | None) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -197,6 +212,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --only baseline --model glm-5.2 --format md
       forensics report --split-at 2026-06-20 --out reports/p0-effect
       forensics report --only topics --labels kdconv-dev.zh.jsonl --config dialogue.toml
+      forensics report --engine spark --lake lake/ --out reports/spark   # baseline, compression, drift, sentinel
     """
     from forensics.api import report as run_report
     from forensics.config import load_config
@@ -205,7 +221,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     fmts = parse_formats(formats)
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
-                                 after=after, labels=labels)
+                                 after=after, labels=labels, engine=engine, lake=lake, spark_master=spark_master)
     for p in written:
         click.echo(str(p))
     if write_baseline:
@@ -225,7 +241,9 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
               help="Output format (default: table on a terminal, csv otherwise).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file (required for parquet).")
 @click.option("--list", "list_", is_flag=True, help="List the named queries with their descriptions.")
-def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, list_: bool) -> None:
+@engine_options
+def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, list_: bool, engine: str,
+          lake: str | None, spark_master: str | None) -> None:
     """Run a named query from queries/ or read-only SQL against the warehouse.
 
     Statements that would write are refused. Secrets in text columns are masked.
@@ -235,6 +253,7 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
       forensics query --list
       forensics query baseline --format csv > baseline.csv
       forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
+      forensics query baseline --engine spark --lake lake/ --format csv
     """
     from forensics.queries import list_queries
 
@@ -247,7 +266,8 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
     from forensics.api import query as run_query
     from forensics.output import emit
 
-    emit(run_query(name_or_sql, db), fmt or ("table" if sys.stdout.isatty() else "csv"), out)
+    emit(run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
+         fmt or ("table" if sys.stdout.isatty() else "csv"), out)
 
 
 @cli.command()

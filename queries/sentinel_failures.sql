@@ -21,8 +21,9 @@ GROUP BY conversation_id, position
 UNION ALL
 SELECT conversation_id, position, 'correction' AS kind, left(stripped, 80) AS detail
 FROM users
-WHERE list_bool_or([contains(lower(content), lower(w)) FOR w IN coalesce(getvariable('sentinel_correction_words'),
-    ['不对', '错了', '不是这个', '你忘了', 'wrong', 'that''s not', 'you forgot', 'I said'])])
+WHERE array_length(list_filter(coalesce(getvariable('sentinel_correction_words'),
+    ['不对', '错了', '不是这个', '你忘了', 'wrong', 'that''s not', 'you forgot', 'I said']),
+    lambda w: contains(lower(content), lower(w)))) > 0
 UNION ALL
 SELECT conversation_id, position, 'continue_nag' AS kind, stripped AS detail
 FROM users

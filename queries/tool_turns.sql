@@ -19,8 +19,9 @@ calls AS (
 SELECT c.native_id, k.conversation_id, k.turn AS user_position, count(*) AS calls,
        count(DISTINCT k.target) AS distinct_targets, count(DISTINCT k.position) AS rounds,
        max(r.tool_call_count) AS widest_round,
-       arg_max(k.position, r.tool_call_count) AS widest_round_position,
-       array_to_string(list(DISTINCT k.position ORDER BY k.position), ',') AS round_positions  -- a list: 9,22,27
+       -- the first of the widest rounds (a tie is not left to the scan order)
+       arg_max(k.position, {'calls': r.tool_call_count, 'earlier': -k.position}) AS widest_round_position,
+       array_to_string(list_sort(list(DISTINCT k.position)), ',') AS round_positions  -- a list: 9,22,27
 FROM calls k
 JOIN m r ON r.conversation_id = k.conversation_id AND r.position = k.position
 JOIN conversations c ON c.conversation_id = k.conversation_id

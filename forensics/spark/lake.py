@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.errors import ForensicsError
@@ -25,6 +26,7 @@ class Lake:
     spark: SparkSession
     root: str
     columns: dict[str, list[str]] = field(default_factory=dict)  # table -> its columns, from views.sql
+    _read: dict[str, DataFrame] = field(default_factory=dict, repr=False)  # each table's schema merged once
 
     @classmethod
     def open(cls, spark: SparkSession, root: str) -> Lake:
@@ -41,7 +43,10 @@ class Lake:
         if not self.has(name):
             raise ForensicsError(f"the lake at {self.root} has no {name} table; export a warehouse that has it "
                                  "(derived tables appear after `forensics report`)")
-        return self.spark.read.option("mergeSchema", "true").parquet(f"{self.root}/{name}").select(*self.columns[name])
+        if name not in self._read:  # mergeSchema: exports of older toolkits may lack a newer column
+            self._read[name] = (self.spark.read.option("mergeSchema", "true").parquet(f"{self.root}/{name}")
+                                .select(*self.columns[name]))
+        return self._read[name]
 
     def arrow(self, name: str) -> pa.Table:
         """A small table (conversations, sources) collected whole."""
@@ -49,7 +54,9 @@ class Lake:
 
 
 def _views_sql(spark: SparkSession, root: str) -> str:
-    """views.sql through Spark's own file system layer, so an object-store root works as a local one does."""
+    """views.sql: read here from a local folder, else through Spark's file system layer (an object store)."""
+    if (Path(root) / "views.sql").is_file():
+        return (Path(root) / "views.sql").read_text(encoding="utf-8")
     try:
         rows = spark.read.text(f"{root}/views.sql", wholetext=True).collect()
     except Exception as e:  # Spark's AnalysisException: PATH_NOT_FOUND
