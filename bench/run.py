@@ -47,6 +47,10 @@ class Paths:
     def warehouse(self, name: str) -> Path:
         return self.cache / f"{name}.duckdb"
 
+    @property
+    def lake(self) -> Path:
+        return self.cache / "lake"
+
 
 @dataclass(frozen=True)
 class Step:
@@ -57,6 +61,9 @@ class Step:
     argv: Callable[[Paths], list[str]]
     fresh: str | None = None
     max_runs: int | None = None  # for a step that takes minutes: fewer runs than --repeat
+
+
+FOUR = "baseline,compression,drift,sentinel"  # the analyzers that run per conversation, on either engine
 
 
 def _forensics(*args: str) -> list[str]:
@@ -91,6 +98,16 @@ STEPS: list[Step] = [
     Step("report_full_again", "forensics report, every analyzer, again (topics reads the stored terms)",
          lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports")),
          max_runs=1),
+    # SPEC §18: the lake, then the per-conversation analyzers on DuckDB and on Spark local[2] over it (after
+    # report_full: the lake carries its topic switches, which drift type 4 reads on both engines)
+    Step("export_lake", "forensics export --format parquet (bench.db's reported warehouse -> lake/)",
+         lambda p: _forensics("export", "--db", str(p.warehouse("sqlite")), "--out", str(p.lake), "--overwrite")),
+    Step("report_four", "forensics report --only " + FOUR + " --format json (DuckDB, the warehouse)",
+         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", FOUR, "--format", "json",
+                              "--out", str(p.cache / "reports-duckdb"))),
+    Step("report_spark", "the same with --engine spark --lake lake/ --spark-master local[2]",
+         lambda p: _forensics("report", "--engine", "spark", "--lake", str(p.lake), "--spark-master", "local[2]",
+                              "--format", "json", "--out", str(p.cache / "reports-spark")), max_runs=1),
 ]
 
 
@@ -118,6 +135,7 @@ TARGETS: list[Target] = [
     Target("full report (again) ≤ 10 × naive loop", "report_full_again", 10, "naive"),
     Target("peak memory full report (first) ≤ 1 GB", "report_full", 1024, metric="rss_mb"),
     Target("peak memory full report (again) ≤ 1 GB", "report_full_again", 1024, metric="rss_mb"),
+    Target("Spark local[2] report ≤ 10 × DuckDB report (4 analyzers)", "report_spark", 10, "report_four"),
 ]
 SIZE_LIMIT = 1.2  # warehouse bytes / source bytes
 
@@ -212,6 +230,16 @@ def verdicts(results: list[StepResult], size: dict[str, dict[str, float]]) -> li
     return out
 
 
+def same_figures(paths: Paths) -> str | None:
+    """Whether the Spark report's figures are the DuckDB report's, section by section (None: one did not run)."""
+    files = [paths.cache / d / "metrics.json" for d in ("reports-duckdb", "reports-spark")]
+    if not all(f.exists() for f in files):
+        return None
+    local, spark = (json.loads(f.read_text())["sections"] for f in files)
+    differ = [k for k in FOUR.split(",") if local.get(k) != spark.get(k)]
+    return "every figure of " + FOUR + " equal" if not differ else "DIFFERENT in " + ", ".join(differ)
+
+
 def machine() -> dict[str, object]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
@@ -258,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results, checks, naive))
     for name, s in size.items():
         print(f"{name}: source {s['source_mb']:.0f} MB -> warehouse {s['warehouse_mb']:.0f} MB ({s['ratio']:.2f} ×)")
+    same = same_figures(paths)
+    if same is not None:
+        print(f"Spark and DuckDB reports: {same}")
     out = HERE / "results" / f"bench-{started.replace(':', '')}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"started": started, "machine": info, "repeat": a.repeat,

@@ -35,9 +35,9 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     if _spark(engine, lake):
         from forensics.spark import sql as spark_sql
         from forensics.spark.lake import Lake
-        from forensics.spark.session import DEFAULT_MASTER, session
+        from forensics.spark.session import session
 
-        df = spark_sql.run(Lake.open(session(spark_master or DEFAULT_MASTER), str(lake)), sql,
+        df = spark_sql.run(Lake.open(session(spark_master), str(lake)), sql,
                            sql_or_name if sql_or_name.isidentifier() else None)
         return mask_frame(df) if redact else df
     with open_warehouse(db, read_only=True) as wh:
@@ -107,9 +107,8 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
             raise ForensicsError("--engine spark writes a single report: no --compare, --split-at, --before/--after "
                                  "or --labels (run those on a warehouse)")
         from forensics.spark.report import build_spark_report
-        from forensics.spark.session import DEFAULT_MASTER
 
-        spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master or DEFAULT_MASTER)
+        spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master)
         return spark_report, write(spark_report, out, formats or list(FORMATS))
     if labels:
         from forensics.analyzers.topics.labels import ensure_imported, read_labels

@@ -21,7 +21,7 @@ from forensics.report.build import Report, analyze, cited
 from forensics.selection import SELECTED, Selection
 from forensics.spark.facts import compute
 from forensics.spark.lake import Lake
-from forensics.spark.session import DEFAULT_MASTER, session
+from forensics.spark.session import session
 
 ANALYZERS = ("baseline", "compression", "drift", "sentinel")  # the ones that work per conversation
 SMALL = ("conversations", "sources", "topic_switches")  # collected to the driver whole
@@ -38,7 +38,7 @@ def names(only: str | list[str] | None) -> list[str]:
 
 
 def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None = None,
-                       only: str | list[str] | None = None, master: str = DEFAULT_MASTER) -> Report:
+                       only: str | list[str] | None = None, master: str | None = None) -> Report:
     """The report of the analyzers ``only`` (default: the four of ``ANALYZERS``) over the lake at ``lake_root``."""
     selection = selection or Selection()
     chosen = names(only)
@@ -56,7 +56,8 @@ def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None 
     wanted = list(dict.fromkeys(f for m in modules for f in m.FACTS))
     given = compute(lake, cfg, wanted, ids, judged=JUDGED if JUDGED in wanted else None)
     ctx = Context.open(meta, cfg, selection, facts=Facts(meta, cfg, given))
-    report = analyze(ctx, chosen, {"lake": lake.root, "engine": "spark", "spark_master": master})
+    running = lake.spark.sparkContext.master  # a session already running keeps its master
+    report = analyze(ctx, chosen, {"lake": lake.root, "engine": "spark", "spark_master": running})
     report.evidence = fetch_evidence(lake, meta, cited(report))
     report.digest.skipped = ("not computed on Spark: `forensics tune` fits the thresholds on a warehouse "
                              "(forensics tune --db)")

@@ -25,8 +25,9 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def session(master: str = DEFAULT_MASTER) -> SparkSession:
-    """The process's SparkSession (created on first use with ``master``; a later call reuses it)."""
+def session(master: str | None = None) -> SparkSession:
+    """The process's SparkSession (created on first use with ``master``; a later call reuses it). No master:
+    the one spark-submit was given when it launched us, else ``DEFAULT_MASTER``."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -34,12 +35,15 @@ def session(master: str = DEFAULT_MASTER) -> SparkSession:
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    builder = (SparkSession.builder.master(master).appName("forensics")
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this process and holds its --master
+    master = master or (None if submitted else DEFAULT_MASTER)
+    builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
+    builder = (builder.appName("forensics")
                .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")  # month=2026-06 stays text
                .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}"))
-    if is_local(master):
+    if master is not None and is_local(master):
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # never bind to the machine's other interfaces
