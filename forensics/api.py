@@ -59,7 +59,8 @@ def _spark(engine: str, lake: PathLike | None) -> bool:
     if engine not in ("duckdb", "spark"):
         raise ForensicsError(f"unknown engine {engine!r}; choose duckdb or spark")
     if (engine == "spark") != (lake is not None):
-        raise ForensicsError("--engine spark reads a Parquet lake: pass --lake DIR (and --lake only with --engine spark)")
+        raise ForensicsError("--engine spark reads a Parquet lake: pass --lake DIR (and --lake only with "
+                             "--engine spark)")
     return engine == "spark"
 
 

@@ -25,7 +25,8 @@ def needs_spark() -> None:
                                      ("a Java runtime", bool(shutil.which("java") or os.environ.get("JAVA_HOME")))]
                if not ok]
     if missing:
-        why = f"Spark tests need {' and '.join(missing)} (pip install -e '.[dev]'; apt-get install openjdk-17-jre-headless)"
+        why = (f"Spark tests need {' and '.join(missing)} (pip install -e '.[dev]'; "
+               "apt-get install openjdk-17-jre-headless)")
         pytest.fail(why + "; CI must run them") if IN_CI else pytest.skip(why)
 
 

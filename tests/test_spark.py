@@ -30,6 +30,16 @@ def documented() -> list[list[str]]:
     return [shlex.split(line, comments=True)[1:] for line in block.splitlines() if line.startswith("forensics ")]
 
 
+@pytest.fixture
+def spark_groups() -> Any:
+    from pyspark.sql import SparkSession
+
+    conf = SparkSession.getActiveSession().conf
+    conf.set("spark.forensics.groupConversations", "5")
+    yield
+    conf.unset("spark.forensics.groupConversations")
+
+
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The fixtures' warehouse, then the documented commands in its folder: a local report (every analyzer: topics
@@ -90,11 +100,12 @@ def test_the_spark_report_is_written_as_a_local_one_with_its_evidence(lake: dict
             assert msg == json.loads(json.dumps(local[cid][int(p)].as_dict())), (cid, p)
 
 
-def test_a_selection_on_spark_is_the_local_selection(lake: dict[str, Any]) -> None:
-    """--model narrows what is reported; the sentinel still replays every model's whole history."""
+def test_a_selection_on_spark_is_the_local_selection(lake: dict[str, Any], spark_groups: None) -> None:
+    """--model narrows what is reported; the sentinel still replays every model's whole history. The workers get
+    groups of about 5 conversations here (the report above had all 42 in one)."""
     d = lake["dir"]
-    code, _, err = run_cli("report", "--db", str(d / "forensics.duckdb"), "--out", str(d / "sel-local"), "--format", "json",
-                           "--only", "baseline,sentinel", "--model", "glm-5.2")
+    code, _, err = run_cli("report", "--db", str(d / "forensics.duckdb"), "--out", str(d / "sel-local"),
+                           "--format", "json", "--only", "baseline,sentinel", "--model", "glm-5.2")
     assert code == 0, err
     code, _, err = run_cli("report", "--engine", "spark", "--lake", str(d / "lake"), "--spark-master", MASTER,
                            "--out", str(d / "sel-spark"), "--format", "json", "--only", "baseline,sentinel",

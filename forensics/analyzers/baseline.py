@@ -16,7 +16,7 @@ from forensics.selection import SELECTED
 
 NAME = "baseline"
 TITLE = "Baseline metrics"
-FACTS = ("baseline", "baseline_tool_sizes", "baseline_role_chars")  # what run() reads (``forensics.analyzers.facts``)
+FACTS = ("baseline", "baseline_tool_sizes", "baseline_role_chars")  # what run() reads (``analyzers.facts``)
 COUNTS = ["messages", "user", "assistant", "tool", "tool_calls", "parallel_turns", "tool_results_gt_2kb",
           "tool_results_gt_10kb", "empty_assistant", "continue_nags", "short_user"]
 SHARES = ["empty_assistant_share", "short_user_share", "asst_tool_ratio"]

@@ -30,7 +30,7 @@ from forensics.warehouse import frame
 
 NAME = "compression"
 TITLE = "Tool-result compression replay"
-FACTS = ("compression",)  # what run() reads (``forensics.analyzers.facts``)
+FACTS = ("compression",)  # what run() reads (``analyzers.facts``)
 SWEEP_BYTES = (1000, 2000, 3000, 5000, 10000)
 SWEEP_SHARES = (0.2, 0.4, 0.6, 1.0)
 RESULTS_TABLE = "compression_results"

@@ -39,7 +39,7 @@ from forensics.selection import SELECTED
 NAME = "drift"
 TITLE = "Drift phenomena"
 FACTS = ("baseline", "drift_largest", "tool_turns", "drift_interventions", "drift_rediscovery",
-         "drift_lags", "drift_nags", "drift_echo")  # what run() reads (``forensics.analyzers.facts``)
+         "drift_lags", "drift_nags", "drift_echo")  # what run() reads (``analyzers.facts``)
 KINDS = ["tool_result_crowding", "tool_dispersion", "compaction_topic_loss", "topic_interleave", "no_focus"]
 RANK = {"none": 0, "low": 1, "high": 2}
 EVIDENCE_MAX = 12

@@ -32,7 +32,6 @@ class Fact:
     name: str
     fn: Callable[..., pa.Table]  # (con, cfg) -> rows; may take ``ids`` (restrict to these conversations)
     order: tuple[str, ...]  # a total order of the rows (nulls last, as DuckDB's ORDER BY)
-    whole_history: bool = False  # every conversation, not only the selected ones (the sentinel's history)
 
     @property
     def by_ids(self) -> bool:
@@ -42,11 +41,11 @@ class Fact:
 REGISTRY: dict[str, Fact] = {}
 
 
-def fact(name: str, order: tuple[str, ...], whole_history: bool = False) -> Callable[[Callable[..., pa.Table]],
-                                                                                  Callable[..., pa.Table]]:
-    """Register ``fn`` as the fact ``name`` (in the analyzer module that reads it)."""
+def fact(name: str, order: tuple[str, ...]) -> Callable[[Callable[..., pa.Table]], Callable[..., pa.Table]]:
+    """Register ``fn`` as the fact ``name`` (in the analyzer module that reads it). A fact that joins
+    ``sel_conversations`` covers the selection; one that does not (the sentinel's) covers every conversation."""
     def register(fn: Callable[..., pa.Table]) -> Callable[..., pa.Table]:
-        REGISTRY[name] = Fact(name, fn, order, whole_history)
+        REGISTRY[name] = Fact(name, fn, order)
         return fn
     return register
 

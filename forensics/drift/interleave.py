@@ -30,7 +30,8 @@ from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
 LAG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("switch", pa.int32()), ("first", pa.int32()),
-                        ("last", pa.int32()), ("old_rounds", pa.list_(pa.int32())), ("old_targets", pa.list_(pa.string()))])
+                        ("last", pa.int32()), ("old_rounds", pa.list_(pa.int32())),
+                        ("old_targets", pa.list_(pa.string()))])  # a Lag as a row
 
 
 @dataclass

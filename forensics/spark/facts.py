@@ -1,11 +1,13 @@
-"""The per-conversation facts on Spark: the analyzers' own fact functions, run on the workers, one conversation
-at a time, over an in-memory DuckDB holding that conversation's rows of the lake.
+"""The per-conversation facts on Spark: the analyzers' own fact functions, run on the workers over an in-memory
+DuckDB holding whole conversations' rows of the lake.
 
 - ``bundle``: the tables a fact reads (``forensics.analyzers.facts.TABLES``), unioned into one DataFrame with
-  a tag and one struct column per table, so one ``groupBy(conversation_id).applyInArrow`` hands a worker every
-  row of a conversation (the one shuffle of the message text);
+  a tag and one struct column per table, so one ``groupBy(...).applyInArrow`` hands a worker every row of each
+  of its conversations (the one shuffle of the message text). The group is a hash of the conversation id, so a
+  group is a batch of about ``GROUP_CONVERSATIONS`` whole conversations: a fact's rows are each a function of
+  one conversation, and a batch pays DuckDB's per-query cost once, not once per conversation;
 - ``conversation_facts``: the worker side: it splits the group back into tables, registers them in DuckDB
-  and returns one row per conversation, each fact a list of its rows;
+  and returns one row per group, each fact a list of its rows;
 - ``replayed``: the sentinel's corpus step. A model's judged replies are sorted in time order by Spark
   (repartitioned by compliance key, sorted within the partition) and the state machine runs over each
   partition's stream of batches (``mapInArrow``), never holding a model's history in one batch.
@@ -36,23 +38,25 @@ if TYPE_CHECKING:
 
     from forensics.spark.lake import Lake
 
-KEY, TAG = "_conversation", "_table"
-WORKER_MEMORY = "256MB"  # DuckDB's share in each Python worker: it holds one conversation at a time
+KEY, TAG = "_group", "_table"
+WORKER_MEMORY = "256MB"  # DuckDB's share in each Python worker: it holds one group at a time
+GROUP_CONVERSATIONS = 64  # conversations per group, on average (``spark.forensics.groupConversations``)
 
 
-def bundle(lake: Lake) -> DataFrame:
-    """Every row of the fact tables, tagged with its table: (KEY, TAG, one struct column per table)."""
+def bundle(lake: Lake, groups: int) -> DataFrame:
+    """Every row of the fact tables, tagged with its table and its conversation's group (of ``groups``): (KEY,
+    TAG, one struct column per table)."""
     from pyspark.sql import functions as F
 
     parts = []
     for name in (t for t in TABLES if lake.has(t)):
-        df = lake.table(name)
-        parts.append(df.select(F.col("conversation_id").alias(KEY), F.lit(name).alias(TAG),
+        df = lake.table(name).filter(F.col("conversation_id").isNotNull())
+        parts.append(df.select(F.pmod(F.xxhash64("conversation_id"), F.lit(groups)).alias(KEY), F.lit(name).alias(TAG),
                                F.struct(*df.columns).alias(name)))
     out = parts[0]
     for p in parts[1:]:
         out = out.unionByName(p, allowMissingColumns=True)
-    return out.filter(F.col(KEY).isNotNull())
+    return out
 
 
 def spark_type(t: pa.DataType) -> pa.DataType:
@@ -82,30 +86,29 @@ def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[s
 
 
 def output_schema(schemas: dict[str, pa.Schema]) -> pa.Schema:
-    return pa.schema([pa.field(KEY, pa.string()), *(pa.field(n, pa.list_(pa.struct(list(s)))) for n, s in
-                                                    schemas.items())])
+    return pa.schema([pa.field(KEY, pa.int64()), *(pa.field(n, pa.list_(pa.struct(list(s)))) for n, s in
+                                                   schemas.items())])
 
 
 def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, pa.Schema],
                        schemas: dict[str, pa.Schema], selected: Any) -> Callable[[pa.Table], pa.Table]:
-    """The function ``applyInArrow`` calls with one conversation's bundled rows. ``selected``: a broadcast set
-    of the selected conversation ids, or None for every conversation; only whole-history facts (the sentinel's)
-    are computed for the others."""
+    """The function ``applyInArrow`` calls with one group's bundled rows (whole conversations). ``selected``: a
+    broadcast set of the selected conversation ids, or None for every conversation; the others count only for the
+    whole-history facts (the sentinel's), as ``sel_conversations`` does on a warehouse."""
     token, out_schema = uuid.uuid4().hex, output_schema(schemas)
 
     def run(group: pa.Table) -> pa.Table:
         con = _worker(token, cfg)
-        cid = group[KEY][0].as_py()
         for t, schema in table_schemas.items():
             rows = group.filter(pc.equal(group[TAG], t))[t].combine_chunks()
             con.register(t, pa.Table.from_struct_array(rows).cast(schema) if len(rows) else schema.empty_table())
-        chosen = selected is None or cid in selected.value
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS SELECT ?::VARCHAR AS conversation_id WHERE ?",
-                    [cid, chosen])
-        cols: dict[str, pa.Array] = {KEY: pa.array([cid], pa.string())}
+        ids = [r[0] for r in con.execute("SELECT conversation_id FROM conversations").fetchall()]
+        chosen = [c for c in ids if selected is None or c in selected.value]
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                    [chosen])
+        cols: dict[str, pa.Array] = {KEY: pa.array([group[KEY][0].as_py()], pa.int64())}
         for n in names:
-            f = REGISTRY[n]
-            rows = (f.fn(con, cfg) if chosen or f.whole_history else schemas[n].empty_table()).cast(schemas[n])
+            rows = REGISTRY[n].fn(con, cfg).cast(schemas[n])
             cols[n] = pa.ListArray.from_arrays(pa.array([0, rows.num_rows], pa.int32()),
                                                rows.to_struct_array().combine_chunks())
         for t in table_schemas:
@@ -136,17 +139,19 @@ def _connect(cfg: Config) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def compute(lake: Lake, cfg: Config, names: list[str], selected_ids: list[str] | None,
+def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selected_ids: list[str] | None,
             judged: str | None = None) -> dict[str, pl.DataFrame]:
-    """Every fact in ``names`` over the lake, collected to the driver in its order. ``judged``: the fact whose
-    rows the sentinel replays in Spark; it comes back replayed (``replayed``), under ``REPLAYED``."""
+    """Every fact in ``names`` over the lake (of ``conversations``), collected to the driver in its order.
+    ``judged``: the fact whose rows the sentinel replays in Spark; it comes back replayed (``replayed``), under
+    ``REPLAYED``."""
     from pyspark import StorageLevel
     from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 
     from forensics.analyzers.sentinel.tables import REPLAYED
 
     spark = lake.spark
-    rows = bundle(lake)
+    per_group = int(spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)))
+    rows = bundle(lake, max(1, -(-conversations // per_group)))
     table_schemas = {t: spark_schema(to_arrow_schema(rows.schema[t].dataType)) for t in TABLES if lake.has(t)}
     schemas = fact_schemas(table_schemas, cfg, names)
     selected = None if selected_ids is None else spark.sparkContext.broadcast(frozenset(selected_ids))

@@ -54,7 +54,8 @@ def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None 
     selection.materialize(meta)
     ids = None if selection == Selection() else [r[0] for r in meta.execute(f"SELECT * FROM {SELECTED}").fetchall()]
     wanted = list(dict.fromkeys(f for m in modules for f in m.FACTS))
-    given = compute(lake, cfg, wanted, ids, judged=JUDGED if JUDGED in wanted else None)
+    total = meta.execute("SELECT count(*) FROM conversations").fetchall()[0][0]
+    given = compute(lake, cfg, wanted, total, ids, judged=JUDGED if JUDGED in wanted else None)
     ctx = Context.open(meta, cfg, selection, facts=Facts(meta, cfg, given))
     running = lake.spark.sparkContext.master  # a session already running keeps its master
     report = analyze(ctx, chosen, {"lake": lake.root, "engine": "spark", "spark_master": running})

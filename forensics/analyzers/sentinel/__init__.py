@@ -10,5 +10,5 @@ from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables
 
-__all__ = ["FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify", "compliance_key",
-           "run", "strip_for_display", "window_sweep"]
+__all__ = ["FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify",
+           "compliance_key", "run", "strip_for_display", "window_sweep"]

@@ -16,7 +16,7 @@ from forensics.analyzers.sentinel.tables import build_tables
 
 NAME = "sentinel"
 TITLE = "Sentinel compliance"
-FACTS = ("sentinel_judged", "sentinel_turns", "sentinel_failures")  # what run() reads (``forensics.analyzers.facts``)
+FACTS = ("sentinel_judged", "sentinel_turns", "sentinel_failures")  # what run() reads (``analyzers.facts``)
 ONSET_EDGES = [0, 2_000, 5_000, 10_000, 20_000, 40_000, 60_000, 80_000, 100_000, 150_000, 200_000]  # + overflow
 TURN_BINS = 20  # status-over-turns resolution
 MAX_FINDINGS = 20  # degraded conversations listed as findings; all of them are in metrics and the table

@@ -61,12 +61,12 @@ REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position"
                 "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
 # what ``replay`` adds to each reply: its conversation's time (the replay's order) and the model's state after
 # the reply (its last reply's is the model's state at the end of the history)
-STATE_SCHEMA = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean, "muted_ordinal": pl.Int32,
-                "healthy_after_mute": pl.Int32}
+STATE_SCHEMA = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean,
+                "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32}
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 
 
-@fact("sentinel_judged", order=("created_at", "native_id", "conversation_id", "position"), whole_history=True)
+@fact("sentinel_judged", order=("created_at", "native_id", "conversation_id", "position"))
 def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Every final reply with its verdict and compliance key, without its text (one tight loop over the text)."""
     s = Sentinel.from_config(cfg)
@@ -78,13 +78,13 @@ def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         pl.Series("drifted", [v.drifted for v in verdicts], pl.String)).to_arrow()
 
 
-@fact("sentinel_turns", order=("conversation_id",), whole_history=True)
+@fact("sentinel_turns", order=("conversation_id",))
 def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     return arrow(con, "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
                       "WHERE on_main_path AND role = 'user' GROUP BY 1")
 
 
-@fact("sentinel_failures", order=("conversation_id", "position", "kind"), whole_history=True)
+@fact("sentinel_failures", order=("conversation_id", "position", "kind"))
 def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pa.Table:
     """The named query ``sentinel_failures`` with each failure's turn (user messages up to it), of ``ids`` only
     when given: a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs, so the error
