@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from forensics.importers.jsonl import json_reason
+from forensics.importers import values
+from forensics.importers.values import json_reason
 from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
+from forensics.importers.registry import Format, Probe
 
 OPENAI, SHAREGPT = "openai", "sharegpt"
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
@@ -29,8 +31,9 @@ LIST_OF_OBJECTS = re.compile(rb'"([^"\\]{1,64})"\s*:\s*\[\s*\{([^{}]{0,400})')
 SNIFF_LINES = 5
 
 
-def parse_file(path: str, source_id: str, key: str | None) -> Parsed:
-    """Worker: every record of one file, each one conversation (fingerprinted by its bytes)."""
+def parse_file(path: str, source_id: str, fingerprint: str | None = None, key: str | None = None) -> Parsed:
+    """Worker: every record of one file, each one conversation (fingerprinted by its bytes, not by
+    ``fingerprint``: a grown file keeps its old records unchanged)."""
     data = Path(path).read_bytes()
     b = Batch()
     b.state["sha256"] = hashlib.sha256(data).hexdigest()
@@ -60,7 +63,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
     """(location, ordinal id, raw bytes, record, quarantine reason) per record of a JSONL file or JSON document."""
     if _is_document(data):
         try:
-            doc = orjson.loads(data)
+            doc = values.loads(data)
         except orjson.JSONDecodeError as e:
             yield name, "#0", data, None, json_reason(e)
             return
@@ -75,7 +78,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
             yield f"{name}:{n}", f"line {n}", raw, None, "empty line"
             continue
         try:
-            rec = orjson.loads(raw)
+            rec = values.loads(raw)
         except orjson.JSONDecodeError as e:
             yield f"{name}:{n}", f"line {n}", raw, None, json_reason(e)
             continue
@@ -89,7 +92,7 @@ def _is_document(data: bytes) -> bool:
         return True
     first = data.split(b"\n", 1)[0]
     try:
-        orjson.loads(first)
+        values.loads(first)
     except orjson.JSONDecodeError:
         return head == b"{"
     return False
@@ -182,10 +185,24 @@ def _sniff_record(rec: dict, key: str | None) -> tuple[str, str | None] | None:
 
 def _loads(raw: bytes | str) -> Any:
     try:
-        return orjson.loads(raw)
+        return values.loads(raw)
     except orjson.JSONDecodeError:
         return None
 
 
 def _s(v: Any) -> str | None:
     return None if v is None else str(v)
+
+
+def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict]:
+    def found(probe: Probe) -> bool | dict:
+        if probe.is_sqlite or probe.is_zip:
+            return False
+        r = sniff(probe.head, probe.messages_key)
+        return bool(r) and r[0] == fmt and ({"messages_key": r[1]} if r[1] else True)
+    return found
+
+
+OPENAI_FORMAT = Format(OPENAI, "one conversation per record holding a list of role messages (JSONL line or JSON list)",
+                _sniff_as(OPENAI), task=parse_file)
+SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file)

@@ -15,12 +15,12 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 import pyarrow as pa
 
+from forensics.importers.values import epoch
 from forensics.redact import redact
 
 ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "human": "user",
@@ -89,18 +89,8 @@ def source_key(fmt: str, resolved_path: str, options: str = "{}") -> str:
 
 
 def to_epoch(v: Any) -> float | None:
-    """Seconds since the epoch from a number (s or ms) or an ISO-8601 string; None when unreadable."""
-    if v is None or isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return v / 1000.0 if v > 1e11 else float(v)
-    if isinstance(v, str) and v:
-        try:
-            d = datetime.fromisoformat(v.replace("Z", "+00:00").replace(" ", "T", 1))
-        except ValueError:
-            return None
-        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()  # naive times are UTC
-    return None
+    """Seconds since the epoch from a number (s or ms) or an ISO-8601 string; None (counted) when unusable."""
+    return epoch(v)
 
 
 def _block_text(content: Any) -> str:
