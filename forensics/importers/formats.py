@@ -16,6 +16,11 @@ BUILTIN = (
     ("dialogues", _M + "dialogues:FORMAT"),  # before the chat sniffs: labeled turns also carry a role
     ("claude-code", _M + "claude_code:FORMAT"),
     ("codex", _M + "codex:FORMAT"),
+    ("gemini-cli", _M + "gemini_cli:FORMAT"),
+    ("aider", _M + "aider:FORMAT"),
+    ("openhands", _M + "openhands:FORMAT"),
+    ("swe-agent", _M + "swe_agent:SWE_AGENT"),
+    ("mini-swe-agent", _M + "swe_agent:MINI_SWE_AGENT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),

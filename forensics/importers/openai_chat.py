@@ -67,6 +67,8 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
         except orjson.JSONDecodeError as e:
             yield name, "#0", data, None, json_reason(e)
             return
+        if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
+            doc = doc["simulations"]  # tau2-bench results: the runs are under simulations
         for i, rec in enumerate(doc if isinstance(doc, list) else [doc]):
             yield (f"{name}[{i}]", f"#{i}", orjson.dumps(rec), rec,
                    "" if isinstance(rec, dict) else "record is not a JSON object")
@@ -100,8 +102,7 @@ def _is_document(data: bytes) -> bool:
 
 def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
-    native = next((str(rec[k]) for k in ID_KEYS if isinstance(rec.get(k), (str, int)) and not isinstance(rec.get(k), bool)),
-                  ordinal)
+    native = _task_trial(rec) or next((str(rec[k]) for k in ID_KEYS if _scalar(rec.get(k))), ordinal)
     if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
         msgs = [_from_sharegpt(t) for t in rec["conversations"]]
         if isinstance(rec.get("system"), str) and rec["system"]:
@@ -112,6 +113,17 @@ def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     if not isinstance(msgs, list):
         return [], native, f"no list of messages under {k or 'messages'!r}"
     return msgs, native, ""
+
+
+def _task_trial(rec: dict) -> str | None:
+    """Benchmark runs (tau-bench, tau2-bench) log each task's trials as records: "task 12 trial 0"."""
+    if not _scalar(rec.get("task_id")):
+        return None
+    return f"task {rec['task_id']}" + (f" trial {rec['trial']}" if _scalar(rec.get("trial")) else "")
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
 def _from_sharegpt(turn: Any) -> Any:
