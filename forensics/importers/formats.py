@@ -21,6 +21,11 @@ BUILTIN = (
     ("openhands", _M + "openhands:FORMAT"),
     ("swe-agent", _M + "swe_agent:SWE_AGENT"),
     ("mini-swe-agent", _M + "swe_agent:MINI_SWE_AGENT"),
+    ("cline", _M + "cline:FORMAT"),
+    ("chatgpt", _M + "chatgpt:FORMAT"),
+    ("claude-ai", _M + "claude_ai:FORMAT"),
+    ("open-webui", _M + "open_webui:FORMAT"),
+    ("inspect", _M + "inspect_ai:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),

@@ -113,6 +113,7 @@ class Log:
         self.path, self.name = path, Path(path).name
         self.rows = 0  # lines or records read (import_runs.rows_read)
         self.skipped: Counter = Counter()
+        self.ignored: Counter = Counter()  # parts of records this format does not map (unknown fields, blocks)
         self.notes: list[str] = []
         self.error = ""  # set when nothing in the file is of this format: the source fails with it
         self.batch = Batch()
@@ -121,6 +122,10 @@ class Log:
         if not isinstance(raw, (bytes, str)):
             raw = orjson.dumps(raw, default=str, option=orjson.OPT_NON_STR_KEYS)
         self.batch.quarantine(location, reason, raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
+
+    def ignore(self, kind: str) -> None:
+        """A part of a record (a content block, a field) this format does not map; counted in the note."""
+        self.ignored[kind] += 1
 
     def skip(self, kind: str, n: int = 1) -> None:
         """``n`` records of ``kind`` hold nothing this format maps (counted by kind in the run's note)."""
@@ -190,8 +195,9 @@ def parse(read: Reader, path: str, source_id: str, fingerprint: str) -> Parsed:
     p = Parsed.of(b)
     p.tables["event"], p.tables["usage"] = rows.events.table(), rows.usage.table()
     p.notes.extend(log.notes)
-    if log.skipped:
-        p.notes.append("skipped: " + ", ".join(f"{k} x{n}" for k, n in sorted(log.skipped.items())))
+    for label, counts in (("skipped", log.skipped), ("ignored", log.ignored)):
+        if counts:
+            p.notes.append(f"{label}: " + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())))
     if rows.parents:
         p.state["parent_natives"] = rows.parents
     return p
@@ -280,9 +286,10 @@ class Columns:
         return pa.table(dict(zip(self.schema.names, self.cols)), schema=self.schema)
 
 
-def text_of(v: Any, kinds: tuple[str, ...] = ("text", "input_text", "output_text")) -> str:
+def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "output_text")) -> str:
     """The text of a content value as logs write it: a string, a list of strings or of ``{"type", "text"}``
-    parts (only parts of ``kinds``, or untyped ones, count), or an object with ``text``; other JSON as JSON."""
+    parts (only parts of ``kinds``, or untyped ones, count; every part with ``kinds=None``), or an object
+    with ``text``; other JSON as JSON."""
     if v is None:
         return ""
     if isinstance(v, str):
@@ -292,7 +299,8 @@ def text_of(v: Any, kinds: tuple[str, ...] = ("text", "input_text", "output_text
         for part in v:
             if isinstance(part, str):
                 out.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str) and part.get("type", "text") in kinds:
+            elif isinstance(part, dict) and isinstance(part.get("text"), str) and (
+                    kinds is None or part.get("type", "text") in kinds):
                 out.append(part["text"])
         return "\n".join(out)
     if isinstance(v, dict) and isinstance(v.get("text"), str):

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 EPOCH_MAX = 253402300800.0  # 10000-01-01: later instants are not dates but noise (or 1e308)
-MS_FROM = 1e11  # a number above this is milliseconds (1e11 s is the year 5138)
+MS_FROM, US_FROM, NS_FROM = 1e11, 1e14, 1e17  # above these a number is ms, µs, ns (1e11 s is the year 5138)
 INT64_MAX = (1 << 63) - 1
 
 _tally: ContextVar[Counter | None] = ContextVar("forensics_bad_values", default=None)
@@ -54,7 +54,7 @@ def note(c: Counter) -> str:
 
 
 def epoch(v: Any, what: str = "timestamp") -> float | None:
-    """Seconds since the epoch from a number (s or ms), a numeric string, or an ISO-8601 string.
+    """Seconds since the epoch from a number (s, ms, µs or ns), a numeric string, or an ISO-8601 string.
 
     Missing (None, "") is None silently; anything else that is not a date between 1970 and 9999 is None
     and counted.
@@ -82,7 +82,7 @@ def epoch(v: Any, what: str = "timestamp") -> float | None:
         return None
     if not math.isfinite(v):
         return _bad(what)
-    s = v / 1000.0 if v > MS_FROM else float(v)
+    s = v / 1e9 if v > NS_FROM else v / 1e6 if v > US_FROM else v / 1000.0 if v > MS_FROM else float(v)
     return s if 0 < s < EPOCH_MAX else _bad(what)
 
 
