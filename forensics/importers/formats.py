@@ -26,6 +26,7 @@ BUILTIN = (
     ("claude-ai", _M + "claude_ai:FORMAT"),
     ("open-webui", _M + "open_webui:FORMAT"),
     ("inspect", _M + "inspect_ai:FORMAT"),
+    ("otel", _M + "otel:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
