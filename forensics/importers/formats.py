@@ -27,6 +27,8 @@ BUILTIN = (
     ("open-webui", _M + "open_webui:FORMAT"),
     ("inspect", _M + "inspect_ai:FORMAT"),
     ("otel", _M + "otel:FORMAT"),
+    ("continue", _M + "continue_dev:FORMAT"),
+    ("cursor", _M + "cursor:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
