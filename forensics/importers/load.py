@@ -226,8 +226,11 @@ class Loader:
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
             f"{_ts('created_at')}, tool_call_id, {DERIVED} FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
             "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
+        # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
+        # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string
         con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                    "c.name, c.arguments, c.result_seq, c.result_position, "
+                    "c.name, CASE WHEN c.arguments IS NULL OR json_valid(c.arguments) THEN c.arguments "
+                    "ELSE to_json(c.arguments) END, c.result_seq, c.result_position, "
                     "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
                     "c.is_error FROM _b_call c LEFT JOIN _sizes m "
                     "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")

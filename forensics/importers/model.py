@@ -173,7 +173,7 @@ class Log:
 Reader = Callable[[str, Log], Iterable[Conversation]]
 
 
-def parse(read: Reader, path: str, source_id: str, fingerprint: str) -> Parsed:
+def parse(read: Reader, path: str, source_id: str) -> Parsed:
     """Worker: run a format module's reader over one file and build its rows."""
     log = Log(path)
     rows = _Rows()
@@ -185,7 +185,7 @@ def parse(read: Reader, path: str, source_id: str, fingerprint: str) -> Parsed:
                 log.quarantine(f"{log.name}#{native[:60]}", f"duplicate conversation id {native[:40]!r}", _raw(conv))
                 continue
             seen.add(native)
-            _add(log, rows, conv, stable_id(source_id, native), native, fingerprint)
+            _add(log, rows, conv, stable_id(source_id, native), native)
     b = log.batch
     b.rows_read = log.rows
     b.messages_read = len(b.msg["seq"]) + len(b.quar["location"]) + sum(log.skipped.values())
@@ -209,7 +209,7 @@ class _Rows:
         self.parents: dict[str, str] = {}
 
 
-def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str, fingerprint: str) -> None:
+def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> None:
     entries: list[Entry] = []
     kept: list[int] = []  # index in conv.turns of each entry
     position, prev = 0, None
@@ -228,7 +228,7 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str, finge
         position += t.main
         prev = nid
     title = conv.title if isinstance(conv.title, str) and conv.title.strip() else None
-    fp = f"{fingerprint}:{_digest(conv)}"
+    fp = _digest(conv)  # not the file's size and time: a grown export leaves its old conversations unchanged
     log.batch.add_conversation(cid, native, title, _opt_str(conv.provider), _opt_str(conv.model),
                                values.epoch(conv.created), values.epoch(conv.updated), fp, entries)
     for e, i in zip(entries, kept):

@@ -58,7 +58,7 @@ class Format:
             return self.task, (path, source_id, fingerprint, *options.values())
         if self.read is None:
             raise TypeError(f"format {self.name!r} has neither read nor task")
-        return model.parse, (self.read, path, source_id, fingerprint)
+        return model.parse, (self.read, path, source_id)  # conversations are fingerprinted by their content
 
 
 class Probe:
