@@ -17,8 +17,8 @@ from typing import Any
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
 from forensics.importers.registry import Format, Probe
 
-HIDDEN = frozenset(("thoughts", "reasoning_recap"))
-SYSTEM_CONTENT = frozenset(("user_editable_context", "model_editable_context"))
+HIDDEN = ("thoughts", "reasoning_recap")
+SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
 
 

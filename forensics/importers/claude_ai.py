@@ -13,11 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
 from forensics.importers.registry import Format, Probe
 
 SENDERS = {"human": "user", "assistant": "assistant", "user": "user"}
-BLOCKS = frozenset(("text", "thinking", "tool_use", "tool_result", "image", "document", "voice_note"))
+BLOCKS = ("text", "thinking", "tool_use", "tool_result", "image", "document", "voice_note")
 ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's first message
 
 
@@ -41,7 +41,7 @@ def read(path: str, log: Log) -> list[Conversation]:
 def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
     msgs = []
     for j, m in enumerate(conv["chat_messages"]):
-        if not isinstance(m, dict) or SENDERS.get(m.get("sender")) is None:
+        if not isinstance(m, dict) or not isinstance(m.get("sender"), str) or m["sender"] not in SENDERS:
             log.quarantine(f"{where}.chat_messages[{j}]", "not a message from human or assistant", m)
             continue
         msgs.append(m)
@@ -56,13 +56,13 @@ def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
 
 def _turns(log: Log, m: dict, main: bool, tree: bool) -> list[Turn]:
     role, mid, at = SENDERS[m["sender"]], m.get("uuid"), m.get("created_at")
-    blocks = [b for b in m.get("content") or [] if isinstance(b, dict)]
+    blocks = [b for b in listed(m.get("content")) if isinstance(b, dict)]
     for b in blocks:
         if b.get("type") not in BLOCKS:
             log.ignore(f"{str(b.get('type'))[:40]} block")
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
     text = "\n".join(texts) if blocks else text_of(m.get("text"))
-    for a in m.get("attachments") or []:
+    for a in listed(m.get("attachments")):
         if isinstance(a, dict) and isinstance(a.get("extracted_content"), str):
             text = f"{text}\n\n[{a.get('file_name', 'attachment')}]\n{a['extracted_content']}".strip("\n")
     calls = [ToolCall(b.get("name"), b.get("input"), b.get("id") or f"{mid}:call{k}")

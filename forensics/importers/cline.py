@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
@@ -29,7 +29,7 @@ XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file",
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
 RESULT = re.compile(r"\[(" + "|".join(XML_TOOLS) + r")(?: for [^\]]*)?\] Result:")
-BLOCKS = frozenset(("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking"))
+BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 FAILED = re.compile(r"\s*(?:\[ERROR\]|The tool execution failed|Error executing|Command failed|<error>)")
 
 
@@ -80,7 +80,7 @@ def _turns(m: dict, i: int, log: Log) -> list[Turn]:
             turn.usage.append(Usage(
                 input_tokens=prompt - cached if _nums(prompt, cached) and prompt >= cached else prompt,
                 output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
-                model=(m.get("modelInfo") or {}).get("modelId") if isinstance(m.get("modelInfo"), dict) else None))
+                model=mapping(m.get("modelInfo")).get("modelId") if isinstance(m.get("modelInfo"), dict) else None))
         return [turn]
     results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
     if results:  # native tool calling: one tool message per result

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
-WRAPPED = frozenset(("session_meta", "turn_context", "response_item", "event_msg", "compacted"))
-CALLS = frozenset(("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"))
-OUTPUTS = frozenset(("function_call_output", "custom_tool_call_output", "tool_search_output"))
-ITEMS = CALLS | OUTPUTS | {"message", "reasoning"}
+WRAPPED = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+ITEMS = (*CALLS, *OUTPUTS, "message", "reasoning")
 # user-role messages the harness writes itself (instructions, environment), not the person typing
 INJECTED = re.compile(r"\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions"
                       r"|<permissions instructions>|<user_shell_command>|<turn_aborted>)")
@@ -44,7 +44,7 @@ def read(path: str, log: Log) -> list[Conversation]:
             return []
         session = doc.get("session") if isinstance(doc.get("session"), dict) else {}
         lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
-                                                   enumerate(doc.get("items") or []) if isinstance(it, dict)]
+                                                   enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
         return _build(path, log, lines, f"{log.name}")
     lines = []
     for n, _raw, obj in log.json_lines(data):
@@ -110,7 +110,7 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
                 log.skip("compacted (-> events)")
                 st.events.append(Event("compaction", len(st.turns), detail={
                     "summary": obj.get("message"),
-                    "replacement_items": len(obj.get("replacement_history") or [])}))
+                    "replacement_items": len(listed(obj.get("replacement_history")))}))
                 st.open = None
             elif kind == "event_msg":
                 _event(log, st, obj)
@@ -142,7 +142,7 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
 def _item(log: Log, st: _State, n: int, it: dict) -> None:
     kind, at = it.get("type"), it.get("timestamp")
     if kind == "message" or (kind is None and "role" in it):
-        role = ROLES.get(it.get("role"))
+        role = ROLES.get(it.get("role")) if isinstance(it.get("role"), str) else None
         if role is None:
             log.quarantine(f"{log.name}:{n}", f"message with unknown role {str(it.get('role'))[:40]!r}", it)
             return

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
-ERRORED = frozenset(("errored", "canceled", "cancelled"))
+ERRORED = ("errored", "canceled", "cancelled")
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -74,13 +74,13 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
     if role != "assistant":
         turns.append(Turn(role if isinstance(role, str) else "?", text))
         return
-    calls = [ToolCall((c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"), c.get("id"))
-             for c in m.get("toolCalls") or [] if isinstance(c, dict)]
+    calls = [ToolCall(mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"), c.get("id"))
+             for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
     mine = [s for s in item.get("toolCallStates") or [item.get("toolCallState")] if isinstance(s, dict)]
     states.update((s.get("toolCallId"), s) for s in mine)
     if not calls:
-        calls = [ToolCall(((s.get("toolCall") or {}).get("function") or {}).get("name"),
-                          ((s.get("toolCall") or {}).get("function") or {}).get("arguments"), s.get("toolCallId"))
+        calls = [ToolCall(mapping(mapping(s.get("toolCall")).get("function")).get("name"),
+                          mapping(mapping(s.get("toolCall")).get("function")).get("arguments"), s.get("toolCallId"))
                  for s in mine]
     turn = _Assistant("assistant", text, calls=calls)
     u = m.get("usage") if isinstance(m.get("usage"), dict) else None

@@ -19,7 +19,7 @@ import sqlite3
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 from forensics.importers.sqlite import connect_ro
 
@@ -68,7 +68,7 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             if isinstance(doc.get("conversation"), list) and doc["conversation"]:
                 items = doc["conversation"]
             else:
-                heads = [h for h in doc.get("fullConversationHeadersOnly") or [] if isinstance(h, dict)]
+                heads = [h for h in listed(doc.get("fullConversationHeadersOnly")) if isinstance(h, dict)]
                 items = [_json(log, f"bubbleId:{cid}:{h.get('bubbleId')}", mine.pop(str(h.get("bubbleId"))))
                          if str(h.get("bubbleId")) in mine else None for h in heads]
                 missing = sum(b is None for b in items)
@@ -76,7 +76,7 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
                     log.notes.append(f"{missing} bubbles listed by a composer are missing from the database")
             log.skip("bubble that no conversation lists", len(mine))
             turns = _turns(log, [b for b in items if isinstance(b, dict)])
-            model = (doc.get("modelConfig") or {}).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
+            model = mapping(doc.get("modelConfig")).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
             out.append(Conversation(cid, turns, title=doc.get("name"), model=model, created=doc.get("createdAt"),
                                     updated=doc.get("lastUpdatedAt"), provider="cursor"))
     for cid, rest in bubbles.items():
@@ -105,7 +105,7 @@ def _turns(log: Log, items: list[dict]) -> list[Turn]:
         tokens = b.get("tokenCount") if isinstance(b.get("tokenCount"), dict) else {}
         if tokens.get("inputTokens") or tokens.get("outputTokens"):
             turn.usage.append(Usage(input_tokens=tokens.get("inputTokens"), output_tokens=tokens.get("outputTokens"),
-                                    model=(b.get("modelInfo") or {}).get("modelName")
+                                    model=mapping(b.get("modelInfo")).get("modelName")
                                     if isinstance(b.get("modelInfo"), dict) else None))
         turns.append(turn)
         if tool is not None:
@@ -126,12 +126,12 @@ def _chat_panel(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             log.skip("composer.composerData (the index of composers stored in the global database)")
             continue
         doc = _json(log, key, raw)
-        for i, tab in enumerate(doc.get("tabs") or [] if isinstance(doc, dict) else []):
+        for i, tab in enumerate(listed(doc.get("tabs")) if isinstance(doc, dict) else []):
             if not isinstance(tab, dict):
                 continue
             with log.guard(f"{key}.tabs[{i}]", tab):
                 items = [{**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
-                         for b in tab.get("bubbles") or [] if isinstance(b, dict)]
+                         for b in listed(tab.get("bubbles")) if isinstance(b, dict)]
                 out.append(Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
                                         title=tab.get("chatTitle"), created=tab.get("lastSendTime"), provider="cursor"))
     return out

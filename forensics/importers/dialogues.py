@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from forensics.importers.records import Batch, Entry, Message, Parsed, split_lines, stable_id
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
 

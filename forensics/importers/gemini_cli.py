@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
-NOTICES = frozenset(("info", "error", "warning"))
+NOTICES = ("info", "error", "warning")
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -125,7 +125,7 @@ def _turns(m: dict, off: bool) -> list[Turn]:
     mid, at = m.get("id"), m.get("timestamp")
     if m.get("type") == "user":
         return [Turn("user", text_of(m.get("content")), at=at, id=mid, main=not off)]
-    calls = [c for c in m.get("toolCalls") or [] if isinstance(c, dict)]
+    calls = [c for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
     turn = Turn("assistant", text_of(m.get("content")), at=at, id=mid, main=not off,
                 calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
     tokens = m.get("tokens")

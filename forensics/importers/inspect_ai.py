@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
 SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json$")
@@ -33,7 +33,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         return []
     model = doc["eval"].get("model")
     out = []
-    for i, s in enumerate(doc.get("samples") or []):
+    for i, s in enumerate(listed(doc.get("samples"))):
         if not isinstance(s, dict):
             log.quarantine(f"{log.name}:samples[{i}]", "sample is not a JSON object", s)
             continue
@@ -100,7 +100,7 @@ def _turn(m: dict, i: int) -> Turn:
     text = text_of(m.get("content"))
     mid = m.get("id") if isinstance(m.get("id"), str) else str(i)
     if role == "assistant":
-        calls = [ToolCall(c.get("function"), c.get("arguments"), c.get("id")) for c in m.get("tool_calls") or []
+        calls = [ToolCall(c.get("function"), c.get("arguments"), c.get("id")) for c in listed(m.get("tool_calls"))
                  if isinstance(c, dict)]
         return Turn("assistant", text, calls=calls, id=mid)
     if role == "tool":
@@ -116,7 +116,7 @@ def _attach_usage(log: Log, s: dict, turns: list[Turn]) -> None:
     replies = [t for t in turns if t.role == "assistant"]
     by_id = {t.id: t for t in replies}
     k = 0
-    for ev in s.get("events") or []:
+    for ev in listed(s.get("events")):
         kind = ev.get("event") if isinstance(ev, dict) else None
         if kind != "model":
             log.skip(f"event:{str(kind)[:40]}")

@@ -11,6 +11,7 @@ kept in ``events``).
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -120,7 +121,7 @@ class Log:
 
     def quarantine(self, location: str, reason: str, raw: bytes | str | Any) -> None:
         if not isinstance(raw, (bytes, str)):
-            raw = orjson.dumps(raw, default=str, option=orjson.OPT_NON_STR_KEYS)
+            raw = dumps(raw)
         self.batch.quarantine(location, reason, raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
 
     def ignore(self, kind: str) -> None:
@@ -178,7 +179,13 @@ def parse(read: Reader, path: str, source_id: str) -> Parsed:
     log = Log(path)
     rows = _Rows()
     seen: set[str] = set()
-    for conv in read(path, log):
+    try:
+        convs = list(read(path, log))
+    except MAP_ERRORS as e:  # a shape the reader did not expect outside any record it guards: the file as one record
+        with open(path, "rb") as f:
+            log.quarantine(log.name, f"cannot map this file ({type(e).__name__}: {str(e)[:120]})", f.read(1 << 20))
+        convs = []
+    for conv in convs:
         with log.guard(f"{log.name}#{str(conv.id)[:60]}", _raw(conv)):
             native = str(conv.id)
             if native in seen:
@@ -243,7 +250,7 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             if isinstance(ev.before, int) else None
         rows.events.add(cid, target.seq if target else None, target.position if target else None, str(ev.kind),
                         _opt_str(ev.trigger), values.count(ev.pre_tokens), values.count(ev.post_tokens),
-                        orjson.dumps(ev.detail, default=str, option=orjson.OPT_NON_STR_KEYS).decode())
+                        dumps(ev.detail).decode())
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
 
@@ -252,20 +259,18 @@ def _digest(conv: Conversation) -> str:
     """Changes when the conversation's messages do (a grown export re-imports only what changed)."""
     h = hashlib.blake2b(digest_size=10)
     for t in conv.turns:
-        h.update(orjson.dumps([t.role, t.text, t.id, t.main, [(c.id, c.name) for c in t.calls], t.answers],
-                              default=str))
+        h.update(dumps([t.role, t.text, t.id, t.main, [(c.id, c.name) for c in t.calls], t.answers]))
     return h.hexdigest()
 
 
 def _raw(obj: Any) -> bytes:
-    return orjson.dumps(obj, default=lambda o: o.__dict__ if hasattr(o, "__dict__") else str(o),
-                        option=orjson.OPT_NON_STR_KEYS)
+    return dumps(obj)
 
 
 def _args(v: Any) -> str:
     if isinstance(v, str):
         return v
-    return "" if v is None else orjson.dumps(v, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    return "" if v is None else dumps(v).decode()
 
 
 def _opt_str(v: Any) -> str | None:
@@ -306,3 +311,23 @@ def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "outp
     if isinstance(v, dict) and isinstance(v.get("text"), str):
         return v["text"]
     return _args(v)
+
+
+def listed(v: Any) -> list:
+    """``v`` when it is a list, else an empty one (a field of another type in a log of another version)."""
+    return v if isinstance(v, list) else []
+
+
+def mapping(v: Any) -> dict:
+    """``v`` when it is an object, else an empty one."""
+    return v if isinstance(v, dict) else {}
+
+
+def dumps(v: Any) -> bytes:
+    """JSON of any value a log held: objects of this module as their fields, integers beyond 64 bits (which
+    orjson refuses) and other oddities through the standard library."""
+    default = lambda o: o.__dict__ if hasattr(o, "__dict__") else str(o)  # noqa: E731
+    try:
+        return orjson.dumps(v, default=default, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(v, default=default, ensure_ascii=False).encode("utf-8", "replace")

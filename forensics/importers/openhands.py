@@ -20,10 +20,10 @@ from typing import Any
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
 from forensics.importers.registry import Format, Probe
 
-SKIPPED_ACTIONS = frozenset(("change_agent_state", "null", "pause", "resume", "stop", "recall",
-                             "condensation_request", "start"))
-SKIPPED_OBSERVATIONS = frozenset(("agent_state_changed", "null", "recall", "condense"))
-ERROR_OBSERVATIONS = frozenset(("error", "user_rejected", "reject"))
+SKIPPED_ACTIONS = ("change_agent_state", "null", "pause", "resume", "stop", "recall",
+                             "condensation_request", "start")
+SKIPPED_OBSERVATIONS = ("agent_state_changed", "null", "recall", "condense")
+ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
 
 
 def read(path: str, log: Log) -> list[Conversation]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 INDEX = re.compile(r"^(\d+)\.(.+)$")
@@ -105,8 +105,8 @@ def _records(data: bytes, log: Log) -> list[dict]:
 def _spans(rec: dict, log: Log) -> list[Span]:
     if isinstance(rec.get("resourceSpans"), list):
         return [_otlp_span(sp) for rs in rec["resourceSpans"] if isinstance(rs, dict)
-                for ss in rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans") or [] if isinstance(ss, dict)
-                for sp in ss.get("spans") or [] if isinstance(sp, dict)]
+                for ss in listed(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(ss, dict)
+                for sp in listed(ss.get("spans")) if isinstance(sp, dict)]
     if "context.span_id" in rec or "context" in rec or "span_id" in rec:
         return [_sdk_span(rec)]
     log.skip(f"record without spans ({', '.join(sorted(rec))[:40]})")
@@ -119,12 +119,12 @@ def _otlp_span(sp: dict) -> Span:
     return Span(str(sp.get("traceId")), str(sp.get("spanId")), str(sp.get("name")), sp.get("startTimeUnixNano"),
                 code in (2, "STATUS_CODE_ERROR", "ERROR"), str(status.get("message") or ""),
                 _kv(sp.get("attributes")),
-                [{"name": e.get("name"), "attrs": _kv(e.get("attributes"))} for e in sp.get("events") or []
+                [{"name": e.get("name"), "attrs": _kv(e.get("attributes"))} for e in listed(sp.get("events"))
                  if isinstance(e, dict)])
 
 
 def _kv(items: Any) -> dict[str, Any]:
-    return {a["key"]: _value(a.get("value")) for a in items or [] if isinstance(a, dict) and "key" in a}
+    return {a["key"]: _value(a.get("value")) for a in listed(items) if isinstance(a, dict) and isinstance(a.get("key"), str)}
 
 
 def _value(v: Any) -> Any:
@@ -141,9 +141,9 @@ def _value(v: Any) -> Any:
             values.bad("integer attribute")
             return None
     if "arrayValue" in v:
-        return [_value(x) for x in (v["arrayValue"] or {}).get("values") or []]
+        return [_value(x) for x in listed(mapping(v["arrayValue"]).get("values"))]
     if "kvlistValue" in v:
-        return _kv((v["kvlistValue"] or {}).get("values"))
+        return _kv(mapping(v["kvlistValue"]).get("values"))
     return None
 
 
@@ -160,7 +160,7 @@ def _sdk_span(rec: dict) -> Span:
     status = rec.get("status") if isinstance(rec.get("status"), dict) else {}
     code = status.get("status_code", rec.get("status_code"))
     events = [{"name": e.get("name"), "attrs": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
-              for e in rec.get("events") or [] if isinstance(e, dict)]
+              for e in listed(rec.get("events")) if isinstance(e, dict)]
     return Span(str(ctx.get("trace_id") or rec.get("context.trace_id") or rec.get("trace_id")),
                 str(ctx.get("span_id") or rec.get("context.span_id") or rec.get("span_id")), str(rec.get("name")),
                 rec.get("start_time"), str(code).upper() in ("ERROR", "STATUSCODE.ERROR"),
@@ -266,7 +266,7 @@ def _parts_messages(msgs: Any) -> list[Msg]:
     for m in msgs if isinstance(msgs, list) else []:
         if not isinstance(m, dict):
             continue
-        parts = [p for p in m.get("parts") or [] if isinstance(p, dict)]
+        parts = [p for p in listed(m.get("parts")) if isinstance(p, dict)]
         texts = [text_of(p.get("content")) for p in parts if p.get("type") == "text"]
         calls = [ToolCall(p.get("name"), p.get("arguments"), p.get("id")) for p in parts if p.get("type") == "tool_call"]
         responses = [p for p in parts if p.get("type") == "tool_call_response"]
@@ -323,11 +323,13 @@ def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
 
 
 def _plain_calls(v: Any) -> list[ToolCall]:
-    v = _json(v)
-    return [ToolCall((c.get("function") or {}).get("name") if isinstance(c.get("function"), dict) else c.get("name"),
-                     (c.get("function") or {}).get("arguments") if isinstance(c.get("function"), dict)
-                     else c.get("arguments"), c.get("id")) for c in v or [] if isinstance(c, dict)] \
-        if isinstance(v, list) else []
+    """OpenAI-style calls: ``{"id", "function": {"name", "arguments"}}`` or flat."""
+    out = []
+    for c in listed(_json(v)):
+        if isinstance(c, dict):
+            f = mapping(c.get("function")) or c
+            out.append(ToolCall(f.get("name"), f.get("arguments"), c.get("id")))
+    return out
 
 
 def _usage(s: Span) -> Usage:

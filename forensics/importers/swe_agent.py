@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
@@ -36,8 +36,8 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
     if not isinstance(doc, dict):
         return []
     native = _instance(path)
-    attempts = [a for a in doc.get("attempts") or [] if isinstance(a, dict)]
-    best = (doc.get("info") or {}).get("best_attempt_idx") if isinstance(doc.get("info"), dict) else None
+    attempts = [a for a in listed(doc.get("attempts")) if isinstance(a, dict)]
+    best = mapping(doc.get("info")).get("best_attempt_idx") if isinstance(doc.get("info"), dict) else None
     turns = _swe_turns(log, doc, "")
     for k, attempt in enumerate(attempts):
         if k == best:
@@ -53,7 +53,7 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
 
 def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
     history = doc.get("history")
-    steps = [s for s in doc.get("trajectory") or [] if isinstance(s, dict)]
+    steps = [s for s in listed(doc.get("trajectory")) if isinstance(s, dict)]
     if not isinstance(history, list) or not history:  # no history: the steps are all there is
         turns: list[Turn] = []
         for k, s in enumerate(steps):
@@ -76,7 +76,7 @@ def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
         role, text, nid = h.get("role"), text_of(h.get("content")), f"{prefix}{i}"
         if role == "assistant":
             calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
-                     for c in h.get("tool_calls") or [] if isinstance(c, dict)]
+                     for c in listed(h.get("tool_calls")) if isinstance(c, dict)]
             if not calls:
                 call = _action_call(h.get("action"), f"{prefix}call-{i}")
                 calls = [call] if call else []
@@ -157,10 +157,10 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
 
 def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:
     calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
-             for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+             for c in listed(m.get("tool_calls")) if isinstance(c, dict)]
     if calls:
         return calls
-    actions = [a for a in extra.get("actions") or [] if isinstance(a, dict)]
+    actions = [a for a in listed(extra.get("actions")) if isinstance(a, dict)]
     if actions:
         return [ToolCall("bash", a, a.get("tool_call_id") or f"action-{i}-{k}") for k, a in enumerate(actions)]
     return [ToolCall("bash", {"command": cmd}, f"action-{i}-{k}") for k, cmd in enumerate(BASH_BLOCK.findall(text))]
