@@ -139,10 +139,15 @@ def mini_swe_agent(root: Path) -> Figures:
 
 
 def tau_bench(root: Path) -> Figures:
-    runs = json.loads(next(root.rglob("*.json")).read_text())
-    calls = [c for r in runs for m in r["traj"] for c in m.get("tool_calls") or []]
-    answered = {m.get("tool_call_id") for r in runs for m in r["traj"] if m["role"] == "tool"}
-    return Figures(len(runs), sum(m["role"] == "user" for r in runs for m in r["traj"]), len(calls),
+    """tau-bench: a list of runs, messages under traj; tau2-bench: runs under simulations, messages under messages
+    (a tool message carries its call's id as id)."""
+    convs = []
+    for f in sorted(root.rglob("*.json")):
+        doc = json.loads(f.read_text())
+        convs += [r["traj"] for r in doc] if isinstance(doc, list) else [s["messages"] for s in doc["simulations"]]
+    calls = [c for msgs in convs for m in msgs for c in m.get("tool_calls") or []]
+    answered = {m.get("tool_call_id", m.get("id")) for msgs in convs for m in msgs if m["role"] == "tool"}
+    return Figures(len(convs), sum(m["role"] == "user" for msgs in convs for m in msgs), len(calls),
                    sum(c["id"] in answered for c in calls))
 
 

@@ -27,6 +27,7 @@ SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistan
                   "chatgpt": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
                   "system": "system", "observation": "tool", "tool": "tool", "function_response": "tool"}
 ID_KEYS = ("id", "conversation_id", "instance_id")
+SIMULATIONS = re.compile(rb'"simulations"\s*:\s*\[')
 LIST_OF_OBJECTS = re.compile(rb'"([^"\\]{1,64})"\s*:\s*\[\s*\{([^{}]{0,400})')
 SNIFF_LINES = 5
 
@@ -172,6 +173,8 @@ def sniff(head: bytes, key: str | None) -> tuple[str, str | None] | None:
             return _sniff_record(rec, key)
     if head.lstrip()[:1] not in (b"[", b"{"):
         return None
+    if head.lstrip()[:1] == b"{" and SIMULATIONS.search(head) and key is None:
+        return OPENAI, None  # tau2-bench results: records under simulations, messages under messages
     for m in LIST_OF_OBJECTS.finditer(head):  # a document too large to parse here: read its first list
         k, first = m.group(1).decode("utf-8", "replace"), m.group(2)
         if key is not None and k != key:

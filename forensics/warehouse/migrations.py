@@ -217,5 +217,10 @@ def m005_format_registry(con: duckdb.DuckDBPyConnection) -> None:
                         "format documents (docs/formats.md)"),
         ("message_usage.input_tokens", "input tokens not read from the prompt cache (a format logging the "
                                        "cache inside its input count has it subtracted)"),
+        ("conversations.fingerprint", "change detector: source row length and updated_at (SQLite), file size and "
+                                      "mtime (session files), a hash of the record (OpenAI) or of the "
+                                      "conversation's messages (the agent formats of docs/formats.md)"),
+        ("tool_calls.arguments", "arguments as a JSON string (a tool whose input is plain text, or a model's "
+                                 "malformed JSON, is stored as a JSON string value)"),
     ):
         con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")
