@@ -114,7 +114,8 @@ def test_swe_agent_attempts_and_named_instances(db: Path) -> None:
     assert sum(m for _, _, m, _ in rows) == 8 and sum(not m for _, _, m, _ in rows) == 6  # the discarded attempt
     assert query(db, "SELECT count(*) FROM conversations WHERE native_id LIKE '#%'") == [(0,)]
     assert query(db, "SELECT native_id FROM conversations WHERE native_id LIKE 'task %' ORDER BY 1") == [
-        ("task 0 trial 0",), ("task 0 trial 1",), ("task 1 trial 0",), ("task 1 trial 1",)]
+        ("task 0 trial 0",), ("task 0 trial 1",), ("task 1 trial 0",), ("task 1 trial 1",), ("task 7 trial 0",),
+        ("task 7 trial 1",)]  # tau-bench and tau2-bench runs
     assert query(db, "SELECT name, is_error FROM tool_calls WHERE conversation_id = ? ORDER BY seq",
                  [conv(db, "swe-agent__test-repo-i1")]) == [
         ("find_file", False), ("open", False), ("edit", True), ("edit", False), ("submit", False)]
