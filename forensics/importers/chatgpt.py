@@ -23,16 +23,11 @@ FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_document(Path(path).read_bytes())
-    if not isinstance(doc, list):
-        if doc is not None:
-            log.error = "not a list of conversations (conversations.json of a ChatGPT export holds one)"
-        return []
+    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a ChatGPT export's conversations.json)")
     out = []
-    for i, conv in enumerate(doc):
-        where = f"{log.name}[{i}]"
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            log.quarantine(where, "not a conversation with a mapping", conv)
+    for i, where, conv in log.objects(doc, log.name, "conversation"):
+        if not isinstance(conv.get("mapping"), dict):
+            log.quarantine(where, "a conversation without a mapping", conv)
             continue
         with log.guard(where, conv):
             out.append(_conversation(log, conv, i))

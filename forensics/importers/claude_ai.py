@@ -22,16 +22,11 @@ ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's 
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_document(Path(path).read_bytes())
-    if not isinstance(doc, list):
-        if doc is not None:
-            log.error = "not a list of conversations (conversations.json of a Claude.ai export holds one)"
-        return []
+    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a Claude.ai export's conversations.json)")
     out = []
-    for i, conv in enumerate(doc):
-        where = f"{log.name}[{i}]"
-        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
-            log.quarantine(where, "not a conversation with chat_messages", conv)
+    for i, where, conv in log.objects(doc, log.name, "conversation"):
+        if not isinstance(conv.get("chat_messages"), list):
+            log.quarantine(where, "a conversation without chat_messages", conv)
             continue
         with log.guard(where, conv):
             out.append(_conversation(log, conv, where, i))

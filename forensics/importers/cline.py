@@ -34,18 +34,12 @@ FAILED = re.compile(r"\s*(?:\[ERROR\]|The tool execution failed|Error executing|
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_document(Path(path).read_bytes())
-    if not isinstance(doc, list):
-        if doc is not None:
-            log.error = "not a list of messages (api_conversation_history.json holds one)"
+    doc = log.json_list(Path(path).read_bytes(), "a list of messages (api_conversation_history.json holds one)")
+    if not doc:
         return []
     folder = Path(path).parent
     turns: list[Turn] = []
-    for i, m in enumerate(doc):
-        where = f"{log.name}[{i}]"
-        if not isinstance(m, dict):
-            log.quarantine(where, "message is not a JSON object", m)
-            continue
+    for i, where, m in log.objects(doc, log.name, "message"):
         with log.guard(where, m):
             turns.extend(_turns(m, i, log))
     ui = _ui_messages(folder, log)

@@ -32,11 +32,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     events: list[Event] = []
     answered: set[str] = set()
     states: dict[Any, dict] = {}  # call id -> its toolCallState
-    for i, item in enumerate(doc["history"]):
-        where = f"{log.name}:history[{i}]"
-        if not isinstance(item, dict):
-            log.quarantine(where, "history item is not a JSON object", item)
-            continue
+    for _, where, item in log.objects(doc["history"], f"{log.name}:history", "history item"):
         with log.guard(where, item):
             _item(log, item, turns, events, answered, states)
     out: list[Turn] = []

@@ -33,11 +33,8 @@ def read(path: str, log: Log) -> list[Conversation]:
         return []
     model = doc["eval"].get("model")
     out = []
-    for i, s in enumerate(listed(doc.get("samples"))):
-        if not isinstance(s, dict):
-            log.quarantine(f"{log.name}:samples[{i}]", "sample is not a JSON object", s)
-            continue
-        with log.guard(f"{log.name}:samples[{i}]", s):
+    for _, where, s in log.objects(doc.get("samples"), f"{log.name}:samples", "sample"):
+        with log.guard(where, s):
             out.append(_sample(log, s, model, doc["eval"].get("created")))
     return out
 
@@ -84,10 +81,7 @@ def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
     msgs = s.get("messages") if isinstance(s.get("messages"), list) else []
     if not msgs and isinstance(s.get("input"), str):
         msgs = [{"role": "user", "content": s["input"]}]
-    for i, m in enumerate(msgs):
-        if not isinstance(m, dict):
-            log.quarantine(f"{log.name}#{s.get('id')}[{i}]", "message is not a JSON object", m)
-            continue
+    for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message"):
         turns.append(_turn(m, i))
     _attach_usage(log, s, turns)
     out = s.get("output") if isinstance(s.get("output"), dict) else {}

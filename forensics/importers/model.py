@@ -162,6 +162,26 @@ class Log:
             self.quarantine(self.name, values.json_reason(e), data)
             return None
 
+    def json_list(self, data: bytes, what: str) -> list:
+        """The file as a JSON list (one row read); else [] and, when it is JSON of another shape, the error
+        that fails the source (``what`` says what the file should hold)."""
+        doc = self.json_document(data)
+        if not isinstance(doc, list):
+            if doc is not None:
+                self.error = f"not {what}"
+            return []
+        return doc
+
+    def objects(self, items: Any, where: str, what: str = "record") -> Iterator[tuple[int, str, dict]]:
+        """(index, location, object) for each JSON object of a list; any other item is quarantined where it stands.
+        The caller maps each inside ``guard`` (a generator cannot catch what its consumer raises)."""
+        for i, v in enumerate(listed(items)):
+            location = f"{where}[{i}]"
+            if isinstance(v, dict):
+                yield i, location, v
+            else:
+                self.quarantine(location, f"{what} is not a JSON object", v)
+
     @contextmanager
     def guard(self, location: str, raw: Any) -> Iterator[None]:
         """A record whose shape the module did not expect is quarantined instead of failing the file."""

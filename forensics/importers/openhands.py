@@ -55,11 +55,7 @@ def _conversation(log: Log, native: str, events: list, meta: dict, where: str) -
     by_response: dict[str, Turn] = {}
     used: set[str] = set()  # response ids whose usage is recorded
     usages: dict[str, dict] = {}
-    for i, ev in enumerate(events):
-        loc = f"{where}[{i}]"
-        if not isinstance(ev, dict):
-            log.quarantine(loc, "event is not a JSON object", ev)
-            continue
+    for _, loc, ev in log.objects(events, where, "event"):
         with log.guard(loc, ev):
             for u in _token_usages(ev):
                 usages.setdefault(str(u.get("response_id")), u)

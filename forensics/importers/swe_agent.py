@@ -129,11 +129,8 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
     model_cfg = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
     turns: list[Turn] = []
     pending: list[str] = []
-    for i, m in enumerate(msgs):
-        if not isinstance(m, dict):
-            log.quarantine(f"{log.name}[{i}]", "message is not a JSON object", m)
-            continue
-        with log.guard(f"{log.name}[{i}]", m):
+    for i, where, m in log.objects(msgs, log.name, "message"):
+        with log.guard(where, m):
             role, text = m.get("role"), text_of(m.get("content"))
             extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
             at = extra.get("timestamp")
