@@ -106,6 +106,12 @@ def openhands(root: Path) -> Figures:
             convs.append([e for pair in rec["history"] for e in (pair if isinstance(pair, list) else [pair])])
     out = []
     for events in convs:
+        if any("kind" in e for e in events):  # the agent SDK's events (V1)
+            calls = {e["tool_call_id"] for e in events if e["kind"] == "ActionEvent"}
+            answered = {e["tool_call_id"] for e in events if e["kind"] == "ObservationEvent"}
+            users = sum(e["kind"] == "MessageEvent" and e["source"] == "user" for e in events)
+            out.append(Figures(1, users, len(calls), len(calls & answered)))
+            continue
         users = sum(e.get("action") == "message" and e.get("source") == "user" for e in events)
         instructions += users == 0
         calls = [e for e in events if "action" in e and e.get("source") == "agent" and e["action"] not in skipped]

@@ -105,7 +105,7 @@ def test_openhands_parallel_calls_condensation_and_usage_per_response(db: Path) 
                      "conversation_id = ? ORDER BY seq", [cid]) == [("resp-1", 2104, 4096), ("resp-2", 956, 6144)]
     assert query(db, "SELECT kind, json_extract_string(detail, '$.summary') FROM events WHERE conversation_id = ?",
                  [cid]) == [("compaction", "Listed the repository and read setup.py.")]
-    assert query(db, "SELECT reason FROM quarantine WHERE location = 'output.jsonl:4'") == [
+    assert query(db, "SELECT reason FROM quarantine WHERE location = 'output.jsonl:5'") == [
         ("no history list (an OpenHands evaluation output line holds one)",)]
 
 

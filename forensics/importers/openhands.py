@@ -10,19 +10,23 @@ one model response forming one assistant message whose text is their ``thought``
 result of the action it names. Token usage is ``llm_metrics.token_usages``, one entry per response id
 (every event repeats the list so far: each id counts once). A ``condensation`` action is a compaction.
 State changes and recalls are skipped and counted. Older evaluations stored ``history`` as
-``[action, observation]`` pairs; both are read.
+``[action, observation]`` pairs; the agent SDK (OpenHands V1) writes events told apart by ``kind``
+(``MessageEvent``, ``ActionEvent`` with ``tool_call``, ``ObservationEvent``, ``Condensation``...): all are read.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 SKIPPED_ACTIONS = ("change_agent_state", "null", "pause", "resume", "stop", "recall",
                              "condensation_request", "start")
 SKIPPED_OBSERVATIONS = ("agent_state_changed", "null", "recall", "condense")
+SDK_KINDS = ("MessageEvent", "SystemPromptEvent", "ActionEvent", "ObservationEvent")
+SDK_KIND = re.compile(rb'"kind"\s*:\s*"(?:' + "|".join(SDK_KINDS).encode() + rb')"')
 ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
 
 
@@ -59,7 +63,9 @@ def _conversation(log: Log, native: str, events: list, meta: dict, where: str) -
         with log.guard(loc, ev):
             for u in _token_usages(ev):
                 usages.setdefault(str(u.get("response_id")), u)
-            if "action" in ev:
+            if isinstance(ev.get("kind"), str):
+                _sdk_event(log, ev, turns, conv_events, by_response)
+            elif "action" in ev:
                 _action(log, ev, turns, conv_events, by_response, loc)
             elif "observation" in ev:
                 _observation(log, ev, turns)
@@ -132,6 +138,41 @@ def _observation(log: Log, ev: dict, turns: list[Turn]) -> None:
                       at=ev.get("timestamp"), id=ev.get("id")))
 
 
+def _sdk_event(log: Log, ev: dict, turns: list[Turn], events: list[Event], by_response: dict[str, Turn]) -> None:
+    """An event of the OpenHands agent SDK (V1, 2025-): a pydantic union told apart by ``kind``."""
+    kind, at, eid = ev["kind"], ev.get("timestamp"), ev.get("id")
+    if kind == "MessageEvent":
+        msg = mapping(ev.get("llm_message"))
+        role = msg.get("role") if isinstance(msg.get("role"), str) else "user" if ev.get("source") == "user" else "assistant"
+        turns.append(Turn(role, text_of(msg.get("content")), at=at, id=eid))
+    elif kind == "SystemPromptEvent":
+        turns.append(Turn("system", text_of(ev.get("system_prompt")), at=at, id=eid))
+    elif kind == "ActionEvent":
+        call = mapping(ev.get("tool_call"))
+        args = call.get("arguments", {k: v for k, v in mapping(ev.get("action")).items() if k != "kind"})
+        rid = ev.get("llm_response_id") if isinstance(ev.get("llm_response_id"), str) else None
+        turn = by_response.get(rid) if rid else None
+        if turn is None:
+            turn = Turn("assistant", text_of(ev.get("thought")), at=at, id=eid)
+            turns.append(turn)
+            if rid:
+                by_response[rid] = turn
+        turn.calls.append(ToolCall(ev.get("tool_name") or call.get("name"), args, ev.get("tool_call_id") or call.get("id")))
+    elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
+        obs = mapping(ev.get("observation"))
+        text = text_of(obs.get("content") if "content" in obs else obs.get("output")) if kind == "ObservationEvent" \
+            else text_of(ev.get("rejection_reason") or ev.get("error"))
+        code = obs.get("exit_code")
+        error = kind != "ObservationEvent" or obs.get("is_error") is True or (isinstance(code, int) and code not in (0, -1))
+        turns.append(Turn("tool", text, answers=ev.get("tool_call_id"), is_error=error, at=at, id=eid))
+    elif kind == "Condensation":
+        events.append(Event("compaction", len(turns), detail={k: ev[k] for k in ("forgotten_event_ids", "summary",
+                                                                                  "summary_offset") if k in ev}))
+        log.skip("Condensation (-> events)")
+    else:
+        log.skip(f"event:{kind[:40]}")
+
+
 def _token_usages(ev: dict) -> list[dict]:
     metrics = ev.get("llm_metrics")
     usages = metrics.get("token_usages") if isinstance(metrics, dict) else None
@@ -151,7 +192,8 @@ def _uncached(u: dict) -> Any:
 
 
 def _is_event(v: Any) -> bool:
-    return isinstance(v, dict) and ("action" in v or "observation" in v) and ("source" in v or "args" in v)
+    return isinstance(v, dict) and (("action" in v or "observation" in v) and ("source" in v or "args" in v)
+                                    or v.get("kind") in SDK_KINDS)
 
 
 def _sniff(probe: Probe) -> bool:
@@ -162,7 +204,8 @@ def _sniff(probe: Probe) -> bool:
         doc = probe.document
         if isinstance(doc, list):
             return bool(doc) and _is_event(doc[0])
-        return b'"action"' in head[:2000] and (b'"source"' in head[:2000] or b'"args"' in head[:2000]) \
+        return SDK_KIND.search(head[:4000]) is not None or b'"action"' in head[:2000] and (
+            b'"source"' in head[:2000] or b'"args"' in head[:2000]) \
             and head[1:].lstrip()[:1] == b"{"
     for r in probe.records:
         if isinstance(r, dict) and isinstance(r.get("history"), list) and r["history"]:
