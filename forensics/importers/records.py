@@ -89,9 +89,7 @@ def source_key(fmt: str, resolved_path: str, options: str = "{}") -> str:
     return stable_id(fmt, resolved_path, options)
 
 
-def to_epoch(v: Any) -> float | None:
-    """Seconds since the epoch from a number (s or ms) or an ISO-8601 string; None (counted) when unusable."""
-    return epoch(v)
+to_epoch = epoch  # seconds since the epoch from a number or an ISO-8601 string; None (counted) when unusable
 
 
 def _block_text(content: Any) -> str:

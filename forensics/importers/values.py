@@ -59,11 +59,16 @@ def epoch(v: Any, what: str = "timestamp") -> float | None:
     Missing (None, "") is None silently; anything else that is not a date between 1970 and 9999 is None
     and counted.
     """
+    t = type(v)
+    if (t is float or t is int) and 0 < v < MS_FROM:
+        return float(v)  # seconds: the usual case, first
     if v is None or v == "":
         return None
-    if isinstance(v, str):
+    if t is str:
         s = v.strip()
         try:
+            if "-" in s[1:] or ":" in s:  # a date; "1735689600" and "1.7e9" are numbers
+                raise ValueError
             v = float(s)
         except ValueError:
             try:
