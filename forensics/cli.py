@@ -88,8 +88,10 @@ def cli() -> None:
 @click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
            messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None) -> None:
-    """Import SQLite databases, session files (JSONL, Claude Code), OpenAI/ShareGPT chat logs, folders or
-    globs into the warehouse; the summary says which format each file was read as.
+    """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
+    Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, SQLite and JSONL logs...),
+    files, folders or globs, into the warehouse; each file's format is detected by its content and the
+    summary says which it was read as (`forensics formats` lists them).
 
     Importing the same source again adds nothing; a grown source adds only what is new. Bad lines and
     rows are quarantined with their raw bytes, never dropped. Exit 0: every source imported; 1: some
