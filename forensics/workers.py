@@ -16,7 +16,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-PARALLEL_MIN_BYTES = 32 << 20
 SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
 STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
 
