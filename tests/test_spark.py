@@ -1,6 +1,7 @@
 """`--engine spark`: the per-conversation analyzers and the named queries on Spark local mode over the lake of the
 fixtures give what the warehouse gives (SPEC §18). The commands are docs/scale.md's own (its spark-local block), so
-the documented path is the tested one. One SparkSession for the whole module (one xdist group)."""
+the documented path is the tested one. One SparkSession for the whole module (pytest-xdist's loadfile: one worker
+runs this file)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from forensics.report import evidence
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, ROOT, needs_spark, run_cli
 
-pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
+pytestmark = pytest.mark.spark
 SOURCES = ["seed/seed.db", "sqlite", "sessions", "anthropic", "claude_code", "openai"]  # the Makefile's fixtures
 SECTIONS = ("baseline", "compression", "drift", "sentinel")
 MASTER = "local[2]"
