@@ -5,7 +5,7 @@ A fact is a function of a DuckDB connection whose tables ``messages``, ``tool_ca
 ``sel_conversations`` lists the ones a report covers. It returns Arrow rows keyed by ``conversation_id``, each a
 function of its own conversation's rows alone. Locally the connection is the warehouse and a fact runs once over
 the whole selection (DuckDB is the batch); on Spark (``forensics.spark``) it runs on the workers over an
-in-memory DuckDB holding one conversation's rows of the lake. What needs the whole corpus (percentiles, means,
+in-memory DuckDB holding a group of whole conversations' rows of the lake. What needs the whole corpus (percentiles, means,
 the sentinel's per-model replay in time order) is no fact: the analyzers do it from the facts' rows.
 
 Each fact declares the total order of its rows, applied on both engines, so what an analyzer iterates over (and
