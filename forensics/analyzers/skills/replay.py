@@ -1,0 +1,244 @@
+"""The seed's SkillRouter replayed over the user's requests, held against the skills the model loaded itself.
+
+The router (seed 000 §六): a user message is matched against every phrase of the table, case-insensitive; of
+the skills not yet loaded in the conversation, the one with the longest matching phrase is injected (ties: the
+table's order), at most one per message. A skill counts as loaded once the replayed router or the model has
+loaded it. Requests and harness text are told apart by the named query ``skill_messages``; the model's loads
+are the tool calls of ``skill_loads`` and the skill bodies Claude Code writes on the user role.
+
+A request's *turn* runs to the next request. Verdicts, one row per judged event:
+
+- ``hit``: the router fires a skill on a request and that skill is loaded in its turn;
+- ``router_only``: it fires and the skill is not loaded in the turn (a false fire: tokens a small model pays);
+- ``model_only``: the model loads a skill the router did not fire on that turn's request, and no one had loaded
+  it yet (a miss the table could have caught);
+- not judged: ``already_loaded`` (the skill was loaded earlier in the conversation: the router could not fire
+  it), ``command`` (the user loaded it by name, a slash command), ``no_request`` (loaded before any request of
+  the conversation, as a session resumed after a compaction does).
+
+SQL finds the matches and the loads (a cross join of requests and phrases, ASOF joins for the turns); only
+the sparse events run through Python, whose order the loaded-state needs.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import duckdb
+import polars as pl
+
+from forensics.analyzers.skills.table import TriggerTable
+from forensics.queries import load_query
+from forensics.selection import SELECTED
+
+MESSAGES = "_skill_messages"  # temp: the selection's user messages as skill_messages classifies them
+PHRASES = "_skill_phrases"  # temp: the phrases being replayed, lower-cased as DuckDB lowers the requests
+JUDGED = ("hit", "router_only", "model_only")
+ROW_SCHEMA = {"conversation_id": pl.String, "position": pl.Int32, "router_skill": pl.String,
+              "model_skill": pl.String, "verdict": pl.String, "phrase": pl.String, "load_position": pl.Int32,
+              "via": pl.String}
+
+
+@dataclass(frozen=True)
+class Phrase:
+    skill: str
+    text: str  # as the table writes it
+    key: str  # lower-cased: what a request must contain
+    rank: tuple[int, int]  # (skill's place, phrase's place) in the table: breaks ties between equal lengths
+
+
+@dataclass(frozen=True)
+class Load:
+    position: int  # the assistant message calling the tool, or the user message carrying the body
+    skill: str
+    via: str  # tool | injected (a skill body with no call before it) | command (a slash command)
+
+
+@dataclass(frozen=True)
+class Row:
+    conversation_id: str
+    position: int | None  # the request whose turn it is (None: before any request)
+    router_skill: str | None
+    model_skill: str | None
+    verdict: str
+    phrase: str | None
+    load_position: int | None
+    via: str | None
+
+
+@dataclass
+class Replay:
+    """Everything the router needs, gathered once; ``run`` replays a conversation (with a phrase more, to see
+    what that phrase would change)."""
+
+    phrases: list[Phrase]
+    matches: dict[str, dict[int, list[int]]]  # conversation -> request position -> indices into phrases
+    turns: dict[str, dict[int | None, list[Load]]]  # conversation -> turn (request position) -> loads
+    kinds: dict[str, int] = field(default_factory=dict)  # user messages by skill_messages kind
+    requests: int = 0
+    conversations: int = 0  # selected conversations with at least one request
+    skipped: dict[str, int] = field(default_factory=dict)  # load calls that load nothing: failed, synthetic, unnamed
+    requests_per_conversation: dict[str, int] = field(default_factory=dict)
+    own: dict[str, str] = field(default_factory=dict)  # skill -> its own words: its id, the bodies it was loaded with
+
+    def run(self, cid: str, extra: tuple[int, frozenset[int]] | None = None) -> list[Row]:
+        matched, turns = self.matches.get(cid, {}), self.turns.get(cid, {})
+        positions = set(matched) | {t for t in turns if t is not None} | (set(extra[1]) if extra else set())
+        loaded: set[str] = set()
+        rows: list[Row] = []
+        for q in [None, *sorted(positions)]:
+            idx = matched.get(q, []) if q is not None else []
+            if extra and q in extra[1]:
+                idx = [*idx, extra[0]]
+            live = [self.phrases[i] for i in idx if self.phrases[i].skill not in loaded]
+            fire = min(live, key=lambda p: (-len(p.key), p.rank)) if live else None
+            here = turns.get(q, [])
+            for ld in here:
+                verdict = ("hit" if fire and ld.skill == fire.skill else "already_loaded" if ld.skill in loaded
+                           else "command" if ld.via == "command" else "no_request" if q is None else "model_only")
+                rows.append(Row(cid, q, ld.skill if verdict == "hit" else None, ld.skill, verdict,
+                                fire.text if verdict == "hit" else None, ld.position, ld.via))
+            if fire and all(ld.skill != fire.skill for ld in here):
+                rows.append(Row(cid, q, fire.skill, None, "router_only", fire.text, None, None))
+            loaded.update(ld.skill for ld in here)
+            if fire:
+                loaded.add(fire.skill)
+        return rows
+
+    def rows(self) -> list[Row]:
+        return [r for cid in sorted(set(self.matches) | set(self.turns)) for r in self.run(cid)]
+
+
+def canonical(name: str, ids: dict[str, str]) -> str:
+    """A loaded skill's name as the table spells it: ``/pdf``, ``PDF`` and a plugin's ``document-skills:pdf`` are
+    the table's ``pdf``; a skill the table lacks keeps its bare name (``document-skills:pdf`` -> ``pdf``, the
+    name its body's folder has)."""
+    n = name.strip().lstrip("/")
+    bare = n.rsplit(":", 1)[-1]
+    return ids.get(n.lower()) or ids.get(bare.lower()) or bare
+
+
+def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay:
+    """Classify the selection's user messages, match the table, find the loads (needs ``sel_conversations``)."""
+    sel = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {MESSAGES} AS SELECT * FROM ({load_query('skill_messages').sql}) q "
+                f"WHERE q.{sel}")
+    skills = table.skills if table else {}
+    ids = {s.lower(): s for s in reversed(list(skills))}  # the first spelling wins, as the first skill wins ties
+    phrases = [Phrase(s, text, "", (i, j)) for i, (s, ps) in enumerate(skills.items()) for j, text in enumerate(ps)]
+    phrases = set_phrases(con, phrases)
+    rp = Replay(phrases, defaultdict(dict), defaultdict(lambda: defaultdict(list)))
+    rp.kinds = dict(con.execute(f"SELECT kind, count(*) FROM {MESSAGES} GROUP BY 1 ORDER BY 1").fetchall())
+    rp.requests_per_conversation = dict(con.execute(
+        f"SELECT conversation_id, count(*) FROM {MESSAGES} WHERE kind = 'request' GROUP BY 1").fetchall())
+    rp.requests, rp.conversations = rp.kinds.get("request", 0), len(rp.requests_per_conversation)
+    for cid, pos, idx in con.execute(
+            f"SELECT r.conversation_id, r.position, list(p.i ORDER BY p.i) FROM {MESSAGES} r JOIN {PHRASES} p "
+            f"ON r.kind = 'request' AND contains(r.request, p.key) GROUP BY 1, 2").fetchall():
+        rp.matches[cid][pos] = idx
+    _loads(con, rp, ids)
+    rp.own = _own_words(con, ids)
+    return rp
+
+
+def set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[Phrase]:
+    """Put ``phrases`` in the temp table the matching joins, lower-cased by DuckDB (as the requests are, so
+    a phrase matches exactly what it should); returns them with their keys."""
+    df = pl.DataFrame({"i": list(range(len(phrases))), "text": [p.text for p in phrases]},
+                      schema={"i": pl.Int32, "text": pl.String})
+    con.register("_skill_phrase_rows", df.to_arrow())
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {PHRASES} AS SELECT i, lower(text) AS key FROM _skill_phrase_rows")
+    finally:
+        con.unregister("_skill_phrase_rows")
+    keys = dict(con.execute(f"SELECT i, key FROM {PHRASES}").fetchall())
+    return [Phrase(p.skill, p.text, keys[i], p.rank) for i, p in enumerate(phrases)]
+
+
+def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> None:
+    """The loads of every turn: the model's calls, the bodies no call explains (a body after the model's call
+    is that call's load; after a slash command of the same skill, the user's), deduplicated per turn."""
+    rows = con.execute(f"""
+        WITH calls AS (
+            SELECT conversation_id, position, call_index AS k, skill,
+                   CASE WHEN synthetic THEN 'synthetic' WHEN failed THEN 'failed' WHEN skill IS NULL THEN 'unnamed'
+                        ELSE 'tool' END AS via
+            FROM ({load_query('skill_loads').sql}) q WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+        ),
+        events AS (
+            SELECT * FROM calls
+            UNION ALL
+            SELECT conversation_id, position, 0, skill, kind FROM {MESSAGES}
+            WHERE kind IN ('skill_body', 'command') AND skill IS NOT NULL
+        ),
+        requests AS (SELECT conversation_id, position FROM {MESSAGES} WHERE kind = 'request')
+        SELECT e.conversation_id, r.position AS turn, e.position, e.via, e.skill
+        FROM events e ASOF LEFT JOIN requests r ON e.conversation_id = r.conversation_id AND e.position > r.position
+        ORDER BY e.conversation_id, e.position, e.k""").fetchall()
+    skipped: dict[str, int] = defaultdict(int)
+    commands: dict[tuple[str, int | None], set[str]] = defaultdict(set)
+    for cid, turn, pos, via, name in rows:
+        if via in ("synthetic", "failed", "unnamed"):
+            skipped[via] += 1
+            continue
+        skill = canonical(name, ids)
+        if via == "command":
+            commands[(cid, turn)].add(skill)
+            continue
+        here = rp.turns[cid][turn]
+        if any(ld.skill == skill for ld in here):
+            continue  # one load per skill and turn: a body after its call, a second call
+        kind = "tool" if via == "tool" else "command" if skill in commands[(cid, turn)] else "injected"
+        here.append(Load(pos, skill, kind))
+    rp.skipped = dict(skipped)
+
+
+OWN_CHARS = 20000  # of each distinct body
+OWN_BODIES = 3  # distinct bodies per skill name
+
+
+def _own_words(con: duckdb.DuckDBPyConnection, ids: dict[str, str]) -> dict[str, str]:
+    """Per skill, lower-cased: its id (``webapp-testing``: webapp testing) and the text it was loaded with (Claude
+    Code's body on the user role, a meta.loadSkill result): how the skill describes itself."""
+    rows = con.execute(f"""
+        WITH bodies AS (
+            SELECT s.skill AS name, m.content FROM {MESSAGES} s JOIN messages m USING (conversation_id, position)
+            WHERE s.kind = 'skill_body' AND s.skill IS NOT NULL AND m.on_main_path
+            UNION ALL
+            SELECT l.skill, m.content
+            FROM ({load_query('skill_loads').sql}) l JOIN tool_calls t USING (conversation_id, position, call_index)
+            JOIN messages m ON m.conversation_id = t.conversation_id AND m.position = t.result_position
+            WHERE l.skill IS NOT NULL AND NOT l.failed AND NOT l.synthetic
+              AND l.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+        )
+        SELECT name, list(DISTINCT lower(left(content, {OWN_CHARS})))[1:{OWN_BODIES}] FROM bodies GROUP BY 1 ORDER BY 1
+    """).fetchall()
+    out: dict[str, list[str]] = defaultdict(list)
+    for name, texts in rows:
+        skill = canonical(name, ids)
+        out[skill] += [name.lower(), *texts]
+    for skill in ids.values():
+        out[skill].append(skill.lower())
+    return {s: " ".join([*texts, " ".join(re.split(r"[-_:./]+", s.lower()))]) for s, texts in out.items()}
+
+
+def frame_of(rows: list[Row]) -> pl.DataFrame:
+    return pl.DataFrame([r.__dict__ for r in rows], schema=ROW_SCHEMA, orient="row") if rows else pl.DataFrame(
+        schema=ROW_SCHEMA)
+
+
+def tally(rows: list[Row], skills: list[str]) -> dict[str, dict[str, int]]:
+    """Per skill (the table's first, in order, then the others by name): router, model, hits, router_only,
+    model_only and the loads not judged."""
+    out: dict[str, dict[str, int]] = {}
+    extra = sorted({r.model_skill for r in rows if r.model_skill} - set(skills))
+    for s in [*skills, *extra]:
+        c = defaultdict(int)
+        for r in rows:
+            if s in (r.router_skill, r.model_skill):
+                c[r.verdict] += 1
+        out[s] = {"router": c["hit"] + c["router_only"], "model": c["hit"] + c["model_only"], "hits": c["hit"],
+                  "router_only": c["router_only"], "model_only": c["model_only"],
+                  "already_loaded": c["already_loaded"], "command": c["command"], "no_request": c["no_request"]}
+    return out
