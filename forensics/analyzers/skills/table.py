@@ -72,7 +72,7 @@ def configured(cfg: Config) -> TriggerTable | None:
     p = Path(name).expanduser()
     if not p.is_absolute() and cfg.path is not None:
         p = cfg.path.parent / p
-    return read_table(p)
+    return read_table(p.resolve())
 
 
 def with_triggers(cfg: Config, path: str | os.PathLike[str] | None) -> Config:
