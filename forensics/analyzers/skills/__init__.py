@@ -65,7 +65,9 @@ def run(ctx: Context) -> Section:
                                                "false_fires_added": p.false_fires_added, "share": p.share,
                                                "catches": ", ".join(where(*k) for k in p.catches[:SHOWN])}
                                               for p in proposals])))
-    misses = [r for r in rows if r.verdict == "model_only"]
+    order = {skill: i for i, skill in enumerate(counts)}
+    misses = sorted((r for r in rows if r.verdict == "model_only"),
+                    key=lambda r: (order[r.model_skill], names.get(r.conversation_id, ""), r.position))
     if misses:
         caption = ("Misses: requests before a load of the model's that no phrase matched" if table else
                    "The skills the model loaded and the requests before them")
@@ -83,7 +85,7 @@ def run(ctx: Context) -> Section:
                                       "conversation": names.get(r.conversation_id, r.conversation_id),
                                       "request": r.position, "text": texts.get((r.conversation_id, r.position), "")}
                                      for r in wrong])))
-    sec.findings = _findings(ctx, rows)
+    sec.findings = _findings(ctx, rows, table)
     if any(c["router"] or c["model"] for c in counts.values()):
         sec.charts.append(Chart("routing", "Per skill: hits, false fires (router only) and misses (model only)",
                                 [{"skill": s, "hits": c["hits"], "router_only": c["router_only"],
@@ -191,7 +193,7 @@ def excerpts(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, int | None]],
     return {(cid, pos): text for cid, pos, text in got}
 
 
-def _findings(ctx: Context, rows: list[Row]) -> list[Finding]:
+def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list[Finding]:
     natives = dict(ctx.con.execute(f"SELECT DISTINCT conversation_id, c.native_id FROM {MESSAGES} "
                                    "JOIN conversations c USING (conversation_id)").fetchall())
     out = []
@@ -204,5 +206,6 @@ def _findings(ctx: Context, rows: list[Row]) -> list[Finding]:
             out.append(Finding("skill_miss", "info", r.conversation_id, natives.get(r.conversation_id),
                                [r.position, r.load_position], f"the model loaded {r.model_skill} at "
                                f"[{r.load_position}] for this request; no phrase of the table matched it",
-                               f"no trigger for {r.model_skill}"))
+                               f"no phrase of {r.model_skill} matched" if table and r.model_skill in table.skills
+                               else f"{r.model_skill} is not in the trigger table"))
     return out

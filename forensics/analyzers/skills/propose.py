@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import duckdb
 import polars as pl
@@ -46,7 +47,8 @@ class Proposal:
     requests: int = 0  # requests holding the phrase
 
 
-def candidates(text: str) -> set[str]:
+@lru_cache(maxsize=4096)  # a request repeated across conversations is cut once
+def candidates(text: str) -> frozenset[str]:
     """The phrases a person would write that ``text`` (lower-cased) holds."""
     stops = stop_words()
     words = [w for w in spans(text[:SCAN_CHARS]) if _plain(w)]
@@ -59,7 +61,7 @@ def candidates(text: str) -> set[str]:
             phrase = text[first.start:last.end]
             if _content(first, stops) and _content(last, stops) and len(phrase) <= MAX_CHARS and redact(phrase) == phrase:
                 out.add(phrase)
-    return out
+    return frozenset(out)
 
 
 def _plain(w: Span) -> bool:
