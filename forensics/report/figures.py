@@ -215,7 +215,7 @@ ROUTING_COLORS = {"hits": "#2ca02c", "router_only": "#ff7f0e", "model_only": "#9
 
 @drawer("skills_routing")
 def routing(rows: list[dict[str, Any]]) -> Figure:
-    """Per skill: ``hits``, ``router_only`` (wrong fires) and ``model_only`` (misses), stacked."""
+    """Per skill: ``hits``, ``router_only`` (false fires) and ``model_only`` (misses), stacked."""
     fig = figure(8.0, max(2.2, 0.4 * len(rows) + 1.2))
     ax = fig.axes[0]
     ys = list(range(len(rows)))

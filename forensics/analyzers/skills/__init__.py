@@ -35,7 +35,7 @@ def analyse(ctx: Context, table: TriggerTable | None) -> tuple[Replay, list[Row]
     rp = gather(ctx.con, table)
     rows = rp.rows()
     skills = list(tally(rows, list(table.skills) if table else []))
-    return rp, rows, propose(ctx.con, rp, skills)
+    return rp, rows, propose(ctx.con, rp, rows, skills)
 
 
 def run(ctx: Context) -> Section:
@@ -44,53 +44,57 @@ def run(ctx: Context) -> Section:
     _write(ctx, rows)
     counts = tally(rows, list(table.skills) if table else [])
     after = tally(rp.rows(), list(counts)) if proposals else counts
-    metrics = _metrics(ctx, table, rp, rows, counts, after, proposals)
+    metrics = _metrics(table, rp, rows, counts, after, proposals)
     sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(table, rp, metrics, proposals))
-    texts = excerpts(ctx.con, [(r.conversation_id, r.position) for r in rows
-                                if r.verdict in ("model_only", "router_only")])
-    names = ctx.names
-    where = lambda cid, pos: f"{names.get(cid, cid)} [{pos}]"  # noqa: E731
-    if counts:
-        sec.tables.append(Table("per_skill", "Per skill: the router replayed, the model's loads", pl.DataFrame([{
-            "skill": s, "phrases": len(table.skills.get(s, [])) if table else 0, "router": c["router"],
-            "model": c["model"], "hits": c["hits"], "router_only": c["router_only"], "model_only": c["model_only"],
-            "precision": metrics["skills"][s]["precision"], "recall": metrics["skills"][s]["recall"],
-            "base_rate": metrics["skills"][s]["base_rate"],
-            "evidence": "; ".join(f"{v}: " + ", ".join(where(cid, pos) for cid, pos, *_ in ev[:SHOWN])
-                                  for v, ev in metrics["skills"][s]["evidence"].items() if ev)}
-            for s, c in counts.items()])))
-    if proposals:
-        sec.tables.append(Table("proposed", "Proposed phrases (`forensics tune --triggers FILE` writes them)",
-                                pl.DataFrame([{"skill": p.skill, "phrase": p.phrase, "hits_gained": p.hits_gained,
-                                               "false_fires_added": p.false_fires_added, "share": p.share,
-                                               "catches": ", ".join(where(*k) for k in p.catches[:SHOWN])}
-                                              for p in proposals])))
-    order = {skill: i for i, skill in enumerate(counts)}
-    misses = sorted((r for r in rows if r.verdict == "model_only"),
-                    key=lambda r: (order[r.model_skill], names.get(r.conversation_id, ""), r.position))
-    if misses:
-        caption = ("Misses: requests before a load of the model's that no phrase matched" if table else
-                   "The skills the model loaded and the requests before them")
-        sec.tables.append(Table("misses", caption, pl.DataFrame(
-            [{"skill": r.model_skill, "conversation": names.get(r.conversation_id, r.conversation_id),
-              "request": r.position, "load": r.load_position, "text": texts.get((r.conversation_id, r.position), "")}
-             for r in misses],
-            schema={"skill": pl.String, "conversation": pl.String, "request": pl.Int32, "load": pl.Int32,
-                    "text": pl.String})))
-    wrong = [r for r in rows if r.verdict == "router_only"]
-    if wrong:
-        sec.tables.append(Table("false_fires", "False fires: requests the table fires a skill on that the model did "
-                                "not load", pl.DataFrame(
-                                    [{"skill": r.router_skill, "phrase": r.phrase,
-                                      "conversation": names.get(r.conversation_id, r.conversation_id),
-                                      "request": r.position, "text": texts.get((r.conversation_id, r.position), "")}
-                                     for r in wrong])))
+    sec.tables = _tables(ctx, table, rows, metrics, proposals)
     sec.findings = _findings(ctx, rows, table)
     if any(c["router"] or c["model"] for c in counts.values()):
         sec.charts.append(Chart("routing", "Per skill: hits, false fires (router only) and misses (model only)",
                                 [{"skill": s, "hits": c["hits"], "router_only": c["router_only"],
                                   "model_only": c["model_only"]} for s, c in counts.items()]))
     return sec
+
+
+def _tables(ctx: Context, table: TriggerTable | None, rows: list[Row], metrics: dict[str, Any],
+            proposals: list[Proposal]) -> list[Table]:
+    """Per skill with its evidence; the proposed phrases; the misses and the false fires with their text."""
+    names, per = ctx.names, metrics["skills"]
+    texts = excerpts(ctx.con, [(r.conversation_id, r.position) for r in rows
+                                if r.verdict in ("model_only", "router_only")])
+    where = lambda cid, pos: f"{names.get(cid, cid)} [{pos}]"  # noqa: E731
+    out = []
+    if per:
+        out.append(Table("per_skill", "Per skill: the router replayed, the model's loads", pl.DataFrame([{
+            "skill": s, "phrases": len(m["phrases"]), **{k: m[k] for k in ("router", "model", "hits", "router_only",
+                                                                           "model_only", "precision", "recall",
+                                                                           "base_rate")},
+            "evidence": "; ".join(f"{v}: " + ", ".join(where(cid, pos) for cid, pos, *_ in ev[:SHOWN])
+                                  for v, ev in m["evidence"].items() if ev)} for s, m in per.items()])))
+    if proposals:
+        out.append(Table("proposed", "Proposed phrases (`forensics tune --triggers FILE` writes them)",
+                         pl.DataFrame([{"skill": p.skill, "phrase": p.phrase, "hits_gained": p.hits_gained,
+                                        "false_fires_added": p.false_fires_added, "share": p.share,
+                                        "catches": ", ".join(where(*k) for k in p.catches[:SHOWN])}
+                                       for p in proposals])))
+    order = {skill: i for i, skill in enumerate(per)}
+    misses = sorted((r for r in rows if r.verdict == "model_only"),
+                    key=lambda r: (order[r.model_skill], names.get(r.conversation_id, ""), r.position))
+    if misses:
+        caption = ("Misses: requests before a load of the model's that no phrase matched" if table else
+                   "The skills the model loaded and the requests before them")
+        out.append(Table("misses", caption, pl.DataFrame(
+            [{"skill": r.model_skill, "conversation": names.get(r.conversation_id, r.conversation_id),
+              "request": r.position, "load": r.load_position, "text": texts.get((r.conversation_id, r.position), "")}
+             for r in misses])))
+    false = [r for r in rows if r.verdict == "router_only"]
+    if false:
+        out.append(Table("false_fires", "False fires: requests the table fires a skill on that the model did not "
+                         "load", pl.DataFrame(
+                             [{"skill": r.router_skill, "phrase": r.phrase,
+                               "conversation": names.get(r.conversation_id, r.conversation_id),
+                               "request": r.position, "text": texts.get((r.conversation_id, r.position), "")}
+                              for r in false])))
+    return out
 
 
 def _write(ctx: Context, rows: list[Row]) -> None:
@@ -107,7 +111,7 @@ def _ratio(a: int, b: int) -> float | None:
     return a / b if b else None
 
 
-def _metrics(ctx: Context, table: TriggerTable | None, rp: Replay, rows: list[Row], counts: dict[str, dict[str, int]],
+def _metrics(table: TriggerTable | None, rp: Replay, rows: list[Row], counts: dict[str, dict[str, int]],
              after: dict[str, dict[str, int]], proposals: list[Proposal]) -> dict[str, Any]:
     per: dict[str, Any] = {}
     for s, c in counts.items():
@@ -145,8 +149,9 @@ def _pct(x: float | None) -> str:
 
 def _summary(table: TriggerTable | None, rp: Replay, m: dict[str, Any], proposals: list[Proposal]) -> str:
     t, harness = m["totals"], sum(n for k, n in rp.kinds.items() if k != "request")
-    scope = (f"the {rp.requests} user requests of {rp.conversations} conversations ({harness} user messages the "
-             "harness wrote, skill bodies, slash commands, notices, tool results, are not requests)")
+    scope = (f"the {rp.requests} user requests of {rp.conversations} conversations"
+             + (f" ({harness} user {'message' if harness == 1 else 'messages'} the harness wrote, skill bodies, slash "
+                f"commands, notices, tool results, {'is' if harness == 1 else 'are'} not requests)" if harness else ""))
     loads = sum(c["model"] + c["already_loaded"] + c["no_request"] for c in m["skills"].values())
     if table is None:
         if not loads:
@@ -201,7 +206,8 @@ def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list
         if r.verdict == "router_only":
             out.append(Finding("skill_false_fire", "info", r.conversation_id, natives.get(r.conversation_id),
                                [r.position], f"the table fires {r.router_skill} on this request (phrase "
-                               f"“{r.phrase}”) and the model did not load it", f"trigger “{r.phrase}” → {r.router_skill}"))
+                               f"“{r.phrase}”) and the model did not load it",
+                               f"trigger “{r.phrase}” → {r.router_skill}"))
         elif r.verdict == "model_only":
             out.append(Finding("skill_miss", "info", r.conversation_id, natives.get(r.conversation_id),
                                [r.position, r.load_position], f"the model loaded {r.model_skill} at "

@@ -3,14 +3,14 @@
 Candidates are cut from the missed requests themselves (a phrase must be a substring of what it should match):
 runs of one to three words (jieba's words in Chinese, SPEC §7; whole words elsewhere) with nothing but one
 space between them, starting and ending on a content word (no stop word, no single Han character or letter,
-no number, path or identifier, nothing a secret rule matches). Each is ranked by how distinctive it is of the skill: of the requests that
-contain it, the share whose turn loaded that skill (against every request of the selection). The router is
-replayed with each candidate added and, one at a time, the one that gains the most hits net of the false fires
-it adds is kept, only while it catches more requests than it fires on wrongly (seed 000: better to miss than to
-fire wrongly) and on more than one request, unless the skill's own words (its id, the body it was loaded with)
-hold the phrase: one request alone is an anecdote ("great, now make slides" is no trigger for slides). Among
-equals, the skill's own words first, then the more distinctive, the fewer words, the shorter; last, the phrase
-itself, so the result does not depend on any order.
+no number, path or identifier, nothing a secret rule matches). How distinctive a candidate is of the skill:
+of the requests holding it (every request of the selection), the share whose turn loaded that skill. The
+router is replayed with each candidate added and, one at a time, the one that gains the most hits net of the
+false fires it adds is kept, only while it catches more requests than it fires on wrongly (seed 000: better to
+miss than to fire wrongly) and more than one, unless the skill's own words (its id, the body it was loaded
+with) hold the phrase: one request alone is an anecdote ("great, now make slides" is no trigger for slides).
+Among equals: the skill's own words first, then fewer false fires, the more distinctive, fewer words, the
+shorter; last, the phrase itself, so the result does not depend on any order.
 """
 from __future__ import annotations
 
@@ -59,9 +59,16 @@ def candidates(text: str) -> frozenset[str]:
                 break
             last = words[j]
             phrase = text[first.start:last.end]
-            if _content(first, stops) and _content(last, stops) and len(phrase) <= MAX_CHARS and redact(phrase) == phrase:
+            if (_content(first, stops) and _content(last, stops) and len(phrase) <= MAX_CHARS
+                    and redact(phrase) == phrase):
                 out.add(phrase)
     return frozenset(out)
+
+
+@lru_cache(maxsize=4096)
+def words(phrase: str) -> int:
+    """Words of a phrase (jieba's in Chinese: 周会汇报 is two)."""
+    return sum(1 for _ in spans(phrase))
 
 
 def _plain(w: Span) -> bool:
@@ -73,9 +80,12 @@ def _content(w: Span, stops: frozenset[str]) -> bool:
     return len(w.word) > 1 and w.word not in stops
 
 
-def propose(con: duckdb.DuckDBPyConnection, rp: Replay, skills: list[str]) -> list[Proposal]:
-    """New phrases, skill by skill (``skills`` in order: the table's, then those it lacks); ``rp`` gains them."""
-    base = {cid: rp.run(cid) for cid in sorted(set(rp.matches) | set(rp.turns))}
+def propose(con: duckdb.DuckDBPyConnection, rp: Replay, rows: list[Row], skills: list[str]) -> list[Proposal]:
+    """New phrases for the misses among ``rows`` (``rp``'s replay), skill by skill (``skills`` in order: the table's,
+    then those it lacks); ``rp`` gains them."""
+    base: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        base[r.conversation_id].append(r)
     out: list[Proposal] = []
     for s in skills:
         missed = sorted({(r.conversation_id, r.position) for rows in base.values() for r in rows
@@ -85,31 +95,38 @@ def propose(con: duckdb.DuckDBPyConnection, rp: Replay, skills: list[str]) -> li
         loaded = {(r.conversation_id, r.position) for rows in base.values() for r in rows
                   if r.model_skill == s and r.position is not None}
         pool = _pool(con, missed, loaded)
-        rank = max((p.rank[1] for p in rp.phrases if p.skill == s), default=-1) + 1
+        rank = (skills.index(s), max((p.rank[1] for p in rp.phrases if p.skill == s), default=-1) + 1)
+        tried: dict[str, Trial] = {}  # a candidate's replay holds until a kept phrase changes one of its conversations
         for _ in range(MAX_NEW):
-            best = _best(rp, base, s, (skills.index(s), rank), pool)
+            best = _best(rp, base, s, rank, pool, tried)
             if best is None:
                 break
-            prop, phrase, changed = best
-            out.append(prop)
-            rp.phrases.append(phrase)
-            for cid, pos in pool.pop(phrase.key)[1]:
+            out.append(best.proposal)
+            rp.phrases.append(Phrase(s, best.proposal.phrase, best.proposal.phrase, rank))
+            for cid, pos in pool.pop(best.proposal.phrase).where:
                 rp.matches[cid].setdefault(pos, []).append(len(rp.phrases) - 1)
-            base.update(changed)
-            rank += 1
+            base.update(best.changed)
+            tried = {k: t for k, t in tried.items() if not set(t.changed) & set(best.changed)}
+            rank = (rank[0], rank[1] + 1)
     return out
 
 
+@dataclass(frozen=True)
+class Candidate:
+    share: float  # of the requests holding it, the share whose turn loaded the skill
+    where: list[tuple[str, int]]  # the requests holding it
+    misses: int  # how many of them are misses: no replay can gain it more hits than that
+
+
 def _pool(con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]],
-          loaded: set[tuple[str, int]]) -> dict[str, tuple[float, list[tuple[str, int]]]]:
-    """phrase -> (share of its requests whose turn loaded the skill, the requests holding it), for the POOL
-    candidates covering the most misses that are distinctive enough to replay."""
+          loaded: set[tuple[str, int]]) -> dict[str, Candidate]:
+    """The POOL candidates covering the most misses, those distinctive enough to replay."""
     texts = _texts(con, missed)
     cover: dict[str, int] = defaultdict(int)
     for key in missed:
         for c in candidates(texts.get(key, "")):
             cover[c] += 1
-    chosen = sorted(cover, key=lambda c: (-cover[c], len(c.split()), len(c), c))[:POOL]
+    chosen = sorted(cover, key=lambda c: (-cover[c], words(c), len(c), c))[:POOL]
     if not chosen:
         return {}
     con.register("_skill_candidate_rows", pl.DataFrame({"phrase": chosen}).to_arrow())
@@ -124,11 +141,11 @@ def _pool(con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]],
             f"ON r.kind = 'request' AND contains(r.request, c.phrase)) WHERE n * ? <= ? ORDER BY 1, 2, 3",
             [MIN_SHARE, len(loaded)]).fetchall():
         hold[phrase].append((cid, pos))
-    out = {}
+    out, misses = {}, set(missed)
     for phrase, where in hold.items():
         share = sum(k in loaded for k in where) / len(where)
         if share >= MIN_SHARE:
-            out[phrase] = (share, where)
+            out[phrase] = Candidate(share, where, sum(k in misses for k in where))
     return out
 
 
@@ -143,36 +160,50 @@ def _texts(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, int]]) -> dict[
     return {(cid, pos): text for cid, pos, text in rows}
 
 
-def _best(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int],
-          pool: dict[str, tuple[float, list[tuple[str, int]]]]) -> tuple[Proposal, Phrase, dict[str, list[Row]]] | None:
-    """The candidate that gains the most hits net of the false fires it adds, if it catches more than it costs."""
-    best = None
-    index = len(rp.phrases)
-    for key in sorted(pool):
-        share, where = pool[key]
-        phrase = Phrase(skill, key, key, rank)
-        rp.phrases.append(phrase)
-        try:
-            at: dict[str, set[int]] = defaultdict(set)
-            for cid, pos in where:
-                at[cid].add(pos)
-            changed = {cid: rp.run(cid, (index, frozenset(ps))) for cid, ps in at.items()}
-        finally:
-            rp.phrases.pop()
-        gained = sum(_count(changed[c], "hit") - _count(base.get(c, []), "hit") for c in changed)
-        added = sum(_count(changed[c], "router_only") - _count(base.get(c, []), "router_only") for c in changed)
-        if gained <= 0 or added >= gained:
+@dataclass
+class Trial:
+    """What one candidate would do: the proposal it makes, and its conversations replayed with it."""
+
+    proposal: Proposal
+    changed: dict[str, list[Row]]
+    own: bool
+
+
+def _best(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int], pool: dict[str, Candidate],
+          tried: dict[str, Trial]) -> Trial | None:
+    """The candidate that gains the most hits net of the false fires it adds, if it catches more than it costs.
+    Those that could gain most are replayed first; one that cannot even tie the best so far is not replayed."""
+    best, score = None, None
+    for key in sorted(pool, key=lambda k: (-pool[k].misses, k)):
+        if score is not None and pool[key].misses < score[0]:
+            break
+        t = tried.get(key) or tried.setdefault(key, _try(rp, base, skill, rank, key, pool[key]))
+        p = t.proposal
+        if p.hits_gained <= 0 or p.false_fires_added >= p.hits_gained or (p.hits_gained < MIN_HITS and not t.own):
             continue
-        own = key in rp.own.get(skill, "")
-        if gained < MIN_HITS and not own:
-            continue
-        score = (gained - added, own, -added, share, -len(key.split()), -len(key))
-        if best is None or score > best[0]:
-            catches = sorted({(r.conversation_id, r.position) for c in changed for r in changed[c]
-                              if r.verdict == "hit"} - {(r.conversation_id, r.position) for c in changed
-                                                       for r in base.get(c, []) if r.verdict == "hit"})
-            best = (score, Proposal(skill, key, gained, added, catches, share, len(where)), phrase, changed)
-    return None if best is None else best[1:]
+        mine = (p.hits_gained - p.false_fires_added, t.own, -p.false_fires_added, p.share, -words(key), -len(key))
+        if score is None or mine > score:
+            best, score = t, mine
+    return best
+
+
+def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int], key: str,
+         c: Candidate) -> Trial:
+    at: dict[str, set[int]] = defaultdict(set)
+    for cid, pos in c.where:
+        at[cid].add(pos)
+    rp.phrases.append(Phrase(skill, key, key, rank))
+    try:
+        changed = {cid: rp.run(cid, (len(rp.phrases) - 1, frozenset(ps))) for cid, ps in at.items()}
+    finally:
+        rp.phrases.pop()
+    before = {c: base.get(c, []) for c in changed}
+    gained = sum(_count(changed[c], "hit") - _count(before[c], "hit") for c in changed)
+    added = sum(_count(changed[c], "router_only") - _count(before[c], "router_only") for c in changed)
+    catches = sorted({(r.conversation_id, r.position) for rows in changed.values() for r in rows if r.verdict == "hit"}
+                     - {(r.conversation_id, r.position) for rows in before.values() for r in rows if r.verdict == "hit"})
+    return Trial(Proposal(skill, key, gained, added, catches, c.share, len(c.where)), changed,
+                 key in rp.own.get(skill, ""))
 
 
 def _count(rows: list[Row], verdict: str) -> int:

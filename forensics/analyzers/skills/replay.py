@@ -157,8 +157,8 @@ def set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[P
 
 
 def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> None:
-    """The loads of every turn: the model's calls, the bodies no call explains (a body after the model's call
-    is that call's load; after a slash command of the same skill, the user's), deduplicated per turn."""
+    """The loads of every turn: the model's calls, and the skill bodies on the user role that no call explains (a
+    body after a call of the turn is that call's; one right after a slash command, the user's)."""
     rows = con.execute(f"""
         WITH calls AS (
             SELECT conversation_id, position, call_index AS k, skill,
@@ -177,20 +177,29 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
         FROM events e ASOF LEFT JOIN requests r ON e.conversation_id = r.conversation_id AND e.position > r.position
         ORDER BY e.conversation_id, e.position, e.k""").fetchall()
     skipped: dict[str, int] = defaultdict(int)
-    commands: dict[tuple[str, int | None], set[str]] = defaultdict(set)
+    waiting: dict[tuple[str, int | None], int] = defaultdict(int)  # calls of the turn whose body has not come yet
+    command: tuple[str, int, str] | None = None  # the last slash command: conversation, position, skill
     for cid, turn, pos, via, name in rows:
         if via in ("synthetic", "failed", "unnamed"):
             skipped[via] += 1
             continue
         skill = canonical(name, ids)
         if via == "command":
-            commands[(cid, turn)].add(skill)
+            command = (cid, pos, skill)
             continue
+        if via == "tool":
+            waiting[(cid, turn)] += 1
+            kind = "tool"
+        elif waiting[(cid, turn)]:  # Claude Code writes a call's body right after its result, named by its folder
+            waiting[(cid, turn)] -= 1  # (which may differ from the name the call used): that call's load
+            continue
+        elif command and command[:2] == (cid, pos - 1):  # the body right after /skill: the user's own load,
+            skill, kind = command[2], "command"  # named as the user typed it
+        else:
+            kind = "injected"  # a body no call or command explains: a load all the same
         here = rp.turns[cid][turn]
-        if any(ld.skill == skill for ld in here):
-            continue  # one load per skill and turn: a body after its call, a second call
-        kind = "tool" if via == "tool" else "command" if skill in commands[(cid, turn)] else "injected"
-        here.append(Load(pos, skill, kind))
+        if all(ld.skill != skill for ld in here):  # one load per skill and turn
+            here.append(Load(pos, skill, kind))
     rp.skipped = dict(skipped)
 
 
