@@ -128,6 +128,9 @@ def test_proposals_recover_the_planted_misses_without_new_false_fires(db: Path, 
     assert after["totals"]["hits"] == m["totals"]["hits"] + 8 == m["with_proposals"]["hits"]
     assert after["totals"]["router_only"] == m["totals"]["router_only"] == 3
     assert after["proposals"] == []  # nothing left that a phrase could safely catch
+    written = table.read_bytes()
+    code, out, _ = run_cli("tune", "--db", str(db), "--triggers", str(table), "--write", "--json")
+    assert code == 0 and json.loads(out)["proposals"] == [] and table.read_bytes() == written
 
 
 def test_tune_prints_old_and_new_phrases_and_writes_nothing_without_write(db: Path, tmp_path: Path) -> None:
@@ -143,6 +146,21 @@ def test_tune_prints_old_and_new_phrases_and_writes_nothing_without_write(db: Pa
     assert lines[-1] == ("4 phrases for 3 skills over 32 requests in 11 conversations: hits 9 -> 17, false fires "
                          "3 -> 3, misses 9 -> 1; nothing written without --write")
     assert table.read_bytes() == TABLE.read_bytes()
+
+
+def test_tune_json_lists_each_proposal_with_its_evidence(db: Path) -> None:
+    code, out, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    sid_of = dict(query(db, "SELECT conversation_id, native_id FROM conversations"))
+    ppt = next(p for p in doc["proposals"] if p["phrase"] == "ppt")
+    assert (ppt["skill"], ppt["hits_gained"], ppt["false_fires_added"], ppt["requests"]) == ("pptx", 2, 0, 2)
+    assert sorted((sid_of[c], pos) for c, pos in ppt["catches"]) == sorted(
+        (sid, r["position"]) for sid, s in LABELS["sessions"].items() for r in s["rows"]
+        if r["verdict"] == "model_only" and r["model_skill"] == "pptx")
+    assert doc["before"]["pptx"]["hits"] == 2 and doc["after"]["pptx"]["hits"] == 4
+    code, _, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--emit", "rust")
+    assert code == 2 and "--triggers tunes the trigger table only" in err
 
 
 def test_write_keeps_the_files_order_phrases_keys_and_layout(db: Path, tmp_path: Path) -> None:

@@ -86,6 +86,8 @@ def _total(counts: dict[str, dict[str, int]]) -> dict[str, int]:
 def write_triggers(t: TriggerTune) -> int:
     """Add the proposed phrases to the table file in place (a skill the table lacks goes last), in the file's own
     indentation, each skill's phrases on one line when the file has them so; returns how many were added."""
+    if not t.proposals:
+        return 0  # nothing to add: the file stays byte for byte
     path = Path(t.table.path)
     text = path.read_text(encoding="utf-8")
     doc = t.table.doc
