@@ -150,8 +150,8 @@ def _pct(x: float | None) -> str:
 def _summary(table: TriggerTable | None, rp: Replay, m: dict[str, Any], proposals: list[Proposal]) -> str:
     t, harness = m["totals"], sum(n for k, n in rp.kinds.items() if k != "request")
     scope = (f"the {rp.requests} user requests of {rp.conversations} conversations"
-             + (f" ({harness} user {'message' if harness == 1 else 'messages'} the harness wrote, skill bodies, slash "
-                f"commands, notices, tool results, {'is' if harness == 1 else 'are'} not requests)" if harness else ""))
+             + (f" ({harness} more user {'message is' if harness == 1 else 'messages are'} harness text, not "
+                "requests: skill bodies, slash commands, notices, compaction summaries)" if harness else ""))
     loads = sum(c["model"] + c["already_loaded"] + c["no_request"] for c in m["skills"].values())
     if table is None:
         if not loads:
