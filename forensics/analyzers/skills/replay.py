@@ -79,7 +79,6 @@ class Replay:
     requests: int = 0
     conversations: int = 0  # selected conversations with at least one request
     skipped: dict[str, int] = field(default_factory=dict)  # load calls that load nothing: failed, synthetic, unnamed
-    requests_per_conversation: dict[str, int] = field(default_factory=dict)
     own: dict[str, str] = field(default_factory=dict)  # skill -> its own words: its id, the bodies it was loaded with
 
     def run(self, cid: str, extra: tuple[int, frozenset[int]] | None = None) -> list[Row]:
@@ -127,22 +126,21 @@ def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay
     skills = table.skills if table else {}
     ids = {s.lower(): s for s in reversed(list(skills))}  # the first spelling wins, as the first skill wins ties
     phrases = [Phrase(s, text, "", (i, j)) for i, (s, ps) in enumerate(skills.items()) for j, text in enumerate(ps)]
-    phrases = set_phrases(con, phrases)
+    phrases = _set_phrases(con, phrases)
     rp = Replay(phrases, defaultdict(dict), defaultdict(lambda: defaultdict(list)))
     rp.kinds = dict(con.execute(f"SELECT kind, count(*) FROM {MESSAGES} GROUP BY 1 ORDER BY 1").fetchall())
-    rp.requests_per_conversation = dict(con.execute(
-        f"SELECT conversation_id, count(*) FROM {MESSAGES} WHERE kind = 'request' GROUP BY 1").fetchall())
-    rp.requests, rp.conversations = rp.kinds.get("request", 0), len(rp.requests_per_conversation)
+    rp.requests = rp.kinds.get("request", 0)
+    rp.conversations = con.execute(f"SELECT count(DISTINCT conversation_id) FROM {MESSAGES} WHERE kind = 'request'"
+                                   ).fetchall()[0][0]
     for cid, pos, idx in con.execute(
             f"SELECT r.conversation_id, r.position, list(p.i ORDER BY p.i) FROM {MESSAGES} r JOIN {PHRASES} p "
             f"ON r.kind = 'request' AND contains(r.request, p.key) GROUP BY 1, 2").fetchall():
         rp.matches[cid][pos] = idx
     _loads(con, rp, ids)
-    rp.own = _own_words(con, ids)
     return rp
 
 
-def set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[Phrase]:
+def _set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[Phrase]:
     """Put ``phrases`` in the temp table the matching joins, lower-cased by DuckDB (as the requests are, so
     a phrase matches exactly what it should); returns them with their keys."""
     df = pl.DataFrame({"i": list(range(len(phrases))), "text": [p.text for p in phrases]},
@@ -156,30 +154,40 @@ def set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[P
     return [Phrase(p.skill, p.text, keys[i], p.rank) for i, p in enumerate(phrases)]
 
 
+OWN_CHARS = 20000  # of each text a skill was loaded with
+OWN_TEXTS = 3  # distinct texts per skill
+
+
 def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> None:
     """The loads of every turn: the model's calls, and the skill bodies on the user role that no call explains (a
-    body after a call of the turn is that call's; one right after a slash command, the user's)."""
+    body after a call of the turn is that call's; one right after a slash command, the user's). On the way, each
+    skill's own words (``Replay.own``): its id and the text it was loaded with (the body, the call's result)."""
     rows = con.execute(f"""
         WITH calls AS (
-            SELECT conversation_id, position, call_index AS k, skill,
-                   CASE WHEN synthetic THEN 'synthetic' WHEN failed THEN 'failed' WHEN skill IS NULL THEN 'unnamed'
-                        ELSE 'tool' END AS via
-            FROM ({load_query('skill_loads').sql}) q WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            SELECT q.conversation_id, q.position, q.call_index AS k, q.skill,
+                   CASE WHEN q.synthetic THEN 'synthetic' WHEN q.failed THEN 'failed'
+                        WHEN q.skill IS NULL THEN 'unnamed' ELSE 'tool' END AS via, t.result_position AS text_at
+            FROM ({load_query('skill_loads').sql}) q JOIN tool_calls t USING (conversation_id, position, call_index)
+            WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
         ),
         events AS (
             SELECT * FROM calls
             UNION ALL
-            SELECT conversation_id, position, 0, skill, kind FROM {MESSAGES}
+            SELECT conversation_id, position, 0, skill, kind, position FROM {MESSAGES}
             WHERE kind IN ('skill_body', 'command') AND skill IS NOT NULL
         ),
         requests AS (SELECT conversation_id, position FROM {MESSAGES} WHERE kind = 'request')
-        SELECT e.conversation_id, r.position AS turn, e.position, e.via, e.skill
+        SELECT e.conversation_id, r.position AS turn, e.position, e.via, e.skill, lower(left(m.content, {OWN_CHARS}))
         FROM events e ASOF LEFT JOIN requests r ON e.conversation_id = r.conversation_id AND e.position > r.position
+        LEFT JOIN messages m ON m.conversation_id = e.conversation_id AND m.position = e.text_at
+             AND e.via IN ('tool', 'skill_body') AND m.on_main_path
         ORDER BY e.conversation_id, e.position, e.k""").fetchall()
     skipped: dict[str, int] = defaultdict(int)
-    waiting: dict[tuple[str, int | None], int] = defaultdict(int)  # calls of the turn whose body has not come yet
+    waiting: dict[tuple[str, int | None], list[str]] = defaultdict(list)  # calls of the turn awaiting their body
     command: tuple[str, int, str] | None = None  # the last slash command: conversation, position, skill
-    for cid, turn, pos, via, name in rows:
+    own: dict[str, list[str]] = defaultdict(list)
+    names: dict[str, set[str]] = defaultdict(set)  # skill -> the names it was loaded under (a body's folder too)
+    for cid, turn, pos, via, name, text in rows:
         if via in ("synthetic", "failed", "unnamed"):
             skipped[via] += 1
             continue
@@ -188,48 +196,25 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
             command = (cid, pos, skill)
             continue
         if via == "tool":
-            waiting[(cid, turn)] += 1
+            waiting[(cid, turn)].append(skill)
             kind = "tool"
         elif waiting[(cid, turn)]:  # Claude Code writes a call's body right after its result, named by its folder
-            waiting[(cid, turn)] -= 1  # (which may differ from the name the call used): that call's load
-            continue
+            skill = waiting[(cid, turn)].pop(0)  # (which may differ from the name the call used): that call's load
+            kind = ""
         elif command and command[:2] == (cid, pos - 1):  # the body right after /skill: the user's own load,
             skill, kind = command[2], "command"  # named as the user typed it
         else:
             kind = "injected"  # a body no call or command explains: a load all the same
+        names[skill].add(name.strip().lstrip("/").lower())
+        if text and text not in own[skill] and len(own[skill]) < OWN_TEXTS:
+            own[skill].append(text)
         here = rp.turns[cid][turn]
-        if all(ld.skill != skill for ld in here):  # one load per skill and turn
+        if kind and all(ld.skill != skill for ld in here):  # one load per skill and turn
             here.append(Load(pos, skill, kind))
     rp.skipped = dict(skipped)
-
-
-OWN_CHARS = 20000  # of each distinct body
-OWN_BODIES = 3  # distinct bodies per skill name
-
-
-def _own_words(con: duckdb.DuckDBPyConnection, ids: dict[str, str]) -> dict[str, str]:
-    """Per skill, lower-cased: its id (``webapp-testing``: webapp testing) and the text it was loaded with (Claude
-    Code's body on the user role, a meta.loadSkill result): how the skill describes itself."""
-    rows = con.execute(f"""
-        WITH bodies AS (
-            SELECT s.skill AS name, m.content FROM {MESSAGES} s JOIN messages m USING (conversation_id, position)
-            WHERE s.kind = 'skill_body' AND s.skill IS NOT NULL AND m.on_main_path
-            UNION ALL
-            SELECT l.skill, m.content
-            FROM ({load_query('skill_loads').sql}) l JOIN tool_calls t USING (conversation_id, position, call_index)
-            JOIN messages m ON m.conversation_id = t.conversation_id AND m.position = t.result_position
-            WHERE l.skill IS NOT NULL AND NOT l.failed AND NOT l.synthetic
-              AND l.conversation_id IN (SELECT conversation_id FROM {SELECTED})
-        )
-        SELECT name, list(DISTINCT lower(left(content, {OWN_CHARS})))[1:{OWN_BODIES}] FROM bodies GROUP BY 1 ORDER BY 1
-    """).fetchall()
-    out: dict[str, list[str]] = defaultdict(list)
-    for name, texts in rows:
-        skill = canonical(name, ids)
-        out[skill] += [name.lower(), *texts]
-    for skill in ids.values():
-        out[skill].append(skill.lower())
-    return {s: " ".join([*texts, " ".join(re.split(r"[-_:./]+", s.lower()))]) for s, texts in out.items()}
+    for skill in {*ids.values(), *own, *names}:
+        words = sorted({" ".join(re.split(r"[-_:./]+", n)) for n in {skill.lower(), *names[skill]}})
+        rp.own[skill] = " ".join([*own[skill], *words])
 
 
 def frame_of(rows: list[Row]) -> pl.DataFrame:
