@@ -364,9 +364,12 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 @click.option("--triggers", type=click.Path(dir_okay=False),
               help="Tune this skill trigger table (JSON) instead: phrases for the skills the model loaded that the "
                    "table missed; --write adds them to the file.")
+@click.option("--holdout", is_flag=True,
+              help="With --triggers: propose on half the conversations, score on the other half (both ways), beside "
+                   "the routers that mark nothing and mark everything.")
 def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
          target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float,
-         triggers: str | None) -> None:
+         triggers: str | None, holdout: bool) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -375,6 +378,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
       forensics tune --config harness.toml --write
       forensics tune --config harness.toml --emit rust > src/tuned.rs
       forensics tune --triggers skill_triggers.json --write
+      forensics tune --triggers skill_triggers.json --holdout
     """
     from pathlib import Path
 
@@ -383,10 +387,12 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
     from forensics.tuning.emit import emit as emit_values
 
     cfg = load_config(config_path) if Path(config_path).exists() else defaults()
+    if holdout and (not triggers or write):
+        raise click.UsageError("--holdout judges a trigger table's proposals: it takes --triggers, not --write")
     if triggers:
         if emit or labels:
-            raise click.UsageError("--triggers tunes the trigger table only; it takes --write and --json")
-        _tune_triggers(db, cfg, triggers, write, as_json)
+            raise click.UsageError("--triggers tunes the trigger table only; it takes --write, --json and --holdout")
+        _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
                       worst_pct=worst_pct, marker_rate=marker_rate)
@@ -405,9 +411,23 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
         click.echo(f"{config_path}: {len(changed)} key(s) rewritten", err=bool(emit or as_json))
 
 
-def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool) -> None:
+def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, holdout: bool) -> None:
     from forensics.tuning.triggers import render, tune_triggers, write_triggers
 
+    if holdout:
+        from forensics.tuning import triggers_holdout
+
+        h = triggers_holdout.holdout(db, cfg, path)
+        if as_json:
+            import orjson
+
+            click.echo(orjson.dumps({"table": str(h.table.path), "conversations": h.conversations,
+                                     "requests": h.requests, "proposed": h.proposed, "no_harm": h.no_harm,
+                                     "routers": {k: s.as_dict() for k, s in h.scores.items()}},
+                                    option=orjson.OPT_INDENT_2).decode())
+        else:
+            click.echo(triggers_holdout.render(h))
+        return
     t = tune_triggers(db, cfg, path)
     if as_json:
         import orjson

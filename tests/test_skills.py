@@ -133,6 +133,55 @@ def test_proposals_recover_the_planted_misses_without_new_false_fires(db: Path, 
     assert code == 0 and json.loads(out)["proposals"] == [] and table.read_bytes() == written
 
 
+def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) -> None:
+    """Phrases proposed on one half of the conversations, scored on the other (both ways), beside the trivial
+    routers: every conversation judged once, by phrases that never saw it (SPEC's do-no-harm rule)."""
+    from forensics.tuning.triggers_holdout import fold_of
+
+    code, out, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    half = {native: fold_of(cid) for cid, native in query(db, "SELECT conversation_id, native_id FROM conversations")}
+    assert doc["conversations"] == [sum(half[sid] == k for sid in LABELS["sessions"]) for k in (0, 1)] == [5, 6]
+    assert doc["requests"] == [sum(s["requests"] for sid, s in LABELS["sessions"].items() if half[sid] == k)
+                               for k in (0, 1)] == [16, 16]
+    totals = {k: sum(c[k] for c in counts_from_labels().values()) for k in ("hits", "router_only", "model_only")}
+    # the table alone, replayed half by half, is the labels' replay; with no table every judged load is a miss
+    assert [doc["routers"]["table"][k] for k in ("hits", "false_fires", "misses")] == [
+        totals["hits"], totals["router_only"], totals["model_only"]] == [9, 3, 9]
+    assert doc["routers"]["mark nothing"] == {"hits": 0, "false_fires": 0, "misses": 18, "precision": None,
+                                              "recall": 0.0, "f1": 0.0, "net": 0}
+    every, fitted = doc["routers"]["mark everything"], doc["routers"]["table + proposed"]
+    assert (every["hits"], every["false_fires"], every["misses"], every["net"]) == (8, 21, 6, -13)
+    assert (fitted["hits"], fitted["false_fires"], fitted["misses"], fitted["net"]) == (15, 3, 3, 12)
+    assert fitted["f1"] == 2 * 15 / (2 * 15 + 3 + 3) > doc["routers"]["table"]["f1"] > every["f1"]
+    assert doc["no_harm"] is True
+    # each half proposes only planted phrases: the specific "browser tests", never the bare "tests"
+    planted = {(s, p) for s, ps in LABELS["planted"].items() for p in ps}
+    assert [sorted(map(tuple, half)) for half in doc["proposed"]] == [
+        sorted(planted), sorted(planted - {("webapp-testing", "browser tests")})]
+    code, text, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout")
+    assert code == 0, err
+    lines = text.splitlines()
+    assert "  mark everything      8           21       6       0.28    0.57  0.37  -13" in lines
+    assert lines[-1] == ("table + proposed: net +12 against the table's +6 (no harm); against mark nothing's 0 and "
+                         "mark everything's F1 0.37: beats both")
+
+
+def test_holdout_needs_a_table_both_halves_and_no_write(db: Path, tmp_path: Path) -> None:
+    for args in (["--holdout"], ["--holdout", "--triggers", str(TABLE), "--write"]):
+        code, out, err = run_cli("tune", "--db", str(db), *args)
+        assert code == 2 and out == "" and "--holdout judges a trigger table's proposals" in err
+    one = tmp_path / "one"
+    one.mkdir()
+    shutil.copy(SKILLS / "projects" / "-home-dev-webapp" / "4d41f499-5b04-5a88-8c38-df0e4177e934.jsonl", one)
+    code, _, err = run_cli("ingest", str(one), "--db", str(tmp_path / "w.duckdb"))
+    assert code == 0, err
+    code, out, err = run_cli("tune", "--db", str(tmp_path / "w.duckdb"), "--triggers", str(TABLE), "--holdout")
+    assert code == 2 and out == "" and err == (f"forensics: {tmp_path / 'w.duckdb'}: --holdout needs conversations in "
+                                               "both halves (1 in the warehouse)\n")
+
+
 def test_tune_prints_old_and_new_phrases_and_writes_nothing_without_write(db: Path, tmp_path: Path) -> None:
     table = tmp_path / "t.json"
     shutil.copy(TABLE, table)

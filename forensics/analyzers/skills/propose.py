@@ -9,8 +9,9 @@ router is replayed with each candidate added and, one at a time, the one that ga
 false fires it adds is kept, only while it catches more requests than it fires on wrongly (seed 000: better to
 miss than to fire wrongly) and more than one, unless the skill's own words (its id, the body it was loaded
 with) hold the phrase: one request alone is an anecdote ("great, now make slides" is no trigger for slides).
-Among equals: the skill's own words first, then fewer false fires, the more distinctive, fewer words, the
-shorter; last, the phrase itself, so the result does not depend on any order.
+Among equals: the skill's own words first, then fewer false fires, the more distinctive, more words (the more
+specific phrase: on requests not seen yet, "browser tests" fires wrongly less often than "tests"), the shorter;
+last, the phrase itself, so the result does not depend on any order.
 """
 from __future__ import annotations
 
@@ -181,7 +182,7 @@ def _best(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, i
         p = t.proposal
         if p.hits_gained <= 0 or p.false_fires_added >= p.hits_gained or (p.hits_gained < MIN_HITS and not t.own):
             continue
-        mine = (p.hits_gained - p.false_fires_added, t.own, -p.false_fires_added, p.share, -words(key), -len(key))
+        mine = (p.hits_gained - p.false_fires_added, t.own, -p.false_fires_added, p.share, words(key), -len(key))
         if score is None or mine > score:
             best, score = t, mine
     return best
@@ -200,10 +201,13 @@ def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, in
     before = {c: base.get(c, []) for c in changed}
     gained = sum(_count(changed[c], "hit") - _count(before[c], "hit") for c in changed)
     added = sum(_count(changed[c], "router_only") - _count(before[c], "router_only") for c in changed)
-    catches = sorted({(r.conversation_id, r.position) for rows in changed.values() for r in rows if r.verdict == "hit"}
-                     - {(r.conversation_id, r.position) for rows in before.values() for r in rows if r.verdict == "hit"})
+    catches = sorted(_hits(changed) - _hits(before))
     return Trial(Proposal(skill, key, gained, added, catches, c.share, len(c.where)), changed,
                  key in rp.own.get(skill, ""))
+
+
+def _hits(replayed: dict[str, list[Row]]) -> set[tuple[str, int | None]]:
+    return {(r.conversation_id, r.position) for rows in replayed.values() for r in rows if r.verdict == "hit"}
 
 
 def _count(rows: list[Row], verdict: str) -> int:
