@@ -2,8 +2,9 @@
 -- SPEC §19: Claude Code's Skill tool (input {"skill": "pdf"}, older {"command": "pdf"}), a harness's
 -- meta.loadSkill ({"name": ...}). `skill` is the first of the argument keys that holds text (or the argument
 -- itself when it is a JSON string); `failed`: the call's result is an error (no skill was loaded); `synthetic`:
--- the harness's own router injected it (`"_synthetic": true`, seed 000), so it is no load of the model's.
-SELECT t.conversation_id, t.position, t.call_index, t.name AS tool,
+-- the harness's own router injected it (`"_synthetic": true`, seed 000), so it is no load of the model's;
+-- `result_position`: the message holding the call's result (a meta.loadSkill result is the skill's body).
+SELECT t.conversation_id, t.position, t.call_index, t.name AS tool, t.result_position,
        CASE WHEN NOT json_valid(t.arguments) THEN NULL
             WHEN json_type(t.arguments) = 'VARCHAR' THEN nullif(trim(t.arguments ->> '$'), '')
             ELSE list_filter(list_transform(coalesce(getvariable('skills_argument_keys'), ['skill', 'command', 'name']),

@@ -166,8 +166,8 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
         WITH calls AS (
             SELECT q.conversation_id, q.position, q.call_index AS k, q.skill,
                    CASE WHEN q.synthetic THEN 'synthetic' WHEN q.failed THEN 'failed'
-                        WHEN q.skill IS NULL THEN 'unnamed' ELSE 'tool' END AS via, t.result_position AS text_at
-            FROM ({load_query('skill_loads').sql}) q JOIN tool_calls t USING (conversation_id, position, call_index)
+                        WHEN q.skill IS NULL THEN 'unnamed' ELSE 'tool' END AS via, q.result_position AS text_at
+            FROM ({load_query('skill_loads').sql}) q
             WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
         ),
         events AS (
