@@ -79,7 +79,7 @@ class Replay:
     requests: int = 0
     conversations: int = 0  # selected conversations with at least one request
     skipped: dict[str, int] = field(default_factory=dict)  # load calls that load nothing: failed, synthetic, unnamed
-    own: dict[str, str] = field(default_factory=dict)  # skill -> its own words: its id, the bodies it was loaded with
+    own: dict[str, str] = field(default_factory=dict)  # skill -> its own words: id, names, texts it was loaded with
 
     def run(self, cid: str, extra: tuple[int, frozenset[int]] | None = None) -> list[Row]:
         matched, turns = self.matches.get(cid, {}), self.turns.get(cid, {})
@@ -161,7 +161,8 @@ OWN_TEXTS = 3  # distinct texts per skill
 def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> None:
     """The loads of every turn: the model's calls, and the skill bodies on the user role that no call explains (a
     body after a call of the turn is that call's; one right after a slash command, the user's). On the way, each
-    skill's own words (``Replay.own``): its id and the text it was loaded with (the body, the call's result)."""
+    skill's own words (``Replay.own``): its id, the names it was loaded under and the text it was loaded with (the
+    body, the call's result)."""
     rows = con.execute(f"""
         WITH calls AS (
             SELECT q.conversation_id, q.position, q.call_index AS k, q.skill,
@@ -200,7 +201,7 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
             kind = "tool"
         elif waiting[(cid, turn)]:  # Claude Code writes a call's body right after its result, named by its folder
             skill = waiting[(cid, turn)].pop(0)  # (which may differ from the name the call used): that call's load
-            kind = ""
+            kind = ""  # its load is the call's, counted already
         elif command and command[:2] == (cid, pos - 1):  # the body right after /skill: the user's own load,
             skill, kind = command[2], "command"  # named as the user typed it
         else:
