@@ -97,7 +97,7 @@ def test_a_json_file_that_is_no_chat_log_is_reported_when_named_and_passed_over_
     assert r.returncode == 2
     assert r.stderr == (f"forensics: {other}: format not recognised (not SQLite, Claude Code, OpenAI/ShareGPT chat, "
                         "JSONL sessions or labeled dialogues); pass --format "
-                        "sqlite|jsonl|claude-code|openai|sharegpt|dialogues\n")
+                        "sqlite|jsonl|claude-code|openai|sharegpt|dialogues|decision-memory\n")
     folder = ingest([tmp_path / "logs"], db=tmp_path / "w.duckdb")
     assert [(Path(s.path).name, s.format) for s in folder.sources] == [("sharegpt.json", "sharegpt")]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from forensics.errors import ForensicsError, SourceError
-from forensics.importers import openai_chat
+from forensics.importers import decision_memory, openai_chat
 from forensics.importers.formats import FORMATS
 from forensics.importers.claude_code import looks_like_claude_code
 from forensics.importers.dialogues import looks_like_dialogues
@@ -88,7 +88,7 @@ def detect(path: Path, fmt: str = "auto", messages_key: str | None = None) -> So
     except OSError as e:
         raise SourceError(str(path), f"cannot read ({e.strerror or e})", "check the path and permissions") from None
     if head.startswith(SQLITE_MAGIC):
-        return Source(path, "sqlite")
+        return Source(path, decision_memory.FORMAT if decision_memory.looks_like(path) else "sqlite")
     by_ext = EXTENSIONS.get(path.suffix.lower())
     if by_ext == "sqlite":
         raise SourceError(str(path), "not a SQLite database (no SQLite header)", "check the file or pass --format")

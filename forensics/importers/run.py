@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import claude_code, dialogues, jsonl, openai_chat, sqlite
+from forensics.importers import claude_code, decision_memory, dialogues, jsonl, openai_chat, sqlite
 from forensics.importers.discover import Source, detect, expand, real_path
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
@@ -239,6 +239,8 @@ def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
         return openai_chat.parse_file, (resolved, source_id, src.messages_key), size
     if src.format == "dialogues":
         return dialogues.parse_file, (resolved, source_id, fingerprint), size
+    if src.format == decision_memory.FORMAT:
+        return decision_memory.parse_file, (resolved, source_id, fingerprint), size
     return jsonl.parse_file, (resolved, source_id, fingerprint), size
 
 

@@ -14,10 +14,12 @@ from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
 from forensics.redact import mask_frame, redact, redact_value
+from forensics.report import memory_charts
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
+DRAWERS = {"memory": memory_charts.charts}
 REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
 
 
@@ -38,9 +40,10 @@ class Report:
 
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None, labels: str | None = None) -> Report:
+                 only: str | list[str] | None = None, labels: str | None = None,
+                 questions: str | None = None) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
-    file analyzers may score themselves against."""
+    file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -49,16 +52,24 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY)
-        ctx = Context.open(wh.con, cfg, selection, labels)
+        ctx = Context.open(wh.con, cfg, selection, labels, questions)
         meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
                 "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
                 "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
                 "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-                "analyzers": names, "labels": labels}
+                "analyzers": names, "labels": labels, "questions": questions}
         report = Report(meta)
         for name in names:
-            report.sections.append(_masked(analyzers.load(name).run(ctx)))
+            report.sections.append(_masked(drawn(analyzers.load(name).run(ctx))))
     return report
+
+
+def drawn(sec: Section) -> Section:
+    """The charts the report layer draws from a section's tidy tables (analyzers that return data, not figures)."""
+    draw = DRAWERS.get(sec.name)
+    if draw is not None:
+        sec.charts += draw(sec)
+    return sec
 
 
 def _masked(sec: Section) -> Section:

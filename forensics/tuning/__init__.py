@@ -40,6 +40,7 @@ class TuneContext:
     min_precision: float = 0.7
     worst_pct: float = 10.0
     marker_rate: float = 0.05
+    questions: str | None = None  # a decision-memory question file: the [memory] retrieval keys are fitted on it
 
 
 @dataclass
