@@ -112,7 +112,7 @@ class _Project:
     created: np.ndarray  # epoch seconds, NaN when unknown
     importance: np.ndarray
     line_chars: np.ndarray  # characters of each decision's line in the injected block
-    recency: np.ndarray  # decision indices, newest first (the trivial baseline's ranking)
+    recency: np.ndarray  # decision indices, newest first, undated last (the trivial baseline's ranking)
 
 
 class Replay:
@@ -191,8 +191,11 @@ class Replay:
                 "per_question": rows}
 
     def _recent(self, i: int, k: int) -> list[str]:
-        proj = self.projects.get(self.questions[i].project)
-        return [proj.ids[j] for j in proj.recency[:k]] if proj else []
+        """The trivial baseline: the k decisions of the project recorded last before the question."""
+        q, proj = self.questions[i], self.projects.get(self.questions[i].project)
+        if proj is None:
+            return []
+        return [proj.ids[j] for j in proj.recency if proj.created[j] <= q.at][:k]
 
     def sweep(self, current: Params) -> pl.DataFrame:
         """recall@k, MRR and injected characters at every point of GRID (and the current values)."""

@@ -1,0 +1,168 @@
+"""The memory analyzer's findings (SPEC §15) on the planted fixture: every label found at its position, no trap
+flagged, and the cue lists of the config doing what they say."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from forensics import ingest
+from forensics.analyzers.memory.cues import Cues, names, option_terms, sentences
+from forensics.config import defaults
+from tests.conftest import FIXTURES, query, run_cli
+
+LABELS = json.loads((FIXTURES / "labels" / "memory.labels.json").read_text(encoding="utf-8"))
+Row = tuple[str, str, str, int, str | None, str | None]  # kind, severity, conversation, position, decision, alternative
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("memory") / "w.duckdb"
+    ingest([FIXTURES / "memory"], db=db)
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(db.parent / "r"),
+                           "--format", "json")
+    assert code == 0, err
+    return db
+
+
+def _found(db: Path) -> set[Row]:
+    return set(query(db, "SELECT f.kind, f.severity, c.native_id, f.position, f.decision_id, f.alternative "
+                         "FROM memory_findings f LEFT JOIN conversations c USING (conversation_id)"))
+
+
+def _planted() -> set[Row]:
+    return {(f["kind"], f["severity"], f["conversation"], f["position"], f["decision_id"], f["alternative"])
+            for f in LABELS["findings"]}
+
+
+def test_every_planted_finding_is_found_at_its_position_and_nothing_else(wh: Path) -> None:
+    assert len(_planted()) == 17
+    assert _found(wh) == _planted()
+
+
+def test_no_trap_is_flagged(wh: Path) -> None:
+    flagged = {(c, p) for _, _, c, p, _, _ in _found(wh)}
+    assert len(LABELS["traps"]) == 21
+    assert [t for t in LABELS["traps"] if (t["conversation"], t["position"]) in flagged] == []
+
+
+def test_the_report_counts_findings_and_cites_their_evidence(wh: Path) -> None:
+    m = json.loads((wh.parent / "r" / "metrics.json").read_text(encoding="utf-8"))
+    sec = m["sections"]["memory"]
+    assert sec["findings"] == {"relitigation": 9, "decision_not_recalled": 4, "decision_conflict": 1,
+                               "decision_unrecorded": 3}
+    assert sec["findings_high"] == {"relitigation": 7, "decision_not_recalled": 3, "decision_conflict": 1,
+                                    "decision_unrecorded": 0}
+    assert (sec["decisions"], sec["projects"], sec["conversations"], sec["alternatives"]) == (13, 3, 17, 12)
+    forgotten = [f for f in m["findings"] if f["kind"] == "decision_not_recalled" and f["native_id"] == "kb/c3"]
+    assert forgotten[0]["positions"] == [2, 3]  # the question and the answer that forgot the decision
+    assert "weighs rejected 'MongoDB', 'MySQL'" in forgotten[0]["summary"]
+    assert "retrieval" not in sec  # no --questions: no replay
+
+
+def test_findings_follow_the_selection(wh: Path, tmp_path: Path) -> None:
+    code, _, err = run_cli("report", "--db", str(wh), "--only", "memory", "--out", str(tmp_path), "--format", "json",
+                           "--conversation", "kb/c3")
+    assert code == 0, err
+    found = _found(wh)
+    assert {c for _, _, c, _, _, _ in found} == {"kb/c3"}
+    assert found == {r for r in _planted() if r[2] == "kb/c3"}
+
+
+def _without(key: str, cue: str) -> str:
+    return f"{key} = {json.dumps([c for c in getattr(defaults().memory, key) if c != cue], ensure_ascii=False)}"
+
+
+@pytest.mark.parametrize(("toml", "added", "removed"), [
+    # without 或者 the JSONB sentence no longer weighs options: the same finding, low
+    (_without("weighing_cues", "或者"), {("relitigation", "low", "kb/c1", 7, "1", "MongoDB")},
+     {("relitigation", "high", "kb/c1", 7, "1", "MongoDB")}),
+    # without 否决 "MongoDB 已被否决" is no rejection any more
+    (_without("negation_cues", "否决"), {("relitigation", "low", "kb/c4", 1, "1", "MongoDB")}, set()),
+    # the fixture's replies state no decision with a cue: judging them too changes nothing
+    ('decision_roles = ["user", "assistant"]', set(), set()),
+])
+def test_cue_lists_come_from_the_config(wh: Path, tmp_path: Path, toml: str, added: set, removed: set) -> None:
+    db = tmp_path / "w.duckdb"
+    shutil.copy(wh, db)
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text(f"[memory]\n{toml}\n", encoding="utf-8")
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"), "--format",
+                           "json", "--config", str(cfg))
+    assert code == 0, err
+    assert _found(db) == (_planted() - removed) | added
+
+
+def test_an_unsourced_decision_statement_in_a_reply_counts_when_assistants_are_judged(tmp_path: Path) -> None:
+    """c2's reply "好的，缓存层用 Redis" states nothing with a cue; a reply that does, in a turn nothing was
+    recorded from, is found once the assistant role is judged (one finding per turn: the first statement)."""
+    import sqlite3
+
+    src = tmp_path / "h.db"
+    shutil.copy(FIXTURES / "memory" / "harness.db", src)
+    con = sqlite3.connect(src)
+    con.execute("INSERT INTO conversation_messages (message_hash, project_id, conversation_id, role, content, "
+                "created_at) VALUES ('x1', 'kb', 'c10', 'user', '前端框架怎么选？', '2025-07-01T10:00:00'), "
+                "('x2', 'kb', 'c10', 'assistant', '那我们决定用 Vue 3 做前端。', '2025-07-01T10:01:00')")
+    con.commit()
+    con.close()
+    db = tmp_path / "w.duckdb"
+    ingest([src], db=db)
+    cfg = tmp_path / "harness.toml"
+    for roles, want in (('["user"]', set()), ('["user", "assistant"]', {("decision_unrecorded", "low", "kb/c10", 1,
+                                                                         None, None)})):
+        cfg.write_text(f"[memory]\ndecision_roles = {roles}\n", encoding="utf-8")
+        code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"),
+                               "--format", "json", "--config", str(cfg))
+        assert code == 0, err
+        assert {r for r in _found(db) if r[2] == "kb/c10"} == want
+
+
+def test_a_warehouse_without_decision_memory_says_so(seed_wh: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    shutil.copy(seed_wh, db)
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path), "--format", "md,json")
+    assert code == 0, err
+    assert "No decision-memory source in the selection" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert json.loads((tmp_path / "metrics.json").read_text())["sections"]["memory"]["findings"]["relitigation"] == 0
+    assert query(db, "SELECT count(*) FROM memory_findings") == [(0,)]
+
+
+# ------------------------------------------------------------------ reading sentences
+CFG = defaults().memory
+
+
+@pytest.mark.parametrize(("sentence", "rejects"), [
+    ("MongoDB 已被否决。", True), ("不再考虑 MongoDB。", True), ("用 PostgreSQL 而不是 MongoDB。", True),
+    ("We chose PostgreSQL, not MongoDB.", True), ("We picked PostgreSQL over MongoDB.", True),
+    ("MongoDB is not bad for logs.", False), ("MongoDB 的文档模型更灵活。", False), ("Consider MongoDB.", False),
+])
+def test_negation_cues_and_the_x_placeholder(sentence: str, rejects: bool) -> None:
+    assert Cues.of(CFG.negation_cues).about(sentence, "MongoDB") is rejects
+
+
+@pytest.mark.parametrize(("text", "states"), [
+    ("就用 Redis 吧。", True), ("定了，用 ELK。", True), ("We decided to use Stripe.", True),
+    ("服务稳定了。", False), ("否定了 MongoDB。", False), ("决定性的因素是成本。", False), ("那就这样。", False),
+])
+def test_decision_cues_fall_on_word_boundaries(text: str, states: bool) -> None:
+    assert Cues.of(CFG.decision_cues, align_han=True).search(text) is states
+
+
+def test_names_match_whole_words_at_latin_edges() -> None:
+    assert not names("We run MySQL and PostgreSQL.", "SQL")
+    assert names("用MongoDB吧", "MongoDB") and names("mongodb, then", "MongoDB") and names("选 Docker  Swarm", "Docker Swarm")
+    assert not names("MongoDBX", "MongoDB")
+
+
+def test_sentences_end_at_chinese_and_latin_marks_but_not_inside_names() -> None:
+    assert sentences("用 Next.js 做官网。好吗？ ok; fine\nnext. done") == ["用 Next.js 做官网。", "好吗？", "ok;", "fine",
+                                                                          "next.", "done"]
+
+
+def test_the_decided_option_is_the_content_beyond_the_title_and_the_verbs_of_choosing() -> None:
+    assert option_terms("用户服务数据库选型", "使用 PostgreSQL", "jieba+bigram") == {"postgresql"}
+    assert option_terms("Payment provider", "Use Stripe with Stripe Tax", "jieba+bigram") == {"stripe", "tax"}
+    assert option_terms("日志系统选型", "日志系统", "jieba+bigram") == {"日志", "系统"}  # nothing beyond: the content
