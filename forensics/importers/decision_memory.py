@@ -123,34 +123,37 @@ def vector(value: Any) -> list[float]:
 
 
 class _Reader:
-    """One table's rows as dicts of our field names (absent columns read as None)."""
+    """One table's rows: by our field names (absent columns read as None), and whole, for the quarantine."""
 
     def __init__(self, con: sqlite3.Connection, table: str, fields: dict[str, tuple[str, ...]]) -> None:
-        cols = {r[1].lower(): r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")}
+        self.columns = [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")]
+        lower = {c.lower(): c for c in self.columns}
         self.table, self.con, self.fields = table, con, list(fields)
-        self.have = {f: next(cols[n] for n in names if n in cols) for f, names in fields.items()
-                     if any(n in cols for n in names)}
+        self.have = {f: next(lower[n] for n in names if n in lower) for f, names in fields.items()
+                     if any(n in lower for n in names)}
 
-    def rows(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(rowid, row) in the table's order; WITHOUT ROWID tables have no rowid: the row's 1-based index."""
-        picked = [f for f in self.fields if f in self.have]
-        cols = ", ".join(_q(self.have[f]) for f in picked)
-        empty = dict.fromkeys(self.fields)
+    def rows(self) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
+        """(rowid, fields, whole row) in the table's order; WITHOUT ROWID tables have no rowid: the 1-based index."""
+        cols = ", ".join(_q(c) for c in self.columns)
         try:
             cur, numbered = self.con.execute(f"SELECT rowid, {cols} FROM {_q(self.table)}"), True
         except sqlite3.OperationalError:
             cur, numbered = self.con.execute(f"SELECT {cols} FROM {_q(self.table)}"), False
         for i, r in enumerate(cur, 1):
-            yield (r[0], {**empty, **dict(zip(picked, r[1:]))}) if numbered else (i, {**empty, **dict(zip(picked, r))})
+            whole = dict(zip(self.columns, r[1:] if numbered else r))
+            yield (r[0] if numbered else i), {f: whole.get(self.have.get(f, "")) for f in self.fields}, whole
+
+
+def _raw(whole: dict[str, Any]) -> bytes:
+    """A row as read, by the source's column names (BLOBs as hex), for the quarantine."""
+    return orjson.dumps({k: bytes(v).hex() if isinstance(v, (bytes, memoryview)) else v for k, v in whole.items()},
+                        default=str)
 
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _raw(row: dict[str, Any]) -> bytes:
-    return orjson.dumps({k: v.hex() if isinstance(v, (bytes, memoryview)) else v for k, v in row.items()},
-                        default=str)
 
 
 def _blob(v: Any) -> bytes:
@@ -207,7 +210,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
 def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple[str, int]]:
     """Conversations into the batch; returns message id -> (conversation id, position), repeats included."""
     groups: dict[tuple[str, str], list[tuple[tuple, str, Any, str, str]]] = {}
-    for rowid, r in reader.rows():
+    for rowid, r, whole in reader.rows():
         b.rows_read += 1
         b.messages_read += 1
         where = f"{reader.table}:{rowid}"
@@ -216,7 +219,7 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
         reason = ("no conversation_id" if conv is None else f"unknown role {str(r['role'])[:40]!r}" if role is None
                   else "content is NULL" if content is None else None)
         if reason:
-            b.quarantine(where, reason, _raw(r))
+            b.quarantine(where, reason, _raw(whole))
             continue
         ts = to_epoch(_text(r["created_at"]) if isinstance(r["created_at"], (bytes, memoryview)) else r["created_at"])
         native = str(r["id"]) if r["id"] is not None else str(rowid)
@@ -263,17 +266,17 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
                     where: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     bad_importance = 0
-    for rowid, r in reader.rows():
+    for rowid, r, whole in reader.rows():
         b.rows_read += 1
         b.messages_read += 1
         loc = f"{reader.table}:{rowid}"
         did = _text(r["id"]) if r["id"] is not None else str(rowid)
         title, content = (_text(r["title"]) or "").strip(), (_text(r["content"]) or "").strip()
         if not title and not content:
-            b.quarantine(loc, "decision has neither a title nor a decision_content", _raw(r))
+            b.quarantine(loc, "decision has neither a title nor a decision_content", _raw(whole))
             continue
         if did in out:
-            b.quarantine(loc, f"repeats decision id {did}", _raw(r))
+            b.quarantine(loc, f"repeats decision id {did}", _raw(whole))
             continue
         embedding = None
         if r["embedding"] is not None:
@@ -311,19 +314,19 @@ def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, A
     """decision_embeddings: the newest row per decision wins; older ones are skipped and counted."""
     newest: dict[str, float] = {}
     superseded = 0
-    for rowid, r in reader.rows():
+    for rowid, r, whole in reader.rows():
         b.rows_read += 1
         b.messages_read += 1
         loc = f"{reader.table}:{rowid}"
         did = _text(r["decision"])
         d = decisions.get(did) if did is not None else None
         if d is None:
-            b.quarantine(loc, f"no decision with id {did}" if did is not None else "no decision_id", _raw(r))
+            b.quarantine(loc, f"no decision with id {did}" if did is not None else "no decision_id", _raw(whole))
             continue
         try:
             vec = vector(r["embedding"])
         except BadRecord as e:
-            b.quarantine(loc, str(e), _blob(r["embedding"]) if r["embedding"] is not None else _raw(r))
+            b.quarantine(loc, str(e), _blob(r["embedding"]) if r["embedding"] is not None else _raw(whole))
             continue
         stamp = to_epoch(_plain(r["updated_at"])) or 0.0
         if did in newest and newest[did] > stamp:
