@@ -55,7 +55,7 @@ def test_the_report_counts_findings_and_cites_their_evidence(wh: Path) -> None:
                                "decision_unrecorded": 3}
     assert sec["findings_high"] == {"relitigation": 7, "decision_not_recalled": 3, "decision_conflict": 1,
                                     "decision_unrecorded": 0}
-    assert (sec["decisions"], sec["projects"], sec["conversations"], sec["alternatives"]) == (13, 3, 17, 12)
+    assert (sec["decisions"], sec["projects"], sec["conversation_count"], sec["alternatives"]) == (13, 4, 17, 12)
     forgotten = [f for f in m["findings"] if f["kind"] == "decision_not_recalled" and f["native_id"] == "kb/c3"]
     assert forgotten[0]["positions"] == [2, 3]  # the question and the answer that forgot the decision
     assert "weighs rejected 'MongoDB', 'MySQL'" in forgotten[0]["summary"]
@@ -151,7 +151,20 @@ def test_decision_cues_fall_on_word_boundaries(text: str, states: bool) -> None:
     assert Cues.of(CFG.decision_cues, align_han=True).search(text) is states
 
 
+@pytest.mark.parametrize(("sentence", "states"), [
+    ("缓存就用 Redis 吧。", True), ("我们决定先不做缓存。", True), ("For the site, let's use Next.js.", True),
+    ("日志系统还没决定。", False), ("CI 用什么还没定。", False), ("这个决定很重要。", False), ("由你决定吧。", False),
+    ("We decided on Kafka, right?", False), ("Not decided yet: we'll go with it later.", False),
+    ("如果就用 MySQL 呢", False), ("就用它。", False),  # names nothing the extractor could record
+])
+def test_a_decision_statement_is_not_a_question_not_pending_and_about_something(sentence: str, states: bool) -> None:
+    from forensics.analyzers.memory.rules import Readers, _states
+
+    assert _states(sentence, Readers.of(defaults()), "jieba+bigram") is states
+
+
 def test_names_match_whole_words_at_latin_edges() -> None:
+    assert names("用 Go 写服务", "Go") and not names("Let's go ahead.", "Go")  # short names: their own case
     assert not names("We run MySQL and PostgreSQL.", "SQL")
     assert names("用MongoDB吧", "MongoDB") and names("mongodb, then", "MongoDB") and names("选 Docker  Swarm", "Docker Swarm")
     assert not names("MongoDBX", "MongoDB")

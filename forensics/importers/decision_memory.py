@@ -13,6 +13,7 @@ title or a content for decisions) are required. The file is read through ``sqlit
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import sqlite3
 from collections import Counter
@@ -288,6 +289,8 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
         try:
             importance = DEFAULT_IMPORTANCE if r["importance"] is None else float(r["importance"])
         except (TypeError, ValueError):
+            importance = math.nan
+        if not math.isfinite(importance):
             importance, bad_importance = DEFAULT_IMPORTANCE, bad_importance + 1
         project, conv, src = _text(r["project"]) or "", _text(r["conversation"]), _text(r["source"])
         cid, pos = where.get(src, (None, None)) if src is not None else (None, None)

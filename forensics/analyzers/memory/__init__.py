@@ -46,11 +46,11 @@ def run(ctx: Context) -> Section:
     decisions = decisions_mod.load(con, cfg)
     conversations = con.execute(f"SELECT count(*), count(DISTINCT project) FROM conversations WHERE project IS NOT NULL "
                                 f"AND conversation_id IN (SELECT conversation_id FROM {SELECTED})").fetchall()[0]
-    hits = find(con, cfg, decisions) if decisions else []
+    hits = find(con, cfg, decisions) if decisions or conversations[0] else []
     _write(con, hits)
     kinds, high = Counter(h.kind for h in hits), Counter(h.kind for h in hits if h.severity == "high")
     metrics: dict[str, Any] = {
-        "decisions": len(decisions), "projects": len({d.project for d in decisions}), "conversations": conversations[0],
+        "decisions": len(decisions), "projects": conversations[1], "conversation_count": conversations[0],
         "alternatives": sum(len(d.alternatives) for d in decisions),
         "findings": {k: kinds[k] for k in KINDS}, "findings_high": {k: high[k] for k in KINDS}}
     sec = Section(NAME, TITLE, metrics=metrics)
@@ -70,7 +70,7 @@ def run(ctx: Context) -> Section:
                              _question_table(summary["per_question"])),
                        Table("sweep", "Retrieval sweep: one key varied, the others at the config's values",
                              one_at_a_time(grid, here))]
-    sec.summary = _summary(metrics, conversations[1])
+    sec.summary = _summary(metrics)
     return sec
 
 
@@ -114,16 +114,18 @@ def _question_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
                         schema_overrides={"first_rank": pl.Int64, "recall": pl.Float64})
 
 
-def _summary(m: dict[str, Any], projects: int) -> str:
-    if not m["decisions"] and not m["conversations"]:
-        text = "No decision-memory source in the selection (a SQLite file with conversation_messages and decision_events)."
+def _summary(m: dict[str, Any]) -> str:
+    if not m["decisions"] and not m["conversation_count"]:
+        text = ("No decision-memory source in the selection (a SQLite file with conversation_messages and "
+                "decision_events).")
     else:
         f, hi = m["findings"], m["findings_high"]
-        text = (f"{m['decisions']} recorded decisions ({m['alternatives']} rejected options) over {m['conversations']} "
-                f"conversations in {projects} projects: {f['relitigation']} relitigations ({hi['relitigation']} "
-                f"weighing the options again), {f['decision_not_recalled']} questions answered without the decision "
-                f"({hi['decision_not_recalled']} weighing rejected options), {f['decision_conflict']} conflicting "
-                f"decisions, {f['decision_unrecorded']} decisions stated but never recorded.")
+        text = (f"{m['decisions']} recorded decisions ({m['alternatives']} rejected options) over "
+                f"{m['conversation_count']} conversations in {m['projects']} projects: {f['relitigation']} "
+                f"relitigations ({hi['relitigation']} weighing the options again), {f['decision_not_recalled']} "
+                f"questions answered without the decision ({hi['decision_not_recalled']} weighing rejected options), "
+                f"{f['decision_conflict']} conflicting decisions, {f['decision_unrecorded']} decisions stated but never "
+                "recorded.")
     r = m.get("retrieval")
     if r is None:
         return text + " Pass `--questions FILE` to replay the harness's retrieval on a fixed question set."

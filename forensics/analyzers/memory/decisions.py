@@ -82,7 +82,8 @@ def load(con: duckdb.DuckDBPyConnection, cfg: Config) -> list[Decision]:
             by_key[(sid, did)].alternatives.append((alt, name))
     for d in out:
         d.title_terms = terms(d.title, mode)
-        d.options = option_terms(d.title, d.content, mode)
+        rejected = set().union(*(terms(name, mode) for _, name in d.alternatives))
+        d.options = option_terms(d.title, d.content, mode) - rejected  # "改用 Loki 取代 ELK" chooses Loki only
     _link(out, cfg.memory.conflict_title_match)
     return out
 

@@ -101,7 +101,7 @@ def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[De
     mode, need = cfg.keyword.tokenizer, cfg.memory.question_match
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
-        if len(d.title_terms) >= 2:
+        if len(d.title_terms) >= 2 and d.options:  # without an option to name, a reply cannot be judged
             by_project.setdefault(d.project, []).append(d)
     rows = con.execute(f"""
         WITH u AS (
