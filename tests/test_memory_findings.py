@@ -156,6 +156,7 @@ def test_decision_cues_fall_on_word_boundaries(text: str, states: bool) -> None:
     ("日志系统还没决定。", False), ("CI 用什么还没定。", False), ("这个决定很重要。", False), ("由你决定吧。", False),
     ("We decided on Kafka, right?", False), ("Not decided yet: we'll go with it later.", False),
     ("如果就用 MySQL 呢", False), ("就用它。", False),  # names nothing the extractor could record
+    ("性能主要由数据量决定。", False), ("日志系统定了，用 ELK。", True),
 ])
 def test_a_decision_statement_is_not_a_question_not_pending_and_about_something(sentence: str, states: bool) -> None:
     from forensics.analyzers.memory.rules import Readers, _states

@@ -19,6 +19,7 @@ from forensics.text.keywords import content_tokens
 from forensics.text.tokenize import HAN, _jieba
 
 _END = re.compile(r"([。！？!?；;\n]|\.(?=\s|$))")
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _PLACEHOLDER = re.compile(r"(?<![A-Za-z])X(?![A-Za-z])")
 _LATIN_EDGE = re.compile(r"[0-9A-Za-z_]")
 _HAN_CHAR = re.compile(f"[{HAN}]")
@@ -30,8 +31,8 @@ GENERIC = frozenset(("使用", "采用", "选用", "选择", "决定", "改用",
 
 
 def sentences(text: str) -> list[str]:
-    """The text's sentences, each with its closing mark."""
-    parts = _END.split(text)
+    """The text's sentences, each with its closing mark; fenced code blocks are not prose and are left out."""
+    parts = _END.split(_FENCE.sub("\n", text))
     out = []
     for i in range(0, len(parts), 2):
         s = (parts[i] + (parts[i + 1] if i + 1 < len(parts) else "")).strip()
@@ -65,7 +66,6 @@ class Cues:
     plain: re.Pattern[str] | None
     templates: tuple[str, ...]  # cues holding the X placeholder
     aligned: tuple[str, ...] = ()  # Chinese cues that must fall on jieba word boundaries
-    every: re.Pattern[str] | None = None  # every cue but the X ones, anywhere (to cut them out of a text)
 
     @classmethod
     def of(cls, phrases: Iterable[str], align_han: bool = False) -> Cues:
@@ -79,17 +79,17 @@ class Cues:
                 aligned.append(p)
             else:
                 plain.append(name_pattern(p).pattern)
-        every = plain + [re.escape(a) for a in aligned]
-        return cls(re.compile("|".join(plain), re.IGNORECASE) if plain else None, tuple(templates), tuple(aligned),
-                   re.compile("|".join(every), re.IGNORECASE) if every else None)
-
-    def remove(self, text: str) -> str:
-        return self.every.sub(" ", text) if self.every is not None else text
+        return cls(re.compile("|".join(plain), re.IGNORECASE) if plain else None, tuple(templates), tuple(aligned))
 
     def search(self, text: str) -> bool:
-        if self.plain is not None and self.plain.search(text):
-            return True
-        return any(_on_word_boundaries(text, cue) for cue in self.aligned if cue in text)
+        return self.end(text) is not None
+
+    def end(self, text: str) -> int | None:
+        """Where the first cue in ``text`` ends (None: no cue)."""
+        m = self.plain.search(text) if self.plain is not None else None
+        ends = [m.end()] if m else []
+        ends += [e for cue in self.aligned if cue in text and (e := _on_word_boundaries(text, cue)) is not None]
+        return min(ends, default=None)
 
     def about(self, text: str, option: str) -> bool:
         """A cue in ``text``, X-cues counting only with ``option`` in the place of X."""
@@ -107,8 +107,8 @@ def _template(cue: str, option: str) -> re.Pattern[str]:
     return re.compile(r"\s*".join(pieces), re.IGNORECASE)
 
 
-def _on_word_boundaries(text: str, cue: str) -> bool:
-    """``cue`` occurs in ``text`` starting and ending where jieba cuts words."""
+def _on_word_boundaries(text: str, cue: str) -> int | None:
+    """The end of the first occurrence of ``cue`` in ``text`` that starts and ends where jieba cuts words."""
     cuts, at = {0}, 0
     for w in _jieba().lcut(text, HMM=True):
         at += len(w)
@@ -116,9 +116,9 @@ def _on_word_boundaries(text: str, cue: str) -> bool:
     start = text.find(cue)
     while start >= 0:
         if start in cuts and start + len(cue) in cuts:
-            return True
+            return start + len(cue)
         start = text.find(cue, start + 1)
-    return False
+    return None
 
 
 def terms(text: str, mode: str) -> set[str]:

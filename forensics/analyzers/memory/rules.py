@@ -199,7 +199,9 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
 
 
 def _states(sentence: str, r: Readers, mode: str) -> bool:
-    """A sentence stating a decision: a decision cue, not a question, not pending, and about something."""
-    if not r.decision.search(sentence) or r.question.search(sentence) or r.undecided.search(sentence):
+    """A sentence stating a decision: a decision cue followed by what was decided, not a question, not pending
+    (主要由性能决定 names nothing after its cue: it states no decision)."""
+    end = r.decision.end(sentence)
+    if end is None or r.question.search(sentence) or r.undecided.search(sentence):
         return False
-    return bool(terms(r.decision.remove(sentence), mode) - GENERIC)
+    return bool(terms(sentence[end:], mode) - GENERIC)
