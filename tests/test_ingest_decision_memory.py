@@ -178,3 +178,31 @@ def test_vectors_from_blobs_and_json_and_what_is_refused() -> None:
     for bad in (b"\x00\x01\x02", b"", "[]", "[1, true]", "{}", 7, struct.pack("<2f", float("nan"), 1)):
         with pytest.raises(BadRecord):
             vector(bad)
+
+
+def test_epochs_as_text_digit_ids_and_tables_without_rowid(tmp_path: Path) -> None:
+    """Another harness: times written as epoch text, ids as digit strings (9 before 10), WITHOUT ROWID tables."""
+    src = tmp_path / "h.db"
+    con = sqlite3.connect(src)
+    con.executescript("""
+        CREATE TABLE conversation_messages (id TEXT PRIMARY KEY, conversation_id TEXT, role TEXT, content TEXT,
+                                            created_at TEXT) WITHOUT ROWID;
+        CREATE TABLE decision_events (id TEXT PRIMARY KEY, conversation_id TEXT, source_message_id TEXT, title TEXT,
+                                      decision_content TEXT, importance_score TEXT, created_at TEXT) WITHOUT ROWID;
+        INSERT INTO conversation_messages VALUES ('10', 'c', 'assistant', '好的', '1754470920'),
+            ('9', 'c', 'user', '就用 Redis', '1754470920'), ('11', 'c', 'bot', '?', '1754470980'),
+            ('12', 'c', 'user', 'later', 'not a time');
+        INSERT INTO decision_events VALUES ('1', 'c', '9', '缓存', 'Redis', 'high', '1754470930000');
+    """)
+    con.close()
+    db = tmp_path / "w.duckdb"
+    run = ingest([src], db=db)
+    s = run.sources[0]
+    assert (s.messages_read, s.messages_imported, s.quarantined, s.skipped) == (5, 3, 1, 1)
+    assert "1 decisions with an importance_score that is not a number: 1.0 used" in s.note
+    assert "1 messages without a readable created_at" in s.note
+    assert query(db, "SELECT position, native_id, strftime(created_at, '%H:%M:%S') FROM messages ORDER BY 1") == [
+        (0, "9", "09:02:00"), (1, "10", "09:02:00"), (2, "12", None)]  # no project column: native id "c"
+    assert query(db, "SELECT location FROM quarantine") == [("conversation_messages:2",)]  # index in key order
+    assert query(db, "SELECT d.source_position, c.native_id, d.importance_score, strftime(d.created_at, '%S') "
+                     "FROM decisions d JOIN conversations c USING (conversation_id)") == [(0, "c", 1.0, "50")]

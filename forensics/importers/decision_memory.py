@@ -16,7 +16,6 @@ import hashlib
 import math
 import re
 import sqlite3
-from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -155,8 +154,6 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-
-
 def _blob(v: Any) -> bytes:
     return bytes(v) if isinstance(v, (bytes, memoryview)) else str(v).encode("utf-8")
 
@@ -168,17 +165,18 @@ def _text(v: Any) -> str | None:
 
 
 def _id_key(v: Any) -> tuple[int, float, str]:
-    """Ids sort as numbers when they are numbers, else as text (uuids), numbers first."""
+    """Ids sort as numbers when they are numbers (or digits in a TEXT column), else as text (uuids), numbers first."""
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
-    return (1, 0.0, _text(v) or "")
+    text = _text(v) or ""
+    return (0, float(text), "") if text.isdigit() else (1, 0.0, text)
 
 
 def _stamp(epoch: float | None) -> datetime | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).replace(tzinfo=None)
 
 
-def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
+def parse_file(path: str, source_id: str) -> Parsed:
     """Worker: the whole database; messages into the batch, decisions into the state's side tables."""
     b = Batch()
     try:
@@ -222,7 +220,7 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
         if reason:
             b.quarantine(where, reason, _raw(whole))
             continue
-        ts = to_epoch(_text(r["created_at"]) if isinstance(r["created_at"], (bytes, memoryview)) else r["created_at"])
+        ts = _epoch(r["created_at"])
         native = str(r["id"]) if r["id"] is not None else str(rowid)
         key = (_text(r["project"]) or "", conv)
         groups.setdefault(key, []).append(((ts is None, ts or 0.0, _id_key(r["id"] if r["id"] is not None else rowid)),
@@ -266,6 +264,7 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
 def _read_decisions(b: Batch, reader: _Reader, source_id: str,
                     where: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
+    imported = {cid for cid, _ in where.values()}
     bad_importance = 0
     for rowid, r, whole in reader.rows():
         b.rows_read += 1
@@ -294,14 +293,15 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
             importance, bad_importance = DEFAULT_IMPORTANCE, bad_importance + 1
         project, conv, src = _text(r["project"]) or "", _text(r["conversation"]), _text(r["source"])
         cid, pos = where.get(src, (None, None)) if src is not None else (None, None)
-        if cid is None and conv is not None:
+        if cid is None and conv is not None:  # its source message is not here: the conversation, if imported
             cid = stable_id(source_id, f"{project}/{conv}" if project else conv)
+            cid = cid if cid in imported else None
         out[did] = {"source_id": source_id, "decision_id": did, "project": project, "conversation_id": cid,
                     "native_conversation_id": conv, "source_message_id": src, "source_position": pos,
                     "decision_type": _text(r["type"]), "title": title, "decision_content": content,
                     "reason": _text(r["reason"]), "alternative_rejected": _text(r["rejected"]),
-                    "importance_score": importance, "created_at": _stamp(to_epoch(_plain(r["created_at"]))),
-                    "updated_at": _stamp(to_epoch(_plain(r["updated_at"]))), "embedding": embedding,
+                    "importance_score": importance, "created_at": _stamp(_epoch(r["created_at"])),
+                    "updated_at": _stamp(_epoch(r["updated_at"])), "embedding": embedding,
                     "embedding_model": _text(r["embedding_model"])}
     if bad_importance:
         b.notes.append(f"{bad_importance} decisions with an importance_score that is not a number: "
@@ -309,8 +309,15 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
     return out
 
 
-def _plain(v: Any) -> Any:
-    return _text(v) if isinstance(v, (bytes, memoryview)) else v
+def _epoch(v: Any) -> float | None:
+    """A stored time: ISO text, or epoch seconds or milliseconds (numbers, or digits in a TEXT column)."""
+    v = _text(v) if isinstance(v, (bytes, memoryview)) else v
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            return to_epoch(v.strip())
+    return to_epoch(v) if not isinstance(v, float) or math.isfinite(v) else None
 
 
 def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, Any]]) -> None:
@@ -331,7 +338,7 @@ def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, A
         except BadRecord as e:
             b.quarantine(loc, str(e), _blob(r["embedding"]) if r["embedding"] is not None else _raw(whole))
             continue
-        stamp = to_epoch(_plain(r["updated_at"])) or 0.0
+        stamp = _epoch(r["updated_at"]) or 0.0
         if did in newest and newest[did] > stamp:
             superseded += 1
             continue
@@ -352,6 +359,6 @@ def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> No
         "decision_alternatives": pa.table({"source_id": [source_id] * len(alts), "decision_id": [a[0] for a in alts],
                                            "alternative": [a[1] for a in alts]}, ALTERNATIVE_SCHEMA)}
     b.state["skipped"] = b.state.get("skipped", 0) + len(rows)
-    kinds = Counter(d["embedding"] is not None for d in rows)
+    vectors = sum(d["embedding"] is not None for d in rows)
     b.notes.append(f"decision memory: {len(rows)} decisions in `decisions` ({len(alts)} rejected options, "
-                   f"{kinds[True]} with an embedding)")
+                   f"{vectors} with an embedding)")

@@ -240,7 +240,7 @@ def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
     if src.format == "dialogues":
         return dialogues.parse_file, (resolved, source_id, fingerprint), size
     if src.format == decision_memory.FORMAT:
-        return decision_memory.parse_file, (resolved, source_id, fingerprint), size
+        return decision_memory.parse_file, (resolved, source_id), size
     return jsonl.parse_file, (resolved, source_id, fingerprint), size
 
 

@@ -60,11 +60,11 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
                 "analyzers": names, "labels": labels, "questions": questions}
         report = Report(meta)
         for name in names:
-            report.sections.append(_masked(drawn(analyzers.load(name).run(ctx))))
+            report.sections.append(_masked(_drawn(analyzers.load(name).run(ctx))))
     return report
 
 
-def drawn(sec: Section) -> Section:
+def _drawn(sec: Section) -> Section:
     """The charts the report layer draws from a section's tidy tables (analyzers that return data, not figures)."""
     draw = DRAWERS.get(sec.name)
     if draw is not None:

@@ -18,6 +18,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,6 @@ import orjson
 import polars as pl
 
 from forensics.errors import ForensicsError
-from forensics.importers.records import to_epoch
 from forensics.text.keywords import content_tokens
 
 DAY = 86400.0
@@ -89,7 +89,7 @@ def _question(p: Path, n: int, q: dict[str, Any]) -> Question:
         return ForensicsError(f"{p}:{n}: {what} (a line is {{\"project_id\", \"question\", \"at\", \"expected\": "
                               "[decision ids], \"embedding\"?: [numbers]}})")
 
-    project, text, at, expected = q.get("project_id"), q.get("question"), to_epoch(q.get("at")), q.get("expected")
+    project, text, at, expected = q.get("project_id"), q.get("question"), _epoch(q.get("at")), q.get("expected")
     if not isinstance(project, (str, int)) or isinstance(project, bool):
         raise bad("project_id missing")
     if not isinstance(text, str) or not text.strip():
@@ -104,6 +104,19 @@ def _question(p: Path, n: int, q: dict[str, Any]) -> Question:
         raise bad("embedding must be a non-empty list of numbers")
     return Question(n, str(project), text, at, tuple(dict.fromkeys(str(x) for x in expected)),
                     tuple(float(x) for x in emb) if emb else None)
+
+
+def _epoch(v: Any) -> float | None:
+    """A question's ``at``: epoch seconds (or milliseconds), or ISO text, naive meaning UTC as in the warehouse."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v / 1000.0 if v > 1e11 else float(v)
+    if not isinstance(v, str):
+        return None
+    try:
+        d = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()
 
 
 @dataclass
