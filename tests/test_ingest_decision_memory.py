@@ -205,4 +205,4 @@ def test_epochs_as_text_digit_ids_and_tables_without_rowid(tmp_path: Path) -> No
         (0, "9", "09:02:00"), (1, "10", "09:02:00"), (2, "12", None)]  # no project column: native id "c"
     assert query(db, "SELECT location FROM quarantine") == [("conversation_messages:2",)]  # index in key order
     assert query(db, "SELECT d.source_position, c.native_id, d.importance_score, strftime(d.created_at, '%S') "
-                     "FROM decisions d JOIN conversations c USING (conversation_id)") == [(0, "c", 1.0, "50")]
+                     "FROM decisions d JOIN conversations c USING (conversation_id)") == [(0, "c", 1.0, "10")]
