@@ -103,7 +103,8 @@ def _decision_table(decisions: list[decisions_mod.Decision]) -> pl.DataFrame:
     return pl.DataFrame([{"decision_id": d.decision_id, "project": d.project, "type": d.decision_type,
                           "title": d.title, "content": d.content, "rejected": ", ".join(a for a, _ in d.alternatives),
                           "importance": d.importance, "made_at": d.made_at,
-                          "follows": d.predecessor.decision_id if d.predecessor else None} for d in decisions])
+                          "follows": d.predecessor.decision_id if d.predecessor else None} for d in decisions],
+                        infer_schema_length=None)  # a column empty for the first rows must not fix its type
 
 
 def _question_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
@@ -111,7 +112,7 @@ def _question_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
                           "expected": ", ".join(r["expected"]), "injected": ", ".join(r["injected"]),
                           "first_rank": r["first_rank"], "recall": r["recall"], "reciprocal_rank": r["reciprocal_rank"],
                           "injected_chars": r["injected_chars"]} for r in rows],
-                        schema_overrides={"first_rank": pl.Int64, "recall": pl.Float64})
+                        schema_overrides={"first_rank": pl.Int64, "recall": pl.Float64}, infer_schema_length=None)
 
 
 def _summary(m: dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ from forensics.errors import ForensicsError
 from forensics.text.keywords import content_tokens
 
 DAY = 86400.0
+EPS = 1e-12  # a cosine computed as 0.29999999999 still meets a threshold of 0.3
 HEADER = "历史决策记录(以下决策优先级最高。除非用户明确表示要变更决策,否则回答必须与以下决策保持一致):"
 KEYS = ("top_k", "similarity_threshold", "time_decay", "importance_weight")
 GRID = {"top_k": (1, 2, 3, 5, 10), "similarity_threshold": (0.2, 0.3, 0.4, 0.5, 0.6),
@@ -121,11 +122,17 @@ def _epoch(v: Any) -> float | None:
 
 @dataclass
 class _Project:
+    """One project's decisions (newest first: ties rank the newer first, as the seed's ORDER BY created_at DESC
+    and stable sort) and its questions' similarity and age to each, as matrices (question × decision)."""
+
     ids: list[str]
     created: np.ndarray  # epoch seconds, NaN when unknown
     importance: np.ndarray
     line_chars: np.ndarray  # characters of each decision's line in the injected block
-    recency: np.ndarray  # decision indices, newest first, undated last (the trivial baseline's ranking)
+    rows: list[int]  # the questions of this project (indices into Replay.questions)
+    sim: np.ndarray
+    age: np.ndarray  # whole days, never negative
+    expected: np.ndarray  # bool: the decision is one the question expects
 
 
 class Replay:
@@ -140,52 +147,29 @@ class Replay:
         docs: dict[str, list[tuple]] = {}
         for r in rows:
             docs.setdefault(r[0] or "", []).append(r)
-        self.projects: dict[str, _Project] = {}
-        self.sim: list[np.ndarray] = []
-        self.age: list[np.ndarray] = []
-        wanted = {q.project for q in questions}
-        tfidf = {k: _tfidf(v, mode) for k, v in docs.items() if k in wanted}
-        for k, v in docs.items():
-            if k not in wanted:
-                continue
-            created = np.array([np.nan if r[8] is None else float(r[8]) for r in v])
-            order = np.lexsort((np.arange(len(v)), -np.nan_to_num(created, nan=-np.inf)))
-            self.projects[k] = _Project([str(r[1]) for r in v], created,
-                                        np.array([float(r[7]) if r[7] is not None else 1.0 for r in v]),
-                                        np.array([len(_line(r)) for r in v]), order)
-        for q in questions:
-            proj = self.projects.get(q.project)
-            if proj is None:
-                self.sim.append(np.zeros(0))
-                self.age.append(np.zeros(0))
-                continue
-            sim = tfidf[q.project](q.text)
-            if q.embedding is not None:
-                sim = np.array([_cosine(q.embedding, r[10]) if r[10] is not None and len(r[10]) == len(q.embedding)
-                                else s for r, s in zip(docs[q.project], sim)])
-            self.sim.append(sim)
-            age = np.floor((q.at - proj.created) / DAY)
-            self.age.append(np.maximum(np.nan_to_num(age, nan=0.0), 0.0))
+        asked: dict[str, list[int]] = {}
+        for i, q in enumerate(questions):
+            asked.setdefault(q.project, []).append(i)
+        self.projects = {k: _project(docs[k], [questions[i] for i in v], v, mode) for k, v in asked.items() if k in docs}
+        self.where = {i: (p, n) for p in self.projects.values() for n, i in enumerate(p.rows)}
         self.scored = [i for i, q in enumerate(questions) if q.expected]
 
     def ranking(self, i: int, p: Params) -> np.ndarray:
         """Decision indices (into the question's project) in injection order, all that pass the threshold."""
-        proj = self.projects.get(self.questions[i].project)
-        if proj is None:
+        if i not in self.where:
             return np.zeros(0, dtype=int)
-        sim = self.sim[i]
-        score = sim / (1.0 + p.time_decay * self.age[i]) + p.importance_weight * proj.importance
-        newest = -np.nan_to_num(proj.created, nan=-np.inf)
-        order = np.lexsort((np.arange(len(sim)), newest, -score))
-        return order[sim[order] >= p.similarity_threshold - 1e-12]
+        proj, n = self.where[i]
+        sim = proj.sim[n]
+        order = np.argsort(-(sim / (1.0 + p.time_decay * proj.age[n]) + p.importance_weight * proj.importance),
+                           kind="stable")
+        return order[sim[order] >= p.similarity_threshold - EPS]
 
     def per_question(self, p: Params) -> list[dict[str, Any]]:
         out = []
         for i, q in enumerate(self.questions):
-            proj = self.projects.get(q.project)
             picked = self.ranking(i, p)[:p.top_k]
-            ids = [proj.ids[j] for j in picked] if proj else []
-            out.append(_judge(q, ids, _chars(proj, picked)))
+            proj = self.where[i][0] if i in self.where else None
+            out.append(_judge(q, [proj.ids[j] for j in picked] if proj else [], _chars(proj, picked)))
         return out
 
     def summary(self, p: Params) -> dict[str, Any]:
@@ -197,7 +181,8 @@ class Replay:
         return {**asdict_params(p), "questions": len(scored), "unscored_questions": len(rows) - len(scored),
                 "unknown_projects": sum(q.project not in self.projects for q in self.questions),
                 "unknown_expected_ids": sum(e not in known for q in self.questions for e in q.expected),
-                "recall_at_k": _mean([r["recall"] for r in scored]), "mrr": _mean([r["reciprocal_rank"] for r in scored]),
+                "recall_at_k": _mean([r["recall"] for r in scored]),
+                "mrr": _mean([r["reciprocal_rank"] for r in scored]),
                 "injected_chars": _mean([r["injected_chars"] for r in scored]),
                 "recent_baseline": {"recall_at_k": _mean([r["recall"] for r in base]),
                                     "mrr": _mean([r["reciprocal_rank"] for r in base])},
@@ -205,33 +190,67 @@ class Replay:
 
     def _recent(self, i: int, k: int) -> list[str]:
         """The trivial baseline: the k decisions of the project recorded last before the question."""
-        q, proj = self.questions[i], self.projects.get(self.questions[i].project)
-        if proj is None:
+        if i not in self.where:
             return []
-        return [proj.ids[j] for j in proj.recency if proj.created[j] <= q.at][:k]
+        proj = self.where[i][0]
+        return [d for d, t in zip(proj.ids, proj.created) if t <= self.questions[i].at][:k]
 
     def sweep(self, current: Params) -> pl.DataFrame:
-        """recall@k, MRR and injected characters at every point of GRID (and the current values)."""
+        """recall@k, MRR and injected characters at every point of GRID (and the current values). The scored
+        questions of every project are stacked into one matrix (decisions padded to the largest project, the
+        padding never passing a threshold): one sort per (time_decay, importance_weight), thresholds and top_k
+        read prefixes of it."""
         grid = {k: sorted({*GRID[k], getattr(current, k)}) for k in KEYS}
-        ks = grid["top_k"]
+        sim, age, importance, want, chars = self._stacked()
+        need = np.maximum(want.sum(axis=1), 1)
+        n = len(self.scored) or 1
         out = []
-        for decay, weight, thr in product(grid["time_decay"], grid["importance_weight"], grid["similarity_threshold"]):
-            sums = np.zeros((3, len(ks)))
-            for i in self.scored:
-                q, proj = self.questions[i], self.projects.get(self.questions[i].project)
-                order = self.ranking(i, Params(max(ks), thr, decay, weight))
-                hit = np.array([proj.ids[j] in q.expected for j in order], dtype=bool) if proj else np.zeros(0, bool)
-                for c, k in enumerate(ks):
-                    top = hit[:k]
-                    first = int(np.argmax(top)) + 1 if top.any() else 0
-                    sums[0, c] += top.sum() / len(q.expected)
-                    sums[1, c] += 1.0 / first if first else 0.0
-                    sums[2, c] += _chars(proj, order[:k])
-            n = len(self.scored) or 1
-            for c, k in enumerate(ks):
-                out.append({"time_decay": decay, "importance_weight": weight, "top_k": k, "similarity_threshold": thr,
-                            "recall_at_k": sums[0, c] / n, "mrr": sums[1, c] / n, "injected_chars": sums[2, c] / n})
+        for decay, weight in product(grid["time_decay"], grid["importance_weight"]):
+            order = np.argsort(-(sim / (1.0 + decay * age) + weight * importance), axis=1, kind="stable")
+            s_sorted, hit, c_sorted = (np.take_along_axis(m, order, 1) for m in (sim, want, chars))
+            for thr in grid["similarity_threshold"]:
+                passed = s_sorted >= thr - EPS
+                rank = np.cumsum(passed, axis=1)  # 1-based rank among the decisions passing the threshold
+                for k in grid["top_k"]:
+                    take = passed & (rank <= k)
+                    got = hit & take
+                    first = np.where(got.any(axis=1), np.where(got, rank, k + 1).min(axis=1), 0)
+                    n_in = take.sum(axis=1)
+                    out.append({"time_decay": decay, "importance_weight": weight, "top_k": k,
+                                "similarity_threshold": thr, "recall_at_k": float((got.sum(axis=1) / need).sum() / n),
+                                "mrr": float(np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0).sum() / n),
+                                "injected_chars": float(np.where(n_in > 0, len(HEADER) + (c_sorted * take).sum(axis=1)
+                                                                 + n_in, 0).sum() / n)})
         return pl.DataFrame(out)
+
+    def _stacked(self) -> tuple[np.ndarray, ...]:
+        """(similarity, age, importance, expected, line characters) for the scored questions, question × decision."""
+        rows = [self.where[i] for i in self.scored if i in self.where]
+        width = max((len(p.ids) for p, _ in rows), default=0)
+        sim = np.full((len(rows), width), -np.inf)
+        age, importance, chars = (np.zeros((len(rows), width)) for _ in range(3))
+        want = np.zeros((len(rows), width), dtype=bool)
+        for r, (p, n) in enumerate(rows):
+            d = len(p.ids)
+            sim[r, :d], age[r, :d], importance[r, :d] = p.sim[n], p.age[n], p.importance
+            want[r, :d], chars[r, :d] = p.expected[n], p.line_chars
+        return sim, age, importance, want, chars
+
+
+def _project(docs: list[tuple], questions: list[Question], rows: list[int], mode: str) -> _Project:
+    created = np.array([np.nan if r[8] is None else float(r[8]) for r in docs])
+    ids = [str(r[1]) for r in docs]
+    sim = _tfidf(docs, mode)([q.text for q in questions])
+    for n, q in enumerate(questions):
+        if q.embedding is not None:
+            for j, r in enumerate(docs):
+                if r[10] is not None and len(r[10]) == len(q.embedding):
+                    sim[n, j] = _cosine(q.embedding, r[10])
+    at = np.array([q.at for q in questions])[:, None]
+    age = np.maximum(np.nan_to_num(np.floor((at - created[None, :]) / DAY), nan=0.0), 0.0)
+    expected = np.array([[d in q.expected for d in ids] for q in questions], dtype=bool).reshape(len(questions), -1)
+    return _Project(ids, created, np.array([float(r[7]) if r[7] is not None else 1.0 for r in docs]),
+                    np.array([len(_line(r)) for r in docs]), rows, sim, age, expected)
 
 
 def asdict_params(p: Params) -> dict[str, Any]:
@@ -271,17 +290,17 @@ def _cosine(a: tuple[float, ...], b: list[float]) -> float:
     return float(x @ y) / norm if norm else 0.0
 
 
-def _tfidf(rows: list[tuple], mode: str) -> Callable[[str], np.ndarray]:
-    """A function question text -> TF-IDF cosine with each decision of the project (title + content)."""
+def _tfidf(rows: list[tuple], mode: str) -> Callable[[list[str]], np.ndarray]:
+    """A function question texts -> TF-IDF cosine of each with each decision of the project (title + content)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     docs = [content_tokens(f"{r[2] or ''} {r[3] or ''}", mode) for r in rows]
     if not any(docs):
-        return lambda text: np.zeros(len(rows))
+        return lambda texts: np.zeros((len(texts), len(rows)))
     vec = TfidfVectorizer(analyzer=lambda d: d, lowercase=False)  # raw counts, smooth idf, l2 norm
     matrix = vec.fit_transform(docs)
 
-    def similarity(text: str) -> np.ndarray:
-        return np.asarray((vec.transform([content_tokens(text, mode)]) @ matrix.T).todense()).ravel()
+    def similarity(texts: list[str]) -> np.ndarray:
+        return np.asarray((vec.transform([content_tokens(t, mode) for t in texts]) @ matrix.T).todense())
 
     return similarity
