@@ -131,9 +131,9 @@ SCHEMA: list[Key] = [
         "MEMORY_IMPORTANCE_WEIGHT"),
     Key("memory", "negation_cues", ["不再考虑", "已否决", "否决", "放弃", "不用", "不选", "而不是", "而非", "不是",
                                     "不考虑", "排除", "不采用", "不使用", "弃用", "淘汰", "别用", "没选", "未选",
-                                    "不推荐", "不建议", "不需要", "无需", "不必", "ruled out", "rejected", "instead of", "rather than", "not X",
-                                    "over X", "decided against", "no longer", "dropped", "won't use", "abandoned",
-                                    "avoid", "no need", "don't need"],
+                                    "不推荐", "不建议", "不需要", "无需", "不必", "ruled out", "rejected",
+                                    "instead of", "rather than", "not X", "over X", "decided against", "no longer",
+                                    "dropped", "won't use", "abandoned", "avoid", "no need", "don't need"],
         "a sentence with one of these rejects the options it names, so naming a rejected option there is no "
         "relitigation; X stands for the option (not X: 'not MongoDB')", "phrases"),
     Key("memory", "weighing_cues", ["对比", "比较", "还是", "或者", "优缺点", "权衡", "相比", "vs", "versus", "compare",

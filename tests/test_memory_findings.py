@@ -2,6 +2,8 @@
 flagged, and the cue lists of the config doing what they say."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 from pathlib import Path
@@ -180,3 +182,25 @@ def test_the_decided_option_is_the_content_beyond_the_title_and_the_verbs_of_cho
     assert option_terms("用户服务数据库选型", "使用 PostgreSQL", "jieba+bigram") == {"postgresql"}
     assert option_terms("Payment provider", "Use Stripe with Stripe Tax", "jieba+bigram") == {"stripe", "tax"}
     assert option_terms("日志系统选型", "日志系统", "jieba+bigram") == {"日志", "系统"}  # nothing beyond: the content
+
+
+def test_the_named_query_lists_the_findings_with_their_evidence(wh: Path) -> None:
+    code, out, err = run_cli("query", "memory_findings", "--db", str(wh), "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["native_id", "conversation_id", "kind", "severity", "decision_id", "alternative",
+                             "positions", "detail", "project"]
+    assert len(rows) == 17
+    forgotten = [(r["native_id"], r["positions"]) for r in rows if r["kind"] == "decision_not_recalled"]
+    assert forgotten[0] == ("billing/e2", "0,1")  # high first: the question and the answer
+
+
+def test_the_committed_fixture_is_what_the_generator_writes(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, str(FIXTURES / "make_memory.py"), str(tmp_path), str(tmp_path)], check=True)
+    for made, committed in (("harness.db", "memory/harness.db"), ("variant.db", "memory/variant.db"),
+                            ("memory.labels.json", "labels/memory.labels.json"),
+                            ("memory.questions.jsonl", "labels/memory.questions.jsonl")):
+        assert (tmp_path / made).read_bytes() == (FIXTURES / committed).read_bytes(), committed

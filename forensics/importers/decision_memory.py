@@ -243,7 +243,8 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
                 seen[h] = native
             undated += ts is None
             where[native] = (cid, len(entries))
-            entries.append(Entry(len(entries), native, prev, len(entries), finish(role, content, [], [], None, None, ts)))
+            msg = finish(role, content, [], [], None, None, ts)
+            entries.append(Entry(len(entries), native, prev, len(entries), msg))
             digest.update(f"{native}\x1f{ts}\x1f{role}\x1f{content}\x1e".encode("utf-8", "replace"))
             prev = native
         for native, kept in later:  # a decision may name the repeat's id

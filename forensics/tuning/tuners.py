@@ -247,7 +247,8 @@ def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     now = next(g for g in grid if all(g[k] == current[k] for k in MEMORY_KEYS))
     moved = [k for k in MEMORY_KEYS if best[k] != current[k]]
     k0, k1 = current["top_k"], best["top_k"]
-    figures = (f"recall@{k0} {now['recall_at_k']:.2f} → {'' if k1 == k0 else f'recall@{k1} '}{best['recall_at_k']:.2f}, "
+    new_k = "" if k1 == k0 else f"recall@{k1} "
+    figures = (f"recall@{k0} {now['recall_at_k']:.2f} → {new_k}{best['recall_at_k']:.2f}, "
                f"MRR {now['mrr']:.2f} → {best['mrr']:.2f} on {len(rep.scored)} questions, injected "
                f"{_chars(now['injected_chars'])} → {_chars(best['injected_chars'])} chars")
     evidence = (", ".join(f"{k} {current[k]:g} → {best[k]:g}" for k in moved) + ": " + figures if moved else

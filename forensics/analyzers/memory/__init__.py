@@ -44,8 +44,8 @@ def replay(con: duckdb.DuckDBPyConnection, cfg: Config, questions: str) -> tuple
 def run(ctx: Context) -> Section:
     con, cfg = ctx.con, ctx.cfg
     decisions = decisions_mod.load(con, cfg)
-    conversations = con.execute(f"SELECT count(*), count(DISTINCT project) FROM conversations WHERE project IS NOT NULL "
-                                f"AND conversation_id IN (SELECT conversation_id FROM {SELECTED})").fetchall()[0]
+    conversations = con.execute(f"SELECT count(*), count(DISTINCT project) FROM conversations WHERE project IS NOT "
+                                f"NULL AND conversation_id IN (SELECT conversation_id FROM {SELECTED})").fetchall()[0]
     hits = find(con, cfg, decisions) if decisions or conversations[0] else []
     _write(con, hits)
     kinds, high = Counter(h.kind for h in hits), Counter(h.kind for h in hits if h.severity == "high")

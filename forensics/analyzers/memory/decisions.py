@@ -56,8 +56,8 @@ class Decision:
 
     def recalled_by(self, text: str) -> bool:
         """``text`` names the decided option or the decision's title."""
-        flat = "".join(text.lower().split())
-        return ("".join(self.title.lower().split()) in flat and bool(self.title.strip())) or mentions_any(text, self.options)
+        title = "".join(self.title.lower().split())
+        return (bool(title) and title in "".join(text.lower().split())) or mentions_any(text, self.options)
 
 
 def load(con: duckdb.DuckDBPyConnection, cfg: Config) -> list[Decision]:

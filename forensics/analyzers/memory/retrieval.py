@@ -97,7 +97,8 @@ def _question(p: Path, n: int, q: dict[str, Any]) -> Question:
         raise bad("question missing or empty")
     if at is None:
         raise bad(f"at {q.get('at')!r} is not an ISO time or epoch seconds")
-    if not isinstance(expected, list) or not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in expected):
+    if not isinstance(expected, list) or not all(isinstance(x, (str, int)) and not isinstance(x, bool)
+                                                 for x in expected):
         raise bad("expected must be a list of decision ids")
     emb = q.get("embedding")
     if emb is not None and not (isinstance(emb, list) and emb and all(
@@ -150,7 +151,8 @@ class Replay:
         asked: dict[str, list[int]] = {}
         for i, q in enumerate(questions):
             asked.setdefault(q.project, []).append(i)
-        self.projects = {k: _project(docs[k], [questions[i] for i in v], v, mode) for k, v in asked.items() if k in docs}
+        self.projects = {k: _project(docs[k], [questions[i] for i in v], v, mode)
+                         for k, v in asked.items() if k in docs}
         self.where = {i: (p, n) for p in self.projects.values() for n, i in enumerate(p.rows)}
         self.scored = [i for i, q in enumerate(questions) if q.expected]
 

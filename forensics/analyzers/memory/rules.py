@@ -178,7 +178,8 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
             WINDOW w AS (PARTITION BY m.conversation_id ORDER BY m.position ROWS UNBOUNDED PRECEDING))
         WHERE role IN (SELECT unnest(?::VARCHAR[]))
           AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(content), x))) > 0
-        ORDER BY 1, 4""", [list(cfg.memory.decision_roles), [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]]).fetchall()
+        ORDER BY 1, 4""", [list(cfg.memory.decision_roles),
+                           [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]]).fetchall()
     done: set[tuple[str, int | None]] = set()
     for cid, native, project, pos, text, start, end in rows:
         turn = (cid, start if start is not None else pos)
