@@ -184,8 +184,12 @@ def test_the_decided_option_is_the_content_beyond_the_title_and_the_verbs_of_cho
     assert option_terms("日志系统选型", "日志系统", "jieba+bigram") == {"日志", "系统"}  # nothing beyond: the content
 
 
-def test_the_named_query_lists_the_findings_with_their_evidence(wh: Path) -> None:
-    code, out, err = run_cli("query", "memory_findings", "--db", str(wh), "--format", "csv")
+def test_the_named_query_lists_the_findings_with_their_evidence(wh: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    shutil.copy(wh, db)  # the module's warehouse holds whatever selection a test reported last
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path), "--format", "json")
+    assert code == 0, err
+    code, out, err = run_cli("query", "memory_findings", "--db", str(db), "--format", "csv")
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == ["native_id", "conversation_id", "kind", "severity", "decision_id", "alternative",
