@@ -65,10 +65,12 @@ def test_the_report_counts_findings_and_cites_their_evidence(wh: Path) -> None:
 
 
 def test_findings_follow_the_selection(wh: Path, tmp_path: Path) -> None:
-    code, _, err = run_cli("report", "--db", str(wh), "--only", "memory", "--out", str(tmp_path), "--format", "json",
+    db = tmp_path / "w.duckdb"
+    shutil.copy(wh, db)
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path), "--format", "json",
                            "--conversation", "kb/c3")
     assert code == 0, err
-    found = _found(wh)
+    found = _found(db)
     assert {c for _, _, c, _, _, _ in found} == {"kb/c3"}
     assert found == {r for r in _planted() if r[2] == "kb/c3"}
 
@@ -186,7 +188,7 @@ def test_the_decided_option_is_the_content_beyond_the_title_and_the_verbs_of_cho
 
 def test_the_named_query_lists_the_findings_with_their_evidence(wh: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    shutil.copy(wh, db)  # the module's warehouse holds whatever selection a test reported last
+    shutil.copy(wh, db)
     code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path), "--format", "json")
     assert code == 0, err
     code, out, err = run_cli("query", "memory_findings", "--db", str(db), "--format", "csv")
