@@ -30,8 +30,8 @@ def test_harness_tables_are_recognised_and_every_row_is_counted(wh: Path) -> Non
     runs = query(wh, "SELECT path, format, rows_read, messages_read, messages_imported, quarantined, skipped, note "
                      "FROM import_runs ORDER BY path")
     harness, variant = runs
-    # harness.db: 64 messages + 11 decisions + 10 embeddings; the decision rows and vectors are stored beside
-    assert harness[1:7] == ("decision-memory", 85, 85, 64, 0, 21)
+    # harness.db: 66 messages + 11 decisions + 10 embeddings; the decision rows and vectors are stored beside
+    assert harness[1:7] == ("decision-memory", 87, 87, 66, 0, 21)
     assert harness[7] == "decision memory: 11 decisions in `decisions` (10 rejected options, 10 with an embedding)"
     # variant.db: 15 message rows (1 repeated hash, 1 unknown role, 1 NULL content) + 3 decisions (1 empty),
     # and one inline vector that is broken: a record of its own, quarantined
@@ -122,8 +122,8 @@ def test_a_grown_harness_adds_only_what_is_new_and_replaces_its_decisions(tmp_pa
     con.close()
     run = ingest([src], db=db)
     s = run.sources[0]
-    # the file is re-read whole: one new message, the other 64 identical; one conversation grew
-    assert (s.messages_imported, s.messages_unchanged, s.conversations_updated, s.conversations_unchanged) == (1, 64, 1, 13)
+    # the file is re-read whole: one new message, the other 66 identical; one conversation grew
+    assert (s.messages_imported, s.messages_unchanged, s.conversations_updated, s.conversations_unchanged) == (1, 66, 1, 13)
     assert query(db, "SELECT count(*), count(DISTINCT decision_id) FROM decisions") == [(12, 12)]
     assert query(db, "SELECT count(*) FROM decision_alternatives") == [(10,)]
     assert query(db, "SELECT source_position FROM decisions WHERE decision_id = '12'") == [(2,)]

@@ -3,10 +3,9 @@
 Cue lists come from the config ([memory]). A cue of Latin letters matches as whole words, case-insensitive,
 spaces standing for any whitespace; a Chinese cue matches as a substring, except decision cues, which must
 fall on jieba word boundaries (稳定了 and 否定了 hold 定了 but state nothing). In a cue, the word ``X`` stands
-for the option being judged (``not X``: "not MongoDB"). Names of options match case-insensitively (Latin names of up to
-three letters in their own case: Go, not "go ahead") and, at a Latin edge, as whole words (SQL is not named
-inside MySQL). Sentences end at 。！？!?；; a newline, or a
-full stop before whitespace.
+for the option being judged (``not X``: "not MongoDB"). Names of options match case-insensitively (Latin
+proper names of up to three letters in their own case: Go, not "go ahead") and, at a Latin edge, as whole words
+(SQL is not named inside MySQL). Sentences end at 。！？!?；; a newline, or a full stop before whitespace.
 """
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | 
 _PLACEHOLDER = re.compile(r"(?<![A-Za-z])X(?![A-Za-z])")
 _LATIN_EDGE = re.compile(r"[0-9A-Za-z_]")
 _HAN_CHAR = re.compile(f"[{HAN}]")
-SHORT_NAME = 3  # Latin names this short match in their own case only
+SHORT_NAME = 3  # Latin proper names this short match in their own case only
 # verbs of choosing: a decision's content names its option beside them ("使用 PostgreSQL")
 GENERIC = frozenset(("使用", "采用", "选用", "选择", "决定", "改用", "继续", "用于", "作为", "方案", "最终", "统一",
                      "use", "using", "used", "adopt", "choose", "chosen", "go", "with", "switch", "keep", "stay",
@@ -51,8 +50,10 @@ def _name_pattern(name: str) -> re.Pattern[str]:
     body = r"\s+".join(re.escape(w) for w in name.split())
     left = r"(?<![0-9A-Za-z_])" if name and _LATIN_EDGE.match(name[0]) else ""
     right = r"(?![0-9A-Za-z_])" if name and _LATIN_EDGE.match(name[-1]) else ""
-    short = name.isascii() and len(name) <= SHORT_NAME  # "Go" is named, "go ahead" is not
-    return re.compile(left + body + right, 0 if short else re.IGNORECASE)
+    # a short proper name in its own case: "Go" is named, "go ahead" is not (a lower-case term, as the tokenizer
+    # gives an option's terms, matches any case: "elk" is named by "ELK")
+    proper = name.isascii() and len(name) <= SHORT_NAME and not name.islower()
+    return re.compile(left + body + right, 0 if proper else re.IGNORECASE)
 
 
 def names(text: str, name: str) -> bool:
