@@ -157,10 +157,12 @@ SCHEMA: list[Key] = [
                                      "overrides", "reverses", "no longer"],
         "a later decision whose title, content, reason or source message has one of these supersedes an earlier "
         "one: no decision_conflict", "phrases"),
-    Key("memory", "question_cues", ["?", "？", "吗", "什么", "哪", "怎么", "如何", "是否", "呢", "为什么", "what",
-                                    "which", "how", "should we", "do we", "did we", "are we", "have we", "is it"],
-        "a user message with one of these asks (decision_not_recalled); a decision-cue sentence with one of "
-        "these is a question, not a decision", "phrases"),
+    Key("memory", "question_cues", ["?", "？", "吗", "什么", "哪", "怎么", "如何", "是否", "呢", "为什么", "请问",
+                                    "介绍", "说说", "讲讲", "告诉我", "推荐", "建议", "what", "which", "how",
+                                    "should we", "do we", "did we", "are we", "have we", "is it", "tell me",
+                                    "remind me", "recommend", "suggest"],
+        "a user message with one of these asks or requests (decision_not_recalled); a decision-cue sentence with "
+        "one of these is a question or a suggestion, not a decision", "phrases"),
     Key("memory", "decision_roles", ["user"], "roles whose messages can state an unrecorded decision (the seed's "
         "extractor reads user messages; an assistant's 'let's use' is mostly a proposal)", "roles"),
     Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "

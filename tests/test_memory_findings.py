@@ -211,3 +211,24 @@ def test_the_committed_fixture_is_what_the_generator_writes(tmp_path: Path) -> N
                             ("memory.labels.json", "labels/memory.labels.json"),
                             ("memory.questions.jsonl", "labels/memory.questions.jsonl")):
         assert (tmp_path / made).read_bytes() == (FIXTURES / committed).read_bytes(), committed
+
+
+def test_a_request_is_asking_too(tmp_path: Path) -> None:
+    """Not only questions: "介绍一下…" asks about the matter; a reply naming only a rejected option forgot it."""
+    import sqlite3
+
+    src = tmp_path / "h.db"
+    shutil.copy(FIXTURES / "memory" / "harness.db", src)
+    con = sqlite3.connect(src)
+    con.execute("INSERT INTO conversation_messages (message_hash, project_id, conversation_id, role, content, "
+                "created_at) VALUES ('r1', 'kb', 'c11', 'user', '介绍一下用户服务的数据库选型', '2025-06-12T10:00:00'), "
+                "('r2', 'kb', 'c11', 'assistant', '可以考虑 MySQL，生态成熟。', '2025-06-12T10:01:00')")
+    con.commit()
+    con.close()
+    db = tmp_path / "w.duckdb"
+    ingest([src], db=db)
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"), "--format",
+                           "json")
+    assert code == 0, err
+    assert {r for r in _found(db) if r[2] == "kb/c11"} == {("decision_not_recalled", "high", "kb/c11", 1, "1", None),
+                                                            ("relitigation", "low", "kb/c11", 1, "1", "MySQL")}
