@@ -90,7 +90,8 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     selection = selection or Selection()
     if compare_db or split_at or before or after:
         result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
-                                                       split_at=split_at, before=before, after=after)
+                                                       split_at=split_at, before=before, after=after,
+                                                       questions=questions)
     else:
         result = build_report(db, cfg, selection, only, labels=labels, questions=questions)
     return result, write(result, out, formats or list(FORMATS))

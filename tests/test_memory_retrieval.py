@@ -267,3 +267,12 @@ def test_unknown_projects_and_ids_are_counted_and_questions_without_expectations
     r = result.section("memory").metrics["retrieval"]
     assert (r["questions"], r["unscored_questions"], r["unknown_projects"], r["unknown_expected_ids"]) == (2, 1, 1, 1)
     assert (r["recall_at_k"], r["mrr"]) == (0.25, 0.5)  # (1/2 + 0) / 2; (1 + 0) / 2
+
+
+def test_a_comparison_replays_the_questions_on_both_sides(wh: Path, tmp_path: Path) -> None:
+    other = tmp_path / "before.duckdb"
+    ingest([FIXTURES / "memory" / "harness.db"], db=other)  # the variant's ops project is not on this side
+    result, _ = api.report(wh, tmp_path, ["json"], only="memory", compare_db=str(other), questions=str(QUESTIONS))
+    rows = {k: (b, a) for k, b, a, _ in result.rows}
+    assert rows["memory.retrieval.mrr"] == (0.71875, 0.71875)  # the questions ask kb and billing only
+    assert rows["memory.decisions"] == (11.0, 13.0)
