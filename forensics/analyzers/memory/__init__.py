@@ -69,12 +69,12 @@ def run(ctx: Context) -> Section:
         sec.tables += [Table("retrieval", f"Retrieval replay per question ({_setting(here)})",
                              _question_table(summary["per_question"])),
                        Table("sweep", "Retrieval sweep: one key varied, the others at the config's values",
-                             one_at_a_time(grid, here))]
+                             _one_at_a_time(grid, here))]
     sec.summary = _summary(metrics)
     return sec
 
 
-def one_at_a_time(grid: pl.DataFrame, here: Params) -> pl.DataFrame:
+def _one_at_a_time(grid: pl.DataFrame, here: Params) -> pl.DataFrame:
     """The sweep's rows where three keys keep the config's values: (key, value, figures, current)."""
     parts = []
     for key in KEYS:

@@ -180,7 +180,7 @@ class Replay:
         scored = [rows[i] for i in self.scored]
         base = [_judge(self.questions[i], self._recent(i, p.top_k), 0) for i in self.scored]
         known = {d for proj in self.projects.values() for d in proj.ids}
-        return {**asdict_params(p), "questions": len(scored), "unscored_questions": len(rows) - len(scored),
+        return {**_params_dict(p), "questions": len(scored), "unscored_questions": len(rows) - len(scored),
                 "unknown_projects": sum(q.project not in self.projects for q in self.questions),
                 "unknown_expected_ids": sum(e not in known for q in self.questions for e in q.expected),
                 "recall_at_k": _mean([r["recall"] for r in scored]),
@@ -255,7 +255,7 @@ def _project(docs: list[tuple], questions: list[Question], rows: list[int], mode
                     np.array([len(_line(r)) for r in docs]), rows, sim, age, expected)
 
 
-def asdict_params(p: Params) -> dict[str, Any]:
+def _params_dict(p: Params) -> dict[str, Any]:
     return {k: getattr(p, k) for k in KEYS}
 
 
