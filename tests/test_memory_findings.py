@@ -99,28 +99,38 @@ def test_cue_lists_come_from_the_config(wh: Path, tmp_path: Path, toml: str, add
     assert _found(db) == (_planted() - removed) | added
 
 
-def test_an_unsourced_decision_statement_in_a_reply_counts_when_assistants_are_judged(tmp_path: Path) -> None:
-    """c2's reply "好的，缓存层用 Redis" states nothing with a cue; a reply that does, in a turn nothing was
-    recorded from, is found once the assistant role is judged (one finding per turn: the first statement)."""
+def _harness_with(tmp_path: Path, conversation: str, messages: list[tuple[str, str, str]]) -> Path:
+    """The fixture harness with one more conversation of project kb, ingested into a fresh warehouse."""
     import sqlite3
 
     src = tmp_path / "h.db"
     shutil.copy(FIXTURES / "memory" / "harness.db", src)
     con = sqlite3.connect(src)
-    con.execute("INSERT INTO conversation_messages (message_hash, project_id, conversation_id, role, content, "
-                "created_at) VALUES ('x1', 'kb', 'c10', 'user', '前端框架怎么选？', '2025-07-01T10:00:00'), "
-                "('x2', 'kb', 'c10', 'assistant', '那我们决定用 Vue 3 做前端。', '2025-07-01T10:01:00')")
+    con.executemany("INSERT INTO conversation_messages (message_hash, project_id, conversation_id, role, content, "
+                    "created_at) VALUES (?, 'kb', ?, ?, ?, ?)",
+                    [(f"{conversation}-{i}", conversation, *m) for i, m in enumerate(messages)])
     con.commit()
     con.close()
     db = tmp_path / "w.duckdb"
     ingest([src], db=db)
+    return db
+
+
+def _report(db: Path, out: Path, *args: str) -> None:
+    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(out), "--format", "json", *args)
+    assert code == 0, err
+
+
+def test_an_unsourced_decision_statement_in_a_reply_counts_when_assistants_are_judged(tmp_path: Path) -> None:
+    """c2's reply "好的，缓存层用 Redis" states nothing with a cue; a reply that does, in a turn nothing was
+    recorded from, is found once the assistant role is judged (one finding per turn: the first statement)."""
+    db = _harness_with(tmp_path, "c10", [("user", "前端框架怎么选？", "2025-07-01T10:00:00"),
+                                         ("assistant", "那我们决定用 Vue 3 做前端。", "2025-07-01T10:01:00")])
     cfg = tmp_path / "harness.toml"
     for roles, want in (('["user"]', set()), ('["user", "assistant"]', {("decision_unrecorded", "low", "kb/c10", 1,
                                                                          None, None)})):
         cfg.write_text(f"[memory]\ndecision_roles = {roles}\n", encoding="utf-8")
-        code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"),
-                               "--format", "json", "--config", str(cfg))
-        assert code == 0, err
+        _report(db, tmp_path / "r", "--config", str(cfg))
         assert {r for r in _found(db) if r[2] == "kb/c10"} == want
 
 
@@ -215,20 +225,8 @@ def test_the_committed_fixture_is_what_the_generator_writes(tmp_path: Path) -> N
 
 def test_a_request_is_asking_too(tmp_path: Path) -> None:
     """Not only questions: "介绍一下…" asks about the matter; a reply naming only a rejected option forgot it."""
-    import sqlite3
-
-    src = tmp_path / "h.db"
-    shutil.copy(FIXTURES / "memory" / "harness.db", src)
-    con = sqlite3.connect(src)
-    con.execute("INSERT INTO conversation_messages (message_hash, project_id, conversation_id, role, content, "
-                "created_at) VALUES ('r1', 'kb', 'c11', 'user', '介绍一下用户服务的数据库选型', '2025-06-12T10:00:00'), "
-                "('r2', 'kb', 'c11', 'assistant', '可以考虑 MySQL，生态成熟。', '2025-06-12T10:01:00')")
-    con.commit()
-    con.close()
-    db = tmp_path / "w.duckdb"
-    ingest([src], db=db)
-    code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"), "--format",
-                           "json")
-    assert code == 0, err
+    db = _harness_with(tmp_path, "c11", [("user", "介绍一下用户服务的数据库选型", "2025-06-12T10:00:00"),
+                                         ("assistant", "可以考虑 MySQL，生态成熟。", "2025-06-12T10:01:00")])
+    _report(db, tmp_path / "r")
     assert {r for r in _found(db) if r[2] == "kb/c11"} == {("decision_not_recalled", "high", "kb/c11", 1, "1", None),
                                                             ("relitigation", "low", "kb/c11", 1, "1", "MySQL")}
