@@ -276,3 +276,19 @@ def test_a_comparison_replays_the_questions_on_both_sides(wh: Path, tmp_path: Pa
     rows = {k: (b, a) for k, b, a, _ in result.rows}
     assert rows["memory.retrieval.mrr"] == (0.71875, 0.71875)  # the questions ask kb and billing only
     assert rows["memory.decisions"] == (11.0, 13.0)
+
+
+def test_questions_on_a_warehouse_without_decisions_score_zero_and_tune_keeps(seed_wh: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    import shutil
+
+    shutil.copy(seed_wh, db)
+    result, _ = api.report(db, tmp_path / "r", ["json"], only="memory", questions=str(QUESTIONS))
+    r = result.section("memory").metrics["retrieval"]
+    assert (r["recall_at_k"], r["mrr"], r["injected_chars"], r["unknown_projects"]) == (0.0, 0.0, 0.0, 8)
+    code, out, err = run_cli("tune", "--db", str(db), "--config", str(tmp_path / "h.toml"), "--questions",
+                             str(QUESTIONS), "--json")
+    assert code == 0, err
+    recs = [r for r in json.loads(out) if r["key"].startswith("memory.")]
+    assert len(recs) == 4 and all(r["evidence"] == "the question file asks projects without decisions in the "
+                                  "warehouse: kept" for r in recs)

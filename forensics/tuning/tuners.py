@@ -230,9 +230,9 @@ def memory_retrieval(t: TuneContext) -> list[Recommendation]:
         return [Recommendation(f"memory.{k}", v, v, "no question set: kept (pass --questions FILE to fit retrieval "
                                "on your own questions)") for k, v in current.items()]
     rep, here = replay(t.con, t.cfg, t.questions)
-    if not rep.scored:
-        return [Recommendation(f"memory.{k}", v, v, "the question file expects no decision: kept")
-                for k, v in current.items()]
+    if not rep.scored or not rep.projects:
+        why = "expects no decision" if not rep.scored else "asks projects without decisions in the warehouse"
+        return [Recommendation(f"memory.{k}", v, v, f"the question file {why}: kept") for k, v in current.items()]
     grid = rep.sweep(here).to_dicts()
     span = {k: (max(g[k] for g in grid) - min(g[k] for g in grid)) or 1 for k in KEYS}
 

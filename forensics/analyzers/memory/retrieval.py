@@ -228,7 +228,7 @@ class Replay:
     def _stacked(self) -> tuple[np.ndarray, ...]:
         """(similarity, age, importance, expected, line characters) for the scored questions, question × decision."""
         rows = [self.where[i] for i in self.scored if i in self.where]
-        width = max((len(p.ids) for p, _ in rows), default=0)
+        width = max((len(p.ids) for p, _ in rows), default=1)  # at least one (padding) column to reduce over
         sim = np.full((len(rows), width), -np.inf)
         age, importance, chars = (np.zeros((len(rows), width)) for _ in range(3))
         want = np.zeros((len(rows), width), dtype=bool)
