@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import shutil
 import sqlite3
 import struct
 from collections import Counter
@@ -280,8 +281,6 @@ def test_a_comparison_replays_the_questions_on_both_sides(wh: Path, tmp_path: Pa
 
 def test_questions_on_a_warehouse_without_decisions_score_zero_and_tune_keeps(seed_wh: Path, tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    import shutil
-
     shutil.copy(seed_wh, db)
     result, _ = api.report(db, tmp_path / "r", ["json"], only="memory", questions=str(QUESTIONS))
     r = result.section("memory").metrics["retrieval"]
