@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,60 @@ def test_a_warehouse_without_decision_memory_says_so(seed_wh: Path, tmp_path: Pa
     assert "No decision-memory source in the selection" in (tmp_path / "report.md").read_text(encoding="utf-8")
     assert json.loads((tmp_path / "metrics.json").read_text())["sections"]["memory"]["findings"]["relitigation"] == 0
     assert query(db, "SELECT count(*) FROM memory_findings") == [(0,)]
+
+
+def test_the_answer_first_parts_rank_memory_findings_and_take_its_tuner(wh: Path, tmp_path: Path) -> None:
+    """With --questions the digest's *What to change* carries the [memory] retrieval keys fitted on them, and
+    the memory findings rank with the others and are kept for the explorer."""
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(wh, db)
+    questions = FIXTURES / "labels" / "memory.questions.jsonl"
+    _report(db, tmp_path / "r", "--questions", str(questions))
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text(encoding="utf-8"))
+    change = m["what_to_change"]
+    assert {c["key"]: (c["current"], c["recommended"]) for c in change["changes"]} == {
+        "memory.importance_weight": (0.1, 0.3), "memory.similarity_threshold": (0.3, 0.2)}
+    assert change["changes"][0]["effect"] == ("recall@5 0.88 → 1.00, MRR 0.72 → 0.84 on 8 questions, injected "
+                                              "314 → 361 chars")
+    assert change["tunables_checked"] == 4 and change["command"].endswith(f"--questions {questions} --write")
+    strongest = [(f["kind"], f["native_id"]) for f in m["strongest_findings"]]
+    assert strongest[0] == ("decision_conflict", "kb/c6")  # high; ties by kind, then conversation
+    assert len(strongest) == 10 and max(Counter(k for k, _ in strongest).values()) <= 3
+    assert m["worst_conversations"][0]["label"] == "billing/e2"  # two high findings and a low one
+    assert query(db, "SELECT count(*) FROM report_findings WHERE section = 'memory'") == [(17,)]
+    page = TestClient(create_app(db)).get("/findings?kind=decision_conflict").text
+    assert "1 findings from every analyzer" in page and "contradicts decision 1" in page
+
+
+def test_a_conflict_without_its_conversation_is_ranked_by_its_decision_and_kept_once(tmp_path: Path) -> None:
+    """Decision 6's conversation (kb/c6) missing from the source: the conflict has no conversation, so it is no
+    worst conversation, reads as its decision, offers no `forensics show`, and a second report replaces it."""
+    import sqlite3
+
+    src = tmp_path / "h.db"
+    shutil.copy(FIXTURES / "memory" / "harness.db", src)
+    con = sqlite3.connect(src)
+    con.execute("DELETE FROM conversation_messages WHERE project_id = 'kb' AND conversation_id = 'c6'")
+    con.commit()
+    con.close()
+    db = tmp_path / "w.duckdb"
+    ingest([src], db=db)
+    for _ in range(2):
+        code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path / "r"))
+        assert code == 0, err
+    assert query(db, "SELECT conversation_id, native_id, positions FROM report_findings WHERE kind = "
+                     "'decision_conflict'") == [("", "decision 6", [])]
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text(encoding="utf-8"))
+    assert "" not in [w["conversation_id"] for w in m["worst_conversations"]]
+    assert ("decision_conflict", "decision 6") in [(f["kind"], f["native_id"]) for f in m["strongest_findings"]]
+    md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    line = next(x for x in md.splitlines() if "`decision_conflict`" in x)
+    assert line.startswith("- **high** `decision_conflict` — decision 6: decision 6 (用户服务数据库选型: 使用 MySQL")
+    assert "forensics show" not in line
 
 
 # ------------------------------------------------------------------ reading sentences

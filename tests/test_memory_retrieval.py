@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import shutil
 import sqlite3
 import struct
@@ -175,9 +176,13 @@ def test_the_api_twin_replays_the_same_questions(wh: Path, tmp_path: Path) -> No
     assert sec.metrics["retrieval"]["mrr"] == 0.71875
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "recall@5 0.88, MRR 0.72" in md and "injecting the 5 most recent decisions instead scores" in md
-    assert (tmp_path / "charts" / "memory_retrieval_sweep.png").read_bytes()[:4] == b"\x89PNG"
     sweep = next(t.df for t in sec.tables if t.name == "sweep")
     assert sweep.filter(sweep["current"]).height == 4  # one row per key at the config's value
+    chart = next(c for c in sec.charts if c.name == "retrieval_sweep")
+    assert chart.data == sweep.to_dicts()  # the analyzer hands over data; the report layer draws it
+    svg = (tmp_path / "charts" / "memory_retrieval_sweep.svg").read_text(encoding="utf-8")
+    assert all(re.search(rf"<text[^>]*>{k}</text>", svg) for k in DEFAULTS)  # one panel per key, labels as text
+    assert "![Retrieval sweep: recall@5 and MRR, one key varied at a time](charts/memory_retrieval_sweep.svg)" in md
 
 
 def test_tune_recommends_the_best_point_of_the_sweep_and_writes_it(wh: Path, tmp_path: Path) -> None:

@@ -3,8 +3,8 @@ and a replay of the harness's retrieval on a fixed question set.
 
 The findings come from ``rules`` over the conversations of decision-memory sources (``conversations.project``)
 and land in ``memory_findings``. With a question file (``--questions``) the section also replays the seed's
-ranking (``retrieval``) at the config's ``[memory]`` values and over the sweep of §15; the report layer draws
-the sweep from the section's ``sweep`` table. ``replay`` is what the tuner calls.
+ranking (``retrieval``) at the config's ``[memory]`` values and over the sweep of §15; its ``retrieval_sweep``
+chart carries the one-key-at-a-time rows (the report layer draws it). ``replay`` is what the tuner calls.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from forensics.analyzers.base import Context, Finding, Section, Table
+from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.memory import decisions as decisions_mod
 from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_questions
 from forensics.analyzers.memory.rules import KINDS, Hit, find
@@ -66,10 +66,13 @@ def run(ctx: Context) -> Section:
         summary = rep.summary(here)
         grid = rep.sweep(here)
         metrics["retrieval"] = {**summary, "sweep": grid.to_dicts()}
+        one = _one_at_a_time(grid, here)
         sec.tables += [Table("retrieval", f"Retrieval replay per question ({_setting(here)})",
                              _question_table(summary["per_question"])),
-                       Table("sweep", "Retrieval sweep: one key varied, the others at the config's values",
-                             _one_at_a_time(grid, here))]
+                       Table("sweep", "Retrieval sweep: one key varied, the others at the config's values", one)]
+        if not one.is_empty():
+            sec.charts.append(Chart("retrieval_sweep", f"Retrieval sweep: recall@{here.top_k} and MRR, one key varied "
+                                                       "at a time", one.to_dicts()))
     sec.summary = _summary(metrics)
     return sec
 
