@@ -154,11 +154,11 @@ def test_a_sqlite_file_with_only_one_of_the_tables_is_not_taken_for_decision_mem
 def test_an_older_warehouse_gains_the_project_column(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "seed" / "seed.db"], db=db)
-    with open_warehouse(db) as w:  # back to schema 4, as a warehouse written before decision memory
+    with open_warehouse(db) as w:  # back to schema 5, as a warehouse written before decision memory
         w.con.execute("DROP TABLE decisions; DROP TABLE decision_alternatives; "
                       "ALTER TABLE conversations DROP COLUMN project")
-        w.con.execute("DELETE FROM schema_migrations WHERE name = 'm005_decision_memory'")
-        w.con.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+        w.con.execute("DELETE FROM schema_migrations WHERE name = 'm006_decision_memory'")
+        w.con.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
     ingest([HARNESS], db=db)
     assert query(db, "SELECT count(*) FILTER (WHERE project IS NULL), count(project) FROM conversations") == [(3, 14)]
 

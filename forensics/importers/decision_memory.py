@@ -18,7 +18,6 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,11 +25,12 @@ import orjson
 import pyarrow as pa
 
 from forensics.errors import SourceError
+from forensics.importers.registry import Format, Probe
 from forensics.importers.records import (ROLE_ALIASES, Batch, BadRecord, Entry, Parsed, finish, stable_id,
                                          to_epoch)
 from forensics.importers.sqlite import connect_ro
 
-FORMAT = "decision-memory"
+NAME = "decision-memory"
 MESSAGES, DECISIONS, EMBEDDINGS = "conversation_messages", "decision_events", "decision_embeddings"
 # our field -> the column names harnesses use for it, first match wins (case-insensitive)
 MESSAGE_FIELDS = {"id": ("id", "message_id"), "hash": ("message_hash", "hash"), "project": ("project_id", "project"),
@@ -58,16 +58,9 @@ DECISION_SCHEMA = pa.schema([
 ALTERNATIVE_SCHEMA = pa.schema([("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())])
 
 
-def looks_like(path: str | Path) -> bool:
+def _sniff(probe: Probe) -> bool:
     """A SQLite file holding both a conversation_messages and a decision_events table."""
-    try:
-        con = connect_ro(path)
-        try:
-            return {MESSAGES, DECISIONS} <= set(_tables(con))
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False
+    return {MESSAGES, DECISIONS} <= {t.lower() for t in probe.tables}
 
 
 def _tables(con: sqlite3.Connection) -> dict[str, str]:
@@ -176,8 +169,9 @@ def _stamp(epoch: float | None) -> datetime | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).replace(tzinfo=None)
 
 
-def parse_file(path: str, source_id: str) -> Parsed:
-    """Worker: the whole database; messages into the batch, decisions into the state's side tables."""
+def parse_file(path: str, source_id: str, fingerprint: str = "") -> Parsed:
+    """Worker: the whole database; messages into the batch, decisions into the state's side tables. (Each
+    conversation is fingerprinted by its messages, not by the file's ``fingerprint``.)"""
     b = Batch()
     try:
         con = connect_ro(path)
@@ -311,14 +305,8 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
 
 
 def _epoch(v: Any) -> float | None:
-    """A stored time: ISO text, or epoch seconds or milliseconds (numbers, or digits in a TEXT column)."""
-    v = _text(v) if isinstance(v, (bytes, memoryview)) else v
-    if isinstance(v, str):
-        try:
-            v = float(v.strip())
-        except ValueError:
-            return to_epoch(v.strip())
-    return to_epoch(v) if not isinstance(v, float) or math.isfinite(v) else None
+    """A stored time: ISO text, or epoch seconds or milliseconds (numbers, or digits in a TEXT or BLOB column)."""
+    return to_epoch(_text(v) if isinstance(v, (bytes, memoryview)) else v)
 
 
 def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, Any]]) -> None:
@@ -363,3 +351,7 @@ def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> No
     vectors = sum(d["embedding"] is not None for d in rows)
     b.notes.append(f"decision memory: {len(rows)} decisions in `decisions` ({len(alts)} rejected options, "
                    f"{vectors} with an embedding)")
+
+
+FORMAT = Format(NAME, "a decision-memory harness database (conversation_messages + decision_events, seed 003)",
+                _sniff, task=parse_file, suffixes=(".db", ".sqlite", ".sqlite3"))
