@@ -142,6 +142,13 @@ def test_a_table_without_a_required_column_fails_in_one_line_and_changes_nothing
     assert not (tmp_path / "w.duckdb").exists()
 
 
+def test_forensics_formats_lists_decision_memory_before_the_sqlite_catch_all() -> None:
+    code, out, _ = run_cli("formats")
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names.index("open-webui") < names.index("decision-memory") < names.index("sqlite")
+
+
 def test_a_sqlite_file_with_only_one_of_the_tables_is_not_taken_for_decision_memory(tmp_path: Path) -> None:
     src = tmp_path / "half.db"
     con = sqlite3.connect(src)
@@ -149,6 +156,10 @@ def test_a_sqlite_file_with_only_one_of_the_tables_is_not_taken_for_decision_mem
     con.close()
     code, _, err = run_cli("ingest", str(src), "--db", str(tmp_path / "w.duckdb"))
     assert code == 2 and "no column holding JSON message arrays" in err  # read as a JSON-message database
+    code, _, err = run_cli("ingest", str(src), "--format", "decision-memory", "--db", str(tmp_path / "w.duckdb"))
+    assert code == 2
+    assert err.splitlines()[-1] == (f"forensics: {src}: no conversation_messages table: not a decision-memory "
+                                    "harness database; check the file or pass --format sqlite")
 
 
 def test_an_older_warehouse_gains_the_project_column(tmp_path: Path) -> None:

@@ -179,6 +179,10 @@ def parse_file(path: str, source_id: str, fingerprint: str = "") -> Parsed:
         raise SourceError(path, f"cannot open as SQLite ({e})", "check the file and its permissions") from None
     try:
         tables = _tables(con)
+        absent = [t for t in (MESSAGES, DECISIONS) if t not in tables]
+        if absent:
+            raise SourceError(path, f"no {absent[0]} table: not a decision-memory harness database",
+                              "check the file or pass --format sqlite")
         msgs = _Reader(con, tables[MESSAGES], MESSAGE_FIELDS)
         missing = [f for f in ("conversation", "role", "content") if f not in msgs.have]
         if missing:
