@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
+    "memory": "forensics.analyzers.memory",
 }
 
 
