@@ -16,6 +16,8 @@ REGISTRY: dict[str, str] = {
     "topics": "forensics.analyzers.topics",  # before drift: interleave (type 4) reads topic_switches
     "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
+    "skills": "forensics.analyzers.skills",
+    "memory": "forensics.analyzers.memory",
 }
 
 

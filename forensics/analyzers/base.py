@@ -79,6 +79,7 @@ class Context:
     selection: Selection
     selected: int = 0
     labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
+    questions: str | None = None  # a question file (`--questions`): the memory analyzer replays retrieval
     facts: Facts | None = None  # the per-conversation facts (``forensics.analyzers.facts``); default: over ``con``
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
@@ -89,9 +90,9 @@ class Context:
 
     @classmethod
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
-             labels: str | None = None, facts: Facts | None = None) -> Context:
+             labels: str | None = None, questions: str | None = None, facts: Facts | None = None) -> Context:
         set_variables(con, cfg)
-        return cls(con, cfg, selection, selection.materialize(con), labels, facts)
+        return cls(con, cfg, selection, selection.materialize(con), labels, questions, facts)
 
     def fact(self, name: str) -> pl.DataFrame:
         """The rows of a per-conversation fact (``forensics.analyzers.facts``), in its order."""

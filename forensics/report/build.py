@@ -23,6 +23,7 @@ from forensics.warehouse import open_warehouse, set_memory_limit
 METRICS_SCHEMA_VERSION = 1
 REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
+TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 
 
 def toolkit_version() -> str:
@@ -47,17 +48,23 @@ class Report:
         lab = self.labels.get(conversation_id)
         return lab.text if lab else conversation_id
 
+    def finding_label(self, f: Finding) -> str:
+        """Whom a finding is about: its conversation's label, or its ``native_id`` when it has no conversation
+        (a decision conflict whose decision came from a conversation the source does not hold)."""
+        return self.label(f.conversation_id) if f.conversation_id else f.native_id or ""
+
     def shown(self, sec: Section) -> list[Finding]:
         """The findings a section lists: the strongest SHOWN."""
         return sorted(sec.findings, key=lambda f: tuple(-x for x in digests.strength(f)))[:SHOWN]
 
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None, labels: str | None = None, *, recommend: bool = True,
-                 persist_findings: bool = False) -> Report:
+                 only: str | list[str] | None = None, labels: str | None = None, questions: str | None = None, *,
+                 recommend: bool = True, persist_findings: bool = False) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
-    file analyzers may score themselves against. ``recommend``: run `forensics tune`'s tuners for *What to
-    change*; ``persist_findings``: keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
+    file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
+    its tuner fits on). ``recommend``: run `forensics tune`'s tuners for *What to change*; ``persist_findings``:
+    keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -66,11 +73,12 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY)
-        ctx = Context.open(wh.con, cfg, selection, labels)
-        report = analyze(ctx, names, {"warehouse": str(db), "labels": labels})
+        ctx = Context.open(wh.con, cfg, selection, labels, questions)
+        report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
-            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names)
+            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names,
+                              questions=questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
         else:
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
@@ -85,9 +93,9 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     cfg, selection = ctx.cfg, ctx.selection
     meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
             "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
-            **{k: v for k, v in source.items() if k != "labels"}, "config": str(cfg.path) if cfg.path else None,
+            **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-            "analyzers": names, "labels": source.get("labels")}
+            "analyzers": names, **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
     for name in names:
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
