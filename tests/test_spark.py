@@ -19,7 +19,7 @@ from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, ROOT, needs_spark, run_cli
 
 pytestmark = pytest.mark.spark
-SOURCES = ["seed/seed.db", "sqlite", "sessions", "anthropic", "claude_code", "openai"]  # the Makefile's fixtures
+SOURCES = ["seed/seed.db", "sqlite", "sessions", "anthropic", "claude_code", "openai"]  # the agent-log fixtures
 SECTIONS = ("baseline", "compression", "drift", "sentinel")
 MASTER = "local[2]"
 

@@ -60,6 +60,9 @@ def session(master: str | None = None) -> SparkSession:
                                  "openjdk-17-jre-headless, or set JAVA_HOME") from None
         raise
     spark.sparkContext.setLogLevel("OFF")  # a failure reaches the user as one line (forensics.cli), not a log
+    from pyspark.logger import PySparkLogger
+
+    PySparkLogger.getLogger("SQLQueryContextLogger").disabled = True  # pyspark's JSON dump of a failed query
     return spark
 
 
