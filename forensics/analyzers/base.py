@@ -80,6 +80,7 @@ class Context:
     labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what one analyzer computed for another
 
     @classmethod
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
