@@ -56,6 +56,7 @@ _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
 _BOUND = re.compile(r"[。！？!?；;\n]|\.(?=\s)")  # sentence ends (a dot only before a space: not in app/auth.py)
 _ASK = re.compile(r"[?？](?=\s|$)")
 SENTENCE_MAX = 300  # characters kept around a trigger in a long run without sentence ends
+RESTATED = 0.75  # a user sentence with no trigger asks for a task again when it holds this share of its terms
 _CAMEL = re.compile(r"[a-z][A-Z]|[a-z]{2,}[A-Z]")
 _CODE = re.compile(r"^[a-z]+\d+[a-z\d]*$|^\d+[a-z]+[a-z\d]*$")  # E0425, ts2304, 404a
 
@@ -200,6 +201,7 @@ class Extractor:
         self.facts: dict[tuple[str, str], Fact] = {}
         self.stated: dict[str, list[Fact]] = {k: [] for k in TEXT_KINDS}
         self.idents: set[str] = set()
+        self.todos = False  # a todo list has named tasks
 
     def add(self, kind: str, key: str, text: str, m: Mention, names: frozenset[str] = frozenset(),
             terms: frozenset[str] = frozenset()) -> Fact:
@@ -231,10 +233,11 @@ class Extractor:
             self.add("search", q.lower(), q, m, names)
 
     def stated_fact(self, kind: str, sentence: str, trigger: str, m: Mention) -> None:
-        terms = terms_of(sentence, self.r.tokenizer, trigger)
+        idents = {w.lower() for w in _IDENT.findall(sentence) if is_identifier(w)}  # camelCase, before lower-casing
+        terms = terms_of(sentence, self.r.tokenizer, trigger) | idents
         if not terms:
             return
-        names = frozenset(t for t in terms if is_name(t))
+        names = frozenset(t for t in terms if is_name(t) or t in idents)
         for f in self.stated[kind]:
             if overlap(f.terms, terms, self.r.repeat_share):
                 if f.mentions[-1].position != m.position:
@@ -245,10 +248,10 @@ class Extractor:
 
     def question(self, sentence: str, position: int) -> None:
         terms = terms_of(sentence, self.r.tokenizer)
-        for kind in TEXT_KINDS:
-            for f in self.stated[kind]:
-                if f.mentions[0].position < position and overlap(f.terms, terms, self.r.repeat_share):
-                    f.mentions.append(Mention(position, "question", sentence.strip()[:120]))
+        todos = [f for f in self.facts.values() if f.kind == "task"]
+        for f in [*(f for k in TEXT_KINDS for f in self.stated[k]), *todos]:
+            if f.mentions[0].position < position and overlap(f.terms, terms, self.r.repeat_share):
+                f.mentions.append(Mention(position, "question", sentence.strip()[:120]))
 
     def sentences(self, text: str, position: int, channel: str) -> None:
         """Stated facts and questions in one message's text (user or assistant): the sentence around each
@@ -274,6 +277,20 @@ class Extractor:
                 done.add(start)
                 self.question(text[start:end], position)
 
+    def restated(self, text: str, position: int) -> None:
+        """A user sentence that asks again for an open task without a trigger word: most of the task's terms."""
+        start = 0
+        for b in [*(x.end() for x in _BOUND.finditer(text)), len(text)]:
+            sentence, start = text[start:b], b
+            if len(sentence.strip()) < 4 or len(sentence) > SENTENCE_MAX:
+                continue
+            terms = terms_of(sentence, self.r.tokenizer)
+            for f in self.stated["task"] + [f for f in self.facts.values() if f.kind == "task"]:
+                both = f.terms & terms
+                if f.mentions[0].position < position and len(both) >= max(2, RESTATED * len(f.terms)) \
+                        and f.mentions[-1].position != position:
+                    f.mentions.append(Mention(position, "user"))
+
     def todo(self, args: str, m: Mention) -> None:
         try:
             obj = orjson.loads(args)
@@ -289,6 +306,7 @@ class Extractor:
             key = "todo:" + " ".join(text.lower().split())
             f = self.add("task", key, text.strip()[:200], Mention(m.position, "todo", "todo list"),
                          terms=terms_of(text, self.r.tokenizer))
+            self.todos = True
             if it.get("status") == "completed" and f.closed_at is None:
                 f.closed_at = m.position
 
@@ -338,6 +356,8 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
                 x.identifier(w, Mention(position, "user"))
             if stated:
                 x.sentences(text, position, "user")
+            if x.stated["task"] or x.todos:
+                x.restated(text, position)
         else:
             _, spans, text = item
             for span in spans:

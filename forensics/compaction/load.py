@@ -149,11 +149,10 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
                   AND NOT m.blank ORDER BY 1, 2""", [audited]).fetchall():
         convs[cid].texts[pos] = (role, text)
     for c in (convs[cid] for cid in audited):
-        for k in c.compactions:
-            if k.summary is None:  # the summary as a message at the compaction (Claude Code's isCompactSummary)
-                role, text = c.texts.get(k.position, ("", ""))
-                if role in ("user", "system") and r.summary.match(text):
-                    k.summary, k.summary_position = text, k.position
+        for k in c.compactions:  # the summary as a message at the compaction (Claude Code's isCompactSummary)
+            role, text = c.texts.get(k.position, ("", ""))
+            if role in ("user", "system") and r.summary.match(text):
+                k.summary, k.summary_position = k.summary or text, k.position
         c.msgs.skip = frozenset(k.summary_position for k in c.compactions if k.summary_position is not None)
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
 

@@ -1,0 +1,164 @@
+"""The compaction audit on sessions whose dropped facts are known (fixtures/make_compaction.py), on the real Claude
+Code fixture's compaction, and on odd input: every planted loss found with its positions, nothing else lost."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import FIXTURES, load_script, query, run_cli
+
+LABELS = json.loads((FIXTURES / "compaction" / "labels.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """fixtures/compaction ingested and reported (compaction and drift) once for the module."""
+    d = tmp_path_factory.mktemp("compaction")
+    code, _, err = run_cli("ingest", str(FIXTURES / "compaction"), "--db", str(d / "w.duckdb"))
+    assert code == 0, err
+    code, _, err = run_cli("report", "--db", str(d / "w.duckdb"), "--out", str(d / "r"), "--only", "compaction,drift")
+    assert code == 0, err
+    return d / "w.duckdb"
+
+
+def _rows(db: Path) -> list[dict]:
+    cols = ["native_id", "event_position", "kind", "fact", "fact_position", "status", "carried_by", "needed_at",
+            "need", "re_entered_at", "evidence", "severity"]
+    return [dict(zip(cols, r)) for r in query(db, f"SELECT {', '.join(cols)} FROM compaction_facts ORDER BY ALL")]
+
+
+def _labelled() -> list[tuple[str, int, dict]]:
+    return [(sid, k["position"], f) for sid, s in LABELS.items() for k in s["compactions"] for f in k["facts"]]
+
+
+def test_the_generator_writes_the_committed_fixture(tmp_path: Path) -> None:
+    load_script(FIXTURES / "make_compaction.py").main(tmp_path)
+    made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    assert made == sorted(p.relative_to(FIXTURES / "compaction") for p in (FIXTURES / "compaction").rglob("*")
+                          if p.is_file())
+    for rel in made:
+        assert (tmp_path / rel).read_bytes() == (FIXTURES / "compaction" / rel).read_bytes(), rel
+
+
+def test_every_labelled_fact_has_its_status_and_every_planted_loss_both_positions(audited: Path) -> None:
+    rows = _rows(audited)
+    for sid, at, lab in _labelled():
+        got = [r for r in rows if r["native_id"] == sid and r["event_position"] == at and r["kind"] == lab["kind"]
+               and lab["fact"] in r["fact"]]
+        assert len(got) == 1, (sid, at, lab)
+        r = got[0]
+        assert (r["status"], r["fact_position"], r["needed_at"], r["severity"]) == (
+            lab["status"], lab["fact_position"], lab["needed_at"], lab["severity"]), (lab, r)
+
+
+def test_nothing_is_lost_that_was_not_planted_and_kept_facts_never_are(audited: Path) -> None:
+    rows = _rows(audited)
+    planted = {(sid, at, lab["fact_position"], lab["needed_at"]) for sid, at, lab in _labelled() if lab["needed_at"]}
+    lost = {(r["native_id"], r["event_position"], r["fact_position"], r["needed_at"]) for r in rows if r["needed_at"]}
+    assert lost == planted and len(lost) == 15
+    assert all(r["needed_at"] is None for r in rows if r["status"] in ("kept", "unjudged"))
+    assert {r["carried_by"] for r in rows if r["status"] == "kept"} == {"summary"}  # Claude Code keeps no message
+
+
+def test_a_fact_the_assistant_names_first_re_entered_and_is_no_loss(audited: Path) -> None:
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "-home-dev-shop"]
+    (hint,) = LABELS[sid]["compactions"][0]["re_entered"]
+    (row,) = [r for r in _rows(audited) if r["native_id"] == sid and r["fact"].endswith(hint["fact"])]
+    assert (row["status"], row["re_entered_at"], row["needed_at"]) == ("dropped", hint["at"], None)
+
+
+def test_a_rediscovered_file_cites_the_not_found_read_and_the_listing(audited: Path) -> None:
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "-home-dev-pricing"]
+    first = LABELS[sid]["compactions"][0]
+    (row,) = [r for r in _rows(audited) if r["native_id"] == sid and r["needed_at"] and r["severity"] == "high"]
+    assert row["evidence"] == first["rediscovered"]
+    assert row["need"] == "re-read (Read), after a not-found path and a search"
+
+
+def test_a_chinese_constraint_under_an_english_summary_and_a_compaction_without_summary_are_unjudged(
+        audited: Path) -> None:
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "-home-dev-notes"]
+    rows = [r for r in _rows(audited) if r["native_id"] == sid]
+    assert sorted((r["event_position"], r["kind"], r["status"]) for r in rows) == [
+        (6, "constraint", "unjudged"), (6, "file", "kept"), (6, "task", "unjudged"),
+        (12, "constraint", "unjudged"), (12, "file", "unjudged"), (12, "task", "unjudged")]
+    # the user repeats the constraint after the first compaction: unjudged facts are never reported lost
+    assert not query(audited, "SELECT * FROM drift_findings d JOIN conversations c USING (conversation_id) "
+                              "WHERE c.native_id = ? AND d.severity IN ('low', 'high')", [sid])
+
+
+def test_losses_are_findings_with_their_positions_and_drift_type_3_reads_them(audited: Path) -> None:
+    doc = json.loads((audited.parent / "r" / "metrics.json").read_text())
+    losses = [f for f in doc["findings"] if f["kind"] == "compaction_loss"]
+    assert len(losses) == 15 and sum(f["severity"] == "high" for f in losses) == 9
+    shop = next(f for f in losses if "migrations folder" in f["summary"])
+    assert shop["positions"] == [0, 20, 35]
+    assert shop["summary"].startswith("constraint “Don't touch the migrations folder, it is generated.” (at [0]) was "
+                                      "dropped by the compaction at [20] and needed again at [35]: the user repeated it")
+    drift = query(audited, "SELECT c.native_id, d.severity, d.positions, d.follows_compaction FROM drift_findings d "
+                           "JOIN conversations c USING (conversation_id) WHERE d.kind = 'compaction_topic_loss' "
+                           "AND d.severity <> 'none' ORDER BY 1, 3")
+    assert len(drift) == 15 and all(follows for *_, follows in drift)  # the pricing sign is explained, not repeated
+    m = doc["sections"]["compaction"]["metrics"] if "metrics" in doc["sections"]["compaction"] else \
+        doc["sections"]["compaction"]
+    assert {k: m["logged"][k] for k in ("compactions", "with_summary", "held", "kept", "dropped", "unjudged",
+                                        "lost", "lost_high")} == {
+        "compactions": 6, "with_summary": 5, "held": 29, "kept": 6, "dropped": 18, "unjudged": 5, "lost": 15,
+        "lost_high": 9}
+
+
+def test_the_real_claude_code_fixture_compaction_is_audited(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "claude_code"), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction")
+    assert code == 0, err
+    assert [r[2:] for r in query(db, "SELECT native_id, event_position, kind, fact, fact_position, status, carried_by, "
+                                     "needed_at FROM compaction_facts ORDER BY fact_position, kind")] == [
+        ("file", "tests/test_auth.py", 1, "dropped", None, None),
+        ("search", "def login", 1, "dropped", None, None),
+        ("error", "Error: ripgrep timed out after 30s", 4, "dropped", None, None),
+        ("file", "app/auth.py", 5, "kept", "summary", None)]
+    assert {r[1] for r in query(db, "SELECT native_id, event_position FROM compaction_facts")} == {12}
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "| Fix login test | 12 | auto | 155000 | 156 | 4 | 1 | 3 | 0 | 0 | 0 |" in md
+
+
+def test_a_summary_kept_in_the_event_detail_is_read_and_an_event_off_the_main_path_is_counted(tmp_path: Path) -> None:
+    """Formats that keep the summary in the event (Codex's compacted.message, Continue, OpenHands) and events with
+    no main-path position: added to a real warehouse as their importers write them."""
+    db = tmp_path / "w.duckdb"
+    shutil.copytree(FIXTURES / "compaction" / "-home-dev-pricing", tmp_path / "src")
+    assert run_cli("ingest", str(tmp_path / "src"), "--db", str(db))[0] == 0
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE events SET detail = ? WHERE kind = 'compaction' AND position = 6",
+                ['{"summary": "Compared docs/plans/pricing-2025-07-15.md with src/pricing/tiers.py: Pro is 20."}'])
+    con.execute("INSERT INTO events SELECT conversation_id, NULL, NULL, 'compaction', 'manual', NULL, NULL, 'not json' "
+                "FROM conversations")
+    con.close()
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction")
+    assert code == 0, err
+    rows = query(db, "SELECT event_position, fact, status, needed_at FROM compaction_facts ORDER BY 1, 2")
+    assert [(a, f.rsplit("/", 1)[-1], s, n) for a, f, s, n in rows] == [
+        (6, "pricing-2025-07-15.md", "kept", None), (6, "tiers.py", "kept", None),
+        (11, "pricing-2025-07-15.md", "dropped", 17), (11, "tiers.py", "dropped", 19)]  # kept, then dropped
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["compaction"]
+    assert m["logged"]["off_main_path"] == 1
+
+
+@pytest.mark.parametrize("patterns, message", [
+    (['(unclosed'], "compaction.constraint_patterns: '(unclosed' is not a valid pattern"),
+    (["(?<!要)不要"], "uses look-around, which DuckDB's RE2 cannot run"),
+])
+def test_a_bad_pattern_in_the_config_is_a_one_line_error(audited: Path, tmp_path: Path, patterns: list[str],
+                                                         message: str) -> None:
+    cfg = tmp_path / "harness.toml"
+    cfg.write_text("[compaction]\nconstraint_patterns = " + json.dumps(patterns) + "\n", encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    shutil.copy(audited, db)
+    code, out, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction",
+                             "--config", str(cfg))
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
