@@ -326,8 +326,12 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
               help="Drift thresholds flag the worst this-many percent of conversations.")
 @click.option("--marker-rate", default=0.05, show_default=True, type=click.FloatRange(0, 1),
               help="Without --labels: topic markers per judged message to aim for.")
+@click.option("--max-outside-share", default=0.25, show_default=True, type=click.FloatRange(0, 1),
+              help="compaction.keep_recent: at most this share of the needs after a replayed compaction may concern "
+                   "a fact outside the kept window.")
 def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
-         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float) -> None:
+         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float,
+         max_outside_share: float) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -344,7 +348,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
 
     cfg = load_config(config_path) if Path(config_path).exists() else defaults()
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
-                      worst_pct=worst_pct, marker_rate=marker_rate)
+                      worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share)
     if emit:
         click.echo(emit_values(result.values(cfg), emit))
     elif as_json:

@@ -162,3 +162,58 @@ def test_a_bad_pattern_in_the_config_is_a_one_line_error(audited: Path, tmp_path
     code, out, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction",
                              "--config", str(cfg))
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+def _simulate(sizes: list[int], start: int, max_tokens: int, keep: int, summary_tokens: int) -> tuple[list[int], int]:
+    """The seed's rule, message by message: (positions after which it compacts, sum of the context estimates)."""
+    base, window, summary, comps, total = sum(sizes[:start]), [], 0, [], 0
+    for j in range(start, len(sizes)):
+        window.append(j)
+        chars = base + summary + sum(sizes[i] for i in window)
+        total += chars
+        if chars > max_tokens * 4:
+            comps.append(j)
+            window, summary = window[max(0, len(window) - keep):] if keep else [], summary_tokens * 4
+    return comps, total
+
+
+@pytest.mark.parametrize("max_tokens, keep", [(8000, 0), (8000, 10), (30000, 5), (100000, 10), (100000, 80)])
+def test_the_replay_compacts_where_the_rule_does_message_by_message(seed_wh: Path, max_tokens: int, keep: int) -> None:
+    from forensics.compaction import replay
+    from forensics.warehouse import open_warehouse
+
+    with open_warehouse(seed_wh, read_only=True) as wh:
+        convs = [(sizes, start) for sizes, start in wh.con.execute("""
+            SELECT list(m.content_chars + coalesce(a.chars, 0) ORDER BY m.position),
+                   coalesce(min(m.position) FILTER (WHERE m.role <> 'system'), count(*))
+            FROM messages m LEFT JOIN (SELECT conversation_id, position, sum(length(arguments)) AS chars
+                                       FROM tool_calls GROUP BY ALL) a USING (conversation_id, position)
+            WHERE m.on_main_path GROUP BY m.conversation_id""").fetchall()]
+    import numpy as np
+
+    none = np.zeros(0, dtype=np.int64)
+    for sizes, start in convs:
+        c = replay.Conv("", "", np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))), start, none, none)
+        got = replay.compactions(c.bounds, start, max_tokens * 4, keep, 500 * 4)
+        want, total = _simulate(sizes, start, max_tokens, keep, 500)
+        assert got == want and (max_tokens > 100000 or got)
+        assert replay._context_chars(c, np.asarray(got, dtype=np.int64), keep, 500 * 4) == total
+
+
+def test_the_sweep_counts_needs_outside_the_kept_window(seed_wh: Path, tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    shutil.copy(seed_wh, db)
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["compaction"]
+    rep = doc["replay"]
+    assert (rep["compactions"], rep["conversations_compacted"]) == (3, 3)  # each seed conversation once, at ~100k
+    listed = query(db, "SELECT c.native_id, r.position, r.context_tokens, r.kept_from, r.needed_after, r.outside_window "
+                       "FROM compaction_replay r JOIN conversations c USING (conversation_id) ORDER BY 1")
+    assert [(n, p - k) for n, p, _, k, *_ in listed] == [(n, 9) for n, *_ in listed]  # 10 messages kept
+    assert all(t > 100000 for _, _, t, *_ in listed)
+    assert sum(r[4] for r in listed) == rep["needed_after_compaction"]
+    assert sum(r[5] for r in listed) == rep["outside_window"]
+    by = {(p["max_tokens"], p["keep_recent"]): p for p in doc["sweep"]}
+    assert all(by[(m, 0)]["outside_window"] == by[(m, 0)]["needed_after_compaction"] for m, _ in by)  # keep nothing
+    assert all(p["needed_after_compaction"] == 0 for (m, _), p in by.items() if m == 200000)  # never compacts

@@ -16,11 +16,14 @@ import duckdb
 
 from forensics.compaction import pairs
 from forensics.compaction.audit import Row, audit
-from forensics.compaction.facts import Fact, extract
+from forensics.compaction.facts import Fact, Messages, extract
 from forensics.compaction.load import Compaction, Conversation, batches, selected
-from forensics.compaction.rules import rules
+from forensics.compaction.rules import Rules, rules
 from forensics.compaction.signs import not_found_then_search
 from forensics.config import Config
+from forensics.importers.pool import default_workers, run_ordered
+
+PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 
 
 @dataclass
@@ -74,15 +77,34 @@ def fill_pairs(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:
 
 
 def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> Iterator[tuple[Conversation, list[Fact]]]:
-    """Each conversation that lacks pairs, or is in ``also``, with its facts; the missing pairs are stored."""
+    """Each conversation in ``also`` with its facts; the pairs of those that lack them are computed (on both cores
+    for a large warehouse) and stored."""
     r = rules(cfg)
     key = pairs.rules_key(r)
     todo = set(pairs.prepare(con, key))
-    for batch in batches(con, r, sorted(todo | also)):
-        new = {}
-        for c in batch:
-            facts = extract(c.msgs, r)
-            if c.conversation_id in todo:
-                new[c.conversation_id] = pairs.of(facts)
-            yield c, facts
-        pairs.store(con, key, new)
+    n = con.execute("SELECT count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [sorted(todo)]).fetchall()[0][0] if todo else 0
+    audited: list[tuple[Conversation, list[Fact]]] = []
+    local: dict[str, list[pairs.Pair]] = {}
+
+    def tasks() -> Iterator[tuple[Any, tuple[Any, ...], None]]:
+        for batch in batches(con, r, sorted(todo | also)):
+            for c in batch:
+                if c.conversation_id in also:
+                    audited.append((c, extract(c.msgs, r)))
+                    if c.conversation_id in todo:
+                        local[c.conversation_id] = pairs.of(audited[-1][1])
+            yield _pairs_of, ([(c.conversation_id, c.msgs) for c in batch
+                               if c.conversation_id in todo and c.conversation_id not in also], r), None
+
+    for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES):
+        if error is not None:
+            raise error
+        pairs.store(con, key, result)
+    pairs.store(con, key, local)
+    yield from audited
+
+
+def _pairs_of(batch: list[tuple[str, Messages]], r: Rules) -> dict[str, list[pairs.Pair]]:
+    """Worker: the pairs of a batch of conversations."""
+    return {cid: pairs.of(extract(msgs, r)) for cid, msgs in batch}

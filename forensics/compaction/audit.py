@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from forensics.compaction.facts import (
-    NEEDS, SOURCES, TEXT_KINDS, Fact, Mention, is_strong, mentions_path, mentions_word, overlap, terms_of,
+    NEEDS, SOURCES, TEXT_KINDS, Fact, Mention, error_terms, is_strong, mentions_path, mentions_word, overlap, terms_of,
 )
 from forensics.compaction.load import Compaction, Conversation
 from forensics.compaction.rules import READ_TOOL, SEARCH_TOOL, Rules
@@ -141,6 +141,7 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
                 continue  # not mentioned since the previous compaction, which dropped it
             row = Row(c.conversation_id, c.native_id, i, k.position, f.kind, f.text, before[-1].position,
                       f.mentions[0].position, "dropped")
+            error_terms(f, r.tokenizer)
             if _kept_by_messages(f, before, k, c, keep_recent):
                 row.status, row.carried_by = "kept", "kept messages"
             elif summary is None or not comparable(f, summary):

@@ -279,17 +279,23 @@ class Extractor:
 
     def restated(self, text: str, position: int) -> None:
         """A user sentence that asks again for an open task without a trigger word: most of the task's terms."""
+        tasks = [f for f in (*self.stated["task"], *(f for f in self.facts.values() if f.kind == "task"))
+                 if f.mentions[0].position < position and f.mentions[-1].position != position and f.terms]
         start = 0
         for b in [*(x.end() for x in _BOUND.finditer(text)), len(text)]:
             sentence, start = text[start:b], b
-            if len(sentence.strip()) < 4 or len(sentence) > SENTENCE_MAX:
+            if not tasks or len(sentence.strip()) < 4 or len(sentence) > SENTENCE_MAX:
+                continue
+            low = sentence.lower()
+            need = {id(f): max(2, RESTATED * len(f.terms)) for f in tasks}
+            maybe = [f for f in tasks if sum(t in low for t in f.terms) >= need[id(f)]]  # a term is a substring
+            if not maybe:
                 continue
             terms = terms_of(sentence, self.r.tokenizer)
-            for f in self.stated["task"] + [f for f in self.facts.values() if f.kind == "task"]:
-                both = f.terms & terms
-                if f.mentions[0].position < position and len(both) >= max(2, RESTATED * len(f.terms)) \
-                        and f.mentions[-1].position != position:
+            for f in maybe:
+                if len(f.terms & terms) >= need[id(f)]:
                     f.mentions.append(Mention(position, "user"))
+                    tasks.remove(f)
 
     def todo(self, args: str, m: Mention) -> None:
         try:
@@ -407,12 +413,15 @@ def _call(x: Extractor, c: Call) -> None:
 
 
 def _error(x: Extractor, line: str, position: int) -> None:
+    """An error line; its terms are left for the audit to compute (``error_terms``): only a judged one needs them."""
     text = " ".join(line.split())[:200]
-    if not text:
-        return
-    key = _DIGITS.sub("#", text.lower())[:160]
-    if ("error", key) in x.facts:  # recurring: its terms are known
-        x.add("error", key, text, Mention(position, "result"))
-        return
-    terms = terms_of(_DIGITS.sub(" ", text), x.r.tokenizer)
-    x.add("error", key, text, Mention(position, "result"), frozenset(t for t in terms if is_name(t)), terms)
+    if text:
+        x.add("error", _DIGITS.sub("#", text.lower())[:160], text, Mention(position, "result"))
+
+
+def error_terms(f: Fact, mode: str) -> Fact:
+    """An error fact with its terms and names (digits out)."""
+    if f.kind == "error" and not f.terms:
+        f.terms = terms_of(_DIGITS.sub(" ", f.text), mode)
+        f.names = frozenset(t for t in f.terms if is_name(t))
+    return f

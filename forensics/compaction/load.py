@@ -58,59 +58,92 @@ def selected(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def batches(con: duckdb.DuckDBPyConnection, r: Rules, only: list[str], size: int = BATCH) -> Iterator[list[Conversation]]:
-    """The conversations ``only`` names, ``size`` at a time, in native-id order."""
+    """The conversations ``only`` names, ``size`` at a time, in native-id order. What can hold a fact is cut from
+    the messages in one pass (``_stage``: a join per batch would read every message's text once per batch)."""
     ids = con.execute("SELECT c.conversation_id, c.native_id, coalesce(s.format, '') FROM conversations c "
                       "LEFT JOIN sources s USING (source_id) WHERE c.conversation_id IN (SELECT unnest(?::VARCHAR[])) "
                       "ORDER BY c.native_id, c.conversation_id", [only]).fetchall()
-    for start in range(0, len(ids), size):
-        part = ids[start:start + size]
-        con.execute("CREATE OR REPLACE TEMP TABLE _compaction_batch AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                    [[p[0] for p in part]])
-        convs = {cid: Conversation(cid, native, fmt) for cid, native, fmt in part}
-        try:
+    if not ids:
+        return
+    try:
+        _stage(con, r, [i[0] for i in ids])
+        for start in range(0, len(ids), size):
+            part = ids[start:start + size]
+            con.execute("CREATE OR REPLACE TEMP TABLE _compaction_batch AS SELECT unnest(?::VARCHAR[]) AS "
+                        "conversation_id", [[p[0] for p in part]])
+            convs = {cid: Conversation(cid, native, fmt) for cid, native, fmt in part}
             _fill(con, r, convs)
-        except duckdb.InvalidInputException as e:  # a pattern Python accepts and RE2 does not
-            raise ConfigError(f"[compaction] patterns: DuckDB cannot run one ({str(e).splitlines()[0]})") from None
-        yield list(convs.values())
-    con.execute("DROP TABLE IF EXISTS _compaction_batch")
+            yield list(convs.values())
+    except duckdb.InvalidInputException as e:  # a pattern Python accepts and RE2 does not
+        raise ConfigError(f"[compaction] patterns: DuckDB cannot run one ({str(e).splitlines()[0]})") from None
+    finally:
+        for t in STAGED:
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+STAGED = ("_compaction_todo", "_compaction_batch", "_compaction_calls", "_compaction_errors", "_compaction_texts")
+
+
+def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
+    """Temp tables of the candidate rows: tool-call targets, first error lines, user texts and assistant
+    statements, questions and code spans; secrets taken out."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _compaction_todo AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                [ids])
+    todo = "JOIN _compaction_todo USING (conversation_id)"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_calls AS
+        SELECT t.conversation_id, t.position, t.call_index, t.name,
+               CASE WHEN json_valid(t.arguments) THEN {_args(PATH_ARGS)} END AS path,
+               CASE WHEN json_valid(t.arguments) THEN {_args(PATTERN_ARGS)} END AS pattern,
+               CASE WHEN json_valid(t.arguments) THEN {_args(('command', 'cmd'))} END AS command,
+               CASE WHEN regexp_matches(t.name, '(?i)todo|plan') THEN forensics_scrubbed(t.arguments) END AS todo,
+               t.is_error
+        FROM tool_calls t {todo} WHERE t.position IS NOT NULL""")
+    # each error pattern alone (RE2 runs one alternation of them all fifty times slower); the earliest line wins
+    pats = r.error_patterns
+    any_hit = " OR ".join("regexp_matches(c, ?)" for _ in pats) or "false"
+    lines = ", ".join("regexp_extract(c, ?, 0)" for _ in pats) or "''"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_errors AS
+        WITH r AS (  -- one row per result message (parallel calls share one in some formats)
+            SELECT t.conversation_id, t.result_position, bool_or(t.is_error) AS is_error
+            FROM tool_calls t {todo} WHERE t.is_error OR regexp_matches(t.name, ?) GROUP BY 1, 2),
+        m AS (SELECT r.*, left(m.content, {TEXT_MAX}) AS c FROM r
+              JOIN messages m ON m.conversation_id = r.conversation_id AND m.position = r.result_position
+              WHERE m.on_main_path)
+        SELECT conversation_id, result_position AS position, forensics_scrubbed(
+                   CASE WHEN {any_hit} THEN list_sort(list_filter([struct_pack(at := instr(c, x), line := x)
+                                                                    FOR x IN [{lines}]], lambda s: s.line <> ''))[1].line
+                        WHEN is_error THEN regexp_extract(left(c, 2000), '\\S[^\\n]*', 0) END) AS line
+        FROM m""", [COMMAND_TOOL.pattern, *[f"(?im){p}" for p in pats], *[f"(?im)[^\\n]*(?:{p})[^\\n]*" for p in pats]])
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_texts AS
+        SELECT conversation_id, position, role,
+               CASE WHEN role = 'user' THEN forensics_scrubbed(left(content, {TEXT_MAX}))
+                    -- an assistant message: only its sentences that state something or ask
+                    WHEN stated THEN forensics_scrubbed(array_to_string(list_concat(
+                        regexp_extract_all(left(content, {TEXT_MAX}), ?), regexp_extract_all(left(content,
+                        {TEXT_MAX}), '[^。！？!?；;\\n]+[?？](?:\\s|$)')), chr(10))) END AS text, stated,
+               CASE WHEN role = 'assistant' THEN list_transform(
+                   regexp_extract_all(content, '`([^`\\n]{{2,160}})`', 1), lambda x: forensics_scrubbed(x)) END AS spans
+        FROM (SELECT m.*, CASE role WHEN 'user' THEN regexp_matches(content, ?) ELSE regexp_matches(content, ?) END
+                          OR regexp_matches(content, '[?？](?:\\s|$)') AS stated
+              FROM messages m {todo} WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant'))
+        WHERE role = 'user' OR stated OR contains(content, '`')""", [r.snippet_sql, r.user_sql, r.statement_sql])
 
 
 def _fill(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
     b = "JOIN _compaction_batch USING (conversation_id)"
-    for cid, pos, name, path, pattern, command, todo, err in con.execute(f"""
-            SELECT t.conversation_id, t.position, t.name,
-                   CASE WHEN json_valid(t.arguments) THEN {_args(PATH_ARGS)} END,
-                   CASE WHEN json_valid(t.arguments) THEN {_args(PATTERN_ARGS)} END,
-                   CASE WHEN json_valid(t.arguments) THEN {_args(('command', 'cmd'))} END,
-                   CASE WHEN regexp_matches(t.name, '(?i)todo|plan') THEN forensics_scrubbed(t.arguments) END,
-                   t.is_error
-            FROM tool_calls t {b} WHERE t.position IS NOT NULL ORDER BY 1, 2, t.call_index""").fetchall():
+    for cid, pos, name, path, pattern, command, todo, err in con.execute(
+            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error FROM _compaction_calls {b} "
+            "ORDER BY 1, 2, call_index").fetchall():
         convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err)))
-    for cid, pos, line in con.execute(f"""
-            SELECT t.conversation_id, t.result_position,
-                   forensics_scrubbed(coalesce(nullif(regexp_extract(left(m.content, {TEXT_MAX}), ?, 0), ''),
-                            CASE WHEN bool_or(t.is_error) THEN regexp_extract(left(m.content, 2000), '\\S[^\\n]*', 0) END))
-            FROM tool_calls t {b}
-            JOIN messages m ON m.conversation_id = t.conversation_id AND m.position = t.result_position
-            WHERE m.on_main_path AND (t.is_error OR regexp_matches(t.name, ?))
-            GROUP BY t.conversation_id, t.result_position, m.content ORDER BY 1, 2""",
-                                         [f"[^\\n]*(?:{r.error_sql})[^\\n]*", COMMAND_TOOL.pattern]).fetchall():
-        if line:
-            convs[cid].msgs.errors.append((pos, line))
-    for cid, pos, role, text, stated, spans in con.execute(f"""
-            SELECT conversation_id, position, role,
-                   CASE WHEN role = 'user' THEN forensics_scrubbed(left(content, {TEXT_MAX}))
-                        -- an assistant message: only its sentences that state something or ask
-                        WHEN stated THEN forensics_scrubbed(array_to_string(list_concat(
-                            regexp_extract_all(left(content, {TEXT_MAX}), ?), regexp_extract_all(left(content,
-                            {TEXT_MAX}), '[^。！？!?；;\\n]+[?？](?:\\s|$)')), chr(10))) END, stated,
-                   CASE WHEN role = 'assistant' THEN
-                       regexp_extract_all(forensics_scrubbed(content), '`([^`\\n]{{2,160}})`', 1) END
-            FROM (SELECT *, CASE role WHEN 'user' THEN regexp_matches(content, ?) ELSE regexp_matches(content, ?) END
-                            OR regexp_matches(content, '[?？](?:\\s|$)') AS stated
-                  FROM messages {b} WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant'))
-            WHERE role = 'user' OR stated OR contains(content, '`')
-            ORDER BY 1, 2""", [r.snippet_sql, r.user_sql, r.statement_sql]).fetchall():
+    for cid, pos, line in con.execute(f"SELECT conversation_id, position, line FROM _compaction_errors {b} "
+                                      "WHERE line <> '' ORDER BY 1, 2").fetchall():
+        convs[cid].msgs.errors.append((pos, line))
+    for cid, pos, role, text, stated, spans in con.execute(
+            f"SELECT conversation_id, position, role, text, stated, spans FROM _compaction_texts {b} "
+            "ORDER BY 1, 2").fetchall():
         c = convs[cid]
         if role == "user":
             if not HARNESS_TEXT.match(text):

@@ -32,7 +32,7 @@ class Rules:
     error: re.Pattern[str]
     summary: re.Pattern[str]
     not_triggers: re.Pattern[str] | None
-    error_sql: str  # the error patterns as one RE2 alternation for DuckDB, (?im): ^ at line starts
+    error_patterns: tuple[str, ...]  # for DuckDB, one at a time with (?im): ^ at line starts
     statement_sql: str  # decision and task patterns as one RE2 alternation (candidate assistant messages)
     user_sql: str  # ... and the constraint patterns (candidate user messages)
     snippet_sql: str  # the sentences around a decision or task trigger (an assistant message's statements)
@@ -54,7 +54,7 @@ def rules(cfg: Config) -> Rules:
     return Rules(pats["constraint_patterns"], pats["decision_patterns"], pats["task_patterns"],
                  pats["error_patterns"], pats["summary_patterns"],
                  re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))), re.I) if words else None,
-                 "(?im)" + _alternation(c.error_patterns), "(?i)" + _alternation(c.decision_patterns + c.task_patterns),
+                 tuple(c.error_patterns), "(?i)" + _alternation(c.decision_patterns + c.task_patterns),
                  "(?i)" + _alternation(c.constraint_patterns + c.decision_patterns + c.task_patterns),
                  "(?i)[^。！？!?；;\n]*(?:" + _alternation(c.decision_patterns + c.task_patterns)
                  + ")[^。！？!?；;\n]*",

@@ -224,6 +224,9 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.0%}"
 
 
+TUNE_KEEPS = (0, 2, 5, 10, 15, 20, 30, 50, 80)
+
+
 @tuner(analyzer="compaction")
 def compaction(t: TuneContext) -> list[Recommendation]:
     """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
@@ -234,8 +237,9 @@ def compaction(t: TuneContext) -> list[Recommendation]:
     c = t.cfg.compaction
     m0, k0 = int(c.max_tokens), int(c.keep_recent)
     fill_pairs(t.con, t.cfg)  # what the report has not extracted yet (every conversation is tuned over)
+    settings = replay.grid(m0, k0, TUNE_KEEPS, ()) + [(m0 // 2, k0), (m0 * 2, k0)]
     points = {(p.max_tokens, p.keep_recent): p.figures()
-              for p in replay.sweep(t.con, replay.grid(m0, k0), int(c.summary_tokens))[0]}
+              for p in replay.sweep(t.con, settings, int(c.summary_tokens))[0]}
     now = points[(m0, k0)]
     if not any(p["needed_after_compaction"] for (m, _), p in points.items() if m == m0):
         why = (f"the replay at max_tokens {m0} compacts {now['compactions']} times and no fact is needed again after "
