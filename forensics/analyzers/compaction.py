@@ -88,30 +88,37 @@ def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[s
 
 def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int) -> str:
     if a.events:
-        lost = (f"**{m['lost']} dropped facts were needed again** ({m['lost_high']} high: the user had to repeat it, "
-                "an error recurred, or a path had to be rediscovered)" if m["lost"] else
+        verb = "was" if m["lost"] == 1 else "were"
+        lost = (f"**{counted(m['lost'], 'dropped fact')} {verb} needed again** ({m['lost_high']} high: the user had "
+                "to repeat it or ask, an error recurred, or a path had to be rediscovered)" if m["lost"] else
                 "no dropped fact was needed again")
-        head = (f"**{m['compactions']} compactions** logged in {m['conversations']} conversations ("
-                f"{m['with_summary']} with a summary in the log). Before them the context held {m['held']} facts: "
-                f"{m['kept']} kept ({m['kept_by_summary']} by the summary, {m['kept_by_messages']} by kept messages), "
-                f"{m['dropped']} dropped, {m['unjudged']} not judged (no summary logged, or the summary in another "
-                f"language); {lost}.")
+        them = "it" if m["compactions"] == 1 else "them"
+        head = (f"**{counted(m['compactions'], 'compaction')}** logged in {counted(m['conversations'], 'conversation')}"
+                f" ({m['with_summary']} with a summary in the log). Before {them} the context held "
+                f"{counted(m['held'], 'fact')}: {m['kept']} kept ({m['kept_by_summary']} by the summary, "
+                f"{m['kept_by_messages']} by kept messages), {m['dropped']} dropped, {m['unjudged']} not judged (no "
+                f"summary logged, or the summary in another language); {lost}.")
     else:
         head = ("No compaction is logged in the selection (Claude Code's compact_boundary, Codex's compacted and the "
                 "other formats' compaction records land in `events`).")
     if a.off_path_events:
-        head += f" {a.off_path_events} compaction events lie off the main path and are not audited."
-    share = here["outside_share"]
+        head += f" {counted(a.off_path_events, 'compaction event')} off the main path not audited."
     replayed = (f" Replaying the harness's rule (max_tokens {c.max_tokens}, keep_recent {c.keep_recent}, "
-                f"characters/4) over the {n} conversations: {here['compactions']} compactions in "
-                f"{here['conversations_compacted']} of them")
-    if here["needed_after_compaction"]:
-        replayed += (f"; of the {here['needed_after_compaction']} needs that follow a compaction, "
-                     f"{here['outside_window']} ({share:.0%}) are of a fact outside the kept window, which only the "
-                     f"summary could carry (keep_recent 0 leaves all of them outside; no compaction, none).")
-    else:
-        replayed += "; no fact is needed again after one."
-    return head + replayed
+                f"characters/4) over the {counted(n, 'conversation')}: ")
+    if not here["compactions"]:
+        return head + replayed + "it never compacts (no conversation's context exceeds max_tokens)."
+    replayed += f"{counted(here['compactions'], 'compaction')} in {here['conversations_compacted']} of them"
+    if not here["needed_after_compaction"]:
+        return head + replayed + "; no fact is needed again after one."
+    return head + replayed + (
+        f"; of the {here['needed_after_compaction']} needs that follow a compaction, {here['outside_window']} "
+        f"({here['outside_share']:.0%}) are of a fact outside the kept window, which only the summary could carry "
+        "(the bounds: keeping no message leaves all of them outside, never compacting none).")
+
+
+def counted(n: int, word: str) -> str:
+    """``3 compactions``, ``1 compaction``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _finding(ctx: Context, r: Row) -> Finding:
@@ -162,7 +169,7 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
         Table("sweep", "Replay sweep over max_tokens × keep_recent (pooled over the selection)",
               pl.DataFrame(sweep).select("max_tokens", "keep_recent", "conversations_compacted", "compactions",
                                          "needed_after_compaction", "outside_window", "outside_share",
-                                         "mean_context_tokens")),
+                                         pl.col("mean_context_tokens").round(0).cast(pl.Int64))),
     ]
 
 

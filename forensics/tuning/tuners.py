@@ -232,6 +232,7 @@ def compaction(t: TuneContext) -> list[Recommendation]:
     """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
     compaction to the summary alone, among settings whose kept messages fit in max_tokens; max_tokens is kept (a
     window the model allows is not in the warehouse) and its evidence says what a smaller or larger one does."""
+    from forensics.analyzers.compaction import counted
     from forensics.compaction import fill_pairs, replay
 
     c = t.cfg.compaction
@@ -261,14 +262,16 @@ def compaction(t: TuneContext) -> list[Recommendation]:
         f"{_signed(pick['mean_context_tokens'] / now['mean_context_tokens'] - 1)}")
     around = [m for m in sorted({m for m, _ in points}) if m != m0]
     lower, higher = max((m for m in around if m < m0), default=None), min((m for m in around if m > m0), default=None)
-    sides = "; ".join(f"at {m}: {points[(m, k0)]['compactions']} compactions, {points[(m, k0)]['outside_window']} "
-                      "needs outside the window" for m in (lower, higher) if m is not None)
+    sides = "; ".join(f"at {m}: {counted(points[(m, k0)]['compactions'], 'compaction')}, "
+                      f"{counted(points[(m, k0)]['outside_window'], 'need')} outside the window"
+                      for m in (lower, higher) if m is not None)
     window = Recommendation("compaction.max_tokens", m0, m0,
                             f"kept: the warehouse cannot tell what context your model allows; now "
-                            f"{now['compactions']} replayed compactions, {now['outside_window']} needs outside the "
-                            f"window ({sides})")
+                            f"{counted(now['compactions'], 'replayed compaction')}, "
+                            f"{counted(now['outside_window'], 'need')} outside the window ({sides})")
     return [keep, window]
 
 
 def _signed(x: float) -> str:
     return f"{x:+.0%}"
+
