@@ -38,7 +38,7 @@ COMPACTION_ERRORS = [
 COMPACTION_NOT_TRIGGERS = ["别人", "别的", "区别", "特别", "类别", "分别", "级别", "识别", "告别", "差别", "个别",
                            "别名", "性别", "要不要", "能不能", "不要紧", "must-have", "never mind"]
 COMPACTION_SUMMARIES = [
-    r"^\s*this session is being continued from a previous conversation",
+    r"^\s*this (session|conversation) is being continued from a previous conversation",
     r"^\s*another language model started to solve this problem",  # Codex's summary prefix
     r"^\s*(<summary>|summary:|conversation summary|previous conversation summary|\[summary)",
     r"^\s*(\[摘要|摘要[:：]|对话摘要|以下是之前对话的摘要|上下文摘要)"]

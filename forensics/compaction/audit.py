@@ -28,7 +28,7 @@ from forensics.compaction.facts import (
     NEEDS, SOURCES, TEXT_KINDS, Fact, Mention, error_terms, is_strong, mentions_path, mentions_word, overlap, terms_of,
 )
 from forensics.compaction.load import Compaction, Conversation
-from forensics.compaction.rules import READ_TOOL, SEARCH_TOOL, Rules
+from forensics.compaction.rules import HARNESS_TEXT, READ_TOOL, SEARCH_TOOL, Rules
 
 HAN = re.compile(r"[\u3400-\u9fff]")
 LATIN = re.compile(r"[A-Za-z]")
@@ -131,6 +131,7 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
     prev = -1
     for i, k in enumerate(comps, 1):
         summary = Text.of(k.summary) if k.summary else None
+        restored = _restored(c, k)
         later = [Text.of(x.summary) for x in comps if x.position > k.position and x.summary]
         next_carried: set[int] = set()
         for f in facts:
@@ -142,7 +143,7 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             row = Row(c.conversation_id, c.native_id, i, k.position, f.kind, f.text, before[-1].position,
                       f.mentions[0].position, "dropped")
             error_terms(f, r.tokenizer)
-            if _kept_by_messages(f, before, k, c, keep_recent):
+            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored):
                 row.status, row.carried_by = "kept", "kept messages"
             elif summary is None or not comparable(f, summary):
                 row.status = "unjudged"
@@ -155,6 +156,20 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             rows.append(row)
         carried, prev = next_carried, k.position
     return rows
+
+
+def _restored(c: Conversation, k: Compaction) -> list[Text]:
+    """What the harness put back into the context right after the compaction, besides the summary: Claude Code
+    reads recent files back in ("Called the Read tool with the following input ..."), reminders, command output;
+    up to the first assistant message."""
+    out = []
+    for p in sorted(x for x in c.texts if x >= k.position):
+        role, text = c.texts[p]
+        if role == "assistant":
+            break
+        if p != k.summary_position and HARNESS_TEXT.match(text):
+            out.append(Text.of(text))
+    return out
 
 
 def _kept_by_messages(f: Fact, before: list[Mention], k: Compaction, c: Conversation, keep_recent: int) -> bool:

@@ -22,6 +22,7 @@ BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
 SUMMARY_MAX = 200_000  # characters of a compaction summary read
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
+SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (a harness line can come first)
 
 
 @dataclass
@@ -183,9 +184,11 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         convs[cid].texts[pos] = (role, text)
     for c in (convs[cid] for cid in audited):
         for k in c.compactions:  # the summary as a message at the compaction (Claude Code's isCompactSummary)
-            role, text = c.texts.get(k.position, ("", ""))
-            if role in ("user", "system") and r.summary.match(text):
-                k.summary, k.summary_position = k.summary or text, k.position
+            for p in range(k.position, k.position + SUMMARY_SLACK):
+                role, text = c.texts.get(p, ("", ""))
+                if role in ("user", "system") and r.summary.match(text):
+                    k.summary, k.summary_position = k.summary or text, p
+                    break
         c.msgs.skip = frozenset(k.summary_position for k in c.compactions if k.summary_position is not None)
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
 

@@ -20,8 +20,10 @@ TODO_TOOL = re.compile(r"(?i)todo|update_plan|plan")
 SEARCH_COMMAND = re.compile(r"(?:^|[;&|]\s*)(?:rg|grep|egrep|ag|ack|git grep)\s+(?:-{1,2}[\w=-]+\s+)*"
                             r"(?P<q>'[^']+'|\"[^\"]+\"|[^\s|;&]+)")
 FIND_COMMAND = re.compile(r"(?:^|[;&|]\s*)(?:find|fd)\s+.*?-(?:i?name|path)\s+(?P<q>'[^']+'|\"[^\"]+\"|\S+)")
-# user messages a harness wrote (Claude Code's slash commands and their output, hook notes, interruptions)
-HARNESS_TEXT = re.compile(r"^\s*(<[a-z][\w-]*>|\[Request interrupted|Caveat: The messages below)")
+# user messages a harness wrote (Claude Code's slash commands and their output, system reminders, interruptions,
+# the files it reads back into the context after a compaction)
+HARNESS_TEXT = re.compile(r"^\s*(<[a-z][\w-]*>|\[Request interrupted|Caveat: The messages below|"
+                          r"Called the \w+ tool with the following input|Result of calling the \w+ tool)")
 
 
 @dataclass(frozen=True)
