@@ -22,7 +22,7 @@ import pyarrow as pa
 from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, prepare
-from forensics.importers.pool import default_workers, run_ordered
+from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
 TERMS_VERSION = 3  # bump when what prepare derives changes (3: cut from scrubbed text): every cached row is recomputed
