@@ -151,6 +151,30 @@ def test_a_summary_kept_in_the_event_detail_is_read_and_an_event_off_the_main_pa
     assert m["logged"]["off_main_path"] == 1
 
 
+def test_a_summary_after_a_harness_line_is_still_the_compaction_s_summary(tmp_path: Path) -> None:
+    """A manual /compact: the command's line comes between the boundary and the summary, which opens with "This
+    conversation is being continued": the second compaction is judged by that summary, not left unjudged."""
+    src = FIXTURES / "compaction" / "-home-dev-pricing" / "50c89b17-9b87-5816-88b5-3566dd0638b9.jsonl"
+    lines = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines()]
+    at = [i for i, x in enumerate(lines) if x.get("subtype") == "compact_boundary"][1]
+    command = {**lines[at + 1], "uuid": "0c0c0c0c-0000-5000-8000-000000000001", "parentUuid": lines[at]["uuid"],
+               "message": {"role": "user", "content": "<command-name>/compact</command-name>"}}
+    summary = lines[at + 1]
+    summary["parentUuid"] = command["uuid"]
+    summary["message"]["content"] = summary["message"]["content"].replace("This session", "This conversation", 1)
+    lines.insert(at + 1, command)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / src.name).write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(tmp_path / "src"), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--only", "compaction")
+    assert code == 0, err
+    rows = query(db, "SELECT event_position, fact, status, needed_at FROM compaction_facts ORDER BY 1, 2")
+    assert [(a, f.rsplit("/", 1)[-1], s, n) for a, f, s, n in rows] == [
+        (6, "pricing-2025-07-15.md", "dropped", 18), (6, "tiers.py", "kept", None),
+        (11, "tiers.py", "dropped", 20)]  # judged by the summary at [12], one message after the command at [11]
+
+
 @pytest.mark.parametrize("patterns, message", [
     (['(unclosed'], "compaction.constraint_patterns: '(unclosed' is not a valid pattern"),
     (["(?<!要)不要"], "uses look-around, which DuckDB's RE2 cannot run"),

@@ -21,7 +21,7 @@ from forensics.compaction.load import Compaction, Conversation, batches, selecte
 from forensics.compaction.rules import Rules, rules
 from forensics.compaction.signs import not_found_then_search
 from forensics.config import Config
-from forensics.importers.pool import default_workers, run_ordered
+from forensics.workers import default_workers, run_ordered
 
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 
