@@ -151,14 +151,19 @@ def test_a_summary_kept_in_the_event_detail_is_read_and_an_event_off_the_main_pa
     assert m["logged"]["off_main_path"] == 1
 
 
-def test_a_summary_after_a_harness_line_is_still_the_compaction_s_summary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("between, judged", [
+    ("<command-name>/compact</command-name>", ("dropped", 20)),  # a harness line: the summary follows it
+    ("Go on with the tiers.", ("unjudged", None)),  # the user's own line: what follows is no longer the summary
+])
+def test_a_summary_after_a_harness_line_is_still_the_compaction_s_summary(tmp_path: Path, between: str,
+                                                                         judged: tuple[str, int | None]) -> None:
     """A manual /compact: the command's line comes between the boundary and the summary, which opens with "This
     conversation is being continued": the second compaction is judged by that summary, not left unjudged."""
     src = FIXTURES / "compaction" / "-home-dev-pricing" / "50c89b17-9b87-5816-88b5-3566dd0638b9.jsonl"
     lines = [json.loads(x) for x in src.read_text(encoding="utf-8").splitlines()]
     at = [i for i, x in enumerate(lines) if x.get("subtype") == "compact_boundary"][1]
     command = {**lines[at + 1], "uuid": "0c0c0c0c-0000-5000-8000-000000000001", "parentUuid": lines[at]["uuid"],
-               "message": {"role": "user", "content": "<command-name>/compact</command-name>"}}
+               "message": {"role": "user", "content": between}}
     summary = lines[at + 1]
     summary["parentUuid"] = command["uuid"]
     summary["message"]["content"] = summary["message"]["content"].replace("This session", "This conversation", 1)
@@ -172,7 +177,7 @@ def test_a_summary_after_a_harness_line_is_still_the_compaction_s_summary(tmp_pa
     rows = query(db, "SELECT event_position, fact, status, needed_at FROM compaction_facts ORDER BY 1, 2")
     assert [(a, f.rsplit("/", 1)[-1], s, n) for a, f, s, n in rows] == [
         (6, "pricing-2025-07-15.md", "dropped", 18), (6, "tiers.py", "kept", None),
-        (11, "tiers.py", "dropped", 20)]  # judged by the summary at [12], one message after the command at [11]
+        (11, "tiers.py", *judged)]  # the summary at [12], one message after the line at [11]
 
 
 @pytest.mark.parametrize("patterns, message", [

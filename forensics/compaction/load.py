@@ -22,7 +22,7 @@ BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
 SUMMARY_MAX = 200_000  # characters of a compaction summary read
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
-SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (a harness line can come first)
+SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
 
 @dataclass
@@ -189,6 +189,8 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
                 if role in ("user", "system") and r.summary.match(text):
                     k.summary, k.summary_position = k.summary or text, p
                     break
+                if role == "assistant" or role and not HARNESS_TEXT.match(text):
+                    break  # only a harness line comes before the summary: a user's "Summary: ..." later is none
         c.msgs.skip = frozenset(k.summary_position for k in c.compactions if k.summary_position is not None)
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
 
