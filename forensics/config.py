@@ -70,6 +70,7 @@ SECTION_DOCS = {
     "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
     "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
     "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
+    "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
 }
 
 SCHEMA: list[Key] = [
@@ -163,6 +164,54 @@ SCHEMA: list[Key] = [
     Key("drift", "echo_rate_high", 0.50, "... this share: high (the seed: 36-62%)", "share"),
     Key("drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"),
     Key("drift", "continue_nags_high", 4, "... this many times: high (the seed's f89d129a: 5)", "messages"),
+    Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),
+    Key("memory", "similarity_threshold", 0.3, "decisions less similar to the question than this are not injected",
+        "cosine", "MEMORY_SIMILARITY_THRESHOLD"),
+    Key("memory", "time_decay", 0.05, "score = similarity / (1 + time_decay * age_days) + importance_weight * "
+        "importance_score", "per day", "MEMORY_TIME_DECAY"),
+    Key("memory", "importance_weight", 0.1, "weight of a decision's importance_score in its score", "",
+        "MEMORY_IMPORTANCE_WEIGHT"),
+    Key("memory", "negation_cues", ["不再考虑", "已否决", "否决", "放弃", "不用", "不选", "而不是", "而非", "不是",
+                                    "不考虑", "排除", "不采用", "不使用", "弃用", "淘汰", "别用", "没选", "未选",
+                                    "不推荐", "不建议", "不需要", "无需", "不必", "ruled out", "rejected",
+                                    "instead of", "rather than", "not X", "over X", "decided against", "no longer",
+                                    "dropped", "won't use", "abandoned", "avoid", "no need", "don't need"],
+        "a sentence with one of these rejects the options it names, so naming a rejected option there is no "
+        "relitigation; X stands for the option (not X: 'not MongoDB')", "phrases"),
+    Key("memory", "weighing_cues", ["对比", "比较", "还是", "或者", "优缺点", "权衡", "相比", "vs", "versus", "compare",
+                                    "comparison", "pros and cons", "trade-off", "or"],
+        "a relitigating message with one of these weighs the options again: severity high", "phrases"),
+    Key("memory", "decision_cues", ["决定", "定了", "就用", "确定用", "选用", "敲定", "拍板", "we decided",
+                                    "we'll go with", "we will go with", "let's use", "decided to"],
+        "a sentence with one of these states a decision (Chinese cues must fall on jieba word boundaries: 稳定了 is "
+        "no 定了)", "phrases"),
+    Key("memory", "undecided_cues", ["还没", "没决定", "没有决定", "未决定", "尚未", "没定", "待定", "不确定", "再决定",
+                                     "再说", "如果", "假如", "要是", "是否", "考虑中", "决定不了", "难以决定",
+                                     "决定之前", "这个决定", "那个决定", "的决定", "该决定", "你决定", "你来定", "由你",
+                                     "not decided", "haven't decided", "have not decided", "undecided", "not yet",
+                                     "yet to", "if we", "whether", "before we decide", "still deciding",
+                                     "to be decided", "tbd", "up to you", "your call"],
+        "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet) or speaks of a "
+        "decision rather than makes one (这个决定, 由你决定): not a decision", "phrases"),
+    Key("memory", "supersede_cues", ["改为", "改用", "改成", "替代", "取代", "代替", "替换", "变更", "推翻", "撤销",
+                                     "作废", "不再使用", "之前的决定", "原决定", "supersede", "supersedes", "replaces",
+                                     "replace", "switch to", "switching to", "changed to", "instead of the",
+                                     "overrides", "reverses", "no longer"],
+        "a later decision whose title, content, reason or source message has one of these supersedes an earlier "
+        "one: no decision_conflict", "phrases"),
+    Key("memory", "question_cues", ["?", "？", "吗", "什么", "哪", "怎么", "如何", "是否", "呢", "为什么", "请问",
+                                    "介绍", "说说", "讲讲", "告诉我", "推荐", "建议", "what", "which", "how",
+                                    "should we", "do we", "did we", "are we", "have we", "is it", "tell me",
+                                    "remind me", "recommend", "suggest"],
+        "a user message with one of these asks or requests (decision_not_recalled); a decision-cue sentence with "
+        "one of these is a question or a suggestion, not a decision", "phrases"),
+    Key("memory", "decision_roles", ["user"], "roles whose messages can state an unrecorded decision (the seed's "
+        "extractor reads user messages; an assistant's 'let's use' is mostly a proposal)", "roles"),
+    Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "
+        "decision title's terms (and at least two of them)", "share"),
+    Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "
+        "when their titles' terms overlap this much (Jaccard): 用户服务 and 订单服务 数据库选型 are two matters",
+        "Jaccard"),
 ]
 
 
