@@ -70,6 +70,7 @@ SECTION_DOCS = {
     "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
     "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
     "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
+    "skills": "Skill routing (seed 000, §六; SPEC §19): the harness's trigger table and how the model loads skills.",
     "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
 }
 
@@ -164,6 +165,13 @@ SCHEMA: list[Key] = [
     Key("drift", "echo_rate_high", 0.50, "... this share: high (the seed: 36-62%)", "share"),
     Key("drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"),
     Key("drift", "continue_nags_high", 4, "... this many times: high (the seed's f89d129a: 5)", "messages"),
+    Key("skills", "triggers", "", "the trigger table the harness routes skills with (seed 000's skill_triggers.json: "
+        "{\"schema\": 1, \"skills\": {\"<skill id>\": [\"phrase\", ...]}}); relative to this file; empty: none",
+        "path"),
+    Key("skills", "tools", ["Skill", "meta.loadSkill", "meta_loadSkill"], "tool calls that load a skill (Claude "
+        "Code's Skill tool, the seed harness's meta.loadSkill)", "tool names"),
+    Key("skills", "argument_keys", ["skill", "command", "name"], "the first of these arguments that holds text "
+        "names the skill a load call loads", "argument names"),
     Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),
     Key("memory", "similarity_threshold", 0.3, "decisions less similar to the question than this are not injected",
         "cosine", "MEMORY_SIMILARITY_THRESHOLD"),

@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "compaction": "forensics.analyzers.compaction",  # before drift: type 3 reads its audit
     "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
+    "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
 }
 
