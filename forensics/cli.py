@@ -391,6 +391,9 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
               help="Drift thresholds flag the worst this-many percent of conversations.")
 @click.option("--marker-rate", default=0.05, show_default=True, type=click.FloatRange(0, 1),
               help="Without --labels: topic markers per judged message to aim for.")
+@click.option("--max-outside-share", default=0.25, show_default=True, type=click.FloatRange(0, 1),
+              help="compaction.keep_recent: at most this share of the needs after a replayed compaction may concern "
+                   "a fact outside the kept window.")
 @click.option("--triggers", type=click.Path(dir_okay=False),
               help="Tune this skill trigger table (JSON) instead: phrases for the skills the model loaded that the "
                    "table missed; --write adds them to the file.")
@@ -400,7 +403,7 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 @questions_option
 def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
          target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float,
-         triggers: str | None, holdout: bool, questions: str | None) -> None:
+         max_outside_share: float, triggers: str | None, holdout: bool, questions: str | None) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -427,7 +430,8 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
         _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
-                      worst_pct=worst_pct, marker_rate=marker_rate, questions=questions)
+                      worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share,
+                      questions=questions)
     if emit:
         click.echo(emit_values(result.values(cfg), emit))
     elif as_json:

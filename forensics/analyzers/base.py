@@ -83,6 +83,7 @@ class Context:
     facts: Facts | None = None  # the per-conversation facts (``forensics.analyzers.facts``); default: over ``con``
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what one analyzer computed for another
 
     def __post_init__(self) -> None:
         if self.facts is None:
