@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 KEY, TAG = "_group", "_table"
 WORKER_MEMORY = "256MB"  # DuckDB's share in each Python worker: it holds one group at a time
+WHOLE = ("sources",)  # small tables a fact reads whole (the compaction audit reads each source's format)
 GROUP_CONVERSATIONS = 64  # conversations per group, on average (``spark.forensics.groupConversations``)
 
 
@@ -76,11 +77,14 @@ def spark_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, spark_type(f.type)) for f in schema])
 
 
-def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[str]) -> dict[str, pa.Schema]:
+def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[str],
+                 whole: dict[str, pa.Table]) -> dict[str, pa.Schema]:
     """Each fact's output schema: the fact run on the driver over empty tables of the lake's schemas."""
     con = _connect(cfg)
     for t, schema in table_schemas.items():
         con.register(t, schema.empty_table())
+    for t, table in whole.items():
+        con.register(t, table)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} (conversation_id VARCHAR)")
     return {n: spark_schema(REGISTRY[n].fn(con, cfg).schema) for n in names}
 
@@ -91,10 +95,12 @@ def output_schema(schemas: dict[str, pa.Schema]) -> pa.Schema:
 
 
 def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, pa.Schema],
-                       schemas: dict[str, pa.Schema], selected: Any) -> Callable[[pa.Table], pa.Table]:
+                       schemas: dict[str, pa.Schema], selected: Any, whole: dict[str, pa.Table]
+                       ) -> Callable[[pa.Table], pa.Table]:
     """The function ``applyInArrow`` calls with one group's bundled rows (whole conversations). ``selected``: a
     broadcast set of the selected conversation ids, or None for every conversation; the others count only for the
-    whole-history facts (the sentinel's), as ``sel_conversations`` does on a warehouse."""
+    whole-history facts (the sentinel's), as ``sel_conversations`` does on a warehouse. ``whole``: small tables
+    without a conversation (``WHOLE``), registered whole in every group."""
     token, out_schema = uuid.uuid4().hex, output_schema(schemas)
 
     def run(group: pa.Table) -> pa.Table:
@@ -102,6 +108,8 @@ def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, p
         for t, schema in table_schemas.items():
             rows = group.filter(pc.equal(group[TAG], t))[t].combine_chunks()
             con.register(t, pa.Table.from_struct_array(rows).cast(schema) if len(rows) else schema.empty_table())
+        for t, table in whole.items():
+            con.register(t, table)
         ids = [r[0] for r in con.execute("SELECT conversation_id FROM conversations").fetchall()]
         chosen = [c for c in ids if selected is None or c in selected.value]
         con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
@@ -111,7 +119,7 @@ def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, p
             rows = REGISTRY[n].fn(con, cfg).cast(schemas[n])
             cols[n] = pa.ListArray.from_arrays(pa.array([0, rows.num_rows], pa.int32()),
                                                rows.to_struct_array().combine_chunks())
-        for t in table_schemas:
+        for t in [*table_schemas, *whole]:
             con.unregister(t)
         return pa.table(cols, schema=out_schema)
 
@@ -153,9 +161,10 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
     per_group = int(spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)))
     rows = bundle(lake, max(1, -(-conversations // per_group)))
     table_schemas = {t: spark_schema(to_arrow_schema(rows.schema[t].dataType)) for t in TABLES if lake.has(t)}
-    schemas = fact_schemas(table_schemas, cfg, names)
+    whole = {t: lake.arrow(t) for t in WHOLE if lake.has(t)}
+    schemas = fact_schemas(table_schemas, cfg, names, whole)
     selected = None if selected_ids is None else spark.sparkContext.broadcast(frozenset(selected_ids))
-    per = rows.groupBy(KEY).applyInArrow(conversation_facts(cfg, names, table_schemas, schemas, selected),
+    per = rows.groupBy(KEY).applyInArrow(conversation_facts(cfg, names, table_schemas, schemas, selected, whole),
                                          from_arrow_schema(output_schema(schemas)))
     per = per.persist(StorageLevel.MEMORY_AND_DISK)
     try:
