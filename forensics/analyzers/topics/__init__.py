@@ -24,6 +24,7 @@ from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import Config, ConfigError
+from forensics.text.cues import Cues
 from forensics.selection import SELECTED
 
 NAME = "topics"
@@ -51,8 +52,8 @@ def run(ctx: Context) -> Section:
     embed = key == "topic.embedding_switch_score"
     judging += embedding.MODE_SUFFIX if embed else ""
     settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=cfg[key]),
-                        _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels),
-                        embed=embed)
+                        Cues.from_config(cfg), _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence,
+                        keep_tokens=bool(ctx.labels), embed=embed)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}

@@ -2,7 +2,7 @@
 
 Walking a conversation in order, each judged message either continues the current topic or starts one:
 a new topic (T1, T2, ... in order of appearance) or a return to an earlier topic it resembles. A message
-with no content token (继续, ok, 好的, why?) gets no topic at all. A topic-lexicon phrase in the message
+with no content token (继续, ok, why?) or only social words (thanks, bye, 好的谢谢) gets no topic at all. A topic-lexicon phrase in the message
 (config ``[topic] lexicon``) names its topic outright.
 
 The marker (seed 001, improvement 5, ``pending_topic_marker``) is set on a judged message only when it and
@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
+from forensics.text.cues import Cues
 from forensics.text.keywords import top_keywords
 
 RETURN_SIMILARITY = 0.35  # cosine with an earlier topic's profile above which a switch is a return to it
@@ -37,11 +39,12 @@ class Judged:
     drivers: list[str] = field(default_factory=list)  # the message's terms that the topic before lacked
 
 
-def infer(msgs: Sequence[Message], idf: Idf, model: Model, lexicon: Mapping[str, Sequence[str]] | None = None,
-          min_confidence: float = 0.7, vectors: Sequence[Any] | None = None) -> list[Judged]:
-    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``vectors``:
-    their sentence vectors when the model uses the embedding signals)."""
-    feats = features(msgs, idf, vectors)
+def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: CorpusTopics | None = None,
+          lexicon: Mapping[str, Sequence[str]] | None = None, min_confidence: float = 0.7,
+          vectors: Sequence[Any] | None = None) -> list[Judged]:
+    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
+    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals)."""
+    feats = features(msgs, idf, cues, corpus, vectors)
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None
