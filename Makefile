@@ -19,6 +19,9 @@ demo: $(STAMP)
 	rm -f $(DEMO_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(DEMO_DB)
 	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
+	@echo
+	@echo "Read the report: open reports/report.html in a browser (one file, nothing fetched), or reports/report.md"
+	@echo "Explore it:      $(BIN)/forensics serve --db $(DEMO_DB) --open   (http://127.0.0.1:8765/, read-only)"
 
 CHECK_DB := .venv/fixtures-check.duckdb
 

@@ -67,7 +67,7 @@ def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl
 
 def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
     """The SPEC §4 metrics, one row per selected conversation."""
-    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline", recommend=False)
     per = rep.sections[0].metrics["conversations"]
     return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
 
@@ -90,16 +90,21 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
         result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
                                                        split_at=split_at, before=before, after=after)
     else:
-        result = build_report(db, cfg, selection, only, labels=labels)
+        result = build_report(db, cfg, selection, only, labels=labels, persist_findings=True)
     return result, write(result, out, formats or list(FORMATS))
 
 
 def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
           selection: Selection | None = None, update: bool = False) -> list[Verdict]:
-    """Compare current metrics with the baseline file (or rewrite its values with ``update``)."""
+    """Compare current metrics with the baseline file (or rewrite its values with ``update``; a missing file is
+    then written from every analyzer's figures with the default directions and tolerances)."""
+    if update and not Path(baseline_path).exists():
+        rep = build_report(db, cfg or load_config(), selection or Selection(), recommend=False)
+        write_metrics_baseline(rep, baseline_path)
+        return compare_baseline(load_baseline(baseline_path), report_figures(rep))
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
-    rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections)
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections, recommend=False)
     figures = report_figures(rep)
     if update:
         write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))

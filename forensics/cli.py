@@ -80,8 +80,10 @@ def cli() -> None:
 @click.option("--messages-key", help="OpenAI-style records: the key holding the messages (default messages, "
               "else the one key holding a list of role messages).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@click.option("--verbose", is_flag=True, help="A row for every source (past 20 sources only the failed and noted "
+              "ones get a row).")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
-           messages_key: str | None, as_json: bool) -> None:
+           messages_key: str | None, as_json: bool, verbose: bool) -> None:
     """Import SQLite databases, session files (JSONL, Claude Code), OpenAI/ShareGPT chat logs, folders or
     globs into the warehouse; the summary says which format each file was read as.
 
@@ -108,7 +110,7 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
 
         click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
-        click.echo(format_ingest(result))
+        click.echo(format_ingest(result, verbose))
     sys.exit(int(result.exit_code))
 
 
@@ -279,6 +281,7 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     """CI gate: compare the current metrics with a baseline; exit 1 on any regression.
 
     Each baseline entry has a value, the better direction (lower/higher/equal) and a tolerance.
+    --update rewrites the values, or writes the file when there is none yet.
     Exit 0: nothing regressed; 1: a regression; 2: usage error or missing/invalid baseline.
 
     \b
@@ -291,11 +294,14 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     from forensics.check import table
     from forensics.config import load_config
 
+    existed = os.path.exists(baseline_path)
     verdicts = run_check(db, baseline_path, load_config(config_path),
                          _selection(conversations, since, until, models, sources), update=update)
     click.echo(table(verdicts))
     if update:
-        click.echo(f"baseline rewritten: {baseline_path}")
+        click.echo(f"baseline rewritten: {baseline_path}" if existed else
+                   f"baseline written: {baseline_path} did not exist; {len(verdicts)} metrics with default directions "
+                   "and tolerances (commit it)")
     if junit:
         with open(junit, "w", encoding="utf-8") as f:
             f.write(junit_xml(verdicts))
@@ -363,6 +369,29 @@ def _tune_table(result: Any) -> str:
     lines.append(f"{len(result.recommendations)} tunables from {result.conversations} conversations, "
                  f"{result.messages} messages; nothing written without --write")
     return "\n".join(lines)
+
+
+@cli.command()
+@db_option
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
+@click.option("--open", "open_browser", is_flag=True, help="Open the explorer in the default browser.")
+def serve(db: str, port: int, open_browser: bool) -> None:
+    """A local, read-only web explorer over the warehouse, on 127.0.0.1 only.
+
+    Pages: the latest report's answer (what to change, worst conversations, strongest findings),
+    conversations (filter, sort, page), one conversation's transcript with its findings, topic segments
+    and sentinel verdicts, all findings, the named queries. Findings come from the last `forensics
+    report` on this warehouse. Writes are refused (405); secrets are masked on every page.
+
+    \b
+    Example:
+      forensics report --db forensics.duckdb
+      forensics serve --db forensics.duckdb --open
+    """
+    from forensics.serve.run import serve as run_serve
+
+    run_serve(db, port, open_browser, lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)",
+                                                            err=True))
 
 
 @cli.group()

@@ -83,3 +83,20 @@ def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, _, err = run_cli("ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db))
     assert code == 0, err
     return db
+
+
+EXPLORED = ["seed/seed.db", "sqlite/realistic.db", "anthropic/anthropic.db", "secrets/secrets.db"]
+
+
+@pytest.fixture(scope="session")
+def reported_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The seed, the realistic SQLite fixture and its Anthropic twin (the same native ids in two sources) and the
+    planted secrets, ingested and reported once per test process (read it, never write it): report.html beside
+    the warehouse, findings kept in it."""
+    from forensics import ingest
+    from forensics.api import report
+
+    d = tmp_path_factory.mktemp("reported")
+    ingest([FIXTURES / rel for rel in EXPLORED], db=d / "w.duckdb")
+    report(d / "w.duckdb", d / "r")
+    return d / "w.duckdb"

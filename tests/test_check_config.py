@@ -81,6 +81,20 @@ def test_update_rewrites_values_and_keeps_rules(wh: Path, tmp_path: Path) -> Non
     assert rule == {"value": pytest.approx(0.4707804395), "better": "lower", "tolerance": 0.01, "relative": False}
 
 
+def test_update_writes_a_missing_baseline_and_says_so(wh: Path, tmp_path: Path) -> None:
+    new = tmp_path / "new" / "NEW.json"
+    new.parent.mkdir()
+    code, out, err = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(new), "--update")
+    written = json.loads(new.read_text())["metrics"]
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == (f"baseline written: {new} did not exist; {len(written)} metrics with default "
+                                    "directions and tolerances (commit it)")
+    assert written["baseline.means.empty_assistant_share"] == {"value": pytest.approx(0.4707804395), "better": "lower",
+                                                              "tolerance": 0.05, "relative": True}
+    assert {k.split(".")[0] for k in written} >= {"baseline", "drift", "compression", "sentinel"}
+    assert run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(new))[0] == 0  # and it holds
+
+
 def test_config_init_writes_every_key_and_reloads(tmp_path: Path) -> None:
     p = tmp_path / "harness.toml"
     assert run_cli("config", "init", str(p))[0] == 0

@@ -72,7 +72,8 @@ def test_f89d129a_is_crowded_with_its_largest_results_as_evidence(seed_wh: Path,
 def test_no_focus_and_secondary_signals(seed_wh: Path, tmp_path: Path) -> None:
     doc, _ = _report(seed_wh, tmp_path)
     convs = {c["native_id"]: c for c in doc["sections"]["drift"]["conversations"].values()}
-    assert {n: c["no_focus"] for n, c in convs.items()} == {"f89d129a": "high", "a95f5d6d": "low", "d6614e0b": "low"}
+    # type 5 is echo *and* nagging: d6614e0b echoes 43 % of its turns but the user never nags (0 continue-nags)
+    assert {n: c["no_focus"] for n, c in convs.items()} == {"f89d129a": "high", "a95f5d6d": "low", "d6614e0b": "none"}
     assert convs["f89d129a"]["continue_nags"] == 5 and convs["f89d129a"]["continue_fatigue"] == 5 / 22
     assert round(convs["f89d129a"]["echo_rate"], 2) == 0.62
 
@@ -87,3 +88,17 @@ def test_interleave_uses_topic_switches_and_finds_the_seed_lag(seed_wh: Path, tm
                     [141, 147, 149, 151])]
     assert _inside(got[0][3], lag)
     assert con.execute("SELECT count(*) FROM drift_findings WHERE severity = 'not computed'").fetchall()[0][0] == 0
+
+
+def test_echo_without_nagging_is_an_agents_way_of_working_not_no_focus(reported_wh: Path) -> None:
+    """aeb4919b echoes 54 % of its turns (over the seed's high 50 %) but the user never nags: no finding; what is
+    left of type 5 are the conversations where both happen."""
+    con = duckdb.connect(str(reported_wh), read_only=True)
+    rows = con.execute("SELECT c.native_id, r.empty_assistant_share, r.continue_nags, f.severity FROM drift_findings f "
+                       "JOIN report_conversations r USING (conversation_id) JOIN conversations c USING "
+                       "(conversation_id) WHERE f.kind = 'no_focus'").fetchall()
+    assert {r[3] for r in rows if r[0] == "aeb4919b"} == {"none"} and {r[1] for r in rows if r[0] == "aeb4919b"} == {
+        65 / 120}
+    assert all(sev == "none" for _, echo, nags, sev in rows if echo < 0.30 or nags < 2)
+    assert sorted(n for n, _, _, sev in rows if sev != "none") == sorted(
+        n for n, echo, nags, _ in rows if echo >= 0.30 and nags >= 2)

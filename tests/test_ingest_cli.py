@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,22 @@ def test_warehouse_docs_are_current() -> None:
     from forensics.warehouse.docs import render
 
     assert (FIXTURES.parent / "docs" / "warehouse.md").read_text() == render()
+
+
+def test_past_twenty_sources_only_the_failed_and_noted_get_a_row(tmp_path: Path) -> None:
+    for i in range(3):  # 24 session files, and one that is no session at all
+        shutil.copytree(FIXTURES / "sessions", tmp_path / "src" / f"copy{i}")
+    shutil.copy(FIXTURES / "bad" / "binary.jsonl", tmp_path / "src" / "binary.jsonl")
+    shutil.copytree(FIXTURES / "claude_code" / "-home-dev-webapp", tmp_path / "src" / "webapp")  # notes merges
+    r = run_subprocess("ingest", str(tmp_path / "src"), "--db", str(tmp_path / "w.duckdb"))
+    rows = r.stdout.splitlines()
+    assert r.returncode == 1 and rows[0].startswith("source ")
+    listed = [line.split()[0] for line in rows[1:] if not line.startswith(("note:", "("))][:-1]
+    noted = [line.split(": ")[1] for line in rows if line.startswith("note:")]
+    assert sorted(listed) == sorted([str(tmp_path / "src" / "binary.jsonl"), *noted]) and len(noted) == 3
+    total = len(list((tmp_path / "src").rglob("*.jsonl")))
+    assert f"({total - len(listed)} sources imported or unchanged without a note not listed; --verbose lists every " \
+           "source)" in rows
+    assert rows[-1].startswith(f"{total} sources (1 failed)")
+    verbose = run_subprocess("ingest", str(tmp_path / "src"), "--db", str(tmp_path / "w.duckdb"), "--verbose")
+    assert len([line for line in verbose.stdout.splitlines() if line.startswith(str(tmp_path))]) == total

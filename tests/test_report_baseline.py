@@ -122,7 +122,7 @@ def test_split_at_compares_before_and_after_with_deltas(tmp_path: Path) -> None:
     assert (d["before"], d["after"], d["delta"]) == (232.0, 211.0, -21.0)  # (251+213)/2 -> 211
     md = (tmp_path / "cmp" / "report.md").read_text()
     assert "| baseline.means.messages | 232 | 211 | -21 |" in md
-    assert (tmp_path / "cmp" / "charts" / "before_after.png").stat().st_size > 1000
+    assert (tmp_path / "cmp" / "charts" / "before_after.svg").stat().st_size > 1000
 
 
 def test_compare_with_other_warehouse(tmp_path: Path) -> None:

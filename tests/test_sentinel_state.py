@@ -230,8 +230,8 @@ def test_report_section_and_metrics_on_the_realistic_fixture(tmp_path: Path) -> 
     assert [r["window"] for r in m["window_sweep"]] == list(range(1, 11))
     md = (tmp_path / "r" / "report.md").read_text()
     assert "197 final replies judged" in md and "muted since 2026-06-01 (2cd71dda [20])" in md
-    assert (tmp_path / "r" / "charts" / "sentinel_status_over_turns.png").stat().st_size > 0
-    assert (tmp_path / "r" / "charts" / "sentinel_onset_by_context.png").stat().st_size > 0
+    assert (tmp_path / "r" / "charts" / "sentinel_status_over_turns.svg").stat().st_size > 0
+    assert (tmp_path / "r" / "charts" / "sentinel_onset_by_context.svg").stat().st_size > 0
 
 
 def test_report_counts_follow_the_selection_but_states_come_from_history(history: Path, tmp_path: Path) -> None:

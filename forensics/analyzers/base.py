@@ -6,20 +6,17 @@ restricts what it reports to ``sel_conversations``. The report only renders a Se
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import polars as pl
 
 from forensics.config import SCHEMA, Config
+from forensics.labels import Label, conversation_labels
 from forensics.queries import load_query
 from forensics.selection import SELECTED, Selection
 from forensics.warehouse import frame
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 SEVERITIES = ("info", "low", "high")
 
@@ -35,6 +32,9 @@ class Finding:
     positions: list[int]
     summary: str
     rule: str = ""  # the threshold or rule that fired
+    value: float | None = None  # the figure the rule compared (a lag in messages, distinct targets, an echo rate)
+    percentile: float | None = None  # share of the corpus (0-100) less far out than this one, by that figure
+    among: str = ""  # what the percentile is taken over, e.g. "450 requests with tool calls"
 
 
 @dataclass
@@ -46,11 +46,12 @@ class Table:
 
 @dataclass
 class Chart:
-    """A figure drawn only from data the section already holds."""
+    """What a chart shows (tidy data and its labels); the report layer draws it (``forensics.report.figures``,
+    keyed by section and chart name), so the report and the explorer draw the same chart from the same data."""
 
     name: str
     title: str
-    render: Callable[[], Figure]
+    data: Any
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Section:
     findings: list[Finding] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
     grid: list[list[str]] = field(default_factory=list)  # a pre-formatted table, first row the header
+    # finding kind -> one line on what that kind's figure is across the corpus, for when it fires on most
+    # conversations: then it is a property of the corpus, said once ("tool calls without text are the norm here")
+    norms: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +78,8 @@ class Context:
     selection: Selection
     selected: int = 0
     labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
+    _labels: dict[str, Label] | None = field(default=None, repr=False)
+    _names: dict[str, str] | None = field(default=None, repr=False)
 
     @classmethod
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
@@ -85,6 +91,20 @@ class Context:
             elif isinstance(value, (bool, int, float, str)):
                 con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
         return cls(con, cfg, selection, selection.materialize(con), labels)
+
+    @property
+    def conversation_labels(self) -> dict[str, Label]:
+        """conversation_id -> the label readers see (``forensics.labels``), over the whole warehouse."""
+        if self._labels is None:
+            self._labels = conversation_labels(self.con)
+        return self._labels
+
+    @property
+    def names(self) -> dict[str, str]:
+        """conversation_id -> label text: what tables and charts show in place of a native id."""
+        if self._names is None:
+            self._names = {cid: lab.text for cid, lab in self.conversation_labels.items()}
+        return self._names
 
     def query(self, name: str, selected_only: bool = True) -> pl.DataFrame:
         """Run a named query; restricted to the selection when it has a conversation_id column."""

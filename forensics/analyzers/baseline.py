@@ -7,7 +7,6 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Section
-from forensics.report.charts import PALETTE, figure, short_label
 
 NAME = "baseline"
 TITLE = "Baseline metrics"
@@ -42,12 +41,16 @@ def run(ctx: Context) -> Section:
     }
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(per, means)
-    sec.grid = seed_table(per, means)
+    sec.grid = seed_table(per, means, ctx.names)
     roles_title = "Messages by role per conversation" + (
         f" (the {WIDE_LAYOUT_MAX} longest of {per.height})" if per.height > WIDE_LAYOUT_MAX else "")
-    sec.charts += [Chart("messages_by_role", roles_title, lambda: _roles_chart(per)),
-                   Chart("tool_result_sizes", "Tool-result size distribution (UTF-8 bytes)", lambda: _sizes_chart(hist)),
-                   Chart("context_share", "Share of context by role (characters)", lambda: _share_chart(role_chars))]
+    longest = per.sort("messages", descending=True).head(WIDE_LAYOUT_MAX) if per.height > WIDE_LAYOUT_MAX else per
+    sec.charts += [Chart("messages_by_role", roles_title,  # thousands of bars say nothing and take a minute to draw
+                         {"labels": [ctx.names[c] for c in longest["conversation_id"]],
+                          **{role: longest[role].to_list() for role in ("user", "assistant", "tool")}}),
+                   Chart("tool_result_sizes", "Tool-result size distribution (UTF-8 bytes)",
+                         metrics["tool_result_bytes_histogram"]),
+                   Chart("context_share", "Share of context by role (characters)", role_chars)]
     return sec
 
 
@@ -86,18 +89,19 @@ ROW_LABELS = ["messages", "user / assistant / tool", "tool_calls", "parallel_tur
               "asst_tool_ratio (chars)"]
 
 
-def seed_table(per: pl.DataFrame, means: dict[str, float | None]) -> list[list[str]]:
-    """The seed's layout: metrics as rows, one column per conversation, then the mean; transposed when wide."""
+def seed_table(per: pl.DataFrame, means: dict[str, float | None], names: dict[str, str]) -> list[list[str]]:
+    """The seed's layout: metrics as rows, one column per conversation (by its label), then the mean; transposed
+    when wide."""
     rows = list(per.iter_rows(named=True))
     mean = _mean_cells(means)
     if len(rows) <= SEED_LAYOUT_MAX:
-        head = ["metric", *[str(r["native_id"]) for r in rows], "mean"]
+        head = ["metric", *[names[r["conversation_id"]] for r in rows], "mean"]
         body = [[label, *[_cells(r)[i] for r in rows], mean[i]] for i, label in enumerate(ROW_LABELS)]
     else:
         head = ["conversation", *ROW_LABELS]
         top = sorted(rows, key=lambda r: -r["messages"])[:WIDE_LAYOUT_MAX]
         label = "mean" if len(rows) == len(top) else f"mean of all {len(rows)}"
-        body = [[str(r["native_id"]), *_cells(r)] for r in top] + [[label, *mean]]
+        body = [[names[r["conversation_id"]], *_cells(r)] for r in top] + [[label, *mean]]
     return [head, *body]
 
 
@@ -111,50 +115,3 @@ def _summary(per: pl.DataFrame, means: dict[str, float | None]) -> str:
             + (f"Tool output is about {pct(share)} of the text the assistant and tools produce "
                f"(asst_tool_ratio {fmt_half_up(ratio, 2)}); " if share is not None else "")
             + f"{pct(means['empty_assistant_share'])} of assistant turns are pure tool echo.")
-
-
-def _roles_chart(per: pl.DataFrame):  # noqa: ANN202 - matplotlib Figure, imported lazily
-    if per.height > WIDE_LAYOUT_MAX:  # thousands of bars say nothing and take a minute to draw
-        per = per.sort("messages", descending=True).head(WIDE_LAYOUT_MAX)
-    fig = figure(max(6.0, 0.45 * per.height + 2))
-    ax = fig.axes[0]
-    labels = [short_label(x) for x in per["native_id"].to_list()]
-    bottom = [0] * per.height
-    for role in ("user", "assistant", "tool"):
-        vals = per[role].to_list()
-        ax.bar(labels, vals, bottom=bottom, label=role, color=PALETTE[role])
-        bottom = [b + v for b, v in zip(bottom, vals)]
-    ax.set_ylabel("messages")
-    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
-    ax.legend(fontsize=8)
-    return fig
-
-
-def _sizes_chart(hist: list[int]):  # noqa: ANN202
-    fig = figure()
-    ax = fig.axes[0]
-    edges = [max(e, 50) for e in SIZE_BINS[:-1]] + [SIZE_BINS[-2] * 4]
-    ax.stairs(hist, edges, fill=True, color=PALETTE["tool"], alpha=0.8)
-    ax.set_xscale("log")
-    for x, name in ((2000, "2 KB"), (10000, "10 KB")):
-        ax.axvline(x, color="#d62728", linestyle="--", linewidth=1)
-        ax.text(x, ax.get_ylim()[1] * 0.95, f" {name}", color="#d62728", fontsize=8, va="top")
-    ax.set_xlabel("tool result size (UTF-8 bytes, log scale)")
-    ax.set_ylabel("tool results")
-    return fig
-
-
-def _share_chart(role_chars: dict[str, int]):  # noqa: ANN202
-    fig = figure(6.0, 1.9)
-    ax = fig.axes[0]
-    total = sum(role_chars.values()) or 1
-    left = 0.0
-    for role in ("system", "user", "assistant", "tool"):
-        share = role_chars.get(role, 0) / total
-        ax.barh([0], [share], left=left, color=PALETTE[role], label=f"{role} {share:.0%}")
-        left += share
-    ax.set_xlim(0, 1)
-    ax.set_yticks([])
-    ax.set_xlabel("share of all message characters on the main paths")
-    ax.legend(fontsize=8, ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.35))
-    return fig

@@ -22,7 +22,6 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.queries import load_query
-from forensics.report.charts import figure
 from forensics.selection import SELECTED
 from forensics.warehouse import frame
 
@@ -158,13 +157,14 @@ def run(ctx: Context) -> Section:
                "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)}}
     sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(here, ht, bool(tr.compress_enabled)))
     sec.tables += [Table("per_conversation", f"Replay per conversation (summarize_bytes {b0}, summarize_share {s0})",
-                         mine.select("native_id", *CONV_KEYS).sort("tool_bytes_before", descending=True)),
+                         mine.select(pl.col("conversation_id").replace_strict(ctx.names).alias("conversation"),
+                                     *CONV_KEYS).sort("tool_bytes_before", descending=True)),
                    Table("sweep", "Threshold sweep (pooled over the selection)",
                          pl.DataFrame(points).select("summarize_bytes", "summarize_share", "summarized",
                                                      "summarized_share", "tool_bytes_after", "tool_bytes_saved_share",
                                                      "tool_share_after", "asst_tool_ratio_after"))]
     sec.charts.append(Chart("sweep", "Tool share of context after compression, by threshold",
-                            lambda: _sweep_chart(points, here)))
+                            {"points": points, "before": here["tool_share_before"]}))
     return sec
 
 
@@ -196,21 +196,3 @@ def _summary(h: dict[str, Any], ht: int, enabled: bool) -> str:
             + (f"; asst_tool_ratio from {h['asst_tool_ratio_before']:.2f} to {h['asst_tool_ratio_after']:.2f}."
                if h["asst_tool_ratio_after"] is not None else ".")
             + ("" if enabled else " (The config has compress_enabled = false: this is what enabling it would do.)"))
-
-
-def _sweep_chart(points: list[dict[str, Any]], here: dict[str, Any]):  # noqa: ANN202 - matplotlib Figure
-    fig = figure()
-    ax = fig.axes[0]
-    for s in sorted({p["summarize_share"] for p in points}):
-        row = [p for p in points if p["summarize_share"] == s and p["tool_share_after"] is not None]
-        ax.plot([p["summarize_bytes"] for p in row], [p["tool_share_after"] for p in row], marker="o",
-                label=f"summarize_share {s:g}")
-    if here["tool_share_before"] is not None:
-        ax.axhline(here["tool_share_before"], color="#9e9e9e", linestyle="--", linewidth=1)
-        ax.text(ax.get_xlim()[0], here["tool_share_before"], " without compression", color="#616161", fontsize=8,
-                va="bottom")
-    ax.set_xscale("log")
-    ax.set_xlabel("summarize_bytes (log scale)")
-    ax.set_ylabel("tool share of context")
-    ax.legend(fontsize=8)
-    return fig

@@ -8,10 +8,16 @@ each type becomes a report finding. Secondary signals (seed §四): echo rate an
 
 1 tool_result_crowding  asst_tool_ratio low while a result exceeds tool_result.summarize_bytes; evidence:
                         the largest results
-2 tool_dispersion       one user request reading many distinct targets, or one very wide round
+2 tool_dispersion       one user request reading many distinct targets, or one very wide round, when that
+                        request is an outlier among the corpus's requests or the user stepped in after it
+                        (``forensics.drift.corpus``): a long run after one request is an agent's normal work
 3 compaction_topic_loss re-discovery (``forensics.drift.rediscovery``)
 4 topic_interleave      the lag after a topic switch (``forensics.drift.interleave``)
-5 no_focus              pure tool echo and continue-nags
+5 no_focus              pure tool echo *and* continue-nags, as the seed describes it: an API agent's tool
+                        calls without text are its normal way of working, not a lack of focus
+
+Every finding also says where its figure lies in the corpus (percentile), and a kind that fires on most
+conversations is reported once as a property of the corpus (``Section.norms``).
 """
 from __future__ import annotations
 
@@ -21,13 +27,15 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.drift import interleave, rediscovery
-from forensics.report.charts import figure, short_label
+from forensics.drift.corpus import Distribution, interventions
 
 NAME = "drift"
 TITLE = "Drift phenomena"
 KINDS = ["tool_result_crowding", "tool_dispersion", "compaction_topic_loss", "topic_interleave", "no_focus"]
 RANK = {"none": 0, "low": 1, "high": 2}
 EVIDENCE_MAX = 12
+CHART_ROWS = 30
+MIN_CORPUS = 10  # fewer conversations than this are no corpus to call a kind its norm
 LARGEST = 5
 TABLE = "drift_findings"
 COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "drift_type": pl.Int32, "kind": pl.String,
@@ -58,14 +66,17 @@ def run(ctx: Context) -> Section:
     eps += _no_focus(signals, d)
     worst = _worst(eps)
     _store(ctx, eps, worst, natives, computed)
-    return _section(base, eps, worst, signals, computed)
+    sec = _section(ctx, base, eps, worst, signals, computed)
+    sec.norms = _norms(base, worst, d, big)
+    return sec
 
 
 def _ep(cid: str, native: str | None, kind: str, severity: str, rule: str, value: float | None, positions: list[int],
-        detail: str = "", follows: bool | None = None) -> dict[str, Any]:
+        detail: str = "", follows: bool | None = None, percentile: float | None = None,
+        among: str = "") -> dict[str, Any]:
     return {"conversation_id": cid, "native_id": native, "drift_type": KINDS.index(kind) + 1, "kind": kind,
             "severity": severity, "rule": rule, "value": value, "positions": sorted(set(positions))[:EVIDENCE_MAX],
-            "detail": detail, "follows_compaction": follows}
+            "detail": detail, "follows_compaction": follows, "percentile": percentile, "among": among}
 
 
 def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[str, Any]]:
@@ -74,6 +85,8 @@ def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[s
                      "FROM messages JOIN sel_conversations USING (conversation_id) "
                      "WHERE on_main_path AND role = 'tool' GROUP BY 1", [LARGEST, big])
     top = {r["conversation_id"]: r for r in largest.iter_rows(named=True)}
+    ratios = Distribution(base["asst_tool_ratio"].to_list())
+    among = f"{len(ratios.values)} conversations with tool output"
     out = []
     for r in base.iter_rows(named=True):
         t = top.get(r["conversation_id"])
@@ -83,25 +96,42 @@ def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[s
             out.append(_ep(r["conversation_id"], r["native_id"], "tool_result_crowding", sev,
                            f"asst_tool_ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
                            f" with {t['oversized']} results > {big} bytes", ratio, t["top"],
-                           f"tool text is {1 / (1 + ratio):.0%} of assistant+tool text; largest results first"))
+                           f"tool text is {1 / (1 + ratio):.0%} of assistant+tool text; largest results first",
+                           percentile=ratios.standing(ratio, below=True), among=among))
     return out
 
 
 def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
+    """A wide request crossing the seed's thresholds counts when it is an outlier among this corpus's requests
+    (Tukey's fence over requests with tool calls) or when the user stepped in after it."""
+    turns = ctx.query("tool_turns")
+    targets, widest = Distribution(turns["distinct_targets"].to_list()), Distribution(turns["widest_round"].to_list())
+    fences = {"targets": targets.fence(), "widest": widest.fence()}
+    stepped = interventions(ctx.con)
+    among = f"{turns.height} requests with tool calls"
     out = []
-    for r in ctx.query("tool_turns").iter_rows(named=True):
+    for r in turns.iter_rows(named=True):
         st = _sev(r["distinct_targets"], d.dispersion_targets_low, d.dispersion_targets_high)
         sp = _sev(r["widest_round"], d.dispersion_parallel_low, d.dispersion_parallel_high)
-        sev = max(st, sp, key=RANK.__getitem__)
+        by_targets = RANK[st] >= RANK[sp]
+        sev = st if by_targets else sp
         if sev == "none":
             continue
-        rule = (f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]"
-                if RANK[st] >= RANK[sp] else f"{r['widest_round']} parallel calls in one message")
-        rounds = [int(x) for x in r["round_positions"].split(",")]
-        positions = rounds if RANK[st] >= RANK[sp] else [r["widest_round_position"]]
-        out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, rule,
-                       float(max(r["distinct_targets"], r["widest_round"])), positions,
-                       f"{r['calls']} calls in {r['rounds']} rounds before the answer"))
+        value, fence = (r["distinct_targets"], fences["targets"]) if by_targets else (r["widest_round"],
+                                                                                       fences["widest"])
+        step = stepped.get((r["conversation_id"], r["user_position"]))
+        outlier = fence is not None and value > fence
+        if not (outlier or step):
+            continue  # within what this corpus's requests usually take: its normal work
+        rule = (f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]" if by_targets
+                else f"{r['widest_round']} parallel calls in one message")
+        why = [f"above this corpus's outlier fence {fence:g}"] if outlier else []
+        why += [f"the user stepped in at [{step[0]}] ({step[1]})"] if step else []
+        positions = [int(x) for x in r["round_positions"].split(",")] if by_targets else [r["widest_round_position"]]
+        out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, f"{rule}: {' and '.join(why)}",
+                       float(value), positions + ([step[0]] if step else []),
+                       f"{r['calls']} calls in {r['rounds']} rounds before the answer",
+                       percentile=(targets if by_targets else widest).standing(value), among=among))
     return out
 
 
@@ -121,13 +151,18 @@ def _rediscovery(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str
 
 def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
     out = []
-    for lag in interleave.lags(ctx.con):
+    lags = interleave.lags(ctx.con)
+    switches = ctx.con.execute(f"SELECT count(*) FROM {interleave.SWITCHES} JOIN sel_conversations "
+                               "USING (conversation_id)").fetchall()[0][0]
+    population = Distribution([float(lag.messages) for lag in lags] + [0.0] * max(0, switches - len(lags)))  # no lag: 0
+    for lag in lags:
         sev = _sev(lag.messages, d.interleave_lag_low, d.interleave_lag_high)
         if sev != "none":
             out.append(_ep(lag.conversation_id, natives.get(lag.conversation_id), "topic_interleave", sev,
                            f"{lag.messages} messages ([{lag.first}]–[{lag.last}]) on the old topic after the switch at "
                            f"[{lag.switch}]", float(lag.messages), lag.old_rounds,
-                           "old-topic targets: " + ", ".join(lag.old_targets[:6])))
+                           "old-topic targets: " + ", ".join(lag.old_targets[:6]),
+                           percentile=population.standing(lag.messages), among=f"{switches} topic switches"))
     return out
 
 
@@ -158,18 +193,21 @@ def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
 
 
 def _no_focus(signals: pl.DataFrame, d: Any) -> list[dict[str, Any]]:
+    """Echo *and* nagging (the seed's type 5): the lower of the two severities."""
     out = []
+    rates = Distribution(signals["echo_rate"].to_list())
     for r in signals.iter_rows(named=True):
         se = _sev(r["echo_rate"], d.echo_rate_low, d.echo_rate_high)
         sn = _sev(r["continue_nags"], d.continue_nags_low, d.continue_nags_high)
-        sev = max(se, sn, key=RANK.__getitem__)
+        sev = min(se, sn, key=RANK.__getitem__)
         if sev == "none":
             continue
         rate = "–" if r["echo_rate"] is None else f"{r['echo_rate']:.0%}"
         out.append(_ep(r["conversation_id"], r["native_id"], "no_focus", sev,
                        f"echo rate {rate}, {r['continue_nags']} continue-nags", r["echo_rate"],
                        (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
-                       "continue-nags first, then the first pure tool-echo messages"))
+                       "continue-nags first, then the first pure tool-echo messages",
+                       percentile=rates.standing(r["echo_rate"]), among=f"{len(rates.values)} conversations by echo rate"))
     return out
 
 
@@ -194,7 +232,7 @@ def _store(ctx: Context, eps: list[dict[str, Any]], worst: dict[tuple[str, str],
             if (cid, kind) not in worst:
                 sev = "not computed" if kind == "topic_interleave" and not computed else "none"
                 rows.append(_ep(cid, native, kind, sev, "", None, []))
-    df = pl.DataFrame(rows, schema=COLUMNS)
+    df = pl.DataFrame([{k: r[k] for k in COLUMNS} for r in rows], schema=COLUMNS)
     ctx.con.register("_drift_rows", df.to_arrow())
     ctx.con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id VARCHAR, native_id VARCHAR, drift_type "
                     "INTEGER, kind VARCHAR, severity VARCHAR, rule VARCHAR, value DOUBLE, positions INTEGER[], "
@@ -204,8 +242,8 @@ def _store(ctx: Context, eps: list[dict[str, Any]], worst: dict[tuple[str, str],
     ctx.con.unregister("_drift_rows")
 
 
-def _section(base: pl.DataFrame, eps: list[dict[str, Any]], worst: dict[tuple[str, str], dict[str, Any]],
-             signals: pl.DataFrame, computed: bool) -> Section:
+def _section(ctx: Context, base: pl.DataFrame, eps: list[dict[str, Any]],
+             worst: dict[tuple[str, str], dict[str, Any]], signals: pl.DataFrame, computed: bool) -> Section:
     def sev(cid: str, kind: str) -> str:
         if kind == "topic_interleave" and not computed:
             return "not computed"
@@ -226,13 +264,13 @@ def _section(base: pl.DataFrame, eps: list[dict[str, Any]], worst: dict[tuple[st
                "means": {"echo_rate": mean("echo_rate"), "continue_fatigue": mean("continue_fatigue"),
                          "continue_nags": mean("continue_nags")},
                "conversations": convs}
-    grid = pl.DataFrame([{"conversation": c["native_id"], **{k: c[k] for k in KINDS},
-                          "echo_rate": c["echo_rate"], "continue_nags": c["continue_nags"]} for c in convs.values()],
+    grid = pl.DataFrame([{"conversation": ctx.names[cid], **{k: c[k] for k in KINDS},
+                          "echo_rate": c["echo_rate"], "continue_nags": c["continue_nags"]} for cid, c in convs.items()],
                         schema={"conversation": pl.String, **{k: pl.String for k in KINDS}, "echo_rate": pl.Float64,
                                 "continue_nags": pl.Int64})
     grid = grid.sort(pl.sum_horizontal([pl.col(k).replace_strict(RANK, default=0) for k in KINDS]), descending=True)
     findings = [Finding(e["kind"], e["severity"], e["conversation_id"], e["native_id"], e["positions"],
-                        (e["detail"] or e["rule"]), e["rule"])
+                        (e["detail"] or e["rule"]), e["rule"], e["value"], e["percentile"], e["among"])
                 for e in sorted(worst.values(), key=lambda e: (-RANK[e["severity"]], e["native_id"] or "", e["kind"]))]
     sec = Section(NAME, TITLE, metrics=metrics, findings=findings,
                   tables=[Table("severity", "Severity per conversation and drift type", grid)])
@@ -242,27 +280,35 @@ def _section(base: pl.DataFrame, eps: list[dict[str, Any]], worst: dict[tuple[st
                    + "." + ("" if computed else " Multi-topic interleave is not computed: it needs the topic "
                             "analyzer's topic_switches table."))
     if findings:
-        sec.charts.append(Chart("severity", "Drift severity per conversation", lambda: _chart(grid)))
+        sec.charts.append(Chart("severity", "Drift severity per conversation",
+                                {"kinds": KINDS, "rows": grid.head(CHART_ROWS).select("conversation", *KINDS).to_dicts()}))
     return sec
 
 
-def _chart(grid: pl.DataFrame):  # noqa: ANN202 - matplotlib Figure
-    rows = grid.head(30)
-    fig = figure(8.0, max(2.5, 0.28 * rows.height + 1.4))
-    ax = fig.axes[0]
-    colors = {"none": "#eeeeee", "low": "#ffb74d", "high": "#d32f2f", "not computed": "#ffffff"}
-    for i, r in enumerate(rows.iter_rows(named=True)):
-        for j, k in enumerate(KINDS):
-            ax.add_patch(_rect(j, i, colors[r[k]]))
-    ax.set_xlim(0, len(KINDS))
-    ax.set_ylim(rows.height, 0)
-    ax.set_xticks([j + 0.5 for j in range(len(KINDS))], [k.replace("_", "\n") for k in KINDS], fontsize=7)
-    ax.set_yticks([i + 0.5 for i in range(rows.height)], [short_label(x) for x in rows["conversation"].to_list()],
-                  fontsize=7)
-    return fig
+def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: Any, big: int) -> dict[str, str]:
+    """What is true of this corpus as a whole, one line each: a kind flagged in most conversations, and an echo
+    rate that is the corpus's own way of working (the seed's chat assistant had 36-62 %; an API agent more)."""
+    n = base.height
+    flagged = {k: sum(1 for (_, kind), e in worst.items() if kind == k and e["severity"] != "none") for k in KINDS}
+    out: dict[str, str] = {}
+    assistant = int(base["assistant"].sum() or 0)
+    echo = int(base["empty_assistant"].sum() or 0) / assistant if assistant else None
+    if echo is not None and echo >= d.echo_rate_low:
+        at = int((base["empty_assistant_share"].drop_nulls() >= d.echo_rate_low).sum())
+        out["echo_rate"] = (f"tool calls without text are the norm here: {echo:.0%} of assistant turns ({at} of {n} "
+                            f"conversations at ≥ {d.echo_rate_low:.0%})")
+    if n < MIN_CORPUS:
+        return out
+    most = {k for k, c in flagged.items() if c > n / 2}
+    ratio = base["asst_tool_ratio"].drop_nulls()
+    texts = {"tool_result_crowding": lambda c: (
+                 f"tool output crowds the context in most conversations here: {c} of {n} have asst_tool_ratio ≤ "
+                 f"{d.crowding_ratio_low:g} and results over {big} bytes (median ratio "
+                 f"{ratio.median() if ratio.len() else float('nan'):.2f})"),
+             "tool_dispersion": lambda c: f"wide tool runs are this corpus's way of working: {c} of {n} conversations",
+             "no_focus": lambda c: f"echo with continue-nags in {c} of {n} conversations",
+             "compaction_topic_loss": lambda c: f"re-discovery after compaction in {c} of {n} conversations",
+             "topic_interleave": lambda c: f"the old topic lingers after a switch in {c} of {n} conversations"}
+    out.update({k: texts[k](flagged[k]) for k in KINDS if k in most})
+    return out
 
-
-def _rect(x: int, y: int, color: str):  # noqa: ANN202 - a matplotlib Rectangle
-    from matplotlib.patches import Rectangle
-
-    return Rectangle((x, y), 1, 1, facecolor=color, edgecolor="#bdbdbd")

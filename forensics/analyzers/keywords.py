@@ -14,7 +14,6 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Section, Table
-from forensics.report.charts import figure, short_label
 from forensics.text.distinctive import distinctive_terms
 from forensics.text.keywords import content_tokens, top_keywords
 
@@ -43,7 +42,7 @@ def run(ctx: Context) -> Section:
         "conversations": {cid: {"native_id": nid, "user_messages": len(texts), "keywords": [[w, n] for w, n in top],
                                 "distinctive": [[w, round(s, 6)] for w, s in dist]}
                           for cid, nid, texts, top, dist in zip(ids, natives, docs, tops, distinct)}}
-    table = pl.DataFrame({"conversation": natives, "user_messages": [len(t) for t in docs],
+    table = pl.DataFrame({"conversation": [ctx.names[c] for c in ids], "user_messages": [len(t) for t in docs],
                           "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
                           "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct]},
                          schema={"conversation": pl.String, "user_messages": pl.Int64, "keywords": pl.String,
@@ -53,10 +52,11 @@ def run(ctx: Context) -> Section:
     sec.summary = (f"Top {top_k} keywords of each conversation's user messages (tokenizer {mode}, stop words "
                    "removed) and the terms TF-IDF finds distinctive for it against the other conversations.")
     charted = sorted(range(len(ids)), key=lambda i: -len(docs[i]))[:CHART_CONVERSATIONS]
-    chart_data = [(natives[i], distinct[i]) for i in charted if distinct[i]]
+    chart_data = [{"conversation": ctx.names[ids[i]], "terms": [[w, s] for w, s in distinct[i]]} for i in charted
+                  if distinct[i]]
     if chart_data:
         sec.charts.append(Chart("distinctive_terms", "Distinctive terms (TF-IDF) of the conversations with the most "
-                                "user messages", lambda: _terms_chart(chart_data)))
+                                "user messages", chart_data))
     return sec
 
 
@@ -74,17 +74,3 @@ def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]]
                     "sel_conversations)")
     ctx.con.execute("INSERT INTO conversation_keywords SELECT * FROM _kw_rows")
     ctx.con.unregister("_kw_rows")
-
-
-def _terms_chart(data: list[tuple[str, list[tuple[str, float]]]]):  # noqa: ANN202 - matplotlib Figure
-    fig = figure(9.0, 1.9 * ((len(data) + 1) // 2) + 0.6)
-    fig.clear()
-    axes = fig.subplots((len(data) + 1) // 2, 2, squeeze=False).ravel()
-    for ax, (native, terms) in zip(axes, data):
-        ax.barh([t for t, _ in terms][::-1], [w for _, w in terms][::-1], color="#1f77b4")
-        ax.set_title(short_label(native, 24), fontsize=9)
-        ax.tick_params(axis="y", labelsize=8)
-        ax.tick_params(axis="x", labelsize=7)
-    for ax in axes[len(data):]:
-        ax.set_visible(False)
-    return fig

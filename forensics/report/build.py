@@ -1,24 +1,28 @@
-"""Run the selected analyzers over a warehouse and collect their sections (secrets already masked)."""
+"""Run the selected analyzers over a warehouse and collect their sections (secrets already masked), the answer
+first (``digest``), labels people recognise and the messages the shown findings cite."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-
 from forensics import analyzers
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
+from forensics.labels import Label
 from forensics.redact import mask_frame, redact, redact_value
+from forensics.report import digest as digests
+from forensics.report import evidence, persist
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
 REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
+SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 
 
 def toolkit_version() -> str:
@@ -32,15 +36,28 @@ def toolkit_version() -> str:
 class Report:
     meta: dict[str, Any]
     sections: list[Section] = field(default_factory=list)
+    digest: digests.Digest = field(default_factory=digests.Digest)
+    labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
+    evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
 
+    def label(self, conversation_id: str) -> str:
+        lab = self.labels.get(conversation_id)
+        return lab.text if lab else conversation_id
+
+    def shown(self, sec: Section) -> list[Finding]:
+        """The findings a section lists: the strongest SHOWN."""
+        return sorted(sec.findings, key=lambda f: tuple(-x for x in digests.strength(f)))[:SHOWN]
+
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None, labels: str | None = None) -> Report:
+                 only: str | list[str] | None = None, labels: str | None = None, *, recommend: bool = True,
+                 persist_findings: bool = False) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
-    file analyzers may score themselves against."""
+    file analyzers may score themselves against. ``recommend``: run `forensics tune`'s tuners for *What to
+    change*; ``persist_findings``: keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -55,18 +72,30 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
                 "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
                 "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
                 "analyzers": names, "labels": labels}
-        report = Report(meta)
+        report = Report(meta, labels=ctx.conversation_labels)
         for name in names:
             report.sections.append(_masked(analyzers.load(name).run(ctx)))
+        report.digest = digests.build(report.sections, ctx.selected)
+        cited: dict[str, set[int]] = {}
+        for f in [r.finding for r in report.digest.strongest] + [f for s in report.sections for f in report.shown(s)]:
+            cited.setdefault(f.conversation_id, set()).update(f.positions)
+        report.evidence = evidence.fetch(wh.con, cited)
+        if recommend:
+            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names)
+            selection.materialize(wh.con)  # the tuners looked at every conversation
+        else:
+            report.digest.skipped = "not computed for a comparison; run `forensics tune`"
+        if persist_findings:
+            persist.write(wh.con, report)
     return report
 
 
 def _masked(sec: Section) -> Section:
-    """Mask secrets in every string a section carries (tables, findings, grids, metrics)."""
+    """Mask secrets in every string a section carries (tables, findings, grids, metrics, norms)."""
     sec.summary = redact(sec.summary)
     sec.grid = [[redact(c) for c in row] for row in sec.grid]
     sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
-    sec.findings = [Finding(f.kind, f.severity, f.conversation_id, f.native_id, f.positions, redact(f.summary), f.rule)
-                    for f in sec.findings]
+    sec.findings = [replace(f, summary=redact(f.summary), rule=redact(f.rule)) for f in sec.findings]
     sec.metrics = redact_value(sec.metrics)
+    sec.norms = {k: redact(v) for k, v in sec.norms.items()}
     return sec

@@ -1,42 +1,60 @@
-"""matplotlib, off-screen: figures are drawn from section data and turned into PNG bytes."""
+"""matplotlib, off-screen, to SVG whose text stays text: the reader's browser draws every glyph (Chinese too),
+so the machine that writes the report needs no CJK font and matplotlib has nothing to warn about."""
 from __future__ import annotations
 
 import io
+import re
+import warnings
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
+# used, when installed, only to measure Chinese labels for the layout (the browser draws them with its own fonts)
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
              "PingFang SC", "Microsoft YaHei", "SimHei")
-PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
+# matplotlib lays text out with its own fonts; without a CJK one it warns once per missing glyph, although the SVG
+# keeps the characters as text for the browser to draw
+_MISSING_GLYPH = r"Glyph \d+ .* missing from font"
 
 
 @lru_cache(maxsize=1)
-def _fonts() -> None:
-    """Han characters draw as boxes in DejaVu Sans: fall back, glyph by glyph, to an installed CJK font."""
+def _style() -> None:
     import matplotlib
     from matplotlib import font_manager
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
-    matplotlib.rcParams["font.family"] = ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed]]
+    matplotlib.rcParams.update({"svg.fonttype": "none",  # <text> elements, not glyph outlines
+                                "svg.hashsalt": "forensics",  # stable ids: the same data draws the same file
+                                "font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed], "sans-serif"]})
 
 
 def figure(width: float = 8.0, height: float = 3.6) -> Figure:
-    """A new figure without pyplot (no display backend), fonts able to draw Chinese when the system has one."""
+    """A new figure without pyplot (no display backend)."""
     from matplotlib.figure import Figure
 
-    _fonts()
+    _style()
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     fig.add_subplot()
     return fig
 
 
-def png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+def svg(fig: Figure) -> str:
+    """The figure as a standalone SVG document (no date, no creator: the same chart gives the same bytes)."""
+    buf = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", _MISSING_GLYPH, UserWarning)
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return buf.getvalue()
+
+
+def inline(doc: str) -> str:
+    """A standalone SVG made fit to sit inside an HTML page: no XML prolog or DTD, no namespace URLs (the HTML
+    parser puts inline <svg> and xlink:href in their namespaces itself)."""
+    body = doc[doc.index("<svg"):]
+    return re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", body, count=2)
 
 
 def short_label(s: str | None, n: int = 14) -> str:

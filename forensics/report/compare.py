@@ -78,14 +78,14 @@ def build_comparison(db: str | os.PathLike[str], cfg: Config, base: Selection, o
     if other_db is not None:
         if not os.path.exists(other_db):
             raise ForensicsError(f"{other_db}: no warehouse to compare with")
-        b = build_report(other_db, cfg, Selection(**{**_fields(base), "label": f"before ({other_db})"}), only)
-        a = build_report(db, cfg, Selection(**{**_fields(base), "label": f"after ({db})"}), only)
+        b = build_report(other_db, cfg, Selection(**{**_fields(base), "label": f"before ({other_db})"}), only, recommend=False)
+        a = build_report(db, cfg, Selection(**{**_fields(base), "label": f"after ({db})"}), only, recommend=False)
     elif split_at is not None:
-        b = build_report(db, cfg, Selection(**{**_fields(base), "until": split_at, "label": f"before {split_at}"}), only)
-        a = build_report(db, cfg, Selection(**{**_fields(base), "since": split_at, "label": f"from {split_at}"}), only)
+        b = build_report(db, cfg, Selection(**{**_fields(base), "until": split_at, "label": f"before {split_at}"}), only, recommend=False)
+        a = build_report(db, cfg, Selection(**{**_fields(base), "since": split_at, "label": f"from {split_at}"}), only, recommend=False)
     else:
-        b = build_report(db, cfg, parse_selection(before or "", "before: " + (before or "")), only)
-        a = build_report(db, cfg, parse_selection(after or "", "after: " + (after or "")), only)
+        b = build_report(db, cfg, parse_selection(before or "", "before: " + (before or "")), only, recommend=False)
+        a = build_report(db, cfg, parse_selection(after or "", "after: " + (after or "")), only, recommend=False)
     return compare(b, a)
 
 

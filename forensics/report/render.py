@@ -1,12 +1,12 @@
 """Write a report (or a before/after comparison) as report.md, report.html and metrics.json.
 
-The three formats are renderings of the same sections; nothing here computes a metric. Charts are PNG
-files beside report.md and inline data URIs inside report.html (no network needed to read it).
+The three formats are renderings of the same sections and digest; nothing here computes a metric. Charts
+are SVG files beside report.md and inline SVG inside report.html (no network needed to read it). Every file
+is written under a temporary name and renamed into place once all are written: a report killed half-way
+leaves the previous report's files whole.
 """
 from __future__ import annotations
 
-import base64
-import html
 import os
 import re
 from pathlib import Path
@@ -18,12 +18,12 @@ import polars as pl
 from forensics.analyzers.base import Finding
 from forensics.errors import ForensicsError
 from forensics.redact import redact
+from forensics.report import figures
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report
-from forensics.report.charts import figure, png
+from forensics.report.charts import svg
 from forensics.report.compare import Comparison
 
 FORMATS = ("md", "html", "json")
-_NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
 MAX_TABLE_ROWS = 40
 
 
@@ -36,78 +36,89 @@ def parse_formats(text: str) -> list[str]:
 
 
 def write(result: Report | Comparison, out: str | os.PathLike[str], formats: list[str]) -> list[Path]:
+    from forensics.report.html import page
+
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    charts = _draw(result) if {"md", "html"} & set(formats) else {}  # JSON needs no pictures
-    written = []
-    if "json" in formats:
-        written.append(_write(out / "metrics.json", orjson.dumps(
-            metrics_document(result), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n"))
-    if "md" in formats:
-        (out / "charts").mkdir(exist_ok=True)
-        for name, (_, data) in charts.items():
-            (out / "charts" / f"{name}.png").write_bytes(data)
-        written.append(_write(out / "report.md", markdown(result, charts)))
-    if "html" in formats:
-        written.append(_write(out / "report.html", page(result, charts)))
-    return written
+    _sweep(out)
+    staged: list[tuple[Path, Path]] = []  # (temporary, final)
+
+    def stage(p: Path, data: str) -> None:
+        tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+        tmp.write_text(data, encoding="utf-8")
+        staged.append((tmp, p))
+
+    try:
+        if "json" in formats:
+            stage(out / "metrics.json", orjson.dumps(metrics_document(result), option=orjson.OPT_INDENT_2
+                                                     | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+        charts = draw(result) if {"md", "html"} & set(formats) else {}  # JSON needs no pictures
+        if "md" in formats:
+            (out / "charts").mkdir(exist_ok=True)
+            for name, (_, doc) in charts.items():
+                stage(out / "charts" / f"{name}.svg", doc)
+            stage(out / "report.md", markdown(result, charts))
+        if "html" in formats:
+            stage(out / "report.html", page(result, charts))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, final in staged:
+        tmp.replace(final)
+    return [final for _, final in staged if final.parent == out]
 
 
-def _write(p: Path, text: str) -> Path:
-    tmp = p.with_suffix(p.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(p)
-    return p
+def _sweep(out: Path) -> None:
+    """Remove what a killed report left staged (its process is gone)."""
+    for tmp in [*out.glob(".*.tmp"), *out.glob("charts/.*.tmp")]:
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # ------------------------------------------------------------------ data
 def metrics_document(result: Report | Comparison) -> dict[str, Any]:
     if isinstance(result, Report):
-        return {**result.meta, "sections": {s.name: s.metrics for s in result.sections},
-                "findings": [_finding_dict(f, s.name) for s in result.sections for f in s.findings]}
+        labels = {cid: lab.text for cid, lab in result.labels.items()}
+        return {**result.meta, **result.digest.as_dict(labels),
+                "sections": {s.name: s.metrics for s in result.sections},
+                "findings": [_finding_dict(f, s.name, labels) for s in result.sections for f in s.findings]}
     return {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": result.after.meta["toolkit_version"],
             "comparison": True, "before": metrics_document(result.before), "after": metrics_document(result.after),
             "delta": {k: {"before": b, "after": a, "delta": d} for k, b, a, d in result.rows}}
 
 
-def _finding_dict(f: Finding, section: str) -> dict[str, Any]:
+def _finding_dict(f: Finding, section: str, labels: dict[str, str]) -> dict[str, Any]:
     return {"section": section, "kind": f.kind, "severity": f.severity, "conversation_id": f.conversation_id,
-            "native_id": f.native_id, "positions": f.positions, "summary": f.summary, "rule": f.rule}
+            "native_id": f.native_id, "label": labels.get(f.conversation_id), "positions": f.positions,
+            "summary": f.summary, "rule": f.rule, "value": f.value, "percentile": f.percentile, "among": f.among}
 
 
-def _draw(result: Report | Comparison) -> dict[str, tuple[str, bytes]]:
-    """name -> (title, PNG bytes), drawn once for both md and html."""
-    out: dict[str, tuple[str, bytes]] = {}
+def draw(result: Report | Comparison) -> dict[str, tuple[str, str]]:
+    """name -> (title, SVG document), drawn once for both md and html."""
+    out: dict[str, tuple[str, str]] = {}
     if isinstance(result, Comparison):
-        out["before_after"] = ("Before / after", png(_before_after_chart(result)))
+        out["before_after"] = ("Before / after", svg(figures.before_after(
+            result.rows, result.before.meta["label"] or "before", result.after.meta["label"] or "after")))
         reports = [("before_", result.before), ("after_", result.after)]
     else:
         reports = [("", result)]
     for prefix, rep in reports:
         for s in rep.sections:
             for c in s.charts:
-                out[f"{prefix}{s.name}_{c.name}"] = (c.title, png(c.render()))
+                out[f"{prefix}{s.name}_{c.name}"] = (c.title, svg(figures.draw(s.name, c.name, c.data)))
     return out
-
-
-BEFORE_AFTER_KEYS = ["baseline.means.empty_assistant_share", "baseline.means.short_user_share",
-                     "baseline.means.asst_tool_ratio"]
-
-
-def _before_after_chart(c: Comparison):  # noqa: ANN202 - matplotlib Figure
-    rows = [r for r in c.rows if r[1] is not None and r[2] is not None and (
-        r[0] in BEFORE_AFTER_KEYS or r[0].endswith("_share") or r[0].endswith("_rate"))][:12]
-    fig = figure(8.0, max(2.5, 0.45 * len(rows) + 1))
-    ax = fig.axes[0]
-    ys = list(range(len(rows)))
-    ax.barh([y + 0.2 for y in ys], [r[1] for r in rows], height=0.4, label=c.before.meta["label"] or "before",
-            color="#9e9e9e")
-    ax.barh([y - 0.2 for y in ys], [r[2] for r in rows], height=0.4, label=c.after.meta["label"] or "after",
-            color="#1f77b4")
-    ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
-    ax.invert_yaxis()
-    ax.legend(fontsize=8)
-    return fig
 
 
 def fmt(v: Any) -> str:
@@ -120,47 +131,112 @@ def fmt(v: Any) -> str:
 
 def positions_text(pos: list[int]) -> str:
     """[9, 10, 11, 58] -> "[9]–[11], [58]"."""
-    if not pos:
+    return ", ".join(f"[{a}]" if a == b else f"[{a}]–[{b}]" for a, b in runs(pos))
+
+
+def runs(pos: list[int]) -> list[tuple[int, int]]:
+    """[9, 10, 11, 58] -> [(9, 11), (58, 58)]."""
+    out: list[tuple[int, int]] = []
+    for p in sorted(set(pos)):
+        if out and p == out[-1][1] + 1:
+            out[-1] = (out[-1][0], p)
+        else:
+            out.append((p, p))
+    return out
+
+
+def standing(f: Finding) -> str:
+    """Where the finding lies in its corpus: "further out than 99% of 450 requests with tool calls"."""
+    if f.percentile is None:
         return ""
-    pos, runs, start = sorted(set(pos)), [], None
-    for i, p in enumerate(pos):
-        start = p if start is None else start
-        if i + 1 == len(pos) or pos[i + 1] != p + 1:
-            runs.append(f"[{start}]" if start == p else f"[{start}]–[{p}]")
-            start = None
-    return ", ".join(runs)
+    return f"further out than {int(f.percentile)}% of {f.among or 'the corpus'}"
 
 
-def _df_rows(df: pl.DataFrame) -> tuple[list[str], list[list[str]], int]:
+def show_command(rep: Report, f: Finding) -> str:
+    """The `forensics show` line that prints a finding's messages in a terminal."""
+    who = f.native_id if f.native_id and rep.label(f.conversation_id) == f.native_id else f.conversation_id
+    spans = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs(f.positions))
+    return f"forensics show {who} --positions {spans}" if spans else f"forensics show {who}"
+
+
+def df_rows(df: pl.DataFrame) -> tuple[list[str], list[list[str]], int]:
     rows = [[fmt(v) for v in r] for r in df.head(MAX_TABLE_ROWS).iter_rows()]
     return df.columns, rows, df.height
 
 
+def selection_text(m: dict[str, Any]) -> str:
+    sel = m["selection"]
+    return "all conversations" if sel.get("all") else ", ".join(f"{k}={v}" for k, v in sel.items())
+
+
 # ------------------------------------------------------------------ markdown
-def markdown(result: Report | Comparison, charts: dict[str, tuple[str, bytes]]) -> str:
+def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str:
     if isinstance(result, Comparison):
         lines = ["# forensics report: before / after", "",
                  f"- before: {result.before.meta['label']} — {result.before.meta['conversations']} conversations",
                  f"- after: {result.after.meta['label']} — {result.after.meta['conversations']} conversations", "",
                  _md_table(["metric", "before", "after", "delta"],
                            [[k, fmt(b), fmt(a), fmt(d)] for k, b, a, d in result.rows]), "",
-                 "![Before / after](charts/before_after.png)", ""]
+                 "![Before / after](charts/before_after.svg)", ""]
         for prefix, rep in (("before_", result.before), ("after_", result.after)):
-            lines += [f"# {rep.meta['label']}", ""] + _md_sections(rep, charts, prefix, level=2)
+            lines += [f"# {rep.meta['label']}", ""] + _md_digest(rep, level=2) + _md_sections(rep, charts, prefix, 2)
         return redact("\n".join(lines)) + "\n"
     m = result.meta
     lines = ["# forensics report", "",
-             f"{m['conversations']} conversations from `{m['warehouse']}` · selection {_sel(m)} · "
+             f"{m['conversations']} conversations from `{m['warehouse']}` · selection {selection_text(m)} · "
              f"config {m['config'] or 'built-in defaults'} · forensics {m['toolkit_version']} · {m['generated_at']}", ""]
-    return redact("\n".join(lines + _md_sections(result, charts, "", level=2))) + "\n"
+    return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
 
 
-def _sel(m: dict[str, Any]) -> str:
-    sel = m["selection"]
-    return "all conversations" if sel.get("all") else ", ".join(f"{k}={v}" for k, v in sel.items())
+CHANGE_HEAD = ["key", "now", "recommended", "evidence", "expected effect"]
 
 
-def _md_sections(rep: Report, charts: dict[str, tuple[str, bytes]], prefix: str, level: int) -> list[str]:
+def change_row(c: Any) -> list[str]:
+    return [c.key, repr(c.current), repr(c.recommended), c.evidence, c.effect or "–"]
+
+
+def drift_text(drift: list[Any]) -> str:
+    return (f"And {len(drift)} detector thresholds ([drift]: what forensics flags, not what the harness does) "
+            "fitted to this corpus so that high flags its worst 10 %")
+
+
+def _md_finding(rep: Report, f: Finding) -> str:
+    where = standing(f)
+    return (f"- **{f.severity}** `{f.kind}` — {rep.label(f.conversation_id)} {positions_text(f.positions)}: "
+            f"{f.summary}" + (f" _(rule: {f.rule})_" if f.rule and f.rule != f.summary else "")
+            + (f" · {where}" if where else "") + f" · `{show_command(rep, f)}`")
+
+
+def _md_digest(rep: Report, level: int) -> list[str]:
+    h, d = "#" * level, rep.digest
+    lines = [f"{h} What to change", ""]
+    if d.skipped:
+        lines += [d.skipped[0].upper() + d.skipped[1:] + ".", ""]
+    elif not d.changes:
+        lines += [f"`forensics tune` recommends no change: the {d.checked} tunables it checked hold on "
+                  f"{d.tuned_over}.", ""]
+    else:
+        harness, drift = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
+        lines += [f"What `forensics tune` recommends, from {d.tuned_over} (the whole warehouse):", "",
+                  _md_table(CHANGE_HEAD, [change_row(c) for c in harness]), ""] if harness else [
+                      "No harness key needs a change.", ""]
+        if harness:
+            lines += ["Paste into the harness config:", "", "```toml", d.toml, "```", ""]
+        if drift:
+            lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
+                      "```toml", d.toml_drift, "```", ""]
+        lines += [f"Or run `{d.command}` to write them all (comments and layout are kept).", ""]
+    lines += [f"{h} Worst conversations", ""]
+    lines += [f"{i}. **{rep.label(w.conversation_id)}** — " + "; ".join(w.reasons) for i, w in enumerate(d.worst, 1)]
+    lines += ([""] if d.worst else ["No finding above info in the selection.", ""]) + [f"{h} Strongest findings", ""]
+    if d.norms:
+        lines += ["Across this corpus (said once, not per conversation):", ""]
+        lines += [f"- {n.text}" for n in d.norms] + [""]
+    lines += [_md_finding(rep, r.finding) for r in d.strongest] + [""]
+    return lines
+
+
+def _md_sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str, level: int) -> list[str]:
     h = "#" * level
     lines: list[str] = []
     for s in rep.sections:
@@ -170,18 +246,17 @@ def _md_sections(rep: Report, charts: dict[str, tuple[str, bytes]], prefix: str,
         if s.grid:
             lines += [_md_table(s.grid[0], s.grid[1:]), ""]
         for t in s.tables:
-            cols, rows, n = _df_rows(t.df)
+            cols, rows, n = df_rows(t.df)
             lines += [f"**{t.caption}**" + (f" (first {MAX_TABLE_ROWS} of {n}; all in metrics.json)" if n > MAX_TABLE_ROWS
                                              else ""), "", _md_table(cols, rows), ""]
         if s.findings:
-            lines += [f"{h}# Findings", "", "Open the evidence with `forensics show CONVERSATION --positions P,...`.", ""]
-            lines += [f"- **{f.severity}** `{f.kind}` — {f.native_id or f.conversation_id} "
-                      f"{positions_text(f.positions)}: {f.summary}" + (f" _(rule: {f.rule})_" if f.rule else "")
-                      for f in s.findings]
-            lines.append("")
+            shown = rep.shown(s)
+            more = f" (the strongest {len(shown)} of {len(s.findings)}; all in metrics.json)" if len(shown) < len(
+                s.findings) else ""
+            lines += [f"{h}# Findings{more}", ""] + [_md_finding(rep, f) for f in shown] + [""]
         for c in s.charts:
             name = f"{prefix}{s.name}_{c.name}"
-            lines += [f"![{charts[name][0]}](charts/{name}.png)", ""]
+            lines += [f"![{charts[name][0]}](charts/{name}.svg)", ""]
     return lines
 
 
@@ -192,71 +267,4 @@ def _md_table(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-# ------------------------------------------------------------------ html
-CSS = """body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:1100px;color:#222;
-padding:0 1rem}h1{font-size:1.6rem}h2{border-bottom:2px solid #eee;padding-bottom:.2rem;margin-top:2rem}
-table{border-collapse:collapse;margin:.6rem 0;font-size:12.5px;display:block;overflow-x:auto}
-th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;white-space:nowrap}td.n{text-align:right}
-th{background:#f6f6f6}td:first-child,th:first-child{text-align:left}.meta{color:#666}
-.f-high{color:#b71c1c;font-weight:600}.f-low{color:#e65100}.f-info{color:#555}img{max-width:100%;display:block;
-margin:.6rem 0}code{background:#f3f3f3;padding:0 .2rem}li{margin:.2rem 0}"""
-
-
-def page(result: Report | Comparison, charts: dict[str, tuple[str, bytes]]) -> str:
-    e = html.escape
-    if isinstance(result, Comparison):
-        body = ["<h1>forensics report: before / after</h1>",
-                f"<p class=meta>before: {e(result.before.meta['label'])} · after: {e(result.after.meta['label'])}</p>",
-                _html_table(["metric", "before", "after", "delta"],
-                            [[k, fmt(b), fmt(a), fmt(d)] for k, b, a, d in result.rows]), "@@IMG:before_after@@"]
-        for prefix, rep in (("before_", result.before), ("after_", result.after)):
-            body += [f"<h1>{e(rep.meta['label'])}</h1>"] + _html_sections(rep, charts, prefix)
-        title = "forensics: before / after"
-    else:
-        m = result.meta
-        body = ["<h1>forensics report</h1>",
-                f"<p class=meta>{m['conversations']} conversations from <code>{e(m['warehouse'])}</code> · selection "
-                f"{e(_sel(m))} · config {e(m['config'] or 'built-in defaults')} · forensics {e(m['toolkit_version'])}"
-                f" · {e(m['generated_at'])}</p>"] + _html_sections(result, charts, "")
-        title = "forensics report"
-    text = redact("\n".join(body))  # masked before the images go in: base64 is never scanned
-    for name, (cap, data) in charts.items():
-        text = text.replace(f"@@IMG:{name}@@", f'<figure><img alt="{e(cap)}" src="data:image/png;base64,'
-                                               f'{base64.b64encode(data).decode()}"><figcaption>{e(cap)}'
-                                               "</figcaption></figure>")
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
-            f"<style>{CSS}</style></head><body>{text}</body></html>\n")
-
-
-def _html_sections(rep: Report, charts: dict[str, tuple[str, bytes]], prefix: str) -> list[str]:
-    e = html.escape
-    out: list[str] = []
-    for s in rep.sections:
-        out.append(f"<section id={e(prefix + s.name)}><h2>{e(s.title)}</h2>")
-        if s.summary:
-            out.append(f"<p>{e(s.summary)}</p>")
-        if s.grid:
-            out.append(_html_table(s.grid[0], s.grid[1:]))
-        for t in s.tables:
-            cols, rows, n = _df_rows(t.df)
-            more = f" (first {MAX_TABLE_ROWS} of {n}; all in metrics.json)" if n > MAX_TABLE_ROWS else ""
-            out.append(f"<h3>{e(t.caption)}{more}</h3>" + _html_table(cols, rows))
-        if s.findings:
-            out.append("<h3>Findings</h3><p class=meta>Open the evidence with <code>forensics show CONVERSATION "
-                       "--positions P,...</code>.</p><ul>")
-            out += [f"<li><span class=f-{e(f.severity)}>{e(f.severity)}</span> <code>{e(f.kind)}</code> — "
-                    f"<b>{e(f.native_id or f.conversation_id)}</b> {e(positions_text(f.positions))}: {e(f.summary)}"
-                    + (f" <i>(rule: {e(f.rule)})</i>" if f.rule else "") + "</li>" for f in s.findings]
-            out.append("</ul>")
-        for c in s.charts:
-            out.append(f"@@IMG:{prefix}{s.name}_{c.name}@@")
-        out.append("</section>")
-    return out
-
-
-def _html_table(head: list[str], rows: list[list[str]]) -> str:
-    e = html.escape
-    return ("<table><thead><tr>" + "".join(f"<th>{e(str(h))}</th>" for h in head) + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(f"<td{' class=n' if _NUMERIC.fullmatch(str(c)) else ''}>{e(str(c))}</td>"
-                                       for c in r) + "</tr>" for r in rows)
-            + "</tbody></table>")
+NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells

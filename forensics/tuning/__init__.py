@@ -24,6 +24,7 @@ class Recommendation:
     current: Any
     recommended: Any
     evidence: str
+    effect: str = ""  # what applying it is expected to change, where the tuner can say (shown by the report)
 
     @property
     def changed(self) -> bool:
@@ -40,6 +41,7 @@ class TuneContext:
     min_precision: float = 0.7
     worst_pct: float = 10.0
     marker_rate: float = 0.05
+    topics_fresh: bool = False  # the topic tables were just written by the report: tuners read them as they are
 
 
 @dataclass
@@ -57,24 +59,39 @@ class TuneResult:
 
 Tuner = Callable[[TuneContext], list[Recommendation]]
 TUNERS: list[Tuner] = []
+OWNERS: dict[Tuner, str] = {}  # tuner -> the analyzer whose figures it sweeps (the report runs only those)
 
 
-def tuner(fn: Tuner) -> Tuner:
-    TUNERS.append(fn)
-    return fn
+def tuner(fn: Tuner | None = None, *, analyzer: str | None = None) -> Any:
+    """Register a tuner: ``@tuner``, or ``@tuner(analyzer="drift")`` to say which analyzer's figures it sweeps."""
+    def register(f: Tuner) -> Tuner:
+        TUNERS.append(f)
+        if analyzer:
+            OWNERS[f] = analyzer
+        return f
+    return register(fn) if fn is not None else register
 
 
 def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
     """Run every tuner over the warehouse at ``db`` (opened writable: analyzers refresh derived tables)."""
+    with open_warehouse(db) as wh:
+        return tune_connection(wh.con, cfg, **options)
+
+
+def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str] | None = None,
+                    **options: Any) -> TuneResult:
+    """The tuners over the whole warehouse on an open, writable ``con``; with ``analyzers``, only the tuners
+    of those analyzers (a tuner that names none runs only when every analyzer did)."""
+    from forensics import analyzers as registry
+    from forensics.analyzers.base import Context
     from forensics.tuning import tuners  # noqa: F401 - registers the tuners
 
-    with open_warehouse(db) as wh:
-        from forensics.analyzers.base import Context
-
-        ctx = TuneContext(wh.con, cfg, Context.open(wh.con, cfg, Selection()), **options)
-        result = TuneResult()
-        result.conversations, result.messages = wh.con.execute(
-            "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]
-        for fn in TUNERS:
+    ctx = TuneContext(con, cfg, Context.open(con, cfg, Selection()), **options)
+    result = TuneResult()
+    result.conversations, result.messages = con.execute(
+        "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]
+    every = analyzers is None or set(registry.names()) <= set(analyzers)
+    for fn in TUNERS:
+        if every or OWNERS.get(fn) in (analyzers or []):
             result.recommendations.extend(fn(ctx))
     return result

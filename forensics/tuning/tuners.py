@@ -8,7 +8,7 @@ from typing import Any
 from forensics.tuning import Recommendation, TuneContext, tuner
 
 
-@tuner
+@tuner(analyzer="sentinel")
 def sentinel_window(t: TuneContext) -> list[Recommendation]:
     """compliance_window: the fewest false mutes among windows that leave no never-compliant model alarming."""
     from forensics.analyzers.sentinel import window_sweep
@@ -26,14 +26,16 @@ def sentinel_window(t: TuneContext) -> list[Recommendation]:
     return [Recommendation(
         "sentinel.compliance_window", current, best["window"],
         f"window {best['window']}: {best['false_mutes']} false mutes, {best['noise_models']} never-compliant models "
-        f"left alarming, {best['muted_models']} muted{was}")]
+        f"left alarming, {best['muted_models']} muted{was}",
+        f"never-compliant models alarming {now['noise_models']} → {best['noise_models']}, false mutes "
+        f"{now['false_mutes']} → {best['false_mutes']}" if now else "")]
 
 
 SWEEP_BYTES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 10000, 15000, 20000)
 SWEEP_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 
-@tuner
+@tuner(analyzer="compression")
 def compression(t: TuneContext) -> list[Recommendation]:
     """summarize_bytes/summarize_share: the least aggressive setting (fewest results summarized) whose replay
     brings the tool share of context under ``target_tool_share``."""
@@ -51,14 +53,17 @@ def compression(t: TuneContext) -> list[Recommendation]:
     evidence = (f"summarizes {_pct(pick['summarized_share'])} of {pick['results']} results, cuts tool bytes "
                 f"{_pct(pick['tool_bytes_saved_share'])}, tool share of context {_pct(pick['tool_share_before'])} → "
                 f"{_pct(pick['tool_share_after'])} ({met} the target {_pct(t.target_tool_share)})")
-    return [Recommendation("tool_result.summarize_bytes", tr.summarize_bytes, pick["summarize_bytes"], evidence),
-            Recommendation("tool_result.summarize_share", tr.summarize_share, pick["summarize_share"], evidence)]
+    effect = (f"tool share of context {_pct(pick['tool_share_before'])} → {_pct(pick['tool_share_after'])}, "
+              f"{_pct(pick['tool_bytes_saved_share'])} fewer tool bytes")
+    return [Recommendation("tool_result.summarize_bytes", tr.summarize_bytes, pick["summarize_bytes"], evidence, effect),
+            Recommendation("tool_result.summarize_share", tr.summarize_share, pick["summarize_share"], evidence,
+                           effect)]
 
 
 MIN_CONVERSATIONS = 10  # fewer than this and a percentile says nothing
 
 
-@tuner
+@tuner(analyzer="drift")
 def drift(t: TuneContext) -> list[Recommendation]:
     """[drift] thresholds from the corpus distribution: high flags the worst k % of conversations, low 2k %."""
     from forensics.queries import load_query
@@ -87,9 +92,11 @@ def drift(t: TuneContext) -> list[Recommendation]:
             current = getattr(d, f"{key}_{lvl}")
             rec = _flag_at_most(sorted(vals.to_list()), share, below, isinstance(current, float))
             flagged = int((vals <= rec).sum() if below else (vals >= rec).sum())
+            now = int((vals <= current).sum() if below else (vals >= current).sum())
             out.append(Recommendation(f"drift.{key}_{lvl}", current, rec,
                                       f"flags {flagged} of {vals.len()} conversations ({lvl}: at most the worst "
-                                      f"{_pct(share)}, by {'lowest' if below else 'highest'} {key.replace('_', ' ')})"))
+                                      f"{_pct(share)}, by {'lowest' if below else 'highest'} {key.replace('_', ' ')})",
+                                      f"{key.replace('_', ' ')} crosses {lvl} in {flagged} conversations, not {now}"))
     return out
 
 
@@ -97,7 +104,7 @@ CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 SWITCH_SCORES = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.10 .. 0.90: every fitted anchor well inside
 
 
-@tuner
+@tuner(analyzer="topics")
 def topic_confidence(t: TuneContext) -> list[Recommendation]:
     """topic.min_confidence: with labels, the best F1 whose precision is credibly ``min_precision``; without,
     the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
@@ -121,7 +128,7 @@ def topic_confidence(t: TuneContext) -> list[Recommendation]:
                            f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)")]
 
 
-@tuner
+@tuner(analyzer="topics")
 def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     """The judging mode's switch-score threshold, its operating point: with labels, the best F1 whose precision is
     credibly ``min_precision``, each candidate judged anew (the terms come from the message_terms cache, so a pass
@@ -151,7 +158,8 @@ def _judged(t: TuneContext, analysis: Any = None) -> dict[str, list[tuple[int, s
     from forensics.analyzers import topics
     from forensics.warehouse import frame
 
-    topics.run(analysis or t.analysis)
+    if analysis is not None or not t.topics_fresh:
+        topics.run(analysis or t.analysis)
     rows = frame(t.con, "SELECT c.native_id, m.position, m.topic, m.confidence, m.marker FROM message_topics m "
                         "JOIN conversations c USING (conversation_id) ORDER BY m.conversation_id, m.position")
     judged: dict[str, list[tuple[int, str | None, float | None, bool]]] = {}

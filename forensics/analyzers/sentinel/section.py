@@ -9,7 +9,6 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.analyzers.sentinel import charts
 from forensics.analyzers.sentinel.classify import STATUSES, Sentinel
 from forensics.analyzers.sentinel.state import OUTCOMES
 from forensics.analyzers.sentinel.sweep import window_sweep
@@ -68,13 +67,12 @@ def run(ctx: Context) -> Section:
         return sec
     sec.tables = [Table("sentinel_models", "Compliance per model (state over the whole history)", _model_table(models)),
                   Table("sentinel_degraded", "Degraded conversations: onset and lead over visible failure",
-                        _degraded_table(degraded)),
+                        _degraded_table(degraded, ctx.names)),
                   Table("sentinel_window_sweep", "compliance_window sweep (whole history)", sweep)]
     sec.findings = _findings(degraded, models, window)
     sec.charts = [Chart("status_over_turns", "Sentinel status over turns per model",
-                        lambda: charts.status_over_turns(by_turn, labels)),
-                  Chart("onset_by_context", "Degradation onset by estimated context size",
-                        lambda: charts.onset_by_context(onset_hist))]
+                        {"by_turn": by_turn, "labels": labels}),
+                  Chart("onset_by_context", "Degradation onset by estimated context size", onset_hist)]
     return sec
 
 
@@ -192,8 +190,8 @@ def _at(kind: str | None, pos: int | None) -> str:
     return "–" if pos is None else f"{kind} [{pos}]"
 
 
-def _degraded_table(degraded: pl.DataFrame) -> pl.DataFrame:
-    rows = [{"conversation": r["native_id"], "model": r["compliance_key"], "onset": f"[{r['onset_position']}]",
+def _degraded_table(degraded: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
+    rows = [{"conversation": names[r["conversation_id"]], "model": r["compliance_key"], "onset": f"[{r['onset_position']}]",
              "turn": r["onset_turn"], "~tokens": r["onset_context_tokens"],
              "verdict": r["onset_status"] + (f": {r['onset_drifted']}" if r["onset_drifted"] else ""),
              "failure before": _at(r["failure_before_kind"], r["failure_before_position"]),

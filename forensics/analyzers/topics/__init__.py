@@ -8,7 +8,7 @@ labels beside four baselines computed in the same run.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -76,7 +76,8 @@ def run(ctx: Context) -> Section:
     sec.findings = [_finding(r) for r in switches.iter_rows(named=True)]
     if switches.height:
         sec.tables.append(Table("topic_switches", "Topic switches (conservative markers)",
-                                switches.select("conversation", "position", "topic_before", "topic_after",
+                                switches.with_columns(conversation=pl.col("conversation_id").replace_strict(
+                                    ctx.names)).select("conversation", "position", "topic_before", "topic_after",
                                                 "conf_before", "conf_after", "score", "keywords").head(SWITCH_ROWS)))
     if ctx.labels:
         ev = score_labels(ctx.labels, tokens, results, native)
@@ -86,7 +87,7 @@ def run(ctx: Context) -> Section:
     if cfg.topic.embedding and not embed:
         sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
                         "embeddings: lexical signals only.")
-    timeline = _timeline_data(sel, keywords, native)
+    timeline = _timeline_data(sel, keywords, ctx.names)
     if timeline:
         sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with keywords",
                                 pl.DataFrame([{"conversation": c["label"], "topic": t, "start": a, "end": b - 1,
@@ -95,7 +96,7 @@ def run(ctx: Context) -> Section:
                                              schema={"conversation": pl.String, "topic": pl.String, "start": pl.Int64,
                                                      "end": pl.Int64, "keywords": pl.String})))
         sec.charts.append(Chart("topic_timeline", "Topic timeline per conversation (segments, switch markers, keywords)",
-                                lambda: _timeline_chart(timeline)))
+                                timeline))
     return sec
 
 
@@ -264,24 +265,3 @@ def _timeline_data(sel: Mapping[str, list[Judged]], keywords: Mapping[str, dict[
                     "segments": [(s, e, t, keywords[cid].get(t, [])[:3]) for s, e, t in segs],
                     "markers": [j.position for j in sel[cid] if j.marker]})
     return out
-
-
-def _timeline_chart(data: Sequence[dict[str, Any]]):  # noqa: ANN202 - matplotlib Figure, imported lazily
-    from forensics.report.charts import figure
-
-    fig = figure(9.0, 0.7 * len(data) + 1.2)
-    ax = fig.axes[0]
-    cmap = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
-    colors: dict[str, str] = {}
-    for row, conv in enumerate(data):
-        y = len(data) - 1 - row
-        for start, end, topic, kw in conv["segments"]:
-            c = colors.setdefault(f"{row}:{topic}", cmap[len([k for k in colors if k.startswith(f'{row}:')]) % len(cmap)])
-            ax.barh(y, end - start, left=start, height=0.6, color=c, edgecolor="white")
-            label = " ".join([topic, *[k for k in kw if k.isascii()]])  # no CJK font is assumed: ids say the rest
-            ax.text(start + 0.3, y, label, va="center", fontsize=6, clip_on=True)
-        for p in conv["markers"]:
-            ax.plot([p, p], [y - 0.4, y + 0.4], color="#d62728", linewidth=1.5)
-    ax.set_yticks(range(len(data)), [c["label"] for c in reversed(data)], fontsize=7)
-    ax.set_xlabel("message position on the main path (red: switch marker)")
-    return fig

@@ -1,0 +1,70 @@
+"""A report's findings and per-conversation figures, kept in the warehouse for `forensics serve`.
+
+The explorer shows what the analyzers found without running them again (a full report of a million messages
+takes minutes; a page must answer in under a second): `forensics report` writes these tables, replacing the
+rows of the conversations and analyzers it covered, and the explorer reads them.
+
+- ``report_findings``: one row per finding (every finding, not only the ones a report lists);
+- ``report_conversations``: per conversation, its label and the baseline figures, with its finding counts;
+- ``report_runs``: one row per report (time, selection, analyzers, the digest as JSON).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import duckdb
+import orjson
+import polars as pl
+
+from forensics.selection import SELECTED
+
+if TYPE_CHECKING:
+    from forensics.report.build import Report
+
+FINDINGS = {"section": pl.String, "kind": pl.String, "severity": pl.String, "conversation_id": pl.String,
+            "native_id": pl.String, "positions": pl.List(pl.Int32), "summary": pl.String, "rule": pl.String,
+            "value": pl.Float64, "percentile": pl.Float64, "among": pl.String, "corpus_norm": pl.Boolean}
+METRICS = ["messages", "user", "assistant", "tool", "tool_calls", "parallel_turns", "tool_results_gt_2kb",
+           "tool_results_gt_10kb", "empty_assistant_share", "continue_nags", "short_user_share", "asst_tool_ratio"]
+CONVERSATIONS = {"conversation_id": pl.String, "label": pl.String, "full_label": pl.String,
+                 **{m: pl.Float64 if m.endswith(("_share", "_ratio")) else pl.Int64 for m in METRICS}}
+
+
+def _sql_type(t: pl.DataType) -> str:
+    return {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Boolean: "BOOLEAN"}.get(
+        t, "INTEGER[]")
+
+
+def _replace(con: duckdb.DuckDBPyConnection, table: str, df: pl.DataFrame, where: str) -> None:
+    cols = ", ".join(f"{c} {_sql_type(t)}" for c, t in df.schema.items())
+    con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
+    con.execute(f"DELETE FROM {table} WHERE {where}")
+    con.register("_report_rows", df.to_arrow())
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _report_rows")
+    finally:
+        con.unregister("_report_rows")
+
+
+def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
+    """Replace the selected conversations' rows of the analyzers this report ran."""
+    norm_kinds = {n.kind for n in report.digest.norms}
+    rows = [{"section": s.name, "kind": f.kind, "severity": f.severity, "conversation_id": f.conversation_id,
+             "native_id": f.native_id, "positions": f.positions, "summary": f.summary, "rule": f.rule,
+             "value": f.value, "percentile": f.percentile, "among": f.among, "corpus_norm": f.kind in norm_kinds}
+            for s in report.sections for f in s.findings]
+    sections = ", ".join(f"'{s.name}'" for s in report.sections) or "''"
+    selected = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
+    _replace(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS), f"{selected} AND section IN ({sections})")
+    base = report.section("baseline")
+    if base is not None:
+        per = base.metrics["conversations"]
+        conv = [{"conversation_id": cid, "label": report.labels[cid].text, "full_label": report.labels[cid].full,
+                 **{m: v[m] for m in METRICS}} for cid, v in per.items()]
+        _replace(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS), selected)
+    con.execute("CREATE TABLE IF NOT EXISTS report_runs (generated_at VARCHAR, selection VARCHAR, analyzers VARCHAR[], "
+                "digest VARCHAR)")
+    labels = {cid: lab.text for cid, lab in report.labels.items()}
+    con.execute("INSERT INTO report_runs VALUES (?, ?, ?, ?)",
+                [report.meta["generated_at"], orjson.dumps(report.meta["selection"]).decode(), report.meta["analyzers"],
+                 orjson.dumps(report.digest.as_dict(labels), option=orjson.OPT_NON_STR_KEYS).decode()])

@@ -1,0 +1,157 @@
+"""`forensics serve`: a local, read-only web explorer over the warehouse (Starlette, Jinja2 templates).
+
+Each request opens the warehouse read-only for its own duration (so `forensics report` can run between two
+clicks), every route answers GET only (anything else gets 405), every rendered string is masked
+(``forensics.redact``), and templates and static files ship inside the package: no CDN, no network.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from forensics.errors import ForensicsError
+from forensics.queries import check_read_only, list_queries, load_query
+from forensics.redact import mask_frame, redact
+from forensics.report.render import positions_text
+from forensics.serve import data
+from forensics.warehouse import frame, open_warehouse
+
+QUERY_ROWS = 500  # rows of a named query shown on its page
+FOLD = 400  # characters of a tool result shown before it folds
+
+
+def _finalize(value: Any) -> Any:
+    """Every string a template renders is masked, whatever it came from (a macro's output, already built from
+    masked strings, is markup to keep)."""
+    if isinstance(value, Markup):
+        return value
+    return redact(value) if isinstance(value, str) else value
+
+
+def _env() -> Environment:
+    env = Environment(loader=PackageLoader("forensics.serve", "templates"), autoescape=select_autoescape(),
+                      finalize=_finalize, trim_blocks=True, lstrip_blocks=True)
+    env.filters["positions"] = positions_text
+    env.filters["size"] = lambda b: "–" if b is None else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
+    env.filters["num"] = lambda v: "–" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
+    env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
+    return env
+
+
+def create_app(db: str | os.PathLike[str]) -> Starlette:
+    """The explorer over the warehouse at ``db`` (which must exist)."""
+    if not os.path.exists(db):
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    env = _env()
+
+    def page(template: str, build: Callable[[Any, Request], dict[str, Any]]) -> Callable[[Request], Response]:
+        def endpoint(request: Request) -> Response:
+            with open_warehouse(db, read_only=True) as wh:
+                ctx = build(wh.con, request)
+            if ctx is None:
+                return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
+                                    status_code=404)
+            return HTMLResponse(env.get_template(template).render(db=str(db), request=request, **ctx))
+        return endpoint
+
+    routes = [Route("/", page("overview.html", _overview), methods=["GET"]),
+              Route("/conversations", page("conversations.html", _conversations), methods=["GET"]),
+              Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
+              Route("/c/{cid:str}/m/{position:int}", page("message.html", _message), methods=["GET"]),
+              Route("/findings", page("findings.html", _findings), methods=["GET"]),
+              Route("/queries", page("queries.html", lambda con, r: {"queries": list_queries()}), methods=["GET"]),
+              Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
+              Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
+              # the report's script: the same table sorting as report.html
+              Mount("/report-assets", StaticFiles(packages=[("forensics.report", "assets")]), name="report-assets")]
+    return Starlette(routes=routes)
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    try:
+        return int(request.query_params.get(name, default))
+    except ValueError:
+        return default
+
+
+def _overview(con: Any, request: Request) -> dict[str, Any]:
+    return {"digest": data.digest(con), "reported": data.reported(con),
+            "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0]}
+
+
+def _conversations(con: Any, request: Request) -> dict[str, Any]:
+    q = request.query_params
+    f = data.Filters(q.get("source", ""), q.get("model", ""), q.get("since", ""), q.get("until", ""), q.get("kind", ""),
+                     q.get("sort", "findings" if data.reported(con) else "label"), q.get("dir", "desc") == "desc",
+                     _int(request, "page", 1))
+    rows, total = data.conversations(con, f)
+    return {"rows": rows, "total": total, "filters": f, "choices": data.choices(con), "reported": data.reported(con),
+            "metrics": data.METRICS, "pages": max(1, -(-total // data.PAGE)),
+            "query": {k: v for k, v in q.items() if k not in ("page", "sort", "dir")}}
+
+
+def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
+    conv = data.conversation(con, request.path_params["cid"])
+    if conv is None:
+        return None
+    cid = conv["conversation_id"]
+    found, _ = data.findings(con, conversation_id=cid)
+    cited: dict[int, list[int]] = {}  # position -> the findings (their index on this page) that cite it
+    for i, f in enumerate(found, 1):
+        for p in f["positions"] or []:
+            cited.setdefault(p, []).append(i)
+    start = max(0, _int(request, "from", 0))
+    return {"conv": conv, "findings": found, "cited": cited, "start": start, "page_size": data.TRANSCRIPT_PAGE,
+            "messages": data.transcript(con, cid, start), "text_max": data.TEXT_MAX, "fold": FOLD}
+
+
+def _message(con: Any, request: Request) -> dict[str, Any] | None:
+    conv = data.conversation(con, request.path_params["cid"])
+    msg = conv and data.message(con, conv["conversation_id"], request.path_params["position"])
+    return {"conv": conv, "msg": msg} if msg else None
+
+
+def _findings(con: Any, request: Request) -> dict[str, Any]:
+    q = request.query_params
+    rows, total = data.findings(con, kind=q.get("kind", ""), severity=q.get("severity", ""),
+                                page=_int(request, "page", 1))
+    return {"rows": rows, "total": total, "kind": q.get("kind", ""), "severity": q.get("severity", ""),
+            "kinds": data.choices(con)["kinds"], "page": _int(request, "page", 1),
+            "pages": max(1, -(-total // data.FINDINGS_PAGE)), "reported": data.reported(con)}
+
+
+def _query(con: Any, request: Request) -> dict[str, Any] | None:
+    name = request.path_params["name"]
+    try:
+        q = load_query(name)
+    except ForensicsError:
+        return None
+    check_read_only(con, q.sql)
+    try:
+        df = mask_frame(frame(con, f"SELECT * FROM ({q.sql}) LIMIT {QUERY_ROWS + 1}"))
+        error = ""
+    except Exception as e:  # a derived table not written yet: say so on the page
+        df, error = None, redact(str(e).splitlines()[0])
+    rows = [] if df is None else [[_cell(v) for v in r] for r in df.head(QUERY_ROWS).iter_rows()]
+    return {"q": q, "columns": [] if df is None else df.columns, "rows": rows, "error": error,
+            "more": df is not None and df.height > QUERY_ROWS, "limit": QUERY_ROWS}
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v)[:64].hex() + ("…" if len(v) > 64 else "")
+    text = str(v)
+    return text if len(text) <= 300 else text[:299] + "…"

@@ -1,0 +1,82 @@
+"""The answer first, judged against the corpus: what fires on most conversations is said once, the rest ranked."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forensics.drift.corpus import Distribution
+from forensics.report.digest import PER_KIND, RANK, STRONGEST
+from tests.conftest import query
+
+
+@pytest.fixture(scope="module")
+def doc(reported_wh: Path) -> dict:
+    return json.loads((reported_wh.parent / "r" / "metrics.json").read_text())
+
+
+def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) -> None:
+    norms = {n["kind"]: n["text"] for n in doc["corpus_norms"]}
+    assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 21  # of 22
+    assert norms == {
+        "echo_rate": "tool calls without text are the norm here: 45% of assistant turns (22 of 22 conversations at "
+                     "≥ 30%)",
+        "tool_result_crowding": "tool output crowds the context in most conversations here: 21 of 22 have "
+                                "asst_tool_ratio ≤ 0.25 and results over 2000 bytes (median ratio 0.03)"}
+    assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
+    assert any(f["kind"] == "tool_result_crowding" for f in doc["findings"])  # still listed in its section
+
+
+def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -> None:
+    s = doc["strongest_findings"]
+    assert len(s) == STRONGEST
+    keys = [(RANK[f["severity"]], 50.0 if f["percentile"] is None else f["percentile"]) for f in s]
+    assert keys == sorted(keys, reverse=True)
+    kinds = [f["kind"] for f in s]
+    assert max(kinds.count(k) for k in kinds) <= PER_KIND and len(set(kinds)) >= 4
+    assert len({(f["conversation_id"], f["kind"]) for f in s}) == len(s)  # de-duplicated
+    assert s[0]["label"] == "f89d129a" and s[0]["kind"] == "tool_dispersion" and round(s[0]["percentile"], 1) == 99.7
+
+
+def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
+    worst = doc["worst_conversations"]
+    assert [w["label"] for w in worst] == ["d6614e0b", "f89d129a", "aeb4919b · realistic.db",
+                                           "aeb4919b · anthropic.db", "2894055c"]
+    assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
+    assert worst[1]["reasons"] == [
+        "tool dispersion (high): 12 distinct targets for the request at [8]: above this corpus's outlier fence 9.5 "
+        "and the user stepped in at [59] (a continue-nag)", "no focus (high): echo rate 62%, 5 continue-nags"]
+    assert worst[4]["reasons"][1].startswith("sentinel degraded (low): anthropic_claude-sonnet sentinel mutated")  # not
+    # the rule both degraded conversations share
+
+
+def test_what_to_change_is_what_tune_recommends(doc: dict, reported_wh: Path) -> None:
+    w = doc["what_to_change"]
+    keys = [c["key"] for c in w["changes"]]
+    assert keys == sorted(keys, key=lambda k: (k.startswith("drift."), k))
+    assert all(c["current"] != c["recommended"] for c in w["changes"])
+    summarize = next(c for c in w["changes"] if c["key"] == "tool_result.summarize_bytes")
+    assert summarize["harness"] and summarize["effect"].startswith("tool share of context ")
+    assert f"summarize_bytes = {summarize['recommended']}  # was 2000" in w["toml"]
+    assert "[drift]" not in w["toml"] and ("[drift]" in w["toml_drift"]) == any(not c["harness"] for c in w["changes"])
+    assert w["command"] == f"forensics tune --db {reported_wh} --config harness.toml --write"
+    assert w["tuned_over"] == "22 conversations, {} messages".format(
+        query(reported_wh, "SELECT count(*) FROM messages WHERE on_main_path")[0][0])
+
+
+def test_dispersion_below_the_corpus_fence_counts_only_when_the_user_stepped_in(reported_wh: Path) -> None:
+    rows = query(reported_wh, "SELECT value, rule FROM drift_findings WHERE kind = 'tool_dispersion' AND severity "
+                              "<> 'none'")
+    targets = [(v, r) for v, r in rows if "distinct targets" in r]  # this corpus's fence for targets: 9.5
+    assert rows and all("outlier fence" in r or "stepped in" in r for _, r in rows)
+    assert all("stepped in" in r for v, r in targets if v <= 9.5)
+    assert sum("stepped in" in r and v <= 9.5 for v, r in targets) == 4  # 8 reads, then the user corrects it
+    assert ("8 parallel calls in one message: above this corpus's outlier fence 6",) in [(r,) for _, r in rows]
+
+
+def test_a_corpus_distribution_places_a_value_and_fences_its_outliers() -> None:
+    d = Distribution([1, 2, 2, 3, 5, 8, 13, 2, 2, 1, 4, 4, 4, 6, 7, 9, 1, 1, 2, 3, 30, None])
+    assert d.fence() == 12.0  # Q3 7 + 1.5 x IQR (7 - 2)
+    assert (d.standing(30), d.standing(2), d.standing(1, below=True)) == (100 * 20 / 21, 100 * 4 / 21, 100 * 17 / 21)
+    assert Distribution([1] * 19).fence() is None and Distribution([]).standing(3) is None

@@ -1,0 +1,131 @@
+"""`forensics serve`: every page answers from the warehouse read-only, masks secrets, refuses writes."""
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import urllib.error
+import urllib.request
+
+import pytest
+from starlette.testclient import TestClient
+
+from forensics.serve.app import create_app
+from forensics.serve.data import PAGE
+from tests.conftest import FIXTURES, load_script, query, run_cli
+
+SECRETS = load_script(FIXTURES / "make_fixtures.py").SECRETS
+
+
+@pytest.fixture(scope="module")
+def client(reported_wh: Path) -> TestClient:
+    return TestClient(create_app(reported_wh))
+
+
+def _cid(db: Path, native: str, source: str = "") -> str:
+    return query(db, "SELECT conversation_id FROM conversations JOIN sources USING (source_id) WHERE native_id = ? "
+                     "AND path LIKE ?", [native, f"%{source}%"])[0][0]
+
+
+def test_overview_shows_the_reports_answer_first(client: TestClient, reported_wh: Path) -> None:
+    doc = json.loads((reported_wh.parent / "r" / "metrics.json").read_text())
+    text = client.get("/").text
+    assert text.index("What to change") < text.index("Worst conversations") < text.index("Strongest findings")
+    worst = [w["label"] for w in doc["worst_conversations"]]
+    assert re.findall(r'<li><a href="/c/[0-9a-f]+">([^<]+)</a> —', text) == worst
+
+
+def test_conversations_carry_unique_labels_and_every_finding_of_the_report(client: TestClient,
+                                                                           reported_wh: Path) -> None:
+    rows = client.get("/conversations?sort=label&dir=asc").text
+    labels = re.findall(r'<td><a href="/c/[0-9a-f]+" title="[^"]*">([^<]+)</a></td>', rows)
+    assert len(labels) == len(set(labels)) == min(PAGE, query(reported_wh, "SELECT count(*) FROM conversations")[0][0])
+    assert {"aeb4919b · anthropic.db", "aeb4919b · realistic.db", "d6614e0b"} <= set(labels)
+    doc = json.loads((reported_wh.parent / "r" / "metrics.json").read_text())
+    total = int(re.search(r"(\d+) findings from every analyzer", client.get("/findings").text).group(1))
+    assert total == len(doc["findings"])
+
+
+def test_conversations_filter_by_finding_kind_and_sort_by_a_metric(client: TestClient, reported_wh: Path) -> None:
+    text = client.get("/conversations?kind=compaction_topic_loss").text
+    assert re.findall(r'title="[^"]*">([^<]+)</a></td>', text) == ["d6614e0b"]
+    by_size = client.get("/conversations?sort=messages&dir=desc").text
+    first = re.search(r'title="[^"]*">([^<]+)</a></td>', by_size).group(1)
+    biggest = query(reported_wh, "SELECT c.native_id FROM conversations c JOIN messages m USING (conversation_id) "
+                                 "WHERE on_main_path AND role <> 'system' GROUP BY ALL ORDER BY count(*) DESC LIMIT 1")
+    assert first.split(" · ")[0] == biggest[0][0]
+
+
+def test_a_transcript_marks_findings_topics_and_sentinel_verdicts(client: TestClient, reported_wh: Path) -> None:
+    text = client.get(f"/c/{_cid(reported_wh, 'd6614e0b')}").text
+    assert len(re.findall(r'<div class="msg role-', text)) == 211  # every main-path message, by position
+    items = re.findall(r'<li id="f(\d+)">(.*?)</li>', text, re.S)
+    n, item = next((n, i) for n, i in items if "<code>topic_interleave</code>" in i)
+    assert re.search(r'href="#m(\d+)"', item).group(1) == "141"  # the link scrolls to the first cited message
+    cited = re.search(r'id="m141" data-position="141" data-findings="([\d,]+)"', text).group(1).split(",")
+    assert n in cited
+    assert 'class="segment switch">⇄ topic switch' in text and "sentinel missing" in text
+    assert 'result of <a href="#m175">[175] read_file</a>' in text  # the tool result beside its call
+
+
+def test_named_queries_run_read_only(client: TestClient) -> None:
+    text = client.get("/queries/baseline").text
+    assert text.count("<tr>") == 1 + 22  # header and one row per conversation
+    assert client.get("/queries/no_such_query").status_code == 404
+
+
+def test_writes_are_refused(client: TestClient, reported_wh: Path) -> None:
+    cid = _cid(reported_wh, "d6614e0b")
+    for method, url in (("POST", "/conversations"), ("PUT", f"/c/{cid}"), ("DELETE", "/findings"),
+                        ("PATCH", "/queries/baseline")):
+        assert client.request(method, url).status_code == 405
+
+
+def test_no_page_shows_a_planted_secret(client: TestClient, reported_wh: Path) -> None:
+    pages = ["/", "/conversations", "/findings", "/queries/messages_by_position", "/queries/tool_results"]
+    for (cid,) in query(reported_wh, "SELECT conversation_id FROM conversations JOIN sources USING (source_id) "
+                                     "WHERE path LIKE '%secrets.db'"):
+        pages.append(f"/c/{cid}")
+        pages += [f"/c/{cid}/m/{p}" for (p,) in query(reported_wh, "SELECT position FROM messages WHERE "
+                                                                   "conversation_id = ? AND on_main_path", [cid])]
+    text = "\n".join(client.get(p).text for p in pages).lower()
+    assert "[redacted]" in text
+    assert [n for n, s in [*SECRETS.items(), ("password part", "hunter2")] if s.lower() in text] == []
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_listens_on_loopback_and_says_where(reported_wh: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "forensics", "serve", "--db", str(reported_wh), "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr.readline().strip() == f"forensics serve: http://127.0.0.1:{port}/ (read-only; Ctrl-C stops it)"
+        for _ in range(200):  # the line comes before uvicorn binds: poll for it, bounded
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/conversations", timeout=5) as r:
+                    status, body = r.status, r.read().decode()
+                break
+            except urllib.error.URLError:
+                time.sleep(0.05)
+        assert status == 200 and "d6614e0b" in body
+        code, _, err = run_cli("serve", "--db", str(reported_wh), "--port", str(port))
+        assert code == 2 and err == f"forensics: port {port} on 127.0.0.1 is in use; pass --port\n"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_serve_without_a_warehouse_is_a_usage_error(tmp_path: Path) -> None:
+    code, out, err = run_cli("serve", "--db", str(tmp_path / "none.duckdb"))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"forensics: {tmp_path / 'none.duckdb'}: no warehouse here")
