@@ -39,7 +39,7 @@ GEN = SHARED / "bench" / "gen_corpus.py"
 GEN_SEEDS, GEN_HELD_OUT = (1, 2, 3, 4, 5, 6), (5, 6)
 WEIGHTS = ROOT / "forensics" / "analyzers" / "topics" / "weights.json"
 C = 0.1  # logistic regression's inverse regularisation (on standardised signals)
-FIXED = {"user": {"cue_shift": 1.5, "insists": 5.0}, "dialogue": {"cue_shift": 1.5}}  # hand-set: see model.py
+FIXED = {"user": {"cue_shift": 1.5, "insists": 8.0}, "dialogue": {"cue_shift": 1.5}}  # hand-set: see model.py
 DROPPED = {"user": ("length",)}  # the generator's segment openers are templated long requests: length would learn that
 # What each signal means for the user mode (+1 evidence for a switch, -1 against; not listed: free).
 SIGNS = {"user": {"cos_prev": -1, "cos_ctx": -1, "cos_judged": -1, "cos_judged_ctx": -1, "cos_targets": -1,
@@ -139,15 +139,42 @@ def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
 def fit(mode: str, sets: list[LabeledSet]) -> None:
     """Logistic regression of the mode's signals on the training halves, each set weighing the same; the
     operating point is the best mean training F1 of the marker among thresholds whose training Pk is below
-    marking nothing on every set (the marker may never segment worse than staying silent)."""
-    import numpy as np
+    marking nothing on every set (the marker may never segment worse than staying silent). The user mode also
+    gets its lexical twin (no corpus topic model signals), its bias shifted to switch at the same anchor."""
+    import math
 
-    from forensics.analyzers.topics.signals import FEATURES
+    from forensics.analyzers.topics.model import LEXICAL_SUFFIX, load_model
+    from forensics.analyzers.topics.signals import CORPUS_FEATURES, FEATURES
 
     names = [k for k in (FEATURES if mode == "user" else DIALOGUE_FEATURES)
              if k not in FIXED[mode] and k not in DROPPED.get(mode, ())]
-    fixed = FIXED[mode]
     data = [_training_conversations(s, mode) for s in sets]
+    trained = ", ".join(s.name for s in sets) + (": training halves (stable hash of the dialogue id; generated logs: "
+                                                  f"seeds {[g for g in GEN_SEEDS if g not in GEN_HELD_OUT]}), "
+                                                  "equal weight")
+    entries = {mode: _fitted(names, FIXED[mode], mode, data)}
+    if mode == "user":
+        twin = _fitted([k for k in names if k not in CORPUS_FEATURES], FIXED[mode], mode, data)
+        logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+        twin["bias"] = round(twin["bias"] + logit(entries[mode]["anchor"]) - logit(twin["anchor"]), 4)
+        twin["anchor"] = entries[mode]["anchor"]
+        entries[mode + LEXICAL_SUFFIX] = twin
+    doc = orjson.loads(WEIGHTS.read_bytes())
+    for name, entry in entries.items():
+        entry["fitted_on"] = trained
+        entry["anchor_rule"] = ("best mean training F1 of the marker with training Pk below marking nothing on every "
+                                "set" + ("; bias shifted to the user mode's anchor" if name != mode else ""))
+        doc["modes"][name] = entry
+    WEIGHTS.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+    load_model.cache_clear()
+    print(f"fit: {mode}: {sum(len(u) for c in data for _, u in c)} training turns from {len(sets)} sets; "
+          f"anchor {entries[mode]['anchor']}")
+
+
+def _fitted(names: list[str], fixed: dict[str, float], mode: str, data: list) -> dict:
+    """One weights.json entry: the weights of ``names`` (the ``fixed`` ones held), bias and anchor."""
+    import numpy as np
+
     rows = [[(f, pos in ref.shifts) for ref, units in convs for pos, f in units[1:] if f is not None] for convs in data]
     x = np.array([[f[k] for k in names] for r in rows for f, _ in r])
     y = np.array([hit for r in rows for _, hit in r])
@@ -158,18 +185,7 @@ def fit(mode: str, sets: list[LabeledSet]) -> None:
     coef = std_coef / sd  # back to the raw signals
     weights = {k: round(float(c), 4) for k, c in zip(names, coef)}
     bias = round(float(intercept - (coef * mu).sum()), 4)
-    anchor = _anchor(data, {**weights, **fixed}, bias)
-    entry = {"weights": weights, "bias": bias, "anchor": anchor, "fixed": fixed,
-             "fitted_on": ", ".join(s.name for s in sets) + ": training halves (stable hash of the dialogue id; "
-                          f"generated logs: seeds {[g for g in GEN_SEEDS if g not in GEN_HELD_OUT]}), equal weight",
-             "anchor_rule": "best mean training F1 of the marker with training Pk below marking nothing on every set"}
-    doc = orjson.loads(WEIGHTS.read_bytes())
-    doc["modes"][mode] = entry
-    WEIGHTS.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-    from forensics.analyzers.topics.model import load_model
-
-    load_model.cache_clear()
-    print(f"fit: {mode}: {len(y)} training turns ({int(y.sum())} shifts) from {len(sets)} sets; anchor {anchor}")
+    return {"weights": weights, "bias": bias, "anchor": _anchor(data, {**weights, **fixed}, bias), "fixed": fixed}
 
 
 def _logistic(x, y, w, offset, signs: list[int]):  # noqa: ANN001, ANN202 - numpy arrays
@@ -204,14 +220,14 @@ def _training_conversations(s: LabeledSet, mode: str) -> list[tuple[Reference, U
     """The training half's conversations: reference and judged messages with their signals."""
     from forensics.analyzers.topics import Settings
     from forensics.analyzers.topics.labels import read_labels
-    from forensics.analyzers.topics.model import load_model
+    from forensics.analyzers.topics.model import load_models
     from forensics.analyzers.topics.pipeline import signals
     from forensics.text.cues import Cues
     from forensics.warehouse import open_warehouse
 
     cfg = _config(mode)
     labels = read_labels(s.labels).shifts
-    settings = Settings(cfg.keyword.tokenizer, frozenset(cfg.topic.roles), load_model(mode), Cues.from_config(cfg),
+    settings = Settings(cfg.keyword.tokenizer, frozenset(cfg.topic.roles), *load_models(mode), Cues.from_config(cfg),
                         {}, cfg.topic.min_confidence, keep_tokens=False)
     out = []
     with open_warehouse(s.db) as wh:

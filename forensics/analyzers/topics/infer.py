@@ -25,6 +25,7 @@ from forensics.text.keywords import top_keywords
 RETURN_SIMILARITY = 0.35  # cosine with an earlier topic's profile above which a switch is a return to it
 LEXICON_CONFIDENCE = 0.9  # a configured phrase names the topic: as sure as an explicit trigger gets
 KEYWORDS = 5
+LABEL_TERMS = 3  # words in a segment's label
 
 
 @dataclass
@@ -112,6 +113,31 @@ def _drivers(m: Message, before: Counter[str] | None, idf: Idf) -> list[str]:
     """
     cands = [t for t in m.words if not before or t not in before]
     return sorted(cands, key=lambda t: (-idf(t), -len(t)))[:KEYWORDS]
+
+
+def segment_labels(msgs: Sequence[Message], judged: Sequence[Judged], idf: Idf) -> dict[int, list[str]]:
+    """A short label per segment (a run of judged messages with one topic), for every judged message with a
+    topic: the segment's ``LABEL_TERMS`` most distinctive words against the whole corpus (count in the segment x
+    the warehouse's IDF, class-TF-IDF style), so "hotel · parking" names a segment where the conversation's own
+    keywords would repeat what every segment says."""
+    by_pos = {m.position: m for m in msgs}
+    runs: list[list[Judged]] = []
+    for j in judged:
+        if j.topic is None:
+            continue
+        if runs and runs[-1][-1].topic == j.topic:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+    out: dict[int, list[str]] = {}
+    for run in runs:
+        counts: Counter[str] = Counter()
+        for j in run:
+            counts.update(by_pos[j.position].words)
+        order = {w: i for i, w in enumerate(counts)}
+        label = sorted(counts, key=lambda w: (-counts[w] * idf(w), order[w]))[:LABEL_TERMS]
+        out.update((j.position, label) for j in run)
+    return out
 
 
 def topic_keywords(msgs: Sequence[Message], judged: Sequence[Judged]) -> dict[str, list[str]]:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from forensics.analyzers.topics import corpus
 from forensics.analyzers.topics.corpus import CorpusTopics
-from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
+from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare
 from forensics.importers.pool import default_workers, run_ordered
@@ -68,7 +68,8 @@ class Settings:
 
     mode: str
     roles: frozenset[str]
-    model: Model
+    model: Model  # the judging mode's model, with the corpus topic model's signals
+    lexical: Model  # the same mode fitted without them: for a corpus too small for its own topic model
     cues: Cues
     lexicon: Mapping[str, list[str]]
     min_confidence: float
@@ -78,23 +79,38 @@ class Settings:
 
 @dataclass
 class Verdicts:
-    """One conversation's result: its judged messages, keywords per topic, and (keep_tokens) their tokens."""
+    """One conversation's result: its judged messages, keywords per topic, segment labels, and (keep_tokens)
+    their tokens."""
 
     conversation_id: str
     judged: list[Judged]
     keywords: dict[str, list[str]]
+    labels: dict[int, list[str]]  # judged position -> its segment's label terms
     tokens: dict[int, list[str]] | None
 
 
-def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Iterator[Verdicts]:
-    """Every conversation's verdicts, in conversation_id order (the caller keeps what it needs)."""
+@dataclass
+class Analysis:
+    """A whole warehouse's analysis: the corpus topic model it used (None: too small for one) and every
+    conversation's verdicts, in conversation_id order (computed as they are read)."""
+
+    corpus: CorpusTopics | None
+    verdicts: Iterator[Verdicts]
+
+
+def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Analysis:
     workers = workers or default_workers()
     state, chunks = _prepared(con, s, workers)
-    tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
-    for _, result, error in run_ordered(tasks, workers, state[0] >= PARALLEL_MIN_MESSAGES, init=(_set_state, state)):
-        if error is not None:
-            raise error
-        yield from result
+
+    def verdicts() -> Iterator[Verdicts]:
+        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
+        for _, result, error in run_ordered(tasks, workers, state[0] >= PARALLEL_MIN_MESSAGES,
+                                            init=(_set_state, state)):
+            if error is not None:
+                raise error
+            yield from result
+
+    return Analysis(state[2], verdicts())
 
 
 def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, list[Message], list[Any]]]:
@@ -251,9 +267,10 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     convs = list(conversation_messages(rows, s.roles))
     vectors = _vectors(convs) if s.embed else {}
     for cid, msgs in convs:
-        judged = infer(msgs, _IDF, s.model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
+        model = s.model if _CORPUS is not None else s.lexical
+        judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
         tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
-        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), tokens))
+        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens))
     return out
 
 
