@@ -115,3 +115,15 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
 def write_metrics_baseline(result: Report, path: PathLike) -> None:
     """The baseline `forensics check` compares against, from a report's summary figures."""
     write_baseline(path, baseline_document(report_figures(result)))
+
+
+def formats() -> pl.DataFrame:
+    """Every format `forensics ingest` reads, in detection order: name, what it is, and where it comes from
+    (``built-in``, or the package whose ``forensics.formats`` entry point added it)."""
+    from forensics.importers import registry
+    from forensics.importers.formats import BUILTIN, FALLBACK
+
+    builtin = {n for n, _ in BUILTIN + FALLBACK}
+    rows = [{"format": f.name, "origin": "built-in" if f.name in builtin else (f.read or f.task).__module__.split(".")[0],
+             "reads": f.summary} for f in registry.ordered()]
+    return pl.DataFrame(rows, schema={"format": pl.String, "origin": pl.String, "reads": pl.String})

@@ -11,6 +11,7 @@ import click
 
 from forensics.errors import ExitCode, ForensicsError
 from forensics.importers.formats import FORMATS
+from forensics.importers.locations import AGENTS, locate
 from forensics.redact import redact
 from forensics.warehouse import DEFAULT_DB
 
@@ -71,7 +72,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("sources", nargs=-1, required=True)
+@click.argument("sources", nargs=-1)
 @db_option
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="auto", show_default=True,
               help="Importer; auto detects each file by its content (see docs/formats.md), then its extension.")
@@ -82,10 +83,15 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 @click.option("--verbose", is_flag=True, help="A row for every source (past 20 sources only the failed and noted "
               "ones get a row).")
+@click.option("--from", "agent", type=click.Choice(list(AGENTS)),
+              help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).")
+@click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
-           messages_key: str | None, as_json: bool, verbose: bool) -> None:
-    """Import SQLite databases, session files (JSONL, Claude Code), OpenAI/ShareGPT chat logs, folders or
-    globs into the warehouse; the summary says which format each file was read as.
+           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None) -> None:
+    """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
+    Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, SQLite and JSONL logs...),
+    files, folders or globs, into the warehouse; each file's format is detected by its content and the
+    summary says which it was read as (`forensics formats` lists them).
 
     Importing the same source again adds nothing; a grown source adds only what is new. Bad lines and
     rows are quarantined with their raw bytes, never dropped. Exit 0: every source imported; 1: some
@@ -95,9 +101,19 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     Example:
       forensics ingest ~/app/devflow.db sessions/ --db forensics.duckdb
       forensics ingest ~/.claude/projects traces.jsonl
+      forensics ingest --from codex                  # ~/.codex/sessions (or $CODEX_HOME/sessions)
     """
     from forensics.importers.run import ingest as run_ingest
     from forensics.summary import format_ingest
+
+    if agent_path and not agent:
+        raise click.UsageError("--path goes with --from AGENT; name other files as SOURCE arguments")
+    if agent:
+        found = locate(agent, agent_path)
+        click.echo(f"reading {AGENTS[agent][0]} logs from {', '.join(map(str, found))}", err=True)
+        sources = (*sources, *map(str, found))
+    if not sources:
+        raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
@@ -112,6 +128,20 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     else:
         click.echo(format_ingest(result, verbose))
     sys.exit(int(result.exit_code))
+
+
+@cli.command("formats")
+def formats_() -> None:
+    """List the formats `forensics ingest` detects, in the order it tries them, plug-ins included.
+
+    \b
+    Example:
+      forensics formats
+    """
+    from forensics.api import formats
+
+    for row in formats().iter_rows(named=True):
+        click.echo(f"{row['format']:15} {row['origin']:10} {row['reads']}")
 
 
 @cli.command()

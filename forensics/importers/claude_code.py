@@ -20,10 +20,13 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from forensics.importers.jsonl import json_reason
+from forensics.importers import values
+from forensics.importers.values import json_reason
+from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
 from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
+from forensics.importers.registry import Format, Probe
 
-FORMAT = "claude-code"
+NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
               "attachment"}
 KNOWN_FIELDS = frozenset((
@@ -33,13 +36,6 @@ KNOWN_FIELDS = frozenset((
     "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
     "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation"))
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
-EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                          ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
-                          ("post_tokens", pa.int64()), ("detail", pa.string())])
-USAGE_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                          ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
-                          ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-                          ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64())])
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -111,7 +107,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
-    events, usage = _Rows(EVENT_SCHEMA), _Rows(USAGE_SCHEMA)
+    events, usage = Columns(EVENT_SCHEMA), Columns(USAGE_SCHEMA)
     for part in parts:
         native = p.stem if not part else f"{p.stem}:sidechain:{part}"
         cid = stable_id(source_id, native)
@@ -187,7 +183,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
 
 
 def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
-              events: _Rows, usage: _Rows) -> None:
+              events: Columns, usage: Columns) -> None:
     """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
     msgs = [m for m in f.msgs if m.part == part]
     position = _main_path(f, part)
@@ -255,7 +251,7 @@ def _parent_conversation(p: Path, session_id: str | None, subagent: bool) -> str
     if not session_id or session_id == p.stem:
         return None
     folder = p.parent.parent.parent if subagent else p.parent
-    return stable_id(source_key(FORMAT, str(folder / f"{session_id}.jsonl")), session_id)
+    return stable_id(source_key(NAME, str(folder / f"{session_id}.jsonl")), session_id)
 
 
 def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
@@ -298,24 +294,10 @@ def _counts(c: Counter) -> str:
     return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
 
 
-class _Rows:
-    """Column lists for one arrow table, filled row by row."""
-
-    def __init__(self, schema: pa.Schema) -> None:
-        self.schema, self.cols = schema, [[] for _ in schema.names]
-
-    def add(self, *values: Any) -> None:
-        for col, v in zip(self.cols, values):
-            col.append(v)
-
-    def table(self) -> pa.Table:
-        return pa.table(dict(zip(self.schema.names, self.cols)), schema=self.schema)
-
-
 def _load(raw: bytes) -> tuple[str, Any]:
     """(quarantine reason or "", the parsed line)."""
     try:
-        obj = orjson.loads(raw)
+        obj = values.loads(raw)
     except orjson.JSONDecodeError as e:
         return ("empty line" if not raw.strip() else json_reason(e)), None
     return ("" if isinstance(obj, dict) else "not a JSON object"), obj
@@ -332,7 +314,7 @@ def _detail(obj: dict, keys: tuple[str, ...]) -> dict:
 
 
 def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return values.count(v)
 
 
 def _str(v: Any) -> str | None:
@@ -342,3 +324,11 @@ def _str(v: Any) -> str | None:
 def looks_like_claude_code(obj: dict) -> bool:
     """Sniff: a record with a Claude Code line type and its identifying fields."""
     return obj.get("type") in LINE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "parentUuid" in obj)
+
+
+def _sniff(probe: Probe) -> bool:
+    return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
+
+
+FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents)",
+                _sniff, task=parse_file, suffixes=(".jsonl",))

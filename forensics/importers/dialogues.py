@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from forensics.importers.records import Batch, Entry, Message, Parsed, split_lines, stable_id
+from forensics.importers.registry import Format
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
 
@@ -63,3 +64,7 @@ def _read(raw: bytes) -> tuple[str, list[dict], str]:
     if len({t["idx"] for t in turns}) != len(turns):
         return "duplicate turn idx", [], ""
     return "", turns, str(obj["dialogue_id"])
+
+
+FORMAT = Format("dialogues", "labeled dialogue JSONL (dialogue_id + turns with idx, role, text, topic, shift)",
+                lambda probe: looks_like_dialogues(probe.head), task=parse_file, suffixes=(".jsonl",))

@@ -12,19 +12,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
 from forensics.errors import ForensicsError, SourceError
-from forensics.importers import openai_chat
-from forensics.importers.formats import FORMATS
-from forensics.importers.claude_code import looks_like_claude_code
-from forensics.importers.dialogues import looks_like_dialogues
-from forensics.importers.jsonl import looks_like_jsonl
+from forensics.importers import registry
 
-EXTENSIONS = {".db": "sqlite", ".sqlite": "sqlite", ".sqlite3": "sqlite", ".jsonl": "jsonl", ".json": "json"}
-SQLITE_MAGIC = b"SQLite format 3\x00"
-SNIFF_BYTES = 1 << 16
-SNIFF_LINES = 5
+ALWAYS = (".db", ".sqlite", ".sqlite3", ".jsonl")  # taken from a folder, and reported when unreadable
 
 
 @dataclass(frozen=True)
@@ -48,8 +39,7 @@ def expand(args: list[str], messages_key: str | None = None) -> list[Path]:
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                out.extend(sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in EXTENSIONS
-                                  and (f.suffix.lower() != ".json" or _is_chat_log(f, messages_key))))
+                out.extend(sorted(f for f in p.rglob("*") if f.is_file() and _wanted(f, messages_key)))
             elif p.exists():
                 out.append(p)
             else:
@@ -79,44 +69,31 @@ def _real_folder(folder: str) -> str:
 
 
 def detect(path: Path, fmt: str = "auto", messages_key: str | None = None) -> Source:
-    """The importer for one file: by its first bytes and records, then its extension; unknown is an error."""
+    """The format of one file: by its content (first bytes and records), the extension only breaking ties;
+    unknown is an error."""
     if fmt != "auto":
         return Source(path, fmt, messages_key)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_BYTES)
-    except OSError as e:
-        raise SourceError(str(path), f"cannot read ({e.strerror or e})", "check the path and permissions") from None
-    if head.startswith(SQLITE_MAGIC):
-        return Source(path, "sqlite")
-    by_ext = EXTENSIONS.get(path.suffix.lower())
-    if by_ext == "sqlite":
+    probe = registry.Probe(path, messages_key)
+    if path.suffix.lower() in (".db", ".sqlite", ".sqlite3") and not probe.is_sqlite:
         raise SourceError(str(path), "not a SQLite database (no SQLite header)", "check the file or pass --format")
-    if looks_like_dialogues(head):  # before the chat sniff: labeled turns also carry a role
-        return Source(path, "dialogues")
-    if any(isinstance(r, dict) and looks_like_claude_code(r) for r in _first_records(head)):
-        return Source(path, "claude-code")
-    chat = openai_chat.sniff(head, messages_key)
-    if chat:
-        return Source(path, chat[0], chat[1])
-    if by_ext == "jsonl" or looks_like_jsonl(head):
-        return Source(path, "jsonl")
-    raise SourceError(str(path), "format not recognised (not SQLite, Claude Code, OpenAI/ShareGPT chat, JSONL "
-                      "sessions or labeled dialogues)", "pass --format " + "|".join(FORMATS[1:]))
+    found = registry.sniff(probe)
+    if found is None:
+        raise SourceError(str(path), f"format not recognised (by any of the {len(registry.ordered())} formats "
+                          "`forensics formats` lists)", "check the file, or force one with --format NAME")
+    fmt_, options = found
+    return Source(path, fmt_.name, options.get("messages_key", messages_key))
 
 
-def _is_chat_log(path: Path, messages_key: str | None) -> bool:
+def _wanted(path: Path, messages_key: str | None) -> bool:
+    """In a folder: database and JSONL files always (an unreadable one is reported); other files a format
+    offers to read (``*.json``, ``*.md``, ``*.eval``, ...) only when their content is of a format other than
+    the generic JSONL one: settings, notes and manifests live beside logs."""
+    suffix = path.suffix.lower()
+    if suffix in ALWAYS:
+        return True
+    if not registry.offered(path):
+        return False
     try:
-        return detect(path, "auto", messages_key).format in ("claude-code", "openai", "sharegpt")
+        return detect(path, "auto", messages_key).format != "jsonl"
     except SourceError:
         return False
-
-
-def _first_records(head: bytes) -> list[object]:
-    out = []
-    for line in head.split(b"\n")[:SNIFF_LINES]:
-        try:
-            out.append(orjson.loads(line))
-        except orjson.JSONDecodeError:
-            continue
-    return out

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import orjson
 
-from forensics.importers import fastpath
+from forensics.importers import fastpath, values
+from forensics.importers.values import json_reason
+from forensics.importers.registry import Format, Probe
 from forensics.importers.records import (
     BadRecord, Batch, Entry, Message, Parsed, normalize, split_lines, stable_id, to_epoch,
 )
@@ -74,7 +76,7 @@ def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: boo
             order.append(eid)
             continue
         try:
-            obj = orjson.loads(raw)
+            obj = values.loads(raw)
         except orjson.JSONDecodeError as e:
             b.quarantine(where, json_reason(e), raw)
             continue
@@ -136,18 +138,9 @@ def _is_header(obj: dict) -> bool:
 
 def _loads(raw: bytes) -> object:
     try:
-        return orjson.loads(raw)
+        return values.loads(raw)
     except orjson.JSONDecodeError:
         return None
-
-
-def json_reason(e: orjson.JSONDecodeError) -> str:
-    msg = str(e)
-    if "recursion" in msg.lower() or "depth" in msg.lower():
-        return "JSON nested too deeply"
-    if "utf-8" in msg.lower() or "surrogate" in msg.lower():
-        return "invalid UTF-8"
-    return "invalid JSON: " + msg.splitlines()[0][:120]
 
 
 def _kind(obj: object) -> str:
@@ -164,3 +157,11 @@ def looks_like_jsonl(head: bytes) -> bool:
         if isinstance(_loads(line), dict):
             return True
     return False
+
+
+def _sniff(probe: Probe) -> bool:
+    return not (probe.is_sqlite or probe.is_zip) and (probe.path.suffix.lower() == ".jsonl" or looks_like_jsonl(probe.head))
+
+
+FORMAT = Format("jsonl", "JSONL session trees: a header line, then entries linked by id/parent_id", _sniff,
+                task=parse_file, suffixes=(".jsonl",))

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
-from forensics.importers.claude_code import EVENT_SCHEMA, USAGE_SCHEMA
+from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.importers.records import Parsed
+from forensics.importers.values import EPOCH_MAX
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 
@@ -91,27 +92,30 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
     conv_sources: list[str] = []
     quar_sources: list[str] = []
     parents: list[str | None] = []
+    natives: list[str | None] = []  # the parent's native id, for a parent in another file (see resolve_parents)
     for p, source_id in results:
         if isinstance(p, str):
             files.append(p)
             continue
         t = p.tables
         ids = t["conv"].column("conversation_id").to_pylist()
-        links = p.state.get("parents", {})
+        links, by_native = p.state.get("parents", {}), p.state.get("parent_natives", {})
         parents.extend(links.get(c) for c in ids)
+        natives.extend(by_native.get(c) for c in ids)
         conv_sources.extend([source_id] * len(ids))
         quar_sources.extend([source_id] * t["quar"].num_rows)
         for n in TABLES:
             parts[n].append(t[n] if n in t else EMPTY[n])
         files.append(FileResult(p.rows_read, p.messages_read, p.notes,
-                                {k: v for k, v in p.state.items() if k != "parents"},
+                                {k: v for k, v in p.state.items() if k not in ("parents", "parent_natives")},
                                 list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
                                 t["msg"].num_rows, t["quar"].num_rows))
     if not parts["conv"]:
         return Bundle(None, files)
     tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
     tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
-        "parent_conversation_id", pa.array(parents, pa.string()))
+        "parent_conversation_id", pa.array(parents, pa.string())).append_column(
+        "parent_native_id", pa.array(natives, pa.string()))
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
     return Bundle(tables, files)
 
@@ -184,6 +188,7 @@ class Loader:
     def close(self, unchanged: list[Plan]) -> None:
         """Write what is buffered, and a run row for each source that was not re-read."""
         self.flush()
+        resolve_parents(self.con)
         if unchanged:
             self.con.execute("BEGIN TRANSACTION")
             _insert_runs(self.con, self.run_id, unchanged)
@@ -210,10 +215,10 @@ class Loader:
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id) "
+                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id) "
                     "SELECT conversation_id, source_id, native_id, title, provider, model, "
                     f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
-                    "parent_conversation_id FROM _b_conv")
+                    "parent_conversation_id, parent_native_id FROM _b_conv")
         # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
         # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
         _sizes = con.sql(  # noqa: F841
@@ -221,8 +226,11 @@ class Loader:
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
             f"{_ts('created_at')}, tool_call_id, {DERIVED} FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
             "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
+        # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
+        # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string
         con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                    "c.name, c.arguments, c.result_seq, c.result_position, "
+                    "c.name, CASE WHEN c.arguments IS NULL OR json_valid(c.arguments) THEN c.arguments "
+                    "ELSE to_json(c.arguments) END, c.result_seq, c.result_position, "
                     "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
                     "c.is_error FROM _b_call c LEFT JOIN _sizes m "
                     "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
@@ -269,6 +277,16 @@ class Loader:
         _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans)
+
+
+def resolve_parents(con: duckdb.DuckDBPyConnection) -> None:
+    """Link sub-agent conversations whose parent lives in another file (a Codex or Gemini CLI sub-agent names
+    its parent session by id): the parent is the conversation of that native id read by the same importer.
+    Run after every ingest, so a parent imported later than its children is linked then."""
+    con.execute("UPDATE conversations c SET parent_conversation_id = p.conversation_id FROM conversations p, "
+                "sources ps, sources cs WHERE c.parent_conversation_id IS NULL AND c.parent_native_id IS NOT NULL "
+                "AND p.native_id = c.parent_native_id AND ps.source_id = p.source_id "
+                "AND cs.source_id = c.source_id AND ps.format = cs.format AND p.conversation_id != c.conversation_id")
 
 
 def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
@@ -327,4 +345,6 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan])
 
 
 def _ts(col: str) -> str:
-    return f"CASE WHEN {col} IS NULL THEN NULL ELSE make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"
+    # parsers check their dates (values.epoch, counted); the range test keeps a plug-in's bad date from
+    # failing the statement, and with it every source of the transaction
+    return f"CASE WHEN {col} > 0 AND {col} < {EPOCH_MAX} THEN make_timestamp(CAST({col} * 1000000 AS BIGINT)) END"

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from forensics.importers.jsonl import json_reason
+from forensics.importers import values
+from forensics.importers.values import json_reason
 from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
+from forensics.importers.registry import Format, Probe
 
 OPENAI, SHAREGPT = "openai", "sharegpt"
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                   "chatgpt": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
                   "system": "system", "observation": "tool", "tool": "tool", "function_response": "tool"}
 ID_KEYS = ("id", "conversation_id", "instance_id")
+SIMULATIONS = re.compile(rb'"simulations"\s*:\s*\[')
 LIST_OF_OBJECTS = re.compile(rb'"([^"\\]{1,64})"\s*:\s*\[\s*\{([^{}]{0,400})')
 SNIFF_LINES = 5
 
 
-def parse_file(path: str, source_id: str, key: str | None) -> Parsed:
-    """Worker: every record of one file, each one conversation (fingerprinted by its bytes)."""
+def parse_file(path: str, source_id: str, fingerprint: str | None = None, key: str | None = None) -> Parsed:
+    """Worker: every record of one file, each one conversation (fingerprinted by its bytes, not by
+    ``fingerprint``: a grown file keeps its old records unchanged)."""
     data = Path(path).read_bytes()
     b = Batch()
     b.state["sha256"] = hashlib.sha256(data).hexdigest()
@@ -60,10 +64,12 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
     """(location, ordinal id, raw bytes, record, quarantine reason) per record of a JSONL file or JSON document."""
     if _is_document(data):
         try:
-            doc = orjson.loads(data)
+            doc = values.loads(data)
         except orjson.JSONDecodeError as e:
             yield name, "#0", data, None, json_reason(e)
             return
+        if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
+            doc = doc["simulations"]  # tau2-bench results: the runs are under simulations
         for i, rec in enumerate(doc if isinstance(doc, list) else [doc]):
             yield (f"{name}[{i}]", f"#{i}", orjson.dumps(rec), rec,
                    "" if isinstance(rec, dict) else "record is not a JSON object")
@@ -75,7 +81,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
             yield f"{name}:{n}", f"line {n}", raw, None, "empty line"
             continue
         try:
-            rec = orjson.loads(raw)
+            rec = values.loads(raw)
         except orjson.JSONDecodeError as e:
             yield f"{name}:{n}", f"line {n}", raw, None, json_reason(e)
             continue
@@ -89,7 +95,7 @@ def _is_document(data: bytes) -> bool:
         return True
     first = data.split(b"\n", 1)[0]
     try:
-        orjson.loads(first)
+        values.loads(first)
     except orjson.JSONDecodeError:
         return head == b"{"
     return False
@@ -97,8 +103,7 @@ def _is_document(data: bytes) -> bool:
 
 def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
-    native = next((str(rec[k]) for k in ID_KEYS if isinstance(rec.get(k), (str, int)) and not isinstance(rec.get(k), bool)),
-                  ordinal)
+    native = _task_trial(rec) or next((str(rec[k]) for k in ID_KEYS if _scalar(rec.get(k))), ordinal)
     if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
         msgs = [_from_sharegpt(t) for t in rec["conversations"]]
         if isinstance(rec.get("system"), str) and rec["system"]:
@@ -109,6 +114,17 @@ def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     if not isinstance(msgs, list):
         return [], native, f"no list of messages under {k or 'messages'!r}"
     return msgs, native, ""
+
+
+def _task_trial(rec: dict) -> str | None:
+    """Benchmark runs (tau-bench, tau2-bench) log each task's trials as records: "task 12 trial 0"."""
+    if not _scalar(rec.get("task_id")):
+        return None
+    return f"task {rec['task_id']}" + (f" trial {rec['trial']}" if _scalar(rec.get("trial")) else "")
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
 def _from_sharegpt(turn: Any) -> Any:
@@ -157,6 +173,8 @@ def sniff(head: bytes, key: str | None) -> tuple[str, str | None] | None:
             return _sniff_record(rec, key)
     if head.lstrip()[:1] not in (b"[", b"{"):
         return None
+    if head.lstrip()[:1] == b"{" and SIMULATIONS.search(head) and key is None:
+        return OPENAI, None  # tau2-bench results: records under simulations, messages under messages
     for m in LIST_OF_OBJECTS.finditer(head):  # a document too large to parse here: read its first list
         k, first = m.group(1).decode("utf-8", "replace"), m.group(2)
         if key is not None and k != key:
@@ -182,10 +200,24 @@ def _sniff_record(rec: dict, key: str | None) -> tuple[str, str | None] | None:
 
 def _loads(raw: bytes | str) -> Any:
     try:
-        return orjson.loads(raw)
+        return values.loads(raw)
     except orjson.JSONDecodeError:
         return None
 
 
 def _s(v: Any) -> str | None:
     return None if v is None else str(v)
+
+
+def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict]:
+    def found(probe: Probe) -> bool | dict:
+        if probe.is_sqlite or probe.is_zip:
+            return False
+        r = sniff(probe.head, probe.messages_key)
+        return bool(r) and r[0] == fmt and ({"messages_key": r[1]} if r[1] else True)
+    return found
+
+
+OPENAI_FORMAT = Format(OPENAI, "one conversation per record holding a list of role messages (JSONL line or JSON list)",
+                _sniff_as(OPENAI), task=parse_file)
+SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file)

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import json
 import re
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 import pyarrow as pa
 
+from forensics.importers.values import epoch
 from forensics.redact import redact
 
 ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "human": "user",
@@ -88,34 +89,39 @@ def source_key(fmt: str, resolved_path: str, options: str = "{}") -> str:
     return stable_id(fmt, resolved_path, options)
 
 
-def to_epoch(v: Any) -> float | None:
-    """Seconds since the epoch from a number (s or ms) or an ISO-8601 string; None when unreadable."""
-    if v is None or isinstance(v, bool):
-        return None
-    if isinstance(v, (int, float)):
-        return v / 1000.0 if v > 1e11 else float(v)
-    if isinstance(v, str) and v:
-        try:
-            d = datetime.fromisoformat(v.replace("Z", "+00:00").replace(" ", "T", 1))
-        except ValueError:
-            return None
-        return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()  # naive times are UTC
-    return None
+to_epoch = epoch  # seconds since the epoch from a number or an ISO-8601 string; None (counted) when unusable
 
 
 def _block_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content
+        return "\n".join(_text(b.get("text")) if isinstance(b, dict) else str(b) for b in content
                          if not isinstance(b, dict) or b.get("type", "text") == "text")
-    return "" if content is None else orjson.dumps(content).decode()
+    return "" if content is None else _json(content)
+
+
+def _key(v: Any) -> str | None:
+    """An id or a name as text (a log may hold a number there, or anything)."""
+    return v if isinstance(v, str) else str(v) if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _args(v: Any) -> str:
     if isinstance(v, str):
         return v
-    return orjson.dumps(v).decode() if v is not None else ""
+    return _json(v) if v is not None else ""
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _json(v: Any) -> str:
+    """JSON text of a decoded value (integers beyond 64 bits, which orjson refuses, through the standard library)."""
+    try:
+        return orjson.dumps(v).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(v, default=str, ensure_ascii=False)
 
 
 def normalize(m: Any) -> Message:
@@ -127,10 +133,10 @@ def normalize(m: Any) -> Message:
     if role is None:
         raise BadRecord("message has no role" if raw_role is None else f"unknown role {str(raw_role)[:40]!r}")
     text, calls, results, role = interpret_content(m.get("content"), role)
-    for c in m.get("tool_calls") or ():
+    for c in m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else ():
         if isinstance(c, dict):
             f = c.get("function") if isinstance(c.get("function"), dict) else c
-            calls.append((c.get("id"), f.get("name"), _args(f.get("arguments"))))
+            calls.append((_key(c.get("id")), _key(f.get("name")), _args(f.get("arguments"))))
     return finish(role, text, calls, results, m.get("is_error"), m.get("tool_call_id"),
                   m.get("timestamp", m.get("created_at", m.get("createdAt"))))
 
@@ -148,11 +154,11 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
         for b in content:
             kind = b.get("type") if isinstance(b, dict) else None
             if kind == "text":
-                texts.append(b.get("text") or "")
+                texts.append(_text(b.get("text")))
             elif kind == "tool_use":
-                calls.append((b.get("id"), b.get("name"), _args(b.get("input"))))
+                calls.append((_key(b.get("id")), _key(b.get("name")), _args(b.get("input"))))
             elif kind == "tool_result":
-                results.append((b.get("tool_use_id"), _block_text(b.get("content")), bool(b.get("is_error"))))
+                results.append((_key(b.get("tool_use_id")), _block_text(b.get("content")), bool(b.get("is_error"))))
             elif isinstance(b, str):
                 texts.append(b)
         text = "\n".join(texts)
@@ -165,7 +171,7 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
     elif content is None:
         text = ""
     else:
-        text = orjson.dumps(content).decode()
+        text = _json(content)
     return text, calls, results, role
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import claude_code, dialogues, jsonl, openai_chat, sqlite
+from forensics.importers import registry, sqlite, values
 from forensics.importers.discover import Source, detect, expand, real_path
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
@@ -232,14 +232,10 @@ def _schedule(pl: Plan, table: str | None, column: str | None) -> None:
 
 def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
                size: int) -> tuple[Callable[..., Parsed], tuple[Any, ...], int]:
-    """The parse task for a file that is read whole (every format but SQLite)."""
-    if src.format == "claude-code":
-        return claude_code.parse_file, (resolved, source_id, fingerprint), size
-    if src.format in ("openai", "sharegpt"):
-        return openai_chat.parse_file, (resolved, source_id, src.messages_key), size
-    if src.format == "dialogues":
-        return dialogues.parse_file, (resolved, source_id, fingerprint), size
-    return jsonl.parse_file, (resolved, source_id, fingerprint), size
+    """The parse task for a file that is read whole (every format but SQLite JSON-message tables)."""
+    options = {"messages_key": src.messages_key} if src.messages_key else {}
+    fn, args = registry.get(src.format).worker(resolved, source_id, fingerprint, options)
+    return fn, args, size
 
 
 def _plan_sqlite(pl: Plan, table: str | None, column: str | None) -> None:
@@ -320,11 +316,14 @@ def parse_many(calls: list[Call]) -> Bundle:
     out: list[tuple[Parsed | str, str]] = []
     for fn, args, path, source_id in calls:
         try:
-            p = fn(*args)
+            with values.counting() as nulled:
+                p = fn(*args)
         except Exception as e:  # reported per source; never takes the batch down
             out.append((str(e) if isinstance(e, ForensicsError) else
                         f"{path}: cannot read ({type(e).__name__}: {e}); check the file", source_id))
             continue
+        if nulled:
+            p.notes.append(values.note(nulled))
         error = p.state.get("error")
         out.append((f"{path}: {error}; check the file or pass --format" if error else p, source_id))
     return bundle(out)

@@ -16,6 +16,7 @@ import orjson
 from forensics.errors import SourceError
 from forensics.importers import fastpath
 from forensics.importers.records import Batch, BadRecord, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
+from forensics.importers.registry import Format
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
 META_COLUMNS = ("id", "title", "model", "provider", "created_at", "updated_at")
@@ -217,3 +218,8 @@ def _text(v: object) -> object:
 def _s(v: object) -> str | None:
     v = _text(v)
     return None if v is None else str(v)
+
+
+# read in chunks of rows by the planner (run._plan_sqlite), not by a whole-file task
+FORMAT = Format("sqlite", "a SQLite table with one row per conversation and a JSON array of messages",
+                lambda probe: probe.is_sqlite, suffixes=(".db", ".sqlite", ".sqlite3"))

@@ -201,3 +201,26 @@ def m004_trimmed_text(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"COMMENT ON COLUMN messages.{column} IS '{_sql_str(doc)}'")
     sets = ", ".join(f"{c} = {e}" for c, e in derived_text_columns("content", "role").items())
     con.execute(f"UPDATE messages SET {sets}")
+
+
+@migration
+def m005_format_registry(con: duckdb.DuckDBPyConnection) -> None:
+    """Formats beyond Claude Code link sub-agents to a parent in another file by its id (issue 15)."""
+    con.execute("ALTER TABLE conversations ADD COLUMN parent_native_id VARCHAR")
+    for column, doc in (
+        ("conversations.parent_native_id", "for a sub-agent transcript: the native id of the conversation that "
+                                           "spawned it, as its log names it (parent_conversation_id is filled "
+                                           "when that conversation is imported too)"),
+        ("sources.format", "importer used: one of the formats of docs/formats.md (sqlite, jsonl, claude-code, "
+                           "codex, gemini-cli, ...) or a plug-in's name"),
+        ("events.kind", "compaction (the harness summarised old context), summary (a summary entry), or what a "
+                        "format documents (docs/formats.md)"),
+        ("message_usage.input_tokens", "input tokens not read from the prompt cache (a format logging the "
+                                       "cache inside its input count has it subtracted)"),
+        ("conversations.fingerprint", "change detector: source row length and updated_at (SQLite), file size and "
+                                      "mtime (session files), a hash of the record (OpenAI) or of the "
+                                      "conversation's messages (the agent formats of docs/formats.md)"),
+        ("tool_calls.arguments", "arguments as a JSON string (a tool whose input is plain text, or a model's "
+                                 "malformed JSON, is stored as a JSON string value)"),
+    ):
+        con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")

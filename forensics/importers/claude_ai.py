@@ -1,0 +1,101 @@
+"""Claude.ai data exports: ``conversations.json``, a list of conversations with their ``chat_messages``.
+
+A conversation has ``uuid``, ``name``, ``created_at``, ``updated_at``; a message has ``uuid``, ``sender``
+(``human`` or ``assistant``), ``text``, ``content`` blocks (``text``, ``thinking``, ``tool_use``,
+``tool_result``: web search, analysis and artifacts run inside one assistant message), ``attachments``
+and, in newer exports, ``parent_message_uuid``. Each ``tool_use`` block is a call and each
+``tool_result`` block a tool message after the assistant message. With parent links the messages form a
+tree: the main path runs from the root to the newest message, other branches (edited prompts,
+retries) are kept off it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
+from forensics.importers.registry import Format, Probe
+
+SENDERS = {"human": "user", "assistant": "assistant", "user": "user"}
+BLOCKS = ("text", "thinking", "tool_use", "tool_result", "image", "document", "voice_note")
+ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's first message
+
+
+def read(path: str, log: Log) -> list[Conversation]:
+    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a Claude.ai export's conversations.json)")
+    out = []
+    for i, where, conv in log.objects(doc, log.name, "conversation"):
+        if not isinstance(conv.get("chat_messages"), list):
+            log.quarantine(where, "a conversation without chat_messages", conv)
+            continue
+        with log.guard(where, conv):
+            out.append(_conversation(log, conv, where, i))
+    return out
+
+
+def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
+    msgs = []
+    for j, m in enumerate(conv["chat_messages"]):
+        if not isinstance(m, dict) or not isinstance(m.get("sender"), str) or m["sender"] not in SENDERS:
+            log.quarantine(f"{where}.chat_messages[{j}]", "not a message from human or assistant", m)
+            continue
+        msgs.append(m)
+    main = _main_path(msgs)
+    turns: list[Turn] = []
+    for m in sorted(msgs, key=lambda m: (m.get("uuid") not in main, main.get(m.get("uuid"), 0))):
+        turns.extend(_turns(log, m, m.get("uuid") in main, tree=bool(_parent(m))))
+    return Conversation(conv.get("uuid") or f"#{i}", turns, title=conv.get("name"), provider="anthropic",
+                        model=conv.get("model") if isinstance(conv.get("model"), str) else None,
+                        created=conv.get("created_at"), updated=conv.get("updated_at"))
+
+
+def _turns(log: Log, m: dict, main: bool, tree: bool) -> list[Turn]:
+    role, mid, at = SENDERS[m["sender"]], m.get("uuid"), m.get("created_at")
+    blocks = [b for b in listed(m.get("content")) if isinstance(b, dict)]
+    for b in blocks:
+        if b.get("type") not in BLOCKS:
+            log.ignore(f"{str(b.get('type'))[:40]} block")
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    text = "\n".join(texts) if blocks else text_of(m.get("text"))
+    for a in listed(m.get("attachments")):
+        if isinstance(a, dict) and isinstance(a.get("extracted_content"), str):
+            text = f"{text}\n\n[{a.get('file_name', 'attachment')}]\n{a['extracted_content']}".strip("\n")
+    calls = [ToolCall(b.get("name"), b.get("input"), b.get("id") or f"{mid}:call{k}")
+             for k, b in enumerate(x for x in blocks if x.get("type") == "tool_use")]
+    turn = Turn(role, text, calls=calls if role == "assistant" else [], at=at, id=mid, main=main)
+    if tree:
+        turn.parent = "" if _parent(m) == ROOT else _parent(m)
+    out = [turn]
+    for k, b in enumerate(x for x in blocks if x.get("type") == "tool_result"):
+        out.append(Turn("tool", text_of(b.get("content"), kinds=None), answers=b.get("tool_use_id") or (
+            calls[k].id if k < len(calls) else None), is_error=bool(b.get("is_error")) or None,
+            at=b.get("stop_timestamp") or at, id=f"{mid}:result{k}", main=main))
+    return out
+
+
+def _parent(m: dict) -> str | None:
+    p = m.get("parent_message_uuid")
+    return p if isinstance(p, str) else None
+
+
+def _main_path(msgs: list[dict]) -> dict[str, int]:
+    """uuid -> order on the main path: all messages in order when they have no parent links, else the chain
+    from the newest message up to the root."""
+    if not any(_parent(m) for m in msgs):
+        return {m.get("uuid"): k for k, m in enumerate(msgs)}
+    by_id = {m.get("uuid"): m for m in msgs}
+    leaf = max(msgs, key=lambda m: str(m.get("created_at") or ""), default=None)  # ISO-8601 sorts as text
+    chain: list[Any] = []
+    while leaf is not None and leaf.get("uuid") not in chain:
+        chain.append(leaf.get("uuid"))
+        leaf = by_id.get(_parent(leaf))
+    return {u: k for k, u in enumerate(reversed(chain))}
+
+
+def _sniff(probe: Probe) -> bool:
+    head = probe.head.lstrip()
+    return head[:1] == b"[" and b'"chat_messages"' in probe.head and b'"uuid"' in probe.head
+
+
+FORMAT = Format("claude-ai", "Claude.ai data export, conversations.json (chat_messages, with branches when linked)",
+                _sniff, read=read, suffixes=(".json",))

@@ -1,0 +1,310 @@
+"""Codex CLI rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl``, one session per file.
+
+Three generations are read. Since mid-2025 every line is ``{"timestamp", "type", "payload"}`` with type
+``session_meta``, ``turn_context``, ``response_item`` (the model's input and output items), ``event_msg``
+(runtime events) or ``compacted``. Before that, the first line was the bare session meta (``id``,
+``timestamp``, ``instructions``) and every other line a bare response item or a ``{"record_type": "state"}``
+marker. The first TypeScript CLI wrote one JSON document, ``{"session": {...}, "items": [...]}``.
+
+Response items make the messages: the items one model response produced (its text, reasoning and tool
+calls) are one assistant message, so parallel calls are one turn; a ``function_call_output`` answers its
+call by ``call_id``. ``event_msg`` repeats the messages for the UI (skipped and counted); its
+``token_count`` carries the running total of the session's tokens, so each response's usage is its
+``last_token_usage`` (or the difference of two totals), and a repeated total is not a new response.
+``thread_rolled_back`` drops the last turns from the model's history: they stay, off the main path. A
+sub-agent's meta names its parent thread, to which its conversation is linked.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from forensics.importers import values
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
+from forensics.importers.registry import Format, Probe
+
+WRAPPED = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+ITEMS = (*CALLS, *OUTPUTS, "message", "reasoning")
+# user-role messages the harness writes itself (instructions, environment), not the person typing
+INJECTED = re.compile(r"\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions"
+                      r"|<permissions instructions>|<user_shell_command>|<turn_aborted>)")
+EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
+ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
+TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
+
+
+def read(path: str, log: Log) -> list[Conversation]:
+    data = Path(path).read_bytes()
+    if TS_DOC.match(data):
+        doc = log.json_document(data)
+        if not isinstance(doc, dict):
+            return []
+        session = doc.get("session") if isinstance(doc.get("session"), dict) else {}
+        lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
+                                                   enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
+        return _build(path, log, lines, f"{log.name}")
+    lines = []
+    for n, _raw, obj in log.json_lines(data):
+        kind = obj.get("type")
+        if kind in WRAPPED and "payload" in obj:
+            payload = obj["payload"] if isinstance(obj["payload"], dict) else {}
+            if kind == "response_item" or kind == "event_msg":
+                payload = {**payload, "timestamp": payload.get("timestamp", obj.get("timestamp"))}
+            lines.append((n, payload, kind))
+        elif obj.get("record_type") is not None:
+            log.skip(f"record_type:{obj.get('record_type')}")
+        elif kind in ITEMS or (isinstance(kind, str) and "role" in obj):
+            lines.append((n, obj, "response_item"))
+        elif n == 1 and "id" in obj and "type" not in obj:
+            lines.append((n, obj, "session_meta"))  # the older layout's bare meta line
+        else:
+            log.skip(f"line type {str(kind)[:40]}")
+    if not lines:
+        log.error = "no line is a Codex rollout record (session_meta, response_item, ...)"
+        return []
+    return _build(path, log, lines, log.name)
+
+
+class _State:
+    """The conversation being assembled, line by line."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.events: list[Event] = []
+        self.model: str | None = None
+        self.first_model: str | None = None
+        self.open: Turn | None = None  # the assistant message the current response is adding to
+        self.last_total: dict | None = None
+        self.user_starts: list[int] = []  # index of each real user message on the main path
+        self.compacted_lines = 0
+        self.merged = 0  # response items added to an assistant message already started
+        self.compaction_events: list[Event] = []
+        self.ui_messages: list[Turn] = []  # event_msg user/agent messages, used only if no response item is
+        self.resume_from: str | None = None  # after a rollback: the message the next one continues from
+
+    def append(self, turn: Turn) -> Turn:
+        if self.resume_from is not None:
+            turn.parent, self.resume_from = self.resume_from, None
+        self.turns.append(turn)
+        return turn
+
+
+def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -> list[Conversation]:
+    st = _State()
+    meta: dict = {}
+    for n, obj, kind in lines:
+        with log.guard(f"{name}:{n}", obj):
+            if kind == "session_meta":
+                meta = meta or obj
+                log.skip("session_meta")
+            elif kind == "turn_context":
+                m = obj.get("model")
+                st.model = m if isinstance(m, str) else st.model
+                st.first_model = st.first_model or st.model
+                log.skip("turn_context")
+            elif kind == "compacted":
+                st.compacted_lines += 1
+                log.skip("compacted (-> events)")
+                st.events.append(Event("compaction", len(st.turns), detail={
+                    "summary": obj.get("message"),
+                    "replacement_items": len(listed(obj.get("replacement_history")))}))
+                st.open = None
+            elif kind == "event_msg":
+                _event(log, st, obj)
+            else:
+                _item(log, st, n, obj)
+    if not any(t.role in ("user", "assistant") for t in st.turns) and st.ui_messages:
+        st.turns = st.ui_messages  # a rollout whose messages only reached the UI events
+        log.notes.append("messages taken from event_msg (no response_item message in the file)")
+    if not st.compacted_lines:
+        st.events.extend(st.compaction_events)
+        log.skip("event_msg:context_compacted (-> events)", len(st.compaction_events))
+    else:
+        log.skip("event_msg:context_compacted (repeats compacted)", len(st.compaction_events))
+    if st.merged:
+        log.notes.append(f"{st.merged} items of multi-item responses merged into their assistant message")
+    instructions = meta.get("instructions")
+    base = meta.get("base_instructions")
+    text = instructions if isinstance(instructions, str) else text_of(base) if isinstance(base, dict) else ""
+    if text.strip():
+        st.turns.insert(0, Turn("system", text, id="instructions", at=meta.get("timestamp")))
+        for e in st.events:
+            e.before = e.before + 1 if isinstance(e.before, int) else e.before
+    native = meta.get("id") if isinstance(meta.get("id"), str) else _id_from_name(Path(path).name)
+    provider = meta.get("model_provider") if isinstance(meta.get("model_provider"), str) else "openai"
+    return [Conversation(native, st.turns, provider=provider, model=st.first_model or st.model,
+                         created=meta.get("timestamp"), parent=_parent(meta), events=st.events)]
+
+
+def _item(log: Log, st: _State, n: int, it: dict) -> None:
+    kind, at = it.get("type"), it.get("timestamp")
+    if kind == "message" or (kind is None and "role" in it):
+        role = ROLES.get(it.get("role")) if isinstance(it.get("role"), str) else None
+        if role is None:
+            log.quarantine(f"{log.name}:{n}", f"message with unknown role {str(it.get('role'))[:40]!r}", it)
+            return
+        text = text_of(it.get("content"))
+        if role == "user" and INJECTED.match(text):
+            role = "system"
+        if role == "assistant" and st.open is not None:
+            st.open.text = f"{st.open.text}\n{text}" if st.open.text else text
+            st.merged += 1
+            return
+        turn = st.append(Turn(role, text, at=at, id=_nid(it, n)))
+        st.open = turn if role == "assistant" else None
+        if role == "user":
+            st.user_starts.append(len(st.turns) - 1)
+    elif kind in CALLS:
+        call = _call(it)
+        if st.open is None:
+            st.open = st.append(Turn("assistant", "", at=at, id=_nid(it, n)))
+        else:
+            st.merged += 1
+        st.open.calls.append(call)
+    elif kind in OUTPUTS:
+        text, error = _output(it.get("output") if kind != "tool_search_output" else it.get("tools"))
+        st.append(Turn("tool", text, answers=_str(it.get("call_id")), is_error=error, at=at, id=_nid(it, n)))
+        st.open = None
+    elif kind == "reasoning":
+        log.skip("reasoning")
+    else:
+        log.skip(f"response_item:{str(kind)[:40]}")
+
+
+def _event(log: Log, st: _State, ev: dict) -> None:
+    kind = ev.get("type")
+    if kind == "token_count":
+        _usage(log, st, ev)
+    elif kind == "thread_rolled_back":
+        _roll_back(log, st, values.count(ev.get("num_turns"), "rolled back turns") or 0)
+    elif kind == "context_compacted":
+        st.compaction_events.append(Event("compaction", len(st.turns), detail={"source": "event_msg"}))
+    elif kind in ("user_message", "agent_message") and isinstance(ev.get("message"), str):
+        st.ui_messages.append(Turn("user" if kind == "user_message" else "assistant", ev["message"],
+                                   at=ev.get("timestamp")))
+        log.skip(f"event_msg:{kind}")
+    else:
+        log.skip(f"event_msg:{str(kind)[:40]}")
+
+
+def _usage(log: Log, st: _State, ev: dict) -> None:
+    """One usage row per model response. ``info.total_token_usage`` is the session's running total: a
+    repeated total (Codex writes one after every rate-limit update) is no new response."""
+    info = ev.get("info") if isinstance(ev.get("info"), dict) else None
+    if info is None:
+        if any(k in ev for k in ("input_tokens", "output_tokens")):  # early versions: the response's own usage
+            info = {"last_token_usage": ev}
+        else:
+            log.skip("event_msg:token_count (rate limits only)")
+            return
+    total = info.get("total_token_usage") if isinstance(info.get("total_token_usage"), dict) else None
+    last = info.get("last_token_usage") if isinstance(info.get("last_token_usage"), dict) else None
+    if total is not None and total == st.last_total:
+        log.skip("event_msg:token_count (repeated total)")
+        return
+    if last is None and total is not None:
+        prev = st.last_total or {}
+        last = {k: (values.count(total.get(k)) or 0) - (values.count(prev.get(k)) or 0) for k in total}
+    st.last_total = total or st.last_total
+    target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
+    if target is None or last is None:
+        log.skip("event_msg:token_count (before any response)")
+        return
+    log.skip("event_msg:token_count (-> message_usage)")
+    cached = values.count(last.get("cached_input_tokens")) or 0
+    inp = values.count(last.get("input_tokens"))
+    target.usage.append(Usage(input_tokens=max(inp - cached, 0) if inp is not None else None,
+                              output_tokens=last.get("output_tokens"), cache_read_input_tokens=cached,
+                              model=st.model))
+
+
+def _roll_back(log: Log, st: _State, n: int) -> None:
+    """The last ``n`` user turns and everything after them leave the main path; what comes next continues
+    from the message before them."""
+    starts = [i for i in st.user_starts if st.turns[i].main]
+    if n <= 0 or not starts:
+        log.skip("event_msg:thread_rolled_back (nothing to roll back)")
+        return
+    first = starts[-min(n, len(starts))]
+    for t in st.turns[first:]:
+        t.main = False
+    keep = next((t for t in reversed(st.turns[:first]) if t.main), None)
+    st.resume_from = keep.id if keep else ""  # "": the next message starts a new root
+    st.open = None
+    log.notes.append(f"{min(n, len(starts))} rolled-back turns kept off the main path")
+
+
+def _call(it: dict) -> ToolCall:
+    kind = it.get("type")
+    cid = _str(it.get("call_id")) or _str(it.get("id"))
+    if kind == "function_call":
+        return ToolCall(_str(it.get("name")), it.get("arguments"), cid)
+    if kind == "custom_tool_call":
+        return ToolCall(_str(it.get("name")), it.get("input"), cid)
+    if kind == "local_shell_call":
+        return ToolCall("local_shell", it.get("action"), cid)
+    if kind == "tool_search_call":
+        return ToolCall("tool_search", it.get("arguments"), cid)
+    return ToolCall("web_search", it.get("action"), None)  # answered inside the model: no output item
+
+
+def _output(out: Any) -> tuple[str, bool | None]:
+    """(text, error flag) of a tool output: a string (older shells wrap it as JSON with the exit code), a
+    list of content items, or ``{"content", "success"}``."""
+    if isinstance(out, dict):
+        return text_of(out.get("content", out)), (out.get("success") is False) or None
+    if isinstance(out, list):
+        return text_of(out), None
+    text = out if isinstance(out, str) else ""
+    if text.startswith("{") and '"output"' in text:
+        try:
+            wrapped = values.loads(text)
+        except ValueError:
+            wrapped = None
+        if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+            meta = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
+            code = meta.get("exit_code")
+            return wrapped["output"], (code not in (0, None)) if isinstance(code, int) else None
+    m = EXIT.match(text)
+    return text, (int(m.group(1)) != 0) if m else None
+
+
+def _parent(meta: dict) -> str | None:
+    src = meta.get("source")
+    spawn = src.get("subagent") if isinstance(src, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
+        return spawn["parent_thread_id"]
+    return _str(meta.get("forked_from_id"))
+
+
+def _id_from_name(name: str) -> str:
+    m = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", name)
+    return m.group(1) if m else Path(name).stem
+
+
+def _nid(it: dict, n: int) -> str:
+    return it["id"] if isinstance(it.get("id"), str) else f"line:{n}"
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _sniff(probe: Probe) -> bool:
+    if TS_DOC.match(probe.head):
+        return b'"items"' in probe.head or probe.path.name.startswith("rollout-")
+    recs = [r for r in probe.records if isinstance(r, dict)]
+    if any(r.get("type") in WRAPPED and "payload" in r for r in recs):
+        return True
+    if any(r.get("record_type") == "state" for r in recs):
+        return True
+    return bool(recs) and "id" in recs[0] and "timestamp" in recs[0] and "type" not in recs[0] \
+        and "role" not in recs[0] and any(r.get("type") in ITEMS for r in recs[1:])
+
+
+FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts)",
+                _sniff, read=read)

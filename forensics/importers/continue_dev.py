@@ -1,0 +1,117 @@
+"""Continue.dev sessions: ``~/.continue/sessions/<session id>.json``, one conversation each.
+
+A session is ``{"sessionId", "title", "workspaceDirectory", "history": [ChatHistoryItem]}``; each item holds a
+``message`` (``user``, ``assistant``, ``thinking``, ``system`` or ``tool``: ``content`` a string or parts, an
+assistant's ``toolCalls`` and ``usage``, a tool message's ``toolCallId``), the ``contextItems`` attached to
+it, and for tool calls ``toolCallState``/``toolCallStates`` (status and ``output``). A call whose result
+lives only in its state (versions before tool messages) gets a tool message from that output; ``errored``
+and ``canceled`` results are errors. ``thinking`` messages are skipped and counted; a
+``conversationSummary`` is a compaction. ``sessions.json`` beside the sessions (the index) gives each
+session's creation time and is not a session itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from forensics.importers import values
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.importers.registry import Format, Probe
+
+ERRORED = ("errored", "canceled", "cancelled")
+
+
+def read(path: str, log: Log) -> list[Conversation]:
+    doc = log.json_document(Path(path).read_bytes())
+    if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
+        log.error = "not a Continue session (sessionId and a history list)"
+        return []
+    sid = str(doc.get("sessionId") or Path(path).stem)
+    turns: list[Turn] = []
+    events: list[Event] = []
+    answered: set[str] = set()
+    states: dict[Any, dict] = {}  # call id -> its toolCallState
+    for _, where, item in log.objects(doc["history"], f"{log.name}:history", "history item"):
+        with log.guard(where, item):
+            _item(log, item, turns, events, answered, states)
+    out: list[Turn] = []
+    for t in turns:
+        out.append(t)
+        if isinstance(t, _Assistant):
+            out.extend(r for r in t.state_results if r.answers not in answered)
+    at = {id(t): k for k, t in enumerate(out)}
+    for ev in events:  # indices into turns -> into out
+        ev.before = at[id(turns[ev.before])] if isinstance(ev.before, int) and ev.before < len(turns) else None
+    return [Conversation(sid, out, title=doc.get("title"), created=_created(Path(path), sid), events=events)]
+
+
+@dataclass
+class _Assistant(Turn):
+    state_results: list[Turn] = field(default_factory=list)  # used when no tool message answers the call
+
+
+def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered: set[str],
+          states: dict[Any, dict]) -> None:
+    m = item.get("message") if isinstance(item.get("message"), dict) else item  # the oldest sessions: bare messages
+    role = m.get("role")
+    if isinstance(item.get("conversationSummary"), str):
+        events.append(Event("compaction", len(turns), detail={"summary": item["conversationSummary"]}))
+    if role == "thinking":
+        log.skip("thinking")
+        return
+    text = text_of(m.get("content"))
+    if role == "tool":
+        cid = m.get("toolCallId")
+        answered.add(cid)
+        state = states.get(cid, {})
+        turns.append(Turn("tool", text, answers=cid, is_error=state.get("status") in ERRORED or None))
+        return
+    if role != "assistant":
+        turns.append(Turn(role if isinstance(role, str) else "?", text))
+        return
+    calls = [ToolCall(mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"), c.get("id"))
+             for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
+    mine = [s for s in item.get("toolCallStates") or [item.get("toolCallState")] if isinstance(s, dict)]
+    states.update((s.get("toolCallId"), s) for s in mine)
+    if not calls:
+        calls = [ToolCall(mapping(mapping(s.get("toolCall")).get("function")).get("name"),
+                          mapping(mapping(s.get("toolCall")).get("function")).get("arguments"), s.get("toolCallId"))
+                 for s in mine]
+    turn = _Assistant("assistant", text, calls=calls)
+    u = m.get("usage") if isinstance(m.get("usage"), dict) else None
+    if u is not None:
+        details = u.get("promptTokensDetails") if isinstance(u.get("promptTokensDetails"), dict) else {}
+        cached, prompt = details.get("cachedTokens"), u.get("promptTokens")
+        turn.usage.append(Usage(
+            input_tokens=prompt - cached if isinstance(prompt, int) and isinstance(cached, int) and prompt >= cached
+            else prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
+            cache_creation_input_tokens=details.get("cacheWriteTokens")))
+    turns.append(turn)
+    for s in mine:  # a result only its call's state holds (sessions from before tool messages): after the call
+        out = s.get("output")
+        if isinstance(out, list):
+            turn.state_results.append(Turn(
+                "tool", "\n".join(text_of(o.get("content")) for o in out if isinstance(o, dict)),
+                answers=s.get("toolCallId"), is_error=s.get("status") in ERRORED))
+
+
+def _created(path: Path, sid: str) -> Any:
+    index = path.parent / "sessions.json"
+    try:
+        rows = values.loads(index.read_bytes())
+    except (OSError, ValueError):
+        return None
+    row = next((r for r in rows if isinstance(r, dict) and r.get("sessionId") == sid), None) \
+        if isinstance(rows, list) else None
+    return row.get("dateCreated") if row else None
+
+
+def _sniff(probe: Probe) -> bool:
+    head = probe.head.lstrip()
+    return head[:1] == b"{" and b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
+        and b'"projectHash"' not in probe.head[:4096]
+
+
+FORMAT = Format("continue", "Continue.dev sessions, ~/.continue/sessions/<id>.json", _sniff, read=read,
+                suffixes=(".json",))

@@ -1,0 +1,203 @@
+"""Gemini CLI chats: ``~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`` or ``.jsonl``.
+
+The JSON form (2025) is one ``ConversationRecord``: ``sessionId``, ``projectHash``, ``startTime``,
+``lastUpdated``, ``messages`` and an optional ``summary``. The JSONL form (2026) appends records: a metadata
+line, message records (a record repeating an id replaces that message: tool calls and tokens arrive after
+the text), ``{"$set": {...}}`` metadata updates (``$set.messages`` re-syncs the whole history) and
+``{"$rewindTo": id}``, which drops that message and everything after it: they stay, off the main path. A
+sub-agent writes ``chats/<parent session id>/<session id>.jsonl`` with ``kind: "subagent"``.
+
+A ``gemini`` message holds its tool calls with their results (``toolCalls[].result``, function responses),
+so each result becomes a tool message right after its call. ``info``/``error``/``warning`` messages are the
+CLI's own notices: skipped and counted.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from forensics.importers import values
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
+from forensics.importers.registry import Format, Probe
+
+NOTICES = ("info", "error", "warning")
+
+
+def read(path: str, log: Log) -> list[Conversation]:
+    data = Path(path).read_bytes()
+    doc = _document(data)
+    if doc is not None:  # the JSON form (several JSONL lines never parse as one document)
+        log.rows += 1
+        return [_conversation(path, log, doc, list(enumerate(doc["messages"])), set(), [], doc_form=True)]
+    meta: dict = {}
+    records: dict[str, tuple[int, dict]] = {}  # id -> (line, latest record), in first-seen order
+    off: set[str] = set()
+    events: list[tuple[str, Event]] = []  # (id of the message it precedes, event)
+    for n, _raw, obj in log.json_lines(data):
+        if isinstance(obj.get("$rewindTo"), str):
+            ids = list(records)
+            cut = ids.index(obj["$rewindTo"]) if obj["$rewindTo"] in ids else 0
+            off.update(i for i in ids[cut:])
+            log.skip("$rewindTo (-> messages off the main path)")
+        elif isinstance(obj.get("$set"), dict):
+            upd = obj["$set"]
+            meta.update({k: v for k, v in upd.items() if k != "messages"})
+            if isinstance(upd.get("messages"), list):
+                _checkpoint(records, off, events, upd["messages"], n)
+            log.skip("$set")
+        elif isinstance(obj.get("id"), str):
+            if obj["id"] in records and obj["id"] not in off:
+                log.skip("message update (same id)")
+                records[obj["id"]] = (records[obj["id"]][0], obj)
+            else:
+                records.pop(obj["id"], None)  # a rewound message written again is a new one
+                off.discard(obj["id"])
+                records[obj["id"]] = (n, obj)
+        elif "sessionId" in obj:
+            meta.update(obj)
+            log.skip("metadata")
+        else:
+            log.skip(f"record without id ({', '.join(sorted(obj))[:40]})")
+    if not meta and not records:
+        log.error = "no line is a Gemini CLI record (sessionId, message id, $set, $rewindTo)"
+        return []
+    return [_conversation(path, log, meta, [(n, r) for n, r in records.values()], off, events)]
+
+
+def _checkpoint(records: dict[str, tuple[int, dict]], off: set[str], events: list[tuple[str, Event]],
+                msgs: list, n: int) -> None:
+    """``$set.messages``: the history as the CLI now holds it. Messages it keeps take its version; new ones
+    (a compression summary) are added; a history that lost messages is a compaction."""
+    kept = {m["id"] for m in msgs if isinstance(m, dict) and isinstance(m.get("id"), str)}
+    dropped = [i for i in records if i not in kept and i not in off]
+    for m in msgs:
+        if isinstance(m, dict) and isinstance(m.get("id"), str):
+            records[m["id"]] = (records.get(m["id"], (n, m))[0], m)
+    if dropped:
+        first_new = next((m["id"] for m in msgs if isinstance(m, dict) and m.get("id") not in dropped), "")
+        events.append((first_new, Event("compaction", detail={"dropped_messages": len(dropped), "line": n})))
+
+
+def _conversation(path: str, log: Log, meta: dict, msgs: list[tuple[int, Any]], off: set[str],
+                  events: list[tuple[str, Event]], doc_form: bool = False) -> Conversation:
+    turns: list[Turn] = []
+    index: dict[str, int] = {}
+    for n, m in msgs:
+        where = f"{log.name}[{n}]" if doc_form else f"{log.name}:{n}"
+        if not isinstance(m, dict):
+            log.quarantine(where, "message is not a JSON object", m)
+            continue
+        with log.guard(where, m):
+            kind = m.get("type")
+            if kind in NOTICES:
+                log.skip(f"{kind} notice")
+                continue
+            if kind not in ("user", "gemini"):
+                log.quarantine(where, f"unknown message type {str(kind)[:40]!r}", m)
+                continue
+            index[str(m.get("id"))] = len(turns)
+            turns.extend(_turns(m, m.get("id") in off))
+    _continue_after_rewinds(turns)
+    conv_events = []
+    for before, ev in events:
+        ev.before = index.get(before)
+        conv_events.append(ev)
+    model = next((t.usage[0].model for t in turns if t.usage and t.usage[0].model), None)
+    return Conversation(str(meta.get("sessionId") or Path(path).stem), turns, title=meta.get("summary"),
+                        provider="google", model=model, created=meta.get("startTime"),
+                        updated=meta.get("lastUpdated"), parent=_parent(path, meta), events=conv_events)
+
+
+def _continue_after_rewinds(turns: list[Turn]) -> None:
+    """The first message after a rewind continues from the last message still on the main path."""
+    last_main: Turn | None = None
+    after_off = False
+    for t in turns:
+        if t.main:
+            if after_off:
+                t.parent = str(last_main.id) if last_main is not None else ""
+            last_main = t
+        after_off = not t.main
+
+
+def _turns(m: dict, off: bool) -> list[Turn]:
+    """A message, and for a ``gemini`` one the tool message of each call that has a result."""
+    mid, at = m.get("id"), m.get("timestamp")
+    if m.get("type") == "user":
+        return [Turn("user", text_of(m.get("content")), at=at, id=mid, main=not off)]
+    calls = [c for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
+    turn = Turn("assistant", text_of(m.get("content")), at=at, id=mid, main=not off,
+                calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
+    tokens = m.get("tokens")
+    if isinstance(tokens, dict):
+        inp, cached = tokens.get("input"), tokens.get("cached")
+        out, thoughts = tokens.get("output"), tokens.get("thoughts")
+        turn.usage.append(Usage(
+            input_tokens=inp - cached if _nums(inp, cached) and inp >= cached else inp,
+            output_tokens=out + thoughts if _nums(out, thoughts) else out,
+            cache_read_input_tokens=cached, model=m.get("model")))
+    out = [turn]
+    for c in calls:
+        if c.get("result") is None and c.get("resultDisplay") is None:
+            continue  # still running, or cancelled before it ran: the call stays unanswered
+        status = c.get("status")
+        out.append(Turn("tool", _result_text(c), answers=c.get("id"), at=c.get("timestamp") or at,
+                        id=f"{mid}:{c.get('id')}", main=not off,
+                        is_error=True if status == "error" else False if status == "success" else None))
+    return out
+
+
+def _result_text(call: dict) -> str:
+    """The text the model was given: the function responses' output (or error), else the display text."""
+    parts = call.get("result")
+    parts = parts if isinstance(parts, list) else [parts] if parts is not None else []
+    texts = []
+    for p in parts:
+        fr = p.get("functionResponse") if isinstance(p, dict) else None
+        if isinstance(fr, dict):
+            resp = fr.get("response")
+            if isinstance(resp, dict) and isinstance(resp.get("output"), str):
+                texts.append(resp["output"])
+            elif isinstance(resp, dict) and isinstance(resp.get("error"), str):
+                texts.append(resp["error"])
+            else:
+                texts.append(text_of(resp))
+        elif p is not None:
+            texts.append(text_of(p))
+    if texts:
+        return "\n".join(texts)
+    shown = call.get("resultDisplay")
+    return shown if isinstance(shown, str) else text_of(shown)
+
+
+def _parent(path: str, meta: dict) -> str | None:
+    """A sub-agent's file sits in ``chats/<parent session id>/``."""
+    folder = Path(path).parent
+    if meta.get("kind") == "subagent" and folder.name != "chats":
+        return folder.name
+    return None
+
+
+def _nums(*vs: Any) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in vs)
+
+
+def _document(data: bytes) -> dict | None:
+    try:
+        doc = values.loads(data)
+    except ValueError:  # JSONL, or not JSON at all (then each line is judged on its own)
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("messages"), list) else None
+
+
+def _sniff(probe: Probe) -> bool:
+    if probe.is_sqlite or probe.is_zip:
+        return False
+    head = probe.head[:4096]
+    if b'"sessionId"' in head and b'"projectHash"' in head:
+        return True
+    return any(isinstance(r, dict) and ("$rewindTo" in r or "$set" in r) for r in probe.records)
+
+
+FORMAT = Format("gemini-cli", "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl",
+                _sniff, read=read)

@@ -1,0 +1,186 @@
+"""One registry of formats: each a module with a content sniff and a reader, built in or added by a package.
+
+A format is a :class:`Format`. Built-in ones are listed in ``forensics.importers.formats`` (names only, so
+the CLI starts without importing them); a package outside the project adds one through the entry-point
+group ``forensics.formats`` (``name = "package.module:FORMAT"``), with no change to the core. Detection
+asks the specific formats first, in order, then plug-ins, then the catch-alls (OpenAI-style chat, JSONL
+session trees, SQLite JSON-message tables), so a specific shape is never read by a generic importer.
+
+A reader turns one file into :class:`~forensics.importers.model.Conversation` objects (see ``model``).
+The formats that predate the registry keep their own columnar workers (``task``).
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import sqlite3
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from forensics.errors import SourceError
+from forensics.importers import model, values
+from forensics.importers.formats import BUILTIN, FALLBACK, plugin_entry_points
+from forensics.importers.records import Parsed, split_lines
+
+SNIFF_BYTES = 1 << 16
+SNIFF_LINES = 5
+SQLITE_MAGIC = b"SQLite format 3\x00"
+ZIP_MAGIC = b"PK\x03\x04"
+Sniff = Callable[["Probe"], "bool | dict[str, Any] | None"]
+
+
+@dataclass(frozen=True)
+class Format:
+    """A log format: its name (``--format``), a content sniff and a reader.
+
+    ``sniff(probe)`` answers from a file's first bytes and records whether the file is of this format
+    (True, or a dict of source options such as ``{"messages_key": "traj"}``). ``read(path, log)`` yields its
+    conversations (module level, so that worker processes can run it). A folder walk offers a file to the
+    sniffs when its suffix is in ``suffixes`` or its name in ``names``.
+    """
+
+    name: str
+    summary: str
+    sniff: Sniff
+    read: model.Reader | None = None
+    task: Callable[..., Parsed] | None = None  # (path, source id, fingerprint, *option values) -> Parsed
+    suffixes: tuple[str, ...] = (".json", ".jsonl")
+    names: tuple[str, ...] = ()
+
+    def worker(self, path: str, source_id: str, fingerprint: str, options: dict) -> tuple[Callable[..., Parsed], tuple]:
+        """The parse task for one file: a function and its (picklable) arguments."""
+        if self.task is not None:
+            return self.task, (path, source_id, fingerprint, *options.values())
+        if self.read is None:
+            raise TypeError(f"format {self.name!r} has neither read nor task")
+        return model.parse, (self.read, path, source_id)  # conversations are fingerprinted by their content
+
+
+class Probe:
+    """A file as the sniffs see it: its first bytes, and lazily its first records, its whole JSON document
+    when small, its SQLite tables or its zip members. Never writes; reads at most SNIFF_BYTES of text."""
+
+    def __init__(self, path: Path, messages_key: str | None = None) -> None:
+        self.path, self.messages_key = path, messages_key
+        try:
+            with open(path, "rb") as f:
+                self.head = f.read(SNIFF_BYTES)
+                self.complete = not f.read(1)  # the head is the whole file
+        except OSError as e:
+            raise SourceError(str(path), f"cannot read ({e.strerror or e})", "check the path and permissions") from None
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.head.startswith(SQLITE_MAGIC)
+
+    @property
+    def is_zip(self) -> bool:
+        return self.head.startswith(ZIP_MAGIC)
+
+    @functools.cached_property
+    def records(self) -> list[Any]:
+        """The JSON values of the first lines that parse (JSONL)."""
+        out = []
+        for line in split_lines(self.head)[:SNIFF_LINES]:
+            try:
+                out.append(values.loads(line))
+            except (orjson.JSONDecodeError, ValueError):
+                continue
+        return out
+
+    @functools.cached_property
+    def document(self) -> Any:
+        """The whole file as one JSON value when it fits in the head, else None."""
+        if not self.complete or self.head.lstrip()[:1] not in (b"{", b"["):
+            return None
+        try:
+            return values.loads(self.head)
+        except (orjson.JSONDecodeError, ValueError):
+            return None
+
+    @functools.cached_property
+    def tables(self) -> dict[str, list[str]]:
+        """SQLite: table name -> column names (opened read-only; empty when unreadable)."""
+        if not self.is_sqlite:
+            return {}
+        from forensics.importers.sqlite import connect_ro
+
+        try:
+            con = connect_ro(self.path)
+            try:
+                names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+                return {t: [r[1] for r in con.execute(f"PRAGMA table_info(\"{t.replace(chr(34), chr(34) * 2)}\")")]
+                        for t in names}
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return {}
+
+    @functools.cached_property
+    def members(self) -> list[str]:
+        """Zip: the member names (empty when not a readable zip)."""
+        if not self.is_zip:
+            return []
+        try:
+            with zipfile.ZipFile(self.path) as z:
+                return z.namelist()
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return []
+
+
+@functools.cache
+def builtin(name: str) -> Format:
+    """A built-in format by name (its module is imported on first use)."""
+    spec = dict(BUILTIN + FALLBACK)[name]
+    module, attr = spec.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@functools.cache
+def plugins() -> tuple[Format, ...]:
+    """Formats added by installed packages (entry-point group ``forensics.formats``). A plug-in that fails
+    to load is left out; `forensics formats` would be the place to report it, ingest never fails for it."""
+    out = []
+    for ep in plugin_entry_points():
+        try:
+            fmt = ep.load()
+        except Exception:  # a broken plug-in must not break ingest of everything else
+            continue
+        if isinstance(fmt, Format) and fmt.name == ep.name:
+            out.append(fmt)
+    return tuple(out)
+
+
+def ordered() -> list[Format]:
+    """Every format in detection order: specific built-ins, plug-ins, catch-alls."""
+    return [builtin(n) for n, _ in BUILTIN] + list(plugins()) + [builtin(n) for n, _ in FALLBACK]
+
+
+def get(name: str) -> Format:
+    for fmt in ordered():
+        if fmt.name == name:
+            return fmt
+    raise KeyError(name)
+
+
+def sniff(probe: Probe, formats: list[Format] | None = None) -> tuple[Format, dict[str, Any]] | None:
+    """The first format that recognises the file, with the source options its sniff found."""
+    for fmt in formats if formats is not None else ordered():
+        try:
+            found = fmt.sniff(probe)
+        except Exception:  # a sniff that trips over an odd file simply does not recognise it
+            continue
+        if found:
+            return fmt, found if isinstance(found, dict) else {}
+    return None
+
+
+def offered(path: Path) -> bool:
+    """A folder walk asks the sniffs about this file (by its suffix or name)."""
+    suffix, name = path.suffix.lower(), path.name
+    return any(suffix in f.suffixes or name in f.names for f in ordered())

@@ -1,0 +1,202 @@
+"""SWE-agent ``<instance>.traj`` and mini-swe-agent ``<instance>.traj.json`` trajectories, one conversation
+per file, named by the instance.
+
+SWE-agent (sweagent/types.py, agents.py) writes ``history`` (the messages: ``system``, demonstrations
+marked ``is_demo``, the instance, then each step's assistant message with its ``thought`` and ``action``
+and the observation of that action), ``trajectory`` (the same steps as ``action``/``observation`` pairs)
+and ``info``. Each step is a tool call, its observation the result: the call is the function call the
+model made (``tool_calls``) or, for text actions, the action's command (``find_file "x"`` is a call to
+``find_file``). A retry agent keeps every attempt under ``attempts`` and the chosen one at the top: the
+others are kept off the main path.
+
+mini-swe-agent (agents/default.py) writes ``{"info", "messages", "trajectory_format"}``: an assistant
+message's actions are its tool calls (``tool_calls``, ``extra.actions``, or the fenced bash block of the
+text-based models), each answered by the next ``tool`` message or, for text-based models, the next
+``user`` message; ``extra.response.usage`` is the response's usage. The closing ``exit`` message is
+skipped and counted.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from forensics.importers import values
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.importers.registry import Format, Probe
+
+BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
+# SWE-agent's observations carry no error flag; its tools say so in words
+FAILED = re.compile(r"\s*(?:Your proposed edit has introduced new syntax error|Error\b|Usage: |Traceback |"
+                    r"bash: .*: command not found|No such file or directory)")
+
+
+def read_swe_agent(path: str, log: Log) -> list[Conversation]:
+    doc = log.json_document(Path(path).read_bytes())
+    if not isinstance(doc, dict):
+        return []
+    native = _instance(path)
+    attempts = [a for a in listed(doc.get("attempts")) if isinstance(a, dict)]
+    best = mapping(doc.get("info")).get("best_attempt_idx") if isinstance(doc.get("info"), dict) else None
+    turns = _swe_turns(log, doc, "")
+    for k, attempt in enumerate(attempts):
+        if k == best:
+            log.skip("attempt (the chosen one, repeated at the top)")
+            continue
+        off = _swe_turns(log, attempt, f"attempt{k}:")
+        for i, t in enumerate(off):
+            t.main = False
+            t.parent = "" if i == 0 else None  # each discarded attempt is a tree of its own
+        turns.extend(off)
+    return [Conversation(native, turns, model=_swe_model(doc))]
+
+
+def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
+    history = doc.get("history")
+    steps = [s for s in listed(doc.get("trajectory")) if isinstance(s, dict)]
+    if not isinstance(history, list) or not history:  # no history: the steps are all there is
+        turns: list[Turn] = []
+        for k, s in enumerate(steps):
+            call = _action_call(s.get("action"), f"{prefix}step-{k}")
+            turns.append(Turn("assistant", text_of(s.get("thought") or s.get("response")),
+                              calls=[call] if call else [], id=f"{prefix}{2 * k}"))
+            if call:
+                obs = text_of(s.get("observation"))
+                turns.append(Turn("tool", obs, answers=call.id, id=f"{prefix}{2 * k + 1}", is_error=bool(FAILED.match(obs))))
+        return turns
+    log.skip("trajectory step (repeats history)", len(steps))
+    turns, pending = [], []
+    for i, h in enumerate(history):
+        if not isinstance(h, dict):
+            log.quarantine(f"{log.name}:history[{i}]", "history item is not a JSON object", h)
+            continue
+        if h.get("is_demo"):
+            log.skip("demonstration")
+            continue
+        role, text, nid = h.get("role"), text_of(h.get("content")), f"{prefix}{i}"
+        if role == "assistant":
+            calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
+                     for c in listed(h.get("tool_calls")) if isinstance(c, dict)]
+            if not calls:
+                call = _action_call(h.get("action"), f"{prefix}call-{i}")
+                calls = [call] if call else []
+            thought = h.get("thought")
+            turns.append(Turn("assistant", thought if isinstance(thought, str) and thought else text,
+                              calls=calls, id=nid))
+            pending = [c.id for c in calls]
+        elif role in ("user", "tool") and pending:
+            ids = h.get("tool_call_ids")
+            answers = ids[0] if isinstance(ids, list) and ids else pending[0]
+            pending = [p for p in pending if p != answers]
+            turns.append(Turn("tool", text, answers=answers, id=nid, is_error=bool(FAILED.match(text))))
+        else:
+            turns.append(Turn(role if isinstance(role, str) else "?", text, id=nid))
+    return turns
+
+
+def _action_call(action: Any, cid: str) -> ToolCall | None:
+    """A text action: its first word names the command (``submit``, ``edit 4:4``, ``ls -F``)."""
+    if not isinstance(action, str) or not action.strip():
+        return None
+    return ToolCall(action.strip().split(None, 1)[0], {"command": action.strip()}, cid)
+
+
+def _fn(call: dict) -> dict:
+    return call["function"] if isinstance(call.get("function"), dict) else call
+
+
+def _swe_model(doc: dict) -> str | None:
+    cfg = doc.get("replay_config")
+    if isinstance(cfg, str):
+        try:
+            cfg = values.loads(cfg)
+        except ValueError:
+            cfg = None
+    agent = cfg.get("agent") if isinstance(cfg, dict) else None
+    model = agent.get("model") if isinstance(agent, dict) else None
+    name = model.get("name") if isinstance(model, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def read_mini(path: str, log: Log) -> list[Conversation]:
+    doc = log.json_document(Path(path).read_bytes())
+    msgs = doc.get("messages") if isinstance(doc, dict) else doc
+    if not isinstance(msgs, list):
+        log.error = "no messages list (a mini-swe-agent trajectory holds one)"
+        return []
+    info = doc.get("info") if isinstance(doc, dict) and isinstance(doc.get("info"), dict) else {}
+    cfg = info.get("config") if isinstance(info.get("config"), dict) else {}
+    model_cfg = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    turns: list[Turn] = []
+    pending: list[str] = []
+    for i, where, m in log.objects(msgs, log.name, "message"):
+        with log.guard(where, m):
+            role, text = m.get("role"), text_of(m.get("content"))
+            extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+            at = extra.get("timestamp")
+            if role == "exit":
+                log.skip("exit")
+            elif role == "assistant":
+                calls = _mini_calls(m, extra, text, i)
+                usage = _mini_usage(extra, model_cfg.get("model_name"))
+                turns.append(Turn("assistant", text, calls=calls, at=at, usage=usage))
+                pending = [c.id for c in calls]
+            elif role in ("tool", "user") and pending:
+                answers = m.get("tool_call_id") if isinstance(m.get("tool_call_id"), str) else pending[0]
+                pending = [p for p in pending if p != answers]
+                code = extra.get("returncode")
+                turns.append(Turn("tool", text, answers=answers, at=at,
+                                  is_error=code != 0 if isinstance(code, int) else None))
+            else:
+                turns.append(Turn(role if isinstance(role, str) else "?", text, at=at))
+    return [Conversation(_instance(path), turns, model=model_cfg.get("model_name"))]
+
+
+def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:
+    calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
+             for c in listed(m.get("tool_calls")) if isinstance(c, dict)]
+    if calls:
+        return calls
+    actions = [a for a in listed(extra.get("actions")) if isinstance(a, dict)]
+    if actions:
+        return [ToolCall("bash", a, a.get("tool_call_id") or f"action-{i}-{k}") for k, a in enumerate(actions)]
+    return [ToolCall("bash", {"command": cmd}, f"action-{i}-{k}") for k, cmd in enumerate(BASH_BLOCK.findall(text))]
+
+
+def _mini_usage(extra: dict, model: Any) -> list[Usage]:
+    resp = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+    u = resp.get("usage") if isinstance(resp.get("usage"), dict) else None
+    if u is None:
+        return []
+    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    cached = details.get("cached_tokens")
+    p = u.get("prompt_tokens")
+    inp = p - cached if isinstance(p, int) and isinstance(cached, int) and p >= cached else p
+    return [Usage(input_tokens=inp, output_tokens=u.get("completion_tokens"), cache_read_input_tokens=cached,
+                  message_id=resp.get("id") if isinstance(resp.get("id"), str) else None,
+                  model=resp.get("model") or model)]
+
+
+def _instance(path: str) -> str:
+    name = Path(path).name
+    return name.split(".traj", 1)[0] if ".traj" in name else Path(path).stem
+
+
+def _sniff_swe_agent(probe: Probe) -> bool:
+    head = probe.head.lstrip()
+    return head[:1] == b"{" and re.search(rb'"trajectory"\s*:\s*\[', probe.head) is not None and (
+        b'"history"' in probe.head or b'"info"' in probe.head or b'"environment"' in probe.head)
+
+
+def _sniff_mini(probe: Probe) -> bool:
+    head = probe.head.lstrip()
+    if head[:1] == b"{":
+        return b'"mini_version"' in probe.head or b'"trajectory_format": "mini-swe-agent' in probe.head \
+            or (probe.path.name.endswith(".traj.json") and b'"messages"' in probe.head)
+    return head[:1] == b"[" and probe.path.name.endswith(".traj.json") and b'"role"' in probe.head[:4096]
+
+
+SWE_AGENT = Format("swe-agent", "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
+                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"))
+MINI_SWE_AGENT = Format("mini-swe-agent", "mini-swe-agent trajectories, <instance>.traj.json",
+                        _sniff_mini, read=read_mini, suffixes=(".json",))
