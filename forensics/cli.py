@@ -489,7 +489,7 @@ class _progress:
 
 
 def main() -> None:
-    from forensics.importers.pool import system_allocator
+    from forensics.workers import system_allocator
 
     system_allocator()
     # SIGTERM (a CI timeout, `kill`) ends the run as Ctrl-C does: transactions roll back, temporary files go

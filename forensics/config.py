@@ -76,10 +76,10 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
-    Key("topic", "switch_score", 0.45, "when only user turns are judged (assistant logs): a judged message whose "
+    Key("topic", "switch_score", 0.39, "when only user turns are judged (assistant logs): a judged message whose "
         "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
         "anchor): lower trades precision for recall", "score in [0, 1]"),
-    Key("topic", "dialogue_switch_score", 0.27, "the same when assistant turns are judged too (human-human "
+    Key("topic", "dialogue_switch_score", 0.32, "the same when assistant turns are judged too (human-human "
         "dialogue, roles with \"assistant\"); weights.json modes.dialogue anchor", "score in [0, 1]"),
     Key("topic", "embedding", False, "also judge cohesion by sentence embeddings (needs the optional extra "
         "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)", ""),

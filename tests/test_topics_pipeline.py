@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from forensics import ingest
 from forensics.analyzers.topics import pipeline
 from forensics.analyzers.topics.model import load_models
 from forensics.config import defaults
 from forensics.text.cues import Cues
-from forensics import ingest
 from forensics.warehouse import open_warehouse
 from tests.conftest import copy_fixture, query, run_cli
 
@@ -77,8 +77,8 @@ def test_other_judging_roles_recompute_the_terms(tmp_path: Path, seed_wh: Path) 
 
 
 def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"), Cues.from_config(defaults()),
-                                 {}, 0.7, keep_tokens=True)
+    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"),
+                                 Cues.from_config(defaults()), {}, 0.7, keep_tokens=True)
 
     def run(workers: int) -> list[tuple]:
         db = tmp_path / f"w{workers}.duckdb"

@@ -23,11 +23,12 @@ from forensics.importers import registry, sqlite, values
 from forensics.importers.discover import Source, detect, expand, real_path
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
-from forensics.importers.pool import PARALLEL_MIN_BYTES, default_workers, run_ordered
 from forensics.importers.records import Parsed, source_key, stable_id
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
+from forensics.workers import default_workers, run_ordered
 
+PARALLEL_MIN_BYTES = 32 << 20  # below this much source, parsing inline beats starting worker processes
 CHUNK_BYTES = 4 << 20  # SQLite rows per parse task: about this many bytes of JSON (memory: see load.tune)
 CHUNK_ROWS = 200
 TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at most TASK_FILES files

@@ -16,16 +16,25 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.topics import corpus, embedding
-from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, mark_none, mark_random, reference,
-                                                 score, tfidf_cosines, tuned_threshold)
+from forensics.analyzers.topics.evaluate import (
+    Reference,
+    Scores,
+    mark_all,
+    mark_none,
+    mark_random,
+    reference,
+    score,
+    tfidf_cosines,
+    tuned_threshold,
+)
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
 from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import Config, ConfigError
-from forensics.text.cues import Cues
 from forensics.selection import SELECTED
+from forensics.text.cues import Cues
 
 NAME = "topics"
 TITLE = "Topic switches"

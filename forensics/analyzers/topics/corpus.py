@@ -38,7 +38,7 @@ MIN_UNITS = 600  # below this many judged messages with corpus words, no model: 
 # model fitted on fewer (about 50 dialogues) marks worse than the lexical signals alone (docs/topics-evaluation.md)
 MIN_CONVERSATIONS = 3  # a word recurring in fewer conversations is not a corpus topic word
 MAX_VOCABULARY = 5_000  # most widespread words kept
-TOPIC_STATES, FUNCTION_STATES, TOPIC_STAY = 7, 6, 0.85  # chain_topic: topics, function topics, P(topic stays)
+TOPIC_STATES, FUNCTION_STATES, TOPIC_STAY = 12, 6, 0.85  # chain_topic: topics, function topics, P(topic stays)
 PLAIN_STATES = 6  # chain_plain
 ITERATIONS, TOLERANCE = 50, 1e-5  # EM stops at this many iterations or this relative log-likelihood change
 SMOOTHING = 1e-2  # pseudo-count per word and topic

@@ -25,8 +25,8 @@ from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare
-from forensics.importers.pool import default_workers, run_ordered
 from forensics.text.cues import Cues
+from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
 TERMS_VERSION = 3  # bump when what prepare derives changes (3: cut from scrubbed text): every cached row is recomputed
@@ -148,7 +148,8 @@ def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | Non
         picked.append(cid)
         total += n
     rows = con.execute(f"SELECT conversation_id, words FROM {TABLE} WHERE len(words) > 0 AND conversation_id IN "
-                       "(SELECT unnest($ids::VARCHAR[])) ORDER BY conversation_id, position", {"ids": picked}).fetchall()
+                       "(SELECT unnest($ids::VARCHAR[])) ORDER BY conversation_id, position",
+                       {"ids": picked}).fetchall()
     convs: dict[str, list[list[str]]] = {}
     for cid, words in rows:
         if not cues.social_only(words):
