@@ -48,6 +48,7 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
                 yield tag, None, e
         return
     ctx = multiprocessing.get_context("forkserver")
+    _quiet_forkserver()
     root = _spool_root()
     sweep_spools(root)
     with tempfile.TemporaryDirectory(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root) as spool, \
@@ -60,6 +61,23 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
                 yield _done(*inflight.popleft())
         while inflight:
             yield _done(*inflight.popleft())
+
+
+def _quiet_forkserver() -> None:
+    """Start the fork server with stderr on /dev/null; its workers inherit it. A worker being started as the
+    user stops the run (Ctrl-C, SIGTERM) finds the pool's semaphore already gone and printed a traceback under
+    our one-line message. Workers report failures through their futures, never through stderr, so nothing is
+    lost; a fork server already running (a notebook that used multiprocessing) is left as it is."""
+    from multiprocessing import forkserver
+
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        forkserver.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def system_allocator() -> None:
