@@ -212,3 +212,19 @@ def test_assistant_logs_at_the_defaults_marks_user_turn_switches_precisely(tmp_p
     ours = ev["detectors"]["ours"]
     assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 9, 9)
     assert ours["pk"] < ev["detectors"]["none"]["pk"]
+
+
+def test_a_closing_or_thank_you_never_starts_a_topic(tmp_path) -> None:
+    """The tau-bench customer's last line ("Thank you so much for your help! ###STOP###") was 75 of 138 markers."""
+    db = tmp_path / "w.duckdb"
+    run_cli("ingest", str(FIXTURES / "labels" / "closings.dialogues.jsonl"), "--db", str(db))
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    with open_warehouse(db) as wh:
+        rows = wh.con.execute("""SELECT c.native_id, t.position, t.topic FROM message_topics t
+            JOIN conversations c USING (conversation_id) ORDER BY 1, 2""").fetchall()
+        switches = wh.con.execute("SELECT count(*) FROM topic_switches").fetchone()[0]
+    closings = {("tau-1", 6), ("tau-2", 4), ("tau-2", 6), ("tau-3", 4)}
+    assert {(c, p) for c, p, t in rows if t is None} >= closings
+    assert [t for c, p, t in rows if (c, p) == ("tau-1", 0)] == ["T1"]  # the request itself carries a topic
+    assert switches == 0
