@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DB := reports/demo.duckdb
-FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai
+FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai fixtures/memory
+QUESTIONS := fixtures/labels/memory.questions.jsonl
 
 .PHONY: demo test baseline bench clean clean-bench
 
@@ -18,7 +19,7 @@ demo: $(STAMP)
 	mkdir -p reports
 	rm -f $(DEMO_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(DEMO_DB)
-	$(BIN)/forensics report --db $(DEMO_DB) --out reports/
+	$(BIN)/forensics report --db $(DEMO_DB) --out reports/ --questions $(QUESTIONS)
 	@echo
 	@echo "Read the report: open reports/report.html in a browser (one file, nothing fetched), or reports/report.md"
 	@echo "Explore it:      $(BIN)/forensics serve --db $(DEMO_DB) --open   (http://127.0.0.1:8765/, read-only)"
@@ -30,13 +31,13 @@ CHECK_DB := .venv/fixtures-check.duckdb
 test: $(STAMP)
 	rm -f $(CHECK_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
-	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json
+	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json --questions $(QUESTIONS)
 	$(BIN)/python -m pytest -n 2
 
 baseline: $(STAMP)
 	rm -f $(CHECK_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
-	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json
+	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json --questions $(QUESTIONS)
 
 # Generates ~1M-message corpora once into bench/.cache/ (~1.7 GB), then prints medians and target ratios.
 bench: $(STAMP)

@@ -75,10 +75,12 @@ def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg:
 def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
            only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
            compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
-           after: str | None = None, labels: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+           after: str | None = None, labels: str | None = None,
+           questions: str | None = None) -> tuple[Report | Comparison, list[Path]]:
     """Build the report (or a before/after comparison) and write it; returns it and the files written.
 
     ``labels``: a labels file; labeled dialogues it carries are imported first when missing (SPEC §8).
+    ``questions``: a decision-memory question file (JSONL) whose retrieval the memory section replays (§15).
     """
     cfg = cfg or load_config()
     if labels:
@@ -86,9 +88,10 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     selection = selection or Selection()
     if compare_db or split_at or before or after:
         result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
-                                                       split_at=split_at, before=before, after=after)
+                                                       split_at=split_at, before=before, after=after,
+                                                       questions=questions)
     else:
-        result = build_report(db, cfg, selection, only, labels=labels, persist_findings=True)
+        result = build_report(db, cfg, selection, only, labels=labels, questions=questions, persist_findings=True)
     return result, write(result, out, formats or list(FORMATS))
 
 
@@ -115,16 +118,18 @@ def import_labeled(db: PathLike, labels: PathLike) -> int:
 
 
 def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
-          selection: Selection | None = None, update: bool = False) -> list[Verdict]:
+          selection: Selection | None = None, update: bool = False, questions: str | None = None) -> list[Verdict]:
     """Compare current metrics with the baseline file (or rewrite its values with ``update``; a missing file is
-    then written from every analyzer's figures with the default directions and tolerances)."""
+    then written from every analyzer's figures with the default directions and tolerances); ``questions``
+    replays decision-memory retrieval, so recall@k and MRR are gated too."""
+    cfg = cfg or load_config()
     if update and not Path(baseline_path).exists():
-        rep = build_report(db, cfg or load_config(), selection or Selection(), recommend=False)
+        rep = build_report(db, cfg, selection or Selection(), questions=questions, recommend=False)
         write_metrics_baseline(rep, baseline_path)
         return compare_baseline(load_baseline(baseline_path), report_figures(rep))
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
-    rep = build_report(db, cfg or load_config(), selection or Selection(), only=sections, recommend=False)
+    rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions, recommend=False)
     figures = report_figures(rep)
     if update:
         write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))

@@ -29,6 +29,10 @@ DEFAULTS: list[tuple[str, str, float, bool]] = [
     ("baseline.means.parallel_turns", "lower", 0.10, True),
     ("*.healthy_share", "higher", 0.02, False),
     ("*.degraded_share", "lower", 0.02, False),
+    ("memory.retrieval.recall_at_k", "higher", 0.02, False),  # the retrieval replay on the question set (§15)
+    ("memory.retrieval.mrr", "higher", 0.02, False),
+    ("memory.retrieval.injected_chars", "lower", 0.10, True),
+    ("memory.findings*", "lower", 0.0, False),
     ("*precision*", "higher", 0.02, False),
     ("*recall*", "higher", 0.02, False),
     ("*f1*", "higher", 0.02, False),

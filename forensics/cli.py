@@ -89,7 +89,8 @@ def cli() -> None:
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
            messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None) -> None:
     """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
-    Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, SQLite and JSONL logs...),
+    Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, decision-memory harness
+    databases, SQLite and JSONL logs...),
     files, folders or globs, into the warehouse; each file's format is detected by its content and the
     summary says which it was read as (`forensics formats` lists them).
 
@@ -172,6 +173,10 @@ def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
     click.echo(f"-> {result.out}/ (views: {result.out / 'views.sql'})")
 
 
+questions_option = click.option(
+    "--questions", type=click.Path(dir_okay=False),
+    help='Decision-memory questions (JSONL: {"project_id", "question", "at", "expected": [decision ids]}): '
+         "replay the harness's retrieval on them (recall@k, MRR, injected size).")
 config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
                              help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
 
@@ -213,10 +218,14 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 @click.option("--labels", type=click.Path(dir_okay=False),
               help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
                    "when missing.")
+@click.option("--triggers", type=click.Path(dir_okay=False),
+              help="Skill trigger table (JSON, seed 000's skill_triggers.json) to replay; default [skills] triggers.")
+@questions_option
 def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
            conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
            sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None, write_baseline: str | None, labels: str | None) -> None:
+           after: str | None, write_baseline: str | None, labels: str | None, triggers: str | None,
+           questions: str | None) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -227,15 +236,19 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --only baseline --model glm-5.2 --format md
       forensics report --split-at 2026-06-20 --out reports/p0-effect
       forensics report --only topics --labels kdconv-dev.zh.jsonl --config dialogue.toml
+      forensics report --only skills --triggers skill_triggers.json
+      forensics report --only memory --questions questions.jsonl
     """
+    from forensics.analyzers.skills import with_triggers
     from forensics.api import report as run_report
     from forensics.config import load_config
     from forensics.report.render import parse_formats
 
     fmts = parse_formats(formats)
+    cfg = with_triggers(load_config(config_path), triggers)
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
-                                 load_config(config_path), compare_db=compare_db, split_at=split_at, before=before,
-                                 after=after, labels=labels)
+                                 cfg, compare_db=compare_db, split_at=split_at, before=before,
+                                 after=after, labels=labels, questions=questions)
     for p in written:
         click.echo(str(p))
     if write_baseline:
@@ -305,9 +318,10 @@ def show(conversation: str, db: str, positions: str | None, width: int) -> None:
 @selection_options
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML (one testcase per metric).")
 @click.option("--update", is_flag=True, help="Rewrite the baseline values from the current metrics, on purpose.")
+@questions_option
 def check(db: str, baseline_path: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
           until: str | None, models: tuple[str, ...], sources: tuple[str, ...], junit: str | None,
-          update: bool) -> None:
+          update: bool, questions: str | None) -> None:
     """CI gate: compare the current metrics with a baseline; exit 1 on any regression.
 
     Each baseline entry has a value, the better direction (lower/higher/equal) and a tolerance.
@@ -318,6 +332,7 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     Example:
       forensics report --write-baseline metrics-baseline.json   # once, then commit it
       forensics check --baseline metrics-baseline.json --junit check.xml
+      forensics check --baseline metrics-baseline.json --questions questions.jsonl   # gates recall@k and MRR
     """
     from forensics.api import check as run_check
     from forensics.check import junit as junit_xml
@@ -326,7 +341,7 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 
     existed = os.path.exists(baseline_path)
     verdicts = run_check(db, baseline_path, load_config(config_path),
-                         _selection(conversations, since, until, models, sources), update=update)
+                         _selection(conversations, since, until, models, sources), update=update, questions=questions)
     click.echo(table(verdicts))
     if update:
         click.echo(f"baseline rewritten: {baseline_path}" if existed else
@@ -356,8 +371,19 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
               help="Drift thresholds flag the worst this-many percent of conversations.")
 @click.option("--marker-rate", default=0.05, show_default=True, type=click.FloatRange(0, 1),
               help="Without --labels: topic markers per judged message to aim for.")
+@click.option("--max-outside-share", default=0.25, show_default=True, type=click.FloatRange(0, 1),
+              help="compaction.keep_recent: at most this share of the needs after a replayed compaction may concern "
+                   "a fact outside the kept window.")
+@click.option("--triggers", type=click.Path(dir_okay=False),
+              help="Tune this skill trigger table (JSON) instead: phrases for the skills the model loaded that the "
+                   "table missed; --write adds them to the file.")
+@click.option("--holdout", is_flag=True,
+              help="With --triggers: propose on half the conversations, score on the other half (both ways), beside "
+                   "the routers that mark nothing and mark everything.")
+@questions_option
 def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
-         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float) -> None:
+         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float,
+         max_outside_share: float, triggers: str | None, holdout: bool, questions: str | None) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -365,6 +391,9 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
       forensics tune --config harness.toml
       forensics tune --config harness.toml --write
       forensics tune --config harness.toml --emit rust > src/tuned.rs
+      forensics tune --config harness.toml --questions questions.jsonl --write   # the [memory] retrieval keys
+      forensics tune --triggers skill_triggers.json --write
+      forensics tune --triggers skill_triggers.json --holdout
     """
     from pathlib import Path
 
@@ -373,8 +402,16 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
     from forensics.tuning.emit import emit as emit_values
 
     cfg = load_config(config_path) if Path(config_path).exists() else defaults()
+    if holdout and (not triggers or write):
+        raise click.UsageError("--holdout judges a trigger table's proposals: it takes --triggers, not --write")
+    if triggers:
+        if emit or labels or questions:
+            raise click.UsageError("--triggers tunes the trigger table only; it takes --write, --json and --holdout")
+        _tune_triggers(db, cfg, triggers, write, as_json, holdout)
+        return
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
-                      worst_pct=worst_pct, marker_rate=marker_rate)
+                      worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share,
+                      questions=questions)
     if emit:
         click.echo(emit_values(result.values(cfg), emit))
     elif as_json:
@@ -388,6 +425,35 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
 
         changed = write_config(config_path, result)
         click.echo(f"{config_path}: {len(changed)} key(s) rewritten", err=bool(emit or as_json))
+
+
+def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, holdout: bool) -> None:
+    from forensics.tuning.triggers import render, tune_triggers, write_triggers
+
+    if holdout:
+        from forensics.tuning import triggers_holdout
+
+        h = triggers_holdout.holdout(db, cfg, path)
+        if as_json:
+            import orjson
+
+            click.echo(orjson.dumps({"table": str(h.table.path), "conversations": h.conversations,
+                                     "requests": h.requests, "proposed": h.proposed, "no_harm": h.no_harm,
+                                     "routers": {k: s.as_dict() for k, s in h.scores.items()}},
+                                    option=orjson.OPT_INDENT_2).decode())
+        else:
+            click.echo(triggers_holdout.render(h))
+        return
+    t = tune_triggers(db, cfg, path)
+    if as_json:
+        import orjson
+
+        click.echo(orjson.dumps({"table": str(t.table.path), "proposals": [p.__dict__ for p in t.proposals],
+                                 "before": t.before, "after": t.after}, option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render(t, write))
+    if write:
+        click.echo(f"{path}: {write_triggers(t)} phrase(s) added", err=as_json)
 
 
 def _tune_table(result: Any) -> str:

@@ -20,6 +20,30 @@ from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
+# The compaction audit's rules (forensics.compaction.rules says how each is used). RE2 syntax (no look-around),
+# matched case-insensitively: the same pattern runs in DuckDB and in Python.
+COMPACTION_CONSTRAINTS = [
+    r"\b(don'?t|do not|never|avoid|must not|mustn'?t|should not|shouldn'?t|no longer)\b",
+    r"\b(must|always|make sure|be sure to|remember to|only use|use only|stick to|instead of)\b",
+    "不要|不准|不许|禁止|不能|切勿|不得|别|必须|务必|一定要|只能|只用|请用|改用|统一用|一律|记得"]
+COMPACTION_DECISIONS = [
+    r"\b(we|i)('ve| have)? decided\b|\bdecided to\b|\bdecision:|\blet'?s go with\b|\bwe'?ll go with\b",
+    r"\bwe agreed\b|\bagreed to\b|\bsettled on\b|\bopted for\b|\bthe plan is\b",
+    "决定|就用|采用|选定|定为|确定用|结论[:：]|就这么定"]
+COMPACTION_TASKS = [
+    r"\b(todo|to-do)\b|\bnext step\b|\bstill (need|have) to\b|\bfollow[- ]up\b|\bremaining:",
+    "待办|还需要|还要|接下来|下一步|之后再|回头再|稍后|别忘了"]
+COMPACTION_ERRORS = [
+    r"^\s*(error|fatal|panic|exception|traceback)\b", r"\b[a-z]*(error|exception)\b\s*[:\[(]",
+    r"\b(failed|no such file|not found|permission denied|command not found|timed out)\b",
+    "错误|失败|异常|不存在|找不到|超时"]
+COMPACTION_NOT_TRIGGERS = ["别人", "别的", "区别", "特别", "类别", "分别", "级别", "识别", "告别", "差别", "个别",
+                           "别名", "性别", "要不要", "能不能", "不要紧", "must-have", "never mind"]
+COMPACTION_SUMMARIES = [
+    r"^\s*this (session|conversation) is being continued from a previous conversation",
+    r"^\s*another language model started to solve this problem",  # Codex's summary prefix
+    r"^\s*(<summary>|summary:|conversation summary|previous conversation summary|\[summary)",
+    r"^\s*(\[摘要|摘要[:：]|对话摘要|以下是之前对话的摘要|上下文摘要)"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +73,8 @@ SECTION_DOCS = {
     "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
     "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
     "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
+    "skills": "Skill routing (seed 000, §六; SPEC §19): the harness's trigger table and how the model loads skills.",
+    "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
 }
 
 SCHEMA: list[Key] = [
@@ -114,6 +140,24 @@ SCHEMA: list[Key] = [
         "COMPACTION_MAX_TOKENS"),
     Key("compaction", "keep_recent", 10, "messages kept verbatim after a compaction", "messages",
         "COMPACTION_KEEP_RECENT"),
+    Key("compaction", "summary_tokens", 500, "the summary's size when the audit replays the rule (the seed's target "
+        "length)", "tokens (chars/4)", "COMPACTION_SUMMARY_TOKENS"),
+    Key("compaction", "constraint_patterns", COMPACTION_CONSTRAINTS, "audit: a user sentence matching one of these "
+        "is an explicit constraint or instruction (don't touch X, use Y, 必须, 不要)", "regexes"),
+    Key("compaction", "decision_patterns", COMPACTION_DECISIONS, "audit: a user or assistant sentence matching one "
+        "of these states a decision", "regexes"),
+    Key("compaction", "task_patterns", COMPACTION_TASKS, "audit: a user or assistant sentence matching one of these "
+        "names an open task (todo-list items that are not completed are open tasks too)", "regexes"),
+    Key("compaction", "error_patterns", COMPACTION_ERRORS, "audit: the first line of an error result, or of a "
+        "command's output, matching one of these is an error string seen", "regexes"),
+    Key("compaction", "not_triggers", COMPACTION_NOT_TRIGGERS, "audit: words that contain a trigger but are none "
+        "(别人, 区别: not 别; 要不要: not 不要), taken out before the patterns are matched", "words"),
+    Key("compaction", "summary_patterns", COMPACTION_SUMMARIES, "audit: a message at a compaction whose start "
+        "matches one of these is the compaction's summary (Claude Code writes it as a user message)", "regexes"),
+    Key("compaction", "carry_share", 0.5, "audit: the summary (or a kept message) carries a stated fact when it "
+        "holds this share of the fact's terms, or one of its names (a path, an identifier, a long word)", "share"),
+    Key("compaction", "repeat_share", 0.5, "audit: a later statement repeats a fact when they share this share of "
+        "the shorter one's terms (at least two, or one name)", "share"),
     Key("drift", "crowding_ratio_low", 0.25, "tool-result crowding when asst_tool_ratio is at or below this and a "
         "result exceeds tool_result.summarize_bytes (low)", "ratio"),
     Key("drift", "crowding_ratio_high", 0.10, "... at or below this: high (the seed's conversations: 0.04-0.05)", "ratio"),
@@ -133,6 +177,61 @@ SCHEMA: list[Key] = [
     Key("drift", "echo_rate_high", 0.50, "... this share: high (the seed: 36-62%)", "share"),
     Key("drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"),
     Key("drift", "continue_nags_high", 4, "... this many times: high (the seed's f89d129a: 5)", "messages"),
+    Key("skills", "triggers", "", "the trigger table the harness routes skills with (seed 000's skill_triggers.json: "
+        "{\"schema\": 1, \"skills\": {\"<skill id>\": [\"phrase\", ...]}}); relative to this file; empty: none",
+        "path"),
+    Key("skills", "tools", ["Skill", "meta.loadSkill", "meta_loadSkill"], "tool calls that load a skill (Claude "
+        "Code's Skill tool, the seed harness's meta.loadSkill)", "tool names"),
+    Key("skills", "argument_keys", ["skill", "command", "name"], "the first of these arguments that holds text "
+        "names the skill a load call loads", "argument names"),
+    Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),
+    Key("memory", "similarity_threshold", 0.3, "decisions less similar to the question than this are not injected",
+        "cosine", "MEMORY_SIMILARITY_THRESHOLD"),
+    Key("memory", "time_decay", 0.05, "score = similarity / (1 + time_decay * age_days) + importance_weight * "
+        "importance_score", "per day", "MEMORY_TIME_DECAY"),
+    Key("memory", "importance_weight", 0.1, "weight of a decision's importance_score in its score", "",
+        "MEMORY_IMPORTANCE_WEIGHT"),
+    Key("memory", "negation_cues", ["不再考虑", "已否决", "否决", "放弃", "不用", "不选", "而不是", "而非", "不是",
+                                    "不考虑", "排除", "不采用", "不使用", "弃用", "淘汰", "别用", "没选", "未选",
+                                    "不推荐", "不建议", "不需要", "无需", "不必", "ruled out", "rejected",
+                                    "instead of", "rather than", "not X", "over X", "decided against", "no longer",
+                                    "dropped", "won't use", "abandoned", "avoid", "no need", "don't need"],
+        "a sentence with one of these rejects the options it names, so naming a rejected option there is no "
+        "relitigation; X stands for the option (not X: 'not MongoDB')", "phrases"),
+    Key("memory", "weighing_cues", ["对比", "比较", "还是", "或者", "优缺点", "权衡", "相比", "vs", "versus", "compare",
+                                    "comparison", "pros and cons", "trade-off", "or"],
+        "a relitigating message with one of these weighs the options again: severity high", "phrases"),
+    Key("memory", "decision_cues", ["决定", "定了", "就用", "确定用", "选用", "敲定", "拍板", "we decided",
+                                    "we'll go with", "we will go with", "let's use", "decided to"],
+        "a sentence with one of these states a decision (Chinese cues must fall on jieba word boundaries: 稳定了 is "
+        "no 定了)", "phrases"),
+    Key("memory", "undecided_cues", ["还没", "没决定", "没有决定", "未决定", "尚未", "没定", "待定", "不确定", "再决定",
+                                     "再说", "如果", "假如", "要是", "是否", "考虑中", "决定不了", "难以决定",
+                                     "决定之前", "这个决定", "那个决定", "的决定", "该决定", "你决定", "你来定", "由你",
+                                     "not decided", "haven't decided", "have not decided", "undecided", "not yet",
+                                     "yet to", "if we", "whether", "before we decide", "still deciding",
+                                     "to be decided", "tbd", "up to you", "your call"],
+        "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet) or speaks of a "
+        "decision rather than makes one (这个决定, 由你决定): not a decision", "phrases"),
+    Key("memory", "supersede_cues", ["改为", "改用", "改成", "替代", "取代", "代替", "替换", "变更", "推翻", "撤销",
+                                     "作废", "不再使用", "之前的决定", "原决定", "supersede", "supersedes", "replaces",
+                                     "replace", "switch to", "switching to", "changed to", "instead of the",
+                                     "overrides", "reverses", "no longer"],
+        "a later decision whose title, content, reason or source message has one of these supersedes an earlier "
+        "one: no decision_conflict", "phrases"),
+    Key("memory", "question_cues", ["?", "？", "吗", "什么", "哪", "怎么", "如何", "是否", "呢", "为什么", "请问",
+                                    "介绍", "说说", "讲讲", "告诉我", "推荐", "建议", "what", "which", "how",
+                                    "should we", "do we", "did we", "are we", "have we", "is it", "tell me",
+                                    "remind me", "recommend", "suggest"],
+        "a user message with one of these asks or requests (decision_not_recalled); a decision-cue sentence with "
+        "one of these is a question or a suggestion, not a decision", "phrases"),
+    Key("memory", "decision_roles", ["user"], "roles whose messages can state an unrecorded decision (the seed's "
+        "extractor reads user messages; an assistant's 'let's use' is mostly a proposal)", "roles"),
+    Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "
+        "decision title's terms (and at least two of them)", "share"),
+    Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "
+        "when their titles' terms overlap this much (Jaccard): 用户服务 and 订单服务 数据库选型 are two matters",
+        "Jaccard"),
 ]
 
 

@@ -70,11 +70,13 @@ def test_write_keeps_comments_and_layout_and_changes_only_recommended_keys(seed_
     code, out, err = run_cli("tune", "--db", str(seed_db), "--config", str(cfg), "--target-tool-share", "0.85",
                              "--write")
     assert code == 0, err
-    assert out.strip().endswith("harness.toml: 2 key(s) rewritten")
+    assert out.strip().endswith("harness.toml: 3 key(s) rewritten")
     new = cfg.read_text(encoding="utf-8").splitlines()
     old = HARNESS.splitlines()
-    # the seed's 3 markers in 66 judged messages are the rate closest to the stated one: [topic] is not added
-    assert len(new) == len(old)
+    # the seed's 3 markers in 66 judged messages are the rate closest to the stated one: [topic] is not added;
+    # the compaction replay wants more messages kept: a [compaction] section the file lacked is appended
+    assert new[len(old):] == ["", "[compaction]", new[-1]]
+    assert new[-1].startswith("keep_recent = 50 # tuned ")
     changed = [(a, b) for a, b in zip(old, new) if a != b]
     assert [a.split("=")[0].strip() for a, _ in changed] == ["summarize_bytes", "summarize_share"]
     assert re.fullmatch(r"summarize_bytes = 6000 # tuned \d{4}-\d\d-\d\d: was 2000; summarizes 24% of 314 results, "
@@ -158,3 +160,17 @@ def test_topic_switch_score_is_fitted_on_labels_and_kept_without(seed_db: Path, 
     recs = _recs(db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"), "--config",
                  str(tmp_path / "dialogue.toml"))
     assert "topic.dialogue_switch_score" in recs and "topic.switch_score" not in recs  # the mode judged in
+
+
+def test_compaction_keeps_the_fewest_messages_that_leave_the_summary_at_most_the_stated_share(seed_db: Path) -> None:
+    recs = _recs(seed_db)
+    assert recs["compaction.keep_recent"]["recommended"] == 50
+    assert recs["compaction.keep_recent"]["evidence"] == (
+        "keep_recent 50 at max_tokens 100000: 3 of the 25 needs after a replayed compaction (12%) concern a fact "
+        "outside the kept window (now 18 of 25, 72%); mean context 52,884 tokens (now 45,896)")
+    assert recs["compaction.max_tokens"]["recommended"] == 100000  # the model's window is not in the warehouse
+    assert recs["compaction.max_tokens"]["evidence"].startswith("kept: the warehouse cannot tell what context your "
+                                                                "model allows; now 3 replayed compactions")
+    # a looser share is met by fewer kept messages; keeping none leaves every need to the summary
+    assert _recs(seed_db, "--max-outside-share", "0.75")["compaction.keep_recent"]["recommended"] == 10
+    assert _recs(seed_db, "--max-outside-share", "1")["compaction.keep_recent"]["recommended"] == 0

@@ -14,8 +14,11 @@ REGISTRY: dict[str, str] = {
     "keywords": "forensics.analyzers.keywords",
     "compression": "forensics.analyzers.compression",
     "topics": "forensics.analyzers.topics",  # before drift: interleave (type 4) reads topic_switches
+    "compaction": "forensics.analyzers.compaction",  # before drift: type 3 reads its audit
     "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
+    "skills": "forensics.analyzers.skills",
+    "memory": "forensics.analyzers.memory",
 }
 
 

@@ -78,19 +78,21 @@ class Context:
     selection: Selection
     selected: int = 0
     labels: str | None = None  # a labels file (`--labels`), for analyzers that can score themselves
+    questions: str | None = None  # a question file (`--questions`): the memory analyzer replays retrieval
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what one analyzer computed for another
 
     @classmethod
     def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
-             labels: str | None = None) -> Context:
+             labels: str | None = None, questions: str | None = None) -> Context:
         for key in SCHEMA:
             value = cfg[key.path]
             if isinstance(value, list):  # typed, so an empty list stays an empty list of strings
                 con.execute(f"SET VARIABLE {key.section}_{key.name} = ?::VARCHAR[]", [value])
             elif isinstance(value, (bool, int, float, str)):
                 con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
-        return cls(con, cfg, selection, selection.materialize(con), labels)
+        return cls(con, cfg, selection, selection.materialize(con), labels, questions)
 
     @property
     def conversation_labels(self) -> dict[str, Label]:

@@ -11,7 +11,7 @@ each type becomes a report finding. Secondary signals (seed §四): echo rate an
 2 tool_dispersion       one user request reading many distinct targets, or one very wide round, when that
                         request is an outlier among the corpus's requests or the user stepped in after it
                         (``forensics.drift.corpus``): a long run after one request is an agent's normal work
-3 compaction_topic_loss re-discovery (``forensics.drift.rediscovery``)
+3 compaction_topic_loss the compaction audit's losses and rediscovery signs (``forensics.drift.rediscovery``)
 4 topic_interleave      the lag after a topic switch (``forensics.drift.interleave``)
 5 no_focus              pure tool echo *and* continue-nags, as the seed describes it: an API agent's tool
                         calls without text are its normal way of working, not a lack of focus
@@ -58,7 +58,7 @@ def run(ctx: Context) -> Section:
     eps: list[dict[str, Any]] = []
     eps += _crowding(ctx, base, d, big)
     eps += _dispersion(ctx, d)
-    eps += _rediscovery(ctx, d, natives)
+    eps += _rediscovery(ctx, natives)
     computed = interleave.available(ctx.con)
     if computed:
         eps += _interleave(ctx, d, natives)
@@ -135,17 +135,17 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _rediscovery(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
+def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
+    rules = {"not_found_then_search": "a call failed on a missing path, then a search looked for it",
+             "dropped_then_needed": "a logged compaction dropped it (summary and kept messages), then it was needed",
+             "reread_after_compaction_budget": f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens"}
     out = []
-    for r in rediscovery.episodes(ctx.con, int(d.rediscovery_window), int(ctx.cfg.compaction.max_tokens)).iter_rows(
-            named=True):
+    for r in rediscovery.episodes(ctx):
         follows = None if not r["compaction_logged"] else r["compaction_position"] is not None
         where = ("no compaction is marked in this log" if follows is None else
                  f"after the compaction at [{r['compaction_position']}]" if follows else "before any logged compaction")
-        rule = ("a call failed on a missing path, then a search looked for it" if r["sign"] == "not_found_then_search"
-                else f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens")
         out.append(_ep(r["conversation_id"], natives.get(r["conversation_id"]), "compaction_topic_loss", r["severity"],
-                       rule, None, r["positions"], f"{r['detail']}; {where}", follows))
+                       rules[r["sign"]], None, r["positions"], f"{r['detail']}; {where}", follows))
     return out
 
 

@@ -3,8 +3,8 @@ without importing any importer (pyarrow and friends cost a third of a second at 
 
 Detection tries BUILTIN in this order (specific shapes first), then plug-ins (entry-point group
 ``forensics.formats``), then FALLBACK (the catch-alls). Each entry is ``(name, "module:attribute")`` naming
-a ``registry.Format``. A format of SQLite files (Open WebUI, Cursor; a harness's decision-memory database
-next) is a BUILTIN entry whose sniff looks at ``probe.tables``, so it comes before the generic ``sqlite``.
+a ``registry.Format``. A format of SQLite files (Open WebUI, a harness's decision-memory database, Cursor) is a
+BUILTIN entry whose sniff looks at ``probe.tables``, so it comes before the generic ``sqlite``.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ BUILTIN = (
     ("chatgpt", _M + "chatgpt:FORMAT"),
     ("claude-ai", _M + "claude_ai:FORMAT"),
     ("open-webui", _M + "open_webui:FORMAT"),
+    ("decision-memory", _M + "decision_memory:FORMAT"),
     ("inspect", _M + "inspect_ai:FORMAT"),
     ("otel", _M + "otel:FORMAT"),
     ("continue", _M + "continue_dev:FORMAT"),

@@ -33,6 +33,7 @@ TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
 EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
 RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
                "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
@@ -93,6 +94,7 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
     quar_sources: list[str] = []
     parents: list[str | None] = []
     natives: list[str | None] = []  # the parent's native id, for a parent in another file (see resolve_parents)
+    projects: list[str | None] = []
     for p, source_id in results:
         if isinstance(p, str):
             files.append(p)
@@ -102,12 +104,13 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
         links, by_native = p.state.get("parents", {}), p.state.get("parent_natives", {})
         parents.extend(links.get(c) for c in ids)
         natives.extend(by_native.get(c) for c in ids)
+        projects.extend(p.state.get("projects", {}).get(c) for c in ids)
         conv_sources.extend([source_id] * len(ids))
         quar_sources.extend([source_id] * t["quar"].num_rows)
         for n in TABLES:
             parts[n].append(t[n] if n in t else EMPTY[n])
         files.append(FileResult(p.rows_read, p.messages_read, p.notes,
-                                {k: v for k, v in p.state.items() if k not in ("parents", "parent_natives")},
+                                {k: v for k, v in p.state.items() if k not in LINKS},
                                 list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
                                 t["msg"].num_rows, t["quar"].num_rows))
     if not parts["conv"]:
@@ -115,7 +118,8 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
     tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
     tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
         "parent_conversation_id", pa.array(parents, pa.string())).append_column(
-        "parent_native_id", pa.array(natives, pa.string()))
+        "parent_native_id", pa.array(natives, pa.string())).append_column(
+        "project", pa.array(projects, pa.string()))
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
     return Bundle(tables, files)
 
@@ -215,10 +219,10 @@ class Loader:
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id) "
-                    "SELECT conversation_id, source_id, native_id, title, provider, model, "
+                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id, "
+                    "project) SELECT conversation_id, source_id, native_id, title, provider, model, "
                     f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
-                    "parent_conversation_id, parent_native_id FROM _b_conv")
+                    "parent_conversation_id, parent_native_id, project FROM _b_conv")
         # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
         # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
         _sizes = con.sql(  # noqa: F841
@@ -246,6 +250,10 @@ class Loader:
                             "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
         con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
                     [self.run_id])
+        for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
+            for name, _b_side in f.state.get("tables", {}).items():  # noqa: B007 - read by the scan below
+                con.execute(f"DELETE FROM {name} WHERE source_id = ?", [pl.result.source_id])
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _b_side")
 
     def _replace(self, owner: dict[str, Plan], _b_msg: pa.Table) -> None:
         """Count the re-imported conversations' identical messages, then drop their old rows."""

@@ -47,17 +47,23 @@ class Report:
         lab = self.labels.get(conversation_id)
         return lab.text if lab else conversation_id
 
+    def finding_label(self, f: Finding) -> str:
+        """Whom a finding is about: its conversation's label, or its ``native_id`` when it has no conversation
+        (a decision conflict whose decision came from a conversation the source does not hold)."""
+        return self.label(f.conversation_id) if f.conversation_id else f.native_id or ""
+
     def shown(self, sec: Section) -> list[Finding]:
         """The findings a section lists: the strongest SHOWN."""
         return sorted(sec.findings, key=lambda f: tuple(-x for x in digests.strength(f)))[:SHOWN]
 
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None, labels: str | None = None, *, recommend: bool = True,
-                 persist_findings: bool = False) -> Report:
+                 only: str | list[str] | None = None, labels: str | None = None, questions: str | None = None, *,
+                 recommend: bool = True, persist_findings: bool = False) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
-    file analyzers may score themselves against. ``recommend``: run `forensics tune`'s tuners for *What to
-    change*; ``persist_findings``: keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
+    file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
+    its tuner fits on). ``recommend``: run `forensics tune`'s tuners for *What to change*; ``persist_findings``:
+    keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -66,12 +72,12 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY)
-        ctx = Context.open(wh.con, cfg, selection, labels)
+        ctx = Context.open(wh.con, cfg, selection, labels, questions)
         meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
                 "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
                 "warehouse": str(db), "config": str(cfg.path) if cfg.path else None,
                 "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-                "analyzers": names, "labels": labels}
+                "analyzers": names, "labels": labels, "questions": questions}
         report = Report(meta, labels=ctx.conversation_labels)
         for name in names:
             report.sections.append(_masked(analyzers.load(name).run(ctx)))
@@ -81,7 +87,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
             cited.setdefault(f.conversation_id, set()).update(f.positions)
         report.evidence = evidence.fetch(wh.con, cited)
         if recommend:
-            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names)
+            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names,
+                              questions=questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
         else:
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"

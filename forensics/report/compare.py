@@ -69,23 +69,26 @@ def parse_selection(text: str, label: str) -> Selection:
 
 def build_comparison(db: str | os.PathLike[str], cfg: Config, base: Selection, only: str | None, *,
                      other_db: str | None = None, split_at: str | None = None, before: str | None = None,
-                     after: str | None = None) -> Comparison:
+                     after: str | None = None, questions: str | None = None) -> Comparison:
     """One of: another warehouse (before) vs ``db`` (after); a split in time; two explicit selections."""
     modes = sum(x is not None for x in (other_db, split_at)) + (before is not None or after is not None)
     if modes != 1 or (before is None) != (after is None):
         raise ForensicsError("compare with exactly one of --compare OTHER.duckdb, --split-at TIMESTAMP, "
                              "or --before SELECTION --after SELECTION")
+    def run(where: str | os.PathLike[str], sel: Selection) -> Report:
+        return build_report(where, cfg, sel, only, questions=questions, recommend=False)
+
     if other_db is not None:
         if not os.path.exists(other_db):
             raise ForensicsError(f"{other_db}: no warehouse to compare with")
-        b = build_report(other_db, cfg, Selection(**{**_fields(base), "label": f"before ({other_db})"}), only, recommend=False)
-        a = build_report(db, cfg, Selection(**{**_fields(base), "label": f"after ({db})"}), only, recommend=False)
+        b = run(other_db, Selection(**{**_fields(base), "label": f"before ({other_db})"}))
+        a = run(db, Selection(**{**_fields(base), "label": f"after ({db})"}))
     elif split_at is not None:
-        b = build_report(db, cfg, Selection(**{**_fields(base), "until": split_at, "label": f"before {split_at}"}), only, recommend=False)
-        a = build_report(db, cfg, Selection(**{**_fields(base), "since": split_at, "label": f"from {split_at}"}), only, recommend=False)
+        b = run(db, Selection(**{**_fields(base), "until": split_at, "label": f"before {split_at}"}))
+        a = run(db, Selection(**{**_fields(base), "since": split_at, "label": f"from {split_at}"}))
     else:
-        b = build_report(db, cfg, parse_selection(before or "", "before: " + (before or "")), only, recommend=False)
-        a = build_report(db, cfg, parse_selection(after or "", "after: " + (after or "")), only, recommend=False)
+        b = run(db, parse_selection(before or "", "before: " + (before or "")))
+        a = run(db, parse_selection(after or "", "after: " + (after or "")))
     return compare(b, a)
 
 

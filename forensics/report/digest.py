@@ -110,14 +110,14 @@ def norms(sections: list[Section], conversations: int) -> list[Norm]:
 
 
 def rank(sections: list[Section], norm_kinds: set[str]) -> list[Ranked]:
-    """Every finding a reader should act on (not info, not a corpus norm), one per conversation and kind,
-    strongest first."""
+    """Every finding a reader should act on (not info, not a corpus norm), one per conversation and kind (a
+    finding of no conversation, by its native_id), strongest first."""
     best: dict[tuple[str, str], Ranked] = {}
     for s in sections:
         for f in s.findings:
             if f.severity == "info" or f.kind in norm_kinds:
                 continue
-            key = (f.conversation_id, f.kind)
+            key = (f.conversation_id or f"-{f.native_id}", f.kind)
             if key not in best or strength(f) > strength(best[key].finding):
                 best[key] = Ranked(s.name, f)
     return sorted(best.values(), key=lambda r: (*(-x for x in strength(r.finding)), r.finding.kind,
@@ -137,10 +137,12 @@ def strongest(ranked: list[Ranked]) -> list[Ranked]:
 
 
 def worst(ranked: list[Ranked]) -> list[Worst]:
-    """Conversations by the weight of their findings (high 3, low 1, plus how far out each is)."""
+    """Conversations by the weight of their findings (high 3, low 1, plus how far out each is); a finding of no
+    conversation is in *Strongest findings* only."""
     per: dict[str, list[Ranked]] = {}
     for r in ranked:
-        per.setdefault(r.finding.conversation_id, []).append(r)
+        if r.finding.conversation_id:
+            per.setdefault(r.finding.conversation_id, []).append(r)
     generic = Counter(r.finding.rule for r in ranked)  # a rule many findings share says less than their summary
 
     def line(f: Finding) -> str:
@@ -155,12 +157,12 @@ def worst(ranked: list[Ranked]) -> list[Worst]:
 
 
 def recommend(d: Digest, con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], db: str,
-              topics_fresh: bool) -> None:
-    """Fill *What to change*: what `forensics tune` recommends (the tuners of the analyzers that ran), the TOML
-    to paste and the command that writes it."""
+              topics_fresh: bool, questions: str | None = None) -> None:
+    """Fill *What to change*: what `forensics tune` recommends (the tuners of the analyzers that ran; the
+    [memory] retrieval keys fitted on ``questions`` when given), the TOML to paste and the command that writes it."""
     from forensics.tuning import tune_connection
 
-    result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh)
+    result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh, questions=questions)
     if not result.recommendations:
         d.skipped = (f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
                      "gives every recommendation")
@@ -170,7 +172,8 @@ def recommend(d: Digest, con: duckdb.DuckDBPyConnection, cfg: Config, analyzers:
     d.checked, d.tuned_over = len(result.recommendations), f"{result.conversations} conversations, {result.messages} messages"
     d.toml = toml_lines([c for c in d.changes if c.harness])
     d.toml_drift = toml_lines([c for c in d.changes if not c.harness])
-    d.command = f"forensics tune --db {db} --config {cfg.path or 'harness.toml'} --write"
+    d.command = (f"forensics tune --db {db} --config {cfg.path or 'harness.toml'}"
+                 + (f" --questions {questions}" if questions else "") + " --write")
 
 
 def toml_lines(cs: list[Change]) -> str:

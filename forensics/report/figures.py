@@ -113,6 +113,32 @@ def sweep(d: dict[str, Any]) -> Figure:
     return fig
 
 
+# ------------------------------------------------------------------------------------------- compaction
+@drawer("compaction_sweep")
+def compaction_sweep(d: dict[str, Any]) -> Figure:
+    """``points`` (max_tokens, keep_recent, outside_window, needed_after_compaction) and ``current`` (the
+    configured setting): one line per max_tokens, how many needs fall outside the kept window."""
+    fig = figure()
+    ax = fig.axes[0]
+    points, cur = d["points"], d["current"]
+    keeps = sorted({p["keep_recent"] for p in points})
+    x = {k: i for i, k in enumerate(keeps)}  # evenly spaced: the sweep's values, not a scale
+    for m in sorted({p["max_tokens"] for p in points}):
+        row = sorted((p for p in points if p["max_tokens"] == m), key=lambda p: p["keep_recent"])
+        ax.plot([x[p["keep_recent"]] for p in row], [p["outside_window"] for p in row], marker="o",
+                label=f"max_tokens {m // 1000}k")
+    here = next((p for p in points if p["max_tokens"] == cur["max_tokens"] and p["keep_recent"] == cur["keep_recent"]),
+                None)
+    if here is not None:
+        ax.plot([x[here["keep_recent"]]], [here["outside_window"]], marker="*", markersize=14, color="#d62728",
+                linestyle="none", label="configured")
+    ax.set_xticks(range(len(keeps)), [str(k) for k in keeps])
+    ax.set_xlabel("keep_recent (messages kept verbatim after a compaction)")
+    ax.set_ylabel("needs outside the kept window")
+    ax.legend(fontsize=7, ncols=2)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------- drift
 SEVERITY_COLORS = {"none": "#eeeeee", "low": "#ffb74d", "high": "#d32f2f", "not computed": "#ffffff"}
 
@@ -206,6 +232,53 @@ def onset_by_context(hist: dict[str, Any]) -> Figure:
     ax.tick_params(axis="x", labelrotation=45, labelsize=7)
     if hist["counts"]:
         ax.legend(fontsize=8)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------- skills
+ROUTING_COLORS = {"hits": "#2ca02c", "router_only": "#ff7f0e", "model_only": "#9467bd"}
+
+
+@drawer("skills_routing")
+def routing(rows: list[dict[str, Any]]) -> Figure:
+    """Per skill: ``hits``, ``router_only`` (false fires) and ``model_only`` (misses), stacked."""
+    fig = figure(8.0, max(2.2, 0.4 * len(rows) + 1.2))
+    ax = fig.axes[0]
+    ys = list(range(len(rows)))
+    left = [0] * len(rows)
+    for key, color in ROUTING_COLORS.items():
+        vals = [r[key] for r in rows]
+        ax.barh(ys, vals, left=left, color=color, label=key.replace("_", " "))
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(ys, [short_label(r["skill"], 24) for r in rows], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("requests (hits: the router fired and the skill was loaded)")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=8, ncols=3, loc="lower right")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------- memory
+@drawer("memory_retrieval_sweep")
+def retrieval_sweep(rows: list[dict[str, Any]]) -> Figure:
+    """One panel per key of the rows (key, value, recall_at_k, mrr, current): recall@k (solid) and MRR (dashed)
+    over its values, the config's value marked."""
+    fig = figure(9.0, 2.6)
+    fig.delaxes(fig.axes[0])
+    keys = list(dict.fromkeys(r["key"] for r in rows))
+    axes = fig.subplots(1, len(keys), sharey=True, squeeze=False)[0]
+    for ax, key in zip(axes, keys):
+        part = [r for r in rows if r["key"] == key]
+        x = [r["value"] for r in part]
+        ax.plot(x, [r["recall_at_k"] for r in part], marker="o", color="#1f77b4", label="recall@k")
+        ax.plot(x, [r["mrr"] for r in part], marker="s", linestyle="--", color="#2ca02c", label="MRR")
+        for r in part:
+            if r["current"]:
+                ax.axvline(r["value"], color="#9e9e9e", linewidth=1)
+        ax.set_xlabel(key, fontsize=8)
+        ax.set_ylim(0, 1.05)
+        ax.tick_params(labelsize=7)
+    axes[0].legend(fontsize=7, loc="lower left")
     return fig
 
 

@@ -65,21 +65,21 @@ def _figure(charts: dict[str, tuple[str, str]], name: str) -> str:
     return f"<figure id=\"chart-{e(name)}\">{inline(doc)}<figcaption>{e(cap)}</figcaption></figure>"
 
 
-def _label(rep: Report, cid: str) -> str:
+def _label(rep: Report, cid: str, text: str | None = None) -> str:
     lab = rep.labels.get(cid)
-    return f"<b title=\"{e(lab.full)}\">{e(lab.text)}</b>" if lab else f"<b>{e(cid)}</b>"
+    return f"<b title=\"{e(lab.full)}\">{e(lab.text)}</b>" if lab else f"<b>{e(text or cid)}</b>"
 
 
 def finding(rep: Report, f: Finding, prefix: str, anchor: str) -> str:
     """One finding: its line, and a <details> that opens to its messages in context."""
-    where = standing(f)
+    where, show, pos = standing(f), show_command(rep, f), positions_text(f.positions)
     line = (f"<span class=sev-{e(f.severity)}>{e(f.severity)}</span> <code>{e(f.kind)}</code> — "
-            f"{_label(rep, f.conversation_id)} {e(positions_text(f.positions))}: {e(f.summary)}"
+            f"{_label(rep, f.conversation_id, rep.finding_label(f))}{' ' + e(pos) if pos else ''}: {e(f.summary)}"
             + (f" <i>(rule: {e(f.rule)})</i>" if f.rule and f.rule != f.summary else "")
             + (f" <span class=standing>· {e(where)}</span>" if where else ""))
     return (f"<li><details class=finding id=\"{e(anchor)}\" data-c=\"{e(prefix + f.conversation_id)}\" "
             f"data-p=\"{','.join(map(str, f.positions))}\"><summary>{line}</summary><div class=ev></div>"
-            f"<p class=meta>In a terminal: <code>{e(show_command(rep, f))}</code></p></details></li>")
+            + (f"<p class=meta>In a terminal: <code>{e(show)}</code></p>" if show else "") + "</details></li>")
 
 
 def _digest(rep: Report, prefix: str) -> list[str]:

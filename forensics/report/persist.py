@@ -55,7 +55,9 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
             for s in report.sections for f in s.findings]
     sections = ", ".join(f"'{s.name}'" for s in report.sections) or "''"
     selected = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
-    _replace(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS), f"{selected} AND section IN ({sections})")
+    # a finding of no conversation (a decision conflict from a conversation the source lacks) is every report's
+    _replace(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS),
+             f"({selected} OR conversation_id = '') AND section IN ({sections})")
     base = report.section("baseline")
     if base is not None:
         per = base.metrics["conversations"]

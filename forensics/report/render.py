@@ -153,7 +153,9 @@ def standing(f: Finding) -> str:
 
 
 def show_command(rep: Report, f: Finding) -> str:
-    """The `forensics show` line that prints a finding's messages in a terminal."""
+    """The `forensics show` line that prints a finding's messages in a terminal ("" without a conversation)."""
+    if not f.conversation_id:
+        return ""
     who = f.native_id if f.native_id and rep.label(f.conversation_id) == f.native_id else f.conversation_id
     spans = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs(f.positions))
     return f"forensics show {who} --positions {spans}" if spans else f"forensics show {who}"
@@ -202,9 +204,10 @@ def drift_text(drift: list[Any]) -> str:
 
 def _md_finding(rep: Report, f: Finding) -> str:
     where = standing(f)
-    return (f"- **{f.severity}** `{f.kind}` — {rep.label(f.conversation_id)} {positions_text(f.positions)}: "
+    show, who = show_command(rep, f), " ".join(filter(None, [rep.finding_label(f), positions_text(f.positions)]))
+    return (f"- **{f.severity}** `{f.kind}` — {who}: "
             f"{f.summary}" + (f" _(rule: {f.rule})_" if f.rule and f.rule != f.summary else "")
-            + (f" · {where}" if where else "") + f" · `{show_command(rep, f)}`")
+            + (f" · {where}" if where else "") + (f" · `{show}`" if show else ""))
 
 
 def _md_digest(rep: Report, level: int) -> list[str]:

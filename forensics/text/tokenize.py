@@ -25,6 +25,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import NamedTuple
 
 MODES = ("bigram", "jieba", "jieba+bigram")
 HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -55,6 +56,29 @@ def iter_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
                 yield from _han_tokens(run, mode)
             elif _LETTER.search(run):
                 yield run.lower()
+
+
+class Span(NamedTuple):
+    """A word of a text and where it is: ``text[start:end]`` (``word`` lower-cased)."""
+
+    start: int
+    end: int
+    word: str
+    han: bool
+
+
+def spans(text: str) -> Iterator[Span]:
+    """The words of ``text`` in order, with their offsets: jieba's words in a Han run, other words whole; numbers
+    skipped. For phrases cut from a text itself (a trigger phrase must be a substring of the text it should
+    match), so nothing is normalised here: the offsets stay the text's own."""
+    for m in _RUN.finditer(text):
+        run = m.group()
+        if m.lastgroup == "han":
+            for start in range(0, len(run), JIEBA_CHUNK):
+                for w, a, b in _jieba().tokenize(run[start:start + JIEBA_CHUNK], HMM=True):
+                    yield Span(m.start() + start + a, m.start() + start + b, w, True)
+        elif _LETTER.search(run):
+            yield Span(m.start(), m.end(), run.lower(), False)
 
 
 def _pieces(text: str) -> Iterator[str]:

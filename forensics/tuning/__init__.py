@@ -41,6 +41,8 @@ class TuneContext:
     min_precision: float = 0.7
     worst_pct: float = 10.0
     marker_rate: float = 0.05
+    max_outside_share: float = 0.25  # compaction: needs after a compaction that may concern a fact outside the window
+    questions: str | None = None  # a decision-memory question file: the [memory] retrieval keys are fitted on it
     topics_fresh: bool = False  # the topic tables were just written by the report: tuners read them as they are
 
 

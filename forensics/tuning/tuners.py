@@ -222,3 +222,98 @@ def _flag_at_most(vals: list[float], share: float, below: bool, real: bool) -> f
 
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.0%}"
+
+
+TUNE_KEEPS = (0, 2, 5, 10, 15, 20, 30, 50, 80)
+
+
+@tuner(analyzer="compaction")
+def compaction(t: TuneContext) -> list[Recommendation]:
+    """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
+    compaction to the summary alone, among settings whose kept messages fit in max_tokens; max_tokens is kept (a
+    window the model allows is not in the warehouse) and its evidence says what a smaller or larger one does."""
+    from forensics.analyzers.compaction import counted
+    from forensics.compaction import fill_pairs, replay
+
+    c = t.cfg.compaction
+    m0, k0 = int(c.max_tokens), int(c.keep_recent)
+    fill_pairs(t.con, t.cfg)  # what the report has not extracted yet (every conversation is tuned over)
+    settings = replay.grid(m0, k0, TUNE_KEEPS, ()) + [(m0 // 2, k0), (m0 * 2, k0)]
+    points = {(p.max_tokens, p.keep_recent): p.figures()
+              for p in replay.sweep(t.con, settings, int(c.summary_tokens))[0]}
+    now = points[(m0, k0)]
+    if not any(p["needed_after_compaction"] for (m, _), p in points.items() if m == m0):
+        why = (f"the replay at max_tokens {m0} compacts {now['compactions']} times and no fact is needed again after "
+               "a compaction: kept")
+        return [Recommendation("compaction.keep_recent", k0, k0, why), Recommendation("compaction.max_tokens", m0, m0, why)]
+    fits = sorted((p for (m, _), p in points.items() if m == m0 and p["overflows"] <= 0.01 * max(p["compactions"], 1)),
+                  key=lambda p: p["keep_recent"])
+    ok = [p for p in fits if p["outside_share"] is not None and p["outside_share"] <= t.max_outside_share]
+    pick = ok[0] if ok else min(fits or [now], key=lambda p: (p["outside_share"] or 0, abs(p["keep_recent"] - k0)))
+    met = "" if ok else f"; no setting that fits meets {_pct(t.max_outside_share)}, the lowest share"
+    keep = Recommendation(
+        "compaction.keep_recent", k0, pick["keep_recent"],
+        f"keep_recent {pick['keep_recent']} at max_tokens {m0}: {pick['outside_window']} of the "
+        f"{pick['needed_after_compaction']} needs after a replayed compaction ({_pct(pick['outside_share'])}) concern a "
+        f"fact outside the kept window (now {now['outside_window']} of {now['needed_after_compaction']}, "
+        f"{_pct(now['outside_share'])}); mean context {pick['mean_context_tokens']:,.0f} tokens (now "
+        f"{now['mean_context_tokens']:,.0f}){met}",
+        f"needs left to the summary alone {now['outside_window']} → {pick['outside_window']}, mean context "
+        f"{_signed(pick['mean_context_tokens'] / now['mean_context_tokens'] - 1)}")
+    around = [m for m in sorted({m for m, _ in points}) if m != m0]
+    lower, higher = max((m for m in around if m < m0), default=None), min((m for m in around if m > m0), default=None)
+    sides = "; ".join(f"at {m}: {counted(points[(m, k0)]['compactions'], 'compaction')}, "
+                      f"{counted(points[(m, k0)]['outside_window'], 'need')} outside the window"
+                      for m in (lower, higher) if m is not None)
+    window = Recommendation("compaction.max_tokens", m0, m0,
+                            f"kept: the warehouse cannot tell what context your model allows; now "
+                            f"{counted(now['compactions'], 'replayed compaction')}, "
+                            f"{counted(now['outside_window'], 'need')} outside the window ({sides})")
+    return [keep, window]
+
+
+def _signed(x: float) -> str:
+    return f"{x:+.0%}"
+
+
+@tuner(analyzer="memory")
+def memory_retrieval(t: TuneContext) -> list[Recommendation]:
+    """[memory] retrieval keys on a question set (SPEC §15): the sweep point with the highest recall@k, then MRR,
+    then the smallest injected size; among equals the fewest and smallest changes from the current values."""
+    from forensics.analyzers.memory import replay
+    from forensics.analyzers.memory.retrieval import KEYS
+
+    current = {k: t.cfg[f"memory.{k}"] for k in KEYS}
+    if not t.questions:
+        if not t.con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]:
+            return []  # no decision memory here: nothing to say about its keys
+        return [Recommendation(f"memory.{k}", v, v, "no question set: kept (pass --questions FILE to fit retrieval "
+                               "on your own questions)") for k, v in current.items()]
+    rep, here = replay(t.con, t.cfg, t.questions)
+    if not rep.scored or not rep.projects:
+        why = "expects no decision" if not rep.scored else "asks projects without decisions in the warehouse"
+        return [Recommendation(f"memory.{k}", v, v, f"the question file {why}: kept") for k, v in current.items()]
+    grid = rep.sweep(here).to_dicts()
+    span = {k: (max(g[k] for g in grid) - min(g[k] for g in grid)) or 1 for k in KEYS}
+
+    def order(g: dict[str, Any]) -> tuple:
+        moved = [k for k in KEYS if g[k] != current[k]]
+        return (-round(g["recall_at_k"], 9), -round(g["mrr"], 9), round(g["injected_chars"], 6), len(moved),
+                sum(abs(g[k] - current[k]) / span[k] for k in moved))
+
+    best = min(grid, key=order)
+    now = next(g for g in grid if all(g[k] == current[k] for k in KEYS))
+    moved = [k for k in KEYS if best[k] != current[k]]
+    k0, k1 = current["top_k"], best["top_k"]
+    new_k = "" if k1 == k0 else f"recall@{k1} "
+    figures = (f"recall@{k0} {now['recall_at_k']:.2f} → {new_k}{best['recall_at_k']:.2f}, "
+               f"MRR {now['mrr']:.2f} → {best['mrr']:.2f} on {len(rep.scored)} questions, injected "
+               f"{_chars(now['injected_chars'])} → {_chars(best['injected_chars'])} chars")
+    evidence = (", ".join(f"{k} {current[k]:g} → {best[k]:g}" for k in moved) + ": " + figures if moved else
+                f"the current values score best of {len(grid)} settings: recall@{k0} {now['recall_at_k']:.2f}, MRR "
+                f"{now['mrr']:.2f} on {len(rep.scored)} questions, injected {_chars(now['injected_chars'])} chars")
+    return [Recommendation(f"memory.{k}", current[k], best[k], evidence, figures if moved else "") for k in KEYS]
+
+
+def _chars(n: float) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else f"{n:.0f}"

@@ -224,3 +224,37 @@ def m005_format_registry(con: duckdb.DuckDBPyConnection) -> None:
                                  "malformed JSON, is stored as a JSON string value)"),
     ):
         con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")
+
+
+@migration
+def m006_decision_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Decision-memory harness databases (SPEC §15): conversations keep their project; decisions and their
+    rejected options get tables of their own."""
+    con.execute("ALTER TABLE conversations ADD COLUMN project VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.project IS 'the project (tenant) a decision-memory harness keys "
+                "the conversation by (its project_id); NULL for other formats'")
+    _table(con, "decisions", "Decisions a decision-memory harness recorded (its decision_events), one row each.", [
+        ("source_id", "VARCHAR NOT NULL", "the source"),
+        ("decision_id", "VARCHAR NOT NULL", "the harness's id (decision_events.id, as text; question files name it)"),
+        ("project", "VARCHAR", "project_id: decisions apply to every conversation of their project"),
+        ("conversation_id", "VARCHAR", "the conversation it was made in (stable id; NULL when none was imported)"),
+        ("native_conversation_id", "VARCHAR", "decision_events.conversation_id as in the source"),
+        ("source_message_id", "VARCHAR", "decision_events.source_message_id: the message it was extracted from"),
+        ("source_position", "INTEGER", "that message's position in `conversation_id`; NULL when it is not there"),
+        ("decision_type", "VARCHAR", "architecture, budget, schedule, tool_selection, ... as recorded"),
+        ("title", "VARCHAR", "one-line summary"),
+        ("decision_content", "VARCHAR", "the conclusion"),
+        ("reason", "VARCHAR", "why"),
+        ("alternative_rejected", "VARCHAR", "the rejected options as recorded (split into decision_alternatives)"),
+        ("importance_score", "DOUBLE", "importance (the harness's default 1.0 when not recorded)"),
+        ("created_at", "TIMESTAMP", "UTC time the decision was recorded"),
+        ("updated_at", "TIMESTAMP", "UTC time of its last update"),
+        ("embedding", "FLOAT[]", "its vector (decision_embeddings or an embedding column), when stored"),
+        ("embedding_model", "VARCHAR", "the model that made the vector"),
+    ])
+    _table(con, "decision_alternatives", "Each rejected option of a decision: alternative_rejected split on "
+           ", ，、;；/| and trimmed.", [
+               ("source_id", "VARCHAR NOT NULL", "the source"),
+               ("decision_id", "VARCHAR NOT NULL", "the decision (decisions.decision_id)"),
+               ("alternative", "VARCHAR NOT NULL", "one rejected option"),
+           ])

@@ -1,0 +1,184 @@
+"""What compaction dropped (seed 001 类型3, seed 004's rule): an audit of every logged compaction with evidence,
+and a replay of the harness's ``[compaction]`` rule with a sweep of its settings.
+
+Per logged compaction (``events`` kind compaction: Claude Code's compact_boundary, Codex's compacted, ...):
+the facts the context held, kept by the summary or the kept messages, dropped, or not judged; a dropped fact
+the conversation needed again is a ``compaction_loss`` finding citing where the fact was, the compaction and
+where it was missed (``forensics.compaction.audit`` has the rules). Per conversation, the replay says where
+the rule would have compacted and how many later needs would have fallen outside the kept window
+(``forensics.compaction.replay``). Warehouse tables (rows of the selection replaced): ``compaction_facts``
+(one row per fact and compaction) and ``compaction_replay`` (one row per replayed compaction at the
+configured setting); ``compaction_pairs`` is the cache both come from.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.compaction import Audit, replay, run_audit
+from forensics.compaction.audit import COLUMNS, Row
+from forensics.compaction.facts import KINDS
+
+NAME = "compaction"
+TITLE = "Compaction audit"
+FACTS_TABLE = "compaction_facts"
+REPLAY_TABLE = "compaction_replay"
+REPLAY_COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32,
+                  "context_tokens": pl.Int64, "kept_from": pl.Int32, "needed_after": pl.Int32,
+                  "outside_window": pl.Int32, "max_tokens": pl.Int64, "keep_recent": pl.Int32}
+FACT_CHARS = 80  # of a fact's text in the report's tables
+
+
+def audit_of(ctx: Context) -> Audit:
+    """The selection's audit, computed once per report (drift type 3 reads it too)."""
+    key = (NAME, ctx.cfg.compaction.keep_recent, ctx.cfg.drift.rediscovery_window,
+           *(repr(ctx.cfg[k]) for k in ctx.cfg.values if k.startswith("compaction.")), ctx.cfg.keyword.tokenizer)
+    if key not in ctx.memo:
+        ctx.memo[key] = run_audit(ctx.con, ctx.cfg)
+    return ctx.memo[key]
+
+
+def run(ctx: Context) -> Section:
+    c = ctx.cfg.compaction
+    a = audit_of(ctx)
+    setting = (int(c.max_tokens), int(c.keep_recent))
+    points, listed = replay.sweep(ctx.con, replay.grid(*setting), int(c.summary_tokens), detail=setting)
+    sweep = [p.figures() for p in points]
+    here = next(p for p in sweep if (p["max_tokens"], p["keep_recent"]) == setting)
+    rows = a.rows
+    _store(ctx, FACTS_TABLE, [{k: getattr(r, k) for k in COLUMNS} for r in rows], COLUMNS)
+    _store(ctx, REPLAY_TABLE, [{"conversation_id": x.conversation_id, "native_id": x.native_id, "position": x.position,
+                                "context_tokens": x.context_tokens, "kept_from": x.kept_from,
+                                "needed_after": x.needed_after, "outside_window": x.outside_window,
+                                "max_tokens": setting[0], "keep_recent": setting[1]} for x in listed], REPLAY_COLUMNS)
+    metrics = _metrics(a, rows, here, sweep, c)
+    sec = Section(NAME, TITLE, summary=_summary(a, metrics["logged"], here, c, ctx.selected), metrics=metrics)
+    sec.findings = [_finding(ctx, r) for r in rows if r.lost]
+    sec.tables = _tables(ctx, a, rows, listed, sweep)
+    sec.charts.append(Chart("sweep", "Needs after a compaction that fall outside the kept window, by setting",
+                            {"points": sweep, "current": {"max_tokens": setting[0], "keep_recent": setting[1]}}))
+    return sec
+
+
+def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[str, Any]], c: Any) -> dict[str, Any]:
+    def count(rs: list[Row]) -> dict[str, int]:
+        st = [r.status for r in rs]
+        return {"held": len(rs), "kept": st.count("kept"), "dropped": st.count("dropped"),
+                "unjudged": st.count("unjudged"), "lost": sum(r.lost for r in rs)}
+
+    return {
+        "logged": {"compactions": len(a.events), "conversations": len({e.conversation_id for e in a.events}),
+                   "off_main_path": a.off_path_events,
+                   "with_summary": sum(e.compaction.summary is not None for e in a.events),
+                   **count(rows), "kept_by_summary": sum(r.carried_by == "summary" for r in rows),
+                   "kept_by_messages": sum(r.carried_by == "kept messages" for r in rows),
+                   "lost_high": sum(r.lost and r.severity == "high" for r in rows),
+                   "by_kind": {k: count([r for r in rows if r.kind == k]) for k in KINDS},
+                   "events": [{"conversation_id": e.conversation_id, "native_id": e.native_id,
+                               "position": e.compaction.position, "trigger": e.compaction.trigger,
+                               "pre_tokens": e.compaction.pre_tokens,
+                               "summary_chars": len(e.compaction.summary) if e.compaction.summary else None,
+                               **e.counts()} for e in a.events]},
+        "replay": {**here, "summary_tokens": int(c.summary_tokens)},
+        "sweep": sweep,
+    }
+
+
+def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int) -> str:
+    if a.events:
+        verb = "was" if m["lost"] == 1 else "were"
+        lost = (f"**{counted(m['lost'], 'dropped fact')} {verb} needed again** ({m['lost_high']} high: the user had "
+                "to repeat it or ask, an error recurred, or a path had to be rediscovered)" if m["lost"] else
+                "no dropped fact was needed again")
+        them = "it" if m["compactions"] == 1 else "them"
+        head = (f"**{counted(m['compactions'], 'compaction')}** logged in {counted(m['conversations'], 'conversation')}"
+                f" ({m['with_summary']} with a summary in the log). Before {them} the context held "
+                f"{counted(m['held'], 'fact')}: {m['kept']} kept ({m['kept_by_summary']} by the summary, "
+                f"{m['kept_by_messages']} by kept messages), {m['dropped']} dropped, {m['unjudged']} not judged (no "
+                f"summary logged, or the summary in another language); {lost}.")
+    else:
+        head = ("No compaction is logged in the selection (Claude Code's compact_boundary, Codex's compacted and the "
+                "other formats' compaction records land in `events`).")
+    if a.off_path_events:
+        head += f" {counted(a.off_path_events, 'compaction event')} off the main path not audited."
+    replayed = (f" Replaying the harness's rule (max_tokens {c.max_tokens}, keep_recent {c.keep_recent}, "
+                f"characters/4) over the {counted(n, 'conversation')}: ")
+    if not here["compactions"]:
+        return head + replayed + "it never compacts (no conversation's context exceeds max_tokens)."
+    replayed += f"{counted(here['compactions'], 'compaction')} in {here['conversations_compacted']} of them"
+    if not here["needed_after_compaction"]:
+        return head + replayed + "; no fact is needed again after one."
+    return head + replayed + (
+        f"; of the {here['needed_after_compaction']} needs that follow a compaction, {here['outside_window']} "
+        f"({here['outside_share']:.0%}) are of a fact outside the kept window, which only the summary could carry "
+        "(the bounds: keeping no message leaves all of them outside, never compacting none).")
+
+
+def counted(n: int, word: str) -> str:
+    """``3 compactions``, ``1 compaction``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _finding(ctx: Context, r: Row) -> Finding:
+    fact = r.fact if len(r.fact) <= FACT_CHARS else r.fact[:FACT_CHARS - 1] + "…"
+    return Finding("compaction_loss", r.severity or "low", r.conversation_id, r.native_id,
+                   sorted({r.fact_position, r.event_position, r.needed_at, *r.evidence}),
+                   f"{r.kind} “{fact}” (at [{r.fact_position}]) was dropped by the compaction at [{r.event_position}] "
+                   f"and needed again at [{r.needed_at}]: {r.need}",
+                   "in the context before the compaction, in neither its summary nor the kept messages, needed again",
+                   float(r.needed_at - r.event_position))
+
+
+def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: list[dict[str, Any]]) -> list[Table]:
+    name = lambda cid: ctx.names.get(cid, cid)  # noqa: E731
+    events = pl.DataFrame([{"conversation": name(e.conversation_id), "at": e.compaction.position,
+                            "trigger": e.compaction.trigger, "pre_tokens": e.compaction.pre_tokens,
+                            "summary_chars": len(e.compaction.summary) if e.compaction.summary else None,
+                            **e.counts()} for e in a.events],
+                          schema={"conversation": pl.String, "at": pl.Int64, "trigger": pl.String,
+                                  "pre_tokens": pl.Int64, "summary_chars": pl.Int64, "held": pl.Int64,
+                                  "kept": pl.Int64, "dropped": pl.Int64, "unjudged": pl.Int64, "lost": pl.Int64,
+                                  "lost_high": pl.Int64})
+    losses = pl.DataFrame([{"conversation": name(r.conversation_id), "severity": r.severity, "kind": r.kind,
+                            "fact": r.fact[:FACT_CHARS], "fact_at": r.fact_position, "compaction_at": r.event_position,
+                            "needed_at": r.needed_at, "need": r.need} for r in rows if r.lost],
+                          schema={"conversation": pl.String, "severity": pl.String, "kind": pl.String,
+                                  "fact": pl.String, "fact_at": pl.Int64, "compaction_at": pl.Int64,
+                                  "needed_at": pl.Int64, "need": pl.String})
+    kinds = pl.DataFrame([{"kind": k, "held": sum(r.kind == k for r in rows),
+                           **{s: sum(r.kind == k and r.status == s for r in rows) for s in ("kept", "dropped",
+                                                                                          "unjudged")},
+                           "lost": sum(r.kind == k and r.lost for r in rows)} for k in KINDS])
+    replayed = pl.DataFrame([{"conversation": name(x.conversation_id), "compacted_after": x.position,
+                              "context_tokens": x.context_tokens, "kept_from": x.kept_from,
+                              "needs_after": x.needed_after, "outside_window": x.outside_window} for x in listed],
+                            schema={"conversation": pl.String, "compacted_after": pl.Int64, "context_tokens": pl.Int64,
+                                    "kept_from": pl.Int64, "needs_after": pl.Int64, "outside_window": pl.Int64})
+    return [
+        Table("compactions", "Logged compactions, the worst first: facts held before, kept, dropped, not judged, "
+                             "dropped and needed again (lost)",
+              events.sort(["lost_high", "lost", "dropped", "conversation", "at"],
+                          descending=[True, True, True, False, False])),
+        Table("losses", "Dropped facts needed again (where the fact was, the compaction, where it was missed)",
+              losses.sort(["severity", "conversation", "needed_at"], descending=[False, False, False])),
+        Table("by_kind", "Facts per kind at the logged compactions", kinds),
+        Table("replay", "Where the configured rule would compact (the most needs outside the kept window first)",
+              replayed.sort(["outside_window", "conversation", "compacted_after"], descending=[True, False, False])),
+        Table("sweep", "Replay sweep over max_tokens × keep_recent (pooled over the selection)",
+              pl.DataFrame(sweep).select("max_tokens", "keep_recent", "conversations_compacted", "compactions",
+                                         "needed_after_compaction", "outside_window", "outside_share",
+                                         pl.col("mean_context_tokens").round(0).cast(pl.Int64))),
+    ]
+
+
+def _store(ctx: Context, table: str, rows: list[dict[str, Any]], schema: dict[str, Any]) -> None:
+    """Replace the selection's rows of a derived table."""
+    df = pl.DataFrame(rows, schema=schema)
+    ctx.con.register("_compaction_rows", df.to_arrow())
+    ctx.con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM _compaction_rows LIMIT 0")
+    ctx.con.execute(f"DELETE FROM {table} WHERE conversation_id IN (SELECT conversation_id FROM sel_conversations)")
+    ctx.con.execute(f"INSERT INTO {table} SELECT * FROM _compaction_rows")
+    ctx.con.unregister("_compaction_rows")
+

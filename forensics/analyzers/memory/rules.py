@@ -1,0 +1,208 @@
+"""The four findings of SPEC §15 over the selected conversations of decision-memory sources.
+
+DuckDB narrows the messages to candidates (an assistant message holding a rejected option's name, a user
+message holding a question cue, a message holding a decision cue); Python reads their sentences. Each rule
+leans to silence where the text is ambiguous: a false finding costs more than a missed one.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import duckdb
+
+from forensics.analyzers.memory.cues import GENERIC, Cues, mentions_any, names, sentences, terms
+from forensics.analyzers.memory.decisions import NAME_SQL, Decision, conflicts, supersedes
+from forensics.config import Config
+from forensics.selection import SELECTED
+
+KINDS = ("relitigation", "decision_not_recalled", "decision_conflict", "decision_unrecorded")
+QUOTE = 160  # characters of the evidence sentence kept in a finding's detail
+
+
+@dataclass
+class Hit:
+    """One row of memory_findings, with the positions a reader opens."""
+
+    kind: str
+    severity: str
+    decision_id: str | None
+    conversation_id: str | None
+    native_id: str | None
+    position: int | None
+    alternative: str | None
+    detail: str
+    positions: list[int] = field(default_factory=list)
+    project: str = ""
+
+
+@dataclass(frozen=True)
+class Readers:
+    negation: Cues
+    weighing: Cues
+    decision: Cues
+    undecided: Cues
+    supersede: Cues
+    question: Cues
+
+    @classmethod
+    def of(cls, cfg: Config) -> Readers:
+        m = cfg.memory
+        return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(m.decision_cues, align_han=True),
+                   Cues.of(m.undecided_cues), Cues.of(m.supersede_cues), Cues.of(m.question_cues))
+
+
+def find(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision]) -> list[Hit]:
+    r = Readers.of(cfg)
+    hits = [*relitigation(con, decisions, r), *not_recalled(con, cfg, decisions, r),
+            *conflict(con, decisions, r), *unrecorded(con, cfg, decisions, r)]
+    return sorted(hits, key=lambda h: (KINDS.index(h.kind), h.native_id or "", h.position or -1, h.decision_id or ""))
+
+
+def _when(d: Decision) -> str:
+    return f"{d.made_at:%Y-%m-%d}" if d.made_at else "an unknown date"
+
+
+def _quote(s: str) -> str:
+    s = " ".join(s.split())
+    return f"“{s[:QUOTE]}{'…' if len(s) > QUOTE else ''}”"
+
+
+def relitigation(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
+    """An assistant message, while a decision holds, naming one of its rejected options outside a rejection."""
+    by_key = {d.key: d for d in decisions}
+    rows = con.execute(f"""
+        SELECT m.conversation_id, c.native_id, m.position, m.created_at, m.content, a.source_id, a.decision_id,
+               a.alternative, {NAME_SQL.replace('alternative', 'a.alternative')}
+        FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+        JOIN decisions d ON d.project = c.project
+        JOIN decision_alternatives a ON a.source_id = d.source_id AND a.decision_id = d.decision_id
+        WHERE m.on_main_path AND m.role = 'assistant' AND c.project IS NOT NULL
+          AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+          AND contains(lower(m.content), lower({NAME_SQL.replace('alternative', 'a.alternative')}))
+        ORDER BY 1, 3, 6, 7, 8""").fetchall()
+    for cid, native, pos, at, text, sid, did, alt, name in rows:
+        d = by_key.get((sid, did))
+        if d is None or not name or not d.holds_at(cid, pos, at):
+            continue
+        naming = [s for s in sentences(text) if names(s, name)]
+        open_ = [s for s in naming if not r.negation.about(s, name)]
+        if not open_:
+            continue  # not named as a word, or only ever in a sentence that rejects it
+        weighs = r.weighing.search(text)
+        yield Hit("relitigation", "high" if weighs else "low", did, cid, native, pos, alt,
+                  f"{'weighs' if weighs else 'names'} {alt!r}, rejected by decision {did} ({d.title}) on {_when(d)}: "
+                  f"{_quote(open_[0])}", [pos], d.project)
+
+
+def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
+    """A user question about a decided matter whose answer names neither the decided option nor the decision."""
+    mode, need = cfg.keyword.tokenizer, cfg.memory.question_match
+    by_project: dict[str, list[Decision]] = {}
+    for d in decisions:
+        if len(d.title_terms) >= 2 and d.options:  # without an option to name, a reply cannot be judged
+            by_project.setdefault(d.project, []).append(d)
+    rows = con.execute(f"""
+        WITH u AS (
+            SELECT m.conversation_id, c.native_id, c.project, m.position, m.created_at, m.content,
+                   lead(m.position) OVER (PARTITION BY m.conversation_id ORDER BY m.position) AS next_user
+            FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+            WHERE m.on_main_path AND m.role = 'user' AND c.project IN (SELECT project FROM decisions)
+              AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED}))
+        SELECT u.conversation_id, u.native_id, u.project, u.position, u.created_at, u.content,
+               string_agg(a.content, '\n' ORDER BY a.position) FILTER (WHERE NOT a.blank),
+               min(a.position) FILTER (WHERE NOT a.blank)
+        FROM u LEFT JOIN messages a ON a.conversation_id = u.conversation_id AND a.on_main_path
+             AND a.role = 'assistant' AND a.position > u.position AND (u.next_user IS NULL OR a.position < u.next_user)
+        WHERE len(list_filter(?::VARCHAR[], lambda x: contains(lower(u.content), x))) > 0
+        GROUP BY ALL ORDER BY 1, 4""", [[c.lower() for c in cfg.memory.question_cues]]).fetchall()
+    for cid, native, project, pos, at, text, reply, reply_pos in rows:
+        if reply is None or not r.question.search(text):
+            continue
+        asked = terms(text, mode)
+        best: tuple[float, datetime, Decision] | None = None
+        for d in by_project.get(project, ()):
+            shared = len(d.title_terms & asked)
+            cover = shared / len(d.title_terms)
+            if shared >= 2 and cover >= need and d.holds_at(cid, pos, at):
+                key = (cover, d.made_at or datetime.min, d)
+                best = key if best is None or key[:2] > best[:2] else best
+        if best is None:
+            continue
+        d = best[2]
+        if mentions_any(text, d.options) or d.recalled_by(reply):
+            continue  # the question names the option itself, or the answer recalls the decision
+        rejected = [alt for alt, name in d.alternatives if names(reply, name)]
+        yield Hit("decision_not_recalled", "high" if rejected else "low", d.decision_id, cid, native, reply_pos, None,
+                  f"asks about decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}); the answer names "
+                  f"neither" + (f" and weighs rejected {', '.join(map(repr, rejected))}" if rejected else "")
+                  + f": {_quote(reply)}", [pos, reply_pos], project)
+
+
+def conflict(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
+    """A decision contradicting the one before it on the same matter without saying it replaces it."""
+    selected = {c for (c,) in con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
+    natives = dict(con.execute("SELECT conversation_id, native_id FROM conversations WHERE project IS NOT NULL")
+                   .fetchall())
+    for d in decisions:
+        p = d.predecessor
+        if p is None or (d.conversation_id is not None and d.conversation_id not in selected):
+            continue
+        if conflicts(d, p) and not supersedes(d, p, r.supersede):
+            yield Hit("decision_conflict", "high", d.decision_id, d.conversation_id, natives.get(d.conversation_id),
+                      d.position, None, f"decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}) contradicts "
+                      f"decision {p.decision_id} ({p.title}: {p.content}, {_when(p)}) and does not say it replaces it",
+                      [d.position] if d.position is not None else [], d.project)
+
+
+def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
+    """A message stating a decision that no decision was recorded from (first such statement of a turn)."""
+    mode = cfg.keyword.tokenizer
+    sourced: dict[str, list[int]] = {}
+    for d in decisions:
+        if d.conversation_id is not None and d.position is not None:
+            sourced.setdefault(d.conversation_id, []).append(d.position)
+    by_project: dict[str, list[Decision]] = {}
+    for d in decisions:
+        by_project.setdefault(d.project, []).append(d)
+    rows = con.execute(f"""
+        SELECT conversation_id, native_id, project, position, content, turn_start, turn_end FROM (
+            SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
+                   max(CASE WHEN m.role = 'user' THEN m.position END) OVER w AS turn_start,
+                   min(CASE WHEN m.role = 'user' THEN m.position END) OVER (PARTITION BY m.conversation_id
+                       ORDER BY m.position ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS turn_end
+            FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+            WHERE m.on_main_path AND c.project IS NOT NULL
+              AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            WINDOW w AS (PARTITION BY m.conversation_id ORDER BY m.position ROWS UNBOUNDED PRECEDING))
+        WHERE role IN (SELECT unnest(?::VARCHAR[]))
+          AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(content), x))) > 0
+        ORDER BY 1, 4""", [list(cfg.memory.decision_roles),
+                           [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]]).fetchall()
+    done: set[tuple[str, int | None]] = set()
+    for cid, native, project, pos, text, start, end in rows:
+        turn = (cid, start if start is not None else pos)
+        if turn in done:
+            continue
+        if any((start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())) or \
+                pos in sourced.get(cid, ()):
+            continue  # a decision was recorded from this turn
+        statement = next((s for s in sentences(text) if _states(s, r, mode)), None)
+        if statement is None:
+            continue
+        known = by_project.get(project, ())
+        if any(d.recalled_by(statement) or mentions_any(statement, [n for _, n in d.alternatives]) for d in known):
+            continue  # restates a recorded decision (or one of its rejections)
+        done.add(turn)
+        yield Hit("decision_unrecorded", "low", None, cid, native, pos, None,
+                  f"states a decision no decision_events row was recorded from: {_quote(statement)}", [pos], project)
+
+
+def _states(sentence: str, r: Readers, mode: str) -> bool:
+    """A sentence stating a decision: a decision cue followed by what was decided, not a question, not pending
+    (主要由性能决定 names nothing after its cue: it states no decision)."""
+    end = r.decision.end(sentence)
+    if end is None or r.question.search(sentence) or r.undecided.search(sentence):
+        return False
+    return bool(terms(sentence[end:], mode) - GENERIC)

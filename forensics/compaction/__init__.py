@@ -1,0 +1,110 @@
+"""What compaction dropped: the audit of every logged compaction, and the replay of the harness's rule.
+
+``rules`` reads ``[compaction]``; ``facts`` extracts the facts a context holds and where each is mentioned;
+``load`` reads a batch of conversations; ``audit`` judges each logged compaction (kept, dropped, unjudged,
+dropped and needed again); ``signs`` finds rediscovery (a not-found path, then a search); ``pairs`` keeps every
+fact's needs in the warehouse; ``replay`` replays the rule over them and sweeps its settings. The compaction
+analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its sweep.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from forensics.compaction import pairs
+from forensics.compaction.audit import Row, audit
+from forensics.compaction.facts import Fact, Messages, extract
+from forensics.compaction.load import Compaction, Conversation, batches, selected
+from forensics.compaction.rules import Rules, rules
+from forensics.compaction.signs import not_found_then_search
+from forensics.config import Config
+from forensics.workers import default_workers, run_ordered
+
+PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
+
+
+@dataclass
+class Event:
+    """One logged compaction with its counts."""
+
+    conversation_id: str
+    native_id: str
+    event: int
+    compaction: Compaction
+    rows: list[Row] = field(default_factory=list)
+
+    def counts(self) -> dict[str, Any]:
+        st = [r.status for r in self.rows]
+        return {"held": len(st), "kept": st.count("kept"), "dropped": st.count("dropped"),
+                "unjudged": st.count("unjudged"), "lost": sum(r.lost for r in self.rows),
+                "lost_high": sum(r.lost and r.severity == "high" for r in self.rows)}
+
+
+@dataclass
+class Audit:
+    events: list[Event] = field(default_factory=list)
+    signs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # not found, then search (signs.SQL's rows)
+    off_path_events: int = 0
+
+    @property
+    def rows(self) -> list[Row]:
+        return [r for e in self.events for r in e.rows]
+
+
+def run_audit(con: duckdb.DuckDBPyConnection, cfg: Config) -> Audit:
+    """Audit the selection's logged compactions and make sure ``compaction_pairs`` covers the selection."""
+    out, r = Audit(), rules(cfg)
+    for s in not_found_then_search(con, int(cfg.drift.rediscovery_window)).iter_rows(named=True):
+        out.signs.setdefault(s["conversation_id"], []).append(s)
+    logged = {cid for (cid,) in con.execute(f"SELECT DISTINCT conversation_id FROM events JOIN {selected(con)} "
+                                            "USING (conversation_id) WHERE kind = 'compaction'").fetchall()}
+    for c, facts in _extracted(con, cfg, logged):
+        signs = [(s["at"], s["positions"], s["detail"]) for s in out.signs.get(c.conversation_id, [])]
+        rows = audit(c, facts, r, int(cfg.compaction.keep_recent), signs)
+        out.off_path_events += c.off_path_events
+        for i, k in enumerate(sorted(c.compactions, key=lambda k: k.position), 1):
+            out.events.append(Event(c.conversation_id, c.native_id, i, k, [x for x in rows if x.event == i]))
+    return out
+
+
+def fill_pairs(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:
+    """Make sure ``compaction_pairs`` covers the selection (what the replay and `forensics tune` read)."""
+    for _ in _extracted(con, cfg, set()):
+        pass
+
+
+def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> Iterator[tuple[Conversation, list[Fact]]]:
+    """Each conversation in ``also`` with its facts; the pairs of those that lack them are computed (on both cores
+    for a large warehouse) and stored."""
+    r = rules(cfg)
+    key = pairs.rules_key(r)
+    todo = set(pairs.prepare(con, key))
+    n = con.execute("SELECT count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [sorted(todo)]).fetchall()[0][0] if todo else 0
+    audited: list[tuple[Conversation, list[Fact]]] = []
+    local: dict[str, list[pairs.Pair]] = {}
+
+    def tasks() -> Iterator[tuple[Any, tuple[Any, ...], None]]:
+        for batch in batches(con, r, sorted(todo | also)):
+            for c in batch:
+                if c.conversation_id in also:
+                    audited.append((c, extract(c.msgs, r)))
+                    if c.conversation_id in todo:
+                        local[c.conversation_id] = pairs.of(audited[-1][1])
+            yield _pairs_of, ([(c.conversation_id, c.msgs) for c in batch
+                               if c.conversation_id in todo and c.conversation_id not in also], r), None
+
+    for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES):
+        if error is not None:
+            raise error
+        pairs.store(con, key, result)
+    pairs.store(con, key, local)
+    yield from audited
+
+
+def _pairs_of(batch: list[tuple[str, Messages]], r: Rules) -> dict[str, list[pairs.Pair]]:
+    """Worker: the pairs of a batch of conversations."""
+    return {cid: pairs.of(extract(msgs, r)) for cid, msgs in batch}

@@ -1,0 +1,211 @@
+"""What the audit reads from the warehouse, a batch of conversations at a time (memory bounded by a batch).
+
+DuckDB picks the candidate rows (tool-call targets out of the JSON arguments, the first error line of an error
+result or a command's output, assistant messages that may state something) so Python only reads what can
+hold a fact. Compaction events come from ``events`` whatever format logged them (kind ``compaction``); a
+``summary`` event is Claude Code's session title, not a compaction.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import duckdb
+import orjson
+
+from forensics.compaction.facts import PATH_ARGS, PATTERN_ARGS, Call, Messages
+from forensics.compaction.rules import COMMAND_TOOL, HARNESS_TEXT, Rules
+from forensics.config import ConfigError
+from forensics.selection import SELECTED
+
+BATCH = 500  # conversations per batch
+TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
+SUMMARY_MAX = 200_000  # characters of a compaction summary read
+DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
+SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
+
+
+@dataclass
+class Compaction:
+    position: int  # the first message after it (the summary, when the format writes it as a message)
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    summary: str | None = None
+    summary_position: int | None = None  # the summary is this message (Claude Code)
+    kept_users: bool = False  # the format keeps the user messages before it (Codex replacement history)
+
+
+@dataclass
+class Conversation:
+    conversation_id: str
+    native_id: str
+    format: str
+    msgs: Messages = field(default_factory=Messages)
+    compactions: list[Compaction] = field(default_factory=list)
+    off_path_events: int = 0  # compaction events not on the main path: not audited
+    texts: dict[int, tuple[str, str]] = field(default_factory=dict)  # after the first compaction: role, text
+
+
+def _args(names: tuple[str, ...]) -> str:
+    return ("forensics_scrubbed(coalesce(" + ", ".join(f"json_extract_string(t.arguments, '$.{n}')" for n in names)
+            + "))")
+
+
+def selected(con: duckdb.DuckDBPyConnection) -> str:
+    """The table of the conversations in scope: the selection when one is materialised, else all."""
+    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [SELECTED])
+    return SELECTED if exists.fetchall()[0][0] else "conversations"
+
+
+def batches(con: duckdb.DuckDBPyConnection, r: Rules, only: list[str], size: int = BATCH) -> Iterator[list[Conversation]]:
+    """The conversations ``only`` names, ``size`` at a time, in native-id order. What can hold a fact is cut from
+    the messages in one pass (``_stage``: a join per batch would read every message's text once per batch)."""
+    ids = con.execute("SELECT c.conversation_id, c.native_id, coalesce(s.format, '') FROM conversations c "
+                      "LEFT JOIN sources s USING (source_id) WHERE c.conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+                      "ORDER BY c.native_id, c.conversation_id", [only]).fetchall()
+    if not ids:
+        return
+    try:
+        _stage(con, r, [i[0] for i in ids])
+        for start in range(0, len(ids), size):
+            part = ids[start:start + size]
+            con.execute("CREATE OR REPLACE TEMP TABLE _compaction_batch AS SELECT unnest(?::VARCHAR[]) AS "
+                        "conversation_id", [[p[0] for p in part]])
+            convs = {cid: Conversation(cid, native, fmt) for cid, native, fmt in part}
+            _fill(con, r, convs)
+            yield list(convs.values())
+    except duckdb.InvalidInputException as e:  # a pattern Python accepts and RE2 does not
+        raise ConfigError(f"[compaction] patterns: DuckDB cannot run one ({str(e).splitlines()[0]})") from None
+    finally:
+        for t in STAGED:
+            con.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+STAGED = ("_compaction_todo", "_compaction_batch", "_compaction_calls", "_compaction_errors", "_compaction_texts")
+
+
+def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
+    """Temp tables of the candidate rows: tool-call targets, first error lines, user texts and assistant
+    statements, questions and code spans; secrets taken out."""
+    con.execute("CREATE OR REPLACE TEMP TABLE _compaction_todo AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                [ids])
+    todo = "JOIN _compaction_todo USING (conversation_id)"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_calls AS
+        SELECT t.conversation_id, t.position, t.call_index, t.name,
+               CASE WHEN json_valid(t.arguments) THEN {_args(PATH_ARGS)} END AS path,
+               CASE WHEN json_valid(t.arguments) THEN {_args(PATTERN_ARGS)} END AS pattern,
+               CASE WHEN json_valid(t.arguments) THEN {_args(('command', 'cmd'))} END AS command,
+               CASE WHEN regexp_matches(t.name, '(?i)todo|plan') THEN forensics_scrubbed(t.arguments) END AS todo,
+               t.is_error
+        FROM tool_calls t {todo} WHERE t.position IS NOT NULL""")
+    # each error pattern alone (RE2 runs one alternation of them all fifty times slower); the earliest line wins
+    pats = r.error_patterns
+    any_hit = " OR ".join("regexp_matches(c, ?)" for _ in pats) or "false"
+    lines = ", ".join("regexp_extract(c, ?, 0)" for _ in pats) or "''"
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_errors AS
+        WITH r AS (  -- one row per result message (parallel calls share one in some formats)
+            SELECT t.conversation_id, t.result_position, bool_or(t.is_error) AS is_error
+            FROM tool_calls t {todo} WHERE t.is_error OR regexp_matches(t.name, ?) GROUP BY 1, 2),
+        m AS (SELECT r.*, left(m.content, {TEXT_MAX}) AS c FROM r
+              JOIN messages m ON m.conversation_id = r.conversation_id AND m.position = r.result_position
+              WHERE m.on_main_path)
+        SELECT conversation_id, result_position AS position, forensics_scrubbed(
+                   CASE WHEN {any_hit} THEN list_sort(list_filter([struct_pack(at := instr(c, x), line := x)
+                                                                    FOR x IN [{lines}]], lambda s: s.line <> ''))[1].line
+                        WHEN is_error THEN regexp_extract(left(c, 2000), '\\S[^\\n]*', 0) END) AS line
+        FROM m""", [COMMAND_TOOL.pattern, *[f"(?im){p}" for p in pats], *[f"(?im)[^\\n]*(?:{p})[^\\n]*" for p in pats]])
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE _compaction_texts AS
+        SELECT conversation_id, position, role,
+               CASE WHEN role = 'user' THEN forensics_scrubbed(left(content, {TEXT_MAX}))
+                    -- an assistant message: only its sentences that state something or ask
+                    WHEN stated THEN forensics_scrubbed(array_to_string(list_concat(
+                        regexp_extract_all(left(content, {TEXT_MAX}), ?), regexp_extract_all(left(content,
+                        {TEXT_MAX}), '[^。！？!?；;\\n]+[?？](?:\\s|$)')), chr(10))) END AS text, stated,
+               CASE WHEN role = 'assistant' THEN list_transform(
+                   regexp_extract_all(content, '`([^`\\n]{{2,160}})`', 1), lambda x: forensics_scrubbed(x)) END AS spans
+        FROM (SELECT m.*, CASE role WHEN 'user' THEN regexp_matches(content, ?) ELSE regexp_matches(content, ?) END
+                          OR regexp_matches(content, '[?？](?:\\s|$)') AS stated
+              FROM messages m {todo} WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant'))
+        WHERE role = 'user' OR stated OR contains(content, '`')""", [r.snippet_sql, r.user_sql, r.statement_sql])
+
+
+def _fill(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
+    b = "JOIN _compaction_batch USING (conversation_id)"
+    for cid, pos, name, path, pattern, command, todo, err in con.execute(
+            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error FROM _compaction_calls {b} "
+            "ORDER BY 1, 2, call_index").fetchall():
+        convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err)))
+    for cid, pos, line in con.execute(f"SELECT conversation_id, position, line FROM _compaction_errors {b} "
+                                      "WHERE line <> '' ORDER BY 1, 2").fetchall():
+        convs[cid].msgs.errors.append((pos, line))
+    for cid, pos, role, text, stated, spans in con.execute(
+            f"SELECT conversation_id, position, role, text, stated, spans FROM _compaction_texts {b} "
+            "ORDER BY 1, 2").fetchall():
+        c = convs[cid]
+        if role == "user":
+            if not HARNESS_TEXT.match(text):
+                c.msgs.users.append((pos, text, stated))
+        else:
+            c.msgs.assistant.append((pos, spans or [], text or None))
+    _events(con, r, convs)
+
+
+def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
+    """Compaction events, their summaries and the texts after them (only conversations that have one)."""
+    rows = con.execute("""
+        SELECT e.conversation_id, e.position, any_value(e.trigger), max(e.pre_tokens), max(e.post_tokens),
+               list(e.detail)
+        FROM events e JOIN _compaction_batch USING (conversation_id)
+        WHERE e.kind = 'compaction' GROUP BY 1, 2 ORDER BY 1, 2 NULLS LAST""").fetchall()
+    for cid, pos, trigger, pre, post, details in rows:
+        c = convs[cid]
+        if pos is None:
+            c.off_path_events += 1
+            continue
+        summary = next((s for d in details for s in [_detail_summary(d)] if s), None)
+        if summary:
+            summary = con.execute("SELECT forensics_scrubbed(?)", [summary]).fetchall()[0][0]
+        # Codex rebuilds the context from the summary and the recent user messages (its replacement history)
+        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex"))
+    audited = [cid for cid, c in convs.items() if c.compactions]
+    if not audited:
+        return
+    for cid, pos, role, text in con.execute(f"""
+            SELECT m.conversation_id, m.position, m.role, forensics_scrubbed(left(m.content, {SUMMARY_MAX}))
+            FROM messages m JOIN (SELECT conversation_id, min(position) AS first FROM events
+                                  WHERE kind = 'compaction' AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
+                                  GROUP BY 1) e USING (conversation_id)
+            WHERE m.on_main_path AND m.position >= e.first AND m.role IN ('user', 'assistant', 'system')
+                  AND NOT m.blank ORDER BY 1, 2""", [audited]).fetchall():
+        convs[cid].texts[pos] = (role, text)
+    for c in (convs[cid] for cid in audited):
+        for k in c.compactions:  # the summary as a message at the compaction (Claude Code's isCompactSummary)
+            for p in range(k.position, k.position + SUMMARY_SLACK):
+                role, text = c.texts.get(p, ("", ""))
+                if role in ("user", "system") and r.summary.match(text):
+                    k.summary, k.summary_position = k.summary or text, p
+                    break
+                if role == "assistant" or role and not HARNESS_TEXT.match(text):
+                    break  # only a harness line comes before the summary: a user's "Summary: ..." later is none
+        c.msgs.skip = frozenset(k.summary_position for k in c.compactions if k.summary_position is not None)
+        c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
+
+
+def _detail_summary(detail: str | None) -> str | None:
+    """The summary a format keeps in the event itself (Codex ``compacted.message``, Continue, OpenHands, Cline)."""
+    try:
+        obj = orjson.loads(detail) if detail else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    for k in DETAIL_KEYS:
+        v = obj.get(k)
+        if isinstance(v, str) and len(v.strip()) >= 40 and not v.lower().startswith("conversation compacted"):
+            return v[:SUMMARY_MAX]
+    return None
+
