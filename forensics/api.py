@@ -114,9 +114,7 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
         spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master)
         return spark_report, write(spark_report, out, formats or list(FORMATS))
     if labels:
-        from forensics.analyzers.topics.labels import ensure_imported, read_labels
-
-        ensure_imported(db, read_labels(labels))
+        import_labeled(db, labels)
     selection = selection or Selection()
     if compare_db or split_at or before or after:
         result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
@@ -125,6 +123,28 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     else:
         result = build_report(db, cfg, selection, only, labels=labels, questions=questions, persist_findings=True)
     return result, write(result, out, formats or list(FORMATS))
+
+
+def import_labeled(db: PathLike, labels: PathLike) -> int:
+    """Import the labeled dialogues a labels file carries when some are missing from the warehouse (the uniform
+    dialogue JSONL holds the turns themselves); returns how many conversations were added (0 when all were
+    there or the file has none)."""
+    from forensics.analyzers.topics.labels import read_labels
+    from forensics.importers.run import ingest
+
+    parsed = read_labels(labels)
+    if not parsed.has_turns:
+        return 0
+    if Path(db).exists():
+        with open_warehouse(db, read_only=True) as wh:
+            have = {r[0] for r in wh.con.execute("SELECT native_id FROM conversations").fetchall()}
+        if all(k in have for k in parsed.shifts):
+            return 0
+    result = ingest([parsed.path], db=db, fmt="dialogues")
+    failed = [s.error for s in result.sources if s.error]
+    if failed:
+        raise ForensicsError(failed[0])
+    return result.totals()["conversations_new"]
 
 
 def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,

@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from forensics.errors import ForensicsError
+from forensics.text import cues
 from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
@@ -55,6 +57,7 @@ class Key:
     unit: str = ""
     constant: str = ""  # the seed harness's constant name, for `tune --emit`
     max_chars: int | None = None  # for a list of strings: the longest item that can mean anything
+    validate: Callable[[Any], str | None] | None = None  # why a value of the right type is still unusable
 
     @property
     def path(self) -> str:
@@ -99,7 +102,7 @@ SCHEMA: list[Key] = [
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
     Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
-    Key("topic", "switch_score", 0.42, "when only user turns are judged (assistant logs): a judged message whose "
+    Key("topic", "switch_score", 0.39, "when only user turns are judged (assistant logs): a judged message whose "
         "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
         "anchor): lower trades precision for recall", "score in [0, 1]"),
     Key("topic", "dialogue_switch_score", 0.32, "the same when assistant turns are judged too (human-human "
@@ -110,6 +113,15 @@ SCHEMA: list[Key] = [
         "(weights.json modes.dialogue+embedding anchor)", "score in [0, 1]"),
     Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
         "phrases"),
+    Key("topic", "request_cues", cues.REQUEST_CUES, "a judged message matching one of these opens a request "
+        "(a verb and an indefinite object: \"looking for a\", \"推荐一家\")", "regexes", validate=cues.invalid_regex),
+    Key("topic", "addition_cues", cues.ADDITION_CUES, "... adds a request (\"I also need\", \"另外\")", "regexes", validate=cues.invalid_regex),
+    Key("topic", "reference_cues", cues.REFERENCE_CUES, "... refers back to the current subject (\"it\", "
+        "\"这家\")", "regexes", validate=cues.invalid_regex),
+    Key("topic", "offer_cues", cues.OFFER_CUES, "a message before a judged one matching these (in its last 200 "
+        "characters) offers more help (\"anything else?\")", "regexes", validate=cues.invalid_regex),
+    Key("topic", "social_words", cues.SOCIAL_WORDS, "a judged message whose content words are all among these "
+        "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one", "words"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
     Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
     Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
@@ -314,6 +326,8 @@ def _check(p: Path, line: int, key: Key, value: Any) -> Any:
         raise ConfigError(f"{p}:{line}: {key.path} must be {expected}, got {value!r}")
     if key.max_chars is not None and (long := [v for v in value if len(v.strip()) > key.max_chars]):
         raise ConfigError(f"{p}:{line}: {key.path} items must be at most {key.max_chars} characters, got {long[0]!r}")
+    if key.validate is not None and (why := key.validate(value)):
+        raise ConfigError(f"{p}:{line}: {key.path}: {why}")
     return float(value) if isinstance(want, float) else value
 
 

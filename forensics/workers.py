@@ -1,6 +1,8 @@
-"""Run parse tasks on both cores while the main process loads results into DuckDB, in order.
+"""Worker processes on both cores, results back in order: the importers parse there while the main process loads
+DuckDB, the topic analyzer tokenizes and judges conversation chunks there. Neutral ground, so that neither layer
+imports the other.
 
-Small jobs run inline: starting worker processes costs more than parsing a few megabytes.
+Small jobs run inline (the caller says when): starting worker processes costs more than a few megabytes of work.
 """
 from __future__ import annotations
 

@@ -141,10 +141,10 @@ def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) ->
     code, out, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    half = {native: fold_of(cid) for cid, native in query(db, "SELECT conversation_id, native_id FROM conversations")}
-    assert doc["conversations"] == [sum(half[sid] == k for sid in LABELS["sessions"]) for k in (0, 1)] == [5, 6]
+    half = {native: fold_of(native) for (native,) in query(db, "SELECT native_id FROM conversations")}
+    assert doc["conversations"] == [sum(half[sid] == k for sid in LABELS["sessions"]) for k in (0, 1)] == [6, 5]
     assert doc["requests"] == [sum(s["requests"] for sid, s in LABELS["sessions"].items() if half[sid] == k)
-                               for k in (0, 1)] == [16, 16]
+                               for k in (0, 1)] == [18, 14]
     totals = {k: sum(c[k] for c in counts_from_labels().values()) for k in ("hits", "router_only", "model_only")}
     # the table alone, replayed half by half, is the labels' replay; with no table every judged load is a miss
     assert [doc["routers"]["table"][k] for k in ("hits", "false_fires", "misses")] == [
@@ -152,20 +152,20 @@ def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) ->
     assert doc["routers"]["mark nothing"] == {"hits": 0, "false_fires": 0, "misses": 18, "precision": None,
                                               "recall": 0.0, "f1": 0.0, "net": 0}
     every, fitted = doc["routers"]["mark everything"], doc["routers"]["table + proposed"]
-    assert (every["hits"], every["false_fires"], every["misses"], every["net"]) == (8, 21, 6, -13)
+    assert (every["hits"], every["false_fires"], every["misses"], every["net"]) == (7, 23, 8, -16)
     assert (fitted["hits"], fitted["false_fires"], fitted["misses"], fitted["net"]) == (15, 3, 3, 12)
     assert fitted["f1"] == 2 * 15 / (2 * 15 + 3 + 3) > doc["routers"]["table"]["f1"] > every["f1"]
     assert doc["no_harm"] is True
     # each half proposes only planted phrases: the specific "browser tests", never the bare "tests"
     planted = {(s, p) for s, ps in LABELS["planted"].items() for p in ps}
     assert [sorted(map(tuple, half)) for half in doc["proposed"]] == [
-        sorted(planted), sorted(planted - {("webapp-testing", "browser tests")})]
+        sorted(planted - {("xlsx", "spreadsheet")}), sorted(planted)]
     code, text, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout")
     assert code == 0, err
     lines = text.splitlines()
-    assert "  mark everything      8           21       6       0.28    0.57  0.37  -13" in lines
+    assert "  mark everything      7           23       8       0.23    0.47  0.31  -16" in lines
     assert lines[-1] == ("table + proposed: net +12 against the table's +6 (no harm); against mark nothing's 0 and "
-                         "mark everything's F1 0.37: beats both")
+                         "mark everything's F1 0.31: beats both")
 
 
 def test_holdout_needs_a_table_both_halves_and_no_write(db: Path, tmp_path: Path) -> None:

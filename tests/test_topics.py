@@ -8,12 +8,15 @@ import orjson
 import pytest
 
 from forensics.analyzers.topics.infer import Judged, infer, mark
-from forensics.analyzers.topics.model import load_model
+from forensics.analyzers.topics.model import load_model, load_models
 from forensics.analyzers.topics.signals import Idf, Message, entities, prepare
+from forensics.config import defaults
+from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli
 
 THREE = FIXTURES / "labels" / "three.dialogues.jsonl"
+CUES = Cues.from_config(defaults())
 
 
 def _marks(rows: list[Judged], min_confidence: float = 0.7) -> list[bool]:
@@ -51,7 +54,7 @@ def test_short_follow_ups_never_start_a_topic() -> None:
                           ("assistant", "我先读一下 src/ai/agentic.rs。"), ("user", "继续"), ("assistant", "好"),
                           ("user", "ok"), ("assistant", "嗯"), ("user", "好的"), ("user", "why?"),
                           ("user", "Switching topics. Can you review the release workflow in .github/workflows/release.yml?")])
-    out = infer(msgs, Idf(m.tokens for m in msgs), load_model())
+    out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), CUES)
     by_pos = {j.position: j for j in out}
     for pos in (2, 4, 6, 7):
         assert by_pos[pos].topic is None and by_pos[pos].confidence is None and not by_pos[pos].marker
@@ -59,14 +62,17 @@ def test_short_follow_ups_never_start_a_topic() -> None:
     assert not by_pos[8].marker  # a switch right after a content-free message is never marked
 
 
+LEXICAL = load_models("user")[1]  # a conversation alone has no corpus topic model: the lexical twin judges it
+
+
 def test_an_explicit_switch_between_two_substantive_requests_is_marked() -> None:
     msgs = _conversation([("user", "授权方案这部分我想重新设计一下，试用期和许可证要拆开，machine fingerprint 怎么做？"),
                           ("assistant", "可以把试用期和许可证拆成两个模块，machine fingerprint 用硬件信息哈希。"),
                           ("user", "这个先放一放。消息发送交付功能这部分我想重新设计一下，流式输出和回执要拆开，"
                                    "AbortController 你觉得怎么做比较好？")])
-    out = infer(msgs, Idf(m.tokens for m in msgs), load_model())
+    out = infer(msgs, Idf(m.tokens for m in msgs), LEXICAL, CUES)
     assert [(j.position, j.topic, j.marker) for j in out] == [(0, "T1", False), (2, "T2", True)]
-    assert out[1].confidence >= 0.7 and out[1].score >= load_model().anchor
+    assert out[1].confidence >= 0.7 and out[1].score >= LEXICAL.anchor
     assert "abortcontroller" in out[1].drivers
 
 
@@ -74,7 +80,7 @@ def test_a_lexicon_phrase_names_the_topic() -> None:
     msgs = _conversation([("user", "the license dialog rejects my key"), ("user", "and the license expiry is wrong"),
                           ("user", "the installer fails to notarize on macOS")])
     lex = {"licensing": ["license"], "packaging": ["installer", "notarize"]}
-    out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), lex)
+    out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), CUES, lexicon=lex)
     assert [(j.topic, j.marker) for j in out] == [("licensing", False), ("licensing", False), ("packaging", True)]
 
 
@@ -124,7 +130,7 @@ def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
                         "conf_after", "score", "keywords"]
     assert n == 24
     # [100] "这个先放一放。消息发送交付功能……" opens a new topic, but [87] "不对" has none: no marker (the seed's rule)
-    assert at100 == [(None, False), ("T4", False)]  # T2, T3 began at the false alarms [8] and [83]
+    assert at100 == [(None, False), ("T3", False)]  # T2 began at the false alarm [83], T3 at [100]
     ev = m["evaluation"]
     assert (ev["dialogues"], ev["reference_shifts"]) == (3, 6)
 
@@ -138,16 +144,17 @@ def test_seed_d6614e0b_switch_at_140_is_found_at_the_defaults(seed_report) -> No
         found = wh.con.execute(
             "SELECT c.native_id, s.position, s.topic_before, s.topic_after FROM topic_switches s "
             "JOIN conversations c USING (conversation_id) ORDER BY 1, 2").fetchall()
-    # all three of d6614e0b's shifts; f89d129a [8] "我做哪些决策，多角度论证" and [83] "看下日志" (all
-    # its words new) are false alarms; f89d129a [100] follows "不对" (no topic) and [208] "继续": no marker
-    assert found == [("d6614e0b", 92, "T1", "T2"), ("d6614e0b", 140, "T2", "T3"), ("d6614e0b", 174, "T3", "T4"),
-                     ("f89d129a", 8, "T1", "T2"), ("f89d129a", 83, "T2", "T3")]
+    # a95f5d6d [82] and d6614e0b [140]; f89d129a [83] "看下日志" (all its words new) is a false alarm; [100]
+    # follows "不对" (no topic) and [208] "继续": no marker. The corpus (3 conversations) is too small for its own
+    # topic model, so the lexical twin judges it; d6614e0b [92] and [174] score below the operating point.
+    assert found == [("a95f5d6d", 82, "T1", "T2"), ("d6614e0b", 140, "T1", "T2"), ("f89d129a", 83, "T1", "T2")]
+    assert m["corpus_model"] == {"fitted": False, "messages": None, "words": None}
     ev = m["evaluation"]
     ours = ev["detectors"]["ours"]
-    assert (ours["predicted"], ours["tp"]) == (5, 3)
+    assert (ours["predicted"], ours["tp"]) == (3, 2)
     assert ours["pk"] < ev["detectors"]["none"]["pk"]
     tuned = ev["detectors"]["ours_tuned"]
-    assert (tuned["predicted"], tuned["tp"]) == (8, 6)
+    assert (tuned["predicted"], tuned["tp"]) == (11, 6)
 
 
 def test_report_labels_imports_the_labeled_dialogues_and_scores_them(tmp_path) -> None:
@@ -199,8 +206,25 @@ def test_a_bad_dialogue_line_is_quarantined(tmp_path) -> None:
 
 
 def test_assistant_logs_at_the_defaults_marks_user_turn_switches_precisely(tmp_path) -> None:
-    """The default (user-turn) mode on the generated realistic fixture: 8 of its 9 labeled shifts, 2 false alarms."""
+    """The default (user-turn) mode on the generated realistic fixture (12 conversations: the lexical twin judges
+    it): all 9 labeled shifts, no false alarm."""
     ev = _labeled_topics(tmp_path, "sqlite/realistic.db", "realistic.labels.jsonl")[1]["evaluation"]
     ours = ev["detectors"]["ours"]
-    assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 10, 8)
+    assert (ev["reference_shifts"], ours["predicted"], ours["tp"]) == (9, 9, 9)
     assert ours["pk"] < ev["detectors"]["none"]["pk"]
+
+
+def test_a_closing_or_thank_you_never_starts_a_topic(tmp_path) -> None:
+    """The tau-bench customer's last line ("Thank you so much for your help! ###STOP###") was 75 of 138 markers."""
+    db = tmp_path / "w.duckdb"
+    run_cli("ingest", str(FIXTURES / "labels" / "closings.dialogues.jsonl"), "--db", str(db))
+    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    with open_warehouse(db) as wh:
+        rows = wh.con.execute("""SELECT c.native_id, t.position, t.topic FROM message_topics t
+            JOIN conversations c USING (conversation_id) ORDER BY 1, 2""").fetchall()
+        switches = wh.con.execute("SELECT count(*) FROM topic_switches").fetchone()[0]
+    closings = {("tau-1", 6), ("tau-2", 4), ("tau-2", 6), ("tau-3", 4)}
+    assert {(c, p) for c, p, t in rows if t is None} >= closings
+    assert [t for c, p, t in rows if (c, p) == ("tau-1", 0)] == ["T1"]  # the request itself carries a topic
+    assert switches == 0

@@ -7,8 +7,16 @@ from __future__ import annotations
 
 import pytest
 
-from forensics.analyzers.topics.evaluate import (mark_all, mark_none, mark_random, pk_windowdiff, reference, score,
-                                                 tuned_threshold, window_k)
+from forensics.analyzers.topics.evaluate import (
+    mark_all,
+    mark_none,
+    mark_random,
+    pk_windowdiff,
+    reference,
+    score,
+    tuned_threshold,
+    window_k,
+)
 from forensics.analyzers.topics.labels import read_labels
 from forensics.errors import ForensicsError
 from tests.conftest import FIXTURES

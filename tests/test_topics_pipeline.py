@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from forensics.analyzers.topics import pipeline
-from forensics.analyzers.topics.model import load_model
 from forensics import ingest
+from forensics.analyzers.topics import pipeline
+from forensics.analyzers.topics.model import load_models
+from forensics.config import defaults
+from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import copy_fixture, query, run_cli
 
@@ -75,7 +77,8 @@ def test_other_judging_roles_recompute_the_terms(tmp_path: Path, seed_wh: Path) 
 
 
 def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), load_model("user"), {}, 0.7, keep_tokens=True)
+    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"),
+                                 Cues.from_config(defaults()), {}, 0.7, keep_tokens=True)
 
     def run(workers: int) -> list[tuple]:
         db = tmp_path / f"w{workers}.duckdb"
@@ -83,7 +86,7 @@ def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monk
         with open_warehouse(db) as wh:
             out = [(v.conversation_id, [(j.position, j.topic, j.confidence, j.score, j.marker, j.drivers)
                                         for j in v.judged], v.keywords, v.tokens)
-                   for v in pipeline.analyze(wh.con, settings, workers=workers)]
+                   for v in pipeline.analyze(wh.con, settings, workers=workers).verdicts]
             stored = wh.con.execute("SELECT * FROM message_terms ORDER BY conversation_id, position").fetchall()
         return [out, stored]
 

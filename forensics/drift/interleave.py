@@ -7,8 +7,9 @@ badly. For each switch at position s (a user message):
 - the old segment is everything from the previous switch (or the start) to s-1; its vocabulary is the
   specific targets (``targets.target_tokens``) of its tool-call arguments and of its user and assistant text;
 - the new topic's vocabulary is the user message at s (targets and content tokens) plus the targets of its
-  segment after this turn (a file the new topic keeps using is no evidence of the old one: topics share
-  files, e.g. src/ai/agentic.rs);
+  segment after this turn, at most ``NEW_WINDOW`` messages of it (a file the new topic keeps using is no
+  evidence of the old one: topics share files, e.g. src/ai/agentic.rs; but further on the segment may hold a
+  later topic whose switch the detector missed, and its files say nothing of this one);
 - each assistant message of the turn that follows s (until the next user message) is *old* when its own
   targets (tool-call arguments and text, folders left out) meet the old vocabulary and not the new one,
   *new* when they meet the new one, else neutral (a file neither side named).
@@ -29,6 +30,7 @@ from forensics.drift.targets import target_tokens, union
 from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
+NEW_WINDOW = 20  # messages after the switch's first turn whose targets are the new topic's own
 LAG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("switch", pa.int32()), ("first", pa.int32()),
                         ("last", pa.int32()), ("old_rounds", pa.list_(pa.int32())),
                         ("old_targets", pa.list_(pa.string()))])  # a Lag as a row
@@ -123,7 +125,7 @@ def _lag(cid: str, conv: _Conversation, prev: int, s: int, nxt: int) -> Lag | No
     end_of_turn = msgs[end_i][0] if end_i < len(msgs) else msgs[-1][0] + 1
     # the new topic's own vocabulary: the new request, and what its segment uses once this turn is over
     new_vocab = target_tokens(new_text) | set(content_tokens(new_text))
-    new_vocab |= set().union(*(conv.vocab(i) for i in conv.span(end_of_turn, nxt)))
+    new_vocab |= set().union(*(conv.vocab(i) for i in conv.span(end_of_turn, min(nxt, end_of_turn + NEW_WINDOW))))
     rounds: list[tuple[int, int, str, set[str]]] = []  # (index, position, verdict, old targets)
     for i in range(si + 1, end_i):
         p, role, content, args = msgs[i]

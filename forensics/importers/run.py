@@ -29,7 +29,6 @@ from forensics.warehouse.core import utcnow
 from forensics.workers import default_workers, run_ordered
 
 PARALLEL_MIN_BYTES = 32 << 20  # below this much source, parsing inline beats starting worker processes
-
 CHUNK_BYTES = 4 << 20  # SQLite rows per parse task: about this many bytes of JSON (memory: see load.tune)
 CHUNK_ROWS = 200
 TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at most TASK_FILES files

@@ -74,17 +74,20 @@ class Holdout:
         return self.scores["table + proposed"].net >= self.scores["table"].net
 
 
-def fold_of(conversation_id: str) -> int:
-    """Which half a conversation is held out in: stable across runs, machines and versions."""
-    return int(hashlib.sha256(conversation_id.encode()).hexdigest()[:8], 16) % FOLDS
+def fold_of(native_id: str) -> int:
+    """Which half a conversation is held out in, from the id its source gave it (a session id): stable across
+    runs, machines, versions and checkouts. The warehouse's conversation_id hashes the source's path, so the
+    same files copied elsewhere would be split differently."""
+    return int(hashlib.sha256(native_id.encode()).hexdigest()[:8], 16) % FOLDS
 
 
 def holdout(db: str | os.PathLike[str], cfg: Config, path: str | os.PathLike[str]) -> Holdout:
     """Fit on one half of ``db``'s conversations, replay the four routers on the other, both ways (read-only)."""
     table = read_table(path)
     with open_warehouse(db, read_only=True) as wh:
-        ids = [r[0] for r in wh.con.execute("SELECT conversation_id FROM conversations ORDER BY 1").fetchall()]
-        halves = [tuple(c for c in ids if fold_of(c) == k) for k in range(FOLDS)]
+        ids = wh.con.execute("SELECT conversation_id, coalesce(native_id, conversation_id) FROM conversations "
+                             "ORDER BY 1").fetchall()
+        halves = [tuple(c for c, native in ids if fold_of(native) == k) for k in range(FOLDS)]
         if not all(halves):  # an empty Selection is every conversation: it would judge on what it fitted
             raise ForensicsError(f"{db}: --holdout needs conversations in both halves ({len(ids)} in the warehouse)")
         out = Holdout(table, [], [], [])
@@ -119,7 +122,7 @@ def _fold(con: duckdb.DuckDBPyConnection, cfg: Config, table: TriggerTable, fit:
 
 
 def render(h: Holdout) -> str:
-    lines = [f"held out: {FOLDS} halves by conversation id ({' + '.join(map(str, h.conversations))} conversations, "
+    lines = [f"held out: {FOLDS} halves by session id ({' + '.join(map(str, h.conversations))} conversations, "
              f"{' + '.join(map(str, h.requests))} requests); phrases proposed on one half, scored on the other"]
     for k, got in enumerate(h.proposed):
         said = ", ".join(f"{s} += {p!r}" for s, p in got) or "nothing"

@@ -15,21 +15,32 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.analyzers.topics import embedding
-from forensics.analyzers.topics.evaluate import (Reference, Scores, mark_all, mark_none, mark_random, reference,
-                                                 score, tfidf_cosines, tuned_threshold)
+from forensics.analyzers.topics import corpus, embedding
+from forensics.analyzers.topics.evaluate import (
+    Reference,
+    Scores,
+    mark_all,
+    mark_none,
+    mark_random,
+    reference,
+    score,
+    tfidf_cosines,
+    tuned_threshold,
+)
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import has_mode, judging_mode, load_model
+from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import Config, ConfigError
 from forensics.selection import SELECTED
+from forensics.text.cues import Cues
 
 NAME = "topics"
 TITLE = "Topic switches"
 TIMELINE_MAX = 8  # conversations drawn in the timeline chart
 SWITCH_ROWS = 200  # rows of the switch table in the report (all of them are in the warehouse)
+LABEL_JOIN = " · "  # between a segment label's terms
 MESSAGES_SQL = messages_sql()  # every conversation's judged-role messages (bench/topics.py fits on them)
 
 
@@ -50,34 +61,42 @@ def run(ctx: Context) -> Section:
     key = threshold_key(cfg)
     embed = key == "topic.embedding_switch_score"
     judging += embedding.MODE_SUFFIX if embed else ""
-    settings = Settings(cfg.keyword.tokenizer, roles, replace(load_model(judging), anchor=cfg[key]),
-                        _lexicon(cfg.topic.lexicon), cfg.topic.min_confidence, keep_tokens=bool(ctx.labels),
-                        embed=embed)
+    model, lexical = load_models(judging)
+    settings = Settings(cfg.keyword.tokenizer, roles, replace(model, anchor=cfg[key]),
+                        replace(lexical, anchor=cfg[key]), Cues.from_config(cfg), _lexicon(cfg.topic.lexicon),
+                        cfg.topic.min_confidence, keep_tokens=bool(ctx.labels), embed=embed)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}
+    labels: dict[str, dict[int, list[str]]] = {}
     tokens: dict[str, dict[int, list[str]]] = {}
-    for v in analyze(ctx.con, settings):
+    analysis = analyze(ctx.con, settings)
+    for v in analysis.verdicts:
         if not cfg.topic.marker_enabled:
             for j in v.judged:
                 j.marker = False
         results[v.conversation_id], keywords[v.conversation_id] = v.judged, v.keywords
+        labels[v.conversation_id] = v.labels
         if v.tokens is not None and v.conversation_id in selected:
             tokens[v.conversation_id] = v.tokens
     native = dict(ctx.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
-    _write_tables(ctx, results, keywords)
+    _write_tables(ctx, results, keywords, labels)
     sel = {cid: js for cid, js in results.items() if cid in selected}
     sec = Section(NAME, TITLE)
     switches = ctx.df("SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
                       f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
                       "ORDER BY c.native_id, s.position")
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
+    sec.metrics["corpus_model"] = ({"fitted": True, "messages": analysis.corpus.units,
+                                    "words": len(analysis.corpus.vocabulary)} if analysis.corpus else
+                                   {"fitted": False, "messages": None, "words": None})
     sec.findings = [_finding(r) for r in switches.iter_rows(named=True)]
     if switches.height:
         sec.tables.append(Table("topic_switches", "Topic switches (conservative markers)",
                                 switches.with_columns(conversation=pl.col("conversation_id").replace_strict(
-                                    ctx.names)).select("conversation", "position", "topic_before", "topic_after",
-                                                "conf_before", "conf_after", "score", "keywords").head(SWITCH_ROWS)))
+                                    ctx.names)).select("conversation", "position", "label_before", "label_after",
+                                                       "conf_before", "conf_after", "score", "keywords")
+                                .head(SWITCH_ROWS)))
     if ctx.labels:
         ev = score_labels(ctx.labels, tokens, results, native)
         sec.metrics["evaluation"] = ev
@@ -86,16 +105,17 @@ def run(ctx: Context) -> Section:
     if cfg.topic.embedding and not embed:
         sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
                         "embeddings: lexical signals only.")
-    timeline = _timeline_data(sel, keywords, ctx.names)
+    timeline = _timeline_data(sel, labels, ctx.names)
     if timeline:
-        sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with keywords",
+        sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with labels "
+                                "(their most distinctive words in the corpus)",
                                 pl.DataFrame([{"conversation": c["label"], "topic": t, "start": a, "end": b - 1,
-                                               "keywords": ", ".join(kw)} for c in timeline
+                                               "label": LABEL_JOIN.join(kw)} for c in timeline
                                               for a, b, t, kw in c["segments"]],
                                              schema={"conversation": pl.String, "topic": pl.String, "start": pl.Int64,
-                                                     "end": pl.Int64, "keywords": pl.String})))
-        sec.charts.append(Chart("topic_timeline", "Topic timeline per conversation (segments, switch markers, keywords)",
-                                timeline))
+                                                     "end": pl.Int64, "label": pl.String})))
+        sec.charts.append(Chart("topic_timeline", "Topic timeline per conversation (segments with their labels, "
+                                "switch markers)", timeline))
     return sec
 
 
@@ -116,38 +136,43 @@ def _lexicon(value: Any) -> dict[str, list[str]]:
     return {str(k): list(v) for k, v in value.items()}
 
 
-def _write_tables(ctx: Context, results: Mapping[str, list[Judged]],
-                  keywords: Mapping[str, dict[str, list[str]]]) -> None:
-    mt: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic", "confidence", "score",
-                                                 "keywords", "marker")}
+def _write_tables(ctx: Context, results: Mapping[str, list[Judged]], keywords: Mapping[str, dict[str, list[str]]],
+                  labels: Mapping[str, dict[int, list[str]]]) -> None:
+    mt: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic", "label", "confidence",
+                                                 "score", "keywords", "marker")}
     ts: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic_before", "topic_after",
-                                                 "conf_before", "conf_after", "score", "keywords")}
+                                                 "label_before", "label_after", "conf_before", "conf_after", "score",
+                                                 "keywords")}
     for cid, js in results.items():
         prev = None
+        label = {p: LABEL_JOIN.join(t) or None for p, t in labels[cid].items()}
         for j in js:
             for k, v in (("conversation_id", cid), ("position", j.position), ("topic", j.topic),
-                         ("confidence", j.confidence), ("score", j.score),
+                         ("label", label.get(j.position)), ("confidence", j.confidence), ("score", j.score),
                          ("keywords", keywords[cid].get(j.topic, []) if j.topic else []), ("marker", j.marker)):
                 mt[k].append(v)
             if j.marker and prev is not None:
                 for k, v in (("conversation_id", cid), ("position", j.position), ("topic_before", prev.topic),
-                             ("topic_after", j.topic), ("conf_before", prev.confidence), ("conf_after", j.confidence),
-                             ("score", j.score), ("keywords", j.drivers)):
+                             ("topic_after", j.topic), ("label_before", label.get(prev.position)),
+                             ("label_after", label.get(j.position)), ("conf_before", prev.confidence),
+                             ("conf_after", j.confidence), ("score", j.score), ("keywords", j.drivers)):
                     ts[k].append(v)
             prev = j
     schema = {"conversation_id": pl.String, "position": pl.Int32, "score": pl.Float64, "keywords": pl.List(pl.String)}
-    _topics_m = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "confidence": pl.Float64,  # noqa: F841
-                                         "marker": pl.Boolean}).to_arrow()
+    _topics_m = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "label": pl.String,  # noqa: F841
+                                         "confidence": pl.Float64, "marker": pl.Boolean}).to_arrow()
     _topics_s = pl.DataFrame(ts, schema={**schema, "topic_before": pl.String, "topic_after": pl.String,  # noqa: F841
+                                         "label_before": pl.String, "label_after": pl.String,
                                          "conf_before": pl.Float64, "conf_after": pl.Float64}).to_arrow()
     # read by replacement scans; the messages' native ids joined here, not carried through the workers
     native = ("LEFT JOIN (SELECT conversation_id, position, native_id FROM messages WHERE on_main_path) m "
               "USING (conversation_id, position)")
     ctx.con.execute("CREATE OR REPLACE TABLE message_topics AS SELECT conversation_id, position, m.native_id, topic, "
-                    f"confidence, score, keywords, marker FROM _topics_m {native} ORDER BY conversation_id, position")
-    ctx.con.execute("CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, m.native_id, "
-                    f"topic_before, topic_after, conf_before, conf_after, score, keywords FROM _topics_s {native} "
+                    f"confidence, score, keywords, marker, label FROM _topics_m {native} "
                     "ORDER BY conversation_id, position")
+    ctx.con.execute("CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, m.native_id, "
+                    f"topic_before, topic_after, conf_before, conf_after, score, keywords, label_before, label_after "
+                    f"FROM _topics_s {native} ORDER BY conversation_id, position")
 
 
 def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str], mode: str) -> dict[str, Any]:
@@ -166,8 +191,10 @@ def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: lis
 
 def _finding(r: dict[str, Any]) -> Finding:
     kw = ", ".join(r["keywords"] or [])
+    before, after = (f"{r[f'topic_{s}']} ({r[f'label_{s}']})" if r[f"label_{s}"] else r[f"topic_{s}"]
+                     for s in ("before", "after"))
     return Finding("topic_switch", "info", r["conversation_id"], r["conversation"], [r["position"]],
-                   f"[{r['position']}] {r['topic_before']} → {r['topic_after']} (score {r['score']:.2f}, "
+                   f"[{r['position']}] {before} → {after} (score {r['score']:.2f}, "
                    f"confidence {r['conf_before']:.2f} / {r['conf_after']:.2f})" + (f"; new terms: {kw}" if kw else ""),
                    "both judged messages have a topic with confidence >= topic.min_confidence and they differ")
 
@@ -228,8 +255,16 @@ def _summary(m: Mapping[str, Any]) -> str:
     if not m["conversations"]:
         return "No conversation in the selection."
     s = (f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
-         f"{m['content_free_messages']} were too short or content-free to carry a topic. "
-         f"{m['switches']} topic switches marked (both messages confident, topics different).")
+         f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. ")
+    s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
+          "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with a "
+          "message that has a topic before it).")
+    if m["mode"] == "user":
+        cm = m["corpus_model"]
+        s += (f" The corpus's own topic model was fitted on {cm['messages']} judged messages ({cm['words']} recurring "
+              "words)." if cm["fitted"] else
+              f" The corpus is too small for its own topic model (fewer than {corpus.MIN_UNITS} judged messages with "
+              "words that recur across conversations): judged by the lexical signals and cues alone.")
     ev = m.get("evaluation")
     if ev and "detectors" in ev:
         o, n = ev["detectors"]["ours"], ev["detectors"]["none"]
@@ -241,9 +276,9 @@ def _summary(m: Mapping[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------- timeline
 
-def _timeline_data(sel: Mapping[str, list[Judged]], keywords: Mapping[str, dict[str, list[str]]],
+def _timeline_data(sel: Mapping[str, list[Judged]], labels: Mapping[str, dict[int, list[str]]],
                    native: Mapping[str, str | None]) -> list[dict[str, Any]]:
-    """Per conversation (those with the most switches first): segments (start, end, topic, keywords), markers."""
+    """Per conversation (those with the most switches first): segments (start, end, topic, label terms), markers."""
     ranked = sorted(sel, key=lambda c: (-sum(j.marker for j in sel[c]), str(native.get(c))))[:TIMELINE_MAX]
     out = []
     for cid in ranked:
@@ -261,6 +296,6 @@ def _timeline_data(sel: Mapping[str, list[Judged]], keywords: Mapping[str, dict[
             a[1] = b[0]
         segs[-1][1] = max(segs[-1][1], end) + 1
         out.append({"label": str(native.get(cid) or cid)[:24],
-                    "segments": [(s, e, t, keywords[cid].get(t, [])[:3]) for s, e, t in segs],
+                    "segments": [(s, e, t, labels[cid].get(s, [])) for s, e, t in segs],
                     "markers": [j.position for j in sel[cid] if j.marker]})
     return out

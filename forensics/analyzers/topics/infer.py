@@ -2,7 +2,7 @@
 
 Walking a conversation in order, each judged message either continues the current topic or starts one:
 a new topic (T1, T2, ... in order of appearance) or a return to an earlier topic it resembles. A message
-with no content token (继续, ok, 好的, why?) gets no topic at all. A topic-lexicon phrase in the message
+with no content token (继续, ok, why?) or only social words (thanks, bye, 好的谢谢) gets no topic at all. A topic-lexicon phrase in the message
 (config ``[topic] lexicon``) names its topic outright.
 
 The marker (seed 001, improvement 5, ``pending_topic_marker``) is set on a judged message only when it and
@@ -16,13 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
+from forensics.text.cues import Cues
 from forensics.text.keywords import top_keywords
 
 RETURN_SIMILARITY = 0.35  # cosine with an earlier topic's profile above which a switch is a return to it
 LEXICON_CONFIDENCE = 0.9  # a configured phrase names the topic: as sure as an explicit trigger gets
 KEYWORDS = 5
+LABEL_TERMS = 3  # words in a segment's label
 
 
 @dataclass
@@ -37,11 +40,12 @@ class Judged:
     drivers: list[str] = field(default_factory=list)  # the message's terms that the topic before lacked
 
 
-def infer(msgs: Sequence[Message], idf: Idf, model: Model, lexicon: Mapping[str, Sequence[str]] | None = None,
-          min_confidence: float = 0.7, vectors: Sequence[Any] | None = None) -> list[Judged]:
-    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``vectors``:
-    their sentence vectors when the model uses the embedding signals)."""
-    feats = features(msgs, idf, vectors)
+def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: CorpusTopics | None = None,
+          lexicon: Mapping[str, Sequence[str]] | None = None, min_confidence: float = 0.7,
+          vectors: Sequence[Any] | None = None) -> list[Judged]:
+    """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
+    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals)."""
+    feats = features(msgs, idf, cues, corpus, vectors)
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None
@@ -109,6 +113,31 @@ def _drivers(m: Message, before: Counter[str] | None, idf: Idf) -> list[str]:
     """
     cands = [t for t in m.words if not before or t not in before]
     return sorted(cands, key=lambda t: (-idf(t), -len(t)))[:KEYWORDS]
+
+
+def segment_labels(msgs: Sequence[Message], judged: Sequence[Judged], idf: Idf) -> dict[int, list[str]]:
+    """A short label per segment (a run of judged messages with one topic), for every judged message with a
+    topic: the segment's ``LABEL_TERMS`` most distinctive words against the whole corpus (count in the segment x
+    the warehouse's IDF, class-TF-IDF style), so "hotel · parking" names a segment where the conversation's own
+    keywords would repeat what every segment says."""
+    by_pos = {m.position: m for m in msgs}
+    runs: list[list[Judged]] = []
+    for j in judged:
+        if j.topic is None:
+            continue
+        if runs and runs[-1][-1].topic == j.topic:
+            runs[-1].append(j)
+        else:
+            runs.append([j])
+    out: dict[int, list[str]] = {}
+    for run in runs:
+        counts: Counter[str] = Counter()
+        for j in run:
+            counts.update(by_pos[j.position].words)
+        order = {w: i for i, w in enumerate(counts)}
+        label = sorted(counts, key=lambda w: (-counts[w] * idf(w), order[w]))[:LABEL_TERMS]
+        out.update((j.position, label) for j in run)
+    return out
 
 
 def topic_keywords(msgs: Sequence[Message], judged: Sequence[Judged]) -> dict[str, list[str]]:

@@ -56,25 +56,3 @@ def read_labels(path: str | os.PathLike[str]) -> Labels:
     if not shifts:
         raise ForensicsError(f"{p}: no labeled dialogue in this file")
     return Labels(p, shifts, has_turns)
-
-
-def ensure_imported(db: str | os.PathLike[str], labels: Labels) -> int:
-    """Import the labeled dialogues into the warehouse when the file carries them and some are missing.
-
-    Returns how many conversations were added (0 when all were there or the file has no turns).
-    """
-    if not labels.has_turns:
-        return 0
-    from forensics.importers.run import ingest
-    from forensics.warehouse import open_warehouse
-
-    if Path(db).exists():
-        with open_warehouse(db, read_only=True) as wh:
-            have = {r[0] for r in wh.con.execute("SELECT native_id FROM conversations").fetchall()}
-        if all(k in have for k in labels.shifts):
-            return 0
-    result = ingest([labels.path], db=db, fmt="dialogues")
-    failed = [s.error for s in result.sources if s.error]
-    if failed:
-        raise ForensicsError(failed[0])
-    return result.totals()["conversations_new"]

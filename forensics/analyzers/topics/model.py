@@ -5,11 +5,15 @@ The score is a logistic combination of the signals in ``signals.FEATURES`` (plus
 *judging mode* (``weights.json`` ``modes``), chosen from ``[topic] roles``, never from the data set:
 
 - ``dialogue`` (the assistant's turns are judged too: human-human dialogue) was fitted offline on the
-  training halves of the two public labeled sets (`python bench/topics.py --fit`: TIAGE train + KdConv
-  film/music, weighted equally);
-- ``user`` (only user turns are judged: assistant logs, the default) was fitted on generated assistant-log
-  corpora (gen_corpus.py realistic, training seeds), where a user turn must be compared with the user's own
-  line of requests and the tool-call targets rather than with the long reply before it;
+  training halves of the two public labeled sets (`python bench/topics.py --fit`: TIAGE + KdConv, halves by a
+  stable hash of the dialogue id, weighted equally);
+- ``user`` (only user turns are judged: assistant logs, the default) was fitted on the training halves of the
+  task-oriented sets (CrossWOZ, MultiWOZ: users moving from one request to the next) and of generated
+  assistant-log corpora, where a user turn must be compared with the user's own line of requests and the
+  tool-call targets rather than with the long reply before it; its weights keep the sign each signal's meaning
+  gives it (cohesion never argues for a switch), so no set's quirk turns into a rule;
+- ``user-lexical`` is ``user`` fitted without the signals of the corpus's own topic model (``corpus.py``), for
+  a corpus too small to fit one; its bias is shifted so that it switches at the same anchor as ``user``;
 - ``dialogue+embedding`` is ``dialogue`` refitted on the same data with the sentence-embedding cohesion
   signals (the optional extra). The ``user`` mode has no such entry yet: its training corpora are generated
   from templates, where meaning-level cohesion would learn the templates.
@@ -74,6 +78,16 @@ def _modes() -> dict:
 
 def has_mode(mode: str) -> bool:
     return mode in _modes()
+
+
+LEXICAL_SUFFIX = "-lexical"  # the mode fitted without the corpus topic model's signals
+
+
+def load_models(mode: str) -> tuple[Model, Model]:
+    """The mode's model and its lexical twin (the same model when the mode has none: it does not use the corpus
+    topic model). Both switch at the same anchor, so one operating point key sets them both."""
+    main = load_model(mode)
+    return main, load_model(mode + LEXICAL_SUFFIX) if has_mode(mode + LEXICAL_SUFFIX) else main
 
 
 @lru_cache(maxsize=4)

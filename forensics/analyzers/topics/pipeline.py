@@ -6,8 +6,9 @@ computes the terms of the messages that lack them (``signals.prepare``) on both 
 warehouse table ``message_terms``; later reports, and a report after an incremental ingest, read them back
 and tokenize only what is new. A row is valid while its conversation keeps its fingerprint (a re-imported,
 changed conversation is recomputed) and its ``key`` (tokenizer mode, judged roles, TERMS_VERSION) is the
-current one. The inference then runs conversation chunks on both cores with the warehouse's IDF, and only
-the per-message verdicts come back.
+current one. The inference then runs conversation chunks on both cores with the warehouse's IDF and the corpus topic model
+(``corpus.py``, fitted once per report on a sample of the stored words), and only the per-message verdicts
+come back.
 """
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from forensics.analyzers.topics.infer import Judged, infer, topic_keywords
+from forensics.analyzers.topics import corpus
+from forensics.analyzers.topics.corpus import CorpusTopics
+from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
-from forensics.analyzers.topics.signals import Idf, Message, prepare
+from forensics.analyzers.topics.signals import Idf, Message, features, prepare
+from forensics.text.cues import Cues
 from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
@@ -64,7 +68,9 @@ class Settings:
 
     mode: str
     roles: frozenset[str]
-    model: Model
+    model: Model  # the judging mode's model, with the corpus topic model's signals
+    lexical: Model  # the same mode fitted without them: for a corpus too small for its own topic model
+    cues: Cues
     lexicon: Mapping[str, list[str]]
     min_confidence: float
     keep_tokens: bool  # return the judged messages' tokens (the label evaluation's TF-IDF baseline needs them)
@@ -73,28 +79,82 @@ class Settings:
 
 @dataclass
 class Verdicts:
-    """One conversation's result: its judged messages, keywords per topic, and (keep_tokens) their tokens."""
+    """One conversation's result: its judged messages, keywords per topic, segment labels, and (keep_tokens)
+    their tokens."""
 
     conversation_id: str
     judged: list[Judged]
     keywords: dict[str, list[str]]
+    labels: dict[int, list[str]]  # judged position -> its segment's label terms
     tokens: dict[int, list[str]] | None
 
 
-def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Iterator[Verdicts]:
-    """Every conversation's verdicts, in conversation_id order (the caller keeps what it needs)."""
+@dataclass
+class Analysis:
+    """A whole warehouse's analysis: the corpus topic model it used (None: too small for one) and every
+    conversation's verdicts, in conversation_id order (computed as they are read)."""
+
+    corpus: CorpusTopics | None
+    verdicts: Iterator[Verdicts]
+
+
+def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Analysis:
     workers = workers or default_workers()
+    state, chunks = _prepared(con, s, workers)
+
+    def verdicts() -> Iterator[Verdicts]:
+        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
+        for _, result, error in run_ordered(tasks, workers, state[0] >= PARALLEL_MIN_MESSAGES,
+                                            init=(_set_state, state)):
+            if error is not None:
+                raise error
+            yield from result
+
+    return Analysis(state[2], verdicts())
+
+
+def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, list[Message], list[Any]]]:
+    """Every conversation's messages and their signals (``signals.features``), in this process: what the
+    judging model is fitted on (``bench/topics.py --fit``), computed exactly as a report computes it."""
+    state, chunks = _prepared(con, s, default_workers())
+    _set_state(*state)
+    assert _IDF is not None
+    for ids in chunks:
+        for cid, msgs in conversation_messages(_chunk_rows(con, ids, joined=True), s.roles):
+            yield cid, msgs, features(msgs, _IDF, s.cues, _CORPUS)
+
+
+def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int,
+              ) -> tuple[tuple[int, Counter[str], CorpusTopics | None], _Chunks]:
+    """Terms stored for every message, then what every worker needs: the message count, the document
+    frequencies, the corpus topic model; and the conversation chunks to judge."""
     key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}"
     fill(con, key, s.mode, s.roles, workers)
     n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
     df = Counter(dict(con.execute(f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t FROM {TABLE}) "
                                   "GROUP BY 1").fetchall()))
     chunks = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1")
-    tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
-    for _, result, error in run_ordered(tasks, workers, n >= PARALLEL_MIN_MESSAGES, init=(_set_idf, (n, df))):
-        if error is not None:
-            raise error
-        yield from result
+    return (n, df, fit_corpus(con, s.cues)), chunks
+
+
+def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | None:
+    """The corpus's topic model, fitted on the judged messages (their stored words) of a stable sample of
+    conversations; social-only messages are left out, as the signals leave them out."""
+    sizes = con.execute(f"SELECT conversation_id, count(*) FROM {TABLE} WHERE len(words) > 0 GROUP BY 1").fetchall()
+    picked, total = [], 0
+    for cid, n in sorted(sizes, key=lambda r: corpus.sample_order(r[0])):
+        if total >= corpus.FIT_UNITS:
+            break
+        picked.append(cid)
+        total += n
+    rows = con.execute(f"SELECT conversation_id, words FROM {TABLE} WHERE len(words) > 0 AND conversation_id IN "
+                       "(SELECT unnest($ids::VARCHAR[])) ORDER BY conversation_id, position",
+                       {"ids": picked}).fetchall()
+    convs: dict[str, list[list[str]]] = {}
+    for cid, words in rows:
+        if not cues.social_only(words):
+            convs.setdefault(cid, []).append(words)
+    return corpus.fit(convs.values())
 
 
 def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int) -> None:
@@ -192,12 +252,13 @@ def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
 
 
 _IDF: Idf | None = None
+_CORPUS: CorpusTopics | None = None
 
 
-def _set_idf(n: int, df: Counter[str]) -> None:
-    """Worker initializer: the warehouse's document frequencies, sent once per process."""
-    global _IDF
-    _IDF = Idf.from_counts(n, df)
+def _set_state(n: int, df: Counter[str], model: CorpusTopics | None) -> None:
+    """Worker initializer: the warehouse's document frequencies and the corpus topic model, sent once per process."""
+    global _IDF, _CORPUS
+    _IDF, _CORPUS = Idf.from_counts(n, df), model
 
 
 def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
@@ -207,9 +268,10 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     convs = list(conversation_messages(rows, s.roles))
     vectors = _vectors(convs) if s.embed else {}
     for cid, msgs in convs:
-        judged = infer(msgs, _IDF, s.model, s.lexicon, s.min_confidence, vectors.get(cid))
+        model = s.model if _CORPUS is not None else s.lexical
+        judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
         tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
-        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), tokens))
+        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens))
     return out
 
 

@@ -17,11 +17,17 @@ plus the targets of the assistant's tool calls: paths, queries, commands):
   repeating the previous judged message's subject that the replies in between ignored;
 - look-ahead (offline analysis sees the whole conversation): cohesion across the gap between the block
   before a message and the block it opens (TextTiling's idea on messages);
+- request cues (``cues.py``): a new request ("I'm looking for a", "帮我推荐一家"), an added one ("I also need",
+  "另外"), a reference back ("it", "这家"), and a reply before it that offered more ("anything else?");
+- the corpus's recurring topics (``corpus.py``): the probability, under a sticky topic model fitted on the
+  corpus itself, that the message's topic differs from the previous judged message's;
 - optionally (``[topic] embedding``, the ``embedding`` extra), meaning-level cohesion: the cosine of sentence
   embeddings with the previous message, with the recent context, and with the next message (whether the
   other party takes the new subject up; see ``embedding.py``).
 
-No signal needs labels. How they combine into one switch score lives in ``model.py``.
+A message made only of social words (thanks, bye, 好的; ``cues.Cues.social_only``) has no signals: like a
+content-free one it carries no topic, so it never starts one. No signal needs labels. How they combine into
+one switch score lives in ``model.py``.
 """
 from __future__ import annotations
 
@@ -33,16 +39,20 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from forensics.analyzers.topics.corpus import CorpusTopics
+from forensics.text.cues import Cues
 from forensics.text.keywords import content_tokens
 from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
             "answers", "ack_then_question", "cue_shift", "cue_continue", "depth",
             "cos_judged", "cos_judged_ctx", "cos_targets", "novel_judged", "entity_new_judged", "insists",
-            "gap", "next_departs")
+            "gap", "next_departs", "request", "addition", "reference", "offered", "topic_switch", "plain_switch")
 # cos_judged .. insists compare a message with the earlier *judged* messages and the tool-call targets only. When just the
 # user is judged (assistant logs) the previous message is a long assistant reply that echoes every term, so
 # cohesion and novelty must be measured against the user's own line of requests and where the tools pointed.
+CUE_FEATURES = ("request", "addition", "reference", "offered")
+CORPUS_FEATURES = ("topic_switch", "plain_switch")  # corpus.CorpusTopics chains: topic (factorial), plain
 EMBEDDING_FEATURES = ("emb_prev", "emb_ctx", "emb_next")  # only when sentence vectors are given (the optional extra)
 CONTEXT_MESSAGES = 4  # messages (any role) that make up the recent context
 JUDGED_CONTEXT = 3  # earlier judged messages that make up the judged context
@@ -222,12 +232,14 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return num / den if den else 0.0
 
 
-def features(msgs: Sequence[Message], idf: Idf, vectors: Sequence[Any] | None = None) -> list[dict[str, float] | None]:
-    """Per message: the signal values if it is judged and has content, else None.
+def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics | None = None,
+             vectors: Sequence[Any] | None = None) -> list[dict[str, float] | None]:
+    """Per message: the signal values if it is judged and carries a topic, else None.
 
     ``msgs`` are the conversation's user and assistant messages on the main path, in order (tool output is
-    left out: its size would drown the talk; the assistant's tool-call targets stand for it). ``vectors``:
-    one unit sentence vector per message (None for a message without text) adds ``EMBEDDING_FEATURES``.
+    left out: its size would drown the talk; the assistant's tool-call targets stand for it). ``corpus``: the
+    corpus's topic model (None: no corpus model, its signals are 0). ``vectors``: one unit sentence vector per
+    message (None for a message without text) adds ``EMBEDDING_FEATURES``.
     """
     out: list[dict[str, float] | None] = []
     first: dict[str, int] = {}  # term -> index of the message that used it first
@@ -236,9 +248,11 @@ def features(msgs: Sequence[Message], idf: Idf, vectors: Sequence[Any] | None = 
     judged = 0
     prev: int | None = None
     for i, m in enumerate(msgs):
-        f = _one(msgs, i, prev, idf, first, first_name, judged) if m.judged and m.tokens else None
+        topical = m.judged and bool(m.tokens) and not cues.social_only(m.words)
+        f = _one(msgs, i, prev, idf, first, first_name, judged) if topical else None
         if f is not None:
             f.update(_judged_signals(msgs, i, idf, seen))
+            f.update(cues.signals(m.text, m.words, msgs[prev].text if prev is not None else ""))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
@@ -247,18 +261,27 @@ def features(msgs: Sequence[Message], idf: Idf, vectors: Sequence[Any] | None = 
             first_name.setdefault(n, i)
         if m.text.strip() or m.targets:
             prev = i
-        if m.judged and m.tokens:
+        if topical:
             seen.judged.append(i)
             seen.terms.update(m.tokens)
             seen.names.update(m.names)
         seen.terms.update(m.target_tokens)
         seen.names.update(t.lower() for t in m.targets if t)
+    _corpus_signals(msgs, out, corpus)
     for i, f in enumerate(out):
         if f is not None:
             f.update(_look_ahead(msgs, i, idf))
             if vectors is not None:
                 f.update(_embedding_cohesion(vectors, i))
     return out
+
+
+def _corpus_signals(msgs: Sequence[Message], out: list[dict[str, float] | None], corpus: CorpusTopics | None) -> None:
+    """The corpus topic model's switch posteriors over the messages that carry a topic, in order."""
+    rows = [i for i, f in enumerate(out) if f is not None]
+    posts = corpus.switch_posteriors([msgs[i].words for i in rows]) if corpus else [(0.0, 0.0)] * len(rows)
+    for i, p in zip(rows, posts):
+        out[i].update(zip(CORPUS_FEATURES, p))  # type: ignore[union-attr]
 
 
 def _embedding_cohesion(vectors: Sequence[Any], i: int) -> dict[str, float]:

@@ -1,0 +1,102 @@
+"""How people say, in so many words, that they move on, stay, or are done: hand-written cue phrases of a language.
+
+A user who opens a new request says so with a verb and an indefinite object ("I'm looking for a hotel",
+"can you add a retry", "帮我推荐一家餐馆", "再写一个测试"); one who adds a request says "I also need",
+"另外", "还想"; one who stays on the subject refers back to it ("it", "their", "这家", "那个"); an assistant
+that has finished offers more ("anything else?", "还有什么需要"). A message made only of social words
+("Thank you so much for your help!", "好的谢谢", "Talk soon.") closes or acknowledges and carries no topic at
+all. These cues are general phrasings of English and Chinese, not the vocabulary of any corpus: every list is
+a config key (``[topic] request_cues`` ...; regexes, case-insensitive, searched anywhere in the message;
+``social_words``: whole words), so a harness in another language or style adds its own. The topic analyzer
+uses them (``analyzers/topics/signals.py``); they live here, with the stop words, because they are text of a
+language, not analysis.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+REQUEST_CUES = [
+    r"\b(?:looking for|look for|search for|need|want|find|recommend|suggest|is there|are there|do you have|"
+    r"do you know|know of|help me with|would like|interested in|add|write|create|implement|build|make|set up|"
+    r"design|start)\b(?: me| to find| to get| to see| to visit| to go to| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"(?:找|推荐|订|预订|预定|叫|安排|有没有|想去|想找|想吃|想住|查一下|查查|帮我查|再来|需要|想要|要|写|加|做|建)"
+    r"(?:一个|一家|一间|一辆|一下|个|家|些|一些|一处|一条|一份)",
+]
+ADDITION_CUES = [
+    r"\b(?:i also|i'd also|i would also|also need|also looking|also want|also like|also interested|now i|next,? i|"
+    r"another thing|one more thing|in addition|additionally|as well as|as for|what about|how about)\b",
+    r"另外|还想|还要|还需要|还得|再帮我|接下来|然后帮我|顺便|还有个|还有一个|对了|换个|此外",
+]
+REFERENCE_CUES = [
+    r"^(?:it|its|it's|they|their|them|that|this|those|these|the same|he|she|his|her)\b|"
+    r"\b(?:it|its|their|them|that one|this one|the same)\b",
+    r"这家|这个|那家|那个|该|它|这里|那里|这些|那些|此",
+]
+OFFER_CUES = [
+    r"anything else|something else|else (?:i|we) can|further assist|help you with (?:anything|something)",
+    r"还有(?:什么|其他|别的)|其他(?:需要|问题)|还需要(?:什么|帮)",
+]
+SOCIAL_WORDS = [
+    "thanks", "thank", "thx", "ty", "cheers", "bye", "goodbye", "help", "helpful", "assistance", "great", "perfect",
+    "awesome", "wonderful", "excellent", "fantastic", "brilliant", "lovely", "nice", "good", "fine", "cool", "sure",
+    "ok", "okay", "alright", "appreciate", "appreciated", "much", "lot", "day", "today", "night", "evening",
+    "morning", "now", "everything", "anything", "nothing", "else", "talk", "soon", "later", "care", "welcome",
+    "stop", "done", "set", "time", "need", "needed", "wish", "hope", "happy", "glad", "see", "sound", "sounds",
+    "谢谢", "多谢", "感谢", "谢啦", "好的", "好", "行", "可以", "嗯", "恩", "哦", "噢", "再见", "拜拜", "辛苦",
+    "辛苦了", "麻烦", "帮忙", "太好了", "不错", "知道", "明白", "收到", "没有", "没了", "不用", "暂时", "先", "这样",
+]
+OFFER_TAIL_CHARS = 200  # an offer closes a reply: only its end is searched
+
+
+@dataclass(frozen=True)
+class Cues:
+    """The compiled cue sets (built once per config: small and picklable for the workers)."""
+
+    request: tuple[str, ...]
+    addition: tuple[str, ...]
+    reference: tuple[str, ...]
+    offer: tuple[str, ...]
+    social: frozenset[str]
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> Cues:
+        """From a ``forensics.config.Config`` (its ``[topic]`` cue keys)."""
+        def get(key: str) -> tuple[str, ...]:
+            return tuple(cfg[f"topic.{key}"])
+        return cls(get("request_cues"), get("addition_cues"), get("reference_cues"), get("offer_cues"),
+                   frozenset(w.lower() for w in get("social_words")))
+
+    def signals(self, text: str, words: Sequence[str], before: str) -> dict[str, float]:
+        """The cue signals of a judged message (``words``: its content words; ``before``: the text of the
+        message before it, any role)."""
+        return {"request": float(_any(self.request, text)), "addition": float(_any(self.addition, text)),
+                "reference": float(_any(self.reference, text)),
+                "offered": float(_any(self.offer, before[-OFFER_TAIL_CHARS:]))}
+
+    def social_only(self, words: Iterable[str]) -> bool:
+        """Every content word is a social one (thanks, bye, help, 好的): a closing or an acknowledgment."""
+        return all(w.lower() in self.social for w in words)
+
+
+def _any(patterns: tuple[str, ...], text: str) -> bool:
+    return any(_compiled(p).search(text) for p in patterns)
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def invalid_regex(patterns: Iterable[str]) -> str | None:
+    """Why a configured cue list is unusable (an empty or invalid regex), or None."""
+    for p in patterns:
+        try:
+            if not p or _compiled(p).search(""):
+                return f"{p!r} matches the empty string: it would match every message"
+        except re.error as e:
+            return f"{p!r} is not a valid regex ({e})"
+    return None

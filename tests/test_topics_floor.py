@@ -1,0 +1,56 @@
+"""The do-no-harm floor of topic-switch detection (SPEC §8), on every labeled set, at the default config.
+
+At the default operating point the marker must never segment worse than marking nothing (Pk), and must beat
+marking every judged turn on F1 in the default (user) mode, random marking at the base rate in the dialogue
+mode. Each set runs as a user would run it: ingest, then `forensics report --labels` (tests/data/topics/
+README.md says where the sets come from). The exact figures are pinned too, so a change that moves them is
+seen and its new figures written down on purpose (`bench/topics.py` prints the full tables).
+"""
+from __future__ import annotations
+
+import lzma
+from pathlib import Path
+
+import pytest
+
+from forensics import ingest
+from forensics.api import report
+from forensics.config import defaults
+from forensics.selection import Selection
+
+DATA = Path(__file__).parent / "data" / "topics"
+DIALOGUE = defaults().with_values(topic__roles=["user", "assistant"])
+# set: (files, config, baseline the F1 must beat, (markers, hits) at the defaults)
+SETS = {
+    "crosswoz": (["crosswoz-val.zh.jsonl"], defaults(), "all", (948, 767)),
+    "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (1143, 804)),
+    "generated": (["gen5.db", "gen6.db"], defaults(), "all", (90, 90)),
+    "kdconv": (["kdconv-dev.zh.jsonl"], DIALOGUE, "random", (296, 103)),
+    "tiage": (["tiage-train-dev.jsonl"], DIALOGUE, "random", (357, 196)),
+}
+
+
+def _unpacked(name: str, tmp: Path) -> Path:
+    out = tmp / name
+    out.write_bytes(lzma.decompress((DATA / f"{name}.xz").read_bytes()))
+    return out
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_the_default_marker_never_segments_worse_than_silence(name: str, tmp_path: Path) -> None:
+    files, cfg, floor, pinned = SETS[name]
+    sources = [_unpacked(f, tmp_path) for f in files]
+    db = tmp_path / "w.duckdb"
+    if files[0].endswith(".jsonl"):
+        labels = sources[0]
+        ingest(sources, db=db, fmt="dialogues")
+    else:
+        labels = tmp_path / "labels.jsonl"
+        labels.write_bytes(b"".join((DATA / f.replace(".db", ".labels.jsonl")).read_bytes() for f in files))
+        ingest(sources, db=db)
+    rep, _ = report(db, tmp_path / "out", ["json"], "topics", Selection(), cfg, labels=str(labels))
+    d = rep.sections[0].metrics["evaluation"]["detectors"]
+    ours = d["ours"]
+    assert ours["pk"] <= d["none"]["pk"], (name, ours["pk"], d["none"]["pk"])
+    assert ours["f1"] > d[floor]["f1"], (name, ours["f1"], d[floor]["f1"])
+    assert (ours["predicted"], ours["tp"]) == pinned
