@@ -25,9 +25,9 @@ from typing import Any
 
 import duckdb
 import numpy as np
-import orjson
 import polars as pl
 
+from forensics.analyzers.jsonl import json_lines
 from forensics.errors import ForensicsError
 from forensics.text.keywords import content_tokens
 
@@ -65,18 +65,8 @@ class Params:
 def read_questions(path: str | os.PathLike[str]) -> list[Question]:
     """The question file: JSONL ``{"project_id", "question", "at", "expected": [ids], "embedding"?: [...]}``."""
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise ForensicsError(f"{p}: cannot read the questions ({e.strerror or e}); check the path") from None
     out = []
-    for n, line in enumerate(raw.removeprefix(b"\xef\xbb\xbf").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            q = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise ForensicsError(f"{p}:{n}: not JSON; the question file is JSONL, one question per line") from None
+    for n, q in json_lines(p, "the questions", "the question file is JSONL, one question per line"):
         if not isinstance(q, dict):
             raise ForensicsError(f"{p}:{n}: a question is a JSON object")
         out.append(_question(p, n, q))

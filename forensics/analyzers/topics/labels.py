@@ -12,8 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import orjson
-
+from forensics.analyzers.jsonl import json_lines
 from forensics.errors import ForensicsError
 
 
@@ -26,19 +25,9 @@ class Labels:
 
 def read_labels(path: str | os.PathLike[str]) -> Labels:
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise ForensicsError(f"{p}: cannot read labels ({e.strerror or e}); check the path") from None
     shifts: dict[str, list[int]] = {}
     has_turns = False
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise ForensicsError(f"{p}:{lineno}: not JSON; labels are JSONL, one dialogue per line") from None
+    for lineno, obj in json_lines(p, "labels", "labels are JSONL, one dialogue per line"):
         key = obj.get("dialogue_id", obj.get("id")) if isinstance(obj, dict) else None
         if key is None:
             raise ForensicsError(f"{p}:{lineno}: a labels line needs dialogue_id (or id)")
