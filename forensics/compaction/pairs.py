@@ -20,9 +20,6 @@ from forensics.compaction.rules import READ_TOOL, Rules
 
 TABLE = "compaction_pairs"
 PAIRS_VERSION = 1
-NEEDS = {"file": {"call", "user"}, "search": {"call"}, "identifier": {"call", "user"}, "error": {"result"},
-                 "constraint": {"user", "question"}, "decision": {"user", "question"}, "task": {"user", "question"}}
-SOURCES = {"call", "user", "assistant", "result", "todo"}  # a question needs a fact, it does not state one
 SCHEMA = {"conversation_id": pl.String, "fingerprint": pl.String, "key": pl.String, "kind": pl.String,
           "fact": pl.String, "first": pl.Int32, "need": pl.Int32, "channel": pl.String, "reread": pl.Boolean}
 COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, key VARCHAR, kind VARCHAR, fact VARCHAR, first INTEGER, "

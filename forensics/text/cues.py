@@ -14,7 +14,7 @@ language, not analysis.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -70,9 +70,8 @@ class Cues:
         return cls(get("request_cues"), get("addition_cues"), get("reference_cues"), get("offer_cues"),
                    frozenset(w.lower() for w in get("social_words")))
 
-    def signals(self, text: str, words: Sequence[str], before: str) -> dict[str, float]:
-        """The cue signals of a judged message (``words``: its content words; ``before``: the text of the
-        message before it, any role)."""
+    def signals(self, text: str, before: str) -> dict[str, float]:
+        """The cue signals of a judged message (``before``: the text of the message before it, any role)."""
         return {"request": float(_any(self.request, text)), "addition": float(_any(self.addition, text)),
                 "reference": float(_any(self.reference, text)),
                 "offered": float(_any(self.offer, before[-OFFER_TAIL_CHARS:]))}

@@ -252,7 +252,7 @@ def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics
         f = _one(msgs, i, prev, idf, first, first_name, judged) if topical else None
         if f is not None:
             f.update(_judged_signals(msgs, i, idf, seen))
-            f.update(cues.signals(m.text, m.words, msgs[prev].text if prev is not None else ""))
+            f.update(cues.signals(m.text, msgs[prev].text if prev is not None else ""))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
