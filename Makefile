@@ -7,7 +7,7 @@ DEMO_DB := reports/demo.duckdb
 FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai fixtures/memory
 QUESTIONS := fixtures/labels/memory.questions.jsonl
 
-.PHONY: demo test baseline bench clean clean-bench
+.PHONY: demo test lint baseline bench clean clean-bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,9 +26,15 @@ demo: $(STAMP)
 
 CHECK_DB := .venv/fixtures-check.duckdb
 
+# the layers contract (import-linter), ruff and mypy ([tool.*] in pyproject.toml say what each checks)
+lint: $(STAMP)
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff check forensics tests bench
+	$(BIN)/mypy
+
 # the metrics gate on the fixtures first (a change that moves a figure fails until the baseline is updated
 # on purpose: `make baseline`), then the suite
-test: $(STAMP)
+test: lint
 	rm -f $(CHECK_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
 	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json --questions $(QUESTIONS)

@@ -22,6 +22,7 @@ from forensics.report.build import Report, build_report
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
+from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
 
 PathLike = str | os.PathLike[str]
@@ -87,7 +88,7 @@ def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl
 
 def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
     """The SPEC §4 metrics, one row per selected conversation."""
-    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline", recommend=False)
+    rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
     per = rep.sections[0].metrics["conversations"]
     return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
 
@@ -121,7 +122,8 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
                                                        split_at=split_at, before=before, after=after,
                                                        questions=questions)
     else:
-        result = build_report(db, cfg, selection, only, labels=labels, questions=questions, persist_findings=True)
+        result = build_report(db, cfg, selection, only, labels=labels, questions=questions, recommend=advise,
+                              persist_findings=True)
     return result, write(result, out, formats or list(FORMATS))
 
 
@@ -154,12 +156,12 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
     replays decision-memory retrieval, so recall@k and MRR are gated too."""
     cfg = cfg or load_config()
     if update and not Path(baseline_path).exists():
-        rep = build_report(db, cfg, selection or Selection(), questions=questions, recommend=False)
+        rep = build_report(db, cfg, selection or Selection(), questions=questions)
         write_metrics_baseline(rep, baseline_path)
         return compare_baseline(load_baseline(baseline_path), report_figures(rep))
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
-    rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions, recommend=False)
+    rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions)
     figures = report_figures(rep)
     if update:
         write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))

@@ -20,7 +20,7 @@ from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
-# The compaction audit's rules (forensics.compaction.rules says how each is used). RE2 syntax (no look-around),
+# The compaction audit's rules (forensics.analyzers.compaction.rules says how each is used). RE2 syntax (no look-around),
 # matched case-insensitively: the same pattern runs in DuckDB and in Python.
 COMPACTION_CONSTRAINTS = [
     r"\b(don'?t|do not|never|avoid|must not|mustn'?t|should not|shouldn'?t|no longer)\b",

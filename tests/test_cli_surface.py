@@ -1,8 +1,8 @@
 """The CLI as a contract: every command documented with an example, light start-up, layers kept apart."""
 from __future__ import annotations
 
-import ast
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,15 +37,33 @@ def test_cli_start_up_does_not_import_heavy_parts() -> None:
     assert out.strip() == "[]"
 
 
-def test_analyzers_never_import_the_cli_the_report_layer_or_the_explorer() -> None:
-    """Analyzers return tidy data (a chart's data and labels too); drawing and rendering live in forensics.report."""
-    for path in [*(ROOT / "forensics" / "analyzers").rglob("*.py"), *(ROOT / "forensics" / "drift").rglob("*.py")]:
-        tree = ast.parse(path.read_text())
-        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-        names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        bad = {n for n in names if n.startswith(("forensics.cli", "forensics.report", "forensics.serve", "forensics.api",
-                                                 "matplotlib"))}
-        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter over the package at ``root`` with the contracts of pyproject.toml (the ones CI runs)."""
+    exe = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run([str(exe), "--no-cache"], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def test_the_layers_contract_holds() -> None:
+    """cli > api > serve|spark > tuning|check > report > analyzers > config > text|importers > warehouse, the
+    forbidden imports and no cycle between siblings (pyproject.toml [tool.importlinter])."""
+    done = _lint_imports(ROOT)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "Contracts: 4 kept, 0 broken." in done.stdout
+
+
+@pytest.mark.parametrize(("module", "line"), [
+    ("analyzers/base.py", "from forensics.report import digest"),  # analysis reading the report layer
+    ("warehouse/core.py", "import forensics.analyzers.base"),  # the warehouse reading analysis
+    ("analyzers/compaction/facts.py", "import forensics.analyzers.drift.corpus"),  # drift <-> compaction cycle
+])
+def test_an_edge_across_the_layers_breaks_the_contract(tmp_path: Path, module: str, line: str) -> None:
+    shutil.copytree(ROOT / "forensics", tmp_path / "forensics", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    target = tmp_path / "forensics" / module
+    target.write_text(target.read_text() + f"\n{line}  # noqa\n")
+    done = _lint_imports(tmp_path)
+    assert done.returncode == 1 and "BROKEN" in done.stdout, done.stdout[-2000:]
 
 
 def test_python_m_forensics_runs() -> None:

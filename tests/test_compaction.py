@@ -210,7 +210,7 @@ def _simulate(sizes: list[int], start: int, max_tokens: int, keep: int, summary_
 
 @pytest.mark.parametrize("max_tokens, keep", [(8000, 0), (8000, 10), (30000, 5), (100000, 10), (100000, 80)])
 def test_the_replay_compacts_where_the_rule_does_message_by_message(seed_wh: Path, max_tokens: int, keep: int) -> None:
-    from forensics.compaction import replay
+    from forensics.analyzers.compaction import replay
     from forensics.warehouse import open_warehouse
 
     with open_warehouse(seed_wh, read_only=True) as wh:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.drift.corpus import Distribution
+from forensics.analyzers.drift.corpus import Distribution
 from forensics.report.digest import PER_KIND, RANK, STRONGEST
 from tests.conftest import query
 

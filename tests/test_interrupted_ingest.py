@@ -97,7 +97,7 @@ def test_an_error_raised_while_an_interrupt_unwinds_still_reads_as_interrupted()
         try:
             raise KeyboardInterrupt
         except KeyboardInterrupt:
-            raise RuntimeError("TransactionContext Error: cannot rollback")  # a cleanup failing mid-unwind
+            raise RuntimeError("TransactionContext Error: cannot rollback")  # noqa: B904 - a cleanup failing mid-unwind (the context is the point)
     except RuntimeError as e:
         assert _after_interrupt(e) is True
     assert _after_interrupt(RuntimeError("Query interrupted")) and not _after_interrupt(ValueError("bad row"))

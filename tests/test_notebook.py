@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+
 from tests.conftest import ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"

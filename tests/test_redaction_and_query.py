@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from pathlib import Path
-
 import shutil
+from pathlib import Path
 
 import duckdb
 import polars as pl

@@ -21,10 +21,10 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers import values
-from forensics.importers.values import json_reason
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
 from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
 from forensics.importers.registry import Format, Probe
+from forensics.importers.values import json_reason
 
 NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",

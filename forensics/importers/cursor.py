@@ -79,7 +79,7 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             model = mapping(doc.get("modelConfig")).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
             out.append(Conversation(cid, turns, title=doc.get("name"), model=model, created=doc.get("createdAt"),
                                     updated=doc.get("lastUpdatedAt"), provider="cursor"))
-    for cid, rest in bubbles.items():
+    for rest in bubbles.values():
         log.skip("bubble of no composer", len(rest))
     return out
 

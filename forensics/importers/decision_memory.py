@@ -17,7 +17,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -25,9 +25,8 @@ import orjson
 import pyarrow as pa
 
 from forensics.errors import SourceError
+from forensics.importers.records import ROLE_ALIASES, BadRecord, Batch, Entry, Parsed, finish, stable_id, to_epoch
 from forensics.importers.registry import Format, Probe
-from forensics.importers.records import (ROLE_ALIASES, Batch, BadRecord, Entry, Parsed, finish, stable_id,
-                                         to_epoch)
 from forensics.importers.sqlite import connect_ro
 
 NAME = "decision-memory"
@@ -166,7 +165,7 @@ def _id_key(v: Any) -> tuple[int, float, str]:
 
 
 def _stamp(epoch: float | None) -> datetime | None:
-    return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).replace(tzinfo=None)
+    return None if epoch is None else datetime.fromtimestamp(epoch, UTC).replace(tzinfo=None)
 
 
 def parse_file(path: str, source_id: str, fingerprint: str = "") -> Parsed:

@@ -10,11 +10,19 @@ from pathlib import Path
 import orjson
 
 from forensics.importers import fastpath, values
-from forensics.importers.values import json_reason
-from forensics.importers.registry import Format, Probe
 from forensics.importers.records import (
-    BadRecord, Batch, Entry, Message, Parsed, normalize, split_lines, stable_id, to_epoch,
+    BadRecord,
+    Batch,
+    Entry,
+    Message,
+    Parsed,
+    normalize,
+    split_lines,
+    stable_id,
+    to_epoch,
 )
+from forensics.importers.registry import Format, Probe
+from forensics.importers.values import json_reason
 
 SNIFF_LINES = 5
 Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> (order, parent, message, time)

@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 
 from forensics.importers import values
-from forensics.importers.values import json_reason
 from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
 from forensics.importers.registry import Format, Probe
+from forensics.importers.values import json_reason
 
 OPENAI, SHAREGPT = "openai", "sharegpt"
 SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",

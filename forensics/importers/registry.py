@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -108,8 +109,6 @@ class Probe:
         """SQLite: table name -> column names (opened read-only; empty when unreadable)."""
         if not self.is_sqlite:
             return {}
-        from forensics.importers.sqlite import connect_ro
-
         try:
             con = connect_ro(self.path)
             try:
@@ -184,3 +183,11 @@ def offered(path: Path) -> bool:
     """A folder walk asks the sniffs about this file (by its suffix or name)."""
     suffix, name = path.suffix.lower(), path.name
     return any(suffix in f.suffixes or name in f.names for f in ordered())
+
+
+def connect_ro(path: str | Path, raw_text: bool = False) -> sqlite3.Connection:
+    """Open read-only; the source is never written. ``raw_text`` returns TEXT as bytes (no decode copy)."""
+    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    con.text_factory = bytes if raw_text else (lambda b: b.decode("utf-8", "replace"))
+    return con

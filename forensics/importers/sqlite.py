@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import quote
 
 import orjson
 
 from forensics.errors import SourceError
 from forensics.importers import fastpath
-from forensics.importers.records import Batch, BadRecord, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
-from forensics.importers.registry import Format
+from forensics.importers.records import BadRecord, Batch, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
+from forensics.importers.registry import Format, connect_ro
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
 META_COLUMNS = ("id", "title", "model", "provider", "created_at", "updated_at")
@@ -38,14 +36,6 @@ class Target:
 
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def connect_ro(path: str | Path, raw_text: bool = False) -> sqlite3.Connection:
-    """Open read-only; the source is never written. ``raw_text`` returns TEXT as bytes (no decode copy)."""
-    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
-    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    con.text_factory = bytes if raw_text else (lambda b: b.decode("utf-8", "replace"))
-    return con
 
 
 def resolve_target(con: sqlite3.Connection, path: str, table: str | None, column: str | None) -> Target:

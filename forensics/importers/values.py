@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -77,7 +77,7 @@ def epoch(v: Any, what: str = "timestamp") -> float | None:
                 bad(what)
                 return None
             try:
-                out = (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()  # naive times are UTC
+                out = (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()  # naive times are UTC
             except (OverflowError, OSError, ValueError):
                 bad(what)
                 return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -60,10 +60,11 @@ class Report:
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
                  only: str | list[str] | None = None, labels: str | None = None, questions: str | None = None, *,
-                 recommend: bool = True, persist_findings: bool = False) -> Report:
+                 recommend: digests.Recommender | None = None, persist_findings: bool = False) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
     file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
-    its tuner fits on). ``recommend``: run `forensics tune`'s tuners for *What to change*; ``persist_findings``:
+    its tuner fits on). ``recommend``: `forensics tune`'s tuners (``forensics.tuning.advise``) for *What to change*,
+    run on the report's connection after the analyzers (None: not computed); ``persist_findings``:
     keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
     cfg = cfg or load_config()
     selection = selection or Selection()
@@ -77,8 +78,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
-            digests.recommend(report.digest, wh.con, cfg, names, str(db), topics_fresh="topics" in names,
-                              questions=questions)
+            advice = recommend(wh.con, cfg, names, "topics" in names, questions)
+            digests.recommend(report.digest, advice, cfg, names, str(db), questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
         else:
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
@@ -92,7 +93,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     or a lake and its engine) in the report's meta."""
     cfg, selection = ctx.cfg, ctx.selection
     meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
-            "generated_at": datetime.now(timezone.utc).replace(microsecond=0).isoformat(),
+            "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
             "analyzers": names, **{k: source.get(k) for k in TRAILING}}

@@ -76,7 +76,7 @@ def build_comparison(db: str | os.PathLike[str], cfg: Config, base: Selection, o
         raise ForensicsError("compare with exactly one of --compare OTHER.duckdb, --split-at TIMESTAMP, "
                              "or --before SELECTION --after SELECTION")
     def run(where: str | os.PathLike[str], sel: Selection) -> Report:
-        return build_report(where, cfg, sel, only, questions=questions, recommend=False)
+        return build_report(where, cfg, sel, only, questions=questions)
 
     if other_db is not None:
         if not os.path.exists(other_db):

@@ -1,7 +1,7 @@
 """The answer first: what to change, the worst conversations and the strongest findings, before any table.
 
 Nothing here measures anything. *What to change* is what `forensics tune` recommends (its tuners, over the
-whole warehouse, on the report's connection); the rankings order the sections' own findings. Strength is
+whole warehouse, on the report's connection, handed in by the report's caller as a ``Recommender``); the rankings order the sections' own findings. Strength is
 judged against the corpus: a kind that fires on most conversations (or that an analyzer names in
 ``Section.norms``) is a property of the corpus, said once in one line and left out of the rankings; within
 a severity, a finding further out in its corpus's distribution (its percentile) ranks first.
@@ -9,6 +9,7 @@ a severity, a finding further out in its corpus's distribution (its percentile) 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -156,20 +157,29 @@ def worst(ranked: list[Ranked]) -> list[Worst]:
     return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
 
 
-def recommend(d: Digest, con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], db: str,
-              topics_fresh: bool, questions: str | None = None) -> None:
-    """Fill *What to change*: what `forensics tune` recommends (the tuners of the analyzers that ran; the
-    [memory] retrieval keys fitted on ``questions`` when given), the TOML to paste and the command that writes it."""
-    from forensics.tuning import tune_connection
+@dataclass
+class Advice:
+    """What `forensics tune` recommends, handed to the digest as data by the report's caller (the report layer
+    runs no tuner): every key it looked at, over how much."""
 
-    result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh, questions=questions)
-    if not result.recommendations:
+    changes: list[Change]  # the keys whose value would change
+    checked: int  # tunables the tuners looked at
+    tuned_over: str  # "42 conversations, 5260 messages"
+
+
+Recommender = Callable[[duckdb.DuckDBPyConnection, Config, list[str], bool, "str | None"], Advice]
+"""(connection, config, analyzers the report ran, topics_fresh, questions) -> Advice: run by the report on its own
+connection, after the analyzers, so the tuners see the tables they wrote."""
+
+
+def recommend(d: Digest, advice: Advice, cfg: Config, analyzers: list[str], db: str, questions: str | None = None) -> None:
+    """Fill *What to change* from ``advice``: the changes, the TOML to paste and the command that writes it."""
+    if not advice.checked:
         d.skipped = (f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
                      "gives every recommendation")
         return
-    recs = sorted((r for r in result.recommendations if r.changed), key=lambda r: (r.key.startswith("drift."), r.key))
-    d.changes = [Change(r.key, r.current, r.recommended, r.evidence, r.effect) for r in recs]
-    d.checked, d.tuned_over = len(result.recommendations), f"{result.conversations} conversations, {result.messages} messages"
+    d.changes = sorted(advice.changes, key=lambda c: (c.key.startswith("drift."), c.key))
+    d.checked, d.tuned_over = advice.checked, advice.tuned_over
     d.toml = toml_lines([c for c in d.changes if c.harness])
     d.toml_drift = toml_lines([c for c in d.changes if not c.harness])
     d.command = (f"forensics tune --db {db} --config {cfg.path or 'harness.toml'}"

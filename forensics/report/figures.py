@@ -3,12 +3,13 @@ analyzer put in its ``Chart`` (analyzers never draw)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from forensics.report.charts import PALETTE, figure, short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
 Drawer = Callable[[Any], "Figure"]
 DRAWERS: dict[str, Drawer] = {}
@@ -228,7 +229,7 @@ def onset_by_context(hist: dict[str, Any]) -> Figure:
         bottom = [b + c for b, c in zip(bottom, counts)]
     ax.set_xlabel("estimated context at onset (characters / 4, tokens)")
     ax.set_ylabel("degraded conversations")
-    ax.yaxis.get_major_locator().set_params(integer=True)
+    cast("MaxNLocator", ax.yaxis.get_major_locator()).set_params(integer=True)
     ax.tick_params(axis="x", labelrotation=45, labelsize=7)
     if hist["counts"]:
         ax.legend(fontsize=8)
@@ -253,7 +254,7 @@ def routing(rows: list[dict[str, Any]]) -> Figure:
     ax.set_yticks(ys, [short_label(r["skill"], 24) for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("requests (hits: the router fired and the skill was loaded)")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    cast("MaxNLocator", ax.xaxis.get_major_locator()).set_params(integer=True)
     ax.legend(fontsize=8, ncols=3, loc="lower right")
     return fig
 
@@ -295,8 +296,8 @@ def before_after(rows: list[tuple[str, float | None, float | None, float | None]
     fig = figure(8.0, max(2.5, 0.45 * len(rows) + 1))
     ax = fig.axes[0]
     ys = list(range(len(rows)))
-    ax.barh([y + 0.2 for y in ys], [r[1] for r in rows], height=0.4, label=before, color="#9e9e9e")
-    ax.barh([y - 0.2 for y in ys], [r[2] for r in rows], height=0.4, label=after, color="#1f77b4")
+    ax.barh([y + 0.2 for y in ys], [r[1] or 0.0 for r in rows], height=0.4, label=before, color="#9e9e9e")
+    ax.barh([y - 0.2 for y in ys], [r[2] or 0.0 for r in rows], height=0.4, label=after, color="#1f77b4")
     ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
     ax.invert_yaxis()
     ax.legend(fontsize=8)

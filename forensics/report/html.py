@@ -4,7 +4,7 @@ a click and keep their headers in view, charts are inline SVG. Nothing is fetche
 from __future__ import annotations
 
 import html
-from functools import lru_cache
+from functools import cache
 from importlib.resources import files
 
 import orjson
@@ -14,15 +14,27 @@ from forensics.redact import redact
 from forensics.report.build import Report
 from forensics.report.charts import inline
 from forensics.report.compare import Comparison
-from forensics.report.render import (CHANGE_HEAD, MAX_TABLE_ROWS, NUMERIC, change_row, df_rows, drift_text, fmt,
-                                     positions_text, selection_text, show_command, source_text, standing)
+from forensics.report.text import (
+    CHANGE_HEAD,
+    MAX_TABLE_ROWS,
+    NUMERIC,
+    change_row,
+    df_rows,
+    drift_text,
+    fmt,
+    positions_text,
+    selection_text,
+    show_command,
+    source_text,
+    standing,
+)
 
 e = html.escape
 DIGEST_PARTS = (("what-to-change", "What to change"), ("worst", "Worst conversations"),
                 ("strongest", "Strongest findings"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     return (files("forensics.report") / "assets" / name).read_text(encoding="utf-8")
 

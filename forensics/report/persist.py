@@ -10,7 +10,7 @@ rows of the conversations and analyzers it covered, and the explorer reads them.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import orjson
@@ -21,18 +21,20 @@ from forensics.selection import SELECTED
 if TYPE_CHECKING:
     from forensics.report.build import Report
 
-FINDINGS = {"section": pl.String, "kind": pl.String, "severity": pl.String, "conversation_id": pl.String,
+FINDINGS: dict[str, Any] = {"section": pl.String, "kind": pl.String, "severity": pl.String, "conversation_id": pl.String,
             "native_id": pl.String, "positions": pl.List(pl.Int32), "summary": pl.String, "rule": pl.String,
             "value": pl.Float64, "percentile": pl.Float64, "among": pl.String, "corpus_norm": pl.Boolean}
 METRICS = ["messages", "user", "assistant", "tool", "tool_calls", "parallel_turns", "tool_results_gt_2kb",
            "tool_results_gt_10kb", "empty_assistant_share", "continue_nags", "short_user_share", "asst_tool_ratio"]
-CONVERSATIONS = {"conversation_id": pl.String, "label": pl.String, "full_label": pl.String,
+CONVERSATIONS: dict[str, Any] = {"conversation_id": pl.String, "label": pl.String, "full_label": pl.String,
                  **{m: pl.Float64 if m.endswith(("_share", "_ratio")) else pl.Int64 for m in METRICS}}
 
 
-def _sql_type(t: pl.DataType) -> str:
-    return {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Boolean: "BOOLEAN"}.get(
-        t, "INTEGER[]")
+SQL_TYPES: dict[Any, str] = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Boolean: "BOOLEAN"}
+
+
+def _sql_type(t: Any) -> str:
+    return SQL_TYPES.get(t, "INTEGER[]")
 
 
 def _replace(con: duckdb.DuckDBPyConnection, table: str, df: pl.DataFrame, where: str) -> None:

@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, list_queries, load_query
 from forensics.redact import mask_frame, redact
-from forensics.report.render import positions_text
+from forensics.report.text import positions_text
 from forensics.serve import data
 from forensics.warehouse import frame, open_warehouse
 

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from forensics.config import SCHEMA, Config
+from forensics.report.digest import Advice, Change
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 
@@ -97,3 +98,13 @@ def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list
         if every or OWNERS.get(fn) in (analyzers or []):
             result.recommendations.extend(fn(ctx))
     return result
+
+
+def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], topics_fresh: bool,
+           questions: str | None) -> Advice:
+    """The report's *What to change* (a ``forensics.report.digest.Recommender``): the tuners of the analyzers
+    the report ran, on its connection, as the digest's data."""
+    result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh, questions=questions)
+    return Advice([Change(r.key, r.current, r.recommended, r.evidence, r.effect)
+                   for r in result.recommendations if r.changed], len(result.recommendations),
+                  f"{result.conversations} conversations, {result.messages} messages")

@@ -232,8 +232,9 @@ def compaction(t: TuneContext) -> list[Recommendation]:
     """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
     compaction to the summary alone, among settings whose kept messages fit in max_tokens; max_tokens is kept (a
     window the model allows is not in the warehouse) and its evidence says what a smaller or larger one does."""
-    from forensics.analyzers.compaction import counted
-    from forensics.compaction import fill_pairs, replay
+    from forensics.analyzers.compaction import replay
+    from forensics.analyzers.compaction.audit_all import fill_pairs
+    from forensics.analyzers.compaction.section import counted
 
     c = t.cfg.compaction
     m0, k0 = int(c.max_tokens), int(c.keep_recent)

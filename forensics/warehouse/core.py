@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,9 @@ _SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?)?B", re.IGNORECASE)
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
     """Run SQL and return a polars DataFrame (through Arrow, no row loop)."""
-    return pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+    out = pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
+    assert isinstance(out, pl.DataFrame)  # a table, never a Series
+    return out
 
 
 def set_memory_limit(con: duckdb.DuckDBPyConnection, default: str) -> None:
@@ -34,7 +36,7 @@ def set_memory_limit(con: duckdb.DuckDBPyConnection, default: str) -> None:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
+    return datetime.now(UTC).replace(tzinfo=None)
 
 
 class Warehouse:

@@ -18,7 +18,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import product
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,7 @@ def _epoch(v: Any) -> float | None:
         d = datetime.fromisoformat(v.strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    return (d if d.tzinfo else d.replace(tzinfo=timezone.utc)).timestamp()
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 
 @dataclass

@@ -41,6 +41,7 @@ from typing import Any
 
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.text.cues import Cues
+from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens
 from forensics.text.tokenize import _jieba
 
@@ -67,10 +68,7 @@ _SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _QUESTION = re.compile(r"[?？]\s*[\"'”）)]*\s*$|[吗呢么嘛][。！!~～]*\s*$")
 _TITLE = re.compile(r"《([^》]{1,40})》|【([^】]{1,40})】|「([^」]{1,40})」")
 _DOT_NAME = re.compile(r"[\u4e00-\u9fff]{1,4}(?:·[\u4e00-\u9fff]{1,6})+")
-_PATH = re.compile(r"(?:[\w.\-]+/)+[\w.\-]+|\b[\w\-]+\.(?:rs|py|ts|tsx|js|jsx|go|java|md|json|toml|ya?ml|sql|c|h|cpp|"
-                   r"txt|log|sh|html|css|vue|kt|swift|rb|php|db)\b")
 _CODE = re.compile(r"`([^`\n]{2,80})`")
-_IDENT = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
 _ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:panic|traceback|errno|E\d{3,4})\b")
 _NAME = re.compile(r"(?<![.!?。]\s)(?<!^)\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})*")
 
@@ -103,9 +101,9 @@ def entities(text: str, proper_nouns: bool = True) -> set[str]:
     for m in _TITLE.finditer(text):
         out.add(next(g for g in m.groups() if g).strip().lower())
     out.update(x.lower() for x in _DOT_NAME.findall(text))
-    out.update(x.lower() for x in _PATH.findall(text))
+    out.update(x.lower() for x in ENTITY_PATH.findall(text))
     out.update(x.strip().lower() for x in _CODE.findall(text))
-    out.update(x.lower() for x in _IDENT.findall(text))
+    out.update(x.lower() for x in ENTITY_IDENTIFIER.findall(text))
     out.update(x.lower() for x in _ERROR.findall(text))
     out.update(x.lower() for x in _NAME.findall(text) if x.lower() not in _COMMON_CAPS)
     if proper_nouns and _HAN.search(text):

@@ -14,9 +14,9 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from forensics.compaction.facts import NEEDS, SOURCES, Fact
-from forensics.compaction.load import selected
-from forensics.compaction.rules import READ_TOOL, Rules
+from forensics.analyzers.compaction.facts import NEEDS, SOURCES, Fact
+from forensics.analyzers.compaction.load import selected
+from forensics.analyzers.compaction.rules import READ_TOOL, Rules
 
 TABLE = "compaction_pairs"
 PAIRS_VERSION = 1

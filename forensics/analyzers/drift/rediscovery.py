@@ -1,11 +1,11 @@
-"""Drift type 3, compaction topic loss (seed 001 §三 类型3), read from the compaction audit (``forensics.compaction``).
+"""Drift type 3, compaction topic loss (seed 001 §三 类型3), read from the compaction audit (``forensics.analyzers.compaction``).
 
 Three kinds of episode, by what the log lets one say:
 - **dropped, then needed** (the audit's severity): a logged compaction dropped a fact (in neither its summary
   nor the kept messages) and the conversation needed it again: re-read, searched again, the user repeating a
   constraint, an error recurring, a question it answered;
 - **not found, then search** (high): the assistant reached for a path that is not there and searched for it
-  (``forensics.compaction.signs``) and no logged compaction's dropped fact explains it (the fact was before the
+  (``forensics.analyzers.compaction.signs``) and no logged compaction's dropped fact explains it (the fact was before the
   log began, or the harness logged no compaction);
 - **re-read beyond the budget** (low), only where no compaction is logged: a file read again after more than
   ``compaction.max_tokens`` estimated tokens (chars/4) since its previous read: no context of that size held
@@ -16,14 +16,15 @@ from __future__ import annotations
 from typing import Any
 
 from forensics.analyzers.base import Context
-from forensics.compaction import pairs
-from forensics.compaction.signs import SUMMARY_TEXT
+from forensics.analyzers.compaction import pairs
+from forensics.analyzers.compaction.section import audit_of
+from forensics.analyzers.compaction.signs import SUMMARY_TEXT
 
 
 def episodes(ctx: Context) -> list[dict[str, Any]]:
     """Type-3 episodes of the selection: conversation_id, sign, severity, at, positions, detail,
     compaction_position (the last logged compaction before it, or None), compaction_logged."""
-    from forensics.analyzers.compaction import audit_of
+
 
     a = audit_of(ctx)
     out: list[dict[str, Any]] = []

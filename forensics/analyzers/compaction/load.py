@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import duckdb
 import orjson
 
-from forensics.compaction.facts import PATH_ARGS, PATTERN_ARGS, Call, Messages
-from forensics.compaction.rules import COMMAND_TOOL, HARNESS_TEXT, Rules
+from forensics.analyzers.compaction.facts import PATH_ARGS, PATTERN_ARGS, Call, Messages
+from forensics.analyzers.compaction.rules import COMMAND_TOOL, HARNESS_TEXT, Rules
 from forensics.config import ConfigError
 from forensics.selection import SELECTED
 

@@ -1,11 +1,5 @@
-"""What compaction dropped: the audit of every logged compaction, and the replay of the harness's rule.
-
-``rules`` reads ``[compaction]``; ``facts`` extracts the facts a context holds and where each is mentioned;
-``load`` reads a batch of conversations; ``audit`` judges each logged compaction (kept, dropped, unjudged,
-dropped and needed again); ``signs`` finds rediscovery (a not-found path, then a search); ``pairs`` keeps every
-fact's needs in the warehouse; ``replay`` replays the rule over them and sweeps its settings. The compaction
-analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its sweep.
-"""
+"""The audit run over a selection: every logged compaction judged (on both cores past a size), and the
+``compaction_pairs`` cache the replay and `forensics tune` read, filled."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -14,12 +8,12 @@ from typing import Any
 
 import duckdb
 
-from forensics.compaction import pairs
-from forensics.compaction.audit import Row, audit
-from forensics.compaction.facts import Fact, Messages, extract
-from forensics.compaction.load import Compaction, Conversation, batches, selected
-from forensics.compaction.rules import Rules, rules
-from forensics.compaction.signs import not_found_then_search
+from forensics.analyzers.compaction import pairs
+from forensics.analyzers.compaction.audit import Row, audit
+from forensics.analyzers.compaction.facts import Fact, Messages, extract
+from forensics.analyzers.compaction.load import Compaction, Conversation, batches, selected
+from forensics.analyzers.compaction.rules import Rules, rules
+from forensics.analyzers.compaction.signs import not_found_then_search
 from forensics.config import Config
 from forensics.workers import default_workers, run_ordered
 

@@ -30,8 +30,15 @@ from functools import lru_cache
 
 import orjson
 
-from forensics.compaction.rules import COMMAND_TOOL, FIND_COMMAND, SEARCH_COMMAND, SEARCH_TOOL, TODO_TOOL, Rules
-from forensics.drift.targets import is_specific
+from forensics.analyzers.compaction.rules import (
+    COMMAND_TOOL,
+    FIND_COMMAND,
+    SEARCH_COMMAND,
+    SEARCH_TOOL,
+    TODO_TOOL,
+    Rules,
+)
+from forensics.text.identifiers import IDENTIFIER, PATH, is_specific
 from forensics.text.keywords import content_tokens
 
 TEXT_KINDS = ("constraint", "decision", "task")
@@ -40,18 +47,11 @@ KINDS = ("file", "search", "identifier", "error", *TEXT_KINDS)
 NEEDS = {"file": {"call", "user"}, "search": {"call"}, "identifier": {"call", "user"}, "error": {"result"},
          "constraint": {"user", "question"}, "decision": {"user", "question"}, "task": {"user", "question"}}
 SOURCES = {"call", "user", "assistant", "result", "todo"}  # a question needs a fact, it does not state one
-EXTENSIONS = ("py|pyi|ipynb|rs|go|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|mm|js|jsx|ts|tsx|mjs|cjs|vue|"
-              "svelte|sh|bash|zsh|ps1|md|mdx|rst|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|xml|html|htm|css|scss|"
-              "less|sql|lock|gradle|proto|tf|csv|tsv|log|pdf|zig|lua|ex|exs|erl|dart|r|jl|vim")
-_SEG = r"[\w\-.\u4e00-\u9fff@+]+"
-# a path with a folder (a/b, ./a/b.py) or a file name with a known extension; never inside a URL's host part
-PATH = re.compile(rf"(?<![\w/.\-:])(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG}|(?<![\w/.\-])[\w\-\u4e00-\u9fff]+\.(?:{EXTENSIONS})\b")
 PATH_ARGS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filePath", "absolute_path",
              "relative_workspace_path", "dir_path", "directory")
 PATTERN_ARGS = ("pattern", "query", "regex", "search", "q", "glob", "search_term", "name_pattern")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?::\d+)?|#L\d+(?:-L?\d+)?)$")
 _WORD = re.compile(r"[A-Za-z_][\w.]*[\w]|[A-Za-z_]")
-_IDENT = re.compile(r"(?<![\w.])(?=[\w.]*?(?:_|\w\.\w|[a-z][A-Z]))[A-Za-z_][\w.]*\w")  # words that may be identifiers
 _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
 _BOUND = re.compile(r"[。！？!?；;\n]|\.(?=\s)")  # sentence ends (a dot only before a space: not in app/auth.py)
 _ASK = re.compile(r"[?？](?=\s|$)")
@@ -92,7 +92,7 @@ class Call:
 
 @dataclass
 class Messages:
-    """What extraction reads from one conversation (``forensics.compaction.load`` fills it)."""
+    """What extraction reads from one conversation (``forensics.analyzers.compaction.load`` fills it)."""
 
     calls: list[Call] = field(default_factory=list)
     errors: list[tuple[int, str]] = field(default_factory=list)  # (result position, first error line)
@@ -233,7 +233,7 @@ class Extractor:
             self.add("search", q.lower(), q, m, names)
 
     def stated_fact(self, kind: str, sentence: str, trigger: str, m: Mention) -> None:
-        idents = {w.lower() for w in _IDENT.findall(sentence) if is_identifier(w)}  # camelCase, before lower-casing
+        idents = {w.lower() for w in IDENTIFIER.findall(sentence) if is_identifier(w)}  # camelCase, before lower-casing
         terms = terms_of(sentence, self.r.tokenizer, trigger) | idents
         if not terms:
             return
@@ -358,7 +358,7 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
             _, text, stated = item
             for w in PATH.findall(text):
                 x.file(w, Mention(position, "user"), prose=True)
-            for w in _IDENT.findall(text):
+            for w in IDENTIFIER.findall(text):
                 x.identifier(w, Mention(position, "user"))
             if stated:
                 x.sentences(text, position, "user")

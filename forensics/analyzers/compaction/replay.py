@@ -21,8 +21,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from forensics.compaction.load import selected
-from forensics.compaction.pairs import TABLE as PAIRS
+from forensics.analyzers.compaction.load import selected
+from forensics.analyzers.compaction.pairs import TABLE as PAIRS
 
 KEEP_RECENT = (0, 5, 10, 20, 50)  # the report's sweep (every point is a pass over the needs)
 MAX_TOKENS = (32_000, 64_000, 100_000, 128_000, 200_000)

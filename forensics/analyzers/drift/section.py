@@ -10,9 +10,9 @@ each type becomes a report finding. Secondary signals (seed §四): echo rate an
                         the largest results
 2 tool_dispersion       one user request reading many distinct targets, or one very wide round, when that
                         request is an outlier among the corpus's requests or the user stepped in after it
-                        (``forensics.drift.corpus``): a long run after one request is an agent's normal work
-3 compaction_topic_loss the compaction audit's losses and rediscovery signs (``forensics.drift.rediscovery``)
-4 topic_interleave      the lag after a topic switch (``forensics.drift.interleave``)
+                        (``forensics.analyzers.drift.corpus``): a long run after one request is an agent's normal work
+3 compaction_topic_loss the compaction audit's losses and rediscovery signs (``forensics.analyzers.drift.rediscovery``)
+4 topic_interleave      the lag after a topic switch (``forensics.analyzers.drift.interleave``)
 5 no_focus              pure tool echo *and* continue-nags, as the seed describes it: an API agent's tool
                         calls without text are its normal way of working, not a lack of focus
 
@@ -29,10 +29,10 @@ import pyarrow as pa
 
 from forensics.analyzers import baseline  # noqa: F401  (registers the fact "baseline", which drift reads too)
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.drift import interleave, rediscovery
+from forensics.analyzers.drift.corpus import Distribution, interventions
 from forensics.analyzers.facts import arrow, fact
 from forensics.config import Config
-from forensics.drift import interleave, rediscovery
-from forensics.drift.corpus import Distribution, interventions
 from forensics.queries import load_query
 from forensics.selection import SELECTED, Selection
 
@@ -121,7 +121,7 @@ def rediscovered(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 
 @fact("drift_lags", order=("conversation_id", "switch"))
 def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    """Type 4's lags (``forensics.drift.interleave``); none until the topic analyzer wrote topic_switches."""
+    """Type 4's lags (``forensics.analyzers.drift.interleave``); none until the topic analyzer wrote topic_switches."""
     found = interleave.lags(con) if interleave.available(con) else []
     return pa.Table.from_pylist([vars(lag) for lag in found], schema=interleave.LAG_SCHEMA)
 

@@ -4,9 +4,9 @@ and a replay of the harness's ``[compaction]`` rule with a sweep of its settings
 Per logged compaction (``events`` kind compaction: Claude Code's compact_boundary, Codex's compacted, ...):
 the facts the context held, kept by the summary or the kept messages, dropped, or not judged; a dropped fact
 the conversation needed again is a ``compaction_loss`` finding citing where the fact was, the compaction and
-where it was missed (``forensics.compaction.audit`` has the rules). Per conversation, the replay says where
+where it was missed (``forensics.analyzers.compaction.audit`` has the rules). Per conversation, the replay says where
 the rule would have compacted and how many later needs would have fallen outside the kept window
-(``forensics.compaction.replay``). Warehouse tables (rows of the selection replaced): ``compaction_facts``
+(``forensics.analyzers.compaction.replay``). Warehouse tables (rows of the selection replaced): ``compaction_facts``
 (one row per fact and compaction) and ``compaction_replay`` (one row per replayed compaction at the
 configured setting); ``compaction_pairs`` is the cache both come from.
 """
@@ -17,9 +17,10 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.compaction import Audit, replay, run_audit
-from forensics.compaction.audit import COLUMNS, Row
-from forensics.compaction.facts import KINDS
+from forensics.analyzers.compaction import replay
+from forensics.analyzers.compaction.audit import COLUMNS, Row
+from forensics.analyzers.compaction.audit_all import Audit, run_audit
+from forensics.analyzers.compaction.facts import KINDS
 
 NAME = "compaction"
 TITLE = "Compaction audit"

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from forensics.drift.targets import target_tokens, union
+from forensics.text.identifiers import target_tokens, union
 from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"

@@ -24,11 +24,21 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from forensics.compaction.facts import (
-    NEEDS, SOURCES, TEXT_KINDS, Fact, Mention, error_terms, is_strong, mentions_path, mentions_word, overlap, terms_of,
+from forensics.analyzers.compaction.facts import (
+    NEEDS,
+    SOURCES,
+    TEXT_KINDS,
+    Fact,
+    Mention,
+    error_terms,
+    is_strong,
+    mentions_path,
+    mentions_word,
+    overlap,
+    terms_of,
 )
-from forensics.compaction.load import Compaction, Conversation
-from forensics.compaction.rules import HARNESS_TEXT, READ_TOOL, SEARCH_TOOL, Rules
+from forensics.analyzers.compaction.load import Compaction, Conversation
+from forensics.analyzers.compaction.rules import HARNESS_TEXT, READ_TOOL, SEARCH_TOOL, Rules
 
 HAN = re.compile(r"[\u3400-\u9fff]")
 LATIN = re.compile(r"[A-Za-z]")

@@ -1,0 +1,108 @@
+"""report.md: the digest first, then each section's summary, tables, findings and charts (SVG files beside it)."""
+from __future__ import annotations
+
+from forensics.analyzers.base import Finding
+from forensics.redact import redact
+from forensics.report.build import Report
+from forensics.report.compare import Comparison
+from forensics.report.text import (
+    CHANGE_HEAD,
+    MAX_TABLE_ROWS,
+    change_row,
+    df_rows,
+    drift_text,
+    fmt,
+    positions_text,
+    selection_text,
+    show_command,
+    source_text,
+    standing,
+)
+
+
+def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str:
+    if isinstance(result, Comparison):
+        lines = ["# forensics report: before / after", "",
+                 f"- before: {result.before.meta['label']} — {result.before.meta['conversations']} conversations",
+                 f"- after: {result.after.meta['label']} — {result.after.meta['conversations']} conversations", "",
+                 _md_table(["metric", "before", "after", "delta"],
+                           [[k, fmt(b), fmt(a), fmt(d)] for k, b, a, d in result.rows]), "",
+                 "![Before / after](charts/before_after.svg)", ""]
+        for prefix, rep in (("before_", result.before), ("after_", result.after)):
+            lines += [f"# {rep.meta['label']}", ""] + _md_digest(rep, level=2) + _md_sections(rep, charts, prefix, 2)
+        return redact("\n".join(lines)) + "\n"
+    m = result.meta
+    lines = ["# forensics report", "",
+             f"{m['conversations']} conversations from `{source_text(m)}` · selection {selection_text(m)} · "
+             f"config {m['config'] or 'built-in defaults'} · forensics {m['toolkit_version']} · {m['generated_at']}", ""]
+    return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
+
+
+def _md_finding(rep: Report, f: Finding) -> str:
+    where = standing(f)
+    show, who = show_command(rep, f), " ".join(filter(None, [rep.finding_label(f), positions_text(f.positions)]))
+    return (f"- **{f.severity}** `{f.kind}` — {who}: "
+            f"{f.summary}" + (f" _(rule: {f.rule})_" if f.rule and f.rule != f.summary else "")
+            + (f" · {where}" if where else "") + (f" · `{show}`" if show else ""))
+
+
+def _md_digest(rep: Report, level: int) -> list[str]:
+    h, d = "#" * level, rep.digest
+    lines = [f"{h} What to change", ""]
+    if d.skipped:
+        lines += [d.skipped[0].upper() + d.skipped[1:] + ".", ""]
+    elif not d.changes:
+        lines += [f"`forensics tune` recommends no change: the {d.checked} tunables it checked hold on "
+                  f"{d.tuned_over}.", ""]
+    else:
+        harness, drift = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
+        lines += [f"What `forensics tune` recommends, from {d.tuned_over} (the whole warehouse):", "",
+                  _md_table(CHANGE_HEAD, [change_row(c) for c in harness]), ""] if harness else [
+                      "No harness key needs a change.", ""]
+        if harness:
+            lines += ["Paste into the harness config:", "", "```toml", d.toml, "```", ""]
+        if drift:
+            lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
+                      "```toml", d.toml_drift, "```", ""]
+        lines += [f"Or run `{d.command}` to write them all (comments and layout are kept).", ""]
+    lines += [f"{h} Worst conversations", ""]
+    lines += [f"{i}. **{rep.label(w.conversation_id)}** — " + "; ".join(w.reasons) for i, w in enumerate(d.worst, 1)]
+    lines += ([""] if d.worst else ["No finding above info in the selection.", ""]) + [f"{h} Strongest findings", ""]
+    if d.norms:
+        lines += ["Across this corpus (said once, not per conversation):", ""]
+        lines += [f"- {n.text}" for n in d.norms] + [""]
+    lines += [_md_finding(rep, r.finding) for r in d.strongest] + [""]
+    return lines
+
+
+def _md_sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str, level: int) -> list[str]:
+    h = "#" * level
+    lines: list[str] = []
+    for s in rep.sections:
+        lines += [f"{h} {s.title}", ""]
+        if s.summary:
+            lines += [s.summary, ""]
+        if s.grid:
+            lines += [_md_table(s.grid[0], s.grid[1:]), ""]
+        for t in s.tables:
+            cols, rows, n = df_rows(t.df)
+            lines += [f"**{t.caption}**" + (f" (first {MAX_TABLE_ROWS} of {n}; all in metrics.json)" if n > MAX_TABLE_ROWS
+                                             else ""), "", _md_table(cols, rows), ""]
+        if s.findings:
+            shown = rep.shown(s)
+            more = f" (the strongest {len(shown)} of {len(s.findings)}; all in metrics.json)" if len(shown) < len(
+                s.findings) else ""
+            lines += [f"{h}# Findings{more}", ""] + [_md_finding(rep, f) for f in shown] + [""]
+        for c in s.charts:
+            name = f"{prefix}{s.name}_{c.name}"
+            lines += [f"![{charts[name][0]}](charts/{name}.svg)", ""]
+    return lines
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    esc = lambda c: str(c).replace("|", "/").replace("\n", " ")  # noqa: E731
+    out = ["| " + " | ".join(map(esc, head)) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+    return "\n".join(out)
+
+

@@ -1,0 +1,84 @@
+"""The words and numbers every rendering of a report shares (report.md, report.html and `forensics serve`): how a
+value, a run of positions, a finding's standing and its `forensics show` line are written. No markup here: each
+medium escapes what it takes from these."""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Finding
+from forensics.report.build import Report
+
+MAX_TABLE_ROWS = 40
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4g}" if abs(v) < 1e6 else f"{v:,.0f}"
+    return str(v)
+
+
+def positions_text(pos: list[int]) -> str:
+    """[9, 10, 11, 58] -> "[9]–[11], [58]"."""
+    return ", ".join(f"[{a}]" if a == b else f"[{a}]–[{b}]" for a, b in runs(pos))
+
+
+def runs(pos: list[int]) -> list[tuple[int, int]]:
+    """[9, 10, 11, 58] -> [(9, 11), (58, 58)]."""
+    out: list[tuple[int, int]] = []
+    for p in sorted(set(pos)):
+        if out and p == out[-1][1] + 1:
+            out[-1] = (out[-1][0], p)
+        else:
+            out.append((p, p))
+    return out
+
+
+def standing(f: Finding) -> str:
+    """Where the finding lies in its corpus: "further out than 99% of 450 requests with tool calls"."""
+    if f.percentile is None:
+        return ""
+    return f"further out than {int(f.percentile)}% of {f.among or 'the corpus'}"
+
+
+def show_command(rep: Report, f: Finding) -> str:
+    """The `forensics show` line that prints a finding's messages in a terminal ("" without a conversation)."""
+    if not f.conversation_id:
+        return ""
+    who = f.native_id if f.native_id and rep.label(f.conversation_id) == f.native_id else f.conversation_id
+    spans = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs(f.positions))
+    return f"forensics show {who} --positions {spans}" if spans else f"forensics show {who}"
+
+
+def df_rows(df: pl.DataFrame) -> tuple[list[str], list[list[str]], int]:
+    rows = [[fmt(v) for v in r] for r in df.head(MAX_TABLE_ROWS).iter_rows()]
+    return df.columns, rows, df.height
+
+
+def selection_text(m: dict[str, Any]) -> str:
+    sel = m["selection"]
+    return "all conversations" if sel.get("all") else ", ".join(f"{k}={v}" for k, v in sel.items())
+
+
+def source_text(m: dict[str, Any]) -> str:
+    """What the report read: the warehouse, or the lake and the engine that read it."""
+    return m["warehouse"] if "warehouse" in m else f"{m['lake']} (on Spark, {m['spark_master']})"
+
+
+CHANGE_HEAD = ["key", "now", "recommended", "evidence", "expected effect"]
+
+
+def change_row(c: Any) -> list[str]:
+    return [c.key, repr(c.current), repr(c.recommended), c.evidence, c.effect or "–"]
+
+
+def drift_text(drift: list[Any]) -> str:
+    return (f"And {len(drift)} detector thresholds ([drift]: what forensics flags, not what the harness does) "
+            "fitted to this corpus so that high flags its worst 10 %")
+
+
+NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
