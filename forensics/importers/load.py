@@ -23,6 +23,7 @@ from forensics.importers.records import Parsed
 from forensics.importers.values import EPOCH_MAX
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
+from forensics.warehouse.origin import origin_sql
 
 if TYPE_CHECKING:
     from forensics.importers.run import Plan
@@ -31,6 +32,7 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 # A JsonText (fastpath) arrives as its JSON literal and is unescaped here, in DuckDB's threads.
 TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
+ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
@@ -228,7 +230,8 @@ class Loader:
         _sizes = con.sql(  # noqa: F841
             "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-            f"{_ts('created_at')}, tool_call_id, {DERIVED} FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED}, coalesce(origin, {ORIGIN}) "
+            f"FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
             "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
         # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string

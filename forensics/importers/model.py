@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from forensics.importers import values
 from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, split_lines, stable_id
+from forensics.warehouse.origin import ORIGINS
 
 EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
                           ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
@@ -76,6 +77,7 @@ class Turn:
     parent: str | None = None
     main: bool = True
     usage: list[Usage] = field(default_factory=list)  # the model responses that produced it (usually one)
+    origin: str | None = None  # person, harness or tool_result where the format says (SPEC §23); None: classified
 
 
 @dataclass
@@ -247,7 +249,7 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             continue
         calls = [(_opt_str(c.id), _opt_str(c.name), _args(c.arguments)) for c in t.calls]
         msg = finish(role, t.text if isinstance(t.text, str) else _args(t.text), calls, [], t.is_error,
-                     _opt_str(t.answers), t.at)
+                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None)
         nid = str(t.id) if t.id is not None else str(i)
         parent = (str(t.parent) or None) if t.parent is not None else prev  # "": a root
         entries.append(Entry(len(entries), nid, parent, position if t.main else None, msg))

@@ -57,6 +57,7 @@ class Message:
     tool_call_id: str | None
     is_error: bool
     ts: float | None
+    origin: str | None = None  # whose turn (forensics.warehouse.origin) when the format says; None: classified
 
 
 @contextmanager
@@ -176,12 +177,13 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
 
 
 def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag: Any, tcid: Any,
-           stamp: Any) -> Message:
+           stamp: Any, origin: str | None = None) -> Message:
     """The Message from its interpreted parts: shared by ``normalize`` and the fast decoder."""
     if role != "assistant":
         calls = []  # only assistant turns call tools
     is_error = bool(flag) if flag is not None else (role == "tool" and not results and starts_like_error(text))
-    return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp))
+    return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp),
+                   origin)
 
 
 JSON_SPACE_ESCAPES = b"ntrf"  # \n \t \r \f: escapes of characters that ``\s`` matches
@@ -221,7 +223,8 @@ class Entry:
 MSG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
                         ("native_id", pa.string()), ("parent_native_id", pa.string()),
                         ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
-                        ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string())])
+                        ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string()),
+                        ("origin", pa.string())])
 CALL_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
                          ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
                          ("arguments", pa.string()), ("result_seq", pa.int32()), ("result_position", pa.int32()),
@@ -272,7 +275,7 @@ class Batch:
             self.conv[col].append(v)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
-         a_tcid) = (m[n].append for n in MSG_SCHEMA.names)
+         a_tcid, a_origin) = (m[n].append for n in MSG_SCHEMA.names)
         k = self.call
         k_cols = [k[n].append for n in CALL_SCHEMA.names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
@@ -294,6 +297,7 @@ class Batch:
             a_ncalls(len(g.calls))
             a_ts(g.ts)
             a_tcid(g.tool_call_id or (g.results[0][0] if g.results else None))
+            a_origin(g.origin)
             for i, (call_id, name, args) in enumerate(g.calls):
                 row = len(k["seq"])
                 for add, v in zip(k_cols, (cid, e.seq, e.position, i, call_id, name, args, None, None, None, None)):

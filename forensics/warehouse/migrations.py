@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import duckdb
 
+from forensics.warehouse.origin import origin_sql
+
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
 
@@ -258,3 +260,13 @@ def m006_decision_memory(con: duckdb.DuckDBPyConnection) -> None:
                ("decision_id", "VARCHAR NOT NULL", "the decision (decisions.decision_id)"),
                ("alternative", "VARCHAR NOT NULL", "one rejected option"),
            ])
+
+
+@migration
+def m007_origin(con: duckdb.DuckDBPyConnection) -> None:
+    """Whose turn it is (SPEC §23): the harness's and the tools' text on the user role is not the person's."""
+    con.execute("ALTER TABLE messages ADD COLUMN origin VARCHAR")
+    con.execute("COMMENT ON COLUMN messages.origin IS 'who wrote it: person, harness (text the tool wrote on the "
+                "user or system role), tool_result (a tool output on the user role), assistant or tool; set by the "
+                "importer where the format says, else by the one classifier of forensics.warehouse.origin'")
+    con.execute(f"UPDATE messages SET origin = {origin_sql('content', 'role')}")
