@@ -53,7 +53,7 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     env = _env()
 
-    def page(template: str, build: Callable[[Any, Request], dict[str, Any]]) -> Callable[[Request], Response]:
+    def page(template: str, build: Callable[[Any, Request], dict[str, Any] | None]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
             with open_warehouse(db, read_only=True) as wh:
                 ctx = build(wh.con, request)
