@@ -1,6 +1,7 @@
 """report.md: the digest first, then each section's summary, tables, findings and charts (SVG files beside it)."""
 from __future__ import annotations
 
+from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
 from forensics.report.build import Report
@@ -35,7 +36,16 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
     lines = ["# forensics report", "",
              f"{m['conversations']} conversations from `{source_text(m)}` · selection {selection_text(m)} · "
              f"config {m['config'] or 'built-in defaults'} · forensics {m['toolkit_version']} · {m['generated_at']}", ""]
+    lines += _md_quality(m)
     return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
+
+
+def _md_quality(meta: dict) -> list[str]:
+    """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
+    if "data_quality" not in meta:
+        return []
+    text, head, rows = quality.lines(meta["data_quality"])
+    return ["## Data quality", "", text, ""] + ([_md_table(head, rows), ""] if rows else [])
 
 
 def _md_finding(rep: Report, f: Finding) -> str:
