@@ -12,7 +12,8 @@ badly. For each switch at position s (a user message):
 - the new topic's vocabulary is the user message at s (targets and content tokens) plus the targets of its
   segment after this turn, at most ``NEW_WINDOW`` messages of it (a file the new topic keeps using is no
   evidence of the old one: topics share files, e.g. src/ai/agentic.rs; but further on the segment may hold a
-  later topic whose switch the detector missed, and its files say nothing of this one);
+  later topic whose switch the detector missed, and its files say nothing of this one), and what the assistant's
+  answer that ends the turn names (a follow-up on the same feature works on its files by right);
 - each assistant message of the turn that follows s (until the next user message) is *old* when its own
   targets (tool-call arguments and text, folders left out) meet the old vocabulary and not the new one,
   *new* when they meet the new one, else neutral (a file neither side named).
@@ -142,6 +143,10 @@ def _lag(cid: str, conv: _Conversation, prev: int, s: int, nxt: int) -> Lag | No
     # the new topic's own vocabulary: the new request, and what its segment uses once this turn is over
     new_vocab = _named(target_tokens(new_text)) | set(content_tokens(new_text))
     new_vocab |= set().union(*(conv.vocab(i) for i in conv.span(end_of_turn, min(nxt, end_of_turn + NEW_WINDOW))))
+    # what the assistant's answer to the new request names is the new request's too: a follow-up on the same
+    # feature (duplicated fields across two tabs of one editor) works on the old files by right
+    answer = next((msgs[i][2] for i in range(end_i - 1, si, -1) if msgs[i][1] == "assistant" and msgs[i][2]), "")
+    new_vocab |= _named(target_tokens(answer or ""))
     rounds: list[tuple[int, int, str, set[str]]] = []  # (index, position, verdict, old targets)
     for i in range(si + 1, end_i):
         p, role, content, args = msgs[i]

@@ -41,8 +41,8 @@ class Norm:
     def text(self, default: str) -> str:
         """Which norm a finding was held against, for its rule and the report."""
         if self.fence is not None:
-            return (f"{self.kind}'s norm: fence {self.fence:g} over {self.values} {self.what} of "
-                    f"{self.conversations} conversations")
+            return (f"{self.kind}'s norm: fence {self.fence:.3g} over {self.values} {self.what}"
+                    + (f" of {self.conversations} conversations" if self.what != "conversations" else ""))
         if self.what == "conversations":
             return f"no norm for {self.kind} ({self.values} conversations, fewer than {MIN_VALUES}): {default}"
         return (f"no norm for {self.kind} ({self.values} {self.what} of {self.conversations} conversations, fewer "

@@ -171,8 +171,7 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
         if sev == "none" or tokens < CROWDING_MIN_TOKENS:
             continue
         norm = fences[(kinds.get(cid, ""), model.get(cid))]
-        if norm.fence is not None and far(r) <= norm.fence:
-            continue  # as crowded as this kind of agent usually is: its norm says so once
+        usual = norm.fence is not None and far(r) <= norm.fence  # as crowded as this kind of agent usually is
         held = norm.text("the seed's ratios apply")
         out.append(_ep(cid, natives.get(cid), "tool_result_crowding", sev,
                        f"output/tool ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
@@ -182,7 +181,7 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
                        "tool output; largest results first",
                        percentile=spread[kinds.get(cid, "")].standing(far(r)),
                        among=f"{len(spread[kinds.get(cid, '')].values)} conversations with tool output of "
-                             f"{kinds.get(cid, '')}"))
+                             f"{kinds.get(cid, '')}") | {"usual": usual})
     return out
 
 
@@ -341,7 +340,8 @@ def _no_focus(signals: pl.DataFrame, kinds: dict[str, str], d: Any) -> list[dict
 
 def _ways_of_working(eps: list[dict[str, Any]], kinds: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """A drift kind flagged in most conversations of one agent is how that agent works: one norm line each
-    (``<drift kind>:<agent>``), and its episodes leave the findings (``norms.agents_where_most``)."""
+    (``<drift kind>:<agent>``), and its episodes leave the findings (``norms.agents_where_most``). An episode within
+    its agent's norm (``usual``) counts towards that and is never a finding itself."""
     flagged: dict[str, dict[str, set[str]]] = {}
     for e in eps:
         if e["severity"] != "none":
@@ -353,7 +353,8 @@ def _ways_of_working(eps: list[dict[str, Any]], kinds: dict[str, str]) -> tuple[
             lines[f"{kind}:{agent}"] = (f"{kind.replace('_', ' ')} in {n} of {of} {agent} conversations: this agent's "
                                         "way of working, not a finding per conversation")
             dropped.add((kind, agent))
-    return [e for e in eps if (e["kind"], kinds.get(e["conversation_id"], "")) not in dropped], lines
+    return [e for e in eps if (e["kind"], kinds.get(e["conversation_id"], "")) not in dropped
+            and not e.get("usual")], lines
 
 
 def _worst(eps: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
