@@ -29,12 +29,14 @@ raw AS (
                              || 'search_replace|canmore\.\w+)$') AS uncounted,
            CASE WHEN json_type(t.arguments, '$.command') = 'ARRAY'
                 THEN json_extract_string(t.arguments, '$.command[#-1]') END AS argv_command,
-           coalesce(json_extract_string(t.arguments, '$.file_path'), json_extract_string(t.arguments, '$.path'),
-                    json_extract_string(t.arguments, '$.filepath'), json_extract_string(t.arguments, '$.absolute_path'),
-                    json_extract_string(t.arguments, '$.target_file'), json_extract_string(t.arguments, '$.notebook_path'),
-                    json_extract_string(t.arguments, '$.file_name'), json_extract_string(t.arguments, '$.paths'),
-                    json_extract_string(t.arguments, '$.url'), json_extract_string(t.arguments, '$.query'),
-                    json_extract_string(t.arguments, '$.pattern')) AS named,
+           -- a file read, else a search's query (its path is only the scope: one query over four files is one
+           -- search), else a URL, else the path listed
+           coalesce(json_extract_string(t.arguments, '$.file_path'), json_extract_string(t.arguments, '$.filepath'),
+                    json_extract_string(t.arguments, '$.absolute_path'), json_extract_string(t.arguments, '$.target_file'),
+                    json_extract_string(t.arguments, '$.notebook_path'), json_extract_string(t.arguments, '$.query'),
+                    json_extract_string(t.arguments, '$.pattern'), json_extract_string(t.arguments, '$.url'),
+                    json_extract_string(t.arguments, '$.path'), json_extract_string(t.arguments, '$.file_name'),
+                    json_extract_string(t.arguments, '$.paths')) AS named,
            coalesce(json_extract_string(t.arguments, '$.cmd'), json_extract_string(t.arguments, '$.command'))
                AS command,
            t.arguments
@@ -93,8 +95,8 @@ SELECT c.native_id, k.conversation_id, k.turn AS user_position, s.format, c.mode
        max(r.tool_call_count) AS widest_round,
        -- the first of the widest rounds (a tie is not left to the scan order)
        arg_max(k.position, {'calls': r.tool_call_count, 'earlier': -k.position}) AS widest_round_position,
-       array_to_string(list_sort(list(DISTINCT k.position) FILTER (WHERE k.target IS NOT NULL)), ',')
-           AS round_positions  -- the rounds that read a target: 9,22,27
+       array_to_string(list_sort(list(DISTINCT k.position)), ',')
+           AS round_positions  -- a list: 9,22,27
 FROM counted k
 JOIN m r ON r.conversation_id = k.conversation_id AND r.position = k.position
 JOIN conversations c ON c.conversation_id = k.conversation_id

@@ -28,7 +28,7 @@ TRUNCATED = "|".join([
 def summarize(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
     """{"sources": [{source, format, messages, redacted, wholly_redacted, empty, truncated}], "totals": {...}}
     for the selected conversations (``sel_conversations``); sources with none of the three are left out."""
-    rows = con.execute(f"""
+    rows = con.execute("""
         WITH m AS (
             SELECT c.source_id, content, blank, tool_call_count,
                    contains(lower(content), 'redacted') AND regexp_matches(content, ?) AS redacted

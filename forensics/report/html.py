@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 import orjson
 
@@ -95,7 +96,7 @@ def finding(rep: Report, f: Finding, prefix: str, anchor: str) -> str:
             + (f"<p class=meta>In a terminal: <code>{e(show)}</code></p>" if show else "") + "</details></li>")
 
 
-def _quality(meta: dict) -> list[str]:
+def _quality(meta: dict[str, Any]) -> list[str]:
     """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
     if "data_quality" not in meta:
         return []

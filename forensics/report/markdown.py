@@ -1,6 +1,8 @@
 """report.md: the digest first, then each section's summary, tables, findings and charts (SVG files beside it)."""
 from __future__ import annotations
 
+from typing import Any
+
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
@@ -40,7 +42,7 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
     return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
 
 
-def _md_quality(meta: dict) -> list[str]:
+def _md_quality(meta: dict[str, Any]) -> list[str]:
     """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
     if "data_quality" not in meta:
         return []
