@@ -18,14 +18,15 @@ def doc(reported_wh: Path) -> dict:
 
 def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) -> None:
     norms = {n["kind"]: n["text"] for n in doc["corpus_norms"]}
-    assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 21  # of 22
+    # crowding crosses the seed's ratios in 21 of 22 sqlite conversations: held against its own kind it is that
+    # agent's way of working, said once (issue 24), and no conversation is a finding of it
+    assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
     assert norms == {
         "echo_rate": "tool calls without text are the norm here: 45% of assistant turns (22 of 22 conversations at "
                      "≥ 30%)",
-        "tool_result_crowding": "tool output crowds the context in most conversations here: 21 of 22 have "
-                                "asst_tool_ratio ≤ 0.25 and results over 2000 bytes (median ratio 0.03)"}
+        "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
+                                       "working, not a finding per conversation"}
     assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
-    assert any(f["kind"] == "tool_result_crowding" for f in doc["findings"])  # still listed in its section
 
 
 def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -> None:
@@ -36,19 +37,22 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
     kinds = [f["kind"] for f in s]
     assert max(kinds.count(k) for k in kinds) <= PER_KIND and len(set(kinds)) >= 4
     assert len({(f["conversation_id"], f["kind"]) for f in s}) == len(s)  # de-duplicated
-    assert s[0]["label"] == "f89d129a" and s[0]["kind"] == "tool_dispersion" and round(s[0]["percentile"], 1) == 99.7
+    # percentiles are taken among the requests of the same kind of agent (issue 24), not the pooled corpus
+    assert s[0]["label"] == "aeb4919b · anthropic.db" and s[0]["kind"] == "tool_dispersion" and round(
+        s[0]["percentile"], 1) == 99.4
 
 
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
     worst = doc["worst_conversations"]
-    assert [w["label"] for w in worst] == ["d6614e0b", "f89d129a", "aeb4919b · realistic.db",
-                                           "aeb4919b · anthropic.db", "2894055c"]
+    assert [w["label"] for w in worst] == ["f89d129a", "aeb4919b · realistic.db", "aeb4919b · anthropic.db",
+                                           "d6614e0b", "2bae3528"]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[1]["reasons"] == [
-        "tool dispersion (high): 12 distinct targets for the request at [8]: above this corpus's outlier fence 9.5 "
-        "and the user stepped in at [59] (a continue-nag)", "no focus (high): echo rate 62%, 5 continue-nags"]
-    assert worst[4]["reasons"][1].startswith("sentinel degraded (low): anthropic_claude-sonnet sentinel mutated")  # not
-    # the rule both degraded conversations share
+    assert worst[0]["reasons"] == [  # held against its own kind (sqlite glm-5.2), with the norm named
+        "tool dispersion (high): 12 distinct targets for the request at [8]: the person stepped in at [59] (a "
+        "continue-nag) (sqlite glm-5.2's norm: fence 12 over 102 requests with tool calls of 8 conversations)",
+        "no focus (high): echo rate 62%, 5 continue-nags from the person (sqlite's norm: fence 0.557 over 22 "
+        "conversations)"]
+
 
 
 def test_what_to_change_is_what_tune_recommends(doc: dict, reported_wh: Path) -> None:
@@ -68,11 +72,10 @@ def test_what_to_change_is_what_tune_recommends(doc: dict, reported_wh: Path) ->
 def test_dispersion_below_the_corpus_fence_counts_only_when_the_user_stepped_in(reported_wh: Path) -> None:
     rows = query(reported_wh, "SELECT value, rule FROM drift_findings WHERE kind = 'tool_dispersion' AND severity "
                               "<> 'none'")
-    targets = [(v, r) for v, r in rows if "distinct targets" in r]  # this corpus's fence for targets: 9.5
     assert rows and all("outlier fence" in r or "stepped in" in r for _, r in rows)
-    assert all("stepped in" in r for v, r in targets if v <= 9.5)
-    assert sum("stepped in" in r and v <= 9.5 for v, r in targets) == 4  # 8 reads, then the user corrects it
-    assert ("8 parallel calls in one message: above this corpus's outlier fence 6",) in [(r,) for _, r in rows]
+    # every finding names the norm it was held against: its kind of agent's fence (format and model)
+    assert all("'s norm: fence " in r for _, r in rows)
+    assert sum("stepped in" in r and "outlier fence" not in r for _, r in rows) == 5  # reads, then the person steps in
 
 
 def test_a_corpus_distribution_places_a_value_and_fences_its_outliers() -> None:

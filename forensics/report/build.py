@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics import analyzers
+from forensics.analyzers import quality
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
@@ -96,7 +97,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
             "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-            "analyzers": names, **{k: source.get(k) for k in TRAILING}}
+            "analyzers": names, "data_quality": quality.summarize(ctx.con), **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
     for name in names:
         report.sections.append(_masked(analyzers.load(name).run(ctx)))

@@ -6,9 +6,11 @@ from __future__ import annotations
 import html
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 import orjson
 
+from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
 from forensics.report.build import Report
@@ -57,7 +59,7 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
         body = ["<h1>forensics report</h1>",
                 f"<p class=meta>{m['conversations']} conversations from <code>{e(source_text(m))}</code> · selection "
                 f"{e(selection_text(m))} · config {e(m['config'] or 'built-in defaults')} · forensics "
-                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _digest(result, "") + _sections(
+                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _quality(m) + _digest(result, "") + _sections(
                     result, charts, "")
         title = "forensics report"
     evidence = {f"{p}{cid}": {pos: msg.as_dict() for pos, msg in msgs.items()}
@@ -92,6 +94,15 @@ def finding(rep: Report, f: Finding, prefix: str, anchor: str) -> str:
     return (f"<li><details class=finding id=\"{e(anchor)}\" data-c=\"{e(prefix + f.conversation_id)}\" "
             f"data-p=\"{','.join(map(str, f.positions))}\"><summary>{line}</summary><div class=ev></div>"
             + (f"<p class=meta>In a terminal: <code>{e(show)}</code></p>" if show else "") + "</details></li>")
+
+
+def _quality(meta: dict[str, Any]) -> list[str]:
+    """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
+    if "data_quality" not in meta:
+        return []
+    text, head, rows = quality.lines(meta["data_quality"])
+    return ["<section id=data-quality><h2>Data quality</h2>", f"<p>{e(text)}</p>",
+            table(head, rows) if rows else "", "</section>"]
 
 
 def _digest(rep: Report, prefix: str) -> list[str]:

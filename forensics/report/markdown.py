@@ -5,6 +5,9 @@ placed (``forensics.text.escape``), and the finished document has its HTML made 
 raw HTML shows a message's ``<script>`` as text."""
 from __future__ import annotations
 
+from typing import Any
+
+from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
 from forensics.report.build import Report
@@ -45,7 +48,16 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
              f"{m['conversations']} conversations from {markdown_code(source_text(m))} · selection "
              f"{md(selection_text(m))} · config {md(m['config'] or 'built-in defaults')} · forensics "
              f"{m['toolkit_version']} · {m['generated_at']}", ""]
+    lines += _md_quality(m)
     return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2)))) + "\n"
+
+
+def _md_quality(meta: dict[str, Any]) -> list[str]:
+    """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
+    if "data_quality" not in meta:
+        return []
+    text, head, rows = quality.lines(meta["data_quality"])
+    return ["## Data quality", "", text, ""] + ([_md_table(head, rows), ""] if rows else [])
 
 
 def _md_finding(rep: Report, f: Finding) -> str:
