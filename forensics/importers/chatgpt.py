@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
@@ -142,4 +142,8 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",
-                _sniff, read=read, suffixes=(".json",))
+                _sniff, read=read, suffixes=(".json",), sides=tuple(
+                    Side(name, "conversations.json", holds, read=False) for name, holds in (
+                        ("shared_conversations.json", "the links shared to conversations"),
+                        ("message_feedback.json", "the ratings given to replies"), ("user.json", "the account"),
+                        ("chat.html", "the same conversations as a web page"))))

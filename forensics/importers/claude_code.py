@@ -23,7 +23,7 @@ import pyarrow as pa
 from forensics.importers import values
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
 from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 from forensics.importers.values import json_reason
 
 NAME = "claude-code"
@@ -331,4 +331,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents)",
-                _sniff, task=parse_file, suffixes=(".jsonl",))
+                _sniff, task=parse_file, suffixes=(".jsonl",), hashes=True, claims=("*/.claude/projects/*.jsonl",),
+                sides=(Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
+                       Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False)))

@@ -18,7 +18,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
 XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
@@ -173,4 +173,8 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("cline", "Cline / Roo Code task folders, tasks/<id>/api_conversation_history.json (+ ui_messages.json)",
-                _sniff, read=read, suffixes=(), names=(API_FILE,))
+                _sniff, read=read, suffixes=(), names=(API_FILE,),
+                claims=(API_FILE, "*/saoudrizwan.claude-dev/tasks/*.json", "*/rooveterinaryinc.roo-cline/tasks/*.json"),
+                sides=(Side(UI_FILE, API_FILE, "the UI's copy of the task: tokens, compaction markers and times"),
+                       Side(META_FILE, API_FILE, "the files in context and the model"),
+                       Side("context_history.json", API_FILE, "the edits Cline made to the context", read=False)))

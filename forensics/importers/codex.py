@@ -307,4 +307,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts)",
-                _sniff, read=read)
+                _sniff, read=read, claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"))

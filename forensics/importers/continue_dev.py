@@ -17,7 +17,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 ERRORED = ("errored", "canceled", "cancelled")
 
@@ -114,4 +114,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("continue", "Continue.dev sessions, ~/.continue/sessions/<id>.json", _sniff, read=read,
-                suffixes=(".json",))
+                suffixes=(".json",), claims=("*/.continue/sessions/*.json",),
+                sides=(Side("sessions.json", "????????-????-????-????-????????????.json",
+                            "the index of the sessions: titles and dates"),))

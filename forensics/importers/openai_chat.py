@@ -219,5 +219,7 @@ def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict]:
 
 
 OPENAI_FORMAT = Format(OPENAI, "one conversation per record holding a list of role messages (JSONL line or JSON list)",
-                _sniff_as(OPENAI), task=parse_file)
-SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file)
+                _sniff_as(OPENAI), task=parse_file, options=("messages_key",), found_options=("messages_key",),
+                hashes=True)
+SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file,
+                         options=("messages_key",), found_options=("messages_key",), hashes=True)

@@ -215,4 +215,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("openhands", "OpenHands event trajectories (a JSON list of events) and evaluation output.jsonl",
-                _sniff, read=read)
+                _sniff, read=read, claims=("output.jsonl", "*/evaluation_outputs/*.jsonl", "*/sessions/*/events/*.json"))

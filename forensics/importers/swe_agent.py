@@ -197,6 +197,6 @@ def _sniff_mini(probe: Probe) -> bool:
 
 
 SWE_AGENT = Format("swe-agent", "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
-                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"))
+                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"), claims=("*.traj",))
 MINI_SWE_AGENT = Format("mini-swe-agent", "mini-swe-agent trajectories, <instance>.traj.json",
-                        _sniff_mini, read=read_mini, suffixes=(".json",))
+                        _sniff_mini, read=read_mini, suffixes=(".json",), claims=("*.traj.json",))
