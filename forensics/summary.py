@@ -19,7 +19,7 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     rows = [head] + [_row(s, skipped) for s in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-             for row in rows]
+             for row in rows] if listed else []
     notes = [f"note: {s.path}: {s.note}" for s in listed if s.note and s.status not in ("unchanged", "failed")]
     if len(listed) < len(r.files):
         notes.append(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
