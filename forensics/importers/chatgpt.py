@@ -84,7 +84,7 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
         agg = meta.get("aggregate_result") if isinstance(meta.get("aggregate_result"), dict) else {}
         status = agg.get("status") if isinstance(agg.get("status"), str) else ""
         error = ctype == "system_error" or bool(FAILED_STATUS.search(status)) or None
-        return Turn("tool", text, id=nid, at=at, is_error=error)
+        return Turn("tool", text, id=nid, at=at, is_error=error, tool=author.get("name"))  # the call's recipient
     if ctype not in (None, "text", "multimodal_text", "code", "execution_output"):
         log.ignore(f"content type {str(ctype)[:40]}")
     return Turn(role if isinstance(role, str) else "?", text, id=nid, at=at)

@@ -28,7 +28,7 @@ XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file",
              "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug")
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
-RESULT = re.compile(r"\[(" + "|".join(XML_TOOLS) + r")(?: for [^\]]*)?\] Result:")
+RESULT = re.compile(r"\[(" + "|".join(XML_TOOLS) + r")(?: for '([^\n]*?)'| for [^\]]*)?\] Result:")
 BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 FAILED = re.compile(r"\s*(?:\[ERROR\]|The tool execution failed|Error executing|Command failed|<error>)")
 
@@ -84,8 +84,9 @@ def _turns(m: dict, i: int, log: Log) -> list[Turn]:
         out[-1].text = "\n".join(filter(None, [out[-1].text, rest]))
         return out
     text = "\n".join(texts)
-    if RESULT.match(text):  # the classic protocol's result of the last XML call
-        return [Turn("tool", text, is_error=bool(FAILED.match(RESULT.sub("", text, 1))), at=at, id=str(i))]
+    if named := RESULT.match(text):  # the classic protocol's result of an XML call: its tool and (often) its path
+        return [Turn("tool", text, is_error=bool(FAILED.match(RESULT.sub("", text, 1))), at=at, id=str(i),
+                     tool=named.group(1), about=named.group(2) if named.group(2) != "undefined" else None)]
     return [Turn(role if isinstance(role, str) else "?", text, at=at, id=str(i))]
 
 

@@ -63,9 +63,12 @@ class Usage:
 class Turn:
     """One message. ``id``/``parent`` default to its index and the previous turn (a linear log; ``parent=""``
     starts a new root); ``main = False`` keeps it off the main path (an abandoned branch, a rolled-back
-    turn). A tool message names the call it answers in ``answers`` (else it answers the oldest open call).
-    ``at`` is the timestamp as logged (seconds or milliseconds, or ISO-8601); ``is_error`` None: guessed
-    from the text."""
+    turn). A tool message names the call it answers by its id in ``answers``; a format whose results carry
+    no id gives the tool's name in ``tool`` (and in ``about`` an argument value the result echoes, such as a
+    path), and the result is linked to the one open call they match; a result that matches none, or several,
+    stays unlinked and is counted in the source's note. ``at`` is the timestamp as logged (seconds or
+    milliseconds, or ISO-8601); ``is_error`` True/False as the format says (a non-zero exit status in the
+    output marks an error all the same), None: guessed from the text (see ``records.finish``)."""
 
     role: str
     text: str = ""
@@ -78,6 +81,8 @@ class Turn:
     main: bool = True
     usage: list[Usage] = field(default_factory=list)  # the model responses that produced it (usually one)
     origin: str | None = None  # person, harness or tool_result where the format says (SPEC §23); None: classified
+    tool: str | None = None
+    about: str | None = None
 
 
 @dataclass
@@ -249,7 +254,7 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             continue
         calls = [(_opt_str(c.id), _opt_str(c.name), _args(c.arguments)) for c in t.calls]
         msg = finish(role, t.text if isinstance(t.text, str) else _args(t.text), calls, [], t.is_error,
-                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None)
+                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None, t.tool, t.about)
         nid = str(t.id) if t.id is not None else str(i)
         parent = (str(t.parent) or None) if t.parent is not None else prev  # "": a root
         entries.append(Entry(len(entries), nid, parent, position if t.main else None, msg))
