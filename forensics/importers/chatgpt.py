@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
+from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe, Side
 
 HIDDEN = ("thoughts", "reasoning_recap")
@@ -104,14 +105,9 @@ def _text(content: dict) -> str:
 def _main_path(nodes: dict[str, dict], current: Any) -> list[str]:
     """Root -> current_node (else the newest leaf), in order."""
     if not isinstance(current, str) or current not in nodes:
-        leaves = [k for k, v in nodes.items() if not v.get("children")]
-        current = max(leaves, key=lambda k: _time(nodes[k]), default=None)
-    path, seen = [], set()
-    while isinstance(current, str) and current in nodes and current not in seen:
-        seen.add(current)
-        path.append(current)
-        current = nodes[current].get("parent")
-    return path[::-1]
+        childless = [k for k, v in nodes.items() if not v.get("children")]
+        current = max(childless, key=lambda k: _time(nodes[k]), default=None)
+    return chain(current, {k: v.get("parent") for k, v in nodes.items()})
 
 
 def _tree_order(nodes: dict[str, dict]) -> list[str]:

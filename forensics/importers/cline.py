@@ -72,7 +72,7 @@ def _turns(m: dict, i: int, log: Log) -> list[Turn]:
         if tokens is not None:
             prompt, cached = tokens.get("prompt"), tokens.get("cached")
             turn.usage.append(Usage(
-                input_tokens=prompt - cached if _nums(prompt, cached) and prompt >= cached else prompt,
+                prompt_tokens=prompt,
                 output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
                 model=mapping(m.get("modelInfo")).get("modelId") if isinstance(m.get("modelInfo"), dict) else None))
         return [turn]
@@ -163,10 +163,6 @@ def _loads(v: Any) -> Any:
         return values.loads(v)
     except ValueError:
         return None
-
-
-def _nums(*vs: Any) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in vs)
 
 
 def _sniff(probe: Probe) -> bool:

@@ -84,8 +84,7 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
         details = u.get("promptTokensDetails") if isinstance(u.get("promptTokensDetails"), dict) else {}
         cached, prompt = details.get("cachedTokens"), u.get("promptTokens")
         turn.usage.append(Usage(
-            input_tokens=prompt - cached if isinstance(prompt, int) and isinstance(cached, int) and prompt >= cached
-            else prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
+            prompt_tokens=prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
             cache_creation_input_tokens=details.get("cacheWriteTokens")))
     turns.append(turn)
     for s in mine:  # a result only its call's state holds (sessions from before tool messages): after the call

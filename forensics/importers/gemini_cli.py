@@ -133,7 +133,7 @@ def _turns(m: dict, off: bool) -> list[Turn]:
         inp, cached = tokens.get("input"), tokens.get("cached")
         out, thoughts = tokens.get("output"), tokens.get("thoughts")
         turn.usage.append(Usage(
-            input_tokens=inp - cached if _nums(inp, cached) and inp >= cached else inp,
+            prompt_tokens=inp,
             output_tokens=out + thoughts if _nums(out, thoughts) else out,
             cache_read_input_tokens=cached, model=m.get("model")))
     out = [turn]

@@ -23,7 +23,7 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers import values
-from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, split_lines, stable_id
+from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, read_object, split_lines, stable_id
 from forensics.warehouse.origin import ORIGINS
 
 EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
@@ -47,10 +47,13 @@ class ToolCall:
 
 @dataclass
 class Usage:
-    """Tokens of one model response. ``input_tokens`` excludes cached input (Anthropic's sense): a format
-    whose input count includes the cache subtracts ``cache_read_input_tokens`` before handing it over."""
+    """Tokens of one model response, in one meaning for every format: ``input_tokens`` excludes cached input
+    (Anthropic's sense). A format whose count includes the cache reads (OpenAI's ``prompt_tokens``, Gemini's
+    ``input``, litellm, OTel GenAI) hands it over as ``prompt_tokens`` instead, and ``cache_read_input_tokens``
+    is taken out of it here, once (see ``model._add``)."""
 
     input_tokens: Any = None
+    prompt_tokens: Any = None
     output_tokens: Any = None
     cache_creation_input_tokens: Any = None
     cache_read_input_tokens: Any = None
@@ -146,17 +149,9 @@ class Log:
         for n, raw in enumerate(split_lines(data), 1):
             self.rows += 1
             raw = raw.rstrip(b"\r")
-            where = f"{self.name}:{n}"
-            if not raw.strip():
-                self.quarantine(where, "empty line", raw)
-                continue
-            try:
-                obj = values.loads(raw)
-            except orjson.JSONDecodeError as e:
-                self.quarantine(where, values.json_reason(e), raw)
-                continue
-            if not isinstance(obj, dict):
-                self.quarantine(where, "not a JSON object", raw)
+            obj, reason = read_object(raw)
+            if reason:
+                self.quarantine(f"{self.name}:{n}", reason, raw)
                 continue
             yield n, raw, obj
 
@@ -268,9 +263,8 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
     for e, i in zip(entries, kept):
         for u in conv.turns[i].usage:
             rows.usage.add(cid, e.seq, e.position, _opt_str(u.message_id), _opt_str(u.request_id),
-                           _opt_str(u.model), *(values.count(v) for v in (
-                               u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                               u.cache_read_input_tokens)))
+                           _opt_str(u.model), _input_tokens(u), *(values.count(v) for v in (
+                               u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)))
     seq_of = {i: e for e, i in zip(entries, kept)}
     for ev in conv.events:
         target = next((seq_of[i] for i in range(ev.before, len(conv.turns)) if i in seq_of), None) \
@@ -280,6 +274,14 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
                         dumps(ev.detail).decode())
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
+
+
+def _input_tokens(u: Usage) -> int | None:
+    """Input tokens without the cached ones: as given, or the prompt count less the cache reads."""
+    if u.prompt_tokens is None:
+        return values.count(u.input_tokens)
+    prompt, cached = values.count(u.prompt_tokens), values.count(u.cache_read_input_tokens)
+    return prompt - cached if prompt is not None and cached is not None and prompt >= cached else prompt
 
 
 def _digest(conv: Conversation) -> str:

@@ -18,7 +18,17 @@ from typing import Any
 import orjson
 
 from forensics.importers import values
-from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
+from forensics.importers.records import (
+    BadRecord,
+    Batch,
+    Entry,
+    Parsed,
+    normalize,
+    read_object,
+    split_lines,
+    stable_id,
+    to_epoch,
+)
 from forensics.importers.registry import Format, Probe
 from forensics.importers.values import json_reason
 
@@ -77,15 +87,8 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
     lines = split_lines(data)
     for n, raw in enumerate(lines, 1):
         raw = raw.rstrip(b"\r")
-        if not raw.strip():
-            yield f"{name}:{n}", f"line {n}", raw, None, "empty line"
-            continue
-        try:
-            rec = values.loads(raw)
-        except orjson.JSONDecodeError as e:
-            yield f"{name}:{n}", f"line {n}", raw, None, json_reason(e)
-            continue
-        yield f"{name}:{n}", f"line {n}", raw, rec, "" if isinstance(rec, dict) else "record is not a JSON object"
+        rec, reason = read_object(raw)
+        yield f"{name}:{n}", f"line {n}", raw, rec, reason
 
 
 def _is_document(data: bytes) -> bool:

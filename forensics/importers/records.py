@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from forensics.importers import values
 from forensics.importers.values import epoch
 from forensics.redact import redact
 
@@ -88,6 +89,43 @@ def split_lines(data: bytes) -> list[bytes]:
     if lines and lines[-1] == b"":
         lines.pop()
     return lines
+
+
+def chain(tip: Any, parent_of: Mapping[Any, Any]) -> list[Any]:
+    """The main path of a parent-linked tree: from the root down to ``tip`` (the message the user last saw,
+    or the newest leaf, see ``leaves``). Cycle-safe; a parent that is not a key (a root, a lost parent)
+    ends it. Every format that walks such a tree walks it here."""
+    path, seen = [], set()
+    while isinstance(tip, Hashable) and tip in parent_of and tip not in seen:
+        seen.add(tip)
+        path.append(tip)
+        tip = parent_of[tip]
+    return path[::-1]
+
+
+def leaves(parent_of: Mapping[Any, Any]) -> list[Any]:
+    """The nodes no other node names as its parent, in the mapping's order."""
+    has_child = {p for p in parent_of.values() if isinstance(p, Hashable)}
+    return [n for n in parent_of if n not in has_child]
+
+
+def read_object(raw: bytes) -> tuple[Any, str]:
+    """A JSONL line (or a record) as a JSON object, and "", or what it is and the reason it is not one, in
+    the words every format quarantines it with: empty line, invalid JSON or UTF-8, JSON nested too deeply,
+    not a JSON object (a JSON array, a JSON string...)."""
+    if not raw.strip():
+        return None, "empty line"
+    try:
+        obj = values.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return None, values.json_reason(e)
+    return obj, "" if isinstance(obj, dict) else f"not a JSON object (a {kind(obj)})"
+
+
+def kind(obj: Any) -> str:
+    """A JSON value's kind, as quarantine reasons name it."""
+    return {list: "JSON array", str: "JSON string", type(None): "JSON null", bool: "JSON boolean"}.get(
+        type(obj), "JSON number")
 
 
 def stable_id(*parts: str) -> str:
