@@ -4,7 +4,8 @@ A DuckDB statement costs milliseconds whatever its size, so parsed files are wri
 task's bundle: one set of statements for up to 64 files) and committed with their ``sources`` rows every
 ~256 MB of sources, not per file (a Claude Code folder holds thousands of small files). Bundles are written
 as they arrive, not buffered: DuckDB's memory limit, not the group size, bounds what the loader holds, and
-every COMMIT re-compresses the tables' last row groups, so commits are few. A SQLite source, parsed in chunks of rows, has its transaction to itself.
+every COMMIT re-compresses the tables' last row groups, so commits are few. A source read in parts (a format with
+``chunks``: a SQLite table, in chunks of rows) has its transaction to itself.
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
 files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
