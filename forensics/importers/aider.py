@@ -143,4 +143,5 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("aider", "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits)",
-                _sniff, read=read, suffixes=(".md",), names=(".aider.chat.history.md",))
+                _sniff, read=read, suffixes=(".md",), names=(".aider.chat.history.md",),
+                claims=(".aider.chat.history.md", "*.aider.chat.history.md"))

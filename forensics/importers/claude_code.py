@@ -22,9 +22,19 @@ import pyarrow as pa
 
 from forensics.importers import values
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
-from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
-from forensics.importers.registry import Format, Probe
-from forensics.importers.values import json_reason
+from forensics.importers.records import (
+    Batch,
+    Entry,
+    Parsed,
+    chain,
+    leaves,
+    normalize,
+    read_object,
+    source_key,
+    split_lines,
+    stable_id,
+)
+from forensics.importers.registry import Format, Probe, Side
 
 NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
@@ -217,15 +227,10 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
 def _main_path(f: _File, part: str) -> dict[int, int]:
     """id(message) -> 0-based position on the path from the root to the newest leaf of this part."""
     nodes = {u: v for u, v in f.nodes.items() if f.part_of.get(u) == part}
-    has_child = {p for p, _, _ in nodes.values() if p is not None}
-    leaf = max((u for u in nodes if u not in has_child), key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
-    path, seen = [], set()
-    while leaf is not None and leaf in nodes and leaf not in seen:
-        seen.add(leaf)
-        path.append(leaf)
-        leaf = nodes[leaf][0]
+    parent_of = {u: v[0] for u, v in nodes.items()}
+    leaf = max(leaves(parent_of), key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
     out: dict[int, int] = {}
-    for u in reversed(path):
+    for u in chain(leaf, parent_of):
         m = f.owner.get(u)
         if m is not None and id(m) not in out:
             out[id(m)] = len(out)
@@ -296,11 +301,8 @@ def _counts(c: Counter) -> str:
 
 def _load(raw: bytes) -> tuple[str, Any]:
     """(quarantine reason or "", the parsed line)."""
-    try:
-        obj = values.loads(raw)
-    except orjson.JSONDecodeError as e:
-        return ("empty line" if not raw.strip() else json_reason(e)), None
-    return ("" if isinstance(obj, dict) else "not a JSON object"), obj
+    obj, reason = read_object(raw)
+    return reason, obj
 
 
 def _blocks(content: Any) -> list:
@@ -331,4 +333,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents)",
-                _sniff, task=parse_file, suffixes=(".jsonl",))
+                _sniff, task=parse_file, suffixes=(".jsonl",), hashes=True, claims=("*/.claude/projects/*.jsonl",),
+                sides=(Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
+                       Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False)))

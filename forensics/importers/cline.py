@@ -18,7 +18,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
 XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
@@ -28,7 +28,7 @@ XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file",
              "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug")
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
-RESULT = re.compile(r"\[(" + "|".join(XML_TOOLS) + r")(?: for [^\]]*)?\] Result:")
+RESULT = re.compile(r"\[(" + "|".join(XML_TOOLS) + r")(?: for '([^\n]*?)'| for [^\]]*)?\] Result:")
 BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 FAILED = re.compile(r"\s*(?:\[ERROR\]|The tool execution failed|Error executing|Command failed|<error>)")
 
@@ -72,7 +72,7 @@ def _turns(m: dict, i: int, log: Log) -> list[Turn]:
         if tokens is not None:
             prompt, cached = tokens.get("prompt"), tokens.get("cached")
             turn.usage.append(Usage(
-                input_tokens=prompt - cached if _nums(prompt, cached) and prompt >= cached else prompt,
+                prompt_tokens=prompt,
                 output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
                 model=mapping(m.get("modelInfo")).get("modelId") if isinstance(m.get("modelInfo"), dict) else None))
         return [turn]
@@ -84,8 +84,9 @@ def _turns(m: dict, i: int, log: Log) -> list[Turn]:
         out[-1].text = "\n".join(filter(None, [out[-1].text, rest]))
         return out
     text = "\n".join(texts)
-    if RESULT.match(text):  # the classic protocol's result of the last XML call
-        return [Turn("tool", text, is_error=bool(FAILED.match(RESULT.sub("", text, 1))), at=at, id=str(i))]
+    if named := RESULT.match(text):  # the classic protocol's result of an XML call: its tool and (often) its path
+        return [Turn("tool", text, is_error=bool(FAILED.match(RESULT.sub("", text, 1))), at=at, id=str(i),
+                     tool=named.group(1), about=named.group(2) if named.group(2) != "undefined" else None)]
     return [Turn(role if isinstance(role, str) else "?", text, at=at, id=str(i))]
 
 
@@ -164,13 +165,13 @@ def _loads(v: Any) -> Any:
         return None
 
 
-def _nums(*vs: Any) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in vs)
-
-
 def _sniff(probe: Probe) -> bool:
     return probe.path.name == API_FILE and probe.head.lstrip()[:1] == b"["
 
 
 FORMAT = Format("cline", "Cline / Roo Code task folders, tasks/<id>/api_conversation_history.json (+ ui_messages.json)",
-                _sniff, read=read, suffixes=(), names=(API_FILE,))
+                _sniff, read=read, suffixes=(), names=(API_FILE,),
+                claims=(API_FILE, "*/saoudrizwan.claude-dev/tasks/*.json", "*/rooveterinaryinc.roo-cline/tasks/*.json"),
+                sides=(Side(UI_FILE, API_FILE, "the UI's copy of the task: tokens, compaction markers and times"),
+                       Side(META_FILE, API_FILE, "the files in context and the model"),
+                       Side("context_history.json", API_FILE, "the edits Cline made to the context", read=False)))

@@ -215,8 +215,7 @@ def _usage(log: Log, st: _State, ev: dict) -> None:
         return
     log.skip("event_msg:token_count (-> message_usage)")
     cached = values.count(last.get("cached_input_tokens")) or 0
-    inp = values.count(last.get("input_tokens"))
-    target.usage.append(Usage(input_tokens=max(inp - cached, 0) if inp is not None else None,
+    target.usage.append(Usage(prompt_tokens=last.get("input_tokens"),
                               output_tokens=last.get("output_tokens"), cache_read_input_tokens=cached,
                               model=st.model))
 
@@ -307,4 +306,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts)",
-                _sniff, read=read)
+                _sniff, read=read, claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"))

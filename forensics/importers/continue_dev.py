@@ -17,7 +17,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 ERRORED = ("errored", "canceled", "cancelled")
 
@@ -84,8 +84,7 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
         details = u.get("promptTokensDetails") if isinstance(u.get("promptTokensDetails"), dict) else {}
         cached, prompt = details.get("cachedTokens"), u.get("promptTokens")
         turn.usage.append(Usage(
-            input_tokens=prompt - cached if isinstance(prompt, int) and isinstance(cached, int) and prompt >= cached
-            else prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
+            prompt_tokens=prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
             cache_creation_input_tokens=details.get("cacheWriteTokens")))
     turns.append(turn)
     for s in mine:  # a result only its call's state holds (sessions from before tool messages): after the call
@@ -114,4 +113,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("continue", "Continue.dev sessions, ~/.continue/sessions/<id>.json", _sniff, read=read,
-                suffixes=(".json",))
+                suffixes=(".json",), claims=("*/.continue/sessions/*.json",),
+                sides=(Side("sessions.json", "????????-????-????-????-????????????.json",
+                            "the index of the sessions: titles and dates"),))

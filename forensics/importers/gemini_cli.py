@@ -18,7 +18,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 NOTICES = ("info", "error", "warning")
 
@@ -133,7 +133,7 @@ def _turns(m: dict, off: bool) -> list[Turn]:
         inp, cached = tokens.get("input"), tokens.get("cached")
         out, thoughts = tokens.get("output"), tokens.get("thoughts")
         turn.usage.append(Usage(
-            input_tokens=inp - cached if _nums(inp, cached) and inp >= cached else inp,
+            prompt_tokens=inp,
             output_tokens=out + thoughts if _nums(out, thoughts) else out,
             cache_read_input_tokens=cached, model=m.get("model")))
     out = [turn]
@@ -200,4 +200,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("gemini-cli", "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl",
-                _sniff, read=read)
+                _sniff, read=read, claims=("*/.gemini/tmp/*/chats/*.json", "*/.gemini/tmp/*/chats/*.jsonl"),
+                sides=(Side("logs.json", "chats/*.json*", "the prompts the person typed, which the chats hold too",
+                            read=False),))

@@ -139,4 +139,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("inspect", "Inspect AI eval logs, .eval (zip) and .json: one conversation per sample and epoch",
-                _sniff, read=read, suffixes=(".eval", ".json"))
+                _sniff, read=read, suffixes=(".eval", ".json"), claims=("*.eval",))

@@ -4,7 +4,8 @@ A DuckDB statement costs milliseconds whatever its size, so parsed files are wri
 task's bundle: one set of statements for up to 64 files) and committed with their ``sources`` rows every
 ~256 MB of sources, not per file (a Claude Code folder holds thousands of small files). Bundles are written
 as they arrive, not buffered: DuckDB's memory limit, not the group size, bounds what the loader holds, and
-every COMMIT re-compresses the tables' last row groups, so commits are few. A SQLite source, parsed in chunks of rows, has its transaction to itself.
+every COMMIT re-compresses the tables' last row groups, so commits are few. A source read in parts (a format with
+``chunks``: a SQLite table, in chunks of rows) has its transaction to itself.
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
 files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
@@ -134,13 +135,13 @@ class Loader:
         self.open = False  # a transaction of whole-file sources is open
         self.ready: list[Plan] = []  # sources recorded at the next flush (written, or with nothing to parse)
         self.bytes = 0
-        self.sqlite: Plan | None = None  # the SQLite source whose transaction is open
+        self.chunked: Plan | None = None  # the source read in parts whose transaction is open
 
     def add(self, b: Bundle, tag: list[tuple[Plan, bool, int]]) -> None:
         """One task's results; ``tag`` names each result's source and whether it is the source's last."""
         ok = []
         for (pl, last, _), f in zip(tag, b.files):
-            if pl.result.status == "failed":  # an earlier chunk of this SQLite source failed
+            if pl.result.status == "failed":  # an earlier part of this source failed
                 continue
             if isinstance(f, str):
                 self.fail(pl, f)
@@ -149,14 +150,14 @@ class Loader:
         if not ok:
             return
         pl, last, f = ok[0]
-        if pl.source.format == "sqlite":  # a chunk of rows: tasks never mix it with other sources
-            if self.sqlite is None:
+        if pl.chunked:  # a part of a source: tasks never mix it with other sources
+            if self.chunked is None:
                 self.flush()
                 self.con.execute("BEGIN TRANSACTION")
-                self.sqlite = pl
+                self.chunked = pl
             self._write([b.tables], [(pl, f)])
             if last:
-                self._finish_sqlite(pl)
+                self._finish_chunked(pl)
             return
         if not self.open:  # whole files: written as they come, committed with their sources' rows at flush
             self.con.execute("BEGIN TRANSACTION")
@@ -173,9 +174,9 @@ class Loader:
         self.ready.append(pl)
 
     def fail(self, pl: Plan, message: str) -> None:
-        if self.sqlite is pl:
+        if self.chunked is pl:
             self.con.execute("ROLLBACK")
-            self.sqlite = None
+            self.chunked = None
         r = pl.result
         r.status, r.error = "failed", message
         for k in COUNTS:
@@ -191,23 +192,22 @@ class Loader:
         self.con.execute("COMMIT")
         self.open, self.ready, self.bytes = False, [], 0
 
-    def close(self, unchanged: list[Plan]) -> None:
-        """Write what is buffered, and a run row for each source that was not re-read."""
+    def close(self, others: list[Plan]) -> None:
+        """Write what is buffered, and a run row for each source that was not re-read or failed."""
         self.flush()
         resolve_parents(self.con)
-        if unchanged:
+        if others:
             self.con.execute("BEGIN TRANSACTION")
-            _insert_runs(self.con, self.run_id, unchanged)
+            _insert_runs(self.con, self.run_id, others)
             self.con.execute("COMMIT")
 
-    def _finish_sqlite(self, pl: Plan) -> None:
-        if pl.arrays == 0:
-            self.fail(pl, f"{pl.result.path}: no row holds a JSON array of messages ({pl.first_bad})"
-                          "; pass the right --table/--column")
+    def _finish_chunked(self, pl: Plan) -> None:
+        if pl.found == 0:
+            self.fail(pl, f"{pl.result.path}: {pl.if_none_found or 'no part holds messages'}")
             return
         self._record([pl])
         self.con.execute("COMMIT")
-        self.sqlite = None
+        self.chunked = None
 
     def _write(self, bundles: list[dict[str, pa.Table]], items: list[tuple[Plan, FileResult]]) -> None:
         con = self.con
@@ -244,11 +244,11 @@ class Loader:
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
-        whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
+        whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine is replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
-        for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
-            if pl.source.format == "sqlite":
+        for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
+            if pl.chunked:
                 con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
                             "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
         con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
@@ -319,10 +319,10 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
 
 def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
     r = pl.result
-    pl.arrays += f.state.get("arrays", 0)
-    pl.first_bad = pl.first_bad or f.state.get("first_bad", "")
+    pl.found += f.state.get("found", 0)
+    pl.if_none_found = pl.if_none_found or f.state.get("if_none_found", "")
     pl.sha256 = f.state.get("sha256", pl.sha256)
-    if pl.source.format != "sqlite":  # SQLite counts its rows when it reads the index
+    if not pl.chunked:  # a chunked source counts its rows when it plans its parts
         r.rows_read += f.rows_read
     r.messages_read += f.messages_read
     r.skipped += f.state.get("skipped", 0)
@@ -349,7 +349,7 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan])
         for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
                                       r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
                                       r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
-                                      r.conversations_unchanged, r.note or None)):
+                                      r.conversations_unchanged, (r.error if r.status == "failed" else r.note) or None)):
             cols[c].append(v)
     _b_runs = pa.table(cols)  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")

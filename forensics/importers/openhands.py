@@ -75,7 +75,7 @@ def _conversation(log: Log, native: str, events: list, meta: dict, where: str) -
         u = usages.get(rid)
         if u is not None and rid not in used:
             used.add(rid)
-            turn.usage.append(Usage(input_tokens=_uncached(u), output_tokens=u.get("completion_tokens"),
+            turn.usage.append(Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
                                     cache_creation_input_tokens=u.get("cache_write_tokens"),
                                     cache_read_input_tokens=u.get("cache_read_tokens"), message_id=rid,
                                     model=u.get("model") or None))
@@ -185,12 +185,6 @@ def _response_id(meta: dict) -> str | None:
     return rid if isinstance(rid, str) else None
 
 
-def _uncached(u: dict) -> Any:
-    """litellm's prompt_tokens include the cache reads."""
-    p, c = u.get("prompt_tokens"), u.get("cache_read_tokens")
-    return p - c if isinstance(p, int) and isinstance(c, int) and p >= c else p
-
-
 def _is_event(v: Any) -> bool:
     return isinstance(v, dict) and (("action" in v or "observation" in v) and ("source" in v or "args" in v)
                                     or v.get("kind") in SDK_KINDS)
@@ -215,4 +209,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("openhands", "OpenHands event trajectories (a JSON list of events) and evaluation output.jsonl",
-                _sniff, read=read)
+                _sniff, read=read, claims=("output.jsonl", "*/evaluation_outputs/*.jsonl", "*/sessions/*/events/*.json"))

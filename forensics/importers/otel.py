@@ -337,7 +337,7 @@ def _usage(s: Span) -> Usage:
     inp = _first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
     cached = _first(a, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
                     "llm.token_count.prompt_details.cache_read")
-    return Usage(input_tokens=inp - cached if isinstance(inp, int) and isinstance(cached, int) and inp >= cached else inp,
+    return Usage(prompt_tokens=inp,
                  output_tokens=_first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                                       "llm.token_count.completion"),
                  cache_read_input_tokens=cached,

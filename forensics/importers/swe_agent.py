@@ -170,9 +170,8 @@ def _mini_usage(extra: dict, model: Any) -> list[Usage]:
         return []
     details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
     cached = details.get("cached_tokens")
-    p = u.get("prompt_tokens")
-    inp = p - cached if isinstance(p, int) and isinstance(cached, int) and p >= cached else p
-    return [Usage(input_tokens=inp, output_tokens=u.get("completion_tokens"), cache_read_input_tokens=cached,
+    return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
+                  cache_read_input_tokens=cached,
                   message_id=resp.get("id") if isinstance(resp.get("id"), str) else None,
                   model=resp.get("model") or model)]
 
@@ -197,6 +196,6 @@ def _sniff_mini(probe: Probe) -> bool:
 
 
 SWE_AGENT = Format("swe-agent", "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
-                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"))
+                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"), claims=("*.traj",))
 MINI_SWE_AGENT = Format("mini-swe-agent", "mini-swe-agent trajectories, <instance>.traj.json",
-                        _sniff_mini, read=read_mini, suffixes=(".json",))
+                        _sniff_mini, read=read_mini, suffixes=(".json",), claims=("*.traj.json",))
