@@ -1,0 +1,144 @@
+"""Outcomes read from benchmark logs (SPEC §20): MINT, AgentBench and tau2 runs, each with its grade.
+
+The real sets (SHARED/data/outcomes, 1,392 runs) are checked against the labels counted from the raw
+files in outcomes.jsonl; the committed excerpts (fixtures/outcomes) check how runs become messages.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, SHARED, query, run_cli
+
+OUTCOMES = SHARED / "data" / "outcomes"
+SETS = ("mint", "medagentbench", "tau2-bench")
+
+
+def _ingest(db: Path, *paths: Path) -> None:
+    code, out, err = run_cli("ingest", *map(str, paths), "--db", str(db))
+    assert code == 0, out + err
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not (OUTCOMES / "outcomes.jsonl").exists():
+        pytest.skip(f"{OUTCOMES} not found (set FORENSICS_SHARED)")
+    db = tmp_path_factory.mktemp("outcomes") / "w.duckdb"
+    _ingest(db, *(OUTCOMES / s for s in SETS))
+    return db
+
+
+@pytest.fixture(scope="module")
+def excerpts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("excerpts") / "w.duckdb"
+    _ingest(db, FIXTURES / "outcomes")
+    return db
+
+
+def _labels() -> list[dict]:
+    return [json.loads(line) for line in (OUTCOMES / "outcomes.jsonl").read_text().splitlines() if line.strip()]
+
+
+def test_every_run_has_the_outcome_its_benchmark_gave_it(real: Path) -> None:
+    stored = {(path, native): ok for path, native, ok in query(real, (
+        "SELECT s.path, c.native_id, o.success FROM conversations c JOIN sources s USING (source_id) "
+        "JOIN conversation_outcomes o USING (conversation_id)"))}
+    labels = _labels()
+    assert len(stored) == len(labels) == 1392
+    for rec in labels:
+        path = str((OUTCOMES / rec["set"] / rec["file"]).resolve())
+        native = str(rec["task_id"] if rec["set"] == "mint" else rec["id"])  # MINT: <category>/<dataset>/<task id>
+        assert stored[(path, native)] is rec["success"], rec
+
+
+def test_counts_per_set_and_model_are_exact(real: Path) -> None:
+    fmt = {"mint": "mint", "medagentbench": "agentbench", "tau2-bench": "tau2"}
+    want: Counter = Counter()
+    for rec in _labels():
+        want[(fmt[rec["set"]], rec["model"], rec["success"])] += 1
+    got = {(f, m, ok): n for f, m, ok, n in query(real, (
+        "SELECT s.format, c.model, o.success, count(*) FROM conversations c JOIN sources s USING (source_id) "
+        "JOIN conversation_outcomes o USING (conversation_id) GROUP BY ALL"))}
+    assert got == dict(want)
+    assert want[("mint", "claude-2", True)] == 234 and want[("agentbench", "llama-3.3", False)] == 52
+    assert query(real, "SELECT DISTINCT source FROM conversation_outcomes") == [("log",)]
+
+
+def test_re_import_replaces_outcomes_and_never_duplicates(excerpts: Path, tmp_path: Path) -> None:
+    folder = shutil.copytree(FIXTURES / "outcomes", tmp_path / "outcomes")
+    db = tmp_path / "w.duckdb"
+    _ingest(db, folder)
+    before = query(db, "SELECT conversation_id, success, score, detail FROM conversation_outcomes ORDER BY 1")
+    assert len(before) == 10
+    _ingest(db, folder)  # unchanged files: nothing re-read
+    overall = folder / "agentbench" / "llama-3.3" / "medagentbench-std" / "overall.json"
+    doc = json.loads(overall.read_text())
+    doc["custom"]["raw_results"][0]["status"] = "completedCorrect"  # a re-graded run
+    overall.write_text(json.dumps(doc, indent=4))
+    _ingest(db, folder)
+    after = query(db, "SELECT conversation_id, success, score, detail FROM conversation_outcomes ORDER BY 1")
+    assert len(after) == 10 and len({r[0] for r in after}) == 10
+    assert [r for r in after if r not in before] == [
+        next((r[0], True, 1.0, r[3].replace("completedIncorrect", "completedCorrect").replace(
+            "agent invalid action", "completedCorrect")) for r in before if r not in after)]
+
+
+def test_mint_code_is_a_tool_call_and_the_verdict_is_the_harness(excerpts: Path) -> None:
+    rows = query(excerpts, "SELECT m.position, m.role, m.origin, m.tool_call_count FROM messages m JOIN conversations c "
+                           "USING (conversation_id) WHERE c.title = 'math/97' ORDER BY m.position")
+    assert [r[1:] for r in rows] == [
+        ("user", "person", 0), ("assistant", "assistant", 0),
+        ("user", "harness", 0),  # "I don't understand your input": an <execute> MINT could not parse
+        ("assistant", "assistant", 1), ("tool", "tool", 0),  # the code and its traceback
+        ("assistant", "assistant", 0),  # <execute> beside <solution>: MINT grades the solution, runs nothing
+        ("user", "harness", 0),  # "Your answer is wrong."
+        ("assistant", "assistant", 0)]
+    call = query(excerpts, "SELECT t.name, t.result_position, t.is_error, json_extract_string(t.arguments, '$.code') "
+                           "FROM tool_calls t JOIN conversations c USING (conversation_id) WHERE c.title = 'math/97'")
+    assert [r[:3] for r in call] == [("execute", 4, True)] and call[0][3].startswith("import sympy as sp")
+    detail = query(excerpts, "SELECT o.success, o.detail FROM conversation_outcomes o JOIN conversations c "
+                             "USING (conversation_id) WHERE c.title = 'math/97'")
+    assert detail[0][0] is True and json.loads(detail[0][1]) == {
+        "by": "state.success", "value": {"success": True, "terminate_reason": "task_success"}, "task": "math/97"}
+    assert query(excerpts, "SELECT DISTINCT model FROM conversations c JOIN sources s USING (source_id) "
+                           "WHERE s.format = 'mint'") == [("claude-2",)]
+
+
+def test_agentbench_actions_are_calls_and_statuses_are_outcomes(excerpts: Path) -> None:
+    rows = query(excerpts, "SELECT c.model, c.native_id, t.name, t.arguments, t.is_error FROM tool_calls t "
+                           "JOIN conversations c USING (conversation_id) JOIN sources s USING (source_id) "
+                           "WHERE s.format = 'agentbench' AND c.native_id = '96' ORDER BY c.model, t.position")
+    assert [(r[0], r[2], r[4]) for r in rows] == [("gpt-4o-mini", "GET", False), ("gpt-4o-mini", "FINISH", None),
+                                                  ("llama-3.3", "GET", False), ("llama-3.3", "POST", True),
+                                                  ("llama-3.3", "FINISH", None)]
+    post = json.loads(rows[3][3])
+    assert post["url"].endswith("/fhir/ServiceRequest") and isinstance(post["payload"], str)  # FINISH followed it
+    assert json.loads(rows[0][3]) == {"url": "http://34.170.56.151:8080/fhir/Observation?code=A1C&patient=S1891852"}
+    got = query(excerpts, "SELECT c.model, c.native_id, o.success, json_extract_string(o.detail, '$.value') "
+                          "FROM conversation_outcomes o JOIN conversations c USING (conversation_id) JOIN sources s "
+                          "USING (source_id) WHERE s.format = 'agentbench' ORDER BY 1, 2")
+    assert got == [("gpt-4o-mini", "77", True, "completedCorrect"), ("gpt-4o-mini", "96", True, "completedCorrect"),
+                   ("llama-3.3", "77", False, "agent invalid action"),
+                   ("llama-3.3", "96", False, "completedIncorrect")]
+
+
+def test_tau2_user_is_the_person_and_device_calls_are_tool_results(excerpts: Path) -> None:
+    origins = dict(query(excerpts, "SELECT m.origin, count(*) FROM messages m JOIN conversations c USING "
+                                   "(conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2' "
+                                   "AND m.role = 'user' GROUP BY 1"))
+    assert set(origins) == {"person", "tool_result"} and origins["tool_result"] > 0
+    device = query(excerpts, "SELECT content FROM messages WHERE origin = 'tool_result' ORDER BY conversation_id, "
+                             "position LIMIT 1")[0][0]
+    assert device.split("\n", 1)[0].split(" ", 1)[0] in {"check_status_bar", "check_network_status",
+                                                         "check_network_mode_preference", "toggle_airplane_mode"}
+    got = query(excerpts, "SELECT o.success, o.score, json_extract_string(o.detail, '$.task') IS NOT NULL "
+                          "FROM conversation_outcomes o JOIN conversations c USING (conversation_id) "
+                          "JOIN sources s USING (source_id) WHERE s.format = 'tau2' ORDER BY 1")
+    assert got == [(False, 0.0, True), (False, 0.0, True), (True, 1.0, True)]
+    usage = query(excerpts, "SELECT count(*), sum(input_tokens) > 0 FROM message_usage u JOIN conversations c "
+                            "USING (conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2'")
+    assert usage[0][0] > 0 and usage[0][1]
