@@ -51,7 +51,8 @@ def test_every_run_has_the_outcome_its_benchmark_gave_it(real: Path) -> None:
     assert len(stored) == len(labels) == 1392
     for rec in labels:
         path = str((OUTCOMES / rec["set"] / rec["file"]).resolve())
-        native = str(rec["task_id"] if rec["set"] == "mint" else rec["id"])  # MINT: <category>/<dataset>/<task id>
+        native = {"mint": str(rec.get("task_id")),  # MINT's id is <category>/<dataset>/<task id>
+                  "tau2-bench": f"task {rec.get('task_id')} trial {rec.get('trial')}"}.get(rec["set"], str(rec["id"]))
         assert stored[(path, native)] is rec["success"], rec
 
 
@@ -142,3 +143,50 @@ def test_tau2_user_is_the_person_and_device_calls_are_tool_results(excerpts: Pat
     usage = query(excerpts, "SELECT count(*), sum(input_tokens) > 0 FROM message_usage u JOIN conversations c "
                             "USING (conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2'")
     assert usage[0][0] > 0 and usage[0][1]
+
+
+def test_formats_read_before_record_their_outcomes(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _ingest(db, FIXTURES / "agents" / "tau_bench", FIXTURES / "agents" / "inspect")
+    got = query(db, "SELECT c.native_id, o.success, o.score, json_extract_string(o.detail, '$.by') FROM "
+                    "conversation_outcomes o JOIN conversations c USING (conversation_id) ORDER BY 1")
+    assert got == [("1 epoch 1", True, 1.0, "scores.match.value"), ("1 epoch 2", False, 0.0, "scores.match.value"),
+                   ("7 epoch 1", True, 1.0, "scores.match.value"), ("q-2 epoch 1", True, 1.0, "scores.match.value"),
+                   ("task 0 trial 0", True, 1.0, "reward"), ("task 0 trial 1", False, 0.0, "reward"),
+                   ("task 1 trial 0", False, 0.0, "reward"), ("task 1 trial 1", True, 1.0, "reward")]
+
+
+def test_openhands_and_swe_bench_resolved(tmp_path: Path) -> None:
+    lines = (FIXTURES / "agents" / "openhands" / "eval" / "output.jsonl").read_text().splitlines()
+    recs = [json.loads(line) for line in lines]
+    recs[0]["test_result"] = {"git_patch": "", "report": {"resolved": True}}
+    recs[1]["test_result"] = {"report": {"resolved": False, "empty_generation": True}}
+    (tmp_path / "oh").mkdir()
+    (tmp_path / "oh" / "output.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    run = shutil.copytree(FIXTURES / "agents" / "swe_agent" / "trajectories" / "dev", tmp_path / "swe")
+    (run / "default__claude-sonnet-4__t-0.00" / "results.json").write_text(json.dumps(
+        {"applied": ["swe-agent__test-repo-i1", "marshmallow-code__marshmallow-1867"],
+         "resolved": ["swe-agent__test-repo-i1"]}))
+    db = tmp_path / "w.duckdb"
+    _ingest(db, tmp_path / "oh", run)
+    got = query(db, "SELECT c.native_id, o.success, json_extract_string(o.detail, '$.by') FROM conversation_outcomes o "
+                    "JOIN conversations c USING (conversation_id) ORDER BY 1")
+    assert got == [(recs[0]["instance_id"], True, "test_result.report.resolved"),
+                   (recs[1]["instance_id"], False, "test_result.report.resolved"),
+                   ("marshmallow-code__marshmallow-1867", False, "default__claude-sonnet-4__t-0.00/results.json resolved"),
+                   ("swe-agent__test-repo-i1", True, "default__claude-sonnet-4__t-0.00/results.json resolved")]
+
+
+def test_inspect_scores_of_a_real_eval(tmp_path: Path) -> None:
+    import zipfile
+
+    logs = SHARED / "data" / "agent-logs" / "inspect_ai" / "Raheemrana+scicode-bench" / "logs"
+    evals = sorted(logs.glob("*.eval")) if logs.exists() else []
+    if not evals:
+        pytest.skip(f"{logs} not found (set FORENSICS_SHARED)")
+    with zipfile.ZipFile(evals[0]) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    want = Counter(s["scores"]["scicode_scorer"]["value"]["Problem Correctness"] == 1 for s in samples)
+    db = tmp_path / "w.duckdb"
+    _ingest(db, evals[0])
+    assert dict(query(db, "SELECT success, count(*) FROM conversation_outcomes GROUP BY 1")) == dict(want)

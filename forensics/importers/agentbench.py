@@ -26,7 +26,7 @@ import orjson
 
 from forensics.importers import values
 from forensics.importers.grades import verdict
-from forensics.importers.model import Conversation, Log, Outcome, ToolCall, Turn, mapping, text_of
+from forensics.importers.model import Conversation, Log, Outcome, ToolCall, Turn, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 FENCE = re.compile(r"```(?:tool_code)?")
@@ -52,14 +52,14 @@ def read(path: str, log: Log) -> list[Conversation]:
             native = native if native not in seen else f"{native} #{i}"
             seen.add(native)
             key = f"{task}/{native}"
-            history = r.get("history") if isinstance(r.get("history"), list) else []
+            history = listed(r.get("history"))
             conv = Conversation(native, _turns(log, history, where), model=model, title=key)
             conv.outcome = _outcome(r, key)
             out.append(conv)
     return out
 
 
-def _turns(log: Log, history: list, where: str) -> list[Turn]:
+def _turns(log: Log, history: list[Any], where: str) -> list[Turn]:
     turns: list[Turn] = []
     pending: ToolCall | None = None
     for i, _, m in log.objects(history, where + ".history", "history item"):
@@ -95,7 +95,7 @@ def _action(text: str, cid: str) -> ToolCall | None:
     return ToolCall("POST", {"url": m.group(2), "payload": payload}, cid)
 
 
-def _outcome(r: dict, key: str) -> Outcome | None:
+def _outcome(r: dict[str, Any], key: str) -> Outcome | None:
     status = r.get("status")
     if not isinstance(status, str) or status in UNFINISHED:
         return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from forensics.importers.grades import verdict
 from forensics.importers.model import Conversation, Log, Outcome, ToolCall, Turn, listed, mapping, text_of
@@ -54,7 +55,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     return out
 
 
-def _turns(log: Log, history: list, where: str) -> list[Turn]:
+def _turns(log: Log, history: list[Any], where: str) -> list[Turn]:
     turns: list[Turn] = []
     pending: ToolCall | None = None  # the last assistant turn's code, waiting for its observation
     for i, _, m in log.objects(history, where + ":history", "history item"):
@@ -75,7 +76,8 @@ def _turns(log: Log, history: list, where: str) -> list[Turn]:
         elif m.get("role") == "user":
             turns.append(Turn("user", text, id=str(i), origin="harness"))
         else:
-            turns.append(Turn(m.get("role") if isinstance(m.get("role"), str) else "?", text, id=str(i)))
+            role = m.get("role")
+            turns.append(Turn(role if isinstance(role, str) else "?", text, id=str(i)))
     return turns
 
 

@@ -2,7 +2,7 @@
 
 tau2 saves ``Results`` (src/tau2/data_model/simulation.py): ``info`` (``agent_info.llm`` is the agent's
 model, ``user_info`` the user simulator's), ``tasks`` and ``simulations``. A simulation (``SimulationRun``)
-has ``id``, ``task_id``, ``trial``, ``start_time``/``end_time``, ``termination_reason``, ``reward_info``
+has ``id``, ``task_id``, ``trial`` (the run is named ``task <task_id> trial <trial>``, as tau-bench's are), ``start_time``/``end_time``, ``termination_reason``, ``reward_info``
 and ``messages`` (src/tau2/data_model/message.py): ``assistant`` and ``user`` messages with ``content``,
 ``tool_calls`` (``{id, name, arguments, requestor}``) and ``usage`` (``prompt_tokens``,
 ``completion_tokens``), and ``tool`` messages (``id`` of the call, ``requestor``, ``error``).
@@ -38,8 +38,8 @@ def read(path: str, log: Log) -> list[Conversation]:
     out = []
     for i, where, s in log.objects(doc["simulations"], f"{log.name}:simulations", "simulation"):
         with log.guard(where, s):
-            native = str(s["id"]) if isinstance(s.get("id"), (str, int)) else f"#{i}"
-            task = s.get("task_id")
+            task, trial = s.get("task_id"), s.get("trial")
+            native = f"task {task} trial {trial}" if task is not None and trial is not None else str(s.get("id", f"#{i}"))
             conv = Conversation(native, _turns(log, listed(s.get("messages")), where, model),
                                 title=None if task is None else str(task), model=model if isinstance(model, str) else None,
                                 created=s.get("start_time"), updated=s.get("end_time"))
@@ -48,7 +48,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     return out
 
 
-def _turns(log: Log, messages: list, where: str, model: Any) -> list[Turn]:
+def _turns(log: Log, messages: list[Any], where: str, model: Any) -> list[Turn]:
     turns: list[Turn] = []
     device: dict[str, ToolCall] = {}  # the user's own tool calls, by id, waiting for their results
     for i, _, m in log.objects(messages, where + ".messages", "message"):
@@ -74,7 +74,7 @@ def _turns(log: Log, messages: list, where: str, model: Any) -> list[Turn]:
     return turns
 
 
-def _usage(m: dict, model: Any) -> list[Usage]:
+def _usage(m: dict[str, Any], model: Any) -> list[Usage]:
     u = m.get("usage")
     if not isinstance(u, dict):
         return []
