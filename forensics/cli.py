@@ -146,6 +146,33 @@ def formats_() -> None:
 
 
 @cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+def outcomes(file: str, db: str) -> None:
+    """Import run outcomes kept outside the logs: CSV with a header, or JSONL, with the columns id (a native id or
+    a conversation id), success (true/false, 1/0, pass/fail) and optionally score.
+
+    Each label replaces the run's outcome; importing the same file again changes nothing. Ids that match no
+    conversation are counted and listed; a file that cannot be read changes nothing (exit 2).
+
+    \b
+    Example:
+      forensics outcomes ci-verdicts.csv --db forensics.duckdb
+    """
+    from forensics.api import import_outcomes
+
+    r = import_outcomes(file, db)
+    matched = r.added + r.changed + r.unchanged
+    click.echo(f"{file}: {r.rows} labels; {matched} conversations: {r.added} new, {r.changed} changed, "
+               f"{r.unchanged} unchanged")
+    for what, ids in (("match no conversation", r.unmatched), ("match several conversations (use the "
+                                                               "conversation id)", r.ambiguous)):
+        if ids:
+            shown = ", ".join(redact(i) for i in ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
+            click.echo(f"{len(ids)} ids {what}: {shown}")
+
+
+@cli.command()
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["parquet"]), default="parquet", show_default=True,
               help="Dataset format.")

@@ -190,3 +190,53 @@ def test_inspect_scores_of_a_real_eval(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     _ingest(db, evals[0])
     assert dict(query(db, "SELECT success, count(*) FROM conversation_outcomes GROUP BY 1")) == dict(want)
+
+
+def test_outcomes_command_imports_a_labels_file_once(tmp_path: Path) -> None:
+    folder = shutil.copytree(FIXTURES / "outcomes", tmp_path / "outcomes")
+    db = tmp_path / "w.duckdb"
+    _ingest(db, folder)
+    (llama_96,) = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '96' AND model = 'llama-3.3'")[0]
+    labels = tmp_path / "verdicts.csv"
+    labels.write_text(f"id,success,score\n97,fail,0.25\n{llama_96},pass,\nghost-run,1,\n96,0,\n")
+    snapshot = "SELECT conversation_id, success, score, source, detail FROM conversation_outcomes ORDER BY 1"
+    code, out, err = run_cli("outcomes", str(labels), "--db", str(db))
+    assert code == 0, err
+    assert out.splitlines() == [
+        f"{labels}: 4 labels; 2 conversations: 0 new, 2 changed, 0 unchanged",
+        "1 ids match no conversation: ghost-run",
+        "1 ids match several conversations (use the conversation id): 96"]
+    once = query(db, snapshot)
+    assert len(once) == 10
+    mine = {r[0]: r[1:] for r in once if r[3] == str(labels.resolve())}
+    assert mine[llama_96][:2] == (True, None) and json.loads(mine[llama_96][3]) == {
+        "by": "success", "value": "pass", "task": "medagentbench-std/96"}  # the log's task key is kept
+    code, out, _ = run_cli("outcomes", str(labels), "--db", str(db))
+    assert code == 0 and "0 new, 0 changed, 2 unchanged" in out.splitlines()[0]
+    assert query(db, snapshot) == once
+    overall = folder / "agentbench" / "llama-3.3" / "medagentbench-std" / "overall.json"
+    overall.write_text(overall.read_text().replace('"completedIncorrect"', '"agent invalid action"'))
+    _ingest(db, folder)  # the log re-read: the labels file still decides
+    assert query(db, snapshot) == once
+
+
+def test_outcomes_jsonl_and_bad_files(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _ingest(db, FIXTURES / "outcomes")
+    good = tmp_path / "l.jsonl"
+    good.write_text('{"id": "97", "success": false}\n\n{"id": 2, "success": "PASS", "score": 1}\n')
+    code, out, _ = run_cli("outcomes", str(good), "--db", str(db))
+    assert code == 0 and out.startswith(f"{good}: 2 labels; 2 conversations: 0 new, 2 changed")
+    before = query(db, "SELECT * FROM conversation_outcomes ORDER BY 1")
+    for name, text, says in (
+            ("a.csv", "run,verdict\nx,1\n", "no header with id and success columns (found run, verdict)"),
+            ("b.csv", "id,success\n97,1\n2,maybe\n", "b.csv:3: success 'maybe' is not true/false, 1/0 or pass/fail"),
+            ("c.csv", "id,success,score\n97,1,high\n", "c.csv:2: score 'high' is not a number"),
+            ("d.jsonl", '{"id": "97", "success": true}\n[1]\n', "d.jsonl:2: not a JSON object"),
+            ("e.jsonl", '{"id": "97", "success": tru\n', "e.jsonl:1: invalid JSON")):
+        (tmp_path / name).write_text(text)
+        code, out, err = run_cli("outcomes", str(tmp_path / name), "--db", str(db))
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
+    code, _, err = run_cli("outcomes", str(good), "--db", str(tmp_path / "none.duckdb"))
+    assert code == 2 and "no warehouse here" in err
+    assert query(db, "SELECT * FROM conversation_outcomes ORDER BY 1") == before
