@@ -27,6 +27,7 @@ from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
 
 if TYPE_CHECKING:
+    from forensics.analyzers.diff import Run, RunDiff
     from forensics.importers.outcome_labels import LabelImport
 
 PathLike = str | os.PathLike[str]
@@ -201,3 +202,20 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:
         return store(wh.con, labels, str(Path(path).resolve()))
+
+
+def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:
+    """Two runs aligned step by step with their first divergence (SPEC §21); ids are conversation or native ids."""
+    from forensics.analyzers.diff import diff
+
+    with open_warehouse(db, read_only=True) as wh:
+        return diff(wh.con, a, b)
+
+
+def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff | None]:
+    """The runs of one task with their outcomes, and a passed run diffed against a failed one (None when the
+    task has no runs of both outcomes)."""
+    from forensics.analyzers.diff import for_task
+
+    with open_warehouse(db, read_only=True) as wh:
+        return for_task(wh.con, key)
