@@ -240,3 +240,37 @@ def test_outcomes_jsonl_and_bad_files(tmp_path: Path) -> None:
     code, _, err = run_cli("outcomes", str(good), "--db", str(tmp_path / "none.duckdb"))
     assert code == 2 and "no warehouse here" in err
     assert query(db, "SELECT * FROM conversation_outcomes ORDER BY 1") == before
+
+
+def test_agentbench_runs_jsonl_text_and_function_calling_agents(tmp_path: Path) -> None:
+    """runs.jsonl as AgentBench's assigner writes it: an OS-interaction text agent (Act: bash) and a
+    function-calling DBBench run, with the tasks' own verdicts in result."""
+    folder = tmp_path / "outputs" / "run1" / "gpt-4" / "os-std"
+    folder.mkdir(parents=True)
+    os_run = {"index": 3, "error": None, "info": None, "output": {"index": 3, "status": "completed",
+              "result": {"result": False}, "history": [
+                  {"role": "user", "content": "How many files are in /etc?"},
+                  {"role": "agent", "content": "Think: count them.\n\nAct: bash\n\n```bash\nls /etc | wc -l\n```"},
+                  {"role": "user", "content": "The output of the OS:\n\n212"},
+                  {"role": "agent", "content": "Think: done.\n\nAct: answer(212)"}]},
+              "time": {"timestamp": 1700000000000, "str": "2023-11-14 22:13:20"}}
+    db_run = {"index": "7", "error": None, "info": None, "output": {"index": "7", "status": "task limit reached",
+              "result": {"is_correct": True, "answer": "4"}, "history": [
+                  {"role": "user", "content": "Which city has most stores?"},
+                  {"role": "assistant", "content": None, "tool_calls": [
+                      {"id": "c1", "type": "function", "function": {"name": "execute_sql",
+                                                                    "arguments": "{\"sql\": \"SELECT 1\"}"}}]},
+                  {"role": "tool", "tool_call_id": "c1", "content": "[(1,)]"}]},
+              "time": {"timestamp": 1700000000000, "str": "2023-11-14 22:13:20"}}
+    (folder / "runs.jsonl").write_text(json.dumps(os_run) + "\n" + json.dumps(db_run) + "\n")
+    db = tmp_path / "w.duckdb"
+    _ingest(db, folder / "runs.jsonl")
+    calls = query(db, "SELECT c.native_id, t.name, t.arguments, t.result_position FROM tool_calls t JOIN conversations c "
+                      "USING (conversation_id) ORDER BY 1, t.position")
+    assert calls == [("3", "bash", '{"command":"ls /etc | wc -l"}', 2), ("3", "answer", '{"answer":"212"}', None),
+                     ("7", "execute_sql", '{"sql": "SELECT 1"}', 2)]
+    got = query(db, "SELECT c.native_id, c.model, o.success, json_extract_string(o.detail, '$.by'), "
+                    "json_extract_string(o.detail, '$.task') FROM conversation_outcomes o JOIN conversations c "
+                    "USING (conversation_id) ORDER BY 1")
+    assert got == [("3", "gpt-4", False, "result.result", "os-std/3"), ("7", "gpt-4", True, "result.is_correct", "os-std/7")]
+    assert query(db, "SELECT DISTINCT format FROM sources") == [("agentbench",)]
