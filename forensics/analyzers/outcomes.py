@@ -175,8 +175,8 @@ def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pas
     for kind, cids in sorted(seen.items()):
         a = sum(1 for c in cids if not outcome[c])
         b = len(cids) - a
-        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (math.nan, math.nan, math.nan)
-        separates = "yes" if lo > 1 or hi < 1 else "no"
+        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        separates = "yes" if lo is not None and hi is not None and (lo > 1 or hi < 1) else "no"
         out[kind] = {"failed": a / n_fail if n_fail else None, "passed": b / n_pass if n_pass else None,
                      "lift": r, "lift_low": lo, "lift_high": hi, "separates": separates == "yes"}
         rows.append({"kind": kind, "failed runs": a, "failed share": out[kind]["failed"], "passed runs": b,
