@@ -274,3 +274,31 @@ def test_agentbench_runs_jsonl_text_and_function_calling_agents(tmp_path: Path) 
                     "USING (conversation_id) ORDER BY 1")
     assert got == [("3", "gpt-4", False, "result.result", "os-std/3"), ("7", "gpt-4", True, "result.is_correct", "os-std/7")]
     assert query(db, "SELECT DISTINCT format FROM sources") == [("agentbench",)]
+
+
+def test_bad_records_are_quarantined_and_nothing_is_guessed(tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "outputs" / "m1" / "F=None" / "s" / "reasoning" / "gsm8k"
+    folder.mkdir(parents=True)
+    good = (FIXTURES / "outcomes" / "mint" / "claude-2" / "F=None" / "max5_p2+tool+cd" / "reasoning" / "gsm8k" /
+            "results.jsonl").read_text().splitlines()[0]
+    (folder / "results.jsonl").write_text(good + '\n{"state": {"history": 5}, "task": {}}\n{bad json\n[1, 2]\n'
+                                          '{"state": {"history": [{"role": "user", "content": "hi"}, "oops"], '
+                                          '"success": "maybe"}, "task": {"task_id": 9}}\n')
+    (tmp_path / "tau2.json").write_text(json.dumps({"info": {"user_info": {}, "agent_info": {"llm": "m"}}, "simulations": [
+        5, {"id": "a", "task_id": "t", "trial": 0, "reward_info": {"reward": "high"},
+            "messages": [{"role": "user", "content": "hi"}, 7]}]}))
+    (tmp_path / "overall.json").write_text(json.dumps({"total": 2, "validation": {}, "custom": {"raw_results": [
+        {"index": 1, "status": "running", "history": []}, "x",
+        {"index": 2, "status": "completedIncorrect", "history": [{"role": "user", "content": "q"}]}]}}))
+    db = tmp_path / "w.duckdb"
+    _ingest(db, tmp_path)
+    assert sorted(r[0] for r in query(db, "SELECT reason FROM quarantine")) == [
+        "history item is not a JSON object", "invalid JSON: unexpected character, expected a string key: line 1 "
+        "column 2 (char 1)", "message is not a JSON object", "no state.history list (not a MINT run)",
+        "not a JSON object", "run is not a JSON object", "simulation is not a JSON object"]
+    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
+                                                          "skipped FROM import_runs"):
+        assert read == imported + quarantined + skipped
+    # "maybe", a running run and a reward of "high" are no grades: those runs have no outcome
+    assert sorted(query(db, "SELECT json_extract_string(detail, '$.task'), success FROM conversation_outcomes")) == [
+        ("gsm8k/0", True), (f"{tmp_path.name}/2", False)]  # the task is the folder holding overall.json

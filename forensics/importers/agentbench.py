@@ -79,11 +79,13 @@ def read(path: str, log: Log) -> list[Conversation]:
 
 
 def _is_lines(data: bytes) -> bool:
+    """runs.jsonl: the first line is a whole run record (an overall.json, even on one line, has ``custom``)."""
     first = data.lstrip().split(b"\n", 1)[0]
     try:
-        return isinstance(values.loads(first), dict)
+        rec = values.loads(first)
     except orjson.JSONDecodeError:
         return False
+    return isinstance(rec, dict) and "custom" not in rec
 
 
 def _turns(log: Log, history: list[Any], where: str) -> list[Turn]:
