@@ -70,7 +70,9 @@ def test_two_models_on_one_medagentbench_task(db: Path) -> None:
     code, text, _ = run_cli("diff", ids["gpt-4o-mini"], ids["llama-3.3"], "--db", str(db))
     lines = text.splitlines()
     assert lines[2].startswith("first divergence at step 1: A [3] FINISH") and "B [3] POST" in lines[3]
-    assert lines[5:] == [line for line in lines[5:] if line[1] in "=~<>"] and len(lines[5:]) == 3
+    assert lines[4] == "  A wrote beside it: FINISH([-1])" and lines[5].startswith("  B wrote beside it: POST http")
+    assert lines[6].startswith("aligned: 2 same, 0 changed, 0 only_a, 1 only_b")
+    assert [line[:15] for line in lines[7:]] == [" =    [1]    [1", " >           [3", " =    [3]    [5"]
 
 
 def test_task_lists_runs_and_diffs_a_passed_against_a_failed_one(db: Path) -> None:

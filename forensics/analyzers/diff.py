@@ -19,6 +19,8 @@ import duckdb
 
 from forensics.errors import ForensicsError
 
+SAID_CHARS = 400  # of the text beside a step, for the reader (the diff compares the steps only)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -37,6 +39,7 @@ class Run:
     success: bool | None
     task: str | None
     steps: list[Step] = field(default_factory=list)
+    said: dict[int, str] = field(default_factory=dict)  # position -> the text of the message holding a step
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,10 @@ def load_run(con: duckdb.DuckDBPyConnection, cid: str) -> Run:
     steps = [Step(str(n), canonical(a), int(p)) for n, a, p in con.execute(
         "SELECT coalesce(name, ''), arguments, position FROM tool_calls WHERE conversation_id = ? AND position "
         "IS NOT NULL ORDER BY position, call_index", [cid]).fetchall()]
-    return Run(cid, head[0], head[1], head[2], head[3], steps)
+    said = dict(con.execute("SELECT position, left(content, ?) FROM messages WHERE conversation_id = ? AND position "
+                            "IN (SELECT unnest(?::INTEGER[]))", [SAID_CHARS, cid, sorted({s.position for s in steps})]
+                            ).fetchall())
+    return Run(cid, head[0], head[1], head[2], head[3], steps, said)
 
 
 def first_divergence(a: list[Step], b: list[Step]) -> int:

@@ -6,6 +6,7 @@ from forensics.analyzers.diff import Run, RunDiff, Step
 from forensics.redact import redact
 
 ARGS_CHARS = 90
+SAID_SHOWN = 160
 MARK = {"same": "=", "changed": "~", "only_a": "<", "only_b": ">"}
 
 
@@ -34,6 +35,10 @@ def render(d: RunDiff) -> str:
     else:
         lines.append(f"first divergence at step {i}: A {_at(sa)} {step_text(sa)}")
         lines.append(f"{' ' * (len(str(i)) + 27)}B {_at(sb)} {step_text(sb)}")
+        for name, run, step in (("A", a, sa), ("B", b, sb)):
+            text = " ".join(run.said.get(step.position, "").split()) if step else ""
+            if text:
+                lines.append(f"  {name} wrote beside it: {redact(text)[:SAID_SHOWN]}" + ("…" if len(text) > SAID_SHOWN else ""))
     counts = {op: sum(x.op == op for x in d.aligned) for op in MARK}
     lines.append("aligned: " + ", ".join(f"{n} {op}" for op, n in counts.items())
                  + "   (= same, ~ other arguments, < only in A, > only in B; [position] as `forensics show` takes it)")
