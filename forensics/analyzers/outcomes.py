@@ -192,7 +192,7 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
     ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
     scorer: Callable[[list[Section], int], dict[str, float]] | None = ctx.memo.get("worst_scores")
     worst = scorer(sections, ctx.selected) if scorer and sections else {}
-    columns = {"worst-conversation score": [worst.get(c, 0.0) for c in ids],
+    columns = {**({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
                **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()}}
     pos, neg = sum(failed), len(failed) - sum(failed)
     rows, aucs = [], {}
@@ -202,11 +202,11 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
         aucs[label] = a
         rows.append({"ranking": label, "auc": a, "low": lo, "high": hi})
     rows.append({"ranking": "random", "auc": 0.5 if pos and neg else None, "low": None, "high": None})
-    ranking = {"auc": aucs["worst-conversation score"], "auc_by_messages": aucs["messages"],
+    first = rows[0] if sections else {"low": None, "high": None}
+    ranking = {"auc": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
                "auc_by_tool_calls": aucs["tool calls"], "auc_by_tool_errors": aucs["tool errors"],
                "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"], "auc_random": 0.5,
-               "auc_low": rows[0]["low"], "auc_high": rows[0]["high"],
-               "scored_by_findings": bool(sections)}
+               "auc_low": first["low"], "auc_high": first["high"], "scored_by_findings": bool(sections)}
     return ranking, pl.DataFrame(rows, schema={"ranking": pl.String, "auc": pl.Float64, "low": pl.Float64,
                                                "high": pl.Float64})
 
@@ -222,6 +222,8 @@ def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
         text += (f"The worst-conversation ranking finds failed runs with AUC {rk['auc']:.2f} (by length "
                  f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
                  f"{verdict} the trivial rankings. ")
+    if not rk["scored_by_findings"]:
+        text += "No other analyzer ran, so the worst-conversation ranking is not checked (run the whole report). "
     text += (f"Finding kinds that separate failed from passed runs: {', '.join(seps) if seps else 'none'} "
              f"(of {len(m['kinds'])}). ")
     text += (f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
