@@ -302,3 +302,26 @@ def test_bad_records_are_quarantined_and_nothing_is_guessed(tmp_path: Path) -> N
     # "maybe", a running run and a reward of "high" are no grades: those runs have no outcome
     assert sorted(query(db, "SELECT json_extract_string(detail, '$.task'), success FROM conversation_outcomes")) == [
         ("gsm8k/0", True), (f"{tmp_path.name}/2", False)]  # the task is the folder holding overall.json
+
+
+def test_tau2_dir_format_reads_each_run_file(tmp_path: Path, excerpts: Path) -> None:
+    """tau2's "dir" format: results.json (metadata, simulation_index) beside simulations/<id>.json."""
+    doc = json.loads(next((FIXTURES / "outcomes" / "tau2").glob("*.json")).read_text())
+    sims = doc.pop("simulations")
+    doc["simulation_index"] = [{"id": s["id"], "task_id": s["task_id"], "trial": s["trial"],
+                                "reward": s["reward_info"]["reward"]} for s in sims]
+    run = tmp_path / "telecom-run"
+    (run / "simulations").mkdir(parents=True)
+    (run / "results.json").write_text(json.dumps(doc, indent=2))
+    for s in sims:
+        (run / "simulations" / f"{s['id']}.json").write_text(json.dumps(s, indent=2))
+    db = tmp_path / "w.duckdb"
+    _ingest(db, run)
+    outcomes = "SELECT c.native_id, c.model, o.success, o.score, o.detail FROM conversation_outcomes o " \
+               "JOIN conversations c USING (conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2' " \
+               "ORDER BY 1"
+    assert query(db, outcomes) == query(excerpts, outcomes) and len(query(db, outcomes)) == 3
+    assert query(db, "SELECT format, count(*) FROM sources GROUP BY 1") == [("tau2", 4)]
+    same = "SELECT c.native_id, m.position, m.role, m.origin, m.content FROM messages m JOIN conversations c " \
+           "USING (conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2' ORDER BY 1, 2"
+    assert query(db, same) == query(excerpts, same)

@@ -12,6 +12,10 @@ tools: such a call and its result become one ``tool_result`` turn on the user ro
 then the output), so that the person's words stay theirs and the agent's steps stay the agent's. A user
 message with no words, only device calls, is skipped and counted (its calls live in those turns).
 
+A run saved in the "dir" format (``Results.save(format="dir")``, the default for voice runs) is
+``results.json`` (the metadata and ``simulation_index``: skipped and counted) beside ``simulations/<id>.json``
+(one ``SimulationRun`` each, read with the model of that ``results.json``).
+
 The outcome is ``reward_info.reward`` (success when it is at least 1, tau2's own rule); ``tasks`` hold the
 graders' expected actions and are not read. The task key is the simulation's ``task_id``.
 """
@@ -21,31 +25,53 @@ import json
 from pathlib import Path
 from typing import Any
 
+from forensics.importers import values
 from forensics.importers.grades import reward
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
+SIMULATIONS = "simulations"  # the "dir" format: results.json (metadata) and simulations/<id>.json, one run each
+
 
 def read(path: str, log: Log) -> list[Conversation]:
     doc = log.json_document(Path(path).read_bytes())
+    if Path(path).parent.name == SIMULATIONS and "messages" in mapping(doc):  # the "dir" format: one run per file
+        meta = _metadata(Path(path).parent.parent / "results.json")
+        return [_run(log, doc, 0, log.name, _model(meta))]
     if not isinstance(mapping(doc).get("simulations"), list):
-        if doc is not None:
+        if isinstance(mapping(doc).get("simulation_index"), list) or (Path(path).parent / SIMULATIONS).is_dir():
+            log.skip("run metadata (its runs are the files of simulations/)")
+        elif doc is not None:
             log.error = "not tau2-bench results (no simulations list)"
         return []
-    info = mapping(doc.get("info"))
-    model = mapping(info.get("agent_info")).get("llm")
     log.skip("task (the graders' expected actions, not a conversation)", len(listed(doc.get("tasks"))))
     out = []
     for i, where, s in log.objects(doc["simulations"], f"{log.name}:simulations", "simulation"):
         with log.guard(where, s):
-            task, trial = s.get("task_id"), s.get("trial")
-            native = f"task {task} trial {trial}" if task is not None and trial is not None else str(s.get("id", f"#{i}"))
-            conv = Conversation(native, _turns(log, listed(s.get("messages")), where, model),
-                                title=None if task is None else str(task), model=model if isinstance(model, str) else None,
-                                created=s.get("start_time"), updated=s.get("end_time"))
-            conv.outcome = reward(mapping(s.get("reward_info")).get("reward"), "reward_info.reward", task)
-            out.append(conv)
+            out.append(_run(log, s, i, where, _model(doc)))
     return out
+
+
+def _run(log: Log, s: dict[str, Any], i: int, where: str, model: str | None) -> Conversation:
+    task, trial = s.get("task_id"), s.get("trial")
+    native = f"task {task} trial {trial}" if task is not None and trial is not None else str(s.get("id", f"#{i}"))
+    conv = Conversation(native, _turns(log, listed(s.get("messages")), where, model),
+                        title=None if task is None else str(task), model=model,
+                        created=s.get("start_time"), updated=s.get("end_time"))
+    conv.outcome = reward(mapping(s.get("reward_info")).get("reward"), "reward_info.reward", task)
+    return conv
+
+
+def _model(doc: Any) -> str | None:
+    llm = mapping(mapping(mapping(doc).get("info")).get("agent_info")).get("llm")
+    return llm if isinstance(llm, str) else None
+
+
+def _metadata(path: Path) -> Any:
+    try:
+        return values.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
 
 
 def _turns(log: Log, messages: list[Any], where: str, model: Any) -> list[Turn]:
@@ -84,8 +110,12 @@ def _usage(m: dict[str, Any], model: Any) -> list[Usage]:
 
 def _sniff(probe: Probe) -> bool:
     head = probe.head.lstrip()
-    return head[:1] == b"{" and (b'"user_info"' in probe.head and b'"agent_info"' in probe.head
-                                 or b'"simulations"' in probe.head and b'"reward_info"' in probe.head)
+    if head[:1] != b"{":
+        return False
+    run_file = probe.path.parent.name == SIMULATIONS and all(  # the "dir" format's SimulationRun files
+        k in probe.head for k in (b'"task_id"', b'"termination_reason"', b'"trial"'))
+    return run_file or (b'"user_info"' in probe.head and b'"agent_info"' in probe.head
+                        or b'"simulations"' in probe.head and b'"reward_info"' in probe.head)
 
 
 FORMAT = Format("tau2", "tau2-bench simulation results: one run per simulation, outcome reward_info.reward",
