@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
@@ -24,6 +25,10 @@ from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
 from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
+
+if TYPE_CHECKING:
+    from forensics.analyzers.diff import Run, RunDiff
+    from forensics.importers.outcome_labels import LabelImport
 
 PathLike = str | os.PathLike[str]
 
@@ -184,3 +189,33 @@ def formats() -> pl.DataFrame:
     rows = [{"format": f.name, "origin": "built-in" if f.name in builtin else (f.read or f.task).__module__.split(".")[0],
              "reads": f.summary} for f in registry.ordered()]
     return pl.DataFrame(rows, schema={"format": pl.String, "origin": pl.String, "reads": pl.String})
+
+
+def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
+    """Import run outcomes kept outside the logs (CSV with a header or JSONL: id, success, optional score) into
+    ``conversation_outcomes`` (SPEC §20); idempotent. A bad file raises ForensicsError and changes nothing."""
+    from forensics.importers.outcome_labels import read_labels as read_outcomes
+    from forensics.importers.outcome_labels import store
+
+    labels = read_outcomes(path)
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db) as wh:
+        return store(wh.con, labels, str(Path(path).resolve()))
+
+
+def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:
+    """Two runs aligned step by step with their first divergence (SPEC §21); ids are conversation or native ids."""
+    from forensics.analyzers.diff import diff
+
+    with open_warehouse(db, read_only=True) as wh:
+        return diff(wh.con, a, b)
+
+
+def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff | None]:
+    """The runs of one task with their outcomes, and a passed run diffed against a failed one (None when the
+    task has no runs of both outcomes)."""
+    from forensics.analyzers.diff import for_task
+
+    with open_warehouse(db, read_only=True) as wh:
+        return for_task(wh.con, key)

@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
+from forensics.importers import grades, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -86,7 +86,8 @@ def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
     _attach_usage(log, s, turns)
     out = s.get("output") if isinstance(s.get("output"), dict) else {}
     return Conversation(f"{s.get('id')} epoch {s.get('epoch', 1)}", turns, model=out.get("model") or model,
-                        created=s.get("started_at") or created, updated=s.get("completed_at"))
+                        created=s.get("started_at") or created, updated=s.get("completed_at"),
+                        outcome=grades.inspect_scores(s.get("scores"), s.get("id")))
 
 
 def _turn(m: dict, i: int) -> Turn:

@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA
-from forensics.importers.records import Parsed
+from forensics.importers.records import OUTCOME_SCHEMA, Parsed
 from forensics.importers.values import EPOCH_MAX
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
@@ -35,9 +35,10 @@ TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
-TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
-EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
+EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table(),  # only some formats have these
+         "outcome": OUTCOME_SCHEMA.empty_table()}
 RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
                "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                "conversations_new", "conversations_updated", "conversations_unchanged", "note")
@@ -217,7 +218,7 @@ class Loader:
         # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
         # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
         b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
-        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (b[n] for n in TABLES)  # noqa: F841
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome = (b[n] for n in TABLES)  # noqa: F841
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
@@ -244,6 +245,9 @@ class Loader:
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        # an outcome read from the log never overrides one the user imported from a labels file (SPEC §20)
+        con.execute("INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
+                    "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)")
         whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine is replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
@@ -273,6 +277,8 @@ class Loader:
             r.messages_imported -= n
         for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
             con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
+        con.execute("DELETE FROM conversation_outcomes WHERE source = 'log' AND conversation_id IN "
+                    "(SELECT conversation_id FROM _b_old)")
 
     def _record(self, plans: list[Plan]) -> None:
         """The sources' rows (identity, hash, size and mtime for the next unchanged check) and run rows."""

@@ -102,6 +102,19 @@ class Event:
 
 
 @dataclass
+class Outcome:
+    """How the run ended, as its log records it (SPEC §20): ``success`` (None: only a score is known), the
+    ``score`` as recorded, and ``detail``: the field read (``by``), its raw ``value`` and the ``task`` key
+    when the log names the task (runs of one task are compared by ``forensics diff --task``)."""
+
+    success: bool | None
+    score: float | None = None
+    by: str = ""
+    value: Any = None
+    task: str | None = None
+
+
+@dataclass
 class Conversation:
     """One conversation; ``id`` is its native id, unique within the file. ``parent`` is the native id of
     the conversation that spawned it (a sub-agent), resolved among the conversations of the same format."""
@@ -115,6 +128,7 @@ class Conversation:
     updated: Any = None
     parent: str | None = None
     events: list[Event] = field(default_factory=list)
+    outcome: Outcome | None = None
 
 
 class Log:
@@ -274,6 +288,15 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
                         dumps(ev.detail).decode())
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
+    if conv.outcome is not None:
+        add_outcome(log.batch, cid, conv.outcome)
+
+
+def add_outcome(b: Batch, cid: str, o: Outcome) -> None:
+    """An outcome row, its score checked (a reward logged as text or as an odd value is kept only in ``detail``)."""
+    score = values.number(o.score) if o.score is not None else None
+    detail = {k: v for k, v in (("by", o.by), ("value", o.value), ("task", o.task)) if v not in (None, "")}
+    b.add_outcome(cid, o.success if isinstance(o.success, bool) else None, score, detail)
 
 
 def _input_tokens(u: Usage) -> int | None:

@@ -18,6 +18,8 @@ from typing import Any
 import orjson
 
 from forensics.importers import values
+from forensics.importers.grades import reward
+from forensics.importers.model import add_outcome
 from forensics.importers.records import (
     BadRecord,
     Batch,
@@ -169,6 +171,12 @@ def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, dig
     created = rec.get("created_at", rec.get("created", rec.get("timestamp")))
     b.add_conversation(cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created),
                        None, digest, entries)
+    info = rec.get("reward_info")
+    by, value = (("reward_info.reward", info.get("reward")) if "reward" not in rec and isinstance(info, dict)
+                 else ("reward", rec.get("reward")))
+    outcome = reward(value, by, rec.get("task_id"))
+    if outcome is not None:  # tau-bench's reward, tau2's reward_info.reward: 1 is a solved task
+        add_outcome(b, cid, outcome)
 
 
 def _messages_key(rec: dict) -> str | None:

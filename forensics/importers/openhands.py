@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from forensics.importers import grades
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -49,6 +50,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         conv = _conversation(log, native, history, meta, where)
         if isinstance(rec.get("instruction"), str) and not any(t.role == "user" for t in conv.turns):
             conv.turns.insert(0, Turn("user", rec["instruction"], id="instruction"))
+        conv.outcome = grades.openhands_resolved(rec.get("test_result"), rec.get("instance_id"))
         out.append(conv)
     return out
 

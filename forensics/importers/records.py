@@ -298,6 +298,8 @@ CONV_SCHEMA = pa.schema([("conversation_id", pa.string()), ("native_id", pa.stri
                          ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())])
 QUAR_SCHEMA = pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
                          ("raw_bytes", pa.int64())])
+OUTCOME_SCHEMA = pa.schema([("conversation_id", pa.string()), ("success", pa.bool_()), ("score", pa.float64()),
+                            ("detail", pa.string())])  # conversation_outcomes rows read from the log (SPEC §20)
 
 
 @dataclass
@@ -308,6 +310,7 @@ class Batch:
     msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in MSG_SCHEMA.names})
     call: dict[str, list] = field(default_factory=lambda: {n: [] for n in CALL_SCHEMA.names})
     quar: dict[str, list] = field(default_factory=lambda: {n: [] for n in QUAR_SCHEMA.names})
+    outcome: dict[str, list] = field(default_factory=lambda: {n: [] for n in OUTCOME_SCHEMA.names})
     rows_read: int = 0
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
@@ -320,6 +323,11 @@ class Batch:
         q["reason"].append(reason)
         q["raw"].append(raw[:RAW_CAP])
         q["raw_bytes"].append(len(raw))
+
+    def add_outcome(self, cid: str, success: bool | None, score: float | None, detail: dict[str, Any]) -> None:
+        """The run's outcome as its log records it (one per conversation; the loader replaces older ones)."""
+        for col, v in zip(OUTCOME_SCHEMA.names, (cid, success, score, _json(detail))):
+            self.outcome[col].append(v)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
@@ -416,7 +424,8 @@ class Batch:
         json_text = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
         msg = {**self.msg, "content_json": json_text}
         return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(msg, schema=MSG_SCHEMA),
-                "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA)}
+                "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA),
+                "outcome": pa.table(self.outcome, schema=OUTCOME_SCHEMA)}
 
 
 @dataclass

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
+from forensics.importers import grades, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -48,7 +48,7 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
             t.main = False
             t.parent = "" if i == 0 else None  # each discarded attempt is a tree of its own
         turns.extend(off)
-    return [Conversation(native, turns, model=_swe_model(doc))]
+    return [Conversation(native, turns, model=_swe_model(doc), outcome=grades.swebench_results(path, native))]
 
 
 def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
@@ -149,7 +149,8 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
                                   is_error=code != 0 if isinstance(code, int) else None))
             else:
                 turns.append(Turn(role if isinstance(role, str) else "?", text, at=at))
-    return [Conversation(_instance(path), turns, model=model_cfg.get("model_name"))]
+    native = _instance(path)
+    return [Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))]
 
 
 def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:

@@ -99,6 +99,8 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
             "analyzers": names, "data_quality": quality.summarize(ctx.con), **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
+    # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
+    ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
     for name in names:
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
     report.digest = digests.build(report.sections, ctx.selected)

@@ -151,10 +151,26 @@ def worst(ranked: list[Ranked]) -> list[Worst]:
 
     scored = []
     for cid, rs in per.items():
-        score = sum((3 if r.finding.severity == "high" else 1) + strength(r.finding)[1] / 100 for r in rs)
+        score = weight(rs)
         reasons = [f"{r.finding.kind.replace('_', ' ')} ({r.finding.severity}): {line(r.finding)}" for r in rs[:2]]
         scored.append(Worst(cid, round(score, 3), reasons, rs))
     return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
+
+
+def weight(rs: list[Ranked]) -> float:
+    """A conversation's score in *Worst conversations*: high 3, low 1, plus how far out each finding is."""
+    return sum((3 if r.finding.severity == "high" else 1) + strength(r.finding)[1] / 100 for r in rs)
+
+
+def scores(sections: list[Section], conversations: int) -> dict[str, float]:
+    """Every conversation's *Worst conversations* score (those without a ranked finding are absent: 0), the
+    ranking the outcome analyzer checks against which runs failed."""
+    ranked = rank(sections, {n.kind for n in norms(sections, conversations)})
+    per: dict[str, list[Ranked]] = {}
+    for r in ranked:
+        if r.finding.conversation_id:
+            per.setdefault(r.finding.conversation_id, []).append(r)
+    return {cid: weight(rs) for cid, rs in per.items()}
 
 
 @dataclass
