@@ -22,7 +22,8 @@ from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
-REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
+REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs (multi-MB tool results) need ~250 MB in the
+# compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 
