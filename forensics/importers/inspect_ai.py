@@ -95,8 +95,9 @@ def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
         msgs = [{"role": "user", "content": s["input"]}]
     generations = [ev for ev in listed(s.get("events")) if isinstance(ev, dict) and ev.get("event") == "model"]
     replies = [_reply(ev) for ev in generations]
-    known = {(m.get("id") or text_of(m.get("content"))) for m in msgs if isinstance(m, dict) and m.get("role") == "assistant"}
-    if any(r and (r.get("id") or text_of(r.get("content"))) not in known for r in replies):
+    said = [m for m in msgs if isinstance(m, dict) and m.get("role") == "assistant"]
+    known = {m.get("id") for m in said} | {text_of(m.get("content")).strip() for m in said}
+    if any(_missing(r, known) for r in replies):
         msgs = _from_events(generations, replies)
         log.notes.append("replies missing from a sample's messages were rebuilt from its model events")
     turns = [_turn(m, i) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
@@ -104,6 +105,16 @@ def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
     out = s.get("output") if isinstance(s.get("output"), dict) else {}
     return Conversation(f"{s.get('id')} epoch {s.get('epoch', 1)}", turns, model=out.get("model") or model,
                         created=s.get("started_at") or created, updated=s.get("completed_at"), events=_outcomes(s))
+
+
+def _missing(reply: dict | None, known: set) -> bool:
+    """A reply whose id, or else whose text, ``messages`` does not hold (an empty reply with no id proves nothing)."""
+    if reply is None:
+        return False
+    if reply.get("id"):
+        return reply["id"] not in known
+    text = text_of(reply.get("content")).strip()
+    return bool(text) and text not in known
 
 
 def _resolve(v: Any, attachments: dict) -> Any:

@@ -250,10 +250,16 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
     """A tool span answers its call when no tool message did (frameworks that record only the tool span), and
     flags the message that did when it failed; a call no message holds belongs to the model call before it."""
     answered = {m.answers: m for m in conv if m.role == "tool"}
+    claimed: set[str] = set()
     for s in tool_spans:
         a = s.attrs
         cid = _first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
+        if cid is None:  # no id: the first call of that tool no span has claimed yet
+            name = _first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+            cid = next((c.id for m in conv for c in m.calls if c.name == name and c.id not in claimed
+                        and c.id is not None), None) if name is not None else None
         cid = str(cid) if cid is not None else f"span-{s.span}"
+        claimed.add(cid)
         if cid in answered:  # the message has the text, the span whether it failed
             answered[cid].error = answered[cid].error or s.error or None
             continue
@@ -265,7 +271,7 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
                 conv.append(owner)
                 anchors.append(owner)
             owner.calls.append(ToolCall(_first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
-                                        _first(a, "gen_ai.tool.call.arguments", "tool.parameters", "input.value",
+                                        _first(a, "gen_ai.tool.call.arguments", "input.value",
                                                "ai.toolCall.args", "ai.toolCall.input"), cid))
             at = conv.index(owner)
         result = _first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "ai.toolCall.output")
