@@ -8,8 +8,8 @@ import json
 import re
 import sqlite3
 import zipfile
-from datetime import datetime
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -130,8 +130,8 @@ def swe_agent(root: Path) -> Figures:
         doc = json.loads(f.read_text())
         runs = [doc] + [a for k, a in enumerate(doc.get("attempts") or []) if k != doc["info"].get("best_attempt_idx")]
         calls = sum(h["role"] == "assistant" and bool(h.get("action")) for r in runs for h in r["history"])
-        users = sum(h["role"] == "user" and not h.get("is_demo") and h.get("message_type") != "observation"
-                    for h in doc["history"]) or 1  # the instance is the one user message (typed "observation")
+        first = next(i for i, h in enumerate(doc["history"]) if h["role"] == "assistant" and not h.get("is_demo"))
+        users = sum(h["role"] == "user" for h in doc["history"][:first])  # demonstrations and the instance
         out.append(Figures(1, users, calls, calls))  # every step's action has its observation
     return _add(*out)
 

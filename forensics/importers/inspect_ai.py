@@ -26,8 +26,10 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json$")
@@ -83,14 +85,14 @@ def _member(z: zipfile.ZipFile, name: str, log: Log) -> Any:
         return None
     try:
         return values.loads(raw)
-    except ValueError as e:
+    except orjson.JSONDecodeError as e:
         log.quarantine(f"{log.name}:{name}", values.json_reason(e), raw)
         return None
 
 
-def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
-    s = _resolve(s, s.get("attachments") if isinstance(s.get("attachments"), dict) else {})
-    msgs = s.get("messages") if isinstance(s.get("messages"), list) else []
+def _sample(log: Log, s: dict[str, Any], model: Any, created: Any) -> Conversation:
+    s = _resolve(s, mapping(s.get("attachments")))
+    msgs = listed(s.get("messages"))
     if not msgs and isinstance(s.get("input"), str):
         msgs = [{"role": "user", "content": s["input"]}]
     generations = [ev for ev in listed(s.get("events")) if isinstance(ev, dict) and ev.get("event") == "model"]
@@ -102,12 +104,12 @@ def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
         log.notes.append("replies missing from a sample's messages were rebuilt from its model events")
     turns = [_turn(m, i) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
     _attach_usage(log, s, turns)
-    out = s.get("output") if isinstance(s.get("output"), dict) else {}
+    out = mapping(s.get("output"))
     return Conversation(f"{s.get('id')} epoch {s.get('epoch', 1)}", turns, model=out.get("model") or model,
                         created=s.get("started_at") or created, updated=s.get("completed_at"), events=_outcomes(s))
 
 
-def _missing(reply: dict | None, known: set) -> bool:
+def _missing(reply: dict[str, Any] | None, known: set[Any]) -> bool:
     """A reply whose id, or else whose text, ``messages`` does not hold (an empty reply with no id proves nothing)."""
     if reply is None:
         return False
@@ -117,7 +119,7 @@ def _missing(reply: dict | None, known: set) -> bool:
     return bool(text) and text not in known
 
 
-def _resolve(v: Any, attachments: dict) -> Any:
+def _resolve(v: Any, attachments: dict[str, Any]) -> Any:
     """Every ``attachment://<hash>`` string replaced by the attachment it names."""
     if isinstance(v, str):
         if v.startswith(ATTACHMENT):
@@ -131,16 +133,16 @@ def _resolve(v: Any, attachments: dict) -> Any:
     return v
 
 
-def _reply(ev: dict) -> dict | None:
-    out = ev.get("output") if isinstance(ev.get("output"), dict) else {}
-    choices = out.get("choices") if isinstance(out.get("choices"), list) else []
+def _reply(ev: dict[str, Any]) -> dict[str, Any] | None:
+    out = mapping(ev.get("output"))
+    choices = listed(out.get("choices"))
     msg = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
     return msg if isinstance(msg, dict) else None
 
 
-def _from_events(generations: list[dict], replies: list[dict | None]) -> list[dict]:
+def _from_events(generations: list[dict[str, Any]], replies: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
     """The conversation of a sample's model calls: each call's input beyond the history so far, then its reply."""
-    conv: list[dict] = []
+    conv: list[dict[str, Any]] = []
     for ev, reply in zip(generations, replies):
         inputs = [m for m in listed(ev.get("input")) if isinstance(m, dict)]
         n = len(conv)
@@ -155,11 +157,11 @@ def _from_events(generations: list[dict], replies: list[dict | None]) -> list[di
     return conv
 
 
-def _key(m: dict) -> tuple:
+def _key(m: dict[str, Any]) -> tuple[Any, ...]:
     return m.get("role"), text_of(m.get("content")).strip()
 
 
-def _turn(m: dict, i: int) -> Turn:
+def _turn(m: dict[str, Any], i: int) -> Turn:
     role = m.get("role")
     text = text_of(m.get("content"))
     mid = m.get("id") if isinstance(m.get("id"), str) else str(i)
@@ -176,10 +178,10 @@ def _turn(m: dict, i: int) -> Turn:
                 origin="harness" if role == "user" and CONTINUE.match(text) else None)
 
 
-def _outcomes(s: dict) -> list[Event]:
+def _outcomes(s: dict[str, Any]) -> list[Event]:
     """The sample's scores, one event per scorer, and its error: what the run's outcome was."""
     out = []
-    scores = s.get("scores") if isinstance(s.get("scores"), dict) else {}
+    scores = mapping(s.get("scores"))
     for name, sc in scores.items():
         sc = sc if isinstance(sc, dict) else {"value": sc}
         out.append(Event("score", None, trigger=str(name), detail={k: sc[k] for k in (
@@ -189,7 +191,7 @@ def _outcomes(s: dict) -> list[Event]:
     return out
 
 
-def _attach_usage(log: Log, s: dict, turns: list[Turn]) -> None:
+def _attach_usage(log: Log, s: dict[str, Any], turns: list[Turn]) -> None:
     """One usage row per model event (a generation), onto the assistant message it produced."""
     replies = [t for t in turns if t.role == "assistant"]
     by_id = {t.id: t for t in replies}
@@ -200,7 +202,7 @@ def _attach_usage(log: Log, s: dict, turns: list[Turn]) -> None:
             log.skip(f"event:{str(kind)[:40]}")
             continue
         log.skip("event:model (-> message_usage)")
-        out = ev.get("output") if isinstance(ev.get("output"), dict) else {}
+        out = mapping(ev.get("output"))
         u = out.get("usage") if isinstance(out.get("usage"), dict) else None
         msg = _reply(ev) or {}
         target = by_id.get(msg.get("id")) if msg.get("id") in by_id else (replies[k] if k < len(replies) else None)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import openhands_v1, values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 SKIPPED_ACTIONS = ("change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation_request", "start")
@@ -66,8 +66,8 @@ def read(path: str, log: Log) -> list[Conversation]:
         if not isinstance(rec.get("history"), list):
             log.quarantine(where, "no history list (an OpenHands evaluation output line holds one)", raw)
             continue
-        meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-        issue = rec.get("issue") if isinstance(rec.get("issue"), dict) else {}
+        meta = mapping(rec.get("metadata"))
+        issue = mapping(rec.get("issue"))
         native = str(rec.get("instance_id") or (f"issue {issue['number']}" if issue.get("number") is not None
                                                  else f"line {n}"))
         history = [e for pair in rec["history"] for e in (pair if isinstance(pair, list) else [pair])]
@@ -85,17 +85,17 @@ class _State:
         self.turns: list[Turn] = []
         self.events: list[Event] = []
         self.by_response: dict[str, Turn] = {}
-        self.open: list[tuple[str, str, dict]] = []  # calls not answered yet: (id, action kind, arguments)
+        self.open: list[tuple[str, str, dict[str, Any]]] = []  # calls not answered yet: (id, action kind, arguments)
         self.acted = False
 
 
-def _conversation(log: Log, native: str, events: list, meta: dict, where: str) -> Conversation:
+def _conversation(log: Log, native: str, events: list[Any], meta: dict[str, Any], where: str) -> Conversation:
     st = _State()
-    usages: dict[str, dict] = {}
+    usages: dict[str, dict[str, Any]] = {}
     for i, loc, ev in log.objects(events, where, "event"):
         with log.guard(loc, ev):
-            for u in _token_usages(ev):
-                usages.setdefault(str(u.get("response_id")), u)
+            for usage in _token_usages(ev):
+                usages.setdefault(str(usage.get("response_id")), usage)
             kind = openhands_v1.kind_of(ev)
             if kind is not None:
                 openhands_v1.sdk_event(log, ev, kind, st.turns, st.events, st.by_response)
@@ -112,20 +112,20 @@ def _conversation(log: Log, native: str, events: list, meta: dict, where: str) -
                                     cache_creation_input_tokens=u.get("cache_write_tokens"),
                                     cache_read_input_tokens=u.get("cache_read_tokens"), message_id=rid,
                                     model=u.get("model") or None))
-    llm = meta.get("llm_config") if isinstance(meta.get("llm_config"), dict) else {}
+    llm = mapping(meta.get("llm_config"))
     model = llm.get("model") or next((u.model for t in st.turns for u in t.usage if u.model), None)
     first = next((e.get("timestamp") for e in events if isinstance(e, dict) and e.get("timestamp")), None)
     return Conversation(native, st.turns, model=model, created=first, events=st.events)
 
 
-def _args(ev: dict) -> dict:
+def _args(ev: dict[str, Any]) -> dict[str, Any]:
     """An action's arguments: ``args``, or the event's own fields where the log flattened them."""
     if isinstance(ev.get("args"), dict):
-        return ev["args"]
+        return mapping(ev["args"])
     return {k: v for k, v in ev.items() if k not in EVENT_KEYS or k in ("content",)}
 
 
-def _action(log: Log, ev: dict, st: _State, i: int) -> None:
+def _action(log: Log, ev: dict[str, Any], st: _State, i: int) -> None:
     kind, source = ev["action"], ev.get("source")
     args = _args(ev)
     at, eid = ev.get("timestamp"), ev.get("id")
@@ -146,13 +146,13 @@ def _action(log: Log, ev: dict, st: _State, i: int) -> None:
         log.skip(f"user action:{str(kind)[:40]}")
     else:
         st.acted = True
-        meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else {}
+        meta = mapping(ev.get("tool_call_metadata"))
         rid = _response_id(meta)
         cid = str(meta.get("tool_call_id") or (f"event-{eid}" if eid is not None else f"action-{i}"))
         call_args = {k: v for k, v in args.items() if k != "thought"}
         call = ToolCall(meta.get("function_name") or kind, call_args, cid)
         st.open.append((cid, str(kind), call_args))
-        thought = args.get("thought") if isinstance(args.get("thought"), str) else ""
+        thought = str(args["thought"]) if isinstance(args.get("thought"), str) else ""
         if kind == "finish":
             thought = "\n".join(filter(None, [thought, text_of(args.get("final_thought") or args.get("message"))]))
         turn = st.by_response.get(rid) if rid else None  # parallel calls of one response are one message
@@ -166,14 +166,14 @@ def _action(log: Log, ev: dict, st: _State, i: int) -> None:
         turn.calls.append(call)
 
 
-def _observation(log: Log, ev: dict, st: _State, i: int) -> None:
+def _observation(log: Log, ev: dict[str, Any], st: _State, i: int) -> None:
     kind = ev["observation"]
     if kind in SKIPPED_OBSERVATIONS:
         log.skip(f"observation:{kind}")
         return
-    meta = ev.get("tool_call_metadata") if isinstance(ev.get("tool_call_metadata"), dict) else {}
-    extras = ev.get("extras") if isinstance(ev.get("extras"), dict) else {k: v for k, v in ev.items()
-                                                                          if k not in EVENT_KEYS}
+    meta = mapping(ev.get("tool_call_metadata"))
+    extras = mapping(ev["extras"]) if isinstance(ev.get("extras"), dict) else {
+        k: v for k, v in ev.items() if k not in EVENT_KEYS}
     if meta.get("tool_call_id"):
         answers = str(meta["tool_call_id"])
     elif ev.get("cause") is not None:
@@ -181,35 +181,35 @@ def _observation(log: Log, ev: dict, st: _State, i: int) -> None:
     else:
         answers = _echoed(st, str(kind), extras) or f"unlinked-{i}"
     st.open = [c for c in st.open if c[0] != answers]
-    cmd = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    cmd = mapping(extras.get("metadata"))
     code = cmd.get("exit_code", extras.get("exit_code"))
     error = kind in ERROR_OBSERVATIONS or ev.get("success") is False or (isinstance(code, int) and code not in (0, -1))
     st.turns.append(Turn("tool", text_of(ev.get("content", ev.get("message"))), answers=answers, is_error=error,
                          at=ev.get("timestamp"), id=ev.get("id")))
 
 
-def _echoed(st: _State, kind: str, extras: dict) -> str | None:
+def _echoed(st: _State, kind: str, extras: dict[str, Any]) -> str | None:
     """The latest open call of this kind whose arguments the observation repeats (a log with no ids)."""
     for cid, action, args in reversed(st.open):
         shared = [k for k in ECHOED if k in args and k in extras]
         if action == kind and shared and all(args[k] == extras[k] for k in shared):
-            return cid
+            return str(cid)
     return None
 
 
-def _token_usages(ev: dict) -> list[dict]:
+def _token_usages(ev: dict[str, Any]) -> list[dict[str, Any]]:
     metrics = ev.get("llm_metrics")
     usages = metrics.get("token_usages") if isinstance(metrics, dict) else None
     return [u for u in usages if isinstance(u, dict) and u.get("response_id")] if isinstance(usages, list) else []
 
 
-def _response_id(meta: dict) -> str | None:
+def _response_id(meta: dict[str, Any]) -> str | None:
     resp = meta.get("model_response")
     rid = resp.get("id") if isinstance(resp, dict) else None
     return rid if isinstance(rid, str) else None
 
 
-def _uncached(u: dict) -> Any:
+def _uncached(u: dict[str, Any]) -> Any:
     """litellm's prompt_tokens include the cache reads."""
     p, c = u.get("prompt_tokens"), u.get("cache_read_tokens")
     return p - c if isinstance(p, int) and isinstance(c, int) and p >= c else p

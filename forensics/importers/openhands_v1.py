@@ -18,6 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, mapping, text_of
 
@@ -25,7 +27,7 @@ SDK_KINDS = ("MessageEvent", "SystemPromptEvent", "ActionEvent", "ObservationEve
              "AgentErrorEvent", "Condensation", "CondensationRequest", "PauseEvent", "ConversationStateUpdateEvent")
 
 
-def kind_of(ev: dict) -> str | None:
+def kind_of(ev: dict[str, Any]) -> str | None:
     """An SDK event's kind, named or recognised by its fields; None for anything else (V0 events)."""
     kind = ev.get("kind")
     if isinstance(kind, str) and kind in SDK_KINDS:
@@ -45,13 +47,13 @@ def kind_of(ev: dict) -> str | None:
     return None
 
 
-def sdk_event(log: Log, ev: dict, kind: str, turns: list[Turn], events: list[Event],
+def sdk_event(log: Log, ev: dict[str, Any], kind: str, turns: list[Turn], events: list[Event],
               by_response: dict[str, Turn]) -> None:
     at, eid = ev.get("timestamp"), ev.get("id")
     if kind == "MessageEvent":
         msg = mapping(ev.get("llm_message"))
         role = msg.get("role") if isinstance(msg.get("role"), str) else "user" if ev.get("source") == "user" else "assistant"
-        turns.append(Turn(role, text_of(msg.get("content")), at=at, id=eid))
+        turns.append(Turn(str(role), text_of(msg.get("content")), at=at, id=eid))
     elif kind == "SystemPromptEvent":
         turns.append(Turn("system", text_of(ev.get("system_prompt")), at=at, id=eid))
     elif kind == "ActionEvent":
@@ -80,14 +82,14 @@ def sdk_event(log: Log, ev: dict, kind: str, turns: list[Turn], events: list[Eve
         log.skip(f"event:{kind[:40]}")
 
 
-def base_state(doc: dict) -> dict | None:
+def base_state(doc: dict[str, Any]) -> dict[str, Any] | None:
     """The base state a document is or embeds (the visualizer's ``baseState``), else None."""
     if isinstance(doc.get("baseState"), dict):
-        return doc["baseState"]
+        return mapping(doc["baseState"])
     return doc if isinstance(doc.get("agent"), dict) and ("stats" in doc or "persistence_dir" in doc) else None
 
 
-def meta_beside(folder: Path) -> dict:
+def meta_beside(folder: Path) -> dict[str, Any]:
     """Evaluation-style metadata (``llm_config.model``) from the base state kept beside a conversation's events."""
     for name in ("base_state.json", "trajectory.json"):
         f = folder / name
@@ -103,7 +105,7 @@ def meta_beside(folder: Path) -> dict:
     return {}
 
 
-def read_file(path: Path, doc: dict, log: Log, conversation: Any) -> list[Conversation]:
+def read_file(path: Path, doc: dict[str, Any], log: Log, conversation: Any) -> list[Conversation]:
     """A base state, a visualizer summary or one event file (see the module's docstring); ``conversation``
     builds a conversation from a list of events (the V0 module's, which reads both generations)."""
     folder = path.parent
@@ -125,7 +127,7 @@ def read_file(path: Path, doc: dict, log: Log, conversation: Any) -> list[Conver
     return [conversation(log, folder.parent.name, _folder_events(folder, log), meta_beside(folder.parent), log.name)]
 
 
-def _folder_events(folder: Path, log: Log) -> list:
+def _folder_events(folder: Path, log: Log) -> list[Any]:
     out = []
     for f in sorted(folder.glob("event-*.json")):
         log.rows += 1
@@ -136,6 +138,6 @@ def _folder_events(folder: Path, log: Log) -> list:
             continue
         try:
             out.append(values.loads(raw))
-        except ValueError as e:
+        except orjson.JSONDecodeError as e:
             log.quarantine(f"{folder.name}/{f.name}", values.json_reason(e), raw)
     return out

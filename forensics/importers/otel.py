@@ -61,7 +61,7 @@ class Msg:
     usage: list[Usage] = field(default_factory=list)
     at: float | None = None
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         return (self.role, self.answers) if self.role == "tool" else (self.role, self.text.strip())
 
 
@@ -85,7 +85,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     for s in spans:
         groups[session_of.get(s.trace, s.trace)].append(s)
     out: list[Conversation] = []
-    kinds: Counter = Counter()
+    kinds: Counter[str] = Counter()
     for native, group in groups.items():
         group.sort(key=lambda s: s.start if s.start is not None else float("inf"))
         out.extend(_group(log, native, group, by_id, kinds))
@@ -96,7 +96,7 @@ def read(path: str, log: Log) -> list[Conversation]:
 
 
 def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str], Span],
-           kinds: Counter) -> list[Conversation]:
+           kinds: Counter[str]) -> list[Conversation]:
     threads: dict[tuple[str, str], Thread] = {}
     agents_with_messages: list[Span] = []
     for s in group:
@@ -307,7 +307,7 @@ def _messages(s: Span) -> tuple[list[Msg], list[Msg]]:
 
 
 def _parts_messages(msgs: Any) -> list[Msg]:
-    out = []
+    out: list[Msg] = []
     for m in listed(msgs):
         if not isinstance(m, dict):
             continue
@@ -350,7 +350,7 @@ def _indexed_calls(r: dict[str, Any]) -> list[ToolCall]:
 
 def _vercel_messages(msgs: Any) -> list[Msg]:
     """The AI SDK's model messages: content a string or parts (text, tool-call, tool-result, reasoning...)."""
-    out = []
+    out: list[Msg] = []
     for m in listed(msgs):
         if not isinstance(m, dict):
             continue
@@ -385,7 +385,7 @@ def _vercel_output(a: dict[str, Any]) -> list[Msg]:
 
 def _plain_messages(msgs: Any) -> list[Msg]:
     """OpenAI-style messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``) or Anthropic-style blocks."""
-    out = []
+    out: list[Msg] = []
     for m in listed(msgs):
         if not isinstance(m, dict):
             continue

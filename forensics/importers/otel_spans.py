@@ -39,7 +39,7 @@ class Span:
     error: bool
     status: str
     attrs: dict[str, Any]
-    events: list[dict] = field(default_factory=list)  # {"name", "attrs"}
+    events: list[dict[str, Any]] = field(default_factory=list)  # {"name", "attrs"}
     service: str = ""
 
 
@@ -60,7 +60,7 @@ def decode(data: bytes, log: Log) -> list[Span]:
     return list(out.values())
 
 
-def _records(data: bytes, log: Log) -> list[dict]:
+def _records(data: bytes, log: Log) -> list[dict[str, Any]]:
     """Top-level JSON objects: a document (object or list), JSONL, or concatenated pretty-printed objects."""
     text = data.decode("utf-8", "replace")
     dec, i, out = json.JSONDecoder(), 0, []
@@ -87,7 +87,7 @@ def _records(data: bytes, log: Log) -> list[dict]:
     return out
 
 
-def _spans(rec: dict, log: Log) -> list[Span]:
+def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
     if isinstance(rec.get("resourceSpans"), list):
         return [_otlp_span(sp, _kv(mapping(rs.get("resource")).get("attributes")))
                 for rs in rec["resourceSpans"] if isinstance(rs, dict)
@@ -113,7 +113,7 @@ def _spans(rec: dict, log: Log) -> list[Span]:
     return []
 
 
-def _otlp_span(sp: dict, resource: dict[str, Any]) -> Span:
+def _otlp_span(sp: dict[str, Any], resource: dict[str, Any]) -> Span:
     status = mapping(sp.get("status"))
     code = status.get("code")
     return Span(str(sp.get("traceId")), str(sp.get("spanId")), _opt(sp.get("parentSpanId")), str(sp.get("name")),
@@ -148,7 +148,7 @@ def _value(v: Any) -> Any:
     return None
 
 
-def _jaeger_trace(t: dict) -> list[Span]:
+def _jaeger_trace(t: dict[str, Any]) -> list[Span]:
     processes = mapping(t.get("processes"))
     out = []
     for sp in listed(t.get("spans")):
@@ -170,7 +170,7 @@ def _jaeger_trace(t: dict) -> list[Span]:
     return out
 
 
-def _js_span(rec: dict) -> Span:
+def _js_span(rec: dict[str, Any]) -> Span:
     ctx = mapping(rec.get("spanContext"))
     status = mapping(rec.get("status"))
     parent = rec.get("parentSpanId") or mapping(rec.get("parentSpanContext")).get("spanId")
@@ -182,7 +182,7 @@ def _js_span(rec: dict) -> Span:
                 dict(mapping(rec.get("attributes"))), events, str(service or ""))
 
 
-def _sdk_span(rec: dict) -> Span:
+def _sdk_span(rec: dict[str, Any]) -> Span:
     """``span.to_json()`` (attributes a flat dict) or a Phoenix row (``context.*``, ``attributes.*`` nested)."""
     ctx = mapping(rec.get("context"))
     attrs: dict[str, Any] = {}
