@@ -43,7 +43,7 @@ from forensics.importers.otel_spans import Span, decode
 from forensics.importers.registry import Format, Probe
 
 INDEX = re.compile(r"^(\d+)\.(.+)$")
-MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b"gen_ai.")
+MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b'"span_kind"', b".llm.")
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "ai.telemetry.metadata.sessionId",
                 "ai.telemetry.metadata.session_id", "ai.telemetry.metadata.conversationId")
 MODEL_OPS = ("chat", "text_completion", "generate_content", "completion", "llm")
@@ -490,7 +490,7 @@ def _sniff(probe: Probe) -> bool:
         return True
     jaeger = b'"traceID"' in head and b'"spanID"' in head and b'"operationName"' in head
     spanlike = (b'span_id"' in head and b'trace_id"' in head) or (b'"spanContext"' in head and b'"traceId"' in head)
-    return (jaeger or spanlike) and any(m in head for m in MARKERS[:4]) or jaeger and b'"spans"' in head[:4096]
+    return (jaeger or spanlike) and any(m in head for m in MARKERS) or jaeger and b'"spans"' in head[:4096]
 
 
 FORMAT = Format("otel", "OpenTelemetry GenAI spans (OTLP JSON, SDK/console dumps, Jaeger exports) and "

@@ -13,7 +13,8 @@ A trace reaches a disk in several encodings, all read here:
 * the JS SDK's ``ReadableSpan`` as Vercel AI SDK tests and exporters save it (``spanContext{traceId,spanId}``,
   ``parentSpanId``, hrtime ``[s, ns]`` start, attributes a flat object);
 * Phoenix's span export (``context{trace_id,span_id}``, ``parent_id``, ``span_kind``, attributes nested or
-  flattened to ``attributes.llm.input_messages...`` columns, one row per line or a list).
+  flattened to ``attributes.llm.input_messages...`` columns, one row per line, a list, or the spans dataframe
+  saved column by column).
 
 The console exporter prints a span each time a processor hands it over, so the same span can appear twice:
 repeats are merged (the later attributes win) and counted.
@@ -103,6 +104,12 @@ def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
         if others:
             log.ignore(f"fields beside the spans ({', '.join(others)[:60]})")
         return inner
+    if isinstance(rec.get("context.span_id"), dict):  # a span table saved column by column (pandas' to_json)
+        rows: dict[str, dict[str, Any]] = {}
+        for col, cells in rec.items():
+            for idx, v in mapping(cells).items():
+                rows.setdefault(str(idx), {})[col] = v
+        return [s for row in rows.values() for s in _spans(row, log)]
     if "spanContext" in rec:
         return [_js_span(rec)]
     if "traceId" in rec and "spanId" in rec:

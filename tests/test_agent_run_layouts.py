@@ -1,0 +1,124 @@
+"""Layouts of OpenTelemetry/OpenInference traces and OpenHands conversations that no shared real log has,
+written here as their tools write them (small and synthetic): each imports with no flags and reads right."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import query, run_cli
+
+
+def ingest(path: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    return db
+
+
+def rows(db: Path) -> list[tuple]:
+    return query(db, "SELECT role, origin, content FROM messages WHERE on_main_path ORDER BY conversation_id, seq")
+
+
+def sdk_span(span: str, name: str, start: str, attrs: dict, parent: str | None = None) -> dict:
+    """A span as the Python SDK's ``span.to_json()`` writes it."""
+    return {"name": name, "context": {"trace_id": "0xabc", "span_id": span, "trace_state": "[]"},
+            "kind": "SpanKind.CLIENT", "parent_id": parent, "start_time": start, "end_time": start,
+            "status": {"status_code": "UNSET"}, "attributes": attrs, "events": [], "links": [],
+            "resource": {"attributes": {"service.name": "app"}, "schema_url": ""}}
+
+
+def test_an_agent_runs_span_dump_with_gen_ai_messages(tmp_path: Path) -> None:
+    """``{"spans": [...], "final_output": ...}``: an agent SDK's run saved with the spans it recorded
+    (semantic conventions 1.37+: messages as JSON attributes; each call repeats the history)."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "Weather in Oslo?"}]}
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "weather",
+                                            "arguments": {"city": "Oslo"}}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "4 C, rain"}]}
+    answer = {"role": "assistant", "parts": [{"type": "text", "content": "4 C and rain."}]}
+    spans = [
+        sdk_span("0x1", "invoke_agent helper", "2025-10-01T10:00:00Z",
+                 {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"}),
+        sdk_span("0x2", "chat gpt-4.1", "2025-10-01T10:00:01Z",
+                 {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps([user]),
+                  "gen_ai.output.messages": json.dumps([call]), "gen_ai.usage.input_tokens": 30}, "0x1"),
+        sdk_span("0x3", "execute_tool weather", "2025-10-01T10:00:02Z",
+                 {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather",
+                  "gen_ai.tool.call.id": "c1"}, "0x1"),
+        sdk_span("0x4", "chat gpt-4.1", "2025-10-01T10:00:03Z",
+                 {"gen_ai.operation.name": "chat", "gen_ai.input.messages": json.dumps([user, call, result]),
+                  "gen_ai.output.messages": json.dumps([answer])}, "0x1")]
+    f = tmp_path / "run.json"
+    f.write_text(json.dumps({"spans": spans, "final_output": "4 C and rain."}, indent=2))
+    db = ingest(f, tmp_path)
+    assert rows(db) == [("user", "person", "Weather in Oslo?"), ("assistant", "assistant", ""),
+                        ("tool", "tool", "4 C, rain"), ("assistant", "assistant", "4 C and rain.")]
+    assert query(db, "SELECT name, result_seq IS NOT NULL FROM tool_calls") == [("weather", True)]
+
+
+def test_a_phoenix_span_table_whose_llm_spans_hold_only_input_and_output_values(tmp_path: Path) -> None:
+    """Phoenix's spans dataframe saved one row per span: the LLM span carries the request and response JSON
+    in ``attributes.input.value``/``attributes.output.value``, the tool span its arguments and result."""
+    base = {"parent_id": None, "status_code": "OK", "status_message": "", "events": [],
+            "context.trace_id": "t9", "attributes.session.id": "s9"}
+    llm_in = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Add 2 and 3"}]}
+    llm_out = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "k1", "type": "function", "function": {"name": "add", "arguments": "{\"a\": 2, \"b\": 3}"}}]}}]}
+    lines = [
+        {**base, "name": "ChatCompletion", "span_kind": "LLM", "start_time": "2025-10-02T09:00:00Z",
+         "context.span_id": "a1", "attributes.input.value": json.dumps(llm_in),
+         "attributes.input.mime_type": "application/json", "attributes.output.value": json.dumps(llm_out)},
+        {**base, "name": "add", "span_kind": "TOOL", "start_time": "2025-10-02T09:00:01Z", "context.span_id": "a2",
+         "attributes.tool.name": "add", "attributes.input.value": "{\"a\": 2, \"b\": 3}",
+         "attributes.output.value": "5"}]
+    f = tmp_path / "spans.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    db = ingest(f, tmp_path)
+    assert rows(db) == [("system", "harness", "Be brief."), ("user", "person", "Add 2 and 3"),
+                        ("assistant", "assistant", ""), ("tool", "tool", "5")]
+    columns = {k: {str(i): row.get(k) for i, row in enumerate(lines)} for k in lines[0] | lines[1]}
+    g = tmp_path / "by_column" / "spans.json"
+    g.parent.mkdir()
+    g.write_text(json.dumps(columns))
+    assert rows(ingest(g, g.parent)) == rows(db)
+
+
+def test_an_otlp_span_with_the_oldest_gen_ai_content_events(tmp_path: Path) -> None:
+    """Before 1.28 the prompt and completion were JSON in ``gen_ai.content.prompt``/``.completion`` events."""
+    def kv(k: str, v: str) -> dict:
+        return {"key": k, "value": {"stringValue": v}}
+    span = {"traceId": "f1", "spanId": "e1", "name": "chat", "startTimeUnixNano": "1730000000000000000",
+            "attributes": [kv("gen_ai.system", "openai"), kv("gen_ai.request.model", "gpt-4o")],
+            "events": [{"name": "gen_ai.content.prompt", "attributes": [kv("gen_ai.prompt", json.dumps(
+                [{"role": "user", "content": "Hi"}]))]},
+                {"name": "gen_ai.content.completion", "attributes": [kv("gen_ai.completion", json.dumps(
+                    [{"role": "assistant", "content": "Hello!"}]))]}]}
+    f = tmp_path / "traces.json"
+    f.write_text(json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                                "scopeSpans": [{"spans": [span]}]}]}))
+    assert rows(ingest(f, tmp_path)) == [("user", "person", "Hi"), ("assistant", "assistant", "Hello!")]
+
+
+def test_an_openhands_v1_conversation_folder_is_read_once_from_its_base_state(tmp_path: Path) -> None:
+    """``conversations/<id>/base_state.json`` + ``events/event-<n>-<id>.json`` (the agent SDK's persistence)."""
+    conv = tmp_path / "conversations" / "c0ffee"
+    (conv / "events").mkdir(parents=True)
+    (conv / "base_state.json").write_text(json.dumps({
+        "id": "c0ffee", "agent": {"llm": {"model": "litellm_proxy/claude-sonnet-4"}}, "stats": {},
+        "persistence_dir": str(conv), "execution_status": "finished"}))
+    events = [
+        {"id": "e0", "timestamp": "2026-01-05T10:00:00", "source": "user", "kind": "MessageEvent",
+         "llm_message": {"role": "user", "content": [{"type": "text", "text": "List the files"}]}},
+        {"id": "e1", "timestamp": "2026-01-05T10:00:02", "source": "agent", "kind": "ActionEvent",
+         "thought": [{"type": "text", "text": "Listing."}], "action": {"command": "ls", "kind": "TerminalAction"},
+         "tool_name": "terminal", "tool_call_id": "t1", "llm_response_id": "r1",
+         "tool_call": {"id": "t1", "name": "terminal", "arguments": "{\"command\": \"ls\"}"}},
+        {"id": "e2", "timestamp": "2026-01-05T10:00:03", "source": "environment", "kind": "ObservationEvent",
+         "tool_name": "terminal", "tool_call_id": "t1", "action_id": "e1",
+         "observation": {"content": [{"type": "text", "text": "a.py"}], "exit_code": 0, "kind": "TerminalObservation"}}]
+    for n, e in enumerate(events):
+        (conv / "events" / f"event-{n:05d}-{e['id']}.json").write_text(json.dumps(e))
+    db = ingest(tmp_path, tmp_path)
+    assert query(db, "SELECT native_id, model FROM conversations") == [("c0ffee", "litellm_proxy/claude-sonnet-4")]
+    assert rows(db) == [("user", "person", "List the files"), ("assistant", "assistant", "Listing."),
+                        ("tool", "tool", "a.py")]
+    assert query(db, "SELECT count(*) FROM import_runs WHERE status = 'imported'") == [(4,)]
