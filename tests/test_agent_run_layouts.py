@@ -122,3 +122,30 @@ def test_an_openhands_v1_conversation_folder_is_read_once_from_its_base_state(tm
     assert rows(db) == [("user", "person", "List the files"), ("assistant", "assistant", "Listing."),
                         ("tool", "tool", "a.py")]
     assert query(db, "SELECT count(*) FROM import_runs WHERE status = 'imported'") == [(4,)]
+
+
+def test_a_handoff_continues_the_conversation_and_pydantic_ai_events_are_read(tmp_path: Path) -> None:
+    """Two agents under one trace: the second is handed the history (its first call opens with the same request),
+    so it continues the first one's conversation. Pydantic AI keeps a call's messages as an ``events`` attribute."""
+    ask = {"event.name": "gen_ai.user.message", "role": "user", "content": "Refund order 7"}
+    hand = {"event.name": "gen_ai.choice", "index": 0, "message": {"role": "assistant", "tool_calls": [
+        {"id": "h1", "type": "function", "function": {"name": "transfer_to_refunds", "arguments": "{}"}}]}}
+    done = {"event.name": "gen_ai.tool.message", "role": "tool", "id": "h1", "content": "transferred"}
+    reply = {"event.name": "gen_ai.choice", "index": 0, "message": {"role": "assistant", "content": "Refunded."}}
+    spans = [
+        sdk_span("0xa", "invoke_agent triage", "2025-10-03T08:00:00Z",
+                 {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage"}),
+        sdk_span("0xb", "chat gpt-4o", "2025-10-03T08:00:01Z",
+                 {"gen_ai.operation.name": "chat", "events": json.dumps([ask, hand])}, "0xa"),
+        sdk_span("0xc", "invoke_agent refunds", "2025-10-03T08:00:02Z",
+                 {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "refunds"}),
+        sdk_span("0xd", "chat gpt-4o", "2025-10-03T08:00:03Z",
+                 {"gen_ai.operation.name": "chat", "events": json.dumps([ask, {**hand, "event.name":
+                                                                          "gen_ai.assistant.message"}, done, reply])},
+                 "0xc")]
+    f = tmp_path / "spans.json"
+    f.write_text("\n".join(json.dumps(x, indent=4) for x in spans))
+    db = ingest(f, tmp_path)
+    assert query(db, "SELECT count(*) FROM conversations") == [(1,)]
+    assert rows(db) == [("user", "person", "Refund order 7"), ("assistant", "assistant", ""),
+                        ("tool", "tool", "transferred"), ("assistant", "assistant", "Refunded.")]

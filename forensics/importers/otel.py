@@ -8,10 +8,13 @@ OpenInference ``AGENT``, Traceloop/AGNTCY ``agent`` kinds; matched by agent name
 one agent in several traces of a session join up). An agent whose span sits below another agent's spans (a
 tool that runs a sub-agent, an agent service another one calls) is that agent's sub-agent: its conversation
 names the caller as parent and its user turns are the caller's words (origin ``harness``), not a person's.
+A top-level agent whose first call opens with an earlier agent's first request was handed the history (a
+handoff) and continues that agent's conversation.
 
 **Messages**, from the model-call spans, whichever convention wrote them: ``gen_ai.input.messages`` /
 ``gen_ai.output.messages`` / ``gen_ai.system_instructions`` (semantic conventions 1.37+, typed parts),
-the ``gen_ai.*.message`` and ``gen_ai.choice`` events (1.28-1.36), the ``gen_ai.content.prompt`` /
+the ``gen_ai.*.message`` and ``gen_ai.choice`` events (1.28-1.36; Pydantic AI keeps them as one ``events``
+JSON attribute), the ``gen_ai.content.prompt`` /
 ``gen_ai.content.completion`` events (``gen_ai.prompt``/``gen_ai.completion`` JSON, before 1.28),
 OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``, OpenInference's
 ``llm.input_messages.N.message.*`` / ``llm.output_messages.N.message.*`` (else the request and response JSON
@@ -87,7 +90,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     out: list[Conversation] = []
     kinds: Counter[str] = Counter()
     for native, group in groups.items():
-        group.sort(key=lambda s: s.start if s.start is not None else float("inf"))
+        group.sort(key=_when)
         out.extend(_group(log, native, group, by_id, kinds))
     if spans and not out:
         log.notes.append(f"{len(spans)} spans, none a model call, a tool call or a top span with input/output "
@@ -119,6 +122,7 @@ def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str]
             t.model.append(s)
     for t in threads.values():
         t.parent = _parent_thread(t, threads, by_id)
+    _handoffs(threads)
     if not any(t.model for t in threads.values()):
         fallback = _io_fallback(group, by_id)
         if fallback:
@@ -133,6 +137,29 @@ def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str]
             conv.parent = names.get(t.parent) if t.parent else None
             out.append(conv)
     return out
+
+
+def _handoffs(threads: dict[tuple[str, str], Thread]) -> None:
+    """A top-level agent whose first call opens with an earlier agent's first request continues that agent's
+    conversation (a handoff passes the history on): its calls join the earlier agent's."""
+    opened: dict[tuple[Any, ...], tuple[str, str]] = {}
+    for key, t in sorted(threads.items(), key=lambda kv: _when((kv[1].model or kv[1].tools)[0])):
+        if t.parent is not None or not t.model:
+            continue
+        inputs = [m for m in _messages(t.model[0])[0] if m.role != "system"]
+        if not inputs:
+            continue
+        owner = opened.setdefault(inputs[0].key(), key)
+        if owner != key:
+            threads[owner].model = sorted(threads[owner].model + t.model, key=_when)
+            threads[owner].tools = sorted(threads[owner].tools + t.tools, key=_when)
+            del threads[key]
+            for other in threads.values():
+                other.parent = owner if other.parent == key else other.parent
+
+
+def _when(s: Span) -> float:
+    return s.start if s.start is not None else float("inf")
 
 
 def _natives(group: str, threads: dict[tuple[str, str], Thread]) -> dict[tuple[str, str], str]:
@@ -419,10 +446,13 @@ def _request_messages(a: dict[str, Any]) -> tuple[list[Msg], list[Msg]]:
 
 
 def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
-    """Semantic conventions 1.28-1.36: one span event per message; before them, the prompt and completion as
-    JSON in the ``gen_ai.content.prompt``/``gen_ai.content.completion`` events."""
+    """Semantic conventions 1.28-1.36: one span event per message (or, as Pydantic AI writes them, the same
+    events as one ``events`` JSON attribute); before them, the prompt and completion as JSON in the
+    ``gen_ai.content.prompt``/``gen_ai.content.completion`` events."""
     inputs, outputs = [], []
-    for e in s.events:
+    listed_events = [{"name": e.get("event.name"), "attrs": e} for e in listed(_json(s.attrs.get("events")))
+                     if isinstance(e, dict)]  # Pydantic AI / Logfire keep the events as one JSON attribute
+    for e in s.events + listed_events:
         name, a = str(e.get("name")), e.get("attrs") or {}
         if name == "gen_ai.choice":
             m = mapping(_json(a.get("message")))
