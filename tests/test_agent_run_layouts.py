@@ -149,3 +149,38 @@ def test_a_handoff_continues_the_conversation_and_pydantic_ai_events_are_read(tm
     assert query(db, "SELECT count(*) FROM conversations") == [(1,)]
     assert rows(db) == [("user", "person", "Refund order 7"), ("assistant", "assistant", ""),
                         ("tool", "tool", "transferred"), ("assistant", "assistant", "Refunded.")]
+
+
+def test_an_openhands_v0_session_folder_and_the_trajectory_api_answer(tmp_path: Path) -> None:
+    """``sessions/<sid>/metadata.json`` + ``events/<n>.json`` + ``event_cache/<a>-<b>.json`` (the V0 server's
+    file store): one conversation, each event once; ``{"trajectory": [...]}`` as the server answers it."""
+    sess = tmp_path / "sessions" / "abc123"
+    (sess / "events").mkdir(parents=True)
+    (sess / "event_cache").mkdir()
+    (sess / "metadata.json").write_text(json.dumps({"conversation_id": "abc123", "title": "Fix it",
+                                                    "llm_model": "anthropic/claude-sonnet-4", "last_updated_at": None}))
+    events = [
+        {"id": 0, "timestamp": "2025-06-01T10:00:00", "source": "user", "message": "Fix the typo",
+         "action": "message", "args": {"content": "Fix the typo", "image_urls": None, "wait_for_response": False}},
+        {"id": 1, "timestamp": "2025-06-01T10:00:05", "source": "agent", "message": "Running",
+         "action": "run", "args": {"command": "grep -rn teh .", "thought": "Find it."},
+         "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "toolu_1",
+                                "model_response": {"id": "r1"}, "total_calls_in_response": 1}},
+        {"id": 2, "timestamp": "2025-06-01T10:00:06", "source": "agent", "message": "Command finished",
+         "observation": "run", "content": "a.md:3: teh", "extras": {"command": "grep -rn teh .",
+                                                                    "metadata": {"exit_code": 0}},
+         "cause": 1, "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "toolu_1"}},
+        {"id": 10, "timestamp": "2025-06-01T10:00:09", "source": "user", "message": "", "action": "message",
+         "args": {"content": "Please continue on whatever approach you think is suitable."}}]
+    for e in events:
+        (sess / "events" / f"{e['id']}.json").write_text(json.dumps(e))
+    (sess / "event_cache" / "0-25.json").write_text(json.dumps(events))
+    db = ingest(tmp_path / "sessions", tmp_path)
+    assert query(db, "SELECT native_id, model FROM conversations") == [("abc123", "anthropic/claude-sonnet-4")]
+    assert rows(db) == [("user", "person", "Fix the typo"), ("assistant", "assistant", "Find it."),
+                        ("tool", "tool", "a.md:3: teh"),
+                        ("user", "harness", "Please continue on whatever approach you think is suitable.")]
+    api = tmp_path / "api" / "trajectory-abc123.json"
+    api.parent.mkdir()
+    api.write_text(json.dumps({"trajectory": events}))
+    assert rows(ingest(api, api.parent)) == rows(db)

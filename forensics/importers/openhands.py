@@ -1,6 +1,7 @@
 """OpenHands event trajectories: a JSON list of events (the UI's trajectory download, ``--save-trajectory-path``,
 a V1 ``events.json``), evaluation and resolver ``output.jsonl`` (one run per line, the events under
-``history``), and V1 persisted conversations (``base_state.json`` + ``events/``, see ``openhands_v1``).
+``history``), and conversations kept one file per event (V0 ``sessions/<sid>/``, V1 ``conversations/<id>/``:
+``openhands_store``).
 
 A V0 event (openhands/events/serialization/event.py) is an action (``action``, ``args``) or an observation
 (``observation``, ``content``, ``extras``), with ``id``, ``source`` (user, agent, environment), ``cause`` (the
@@ -18,7 +19,8 @@ output of late 2024 flattens each event (``{"action": "run", "command", "thought
 linked to the open call of the same kind whose arguments it echoes (``command``, ``code``, ``path``...),
 never by order alone: one that echoes nothing it could match stays unlinked. A message without a source is
 the user's until the agent has acted. The fake user's "Please continue on whatever approach..." is the
-harness's (the origin classifier knows it).
+harness's (the origin classifier knows it). The server's ``/trajectory`` answer saved as is
+(``{"trajectory": [...]}``) is read like the UI's download of it.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import openhands_v1, values
+from forensics.importers import openhands_store, openhands_v1, values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -36,6 +38,7 @@ SDK_KIND = re.compile(rb'"kind"\s*:\s*"(?:' + "|".join(openhands_v1.SDK_KINDS).e
 SDK_FIELDS = re.compile(rb'^\[\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:\s*"\w+"\s*,'
                         rb'\s*"(?:system_prompt|llm_message|thought|observation)"')
 BASE_STATE = re.compile(rb'"baseState"\s*:\s*\{|"persistence_dir"\s*:|"agent"\s*:\s*\{\s*"llm"\s*:')
+TRAJECTORY = re.compile(rb'\{\s*"trajectory"\s*:\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"')
 ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
 EVENT_KEYS = ("id", "source", "cause", "timestamp", "message", "action", "observation", "tool_call_metadata",
               "llm_metrics", "args", "extras", "content", "success")
@@ -50,16 +53,22 @@ def read(path: str, log: Log) -> list[Conversation]:
         if not isinstance(doc, list):
             return []
         folder = Path(path).parent
+        if folder.name == "event_cache":
+            log.skip("event cache page (the events are read from events/)")
+            return []
         native = folder.name if Path(path).name == "events.json" else Path(path).stem
-        return [_conversation(log, native, doc, openhands_v1.meta_beside(folder), log.name)]
+        return [_conversation(log, native, doc, openhands_store.meta_beside(folder), log.name)]
     if head == b"{":
         try:
             doc = values.loads(data)
         except ValueError:
             doc = None  # JSONL: read below
+        if isinstance(doc, dict) and isinstance(doc.get("trajectory"), list) and "history" not in doc:
+            log.rows += 1  # the server's /trajectory answer saved as is
+            return [_conversation(log, Path(path).stem, doc["trajectory"], {}, log.name)]
         if isinstance(doc, dict) and not isinstance(doc.get("history"), list):
             log.rows += 1
-            return openhands_v1.read_file(Path(path), doc, log, _conversation)
+            return openhands_store.read_file(Path(path), doc, log, _conversation)
     out = []
     for n, raw, rec in log.json_lines(data):
         where = f"{log.name}:{n}"
@@ -231,10 +240,15 @@ def _sniff(probe: Probe) -> bool:
         return SDK_KIND.search(head) is not None or SDK_FIELDS.match(head) is not None \
             or b'"action"' in head[:2000] and (b'"source"' in head[:2000] or b'"args"' in head[:2000]) \
             and head[1:].lstrip()[:1] == b"{"
+    if head[:1] == b"{" and TRAJECTORY.match(head):
+        return True
     if head[:1] == b"{" and BASE_STATE.search(head[:4096]):  # a base state, the visualizer's summary
         return True
-    if head[:1] == b"{" and isinstance(probe.document, dict) and probe.path.name.startswith("event-"):
-        return openhands_v1.kind_of(probe.document) is not None  # one persisted event
+    doc = probe.document if head[:1] == b"{" else None
+    if isinstance(doc, dict) and probe.path.parent.name == "events":  # one persisted event (V1, V0)
+        return openhands_v1.kind_of(doc) is not None or openhands_store.is_v0_event(doc)
+    if isinstance(doc, dict) and openhands_store.is_session_metadata(probe.path, doc):
+        return True
     for r in probe.records:
         if isinstance(r, dict) and isinstance(r.get("history"), list) and r["history"]:
             first = r["history"][0]

@@ -3,25 +3,15 @@
 The SDK (openhands/sdk/event/) writes pydantic events: ``SystemPromptEvent`` (``system_prompt``, ``tools``),
 ``MessageEvent`` (``llm_message``), ``ActionEvent`` (``thought``, ``action``, ``tool_call``, ``tool_call_id``,
 ``llm_response_id``), ``ObservationEvent`` (``observation``, ``tool_call_id``, ``action_id``),
-``UserRejectObservation``, ``AgentErrorEvent``, ``Condensation``... A conversation is persisted as
-``conversations/<id>/base_state.json`` (agent and LLM config, stats) and ``events/event-<n>-<id>.json``, one
-event per file; tools that gather the events into one ``events.json`` (the trajectory visualizer) keep
-``kind`` but some drop it, so an event without one is recognised by its fields.
-
-``base_state.json`` is the main file of a persisted conversation: its reader reads the ``events`` folder
-beside it. An event file alone is read with its ``base_state.json`` (or, without one, with the first event
-file of its folder); a base state or the visualizer's ``trajectory.json`` (which embeds it as ``baseState``)
-beside an ``events.json`` gives the model and nothing more: the events are read from ``events.json``.
+``UserRejectObservation``, ``AgentErrorEvent``, ``Condensation``... Tools that gather the events into one
+``events.json`` (the trajectory visualizer) keep ``kind`` but some drop it, so an event without one is
+recognised by its fields. How conversations are kept on disk is ``openhands_store``'s.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import orjson
-
-from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, mapping, text_of
+from forensics.importers.model import Event, Log, ToolCall, Turn, mapping, text_of
 
 SDK_KINDS = ("MessageEvent", "SystemPromptEvent", "ActionEvent", "ObservationEvent", "UserRejectObservation",
              "AgentErrorEvent", "Condensation", "CondensationRequest", "PauseEvent", "ConversationStateUpdateEvent")
@@ -80,64 +70,3 @@ def sdk_event(log: Log, ev: dict[str, Any], kind: str, turns: list[Turn], events
         log.skip("Condensation (-> events)")
     else:
         log.skip(f"event:{kind[:40]}")
-
-
-def base_state(doc: dict[str, Any]) -> dict[str, Any] | None:
-    """The base state a document is or embeds (the visualizer's ``baseState``), else None."""
-    if isinstance(doc.get("baseState"), dict):
-        return mapping(doc["baseState"])
-    return doc if isinstance(doc.get("agent"), dict) and ("stats" in doc or "persistence_dir" in doc) else None
-
-
-def meta_beside(folder: Path) -> dict[str, Any]:
-    """Evaluation-style metadata (``llm_config.model``) from the base state kept beside a conversation's events."""
-    for name in ("base_state.json", "trajectory.json"):
-        f = folder / name
-        if f.is_file():
-            try:
-                doc = values.loads(f.read_bytes())
-            except (ValueError, OSError):
-                continue
-            state = base_state(doc) if isinstance(doc, dict) else None
-            model = mapping(mapping(mapping(state).get("agent")).get("llm")).get("model")
-            if isinstance(model, str):
-                return {"llm_config": {"model": model}}
-    return {}
-
-
-def read_file(path: Path, doc: dict[str, Any], log: Log, conversation: Any) -> list[Conversation]:
-    """A base state, a visualizer summary or one event file (see the module's docstring); ``conversation``
-    builds a conversation from a list of events (the V0 module's, which reads both generations)."""
-    folder = path.parent
-    if base_state(doc) is not None:
-        events_dir = folder / "events"
-        if path.name == "base_state.json" and events_dir.is_dir():
-            return [conversation(log, folder.name, _folder_events(events_dir, log), meta_beside(folder), log.name)]
-        beside = "events.json" if (folder / "events.json").is_file() else None
-        log.notes.append(f"the base state of conversation {folder.name} (agent and LLM config, stats): "
-                         + (f"its events are read from {beside}" if beside else "no events beside it"))
-        log.skip("base state")
-        return []
-    if kind_of(doc) is None:
-        log.error = "not an OpenHands event, base state or evaluation output"
-        return []
-    if (folder.parent / "base_state.json").is_file() or sorted(folder.glob("event-*.json"))[:1] != [path]:
-        log.skip("event file (read with its conversation's base_state.json or first event file)")
-        return []
-    return [conversation(log, folder.parent.name, _folder_events(folder, log), meta_beside(folder.parent), log.name)]
-
-
-def _folder_events(folder: Path, log: Log) -> list[Any]:
-    out = []
-    for f in sorted(folder.glob("event-*.json")):
-        log.rows += 1
-        try:
-            raw = f.read_bytes()
-        except OSError as e:
-            log.quarantine(f"{folder.name}/{f.name}", f"cannot read event file ({e.strerror or e})", b"")
-            continue
-        try:
-            out.append(values.loads(raw))
-        except orjson.JSONDecodeError as e:
-            log.quarantine(f"{folder.name}/{f.name}", values.json_reason(e), raw)
-    return out
