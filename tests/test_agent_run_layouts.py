@@ -115,13 +115,16 @@ def test_an_openhands_v1_conversation_folder_is_read_once_from_its_base_state(tm
         {"id": "e2", "timestamp": "2026-01-05T10:00:03", "source": "environment", "kind": "ObservationEvent",
          "tool_name": "terminal", "tool_call_id": "t1", "action_id": "e1",
          "observation": {"content": [{"type": "text", "text": "a.py"}], "exit_code": 0, "kind": "TerminalObservation"}}]
+    events.insert(0, {"id": "s0", "timestamp": "2026-01-05T09:59:59", "source": "agent",
+                      "system_prompt": {"type": "text", "text": "You are OpenHands agent." + " " * 70000},
+                      "tools": [], "kind": "SystemPromptEvent"})  # larger than a sniff reads
     for n, e in enumerate(events):
         (conv / "events" / f"event-{n:05d}-{e['id']}.json").write_text(json.dumps(e))
     db = ingest(tmp_path, tmp_path)
     assert query(db, "SELECT native_id, model FROM conversations") == [("c0ffee", "litellm_proxy/claude-sonnet-4")]
-    assert rows(db) == [("user", "person", "List the files"), ("assistant", "assistant", "Listing."),
-                        ("tool", "tool", "a.py")]
-    assert query(db, "SELECT count(*) FROM import_runs WHERE status = 'imported'") == [(4,)]
+    assert rows(db)[1:] == [("user", "person", "List the files"), ("assistant", "assistant", "Listing."),
+                            ("tool", "tool", "a.py")]
+    assert query(db, "SELECT count(*) FROM import_runs WHERE status = 'imported'") == [(5,)]
 
 
 def test_a_handoff_continues_the_conversation_and_pydantic_ai_events_are_read(tmp_path: Path) -> None:

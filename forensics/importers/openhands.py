@@ -39,6 +39,7 @@ SDK_FIELDS = re.compile(rb'^\[\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s
                         rb'\s*"(?:system_prompt|llm_message|thought|observation)"')
 BASE_STATE = re.compile(rb'"baseState"\s*:\s*\{|"persistence_dir"\s*:|"agent"\s*:\s*\{\s*"llm"\s*:')
 TRAJECTORY = re.compile(rb'\{\s*"trajectory"\s*:\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"')
+EVENT_FILE = re.compile(rb'\{\s*"id"\s*:\s*(?:"[^"]*"|\d+)\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:')
 ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
 EVENT_KEYS = ("id", "source", "cause", "timestamp", "message", "action", "observation", "tool_call_metadata",
               "llm_metrics", "args", "extras", "content", "success")
@@ -245,8 +246,10 @@ def _sniff(probe: Probe) -> bool:
     if head[:1] == b"{" and BASE_STATE.search(head[:4096]):  # a base state, the visualizer's summary
         return True
     doc = probe.document if head[:1] == b"{" else None
-    if isinstance(doc, dict) and probe.path.parent.name == "events":  # one persisted event (V1, V0)
-        return openhands_v1.kind_of(doc) is not None or openhands_store.is_v0_event(doc)
+    if head[:1] == b"{" and probe.path.parent.name == "events":  # one persisted event (V1, V0)
+        if isinstance(doc, dict):
+            return openhands_v1.kind_of(doc) is not None or openhands_store.is_v0_event(doc)
+        return EVENT_FILE.match(head) is not None  # larger than the head (a system prompt with its tools)
     if isinstance(doc, dict) and openhands_store.is_session_metadata(probe.path, doc):
         return True
     for r in probe.records:
