@@ -115,11 +115,13 @@ def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str]
         else:
             kinds[_op(s) or s.name[:40]] += 1
             log.skip(f"span without messages ({_op(s) or s.attrs.get('openinference.span.kind') or 'no kind'})")
+    stand_ins: dict[tuple[str, str], list[Span]] = defaultdict(list)
     for s in agents_with_messages:  # an agent span's own messages stand in for model calls nobody recorded
-        key = _agent_key(s, by_id, inclusive=True)
+        stand_ins[_agent_key(s, by_id, inclusive=True)].append(s)
+    for key, agent_spans in stand_ins.items():
         t = threads.setdefault(key, Thread(key))
         if not t.model:
-            t.model.append(s)
+            t.model.extend(agent_spans)
     for t in threads.values():
         t.parent = _parent_thread(t, threads, by_id)
     _handoffs(threads)
