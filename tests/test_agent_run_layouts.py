@@ -187,3 +187,18 @@ def test_an_openhands_v0_session_folder_and_the_trajectory_api_answer(tmp_path: 
     api.parent.mkdir()
     api.write_text(json.dumps({"trajectory": events}))
     assert rows(ingest(api, api.parent)) == rows(db)
+
+
+def test_zipkin_spans_with_openllmetry_indexed_attributes(tmp_path: Path) -> None:
+    """Zipkin v2 JSON as the OTel Zipkin exporter writes it; OpenLLMetry's ``gen_ai.prompt.N.*`` tags."""
+    spans = [{"traceId": "5af7", "id": "b1", "name": "openai.chat", "timestamp": 1730000000000000, "duration": 900,
+              "localEndpoint": {"serviceName": "bot"},
+              "tags": {"llm.request.type": "chat", "gen_ai.system": "OpenAI", "gen_ai.request.model": "gpt-4o",
+                       "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Say hi",
+                       "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "Hi!",
+                       "gen_ai.usage.prompt_tokens": "5", "gen_ai.usage.completion_tokens": "2"}}]
+    f = tmp_path / "zipkin.json"
+    f.write_text(json.dumps(spans))
+    db = ingest(f, tmp_path)
+    assert rows(db) == [("user", "person", "Say hi"), ("assistant", "assistant", "Hi!")]
+    assert query(db, "SELECT input_tokens, output_tokens FROM message_usage") == [(5, 2)]

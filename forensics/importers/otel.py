@@ -521,7 +521,8 @@ def _sniff(probe: Probe) -> bool:
     if b'"resourceSpans"' in head[:4096]:
         return True
     jaeger = b'"traceID"' in head and b'"spanID"' in head and b'"operationName"' in head
-    spanlike = (b'span_id"' in head and b'trace_id"' in head) or (b'"spanContext"' in head and b'"traceId"' in head)
+    spanlike = (b'span_id"' in head and b'trace_id"' in head) or (b'"spanContext"' in head and b'"traceId"' in head) \
+        or (b'"traceId"' in head and b'"localEndpoint"' in head)  # Zipkin
     return (jaeger or spanlike) and any(m in head for m in MARKERS) or jaeger and b'"spans"' in head[:4096]
 
 

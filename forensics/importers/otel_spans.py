@@ -8,6 +8,7 @@ A trace reaches a disk in several encodings, all read here:
 * the Python SDK's ``span.to_json()`` as ``ConsoleSpanExporter`` prints it (pretty-printed objects one after
   another, whatever the file's suffix; ``context.trace_id``, ``parent_id``, ISO times, ``resource``), also as
   a JSON list, as JSONL, or wrapped as ``{"spans": [...], ...}`` by agent SDKs that dump their run;
+* Zipkin v2 JSON (a list of ``{traceId, id, parentId, name, timestamp (µs), tags, localEndpoint}``);
 * the Jaeger UI/API export (``{"data": [{"traceID", "spans": [{"spanID", "operationName", "references",
   "startTime" (µs), "tags": [{"key", "type", "value"}], "logs", "processID"}], "processes"}]}``);
 * the JS SDK's ``ReadableSpan`` as Vercel AI SDK tests and exporters save it (``spanContext{traceId,spanId}``,
@@ -112,6 +113,8 @@ def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
         return [s for row in rows.values() for s in _spans(row, log)]
     if "spanContext" in rec:
         return [_js_span(rec)]
+    if "traceId" in rec and "id" in rec and isinstance(rec.get("tags"), dict):
+        return [_zipkin_span(rec)]
     if "traceId" in rec and "spanId" in rec:
         return [_otlp_span(rec, {})]
     if "context" in rec or "context.span_id" in rec or "span_id" in rec:
@@ -175,6 +178,16 @@ def _jaeger_trace(t: dict[str, Any]) -> list[Span]:
                         code == "ERROR" or tags.get("error") is True, str(tags.get("otel.status_description") or ""),
                         tags, events, str(proc.get("serviceName") or "")))
     return out
+
+
+def _zipkin_span(rec: dict[str, Any]) -> Span:
+    """Zipkin v2 JSON (the OTel Zipkin exporter): ``tags`` are the attributes, ``annotations`` the events."""
+    tags = dict(rec["tags"])
+    events = [{"name": a.get("value"), "attrs": {}} for a in listed(rec.get("annotations")) if isinstance(a, dict)]
+    return Span(str(rec.get("traceId")), str(rec.get("id")), _opt(rec.get("parentId")), str(rec.get("name")),
+                seconds(rec.get("timestamp"), "us"), str(tags.get("otel.status_code") or "").upper() == "ERROR"
+                or "error" in tags, str(tags.get("error") or ""), tags, events,
+                str(mapping(rec.get("localEndpoint")).get("serviceName") or ""))
 
 
 def _js_span(rec: dict[str, Any]) -> Span:
