@@ -183,7 +183,7 @@ def _jaeger_trace(t: dict[str, Any]) -> list[Span]:
 def _zipkin_span(rec: dict[str, Any]) -> Span:
     """Zipkin v2 JSON (the OTel Zipkin exporter): ``tags`` are the attributes, ``annotations`` the events."""
     tags = dict(rec["tags"])
-    events = [{"name": a.get("value"), "attrs": {}} for a in listed(rec.get("annotations")) if isinstance(a, dict)]
+    events: list[dict[str, Any]] = [{"name": a.get("value"), "attrs": {}} for a in listed(rec.get("annotations")) if isinstance(a, dict)]
     return Span(str(rec.get("traceId")), str(rec.get("id")), _opt(rec.get("parentId")), str(rec.get("name")),
                 seconds(rec.get("timestamp"), "us"), str(tags.get("otel.status_code") or "").upper() == "ERROR"
                 or "error" in tags, str(tags.get("error") or ""), tags, events,
