@@ -202,3 +202,17 @@ def test_zipkin_spans_with_openllmetry_indexed_attributes(tmp_path: Path) -> Non
     db = ingest(f, tmp_path)
     assert rows(db) == [("user", "person", "Say hi"), ("assistant", "assistant", "Hi!")]
     assert query(db, "SELECT input_tokens, output_tokens FROM message_usage") == [(5, 2)]
+
+
+def test_messages_on_the_inference_details_event(tmp_path: Path) -> None:
+    """1.37+ lets an instrumentation record the messages on a ``gen_ai.client.inference.operation.details``
+    event instead of the span's attributes."""
+    span = sdk_span("0x9", "chat claude", "2025-11-01T12:00:00Z", {"gen_ai.operation.name": "chat"})
+    span["events"] = [{"name": "gen_ai.client.inference.operation.details", "timestamp": "2025-11-01T12:00:01Z",
+                       "attributes": {"gen_ai.input.messages": json.dumps(
+                           [{"role": "user", "parts": [{"type": "text", "content": "Ping"}]}]),
+                           "gen_ai.output.messages": json.dumps(
+                           [{"role": "assistant", "parts": [{"type": "text", "content": "Pong"}]}])}}]
+    f = tmp_path / "spans.jsonl"
+    f.write_text(json.dumps(span) + "\n")
+    assert rows(ingest(f, tmp_path)) == [("user", "person", "Ping"), ("assistant", "assistant", "Pong")]

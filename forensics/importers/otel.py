@@ -12,7 +12,8 @@ A top-level agent whose first call opens with an earlier agent's first request w
 handoff) and continues that agent's conversation.
 
 **Messages**, from the model-call spans, whichever convention wrote them: ``gen_ai.input.messages`` /
-``gen_ai.output.messages`` / ``gen_ai.system_instructions`` (semantic conventions 1.37+, typed parts),
+``gen_ai.output.messages`` / ``gen_ai.system_instructions`` (semantic conventions 1.37+, typed parts; as span
+attributes or on a ``gen_ai.client.inference.operation.details`` event),
 the ``gen_ai.*.message`` and ``gen_ai.choice`` events (1.28-1.36; Pydantic AI keeps them as one ``events``
 JSON attribute), the ``gen_ai.content.prompt`` /
 ``gen_ai.content.completion`` events (``gen_ai.prompt``/``gen_ai.completion`` JSON, before 1.28),
@@ -50,6 +51,7 @@ MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "ai.telemetry.metadata.sessionId",
                 "ai.telemetry.metadata.session_id", "ai.telemetry.metadata.conversationId")
 MODEL_OPS = ("chat", "text_completion", "generate_content", "completion", "llm")
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 VERCEL_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
 VERCEL_OUTER = re.compile(r"^ai\.(?:generate|stream)(?:Text|Object)$")
 
@@ -314,6 +316,9 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
 
 def _messages(s: Span) -> tuple[list[Msg], list[Msg]]:
     a = s.attrs
+    details = next((e.get("attrs") or {} for e in s.events if e.get("name") == DETAILS_EVENT), None)
+    if details is not None and "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a:
+        a = {**a, **details}  # 1.37+: the messages recorded as an event instead of span attributes
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
         system = _json(a.get("gen_ai.system_instructions"))
         inputs = [Msg("system", text_of([{"text": p.get("content")} for p in system if isinstance(p, dict)]))] \
