@@ -41,33 +41,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
+from forensics.importers.otel_messages import Msg, first, messages, usage
 from forensics.importers.otel_spans import Span, decode
 from forensics.importers.registry import Format, Probe
 
-INDEX = re.compile(r"^(\d+)\.(.+)$")
 MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b'"span_kind"', b".llm.")
 SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "ai.telemetry.metadata.sessionId",
                 "ai.telemetry.metadata.session_id", "ai.telemetry.metadata.conversationId")
 MODEL_OPS = ("chat", "text_completion", "generate_content", "completion", "llm")
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 VERCEL_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
 VERCEL_OUTER = re.compile(r"^ai\.(?:generate|stream)(?:Text|Object)$")
-
-
-@dataclass
-class Msg:
-    role: str
-    text: str = ""
-    calls: list[ToolCall] = field(default_factory=list)
-    answers: str | None = None
-    error: bool | None = None
-    usage: list[Usage] = field(default_factory=list)
-    at: float | None = None
-
-    def key(self) -> tuple[Any, ...]:
-        return (self.role, self.answers) if self.role == "tool" else (self.role, self.text.strip())
 
 
 @dataclass
@@ -83,7 +67,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     by_id = {(s.trace, s.span): s for s in spans}
     session_of: dict[str, str] = {}
     for s in spans:
-        sid = _first(s.attrs, *SESSION_KEYS)
+        sid = first(s.attrs, *SESSION_KEYS)
         if sid is not None:
             session_of.setdefault(s.trace, str(sid))
     groups: dict[str, list[Span]] = defaultdict(list)
@@ -111,7 +95,7 @@ def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str]
             t = threads.setdefault(key, Thread(key))
             (t.model if kind == "model" else t.tools).append(s)
             log.skip(f"{kind} span (-> messages)")
-        elif kind == "agent" and any(_messages(s)):
+        elif kind == "agent" and any(messages(s)):
             agents_with_messages.append(s)
             log.skip("agent span (-> messages when no model span)")
         else:
@@ -150,7 +134,7 @@ def _handoffs(threads: dict[tuple[str, str], Thread]) -> None:
     for key, t in sorted(threads.items(), key=lambda kv: _when((kv[1].model or kv[1].tools)[0])):
         if t.parent is not None or not t.model:
             continue
-        inputs = [m for m in _messages(t.model[0])[0] if m.role != "system"]
+        inputs = [m for m in messages(t.model[0])[0] if m.role != "system"]
         if not inputs:
             continue
         owner = opened.setdefault(inputs[0].key(), key)
@@ -187,13 +171,13 @@ def _kind(s: Span) -> str:
     if VERCEL_OUTER.match(str(s.attrs.get("ai.operationId") or "")):
         return "other"
     if op in MODEL_OPS or str(s.attrs.get("openinference.span.kind")).upper() == "LLM" \
-            or VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or "")) or any(_messages(s)):
+            or VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or "")) or any(messages(s)):
         return "model"
     return "other"
 
 
 def _op(s: Span) -> str:
-    return str(_first(s.attrs, "gen_ai.operation.name") or "").lower()
+    return str(first(s.attrs, "gen_ai.operation.name") or "").lower()
 
 
 def _is_agent(s: Span) -> bool:
@@ -207,7 +191,7 @@ def _agent_key(s: Span, by_id: dict[tuple[str, str], Span], inclusive: bool) -> 
     seen = 0
     while cur is not None and seen < 1000:
         if _is_agent(cur):
-            return (cur.service, str(_first(cur.attrs, "gen_ai.agent.name", "gen_ai.agent.id") or cur.name))
+            return (cur.service, str(first(cur.attrs, "gen_ai.agent.name", "gen_ai.agent.id") or cur.name))
         cur, seen = _up(cur, by_id), seen + 1
     return (s.service, "")
 
@@ -240,7 +224,7 @@ def _conversation(native: str, t: Thread, sub: bool) -> Conversation:
     anchors: list[Msg] = []  # the assistant message of each model call, in time order
     model = provider = None
     for s in t.model:
-        inputs, outputs = _messages(s)
+        inputs, outputs = messages(s)
         if not inputs and not outputs and "input.value" in s.attrs and not VERCEL_CALL.match(
                 str(s.attrs.get("ai.operationId") or "")):
             inputs = [Msg("user", text_of(s.attrs.get("input.value")))]
@@ -248,14 +232,14 @@ def _conversation(native: str, t: Thread, sub: bool) -> Conversation:
         _merge(conv, inputs)
         if not outputs:
             outputs = [Msg("assistant")]  # a call recorded without its content
-        outputs[0].usage.append(_usage(s))
+        outputs[0].usage.append(usage(s))
         for m in outputs:
             m.at = s.start
         conv.extend(outputs)
         anchors.append(outputs[-1] if outputs[-1].role == "assistant" else outputs[0])
-        model = model or _first(s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
+        model = model or first(s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
                                 "ai.model.id")
-        provider = provider or _first(s.attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
+        provider = provider or first(s.attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
                                       "ai.model.provider")
     _tool_results(conv, anchors, t.tools)
     turns = [Turn(m.role, m.text, calls=m.calls, answers=m.answers, is_error=m.error, usage=m.usage, at=m.at,
@@ -284,9 +268,9 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
     claimed: set[str] = set()
     for s in tool_spans:
         a = s.attrs
-        cid = _first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
+        cid = first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
         if cid is None:  # no id: the first call of that tool no span has claimed yet
-            name = _first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+            name = first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
             cid = next((c.id for m in conv for c in m.calls if c.name == name and c.id not in claimed
                         and c.id is not None), None) if name is not None else None
         cid = str(cid) if cid is not None else f"span-{s.span}"
@@ -301,222 +285,17 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
                 owner = Msg("assistant", at=s.start)
                 conv.append(owner)
                 anchors.append(owner)
-            owner.calls.append(ToolCall(_first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
-                                        _first(a, "gen_ai.tool.call.arguments", "input.value",
+            owner.calls.append(ToolCall(first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
+                                        first(a, "gen_ai.tool.call.arguments", "input.value",
                                                "ai.toolCall.args", "ai.toolCall.input"), cid))
             at = conv.index(owner)
-        result = _first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "ai.toolCall.output")
+        result = first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "ai.toolCall.output")
         msg = Msg("tool", text_of(result) if result is not None else s.status, answers=cid, error=s.error, at=s.start)
         j = at + 1
         while j < len(conv) and conv[j].role == "tool":
             j += 1
         conv.insert(j, msg)
         answered[cid] = msg
-
-
-def _messages(s: Span) -> tuple[list[Msg], list[Msg]]:
-    a = s.attrs
-    details = next((e.get("attrs") or {} for e in s.events if e.get("name") == DETAILS_EVENT), None)
-    if details is not None and "gen_ai.input.messages" not in a and "gen_ai.output.messages" not in a:
-        a = {**a, **details}  # 1.37+: the messages recorded as an event instead of span attributes
-    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        system = _json(a.get("gen_ai.system_instructions"))
-        inputs = [Msg("system", text_of([{"text": p.get("content")} for p in system if isinstance(p, dict)]))] \
-            if isinstance(system, list) and system else []
-        return inputs + _parts_messages(_json(a.get("gen_ai.input.messages"))), \
-            _parts_messages(_json(a.get("gen_ai.output.messages")))
-    if any(k.startswith("llm.input_messages.") or k.startswith("llm.output_messages.") for k in a):
-        return _indexed_messages(a, "llm.input_messages", "message."), _indexed_messages(a, "llm.output_messages",
-                                                                                         "message.")
-    if any(k.startswith("gen_ai.prompt.") or k.startswith("gen_ai.completion.") for k in a):
-        return _indexed_messages(a, "gen_ai.prompt", ""), _indexed_messages(a, "gen_ai.completion", "")
-    if "ai.prompt.messages" in a:
-        return _vercel_messages(_json(a["ai.prompt.messages"])), _vercel_output(a)
-    if isinstance(_json(a.get("gen_ai.prompt")), list) or isinstance(_json(a.get("gen_ai.completion")), list):
-        return _plain_messages(_json(a.get("gen_ai.prompt"))), _plain_messages(_json(a.get("gen_ai.completion")))
-    inputs, outputs = _event_messages(s)
-    if inputs or outputs or str(a.get("openinference.span.kind")).upper() != "LLM":
-        return inputs, outputs
-    return _request_messages(a)
-
-
-def _parts_messages(msgs: Any) -> list[Msg]:
-    out: list[Msg] = []
-    for m in listed(msgs):
-        if not isinstance(m, dict):
-            continue
-        parts = [p for p in listed(m.get("parts")) if isinstance(p, dict)]
-        texts = [text_of(p.get("content")) for p in parts if p.get("type") == "text"]
-        calls = [ToolCall(p.get("name"), p.get("arguments"), p.get("id")) for p in parts if p.get("type") == "tool_call"]
-        responses = [p for p in parts if p.get("type") == "tool_call_response"]
-        if responses:
-            out.extend(Msg("tool", text_of(p.get("response")), answers=_str(p.get("id"))) for p in responses)
-        else:
-            out.append(Msg(str(m.get("role")), "\n".join(texts), calls))
-    return out
-
-
-def _indexed_messages(a: dict[str, Any], prefix: str, inner: str) -> list[Msg]:
-    """``prefix.N.<inner>role`` style attributes (OpenInference, OpenLLMetry) as messages in order."""
-    rows: dict[int, dict[str, Any]] = defaultdict(dict)
-    for k, v in a.items():
-        if k.startswith(prefix + "."):
-            m = INDEX.match(k[len(prefix) + 1:])
-            if m:
-                rows[int(m.group(1))][m.group(2)[len(inner):] if m.group(2).startswith(inner) else m.group(2)] = v
-    out = []
-    for _, r in sorted(rows.items()):
-        text = r.get("content")
-        if text is None:
-            text = "\n".join(str(v) for k, v in sorted(r.items()) if k.startswith("contents.") and k.endswith(".text"))
-        out.append(Msg(str(r.get("role")), text_of(text), _indexed_calls(r), _str(r.get("tool_call_id"))))
-    return out
-
-
-def _indexed_calls(r: dict[str, Any]) -> list[ToolCall]:
-    calls: dict[int, dict[str, Any]] = defaultdict(dict)
-    for k, v in r.items():
-        m = INDEX.match(k[len("tool_calls."):]) if k.startswith("tool_calls.") else None
-        if m:
-            calls[int(m.group(1))][m.group(2).replace("tool_call.", "").replace("function.", "")] = v
-    return [ToolCall(c.get("name"), c.get("arguments"), c.get("id")) for _, c in sorted(calls.items())]
-
-
-def _vercel_messages(msgs: Any) -> list[Msg]:
-    """The AI SDK's model messages: content a string or parts (text, tool-call, tool-result, reasoning...)."""
-    out: list[Msg] = []
-    for m in listed(msgs):
-        if not isinstance(m, dict):
-            continue
-        role, content = str(m.get("role")), m.get("content")
-        parts = [p for p in listed(content) if isinstance(p, dict)]
-        results = [p for p in parts if p.get("type") == "tool-result"]
-        if results:
-            out.extend(Msg("tool", text_of(_result_value(p.get("output", p.get("result")))),
-                           answers=_str(p.get("toolCallId")),
-                           error=True if mapping(p.get("output")).get("type") in ("error-text", "error-json") else None)
-                       for p in results)
-            continue
-        calls = [ToolCall(p.get("toolName"), p.get("input", p.get("args")), p.get("toolCallId")) for p in parts
-                 if p.get("type") == "tool-call"]
-        out.append(Msg(role, content if isinstance(content, str) else text_of(parts), calls))
-    return out
-
-
-def _result_value(v: Any) -> Any:
-    """AI SDK 5+ wraps a tool output as ``{"type": "text"|"json"|..., "value"}``."""
-    return v.get("value") if isinstance(v, dict) and "type" in v and "value" in v else v
-
-
-def _vercel_output(a: dict[str, Any]) -> list[Msg]:
-    text = a.get("ai.response.text")
-    if text is None:
-        text = a.get("ai.response.object")
-    calls = [ToolCall(c.get("toolName"), c.get("input", c.get("args")), c.get("toolCallId"))
-             for c in listed(_json(a.get("ai.response.toolCalls"))) if isinstance(c, dict)]
-    return [Msg("assistant", text_of(text), calls)] if text is not None or calls else []
-
-
-def _plain_messages(msgs: Any) -> list[Msg]:
-    """OpenAI-style messages (``role``, ``content``, ``tool_calls``, ``tool_call_id``) or Anthropic-style blocks."""
-    out: list[Msg] = []
-    for m in listed(msgs):
-        if not isinstance(m, dict):
-            continue
-        content = m.get("content")
-        blocks = [b for b in listed(content) if isinstance(b, dict)]
-        results = [b for b in blocks if b.get("type") == "tool_result"]
-        if results:
-            out.extend(Msg("tool", text_of(b.get("content"), None), answers=_str(b.get("tool_use_id")),
-                           error=b.get("is_error") is True or None) for b in results)
-            continue
-        calls = _plain_calls(m.get("tool_calls")) + [ToolCall(b.get("name"), b.get("input"), b.get("id"))
-                                                     for b in blocks if b.get("type") == "tool_use"]
-        out.append(Msg(str(m.get("role") or "assistant"), text_of(content), calls, _str(m.get("tool_call_id"))))
-    return out
-
-
-def _request_messages(a: dict[str, Any]) -> tuple[list[Msg], list[Msg]]:
-    """An OpenInference LLM span without message attributes: the request and response it logged as
-    ``input.value``/``output.value`` (JSON with ``messages``/``choices``, or plain text)."""
-    req, resp = _json(a.get("input.value")), _json(a.get("output.value"))
-    inputs = _plain_messages(req.get("messages")) if isinstance(req, dict) else []
-    if isinstance(req, dict) and isinstance(req.get("system"), str):
-        inputs.insert(0, Msg("system", req["system"]))
-    if isinstance(resp, dict):
-        choices = [c for c in listed(resp.get("choices")) if isinstance(c, dict)]
-        outputs = _plain_messages([mapping(choices[0].get("message"))] if choices else [resp] if "content" in resp
-                                  else [])
-    else:
-        outputs = []
-    return inputs, outputs
-
-
-def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
-    """Semantic conventions 1.28-1.36: one span event per message (or, as Pydantic AI writes them, the same
-    events as one ``events`` JSON attribute); before them, the prompt and completion as JSON in the
-    ``gen_ai.content.prompt``/``gen_ai.content.completion`` events."""
-    inputs, outputs = [], []
-    listed_events = [{"name": e.get("event.name"), "attrs": e} for e in listed(_json(s.attrs.get("events")))
-                     if isinstance(e, dict)]  # Pydantic AI / Logfire keep the events as one JSON attribute
-    for e in s.events + listed_events:
-        name, a = str(e.get("name")), e.get("attrs") or {}
-        if name == "gen_ai.choice":
-            m = mapping(_json(a.get("message")))
-            outputs.append(Msg("assistant", text_of(m.get("content")), _plain_calls(m.get("tool_calls"))))
-        elif name == "gen_ai.content.prompt":
-            inputs.extend(_plain_messages(_json(a.get("gen_ai.prompt"))))
-        elif name == "gen_ai.content.completion":
-            outputs.extend(_plain_messages(_json(a.get("gen_ai.completion"))))
-        elif name.startswith("gen_ai.") and name.endswith(".message"):
-            role = name[len("gen_ai."):-len(".message")]
-            inputs.append(Msg(role, text_of(_json(a.get("content"))), _plain_calls(a.get("tool_calls")),
-                              _str(a.get("id")) if role == "tool" else None))
-    return inputs, outputs
-
-
-def _plain_calls(v: Any) -> list[ToolCall]:
-    """OpenAI-style calls: ``{"id", "function": {"name", "arguments"}}`` or flat."""
-    out = []
-    for c in listed(_json(v)):
-        if isinstance(c, dict):
-            f = mapping(c.get("function")) or c
-            out.append(ToolCall(f.get("name"), f.get("arguments"), c.get("id")))
-    return out
-
-
-def _usage(s: Span) -> Usage:
-    a = s.attrs
-    inp = values.count(_first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
-                              "ai.usage.inputTokens", "ai.usage.promptTokens"))
-    cached = values.count(_first(a, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-                                 "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens"))
-    return Usage(input_tokens=inp - cached if inp is not None and cached is not None and inp >= cached else inp,
-                 output_tokens=_first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                                      "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens"),
-                 cache_read_input_tokens=cached,
-                 cache_creation_input_tokens=_first(a, "gen_ai.usage.cache_creation.input_tokens",
-                                                    "llm.token_count.prompt_details.cache_write"),
-                 message_id=_first(a, "gen_ai.response.id", "ai.response.id"),
-                 model=_first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model",
-                              "ai.model.id"))
-
-
-def _first(a: dict[str, Any], *keys: str) -> Any:
-    return next((a[k] for k in keys if a.get(k) not in (None, "")), None)
-
-
-def _str(v: Any) -> str | None:
-    return None if v is None else str(v)
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str) and v[:1] in ("[", "{", '"'):
-        try:
-            return values.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def _sniff(probe: Probe) -> bool:
