@@ -9,6 +9,7 @@ import re
 import sqlite3
 import zipfile
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -129,8 +130,8 @@ def swe_agent(root: Path) -> Figures:
         doc = json.loads(f.read_text())
         runs = [doc] + [a for k, a in enumerate(doc.get("attempts") or []) if k != doc["info"].get("best_attempt_idx")]
         calls = sum(h["role"] == "assistant" and bool(h.get("action")) for r in runs for h in r["history"])
-        users = sum(h["role"] == "user" and not h.get("is_demo") and h.get("message_type") != "observation"
-                    for h in doc["history"]) or 1  # the instance is the one user message (typed "observation")
+        first = next(i for i, h in enumerate(doc["history"]) if h["role"] == "assistant" and not h.get("is_demo"))
+        users = sum(h["role"] == "user" for h in doc["history"][:first])  # demonstrations and the instance
         out.append(Figures(1, users, calls, calls))  # every step's action has its observation
     return _add(*out)
 
@@ -339,4 +340,306 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "cline": ("cline", cline), "chatgpt": ("chatgpt", chatgpt), "claude_ai": ("claude-ai", claude_ai),
     "open_webui": ("open-webui", open_webui), "inspect": ("inspect", inspect), "otel": ("otel", otel),
     "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
+}
+
+
+# --- Real logs of agent runs and traces (../shared/data/agent-logs): one file at a time, five figures each. ---
+
+class Run(NamedTuple):
+    conversations: int
+    person: int  # messages a person wrote, on the main path
+    calls: int
+    linked: int  # calls answered by a result
+    errors: int  # calls whose result is an error
+
+
+def _plus(a: Run, b: Run) -> Run:
+    return Run(*(x + y for x, y in zip(a, b)))
+
+
+def _values(path: Path) -> list:
+    """Every top-level JSON value of a file: a document, JSONL, or pretty-printed objects one after another."""
+    text, dec, i, out = path.read_text(encoding="utf-8"), json.JSONDecoder(), 0, []
+    while True:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i >= len(text):
+            return out
+        v, i = dec.raw_decode(text, i)
+        out.extend(v if isinstance(v, list) else [v])
+
+
+def _otel_spans(path: Path) -> list[dict]:
+    """Spans as {trace, span, parent, name, start, attrs, error, service}, each once (repeats merged)."""
+    spans: dict[tuple, dict] = {}
+
+    def put(s: dict) -> None:
+        key = (s["trace"], s["span"])
+        if key in spans:
+            spans[key]["attrs"].update(s["attrs"])
+        else:
+            spans[key] = s
+    for rec in _values(path):
+        if "data" in rec:  # Jaeger
+            for t in rec["data"]:
+                for sp in t["spans"]:
+                    tags = {x["key"]: x["value"] for x in sp["tags"]}
+                    parent = [r["spanID"] for r in sp["references"] if r["refType"] == "CHILD_OF"]
+                    put({"trace": sp["traceID"], "span": sp["spanID"], "parent": parent[0] if parent else None,
+                         "name": sp["operationName"], "start": sp["startTime"] / 1e6, "attrs": tags,
+                         "error": tags.get("otel.status_code") == "ERROR",
+                         "service": t["processes"][sp["processID"]]["serviceName"]})
+        elif "spanContext" in rec:  # JS ReadableSpan
+            put({"trace": rec["spanContext"]["traceId"], "span": rec["spanContext"]["spanId"],
+                 "parent": rec.get("parentSpanId"), "name": rec["name"],
+                 "start": rec["startTime"][0] + rec["startTime"][1] / 1e9, "attrs": dict(rec["attributes"]),
+                 "error": rec["status"].get("code") == 2, "service": ""})
+        else:  # the Python SDK's to_json, or a Phoenix row
+            attrs = dict(rec["attributes"])
+            if "span_kind" in rec:
+                attrs["openinference.span.kind"] = rec["span_kind"]
+            status = rec.get("status_code") or rec["status"]["status_code"]
+            start = rec["start_time"].replace("Z", "+00:00")
+            put({"trace": rec["context"]["trace_id"], "span": rec["context"]["span_id"], "parent": rec["parent_id"],
+                 "name": rec["name"], "start": datetime.fromisoformat(start).timestamp(), "attrs": attrs,
+                 "error": status == "ERROR", "service": ""})
+    return list(spans.values())
+
+
+def otel_run(path: Path) -> Run:
+    """A conversation per agent (nearest agent span above a model call) per session (else trace); an agent under
+    another agent's spans is its sub-agent (no person turns). Person turns: the distinct user texts of a
+    top-level agent's model inputs. Calls: the distinct tool-call ids of its messages and tool spans (a tool
+    span without an id is the call of that name in the messages); errors: tool spans with an error status."""
+    spans = _otel_spans(path)
+    by_id = {(s["trace"], s["span"]): s for s in spans}
+    session = {}
+    for s in spans:
+        sid = s["attrs"].get("gen_ai.conversation.id") or s["attrs"].get("session.id")
+        if sid:
+            session.setdefault(s["trace"], sid)
+
+    def op(s: dict) -> str:
+        return str(s["attrs"].get("gen_ai.operation.name") or "")
+
+    def is_agent(s: dict) -> bool:
+        a = s["attrs"]
+        return op(s) == "invoke_agent" or a.get("openinference.span.kind") == "AGENT" or "agent" in (
+            a.get("ioa_observe.span.kind"), a.get("traceloop.span.kind"))
+
+    def up(s: dict) -> dict | None:
+        return by_id.get((s["trace"], s["parent"]))
+
+    def agent(s: dict | None) -> tuple:
+        while s is not None and not is_agent(s):
+            s = up(s)
+        return (s["service"], s["attrs"].get("gen_ai.agent.name") or s["name"]) if s else ("", "")
+
+    def kind(s: dict) -> str:
+        a = s["attrs"]
+        if op(s) == "execute_tool" or a.get("openinference.span.kind") == "TOOL":
+            return "tool"
+        if op(s) == "chat" or a.get("openinference.span.kind") == "LLM" or str(a.get("ai.operationId")).endswith(
+                (".doGenerate", ".doStream")):
+            return "model"
+        return ""
+
+    threads: dict[tuple, dict] = {}
+    for s in spans:
+        if kind(s):
+            key = (session.get(s["trace"], s["trace"]), agent(up(s)))
+            t = threads.setdefault(key, {"users": set(), "calls": [], "answered": set(), "errors": set(),
+                                         "tools": [], "first": s})
+            t["first"] = min(t["first"], s, key=lambda x: x["start"])
+            a = s["attrs"]
+            if kind(s) == "tool":
+                t["tools"].append(s)
+                continue
+            msgs = json.loads(a.get("gen_ai.input.messages", "[]")) + json.loads(a.get("gen_ai.output.messages", "[]"))
+            for m in msgs:
+                for p in m["parts"]:
+                    if m["role"] == "user" and p["type"] == "text":
+                        t["users"].add(p["content"])
+                    if p["type"] == "tool_call" and p["id"] not in t["calls"]:
+                        t["calls"].append((p["id"], p["name"]))
+                    if p["type"] == "tool_call_response":
+                        t["answered"].add(p["id"])
+            for k, v in a.items():
+                m = re.fullmatch(r"llm\.(input|output)_messages\.(\d+)\.message\.(role|tool_call_id|tool_calls\.\d+"
+                                 r"\.tool_call\.id)", k)
+                if m and m.group(3) == "role" and v == "user":
+                    t["users"].add(a[k.replace(".role", ".content")])
+                elif m and m.group(3) == "tool_call_id":
+                    t["answered"].add(v)
+                elif m and m.group(3).endswith("tool_call.id") and v not in [c for c, _ in t["calls"]]:
+                    t["calls"].append((v, a[k.replace("tool_call.id", "tool_call.function.name")]))
+            for m in json.loads(a.get("ai.prompt.messages", "[]")):
+                if m["role"] == "user":
+                    t["users"].add(json.dumps(m["content"]))
+    out = Run(0, 0, 0, 0, 0)
+    for (group, key), t in threads.items():
+        claimed: set = set()
+        for s in t["tools"]:
+            a = s["attrs"]
+            cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id") or next(
+                (c for c, n in t["calls"] if n == (a.get("gen_ai.tool.name") or a.get("tool.name")) and c not in claimed), s["span"])
+            claimed.add(cid)
+            if cid not in [c for c, _ in t["calls"]]:
+                t["calls"].append((cid, a.get("gen_ai.tool.name")))
+            t["answered"].add(cid)
+            if s["error"]:
+                t["errors"].add(cid)
+        above, sub = up(t["first"]), False
+        while above is not None:
+            other = (group, agent(above) if not is_agent(above) else (above["service"], above["attrs"].get(
+                "gen_ai.agent.name") or above["name"]))
+            sub = sub or (other[1] != key and other in threads)
+            above = up(above)
+        ids = {c for c, _ in t["calls"]}
+        out = _plus(out, Run(1, 0 if sub else len(t["users"]), len(ids), len(ids & t["answered"]),
+                            len(ids & t["errors"])))
+    return out
+
+
+OPENHANDS_SKIPPED = {"change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation_request",
+                     "start", "message", "system", "condensation"}
+
+
+def openhands_run(path: Path) -> Run:
+    """Resolver/evaluation output.jsonl (V0 events, flattened or not), a V1 events list, or a summary (nothing).
+    A V0 result answers the call its tool_call_id or cause names, else the open call of its kind whose command or
+    code it echoes; a message without a source is the user's until the agent acts; the fake user's "Please
+    continue on whatever approach" is not a person."""
+    if path.suffix == ".jsonl":
+        runs = [json.loads(line)["history"] for line in path.read_text().splitlines() if line.strip()]
+    else:
+        doc = json.loads(path.read_text())
+        runs = [doc] if isinstance(doc, list) else []
+    out = Run(0, 0, 0, 0, 0)
+    for events in runs:
+        events = [e for pair in events for e in (pair if isinstance(pair, list) else [pair])]
+        if any("llm_message" in e or "tool_call_id" in e for e in events):  # V1
+            calls = {e["tool_call_id"] for e in events if isinstance(e.get("action"), dict)}
+            obs = [e for e in events if isinstance(e.get("observation"), dict) and e["tool_call_id"] in calls]
+            person = sum(e["llm_message"]["role"] == "user" for e in events if "llm_message" in e)
+            errors = sum(e["observation"].get("is_error") is True or e["observation"].get("exit_code") not in (None, 0, -1)
+                         for e in obs)
+            out = _plus(out, Run(1, person, len(calls), len(obs), errors))
+            continue
+        person = calls = linked = errors = 0
+        open_calls: list[tuple[int, dict]] = []
+        acted = False
+        for i, e in enumerate(events):
+            if e.get("action") == "message":
+                text = (e.get("args") or e).get("content", "")
+                user = e.get("source") == "user" or ("source" not in e and not acted)
+                person += user and not text.startswith("Please continue on whatever approach")
+            elif "action" in e and e["action"] not in OPENHANDS_SKIPPED and e.get("source") != "user":
+                acted = True
+                calls += 1
+                open_calls.append((i, e.get("args") or e))
+            elif "observation" in e and e["observation"] not in ("agent_state_changed", "null", "recall", "condense"):
+                x = e.get("extras") or e
+                match = next((k for k, (j, a) in enumerate(open_calls) if events[j]["action"] == e["observation"]
+                              and any(a.get(f) == x.get(f) is not None for f in ("command", "code", "path"))), None)
+                if match is not None:
+                    open_calls.pop(match)
+                    linked += 1
+                    errors += x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error"
+        out = _plus(out, Run(1, person, calls, linked, errors))
+    return out
+
+
+SWE_FAILED = ("Your proposed edit has introduced new syntax error", "Error", "Usage: ", "Traceback ",
+              "No such file or directory")
+
+
+def swe_agent_run(path: Path) -> Run:
+    """One issue, one person turn (the instance template before the first action; demonstrations are not the
+    person's); every trajectory step is a call with its observation (the history may stop before the last)."""
+    doc = json.loads(path.read_text())
+    history = [h for h in doc["history"] if not h.get("is_demo")]
+    first_action = next(i for i, h in enumerate(history) if h["role"] == "assistant" and h.get("action"))
+    person = int(any(h["role"] == "user" for h in history[:first_action]))
+    steps = doc["trajectory"]
+    actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
+    calls = max(actions, len(steps))
+    errors = sum(str(s["observation"]).lstrip().startswith(SWE_FAILED) for s in steps)
+    return Run(1, person, calls, calls, errors)
+
+
+MINI_PERSON = ("Command not executed. The user rejected your command with the following message:",
+               "Commands not executed. The user rejected your commands with the following message:",
+               "The user added a new task:", "Interrupted by user:")
+MINI_HARNESS = ("Please always provide EXACTLY ONE action", "Format error:", "Interrupted by user: Temporary "
+                "interruption caught.", "Command not executed. Switching to human mode",
+                "Commands not executed. Switching to human mode", "Your previous response reached the output")
+
+
+def mini_swe_agent_run(path: Path) -> Run:
+    """The first user message is the task; an action (a tool call, an ``extra.actions`` entry or a fenced bash
+    block) is answered by the tool message with its id or the next user message, unless the harness wrote that
+    one or it carries the person's words (a rejection, an interruption, a new task: the action did not run)."""
+    msgs = json.loads(path.read_text())["messages"]
+    person = calls = linked = errors = 0
+    pending: list = []
+    seen_user = False
+    for m in msgs:
+        text = m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        if m["role"] == "assistant":
+            n = len(m.get("tool_calls") or []) or len((m.get("extra") or {}).get("actions") or []) or len(
+                re.findall(r"```(?:bash|mswea_bash_command)\n", text))
+            calls += n
+            pending = list(range(n))
+        elif m["role"] == "user" and text.lstrip().startswith(MINI_HARNESS):
+            pending = []
+        elif m["role"] == "user" and text.lstrip().startswith(MINI_PERSON):
+            pending, person = [], person + 1
+        elif m["role"] in ("user", "tool") and pending:
+            pending.pop(0)
+            linked += 1
+            code = (m.get("extra") or {}).get("returncode")
+            errors += code != 0 if isinstance(code, int) else bool(
+                re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text))
+        elif m["role"] == "user":
+            person += not seen_user
+            seen_user = True
+    return Run(1, person, calls, linked, errors)
+
+
+def inspect_run(path: Path) -> Run:
+    """One conversation per sample; when the model events hold replies the messages lack, the conversation is
+    the events' (each call's new user input, then its reply). Person turns: user messages other than the agents'
+    continue prompts; calls and errors from the tool calls and tool messages."""
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as z:
+            samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    else:
+        samples = json.loads(path.read_text())["samples"]
+    out = Run(0, 0, 0, 0, 0)
+    for s in samples:
+        msgs = s["messages"]
+        texts = {json.dumps(m.get("content")) for m in msgs if m["role"] == "assistant"} | {
+            m.get("id") for m in msgs if m["role"] == "assistant"}
+        replies = [e["output"]["choices"][0]["message"] for e in s["events"] if e["event"] == "model"
+                   and e["output"]["choices"]]
+        if any((r.get("id") or json.dumps(r.get("content"))) not in texts and (r.get("id") or r.get("content"))
+               for r in replies):
+            users = {json.dumps(m["content"]) for e in s["events"] if e["event"] == "model" for m in e["input"]
+                     if m["role"] == "user"}
+            out = _plus(out, Run(1, len(users), 0, 0, 0))
+            continue
+        users = [m for m in msgs if m["role"] == "user" and not str(m["content"]).startswith(
+            ("Please proceed to the next step using your best judgement", "Your submission was incorrect"))]
+        calls = [c for m in msgs for c in m.get("tool_calls") or []]
+        results = {m["tool_call_id"]: m for m in msgs if m["role"] == "tool"}
+        out = _plus(out, Run(1, len(users), len(calls), sum(c["id"] in results for c in calls),
+                            sum(results[c["id"]].get("error") is not None for c in calls if c["id"] in results)))
+    return out
+
+
+RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
+    "otel_genai": ("otel", otel_run), "openinference_phoenix": ("otel", otel_run),
+    "openhands": ("openhands", openhands_run), "swe_agent": ("swe-agent", swe_agent_run),
+    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run), "inspect_ai": ("inspect", inspect_run),
 }
