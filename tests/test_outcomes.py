@@ -295,7 +295,7 @@ def test_bad_records_are_quarantined_and_nothing_is_guessed(tmp_path: Path) -> N
     assert sorted(r[0] for r in query(db, "SELECT reason FROM quarantine")) == [
         "history item is not a JSON object", "invalid JSON: unexpected character, expected a string key: line 1 "
         "column 2 (char 1)", "message is not a JSON object", "no state.history list (not a MINT run)",
-        "not a JSON object", "run is not a JSON object", "simulation is not a JSON object"]
+        "not a JSON object (a JSON array)", "run is not a JSON object", "simulation is not a JSON object"]
     for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
                                                           "skipped FROM import_runs"):
         assert read == imported + quarantined + skipped
