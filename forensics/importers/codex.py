@@ -28,10 +28,20 @@ WRAPPED = ("session_meta", "turn_context", "response_item", "event_msg", "compac
 CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 ITEMS = (*CALLS, *OUTPUTS, "message", "reasoning")
-# user-role messages the harness writes itself (instructions, environment), not the person typing
-INJECTED = re.compile(r"\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions"
-                      r"|<permissions instructions>|<user_shell_command>|<turn_aborted>)")
+# User-role fragments Codex injects itself (codex-rs core/src/context/contextual_user_message.rs and the
+# legacy list in rollout_migration): a user message holding any of them is the harness's, never a turn the
+# person typed. Matched at the start of a fragment, case-insensitively, as Codex does.
+CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<INSTRUCTIONS>|<agents_instructions>"
+                        r"|<environment_context>|<context_update>|<multiagent_context>|<agent_message_board_notification>"
+                        r"|<skill>|<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>"
+                        r"|<codex_internal_context|<goal_context>|<recommended_plugins>|<hook_prompt "
+                        r"|<permissions instructions>)", re.IGNORECASE)
+# The header unified exec and shell_command put above a command's output ("Exit code: 1", "Process exited with
+# code 2"), read up to the "Output:" line so that a command printing such a line is not mistaken for it.
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
+# How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel).
+FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
+                      r"function arguments|unsupported call)", re.IGNORECASE)
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
 
@@ -84,10 +94,16 @@ class _State:
         self.compaction_events: list[Event] = []
         self.ui_messages: list[Turn] = []  # event_msg user/agent messages, used only if no response item is
         self.resume_from: str | None = None  # after a rollback: the message the next one continues from
+        self.inherited = False  # inside the history a forked thread copied from the thread it was forked from
+        self.copied = 0  # messages of that history
+        self.exit_codes: dict[str, int] = {}  # call_id -> exit code, from exec_command_end / patch_apply_end
 
     def append(self, turn: Turn) -> Turn:
         if self.resume_from is not None:
             turn.parent, self.resume_from = self.resume_from, None
+        if self.inherited:
+            turn.main = False
+            self.copied += 1
         self.turns.append(turn)
         return turn
 
@@ -98,9 +114,13 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
     for n, obj, kind in lines:
         with log.guard(f"{name}:{n}", obj):
             if kind == "session_meta":
+                st.inherited = bool(meta) and obj.get("id") != meta.get("id")
                 meta = meta or obj
-                log.skip("session_meta")
-            elif kind == "turn_context":
+                log.skip("session_meta (of the thread this one was forked from)" if st.inherited else "session_meta")
+                continue
+            if st.inherited and _own_turn(obj, kind, meta):
+                st.inherited = False
+            if kind == "turn_context":
                 m = obj.get("model")
                 st.model = m if isinstance(m, str) else st.model
                 st.first_model = st.first_model or st.model
@@ -126,6 +146,13 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
         log.skip("event_msg:context_compacted (repeats compacted)", len(st.compaction_events))
     if st.merged:
         log.notes.append(f"{st.merged} items of multi-item responses merged into their assistant message")
+    for t in st.turns:
+        code = st.exit_codes.get(t.answers or "") if t.role == "tool" else None
+        if code is not None:
+            t.is_error = code != 0
+    if st.copied:
+        log.notes.append(f"{st.copied} messages of the history copied from the thread this one was forked from "
+                         "kept off the main path")
     instructions = meta.get("instructions")
     base = meta.get("base_instructions")
     text = instructions if isinstance(instructions, str) else text_of(base) if isinstance(base, dict) else ""
@@ -147,13 +174,14 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
             log.quarantine(f"{log.name}:{n}", f"message with unknown role {str(it.get('role'))[:40]!r}", it)
             return
         text = text_of(it.get("content"))
-        if role == "user" and INJECTED.match(text):
-            role = "system"
+        origin = "harness" if role == "system" else "person" if role == "user" else None
+        if role == "user" and _contextual(it.get("content")):
+            role, origin = "system", "harness"
         if role == "assistant" and st.open is not None:
             st.open.text = f"{st.open.text}\n{text}" if st.open.text else text
             st.merged += 1
             return
-        turn = st.append(Turn(role, text, at=at, id=_nid(it, n)))
+        turn = st.append(Turn(role, text, at=at, id=_nid(it, n), origin=origin))
         st.open = turn if role == "assistant" else None
         if role == "user":
             st.user_starts.append(len(st.turns) - 1)
@@ -170,6 +198,11 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
         st.open = None
     elif kind == "reasoning":
         log.skip("reasoning")
+    elif kind in ("compaction", "context_compaction"):  # newer versions: the compacted history, encrypted
+        st.compacted_lines += 1
+        log.skip(f"response_item:{kind} (-> events)")
+        st.events.append(Event("compaction", len(st.turns), detail={"source": f"response_item:{kind}"}))
+        st.open = None
     else:
         log.skip(f"response_item:{str(kind)[:40]}")
 
@@ -182,6 +215,17 @@ def _event(log: Log, st: _State, ev: dict) -> None:
         _roll_back(log, st, values.count(ev.get("num_turns"), "rolled back turns") or 0)
     elif kind == "context_compacted":
         st.compaction_events.append(Event("compaction", len(st.turns), detail={"source": "event_msg"}))
+    elif kind in ("turn_aborted", "error", "stream_error", "warning"):
+        st.events.append(Event(kind, len(st.turns), trigger=_str(ev.get("reason")) or _str(ev.get("codex_error_info")),
+                               detail={k: v for k, v in ev.items() if k in ("message", "reason", "turn_id")}))
+        log.skip(f"event_msg:{kind} (-> events)")
+    elif kind in ("exec_command_end", "patch_apply_end") and isinstance(ev.get("call_id"), str):
+        code = ev.get("exit_code") if type(ev.get("exit_code")) is int else None
+        if code is None and isinstance(ev.get("success"), bool):
+            code = 0 if ev["success"] else 1
+        if code is not None:
+            st.exit_codes[ev["call_id"]] = code
+        log.skip(f"event_msg:{kind} (-> tool result errors)")
     elif kind in ("user_message", "agent_message") and isinstance(ev.get("message"), str):
         st.ui_messages.append(Turn("user" if kind == "user_message" else "assistant", ev["message"],
                                    at=ev.get("timestamp")))
@@ -267,9 +311,22 @@ def _output(out: Any) -> tuple[str, bool | None]:
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
             meta = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
             code = meta.get("exit_code")
-            return wrapped["output"], (code not in (0, None)) if isinstance(code, int) else None
-    m = EXIT.match(text)
-    return text, (int(m.group(1)) != 0) if m else None
+            return wrapped["output"], (code != 0) if type(code) is int else None
+    code = _exit_code(text)
+    if code is not None:
+        return text, code != 0
+    return text, True if FAILURES.match(text) else None
+
+
+def _exit_code(text: str) -> int | None:
+    """The exit code in the header above a command's output (the lines before ``Output:``)."""
+    for line in text.split("\n", 8)[:8]:
+        if line.rstrip() == "Output:":
+            return None
+        m = EXIT.match(line)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 def _parent(meta: dict) -> str | None:
@@ -284,6 +341,37 @@ def _parent(meta: dict) -> str | None:
 def _id_from_name(name: str) -> str:
     m = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", name)
     return m.group(1) if m else Path(name).stem
+
+
+def _contextual(content: Any) -> bool:
+    """Codex's own test (``is_contextual_user_message``): any text fragment opening with an injected marker."""
+    parts = listed(content) if not isinstance(content, str) else [{"text": content}]
+    return any(isinstance(p, dict) and isinstance(p.get("text"), str) and CONTEXTUAL.match(p["text"]) for p in parts)
+
+
+def _own_turn(obj: dict, kind: str, meta: dict) -> bool:
+    """Whether a turn boundary in a forked thread's file starts a turn of that thread, not one copied from its
+    parent: the turn began after the thread was created (``turn_id`` and thread ids are time-ordered UUIDv7;
+    ``started_at`` is in seconds). A boundary that says neither ends the copy."""
+    if kind not in ("turn_context",) and not (kind == "event_msg" and obj.get("type") in ("task_started", "turn_started")):
+        return False
+    turn, thread = _uuid7_ms(obj.get("turn_id")), _uuid7_ms(meta.get("id"))
+    if turn is not None and thread is not None:
+        return turn >= thread
+    started, created = values.epoch(obj.get("started_at")), values.epoch(meta.get("timestamp"))
+    if started is not None and created is not None:
+        return started >= created
+    return True
+
+
+def _uuid7_ms(v: Any) -> int | None:
+    """The millisecond timestamp of a version-7 UUID, else None."""
+    if isinstance(v, str) and len(v) == 36 and v[14] == "7":
+        try:
+            return int(v[:8] + v[9:13], 16)
+        except ValueError:
+            return None
+    return None
 
 
 def _nid(it: dict, n: int) -> str:
