@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,17 +26,29 @@ from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
 from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
 from forensics.importers.registry import Format, Probe
 from forensics.importers.values import json_reason
+from forensics.warehouse.origin import origin_of
 
 NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
-              "attachment"}
+              "attachment", "permission-mode", "last-prompt", "ai-title", "custom-title"}
+TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle"}  # a title the person set beats the generated one
 KNOWN_FIELDS = frozenset((
     "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch",
     "slug", "type", "uuid", "timestamp", "message", "requestId", "toolUseResult", "isMeta", "isCompactSummary",
     "isVisibleInTranscriptOnly", "agentId", "subtype", "content", "level", "compactMetadata", "summary",
     "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
-    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation"))
+    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation",
+    # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
+    "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
+    "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
+    "aiTitle", "customTitle"))
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
+# Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
+# "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
+# /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
+# person typed; text after the block is the person's.
+REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -53,6 +66,7 @@ class _Msg:
     usage: dict | None = None
     model: str | None = None
     ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
+    meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
 
 
 @dataclass(slots=True)
@@ -83,6 +97,8 @@ class _File:
     bad: int = 0  # lines quarantined
     known: int = 0  # lines of a Claude Code line type
     session_id: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)  # line type -> the latest title of that kind
+    agent: str | None = None  # a sub-agent's type and task, from the .meta.json beside its transcript
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -93,8 +109,11 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.rows_read = len(lines)
     b.state["sha256"] = hashlib.sha256(data).hexdigest()
     p = Path(path)
+    if _is_agent_meta(p):
+        return _side_file(b, p, data)
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
+    f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
     if lines and not f.known:
         b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
         return Parsed.of(b)
@@ -157,7 +176,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     f.nodes[uid] = (parent, ts or "", lineno)
                     f.part_of[uid] = g.part
                     continue
-            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part)
+            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
+                       meta=any(obj.get(k) is True for k in META_FLAGS))
             if kind == "assistant":
                 msg.content = _blocks(msg.content)
                 msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
@@ -172,6 +192,9 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
                                    _int(meta.get("postTokens")), None,
                                    _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+        elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
+            f.titles[kind] = obj[TITLES[kind]]
+            f.skipped[f"{kind} (-> title)"] += 1
         elif kind == "summary":
             f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
                                    _detail(obj, ("summary", "leafUuid"))))
@@ -191,6 +214,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     entries = []
     for i, m in enumerate(msgs):
         msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
+        if msg.role == "user":
+            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text())
         if isinstance(m.content, list):
             for blk in m.content:
                 kind = blk.get("type") if isinstance(blk, dict) else None
@@ -209,6 +234,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
                    ev.post, orjson.dumps(ev.detail).decode())
     title = next((e.detail.get("summary") for e in f.events if e.kind == "summary" and e.attach in f.owner
                   and f.owner[e.attach].part == part), None)
+    if not part:
+        title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
     model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
     b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
     b.state.setdefault("parents", {})[cid] = parent_cid
@@ -275,6 +302,42 @@ def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
     return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
 
 
+def _origin(m: _Msg, text: str) -> str:
+    """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
+    person's; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    if m.meta:
+        return "harness"
+    if REMINDED.match(text):
+        return "person"
+    return origin_of("user", text)
+
+
+def _is_agent_meta(p: Path) -> bool:
+    """``subagents/agent-<id>.meta.json`` (2.1.9x): a sub-agent's type and description, read with its transcript."""
+    return p.parent.name == "subagents" and p.name.startswith("agent-") and p.name.endswith(".meta.json")
+
+
+def _agent_title(meta: Path) -> str | None:
+    try:
+        doc = values.loads(meta.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    parts = [v for v in (doc.get("agentType"), doc.get("description")) if isinstance(v, str) and v.strip()]
+    return ": ".join(parts) or None
+
+
+def _side_file(b: Batch, p: Path, data: bytes) -> Parsed:
+    """A sub-agent's .meta.json holds no messages: accounted for as read with the transcript beside it."""
+    b.rows_read = 1
+    transcript = p.name[: -len(".meta.json")] + ".jsonl"
+    parsed = Parsed.of(b)
+    found = "" if (p.parent / transcript).exists() else " (not found)"
+    parsed.notes.append(f"side file: sub-agent type and description, read with {transcript}{found}")
+    return parsed
+
+
 def _notes(f: _File) -> list[str]:
     out = []
     if f.merged:
@@ -327,6 +390,8 @@ def looks_like_claude_code(obj: dict) -> bool:
 
 
 def _sniff(probe: Probe) -> bool:
+    if _is_agent_meta(probe.path):
+        return True
     return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
 
 
