@@ -46,6 +46,9 @@ TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.,]+[kM]?) sent(?:, (?P<write>[\d.,]+
 CONFIRM = re.compile(r"^.*\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:.*$")  # io.py confirm_ask: question, options, default, answer
 INPUT_STAMP = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s*$")  # FileHistory entry header
 INPUT_HISTORY = ".aider.input.history"
+# coders/editblock_coder.py: the failed blocks aider reflects to the model after "> # 1 SEARCH/REPLACE block failed
+# to match!", each opening with this heading; the text is aider's, up to its next "> " or "#### " line
+REFLECTED = ("## SearchReplaceNoExactMatch", "## SearchReplaceNoMatch")
 CHAT_HISTORY = ".aider.chat.history.md"
 FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|unable to|traceback)\b")
 
@@ -85,15 +88,19 @@ def read(path: str, log: Log) -> list[Conversation]:
 def _blocks(body: list[str]) -> list[tuple[str, list[str]]]:
     """Consecutive lines of one kind: user (``#### ``), tool (``> ``), assistant (the rest)."""
     out: list[tuple[str, list[str]]] = []
+    reflected = False  # inside aider's report of edits that failed to apply, written without the "> " prefix
     for line in body:
         if line.startswith("#### "):
-            kind, line = "user", line[5:]
+            kind, line, reflected = "user", line[5:], False
             if CONFIRM.match(line):
                 kind = "confirm"
         elif line.startswith("> ") or line == ">":
-            kind, line = "tool", line[2:]
+            kind, line, reflected = "tool", line[2:], False
+        elif not line.strip() and out and out[-1][0] == "tool":
+            kind = "tool"  # a blank line inside aider's output (before a reflected error) continues it
         else:
-            kind = "assistant"
+            reflected = reflected or (bool(out) and out[-1][0] == "tool" and line.startswith(REFLECTED))
+            kind = "tool" if reflected else "assistant"
         line = line[:-2] if line.endswith("  ") else line  # aider ends its own lines with a Markdown break
         if out and out[-1][0] == kind and kind != "confirm":
             out[-1][1].append(line)
@@ -150,7 +157,8 @@ def _edits(text: str, n: int, whole: bool = False) -> list[ToolCall]:
 
 def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
     """aider's output after a reply: the reply's usage, and a result per edit (lines naming its file),
-    the rest with the first edit; output that answers no edit (a command's) is a tool message of its own."""
+    the rest with the first edit; output that answers no edit (a command's, a notice) is a system message, the
+    harness's."""
     reply = turns[-1] if turns and turns[-1].role == "assistant" else None
     rest = []
     for ln in lines:
@@ -164,12 +172,16 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
     calls = reply.calls if reply is not None else []
     buckets: dict[int, list[str]] = {}
     for ln in rest:
-        i = next((k for k, c in enumerate(calls) if c.arguments["path"] and c.arguments["path"] in ln), 0)
+        named = [(len(c.arguments["path"]), k) for k, c in enumerate(calls) if c.arguments["path"]
+                 and c.arguments["path"] in ln]
+        i = max(named)[1] if named else 0  # the longest name: "backend/README.md" is not "README.md"
         buckets.setdefault(i, []).append(ln)
     for i, bucket in sorted(buckets.items()):
         text = "\n".join(bucket).strip("\n")
-        answers = calls[i].id if i < len(calls) else None
-        turns.append(Turn("tool", text, answers=answers, is_error=bool(FAILED.search(text))))
+        if i < len(calls):
+            turns.append(Turn("tool", text, answers=calls[i].id, is_error=bool(FAILED.search(text))))
+        elif text.strip():  # output that answers no edit (a command's, a notice): aider's own
+            turns.append(Turn("system", text, origin="harness"))
 
 
 def _inputs(path: str, log: Log, text: str) -> list[Conversation]:

@@ -40,8 +40,10 @@ CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<I
 # code 2"), read up to the "Output:" line so that a command printing such a line is not mistaken for it.
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
 # How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel).
+# and how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
+# command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2").
 FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
-                      r"function arguments|unsupported call)", re.IGNORECASE)
+                      r"function arguments|unsupported call|error:|failed in sandbox)", re.IGNORECASE)
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
 
