@@ -111,7 +111,8 @@ def _blocks(body: list[str]) -> list[tuple[str, list[str]]]:
 
 def _session(log: Log, native: str, started: str | None, body: list[str]) -> Conversation:
     turns: list[Turn] = []
-    model, formats, handoff = None, {"main": None, "editor": None}, False
+    model, handoff = None, False
+    formats: dict[str, str | None] = {"main": None, "editor": None}
     for kind, lines in _blocks(body):
         text = "\n".join(lines).strip("\n")
         if not text.strip():
