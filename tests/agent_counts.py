@@ -560,7 +560,7 @@ def aider_file(path: Path) -> FileFigures:
             elif kind == "reply":
                 body_text = "\n".join(lines)
                 paths = [m.group(1).strip().strip("`*") for m in re.finditer(
-                    r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} SEARCH\n.*?^>{5,9} REPLACE", body_text, re.M | re.S)]
+                    r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)", body_text, re.M | re.S)]
                 paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
                 if (formats["editor"] if handoff else formats["main"]) in ("whole", "editor-whole"):
                     paths += [m.group(1) for m in re.finditer(

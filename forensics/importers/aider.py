@@ -4,11 +4,11 @@ aider appends Markdown: ``# aider chat started at <time>`` opens a session (one 
 ``#### `` line is the user's input (a multi-line input is several ``#### `` lines), a ``> `` line is aider's
 own output (edits applied, commits, command output, errors, token reports) and every other line is the
 model's reply. aider has no structured tool calls: each edit block in a reply (``<<<<<<< SEARCH`` /
-``=======`` / ``>>>>>>> REPLACE`` under a file name, a fenced unified diff, or in the whole edit format a file
-name over a fenced block; the fence may be ``````` or ``<source>``) is an ``edit`` call, answered by
-the ``> `` lines that follow (those naming the edited file go to that edit). ``Tokens: … sent, … received``
-lines become the reply's usage (aider rounds them: ``2.4k``). The ``> `` block before a session's first
-input (version, model, repository) is skipped and counted; the model is read from it.
+``=======`` / ``>>>>>>> REPLACE`` under a file name, ``ORIGINAL``/``UPDATED`` in early versions; a fenced
+unified diff; in the whole edit format a file name over a fenced block, the fence ``````` or ``<source>``...)
+is an ``edit`` call, answered by the ``> `` lines that follow (those naming the edited file go to that edit).
+``Tokens: … sent, … received`` lines become the reply's usage (aider rounds them: ``2.4k``). The ``> `` block
+before a session's first input (version, model, repository) is skipped and counted; the model is read from it.
 
 Whose turn (io.py ``confirm_ask``): aider writes its confirmation prompts with the answer, ``Add file to the
 chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: y``; on a ``#### `` line (older versions) such a
@@ -33,8 +33,8 @@ from forensics.importers.registry import Format, Probe
 START = re.compile(r"# aider chat started at (.+?)\s*$")
 FENCE_OPEN = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"  # coders/base_coder.py fences
 FENCE_CLOSE = r"(?:```+|</source>|</code>|</pre>|</codeblock>|</sourcecode>)"
-EDIT = re.compile(r"^(?P<path>[^\n`]+?)\n(?:" + FENCE_OPEN + r"\n)?<{5,9} SEARCH\n(?P<search>.*?)^={5,9}\n(?P<replace>.*?)^>{5,9} "
-                  r"REPLACE", re.MULTILINE | re.DOTALL)
+EDIT = re.compile(r"^(?P<path>[^\n`]+?)\n(?:" + FENCE_OPEN + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n(?P<search>.*?)^={5,9}\n"
+                  r"(?P<replace>.*?)^>{5,9} (?:REPLACE|UPDATED)", re.MULTILINE | re.DOTALL)
 UDIFF = re.compile(r"^```diff\n--- (?P<old>\S+)\n\+\+\+ (?P<path>\S+)\n(?P<diff>.*?)^```", re.MULTILINE | re.DOTALL)
 # whole edit format (coders/wholefile_coder.py): the file name on the line before the fence, the whole file in it
 WHOLE = re.compile(r"^[*`]*(?P<path>[\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + FENCE_OPEN + r"\n(?P<content>.*?)^"
