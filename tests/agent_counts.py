@@ -360,7 +360,7 @@ CODEX_CONTEXTUAL = ("# agents.md instructions", "<user_instructions>", "<instruc
                     "<turn_aborted>", "<subagent_notification>", "<codex_internal_context", "<goal_context>",
                     "<recommended_plugins>", "<hook_prompt ", "<permissions instructions>")
 CODEX_FAILURES = ("execution error:", "apply_patch verification failed", "write_stdin failed",
-                  "failed to parse function arguments", "unsupported call", "error:", "failed in sandbox")
+                  "failed to parse function arguments", "unsupported call", "error:", "failed in sandbox", "err: ")
 
 
 def _uuid7_ms(v: object) -> int | None:
@@ -431,7 +431,7 @@ CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<loc
                   "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below were generated",
                   "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>", "<system-reminder>",
                   "Stop hook feedback:", "[Request interrupted by user", "Request interrupted by user",
-                  "This session is being continued from a previous conversation")
+                  "This session is being continued from a previous conversation", "<task-notification>")
 
 
 def claude_code_file(path: Path) -> FileFigures:

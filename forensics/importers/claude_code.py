@@ -48,6 +48,8 @@ KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "
 META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
 # person typed; text after the block is the person's.
+# A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
+INJECTED = ("<task-notification>",)
 REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -309,6 +311,8 @@ def _origin(m: _Msg, text: str) -> str:
         return "harness"
     if REMINDED.match(text):
         return "person"
+    if text.lstrip().startswith(INJECTED):
+        return "harness"
     return origin_of("user", text)
 
 

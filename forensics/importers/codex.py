@@ -41,9 +41,10 @@ CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<I
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
 # How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel).
 # and how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
-# command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2").
+# command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2"), and an
+# MCP call that failed (protocol/src/models.rs: "err: {error:?}").
 FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
-                      r"function arguments|unsupported call|error:|failed in sandbox)", re.IGNORECASE)
+                      r"function arguments|unsupported call|error:|failed in sandbox|err: )", re.IGNORECASE)
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
 
@@ -200,7 +201,7 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
         st.open = None
     elif kind == "reasoning":
         log.skip("reasoning")
-    elif kind in ("compaction", "context_compaction"):  # newer versions: the compacted history, encrypted
+    elif kind in ("compaction", "compaction_summary", "context_compaction"):  # newer versions: the compacted history, encrypted
         st.compacted_lines += 1
         log.skip(f"response_item:{kind} (-> events)")
         st.events.append(Event("compaction", len(st.turns), detail={"source": f"response_item:{kind}"}))
