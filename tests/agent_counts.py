@@ -471,7 +471,7 @@ def claude_code_file(path: Path) -> FileFigures:
 
 
 GEMINI_NOT_PERSON = ("System: Please continue.", "[Function Response:",
-                     "This is the Gemini CLI. We are setting up the context")
+                     "This is the Gemini CLI. We are setting up the context", "<session_context>")
 
 
 def _gemini_text(content: object) -> str:

@@ -18,7 +18,8 @@ Two other files sit in the project folder (packages/core/src/core/logger.ts):
   ``{"history": Content[]}`` in later versions) of ``role: user|model`` with ``parts`` of ``text``,
   ``functionCall`` and ``functionResponse`` (``thought`` parts and ``thoughtSignature`` are the model's
   reasoning: dropped). A response answers the call of the same id, else the oldest open call of its name. The
-  first user content, "This is the Gemini CLI. We are setting up the context…", is the CLI's own.
+  first user content, "This is the Gemini CLI. We are setting up the context…" (inside ``<session_context>``
+  in 2026 versions), is the CLI's own.
 * ``logs.json``: the prompt log, every input the person typed (``{sessionId, messageId, type: "user",
   message, timestamp}``), one conversation of person messages per session. A session whose recording sits in
   ``chats/`` beside it (``session-<time>-<first 8 of its id>.json``) is read there, its prompts skipped.
@@ -34,7 +35,8 @@ from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, 
 from forensics.importers.registry import Format, Probe
 
 NOTICES = ("info", "error", "warning")
-PREAMBLE = "This is the Gemini CLI. We are setting up the context"  # getEnvironmentContext, the first user content
+# getEnvironmentContext, the first user content (wrapped in <session_context> from 2026)
+PREAMBLE = ("This is the Gemini CLI. We are setting up the context", "<session_context>")
 CONTINUE = "System: Please continue."  # the next-speaker check's nudge (checkNextSpeaker)
 FUNCTION_RESPONSE = "[Function Response:"
 
@@ -152,7 +154,7 @@ def _user_origin(text: str) -> str:
     opening = text.lstrip()
     if opening.startswith(FUNCTION_RESPONSE):
         return "tool_result"
-    if opening.startswith((CONTINUE, PREAMBLE)):
+    if opening.startswith((CONTINUE, *PREAMBLE)):
         return "harness"
     return "person"
 
