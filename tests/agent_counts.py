@@ -368,7 +368,12 @@ def _uuid7_ms(v: object) -> int | None:
 
 
 def _codex_failed(output: object) -> bool:
-    """A tool output's own word on failure: the JSON wrapper's exit code, the header's, or a handler error."""
+    """A tool output's own word on failure: ``success: false``, the JSON wrapper's exit code, the header's, or a
+    handler's failure message; anything else succeeded."""
+    if isinstance(output, dict):
+        return output.get("success") is False or _codex_failed(str(output.get("content", "")))
+    if isinstance(output, list):
+        return _codex_failed("\n".join(p.get("text", "") for p in output if isinstance(p, dict)))
     if not isinstance(output, str):
         return False
     try:
@@ -377,7 +382,7 @@ def _codex_failed(output: object) -> bool:
         wrapped = None
     if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
         code = (wrapped.get("metadata") or {}).get("exit_code")
-        return isinstance(code, int) and code != 0
+        return code != 0 if isinstance(code, int) else _codex_failed(wrapped["output"])
     for line in output.split("\n")[:8]:
         if line.rstrip() == "Output:":
             break

@@ -298,13 +298,16 @@ def _call(it: dict) -> ToolCall:
     return ToolCall("web_search", it.get("action"), None)  # answered inside the model: no output item
 
 
-def _output(out: Any) -> tuple[str, bool | None]:
+def _output(out: Any) -> tuple[str, bool]:
     """(text, error flag) of a tool output: a string (older shells wrap it as JSON with the exit code), a
-    list of content items, or ``{"content", "success"}``."""
+    list of content items, or ``{"content", "success"}``. Failed when its exit code, ``success`` or a handler's
+    failure message says so; else it succeeded."""
     if isinstance(out, dict):
-        return text_of(out.get("content", out)), (out.get("success") is False) or None
+        text = text_of(out.get("content", out))
+        return text, out.get("success") is False or _failed(text)
     if isinstance(out, list):
-        return text_of(out), None
+        text = text_of(out)
+        return text, _failed(text)
     text = out if isinstance(out, str) else ""
     if text.startswith("{") and '"output"' in text:
         try:
@@ -314,11 +317,13 @@ def _output(out: Any) -> tuple[str, bool | None]:
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
             meta = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
             code = meta.get("exit_code")
-            return wrapped["output"], (code != 0) if type(code) is int else None
+            return wrapped["output"], (code != 0) if type(code) is int else _failed(wrapped["output"])
     code = _exit_code(text)
-    if code is not None:
-        return text, code != 0
-    return text, True if FAILURES.match(text) else None
+    return text, code != 0 if code is not None else _failed(text)
+
+
+def _failed(text: str) -> bool:
+    return bool(FAILURES.match(text))
 
 
 def _exit_code(text: str) -> int | None:
