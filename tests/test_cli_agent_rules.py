@@ -138,3 +138,21 @@ def test_aider_input_history_alone_or_beside_a_chat_history(tmp_path: Path) -> N
     assert "side file" in out
     assert [o for _, o, _ in origins(db)] == ["person", "harness"]
     assert query(db, "SELECT name, result_seq IS NOT NULL FROM tool_calls") == [("edit", True)]
+
+
+def test_claude_code_prompt_history_skips_prompts_whose_transcript_is_beside_it(tmp_path: Path) -> None:
+    home = tmp_path / ".claude"
+    jsonl(home / "projects" / "-home-x-proj" / "s1.jsonl", [
+        {"type": "user", "uuid": "u0", "parentUuid": None, "sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "fix the bug"}}])
+    jsonl(home / "history.jsonl", [
+        {"display": "fix the bug", "pastedContents": {}, "timestamp": 1767225600000, "project": "/home/x/proj",
+         "sessionId": "s1"},
+        {"display": "old prompt", "pastedContents": {}, "timestamp": 1700000000000, "project": "/home/x/proj"},
+        {"display": "/model", "pastedContents": {}, "timestamp": 1767225601000, "project": "/srv/app", "sessionId": "s9"},
+    ])
+    db = tmp_path / "w.duckdb"
+    out = ingest(home / "history.jsonl", db)
+    assert "prompts whose session has a transcript in projects/ (read there) x2" in out
+    assert query(db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
+                     "USING (conversation_id)") == [("s9", "person", "/model")]

@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from forensics.importers import values
-from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
+from forensics.importers import claude_code_history, values
+from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns, parse
 from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
 from forensics.importers.registry import Format, Probe
 from forensics.importers.values import json_reason
@@ -113,6 +113,8 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     p = Path(path)
     if _is_agent_meta(p):
         return _side_file(b, p, data)
+    if lines and claude_code_history.is_prompt_history(p, _load(lines[0])[1]):
+        return parse(claude_code_history.read, path, source_id)
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
     f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
@@ -421,6 +423,8 @@ def looks_like_claude_code(obj: dict) -> bool:
 
 def _sniff(probe: Probe) -> bool:
     if _is_agent_meta(probe.path):
+        return True
+    if probe.records and claude_code_history.is_prompt_history(probe.path, probe.records[0]):
         return True
     return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
 
