@@ -156,3 +156,19 @@ def test_claude_code_prompt_history_skips_prompts_whose_transcript_is_beside_it(
     assert "prompts whose session has a transcript in projects/ (read there) x2" in out
     assert query(db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
                      "USING (conversation_id)") == [("s9", "person", "/model")]
+
+
+def test_codex_message_history_and_session_index(tmp_path: Path) -> None:
+    home = tmp_path / ".codex"
+    recorded, other = "019b0000-0000-7000-8000-000000000001", "019b0000-0000-7000-8000-000000000002"
+    jsonl(home / "sessions" / "2026" / "01" / "01" / f"rollout-2026-01-01T00-00-00-{recorded}.jsonl", [
+        codex_line("session_meta", {"id": recorded}), codex_line("response_item", msg("user", "fix it"))])
+    jsonl(home / "history.jsonl", [{"session_id": recorded, "ts": 1767225600, "text": "fix it"},
+                                   {"session_id": other, "ts": 1767225700, "text": "and the docs"}])
+    jsonl(home / "session_index.jsonl", [{"id": recorded, "thread_name": "Fix", "updated_at": "2026-01-01"}])
+    db = tmp_path / "w.duckdb"
+    out = ingest(home, db)
+    assert "side file: thread names" in out and "read there) x1" in out
+    assert query(db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
+                     "USING (conversation_id) ORDER BY 1") == [(recorded, "person", "fix it"),
+                                                               (other, "person", "and the docs")]

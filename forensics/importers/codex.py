@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
+from forensics.importers import codex_history, values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -59,6 +59,9 @@ def read(path: str, log: Log) -> list[Conversation]:
         lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
                                                    enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
         return _build(path, log, lines, f"{log.name}")
+    index = codex_history.kind_of(Path(path), _first(data))
+    if index is not None:
+        return codex_history.read(path, log, index)
     lines = []
     for n, _raw, obj in log.json_lines(data):
         kind = obj.get("type")
@@ -390,7 +393,17 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _first(data: bytes) -> object:
+    """The first line as JSON (None when it is not)."""
+    try:
+        return values.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return None
+
+
 def _sniff(probe: Probe) -> bool:
+    if probe.records and codex_history.kind_of(probe.path, probe.records[0]):
+        return True
     if TS_DOC.match(probe.head):
         return b'"items"' in probe.head or probe.path.name.startswith("rollout-")
     recs = [r for r in probe.records if isinstance(r, dict)]
