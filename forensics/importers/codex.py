@@ -12,7 +12,13 @@ call by ``call_id``. ``event_msg`` repeats the messages for the UI (skipped and 
 ``token_count`` carries the running total of the session's tokens, so each response's usage is its
 ``last_token_usage`` (or the difference of two totals), and a repeated total is not a new response.
 ``thread_rolled_back`` drops the last turns from the model's history: they stay, off the main path. A
-sub-agent's meta names its parent thread, to which its conversation is linked.
+sub-agent's meta names its parent thread, to which its conversation is linked; a forked thread's file first
+copies its parent's history (a second ``session_meta``), kept off the main path.
+
+Whose turn: a user message holding a fragment Codex injects (environment, AGENTS.md, aborted-turn notices...)
+is the harness's, any other the person's. A tool result failed when its exit code says so
+(``exec_command_end`` or the output's own header or metadata) or a tool handler answered with its failure.
+``~/.codex/history.jsonl`` and ``session_index.jsonl`` beside the rollouts: see ``codex_history``.
 """
 from __future__ import annotations
 
@@ -39,8 +45,8 @@ CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<I
 # The header unified exec and shell_command put above a command's output ("Exit code: 1", "Process exited with
 # code 2"), read up to the "Output:" line so that a command printing such a line is not mistaken for it.
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
-# How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel).
-# and how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
+# How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel),
+# how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
 # command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2"), and an
 # MCP call that failed (protocol/src/models.rs: "err: {error:?}").
 FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
