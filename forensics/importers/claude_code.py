@@ -7,6 +7,11 @@ counted once. Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParent
 and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
 boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
 is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
+
+Whose turn a user line is: Claude Code flags its own (``isMeta``, ``isCompactSummary``); command wrappers,
+hook feedback and interruptions are recognised by their opening; the rest is the person's. A sub-agent's
+``.meta.json`` is a side file (its title comes from it); ``~/.claude/history.jsonl``: see
+``claude_code_history``.
 """
 from __future__ import annotations
 
