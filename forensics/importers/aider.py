@@ -230,5 +230,6 @@ def _sniff(probe: Probe) -> bool:
         probe.path.name.endswith(CHAT_HISTORY) and b"# aider chat started at" in probe.head)
 
 
-FORMAT = Format("aider", "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits)",
+FORMAT = Format("aider", "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits), "
+                "and .aider.input.history",
                 _sniff, read=read, suffixes=(".md",), names=(CHAT_HISTORY, INPUT_HISTORY))

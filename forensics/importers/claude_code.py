@@ -434,5 +434,6 @@ def _sniff(probe: Probe) -> bool:
     return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
 
 
-FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents)",
+FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents), "
+                "~/.claude/history.jsonl",
                 _sniff, task=parse_file, suffixes=(".jsonl",))

@@ -421,5 +421,6 @@ def _sniff(probe: Probe) -> bool:
         and "role" not in recs[0] and any(r.get("type") in ITEMS for r in recs[1:])
 
 
-FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts)",
+FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts), "
+                "~/.codex/history.jsonl",
                 _sniff, read=read)
