@@ -53,6 +53,7 @@ KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "
 META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
 # person typed; text after the block is the person's.
+TODO_LIST = re.compile(r"[0-9a-f-]{36}-agent-[0-9a-f-]{36}\.json")  # ~/.claude/todos/<session>-agent-<agent>.json
 # A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
 INJECTED = ("<task-notification>",)
 REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
@@ -116,8 +117,8 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.rows_read = len(lines)
     b.state["sha256"] = hashlib.sha256(data).hexdigest()
     p = Path(path)
-    if _is_agent_meta(p):
-        return _side_file(b, p, data)
+    if _is_agent_meta(p) or _is_todo_list(p):
+        return _side_file(b, p)
     if lines and claude_code_history.is_prompt_history(p, _load(lines[0])[1]):
         return parse(claude_code_history.read, path, source_id)
     subagent = p.parent.name == "subagents"
@@ -365,14 +366,23 @@ def _agent_title(meta: Path) -> str | None:
     return ": ".join(parts) or None
 
 
-def _side_file(b: Batch, p: Path, data: bytes) -> Parsed:
-    """A sub-agent's .meta.json holds no messages: accounted for as read with the transcript beside it."""
+def _side_file(b: Batch, p: Path) -> Parsed:
+    """A file Claude Code keeps beside its transcripts that holds no messages: a sub-agent's .meta.json, a
+    session's todo list (``todos/<session>-agent-<agent>.json``, what its TodoWrite calls wrote). Accounted for
+    as read with the transcript it belongs to."""
     b.rows_read = 1
-    transcript = p.name[: -len(".meta.json")] + ".jsonl"
     parsed = Parsed.of(b)
-    found = "" if (p.parent / transcript).exists() else " (not found)"
-    parsed.notes.append(f"side file: sub-agent type and description, read with {transcript}{found}")
+    if _is_agent_meta(p):
+        transcript = p.name[: -len(".meta.json")] + ".jsonl"
+        found = "" if (p.parent / transcript).exists() else " (not found)"
+        parsed.notes.append(f"side file: sub-agent type and description, read with {transcript}{found}")
+    else:
+        parsed.notes.append(f"side file: the todo list of session {p.name[:36]} (its TodoWrite calls hold it)")
     return parsed
+
+
+def _is_todo_list(p: Path) -> bool:
+    return p.parent.name == "todos" and TODO_LIST.fullmatch(p.name) is not None
 
 
 def _notes(f: _File) -> list[str]:
@@ -427,7 +437,7 @@ def looks_like_claude_code(obj: dict) -> bool:
 
 
 def _sniff(probe: Probe) -> bool:
-    if _is_agent_meta(probe.path):
+    if _is_agent_meta(probe.path) or _is_todo_list(probe.path):
         return True
     if probe.records and claude_code_history.is_prompt_history(probe.path, probe.records[0]):
         return True
