@@ -46,6 +46,9 @@ def read(path: str, log: Log) -> list[Conversation]:
     head = data[:4096].lstrip()
     if head[:1] == b"[" or Path(path).name.startswith("checkpoint-"):
         parsed = log.json_document(data)
+        if parsed == [] or (isinstance(parsed, dict) and parsed.get("history") == []):
+            log.notes.append("empty: no prompt or message in this file")
+            return []
         if isinstance(parsed, dict) and isinstance(parsed.get("history"), list):
             return [_checkpoint_conversation(path, log, parsed["history"])]
         if isinstance(parsed, list) and parsed and all(isinstance(e, dict) and "sessionId" in e for e in parsed):
