@@ -643,3 +643,248 @@ RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
     "openhands": ("openhands", openhands_run), "swe_agent": ("swe-agent", swe_agent_run),
     "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run), "inspect_ai": ("inspect", inspect_run),
 }
+
+
+# Real logs (../shared/data/agent-logs): one counter per file of a family, each applying its tool's documented
+# rules to the raw file. ``person`` counts the person's messages on the main path; ``errors`` the answered calls
+# whose result says it failed.
+class FileFigures(NamedTuple):
+    conversations: int
+    person: int
+    calls: int
+    linked: int
+    errors: int
+
+
+# codex-rs core/src/context/contextual_user_message.rs: fragments Codex injects as user messages
+CODEX_CONTEXTUAL = ("# agents.md instructions", "<user_instructions>", "<instructions>", "<agents_instructions>",
+                    "<environment_context>", "<context_update>", "<multiagent_context>",
+                    "<agent_message_board_notification>", "<skill>", "<skills_instructions>", "<user_shell_command>",
+                    "<turn_aborted>", "<subagent_notification>", "<codex_internal_context", "<goal_context>",
+                    "<recommended_plugins>", "<hook_prompt ", "<permissions instructions>")
+CODEX_FAILURES = ("execution error:", "apply_patch verification failed", "write_stdin failed",
+                  "failed to parse function arguments", "unsupported call", "error:", "failed in sandbox", "err: ")
+
+
+def _uuid7_ms(v: object) -> int | None:
+    return int(v[:8] + v[9:13], 16) if isinstance(v, str) and len(v) == 36 and v[14] == "7" else None
+
+
+def _codex_failed(output: object) -> bool:
+    """A tool output's own word on failure: ``success: false``, the JSON wrapper's exit code, the header's, or a
+    handler's failure message; anything else succeeded."""
+    if isinstance(output, dict):
+        return output.get("success") is False or _codex_failed(str(output.get("content", "")))
+    if isinstance(output, list):
+        return _codex_failed("\n".join(p.get("text", "") for p in output if isinstance(p, dict)))
+    if not isinstance(output, str):
+        return False
+    try:
+        wrapped = json.loads(output)
+    except json.JSONDecodeError:
+        wrapped = None
+    if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+        code = (wrapped.get("metadata") or {}).get("exit_code")
+        return code != 0 if isinstance(code, int) else _codex_failed(wrapped["output"])
+    for line in output.split("\n")[:8]:
+        if line.rstrip() == "Output:":
+            break
+        m = re.match(r"(?:Exit code|Process exited with code):? (-?\d+)", line)
+        if m:
+            return int(m.group(1)) != 0
+    return output.lstrip().lower().startswith(CODEX_FAILURES)
+
+
+def codex_file(path: Path) -> FileFigures:
+    recs = list(_lines(path))
+    meta: dict = {}
+    copied = False
+    person = 0
+    calls: list[str | None] = []
+    outputs: dict[str, object] = {}
+    exits: dict[str, int] = {}
+    rolled = 0
+    for r in recs:
+        kind, p = r.get("type"), r.get("payload") or {}
+        if kind == "session_meta":
+            copied = bool(meta) and p.get("id") != meta.get("id")
+            meta = meta or p
+            continue
+        boundary = kind == "turn_context" or (kind == "event_msg" and p.get("type") == "task_started")
+        if copied and boundary:
+            turn, thread = _uuid7_ms(p.get("turn_id")), _uuid7_ms(meta.get("id"))
+            copied = turn < thread if turn is not None and thread is not None else False
+        if kind == "event_msg" and p.get("type") in ("exec_command_end", "patch_apply_end"):
+            code = p.get("exit_code") if "exit_code" in p else (0 if p.get("success") else 1)
+            exits[p["call_id"]] = code
+        if kind == "event_msg" and p.get("type") == "thread_rolled_back":
+            rolled += p.get("num_turns", 0)
+        if kind != "response_item":
+            continue
+        t = p.get("type")
+        if t == "message" and p.get("role") == "user" and not copied:
+            texts = [c.get("text", "") for c in p["content"]]
+            person += not any(x.lstrip().lower().startswith(CODEX_CONTEXTUAL) for x in texts)
+        elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"):
+            calls.append(p.get("call_id") or p.get("id"))
+        elif t in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
+            outputs[p["call_id"]] = p.get("output")
+    linked = [c for c in calls if c in outputs]
+    errors = sum(exits[c] != 0 if c in exits else _codex_failed(outputs[c]) for c in linked)
+    return FileFigures(1, person - rolled, len(calls), len(linked), errors)
+
+
+# Claude Code's own text on the user role (slash commands and their output, hooks, interruptions, summaries)
+CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+                  "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below were generated",
+                  "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>", "<system-reminder>",
+                  "Stop hook feedback:", "[Request interrupted by user", "Request interrupted by user",
+                  "This session is being continued from a previous conversation", "<task-notification>")
+
+
+def claude_code_file(path: Path) -> FileFigures:
+    if path.name.endswith(".meta.json"):
+        return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
+    recs = list(_lines(path))
+    nodes = {}  # uuid -> (parent, timestamp, line)
+    for n, r in enumerate(recs):
+        if isinstance(r.get("uuid"), str):
+            nodes[r["uuid"]] = (r.get("parentUuid") or r.get("logicalParentUuid"), r.get("timestamp") or "", n)
+    parents = {p for p, _, _ in nodes.values()}
+    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
+    path_ids = set()
+    while leaf in nodes and leaf not in path_ids:
+        path_ids.add(leaf)
+        leaf = nodes[leaf][0]
+    person = 0
+    uses: dict[str, None] = {}
+    results: dict[str, bool] = {}
+    for r in recs:
+        content = (r.get("message") or {}).get("content")
+        blocks = content if isinstance(content, list) else []
+        if r.get("type") == "assistant":
+            uses.update((b["id"], None) for b in blocks if b.get("type") == "tool_use")
+        if r.get("type") != "user":
+            continue
+        results.update((b["tool_use_id"], bool(b.get("is_error"))) for b in blocks if b.get("type") == "tool_result")
+        texts = [content] if isinstance(content, str) else [b["text"] for b in blocks if b.get("type") == "text"]
+        if not texts or r.get("uuid") not in path_ids:
+            continue
+        text = "\n".join(texts).lstrip()
+        reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
+        meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
+        person += not meta and (bool(reminded) or not text.startswith(CLAUDE_HARNESS))
+    linked = [u for u in uses if u in results]
+    return FileFigures(1, person, len(uses), len(linked), sum(results[u] for u in linked))
+
+
+GEMINI_NOT_PERSON = ("System: Please continue.", "[Function Response:",
+                     "This is the Gemini CLI. We are setting up the context", "<session_context>")
+
+
+def _gemini_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def gemini_file(path: Path) -> FileFigures:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(doc, dict) and "messages" in doc:  # a chat recording
+        msgs = doc["messages"]
+        person = sum(m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON)
+                     for m in msgs)
+        calls = [c for m in msgs for c in m.get("toolCalls") or []]
+        done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
+        return FileFigures(1, person, len(calls), len(done), sum(c.get("status") == "error" for c in done))
+    if isinstance(doc, list) and doc and "sessionId" in doc[0]:  # logs.json, the prompt log
+        chats = path.parent / "chats"
+        recorded = {f.stem[-8:] for f in chats.glob("session-*")} if chats.is_dir() else set()
+        kept = [e for e in doc if e["sessionId"][:8] not in recorded and e.get("type") == "user"]
+        return FileFigures(len({e["sessionId"] for e in kept}), len(kept), 0, 0, 0)
+    contents = doc["history"] if isinstance(doc, dict) else doc  # a /chat save checkpoint
+    person = calls = linked = errors = 0
+    open_names: list[str] = []
+    for c in contents:
+        parts = c["parts"]
+        if c["role"] == "model":
+            names = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+            calls += len(names)
+            open_names += names
+            continue
+        text = _gemini_text(parts)
+        person += bool(text) and not text.lstrip().startswith(GEMINI_NOT_PERSON)
+        for p in parts:
+            fr = p.get("functionResponse")
+            if fr and fr["name"] in open_names:
+                open_names.remove(fr["name"])
+                linked += 1
+                errors += "error" in (fr.get("response") or {})
+    return FileFigures(1, person, calls, linked, errors)
+
+
+def aider_file(path: Path) -> FileFigures:
+    """aider/io.py and coders/: ``#### `` inputs (a confirmation prompt with its answer, or the architect's reply
+    repeated to the editor, is not the person's), ``> `` output, the rest the model's reply; edits are SEARCH/REPLACE
+    blocks, fenced diffs, and in the whole format a file name over a fence; an edit is answered when the ``> ``
+    output after its reply names its file, and failed when that output says so."""
+    text = path.read_text(encoding="utf-8")
+    sessions = text.split("# aider chat started at ")[1:]
+    person = calls = linked = errors = 0
+    fence = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"
+    for body in sessions:
+        groups: list[tuple[str, list[str]]] = []
+        reflecting = False
+        for line in body.splitlines()[1:]:
+            line = line[:-2] if line.endswith("  ") else line
+            if line.startswith("#### "):
+                kind = "confirm" if re.search(r"\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:", line) else "user"
+                line, reflecting = line[5:], False
+            elif line.startswith("> ") or line == ">":
+                kind, line, reflecting = "tool", line[2:], False
+            elif not line.strip() and groups and groups[-1][0] == "tool":
+                kind = "tool"
+            else:  # the failed blocks aider reflects to the model after its "> " report are its own output
+                reflecting = reflecting or (bool(groups) and groups[-1][0] == "tool"
+                                            and line.startswith("## SearchReplaceNo"))
+                kind = "tool" if reflecting else "reply"
+            if groups and groups[-1][0] == kind != "confirm":
+                groups[-1][1].append(line)
+            else:
+                groups.append((kind, [line]))
+        groups = [(k, ls) for k, ls in groups if "\n".join(ls).strip()]
+        formats = {"main": None, "editor": None}
+        for ln in (groups[0][1] if groups and groups[0][0] == "tool" else []):
+            if m := re.match(r"(?:Main )?[Mm]odel: \S+ with (\S+) edit format", ln):
+                formats["main"] = m.group(1)
+            if m := re.match(r"Editor model: \S+ with (\S+) edit format", ln):
+                formats["editor"] = m.group(1)
+        last_reply, handoff = None, False
+        for i, (kind, lines) in enumerate(groups):
+            plain = "\n".join(ln.rstrip() for ln in lines if ln.strip())
+            if kind == "user":
+                handoff = last_reply is not None and plain == last_reply
+                person += not handoff
+            elif kind == "reply":
+                body_text = "\n".join(lines)
+                paths = [m.group(1).strip().strip("`*") for m in re.finditer(
+                    r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)", body_text, re.M | re.S)]
+                paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
+                if (formats["editor"] if handoff else formats["main"]) in ("whole", "editor-whole"):
+                    paths += [m.group(1) for m in re.finditer(
+                        r"^[*`]*([\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + fence + r"\n.*?^(?:```+|</source>|</code>|"
+                        r"</pre>|</codeblock>|</sourcecode>)[ \t]*$", body_text, re.M | re.S)]
+                out = groups[i + 1][1] if i + 1 < len(groups) and groups[i + 1][0] == "tool" else []
+                said: dict[int, list[str]] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
+                for ln in out:
+                    if ln.startswith("Tokens: ") or not ln.strip():
+                        continue
+                    named = [(len(p), k) for k, p in enumerate(paths) if p and p in ln]
+                    said.setdefault(max(named)[1] if named else 0, []).append(ln)
+                answered = [k for k in said if k < len(paths)]
+                linked += len(answered)
+                errors += sum(bool(re.search(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|"
+                                             r"unable to|traceback)\b", "\n".join(said[k]))) for k in answered)
+                calls += len(paths)
+                last_reply, handoff = plain, False
+    return FileFigures(len(sessions), person, calls, linked, errors)
