@@ -788,6 +788,18 @@ def _gemini_text(content: object) -> str:
     return "\n".join(p["text"] for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
 
 
+def _gemini_exit(v: object) -> bool:
+    """The shell tool's output says the command failed: an ``Exit Code: N`` line, N not 0 (gemini-cli's
+    shell.ts writes it), anywhere in the recorded result."""
+    if isinstance(v, str):
+        return any(int(m) != 0 for m in re.findall(r"(?im)^[ \t]*Exit Code:[ \t]*(-?\d+)[ \t]*$", v))
+    if isinstance(v, dict):
+        return any(_gemini_exit(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_gemini_exit(x) for x in v)
+    return False
+
+
 def gemini_file(path: Path) -> FileFigures:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(doc, dict) and "messages" in doc:  # a chat recording
@@ -796,7 +808,8 @@ def gemini_file(path: Path) -> FileFigures:
                      for m in msgs)
         calls = [c for m in msgs for c in m.get("toolCalls") or []]
         done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
-        return FileFigures(1, person, len(calls), len(done), sum(c.get("status") == "error" for c in done))
+        return FileFigures(1, person, len(calls), len(done), sum(c.get("status") == "error" or _gemini_exit(c.get("result"))
+                                                                 for c in done))
     if isinstance(doc, list) and doc and "sessionId" in doc[0]:  # logs.json, the prompt log
         chats = path.parent / "chats"
         recorded = {f.stem[-8:] for f in chats.glob("session-*")} if chats.is_dir() else set()

@@ -38,7 +38,10 @@ def family(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 def warehouse_figures(db: Path, path: Path) -> FileFigures:
-    (src,) = query(db, "SELECT source_id FROM sources WHERE path = ?", [str(path.resolve())])[0]
+    rows = query(db, "SELECT source_id FROM sources WHERE path = ?", [str(path.resolve())])
+    if not rows:  # a side file (a sub-agent's .meta.json): read with its main file, no source of its own
+        return FileFigures(0, 0, 0, 0, 0)
+    (src,) = rows[0]
     convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
     (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
     (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
