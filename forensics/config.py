@@ -46,6 +46,22 @@ COMPACTION_SUMMARIES = [
     r"^\s*(\[摘要|摘要[:：]|对话摘要|以下是之前对话的摘要|上下文摘要)"]
 
 
+# The seed harness (SPEC §10): the assistant whose constants this file holds writes the SQLite ai_conversations
+# database (seed 001), the JSONL sessions (seed 004) and the decision-memory database (seed 003). Its knobs are
+# replayed and tuned on its own logs only; Claude Code, Codex and the other agents have none of them.
+HARNESS_FORMATS = ("sqlite", "jsonl", "decision-memory")
+# ... and the keys that are this tool's own detector thresholds, not a harness's: fitted on any agent's logs
+DETECTOR_KEYS = ("drift.*", "topic.switch_score", "topic.dialogue_switch_score", "topic.embedding_switch_score")
+
+
+def formats_of(path: str) -> tuple[str, ...] | None:
+    """The source formats whose logs a key's value governs: the seed harness's for its constants, None (every
+    format) for a detector threshold of this tool."""
+    import fnmatch
+
+    return None if any(fnmatch.fnmatchcase(path, p) for p in DETECTOR_KEYS) else HARNESS_FORMATS
+
+
 @dataclass(frozen=True)
 class Key:
     """One tunable: where it lives, its default, its unit and the harness constant it maps to."""

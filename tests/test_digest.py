@@ -40,15 +40,44 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
 
 
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
+    """Weighed by severity, by how rare the kind is here and how far out in its norm: the two aeb4919b twins, with a
+    topic interleave (a kind on 23 % of the conversations) besides their dispersion, outrank f89d129a, whose no-focus
+    and dispersion each fire on 32 %; length is no weight."""
     worst = doc["worst_conversations"]
-    assert [w["label"] for w in worst] == ["d6614e0b", "f89d129a", "aeb4919b · realistic.db",
-                                           "aeb4919b · anthropic.db", "2894055c"]
+    assert [w["label"] for w in worst] == ["d6614e0b", "aeb4919b · realistic.db", "aeb4919b · anthropic.db",
+                                           "f89d129a", "2894055c"]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[1]["reasons"] == [
-        "tool dispersion (high): 12 distinct targets for the request at [8]: above this corpus's outlier fence 9.5 "
-        "and the user stepped in at [59] (a continue-nag)", "no focus (high): echo rate 62%, 5 continue-nags"]
-    assert worst[4]["reasons"][1].startswith("sentinel degraded (low): anthropic_claude-sonnet sentinel mutated")  # not
-    # the rule both degraded conversations share
+    assert worst[3]["reasons"] == [
+        "tool dispersion (high, fires on 32% of conversations): 12 distinct targets for the request at [8]: above "
+        "this corpus's outlier fence 9.5 and the user stepped in at [59] (a continue-nag); held against 310 requests "
+        "with tool calls",
+        "no focus (high, fires on 32% of conversations): echo rate 62%, 5 continue-nags; held against 22 "
+        "conversations by echo rate"]
+    assert worst[4]["reasons"][1].startswith("sentinel degraded (low, fires on 23% of conversations): "
+                                             "anthropic_claude-sonnet sentinel mutated")  # not the shared rule
+    assert worst[0]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
+
+
+def test_weights_favour_rare_kinds_and_severity_never_length() -> None:
+    from forensics.analyzers.base import Finding
+    from forensics.report.digest import Ranked, worst
+
+    def f(cid: str, kind: str, severity: str = "high") -> Ranked:
+        return Ranked("drift", Finding(kind, severity, cid, cid, [1], "s", "r", percentile=90.0))
+
+    ranked = [f("many", "common"), f("two", "rare_a"), f("two", "rare_b", "low"), f("one", "common", "low")]
+    out = worst(ranked, {"common": 0.5, "rare_a": 0.02, "rare_b": 0.04})
+    assert [w.conversation_id for w in out] == ["two", "many", "one"]
+
+
+def test_every_kind_is_printed_with_the_share_of_conversations_it_fires_on(doc: dict, reported_wh: Path) -> None:
+    kinds = {k["kind"]: k for k in doc["finding_kinds"]}
+    assert kinds["tool_result_crowding"] == {"section": "drift", "kind": "tool_result_crowding", "findings": 21,
+                                             "conversations": 21, "share": 21 / 22}
+    assert set(kinds) == {f["kind"] for f in doc["findings"]}
+    md = (reported_wh.parent / "r" / "report.md").read_text()
+    assert "| tool_result_crowding | drift | 21 | 21 | 95% |" in md
+    assert "share of conversations</th>" in (reported_wh.parent / "r" / "report.html").read_text()
 
 
 def test_what_to_change_is_what_tune_recommends(doc: dict, reported_wh: Path) -> None:

@@ -82,3 +82,26 @@ def drift_text(drift: list[Any]) -> str:
 
 
 NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
+
+
+def not_in_use_lines(rep: Report) -> list[str]:
+    """One line per analyzer (or part of one) that had nothing to read: "Sentinel compliance: no canary ..."."""
+    titles = {s.name: s.title for s in rep.sections}
+    out = []
+    for key, why in rep.digest.not_in_use.items():
+        name, _, part = key.partition(".")
+        out.append(f"{titles.get(name, name)}{f' ({part})' if part else ''}: {why}")
+    return out
+
+
+def kept_line(c: Any) -> str:
+    """A key tune left alone: "compaction.keep_recent (10): no conversation from a harness with this knob"."""
+    return f"{c.key} ({c.current!r}): {c.evidence}"
+
+
+KIND_HEAD = ["kind", "analyzer", "findings", "conversations it fires on", "share of conversations"]
+
+
+def kind_row(k: Any) -> list[str]:
+    return [k.kind, k.section, str(k.findings), str(k.conversations), "–" if k.share is None else f"{k.share:.0%}"]
+
