@@ -189,9 +189,10 @@ def weight(f: Finding, share: float | None) -> float:
 
 
 def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -> list[Worst]:
-    """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``), so findings of
-    several kinds and analyzers add up and a kind that fires everywhere adds little; a finding of no conversation
-    is in *Strongest findings* only. Each comes with why: its findings, strongest first, and their norms."""
+    """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``; the n-th kind of
+    one analyzer divided by n, its detectors read the same turns), so findings of several analyzers add up and a
+    kind that fires everywhere adds little; a finding of no conversation is in *Strongest findings* only. Each comes
+    with why: its findings, strongest first, and their norms."""
     shares = shares or {}
     per: dict[str, list[Ranked]] = {}
     for r in ranked:
@@ -211,7 +212,11 @@ def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -
     scored = []
     for cid, rs in per.items():
         rs = sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind)))
-        score = sum(weight(r.finding, shares.get(r.finding.kind)) for r in rs)
+        seen: Counter[str] = Counter()  # a second kind of one analyzer mostly re-reads the same turns: it counts half
+        score = 0.0
+        for r in rs:
+            score += weight(r.finding, shares.get(r.finding.kind)) / (1 + seen[r.section])
+            seen[r.section] += 1
         scored.append(Worst(cid, round(score, 3), [reason(r.finding) for r in rs[:3]], rs))
     return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
 

@@ -39,7 +39,7 @@ def run(ctx: Context) -> Section:
     states = ctx.df("SELECT * FROM sentinel_models")
     convs = ctx.df("SELECT s.* FROM sentinel_conversations s JOIN sel_conversations USING "
                    "(conversation_id) JOIN conversations c USING (conversation_id) WHERE s.judged > 0 "
-                   "ORDER BY c.created_at NULLS LAST, s.native_id")
+                   "ORDER BY c.created_at NULLS LAST, s.native_id, s.conversation_id")
     models = _models(replies, states)
     degraded = convs.filter(pl.col("degraded"))
     compliant_keys = [k for k, m in models.items() if m["known_compliant"] and not m["muted"]]
