@@ -30,6 +30,7 @@ STRONGEST = 10  # findings in *Strongest findings*
 PER_KIND = 3  # ... at most this many of one kind while other kinds have findings to show
 MOST = 0.5  # a kind flagged in more than this share of the conversations is a property of the corpus
 MIN_CORPUS = 10  # ... of a selection of at least this many (three conversations are no corpus)
+RARE = 3.0  # the most a kind's rarity weighs: log2(8), a kind on one conversation in eight or fewer
 
 
 @dataclass
@@ -181,9 +182,10 @@ def kinds(sections: list[Section], conversations: int) -> list[KindShare]:
 
 def weight(f: Finding, share: float | None) -> float:
     """What one finding says about its conversation: its severity (high 2, low 1), times how rare its kind is (a
-    kind on every conversation says nothing of one: log2(1 / share), at most 4), times how far out it lies in its
-    norm (0.5 at its median, 1 at its end; 0.75 unplaced)."""
-    rarity = min(4.0, math.log2(1 / share)) if share else 4.0
+    kind on every conversation says nothing of one: log2(1 / share), at most RARE, so one odd finding does not
+    outweigh several problems), times how far out it lies in its norm (0.5 at its median, 1 at its end; 0.75
+    unplaced)."""
+    rarity = min(RARE, math.log2(1 / share)) if share else RARE
     out = 0.75 if f.percentile is None else 0.5 + f.percentile / 200
     return (2 if f.severity == "high" else 1) * max(rarity, 0.25) * out
 
