@@ -87,10 +87,14 @@ NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # r
 def not_in_use_lines(rep: Report) -> list[str]:
     """One line per analyzer (or part of one) that had nothing to read: "Sentinel compliance: no canary ..."."""
     titles = {s.name: s.title for s in rep.sections}
-    out = []
+    parts: dict[tuple[str, str], list[str]] = {}  # (analyzer, why) -> its parts not in use for that reason
     for key, why in rep.digest.not_in_use.items():
         name, _, part = key.partition(".")
-        out.append(f"{titles.get(name, name)}{f' ({part})' if part else ''}: {why}")
+        parts.setdefault((name, why), []).extend([part] if part else [])
+    out = []
+    for (name, why), ps in parts.items():
+        which = f" ({', '.join(ps)})" if ps else ""
+        out.append(f"{titles.get(name, name)}{which}: {why}")
     return out
 
 
