@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import polars as pl
 
-from forensics.check import Verdict, baseline_document, load_baseline, write_baseline
+from forensics.check import Verdict, baseline_document, idle, load_baseline, write_baseline
 from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
 from forensics.errors import ForensicsError
@@ -163,15 +163,18 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
     if update and not Path(baseline_path).exists():
         rep = build_report(db, cfg, selection or Selection(), questions=questions)
         write_metrics_baseline(rep, baseline_path)
-        return compare_baseline(load_baseline(baseline_path), report_figures(rep))
+        return compare_baseline(load_baseline(baseline_path), report_figures(rep), rep.not_in_use)
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
     rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions)
     figures = report_figures(rep)
-    if update:
-        write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))
+    if update:  # the rules of an analyzer not in use today keep their values: nothing measured them
+        kept = {k: r.value for k, r in rules.items() if k not in figures and r.value is not None
+                and idle(k, rep.not_in_use) is not None}
+        write_baseline(baseline_path, baseline_document(
+            {**{k: v for k, v in figures.items() if k in rules}, **kept}, rules))
         rules = load_baseline(baseline_path)
-    return compare_baseline(rules, figures)
+    return compare_baseline(rules, figures, rep.not_in_use)
 
 
 def write_metrics_baseline(result: Report, path: PathLike) -> None:

@@ -43,6 +43,11 @@ class Report:
     labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
 
+    @property
+    def not_in_use(self) -> dict[str, str]:
+        """Metric prefix -> why that analyzer (or part of one) had nothing to read (``Section.not_in_use``)."""
+        return {k: v for s in self.sections for k, v in s.not_in_use.items()}
+
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
 
@@ -124,4 +129,5 @@ def _masked(sec: Section) -> Section:
     sec.findings = [replace(f, summary=redact(f.summary), rule=redact(f.rule)) for f in sec.findings]
     sec.metrics = redact_value(sec.metrics)
     sec.norms = {k: redact(v) for k, v in sec.norms.items()}
+    sec.not_in_use = {k: redact(v) for k, v in sec.not_in_use.items()}
     return sec

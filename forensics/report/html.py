@@ -18,12 +18,16 @@ from forensics.report.charts import inline
 from forensics.report.compare import Comparison
 from forensics.report.text import (
     CHANGE_HEAD,
+    KIND_HEAD,
     MAX_TABLE_ROWS,
     NUMERIC,
     change_row,
     df_rows,
     drift_text,
     fmt,
+    kept_line,
+    kind_row,
+    not_in_use_lines,
     positions_text,
     selection_text,
     show_command,
@@ -107,7 +111,12 @@ def _quality(meta: dict[str, Any]) -> list[str]:
 
 def _digest(rep: Report, prefix: str) -> list[str]:
     d = rep.digest
-    out = [f"<section id={prefix}what-to-change><h2>What to change</h2>"]
+    out = []
+    if d.not_in_use:
+        out.append("<p class=meta>Not in use here (their input is absent: no finding, no gated metric, no "
+                   "recommendation from them):</p><ul class=norms>"
+                   + "".join(f"<li>{e(t)}</li>" for t in not_in_use_lines(rep)) + "</ul>")
+    out.append(f"<section id={prefix}what-to-change><h2>What to change</h2>")
     if d.skipped:
         out.append(f"<p class=meta>{e(d.skipped)}.</p>")
     elif not d.changes:
@@ -127,6 +136,9 @@ def _digest(rep: Report, prefix: str) -> list[str]:
                        + table(CHANGE_HEAD, [change_row(c) for c in drift], sortable=False, wrap=True)
                        + f"<pre class=toml>{e(d.toml_drift)}</pre></details>")
         out.append(f"<p>Or run <code>{e(d.command)}</code> to write them all (comments and layout are kept).</p>")
+    if d.kept:
+        out.append(f"<details><summary>Left alone ({len(d.kept)} keys)</summary><ul class=norms>"
+                   + "".join(f"<li>{e(kept_line(c))}</li>" for c in d.kept) + "</ul></details>")
     out.append("</section>")
     out.append(f"<section id={prefix}worst><h2>Worst conversations</h2>")
     if d.worst:
@@ -142,7 +154,11 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         out.append("<p>Across this corpus (said once, not per conversation):</p><ul class=norms>"
                    + "".join(f"<li>{e(n.text)}</li>" for n in d.norms) + "</ul>")
     out.append("<ul class=findings>" + "".join(finding(rep, r.finding, prefix, f"{prefix}s{i}")
-                                               for i, r in enumerate(d.strongest, 1)) + "</ul></section>")
+                                               for i, r in enumerate(d.strongest, 1)) + "</ul>")
+    if d.kinds:
+        out.append("<p>How often each kind fires (the trivial reference: marking every conversation would be right "
+                   "this often):</p>" + table(KIND_HEAD, [kind_row(k) for k in d.kinds], sortable=False))
+    out.append("</section>")
     return out
 
 

@@ -14,11 +14,15 @@ from forensics.report.build import Report
 from forensics.report.compare import Comparison
 from forensics.report.text import (
     CHANGE_HEAD,
+    KIND_HEAD,
     MAX_TABLE_ROWS,
     change_row,
     df_rows,
     drift_text,
     fmt,
+    kept_line,
+    kind_row,
+    not_in_use_lines,
     positions_text,
     selection_text,
     show_command,
@@ -70,7 +74,11 @@ def _md_finding(rep: Report, f: Finding) -> str:
 
 def _md_digest(rep: Report, level: int) -> list[str]:
     h, d = "#" * level, rep.digest
-    lines = [f"{h} What to change", ""]
+    lines = []
+    if d.not_in_use:
+        lines += ["Not in use here (their input is absent: no finding, no gated metric, no recommendation from them):",
+                  ""] + [f"- {t}" for t in not_in_use_lines(rep)] + [""]
+    lines += [f"{h} What to change", ""]
     if d.skipped:
         lines += [d.skipped[0].upper() + d.skipped[1:] + ".", ""]
     elif not d.changes:
@@ -87,6 +95,8 @@ def _md_digest(rep: Report, level: int) -> list[str]:
             lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
                       "```toml", d.toml_drift, "```", ""]
         lines += [f"Or run {markdown_code(d.command)} to write them all (comments and layout are kept).", ""]
+    if d.kept:  # the tuners' own words, like a section's summary
+        lines += ["Left alone:", ""] + [f"- {kept_line(c)}" for c in d.kept] + [""]
     lines += [f"{h} Worst conversations", ""]
     lines += [f"{i}. **{md(rep.label(w.conversation_id))}** — " + "; ".join(map(md, w.reasons))
               for i, w in enumerate(d.worst, 1)]
@@ -95,6 +105,9 @@ def _md_digest(rep: Report, level: int) -> list[str]:
         lines += ["Across this corpus (said once, not per conversation):", ""]
         lines += [f"- {md(n.text)}" for n in d.norms] + [""]
     lines += [_md_finding(rep, r.finding) for r in d.strongest] + [""]
+    if d.kinds:
+        lines += ["How often each kind fires (the trivial reference: marking every conversation would be right this "
+                  "often):", "", _md_table(KIND_HEAD, [kind_row(k) for k in d.kinds]), ""]
     return lines
 
 
