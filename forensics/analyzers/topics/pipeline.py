@@ -37,6 +37,7 @@ CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside th
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 # A message that is a slash command (aider's /add, /clear, /ls; Gemini CLI's and Codex's /commands) or aider's
 # "!cmd" shell escape, except the commands that carry a message to the model (aider's /ask, /code, /architect).
+HANDOFF_CHARS = 200  # a repeated reply this long is a hand-off; "hi" answered with "hi" is people talking
 TOOL_COMMAND = r"^\s*(?:/[a-z][\w-]*(?:\s|$)|!\S)"
 TOOL_MESSAGE = r"^\s*/(?:ask|code|architect|context)\s+\S"  # RE2 (DuckDB): no look-ahead, so a second pattern
 LISTS = ("tokens", "names", "target_tokens", "words", "keywords")
@@ -72,7 +73,8 @@ FROM (SELECT *, last_value(CASE WHEN role = 'assistant' THEN trim(content) END I
           PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
       FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
 LEFT JOIN targets t USING (conversation_id, position)
-WHERE m.role = 'assistant' OR (m.origin = 'person' AND trim(m.content) IS DISTINCT FROM m.reply
+WHERE m.role = 'assistant' OR (m.origin = 'person'
+                               AND (length(trim(m.content)) < {HANDOFF_CHARS} OR trim(m.content) IS DISTINCT FROM m.reply)
                                AND (NOT regexp_matches(m.content, '{TOOL_COMMAND}')
                                     OR regexp_matches(m.content, '{TOOL_MESSAGE}')))
 ORDER BY m.conversation_id, m.position

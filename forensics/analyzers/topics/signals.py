@@ -263,7 +263,7 @@ def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics
             f.update(_judged_signals(msgs, i, idf, seen))
             f.update(cues.signals(m.text, msgs[prev].text if prev is not None else ""))
             _continuing(f, sign_off, cues, m, msgs[prev] if prev is not None else None)
-            f["fresh"] = float(_fresh(m, f, idf, first, cues))
+            f["fresh"] = float(prev is not None and not msgs[prev].judged and _fresh(m, f, idf, first, cues))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
@@ -325,7 +325,7 @@ def _takes_up(m: Message, before: Message, cues: Cues) -> bool:
 
 def _fresh(m: Message, f: dict[str, float], idf: Idf, first: dict[str, int], cues: Cues) -> bool:
     """A new question found by its content alone, with no cue ("Can you compare godot and unity?" in a talk
-    about something else): the person's own words (``prose.own_words``: not what they pasted) ask a question
+    about something else; asked only of a message after the other party's reply, in an assistant log): the person's own words (``prose.own_words``: not what they pasted) ask a question
     whose subject words (code names left out: a follow-up names new functions of the same work) are at least
     FRESH_WORDS and FRESH_SHARE rare topical words (in at most RARE_SHARE of the corpus's messages) the
     conversation never used, and share nothing with the person's recent requests, the reply before, or where
