@@ -35,8 +35,9 @@ CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers w
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
-# A message that is a slash command (aider's /add, /clear, /ls; Gemini CLI's and Codex's /commands) or aider's
-# "!cmd" shell escape, except the commands that carry a message to the model (aider's /ask, /code, /architect).
+# A message that is a slash command (aider logs /add, /clear, /ls as "#### /add ..." user lines; any tool that
+# logs its commands as user text) or aider's "!cmd" shell escape, except the commands that carry a message to
+# the model (aider's /ask, /code, /architect, /context).
 HANDOFF_CHARS = 200  # a repeated reply this long is a hand-off; "hi" answered with "hi" is people talking
 TOOL_COMMAND = r"^\s*(?:/[a-z][\w-]*(?:\s|$)|!\S)"
 TOOL_MESSAGE = r"^\s*/(?:ask|code|architect|context)\s+\S"  # RE2 (DuckDB): no look-ahead, so a second pattern
