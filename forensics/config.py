@@ -154,6 +154,9 @@ SCHEMA: list[Key] = [
         "characters) offers more help (\"anything else?\")", "regexes", validate=cues.invalid_regex),
     Key("topic", "social_words", cues.SOCIAL_WORDS, "a judged message whose content words are all among these "
         "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one", "words"),
+    Key("topic", "register_words", cues.REGISTER_WORDS, "how people talk rather than what about (sorry, "
+        "frustrated, urgent, kindly): left out of the corpus topic model's words, so it learns subjects, not "
+        "registers", "words"),
     Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
     Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
     Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from forensics.text.prose import request_sentences
+
 REQUEST_CUES = [
     r"\b(?:looking for|look for|search for|need|want|find|recommend|suggest|is there|are there|do you have|"
     r"do you know|know of|help me with|would like|interested in|add|write|create|implement|build|make|set up|"
@@ -49,6 +51,16 @@ SOCIAL_WORDS = [
     "谢谢", "多谢", "感谢", "谢啦", "好的", "好", "行", "可以", "嗯", "恩", "哦", "噢", "再见", "拜拜", "辛苦",
     "辛苦了", "麻烦", "帮忙", "太好了", "不错", "知道", "明白", "收到", "没有", "没了", "不用", "暂时", "先", "这样",
 ]
+REGISTER_WORDS = [
+    "sorry", "apologize", "apologise", "apologies", "understand", "understood", "frustrated", "frustrating",
+    "disappointed", "disappointing", "unacceptable", "upset", "annoyed", "angry", "ridiculous", "insist",
+    "insisting", "urgent", "urgently", "asap", "immediately", "kindly", "honestly", "seriously", "definitely",
+    "absolutely", "certainly", "exactly", "actually", "basically", "literally", "totally", "simply", "truly",
+    "assist", "assistance", "help", "helpful", "hi", "hello", "hey", "dear", "sir", "madam", "mate", "pls", "plz",
+    "thx", "thanks", "thank", "appreciate", "appreciated", "grateful", "ok", "okay", "sure", "yes", "yeah", "yep",
+    "fine", "great", "awesome", "perfect", "nice", "cool", "wow", "hmm", "um", "uh", "lol",
+    "抱歉", "对不起", "不好意思", "麻烦", "请", "请问", "谢谢", "感谢", "您好", "你好", "急", "马上", "赶紧", "真的", "确实",
+]
 OFFER_TAIL_CHARS = 200  # an offer closes a reply: only its end is searched
 
 
@@ -61,6 +73,7 @@ class Cues:
     reference: tuple[str, ...]
     offer: tuple[str, ...]
     social: frozenset[str]
+    register: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, cfg: Any) -> Cues:
@@ -68,13 +81,23 @@ class Cues:
         def get(key: str) -> tuple[str, ...]:
             return tuple(cfg[f"topic.{key}"])
         return cls(get("request_cues"), get("addition_cues"), get("reference_cues"), get("offer_cues"),
-                   frozenset(w.lower() for w in get("social_words")))
+                   frozenset(w.lower() for w in get("social_words")),
+                   frozenset(w.lower() for w in get("register_words")))
 
     def signals(self, text: str, before: str) -> dict[str, float]:
-        """The cue signals of a judged message (``before``: the text of the message before it, any role)."""
-        return {"request": float(_any(self.request, text)), "addition": float(_any(self.addition, text)),
-                "reference": float(_any(self.reference, text)),
-                "offered": float(_any(self.offer, before[-OFFER_TAIL_CHARS:]))}
+        """The cue signals of a judged message (``before``: the text of the message before it, any role); the
+        message's cues are searched where the person makes a request (``prose.request_sentences``)."""
+        said = request_sentences(text)
+        return {"request": float(_any(self.request, said)), "addition": float(_any(self.addition, said)),
+                "reference": float(_any(self.reference, said)), "offered": float(self.offers(before))}
+
+    def offers(self, reply: str) -> bool:
+        """The reply ends by offering more help ("anything else?")."""
+        return _any(self.offer, reply[-OFFER_TAIL_CHARS:])
+
+    def topical(self, words: Iterable[str]) -> list[str]:
+        """The words that can say what a message is about: social and register words left out."""
+        return [w for w in words if w.lower() not in self.social and w.lower() not in self.register]
 
     def social_only(self, words: Iterable[str]) -> bool:
         """Every content word is a social one (thanks, bye, help, 好的): a closing or an acknowledgment."""

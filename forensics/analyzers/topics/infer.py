@@ -59,6 +59,8 @@ def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: C
             out.append(Judged(m.position, None, None, None))
             continue
         s = model.score(f)
+        if f.get("fresh"):  # a new subject by content alone: a switch at the operating point's confidence
+            s = max(s, model.anchor)
         named = _lexicon_topic(m.text, lex)
         if named:
             topic, conf = named, LEXICON_CONFIDENCE

@@ -26,22 +26,36 @@ from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topi
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare
 from forensics.text.cues import Cues
+from forensics.text.prose import unwrapped
 from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
-TERMS_VERSION = 3  # bump when what prepare derives changes (3: cut from scrubbed text): every cached row is recomputed
+TERMS_VERSION = 4  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only): every cached row is recomputed
 CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
+# A message that is a slash command (aider logs /add, /clear, /ls as "#### /add ..." user lines; any tool that
+# logs its commands as user text) or aider's "!cmd" shell escape, except the commands that carry a message to
+# the model (aider's /ask, /code, /architect, /context).
+HANDOFF_CHARS = 200  # a repeated reply this long is a hand-off; "hi" answered with "hi" is people talking
+TOOL_COMMAND = r"^\s*(?:/[a-z][\w-]*(?:\s|$)|!\S)"
+TOOL_MESSAGE = r"^\s*/(?:ask|code|architect|context)\s+\S"  # RE2 (DuckDB): no look-ahead, so a second pattern
 LISTS = ("tokens", "names", "target_tokens", "words", "keywords")
 COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, key VARCHAR, "
            + ", ".join(f"{c} VARCHAR[]" for c in LISTS) + ", opens_lightly BOOLEAN")
 
 
 def messages_sql(where: str = "") -> str:
-    """The user and assistant messages of the main paths with their tool calls' targets; ``where`` (an SQL
-    condition on ``conversation_id``) restricts both."""
+    """The assistant messages and the person's messages (SPEC §23: ``origin = 'person'``) of the main paths,
+    with their tool calls' targets; ``where`` (an SQL condition on ``conversation_id``) restricts both.
+
+    What the harness wrote on the user role (continue prompts, notices, environment context) and tool output
+    carried there are no one's request: never judged, never a cue, never context. Nor is a user message that
+    repeats the assistant's reply before it word for word: aider's architect mode hands the architect's reply
+    to its editor model as a user message (``ArchitectCoder.reply_completed``), the person did not type it.
+    Nor a command to the tool itself (TOOL_COMMAND): the person drives the tool, they do not talk about a
+    subject."""
     cond = f"AND {where}" if where else ""
     return f"""
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
@@ -56,8 +70,14 @@ SELECT m.conversation_id, m.position, m.native_id, m.role,
        CASE WHEN m.role = 'assistant' THEN left(forensics_scrubbed(m.content), {CONTEXT_CHARS})
             ELSE forensics_scrubbed(m.content) END AS content,
        coalesce(t.targets, []) AS targets
-FROM messages m LEFT JOIN targets t USING (conversation_id, position)
-WHERE m.on_main_path AND m.role IN ('user', 'assistant') {cond}
+FROM (SELECT *, last_value(CASE WHEN role = 'assistant' THEN trim(content) END IGNORE NULLS) OVER (
+          PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
+      FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
+LEFT JOIN targets t USING (conversation_id, position)
+WHERE m.role = 'assistant' OR (m.origin = 'person'
+                               AND (length(trim(m.content)) < {HANDOFF_CHARS} OR trim(m.content) IS DISTINCT FROM m.reply)
+                               AND (NOT regexp_matches(m.content, '{TOOL_COMMAND}')
+                                    OR regexp_matches(m.content, '{TOOL_MESSAGE}')))
 ORDER BY m.conversation_id, m.position
 """
 
@@ -139,7 +159,8 @@ def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int,
 
 def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | None:
     """The corpus's topic model, fitted on the judged messages (their stored words) of a stable sample of
-    conversations; social-only messages are left out, as the signals leave them out."""
+    conversations, on their topical words only (``Cues.topical``: no social or register words, so it learns
+    subjects, not how people talk); social-only messages are left out, as the signals leave them out."""
     sizes = con.execute(f"SELECT conversation_id, count(*) FROM {TABLE} WHERE len(words) > 0 GROUP BY 1").fetchall()
     picked, total = [], 0
     for cid, n in sorted(sizes, key=lambda r: corpus.sample_order(r[0])):
@@ -153,7 +174,7 @@ def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | Non
     convs: dict[str, list[list[str]]] = {}
     for cid, words in rows:
         if not cues.social_only(words):
-            convs.setdefault(cid, []).append(words)
+            convs.setdefault(cid, []).append(cues.topical(words))
     return corpus.fit(convs.values())
 
 
@@ -225,8 +246,9 @@ def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tup
                 yield cid, msgs
             cid, msgs = c, []
         role = col["role"][i]
-        m = Message(col["position"][i], role, col["content"][i] or "", role in roles, col["targets"][i] or [],
-                    native=col["native_id"][i])
+        text = col["content"][i] or ""
+        m = Message(col["position"][i], role, unwrapped(text) if role == "user" else text, role in roles,
+                    col["targets"][i] or [], native=col["native_id"][i])
         if cached:
             m.tokens, m.names, m.target_tokens = col["tokens"][i], set(col["names"][i]), col["target_tokens"][i]
             m.words, m.keywords, m.opens_lightly = col["words"][i], col["keywords"][i], col["opens_lightly"][i]

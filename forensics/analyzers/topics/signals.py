@@ -43,6 +43,7 @@ from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.text.cues import Cues
 from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens
+from forensics.text.prose import own_words
 from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
@@ -63,8 +64,13 @@ TARGET_MESSAGES = 8  # messages back whose tool-call targets count as "where the
 # as a next message that does not return to the old block either.
 BLOCK = 2  # messages per block on each side of the gap
 DEPTH_CAP = 5  # judged messages after which the conversation counts as fully under way
+FRESH_WORDS, FRESH_SHARE, FRESH_COHESION = 2, 0.5, 0.05  # see _fresh
+RARE_SHARE, RARE_MIN = 0.005, 3  # a word in at most this share of the corpus's messages (at least this many) is rare
+QUESTION_SENTENCES = 2  # the closing sentences of a reply that make up its question
+REPEATS = 0.5  # cosine with the previous judged message from which a request repeats it (insisting)
+SIGN_OFF_MIN, SIGN_OFF_SHARE = 3, 0.5  # replies ending with an offer, and their share, that make it a sign-off
 
-_SENT = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_SENT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # "document.title?" is one sentence, "好。那" two
 _QUESTION = re.compile(r"[?？]\s*[\"'”）)]*\s*$|[吗呢么嘛][。！!~～]*\s*$")
 _TITLE = re.compile(r"《([^》]{1,40})》|【([^】]{1,40})】|「([^」]{1,40})」")
 _DOT_NAME = re.compile(r"[\u4e00-\u9fff]{1,4}(?:·[\u4e00-\u9fff]{1,6})+")
@@ -79,6 +85,9 @@ CONTINUE_CUES = ("yes", "yeah", "yep", "yup", "no", "nope", "me too", "same", "a
                  "it's", "that", "this", "they", "he ", "she ", "his ", "her ", "them", "thanks", "thank you", "ok",
                  "是的", "是啊", "对", "嗯", "哦", "噢", "啊", "确实", "没错", "那", "还", "也", "这", "他", "她", "它",
                  "该", "此", "再", "继续", "然后", "而且", "所以", "不过", "但")
+# acknowledgments a reply opens with before it goes on ("OK, and ...", "好的，那..."): what follows them is the reply
+_ACK = re.compile(r"^(?:[\s,.!，。！、]*(?:ok(?:ay)?|great|thanks|thank you|sure|right|cool|good|yes|yeah|好的|好|嗯|行|"
+                  r"对|是的|谢谢))+[\s,.!，。！、]*", re.IGNORECASE)
 ACK_MAX_TOKENS = 3  # an opening sentence this light ("that is nice.", "哈哈，好的。") is an acknowledgment
 
 
@@ -125,6 +134,7 @@ def _posseg():  # noqa: ANN202 - jieba.posseg, loaded once (the tokenizer has in
     return jieba.posseg
 
 
+_NAMES = re.compile(rf"`[^`\n]*`|{ENTITY_PATH.pattern}|{ENTITY_IDENTIFIER.pattern}")  # code spans, paths, identifiers
 _COMMON_CAPS = frozenset("the this that what when where why how yes yeah well okay also there they then and but "
                          "hello thanks thank sure please let can could would will just maybe".split())
 
@@ -240,17 +250,20 @@ def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics
     message (None for a message without text) adds ``EMBEDDING_FEATURES``.
     """
     out: list[dict[str, float] | None] = []
+    sign_off = _signs_off(msgs, cues)
     first: dict[str, int] = {}  # term -> index of the message that used it first
     first_name: dict[str, int] = {}
     seen: _Seen = _Seen(set(), set(), [])  # what the judged messages and the tool-call targets have used so far
     judged = 0
     prev: int | None = None
     for i, m in enumerate(msgs):
-        topical = m.judged and bool(m.tokens) and not cues.social_only(m.words)
+        topical = m.judged and bool(m.tokens) and not cues.social_only(m.words) and not _names_only(m, cues)
         f = _one(msgs, i, prev, idf, first, first_name, judged) if topical else None
         if f is not None:
             f.update(_judged_signals(msgs, i, idf, seen))
             f.update(cues.signals(m.text, msgs[prev].text if prev is not None else ""))
+            _continuing(f, sign_off, cues, m, msgs[prev] if prev is not None else None)
+            f["fresh"] = float(prev is not None and not msgs[prev].judged and _fresh(m, f, idf, first, cues))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
@@ -272,6 +285,63 @@ def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics
             if vectors is not None:
                 f.update(_embedding_cohesion(vectors, i))
     return out
+
+
+def _names_only(m: Message, cues: Cues) -> bool:
+    """The person's own words are nothing but names (a path, an identifier, `code`: "> schemas/index.ts" typed
+    after a listing): they point at something, they say nothing about a subject, like "ok" or "继续"."""
+    said = own_words(m.text)
+    return bool(said) and bool(_NAMES.search(said)) and not cues.topical(terms(_NAMES.sub(" ", said)))
+
+
+def _signs_off(msgs: Sequence[Message], cues: Cues) -> bool:
+    """The other party ends most of its replies with an offer ("let me know if you need further assistance"):
+    its sign-off, not a sign that a request is done."""
+    replies = [m for m in msgs if not m.judged and m.text.strip()]
+    offers = sum(cues.offers(m.text) for m in replies)
+    return offers >= SIGN_OFF_MIN and offers >= SIGN_OFF_SHARE * len(replies)
+
+
+def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, before: Message | None) -> None:
+    """Cues that cannot mean a new request here, in place: a request that repeats the person's previous one
+    (insisting, pleading: ``cos_judged`` >= REPEATS), one that supplies what the other party's closing question
+    asked for (it takes up the question's words: "Which formats first?" "Text and JSON; later we'd add a
+    mechanism for custom formats"), and an offer that is the other party's sign-off. An answer that does not
+    take the question up keeps its cues: "需要预订吗？" "不用了。帮我推荐一家酒店" declines and asks anew."""
+    if sign_off:
+        f["offered"] = 0.0
+    if not (f["request"] or f["addition"]):
+        return
+    if f["cos_judged"] >= REPEATS or (f["answers"] and not f["offered"] and before is not None
+                                      and _takes_up(m, before, cues)):
+        f["request"] = f["addition"] = 0.0
+
+
+def _takes_up(m: Message, before: Message, cues: Cues) -> bool:
+    """The message uses a topical word of the closing question of the message before it."""
+    question = " ".join(sentences(before.text)[-QUESTION_SENTENCES:])
+    return bool(set(cues.topical(terms(question))) & set(m.tokens))
+
+
+def _fresh(m: Message, f: dict[str, float], idf: Idf, first: dict[str, int], cues: Cues) -> bool:
+    """A new question found by its content alone, with no cue ("Can you compare godot and unity?" in a talk
+    about something else; asked only of a message after the other party's reply, in an assistant log): the person's own words (``prose.own_words``: not what they pasted) ask a question
+    whose subject words (code names left out: a follow-up names new functions of the same work) are at least
+    FRESH_WORDS and FRESH_SHARE rare topical words (in at most RARE_SHARE of the corpus's messages) the
+    conversation never used, and share nothing with the person's recent requests, the reply before, or where
+    the tools were working; not an answer to the other party's question, not a reference back, not a reply
+    that acknowledges and goes on ("好的，那...", "OK, and ...")."""
+    if f["depth"] == 0 or f["reference"] or f["cue_continue"] or (f["answers"] and not f["offered"]):
+        return False
+    if max(f["cos_judged"], f["cos_judged_ctx"], f["cos_prev"], f["cos_targets"]) > FRESH_COHESION:
+        return False
+    said = own_words(m.text)
+    if not is_question(said) or starts_with(_ACK.sub("", said), CONTINUE_CUES):
+        return False
+    words = set(cues.topical(terms(_NAMES.sub(" ", said))))  # words of a subject: code names left out
+    rare = max(RARE_MIN, RARE_SHARE * idf.n)
+    new = {t for t in words if t not in first and idf.df.get(t, 0) <= rare}
+    return len(new) >= FRESH_WORDS and len(new) >= FRESH_SHARE * len(words)
 
 
 def _corpus_signals(msgs: Sequence[Message], out: list[dict[str, float] | None], corpus: CorpusTopics | None) -> None:

@@ -1,0 +1,77 @@
+"""The person's own words (issue 24 item 4): cues count where the person asks, not in what they pasted; insisting
+continues a topic; a new question with no cue is found by its content. Each case is a shape seen in the shared
+real agent logs (docs/findings-evaluation.md)."""
+from __future__ import annotations
+
+from forensics.analyzers.topics.infer import infer
+from forensics.analyzers.topics.model import load_models
+from forensics.analyzers.topics.signals import Idf, Message, features, prepare
+from forensics.config import defaults
+from forensics.text.cues import Cues
+from forensics.text.prose import own_words, request_sentences
+
+CUES = Cues.from_config(defaults())
+
+
+def _conversation(texts: list[tuple[str, str]]) -> tuple[list[Message], Idf]:
+    msgs = [Message(i, role, text, role == "user") for i, (role, text) in enumerate(texts)]
+    prepare(msgs)
+    return msgs, Idf(m.tokens for m in msgs)
+
+
+def test_own_words_leave_out_code_quotes_traces_and_tool_context() -> None:
+    text = ("# Context from my IDE setup:\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nWhy does this fail?\n"
+            "```python\nneed_a = is_there_any()\n```\n> Is there any reason to need a cache?\n"
+            "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
+            "<ide_selection>def need_a(): pass</ide_selection>\n    indented = code")
+    assert own_words(text) == "Why does this fail?"
+    assert own_words("> please review PoIValidator.ts") == "please review PoIValidator.ts"  # typed after a prompt
+
+
+def test_a_long_message_is_searched_for_a_request_at_its_opening_and_close() -> None:
+    middle = " ".join(f"Step {i} of the pasted guide says you need a key." for i in range(20))
+    said = request_sentences(f"Read this guide. It is long. {middle} What should I do first?")
+    assert said.startswith("Read this guide.") and said.endswith("What should I do first?")
+    assert "need a key" not in said
+
+
+def test_a_request_phrase_in_pasted_text_is_no_request() -> None:
+    pasted = "Fix this please:\n```\n# is there any way we need a new cache here?\n```"
+    assert CUES.signals(pasted, "")["request"] == 0.0
+    assert CUES.signals("Is there any hotel with parking? I need a room.", "")["request"] == 1.0
+
+
+def test_insisting_on_the_same_request_is_no_new_request() -> None:
+    msgs, idf = _conversation([
+        ("user", "I need a refund for order 1042, the blender arrived broken."),
+        ("assistant", "I can offer store credit for order 1042."),
+        ("user", "No, I need a refund for order 1042, the blender is broken."),
+        ("assistant", "I understand."),
+    ])
+    f = features(msgs, idf, CUES)[2]
+    assert f is not None and f["request"] == 0.0
+
+
+def test_an_offer_on_every_reply_is_a_sign_off() -> None:
+    turns: list[tuple[str, str]] = []
+    for i in range(4):
+        turns += [("user", f"Please change seat {i} on my flight to an aisle seat."),
+                  ("assistant", f"Seat {i} changed. Let me know if you need further assistance.")]
+    msgs, idf = _conversation(turns)
+    assert all(f is None or f["offered"] == 0.0 for f in features(msgs, idf, CUES))
+
+
+def test_a_new_question_with_no_cue_is_found_by_its_content() -> None:
+    msgs, idf = _conversation([
+        ("user", "My pygame sprite flickers when the window is resized, how do I fix the redraw loop?"),
+        ("assistant", "Use a double buffer: call pygame.display.flip() once per frame after blitting everything."),
+        ("user", "That fixed the flicker, the redraw loop works now."),
+        ("assistant", "Good. The loop now redraws once per frame."),
+        ("user", "Can you compare godot and unity?"),
+        ("assistant", "Godot is open source and lightweight; Unity has a larger asset store and C# tooling."),
+    ])
+    _, lexical = load_models("user")
+    f = features(msgs, idf, CUES)[4]
+    assert f is not None and f["fresh"] == 1.0 and lexical.score(f) < lexical.anchor  # the cue-less model misses it
+    judged = infer(msgs, idf, lexical, CUES)
+    assert [j.marker for j in judged] == [False, False, True]
