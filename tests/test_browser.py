@@ -77,7 +77,7 @@ def test_report_opens_with_the_answer_and_a_finding_expands_to_its_messages(brow
     page, seen = _page(browser)
     page.goto(report.as_uri())
     order = page.evaluate("() => [...document.querySelectorAll('body > section')].map(s => s.id)")
-    assert order[:4] == ["what-to-change", "worst", "strongest", "baseline"]
+    assert order[:5] == ["data-quality", "what-to-change", "worst", "strongest", "baseline"]  # data quality first
     interleave = page.locator("details.finding", has=page.locator("code", has_text="topic_interleave")).first
     assert interleave.locator(".ev .msg").count() == 0  # nothing drawn until it is opened
     interleave.locator("summary").click()

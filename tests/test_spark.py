@@ -77,9 +77,10 @@ def test_every_figure_of_the_four_sections_is_the_local_reports(lake: dict[str, 
     assert base["conversation_count"] == 42
     assert base["tool_result_bytes_histogram"]["counts"] == [787, 308, 341, 314, 245, 163, 209, 10, 0]
     assert (comp["results"], comp["summarized"]) == (2377, 972)
-    assert drift["interleave_computed"] and drift["episodes"] == 73
-    assert drift["conversations_flagged"] == {"tool_result_crowding": 30, "tool_dispersion": 13,
-                                              "compaction_topic_loss": 1, "topic_interleave": 7, "no_focus": 11}
+    # issue 24: held against each agent's own norms (crowding is the sqlite harness's way of working: a norm line)
+    assert drift["interleave_computed"] and drift["episodes"] == 32
+    assert drift["conversations_flagged"] == {"tool_result_crowding": 0, "tool_dispersion": 11,
+                                              "compaction_topic_loss": 1, "topic_interleave": 7, "no_focus": 5}
     # only the fixtures whose harness asks for the sentinel (realistic.db, anthropic.db, the JSONL sessions)
     assert (sentinel["judged_replies"], sentinel["degraded_conversations"]) == (481, 10)
 

@@ -103,7 +103,10 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
             "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-            "analyzers": names, "data_quality": quality.summarize(ctx.con), **{k: source.get(k) for k in TRAILING}}
+            "analyzers": names,
+            # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
+            **({"data_quality": quality.summarize(ctx.con)} if "warehouse" in source else {}),
+            **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores

@@ -24,6 +24,10 @@ UNSUPPORTED = {  # named query -> why Spark cannot run it (and where its figures
                           "the Spark workers",
     "skill_loads": "it reads skill names with DuckDB's regexp_extract into a struct of named groups and tests "
                    "json_valid, which sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
+    "tool_turns": "it tells a command given as an argv list from one given as a string with DuckDB's json_type, "
+                  "which Spark has no spelling of (get_json_object returns a string's value and an array's JSON "
+                  "alike); `forensics report --engine spark` computes the same turns with this SQL on DuckDB inside "
+                  "the Spark workers",
     "skill_messages": "it reads skill names with DuckDB's regexp_extract into a struct of named groups, which "
                       "sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
     "memory_findings": "not yet checked on Spark against the warehouse (the suite's lake has no decision memory); "
