@@ -2,16 +2,24 @@
 ``~/.config/Cursor/User`` (Linux) or ``~/Library/Application Support/Cursor/User`` (macOS), in
 ``globalStorage/`` and in each ``workspaceStorage/<id>/``.
 
-Only the chat keys are read, never the others (some hold credentials). A Composer/Agent conversation is
-``cursorDiskKV`` key ``composerData:<composer id>``: its messages ("bubbles") are either inline
-(``conversation``, 2024) or listed in ``fullConversationHeadersOnly`` and stored one per key as
-``bubbleId:<composer id>:<bubble id>`` (2025). A bubble of ``type`` 1 is the user's, of type 2 the
-assistant's; an assistant bubble with ``toolFormerData`` is a tool call (``name``, ``rawArgs``,
+Only the chat keys are read, never the others (some hold credentials). Every place a version kept them:
+
+* ``cursorDiskKV`` ``composerData:<composer id>`` (global database, 2024-26): a Composer/Agent conversation,
+  its messages ("bubbles") inline (``conversation``, 2024), in ``conversationMap``, or listed in
+  ``fullConversationHeadersOnly`` and stored one per key as ``bubbleId:<composer id>:<bubble id>`` (2025-26).
+* ``ItemTable`` ``workbench.panel.aichat.view.aichat.chatdata`` (workspace, 2023-24): the chat panel's tabs.
+* ``ItemTable`` ``composer.composerData`` (workspace): composers kept inline with their ``conversation``
+  (late 2024); from 2025 only their ids, names and times, the messages being in the global database (said
+  in the run's note).
+* ``ItemTable`` ``aiService.prompts`` (workspace): the prompts the person typed (``text``,
+  ``commandType``), without replies; those no conversation above holds become one conversation of the
+  person's turns, timed by ``aiService.generations`` (``unixMs``, ``textDescription``) where the texts match.
+
+A conversation kept in two places (the same id) is read once. A bubble of ``type`` 1 is the user's, of type
+2 the assistant's; an assistant bubble with ``toolFormerData`` is a tool call (``name``, ``rawArgs``,
 ``toolCallId``) holding its ``result`` and ``status``, so it becomes the call and a tool message;
-``tokenCount`` is the bubble's usage. The older chat panel kept its tabs in ``ItemTable`` key
-``workbench.panel.aichat.view.aichat.chatdata``. Empty assistant bubbles (streaming placeholders,
-thinking) and the workspace index ``composer.composerData`` (the content lives in the global database) are
-skipped and counted.
+``tokenCount`` is the bubble's usage. Empty assistant bubbles (streaming placeholders, thinking) are skipped
+and counted. A newer layout's unknown keys are not read; an unknown bubble type is quarantined.
 """
 from __future__ import annotations
 
@@ -25,6 +33,8 @@ from forensics.importers.sqlite import connect_ro
 
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 INDEX_KEY = "composer.composerData"
+PROMPTS_KEY, GENERATIONS_KEY = "aiService.prompts", "aiService.generations"
+KEYS = (CHAT_KEY, INDEX_KEY, PROMPTS_KEY, GENERATIONS_KEY)
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -33,7 +43,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = _composers(con, log) if "cursorDiskKV" in tables else []
         if "ItemTable" in tables:
-            out += _chat_panel(con, log)
+            out += _item_table(con, log, {c.id for c in out})
     except sqlite3.Error as e:
         log.error = f"cannot read the chat keys ({e})"
         return []
@@ -69,8 +79,9 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
                 items = doc["conversation"]
             else:
                 heads = [h for h in listed(doc.get("fullConversationHeadersOnly")) if isinstance(h, dict)]
+                inline = mapping(doc.get("conversationMap"))  # bubbles kept in the composer itself (2025 builds)
                 items = [_json(log, f"bubbleId:{cid}:{h.get('bubbleId')}", mine.pop(str(h.get("bubbleId"))))
-                         if str(h.get("bubbleId")) in mine else None for h in heads]
+                         if str(h.get("bubbleId")) in mine else inline.get(str(h.get("bubbleId"))) for h in heads]
                 missing = sum(b is None for b in items)
                 if missing:
                     log.notes.append(f"{missing} bubbles listed by a composer are missing from the database")
@@ -118,23 +129,79 @@ def _turns(log: Log, items: list[dict]) -> list[Turn]:
     return turns
 
 
-def _chat_panel(con: sqlite3.Connection, log: Log) -> list[Conversation]:
-    out = []
-    for key, raw in con.execute("SELECT key, value FROM ItemTable WHERE key IN (?, ?)", (CHAT_KEY, INDEX_KEY)):
-        log.rows += 1
-        if key == INDEX_KEY:
-            log.skip("composer.composerData (the index of composers stored in the global database)")
+def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conversation]:
+    """The workspace keys: the chat panel's tabs, composers kept inline in ``composer.composerData`` (2024
+    builds; later ones list only ids there, their messages being in the global database), and the prompt
+    history ``aiService.prompts`` (the person's words; replies are not kept with it)."""
+    rows = dict(con.execute(f"SELECT key, value FROM ItemTable WHERE key IN ({', '.join('?' * len(KEYS))})", KEYS))
+    out: list[Conversation] = []
+    for key in KEYS:
+        if key in rows:
+            log.rows += 1
+    doc = _json(log, CHAT_KEY, rows[CHAT_KEY]) if CHAT_KEY in rows else None
+    for i, tab in enumerate(listed(doc.get("tabs")) if isinstance(doc, dict) else []):
+        if not isinstance(tab, dict):
             continue
-        doc = _json(log, key, raw)
-        for i, tab in enumerate(listed(doc.get("tabs")) if isinstance(doc, dict) else []):
-            if not isinstance(tab, dict):
-                continue
-            with log.guard(f"{key}.tabs[{i}]", tab):
-                items = [{**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
-                         for b in listed(tab.get("bubbles")) if isinstance(b, dict)]
-                out.append(Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
-                                        title=tab.get("chatTitle"), created=tab.get("lastSendTime"), provider="cursor"))
+        with log.guard(f"{CHAT_KEY}.tabs[{i}]", tab):
+            items = [{**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
+                     for b in listed(tab.get("bubbles")) if isinstance(b, dict)]
+            _keep(out, seen, Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
+                                          title=tab.get("chatTitle"), created=tab.get("lastSendTime"),
+                                          provider="cursor"))
+    index = _json(log, INDEX_KEY, rows[INDEX_KEY]) if INDEX_KEY in rows else None
+    listed_only = 0
+    for i, c in enumerate(listed(index.get("allComposers")) if isinstance(index, dict) else []):
+        if not isinstance(c, dict):
+            continue
+        if not (isinstance(c.get("conversation"), list) and c["conversation"]):
+            listed_only += c.get("composerId") not in seen
+            continue
+        with log.guard(f"{INDEX_KEY}.allComposers[{i}]", c):
+            _keep(out, seen, Conversation(str(c.get("composerId") or f"composer {i}"),
+                                          _turns(log, [b for b in c["conversation"] if isinstance(b, dict)]),
+                                          title=c.get("name"), created=c.get("createdAt"),
+                                          updated=c.get("lastUpdatedAt"), provider="cursor"))
+    if listed_only:
+        log.notes.append(f"{listed_only} composers listed in {INDEX_KEY} keep their messages in the global "
+                         "database (globalStorage/state.vscdb): import that file for them")
+    prompts = _prompts(log, rows, out)
+    if prompts is not None:
+        _keep(out, seen, prompts)
     return out
+
+
+def _prompts(log: Log, rows: dict, convs: list[Conversation]) -> Conversation | None:
+    """The prompts typed in this workspace that no conversation read here holds, in the order Cursor kept
+    them, timed by the generation they started (``aiService.generations``, matched by their text)."""
+    prompts = _json(log, PROMPTS_KEY, rows[PROMPTS_KEY]) if PROMPTS_KEY in rows else None
+    gens = _json(log, GENERATIONS_KEY, rows[GENERATIONS_KEY]) if GENERATIONS_KEY in rows else None
+    when: dict[str, Any] = {}
+    for g in listed(gens):
+        if isinstance(g, dict) and isinstance(g.get("textDescription"), str) and g.get("type") != "apply":
+            when.setdefault(g["textDescription"].strip(), g.get("unixMs"))
+    log.skip(f"{GENERATIONS_KEY} entries (-> the prompts' times)", len(listed(gens)))
+    known = {t.text.strip() for c in convs for t in c.turns if t.role == "user"}
+    turns = []
+    for i, p in enumerate(listed(prompts)):
+        text = p.get("text") if isinstance(p, dict) else None
+        if not isinstance(text, str) or not text.strip():
+            log.quarantine(f"{PROMPTS_KEY}[{i}]", "a prompt without text", p)
+        elif text.strip() in known:
+            log.skip(f"{PROMPTS_KEY} entry held by a conversation")
+        else:
+            turns.append(Turn("user", text, at=when.get(text.strip()), id=str(i), origin="person"))
+    if not turns:
+        return None
+    log.notes.append(f"{PROMPTS_KEY}: {len(turns)} prompts without their replies (kept in the global database) "
+                     "imported as one conversation")
+    return Conversation(PROMPTS_KEY, turns, title="Cursor prompts typed in this workspace", provider="cursor")
+
+
+def _keep(out: list[Conversation], seen: set[str], conv: Conversation) -> None:
+    """A conversation once, wherever Cursor kept copies of it (the same id in two places is one)."""
+    if conv.id not in seen:
+        seen.add(conv.id)
+        out.append(conv)
 
 
 def _json(log: Log, key: str, raw: Any) -> Any:
@@ -168,7 +235,7 @@ def _sniff(probe: Probe) -> bool:
             if "cursorDiskKV" in tables and _range(con, "cursorDiskKV", "composerData:", limit=1):
                 return True
             return "ItemTable" in tables and con.execute(
-                "SELECT 1 FROM ItemTable WHERE key IN (?, ?) LIMIT 1", (CHAT_KEY, INDEX_KEY)).fetchone() is not None
+                f"SELECT 1 FROM ItemTable WHERE key IN ({', '.join('?' * len(KEYS))}) LIMIT 1", KEYS).fetchone() is not None
         finally:
             con.close()
     except sqlite3.Error:
