@@ -1,7 +1,7 @@
 """ChatGPT data exports: ``conversations.json``, a list of conversations, each a tree of messages.
 
 The file is read conversation by conversation (``stream.array_items``): an export of hundreds of MB is
-never parsed whole. A conversation's ``mapping`` holds every node (``id``, ``message``, ``parent``,
+never parsed whole; from a conversation that is not JSON on, the rest of the file is quarantined. A conversation's ``mapping`` holds every node (``id``, ``message``, ``parent``,
 ``children``): editing a prompt or regenerating an answer adds a sibling branch. The main path is the chain
 from the root to ``current_node`` (what the user last saw); the other nodes are kept off the main path. An
 assistant message addressed to a tool (``recipient`` other than ``all``: ``python``, ``browser``,
@@ -25,10 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from forensics.importers import stream, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, text_of
+from forensics.importers.records import RAW_CAP
 from forensics.importers.registry import Format, Probe
 
 HIDDEN = ("thoughts", "reasoning_recap")
@@ -40,25 +39,22 @@ SHARED = "shared_conversations.json"
 def read(path: str, log: Log) -> Iterator[Conversation]:
     """Conversation by conversation, as the file is read (an export runs to hundreds of MB)."""
     with open(path, "rb") as f:
+        i = -1
         try:
-            for i, raw in enumerate(stream.array_items(f)):
+            for i, conv in enumerate(stream.array_items(f)):
                 log.rows += 1
                 where = f"{log.name}[{i}]"
-                try:
-                    conv = values.loads(raw)
-                except ValueError as e:
-                    log.quarantine(where, values.json_reason(e) if isinstance(e, orjson.JSONDecodeError)
-                                   else f"invalid JSON: {e}", raw)
-                    continue
                 if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-                    log.quarantine(where, "not a conversation (an object with a mapping)", raw)
+                    log.quarantine(where, "not a conversation (an object with a mapping)", conv)
                     continue
-                with log.guard(where, raw):
+                with log.guard(where, conv):
                     yield _conversation(log, conv, i)
         except stream.NotAnArray as e:
             log.error = f"not a list of conversations (a ChatGPT export's conversations.json): {e}"
-        except stream.Truncated as e:
-            log.quarantine(f"{log.name}[end]", str(e), e.raw)
+        except stream.Broken as e:
+            log.rows += 1
+            log.quarantine(f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)",
+                           e.raw + f.read(RAW_CAP))
     _shared(Path(path), log)
 
 

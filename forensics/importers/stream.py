@@ -1,126 +1,117 @@
 """The items of a JSON array file, one at a time, so that an export of hundreds of MB is never held whole.
 
 Data exports (ChatGPT's and Claude.ai's ``conversations.json``) are one JSON array of conversations. Parsing
-the file at once builds every conversation's objects together (several times the file's size in memory);
-:func:`array_items` instead reads the file in chunks and hands back each top-level item's raw bytes as soon
-as its closing bracket is read, for the caller to decode (``values.loads``) and map before the next one. A
-scan finds the item's end: outside strings it stops only at brackets and quotes, inside a string only at
-quotes and backslashes, so the work is linear in the file and the memory is one item plus one chunk.
+the file at once builds every conversation's objects together (about five times the file's size in memory);
+:func:`array_items` instead reads the file in chunks and decodes one item at a time with the standard
+library's ``raw_decode`` (its C scanner, which says where the item ends), handing each back before the next
+is read. Memory is one item plus one chunk, and the time that of one parse of the file
+(``bench/chatgpt_export.py``).
+
+An item cut by the end of a chunk fails to decode at the end of what was read (or in a string not closed
+yet): more is read, as much again as the item so far, and it is decoded again. Any other failure is the file's: the items before it are kept, and :class:`Broken` carries
+the reason and the bytes from the bad item on (the reader quarantines them; nothing after it can be
+delimited).
 """
 from __future__ import annotations
 
+import codecs
+import json
 import re
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 CHUNK = 1 << 20
-_OUTSIDE = re.compile(rb'["\[\]{}]')  # what changes the nesting outside a string
-_INSIDE = re.compile(rb'["\\]')  # what can end a string or escape its next byte
-_SCALAR_END = re.compile(rb"[,\]]")
-_SPACE = b" \t\r\n"
+CUT_MARGIN = 64  # a decode error this close to the end of what was read may be the item running on
+_SPACE = re.compile(r"[ \t\r\n]*")
+_DECODER = json.JSONDecoder(parse_constant=lambda name: float(name.lower().replace("infinity", "inf")))
 
 
 class NotAnArray(ValueError):
-    """The file is not one JSON array (its first character is another)."""
+    """The file is not one JSON array (empty, or its first character is another)."""
 
 
-class Truncated(ValueError):
-    """The file ends inside an item or before the array's closing bracket; ``raw`` holds what was read of it."""
+class Broken(ValueError):
+    """The rest of the file cannot be read (invalid JSON or UTF-8, or it ends early); ``raw`` is that rest,
+    as far as it was read."""
 
     def __init__(self, message: str, raw: bytes) -> None:
         super().__init__(message)
         self.raw = raw
 
 
-def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[bytes]:
-    """The raw bytes of each item of the JSON array ``f`` holds, in order (a leading UTF-8 BOM is allowed).
-
-    Raises :class:`NotAnArray` before the first item when the file is not an array, and :class:`Truncated`
-    when it ends early. Malformed JSON inside an item is left for the decoder to report, item by item."""
-    buf = bytearray(f.read(chunk))
-    pos = 3 if buf.startswith(b"\xef\xbb\xbf") else 0
+def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[Any]:
+    """Each item of the JSON array ``f`` holds, decoded, in order (a leading UTF-8 BOM is allowed)."""
+    reader = _Text(f, chunk)
+    pos = reader.skip(0)
+    if pos >= len(reader.buf):
+        raise NotAnArray("the file is empty")
+    if reader.buf[pos] != "[":
+        raise NotAnArray(f"the file starts with {reader.buf[pos]!r}, not a JSON array")
+    pos, first = reader.skip(pos + 1), True
     while True:
-        pos = _skip_space(buf, pos)
-        if pos < len(buf):
-            break
-        more = f.read(chunk)
-        if not more:
-            raise NotAnArray("the file is empty")
-        buf += more
-    if buf[pos:pos + 1] != b"[":
-        raise NotAnArray(f"the file starts with {bytes(buf[pos:pos + 1])!r}, not a JSON array")
-    pos += 1
-    first = True
-    while True:
-        while True:  # the next item's first byte, a comma before it, or the end of the array
-            pos = _skip_space(buf, pos)
-            if pos < len(buf):
-                break
-            del buf[:pos]
-            pos = 0
-            more = f.read(chunk)
-            if not more:
-                raise Truncated("the file ends before the array's closing bracket", b"")
-            buf += more
-        c = buf[pos]
-        if c == 0x5D:  # ]
+        if pos >= len(reader.buf):
+            raise Broken("the file ends before the array's closing bracket", b"")
+        c = reader.buf[pos]
+        if c == "]":
             return
-        if c == 0x2C and not first:  # ,
-            pos += 1
-            continue
+        if not first:
+            if c != ",":
+                raise Broken(f"expected ',' or ']' between items, found {c!r}", reader.rest(pos))
+            pos = reader.skip(pos + 1)
         first = False
-        del buf[:pos]
-        end = _item_end(buf, f, chunk)
-        yield bytes(buf[:end])
-        pos = end
+        item, pos = reader.decode(pos)
+        yield item
+        pos = reader.skip(reader.trim(pos))
 
 
-def _item_end(buf: bytearray, f: BinaryIO, chunk: int) -> int:
-    """Where the item starting at ``buf[0]`` ends (exclusive), reading more of ``f`` into ``buf`` as needed."""
-    if buf[0] not in b"{[":  # a scalar item: up to the next comma or bracket
-        pos = 0
+class _Text:
+    """The file as text, read a chunk at a time into ``buf`` (decoded UTF-8, strict)."""
+
+    def __init__(self, f: BinaryIO, chunk: int) -> None:
+        self.f, self.chunk, self.eof = f, chunk, False
+        self.utf8 = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self.buf = ""
+        self.more()
+
+    def more(self, at_least: int = 0) -> bool:
+        if self.eof:
+            return False
+        raw = self.f.read(max(self.chunk, at_least))
+        self.eof = not raw
+        try:
+            self.buf += self.utf8.decode(raw, final=self.eof)
+        except UnicodeDecodeError as e:
+            raise Broken(f"invalid UTF-8 ({e.reason})", raw) from None
+        return not self.eof
+
+    def skip(self, pos: int) -> int:
+        """The next non-space position, reading on while only space is left."""
         while True:
-            m = _SCALAR_END.search(buf, pos)
-            if m:
-                return len(bytes(buf[:m.start()]).rstrip(_SPACE))
-            pos = len(buf)
-            if not _read(buf, f, chunk):
-                raise Truncated("the file ends inside an item", bytes(buf))
-    depth, pos, in_string = 0, 0, False
-    while True:
-        m = (_INSIDE if in_string else _OUTSIDE).search(buf, pos)
-        if m is None:
-            pos = len(buf)
-            if not _read(buf, f, chunk):
-                raise Truncated("the file ends inside an item", bytes(buf))
-            continue
-        c, pos = buf[m.start()], m.start() + 1
-        if in_string:
-            if c == 0x5C:  # a backslash escapes the next byte (which may not be read yet)
-                while pos >= len(buf):
-                    if not _read(buf, f, chunk):
-                        raise Truncated("the file ends inside an item", bytes(buf))
-                pos += 1
-            else:
-                in_string = False
-        elif c == 0x22:
-            in_string = True
-        elif c in b"[{":
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
+            end = _SPACE.match(self.buf, pos)
+            pos = end.end() if end else pos
+            if pos < len(self.buf) or not self.more():
                 return pos
 
+    def decode(self, pos: int) -> tuple[Any, int]:
+        """The item at ``pos`` and where it ends, reading on while it runs past what was read."""
+        while True:
+            try:
+                item, end = _DECODER.raw_decode(self.buf, pos)
+                if end < len(self.buf) or not self.more():  # a number cut by the chunk's end decodes too
+                    return item, end
+            except json.JSONDecodeError as e:
+                cut = e.pos >= len(self.buf) - CUT_MARGIN or e.msg.startswith("Unterminated string")
+                if not (cut and self.more(len(self.buf) - pos)):  # an item that big: read as much again
+                    raise Broken(f"invalid JSON: {e.msg}", self.rest(pos)) from None
+            except RecursionError:
+                raise Broken("JSON nested too deeply", self.rest(pos)) from None
 
-def _read(buf: bytearray, f: BinaryIO, chunk: int) -> bool:
-    more = f.read(chunk)
-    buf += more
-    return bool(more)
+    def trim(self, pos: int) -> int:
+        """Drop what was read before ``pos`` once it is most of the buffer; the new position."""
+        if pos > len(self.buf) // 2:
+            self.buf = self.buf[pos:]
+            return 0
+        return pos
 
-
-def _skip_space(buf: bytearray, pos: int) -> int:
-    n = len(buf)
-    while pos < n and buf[pos] in _SPACE:
-        pos += 1
-    return pos
+    def rest(self, pos: int) -> bytes:
+        return self.buf[pos:].encode("utf-8", "surrogatepass")
