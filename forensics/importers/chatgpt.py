@@ -27,7 +27,6 @@ from typing import Any
 
 from forensics.importers import stream, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, text_of
-from forensics.importers.records import RAW_CAP
 from forensics.importers.registry import Format, Probe
 
 HIDDEN = ("thoughts", "reasoning_recap")
@@ -38,23 +37,13 @@ SHARED = "shared_conversations.json"
 
 def read(path: str, log: Log) -> Iterator[Conversation]:
     """Conversation by conversation, as the file is read (an export runs to hundreds of MB)."""
-    with open(path, "rb") as f:
-        i = -1
-        try:
-            for i, conv in enumerate(stream.array_items(f)):
-                log.rows += 1
-                where = f"{log.name}[{i}]"
-                if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-                    log.quarantine(where, "not a conversation (an object with a mapping)", conv)
-                    continue
-                with log.guard(where, conv):
-                    yield _conversation(log, conv, i)
-        except stream.NotAnArray as e:
-            log.error = f"not a list of conversations (a ChatGPT export's conversations.json): {e}"
-        except stream.Broken as e:
-            log.rows += 1
-            log.quarantine(f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)",
-                           e.raw + f.read(RAW_CAP))
+    for i, where, conv in stream.export_items(path, log, "a list of conversations (a ChatGPT export's "
+                                                         "conversations.json)"):
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            log.quarantine(where, "not a conversation (an object with a mapping)", conv)
+            continue
+        with log.guard(where, conv):
+            yield _conversation(log, conv, i)
     _shared(Path(path), log)
 
 

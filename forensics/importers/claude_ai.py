@@ -10,9 +10,10 @@ retries) are kept off it.
 """
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
+from forensics.importers import stream
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -21,16 +22,16 @@ BLOCKS = ("text", "thinking", "tool_use", "tool_result", "image", "document", "v
 ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's first message
 
 
-def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a Claude.ai export's conversations.json)")
-    out = []
-    for i, where, conv in log.objects(doc, log.name, "conversation"):
-        if not isinstance(conv.get("chat_messages"), list):
-            log.quarantine(where, "a conversation without chat_messages", conv)
+def read(path: str, log: Log) -> Iterator[Conversation]:
+    """Conversation by conversation, as the file is read (``stream.export_items``: an export runs to
+    hundreds of MB and is never parsed whole)."""
+    for i, where, conv in stream.export_items(path, log, "a list of conversations (a Claude.ai export's "
+                                                         "conversations.json)"):
+        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+            log.quarantine(where, "not a conversation (an object with chat_messages)", conv)
             continue
         with log.guard(where, conv):
-            out.append(_conversation(log, conv, where, i))
-    return out
+            yield _conversation(log, conv, where, i)
 
 
 def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:

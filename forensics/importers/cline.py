@@ -45,7 +45,9 @@ MARKER = re.compile(r"(?:^|\n)(?:\[(?P<tool>[a-z_]+)(?: for '(?P<arg>.*?)'(?: in
                     r"|(?P<env><environment_details>)|(?P<resume>\[TASK RESUMPTION\])"
                     r"|(?P<notool>\[ERROR\] You did not use a tool))", re.DOTALL)
 PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
-FAILED = re.compile(r"\s*(?:\[ERROR\]|The tool execution failed|Error executing|Command failed|<error>|Error:)")
+# A failed tool, as Cline words it (responses.ts toolError, UseMcpToolHandler, executeCommandTool).
+FAILED = re.compile(r"\s*(?:The tool execution failed|Error executing|Error:\n"
+                    r"|Command executed(?: \(terminated after \d+s\))? with exit code [1-9])")
 BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 # ui_messages.json: the say/ask kinds that are a call of a tool (ExtensionMessage.ts), by the API tool name.
 EDITS = ("replace_in_file", "write_to_file", "apply_diff", "insert_content", "search_and_replace")  # Roo's too

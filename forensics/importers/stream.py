@@ -20,6 +20,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from forensics.importers.model import Log
+from forensics.importers.records import RAW_CAP
+
 CHUNK = 1 << 20
 CUT_MARGIN = 64  # a decode error this close to the end of what was read may be the item running on
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -62,6 +65,24 @@ def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[Any]:
         item, pos = reader.decode(pos)
         yield item
         pos = reader.skip(reader.trim(pos))
+
+
+def export_items(path: str, log: Log, what: str) -> Iterator[tuple[int, str, Any]]:
+    """(index, location, item) of each item of a data export's array, each counted as a row read. A file
+    that is no array fails the source (``what`` says what it should hold); from an item that cannot be
+    read on, the rest of the file is quarantined with the reason."""
+    with open(path, "rb") as f:
+        i = -1
+        try:
+            for i, item in enumerate(array_items(f)):
+                log.rows += 1
+                yield i, f"{log.name}[{i}]", item
+        except NotAnArray as e:
+            log.error = f"not {what}: {e}"
+        except Broken as e:
+            log.rows += 1
+            log.quarantine(f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)",
+                           e.raw + f.read(RAW_CAP))
 
 
 class _Text:
