@@ -148,8 +148,11 @@ def _api_turns(m: dict, i: int, log: Log, calls: _Open) -> list[Turn]:
     for k, b in enumerate(b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"):
         use_id = b.get("tool_use_id")
         calls.drop(use_id)
-        out.append(Turn("tool", text_of(b.get("content")), answers=use_id, is_error=bool(b.get("is_error")) or None,
-                        at=at, id=f"{i}:r{k}"))
+        result = text_of(b.get("content"))  # Roo Code puts the person's reply to a tool here, in <user_message>
+        said = [(tag, body.strip()) for tag, body in PERSON.findall(result)]
+        out.append(Turn("tool", PERSON.sub("", result).strip() if said else result, answers=use_id,
+                        is_error=bool(b.get("is_error")) or bool(FAILED.match(result)) or None, at=at, id=f"{i}:r{k}"))
+        out += [Turn("user", body, at=at, id=f"{i}:r{k}:{tag}", origin="person") for tag, body in said if body]
     return out + _user_parts(text, calls, at, f"{i}")
 
 
