@@ -41,7 +41,7 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
         df = spark_sql.run(Lake.open(session(spark_master), str(lake)), sql,
                            sql_or_name if sql_or_name.isidentifier() else None)
         return mask_frame(df) if redact else df
-    with open_warehouse(db, read_only=True) as wh:
+    with open_warehouse(db, read_only=True, sealed=True) as wh:
         check_read_only(wh.con, sql)
         try:
             df = frame(wh.con, sql)

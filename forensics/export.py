@@ -128,7 +128,7 @@ def _copy(con: duckdb.DuckDBPyConnection, table: str, keys: list[str], out: Path
     """COPY one table. An empty partitioned table still gets one (empty) file in an ``unknown`` partition,
     so readers find its columns."""
     select = _select(con, table, keys)
-    rows = con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]
+    rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
     if keys and rows:
         con.execute(f"COPY ({select}) TO '{_sql_path(out / table)}' (FORMAT parquet, COMPRESSION zstd, "
                     f"PARTITION_BY ({', '.join(keys)}))")

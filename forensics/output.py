@@ -1,4 +1,8 @@
-"""Query results out to a terminal table, CSV, JSON or Parquet: data on stdout, nothing else."""
+"""Query results out to a terminal table, CSV, JSON or Parquet: data on stdout, nothing else.
+
+On a terminal, text is shown inert: control and bidi characters as escapes (``forensics.text.escape``), and a
+table cell as plain text, never as rich markup (a Llama prompt log's ``[/INST]`` is text). Written to a file or
+a pipe, CSV and JSON keep the values as they are."""
 from __future__ import annotations
 
 import json
@@ -9,6 +13,7 @@ import polars as pl
 
 from forensics.errors import ForensicsError
 from forensics.redact import holds
+from forensics.text.escape import terminal
 
 
 def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
@@ -33,7 +38,7 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
     else:
-        click.echo(text, nl=False)
+        click.echo(terminal(text) if sys.stdout.isatty() else text, nl=False)
 
 
 def _json_text(v: object) -> str:
@@ -45,12 +50,13 @@ def _json_text(v: object) -> str:
 def _table(df: pl.DataFrame) -> str:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(show_lines=False)
     for c in df.columns:
-        t.add_column(c, overflow="fold")
+        t.add_column(Text(terminal(c)), overflow="fold")
     for row in df.head(1000).iter_rows():
-        t.add_row(*["" if v is None else str(v)[:200] for v in row])
+        t.add_row(*[Text("" if v is None else terminal(str(v)[:200])) for v in row])
     con = Console(file=sys.stdout, width=max(80, min(200, Console().width)))
     with con.capture() as cap:
         con.print(t)

@@ -21,7 +21,7 @@ class Selection:
     label: str = field(default="", compare=False)
 
     def where(self) -> tuple[str, list[Any]]:
-        parts, params = ["TRUE"], []
+        parts, params = ["TRUE"], list[Any]()
         if self.conversations:
             parts.append("(c.conversation_id IN (SELECT unnest(?::VARCHAR[])) OR c.native_id IN (SELECT unnest(?::VARCHAR[])))")
             params += [list(self.conversations)] * 2
@@ -45,7 +45,7 @@ class Selection:
         where, params = self.where()
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT c.conversation_id FROM conversations c "
                     f"WHERE {where}", params)
-        return con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]
+        return int(con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
 
     def describe(self) -> dict[str, Any]:
         d = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if v and k != "label"}

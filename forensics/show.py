@@ -6,6 +6,7 @@ import re
 
 from forensics.errors import ForensicsError
 from forensics.redact import redact
+from forensics.text.escape import terminal
 from forensics.warehouse import open_warehouse
 
 
@@ -41,13 +42,13 @@ def show_messages(db: str | os.PathLike[str], conversation: str, positions: str 
             f"FILTER (WHERE t.name IS NOT NULL) FROM messages m LEFT JOIN tool_calls t "
             f"ON t.conversation_id = m.conversation_id AND t.seq = m.seq WHERE m.conversation_id = ? AND m.on_main_path "
             f"AND ({where}) GROUP BY ALL ORDER BY m.position", [cid, *[x for r in ranges for x in r]]).fetchall()
-    lines = [f"{nid} ({cid}) · {model or '?'} · {redact(title or '')}"]
+    lines = [terminal(f"{nid} ({cid}) · {model or '?'} · {redact(title or '')}")]
     for pos, role, content, nbytes, calls in rows:
-        text = redact(content).replace("\n", " ⏎ ")
+        text = terminal(redact(content).replace("\n", " ⏎ "))
         cut = text[:width] + (f" … (+{len(text) - width} chars)" if len(text) > width else "")
         lines.append(f"[{pos}] {role} ({nbytes} B){': ' + cut if cut else ''}")
         for c in calls or []:
-            lines.append(f"      → {redact(c)}")
+            lines.append(f"      → {terminal(redact(c))}")
     if len(lines) == 1:
         lines.append("(no message at those positions)")
     return "\n".join(lines)

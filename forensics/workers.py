@@ -54,7 +54,7 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
     with tempfile.TemporaryDirectory(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root) as spool, \
             ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                 initargs=(init, os.getpid())) as ex:
-        inflight: deque[tuple[Any, Future[Any] | BaseException]] = deque()
+        inflight: deque[tuple[Any, Future[Any]]] = deque()
         for fn, args, tag in tasks:
             inflight.append((tag, ex.submit(_spilled, fn, args, spool)))
             while len(inflight) >= 2 * workers:

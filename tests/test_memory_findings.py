@@ -168,7 +168,7 @@ def test_the_answer_first_parts_rank_memory_findings_and_take_its_tuner(wh: Path
     assert len(strongest) == 10 and max(Counter(k for k, _ in strongest).values()) <= 3
     assert m["worst_conversations"][0]["label"] == "billing/e2"  # two high findings and a low one
     assert query(db, "SELECT count(*) FROM report_findings WHERE section = 'memory'") == [(17,)]
-    page = TestClient(create_app(db)).get("/findings?kind=decision_conflict").text
+    page = TestClient(create_app(db), base_url="http://127.0.0.1").get("/findings?kind=decision_conflict").text
     assert "1 findings from every analyzer" in page and "contradicts decision 1" in page
 
 

@@ -83,6 +83,33 @@ def test_writing_sql_is_refused_and_the_warehouse_is_unchanged(leaky: Path, sql:
     assert _digest(leaky) == before
 
 
+@pytest.mark.parametrize("sql", [
+    "PRAGMA enable_profiling", "SET profiling_output = 'p.json'", "EXPLAIN ANALYZE COPY (SELECT 1) TO 'e.csv'",
+    "IMPORT DATABASE 'dump'", "EXPORT DATABASE 'dump'", "UPDATE EXTENSIONS", "INSTALL httpfs", "CALL dbgen(sf = 0.01)",
+    "SELECT 1; PRAGMA enable_profiling = 'json'; PRAGMA profiling_output = 'q.json'; SELECT 2",
+])
+def test_no_statement_writes_a_file(leaky: Path, tmp_path: Path, sql: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused before it runs, in one line (exit 2): nothing appears in the working folder."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli("query", sql, "--db", str(leaky))
+    assert code == 2 and out == "" and err.startswith("forensics: refused:") and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_file_function_inside_a_select_finds_the_connection_sealed(leaky: Path, tmp_path: Path) -> None:
+    """The second line: a SELECT is allowed, but the sealed connection reaches no file beside the warehouse."""
+    (tmp_path / "other.csv").write_text("a\n1\n")
+    code, out, err = run_cli("query", f"SELECT * FROM read_csv('{tmp_path / 'other.csv'}')", "--db", str(leaky))
+    assert code == 2 and out == "" and "query failed" in err and "disabled" in err and err.count("\n") == 1
+
+
+def test_schema_pragmas_and_plans_still_read(leaky: Path) -> None:
+    for sql in ("PRAGMA table_info('messages')", "EXPLAIN SELECT count(*) FROM messages",
+                "SET VARIABLE n = 2; SELECT getvariable('n') AS n"):
+        code, out, err = run_cli("query", sql, "--db", str(leaky), "--format", "csv")
+        assert code == 0, err
+
+
 def test_named_queries_are_listed_and_run(leaky: Path) -> None:
     code, out, _ = run_cli("query", "--list")
     assert code == 0

@@ -23,7 +23,7 @@ SECRETS = load_script(FIXTURES / "make_fixtures.py").SECRETS
 
 @pytest.fixture(scope="module")
 def client(reported_wh: Path) -> TestClient:
-    return TestClient(create_app(reported_wh))
+    return TestClient(create_app(reported_wh), base_url="http://127.0.0.1")
 
 
 def _cid(db: Path, native: str, source: str = "") -> str:
@@ -128,3 +128,36 @@ def test_serve_without_a_warehouse_is_a_usage_error(tmp_path: Path) -> None:
     code, out, err = run_cli("serve", "--db", str(tmp_path / "none.duckdb"))
     assert (code, out) == (2, "")
     assert err.startswith(f"forensics: {tmp_path / 'none.duckdb'}: no warehouse here")
+
+
+def test_a_foreign_host_is_refused(client: TestClient) -> None:
+    """DNS rebinding: a page of another site that resolves its name to 127.0.0.1 sends its own Host."""
+    assert client.get("/", headers={"Host": "attacker.example"}).status_code == 400
+    assert client.get("/", headers={"Host": "localhost:8765"}).status_code == 200
+
+
+def test_every_response_carries_the_security_headers(client: TestClient) -> None:
+    for path in ("/", "/conversations", "/static/app.js", "/nosuchpage"):
+        h = client.get(path).headers
+        assert "frame-ancestors 'none'" in h["content-security-policy"] and "script-src 'self'" in h[
+            "content-security-policy"]
+        assert h["x-frame-options"] == "DENY" and h["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize("query", ["page=9223372036854775807", "page=-1", "page=abc", "page=0", "page=1e3"])
+def test_a_malformed_or_huge_page_is_a_400_not_a_500(client: TestClient, query: str) -> None:
+    for path in ("/conversations", "/findings"):
+        r = client.get(f"{path}?{query}")
+        assert r.status_code == 400, (path, query, r.status_code)
+
+
+def test_a_named_query_that_would_write_is_refused_on_its_page(client: TestClient, reported_wh: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from forensics.queries import NamedQuery
+    from forensics.serve import app
+
+    before = query(reported_wh, "SELECT count(*) FROM messages")
+    monkeypatch.setattr(app, "load_query", lambda name: NamedQuery(name, "drops", "DELETE FROM messages"))
+    r = client.get("/queries/evil")
+    assert r.status_code == 200 and "refused: DELETE statements" in r.text
+    assert query(reported_wh, "SELECT count(*) FROM messages") == before

@@ -28,6 +28,8 @@ def _style() -> None:
     installed = {f.name for f in font_manager.fontManager.ttflist}
     matplotlib.rcParams.update({"svg.fonttype": "none",  # <text> elements, not glyph outlines
                                 "svg.hashsalt": "forensics",  # stable ids: the same data draws the same file
+                                # labels come from the logs (model names, titles): "$\\x$" is text, not mathtext
+                                "text.parse_math": False,
                                 "font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed], "sans-serif"]})
 
 

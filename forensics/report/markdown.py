@@ -1,4 +1,8 @@
-"""report.md: the digest first, then each section's summary, tables, findings and charts (SVG files beside it)."""
+"""report.md: the digest first, then each section's summary, tables, findings and charts (SVG files beside it).
+
+Text from the logs (labels, finding texts, table cells, ids in commands) is escaped as Markdown where it is
+placed (``forensics.text.escape``), and the finished document has its HTML made inert: a viewer that renders
+raw HTML shows a message's ``<script>`` as text."""
 from __future__ import annotations
 
 from forensics.analyzers.base import Finding
@@ -18,32 +22,38 @@ from forensics.report.text import (
     source_text,
     standing,
 )
+from forensics.text.escape import inert_html, markdown_code
+from forensics.text.escape import markdown as md
 
 
 def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str:
     if isinstance(result, Comparison):
         lines = ["# forensics report: before / after", "",
-                 f"- before: {result.before.meta['label']} — {result.before.meta['conversations']} conversations",
-                 f"- after: {result.after.meta['label']} — {result.after.meta['conversations']} conversations", "",
+                 f"- before: {md(str(result.before.meta['label']))} — {result.before.meta['conversations']} "
+                 "conversations",
+                 f"- after: {md(str(result.after.meta['label']))} — {result.after.meta['conversations']} conversations",
+                 "",
                  _md_table(["metric", "before", "after", "delta"],
                            [[k, fmt(b), fmt(a), fmt(d)] for k, b, a, d in result.rows]), "",
                  "![Before / after](charts/before_after.svg)", ""]
         for prefix, rep in (("before_", result.before), ("after_", result.after)):
-            lines += [f"# {rep.meta['label']}", ""] + _md_digest(rep, level=2) + _md_sections(rep, charts, prefix, 2)
-        return redact("\n".join(lines)) + "\n"
+            lines += [f"# {md(str(rep.meta['label']))}", ""] + _md_digest(rep, level=2) + _md_sections(
+                rep, charts, prefix, 2)
+        return inert_html(redact("\n".join(lines))) + "\n"
     m = result.meta
     lines = ["# forensics report", "",
-             f"{m['conversations']} conversations from `{source_text(m)}` · selection {selection_text(m)} · "
-             f"config {m['config'] or 'built-in defaults'} · forensics {m['toolkit_version']} · {m['generated_at']}", ""]
-    return redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2))) + "\n"
+             f"{m['conversations']} conversations from {markdown_code(source_text(m))} · selection "
+             f"{md(selection_text(m))} · config {md(m['config'] or 'built-in defaults')} · forensics "
+             f"{m['toolkit_version']} · {m['generated_at']}", ""]
+    return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2)))) + "\n"
 
 
 def _md_finding(rep: Report, f: Finding) -> str:
     where = standing(f)
-    show, who = show_command(rep, f), " ".join(filter(None, [rep.finding_label(f), positions_text(f.positions)]))
+    show, who = show_command(rep, f), " ".join(filter(None, [md(rep.finding_label(f)), positions_text(f.positions)]))
     return (f"- **{f.severity}** `{f.kind}` — {who}: "
-            f"{f.summary}" + (f" _(rule: {f.rule})_" if f.rule and f.rule != f.summary else "")
-            + (f" · {where}" if where else "") + (f" · `{show}`" if show else ""))
+            f"{md(f.summary)}" + (f" _(rule: {md(f.rule)})_" if f.rule and f.rule != f.summary else "")
+            + (f" · {md(where)}" if where else "") + (f" · {markdown_code(show)}" if show else ""))
 
 
 def _md_digest(rep: Report, level: int) -> list[str]:
@@ -64,13 +74,14 @@ def _md_digest(rep: Report, level: int) -> list[str]:
         if drift:
             lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
                       "```toml", d.toml_drift, "```", ""]
-        lines += [f"Or run `{d.command}` to write them all (comments and layout are kept).", ""]
+        lines += [f"Or run {markdown_code(d.command)} to write them all (comments and layout are kept).", ""]
     lines += [f"{h} Worst conversations", ""]
-    lines += [f"{i}. **{rep.label(w.conversation_id)}** — " + "; ".join(w.reasons) for i, w in enumerate(d.worst, 1)]
+    lines += [f"{i}. **{md(rep.label(w.conversation_id))}** — " + "; ".join(map(md, w.reasons))
+              for i, w in enumerate(d.worst, 1)]
     lines += ([""] if d.worst else ["No finding above info in the selection.", ""]) + [f"{h} Strongest findings", ""]
     if d.norms:
         lines += ["Across this corpus (said once, not per conversation):", ""]
-        lines += [f"- {n.text}" for n in d.norms] + [""]
+        lines += [f"- {md(n.text)}" for n in d.norms] + [""]
     lines += [_md_finding(rep, r.finding) for r in d.strongest] + [""]
     return lines
 
@@ -100,9 +111,8 @@ def _md_sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str, l
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    esc = lambda c: str(c).replace("|", "/").replace("\n", " ")  # noqa: E731
-    out = ["| " + " | ".join(map(esc, head)) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(map(esc, r)) + " |" for r in rows]
+    out = ["| " + " | ".join(md(str(c)) for c in head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(md(str(c)) for c in r) + " |" for r in rows]
     return "\n".join(out)
 
 

@@ -6,6 +6,8 @@ clicks), every route answers GET only (anything else gets 405), every rendered s
 """
 from __future__ import annotations
 
+import html
+import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -13,6 +15,9 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
@@ -23,9 +28,15 @@ from forensics.queries import check_read_only, list_queries, load_query
 from forensics.redact import mask_frame, redact
 from forensics.report.text import positions_text
 from forensics.serve import data
+from forensics.serve.headers import SecurityHeaders
 from forensics.warehouse import frame, open_warehouse
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
+PAGE_MAX = 1_000_000  # a page number past this is no page (DuckDB's OFFSET would overflow long before)
+# the names the explorer answers to: a page elsewhere that resolves its own name to 127.0.0.1 (DNS rebinding)
+# sends its own Host and gets 400
+HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+log = logging.getLogger("forensics.serve")
 FOLD = 400  # characters of a tool result shown before it folds
 
 
@@ -53,10 +64,18 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     env = _env()
 
-    def page(template: str, build: Callable[[Any, Request], dict[str, Any]]) -> Callable[[Request], Response]:
+    def page(template: str, build: Callable[[Any, Request], dict[str, Any] | None]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
-            with open_warehouse(db, read_only=True) as wh:
-                ctx = build(wh.con, request)
+            try:
+                with open_warehouse(db, read_only=True, sealed=True) as wh:
+                    ctx = build(wh.con, request)
+            except HTTPException:
+                raise
+            except ForensicsError as e:  # the warehouse cannot be read now (a report holds it): say so, in one line
+                return HTMLResponse(html.escape(redact(str(e))), status_code=503)
+            except Exception as e:  # a bug: one line in the log, a plain page to the browser, no traceback
+                log.error("%s %s: %s", request.method, request.url.path, redact(f"{type(e).__name__}: {e}")[:300])
+                return HTMLResponse("internal error; the explorer's log says what", status_code=500)
             if ctx is None:
                 return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
                                     status_code=404)
@@ -73,14 +92,18 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
               Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
               # the report's script: the same table sorting as report.html
               Mount("/report-assets", StaticFiles(packages=[("forensics.report", "assets")]), name="report-assets")]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=HOSTS),
+                                                Middleware(SecurityHeaders)])
 
 
 def _int(request: Request, name: str, default: int) -> int:
-    try:
-        return int(request.query_params.get(name, default))
-    except ValueError:
+    """A page number from the query string; malformed or out of range: 400, never a 500 from the database."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
         return default
+    if not raw.isdigit() or not 1 <= int(raw) <= PAGE_MAX:
+        raise HTTPException(400, f"{name} must be a whole number from 1 to {PAGE_MAX}")
+    return int(raw)
 
 
 def _overview(con: Any, request: Request) -> dict[str, Any]:
@@ -135,7 +158,10 @@ def _query(con: Any, request: Request) -> dict[str, Any] | None:
         q = load_query(name)
     except ForensicsError:
         return None
-    check_read_only(con, q.sql)
+    try:
+        check_read_only(con, q.sql)
+    except ForensicsError as e:  # a named query that would write: refused on its page
+        return {"q": q, "columns": [], "rows": [], "error": redact(str(e)), "more": False, "limit": QUERY_ROWS}
     try:
         df = mask_frame(frame(con, f"SELECT * FROM ({q.sql}) LIMIT {QUERY_ROWS + 1}"))
         error = ""

@@ -15,7 +15,7 @@ import duckdb
 import orjson
 
 from forensics.labels import conversation_labels
-from forensics.report.persist import METRICS
+from forensics.report.persist import METRICS as METRICS
 from forensics.selection import Selection
 from forensics.warehouse import frame
 
@@ -27,7 +27,7 @@ SORTS = ["label", "created_at", "model", "findings", "high", *METRICS]
 
 
 def has(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0] > 0
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]).fetchall()[0][0] > 0)
 
 
 def reported(con: duckdb.DuckDBPyConnection) -> bool:

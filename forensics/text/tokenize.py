@@ -25,7 +25,7 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MODES = ("bigram", "jieba", "jieba+bigram")
 HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
@@ -129,7 +129,7 @@ def _agreed_pairs(chunk: str, words: list[str], lexicon: dict[str, int]) -> Iter
 
 
 @lru_cache(maxsize=1)
-def _jieba():  # noqa: ANN202 - the jieba module
+def _jieba() -> Any:  # the jieba module
     """Import and initialise jieba once, quietly, from its bundled dictionary."""
     with _lock:
         import jieba

@@ -58,14 +58,16 @@ class Warehouse:
         return _version(self.con)
 
 
-def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = False) -> Warehouse:
-    """Open (creating and migrating when writable) the warehouse at ``path``."""
+def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = False, *,
+                   sealed: bool = False) -> Warehouse:
+    """Open (creating and migrating when writable) the warehouse at ``path``. ``sealed`` (read-only): the
+    connection reaches no file but the warehouse and its settings are locked (SEALED), for SQL a user wrote."""
     path = Path(path)
     if read_only and not path.exists():
         raise WarehouseError(f"{path}: no warehouse here; run `forensics ingest SOURCE --db {path}` first")
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
-    con = _connect(path, read_only)
+    con = _connect(path, read_only, sealed and read_only)
     try:
         version = _version(con)
         if version > SCHEMA_VERSION:
@@ -75,7 +77,7 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
             if read_only:  # upgrade in place once, then continue read-only
                 con.close()
                 open_warehouse(path).close()
-                con = _connect(path, True)
+                con = _connect(path, True, sealed)
             else:
                 _migrate(con)
     except BaseException:
@@ -84,9 +86,16 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
     return Warehouse(path, con, read_only)
 
 
-def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+# `forensics query` and the explorer's named queries: no statement may read or write a file beside the warehouse
+# (COPY TO, EXPLAIN ANALYZE COPY, IMPORT/EXPORT DATABASE, read_csv, ATTACH, INSTALL, profiling output) or change
+# a setting that would (PRAGMA enable_profiling, SET profiling_output). A user who wants to read other files
+# runs DuckDB itself, or `forensics ingest`s them.
+SEALED = {"enable_external_access": False, "lock_configuration": True}
+
+
+def _connect(path: Path, read_only: bool, sealed: bool = False) -> duckdb.DuckDBPyConnection:
     try:
-        con = duckdb.connect(str(path), read_only=read_only)
+        con = duckdb.connect(str(path), read_only=read_only, config=dict(SEALED) if sealed else {})
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None
@@ -94,7 +103,8 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as e:
         raise WarehouseError(f"{path}: not a DuckDB warehouse ({_first_line(e)}); choose another --db") from None
     try:
-        con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
+        if not sealed:
+            con.execute("SET enable_progress_bar = false")  # it would write mid-output, even into `> out.json`
     except duckdb.InvalidInputException:
         pass  # in Jupyter without ipywidgets DuckDB refuses to touch the setting; there is no bar to hide
     install_sql(con)  # forensics_redact(text): what analyzers derive terms from, what an export writes
