@@ -474,6 +474,8 @@ def real_cursor(root: Path) -> Real:
         said = {b["text"].strip() for bs in convs.values() for b in bs if b["type"] == 1}
         rest = [p for p in json.loads(items.get("aiService.prompts") or "[]") if p["text"].strip() not in said]
         for bubbles in convs.values():
+            if not bubbles:
+                continue  # a new tab or a draft composer: no conversation
             tools = [b["toolFormerData"] for b in bubbles if b.get("toolFormerData")]
             done = [t for t in tools if t.get("result") is not None or t.get("status") in ("error", "completed")]
             out.append(Real(1, sum(b["type"] == 1 for b in bubbles), len(tools), len(done),
@@ -495,8 +497,8 @@ def real_chatgpt(root: Path) -> Real:
                 m = nodes[cur]["message"]
                 meta = (m or {}).get("metadata") or {}
                 person += bool(m) and m["author"]["role"] == "user" and not meta.get(
-                    "is_visually_hidden_from_conversation") and m["content"]["content_type"] in ("text",
-                                                                                              "multimodal_text")
+                    "is_visually_hidden_from_conversation") and m["content"]["content_type"] not in (
+                    "user_editable_context", "model_editable_context")
                 cur = nodes[cur]["parent"]
             msgs = {k: n["message"] for k, n in nodes.items() if n["message"]}
             calls = [k for k, m in msgs.items() if m["author"]["role"] == "assistant"

@@ -105,7 +105,7 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
     if ctype in SYSTEM_CONTENT:
         return Turn("system", text, id=nid, at=at)
     if role == "user":  # the person's, unless ChatGPT hid it from the conversation (context it added itself)
-        hidden = meta.get("is_visually_hidden_from_conversation") or meta.get("is_user_system_message")
+        hidden = meta.get("is_visually_hidden_from_conversation")
         if ctype not in (None, "text", "multimodal_text"):
             log.ignore(f"content type {str(ctype)[:40]}")
         return Turn("user", text, id=nid, at=at, origin="harness" if hidden else "person")

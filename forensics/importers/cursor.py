@@ -66,7 +66,8 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
         parts = key.split(":", 2)
         if len(parts) == 3:
             bubbles.setdefault(parts[1], {})[parts[2]] = raw
-    out = []
+    out: list[Conversation] = []
+    seen: set[str] = set()
     for key, raw in _range(con, "cursorDiskKV", "composerData:"):
         log.rows += 1
         cid = key.split(":", 1)[1]
@@ -88,8 +89,9 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             log.skip("bubble that no conversation lists", len(mine))
             turns = _turns(log, [b for b in items if isinstance(b, dict)])
             model = mapping(doc.get("modelConfig")).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
-            out.append(Conversation(cid, turns, title=doc.get("name"), model=model, created=doc.get("createdAt"),
-                                    updated=doc.get("lastUpdatedAt"), provider="cursor"))
+            _keep(log, out, seen, Conversation(cid, turns, title=doc.get("name"), model=model,
+                                               created=doc.get("createdAt"), updated=doc.get("lastUpdatedAt"),
+                                               provider="cursor"))
     for rest in bubbles.values():
         log.skip("bubble of no composer", len(rest))
     return out
@@ -145,7 +147,7 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conve
         with log.guard(f"{CHAT_KEY}.tabs[{i}]", tab):
             items = [{**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
                      for b in listed(tab.get("bubbles")) if isinstance(b, dict)]
-            _keep(out, seen, Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
+            _keep(log, out, seen, Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
                                           title=tab.get("chatTitle"), created=tab.get("lastSendTime"),
                                           provider="cursor"))
     index = _json(log, INDEX_KEY, rows[INDEX_KEY]) if INDEX_KEY in rows else None
@@ -157,7 +159,7 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conve
             listed_only += c.get("composerId") not in seen
             continue
         with log.guard(f"{INDEX_KEY}.allComposers[{i}]", c):
-            _keep(out, seen, Conversation(str(c.get("composerId") or f"composer {i}"),
+            _keep(log, out, seen, Conversation(str(c.get("composerId") or f"composer {i}"),
                                           _turns(log, [b for b in c["conversation"] if isinstance(b, dict)]),
                                           title=c.get("name"), created=c.get("createdAt"),
                                           updated=c.get("lastUpdatedAt"), provider="cursor"))
@@ -166,7 +168,7 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conve
                          "database (globalStorage/state.vscdb): import that file for them")
     prompts = _prompts(log, rows, out)
     if prompts is not None:
-        _keep(out, seen, prompts)
+        _keep(log, out, seen, prompts)
     return out
 
 
@@ -197,9 +199,12 @@ def _prompts(log: Log, rows: dict, convs: list[Conversation]) -> Conversation | 
     return Conversation(PROMPTS_KEY, turns, title="Cursor prompts typed in this workspace", provider="cursor")
 
 
-def _keep(out: list[Conversation], seen: set[str], conv: Conversation) -> None:
-    """A conversation once, wherever Cursor kept copies of it (the same id in two places is one)."""
-    if conv.id not in seen:
+def _keep(log: Log, out: list[Conversation], seen: set[str], conv: Conversation) -> None:
+    """A conversation once, wherever Cursor kept copies of it (the same id in two places is one); a chat
+    with no message (a new tab, a draft composer) is none."""
+    if not conv.turns:
+        log.skip("chat with no message (a new tab or a draft composer)")
+    elif conv.id not in seen:
         seen.add(conv.id)
         out.append(conv)
 
