@@ -78,3 +78,71 @@ def test_re_importing_adds_nothing_and_the_report_runs(warehouses: dict, family:
     assert figures(db) == before
     code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json")
     assert code == 0, f"{family}: {err}"
+
+
+def _ingest(tmp_path: Path, *paths: Path) -> Path:
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", *map(str, paths), "--db", str(db))
+    assert code == 0, err
+    return db
+
+
+def test_cline_results_are_linked_by_the_tool_and_argument_they_echo(tmp_path: Path) -> None:
+    """Cline runs one tool per response; a result names it and its argument. A result for a call the response
+    did not make (a request re-sent after a failure) stays unlinked; Roo Code's reply inside a tool_result is
+    the person's."""
+    task = tmp_path / "tasks" / "1750000000000"
+    task.mkdir(parents=True)
+    say = lambda role, *texts: {"role": role, "content": [{"type": "text", "text": t} for t in texts]}  # noqa: E731
+    (task / "api_conversation_history.json").write_text(json.dumps([
+        say("user", "<task>\nread b.py\n</task>", "<environment_details>\nx\n</environment_details>"),
+        say("assistant", "<read_file>\n<path>b.py</path>\n</read_file>"),
+        say("user", "[read_file for 'b.py'] Result:", "print(1)", "<environment_details>\nx\n</environment_details>"),
+        say("assistant", "<execute_command>\n<command>ls</command>\n</execute_command>"),
+        say("user", "[read_file for 'a.py'] Result:", "stale", "[TASK RESUMPTION] This task was interrupted."),
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "execute_command",
+                                           "input": {"command": "false"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "Command executed with exit code 1\n<user_message>\nwhy?\n</user_message>"}]}]},
+    ]))
+    db = _ingest(tmp_path, task / "api_conversation_history.json")
+    assert query(db, "SELECT name, result_seq IS NOT NULL, is_error FROM tool_calls ORDER BY seq") == [
+        ("read_file", True, False), ("execute_command", False, None), ("execute_command", True, True)]
+    assert query(db, "SELECT origin, content FROM messages WHERE role = 'user' ORDER BY seq") == [
+        ("person", "read b.py"), ("harness", "<environment_details>\nx\n</environment_details>"),
+        ("harness", "<environment_details>\nx\n</environment_details>"),
+        ("harness", "[TASK RESUMPTION] This task was interrupted."), ("person", "why?")]
+
+
+def test_continue_sessions_of_the_2023_python_server(tmp_path: Path) -> None:
+    """server/continuedev/core/main.py (2023): SessionState.history of steps, and the older history.timeline."""
+    sessions = tmp_path / ".continue" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "abc.json").write_text(json.dumps({"session_state": {"history": [
+        {"step_type": "UserInputStep", "name": "User Input", "description": "sort a dict?", "hide": False},
+        {"step_type": "SimpleChatStep", "name": "Sorting", "description": "sorted(d.items())", "hide": False},
+        {"step_type": "DefaultOnTracebackStep", "name": "x", "description": "", "hide": True}],
+        "context_items": []}, "title": "Sorting", "workspace_directory": "/w", "session_id": "abc"}))
+    (sessions / "old.json").write_text(json.dumps({"history": {"timeline": [
+        {"step": {"class_name": "UserInputStep", "name": "User Input", "description": "fix it", "hide": False},
+         "depth": 0}, {"step": {"class_name": "SimpleChatStep", "description": "done", "hide": False}, "depth": 0}],
+        "current_index": 1}, "active": False, "session_info": {"session_id": "old", "title": "Old"}}))
+    db = _ingest(tmp_path, tmp_path / ".continue")
+    assert query(db, "SELECT c.native_id, m.role, m.origin, m.content FROM messages m JOIN conversations c "
+                     "USING (conversation_id) ORDER BY c.native_id, m.seq") == [
+        ("abc", "user", "person", "sort a dict?"), ("abc", "assistant", "assistant", "sorted(d.items())"),
+        ("old", "user", "person", "fix it"), ("old", "assistant", "assistant", "done")]
+
+
+def test_an_export_that_breaks_off_keeps_what_came_before(tmp_path: Path) -> None:
+    """conversations.json is read item by item: a conversation that is not JSON quarantines the rest of the
+    file (nothing after it can be delimited) and leaves the ones before it imported."""
+    good = {"id": "c1", "title": "t", "current_node": "u", "mapping": {"u": {
+        "id": "u", "parent": None, "children": [], "message": {"id": "u", "author": {"role": "user"},
+                                                                "content": {"content_type": "text", "parts": ["hi"]}}}}}
+    src = tmp_path / "conversations.json"
+    src.write_text("[" + json.dumps(good) + ', {"id": "c2", "mapping": {"x": ]')
+    db = _ingest(tmp_path, src)
+    assert query(db, "SELECT native_id FROM conversations") == [("c1",)]
+    (reason,) = query(db, "SELECT reason FROM quarantine")[0]
+    assert reason.startswith("invalid JSON") and "the rest of the file" in reason

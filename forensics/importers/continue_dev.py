@@ -10,7 +10,9 @@ and ``canceled`` results are errors. ``thinking`` messages are skipped and count
 read. ``sessions.json`` beside the sessions (the index) is a side file: it gives each session's creation
 time and is named in the run's note, never imported as a session.
 
-Covered: 0.8.x (2024: items ``{message, contextItems, editorState, promptLogs}``), 2025 (``reasoning``,
+Covered: the 2023 Python server's sessions (``session_state.history`` steps, or the older
+``history.timeline``: a ``UserInputStep`` is the person's, a visible step's description the reply), 0.8.x
+(2024: items ``{message, contextItems, editorState, promptLogs}``), 2025 (``reasoning``,
 ``isGatheringContext``, ``appliedRules``), agent mode 2025-26 (``toolCalls``/``toolCallStates`` with the
 result in the state's ``output``, a top-level ``usage`` total, per-reply ``usage`` in Continue's camelCase
 or a provider's snake_case). A newer layout imports what it shares with these; an unknown role is
@@ -32,6 +34,9 @@ INDEX = "sessions.json"
 
 def read(path: str, log: Log) -> list[Conversation]:
     doc = log.json_document(Path(path).read_bytes())
+    steps = _steps(doc)
+    if steps is not None:
+        return [_python_era(log, doc, steps, Path(path))]
     if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
         log.error = "not a Continue session (sessionId and a history list)"
         return []
@@ -111,6 +116,42 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
                 answers=s.get("toolCallId"), is_error=s.get("status") in ERRORED))
 
 
+def _steps(doc: Any) -> list | None:
+    """The steps of a session of the 2023 Python server, or None: ``{session_state: {history: [step]}}``
+    (late 2023) or ``{history: {timeline: [{step, depth}]}, session_info}`` (mid 2023)."""
+    if not isinstance(doc, dict):
+        return None
+    state = doc.get("session_state")
+    if isinstance(state, dict) and isinstance(state.get("history"), list):
+        return state["history"]
+    hist = doc.get("history")
+    if isinstance(hist, dict) and isinstance(hist.get("timeline"), list):
+        return [{**mapping(n.get("step")), "depth": n.get("depth")} if isinstance(n, dict) else n
+                for n in hist["timeline"]]
+    return None
+
+
+def _python_era(log: Log, doc: dict, steps: list, path: Path) -> Conversation:
+    """Steps (``server/continuedev/core/main.py`` StepDescription): a ``UserInputStep`` is the person's
+    input (its description), a visible step with a description the model's reply; hidden steps are the
+    server's bookkeeping, skipped and counted."""
+    turns: list[Turn] = []
+    for _, _where, step in log.objects(steps, f"{log.name}:history", "step"):
+        kind = step.get("step_type") or step.get("class_name")
+        text = step.get("description") if isinstance(step.get("description"), str) else ""
+        if kind == "UserInputStep":
+            turns.append(Turn("user", text or str(mapping(step.get("params")).get("user_input") or ""),
+                              origin="person"))
+        elif step.get("hide") or not text.strip():
+            log.skip(f"step {str(kind)[:40]} (hidden or empty)")
+        else:
+            turns.append(Turn("assistant", text, is_error=bool(step.get("error")) or None))
+    info = mapping(doc.get("session_info"))
+    sid = str(doc.get("session_id") or info.get("session_id") or path.stem)
+    return Conversation(sid, turns, title=doc.get("title") or info.get("title"),
+                        created=info.get("date_created") or _created(path, sid, log))
+
+
 def _created(path: Path, sid: str, log: Log) -> Any:
     """The session's creation time from the index beside it (``sessions.json``, a side file read with it)."""
     index = path.parent / INDEX
@@ -126,7 +167,11 @@ def _created(path: Path, sid: str, log: Log) -> Any:
 
 def _sniff(probe: Probe) -> bool:
     head = probe.head.lstrip()
-    return head[:1] == b"{" and b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
+    if head[:1] != b"{":
+        return False
+    if b'"session_state"' in probe.head[:4096] or b'"timeline"' in probe.head and b'"session_info"' in probe.head:
+        return _steps(probe.document) is not None if probe.complete else True  # the 2023 Python server's
+    return b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
         and b'"projectHash"' not in probe.head[:4096]
 
 
