@@ -231,6 +231,7 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                 events.append(_compaction(text, len(turns)))
             else:
                 log.skip(f"{UI_FILE} {kind}" + (" (its text is in the next request)" if kind in UI_IN_REQUEST else ""))
+    log.skip(f"{UI_FILE} api_req_started whose reply never came (tokens not kept)", len(usage))
     model = next((mapping(m.get("modelInfo")).get("modelId") for m in ui if isinstance(m, dict)
                   and mapping(m.get("modelInfo")).get("modelId")), None)
     created = next((m.get("ts") for m in ui if isinstance(m, dict)), None)
@@ -288,16 +289,20 @@ def _usage_and_events(ui: list, turns: list[Turn], at_index: dict[int, int], log
             target = at_index.get(k + 2) if isinstance(k, int) and not isinstance(k, bool) else None
             if target is not None:
                 turns[target].usage += got
+                used += bool(got)
             else:
                 in_order += got
-            used += bool(got)
         elif say in ("condense", "compaction"):
             events.append(_compaction(u.get("text"), _turn_at(turns, u.get("ts"))))
             used += 1
+    placed = 0
     for reply, got in zip((r for r in replies if not r.usage), in_order):
         reply.usage.append(got)
+        placed += 1
+    log.skip(f"{UI_FILE} api_req_started whose reply is not in the history (tokens not kept)", len(in_order) - placed)
+    used += len(in_order)
     log.skip(f"{UI_FILE} records (the UI's copy of the history)", len([u for u in ui if isinstance(u, dict)]) - used)
-    log.skip(f"{UI_FILE} records (-> message_usage, events)", used)
+    log.skip(f"{UI_FILE} records (-> message_usage, events)", used - (len(in_order) - placed))
     return events
 
 
