@@ -231,7 +231,8 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                 events.append(_compaction(text, len(turns)))
             else:
                 log.skip(f"{UI_FILE} {kind}" + (" (its text is in the next request)" if kind in UI_IN_REQUEST else ""))
-    log.skip(f"{UI_FILE} api_req_started whose reply never came (tokens not kept)", len(usage))
+    if usage:
+        log.notes.append(f"{len(usage)} requests' tokens have no reply after them to go on (not kept)")
     model = next((mapping(m.get("modelInfo")).get("modelId") for m in ui if isinstance(m, dict)
                   and mapping(m.get("modelInfo")).get("modelId")), None)
     created = next((m.get("ts") for m in ui if isinstance(m, dict)), None)
