@@ -52,20 +52,20 @@ def read(path: str, log: Log) -> list[Conversation]:
     return out
 
 
-def _range(con: sqlite3.Connection, table: str, prefix: str, limit: int = -1) -> list[tuple[str, Any]]:
-    """Rows whose key starts with ``prefix`` (a range on the unique key: its index serves it)."""
+def _range(con: sqlite3.Connection, table: str, prefix: str, limit: int = -1) -> sqlite3.Cursor:
+    """Rows (key, value) whose key starts with ``prefix``, as a cursor (a range on the unique key: its index
+    serves it, and a global database of GBs is never read at once)."""
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
     return con.execute(f"SELECT key, value FROM {table} WHERE key >= ? AND key < ? ORDER BY key LIMIT ?",
-                       (prefix, end, limit)).fetchall()
+                       (prefix, end, limit))
 
 
 def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
-    bubbles: dict[str, dict[str, Any]] = {}
-    for key, raw in _range(con, "cursorDiskKV", "bubbleId:"):
-        log.rows += 1
-        parts = key.split(":", 2)
-        if len(parts) == 3:
-            bubbles.setdefault(parts[1], {})[parts[2]] = raw
+    """Each composer with its own bubbles (read per composer, by key range); bubbles no composer owns are
+    counted."""
+    (total,) = con.execute("SELECT count(*) FROM cursorDiskKV WHERE key >= 'bubbleId:' AND key < 'bubbleId;'"
+                           ).fetchone()
+    owned = 0
     out: list[Conversation] = []
     seen: set[str] = set()
     for key, raw in _range(con, "cursorDiskKV", "composerData:"):
@@ -74,8 +74,10 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
         doc = _json(log, key, raw)
         if not isinstance(doc, dict):
             continue
+        mine = {k.split(":", 2)[2]: v for k, v in _range(con, "cursorDiskKV", f"bubbleId:{cid}:")}
+        owned += len(mine)
+        log.rows += len(mine)
         with log.guard(key, doc):
-            mine = bubbles.pop(cid, {})
             if isinstance(doc.get("conversation"), list) and doc["conversation"]:
                 items = doc["conversation"]
             else:
@@ -92,8 +94,8 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             _keep(log, out, seen, Conversation(cid, turns, title=doc.get("name"), model=model,
                                                created=doc.get("createdAt"), updated=doc.get("lastUpdatedAt"),
                                                provider="cursor"))
-    for rest in bubbles.values():
-        log.skip("bubble of no composer", len(rest))
+    log.rows += total - owned
+    log.skip("bubble of no composer", total - owned)
     return out
 
 
@@ -237,7 +239,7 @@ def _sniff(probe: Probe) -> bool:
     try:
         con = connect_ro(probe.path)
         try:
-            if "cursorDiskKV" in tables and _range(con, "cursorDiskKV", "composerData:", limit=1):
+            if "cursorDiskKV" in tables and _range(con, "cursorDiskKV", "composerData:", limit=1).fetchone():
                 return True
             return "ItemTable" in tables and con.execute(
                 f"SELECT 1 FROM ItemTable WHERE key IN ({', '.join('?' * len(KEYS))}) LIMIT 1", KEYS).fetchone() is not None
