@@ -31,7 +31,7 @@ from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, 
 from forensics.importers.registry import Format, Probe
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
-SIDE_FILES = (UI_FILE, META_FILE, "context_history.json")
+CONTEXT_FILE = "context_history.json"
 XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
              "search_and_replace", "search_files", "list_files", "list_code_definition_names", "codebase_search",
              "browser_action", "use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion",
@@ -112,7 +112,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     ui = _side(folder / UI_FILE, log)
     events = _usage_and_events(ui, turns, at_index, log)
     meta = _side(folder / META_FILE, log)
-    _side(folder / "context_history.json", log)
+    _side(folder / CONTEXT_FILE, log)
     created = next((u.get("ts") for u in ui if isinstance(u, dict)), None) or _task_time(folder.name)
     return [Conversation(folder.name, turns, model=_model(doc, ui, meta), created=created,
                          provider=_provider(doc, ui), events=events)]
