@@ -146,3 +146,34 @@ def test_an_export_that_breaks_off_keeps_what_came_before(tmp_path: Path) -> Non
     assert query(db, "SELECT native_id FROM conversations") == [("c1",)]
     (reason,) = query(db, "SELECT reason FROM quarantine")[0]
     assert reason.startswith("invalid JSON") and "the rest of the file" in reason
+
+
+def test_cursor_reads_every_place_a_version_kept_its_chats_once(tmp_path: Path) -> None:
+    """A workspace state.vscdb of late 2024: chat-panel tabs, composers inline in composer.composerData (one
+    of them also a tab: read once), an empty draft, and prompts of which one no chat holds."""
+    import sqlite3
+
+    db = tmp_path / "state.vscdb"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    tabs = {"tabs": [{"tabId": "t1", "chatTitle": "a", "bubbles": [{"type": "user", "text": "why?"},
+                                                                  {"type": "ai", "rawText": "because"}]},
+                     {"tabId": "t2", "bubbles": []}]}
+    composers = {"allComposers": [
+        {"composerId": "c1", "name": "b", "conversation": [{"type": 1, "bubbleId": "u", "text": "fix it"},
+                                                           {"type": 2, "bubbleId": "a", "text": "done"}]},
+        {"composerId": "t1", "conversation": [{"type": 1, "bubbleId": "x", "text": "why?"}]},
+        {"composerId": "c3", "name": "listed only"}]}
+    prompts = [{"text": "why?", "commandType": 4}, {"text": "fix it", "commandType": 4},
+               {"text": "rename x", "commandType": 1}]
+    gens = [{"unixMs": 1735689600000, "generationUUID": "g", "type": "cmdk", "textDescription": "rename x"}]
+    for key, value in (("workbench.panel.aichat.view.aichat.chatdata", tabs), ("composer.composerData", composers),
+                       ("aiService.prompts", prompts), ("aiService.generations", gens)):
+        con.execute("INSERT INTO ItemTable VALUES (?, ?)", (key, json.dumps(value)))
+    con.commit()
+    con.close()
+    out = _ingest(tmp_path, db)
+    assert query(out, "SELECT c.native_id, m.role, m.content, epoch(m.created_at) FROM messages m JOIN conversations c "
+                      "USING (conversation_id) ORDER BY c.native_id, m.seq") == [
+        ("aiService.prompts", "user", "rename x", 1735689600.0), ("c1", "user", "fix it", None),
+        ("c1", "assistant", "done", None), ("t1", "user", "why?", None), ("t1", "assistant", "because", None)]
