@@ -213,20 +213,20 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                     continue
                 turn = _reply(turns, at, i, usage, text)
                 if kind == "completion_result":
-                    _call(turn, calls, ToolCall("attempt_completion", {"result": text}, f"ui-{m.get('ts')}"))
+                    _call(turn, calls, ToolCall("attempt_completion", {"result": text}, f"ui-{i}"))
             elif kind in UI_ASKED and m.get("type") == "ask":
                 name, field = UI_ASKED[kind]
                 info = _loads(text)
                 said = info.get(field) if isinstance(info, dict) and isinstance(info.get(field), str) else text
                 turn = _reply(turns, at, i, usage, said)
-                _call(turn, calls, ToolCall(name, info if isinstance(info, dict) else text, f"ui-{m.get('ts')}"))
+                _call(turn, calls, ToolCall(name, info if isinstance(info, dict) else text, f"ui-{i}"))
             elif kind == "tool":
                 info = _loads(text)
                 tool = info.get("tool") if isinstance(info, dict) else None
                 names = UI_TOOLS.get(tool, (str(tool),))
-                _call(_reply(turns, at, i, usage), calls, ToolCall(names[0], info, f"ui-{m.get('ts')}"), names)
+                _call(_reply(turns, at, i, usage), calls, ToolCall(names[0], info, f"ui-{i}"), names)
             elif kind in UI_CALLS:
-                _call(_reply(turns, at, i, usage), calls, ToolCall(UI_CALLS[kind], _loads(text) or text, f"ui-{m.get('ts')}"))
+                _call(_reply(turns, at, i, usage), calls, ToolCall(UI_CALLS[kind], _loads(text) or text, f"ui-{i}"))
             elif kind in ("condense", "compaction") and m.get("type") == "say":
                 events.append(_compaction(text, len(turns)))
             else:
