@@ -37,7 +37,9 @@ XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file",
              "browser_action", "use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion",
              "plan_mode_respond", "new_task", "switch_mode", "update_todo_list", "fetch_instructions",
              "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug",
-             "act_mode_respond", "focus_chain", "generate_explanation", "use_skill", "web_search")
+             "act_mode_respond", "focus_chain", "generate_explanation", "use_skill", "web_search",
+             "run_slash_command", "generate_image", "edit_file", "search_replace", "apply_patch",
+             "read_command_output")  # Cline's shared/tools.ts and Roo Code's packages/types tool.ts
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
 # What Cline itself puts on the user role, each opening a part of the text (responses.ts, ToolResultUtils.ts).
@@ -223,10 +225,13 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
             elif kind == "tool":
                 info = _loads(text)
                 tool = info.get("tool") if isinstance(info, dict) else None
-                names = UI_TOOLS.get(tool, (str(tool),))
+                names = UI_TOOLS.get(tool) or (_snake(str(tool)),)  # Roo's switchMode is the tool switch_mode
                 _call(_reply(turns, at, i, usage), calls, ToolCall(names[0], info, f"ui-{i}"), names)
             elif kind in UI_CALLS:
-                _call(_reply(turns, at, i, usage), calls, ToolCall(UI_CALLS[kind], _loads(text) or text, f"ui-{i}"))
+                info = _loads(text)
+                name = info.get("type") if kind == "use_mcp_server" and isinstance(info, dict) and info.get(
+                    "type") in ("use_mcp_tool", "access_mcp_resource") else UI_CALLS[kind]
+                _call(_reply(turns, at, i, usage), calls, ToolCall(name, info or text, f"ui-{i}"))
             elif kind in ("condense", "compaction") and m.get("type") == "say":
                 events.append(_compaction(text, len(turns)))
             else:
@@ -369,6 +374,11 @@ def _flat(v: Any) -> str:
     if isinstance(v, list):
         return "\n".join(_flat(x) for x in v)
     return "" if v is None else str(v)
+
+
+def _snake(name: str) -> str:
+    """A UI tool name (``switchMode``) as the API names the tool (``switch_mode``)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _nums(*vs: Any) -> bool:
