@@ -361,7 +361,7 @@ CLINE_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file
 CLINE_PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
 # toolError, UseMcpToolHandler ("Error:\n" when isError, "Error executing MCP tool"), executeCommandTool
 CLINE_FAILED = ("The tool execution failed", "Error executing", "Error:\n", "Command executed with exit code")
-CLINE_HEADER = re.compile(r"(?:^|\n)\[([a-z_]+)(?: for '.*?')?\] Result:", re.DOTALL)
+CLINE_HEADER = re.compile(r"(?:^|\n)\[([a-z_]+)(?: for '.*?'[^\n\]]*)?\] Result:", re.DOTALL)
 # ExtensionMessage.ts: the UI's record of a call, and the API tool it stands for
 CLINE_UI = {"readFile": {"read_file"}, "listFilesTopLevel": {"list_files"}, "listFilesRecursive": {"list_files"},
             "searchFiles": {"search_files"}, "listCodeDefinitionNames": {"list_code_definition_names"},

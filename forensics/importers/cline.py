@@ -43,7 +43,8 @@ XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file",
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
 # What Cline itself puts on the user role, each opening a part of the text (responses.ts, ToolResultUtils.ts).
-MARKER = re.compile(r"(?:^|\n)(?:\[(?P<tool>[a-z_]+)(?: for '(?P<arg>.*?)'(?: in '[^\n]*?')?)?\] Result:"
+# A result's header echoes the tool and its main argument, then maybe more: " in '*.py'", " and 2 more files" (Roo).
+MARKER = re.compile(r"(?:^|\n)(?:\[(?P<tool>[a-z_]+)(?: for '(?P<arg>.*?)'[^\n\]]*)?\] Result:"
                     r"|(?P<env><environment_details>)|(?P<resume>\[TASK RESUMPTION\])"
                     r"|(?P<notool>\[ERROR\] You did not use a tool))", re.DOTALL)
 PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
