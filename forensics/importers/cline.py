@@ -181,8 +181,10 @@ def _user_parts(text: str, calls: _Open, at: Any, nid: str, person: bool = True)
         if person:
             out += [Turn("user", body, at=at, id=f"{where}:{tag}", origin="person") for tag, body in said if body]
         if rest and not (mk is not None and mk.group("tool")):
-            # a notice, or what Cline wrapped around the person's words; before any marker: the classifier decides
-            out.append(Turn("user", rest, at=at, id=where, origin="harness" if mk is not None or said else None))
+            # a notice, or what Cline wrapped around the person's words; before any marker the classifier decides,
+            # unless the person's words come from elsewhere (the UI's records)
+            harness = mk is not None or bool(said) or not person
+            out.append(Turn("user", rest, at=at, id=where, origin="harness" if harness else None))
     return out
 
 
