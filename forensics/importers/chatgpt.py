@@ -11,7 +11,8 @@ tool it names (``author.name``), else it stays unlinked. A user message is the p
 it (``is_visually_hidden_from_conversation``: context it added). Hidden reasoning (``thoughts``,
 ``reasoning_recap``) is skipped and counted; ``user_editable_context`` (custom instructions) is a system
 message. ``shared_conversations.json`` beside the export (the links the person shared) is not a log: it is
-named, with its count, in the run's note.
+named, with its count, in the run's note; it, ``model_comparisons.json`` and ``message_feedback.json``
+named or met on their own import nothing and say why (no generic format tries them).
 
 Covered: the 2023 layout (conversation keys ``title, create_time, update_time, mapping, current_node, id``)
 and the 2025 one (``conversation_id``, ``default_model_slug``, ``gizmo_id``/``gizmo_type``, ``async_status``,
@@ -32,11 +33,18 @@ from forensics.importers.registry import Format, Probe
 HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
-SHARED = "shared_conversations.json"
+SHARED, MAIN = "shared_conversations.json", "conversations.json"
+EXTRAS = {SHARED: "the links the person shared", "model_comparisons.json": "the answers the person compared",
+          "message_feedback.json": "the person's ratings of replies"}  # user.json, chat.html: no format reads them
 
 
 def read(path: str, log: Log) -> Iterator[Conversation]:
     """Conversation by conversation, as the file is read (an export runs to hundreds of MB)."""
+    if _extra(Path(path)):
+        log.rows += 1
+        log.notes.append(f"{EXTRAS[Path(path).name]} of the ChatGPT export beside it ({MAIN} holds the "
+                         "conversations): not a log, nothing imported")
+        return
     for i, where, conv in stream.export_items(path, log, "a list of conversations (a ChatGPT export's "
                                                          "conversations.json)"):
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
@@ -186,7 +194,14 @@ def _time(node: dict) -> float:
     return float(t) if isinstance(t, (int, float)) else 0.0
 
 
+def _extra(path: Path) -> bool:
+    """One of the export's other files, beside its conversations.json."""
+    return path.name in EXTRAS and (path.parent / MAIN).is_file()
+
+
 def _sniff(probe: Probe) -> bool:
+    if _extra(probe.path):  # told apart here so that no generic format tries (and fails) to read it
+        return True
     head = probe.head.lstrip()
     return head[:1] == b"[" and b'"mapping"' in probe.head and (
         b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048])
