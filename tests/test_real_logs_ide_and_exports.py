@@ -177,3 +177,33 @@ def test_cursor_reads_every_place_a_version_kept_its_chats_once(tmp_path: Path) 
                       "USING (conversation_id) ORDER BY c.native_id, m.seq") == [
         ("aiService.prompts", "user", "rename x", 1735689600.0), ("c1", "user", "fix it", None),
         ("c1", "assistant", "done", None), ("t1", "user", "why?", None), ("t1", "assistant", "because", None)]
+
+
+def test_cursor_prompts_said_in_global_composers_are_not_counted_twice(tmp_path: Path) -> None:
+    """`ingest ~/.config/Cursor/User`: the global database holds a composer's messages, the workspace one its
+    prompt history; a prompt the composer holds is the global file's, only the other one is the workspace's."""
+    import sqlite3
+
+    user = tmp_path / "User"
+    (user / "globalStorage").mkdir(parents=True)
+    (user / "workspaceStorage" / "w1").mkdir(parents=True)
+    con = sqlite3.connect(user / "globalStorage" / "state.vscdb")
+    con.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("composerData:c1", json.dumps(
+        {"composerId": "c1", "fullConversationHeadersOnly": [{"bubbleId": "b1", "type": 1}, {"bubbleId": "b2", "type": 2}]})))
+    con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("bubbleId:c1:b1", json.dumps({"type": 1, "text": "add tests"})))
+    con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("bubbleId:c1:b2", json.dumps({"type": 2, "text": "added"})))
+    con.commit()
+    con.close()
+    con = sqlite3.connect(user / "workspaceStorage" / "w1" / "state.vscdb")
+    con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    con.execute("INSERT INTO ItemTable VALUES (?, ?)", ("composer.composerData", json.dumps(
+        {"allComposers": [{"type": "head", "composerId": "c1", "name": "tests"}]})))
+    con.execute("INSERT INTO ItemTable VALUES (?, ?)", ("aiService.prompts", json.dumps(
+        [{"text": "add tests", "commandType": 4}, {"text": "explain this", "commandType": 1}])))
+    con.commit()
+    con.close()
+    db = _ingest(tmp_path, user)
+    assert query(db, "SELECT c.native_id, m.content FROM messages m JOIN conversations c USING (conversation_id) "
+                     "WHERE m.role = 'user' ORDER BY 1") == [("aiService.prompts", "explain this"), ("c1", "add tests")]

@@ -24,6 +24,7 @@ and counted. A newer layout's unknown keys are not read; an unknown bubble type 
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
@@ -43,7 +44,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         out = _composers(con, log) if "cursorDiskKV" in tables else []
         if "ItemTable" in tables:
-            out += _item_table(con, log, {c.id for c in out})
+            out += _item_table(con, log, {c.id for c in out}, Path(path))
     except sqlite3.Error as e:
         log.error = f"cannot read the chat keys ({e})"
         return []
@@ -133,7 +134,7 @@ def _turns(log: Log, items: list[dict]) -> list[Turn]:
     return turns
 
 
-def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conversation]:
+def _item_table(con: sqlite3.Connection, log: Log, seen: set[str], path: Path) -> list[Conversation]:
     """The workspace keys: the chat panel's tabs, composers kept inline in ``composer.composerData`` (2024
     builds; later ones list only ids there, their messages being in the global database), and the prompt
     history ``aiService.prompts`` (the person's words; replies are not kept with it)."""
@@ -153,30 +154,60 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str]) -> list[Conve
                                           title=tab.get("chatTitle"), created=tab.get("lastSendTime"),
                                           provider="cursor"))
     index = _json(log, INDEX_KEY, rows[INDEX_KEY]) if INDEX_KEY in rows else None
-    listed_only = 0
+    elsewhere: list[str] = []  # composers whose messages are in the global database
     for i, c in enumerate(listed(index.get("allComposers")) if isinstance(index, dict) else []):
         if not isinstance(c, dict):
             continue
         if not (isinstance(c.get("conversation"), list) and c["conversation"]):
-            listed_only += c.get("composerId") not in seen
+            if c.get("composerId") not in seen:
+                elsewhere.append(str(c.get("composerId")))
             continue
         with log.guard(f"{INDEX_KEY}.allComposers[{i}]", c):
             _keep(log, out, seen, Conversation(str(c.get("composerId") or f"composer {i}"),
                                           _turns(log, [b for b in c["conversation"] if isinstance(b, dict)]),
                                           title=c.get("name"), created=c.get("createdAt"),
                                           updated=c.get("lastUpdatedAt"), provider="cursor"))
-    if listed_only:
-        log.notes.append(f"{listed_only} composers listed in {INDEX_KEY} keep their messages in the global "
+    if elsewhere:
+        log.notes.append(f"{len(elsewhere)} composers listed in {INDEX_KEY} keep their messages in the global "
                          "database (globalStorage/state.vscdb): import that file for them")
-    prompts = _prompts(log, rows, out)
+    said = {t.text.strip() for c in out for t in c.turns if t.role == "user"} | _said_elsewhere(log, path, elsewhere)
+    prompts = _prompts(log, rows, said)
     if prompts is not None:
         _keep(log, out, seen, prompts)
     return out
 
 
-def _prompts(log: Log, rows: dict, convs: list[Conversation]) -> Conversation | None:
-    """The prompts typed in this workspace that no conversation read here holds, in the order Cursor kept
-    them, timed by the generation they started (``aiService.generations``, matched by their text)."""
+def _said_elsewhere(log: Log, path: Path, composers: list[str]) -> set[str]:
+    """What the person said in this workspace's composers whose messages are in the global database beside it
+    (``User/globalStorage/state.vscdb``, read only for that): their prompts are imported with that file."""
+    other = path.parent.parent.parent / "globalStorage" / "state.vscdb"
+    if not composers or path.parent.parent.name != "workspaceStorage" or not other.is_file():
+        return set()
+    said: set[str] = set()
+    try:
+        con = connect_ro(other)
+        try:
+            for cid in composers:
+                for _, raw in _range(con, "cursorDiskKV", f"bubbleId:{cid}:"):
+                    try:
+                        b = values.loads(raw or b"null")
+                    except ValueError:
+                        continue  # that file's own import quarantines it
+                    if isinstance(b, dict) and b.get("type") == 1 and isinstance(b.get("text"), str):
+                        said.add(b["text"].strip())
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return set()
+    log.notes.append("read with it: ../../globalStorage/state.vscdb (the person's words in this workspace's "
+                     "composers, so that its prompts are not counted twice)")
+    return said
+
+
+def _prompts(log: Log, rows: dict, known: set[str]) -> Conversation | None:
+    """The prompts typed in this workspace that no conversation holds (``known``: what the person said in
+    them), in the order Cursor kept them, timed by the generation they started (``aiService.generations``,
+    matched by their text)."""
     prompts = _json(log, PROMPTS_KEY, rows[PROMPTS_KEY]) if PROMPTS_KEY in rows else None
     gens = _json(log, GENERATIONS_KEY, rows[GENERATIONS_KEY]) if GENERATIONS_KEY in rows else None
     when: dict[str, Any] = {}
@@ -184,7 +215,6 @@ def _prompts(log: Log, rows: dict, convs: list[Conversation]) -> Conversation | 
         if isinstance(g, dict) and isinstance(g.get("textDescription"), str) and g.get("type") != "apply":
             when.setdefault(g["textDescription"].strip(), g.get("unixMs"))
     log.skip(f"{GENERATIONS_KEY} entries (-> the prompts' times)", len(listed(gens)))
-    known = {t.text.strip() for c in convs for t in c.turns if t.role == "user"}
     turns = []
     for i, p in enumerate(listed(prompts)):
         text = p.get("text") if isinstance(p, dict) else None
