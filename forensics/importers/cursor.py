@@ -12,8 +12,9 @@ Only the chat keys are read, never the others (some hold credentials). Every pla
   (late 2024); from 2025 only their ids, names and times, the messages being in the global database (said
   in the run's note).
 * ``ItemTable`` ``aiService.prompts`` (workspace): the prompts the person typed (``text``,
-  ``commandType``), without replies; those no conversation above holds become one conversation of the
-  person's turns, timed by ``aiService.generations`` (``unixMs``, ``textDescription``) where the texts match.
+  ``commandType``), without replies; those no conversation holds (above, or a composer this workspace lists
+  whose messages are in ``User/globalStorage/state.vscdb``, read for that only) become one conversation of
+  the person's turns, timed by ``aiService.generations`` (``unixMs``, ``textDescription``) where the texts match.
 
 A conversation kept in two places (the same id) is read once. A bubble of ``type`` 1 is the user's, of type
 2 the assistant's; an assistant bubble with ``toolFormerData`` is a tool call (``name``, ``rawArgs``,
