@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 import polars as pl
 
-from forensics.check import Verdict, baseline_document, load_baseline, write_baseline
+from forensics.check import Verdict, baseline_document, idle, load_baseline, write_baseline
 from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
 from forensics.errors import ForensicsError
@@ -24,6 +25,10 @@ from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
 from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
+
+if TYPE_CHECKING:
+    from forensics.analyzers.diff import Run, RunDiff
+    from forensics.importers.outcome_labels import LabelImport
 
 PathLike = str | os.PathLike[str]
 
@@ -158,15 +163,18 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
     if update and not Path(baseline_path).exists():
         rep = build_report(db, cfg, selection or Selection(), questions=questions)
         write_metrics_baseline(rep, baseline_path)
-        return compare_baseline(load_baseline(baseline_path), report_figures(rep))
+        return compare_baseline(load_baseline(baseline_path), report_figures(rep), rep.not_in_use)
     rules = load_baseline(baseline_path)
     sections = sorted({k.split(".", 1)[0] for k in rules})
     rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions)
     figures = report_figures(rep)
-    if update:
-        write_baseline(baseline_path, baseline_document({k: v for k, v in figures.items() if k in rules}, rules))
+    if update:  # the rules of an analyzer not in use today keep their values: nothing measured them
+        kept = {k: r.value for k, r in rules.items() if k not in figures and r.value is not None
+                and idle(k, rep.not_in_use) is not None}
+        write_baseline(baseline_path, baseline_document(
+            {**{k: v for k, v in figures.items() if k in rules}, **kept}, rules))
         rules = load_baseline(baseline_path)
-    return compare_baseline(rules, figures)
+    return compare_baseline(rules, figures, rep.not_in_use)
 
 
 def write_metrics_baseline(result: Report, path: PathLike) -> None:
@@ -184,3 +192,33 @@ def formats() -> pl.DataFrame:
     rows = [{"format": f.name, "origin": "built-in" if f.name in builtin else (f.read or f.task).__module__.split(".")[0],
              "reads": f.summary} for f in registry.ordered()]
     return pl.DataFrame(rows, schema={"format": pl.String, "origin": pl.String, "reads": pl.String})
+
+
+def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
+    """Import run outcomes kept outside the logs (CSV with a header or JSONL: id, success, optional score) into
+    ``conversation_outcomes`` (SPEC §20); idempotent. A bad file raises ForensicsError and changes nothing."""
+    from forensics.importers.outcome_labels import read_labels as read_outcomes
+    from forensics.importers.outcome_labels import store
+
+    labels = read_outcomes(path)
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db) as wh:
+        return store(wh.con, labels, str(Path(path).resolve()))
+
+
+def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:
+    """Two runs aligned step by step with their first divergence (SPEC §21); ids are conversation or native ids."""
+    from forensics.analyzers.diff import diff
+
+    with open_warehouse(db, read_only=True) as wh:
+        return diff(wh.con, a, b)
+
+
+def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff | None]:
+    """The runs of one task with their outcomes, and a passed run diffed against a failed one (None when the
+    task has no runs of both outcomes)."""
+    from forensics.analyzers.diff import for_task
+
+    with open_warehouse(db, read_only=True) as wh:
+        return for_task(wh.con, key)

@@ -61,8 +61,9 @@ class Verdict:
     baseline: float | None
     now: float | None
     delta: float | None
-    verdict: str  # ok | better | regressed | missing | new
+    verdict: str  # ok | better | regressed | missing | new | not in use
     rule: Rule | None
+    why: str = ""  # not in use: why the analyzer had nothing to read
 
     @property
     def failed(self) -> bool:
@@ -109,9 +110,20 @@ def write_baseline(path: str | os.PathLike[str], doc: dict[str, Any]) -> None:
     Path(path).write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n")
 
 
-def compare(rules: dict[str, Rule], figures: dict[str, float]) -> list[Verdict]:
+def idle(key: str, not_in_use: dict[str, str]) -> str | None:
+    """Why the metric ``key`` is not in use (its analyzer, or the part of it, had nothing to read), or None."""
+    return next((why for p, why in not_in_use.items() if key == p or key.startswith(p + ".")), None)
+
+
+def compare(rules: dict[str, Rule], figures: dict[str, float], not_in_use: dict[str, str] | None = None) -> list[Verdict]:
+    """Each baseline rule against today's figure; a metric of an analyzer ``not_in_use`` (prefix -> why) is
+    skipped with its reason: neither a pass nor a regression."""
     out = []
     for key, rule in rules.items():
+        why = idle(key, not_in_use or {})
+        if why is not None:
+            out.append(Verdict(key, rule.value, None, None, "not in use", rule, why))
+            continue
         now = figures.get(key)
         if now is None:
             out.append(Verdict(key, rule.value, None, None, "missing", rule))
@@ -136,9 +148,12 @@ def junit(verdicts: list[Verdict]) -> str:
             msg = (f"{v.key}: baseline {v.baseline}, now {v.now}, delta {v.delta}; better is "
                    f"{v.rule.better if v.rule else '?'} within {v.rule.allowed() if v.rule else 0:g}")
             body = f"<failure message={quoteattr(msg)} type={quoteattr(v.verdict)}>{escape(msg)}</failure>"
+        elif v.verdict == "not in use":
+            body = f"<skipped message={quoteattr(f'not in use: {v.why}')}/>"
         cases.append(f'  <testcase classname="forensics.check" name={quoteattr(v.key)}>{body}</testcase>')
     return (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="forensics check" tests="{len(verdicts)}" '
-            f'failures="{fails}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
+            f'failures="{fails}" errors="0" skipped="{sum(v.verdict == "not in use" for v in verdicts)}">\n'
+            + "\n".join(cases) + "\n</testsuite>\n")
 
 
 def table(verdicts: list[Verdict]) -> str:
@@ -151,5 +166,12 @@ def table(verdicts: list[Verdict]) -> str:
     w = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
     n = sum(v.failed for v in verdicts)
-    lines.append(f"{len(verdicts)} metrics: {n} regressed, {sum(v.verdict == 'better' for v in verdicts)} better")
+    skipped: dict[str, list[str]] = {}
+    for v in verdicts:
+        if v.verdict == "not in use":
+            skipped.setdefault(v.why, []).append(v.key.rsplit(".", 1)[0])
+    lines.append(f"{len(verdicts)} metrics: {n} regressed, {sum(v.verdict == 'better' for v in verdicts)} better"
+                 + (f", {sum(map(len, skipped.values()))} skipped as not in use" if skipped else ""))
+    lines += [f"not in use ({', '.join(sorted({k.split('.')[0] for k in keys}))}, {len(keys)} metrics): {why}"
+              for why, keys in skipped.items()]
     return "\n".join(lines)

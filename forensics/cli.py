@@ -146,6 +146,70 @@ def formats_() -> None:
 
 
 @cli.command()
+@click.argument("file", type=click.Path(dir_okay=False))
+@db_option
+def outcomes(file: str, db: str) -> None:
+    """Import run outcomes kept outside the logs: CSV with a header, or JSONL, with the columns id (a native id or
+    a conversation id), success (true/false, 1/0, pass/fail) and optionally score.
+
+    Each label replaces the run's outcome; importing the same file again changes nothing. Ids that match no
+    conversation are counted and listed; a file that cannot be read changes nothing (exit 2).
+
+    \b
+    Example:
+      forensics outcomes ci-verdicts.csv --db forensics.duckdb
+    """
+    from forensics.api import import_outcomes
+
+    r = import_outcomes(file, db)
+    matched = r.added + r.changed + r.unchanged
+    click.echo(f"{file}: {r.rows} labels; {matched} conversations: {r.added} new, {r.changed} changed, "
+               f"{r.unchanged} unchanged")
+    for what, ids in (("match no conversation", r.unmatched), ("match several conversations (use the "
+                                                               "conversation id)", r.ambiguous)):
+        if ids:
+            shown = ", ".join(redact(i) for i in ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
+            click.echo(f"{len(ids)} ids {what}: {shown}")
+
+
+@cli.command()
+@click.argument("runs", nargs=-1)
+@db_option
+@click.option("--task", "task", help="List the runs of this task (tau-bench task_id, SWE-bench instance_id, Inspect "
+              "sample id, ...) with their outcomes and diff a passed run against a failed one.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def diff(runs: tuple[str, ...], db: str, task: str | None, fmt: str) -> None:
+    """Two runs of the same task side by side: their tool calls aligned step by step (same, changed arguments,
+    only in one) and the first step where they differ, with the positions `forensics show` opens.
+
+    \b
+    Example:
+      forensics diff 3f2a9c0d1e7b6a54 9b8c7d6e5f4a3b21
+      forensics diff --task 12 --format json
+    """
+    import orjson
+
+    from forensics.api import run_diff, task_diff
+    from forensics.report.rundiff import render, render_runs
+
+    if task is not None and runs or task is None and len(runs) != 2:
+        raise click.UsageError("name two runs A B, or --task KEY")
+    if task is None:
+        d = run_diff(runs[0], runs[1], db)
+        click.echo(orjson.dumps(d.to_dict(), option=orjson.OPT_INDENT_2).decode() if fmt == "json" else render(d))
+        return
+    found, d2 = task_diff(task, db)
+    if fmt == "json":
+        doc = {"task": task, "runs": [{"id": r.conversation_id, "native_id": r.native_id, "model": r.model,
+                                       "success": r.success, "steps": len(r.steps)} for r in found],
+               "diff": d2.to_dict() if d2 else None}
+        click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return
+    click.echo(render_runs(task, found))
+    click.echo(render(d2) if d2 else "no pair of a passed and a failed run to diff")
+
+
+@cli.command()
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["parquet"]), default="parquet", show_default=True,
               help="Dataset format.")

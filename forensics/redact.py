@@ -40,6 +40,10 @@ _RULES: tuple[tuple[str, bool], ...] = (  # (pattern, the mask keeps group 1), a
 )
 _COMPILED = [(re.compile(p, re.ASCII), r"\1" + MASK if keep else MASK) for p, keep in _RULES]
 ANY_SECRET = "|".join(f"(?:{p})" for p, _ in _RULES)  # one pass that tells whether any rule applies
+# What a source wrote where it redacted text before we saw it: log sanitizers' [REDACTED_TEXT len=3021 sha=...],
+# [redacted_text len=.. sha256=..], [REDACTED_ARGUMENTS], [REDACTED_BATCH], bare [REDACTED] (this module's own mask
+# too) and the <redacted> form. The text is gone: it is never a term, a keyword or evidence.
+PLACEHOLDER = r"\[(?i:redacted)\w*(?:[ :=][^\]\n]{0,200})?\]|<(?i:redacted)\w*(?:[ :=][^>\n]{0,200})?>"
 
 
 def redact(text: str) -> str:
@@ -107,8 +111,8 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
 
     - ``forensics_masked(text)``: ``redact`` (each secret replaced by the mask, nothing else touched: JSON
       stays JSON); what an export writes;
-    - ``forensics_scrubbed(text)``: secrets taken out (a space each); what analyzers cut terms from, so the
-      mask does not become a term of its own;
+    - ``forensics_scrubbed(text)``: secrets and the placeholders of text a source redacted (``PLACEHOLDER``)
+      taken out (a space each); what analyzers cut terms from, so neither becomes a term of its own;
     - ``forensics_redact(text)``: ``redact_snippet``; for a user's SQL.
     A text no rule matches (one RE2 pass decides) comes back as it was."""
     chain = "s"
@@ -117,7 +121,9 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
                 f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN {chain} ELSE s END")
     mask, edge = _literal(MASK), _literal(_SNIPPET_EDGE)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS replace(forensics_masked(s), {mask}, ' ')")
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS list_transform([forensics_masked(s)], "
+                f"lambda m: CASE WHEN contains(lower(m), 'redacted') THEN regexp_replace(m, {_literal(PLACEHOLDER)}, "
+                "' ', 'g') ELSE m END)[1]")
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS list_transform([forensics_masked(s)], "
                 f"lambda m: CASE WHEN m <> s AND trim(replace(m, {mask}, ''), {edge}) = '' THEN '' ELSE m END)[1]")
 

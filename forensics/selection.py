@@ -18,6 +18,7 @@ class Selection:
     until: str | None = None  # ISO date/time, exclusive
     models: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()  # source_id, or a substring of the source path
+    formats: tuple[str, ...] = ()  # the sources' formats (``forensics formats``): the logs of one kind of harness
     label: str = field(default="", compare=False)
 
     def where(self) -> tuple[str, list[Any]]:
@@ -38,6 +39,9 @@ class Selection:
             parts.append("(c.source_id IN (SELECT unnest(?::VARCHAR[])) OR EXISTS (SELECT 1 FROM sources s WHERE "
                          "s.source_id = c.source_id AND list_bool_or([contains(s.path, x) FOR x IN ?::VARCHAR[]])))")
             params += [list(self.sources)] * 2
+        if self.formats:
+            parts.append("c.source_id IN (SELECT source_id FROM sources WHERE format IN (SELECT unnest(?::VARCHAR[])))")
+            params.append(list(self.formats))
         return " AND ".join(parts), params
 
     def materialize(self, con: duckdb.DuckDBPyConnection, name: str = SELECTED) -> int:

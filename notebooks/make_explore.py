@@ -49,6 +49,14 @@ CELLS = [
     new_markdown_cell("Keywords per conversation (jieba + Han 2-grams, stop words removed) and sentinel compliance per model:"),
     new_code_cell("kw = result.section('keywords')\nkw.tables[0].df.head(5)"),
     new_code_cell("models = api.query('sentinel_models', db)\nmodels['compliance_key'].to_list()"),
+    new_markdown_cell("## Outcomes: which runs failed (SPEC §20) and where two runs of a task part (§21)\n\nBenchmark "
+                      "logs carry each run's grade; it lands in `conversation_outcomes` at import (docs/outcomes.md)."),
+    new_code_cell("runs_db = work / 'runs.duckdb'\nforensics.ingest([root / 'fixtures' / 'outcomes'], db=runs_db)\n"
+                  "api.query(\"SELECT s.format AS agent, c.model, count(*) AS runs, avg(o.success::INT) AS success_rate \"\n"
+                  "          \"FROM conversation_outcomes o JOIN conversations c USING (conversation_id) \"\n"
+                  "          \"JOIN sources s USING (source_id) GROUP BY ALL ORDER BY 1, 2\", runs_db)"),
+    new_code_cell("task_runs, diff = api.task_diff('medagentbench-std/96', runs_db)\n"
+                  "[(r.model, r.success, len(r.steps)) for r in task_runs], diff.to_dict()['first_divergence']"),
 ]
 
 

@@ -9,6 +9,7 @@ import re
 import sqlite3
 import zipfile
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -129,8 +130,8 @@ def swe_agent(root: Path) -> Figures:
         doc = json.loads(f.read_text())
         runs = [doc] + [a for k, a in enumerate(doc.get("attempts") or []) if k != doc["info"].get("best_attempt_idx")]
         calls = sum(h["role"] == "assistant" and bool(h.get("action")) for r in runs for h in r["history"])
-        users = sum(h["role"] == "user" and not h.get("is_demo") and h.get("message_type") != "observation"
-                    for h in doc["history"]) or 1  # the instance is the one user message (typed "observation")
+        first = next(i for i, h in enumerate(doc["history"]) if h["role"] == "assistant" and not h.get("is_demo"))
+        users = sum(h["role"] == "user" for h in doc["history"][:first])  # demonstrations and the instance
         out.append(Figures(1, users, calls, calls))  # every step's action has its observation
     return _add(*out)
 
@@ -526,3 +527,562 @@ REAL: dict[str, tuple[str, Callable[[Path], Real]]] = {
     "cline_roo": ("cline", real_cline), "continue_dev": ("continue", real_continue),
     "cursor": ("cursor", real_cursor), "chatgpt_export": ("chatgpt", real_chatgpt),
 }
+
+# --- Real logs of agent runs and traces (../shared/data/agent-logs): one file at a time, five figures each. ---
+
+class Run(NamedTuple):
+    conversations: int
+    person: int  # messages a person wrote, on the main path
+    calls: int
+    linked: int  # calls answered by a result
+    errors: int  # calls whose result is an error
+
+
+def _plus(a: Run, b: Run) -> Run:
+    return Run(*(x + y for x, y in zip(a, b)))
+
+
+def _values(path: Path) -> list:
+    """Every top-level JSON value of a file: a document, JSONL, or pretty-printed objects one after another."""
+    text, dec, i, out = path.read_text(encoding="utf-8"), json.JSONDecoder(), 0, []
+    while True:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i >= len(text):
+            return out
+        v, i = dec.raw_decode(text, i)
+        out.extend(v if isinstance(v, list) else [v])
+
+
+def _otel_spans(path: Path) -> list[dict]:
+    """Spans as {trace, span, parent, name, start, attrs, error, service}, each once (repeats merged)."""
+    spans: dict[tuple, dict] = {}
+
+    def put(s: dict) -> None:
+        key = (s["trace"], s["span"])
+        if key in spans:
+            spans[key]["attrs"].update(s["attrs"])
+        else:
+            spans[key] = s
+    for rec in _values(path):
+        if "data" in rec:  # Jaeger
+            for t in rec["data"]:
+                for sp in t["spans"]:
+                    tags = {x["key"]: x["value"] for x in sp["tags"]}
+                    parent = [r["spanID"] for r in sp["references"] if r["refType"] == "CHILD_OF"]
+                    put({"trace": sp["traceID"], "span": sp["spanID"], "parent": parent[0] if parent else None,
+                         "name": sp["operationName"], "start": sp["startTime"] / 1e6, "attrs": tags,
+                         "error": tags.get("otel.status_code") == "ERROR",
+                         "service": t["processes"][sp["processID"]]["serviceName"]})
+        elif "spanContext" in rec:  # JS ReadableSpan
+            put({"trace": rec["spanContext"]["traceId"], "span": rec["spanContext"]["spanId"],
+                 "parent": rec.get("parentSpanId"), "name": rec["name"],
+                 "start": rec["startTime"][0] + rec["startTime"][1] / 1e9, "attrs": dict(rec["attributes"]),
+                 "error": rec["status"].get("code") == 2, "service": ""})
+        else:  # the Python SDK's to_json, or a Phoenix row
+            attrs = dict(rec["attributes"])
+            if "span_kind" in rec:
+                attrs["openinference.span.kind"] = rec["span_kind"]
+            status = rec.get("status_code") or rec["status"]["status_code"]
+            start = rec["start_time"].replace("Z", "+00:00")
+            put({"trace": rec["context"]["trace_id"], "span": rec["context"]["span_id"], "parent": rec["parent_id"],
+                 "name": rec["name"], "start": datetime.fromisoformat(start).timestamp(), "attrs": attrs,
+                 "error": status == "ERROR", "service": ""})
+    return list(spans.values())
+
+
+def otel_run(path: Path) -> Run:
+    """A conversation per agent (nearest agent span above a model call) per session (else trace); an agent under
+    another agent's spans is its sub-agent (no person turns). Person turns: the distinct user texts of a
+    top-level agent's model inputs. Calls: the distinct tool-call ids of its messages and tool spans (a tool
+    span without an id is the call of that name in the messages); errors: tool spans with an error status."""
+    spans = _otel_spans(path)
+    by_id = {(s["trace"], s["span"]): s for s in spans}
+    session = {}
+    for s in spans:
+        sid = s["attrs"].get("gen_ai.conversation.id") or s["attrs"].get("session.id")
+        if sid:
+            session.setdefault(s["trace"], sid)
+
+    def op(s: dict) -> str:
+        return str(s["attrs"].get("gen_ai.operation.name") or "")
+
+    def is_agent(s: dict) -> bool:
+        a = s["attrs"]
+        return op(s) == "invoke_agent" or a.get("openinference.span.kind") == "AGENT" or "agent" in (
+            a.get("ioa_observe.span.kind"), a.get("traceloop.span.kind"))
+
+    def up(s: dict) -> dict | None:
+        return by_id.get((s["trace"], s["parent"]))
+
+    def agent(s: dict | None) -> tuple:
+        while s is not None and not is_agent(s):
+            s = up(s)
+        return (s["service"], s["attrs"].get("gen_ai.agent.name") or s["name"]) if s else ("", "")
+
+    def kind(s: dict) -> str:
+        a = s["attrs"]
+        if op(s) == "execute_tool" or a.get("openinference.span.kind") == "TOOL":
+            return "tool"
+        if op(s) == "chat" or a.get("openinference.span.kind") == "LLM" or str(a.get("ai.operationId")).endswith(
+                (".doGenerate", ".doStream")):
+            return "model"
+        return ""
+
+    threads: dict[tuple, dict] = {}
+    for s in spans:
+        if kind(s):
+            key = (session.get(s["trace"], s["trace"]), agent(up(s)))
+            t = threads.setdefault(key, {"users": set(), "calls": [], "answered": set(), "errors": set(),
+                                         "tools": [], "first": s})
+            t["first"] = min(t["first"], s, key=lambda x: x["start"])
+            a = s["attrs"]
+            if kind(s) == "tool":
+                t["tools"].append(s)
+                continue
+            msgs = json.loads(a.get("gen_ai.input.messages", "[]")) + json.loads(a.get("gen_ai.output.messages", "[]"))
+            for m in msgs:
+                for p in m["parts"]:
+                    if m["role"] == "user" and p["type"] == "text":
+                        t["users"].add(p["content"])
+                    if p["type"] == "tool_call" and p["id"] not in t["calls"]:
+                        t["calls"].append((p["id"], p["name"]))
+                    if p["type"] == "tool_call_response":
+                        t["answered"].add(p["id"])
+            for k, v in a.items():
+                m = re.fullmatch(r"llm\.(input|output)_messages\.(\d+)\.message\.(role|tool_call_id|tool_calls\.\d+"
+                                 r"\.tool_call\.id)", k)
+                if m and m.group(3) == "role" and v == "user":
+                    t["users"].add(a[k.replace(".role", ".content")])
+                elif m and m.group(3) == "tool_call_id":
+                    t["answered"].add(v)
+                elif m and m.group(3).endswith("tool_call.id") and v not in [c for c, _ in t["calls"]]:
+                    t["calls"].append((v, a[k.replace("tool_call.id", "tool_call.function.name")]))
+            for m in json.loads(a.get("ai.prompt.messages", "[]")):
+                if m["role"] == "user":
+                    t["users"].add(json.dumps(m["content"]))
+    out = Run(0, 0, 0, 0, 0)
+    for (group, key), t in threads.items():
+        claimed: set = set()
+        for s in t["tools"]:
+            a = s["attrs"]
+            cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id") or next(
+                (c for c, n in t["calls"] if n == (a.get("gen_ai.tool.name") or a.get("tool.name")) and c not in claimed), s["span"])
+            claimed.add(cid)
+            if cid not in [c for c, _ in t["calls"]]:
+                t["calls"].append((cid, a.get("gen_ai.tool.name")))
+            t["answered"].add(cid)
+            if s["error"]:
+                t["errors"].add(cid)
+        above, sub = up(t["first"]), False
+        while above is not None:
+            other = (group, agent(above) if not is_agent(above) else (above["service"], above["attrs"].get(
+                "gen_ai.agent.name") or above["name"]))
+            sub = sub or (other[1] != key and other in threads)
+            above = up(above)
+        ids = {c for c, _ in t["calls"]}
+        out = _plus(out, Run(1, 0 if sub else len(t["users"]), len(ids), len(ids & t["answered"]),
+                            len(ids & t["errors"])))
+    return out
+
+
+OPENHANDS_SKIPPED = {"change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation_request",
+                     "start", "message", "system", "condensation"}
+
+
+def openhands_run(path: Path) -> Run:
+    """Resolver/evaluation output.jsonl (V0 events, flattened or not), a V1 events list, or a summary (nothing).
+    A V0 result answers the call its tool_call_id or cause names, else the open call of its kind whose command or
+    code it echoes; a message without a source is the user's until the agent acts; the fake user's "Please
+    continue on whatever approach" is not a person."""
+    if path.suffix == ".jsonl":
+        runs = [json.loads(line)["history"] for line in path.read_text().splitlines() if line.strip()]
+    else:
+        doc = json.loads(path.read_text())
+        runs = [doc] if isinstance(doc, list) else []
+    out = Run(0, 0, 0, 0, 0)
+    for events in runs:
+        events = [e for pair in events for e in (pair if isinstance(pair, list) else [pair])]
+        if any("llm_message" in e or "tool_call_id" in e for e in events):  # V1
+            calls = {e["tool_call_id"] for e in events if isinstance(e.get("action"), dict)}
+            obs = [e for e in events if isinstance(e.get("observation"), dict) and e["tool_call_id"] in calls]
+            person = sum(e["llm_message"]["role"] == "user" for e in events if "llm_message" in e)
+            errors = sum(e["observation"].get("is_error") is True or e["observation"].get("exit_code") not in (None, 0, -1)
+                         for e in obs)
+            out = _plus(out, Run(1, person, len(calls), len(obs), errors))
+            continue
+        person = calls = linked = errors = 0
+        open_calls: list[tuple[int, dict]] = []
+        acted = False
+        for i, e in enumerate(events):
+            if e.get("action") == "message":
+                text = (e.get("args") or e).get("content", "")
+                user = e.get("source") == "user" or ("source" not in e and not acted)
+                person += user and not text.startswith("Please continue on whatever approach")
+            elif "action" in e and e["action"] not in OPENHANDS_SKIPPED and e.get("source") != "user":
+                acted = True
+                calls += 1
+                open_calls.append((i, e.get("args") or e))
+            elif "observation" in e and e["observation"] not in ("agent_state_changed", "null", "recall", "condense"):
+                x = e.get("extras") or e
+                match = next((k for k, (j, a) in enumerate(open_calls) if events[j]["action"] == e["observation"]
+                              and any(a.get(f) == x.get(f) is not None for f in ("command", "code", "path"))), None)
+                if match is not None:
+                    open_calls.pop(match)
+                    linked += 1
+                    errors += x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error"
+        out = _plus(out, Run(1, person, calls, linked, errors))
+    return out
+
+
+SWE_FAILED = ("Your proposed edit has introduced new syntax error", "Error", "Usage: ", "Traceback ",
+              "No such file or directory")
+
+
+def swe_agent_run(path: Path) -> Run:
+    """One issue, one person turn (the instance template before the first action; demonstrations are not the
+    person's); every trajectory step is a call with its observation (the history may stop before the last)."""
+    doc = json.loads(path.read_text())
+    history = [h for h in doc["history"] if not h.get("is_demo")]
+    first_action = next(i for i, h in enumerate(history) if h["role"] == "assistant" and h.get("action"))
+    person = int(any(h["role"] == "user" for h in history[:first_action]))
+    steps = doc["trajectory"]
+    actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
+    calls = max(actions, len(steps))
+    errors = sum(str(s["observation"]).lstrip().startswith(SWE_FAILED) for s in steps)
+    return Run(1, person, calls, calls, errors)
+
+
+MINI_PERSON = ("Command not executed. The user rejected your command with the following message:",
+               "Commands not executed. The user rejected your commands with the following message:",
+               "The user added a new task:", "Interrupted by user:")
+MINI_HARNESS = ("Please always provide EXACTLY ONE action", "Format error:", "Interrupted by user: Temporary "
+                "interruption caught.", "Command not executed. Switching to human mode",
+                "Commands not executed. Switching to human mode", "Your previous response reached the output")
+
+
+def mini_swe_agent_run(path: Path) -> Run:
+    """The first user message is the task; an action (a tool call, an ``extra.actions`` entry or a fenced bash
+    block) is answered by the tool message with its id or the next user message, unless the harness wrote that
+    one or it carries the person's words (a rejection, an interruption, a new task: the action did not run)."""
+    msgs = json.loads(path.read_text())["messages"]
+    person = calls = linked = errors = 0
+    pending: list = []
+    seen_user = False
+    for m in msgs:
+        text = m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+        if m["role"] == "assistant":
+            n = len(m.get("tool_calls") or []) or len((m.get("extra") or {}).get("actions") or []) or len(
+                re.findall(r"```(?:bash|mswea_bash_command)\n", text))
+            calls += n
+            pending = list(range(n))
+        elif m["role"] == "user" and text.lstrip().startswith(MINI_HARNESS):
+            pending = []
+        elif m["role"] == "user" and text.lstrip().startswith(MINI_PERSON):
+            pending, person = [], person + 1
+        elif m["role"] in ("user", "tool") and pending:
+            pending.pop(0)
+            linked += 1
+            code = (m.get("extra") or {}).get("returncode")
+            errors += code != 0 if isinstance(code, int) else bool(
+                re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text))
+        elif m["role"] == "user":
+            person += not seen_user
+            seen_user = True
+    return Run(1, person, calls, linked, errors)
+
+
+def inspect_run(path: Path) -> Run:
+    """One conversation per sample; when the model events hold replies the messages lack, the conversation is
+    the events' (each call's new user input, then its reply). Person turns: user messages other than the agents'
+    continue prompts; calls and errors from the tool calls and tool messages."""
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as z:
+            samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    else:
+        samples = json.loads(path.read_text())["samples"]
+    out = Run(0, 0, 0, 0, 0)
+    for s in samples:
+        msgs = s["messages"]
+        texts = {json.dumps(m.get("content")) for m in msgs if m["role"] == "assistant"} | {
+            m.get("id") for m in msgs if m["role"] == "assistant"}
+        replies = [e["output"]["choices"][0]["message"] for e in s["events"] if e["event"] == "model"
+                   and e["output"]["choices"]]
+        if any((r.get("id") or json.dumps(r.get("content"))) not in texts and (r.get("id") or r.get("content"))
+               for r in replies):
+            users = {json.dumps(m["content"]) for e in s["events"] if e["event"] == "model" for m in e["input"]
+                     if m["role"] == "user"}
+            out = _plus(out, Run(1, len(users), 0, 0, 0))
+            continue
+        users = [m for m in msgs if m["role"] == "user" and not str(m["content"]).startswith(
+            ("Please proceed to the next step using your best judgement", "Your submission was incorrect"))]
+        calls = [c for m in msgs for c in m.get("tool_calls") or []]
+        results = {m["tool_call_id"]: m for m in msgs if m["role"] == "tool"}
+        out = _plus(out, Run(1, len(users), len(calls), sum(c["id"] in results for c in calls),
+                            sum(results[c["id"]].get("error") is not None for c in calls if c["id"] in results)))
+    return out
+
+
+RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
+    "otel_genai": ("otel", otel_run), "openinference_phoenix": ("otel", otel_run),
+    "openhands": ("openhands", openhands_run), "swe_agent": ("swe-agent", swe_agent_run),
+    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run), "inspect_ai": ("inspect", inspect_run),
+}
+
+
+# Real logs (../shared/data/agent-logs): one counter per file of a family, each applying its tool's documented
+# rules to the raw file. ``person`` counts the person's messages on the main path; ``errors`` the answered calls
+# whose result says it failed.
+class FileFigures(NamedTuple):
+    conversations: int
+    person: int
+    calls: int
+    linked: int
+    errors: int
+
+
+# codex-rs core/src/context/contextual_user_message.rs: fragments Codex injects as user messages
+CODEX_CONTEXTUAL = ("# agents.md instructions", "<user_instructions>", "<instructions>", "<agents_instructions>",
+                    "<environment_context>", "<context_update>", "<multiagent_context>",
+                    "<agent_message_board_notification>", "<skill>", "<skills_instructions>", "<user_shell_command>",
+                    "<turn_aborted>", "<subagent_notification>", "<codex_internal_context", "<goal_context>",
+                    "<recommended_plugins>", "<hook_prompt ", "<permissions instructions>")
+CODEX_FAILURES = ("execution error:", "apply_patch verification failed", "write_stdin failed",
+                  "failed to parse function arguments", "unsupported call", "error:", "failed in sandbox", "err: ")
+
+
+def _uuid7_ms(v: object) -> int | None:
+    return int(v[:8] + v[9:13], 16) if isinstance(v, str) and len(v) == 36 and v[14] == "7" else None
+
+
+def _codex_failed(output: object) -> bool:
+    """A tool output's own word on failure: ``success: false``, the JSON wrapper's exit code, the header's, or a
+    handler's failure message; anything else succeeded."""
+    if isinstance(output, dict):
+        return output.get("success") is False or _codex_failed(str(output.get("content", "")))
+    if isinstance(output, list):
+        return _codex_failed("\n".join(p.get("text", "") for p in output if isinstance(p, dict)))
+    if not isinstance(output, str):
+        return False
+    try:
+        wrapped = json.loads(output)
+    except json.JSONDecodeError:
+        wrapped = None
+    if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
+        code = (wrapped.get("metadata") or {}).get("exit_code")
+        return code != 0 if isinstance(code, int) else _codex_failed(wrapped["output"])
+    for line in output.split("\n")[:8]:
+        if line.rstrip() == "Output:":
+            break
+        m = re.match(r"(?:Exit code|Process exited with code):? (-?\d+)", line)
+        if m:
+            return int(m.group(1)) != 0
+    return output.lstrip().lower().startswith(CODEX_FAILURES)
+
+
+def codex_file(path: Path) -> FileFigures:
+    recs = list(_lines(path))
+    meta: dict = {}
+    copied = False
+    person = 0
+    calls: list[str | None] = []
+    outputs: dict[str, object] = {}
+    exits: dict[str, int] = {}
+    rolled = 0
+    for r in recs:
+        kind, p = r.get("type"), r.get("payload") or {}
+        if kind == "session_meta":
+            copied = bool(meta) and p.get("id") != meta.get("id")
+            meta = meta or p
+            continue
+        boundary = kind == "turn_context" or (kind == "event_msg" and p.get("type") == "task_started")
+        if copied and boundary:
+            turn, thread = _uuid7_ms(p.get("turn_id")), _uuid7_ms(meta.get("id"))
+            copied = turn < thread if turn is not None and thread is not None else False
+        if kind == "event_msg" and p.get("type") in ("exec_command_end", "patch_apply_end"):
+            code = p.get("exit_code") if "exit_code" in p else (0 if p.get("success") else 1)
+            exits[p["call_id"]] = code
+        if kind == "event_msg" and p.get("type") == "thread_rolled_back":
+            rolled += p.get("num_turns", 0)
+        if kind != "response_item":
+            continue
+        t = p.get("type")
+        if t == "message" and p.get("role") == "user" and not copied:
+            texts = [c.get("text", "") for c in p["content"]]
+            person += not any(x.lstrip().lower().startswith(CODEX_CONTEXTUAL) for x in texts)
+        elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"):
+            calls.append(p.get("call_id") or p.get("id"))
+        elif t in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
+            outputs[p["call_id"]] = p.get("output")
+    linked = [c for c in calls if c in outputs]
+    errors = sum(exits[c] != 0 if c in exits else _codex_failed(outputs[c]) for c in linked)
+    return FileFigures(1, person - rolled, len(calls), len(linked), errors)
+
+
+# Claude Code's own text on the user role (slash commands and their output, hooks, interruptions, summaries)
+CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+                  "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below were generated",
+                  "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>", "<system-reminder>",
+                  "Stop hook feedback:", "[Request interrupted by user", "Request interrupted by user",
+                  "This session is being continued from a previous conversation", "<task-notification>")
+
+
+def claude_code_file(path: Path) -> FileFigures:
+    if path.name.endswith(".meta.json"):
+        return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
+    recs = list(_lines(path))
+    nodes = {}  # uuid -> (parent, timestamp, line)
+    for n, r in enumerate(recs):
+        if isinstance(r.get("uuid"), str):
+            nodes[r["uuid"]] = (r.get("parentUuid") or r.get("logicalParentUuid"), r.get("timestamp") or "", n)
+    parents = {p for p, _, _ in nodes.values()}
+    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
+    path_ids = set()
+    while leaf in nodes and leaf not in path_ids:
+        path_ids.add(leaf)
+        leaf = nodes[leaf][0]
+    person = 0
+    uses: dict[str, None] = {}
+    results: dict[str, bool] = {}
+    for r in recs:
+        content = (r.get("message") or {}).get("content")
+        blocks = content if isinstance(content, list) else []
+        if r.get("type") == "assistant":
+            uses.update((b["id"], None) for b in blocks if b.get("type") == "tool_use")
+        if r.get("type") != "user":
+            continue
+        results.update((b["tool_use_id"], bool(b.get("is_error"))) for b in blocks if b.get("type") == "tool_result")
+        texts = [content] if isinstance(content, str) else [b["text"] for b in blocks if b.get("type") == "text"]
+        if not texts or r.get("uuid") not in path_ids:
+            continue
+        text = "\n".join(texts).lstrip()
+        reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
+        meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
+        person += not meta and (bool(reminded) or not text.startswith(CLAUDE_HARNESS))
+    linked = [u for u in uses if u in results]
+    return FileFigures(1, person, len(uses), len(linked), sum(results[u] for u in linked))
+
+
+GEMINI_NOT_PERSON = ("System: Please continue.", "[Function Response:",
+                     "This is the Gemini CLI. We are setting up the context", "<session_context>")
+
+
+def _gemini_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(p["text"] for p in content or [] if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def _gemini_exit(v: object) -> bool:
+    """The shell tool's output says the command failed: an ``Exit Code: N`` line, N not 0 (gemini-cli's
+    shell.ts writes it), anywhere in the recorded result."""
+    if isinstance(v, str):
+        return any(int(m) != 0 for m in re.findall(r"(?im)^[ \t]*Exit Code:[ \t]*(-?\d+)[ \t]*$", v))
+    if isinstance(v, dict):
+        return any(_gemini_exit(x) for x in v.values())
+    if isinstance(v, list):
+        return any(_gemini_exit(x) for x in v)
+    return False
+
+
+def gemini_file(path: Path) -> FileFigures:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(doc, dict) and "messages" in doc:  # a chat recording
+        msgs = doc["messages"]
+        person = sum(m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON)
+                     for m in msgs)
+        calls = [c for m in msgs for c in m.get("toolCalls") or []]
+        done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
+        return FileFigures(1, person, len(calls), len(done), sum(c.get("status") == "error" or _gemini_exit(c.get("result"))
+                                                                 for c in done))
+    if isinstance(doc, list) and doc and "sessionId" in doc[0]:  # logs.json, the prompt log
+        chats = path.parent / "chats"
+        recorded = {f.stem[-8:] for f in chats.glob("session-*")} if chats.is_dir() else set()
+        kept = [e for e in doc if e["sessionId"][:8] not in recorded and e.get("type") == "user"]
+        return FileFigures(len({e["sessionId"] for e in kept}), len(kept), 0, 0, 0)
+    contents = doc["history"] if isinstance(doc, dict) else doc  # a /chat save checkpoint
+    person = calls = linked = errors = 0
+    open_names: list[str] = []
+    for c in contents:
+        parts = c["parts"]
+        if c["role"] == "model":
+            names = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+            calls += len(names)
+            open_names += names
+            continue
+        text = _gemini_text(parts)
+        person += bool(text) and not text.lstrip().startswith(GEMINI_NOT_PERSON)
+        for p in parts:
+            fr = p.get("functionResponse")
+            if fr and fr["name"] in open_names:
+                open_names.remove(fr["name"])
+                linked += 1
+                errors += "error" in (fr.get("response") or {})
+    return FileFigures(1, person, calls, linked, errors)
+
+
+def aider_file(path: Path) -> FileFigures:
+    """aider/io.py and coders/: ``#### `` inputs (a confirmation prompt with its answer, or the architect's reply
+    repeated to the editor, is not the person's), ``> `` output, the rest the model's reply; edits are SEARCH/REPLACE
+    blocks, fenced diffs, and in the whole format a file name over a fence; an edit is answered when the ``> ``
+    output after its reply names its file, and failed when that output says so."""
+    text = path.read_text(encoding="utf-8")
+    sessions = text.split("# aider chat started at ")[1:]
+    person = calls = linked = errors = 0
+    fence = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"
+    for body in sessions:
+        groups: list[tuple[str, list[str]]] = []
+        reflecting = False
+        for line in body.splitlines()[1:]:
+            line = line[:-2] if line.endswith("  ") else line
+            if line.startswith("#### "):
+                kind = "confirm" if re.search(r"\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:", line) else "user"
+                line, reflecting = line[5:], False
+            elif line.startswith("> ") or line == ">":
+                kind, line, reflecting = "tool", line[2:], False
+            elif not line.strip() and groups and groups[-1][0] == "tool":
+                kind = "tool"
+            else:  # the failed blocks aider reflects to the model after its "> " report are its own output
+                reflecting = reflecting or (bool(groups) and groups[-1][0] == "tool"
+                                            and line.startswith("## SearchReplaceNo"))
+                kind = "tool" if reflecting else "reply"
+            if groups and groups[-1][0] == kind != "confirm":
+                groups[-1][1].append(line)
+            else:
+                groups.append((kind, [line]))
+        groups = [(k, ls) for k, ls in groups if "\n".join(ls).strip()]
+        formats = {"main": None, "editor": None}
+        for ln in (groups[0][1] if groups and groups[0][0] == "tool" else []):
+            if m := re.match(r"(?:Main )?[Mm]odel: \S+ with (\S+) edit format", ln):
+                formats["main"] = m.group(1)
+            if m := re.match(r"Editor model: \S+ with (\S+) edit format", ln):
+                formats["editor"] = m.group(1)
+        last_reply, handoff = None, False
+        for i, (kind, lines) in enumerate(groups):
+            plain = "\n".join(ln.rstrip() for ln in lines if ln.strip())
+            if kind == "user":
+                handoff = last_reply is not None and plain == last_reply
+                person += not handoff
+            elif kind == "reply":
+                body_text = "\n".join(lines)
+                paths = [m.group(1).strip().strip("`*") for m in re.finditer(
+                    r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)", body_text, re.M | re.S)]
+                paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
+                if (formats["editor"] if handoff else formats["main"]) in ("whole", "editor-whole"):
+                    paths += [m.group(1) for m in re.finditer(
+                        r"^[*`]*([\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + fence + r"\n.*?^(?:```+|</source>|</code>|"
+                        r"</pre>|</codeblock>|</sourcecode>)[ \t]*$", body_text, re.M | re.S)]
+                out = groups[i + 1][1] if i + 1 < len(groups) and groups[i + 1][0] == "tool" else []
+                said: dict[int, list[str]] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
+                for ln in out:
+                    if ln.startswith("Tokens: ") or not ln.strip():
+                        continue
+                    named = [(len(p), k) for k, p in enumerate(paths) if p and p in ln]
+                    said.setdefault(max(named)[1] if named else 0, []).append(ln)
+                answered = [k for k in said if k < len(paths)]
+                linked += len(answered)
+                errors += sum(bool(re.search(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|"
+                                             r"unable to|traceback)\b", "\n".join(said[k]))) for k in answered)
+                calls += len(paths)
+                last_reply, handoff = plain, False
+    return FileFigures(len(sessions), person, calls, linked, errors)

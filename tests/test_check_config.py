@@ -91,8 +91,30 @@ def test_update_writes_a_missing_baseline_and_says_so(wh: Path, tmp_path: Path) 
                                     "directions and tolerances (commit it)")
     assert written["baseline.means.empty_assistant_share"] == {"value": pytest.approx(0.4707804395), "better": "lower",
                                                               "tolerance": 0.05, "relative": True}
-    assert {k.split(".")[0] for k in written} >= {"baseline", "drift", "compression", "sentinel"}
+    assert {k.split(".")[0] for k in written} >= {"baseline", "drift", "compression"}
+    assert not any(k.startswith(("sentinel.", "memory.", "skills.")) for k in written)  # not in use on the seed
     assert run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(new))[0] == 0  # and it holds
+
+
+def test_metrics_of_an_analyzer_not_in_use_are_skipped_and_say_why(wh: Path, tmp_path: Path) -> None:
+    """The seed's DevFlow logs never ask for a sentinel: its gated figures are neither a pass nor a regression."""
+    doc = json.loads((wh / "base.json").read_text())
+    doc["metrics"]["sentinel.healthy_share"] = {"value": 0.9, "better": "higher", "tolerance": 0.02, "relative": False}
+    doc["metrics"]["sentinel.judged_replies"] = {"value": 600, "better": "equal", "tolerance": 0, "relative": False}
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(tmp_path / "b.json"),
+                           "--junit", str(tmp_path / "j.xml"))
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[-2].endswith("metrics: 0 regressed, 0 better, 2 skipped as not in use")
+    assert lines[-1] == ("not in use (sentinel, 2 metrics): no `[[SS-CHECK` in any system prompt, injected text or "
+                         "reply of the 3 conversations: no model was asked for the sentinel")
+    assert any(line.startswith("sentinel.judged_replies") and line.endswith("not in use") for line in lines)
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert suite.get("skipped") == "2" and suite.get("failures") == "0"
+    code, out, _ = run_cli("check", "--db", str(wh / "w.duckdb"), "--baseline", str(tmp_path / "b.json"), "--update")
+    assert code == 0 and json.loads((tmp_path / "b.json").read_text())["metrics"]["sentinel.judged_replies"][
+        "value"] == 600  # nothing measured it: an update keeps it
 
 
 def test_config_init_writes_every_key_and_reloads(tmp_path: Path) -> None:

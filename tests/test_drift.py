@@ -66,7 +66,10 @@ def test_f89d129a_is_crowded_with_its_largest_results_as_evidence(seed_wh: Path,
         "'f89d129a' AND m.role = 'tool' ORDER BY m.content_bytes DESC, m.position LIMIT 5").fetchall()]
     assert _episodes(con, "f89d129a", "tool_result_crowding") == [("high", sorted(largest))]
     finding = next(f for f in doc["findings"] if f["native_id"] == "f89d129a" and f["kind"] == "tool_result_crowding")
-    assert finding["rule"] == "asst_tool_ratio 0.05 ≤ 0.1 with 39 results > 2000 bytes"
+    # the assistant's writing counts what it wrote through tool arguments too (0.05 -> 0.06); the seed's three
+    # conversations are too few for a norm of their kind, so the seed's ratios apply and the rule says so
+    assert finding["rule"] == ("output/tool ratio 0.06 ≤ 0.1 with 39 results > 2000 bytes in a context of ~146,715 "
+                               "tokens (no norm for sqlite (3 conversations, fewer than 20): the seed's ratios apply)")
 
 
 def test_no_focus_and_secondary_signals(seed_wh: Path, tmp_path: Path) -> None:
@@ -100,5 +103,7 @@ def test_echo_without_nagging_is_an_agents_way_of_working_not_no_focus(reported_
     assert {r[3] for r in rows if r[0] == "aeb4919b"} == {"none"} and {r[1] for r in rows if r[0] == "aeb4919b"} == {
         65 / 120}
     assert all(sev == "none" for _, echo, nags, sev in rows if echo < 0.30 or nags < 2)
-    assert sorted(n for n, _, _, sev in rows if sev != "none") == sorted(
-        n for n, echo, nags, _ in rows if echo >= 0.30 and nags >= 2)
+    # echo is held against its kind (22 sqlite conversations: fence 0.557 on the echo rate): of those crossing
+    # both seed thresholds only f89d129a echoes more than its kind usually does
+    crossing = sorted(n for n, echo, nags, _ in rows if echo >= 0.30 and nags >= 2)
+    assert sorted(n for n, _, _, sev in rows if sev != "none") == ["f89d129a"] and "f89d129a" in crossing

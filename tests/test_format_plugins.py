@@ -31,10 +31,12 @@ packages = ["tinylog"]
 """
 
 MODULE = '''\
-"""A made-up log: a "#tinylog" first line, then "U: text", "A: text", "C <id> <tool> <json args>",
-"R <id> text" (a result) and "E <id> text" (an error result) lines; anything else is skipped and counted."""
-from forensics.importers.model import Conversation, ToolCall, Turn
-from forensics.importers.registry import Format
+"""A made-up log: a "#tinylog" first line, then "U: text", "A: text", "C <id or -> <tool> <json args>",
+"R <id> text" (a result) and "E <id> text" (an error result), "N <tool> text" (a result naming its tool, no
+id) and "T <prompt tokens, cache included> <cached> <output>" (the last reply's usage) lines; anything else
+is skipped and counted. A "<name>.meta" file beside a log is its side file."""
+from forensics.importers.model import Conversation, ToolCall, Turn, Usage
+from forensics.importers.registry import Format, Side
 
 
 def sniff(probe):
@@ -52,16 +54,25 @@ def read(path, log):
             turns.append(Turn("assistant", rest))
         elif kind == "C":
             cid, tool, args = rest.split(" ", 2)
-            turns.append(Turn("assistant", "", calls=[ToolCall(tool, args, cid)]))
+            turns.append(Turn("assistant", "", calls=[ToolCall(tool, args, None if cid == "-" else cid)]))
         elif kind in ("R", "E"):
             cid, _, text = rest.partition(" ")
             turns.append(Turn("tool", text, answers=cid, is_error=kind == "E"))
+        elif kind == "N":
+            tool, _, text = rest.partition(" ")
+            turns.append(Turn("tool", text, tool=tool))
+        elif kind == "T":
+            prompt, cached, out = map(int, rest.split())
+            last = [t for t in turns if t.role == "assistant"][-1]
+            last.usage.append(Usage(prompt_tokens=prompt, cache_read_input_tokens=cached, output_tokens=out))
+            log.skip("usage line")
         else:
             log.skip(f"line {kind[:10]!r}")
     return [Conversation(path.rsplit("/", 1)[-1], turns, title="tiny")]
 
 
-FORMAT = Format("tinylog", "tinylog files (a plug-in)", sniff, read=read, suffixes=(".tiny",))
+FORMAT = Format("tinylog", "tinylog files (a plug-in)", sniff, read=read, suffixes=(".tiny",),
+                sides=(Side("*.tiny.meta", "{base}.tiny", "what the log is about", read=False),))
 '''
 
 LOG = """#tinylog
@@ -70,6 +81,9 @@ C c1 read_file {"path": "main.py"}
 R c1 print("hi")
 C c2 run {"cmd": "python main.py"}
 E c2 Traceback: NameError
+C - grep {"pattern": "NameError"}
+N grep main.py:3: NameError
+T 1200 1000 40
 X a line of a kind this format does not know
 A: main.py 有一个 NameError。
 """
@@ -99,18 +113,26 @@ def test_an_installed_plugin_format_is_detected_and_ingested(site: Path, tmp_pat
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "session.tiny").write_text(LOG, encoding="utf-8")
-    (logs / "notes.tiny").write_text("not a tinylog\n")  # offered by its suffix, refused by the sniff: passed over
+    (logs / "notes.tiny").write_text("not a tinylog\n")  # offered by its suffix, refused by the sniff: counted
+    (logs / "session.tiny.meta").write_text("about main.py\n")  # the plug-in's side file
     db = tmp_path / "w.duckdb"
     r = forensics(site, "ingest", str(logs), "--db", str(db), "--json")
     assert r.returncode == 0, r.stderr
-    (src,) = json.loads(r.stdout)["sources"]
+    out = json.loads(r.stdout)
+    (src,) = out["sources"]
     assert (src["format"], src["rows_read"], src["messages_read"], src["messages_imported"], src["skipped"]) == (
-        "tinylog", 7, 7, 6, 1)
-    assert "skipped: line 'X' x1" in src["note"]
+        "tinylog", 10, 10, 8, 2)
+    assert "skipped: line 'X' x1, usage line x1" in src["note"]
+    assert sorted((Path(o["path"]).name, o["status"]) for o in out["others"]) == [
+        ("notes.tiny", "unrecognised"), ("session.tiny.meta", "side")]
     assert query(db, "SELECT position, role, tool_call_count FROM messages ORDER BY position") == [
-        (0, "user", 0), (1, "assistant", 1), (2, "tool", 0), (3, "assistant", 1), (4, "tool", 0), (5, "assistant", 0)]
+        (0, "user", 0), (1, "assistant", 1), (2, "tool", 0), (3, "assistant", 1), (4, "tool", 0), (5, "assistant", 1),
+        (6, "tool", 0), (7, "assistant", 0)]
     assert query(db, "SELECT name, arguments, result_position, is_error FROM tool_calls ORDER BY position") == [
-        ("read_file", '{"path": "main.py"}', 2, False), ("run", '{"cmd": "python main.py"}', 4, True)]
+        ("read_file", '{"path": "main.py"}', 2, False), ("run", '{"cmd": "python main.py"}', 4, True),
+        ("grep", '{"pattern": "NameError"}', 6, False)]  # linked by the tool it names: the shared toolkit
+    assert query(db, "SELECT position, input_tokens, cache_read_input_tokens, output_tokens FROM message_usage") == [
+        (5, 200, 1000, 40)]  # the prompt count less the cache reads, once
     again = forensics(site, "ingest", str(logs), "--db", str(db), "--json")
     assert json.loads(again.stdout)["sources"][0]["status"] == "unchanged"
 

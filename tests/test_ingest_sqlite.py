@@ -189,10 +189,11 @@ def test_unknown_format_option_is_usage_error(tmp_path: Path) -> None:
 
 def test_parallel_parse_gives_the_same_warehouse_as_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import forensics.importers.run as run
+    import forensics.importers.sqlite as sqlite
 
     ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "sessions"], db=tmp_path / "inline.duckdb", workers=1)
     monkeypatch.setattr(run, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(run, "CHUNK_ROWS", 3)  # several tasks per SQLite source
+    monkeypatch.setattr(sqlite, "CHUNK_ROWS", 3)  # several tasks per SQLite source (the format plans its chunks)
     ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "sessions"], db=tmp_path / "pool.duckdb", workers=2)
     sql = ("SELECT conversation_id, seq, position, role, md5(content), content_bytes FROM messages ORDER BY ALL")
     assert q(tmp_path / "inline.duckdb", sql) == q(tmp_path / "pool.duckdb", sql)

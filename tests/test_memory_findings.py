@@ -140,8 +140,10 @@ def test_a_warehouse_without_decision_memory_says_so(seed_wh: Path, tmp_path: Pa
     shutil.copy(seed_wh, db)
     code, _, err = run_cli("report", "--db", str(db), "--only", "memory", "--out", str(tmp_path), "--format", "md,json")
     assert code == 0, err
-    assert "No decision-memory source in the selection" in (tmp_path / "report.md").read_text(encoding="utf-8")
-    assert json.loads((tmp_path / "metrics.json").read_text())["sections"]["memory"]["findings"]["relitigation"] == 0
+    assert ("Not in use: no decision records (a decision-memory SQLite file with decision_events) in the warehouse."
+            in (tmp_path / "report.md").read_text(encoding="utf-8"))
+    doc = json.loads((tmp_path / "metrics.json").read_text())
+    assert doc["sections"]["memory"] == {} and "memory" in doc["not_in_use"]  # no figure for `check` to gate
     assert query(db, "SELECT count(*) FROM memory_findings") == [(0,)]
 
 

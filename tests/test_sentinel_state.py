@@ -249,10 +249,11 @@ def test_a_selection_without_judged_replies_says_so(history: Path, tmp_path: Pat
     code, _, err = run_cli("report", "--db", str(history), "--out", str(tmp_path / "r"), "--only", "sentinel",
                            "--model", "no-such-model")
     assert code == 0, err
-    m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["sentinel"]
-    assert (m["judged_replies"], m["models"], m["degraded_conversations"], m["lead"]["sentinel_first_share"]) == (
-        0, {}, 0, None)
-    assert "No final assistant reply" in (tmp_path / "r" / "report.md").read_text()
+    doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert doc["sections"]["sentinel"] == {}  # nothing for `check` to gate
+    assert doc["not_in_use"] == {"sentinel": "no conversation of the selection asks for the sentinel"}
+    assert "Not in use: no conversation of the selection asks for the sentinel." in (
+        tmp_path / "r" / "report.md").read_text()
     assert not (tmp_path / "r" / "charts").exists() or not list((tmp_path / "r" / "charts").glob("sentinel_*"))
 
 

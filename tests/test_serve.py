@@ -68,7 +68,9 @@ def test_a_transcript_marks_findings_topics_and_sentinel_verdicts(client: TestCl
     assert re.search(r'href="#m(\d+)"', item).group(1) == "141"  # the link scrolls to the first cited message
     cited = re.search(r'id="m141" data-position="141" data-findings="([\d,]+)"', text).group(1).split(",")
     assert n in cited
-    assert 'class="segment switch">⇄ topic switch' in text and "sentinel missing" in text
+    assert 'class="segment switch">⇄ topic switch' in text
+    assert "sentinel missing" not in text  # the DevFlow seed never asked for the sentinel: its replies are not judged
+    assert "sentinel missing" in client.get(f"/c/{_cid(reported_wh, 'a9ce8167')}").text  # realistic.db asks
     assert 'result of <a href="#m175">[175] read_file</a>' in text  # the tool result beside its call
 
 

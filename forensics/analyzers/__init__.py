@@ -19,6 +19,7 @@ REGISTRY: dict[str, str] = {
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
+    "outcomes": "forensics.analyzers.outcomes",  # last: it compares the findings above with outcomes
 }
 
 

@@ -68,6 +68,15 @@ class Section:
     # finding kind -> one line on what that kind's figure is across the corpus, for when it fires on most
     # conversations: then it is a property of the corpus, said once ("tool calls without text are the norm here")
     norms: dict[str, str] = field(default_factory=dict)
+    # what had nothing to read: a metric prefix (the section's name for the whole analyzer, or "topics.evaluation"
+    # for a part of it) -> why, in one line ("no canary in any system prompt"). The report says it in that line,
+    # `forensics check` skips the metrics under the prefix (saying why) and `tune` recommends nothing from them.
+    not_in_use: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def idle(cls, name: str, title: str, why: str) -> Section:
+        """The section of an analyzer whose input is absent: one line, no finding, no metric, no chart."""
+        return cls(name, title, f"Not in use: {why}.", not_in_use={name: why})
 
 
 @dataclass

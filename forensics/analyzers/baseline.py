@@ -1,6 +1,9 @@
-"""Baseline metrics (SPEC §4): the seed's table, per conversation and as means, plus three charts."""
+"""Baseline metrics (SPEC §4): the seed's table, per conversation and as means, plus three charts; and where the
+person said the assistant's work failed them (``user_pushback``: "still cannot drag", "same error", a traceback
+pasted back), the visible failure a reviewer opens a conversation for."""
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -8,7 +11,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from forensics.analyzers.base import Chart, Context, Section
+from forensics.analyzers.base import Chart, Context, Finding, Section
 from forensics.analyzers.facts import arrow, fact
 from forensics.config import Config
 from forensics.queries import load_query
@@ -16,7 +19,9 @@ from forensics.selection import SELECTED
 
 NAME = "baseline"
 TITLE = "Baseline metrics"
-FACTS = ("baseline", "baseline_tool_sizes", "baseline_role_chars")  # what run() reads (``analyzers.facts``)
+FACTS = ("baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback")  # what run() reads
+PUSHBACK_HEAD = 400  # characters of a person's turn read for pushback: what they say, not the log they paste
+QUOTE = 80  # characters of a pushback turn quoted in its finding
 COUNTS = ["messages", "user", "assistant", "tool", "tool_calls", "parallel_turns", "tool_results_gt_2kb",
           "tool_results_gt_10kb", "empty_assistant", "continue_nags", "short_user"]
 SHARES = ["empty_assistant_share", "short_user_share", "asst_tool_ratio"]
@@ -48,6 +53,31 @@ def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
                       f"JOIN {SELECTED} USING (conversation_id) WHERE m.on_main_path GROUP BY 1, 2")
 
 
+@fact("baseline_pushback", order=("conversation_id", "position"))
+def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """The person's turns, after the assistant answered at least once, that say its work failed them
+    (``baseline.pushback_patterns`` in their first PUSHBACK_HEAD characters), with the words that did."""
+    pattern = re.compile("|".join(f"(?:{p})" for p in cfg.baseline.pushback_patterns), re.I | re.M)
+    rows = con.execute(f"""
+        SELECT m.conversation_id, m.position, left(m.content, {PUSHBACK_HEAD}) AS head
+        FROM messages m JOIN {SELECTED} USING (conversation_id)
+        WHERE m.on_main_path AND m.origin = 'person' AND m.position > (
+            SELECT min(a.position) FROM messages a WHERE a.conversation_id = m.conversation_id AND a.on_main_path
+            AND a.role = 'assistant')""").fetchall() if cfg.baseline.pushback_patterns else []
+    hits = [(cid, pos, _quote(head, m)) for cid, pos, head in rows if (m := pattern.search(head))]
+    return pa.table({"conversation_id": pa.array([h[0] for h in hits], pa.string()),
+                     "position": pa.array([h[1] for h in hits], pa.int32()),
+                     "quote": pa.array([h[2] for h in hits], pa.string())})
+
+
+def _quote(text: str, m: re.Match[str]) -> str:
+    """The words around the match, on one line."""
+    start = max(0, m.start() - (QUOTE - (m.end() - m.start())) // 2)
+    if start and not text[start - 1].isspace():  # from the next whole word
+        start = next((i + 1 for i in range(start, m.start()) if text[i].isspace()), m.start())
+    return " ".join(text[start:start + QUOTE].split())
+
+
 def run(ctx: Context) -> Section:
     per = ctx.fact("baseline")
     means = {m: _mean(per[m]) for m in METRICS}
@@ -64,8 +94,11 @@ def run(ctx: Context) -> Section:
         "tool_result_bytes_histogram": {"edges": SIZE_BINS[:-1], "counts": hist},
         "context_chars_by_role": role_chars,
     }
+    pushed = ctx.fact("baseline_pushback")
+    metrics["pushback"] = {"turns": pushed.height, "conversation_count": pushed["conversation_id"].n_unique()}
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(per, means)
+    sec.findings = _pushback_findings(pushed, per)
     sec.grid = seed_table(per, means, ctx.names)
     roles_title = "Messages by role per conversation" + (
         f" (the {WIDE_LAYOUT_MAX} longest of {per.height})" if per.height > WIDE_LAYOUT_MAX else "")
@@ -77,6 +110,21 @@ def run(ctx: Context) -> Section:
                          metrics["tool_result_bytes_histogram"]),
                    Chart("context_share", "Share of context by role (characters)", role_chars)]
     return sec
+
+
+def _pushback_findings(pushed: pl.DataFrame, per: pl.DataFrame) -> list[Finding]:
+    """One finding per conversation where the person pushed back: high when they had to say it twice or more."""
+    natives = dict(zip(per["conversation_id"].to_list(), per["native_id"].to_list()))
+    out = []
+    for (cid,), rows in pushed.group_by("conversation_id", maintain_order=True):
+        positions, quotes = rows["position"].to_list(), rows["quote"].to_list()
+        out.append(Finding("user_pushback", "high" if len(positions) > 1 else "low", str(cid), natives.get(cid),
+                           positions, f"the person said the work failed them {len(positions)} "
+                           f"time{'s' if len(positions) > 1 else ''}: " + "; ".join(
+                               f"[{p}] “{q}”" for p, q in list(zip(positions, quotes))[:3]),
+                           "a person's turn after an answer saying it failed (baseline.pushback_patterns)",
+                           float(len(positions))))
+    return out
 
 
 def _mean(col: pl.Series) -> float | None:

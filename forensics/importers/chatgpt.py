@@ -28,7 +28,8 @@ from typing import Any
 
 from forensics.importers import stream, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.records import chain
+from forensics.importers.registry import Format, Probe, Side
 
 HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
@@ -124,7 +125,7 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
         agg = meta.get("aggregate_result") if isinstance(meta.get("aggregate_result"), dict) else {}
         status = agg.get("status") if isinstance(agg.get("status"), str) else ""
         error = ctype == "system_error" or bool(FAILED_STATUS.search(status)) or None
-        return Turn("tool", text, id=nid, at=at, is_error=error)
+        return Turn("tool", text, id=nid, at=at, is_error=error, tool=author.get("name"))  # the call's recipient
     if ctype not in (None, "text", "multimodal_text", "code", "execution_output"):
         log.ignore(f"content type {str(ctype)[:40]}")
     return Turn(role if isinstance(role, str) else "?", text, id=nid, at=at)
@@ -163,14 +164,9 @@ def _text(content: dict) -> str:
 def _main_path(nodes: dict[str, dict], current: Any) -> list[str]:
     """Root -> current_node (else the newest leaf), in order."""
     if not isinstance(current, str) or current not in nodes:
-        leaves = [k for k, v in nodes.items() if not v.get("children")]
-        current = max(leaves, key=lambda k: _time(nodes[k]), default=None)
-    path, seen = [], set()
-    while isinstance(current, str) and current in nodes and current not in seen:
-        seen.add(current)
-        path.append(current)
-        current = nodes[current].get("parent")
-    return path[::-1]
+        childless = [k for k, v in nodes.items() if not v.get("children")]
+        current = max(childless, key=lambda k: _time(nodes[k]), default=None)
+    return chain(current, {k: v.get("parent") for k, v in nodes.items()})
 
 
 def _tree_order(nodes: dict[str, dict]) -> list[str]:
@@ -208,4 +204,9 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",
-                _sniff, read=read, suffixes=(".json",))
+                _sniff, read=read, suffixes=(".json",), sides=tuple(
+                    Side(name, "conversations.json", holds, read=False) for name, holds in (
+                        ("shared_conversations.json", "the links shared to conversations"),
+                        ("message_feedback.json", "the ratings given to replies"), ("user.json", "the account"),
+                        ("model_comparisons.json", "the answers compared side by side"),
+                        ("chat.html", "the same conversations as a web page"))))

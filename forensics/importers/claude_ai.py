@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from forensics.importers import stream
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
+from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe
 
 SENDERS = {"human": "user", "assistant": "assistant", "user": "user", "system": "system"}
@@ -96,13 +96,9 @@ def _main_path(msgs: list[dict]) -> dict[str, int]:
     from the newest message up to the root."""
     if not any(_parent(m) for m in msgs):
         return {m.get("uuid"): k for k, m in enumerate(msgs)}
-    by_id = {m.get("uuid"): m for m in msgs}
     leaf = max(msgs, key=lambda m: str(m.get("created_at") or ""), default=None)  # ISO-8601 sorts as text
-    chain: list[Any] = []
-    while leaf is not None and leaf.get("uuid") not in chain:
-        chain.append(leaf.get("uuid"))
-        leaf = by_id.get(_parent(leaf))
-    return {u: k for k, u in enumerate(reversed(chain))}
+    path = chain(leaf.get("uuid") if leaf else None, {m.get("uuid"): _parent(m) for m in msgs})
+    return {u: k for k, u in enumerate(path)}
 
 
 def _sniff(probe: Probe) -> bool:

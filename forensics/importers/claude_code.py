@@ -7,11 +7,17 @@ counted once. Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParent
 and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
 boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
 is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
+
+Whose turn a user line is: Claude Code flags its own (``isMeta``, ``isCompactSummary``); command wrappers,
+hook feedback and interruptions are recognised by their opening; the rest is the person's. A sub-agent's
+``.meta.json`` is a side file (its title comes from it); ``~/.claude/history.jsonl``: see
+``claude_code_history``.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,22 +26,45 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
-from forensics.importers import values
-from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns
-from forensics.importers.records import Batch, Entry, Parsed, normalize, source_key, split_lines, stable_id
-from forensics.importers.registry import Format, Probe
-from forensics.importers.values import json_reason
+from forensics.importers import claude_code_history, values
+from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns, parse
+from forensics.importers.records import (
+    Batch,
+    Entry,
+    Parsed,
+    normalize,
+    read_object,
+    source_key,
+    split_lines,
+    stable_id,
+)
+from forensics.importers.registry import Format, Probe, Side
+from forensics.warehouse.origin import origin_of
 
 NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
-              "attachment"}
+              "attachment", "permission-mode", "last-prompt", "ai-title", "custom-title"}
+TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle"}  # a title the person set beats the generated one
 KNOWN_FIELDS = frozenset((
     "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch",
     "slug", "type", "uuid", "timestamp", "message", "requestId", "toolUseResult", "isMeta", "isCompactSummary",
     "isVisibleInTranscriptOnly", "agentId", "subtype", "content", "level", "compactMetadata", "summary",
     "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
-    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation"))
+    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation",
+    # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
+    "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
+    "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
+    "aiTitle", "customTitle"))
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
+# Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
+# "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
+# /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
+# person typed; text after the block is the person's.
+TODO_LIST = re.compile(r"[0-9a-f-]{36}-agent-[0-9a-f-]{36}\.json")  # ~/.claude/todos/<session>-agent-<agent>.json
+# A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
+INJECTED = ("<task-notification>",)
+REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -53,6 +82,7 @@ class _Msg:
     usage: dict | None = None
     model: str | None = None
     ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
+    meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
 
 
 @dataclass(slots=True)
@@ -83,6 +113,8 @@ class _File:
     bad: int = 0  # lines quarantined
     known: int = 0  # lines of a Claude Code line type
     session_id: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)  # line type -> the latest title of that kind
+    agent: str | None = None  # a sub-agent's type and task, from the .meta.json beside its transcript
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -93,8 +125,13 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.rows_read = len(lines)
     b.state["sha256"] = hashlib.sha256(data).hexdigest()
     p = Path(path)
+    if _is_agent_meta(p) or _is_todo_list(p):
+        return _side_file(b, p)
+    if lines and claude_code_history.is_prompt_history(p, _load(lines[0])[1]):
+        return parse(claude_code_history.read, path, source_id)
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
+    f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
     if lines and not f.known:
         b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
         return Parsed.of(b)
@@ -157,7 +194,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     f.nodes[uid] = (parent, ts or "", lineno)
                     f.part_of[uid] = g.part
                     continue
-            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part)
+            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
+                       meta=any(obj.get(k) is True for k in META_FLAGS))
             if kind == "assistant":
                 msg.content = _blocks(msg.content)
                 msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
@@ -172,6 +210,9 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
                                    _int(meta.get("postTokens")), None,
                                    _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+        elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
+            f.titles[kind] = obj[TITLES[kind]]
+            f.skipped[f"{kind} (-> title)"] += 1
         elif kind == "summary":
             f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
                                    _detail(obj, ("summary", "leafUuid"))))
@@ -191,6 +232,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     entries = []
     for i, m in enumerate(msgs):
         msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
+        if msg.role == "user":
+            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text())
         if isinstance(m.content, list):
             for blk in m.content:
                 kind = blk.get("type") if isinstance(blk, dict) else None
@@ -209,6 +252,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
                    ev.post, orjson.dumps(ev.detail).decode())
     title = next((e.detail.get("summary") for e in f.events if e.kind == "summary" and e.attach in f.owner
                   and f.owner[e.attach].part == part), None)
+    if not part:
+        title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
     model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
     b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
     b.state.setdefault("parents", {})[cid] = parent_cid
@@ -224,12 +269,38 @@ def _main_path(f: _File, part: str) -> dict[int, int]:
         seen.add(leaf)
         path.append(leaf)
         leaf = nodes[leaf][0]
-    out: dict[int, int] = {}
+    order: list[_Msg] = []
+    placed: set[int] = set()
     for u in reversed(path):
         m = f.owner.get(u)
-        if m is not None and id(m) not in out:
-            out[id(m)] = len(out)
-    return out
+        if m is not None and id(m) not in placed:
+            placed.add(id(m))
+            order.append(m)
+    _add_parallel_results(f, part, order)
+    return {id(m): i for i, m in enumerate(order)}
+
+
+def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
+    """Claude Code writes the calls of one response one per line, each line the child of the one before, and
+    the result of an earlier call as a child of its call's line: a branch off the path to the newest leaf,
+    yet part of the same turn. Such a tool-result line joins the main path right after the message it
+    answers (in file order among the results there)."""
+    on_path = {id(m) for m in order}
+    for m in sorted((m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)),
+                    key=lambda m: m.line):
+        parent = f.owner.get(m.parent) if m.parent else None
+        if parent is None or id(parent) not in on_path:
+            continue
+        k = next(i for i, o in enumerate(order) if o is parent) + 1
+        while k < len(order) and order[k].line < m.line and _only_results(order[k]):
+            k += 1
+        order.insert(k, m)
+        on_path.add(id(m))
+
+
+def _only_results(m: _Msg) -> bool:
+    return m.role == "user" and isinstance(m.content, list) and bool(m.content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
 
 
 def _parent_message(f: _File, m: _Msg) -> str | None:
@@ -275,6 +346,53 @@ def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
     return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
 
 
+def _origin(m: _Msg, text: str) -> str:
+    """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
+    person's; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    if m.meta:
+        return "harness"
+    if REMINDED.match(text):
+        return "person"
+    if text.lstrip().startswith(INJECTED):
+        return "harness"
+    return origin_of("user", text)
+
+
+def _is_agent_meta(p: Path) -> bool:
+    """``subagents/agent-<id>.meta.json`` (2.1.9x): a sub-agent's type and description, read with its transcript."""
+    return p.parent.name == "subagents" and p.name.startswith("agent-") and p.name.endswith(".meta.json")
+
+
+def _agent_title(meta: Path) -> str | None:
+    try:
+        doc = values.loads(meta.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    parts = [v for v in (doc.get("agentType"), doc.get("description")) if isinstance(v, str) and v.strip()]
+    return ": ".join(parts) or None
+
+
+def _side_file(b: Batch, p: Path) -> Parsed:
+    """A file Claude Code keeps beside its transcripts that holds no messages: a sub-agent's .meta.json, a
+    session's todo list (``todos/<session>-agent-<agent>.json``, what its TodoWrite calls wrote). Accounted for
+    as read with the transcript it belongs to."""
+    b.rows_read = 1
+    parsed = Parsed.of(b)
+    if _is_agent_meta(p):
+        transcript = p.name[: -len(".meta.json")] + ".jsonl"
+        found = "" if (p.parent / transcript).exists() else " (not found)"
+        parsed.notes.append(f"side file: sub-agent type and description, read with {transcript}{found}")
+    else:
+        parsed.notes.append(f"side file: the todo list of session {p.name[:36]} (its TodoWrite calls hold it)")
+    return parsed
+
+
+def _is_todo_list(p: Path) -> bool:
+    return p.parent.name == "todos" and TODO_LIST.fullmatch(p.name) is not None
+
+
 def _notes(f: _File) -> list[str]:
     out = []
     if f.merged:
@@ -296,11 +414,8 @@ def _counts(c: Counter) -> str:
 
 def _load(raw: bytes) -> tuple[str, Any]:
     """(quarantine reason or "", the parsed line)."""
-    try:
-        obj = values.loads(raw)
-    except orjson.JSONDecodeError as e:
-        return ("empty line" if not raw.strip() else json_reason(e)), None
-    return ("" if isinstance(obj, dict) else "not a JSON object"), obj
+    obj, reason = read_object(raw)
+    return reason, obj
 
 
 def _blocks(content: Any) -> list:
@@ -327,8 +442,15 @@ def looks_like_claude_code(obj: dict) -> bool:
 
 
 def _sniff(probe: Probe) -> bool:
+    if _is_agent_meta(probe.path) or _is_todo_list(probe.path):
+        return True
+    if probe.records and claude_code_history.is_prompt_history(probe.path, probe.records[0]):
+        return True
     return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
 
 
-FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents)",
-                _sniff, task=parse_file, suffixes=(".jsonl",))
+FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents), "
+                "~/.claude/history.jsonl",
+                _sniff, task=parse_file, suffixes=(".jsonl",), hashes=True, claims=("*/.claude/projects/*.jsonl",),
+                sides=(Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
+                       Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False)))

@@ -28,7 +28,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
 CONTEXT_FILE = "context_history.json"
@@ -143,8 +143,7 @@ def _api_turns(m: dict, i: int, log: Log, calls: _Open) -> list[Turn]:
         tokens = metrics.get("tokens") if isinstance(metrics.get("tokens"), dict) else None
         if tokens is not None:
             prompt, cached = tokens.get("prompt"), tokens.get("cached")
-            turn.usage.append(Usage(input_tokens=prompt - cached if _nums(prompt, cached) and prompt >= cached else prompt,
-                                    output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
+            turn.usage.append(Usage(prompt_tokens=prompt, output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
                                     model=mapping(m.get("modelInfo")).get("modelId")))
         return [turn]
     out = []
@@ -384,9 +383,6 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _nums(*vs: Any) -> bool:
-    return all(isinstance(v, int) and not isinstance(v, bool) for v in vs)
-
 
 def _sniff(probe: Probe) -> bool:
     if probe.head.lstrip()[:1] != b"[":
@@ -399,4 +395,8 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("cline", "Cline / Roo Code tasks, tasks/<id>/api_conversation_history.json (+ ui_messages.json "
-                "beside it), or ui_messages.json alone", _sniff, read=read, suffixes=(), names=(API_FILE, UI_FILE))
+                "beside it), or ui_messages.json alone", _sniff, read=read, suffixes=(), names=(API_FILE, UI_FILE),
+                claims=(API_FILE, "*/saoudrizwan.claude-dev/tasks/*.json", "*/rooveterinaryinc.roo-cline/tasks/*.json"),
+                sides=(Side(UI_FILE, API_FILE, "the UI's copy of the task: tokens, compaction markers and times"),
+                       Side(META_FILE, API_FILE, "the files in context and the model"),
+                       Side(CONTEXT_FILE, API_FILE, "the edits Cline made to the context")))

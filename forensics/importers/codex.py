@@ -12,7 +12,13 @@ call by ``call_id``. ``event_msg`` repeats the messages for the UI (skipped and 
 ``token_count`` carries the running total of the session's tokens, so each response's usage is its
 ``last_token_usage`` (or the difference of two totals), and a repeated total is not a new response.
 ``thread_rolled_back`` drops the last turns from the model's history: they stay, off the main path. A
-sub-agent's meta names its parent thread, to which its conversation is linked.
+sub-agent's meta names its parent thread, to which its conversation is linked; a forked thread's file first
+copies its parent's history (a second ``session_meta``), kept off the main path.
+
+Whose turn: a user message holding a fragment Codex injects (environment, AGENTS.md, aborted-turn notices...)
+is the harness's, any other the person's. A tool result failed when its exit code says so
+(``exec_command_end`` or the output's own header or metadata) or a tool handler answered with its failure.
+``~/.codex/history.jsonl`` and ``session_index.jsonl`` beside the rollouts: see ``codex_history``.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
+from forensics.importers import codex_history, values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
 from forensics.importers.registry import Format, Probe
 
@@ -28,10 +34,23 @@ WRAPPED = ("session_meta", "turn_context", "response_item", "event_msg", "compac
 CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 ITEMS = (*CALLS, *OUTPUTS, "message", "reasoning")
-# user-role messages the harness writes itself (instructions, environment), not the person typing
-INJECTED = re.compile(r"\s*(?:<environment_context>|<user_instructions>|<INSTRUCTIONS>|# AGENTS\.md instructions"
-                      r"|<permissions instructions>|<user_shell_command>|<turn_aborted>)")
+# User-role fragments Codex injects itself (codex-rs core/src/context/contextual_user_message.rs and the
+# legacy list in rollout_migration): a user message holding any of them is the harness's, never a turn the
+# person typed. Matched at the start of a fragment, case-insensitively, as Codex does.
+CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<INSTRUCTIONS>|<agents_instructions>"
+                        r"|<environment_context>|<context_update>|<multiagent_context>|<agent_message_board_notification>"
+                        r"|<skill>|<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>"
+                        r"|<codex_internal_context|<goal_context>|<recommended_plugins>|<hook_prompt "
+                        r"|<permissions instructions>)", re.IGNORECASE)
+# The header unified exec and shell_command put above a command's output ("Exit code: 1", "Process exited with
+# code 2"), read up to the "Output:" line so that a command printing such a line is not mistaken for it.
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
+# How Codex's tool handlers answer a call that failed before or while running (FunctionCallError::RespondToModel),
+# how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
+# command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2"), and an
+# MCP call that failed (protocol/src/models.rs: "err: {error:?}").
+FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
+                      r"function arguments|unsupported call|error:|failed in sandbox|err: )", re.IGNORECASE)
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
 
@@ -46,6 +65,9 @@ def read(path: str, log: Log) -> list[Conversation]:
         lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
                                                    enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
         return _build(path, log, lines, f"{log.name}")
+    index = codex_history.kind_of(Path(path), _first(data))
+    if index is not None:
+        return codex_history.read(path, log, index)
     lines = []
     for n, _raw, obj in log.json_lines(data):
         kind = obj.get("type")
@@ -84,10 +106,16 @@ class _State:
         self.compaction_events: list[Event] = []
         self.ui_messages: list[Turn] = []  # event_msg user/agent messages, used only if no response item is
         self.resume_from: str | None = None  # after a rollback: the message the next one continues from
+        self.inherited = False  # inside the history a forked thread copied from the thread it was forked from
+        self.copied = 0  # messages of that history
+        self.exit_codes: dict[str, int] = {}  # call_id -> exit code, from exec_command_end / patch_apply_end
 
     def append(self, turn: Turn) -> Turn:
         if self.resume_from is not None:
             turn.parent, self.resume_from = self.resume_from, None
+        if self.inherited:
+            turn.main = False
+            self.copied += 1
         self.turns.append(turn)
         return turn
 
@@ -98,9 +126,13 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
     for n, obj, kind in lines:
         with log.guard(f"{name}:{n}", obj):
             if kind == "session_meta":
+                st.inherited = bool(meta) and obj.get("id") != meta.get("id")
                 meta = meta or obj
-                log.skip("session_meta")
-            elif kind == "turn_context":
+                log.skip("session_meta (of the thread this one was forked from)" if st.inherited else "session_meta")
+                continue
+            if st.inherited and _own_turn(obj, kind, meta):
+                st.inherited = False
+            if kind == "turn_context":
                 m = obj.get("model")
                 st.model = m if isinstance(m, str) else st.model
                 st.first_model = st.first_model or st.model
@@ -126,6 +158,13 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
         log.skip("event_msg:context_compacted (repeats compacted)", len(st.compaction_events))
     if st.merged:
         log.notes.append(f"{st.merged} items of multi-item responses merged into their assistant message")
+    for t in st.turns:
+        code = st.exit_codes.get(t.answers or "") if t.role == "tool" else None
+        if code is not None:
+            t.is_error = code != 0
+    if st.copied:
+        log.notes.append(f"{st.copied} messages of the history copied from the thread this one was forked from "
+                         "kept off the main path")
     instructions = meta.get("instructions")
     base = meta.get("base_instructions")
     text = instructions if isinstance(instructions, str) else text_of(base) if isinstance(base, dict) else ""
@@ -147,13 +186,14 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
             log.quarantine(f"{log.name}:{n}", f"message with unknown role {str(it.get('role'))[:40]!r}", it)
             return
         text = text_of(it.get("content"))
-        if role == "user" and INJECTED.match(text):
-            role = "system"
+        origin = "harness" if role == "system" else "person" if role == "user" else None
+        if role == "user" and _contextual(it.get("content")):
+            role, origin = "system", "harness"
         if role == "assistant" and st.open is not None:
             st.open.text = f"{st.open.text}\n{text}" if st.open.text else text
             st.merged += 1
             return
-        turn = st.append(Turn(role, text, at=at, id=_nid(it, n)))
+        turn = st.append(Turn(role, text, at=at, id=_nid(it, n), origin=origin))
         st.open = turn if role == "assistant" else None
         if role == "user":
             st.user_starts.append(len(st.turns) - 1)
@@ -170,6 +210,11 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
         st.open = None
     elif kind == "reasoning":
         log.skip("reasoning")
+    elif kind in ("compaction", "compaction_summary", "context_compaction"):  # newer versions: the compacted history, encrypted
+        st.compacted_lines += 1
+        log.skip(f"response_item:{kind} (-> events)")
+        st.events.append(Event("compaction", len(st.turns), detail={"source": f"response_item:{kind}"}))
+        st.open = None
     else:
         log.skip(f"response_item:{str(kind)[:40]}")
 
@@ -182,6 +227,17 @@ def _event(log: Log, st: _State, ev: dict) -> None:
         _roll_back(log, st, values.count(ev.get("num_turns"), "rolled back turns") or 0)
     elif kind == "context_compacted":
         st.compaction_events.append(Event("compaction", len(st.turns), detail={"source": "event_msg"}))
+    elif kind in ("turn_aborted", "error", "stream_error", "warning"):
+        st.events.append(Event(kind, len(st.turns), trigger=_str(ev.get("reason")) or _str(ev.get("codex_error_info")),
+                               detail={k: v for k, v in ev.items() if k in ("message", "reason", "turn_id")}))
+        log.skip(f"event_msg:{kind} (-> events)")
+    elif kind in ("exec_command_end", "patch_apply_end") and isinstance(ev.get("call_id"), str):
+        code = ev.get("exit_code") if type(ev.get("exit_code")) is int else None
+        if code is None and isinstance(ev.get("success"), bool):
+            code = 0 if ev["success"] else 1
+        if code is not None:
+            st.exit_codes[ev["call_id"]] = code
+        log.skip(f"event_msg:{kind} (-> tool result errors)")
     elif kind in ("user_message", "agent_message") and isinstance(ev.get("message"), str):
         st.ui_messages.append(Turn("user" if kind == "user_message" else "assistant", ev["message"],
                                    at=ev.get("timestamp")))
@@ -215,8 +271,7 @@ def _usage(log: Log, st: _State, ev: dict) -> None:
         return
     log.skip("event_msg:token_count (-> message_usage)")
     cached = values.count(last.get("cached_input_tokens")) or 0
-    inp = values.count(last.get("input_tokens"))
-    target.usage.append(Usage(input_tokens=max(inp - cached, 0) if inp is not None else None,
+    target.usage.append(Usage(prompt_tokens=last.get("input_tokens"),
                               output_tokens=last.get("output_tokens"), cache_read_input_tokens=cached,
                               model=st.model))
 
@@ -251,13 +306,16 @@ def _call(it: dict) -> ToolCall:
     return ToolCall("web_search", it.get("action"), None)  # answered inside the model: no output item
 
 
-def _output(out: Any) -> tuple[str, bool | None]:
+def _output(out: Any) -> tuple[str, bool]:
     """(text, error flag) of a tool output: a string (older shells wrap it as JSON with the exit code), a
-    list of content items, or ``{"content", "success"}``."""
+    list of content items, or ``{"content", "success"}``. Failed when its exit code, ``success`` or a handler's
+    failure message says so; else it succeeded."""
     if isinstance(out, dict):
-        return text_of(out.get("content", out)), (out.get("success") is False) or None
+        text = text_of(out.get("content", out))
+        return text, out.get("success") is False or _failed(text)
     if isinstance(out, list):
-        return text_of(out), None
+        text = text_of(out)
+        return text, _failed(text)
     text = out if isinstance(out, str) else ""
     if text.startswith("{") and '"output"' in text:
         try:
@@ -267,9 +325,24 @@ def _output(out: Any) -> tuple[str, bool | None]:
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
             meta = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
             code = meta.get("exit_code")
-            return wrapped["output"], (code not in (0, None)) if isinstance(code, int) else None
-    m = EXIT.match(text)
-    return text, (int(m.group(1)) != 0) if m else None
+            return wrapped["output"], (code != 0) if type(code) is int else _failed(wrapped["output"])
+    code = _exit_code(text)
+    return text, code != 0 if code is not None else _failed(text)
+
+
+def _failed(text: str) -> bool:
+    return bool(FAILURES.match(text))
+
+
+def _exit_code(text: str) -> int | None:
+    """The exit code in the header above a command's output (the lines before ``Output:``)."""
+    for line in text.split("\n", 8)[:8]:
+        if line.rstrip() == "Output:":
+            return None
+        m = EXIT.match(line)
+        if m:
+            return int(m.group(1))
+    return None
 
 
 def _parent(meta: dict) -> str | None:
@@ -286,6 +359,37 @@ def _id_from_name(name: str) -> str:
     return m.group(1) if m else Path(name).stem
 
 
+def _contextual(content: Any) -> bool:
+    """Codex's own test (``is_contextual_user_message``): any text fragment opening with an injected marker."""
+    parts = listed(content) if not isinstance(content, str) else [{"text": content}]
+    return any(isinstance(p, dict) and isinstance(p.get("text"), str) and CONTEXTUAL.match(p["text"]) for p in parts)
+
+
+def _own_turn(obj: dict, kind: str, meta: dict) -> bool:
+    """Whether a turn boundary in a forked thread's file starts a turn of that thread, not one copied from its
+    parent: the turn began after the thread was created (``turn_id`` and thread ids are time-ordered UUIDv7;
+    ``started_at`` is in seconds). A boundary that says neither ends the copy."""
+    if kind not in ("turn_context",) and not (kind == "event_msg" and obj.get("type") in ("task_started", "turn_started")):
+        return False
+    turn, thread = _uuid7_ms(obj.get("turn_id")), _uuid7_ms(meta.get("id"))
+    if turn is not None and thread is not None:
+        return turn >= thread
+    started, created = values.epoch(obj.get("started_at")), values.epoch(meta.get("timestamp"))
+    if started is not None and created is not None:
+        return started >= created
+    return True
+
+
+def _uuid7_ms(v: Any) -> int | None:
+    """The millisecond timestamp of a version-7 UUID, else None."""
+    if isinstance(v, str) and len(v) == 36 and v[14] == "7":
+        try:
+            return int(v[:8] + v[9:13], 16)
+        except ValueError:
+            return None
+    return None
+
+
 def _nid(it: dict, n: int) -> str:
     return it["id"] if isinstance(it.get("id"), str) else f"line:{n}"
 
@@ -294,7 +398,17 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _first(data: bytes) -> object:
+    """The first line as JSON (None when it is not)."""
+    try:
+        return values.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return None
+
+
 def _sniff(probe: Probe) -> bool:
+    if probe.records and codex_history.kind_of(probe.path, probe.records[0]):
+        return True
     if TS_DOC.match(probe.head):
         return b'"items"' in probe.head or probe.path.name.startswith("rollout-")
     recs = [r for r in probe.records if isinstance(r, dict)]
@@ -306,5 +420,6 @@ def _sniff(probe: Probe) -> bool:
         and "role" not in recs[0] and any(r.get("type") in ITEMS for r in recs[1:])
 
 
-FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts)",
-                _sniff, read=read)
+FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts), "
+                "~/.codex/history.jsonl",
+                _sniff, read=read, claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"))

@@ -26,7 +26,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
-from forensics.importers.registry import Format, Probe
+from forensics.importers.registry import Format, Probe, Side
 
 ERRORED = ("errored", "canceled", "cancelled")
 INDEX = "sessions.json"
@@ -103,8 +103,7 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
         cached = details.get("cachedTokens", details.get("cached_tokens"))
         prompt = u.get("promptTokens", u.get("prompt_tokens"))
         turn.usage.append(Usage(
-            input_tokens=prompt - cached if isinstance(prompt, int) and isinstance(cached, int) and prompt >= cached
-            else prompt, output_tokens=u.get("completionTokens", u.get("completion_tokens")),
+            prompt_tokens=prompt, output_tokens=u.get("completionTokens", u.get("completion_tokens")),
             cache_read_input_tokens=cached, cache_creation_input_tokens=details.get("cacheWriteTokens"),
             model=u.get("model") if isinstance(u.get("model"), str) else None))
     turns.append(turn)
@@ -176,4 +175,6 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("continue", "Continue.dev sessions, ~/.continue/sessions/<id>.json", _sniff, read=read,
-                suffixes=(".json",))
+                suffixes=(".json",), claims=("*/.continue/sessions/*.json",),
+                sides=(Side("sessions.json", "????????-????-????-????-????????????.json",
+                            "the index of the sessions: titles and dates"),))

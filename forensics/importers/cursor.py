@@ -281,4 +281,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("cursor", "Cursor state.vscdb (composerData / bubbleId keys, the older aichat chat data)", _sniff,
-                read=read, suffixes=(".vscdb",))
+                read=read, suffixes=(".vscdb",), claims=("*.vscdb",))

@@ -1,37 +1,44 @@
-"""From the SOURCE arguments of `forensics ingest` to a list of files and the importer for each.
+"""From the SOURCE arguments of `forensics ingest` to the files they name, and what each file is.
 
 Formats are told apart by content (first bytes, first records), the extension only breaking ties, so a
 folder such as ``~/.claude/projects`` or a mixed folder of traces imports with no flags. A file that matches
-no known shape is reported as such, never guessed.
+no known shape is reported as such, never guessed. Every file of a folder is accounted for: a source, a
+side file of one (declared by its format, see ``registry.Side``), or not recognised.
 """
 from __future__ import annotations
 
 import functools
 import glob
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from forensics.errors import ForensicsError, SourceError
 from forensics.importers import registry
 
-ALWAYS = (".db", ".sqlite", ".sqlite3", ".jsonl")  # taken from a folder, and reported when unreadable
+ALWAYS = (".db", ".sqlite", ".sqlite3", ".jsonl")  # in a folder, reported as failed when no format reads them
 
 
 @dataclass(frozen=True)
 class Source:
     path: Path
     format: str  # one of FORMATS except auto
-    messages_key: str | None = None  # openai: the record key holding the messages, when not "messages"
+    options: dict[str, Any] = field(default_factory=dict)  # the format's options (registry.Format.options)
 
 
-def expand(args: list[str], messages_key: str | None = None) -> list[Path]:
-    """Files, folders (recursive, known extensions only) and globs, in a stable order, each once.
+@dataclass(frozen=True)
+class Found:
+    """A file the SOURCE arguments name: ``named`` itself on the command line, else found in a folder."""
 
-    In a folder, a ``*.json`` file is taken only when its content is a chat log (settings, package manifests
-    and other JSON files live beside logs); a file named on the command line is always taken and reported.
-    """
-    out: list[Path] = []
+    path: Path
+    named: bool
+
+
+def expand(args: list[str]) -> list[Found]:
+    """Files, folders (every file under them) and globs, in a stable order, each once. A side file named
+    on the command line brings its main file (the one its format reads it with)."""
+    out: list[Found] = []
     for a in args:
         matches = sorted(glob.glob(a, recursive=True)) if glob.has_magic(a) else [a]
         if not matches:
@@ -39,17 +46,18 @@ def expand(args: list[str], messages_key: str | None = None) -> list[Path]:
         for m in matches:
             p = Path(m)
             if p.is_dir():
-                out.extend(sorted(f for f in p.rglob("*") if f.is_file() and _wanted(f, messages_key)))
+                out.extend(Found(f, False) for f in sorted(p.rglob("*")) if f.is_file())
             elif p.exists():
-                out.append(p)
+                side = registry.side_of(p)
+                out.extend([Found(p, True)] + ([Found(side[2], True)] if side else []))
             else:
                 raise ForensicsError(f"{a}: no such file or folder")
     seen, unique = set(), []
-    for p in out:
-        key = real_path(p)
+    for f in out:
+        key = real_path(f.path)
         if key not in seen:
             seen.add(key)
-            unique.append(p)
+            unique.append(f)
     return unique
 
 
@@ -68,32 +76,46 @@ def _real_folder(folder: str) -> str:
     return os.path.realpath(folder)
 
 
-def detect(path: Path, fmt: str = "auto", messages_key: str | None = None) -> Source:
-    """The format of one file: by its content (first bytes and records), the extension only breaking ties;
-    unknown is an error."""
+class NotRecognised(Exception):
+    """A file found in a folder that no format reads: counted and listed, not a failure (settings, notes
+    and manifests live beside logs). Its message says what it was tested against."""
+
+
+def detect(path: Path, fmt: str = "auto", options: dict[str, Any] | None = None, named: bool = True) -> Source:
+    """The format of one file: by its content (first bytes and records), the extension only breaking ties.
+
+    Unknown is an error (SourceError) for a file named on the command line, one with a database or JSONL
+    suffix, or one named like a format's files (then the error says which ``--format`` to try); any other
+    file of a folder raises NotRecognised."""
+    options = dict(options or {})
     if fmt != "auto":
-        return Source(path, fmt, messages_key)
-    probe = registry.Probe(path, messages_key)
+        return Source(path, fmt, options)
+    claimed = registry.suggest(path)
+    strict = named or path.suffix.lower() in ALWAYS or claimed is not None
+    if not (strict or registry.offered(path)):
+        raise NotRecognised(f"not read: no format reads {_kind(path)} files")
+    probe = registry.Probe(path, options.get("messages_key"))
     if path.suffix.lower() in (".db", ".sqlite", ".sqlite3") and not probe.is_sqlite:
-        raise SourceError(str(path), "not a SQLite database (no SQLite header)", "check the file or pass --format")
+        raise SourceError(str(path), "not a SQLite database (no SQLite header)", fix(path, None))
     found = registry.sniff(probe)
+    tested = f"by any of the {len(registry.ordered())} formats `forensics formats` lists"
     if found is None:
-        raise SourceError(str(path), f"format not recognised (by any of the {len(registry.ordered())} formats "
-                          "`forensics formats` lists)", "check the file, or force one with --format NAME")
-    fmt_, options = found
-    return Source(path, fmt_.name, options.get("messages_key", messages_key))
+        if strict:
+            raise SourceError(str(path), f"format not recognised ({tested})", fix(path, None))
+        raise NotRecognised(f"not recognised {tested}")
+    fmt_, found_options = found
+    if not named and fmt_.name == "jsonl" and not strict:  # the generic JSONL sniff takes any .json of objects
+        raise NotRecognised(f"not recognised {tested} (only by the generic jsonl one, which reads *.jsonl files alone)")
+    return Source(path, fmt_.name, {**options, **found_options})
 
 
-def _wanted(path: Path, messages_key: str | None) -> bool:
-    """In a folder: database and JSONL files always (an unreadable one is reported); other files a format
-    offers to read (``*.json``, ``*.md``, ``*.eval``, ...) only when their content is of a format other than
-    the generic JSONL one: settings, notes and manifests live beside logs."""
-    suffix = path.suffix.lower()
-    if suffix in ALWAYS:
-        return True
-    if not registry.offered(path):
-        return False
-    try:
-        return detect(path, "auto", messages_key).format != "jsonl"
-    except SourceError:
-        return False
+def fix(path: Path, tried: str | None) -> str:
+    """What to do about a file that no format (or not ``tried``) could read: the format it is named like."""
+    name = registry.suggest(path, tried)
+    if name:
+        return f"it is named like {name} files: try --format {name}"
+    return "check the file, or force one with --format NAME"
+
+
+def _kind(path: Path) -> str:
+    return f"*{path.suffix}" if path.suffix else f"{path.name!r}"

@@ -19,7 +19,7 @@ import orjson
 import pyarrow as pa
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from forensics.importers.records import ROLE_ALIASES, JsonText, Message, finish, interpret_content
+from forensics.importers.records import ROLE_ALIASES, JsonText, Message, answered, finish, interpret_content
 
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1  # orjson reads integers outside this range as floats
 
@@ -51,6 +51,7 @@ class _Msg(Struct, gc=False):
     createdAt: Any = UNSET  # noqa: N815  (the field's name in the source)
     id: Any = None
     parent_id: Any = None
+    name: Any = None  # a tool message's tool (linked by it when the message has no tool_call_id)
 
 
 _array = msgspec.json.Decoder(list[_Msg])
@@ -114,4 +115,5 @@ def message(m: _Msg, no_u_escapes: bool = False) -> Message:
             calls.append((c.id, f.name, f.arguments if f.arguments is not None else ""))
     ts = m.timestamp if m.timestamp is not UNSET else m.created_at if m.created_at is not UNSET else (
         m.createdAt if m.createdAt is not UNSET else None)
-    return finish(role, text, calls, results, check_int(m.is_error), m.tool_call_id, check_int(ts))
+    return finish(role, text, calls, results, check_int(m.is_error), answered(role, m.tool_call_id, m.id),
+                  check_int(ts), name=check_int(m.name))

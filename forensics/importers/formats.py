@@ -15,6 +15,9 @@ ENTRY_POINT_GROUP = "forensics.formats"
 _M = "forensics.importers."
 BUILTIN = (
     ("dialogues", _M + "dialogues:FORMAT"),  # before the chat sniffs: labeled turns also carry a role
+    ("mint", _M + "mint:FORMAT"),  # benchmark outputs with their outcomes (SPEC §20)
+    ("agentbench", _M + "agentbench:FORMAT"),
+    ("tau2", _M + "tau2:FORMAT"),
     ("claude-code", _M + "claude_code:FORMAT"),
     ("codex", _M + "codex:FORMAT"),
     ("gemini-cli", _M + "gemini_cli:FORMAT"),

@@ -9,10 +9,24 @@ sub-agent writes ``chats/<parent session id>/<session id>.jsonl`` with ``kind: "
 
 A ``gemini`` message holds its tool calls with their results (``toolCalls[].result``, function responses),
 so each result becomes a tool message right after its call. ``info``/``error``/``warning`` messages are the
-CLI's own notices: skipped and counted.
+CLI's own notices: skipped and counted. A user message is the person's, except the next-speaker check's
+``System: Please continue.`` (harness) and a ``[Function Response: name]`` carrying a tool's extra output.
+
+Two other files sit in the project folder (packages/core/src/core/logger.ts):
+
+* ``checkpoint-<tag>.json`` (``/chat save``): the chat as the Gemini API holds it, a ``Content[]`` list (or
+  ``{"history": Content[]}`` in later versions) of ``role: user|model`` with ``parts`` of ``text``,
+  ``functionCall`` and ``functionResponse`` (``thought`` parts and ``thoughtSignature`` are the model's
+  reasoning: dropped). A response answers the call of the same id, else the oldest open call of its name. The
+  first user content, "This is the Gemini CLI. We are setting up the context…" (inside ``<session_context>``
+  in 2026 versions), is the CLI's own.
+* ``logs.json``: the prompt log, every input the person typed (``{sessionId, messageId, type: "user",
+  message, timestamp}``), one conversation of person messages per session. A session whose recording sits in
+  ``chats/`` beside it (``session-<time>-<first 8 of its id>.json``) is read there, its prompts skipped.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +35,29 @@ from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, 
 from forensics.importers.registry import Format, Probe
 
 NOTICES = ("info", "error", "warning")
+# getEnvironmentContext, the first user content (wrapped in <session_context> from 2026)
+PREAMBLE = ("This is the Gemini CLI. We are setting up the context", "<session_context>")
+CONTINUE = "System: Please continue."  # the next-speaker check's nudge (checkNextSpeaker)
+FUNCTION_RESPONSE = "[Function Response:"
 
 
 def read(path: str, log: Log) -> list[Conversation]:
     data = Path(path).read_bytes()
+    head = data[:4096].lstrip()
+    if head[:1] == b"[" or Path(path).name.startswith("checkpoint-"):
+        parsed = log.json_document(data)
+        if parsed == [] or (isinstance(parsed, dict) and parsed.get("history") == []):
+            log.notes.append("empty: no prompt or message in this file")
+            return []
+        if isinstance(parsed, dict) and isinstance(parsed.get("history"), list):
+            return [_checkpoint_conversation(path, log, parsed["history"])]
+        if isinstance(parsed, list) and parsed and all(isinstance(e, dict) and "sessionId" in e for e in parsed):
+            return _prompt_log(path, log, parsed)
+        if isinstance(parsed, list):
+            return [_checkpoint_conversation(path, log, parsed)]
+        if parsed is not None:
+            log.error = "not a Gemini CLI checkpoint (Content[]) or prompt log"
+        return []
     doc = _document(data)
     if doc is not None:  # the JSON form (several JSONL lines never parse as one document)
         log.rows += 1
@@ -120,11 +153,21 @@ def _continue_after_rewinds(turns: list[Turn]) -> None:
         after_off = not t.main
 
 
+def _user_origin(text: str) -> str:
+    opening = text.lstrip()
+    if opening.startswith(FUNCTION_RESPONSE):
+        return "tool_result"
+    if opening.startswith((CONTINUE, *PREAMBLE)):
+        return "harness"
+    return "person"
+
+
 def _turns(m: dict, off: bool) -> list[Turn]:
     """A message, and for a ``gemini`` one the tool message of each call that has a result."""
     mid, at = m.get("id"), m.get("timestamp")
     if m.get("type") == "user":
-        return [Turn("user", text_of(m.get("content")), at=at, id=mid, main=not off)]
+        text = text_of(m.get("content"))
+        return [Turn("user", text, at=at, id=mid, main=not off, origin=_user_origin(text))]
     calls = [c for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
     turn = Turn("assistant", text_of(m.get("content")), at=at, id=mid, main=not off,
                 calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
@@ -133,7 +176,7 @@ def _turns(m: dict, off: bool) -> list[Turn]:
         inp, cached = tokens.get("input"), tokens.get("cached")
         out, thoughts = tokens.get("output"), tokens.get("thoughts")
         turn.usage.append(Usage(
-            input_tokens=inp - cached if _nums(inp, cached) and inp >= cached else inp,
+            prompt_tokens=inp,
             output_tokens=out + thoughts if _nums(out, thoughts) else out,
             cache_read_input_tokens=cached, model=m.get("model")))
     out = [turn]
@@ -170,6 +213,75 @@ def _result_text(call: dict) -> str:
     return shown if isinstance(shown, str) else text_of(shown)
 
 
+def _checkpoint_conversation(path: str, log: Log, contents: list) -> Conversation:
+    """A ``/chat save`` checkpoint: Gemini API contents, calls answered by id or by name."""
+    turns: list[Turn] = []
+    open_calls: list[ToolCall] = []
+    for i, where, c in log.objects(contents, log.name, "content"):
+        with log.guard(where, c):
+            parts = [p for p in listed(c.get("parts")) if isinstance(p, dict)]
+            if c.get("role") == "model":
+                text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+                calls = [ToolCall(_str(fc.get("name")), fc.get("args"), _str(fc.get("id")))
+                         for p in parts if isinstance(fc := p.get("functionCall"), dict)]
+                turns.append(Turn("assistant", text, calls=calls, id=str(i)))
+                open_calls.extend(calls)
+                continue
+            if c.get("role") != "user":
+                log.quarantine(where, f"unknown role {str(c.get('role'))[:40]!r}", c)
+                continue
+            texts = [p["text"] for p in parts if isinstance(p.get("text"), str)]
+            if texts:
+                text = "\n".join(texts)
+                turns.append(Turn("user", text, id=str(i), origin=_user_origin(text)))
+            for k, p in enumerate(parts):
+                fr = p.get("functionResponse")
+                if isinstance(fr, dict):
+                    turns.append(_response(fr, open_calls, f"{i}:{k}"))
+    return Conversation(Path(path).stem, turns, provider="google")
+
+
+def _response(fr: dict, open_calls: list[ToolCall], nid: str) -> Turn:
+    """The tool message of one function response; the call it answers leaves ``open_calls``."""
+    rid, name = _str(fr.get("id")), fr.get("name")
+    call = next((c for c in open_calls if rid is not None and c.id == rid), None) \
+        or next((c for c in open_calls if c.id is None and c.name == name), None)
+    if call is not None:
+        open_calls.remove(call)
+        call.id = call.id or rid or f"call-{nid}"
+    resp = fr.get("response")
+    error = isinstance(resp, dict) and "error" in resp
+    text = _result_text({"result": [{"functionResponse": fr}]})
+    return Turn("tool", text, answers=call.id if call is not None else rid, is_error=error, id=nid)
+
+
+def _prompt_log(path: str, log: Log, entries: list) -> list[Conversation]:
+    """``logs.json``: the person's inputs, one conversation per session not recorded in ``chats/``."""
+    chats = Path(path).parent / "chats"
+    recorded = {f.stem.rsplit("-", 1)[-1] for f in chats.glob("session-*.json*")} if chats.is_dir() else set()
+    sessions: dict[str, list[Turn]] = {}
+    for _i, where, e in log.objects(entries, log.name, "entry"):
+        with log.guard(where, e):
+            sid, text = e.get("sessionId"), e.get("message")
+            if not isinstance(sid, str) or not isinstance(text, str):
+                log.quarantine(where, "entry without a sessionId or message", e)
+            elif sid[:8] in recorded:
+                log.skip("prompts of sessions recorded in chats/ (read there)")
+            elif e.get("type", "user") != "user":
+                log.skip(f"entry of type {str(e.get('type'))[:40]}")
+            else:
+                sessions.setdefault(sid, []).append(
+                    Turn("user", text, at=e.get("timestamp"), id=f"{sid}:{e.get('messageId')}", origin="person"))
+    if sessions:
+        log.notes.append("prompt log: the person's inputs only (no replies in this file)")
+    return [Conversation(sid, turns, title="Gemini CLI prompt log", provider="google", created=turns[0].at)
+            for sid, turns in sessions.items()]
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
 def _parent(path: str, meta: dict) -> str | None:
     """A sub-agent's file sits in ``chats/<parent session id>/``."""
     folder = Path(path).parent
@@ -196,8 +308,17 @@ def _sniff(probe: Probe) -> bool:
     head = probe.head[:4096]
     if b'"sessionId"' in head and b'"projectHash"' in head:
         return True
+    start = head.lstrip()[:1]
+    if start == b"[" and b'"sessionId"' in head and b'"messageId"' in head:
+        return True  # logs.json
+    if start == b"[" and b'"parts"' in head and (re.search(rb'"role"\s*:\s*"model"', probe.head)
+                                                 or probe.path.name.startswith("checkpoint-")):
+        return True  # a checkpoint: Gemini API Content[] (the API's roles are user and model)
+    if probe.path.name.startswith("checkpoint-") and start == b"{" and b'"history"' in head and b'"parts"' in head:
+        return True
     return any(isinstance(r, dict) and ("$rewindTo" in r or "$set" in r) for r in probe.records)
 
 
-FORMAT = Format("gemini-cli", "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl",
-                _sniff, read=read)
+FORMAT = Format("gemini-cli", "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl "
+                "(and checkpoint-*.json, logs.json: the prompts of sessions the chats do not hold)", _sniff, read=read,
+                claims=("*/.gemini/tmp/*/chats/*.json", "*/.gemini/tmp/*/chats/*.jsonl", "*/.gemini/tmp/*/checkpoint-*.json"))

@@ -1,14 +1,23 @@
 """Inspect AI eval logs: ``.eval`` (a zip: ``header.json`` and one ``samples/<id>_epoch_<n>.json`` per sample)
 and ``.json`` (one ``EvalLog`` document with its ``samples``). Each sample (each epoch of it) is one
-conversation, named ``<sample id> epoch <n>``.
+conversation, named ``<sample id> epoch <n>``. Log format version 2 (inspect_ai 0.3, 2024-2026) is read; a
+newer version is read the same way as long as samples keep ``messages`` and ``events``.
 
 A sample's ``messages`` are Inspect's ``ChatMessage``s: ``system``/``user``/``assistant``/``tool``,
 ``content`` a string or a list of typed parts (``text``, ``reasoning``, ``image``...), an assistant's
 ``tool_calls`` (``id``, ``function``, ``arguments``) and a tool message's ``tool_call_id`` and ``error``.
-Usage comes from the sample's ``model`` events, one per generation (``output.usage``: Inspect already
-counts cached input apart), matched to the assistant message they produced by message id, else in order.
-The other events (tool, sandbox, scoring, state...) are skipped and counted; ``header.json``,
-``summaries.json`` and journal members are read for the model or skipped.
+Large values are kept once in the sample's ``attachments`` and referred to as ``attachment://<hash>``: they
+are put back. A solver that calls the model itself (not through the task state) leaves its generations out
+of ``messages``; they are in the ``model`` events (each an ``input`` history and an ``output``), so when the
+events hold replies that ``messages`` lacks, the conversation is rebuilt from the events (each call's input
+beyond the history so far, then its reply). Usage comes from the ``model`` events, one per generation
+(``output.usage``: Inspect already counts cached input apart), matched to the reply they produced by
+message id, else in order. The agents' continue prompts ("Please proceed to the next step using your best
+judgement", "Your submission was incorrect...": inspect_ai/agent/_types.py, solver/_basic_agent.py) are the
+harness's. The sample's ``scores`` (and its ``error``) are kept as ``score`` (``error``) events of the
+conversation, one per scorer with its value, answer and explanation. The other events (tool, sandbox,
+state...) are skipped and counted; ``header.json``, ``summaries.json`` and journal members are read for the
+model or skipped.
 """
 from __future__ import annotations
 
@@ -17,11 +26,16 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, text_of
+import orjson
+
+from forensics.importers import grades, values
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json$")
+ATTACHMENT = "attachment://"
+CONTINUE = re.compile(r"\s*(?:Please proceed to the next step using your best judgement|Your submission was incorrect\. "
+                      r"Please proceed and attempt to find the correct answer)")
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -71,25 +85,84 @@ def _member(z: zipfile.ZipFile, name: str, log: Log) -> Any:
         return None
     try:
         return values.loads(raw)
-    except ValueError as e:
+    except orjson.JSONDecodeError as e:
         log.quarantine(f"{log.name}:{name}", values.json_reason(e), raw)
         return None
 
 
-def _sample(log: Log, s: dict, model: Any, created: Any) -> Conversation:
-    turns: list[Turn] = []
-    msgs = s.get("messages") if isinstance(s.get("messages"), list) else []
+def _sample(log: Log, s: dict[str, Any], model: Any, created: Any) -> Conversation:
+    s = _resolve(s, mapping(s.get("attachments")))
+    msgs = listed(s.get("messages"))
     if not msgs and isinstance(s.get("input"), str):
         msgs = [{"role": "user", "content": s["input"]}]
-    for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message"):
-        turns.append(_turn(m, i))
+    generations = [ev for ev in listed(s.get("events")) if isinstance(ev, dict) and ev.get("event") == "model"]
+    replies = [_reply(ev) for ev in generations]
+    said = [m for m in msgs if isinstance(m, dict) and m.get("role") == "assistant"]
+    known = {m.get("id") for m in said} | {text_of(m.get("content")).strip() for m in said}
+    if any(_missing(r, known) for r in replies):
+        msgs = _from_events(generations, replies)
+        log.notes.append("replies missing from a sample's messages were rebuilt from its model events")
+    turns = [_turn(m, i) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
     _attach_usage(log, s, turns)
-    out = s.get("output") if isinstance(s.get("output"), dict) else {}
+    out = mapping(s.get("output"))
     return Conversation(f"{s.get('id')} epoch {s.get('epoch', 1)}", turns, model=out.get("model") or model,
-                        created=s.get("started_at") or created, updated=s.get("completed_at"))
+                        created=s.get("started_at") or created, updated=s.get("completed_at"), events=_outcomes(s),
+                        outcome=grades.inspect_scores(s.get("scores"), s.get("id")))
 
 
-def _turn(m: dict, i: int) -> Turn:
+def _missing(reply: dict[str, Any] | None, known: set[Any]) -> bool:
+    """A reply whose id, or else whose text, ``messages`` does not hold (an empty reply with no id proves nothing)."""
+    if reply is None:
+        return False
+    if reply.get("id"):
+        return reply["id"] not in known
+    text = text_of(reply.get("content")).strip()
+    return bool(text) and text not in known
+
+
+def _resolve(v: Any, attachments: dict[str, Any]) -> Any:
+    """Every ``attachment://<hash>`` string replaced by the attachment it names."""
+    if isinstance(v, str):
+        if v.startswith(ATTACHMENT):
+            found = attachments.get(v[len(ATTACHMENT):])
+            return found if isinstance(found, str) else v
+        return v
+    if isinstance(v, list):
+        return [_resolve(x, attachments) for x in v]
+    if isinstance(v, dict):
+        return {k: (x if k == "attachments" else _resolve(x, attachments)) for k, x in v.items()}
+    return v
+
+
+def _reply(ev: dict[str, Any]) -> dict[str, Any] | None:
+    out = mapping(ev.get("output"))
+    choices = listed(out.get("choices"))
+    msg = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+    return msg if isinstance(msg, dict) else None
+
+
+def _from_events(generations: list[dict[str, Any]], replies: list[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """The conversation of a sample's model calls: each call's input beyond the history so far, then its reply."""
+    conv: list[dict[str, Any]] = []
+    for ev, reply in zip(generations, replies):
+        inputs = [m for m in listed(ev.get("input")) if isinstance(m, dict)]
+        n = len(conv)
+        if [_key(m) for m in inputs[:n]] == [_key(m) for m in conv]:
+            conv.extend(inputs[n:])
+        else:  # a fresh prompt: what follows its last reply is new
+            last = max((i for i, m in enumerate(inputs) if m.get("role") == "assistant"), default=-1)
+            conv.extend(m for m in inputs[last + 1:] if not (m.get("role") == "system" and any(
+                c.get("role") == "system" for c in conv)))
+        if reply is not None:
+            conv.append(reply)
+    return conv
+
+
+def _key(m: dict[str, Any]) -> tuple[Any, ...]:
+    return m.get("role"), text_of(m.get("content")).strip()
+
+
+def _turn(m: dict[str, Any], i: int) -> Turn:
     role = m.get("role")
     text = text_of(m.get("content"))
     mid = m.get("id") if isinstance(m.get("id"), str) else str(i)
@@ -102,10 +175,24 @@ def _turn(m: dict, i: int) -> Turn:
         if isinstance(err, dict) and not text:
             text = text_of(err.get("message"))
         return Turn("tool", text, answers=m.get("tool_call_id"), is_error=err is not None, id=mid)
-    return Turn(role if isinstance(role, str) else "?", text, id=mid)
+    return Turn(role if isinstance(role, str) else "?", text, id=mid,
+                origin="harness" if role == "user" and CONTINUE.match(text) else None)
 
 
-def _attach_usage(log: Log, s: dict, turns: list[Turn]) -> None:
+def _outcomes(s: dict[str, Any]) -> list[Event]:
+    """The sample's scores, one event per scorer, and its error: what the run's outcome was."""
+    out = []
+    scores = mapping(s.get("scores"))
+    for name, sc in scores.items():
+        sc = sc if isinstance(sc, dict) else {"value": sc}
+        out.append(Event("score", None, trigger=str(name), detail={k: sc[k] for k in (
+            "value", "answer", "explanation", "metadata") if sc.get(k) is not None}))
+    if s.get("error"):
+        out.append(Event("error", None, detail={"error": s["error"]}))
+    return out
+
+
+def _attach_usage(log: Log, s: dict[str, Any], turns: list[Turn]) -> None:
     """One usage row per model event (a generation), onto the assistant message it produced."""
     replies = [t for t in turns if t.role == "assistant"]
     by_id = {t.id: t for t in replies}
@@ -116,10 +203,9 @@ def _attach_usage(log: Log, s: dict, turns: list[Turn]) -> None:
             log.skip(f"event:{str(kind)[:40]}")
             continue
         log.skip("event:model (-> message_usage)")
-        out = ev.get("output") if isinstance(ev.get("output"), dict) else {}
+        out = mapping(ev.get("output"))
         u = out.get("usage") if isinstance(out.get("usage"), dict) else None
-        choice = (out.get("choices") or [{}])[0] if isinstance(out.get("choices"), list) else {}
-        msg = choice.get("message") if isinstance(choice, dict) and isinstance(choice.get("message"), dict) else {}
+        msg = _reply(ev) or {}
         target = by_id.get(msg.get("id")) if msg.get("id") in by_id else (replies[k] if k < len(replies) else None)
         k += 1
         if u is None or target is None:
@@ -139,4 +225,4 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("inspect", "Inspect AI eval logs, .eval (zip) and .json: one conversation per sample and epoch",
-                _sniff, read=read, suffixes=(".eval", ".json"))
+                _sniff, read=read, suffixes=(".eval", ".json"), claims=("*.eval",))

@@ -16,13 +16,15 @@ from forensics.importers.records import (
     Entry,
     Message,
     Parsed,
+    chain,
+    leaves,
     normalize,
+    read_object,
     split_lines,
     stable_id,
     to_epoch,
 )
 from forensics.importers.registry import Format, Probe
-from forensics.importers.values import json_reason
 
 SNIFF_LINES = 5
 Nodes = dict[str, tuple[int, str | None, Message, float | None]]  # entry id -> (order, parent, message, time)
@@ -83,13 +85,9 @@ def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: boo
             nodes[eid] = (len(order), parent, msg, msg.ts)
             order.append(eid)
             continue
-        try:
-            obj = values.loads(raw)
-        except orjson.JSONDecodeError as e:
-            b.quarantine(where, json_reason(e), raw)
-            continue
-        if not isinstance(obj, dict):
-            b.quarantine(where, f"not a JSON object (a {_kind(obj)})", raw)
+        obj, reason = read_object(raw)
+        if reason:
+            b.quarantine(where, reason, raw)
             continue
         objects += 1
         eid = obj.get("id")
@@ -127,17 +125,10 @@ def _fast_entry(raw: bytes) -> tuple[str, str | None, Message] | None:
 
 def _main_path(nodes: Nodes, order: list[str]) -> dict[str, int]:
     """entry id -> position on the path root -> newest leaf (newest by timestamp, then by file order)."""
-    has_child = {p for _, p, _, _ in nodes.values() if p is not None and p in nodes}
-    leaves = [e for e in order if e not in has_child]
-    if not leaves:
-        return {}
-    leaf = max(leaves, key=lambda e: (nodes[e][3] if nodes[e][3] is not None else float("-inf"), nodes[e][0]))
-    path, seen, cur = [], set(), leaf
-    while cur is not None and cur in nodes and cur not in seen:
-        seen.add(cur)
-        path.append(cur)
-        cur = nodes[cur][1]
-    return {eid: i for i, eid in enumerate(reversed(path))}
+    parent_of = {e: nodes[e][1] for e in order}
+    leaf = max(leaves(parent_of), key=lambda e: (nodes[e][3] if nodes[e][3] is not None else float("-inf"),
+                                                  nodes[e][0]), default=None)
+    return {eid: i for i, eid in enumerate(chain(leaf, parent_of))}
 
 
 def _is_header(obj: dict) -> bool:
@@ -149,10 +140,6 @@ def _loads(raw: bytes) -> object:
         return values.loads(raw)
     except orjson.JSONDecodeError:
         return None
-
-
-def _kind(obj: object) -> str:
-    return {list: "JSON array", str: "JSON string", type(None): "JSON null", bool: "JSON boolean"}.get(type(obj), "JSON number")
 
 
 def _opt(v: object) -> str | None:

@@ -4,7 +4,8 @@ A DuckDB statement costs milliseconds whatever its size, so parsed files are wri
 task's bundle: one set of statements for up to 64 files) and committed with their ``sources`` rows every
 ~256 MB of sources, not per file (a Claude Code folder holds thousands of small files). Bundles are written
 as they arrive, not buffered: DuckDB's memory limit, not the group size, bounds what the loader holds, and
-every COMMIT re-compresses the tables' last row groups, so commits are few. A SQLite source, parsed in chunks of rows, has its transaction to itself.
+every COMMIT re-compresses the tables' last row groups, so commits are few. A source read in parts (a format with
+``chunks``: a SQLite table, in chunks of rows) has its transaction to itself.
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
 files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
@@ -19,7 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA
-from forensics.importers.records import Parsed
+from forensics.importers.records import OUTCOME_SCHEMA, Parsed
 from forensics.importers.values import EPOCH_MAX
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
@@ -34,9 +35,10 @@ TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
-TABLES = ("conv", "msg", "call", "quar", "event", "usage")
+TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
-EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table()}  # only Claude Code has these
+EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table(),  # only some formats have these
+         "outcome": OUTCOME_SCHEMA.empty_table()}
 RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
                "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                "conversations_new", "conversations_updated", "conversations_unchanged", "note")
@@ -134,13 +136,13 @@ class Loader:
         self.open = False  # a transaction of whole-file sources is open
         self.ready: list[Plan] = []  # sources recorded at the next flush (written, or with nothing to parse)
         self.bytes = 0
-        self.sqlite: Plan | None = None  # the SQLite source whose transaction is open
+        self.chunked: Plan | None = None  # the source read in parts whose transaction is open
 
     def add(self, b: Bundle, tag: list[tuple[Plan, bool, int]]) -> None:
         """One task's results; ``tag`` names each result's source and whether it is the source's last."""
         ok = []
         for (pl, last, _), f in zip(tag, b.files):
-            if pl.result.status == "failed":  # an earlier chunk of this SQLite source failed
+            if pl.result.status == "failed":  # an earlier part of this source failed
                 continue
             if isinstance(f, str):
                 self.fail(pl, f)
@@ -149,14 +151,14 @@ class Loader:
         if not ok:
             return
         pl, last, f = ok[0]
-        if pl.source.format == "sqlite":  # a chunk of rows: tasks never mix it with other sources
-            if self.sqlite is None:
+        if pl.chunked:  # a part of a source: tasks never mix it with other sources
+            if self.chunked is None:
                 self.flush()
                 self.con.execute("BEGIN TRANSACTION")
-                self.sqlite = pl
+                self.chunked = pl
             self._write([b.tables], [(pl, f)])
             if last:
-                self._finish_sqlite(pl)
+                self._finish_chunked(pl)
             return
         if not self.open:  # whole files: written as they come, committed with their sources' rows at flush
             self.con.execute("BEGIN TRANSACTION")
@@ -173,9 +175,9 @@ class Loader:
         self.ready.append(pl)
 
     def fail(self, pl: Plan, message: str) -> None:
-        if self.sqlite is pl:
+        if self.chunked is pl:
             self.con.execute("ROLLBACK")
-            self.sqlite = None
+            self.chunked = None
         r = pl.result
         r.status, r.error = "failed", message
         for k in COUNTS:
@@ -191,23 +193,22 @@ class Loader:
         self.con.execute("COMMIT")
         self.open, self.ready, self.bytes = False, [], 0
 
-    def close(self, unchanged: list[Plan]) -> None:
-        """Write what is buffered, and a run row for each source that was not re-read."""
+    def close(self, others: list[Plan]) -> None:
+        """Write what is buffered, and a run row for each source that was not re-read or failed."""
         self.flush()
         resolve_parents(self.con)
-        if unchanged:
+        if others:
             self.con.execute("BEGIN TRANSACTION")
-            _insert_runs(self.con, self.run_id, unchanged)
+            _insert_runs(self.con, self.run_id, others)
             self.con.execute("COMMIT")
 
-    def _finish_sqlite(self, pl: Plan) -> None:
-        if pl.arrays == 0:
-            self.fail(pl, f"{pl.result.path}: no row holds a JSON array of messages ({pl.first_bad})"
-                          "; pass the right --table/--column")
+    def _finish_chunked(self, pl: Plan) -> None:
+        if pl.found == 0:
+            self.fail(pl, f"{pl.result.path}: {pl.if_none_found or 'no part holds messages'}")
             return
         self._record([pl])
         self.con.execute("COMMIT")
-        self.sqlite = None
+        self.chunked = None
 
     def _write(self, bundles: list[dict[str, pa.Table]], items: list[tuple[Plan, FileResult]]) -> None:
         con = self.con
@@ -217,7 +218,7 @@ class Loader:
         # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
         # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
         b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
-        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage = (b[n] for n in TABLES)  # noqa: F841
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome = (b[n] for n in TABLES)  # noqa: F841
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
@@ -244,11 +245,14 @@ class Loader:
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
-        whole = [pl.result.source_id for pl, _ in items if pl.source.format != "sqlite"]
+        # an outcome read from the log never overrides one the user imported from a labels file (SPEC §20)
+        con.execute("INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
+                    "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)")
+        whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine is replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
-        for pl, _ in items:  # SQLite: only the rows re-read lose their old quarantine entries
-            if pl.source.format == "sqlite":
+        for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
+            if pl.chunked:
                 con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
                             "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
         con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
@@ -273,6 +277,8 @@ class Loader:
             r.messages_imported -= n
         for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
             con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
+        con.execute("DELETE FROM conversation_outcomes WHERE source = 'log' AND conversation_id IN "
+                    "(SELECT conversation_id FROM _b_old)")
 
     def _record(self, plans: list[Plan]) -> None:
         """The sources' rows (identity, hash, size and mtime for the next unchanged check) and run rows."""
@@ -319,10 +325,10 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
 
 def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
     r = pl.result
-    pl.arrays += f.state.get("arrays", 0)
-    pl.first_bad = pl.first_bad or f.state.get("first_bad", "")
+    pl.found += f.state.get("found", 0)
+    pl.if_none_found = pl.if_none_found or f.state.get("if_none_found", "")
     pl.sha256 = f.state.get("sha256", pl.sha256)
-    if pl.source.format != "sqlite":  # SQLite counts its rows when it reads the index
+    if not pl.chunked:  # a chunked source counts its rows when it plans its parts
         r.rows_read += f.rows_read
     r.messages_read += f.messages_read
     r.skipped += f.state.get("skipped", 0)
@@ -349,7 +355,7 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan])
         for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
                                       r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
                                       r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
-                                      r.conversations_unchanged, r.note or None)):
+                                      r.conversations_unchanged, (r.error if r.status == "failed" else r.note) or None)):
             cols[c].append(v)
     _b_runs = pa.table(cols)  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")

@@ -23,7 +23,7 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers import values
-from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, split_lines, stable_id
+from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, read_object, split_lines, stable_id
 from forensics.warehouse.origin import ORIGINS
 
 EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
@@ -47,10 +47,13 @@ class ToolCall:
 
 @dataclass
 class Usage:
-    """Tokens of one model response. ``input_tokens`` excludes cached input (Anthropic's sense): a format
-    whose input count includes the cache subtracts ``cache_read_input_tokens`` before handing it over."""
+    """Tokens of one model response, in one meaning for every format: ``input_tokens`` excludes cached input
+    (Anthropic's sense). A format whose count includes the cache reads (OpenAI's ``prompt_tokens``, Gemini's
+    ``input``, litellm, OTel GenAI) hands it over as ``prompt_tokens`` instead, and ``cache_read_input_tokens``
+    is taken out of it here, once (see ``model._add``)."""
 
     input_tokens: Any = None
+    prompt_tokens: Any = None
     output_tokens: Any = None
     cache_creation_input_tokens: Any = None
     cache_read_input_tokens: Any = None
@@ -63,9 +66,12 @@ class Usage:
 class Turn:
     """One message. ``id``/``parent`` default to its index and the previous turn (a linear log; ``parent=""``
     starts a new root); ``main = False`` keeps it off the main path (an abandoned branch, a rolled-back
-    turn). A tool message names the call it answers in ``answers`` (else it answers the oldest open call).
-    ``at`` is the timestamp as logged (seconds or milliseconds, or ISO-8601); ``is_error`` None: guessed
-    from the text."""
+    turn). A tool message names the call it answers by its id in ``answers``; a format whose results carry
+    no id gives the tool's name in ``tool`` (and in ``about`` an argument value the result echoes, such as a
+    path), and the result is linked to the one open call they match; a result that matches none, or several,
+    stays unlinked and is counted in the source's note. ``at`` is the timestamp as logged (seconds or
+    milliseconds, or ISO-8601); ``is_error`` True/False as the format says (a non-zero exit status in the
+    output marks an error all the same), None: guessed from the text (see ``records.finish``)."""
 
     role: str
     text: str = ""
@@ -78,6 +84,8 @@ class Turn:
     main: bool = True
     usage: list[Usage] = field(default_factory=list)  # the model responses that produced it (usually one)
     origin: str | None = None  # person, harness or tool_result where the format says (SPEC §23); None: classified
+    tool: str | None = None
+    about: str | None = None
 
 
 @dataclass
@@ -94,6 +102,19 @@ class Event:
 
 
 @dataclass
+class Outcome:
+    """How the run ended, as its log records it (SPEC §20): ``success`` (None: only a score is known), the
+    ``score`` as recorded, and ``detail``: the field read (``by``), its raw ``value`` and the ``task`` key
+    when the log names the task (runs of one task are compared by ``forensics diff --task``)."""
+
+    success: bool | None
+    score: float | None = None
+    by: str = ""
+    value: Any = None
+    task: str | None = None
+
+
+@dataclass
 class Conversation:
     """One conversation; ``id`` is its native id, unique within the file. ``parent`` is the native id of
     the conversation that spawned it (a sub-agent), resolved among the conversations of the same format."""
@@ -107,6 +128,7 @@ class Conversation:
     updated: Any = None
     parent: str | None = None
     events: list[Event] = field(default_factory=list)
+    outcome: Outcome | None = None
 
 
 class Log:
@@ -141,17 +163,9 @@ class Log:
         for n, raw in enumerate(split_lines(data), 1):
             self.rows += 1
             raw = raw.rstrip(b"\r")
-            where = f"{self.name}:{n}"
-            if not raw.strip():
-                self.quarantine(where, "empty line", raw)
-                continue
-            try:
-                obj = values.loads(raw)
-            except orjson.JSONDecodeError as e:
-                self.quarantine(where, values.json_reason(e), raw)
-                continue
-            if not isinstance(obj, dict):
-                self.quarantine(where, "not a JSON object", raw)
+            obj, reason = read_object(raw)
+            if reason:
+                self.quarantine(f"{self.name}:{n}", reason, raw)
                 continue
             yield n, raw, obj
 
@@ -249,7 +263,7 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             continue
         calls = [(_opt_str(c.id), _opt_str(c.name), _args(c.arguments)) for c in t.calls]
         msg = finish(role, t.text if isinstance(t.text, str) else _args(t.text), calls, [], t.is_error,
-                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None)
+                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None, t.tool, t.about)
         nid = str(t.id) if t.id is not None else str(i)
         parent = (str(t.parent) or None) if t.parent is not None else prev  # "": a root
         entries.append(Entry(len(entries), nid, parent, position if t.main else None, msg))
@@ -263,9 +277,8 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
     for e, i in zip(entries, kept):
         for u in conv.turns[i].usage:
             rows.usage.add(cid, e.seq, e.position, _opt_str(u.message_id), _opt_str(u.request_id),
-                           _opt_str(u.model), *(values.count(v) for v in (
-                               u.input_tokens, u.output_tokens, u.cache_creation_input_tokens,
-                               u.cache_read_input_tokens)))
+                           _opt_str(u.model), _input_tokens(u), *(values.count(v) for v in (
+                               u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)))
     seq_of = {i: e for e, i in zip(entries, kept)}
     for ev in conv.events:
         target = next((seq_of[i] for i in range(ev.before, len(conv.turns)) if i in seq_of), None) \
@@ -275,6 +288,23 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
                         dumps(ev.detail).decode())
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
+    if conv.outcome is not None:
+        add_outcome(log.batch, cid, conv.outcome)
+
+
+def add_outcome(b: Batch, cid: str, o: Outcome) -> None:
+    """An outcome row, its score checked (a reward logged as text or as an odd value is kept only in ``detail``)."""
+    score = values.number(o.score) if o.score is not None else None
+    detail = {k: v for k, v in (("by", o.by), ("value", o.value), ("task", o.task)) if v not in (None, "")}
+    b.add_outcome(cid, o.success if isinstance(o.success, bool) else None, score, detail)
+
+
+def _input_tokens(u: Usage) -> int | None:
+    """Input tokens without the cached ones: as given, or the prompt count less the cache reads."""
+    if u.prompt_tokens is None:
+        return values.count(u.input_tokens)
+    prompt, cached = values.count(u.prompt_tokens), values.count(u.cache_read_input_tokens)
+    return prompt - cached if prompt is not None and cached is not None and prompt >= cached else prompt
 
 
 def _digest(conv: Conversation) -> str:

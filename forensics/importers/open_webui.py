@@ -18,6 +18,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe
 from forensics.importers.sqlite import connect_ro
 
@@ -107,8 +108,7 @@ def _turns(log: Log, m: dict, nid: str, main: bool) -> list[Turn]:
         cached = details.get("cached_tokens")
         prompt = u.get("prompt_tokens", u.get("prompt_eval_count"))
         turn.usage.append(Usage(
-            input_tokens=prompt - cached if isinstance(prompt, int) and isinstance(cached, int) and prompt >= cached
-            else prompt, output_tokens=u.get("completion_tokens", u.get("eval_count")),
+            prompt_tokens=prompt, output_tokens=u.get("completion_tokens", u.get("eval_count")),
             cache_read_input_tokens=cached, model=m.get("model")))
     return [turn, *results]
 
@@ -125,13 +125,7 @@ def _unquote(result: str) -> str:
 def _chain(nodes: dict, current: Any) -> list[str]:
     if not isinstance(current, str) or current not in nodes:
         current = next(reversed(nodes), None)  # the last written message
-    path, seen = [], set()
-    while isinstance(current, str) and current in nodes and current not in seen:
-        seen.add(current)
-        path.append(current)
-        m = nodes[current]
-        current = m.get("parentId") if isinstance(m, dict) else None
-    return path[::-1]
+    return chain(current, {k: m.get("parentId") if isinstance(m, dict) else None for k, m in nodes.items()})
 
 
 def _sniff(probe: Probe) -> bool:

@@ -18,7 +18,19 @@ from typing import Any
 import orjson
 
 from forensics.importers import values
-from forensics.importers.records import BadRecord, Batch, Entry, Parsed, normalize, split_lines, stable_id, to_epoch
+from forensics.importers.grades import reward
+from forensics.importers.model import add_outcome
+from forensics.importers.records import (
+    BadRecord,
+    Batch,
+    Entry,
+    Parsed,
+    normalize,
+    read_object,
+    split_lines,
+    stable_id,
+    to_epoch,
+)
 from forensics.importers.registry import Format, Probe
 from forensics.importers.values import json_reason
 
@@ -77,15 +89,8 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
     lines = split_lines(data)
     for n, raw in enumerate(lines, 1):
         raw = raw.rstrip(b"\r")
-        if not raw.strip():
-            yield f"{name}:{n}", f"line {n}", raw, None, "empty line"
-            continue
-        try:
-            rec = values.loads(raw)
-        except orjson.JSONDecodeError as e:
-            yield f"{name}:{n}", f"line {n}", raw, None, json_reason(e)
-            continue
-        yield f"{name}:{n}", f"line {n}", raw, rec, "" if isinstance(rec, dict) else "record is not a JSON object"
+        rec, reason = read_object(raw)
+        yield f"{name}:{n}", f"line {n}", raw, rec, reason
 
 
 def _is_document(data: bytes) -> bool:
@@ -105,7 +110,7 @@ def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
     """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
     native = _task_trial(rec) or next((str(rec[k]) for k in ID_KEYS if _scalar(rec.get(k))), ordinal)
     if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
-        msgs = [_from_sharegpt(t) for t in rec["conversations"]]
+        msgs = _from_sharegpt_turns(rec["conversations"])
         if isinstance(rec.get("system"), str) and rec["system"]:
             msgs.insert(0, {"role": "system", "content": rec["system"]})
         return msgs, native, ""
@@ -127,18 +132,27 @@ def _scalar(v: Any) -> bool:
     return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
-def _from_sharegpt(turn: Any) -> Any:
-    """A ShareGPT turn as a role message; a function_call turn becomes an assistant tool call."""
-    if not isinstance(turn, dict) or "from" not in turn:
-        return turn
-    src, value = turn.get("from"), turn.get("value")
-    if src == "function_call":
-        call = _loads(value) if isinstance(value, str) else value
+def _from_sharegpt_turns(turns: list) -> list:
+    """ShareGPT turns as role messages. A function_call turn becomes an assistant tool call, and the
+    observation that follows it (the format pairs them so: LLaMA-Factory's sharegpt layout) its result."""
+    out: list = []
+    for k, turn in enumerate(turns):
+        if not isinstance(turn, dict) or "from" not in turn:
+            out.append(turn)
+            continue
+        src, value = turn.get("from"), turn.get("value")
+        call = (_loads(value) if isinstance(value, str) else value) if src == "function_call" else None
         if isinstance(call, dict) and "name" in call:
-            return {"role": "assistant", "content": "",
-                    "tool_calls": [{"function": {"name": call["name"], "arguments": call.get("arguments")}}]}
-        return {"role": "assistant", "content": value}
-    return {"role": SHAREGPT_ROLES.get(src, src), "content": value}
+            out.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": f"function_call:{k}", "function": {"name": call["name"], "arguments": call.get("arguments")}}]})
+        elif src == "function_call":
+            out.append({"role": "assistant", "content": value})
+        else:
+            out.append({"role": SHAREGPT_ROLES.get(src, src), "content": value})
+            before = turns[k - 1] if k else None
+            if src == "observation" and isinstance(before, dict) and before.get("from") == "function_call":
+                out[-1]["tool_call_id"] = f"function_call:{k - 1}"
+    return out
 
 
 def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, digest: str) -> None:
@@ -157,6 +171,12 @@ def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, dig
     created = rec.get("created_at", rec.get("created", rec.get("timestamp")))
     b.add_conversation(cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created),
                        None, digest, entries)
+    info = rec.get("reward_info")
+    by, value = (("reward_info.reward", info.get("reward")) if "reward" not in rec and isinstance(info, dict)
+                 else ("reward", rec.get("reward")))
+    outcome = reward(value, by, rec.get("task_id"))
+    if outcome is not None:  # tau-bench's reward, tau2's reward_info.reward: 1 is a solved task
+        add_outcome(b, cid, outcome)
 
 
 def _messages_key(rec: dict) -> str | None:
@@ -219,5 +239,7 @@ def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict]:
 
 
 OPENAI_FORMAT = Format(OPENAI, "one conversation per record holding a list of role messages (JSONL line or JSON list)",
-                _sniff_as(OPENAI), task=parse_file)
-SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file)
+                _sniff_as(OPENAI), task=parse_file, options=("messages_key",), found_options=("messages_key",),
+                hashes=True)
+SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file,
+                         options=("messages_key",), found_options=("messages_key",), hashes=True)

@@ -1,213 +1,252 @@
-"""OpenTelemetry GenAI spans and OpenInference (Arize Phoenix) span exports.
+"""OpenTelemetry GenAI spans and OpenInference (Arize Phoenix) span exports, whatever encoding saved them
+(``otel_spans``: OTLP JSON, SDK and console dumps, Jaeger exports, JS spans, Phoenix rows).
 
-Spans arrive as OTLP JSON (``{"resourceSpans": [...]}``, a document or one per line as the collector's file
-exporter writes them), as SDK span dumps (``span.to_json()``: the console exporter's concatenated objects,
-JSONL or a JSON list) or as Phoenix's spans table (rows with ``context.span_id`` and ``attributes.*``).
-They are grouped into conversations by session (``gen_ai.conversation.id``, ``session.id``), else by trace.
+**Conversations.** Spans are grouped by session (``gen_ai.conversation.id``, ``session.id``, Vercel's
+``ai.telemetry.metadata.sessionId``), else by trace, and ordered by start time. Within a group, each agent is
+a conversation of its own: a model call belongs to the nearest agent span above it (``invoke_agent``,
+OpenInference ``AGENT``, Traceloop/AGNTCY ``agent`` kinds; matched by agent name and service, so the turns of
+one agent in several traces of a session join up). An agent whose span sits below another agent's spans (a
+tool that runs a sub-agent, an agent service another one calls) is that agent's sub-agent: its conversation
+names the caller as parent and its user turns are the caller's words (origin ``harness``), not a person's.
+A top-level agent whose first call opens with an earlier agent's first request was handed the history (a
+handoff) and continues that agent's conversation.
 
-Messages come from the model-call spans, whichever convention wrote them: ``gen_ai.input.messages`` /
-``gen_ai.output.messages`` (semantic conventions 1.37+, messages of typed parts), the ``gen_ai.*.message``
-and ``gen_ai.choice`` events (1.36 and before), OpenLLMetry's ``gen_ai.prompt.N.*`` /
-``gen_ai.completion.N.*``, or OpenInference's ``llm.input_messages.N.message.*`` /
-``llm.output_messages.N.message.*``. Every call repeats the history so far: the conversation is the first
-call's input, then what each later call adds, then its output, whose usage (``gen_ai.usage.*``,
-``llm.token_count.*``) is that response's. Tool spans (``execute_tool``, OpenInference ``TOOL``) are the
-results of the calls they name when no message carries them. Other spans are skipped and counted.
+**Messages**, from the model-call spans, whichever convention wrote them: ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` / ``gen_ai.system_instructions`` (semantic conventions 1.37+, typed parts; as span
+attributes or on a ``gen_ai.client.inference.operation.details`` event),
+the ``gen_ai.*.message`` and ``gen_ai.choice`` events (1.28-1.36; Pydantic AI keeps them as one ``events``
+JSON attribute), the ``gen_ai.content.prompt`` /
+``gen_ai.content.completion`` events (``gen_ai.prompt``/``gen_ai.completion`` JSON, before 1.28),
+OpenLLMetry's ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``, OpenInference's
+``llm.input_messages.N.message.*`` / ``llm.output_messages.N.message.*`` (else the request and response JSON
+in ``input.value``/``output.value``), and the Vercel AI SDK's ``ai.prompt.messages`` / ``ai.response.text`` /
+``ai.response.toolCalls`` on its ``doGenerate``/``doStream`` spans (the enclosing ``ai.generateText`` span
+repeats them and is skipped). Every call repeats the history so far: the conversation is the first call's
+input, then what each later call adds, then its output, whose usage (``gen_ai.usage.*``,
+``llm.token_count.*``, ``ai.usage.*``) is that response's. A model call recorded without its content
+(capture off, the default of most instrumentations) is an assistant message with no text and its usage.
+
+**Tool spans** (``execute_tool``, OpenInference ``TOOL``, Vercel ``ai.toolCall``) answer the call they name
+(``gen_ai.tool.call.id``, ``tool_call.id``, ``tool.id``, ``ai.toolCall.id``) when no message carried the result,
+and mark it failed when the span's status is an error; a tool span whose call no message holds is a call
+of the model response before it. A session whose spans carry no model messages at all is read from its
+top spans' ``input.value``/``output.value`` (OpenInference chains and agents). Other spans are skipped and
+counted.
 """
 from __future__ import annotations
 
-import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
+from forensics.importers.otel_messages import Msg, first, messages, usage
+from forensics.importers.otel_spans import Span, decode
 from forensics.importers.registry import Format, Probe
 
-INDEX = re.compile(r"^(\d+)\.(.+)$")
-MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b"gen_ai.", b'"resourceSpans"')
+MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b'"span_kind"', b".llm.")
+SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "ai.telemetry.metadata.sessionId",
+                "ai.telemetry.metadata.session_id", "ai.telemetry.metadata.conversationId")
+MODEL_OPS = ("chat", "text_completion", "generate_content", "completion", "llm")
+VERCEL_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
+VERCEL_OUTER = re.compile(r"^ai\.(?:generate|stream)(?:Text|Object)$")
 
 
 @dataclass
-class Span:
-    trace: str
-    span: str
-    name: str
-    start: Any
-    error: bool
-    status: str
-    attrs: dict[str, Any]
-    events: list[dict] = field(default_factory=list)
-
-
-@dataclass
-class Msg:
-    role: str
-    text: str = ""
-    calls: list[ToolCall] = field(default_factory=list)
-    answers: str | None = None
-    error: bool | None = None
-
-    def key(self) -> tuple:
-        return (self.role, self.answers) if self.role == "tool" else (self.role, self.text.strip())
+class Thread:
+    key: tuple[str, str]  # (service, agent name)
+    model: list[Span] = field(default_factory=list)
+    tools: list[Span] = field(default_factory=list)
+    parent: tuple[str, str] | None = None
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    spans = [s for rec in _records(Path(path).read_bytes(), log) for s in _spans(rec, log)]
-    groups: dict[str, list[Span]] = defaultdict(list)
+    spans = decode(Path(path).read_bytes(), log)
+    by_id = {(s.trace, s.span): s for s in spans}
     session_of: dict[str, str] = {}
     for s in spans:
-        sid = _first(s.attrs, "gen_ai.conversation.id", "session.id", "gen_ai.session.id")
+        sid = first(s.attrs, *SESSION_KEYS)
         if sid is not None:
             session_of.setdefault(s.trace, str(sid))
+    groups: dict[str, list[Span]] = defaultdict(list)
     for s in spans:
         groups[session_of.get(s.trace, s.trace)].append(s)
-    out = []
+    out: list[Conversation] = []
+    kinds: Counter[str] = Counter()
     for native, group in groups.items():
-        conv = _conversation(log, native, sorted(group, key=lambda s: (values.epoch(s.start) or 0)))
-        if conv.turns:
-            out.append(conv)
+        group.sort(key=_when)
+        out.extend(_group(log, native, group, by_id, kinds))
     if spans and not out:
-        log.notes.append("no span carries GenAI messages")
+        log.notes.append(f"{len(spans)} spans, none a model call, a tool call or a top span with input/output "
+                         f"(operations: {', '.join(f'{k} x{n}' for k, n in kinds.most_common(5))})")
     return out
 
 
-def _records(data: bytes, log: Log) -> list[dict]:
-    """Top-level JSON objects: a document (object or list), JSONL, or concatenated pretty-printed objects."""
-    text = data.decode("utf-8", "replace")
-    dec, i, out = json.JSONDecoder(), 0, []
-    while i < len(text):
-        while i < len(text) and text[i] in " \t\r\n,":
-            i += 1
-        if i >= len(text):
-            break
-        try:
-            obj, end = dec.raw_decode(text, i)
-        except (ValueError, RecursionError) as e:
-            rest = text[i:].split("\n", 1)
-            log.rows += 1
-            log.quarantine(f"{log.name}@{i}", f"invalid JSON: {str(e)[:100]}", rest[0])
-            i += len(rest[0]) + 1
+def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str], Span],
+           kinds: Counter[str]) -> list[Conversation]:
+    threads: dict[tuple[str, str], Thread] = {}
+    agents_with_messages: list[Span] = []
+    for s in group:
+        kind = _kind(s)
+        if kind in ("model", "tool"):
+            key = _agent_key(s, by_id, inclusive=False)
+            t = threads.setdefault(key, Thread(key))
+            (t.model if kind == "model" else t.tools).append(s)
+            log.skip(f"{kind} span (-> messages)")
+        elif kind == "agent" and any(messages(s)):
+            agents_with_messages.append(s)
+            log.skip("agent span (-> messages when no model span)")
+        else:
+            kinds[_op(s) or s.name[:40]] += 1
+            log.skip(f"span without messages ({_op(s) or s.attrs.get('openinference.span.kind') or 'no kind'})")
+    stand_ins: dict[tuple[str, str], list[Span]] = defaultdict(list)
+    for s in agents_with_messages:  # an agent span's own messages stand in for model calls nobody recorded
+        stand_ins[_agent_key(s, by_id, inclusive=True)].append(s)
+    for key, agent_spans in stand_ins.items():
+        t = threads.setdefault(key, Thread(key))
+        if not t.model:
+            t.model.extend(agent_spans)
+    for t in threads.values():
+        t.parent = _parent_thread(t, threads, by_id)
+    _handoffs(threads)
+    if not any(t.model for t in threads.values()):
+        fallback = _io_fallback(group, by_id)
+        if fallback:
+            threads = {("", ""): Thread(("", ""), fallback, [s for t in threads.values() for s in t.tools])}
+    names = _natives(native, threads)
+    out = []
+    for key, t in threads.items():
+        if not t.model and not t.tools:
             continue
-        i = end
-        for rec in obj if isinstance(obj, list) else [obj]:
-            log.rows += 1
-            if isinstance(rec, dict):
-                out.append(rec)
-            else:
-                log.quarantine(f"{log.name}#{log.rows}", "not a JSON object", json.dumps(rec)[:1000])
+        conv = _conversation(names[key], t, sub=t.parent is not None)
+        if conv.turns:
+            conv.parent = names.get(t.parent) if t.parent else None
+            out.append(conv)
     return out
 
 
-def _spans(rec: dict, log: Log) -> list[Span]:
-    if isinstance(rec.get("resourceSpans"), list):
-        return [_otlp_span(sp) for rs in rec["resourceSpans"] if isinstance(rs, dict)
-                for ss in listed(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(ss, dict)
-                for sp in listed(ss.get("spans")) if isinstance(sp, dict)]
-    if "context.span_id" in rec or "context" in rec or "span_id" in rec:
-        return [_sdk_span(rec)]
-    log.skip(f"record without spans ({', '.join(sorted(rec))[:40]})")
-    return []
+def _handoffs(threads: dict[tuple[str, str], Thread]) -> None:
+    """A top-level agent whose first call opens with an earlier agent's first request continues that agent's
+    conversation (a handoff passes the history on): its calls join the earlier agent's."""
+    opened: dict[tuple[Any, ...], tuple[str, str]] = {}
+    for key, t in sorted(threads.items(), key=lambda kv: _when((kv[1].model or kv[1].tools)[0])):
+        if t.parent is not None or not t.model:
+            continue
+        inputs = [m for m in messages(t.model[0])[0] if m.role != "system"]
+        if not inputs:
+            continue
+        owner = opened.setdefault(inputs[0].key(), key)
+        if owner != key:
+            threads[owner].model = sorted(threads[owner].model + t.model, key=_when)
+            threads[owner].tools = sorted(threads[owner].tools + t.tools, key=_when)
+            del threads[key]
+            for other in threads.values():
+                other.parent = owner if other.parent == key else other.parent
 
 
-def _otlp_span(sp: dict) -> Span:
-    status = sp.get("status") if isinstance(sp.get("status"), dict) else {}
-    code = status.get("code")
-    return Span(str(sp.get("traceId")), str(sp.get("spanId")), str(sp.get("name")), sp.get("startTimeUnixNano"),
-                code in (2, "STATUS_CODE_ERROR", "ERROR"), str(status.get("message") or ""),
-                _kv(sp.get("attributes")),
-                [{"name": e.get("name"), "attrs": _kv(e.get("attributes"))} for e in listed(sp.get("events"))
-                 if isinstance(e, dict)])
+def _when(s: Span) -> float:
+    return s.start if s.start is not None else float("inf")
 
 
-def _kv(items: Any) -> dict[str, Any]:
-    return {a["key"]: _value(a.get("value")) for a in listed(items) if isinstance(a, dict) and isinstance(a.get("key"), str)}
+def _natives(group: str, threads: dict[tuple[str, str], Thread]) -> dict[tuple[str, str], str]:
+    """The first top-level agent is the session itself; the others are named after their agent."""
+    out: dict[tuple[str, str], str] = {}
+    for key, t in threads.items():
+        if t.parent is None and group not in out.values():
+            out[key] = group
+        else:
+            out[key] = f"{group} / {key[1] or key[0] or 'agent'}" + (f" @{key[0]}" if key[1] and key[0] else "")
+    return out
 
 
-def _value(v: Any) -> Any:
-    """An OTLP AnyValue as a plain value."""
-    if not isinstance(v, dict):
-        return v
-    for k in ("stringValue", "boolValue", "doubleValue", "bytesValue"):
-        if k in v:
-            return v[k]
-    if "intValue" in v:  # a string in OTLP JSON (int64)
-        try:
-            return int(v["intValue"])
-        except (TypeError, ValueError):
-            values.bad("integer attribute")
-            return None
-    if "arrayValue" in v:
-        return [_value(x) for x in listed(mapping(v["arrayValue"]).get("values"))]
-    if "kvlistValue" in v:
-        return _kv(mapping(v["kvlistValue"]).get("values"))
+def _kind(s: Span) -> str:
+    op = _op(s)
+    if op == "execute_tool" or s.attrs.get("openinference.span.kind") in ("TOOL", "tool") \
+            or s.name.startswith("execute_tool") or s.attrs.get("ai.operationId") == "ai.toolCall":
+        return "tool"
+    if _is_agent(s):
+        return "agent"
+    if VERCEL_OUTER.match(str(s.attrs.get("ai.operationId") or "")):
+        return "other"
+    if op in MODEL_OPS or str(s.attrs.get("openinference.span.kind")).upper() == "LLM" \
+            or VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or "")) or any(messages(s)):
+        return "model"
+    return "other"
+
+
+def _op(s: Span) -> str:
+    return str(first(s.attrs, "gen_ai.operation.name") or "").lower()
+
+
+def _is_agent(s: Span) -> bool:
+    a = s.attrs
+    return _op(s) in ("invoke_agent", "create_agent") or str(a.get("openinference.span.kind")).upper() == "AGENT" \
+        or "agent" in (a.get("traceloop.span.kind"), a.get("ioa_observe.span.kind")) or s.name.startswith("invoke_agent")
+
+
+def _agent_key(s: Span, by_id: dict[tuple[str, str], Span], inclusive: bool) -> tuple[str, str]:
+    cur: Span | None = s if inclusive else _up(s, by_id)
+    seen = 0
+    while cur is not None and seen < 1000:
+        if _is_agent(cur):
+            return (cur.service, str(first(cur.attrs, "gen_ai.agent.name", "gen_ai.agent.id") or cur.name))
+        cur, seen = _up(cur, by_id), seen + 1
+    return (s.service, "")
+
+
+def _up(s: Span, by_id: dict[tuple[str, str], Span]) -> Span | None:
+    return by_id.get((s.trace, s.parent)) if s.parent else None
+
+
+def _parent_thread(t: Thread, threads: dict[tuple[str, str], Thread],
+                   by_id: dict[tuple[str, str], Span]) -> tuple[str, str] | None:
+    """The agent whose spans this one's first call sits under (a caller with model calls of its own)."""
+    first = (t.model or t.tools)[0]
+    cur = _up(first, by_id)
+    seen = 0
+    while cur is not None and seen < 1000:
+        key = _agent_key(cur, by_id, inclusive=True)
+        if key != t.key and key in threads and threads[key].model:
+            return key
+        cur, seen = _up(cur, by_id), seen + 1
     return None
 
 
-def _sdk_span(rec: dict) -> Span:
-    """``span.to_json()`` (attributes a flat dict) or a Phoenix row (``context.*``, ``attributes.*`` nested)."""
-    ctx = rec.get("context") if isinstance(rec.get("context"), dict) else {}
-    attrs: dict[str, Any] = {}
-    _flatten("", rec.get("attributes") if isinstance(rec.get("attributes"), dict) else {}, attrs)
-    for k, v in rec.items():
-        if k.startswith("attributes."):
-            _flatten(k[len("attributes."):], v, attrs)
-    if "span_kind" in rec and "openinference.span.kind" not in attrs:
-        attrs["openinference.span.kind"] = rec["span_kind"]
-    status = rec.get("status") if isinstance(rec.get("status"), dict) else {}
-    code = status.get("status_code", rec.get("status_code"))
-    events = [{"name": e.get("name"), "attrs": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
-              for e in listed(rec.get("events")) if isinstance(e, dict)]
-    return Span(str(ctx.get("trace_id") or rec.get("context.trace_id") or rec.get("trace_id")),
-                str(ctx.get("span_id") or rec.get("context.span_id") or rec.get("span_id")), str(rec.get("name")),
-                rec.get("start_time"), str(code).upper() in ("ERROR", "STATUSCODE.ERROR"),
-                str(status.get("description") or rec.get("status_message") or ""), attrs, events)
+def _io_fallback(group: list[Span], by_id: dict[tuple[str, str], Span]) -> list[Span]:
+    """Top spans (no parent among the spans) that carry ``input.value``/``output.value``."""
+    return [s for s in group if _up(s, by_id) is None and ("input.value" in s.attrs or "output.value" in s.attrs)]
 
 
-def _flatten(prefix: str, v: Any, out: dict[str, Any]) -> None:
-    if isinstance(v, dict):
-        for k, x in v.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), x, out)
-    elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-        for i, x in enumerate(v):
-            _flatten(f"{prefix}.{i}", x, out)
-    else:
-        out[prefix] = v
-
-
-def _conversation(log: Log, native: str, spans: list[Span]) -> Conversation:
+def _conversation(native: str, t: Thread, sub: bool) -> Conversation:
     conv: list[Msg] = []
-    usage_of: dict[int, Usage] = {}
-    tool_spans: list[Span] = []
-    model = None
-    for s in spans:
-        op = str(_first(s.attrs, "gen_ai.operation.name", "openinference.span.kind") or "").lower()
-        inputs, outputs = _messages(s)
-        if op in ("execute_tool", "tool"):
-            tool_spans.append(s)
-            log.skip("tool span")
-        elif inputs or outputs:
-            log.skip("model span (-> messages)")
-            _merge(conv, inputs)
-            if outputs:
-                usage_of[len(conv)] = _usage(s)
-            conv.extend(outputs)
-            model = model or _first(s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
-        else:
-            log.skip(f"span without messages ({op or 'no kind'})")
-    _tool_results(conv, tool_spans)
-    turns = []
-    for i, m in enumerate(conv):
-        t = Turn(m.role, m.text, calls=m.calls, answers=m.answers, is_error=m.error)
-        if i in usage_of:
-            t.usage.append(usage_of[i])
-        turns.append(t)
-    return Conversation(native, turns, model=model, created=spans[0].start if spans else None,
-                        provider=_first(spans[0].attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider",
-                                        "llm.system") if spans else None)
+    anchors: list[Msg] = []  # the assistant message of each model call, in time order
+    model = provider = None
+    for s in t.model:
+        inputs, outputs = messages(s)
+        if not inputs and not outputs and "input.value" in s.attrs and not VERCEL_CALL.match(
+                str(s.attrs.get("ai.operationId") or "")):
+            inputs = [Msg("user", text_of(s.attrs.get("input.value")))]
+            outputs = [Msg("assistant", text_of(s.attrs.get("output.value")))] if "output.value" in s.attrs else []
+        _merge(conv, inputs)
+        if not outputs:
+            outputs = [Msg("assistant")]  # a call recorded without its content
+        outputs[0].usage.append(usage(s))
+        for m in outputs:
+            m.at = s.start
+        conv.extend(outputs)
+        anchors.append(outputs[-1] if outputs[-1].role == "assistant" else outputs[0])
+        model = model or first(s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
+                                "ai.model.id")
+        provider = provider or first(s.attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
+                                      "ai.model.provider")
+    _tool_results(conv, anchors, t.tools)
+    turns = [Turn(m.role, m.text, calls=m.calls, answers=m.answers, is_error=m.error, usage=m.usage, at=m.at,
+                  origin="harness" if sub and m.role == "user" else None) for m in conv]
+    spans = t.model or t.tools
+    return Conversation(native, turns, model=model, provider=provider, created=spans[0].start,
+                        updated=spans[-1].start)
 
 
 def _merge(conv: list[Msg], inputs: list[Msg]) -> None:
@@ -222,142 +261,41 @@ def _merge(conv: list[Msg], inputs: list[Msg]) -> None:
                 and not (m.role == "system" and any(c.role == "system" for c in conv)))
 
 
-def _tool_results(conv: list[Msg], tool_spans: list[Span]) -> None:
+def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -> None:
     """A tool span answers its call when no tool message did (frameworks that record only the tool span), and
-    flags the message that did when it failed."""
+    flags the message that did when it failed; a call no message holds belongs to the model call before it."""
     answered = {m.answers: m for m in conv if m.role == "tool"}
+    claimed: set[str] = set()
     for s in tool_spans:
-        cid = _first(s.attrs, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id")
+        a = s.attrs
+        cid = first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
+        if cid is None:  # no id: the first call of that tool no span has claimed yet
+            name = first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
+            cid = next((c.id for m in conv for c in m.calls if c.name == name and c.id not in claimed
+                        and c.id is not None), None) if name is not None else None
+        cid = str(cid) if cid is not None else f"span-{s.span}"
+        claimed.add(cid)
         if cid in answered:  # the message has the text, the span whether it failed
             answered[cid].error = answered[cid].error or s.error or None
             continue
-        if cid is None:
-            continue
         at = next((i for i, m in enumerate(conv) if any(c.id == cid for c in m.calls)), None)
         if at is None:
-            continue
-        result = _first(s.attrs, "gen_ai.tool.call.result", "output.value") or s.status
-        msg = Msg("tool", text_of(result), answers=str(cid), error=s.error)
+            owner = next((m for m in reversed(anchors) if m.at is None or s.start is None or m.at <= s.start), None)
+            if owner is None:
+                owner = Msg("assistant", at=s.start)
+                conv.append(owner)
+                anchors.append(owner)
+            owner.calls.append(ToolCall(first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
+                                        first(a, "gen_ai.tool.call.arguments", "input.value",
+                                               "ai.toolCall.args", "ai.toolCall.input"), cid))
+            at = conv.index(owner)
+        result = first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "ai.toolCall.output")
+        msg = Msg("tool", text_of(result) if result is not None else s.status, answers=cid, error=s.error, at=s.start)
         j = at + 1
         while j < len(conv) and conv[j].role == "tool":
             j += 1
         conv.insert(j, msg)
         answered[cid] = msg
-
-
-def _messages(s: Span) -> tuple[list[Msg], list[Msg]]:
-    a = s.attrs
-    if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        system = _json(a.get("gen_ai.system_instructions"))
-        inputs = [Msg("system", text_of([{"text": p.get("content")} for p in system if isinstance(p, dict)]))] \
-            if isinstance(system, list) and system else []
-        return inputs + _parts_messages(_json(a.get("gen_ai.input.messages"))), \
-            _parts_messages(_json(a.get("gen_ai.output.messages")))
-    if any(k.startswith("llm.input_messages.") or k.startswith("llm.output_messages.") for k in a):
-        return _indexed_messages(a, "llm.input_messages", "message."), _indexed_messages(a, "llm.output_messages",
-                                                                                         "message.")
-    if any(k.startswith("gen_ai.prompt.") or k.startswith("gen_ai.completion.") for k in a):
-        return _indexed_messages(a, "gen_ai.prompt", ""), _indexed_messages(a, "gen_ai.completion", "")
-    return _event_messages(s)
-
-
-def _parts_messages(msgs: Any) -> list[Msg]:
-    out = []
-    for m in msgs if isinstance(msgs, list) else []:
-        if not isinstance(m, dict):
-            continue
-        parts = [p for p in listed(m.get("parts")) if isinstance(p, dict)]
-        texts = [text_of(p.get("content")) for p in parts if p.get("type") == "text"]
-        calls = [ToolCall(p.get("name"), p.get("arguments"), p.get("id")) for p in parts if p.get("type") == "tool_call"]
-        responses = [p for p in parts if p.get("type") == "tool_call_response"]
-        role = str(m.get("role"))
-        if responses:
-            out.extend(Msg("tool", text_of(p.get("response")), answers=p.get("id")) for p in responses)
-        else:
-            out.append(Msg(role, "\n".join(texts), calls))
-    return out
-
-
-def _indexed_messages(a: dict[str, Any], prefix: str, inner: str) -> list[Msg]:
-    """``prefix.N.<inner>role`` style attributes (OpenInference, OpenLLMetry) as messages in order."""
-    rows: dict[int, dict[str, Any]] = defaultdict(dict)
-    for k, v in a.items():
-        if k.startswith(prefix + "."):
-            m = INDEX.match(k[len(prefix) + 1:])
-            if m:
-                rows[int(m.group(1))][m.group(2)[len(inner):] if m.group(2).startswith(inner) else m.group(2)] = v
-    out = []
-    for _, r in sorted(rows.items()):
-        text = r.get("content")
-        if text is None:
-            text = "\n".join(str(v) for k, v in sorted(r.items()) if k.startswith("contents.") and k.endswith(".text"))
-        calls = _indexed_calls(r)
-        tcid = r.get("tool_call_id")
-        out.append(Msg(str(r.get("role")), text_of(text), calls, str(tcid) if tcid is not None else None))
-    return out
-
-
-def _indexed_calls(r: dict[str, Any]) -> list[ToolCall]:
-    calls: dict[int, dict[str, Any]] = defaultdict(dict)
-    for k, v in r.items():
-        m = INDEX.match(k[len("tool_calls."):]) if k.startswith("tool_calls.") else None
-        if m:
-            calls[int(m.group(1))][m.group(2).replace("tool_call.", "").replace("function.", "")] = v
-    return [ToolCall(c.get("name"), c.get("arguments"), c.get("id")) for _, c in sorted(calls.items())]
-
-
-def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
-    """Semantic conventions 1.36 and before: one span event per message."""
-    inputs, outputs = [], []
-    for e in s.events:
-        name, a = str(e.get("name")), e.get("attrs") or {}
-        if name == "gen_ai.choice":
-            m = _json(a.get("message"))
-            m = m if isinstance(m, dict) else {}
-            outputs.append(Msg("assistant", text_of(m.get("content")), _plain_calls(m.get("tool_calls"))))
-        elif name.startswith("gen_ai.") and name.endswith(".message"):
-            role = name[len("gen_ai."):-len(".message")]
-            inputs.append(Msg(role, text_of(_json(a.get("content"))), _plain_calls(a.get("tool_calls")),
-                              a.get("id") if role == "tool" else None))
-    return inputs, outputs
-
-
-def _plain_calls(v: Any) -> list[ToolCall]:
-    """OpenAI-style calls: ``{"id", "function": {"name", "arguments"}}`` or flat."""
-    out = []
-    for c in listed(_json(v)):
-        if isinstance(c, dict):
-            f = mapping(c.get("function")) or c
-            out.append(ToolCall(f.get("name"), f.get("arguments"), c.get("id")))
-    return out
-
-
-def _usage(s: Span) -> Usage:
-    a = s.attrs
-    inp = _first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
-    cached = _first(a, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-                    "llm.token_count.prompt_details.cache_read")
-    return Usage(input_tokens=inp - cached if isinstance(inp, int) and isinstance(cached, int) and inp >= cached else inp,
-                 output_tokens=_first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                                      "llm.token_count.completion"),
-                 cache_read_input_tokens=cached,
-                 cache_creation_input_tokens=_first(a, "gen_ai.usage.cache_creation.input_tokens",
-                                                    "llm.token_count.prompt_details.cache_write"),
-                 message_id=_first(a, "gen_ai.response.id"),
-                 model=_first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name"))
-
-
-def _first(a: dict[str, Any], *keys: str) -> Any:
-    return next((a[k] for k in keys if a.get(k) not in (None, "")), None)
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, str) and v[:1] in ("[", "{", '"'):
-        try:
-            return values.loads(v)
-        except ValueError:
-            return v
-    return v
 
 
 def _sniff(probe: Probe) -> bool:
@@ -366,9 +304,11 @@ def _sniff(probe: Probe) -> bool:
     head = probe.head
     if b'"resourceSpans"' in head[:4096]:
         return True
-    spanlike = b'span_id"' in head and b'trace_id"' in head
-    return spanlike and any(m in head for m in MARKERS[:4])
+    jaeger = b'"traceID"' in head and b'"spanID"' in head and b'"operationName"' in head
+    spanlike = (b'span_id"' in head and b'trace_id"' in head) or (b'"spanContext"' in head and b'"traceId"' in head) \
+        or (b'"traceId"' in head and b'"localEndpoint"' in head)  # Zipkin
+    return (jaeger or spanlike) and any(m in head for m in MARKERS) or jaeger and b'"spans"' in head[:4096]
 
 
-FORMAT = Format("otel", "OpenTelemetry GenAI spans (OTLP JSON, SDK span dumps) and OpenInference/Phoenix span exports",
-                _sniff, read=read)
+FORMAT = Format("otel", "OpenTelemetry GenAI spans (OTLP JSON, SDK/console dumps, Jaeger exports) and "
+                "OpenInference/Phoenix span exports", _sniff, read=read)

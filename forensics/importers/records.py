@@ -12,8 +12,8 @@ import gc
 import hashlib
 import json
 import re
-from collections import deque
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 import pyarrow as pa
 
+from forensics.importers import values
 from forensics.importers.values import epoch
 from forensics.redact import redact
 
@@ -28,6 +29,13 @@ ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "huma
                 "assistant": "assistant", "ai": "assistant", "model": "assistant", "tool": "tool",
                 "function": "tool", "tool_result": "tool"}
 ERROR_START = re.compile(r"\s*(?:error\b|错误|失败|fatal\b|traceback\b)", re.IGNORECASE)
+# A line of a tool's output that gives the command's exit status, as the tools write it: Codex ("Process exited
+# with code 2", "Exit code: 1"), Gemini CLI's shell tool ("Exit Code: 1"), OpenHands ("[The command completed
+# with exit code 1.]", "[Command finished with exit code 1]"). -1 is no status (OpenHands: still running).
+EXIT_LINE = (r"\[?(?:process exited with code|exit code:|exit status:|the command completed with exit code|"
+             r"command finished with exit code) ?(-?\d+)\.?\]?")
+EXIT_STATUS = re.compile(rf"^[ \t]*{EXIT_LINE}[ \t]*$", re.IGNORECASE | re.MULTILINE)
+EXIT_STATUS_JSON = re.compile(rf"(?:^\"|\\n)[ \t]*{EXIT_LINE}[ \t]*(?=\\n|\"$)".encode(), re.IGNORECASE)
 RAW_CAP = 1 << 20  # quarantine keeps at most 1 MiB of a record's raw bytes
 
 
@@ -58,6 +66,8 @@ class Message:
     is_error: bool
     ts: float | None
     origin: str | None = None  # whose turn (forensics.warehouse.origin) when the format says; None: classified
+    name: str | None = None  # a tool message without a call id: the tool it names (its call is found by name)
+    about: str | None = None  # ... and an argument value it echoes (a path), which tells calls of one tool apart
 
 
 @contextmanager
@@ -79,6 +89,43 @@ def split_lines(data: bytes) -> list[bytes]:
     if lines and lines[-1] == b"":
         lines.pop()
     return lines
+
+
+def chain(tip: Any, parent_of: Mapping[Any, Any]) -> list[Any]:
+    """The main path of a parent-linked tree: from the root down to ``tip`` (the message the user last saw,
+    or the newest leaf, see ``leaves``). Cycle-safe; a parent that is not a key (a root, a lost parent)
+    ends it. Every format that walks such a tree walks it here."""
+    path, seen = [], set()
+    while isinstance(tip, Hashable) and tip in parent_of and tip not in seen:
+        seen.add(tip)
+        path.append(tip)
+        tip = parent_of[tip]
+    return path[::-1]
+
+
+def leaves(parent_of: Mapping[Any, Any]) -> list[Any]:
+    """The nodes no other node names as its parent, in the mapping's order."""
+    has_child = {p for p in parent_of.values() if isinstance(p, Hashable)}
+    return [n for n in parent_of if n not in has_child]
+
+
+def read_object(raw: bytes) -> tuple[Any, str]:
+    """A JSONL line (or a record) as a JSON object, and "", or what it is and the reason it is not one, in
+    the words every format quarantines it with: empty line, invalid JSON or UTF-8, JSON nested too deeply,
+    not a JSON object (a JSON array, a JSON string...)."""
+    if not raw.strip():
+        return None, "empty line"
+    try:
+        obj = values.loads(raw)
+    except orjson.JSONDecodeError as e:
+        return None, values.json_reason(e)
+    return obj, "" if isinstance(obj, dict) else f"not a JSON object (a {kind(obj)})"
+
+
+def kind(obj: Any) -> str:
+    """A JSON value's kind, as quarantine reasons name it."""
+    return {list: "JSON array", str: "JSON string", type(None): "JSON null", bool: "JSON boolean"}.get(
+        type(obj), "JSON number")
 
 
 def stable_id(*parts: str) -> str:
@@ -138,8 +185,8 @@ def normalize(m: Any) -> Message:
         if isinstance(c, dict):
             f = c.get("function") if isinstance(c.get("function"), dict) else c
             calls.append((_key(c.get("id")), _key(f.get("name")), _args(f.get("arguments"))))
-    return finish(role, text, calls, results, m.get("is_error"), m.get("tool_call_id"),
-                  m.get("timestamp", m.get("created_at", m.get("createdAt"))))
+    return finish(role, text, calls, results, m.get("is_error"), answered(role, m.get("tool_call_id"), m.get("id")),
+                  m.get("timestamp", m.get("created_at", m.get("createdAt"))), name=m.get("name"))
 
 
 Calls = list[tuple[str | None, str | None, str]]
@@ -159,7 +206,8 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
             elif kind == "tool_use":
                 calls.append((_key(b.get("id")), _key(b.get("name")), _args(b.get("input"))))
             elif kind == "tool_result":
-                results.append((_key(b.get("tool_use_id")), _block_text(b.get("content")), bool(b.get("is_error"))))
+                text = _block_text(b.get("content"))
+                results.append((_key(b.get("tool_use_id")), text, bool(b.get("is_error")) or failed_exit(text)))
             elif isinstance(b, str):
                 texts.append(b)
         text = "\n".join(texts)
@@ -176,14 +224,30 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
     return text, calls, results, role
 
 
+def answered(role: str, tool_call_id: Any, own_id: Any) -> Any:
+    """The id of the call a message answers: its ``tool_call_id``; a tool message without one names its
+    call by its ``id`` in tau2-bench (``ToolMessage.id``: "the unique identifier for the tool call"). An id
+    that is no call's leaves the result unlinked, counted."""
+    return tool_call_id if tool_call_id is not None or role != "tool" else own_id
+
+
 def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag: Any, tcid: Any,
-           stamp: Any, origin: str | None = None) -> Message:
-    """The Message from its interpreted parts: shared by ``normalize`` and the fast decoder."""
+           stamp: Any, origin: str | None = None, name: Any = None, about: Any = None) -> Message:
+    """The Message from its interpreted parts: shared by ``normalize``, the fast decoder and the format
+    modules (``model``). A tool message is an error when the format says so (``flag``), when its output
+    gives a non-zero exit status, or (the format silent) when it opens like an error."""
     if role != "assistant":
         calls = []  # only assistant turns call tools
-    is_error = bool(flag) if flag is not None else (role == "tool" and not results and starts_like_error(text))
+    tool = role == "tool" and not results
+    is_error = bool(flag) or (tool and failed_exit(text)) or (flag is None and tool and starts_like_error(text))
     return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp),
-                   origin)
+                   origin, _key(name) if tool else None, about if tool and isinstance(about, str) and about else None)
+
+
+def failed_exit(text: str | JsonText) -> bool:
+    """The output gives the command's exit status on a line of its own, and it is not 0 (see EXIT_LINE)."""
+    m = (EXIT_STATUS_JSON if type(text) is JsonText else EXIT_STATUS).search(text)  # type: ignore[arg-type]
+    return m is not None and int(m.group(1)) not in (0, -1)
 
 
 JSON_SPACE_ESCAPES = b"ntrf"  # \n \t \r \f: escapes of characters that ``\s`` matches
@@ -234,6 +298,8 @@ CONV_SCHEMA = pa.schema([("conversation_id", pa.string()), ("native_id", pa.stri
                          ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())])
 QUAR_SCHEMA = pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
                          ("raw_bytes", pa.int64())])
+OUTCOME_SCHEMA = pa.schema([("conversation_id", pa.string()), ("success", pa.bool_()), ("score", pa.float64()),
+                            ("detail", pa.string())])  # conversation_outcomes rows read from the log (SPEC §20)
 
 
 @dataclass
@@ -244,10 +310,12 @@ class Batch:
     msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in MSG_SCHEMA.names})
     call: dict[str, list] = field(default_factory=lambda: {n: [] for n in CALL_SCHEMA.names})
     quar: dict[str, list] = field(default_factory=lambda: {n: [] for n in QUAR_SCHEMA.names})
+    outcome: dict[str, list] = field(default_factory=lambda: {n: [] for n in OUTCOME_SCHEMA.names})
     rows_read: int = 0
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    unlinked: Counter = field(default_factory=Counter)  # tool results linked to no call, by reason
 
     def quarantine(self, location: str, reason: str, raw: bytes) -> None:
         q = self.quar
@@ -255,6 +323,11 @@ class Batch:
         q["reason"].append(reason)
         q["raw"].append(raw[:RAW_CAP])
         q["raw_bytes"].append(len(raw))
+
+    def add_outcome(self, cid: str, success: bool | None, score: float | None, detail: dict[str, Any]) -> None:
+        """The run's outcome as its log records it (one per conversation; the loader replaces older ones)."""
+        for col, v in zip(OUTCOME_SCHEMA.names, (cid, success, score, _json(detail))):
+            self.outcome[col].append(v)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
@@ -279,7 +352,7 @@ class Batch:
         k = self.call
         k_cols = [k[n].append for n in CALL_SCHEMA.names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
-        pending: deque[int] = deque()  # calls not yet answered, in order (for results without ids)
+        by_name: dict[str | None, list[int]] = {}  # tool name -> its calls' rows (for results without ids)
         for e in entries:
             g = e.msg
             a_cid(cid)
@@ -304,24 +377,44 @@ class Batch:
                     add(v)
                 if call_id:
                     by_id[call_id] = row
-                pending.append(row)
+                by_name.setdefault(name, []).append(row)
             if g.role == "tool":
                 if g.results:
                     for use_id, text, err in g.results:
-                        self._link(by_id, pending, use_id, e, len(text.encode("utf-8")), err)
-                else:  # the text's size comes from DuckDB
-                    self._link(by_id, pending, g.tool_call_id, e, None, g.is_error)
+                        self._link(self._by_id(by_id, use_id), e, len(text.encode("utf-8")), err)
+                elif g.tool_call_id:  # the text's size comes from DuckDB
+                    self._link(self._by_id(by_id, g.tool_call_id), e, None, g.is_error)
+                else:
+                    self._link(self._by_name(by_name, g.name, g.about), e, None, g.is_error)
 
-    def _link(self, by_id: dict[str, int], pending: deque[int], call_id: str | None, e: Entry,
-              nbytes: int | None, err: bool) -> None:
-        k = self.call
+    def _by_id(self, by_id: dict[str, int], call_id: str | None) -> int | str:
+        """The row of the call with this id, or why there is none."""
         row = by_id.get(call_id) if call_id else None
-        if row is None or k["result_seq"][row] is not None:
-            while pending and k["result_seq"][pending[0]] is not None:
-                pending.popleft()
-            if call_id or not pending:
-                return  # answers a call we never saw: the message stays, unlinked
-            row = pending.popleft()
+        if row is None:
+            return "an id no call has" if call_id else "neither a call id nor a tool name"
+        return row if self.call["result_seq"][row] is None else "the id of a call already answered"
+
+    def _by_name(self, by_name: dict[str | None, list[int]], name: str | None, about: str | None) -> int | str:
+        """The one open call of the tool a result names (of those whose arguments hold the value it echoes),
+        among the calls of the last message that made any; or why there is none."""
+        if not name:
+            return "neither a call id nor a tool name"
+        k = self.call
+        rows = [r for r in by_name.get(name, ()) if k["result_seq"][r] is None]
+        if about is not None:
+            echoed = json.dumps(about, ensure_ascii=False)[1:-1]
+            rows = [r for r in rows if echoed in (k["arguments"][r] or "")]
+        if not rows:
+            return "a tool name no open call has"
+        last = [r for r in rows if k["seq"][r] == k["seq"][rows[-1]]]
+        return last[0] if len(last) == 1 else "a tool name several open calls have"
+
+    def _link(self, row: int | str, e: Entry, nbytes: int | None, err: bool) -> None:
+        """Link the result in ``e`` to the call at ``row``; a reason instead leaves it unlinked, counted."""
+        if isinstance(row, str):
+            self.unlinked[row] += 1
+            return
+        k = self.call
         k["result_seq"][row], k["result_position"][row] = e.seq, e.position
         k["result_bytes"][row], k["is_error"][row] = nbytes, err
 
@@ -331,7 +424,8 @@ class Batch:
         json_text = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
         msg = {**self.msg, "content_json": json_text}
         return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(msg, schema=MSG_SCHEMA),
-                "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA)}
+                "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA),
+                "outcome": pa.table(self.outcome, schema=OUTCOME_SCHEMA)}
 
 
 @dataclass
@@ -346,4 +440,8 @@ class Parsed:
 
     @classmethod
     def of(cls, b: Batch) -> Parsed:
-        return cls(b.tables(), b.rows_read, b.messages_read, b.notes, b.state)
+        notes = list(b.notes)
+        if b.unlinked:
+            notes.append(f"{sum(b.unlinked.values())} tool results linked to no call (they carry "
+                         + ", ".join(f"{why} x{n}" for why, n in sorted(b.unlinked.items())) + ")")
+        return cls(b.tables(), b.rows_read, b.messages_read, notes, b.state)

@@ -11,7 +11,9 @@ The formats that predate the registry keep their own columnar workers (``task``)
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
+import glob
 import importlib
 import sqlite3
 import zipfile
@@ -36,6 +38,42 @@ Sniff = Callable[["Probe"], "bool | dict[str, Any] | None"]
 
 
 @dataclass(frozen=True)
+class Side:
+    """A file that belongs to another one of its format and is no source of its own: a file named like
+    ``name`` (a glob of the file name, or with ``/`` of the path's last parts) is a side file when ``main``
+    (a glob relative to its folder, ``..`` allowed; ``{base}`` is the side file's name up to its first dot,
+    ``{parent}`` the name of the folder above its own) names another file that exists. ``read``: the
+    importer reads it with the main file (else it only lies beside it, holding no messages); ``holds``: what
+    it holds, for the listing."""
+
+    name: str
+    main: str
+    holds: str
+    read: bool = True
+
+    def main_of(self, path: Path) -> Path | None:
+        """The main file this file is a side file of, or None."""
+        if not fnmatch.fnmatchcase("/".join(path.parts[-(self.name.count("/") + 1):]), self.name):
+            return None
+        pattern = self.main.format(base=glob.escape(path.name.split(".", 1)[0]),
+                                   parent=glob.escape(path.parent.parent.name))
+        return next((m for m in sorted(path.parent.glob(pattern)) if m != path and m.is_file()), None)
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """A source read in parts (rows of a database): the parse tasks of what changed, how many rows the
+    source holds, and how many of its conversations are unchanged (not re-read)."""
+
+    tasks: list[tuple[Callable[..., Parsed], tuple[Any, ...], int]]  # (worker, its arguments, bytes)
+    rows: int
+    unchanged: int
+
+
+Chunker = Callable[[str, str, dict[str, Any], dict[str, str]], Chunks]  # (path, source id, options, stored)
+
+
+@dataclass(frozen=True)
 class Format:
     """A log format: its name (``--format``), a content sniff and a reader.
 
@@ -43,6 +81,14 @@ class Format:
     (True, or a dict of source options such as ``{"messages_key": "traj"}``). ``read(path, log)`` yields its
     conversations (module level, so that worker processes can run it). A folder walk offers a file to the
     sniffs when its suffix is in ``suffixes`` or its name in ``names``.
+
+    What the orchestrator needs to know, declared here so that it names no format: ``sides``, the files
+    read with a main file (or lying beside it) that are no source of their own; ``claims``, globs of the
+    names (or, with a ``/``, of the whole paths) this format's files have, so that a file that fails
+    auto-detection is told to try ``--format NAME``; ``options``, the ingest options it takes (``table``,
+    ``column``, ``messages_key``), and of them ``found_options``, those its sniff may find in the content;
+    ``chunks``, a reader of a source in parts (rows) whose unchanged parts are not re-read, in its own
+    transaction; ``hashes``, the task hands back the SHA-256 of the bytes it read (``state["sha256"]``).
     """
 
     name: str
@@ -52,11 +98,22 @@ class Format:
     task: Callable[..., Parsed] | None = None  # (path, source id, fingerprint, *option values) -> Parsed
     suffixes: tuple[str, ...] = (".json", ".jsonl")
     names: tuple[str, ...] = ()
+    sides: tuple[Side, ...] = ()
+    claims: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    found_options: tuple[str, ...] = ()
+    chunks: Chunker | None = None
+    hashes: bool = False
+
+    def claimed(self, path: Path) -> bool:
+        """The path is named like a file of this format (see ``claims``)."""
+        full = path.as_posix()
+        return any(fnmatch.fnmatchcase(full if "/" in c else path.name, c) for c in self.claims)
 
     def worker(self, path: str, source_id: str, fingerprint: str, options: dict) -> tuple[Callable[..., Parsed], tuple]:
         """The parse task for one file: a function and its (picklable) arguments."""
         if self.task is not None:
-            return self.task, (path, source_id, fingerprint, *options.values())
+            return self.task, (path, source_id, fingerprint, *(options.get(k) for k in self.options))
         if self.read is None:
             raise TypeError(f"format {self.name!r} has neither read nor task")
         return model.parse, (self.read, path, source_id)  # conversations are fingerprinted by their content
@@ -160,6 +217,11 @@ def ordered() -> list[Format]:
     return [builtin(n) for n, _ in BUILTIN] + list(plugins()) + [builtin(n) for n, _ in FALLBACK]
 
 
+def catch_all(name: str) -> bool:
+    """A generic format, tried last (OpenAI-style chat, JSONL session trees, SQLite JSON-message tables)."""
+    return name in dict(FALLBACK)
+
+
 def get(name: str) -> Format:
     for fmt in ordered():
         if fmt.name == name:
@@ -177,6 +239,21 @@ def sniff(probe: Probe, formats: list[Format] | None = None) -> tuple[Format, di
         if found:
             return fmt, found if isinstance(found, dict) else {}
     return None
+
+
+def side_of(path: Path) -> tuple[Format, Side, Path] | None:
+    """The format, declaration and main file of a side file (see :class:`Side`); None for any other file."""
+    for fmt in ordered():
+        for side in fmt.sides:
+            main = side.main_of(path)
+            if main is not None:
+                return fmt, side, main
+    return None
+
+
+def suggest(path: Path, tried: str | None = None) -> str | None:
+    """The format a file is named like (``*.traj``, ``rollout-*.jsonl``...), when it is not ``tried``."""
+    return next((f.name for f in ordered() if f.name != tried and f.claimed(path)), None)
 
 
 def offered(path: Path) -> bool:

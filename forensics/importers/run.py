@@ -1,12 +1,16 @@
 """`forensics ingest`: plan each source, parse on both cores, load in bulk, count everything.
 
-A file whose path, size and modification time match its last import is not opened. Small files are parsed
-many to a task (a task costs a round trip to a worker) and loaded many to a transaction (see `load`);
-a SQLite source is read in chunks of rows inside one transaction. A kill leaves every source either fully
-imported or not at all; a rerun completes the rest.
+Every file the arguments name or hold is accounted for: a source (imported, unchanged or failed, each with
+its row in ``import_runs``), a side file read with (or lying beside) its main file, or not recognised. A
+file whose path, size and modification time match its last import is not opened. Small files are parsed
+many to a task (a task costs a round trip to a worker) and loaded many to a transaction (see `load`); a
+format read in parts (a SQLite table, in chunks of rows) has a transaction of its own. A kill leaves every
+source either fully imported or not at all; a rerun completes the rest. The orchestrator names no format:
+what a format needs is declared on it (``registry.Format``).
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import threading
@@ -19,22 +23,21 @@ from typing import Any
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import registry, sqlite, values
-from forensics.importers.discover import Source, detect, expand, real_path
+from forensics.importers import registry, values
+from forensics.importers.discover import Found, NotRecognised, Source, detect, expand, fix, real_path
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
-from forensics.importers.records import Parsed, source_key, stable_id
+from forensics.importers.records import Parsed, source_key
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
 from forensics.workers import default_workers, run_ordered
 
 PARALLEL_MIN_BYTES = 32 << 20  # below this much source, parsing inline beats starting worker processes
-CHUNK_BYTES = 4 << 20  # SQLite rows per parse task: about this many bytes of JSON (memory: see load.tune)
-CHUNK_ROWS = 200
 TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at most TASK_FILES files
 TASK_FILES = 64
-HASHED_BY_PARSER = ("claude-code", "openai", "sharegpt")  # the others get a hashing thread
 UNCHANGED = "same size and modification time as the last import: not re-read"
+SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side or unrecognised file is none
+GENERIC_FIXES = ("; check the file or pass --format", "; check the file, or force one with --format NAME")
 
 
 @dataclass
@@ -43,7 +46,7 @@ class SourceResult:
 
     path: str
     format: str | None = None
-    status: str = "imported"  # imported | unchanged | failed
+    status: str = "imported"  # imported | unchanged | failed; a file that is no source: side | unrecognised
     source_id: str | None = None
     rows_read: int = 0
     messages_read: int = 0
@@ -60,27 +63,42 @@ class SourceResult:
 
 @dataclass
 class IngestResult:
+    """One run: every file it looked at, in order (``sources`` are those of them that are sources)."""
+
     run_id: str
     db: str
-    sources: list[SourceResult] = field(default_factory=list)
+    files: list[SourceResult] = field(default_factory=list)
+
+    @property
+    def sources(self) -> list[SourceResult]:
+        return [f for f in self.files if f.status in SOURCE]
+
+    @property
+    def others(self) -> list[SourceResult]:
+        """Side files and files no format recognised."""
+        return [f for f in self.files if f.status not in SOURCE]
 
     @property
     def exit_code(self) -> ExitCode:
-        failed = sum(s.status == "failed" for s in self.sources)
-        if failed == 0:
+        sources = self.sources
+        failed = sum(s.status == "failed" for s in sources)
+        if sources and failed == 0:
             return ExitCode.OK
-        return ExitCode.USAGE if failed == len(self.sources) else ExitCode.PARTIAL
+        return ExitCode.USAGE if failed == len(sources) else ExitCode.PARTIAL
 
     def totals(self) -> dict[str, int]:
         keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                 "conversations_new", "conversations_updated", "conversations_unchanged")
-        out = {k: sum(getattr(s, k) for s in self.sources) for k in keys}
-        out.update(sources=len(self.sources), failed=sum(s.status == "failed" for s in self.sources))
+        sources = self.sources
+        out = {k: sum(getattr(s, k) for s in sources) for k in keys}
+        out.update(sources=len(sources), failed=sum(s.status == "failed" for s in sources), files=len(self.files),
+                   side=sum(f.status == "side" for f in self.files),
+                   unrecognised=sum(f.status == "unrecognised" for f in self.files))
         return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "db": self.db, "totals": self.totals(),
-                "sources": [asdict(s) for s in self.sources]}
+                "sources": [asdict(s) for s in self.sources], "others": [asdict(s) for s in self.others]}
 
 
 @dataclass
@@ -93,13 +111,14 @@ class Plan:
     size: int = 0
     mtime_ns: int = 0
     options: str = "{}"
+    chunked: bool = False  # read in parts (Format.chunks): a transaction of its own
     tasks: list[tuple[Callable[..., Parsed], tuple[Any, ...], int]] = field(default_factory=list)
     todo_bytes: int = 0
     stored: dict[str, str] = field(default_factory=dict)  # conversation_id -> fingerprint already stored
     hasher: _Hasher | None = None
     started_at: Any = None
-    arrays: int = 0  # SQLite rows that held a message array
-    first_bad: str = ""
+    found: int = 0  # parts of a chunked source that held messages
+    if_none_found: str = ""  # its error when none did
     sha256: str | None = None  # when the parser hashed the bytes it read (no second read)
 
 
@@ -132,17 +151,18 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
     if fmt not in FORMATS:
         raise ForensicsError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    paths = expand([str(s) for s in sources], messages_key)
-    if not paths:
-        raise ForensicsError("no importable files (*.db *.sqlite *.sqlite3 *.jsonl *.json) under "
-                             + ", ".join(map(str, sources)))
+    own = {real_path(Path(str(db) + suffix)) for suffix in ("", ".wal")}  # a warehouse inside a folder it reads
+    found = [f for f in expand([str(s) for s in sources]) if real_path(f.path) not in own]
+    if not found:
+        raise ForensicsError("no files under " + ", ".join(map(str, sources)))
+    given = {k: v for k, v in (("table", table), ("column", column), ("messages_key", messages_key)) if v}
     existed = Path(db).exists()
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        plans = _plan_all(wh, paths, fmt, table, column, messages_key)
-        run.sources = [pl.result for pl in plans]
-        _execute(wh, run.run_id, plans, progress, workers or default_workers())
+        plans = _plan_all(wh, found, fmt, given)
+        run.files = [pl.result for pl in plans]
+        _execute(wh, run.run_id, plans, progress, workers or default_workers(), fmt == "auto")
     finally:
         wh.close()
     if not existed and all(s.status == "failed" for s in run.sources):
@@ -151,13 +171,12 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     return run
 
 
-def _plan_all(wh: Warehouse, paths: list[Path], fmt: str, table: str | None, column: str | None,
-              messages_key: str | None) -> list[Plan]:
-    """A plan per path, with what the warehouse already holds of each source (two queries in all)."""
+def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]) -> list[Plan]:
+    """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
     known: dict[str, list[tuple]] = {}
     for path, *row in wh.con.execute("SELECT path, source_id, format, options, size, mtime_ns FROM sources").fetchall():
         known.setdefault(path, []).append(tuple(row))
-    plans = [_identify(p, fmt, table, column, messages_key, known) for p in paths]
+    plans = [_identify(f, fmt, given, known) for f in found]
     stored = {sid for rows in known.values() for sid, *_ in rows}
     by_id = {pl.result.source_id: pl for pl in plans if pl.result.source_id in stored}
     if by_id:
@@ -168,58 +187,92 @@ def _plan_all(wh: Warehouse, paths: list[Path], fmt: str, table: str | None, col
         if pl.result.status == "unchanged":
             pl.result.conversations_unchanged = len(pl.stored)
         elif pl.result.status == "imported":
-            _schedule(pl, table, column)
+            _schedule(pl)
     return plans
 
 
-def _identify(path: Path, fmt: str, table: str | None, column: str | None, messages_key: str | None,
-              known: dict[str, list[tuple]]) -> Plan:
-    """Format, options and source id; unchanged when size and mtime match the stored source."""
+def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple]]) -> Plan:
+    """What a file is: a side file, not recognised, or a source (format, options and source id; unchanged
+    when its size and mtime match the stored source)."""
+    path = f.path
     res = SourceResult(str(path))
     pl = Plan(res, started_at=utcnow())
-    wanted = _options(table, column, messages_key)
+    side = registry.side_of(path)
+    if side:
+        owner, decl, main = side
+        where = (f"the {owner.name} files beside it" if glob.has_magic(decl.main.replace("{base}", "")) else
+                 os.path.relpath(main, path.parent))
+        res.format, res.status = owner.name, "side"
+        res.note = (f"read with {where}: {decl.holds}" if decl.read else
+                    f"lies beside {where}, holds no messages: {decl.holds}")
+        return pl
     try:
         st = path.stat()
         pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
         same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)
-                and fmt in ("auto", row[1]) and (row[2] == wanted or (wanted == "{}" and row[1] == "openai"))]
+                and fmt in ("auto", row[1]) and _same_options(row[1], row[2], given)]
         if len(same) == 1:  # this very file as last imported (its options given again, or found in its content)
             res.source_id, res.format, pl.options = same[0][:3]
-            pl.source = Source(path, res.format, orjson.loads(pl.options).get("messages_key"))
+            pl.source = Source(path, res.format, orjson.loads(pl.options))
             res.status, res.note = "unchanged", UNCHANGED
             return pl
-        src = detect(path, fmt, messages_key)
+        src = detect(path, fmt, given, f.named)
+    except NotRecognised as e:
+        res.status, res.note = "unrecognised", str(e)
+        return pl
     except SourceError as e:
         res.status, res.error = "failed", str(e)
         return pl
     except OSError as e:
         res.status, res.error = "failed", f"{path}: cannot read ({e.strerror or e}); check the path"
         return pl
-    pl.source, res.format = src, src.format
-    if src.format == "sqlite" and (table or column):
-        pl.options = _options(table, column, None)
-    elif src.messages_key:
-        pl.options = _options(None, None, src.messages_key)
+    try:
+        form = registry.get(src.format)
+    except KeyError:
+        res.status, res.error = "failed", f"{path}: the format {src.format!r} is not installed; check `forensics formats`"
+        return pl
+    pl.source, res.format, pl.chunked = src, src.format, form.chunks is not None
+    if fmt == "auto" and registry.catch_all(src.format) and (named := registry.suggest(path, src.format)):
+        res.note = f"named like {named} files but read as {src.format}; if that is wrong, try --format {named}"
+    pl.options = _options(form, src.options)
     res.source_id = source_key(src.format, pl.resolved, pl.options)
     if any(row[0] == res.source_id and row[3:] == (pl.size, pl.mtime_ns) for row in known.get(pl.resolved, ())):
         res.status, res.note = "unchanged", UNCHANGED
     return pl
 
 
-def _options(table: str | None, column: str | None, messages_key: str | None) -> str:
-    if table or column:
-        return orjson.dumps({"table": table, "column": column}).decode()
-    return orjson.dumps({"messages_key": messages_key}).decode() if messages_key else "{}"
+def _options(form: registry.Format, options: dict[str, Any]) -> str:
+    """A source's options as stored (part of its id): every option the format takes, when one is set."""
+    if not any(options.get(k) for k in form.options):
+        return "{}"
+    return orjson.dumps({k: options.get(k) for k in form.options}).decode()
 
 
-def _schedule(pl: Plan, table: str | None, column: str | None) -> None:
+def _same_options(fmt: str, stored: str, given: dict[str, str]) -> bool:
+    """A stored source's options are those of this run: the same ones given, or (none given) ones that its
+    format found in the file's content."""
+    try:
+        form = registry.get(fmt)
+    except KeyError:  # a plug-in since uninstalled
+        return False
+    if stored == _options(form, given):
+        return True
+    return not given and set(orjson.loads(stored)) <= set(form.found_options)
+
+
+def _schedule(pl: Plan) -> None:
     """The parse tasks of a new or changed source."""
     res, src = pl.result, pl.source
+    form = registry.get(src.format)
+    options = orjson.loads(pl.options)
     try:
-        if src.format == "sqlite":
-            _plan_sqlite(pl, table, column)
+        if form.chunks is not None:
+            parts = form.chunks(res.path, res.source_id, options, pl.stored)
+            pl.tasks, res.rows_read, res.conversations_unchanged = parts.tasks, parts.rows, parts.unchanged
+            pl.todo_bytes = sum(n for _, _, n in parts.tasks)
         else:
-            pl.tasks.append(_file_task(src, pl.resolved, res.source_id, f"{pl.size}:{pl.mtime_ns}", pl.size))
+            fn, args = form.worker(pl.resolved, res.source_id, f"{pl.size}:{pl.mtime_ns}", options)
+            pl.tasks.append((fn, args, pl.size))
             pl.todo_bytes = pl.size
     except SourceError as e:
         res.status, res.error = "failed", str(e)
@@ -227,55 +280,30 @@ def _schedule(pl: Plan, table: str | None, column: str | None) -> None:
     except OSError as e:
         res.status, res.error = "failed", f"{res.path}: cannot read ({e}); check permissions"
         return
-    if src.format not in HASHED_BY_PARSER:
+    if not form.hashes:
         pl.hasher = _Hasher(src.path)
 
 
-def _file_task(src: Source, resolved: str, source_id: str, fingerprint: str,
-               size: int) -> tuple[Callable[..., Parsed], tuple[Any, ...], int]:
-    """The parse task for a file that is read whole (every format but SQLite JSON-message tables)."""
-    options = {"messages_key": src.messages_key} if src.messages_key else {}
-    fn, args = registry.get(src.format).worker(resolved, source_id, fingerprint, options)
-    return fn, args, size
-
-
-def _plan_sqlite(pl: Plan, table: str | None, column: str | None) -> None:
-    res, resolved = pl.result, pl.resolved
-    try:
-        con = sqlite.connect_ro(resolved)
-    except Exception as e:  # sqlite3 raises several types for unreadable files
-        raise SourceError(res.path, f"cannot open as SQLite ({e})", "check the file and its permissions") from None
-    try:
-        target = sqlite.resolve_target(con, res.path, table, column)
-        index = sqlite.read_index(con, res.path, target)
-    finally:
-        con.close()
-    todo = []
-    for ix in index:
-        if pl.stored.get(stable_id(res.source_id, ix.native_id)) == ix.fingerprint:
-            res.conversations_unchanged += 1
-        else:
-            todo.append(ix)
-    chunk: list[sqlite.IndexRow] = []
-    nbytes = 0
-    for ix in todo:
-        chunk.append(ix)
-        nbytes += ix.nbytes
-        if nbytes >= CHUNK_BYTES or len(chunk) >= CHUNK_ROWS:
-            pl.tasks.append((sqlite.parse_rows, (resolved, target, res.source_id, chunk), nbytes))
-            pl.todo_bytes += nbytes
-            chunk, nbytes = [], 0
-    if chunk:
-        pl.tasks.append((sqlite.parse_rows, (resolved, target, res.source_id, chunk), nbytes))
-        pl.todo_bytes += nbytes
-    res.rows_read = len(index)
+def _suggest(r: SourceResult) -> None:
+    """A source that failed auto-detection (or was read by the wrong format) and is named like a format's
+    files: its error says which --format to try."""
+    if r.status != "failed" or "--format " in r.error.replace("--format NAME", ""):
+        return
+    hint = fix(Path(r.path), r.format)
+    if "try --format" not in hint:
+        return
+    error = r.error
+    for generic in GENERIC_FIXES:
+        error = error.removesuffix(generic)
+    r.error = f"{error}; {hint}"
 
 
 Tag = list[tuple[Plan, bool, int]]  # per call of a task: (its source, closes the source, bytes)
 Call = tuple[Callable[..., Parsed], tuple[Any, ...], str, str]  # (parser, its arguments, path, source id)
 
 
-def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress | None, workers: int) -> None:
+def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress | None, workers: int,
+             detected: bool) -> None:
     todo = [pl for pl in plans if pl.tasks]
     total = sum(pl.todo_bytes for pl in todo)
     tune(wh.con, max((size for pl in todo for _, _, size in pl.tasks), default=0))
@@ -289,23 +317,27 @@ def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress |
     for pl in plans:  # sources with no row to parse (an empty table, every row unchanged)
         if pl.source and not pl.tasks and pl.result.status == "imported":
             loader.add_empty(pl)
-    loader.close([pl for pl in plans if pl.result.status == "unchanged"])
+    if detected:
+        for pl in plans:
+            _suggest(pl.result)
+    loader.close([pl for pl in plans if pl.result.status in ("unchanged", "failed")])
 
 
 def _tasks(plans: list[Plan]) -> Iterator[tuple[Callable[..., Bundle], tuple[Any, ...], Tag]]:
-    """Parse tasks in source order: whole files grouped up to TASK_BYTES or TASK_FILES, a SQLite chunk alone."""
+    """Parse tasks in source order: whole files grouped up to TASK_BYTES or TASK_FILES, a part of a chunked
+    source alone."""
     calls: list[Call] = []
     tag: Tag = []
     nbytes = 0
     for pl in plans:
         for k, (fn, args, size) in enumerate(pl.tasks):
-            if calls and pl.source.format == "sqlite":
+            if calls and pl.chunked:
                 yield parse_many, (calls,), tag
                 calls, tag, nbytes = [], [], 0
             calls.append((fn, args, pl.result.path, pl.result.source_id))
             tag.append((pl, k == len(pl.tasks) - 1, size))
             nbytes += size
-            if pl.source.format == "sqlite" or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:
+            if pl.chunked or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:
                 yield parse_many, (calls,), tag
                 calls, tag, nbytes = [], [], 0
     if calls:

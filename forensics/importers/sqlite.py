@@ -14,9 +14,11 @@ import orjson
 from forensics.errors import SourceError
 from forensics.importers import fastpath
 from forensics.importers.records import BadRecord, Batch, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
-from forensics.importers.registry import Format, connect_ro
+from forensics.importers.registry import Chunks, Format, connect_ro
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
+CHUNK_BYTES = 4 << 20  # rows per parse task: about this many bytes of JSON (memory: see load.tune)
+CHUNK_ROWS = 200
 META_COLUMNS = ("id", "title", "model", "provider", "created_at", "updated_at")
 SAMPLE_ROWS = 5
 
@@ -147,7 +149,7 @@ def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str 
         entries = _general_entries(b, target, where, raw)
         if entries is None:
             return
-    b.state["arrays"] = b.state.get("arrays", 0) + 1
+    b.state["found"] = b.state.get("found", 0) + 1
     b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
                        to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
 
@@ -179,7 +181,8 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
         return None
     if not isinstance(data, list):
         b.messages_read += 1
-        b.state.setdefault("first_bad", f"{where} holds {_kind(data)}")
+        b.state.setdefault("if_none_found", f"no row holds a JSON array of messages ({where} holds {_kind(data)})"
+                           "; pass the right --table/--column")
         b.quarantine(where, f"{target.column} is {_kind(data)}, not an array of messages", raw_bytes)
         return None
     entries, prev = [], None
@@ -210,6 +213,31 @@ def _s(v: object) -> str | None:
     return None if v is None else str(v)
 
 
-# read in chunks of rows by the planner (run._plan_sqlite), not by a whole-file task
+def chunks(path: str, source_id: str, options: dict, stored: dict[str, str]) -> Chunks:
+    """The parse tasks of the new and changed rows, about CHUNK_BYTES of JSON or CHUNK_ROWS rows each; a row
+    whose conversation is ``stored`` with the same fingerprint is not fetched."""
+    try:
+        con = connect_ro(path)
+    except Exception as e:  # sqlite3 raises several types for unreadable files
+        raise SourceError(path, f"cannot open as SQLite ({e})", "check the file and its permissions") from None
+    try:
+        target = resolve_target(con, path, options.get("table"), options.get("column"))
+        index = read_index(con, path, target)
+    finally:
+        con.close()
+    todo = [ix for ix in index if stored.get(stable_id(source_id, ix.native_id)) != ix.fingerprint]
+    tasks: list = []
+    chunk: list[IndexRow] = []
+    nbytes = 0
+    for k, ix in enumerate(todo, 1):
+        chunk.append(ix)
+        nbytes += ix.nbytes
+        if nbytes >= CHUNK_BYTES or len(chunk) >= CHUNK_ROWS or k == len(todo):
+            tasks.append((parse_rows, (path, target, source_id, chunk), nbytes))
+            chunk, nbytes = [], 0
+    return Chunks(tasks, len(index), len(index) - len(todo))
+
+
 FORMAT = Format("sqlite", "a SQLite table with one row per conversation and a JSON array of messages",
-                lambda probe: probe.is_sqlite, suffixes=(".db", ".sqlite", ".sqlite3"))
+                lambda probe: probe.is_sqlite, suffixes=(".db", ".sqlite", ".sqlite3"), options=("table", "column"),
+                chunks=chunks)

@@ -14,6 +14,16 @@ message's actions are its tool calls (``tool_calls``, ``extra.actions``, or the 
 text-based models), each answered by the next ``tool`` message or, for text-based models, the next
 ``user`` message; ``extra.response.usage`` is the response's usage. The closing ``exit`` message is
 skipped and counted.
+
+Whose turn it is (SPEC §23). SWE-agent: the system prompt and the demonstrations (``is_demo``: one user
+message or a whole demonstrated history) are the harness's; the first user message before any action is
+the instance template carrying the problem statement, the person's request (one per issue); other user
+messages before the first action (a separate strategy template) are the harness's; after an action, a user
+or tool message is its observation. mini-swe-agent: the first user message is the task; after an action a
+user message is its output (``<returncode>``, a timeout notice) unless the harness wrote it (format errors,
+"Switching to human mode", an empty interruption) or it carries the person's words behind the harness's
+prefix (a rejection's message, an interruption's comment, a new task: agents/interactive.py), which leave
+the action unanswered.
 """
 from __future__ import annotations
 
@@ -21,12 +31,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.importers import values
+from forensics.importers import grades, values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 # SWE-agent's observations carry no error flag; its tools say so in words
+MINI_HARNESS = re.compile(r"\s*(?:Please always provide EXACTLY ONE action|Format error:|Your previous response reached "
+                          r"the output token limit|Commands? not executed\. Switching to human mode|Switched to human "
+                          r"mode|Interrupted by user: Temporary interruption caught\.)")
+MINI_PERSON = re.compile(r"\s*(?:Commands? not executed\. The user rejected your commands? with the following message: "
+                         r"|Interrupted by user: |The user added a new task: )")
+MINI_FAILED = re.compile(r"\s*(?:<returncode>(?!0<)-?\d+</returncode>|The last command <command>.*timed out)", re.DOTALL)
 FAILED = re.compile(r"\s*(?:Your proposed edit has introduced new syntax error|Error\b|Usage: |Traceback |"
                     r"bash: .*: command not found|No such file or directory)")
 
@@ -48,32 +64,25 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
             t.main = False
             t.parent = "" if i == 0 else None  # each discarded attempt is a tree of its own
         turns.extend(off)
-    return [Conversation(native, turns, model=_swe_model(doc))]
+    return [Conversation(native, turns, model=_swe_model(doc), outcome=grades.swebench_results(path, native))]
 
 
 def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
     history = doc.get("history")
     steps = [s for s in listed(doc.get("trajectory")) if isinstance(s, dict)]
     if not isinstance(history, list) or not history:  # no history: the steps are all there is
-        turns: list[Turn] = []
-        for k, s in enumerate(steps):
-            call = _action_call(s.get("action"), f"{prefix}step-{k}")
-            turns.append(Turn("assistant", text_of(s.get("thought") or s.get("response")),
-                              calls=[call] if call else [], id=f"{prefix}{2 * k}"))
-            if call:
-                obs = text_of(s.get("observation"))
-                turns.append(Turn("tool", obs, answers=call.id, id=f"{prefix}{2 * k + 1}", is_error=bool(FAILED.match(obs))))
-        return turns
-    log.skip("trajectory step (repeats history)", len(steps))
-    turns, pending = [], []
+        return _step_turns(steps, 0, prefix)
+    turns: list[Turn] = []
+    pending: list[str | None] = []
+    acted = asked = False
     for i, h in enumerate(history):
         if not isinstance(h, dict):
             log.quarantine(f"{log.name}:history[{i}]", "history item is not a JSON object", h)
             continue
-        if h.get("is_demo"):
-            log.skip("demonstration")
-            continue
         role, text, nid = h.get("role"), text_of(h.get("content")), f"{prefix}{i}"
+        if h.get("is_demo"):  # a demonstration the harness shows the model: no call of this run
+            turns.append(Turn(role if isinstance(role, str) else "user", text, id=nid, origin="harness"))
+            continue
         if role == "assistant":
             calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
                      for c in listed(h.get("tool_calls")) if isinstance(c, dict)]
@@ -84,13 +93,44 @@ def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
             turns.append(Turn("assistant", thought if isinstance(thought, str) and thought else text,
                               calls=calls, id=nid))
             pending = [c.id for c in calls]
+            acted = acted or bool(calls)
         elif role in ("user", "tool") and pending:
             ids = h.get("tool_call_ids")
             answers = ids[0] if isinstance(ids, list) and ids else pending[0]
             pending = [p for p in pending if p != answers]
             turns.append(Turn("tool", text, answers=answers, id=nid, is_error=bool(FAILED.match(text))))
+        elif role == "user" and not acted:  # the instance (the person's issue), then any other template
+            turns.append(Turn("user", text, id=nid, origin="harness" if asked else "person"))
+            asked = True
         else:
-            turns.append(Turn(role if isinstance(role, str) else "?", text, id=nid))
+            turns.append(Turn(role if isinstance(role, str) else "?", text, id=nid,
+                              origin="harness" if role == "user" else None))
+    return turns + _tail(log, steps, turns, pending, prefix)
+
+
+def _tail(log: Log, steps: list[dict], turns: list[Turn], pending: list[str | None], prefix: str) -> list[Turn]:
+    """The steps the history does not hold: the last action's observation and any step after it (the trajectory
+    is written after the final step, the history before it)."""
+    n = sum(bool(t.calls) for t in turns if t.role == "assistant" and t.origin is None)
+    log.skip("trajectory step (repeats history)", min(n, len(steps)))
+    out = []
+    if pending and 0 < n <= len(steps):
+        obs = text_of(steps[n - 1].get("observation"))
+        out.append(Turn("tool", obs, answers=pending[0], id=f"{prefix}step-{n - 1}:observation",
+                        is_error=bool(FAILED.match(obs))))
+    return out + _step_turns(steps[n:], n, prefix)
+
+
+def _step_turns(steps: list[dict], start: int, prefix: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for k, s in enumerate(steps, start):
+        call = _action_call(s.get("action"), f"{prefix}step-{k}")
+        turns.append(Turn("assistant", text_of(s.get("thought") or s.get("response")),
+                          calls=[call] if call else [], id=f"{prefix}step-{k}"))
+        if call:
+            obs = text_of(s.get("observation"))
+            turns.append(Turn("tool", obs, answers=call.id, id=f"{prefix}step-{k}:observation",
+                              is_error=bool(FAILED.match(obs))))
     return turns
 
 
@@ -128,7 +168,8 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
     cfg = info.get("config") if isinstance(info.get("config"), dict) else {}
     model_cfg = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
     turns: list[Turn] = []
-    pending: list[str] = []
+    pending: list[str | None] = []
+    asked = False
     for i, where, m in log.objects(msgs, log.name, "message"):
         with log.guard(where, m):
             role, text = m.get("role"), text_of(m.get("content"))
@@ -141,15 +182,21 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
                 usage = _mini_usage(extra, model_cfg.get("model_name"))
                 turns.append(Turn("assistant", text, calls=calls, at=at, usage=usage))
                 pending = [c.id for c in calls]
+            elif role == "user" and (MINI_HARNESS.match(text) or MINI_PERSON.match(text)):
+                pending = []  # the action was not run (rejected, interrupted) or the reply had none to run
+                turns.append(Turn("user", text, at=at, origin="harness" if MINI_HARNESS.match(text) else "person"))
             elif role in ("tool", "user") and pending:
                 answers = m.get("tool_call_id") if isinstance(m.get("tool_call_id"), str) else pending[0]
                 pending = [p for p in pending if p != answers]
                 code = extra.get("returncode")
-                turns.append(Turn("tool", text, answers=answers, at=at,
-                                  is_error=code != 0 if isinstance(code, int) else None))
+                turns.append(Turn("tool", text, answers=answers, at=at, is_error=code != 0 if isinstance(code, int)
+                                  else bool(MINI_FAILED.match(text))))
             else:
-                turns.append(Turn(role if isinstance(role, str) else "?", text, at=at))
-    return [Conversation(_instance(path), turns, model=model_cfg.get("model_name"))]
+                origin = None if role != "user" else "harness" if asked else "person"
+                asked = asked or role == "user"
+                turns.append(Turn(role if isinstance(role, str) else "?", text, at=at, origin=origin))
+    native = _instance(path)
+    return [Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))]
 
 
 def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:
@@ -170,9 +217,8 @@ def _mini_usage(extra: dict, model: Any) -> list[Usage]:
         return []
     details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
     cached = details.get("cached_tokens")
-    p = u.get("prompt_tokens")
-    inp = p - cached if isinstance(p, int) and isinstance(cached, int) and p >= cached else p
-    return [Usage(input_tokens=inp, output_tokens=u.get("completion_tokens"), cache_read_input_tokens=cached,
+    return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
+                  cache_read_input_tokens=cached,
                   message_id=resp.get("id") if isinstance(resp.get("id"), str) else None,
                   model=resp.get("model") or model)]
 
@@ -197,6 +243,6 @@ def _sniff_mini(probe: Probe) -> bool:
 
 
 SWE_AGENT = Format("swe-agent", "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
-                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"))
+                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"), claims=("*.traj",))
 MINI_SWE_AGENT = Format("mini-swe-agent", "mini-swe-agent trajectories, <instance>.traj.json",
-                        _sniff_mini, read=read_mini, suffixes=(".json",))
+                        _sniff_mini, read=read_mini, suffixes=(".json",), claims=("*.traj.json",))

@@ -107,6 +107,20 @@ def count(v: Any, what: str = "token count") -> int | None:
     return v
 
 
+def number(v: Any, what: str = "score") -> float | None:
+    """A finite number (a score, a reward) from a number or a numeric string; None (counted) otherwise."""
+    if v is None or v == "":
+        return None
+    if isinstance(v, str):
+        try:
+            v = float(v.strip())
+        except ValueError:
+            return _bad(what)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return _bad(what)
+    return float(v)
+
+
 def _bad(what: str) -> None:
     bad(what)
     return None

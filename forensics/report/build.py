@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics import analyzers
+from forensics.analyzers import quality
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
@@ -21,7 +22,8 @@ from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
-REPORT_MEMORY = "192MB"  # DuckDB's share of a report's memory (bench: the whole tree of a million-message report < 1 GB)
+REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs (multi-MB tool results) need ~250 MB in the
+# compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 
@@ -40,6 +42,11 @@ class Report:
     digest: digests.Digest = field(default_factory=digests.Digest)
     labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
+
+    @property
+    def not_in_use(self) -> dict[str, str]:
+        """Metric prefix -> why that analyzer (or part of one) had nothing to read (``Section.not_in_use``)."""
+        return {k: v for s in self.sections for k, v in s.not_in_use.items()}
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -96,8 +103,10 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
             "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-            "analyzers": names, **{k: source.get(k) for k in TRAILING}}
+            "analyzers": names, "data_quality": quality.summarize(ctx.con), **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
+    # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
+    ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
     for name in names:
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
     report.digest = digests.build(report.sections, ctx.selected)
@@ -120,4 +129,5 @@ def _masked(sec: Section) -> Section:
     sec.findings = [replace(f, summary=redact(f.summary), rule=redact(f.rule)) for f in sec.findings]
     sec.metrics = redact_value(sec.metrics)
     sec.norms = {k: redact(v) for k, v in sec.norms.items()}
+    sec.not_in_use = {k: redact(v) for k, v in sec.not_in_use.items()}
     return sec

@@ -38,10 +38,16 @@ def flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
 
 
 def report_figures(r: Report) -> dict[str, float]:
+    """Every summary figure, none of an analyzer (or part) not in use: there is nothing to gate there."""
     out: dict[str, float] = {}
     for s in r.sections:
         out.update(flatten(s.metrics, s.name))
-    return out
+    return {k: v for k, v in out.items() if not idle_prefix(k, r.not_in_use)}
+
+
+def idle_prefix(key: str, not_in_use: dict[str, str]) -> str | None:
+    """The prefix of ``not_in_use`` a metric key falls under (``sentinel`` for ``sentinel.judged_replies``)."""
+    return next((p for p in not_in_use if key == p or key.startswith(p + ".")), None)
 
 
 def compare(before: Report, after: Report) -> Comparison:

@@ -1,13 +1,19 @@
 """The answer first: what to change, the worst conversations and the strongest findings, before any table.
 
 Nothing here measures anything. *What to change* is what `forensics tune` recommends (its tuners, over the
-whole warehouse, on the report's connection, handed in by the report's caller as a ``Recommender``); the rankings order the sections' own findings. Strength is
-judged against the corpus: a kind that fires on most conversations (or that an analyzer names in
-``Section.norms``) is a property of the corpus, said once in one line and left out of the rankings; within
-a severity, a finding further out in its corpus's distribution (its percentile) ranks first.
+whole warehouse, on the report's connection, handed in by the report's caller as a ``Recommender``), with one
+line per key it left alone and why; the rankings order the sections' own findings. Strength is judged against
+the corpus: a kind that fires on most conversations (or that an analyzer names in ``Section.norms``) is a
+property of the corpus, said once in one line and left out of the rankings; within a severity, a finding
+further out in its norm's distribution (its percentile) ranks first. Beside every kind: the share of
+conversations it fires on (the trivial reference: a reviewer who marked every conversation would be right that
+often). *Worst conversations* weighs each conversation's findings by severity and by how rare their kind is
+(a kind that fires everywhere says little about one conversation), so a run flagged by several analyzers
+outranks one flagged many times by one rule; a conversation's length is never a weight.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -24,6 +30,7 @@ STRONGEST = 10  # findings in *Strongest findings*
 PER_KIND = 3  # ... at most this many of one kind while other kinds have findings to show
 MOST = 0.5  # a kind flagged in more than this share of the conversations is a property of the corpus
 MIN_CORPUS = 10  # ... of a selection of at least this many (three conversations are no corpus)
+RARE = 3.0  # the most a kind's rarity weighs: log2(8), a kind on one conversation in eight or fewer
 
 
 @dataclass
@@ -62,6 +69,22 @@ class Worst:
 
 
 @dataclass
+class KindShare:
+    """How often a finding kind fires: its trivial reference (the share a mark-every-conversation reviewer gets)."""
+
+    section: str
+    kind: str
+    findings: int
+    conversations: int  # conversations it fires on (any severity)
+    share: float | None  # ... of the selection's conversations
+
+    @property
+    def text(self) -> str:
+        share = "–" if self.share is None else f"{self.share:.0%}"
+        return f"{self.kind} fires on {self.conversations} conversations ({share})"
+
+
+@dataclass
 class Digest:
     changes: list[Change] = field(default_factory=list)
     checked: int = 0  # tunables tune looked at
@@ -73,6 +96,9 @@ class Digest:
     strongest: list[Ranked] = field(default_factory=list)
     worst: list[Worst] = field(default_factory=list)
     skipped: str = ""  # why *What to change* is empty when it was not computed
+    kept: list[Change] = field(default_factory=list)  # keys tune left alone, each with why (its evidence)
+    kinds: list[KindShare] = field(default_factory=list)  # every finding kind with the share it fires on
+    not_in_use: dict[str, str] = field(default_factory=dict)  # analyzer (or part) -> why it had nothing to read
 
     def as_dict(self, labels: dict[str, str]) -> dict[str, Any]:
         def finding(r: Ranked) -> dict[str, Any]:
@@ -82,8 +108,11 @@ class Digest:
                                    "tunables_checked": self.checked,
                                    "tuned_over": self.tuned_over, "toml": self.toml, "toml_drift": self.toml_drift,
                                    "command": self.command,
-                                   "skipped": self.skipped},
+                                   "skipped": self.skipped,
+                                   "left_alone": [{"key": c.key, "value": c.current, "why": c.evidence}
+                                                  for c in self.kept]},
                 "corpus_norms": [asdict(n) for n in self.norms],
+                "finding_kinds": [asdict(k) for k in self.kinds],
                 "worst_conversations": [{"conversation_id": w.conversation_id, "label": labels.get(w.conversation_id),
                                          "score": w.score, "reasons": w.reasons} for w in self.worst],
                 "strongest_findings": [finding(r) for r in self.strongest]}
@@ -137,9 +166,36 @@ def strongest(ranked: list[Ranked]) -> list[Ranked]:
     return sorted(picked, key=ranked.index)
 
 
-def worst(ranked: list[Ranked]) -> list[Worst]:
-    """Conversations by the weight of their findings (high 3, low 1, plus how far out each is); a finding of no
-    conversation is in *Strongest findings* only."""
+def kinds(sections: list[Section], conversations: int) -> list[KindShare]:
+    """Every finding kind with the conversations it fires on, the most frequent first."""
+    out = []
+    for s in sections:
+        convs: dict[str, set[str]] = {}
+        counts: Counter[str] = Counter()
+        for f in s.findings:
+            counts[f.kind] += 1
+            convs.setdefault(f.kind, set()).update([f.conversation_id] if f.conversation_id else [])
+        out += [KindShare(s.name, k, counts[k], len(convs[k]), len(convs[k]) / conversations if conversations else None)
+                for k in counts]
+    return sorted(out, key=lambda k: (-k.conversations, k.section, k.kind))
+
+
+def weight(f: Finding, share: float | None) -> float:
+    """What one finding says about its conversation: its severity (high 2, low 1), times how rare its kind is (a
+    kind on every conversation says nothing of one: log2(1 / share), at most RARE, so one odd finding does not
+    outweigh several problems), times how far out it lies in its norm (0.5 at its median, 1 at its end; 0.75
+    unplaced)."""
+    rarity = min(RARE, math.log2(1 / share)) if share else RARE
+    out = 0.75 if f.percentile is None else 0.5 + f.percentile / 200
+    return (2 if f.severity == "high" else 1) * max(rarity, 0.25) * out
+
+
+def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -> list[Worst]:
+    """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``; the n-th kind of
+    one analyzer divided by n, its detectors read the same turns), so findings of several analyzers add up and a
+    kind that fires everywhere adds little; a finding of no conversation is in *Strongest findings* only. Each comes
+    with why: its findings, strongest first, and their norms."""
+    shares = shares or {}
     per: dict[str, list[Ranked]] = {}
     for r in ranked:
         if r.finding.conversation_id:
@@ -149,12 +205,40 @@ def worst(ranked: list[Ranked]) -> list[Worst]:
     def line(f: Finding) -> str:
         return f.rule if f.rule and generic[f.rule] < 2 else f.summary
 
+    def reason(f: Finding) -> str:
+        share = shares.get(f.kind)
+        fires = "" if share is None else f", fires on {share:.0%} of conversations"
+        held = f"; held against {f.among}" if f.among else ""
+        return f"{f.kind.replace('_', ' ')} ({f.severity}{fires}): {line(f)}{held}"
+
     scored = []
     for cid, rs in per.items():
-        score = sum((3 if r.finding.severity == "high" else 1) + strength(r.finding)[1] / 100 for r in rs)
-        reasons = [f"{r.finding.kind.replace('_', ' ')} ({r.finding.severity}): {line(r.finding)}" for r in rs[:2]]
-        scored.append(Worst(cid, round(score, 3), reasons, rs))
+        rs = sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind)))
+        scored.append(Worst(cid, round(score_of(rs, shares), 3), [reason(r.finding) for r in rs[:3]], rs))
     return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
+
+
+def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
+    """A conversation's score in *Worst conversations*: its findings' weights, strongest first, the n-th kind of one
+    analyzer divided by n (a second kind of one analyzer mostly re-reads the same turns)."""
+    seen: Counter[str] = Counter()
+    score = 0.0
+    for r in sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind))):
+        score += weight(r.finding, shares.get(r.finding.kind)) / (1 + seen[r.section])
+        seen[r.section] += 1
+    return score
+
+
+def scores(sections: list[Section], conversations: int) -> dict[str, float]:
+    """Every conversation's *Worst conversations* score (those without a ranked finding are absent: 0), the
+    ranking the outcome analyzer checks against which runs failed."""
+    ranked = rank(sections, {n.kind for n in norms(sections, conversations)})
+    shares: dict[str, float | None] = {k.kind: k.share for k in kinds(sections, conversations)}
+    per: dict[str, list[Ranked]] = {}
+    for r in ranked:
+        if r.finding.conversation_id:
+            per.setdefault(r.finding.conversation_id, []).append(r)
+    return {cid: score_of(rs, shares) for cid, rs in per.items()}
 
 
 @dataclass
@@ -165,6 +249,7 @@ class Advice:
     changes: list[Change]  # the keys whose value would change
     checked: int  # tunables the tuners looked at
     tuned_over: str  # "42 conversations, 5260 messages"
+    kept: list[Change] = field(default_factory=list)  # the keys left alone, each with why
 
 
 Recommender = Callable[[duckdb.DuckDBPyConnection, Config, list[str], bool, "str | None"], Advice]
@@ -179,6 +264,7 @@ def recommend(d: Digest, advice: Advice, cfg: Config, analyzers: list[str], db: 
                      "gives every recommendation")
         return
     d.changes = sorted(advice.changes, key=lambda c: (c.key.startswith("drift."), c.key))
+    d.kept = sorted(advice.kept, key=lambda c: (c.key.startswith("drift."), c.key))
     d.checked, d.tuned_over = advice.checked, advice.tuned_over
     d.toml = toml_lines([c for c in d.changes if c.harness])
     d.toml_drift = toml_lines([c for c in d.changes if not c.harness])
@@ -199,8 +285,10 @@ def toml_lines(cs: list[Change]) -> str:
 
 def build(sections: list[Section], conversations: int) -> Digest:
     d = Digest()
+    d.not_in_use = {k: v for s in sections for k, v in s.not_in_use.items()}
     d.norms = norms(sections, conversations)
+    d.kinds = kinds(sections, conversations)
     ranked = rank(sections, {n.kind for n in d.norms})
     d.strongest = strongest(ranked)
-    d.worst = worst(ranked)
+    d.worst = worst(ranked, {k.kind: k.share for k in d.kinds})
     return d

@@ -6,9 +6,11 @@ from __future__ import annotations
 import html
 from functools import cache
 from importlib.resources import files
+from typing import Any
 
 import orjson
 
+from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
 from forensics.report.build import Report
@@ -16,12 +18,16 @@ from forensics.report.charts import inline
 from forensics.report.compare import Comparison
 from forensics.report.text import (
     CHANGE_HEAD,
+    KIND_HEAD,
     MAX_TABLE_ROWS,
     NUMERIC,
     change_row,
     df_rows,
     drift_text,
     fmt,
+    kept_line,
+    kind_row,
+    not_in_use_lines,
     positions_text,
     selection_text,
     show_command,
@@ -57,7 +63,7 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
         body = ["<h1>forensics report</h1>",
                 f"<p class=meta>{m['conversations']} conversations from <code>{e(source_text(m))}</code> · selection "
                 f"{e(selection_text(m))} · config {e(m['config'] or 'built-in defaults')} · forensics "
-                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _digest(result, "") + _sections(
+                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _quality(m) + _digest(result, "") + _sections(
                     result, charts, "")
         title = "forensics report"
     evidence = {f"{p}{cid}": {pos: msg.as_dict() for pos, msg in msgs.items()}
@@ -94,9 +100,23 @@ def finding(rep: Report, f: Finding, prefix: str, anchor: str) -> str:
             + (f"<p class=meta>In a terminal: <code>{e(show)}</code></p>" if show else "") + "</details></li>")
 
 
+def _quality(meta: dict[str, Any]) -> list[str]:
+    """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
+    if "data_quality" not in meta:
+        return []
+    text, head, rows = quality.lines(meta["data_quality"])
+    return ["<section id=data-quality><h2>Data quality</h2>", f"<p>{e(text)}</p>",
+            table(head, rows) if rows else "", "</section>"]
+
+
 def _digest(rep: Report, prefix: str) -> list[str]:
     d = rep.digest
-    out = [f"<section id={prefix}what-to-change><h2>What to change</h2>"]
+    out = []
+    if d.not_in_use:
+        out.append("<p class=meta>Not in use here (their input is absent: no finding, no gated metric, no "
+                   "recommendation from them):</p><ul class=norms>"
+                   + "".join(f"<li>{e(t)}</li>" for t in not_in_use_lines(rep)) + "</ul>")
+    out.append(f"<section id={prefix}what-to-change><h2>What to change</h2>")
     if d.skipped:
         out.append(f"<p class=meta>{e(d.skipped)}.</p>")
     elif not d.changes:
@@ -116,6 +136,9 @@ def _digest(rep: Report, prefix: str) -> list[str]:
                        + table(CHANGE_HEAD, [change_row(c) for c in drift], sortable=False, wrap=True)
                        + f"<pre class=toml>{e(d.toml_drift)}</pre></details>")
         out.append(f"<p>Or run <code>{e(d.command)}</code> to write them all (comments and layout are kept).</p>")
+    if d.kept:
+        out.append(f"<details><summary>Left alone ({len(d.kept)} keys)</summary><ul class=norms>"
+                   + "".join(f"<li>{e(kept_line(c))}</li>" for c in d.kept) + "</ul></details>")
     out.append("</section>")
     out.append(f"<section id={prefix}worst><h2>Worst conversations</h2>")
     if d.worst:
@@ -131,7 +154,11 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         out.append("<p>Across this corpus (said once, not per conversation):</p><ul class=norms>"
                    + "".join(f"<li>{e(n.text)}</li>" for n in d.norms) + "</ul>")
     out.append("<ul class=findings>" + "".join(finding(rep, r.finding, prefix, f"{prefix}s{i}")
-                                               for i, r in enumerate(d.strongest, 1)) + "</ul></section>")
+                                               for i, r in enumerate(d.strongest, 1)) + "</ul>")
+    if d.kinds:
+        out.append("<p>How often each kind fires (the trivial reference: marking every conversation would be right "
+                   "this often):</p>" + table(KIND_HEAD, [kind_row(k) for k in d.kinds], sortable=False))
+    out.append("</section>")
     return out
 
 

@@ -5,17 +5,24 @@ placed (``forensics.text.escape``), and the finished document has its HTML made 
 raw HTML shows a message's ``<script>`` as text."""
 from __future__ import annotations
 
+from typing import Any
+
+from forensics.analyzers import quality
 from forensics.analyzers.base import Finding
 from forensics.redact import redact
 from forensics.report.build import Report
 from forensics.report.compare import Comparison
 from forensics.report.text import (
     CHANGE_HEAD,
+    KIND_HEAD,
     MAX_TABLE_ROWS,
     change_row,
     df_rows,
     drift_text,
     fmt,
+    kept_line,
+    kind_row,
+    not_in_use_lines,
     positions_text,
     selection_text,
     show_command,
@@ -45,7 +52,16 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
              f"{m['conversations']} conversations from {markdown_code(source_text(m))} · selection "
              f"{md(selection_text(m))} · config {md(m['config'] or 'built-in defaults')} · forensics "
              f"{m['toolkit_version']} · {m['generated_at']}", ""]
+    lines += _md_quality(m)
     return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2)))) + "\n"
+
+
+def _md_quality(meta: dict[str, Any]) -> list[str]:
+    """Data quality first: what of the sources' text is gone (redacted at the source, empty, truncated)."""
+    if "data_quality" not in meta:
+        return []
+    text, head, rows = quality.lines(meta["data_quality"])
+    return ["## Data quality", "", text, ""] + ([_md_table(head, rows), ""] if rows else [])
 
 
 def _md_finding(rep: Report, f: Finding) -> str:
@@ -58,7 +74,11 @@ def _md_finding(rep: Report, f: Finding) -> str:
 
 def _md_digest(rep: Report, level: int) -> list[str]:
     h, d = "#" * level, rep.digest
-    lines = [f"{h} What to change", ""]
+    lines = []
+    if d.not_in_use:
+        lines += ["Not in use here (their input is absent: no finding, no gated metric, no recommendation from them):",
+                  ""] + [f"- {t}" for t in not_in_use_lines(rep)] + [""]
+    lines += [f"{h} What to change", ""]
     if d.skipped:
         lines += [d.skipped[0].upper() + d.skipped[1:] + ".", ""]
     elif not d.changes:
@@ -75,6 +95,8 @@ def _md_digest(rep: Report, level: int) -> list[str]:
             lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
                       "```toml", d.toml_drift, "```", ""]
         lines += [f"Or run {markdown_code(d.command)} to write them all (comments and layout are kept).", ""]
+    if d.kept:  # the tuners' own words, like a section's summary
+        lines += ["Left alone:", ""] + [f"- {kept_line(c)}" for c in d.kept] + [""]
     lines += [f"{h} Worst conversations", ""]
     lines += [f"{i}. **{md(rep.label(w.conversation_id))}** — " + "; ".join(map(md, w.reasons))
               for i, w in enumerate(d.worst, 1)]
@@ -83,6 +105,9 @@ def _md_digest(rep: Report, level: int) -> list[str]:
         lines += ["Across this corpus (said once, not per conversation):", ""]
         lines += [f"- {md(n.text)}" for n in d.norms] + [""]
     lines += [_md_finding(rep, r.finding) for r in d.strongest] + [""]
+    if d.kinds:
+        lines += ["How often each kind fires (the trivial reference: marking every conversation would be right this "
+                  "often):", "", _md_table(KIND_HEAD, [kind_row(k) for k in d.kinds]), ""]
     return lines
 
 

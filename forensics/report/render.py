@@ -88,7 +88,7 @@ def _alive(pid: int) -> bool:
 def metrics_document(result: Report | Comparison) -> dict[str, Any]:
     if isinstance(result, Report):
         labels = {cid: lab.text for cid, lab in result.labels.items()}
-        return {**result.meta, **result.digest.as_dict(labels),
+        return {**result.meta, "not_in_use": result.not_in_use, **result.digest.as_dict(labels),
                 "sections": {s.name: s.metrics for s in result.sections},
                 "findings": [_finding_dict(f, s.name, labels) for s in result.sections for f in s.findings]}
     return {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": result.after.meta["toolkit_version"],

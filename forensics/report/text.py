@@ -82,3 +82,30 @@ def drift_text(drift: list[Any]) -> str:
 
 
 NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
+
+
+def not_in_use_lines(rep: Report) -> list[str]:
+    """One line per analyzer (or part of one) that had nothing to read: "Sentinel compliance: no canary ..."."""
+    titles = {s.name: s.title for s in rep.sections}
+    parts: dict[tuple[str, str], list[str]] = {}  # (analyzer, why) -> its parts not in use for that reason
+    for key, why in rep.digest.not_in_use.items():
+        name, _, part = key.partition(".")
+        parts.setdefault((name, why), []).extend([part] if part else [])
+    out = []
+    for (name, why), ps in parts.items():
+        which = f" ({', '.join(ps)})" if ps else ""
+        out.append(f"{titles.get(name, name)}{which}: {why}")
+    return out
+
+
+def kept_line(c: Any) -> str:
+    """A key tune left alone: "compaction.keep_recent (10): no conversation from a harness with this knob"."""
+    return f"{c.key} ({c.current!r}): {c.evidence}"
+
+
+KIND_HEAD = ["kind", "analyzer", "findings", "conversations it fires on", "share of conversations"]
+
+
+def kind_row(k: Any) -> list[str]:
+    return [k.kind, k.section, str(k.findings), str(k.conversations), "–" if k.share is None else f"{k.share:.0%}"]
+

@@ -194,6 +194,8 @@ def replayed(per: DataFrame, judged: str, schema: pa.Schema, window: int) -> pl.
 
     out_schema = spark_schema(pl.DataFrame(schema={**REPLY_SCHEMA, **STATE_SCHEMA}).to_arrow().schema)
     replies = per.select(F.explode(judged).alias("r")).select("r.*")
+    asking = replies.filter(F.col("asks")).select("scope").distinct()  # ``sentinel.tables.asked``, in Spark
+    replies = replies.join(asking, "scope", "left_semi")
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tracker = ComplianceTracker(window)

@@ -37,6 +37,46 @@ def is_specific(word: str) -> bool:
     return len(w) > 2 and ("_" in w or "." in w or _CAMEL.search(w) is not None)
 
 
+_WORDISH = re.compile(r"[A-Za-z\u4e00-\u9fff]{2}")
+_ID_RUN = re.compile(r"\d{4,}|[0-9a-f]{8,}|^[A-Z0-9]{5,10}$")
+_ABBREVIATIONS = {"e.g", "i.e", "etc", "vs", "a.k.a", "n.b", "cf"}
+
+
+def names_something(token: str) -> bool:
+    """Whether a target token can be evidence of a topic: it holds a word (not 0.4, 250.0), is no abbreviation
+    (e.g) and no bare id (mia_li_3668, a hash, a session or reservation number: one entity's label that both
+    topics of a conversation about that entity use; a path or file name with an id in it still names a file)."""
+    t = token.strip(".-_")
+    if t.lower() in _ABBREVIATIONS or not _WORDISH.search(t):
+        return False
+    return "/" in t or PATH.fullmatch(t) is not None or not _ID_RUN.search(t)
+
+
+def values_text(arguments: str | None) -> str:
+    """A tool call's argument values as one text, without the keys: a key (reservation_id, file_path) is the
+    tool's vocabulary, shared by every call of it, not something the call names."""
+    import json
+
+    try:
+        doc = json.loads(arguments or "")
+    except ValueError:
+        return arguments or ""
+    out: list[str] = []
+
+    def walk(v: object) -> None:
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(doc)
+    return "\n".join(out)
+
+
 def target_tokens(text: str, folders: bool = True) -> set[str]:
     """Paths (whole, file name, specific stem; with ``folders`` the parent folder of a nested path too) and
     specific identifiers. A folder is weak evidence: two topics often share one (src/ai), so a message's own

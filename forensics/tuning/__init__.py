@@ -3,6 +3,11 @@
 A tuner is a function ``(TuneContext) -> list[Recommendation]`` listed in TUNERS; it computes by sweeping
 the warehouse through the analyzers' own functions (never a second copy of a metric). Nothing is written
 unless the user asks (`--write`, see tuning.write).
+
+A key is fitted only on the logs of a harness that has it (``config.formats_of``): the seed harness's constants
+on its own SQLite, JSONL and decision-memory logs, this tool's detector thresholds on any. A tuner runs with
+``sel_conversations`` narrowed to those conversations; with none, each of its keys is left alone with one line
+saying why (and what the warehouse holds instead). A recommendation never comes from an agent without the knob.
 """
 from __future__ import annotations
 
@@ -13,7 +18,8 @@ from typing import Any
 
 import duckdb
 
-from forensics.config import SCHEMA, Config
+from forensics.analyzers import harness
+from forensics.config import HARNESS_FORMATS, SCHEMA, Config
 from forensics.report.digest import Advice, Change
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
@@ -63,14 +69,18 @@ class TuneResult:
 Tuner = Callable[[TuneContext], list[Recommendation]]
 TUNERS: list[Tuner] = []
 OWNERS: dict[Tuner, str] = {}  # tuner -> the analyzer whose figures it sweeps (the report runs only those)
+KEYS: dict[Tuner, tuple[str, ...]] = {}  # tuner -> the harness keys it fits (fitted on the harness's own logs)
 
 
-def tuner(fn: Tuner | None = None, *, analyzer: str | None = None) -> Any:
-    """Register a tuner: ``@tuner``, or ``@tuner(analyzer="drift")`` to say which analyzer's figures it sweeps."""
+def tuner(fn: Tuner | None = None, *, analyzer: str | None = None, keys: tuple[str, ...] = ()) -> Any:
+    """Register a tuner: ``@tuner``, or ``@tuner(analyzer="drift")`` to say which analyzer's figures it sweeps;
+    ``keys``: the seed harness's keys it fits, so it runs on that harness's logs only (none: every conversation)."""
     def register(f: Tuner) -> Tuner:
         TUNERS.append(f)
         if analyzer:
             OWNERS[f] = analyzer
+        if keys:
+            KEYS[f] = keys
         return f
     return register(fn) if fn is not None else register
 
@@ -94,10 +104,36 @@ def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list
     result.conversations, result.messages = con.execute(
         "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]
     every = analyzers is None or set(registry.names()) <= set(analyzers)
-    for fn in TUNERS:
-        if every or OWNERS.get(fn) in (analyzers or []):
-            result.recommendations.extend(fn(ctx))
+    formats = harness.by_format(con, "conversations")
+    own = {f: n for f, n in formats.items() if f in HARNESS_FORMATS}
+    try:
+        for fn in TUNERS:
+            if every or OWNERS.get(fn) in (analyzers or []):
+                result.recommendations.extend(_scoped(fn, ctx, formats, own))
+    finally:
+        Selection().materialize(con)
     return result
+
+
+def _scoped(fn: Tuner, ctx: TuneContext, formats: dict[str, int], own: dict[str, int]) -> list[Recommendation]:
+    """Run ``fn`` over the conversations its keys govern: a harness tuner over the harness's own logs (every key left
+    alone when there are none), a detector's over all."""
+    keys = KEYS.get(fn, ())
+    if not keys:
+        Selection().materialize(ctx.con)
+        return fn(ctx)
+    if not own:
+        return [Recommendation(k, ctx.cfg[k], ctx.cfg[k], f"no conversation from a harness with this knob "
+                               f"({harness.elsewhere(formats)})") for k in keys]
+    Selection(formats=HARNESS_FORMATS).materialize(ctx.con)
+    recs = fn(ctx)
+    others = {f: n for f, n in formats.items() if f not in own}
+    if others:  # say what the fit left out
+        where = (f"; fitted on the harness's own {sum(own.values())} conversations ({harness.elsewhere(own, ())}), "
+                 f"not the {sum(others.values())} of other agents ({harness.elsewhere(others)})")
+        recs = [r if r.recommended == r.current and r.evidence.startswith("no ") else
+                Recommendation(r.key, r.current, r.recommended, r.evidence + where, r.effect) for r in recs]
+    return recs
 
 
 def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], topics_fresh: bool,
@@ -107,4 +143,6 @@ def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], to
     result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh, questions=questions)
     return Advice([Change(r.key, r.current, r.recommended, r.evidence, r.effect)
                    for r in result.recommendations if r.changed], len(result.recommendations),
-                  f"{result.conversations} conversations, {result.messages} messages")
+                  f"{result.conversations} conversations, {result.messages} messages",
+                  [Change(r.key, r.current, r.recommended, r.evidence, r.effect)
+                   for r in result.recommendations if not r.changed])

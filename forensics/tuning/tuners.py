@@ -8,13 +8,19 @@ from typing import Any
 from forensics.tuning import Recommendation, TuneContext, tuner
 
 
-@tuner(analyzer="sentinel")
+@tuner(analyzer="sentinel", keys=("sentinel.compliance_window",))
 def sentinel_window(t: TuneContext) -> list[Recommendation]:
-    """compliance_window: the fewest false mutes among windows that leave no never-compliant model alarming."""
+    """compliance_window: the fewest false mutes among windows that leave no never-compliant model alarming; only
+    over replies of conversations that ask for the sentinel (``sentinel.tables.asked``)."""
     from forensics.analyzers.sentinel import window_sweep
+    from forensics.selection import SELECTED
 
-    sweep = window_sweep(t.con, t.cfg).to_dicts()
+    sweep = window_sweep(t.con, t.cfg, conversations=SELECTED).to_dicts()
     current = t.cfg.sentinel.compliance_window
+    if not t.con.execute(f"SELECT count(*) FROM sentinel_replies JOIN {SELECTED} USING (conversation_id)").fetchall()[0][0]:
+        return [Recommendation("sentinel.compliance_window", current, current,
+                               f"the sentinel is not in use: no `{t.cfg.sentinel.marker}` in any system prompt, "
+                               "injected text or reply of the harness's conversations")]
     if not sweep or all(r["muted_models"] == 0 and r["false_mutes"] == 0 and r["noise_models"] == 0 for r in sweep):
         return [Recommendation("sentinel.compliance_window", current, current,
                                "no judged replies carry evidence either way: kept")]
@@ -35,7 +41,7 @@ SWEEP_BYTES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 10000, 15000,
 SWEEP_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 
-@tuner(analyzer="compression")
+@tuner(analyzer="compression", keys=("tool_result.summarize_bytes", "tool_result.summarize_share"))
 def compression(t: TuneContext) -> list[Recommendation]:
     """summarize_bytes/summarize_share: the least aggressive setting (fewest results summarized) whose replay
     brings the tool share of context under ``target_tool_share``."""
@@ -104,7 +110,7 @@ CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 SWITCH_SCORES = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.10 .. 0.90: every fitted anchor well inside
 
 
-@tuner(analyzer="topics")
+@tuner(analyzer="topics", keys=("topic.min_confidence",))
 def topic_confidence(t: TuneContext) -> list[Recommendation]:
     """topic.min_confidence: with labels, the best F1 whose precision is credibly ``min_precision``; without,
     the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
@@ -161,7 +167,8 @@ def _judged(t: TuneContext, analysis: Any = None) -> dict[str, list[tuple[int, s
     if analysis is not None or not t.topics_fresh:
         topics.run(analysis or t.analysis)
     rows = frame(t.con, "SELECT c.native_id, m.position, m.topic, m.confidence, m.marker FROM message_topics m "
-                        "JOIN conversations c USING (conversation_id) ORDER BY m.conversation_id, m.position")
+                        "JOIN conversations c USING (conversation_id) JOIN sel_conversations USING (conversation_id) "
+                        "ORDER BY m.conversation_id, m.position")
     judged: dict[str, list[tuple[int, str | None, float | None, bool]]] = {}
     for native, *row in rows.iter_rows():
         judged.setdefault(native, []).append(tuple(row))
@@ -227,7 +234,7 @@ def _pct(x: float | None) -> str:
 TUNE_KEEPS = (0, 2, 5, 10, 15, 20, 30, 50, 80)
 
 
-@tuner(analyzer="compaction")
+@tuner(analyzer="compaction", keys=("compaction.keep_recent", "compaction.max_tokens"))
 def compaction(t: TuneContext) -> list[Recommendation]:
     """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
     compaction to the summary alone, among settings whose kept messages fit in max_tokens; max_tokens is kept (a
@@ -277,7 +284,8 @@ def _signed(x: float) -> str:
     return f"{x:+.0%}"
 
 
-@tuner(analyzer="memory")
+@tuner(analyzer="memory", keys=tuple(f"memory.{k}" for k in ("top_k", "similarity_threshold", "time_decay",
+                                                                "importance_weight")))
 def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     """[memory] retrieval keys on a question set (SPEC §15): the sweep point with the highest recall@k, then MRR,
     then the smallest injected size; among equals the fewest and smallest changes from the current values."""
@@ -285,9 +293,10 @@ def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     from forensics.analyzers.memory.retrieval import KEYS
 
     current = {k: t.cfg[f"memory.{k}"] for k in KEYS}
+    if not t.con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]:
+        return [Recommendation(f"memory.{k}", v, v, "no decision records in the warehouse: nothing is retrieved")
+                for k, v in current.items()]
     if not t.questions:
-        if not t.con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]:
-            return []  # no decision memory here: nothing to say about its keys
         return [Recommendation(f"memory.{k}", v, v, "no question set: kept (pass --questions FILE to fit retrieval "
                                "on your own questions)") for k, v in current.items()]
     rep, here = replay(t.con, t.cfg, t.questions)

@@ -270,3 +270,19 @@ def m007_origin(con: duckdb.DuckDBPyConnection) -> None:
                 "user or system role), tool_result (a tool output on the user role), assistant or tool; set by the "
                 "importer where the format says, else by the one classifier of forensics.warehouse.origin'")
     con.execute(f"UPDATE messages SET origin = {origin_sql('content', 'role')}")
+
+
+@migration
+def m008_outcomes(con: duckdb.DuckDBPyConnection) -> None:
+    """Which runs failed (SPEC §20): a benchmark's reward, an eval's score, a harness's resolved list, read
+    from the log or from a labels file, so that findings can be compared with outcomes."""
+    _table(con, "conversation_outcomes", "One row per conversation whose outcome is known: read from the log "
+           "(a benchmark's reward or status) or imported from a labels file (`forensics outcomes FILE`).", [
+               ("conversation_id", "VARCHAR NOT NULL", "the conversation (run)"),
+               ("success", "BOOLEAN", "the run succeeded (reward >= 1, resolved, correct, pass); NULL when only a "
+                                      "score is known"),
+               ("score", "DOUBLE", "the score as recorded (reward, numeric grade), when there is one"),
+               ("source", "VARCHAR NOT NULL", "log (read from the log itself) or the path of the labels file"),
+               ("detail", "VARCHAR", "JSON: the field read (`by`), its raw value (`value`) and the task key "
+                                     "(`task`: tau task_id, instance id, sample id) when the log names one"),
+           ])

@@ -133,9 +133,10 @@ def _spans(c: Conv, comps: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarra
     return idx, spanned, spanned & (last >= c.first + keep)
 
 
-def load(con: duckdb.DuckDBPyConnection) -> Iterable[Conv]:
-    """Sizes and pairs of the selected conversations, a batch at a time (``compaction_pairs`` filled)."""
-    ids = [cid for (cid,) in con.execute(f"SELECT conversation_id FROM {selected(con)} ORDER BY 1").fetchall()]
+def load(con: duckdb.DuckDBPyConnection, table: str | None = None) -> Iterable[Conv]:
+    """Sizes and pairs of the selected conversations (or those of ``table``), a batch at a time
+    (``compaction_pairs`` filled)."""
+    ids = [cid for (cid,) in con.execute(f"SELECT conversation_id FROM {table or selected(con)} ORDER BY 1").fetchall()]
     for i in range(0, len(ids), BATCH):
         part = ids[i:i + BATCH]
         pairs = {cid: (f, n) for cid, f, n in con.execute(
@@ -157,14 +158,14 @@ def load(con: duckdb.DuckDBPyConnection) -> Iterable[Conv]:
 
 
 def sweep(con: duckdb.DuckDBPyConnection, settings: Sequence[tuple[int, int]], summary_tokens: int,
-          detail: tuple[int, int] | None = None) -> tuple[list[Point], list[Compacted]]:
-    """Every (max_tokens, keep_recent) of ``settings`` over the selection; ``detail``: the setting whose replayed
-    compactions are listed one by one."""
+          detail: tuple[int, int] | None = None, table: str | None = None) -> tuple[list[Point], list[Compacted]]:
+    """Every (max_tokens, keep_recent) of ``settings`` over the selection (or the conversations of ``table``);
+    ``detail``: the setting whose replayed compactions are listed one by one."""
     points = {s: Point(*s) for s in settings}
     listed: list[Compacted] = []
     summary = summary_tokens * 4
     none = np.zeros(0, dtype=np.int64)
-    for c in load(con):
+    for c in load(con, table):
         total, messages = int(c.prefix[-1]), len(c.prefix) - 1 - c.start
         plain = _context_chars(c, none, 0, 0)  # never compacted: the same for every setting that does not
         for (m, k), p in points.items():

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from forensics.analyzers import harness
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.compaction import replay
 from forensics.analyzers.compaction.audit import COLUMNS, Row
@@ -44,8 +45,18 @@ def audit_of(ctx: Context) -> Audit:
 def run(ctx: Context) -> Section:
     c = ctx.cfg.compaction
     a = audit_of(ctx)
+    formats = harness.by_format(ctx.con)
+    own = harness.materialize(ctx.con)  # the harness's rule is replayed over its own logs only
+    idle = {} if a.events else {f"{NAME}.logged": "no compaction is logged in the selection (Claude Code's "
+                                "compact_boundary, Codex's compacted and the other formats' compaction records)"}
+    if not own:
+        idle.update({f"{NAME}.{part}": f"no conversation from a harness with this rule ({harness.elsewhere(formats)}"
+                     ")" for part in ("replay", "sweep")})
+    if len(idle) == 3:
+        return Section.idle(NAME, TITLE, " and ".join(sorted(set(idle.values()))))
     setting = (int(c.max_tokens), int(c.keep_recent))
-    points, listed = replay.sweep(ctx.con, replay.grid(*setting), int(c.summary_tokens), detail=setting)
+    points, listed = replay.sweep(ctx.con, replay.grid(*setting), int(c.summary_tokens), detail=setting,
+                                  table=harness.HARNESS)
     sweep = [p.figures() for p in points]
     here = next(p for p in sweep if (p["max_tokens"], p["keep_recent"]) == setting)
     rows = a.rows
@@ -54,12 +65,15 @@ def run(ctx: Context) -> Section:
                                 "context_tokens": x.context_tokens, "kept_from": x.kept_from,
                                 "needed_after": x.needed_after, "outside_window": x.outside_window,
                                 "max_tokens": setting[0], "keep_recent": setting[1]} for x in listed], REPLAY_COLUMNS)
-    metrics = _metrics(a, rows, here, sweep, c)
-    sec = Section(NAME, TITLE, summary=_summary(a, metrics["logged"], here, c, ctx.selected), metrics=metrics)
+    full = _metrics(a, rows, here, sweep, c)
+    metrics = {k: v for k, v in full.items() if f"{NAME}.{k}" not in idle}
+    sec = Section(NAME, TITLE, summary=_summary(a, full["logged"], here, c, own, idle), metrics=metrics,
+                  not_in_use=idle)
     sec.findings = [_finding(ctx, r) for r in rows if r.lost]
-    sec.tables = _tables(ctx, a, rows, listed, sweep)
-    sec.charts.append(Chart("sweep", "Needs after a compaction that fall outside the kept window, by setting",
-                            {"points": sweep, "current": {"max_tokens": setting[0], "keep_recent": setting[1]}}))
+    sec.tables = _tables(ctx, a, rows, listed, sweep, bool(a.events), bool(own))
+    if own:
+        sec.charts.append(Chart("sweep", "Needs after a compaction that fall outside the kept window, by setting",
+                                {"points": sweep, "current": {"max_tokens": setting[0], "keep_recent": setting[1]}}))
     return sec
 
 
@@ -87,7 +101,7 @@ def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[s
     }
 
 
-def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int) -> str:
+def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int, idle: dict[str, str]) -> str:
     if a.events:
         verb = "was" if m["lost"] == 1 else "were"
         lost = (f"**{counted(m['lost'], 'dropped fact')} {verb} needed again** ({m['lost_high']} high: the user had "
@@ -100,12 +114,13 @@ def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int) 
                 f"{m['kept_by_messages']} by kept messages), {m['dropped']} dropped, {m['unjudged']} not judged (no "
                 f"summary logged, or the summary in another language); {lost}.")
     else:
-        head = ("No compaction is logged in the selection (Claude Code's compact_boundary, Codex's compacted and the "
-                "other formats' compaction records land in `events`).")
+        head = f"Audit not in use: {idle[f'{NAME}.logged']}."
     if a.off_path_events:
         head += f" {counted(a.off_path_events, 'compaction event')} off the main path not audited."
+    if f"{NAME}.replay" in idle:
+        return head + f" Replay not in use: {idle[f'{NAME}.replay']}."
     replayed = (f" Replaying the harness's rule (max_tokens {c.max_tokens}, keep_recent {c.keep_recent}, "
-                f"characters/4) over the {counted(n, 'conversation')}: ")
+                f"characters/4) over its {counted(n, 'conversation')}: ")
     if not here["compactions"]:
         return head + replayed + "it never compacts (no conversation's context exceeds max_tokens)."
     replayed += f"{counted(here['compactions'], 'compaction')} in {here['conversations_compacted']} of them"
@@ -132,7 +147,9 @@ def _finding(ctx: Context, r: Row) -> Finding:
                    float(r.needed_at - r.event_position))
 
 
-def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: list[dict[str, Any]]) -> list[Table]:
+def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: list[dict[str, Any]], audited: bool,
+            replayed_here: bool) -> list[Table]:
+    """The audit's tables (when a compaction is logged) and the replay's (when the harness's own logs are here)."""
     name = lambda cid: ctx.names.get(cid, cid)  # noqa: E731
     events = pl.DataFrame([{"conversation": name(e.conversation_id), "at": e.compaction.position,
                             "trigger": e.compaction.trigger, "pre_tokens": e.compaction.pre_tokens,
@@ -157,17 +174,20 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
                               "needs_after": x.needed_after, "outside_window": x.outside_window} for x in listed],
                             schema={"conversation": pl.String, "compacted_after": pl.Int64, "context_tokens": pl.Int64,
                                     "kept_from": pl.Int64, "needs_after": pl.Int64, "outside_window": pl.Int64})
-    return [
+    audit = [
         Table("compactions", "Logged compactions, the worst first: facts held before, kept, dropped, not judged, "
                              "dropped and needed again (lost)",
               events.sort(["lost_high", "lost", "dropped", "conversation", "at"],
                           descending=[True, True, True, False, False])),
         Table("losses", "Dropped facts needed again (where the fact was, the compaction, where it was missed)",
               losses.sort(["severity", "conversation", "needed_at"], descending=[False, False, False])),
-        Table("by_kind", "Facts per kind at the logged compactions", kinds),
+        Table("by_kind", "Facts per kind at the logged compactions", kinds)] if audited else []
+    if not replayed_here:
+        return audit
+    return audit + [
         Table("replay", "Where the configured rule would compact (the most needs outside the kept window first)",
               replayed.sort(["outside_window", "conversation", "compacted_after"], descending=[True, False, False])),
-        Table("sweep", "Replay sweep over max_tokens × keep_recent (pooled over the selection)",
+        Table("sweep", "Replay sweep over max_tokens × keep_recent (pooled over the harness's conversations)",
               pl.DataFrame(sweep).select("max_tokens", "keep_recent", "conversations_compacted", "compactions",
                                          "needed_after_compaction", "outside_window", "outside_share",
                                          pl.col("mean_context_tokens").round(0).cast(pl.Int64))),

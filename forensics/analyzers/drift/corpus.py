@@ -17,7 +17,7 @@ import polars as pl
 from forensics.warehouse import frame
 
 MIN_POPULATION = 20  # fewer requests than this and no outlier fence means anything
-INTERRUPTED = r"^\[Request interrupted by user"  # what Claude Code writes when the user stops a run
+INTERRUPTED = r"^\[?Request interrupted by user"  # what Claude Code writes when the user stops a run
 
 
 class Distribution:
@@ -51,15 +51,16 @@ class Distribution:
 
 
 def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """(conversation_id, position of a user message, next_position, why) where the next user message steps in:
-    a continue-nag, a correction (``[sentinel] correction_words``) or an interruption."""
+    """(conversation_id, position of a person's message, next_position, why) where the person's next message steps
+    in: a continue-nag, a correction (``[sentinel] correction_words``) or an interruption (which Claude Code writes
+    on the user role when the person stops a run: the harness's text, the person's act)."""
     return frame(con, f"""
         WITH u AS (
-            SELECT conversation_id, position, trimmed_text, content,
+            SELECT conversation_id, position, origin, trimmed_text, content,
                    lead(position) OVER w AS next_position, lead(trimmed_text) OVER w AS next_trimmed,
                    lead(content) OVER w AS next_content
             FROM messages JOIN sel_conversations USING (conversation_id)
-            WHERE on_main_path AND role = 'user'
+            WHERE on_main_path AND role = 'user' AND (origin = 'person' OR regexp_matches(content, '{INTERRUPTED}'))
             WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
         ),
         v AS (
@@ -70,6 +71,6 @@ def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                         WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'), []::VARCHAR[]),
                                              lambda w: contains(lower(next_content), lower(w)))) > 0 THEN 'a correction'
                    END AS why
-            FROM u WHERE next_position IS NOT NULL
+            FROM u WHERE next_position IS NOT NULL AND origin = 'person'
         )
         SELECT * FROM v WHERE why IS NOT NULL""")

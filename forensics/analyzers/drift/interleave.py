@@ -5,11 +5,15 @@ without that table the type is "not computed": guessing switches here would dupl
 badly. For each switch at position s (a user message):
 
 - the old segment is everything from the previous switch (or the start) to s-1; its vocabulary is the
-  specific targets (``targets.target_tokens``) of its tool-call arguments and of its user and assistant text;
+  specific targets (``identifiers.target_tokens``) of its tool-call argument values (not their keys: every call of
+  a tool shares those) and of the person's and the assistant's text (not the harness's, not tool output); a
+  number, an abbreviation or a bare id (a user or reservation id both topics use) is no evidence
+  (``identifiers.names_something``); requests start at the person's turns (``messages.origin``, SPEC §23);
 - the new topic's vocabulary is the user message at s (targets and content tokens) plus the targets of its
   segment after this turn, at most ``NEW_WINDOW`` messages of it (a file the new topic keeps using is no
   evidence of the old one: topics share files, e.g. src/ai/agentic.rs; but further on the segment may hold a
-  later topic whose switch the detector missed, and its files say nothing of this one);
+  later topic whose switch the detector missed, and its files say nothing of this one), and what the assistant's
+  answer that ends the turn names (a follow-up on the same feature works on its files by right);
 - each assistant message of the turn that follows s (until the next user message) is *old* when its own
   targets (tool-call arguments and text, folders left out) meet the old vocabulary and not the new one,
   *new* when they meet the new one, else neutral (a file neither side named).
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from forensics.text.identifiers import target_tokens, union
+from forensics.text.identifiers import names_something, target_tokens, union, values_text
 from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
@@ -50,6 +54,16 @@ class Lag:
         return self.last - self.first + 1
 
 
+def _args(args: list[str], folders: bool = True) -> set[str]:
+    """What calls name: their argument values (``values_text``), not the keys every call of a tool shares."""
+    return union((values_text(a) for a in args), folders)
+
+
+def _named(tokens: set[str]) -> set[str]:
+    """Tokens that can be topic evidence (``names_something``): no number, abbreviation or bare id."""
+    return {t for t in tokens if names_something(t)}
+
+
 def available(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the switches are there: a warehouse table, or a view over another engine's rows."""
     return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
@@ -70,8 +84,10 @@ def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
                   FROM tool_calls
                   WHERE arguments IS NOT NULL AND position IS NOT NULL
                     AND conversation_id IN (SELECT conversation_id FROM sw) GROUP BY 1, 2)
-        SELECT m.conversation_id, sw.switches, m.position, m.role,
-               CASE WHEN m.role <> 'tool' THEN forensics_scrubbed(m.content) END, coalesce(c.args, [])
+        SELECT m.conversation_id, sw.switches, m.position,
+               CASE WHEN m.role = 'user' AND m.origin <> 'person' THEN m.origin ELSE m.role END,
+               CASE WHEN m.role <> 'tool' AND m.origin <> 'tool_result' THEN forensics_scrubbed(m.content) END,
+               coalesce(c.args, [])
         FROM messages m JOIN sw USING (conversation_id) LEFT JOIN calls c USING (conversation_id, position)
         WHERE m.on_main_path ORDER BY m.conversation_id, m.position""")
     out: list[Lag] = []
@@ -106,7 +122,8 @@ class _Conversation:
         its calls' arguments, folders included."""
         if i not in self._vocab:
             _, role, content, args = self.msgs[i]
-            self._vocab[i] = (target_tokens(content or "") if role != "tool" else set()) | union(args)
+            text = content if role in ("user", "assistant") else ""  # the harness's context is no topic's
+            self._vocab[i] = _named(target_tokens(text or "") | _args(args))
         return self._vocab[i]
 
     def span(self, lo: int, hi: int) -> range:
@@ -117,21 +134,25 @@ class _Conversation:
 def _lag(cid: str, conv: _Conversation, prev: int, s: int, nxt: int) -> Lag | None:
     msgs = conv.msgs
     si = conv.index.get(s)
-    if si is None or msgs[si][1] != "user":
+    if si is None or msgs[si][1] != "user":  # a person's request: harness text and tool output have other roles
         return None
     old_vocab: set[str] = set().union(*(conv.vocab(i) for i in conv.span(prev, s)))
     new_text = msgs[si][2] or ""
     end_i = next((i for i in range(si + 1, len(msgs)) if msgs[i][1] == "user"), len(msgs))
     end_of_turn = msgs[end_i][0] if end_i < len(msgs) else msgs[-1][0] + 1
     # the new topic's own vocabulary: the new request, and what its segment uses once this turn is over
-    new_vocab = target_tokens(new_text) | set(content_tokens(new_text))
+    new_vocab = _named(target_tokens(new_text)) | set(content_tokens(new_text))
     new_vocab |= set().union(*(conv.vocab(i) for i in conv.span(end_of_turn, min(nxt, end_of_turn + NEW_WINDOW))))
+    # what the assistant's answer to the new request names is the new request's too: a follow-up on the same
+    # feature (duplicated fields across two tabs of one editor) works on the old files by right
+    answer = next((msgs[i][2] for i in range(end_i - 1, si, -1) if msgs[i][1] == "assistant" and msgs[i][2]), "")
+    new_vocab |= _named(target_tokens(answer or ""))
     rounds: list[tuple[int, int, str, set[str]]] = []  # (index, position, verdict, old targets)
     for i in range(si + 1, end_i):
         p, role, content, args = msgs[i]
         if role != "assistant" or not args:
             continue
-        mine = union(args, folders=False) | target_tokens(content or "", folders=False)
+        mine = _named(_args(args, folders=False) | target_tokens(content or "", folders=False))
         old = (mine & old_vocab) - new_vocab
         verdict = "new" if mine & new_vocab else "old" if old else "neutral"
         rounds.append((i, p, verdict, old))

@@ -1,15 +1,17 @@
 """Drift type 3, compaction topic loss (seed 001 §三 类型3), read from the compaction audit (``forensics.analyzers.compaction``).
 
-Three kinds of episode, by what the log lets one say:
+Three kinds of episode, each about what happened, never what a harness would have done:
 - **dropped, then needed** (the audit's severity): a logged compaction dropped a fact (in neither its summary
   nor the kept messages) and the conversation needed it again: re-read, searched again, the user repeating a
   constraint, an error recurring, a question it answered;
 - **not found, then search** (high): the assistant reached for a path that is not there and searched for it
-  (``forensics.analyzers.compaction.signs``) and no logged compaction's dropped fact explains it (the fact was before the
-  log began, or the harness logged no compaction);
-- **re-read beyond the budget** (low), only where no compaction is logged: a file read again after more than
-  ``compaction.max_tokens`` estimated tokens (chars/4) since its previous read: no context of that size held
-  both reads, so a compacting harness would have summarised the first away.
+  (``forensics.analyzers.compaction.signs``) and no logged compaction's dropped fact explains it: counted after a
+  logged compaction, or in a log of the seed harness (``UNLOGGED``), which compacts without marking it;
+- **re-read beyond the budget** (low), only in a log of the seed harness: a file read again after more than
+  ``compaction.max_tokens`` estimated tokens (chars/4) since its previous read: that harness compacts at this
+  budget and logs nothing, so the first read had been summarised away.
+An agent that logs its compactions (Claude Code, Codex, Gemini CLI, ...) and logged none did not compact: a
+re-read or a search there is no compaction's loss, and type 3 says nothing.
 """
 from __future__ import annotations
 
@@ -19,14 +21,18 @@ from forensics.analyzers.base import Context
 from forensics.analyzers.compaction import pairs
 from forensics.analyzers.compaction.section import audit_of
 from forensics.analyzers.compaction.signs import SUMMARY_TEXT
+from forensics.analyzers.drift.norms import SEED_FORMATS
+
+UNLOGGED = SEED_FORMATS  # the seed harness compacts at [compaction] max_tokens and logs nothing of it
 
 
 def episodes(ctx: Context) -> list[dict[str, Any]]:
     """Type-3 episodes of the selection: conversation_id, sign, severity, at, positions, detail,
     compaction_position (the last logged compaction before it, or None), compaction_logged."""
-
-
     a = audit_of(ctx)
+    seed = {cid for (cid,) in ctx.con.execute(
+        "SELECT conversation_id FROM conversations JOIN sel_conversations USING (conversation_id) JOIN sources "
+        f"USING (source_id) WHERE format IN ({', '.join(repr(f) for f in UNLOGGED)})").fetchall()}
     out: list[dict[str, Any]] = []
     explained: set[tuple[str, int]] = set()
     for r in a.rows:
@@ -39,7 +45,8 @@ def episodes(ctx: Context) -> list[dict[str, Any]]:
                         "compaction_logged": True})
     for cid, signs in a.signs.items():
         out += [{**s, "sign": "not_found_then_search", "severity": "high"} for s in signs
-                if not explained.intersection((cid, p) for p in s["positions"])]
+                if not explained.intersection((cid, p) for p in s["positions"])
+                and (s["compaction_position"] is not None or cid in seed)]
     logged = {e.conversation_id for e in a.events}
     for cid, first, need, fact, marked in ctx.con.execute(f"""
             WITH sizes AS (
@@ -56,7 +63,7 @@ def episodes(ctx: Context) -> list[dict[str, Any]]:
             JOIN sizes b ON b.conversation_id = p.conversation_id AND b.position = p.need
             WHERE p.reread AND (b.chars_upto - a.chars_upto) / 4 > ?
             ORDER BY 1, 3""", [SUMMARY_TEXT, int(ctx.cfg.compaction.max_tokens)]).fetchall():
-        if cid not in logged:
+        if cid not in logged and cid in seed:
             out.append({"conversation_id": cid, "sign": "reread_after_compaction_budget", "severity": "low",
                         "at": need, "positions": [first, need], "detail": fact, "compaction_position": None,
                         "compaction_logged": marked})

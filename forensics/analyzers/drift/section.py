@@ -21,6 +21,7 @@ conversations is reported once as a property of the corpus (``Section.norms``).
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import duckdb
@@ -29,7 +30,7 @@ import pyarrow as pa
 
 from forensics.analyzers import baseline  # noqa: F401  (registers the fact "baseline", which drift reads too)
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.analyzers.drift import interleave, rediscovery
+from forensics.analyzers.drift import interleave, norms, rediscovery
 from forensics.analyzers.drift.corpus import Distribution, interventions
 from forensics.analyzers.facts import arrow, fact
 from forensics.config import Config
@@ -38,8 +39,8 @@ from forensics.selection import SELECTED, Selection
 
 NAME = "drift"
 TITLE = "Drift phenomena"
-FACTS = ("baseline", "drift_largest", "tool_turns", "drift_interventions", "drift_rediscovery",
-         "drift_lags", "drift_nags", "drift_echo")  # what run() reads (``analyzers.facts``)
+FACTS = ("baseline", "drift_context", "tool_turns", "drift_interventions", "drift_rediscovery",
+         "drift_lags", "drift_nags", "drift_echo", "drift_kinds")  # what run() reads (``analyzers.facts``)
 KINDS = ["tool_result_crowding", "tool_dispersion", "compaction_topic_loss", "topic_interleave", "no_focus"]
 RANK = {"none": 0, "low": 1, "high": 2}
 EPISODE_SCHEMA = pa.schema([("conversation_id", pa.string()), ("sign", pa.string()), ("severity", pa.string()),
@@ -49,6 +50,8 @@ EVIDENCE_MAX = 12
 CHART_ROWS = 30
 MIN_CORPUS = 10  # fewer conversations than this are no corpus to call a kind its norm
 LARGEST = 5
+CROWDING_MIN_TOKENS = 16_000  # a context smaller than this (chars / 4) holds room to spare: nothing is crowded out
+TOOL_TEXT = "(role = 'tool' OR origin = 'tool_result')"  # a tool's output, on the tool role or carried on the user's
 TABLE = "drift_findings"
 COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "drift_type": pl.Int32, "kind": pl.String,
            "severity": pl.String, "rule": pl.String, "value": pl.Float64, "positions": pl.List(pl.Int32),
@@ -67,19 +70,22 @@ def run(ctx: Context) -> Section:
     d, big = ctx.cfg.drift, int(ctx.cfg.tool_result.summarize_bytes)
     base = ctx.fact("baseline")
     natives = dict(zip(base["conversation_id"].to_list(), base["native_id"].to_list()))
+    kinds = {r["conversation_id"]: norms.kind_of(r["format"], r["sub_agent"])
+             for r in ctx.fact("drift_kinds").iter_rows(named=True)}
     eps: list[dict[str, Any]] = []
-    eps += _crowding(ctx, base, d, big)
+    eps += _crowding(ctx, kinds, d, big)
     eps += _dispersion(ctx, d)
     eps += _rediscovery(ctx, natives)
     computed = interleave.available(ctx.con)
     if computed:
         eps += _interleave(ctx, d, natives)
     signals = _signals(ctx, base)
-    eps += _no_focus(signals, d)
+    eps += _no_focus(signals, kinds, d)
+    eps, ways = _ways_of_working(eps, kinds)
     worst = _worst(eps)
     _store(ctx, eps, worst, natives, computed)
     sec = _section(ctx, base, eps, worst, signals, computed)
-    sec.norms = _norms(base, worst, d, big)
+    sec.norms = {**_norms(base, worst, d, big), **ways}
     return sec
 
 
@@ -91,14 +97,33 @@ def _ep(cid: str, native: str | None, kind: str, severity: str, rule: str, value
             "detail": detail, "follows_compaction": follows, "percentile": percentile, "among": among}
 
 
-@fact("drift_largest", order=("conversation_id",))
-def largest_results(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    """Per conversation, its largest tool results and how many exceed tool_result.summarize_bytes."""
-    return arrow(con, "SELECT conversation_id, list(position ORDER BY content_bytes DESC, position)[1:?] AS top, "
-                      "count(*) FILTER (WHERE content_bytes > ?) AS oversized "
-                      f"FROM messages JOIN {SELECTED} USING (conversation_id) "
-                      "WHERE on_main_path AND role = 'tool' GROUP BY 1",
-                 [LARGEST, int(cfg.tool_result.summarize_bytes)])
+@fact("drift_context", order=("conversation_id",))
+def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per conversation, what its context held: the assistant's text and what it wrote through tool arguments
+    (a file written with Write, an Edit's new text, a patch: its output too), the tools' output (tool messages
+    and tool output carried on the user role), everything (chars), its largest tool outputs and how many exceed
+    tool_result.summarize_bytes."""
+    return arrow(con, f"""
+        WITH args AS (SELECT conversation_id, sum(length(arguments))::BIGINT AS chars FROM tool_calls
+                      JOIN {SELECTED} USING (conversation_id) WHERE position IS NOT NULL GROUP BY 1)
+        SELECT conversation_id,
+               (coalesce(sum(content_chars) FILTER (WHERE role = 'assistant'), 0) + coalesce(any_value(a.chars), 0))
+                   ::BIGINT AS written_chars,
+               coalesce(sum(content_chars) FILTER (WHERE {TOOL_TEXT}), 0)::BIGINT AS tool_chars,
+               (coalesce(sum(content_chars), 0) + coalesce(any_value(a.chars), 0))::BIGINT AS context_chars,
+               list(position ORDER BY content_bytes DESC, position) FILTER (WHERE {TOOL_TEXT})[1:?] AS top,
+               count(*) FILTER (WHERE {TOOL_TEXT} AND content_bytes > ?) AS oversized
+        FROM messages JOIN {SELECTED} USING (conversation_id) LEFT JOIN args a USING (conversation_id)
+        WHERE on_main_path GROUP BY 1""", [LARGEST, int(cfg.tool_result.summarize_bytes)])
+
+
+@fact("drift_kinds", order=("conversation_id",))
+def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per conversation, the kind of agent whose norms it is held against (``norms.kind_of``)."""
+    return arrow(con, f"""
+        SELECT c.conversation_id, s.format, c.model,
+               c.parent_conversation_id IS NOT NULL OR c.parent_native_id IS NOT NULL AS sub_agent
+        FROM conversations c JOIN {SELECTED} USING (conversation_id) LEFT JOIN sources s USING (source_id)""")
 
 
 @fact("tool_turns", order=("conversation_id", "user_position"))
@@ -126,63 +151,99 @@ def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     return pa.Table.from_pylist([vars(lag) for lag in found], schema=interleave.LAG_SCHEMA)
 
 
-def _crowding(ctx: Context, base: pl.DataFrame, d: Any, big: int) -> list[dict[str, Any]]:
-    top = {r["conversation_id"]: r for r in ctx.fact("drift_largest").iter_rows(named=True)}
-    ratios = Distribution(base["asst_tool_ratio"].to_list())
-    among = f"{len(ratios.values)} conversations with tool output"
+def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dict[str, Any]]:
+    """Tool output dominates a context of real size: (what the assistant wrote, in text and through tool arguments)
+    / (tool output) at or below the seed's ratios, with results over tool_result.summarize_bytes, in a context of
+    at least CROWDING_MIN_TOKENS; where the agent's kind has a norm, only beyond its fence (by -log10 ratio)."""
+    rows = [r | {"ratio": r["written_chars"] / r["tool_chars"] if r["tool_chars"] else None}
+            for r in ctx.fact("drift_context").iter_rows(named=True)]
+    model = {r["conversation_id"]: r["model"] for r in ctx.fact("drift_kinds").iter_rows(named=True)}
+    far = lambda r: -math.log10(max(r["ratio"], 1e-6)) if r["ratio"] is not None else None  # noqa: E731
+    fences = norms.fit([(kinds.get(r["conversation_id"], ""), model.get(r["conversation_id"]), r["conversation_id"],
+                         far(r)) for r in rows], "conversations")
+    natives = dict(zip(ctx.fact("baseline")["conversation_id"], ctx.fact("baseline")["native_id"]))
+    spread = _within([r | {"far": far(r)} for r in rows], lambda r: kinds.get(r["conversation_id"], ""), "far")
     out = []
-    for r in base.iter_rows(named=True):
-        t = top.get(r["conversation_id"])
-        ratio = r["asst_tool_ratio"]
-        sev = _sev(ratio, d.crowding_ratio_low, d.crowding_ratio_high, below=True) if t and t["oversized"] else "none"
-        if sev != "none":
-            out.append(_ep(r["conversation_id"], r["native_id"], "tool_result_crowding", sev,
-                           f"asst_tool_ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
-                           f" with {t['oversized']} results > {big} bytes", ratio, t["top"],
-                           f"tool text is {1 / (1 + ratio):.0%} of assistant+tool text; largest results first",
-                           percentile=ratios.standing(ratio, below=True), among=among))
+    for r in rows:
+        ratio, cid = r["ratio"], r["conversation_id"]
+        sev = _sev(ratio, d.crowding_ratio_low, d.crowding_ratio_high, below=True) if r["oversized"] else "none"
+        tokens = r["context_chars"] // 4
+        if sev == "none" or tokens < CROWDING_MIN_TOKENS:
+            continue
+        norm = fences[(kinds.get(cid, ""), model.get(cid))]
+        usual = norm.fence is not None and far(r) <= norm.fence  # as crowded as this kind of agent usually is
+        held = norm.text("the seed's ratios apply")
+        out.append(_ep(cid, natives.get(cid), "tool_result_crowding", sev,
+                       f"output/tool ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
+                       f" with {r['oversized']} results > {big} bytes in a context of ~{tokens:,} tokens ({held})",
+                       ratio, r["top"],
+                       f"tool output is {1 / (1 + ratio):.0%} of the assistant's writing (text and tool arguments) and "
+                       "tool output; largest results first",
+                       percentile=spread[kinds.get(cid, "")].standing(far(r)),
+                       among=f"{len(spread[kinds.get(cid, '')].values)} conversations with tool output of "
+                             f"{kinds.get(cid, '')}") | {"usual": usual})
     return out
 
 
 def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
-    """A wide request crossing the seed's thresholds counts when it is an outlier among this corpus's requests
-    (Tukey's fence over requests with tool calls) or when the user stepped in after it."""
+    """A wide request crossing the seed's thresholds counts when it is an outlier among the requests of its own
+    kind of agent (Tukey's fence, ``norms.fit``) or when the person stepped in after it; a kind with too few
+    requests has no fence, and then only a step-in counts."""
     turns = ctx.fact("tool_turns")
-    targets, widest = Distribution(turns["distinct_targets"].to_list()), Distribution(turns["widest_round"].to_list())
-    fences = {"targets": targets.fence(), "widest": widest.fence()}
+    rows = list(turns.iter_rows(named=True))
+    kind = lambda r: norms.kind_of(r["format"], r["sub_agent"])  # noqa: E731
+    fences = {"targets": norms.fit([(kind(r), r["model"], r["conversation_id"], r["distinct_targets"]) for r in rows],
+                                   "requests with tool calls"),
+              "widest": norms.fit([(kind(r), r["model"], r["conversation_id"], r["widest_round"]) for r in rows],
+                                  "requests with tool calls")}
+    spread = {col: _within(rows, kind, col) for col in ("distinct_targets", "widest_round")}
     stepped = {(r["conversation_id"], r["position"]): (r["next_position"], r["why"])
                for r in ctx.fact("drift_interventions").iter_rows(named=True)}
-    among = f"{turns.height} requests with tool calls"
     out = []
-    for r in turns.iter_rows(named=True):
+    for r in rows:
         st = _sev(r["distinct_targets"], d.dispersion_targets_low, d.dispersion_targets_high)
         sp = _sev(r["widest_round"], d.dispersion_parallel_low, d.dispersion_parallel_high)
         by_targets = RANK[st] >= RANK[sp]
         sev = st if by_targets else sp
         if sev == "none":
             continue
-        value, fence = (r["distinct_targets"], fences["targets"]) if by_targets else (r["widest_round"],
-                                                                                       fences["widest"])
+        value = r["distinct_targets"] if by_targets else r["widest_round"]
+        norm = fences["targets" if by_targets else "widest"][(kind(r), r["model"])]
         step = stepped.get((r["conversation_id"], r["user_position"]))
-        outlier = fence is not None and value > fence
-        if not (outlier or step):
-            continue  # within what this corpus's requests usually take: its normal work
+        seed = norm.fence is None and r["format"] in norms.SEED_FORMATS and sev == "high"
+        outlier = norm.fence is not None and value > norm.fence
+        if not (outlier or seed or step):
+            continue  # within what this kind of agent's requests usually take: its normal work
         rule = (f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]" if by_targets
                 else f"{r['widest_round']} parallel calls in one message")
-        why = [f"above this corpus's outlier fence {fence:g}"] if outlier else []
-        why += [f"the user stepped in at [{step[0]}] ({step[1]})"] if step else []
-        positions = [int(x) for x in r["round_positions"].split(",")] if by_targets else [r["widest_round_position"]]
-        out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev, f"{rule}: {' and '.join(why)}",
-                       float(value), positions + ([step[0]] if step else []),
+        why = [f"above {norm.kind}'s outlier fence {norm.fence:g}"] if outlier else []
+        why += ["at the seed's high threshold for the seed harness"] if seed else []
+        why += [f"the person stepped in at [{step[0]}] ({step[1]})"] if step else []
+        held = norm.text("the seed's high threshold for the seed harness's logs; for other agents only a request "
+                         "the person stepped in after counts")
+        mine = spread["distinct_targets" if by_targets else "widest_round"][kind(r)]
+        positions = ([int(x) for x in r["round_positions"].split(",")] if by_targets and r["round_positions"]
+                     else [r["widest_round_position"]])
+        out.append(_ep(r["conversation_id"], r["native_id"], "tool_dispersion", sev,
+                       f"{rule}: {' and '.join(why)} ({held})", float(value), positions + ([step[0]] if step else []),
                        f"{r['calls']} calls in {r['rounds']} rounds before the answer",
-                       percentile=(targets if by_targets else widest).standing(value), among=among))
+                       percentile=mine.standing(value), among=f"{len(mine.values)} requests with tool calls of {kind(r)}"))
     return out
+
+
+def _within(rows: list[dict[str, Any]], kind: Any, col: str) -> dict[str, Distribution]:
+    """Per kind of agent, the distribution of ``col`` over its rows: where a finding stands among its own kind."""
+    by: dict[str, list[float | None]] = {}
+    for r in rows:
+        by.setdefault(kind(r), []).append(r[col])
+    return {k: Distribution(v) for k, v in by.items()}
 
 
 def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
     rules = {"not_found_then_search": "a call failed on a missing path, then a search looked for it",
              "dropped_then_needed": "a logged compaction dropped it (summary and kept messages), then it was needed",
-             "reread_after_compaction_budget": f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens"}
+             "reread_after_compaction_budget": f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens, the "
+                                               "budget at which the seed harness compacts without logging it"}
     out = []
     for r in ctx.fact("drift_rediscovery").iter_rows(named=True):
         follows = None if not r["compaction_logged"] else r["compaction_position"] is not None
@@ -212,15 +273,16 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str,
 
 @fact("drift_nags", order=("conversation_id",))
 def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    """Continue-nags with their positions, and the tool calls in the turn before each (mean)."""
+    """The person's continue-nags (SPEC §23: a harness's "Please continue" is none) with their positions, and the
+    tool calls in the turn before each (mean)."""
     return arrow(con, f"""
         WITH m AS (
             SELECT conversation_id, position, role, tool_call_count,
-                   role = 'user' AND list_contains(coalesce(getvariable('baseline_continue_words'),
-                       ['继续', 'continue', 'go on', '继续吧']), trimmed_text) AS nag,
-                   -- user messages strictly before this one (a running sum: linear, unlike a filtered frame)
-                   sum((role = 'user')::INTEGER) OVER (PARTITION BY conversation_id ORDER BY position
-                       ROWS UNBOUNDED PRECEDING) - (role = 'user')::INTEGER AS turn
+                   role = 'user' AND origin = 'person' AND list_contains(coalesce(getvariable(
+                       'baseline_continue_words'), ['继续', 'continue', 'go on', '继续吧']), trimmed_text) AS nag,
+                   -- the person's messages strictly before this one (a running sum: linear, unlike a filtered frame)
+                   sum((role = 'user' AND origin = 'person')::INTEGER) OVER (PARTITION BY conversation_id ORDER BY
+                       position ROWS UNBOUNDED PRECEDING) - (role = 'user' AND origin = 'person')::INTEGER AS turn
             FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path
         ),
         calls AS (SELECT conversation_id, turn, sum(tool_call_count) AS calls FROM m GROUP BY 1, 2)
@@ -240,30 +302,59 @@ def echo(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 
 def _signals(ctx: Context, base: pl.DataFrame) -> pl.DataFrame:
     """Echo rate, continue-nags with their positions, continue-fatigue, tool calls in the turn before a nag."""
-    return (base.select("conversation_id", "native_id", "user", "continue_nags",
-                        pl.col("empty_assistant_share").alias("echo_rate"))
+    return (base.select("conversation_id", "native_id", "user", pl.col("empty_assistant_share").alias("echo_rate"))
             .join(ctx.fact("drift_nags"), on="conversation_id", how="left")
             .join(ctx.fact("drift_echo"), on="conversation_id", how="left")
+            .with_columns(continue_nags=pl.col("nag_positions").list.len().fill_null(0).cast(pl.Int64))
             .with_columns(continue_fatigue=pl.when(pl.col("user") > 0).then(pl.col("continue_nags") / pl.col("user"))))
 
 
-def _no_focus(signals: pl.DataFrame, d: Any) -> list[dict[str, Any]]:
-    """Echo *and* nagging (the seed's type 5): the lower of the two severities."""
+def _no_focus(signals: pl.DataFrame, kinds: dict[str, str], d: Any) -> list[dict[str, Any]]:
+    """Echo *and* nagging (the seed's type 5): the lower of the two severities. The echo rate is held against its
+    kind of agent where that kind has a norm (an API agent's calls without text are its way of working)."""
+    rows = list(signals.iter_rows(named=True))
+    fences = norms.fit([(kinds.get(r["conversation_id"], ""), None, r["conversation_id"], r["echo_rate"]) for r in rows],
+                       "conversations")
+    spread = _within(rows, lambda r: kinds.get(r["conversation_id"], ""), "echo_rate")
     out = []
-    rates = Distribution(signals["echo_rate"].to_list())
-    for r in signals.iter_rows(named=True):
+    for r in rows:
+        k = kinds.get(r["conversation_id"], "")
+        norm = fences.get((k, None))
         se = _sev(r["echo_rate"], d.echo_rate_low, d.echo_rate_high)
+        if norm is not None and norm.fence is not None and r["echo_rate"] is not None and r["echo_rate"] <= norm.fence:
+            se = "none"  # this kind of agent echoes as much as a rule
         sn = _sev(r["continue_nags"], d.continue_nags_low, d.continue_nags_high)
         sev = min(se, sn, key=RANK.__getitem__)
         if sev == "none":
             continue
         rate = "–" if r["echo_rate"] is None else f"{r['echo_rate']:.0%}"
+        held = norm.text("the seed's echo rates apply") if norm else "no echo rate"
         out.append(_ep(r["conversation_id"], r["native_id"], "no_focus", sev,
-                       f"echo rate {rate}, {r['continue_nags']} continue-nags", r["echo_rate"],
+                       f"echo rate {rate}, {r['continue_nags']} continue-nags from the person ({held})", r["echo_rate"],
                        (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
                        "continue-nags first, then the first pure tool-echo messages",
-                       percentile=rates.standing(r["echo_rate"]), among=f"{len(rates.values)} conversations by echo rate"))
+                       percentile=spread[k].standing(r["echo_rate"]),
+                       among=f"{len(spread[k].values)} conversations of {k} by echo rate"))
     return out
+
+
+def _ways_of_working(eps: list[dict[str, Any]], kinds: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """A drift kind flagged in most conversations of one agent is how that agent works: one norm line each
+    (``<drift kind>:<agent>``), and its episodes leave the findings (``norms.agents_where_most``). An episode within
+    its agent's norm (``usual``) counts towards that and is never a finding itself."""
+    flagged: dict[str, dict[str, set[str]]] = {}
+    for e in eps:
+        if e["severity"] != "none":
+            flagged.setdefault(e["kind"], {}).setdefault(kinds.get(e["conversation_id"], ""), set()).add(
+                e["conversation_id"])
+    lines, dropped = {}, set()
+    for kind, by_agent in flagged.items():
+        for agent, (n, of) in norms.agents_where_most(by_agent, kinds).items():
+            lines[f"{kind}:{agent}"] = (f"{kind.replace('_', ' ')} in {n} of {of} {agent} conversations: this agent's "
+                                        "way of working, not a finding per conversation")
+            dropped.add((kind, agent))
+    return [e for e in eps if (e["kind"], kinds.get(e["conversation_id"], "")) not in dropped
+            and not e.get("usual")], lines
 
 
 def _worst(eps: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:

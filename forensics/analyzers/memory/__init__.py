@@ -46,7 +46,12 @@ def run(ctx: Context) -> Section:
     decisions = decisions_mod.load(con, cfg)
     conversations = con.execute(f"SELECT count(*), count(DISTINCT project) FROM conversations WHERE project IS NOT "
                                 f"NULL AND conversation_id IN (SELECT conversation_id FROM {SELECTED})").fetchall()[0]
-    hits = find(con, cfg, decisions) if decisions or conversations[0] else []
+    if not decisions:  # nothing was decided here, so nothing can be relitigated, forgotten or in conflict
+        _write(con, [])  # the table stays queryable, empty
+        return Section.idle(NAME, TITLE, "no decision records (a decision-memory SQLite file with decision_events) "
+                            "in the warehouse" + (f"; the {conversations[0]} conversations of its projects are not "
+                                                  "judged" if conversations[0] else ""))
+    hits = find(con, cfg, decisions)
     _write(con, hits)
     kinds, high = Counter(h.kind for h in hits), Counter(h.kind for h in hits if h.severity == "high")
     metrics: dict[str, Any] = {
@@ -119,17 +124,13 @@ def _question_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
 
 
 def _summary(m: dict[str, Any]) -> str:
-    if not m["decisions"] and not m["conversation_count"]:
-        text = ("No decision-memory source in the selection (a SQLite file with conversation_messages and "
-                "decision_events).")
-    else:
-        f, hi = m["findings"], m["findings_high"]
-        text = (f"{m['decisions']} recorded decisions ({m['alternatives']} rejected options) over "
-                f"{m['conversation_count']} conversations in {m['projects']} projects: {f['relitigation']} "
-                f"relitigations ({hi['relitigation']} weighing the options again), {f['decision_not_recalled']} "
-                f"questions answered without the decision ({hi['decision_not_recalled']} weighing rejected options), "
-                f"{f['decision_conflict']} conflicting decisions, {f['decision_unrecorded']} decisions stated but never "
-                "recorded.")
+    f, hi = m["findings"], m["findings_high"]
+    text = (f"{m['decisions']} recorded decisions ({m['alternatives']} rejected options) over "
+            f"{m['conversation_count']} conversations in {m['projects']} projects: {f['relitigation']} "
+            f"relitigations ({hi['relitigation']} weighing the options again), {f['decision_not_recalled']} "
+            f"questions answered without the decision ({hi['decision_not_recalled']} weighing rejected options), "
+            f"{f['decision_conflict']} conflicting decisions, {f['decision_unrecorded']} decisions stated but never "
+            "recorded.")
     r = m.get("retrieval")
     if r is None:
         return text + " Pass `--questions FILE` to replay the harness's retrieval on a fixed question set."

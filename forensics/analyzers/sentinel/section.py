@@ -31,10 +31,15 @@ def run(ctx: Context) -> Section:
     build_tables(ctx.con, ctx.cfg, ctx.facts)
     sweep = window_sweep(ctx.con, rebuild=False)
     replies = ctx.df("SELECT r.* FROM sentinel_replies r JOIN sel_conversations USING (conversation_id)")
+    if not replies.height:
+        anywhere = ctx.con.execute("SELECT count(*) FROM sentinel_replies").fetchall()[0][0]
+        return Section.idle(NAME, TITLE, "no conversation of the selection asks for the sentinel" if anywhere else
+                            f"no `{sentinel.marker}` in any system prompt, injected text or reply of the "
+                            f"{ctx.selected} conversations: no model was asked for the sentinel")
     states = ctx.df("SELECT * FROM sentinel_models")
     convs = ctx.df("SELECT s.* FROM sentinel_conversations s JOIN sel_conversations USING "
                    "(conversation_id) JOIN conversations c USING (conversation_id) WHERE s.judged > 0 "
-                   "ORDER BY c.created_at NULLS LAST, s.native_id")
+                   "ORDER BY c.created_at NULLS LAST, s.native_id, s.conversation_id")
     models = _models(replies, states)
     degraded = convs.filter(pl.col("degraded"))
     compliant_keys = [k for k, m in models.items() if m["known_compliant"] and not m["muted"]]
@@ -64,8 +69,6 @@ def run(ctx: Context) -> Section:
     }
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(metrics)
-    if not replies.height:
-        return sec
     sec.tables = [Table("sentinel_models", "Compliance per model (state over the whole history)", _model_table(models)),
                   Table("sentinel_degraded", "Degraded conversations: onset and lead over visible failure",
                         _degraded_table(degraded, ctx.names)),
@@ -231,8 +234,6 @@ def _pct(x: float | None) -> str:
 
 
 def _summary(m: dict[str, Any]) -> str:
-    if not m["judged_replies"]:
-        return "No final assistant reply (assistant message without tool calls) in the selection to judge."
     sc, models, lead = m["status_counts"], m["models"], m["lead"]
     compliant = [k for k, v in models.items() if v["known_compliant"] and not v["muted"]]
     muted = [k for k, v in models.items() if v["muted"]]

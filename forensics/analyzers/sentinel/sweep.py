@@ -25,14 +25,15 @@ from forensics.warehouse import frame
 WINDOWS = range(1, 11)
 
 SWEEP_SQL = """
-WITH per AS (
+WITH replies AS (SELECT * FROM sentinel_replies WHERE {only}),
+per AS (
     SELECT compliance_key, count(*) AS judged,
            min(model_ordinal) FILTER (WHERE status = 'healthy') AS first_healthy
-    FROM sentinel_replies GROUP BY 1
+    FROM replies GROUP BY 1
 ),
 alarms AS (  -- conversations with a miss after the model's first Healthy: latched whenever it is not muted
     SELECT r.compliance_key, count(DISTINCT r.conversation_id) AS conversations
-    FROM sentinel_replies r JOIN per p USING (compliance_key)
+    FROM replies r JOIN per p USING (compliance_key)
     WHERE r.status <> 'healthy' AND r.model_ordinal > p.first_healthy
     GROUP BY 1
 ),
@@ -51,9 +52,11 @@ ORDER BY w.window
 
 
 def window_sweep(con: duckdb.DuckDBPyConnection, cfg: Config | None = None, windows: Iterable[int] = WINDOWS,
-                 rebuild: bool = True) -> pl.DataFrame:
+                 rebuild: bool = True, conversations: str | None = None) -> pl.DataFrame:
     """One row per candidate window. ``rebuild`` replays the probe first (the tables reflect the warehouse
-    and ``cfg``'s marker and tokens); pass False when ``build_tables`` just ran."""
+    and ``cfg``'s marker and tokens); pass False when ``build_tables`` just ran. ``conversations``: a table whose
+    conversations' replies are counted (default all; a model's ordinals still come from its whole history)."""
     if rebuild:
         build_tables(con, cfg or defaults())
-    return frame(con, SWEEP_SQL, [list(windows)])
+    only = f"conversation_id IN (SELECT conversation_id FROM {conversations})" if conversations else "TRUE"
+    return frame(con, SWEEP_SQL.format(only=only), [list(windows)])

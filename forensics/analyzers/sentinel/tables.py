@@ -27,9 +27,14 @@ from forensics.queries import load_query
 from forensics.warehouse import frame
 
 # Judged replies: assistant messages with no tool calls on the main path, with their turn (user messages
-# so far) and context size (characters of every earlier message, tool-call arguments included).
+# so far) and context size (characters of every earlier message, tool-call arguments included), and whether
+# their conversation asks for the sentinel (``asks``: a message of it carries the marker) and where it was kept
+# (``scope``: the folder of its source, one harness installation); ``asked`` keeps the replies of scopes that ask.
 JUDGED_SQL = """
-WITH args AS (
+WITH asks AS (
+    SELECT conversation_id, bool_or(contains(content, ?)) AS asks FROM messages GROUP BY 1
+),
+args AS (
     SELECT conversation_id, position, sum(length(arguments))::BIGINT AS arg_chars
     FROM tool_calls WHERE position IS NOT NULL GROUP BY ALL
 ),
@@ -47,9 +52,12 @@ walk AS (
            earlier AS (PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
 )
 SELECT w.conversation_id, c.native_id, c.provider, c.model, c.created_at, w.position, w.turn, w.context_chars,
-       m.content
+       m.content, coalesce(a.asks, false) AS asks,
+       coalesce(regexp_replace(s.path, '[/\\\\][^/\\\\]*$', ''), c.source_id) AS scope
 FROM walk w
 JOIN conversations c USING (conversation_id)
+LEFT JOIN sources s USING (source_id)
+LEFT JOIN asks a USING (conversation_id)
 JOIN messages m ON m.conversation_id = w.conversation_id AND m.position = w.position AND m.on_main_path
 WHERE w.role = 'assistant' AND w.tool_call_count = 0
 ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id, w.position
@@ -70,7 +78,7 @@ REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay
 def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Every final reply with its verdict and compliance key, without its text (one tight loop over the text)."""
     s = Sentinel.from_config(cfg)
-    rows = frame(con, JUDGED_SQL)
+    rows = frame(con, JUDGED_SQL, [s.marker])
     verdicts = [classify(t, s.marker, s.tokens, s.closing) for t in rows["content"].to_list()]
     keys = [compliance_key(p, m) for p, m in zip(rows["provider"].to_list(), rows["model"].to_list())]
     return rows.drop("content").with_columns(
@@ -97,6 +105,14 @@ def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None 
         SELECT f.*, (SELECT count(*) FROM users u WHERE u.conversation_id = f.conversation_id
                      AND u.position <= f.position)::INTEGER AS turn
         FROM f""", None if ids is None else [ids])
+
+
+def asked(judged: pl.DataFrame) -> pl.DataFrame:
+    """The judged replies of the harness installations that ask for the sentinel: a reply is judged when some
+    conversation kept in its folder carries the marker (a system prompt or injected text asking for it, or a reply
+    writing it: no model writes it unasked). A model never asked is not Missing; it is not judged (SPEC §9)."""
+    scopes = judged.filter(pl.col("asks"))["scope"].unique()
+    return judged.filter(pl.col("scope").is_in(scopes.implode()))
 
 
 def replay(batches: Iterable[pl.DataFrame], tracker: ComplianceTracker) -> Iterator[pl.DataFrame]:
@@ -129,7 +145,7 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
     facts = facts or Facts(con, cfg)
     tracker = ComplianceTracker(cfg.sentinel.compliance_window) if facts.local else None
     if tracker is not None:
-        replayed = pl.concat([*replay([facts.get("sentinel_judged")], tracker), pl.DataFrame(
+        replayed = pl.concat([*replay([asked(facts.get("sentinel_judged"))], tracker), pl.DataFrame(
             schema={**REPLY_SCHEMA, **STATE_SCHEMA})])
     else:
         replayed = ordered("sentinel_judged", facts.get(REPLAYED))

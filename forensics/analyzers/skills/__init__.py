@@ -43,6 +43,9 @@ def run(ctx: Context) -> Section:
     rp, rows, proposals = analyse(ctx, table)
     _write(ctx, rows)
     counts = tally(rows, list(table.skills) if table else [])
+    if table is None and not any(c["model"] + c["already_loaded"] + c["no_request"] for c in counts.values()):
+        return Section.idle(NAME, TITLE, f"no trigger table (`[skills] triggers`, or `--triggers FILE`) and no "
+                            f"skill loaded in the {rp.requests} user requests of {rp.conversations} conversations")
     after = tally(rp.rows(), list(counts)) if proposals else counts
     metrics = _metrics(table, rp, rows, counts, after, proposals)
     sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(table, rp, metrics, proposals))
@@ -154,9 +157,6 @@ def _summary(table: TriggerTable | None, rp: Replay, m: dict[str, Any], proposal
                 "requests: skill bodies, slash commands, notices, compaction summaries)" if harness else ""))
     loads = sum(c["model"] + c["already_loaded"] + c["no_request"] for c in m["skills"].values())
     if table is None:
-        if not loads:
-            return (f"No trigger table (`[skills] triggers`, or `--triggers FILE`) and no skill loads in {scope}: "
-                    "nothing to replay.")
         head = (f"No trigger table (`[skills] triggers`, or `--triggers FILE`). The model loaded {len(m['skills'])} "
                 f"skills {loads} times in {scope}; below, the requests before each load")
         added = sum(p.false_fires_added for p in proposals)

@@ -1,0 +1,231 @@
+"""Outcomes (SPEC §20): which runs failed, whether the findings tell them apart, and whether the report's
+*Worst conversations* ranking points at the failed runs better than trivial rankings do.
+
+Read from ``conversation_outcomes`` over the selected conversations that have one. Per agent (the format
+that read the run) and model: runs and success rate with a 95 % Wilson interval. Per finding kind of the
+analyzers that ran before this one: the share of failed and of passed runs with at least one finding of
+that kind, and the lift (failed share / passed share) with a 95 % interval (Katz's log method; half a run
+added to every cell when one is empty); a kind whose interval holds 1 does not separate the runs, and says
+so. Per-conversation measures (messages, tool calls, tool errors, repeated calls) get the AUC with which
+they rank failed runs above passed ones, and so does the digest's worst-conversation score: beside the
+trivial rankings (by length, by tool calls; random is 0.5), a ranking that does not beat them is reported
+as such.
+
+Text that reveals the grade to the agent is excluded from all of it, and counted: a run's messages from
+the first one on that says the answer or submission was wrong (MINT's "Your answer is wrong.", Inspect's
+basic_agent "Your submission was incorrect") are not measured, and a finding citing only such messages is
+not counted. Otherwise a finding that spots "wrong" would predict failure for a trivial reason.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Context, Finding, Section, Table
+
+NAME = "outcomes"
+TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
+Z = 1.959964  # 95 %
+# What environments tell an agent about its grade, on the user or tool role (RE2, case-insensitive)
+GRADE_REVEALING = "|".join([
+    r"your answer is wrong",  # MINT (mint/datatypes.py StepOutput.to_str)
+    r"your submission was incorrect",  # Inspect AI basic_agent's default incorrect_message
+    r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
+])
+MEASURES = {"messages": "messages", "tool_calls": "tool calls", "tool_errors": "tool errors",
+            "repeated_calls": "repeated calls (same tool and arguments)"}
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """95 % Wilson score interval of k successes in n."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre, half = p + Z * Z / (2 * n), Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n))
+    return max(0.0, (centre - half) / (1 + Z * Z / n)), min(1.0, (centre + half) / (1 + Z * Z / n))
+
+
+def lift(a: int, n1: int, b: int, n2: int) -> tuple[float, float, float]:
+    """(ratio, low, high): the share a/n1 over b/n2 with a 95 % log-method interval."""
+    if 0 in (a, b) or a == n1 or b == n2:
+        a, b, n1, n2 = a + 0.5, b + 0.5, n1 + 1, n2 + 1  # type: ignore[assignment]
+    r = (a / n1) / (b / n2)
+    se = math.sqrt(1 / a - 1 / n1 + 1 / b - 1 / n2)
+    return r, r * math.exp(-Z * se), r * math.exp(Z * se)
+
+
+def auc(scores: list[float], failed: list[bool]) -> float | None:
+    """Probability that a failed run scores above a passed one (ties count half); None without both."""
+    pos, neg = sum(failed), len(failed) - sum(failed)
+    if not pos or not neg:
+        return None
+    ranks = pl.Series(scores).rank("average").to_list()
+    return float((sum(r for r, f in zip(ranks, failed) if f) - pos * (pos + 1) / 2) / (pos * neg))
+
+
+def auc_interval(a: float, pos: int, neg: int) -> tuple[float, float]:
+    """Hanley and McNeil's 95 % interval of an AUC."""
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    se = math.sqrt(max(0.0, a * (1 - a) + (pos - 1) * (q1 - a * a) + (neg - 1) * (q2 - a * a)) / (pos * neg))
+    return max(0.0, a - Z * se), min(1.0, a + Z * se)
+
+
+def run(ctx: Context) -> Section:
+    sec = Section(NAME, TITLE)
+    runs = _runs(ctx)
+    if runs.is_empty():
+        sec.summary = ("Not in use: no selected conversation has an outcome. Benchmark logs that record one (tau-bench, "
+                       "tau2, Inspect, MINT, AgentBench, OpenHands and SWE-bench evaluations) fill it at import; "
+                       "`forensics outcomes FILE` imports labels kept elsewhere.")
+        sec.metrics = {"runs": 0}
+        return sec
+    failed_ids = set(runs.filter(~pl.col("success"))["conversation_id"].to_list())
+    outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
+    cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
+    kept, dropped = _before_grade(ctx.memo.get("sections", []), outcome, cutoff)
+    n_fail, n_pass = len(failed_ids), len(runs) - len(failed_ids)
+    k = int(runs["success"].sum())
+    lo, hi = wilson(k, len(runs))
+    m: dict[str, Any] = {"runs": len(runs), "successes": k, "success_rate": k / len(runs), "success_low": lo,
+                         "success_high": hi, "failed": n_fail}
+    m["by_model"], by_agent = _by_model(runs)
+    m["kinds"], kinds_df = _kinds(kept, outcome, n_fail, n_pass)
+    m["ranking"], measures_df = _rankings(runs, kept, ctx)
+    m["grade_revealing"] = {"messages": int(runs["revealing"].sum()),
+                            "runs": int((runs["revealing"] > 0).sum()), "findings_excluded": dropped}
+    sec.metrics = m
+    sec.tables = [Table("by_agent_model", "Runs and success rate per agent and model (95 % Wilson interval)", by_agent),
+                  Table("finding_kinds", "Share of failed and passed runs with at least one finding of each kind, and "
+                                         "the lift (failed / passed) with its 95 % interval", kinds_df),
+                  Table("rankings", "How well each per-run score ranks failed runs above passed ones (AUC; 0.5 is "
+                                    "random)", measures_df)]
+    sec.summary = _summary(m, n_fail, n_pass)
+    return sec
+
+
+def _runs(ctx: Context) -> pl.DataFrame:
+    """One row per selected run with an outcome: its agent, model, success, the position of its first
+    grade-revealing message (cutoff, NULL: none) and its measures on the messages before it."""
+    return ctx.df(
+        "WITH o AS (SELECT o.conversation_id, o.success FROM conversation_outcomes o JOIN sel_conversations "
+        "USING (conversation_id) WHERE o.success IS NOT NULL), "
+        "rev AS (SELECT m.conversation_id, min(m.position) AS cutoff, count(*) AS revealing FROM messages m "
+        "JOIN o USING (conversation_id) WHERE m.on_main_path AND m.role IN ('user', 'tool') "
+        "AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+        "calls AS (SELECT t.conversation_id, count(*) AS tool_calls, count(*) FILTER (WHERE t.is_error) AS "
+        "tool_errors, count(*) - count(DISTINCT (t.name, t.arguments)) AS repeated_calls FROM tool_calls t "
+        "JOIN o USING (conversation_id) LEFT JOIN rev USING (conversation_id) WHERE t.position IS NOT NULL "
+        "AND (rev.cutoff IS NULL OR t.position < rev.cutoff) GROUP BY 1), "
+        "msgs AS (SELECT m.conversation_id, count(*) AS messages FROM messages m JOIN o USING (conversation_id) "
+        "LEFT JOIN rev USING (conversation_id) WHERE m.on_main_path AND m.role != 'system' "
+        "AND (rev.cutoff IS NULL OR m.position < rev.cutoff) GROUP BY 1) "
+        "SELECT o.conversation_id, coalesce(s.format, '?') AS agent, coalesce(c.model, '?') AS model, o.success, "
+        "rev.cutoff, coalesce(rev.revealing, 0) AS revealing, coalesce(msgs.messages, 0) AS messages, "
+        "coalesce(calls.tool_calls, 0) AS tool_calls, coalesce(calls.tool_errors, 0) AS tool_errors, "
+        "coalesce(calls.repeated_calls, 0) AS repeated_calls FROM o JOIN conversations c USING (conversation_id) "
+        "LEFT JOIN sources s USING (source_id) LEFT JOIN rev USING (conversation_id) "
+        "LEFT JOIN msgs USING (conversation_id) LEFT JOIN calls USING (conversation_id) ORDER BY 1",
+        [GRADE_REVEALING])
+
+
+def _before_grade(sections: list[Section], outcome: dict[str, bool], cutoff: dict[str, int | None]
+                  ) -> tuple[list[Section], int]:
+    """The sections with only the findings a run could show before its grade was revealed (a finding that cites
+    positions only from the first grade-revealing message on is dropped), and how many were dropped."""
+    kept, dropped = [], 0
+    for s in sections:
+        fs: list[Finding] = []
+        for f in s.findings:
+            cut = cutoff.get(f.conversation_id)
+            if f.conversation_id in outcome and cut is not None and f.positions and min(f.positions) >= cut:
+                dropped += 1
+            else:
+                fs.append(f)
+        kept.append(replace(s, findings=fs))
+    return kept, dropped
+
+
+def _by_model(runs: pl.DataFrame) -> tuple[dict[str, Any], pl.DataFrame]:
+    rows, by_model = [], {}
+    for (agent, model), g in sorted(runs.group_by(["agent", "model"]), key=lambda x: (str(x[0][0]), str(x[0][1]))):
+        n, k = len(g), int(g["success"].sum())
+        lo, hi = wilson(k, n)
+        rows.append({"agent": agent, "model": model, "runs": n, "passed": k, "success_rate": k / n, "low": lo,
+                     "high": hi})
+    for model, g in sorted(runs.group_by("model"), key=lambda x: str(x[0][0])):
+        n, k = len(g), int(g["success"].sum())
+        lo, hi = wilson(k, n)
+        by_model[str(model[0])] = {"runs": n, "successes": k, "success_rate": k / n, "success_low": lo,
+                                   "success_high": hi}
+    return by_model, pl.DataFrame(rows)
+
+
+def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pass: int
+           ) -> tuple[dict[str, Any], pl.DataFrame]:
+    seen: dict[str, set[str]] = {}
+    for s in sections:
+        for f in s.findings:
+            if f.conversation_id in outcome:
+                seen.setdefault(f.kind, set()).add(f.conversation_id)
+    out, rows = {}, []
+    for kind, cids in sorted(seen.items()):
+        a = sum(1 for c in cids if not outcome[c])
+        b = len(cids) - a
+        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        separates = "yes" if lo is not None and hi is not None and (lo > 1 or hi < 1) else "no"
+        out[kind] = {"failed": a / n_fail if n_fail else None, "passed": b / n_pass if n_pass else None,
+                     "lift": r, "lift_low": lo, "lift_high": hi, "separates": separates == "yes"}
+        rows.append({"kind": kind, "failed runs": a, "failed share": out[kind]["failed"], "passed runs": b,
+                     "passed share": out[kind]["passed"], "lift": r, "low": lo, "high": hi,
+                     "separates failed from passed": separates})
+    return out, pl.DataFrame(rows, schema={"kind": pl.String, "failed runs": pl.Int64, "failed share": pl.Float64,
+                                           "passed runs": pl.Int64, "passed share": pl.Float64, "lift": pl.Float64,
+                                           "low": pl.Float64, "high": pl.Float64,
+                                           "separates failed from passed": pl.String})
+
+
+def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:
+    ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
+    scorer: Callable[[list[Section], int], dict[str, float]] | None = ctx.memo.get("worst_scores")
+    worst = scorer(sections, ctx.selected) if scorer and sections else {}
+    columns = {**({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
+               **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()}}
+    pos, neg = sum(failed), len(failed) - sum(failed)
+    rows, aucs = [], {}
+    for label, scores in columns.items():
+        a = auc(scores, failed)
+        lo, hi = auc_interval(a, pos, neg) if a is not None else (None, None)
+        aucs[label] = a
+        rows.append({"ranking": label, "auc": a, "low": lo, "high": hi})
+    rows.append({"ranking": "random", "auc": 0.5 if pos and neg else None, "low": None, "high": None})
+    first = rows[0] if sections else {"low": None, "high": None}
+    ranking = {"auc": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
+               "auc_by_tool_calls": aucs["tool calls"], "auc_by_tool_errors": aucs["tool errors"],
+               "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"], "auc_random": 0.5,
+               "auc_low": first["low"], "auc_high": first["high"], "scored_by_findings": bool(sections)}
+    return ranking, pl.DataFrame(rows, schema={"ranking": pl.String, "auc": pl.Float64, "low": pl.Float64,
+                                               "high": pl.Float64})
+
+
+def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
+    rk, rev = m["ranking"], m["grade_revealing"]
+    seps = sorted(k for k, v in m["kinds"].items() if v["separates"])
+    text = (f"{m['runs']} runs with an outcome: {m['successes']} passed ({m['success_rate']:.0%}, 95 % "
+            f"{m['success_low']:.0%}–{m['success_high']:.0%}), {n_fail} failed. ")
+    if rk["auc"] is not None:
+        best = max(rk["auc_by_messages"] or 0, rk["auc_by_tool_calls"] or 0)
+        verdict = "beats" if rk["auc_low"] is not None and rk["auc_low"] > best else "does not beat"
+        text += (f"The worst-conversation ranking finds failed runs with AUC {rk['auc']:.2f} (by length "
+                 f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
+                 f"{verdict} the trivial rankings. ")
+    if not rk["scored_by_findings"]:
+        text += "No other analyzer ran, so the worst-conversation ranking is not checked (run the whole report). "
+    text += (f"Finding kinds that separate failed from passed runs: {', '.join(seps) if seps else 'none'} "
+             f"(of {len(m['kinds'])}). ")
+    text += (f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
+             f"({rev['findings_excluded']} findings citing only them).")
+    return text

@@ -1,0 +1,78 @@
+"""The report's outcome section (SPEC §20): success rates with intervals, lift per finding kind, and the
+worst-conversation ranking's AUC beside trivial rankings, on text before the grade was revealed."""
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from forensics.analyzers.outcomes import auc, lift, wilson
+from tests.conftest import FIXTURES, SHARED, run_cli
+
+OUTCOMES = SHARED / "data" / "outcomes"
+
+
+def test_interval_arithmetic() -> None:
+    lo, hi = wilson(0, 10)
+    assert lo == 0 and hi == pytest.approx(0.2775, abs=1e-4)
+    lo, hi = wilson(76, 100)
+    assert (lo, hi) == (pytest.approx(0.6677, abs=1e-4), pytest.approx(0.8331, abs=1e-4))
+    r, lo, hi = lift(30, 100, 10, 100)  # se = sqrt(1/30 - 1/100 + 1/10 - 1/100) = 0.3367
+    assert r == pytest.approx(3.0) and lo == pytest.approx(1.5508, abs=1e-3) and hi == pytest.approx(5.8037, abs=1e-3)
+    r, lo, hi = lift(20, 20, 0, 20)  # empty cells: half a run added everywhere, still finite
+    assert math.isfinite(r) and lo > 1
+    assert auc([3, 2, 1, 0], [True, True, False, False]) == 1.0
+    assert auc([1, 1, 1, 1], [True, False, True, False]) == 0.5
+    assert auc([0, 1, 2], [True, False, False]) == 0.0 and auc([1, 2], [True, True]) is None
+
+
+def _report(db: Path, out: Path, only: str) -> dict:
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(out), "--format", "json,md", "--only", only)
+    assert code == 0, err
+    return json.loads((out / "metrics.json").read_text())["sections"]["outcomes"]
+
+
+def test_not_in_use_without_outcomes(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "sessions"), "--db", str(db))[0] == 0
+    assert _report(db, tmp_path / "r", "baseline,outcomes") == {"runs": 0}
+    assert "Not in use: no selected conversation has an outcome" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_section_on_the_excerpts(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
+    m = _report(db, tmp_path / "r", "baseline,drift,outcomes")
+    assert (m["runs"], m["successes"], m["failed"]) == (10, 5, 5)
+    assert m["by_model"]["llama-3.3"] == {"runs": 2, "successes": 0, "success_rate": 0.0, "success_low": 0.0,
+                                          "success_high": pytest.approx(wilson(0, 2)[1])}
+    assert m["grade_revealing"]["messages"] == 3 and m["grade_revealing"]["runs"] == 3  # MINT's verdicts
+    assert set(m["ranking"]) >= {"auc", "auc_by_messages", "auc_by_tool_calls"}
+    for v in m["kinds"].values():
+        assert set(v) >= {"failed", "passed", "lift", "lift_low", "lift_high"}
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "Runs and success rate per agent and model" in text and "| agentbench | llama-3.3 | 2 | 0 |" in text
+
+
+def test_section_on_the_shared_sets(tmp_path: Path) -> None:
+    if not (OUTCOMES / "outcomes.jsonl").exists():
+        pytest.skip(f"{OUTCOMES} not found (set FORENSICS_SHARED)")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", *(str(OUTCOMES / s) for s in ("mint", "medagentbench", "tau2-bench")),
+                   "--db", str(db))[0] == 0
+    labels = [json.loads(line) for line in (OUTCOMES / "outcomes.jsonl").read_text().splitlines() if line.strip()]
+    runs, passed = Counter(r["model"] for r in labels), Counter(r["model"] for r in labels if r["success"])
+    revealing = 0
+    for f in (OUTCOMES / "mint").rglob("results.jsonl"):
+        for line in f.read_text().splitlines():
+            history = json.loads(line)["state"]["history"]
+            revealing += sum(m["role"] == "user" and "your answer is wrong" in m["content"].lower() for m in history)
+    m = _report(db, tmp_path / "r", "outcomes")
+    assert m["runs"] == len(labels) == 1392 and m["successes"] == sum(passed.values()) == 584
+    assert {k: (v["runs"], v["successes"]) for k, v in m["by_model"].items()} == {
+        k: (n, passed[k]) for k, n in runs.items()}
+    assert m["grade_revealing"]["messages"] == revealing == 598
+    assert 0.5 < m["ranking"]["auc_by_messages"] < 1 and m["ranking"]["auc"] is None  # no analyzer ran before it
