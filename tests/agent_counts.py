@@ -168,7 +168,12 @@ def cline(root: Path) -> Figures:
         results = {b["tool_use_id"] for r, b in blocks if b.get("type") == "tool_result"}
         xml = sum(len(tools.findall(b.get("text", ""))) for r, b in blocks if r == "assistant")
         xml_results = sum(b.get("text", "").endswith("] Result:") for r, b in blocks if r == "user")
-        out.append(Figures(1, 1, len(uses) + xml, len(results & set(uses)) + xml_results))
+        # on the user role: the person's words (in Cline's tags) and each part Cline adds itself
+        said = sum(len(re.findall(r"<(?:task|feedback|answer|user_message)>", b.get("text", ""))) for r, b in blocks
+                   if r == "user")
+        notices = sum(b.get("text", "").startswith(("<environment_details>", "[TASK RESUMPTION]")) for r, b in blocks
+                      if r == "user")
+        out.append(Figures(1, said + notices, len(uses) + xml, len(results & set(uses)) + xml_results))
     return _add(*out)
 
 

@@ -40,7 +40,7 @@ def warehouses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def figures(db: Path) -> Figures:
     (convs,) = query(db, "SELECT count(*) FROM conversations")[0]
-    (users,) = query(db, "SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path")[0]
+    (users,) = query(db, "SELECT count(*) FROM messages WHERE role = 'user' AND on_main_path")[0]
     calls, linked = query(db, "SELECT count(*), count(result_seq) FROM tool_calls")[0]
     return Figures(convs, users, calls, linked)
 
