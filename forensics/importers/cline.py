@@ -177,13 +177,16 @@ def _user_parts(text: str, calls: _Open, at: Any, nid: str, person: bool = True)
             cid = calls.answer(mk.group("tool"), mk.group("arg"))
             body = rest[len(header):] if rest.startswith(header) else rest
             out.append(Turn("tool", rest, answers=cid or header, is_error=bool(FAILED.match(body)), at=at, id=where))
-        if person:
-            out += [Turn("user", body, at=at, id=f"{where}:{tag}", origin="person") for tag, body in said if body]
+        words = [Turn("user", body, at=at, id=f"{where}:{tag}", origin="person") for tag, body in said if body] \
+            if person else []
         if rest and not (mk is not None and mk.group("tool")):
             # a notice, or what Cline wrapped around the person's words; before any marker the classifier decides,
-            # unless the person's words come from elsewhere (the UI's records)
+            # unless the person's words come from elsewhere (the UI's records). A notice comes before the words
+            # it introduces ("[TASK RESUMPTION] … <user_message>"); the task before the files its mentions added.
             harness = mk is not None or bool(said) or not person
-            out.append(Turn("user", rest, at=at, id=where, origin="harness" if harness else None))
+            notice = Turn("user", rest, at=at, id=where, origin="harness" if harness else None)
+            words = [notice, *words] if mk is not None else [*words, notice]
+        out += words
     return out
 
 
