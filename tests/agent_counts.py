@@ -168,7 +168,12 @@ def cline(root: Path) -> Figures:
         results = {b["tool_use_id"] for r, b in blocks if b.get("type") == "tool_result"}
         xml = sum(len(tools.findall(b.get("text", ""))) for r, b in blocks if r == "assistant")
         xml_results = sum(b.get("text", "").endswith("] Result:") for r, b in blocks if r == "user")
-        out.append(Figures(1, 1, len(uses) + xml, len(results & set(uses)) + xml_results))
+        # on the user role: the person's words (in Cline's tags) and each part Cline adds itself
+        said = sum(len(re.findall(r"<(?:task|feedback|answer|user_message)>", b.get("text", ""))) for r, b in blocks
+                   if r == "user")
+        notices = sum(b.get("text", "").startswith(("<environment_details>", "[TASK RESUMPTION]")) for r, b in blocks
+                      if r == "user")
+        out.append(Figures(1, said + notices, len(uses) + xml, len(results & set(uses)) + xml_results))
     return _add(*out)
 
 
@@ -342,6 +347,191 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
 }
 
+
+# Real logs (../shared/data/agent-logs): five figures, the fifth the results that report a failure. Each
+# counter reads the raw files with json/sqlite3 and applies the rules the tool's own source states.
+
+class Real(NamedTuple):
+    conversations: int
+    person: int  # the person's messages on the main path
+    calls: int
+    linked: int  # calls answered by a result of that call
+    errors: int  # answered calls whose result reports a failure
+
+
+CLINE_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
+               "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
+               "ask_followup_question", "attempt_completion", "plan_mode_respond", "new_task",
+               "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug")
+# what the person typed, in the tags Cline's task loop scans for "user generated content" (task/index.ts)
+CLINE_PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
+# toolError, UseMcpToolHandler ("Error:\n" when isError, "Error executing MCP tool"), executeCommandTool
+CLINE_FAILED = ("The tool execution failed", "Error executing", "Error:\n", "Command executed with exit code")
+CLINE_HEADER = re.compile(r"(?:^|\n)\[([a-z_]+)(?: for '.*?'[^\n\]]*)?\] Result:", re.DOTALL)
+# ExtensionMessage.ts: the UI's record of a call, and the API tool it stands for
+CLINE_UI = {"readFile": {"read_file"}, "listFilesTopLevel": {"list_files"}, "listFilesRecursive": {"list_files"},
+            "searchFiles": {"search_files"}, "listCodeDefinitionNames": {"list_code_definition_names"},
+            "newFileCreated": {"write_to_file"}, "editedExistingFile": {"replace_in_file", "write_to_file"},
+            "webFetch": {"web_fetch"}}
+CLINE_UI_ASKS = {"command": "execute_command", "use_mcp_server": "use_mcp_tool", "followup": "ask_followup_question",
+                 "plan_mode_respond": "plan_mode_respond", "load_mcp_documentation": "load_mcp_documentation",
+                 "browser_action_launch": "browser_action"}
+
+
+def _cline_results(text: str, open_calls: list[set[str]]) -> tuple[int, int]:
+    """(linked, errors) of one request's text against the calls of the response before it."""
+    linked = errors = 0
+    heads = list(CLINE_HEADER.finditer(text))
+    for k, h in enumerate(heads):
+        body = text[h.end():heads[k + 1].start() if k + 1 < len(heads) else len(text)].lstrip()
+        match = next((c for c in open_calls if h.group(1) in c), None)
+        if match is not None:
+            open_calls.remove(match)
+            linked += 1
+            errors += body.startswith(CLINE_FAILED)
+    return linked, errors
+
+
+def real_cline(root: Path) -> Real:
+    out = []
+    for f in sorted(root.rglob("api_conversation_history.json")):
+        person = calls = linked = errors = 0
+        last: list[set[str]] = []
+        for m in json.loads(f.read_text(encoding="utf-8")):
+            blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+            text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
+            if m["role"] == "assistant":
+                last = [{name} for name in re.findall(r"<(" + "|".join(CLINE_TOOLS) + r")>", text)]
+                calls += len(last)
+                continue
+            person += sum(bool(body.strip()) for _, body in CLINE_PERSON.findall(text))
+            n, e = _cline_results(text, last)
+            linked, errors, last = linked + n, errors + e, []
+        out.append(Real(1, person, calls, linked, errors))
+    for f in sorted(root.rglob("ui_messages.json")):
+        if (f.parent / "api_conversation_history.json").exists():
+            continue  # the history's side file
+        person = calls = linked = errors = 0
+        sent, response = False, []
+        for m in json.loads(f.read_text(encoding="utf-8")):
+            kind = m.get("say") or m.get("ask")
+            if m["type"] == "say" and (kind == "user_feedback" or kind == "text" and not sent):
+                person += 1
+            elif kind == "api_req_started":
+                sent = True
+                n, e = _cline_results(json.loads(m["text"]).get("request", ""), response)
+                linked, errors, response = linked + n, errors + e, []
+            elif kind == "tool":
+                response.append(CLINE_UI[json.loads(m["text"])["tool"]])
+            elif kind == "completion_result" and m["type"] == "say":
+                response.append({"attempt_completion"})
+            elif kind in CLINE_UI_ASKS and (m["type"] == "ask" or kind not in ("followup", "plan_mode_respond")):
+                response.append({CLINE_UI_ASKS[kind]})
+            else:
+                continue
+            calls += kind not in ("user_feedback", "text", "api_req_started")
+        out.append(Real(1, person, calls, linked, errors))
+    return Real(*(sum(x) for x in zip(*out)))
+
+
+def real_continue(root: Path) -> Real:
+    """core/index.d.ts: Session.history of ChatHistoryItem; a call's result is a tool message or, before
+    those, its ToolCallState's ``output``; a state ``errored`` or ``canceled`` is a failure."""
+    out = []
+    for f in sorted(root.rglob("*.json")):
+        if f.name == "sessions.json":
+            continue  # the index of the sessions, not a session
+        items = json.loads(f.read_text(encoding="utf-8"))["history"]
+        msgs = [i["message"] for i in items]
+        states = {s["toolCallId"]: s for i in items for s in i.get("toolCallStates") or []}
+        ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | set(states)
+        answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
+            k for k, s in states.items() if isinstance(s.get("output"), list)}
+        failed = {k for k in ids & answered if states.get(k, {}).get("status") in ("errored", "canceled")}
+        out.append(Real(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered), len(failed)))
+    return Real(*(sum(x) for x in zip(*out)))
+
+
+def real_cursor(root: Path) -> Real:
+    """Every chat key of every state.vscdb: composers (bubbles inline, in conversationMap or one per key),
+    chat-panel tabs, composers inline in the workspace index; the workspace's prompts no conversation holds."""
+    out = []
+    for f in sorted(root.rglob("*.vscdb")):
+        con = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+        kv = dict(con.execute("SELECT key, value FROM cursorDiskKV")) if con.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'cursorDiskKV'").fetchone() else {}
+        items = dict(con.execute("SELECT key, value FROM ItemTable WHERE key IN ('composer.composerData', "
+                                 "'workbench.panel.aichat.view.aichat.chatdata', 'aiService.prompts')"))
+        con.close()
+        convs: dict[str, list[dict]] = {}
+        for key, raw in kv.items():
+            if key.startswith("composerData:"):
+                doc = json.loads(raw)
+                cid = key.split(":", 1)[1]
+                inline = doc.get("conversationMap") or {}
+                convs[cid] = doc.get("conversation") or [
+                    json.loads(kv[f"bubbleId:{cid}:{h['bubbleId']}"]) if f"bubbleId:{cid}:{h['bubbleId']}" in kv
+                    else inline[h["bubbleId"]] for h in doc.get("fullConversationHeadersOnly") or []]
+        for c in json.loads(items.get("composer.composerData") or "{}").get("allComposers", []):
+            if c.get("conversation"):
+                convs.setdefault(c["composerId"], c["conversation"])
+        for tab in json.loads(items.get("workbench.panel.aichat.view.aichat.chatdata") or "{}").get("tabs", []):
+            convs.setdefault(tab["tabId"], [{**b, "type": 1 if b["type"] == "user" else 2} for b in tab["bubbles"]])
+        said = {b["text"].strip() for bs in convs.values() for b in bs if b["type"] == 1}
+        rest = [p for p in json.loads(items.get("aiService.prompts") or "[]") if p["text"].strip() not in said]
+        for bubbles in convs.values():
+            if not bubbles:
+                continue  # a new tab or a draft composer: no conversation
+            tools = [b["toolFormerData"] for b in bubbles if b.get("toolFormerData")]
+            done = [t for t in tools if t.get("result") is not None or t.get("status") in ("error", "completed")]
+            out.append(Real(1, sum(b["type"] == 1 for b in bubbles), len(tools), len(done),
+                            sum(t.get("status") == "error" for t in done)))
+        if rest:
+            out.append(Real(1, len(rest), 0, 0, 0))
+    return Real(*(sum(x) for x in zip(*out)))
+
+
+def real_chatgpt(root: Path) -> Real:
+    """The export's mapping tree: the main path is current_node up to the root; a call is an assistant
+    message with a recipient other than ``all``, answered by a ``tool`` message below it (before the next
+    person turn) whose author is that tool."""
+    out = []
+    for f in sorted(root.rglob("conversations.json")):
+        for conv in json.loads(f.read_text(encoding="utf-8")):
+            nodes, person, cur = conv["mapping"], 0, conv.get("current_node")
+            while cur:
+                m = nodes[cur]["message"]
+                meta = (m or {}).get("metadata") or {}
+                person += bool(m) and m["author"]["role"] == "user" and not meta.get(
+                    "is_visually_hidden_from_conversation") and m["content"]["content_type"] not in (
+                    "user_editable_context", "model_editable_context")
+                cur = nodes[cur]["parent"]
+            msgs = {k: n["message"] for k, n in nodes.items() if n["message"]}
+            calls = [k for k, m in msgs.items() if m["author"]["role"] == "assistant"
+                     and m.get("recipient") not in (None, "all")]
+            answered: dict[str, dict] = {}
+            for k, m in msgs.items():
+                if m["author"]["role"] != "tool":
+                    continue
+                up = nodes[k]["parent"]
+                while up and (msgs.get(up) or {}).get("author", {}).get("role") != "user":
+                    to = (msgs.get(up) or {}).get("recipient")
+                    name = m["author"].get("name") or ""
+                    if up in calls and (not name or to.split(".")[0] == name.split(".")[0]):
+                        answered.setdefault(up, m)
+                        break
+                    up = nodes[up]["parent"]
+            errors = sum(m["content"]["content_type"] == "system_error" or bool(re.search(
+                "failed|error|exception", str((m["metadata"].get("aggregate_result") or {}).get("status")),
+                re.IGNORECASE)) for m in answered.values())
+            out.append(Real(1, person, len(calls), len(answered), errors))
+    return Real(*(sum(x) for x in zip(*out)))
+
+
+REAL: dict[str, tuple[str, Callable[[Path], Real]]] = {
+    "cline_roo": ("cline", real_cline), "continue_dev": ("continue", real_continue),
+    "cursor": ("cursor", real_cursor), "chatgpt_export": ("chatgpt", real_chatgpt),
+}
 
 # --- Real logs of agent runs and traces (../shared/data/agent-logs): one file at a time, five figures each. ---
 

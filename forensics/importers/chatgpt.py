@@ -1,38 +1,71 @@
 """ChatGPT data exports: ``conversations.json``, a list of conversations, each a tree of messages.
 
-A conversation's ``mapping`` holds every node (``id``, ``message``, ``parent``, ``children``): editing a
-prompt or regenerating an answer adds a sibling branch. The main path is the chain from the root to
-``current_node`` (what the user last saw); the other nodes are kept off the main path. An assistant
-message addressed to a tool (``recipient`` other than ``all``: ``python``, ``browser``, ``web.run``,
-``dalle.text2im``...) is a call of that tool with the message's text as arguments, and the following
-``tool`` message is its result. Hidden reasoning (``thoughts``, ``reasoning_recap``) is skipped and
-counted; ``user_editable_context`` (custom instructions) is a system message.
+The file is read conversation by conversation (``stream.array_items``): an export of hundreds of MB is
+never parsed whole; from a conversation that is not JSON on, the rest of the file is quarantined. A conversation's ``mapping`` holds every node (``id``, ``message``, ``parent``,
+``children``): editing a prompt or regenerating an answer adds a sibling branch. The main path is the chain
+from the root to ``current_node`` (what the user last saw); the other nodes are kept off the main path. An
+assistant message addressed to a tool (``recipient`` other than ``all``: ``python``, ``browser``,
+``web.run``, ``dalle.text2im``, ``canmore.create_textdoc``, ``bio``...) is a call of that tool with the
+message's text as arguments; a ``tool`` message answers the nearest such call above it addressed to the
+tool it names (``author.name``), else it stays unlinked. A user message is the person's unless ChatGPT hid
+it (``is_visually_hidden_from_conversation``: context it added). Hidden reasoning (``thoughts``,
+``reasoning_recap``) is skipped and counted; ``user_editable_context`` (custom instructions) is a system
+message. ``shared_conversations.json`` beside the export (the links the person shared) is not a log: it is
+named, with its count, in the run's note; it, ``model_comparisons.json`` and ``message_feedback.json``
+named or met on their own import nothing and say why (no generic format tries them).
+
+Covered: the 2023 layout (conversation keys ``title, create_time, update_time, mapping, current_node, id``)
+and the 2025 one (``conversation_id``, ``default_model_slug``, ``gizmo_id``/``gizmo_type``, ``async_status``,
+``is_archived``…, the ``tool`` role). A newer layout imports the mapping tree it shares with these; an
+item without a mapping is quarantined with its bytes.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, text_of
+from forensics.importers import stream, values
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, text_of
 from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe, Side
 
 HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
+SHARED, MAIN = "shared_conversations.json", "conversations.json"
+EXTRAS = {SHARED: "the links the person shared", "model_comparisons.json": "the answers the person compared",
+          "message_feedback.json": "the person's ratings of replies"}  # user.json, chat.html: no format reads them
 
 
-def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a ChatGPT export's conversations.json)")
-    out = []
-    for i, where, conv in log.objects(doc, log.name, "conversation"):
-        if not isinstance(conv.get("mapping"), dict):
-            log.quarantine(where, "a conversation without a mapping", conv)
+def read(path: str, log: Log) -> Iterator[Conversation]:
+    """Conversation by conversation, as the file is read (an export runs to hundreds of MB)."""
+    if _extra(Path(path)):
+        log.rows += 1
+        log.notes.append(f"{EXTRAS[Path(path).name]} of the ChatGPT export beside it ({MAIN} holds the "
+                         "conversations): not a log, nothing imported")
+        return
+    for i, where, conv in stream.export_items(path, log, "a list of conversations (a ChatGPT export's "
+                                                         "conversations.json)"):
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            log.quarantine(where, "not a conversation (an object with a mapping)", conv)
             continue
         with log.guard(where, conv):
-            out.append(_conversation(log, conv, i))
-    return out
+            yield _conversation(log, conv, i)
+    _shared(Path(path), log)
+
+
+def _shared(path: Path, log: Log) -> None:
+    """``shared_conversations.json`` beside the export lists the links the person shared (id, conversation
+    id, title): not conversations; said in the run's note with its count."""
+    side = path.parent / SHARED
+    try:
+        links = values.loads(side.read_bytes())
+    except (OSError, ValueError):
+        return
+    n = len(links) if isinstance(links, list) else 0
+    log.notes.append(f"read with it: {SHARED} ({n} shared links, not conversations)")
 
 
 def _conversation(log: Log, conv: dict, i: int) -> Conversation:
@@ -55,6 +88,8 @@ def _conversation(log: Log, conv: dict, i: int) -> Conversation:
         if turn is None:
             last_kept[nid] = anc
             continue
+        if turn.role == "tool":
+            turn.answers = _call_of(nodes, nid, m)
         turn.parent, turn.main = (anc or ""), nid in on_main
         turns.append(turn)
         last_kept[nid] = nid
@@ -78,6 +113,11 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
     at = m.get("create_time")
     if ctype in SYSTEM_CONTENT:
         return Turn("system", text, id=nid, at=at)
+    if role == "user":  # the person's, unless ChatGPT hid it from the conversation (context it added itself)
+        hidden = meta.get("is_visually_hidden_from_conversation")
+        if ctype not in (None, "text", "multimodal_text"):
+            log.ignore(f"content type {str(ctype)[:40]}")
+        return Turn("user", text, id=nid, at=at, origin="harness" if hidden else "person")
     recipient = m.get("recipient")
     if role == "assistant" and isinstance(recipient, str) and recipient != "all":
         return Turn("assistant", "", calls=[ToolCall(recipient, text, m.get("id") or nid)], id=nid, at=at)
@@ -89,6 +129,25 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
     if ctype not in (None, "text", "multimodal_text", "code", "execution_output"):
         log.ignore(f"content type {str(ctype)[:40]}")
     return Turn(role if isinstance(role, str) else "?", text, id=nid, at=at)
+
+
+def _call_of(nodes: dict[str, dict], nid: str, m: dict) -> str:
+    """The call a tool message answers: the nearest message above it (never past the person's turn)
+    addressed to the tool it names (``author.name``; ``web`` answers ``web.run``). None found: the tool's name,
+    which no call has as id, so the result stays unlinked."""
+    name = str(mapping(m.get("author")).get("name") or "")
+    seen, cur = set(), nodes[nid].get("parent")
+    while isinstance(cur, str) and cur in nodes and cur not in seen:
+        seen.add(cur)
+        up = mapping(nodes[cur].get("message"))
+        role, to = mapping(up.get("author")).get("role"), up.get("recipient")
+        if role == "user":
+            break
+        if role == "assistant" and isinstance(to, str) and to != "all" and (
+                not name or to == name or to.split(".")[0] == name.split(".")[0]):
+            return str(up.get("id") or cur)
+        cur = nodes[cur].get("parent")
+    return f"unanswered: {name or 'tool'}"
 
 
 def _text(content: dict) -> str:
@@ -131,7 +190,14 @@ def _time(node: dict) -> float:
     return float(t) if isinstance(t, (int, float)) else 0.0
 
 
+def _extra(path: Path) -> bool:
+    """One of the export's other files, beside its conversations.json."""
+    return path.name in EXTRAS and (path.parent / MAIN).is_file()
+
+
 def _sniff(probe: Probe) -> bool:
+    if _extra(probe.path):  # told apart here so that no generic format tries (and fails) to read it
+        return True
     head = probe.head.lstrip()
     return head[:1] == b"[" and b'"mapping"' in probe.head and (
         b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048])
@@ -142,4 +208,5 @@ FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping
                     Side(name, "conversations.json", holds, read=False) for name, holds in (
                         ("shared_conversations.json", "the links shared to conversations"),
                         ("message_feedback.json", "the ratings given to replies"), ("user.json", "the account"),
+                        ("model_comparisons.json", "the answers compared side by side"),
                         ("chat.html", "the same conversations as a web page"))))

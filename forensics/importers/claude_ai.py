@@ -1,43 +1,56 @@
 """Claude.ai data exports: ``conversations.json``, a list of conversations with their ``chat_messages``.
 
 A conversation has ``uuid``, ``name``, ``created_at``, ``updated_at``; a message has ``uuid``, ``sender``
-(``human`` or ``assistant``), ``text``, ``content`` blocks (``text``, ``thinking``, ``tool_use``,
+(``human`` or ``assistant``; ``system`` is read too), ``text``, ``content`` blocks (``text``, ``thinking``, ``tool_use``,
 ``tool_result``: web search, analysis and artifacts run inside one assistant message), ``attachments``
 and, in newer exports, ``parent_message_uuid``. Each ``tool_use`` block is a call and each
 ``tool_result`` block a tool message after the assistant message. With parent links the messages form a
 tree: the main path runs from the root to the newest message, other branches (edited prompts,
-retries) are kept off it.
+retries) are kept off it. The file is read one conversation at a time (``stream.export_items``); the
+export's other files (``projects.json``, ``users.json``, ``memories.json``) hold no conversations and are
+named in the run's note.
+
+Built from the export's documentation and public readers of it (no real export was at hand): the 2024
+layout (``text`` only), content blocks with ``start_timestamp``/``stop_timestamp`` (2025), and
+``parent_message_uuid`` trees. A newer layout imports the messages it shares with these; an unknown
+block is counted, a message of an unknown sender quarantined.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+from forensics.importers import stream
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
 from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe
 
-SENDERS = {"human": "user", "assistant": "assistant", "user": "user"}
+SENDERS = {"human": "user", "assistant": "assistant", "user": "user", "system": "system"}
+EXTRAS = ("projects.json", "users.json", "memories.json")  # the export's other files: no conversations
 BLOCKS = ("text", "thinking", "tool_use", "tool_result", "image", "document", "voice_note")
 ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's first message
 
 
-def read(path: str, log: Log) -> list[Conversation]:
-    doc = log.json_list(Path(path).read_bytes(), "a list of conversations (a Claude.ai export's conversations.json)")
-    out = []
-    for i, where, conv in log.objects(doc, log.name, "conversation"):
-        if not isinstance(conv.get("chat_messages"), list):
-            log.quarantine(where, "a conversation without chat_messages", conv)
+def read(path: str, log: Log) -> Iterator[Conversation]:
+    """Conversation by conversation, as the file is read (``stream.export_items``: an export runs to
+    hundreds of MB and is never parsed whole)."""
+    for i, where, conv in stream.export_items(path, log, "a list of conversations (a Claude.ai export's "
+                                                         "conversations.json)"):
+        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+            log.quarantine(where, "not a conversation (an object with chat_messages)", conv)
             continue
         with log.guard(where, conv):
-            out.append(_conversation(log, conv, where, i))
-    return out
+            yield _conversation(log, conv, where, i)
+    beside = [name for name in EXTRAS if (Path(path).parent / name).is_file()]
+    if beside:
+        log.notes.append(f"beside it, not conversations: {', '.join(beside)}")
 
 
 def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
     msgs = []
     for j, m in enumerate(conv["chat_messages"]):
         if not isinstance(m, dict) or not isinstance(m.get("sender"), str) or m["sender"] not in SENDERS:
-            log.quarantine(f"{where}.chat_messages[{j}]", "not a message from human or assistant", m)
+            log.quarantine(f"{where}.chat_messages[{j}]", "not a message from human, assistant or system", m)
             continue
         msgs.append(m)
     main = _main_path(msgs)

@@ -6,8 +6,17 @@ assistant's ``toolCalls`` and ``usage``, a tool message's ``toolCallId``), the `
 it, and for tool calls ``toolCallState``/``toolCallStates`` (status and ``output``). A call whose result
 lives only in its state (versions before tool messages) gets a tool message from that output; ``errored``
 and ``canceled`` results are errors. ``thinking`` messages are skipped and counted; a
-``conversationSummary`` is a compaction. ``sessions.json`` beside the sessions (the index) gives each
-session's creation time and is not a session itself.
+``conversationSummary`` is a compaction; a reasoning model's ``reasoning`` beside its reply is counted, not
+read. ``sessions.json`` beside the sessions (the index) is a side file: it gives each session's creation
+time and is named in the run's note, never imported as a session.
+
+Covered: the 2023 Python server's sessions (``session_state.history`` steps, or the older
+``history.timeline``: a ``UserInputStep`` is the person's, a visible step's description the reply), 0.8.x
+(2024: items ``{message, contextItems, editorState, promptLogs}``), 2025 (``reasoning``,
+``isGatheringContext``, ``appliedRules``), agent mode 2025-26 (``toolCalls``/``toolCallStates`` with the
+result in the state's ``output``, a top-level ``usage`` total, per-reply ``usage`` in Continue's camelCase
+or a provider's snake_case). A newer layout imports what it shares with these; an unknown role is
+quarantined with its bytes.
 """
 from __future__ import annotations
 
@@ -20,10 +29,14 @@ from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, 
 from forensics.importers.registry import Format, Probe, Side
 
 ERRORED = ("errored", "canceled", "cancelled")
+INDEX = "sessions.json"
 
 
 def read(path: str, log: Log) -> list[Conversation]:
     doc = log.json_document(Path(path).read_bytes())
+    steps = _steps(doc)
+    if steps is not None:
+        return [_python_era(log, doc, steps, Path(path))]
     if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
         log.error = "not a Continue session (sessionId and a history list)"
         return []
@@ -43,7 +56,10 @@ def read(path: str, log: Log) -> list[Conversation]:
     at = {id(t): k for k, t in enumerate(out)}
     for ev in events:  # indices into turns -> into out
         ev.before = at[id(turns[ev.before])] if isinstance(ev.before, int) and ev.before < len(turns) else None
-    return [Conversation(sid, out, title=doc.get("title"), created=_created(Path(path), sid), events=events)]
+    if isinstance(doc.get("usage"), dict):  # the session's running total; each reply's own usage is read
+        log.ignore("session usage total")
+    return [Conversation(sid, out, title=doc.get("title"), created=_created(Path(path), sid, log), events=events,
+                         model=doc.get("chatModelTitle") if isinstance(doc.get("chatModelTitle"), str) else None)]
 
 
 @dataclass
@@ -60,6 +76,8 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
     if role == "thinking":
         log.skip("thinking")
         return
+    if isinstance(item.get("reasoning"), dict):  # a reasoning model's thoughts beside its reply (2025)
+        log.ignore("reasoning")
     text = text_of(m.get("content"))
     if role == "tool":
         cid = m.get("toolCallId")
@@ -80,12 +98,14 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
                  for s in mine]
     turn = _Assistant("assistant", text, calls=calls)
     u = m.get("usage") if isinstance(m.get("usage"), dict) else None
-    if u is not None:
-        details = u.get("promptTokensDetails") if isinstance(u.get("promptTokensDetails"), dict) else {}
-        cached, prompt = details.get("cachedTokens"), u.get("promptTokens")
+    if u is not None:  # core's Usage (camelCase); some 2025 builds wrote the provider's snake_case object
+        details = mapping(u.get("promptTokensDetails") or u.get("prompt_tokens_details"))
+        cached = details.get("cachedTokens", details.get("cached_tokens"))
+        prompt = u.get("promptTokens", u.get("prompt_tokens"))
         turn.usage.append(Usage(
-            prompt_tokens=prompt, output_tokens=u.get("completionTokens"), cache_read_input_tokens=cached,
-            cache_creation_input_tokens=details.get("cacheWriteTokens")))
+            prompt_tokens=prompt, output_tokens=u.get("completionTokens", u.get("completion_tokens")),
+            cache_read_input_tokens=cached, cache_creation_input_tokens=details.get("cacheWriteTokens"),
+            model=u.get("model") if isinstance(u.get("model"), str) else None))
     turns.append(turn)
     for s in mine:  # a result only its call's state holds (sessions from before tool messages): after the call
         out = s.get("output")
@@ -95,12 +115,50 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
                 answers=s.get("toolCallId"), is_error=s.get("status") in ERRORED))
 
 
-def _created(path: Path, sid: str) -> Any:
-    index = path.parent / "sessions.json"
+def _steps(doc: Any) -> list | None:
+    """The steps of a session of the 2023 Python server, or None: ``{session_state: {history: [step]}}``
+    (late 2023) or ``{history: {timeline: [{step, depth}]}, session_info}`` (mid 2023)."""
+    if not isinstance(doc, dict):
+        return None
+    state = doc.get("session_state")
+    if isinstance(state, dict) and isinstance(state.get("history"), list):
+        return state["history"]
+    hist = doc.get("history")
+    if isinstance(hist, dict) and isinstance(hist.get("timeline"), list):
+        return [{**mapping(n.get("step")), "depth": n.get("depth")} if isinstance(n, dict) else n
+                for n in hist["timeline"]]
+    return None
+
+
+def _python_era(log: Log, doc: dict, steps: list, path: Path) -> Conversation:
+    """Steps (``server/continuedev/core/main.py`` StepDescription): a ``UserInputStep`` is the person's
+    input (its description), a visible step with a description the model's reply; hidden steps are the
+    server's bookkeeping, skipped and counted."""
+    turns: list[Turn] = []
+    for _, _where, step in log.objects(steps, f"{log.name}:history", "step"):
+        kind = step.get("step_type") or step.get("class_name")
+        text = step.get("description") if isinstance(step.get("description"), str) else ""
+        if kind == "UserInputStep":
+            turns.append(Turn("user", text or str(mapping(step.get("params")).get("user_input") or ""),
+                              origin="person"))
+        elif step.get("hide") or not text.strip():
+            log.skip(f"step {str(kind)[:40]} (hidden or empty)")
+        else:
+            turns.append(Turn("assistant", text, is_error=bool(step.get("error")) or None))
+    info = mapping(doc.get("session_info"))
+    sid = str(doc.get("session_id") or info.get("session_id") or path.stem)
+    return Conversation(sid, turns, title=doc.get("title") or info.get("title"),
+                        created=info.get("date_created") or _created(path, sid, log))
+
+
+def _created(path: Path, sid: str, log: Log) -> Any:
+    """The session's creation time from the index beside it (``sessions.json``, a side file read with it)."""
+    index = path.parent / INDEX
     try:
         rows = values.loads(index.read_bytes())
     except (OSError, ValueError):
         return None
+    log.notes.append(f"read with it: {INDEX} (the session index)")
     row = next((r for r in rows if isinstance(r, dict) and r.get("sessionId") == sid), None) \
         if isinstance(rows, list) else None
     return row.get("dateCreated") if row else None
@@ -108,7 +166,11 @@ def _created(path: Path, sid: str) -> Any:
 
 def _sniff(probe: Probe) -> bool:
     head = probe.head.lstrip()
-    return head[:1] == b"{" and b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
+    if head[:1] != b"{":
+        return False
+    if b'"session_state"' in probe.head[:4096] or b'"timeline"' in probe.head and b'"session_info"' in probe.head:
+        return _steps(probe.document) is not None if probe.complete else True  # the 2023 Python server's
+    return b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
         and b'"projectHash"' not in probe.head[:4096]
 
 

@@ -6,7 +6,8 @@ column is JSON whose ``history`` holds every message by id (``parentId``, ``chil
 main path is the chain from the root to it, and regenerated answers and edited prompts are the other
 branches, kept off it. Native tool calls are written into the assistant's content as
 ``<details type="tool_calls" name=… arguments=… result=…>`` blocks: each is a call and its result a tool
-message after the assistant message. ``usage`` is the response's usage (OpenAI's or Ollama's counters).
+message after the assistant message; ``<details type="reasoning">`` blocks (a reasoning model's thoughts, 0.5+)
+are cut from the text and counted. ``usage`` is the response's usage (OpenAI's or Ollama's counters).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from forensics.importers.sqlite import connect_ro
 
 DETAILS = re.compile(r'<details\s+type="(tool_calls|code_interpreter)"(?P<attrs>[^>]*)>.*?</details>\s*', re.DOTALL)
 ATTR = re.compile(r'(\w+)="([^"]*)"')
+REASONING = re.compile(r'<details\s+type="reasoning"[^>]*>.*?</details>\s*', re.DOTALL)
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -71,16 +73,19 @@ def _conversation(log: Log, row: dict, doc: dict) -> Conversation:
         if not isinstance(m, dict):
             log.quarantine(f"chat:{row['rowid']}#{nid}", "message is not a JSON object", m)
             continue
-        turns.extend(_turns(m, nid, nid in set(main)))
+        turns.extend(_turns(log, m, nid, nid in set(main)))
     models = doc.get("models") if isinstance(doc.get("models"), list) else []
     return Conversation(str(row.get("id") or row["rowid"]), turns, title=row.get("title") or doc.get("title"),
                         model=next((x for x in models if isinstance(x, str)), None),
                         created=row.get("created_at") or doc.get("timestamp"), updated=row.get("updated_at"))
 
 
-def _turns(m: dict, nid: str, main: bool) -> list[Turn]:
+def _turns(log: Log, m: dict, nid: str, main: bool) -> list[Turn]:
     role, at = m.get("role"), m.get("timestamp")
     text = text_of(m.get("content"))
+    if role == "assistant" and REASONING.search(text):  # a reasoning model's thoughts, written before the reply
+        log.ignore("reasoning block")
+        text = REASONING.sub("", text).strip()
     parent = m.get("parentId")
     turn = Turn(role if isinstance(role, str) else "?", text, id=nid, at=at, main=main,
                 parent="" if parent is None else str(parent))
