@@ -30,7 +30,8 @@ from forensics.text.prose import unwrapped
 from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
-TERMS_VERSION = 4  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only): every cached row is recomputed
+TERMS_VERSION = 5  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no
+# prompt logs): every cached row is recomputed
 CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
@@ -55,7 +56,9 @@ def messages_sql(where: str = "") -> str:
     repeats the assistant's reply before it word for word: aider's architect mode hands the architect's reply
     to its editor model as a user message (``ArchitectCoder.reply_completed``), the person did not type it.
     Nor a command to the tool itself (TOOL_COMMAND): the person drives the tool, they do not talk about a
-    subject."""
+    subject. Nor a prompt log (Gemini CLI's logs.json, Codex's and Claude Code's history.jsonl, Cursor's prompt
+    history: the person's prompts of many sessions without one reply): with no answer between two prompts there
+    is no conversation whose topic could switch, so nothing of it is judged."""
     cond = f"AND {where}" if where else ""
     return f"""
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
@@ -74,10 +77,11 @@ FROM (SELECT *, last_value(CASE WHEN role = 'assistant' THEN trim(content) END I
           PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
       FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
 LEFT JOIN targets t USING (conversation_id, position)
-WHERE m.role = 'assistant' OR (m.origin = 'person'
+WHERE m.conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND on_main_path {cond})
+  AND (m.role = 'assistant' OR (m.origin = 'person'
                                AND (length(trim(m.content)) < {HANDOFF_CHARS} OR trim(m.content) IS DISTINCT FROM m.reply)
                                AND (NOT regexp_matches(m.content, '{TOOL_COMMAND}')
-                                    OR regexp_matches(m.content, '{TOOL_MESSAGE}')))
+                                    OR regexp_matches(m.content, '{TOOL_MESSAGE}'))))
 ORDER BY m.conversation_id, m.position
 """
 
