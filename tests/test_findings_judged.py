@@ -32,7 +32,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         report(d / "w.duckdb", d / "r", ["json"])
     finally:
         mp.undo()
-    where = {cid: (path.removeprefix(str(REAL) + "/"), native) for cid, path, native in query(
+    where = {cid: (path.removeprefix(str(REAL.resolve()) + "/"), native) for cid, path, native in query(
         d / "w.duckdb", "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s "
                         "USING (source_id)")}
     return {"doc": json.loads((d / "r" / "metrics.json").read_text()), "where": where, "db": d / "w.duckdb"}

@@ -132,8 +132,9 @@ def test_tau2_user_is_the_person_and_device_calls_are_tool_results(excerpts: Pat
                                    "(conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2' "
                                    "AND m.role = 'user' GROUP BY 1"))
     assert set(origins) == {"person", "tool_result"} and origins["tool_result"] > 0
-    device = query(excerpts, "SELECT content FROM messages WHERE origin = 'tool_result' ORDER BY conversation_id, "
-                             "position LIMIT 1")[0][0]
+    device = query(excerpts, "SELECT m.content FROM messages m JOIN conversations c USING (conversation_id) WHERE "
+                             "m.origin = 'tool_result' ORDER BY c.native_id, m.position LIMIT 1")[0][0]  # not by the
+    # conversation_id: a hash of the checkout's path
     assert device.split("\n", 1)[0].split(" ", 1)[0] in {"check_status_bar", "check_network_status",
                                                          "check_network_mode_preference", "toggle_airplane_mode"}
     got = query(excerpts, "SELECT o.success, o.score, json_extract_string(o.detail, '$.task') IS NOT NULL "
