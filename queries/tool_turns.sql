@@ -87,18 +87,22 @@ counted AS (
                           OR regexp_matches(target0, '^[A-Z0-9]{5,10}$') AND regexp_matches(target0, '\d'))
                 THEN target0 END AS target
     FROM targets
+),
+rounds AS (  -- per assistant message, the calls that read something (a round of ten edits reads nothing)
+    SELECT conversation_id, position, count(DISTINCT call_index) FILTER (WHERE NOT uncounted) AS reads
+    FROM counted GROUP BY ALL
 )
 SELECT c.native_id, k.conversation_id, k.turn AS user_position, s.format, c.model,
        (c.parent_conversation_id IS NOT NULL OR c.parent_native_id IS NOT NULL) AS sub_agent,
        count(DISTINCT (k.position, k.call_index)) AS calls,
        count(DISTINCT k.target) AS distinct_targets, count(DISTINCT k.position) AS rounds,
-       max(r.tool_call_count) AS widest_round,
+       max(r.reads) AS widest_round,
        -- the first of the widest rounds (a tie is not left to the scan order)
-       arg_max(k.position, {'calls': r.tool_call_count, 'earlier': -k.position}) AS widest_round_position,
+       arg_max(k.position, {'calls': r.reads, 'earlier': -k.position}) AS widest_round_position,
        array_to_string(list_sort(list(DISTINCT k.position)), ',')
            AS round_positions  -- a list: 9,22,27
 FROM counted k
-JOIN m r ON r.conversation_id = k.conversation_id AND r.position = k.position
+JOIN rounds r ON r.conversation_id = k.conversation_id AND r.position = k.position
 JOIN conversations c ON c.conversation_id = k.conversation_id
 JOIN sources s ON s.source_id = c.source_id
 GROUP BY ALL
