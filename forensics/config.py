@@ -236,18 +236,22 @@ SCHEMA: list[Key] = [
     Key("memory", "weighing_cues", ["对比", "比较", "还是", "或者", "优缺点", "权衡", "相比", "vs", "versus", "compare",
                                     "comparison", "pros and cons", "trade-off", "or"],
         "a relitigating message with one of these weighs the options again: severity high", "phrases"),
-    Key("memory", "decision_cues", ["决定", "定了", "就用", "确定用", "选用", "敲定", "拍板", "we decided",
-                                    "we'll go with", "we will go with", "let's use", "decided to"],
-        "a sentence with one of these states a decision (Chinese cues must fall on jieba word boundaries: 稳定了 is "
-        "no 定了)", "phrases"),
+    Key("memory", "decision_cues", ["决定", "X 定了", "定了", "就用", "确定用", "确定为", "确定采用", "确定选用", "选定",
+                                    "选用", "采用", "定为", "敲定", "拍板", "we decided", "we'll go with",
+                                    "we will go with", "let's use", "let's go with", "decided to"],
+        "a sentence with one of these states a decision when it names the chosen option after the cue (or, for a cue "
+        "written X cue, before it: 'Loki 定了'); Chinese cues must fall on jieba word boundaries (稳定了 is no 定了) "
+        "and a cue right after 不/没/未/别 is negated (不采用 MongoDB chooses nothing)", "phrases"),
     Key("memory", "undecided_cues", ["还没", "没决定", "没有决定", "未决定", "尚未", "没定", "待定", "不确定", "再决定",
                                      "再说", "如果", "假如", "要是", "是否", "考虑中", "决定不了", "难以决定",
                                      "决定之前", "这个决定", "那个决定", "的决定", "该决定", "你决定", "你来定", "由你",
                                      "not decided", "haven't decided", "have not decided", "undecided", "not yet",
                                      "yet to", "if we", "whether", "before we decide", "still deciding",
-                                     "to be decided", "tbd", "up to you", "your call"],
-        "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet) or speaks of a "
-        "decision rather than makes one (这个决定, 由你决定): not a decision", "phrases"),
+                                     "to be decided", "tbd", "up to you", "your call", "或者", "或是", "可以用",
+                                     "可以采用", "可以选", "we could", "could use"],
+        "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet), speaks of a "
+        "decision rather than makes one (这个决定, 由你决定) or only lists or proposes options (可以采用 A 或者 B): "
+        "not a decision", "phrases"),
     Key("memory", "supersede_cues", ["改为", "改用", "改成", "替代", "取代", "代替", "替换", "变更", "推翻", "撤销",
                                      "作废", "不再使用", "之前的决定", "原决定", "supersede", "supersedes", "replaces",
                                      "replace", "switch to", "switching to", "changed to", "instead of the",
@@ -260,8 +264,14 @@ SCHEMA: list[Key] = [
                                     "remind me", "recommend", "suggest"],
         "a user message with one of these asks or requests (decision_not_recalled); a decision-cue sentence with "
         "one of these is a question or a suggestion, not a decision", "phrases"),
-    Key("memory", "decision_roles", ["user"], "roles whose messages can state an unrecorded decision (the seed's "
-        "extractor reads user messages; an assistant's 'let's use' is mostly a proposal)", "roles"),
+    Key("memory", "decision_roles", ["user", "assistant"], "roles whose messages can state an unrecorded decision: "
+        "the user's statement, or the assistant's answer to the user's question that the user's next message "
+        "accepts or builds on (an assistant's 'let's use' nobody answered, or the user turned down, is a proposal)",
+        "roles"),
+    Key("memory", "declined_cues", ["no", "nope", "not", "don't", "do not", "rather not", "instead", "不", "不要",
+                                    "不行", "不用", "算了", "别", "换一个"],
+        "a user reply whose first sentence has one of these turns the assistant's proposed decision down (Chinese "
+        "cues on jieba word boundaries: 不错 is no 不)", "phrases"),
     Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "
         "decision title's terms (and at least two of them)", "share"),
     Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "

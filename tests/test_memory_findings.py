@@ -86,8 +86,8 @@ def _without(key: str, cue: str) -> str:
      {("relitigation", "high", "kb/c1", 7, "1", "MongoDB")}),
     # without 否决 "MongoDB 已被否决" is no rejection any more
     (_without("negation_cues", "否决"), {("relitigation", "low", "kb/c4", 1, "1", "MongoDB")}, set()),
-    # the fixture's replies state no decision with a cue: judging them too changes nothing
-    ('decision_roles = ["user", "assistant"]', set(), set()),
+    # the fixture's replies state no decision with a cue: judging users only changes nothing
+    ('decision_roles = ["user"]', set(), set()),
 ])
 def test_cue_lists_come_from_the_config(wh: Path, tmp_path: Path, toml: str, added: set, removed: set) -> None:
     db = tmp_path / "w.duckdb"
@@ -123,10 +123,12 @@ def _report(db: Path, out: Path, *args: str) -> None:
 
 
 def test_an_unsourced_decision_statement_in_a_reply_counts_when_assistants_are_judged(tmp_path: Path) -> None:
-    """c2's reply "好的，缓存层用 Redis" states nothing with a cue; a reply that does, in a turn nothing was
-    recorded from, is found once the assistant role is judged (one finding per turn: the first statement)."""
+    """c2's reply "好的，缓存层用 Redis" states nothing with a cue; a reply that does, answering the user's question
+    in a turn nothing was recorded from, and that the user builds on, is found when the assistant role is judged
+    (the default; one finding per turn: the first statement)."""
     db = _harness_with(tmp_path, "c10", [("user", "前端框架怎么选？", "2025-07-01T10:00:00"),
-                                         ("assistant", "那我们决定用 Vue 3 做前端。", "2025-07-01T10:01:00")])
+                                         ("assistant", "那我们决定用 Vue 3 做前端。", "2025-07-01T10:01:00"),
+                                         ("user", "好，先搭脚手架。", "2025-07-01T10:02:00")])
     cfg = tmp_path / "harness.toml"
     for roles, want in (('["user"]', set()), ('["user", "assistant"]', {("decision_unrecorded", "low", "kb/c10", 1,
                                                                          None, None)})):

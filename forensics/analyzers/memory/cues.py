@@ -87,10 +87,15 @@ class Cues:
 
     def end(self, text: str) -> int | None:
         """Where the first cue in ``text`` ends (None: no cue)."""
+        span = self.span(text)
+        return None if span is None else span[1]
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where the cue that ends first in ``text`` starts and ends (None: no cue)."""
         m = self.plain.search(text) if self.plain is not None else None
-        ends = [m.end()] if m else []
-        ends += [e for cue in self.aligned if cue in text and (e := _on_word_boundaries(text, cue)) is not None]
-        return min(ends, default=None)
+        spans = [m.span()] if m else []
+        spans += [s for cue in self.aligned if cue in text and (s := _on_word_boundaries(text, cue)) is not None]
+        return min(spans, key=lambda s: s[1], default=None)
 
     def about(self, text: str, option: str) -> bool:
         """A cue in ``text``, X-cues counting only with ``option`` in the place of X."""
@@ -108,8 +113,8 @@ def _template(cue: str, option: str) -> re.Pattern[str]:
     return re.compile(r"\s*".join(pieces), re.IGNORECASE)
 
 
-def _on_word_boundaries(text: str, cue: str) -> int | None:
-    """The end of the first occurrence of ``cue`` in ``text`` that starts and ends where jieba cuts words."""
+def _on_word_boundaries(text: str, cue: str) -> tuple[int, int] | None:
+    """The first occurrence of ``cue`` in ``text`` that starts and ends where jieba cuts words."""
     cuts, at = {0}, 0
     for w in _jieba().lcut(text, HMM=True):
         at += len(w)
@@ -117,7 +122,7 @@ def _on_word_boundaries(text: str, cue: str) -> int | None:
     start = text.find(cue)
     while start >= 0:
         if start in cuts and start + len(cue) in cuts:
-            return start + len(cue)
+            return start, start + len(cue)
         start = text.find(cue, start + 1)
     return None
 

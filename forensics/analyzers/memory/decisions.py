@@ -7,6 +7,7 @@ after that, naming its rejected options is the new decision's business, not a re
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -112,7 +113,20 @@ def supersedes(later: Decision, earlier: Decision, cues: Cues) -> bool:
 
 
 def conflicts(later: Decision, earlier: Decision) -> bool:
-    """Different content: the later decision does not keep the earlier one's option."""
+    """Different content: the later decision gives the matter other figures (a date moved, a cap raised) or does
+    not keep the earlier one's option."""
     if "".join(later.content.lower().split()) == "".join(earlier.content.lower().split()):
         return False
+    before, after = quantities(earlier.content, earlier.title), quantities(later.content, later.title)
+    if before and after and before != after:
+        return True
     return bool(earlier.options) and not all(mentions_any(later.content, [o]) for o in earlier.options)
+
+
+_NUMBER = re.compile(r"\d+(?:[.,:/-]\d+)*")
+
+
+def quantities(content: str, title: str) -> set[str]:
+    """The figures a decision's content sets (dates, amounts, counts), beyond those its title names: the tokenizer
+    drops numbers, so "发布日期定为 2025-09-01" and "… 2025-09-15" name the same terms and differ only here."""
+    return set(_NUMBER.findall(content)) - set(_NUMBER.findall(title))

@@ -6,6 +6,7 @@ leans to silence where the text is ambiguous: a false finding costs more than a 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,16 +42,27 @@ class Hit:
 class Readers:
     negation: Cues
     weighing: Cues
-    decision: Cues
+    decision: Cues  # the chosen option follows the cue: 就用 Redis
+    decided_after: Cues  # decision cues written "X cue": the option comes before it (Loki 定了)
     undecided: Cues
     supersede: Cues
     question: Cues
+    declined: Cues
 
     @classmethod
     def of(cls, cfg: Config) -> Readers:
         m = cfg.memory
-        return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(m.decision_cues, align_han=True),
-                   Cues.of(m.undecided_cues), Cues.of(m.supersede_cues), Cues.of(m.question_cues))
+        after = [c.strip()[1:] for c in m.decision_cues if _AFTER.match(c.strip())]
+        before = [c for c in m.decision_cues if not _AFTER.match(c.strip())]
+        return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(before, align_han=True),
+                   Cues.of(after, align_han=True), Cues.of(m.undecided_cues), Cues.of(m.supersede_cues),
+                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True))
+
+
+_AFTER = re.compile(r"X(?![A-Za-z])\s*\S")  # a cue written "X 定了"
+_NEGATED = "不没未别非"  # a Chinese cue right after one of these is negated: 不采用 MongoDB
+_CLAUSE = re.compile(r"[，,、：:]")
+_NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must name: a product, a version, a date
 
 
 def find(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision]) -> list[Hit]:
@@ -157,7 +169,9 @@ def conflict(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: Reade
 
 
 def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
-    """A message stating a decision that no decision was recorded from (first such statement of a turn)."""
+    """A message stating a decision that no decision was recorded from (first such statement of a turn). The user
+    decides by stating it; the assistant by answering the user's question with it, when the user's next message
+    accepts or builds on it rather than turns it down."""
     mode = cfg.keyword.tokenizer
     sourced: dict[str, list[int]] = {}
     for d in decisions:
@@ -166,8 +180,9 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
         by_project.setdefault(d.project, []).append(d)
+    cues = [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]
     rows = con.execute(f"""
-        SELECT conversation_id, native_id, project, position, content, turn_start, turn_end FROM (
+        WITH t AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
                    max(CASE WHEN m.role = 'user' THEN m.position END) OVER w AS turn_start,
                    min(CASE WHEN m.role = 'user' THEN m.position END) OVER (PARTITION BY m.conversation_id
@@ -176,18 +191,26 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
             WHERE m.on_main_path AND c.project IS NOT NULL
               AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
             WINDOW w AS (PARTITION BY m.conversation_id ORDER BY m.position ROWS UNBOUNDED PRECEDING))
-        WHERE role IN (SELECT unnest(?::VARCHAR[]))
-          AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(content), x))) > 0
+        SELECT t.conversation_id, t.native_id, t.project, t.position, t.role, t.content, t.turn_start, t.turn_end,
+               asked.content, answer.content
+        FROM t LEFT JOIN messages asked ON asked.conversation_id = t.conversation_id AND asked.on_main_path
+                    AND asked.position = t.turn_start
+               LEFT JOIN messages answer ON answer.conversation_id = t.conversation_id AND answer.on_main_path
+                    AND answer.position = t.turn_end
+        WHERE t.role IN (SELECT unnest(?::VARCHAR[]))
+          AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(t.content), x))) > 0
         ORDER BY 1, 4""", [list(cfg.memory.decision_roles),
-                           [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]]).fetchall()
+                           [c[1:].strip() if _AFTER.match(c) else c for c in cues]]).fetchall()
     done: set[tuple[str, int | None]] = set()
-    for cid, native, project, pos, text, start, end in rows:
+    for cid, native, project, pos, role, text, start, end, asked, answer in rows:
         turn = (cid, start if start is not None else pos)
         if turn in done:
             continue
         if any((start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())) or \
                 pos in sourced.get(cid, ()):
             continue  # a decision was recorded from this turn
+        if role != "user" and not _accepted(asked, answer, r):
+            continue  # an assistant's proposal nobody asked for, nobody answered, or the user turned down
         statement = next((s for s in sentences(text) if _states(s, r, mode)), None)
         if statement is None:
             continue
@@ -199,10 +222,28 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
                   f"states a decision no decision_events row was recorded from: {_quote(statement)}", [pos], project)
 
 
-def _states(sentence: str, r: Readers, mode: str) -> bool:
-    """A sentence stating a decision: a decision cue followed by what was decided, not a question, not pending
-    (主要由性能决定 names nothing after its cue: it states no decision)."""
-    end = r.decision.end(sentence)
-    if end is None or r.question.search(sentence) or r.undecided.search(sentence):
+def _accepted(asked: str | None, answer: str | None, r: Readers) -> bool:
+    """The assistant answered the user's question and the user's next message does not turn the answer down."""
+    if not asked or not answer or not r.question.search(asked):
         return False
-    return bool(terms(sentence[end:], mode) - GENERIC)
+    first = next(iter(sentences(answer)), "")
+    return not r.declined.search(first)
+
+
+def _states(sentence: str, r: Readers, mode: str) -> bool:
+    """A sentence stating a decision: a decision cue and the option chosen, not a question, not pending, not a
+    list of options (主要由性能决定 names nothing after its cue: it states no decision; 不采用 X chooses nothing)."""
+    if r.question.search(sentence) or r.undecided.search(sentence):
+        return False
+    span = r.decision.span(sentence)
+    if span is not None and not _negated(sentence, span[0]) and terms(sentence[span[1]:], mode) - GENERIC:
+        return True
+    span = r.decided_after.span(sentence)
+    if span is None or _negated(sentence, span[0]):
+        return False
+    clause = _CLAUSE.split(sentence[:span[0]])[-1]
+    return bool(_NAMED.search(clause)) and bool(terms(clause, mode) - GENERIC)
+
+
+def _negated(sentence: str, start: int) -> bool:
+    return start > 0 and sentence[start - 1] in _NEGATED
