@@ -25,7 +25,13 @@ SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "s
 COMPACTION_CONSTRAINTS = [
     r"\b(don'?t|do not|never|avoid|must not|mustn'?t|should not|shouldn'?t|no longer)\b",
     r"\b(must|always|make sure|be sure to|remember to|only use|use only|stick to|instead of)\b",
+    r"[,;]\s*not\s|\b(every|each) time\b|\bfor (every|each)\b",  # X, not Y; every time; use X for every Y
     "不要|不准|不许|禁止|不能|切勿|不得|别|必须|务必|一定要|只能|只用|请用|改用|统一用|一律|记得"]
+# where one instruction ends and the next begins inside a sentence: one of these right after a conjunction
+# ("…before committing and never push", "…一律用 alembic，并且必须…") opens a clause of its own
+COMPACTION_OPENERS = [
+    r"never|always|don'?t|do not|must|make sure|be sure to|remember to|avoid|only use|use only|stick to|please use",
+    "不要|不准|不许|禁止|不能|切勿|不得|别|必须|务必|一定要|只能|只用|请用|统一用|一律|记得"]
 COMPACTION_DECISIONS = [
     r"\b(we|i)('ve| have)? decided\b|\bdecided to\b|\bdecision:|\blet'?s go with\b|\bwe'?ll go with\b",
     r"\bwe agreed\b|\bagreed to\b|\bsettled on\b|\bopted for\b|\bthe plan is\b",
@@ -179,6 +185,9 @@ SCHEMA: list[Key] = [
         "length)", "tokens (chars/4)", "COMPACTION_SUMMARY_TOKENS"),
     Key("compaction", "constraint_patterns", COMPACTION_CONSTRAINTS, "audit: a user sentence matching one of these "
         "is an explicit constraint or instruction (don't touch X, use Y, 必须, 不要)", "regexes"),
+    Key("compaction", "clause_openers", COMPACTION_OPENERS, "audit: a user sentence holding several instructions "
+        "is cut before each of these that follows a conjunction (and, but, a comma, 并且, 而且, 同时) when the part "
+        "before it holds an instruction of its own: each clause is its own constraint", "regexes"),
     Key("compaction", "decision_patterns", COMPACTION_DECISIONS, "audit: a user or assistant sentence matching one "
         "of these states a decision", "regexes"),
     Key("compaction", "task_patterns", COMPACTION_TASKS, "audit: a user or assistant sentence matching one of these "

@@ -55,6 +55,9 @@ _WORD = re.compile(r"[A-Za-z_][\w.]*[\w]|[A-Za-z_]")
 _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
 _BOUND = re.compile(r"[。！？!?；;\n]|\.(?=\s)")  # sentence ends (a dot only before a space: not in app/auth.py)
 _ASK = re.compile(r"[?？](?=\s|$)")
+# a conjunction that ends right where an opener starts a clause (and is trimmed off the clause before it)
+_JOIN_WORDS = r"(?:[,，、]\s*(?:and|but|also|then|并且|而且|同时|另外|并|但)?|\s(?:and|but|also|then)|并且|而且|同时|另外)\s*"
+_JOIN = re.compile(_JOIN_WORDS + r"$", re.I)
 SENTENCE_MAX = 300  # characters kept around a trigger in a long run without sentence ends
 RESTATED = 0.75  # a user sentence with no trigger asks for a task again when it holds this share of its terms
 _CAMEL = re.compile(r"[a-z][A-Z]|[a-z]{2,}[A-Z]")
@@ -268,6 +271,8 @@ class Extractor:
         done: set[int] = set()
         for at, _, kind, trigger in sorted(hits, key=lambda h: (_sentence_of(bounds, h[0]), h[1])):
             start, end = _span(bounds, at, len(text))
+            if kind == "constraint":  # one instruction per clause: "…before committing and never push to main"
+                start, end = self._clause(blanked, start, end, at, [h[0] for h in hits if h[2] == "constraint"])
             if start not in done:
                 done.add(start)
                 self.stated_fact(kind, text[start:end], trigger, Mention(position, channel))
@@ -276,6 +281,22 @@ class Extractor:
             if start not in done:
                 done.add(start)
                 self.question(text[start:end], position)
+
+    def _clause(self, blanked: str, start: int, end: int, at: int, triggers: list[int]) -> tuple[int, int]:
+        """The clause of sentence [start, end) that holds the trigger at ``at``: the sentence is cut before an
+        opener (never, always, 必须, …) that follows a conjunction, when the part before holds a trigger too and
+        what follows names at least two things of its own."""
+        cuts = [start]
+        for m in self.r.opener.finditer(blanked, start, end):
+            join = _JOIN.search(blanked, cuts[-1], m.start())
+            if join is not None and any(cuts[-1] <= t < join.start() for t in triggers) and \
+                    len(terms_of(blanked[m.start():end], self.r.tokenizer, m.group())) >= 2:
+                cuts.append(m.start())  # (a clause of one word, 别改, only repeats the one before)
+        i = bisect_right(cuts, at) - 1
+        stop = cuts[i + 1] if i + 1 < len(cuts) else end
+        piece = blanked[cuts[i]:stop]
+        trimmed = _JOIN.search(piece)
+        return cuts[i], cuts[i] + (trimmed.start() if trimmed else len(piece))
 
     def restated(self, text: str, position: int) -> None:
         """A user sentence that asks again for an open task without a trigger word: most of the task's terms."""

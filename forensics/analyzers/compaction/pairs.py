@@ -19,7 +19,7 @@ from forensics.analyzers.compaction.load import selected
 from forensics.analyzers.compaction.rules import READ_TOOL, Rules
 
 TABLE = "compaction_pairs"
-PAIRS_VERSION = 1
+PAIRS_VERSION = 2  # 2: constraints cut at the clause
 SCHEMA = {"conversation_id": pl.String, "fingerprint": pl.String, "key": pl.String, "kind": pl.String,
           "fact": pl.String, "first": pl.Int32, "need": pl.Int32, "channel": pl.String, "reread": pl.Boolean}
 COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, key VARCHAR, kind VARCHAR, fact VARCHAR, first INTEGER, "
@@ -28,7 +28,7 @@ Pair = tuple[str, str, int, int, str, bool]  # kind, fact, first, need, need cha
 
 
 def rules_key(r: Rules) -> str:
-    text = repr((PAIRS_VERSION, r.constraint.pattern, r.decision.pattern, r.task.pattern, r.error.pattern,
+    text = repr((PAIRS_VERSION, r.constraint.pattern, r.opener.pattern, r.decision.pattern, r.task.pattern, r.error.pattern,
                  r.not_triggers.pattern if r.not_triggers else "", r.repeat_share, r.tokenizer))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 

@@ -29,6 +29,7 @@ HARNESS_TEXT = re.compile(r"^\s*(<[a-z][\w-]*>|\[Request interrupted|Caveat: The
 @dataclass(frozen=True)
 class Rules:
     constraint: re.Pattern[str]
+    opener: re.Pattern[str]  # a word that opens an instruction of its own after a conjunction
     decision: re.Pattern[str]
     task: re.Pattern[str]
     error: re.Pattern[str]
@@ -50,10 +51,10 @@ class Rules:
 def rules(cfg: Config) -> Rules:
     c = cfg.compaction
     pats = {name: _compile(f"compaction.{name}", getattr(c, name))
-            for name in ("constraint_patterns", "decision_patterns", "task_patterns", "error_patterns",
+            for name in ("constraint_patterns", "clause_openers", "decision_patterns", "task_patterns", "error_patterns",
                          "summary_patterns")}
     words = [w for w in c.not_triggers if w.strip()]
-    return Rules(pats["constraint_patterns"], pats["decision_patterns"], pats["task_patterns"],
+    return Rules(pats["constraint_patterns"], pats["clause_openers"], pats["decision_patterns"], pats["task_patterns"],
                  pats["error_patterns"], pats["summary_patterns"],
                  re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))), re.I) if words else None,
                  tuple(c.error_patterns), "(?i)" + _alternation(c.decision_patterns + c.task_patterns),
