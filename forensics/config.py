@@ -93,11 +93,19 @@ class Key:
     constant: str = ""  # the seed harness's constant name, for `tune --emit`
     max_chars: int | None = None  # for a list of strings: the longest item that can mean anything
     validate: Callable[[Any], str | None] | None = None  # why a value of the right type is still unusable
+    choices: tuple[str, ...] = ()  # the values a string (or every item of a list) may take
 
     @property
     def path(self) -> str:
         return f"{self.section}.{self.name}"
 
+
+ROLES = ("user", "assistant", "system", "tool")  # the roles a message has in the warehouse
+# what a number of each unit may be: a share is a share, a count is never negative
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    **{u: (0, 1) for u in ("share", "score in [0, 1]", "probability", "Jaccard")}, "cosine": (-1, 1),
+    **{u: (0, None) for u in ("messages", "calls", "tokens", "tokens (chars/4)", "targets", "characters",
+                               "UTF-8 bytes", "lines", "replies", "decisions", "ratio", "per day")}}
 
 SECTION_DOCS = {
     "intent": "Intent recognition (seed 001, P0).",
@@ -135,11 +143,12 @@ SCHEMA: list[Key] = [
     Key("keyword", "fallback_enabled", True, "use the keyword summary when compaction fails", "",
         "KEYWORD_FALLBACK_ENABLED"),
     Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
-    Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", ""),
+    Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", "",
+        choices=("bigram", "jieba", "jieba+bigram")),
     Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
     Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
         "probability", "TOPIC_MIN_CONFIDENCE"),
-    Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles"),
+    Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES),
     Key("topic", "switch_score", 0.39, "when only user turns are judged (assistant logs): a judged message whose "
         "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
         "anchor): lower trades precision for recall", "score in [0, 1]"),
@@ -276,7 +285,7 @@ SCHEMA: list[Key] = [
     Key("memory", "decision_roles", ["user", "assistant"], "roles whose messages can state an unrecorded decision: "
         "the user's statement, or the assistant's answer to the user's question that the user's next message "
         "accepts or builds on (an assistant's 'let's use' nobody answered, or the user turned down, is a proposal)",
-        "roles"),
+        "roles", choices=("user", "assistant")),
     Key("memory", "declined_cues", ["no", "nope", "not", "don't", "do not", "rather not", "instead", "不", "不要",
                                     "不行", "不用", "算了", "别", "换一个"],
         "a user reply whose first sentence has one of these turns the assistant's proposed decision down (Chinese "
@@ -380,6 +389,13 @@ def _check(p: Path, line: int, key: Key, value: Any) -> Any:
         raise ConfigError(f"{p}:{line}: {key.path} must be {expected}, got {value!r}")
     if key.max_chars is not None and (long := [v for v in value if len(v.strip()) > key.max_chars]):
         raise ConfigError(f"{p}:{line}: {key.path} items must be at most {key.max_chars} characters, got {long[0]!r}")
+    if key.choices and (bad := [v for v in (value if isinstance(value, list) else [value]) if v not in key.choices]):
+        raise ConfigError(f"{p}:{line}: {key.path}: {bad[0]!r} is not one of {', '.join(key.choices)}")
+    low, high = RANGES.get(key.unit, (None, None))
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+            (low is not None and value < low) or (high is not None and value > high)):
+        bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise ConfigError(f"{p}:{line}: {key.path} must be {bounds} ({key.unit}), got {value!r}")
     if key.validate is not None and (why := key.validate(value)):
         raise ConfigError(f"{p}:{line}: {key.path}: {why}")
     return float(value) if isinstance(want, float) else value

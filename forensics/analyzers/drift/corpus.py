@@ -65,10 +65,12 @@ def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         ),
         v AS (
             SELECT conversation_id, position, next_position,
-                   CASE WHEN list_contains(coalesce(getvariable('baseline_continue_words'), ['继续', 'continue']),
+                   CASE WHEN list_contains(coalesce(getvariable('baseline_continue_words'), ['继续', 'continue', 'go on', '继续吧']),
                                            next_trimmed) THEN 'a continue-nag'
                         WHEN regexp_matches(next_content, '{INTERRUPTED}') THEN 'an interruption'
-                        WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'), []::VARCHAR[]),
+                        WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'),
+                                                      ['不对', '错了', '不是这个', '你忘了', 'wrong', 'that''s not',
+                                                       'you forgot', 'I said']),
                                              lambda w: contains(lower(next_content), lower(w)))) > 0 THEN 'a correction'
                    END AS why
             FROM u WHERE next_position IS NOT NULL AND origin = 'person'
