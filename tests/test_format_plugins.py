@@ -35,8 +35,7 @@ MODULE = '''\
 "R <id> text" (a result) and "E <id> text" (an error result), "N <tool> text" (a result naming its tool, no
 id) and "T <prompt tokens, cache included> <cached> <output>" (the last reply's usage) lines; anything else
 is skipped and counted. A "<name>.meta" file beside a log is its side file."""
-from forensics.importers.model import Conversation, ToolCall, Turn, Usage
-from forensics.importers.registry import Format, Side
+from forensics.formats import Conversation, Format, Side, ToolCall, Turn, Usage
 
 
 def sniff(probe):
@@ -152,3 +151,13 @@ def test_without_the_plugin_the_file_is_not_recognised(tmp_path: Path) -> None:
                         str(tmp_path / "w.duckdb")], capture_output=True, text=True, env={**os.environ, "CI": "true"})
     assert r.returncode == 2
     assert "format not recognised" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_plugin_surface_is_pinned_and_typed() -> None:
+    import forensics
+    import forensics.formats as formats
+
+    assert sorted(formats.__all__) == ["Conversation", "Event", "Format", "Log", "Outcome", "Probe", "Side",
+                                       "ToolCall", "Turn", "Usage", "listed", "mapping", "text_of"]
+    assert all(getattr(formats, n) is not None for n in formats.__all__)
+    assert (Path(forensics.__file__).parent / "py.typed").is_file()
