@@ -16,6 +16,7 @@ import polars as pl
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.text.distinctive import distinctive_terms
 from forensics.text.keywords import content_tokens, top_keywords
+from forensics.warehouse import derived
 
 NAME = "keywords"
 TITLE = "Keywords and distinctive terms"
@@ -67,10 +68,4 @@ def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]]
     rows += [(cid, "distinctive", r, w, s) for cid, d in zip(ids, distinct) for r, (w, s) in enumerate(d, 1)]
     df = pl.DataFrame(rows, schema={"conversation_id": pl.String, "kind": pl.String, "rank": pl.Int32,
                                     "term": pl.String, "weight": pl.Float64}, orient="row")
-    ctx.con.register("_kw_rows", df.to_arrow())
-    ctx.con.execute("CREATE TABLE IF NOT EXISTS conversation_keywords (conversation_id VARCHAR, kind VARCHAR, "
-                    "rank INTEGER, term VARCHAR, weight DOUBLE)")
-    ctx.con.execute("DELETE FROM conversation_keywords WHERE conversation_id IN (SELECT conversation_id FROM "
-                    "sel_conversations)")
-    ctx.con.execute("INSERT INTO conversation_keywords SELECT * FROM _kw_rows")
-    ctx.con.unregister("_kw_rows")
+    derived.replace_rows(ctx.con, "conversation_keywords", df.to_arrow())

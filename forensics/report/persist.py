@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import orjson
 import polars as pl
+import pyarrow as pa
 
 from forensics.selection import SELECTED
+from forensics.warehouse import derived
 
 if TYPE_CHECKING:
     from forensics.report.build import Report
@@ -30,22 +32,6 @@ CONVERSATIONS: dict[str, Any] = {"conversation_id": pl.String, "label": pl.Strin
                  **{m: pl.Float64 if m.endswith(("_share", "_ratio")) else pl.Int64 for m in METRICS}}
 
 
-SQL_TYPES: dict[Any, str] = {pl.String: "VARCHAR", pl.Int64: "BIGINT", pl.Float64: "DOUBLE", pl.Boolean: "BOOLEAN"}
-
-
-def _sql_type(t: Any) -> str:
-    return SQL_TYPES.get(t, "INTEGER[]")
-
-
-def _replace(con: duckdb.DuckDBPyConnection, table: str, df: pl.DataFrame, where: str) -> None:
-    cols = ", ".join(f"{c} {_sql_type(t)}" for c, t in df.schema.items())
-    con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({cols})")
-    con.execute(f"DELETE FROM {table} WHERE {where}")
-    con.register("_report_rows", df.to_arrow())
-    try:
-        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _report_rows")
-    finally:
-        con.unregister("_report_rows")
 
 
 def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
@@ -58,17 +44,18 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
     sections = ", ".join(f"'{s.name}'" for s in report.sections) or "''"
     selected = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
     # a finding of no conversation (a decision conflict from a conversation the source lacks) is every report's
-    _replace(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS),
-             f"({selected} OR conversation_id = '') AND section IN ({sections})")
+    derived.replace_rows(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS).to_arrow(),
+                         f"({selected} OR conversation_id = '') AND section IN ({sections})")
     base = report.section("baseline")
     if base is not None:
         per = base.metrics["conversations"]
         conv = [{"conversation_id": cid, "label": report.labels[cid].text, "full_label": report.labels[cid].full,
                  **{m: v[m] for m in METRICS}} for cid, v in per.items()]
-        _replace(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS), selected)
-    con.execute("CREATE TABLE IF NOT EXISTS report_runs (generated_at VARCHAR, selection VARCHAR, analyzers VARCHAR[], "
-                "digest VARCHAR)")
+        derived.replace_rows(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS).to_arrow(), selected)
     labels = {cid: lab.text for cid, lab in report.labels.items()}
-    con.execute("INSERT INTO report_runs VALUES (?, ?, ?, ?)",
-                [report.meta["generated_at"], orjson.dumps(report.meta["selection"]).decode(), report.meta["analyzers"],
-                 orjson.dumps(report.digest.as_dict(labels), option=orjson.OPT_NON_STR_KEYS).decode()])
+    derived.append_rows(con, "report_runs", pa.table({
+        "generated_at": pa.array([report.meta["generated_at"]], pa.string()),
+        "selection": pa.array([orjson.dumps(report.meta["selection"]).decode()], pa.string()),
+        "analyzers": pa.array([report.meta["analyzers"]], pa.list_(pa.string())),
+        "digest": pa.array([orjson.dumps(report.digest.as_dict(labels), option=orjson.OPT_NON_STR_KEYS).decode()],
+                           pa.string())}))

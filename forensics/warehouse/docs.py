@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+from forensics.warehouse import derived
 from forensics.warehouse.core import SCHEMA_VERSION, open_warehouse
 
 INTRO = """# Warehouse tables
@@ -25,7 +26,23 @@ def render() -> str:
                                   "ORDER BY column_index", [name]).fetchall()
             out.extend(f"| `{c}` | {t} | {(d or '').replace('|', '/')} |" for c, t, d in cols)
             out.append("")
+    out.append(DERIVED)
+    out.extend(f"| `{t}` | {who} | {how} | {what} |" for t, (who, how, what) in sorted(derived.TABLES.items()))
+    out.append("")
     return "\n".join(out)
+
+
+DERIVED = """## Derived tables
+
+A report writes these beside the imported rows (`forensics.warehouse.derived`). Their columns are those of the rows
+the analyzer hands over, inserted by name; a table whose columns differ (written by another version) is dropped and
+recreated, since all of it can be computed again from the imported rows: a warehouse of an earlier release reports
+as it is. How each is written: *selection*, the selected conversations' rows are replaced; *whole*, recreated by each
+report of its analyzer; *cache*, kept per conversation fingerprint and rules, recomputed when either changes;
+*log*, appended.
+
+| table | analyzer | written | what |
+|---|---|---|---|"""
 
 
 if __name__ == "__main__":

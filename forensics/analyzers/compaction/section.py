@@ -22,6 +22,7 @@ from forensics.analyzers.compaction import replay
 from forensics.analyzers.compaction.audit import COLUMNS, Row
 from forensics.analyzers.compaction.audit_all import Audit, run_audit
 from forensics.analyzers.compaction.facts import KINDS
+from forensics.warehouse import derived
 
 NAME = "compaction"
 TITLE = "Compaction audit"
@@ -196,10 +197,5 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
 
 def _store(ctx: Context, table: str, rows: list[dict[str, Any]], schema: dict[str, Any]) -> None:
     """Replace the selection's rows of a derived table."""
-    df = pl.DataFrame(rows, schema=schema)
-    ctx.con.register("_compaction_rows", df.to_arrow())
-    ctx.con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM _compaction_rows LIMIT 0")
-    ctx.con.execute(f"DELETE FROM {table} WHERE conversation_id IN (SELECT conversation_id FROM sel_conversations)")
-    ctx.con.execute(f"INSERT INTO {table} SELECT * FROM _compaction_rows")
-    ctx.con.unregister("_compaction_rows")
+    derived.replace_rows(ctx.con, table, pl.DataFrame(rows, schema=schema).to_arrow())
 

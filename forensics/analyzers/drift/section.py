@@ -36,6 +36,7 @@ from forensics.analyzers.facts import arrow, fact
 from forensics.config import Config
 from forensics.queries import load_query
 from forensics.selection import SELECTED, Selection
+from forensics.warehouse import derived
 
 NAME = "drift"
 TITLE = "Drift phenomena"
@@ -378,14 +379,8 @@ def _store(ctx: Context, eps: list[dict[str, Any]], worst: dict[tuple[str, str],
             if (cid, kind) not in worst:
                 sev = "not computed" if kind == "topic_interleave" and not computed else "none"
                 rows.append(_ep(cid, native, kind, sev, "", None, []))
-    df = pl.DataFrame([{k: r[k] for k in COLUMNS} for r in rows], schema=COLUMNS)
-    ctx.con.register("_drift_rows", df.to_arrow())
-    ctx.con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (conversation_id VARCHAR, native_id VARCHAR, drift_type "
-                    "INTEGER, kind VARCHAR, severity VARCHAR, rule VARCHAR, value DOUBLE, positions INTEGER[], "
-                    "detail VARCHAR, follows_compaction BOOLEAN)")
-    ctx.con.execute(f"DELETE FROM {TABLE} WHERE conversation_id IN (SELECT conversation_id FROM sel_conversations)")
-    ctx.con.execute(f"INSERT INTO {TABLE} SELECT * FROM _drift_rows")
-    ctx.con.unregister("_drift_rows")
+    derived.replace_rows(ctx.con, TABLE, pl.DataFrame([{k: r[k] for k in COLUMNS} for r in rows],
+                                                      schema=COLUMNS).to_arrow())
 
 
 def _section(ctx: Context, base: pl.DataFrame, eps: list[dict[str, Any]],

@@ -1,0 +1,72 @@
+"""Derived tables: what a report writes back beside the imported rows (findings, keywords, drift episodes, the
+compaction audit's facts, the report's runs). One home for how they are written, so that a warehouse written by
+an earlier release keeps reporting after a table gains, loses or retypes a column.
+
+A derived table's columns are the declared schema of the rows its analyzer hands over (an Arrow table built from
+a typed frame). Rows go in by column name, never by position, so the order of the columns does not matter. When
+the table in the warehouse has other columns (names or types) than the rows, it was written by another version: it is dropped and recreated, since everything in it can be
+computed again from the imported rows (a report recomputes the conversations it selects; the rows of others
+come back with the next report that selects them). Imported tables are never touched here: their changes are
+migrations (``forensics.warehouse.migrations``).
+"""
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+# every derived table, who writes it and how (docs/warehouse.md lists them from here); "selection": the selected
+# conversations' rows replaced; "whole": recreated by each report of the analyzer; "cache": kept per conversation
+# fingerprint and rules key, recomputed when either changes; "log": appended
+TABLES: dict[str, tuple[str, str, str]] = {
+    "report_findings": ("report", "selection", "every finding of the report's analyzers, with its positions"),
+    "report_conversations": ("report", "selection", "per conversation: its label and the baseline figures"),
+    "report_runs": ("report", "log", "one row per report: time, selection, analyzers, the digest as JSON"),
+    "conversation_keywords": ("keywords", "selection", "per conversation: top keywords and distinctive terms"),
+    "compression_results": ("compression", "whole", "each tool result replayed under the compression rule"),
+    "message_terms": ("topics", "cache", "each judged message's terms"),
+    "message_topics": ("topics", "whole", "each judged message's topic and confidence"),
+    "topic_switches": ("topics", "whole", "the switch markers (drift type 4 reads them)"),
+    "compaction_pairs": ("compaction", "cache", "each fact's mentions and the needs that follow them"),
+    "compaction_facts": ("compaction", "selection", "each fact held before a logged compaction and what became of it"),
+    "compaction_replay": ("compaction", "selection", "the replayed compactions of the harness's rule"),
+    "drift_findings": ("drift", "selection", "one row per conversation and drift kind: severity, rule, positions"),
+    "sentinel_replies": ("sentinel", "whole", "each judged reply and its compliance state"),
+    "sentinel_models": ("sentinel", "whole", "per model: replies, compliance, state"),
+    "sentinel_conversations": ("sentinel", "whole", "per conversation: the sentinel's verdict"),
+    "skill_routing": ("skills", "whole", "each request replayed against the trigger table"),
+    "memory_findings": ("memory", "whole", "the decision-memory audit's findings"),
+}
+SELECTED_ROWS = "conversation_id IN (SELECT conversation_id FROM sel_conversations)"
+_ROWS = "_derived_rows"
+
+
+def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str = SELECTED_ROWS) -> None:
+    """Delete the rows ``where`` holds (default: the selected conversations') and insert ``rows`` by name."""
+    _write(con, table, rows, where)
+
+
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Insert ``rows`` by name, keeping what is there (a log of report runs)."""
+    _write(con, table, rows, None)
+
+
+def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    """(name, type) of a table of the warehouse, in order; empty when there is no such table."""
+    return [(n, t) for n, t in con.execute(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+        "ORDER BY column_index", [table]).fetchall()]
+
+
+def _write(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None) -> None:
+    con.register(_ROWS, rows)
+    try:
+        want = [(n, t) for n, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {_ROWS}").fetchall()]
+        have = columns(con, table)
+        if have and sorted(have) != sorted(want):  # another version's columns: recompute, never misplace a value
+            con.execute(f"DROP TABLE {table}")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM {_ROWS} LIMIT 0")
+        if where is not None:
+            con.execute(f"DELETE FROM {table} WHERE {where}")
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {_ROWS}")
+    finally:
+        con.unregister(_ROWS)
