@@ -16,6 +16,7 @@ from typing import Any
 
 from forensics.errors import ForensicsError
 from forensics.text import cues
+from forensics.text.personal import MODES as MASK_MODES
 from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
@@ -104,6 +105,7 @@ SECTION_DOCS = {
     "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
     "skills": "Skill routing (seed 000, §六; SPEC §19): the harness's trigger table and how the model loads skills.",
     "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
+    "redact": "What is masked in what forensics shows (the warehouse keeps the raw text).",
 }
 
 SCHEMA: list[Key] = [
@@ -267,6 +269,10 @@ SCHEMA: list[Key] = [
     Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "
         "when their titles' terms overlap this much (Jaccard): 用户服务 and 订单服务 数据库选型 are two matters",
         "Jaccard"),
+    Key("redact", "personal", "pages", "mask e-mail addresses, phone numbers, card numbers and IBANs: \"pages\" in "
+        "report.html and the explorer's pages, \"all\" in every output too (report.md, metrics.json, charts, query "
+        "results, show), \"off\" nowhere; secrets are masked everywhere whatever this says", "",
+        validate=lambda v: None if v in MASK_MODES else f"choose one of {', '.join(MASK_MODES)}"),
 ]
 
 

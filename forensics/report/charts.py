@@ -52,11 +52,22 @@ def svg(fig: Figure) -> str:
     return buf.getvalue()
 
 
+# the smallest chart text a reader gets, in CSS px: a chart shrinks with a narrow page (max-width: 100%) down to the
+# width at which its smallest text is this size, and its box scrolls sideways below that (report.css)
+LEGIBLE_PX = 10.0
+
+
 def inline(doc: str) -> str:
     """A standalone SVG made fit to sit inside an HTML page: no XML prolog or DTD, no namespace URLs (the HTML
-    parser puts inline <svg> and xlink:href in their namespaces itself)."""
-    body = doc[doc.index("<svg"):]
-    return re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", body, count=2)
+    parser puts inline <svg> and xlink:href in their namespaces itself), and a minimum width that keeps its
+    smallest text at ``LEGIBLE_PX`` however narrow the page."""
+    body = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", doc[doc.index("<svg"):], count=2)
+    view = re.search(r'viewBox="0 0 ([\d.]+) [\d.]+"', body)
+    sizes = [float(x) for x in re.findall(r"font-size: ([\d.]+)px", body)]
+    if not view or not sizes:
+        return body
+    least = round(float(view.group(1)) * LEGIBLE_PX / min(sizes))  # text is in viewBox units: it scales with width
+    return body.replace("<svg ", f'<svg style="min-width:{least}px" ', 1)
 
 
 def short_label(s: str | None, n: int = 14) -> str:
