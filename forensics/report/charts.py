@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
@@ -41,6 +42,22 @@ def figure(width: float = 8.0, height: float = 3.6) -> Figure:
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     fig.add_subplot()
     return fig
+
+
+def bytes_log_axis(axis: Axis) -> None:
+    """A log-scale axis of byte sizes labelled as text ("1 KB"), not as mathtext: ``text.parse_math`` is off, so
+    matplotlib's default "$\\mathdefault{10^{3}}$" labels would print as written."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(x: float, _: object) -> str:
+        for unit, size in (("MB", 1e6), ("KB", 1e3)):
+            if x >= size:
+                return f"{x / size:g} {unit}"
+        return f"{x:g} B"
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def svg(fig: Figure) -> str:

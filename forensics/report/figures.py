@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from forensics.report.charts import PALETTE, figure, short_label
+from forensics.report.charts import PALETTE, bytes_log_axis, figure, short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,6 +51,7 @@ def sizes(hist: dict[str, list[int]]) -> Figure:
     edges = [max(e, 50) for e in hist["edges"]] + [hist["edges"][-1] * 4]
     ax.stairs(hist["counts"], edges, fill=True, color=PALETTE["tool"], alpha=0.8)
     ax.set_xscale("log")
+    bytes_log_axis(ax.xaxis)
     for x, name in ((2000, "2 KB"), (10000, "10 KB")):
         ax.axvline(x, color="#d62728", linestyle="--", linewidth=1)
         ax.text(x, ax.get_ylim()[1] * 0.95, f" {name}", color="#d62728", fontsize=8, va="top")
@@ -108,6 +109,7 @@ def sweep(d: dict[str, Any]) -> Figure:
         ax.axhline(d["before"], color="#9e9e9e", linestyle="--", linewidth=1)
         ax.text(ax.get_xlim()[0], d["before"], " without compression", color="#616161", fontsize=8, va="bottom")
     ax.set_xscale("log")
+    bytes_log_axis(ax.xaxis)
     ax.set_xlabel("summarize_bytes (log scale)")
     ax.set_ylabel("tool share of context")
     ax.legend(fontsize=8)
