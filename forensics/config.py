@@ -96,15 +96,15 @@ class Key:
 
 SECTION_DOCS = {
     "intent": "Intent recognition (seed 001, P0).",
-    "baseline": "Baseline metric definitions (SPEC §4).",
+    "baseline": "Baseline metric definitions (docs/definitions.md#baseline-metrics).",
     "tool_result": "Tool-result compression (seed 001, improvement 4).",
     "keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2).",
     "topic": "Topic-switch detection (seed 001, improvement 5).",
     "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
     "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
-    "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
-    "skills": "Skill routing (seed 000, §六; SPEC §19): the harness's trigger table and how the model loads skills.",
-    "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
+    "drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first value, high at the second.",
+    "skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how the model loads skills.",
+    "memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory analyzer reads.",
     "redact": "What is masked in what forensics shows (the warehouse keeps the raw text).",
 }
 
@@ -417,7 +417,8 @@ def render_docs() -> str:
            f"`forensics tune` fits a key only on the logs of a harness that has it: the seed harness's keys on its own "
            f"logs (formats {', '.join(HARNESS_FORMATS)}), this tool's detector thresholds "
            f"({', '.join(DETECTOR_KEYS)}) on any; with none of those logs a key is left alone, with one line saying "
-           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs.", ""]
+           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. (The seed harness, "
+           "its design notes 000-004 cited below and the other words: [definitions.md](definitions.md).)", ""]
     for section in dict.fromkeys(k.section for k in SCHEMA):
         out += [f"## `[{section}]`", "", SECTION_DOCS.get(section, ""), "",
                 "| key | default | unit | harness constant | meaning |", "|---|---|---|---|---|"]
