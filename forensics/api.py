@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from forensics.analyzers.diff import Run, RunDiff
     from forensics.importers.outcome_labels import LabelImport
 
+__all__ = ["Config", "PathLike", "Selection", "baseline", "check", "conversations", "formats", "import_labeled",
+           "import_outcomes", "load_config", "messages", "query", "report", "run_diff", "task_diff", "tool_calls",
+           "write_metrics_baseline"]
+
 PathLike = str | os.PathLike[str]
 
 
@@ -79,7 +83,8 @@ def _spark(engine: str, lake: PathLike | None) -> bool:
 
 
 def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
-    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False)
+    """Every conversation with its source, model, title and times (raw text: this is your own data)."""
+    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False, personal=False)
 
 
 def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_path: bool = True) -> pl.DataFrame:
@@ -92,6 +97,7 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
 
 
 def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    """Tool calls with their arguments, result sizes and error flags, optionally of one conversation (raw text)."""
     with open_warehouse(db, read_only=True) as wh:
         return frame(
             wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
