@@ -1,21 +1,36 @@
-# make demo / make test / make bench each create .venv when missing and reinstall only when pyproject.toml changed.
+# make demo installs the runtime only (what `pip install .` brings); make test / lint / bench / baseline add the dev
+# extras (pytest, Playwright, pyspark, the linters...). Each creates .venv when missing and reinstalls only when
+# pyproject.toml changed: one stamp per set.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# uv, when on the PATH, installs the same packages several times faster than pip
+UV ?= $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
+else
+PIP := $(UV) pip install --quiet --python $(BIN)/python
+endif
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
 DEMO_DB := reports/demo.duckdb
 FIXTURE_SOURCES := fixtures/seed/seed.db fixtures/sqlite fixtures/sessions fixtures/anthropic fixtures/claude_code fixtures/openai fixtures/memory
 QUESTIONS := fixtures/labels/memory.questions.jsonl
 
 .PHONY: demo test lint baseline bench clean clean-bench
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 
-demo: $(STAMP)
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(PIP) -e .
+	touch $@
+
+$(DEV): pyproject.toml $(RUNTIME)
+	$(PIP) -e '.[dev]'
+	touch $@
+
+demo: $(RUNTIME)
 	mkdir -p reports
 	rm -f $(DEMO_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(DEMO_DB)
@@ -27,7 +42,7 @@ demo: $(STAMP)
 CHECK_DB := .venv/fixtures-check.duckdb
 
 # the layers contract (import-linter), ruff and mypy ([tool.*] in pyproject.toml say what each checks)
-lint: $(STAMP)
+lint: $(DEV)
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/ruff check forensics tests bench
 	$(BIN)/mypy
@@ -40,13 +55,13 @@ test: lint
 	$(BIN)/forensics check --db $(CHECK_DB) --baseline fixtures/metrics-baseline.json --questions $(QUESTIONS)
 	$(BIN)/python -m pytest -n 2
 
-baseline: $(STAMP)
+baseline: $(DEV)
 	rm -f $(CHECK_DB)
 	$(BIN)/forensics ingest $(FIXTURE_SOURCES) --db $(CHECK_DB) > /dev/null
 	$(BIN)/forensics report --db $(CHECK_DB) --out .venv/fixtures-report --format json --write-baseline fixtures/metrics-baseline.json --questions $(QUESTIONS)
 
 # Generates ~1M-message corpora once into bench/.cache/ (~1.7 GB), then prints medians and target ratios.
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
 clean:

@@ -23,6 +23,8 @@ from forensics.report.build import Report, build_report
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
+from forensics.text.personal import applies
+from forensics.text.personal import mask_frame as mask_personal
 from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
 
@@ -30,13 +32,23 @@ if TYPE_CHECKING:
     from forensics.analyzers.diff import Run, RunDiff
     from forensics.importers.outcome_labels import LabelImport
 
+__all__ = ["Config", "PathLike", "Selection", "baseline", "check", "conversations", "formats", "import_labeled",
+           "import_outcomes", "load_config", "messages", "query", "report", "run_diff", "task_diff", "tool_calls",
+           "write_metrics_baseline"]
+
 PathLike = str | os.PathLike[str]
 
 
 def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, engine: str = "duckdb",
-          lake: PathLike | None = None, spark_master: str | None = None) -> pl.DataFrame:
-    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked. ``engine="spark"``
+          lake: PathLike | None = None, spark_master: str | None = None, personal: bool | None = None) -> pl.DataFrame:
+    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked, and personal data
+    when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
+    if personal is None:
+        personal = applies(load_config()["redact.personal"], page=False)
+    if personal:
+        return mask_personal(query(sql_or_name, db, redact, engine=engine, lake=lake, spark_master=spark_master,
+                                   personal=False))
     sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
     if _spark(engine, lake):
         from forensics.spark import sql as spark_sql
@@ -71,7 +83,8 @@ def _spark(engine: str, lake: PathLike | None) -> bool:
 
 
 def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
-    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False)
+    """Every conversation with its source, model, title and times (raw text: this is your own data)."""
+    return query("SELECT * FROM conversations ORDER BY created_at, native_id", db, redact=False, personal=False)
 
 
 def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_path: bool = True) -> pl.DataFrame:
@@ -84,6 +97,7 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
 
 
 def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    """Tool calls with their arguments, result sizes and error flags, optionally of one conversation (raw text)."""
     with open_warehouse(db, read_only=True) as wh:
         return frame(
             wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
@@ -118,7 +132,7 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
         from forensics.spark.report import build_spark_report
 
         spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master)
-        return spark_report, write(spark_report, out, formats or list(FORMATS))
+        return spark_report, write(spark_report, out, formats or list(FORMATS), cfg["redact.personal"])
     if labels:
         import_labeled(db, labels)
     selection = selection or Selection()
@@ -129,7 +143,7 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     else:
         result = build_report(db, cfg, selection, only, labels=labels, questions=questions, recommend=advise,
                               persist_findings=True)
-    return result, write(result, out, formats or list(FORMATS))
+    return result, write(result, out, formats or list(FORMATS), cfg["redact.personal"])
 
 
 def import_labeled(db: PathLike, labels: PathLike) -> int:

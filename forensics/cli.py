@@ -65,7 +65,7 @@ def _interrupted(ctx: click.Context) -> None:
 
 
 @click.group(cls=ForensicsGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
-@click.version_option(package_name="forensics")
+@click.version_option(None, "-V", "--version", package_name="forensics")
 def cli() -> None:
     """Offline conversation forensics: import assistant logs into DuckDB, measure why long
     conversations go wrong, and gate CI on the numbers."""
@@ -344,8 +344,8 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
 @cli.command()
 @click.argument("name_or_sql", required=False)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "parquet"]), default=None,
-              help="Output format (default: table on a terminal, csv otherwise).")
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl", "markdown", "parquet"]),
+              default=None, help="Output format (default: table on a terminal, csv otherwise).")
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file (required for parquet).")
 @click.option("--list", "list_", is_flag=True, help="List the named queries with their descriptions.")
 @engine_options
@@ -359,6 +359,7 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
     Example:
       forensics query --list
       forensics query baseline --format csv > baseline.csv
+      forensics query baseline --format markdown      # a table to paste into an issue
       forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
       forensics query baseline --engine spark --lake lake/ --format csv
     """
@@ -572,6 +573,23 @@ def serve(db: str, port: int, open_browser: bool) -> None:
 
     run_serve(db, port, open_browser, lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)",
                                                             err=True))
+
+
+@cli.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for bash, zsh or fish (commands, options, choices, file names).
+
+    \b
+    Example:
+      forensics completion bash > ~/.local/share/bash-completion/completions/forensics
+      forensics completion zsh > "${fpath[1]}/_forensics"
+      forensics completion fish > ~/.config/fish/completions/forensics.fish
+    """
+    from click.shell_completion import BashComplete, FishComplete, ShellComplete, ZshComplete
+
+    shells: dict[str, type[ShellComplete]] = {"bash": BashComplete, "zsh": ZshComplete, "fish": FishComplete}
+    click.echo(shells[shell](cli, {}, "forensics", "_FORENSICS_COMPLETE").source())
 
 
 @cli.group()

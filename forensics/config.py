@@ -16,6 +16,7 @@ from typing import Any
 
 from forensics.errors import ForensicsError
 from forensics.text import cues
+from forensics.text.personal import MODES as MASK_MODES
 from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
@@ -109,15 +110,16 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
 
 SECTION_DOCS = {
     "intent": "Intent recognition (seed 001, P0).",
-    "baseline": "Baseline metric definitions (SPEC §4).",
+    "baseline": "Baseline metric definitions (docs/definitions.md#baseline-metrics).",
     "tool_result": "Tool-result compression (seed 001, improvement 4).",
     "keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2).",
     "topic": "Topic-switch detection (seed 001, improvement 5).",
     "sentinel": "Sentinel (canary) compliance (seed 000, §三).",
     "compaction": "Context compaction (seed 004): when the harness summarises old messages.",
-    "drift": "Drift phenomena thresholds (SPEC §5): severity low at the first value, high at the second.",
-    "skills": "Skill routing (seed 000, §六; SPEC §19): the harness's trigger table and how the model loads skills.",
-    "memory": "Decision memory (seed 003, SPEC §15): the harness's retrieval and the cues the memory analyzer reads.",
+    "drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first value, high at the second.",
+    "skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how the model loads skills.",
+    "memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory analyzer reads.",
+    "redact": "What is masked in what forensics shows (the warehouse keeps the raw text).",
 }
 
 SCHEMA: list[Key] = [
@@ -295,6 +297,10 @@ SCHEMA: list[Key] = [
     Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "
         "when their titles' terms overlap this much (Jaccard): 用户服务 and 订单服务 数据库选型 are two matters",
         "Jaccard"),
+    Key("redact", "personal", "pages", "mask e-mail addresses, phone numbers, card numbers and IBANs: \"pages\" in "
+        "report.html and the explorer's pages, \"all\" in every output too (report.md, metrics.json, charts, query "
+        "results, show), \"off\" nowhere; secrets are masked everywhere whatever this says", "",
+        validate=lambda v: None if v in MASK_MODES else f"choose one of {', '.join(MASK_MODES)}"),
 ]
 
 
@@ -446,7 +452,8 @@ def render_docs() -> str:
            f"`forensics tune` fits a key only on the logs of a harness that has it: the seed harness's keys on its own "
            f"logs (formats {', '.join(HARNESS_FORMATS)}), this tool's detector thresholds "
            f"({', '.join(DETECTOR_KEYS)}) on any; with none of those logs a key is left alone, with one line saying "
-           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs.", ""]
+           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. (The seed harness, "
+           "its design notes 000-004 cited below and the other words: [definitions.md](definitions.md).)", ""]
     for section in dict.fromkeys(k.section for k in SCHEMA):
         out += [f"## `[{section}]`", "", SECTION_DOCS.get(section, ""), "",
                 "| key | default | unit | harness constant | meaning |", "|---|---|---|---|---|"]

@@ -1,8 +1,10 @@
-"""Query results out to a terminal table, CSV, JSON or Parquet: data on stdout, nothing else.
+"""Query results out to a terminal table, CSV, JSON, JSON Lines, a Markdown table or Parquet: data on stdout,
+nothing else.
 
 On a terminal, text is shown inert: control and bidi characters as escapes (``forensics.text.escape``), and a
 table cell as plain text, never as rich markup (a Llama prompt log's ``[/INST]`` is text). Written to a file or
-a pipe, CSV and JSON keep the values as they are."""
+a pipe, CSV and JSON keep the values as they are; a Markdown table's cells are escaped so that log text renders as
+itself (``forensics.text.escape.markdown``)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +15,7 @@ import polars as pl
 
 from forensics.errors import ForensicsError
 from forensics.redact import holds
-from forensics.text.escape import terminal
+from forensics.text.escape import inert_html, markdown, terminal
 
 
 def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
@@ -27,11 +29,17 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
     df = df.with_columns(pl.col(c).bin.encode("hex") if t == pl.Binary
                          else pl.col(c).map_elements(_json_text, return_dtype=pl.String)
                          for c, t in df.schema.items() if holds(t, (pl.Binary,)))
-    if fmt == "csv":  # CSV has no lists or structs: those columns go out as their JSON text
+    if fmt in ("csv", "markdown"):  # no lists or structs in a CSV or Markdown cell: their JSON text instead
         nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
-        text = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested).write_csv()
+        df = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested)
+    if fmt == "csv":
+        text = df.write_csv()
+    elif fmt == "markdown":
+        text = _markdown(df)
     elif fmt == "json":
         text = df.write_json() + "\n"
+    elif fmt == "jsonl":
+        text = df.write_ndjson()
     else:
         text = _table(df)
     if out:
@@ -45,6 +53,15 @@ def _json_text(v: object) -> str:
     return json.dumps(v.to_list() if isinstance(v, pl.Series) else v, ensure_ascii=False,
                       default=lambda x: x.hex() if isinstance(x, bytes) else str(x))
 
+
+def _markdown(df: pl.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table: every row, each cell one line of inert text (NULL as an empty cell)."""
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |"
+
+    lines = [row([markdown(c) for c in df.columns]), row(["---"] * df.width)]
+    lines += [row(["" if v is None else markdown(str(v)) for v in r]) for r in df.iter_rows()]
+    return inert_html("\n".join(lines)) + "\n"
 
 
 def _table(df: pl.DataFrame) -> str:

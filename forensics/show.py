@@ -1,12 +1,15 @@
-"""`forensics show`: the messages behind a finding, by conversation and position, secrets masked."""
+"""`forensics show`: the messages behind a finding, by conversation and position, secrets masked (and personal data
+when ./harness.toml says ``[redact] personal = "all"``)."""
 from __future__ import annotations
 
 import os
 import re
 
+from forensics.config import load_config
 from forensics.errors import ForensicsError
 from forensics.redact import redact
 from forensics.text.escape import terminal
+from forensics.text.personal import applies, mask
 from forensics.warehouse import open_warehouse
 
 
@@ -51,4 +54,5 @@ def show_messages(db: str | os.PathLike[str], conversation: str, positions: str 
             lines.append(f"      → {terminal(redact(c))}")
     if len(lines) == 1:
         lines.append("(no message at those positions)")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    return mask(text) if applies(load_config()["redact.personal"], page=False) else text

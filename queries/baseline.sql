@@ -1,4 +1,4 @@
--- Baseline metrics per conversation on the main path (SPEC §4); system messages counted apart
+-- Baseline metrics per conversation on the main path (docs/definitions.md); system messages counted apart
 WITH m AS (
     -- blank, trimmed_chars and trimmed_text are filled at import (Python str.strip semantics, see docs/warehouse.md)
     SELECT conversation_id, role, content_chars, content_bytes, tool_call_count, trimmed_chars, trimmed_text,

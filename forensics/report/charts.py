@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
@@ -43,6 +44,22 @@ def figure(width: float = 8.0, height: float = 3.6) -> Figure:
     return fig
 
 
+def bytes_log_axis(axis: Axis) -> None:
+    """A log-scale axis of byte sizes labelled as text ("1 KB"), not as mathtext: ``text.parse_math`` is off, so
+    matplotlib's default "$\\mathdefault{10^{3}}$" labels would print as written."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    def label(x: float, _: object) -> str:
+        for unit, size in (("MB", 1e6), ("KB", 1e3)):
+            if x >= size:
+                return f"{x / size:g} {unit}"
+        return f"{x:g} B"
+
+    axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def svg(fig: Figure) -> str:
     """The figure as a standalone SVG document (no date, no creator: the same chart gives the same bytes)."""
     buf = io.StringIO()
@@ -52,11 +69,22 @@ def svg(fig: Figure) -> str:
     return buf.getvalue()
 
 
+# the smallest chart text a reader gets, in CSS px: a chart shrinks with a narrow page (max-width: 100%) down to the
+# width at which its smallest text is this size, and its box scrolls sideways below that (report.css)
+LEGIBLE_PX = 10.0
+
+
 def inline(doc: str) -> str:
     """A standalone SVG made fit to sit inside an HTML page: no XML prolog or DTD, no namespace URLs (the HTML
-    parser puts inline <svg> and xlink:href in their namespaces itself)."""
-    body = doc[doc.index("<svg"):]
-    return re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", body, count=2)
+    parser puts inline <svg> and xlink:href in their namespaces itself), and a minimum width that keeps its
+    smallest text at ``LEGIBLE_PX`` however narrow the page."""
+    body = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", doc[doc.index("<svg"):], count=2)
+    view = re.search(r'viewBox="0 0 ([\d.]+) [\d.]+"', body)
+    sizes = [float(x) for x in re.findall(r"font-size: ([\d.]+)px", body)]
+    if not view or not sizes:
+        return body
+    least = round(float(view.group(1)) * LEGIBLE_PX / min(sizes))  # text is in viewBox units: it scales with width
+    return body.replace("<svg ", f'<svg style="min-width:{least}px" ', 1)
 
 
 def short_label(s: str | None, n: int = 14) -> str:

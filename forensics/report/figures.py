@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from forensics.report.charts import PALETTE, figure, short_label
+from forensics.report.charts import PALETTE, bytes_log_axis, figure, short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,6 +51,7 @@ def sizes(hist: dict[str, list[int]]) -> Figure:
     edges = [max(e, 50) for e in hist["edges"]] + [hist["edges"][-1] * 4]
     ax.stairs(hist["counts"], edges, fill=True, color=PALETTE["tool"], alpha=0.8)
     ax.set_xscale("log")
+    bytes_log_axis(ax.xaxis)
     for x, name in ((2000, "2 KB"), (10000, "10 KB")):
         ax.axvline(x, color="#d62728", linestyle="--", linewidth=1)
         ax.text(x, ax.get_ylim()[1] * 0.95, f" {name}", color="#d62728", fontsize=8, va="top")
@@ -108,6 +109,7 @@ def sweep(d: dict[str, Any]) -> Figure:
         ax.axhline(d["before"], color="#9e9e9e", linestyle="--", linewidth=1)
         ax.text(ax.get_xlim()[0], d["before"], " without compression", color="#616161", fontsize=8, va="bottom")
     ax.set_xscale("log")
+    bytes_log_axis(ax.xaxis)
     ax.set_xlabel("summarize_bytes (log scale)")
     ax.set_ylabel("tool share of context")
     ax.legend(fontsize=8)
@@ -136,7 +138,7 @@ def compaction_sweep(d: dict[str, Any]) -> Figure:
     ax.set_xticks(range(len(keeps)), [str(k) for k in keeps])
     ax.set_xlabel("keep_recent (messages kept verbatim after a compaction)")
     ax.set_ylabel("needs outside the kept window")
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend(fontsize=8, ncols=2)
     return fig
 
 
@@ -157,8 +159,8 @@ def severity(d: dict[str, Any]) -> Figure:
             ax.add_patch(Rectangle((j, i), 1, 1, facecolor=SEVERITY_COLORS[r[k]], edgecolor="#bdbdbd"))
     ax.set_xlim(0, len(kinds))
     ax.set_ylim(len(rows), 0)
-    ax.set_xticks([j + 0.5 for j in range(len(kinds))], [k.replace("_", "\n") for k in kinds], fontsize=7)
-    ax.set_yticks([i + 0.5 for i in range(len(rows))], [short_label(r["conversation"]) for r in rows], fontsize=7)
+    ax.set_xticks([j + 0.5 for j in range(len(kinds))], [k.replace("_", "\n") for k in kinds], fontsize=8)
+    ax.set_yticks([i + 0.5 for i in range(len(rows))], [short_label(r["conversation"]) for r in rows], fontsize=8)
     return fig
 
 
@@ -177,10 +179,10 @@ def timeline(data: list[dict[str, Any]]) -> Figure:
         for start, end, topic, kw in conv["segments"]:
             c = colors.setdefault(topic, TOPIC_COLORS[len(colors) % len(TOPIC_COLORS)])
             ax.barh(y, end - start, left=start, height=0.6, color=c, edgecolor="white")
-            ax.text(start + 0.3, y, " ".join([topic, *kw]), va="center", fontsize=6, clip_on=True)
+            ax.text(start + 0.3, y, " ".join([topic, *kw]), va="center", fontsize=8, clip_on=True)
         for p in conv["markers"]:
             ax.plot([p, p], [y - 0.4, y + 0.4], color="#d62728", linewidth=1.5)
-    ax.set_yticks(range(len(data)), [c["label"] for c in reversed(data)], fontsize=7)
+    ax.set_yticks(range(len(data)), [c["label"] for c in reversed(data)], fontsize=8)
     ax.set_xlabel("message position on the main path (red: switch marker)")
     return fig
 
@@ -209,9 +211,9 @@ def status_over_turns(d: dict[str, Any]) -> Figure:
             ax.bar(starts, share, width=0.9 * width, bottom=bottom, align="edge", color=color, label=status)
             bottom = [b + v for b, v in zip(bottom, share)]
         ax.set_ylim(0, 1)
-        ax.set_ylabel(labels.get(key, key), fontsize=7, rotation=0, ha="right", va="center")
+        ax.set_ylabel(labels.get(key, key), fontsize=8, rotation=0, ha="right", va="center")
         ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.02))
+    axes[0].legend(fontsize=8, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.02))
     axes[-1].set_xlabel(f"turn (user messages since the start; bins of {width})")
     return fig
 
@@ -279,7 +281,7 @@ def retrieval_sweep(rows: list[dict[str, Any]]) -> Figure:
         ax.set_xlabel(key, fontsize=8)
         ax.set_ylim(0, 1.05)
         ax.tick_params(labelsize=7)
-    axes[0].legend(fontsize=7, loc="lower left")
+    axes[0].legend(fontsize=8, loc="lower left")
     return fig
 
 
@@ -298,7 +300,7 @@ def before_after(rows: list[tuple[str, float | None, float | None, float | None]
     ys = list(range(len(rows)))
     ax.barh([y + 0.2 for y in ys], [r[1] or 0.0 for r in rows], height=0.4, label=before, color="#9e9e9e")
     ax.barh([y - 0.2 for y in ys], [r[2] or 0.0 for r in rows], height=0.4, label=after, color="#1f77b4")
-    ax.set_yticks(ys, [r[0] for r in rows], fontsize=7)
+    ax.set_yticks(ys, [r[0] for r in rows], fontsize=8)
     ax.invert_yaxis()
     ax.legend(fontsize=8)
     return fig

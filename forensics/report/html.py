@@ -4,6 +4,7 @@ a click and keep their headers in view, charts are inline SVG. Nothing is fetche
 from __future__ import annotations
 
 import html
+import re
 from functools import cache
 from importlib.resources import files
 from typing import Any
@@ -38,6 +39,11 @@ from forensics.report.text import (
 e = html.escape
 DIGEST_PARTS = (("what-to-change", "What to change"), ("worst", "Worst conversations"),
                 ("strongest", "Strongest findings"))
+
+
+def authored(text: str) -> str:
+    """A line the toolkit wrote (not log text) with its Markdown code spans as <code>: "`--triggers FILE`"."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", e(text))
 
 
 @cache
@@ -115,7 +121,7 @@ def _digest(rep: Report, prefix: str) -> list[str]:
     if d.not_in_use:
         out.append("<p class=meta>Not in use here (their input is absent: no finding, no gated metric, no "
                    "recommendation from them):</p><ul class=norms>"
-                   + "".join(f"<li>{e(t)}</li>" for t in not_in_use_lines(rep)) + "</ul>")
+                   + "".join(f"<li>{authored(t)}</li>" for t in not_in_use_lines(rep)) + "</ul>")
     out.append(f"<section id={prefix}what-to-change><h2>What to change</h2>")
     if d.skipped:
         out.append(f"<p class=meta>{e(d.skipped)}.</p>")

@@ -19,6 +19,7 @@ from forensics.report import figures
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report
 from forensics.report.charts import svg
 from forensics.report.compare import Comparison
+from forensics.text.personal import applies, mask, mask_markup, mask_value
 
 FORMATS = ("md", "html", "json")
 
@@ -31,7 +32,10 @@ def parse_formats(text: str) -> list[str]:
     return fmts
 
 
-def write(result: Report | Comparison, out: str | os.PathLike[str], formats: list[str]) -> list[Path]:
+def write(result: Report | Comparison, out: str | os.PathLike[str], formats: list[str],
+          personal: str = "pages") -> list[Path]:
+    """The chosen formats under ``out``; personal data masked in report.html unless ``personal`` is "off", and in
+    every file when it is "all" (``[redact] personal``)."""
     from forensics.report.html import page
     from forensics.report.markdown import markdown
 
@@ -39,6 +43,7 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
     out.mkdir(parents=True, exist_ok=True)
     _sweep(out)
     staged: list[tuple[Path, Path]] = []  # (temporary, final)
+    everywhere = applies(personal, page=False)
 
     def stage(p: Path, data: str) -> None:
         tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
@@ -47,16 +52,20 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
 
     try:
         if "json" in formats:
-            stage(out / "metrics.json", orjson.dumps(metrics_document(result), option=orjson.OPT_INDENT_2
+            metrics = metrics_document(result)
+            stage(out / "metrics.json", orjson.dumps(mask_value(metrics) if everywhere else metrics,
+                                                     option=orjson.OPT_INDENT_2
                                                      | orjson.OPT_NON_STR_KEYS).decode() + "\n")
         charts = draw(result) if {"md", "html"} & set(formats) else {}  # JSON needs no pictures
         if "md" in formats:
             (out / "charts").mkdir(exist_ok=True)
             for name, (_, doc) in charts.items():
-                stage(out / "charts" / f"{name}.svg", doc)
-            stage(out / "report.md", markdown(result, charts))
+                stage(out / "charts" / f"{name}.svg", mask_markup(doc) if everywhere else doc)
+            text = markdown(result, charts)
+            stage(out / "report.md", mask(text) if everywhere else text)
         if "html" in formats:
-            stage(out / "report.html", page(result, charts))
+            text = page(result, charts)
+            stage(out / "report.html", mask_markup(text) if applies(personal, page=True) else text)
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
