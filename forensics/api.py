@@ -106,7 +106,7 @@ def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl
 
 
 def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
-    """The SPEC §4 metrics, one row per selected conversation."""
+    """The baseline metrics (docs/definitions.md), one row per selected conversation."""
     rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
     per = rep.sections[0].metrics["conversations"]
     return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
@@ -120,7 +120,7 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
            spark_master: str | None = None) -> tuple[Report | Comparison, list[Path]]:
     """Build the report (or a before/after comparison) and write it; returns it and the files written.
 
-    ``labels``: a labels file; labeled dialogues it carries are imported first when missing (SPEC §8).
+    ``labels``: a labels file; labeled dialogues it carries are imported first when missing (docs/topics-evaluation.md).
     ``questions``: a decision-memory question file (JSONL) whose retrieval the memory section replays (§15).
     ``engine="spark"``: the per-conversation analyzers on Spark over the Parquet ``lake`` (``forensics.spark``).
     """
@@ -210,7 +210,7 @@ def formats() -> pl.DataFrame:
 
 def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
     """Import run outcomes kept outside the logs (CSV with a header or JSONL: id, success, optional score) into
-    ``conversation_outcomes`` (SPEC §20); idempotent. A bad file raises ForensicsError and changes nothing."""
+    ``conversation_outcomes`` (docs/outcomes.md); idempotent. A bad file raises ForensicsError and changes nothing."""
     from forensics.importers.outcome_labels import read_labels as read_outcomes
     from forensics.importers.outcome_labels import store
 
@@ -222,7 +222,7 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
 
 
 def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:
-    """Two runs aligned step by step with their first divergence (SPEC §21); ids are conversation or native ids."""
+    """Two runs aligned step by step with their first divergence (docs/outcomes.md); ids are conversation or native ids."""
     from forensics.analyzers.diff import diff
 
     with open_warehouse(db, read_only=True) as wh:

@@ -8,6 +8,9 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
+    """The exit codes of every command: 0 ok, 1 partial or a CI regression, 2 bad usage or unreadable input, 70 an
+    internal error (a bug: report it)."""
+
     OK = 0
     PARTIAL = 1  # some sources failed, the rest imported; or a CI check found a regression
     USAGE = 2  # bad usage, or nothing could be read
