@@ -56,7 +56,8 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
     assert worst[3]["reasons"] == [
         "topic interleave (high, fires on 23% of conversations): 17 messages ([26]–[42]) on the old topic after the "
-        "switch at [25]; held against 17 topic switches",
+        "switch at [25] (the seed's lag thresholds: a lag in messages means the same for every agent); held against 17 "
+        "topic switches of sqlite",
         "tool dispersion (high, fires on 41% of conversations): 14 distinct targets for the request at [25]: above "
         "sqlite gpt-mini's outlier fence 9.5 (sqlite gpt-mini's norm: fence 9.5 over 90 requests with tool calls of 7 "
         "conversations); held against 310 requests with tool calls of sqlite"]
