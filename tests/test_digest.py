@@ -22,8 +22,8 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     # agent's way of working, said once (issue 24), and no conversation is a finding of it
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
     assert norms == {
-        "echo_rate": "tool calls without text are the norm here: 45% of assistant turns (22 of 22 conversations at "
-                     "≥ 30%)",
+        "echo_rate:sqlite": "tool calls without text are sqlite's way of working: 45% of its assistant turns (22 of 22 "
+                            "conversations with assistant turns at ≥ 30%)",
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
                                        "working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations"}  # the fixtures' scripted corrections (不对)

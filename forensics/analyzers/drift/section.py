@@ -85,7 +85,7 @@ def run(ctx: Context) -> Section:
     worst = _worst(eps)
     _store(ctx, eps, worst, natives, computed)
     sec = _section(ctx, base, eps, worst, signals, computed)
-    sec.norms = {**_norms(base, worst, d, big), **ways}
+    sec.norms = {**_norms(base, worst, d, big, kinds), **ways}
     return sec
 
 
@@ -441,18 +441,25 @@ def _section(ctx: Context, base: pl.DataFrame, eps: list[dict[str, Any]],
     return sec
 
 
-def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: Any, big: int) -> dict[str, str]:
-    """What is true of this corpus as a whole, one line each: a kind flagged in most conversations, and an echo
-    rate that is the corpus's own way of working (the seed's chat assistant had 36-62 %; an API agent more)."""
+def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: Any, big: int,
+           kinds: dict[str, str]) -> dict[str, str]:
+    """What is true of this corpus as a whole, one line each: a kind flagged in most conversations, and per kind of
+    agent an echo rate that is its own way of working: over its assistant turns and in most of its conversations (the
+    seed's chat assistant had 36-62 %; an API agent more; never a rate pooled over unlike agents)."""
     n = base.height
     flagged = {k: sum(1 for (_, kind), e in worst.items() if kind == k and e["severity"] != "none") for k in KINDS}
     out: dict[str, str] = {}
-    assistant = int(base["assistant"].sum() or 0)
-    echo = int(base["empty_assistant"].sum() or 0) / assistant if assistant else None
-    if echo is not None and echo >= d.echo_rate_low:
-        at = int((base["empty_assistant_share"].drop_nulls() >= d.echo_rate_low).sum())
-        out["echo_rate"] = (f"tool calls without text are the norm here: {echo:.0%} of assistant turns ({at} of {n} "
-                            f"conversations at ≥ {d.echo_rate_low:.0%})")
+    per = base.with_columns(agent=pl.col("conversation_id").replace_strict(kinds, default=""))
+    for agent, rows in sorted(per.group_by("agent"), key=lambda g: str(g[0][0])):
+        assistant = int(rows["assistant"].sum() or 0)
+        echo = int(rows["empty_assistant"].sum() or 0) / assistant if assistant else None
+        rated = rows["empty_assistant_share"].drop_nulls()
+        at = int((rated >= d.echo_rate_low).sum())
+        if rated.len() >= norms.MIN_AGENT_CONVERSATIONS and echo is not None and echo >= d.echo_rate_low \
+                and at > rated.len() / 2:  # most of its conversations, too
+            out[f"echo_rate:{agent[0]}"] = (
+                f"tool calls without text are {agent[0]}'s way of working: {echo:.0%} of its assistant turns ({at} of "
+                f"{rated.len()} conversations with assistant turns at ≥ {d.echo_rate_low:.0%})")
     if n < MIN_CORPUS:
         return out
     most = {k for k, c in flagged.items() if c > n / 2}
