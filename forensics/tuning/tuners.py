@@ -68,11 +68,14 @@ def compression(t: TuneContext) -> list[Recommendation]:
 
 @tuner(analyzer="drift")
 def drift(t: TuneContext) -> list[Recommendation]:
-    """[drift] thresholds fitted on one kind of agent (``forensics.tuning.drift``)."""
+    """[drift] thresholds fitted on one kind of agent (``forensics.tuning.drift``), on facts read afresh over every
+    conversation (a harness tuner before may have read them over its own logs only)."""
+    from dataclasses import replace
+
     from forensics.tuning.drift import fit
 
     return [Recommendation(f"drift.{r.key}", r.current, r.recommended, r.evidence, r.effect)
-            for r in fit(t.analysis, t.cfg.drift, t.worst_pct / 100)]
+            for r in fit(replace(t.analysis, facts=None, memo={}), t.cfg.drift, t.worst_pct / 100)]
 
 
 CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
