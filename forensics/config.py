@@ -452,7 +452,10 @@ def render_docs() -> str:
            f"`forensics tune` fits a key only on the logs of a harness that has it: the seed harness's keys on its own "
            f"logs (formats {', '.join(HARNESS_FORMATS)}), this tool's detector thresholds "
            f"({', '.join(DETECTOR_KEYS)}) on any; with none of those logs a key is left alone, with one line saying "
-           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. (The seed harness, "
+           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. The [drift] "
+           "thresholds hold one value for every agent, so they are fitted only on a warehouse of one kind of agent "
+           "(its log format, a sub-agent apart) with at least 20 conversations carrying the figure; otherwise "
+           "these defaults stand and the drift analyzer holds each kind against its own norm. (The seed harness, "
            "its design notes 000-004 cited below and the other words: [definitions.md](definitions.md).)", ""]
     for section in dict.fromkeys(k.section for k in SCHEMA):
         out += [f"## `[{section}]`", "", SECTION_DOCS.get(section, ""), "",

@@ -22,8 +22,8 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     # agent's way of working, said once (issue 24), and no conversation is a finding of it
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
     assert norms == {
-        "echo_rate": "tool calls without text are the norm here: 45% of assistant turns (22 of 22 conversations at "
-                     "≥ 30%)",
+        "echo_rate:sqlite": "tool calls without text are sqlite's way of working: 45% of its assistant turns (22 of 22 "
+                            "conversations with assistant turns at ≥ 30%)",
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
                                        "working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations"}  # the fixtures' scripted corrections (不对)
@@ -56,7 +56,8 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
     assert worst[3]["reasons"] == [
         "topic interleave (high, fires on 23% of conversations): 17 messages ([26]–[42]) on the old topic after the "
-        "switch at [25]; held against 17 topic switches",
+        "switch at [25] (the seed's lag thresholds: a lag in messages means the same for every agent); held against 17 "
+        "topic switches of sqlite",
         "tool dispersion (high, fires on 41% of conversations): 14 distinct targets for the request at [25]: above "
         "sqlite gpt-mini's outlier fence 9.5 (sqlite gpt-mini's norm: fence 9.5 over 90 requests with tool calls of 7 "
         "conversations); held against 310 requests with tool calls of sqlite"]

@@ -87,7 +87,8 @@ def test_interleave_uses_topic_switches_and_finds_the_seed_lag(seed_wh: Path, tm
     lag = json.loads((FIXTURES / "labels" / "seed.labels.jsonl").read_text().splitlines()[2])["interleave"][0]["lag"]
     got = con.execute("SELECT severity, value, rule, positions FROM drift_findings WHERE kind = 'topic_interleave' "
                       "AND severity <> 'none'").fetchall()
-    assert got == [("high", 12.0, "12 messages ([141]–[152]) on the old topic after the switch at [140]",
+    assert got == [("high", 12.0, "12 messages ([141]–[152]) on the old topic after the switch at [140] (the seed's lag "
+                                  "thresholds: a lag in messages means the same for every agent)",
                     [141, 147, 149, 151])]
     assert _inside(got[0][3], lag)
     assert con.execute("SELECT count(*) FROM drift_findings WHERE severity = 'not computed'").fetchall()[0][0] == 0

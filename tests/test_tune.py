@@ -106,21 +106,6 @@ def test_emit_ts_and_json(seed_db: Path) -> None:
     assert "export const TOOL_RESULT_SUMMARIZE_SHARE = 0.2;" in out.splitlines()
 
 
-def test_drift_thresholds_need_enough_conversations(seed_db: Path) -> None:
-    recs = _recs(seed_db)
-    assert recs["drift.echo_rate_high"]["recommended"] == 0.5
-    assert "only 3 conversations" in recs["drift.echo_rate_high"]["evidence"]
-
-
-def test_drift_thresholds_flag_at_most_the_worst_share(tmp_path: Path) -> None:
-    db = tmp_path / "w.duckdb"
-    ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "sessions"], db=db)
-    recs = _recs(db, "--worst-pct", "10")
-    for key in ("drift.echo_rate_high", "drift.continue_nags_high", "drift.crowding_ratio_high"):
-        m = re.match(r"flags (\d+) of (\d+) conversations", recs[key]["evidence"])
-        assert m and int(m.group(1)) <= 0.10 * int(m.group(2)), recs[key]
-
-
 def test_topic_confidence_with_labels_maximises_f1_at_the_precision_floor(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "sqlite" / "realistic.db"], db=db)

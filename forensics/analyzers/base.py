@@ -66,7 +66,7 @@ class Section:
     charts: list[Chart] = field(default_factory=list)
     grid: list[list[str]] = field(default_factory=list)  # a pre-formatted table, first row the header
     # finding kind -> one line on what that kind's figure is across the corpus, for when it fires on most
-    # conversations: then it is a property of the corpus, said once ("tool calls without text are the norm here")
+    # conversations: then it is a property of the corpus, said once ("tool calls without text are codex's way of working")
     norms: dict[str, str] = field(default_factory=dict)
     # what had nothing to read: a metric prefix (the section's name for the whole analyzer, or "topics.evaluation"
     # for a part of it) -> why, in one line ("no canary in any system prompt"). The report says it in that line,

@@ -122,7 +122,8 @@ def _pushback_findings(pushed: pl.DataFrame, per: pl.DataFrame) -> list[Finding]
                            positions, f"the person said the work failed them {len(positions)} "
                            f"time{'s' if len(positions) > 1 else ''}: " + "; ".join(
                                f"[{p}] “{q}”" for p, q in list(zip(positions, quotes))[:3]),
-                           "a person's turn after an answer saying it failed (baseline.pushback_patterns)",
+                           "a person's turn after an answer saying it failed (baseline.pushback_patterns; held against no norm: the "
+                           "person's own words, high when said twice or more)",
                            float(len(positions))))
     return out
 

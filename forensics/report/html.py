@@ -26,7 +26,7 @@ from forensics.report.text import (
     df_rows,
     drift_text,
     fmt,
-    kept_line,
+    kept_lines,
     kind_row,
     not_in_use_lines,
     positions_text,
@@ -144,7 +144,7 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         out.append(f"<p>Or run <code>{e(d.command)}</code> to write them all (comments and layout are kept).</p>")
     if d.kept:
         out.append(f"<details><summary>Left alone ({len(d.kept)} keys)</summary><ul class=norms>"
-                   + "".join(f"<li>{e(kept_line(c))}</li>" for c in d.kept) + "</ul></details>")
+                   + "".join(f"<li>{e(line)}</li>" for line in kept_lines(d.kept)) + "</ul></details>")
     out.append("</section>")
     out.append(f"<section id={prefix}worst><h2>Worst conversations</h2>")
     if d.worst:

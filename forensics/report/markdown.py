@@ -20,7 +20,7 @@ from forensics.report.text import (
     df_rows,
     drift_text,
     fmt,
-    kept_line,
+    kept_lines,
     kind_row,
     not_in_use_lines,
     positions_text,
@@ -96,7 +96,7 @@ def _md_digest(rep: Report, level: int) -> list[str]:
                       "```toml", d.toml_drift, "```", ""]
         lines += [f"Or run {markdown_code(d.command)} to write them all (comments and layout are kept).", ""]
     if d.kept:  # the tuners' own words, like a section's summary
-        lines += ["Left alone:", ""] + [f"- {kept_line(c)}" for c in d.kept] + [""]
+        lines += ["Left alone:", ""] + [f"- {line}" for line in kept_lines(d.kept)] + [""]
     lines += [f"{h} Worst conversations", ""]
     lines += [f"{i}. **{md(rep.label(w.conversation_id))}** — " + "; ".join(map(md, w.reasons))
               for i, w in enumerate(d.worst, 1)]

@@ -78,7 +78,7 @@ def change_row(c: Any) -> list[str]:
 
 def drift_text(drift: list[Any]) -> str:
     return (f"And {len(drift)} detector thresholds ([drift]: what forensics flags, not what the harness does) "
-            "fitted to this corpus so that high flags its worst 10 %")
+            "fitted to this warehouse's one kind of agent so that high flags its worst 10 %")
 
 
 NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
@@ -101,6 +101,22 @@ def not_in_use_lines(rep: Report) -> list[str]:
 def kept_line(c: Any) -> str:
     """A key tune left alone: "compaction.keep_recent (10): no conversation from a harness with this knob"."""
     return f"{c.key} ({c.current!r}): {c.evidence}"
+
+
+def kept_lines(kept: list[Any]) -> list[str]:
+    """The keys tune left alone, one line each, except the [drift] detector thresholds left alone for one reason
+    (a warehouse of several kinds of agent): one line for them all."""
+    out: list[str] = []
+    drift: dict[str, list[Any]] = {}
+    for c in kept:
+        if c.key.startswith("drift."):
+            drift.setdefault(c.evidence, []).append(c)
+        else:
+            out.append(kept_line(c))
+    for why, cs in drift.items():
+        keys = ", ".join(f"{c.key.removeprefix('drift.')} ({c.current!r})" for c in cs)
+        out.append(kept_line(cs[0]) if len(cs) == 1 else f"[drift] {keys}: {why}")
+    return out
 
 
 KIND_HEAD = ["kind", "analyzer", "findings", "conversations it fires on", "share of conversations"]

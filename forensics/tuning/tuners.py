@@ -66,44 +66,16 @@ def compression(t: TuneContext) -> list[Recommendation]:
                            effect)]
 
 
-MIN_CONVERSATIONS = 10  # fewer than this and a percentile says nothing
-
-
 @tuner(analyzer="drift")
 def drift(t: TuneContext) -> list[Recommendation]:
-    """[drift] thresholds from the corpus distribution: high flags the worst k % of conversations, low 2k %."""
-    from forensics.queries import load_query
-    from forensics.warehouse import frame
+    """[drift] thresholds fitted on one kind of agent (``forensics.tuning.drift``), on facts read afresh over every
+    conversation (a harness tuner before may have read them over its own logs only)."""
+    from dataclasses import replace
 
-    base = frame(t.con, load_query("baseline").sql)
-    turns = frame(t.con, f"SELECT conversation_id, max(distinct_targets) AS targets, max(widest_round) AS widest "
-                         f"FROM ({load_query('tool_turns').sql}) GROUP BY 1")
-    d = t.cfg.drift
-    n = base.height
-    keys = ["crowding_ratio", "echo_rate", "continue_nags", "dispersion_targets", "dispersion_parallel"]
-    if n < MIN_CONVERSATIONS:
-        return [Recommendation(f"drift.{k}_{lvl}", getattr(d, f"{k}_{lvl}"), getattr(d, f"{k}_{lvl}"),
-                               f"only {n} conversations; a percentile of so few says nothing: kept")
-                for k in keys for lvl in ("low", "high")]
-    k = t.worst_pct / 100
-    series = {"crowding_ratio": (base["asst_tool_ratio"], True), "echo_rate": (base["empty_assistant_share"], False),
-              "continue_nags": (base["continue_nags"], False), "dispersion_targets": (turns["targets"], False),
-              "dispersion_parallel": (turns["widest"], False)}
-    out = []
-    for key, (col, below) in series.items():
-        vals = col.drop_nulls().cast(float)
-        if vals.len() < MIN_CONVERSATIONS:
-            continue
-        for lvl, share in (("high", k), ("low", min(2 * k, 1.0))):
-            current = getattr(d, f"{key}_{lvl}")
-            rec = _flag_at_most(sorted(vals.to_list()), share, below, isinstance(current, float))
-            flagged = int((vals <= rec).sum() if below else (vals >= rec).sum())
-            now = int((vals <= current).sum() if below else (vals >= current).sum())
-            out.append(Recommendation(f"drift.{key}_{lvl}", current, rec,
-                                      f"flags {flagged} of {vals.len()} conversations ({lvl}: at most the worst "
-                                      f"{_pct(share)}, by {'lowest' if below else 'highest'} {key.replace('_', ' ')})",
-                                      f"{key.replace('_', ' ')} crosses {lvl} in {flagged} conversations, not {now}"))
-    return out
+    from forensics.tuning.drift import fit
+
+    return [Recommendation(f"drift.{r.key}", r.current, r.recommended, r.evidence, r.effect)
+            for r in fit(replace(t.analysis, facts=None, memo={}), t.cfg.drift, t.worst_pct / 100)]
 
 
 CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
@@ -211,20 +183,6 @@ def _lower_bound(p: float, n: int, z: float = 1.645) -> float:
     if n == 0:
         return 0.0
     return (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
-
-
-def _flag_at_most(vals: list[float], share: float, below: bool, real: bool) -> float | int:
-    """The threshold that flags at most ``share`` of ``vals`` (ascending), at the worst end."""
-    budget = int(share * len(vals))
-    if below:  # value <= threshold is flagged
-        cut = vals[budget - 1] if budget else vals[0] - (1e-3 if real else 1)
-        while budget and sum(v <= cut for v in vals) > budget:  # ties at the cut would flag too many
-            cut = max([v for v in vals if v < cut], default=vals[0] - (1e-3 if real else 1))
-        return round(cut, 3) if real else int(cut)
-    cut = vals[len(vals) - budget] if budget else vals[-1] + (1e-3 if real else 1)
-    while sum(v >= cut for v in vals) > budget:
-        cut = min([v for v in vals if v > cut], default=vals[-1] + (1e-3 if real else 1))
-    return round(cut, 3) if real else int(cut)
 
 
 def _pct(x: float | None) -> str:

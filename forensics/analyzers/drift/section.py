@@ -79,14 +79,14 @@ def run(ctx: Context) -> Section:
     eps += _rediscovery(ctx, natives)
     computed = interleave.available(ctx.con)
     if computed:
-        eps += _interleave(ctx, d, natives)
+        eps += _interleave(ctx, d, natives, kinds)
     signals = _signals(ctx, base)
     eps += _no_focus(signals, kinds, d)
     eps, ways = _ways_of_working(eps, kinds)
     worst = _worst(eps)
     _store(ctx, eps, worst, natives, computed)
     sec = _section(ctx, base, eps, worst, signals, computed)
-    sec.norms = {**_norms(base, worst, d, big), **ways}
+    sec.norms = {**_norms(base, worst, d, big, kinds), **ways}
     return sec
 
 
@@ -251,24 +251,34 @@ def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
         where = ("no compaction is marked in this log" if follows is None else
                  f"after the compaction at [{r['compaction_position']}]" if follows else "before any logged compaction")
         out.append(_ep(r["conversation_id"], natives.get(r["conversation_id"]), "compaction_topic_loss", r["severity"],
-                       rules[r["sign"]], None, r["positions"], f"{r['detail']}; {where}", follows))
+                       f"{rules[r['sign']]} (an event, held against no norm)", None, r["positions"], f"{r['detail']}; {where}", follows))
     return out
 
 
-def _interleave(ctx: Context, d: Any, natives: dict[str, str]) -> list[dict[str, Any]]:
+def _interleave(ctx: Context, d: Any, natives: dict[str, str], kinds: dict[str, str]) -> list[dict[str, Any]]:
+    """The lag after a switch, at the seed's lag thresholds (messages on the old topic mean the same for every
+    agent); where it stands is said among the switches of its own kind of agent (no lag: 0), never a pool."""
     out = []
     lags = [interleave.Lag(**r) for r in ctx.fact("drift_lags").iter_rows(named=True)]
-    switches = ctx.con.execute(f"SELECT count(*) FROM {interleave.SWITCHES} JOIN sel_conversations "
-                               "USING (conversation_id)").fetchall()[0][0]
-    population = Distribution([float(lag.messages) for lag in lags] + [0.0] * max(0, switches - len(lags)))  # no lag: 0
+    switched = ctx.con.execute(f"SELECT conversation_id, count(*) FROM {interleave.SWITCHES} JOIN sel_conversations "
+                               "USING (conversation_id) GROUP BY 1").fetchall()
+    switches: dict[str, int] = {}
+    for cid, n in switched:
+        switches[kinds.get(cid, "")] = switches.get(kinds.get(cid, ""), 0) + n
+    lagged: dict[str, list[float]] = {}
+    for lag in lags:
+        lagged.setdefault(kinds.get(lag.conversation_id, ""), []).append(float(lag.messages))
+    population = {k: Distribution(v + [0.0] * max(0, switches.get(k, 0) - len(v))) for k, v in lagged.items()}
     for lag in lags:
         sev = _sev(lag.messages, d.interleave_lag_low, d.interleave_lag_high)
+        kind = kinds.get(lag.conversation_id, "")
         if sev != "none":
             out.append(_ep(lag.conversation_id, natives.get(lag.conversation_id), "topic_interleave", sev,
                            f"{lag.messages} messages ([{lag.first}]–[{lag.last}]) on the old topic after the switch at "
-                           f"[{lag.switch}]", float(lag.messages), lag.old_rounds,
-                           "old-topic targets: " + ", ".join(lag.old_targets[:6]),
-                           percentile=population.standing(lag.messages), among=f"{switches} topic switches"))
+                           f"[{lag.switch}] (the seed's lag thresholds: a lag in messages means the same for every agent)",
+                           float(lag.messages), lag.old_rounds, "old-topic targets: " + ", ".join(lag.old_targets[:6]),
+                           percentile=population[kind].standing(lag.messages),
+                           among=f"{switches.get(kind, 0)} topic switches of {kind}"))
     return out
 
 
@@ -426,18 +436,25 @@ def _section(ctx: Context, base: pl.DataFrame, eps: list[dict[str, Any]],
     return sec
 
 
-def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: Any, big: int) -> dict[str, str]:
-    """What is true of this corpus as a whole, one line each: a kind flagged in most conversations, and an echo
-    rate that is the corpus's own way of working (the seed's chat assistant had 36-62 %; an API agent more)."""
+def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: Any, big: int,
+           kinds: dict[str, str]) -> dict[str, str]:
+    """What is true of this corpus as a whole, one line each: a kind flagged in most conversations, and per kind of
+    agent an echo rate that is its own way of working: over its assistant turns and in most of its conversations (the
+    seed's chat assistant had 36-62 %; an API agent more; never a rate pooled over unlike agents)."""
     n = base.height
     flagged = {k: sum(1 for (_, kind), e in worst.items() if kind == k and e["severity"] != "none") for k in KINDS}
     out: dict[str, str] = {}
-    assistant = int(base["assistant"].sum() or 0)
-    echo = int(base["empty_assistant"].sum() or 0) / assistant if assistant else None
-    if echo is not None and echo >= d.echo_rate_low:
-        at = int((base["empty_assistant_share"].drop_nulls() >= d.echo_rate_low).sum())
-        out["echo_rate"] = (f"tool calls without text are the norm here: {echo:.0%} of assistant turns ({at} of {n} "
-                            f"conversations at ≥ {d.echo_rate_low:.0%})")
+    per = base.with_columns(agent=pl.col("conversation_id").replace_strict(kinds, default=""))
+    for agent, rows in sorted(per.group_by("agent"), key=lambda g: str(g[0][0])):
+        assistant = int(rows["assistant"].sum() or 0)
+        echo = int(rows["empty_assistant"].sum() or 0) / assistant if assistant else None
+        rated = rows["empty_assistant_share"].drop_nulls()
+        at = int((rated >= d.echo_rate_low).sum())
+        if rated.len() >= norms.MIN_AGENT_CONVERSATIONS and echo is not None and echo >= d.echo_rate_low \
+                and at > rated.len() / 2:  # most of its conversations, too
+            out[f"echo_rate:{agent[0]}"] = (
+                f"tool calls without text are {agent[0]}'s way of working: {echo:.0%} of its assistant turns ({at} of "
+                f"{rated.len()} conversations with assistant turns at ≥ {d.echo_rate_low:.0%})")
     if n < MIN_CORPUS:
         return out
     most = {k for k, c in flagged.items() if c > n / 2}
