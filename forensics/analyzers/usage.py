@@ -7,7 +7,7 @@ Tokens have one meaning for every format (docs/usage.md): ``input`` is every tok
 part read from the prompt cache (``cached_share`` = cached / input), ``cache_write`` the part written to it,
 ``output`` everything generated (reasoning included). A response logged in two transcripts (a Claude Code
 side question or a resumed session copies its parent's messages, with their ids) is counted once, in the
-top-level, earliest conversation. A run belongs to its conversation's model (the logged one, else the model
+top-level, earliest conversation, with the largest counts any copy gives. A run belongs to its conversation's model (the logged one, else the model
 of most of its responses); each response is priced by its own model (``forensics.analyzers.prices``), and a
 run's cost is shown only when every response with tokens has a price (a run without token counts has none,
 and leaves its group's cost alone).
@@ -165,14 +165,22 @@ def _costs(per_model: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
         pl.col("responses").filter(pl.col("cost").is_null()).sum().alias("unpriced"))
 
 
-# A response logged twice (same provider id) is kept in one conversation: the top-level, earliest one
+# A response logged twice (same provider id) is kept in one conversation, the top-level, earliest one, with the
+# largest count of each kind any copy gives (a copy may stop at a line written while the response streamed)
 _DEDUP = """
 resp AS (
-  SELECT u.*, coalesce(u.model, c.model) AS rmodel,
-         CASE WHEN u.message_id IS NULL THEN 1 ELSE row_number() OVER (
-           PARTITION BY u.message_id, u.request_id
-           ORDER BY c.parent_conversation_id IS NOT NULL, c.created_at NULLS LAST, u.conversation_id, u.seq) END AS k
-  FROM message_usage u JOIN conversations c USING (conversation_id)),
+  SELECT u.conversation_id, u.seq, coalesce(u.model, c.model) AS rmodel,
+         CASE WHEN u.message_id IS NULL THEN 1 ELSE row_number() OVER w END AS k,
+         CASE WHEN u.message_id IS NULL THEN u.input_tokens ELSE max(u.input_tokens) OVER w END AS input_tokens,
+         CASE WHEN u.message_id IS NULL THEN u.output_tokens ELSE max(u.output_tokens) OVER w END AS output_tokens,
+         CASE WHEN u.message_id IS NULL THEN u.cache_read_input_tokens
+              ELSE max(u.cache_read_input_tokens) OVER w END AS cache_read_input_tokens,
+         CASE WHEN u.message_id IS NULL THEN u.cache_creation_input_tokens
+              ELSE max(u.cache_creation_input_tokens) OVER w END AS cache_creation_input_tokens
+  FROM message_usage u JOIN conversations c USING (conversation_id)
+  WINDOW w AS (PARTITION BY u.message_id, u.request_id
+               ORDER BY c.parent_conversation_id IS NOT NULL, c.created_at NULLS LAST, u.conversation_id, u.seq
+               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
 kept AS (SELECT * FROM resp WHERE k = 1)"""
 
 _RESPONSES_SQL = "WITH " + _DEDUP + """
