@@ -22,6 +22,10 @@ DEFAULT_CONFIG = "harness.toml"
 # [prices]: the user's prices per model, over the shipped table (forensics.analyzers.prices, docs/usage.md)
 PRICES = "prices"
 PRICE_KINDS = ("input", "output", "cache_read", "cache_write")
+PRICES_DOC = ["[prices]: USD per million tokens per model, over the shipped dated table (docs/usage.md); input and",
+              "output are required, a model without a price shows its tokens and no cost. For example:",
+              "[prices]",
+              '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25}']
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
 # The compaction audit's rules (forensics.analyzers.compaction.rules says how each is used). RE2 syntax (no look-around),
 # matched case-insensitively: the same pattern runs in DuckDB and in Python.
@@ -430,6 +434,9 @@ def default_toml() -> str:
             table.add(k.name, tomlkit.inline_table() if isinstance(k.default, dict) else k.default)
         doc.add(tomlkit.nl())
         doc.add(section, table)
+    doc.add(tomlkit.nl())
+    for line in PRICES_DOC:
+        doc.add(tomlkit.comment(line))
     return tomlkit.dumps(doc)
 
 
@@ -450,6 +457,8 @@ def render_docs() -> str:
             default = str(k.default).replace("|", "/") if not isinstance(k.default, bool) else str(k.default).lower()
             out.append(f"| `{k.name}` | `{default}` | {k.unit} | {f'`{k.constant}`' if k.constant else ''} | {k.doc} |")
         out.append("")
+    out += ["## `[prices]`", "", "What tokens cost, per model, for `forensics usage` and the report's first section: "
+            + " ".join(PRICES_DOC[:2]).replace("[prices]: ", ""), "", "```toml", *PRICES_DOC[2:], "```", ""]
     return "\n".join(out)
 
 
