@@ -133,6 +133,7 @@ def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable) -> 
                                "tool_errors", "tool_error_rate", "compactions", "graded", "success_rate")}
     priced = rows.filter((pl.col("responses") > 0) & (pl.col("unpriced") == 0))
     m["priced_runs"], m["priced_cost"] = priced.height, float(priced["cost"].sum())  # the runs with a cost, and theirs
+    m["counted_runs"] = rows.filter(pl.col("responses") > 0).height  # the runs whose log records token counts
     m["prices_date"] = prices.date
     m["by_agent_model"] = {f"{r['agent']}/{r['model']}": {k: r[k] for k in (
         "runs", *TOKENS, "cost", "tool_error_rate", "compactions", "success_rate", "success_low", "success_high")}
@@ -143,15 +144,21 @@ def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable) -> 
 def _summary(m: dict[str, Any], prices: PriceTable) -> str:
     cost = (f"cost ${m['cost']:,.2f}" if m["cost"] is not None else
             f"${m['priced_cost']:,.2f} for the {m['priced_runs']} runs whose models all have a price ("
-            f"{m['unpriced_runs']} runs used a model without one: their tokens are counted, their cost is not)")
+            f"{m['unpriced_runs']} runs used a model without one: their tokens are counted, their cost is not)"
+            if m["priced_runs"] else "no cost (no run with token counts has a price)")
     share = f"{m['cached_share']:.0%} of it read from the prompt cache" if m["cached_share"] is not None else \
         "no cache figure"
     errors = (f"{m['tool_errors']:,} of {m['tool_calls']:,} tool calls failed ({m['tool_error_rate']:.1%})"
               if m["tool_calls"] else "no tool call")
     graded = (f"; {m['graded']} runs have an outcome, {m['success_rate']:.0%} succeeded" if m["graded"] else "")
-    return (f"{m['runs']:,} runs, {m['responses']:,} model responses with token counts: {m['input']:,} input tokens "
-            f"({share}), {m['output']:,} output tokens; {cost} at the prices of {prices.date} (or the config's "
-            f"[prices]). {errors}; {m['compactions']:,} compactions{graded}.")
+    if not m["counted_runs"]:
+        tokens = "no log records token counts, so no cost"
+    else:
+        tokens = (f"{m['counted_runs']:,} of them with token counts ({m['responses']:,} model responses): "
+                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost} at the prices of "
+                  f"{prices.date} (or the config's [prices])")
+    compactions = f"{m['compactions']:,} compaction{'' if m['compactions'] == 1 else 's'}"
+    return f"{m['runs']:,} runs, {tokens}. {errors}; {compactions}{graded}."
 
 
 def _costs(per_model: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
