@@ -236,3 +236,25 @@ def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff |
 
     with open_warehouse(db, read_only=True) as wh:
         return for_task(wh.con, key)
+
+
+def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: Config | None = None,
+          selection: Selection | None = None) -> pl.DataFrame:
+    """Runs, tokens, cost, tool errors, compactions and success rate (SPEC §22, docs/usage.md), grouped ``by``
+    agent, model and/or day (``"agent,model"``, ``["day"]``), or one row per run with ``by="conversation"``.
+    Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
+    from forensics.analyzers import usage as usage_analyzer
+    from forensics.analyzers.prices import table
+
+    keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
+    if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
+        raise ForensicsError(f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
+                             f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation")
+    cfg = cfg or load_config()
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db, read_only=True) as wh:
+        if selection is not None:
+            selection.materialize(wh.con)
+        rows = usage_analyzer.runs(wh.con, table(cfg.prices), selected=selection is not None)
+    return rows if keys == ["conversation"] else usage_analyzer.summarize(rows, keys)

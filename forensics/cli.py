@@ -279,6 +279,41 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 
 @cli.command()
 @db_option
+@click.option("--by", default="agent,model", show_default=True,
+              help="Group by agent, model and/or day (comma-separated), or conversation for one row per run.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@config_option
+@selection_options
+def usage(db: str, by: str, fmt: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
+          until: str | None, models: tuple[str, ...], sources: tuple[str, ...]) -> None:
+    """The runs: tokens (input = all sent, cached = read from the prompt cache), cost in USD, tool-error rate,
+    compactions and success rate with its 95 % interval, per agent and model, per day, or per run.
+
+    Prices: the shipped table (dated, docs/usage.md) under the config's [prices]
+    (model = {input = ..., output = ..., cache_read = ..., cache_write = ...}, USD per million tokens);
+    a model without a price shows its tokens and no cost.
+
+    \b
+    Example:
+      forensics usage --by day
+      forensics usage --by model --format json --config harness.toml
+    """
+    import orjson
+
+    from forensics.api import usage as usage_rows
+    from forensics.config import load_config
+    from forensics.report.text import usage_text
+
+    df = usage_rows(db, by, load_config(config_path), _selection(conversations, since, until, models, sources))
+    if fmt == "json":
+        click.echo(orjson.dumps(df.to_dicts(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY,
+                                default=str).decode())
+    else:
+        click.echo(usage_text(df))
+
+
+@cli.command()
+@db_option
 @click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
               help="Folder for report.md, report.html, metrics.json and charts/.")
 @click.option("--format", "formats", default="md,html,json", show_default=True, help="Comma-separated: md,html,json.")

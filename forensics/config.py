@@ -20,6 +20,13 @@ from forensics.text.personal import MODES as MASK_MODES
 from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 DEFAULT_CONFIG = "harness.toml"
+# [prices]: the user's prices per model, over the shipped table (forensics.analyzers.prices, docs/usage.md)
+PRICES = "prices"
+PRICE_KINDS = ("input", "output", "cache_read", "cache_write")
+PRICES_DOC = ["[prices]: USD per million tokens per model, over the shipped dated table (docs/usage.md); input and",
+              "output are required, a model without a price shows its tokens and no cost. For example:",
+              "[prices]",
+              '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25}']
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
 # The compaction audit's rules (forensics.analyzers.compaction.rules says how each is used). RE2 syntax (no look-around),
 # matched case-insensitively: the same pattern runs in DuckDB and in Python.
@@ -325,6 +332,11 @@ class Config:
             raise AttributeError(f"no config section [{section}]")
         return _Section(section, keys)
 
+    @property
+    def prices(self) -> dict[str, dict[str, float]]:
+        """``[prices]`` as given: model -> USD per million tokens by kind (``PRICE_KINDS``); {} when absent."""
+        return dict(self.values.get(PRICES, {}))
+
     def with_values(self, **changes: Any) -> Config:
         """A copy with some ``section.name`` values replaced (keys use ``__`` for the dot)."""
         vals = dict(self.values)
@@ -364,13 +376,16 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(f"{p}: cannot read config ({e})") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{p}: not valid TOML ({e})") from None
-    values = {k.path: k.default for k in SCHEMA}
+    values: dict[str, Any] = {k.path: k.default for k in SCHEMA}
     known = {k.path: k for k in SCHEMA}
     sections = {k.section for k in SCHEMA}
     for section, body in data.items():
+        if section == PRICES and isinstance(body, dict):
+            values[PRICES] = _prices(p, text, body)
+            continue
         if section not in sections or not isinstance(body, dict):
             raise ConfigError(f"{p}:{_line(text, None, section)}: unknown section [{section}] "
-                              f"(known: {', '.join(sorted(sections))})")
+                              f"(known: {', '.join(sorted(sections | {PRICES}))})")
         for name, value in body.items():
             key = known.get(f"{section}.{name}")
             line = _line(text, section, name)
@@ -379,6 +394,26 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
                 raise ConfigError(f"{p}:{line}: unknown key {section}.{name} (known in [{section}]: {names})")
             values[key.path] = _check(p, line, key, value)
     return Config(values, p)
+
+
+def _prices(p: Path, text: str, body: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """``[prices]``: model name -> USD per million tokens of each kind (``input`` and ``output`` required)."""
+    out = {}
+    for model, price in body.items():
+        line = _line(text, PRICES, model)
+        if not isinstance(price, dict):
+            raise ConfigError(f"{p}:{line}: prices.{model} must be a table like {{input = 3.0, output = 15.0}}, "
+                              f"got {price!r}")
+        if unknown := sorted(set(price) - set(PRICE_KINDS)):
+            raise ConfigError(f"{p}:{line}: prices.{model}: unknown key {unknown[0]} (known: {', '.join(PRICE_KINDS)})")
+        if missing := [k for k in ("input", "output") if k not in price]:
+            raise ConfigError(f"{p}:{line}: prices.{model} needs {' and '.join(missing)} (USD per million tokens)")
+        for kind, v in price.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+                raise ConfigError(f"{p}:{line}: prices.{model}.{kind} must be a number >= 0 (USD per million "
+                                  f"tokens), got {v!r}")
+        out[str(model)] = {k: float(v) for k, v in price.items()}
+    return out
 
 
 def _check(p: Path, line: int, key: Key, value: Any) -> Any:
@@ -440,6 +475,9 @@ def default_toml() -> str:
             table.add(k.name, tomlkit.inline_table() if isinstance(k.default, dict) else k.default)
         doc.add(tomlkit.nl())
         doc.add(section, table)
+    doc.add(tomlkit.nl())
+    for line in PRICES_DOC:
+        doc.add(tomlkit.comment(line))
     return tomlkit.dumps(doc)
 
 
@@ -464,6 +502,8 @@ def render_docs() -> str:
             default = str(k.default).replace("|", "/") if not isinstance(k.default, bool) else str(k.default).lower()
             out.append(f"| `{k.name}` | `{default}` | {k.unit} | {f'`{k.constant}`' if k.constant else ''} | {k.doc} |")
         out.append("")
+    out += ["## `[prices]`", "", "What tokens cost, per model, for `forensics usage` and the report's first section: "
+            + " ".join(PRICES_DOC[:2]).replace("[prices]: ", ""), "", "```toml", *PRICES_DOC[2:], "```", ""]
     return "\n".join(out)
 
 

@@ -57,6 +57,11 @@ CELLS = [
                   "          \"JOIN sources s USING (source_id) GROUP BY ALL ORDER BY 1, 2\", runs_db)"),
     new_code_cell("task_runs, diff = api.task_diff('medagentbench-std/96', runs_db)\n"
                   "[(r.model, r.success, len(r.steps)) for r in task_runs], diff.to_dict()['first_divergence']"),
+    new_markdown_cell("## Usage and cost (SPEC §22)\n\nThe runs per agent and model: tokens (input = all sent, cached "
+                      "= read from the prompt cache), cost at the shipped dated prices or `[prices]` in the config "
+                      "(docs/usage.md), tool-error rate, success rate with its interval:"),
+    new_code_cell("api.usage(db, by='agent,model').select(['agent', 'model', 'runs', 'input', 'cached_share', 'output', "
+                  "'cost', 'tool_error_rate'])"),
 ]
 
 

@@ -338,6 +338,20 @@ def cursor(root: Path) -> Figures:
     return _add(*out)
 
 
+def terminal_bench(root: Path) -> Figures:
+    """terminal-bench: a run per trial folder (``<task_id>/<trial_name>/results.json`` with ``trial_name``); the
+    instruction is the person's; a Terminus episode's ``response.json`` with commands is one call, answered
+    when a next episode's ``prompt.txt`` exists."""
+    out = []
+    for f in sorted(root.rglob("results.json")):
+        if "trial_name" not in json.loads(f.read_text()):
+            continue  # the run's results.json repeats its trials
+        episodes = sorted((f.parent / "agent-logs").glob("episode-*"), key=lambda p: int(p.name.split("-")[1]))
+        calls = [i for i, ep in enumerate(episodes) if json.loads((ep / "response.json").read_text())["commands"]]
+        out.append(Figures(1, 1, len(calls), sum(i + 1 < len(episodes) for i in calls)))
+    return _add(*out)
+
+
 COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "codex": ("codex", codex), "gemini": ("gemini-cli", gemini), "aider": ("aider", aider),
     "openhands": ("openhands", openhands), "swe_agent": ("swe-agent", swe_agent),
@@ -345,6 +359,7 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "cline": ("cline", cline), "chatgpt": ("chatgpt", chatgpt), "claude_ai": ("claude-ai", claude_ai),
     "open_webui": ("open-webui", open_webui), "inspect": ("inspect", inspect), "otel": ("otel", otel),
     "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
+    "terminal_bench": ("terminal-bench", terminal_bench),
 }
 
 

@@ -92,7 +92,8 @@ def test_aider_sessions_edits_usage_and_retries(db: Path) -> None:
                      "conversation_id = ? ORDER BY seq", [cid]) == [
         ("app/models.py", False), ("tests/test_models.py", True), ("tests/test_models.py", False)]
     assert query(db, "SELECT input_tokens, output_tokens, cache_read_input_tokens FROM message_usage WHERE "
-                     "conversation_id = ? ORDER BY seq", [cid]) == [(2400, 181, None), (3100, 95, 2000), (3400, 70, 2900)]
+                     "conversation_id = ? ORDER BY seq", [cid]) == [(2400, 181, None), (1100, 95, 2000), (500, 70, 2900)]
+    # aider's "sent" holds the cache hits (base_coder: litellm's prompt_tokens), input_tokens does not (docs/usage.md)
     (note,) = query(db, "SELECT note FROM import_runs WHERE format = 'aider'")[0]
     assert "lines before the first session header x2" in note  # a note and a blank line
 

@@ -30,8 +30,9 @@ def test_html_loads_nothing_from_the_network(page: str) -> None:
 
 def test_the_answer_comes_before_any_section(page: str) -> None:
     ids = re.findall(r"<section id=([\w-]+)>", page)
-    # data quality first (issue 24): what of the sources' text is gone, before any finding is read
-    assert ids[:4] == ["data-quality", "what-to-change", "worst", "strongest"] and ids[4] == "baseline"
+    # the runs first (issue 26, SPEC §22: tokens, cost, errors per agent and model), then data quality (issue 24):
+    # what of the sources' text is gone, before any finding is read
+    assert ids[:5] == ["usage", "data-quality", "what-to-change", "worst", "strongest"] and ids[5] == "baseline"
     assert page.index("<pre class=toml>") < page.index("<section id=baseline>")
 
 

@@ -10,6 +10,7 @@ from types import ModuleType
 from forensics.errors import ForensicsError
 
 REGISTRY: dict[str, str] = {
+    "usage": "forensics.analyzers.usage",  # first: the report leads with the runs (SPEC §22)
     "baseline": "forensics.analyzers.baseline",
     "keywords": "forensics.analyzers.keywords",
     "compression": "forensics.analyzers.compression",

@@ -165,7 +165,9 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
     for ln in lines:
         m = TOKENS.match(ln)
         if m and reply is not None and not reply.usage:  # a report, not a result
-            reply.usage.append(Usage(input_tokens=_tokens(m["sent"]), output_tokens=_tokens(m["received"]),
+            # "sent" is every prompt token, the cache's included (base_coder: litellm's prompt_tokens, plus
+            # cache_creation_input_tokens for Anthropic, whose prompt_tokens leave the writes out)
+            reply.usage.append(Usage(prompt_tokens=_tokens(m["sent"]), output_tokens=_tokens(m["received"]),
                                      cache_creation_input_tokens=_tokens(m["write"]),
                                      cache_read_input_tokens=_tokens(m["hit"]), model=model))
             continue

@@ -3,7 +3,8 @@
 Every line is one record. ``user`` and ``assistant`` lines are messages, but Claude Code writes one API
 response one content block per line, every line repeating ``message.id``, ``requestId`` and the usage: the
 lines are merged back into one assistant message, so parallel tool calls are one turn and tokens are
-counted once. Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
+counted once: each count is the largest any line of the response gives (the lines are written as the response
+streams, so an early line's ``output_tokens`` is a partial count, 0 or 3 where the last line says 592). Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
 and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
 boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
 is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
@@ -83,6 +84,19 @@ class _Msg:
     model: str | None = None
     ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
     meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
+
+
+def _latest_usage(seen: dict | None, line: Any) -> dict | None:
+    """A response's usage over its lines: per count the largest (the counts only grow as the response streams)."""
+    if not isinstance(line, dict):
+        return seen
+    if seen is None:
+        return line
+    merged = dict(seen)
+    for k in USAGE_KEYS:
+        a, b = _int(seen.get(k)), _int(line.get(k))
+        merged[k] = b if a is None else a if b is None else max(a, b)
+    return merged
 
 
 @dataclass(slots=True)
@@ -189,6 +203,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 g = groups.get(key)
                 if g is not None:  # another block of a response already seen
                     g.content.extend(_blocks(m.get("content")))
+                    g.usage = _latest_usage(g.usage, m.get("usage"))
                     f.merged += 1
                     f.owner[uid] = g
                     f.nodes[uid] = (parent, ts or "", lineno)

@@ -109,8 +109,12 @@ class _State:
         self.inherited = False  # inside the history a forked thread copied from the thread it was forked from
         self.copied = 0  # messages of that history
         self.exit_codes: dict[str, int] = {}  # call_id -> exit code, from exec_command_end / patch_apply_end
+        self.pending: list[Usage] = []  # usage of responses logged before any assistant message (UI events only)
+        self.placed = 0  # ... and how many of them a later assistant message took
 
     def append(self, turn: Turn) -> Turn:
+        if turn.role == "assistant" and self.pending:
+            turn.usage, self.placed, self.pending = self.pending + turn.usage, self.placed + len(self.pending), []
         if self.resume_from is not None:
             turn.parent, self.resume_from = self.resume_from, None
         if self.inherited:
@@ -151,6 +155,7 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
     if not any(t.role in ("user", "assistant") for t in st.turns) and st.ui_messages:
         st.turns = st.ui_messages  # a rollout whose messages only reached the UI events
         log.notes.append("messages taken from event_msg (no response_item message in the file)")
+    _place_pending(log, st)
     if not st.compacted_lines:
         st.events.extend(st.compaction_events)
         log.skip("event_msg:context_compacted (-> events)", len(st.compaction_events))
@@ -246,6 +251,18 @@ def _event(log: Log, st: _State, ev: dict) -> None:
         log.skip(f"event_msg:{str(kind)[:40]}")
 
 
+def _place_pending(log: Log, st: _State) -> None:
+    """Usage no later assistant message took: on the last assistant message, else skipped and counted."""
+    log.skip("event_msg:token_count (-> message_usage)", st.placed)
+    target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
+    if target is None:
+        log.skip("event_msg:token_count (no assistant message)", len(st.pending))
+    else:
+        target.usage.extend(st.pending)
+        log.skip("event_msg:token_count (-> message_usage)", len(st.pending))
+    st.pending = []
+
+
 def _usage(log: Log, st: _State, ev: dict) -> None:
     """One usage row per model response. ``info.total_token_usage`` is the session's running total: a
     repeated total (Codex writes one after every rate-limit update) is no new response."""
@@ -265,15 +282,18 @@ def _usage(log: Log, st: _State, ev: dict) -> None:
         prev = st.last_total or {}
         last = {k: (values.count(total.get(k)) or 0) - (values.count(prev.get(k)) or 0) for k in total}
     st.last_total = total or st.last_total
-    target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
-    if target is None or last is None:
+    if last is None:
         log.skip("event_msg:token_count (before any response)")
         return
-    log.skip("event_msg:token_count (-> message_usage)")
     cached = values.count(last.get("cached_input_tokens")) or 0
-    target.usage.append(Usage(prompt_tokens=last.get("input_tokens"),
-                              output_tokens=last.get("output_tokens"), cache_read_input_tokens=cached,
-                              model=st.model))
+    u = Usage(prompt_tokens=last.get("input_tokens"), output_tokens=last.get("output_tokens"),
+              cache_read_input_tokens=cached, model=st.model)
+    target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
+    if target is None:  # responses that reached only the UI events (agent_message): on the next assistant message
+        st.pending.append(u)
+        return
+    log.skip("event_msg:token_count (-> message_usage)")
+    target.usage.append(u)
 
 
 def _roll_back(log: Log, st: _State, n: int) -> None:

@@ -18,6 +18,7 @@ BUILTIN = (
     ("mint", _M + "mint:FORMAT"),  # benchmark outputs with their outcomes (SPEC §20)
     ("agentbench", _M + "agentbench:FORMAT"),
     ("tau2", _M + "tau2:FORMAT"),
+    ("terminal-bench", _M + "terminal_bench:FORMAT"),
     ("claude-code", _M + "claude_code:FORMAT"),
     ("codex", _M + "codex:FORMAT"),
     ("gemini-cli", _M + "gemini_cli:FORMAT"),

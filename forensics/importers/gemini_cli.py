@@ -173,10 +173,10 @@ def _turns(m: dict, off: bool) -> list[Turn]:
                 calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
     tokens = m.get("tokens")
     if isinstance(tokens, dict):
-        inp, cached = tokens.get("input"), tokens.get("cached")
+        inp, cached, tool = tokens.get("input"), tokens.get("cached"), tokens.get("tool")
         out, thoughts = tokens.get("output"), tokens.get("thoughts")
-        turn.usage.append(Usage(
-            prompt_tokens=inp,
+        turn.usage.append(Usage(  # total = input + output + thoughts + tool (toolUsePromptTokenCount: input too)
+            prompt_tokens=inp + tool if _nums(inp, tool) else inp,
             output_tokens=out + thoughts if _nums(out, thoughts) else out,
             cache_read_input_tokens=cached, model=m.get("model")))
     out = [turn]

@@ -210,10 +210,24 @@ def _attach_usage(log: Log, s: dict[str, Any], turns: list[Turn]) -> None:
         k += 1
         if u is None or target is None:
             continue
-        target.usage.append(Usage(input_tokens=u.get("input_tokens"), output_tokens=u.get("output_tokens"),
+        inclusive = _cache_inside(u)
+        target.usage.append(Usage(input_tokens=None if inclusive else u.get("input_tokens"),
+                                  prompt_tokens=u.get("input_tokens") if inclusive else None,
+                                  output_tokens=u.get("output_tokens"),
                                   cache_creation_input_tokens=u.get("input_tokens_cache_write"),
                                   cache_read_input_tokens=u.get("input_tokens_cache_read"),
                                   model=out.get("model") or ev.get("model")))
+
+
+def _cache_inside(u: dict[str, Any]) -> bool:
+    """Whether a ModelUsage's ``input_tokens`` holds its cached tokens: Inspect copies each provider's count
+    (Anthropic's leaves the cache out and its total adds it; OpenAI's ``prompt_tokens`` holds it and its total
+    is input + output), so the total tells, when it is there and the cache fits inside the input."""
+    counts = [values.count(u.get(k)) or 0 for k in ("input_tokens", "output_tokens", "input_tokens_cache_read",
+                                                      "input_tokens_cache_write")]
+    total = values.count(u.get("total_tokens"))
+    inp, out, read, write = counts
+    return read + write > 0 and total == inp + out and inp >= read + write
 
 
 def _sniff(probe: Probe) -> bool:

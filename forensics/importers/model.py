@@ -47,10 +47,11 @@ class ToolCall:
 
 @dataclass
 class Usage:
-    """Tokens of one model response, in one meaning for every format: ``input_tokens`` excludes cached input
-    (Anthropic's sense). A format whose count includes the cache reads (OpenAI's ``prompt_tokens``, Gemini's
-    ``input``, litellm, OTel GenAI) hands it over as ``prompt_tokens`` instead, and ``cache_read_input_tokens``
-    is taken out of it here, once (see ``model._add``)."""
+    """Tokens of one model response, in one meaning for every format: ``input_tokens`` excludes the input read
+    from or written to the prompt cache (Anthropic's sense). A format whose count includes them (OpenAI's
+    ``prompt_tokens``, Gemini's ``promptTokenCount``, litellm, OTel GenAI's ``gen_ai.usage.input_tokens``) hands
+    it over as ``prompt_tokens`` instead, and the cache reads and writes are taken out of it here, once
+    (``_input_tokens``). The tokens sent are then always input + cache read + cache write (docs/usage.md)."""
 
     input_tokens: Any = None
     prompt_tokens: Any = None
@@ -300,11 +301,15 @@ def add_outcome(b: Batch, cid: str, o: Outcome) -> None:
 
 
 def _input_tokens(u: Usage) -> int | None:
-    """Input tokens without the cached ones: as given, or the prompt count less the cache reads."""
+    """Input tokens without the cached ones: as given, or the prompt count less the cache reads and writes (less
+    the reads only when the prompt count is smaller than both: a count that left the writes out)."""
     if u.prompt_tokens is None:
         return values.count(u.input_tokens)
-    prompt, cached = values.count(u.prompt_tokens), values.count(u.cache_read_input_tokens)
-    return prompt - cached if prompt is not None and cached is not None and prompt >= cached else prompt
+    prompt = values.count(u.prompt_tokens)
+    read, write = (values.count(v) or 0 for v in (u.cache_read_input_tokens, u.cache_creation_input_tokens))
+    if prompt is None:
+        return None
+    return prompt - read - write if prompt >= read + write else prompt - read if prompt >= read else prompt
 
 
 def _digest(conv: Conversation) -> str:

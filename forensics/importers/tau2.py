@@ -104,7 +104,10 @@ def _usage(m: dict[str, Any], model: Any) -> list[Usage]:
     u = m.get("usage")
     if not isinstance(u, dict):
         return []
-    return [Usage(input_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
+    details = u.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),  # litellm's usage
+                  cache_read_input_tokens=details.get("cached_tokens"),
                   model=model if isinstance(model, str) else None)]
 
 

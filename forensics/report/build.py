@@ -25,6 +25,7 @@ METRICS_SCHEMA_VERSION = 1
 REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs (multi-MB tool results) need ~250 MB in the
 # compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
+LEAD = ("usage",)  # the report leads with the runs (SPEC §22): before the data quality and the digest
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 
 
@@ -47,6 +48,10 @@ class Report:
     def not_in_use(self) -> dict[str, str]:
         """Metric prefix -> why that analyzer (or part of one) had nothing to read (``Section.not_in_use``)."""
         return {k: v for s in self.sections for k, v in s.not_in_use.items()}
+
+    def parts(self) -> tuple[list[Section], list[Section]]:
+        """(the sections the report leads with, before its digest: the runs, ``LEAD``; the others, in order)."""
+        return [s for s in self.sections if s.name in LEAD], [s for s in self.sections if s.name not in LEAD]
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)

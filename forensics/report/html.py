@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 
 from forensics.analyzers import quality
-from forensics.analyzers.base import Finding
+from forensics.analyzers.base import Finding, Section
 from forensics.redact import redact
 from forensics.report.build import Report
 from forensics.report.charts import inline
@@ -55,7 +55,8 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
     reports = [("before_", result.before), ("after_", result.after)] if isinstance(result, Comparison) else [
         ("", result)]
     toc = [(f"{p}{a}", f"{r.meta['label'] + ': ' if p else ''}{t}") for p, r in reports for a, t in DIGEST_PARTS]
-    toc += [(f"{p}{s.name}", s.title) for p, r in reports for s in r.sections]
+    toc += [(f"{p}{s.name}", s.title) for p, r in reports for s in r.parts()[1]]
+    toc = [(f"{p}{s.name}", s.title) for p, r in reports for s in r.parts()[0]] + toc
     if isinstance(result, Comparison):
         body = ["<h1>forensics report: before / after</h1>",
                 f"<p class=meta>before: {e(result.before.meta['label'])} · after: {e(result.after.meta['label'])}</p>",
@@ -69,8 +70,10 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
         body = ["<h1>forensics report</h1>",
                 f"<p class=meta>{m['conversations']} conversations from <code>{e(source_text(m))}</code> · selection "
                 f"{e(selection_text(m))} · config {e(m['config'] or 'built-in defaults')} · forensics "
-                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"] + _quality(m) + _digest(result, "") + _sections(
-                    result, charts, "")
+                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"]
+        lead, rest = result.parts()
+        body += _sections(result, charts, "", lead) + _quality(m) + _digest(result, "") + _sections(result, charts, "",
+                                                                                                     rest)
         title = "forensics report"
     evidence = {f"{p}{cid}": {pos: msg.as_dict() for pos, msg in msgs.items()}
                 for p, r in reports for cid, msgs in r.evidence.items()}
@@ -168,10 +171,11 @@ def _digest(rep: Report, prefix: str) -> list[str]:
     return out
 
 
-def _sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str) -> list[str]:
+def _sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str,
+              sections: list[Section] | None = None) -> list[str]:
     hover = {lab.text: lab.full for lab in rep.labels.values()}
     out: list[str] = []
-    for s in rep.sections:
+    for s in rep.sections if sections is None else sections:
         out.append(f"<section id={e(prefix + s.name)}><h2>{e(s.title)}</h2>")
         if s.summary:
             out.append(f"<p>{e(s.summary)}</p>")

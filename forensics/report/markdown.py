@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from forensics.analyzers import quality
-from forensics.analyzers.base import Finding
+from forensics.analyzers.base import Finding, Section
 from forensics.redact import redact
 from forensics.report.build import Report
 from forensics.report.compare import Comparison
@@ -52,8 +52,9 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
              f"{m['conversations']} conversations from {markdown_code(source_text(m))} · selection "
              f"{md(selection_text(m))} · config {md(m['config'] or 'built-in defaults')} · forensics "
              f"{m['toolkit_version']} · {m['generated_at']}", ""]
-    lines += _md_quality(m)
-    return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", level=2)))) + "\n"
+    lead, rest = result.parts()
+    lines += _md_sections(result, charts, "", 2, lead) + _md_quality(m)
+    return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", 2, rest)))) + "\n"
 
 
 def _md_quality(meta: dict[str, Any]) -> list[str]:
@@ -111,10 +112,11 @@ def _md_digest(rep: Report, level: int) -> list[str]:
     return lines
 
 
-def _md_sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str, level: int) -> list[str]:
+def _md_sections(rep: Report, charts: dict[str, tuple[str, str]], prefix: str, level: int,
+                 sections: list[Section] | None = None) -> list[str]:
     h = "#" * level
     lines: list[str] = []
-    for s in rep.sections:
+    for s in rep.sections if sections is None else sections:
         lines += [f"{h} {s.title}", ""]
         if s.summary:
             lines += [s.summary, ""]

@@ -125,3 +125,16 @@ KIND_HEAD = ["kind", "analyzer", "findings", "conversations it fires on", "share
 def kind_row(k: Any) -> list[str]:
     return [k.kind, k.section, str(k.findings), str(k.conversations), "–" if k.share is None else f"{k.share:.0%}"]
 
+
+
+def usage_text(df: pl.DataFrame) -> str:
+    """`forensics usage` in the terminal: ``forensics.analyzers.usage.display`` as aligned columns."""
+    from forensics.analyzers.usage import display
+
+    shown = display(df)
+    if shown.is_empty():
+        return "no conversation"
+    cols = shown.columns
+    rows = [cols] + [[str(v) for v in r] for r in shown.iter_rows()]
+    width = [max(len(r[i]) for r in rows) for i in range(len(cols))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, width)).rstrip() for r in rows)
