@@ -21,6 +21,7 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "report_findings": ("report", "selection", "every finding of the report's analyzers, with its positions"),
     "report_conversations": ("report", "selection", "per conversation: its label and the baseline figures"),
     "report_runs": ("report", "log", "one row per report: time, selection, analyzers, the digest as JSON"),
+    "usage_runs": ("usage", "whole", "per run: agent, model, tokens (input with the cache, cached, output), cost"),
     "conversation_keywords": ("keywords", "selection", "per conversation: top keywords and distinctive terms"),
     "compression_results": ("compression", "whole", "each tool result replayed under the compression rule"),
     "message_terms": ("topics", "cache", "each judged message's terms"),
