@@ -171,9 +171,9 @@ def test_every_explorer_page_fits_the_screen_and_loads_only_its_own_files(browse
                                     "/findings", "/search?q=compaction", "/queries", "/queries/baseline")]
     pages += [runs_explorer + p for p in ("/conversations", f"/c/{a}", "/diff", f"/diff?a={a}&b={b}",
                                           "/search?q=birth+year")]
+    errors: list[str] = []  # emptied after each page
     for url in pages:
         page, seen = _page(browser, width)
-        errors: list[str] = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
         assert page.goto(url).status == 200, url
@@ -185,6 +185,7 @@ def test_every_explorer_page_fits_the_screen_and_loads_only_its_own_files(browse
         assert errors == [], (url, errors)
         assert _local(seen, (explorer + "/", runs_explorer + "/")) == [], url
         page.close()
+        errors.clear()
 
 
 def test_a_search_hit_opens_its_message_in_context(browser: object, explorer: str) -> None:

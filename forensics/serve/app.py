@@ -23,11 +23,11 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from forensics.analyzers import diff as rundiff
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, list_queries, load_query
 from forensics.redact import mask_frame, redact
 from forensics.report.text import positions_text
-from forensics.analyzers import diff as rundiff
 from forensics.serve import data, search
 from forensics.serve.headers import SecurityHeaders
 from forensics.serve.markdown import render as markdown
