@@ -103,7 +103,7 @@ def main() -> None:
                  ("conversations by tokens", "/conversations?sort=tokens_in"),
                  ("search a common word", "/search?q=error"), ("search a rare word", "/search?q=zqxjkv"),
                  ("search a regular expression", "/search?q=err(or|ors)%5Cb&mode=regex"),
-                 ("search page 3", "/search?q=error&page=3"),
+                 ("search from message 500,001", "/search?q=error&after=500000"),
                  ("run diff of the 2 longest runs", f"/diff?a={a}&b={b}"), ("diff: tasks", "/diff")]
         floor = statistics.median(_floor(db, cid) for _ in range(args.repeat))
         html = (out / "report.html").read_text()

@@ -196,7 +196,34 @@ def test_the_diff_page_lists_tasks_and_refuses_unknown_runs_in_a_page(client: Te
     assert r.status_code == 404 and "no conversation" in r.text
 
 
-@pytest.mark.parametrize("path", ["/c/x?at=-1", "/c/x?at=1e3", "/c/x?from=abc", "/search?q=ab&page=0",
+@pytest.mark.parametrize("path", ["/c/x?at=-1", "/c/x?at=1e3", "/c/x?from=abc", "/search?q=ab&after=-1",
                                   "/conversations?outcome=x&page=99999999999"])
 def test_malformed_parameters_are_a_400_never_a_500(client: TestClient, path: str) -> None:
     assert client.get(path).status_code in (400, 404)
+
+
+def test_without_a_report_a_finding_filter_or_sort_filters_nothing(client: TestClient, wh: Path) -> None:
+    total = query(wh, "SELECT count(*) FROM conversations")[0][0]
+    for path in ("/conversations?kind=no_focus", "/conversations?sort=findings", "/conversations?sort=messages"):
+        r = client.get(path)
+        assert r.status_code == 200 and f"{total} conversations" in r.text, path
+
+
+def test_search_goes_on_from_where_a_page_stopped(client: TestClient, wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page holds 50 hits, or what a bounded scan found; its link goes on from the next row, and the pages
+    together hold every hit once, in import order."""
+    from forensics.serve import search
+
+    want = query(wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE '%the%' "
+                     "ORDER BY rowid")
+    monkeypatch.setattr(search, "PAGE", 7)
+    monkeypatch.setattr(search, "CHUNK", 40)  # a scan of 40 rows per query, a budget of none: one chunk a page
+    monkeypatch.setattr(search, "BUDGET", 0.0)
+    got, url, pages = [], "/search?q=the", 0
+    while url and pages < 200:
+        text = client.get(url).text
+        got += [(c, int(p)) for c, p in re.findall(r'<div class="hh"><a href="/c/([0-9a-f]+)\?at=(\d+)#', text)]
+        nxt = re.search(r'id="next" href="\?([^"]+)"', text)
+        url, pages = ("/search?" + nxt.group(1).replace("&amp;", "&")) if nxt else None, pages + 1
+    assert got == [(c, p) for c, p in want] and len(want) > 7 and pages > 1
+    assert "every message searched" in text

@@ -175,18 +175,19 @@ def _findings(con: Any, request: Request) -> dict[str, Any]:
 
 def _search(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
-    s = search.Search(q.get("q", ""), q.get("mode") == "regex", q.get("role", ""), q.get("agent", ""),
-                      _int(request, "page", 1))
-    ctx: dict[str, Any] = {"s": s, "hits": [], "more": False, "error": "", "agents": data.choices(con)["agents"],
-                           "query": {k: v for k, v in q.items() if k != "page"}}
+    s = search.Search(q.get("q", ""), q.get("mode") == "regex", q.get("role", ""), q.get("agent", ""))
+    after = _int(request, "after", 0, low=0)
+    ctx: dict[str, Any] = {"s": s, "result": None, "error": "", "agents": data.choices(con)["agents"],
+                           "after": after, "query": {k: v for k, v in q.items() if k != "after"}}
     if s.q:
         try:
-            ctx["hits"], ctx["more"] = search.search(con, s)
-            labels = data.labels_of(con)
-            for h in ctx["hits"]:
-                h["label"] = labels[h["conversation_id"]].text
+            ctx["result"] = result = search.search(con, s, after)
         except search.BadSearch as e:
             ctx["error"], ctx["status"] = str(e), 400
+            return ctx
+        labels = data.labels_of(con)
+        for h in result.hits:
+            h["label"] = labels[h["conversation_id"]].text
     return ctx
 
 

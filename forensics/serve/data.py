@@ -8,7 +8,7 @@ conversations, and say how to get the findings.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePath
 from typing import Any
@@ -111,7 +111,7 @@ def source_names(paths: list[str]) -> dict[str, str]:
 def conversations(con: duckdb.DuckDBPyConnection, f: Filters) -> tuple[list[dict[str, Any]], int]:
     """One page of conversations with their agent, model, outcome, tokens, figures and finding counts, and how
     many match."""
-    where, params = f.where()
+    where, params = (f if reported(con) else replace(f, kind="")).where()  # no report: no finding kinds to filter by
     if reported(con):
         joined = ("LEFT JOIN report_conversations r USING (conversation_id) LEFT JOIN (SELECT conversation_id, "
                   "count(*) FILTER (WHERE severity <> 'info') AS findings, count(*) FILTER (WHERE severity = 'high') "

@@ -5,12 +5,14 @@ Both a phrase and a regular expression are matched case-insensitively by ``regex
 punctuation escaped so that it matches itself. RE2 scans about twice as fast as ``ILIKE`` and three times as
 fast as ``contains(lower(content), ?)`` here (docs/serve.md has the figures). The scan keeps only the keys of the
 matches, ordered and cut to one page, and only that page's messages are masked and cut into snippets, so
-a word found in most messages costs no more than a rare one (measured in docs/serve.md).
+a word found in most messages costs no more than a rare one; how the scan is bounded is ``search``'s docstring
+(timings in docs/serve.md).
 """
 from __future__ import annotations
 
 import re
 import string
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +22,8 @@ from forensics.redact import redact
 from forensics.warehouse import frame
 
 PAGE = 50  # hits per page
+CHUNK = 100_000  # messages scanned by one query (a range of rowids: DuckDB prunes the rest)
+BUDGET = 0.4  # seconds of scanning per request, after which the page shows what it found and how far it got
 AROUND = 100  # characters of context shown on each side of a hit
 MIN_CHARS = 2  # a one-character search matches nearly every message: asked for two
 
@@ -34,7 +38,6 @@ class Search:
     regex: bool = False
     role: str = ""  # a messages.role, or "" for any
     agent: str = ""  # a sources.format, or "" for any
-    page: int = 1
 
     def where(self) -> tuple[str, list[Any]]:
         if len(self.q.strip()) < MIN_CHARS:
@@ -57,30 +60,47 @@ def literal(text: str) -> str:
     return "".join("\\" + c if c in string.punctuation else c for c in text)
 
 
-def search(con: duckdb.DuckDBPyConnection, s: Search) -> tuple[list[dict[str, Any]], bool]:
-    """One page of hits (newest conversations first, then by position) and whether there are more."""
+@dataclass(frozen=True)
+class Result:
+    hits: list[dict[str, Any]]
+    next: int | None  # the row to go on from (a "next" link), None when every message has been searched
+    scanned: int  # messages (rows) searched up to, of
+    total: int
+
+
+def search(con: duckdb.DuckDBPyConnection, s: Search, after: int = 0) -> Result:
+    """Hits in the order the messages were imported, from row ``after`` on: chunks of CHUNK rows are scanned
+    until a page of hits is found or BUDGET seconds have gone, so that a page answers in about a second however
+    large the warehouse (a rare word on a million messages is searched over a few requests, each saying how far
+    it got); ``ORDER BY rowid LIMIT`` stops a chunk's scan at the page's last hit."""
     where, params = s.where()
+    total = int(con.execute("SELECT count(*) FROM messages").fetchall()[0][0])
+    found: list[tuple[int, str, int]] = []
+    lo, began = after, time.perf_counter()
     try:
-        rows = frame(con, f"""
-            WITH hits AS (
-                SELECT m.conversation_id, m.position FROM messages m WHERE {where}
-            ), page AS (
-                SELECT h.conversation_id, h.position, c.created_at FROM hits h JOIN conversations c
-                USING (conversation_id) ORDER BY c.created_at DESC NULLS LAST, h.conversation_id, h.position
-                LIMIT {PAGE + 1} OFFSET {PAGE * (s.page - 1)}
-            )
-            SELECT p.conversation_id, p.position, m.role, m.origin, m.content_chars, c.native_id, c.model,
-                   src.format AS agent, forensics_masked(m.content) AS text
-            FROM page p JOIN messages m ON m.conversation_id = p.conversation_id AND m.position = p.position
-                 AND m.on_main_path
-            JOIN conversations c ON c.conversation_id = p.conversation_id LEFT JOIN sources src USING (source_id)
-            ORDER BY p.created_at DESC NULLS LAST, p.conversation_id, p.position""", params).to_dicts()
+        while lo < total and len(found) <= PAGE:
+            found += con.execute(
+                f"SELECT m.rowid, m.conversation_id, m.position FROM messages m WHERE m.rowid >= ? AND m.rowid < ? "
+                f"AND {where} ORDER BY m.rowid LIMIT {PAGE + 1 - len(found)}", [lo, lo + CHUNK, *params]).fetchall()
+            lo += CHUNK
+            if time.perf_counter() - began > BUDGET:
+                break
     except duckdb.InvalidInputException as e:  # RE2 refused the pattern: say why, in its words
         raise BadSearch(f"not a regular expression RE2 reads: {str(e).splitlines()[-1][:200]}") from None
+    following = found[PAGE][0] if len(found) > PAGE else (min(lo, total) if lo < total else None)
+    keys = found[:PAGE]
+    ids = [k[0] for k in keys]  # rows by rowid, inside their range (DuckDB prunes the rest of the table)
+    rows = frame(con, """
+        SELECT m.rowid AS i, m.conversation_id, m.position, m.role, m.origin, m.content_chars, c.native_id, c.model,
+               src.format AS agent, forensics_masked(m.content) AS text
+        FROM messages m JOIN conversations c USING (conversation_id) LEFT JOIN sources src USING (source_id)
+        WHERE m.rowid BETWEEN ? AND ? AND list_contains(?::BIGINT[], m.rowid)
+        ORDER BY m.rowid""", [min(ids), max(ids), ids]).to_dicts() if ids else []
     finder = _finder(s)
     for r in rows:
         r["before"], r["hit"], r["after"] = snippet(redact(r.pop("text") or ""), finder)
-    return rows[:PAGE], len(rows) > PAGE
+    scanned = (found[PAGE][0] if len(found) > PAGE else min(lo, total))
+    return Result(rows, following, scanned, total)
 
 
 def _finder(s: Search) -> re.Pattern[str] | None:
