@@ -35,6 +35,7 @@ from forensics.warehouse import frame, open_warehouse
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
 PAGE_MAX = 1_000_000  # a page number past this is no page (DuckDB's OFFSET would overflow long before)
+ROW_MAX = 2**62  # a message row to search on from (rowids of a warehouse of any size)
 # the names the explorer answers to: a page elsewhere that resolves its own name to 127.0.0.1 (DNS rebinding)
 # sends its own Host and gets 400
 HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
@@ -109,14 +110,14 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
                                                 Middleware(SecurityHeaders)])
 
 
-def _int(request: Request, name: str, default: int, low: int = 1) -> int:
-    """A page number or position from the query string; malformed or out of range: 400, never a 500 from the
-    database."""
+def _int(request: Request, name: str, default: int, low: int = 1, high: int = PAGE_MAX) -> int:
+    """A page number, position or row from the query string; malformed or out of range: 400, never a 500 from
+    the database."""
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= PAGE_MAX:
-        raise HTTPException(400, f"{name} must be a whole number from {low} to {PAGE_MAX}")
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 19 or not low <= int(raw) <= high:
+        raise HTTPException(400, f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
 
@@ -176,8 +177,9 @@ def _findings(con: Any, request: Request) -> dict[str, Any]:
 def _search(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
     s = search.Search(q.get("q", ""), q.get("mode") == "regex", q.get("role", ""), q.get("agent", ""))
-    after = _int(request, "after", 0, low=0)
+    after = _int(request, "after", 0, low=0, high=ROW_MAX)
     ctx: dict[str, Any] = {"s": s, "result": None, "error": "", "agents": data.choices(con)["agents"],
+                           "page_size": search.PAGE,
                            "after": after, "query": {k: v for k, v in q.items() if k != "after"}}
     if s.q:
         try:
