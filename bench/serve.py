@@ -56,11 +56,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("warehouse", nargs="?", default=str(HERE / ".cache" / "sqlite.duckdb"))
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--reported", action="store_true", help="WAREHOUSE has been reported already: use it as it is")
     args = ap.parse_args()
     src = Path(args.warehouse)
     if not src.exists():
         sys.exit(f"{src}: no warehouse; `make bench` builds it (or pass one)")
     db, out = src.with_name("serve.duckdb"), src.with_name("serve-report")
+    if args.reported:  # a warehouse a report has already run on (its report.html beside it, in report/)
+        db, out = src, src.with_name("report")
     if not db.exists():
         shutil.copy(src, db)
     if not (out / "report.html").exists():
@@ -75,6 +78,10 @@ def main() -> None:
         "SELECT count(*), count(DISTINCT conversation_id) FROM messages").fetchall()[0]
     cid, n = con.execute("SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
                          "ORDER BY abs(n - 300), 1 LIMIT 1").fetchall()[0]
+    big, nbig = con.execute("SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
+                            "ORDER BY n DESC, 1 LIMIT 1").fetchall()[0]
+    a, b = (r[0] for r in con.execute("SELECT conversation_id FROM tool_calls GROUP BY 1 ORDER BY count(*) DESC, 1 "
+                                      "LIMIT 2").fetchall())
     con.close()
     port = _port()
     proc = subprocess.Popen([PY, "-m", "forensics", "serve", "--db", str(db), "--port", str(port)],
@@ -90,7 +97,14 @@ def main() -> None:
                 time.sleep(0.05)
         pages = [("conversations", "/conversations"), ("conversations by messages", "/conversations?sort=messages"),
                  ("conversations with no_focus", "/conversations?kind=no_focus"), ("findings", "/findings"),
-                 ("overview", "/"), (f"transcript ({n} messages)", f"/c/{cid}")]
+                 ("overview", "/"), (f"transcript ({n} messages)", f"/c/{cid}"),
+                 (f"transcript window at {nbig // 2} of {nbig}", f"/c/{big}?at={nbig // 2}"),
+                 ("conversations by agent, outcome", "/conversations?agent=sqlite&outcome=unknown"),
+                 ("conversations by tokens", "/conversations?sort=tokens_in"),
+                 ("search a common word", "/search?q=error"), ("search a rare word", "/search?q=zqxjkv"),
+                 ("search a regular expression", "/search?q=err(or|ors)%5Cb&mode=regex"),
+                 ("search from message 500,001", "/search?q=error&after=500000"),
+                 ("run diff of the 2 longest runs", f"/diff?a={a}&b={b}"), ("diff: tasks", "/diff")]
         floor = statistics.median(_floor(db, cid) for _ in range(args.repeat))
         html = (out / "report.html").read_text()
         embedded = len(re.findall(r'"p":\d+', html))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ["seed/seed.db", "sqlite", "sessions", "anthropic", "claude_code", "openai"]  # as the Makefile's demo
+RUNS = ["outcomes"]  # and runs with outcomes, for the explorer's outcome column and run diff
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run"]
 
@@ -34,7 +35,7 @@ def main() -> None:
     os.chdir(work)  # the pages name the warehouse as `make demo` does: reports/demo.duckdb
     db = Path("reports") / "demo.duckdb"
     db.parent.mkdir()
-    ingest([ROOT / "fixtures" / s for s in SOURCES], db=db)
+    ingest([ROOT / "fixtures" / s for s in SOURCES + RUNS], db=db)
     report(db, "reports")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -62,11 +63,26 @@ def main() -> None:
         page.wait_for_url("**#m141")
         page.evaluate("() => window.scrollBy(0, -120)")
         page.screenshot(path=str(ROOT / "docs" / "serve-transcript.png"))
+        wide = browser.new_page(viewport={"width": 1400, "height": 900})
+        wide.goto(url + "/conversations?sort=tokens_in&dir=desc")
+        wide.screenshot(path=str(ROOT / "docs" / "serve-conversations.png"))
+        wide.goto(url + "/search?q=compaction")
+        wide.screenshot(path=str(ROOT / "docs" / "serve-search.png"))
+        wide.goto(url + "/diff")
+        wide.locator("#pairs tr", has=wide.locator("td", has_text="medagentbench-std/96")).locator("a").click()
+        wide.wait_for_url("**/diff?a=*")
+        wide.screenshot(path=str(ROOT / "docs" / "serve-diff.png"))
+        narrow = browser.new_page(viewport={"width": 400, "height": 860})
+        narrow.goto(url + "/conversations?agent=claude-code&sort=tokens_in&dir=desc")
+        narrow.locator("#conversations tbody a").first.click()
+        narrow.locator("#transcript").scroll_into_view_if_needed()
+        narrow.screenshot(path=str(ROOT / "docs" / "serve-narrow.png"))
         browser.close()
     server.should_exit = True
     os.chdir(ROOT)
     shutil.rmtree(work)
-    print("docs/report-html.png docs/report-evidence.png docs/serve-overview.png docs/serve-transcript.png")
+    print("docs/report-html.png docs/report-evidence.png docs/serve-overview.png docs/serve-transcript.png "
+          "docs/serve-conversations.png docs/serve-search.png docs/serve-diff.png docs/serve-narrow.png")
 
 
 if __name__ == "__main__":

@@ -595,9 +595,10 @@ def serve(db: str, port: int, open_browser: bool) -> None:
     """A local, read-only web explorer over the warehouse, on 127.0.0.1 only.
 
     Pages: the latest report's answer (what to change, worst conversations, strongest findings),
-    conversations (filter, sort, page), one conversation's transcript with its findings, topic segments
-    and sentinel verdicts, all findings, the named queries. Findings come from the last `forensics
-    report` on this warehouse. Writes are refused (405); secrets are masked on every page.
+    conversations with agent, model, outcome and tokens (filter, sort, page), search over messages,
+    one conversation's transcript in windows with its findings, topic segments and sentinel verdicts,
+    two runs of one task side by side (/diff), all findings, the named queries. Findings come from the
+    last `forensics report` on this warehouse. Writes are refused (405); secrets are masked on every page.
 
     \b
     Example:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import query
+from tests.conftest import FIXTURES, query, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 IN_CI = bool(os.environ.get("CI"))  # read at import: the autouse fixture sets CI=true for every test
@@ -38,9 +38,8 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-@pytest.fixture(scope="module")
-def explorer(reported_wh: Path) -> Iterator[str]:
-    """The explorer on a free loopback port, in this process."""
+def _serve(db: Path) -> Iterator[str]:
+    """The explorer over ``db`` on a free loopback port, in this process."""
     import uvicorn
 
     from forensics.serve.app import create_app
@@ -48,7 +47,7 @@ def explorer(reported_wh: Path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(reported_wh), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     for _ in range(400):  # bounded wait for the socket
@@ -60,8 +59,22 @@ def explorer(reported_wh: Path) -> Iterator[str]:
     thread.join(timeout=30)
 
 
-def _page(browser: object) -> tuple[object, list[str]]:
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+@pytest.fixture(scope="module")
+def explorer(reported_wh: Path) -> Iterator[str]:
+    yield from _serve(reported_wh)
+
+
+@pytest.fixture(scope="module")
+def runs_explorer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The explorer over runs with outcomes (MedAgentBench's two models on one task) and Claude Code sessions."""
+    db = tmp_path_factory.mktemp("runs") / "w.duckdb"
+    code, out, err = run_cli("ingest", str(FIXTURES / "outcomes"), str(FIXTURES / "claude_code"), "--db", str(db))
+    assert code == 0, out + err
+    yield from _serve(db)
+
+
+def _page(browser: object, width: int = 1200) -> tuple[object, list[str]]:
+    page = browser.new_page(viewport={"width": width, "height": 900})
     seen: list[str] = []
     page.on("request", lambda r: seen.append(r.url))
     return page, seen
@@ -131,3 +144,89 @@ def test_explorer_finding_link_scrolls_to_its_evidence(browser: object, explorer
     assert (tmp_path / "transcript.png").stat().st_size > 10_000
     assert _local(seen, (explorer + "/",)) == []
     assert query(reported_wh, "SELECT count(*) FROM report_findings WHERE kind = 'topic_interleave'")[0][0] >= 1
+
+
+WIDTHS = (1400, 400)  # a laptop and a phone
+
+
+def _runs(explorer: str) -> tuple[str, str]:
+    """The two MedAgentBench runs of task 96 (gpt-4o-mini passed, llama-3.3 failed), by their links."""
+    import urllib.request
+
+    with urllib.request.urlopen(explorer + "/diff", timeout=30) as r:
+        listing = r.read().decode()
+    a, b = re.search(r'<td>medagentbench-std/96</td>.*?href="/diff\?a=([0-9a-f]+)&amp;b=([0-9a-f]+)"', listing).groups()
+    return a, b
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_explorer_page_fits_the_screen_and_loads_only_its_own_files(browser: object, explorer: str,
+                                                                          runs_explorer: str, reported_wh: Path,
+                                                                          tmp_path: Path, width: int) -> None:
+    """At both widths no page scrolls sideways (wide tables scroll inside their box), nothing is requested from
+    elsewhere, and the browser reports no error (a CSP violation would be one)."""
+    cid = query(reported_wh, "SELECT conversation_id FROM conversations WHERE native_id = 'd6614e0b'")[0][0]
+    a, b = _runs(runs_explorer)
+    pages = [explorer + p for p in ("/", "/conversations", f"/c/{cid}", f"/c/{cid}?at=141", f"/c/{cid}/m/141",
+                                    "/findings", "/search?q=compaction", "/queries", "/queries/baseline")]
+    pages += [runs_explorer + p for p in ("/conversations", f"/c/{a}", "/diff", f"/diff?a={a}&b={b}",
+                                          "/search?q=birth+year")]
+    errors: list[str] = []  # emptied after each page
+    for url in pages:
+        page, seen = _page(browser, width)
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        assert page.goto(url).status == 200, url
+        overflow = page.evaluate("() => document.documentElement.scrollWidth")
+        assert overflow <= width, (url, overflow)
+        shot = tmp_path / f"{len(list(tmp_path.iterdir()))}.png"
+        page.screenshot(path=str(shot))
+        assert shot.stat().st_size > 5_000
+        assert errors == [], (url, errors)
+        assert _local(seen, (explorer + "/", runs_explorer + "/")) == [], url
+        page.close()
+        errors.clear()
+
+
+def test_a_search_hit_opens_its_message_in_context(browser: object, explorer: str) -> None:
+    page, seen = _page(browser, 400)
+    page.goto(explorer + "/")
+    page.locator("nav .navsearch input").fill("compaction")
+    page.locator("nav .navsearch input").press("Enter")
+    page.wait_for_url(re.compile(r"/search\?q=compaction"))
+    assert page.locator("ol.hits li mark").first.inner_text().lower() == "compaction"
+    link = page.locator("ol.hits li .hh a").first
+    pos = re.search(r"\?at=(\d+)#m\1$", link.get_attribute("href")).group(1)
+    link.click()
+    page.wait_for_url(re.compile(rf"\?at={pos}#m{pos}$"))
+    hit = page.locator(f"#m{pos}")
+    assert "hit" in hit.get_attribute("class")
+    assert hit.evaluate("m => { const r = m.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
+    assert _local(seen, (explorer + "/",)) == []
+
+
+def test_a_run_links_to_its_diff_and_the_first_divergence_is_in_view(browser: object, runs_explorer: str) -> None:
+    a, b = _runs(runs_explorer)
+    page, seen = _page(browser, 1400)
+    page.goto(f"{runs_explorer}/c/{a}")
+    page.locator("#siblings a.difflink").first.click()
+    page.wait_for_url(re.compile(r"/diff\?a="))
+    page.locator("#divergence-summary a[href='#first']").click()
+    first = page.locator("#first")
+    assert first.locator(".flag").inner_text() == "first divergence"
+    assert first.evaluate("m => { const r = m.getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }")
+    assert page.locator(".dr.op-same").count() >= 1 and page.locator(".dr.first").count() == 1
+    assert _local(seen, (runs_explorer + "/",)) == []
+
+
+def test_a_long_tool_result_arrives_folded_and_opens_on_a_click(browser: object, runs_explorer: str) -> None:
+    page, _ = _page(browser, 1400)
+    page.goto(runs_explorer + "/conversations?agent=claude-code&sort=tokens_in&dir=desc")
+    page.locator("#conversations tbody a").first.click()
+    folded = page.locator("details.result").first
+    assert folded.get_attribute("open") is None
+    assert re.match(r"tool result · [\d.]+ KB", folded.locator("summary .size").inner_text())
+    body = folded.locator(".mt")
+    assert not body.is_visible()
+    folded.locator("summary").click()
+    assert body.is_visible()

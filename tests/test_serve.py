@@ -15,7 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from forensics.serve.app import create_app
-from forensics.serve.data import PAGE
+from forensics.serve.data import CONTEXT, PAGE, TRANSCRIPT_PAGE
 from tests.conftest import FIXTURES, load_script, query, run_cli
 
 SECRETS = load_script(FIXTURES / "make_fixtures.py").SECRETS
@@ -60,14 +60,27 @@ def test_conversations_filter_by_finding_kind_and_sort_by_a_metric(client: TestC
     assert first.split(" · ")[0] == biggest[0][0]
 
 
+def _positions(text: str) -> list[int]:
+    return [int(p) for p in re.findall(r'<div class="msg role-[^"]*" id="m\d+" data-position="(\d+)"', text)]
+
+
 def test_a_transcript_marks_findings_topics_and_sentinel_verdicts(client: TestClient, reported_wh: Path) -> None:
-    text = client.get(f"/c/{_cid(reported_wh, 'd6614e0b')}").text
-    assert len(re.findall(r'<div class="msg role-', text)) == 211  # every main-path message, by position
-    items = re.findall(r'<li id="f(\d+)">(.*?)</li>', text, re.S)
+    cid = _cid(reported_wh, "d6614e0b")
+    first = client.get(f"/c/{cid}").text
+    assert _positions(first) == list(range(TRANSCRIPT_PAGE))  # one window of the 211 main-path messages
+    windows = [_positions(client.get(f"/c/{cid}?from={w}").text) for w in range(0, 211, TRANSCRIPT_PAGE)]
+    assert sum(windows, []) == list(range(211))  # the windows together: every message once, by position
+    assert re.findall(r'<a href="\?from=(\d+)#transcript">\1</a>', first) == ["100", "200"] * 2  # above and below
+    items = re.findall(r'<li id="f(\d+)">(.*?)</li>', first, re.S)
     n, item = next((n, i) for n, i in items if "<code>topic_interleave</code>" in i)
-    assert re.search(r'href="#m(\d+)"', item).group(1) == "141"  # the link scrolls to the first cited message
+    # the evidence is in another window: the link opens the window around it and marks the finding there
+    assert re.search(r'class="goto" href="([^"]*)"', item).group(1) == f"?at=141&amp;f={n}#m141"
+    text = client.get(f"/c/{cid}?at=141&f={n}").text
+    assert _positions(text)[0] == 141 - CONTEXT and 141 in _positions(text)
     cited = re.search(r'id="m141" data-position="141" data-findings="([\d,]+)"', text).group(1).split(",")
     assert n in cited
+    items = re.findall(r'<li id="f(\d+)">(.*?)</li>', text, re.S)
+    assert re.search(r'class="goto" href="([^"]*)"', dict(items)[n]).group(1) == "#m141"  # now on this page
     assert 'class="segment switch">⇄ topic switch' in text
     assert "sentinel missing" not in text  # the DevFlow seed never asked for the sentinel: its replies are not judged
     assert "sentinel missing" in client.get(f"/c/{_cid(reported_wh, 'a9ce8167')}").text  # realistic.db asks

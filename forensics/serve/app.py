@@ -23,21 +23,26 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from forensics.analyzers import diff as rundiff
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, list_queries, load_query
 from forensics.redact import mask_frame, redact
 from forensics.report.text import positions_text
-from forensics.serve import data
+from forensics.serve import data, search
 from forensics.serve.headers import SecurityHeaders
+from forensics.serve.markdown import render as markdown
 from forensics.warehouse import frame, open_warehouse
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
 PAGE_MAX = 1_000_000  # a page number past this is no page (DuckDB's OFFSET would overflow long before)
+ROW_MAX = 2**62  # a message row to search on from (rowids of a warehouse of any size)
 # the names the explorer answers to: a page elsewhere that resolves its own name to 127.0.0.1 (DNS rebinding)
 # sends its own Host and gets 400
 HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
 log = logging.getLogger("forensics.serve")
-FOLD = 400  # characters of a tool result shown before it folds
+FOLD_CHARS, FOLD_LINES = 1000, 15  # a tool result longer than either arrives folded, its size on the fold
+DIFF_CELLS = 4_000_000  # steps(A) x steps(B) the explorer aligns (a few seconds); past it `forensics diff` does
+MARKDOWN = {"person", "assistant"}  # origins whose text is read as Markdown; the rest is shown as written
 
 
 def _finalize(value: Any) -> Any:
@@ -55,6 +60,11 @@ def _env() -> Environment:
     env.filters["size"] = lambda b: "–" if b is None else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
     env.filters["num"] = lambda v: "–" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
+    env.filters["tokens"] = lambda v: "–" if v is None else (f"{v / 1e6:.1f} M" if v >= 1e6 else f"{v:,}")
+    env.filters["markdown"] = markdown
+    env.filters["outcome"] = lambda r: ("passed" if r["success"] else "failed") if r["success"] is not None else (
+        f"score {r['score']:.3g}" if r["score"] is not None else "")
+    env.tests["folded"] = lambda m: m["role"] == "tool" or m["origin"] == "tool_result"
     return env
 
 
@@ -69,6 +79,12 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
             try:
                 with open_warehouse(db, read_only=True, sealed=True) as wh:
                     ctx = build(wh.con, request)
+                if ctx is None:
+                    return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
+                                        status_code=404)
+                status = ctx.pop("status", 200)
+                return HTMLResponse(env.get_template(template).render(db=str(db), request=request, **ctx),
+                                    status_code=status)
             except HTTPException:
                 raise
             except ForensicsError as e:  # the warehouse cannot be read now (a report holds it): say so, in one line
@@ -76,10 +92,6 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
             except Exception as e:  # a bug: one line in the log, a plain page to the browser, no traceback
                 log.error("%s %s: %s", request.method, request.url.path, redact(f"{type(e).__name__}: {e}")[:300])
                 return HTMLResponse("internal error; the explorer's log says what", status_code=500)
-            if ctx is None:
-                return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
-                                    status_code=404)
-            return HTMLResponse(env.get_template(template).render(db=str(db), request=request, **ctx))
         return endpoint
 
     routes = [Route("/", page("overview.html", _overview), methods=["GET"]),
@@ -87,6 +99,8 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
               Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
               Route("/c/{cid:str}/m/{position:int}", page("message.html", _message), methods=["GET"]),
               Route("/findings", page("findings.html", _findings), methods=["GET"]),
+              Route("/search", page("search.html", _search), methods=["GET"]),
+              Route("/diff", page("diff.html", _diff), methods=["GET"]),
               Route("/queries", page("queries.html", lambda con, r: {"queries": list_queries()}), methods=["GET"]),
               Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
               Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
@@ -96,13 +110,14 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
                                                 Middleware(SecurityHeaders)])
 
 
-def _int(request: Request, name: str, default: int) -> int:
-    """A page number from the query string; malformed or out of range: 400, never a 500 from the database."""
+def _int(request: Request, name: str, default: int, low: int = 1, high: int = PAGE_MAX) -> int:
+    """A page number, position or row from the query string; malformed or out of range: 400, never a 500 from
+    the database."""
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= PAGE_MAX:
-        raise HTTPException(400, f"{name} must be a whole number from 1 to {PAGE_MAX}")
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 19 or not low <= int(raw) <= high:
+        raise HTTPException(400, f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
 
@@ -114,6 +129,7 @@ def _overview(con: Any, request: Request) -> dict[str, Any]:
 def _conversations(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
     f = data.Filters(q.get("source", ""), q.get("model", ""), q.get("since", ""), q.get("until", ""), q.get("kind", ""),
+                     q.get("agent", ""), q.get("outcome", ""),
                      q.get("sort", "findings" if data.reported(con) else "label"), q.get("dir", "desc") == "desc",
                      _int(request, "page", 1))
     rows, total = data.conversations(con, f)
@@ -132,9 +148,15 @@ def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
     for i, f in enumerate(found, 1):
         for p in f["positions"] or []:
             cited.setdefault(p, []).append(i)
-    start = max(0, _int(request, "from", 0))
-    return {"conv": conv, "findings": found, "cited": cited, "start": start, "page_size": data.TRANSCRIPT_PAGE,
-            "messages": data.transcript(con, cid, start), "text_max": data.TEXT_MAX, "fold": FOLD}
+    at = _int(request, "at", -1, low=0)  # a position to show (a finding's evidence, a search hit), in context
+    start = max(0, at - data.CONTEXT) if at >= 0 else _int(request, "from", 0, low=0)
+    messages = data.transcript(con, cid, start)
+    windows = data.windows(con, cid)
+    return {"conv": conv, "findings": found, "cited": cited, "start": start, "at": at,
+            "shown": {m["position"] for m in messages}, "messages": messages, "windows": windows,
+            "earlier": max([w for w in windows if w < start] or [-1]), "page_size": data.TRANSCRIPT_PAGE,
+            "later": None if len(messages) < data.TRANSCRIPT_PAGE else messages[-1]["position"] + 1,
+            "text_max": data.TEXT_MAX, "fold_chars": FOLD_CHARS, "fold_lines": FOLD_LINES, "markdown_origins": MARKDOWN}
 
 
 def _message(con: Any, request: Request) -> dict[str, Any] | None:
@@ -150,6 +172,61 @@ def _findings(con: Any, request: Request) -> dict[str, Any]:
     return {"rows": rows, "total": total, "kind": q.get("kind", ""), "severity": q.get("severity", ""),
             "kinds": data.choices(con)["kinds"], "page": _int(request, "page", 1),
             "pages": max(1, -(-total // data.FINDINGS_PAGE)), "reported": data.reported(con)}
+
+
+def _search(con: Any, request: Request) -> dict[str, Any]:
+    q = request.query_params
+    s = search.Search(q.get("q", ""), q.get("mode") == "regex", q.get("role", ""), q.get("agent", ""))
+    after = _int(request, "after", 0, low=0, high=ROW_MAX)
+    ctx: dict[str, Any] = {"s": s, "result": None, "error": "", "agents": data.choices(con)["agents"],
+                           "page_size": search.PAGE,
+                           "after": after, "query": {k: v for k, v in q.items() if k != "after"}}
+    if s.q:
+        try:
+            ctx["result"] = result = search.search(con, s, after)
+        except search.BadSearch as e:
+            ctx["error"], ctx["status"] = str(e), 400
+            return ctx
+        labels = data.labels_of(con)
+        for h in result.hits:
+            h["label"] = labels[h["conversation_id"]].text
+    return ctx
+
+
+def _diff(con: Any, request: Request) -> dict[str, Any]:
+    a, b = request.query_params.get("a", ""), request.query_params.get("b", "")
+    if not a or not b:
+        return {"d": None, "error": "", "pairs": data.task_pairs(con)}
+    try:
+        ra, rb = (rundiff.load_run(con, rundiff.resolve(con, x)) for x in (a, b))
+    except ForensicsError as e:  # an unknown or ambiguous id: said on the page
+        return {"d": None, "error": redact(str(e)), "pairs": [], "status": 404}
+    if len(ra.steps) * len(rb.steps) > DIFF_CELLS:
+        return {"d": None, "pairs": [], "status": 400,
+                "error": f"{len(ra.steps)} and {len(rb.steps)} steps are too many to align here; "
+                         f"`forensics diff {ra.conversation_id} {rb.conversation_id}` does it in the terminal"}
+    d = rundiff.between(ra, rb)
+    return {"d": d, "rows": _aligned(d), "error": "", "pairs": [],
+            "counts": {op: sum(x.op == op for x in d.aligned) for op in ("same", "changed", "only_a", "only_b")}}
+
+
+def _aligned(d: rundiff.RunDiff) -> list[dict[str, Any]]:
+    """The alignment as the page's rows: each side's step (or none), the op, and whether it holds the first
+    divergence (SPEC §21: step ``d.divergence`` of A or of B)."""
+    rows, marked = [], False
+    for x in d.aligned:
+        past = (x.a is not None and x.a >= d.divergence) or (x.b is not None and x.b >= d.divergence)
+        rows.append({"op": x.op, "a": _step(d.a, x.a), "b": _step(d.b, x.b), "first": past and not marked})
+        marked = marked or past
+    return rows
+
+
+def _step(run: rundiff.Run, i: int | None) -> dict[str, Any] | None:
+    if i is None:
+        return None
+    s = run.steps[i]
+    return {"conv": run.conversation_id, "position": s.position, "name": s.name, "arguments": redact(s.arguments),
+            "said": " ".join(redact(run.said.get(s.position) or "").split())}  # masked whole, before any cut
 
 
 def _query(con: Any, request: Request) -> dict[str, Any] | None:
