@@ -591,24 +591,29 @@ def _tune_table(result: Any) -> str:
 @db_option
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="Port on 127.0.0.1.")
 @click.option("--open", "open_browser", is_flag=True, help="Open the explorer in the default browser.")
-def serve(db: str, port: int, open_browser: bool) -> None:
+@config_option
+def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> None:
     """A local, read-only web explorer over the warehouse, on 127.0.0.1 only.
 
     Pages: the latest report's answer (what to change, worst conversations, strongest findings),
     conversations with agent, model, outcome and tokens (filter, sort, page), search over messages,
     one conversation's transcript in windows with its findings, topic segments and sentinel verdicts,
     two runs of one task side by side (/diff), all findings, the named queries. Findings come from the
-    last `forensics report` on this warehouse. Writes are refused (405); secrets are masked on every page.
+    last `forensics report` on this warehouse. Writes are refused (405); secrets are masked on every page,
+    and personal data (e-mail addresses, phone numbers) unless the config says [redact] personal = "off".
 
     \b
     Example:
       forensics report --db forensics.duckdb
       forensics serve --db forensics.duckdb --open
     """
+    from forensics.config import load_config
     from forensics.serve.run import serve as run_serve
+    from forensics.text.personal import applies
 
+    personal = applies(load_config(config_path)["redact.personal"], page=True)
     run_serve(db, port, open_browser, lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)",
-                                                            err=True))
+                                                            err=True), personal)
 
 
 @cli.command()

@@ -10,7 +10,7 @@ import pytest
 
 from forensics import ingest
 from forensics.text.personal import mask
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, query, run_cli
 
 PLANTED = {"email": "jane.doe@acme-mail.io", "phone": "+44 20 7946 0958", "us phone": "(202) 555-0143",
            "cn mobile": "13812345678", "card": "4111 1111 1111 1111", "iban": "DE89 3704 0044 0532 0130 00"}
@@ -103,3 +103,19 @@ def test_off_masks_nothing_and_a_bad_value_is_a_config_error(planted: Path, tmp_
     (tmp_path / "bad.toml").write_text('[redact]\npersonal = "some"\n', encoding="utf-8")
     code, _, err = run_cli("config", "check", str(tmp_path / "bad.toml"))
     assert code != 0 and "pages, all, off" in err
+
+
+def test_the_explorers_pages_mask_personal_data_unless_turned_off(planted: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    cid = query(planted, "SELECT conversation_id FROM conversations ORDER BY 1 LIMIT 1")[0][0]
+    pages = (f"/c/{cid}", "/search?q=acme-mail", f"/c/{cid}/m/1")
+    masked = TestClient(create_app(planted), base_url="http://127.0.0.1")
+    shown = [masked.get(p) for p in pages]
+    assert all(r.status_code == 200 for r in shown)
+    assert [p for p, r in zip(pages, shown) if _leaks(r.text)] == []
+    assert "[EMAIL]" in shown[0].text
+    raw = TestClient(create_app(planted, personal=False), base_url="http://127.0.0.1").get(pages[0])
+    assert _leaks(raw.text)  # the planted values are there to mask

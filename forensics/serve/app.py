@@ -31,6 +31,7 @@ from forensics.report.text import positions_text
 from forensics.serve import data, search
 from forensics.serve.headers import SecurityHeaders
 from forensics.serve.markdown import render as markdown
+from forensics.text import personal as personal_data
 from forensics.warehouse import frame, open_warehouse
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
@@ -68,11 +69,13 @@ def _env() -> Environment:
     return env
 
 
-def create_app(db: str | os.PathLike[str]) -> Starlette:
-    """The explorer over the warehouse at ``db`` (which must exist)."""
+def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
+    """The explorer over the warehouse at ``db`` (which must exist). ``personal``: e-mail addresses, phone, card
+    and IBAN numbers masked on every page (``forensics.text.personal``; ``[redact] personal = "off"`` turns it off)."""
     if not os.path.exists(db):
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     env = _env()
+    shown: Callable[[str], str] = personal_data.mask_markup if personal else (lambda doc: doc)
 
     def page(template: str, build: Callable[[Any, Request], dict[str, Any] | None]) -> Callable[[Request], Response]:
         def endpoint(request: Request) -> Response:
@@ -83,7 +86,7 @@ def create_app(db: str | os.PathLike[str]) -> Starlette:
                     return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
                                         status_code=404)
                 status = ctx.pop("status", 200)
-                return HTMLResponse(env.get_template(template).render(db=str(db), request=request, **ctx),
+                return HTMLResponse(shown(env.get_template(template).render(db=str(db), request=request, **ctx)),
                                     status_code=status)
             except HTTPException:
                 raise

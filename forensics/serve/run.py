@@ -11,12 +11,13 @@ from forensics.errors import ForensicsError
 HOST = "127.0.0.1"
 
 
-def serve(db: str, port: int, open_browser: bool = False, announce: Callable[[str], None] = print) -> None:
+def serve(db: str, port: int, open_browser: bool = False, announce: Callable[[str], None] = print,
+          personal: bool = True) -> None:
     import uvicorn
 
     from forensics.serve.app import create_app
 
-    app = create_app(db)
+    app = create_app(db, personal)
     with socket.socket() as s:  # uvicorn would log a traceback-like error and exit 1
         try:
             s.bind((HOST, port))
