@@ -349,7 +349,7 @@ def _provider(doc: list, ui: list) -> str | None:
 
 def _task_time(name: str) -> int | None:
     """Task folders are named by their creation time in milliseconds."""
-    return int(name) if name.isdigit() else None
+    return int(name) if name.isascii() and name.isdigit() else None
 
 
 def _json(path: Path) -> Any:
