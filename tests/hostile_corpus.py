@@ -311,7 +311,9 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]
 
 def specials(folder: Path) -> list[Case]:
     """Sources that are no regular file: a FIFO (named like each format's files, so every reader would be
-    asked), a socket, a device, a symbolic-link loop, a dangling link; and a folder holding a FIFO and a loop."""
+    asked), a socket, a device, a symbolic-link loop, a dangling link; a folder holding a FIFO and a loop;
+    folders where a side file a reader opens with its main file (Cline's ui_messages.json, Continue's
+    sessions.json) is a FIFO."""
     folder.mkdir(parents=True)
     cases = []
     for name in ("fifo.jsonl", "conversations.json", "x.traj", "state.vscdb", "fifo.md"):
@@ -335,6 +337,13 @@ def specials(folder: Path) -> list[Case]:
     os.mkfifo(mixed / "pipe.jsonl")
     os.symlink("loop.jsonl", mixed / "loop.jsonl")
     cases.append(Case("folder-with-fifo-and-loop", "auto", mixed, True))
+    for name, rel, side in (("fifo-side-file", "agents/cline/saoudrizwan.claude-dev/tasks", "ui_messages.json"),
+                            ("fifo-index", "agents/continue/sessions", "sessions.json")):
+        shutil.copytree(FIXTURES / rel, folder / name)  # a side file a reader opens with its main file
+        for f in (folder / name).rglob(side):
+            f.unlink()
+            os.mkfifo(f)
+        cases.append(Case(name, "auto", folder / name, True))
     return cases
 
 
@@ -464,8 +473,9 @@ def run(cases: list[Case], work: Path, report_on: tuple[str, ...] = ()) -> list[
                 out.append(Outcome(c, "hung", str(e)))
                 continue
             lines = r.stderr.strip().splitlines()
-            ok = c.path.is_dir() or (r.exit_code == 2 and len(lines) == 1 and "not a regular file" in lines[0])
-            out.append(Outcome(c, "refused" if ok else "problem", "" if ok and r.exit_code in (0, 2) else
+            ok = (r.exit_code == 0 and not lines if c.path.is_dir() else  # the folder's other files are imported
+                  r.exit_code == 2 and len(lines) == 1 and "not a regular file" in lines[0])
+            out.append(Outcome(c, "refused" if ok else "problem", "" if ok else
                                f"exit {r.exit_code}, stderr {r.stderr[:300]!r}, {r.exception!r}"))
     return out
 

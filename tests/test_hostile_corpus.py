@@ -36,7 +36,7 @@ def test_the_corpus_mutates_every_format_and_reports_on_some(outcomes: list[Outc
     assert {fmt for fmt, _ in SOURCES} <= {fmt for fmt, _ in tried}
     assert {"truncated", "flipped", "invalid-utf8", "nulls", "wrong-types", "huge-numbers", "deep-nesting",
             "big-value", "duplicate-ids", "fifo", "symlink-loop", "swapped-types", "duplicate-rows",
-            "deep-cell"} <= {name for _, name in tried}
+            "deep-cell", "fifo-side-file", "fifo-index"} <= {name for _, name in tried}
     assert {o.case.fmt for o in outcomes if o.how == "reported"} == {"dialogues", "sqlite"}
     assert len(outcomes) > 450
 

@@ -27,7 +27,7 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers import claude_code_history, values
-from forensics.importers.model import EVENT_SCHEMA, MAP_ERRORS, USAGE_SCHEMA, Columns, parse
+from forensics.importers.model import EVENT_SCHEMA, MAP_ERRORS, USAGE_SCHEMA, Columns, parse, read_side
 from forensics.importers.records import (
     Batch,
     Entry,
@@ -369,7 +369,7 @@ def _is_agent_meta(p: Path) -> bool:
 
 def _agent_title(meta: Path) -> str | None:
     try:
-        doc = values.loads(meta.read_bytes())
+        doc = values.loads(read_side(meta))
     except (OSError, orjson.JSONDecodeError):
         return None
     if not isinstance(doc, dict):
