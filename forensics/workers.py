@@ -15,6 +15,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +57,22 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
                                 initargs=(init, os.getpid())) as ex:
         inflight: deque[tuple[Any, Future[Any]]] = deque()
         for fn, args, tag in tasks:
-            inflight.append((tag, ex.submit(_spilled, fn, args, spool)))
+            inflight.append((tag, _submit(ex, fn, args, spool)))
             while len(inflight) >= 2 * workers:
                 yield _done(*inflight.popleft())
         while inflight:
             yield _done(*inflight.popleft())
+
+
+def _submit(ex: ProcessPoolExecutor, fn: Callable[..., Any], args: tuple[Any, ...], spool: str) -> Future[Any]:
+    """The task's future; once a worker has died (killed, out of memory), a future holding that error, so
+    that the tasks left fail one by one with it instead of the whole run."""
+    try:
+        return ex.submit(_spilled, fn, args, spool)
+    except BrokenProcessPool as e:
+        failed: Future[Any] = Future()
+        failed.set_exception(e)
+        return failed
 
 
 def _quiet_forkserver() -> None:

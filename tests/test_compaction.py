@@ -224,7 +224,8 @@ def test_the_replay_compacts_where_the_rule_does_message_by_message(seed_wh: Pat
 
     none = np.zeros(0, dtype=np.int64)
     for sizes, start in convs:
-        c = replay.Conv("", "", np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))), start, none, none)
+        c = replay.Conv("", "", np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))), start, none, none,
+                        np.arange(len(sizes)))
         got = replay.compactions(c.bounds, start, max_tokens * 4, keep, 500 * 4)
         want, total = _simulate(sizes, start, max_tokens, keep, 500)
         assert got == want and (max_tokens > 100000 or got)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import stream, values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, mapping, read_side, text_of
 from forensics.importers.records import chain
 from forensics.importers.registry import Format, Probe, Side
 
@@ -61,7 +61,7 @@ def _shared(path: Path, log: Log) -> None:
     id, title): not conversations; said in the run's note with its count."""
     side = path.parent / SHARED
     try:
-        links = values.loads(side.read_bytes())
+        links = values.loads(read_side(side))
     except (OSError, ValueError):
         return
     n = len(links) if isinstance(links, list) else 0

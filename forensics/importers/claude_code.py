@@ -28,7 +28,7 @@ import orjson
 import pyarrow as pa
 
 from forensics.importers import claude_code_history, values
-from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA, Columns, parse
+from forensics.importers.model import EVENT_SCHEMA, MAP_ERRORS, USAGE_SCHEMA, Columns, parse, read_side
 from forensics.importers.records import (
     Batch,
     Entry,
@@ -181,60 +181,64 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             b.quarantine(f"{name}:{lineno}", reason, raw)
             f.bad += 1
             continue
-        if not KNOWN_FIELDS.issuperset(obj):  # no set built for the usual line
-            f.fields.update(obj.keys() - KNOWN_FIELDS)
-        kind, uid = obj.get("type"), obj.get("uuid")
-        f.known += kind in LINE_TYPES
-        if not isinstance(uid, str):
-            uid = f"line:{lineno}"
-        parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
-        parent = parent if isinstance(parent, str) else None
-        ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
-        part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
-        if kind == "user" or kind == "assistant":
-            m = obj.get("message")
-            if not isinstance(m, dict) or "content" not in m:
-                b.quarantine(f"{name}:{lineno}", f"{kind} line without a message object", raw)
-                f.bad += 1
-                continue
-            f.session_id = f.session_id or _str(obj.get("sessionId"))
-            if kind == "assistant" and isinstance(m.get("id"), str):
-                key = (m["id"], obj.get("requestId"))
-                g = groups.get(key)
-                if g is not None:  # another block of a response already seen
-                    g.content.extend(_blocks(m.get("content")))
-                    g.usage = _latest_usage(g.usage, m.get("usage"))
-                    f.merged += 1
-                    f.owner[uid] = g
-                    f.nodes[uid] = (parent, ts or "", lineno)
-                    f.part_of[uid] = g.part
+        try:  # a value of an unexpected type anywhere in the line: the line is quarantined, the file goes on
+            if not KNOWN_FIELDS.issuperset(obj):  # no set built for the usual line
+                f.fields.update(obj.keys() - KNOWN_FIELDS)
+            kind, uid = obj.get("type"), obj.get("uuid")
+            f.known += kind in LINE_TYPES
+            if not isinstance(uid, str):
+                uid = f"line:{lineno}"
+            parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
+            parent = parent if isinstance(parent, str) else None
+            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+            part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            if kind == "user" or kind == "assistant":
+                m = obj.get("message")
+                if not isinstance(m, dict) or "content" not in m:
+                    b.quarantine(f"{name}:{lineno}", f"{kind} line without a message object", raw)
+                    f.bad += 1
                     continue
-            msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
-                       meta=any(obj.get(k) is True for k in META_FLAGS))
-            if kind == "assistant":
-                msg.content = _blocks(msg.content)
-                msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
-                msg.model = m.get("model") if isinstance(m.get("model"), str) else None
-                msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
-                if msg.ids[0] is not None:
-                    groups[(msg.ids[0], msg.ids[1])] = msg
-            f.msgs.append(msg)
-            f.owner[uid] = msg
-        elif kind == "system" and obj.get("subtype") == "compact_boundary":
-            meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
-            f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
-                                   _int(meta.get("postTokens")), None,
-                                   _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
-        elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
-            f.titles[kind] = obj[TITLES[kind]]
-            f.skipped[f"{kind} (-> title)"] += 1
-        elif kind == "summary":
-            f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
-                                   _detail(obj, ("summary", "leafUuid"))))
-        else:
-            f.skipped[f"system:{obj.get('subtype')}" if kind == "system" else str(kind)] += 1
-        f.nodes[uid] = (parent, ts or "", lineno)
-        f.part_of[uid] = part
+                f.session_id = f.session_id or _str(obj.get("sessionId"))
+                if kind == "assistant" and isinstance(m.get("id"), str):
+                    key = (m["id"], obj.get("requestId"))
+                    g = groups.get(key)
+                    if g is not None:  # another block of a response already seen
+                        g.content.extend(_blocks(m.get("content")))
+                        g.usage = _latest_usage(g.usage, m.get("usage"))
+                        f.merged += 1
+                        f.owner[uid] = g
+                        f.nodes[uid] = (parent, ts or "", lineno)
+                        f.part_of[uid] = g.part
+                        continue
+                msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
+                           meta=any(obj.get(k) is True for k in META_FLAGS))
+                if kind == "assistant":
+                    msg.content = _blocks(msg.content)
+                    msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
+                    msg.model = m.get("model") if isinstance(m.get("model"), str) else None
+                    msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
+                    if msg.ids[0] is not None:
+                        groups[(msg.ids[0], msg.ids[1])] = msg
+                f.msgs.append(msg)
+                f.owner[uid] = msg
+            elif kind == "system" and obj.get("subtype") == "compact_boundary":
+                meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
+                f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
+                                       _int(meta.get("postTokens")), None,
+                                       _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+            elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
+                f.titles[kind] = obj[TITLES[kind]]
+                f.skipped[f"{kind} (-> title)"] += 1
+            elif kind == "summary":
+                f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
+                                       _detail(obj, ("summary", "leafUuid"))))
+            else:
+                f.skipped[f"system:{obj.get('subtype')}" if kind == "system" else str(kind)] += 1
+            f.nodes[uid] = (parent, ts or "", lineno)
+            f.part_of[uid] = part
+        except MAP_ERRORS as e:
+            b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
+            f.bad += 1
     return f
 
 
@@ -252,7 +256,7 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
         if isinstance(m.content, list):
             for blk in m.content:
                 kind = blk.get("type") if isinstance(blk, dict) else None
-                if kind not in KNOWN_BLOCKS:
+                if str(kind) not in KNOWN_BLOCKS:  # a type of any JSON kind is counted, never hashed
                     f.blocks[str(kind)] += 1
         entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
         if m.role == "assistant" and m.usage is not None:
@@ -380,7 +384,7 @@ def _is_agent_meta(p: Path) -> bool:
 
 def _agent_title(meta: Path) -> str | None:
     try:
-        doc = values.loads(meta.read_bytes())
+        doc = values.loads(read_side(meta))
     except (OSError, orjson.JSONDecodeError):
         return None
     if not isinstance(doc, dict):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, read_side, text_of
 from forensics.importers.registry import Format, Probe, Side
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
@@ -349,12 +349,12 @@ def _provider(doc: list, ui: list) -> str | None:
 
 def _task_time(name: str) -> int | None:
     """Task folders are named by their creation time in milliseconds."""
-    return int(name) if name.isdigit() else None
+    return int(name) if name.isascii() and name.isdigit() else None
 
 
 def _json(path: Path) -> Any:
     try:
-        return values.loads(path.read_bytes())
+        return values.loads(read_side(path))
     except (OSError, ValueError):
         return None
 

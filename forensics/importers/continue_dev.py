@@ -25,7 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.importers.model import (
+    Conversation,
+    Event,
+    Log,
+    ToolCall,
+    Turn,
+    Usage,
+    listed,
+    mapping,
+    read_side,
+    text_of,
+)
 from forensics.importers.registry import Format, Probe, Side
 
 ERRORED = ("errored", "canceled", "cancelled")
@@ -155,7 +166,7 @@ def _created(path: Path, sid: str, log: Log) -> Any:
     """The session's creation time from the index beside it (``sessions.json``, a side file read with it)."""
     index = path.parent / INDEX
     try:
-        rows = values.loads(index.read_bytes())
+        rows = values.loads(read_side(index))
     except (OSError, ValueError):
         return None
     log.notes.append(f"read with it: {INDEX} (the session index)")

@@ -43,9 +43,15 @@ def read(path: str, log: Log) -> list[Conversation]:
     con = connect_ro(path)
     try:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for table in tables & {"cursorDiskKV", "ItemTable"}:  # a key no range finds: counted, not read
+            (odd,) = con.execute(f"SELECT count(*) FROM {table} WHERE typeof(key) != 'text'").fetchone()
+            log.rows += odd
+            log.skip(f"{table} key that is not text (a number, a blob or NULL)", odd)
         out = _composers(con, log) if "cursorDiskKV" in tables else []
         if "ItemTable" in tables:
             out += _item_table(con, log, {c.id for c in out}, Path(path))
+        if not log.rows:
+            log.notes.append("no chat key in this database (its other keys, settings and credentials, are not read)")
     except sqlite3.Error as e:
         log.error = f"cannot read the chat keys ({e})"
         return []

@@ -161,7 +161,7 @@ def _id_key(v: Any) -> tuple[int, float, str]:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return (0, float(v), "")
     text = _text(v) or ""
-    return (0, float(text), "") if text.isdigit() else (1, 0.0, text)
+    return (0, float(text), "") if text.isascii() and text.isdigit() else (1, 0.0, text)
 
 
 def _stamp(epoch: float | None) -> datetime | None:

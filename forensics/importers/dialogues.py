@@ -4,18 +4,28 @@ Each line is ``{"dialogue_id", "language", "turns": [{"idx", "role", "text", "to
 dialogue becomes a conversation whose native id is ``dialogue_id`` and whose message positions are the
 turns' ``idx``, so a topic switch found at a position can be checked against the label of that turn.
 The labels themselves are not imported: `forensics report --labels FILE` reads them from the file.
-A bad line is quarantined with its raw bytes, like any other importer.
+A bad line is quarantined with its raw bytes, like any other importer; a bad turn alone (its JSON), leaving a
+gap in the positions.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-import orjson
-
-from forensics.importers.records import Batch, Entry, Message, Parsed, split_lines, stable_id
+from forensics.importers.records import (
+    Batch,
+    Entry,
+    Message,
+    Parsed,
+    json_text,
+    kind,
+    read_object,
+    split_lines,
+    stable_id,
+)
 from forensics.importers.registry import Format
 
 ROLES = {"user": "user", "assistant": "assistant", "system": "system"}
+POSITION_MAX = (1 << 31) - 1  # positions are 32-bit in the warehouse
 
 
 def looks_like_dialogues(head: bytes) -> bool:
@@ -25,21 +35,29 @@ def looks_like_dialogues(head: bytes) -> bool:
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
-    """Worker: every line one conversation; positions are the turns' ``idx``."""
+    """Worker: every line one conversation; positions are the turns' ``idx``. A line that is no dialogue is
+    quarantined whole; a turn that cannot be used (no integer idx, a role that is not user/assistant/system,
+    a text that is not text, an idx already taken) is quarantined alone and leaves a gap in the positions."""
     lines = split_lines(Path(path).read_bytes())
     b = Batch()
     b.rows_read = len(lines)
     name = Path(path).name
     for lineno, raw in enumerate(lines, 1):
-        problem, turns, did = _read(raw)
+        where = f"{name}:{lineno}"
+        obj, problem = read_object(raw)
+        if not problem and not (isinstance(obj.get("turns"), list) and _scalar(obj.get("dialogue_id"))):
+            problem = "not a labeled dialogue (needs dialogue_id and a turns list)"
         if problem:
             b.messages_read += 1
-            b.quarantine(f"{name}:{lineno}", problem, raw)
+            b.quarantine(where, problem, raw)
             continue
+        turns = _turns(b, obj["turns"], where)
         entries = [Entry(i, str(t["idx"]), str(turns[i - 1]["idx"]) if i else None, t["idx"],
                          Message(ROLES[t["role"]], t["text"], [], [], None, False, None))
                    for i, t in enumerate(turns)]
-        b.messages_read += len(turns)
+        did = str(obj["dialogue_id"])
+        if not entries:  # every turn quarantined: no conversation of nothing
+            continue
         b.add_conversation(stable_id(source_id, did), did, None, None, None, None, None,
                            f"{fingerprint}:{lineno}", entries)
     if lines and not b.conv["conversation_id"]:
@@ -47,23 +65,34 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     return Parsed.of(b)
 
 
-def _read(raw: bytes) -> tuple[str, list[dict], str]:
-    """(problem or "", turns sorted by idx, dialogue id)."""
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as e:
-        return "invalid JSON: " + str(e).splitlines()[0][:120], [], ""
-    if not isinstance(obj, dict) or not isinstance(obj.get("turns"), list) or obj.get("dialogue_id") is None:
-        return "not a labeled dialogue (needs dialogue_id and a turns list)", [], ""
-    turns = obj["turns"]
-    for t in turns:
-        if not (isinstance(t, dict) and isinstance(t.get("idx"), int) and not isinstance(t.get("idx"), bool)
-                and t.get("role") in ROLES and isinstance(t.get("text"), str)):
-            return "a turn lacks an integer idx, a role (user/assistant/system) or a text", [], ""
-    turns = sorted(turns, key=lambda t: t["idx"])
-    if len({t["idx"] for t in turns}) != len(turns):
-        return "duplicate turn idx", [], ""
-    return "", turns, str(obj["dialogue_id"])
+def _turns(b: Batch, turns: list, where: str) -> list[dict]:
+    """The usable turns sorted by idx (each counted as a message read); the others quarantined."""
+    ok: dict[int, dict] = {}
+    for k, t in enumerate(turns):
+        b.messages_read += 1
+        problem = _problem(t)
+        if not problem and t["idx"] in ok:
+            problem = f"duplicate turn idx {t['idx']}"
+        if problem:
+            b.quarantine(f"{where}[{k}]", problem, json_text(t).encode())
+            continue
+        ok[t["idx"]] = t
+    return [ok[i] for i in sorted(ok)]
+
+
+def _problem(t: object) -> str:
+    if not isinstance(t, dict):
+        return f"turn is not a JSON object (a {kind(t)})"
+    idx, role = t.get("idx"), t.get("role")
+    if type(idx) is not int or not 0 <= idx <= POSITION_MAX:
+        return "turn has no integer idx (0 to 2^31 - 1)"
+    if not (isinstance(role, str) and role in ROLES):
+        return f"turn has no role user/assistant/system (it has {str(role)[:40]!r})"
+    return "" if isinstance(t.get("text"), str) else "turn has no text"
+
+
+def _scalar(v: object) -> bool:
+    return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
 FORMAT = Format("dialogues", "labeled dialogue JSONL (dialogue_id + turns with idx, role, text, topic, shift)",

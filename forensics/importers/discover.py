@@ -7,9 +7,11 @@ side file of one (declared by its format, see ``registry.Side``), or not recogni
 """
 from __future__ import annotations
 
+import errno
 import functools
 import glob
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,11 +47,13 @@ def expand(args: list[str]) -> list[Found]:
             raise ForensicsError(f"{a}: no file matches this pattern")
         for m in matches:
             p = Path(m)
-            if p.is_dir():
-                out.extend(Found(f, False) for f in sorted(p.rglob("*")) if f.is_file())
+            if p.is_dir():  # every entry but folders: a FIFO or a link loop in it is listed as not read
+                out.extend(Found(f, False) for f in sorted(p.rglob("*")) if not f.is_dir())
             elif p.exists():
                 side = registry.side_of(p)
                 out.extend([Found(p, True)] + ([Found(side[2], True)] if side else []))
+            elif p.is_symlink():  # a link loop or a dangling link: refused as a source, in one line
+                out.append(Found(p, True))
             else:
                 raise ForensicsError(f"{a}: no such file or folder")
     seen, unique = set(), []
@@ -81,6 +85,35 @@ class NotRecognised(Exception):
     and manifests live beside logs). Its message says what it was tested against."""
 
 
+def not_regular(path: Path) -> str | None:
+    """What a path is when it is no regular file (a FIFO, a socket, a device, a link loop or a dangling link),
+    else None. Such a path is never opened: a FIFO would block every reader for ever, a device never ends."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if e.errno == errno.ENOENT and os.path.islink(path):
+            return f"a dangling symbolic link (to {os.readlink(path)})"
+        return None  # the reader's open says what is wrong, in its words
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else f"a file of mode {stat.filemode(mode)}"
+
+
+def refuse_irregular(path: Path, named: bool) -> None:
+    """Refuse a path that is no regular file, before anything opens it: a source named on the command line
+    fails in one line (SourceError); one found in a folder is listed as not read (NotRecognised)."""
+    what = not_regular(path)
+    if what is None:
+        return
+    if named:
+        raise SourceError(str(path), f"not a regular file but {what}; not read", "name the log file itself")
+    raise NotRecognised(f"not read: not a regular file but {what}")
+
+
 def detect(path: Path, fmt: str = "auto", options: dict[str, Any] | None = None, named: bool = True) -> Source:
     """The format of one file: by its content (first bytes and records), the extension only breaking ties.
 
@@ -88,6 +121,7 @@ def detect(path: Path, fmt: str = "auto", options: dict[str, Any] | None = None,
     suffix, or one named like a format's files (then the error says which ``--format`` to try); any other
     file of a folder raises NotRecognised."""
     options = dict(options or {})
+    refuse_irregular(path, named)
     if fmt != "auto":
         return Source(path, fmt, options)
     claimed = registry.suggest(path)

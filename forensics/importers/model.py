@@ -10,8 +10,11 @@ kept in ``events``).
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -130,6 +133,15 @@ class Conversation:
     parent: str | None = None
     events: list[Event] = field(default_factory=list)
     outcome: Outcome | None = None
+
+
+def read_side(path: Path) -> bytes:
+    """The bytes of a file read beside a source (an index, a sidecar); OSError when it cannot be read or is
+    no regular file: a FIFO named like a side file is never waited on (opened non-blocking, then checked)."""
+    with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return f.read()
 
 
 class Log:

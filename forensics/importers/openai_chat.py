@@ -148,7 +148,7 @@ def _from_sharegpt_turns(turns: list) -> list:
         elif src == "function_call":
             out.append({"role": "assistant", "content": value})
         else:
-            out.append({"role": SHAREGPT_ROLES.get(src, src), "content": value})
+            out.append({"role": SHAREGPT_ROLES.get(src, src) if isinstance(src, str) else src, "content": value})
             before = turns[k - 1] if k else None
             if src == "observation" and isinstance(before, dict) and before.get("from") == "function_call":
                 out[-1]["tool_call_id"] = f"function_call:{k - 1}"

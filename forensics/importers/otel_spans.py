@@ -64,7 +64,7 @@ def decode(data: bytes, log: Log) -> list[Span]:
 
 def _records(data: bytes, log: Log) -> list[dict[str, Any]]:
     """Top-level JSON objects: a document (object or list), JSONL, or concatenated pretty-printed objects."""
-    text = data.decode("utf-8", "replace")
+    text = _utf8_lines(data, log)
     dec, i, out = json.JSONDecoder(), 0, []
     while i < len(text):
         while i < len(text) and text[i] in " \t\r\n,\ufeff":
@@ -87,6 +87,24 @@ def _records(data: bytes, log: Log) -> list[dict[str, Any]]:
             else:
                 log.quarantine(f"{log.name}#{log.rows}", "not a JSON object", json.dumps(rec)[:1000])
     return out
+
+
+def _utf8_lines(data: bytes, log: Log) -> str:
+    """The file as text; a line that is not UTF-8 is quarantined with its bytes as they are (and read as empty),
+    never decoded with replacement characters."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    lines = data.split(b"\n")
+    for n, line in enumerate(lines):
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            log.rows += 1
+            log.quarantine(f"{log.name}:{n + 1}", f"invalid UTF-8 ({e.reason})", line)
+            lines[n] = b""
+    return b"\n".join(lines).decode("utf-8")
 
 
 def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
@@ -244,7 +262,7 @@ def seconds(v: Any, unit: str = "") -> float | None:
     string or epoch seconds/milliseconds."""
     if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
         return float(v[0]) + float(v[1]) / 1e9
-    if isinstance(v, str) and v.strip().isdigit():
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
         v = int(v)
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         if unit == "us" or 1e14 < v < 1e17:

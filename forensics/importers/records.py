@@ -146,7 +146,7 @@ def _block_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(_text(b.get("text")) if isinstance(b, dict) else str(b) for b in content
                          if not isinstance(b, dict) or b.get("type", "text") == "text")
-    return "" if content is None else _json(content)
+    return "" if content is None else json_text(content)
 
 
 def _key(v: Any) -> str | None:
@@ -157,14 +157,14 @@ def _key(v: Any) -> str | None:
 def _args(v: Any) -> str:
     if isinstance(v, str):
         return v
-    return _json(v) if v is not None else ""
+    return json_text(v) if v is not None else ""
 
 
 def _text(v: Any) -> str:
     return v if isinstance(v, str) else ""
 
 
-def _json(v: Any) -> str:
+def json_text(v: Any) -> str:
     """JSON text of a decoded value (integers beyond 64 bits, which orjson refuses, through the standard library)."""
     try:
         return orjson.dumps(v).decode()
@@ -220,7 +220,7 @@ def interpret_content(content: Any, role: str) -> tuple[str, Calls, Results, str
     elif content is None:
         text = ""
     else:
-        text = _json(content)
+        text = json_text(content)
     return text, calls, results, role
 
 
@@ -316,6 +316,7 @@ class Batch:
     notes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     unlinked: Counter = field(default_factory=Counter)  # tool results linked to no call, by reason
+    ids: Counter = field(default_factory=Counter)  # conversation id -> times added (a repeat is kept apart)
 
     def quarantine(self, location: str, reason: str, raw: bytes) -> None:
         q = self.quar
@@ -326,7 +327,7 @@ class Batch:
 
     def add_outcome(self, cid: str, success: bool | None, score: float | None, detail: dict[str, Any]) -> None:
         """The run's outcome as its log records it (one per conversation; the loader replaces older ones)."""
-        for col, v in zip(OUTCOME_SCHEMA.names, (cid, success, score, _json(detail))):
+        for col, v in zip(OUTCOME_SCHEMA.names, (cid, success, score, json_text(detail))):
             self.outcome[col].append(v)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
@@ -335,8 +336,13 @@ class Batch:
         """Append one conversation: its row, its messages, its tool calls linked to their results.
 
         This runs once per message of the corpus: columns are appended through bound methods and tuples,
-        not per-column dict lookups.
+        not per-column dict lookups. An id added before (a log that repeats a conversation's id: a SQLite table
+        without a key, a dialogue file) is made distinct, counted: never two rows for one id, nor two
+        messages at one position.
         """
+        self.ids[cid] += 1
+        if self.ids[cid] > 1:
+            cid = stable_id(cid, str(self.ids[cid]))
         if title is None:
             first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
             title = redact(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
@@ -421,8 +427,8 @@ class Batch:
     def tables(self) -> dict[str, pa.Table]:
         # JsonText is valid UTF-8 already (the decoder checked its record): built as binary and viewed as
         # string, it skips pyarrow's per-value check, which cost 5 s per million messages.
-        json_text = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
-        msg = {**self.msg, "content_json": json_text}
+        escaped = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
+        msg = {**self.msg, "content_json": escaped}
         return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(msg, schema=MSG_SCHEMA),
                 "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA),
                 "outcome": pa.table(self.outcome, schema=OUTCOME_SCHEMA)}
@@ -441,6 +447,10 @@ class Parsed:
     @classmethod
     def of(cls, b: Batch) -> Parsed:
         notes = list(b.notes)
+        repeated = sum(n - 1 for n in b.ids.values() if n > 1)
+        if repeated:
+            notes.append(f"{repeated} conversations repeat the id of one before them: kept as distinct conversations "
+                         "(same native id)")
         if b.unlinked:
             notes.append(f"{sum(b.unlinked.values())} tool results linked to no call (they carry "
                          + ", ".join(f"{why} x{n}" for why, n in sorted(b.unlinked.items())) + ")")

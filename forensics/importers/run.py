@@ -24,7 +24,7 @@ import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
 from forensics.importers import registry, values
-from forensics.importers.discover import Found, NotRecognised, Source, detect, expand, fix, real_path
+from forensics.importers.discover import Found, NotRecognised, Source, detect, expand, fix, real_path, refuse_irregular
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, tune
 from forensics.importers.records import Parsed, source_key
@@ -197,16 +197,17 @@ def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[t
     path = f.path
     res = SourceResult(str(path))
     pl = Plan(res, started_at=utcnow())
-    side = registry.side_of(path)
-    if side:
-        owner, decl, main = side
-        where = (f"the {owner.name} files beside it" if glob.has_magic(decl.main.replace("{base}", "")) else
-                 os.path.relpath(main, path.parent))
-        res.format, res.status = owner.name, "side"
-        res.note = (f"read with {where}: {decl.holds}" if decl.read else
-                    f"lies beside {where}, holds no messages: {decl.holds}")
-        return pl
     try:
+        refuse_irregular(path, f.named)  # before the stat: a link loop fails it, a FIFO is never opened
+        side = registry.side_of(path)
+        if side:
+            owner, decl, main = side
+            where = (f"the {owner.name} files beside it" if glob.has_magic(decl.main.replace("{base}", "")) else
+                     os.path.relpath(main, path.parent))
+            res.format, res.status = owner.name, "side"
+            res.note = (f"read with {where}: {decl.holds}" if decl.read else
+                        f"lies beside {where}, holds no messages: {decl.holds}")
+            return pl
         st = path.stat()
         pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
         same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)

@@ -7,13 +7,24 @@ processes fetch and parse those rows by rowid range.
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from dataclasses import dataclass
 
 import orjson
 
 from forensics.errors import SourceError
-from forensics.importers import fastpath
-from forensics.importers.records import BadRecord, Batch, Entry, Parsed, gc_paused, normalize, stable_id, to_epoch
+from forensics.importers import fastpath, values
+from forensics.importers.records import (
+    BadRecord,
+    Batch,
+    Entry,
+    Parsed,
+    gc_paused,
+    json_text,
+    normalize,
+    stable_id,
+    to_epoch,
+)
 from forensics.importers.registry import Chunks, Format, connect_ro
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
@@ -90,6 +101,9 @@ def _holds_messages(con: sqlite3.Connection, table: str, column: str) -> bool:
     return seen
 
 
+REPEATED = "rows that repeat an earlier row's id are kept as conversations of their own (id#2, id#3...)"
+
+
 def _target(con: sqlite3.Connection, table: str, column: str) -> Target:
     cols = {c.lower(): c for c in _columns(con, table) if c != column}
     return Target(table, column, {k: cols[k] for k in META_COLUMNS if k in cols})
@@ -101,6 +115,7 @@ class IndexRow:
     native_id: str
     fingerprint: str
     nbytes: int
+    repeat: bool = False  # its id is an earlier row's: kept as a conversation of its own (``id#2``)
 
 
 def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[IndexRow]:
@@ -111,9 +126,13 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     except sqlite3.DatabaseError as e:
         raise SourceError(path, f"cannot read {target.table} ({e})", "check the table (WITHOUT ROWID tables are not supported)") from None
     out = []
+    seen: Counter[str] = Counter()  # a table without a key may hold one id twice: later rows get ``id#2``...
     for r in rows:
         rowid, nid, updated, nbytes = r[0], r[1], r[6], r[7]
-        out.append(IndexRow(rowid, str(nid) if nid is not None else str(rowid), f"{nbytes}:{updated}", nbytes or 0))
+        native = _s(nid) if nid is not None else str(rowid)
+        seen[native] += 1
+        k = seen[native]
+        out.append(IndexRow(rowid, native if k == 1 else f"{native}#{k}", f"{nbytes}:{updated}", nbytes or 0, k > 1))
     return out
 
 
@@ -150,6 +169,8 @@ def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str 
         if entries is None:
             return
     b.state["found"] = b.state.get("found", 0) + 1
+    if ix.repeat and REPEATED not in b.notes:
+        b.notes.append(REPEATED)
     b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
                        to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
 
@@ -174,10 +195,11 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
     """orjson + normalize: any shape, bad messages quarantined; None when the row holds no message array."""
     raw_bytes = raw.encode("utf-8") if isinstance(raw, str) else (raw or b"")
     try:
-        data = orjson.loads(raw_bytes) if raw is not None else None
+        data = values.loads(raw_bytes) if raw is not None else None
     except orjson.JSONDecodeError as e:
         b.messages_read += 1
-        b.quarantine(where, f"invalid JSON in {target.column}: {e}", raw_bytes)
+        b.state.setdefault("if_none_found", f"no row holds a JSON array of messages ({where}: {values.json_reason(e)})")
+        b.quarantine(where, f"{values.json_reason(e)} in {target.column}", raw_bytes)
         return None
     if not isinstance(data, list):
         b.messages_read += 1
@@ -191,7 +213,7 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
         try:
             msg = normalize(m)
         except BadRecord as e:
-            b.quarantine(f"{where}[{i}]", str(e), orjson.dumps(m))
+            b.quarantine(f"{where}[{i}]", str(e), json_text(m).encode())
             continue
         mid = m.get("id")
         nid = str(mid) if isinstance(mid, (str, int)) and not isinstance(mid, bool) else str(i)

@@ -98,7 +98,7 @@ def count(v: Any, what: str = "token count") -> int | None:
     """
     if v is None:
         return None
-    if isinstance(v, str) and v.strip().isdigit():
+    if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():  # "²" is a digit to isdigit
         v = int(v.strip())
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         v = int(v)

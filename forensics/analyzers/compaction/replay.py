@@ -34,9 +34,10 @@ class Conv:
     conversation_id: str
     native_id: str
     prefix: np.ndarray  # characters before each position (prefix[0] = 0, len = messages + 1)
-    start: int  # the first position after the leading system messages
-    first: np.ndarray
-    need: np.ndarray
+    start: int  # the index of the first message after the leading system messages
+    first: np.ndarray  # indexes (not positions) of each pair's first mention ...
+    need: np.ndarray  # ... and of its need
+    positions: np.ndarray  # the main path's positions as they are (a gap, no position 0), by index
     cum: np.ndarray = field(init=False)  # cum[i] = prefix[0] + ... + prefix[i - 1]: context sums in one step
     bounds: list[int] = field(init=False)  # prefix as Python ints: a bisect per compaction beats numpy's call cost
 
@@ -143,18 +144,21 @@ def load(con: duckdb.DuckDBPyConnection, table: str | None = None) -> Iterable[C
             f"SELECT conversation_id, list(first ORDER BY need, first), list(need ORDER BY need, first) "
             f"FROM {PAIRS} WHERE kind IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1",
             [part]).fetchall()}
-        for cid, native, sizes, start in con.execute("""
+        for cid, native, sizes, start, positions in con.execute("""
                 SELECT m.conversation_id, any_value(c.native_id),
                        list(m.content_chars + coalesce(a.chars, 0) ORDER BY m.position),
-                       coalesce(min(m.position) FILTER (WHERE m.role <> 'system'), count(*))
+                       min(m.position) FILTER (WHERE m.role <> 'system'), list(m.position ORDER BY m.position)
                 FROM messages m JOIN conversations c USING (conversation_id)
                 LEFT JOIN (SELECT conversation_id, position, sum(length(arguments))::BIGINT AS chars
                            FROM tool_calls WHERE position IS NOT NULL GROUP BY ALL) a USING (conversation_id, position)
                 WHERE m.on_main_path AND m.conversation_id IN (SELECT unnest(?::VARCHAR[]))
                 GROUP BY 1 ORDER BY 1""", [part]).fetchall():
             f, n = pairs.get(cid, ([], []))
-            yield Conv(cid, native, np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))), int(start),
-                       np.asarray(f, dtype=np.int64), np.asarray(n, dtype=np.int64))
+            pos = np.asarray(positions, dtype=np.int64)  # the replay counts messages; positions are mapped back
+            yield Conv(cid, native, np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))),
+                       len(pos) if start is None else int(np.searchsorted(pos, start)),
+                       np.searchsorted(pos, np.asarray(f, dtype=np.int64)),
+                       np.searchsorted(pos, np.asarray(n, dtype=np.int64)), pos)
 
 
 def sweep(con: duckdb.DuckDBPyConnection, settings: Sequence[tuple[int, int]], summary_tokens: int,
@@ -195,8 +199,9 @@ def _listed(c: Conv, comps: np.ndarray, keep: int, summary_chars: int, idx: np.n
     for i, pos in enumerate(comps.tolist()):  # the stretch that ends at compaction i starts at seg[i]
         ctx = c.bounds[c.start] + int(summ[i]) + c.bounds[pos + 1] - c.bounds[int(seg[i])]
         mine = idx == i
-        out.append(Compacted(c.conversation_id, c.native_id, pos, ctx // 4, max(c.start, pos - keep + 1),
-                             int((mine & spanned).sum()), int((mine & outside).sum())))
+        out.append(Compacted(c.conversation_id, c.native_id, int(c.positions[pos]), ctx // 4,
+                             int(c.positions[max(c.start, pos - keep + 1)]), int((mine & spanned).sum()),
+                             int((mine & outside).sum())))
     return out
 
 

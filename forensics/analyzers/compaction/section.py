@@ -189,7 +189,8 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
         Table("replay", "Where the configured rule would compact (the most needs outside the kept window first)",
               replayed.sort(["outside_window", "conversation", "compacted_after"], descending=[True, False, False])),
         Table("sweep", "Replay sweep over max_tokens × keep_recent (pooled over the harness's conversations)",
-              pl.DataFrame(sweep).select("max_tokens", "keep_recent", "conversations_compacted", "compactions",
+              pl.DataFrame(sweep, schema_overrides={"mean_context_tokens": pl.Float64,  # all None: no messages
+                                                    "outside_share": pl.Float64}).select("max_tokens", "keep_recent", "conversations_compacted", "compactions",
                                          "needed_after_compaction", "outside_window", "outside_share",
                                          pl.col("mean_context_tokens").round(0).cast(pl.Int64))),
     ]
