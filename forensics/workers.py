@@ -25,7 +25,7 @@ STALE_SECONDS = 600  # and untouched this long: a live process in another PID na
 
 def default_workers() -> int:
     env = os.environ.get("FORENSICS_WORKERS")
-    if env and env.isdigit() and int(env) > 0:
+    if env and env.isascii() and env.isdigit() and int(env) > 0:
         return int(env)
     return max(1, min(2, os.cpu_count() or 1))
 
@@ -119,7 +119,7 @@ def sweep_spools(root: str | None) -> None:
     for p in Path(root or tempfile.gettempdir()).glob(f"{SPOOL_PREFIX}*-*"):
         pid = p.name[len(SPOOL_PREFIX):].split("-", 1)[0]
         try:
-            stale = pid.isdigit() and not _alive(int(pid)) and time.time() - p.stat().st_mtime > STALE_SECONDS
+            stale = pid.isascii() and pid.isdigit() and not _alive(int(pid)) and time.time() - p.stat().st_mtime > STALE_SECONDS
         except OSError:  # removed meanwhile by its owner or another sweep
             continue
         if stale:
