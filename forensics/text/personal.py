@@ -55,6 +55,14 @@ def mask(text: str) -> str:
     return _PHONE.sub(lambda m: PHONE_MASK if 7 <= sum(c.isdigit() for c in m.group()) <= 15 else m.group(), text)
 
 
+def blank_addresses(text: str) -> str:
+    """``text`` with each e-mail address that ``mask`` would mask blanked to spaces of its length (offsets kept):
+    what the tokenizer reads, so no keyword or topic term is a piece of an address ("jane.doe", "acme-mail.io")."""
+    if "@" not in text:
+        return text
+    return _EMAIL.sub(lambda m: m.group() if _NOT_PERSONAL.search(m.group()) else " " * len(m.group()), text)
+
+
 def applies(mode: str, page: bool) -> bool:
     """Whether ``[redact] personal = mode`` masks an output: a page (report.html, the explorer) or any other."""
     return mode == "all" or (page and mode == "pages")

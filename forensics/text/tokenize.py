@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from forensics.text.personal import blank_addresses
+
 MODES = ("bigram", "jieba", "jieba+bigram")
 HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _WORD = rf"[^\W{HAN}]+"  # word characters of any script except Han (Latin, digits, _, Cyrillic, ...)
@@ -47,7 +49,7 @@ def iter_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
     """The tokens of ``tokenize``, yielded one run at a time (memory bounded by the longest run)."""
     if mode not in MODES:
         raise ValueError(f"unknown tokenizer mode {mode!r}; choose {', '.join(MODES)}")
-    for piece in _pieces(text):
+    for piece in map(blank_addresses, _pieces(text)):  # pieces are cut at whitespace: no address spans two
         if not piece.isascii():
             piece = unicodedata.normalize("NFKC", piece)
         for m in _RUN.finditer(piece):
