@@ -12,12 +12,14 @@ from forensics.errors import ExitCode, ForensicsError, SourceError, WarehouseErr
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 
 if TYPE_CHECKING:
+    from forensics.api import findings, outcomes, usage
     from forensics.importers.run import IngestResult, SourceResult, ingest
 
 __all__ = ["DEFAULT_DB", "ExitCode", "ForensicsError", "IngestResult", "SourceError", "SourceResult", "Warehouse",
-           "WarehouseError", "ingest", "open_warehouse"]
+           "WarehouseError", "findings", "ingest", "open_warehouse", "outcomes", "usage"]
 _LAZY = {"IngestResult": "forensics.importers.run", "SourceResult": "forensics.importers.run",
-         "ingest": "forensics.importers.run"}
+         "ingest": "forensics.importers.run", "findings": "forensics.api", "outcomes": "forensics.api",
+         "usage": "forensics.api"}  # the notebook's three tables, as polars DataFrames
 
 
 def __getattr__(name: str) -> Any:

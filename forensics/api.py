@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from forensics.analyzers.diff import Run, RunDiff
     from forensics.importers.outcome_labels import LabelImport
 
-__all__ = ["Config", "PathLike", "Selection", "baseline", "check", "conversations", "formats", "import_labeled",
-           "import_outcomes", "load_config", "messages", "query", "report", "run_diff", "task_diff", "tool_calls",
-           "write_metrics_baseline"]
+__all__ = ["baseline", "check", "Config", "conversations", "findings", "formats", "import_labeled", "import_outcomes",
+           "load_config", "messages", "outcomes", "PathLike", "query", "report", "run_diff", "Selection", "task_diff",
+           "tool_calls", "usage", "write_metrics_baseline"]
 
 PathLike = str | os.PathLike[str]
 
@@ -240,7 +240,7 @@ def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff |
 
 def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: Config | None = None,
           selection: Selection | None = None) -> pl.DataFrame:
-    """Runs, tokens, cost, tool errors, compactions and success rate (SPEC §22, docs/usage.md), grouped ``by``
+    """Runs, tokens, cost, tool errors, compactions and success rate (docs/usage.md), grouped ``by``
     agent, model and/or day (``"agent,model"``, ``["day"]``), or one row per run with ``by="conversation"``.
     Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
     from forensics.analyzers import usage as usage_analyzer
@@ -258,3 +258,34 @@ def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: C
             selection.materialize(wh.con)
         rows = usage_analyzer.runs(wh.con, table(cfg.prices), selected=selection is not None)
     return rows if keys == ["conversation"] else usage_analyzer.summarize(rows, keys)
+
+
+def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame:
+    """Every finding of the last ``forensics report`` on this warehouse, one row each: section, kind, severity,
+    the conversation (id, native id), the positions that prove it, summary, rule and the norm it was held against
+    (``among``); ``kind`` keeps one kind. Text is masked. Empty, with the columns, before any report."""
+    where = "WHERE kind = ?" if kind else ""
+    with open_warehouse(_existing(db), read_only=True) as wh:
+        if not wh.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_findings'").fetchall()[0][0]:
+            from forensics.report.persist import FINDINGS
+
+            return pl.DataFrame(schema=FINDINGS)
+        df = frame(wh.con, f"SELECT * FROM report_findings {where} ORDER BY section, kind, severity, native_id, "
+                           "positions", [kind] if kind else None)
+    return mask_frame(df)
+
+
+def outcomes(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
+    """Every run whose outcome is known (from the log itself or a labels file, docs/outcomes.md): conversation id,
+    native id, format, model, success, score, source and detail."""
+    with open_warehouse(_existing(db), read_only=True) as wh:
+        return frame(wh.con, """
+            SELECT o.conversation_id, c.native_id, s.format, c.model, o.success, o.score, o.source, o.detail
+            FROM conversation_outcomes o JOIN conversations c USING (conversation_id)
+            LEFT JOIN sources s ON s.source_id = c.source_id ORDER BY c.native_id, o.conversation_id""")
+
+
+def _existing(db: PathLike) -> PathLike:
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    return db
