@@ -104,9 +104,6 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
       forensics ingest ~/.claude/projects traces.jsonl
       forensics ingest --from codex                  # ~/.codex/sessions (or $CODEX_HOME/sessions)
     """
-    from forensics.importers.run import ingest as run_ingest
-    from forensics.summary import format_ingest
-
     if agent_path and not agent:
         raise click.UsageError("--path goes with --from AGENT; name other files as SOURCE arguments")
     if agent:
@@ -115,6 +112,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         sources = (*sources, *map(str, found))
     if not sources:
         raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
+    from forensics.importers.run import ingest as run_ingest
+    from forensics.summary import format_ingest
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
@@ -139,10 +138,10 @@ def formats_() -> None:
     Example:
       forensics formats
     """
-    from forensics.api import formats
+    from forensics.importers.registry import listing  # not the API's DataFrame: no polars to print a list
 
-    for row in formats().iter_rows(named=True):
-        click.echo(f"{row['format']:15} {row['origin']:10} {row['reads']}")
+    for name, origin, reads in listing():
+        click.echo(f"{name:15} {origin:10} {reads}")
 
 
 @cli.command()

@@ -6,17 +6,19 @@ Small jobs run inline (the caller says when): starting worker processes costs mo
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
 STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
@@ -47,6 +49,9 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
             except Exception as e:  # reported per task; the caller decides what fails
                 yield tag, None, e
         return
+    import multiprocessing  # here: `forensics --help` reaches system_allocator below and should not load these
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context("forkserver")
     _quiet_forkserver()
     root = _spool_root()
@@ -83,7 +88,12 @@ def _quiet_forkserver() -> None:
 def system_allocator() -> None:
     """Arrow allocations through malloc: mimalloc, pyarrow's default pool, keeps the pages it frees, so a
     parse worker sat at ~135 MB after a few tasks (bench: ingest of sessions/ 569 -> 435 MB for the process
-    tree, same speed). For our own processes only: a notebook importing forensics keeps its pool."""
+    tree, same speed). For our own processes only: a notebook importing forensics keeps its pool. Before pyarrow
+    is loaded this is Arrow's own variable (read when the default pool is first made, inherited by the workers),
+    so that `forensics --help` does not load pyarrow; one the user set is kept."""
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+        return
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())

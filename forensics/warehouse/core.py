@@ -12,9 +12,9 @@ import polars as pl
 
 from forensics.errors import WarehouseError
 from forensics.redact import install_sql
+from forensics.warehouse import DEFAULT_DB
 from forensics.warehouse.migrations import MIGRATIONS
 
-DEFAULT_DB = "forensics.duckdb"
 SCHEMA_VERSION = len(MIGRATIONS)
 _SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?)?B", re.IGNORECASE)
 
