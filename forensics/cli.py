@@ -324,6 +324,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
 
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
+    _show_progress("forensics.report")
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  cfg, compare_db=compare_db, split_at=split_at, before=before,
                                  after=after, labels=labels, questions=questions, engine=engine, lake=lake,
@@ -613,6 +614,20 @@ def config_check(path: str) -> None:
     cfg = load_config(path)
     changed = [k for k in SCHEMA if cfg[k.path] != k.default]
     click.echo(f"{path}: ok ({len(changed)} of {len(SCHEMA)} keys differ from the defaults)")
+
+
+def _show_progress(logger: str) -> None:
+    """A person at a terminal sees the INFO lines ``logger`` gives as a command advances (one per analyzer, with
+    its time); pipes, CI and notebooks see none (such a logger has no handler of its own: INFO goes nowhere)."""
+    if interactive():
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("forensics: %(message)s"))
+        log = logging.getLogger(logger)
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 class _progress:

@@ -2,7 +2,9 @@
 first (``digest``), labels people recognise and the messages the shown findings cite."""
 from __future__ import annotations
 
+import logging
 import os
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -26,6 +28,8 @@ REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs 
 # compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
+# one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
+progress = logging.getLogger("forensics.report")
 
 
 def toolkit_version() -> str:
@@ -85,7 +89,9 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
+            started = time.perf_counter()
             advice = recommend(wh.con, cfg, names, "topics" in names, questions)
+            progress.info("%-14s %7.1f s  what to change (the tuners)", "recommend", time.perf_counter() - started)
             digests.recommend(report.digest, advice, cfg, names, str(db), questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
         else:
@@ -110,8 +116,10 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
-    for name in names:
+    for i, name in enumerate(names, 1):
+        started = time.perf_counter()
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
+        progress.info("%-14s %7.1f s  (%d/%d)", name, time.perf_counter() - started, i, len(names))
     report.digest = digests.build(report.sections, ctx.selected)
     return report
 
