@@ -24,8 +24,10 @@ from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
-REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs (multi-MB tool results) need ~250 MB in the
-# compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
+# DuckDB's share of a report's memory (at most a quarter of the machine's; FORENSICS_DUCKDB_MEMORY overrides:
+# warehouse.machine). The compaction audit's staging ran out at 192 MB on the shared agent logs while it extracted
+# each argument key with a JSON call of its own; one extraction per argument runs there in 32 MB.
+REPORT_MEMORY_MB = 512
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 # one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
@@ -84,7 +86,7 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
-        set_memory_limit(wh.con, REPORT_MEMORY)
+        set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
         report.evidence = evidence.fetch(wh.con, cited(report))
