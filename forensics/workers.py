@@ -6,6 +6,7 @@ Small jobs run inline (the caller says when): starting worker processes costs mo
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import sys
@@ -14,11 +15,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
+from typing import Any
 
 SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
 STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
@@ -49,9 +48,6 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
             except Exception as e:  # reported per task; the caller decides what fails
                 yield tag, None, e
         return
-    import multiprocessing  # here: `forensics --help` reaches system_allocator below and should not load these
-    from concurrent.futures import ProcessPoolExecutor
-
     ctx = multiprocessing.get_context("forkserver")
     _quiet_forkserver()
     root = _spool_root()
