@@ -1,7 +1,8 @@
 """forensics: offline conversation forensics for AI assistants and coding agents.
 
-The supported Python API; every CLI command is a thin call into one of these. The importer is loaded on
-first use (``forensics.ingest``): a report or a query should not pay for pyarrow at start-up.
+The supported Python API; every CLI command is a thin call into one of these. The importer and the
+warehouse are loaded on first use (``forensics.ingest``, ``forensics.open_warehouse``): a report or a query should
+not pay for pyarrow, and `forensics --help` not for DuckDB, at start-up.
 """
 from __future__ import annotations
 
@@ -9,16 +10,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from forensics.errors import ExitCode, ForensicsError, SourceError, WarehouseError
-from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
+from forensics.warehouse import DEFAULT_DB
 
 if TYPE_CHECKING:
     from forensics.api import findings, outcomes, usage
     from forensics.importers.run import IngestResult, SourceResult, ingest
+    from forensics.warehouse.core import Warehouse, open_warehouse
 
 __all__ = ["DEFAULT_DB", "ExitCode", "ForensicsError", "IngestResult", "SourceError", "SourceResult", "Warehouse",
            "WarehouseError", "findings", "ingest", "open_warehouse", "outcomes", "usage"]
 _LAZY = {"IngestResult": "forensics.importers.run", "SourceResult": "forensics.importers.run",
-         "ingest": "forensics.importers.run", "findings": "forensics.api", "outcomes": "forensics.api",
+         "ingest": "forensics.importers.run", "Warehouse": "forensics.warehouse.core",
+         "open_warehouse": "forensics.warehouse.core", "findings": "forensics.api", "outcomes": "forensics.api",
          "usage": "forensics.api"}  # the notebook's three tables, as polars DataFrames
 
 

@@ -199,13 +199,9 @@ def write_metrics_baseline(result: Report, path: PathLike) -> None:
 def formats() -> pl.DataFrame:
     """Every format `forensics ingest` reads, in detection order: name, what it is, and where it comes from
     (``built-in``, or the package whose ``forensics.formats`` entry point added it)."""
-    from forensics.importers import registry
-    from forensics.importers.formats import BUILTIN, FALLBACK
+    from forensics.importers.registry import listing
 
-    builtin = {n for n, _ in BUILTIN + FALLBACK}
-    rows = [{"format": f.name, "origin": "built-in" if f.name in builtin else (f.read or f.task).__module__.split(".")[0],
-             "reads": f.summary} for f in registry.ordered()]
-    return pl.DataFrame(rows, schema={"format": pl.String, "origin": pl.String, "reads": pl.String})
+    return pl.DataFrame(listing(), schema={"format": pl.String, "origin": pl.String, "reads": pl.String}, orient="row")
 
 
 def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:

@@ -104,9 +104,6 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
       forensics ingest ~/.claude/projects traces.jsonl
       forensics ingest --from codex                  # ~/.codex/sessions (or $CODEX_HOME/sessions)
     """
-    from forensics.importers.run import ingest as run_ingest
-    from forensics.summary import format_ingest
-
     if agent_path and not agent:
         raise click.UsageError("--path goes with --from AGENT; name other files as SOURCE arguments")
     if agent:
@@ -115,6 +112,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         sources = (*sources, *map(str, found))
     if not sources:
         raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
+    from forensics.importers.run import ingest as run_ingest
+    from forensics.summary import format_ingest
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
@@ -139,10 +138,10 @@ def formats_() -> None:
     Example:
       forensics formats
     """
-    from forensics.api import formats
+    from forensics.importers.registry import listing  # not the API's DataFrame: no polars to print a list
 
-    for row in formats().iter_rows(named=True):
-        click.echo(f"{row['format']:15} {row['origin']:10} {row['reads']}")
+    for name, origin, reads in listing():
+        click.echo(f"{name:15} {origin:10} {reads}")
 
 
 @cli.command()
@@ -360,6 +359,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
 
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
+    _show_progress("forensics.report")
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  cfg, compare_db=compare_db, split_at=split_at, before=before,
                                  after=after, labels=labels, questions=questions, engine=engine, lake=lake,
@@ -673,6 +673,20 @@ def config_check(path: str) -> None:
     cfg = load_config(path)
     changed = [k for k in SCHEMA if cfg[k.path] != k.default]
     click.echo(f"{path}: ok ({len(changed)} of {len(SCHEMA)} keys differ from the defaults)")
+
+
+def _show_progress(logger: str) -> None:
+    """A person at a terminal sees the INFO lines ``logger`` gives as a command advances (one per analyzer, with
+    its time); pipes, CI and notebooks see none (such a logger has no handler of its own: INFO goes nowhere)."""
+    if interactive():
+        import logging
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("forensics: %(message)s"))
+        log = logging.getLogger(logger)
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+        log.propagate = False
 
 
 class _progress:

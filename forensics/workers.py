@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -95,7 +96,12 @@ def _quiet_forkserver() -> None:
 def system_allocator() -> None:
     """Arrow allocations through malloc: mimalloc, pyarrow's default pool, keeps the pages it frees, so a
     parse worker sat at ~135 MB after a few tasks (bench: ingest of sessions/ 569 -> 435 MB for the process
-    tree, same speed). For our own processes only: a notebook importing forensics keeps its pool."""
+    tree, same speed). For our own processes only: a notebook importing forensics keeps its pool. Before pyarrow
+    is loaded this is Arrow's own variable (read when the default pool is first made, inherited by the workers),
+    so that `forensics --help` does not load pyarrow; one the user set is kept."""
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+        return
     import pyarrow as pa
 
     pa.set_memory_pool(pa.system_memory_pool())

@@ -37,6 +37,23 @@ def test_cli_start_up_does_not_import_heavy_parts() -> None:
     assert out.strip() == "[]"
 
 
+HEAVY = ("duckdb", "polars", "pyarrow", "numpy", "matplotlib", "sklearn", "jieba", "scipy", "rich", "nbclient",
+         "ipykernel")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["formats"], ["ingest"], ["report", "--no-such-option"],
+                                  ["ingest", "--help"], ["report", "--help"]], ids=" ".join)
+def test_a_command_that_needs_nothing_heavy_loads_nothing_heavy(args: list[str]) -> None:
+    """Start-up in a blink (issue 28): help, the version, the format list and usage errors load no DuckDB,
+    polars, pyarrow or analysis library. Checked by what the process imported, not by a clock."""
+    code = (f"import atexit, sys; atexit.register(lambda: print('HEAVY', sorted(m for m in {HEAVY!r} "
+            f"if m in sys.modules), file=sys.stderr)); sys.argv = ['forensics', *{args!r}]; "
+            "from forensics.cli import main; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode in (0, 2), done.stderr
+    assert done.stderr.splitlines()[-1] == "HEAVY []", done.stderr
+
+
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter over the package at ``root`` with the contracts of pyproject.toml (the ones CI runs)."""
     exe = Path(sys.executable).with_name("lint-imports")

@@ -22,13 +22,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
 from forensics.importers import claude_code_history, values
-from forensics.importers.model import EVENT_SCHEMA, MAP_ERRORS, USAGE_SCHEMA, Columns, parse, read_side
+from forensics.importers.model import MAP_ERRORS, Columns, arrow_schemas, parse, read_side
 from forensics.importers.records import (
     Batch,
     Entry,
@@ -41,6 +40,9 @@ from forensics.importers.records import (
 )
 from forensics.importers.registry import Format, Probe, Side
 from forensics.warehouse.origin import origin_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 NAME = "claude-code"
 LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
@@ -158,7 +160,8 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
-    events, usage = Columns(EVENT_SCHEMA), Columns(USAGE_SCHEMA)
+    schemas = arrow_schemas()
+    events, usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
     for part in parts:
         native = p.stem if not part else f"{p.stem}:sidechain:{part}"
         cid = stable_id(source_id, native)
@@ -356,6 +359,8 @@ def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
 
 def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
     """A call answered by a stored output counts the whole output (the inline text is only its preview)."""
+    import pyarrow as pa
+
     if not sizes or not calls.num_rows:
         return calls
     ids = calls.column("call_id").to_pylist()

@@ -20,9 +20,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
 import orjson
-import pyarrow as pa
 
 from forensics.errors import SourceError
 from forensics.importers.records import ROLE_ALIASES, BadRecord, Batch, Entry, Parsed, finish, stable_id, to_epoch
@@ -48,13 +46,6 @@ EMBEDDING_FIELDS = {"decision": ("decision_id", "id"), "model": ("embedding_mode
 SPLIT = re.compile(r"[,，、;；/|]")
 NONE_WORDS = {"", "null", "none", "n/a", "na", "无", "没有", "-", "—"}  # an extractor's way of saying "no option"
 DEFAULT_IMPORTANCE = 1.0  # the harness's column default
-DECISION_SCHEMA = pa.schema([
-    ("source_id", pa.string()), ("decision_id", pa.string()), ("project", pa.string()), ("conversation_id", pa.string()),
-    ("native_conversation_id", pa.string()), ("source_message_id", pa.string()), ("source_position", pa.int32()),
-    ("decision_type", pa.string()), ("title", pa.string()), ("decision_content", pa.string()), ("reason", pa.string()),
-    ("alternative_rejected", pa.string()), ("importance_score", pa.float64()), ("created_at", pa.timestamp("us")),
-    ("updated_at", pa.timestamp("us")), ("embedding", pa.list_(pa.float32())), ("embedding_model", pa.string())])
-ALTERNATIVE_SCHEMA = pa.schema([("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())])
 
 
 def _sniff(probe: Probe) -> bool:
@@ -88,6 +79,8 @@ def split_alternatives(text: str | None) -> list[str]:
 
 def vector(value: Any) -> list[float]:
     """An embedding stored as little-endian float32 bytes or as a JSON array of numbers."""
+    import numpy as np  # here, not at the top: `forensics formats` imports every importer
+
     if isinstance(value, (bytes, memoryview)):
         raw = bytes(value)
         if raw.lstrip().startswith(b"["):
@@ -344,12 +337,21 @@ def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, A
 
 def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> None:
     """The source's side tables (replaced whole on a re-read) and the counts in the run's note."""
+    import pyarrow as pa
+
+    decision_schema = pa.schema([
+        ("source_id", pa.string()), ("decision_id", pa.string()), ("project", pa.string()), ("conversation_id", pa.string()),
+        ("native_conversation_id", pa.string()), ("source_message_id", pa.string()), ("source_position", pa.int32()),
+        ("decision_type", pa.string()), ("title", pa.string()), ("decision_content", pa.string()), ("reason", pa.string()),
+        ("alternative_rejected", pa.string()), ("importance_score", pa.float64()), ("created_at", pa.timestamp("us")),
+        ("updated_at", pa.timestamp("us")), ("embedding", pa.list_(pa.float32())), ("embedding_model", pa.string())])
+    alternative_schema = pa.schema([("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())])
     rows = list(decisions.values())
     alts = [(d["decision_id"], a) for d in rows for a in split_alternatives(d["alternative_rejected"])]
     b.state["tables"] = {
-        "decisions": pa.Table.from_pylist(rows, DECISION_SCHEMA),
+        "decisions": pa.Table.from_pylist(rows, decision_schema),
         "decision_alternatives": pa.table({"source_id": [source_id] * len(alts), "decision_id": [a[0] for a in alts],
-                                           "alternative": [a[1] for a in alts]}, ALTERNATIVE_SCHEMA)}
+                                           "alternative": [a[1] for a in alts]}, alternative_schema)}
     b.state["skipped"] = b.state.get("skipped", 0) + len(rows)
     vectors = sum(d["embedding"] is not None for d in rows)
     b.notes.append(f"decision memory: {len(rows)} decisions in `decisions` ({len(alts)} rejected options, "

@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 import orjson
-import pyarrow as pa
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from forensics.importers.records import ROLE_ALIASES, JsonText, Message, answered, finish, interpret_content
@@ -60,6 +59,8 @@ _entry = msgspec.json.Decoder(_Msg)
 
 def valid_utf8(chunks: list[bytes]) -> bool:
     """All of ``chunks`` are valid UTF-8, checked by Arrow in C (no Python strings built)."""
+    import pyarrow as pa
+
     data = b"".join(chunks)
     arr = pa.Array.from_buffers(pa.binary(), 1, [None, pa.array([0, len(data)], pa.int32()).buffers()[1],
                                                  pa.py_buffer(data)])

@@ -310,7 +310,8 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
     """DuckDB settings for a bulk load, on this connection only.
 
     ``memory_limit`` makes DuckDB write finished row groups to the file while a transaction is still open
-    instead of holding a whole source in memory until COMMIT (``FORENSICS_DUCKDB_MEMORY`` overrides it).
+    instead of holding a whole source in memory until COMMIT (bounded by the machine, ``FORENSICS_DUCKDB_MEMORY``
+    overrides it: ``warehouse.machine``).
     It grows with the largest parse task (``largest_task`` bytes: one huge row or file is one task), so a
     120 MB message still fits: memory is bounded by the largest conversation, not the corpus.
     ``zstd_min_string_length``: DuckDB considers zstd only for strings averaging 4 KB, so message text
@@ -318,7 +319,7 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
     competes with DuckDB's other methods and wins for text (ids and roles keep their dictionaries).
     Rows need not keep insertion order: every reader sorts.
     """
-    set_memory_limit(con, f"{max(DEFAULT_MEMORY_MB, 4 * (largest_task >> 20))}MB")
+    set_memory_limit(con, max(DEFAULT_MEMORY_MB, 4 * (largest_task >> 20)))
     con.execute("SET preserve_insertion_order = false")
     con.execute("SET zstd_min_string_length = 64")
 

@@ -11,6 +11,7 @@ kept in ``events``).
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import json
 import os
@@ -20,22 +21,42 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
 from forensics.importers import values
 from forensics.importers.records import ROLE_ALIASES, Batch, Entry, Parsed, finish, read_object, split_lines, stable_id
 from forensics.warehouse.origin import ORIGINS
 
-EVENT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                          ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
-                          ("post_tokens", pa.int64()), ("detail", pa.string())])
-USAGE_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                          ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
-                          ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-                          ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64())])
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@functools.cache
+def arrow_schemas() -> dict[str, pa.Schema]:
+    """The events and usage tables' Arrow schemas, also module attributes (``EVENT_SCHEMA``, ``USAGE_SCHEMA``),
+    built on first use: `forensics formats` imports this module and should not load pyarrow."""
+    import pyarrow as pa
+
+    return {
+        "EVENT_SCHEMA": pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+                                   ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
+                                   ("post_tokens", pa.int64()), ("detail", pa.string())]),
+        "USAGE_SCHEMA": pa.schema([
+            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+            ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
+            ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
+            ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64())]),
+    }
+
+
+def __getattr__(name: str) -> pa.Schema:
+    if name not in ("EVENT_SCHEMA", "USAGE_SCHEMA"):  # the import system asks for __path__ and such: no pyarrow for those
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return arrow_schemas()[name]
+
+
 MAP_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError, orjson.JSONEncodeError)
 
 
@@ -261,7 +282,8 @@ def parse(read: Reader, path: str, source_id: str) -> Parsed:
 
 class _Rows:
     def __init__(self) -> None:
-        self.events, self.usage = Columns(EVENT_SCHEMA), Columns(USAGE_SCHEMA)
+        schemas = arrow_schemas()
+        self.events, self.usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
         self.parents: dict[str, str] = {}
 
 
@@ -357,6 +379,8 @@ class Columns:
             col.append(v)
 
     def table(self) -> pa.Table:
+        import pyarrow as pa
+
         return pa.table(dict(zip(self.schema.names, self.cols)), schema=self.schema)
 
 

@@ -8,6 +8,7 @@ builds a Python string for the bulk of the corpus.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
@@ -16,14 +17,16 @@ from collections import Counter
 from collections.abc import Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
 from forensics.importers import values
 from forensics.importers.values import epoch
 from forensics.redact import redact
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "human": "user",
                 "assistant": "assistant", "ai": "assistant", "model": "assistant", "tool": "tool",
@@ -284,33 +287,55 @@ class Entry:
     msg: Message
 
 
-MSG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                        ("native_id", pa.string()), ("parent_native_id", pa.string()),
-                        ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
-                        ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string()),
-                        ("origin", pa.string())])
-CALL_SCHEMA = pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                         ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
-                         ("arguments", pa.string()), ("result_seq", pa.int32()), ("result_position", pa.int32()),
-                         ("result_bytes", pa.int32()), ("is_error", pa.bool_())])
-CONV_SCHEMA = pa.schema([("conversation_id", pa.string()), ("native_id", pa.string()), ("title", pa.string()),
-                         ("provider", pa.string()), ("model", pa.string()), ("created_at", pa.float64()),
-                         ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())])
-QUAR_SCHEMA = pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
-                         ("raw_bytes", pa.int64())])
-OUTCOME_SCHEMA = pa.schema([("conversation_id", pa.string()), ("success", pa.bool_()), ("score", pa.float64()),
-                            ("detail", pa.string())])  # conversation_outcomes rows read from the log (SPEC §20)
+@functools.cache
+def arrow_schemas() -> dict[str, pa.Schema]:
+    """The batch tables' Arrow schemas, also module attributes (``MSG_SCHEMA``...), built on first use: listing
+    the formats (`forensics formats`) imports every importer, and pyarrow costs a third of a second at start-up."""
+    import pyarrow as pa
+
+    return {
+        "MSG_SCHEMA": pa.schema([
+            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+            ("native_id", pa.string()), ("parent_native_id", pa.string()),
+            ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
+            ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string()),
+            ("origin", pa.string())]),
+        "CALL_SCHEMA": pa.schema([
+            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
+            ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
+            ("arguments", pa.string()), ("result_seq", pa.int32()), ("result_position", pa.int32()),
+            ("result_bytes", pa.int32()), ("is_error", pa.bool_())]),
+        "CONV_SCHEMA": pa.schema([
+            ("conversation_id", pa.string()), ("native_id", pa.string()), ("title", pa.string()),
+            ("provider", pa.string()), ("model", pa.string()), ("created_at", pa.float64()),
+            ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())]),
+        "QUAR_SCHEMA": pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
+                                  ("raw_bytes", pa.int64())]),
+        "OUTCOME_SCHEMA": pa.schema([  # conversation_outcomes rows read from the log (SPEC §20)
+            ("conversation_id", pa.string()), ("success", pa.bool_()), ("score", pa.float64()),
+            ("detail", pa.string())]),
+    }
+
+
+def _schema(name: str) -> pa.Schema:
+    return arrow_schemas()[name]
+
+
+def __getattr__(name: str) -> pa.Schema:
+    if name not in ("MSG_SCHEMA", "CALL_SCHEMA", "CONV_SCHEMA", "QUAR_SCHEMA", "OUTCOME_SCHEMA"):  # the import system asks for __path__ and such: no pyarrow for those
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return arrow_schemas()[name]
 
 
 @dataclass
 class Batch:
     """Columnar output of one parse task, plus what was read."""
 
-    conv: dict[str, list] = field(default_factory=lambda: {n: [] for n in CONV_SCHEMA.names})
-    msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in MSG_SCHEMA.names})
-    call: dict[str, list] = field(default_factory=lambda: {n: [] for n in CALL_SCHEMA.names})
-    quar: dict[str, list] = field(default_factory=lambda: {n: [] for n in QUAR_SCHEMA.names})
-    outcome: dict[str, list] = field(default_factory=lambda: {n: [] for n in OUTCOME_SCHEMA.names})
+    conv: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("CONV_SCHEMA").names})
+    msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("MSG_SCHEMA").names})
+    call: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("CALL_SCHEMA").names})
+    quar: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("QUAR_SCHEMA").names})
+    outcome: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("OUTCOME_SCHEMA").names})
     rows_read: int = 0
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
@@ -327,7 +352,7 @@ class Batch:
 
     def add_outcome(self, cid: str, success: bool | None, score: float | None, detail: dict[str, Any]) -> None:
         """The run's outcome as its log records it (one per conversation; the loader replaces older ones)."""
-        for col, v in zip(OUTCOME_SCHEMA.names, (cid, success, score, json_text(detail))):
+        for col, v in zip(_schema("OUTCOME_SCHEMA").names, (cid, success, score, json_text(detail))):
             self.outcome[col].append(v)
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
@@ -347,16 +372,16 @@ class Batch:
             first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
             title = redact(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
-        for col, v in zip(CONV_SCHEMA.names, (
+        for col, v in zip(_schema("CONV_SCHEMA").names, (
                 cid, native_id, title, provider, model,
                 created_at if created_at is not None else min(stamps, default=None),
                 updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint)):
             self.conv[col].append(v)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
-         a_tcid, a_origin) = (m[n].append for n in MSG_SCHEMA.names)
+         a_tcid, a_origin) = (m[n].append for n in _schema("MSG_SCHEMA").names)
         k = self.call
-        k_cols = [k[n].append for n in CALL_SCHEMA.names]
+        k_cols = [k[n].append for n in _schema("CALL_SCHEMA").names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
         by_name: dict[str | None, list[int]] = {}  # tool name -> its calls' rows (for results without ids)
         for e in entries:
@@ -425,13 +450,14 @@ class Batch:
         k["result_bytes"][row], k["is_error"][row] = nbytes, err
 
     def tables(self) -> dict[str, pa.Table]:
+        import pyarrow as pa
+
         # JsonText is valid UTF-8 already (the decoder checked its record): built as binary and viewed as
         # string, it skips pyarrow's per-value check, which cost 5 s per million messages.
         escaped = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
         msg = {**self.msg, "content_json": escaped}
-        return {"conv": pa.table(self.conv, schema=CONV_SCHEMA), "msg": pa.table(msg, schema=MSG_SCHEMA),
-                "call": pa.table(self.call, schema=CALL_SCHEMA), "quar": pa.table(self.quar, schema=QUAR_SCHEMA),
-                "outcome": pa.table(self.outcome, schema=OUTCOME_SCHEMA)}
+        cols = {"conv": self.conv, "msg": msg, "call": self.call, "quar": self.quar, "outcome": self.outcome}
+        return {k: pa.table(v, schema=_schema(f"{k.upper()}_SCHEMA")) for k, v in cols.items()}
 
 
 @dataclass

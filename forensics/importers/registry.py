@@ -217,6 +217,14 @@ def ordered() -> list[Format]:
     return [builtin(n) for n, _ in BUILTIN] + list(plugins()) + [builtin(n) for n, _ in FALLBACK]
 
 
+def listing() -> list[tuple[str, str, str]]:
+    """(name, origin, what it reads) per format in detection order; origin is ``built-in`` or the package whose
+    entry point added the format. Plain tuples: `forensics formats` prints them without loading polars."""
+    known = {n for n, _ in BUILTIN + FALLBACK}
+    return [(f.name, "built-in" if f.name in known else (f.read or f.task).__module__.split(".")[0], f.summary)
+            for f in ordered()]
+
+
 def catch_all(name: str) -> bool:
     """A generic format, tried last (OpenAI-style chat, JSONL session trees, SQLite JSON-message tables)."""
     return name in dict(FALLBACK)

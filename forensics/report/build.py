@@ -2,7 +2,9 @@
 first (``digest``), labels people recognise and the messages the shown findings cite."""
 from __future__ import annotations
 
+import logging
 import os
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -22,11 +24,15 @@ from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
 METRICS_SCHEMA_VERSION = 1
-REPORT_MEMORY = "512MB"  # DuckDB's share of a report's memory: real agent logs (multi-MB tool results) need ~250 MB in the
-# compaction audit's staging; 192 MB ran out on the shared agent logs (bench: a million-message report < 1 GB)
+# DuckDB's share of a report's memory (at most a quarter of the machine's; FORENSICS_DUCKDB_MEMORY overrides:
+# warehouse.machine). The compaction audit's staging ran out at 192 MB on the shared agent logs while it extracted
+# each argument key with a JSON call of its own; one extraction per argument runs there in 32 MB.
+REPORT_MEMORY_MB = 512
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
 LEAD = ("usage",)  # the report leads with the runs (SPEC §22): before the data quality and the digest
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
+# one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
+progress = logging.getLogger("forensics.report")
 
 
 def toolkit_version() -> str:
@@ -85,12 +91,14 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
-        set_memory_limit(wh.con, REPORT_MEMORY)
+        set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
+            started = time.perf_counter()
             advice = recommend(wh.con, cfg, names, "topics" in names, questions)
+            progress.info("%-14s %7.1f s  what to change (the tuners)", "recommend", time.perf_counter() - started)
             digests.recommend(report.digest, advice, cfg, names, str(db), questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
         else:
@@ -115,8 +123,10 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
-    for name in names:
+    for i, name in enumerate(names, 1):
+        started = time.perf_counter()
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
+        progress.info("%-14s %7.1f s  (%d/%d)", name, time.perf_counter() - started, i, len(names))
     report.digest = digests.build(report.sections, ctx.selected)
     return report
 

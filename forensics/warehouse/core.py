@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,11 +11,10 @@ import polars as pl
 
 from forensics.errors import WarehouseError
 from forensics.redact import install_sql
+from forensics.warehouse import DEFAULT_DB, machine
 from forensics.warehouse.migrations import MIGRATIONS
 
-DEFAULT_DB = "forensics.duckdb"
 SCHEMA_VERSION = len(MIGRATIONS)
-_SIZE = re.compile(r"\d+(?:\.\d+)?\s*(?:[KMGT]i?)?B", re.IGNORECASE)
 
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
@@ -26,13 +24,10 @@ def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = N
     return out
 
 
-def set_memory_limit(con: duckdb.DuckDBPyConnection, default: str) -> None:
-    """DuckDB's memory limit on ``con``: ``default``, or ``FORENSICS_DUCKDB_MEMORY`` (one override for ingest and
-    report; checked here, since DuckDB would reject a bad size only as an internal error)."""
-    limit = os.environ.get("FORENSICS_DUCKDB_MEMORY") or default
-    if not _SIZE.fullmatch(limit):
-        raise WarehouseError(f"FORENSICS_DUCKDB_MEMORY={limit!r}: not a size; give one like 512MB or 2GB")
-    con.execute(f"SET memory_limit = '{limit}'")
+def set_memory_limit(con: duckdb.DuckDBPyConnection, budget_mb: int) -> None:
+    """DuckDB's memory limit on ``con``: the command's budget bounded by the machine, or ``FORENSICS_DUCKDB_MEMORY``
+    (one override for ingest and report; ``machine.memory_limit``)."""
+    con.execute(f"SET memory_limit = '{machine.memory_limit(budget_mb)}'")
 
 
 def utcnow() -> datetime:
@@ -95,7 +90,9 @@ SEALED = {"enable_external_access": False, "lock_configuration": True}
 
 def _connect(path: Path, read_only: bool, sealed: bool = False) -> duckdb.DuckDBPyConnection:
     try:
-        con = duckdb.connect(str(path), read_only=read_only, config=dict(SEALED) if sealed else {})
+        # threads from the machine (its cores and CPU quota, or FORENSICS_DUCKDB_THREADS), not every host core
+        con = duckdb.connect(str(path), read_only=read_only,
+                             config={"threads": machine.threads(), **(SEALED if sealed else {})})
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None

@@ -47,9 +47,20 @@ class Conversation:
     texts: dict[int, tuple[str, str]] = field(default_factory=dict)  # after the first compaction: role, text
 
 
-def _args(names: tuple[str, ...]) -> str:
-    return ("forensics_scrubbed(coalesce(" + ", ".join(f"json_extract_string(t.arguments, '$.{n}')" for n in names)
-            + "))")
+ARG_GROUPS = {"path": PATH_ARGS, "pattern": PATTERN_ARGS, "command": ("command", "cmd")}  # each the first key set
+
+
+def _args() -> tuple[str, list[str]]:
+    """The JSON paths of every argument read, and per group its value: the first of its keys that is set (a
+    coalesce). One extraction of a list of paths parses each argument once; a call per key cost DuckDB's JSON
+    functions a few MB of working memory each (a hundred MB for these 19 keys on two threads)."""
+    paths, picks, at = [], [], 1
+    for column, names in ARG_GROUPS.items():
+        paths += [f"$.{n}" for n in names]
+        picks.append(f"forensics_scrubbed(list_filter(v[{at}:{at + len(names) - 1}], lambda x: x IS NOT NULL)[1]) "
+                     f"AS {column}")
+        at += len(names)
+    return ", ".join(picks), paths
 
 
 def selected(con: duckdb.DuckDBPyConnection) -> str:
@@ -91,15 +102,13 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
     con.execute("CREATE OR REPLACE TEMP TABLE _compaction_todo AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
                 [ids])
     todo = "JOIN _compaction_todo USING (conversation_id)"
+    picks, paths = _args()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _compaction_calls AS
-        SELECT t.conversation_id, t.position, t.call_index, t.name,
-               CASE WHEN json_valid(t.arguments) THEN {_args(PATH_ARGS)} END AS path,
-               CASE WHEN json_valid(t.arguments) THEN {_args(PATTERN_ARGS)} END AS pattern,
-               CASE WHEN json_valid(t.arguments) THEN {_args(('command', 'cmd'))} END AS command,
-               CASE WHEN regexp_matches(t.name, '(?i)todo|plan') THEN forensics_scrubbed(t.arguments) END AS todo,
-               t.is_error
-        FROM tool_calls t {todo} WHERE t.position IS NOT NULL""")
+        SELECT conversation_id, position, call_index, name, {picks},
+               CASE WHEN regexp_matches(name, '(?i)todo|plan') THEN forensics_scrubbed(arguments) END AS todo, is_error
+        FROM (SELECT t.*, CASE WHEN json_valid(t.arguments) THEN json_extract_string(t.arguments, ?) END AS v
+              FROM tool_calls t {todo} WHERE t.position IS NOT NULL)""", [paths])
     # each error pattern alone (RE2 runs one alternation of them all fifty times slower); the earliest line wins
     pats = r.error_patterns
     any_hit = " OR ".join("regexp_matches(c, ?)" for _ in pats) or "false"
