@@ -176,6 +176,9 @@ SCHEMA: list[Key] = [
         "\"这家\")", "regexes", validate=cues.invalid_regex),
     Key("topic", "offer_cues", cues.OFFER_CUES, "a message before a judged one matching these (in its last 200 "
         "characters) offers more help (\"anything else?\")", "regexes", validate=cues.invalid_regex),
+    Key("topic", "proposal_cues", cues.PROPOSAL_CUES, "a reply closing with one of these proposes to do something "
+        "(\"I can expand the schema\", \"需要我帮你预订吗\"): a request in the sentence that accepts it (\"yes, please "
+        "do\") takes the proposal up", "regexes", validate=cues.invalid_regex),
     Key("topic", "social_words", cues.SOCIAL_WORDS, "a judged message whose content words are all among these "
         "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one", "words"),
     Key("topic", "register_words", cues.REGISTER_WORDS, "how people talk rather than what about (sorry, "

@@ -26,8 +26,8 @@ from tests.conftest import SHARED
 
 LOGS = SHARED / "data" / "agent-logs"
 JUDGED = Path(__file__).parent / "data" / "judged" / "topics.jsonl"
-MIN_PRECISION = 0.8  # issue 24's bar; after the round's format merges the sample stands at 18 of 23 (78 %), below it
-JUDGED_TRUE = (18, 23)  # pinned as measured: a change that moves it is judged again (docs/findings-evaluation.md)
+MIN_PRECISION = 0.8  # issue 24's bar
+JUDGED_TRUE = (16, 17)  # pinned as measured: a change that moves it is judged again (docs/findings-evaluation.md)
 MAX_UNJUDGED = 2  # findings without a verdict before the sample stops standing for the findings
 
 
@@ -70,8 +70,8 @@ def test_most_topic_switch_findings_on_real_logs_are_true(real) -> None:
     print(f"\ntopic_switch on real logs: {len(marks)} findings, {len(judged)} judged, {true} true "
           f"({true / max(1, len(judged)):.0%}); unjudged: {unjudged}")
     assert len(unjudged) <= MAX_UNJUDGED, f"judge these findings in {JUDGED}: {unjudged}"
-    # below MIN_PRECISION since the Gemini checkpoints became readable (a pasted package list read as a new
-    # subject): reported as missed, pinned so that any change is judged again rather than drifting either way
+    assert true >= MIN_PRECISION * len(judged)
+    # pinned so that any change is judged again rather than drifting either way
     assert (true, len(judged)) == JUDGED_TRUE, [(d["conversation"], d["position"], d["reason"])
                                                 for d in judged if d["verdict"] == "false"]
 

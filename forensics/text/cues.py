@@ -42,6 +42,13 @@ OFFER_CUES = [
     r"anything else|something else|else (?:i|we) can|further assist|help you with (?:anything|something)",
     r"还有(?:什么|其他|别的)|其他(?:需要|问题)|还需要(?:什么|帮)",
 ]
+# A reply that closes by proposing to do something specific ("If you want more fields, I can expand the schema",
+# "Would you like me to add tests?", "需要我帮你预订吗？"): the person who says "yes, please do" takes it up.
+PROPOSAL_CUES = [
+    r"\b(?:i can|i could|shall i|should i|would you like(?: me)? to|do you want me to|want me to|"
+    r"if you(?:'d)? (?:like|want|prefer)|let me know if you(?:'d)? (?:like|want))\b",
+    r"需要我|要不要我|要我|我可以(?:帮|为|给|再)|是否需要|如果(?:你|您)?(?:需要|愿意|想)",
+]
 SOCIAL_WORDS = [
     "thanks", "thank", "thx", "ty", "cheers", "bye", "goodbye", "help", "helpful", "assistance", "great", "perfect",
     "awesome", "wonderful", "excellent", "fantastic", "brilliant", "lovely", "nice", "good", "fine", "cool", "sure",
@@ -74,6 +81,7 @@ class Cues:
     offer: tuple[str, ...]
     social: frozenset[str]
     register: frozenset[str] = frozenset()
+    proposal: tuple[str, ...] = tuple(PROPOSAL_CUES)
 
     @classmethod
     def from_config(cls, cfg: Any) -> Cues:
@@ -82,7 +90,7 @@ class Cues:
             return tuple(cfg[f"topic.{key}"])
         return cls(get("request_cues"), get("addition_cues"), get("reference_cues"), get("offer_cues"),
                    frozenset(w.lower() for w in get("social_words")),
-                   frozenset(w.lower() for w in get("register_words")))
+                   frozenset(w.lower() for w in get("register_words")), get("proposal_cues"))
 
     def signals(self, text: str, before: str) -> dict[str, float]:
         """The cue signals of a judged message (``before``: the text of the message before it, any role); the
@@ -94,6 +102,11 @@ class Cues:
     def offers(self, reply: str) -> bool:
         """The reply ends by offering more help ("anything else?")."""
         return _any(self.offer, reply[-OFFER_TAIL_CHARS:])
+
+    def proposes(self, closing: str) -> bool:
+        """The closing sentences of a reply propose to do something specific ("I can expand the schema"), not
+        just more help in general ("anything else I can do?")."""
+        return _any(self.proposal, closing) and not _any(self.offer, closing)
 
     def topical(self, words: Iterable[str]) -> list[str]:
         """The words that can say what a message is about: social and register words left out."""

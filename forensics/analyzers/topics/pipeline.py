@@ -24,15 +24,17 @@ from forensics.analyzers.topics import corpus
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
-from forensics.analyzers.topics.signals import Idf, Message, features, prepare
+from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
 from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
-TERMS_VERSION = 5  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no
-# prompt logs): every cached row is recomputed
-CONTEXT_CHARS = 2000  # of an assistant message's text: its gist; long answers would dominate the profile
+TERMS_VERSION = 7  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no
+# prompt logs; 6: an opening sentence must be closed to open lightly; 7: a long reply keeps its close): every
+# cached row is recomputed
+CONTEXT_CHARS = 2000  # of an assistant message's text: its gist and its close (CLOSING_CHARS: where it asks or
+# proposes what next); long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
@@ -70,10 +72,12 @@ WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order:
           FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
     GROUP BY ALL)
 SELECT m.conversation_id, m.position, m.native_id, m.role,
-       CASE WHEN m.role = 'assistant' THEN left(forensics_scrubbed(m.content), {CONTEXT_CHARS})
-            ELSE forensics_scrubbed(m.content) END AS content,
+       CASE WHEN m.role = 'assistant' AND length(m.scrubbed) > {CONTEXT_CHARS}
+            THEN left(m.scrubbed, {CONTEXT_CHARS - CLOSING_CHARS}) || chr(10) || right(m.scrubbed, {CLOSING_CHARS})
+            ELSE m.scrubbed END AS content,
        coalesce(t.targets, []) AS targets
-FROM (SELECT *, last_value(CASE WHEN role = 'assistant' THEN trim(content) END IGNORE NULLS) OVER (
+FROM (SELECT *, forensics_scrubbed(content) AS scrubbed,
+             last_value(CASE WHEN role = 'assistant' THEN trim(content) END IGNORE NULLS) OVER (
           PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
       FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
 LEFT JOIN targets t USING (conversation_id, position)

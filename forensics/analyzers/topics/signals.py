@@ -43,7 +43,7 @@ from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.text.cues import Cues
 from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens
-from forensics.text.prose import own_words
+from forensics.text.prose import own_words, request_sentences
 from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
@@ -88,6 +88,17 @@ CONTINUE_CUES = ("yes", "yeah", "yep", "yup", "no", "nope", "me too", "same", "a
 # acknowledgments a reply opens with before it goes on ("OK, and ...", "好的，那..."): what follows them is the reply
 _ACK = re.compile(r"^(?:[\s,.!，。！、]*(?:ok(?:ay)?|great|thanks|thank you|sure|right|cool|good|yes|yeah|好的|好|嗯|行|"
                   r"对|是的|谢谢))+[\s,.!，。！、]*", re.IGNORECASE)
+_CLOSED = re.compile(r"[.!,;:。！，；：~～…]\s*$")  # an opening sentence closed by its punctuation
+# A sentence that accepts what was offered or proposed: "yes", "sure", "ok", "please do", "go ahead", "好的".
+_ACCEPT = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|please do|please go ahead|go ahead|do it|"
+                     r"sounds good|let'?s do (?:it|that)|agreed|好的|好|可以|行|嗯|是的)\b", re.IGNORECASE)
+_DECLINE = re.compile(r"^\W*(?:no|nope|nah|not now|not yet|don'?t|do not|不用|不要|不了|不必|算了)\b", re.IGNORECASE)
+CLOSING_CHARS = 400  # the end of a reply where it proposes what to do next ("Would you like me to:" and a list)
+_ELLIPSIS = re.compile(r"^\W*(?:and\s+)?(?:what|how)\s+about\b(.*)$", re.IGNORECASE | re.DOTALL)
+ELLIPSIS_TERMS = 2  # "what about <this one>?": at most this many content words after the cue
+_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\s+(?!is\b|are\b|was\b|were\b|will\b|would\b|should\b|could\b|"
+                            r"can\b|may\b|might\b|must\b|has\b|have\b|had\b|does\b|do\b|did\b)[a-z]{3,}|这个|这些|那个|那些",
+                            re.IGNORECASE)  # a demonstrative naming a thing: "this variable", "these files", "这个函数"
 ACK_MAX_TOKENS = 3  # an opening sentence this light ("that is nice.", "哈哈，好的。") is an acknowledgment
 
 
@@ -135,6 +146,7 @@ def _posseg():  # noqa: ANN202 - jieba.posseg, loaded once (the tokenizer has in
 
 
 _NAMES = re.compile(rf"`[^`\n]*`|{ENTITY_PATH.pattern}|{ENTITY_IDENTIFIER.pattern}")  # code spans, paths, identifiers
+_NAME_PART = re.compile(r"[^a-z\u00c0-\u024f\u0400-\u04ff]+")  # "extra/kvantum-qt5" -> extra, kvantum, qt
 _COMMON_CAPS = frozenset("the this that what when where why how yes yeah well okay also there they then and but "
                          "hello thanks thank sure please let can could would will just maybe".split())
 
@@ -187,9 +199,15 @@ def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
 
 
 def opens_lightly(text: str) -> bool:
-    """An opening sentence this light ("that is nice.", "哈哈，好的。") followed by more: an acknowledgment first."""
+    """An opening sentence this light ("that is nice.", "哈哈，好的。") followed by more: an acknowledgment first.
+
+    The opening must be a sentence of its own (closed by a stop or a comma) or an acknowledgment word: a line
+    break alone does not close one ("what about\n<name>?" is one question; a pasted listing's first line is
+    no acknowledgment)."""
     sents = sentences(text)
-    return len(sents) >= 2 and len(terms(sents[0])) <= ACK_MAX_TOKENS and not _QUESTION.search(sents[0])
+    if len(sents) < 2 or len(terms(sents[0])) > ACK_MAX_TOKENS or _QUESTION.search(sents[0]):
+        return False
+    return bool(_CLOSED.search(sents[0])) or _ACK.sub("", sents[0]) == ""
 
 
 class Idf:
@@ -303,24 +321,63 @@ def _signs_off(msgs: Sequence[Message], cues: Cues) -> bool:
 
 
 def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, before: Message | None) -> None:
-    """Cues that cannot mean a new request here, in place: a request that repeats the person's previous one
-    (insisting, pleading: ``cos_judged`` >= REPEATS), one that supplies what the other party's closing question
-    asked for (it takes up the question's words: "Which formats first?" "Text and JSON; later we'd add a
-    mechanism for custom formats"), and an offer that is the other party's sign-off. An answer that does not
-    take the question up keeps its cues: "需要预订吗？" "不用了。帮我推荐一家酒店" declines and asks anew."""
+    """Cues that cannot mean a new request here, in place:
+
+    - a request that repeats the person's previous one (insisting, pleading: ``cos_judged`` >= REPEATS);
+    - a request in an answer to the question the reply closed with (the message takes up the question's words:
+      "Which formats first?" "That set looks fine. Top priority: text and JSON; later we'd add a mechanism for
+      custom formats"): what it asks for is its answer; only an addition after its first sentence ("Yes to
+      all. We will also need Cura generators") adds to it. An answer that does not take the question up keeps
+      its cues: "需要预订吗？" "不用了。帮我推荐一家酒店" declines and asks anew;
+    - a request in the sentence that accepts what the reply closed by proposing (``Cues.proposes``, in its
+      last CLOSING_CHARS; the sentence accepts and takes up its words: "... I can expand the schema." "Yes,
+      please do expand and add these"): the proposal taken up; a request in a later sentence stays ("Yes, do
+      it. I also need a taxi"), and "好的，..." after a reply that proposed nothing is an acknowledgment, not an
+      acceptance. A proposal the person neither accepts, declines nor takes up was not answered: a coding
+      agent closes most replies with "Want me to ...?", and the person often moves on (``answers`` off);
+    - "what about X?" / "how about X?" with little more than X: the last question asked again of another X;
+    - an added request about the thing being worked on: the sentence that adds it points back at it ("this
+      variable", "这个函数") and the message uses a word of the person's recent requests ("now I would like this
+      variable to be used for the title", after asking for the title): the next step of the same job;
+    - an offer that is the other party's sign-off."""
     if sign_off:
         f["offered"] = 0.0
+    said = request_sentences(m.text)
+    sents = sentences(said)
+    tail = before.text[-CLOSING_CHARS:] if before is not None else ""
+    proposal = bool(sents) and cues.proposes(tail)
+    takes_up = proposal and _takes_up(terms(sents[0]), tail, cues)
+    if proposal and not (_ACCEPT.match(sents[0]) or _DECLINE.match(sents[0]) or takes_up):
+        f["answers"] = 0.0  # the reply's question was a proposal, and the person moved on without a word on it
     if not (f["request"] or f["addition"]):
         return
-    if f["cos_judged"] >= REPEATS or (f["answers"] and not f["offered"] and before is not None
-                                      and _takes_up(m, before, cues)):
+    if f["cos_judged"] >= REPEATS:
         f["request"] = f["addition"] = 0.0
+        return
+    if sents:
+        rest = cues.signals("\n".join(sents[1:]), "")
+        if proposal:
+            if takes_up and _ACCEPT.match(sents[0]):
+                f["request"], f["addition"] = rest["request"], rest["addition"]
+        elif before is not None and f["answers"] and not f["offered"] and _takes_up(m.tokens, _closing(before.text),
+                                                                                    cues):
+            f["request"], f["addition"] = 0.0, rest["addition"]
+    ellipsis = _ELLIPSIS.match(said)
+    if ellipsis and not f["request"] and len(terms(ellipsis.group(1))) <= ELLIPSIS_TERMS:
+        f["addition"] = 0.0
+    if f["addition"] and not f["request"] and f["cos_judged_ctx"] > 0 and all(
+            _DEMONSTRATIVE.search(x) for x in sents if cues.signals(x, "")["addition"]):
+        f["addition"] = 0.0
 
 
-def _takes_up(m: Message, before: Message, cues: Cues) -> bool:
-    """The message uses a topical word of the closing question of the message before it."""
-    question = " ".join(sentences(before.text)[-QUESTION_SENTENCES:])
-    return bool(set(cues.topical(terms(question))) & set(m.tokens))
+def _takes_up(tokens: Sequence[str], closing: str, cues: Cues) -> bool:
+    """The tokens use a topical word of a reply's closing (its question, its proposal)."""
+    return bool(set(cues.topical(terms(closing))) & set(tokens))
+
+
+def _closing(text: str) -> str:
+    """A message's closing sentences: where a reply asks its question."""
+    return " ".join(sentences(text)[-QUESTION_SENTENCES:])
 
 
 def _fresh(m: Message, f: dict[str, float], idf: Idf, first: dict[str, int], cues: Cues) -> bool:
@@ -330,7 +387,9 @@ def _fresh(m: Message, f: dict[str, float], idf: Idf, first: dict[str, int], cue
     FRESH_WORDS and FRESH_SHARE rare topical words (in at most RARE_SHARE of the corpus's messages) the
     conversation never used, and share nothing with the person's recent requests, the reply before, or where
     the tools were working; not an answer to the other party's question, not a reference back, not a reply
-    that acknowledges and goes on ("好的，那...", "OK, and ...")."""
+    that acknowledges and goes on ("好的，那...", "OK, and ..."). Nor one that names a rare word the
+    conversation already used, even inside a name it pastes ("extra/kvantum-qt5 ... which one do I install?"
+    after a talk about Kvantum): it asks about what is being talked about."""
     if f["depth"] == 0 or f["reference"] or f["cue_continue"] or (f["answers"] and not f["offered"]):
         return False
     if max(f["cos_judged"], f["cos_judged_ctx"], f["cos_prev"], f["cos_targets"]) > FRESH_COHESION:
@@ -341,6 +400,9 @@ def _fresh(m: Message, f: dict[str, float], idf: Idf, first: dict[str, int], cue
     words = set(cues.topical(terms(_NAMES.sub(" ", said))))  # words of a subject: code names left out
     rare = max(RARE_MIN, RARE_SHARE * idf.n)
     new = {t for t in words if t not in first and idf.df.get(t, 0) <= rare}
+    parts = {stem(w) for n in _NAMES.finditer(said) for w in _NAME_PART.split(n.group(0).lower()) if w}
+    if any(t in first and idf.df.get(t, 0) <= rare for t in words | parts):
+        return False
     return len(new) >= FRESH_WORDS and len(new) >= FRESH_SHARE * len(words)
 
 
@@ -420,7 +482,11 @@ def _insists(msgs: Sequence[Message], i: int, p: int | None, v: dict[str, float]
     """How much the message repeats the previous judged message's subject that the replies in between ignored.
 
     A user who asks about X, gets an answer about Y, and asks about X again is moving the conversation to X
-    (the seed's d6614e0b [136] -> [140]); a follow-up normally coheres with the reply it follows as well.
+    (the seed's d6614e0b [136] -> [140]); a follow-up normally coheres with the reply it follows as well. The
+    excess of the repeat over the cohesion with the replies counts only as far as the replies left the
+    message's words out (their IDF mass, however long the replies and wherever their vectors lean): "nope,
+    still cannot drag" after three replies about the drag handle insists on the subject being worked on, it
+    does not return to one.
     """
     if p is None or p == i - 1:
         return 0.0
@@ -429,7 +495,9 @@ def _insists(msgs: Sequence[Message], i: int, p: int | None, v: dict[str, float]
         between.update(msgs[j].tokens)
     if not between:
         return 0.0
-    return max(0.0, cosine(v, message_vector(msgs[p], idf)) - cosine(v, _vector(between, idf)))
+    cur = set(msgs[i].tokens)
+    ignored = sum(idf(t) for t in cur if t not in between) / (sum(idf(t) for t in cur) or 1.0)
+    return max(0.0, cosine(v, message_vector(msgs[p], idf)) - cosine(v, _vector(between, idf))) * ignored
 
 
 def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[str, int],
