@@ -86,8 +86,11 @@ def cli() -> None:
 @click.option("--from", "agent", type=click.Choice(list(AGENTS)),
               help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).")
 @click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
+@click.option("--keep-secrets", is_flag=True, help="Store credentials found in the logs as they are instead of "
+              "masking them (docs/secrets.md); outputs still mask what they show.")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
-           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None) -> None:
+           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None,
+           keep_secrets: bool) -> None:
     """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
     Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, decision-memory harness
     databases, SQLite and JSONL logs...),
@@ -95,7 +98,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     summary says which it was read as (`forensics formats` lists them).
 
     Importing the same source again adds nothing; a grown source adds only what is new. Bad lines and
-    rows are quarantined with their raw bytes, never dropped. Exit 0: every source imported; 1: some
+    rows are quarantined with their raw bytes, never dropped. Credentials (API keys, tokens, private keys,
+    passwords) are masked before anything is stored; `forensics secrets` says where. Exit 0: every source imported; 1: some
     failed; 2: nothing could be read or bad usage.
 
     \b
@@ -115,10 +119,13 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         sources = (*sources, *map(str, found))
     if not sources:
         raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
+    if keep_secrets:
+        click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
+                   f"{redact(str(db))}; anyone who can read that file can read them", err=True)
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
-                            messages_key=messages_key)
+                            messages_key=messages_key, keep_secrets=keep_secrets)
     for s in result.sources:
         if s.error:
             click.echo(f"forensics: {s.error}", err=True)
