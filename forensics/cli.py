@@ -179,6 +179,42 @@ def outcomes(file: str, db: str) -> None:
             click.echo(f"{len(ids)} ids {what}: {shown}")
 
 
+@cli.command("secrets")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def secrets_(db: str, fmt: str) -> None:
+    """What ingest masked: credentials (API keys, tokens, private keys, passwords) found in the logs, by kind,
+    field, agent and source. Values are never stored, so never shown (docs/secrets.md).
+
+    \b
+    Example:
+      forensics secrets --db forensics.duckdb
+    """
+    from forensics.api import secrets
+
+    found = secrets(db)
+    if fmt == "json":
+        import orjson
+
+        click.echo(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode())
+        return
+    if not found:
+        click.echo(f"{redact(str(db))}: made before secrets were masked at ingest (no secrets_found table); "
+                   "re-import its sources to mask and list them")
+        return
+    click.echo(f"{found['found']} secrets ({found['distinct_secrets']} distinct) masked at ingest in "
+               f"{found['sources']} sources, {found['conversations']} conversations; values are never stored")
+    for key, title in (("by_kind", "by kind"), ("by_agent", "by agent"), ("by_field", "by field"),
+                       ("by_source", "by source")):
+        if found[key]:
+            click.echo(f"\n{title}:")
+            for row in found[key]:
+                first, *rest = row.values()
+                click.echo(f"  {first}  " + "  ".join(f"{k}={v}" for k, v in list(row.items())[1:]))
+    for path in found["kept_sources"]:
+        click.echo(f"kept (--keep-secrets): {path}")
+
+
 @cli.command()
 @click.argument("runs", nargs=-1)
 @db_option
