@@ -34,6 +34,7 @@ class Finds:
 
     def add(self, source_id: str, field: str, found: list[secrets.Find], conversation_id: str | None = None,
             seq: int | None = None, position: int | None = None, location: str | None = None) -> None:
+        location = secrets.mask(location) if location else location  # a file name that holds a key, say
         for f in found:
             for col, v in zip(FINDS_SCHEMA.names, (source_id, conversation_id, seq, position, field, location,
                                                    f.kind, f.fingerprint)):
