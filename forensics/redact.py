@@ -44,7 +44,7 @@ _RULES: tuple[tuple[str, str], ...] = (
     (r"\bAIza[0-9A-Za-z_\-]{12,}", MASK),
     (rf"\beyJ{_TOK}{{8,}}\.{_TOK}*(?:\.{_TOK}*)?|\beyJ(?:hbGci|0eXAi){_TOK}*", MASK),  # a JWT, or its head
     (rf"\b((?i:bearer){_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*", _KEEP),
-    (rf"""((?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:basic)[ \t]+)[A-Za-z0-9+/]{{8,}}=*""", _KEEP),
+    (r"""((?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:basic)[ \t]+)[A-Za-z0-9+/]{8,}=*""", _KEEP),
     # a password in a URL (scheme://user:password@host), the slashes maybe JSON-escaped
     (r"""\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^ \t\n\r\f\v/?#:@"'<>\\]*:)[^ \t\n\r\f\v/?#"'<>\\]+(@[A-Za-z0-9\[])""",
      _KEEP_BOTH),

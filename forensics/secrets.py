@@ -11,8 +11,8 @@ it, so hashes, UUIDs, git SHAs and base64 images in ordinary text are left alone
 
 detect-secrets is imported on the first scan, not with this module (it costs half a second).
 Every rule also has an RE2 form (a superset: lookarounds dropped, back-references widened) so that a column
-of a million messages is filtered in one C++ pass (``PREFILTER``, read by pyarrow) and only the texts that
-may hold a secret are scanned here. A find is reported by its span, its kind and a fingerprint: a slow,
+of a million messages is filtered in C++ (``prefilter``: three patterns, read by pyarrow) and only the
+texts that may hold a secret are scanned here, by the rules whose pattern matched. A find is reported by its span, its kind and a fingerprint: a slow,
 salted hash of the value (PBKDF2), short enough to say "the same secret again" and never the value.
 """
 from __future__ import annotations
@@ -23,7 +23,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-
 
 MASK = "[REDACTED]"  # the output mask's (forensics.redact): a masked text reads the same wherever it was masked
 SKIP_PLUGINS = {"IPPublicDetector"}  # a public IP address is no credential (and logs are full of them)
@@ -64,7 +63,7 @@ def _re2(pattern: str, flags: int) -> str:
     class, an optional group) cut off the front, so that RE2 can skip to a literal: ten times faster."""
     p = re.sub(r"\(\?<?[=!](?:[^()\\]|\\.|\([^()]*\))*\)", "", pattern)
     p = re.sub(r"\(\\\d\)|\\[1-9]", "(?s:.*)", p)
-    p = re.sub(r"\{(\d+),(\d{4,})\}", lambda m: "{%s,1000}" % m.group(1), p)
+    p = re.sub(r"\{(\d+),(\d{4,})\}", lambda m: "{" + m.group(1) + ",1000}", p)
     while (m := LEADING.match(p)) and m.end() < len(p):
         p = p[m.end():]
     return f"(?i:{p})" if flags & re.IGNORECASE else f"(?:{p})"
@@ -88,7 +87,8 @@ def _plugin_rules() -> list[Rule]:
         if not issubclass(cls, RegexBasedDetector) or cls.__name__ in SKIP_PLUGINS:
             continue
         kinds = KIND_OF.get(cls.__name__, ())
-        for i, rx in enumerate(cls.denylist):
+        denylist: list[re.Pattern[str]] = list(getattr(cls, "denylist"))  # noqa: B009 - a property on the class
+        for i, rx in enumerate(denylist):
             kind = kinds[i] if i < len(kinds) else _slug(secret_type)
             group = 1 if cls.__name__ in VALUE_GROUP and rx.groups else 0
             if kind == "private-key":

@@ -23,7 +23,7 @@ KEPT = "%secrets kept (--keep-secrets)%"  # the note an ingest with --keep-secre
 def scan(con: duckdb.DuckDBPyConnection, selected: str | None = None) -> dict[str, Any]:
     """The finds as counts: totals, by kind, field, agent and source (``selected``: a table of conversation ids
     that restricts the finds that belong to a conversation). Used by the report and by `forensics secrets`."""
-    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secrets_found'").fetchone()[0]:
+    if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secrets_found'").fetchall()[0][0]:
         return {}
     where = (f"WHERE f.conversation_id IS NULL OR f.conversation_id IN (SELECT conversation_id FROM {selected})"
              if selected else "")

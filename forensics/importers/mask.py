@@ -56,7 +56,7 @@ def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, 
     chunks = [c.cast(pa.string()) for key, name in cols for c in tables[key].column(name).chunks]
     cells = pa.chunked_array(chunks, pa.string())
     starts, n = [], 0
-    for key, name in cols:
+    for key, _ in cols:
         starts.append(n)
         n += tables[key].num_rows
     hits = _hits(cells, secrets.prefilter())
