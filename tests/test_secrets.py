@@ -256,3 +256,11 @@ def test_real_logs_lose_almost_nothing_to_false_masks(tmp_path: Path) -> None:
     ingest([REAL], db=db)
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM secrets_found").fetchone() == (0,)
+
+
+def test_check_fails_when_secrets_appear(planted: dict[str, Path]) -> None:
+    baseline = planted["dir"] / "baseline.json"
+    baseline.write_text(json.dumps({"metrics": {"secrets.found": {"value": 0, "better": "lower", "tolerance": 0},
+                                                "secrets.distinct": {"value": 0, "better": "lower", "tolerance": 0}}}))
+    code, out, _ = run_cli("check", "--db", str(planted["db"]), "--baseline", str(baseline))
+    assert code != 0 and "secrets.found" in out and "REGRESSED" in out
