@@ -264,3 +264,16 @@ def test_check_fails_when_secrets_appear(planted: dict[str, Path]) -> None:
                                                 "secrets.distinct": {"value": 0, "better": "lower", "tolerance": 0}}}))
     code, out, _ = run_cli("check", "--db", str(planted["db"]), "--baseline", str(baseline))
     assert code != 0 and "secrets.found" in out and "REGRESSED" in out
+
+
+def test_a_source_stored_before_masking_is_read_again_once(tmp_path: Path) -> None:
+    src, db = _session(tmp_path), tmp_path / "old.duckdb"
+    assert run_cli("ingest", str(src), "--db", str(db), "--keep-secrets")[0] == 0
+    con = duckdb.connect(str(db))  # as if m009 had come after this import
+    con.execute("UPDATE schema_migrations SET applied_at = now()::TIMESTAMP + INTERVAL 1 MINUTE "
+                "WHERE name = 'm009_secrets_found'")
+    con.close()
+    assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
+    assert leaks(_warehouse_text(db)) == []
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT count(*) FROM secrets_found").fetchone() == (
+        len(SHAPES) + 3,)

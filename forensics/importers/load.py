@@ -331,6 +331,7 @@ class Loader:
                         "(SELECT unnest(?::VARCHAR[]))", [[pl.result.source_id for pl in plans]])
             con.execute(f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
                         f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_paths")
+            _mask_runs(con, [pl.result.source_id for pl in plans])
         rows = {"source_id": [pl.result.source_id for pl in plans], "path": paths,
                 "format": [pl.result.format for pl in plans],
                 "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
@@ -412,6 +413,17 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan],
 
 
 KEPT = "secrets kept (--keep-secrets): this source's text is stored as read"
+
+
+def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> None:
+    """Earlier run rows of sources read again with masking (kept before, or stored before masking existed)."""
+    rows = con.execute("SELECT DISTINCT path, note FROM import_runs WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                       [source_ids]).fetchall()
+    for path, note in rows:
+        masked = secrets.mask(path), secrets.mask(note) if note else note
+        if masked != (path, note):
+            con.execute("UPDATE import_runs SET path = ?, note = ? WHERE path = ? AND note IS NOT DISTINCT FROM ? "
+                        "AND source_id IN (SELECT unnest(?::VARCHAR[]))", [*masked, path, note, source_ids])
 
 
 def mask_result(r: Any) -> None:

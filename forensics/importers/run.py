@@ -37,6 +37,8 @@ TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at mo
 TASK_FILES = 64
 UNCHANGED = "same size and modification time as the last import: not re-read"
 SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side or unrecognised file is none
+MASKED_SINCE = "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = " \
+    "'m009_secrets_found')"
 GENERIC_FIXES = ("; check the file or pass --format", "; check the file, or force one with --format NAME")
 
 
@@ -178,7 +180,15 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
 def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]) -> list[Plan]:
     """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
     known: dict[str, list[tuple]] = {}
-    for path, *row in wh.con.execute("SELECT path, source_id, format, options, size, mtime_ns FROM sources").fetchall():
+    # a source stored before secrets were masked at ingest (m009) is read again, once, to mask its text: its
+    # size and time match nothing, its conversations' fingerprints neither (each is replaced)
+    stale = set()
+    for path, *row, masked in wh.con.execute(
+            "SELECT path, source_id, format, options, size, mtime_ns, imported_at >= "
+            f"{MASKED_SINCE} FROM sources").fetchall():
+        if not masked:
+            stale.add(row[0])
+            row[3:] = [None, None]
         known.setdefault(path, []).append(tuple(row))
     plans = [_identify(f, fmt, given, known) for f in found]
     stored = {sid for rows in known.values() for sid, *_ in rows}
@@ -186,7 +196,7 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     if by_id:
         for sid, cid, fp in wh.con.execute("SELECT source_id, conversation_id, fingerprint FROM conversations "
                                            "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [list(by_id)]).fetchall():
-            by_id[sid].stored[cid] = fp
+            by_id[sid].stored[cid] = "" if sid in stale else fp
     for pl in plans:
         if pl.result.status == "unchanged":
             pl.result.conversations_unchanged = len(pl.stored)
