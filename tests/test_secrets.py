@@ -232,6 +232,9 @@ def test_keep_secrets_stores_them_and_says_so(tmp_path: Path) -> None:
     assert con.execute("SELECT count(*) FROM secrets_found").fetchone() == (0,)
     assert IN_NAME in _warehouse_text(db)  # stored as read
     assert "--keep-secrets" in con.execute("SELECT note FROM import_runs").fetchone()[0]
+    con.close()
+    assert run_cli("ingest", str(tmp_path / f"sess_{IN_NAME}.jsonl"), "--db", str(db))[0] == 0  # now masked
+    assert leaks(_warehouse_text(db)) == []
 
 
 def test_reimporting_replaces_the_finds(planted: dict[str, Path], tmp_path: Path) -> None:

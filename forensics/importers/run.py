@@ -39,6 +39,8 @@ UNCHANGED = "same size and modification time as the last import: not re-read"
 SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side or unrecognised file is none
 MASKED_SINCE = "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = " \
     "'m009_secrets_found')"
+KEPT_SOURCES = ("SELECT source_id FROM import_runs WHERE status = 'imported' AND source_id IS NOT NULL GROUP BY 1 "
+                "HAVING arg_max(note, finished_at) LIKE '%(--keep-secrets)%'")
 GENERIC_FIXES = ("; check the file or pass --format", "; check the file, or force one with --format NAME")
 
 
@@ -163,7 +165,7 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        plans = _plan_all(wh, found, fmt, given)
+        plans = _plan_all(wh, found, fmt, given, keep_secrets)
         run.files = [pl.result for pl in plans]
         _execute(wh, run.run_id, plans, progress, workers or default_workers(), fmt == "auto", keep_secrets)
         if not keep_secrets:  # the summary too: a key in a file name is not printed back
@@ -177,15 +179,16 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     return run
 
 
-def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]) -> list[Plan]:
+def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str], keep_secrets: bool) -> list[Plan]:
     """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
     known: dict[str, list[tuple]] = {}
     # a source stored before secrets were masked at ingest (m009) is read again, once, to mask its text: its
     # size and time match nothing, its conversations' fingerprints neither (each is replaced)
     stale = set()
+    kept = "" if keep_secrets else f" AND source_id NOT IN ({KEPT_SOURCES})"  # kept before, masked now: read again
     for path, *row, masked in wh.con.execute(
             "SELECT path, source_id, format, options, size, mtime_ns, imported_at >= "
-            f"{MASKED_SINCE} FROM sources").fetchall():
+            f"{MASKED_SINCE}{kept} FROM sources").fetchall():
         if not masked:
             stale.add(row[0])
             row[3:] = [None, None]
