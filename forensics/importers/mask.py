@@ -99,11 +99,10 @@ def _mask_cell(t: pa.Table, key: str, name: str, row: int, only: list[int], valu
     finds.add(source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)), field,
               found, **where)
     masked = secrets.mask(text, found)
-    if name == "content_json":
-        values.setdefault((key, "content"), t.column("content").to_pylist())[row] = masked
-        values.setdefault((key, "content_json"), t.column("content_json").to_pylist())[row] = None
-    else:
-        values.setdefault((key, name), t.column(name).to_pylist())[row] = masked
+    for col, v in ((("content", masked), ("content_json", None)) if name == "content_json" else ((name, masked),)):
+        if (key, col) not in values:  # the column as a list, once
+            values[key, col] = t.column(col).to_pylist()
+        values[key, col][row] = v
 
 
 def _hits(col: pa.ChunkedArray, patterns: tuple[str, ...]) -> dict[int, list[int]]:
