@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import polars as pl
@@ -17,7 +17,7 @@ from forensics.check import compare as compare_baseline
 from forensics.config import Config, load_config
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
-from forensics.redact import mask_frame
+from forensics.redact import mask_frame, redact_value
 from forensics.redact import redact as mask_text
 from forensics.report.build import Report, build_report
 from forensics.report.compare import Comparison, build_comparison, report_figures
@@ -215,6 +215,16 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:
         return store(wh.con, labels, str(Path(path).resolve()))
+
+
+def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
+    """What ingest masked (``secrets_found``): totals, and finds by kind, field, agent and source; never a value.
+    Empty when the warehouse predates masking at ingest."""
+    from forensics.analyzers.secrets import scan
+
+    with open_warehouse(db, read_only=True) as wh:
+        found = scan(wh.con)
+    return {k: redact_value(v) for k, v in found.items()}  # the second line, as every output
 
 
 def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:

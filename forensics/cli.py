@@ -86,8 +86,11 @@ def cli() -> None:
 @click.option("--from", "agent", type=click.Choice(list(AGENTS)),
               help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).")
 @click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
+@click.option("--keep-secrets", is_flag=True, help="Store credentials found in the logs as they are instead of "
+              "masking them (docs/secrets.md); outputs still mask what they show.")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
-           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None) -> None:
+           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None,
+           keep_secrets: bool) -> None:
     """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
     Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, decision-memory harness
     databases, SQLite and JSONL logs...),
@@ -95,7 +98,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     summary says which it was read as (`forensics formats` lists them).
 
     Importing the same source again adds nothing; a grown source adds only what is new. Bad lines and
-    rows are quarantined with their raw bytes, never dropped. Exit 0: every source imported; 1: some
+    rows are quarantined with their raw bytes, never dropped. Credentials (API keys, tokens, private keys,
+    passwords) are masked before anything is stored; `forensics secrets` says where. Exit 0: every source imported; 1: some
     failed; 2: nothing could be read or bad usage.
 
     \b
@@ -112,12 +116,15 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         sources = (*sources, *map(str, found))
     if not sources:
         raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
+    if keep_secrets:
+        click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
+                   f"{redact(str(db))}; anyone who can read that file can read them", err=True)
     from forensics.importers.run import ingest as run_ingest
     from forensics.summary import format_ingest
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
-                            messages_key=messages_key)
+                            messages_key=messages_key, keep_secrets=keep_secrets)
     for s in result.sources:
         if s.error:
             click.echo(f"forensics: {s.error}", err=True)
@@ -169,6 +176,42 @@ def outcomes(file: str, db: str) -> None:
         if ids:
             shown = ", ".join(redact(i) for i in ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
             click.echo(f"{len(ids)} ids {what}: {shown}")
+
+
+@cli.command("secrets")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def secrets_(db: str, fmt: str) -> None:
+    """What ingest masked: credentials (API keys, tokens, private keys, passwords) found in the logs, by kind,
+    field, agent and source. Values are never stored, so never shown (docs/secrets.md).
+
+    \b
+    Example:
+      forensics secrets --db forensics.duckdb
+    """
+    from forensics.api import secrets
+
+    found = secrets(db)
+    if fmt == "json":
+        import orjson
+
+        click.echo(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode())
+        return
+    if not found:
+        click.echo(f"{redact(str(db))}: made before secrets were masked at ingest (no secrets_found table); "
+                   "re-import its sources to mask and list them")
+        return
+    click.echo(f"{found['found']} secrets ({found['distinct_secrets']} distinct) masked at ingest in "
+               f"{found['sources']} sources, {found['conversations']} conversations; values are never stored")
+    for key, title in (("by_kind", "by kind"), ("by_agent", "by agent"), ("by_field", "by field"),
+                       ("by_source", "by source")):
+        if found[key]:
+            click.echo(f"\n{title}:")
+            for row in found[key]:
+                first, *rest = row.values()
+                click.echo(f"  {first}  " + "  ".join(f"{k}={v}" for k, v in list(row.items())[1:]))
+    for path in found["kept_sources"]:
+        click.echo(f"kept (--keep-secrets): {path}")
 
 
 @cli.command()

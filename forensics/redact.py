@@ -24,21 +24,36 @@ MASK = "[REDACTED]"
 _WS = r"[ \t\n\r\f\v]"
 _Q = r"""\\?["']?"""  # an optional quote, maybe escaped: secrets sit inside JSON strings too (tool arguments)
 _SNIPPET_EDGE = " \t\r\n\"'`:=,;()[]{}"  # what may surround the masks of a snippet that is dropped
-_RULES: tuple[tuple[str, bool], ...] = (  # (pattern, the mask keeps group 1), applied in this order
+_TOK = r"[A-Za-z0-9_\-]"
+_NAME = r"[A-Za-z0-9_.\-]*"  # the rest of a variable's name around a keyword: DB_PASSWORD, aws_secret_access_key
+_KEEP, _KEEP_BOTH = r"\1" + MASK, r"\1" + MASK + r"\2"
+# (pattern, replacement), applied in this order: the same shapes as ingest's rules (forensics.secrets), in the
+# syntax both engines read; a token's prefix with 8 characters after it is masked (a key cut short by a title)
+_RULES: tuple[tuple[str, str], ...] = (
     # an unterminated key runs to the end of the text, or of the JSON string it sits in
-    (r"""(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[^"]*))""", False),
-    (r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{20,}", False),
-    (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", False),
-    (r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", False),
-    (r"\bgithub_pat_[A-Za-z0-9_]{30,}\b", False),
-    (r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", False),
-    (r"\bAIza[0-9A-Za-z_\-]{35}\b", False),
-    (rf"\b((?i:bearer){_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*", True),
-    (r"\b((?i:api[_-]?key|access[_-]?key|secret[_-]?key|key|token|access[_-]?token|auth[_-]?token|secret"
-     rf"|client[_-]?secret){_Q}{_WS}*[=:]{_WS}*{_Q})([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{32,}}={{0,2}})", True),
-    (rf"""\b((?i:password|passwd|pwd){_Q}{_WS}*[=:]{_WS}*{_Q})([^ \t\n\r\f\v"',;\\　，；]+)""", True),
+    (r"""(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"""
+     r"""|[^"]*))""", MASK),
+    (rf"\bsk-(?:proj|ant|svcacct|admin)-{_TOK}{{8,}}", MASK),
+    (r"\bsk-(?:live-|test-)?[A-Za-z0-9_\-]{20,}", MASK),
+    (r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{8,}", MASK),
+    (r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{12,}", MASK),
+    (r"\bgh[pousr]_[A-Za-z0-9_]{8,}", MASK),
+    (r"\bgithub_pat_[A-Za-z0-9_]{8,}", MASK),
+    (rf"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-{_TOK}{{8,}}", MASK),
+    (r"\bxox[abposr]-[A-Za-z0-9\-]{8,}", MASK),
+    (r"\bAIza[0-9A-Za-z_\-]{12,}", MASK),
+    (rf"\beyJ{_TOK}{{8,}}\.{_TOK}*(?:\.{_TOK}*)?|\beyJ(?:hbGci|0eXAi){_TOK}*", MASK),  # a JWT, or its head
+    (rf"\b((?i:bearer){_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*", _KEEP),
+    (r"""((?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:basic)[ \t]+)[A-Za-z0-9+/]{8,}=*""", _KEEP),
+    # a password in a URL (scheme://user:password@host), the slashes maybe JSON-escaped
+    (r"""\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^ \t\n\r\f\v/?#:@"'<>\\]*:)[^ \t\n\r\f\v/?#"'<>\\]+(@[A-Za-z0-9\[])""",
+     _KEEP_BOTH),
+    (rf"\b({_NAME}(?i:key|secret|token|credential){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"
+     rf"([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{24,}}={{0,2}})", _KEEP),
+    (rf"""\b({_NAME}(?i:password|passwd|pwd|passphrase){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"""
+     r"""([^ \t\n\r\f\v"',;\\　，；]+)""", _KEEP),
 )
-_COMPILED = [(re.compile(p, re.ASCII), r"\1" + MASK if keep else MASK) for p, keep in _RULES]
+_COMPILED = [(re.compile(p, re.ASCII), r) for p, r in _RULES]
 ANY_SECRET = "|".join(f"(?:{p})" for p, _ in _RULES)  # one pass that tells whether any rule applies
 # What a source wrote where it redacted text before we saw it: log sanitizers' [REDACTED_TEXT len=3021 sha=...],
 # [redacted_text len=.. sha256=..], [REDACTED_ARGUMENTS], [REDACTED_BATCH], bare [REDACTED] (this module's own mask
@@ -116,8 +131,8 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
     - ``forensics_redact(text)``: ``redact_snippet``; for a user's SQL.
     A text no rule matches (one RE2 pass decides) comes back as it was."""
     chain = "s"
-    for pattern, keep in _RULES:
-        chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(chr(92) + '1' + MASK if keep else MASK)}, 'g')"
+    for pattern, replacement in _RULES:
+        chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(replacement)}, 'g')"
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
                 f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN {chain} ELSE s END")
     mask, edge = _literal(MASK), _literal(_SNIPPET_EDGE)

@@ -20,7 +20,8 @@ REGISTRY: dict[str, str] = {
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
-    "outcomes": "forensics.analyzers.outcomes",  # last: it compares the findings above with outcomes
+    "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
+    "secrets": "forensics.analyzers.secrets",  # what ingest masked: no finding of its own
 }
 
 

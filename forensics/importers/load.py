@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import pyarrow as pa
 
+from forensics import secrets
+from forensics.importers.mask import FINDS_SCHEMA, Finds, mask_tables
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.importers.records import OUTCOME_SCHEMA, Parsed
 from forensics.importers.values import EPOCH_MAX
@@ -35,10 +37,10 @@ TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
-TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome")
+TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
 EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table(),  # only some formats have these
-         "outcome": OUTCOME_SCHEMA.empty_table()}
+         "outcome": OUTCOME_SCHEMA.empty_table(), "secret": FINDS_SCHEMA.empty_table()}
 RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
                "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                "conversations_new", "conversations_updated", "conversations_unchanged", "note")
@@ -90,8 +92,9 @@ class Bundle:
         return self
 
 
-def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
-    """Worker side: (parsed file or its error, source id) pairs → one Bundle, source ids on the rows."""
+def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) -> Bundle:
+    """Worker side: (parsed file or its error, source id) pairs → one Bundle, source ids on the rows, secrets
+    masked (unless ``keep_secrets``) and their finds in the bundle's ``secret`` table."""
     parts: dict[str, list[pa.Table]] = {n: [] for n in TABLES}
     files: list[FileResult | str] = []
     conv_sources: list[str] = []
@@ -103,6 +106,8 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
         if isinstance(p, str):
             files.append(p)
             continue
+        if not keep_secrets:
+            _mask_side(p, source_id)
         t = p.tables
         ids = t["conv"].column("conversation_id").to_pylist()
         links, by_native = p.state.get("parents", {}), p.state.get("parent_natives", {})
@@ -125,14 +130,34 @@ def bundle(results: list[tuple[Parsed | str, str]]) -> Bundle:
         "parent_native_id", pa.array(natives, pa.string())).append_column(
         "project", pa.array(projects, pa.string()))
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
-    return Bundle(tables, files)
+    return Bundle(tables if keep_secrets else _mask_bundle(tables), files)
+
+
+def _mask_side(p: Parsed, source_id: str) -> None:
+    """A parsed file's side tables and notes with their secrets masked (its finds in its ``secret`` table);
+    its main tables are masked with the whole bundle's (``_mask_bundle``)."""
+    finds = Finds()
+    if "tables" in p.state:
+        p.state["tables"] = mask_tables(p.state["tables"], finds, {}, source_id, names={})
+    p.notes = [secrets.mask(n) for n in p.notes]
+    p.tables["secret"] = finds.table()
+
+
+def _mask_bundle(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The bundle's tables with their secrets masked, the finds added to its ``secret`` table."""
+    finds = Finds()
+    conv = tables["conv"]
+    source_of = dict(zip(conv.column("conversation_id").to_pylist(), conv.column("source_id").to_pylist()))
+    out = mask_tables({k: t for k, t in tables.items() if k != "secret"}, finds, source_of)
+    out["secret"] = pa.concat_tables([tables["secret"], finds.table()])
+    return out
 
 
 class Loader:
     """Receives the parse tasks' bundles in source order; writes each at once, commits in groups."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-        self.con, self.run_id = con, run_id
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, keep_secrets: bool = False) -> None:
+        self.con, self.run_id, self.keep_secrets = con, run_id, keep_secrets
         self.open = False  # a transaction of whole-file sources is open
         self.ready: list[Plan] = []  # sources recorded at the next flush (written, or with nothing to parse)
         self.bytes = 0
@@ -199,7 +224,7 @@ class Loader:
         resolve_parents(self.con)
         if others:
             self.con.execute("BEGIN TRANSACTION")
-            _insert_runs(self.con, self.run_id, others)
+            _insert_runs(self.con, self.run_id, others, self.keep_secrets)
             self.con.execute("COMMIT")
 
     def _finish_chunked(self, pl: Plan) -> None:
@@ -218,7 +243,8 @@ class Loader:
         # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
         # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
         b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
-        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome = (b[n] for n in TABLES)  # noqa: F841
+        _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome, _b_secret = (  # noqa: F841
+            b[n] for n in TABLES)
         if owner:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
@@ -249,12 +275,19 @@ class Loader:
         con.execute("INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
                     "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)")
         whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
-        if whole:  # a file is re-read whole: its quarantine is replaced
+        if whole:  # a file is re-read whole: its quarantine and its finds are replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
+            con.execute("DELETE FROM secrets_found WHERE source_id IN (SELECT unnest(?::VARCHAR[])) "
+                        "AND field <> 'sources.path'", [whole])
         for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
             if pl.chunked:
                 con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
                             "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
+                con.execute("DELETE FROM secrets_found WHERE source_id = ? AND (conversation_id IN (SELECT "
+                            "conversation_id FROM _b_conv) OR split_part(location, '[', 1) IN "
+                            "(SELECT split_part(location, '[', 1) FROM _b_quar))", [pl.result.source_id])
+        con.execute(f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
+                    f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_secret")
         con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
                     [self.run_id])
         for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
@@ -286,14 +319,27 @@ class Loader:
         con.execute("DELETE FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
                     [[pl.result.source_id for pl in plans]])
         now = utcnow()
-        rows = {"source_id": [pl.result.source_id for pl in plans], "path": [pl.resolved for pl in plans],
+        paths = [pl.resolved for pl in plans]
+        if not self.keep_secrets:  # a key in a file name: the path is stored masked, the find recorded
+            finds = Finds()
+            for k, pl in enumerate(plans):
+                found = secrets.scan(paths[k])
+                finds.add(pl.result.source_id or "", "sources.path", found)
+                paths[k] = secrets.mask(paths[k], found)
+            _b_paths = finds.table()  # noqa: F841 - read by the replacement scan below
+            con.execute("DELETE FROM secrets_found WHERE field = 'sources.path' AND source_id IN "
+                        "(SELECT unnest(?::VARCHAR[]))", [[pl.result.source_id for pl in plans]])
+            con.execute(f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
+                        f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_paths")
+            _mask_runs(con, [pl.result.source_id for pl in plans])
+        rows = {"source_id": [pl.result.source_id for pl in plans], "path": paths,
                 "format": [pl.result.format for pl in plans],
                 "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
                 "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
                 "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
         _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
-        _insert_runs(con, self.run_id, plans)
+        _insert_runs(con, self.run_id, plans, self.keep_secrets)
 
 
 def resolve_parents(con: duckdb.DuckDBPyConnection) -> None:
@@ -348,11 +394,16 @@ def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
             r.conversations_updated += 1
 
 
-def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan]) -> None:
+def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan], keep_secrets: bool) -> None:
+    """The run's rows; paths and notes masked (a key in a file name is recorded once, as its source's path)."""
     now = utcnow()
     cols: dict[str, list[Any]] = {c: [] for c in RUN_COLUMNS}
     for pl in plans:
         r = pl.result
+        if keep_secrets:
+            r.note = "; ".join(filter(None, [r.note, KEPT]))
+        else:
+            mask_result(r)
         for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
                                       r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
                                       r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
@@ -360,6 +411,25 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan])
             cols[c].append(v)
     _b_runs = pa.table(cols)  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
+
+
+KEPT = "secrets kept (--keep-secrets): this source's text is stored as read"
+
+
+def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> None:
+    """Earlier run rows of sources read again with masking (kept before, or stored before masking existed)."""
+    rows = con.execute("SELECT DISTINCT path, note FROM import_runs WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+                       [source_ids]).fetchall()
+    for path, note in rows:
+        masked = secrets.mask(path), secrets.mask(note) if note else note
+        if masked != (path, note):
+            con.execute("UPDATE import_runs SET path = ?, note = ? WHERE path = ? AND note IS NOT DISTINCT FROM ? "
+                        "AND source_id IN (SELECT unnest(?::VARCHAR[]))", [*masked, path, note, source_ids])
+
+
+def mask_result(r: Any) -> None:
+    """A source's result (path, note, error) masked, for the run's row and the ingest summary."""
+    r.path, r.note, r.error = secrets.mask(r.path), secrets.mask(r.note), secrets.mask(r.error)
 
 
 def _ts(col: str) -> str:

@@ -23,7 +23,7 @@ import orjson
 
 from forensics.importers import values
 from forensics.importers.values import epoch
-from forensics.redact import redact
+from forensics.secrets import mask
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -370,7 +370,7 @@ class Batch:
             cid = stable_id(cid, str(self.ids[cid]))
         if title is None:
             first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
-            title = redact(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
+            title = mask(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
         for col, v in zip(_schema("CONV_SCHEMA").names, (
                 cid, native_id, title, provider, model,

@@ -26,7 +26,7 @@ from forensics.errors import ExitCode, ForensicsError, SourceError
 from forensics.importers import registry, values
 from forensics.importers.discover import Found, NotRecognised, Source, detect, expand, fix, real_path, refuse_irregular
 from forensics.importers.formats import FORMATS
-from forensics.importers.load import Bundle, Loader, bundle, tune
+from forensics.importers.load import Bundle, Loader, bundle, mask_result, tune
 from forensics.importers.records import Parsed, source_key
 from forensics.warehouse import DEFAULT_DB, Warehouse, open_warehouse
 from forensics.warehouse.core import utcnow
@@ -37,6 +37,10 @@ TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at mo
 TASK_FILES = 64
 UNCHANGED = "same size and modification time as the last import: not re-read"
 SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side or unrecognised file is none
+MASKED_SINCE = "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = " \
+    "'m009_secrets_found')"
+KEPT_SOURCES = ("SELECT source_id FROM import_runs WHERE status = 'imported' AND source_id IS NOT NULL GROUP BY 1 "
+                "HAVING arg_max(note, finished_at) LIKE '%(--keep-secrets)%'")
 GENERIC_FIXES = ("; check the file or pass --format", "; check the file, or force one with --format NAME")
 
 
@@ -147,8 +151,9 @@ Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
 def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = DEFAULT_DB, fmt: str = "auto",
            table: str | None = None, column: str | None = None, progress: Progress | None = None,
-           workers: int | None = None, messages_key: str | None = None) -> IngestResult:
-    """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`."""
+           workers: int | None = None, messages_key: str | None = None, keep_secrets: bool = False) -> IngestResult:
+    """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`.
+    Secrets are masked before anything is stored (`forensics.importers.mask`) unless ``keep_secrets``."""
     if fmt not in FORMATS:
         raise ForensicsError(f"unknown --format {fmt!r}; choose one of {', '.join(FORMATS)}")
     own = {real_path(Path(str(db) + suffix)) for suffix in ("", ".wal")}  # a warehouse inside a folder it reads
@@ -160,9 +165,12 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     run = IngestResult(uuid.uuid4().hex[:12], str(db))
     wh = open_warehouse(db)
     try:
-        plans = _plan_all(wh, found, fmt, given)
+        plans = _plan_all(wh, found, fmt, given, keep_secrets)
         run.files = [pl.result for pl in plans]
-        _execute(wh, run.run_id, plans, progress, workers or default_workers(), fmt == "auto")
+        _execute(wh, run.run_id, plans, progress, workers or default_workers(), fmt == "auto", keep_secrets)
+        if not keep_secrets:  # the summary too: a key in a file name is not printed back
+            for f in run.files:
+                mask_result(f)
     finally:
         wh.close()
     if not existed and all(s.status == "failed" for s in run.sources):
@@ -171,10 +179,19 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
     return run
 
 
-def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]) -> list[Plan]:
+def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str], keep_secrets: bool) -> list[Plan]:
     """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
     known: dict[str, list[tuple]] = {}
-    for path, *row in wh.con.execute("SELECT path, source_id, format, options, size, mtime_ns FROM sources").fetchall():
+    # a source stored before secrets were masked at ingest (m009) is read again, once, to mask its text: its
+    # size and time match nothing, its conversations' fingerprints neither (each is replaced)
+    stale = set()
+    kept = "" if keep_secrets else f" AND source_id NOT IN ({KEPT_SOURCES})"  # kept before, masked now: read again
+    for path, *row, masked in wh.con.execute(
+            "SELECT path, source_id, format, options, size, mtime_ns, imported_at >= "
+            f"{MASKED_SINCE}{kept} FROM sources").fetchall():
+        if not masked:
+            stale.add(row[0])
+            row[3:] = [None, None]
         known.setdefault(path, []).append(tuple(row))
     plans = [_identify(f, fmt, given, known) for f in found]
     stored = {sid for rows in known.values() for sid, *_ in rows}
@@ -182,7 +199,7 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     if by_id:
         for sid, cid, fp in wh.con.execute("SELECT source_id, conversation_id, fingerprint FROM conversations "
                                            "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [list(by_id)]).fetchall():
-            by_id[sid].stored[cid] = fp
+            by_id[sid].stored[cid] = "" if sid in stale else fp
     for pl in plans:
         if pl.result.status == "unchanged":
             pl.result.conversations_unchanged = len(pl.stored)
@@ -304,13 +321,13 @@ Call = tuple[Callable[..., Parsed], tuple[Any, ...], str, str]  # (parser, its a
 
 
 def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress | None, workers: int,
-             detected: bool) -> None:
+             detected: bool, keep_secrets: bool) -> None:
     todo = [pl for pl in plans if pl.tasks]
     total = sum(pl.todo_bytes for pl in todo)
     tune(wh.con, max((size for pl in todo for _, _, size in pl.tasks), default=0))
-    loader = Loader(wh.con, run_id)
+    loader = Loader(wh.con, run_id, keep_secrets)
     done = 0
-    for tag, b, err in run_ordered(_tasks(todo), workers, total >= PARALLEL_MIN_BYTES):
+    for tag, b, err in run_ordered(_tasks(todo, keep_secrets), workers, total >= PARALLEL_MIN_BYTES):
         loader.add(b if err is None else Bundle(None, [_error(pl, err) for pl, _, _ in tag]), tag)
         done += sum(n for _, _, n in tag)
         if progress:
@@ -324,7 +341,7 @@ def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress |
     loader.close([pl for pl in plans if pl.result.status in ("unchanged", "failed")])
 
 
-def _tasks(plans: list[Plan]) -> Iterator[tuple[Callable[..., Bundle], tuple[Any, ...], Tag]]:
+def _tasks(plans: list[Plan], keep: bool) -> Iterator[tuple[Callable[..., Bundle], tuple[Any, ...], Tag]]:
     """Parse tasks in source order: whole files grouped up to TASK_BYTES or TASK_FILES, a part of a chunked
     source alone."""
     calls: list[Call] = []
@@ -333,19 +350,19 @@ def _tasks(plans: list[Plan]) -> Iterator[tuple[Callable[..., Bundle], tuple[Any
     for pl in plans:
         for k, (fn, args, size) in enumerate(pl.tasks):
             if calls and pl.chunked:
-                yield parse_many, (calls,), tag
+                yield parse_many, (calls, keep), tag
                 calls, tag, nbytes = [], [], 0
             calls.append((fn, args, pl.result.path, pl.result.source_id))
             tag.append((pl, k == len(pl.tasks) - 1, size))
             nbytes += size
             if pl.chunked or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:
-                yield parse_many, (calls,), tag
+                yield parse_many, (calls, keep), tag
                 calls, tag, nbytes = [], [], 0
     if calls:
-        yield parse_many, (calls,), tag
+        yield parse_many, (calls, keep), tag
 
 
-def parse_many(calls: list[Call]) -> Bundle:
+def parse_many(calls: list[Call], keep_secrets: bool = False) -> Bundle:
     """Worker: run each parse; a file that cannot be read becomes its one-line error, the others go on."""
     out: list[tuple[Parsed | str, str]] = []
     for fn, args, path, source_id in calls:
@@ -360,7 +377,7 @@ def parse_many(calls: list[Call]) -> Bundle:
             p.notes.append(values.note(nulled))
         error = p.state.get("error")
         out.append((f"{path}: {error}; check the file or pass --format" if error else p, source_id))
-    return bundle(out)
+    return bundle(out, keep_secrets)
 
 
 def _error(pl: Plan, err: BaseException) -> str:

@@ -286,3 +286,23 @@ def m008_outcomes(con: duckdb.DuckDBPyConnection) -> None:
                ("detail", "VARCHAR", "JSON: the field read (`by`), its raw value (`value`) and the task key "
                                      "(`task`: tau task_id, instance id, sample id) when the log names one"),
            ])
+
+
+@migration
+def m009_secrets_found(con: duckdb.DuckDBPyConnection) -> None:
+    """Secrets are masked at ingest (issue 27): where each was found is kept, the value never."""
+    _table(con, "secrets_found", "One row per secret masked at ingest (`forensics secrets` reports them): where "
+           "it was and of what kind, never its value. Text is stored with `[REDACTED]` in its place.", [
+               ("source_id", "VARCHAR NOT NULL", "the source it was read from"),
+               ("conversation_id", "VARCHAR", "the conversation, when the field belongs to one"),
+               ("seq", "INTEGER", "the message's order in the source (messages, tool calls, events, usage)"),
+               ("position", "INTEGER", "the message's position on the main path; NULL off it"),
+               ("field", "VARCHAR NOT NULL", "table.column it was in: messages.content, tool_calls.arguments, "
+                                            "conversations.title, conversations.model, quarantine.raw, sources.path, ..."),
+               ("location", "VARCHAR", "the quarantine entry's location, for a secret in quarantined bytes"),
+               ("kind", "VARCHAR NOT NULL", "the rule that found it: aws-access-key, aws-secret-key, private-key, "
+                                           "json-web-token, basic-auth-credentials, password, secret-keyword, ... "
+                                           "(docs/secrets.md)"),
+               ("fingerprint", "VARCHAR NOT NULL", "12 hex digits of a salted PBKDF2 hash of the value: the same "
+                                                  "secret has the same fingerprint everywhere"),
+           ])
