@@ -21,7 +21,7 @@ class Figures(NamedTuple):
     linked: int  # calls answered by a result
 
 
-def _lines(path: Path) -> Iterator[dict]:
+def json_lines(path: Path) -> Iterator[dict]:
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             obj = json.loads(line)
@@ -44,7 +44,7 @@ def codex(root: Path) -> Figures:
             items = doc["items"]
             events: list[dict] = []
         else:
-            recs = list(_lines(f))
+            recs = list(json_lines(f))
             items = [r["payload"] if "payload" in r else r for r in recs
                      if r.get("type") == "response_item" or (r.get("type") in ("message", "function_call",
                                                                                 "function_call_output", "reasoning"))]
@@ -67,7 +67,7 @@ def gemini(root: Path) -> Figures:
             gone: set[str] = set()
         else:
             msgs, gone = {}, set()
-            for r in _lines(f):
+            for r in json_lines(f):
                 if "$rewindTo" in r:
                     ids = list(msgs)
                     gone |= set(ids[ids.index(r["$rewindTo"]):])
@@ -102,7 +102,7 @@ def openhands(root: Path) -> Figures:
     skipped = {"change_agent_state", "null", "recall", "condensation", "condensation_request", "message", "system"}
     convs: list[list[dict]] = [json.loads(f.read_text()) for f in root.glob("*.json")]
     instructions = 0
-    for rec in _lines(root / "eval" / "output.jsonl"):
+    for rec in json_lines(root / "eval" / "output.jsonl"):
         if isinstance(rec.get("history"), list):
             convs.append([e for pair in rec["history"] for e in (pair if isinstance(pair, list) else [pair])])
     out = []
@@ -285,7 +285,7 @@ def otel(root: Path) -> Figures:
         calls = {v for k, v in a.items() if re.fullmatch(r"gen_ai\.completion\.\d+\.tool_calls\.\d+\.id", k)}
         if users or calls:
             note(span["context"]["trace_id"], users, calls, set())
-    for row in _lines(root / "phoenix" / "spans.jsonl"):
+    for row in json_lines(root / "phoenix" / "spans.jsonl"):
         msgs = (row.get("attributes.llm.input_messages") or []) + (row.get("attributes.llm.output_messages") or [])
         calls = {c["tool_call.id"] for m in msgs for c in m.get("message.tool_calls") or []}
         answered = {m["message.tool_call_id"] for m in msgs if "message.tool_call_id" in m}
@@ -901,7 +901,7 @@ def _codex_failed(output: object) -> bool:
 
 
 def codex_file(path: Path) -> FileFigures:
-    recs = list(_lines(path))
+    recs = list(json_lines(path))
     meta: dict = {}
     copied = False
     person = 0
@@ -950,7 +950,7 @@ CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<loc
 def claude_code_file(path: Path) -> FileFigures:
     if path.name.endswith(".meta.json"):
         return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
-    recs = list(_lines(path))
+    recs = list(json_lines(path))
     nodes = {}  # uuid -> (parent, timestamp, line)
     for n, r in enumerate(recs):
         if isinstance(r.get("uuid"), str):

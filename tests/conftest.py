@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,27 @@ FIXTURES = ROOT / "fixtures"
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
 GEN = SHARED / "bench" / "gen_corpus.py"
 IN_CI = bool(os.environ.get("CI"))  # read before the autouse fixture below sets CI for every test
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+IN_CI = bool(os.environ.get("CI"))  # read at import: the autouse fixture sets CI=true for every test
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's chromium driven by Playwright (report.html and the explorer in a real browser); CI must have it."""
+    if CHROMIUM is None:
+        if IN_CI:
+            pytest.fail("chromium is not installed; .ci/run installs Debian's chromium for these tests")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield b
+        b.close()
 
 
 def needs_spark() -> None:

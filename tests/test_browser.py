@@ -5,9 +5,7 @@ missing browser fails. No request may leave the machine: every URL a page asks f
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -17,25 +15,8 @@ import pytest
 
 from tests.conftest import FIXTURES, query, run_cli
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-IN_CI = bool(os.environ.get("CI"))  # read at import: the autouse fixture sets CI=true for every test
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if CHROMIUM is None:
-        if IN_CI:
-            pytest.fail("chromium is not installed; .ci/run installs Debian's chromium for these tests")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _serve(db: Path) -> Iterator[str]:

@@ -3,16 +3,9 @@ except inside a box that scrolls (tables, charts, code), the page itself never s
 is never smaller than 10 CSS px. A screenshot at each width is kept beside the test's temporary files."""
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 # every element whose right edge passes the viewport's, unless an ancestor scrolls sideways (a table's or a
 # chart's box); and the rendered size of every chart's text: its font size times the SVG's scale on screen
@@ -27,20 +20,6 @@ MEASURE = """() => {
     const m = t.getScreenCTM(); return parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b); });
   return {W, pageWidth: document.documentElement.scrollWidth, wide: wide.slice(0, 10), fonts};
 }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; .ci/run installs Debian's chromium for these tests")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("width", [1400, 400])

@@ -4,7 +4,6 @@ from the shipped table and the config's [prices], and the report leading with th
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,20 +11,11 @@ import pytest
 from forensics import api
 from forensics.analyzers.prices import PriceTable, candidates, table
 from forensics.config import ConfigError, load_config
+from tests.agent_counts import json_lines
 from tests.conftest import FIXTURES, SHARED, run_cli
 
 LOGS = SHARED / "data" / "agent-logs"
 KINDS = ("input", "cached", "cache_write", "output")
-
-
-def _lines(path: Path) -> Iterator[dict]:
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            yield obj
 
 
 def claude_code_responses(root: Path) -> dict[tuple, dict[str, int]]:
@@ -34,7 +24,7 @@ def claude_code_responses(root: Path) -> dict[tuple, dict[str, int]]:
     the largest its lines give, once per (message.id, requestId) however many transcripts copy it."""
     best: dict[tuple, dict[str, int]] = {}
     for f in sorted(root.rglob("*.jsonl")):
-        for o in _lines(f):
+        for o in json_lines(f):
             m = o.get("message")
             if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
                 continue
@@ -58,7 +48,7 @@ def codex(root: Path) -> dict[str, int]:
     out = dict.fromkeys(KINDS, 0)
     for f in sorted(root.rglob("rollout-*.jsonl")):
         total = None
-        for o in _lines(f):
+        for o in json_lines(f):
             p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
             if o.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
                 total = p["info"]["total_token_usage"]
