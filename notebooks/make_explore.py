@@ -33,7 +33,7 @@ CELLS = [
                   "calls.sort('result_bytes', descending=True).select(['position', 'name', 'arguments', "
                   "'result_position', 'result_bytes']).head(5)"),
     new_markdown_cell("## A named query (`queries/*.sql`), read-only, secrets masked"),
-    new_code_cell("api.query('quarantine', db).head(5)"),
+    new_code_cell("api.query('quarantine', db).select(['location', 'reason', 'raw_bytes']).head(5)"),
     new_markdown_cell("## The whole report, as `forensics report` writes it"),
     new_code_cell("result, files = api.report(db, work / 'reports', ['md', 'json'])\n[f.name for f in files]"),
     new_markdown_cell("The analyzers left their tables in the warehouse. Drift findings, with the positions that "
