@@ -106,6 +106,7 @@ class Context:
 
     def fact(self, name: str) -> pl.DataFrame:
         """The rows of a per-conversation fact (``forensics.analyzers.facts``), in its order."""
+        assert self.facts is not None  # set in __post_init__
         return self.facts.get(name)
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import polars as pl
@@ -130,7 +130,7 @@ def _pushback_findings(pushed: pl.DataFrame, per: pl.DataFrame) -> list[Finding]
 
 def _mean(col: pl.Series) -> float | None:
     vals = col.drop_nulls()
-    return float(vals.mean()) if len(vals) else None
+    return float(cast(float, vals.mean())) if len(vals) else None
 
 
 def fmt_half_up(x: float | None, digits: int) -> str:
@@ -152,7 +152,9 @@ def _cells(r: dict[str, Any]) -> list[str]:
 
 
 def _mean_cells(m: dict[str, float | None]) -> list[str]:
-    i = lambda k: fmt_half_up(m[k], 0)  # noqa: E731 - the seed rounds count means to integers
+    def i(k: str) -> str:
+        return fmt_half_up(m[k], 0)  # the seed rounds count means to integers
+
     return [i("messages"), f"{i('user')} / {i('assistant')} / {i('tool')}", i("tool_calls"), i("parallel_turns"),
             i("tool_results_gt_2kb"), i("tool_results_gt_10kb"), pct(m["empty_assistant_share"]),
             fmt_half_up(m["continue_nags"], 1), pct(m["short_user_share"]), fmt_half_up(m["asst_tool_ratio"], 2)]

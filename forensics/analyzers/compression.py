@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import polars as pl
@@ -117,7 +117,10 @@ def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int
 
 def _with_shares(per: pl.DataFrame) -> pl.DataFrame:
     after_all = pl.col("all_chars") - pl.col("tool_chars_before") + pl.col("tool_chars_after")
-    ratio = lambda tool: pl.when(pl.col(tool) > 0).then(pl.col("assistant_chars") / pl.col(tool))  # noqa: E731
+
+    def ratio(tool: str) -> pl.Expr:
+        return pl.when(pl.col(tool) > 0).then(pl.col("assistant_chars") / pl.col(tool))
+
     return per.with_columns(
         tool_share_before=pl.when(pl.col("all_chars") > 0).then(pl.col("tool_chars_before") / pl.col("all_chars")),
         tool_share_after=pl.when(after_all > 0).then(pl.col("tool_chars_after") / after_all),
@@ -144,7 +147,7 @@ def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
 
 def _mean(col: pl.Series) -> float | None:
     vals = col.drop_nulls()
-    return float(vals.mean()) if len(vals) else None
+    return float(cast(float, vals.mean())) if len(vals) else None
 
 
 def _grid(cfg: Config) -> tuple[list[int], list[float]]:
@@ -167,7 +170,7 @@ def run(ctx: Context) -> Section:
     points = _totals(per)
     here = next(p for p in points if p["summarize_bytes"] == b0 and p["summarize_share"] == s0)
     mine = per.filter((pl.col("summarize_bytes") == b0) & (pl.col("summarize_share") == s0))
-    if ctx.facts.local:  # the per-result table needs the replay the fact left on the warehouse connection
+    if ctx.facts is not None and ctx.facts.local:  # the per-result table needs the replay the fact left on the warehouse connection
         _write_results(ctx.con, b0, s0)
     metrics = {**here, "head_tail_lines": ht, "compress_enabled": bool(tr.compress_enabled), "sweep": points,
                "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)}}

@@ -54,6 +54,13 @@ def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = N
     return con.sql(sql, params=params or None).to_arrow_table()
 
 
+def arrow_frame(table: pa.Table | pa.RecordBatch) -> pl.DataFrame:
+    """An Arrow table or batch as a polars frame (``pl.from_arrow`` is typed to return a Series too)."""
+    df = pl.from_arrow(table)
+    assert isinstance(df, pl.DataFrame)
+    return df
+
+
 def ordered(name: str, df: pl.DataFrame) -> pl.DataFrame:
     return df.sort(list(REGISTRY[name].order), nulls_last=True, maintain_order=True) if df.height else df
 
@@ -81,8 +88,8 @@ class Facts:
             return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df
         f = REGISTRY[name]
         if ids is not None and f.by_ids:
-            return ordered(name, pl.from_arrow(f.fn(self.con, self.cfg, ids=ids)))
+            return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
         if name not in self._cache:
-            self._cache[name] = ordered(name, pl.from_arrow(f.fn(self.con, self.cfg)))
+            self._cache[name] = ordered(name, arrow_frame(f.fn(self.con, self.cfg)))
         df = self._cache[name]
         return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import polars as pl
@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from forensics.analyzers.base import set_variables
-from forensics.analyzers.facts import REGISTRY, TABLES, ordered
+from forensics.analyzers.facts import REGISTRY, TABLES, arrow_frame, ordered
 from forensics.analyzers.sentinel.state import ComplianceTracker
 from forensics.analyzers.sentinel.tables import replay
 from forensics.config import Config
@@ -35,6 +35,7 @@ from forensics.selection import SELECTED
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
     from forensics.spark.lake import Lake
 
@@ -158,9 +159,10 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
     from forensics.analyzers.sentinel.tables import REPLAYED
 
     spark = lake.spark
-    per_group = int(spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)))
+    per_group = int(spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)) or GROUP_CONVERSATIONS)
     rows = bundle(lake, max(1, -(-conversations // per_group)))
-    table_schemas = {t: spark_schema(to_arrow_schema(rows.schema[t].dataType)) for t in TABLES if lake.has(t)}
+    table_schemas = {t: spark_schema(to_arrow_schema(cast("StructType", rows.schema[t].dataType)))
+                     for t in TABLES if lake.has(t)}
     whole = {t: lake.arrow(t) for t in WHOLE if lake.has(t)}
     schemas = fact_schemas(table_schemas, cfg, names, whole)
     selected = None if selected_ids is None else spark.sparkContext.broadcast(frozenset(selected_ids))
@@ -182,7 +184,7 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
 def _flatten(collected: pa.Table, name: str, schema: pa.Schema) -> pl.DataFrame:
     structs = pc.list_flatten(collected[name].combine_chunks()) if collected.num_rows else pa.array([], pa.struct(
         list(schema)))
-    return ordered(name, pl.from_arrow(pa.Table.from_struct_array(structs).cast(schema)))
+    return ordered(name, arrow_frame(pa.Table.from_struct_array(structs).cast(schema)))
 
 
 def replayed(per: DataFrame, judged: str, schema: pa.Schema, window: int) -> pl.DataFrame:
@@ -199,10 +201,10 @@ def replayed(per: DataFrame, judged: str, schema: pa.Schema, window: int) -> pl.
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         tracker = ComplianceTracker(window)
-        for out in replay((pl.from_arrow(b) for b in batches), tracker):
+        for out in replay((arrow_frame(b) for b in batches), tracker):
             yield from out.to_arrow().cast(out_schema).to_batches()
 
     order = [F.col(c).asc_nulls_last() for c in REGISTRY[judged].order]
     result = (replies.repartition("compliance_key").sortWithinPartitions(*order)
               .mapInArrow(run, from_arrow_schema(out_schema)).toArrow())
-    return pl.from_arrow(result.cast(out_schema))
+    return arrow_frame(result.cast(out_schema))

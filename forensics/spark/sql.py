@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from forensics.analyzers.facts import arrow_frame
 from forensics.errors import ForensicsError
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def run(lake: Lake, sql: str, name: str | None = None) -> pl.DataFrame:
     for t in sorted(tables):
         lake.table(t).createOrReplaceTempView(t)
     try:
-        return pl.from_arrow(lake.spark.sql(text).toArrow())
+        return arrow_frame(lake.spark.sql(text).toArrow())
     except Exception as e:  # Spark's AnalysisException & co.: the first line says what went wrong
         if type(e).__module__.startswith("pyspark"):
             raise ForensicsError(f"query failed on Spark: {str(e).splitlines()[0]}") from None

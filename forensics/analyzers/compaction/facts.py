@@ -27,6 +27,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import orjson
 
@@ -260,7 +261,7 @@ class Extractor:
         """Stated facts and questions in one message's text (user or assistant): the sentence around each
         trigger (a constraint before a decision before a task), and each sentence that ends in a question mark."""
         blanked = self.r.blank(text)
-        kinds = (("constraint", self.r.constraint),) if channel == "user" else ()
+        kinds: tuple[tuple[str, re.Pattern[str]], ...] = (("constraint", self.r.constraint),) if channel == "user" else ()
         kinds += (("decision", self.r.decision), ("task", self.r.task))
         hits = sorted((h.start(), rank, kind, h.group()) for rank, (kind, pat) in enumerate(kinds)
                       for h in pat.finditer(blanked))
@@ -365,7 +366,7 @@ def command_text(cmd: str) -> str:
 def extract(msgs: Messages, rules: Rules) -> list[Fact]:
     """Every fact of one conversation with its mentions in position order."""
     x = Extractor(rules)
-    events: list[tuple[int, int, object]] = []  # (position, order, item): stated facts need position order
+    events: list[tuple[int, int, Any]] = []  # (position, order, item): stated facts need position order
     events += [(c.position, 1, c) for c in msgs.calls]
     events += [(p, 2, ("error", line)) for p, line in msgs.errors]
     events += [(p, 0, ("user", t, stated)) for p, t, stated in msgs.users if p not in msgs.skip]

@@ -40,7 +40,8 @@ def audit_of(ctx: Context) -> Audit:
            *(repr(ctx.cfg[k]) for k in ctx.cfg.values if k.startswith("compaction.")), ctx.cfg.keyword.tokenizer)
     if key not in ctx.memo:
         ctx.memo[key] = run_audit(ctx.con, ctx.cfg)
-    return ctx.memo[key]
+    audit: Audit = ctx.memo[key]
+    return audit
 
 
 def run(ctx: Context) -> Section:
@@ -139,6 +140,8 @@ def counted(n: int, word: str) -> str:
 
 
 def _finding(ctx: Context, r: Row) -> Finding:
+    """A lost fact (one with ``needed_at``) as a finding."""
+    assert r.needed_at is not None  # only lost facts are findings
     fact = r.fact if len(r.fact) <= FACT_CHARS else r.fact[:FACT_CHARS - 1] + "…"
     return Finding("compaction_loss", r.severity or "low", r.conversation_id, r.native_id,
                    sorted({r.fact_position, r.event_position, r.needed_at, *r.evidence}),
@@ -151,7 +154,10 @@ def _finding(ctx: Context, r: Row) -> Finding:
 def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: list[dict[str, Any]], audited: bool,
             replayed_here: bool) -> list[Table]:
     """The audit's tables (when a compaction is logged) and the replay's (when the harness's own logs are here)."""
-    name = lambda cid: ctx.names.get(cid, cid)  # noqa: E731
+
+    def name(cid: str) -> str:
+        return ctx.names.get(cid, cid)
+
     events = pl.DataFrame([{"conversation": name(e.conversation_id), "at": e.compaction.position,
                             "trigger": e.compaction.trigger, "pre_tokens": e.compaction.pre_tokens,
                             "summary_chars": len(e.compaction.summary) if e.compaction.summary else None,

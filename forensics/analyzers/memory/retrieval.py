@@ -135,7 +135,7 @@ class Replay:
             SELECT project, decision_id, title, decision_content, reason, alternative_rejected, decision_type,
                    importance_score, epoch(created_at), created_at, embedding
             FROM decisions ORDER BY project, created_at DESC NULLS LAST, source_id, decision_id""").fetchall()
-        docs: dict[str, list[tuple]] = {}
+        docs: dict[str, list[tuple[Any, ...]]] = {}
         for r in rows:
             docs.setdefault(r[0] or "", []).append(r)
         asked: dict[str, list[int]] = {}
@@ -154,7 +154,8 @@ class Replay:
         sim = proj.sim[n]
         order = np.argsort(-(sim / (1.0 + p.time_decay * proj.age[n]) + p.importance_weight * proj.importance),
                            kind="stable")
-        return order[sim[order] >= p.similarity_threshold - EPS]
+        picked: np.ndarray = order[sim[order] >= p.similarity_threshold - EPS]
+        return picked
 
     def per_question(self, p: Params) -> list[dict[str, Any]]:
         out = []
@@ -229,7 +230,7 @@ class Replay:
         return sim, age, importance, want, chars
 
 
-def _project(docs: list[tuple], questions: list[Question], rows: list[int], mode: str) -> _Project:
+def _project(docs: list[tuple[Any, ...]], questions: list[Question], rows: list[int], mode: str) -> _Project:
     created = np.array([np.nan if r[8] is None else float(r[8]) for r in docs])
     ids = [str(r[1]) for r in docs]
     sim = _tfidf(docs, mode)([q.text for q in questions])
@@ -264,7 +265,7 @@ def _chars(proj: _Project | None, picked: np.ndarray) -> int:
     return len(HEADER) + int(proj.line_chars[picked].sum()) + len(picked)
 
 
-def _line(r: tuple) -> str:
+def _line(r: tuple[Any, ...]) -> str:
     """One decision as the seed's build_decision_context writes it."""
     _, _, title, content, reason, rejected, dtype, _, _, created, _ = r
     stamp = created.isoformat() if created is not None else ""
@@ -282,7 +283,7 @@ def _cosine(a: tuple[float, ...], b: list[float]) -> float:
     return float(x @ y) / norm if norm else 0.0
 
 
-def _tfidf(rows: list[tuple], mode: str) -> Callable[[list[str]], np.ndarray]:
+def _tfidf(rows: list[tuple[Any, ...]], mode: str) -> Callable[[list[str]], np.ndarray]:
     """A function question texts -> TF-IDF cosine of each with each decision of the project (title + content)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 

@@ -4,7 +4,7 @@ count is restricted to the selection."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -87,7 +87,7 @@ def _counts(col: pl.Series, names: tuple[str, ...]) -> dict[str, int]:
 
 def _median(col: pl.Series) -> float | None:
     vals = col.drop_nulls()
-    return float(vals.median()) if len(vals) else None
+    return float(cast(float, vals.median())) if len(vals) else None
 
 
 def _models(replies: pl.DataFrame, states: pl.DataFrame) -> dict[str, dict[str, Any]]:
@@ -136,7 +136,8 @@ def _lead(degraded: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def _rate(num: int | None, den: int | None) -> float | None:
+def _rate(num: Any, den: Any) -> float | None:
+    """A sum over a sum (polars sums: int, float or None)."""
     return float(num) / float(den) if den else None
 
 
@@ -149,7 +150,7 @@ def _degraded_row(r: dict[str, Any]) -> dict[str, Any]:
 
 def _status_by_turn(replies: pl.DataFrame) -> dict[str, Any]:
     """Status counts per model per turn bin (bins of equal width up to the longest conversation)."""
-    top = int(replies["turn"].max() or 1) if replies.height else 1
+    top = int(cast(int, replies["turn"].max()) or 1) if replies.height else 1
     width = max(1, math.ceil(top / TURN_BINS))
     starts = list(range(1, top + 1, width))
     binned = replies.with_columns(((pl.col("turn").clip(1) - 1) // width).alias("bin"))

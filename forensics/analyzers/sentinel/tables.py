@@ -14,6 +14,7 @@ reply of a model in time order (``replay``), which the Spark engine runs per mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -63,13 +64,13 @@ WHERE w.role = 'assistant' AND w.tool_call_count = 0
 ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id, w.position
 """
 
-REPLY_SCHEMA = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32, "turn": pl.Int32,
+REPLY_SCHEMA: dict[str, Any] = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32, "turn": pl.Int32,
                 "context_chars": pl.Int64, "context_tokens": pl.Int64, "compliance_key": pl.String,
                 "provider": pl.String, "model": pl.String, "model_ordinal": pl.Int32, "status": pl.String,
                 "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
 # what ``replay`` adds to each reply: its conversation's time (the replay's order) and the model's state after
 # the reply (its last reply's is the model's state at the end of the history)
-STATE_SCHEMA = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean,
+STATE_SCHEMA: dict[str, Any] = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean,
                 "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32}
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 

@@ -64,7 +64,10 @@ def _tables(ctx: Context, table: TriggerTable | None, rows: list[Row], metrics: 
     names, per = ctx.names, metrics["skills"]
     texts = excerpts(ctx.con, [(r.conversation_id, r.position) for r in rows
                                 if r.verdict in ("model_only", "router_only")])
-    where = lambda cid, pos: f"{names.get(cid, cid)} [{pos}]"  # noqa: E731
+
+    def where(cid: str, pos: int) -> str:
+        return f"{names.get(cid, cid)} [{pos}]"
+
     out = []
     if per:
         out.append(Table("per_skill", "Per skill: the router replayed, the model's loads", pl.DataFrame([{
@@ -87,7 +90,8 @@ def _tables(ctx: Context, table: TriggerTable | None, rows: list[Row], metrics: 
                    "The skills the model loaded and the requests before them")
         out.append(Table("misses", caption, pl.DataFrame(
             [{"skill": r.model_skill, "conversation": names.get(r.conversation_id, r.conversation_id),
-              "request": r.position, "load": r.load_position, "text": texts.get((r.conversation_id, r.position), "")}
+              "request": r.position, "load": r.load_position,
+              "text": texts.get((r.conversation_id, r.position if r.position is not None else -1), "")}
              for r in misses])))
     false = [r for r in rows if r.verdict == "router_only"]
     if false:
@@ -95,7 +99,8 @@ def _tables(ctx: Context, table: TriggerTable | None, rows: list[Row], metrics: 
                          "load", pl.DataFrame(
                              [{"skill": r.router_skill, "phrase": r.phrase,
                                "conversation": names.get(r.conversation_id, r.conversation_id),
-                               "request": r.position, "text": texts.get((r.conversation_id, r.position), "")}
+                               "request": r.position,
+                               "text": texts.get((r.conversation_id, r.position if r.position is not None else -1), "")}
                               for r in false])))
     return out
 
@@ -129,10 +134,10 @@ def _metrics(table: TriggerTable | None, rp: Replay, rows: list[Row], counts: di
                   "phrases": list(table.skills.get(s, [])) if table else [],
                   "precision": _ratio(c["hits"], c["router"]), "recall": _ratio(c["hits"], c["model"]),
                   "base_rate": _ratio(c["model"], rp.requests), "evidence": ev}
-    tot = {k: sum(c[k] for c in counts.values()) for k in ("router", "model", "hits", "router_only", "model_only",
+    tot: dict[str, Any] = {k: sum(c[k] for c in counts.values()) for k in ("router", "model", "hits", "router_only", "model_only",
                                                             "already_loaded", "command", "no_request")}
     tot.update(precision=_ratio(tot["hits"], tot["router"]), recall=_ratio(tot["hits"], tot["model"]))
-    new = {k: sum(c[k] for c in after.values()) for k in ("router", "model", "hits", "router_only", "model_only")}
+    new: dict[str, Any] = {k: sum(c[k] for c in after.values()) for k in ("router", "model", "hits", "router_only", "model_only")}
     new.update(precision=_ratio(new["hits"], new["router"]), recall=_ratio(new["hits"], new["model"]))
     return {
         "table": {"path": str(table.path), "skills": len(table.skills), "phrases": table.phrases} if table else None,
@@ -198,6 +203,11 @@ def excerpts(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, int | None]],
     return {(cid, pos): text for cid, pos, text in got}
 
 
+def _at(*positions: int | None) -> list[int]:
+    """A finding's positions: those the row has."""
+    return [p for p in positions if p is not None]
+
+
 def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list[Finding]:
     natives = dict(ctx.con.execute(f"SELECT DISTINCT conversation_id, c.native_id FROM {MESSAGES} "
                                    "JOIN conversations c USING (conversation_id)").fetchall())
@@ -205,12 +215,12 @@ def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list
     for r in rows:
         if r.verdict == "router_only":
             out.append(Finding("skill_false_fire", "info", r.conversation_id, natives.get(r.conversation_id),
-                               [r.position], f"the table fires {r.router_skill} on this request (phrase "
+                               _at(r.position), f"the table fires {r.router_skill} on this request (phrase "
                                f"“{r.phrase}”) and the model did not load it",
                                f"trigger “{r.phrase}” → {r.router_skill}"))
         elif r.verdict == "model_only":
             out.append(Finding("skill_miss", "info", r.conversation_id, natives.get(r.conversation_id),
-                               [r.position, r.load_position], f"the model loaded {r.model_skill} at "
+                               _at(r.position, r.load_position), f"the model loaded {r.model_skill} at "
                                f"[{r.load_position}] for this request; no phrase of the table matched it",
                                f"no phrase of {r.model_skill} matched" if table and r.model_skill in table.skills
                                else f"{r.model_skill} is not in the trigger table"))

@@ -90,7 +90,7 @@ def propose(con: duckdb.DuckDBPyConnection, rp: Replay, rows: list[Row], skills:
     out: list[Proposal] = []
     for s in skills:
         missed = sorted({(r.conversation_id, r.position) for rows in base.values() for r in rows
-                         if r.verdict == "model_only" and r.model_skill == s})
+                         if r.verdict == "model_only" and r.model_skill == s and r.position is not None})
         if not missed:
             continue
         loaded = {(r.conversation_id, r.position) for rows in base.values() for r in rows
@@ -206,8 +206,10 @@ def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, in
                  key in rp.own.get(skill, ""))
 
 
-def _hits(replayed: dict[str, list[Row]]) -> set[tuple[str, int | None]]:
-    return {(r.conversation_id, r.position) for rows in replayed.values() for r in rows if r.verdict == "hit"}
+def _hits(replayed: dict[str, list[Row]]) -> set[tuple[str, int]]:
+    """The requests a phrase fires on that the model loaded the skill for (a hit always has its request)."""
+    return {(r.conversation_id, r.position) for rows in replayed.values() for r in rows
+            if r.verdict == "hit" and r.position is not None}
 
 
 def _count(rows: list[Row], verdict: str) -> int:

@@ -97,7 +97,7 @@ class Replay:
                 verdict = ("hit" if fire and ld.skill == fire.skill else "already_loaded" if ld.skill in loaded
                            else "command" if ld.via == "command" else "no_request" if q is None else "model_only")
                 rows.append(Row(cid, q, ld.skill if verdict == "hit" else None, ld.skill, verdict,
-                                fire.text if verdict == "hit" else None, ld.position, ld.via))
+                                fire.text if verdict == "hit" and fire else None, ld.position, ld.via))
             if fire and all(ld.skill != fire.skill for ld in here):
                 rows.append(Row(cid, q, fire.skill, None, "router_only", fire.text, None, None))
             loaded.update(ld.skill for ld in here)
@@ -229,7 +229,7 @@ def tally(rows: list[Row], skills: list[str]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     extra = sorted({r.model_skill for r in rows if r.model_skill} - set(skills))
     for s in [*skills, *extra]:
-        c = defaultdict(int)
+        c: defaultdict[str, int] = defaultdict(int)
         for r in rows:
             if s in (r.router_skill, r.model_skill):
                 c[r.verdict] += 1
