@@ -80,7 +80,7 @@ def _quote(text: str, m: re.Match[str]) -> str:
 
 def run(ctx: Context) -> Section:
     per = ctx.fact("baseline")
-    means = {m: _mean(per[m]) for m in METRICS}
+    means = {m: mean(per[m]) for m in METRICS}
     sizes = ctx.fact("baseline_tool_sizes")["counts"].to_list()
     hist = [sum(c[i] for c in sizes) for i in range(len(SIZE_BINS) - 1)]
     chars = ctx.fact("baseline_role_chars").group_by("role").agg(pl.col("chars").sum()).sort("role")
@@ -128,7 +128,8 @@ def _pushback_findings(pushed: pl.DataFrame, per: pl.DataFrame) -> list[Finding]
     return out
 
 
-def _mean(col: pl.Series) -> float | None:
+def mean(col: pl.Series) -> float | None:
+    """The mean of a column's values, nulls left out; None when there are none."""
     vals = col.drop_nulls()
     return float(cast(float, vals.mean())) if len(vals) else None
 

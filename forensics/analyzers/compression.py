@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, cast
+from typing import Any
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Section, Table
+from forensics.analyzers.baseline import mean
 from forensics.analyzers.facts import fact
 from forensics.config import Config
 from forensics.queries import load_query
@@ -140,14 +141,9 @@ def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
             "tool_bytes_saved_share": (bb - ba) / bb if bb else None,
             "tool_share_before": tb / all_before if all_before else None,
             "tool_share_after": ta / (all_before - tb + ta) if all_before - tb + ta else None,
-            "asst_tool_ratio_before": _mean(g["asst_tool_ratio_before"]),
-            "asst_tool_ratio_after": _mean(g["asst_tool_ratio_after"])})
+            "asst_tool_ratio_before": mean(g["asst_tool_ratio_before"]),
+            "asst_tool_ratio_after": mean(g["asst_tool_ratio_after"])})
     return out
-
-
-def _mean(col: pl.Series) -> float | None:
-    vals = col.drop_nulls()
-    return float(cast(float, vals.mean())) if len(vals) else None
 
 
 def _grid(cfg: Config) -> tuple[list[int], list[float]]:
