@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.config import Config
 
 TABLES = ("conversations", "messages", "tool_calls", "events", "topic_switches")  # what a fact may read
@@ -74,6 +75,7 @@ class Facts:
     cfg: Config
     given: dict[str, pl.DataFrame] | None = None
     _cache: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    tally: dict[str, reuse.Tally] = field(default_factory=dict)  # fact -> conversations reused and computed
 
     @property
     def local(self) -> bool:
@@ -89,7 +91,9 @@ class Facts:
         f = REGISTRY[name]
         if ids is not None and f.by_ids:
             return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
-        if name not in self._cache:
-            self._cache[name] = ordered(name, arrow_frame(f.fn(self.con, self.cfg)))
+        if name not in self._cache:  # a kept fact computes only the conversations that changed (``reuse``)
+            rows = reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg),
+                              self.tally.setdefault(name, reuse.Tally())) if name in reuse.KEPT else f.fn(self.con, self.cfg)
+            self._cache[name] = ordered(name, arrow_frame(rows))
         df = self._cache[name]
         return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df

@@ -11,10 +11,15 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
+import duckdb
 import polars as pl
+import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Section, Table
-from forensics.text.distinctive import distinctive_terms
+from forensics.analyzers.facts import fact
+from forensics.config import Config
+from forensics.selection import SELECTED
+from forensics.text.distinctive import distinctive_of
 from forensics.text.keywords import content_tokens, top_keywords
 from forensics.warehouse import derived
 
@@ -24,26 +29,42 @@ DISTINCTIVE_K = 5
 CHART_CONVERSATIONS = 6
 
 
+@fact("keyword_counts", order=("native_id", "conversation_id"))
+def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per selected conversation, its user messages and their content tokens with counts, in first-seen order
+    (what the top keywords break ties by, and what TF-IDF reads)."""
+    mode = str(cfg.keyword.tokenizer)
+    rows = con.execute("SELECT c.conversation_id, c.native_id, "
+                       "list(forensics_scrubbed(m.content) ORDER BY m.position) AS texts "
+                       "FROM messages m JOIN conversations c USING (conversation_id) "
+                       f"JOIN {SELECTED} USING (conversation_id) "
+                       "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL").fetchall()
+    tokens = lru_cache(maxsize=None)(lambda text: content_tokens(text, mode))
+    tallies = [Counter(w for t in texts for w in tokens(t or "")) for _, _, texts in rows]
+    return pa.table({"conversation_id": pa.array([r[0] for r in rows], pa.string()),
+                     "native_id": pa.array([r[1] for r in rows], pa.string()),
+                     "user_messages": pa.array([len(r[2]) for r in rows], pa.int32()),
+                     "terms": pa.array([list(c) for c in tallies], pa.list_(pa.string())),
+                     "counts": pa.array([list(c.values()) for c in tallies], pa.list_(pa.int32()))})
+
+
 def run(ctx: Context) -> Section:
     kw = ctx.cfg.keyword
     mode, top_k = str(kw.tokenizer), int(kw.top_k)
-    rows = ctx.df("SELECT c.conversation_id, c.native_id, "
-                  "list(forensics_scrubbed(m.content) ORDER BY m.position) AS texts "
-                  "FROM messages m JOIN conversations c USING (conversation_id) "
-                  "JOIN sel_conversations USING (conversation_id) "
-                  "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL ORDER BY c.native_id")
-    tokens = lru_cache(maxsize=None)(lambda text: content_tokens(text, mode))
-    ids, natives, docs = rows["conversation_id"].to_list(), rows["native_id"].to_list(), rows["texts"].to_list()
-    tops = [top_keywords(Counter(w for t in texts for w in tokens(t or "")), top_k) for texts in docs]
-    distinct = distinctive_terms([[t or "" for t in texts] for texts in docs], DISTINCTIVE_K, mode, tokens)
+    rows = ctx.fact("keyword_counts")
+    ids, natives = rows["conversation_id"].to_list(), rows["native_id"].to_list()
+    sizes = rows["user_messages"].to_list()
+    tallies = [Counter(dict(zip(t, n))) for t, n in zip(rows["terms"].to_list(), rows["counts"].to_list())]
+    tops = [top_keywords(c, top_k) for c in tallies]
+    distinct = distinctive_of([list(c.elements()) for c in tallies], DISTINCTIVE_K)
     _write_table(ctx, ids, tops, distinct)
     metrics: dict[str, Any] = {
         "tokenizer": mode, "top_k": top_k, "conversation_count": len(ids),
         "conversations_without_keywords": sum(1 for t in tops if not t),
-        "conversations": {cid: {"native_id": nid, "user_messages": len(texts), "keywords": [[w, n] for w, n in top],
+        "conversations": {cid: {"native_id": nid, "user_messages": n, "keywords": [[w, n] for w, n in top],
                                 "distinctive": [[w, round(s, 6)] for w, s in dist]}
-                          for cid, nid, texts, top, dist in zip(ids, natives, docs, tops, distinct)}}
-    table = pl.DataFrame({"conversation": [ctx.names[c] for c in ids], "user_messages": [len(t) for t in docs],
+                          for cid, nid, n, top, dist in zip(ids, natives, sizes, tops, distinct)}}
+    table = pl.DataFrame({"conversation": [ctx.names[c] for c in ids], "user_messages": sizes,
                           "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
                           "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct]},
                          schema={"conversation": pl.String, "user_messages": pl.Int64, "keywords": pl.String,
@@ -52,7 +73,7 @@ def run(ctx: Context) -> Section:
                                                               "conversation", table)])
     sec.summary = (f"Top {top_k} keywords of each conversation's user messages (tokenizer {mode}, stop words "
                    "removed) and the terms TF-IDF finds distinctive for it against the other conversations.")
-    charted = sorted(range(len(ids)), key=lambda i: -len(docs[i]))[:CHART_CONVERSATIONS]
+    charted = sorted(range(len(ids)), key=lambda i: -sizes[i])[:CHART_CONVERSATIONS]
     chart_data = [{"conversation": ctx.names[ids[i]], "terms": [[w, s] for w, s in distinct[i]]} for i in charted
                   if distinct[i]]
     if chart_data:

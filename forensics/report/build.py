@@ -123,10 +123,15 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
+    tally = ctx.facts.tally if ctx.facts else {}  # per kept fact, conversations reused and computed (``reuse``)
     for i, name in enumerate(names, 1):
-        started = time.perf_counter()
+        started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
-        progress.info("%-14s %7.1f s  (%d/%d)", name, time.perf_counter() - started, i, len(names))
+        kept = [(t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1]) for k, t in tally.items()]
+        progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
+                      f"  facts: {sum(r for r, _ in kept)} conversations reused, {sum(c for _, c in kept)} computed"
+                      if any(r or c for r, c in kept) else "")
+    report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
     report.digest = digests.build(report.sections, ctx.selected)
     return report
 

@@ -25,10 +25,15 @@ def distinctive_terms(documents: Sequence[Sequence[str]], top_k: int = 5, mode: 
     Documents with no content token get an empty list; fewer than two documents have no "others", so
     every weight is the document's own normalised term frequency.
     """
+    tok = tokens or (lambda t: content_tokens(t, mode))
+    return distinctive_of([[w for text in doc for w in tok(text)] for doc in documents], top_k)
+
+
+def distinctive_of(docs: Sequence[Sequence[str]], top_k: int = 5) -> list[list[tuple[str, float]]]:
+    """``distinctive_terms`` of documents given as their content tokens. Only each document's tokens' counts and
+    first-seen order matter, so a document's kept counts, expanded in that order, give the same weights."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    tok = tokens or (lambda t: content_tokens(t, mode))
-    docs = [[w for text in doc for w in tok(text)] for doc in documents]
     if not any(docs) or top_k <= 0:
         return [[] for _ in docs]
     vec = TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True)
@@ -41,4 +46,3 @@ def distinctive_terms(documents: Sequence[Sequence[str]], top_k: int = 5, mode: 
         order = sorted(zip(-row.data, vocab[row.indices]))[:top_k]
         out.append([(str(term), float(-w)) for w, term in order])
     return out
-

@@ -1,0 +1,127 @@
+"""Per-conversation facts kept between reports (issue 28): a report recomputes only the conversations that changed.
+
+A fact (``forensics.analyzers.facts``) is a function of one conversation's rows and the config, so its rows can be
+kept: each kept fact has a warehouse table ``reuse_<fact>`` (its own columns, written through
+``forensics.warehouse.derived``) and ``reuse_done`` says which conversations' rows it holds, under which *stamp*
+and *key*:
+
+- the stamp is the conversation's ``fingerprint`` (what incremental ingest compares) and its ``message_count``,
+  plus, for a fact that reads a table another analyzer writes (drift's lags read ``topic_switches``), a hash of
+  that conversation's rows of it. A conversation without a fingerprint is recomputed every time;
+- the key hashes the fact's name, the whole config (any key may feed a fact through SQL variables: a config change
+  recomputes, never misreads), the warehouse's schema version and the source of the package (a new release, or
+  an edited analyzer, recomputes).
+
+The conversations of the selection whose (stamp, key) is not in ``reuse_done`` are computed with
+``sel_conversations`` narrowed to them, their rows replaced; the fact's rows are then read back for the whole
+selection, so a first report and a later one hand the analyzer the same rows. What needs the whole corpus
+(percentiles, fences, TF-IDF) is no fact and is recomputed from the rows every time: it costs a few ms per 1,000
+conversations (docs/scale.md). Dropping any of these tables is always safe.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from forensics.config import Config
+from forensics.selection import SELECTED
+from forensics.warehouse import SCHEMA_VERSION, derived
+
+DONE = "reuse_done"
+PREFIX = "reuse_"
+# the table another analyzer writes whose rows feed a fact: its per-conversation hash joins the stamp
+SWITCHES = ("SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
+            "FROM topic_switches t GROUP BY 1")
+# the facts kept: name -> SQL (conversation_id, extra) of what else feeds it besides its conversation ('' for none)
+KEPT: dict[str, str] = {
+    "baseline": "", "baseline_tool_sizes": "", "baseline_role_chars": "", "baseline_pushback": "",
+    "drift_context": "", "drift_kinds": "", "tool_turns": "", "drift_interventions": "", "drift_rediscovery": "",
+    "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "",
+}
+_STALE = "_reuse_stale"
+
+
+@dataclass
+class Tally:
+    """Conversations whose rows of a fact were read back (reused) or computed in one report."""
+
+    reused: int = 0
+    computed: int = 0
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A hash of the package's source and named queries: another release (or an edited analyzer) recomputes."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha1()
+    for folder in (root, root.parent / "queries"):
+        for p in sorted(folder.rglob("*")):
+            if p.suffix in (".py", ".sql", ".txt", ".toml") and p.is_file():
+                h.update(p.relative_to(folder).as_posix().encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def key(name: str, cfg: Config) -> str:
+    text = repr((name, SCHEMA_VERSION, code_digest(), sorted((k, repr(v)) for k, v in cfg.values.items())))
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def rows(con: duckdb.DuckDBPyConnection, cfg: Config, name: str, compute: Callable[[], pa.Table],
+         tally: Tally) -> pa.Table:
+    """The rows of fact ``name`` for the selection, computing only the conversations without valid kept rows."""
+    k, table = key(name, cfg), PREFIX + name
+    if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
+        con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
+    extra = KEPT[name]
+    if extra and not derived.columns(con, "topic_switches"):
+        extra = ""
+    stamp = ("c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else ""))
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE {_STALE} AS
+        SELECT s.conversation_id, CASE WHEN c.fingerprint IS NOT NULL THEN {stamp} END AS stamp
+        FROM {SELECTED} s JOIN conversations c USING (conversation_id)
+        {f'LEFT JOIN ({extra}) e USING (conversation_id)' if extra else ''}""")
+    selected = con.execute(f"SELECT count(*) FROM {_STALE}").fetchall()[0][0]
+    if derived.columns(con, DONE):
+        con.execute(f"DELETE FROM {_STALE} s USING {DONE} d WHERE d.fact = ? AND d.key = ? AND "
+                    "d.conversation_id = s.conversation_id AND d.stamp = s.stamp", [name, k])
+    stale = con.execute(f"SELECT conversation_id, stamp FROM {_STALE} ORDER BY 1").fetchall()
+    tally.reused += selected - len(stale)
+    tally.computed += len(stale)
+    if stale:
+        ids = [cid for cid, _ in stale]
+        with narrowed(con, ids):
+            fresh = compute()
+        fresh = fresh.filter(pc.is_in(fresh["conversation_id"], pa.array(ids, pa.string())))  # a fact may read more
+        # (a fact computed inside ``compute`` used _STALE too: the ids again)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_STALE} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
+        where = f"conversation_id IN (SELECT conversation_id FROM {_STALE}) OR conversation_id NOT IN " \
+                "(SELECT conversation_id FROM conversations)"
+        derived.replace_rows(con, table, fresh, where)
+        done = pa.table({"fact": [name] * len(stale), "conversation_id": ids, "stamp": [s for _, s in stale],
+                         "key": [k] * len(stale)})
+        derived.replace_rows(con, DONE, done, f"fact = '{name}' AND ({where})")
+    return con.sql(f"SELECT r.* FROM {table} r JOIN {SELECTED} USING (conversation_id)").to_arrow_table()
+
+
+@contextmanager
+def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str]) -> Iterator[None]:
+    """``sel_conversations`` holds only ``ids`` for the block (a fact computed inside another nests)."""
+    keep = f"_reuse_keep_{con.execute('SELECT count(*) FROM duckdb_tables() WHERE temporary').fetchall()[0][0]}"
+    con.execute(f"CREATE TEMP TABLE {keep} AS SELECT * FROM {SELECTED}")
+    try:
+        con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        yield
+    finally:
+        con.execute(f"DELETE FROM {SELECTED}")
+        con.execute(f"INSERT INTO {SELECTED} SELECT * FROM {keep}")
+        con.execute(f"DROP TABLE {keep}")
