@@ -142,7 +142,7 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
                                                        questions=questions)
     else:
         result = build_report(db, cfg, selection, only, labels=labels, questions=questions, recommend=advise,
-                              persist_findings=True)
+                              persist_findings=True, charts=bool({"md", "html"} & set(formats or FORMATS)))
     return result, write(result, out, formats or list(FORMATS), cfg["redact.personal"])
 
 

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 ONLY = "baseline,compression"
-LINE = re.compile(r"^forensics: (\S+) +\d+\.\d s  \((\d)/2\)$")
+LINE = re.compile(r"^forensics: (\S+) +\d+\.\d s  \((\d)/2\)(?:  reused \d+ of \d+ conversations)?$")
 
 
 def _report(db: Path, out: Path, stderr_on_terminal: bool) -> tuple[int, str, str]:

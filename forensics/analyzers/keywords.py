@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.facts import fact
 from forensics.config import Config
@@ -56,14 +57,22 @@ def run(ctx: Context) -> Section:
     sizes = rows["user_messages"].to_list()
     tallies = [Counter(dict(zip(t, n))) for t, n in zip(rows["terms"].to_list(), rows["counts"].to_list())]
     tops = [top_keywords(c, top_k) for c in tallies]
-    distinct = distinctive_of([list(c.elements()) for c in tallies], DISTINCTIVE_K)
+    def weigh() -> list[list[tuple[str, float]]]:
+        return distinctive_of([list(c.elements()) for c in tallies], DISTINCTIVE_K)
+
+    if ctx.facts is not None and ctx.facts.local:  # TF-IDF is corpus-wide: kept while no conversation's counts moved
+        distinct = [[(w, x) for w, x in d] for d in reuse.corpus(
+            ctx.con, "keywords.distinctive", reuse.inputs(ctx.con, ctx.cfg, "keyword_counts"), weigh,
+            ctx.facts.tally.setdefault("keywords.distinctive", reuse.Tally()))]
+    else:
+        distinct = weigh()
     _write_table(ctx, ids, tops, distinct)
     metrics: dict[str, Any] = {
         "tokenizer": mode, "top_k": top_k, "conversation_count": len(ids),
         "conversations_without_keywords": sum(1 for t in tops if not t),
-        "conversations": {cid: {"native_id": nid, "user_messages": n, "keywords": [[w, n] for w, n in top],
+        "conversations": {cid: {"native_id": nid, "user_messages": users, "keywords": [[w, n] for w, n in top],
                                 "distinctive": [[w, round(s, 6)] for w, s in dist]}
-                          for cid, nid, n, top, dist in zip(ids, natives, sizes, tops, distinct)}}
+                          for cid, nid, users, top, dist in zip(ids, natives, sizes, tops, distinct)}}
     table = pl.DataFrame({"conversation": [ctx.names[c] for c in ids], "user_messages": sizes,
                           "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
                           "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct]},

@@ -9,11 +9,17 @@ finding's evidence.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
+import pyarrow as pa
 
+from forensics.analyzers.facts import arrow, fact
+from forensics.config import Config
 from forensics.redact import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from forensics.analyzers.base import Context
 
 # Where a tool says it cut text, each with the tool that writes it (RE2 and Python ``re`` alike).
 TRUNCATED = "|".join([
@@ -25,23 +31,33 @@ TRUNCATED = "|".join([
 ])
 
 
-def summarize(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-    """{"sources": [{source, format, messages, redacted, wholly_redacted, empty, truncated}], "totals": {...}}
-    for the selected conversations (``sel_conversations``); sources with none of the three are left out."""
-    rows = con.execute("""
+@fact("data_quality", order=("conversation_id",))
+def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+    """Per selected conversation: its source and its main path's messages, redacted, wholly redacted, empty, cut."""
+    return arrow(con, """
         WITH m AS (
-            SELECT c.source_id, content, blank, tool_call_count,
+            SELECT conversation_id, c.source_id, content, blank, tool_call_count,
                    contains(lower(content), 'redacted') AND regexp_matches(content, ?) AS redacted
             FROM messages JOIN sel_conversations USING (conversation_id)
             JOIN conversations c USING (conversation_id) WHERE on_main_path)
-        SELECT s.path, s.format, count(*) AS messages,
+        SELECT conversation_id, any_value(source_id) AS source_id, count(*) AS messages,
                count(*) FILTER (WHERE redacted) AS redacted,
                count(*) FILTER (WHERE redacted AND trim(regexp_replace(content, ?, '', 'g')) = '') AS wholly_redacted,
                count(*) FILTER (WHERE blank AND tool_call_count = 0) AS empty,
                count(*) FILTER (WHERE regexp_matches(content, ?)) AS truncated
-        FROM m JOIN sources s USING (source_id) GROUP BY 1, 2 ORDER BY 1""",
-                       [PLACEHOLDER, PLACEHOLDER, TRUNCATED]).fetchall()
+        FROM m GROUP BY 1""", [PLACEHOLDER, PLACEHOLDER, TRUNCATED])
+
+
+def summarize(ctx: Context) -> dict[str, Any]:
+    """{"sources": [{source, format, messages, redacted, wholly_redacted, empty, truncated}], "totals": {...}}
+    for the selected conversations (``sel_conversations``); sources with none of the three are left out."""
     keys = ("messages", "redacted", "wholly_redacted", "empty", "truncated")
+    ctx.con.register("_quality_rows", ctx.fact("data_quality").to_arrow())
+    try:
+        rows = ctx.con.execute(f"SELECT s.path, s.format, {', '.join(f'sum({k})' for k in keys)} FROM _quality_rows "
+                               "JOIN sources s USING (source_id) GROUP BY 1, 2 ORDER BY 1").fetchall()
+    finally:
+        ctx.con.unregister("_quality_rows")
     sources = [{"source": path, "format": fmt, **dict(zip(keys, (int(x) for x in counts)))}
                for path, fmt, *counts in rows]
     totals = {k: sum(s[k] for s in sources) for k in keys}

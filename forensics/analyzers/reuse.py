@@ -26,8 +26,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -36,6 +38,7 @@ from forensics.selection import SELECTED
 from forensics.warehouse import SCHEMA_VERSION, derived
 
 DONE = "reuse_done"
+CORPUS = "reuse_corpus"
 PREFIX = "reuse_"
 # the table another analyzer writes whose rows feed a fact: its per-conversation hash joins the stamp
 SWITCHES = ("SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
@@ -44,7 +47,7 @@ SWITCHES = ("SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::
 KEPT: dict[str, str] = {
     "baseline": "", "baseline_tool_sizes": "", "baseline_role_chars": "", "baseline_pushback": "",
     "drift_context": "", "drift_kinds": "", "tool_turns": "", "drift_interventions": "", "drift_rediscovery": "",
-    "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "",
+    "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "", "data_quality": "",
 }
 _STALE = "_reuse_stale"
 
@@ -111,6 +114,32 @@ def rows(con: duckdb.DuckDBPyConnection, cfg: Config, name: str, compute: Callab
                          "key": [k] * len(stale)})
         derived.replace_rows(con, DONE, done, f"fact = '{name}' AND ({where})")
     return con.sql(f"SELECT r.* FROM {table} r JOIN {SELECTED} USING (conversation_id)").to_arrow_table()
+
+
+def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
+    """A digest of the selection's kept rows of fact ``name`` (each conversation's stamp, and the key), read after
+    the fact: the same digest, the same rows. None when a selected conversation's rows are not kept (no fingerprint)."""
+    whole, digest = con.execute(
+        f"SELECT count(*) = count(d.stamp), md5(string_agg(s.conversation_id || ':' || d.stamp, ',' ORDER BY "
+        f"s.conversation_id)) FROM {SELECTED} s LEFT JOIN {DONE} d ON d.conversation_id = s.conversation_id AND "
+        "d.fact = ? AND d.key = ?", [name, key(name, cfg)]).fetchall()[0]
+    return f"{key(name, cfg)}:{digest}" if whole and digest else None
+
+
+def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, compute: Callable[[], Any],
+           tally: Tally) -> Any:
+    """A corpus-level result (JSON) kept under the digest of its inputs (``inputs``): computed again only when
+    they moved. One row per part; ``digest`` None always computes."""
+    if digest is not None and derived.columns(con, CORPUS):
+        got = con.execute(f"SELECT value FROM {CORPUS} WHERE part = ? AND inputs = ?", [part, digest]).fetchall()
+        if got:
+            tally.reused += 1
+            return orjson.loads(got[0][0])
+    value = compute()
+    tally.computed += 1
+    derived.replace_rows(con, CORPUS, pa.table({"part": [part], "inputs": [digest or ""],
+                                                "value": [orjson.dumps(value).decode()]}), f"part = '{part}'")
+    return value
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from forensics.errors import WarehouseError
 from forensics.labels import Label
 from forensics.redact import mask_frame, redact, redact_value
 from forensics.report import digest as digests
-from forensics.report import evidence, persist
+from forensics.report import drawn, evidence, persist
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
@@ -49,6 +49,7 @@ class Report:
     digest: digests.Digest = field(default_factory=digests.Digest)
     labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
+    drawn: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, when drawn with the warehouse (``drawn``)
 
     @property
     def not_in_use(self) -> dict[str, str]:
@@ -78,12 +79,14 @@ class Report:
 
 def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
                  only: str | list[str] | None = None, labels: str | None = None, questions: str | None = None, *,
-                 recommend: digests.Recommender | None = None, persist_findings: bool = False) -> Report:
+                 recommend: digests.Recommender | None = None, persist_findings: bool = False,
+                 charts: bool = False) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
     file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
     its tuner fits on). ``recommend``: `forensics tune`'s tuners (``forensics.tuning.advise``) for *What to change*,
     run on the report's connection after the analyzers (None: not computed); ``persist_findings``:
-    keep the findings in the warehouse for `forensics serve` (``report.persist``)."""
+    keep the findings in the warehouse for `forensics serve` (``report.persist``); ``charts``: draw the charts,
+    reusing the warehouse's SVG of unchanged data (``report.drawn``)."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -105,6 +108,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
         if persist_findings:
             persist.write(wh.con, report)
+        if charts:
+            report.drawn = drawn.draw(wh.con, report.sections)
     return report
 
 
@@ -118,7 +123,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
             "analyzers": names,
             # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
-            **({"data_quality": quality.summarize(ctx.con)} if "warehouse" in source else {}),
+            **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
             **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
@@ -127,10 +132,10 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     for i, name in enumerate(names, 1):
         started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
-        kept = [(t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1]) for k, t in tally.items()]
+        kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
+                    for k, t in tally.items() if "." not in k), key=sum, default=(0, 0))  # its widest fact
         progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
-                      f"  facts: {sum(r for r, _ in kept)} conversations reused, {sum(c for _, c in kept)} computed"
-                      if any(r or c for r, c in kept) else "")
+                      f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "")
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
     report.digest = digests.build(report.sections, ctx.selected)
     return report

@@ -123,5 +123,6 @@ def draw(result: Report | Comparison) -> dict[str, tuple[str, str]]:
     for prefix, rep in reports:
         for s in rep.sections:
             for c in s.charts:
-                out[f"{prefix}{s.name}_{c.name}"] = (c.title, svg(figures.draw(s.name, c.name, c.data)))
+                doc = rep.drawn.get(f"{s.name}_{c.name}")  # drawn already, with the warehouse's kept charts
+                out[f"{prefix}{s.name}_{c.name}"] = (c.title, doc or svg(figures.draw(s.name, c.name, c.data)))
     return out

@@ -36,6 +36,14 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "sentinel_conversations": ("sentinel", "whole", "per conversation: the sentinel's verdict"),
     "skill_routing": ("skills", "whole", "each request replayed against the trigger table"),
     "memory_findings": ("memory", "whole", "the decision-memory audit's findings"),
+    "report_charts": ("report", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code"),
+    "reuse_done": ("report", "cache", "per kept fact and conversation: the fingerprint and config key its rows hold"),
+    "reuse_corpus": ("report", "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs"),
+    # the kept facts (forensics.analyzers.reuse.KEPT): each its own columns, the rows of the conversations reuse_done lists
+    **{f"reuse_{name}": ("report", "cache", f"the kept rows of the fact {name}") for name in (
+        "baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback", "drift_context", "drift_kinds",
+        "tool_turns", "drift_interventions", "drift_rediscovery", "drift_lags", "drift_nags", "drift_echo",
+        "keyword_counts", "data_quality")},
 }
 SELECTED_ROWS = "conversation_id IN (SELECT conversation_id FROM sel_conversations)"
 _ROWS = "_derived_rows"

@@ -1,0 +1,82 @@
+"""Issue 28 part 2: a report that reuses the kept per-conversation facts equals one computed from scratch, again on
+the same warehouse, after new conversations were ingested, and after a config change."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from forensics import ingest
+from forensics.analyzers import reuse
+from forensics.config import defaults
+from forensics.report.build import build_report
+from forensics.report.render import metrics_document
+from forensics.warehouse import derived
+from tests.conftest import FIXTURES
+
+ONLY = ["baseline", "keywords", "compression", "compaction", "drift", "sentinel"]
+TIMING = ("generated_at", "warehouse", "reused")  # what differs between two runs of the same report
+
+
+def _report(db: Path, cfg: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    doc = metrics_document(build_report(db, cfg or defaults(), only=ONLY))
+    return {k: v for k, v in doc.items() if k not in TIMING}, doc["reused"]
+
+
+def _from_scratch(db: Path, tmp: Path, cfg: Any = None) -> dict[str, Any]:
+    """The same report on a copy of ``db`` without any kept fact."""
+    copy = tmp / f"scratch-{len(list(tmp.iterdir()))}.duckdb"
+    shutil.copy(db, copy)
+    con = duckdb.connect(str(copy))
+    for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'reuse%'").fetchall():
+        con.execute(f"DROP TABLE {t}")
+    con.close()
+    return _report(copy, cfg)[0]
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("reuse") / "w.duckdb"
+    ingest([FIXTURES / "seed" / "seed.db", FIXTURES / "sqlite" / "realistic.db"], db=db)
+    return db
+
+
+def test_again_reuses_every_fact_and_equals_the_first(wh: Path) -> None:
+    first, made = _report(wh)
+    again, kept = _report(wh)
+    assert again == first
+    assert all(t["computed"] > 0 for t in made.values())
+    assert all(t["computed"] == 0 and t["reused"] > 0 for t in kept.values()), kept
+
+
+def test_grown_computes_only_the_new_conversations(wh: Path, tmp_path: Path) -> None:
+    _report(wh)
+    before = duckdb.connect(str(wh), read_only=True).execute("SELECT count(*) FROM conversations").fetchall()[0][0]
+    ingest([FIXTURES / "anthropic" / "anthropic.db"], db=wh)
+    after = duckdb.connect(str(wh), read_only=True).execute("SELECT count(*) FROM conversations").fetchall()[0][0]
+    grown, kept = _report(wh)
+    assert kept["baseline"] == {"reused": before, "computed": after - before}
+    assert kept["keywords.distinctive"]["computed"] == 1  # TF-IDF weighs every conversation against the new ones
+    assert grown == _from_scratch(wh, tmp_path)
+
+
+def test_a_config_change_recomputes_and_equals_from_scratch(wh: Path, tmp_path: Path) -> None:
+    _report(wh)
+    cfg = defaults().with_values(drift__dispersion_targets_low=3, keyword__top_k=4)
+    changed, kept = _report(wh, cfg)
+    assert kept["baseline"]["reused"] == 0  # the key hashes the whole config: a change never misreads
+    assert changed == _from_scratch(wh, tmp_path, cfg)
+    assert _report(wh, cfg)[1]["drift_context"] == {"reused": kept["drift_context"]["computed"], "computed": 0}
+    assert changed["sections"]["keywords"] != _report(wh)[0]["sections"]["keywords"]
+
+
+def test_every_kept_fact_has_a_declared_table() -> None:
+    assert {reuse.PREFIX + n for n in reuse.KEPT} | {reuse.DONE, reuse.CORPUS} <= set(derived.TABLES)
+
+
+def test_key_moves_with_the_config(wh: Path) -> None:
+    cfg = defaults().with_values(keyword__top_k=4)
+    assert reuse.key("keyword_counts", cfg) != reuse.key("keyword_counts", defaults())
