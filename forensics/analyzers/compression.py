@@ -21,6 +21,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.baseline import mean
 from forensics.analyzers.facts import fact
@@ -37,6 +38,8 @@ SWEEP_SHARES = (0.2, 0.4, 0.6, 1.0)
 RESULTS_TABLE = "compression_results"
 CONV_KEYS = ["results", "summarized", "tool_bytes_before", "tool_bytes_after", "tool_share_before", "tool_share_after",
              "asst_tool_ratio_before", "asst_tool_ratio_after"]
+# the loosest thresholds the report or the tuner sweeps (forensics.tuning.tuners): the replay runs at these or looser
+LOOSEST = (250, 0.2)
 _REPLAY = "_compression_replay"  # temp: per result at the loosest thresholds of the last prepare()
 
 
@@ -55,11 +58,24 @@ def sweep(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_val
 
 
 def _prepare(con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_share: float, head_tail_lines: int) -> None:
-    values = {"tool_result_summarize_bytes": int(summarize_bytes), "tool_result_summarize_share": float(summarize_share),
+    """The replay at ``LOOSEST`` or looser, so the report and the tuner share one, kept per conversation (``reuse``)
+    while a selection is materialised."""
+    values = {"tool_result_summarize_bytes": min(int(summarize_bytes), LOOSEST[0]),
+              "tool_result_summarize_share": min(float(summarize_share), LOOSEST[1]),
               "tool_result_head_tail_lines": int(head_tail_lines)}
-    with _variables(con, values):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {_REPLAY} AS SELECT * FROM ({load_query('compression_replay').sql}) q "
-                    f"WHERE q.conversation_id IN ({_selected(con)})")
+
+    def compute() -> pa.Table:
+        with _variables(con, values):
+            return con.sql(f"SELECT * FROM ({load_query('compression_replay').sql}) q "
+                           f"WHERE q.conversation_id IN ({_selected(con)})").to_arrow_table()
+
+    selected = _selected(con).endswith(SELECTED)
+    con.register("_compression_rows", reuse.rows(con, values, "compression_replay", compute)
+                 if selected else compute())
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_REPLAY} AS SELECT * FROM _compression_rows")
+    finally:
+        con.unregister("_compression_rows")
 
 
 @contextmanager

@@ -75,7 +75,6 @@ class Facts:
     cfg: Config
     given: dict[str, pl.DataFrame] | None = None
     _cache: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
-    tally: dict[str, reuse.Tally] = field(default_factory=dict)  # fact -> conversations reused and computed
 
     @property
     def local(self) -> bool:
@@ -92,8 +91,8 @@ class Facts:
         if ids is not None and f.by_ids:
             return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
         if name not in self._cache:  # a kept fact computes only the conversations that changed (``reuse``)
-            rows = reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg),
-                              self.tally.setdefault(name, reuse.Tally())) if name in reuse.KEPT else f.fn(self.con, self.cfg)
+            rows = reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg)) if name in reuse.KEPT \
+                else f.fn(self.con, self.cfg)
             self._cache[name] = ordered(name, arrow_frame(rows))
         df = self._cache[name]
         return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df

@@ -62,8 +62,7 @@ def run(ctx: Context) -> Section:
 
     if ctx.facts is not None and ctx.facts.local:  # TF-IDF is corpus-wide: kept while no conversation's counts moved
         distinct = [[(w, x) for w, x in d] for d in reuse.corpus(
-            ctx.con, "keywords.distinctive", reuse.inputs(ctx.con, ctx.cfg, "keyword_counts"), weigh,
-            ctx.facts.tally.setdefault("keywords.distinctive", reuse.Tally()))]
+            ctx.con, "keywords.distinctive", reuse.inputs(ctx.con, ctx.cfg, "keyword_counts"), weigh)]
     else:
         distinct = weigh()
     _write_table(ctx, ids, tops, distinct)

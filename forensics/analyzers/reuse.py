@@ -48,6 +48,7 @@ KEPT: dict[str, str] = {
     "baseline": "", "baseline_tool_sizes": "", "baseline_role_chars": "", "baseline_pushback": "",
     "drift_context": "", "drift_kinds": "", "tool_turns": "", "drift_interventions": "", "drift_rediscovery": "",
     "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "", "data_quality": "",
+    "compression_replay": "",  # not a fact: the replay of every tool result (``compression._prepare``)
 }
 _STALE = "_reuse_stale"
 
@@ -58,6 +59,10 @@ class Tally:
 
     reused: int = 0
     computed: int = 0
+
+
+# per kept result, since the report began (``forensics.report.build`` clears it and reports it in its meta)
+TALLY: dict[str, Tally] = {}
 
 
 @lru_cache(maxsize=1)
@@ -73,15 +78,18 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
-def key(name: str, cfg: Config) -> str:
-    text = repr((name, SCHEMA_VERSION, code_digest(), sorted((k, repr(v)) for k, v in cfg.values.items())))
+def key(name: str, settings: Config | dict[str, Any]) -> str:
+    """What the rows of ``name`` are valid for: the config (or the settings a result depends on), the code, the schema."""
+    values = settings.values if isinstance(settings, Config) else settings
+    text = repr((name, SCHEMA_VERSION, code_digest(), sorted((k, repr(v)) for k, v in values.items())))
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-def rows(con: duckdb.DuckDBPyConnection, cfg: Config, name: str, compute: Callable[[], pa.Table],
-         tally: Tally) -> pa.Table:
-    """The rows of fact ``name`` for the selection, computing only the conversations without valid kept rows."""
-    k, table = key(name, cfg), PREFIX + name
+def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name: str,
+         compute: Callable[[], pa.Table]) -> pa.Table:
+    """The rows of ``name`` (a fact, or another per-conversation result of ``KEPT``) for the selection, computing
+    only the conversations without valid kept rows."""
+    k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
     extra = KEPT[name]
@@ -126,10 +134,10 @@ def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None
     return f"{key(name, cfg)}:{digest}" if whole and digest else None
 
 
-def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, compute: Callable[[], Any],
-           tally: Tally) -> Any:
+def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, compute: Callable[[], Any]) -> Any:
     """A corpus-level result (JSON) kept under the digest of its inputs (``inputs``): computed again only when
     they moved. One row per part; ``digest`` None always computes."""
+    tally = TALLY.setdefault(part, Tally())
     if digest is not None and derived.columns(con, CORPUS):
         got = con.execute(f"SELECT value FROM {CORPUS} WHERE part = ? AND inputs = ?", [part, digest]).fetchall()
         if got:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics import analyzers
-from forensics.analyzers import quality
+from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.config import Config, load_config
 from forensics.errors import WarehouseError
@@ -117,6 +117,8 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
     or a lake and its engine) in the report's meta."""
     cfg, selection = ctx.cfg, ctx.selection
+    tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
+    tally.clear()
     meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
             "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
@@ -128,7 +130,6 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
-    tally = ctx.facts.tally if ctx.facts else {}  # per kept fact, conversations reused and computed (``reuse``)
     for i, name in enumerate(names, 1):
         started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
