@@ -14,6 +14,7 @@ from forensics.analyzers import reuse
 from forensics.config import defaults
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
+from forensics.selection import Selection
 from forensics.warehouse import derived
 from tests.conftest import FIXTURES
 
@@ -21,8 +22,8 @@ ONLY = ["baseline", "keywords", "compression", "compaction", "drift", "sentinel"
 TIMING = ("generated_at", "warehouse", "reused")  # what differs between two runs of the same report
 
 
-def _report(db: Path, cfg: Any = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    doc = metrics_document(build_report(db, cfg or defaults(), only=ONLY))
+def _report(db: Path, cfg: Any = None, selection: Selection | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    doc = metrics_document(build_report(db, cfg or defaults(), selection, only=ONLY))
     return {k: v for k, v in doc.items() if k not in TIMING}, doc["reused"]
 
 
@@ -50,6 +51,19 @@ def test_again_reuses_every_fact_and_equals_the_first(wh: Path) -> None:
     assert again == first
     assert all(t["computed"] > 0 for t in made.values())
     assert all(t["computed"] == 0 and t["reused"] > 0 for t in kept.values()), kept
+
+
+def test_a_selection_keeps_its_conversations_for_the_whole_report(wh: Path, tmp_path: Path) -> None:
+    con = duckdb.connect(str(wh))
+    con.execute("DROP TABLE IF EXISTS reuse_done")  # nothing kept: the selection's report computes its own
+    one = con.execute("SELECT native_id FROM conversations ORDER BY native_id LIMIT 1").fetchall()[0][0]
+    con.close()
+    part, kept = _report(wh, selection=Selection(conversations=(one,)))
+    assert kept["baseline"] == {"reused": 0, "computed": 1}
+    assert kept["sentinel_judged"]["computed"] > 1  # the sentinel replays every conversation's history
+    whole, kept = _report(wh)
+    assert kept["baseline"]["reused"] == 1
+    assert whole == _from_scratch(wh, tmp_path)
 
 
 def test_grown_computes_only_the_new_conversations(wh: Path, tmp_path: Path) -> None:

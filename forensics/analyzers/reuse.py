@@ -49,7 +49,11 @@ KEPT: dict[str, str] = {
     "drift_context": "", "drift_kinds": "", "tool_turns": "", "drift_interventions": "", "drift_rediscovery": "",
     "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "", "data_quality": "",
     "compression_replay": "",  # not a fact: the replay of every tool result (``compression._prepare``)
+    "sentinel_judged": "",
 }
+# the kept facts that cover every conversation, not the selection (the sentinel replays the whole history): their
+# conversations to compute are set apart by shadowing the tables they read with views of those conversations' rows
+EVERY = {"sentinel_judged": ("conversations", "messages", "tool_calls")}
 _STALE = "_reuse_stale"
 
 
@@ -95,11 +99,12 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
     extra = KEPT[name]
     if extra and not derived.columns(con, "topic_switches"):
         extra = ""
+    scope = "conversations" if name in EVERY else SELECTED
     stamp = ("c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else ""))
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {_STALE} AS
         SELECT s.conversation_id, CASE WHEN c.fingerprint IS NOT NULL THEN {stamp} END AS stamp
-        FROM {SELECTED} s JOIN conversations c USING (conversation_id)
+        FROM {scope} s JOIN conversations c USING (conversation_id)
         {f'LEFT JOIN ({extra}) e USING (conversation_id)' if extra else ''}""")
     selected = con.execute(f"SELECT count(*) FROM {_STALE}").fetchall()[0][0]
     if derived.columns(con, DONE):
@@ -110,7 +115,7 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
     tally.computed += len(stale)
     if stale:
         ids = [cid for cid, _ in stale]
-        with narrowed(con, ids):
+        with narrowed(con, ids, EVERY.get(name, ())):
             fresh = compute()
         fresh = fresh.filter(pc.is_in(fresh["conversation_id"], pa.array(ids, pa.string())))  # a fact may read more
         # (a fact computed inside ``compute`` used _STALE too: the ids again)
@@ -121,7 +126,7 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
         done = pa.table({"fact": [name] * len(stale), "conversation_id": ids, "stamp": [s for _, s in stale],
                          "key": [k] * len(stale)})
         derived.replace_rows(con, DONE, done, f"fact = '{name}' AND ({where})")
-    return con.sql(f"SELECT r.* FROM {table} r JOIN {SELECTED} USING (conversation_id)").to_arrow_table()
+    return con.sql(f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)").to_arrow_table()
 
 
 def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
@@ -151,14 +156,24 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
 
 
 @contextmanager
-def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str]) -> Iterator[None]:
-    """``sel_conversations`` holds only ``ids`` for the block (a fact computed inside another nests)."""
-    keep = f"_reuse_keep_{con.execute('SELECT count(*) FROM duckdb_tables() WHERE temporary').fetchall()[0][0]}"
+def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, ...] = ()) -> Iterator[None]:
+    """``sel_conversations`` holds only ``ids`` for the block (a fact computed inside another nests), and so do the
+    tables ``shadow`` names (temporary views over the warehouse's tables: only a fact that writes nothing reads them)."""
+    depth = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
+    keep, only = f"_reuse_keep_{depth}", f"_reuse_ids_{depth}"
+    db = con.execute("SELECT current_database()").fetchall()[0][0]
     con.execute(f"CREATE TEMP TABLE {keep} AS SELECT * FROM {SELECTED}")
+    con.execute(f"CREATE TEMP TABLE {only} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
     try:
-        con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT unnest(?::VARCHAR[]))", [ids])
+        con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT conversation_id FROM {only})")
+        for t in shadow:
+            con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
+                        f"(SELECT conversation_id FROM {only})")
         yield
     finally:
+        for t in shadow:
+            con.execute(f"DROP VIEW IF EXISTS temp.{t}")
         con.execute(f"DELETE FROM {SELECTED}")
         con.execute(f"INSERT INTO {SELECTED} SELECT * FROM {keep}")
         con.execute(f"DROP TABLE {keep}")
+        con.execute(f"DROP TABLE {only}")

@@ -43,7 +43,7 @@ TABLES: dict[str, tuple[str, str, str]] = {
     **{f"reuse_{name}": ("report", "cache", f"the kept rows of the fact {name}") for name in (
         "baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback", "drift_context", "drift_kinds",
         "tool_turns", "drift_interventions", "drift_rediscovery", "drift_lags", "drift_nags", "drift_echo",
-        "keyword_counts", "data_quality", "compression_replay")},
+        "keyword_counts", "data_quality", "compression_replay", "sentinel_judged")},
 }
 SELECTED_ROWS = "conversation_id IN (SELECT conversation_id FROM sel_conversations)"
 _ROWS = "_derived_rows"

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import duckdb
 import polars as pl
 
-from forensics.analyzers.sentinel.tables import build_tables
+from forensics.analyzers.sentinel.tables import build_tables, built
 from forensics.config import Config, defaults
 from forensics.warehouse import frame
 
@@ -54,9 +54,9 @@ ORDER BY w.window
 def window_sweep(con: duckdb.DuckDBPyConnection, cfg: Config | None = None, windows: Iterable[int] = WINDOWS,
                  rebuild: bool = True, conversations: str | None = None) -> pl.DataFrame:
     """One row per candidate window. ``rebuild`` replays the probe first (the tables reflect the warehouse
-    and ``cfg``'s marker and tokens); pass False when ``build_tables`` just ran. ``conversations``: a table whose
+    and ``cfg``'s marker and tokens) unless ``build_tables`` ran on ``con`` with ``cfg``; pass False when it just ran. ``conversations``: a table whose
     conversations' replies are counted (default all; a model's ordinals still come from its whole history)."""
-    if rebuild:
+    if rebuild and not built(con, cfg or defaults()):
         build_tables(con, cfg or defaults())
     only = f"conversation_id IN (SELECT conversation_id FROM {conversations})" if conversations else "TRUE"
     return frame(con, SWEEP_SQL.format(only=only), [list(windows)])

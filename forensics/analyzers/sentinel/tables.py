@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.analyzers.facts import Facts, arrow, fact, ordered
 from forensics.analyzers.sentinel.classify import Sentinel, classify
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
@@ -73,6 +74,7 @@ REPLY_SCHEMA: dict[str, Any] = {"conversation_id": pl.String, "native_id": pl.St
 STATE_SCHEMA: dict[str, Any] = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean,
                 "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32}
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
+BUILT = "_sentinel_built"  # temp: the config key of the last ``build_tables`` on this connection
 
 
 @fact("sentinel_judged", order=("created_at", "native_id", "conversation_id", "position"))
@@ -158,7 +160,16 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
         con.unregister("_sentinel_replies")
     _models(con, replayed)
     _conversations(con, facts)
+    if tracker is not None:  # what the tables reflect, for ``built`` (the tuner's sweep after the report's)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {BUILT} AS SELECT ? AS key", [reuse.key("sentinel", cfg)])
     return tracker
+
+
+def built(con: duckdb.DuckDBPyConnection, cfg: Config) -> bool:
+    """Whether ``build_tables`` ran on this connection with this config (its tables reflect the warehouse, which a
+    report does not change between its analyzers and its tuners)."""
+    have = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [BUILT]).fetchall()
+    return bool(have[0][0]) and con.execute(f"SELECT key FROM {BUILT}").fetchall()[0][0] == reuse.key("sentinel", cfg)
 
 
 def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
