@@ -27,15 +27,20 @@ def _report(db: Path, cfg: Any = None, selection: Selection | None = None) -> tu
     return {k: v for k, v in doc.items() if k not in TIMING}, doc["reused"]
 
 
-def _from_scratch(db: Path, tmp: Path, cfg: Any = None) -> dict[str, Any]:
-    """The same report on a copy of ``db`` without any kept fact."""
+def _scratch(db: Path, tmp: Path) -> Path:
+    """A copy of ``db`` without any kept result."""
     copy = tmp / f"scratch-{len(list(tmp.iterdir()))}.duckdb"
     shutil.copy(db, copy)
     con = duckdb.connect(str(copy))
     for (t,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'reuse%'").fetchall():
         con.execute(f"DROP TABLE {t}")
     con.close()
-    return _report(copy, cfg)[0]
+    return copy
+
+
+def _from_scratch(db: Path, tmp: Path, cfg: Any = None) -> dict[str, Any]:
+    """The same report on a copy of ``db`` without any kept result."""
+    return _report(_scratch(db, tmp), cfg)[0]
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +90,13 @@ def test_a_config_change_recomputes_and_equals_from_scratch(wh: Path, tmp_path: 
     assert changed == _from_scratch(wh, tmp_path, cfg)
     assert _report(wh, cfg)[1]["drift_context"] == {"reused": kept["drift_context"]["computed"], "computed": 0}
     assert changed["sections"]["keywords"] != _report(wh)[0]["sections"]["keywords"]
+
+
+def test_an_empty_selection_with_nothing_kept(wh: Path, tmp_path: Path) -> None:
+    # (compression is left out: on main too, an empty selection stops it; a defect reported apart)
+    doc = metrics_document(build_report(_scratch(wh, tmp_path), defaults(), Selection(models=("no-such-model",)),
+                                        only=["baseline", "keywords", "drift", "sentinel"]))
+    assert doc["conversations"] == 0 and all(t["reused"] == 0 for t in doc["reused"].values())
 
 
 def test_every_kept_fact_has_a_declared_table() -> None:

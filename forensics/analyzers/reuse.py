@@ -93,6 +93,8 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
          compute: Callable[[], pa.Table]) -> pa.Table:
     """The rows of ``name`` (a fact, or another per-conversation result of ``KEPT``) for the selection, computing
     only the conversations without valid kept rows."""
+    if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
+        return compute()  # nothing can be kept (a notebook's read-only warehouse)
     k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
@@ -126,12 +128,16 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
         done = pa.table({"fact": [name] * len(stale), "conversation_id": ids, "stamp": [s for _, s in stale],
                          "key": [k] * len(stale)})
         derived.replace_rows(con, DONE, done, f"fact = '{name}' AND ({where})")
+    if not derived.columns(con, table):  # nothing selected, nothing kept yet: the fact's own (empty) rows
+        return compute()
     return con.sql(f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)").to_arrow_table()
 
 
 def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
     """A digest of the selection's kept rows of fact ``name`` (each conversation's stamp, and the key), read after
     the fact: the same digest, the same rows. None when a selected conversation's rows are not kept (no fingerprint)."""
+    if not derived.columns(con, DONE):
+        return None
     whole, digest = con.execute(
         f"SELECT count(*) = count(d.stamp), md5(string_agg(s.conversation_id || ':' || d.stamp, ',' ORDER BY "
         f"s.conversation_id)) FROM {SELECTED} s LEFT JOIN {DONE} d ON d.conversation_id = s.conversation_id AND "
@@ -143,6 +149,8 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
     """A corpus-level result (JSON) kept under the digest of its inputs (``inputs``): computed again only when
     they moved. One row per part; ``digest`` None always computes."""
     tally = TALLY.setdefault(part, Tally())
+    if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
+        digest = None
     if digest is not None and derived.columns(con, CORPUS):
         got = con.execute(f"SELECT value FROM {CORPUS} WHERE part = ? AND inputs = ?", [part, digest]).fetchall()
         if got:
@@ -150,8 +158,9 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
             return orjson.loads(got[0][0])
     value = compute()
     tally.computed += 1
-    derived.replace_rows(con, CORPUS, pa.table({"part": [part], "inputs": [digest or ""],
-                                                "value": [orjson.dumps(value).decode()]}), f"part = '{part}'")
+    if digest is not None:
+        derived.replace_rows(con, CORPUS, pa.table({"part": [part], "inputs": [digest or ""],
+                                                    "value": [orjson.dumps(value).decode()]}), f"part = '{part}'")
     return value
 
 
