@@ -93,15 +93,16 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
          compute: Callable[[], pa.Table]) -> pa.Table:
     """The rows of ``name`` (a fact, or another per-conversation result of ``KEPT``) for the selection, computing
     only the conversations without valid kept rows."""
-    if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":
-        return compute()  # nothing can be kept (a notebook's read-only warehouse)
+    scope = "conversations" if name in EVERY else SELECTED
+    if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
+            scope == SELECTED and not _exists(con, SELECTED)):
+        return compute()  # nothing can be kept (a notebook's read-only warehouse), or nothing is selected
     k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
     extra = KEPT[name]
     if extra and not derived.columns(con, "topic_switches"):
         extra = ""
-    scope = "conversations" if name in EVERY else SELECTED
     stamp = ("c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else ""))
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {_STALE} AS
@@ -171,10 +172,13 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
     depth = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
     keep, only = f"_reuse_keep_{depth}", f"_reuse_ids_{depth}"
     db = con.execute("SELECT current_database()").fetchall()[0][0]
-    con.execute(f"CREATE TEMP TABLE {keep} AS SELECT * FROM {SELECTED}")
+    selected = _exists(con, SELECTED)  # the sentinel's facts run without a selection too
+    if selected:
+        con.execute(f"CREATE TEMP TABLE {keep} AS SELECT * FROM {SELECTED}")
     con.execute(f"CREATE TEMP TABLE {only} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
     try:
-        con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT conversation_id FROM {only})")
+        if selected:
+            con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT conversation_id FROM {only})")
         for t in shadow:
             con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
                         f"(SELECT conversation_id FROM {only})")
@@ -182,7 +186,13 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
     finally:
         for t in shadow:
             con.execute(f"DROP VIEW IF EXISTS temp.{t}")
-        con.execute(f"DELETE FROM {SELECTED}")
-        con.execute(f"INSERT INTO {SELECTED} SELECT * FROM {keep}")
-        con.execute(f"DROP TABLE {keep}")
+        if selected:
+            con.execute(f"DELETE FROM {SELECTED}")
+            con.execute(f"INSERT INTO {SELECTED} SELECT * FROM {keep}")
+            con.execute(f"DROP TABLE {keep}")
         con.execute(f"DROP TABLE {only}")
+
+
+def _exists(con: duckdb.DuckDBPyConnection, temp: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
+                            [temp]).fetchall()[0][0])
