@@ -296,7 +296,8 @@ def _check_defaults() -> None:
                                ("dialogue" + embedding.MODE_SUFFIX, "embedding_switch_score"))
              if has_mode(mode) and cfg["topic." + key] != load_model(mode).anchor]
     if stale:
-        sys.exit("fit: set the topic keys' defaults (ANALYZER in forensics/analyzers/topics/__init__.py) to the new anchors, then run the bench: "
+        sys.exit("fit: set the topic keys' defaults (ANALYZER in forensics/analyzers/topics/__init__.py) to the new "
+                 "anchors, then run the bench: "
                  + "; ".join(stale))
 
 

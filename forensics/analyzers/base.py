@@ -1,8 +1,8 @@
 """What every analyzer receives and returns, so the report can render any of them without knowing it.
 
-An analyzer is a module with ``run(ctx) -> Section`` and its declaration (``forensics.analyzers.declare``). It may write derived tables
-into the warehouse (CREATE OR REPLACE, whole warehouse) so `forensics query` and notebooks see them, and it
-restricts what it reports to ``sel_conversations``. The report only renders a Section; it never recomputes.
+An analyzer is a module with ``run(ctx) -> Section`` and its declaration (``forensics.analyzers.declare``). It
+may write derived tables into the warehouse (CREATE OR REPLACE, whole warehouse) so `forensics query` and notebooks
+see them, and it restricts what it reports to ``sel_conversations``. The report only renders a Section; it never recomputes.
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ class Table:
 
 @dataclass
 class Chart:
-    """What a chart shows (tidy data and its labels); the report layer draws it (``forensics.report.figures``,
-    keyed by section and chart name), so the report and the explorer draw the same chart from the same data."""
+    """What a chart shows (tidy data and its labels); the report layer draws it with the function the analyzer
+    declares for ``name`` (``Analyzer.charts``), so the report and the explorer draw the same chart from the same
+    data."""
 
     name: str
     title: str

@@ -236,7 +236,8 @@ ANALYZER = Analyzer(
         CheckRule("baseline.means.tool_results_gt_*", "lower", 0.05, True),
         CheckRule("baseline.means.parallel_turns", "lower", 0.10, True),
     ),
-    charts={"messages_by_role": "forensics.report.figures:roles", "tool_result_sizes": "forensics.report.figures:sizes", "context_share": "forensics.report.figures:context_share"},
+    charts={"messages_by_role": "forensics.report.figures:roles", "tool_result_sizes": "forensics.report.figures:sizes",
+            "context_share": "forensics.report.figures:context_share"},
     engines=("duckdb", "spark"),
     maps=("conversations",),
 )

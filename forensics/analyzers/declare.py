@@ -25,7 +25,8 @@ from forensics.config import Key
 if TYPE_CHECKING:
     from forensics.analyzers.base import Context, Section
 
-ENGINES = ("duckdb", "spark")  # a warehouse (every analyzer); the lake (those whose figures are facts of one conversation)
+# a warehouse (every analyzer); the lake (those whose figures are facts of one conversation each)
+ENGINES = ("duckdb", "spark")
 
 
 @dataclass(frozen=True)

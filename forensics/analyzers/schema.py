@@ -29,7 +29,7 @@ def keys() -> tuple[Key, ...]:
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
-    """Load ``path``, else ``./harness.toml`` when present, else the built-in defaults (``config.load_config``)."""
+    """Load ``path``, else ``./harness.toml`` when present, else the built-in defaults."""
     return config.load_config(schema(), path)
 
 

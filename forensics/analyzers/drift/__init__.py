@@ -26,7 +26,8 @@ __all__ = ["ANALYZER", "FACTS", "KINDS", "NAME", "TITLE", "run"]
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,
-    sections={"drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first value, high at the second."},
+    sections={"drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first "
+                       "value, high at the second."},
     keys=(
         Key("drift", "crowding_ratio_low", 0.25, "tool-result crowding when asst_tool_ratio is at or below this and a "
             "result exceeds tool_result.summarize_bytes (low)", "ratio"),

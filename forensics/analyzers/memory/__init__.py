@@ -150,7 +150,8 @@ def _summary(m: dict[str, Any]) -> str:
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,
-    sections={"memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory analyzer reads."},
+    sections={"memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory "
+                        "analyzer reads."},
     keys=(
         Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),
         Key("memory", "similarity_threshold", 0.3, "decisions less similar to the question than this are not injected",
@@ -218,7 +219,8 @@ ANALYZER = Analyzer(
         CheckRule("memory.findings*", "lower", 0.0, False),
     ),
     tuners=(
-        Tuner("forensics.tuning.tuners:memory_retrieval", ("memory.top_k", "memory.similarity_threshold", "memory.time_decay", "memory.importance_weight")),
+        Tuner("forensics.tuning.tuners:memory_retrieval",
+              ("memory.top_k", "memory.similarity_threshold", "memory.time_decay", "memory.importance_weight")),
     ),
     charts={"retrieval_sweep": "forensics.report.figures:retrieval_sweep"},
 )

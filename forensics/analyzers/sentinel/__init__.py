@@ -47,7 +47,8 @@ ANALYZER = Analyzer(
     tuners=(
         Tuner("forensics.tuning.tuners:sentinel_window", ("sentinel.compliance_window",)),
     ),
-    charts={"status_over_turns": "forensics.report.figures:status_over_turns", "onset_by_context": "forensics.report.figures:onset_by_context"},
+    charts={"status_over_turns": "forensics.report.figures:status_over_turns",
+            "onset_by_context": "forensics.report.figures:onset_by_context"},
     engines=("duckdb", "spark"),
     maps=("models", "degraded"),
 )

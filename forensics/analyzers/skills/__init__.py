@@ -28,8 +28,8 @@ EVIDENCE = 100  # positions per skill and verdict kept in metrics.json (all of t
 SHOWN = 6  # ... and in a table cell
 EXCERPT = 100
 
-__all__ = ["ANALYZER", "NAME", "TITLE", "Proposal", "Replay", "TriggerTable", "analyse", "configured", "excerpts", "read_table",
-           "run", "with_triggers"]
+__all__ = ["ANALYZER", "NAME", "TITLE", "Proposal", "Replay", "TriggerTable", "analyse", "configured", "excerpts",
+           "read_table", "run", "with_triggers"]
 
 
 def analyse(ctx: Context, table: TriggerTable | None) -> tuple[Replay, list[Row], list[Proposal]]:
@@ -231,7 +231,8 @@ def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,
-    sections={"skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how the model loads skills."},
+    sections={"skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how "
+                        "the model loads skills."},
     keys=(
         Key("skills", "triggers", "", "the trigger table the harness routes skills with (seed 000's skill_triggers.json: "
             "{\"schema\": 1, \"skills\": {\"<skill id>\": [\"phrase\", ...]}}); relative to this file; empty: none",
