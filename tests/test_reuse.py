@@ -11,7 +11,7 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers import reuse
-from forensics.config import defaults
+from forensics.analyzers.schema import defaults
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
 from forensics.selection import Selection

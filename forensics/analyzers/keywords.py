@@ -17,8 +17,9 @@ import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
-from forensics.analyzers.facts import fact
-from forensics.config import Config
+from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.facts import Fact
+from forensics.config import Config, Key
 from forensics.selection import SELECTED
 from forensics.text.distinctive import distinctive_of
 from forensics.text.keywords import content_tokens, top_keywords
@@ -30,7 +31,6 @@ DISTINCTIVE_K = 5
 CHART_CONVERSATIONS = 6
 
 
-@fact("keyword_counts", order=("native_id", "conversation_id"))
 def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per selected conversation, its user messages and their content tokens with counts, in first-seen order
     (what the top keywords break ties by, and what TF-IDF reads)."""
@@ -98,3 +98,20 @@ def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]]
     df = pl.DataFrame(rows, schema={"conversation_id": pl.String, "kind": pl.String, "rank": pl.Int32,
                                     "term": pl.String, "weight": pl.Float64}, orient="row")
     derived.replace_rows(ctx.con, "conversation_keywords", df.to_arrow())
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2)."},
+    keys=(
+        Key("keyword", "fallback_enabled", True, "use the keyword summary when compaction fails", "",
+            "KEYWORD_FALLBACK_ENABLED"),
+        Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
+        Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", "",
+            choices=("bigram", "jieba", "jieba+bigram")),
+    ),
+    facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id")),),
+    reads=("keyword_counts",),
+    charts={"distinctive_terms": "forensics.report.figures:terms"},
+    maps=("conversations",),
+)

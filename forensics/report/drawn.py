@@ -3,7 +3,7 @@ reuses the SVG the previous report drew instead of starting matplotlib (its impo
 an unchanged report's drawing time).
 
 The key hashes the chart's data (its ``repr``: plain lists, dicts, numbers and strings), its section and name, the
-drawing code (``figures``, ``charts``) and matplotlib's version; the SVG of the same key is the same bytes
+package's source (``reuse.code_digest``: the drawers) and matplotlib's version; the SVG of the same key is the same bytes
 (``charts.svg``: no date, a fixed hash salt). ``report_charts`` keeps one row per chart name, the last drawn.
 """
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Section
 from forensics.warehouse import derived
 
@@ -24,12 +24,11 @@ TABLE = "report_charts"
 
 @lru_cache(maxsize=1)
 def _code() -> str:
-    here = Path(__file__).resolve().parent
     try:
         mpl = version("matplotlib")
     except PackageNotFoundError:
         mpl = ""
-    return mpl + "".join(hashlib.sha1((here / f).read_bytes()).hexdigest() for f in ("figures.py", "charts.py"))
+    return mpl + reuse.code_digest()  # the drawers an analyzer declares may live anywhere in the package
 
 
 def key(section: str, chart: Chart) -> str:
