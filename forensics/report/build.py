@@ -134,8 +134,9 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     for i, name in enumerate(names, 1):
         started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
         report.sections.append(_masked(analyzers.load(name).run(ctx)))
+        # its kept result with the most conversations computed (drift's lags after a topic refit, say)
         kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
-                    for k, t in tally.items() if "." not in k), key=sum, default=(0, 0))  # its widest fact
+                    for k, t in tally.items() if "." not in k), key=lambda rc: (rc[1], sum(rc)), default=(0, 0))
         progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
                       f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "")
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
