@@ -153,7 +153,8 @@ def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> s
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
                                           "ORDER BY ordinal_position", [table]).fetchall()]
         hive = ", hive_types = {" + ", ".join(f"'{k}': VARCHAR" for k in keys) + "}" if keys else ""
-        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(cols)} FROM read_parquet("
+        quoted = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)  # a column may be a keyword (``at``)
+        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {quoted} FROM read_parquet("
                      f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "
                      f"union_by_name = true{hive});")
     return "\n".join(lines) + "\n"
