@@ -1,9 +1,10 @@
 """`forensics export`: the warehouse as a hive-partitioned Parquet dataset, for engines beyond one machine.
 
 Layout (documented in docs/scale.md): one folder per table, the tables `forensics report` derives (drift
-findings, keywords, topics ...) included. Every table with a ``conversation_id`` (``conversations``,
-``messages``, ``tool_calls`` ...) is partitioned by ``source`` and ``month``, so all rows of a conversation
-sit in one partition; ``quarantine`` by ``source``; the small bookkeeping tables are single files.
+findings, keywords, topics ...) included, not what a report keeps only to reuse (``reuse_*``, ``report_charts``).
+Every table with a ``conversation_id`` (``conversations``, ``messages``, ``tool_calls`` ...) is partitioned by
+``source`` and ``month``, so all rows of a conversation sit in one partition; ``quarantine`` by ``source``; the
+small bookkeeping tables are single files.
 
 - ``source``: the SQLite file, or the folder holding the JSONL session files, as ``<name>-<8 hex>`` (a folder
   of 4000 sessions is one partition, not 4000 tiny ones);
@@ -26,7 +27,7 @@ import duckdb
 
 from forensics import redact
 from forensics.errors import ForensicsError
-from forensics.warehouse import DEFAULT_DB, open_warehouse
+from forensics.warehouse import DEFAULT_DB, derived, open_warehouse
 
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
@@ -73,7 +74,8 @@ def export(db: str | os.PathLike[str] = DEFAULT_DB, out: str | os.PathLike[str] 
 def tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """Every table of the warehouse → its partition columns (none for the bookkeeping tables)."""
     names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                                       "AND table_type = 'BASE TABLE'").fetchall()]
+                                       "AND table_type = 'BASE TABLE'").fetchall()
+             if derived.TABLES.get(r[0], ("", ""))[:2] != ("report", "cache")]  # what a report kept to reuse: no data
     by_conversation = {r[0] for r in con.execute("SELECT table_name FROM information_schema.columns "
                                                  "WHERE column_name = 'conversation_id'").fetchall()}
     names.sort(key=lambda t: (FIRST.index(t) if t in FIRST else len(FIRST), t))
@@ -153,8 +155,7 @@ def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> s
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
                                           "ORDER BY ordinal_position", [table]).fetchall()]
         hive = ", hive_types = {" + ", ".join(f"'{k}': VARCHAR" for k in keys) + "}" if keys else ""
-        quoted = ", ".join('"' + c.replace('"', '""') + '"' for c in cols)  # a column may be a keyword (``at``)
-        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {quoted} FROM read_parquet("
+        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(cols)} FROM read_parquet("
                      f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "
                      f"union_by_name = true{hive});")
     return "\n".join(lines) + "\n"
