@@ -35,6 +35,7 @@ HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
 SHARED, MAIN = "shared_conversations.json", "conversations.json"
+FIRST_KEYS = ("title", "create_time", "update_time", "mapping")  # how a conversation starts (2023 and 2025 layouts)
 EXTRAS = {SHARED: "the links the person shared", "model_comparisons.json": "the answers the person compared",
           "message_feedback.json": "the person's ratings of replies"}  # user.json, chat.html: no format reads them
 
@@ -199,8 +200,11 @@ def _sniff(probe: Probe) -> bool:
     if _extra(probe.path):  # told apart here so that no generic format tries (and fails) to read it
         return True
     head = probe.head.lstrip()
-    return head[:1] == b"[" and b'"mapping"' in probe.head and (
-        b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048])
+    if head[:1] == b"[" and b'"mapping"' in probe.head and (
+            b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048]):
+        return True
+    keys, whole = probe.first_keys  # an export cut off before its first mapping: known by how it starts
+    return not whole and len(keys) >= 2 and keys == FIRST_KEYS[:len(keys)]
 
 
 FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",

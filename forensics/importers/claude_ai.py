@@ -103,7 +103,10 @@ def _main_path(msgs: list[dict]) -> dict[str, int]:
 
 def _sniff(probe: Probe) -> bool:
     head = probe.head.lstrip()
-    return head[:1] == b"[" and b'"chat_messages"' in probe.head and b'"uuid"' in probe.head
+    if head[:1] == b"[" and b'"chat_messages"' in probe.head and b'"uuid"' in probe.head:
+        return True
+    keys, whole = probe.first_keys  # an export cut off before its first chat_messages: known by how it starts
+    return not whole and keys[:2] == ("uuid", "name") and len(keys) > 2 and keys[2] in ("summary", "created_at")
 
 
 FORMAT = Format("claude-ai", "Claude.ai data export, conversations.json (chat_messages, with branches when linked)",

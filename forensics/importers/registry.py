@@ -15,6 +15,7 @@ import fnmatch
 import functools
 import glob
 import importlib
+import re
 import sqlite3
 import zipfile
 from collections.abc import Callable
@@ -35,6 +36,7 @@ SNIFF_LINES = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZIP_MAGIC = b"PK\x03\x04"
 Sniff = Callable[["Probe"], "bool | dict[str, Any] | None"]
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{}:]', re.DOTALL)  # a JSON string, or a bracket, brace or colon
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,29 @@ class Probe:
             return values.loads(self.head)
         except (orjson.JSONDecodeError, ValueError):
             return None
+
+    @functools.cached_property
+    def first_keys(self) -> tuple[tuple[str, ...], bool]:
+        """The keys of the first object of a JSON array file in the order written, as far as the head holds
+        them, and whether the object ends in the head: the start of an export cut short (or whose first item
+        runs past the head) still tells its format."""
+        head = self.head.removeprefix(b"\xef\xbb\xbf").lstrip()
+        if head[:1] != b"[" or head[1:].lstrip()[:1] != b"{":
+            return (), False
+        keys: list[str] = []
+        depth, last = 0, b""
+        for m in _TOKEN.finditer(head):
+            tok = m.group()
+            if tok in (b"[", b"{"):
+                depth += 1
+            elif tok in (b"]", b"}"):
+                depth -= 1
+                if depth < 2:
+                    return tuple(keys), True
+            elif tok == b":" and depth == 2 and last[:1] == b'"':
+                keys.append(last[1:-1].decode("utf-8", "replace"))
+            last = tok
+        return tuple(keys), False
 
     @functools.cached_property
     def tables(self) -> dict[str, list[str]]:
