@@ -112,7 +112,7 @@ class Format:
         full = path.as_posix()
         return any(fnmatch.fnmatchcase(full if "/" in c else path.name, c) for c in self.claims)
 
-    def worker(self, path: str, source_id: str, fingerprint: str, options: dict) -> tuple[Callable[..., Parsed], tuple]:
+    def worker(self, path: str, source_id: str, fingerprint: str, options: dict[str, Any]) -> tuple[Callable[..., Parsed], tuple[Any, ...]]:
         """The parse task for one file: a function and its (picklable) arguments."""
         if self.task is not None:
             return self.task, (path, source_id, fingerprint, *(options.get(k) for k in self.options))
@@ -219,7 +219,8 @@ def builtin(name: str) -> Format:
     """A built-in format by name (its module is imported on first use)."""
     spec = dict(BUILTIN + FALLBACK)[name]
     module, attr = spec.split(":")
-    return getattr(importlib.import_module(module), attr)
+    fmt: Format = getattr(importlib.import_module(module), attr)
+    return fmt
 
 
 @functools.cache

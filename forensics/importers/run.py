@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -184,7 +184,7 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
 
 def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str], keep_secrets: bool) -> list[Plan]:
     """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
-    known: dict[str, list[tuple]] = {}
+    known: dict[str, list[tuple[Any, ...]]] = {}
     # a source stored before secrets were masked at ingest (m009) is read again, once, to mask its text: its
     # size and time match nothing, its conversations' fingerprints neither (each is replaced)
     stale = set()
@@ -211,7 +211,7 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     return plans
 
 
-def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple]]) -> Plan:
+def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple[Any, ...]]]) -> Plan:
     """What a file is: a side file, empty, not recognised, or a source (format, options and source id;
     unchanged when its size and mtime match the stored source)."""
     path = f.path
@@ -289,6 +289,7 @@ def _same_options(fmt: str, stored: str, given: dict[str, str]) -> bool:
 def _schedule(pl: Plan) -> None:
     """The parse tasks of a new or changed source."""
     res, src = pl.result, pl.source
+    assert src is not None and res.source_id is not None  # a source to import: identified (see _identify)
     form = registry.get(src.format)
     options = orjson.loads(pl.options)
     try:
@@ -360,7 +361,7 @@ def _tasks(plans: list[Plan], keep: bool) -> Iterator[tuple[Callable[..., Bundle
             if calls and pl.chunked:
                 yield parse_many, (calls, keep), tag
                 calls, tag, nbytes = [], [], 0
-            calls.append((fn, args, pl.result.path, pl.result.source_id))
+            calls.append((fn, args, pl.result.path, cast(str, pl.result.source_id)))  # scheduled: identified
             tag.append((pl, k == len(pl.tasks) - 1, size))
             nbytes += size
             if pl.chunked or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:
