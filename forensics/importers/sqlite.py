@@ -11,9 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import orjson
+import pyarrow as pa
 
 from forensics.errors import SourceError
-from forensics.importers import fastpath, values
+from forensics.importers import duckparse, fastpath, values
 from forensics.importers.records import (
     BadRecord,
     Batch,
@@ -136,8 +137,12 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     return out
 
 
+IN_DUCKDB = True  # message arrays parsed by DuckDB (duckparse); False: every row in Python (tests compare both)
+
+
 def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
-    """Worker: fetch the given rows (by rowid range) and parse their message arrays."""
+    """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB, or in Python
+    for the rows of an unusual shape (``duckparse``). ``state["python_rows"]`` counts the latter."""
     want = {r.rowid: r for r in rows}
     lo, hi = min(want), max(want)
     con = connect_ro(path, raw_text=True)
@@ -147,13 +152,41 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
         fetched = [r for r in cur if r[0] in want]
     finally:
         con.close()
-    fast = fastpath.valid_utf8([r[7] for r in fetched if isinstance(r[7], bytes)])
+    raws = [r[7] for r in fetched]
+    read = duckparse.read(raws, duckparse.candidates(raws)) if IN_DUCKDB else duckparse.Read({}, Counter())
+    fast = fastpath.valid_utf8([r for r in raws if isinstance(r, bytes)]) if len(read.rows) < len(raws) else False
+    cids: dict[int, str] = {}
     with gc_paused():
-        for rowid, _nid, title, model, provider, created, updated, raw in fetched:
-            _parse_row(b, target, source_id, want[rowid], raw, title, model, provider, created, updated, fast)
+        for k, (rowid, _nid, title, model, provider, created, updated, raw) in enumerate(fetched):
+            ix = want[rowid]
+            if k in read.rows:
+                cids[k] = _sql_row(b, source_id, ix, read.rows[k], title, model, provider, created, updated)
+            else:
+                _parse_row(b, target, source_id, ix, raw, title, model, provider, created, updated, fast)
+        b.unlinked.update(read.unlinked)
+        b.state["python_rows"] = len(fetched) - len(read.rows)
         parsed = Parsed.of(b)
         del b, fetched  # freed before the collector runs again
+    if cids:
+        msg, call = duckparse.tables(cids)
+        parsed.tables["msg"] = pa.concat_tables([parsed.tables["msg"], msg])
+        parsed.tables["call"] = pa.concat_tables([parsed.tables["call"], call])
     return parsed
+
+
+def _sql_row(b: Batch, source_id: str, ix: IndexRow, got: duckparse.Summary, title: object, model: object,
+             provider: object, created: object, updated: object) -> str:
+    """The conversation row of a row DuckDB read (its messages are in DuckDB); its id."""
+    b.rows_read += 1
+    b.messages_read += got.messages
+    b.state["found"] = b.state.get("found", 0) + 1
+    if ix.repeat and REPEATED not in b.notes:
+        b.notes.append(REPEATED)
+    created_at, updated_at = to_epoch(_text(created)), to_epoch(_text(updated))
+    name = _s(title)
+    return b.conversation(stable_id(source_id, ix.native_id), ix.native_id, got.first_user or "" if name is None else name,
+                          name is None, _s(provider), _s(model), got.first_ts if created_at is None else created_at,
+                          got.last_ts if updated_at is None else updated_at, got.messages, ix.fingerprint)
 
 
 def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str | bytes | None,
