@@ -156,5 +156,5 @@ def test_a_generated_corpus_gives_the_same_warehouse_either_way(tmp_path: Path,
     sql, python = _both(db, tmp_path, monkeypatch)
     assert sql[0]["messages"] and sql == python
     raws: list[object] = [r for (r,) in sqlite3.connect(db).execute("SELECT CAST(messages AS BLOB) FROM ai_conversations")]
-    got = duckparse.read(raws, duckparse.candidates(raws))
+    got = duckparse.read(duckparse.candidates(raws))
     assert 50 < len(got.rows) < 390  # both paths taken (the shapes above make many rows unusual)

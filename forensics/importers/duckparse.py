@@ -31,7 +31,9 @@ import pyarrow as pa
 from forensics.importers import fastpath
 
 from forensics.importers.records import ROLE_ALIASES, arrow_schemas, failed_exit, starts_like_error
+from forensics.warehouse.core import set_memory_limit
 
+MEMORY_MB = 256  # a parse worker's DuckDB (4 MB tasks need ~60 MB); more for a task of one huge row
 MS_FROM = 1e11  # values.epoch reads a number below this as seconds; others (ms, µs, ns, bad) take Python
 # Python's str.isspace() characters, for a title's "first user message that is not blank" (str.strip)
 SPACES = "".join(f"\\x{{{c:x}}}" for c in range(sys.maxunicode + 1) if chr(c).isspace())
@@ -68,28 +70,34 @@ def _role_case(col: str) -> str:
 
 
 NUMBER = "('BIGINT', 'UBIGINT', 'DOUBLE')"
+FIELDS = ("role", "tool_calls", "tool_call_id", "is_error", "id", "timestamp", "created_at", "createdAt")
+SHAPE = json.dumps([{"content": "VARCHAR", **dict.fromkeys(FIELDS, "JSON")}])  # a JSON null: SQL NULL
 # One row per message of the rows given (``_rows``: k, raw), each field as the Python path would read it, and
-# ``bad``: the message needs that path. A key written twice makes DuckDB's MAP NULL (orjson keeps the last).
+# ``bad``: the message needs that path. The struct keeps the first of a key written twice (orjson the last):
+# such a message is bad. ``content`` comes as text whatever its JSON type: a text that reads as JSON other
+# than a string (true, 12, [...], {...}) may have been one, and is bad too.
+NOT_STRING = (r"content_s IN ('true', 'false') OR regexp_full_match(content_s, '-?(0|[1-9][0-9]*)(\.[0-9]+)?"
+              r"([eE][+-]?[0-9]+)?') OR (starts_with(content_s, '[') AND ends_with(content_s, ']')) "
+              r"OR (starts_with(content_s, '{') AND ends_with(content_s, '}'))")
 MESSAGES = f"""
 CREATE OR REPLACE TEMP TABLE _dp_msg AS
-WITH a AS (SELECT k, from_json(raw, '["MAP(VARCHAR, JSON)"]') AS arr FROM _rows),
-u AS (SELECT k, unnest(arr) AS m, unnest(range(len(arr))) AS i FROM a),
+WITH a AS (SELECT k, from_json(raw, '{SHAPE}') AS arr, json_keys(raw, '$[*]') AS keys FROM _rows),
+u AS (SELECT k, unnest(arr) AS m, unnest(keys) AS keys, unnest(range(len(arr))) AS i FROM a),
 f AS (
-  SELECT k, i::INTEGER AS i, m IS NULL AS not_map, m['role'] AS role_j, m['content'] AS content_j,
-    m['tool_calls'] AS calls_j, m['tool_call_id'] AS tcid_j, m['is_error'] AS flag_j, m['id'] AS id_j,
-    CASE WHEN map_contains(m, 'timestamp') THEN m['timestamp'] WHEN map_contains(m, 'created_at')
-         THEN m['created_at'] ELSE m['createdAt'] END AS ts_j
+  SELECT k, i::INTEGER AS i, len(keys) = 0 OR len(keys) <> len(list_distinct(keys)) AS not_plain,
+    m.role AS role_j, m.content AS content_s, m.tool_calls AS calls_j, m.tool_call_id AS tcid_j,
+    m.is_error AS flag_j, m.id AS id_j,
+    CASE WHEN list_contains(keys, 'timestamp') THEN m.timestamp WHEN list_contains(keys, 'created_at')
+         THEN m.created_at ELSE m.createdAt END AS ts_j
   FROM u),
 g AS (
   SELECT *, {_role_case('role_j')} AS role,
-    CASE WHEN content_j IS NULL OR content_j = 'null' THEN ''
-         WHEN left(content_j, 1) = '"' THEN content_j ->> '$' END AS text,
+    CASE WHEN content_s IS NULL THEN '' WHEN NOT ({NOT_STRING}) THEN content_s END AS text,
     CASE flag_j WHEN 'true' THEN true WHEN 'false' THEN false END AS flag,
     json_type(id_j) AS id_type, json_type(ts_j) AS ts_type
   FROM f),
 h AS (
-  SELECT *,
-    CASE WHEN tcid_j IS NOT NULL AND tcid_j <> 'null' THEN tcid_j WHEN role = 'tool' THEN id_j END AS answer_j,
+  SELECT *, CASE WHEN tcid_j IS NOT NULL THEN tcid_j WHEN role = 'tool' THEN id_j END AS answer_j,
     CASE WHEN ts_type IN {NUMBER} THEN TRY_CAST(ts_j::VARCHAR AS DOUBLE) END AS ts_num
   FROM g)
 SELECT k, i, role, text, flag,
@@ -97,11 +105,11 @@ SELECT k, i, role, text, flag,
        WHEN 'UBIGINT' THEN CAST(CAST(id_j::VARCHAR AS HUGEINT) AS VARCHAR) ELSE CAST(i AS VARCHAR) END AS nid,
   CASE WHEN json_type(answer_j) = 'VARCHAR' THEN answer_j ->> '$' END AS tcid,
   CASE WHEN ts_num > 0 AND ts_num < {MS_FROM} THEN ts_num END AS ts,
-  CASE WHEN role = 'assistant' AND calls_j IS NOT NULL AND calls_j <> 'null' THEN calls_j END AS calls_j,
-  coalesce(not_map OR role IS NULL OR text IS NULL
-    OR (flag IS NULL AND flag_j IS NOT NULL AND flag_j <> 'null')
+  CASE WHEN role = 'assistant' THEN calls_j END AS calls_j,
+  coalesce(not_plain OR role IS NULL OR text IS NULL
+    OR (flag IS NULL AND flag_j IS NOT NULL)
     OR id_type = 'DOUBLE'
-    OR NOT (ts_j IS NULL OR ts_j = 'null' OR ts_j = '""' OR coalesce(ts_num > 0 AND ts_num < {MS_FROM}, false))
+    OR NOT (ts_j IS NULL OR ts_j = '""' OR coalesce(ts_num > 0 AND ts_num < {MS_FROM}, false))
     OR (role = 'tool' AND NOT coalesce(json_type(answer_j) = 'VARCHAR' AND answer_j <> '""', false)), false) AS bad
 FROM h
 """
@@ -184,19 +192,19 @@ def _array_grammar() -> msgspec.json.Decoder[list[msgspec.Raw]]:
     return msgspec.json.Decoder(list[msgspec.Raw])
 
 
-def candidates(raws: list[object]) -> list[int]:
-    """The rows SQL may read: bytes that are valid UTF-8 and a JSON array by the strict grammar orjson
-    applies (msgspec checks it without building objects; DuckDB also accepts trailing commas and NaN)."""
-    blobs = [(k, raw) for k, raw in enumerate(raws) if isinstance(raw, bytes)]
-    if not fastpath.valid_utf8([raw for _, raw in blobs]):
-        blobs = [(k, raw) for k, raw in blobs if fastpath.valid_utf8([raw])]
-    out = []
-    for k, raw in blobs:
+def candidates(raws: list[object]) -> dict[int, bytes]:
+    """The rows SQL may read, by index: bytes that are valid UTF-8 and a JSON array by the strict grammar
+    orjson applies (msgspec checks it without building objects; DuckDB also accepts trailing commas and NaN)."""
+    blobs = {k: raw for k, raw in enumerate(raws) if isinstance(raw, bytes)}
+    if not fastpath.valid_utf8(list(blobs.values())):
+        blobs = {k: raw for k, raw in blobs.items() if fastpath.valid_utf8([raw])}
+    out = {}
+    for k, raw in blobs.items():
         try:
             _array_grammar().decode(raw)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue
-        out.append(k)
+        out[k] = raw
     return out
 
 
@@ -208,21 +216,31 @@ class Read:
     unlinked: Counter[str]
 
 
-def read(raws: list[object], ks: list[int]) -> Read:
-    """Parse rows ``ks`` of ``raws`` (``candidates``) into this process's DuckDB; ``tables`` returns them."""
+def read(rows: dict[int, bytes]) -> Read:
+    """Parse ``rows`` (``candidates``) into this process's DuckDB; ``tables`` returns them. Should DuckDB fail
+    (out of memory, say), every row is unusual."""
+    try:
+        return _read(rows) if rows else Read({}, Counter())
+    except duckdb.Error:
+        _drop()
+        return Read({}, Counter())
+
+
+def _read(rows: dict[int, bytes]) -> Read:
     c = con()
-    data = b"".join(raws[k] for k in ks)  # type: ignore[misc]
+    data = b"".join(rows.values())
     offsets = [0]
-    for k in ks:
-        offsets.append(offsets[-1] + len(raws[k]))  # type: ignore[arg-type]
-    text = pa.Array.from_buffers(pa.large_string(), len(ks), [None, pa.array(offsets, pa.int64()).buffers()[1],
-                                                              pa.py_buffer(data)])  # checked UTF-8: no copy
-    _rows = pa.table({"k": pa.array(ks, pa.int32()), "raw": text})
+    for raw in rows.values():
+        offsets.append(offsets[-1] + len(raw))
+    text = pa.Array.from_buffers(pa.large_string(), len(rows), [None, pa.array(offsets, pa.int64()).buffers()[1],
+                                                                pa.py_buffer(data)])  # checked UTF-8: no copy
+    _rows = pa.table({"k": pa.array(list(rows), pa.int32()), "raw": text})
+    set_memory_limit(c, max(MEMORY_MB, 32 * (len(data) >> 20)))  # a task takes ~12 times its JSON
     try:
         c.execute(MESSAGES)
     except duckdb.Error:  # a JSON escape DuckDB refuses (a lone surrogate): those rows take Python
         valid = c.sql("SELECT json_valid(raw) FROM _rows").to_arrow_table().column(0)
-        _rows = _rows.filter(valid)  # noqa: F841 - read by the replacement scan
+        _rows = _rows.filter(valid)
         c.execute(MESSAGES)
     c.execute(CALLS)
     c.execute(_BAD)
@@ -232,10 +250,13 @@ def read(raws: list[object], ks: list[int]) -> Read:
                       "err": pa.array([e[2] for e in errs], pa.bool_())})  # noqa: F841 - read by the scan below
     c.execute(_LINKS)
     summary = {k: Summary(n, lo, hi, first) for k, n, lo, hi, first in c.execute(_SUMMARY).fetchall()}
-    read_ok = set(ks) - {k for (k,) in c.execute("SELECT k FROM _dp_bad").fetchall()}
+    read_ok = set(_rows.column("k").to_pylist()) - {k for (k,) in c.execute("SELECT k FROM _dp_bad").fetchall()}
     for k in read_ok - set(summary):
         summary[k] = Summary()  # an empty array: a conversation without messages
-    return Read(summary, Counter(dict(c.execute(_UNLINKED).fetchall())))
+    unlinked = Counter(dict(c.execute(_UNLINKED).fetchall()))
+    if not summary:
+        _drop()
+    return Read(summary, unlinked)
 
 
 def tables(cids: dict[int, str]) -> tuple[pa.Table, pa.Table]:
@@ -245,4 +266,11 @@ def tables(cids: dict[int, str]) -> tuple[pa.Table, pa.Table]:
     schemas = arrow_schemas()
     msg = c.sql(_MSG_OUT).to_arrow_table().cast(schemas["MSG_SCHEMA"])
     call = c.sql(_CALL_OUT).to_arrow_table().cast(schemas["CALL_SCHEMA"])
+    _drop()
     return msg, call
+
+
+def _drop() -> None:
+    """The task's tables dropped: a worker holds one task at a time."""
+    for t in ("_dp_msg", "_dp_call", "_dp_bad", "_dp_link"):
+        con().execute(f"DROP TABLE IF EXISTS {t}")

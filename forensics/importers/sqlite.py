@@ -153,7 +153,7 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
     finally:
         con.close()
     raws = [r[7] for r in fetched]
-    read = duckparse.read(raws, duckparse.candidates(raws)) if IN_DUCKDB else duckparse.Read({}, Counter())
+    read = duckparse.read(duckparse.candidates(raws)) if IN_DUCKDB else duckparse.Read({}, Counter())
     fast = fastpath.valid_utf8([r for r in raws if isinstance(r, bytes)]) if len(read.rows) < len(raws) else False
     cids: dict[int, str] = {}
     with gc_paused():
