@@ -29,7 +29,6 @@ import msgspec
 import pyarrow as pa
 
 from forensics.importers import fastpath
-
 from forensics.importers.records import ROLE_ALIASES, arrow_schemas, failed_exit, starts_like_error
 from forensics.warehouse.core import set_memory_limit
 
@@ -48,6 +47,7 @@ def con() -> duckdb.DuckDBPyConnection:
     """This process's in-memory DuckDB: one thread (the parse workers are the parallelism)."""
     c = duckdb.connect(config={"threads": 1})
     c.execute("SET preserve_insertion_order = true")
+    c.execute("SET allocator_flush_threshold = '16MB'")  # give freed memory back between tasks
     return c
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
 import pyarrow as pa
@@ -130,7 +132,7 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     seen: Counter[str] = Counter()  # a table without a key may hold one id twice: later rows get ``id#2``...
     for r in rows:
         rowid, nid, updated, nbytes = r[0], r[1], r[6], r[7]
-        native = _s(nid) if nid is not None else str(rowid)
+        native = str(_text(nid)) if nid is not None else str(rowid)
         seen[native] += 1
         k = seen[native]
         out.append(IndexRow(rowid, native if k == 1 else f"{native}#{k}", f"{nbytes}:{updated}", nbytes or 0, k > 1))
@@ -256,7 +258,8 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
 
 
 def _kind(data: object) -> str:
-    return "NULL" if data is None else "a JSON " + {dict: "object", str: "string"}.get(type(data), type(data).__name__)
+    names: dict[type, str] = {dict: "object", str: "string"}
+    return "NULL" if data is None else "a JSON " + names.get(type(data), type(data).__name__)
 
 
 def _text(v: object) -> object:
@@ -268,7 +271,7 @@ def _s(v: object) -> str | None:
     return None if v is None else str(v)
 
 
-def chunks(path: str, source_id: str, options: dict, stored: dict[str, str]) -> Chunks:
+def chunks(path: str, source_id: str, options: dict[str, Any], stored: dict[str, str]) -> Chunks:
     """The parse tasks of the new and changed rows, about CHUNK_BYTES of JSON or CHUNK_ROWS rows each; a row
     whose conversation is ``stored`` with the same fingerprint is not fetched."""
     try:
@@ -281,7 +284,7 @@ def chunks(path: str, source_id: str, options: dict, stored: dict[str, str]) -> 
     finally:
         con.close()
     todo = [ix for ix in index if stored.get(stable_id(source_id, ix.native_id)) != ix.fingerprint]
-    tasks: list = []
+    tasks: list[tuple[Callable[..., Parsed], tuple[Any, ...], int]] = []
     chunk: list[IndexRow] = []
     nbytes = 0
     for k, ix in enumerate(todo, 1):
