@@ -235,7 +235,7 @@ def _read(rows: dict[int, bytes]) -> Read:
     text = pa.Array.from_buffers(pa.large_string(), len(rows), [None, pa.array(offsets, pa.int64()).buffers()[1],
                                                                 pa.py_buffer(data)])  # checked UTF-8: no copy
     _rows = pa.table({"k": pa.array(list(rows), pa.int32()), "raw": text})
-    set_memory_limit(c, max(MEMORY_MB, 32 * (len(data) >> 20)))  # a task takes ~12 times its JSON
+    _memory(max(MEMORY_MB, 32 * (len(data) >> 20)))  # a task takes ~12 times its JSON
     try:
         c.execute(MESSAGES)
     except duckdb.Error:  # a JSON escape DuckDB refuses (a lone surrogate): those rows take Python
@@ -272,5 +272,10 @@ def tables(cids: dict[int, str]) -> tuple[pa.Table, pa.Table]:
 
 def _drop() -> None:
     """The task's tables dropped: a worker holds one task at a time."""
-    for t in ("_dp_msg", "_dp_call", "_dp_bad", "_dp_link"):
-        con().execute(f"DROP TABLE IF EXISTS {t}")
+    con().execute("".join(f"DROP TABLE IF EXISTS {t};" for t in ("_dp_msg", "_dp_call", "_dp_bad", "_dp_link")))
+
+
+@functools.cache
+def _memory(mb: int) -> None:
+    """DuckDB's memory limit raised to ``mb`` (once per size: setting it costs a look at the machine)."""
+    set_memory_limit(con(), mb)
