@@ -1,5 +1,6 @@
-"""How much of a SQLite source the importer parses in Python rather than in DuckDB (issue 28): the rows whose
-message arrays are of an unusual shape (``forensics.importers.duckparse``), and their messages.
+"""How much of a SQLite source the importer's DuckDB path would leave to Python (issue 28): the rows whose
+message arrays are of an unusual shape (``forensics.importers.duckparse``), and their messages; and whether that
+path is on (``forensics.importers.sqlite.IN_DUCKDB``).
 
 Run alone: ``python bench/python_path.py bench.db`` prints one JSON object. It reads the rows in the importer's
 task size and asks the same two functions the importer asks.
@@ -13,7 +14,7 @@ import sys
 import orjson
 
 from forensics.importers import duckparse
-from forensics.importers.sqlite import CHUNK_ROWS
+from forensics.importers.sqlite import CHUNK_ROWS, IN_DUCKDB
 
 
 def python_path(db: str, table: str = "ai_conversations", column: str = "messages") -> dict[str, int]:
@@ -29,7 +30,8 @@ def python_path(db: str, table: str = "ai_conversations", column: str = "message
             rows, messages = rows + 1, messages + n
             if k not in read.rows:
                 rows_python, messages_python = rows_python + 1, messages_python + n
-    return {"rows": rows, "rows_python": rows_python, "messages": messages, "messages_python": messages_python}
+    return {"in_duckdb": IN_DUCKDB, "rows": rows, "rows_python": rows_python, "messages": messages,
+            "messages_python": messages_python}
 
 
 def _count(raw: object) -> int:

@@ -372,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     python = python_share(paths) if any(r.name == "ingest_sqlite" for r in results) else None
     if python:
         print(f"sqlite: {python['rows_python']} of {python['rows']} rows ({python['messages_python']} of "
-              f"{python['messages']} messages) parsed in Python (an unusual shape), the rest in DuckDB")
+              f"{python['messages']} messages) of an unusual shape for the DuckDB parse, which is "
+              + ("on: they took Python" if python["in_duckdb"] else "off (sqlite.IN_DUCKDB): every row took Python"))
     same = same_figures(paths)
     if same is not None:
         print(f"Spark and DuckDB reports: {same}")

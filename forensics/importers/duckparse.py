@@ -1,9 +1,10 @@
 """Message arrays parsed, flattened and normalised inside DuckDB, in the parse worker (issue 28).
 
-Per-message Python was a third of an import (docs/scale.md). Here a parse task hands its rows' JSON text to an
-in-memory DuckDB as one Arrow column, and SQL unnests the arrays, maps the role aliases, unescapes the text,
-numbers the messages and links each tool call to the result that names it, returning the message and
-tool-call tables with the schemas the Python path builds (``records.arrow_schemas``). Python touches one value
+Per-message Python was a third of an import (docs/scale.md). The SQLite importer reads its rows here when
+``sqlite.IN_DUCKDB`` is on (off for now: on bench.db it costs the CPU of the Python fast path, docs/scale.md).
+A parse task hands its rows' JSON text to an in-memory DuckDB as one Arrow column, and SQL unnests the arrays,
+maps the role aliases, unescapes the text, numbers the messages and links each tool call to the result that
+names it, returning the message and tool-call tables with the schemas the Python path builds (``records.arrow_schemas``). Python touches one value
 per row (its id, its title) and the few tool outputs whose error status Python's ``re`` must decide
 (``records.failed_exit``, ``records.starts_like_error``: SQL picks them with a wider RE2 pattern).
 
@@ -32,7 +33,7 @@ from forensics.importers import fastpath
 from forensics.importers.records import ROLE_ALIASES, arrow_schemas, failed_exit, starts_like_error
 from forensics.warehouse.core import set_memory_limit
 
-MEMORY_MB = 256  # a parse worker's DuckDB (4 MB tasks need ~60 MB); more for a task of one huge row
+MEMORY_MB = 128  # a parse worker's DuckDB (4 MB tasks need ~60 MB); more for a task of one huge row
 MS_FROM = 1e11  # values.epoch reads a number below this as seconds; others (ms, µs, ns, bad) take Python
 # Python's str.isspace() characters, for a title's "first user message that is not blank" (str.strip)
 SPACES = "".join(f"\\x{{{c:x}}}" for c in range(sys.maxunicode + 1) if chr(c).isspace())

@@ -139,12 +139,15 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     return out
 
 
-IN_DUCKDB = True  # message arrays parsed by DuckDB (duckparse); False: every row in Python (tests compare both)
+# Message arrays parsed by DuckDB (duckparse) or all in Python (msgspec fast path, then orjson + normalize). Off:
+# on bench.db both cost the same CPU (docs/scale.md, issue 28 part 1) and DuckDB in each worker holds ~20 MB more,
+# which the ingest's 500 MB bound does not leave. tests/test_duckparse.py checks both give the same warehouse.
+IN_DUCKDB = False
 
 
 def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
-    """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB, or in Python
-    for the rows of an unusual shape (``duckparse``). ``state["python_rows"]`` counts the latter."""
+    """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB when ``IN_DUCKDB``
+    (``duckparse``; the rows of an unusual shape in Python), else in Python."""
     want = {r.rowid: r for r in rows}
     lo, hi = min(want), max(want)
     con = connect_ro(path, raw_text=True)
@@ -166,7 +169,6 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
             else:
                 _parse_row(b, target, source_id, ix, raw, title, model, provider, created, updated, fast)
         b.unlinked.update(read.unlinked)
-        b.state["python_rows"] = len(fetched) - len(read.rows)
         parsed = Parsed.of(b)
         del b, fetched  # freed before the collector runs again
     if cids:
