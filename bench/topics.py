@@ -130,7 +130,7 @@ def _lines(path: Path) -> list[dict]:
 
 
 def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
-    from forensics.config import defaults
+    from forensics.analyzers.schema import defaults
 
     return defaults().with_values(topic__roles=["user", "assistant"]) if mode == "dialogue" else defaults()
 
@@ -287,8 +287,8 @@ def _anchor(data: list[list[tuple[Reference, Units]]], weights: dict[str, float]
 def _check_defaults() -> None:
     """The config defaults are the fitted operating points; a refit that moved one stops here, before the bench
     would measure a stale threshold."""
+    from forensics.analyzers.schema import defaults
     from forensics.analyzers.topics.model import has_mode, load_model
-    from forensics.config import defaults
 
     cfg = defaults()
     stale = [f"topic.{key} = {cfg['topic.' + key]} (weights.json {mode}: {load_model(mode).anchor})"
@@ -296,7 +296,8 @@ def _check_defaults() -> None:
                                ("dialogue" + embedding.MODE_SUFFIX, "embedding_switch_score"))
              if has_mode(mode) and cfg["topic." + key] != load_model(mode).anchor]
     if stale:
-        sys.exit("fit: set the SCHEMA defaults in forensics/config.py to the new anchors, then run the bench: "
+        sys.exit("fit: set the topic keys' defaults (ANALYZER in forensics/analyzers/topics/__init__.py) to the new "
+                 "anchors, then run the bench: "
                  + "; ".join(stale))
 
 

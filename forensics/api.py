@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import polars as pl
 
+from forensics.analyzers.schema import load_config
 from forensics.check import Verdict, baseline_document, idle, load_baseline, write_baseline
 from forensics.check import compare as compare_baseline
-from forensics.config import Config, load_config
+from forensics.config import Config
 from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
 from forensics.redact import mask_frame, redact_value

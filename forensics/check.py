@@ -14,34 +14,30 @@ from xml.sax.saxutils import escape, quoteattr
 
 import orjson
 
+from forensics import analyzers
+from forensics.analyzers.declare import CheckRule
 from forensics.errors import ForensicsError
 
 BASELINE_SCHEMA = 1
 DIRECTIONS = ("lower", "higher", "equal")
-# Default better-direction and tolerance per key pattern, used when a baseline is first written.
-# First match wins; keys matching nothing are "equal" within 5 % (a change there deserves a look).
-DEFAULTS: list[tuple[str, str, float, bool]] = [
-    ("baseline.means.asst_tool_ratio", "higher", 0.05, True),
-    ("baseline.means.empty_assistant*", "lower", 0.05, True),
-    ("baseline.means.continue_nags", "lower", 0.10, True),
-    ("baseline.means.short_user*", "lower", 0.05, True),
-    ("baseline.means.tool_results_gt_*", "lower", 0.05, True),
-    ("baseline.means.parallel_turns", "lower", 0.10, True),
-    ("*.healthy_share", "higher", 0.02, False),
-    ("*.degraded_share", "lower", 0.02, False),
-    ("memory.retrieval.recall_at_k", "higher", 0.02, False),  # the retrieval replay on the question set (§15)
-    ("memory.retrieval.mrr", "higher", 0.02, False),
-    ("memory.retrieval.injected_chars", "lower", 0.10, True),
-    ("memory.findings*", "lower", 0.0, False),
-    ("*precision*", "higher", 0.02, False),
-    ("*recall*", "higher", 0.02, False),
-    ("*f1*", "higher", 0.02, False),
-    ("*.pk*", "lower", 0.02, False),
-    ("*.windowdiff*", "lower", 0.02, False),
-    ("*tool_share*", "lower", 0.02, False),
-    ("drift.*", "lower", 0.10, True),
-    ("secrets.*", "lower", 0.0, False),  # a secret more in the logs than the baseline holds fails the check
+# Default better-direction and tolerance per key pattern, used when a baseline is first written: each analyzer's
+# declared rules (``Analyzer.checks``) in report order, then these general ones (any analyzer's shares, precision
+# and segmentation errors). First match wins; keys matching nothing are "equal" within 5 % (a change there deserves
+# a look).
+GENERAL: list[CheckRule] = [
+    CheckRule("*.healthy_share", "higher", 0.02, False),
+    CheckRule("*.degraded_share", "lower", 0.02, False),
+    CheckRule("*precision*", "higher", 0.02, False),
+    CheckRule("*recall*", "higher", 0.02, False),
+    CheckRule("*f1*", "higher", 0.02, False),
+    CheckRule("*.pk*", "lower", 0.02, False),
+    CheckRule("*.windowdiff*", "lower", 0.02, False),
+    CheckRule("*tool_share*", "lower", 0.02, False),
 ]
+
+
+def defaults() -> list[CheckRule]:
+    return analyzers.check_rules() + GENERAL
 
 
 @dataclass(frozen=True)
@@ -72,9 +68,9 @@ class Verdict:
 
 
 def default_rule(key: str, value: float) -> Rule:
-    for pattern, better, tol, rel in DEFAULTS:
-        if fnmatch.fnmatchcase(key, pattern):
-            return Rule(value, better, tol, rel)
+    for r in defaults():
+        if fnmatch.fnmatchcase(key, r.pattern):
+            return Rule(value, r.better, r.tolerance, r.relative)
     return Rule(value, "equal", 0.05, True)
 
 

@@ -5,7 +5,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,9 @@ from forensics.importers.formats import FORMATS
 from forensics.importers.locations import AGENTS, locate
 from forensics.redact import redact
 from forensics.warehouse import DEFAULT_DB
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
                          help="Warehouse file (DuckDB).")
@@ -342,8 +345,8 @@ def usage(db: str, by: str, fmt: str, config_path: str | None, conversations: tu
     """
     import orjson
 
+    from forensics.analyzers.schema import load_config
     from forensics.api import usage as usage_rows
-    from forensics.config import load_config
     from forensics.report.text import usage_text
 
     df = usage_rows(db, by, load_config(config_path), _selection(conversations, since, until, models, sources))
@@ -395,9 +398,9 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --only memory --questions questions.jsonl
       forensics report --engine spark --lake lake/ --out reports/spark   # baseline, compression, drift, sentinel
     """
+    from forensics.analyzers.schema import load_config
     from forensics.analyzers.skills import with_triggers
     from forensics.api import report as run_report
-    from forensics.config import load_config
     from forensics.report.render import parse_formats
 
     fmts = parse_formats(formats)
@@ -497,10 +500,10 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
       forensics check --baseline metrics-baseline.json --junit check.xml
       forensics check --baseline metrics-baseline.json --questions questions.jsonl   # gates recall@k and MRR
     """
+    from forensics.analyzers.schema import load_config
     from forensics.api import check as run_check
     from forensics.check import junit as junit_xml
     from forensics.check import table
-    from forensics.config import load_config
 
     existed = os.path.exists(baseline_path)
     verdicts = run_check(db, baseline_path, load_config(config_path),
@@ -560,7 +563,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
     """
     from pathlib import Path
 
-    from forensics.config import defaults, load_config
+    from forensics.analyzers.schema import defaults, load_config
     from forensics.tuning import tune as run_tune
     from forensics.tuning.emit import emit as emit_values
 
@@ -650,7 +653,7 @@ def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> No
       forensics report --db forensics.duckdb
       forensics serve --db forensics.duckdb --open
     """
-    from forensics.config import load_config
+    from forensics.analyzers.schema import load_config
     from forensics.serve.run import serve as run_serve
     from forensics.text.personal import applies
 
@@ -693,7 +696,7 @@ def config_init(path: str, force: bool) -> None:
     """
     from pathlib import Path
 
-    from forensics.config import default_toml
+    from forensics.analyzers.schema import default_toml
 
     p = Path(path)
     if p.exists() and not force:
@@ -711,11 +714,12 @@ def config_check(path: str) -> None:
     Example:
       forensics config check harness.toml
     """
-    from forensics.config import SCHEMA, load_config
+    from forensics.analyzers.schema import keys, load_config
 
     cfg = load_config(path)
-    changed = [k for k in SCHEMA if cfg[k.path] != k.default]
-    click.echo(f"{path}: ok ({len(changed)} of {len(SCHEMA)} keys differ from the defaults)")
+    every = keys()
+    changed = [k for k in every if cfg[k.path] != k.default]
+    click.echo(f"{path}: ok ({len(changed)} of {len(every)} keys differ from the defaults)")
 
 
 def _show_progress(logger: str) -> None:
@@ -736,18 +740,20 @@ class _progress:
     """A rich progress bar on a terminal; a no-op callback elsewhere."""
 
     def __init__(self, label: str) -> None:
-        self.label, self.bar, self.task = label, None, None
+        self.label = label
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> Callable[[int, int], None]:
         if not interactive():
             return lambda done, total: None
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-        self.bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                            TimeRemainingColumn(), transient=True)
-        self.bar.start()
-        self.task = self.bar.add_task(self.label, total=None)
-        return lambda done, total: self.bar.update(self.task, completed=done, total=total)
+        bar = self.bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                                  TimeRemainingColumn(), transient=True)
+        bar.start()
+        task = self.task = bar.add_task(self.label, total=None)
+        return lambda done, total: bar.update(task, completed=done, total=total)
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from forensics.config import load_config
+from forensics.analyzers.schema import load_config
 from forensics.errors import ForensicsError
 from forensics.redact import redact
 from forensics.text.escape import terminal

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
-from forensics.config import SCHEMA, load_config
+from forensics.analyzers.schema import keys, load_config
 from forensics.errors import ForensicsError
 from tests.conftest import FIXTURES, run_cli
 
@@ -121,11 +121,11 @@ def test_config_init_writes_every_key_and_reloads(tmp_path: Path) -> None:
     p = tmp_path / "harness.toml"
     assert run_cli("config", "init", str(p))[0] == 0
     text = p.read_text()
-    for k in SCHEMA:
+    for k in keys():
         assert f"\n{k.name} = " in text
     assert "INTENT_CONF_THRESHOLD" in text
     cfg = load_config(p)
-    assert all(cfg[k.path] == k.default for k in SCHEMA)
+    assert all(cfg[k.path] == k.default for k in keys())
     code, _, err = run_cli("config", "init", str(p))
     assert code == 2 and "--force" in err
 
@@ -163,7 +163,7 @@ def test_report_reads_thresholds_from_the_config(wh: Path, tmp_path: Path) -> No
 
 
 def test_harness_config_docs_are_current() -> None:
-    from forensics.config import render_docs
+    from forensics.analyzers.schema import render_docs
     from tests.conftest import ROOT
 
     assert (ROOT / "docs" / "harness-config.md").read_text() == render_docs()

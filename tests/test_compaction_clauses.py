@@ -10,7 +10,7 @@ import pytest
 
 from forensics.analyzers.compaction.facts import Extractor
 from forensics.analyzers.compaction.rules import rules
-from forensics.config import defaults
+from forensics.analyzers.schema import defaults
 from tests.conftest import FIXTURES, load_script, query, run_cli
 
 HERE = FIXTURES / "compaction-clauses"

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from forensics.config import SCHEMA
+from forensics.analyzers.schema import keys
 from tests.conftest import ROOT, run_cli
 
 _SQL_TYPE = {float: "DOUBLE", int: "BIGINT", list: "VARCHAR[]", str: "VARCHAR", bool: "BOOLEAN"}
@@ -31,12 +31,12 @@ def _written() -> list[tuple[str, str, str]]:
 
 
 def test_every_default_written_in_sql_is_the_schemas() -> None:
-    keys = {k.path.replace(".", "_"): k for k in SCHEMA}
-    written = [(f, name, expr) for f, name, expr in _written() if name in keys]
+    by_variable = {k.path.replace(".", "_"): k for k in keys()}
+    written = [(f, name, expr) for f, name, expr in _written() if name in by_variable]
     assert len(written) >= 8  # the named queries and drift's corpus SQL
     con = duckdb.connect()
     for f, name, expr in written:
-        want = keys[name].default
+        want = by_variable[name].default
         got = con.execute(f"SELECT ({expr})::{_SQL_TYPE[type(want)]}").fetchall()[0][0]
         assert (got == pytest.approx(want) if isinstance(want, float) else got == want), (f, name, got, want)
 

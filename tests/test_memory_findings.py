@@ -13,7 +13,7 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers.memory.cues import Cues, names, option_terms, sentences
-from forensics.config import defaults
+from forensics.analyzers.schema import defaults
 from tests.conftest import FIXTURES, query, run_cli
 
 LABELS = json.loads((FIXTURES / "labels" / "memory.labels.json").read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers.memory.rules import Readers, _states
-from forensics.config import defaults
+from forensics.analyzers.schema import defaults
 from tests.conftest import FIXTURES, query, run_cli
 
 LABELS = json.loads((FIXTURES / "labels" / "memory-forms.labels.json").read_text(encoding="utf-8"))

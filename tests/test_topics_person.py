@@ -3,10 +3,10 @@ continues a topic; a new question with no cue is found by its content. Each case
 real agent logs (docs/findings-evaluation.md)."""
 from __future__ import annotations
 
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.infer import infer
 from forensics.analyzers.topics.model import load_models
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare
-from forensics.config import defaults
 from forensics.text.cues import Cues
 from forensics.text.prose import own_words, request_sentences
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics import pipeline
 from forensics.analyzers.topics.model import load_models
-from forensics.config import defaults
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import copy_fixture, query, run_cli

@@ -17,9 +17,9 @@ import orjson
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.evaluate import Reference, Scores, mark_all, mark_none, reference, score
 from forensics.api import report
-from forensics.config import defaults
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 from tests.conftest import SHARED

@@ -10,7 +10,8 @@ import pytest
 
 from forensics import api
 from forensics.analyzers.prices import PriceTable, candidates, table
-from forensics.config import ConfigError, load_config
+from forensics.analyzers.schema import load_config
+from forensics.config import ConfigError
 from tests.agent_counts import json_lines
 from tests.conftest import FIXTURES, SHARED, run_cli
 

@@ -1,21 +1,29 @@
-"""The analyzer registry: one entry per analyzer module, in report order.
+"""The analyzer registry: one line per analyzer module, in report order; every other registry is derived.
 
-Adding an analyzer is one module (NAME, TITLE, run(ctx) -> Section) plus one line here.
+Each module ends with ``ANALYZER = Analyzer(...)`` (``forensics.analyzers.declare``). Adding an analyzer is its
+module plus one line here, or, outside the project, one entry point in the group ``forensics.analyzers``
+(``name = "package.module:ANALYZER"``): plug-ins run after the built-ins, by name. Declarations are read when first
+asked for (importing every analyzer costs a second or two), never registered by importing a module.
 """
 from __future__ import annotations
 
+import functools
 import importlib
-from types import ModuleType
+from collections.abc import Callable
+from importlib.metadata import entry_points
 
+from forensics.analyzers.declare import Analyzer, CheckRule
+from forensics.analyzers.facts import Fact
 from forensics.errors import ForensicsError
 
+ENTRY_POINT_GROUP = "forensics.analyzers"
 REGISTRY: dict[str, str] = {
     "usage": "forensics.analyzers.usage",  # first: the report leads with the runs (SPEC §22)
     "baseline": "forensics.analyzers.baseline",
     "keywords": "forensics.analyzers.keywords",
     "compression": "forensics.analyzers.compression",
-    "topics": "forensics.analyzers.topics",  # before drift: interleave (type 4) reads topic_switches
-    "compaction": "forensics.analyzers.compaction",  # before drift: type 3 reads its audit
+    "topics": "forensics.analyzers.topics",
+    "compaction": "forensics.analyzers.compaction",
     "drift": "forensics.analyzers.drift",
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
@@ -25,14 +33,57 @@ REGISTRY: dict[str, str] = {
 }
 
 
+@functools.cache
+def declarations() -> tuple[Analyzer, ...]:
+    """Every analyzer's declaration in report order: the built-ins, then the plug-ins by name. A declaration
+    that breaks a rule another relies on (a name, a config key or a fact declared twice; an analyzer before one
+    it reads) is an error here, so no registry derived from them can disagree."""
+    found = [_declaration(name, functools.partial(_builtin, path)) for name, path in REGISTRY.items()]
+    plugins = sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY),
+                     key=lambda ep: ep.name)
+    found += [_declaration(ep.name, ep.load, f" (plug-in {ep.value})") for ep in plugins]
+    _consistent(found)
+    return tuple(found)
+
+
+def _builtin(path: str) -> object:
+    return getattr(importlib.import_module(path), "ANALYZER", None)
+
+
+def _declaration(name: str, load: Callable[[], object], where: str = "") -> Analyzer:
+    try:
+        a = load()
+    except Exception as e:  # a broken plug-in says which one, in one line
+        raise ForensicsError(f"analyzer {name}{where} failed to load: {e}") from None
+    if not isinstance(a, Analyzer) or a.name != name:
+        raise ForensicsError(f"analyzer {name}{where}: no ANALYZER = Analyzer({name!r}, ...) declaration")
+    return a
+
+
+def _consistent(found: list[Analyzer]) -> None:
+    seen: dict[str, str] = {}
+    for i, a in enumerate(found):
+        earlier = {b.name for b in found[:i]}
+        for what in ([f"section [{s}]" for s in a.sections or {}] + [f"fact {f.name}" for f in a.facts]):
+            if what in seen:
+                raise ForensicsError(f"analyzer {a.name}: {what} is already declared by {seen[what]}")
+            seen[what] = a.name
+        if late := [b for b in a.after if b not in earlier]:
+            raise ForensicsError(f"analyzer {a.name} runs after {', '.join(late)}: list it below them")
+        if stray := [k.path for k in a.keys if k.section not in (a.sections or {})]:
+            raise ForensicsError(f"analyzer {a.name}: key {stray[0]} is outside its sections")
+
+
 def names() -> list[str]:
-    return list(REGISTRY)
+    return [a.name for a in declarations()]
 
 
-def load(name: str) -> ModuleType:
-    if name not in REGISTRY:
-        raise ForensicsError(f"unknown analyzer {name!r} (known: {', '.join(REGISTRY)})")
-    return importlib.import_module(REGISTRY[name])
+def load(name: str) -> Analyzer:
+    """The declaration of the analyzer ``name`` (``load(name).run(ctx)`` runs it)."""
+    for a in declarations():
+        if a.name == name:
+            return a
+    raise ForensicsError(f"unknown analyzer {name!r} (known: {', '.join(names())})")
 
 
 def parse_only(only: str | None) -> list[str]:
@@ -43,3 +94,24 @@ def parse_only(only: str | None) -> list[str]:
     for w in wanted:
         load(w)
     return [n for n in names() if n in wanted]
+
+
+@functools.cache
+def all_facts() -> dict[str, Fact]:
+    """Every per-conversation fact by name (``forensics.analyzers.facts``)."""
+    return {f.name: f for a in declarations() for f in a.facts}
+
+
+def check_rules() -> list[CheckRule]:
+    """The analyzers' default `check` rules, in report order (``forensics.check`` puts its general ones first)."""
+    return [r for a in declarations() for r in a.checks]
+
+
+def maps() -> set[str]:
+    """Metric keys that hold a map keyed by conversation or model, in any section (no summary figure)."""
+    return {k for a in declarations() for k in a.maps}
+
+
+def on(engine: str) -> list[str]:
+    """The analyzers that run on ``engine`` (``duckdb``: a warehouse; ``spark``: the lake)."""
+    return [a.name for a in declarations() if engine in a.engines]

@@ -1,8 +1,8 @@
 """What every analyzer receives and returns, so the report can render any of them without knowing it.
 
-An analyzer is a module with ``NAME``, ``TITLE`` and ``run(ctx) -> Section``. It may write derived tables
-into the warehouse (CREATE OR REPLACE, whole warehouse) so `forensics query` and notebooks see them, and it
-restricts what it reports to ``sel_conversations``. The report only renders a Section; it never recomputes.
+An analyzer is a module with ``run(ctx) -> Section`` and its declaration (``forensics.analyzers.declare``). It
+may write derived tables into the warehouse (CREATE OR REPLACE, whole warehouse) so `forensics query` and notebooks
+see them, and it restricts what it reports to ``sel_conversations``. The report only renders a Section; it never recomputes.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.facts import Facts
-from forensics.config import SCHEMA, Config
+from forensics.config import Config
 from forensics.labels import Label, conversation_labels
 from forensics.queries import load_query
 from forensics.selection import SELECTED, Selection
@@ -47,8 +47,9 @@ class Table:
 
 @dataclass
 class Chart:
-    """What a chart shows (tidy data and its labels); the report layer draws it (``forensics.report.figures``,
-    keyed by section and chart name), so the report and the explorer draw the same chart from the same data."""
+    """What a chart shows (tidy data and its labels); the report layer draws it with the function the analyzer
+    declares for ``name`` (``Analyzer.charts``), so the report and the explorer draw the same chart from the same
+    data."""
 
     name: str
     title: str
@@ -136,9 +137,11 @@ class Context:
 
 def set_variables(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:
     """The config as SQL variables (``getvariable('drift_echo_rate_low')``), for the named queries and facts."""
-    for key in SCHEMA:
-        value = cfg[key.path]
+    for path, value in cfg.values.items():
+        if "." not in path:  # [prices]: a table of tables, read in Python only
+            continue
+        name = path.replace(".", "_", 1)
         if isinstance(value, list):  # typed, so an empty list stays an empty list of strings
-            con.execute(f"SET VARIABLE {key.section}_{key.name} = ?::VARCHAR[]", [value])
+            con.execute(f"SET VARIABLE {name} = ?::VARCHAR[]", [value])
         elif isinstance(value, (bool, int, float, str)):
-            con.execute(f"SET VARIABLE {key.section}_{key.name} = ?", [value])
+            con.execute(f"SET VARIABLE {name} = ?", [value])

@@ -12,10 +12,13 @@ import polars as pl
 import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Finding, Section
-from forensics.analyzers.facts import arrow, fact
-from forensics.config import Config
+from forensics.analyzers.declare import Analyzer, CheckRule
+from forensics.analyzers.facts import Fact, arrow
+from forensics.config import Config, Key
 from forensics.queries import load_query
 from forensics.selection import SELECTED
+from forensics.text import cues
+from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 
 NAME = "baseline"
 TITLE = "Baseline metrics"
@@ -31,14 +34,12 @@ SEED_LAYOUT_MAX = 8  # up to this many conversations, one column each (the seed'
 WIDE_LAYOUT_MAX = 40  # beyond the seed layout: a row per conversation, the largest ones
 
 
-@fact("baseline", order=("created_at", "native_id", "conversation_id"))
 def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``baseline``: one row per selected conversation."""
     return arrow(con, f"SELECT * FROM ({load_query('baseline').sql}) q "
                       f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
 
 
-@fact("baseline_tool_sizes", order=("conversation_id",))
 def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per conversation, its tool results in each size bin (``SIZE_BINS``)."""
     bins = ", ".join(f"count(*) FILTER (WHERE content_bytes > {lo} AND content_bytes <= {hi})"
@@ -47,13 +48,11 @@ def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
                       "USING (conversation_id) WHERE m.on_main_path AND m.role = 'tool' GROUP BY 1")
 
 
-@fact("baseline_role_chars", order=("conversation_id", "role"))
 def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     return arrow(con, f"SELECT conversation_id, m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m "
                       f"JOIN {SELECTED} USING (conversation_id) WHERE m.on_main_path GROUP BY 1, 2")
 
 
-@fact("baseline_pushback", order=("conversation_id", "position"))
 def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The person's turns, after the assistant answered at least once, that say its work failed them
     (``baseline.pushback_patterns`` in their first PUSHBACK_HEAD characters), with the words that did."""
@@ -192,3 +191,53 @@ def _summary(per: pl.DataFrame, means: dict[str, float | None]) -> str:
             + (f"Tool output is about {pct(share)} of the text the assistant and tools produce "
                f"(asst_tool_ratio {fmt_half_up(ratio, 2)}); " if share is not None else "")
             + f"{pct(means['empty_assistant_share'])} of assistant turns are pure tool echo.")
+
+
+# What a person writes when the assistant's work failed them (their turn's first PUSHBACK_HEAD characters, after
+# the assistant answered at least once): "still cannot drag", "same error", "it does not work", "you broke
+# something", a traceback pasted back, 还是不对. Python regexes, matched case-insensitively.
+PUSHBACK = [
+    r"\bstill (doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+    r"same|seeing|see)\b",
+    r"\bsame (error|issue|problem|exception|result)\b",
+    r"\b(doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(ing|s|ed)?\b",
+    r"\byou (broke|forgot|missed|ignored)\b", r"\b(it'?s|is|are|was) broken\b",
+    r"\b(is|are|was|that'?s|it'?s|this is) (wrong|incorrect)\b",
+    r"^\W*nope\b", r"\bno go\b", r"\bI (said|told you|already told you)\b", r"\bwhy did you\b",
+    r"traceback \(most recent call last\)", r"\buncaught \w*error\b",
+    "不对", "错了", "还是不行", "还是报错", "没有用", "不起作用", "你忘了", "又错"]
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"baseline": "Baseline metric definitions (docs/definitions.md#baseline-metrics)."},
+    keys=(
+        Key("baseline", "continue_words", ["继续", "continue", "go on", "继续吧"],
+            "a user message whose stripped text is exactly one of these is a continue-nag", "words",
+            max_chars=TRIMMED_TEXT_MAX),  # longer user texts are not kept trimmed in the warehouse
+        Key("baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"),
+        Key("baseline", "pushback_patterns", PUSHBACK, "a person's turn after an answer whose first 400 characters match "
+            "one of these says the work failed them (user_pushback): still cannot, same error, does not work, you broke, "
+            "a traceback pasted back, 还是不对", "regexes", validate=cues.invalid_regex),
+        Key("baseline", "parallel_calls", 3, "assistant messages with at least this many tool calls are parallel turns",
+            "calls"),
+    ),
+    facts=(
+        Fact("baseline", per_conversation, ("created_at", "native_id", "conversation_id")),
+        Fact("baseline_tool_sizes", tool_sizes, ("conversation_id",)),
+        Fact("baseline_role_chars", role_chars, ("conversation_id", "role")),
+        Fact("baseline_pushback", pushback, ("conversation_id", "position")),
+    ),
+    reads=FACTS,
+    checks=(
+        CheckRule("baseline.means.asst_tool_ratio", "higher", 0.05, True),
+        CheckRule("baseline.means.empty_assistant*", "lower", 0.05, True),
+        CheckRule("baseline.means.continue_nags", "lower", 0.10, True),
+        CheckRule("baseline.means.short_user*", "lower", 0.05, True),
+        CheckRule("baseline.means.tool_results_gt_*", "lower", 0.05, True),
+        CheckRule("baseline.means.parallel_turns", "lower", 0.10, True),
+    ),
+    charts={"messages_by_role": "forensics.report.figures:roles", "tool_result_sizes": "forensics.report.figures:sizes",
+            "context_share": "forensics.report.figures:context_share"},
+    engines=("duckdb", "spark"),
+    maps=("conversations",),
+)

@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.baseline import mean
-from forensics.analyzers.facts import fact
-from forensics.config import Config
+from forensics.analyzers.declare import Analyzer, Tuner
+from forensics.analyzers.facts import Fact
+from forensics.config import Config, Key
 from forensics.queries import load_query
 from forensics.selection import SELECTED
 from forensics.warehouse import frame
@@ -151,7 +152,6 @@ def _grid(cfg: Config) -> tuple[list[int], list[float]]:
     return sorted({*SWEEP_BYTES, int(tr.summarize_bytes)}), sorted({*SWEEP_SHARES, float(tr.summarize_share)})
 
 
-@fact("compression", order=("summarize_bytes", "summarize_share", "native_id", "conversation_id"))
 def replay_grid(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per point of the report's sweep and selected conversation: the replay's counts (``_per_conversation``)."""
     grid_b, grid_s = _grid(cfg)
@@ -211,3 +211,29 @@ def _summary(h: dict[str, Any], ht: int, enabled: bool) -> str:
             + (f"; asst_tool_ratio from {h['asst_tool_ratio_before']:.2f} to {h['asst_tool_ratio_after']:.2f}."
                if h["asst_tool_ratio_after"] is not None else ".")
             + ("" if enabled else " (The config has compress_enabled = false: this is what enabling it would do.)"))
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"tool_result": "Tool-result compression (seed 001, improvement 4)."},
+    keys=(
+        Key("tool_result", "compress_enabled", True, "summarize large tool results before they enter the context", "",
+            "TOOL_RESULT_COMPRESS_ENABLED"),
+        Key("tool_result", "summarize_bytes", 2000, "summarize a result larger than this", "UTF-8 bytes",
+            "TOOL_RESULT_SUMMARIZE_BYTES"),
+        Key("tool_result", "summarize_share", 0.40, "or larger than this share of the request context", "share",
+            "TOOL_RESULT_SUMMARIZE_SHARE"),
+        Key("tool_result", "head_tail_lines", 5, "lines kept from the start and the end of a summarized result", "lines",
+            "TOOL_RESULT_HEAD_TAIL_LINES"),
+    ),
+    facts=(
+        Fact("compression", replay_grid, ("summarize_bytes", "summarize_share", "native_id", "conversation_id")),
+    ),
+    reads=FACTS,
+    tuners=(
+        Tuner("forensics.tuning.tuners:compression", ("tool_result.summarize_bytes", "tool_result.summarize_share")),
+    ),
+    charts={"sweep": "forensics.report.figures:sweep"},
+    engines=("duckdb", "spark"),
+    maps=("conversations",),
+)

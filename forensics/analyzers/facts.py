@@ -8,8 +8,10 @@ the whole selection (DuckDB is the batch); on Spark (``forensics.spark``) it run
 in-memory DuckDB holding a group of whole conversations' rows of the lake. What needs the whole corpus (percentiles, means,
 the sentinel's per-model replay in time order) is no fact: the analyzers do it from the facts' rows.
 
-Each fact declares the total order of its rows, applied on both engines, so what an analyzer iterates over (and
-how it breaks ties) does not depend on where the rows were computed.
+An analyzer declares the facts it defines (``Analyzer.facts``). A fact that joins ``sel_conversations`` covers the
+selection; one that does not (the sentinel's) covers every conversation. Each fact declares the total order of its
+rows, applied on both engines, so what an analyzer iterates over (and how it breaks ties) does not depend on where
+the rows were computed.
 """
 from __future__ import annotations
 
@@ -38,16 +40,11 @@ class Fact:
         return "ids" in inspect.signature(self.fn).parameters
 
 
-REGISTRY: dict[str, Fact] = {}
+def declared(name: str) -> Fact:
+    """The fact ``name`` as an analyzer declares it (``Analyzer.facts``, gathered by ``forensics.analyzers``)."""
+    from forensics.analyzers import all_facts  # the registry imports this module: read it when asked
 
-
-def fact(name: str, order: tuple[str, ...]) -> Callable[[Callable[..., pa.Table]], Callable[..., pa.Table]]:
-    """Register ``fn`` as the fact ``name`` (in the analyzer module that reads it). A fact that joins
-    ``sel_conversations`` covers the selection; one that does not (the sentinel's) covers every conversation."""
-    def register(fn: Callable[..., pa.Table]) -> Callable[..., pa.Table]:
-        REGISTRY[name] = Fact(name, fn, order)
-        return fn
-    return register
+    return all_facts()[name]
 
 
 def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pa.Table:
@@ -62,7 +59,7 @@ def arrow_frame(table: pa.Table | pa.RecordBatch) -> pl.DataFrame:
 
 
 def ordered(name: str, df: pl.DataFrame) -> pl.DataFrame:
-    return df.sort(list(REGISTRY[name].order), nulls_last=True, maintain_order=True) if df.height else df
+    return df.sort(list(declared(name).order), nulls_last=True, maintain_order=True) if df.height else df
 
 
 @dataclass
@@ -86,7 +83,7 @@ class Facts:
         if self.given is not None:
             df = self.given[name]
             return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df
-        f = REGISTRY[name]
+        f = declared(name)
         if ids is not None and f.by_ids:
             return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
         if name not in self._cache:

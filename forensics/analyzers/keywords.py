@@ -14,6 +14,8 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Section, Table
+from forensics.analyzers.declare import Analyzer
+from forensics.config import Key
 from forensics.text.distinctive import distinctive_terms
 from forensics.text.keywords import content_tokens, top_keywords
 from forensics.warehouse import derived
@@ -69,3 +71,18 @@ def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]]
     df = pl.DataFrame(rows, schema={"conversation_id": pl.String, "kind": pl.String, "rank": pl.Int32,
                                     "term": pl.String, "weight": pl.Float64}, orient="row")
     derived.replace_rows(ctx.con, "conversation_keywords", df.to_arrow())
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2)."},
+    keys=(
+        Key("keyword", "fallback_enabled", True, "use the keyword summary when compaction fails", "",
+            "KEYWORD_FALLBACK_ENABLED"),
+        Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
+        Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", "",
+            choices=("bigram", "jieba", "jieba+bigram")),
+    ),
+    charts={"distinctive_terms": "forensics.report.figures:terms"},
+    maps=("conversations",),
+)

@@ -26,6 +26,7 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
+from forensics.analyzers.declare import Analyzer
 
 NAME = "outcomes"
 TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
@@ -229,3 +230,8 @@ def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
     text += (f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
              f"({rev['findings_excluded']} findings citing only them).")
     return text
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+)

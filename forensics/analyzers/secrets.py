@@ -13,6 +13,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.base import Context, Section, Table
+from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.selection import SELECTED
 
 NAME = "secrets"
@@ -88,3 +89,11 @@ def run(ctx: Context) -> Section:
                                    ("by_field", "Secrets by field"), ("by_source", "Secrets by source"))
               if found[key]]
     return Section(NAME, TITLE, describe(found), metrics(found), tables)
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    checks=(
+        CheckRule("secrets.*", "lower", 0.0, False),
+    ),
+)

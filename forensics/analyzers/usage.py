@@ -20,6 +20,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.base import Context, Section, Table
+from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.outcomes import wilson
 from forensics.analyzers.prices import PriceTable, table
 from forensics.selection import SELECTED
@@ -226,3 +227,8 @@ FROM conversations c LEFT JOIN sources s USING (source_id) LEFT JOIN tok USING (
 LEFT JOIN calls USING (conversation_id) LEFT JOIN comp USING (conversation_id)
 LEFT JOIN firsts USING (conversation_id) LEFT JOIN outc USING (conversation_id)
 {where}"""
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+)

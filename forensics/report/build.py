@@ -14,7 +14,8 @@ from typing import Any
 from forensics import analyzers
 from forensics.analyzers import quality
 from forensics.analyzers.base import Context, Finding, Section, Table
-from forensics.config import Config, load_config
+from forensics.analyzers.schema import load_config
+from forensics.config import Config
 from forensics.errors import WarehouseError
 from forensics.labels import Label
 from forensics.redact import mask_frame, redact, redact_value

@@ -6,12 +6,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics import analyzers
 from forensics.config import Config
 from forensics.errors import ForensicsError
 from forensics.report.build import Report, build_report
 from forensics.selection import Selection
-
-PER_CONVERSATION_KEYS = {"conversations", "per_conversation", "per_model", "models", "degraded"}  # maps keyed by id
 
 
 @dataclass
@@ -22,10 +21,12 @@ class Comparison:
 
 
 def flatten(metrics: dict[str, Any], prefix: str = "") -> dict[str, float]:
-    """Summary figures only (per-conversation maps left out): ``section.key.sub`` -> number."""
+    """Summary figures only (the maps the analyzers declare, ``Analyzer.maps``, left out): ``section.key.sub`` ->
+    number."""
     out: dict[str, float] = {}
+    skip = analyzers.maps()
     for k, v in metrics.items():
-        if k in PER_CONVERSATION_KEYS:
+        if k in skip:
             continue
         key = f"{prefix}.{k}" if prefix else str(k)
         if isinstance(v, bool):

@@ -1,10 +1,14 @@
 """Every chart the report and the explorer draw, one function per (section, chart name), from the data the
-analyzer put in its ``Chart`` (analyzers never draw)."""
+analyzer put in its ``Chart`` (analyzers never draw). Each analyzer's declaration names its charts' functions here
+(``Analyzer.charts``, ``"forensics.report.figures:roles"``); a plug-in analyzer names its own."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from forensics import analyzers
+from forensics.analyzers.declare import resolve
+from forensics.errors import ForensicsError
 from forensics.report.charts import PALETTE, bytes_log_axis, figure, short_label
 
 if TYPE_CHECKING:
@@ -12,22 +16,19 @@ if TYPE_CHECKING:
     from matplotlib.ticker import MaxNLocator
 
 Drawer = Callable[[Any], "Figure"]
-DRAWERS: dict[str, Drawer] = {}
-
-
-def drawer(key: str) -> Callable[[Drawer], Drawer]:
-    def register(fn: Drawer) -> Drawer:
-        DRAWERS[key] = fn
-        return fn
-    return register
 
 
 def draw(section: str, name: str, data: Any) -> Figure:
-    return DRAWERS[f"{section}_{name}"](data)
+    """The chart ``name`` of the analyzer ``section``, drawn by the function its declaration names
+    (``Analyzer.charts``: a reference, since analyzers never import this layer)."""
+    ref = (analyzers.load(section).charts or {}).get(name)
+    if ref is None:
+        raise ForensicsError(f"analyzer {section} declares no drawer for its chart {name!r}")
+    drawer: Drawer = resolve(ref)
+    return drawer(data)
 
 
 # ------------------------------------------------------------------------------------------- baseline
-@drawer("baseline_messages_by_role")
 def roles(d: dict[str, list[Any]]) -> Figure:
     """``labels`` and a count per role and conversation."""
     fig = figure(max(6.0, 0.45 * len(d["labels"]) + 2))
@@ -43,7 +44,6 @@ def roles(d: dict[str, list[Any]]) -> Figure:
     return fig
 
 
-@drawer("baseline_tool_result_sizes")
 def sizes(hist: dict[str, list[int]]) -> Figure:
     """``edges`` (lower bounds, bytes; -1 for the first bin) and ``counts``."""
     fig = figure()
@@ -60,7 +60,6 @@ def sizes(hist: dict[str, list[int]]) -> Figure:
     return fig
 
 
-@drawer("baseline_context_share")
 def context_share(role_chars: dict[str, int]) -> Figure:
     fig = figure(6.0, 1.9)
     ax = fig.axes[0]
@@ -78,7 +77,6 @@ def context_share(role_chars: dict[str, int]) -> Figure:
 
 
 # ------------------------------------------------------------------------------------------- keywords
-@drawer("keywords_distinctive_terms")
 def terms(data: list[dict[str, Any]]) -> Figure:
     """Per conversation: ``conversation`` (label) and ``terms`` [[term, weight], ...]."""
     fig = figure(9.0, 1.9 * ((len(data) + 1) // 2) + 0.6)
@@ -95,7 +93,6 @@ def terms(data: list[dict[str, Any]]) -> Figure:
 
 
 # ------------------------------------------------------------------------------------------- compression
-@drawer("compression_sweep")
 def sweep(d: dict[str, Any]) -> Figure:
     """``points`` (summarize_bytes, summarize_share, tool_share_after) and ``before`` (the share without)."""
     fig = figure()
@@ -117,7 +114,6 @@ def sweep(d: dict[str, Any]) -> Figure:
 
 
 # ------------------------------------------------------------------------------------------- compaction
-@drawer("compaction_sweep")
 def compaction_sweep(d: dict[str, Any]) -> Figure:
     """``points`` (max_tokens, keep_recent, outside_window, needed_after_compaction) and ``current`` (the
     configured setting): one line per max_tokens, how many needs fall outside the kept window."""
@@ -146,7 +142,6 @@ def compaction_sweep(d: dict[str, Any]) -> Figure:
 SEVERITY_COLORS = {"none": "#eeeeee", "low": "#ffb74d", "high": "#d32f2f", "not computed": "#ffffff"}
 
 
-@drawer("drift_severity")
 def severity(d: dict[str, Any]) -> Figure:
     """``kinds`` (columns) and ``rows``: {conversation, <kind>: severity}."""
     from matplotlib.patches import Rectangle
@@ -168,7 +163,6 @@ def severity(d: dict[str, Any]) -> Figure:
 TOPIC_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"]
 
 
-@drawer("topics_topic_timeline")
 def timeline(data: list[dict[str, Any]]) -> Figure:
     """Per conversation: ``label``, ``segments`` (start, end, topic, keywords) and ``markers`` (positions)."""
     fig = figure(9.0, 0.7 * len(data) + 1.2)
@@ -193,7 +187,6 @@ MODEL_COLORS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"
 MAX_PANELS = 8
 
 
-@drawer("sentinel_status_over_turns")
 def status_over_turns(d: dict[str, Any]) -> Figure:
     """One panel per model (``labels`` name it with its state): the share of healthy / mutated / missing replies
     per turn bin of ``by_turn``."""
@@ -218,7 +211,6 @@ def status_over_turns(d: dict[str, Any]) -> Figure:
     return fig
 
 
-@drawer("sentinel_onset_by_context")
 def onset_by_context(hist: dict[str, Any]) -> Figure:
     """Degraded conversations by estimated context tokens at onset (``edges``), stacked per model (``counts``)."""
     fig = figure()
@@ -242,7 +234,6 @@ def onset_by_context(hist: dict[str, Any]) -> Figure:
 ROUTING_COLORS = {"hits": "#2ca02c", "router_only": "#ff7f0e", "model_only": "#9467bd"}
 
 
-@drawer("skills_routing")
 def routing(rows: list[dict[str, Any]]) -> Figure:
     """Per skill: ``hits``, ``router_only`` (false fires) and ``model_only`` (misses), stacked."""
     fig = figure(8.0, max(2.2, 0.4 * len(rows) + 1.2))
@@ -262,7 +253,6 @@ def routing(rows: list[dict[str, Any]]) -> Figure:
 
 
 # ------------------------------------------------------------------------------------------- memory
-@drawer("memory_retrieval_sweep")
 def retrieval_sweep(rows: list[dict[str, Any]]) -> Figure:
     """One panel per key of the rows (key, value, recall_at_k, mrr, current): recall@k (solid) and MRR (dashed)
     over its values, the config's value marked."""

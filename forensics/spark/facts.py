@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from forensics.analyzers.base import set_variables
-from forensics.analyzers.facts import REGISTRY, TABLES, arrow_frame, ordered
+from forensics.analyzers.facts import TABLES, arrow_frame, declared, ordered
 from forensics.analyzers.sentinel.state import ComplianceTracker
 from forensics.analyzers.sentinel.tables import replay
 from forensics.config import Config
@@ -87,7 +87,7 @@ def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[s
     for t, table in whole.items():
         con.register(t, table)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} (conversation_id VARCHAR)")
-    return {n: spark_schema(REGISTRY[n].fn(con, cfg).schema) for n in names}
+    return {n: spark_schema(declared(n).fn(con, cfg).schema) for n in names}
 
 
 def output_schema(schemas: dict[str, pa.Schema]) -> pa.Schema:
@@ -117,7 +117,7 @@ def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, p
                     [chosen])
         cols: dict[str, pa.Array] = {KEY: pa.array([group[KEY][0].as_py()], pa.int64())}
         for n in names:
-            rows = REGISTRY[n].fn(con, cfg).cast(schemas[n])
+            rows = declared(n).fn(con, cfg).cast(schemas[n])
             cols[n] = pa.ListArray.from_arrays(pa.array([0, rows.num_rows], pa.int32()),
                                                rows.to_struct_array().combine_chunks())
         for t in [*table_schemas, *whole]:
@@ -204,7 +204,7 @@ def replayed(per: DataFrame, judged: str, schema: pa.Schema, window: int) -> pl.
         for out in replay((arrow_frame(b) for b in batches), tracker):
             yield from out.to_arrow().cast(out_schema).to_batches()
 
-    order = [F.col(c).asc_nulls_last() for c in REGISTRY[judged].order]
+    order = [F.col(c).asc_nulls_last() for c in declared(judged).order]
     result = (replies.repartition("compliance_key").sortWithinPartitions(*order)
               .mapInArrow(run, from_arrow_schema(out_schema)).toArrow())
     return arrow_frame(result.cast(out_schema))

@@ -23,26 +23,27 @@ from forensics.spark.facts import compute
 from forensics.spark.lake import Lake
 from forensics.spark.session import session
 
-ANALYZERS = ("baseline", "compression", "drift", "sentinel")  # the ones that work per conversation
 SMALL = ("conversations", "sources", "topic_switches")  # collected to the driver whole
 JUDGED = "sentinel_judged"  # replayed per model in Spark
 
 
 def names(only: str | list[str] | None) -> list[str]:
-    picked = analyzers.parse_only(",".join(only) if isinstance(only, list) else only) if only else list(ANALYZERS)
-    other = [n for n in picked if n not in ANALYZERS]
+    """The analyzers ``only`` names (default: those declared to run on Spark, ``engines``), in report order."""
+    spark = analyzers.on("spark")
+    picked = analyzers.parse_only(",".join(only) if isinstance(only, list) else only) if only else spark
+    other = [n for n in picked if n not in spark]
     if other:
-        raise ForensicsError(f"--engine spark runs {', '.join(ANALYZERS)}; {', '.join(other)} run on a warehouse "
+        raise ForensicsError(f"--engine spark runs {', '.join(spark)}; {', '.join(other)} run on a warehouse "
                              "only (forensics report --db)")
     return [n for n in analyzers.names() if n in picked]
 
 
 def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None = None,
                        only: str | list[str] | None = None, master: str | None = None) -> Report:
-    """The report of the analyzers ``only`` (default: the four of ``ANALYZERS``) over the lake at ``lake_root``."""
+    """The report of the analyzers ``only`` (default: every one declared for Spark) over the lake at ``lake_root``."""
     selection = selection or Selection()
     chosen = names(only)
-    modules = [analyzers.load(n) for n in chosen]
+    declared = [analyzers.load(n) for n in chosen]
     lake = Lake.open(session(master), lake_root)
     meta = duckdb.connect()
     install_sql(meta)
@@ -53,7 +54,7 @@ def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None 
             meta.unregister(f"_{t}")
     selection.materialize(meta)
     ids = None if selection == Selection() else [r[0] for r in meta.execute(f"SELECT * FROM {SELECTED}").fetchall()]
-    wanted = list(dict.fromkeys(f for m in modules for f in m.FACTS))
+    wanted = list(dict.fromkeys(f for a in declared for f in a.reads))
     total = meta.execute("SELECT count(*) FROM conversations").fetchall()[0][0]
     given = compute(lake, cfg, wanted, total, ids, judged=JUDGED if JUDGED in wanted else None)
     ctx = Context.open(meta, cfg, selection, facts=Facts(meta, cfg, given))

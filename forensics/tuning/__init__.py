@@ -1,6 +1,8 @@
 """`forensics tune`: a recommended value per tunable the data can speak to, each with its evidence.
 
-A tuner is a function ``(TuneContext) -> list[Recommendation]`` listed in TUNERS; it computes by sweeping
+A tuner is a function ``(TuneContext) -> list[Recommendation]`` that an analyzer declares by reference
+(``Analyzer.tuners``: ``"forensics.tuning.tuners:compression"`` and the keys it fits), resolved here when it runs:
+the analyzers sit below this layer and never import it. It computes by sweeping
 the warehouse through the analyzers' own functions (never a second copy of a metric). Nothing is written
 unless the user asks (`--write`, see tuning.write).
 
@@ -18,8 +20,10 @@ from typing import Any
 
 import duckdb
 
+from forensics import analyzers as registry
 from forensics.analyzers import harness
-from forensics.config import HARNESS_FORMATS, SCHEMA, Config
+from forensics.analyzers.declare import resolve
+from forensics.config import HARNESS_FORMATS, Config
 from forensics.report.digest import Advice, Change
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
@@ -35,7 +39,7 @@ class Recommendation:
 
     @property
     def changed(self) -> bool:
-        return self.recommended != self.current
+        return bool(self.recommended != self.current)
 
 
 @dataclass
@@ -61,28 +65,19 @@ class TuneResult:
 
     def values(self, cfg: Config) -> dict[str, Any]:
         """Every config value with the recommendations applied."""
-        vals = {k.path: cfg[k.path] for k in SCHEMA}
+        vals = {path: v for path, v in cfg.values.items() if "." in path}  # every key, no [prices]
         vals.update({r.key: r.recommended for r in self.recommendations})
         return vals
 
 
 Tuner = Callable[[TuneContext], list[Recommendation]]
-TUNERS: list[Tuner] = []
-OWNERS: dict[Tuner, str] = {}  # tuner -> the analyzer whose figures it sweeps (the report runs only those)
-KEYS: dict[Tuner, tuple[str, ...]] = {}  # tuner -> the harness keys it fits (fitted on the harness's own logs)
 
 
-def tuner(fn: Tuner | None = None, *, analyzer: str | None = None, keys: tuple[str, ...] = ()) -> Any:
-    """Register a tuner: ``@tuner``, or ``@tuner(analyzer="drift")`` to say which analyzer's figures it sweeps;
-    ``keys``: the seed harness's keys it fits, so it runs on that harness's logs only (none: every conversation)."""
-    def register(f: Tuner) -> Tuner:
-        TUNERS.append(f)
-        if analyzer:
-            OWNERS[f] = analyzer
-        if keys:
-            KEYS[f] = keys
-        return f
-    return register(fn) if fn is not None else register
+def declared_tuners(analyzers: list[str] | None = None) -> list[tuple[Tuner, tuple[str, ...]]]:
+    """The declared tuners, resolved, with the harness keys each fits: those of ``analyzers`` (None: every
+    analyzer's), in report order."""
+    return [(resolve(t.ref), t.keys) for a in registry.declarations()
+            if analyzers is None or a.name in analyzers for t in a.tuners]
 
 
 def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
@@ -94,31 +89,27 @@ def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
 def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str] | None = None,
                     **options: Any) -> TuneResult:
     """The tuners over the whole warehouse on an open, writable ``con``; with ``analyzers``, only the tuners
-    of those analyzers (a tuner that names none runs only when every analyzer did)."""
-    from forensics import analyzers as registry
+    of those analyzers."""
     from forensics.analyzers.base import Context
-    from forensics.tuning import tuners  # noqa: F401 - registers the tuners
 
     ctx = TuneContext(con, cfg, Context.open(con, cfg, Selection()), **options)
     result = TuneResult()
     result.conversations, result.messages = con.execute(
         "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]
-    every = analyzers is None or set(registry.names()) <= set(analyzers)
     formats = harness.by_format(con, "conversations")
     own = {f: n for f, n in formats.items() if f in HARNESS_FORMATS}
     try:
-        for fn in TUNERS:
-            if every or OWNERS.get(fn) in (analyzers or []):
-                result.recommendations.extend(_scoped(fn, ctx, formats, own))
+        for fn, keys in declared_tuners(analyzers):
+            result.recommendations.extend(_scoped(fn, keys, ctx, formats, own))
     finally:
         Selection().materialize(con)
     return result
 
 
-def _scoped(fn: Tuner, ctx: TuneContext, formats: dict[str, int], own: dict[str, int]) -> list[Recommendation]:
+def _scoped(fn: Tuner, keys: tuple[str, ...], ctx: TuneContext, formats: dict[str, int], own: dict[str, int]
+            ) -> list[Recommendation]:
     """Run ``fn`` over the conversations its keys govern: a harness tuner over the harness's own logs (every key left
     alone when there are none), a detector's over all."""
-    keys = KEYS.get(fn, ())
     if not keys:
         Selection().materialize(ctx.con)
         return fn(ctx)

@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from forensics.config import SCHEMA
+from forensics.analyzers.schema import keys
 
 
 def constants(values: dict[str, Any]) -> dict[str, Any]:
     """CONSTANT_NAME -> value for every key that maps to a harness constant."""
-    return {k.constant: values[k.path] for k in SCHEMA if k.constant}
+    return {k.constant: values[k.path] for k in keys() if k.constant}
 
 
 def emit(values: dict[str, Any], lang: str) -> str:

@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from forensics.analyzers.base import Context
 from forensics.analyzers.skills import Proposal, TriggerTable, analyse, excerpts, read_table
@@ -102,7 +103,7 @@ def write_triggers(t: TriggerTune) -> int:
     return len(t.proposals)
 
 
-def dumps(doc: dict, indent: str, inline: bool) -> str:
+def dumps(doc: dict[str, Any], indent: str, inline: bool) -> str:
     """The table as JSON, top-level keys in their order; with ``inline``, one line per skill."""
     items = []
     for key, value in doc.items():

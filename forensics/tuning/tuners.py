@@ -1,14 +1,15 @@
-"""The tuners, one per tunable family; each sweeps the warehouse with the analyzer that owns the metric."""
+"""The tuners, one per tunable family; each sweeps the warehouse with the analyzer that owns the metric. The analyzer
+declares its tuners by reference (``Analyzer.tuners``, ``"forensics.tuning.tuners:compression"``) with the keys each
+fits; nothing here registers itself."""
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
 from typing import Any
 
-from forensics.tuning import Recommendation, TuneContext, tuner
+from forensics.tuning import Recommendation, TuneContext
 
 
-@tuner(analyzer="sentinel", keys=("sentinel.compliance_window",))
 def sentinel_window(t: TuneContext) -> list[Recommendation]:
     """compliance_window: the fewest false mutes among windows that leave no never-compliant model alarming; only
     over replies of conversations that ask for the sentinel (``sentinel.tables.asked``)."""
@@ -41,7 +42,6 @@ SWEEP_BYTES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 10000, 15000,
 SWEEP_SHARES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 
 
-@tuner(analyzer="compression", keys=("tool_result.summarize_bytes", "tool_result.summarize_share"))
 def compression(t: TuneContext) -> list[Recommendation]:
     """summarize_bytes/summarize_share: the least aggressive setting (fewest results summarized) whose replay
     brings the tool share of context under ``target_tool_share``."""
@@ -66,7 +66,6 @@ def compression(t: TuneContext) -> list[Recommendation]:
                            effect)]
 
 
-@tuner(analyzer="drift")
 def drift(t: TuneContext) -> list[Recommendation]:
     """[drift] thresholds fitted on one kind of agent (``forensics.tuning.drift``), on facts read afresh over every
     conversation (a harness tuner before may have read them over its own logs only)."""
@@ -82,7 +81,6 @@ CONFIDENCES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 SWITCH_SCORES = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.10 .. 0.90: every fitted anchor well inside
 
 
-@tuner(analyzer="topics", keys=("topic.min_confidence",))
 def topic_confidence(t: TuneContext) -> list[Recommendation]:
     """topic.min_confidence: with labels, the best F1 whose precision is credibly ``min_precision``; without,
     the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
@@ -106,7 +104,6 @@ def topic_confidence(t: TuneContext) -> list[Recommendation]:
                            f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)")]
 
 
-@tuner(analyzer="topics")
 def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     """The judging mode's switch-score threshold, its operating point: with labels, the best F1 whose precision is
     credibly ``min_precision``, each candidate judged anew (the terms come from the message_terms cache, so a pass
@@ -147,7 +144,7 @@ def _judged(t: TuneContext, analysis: Any = None) -> dict[str, list[tuple[int, s
     return judged
 
 
-def _references(t: TuneContext, judged: dict[str, list[tuple]]) -> list[Any]:
+def _references(t: TuneContext, judged: dict[str, list[tuple[int, str | None, float | None, bool]]]) -> list[Any]:
     """The labeled conversations that are in the warehouse, as references over their judged positions."""
     from forensics.analyzers.topics.evaluate import reference
     from forensics.analyzers.topics.labels import read_labels
@@ -192,7 +189,6 @@ def _pct(x: float | None) -> str:
 TUNE_KEEPS = (0, 2, 5, 10, 15, 20, 30, 50, 80)
 
 
-@tuner(analyzer="compaction", keys=("compaction.keep_recent", "compaction.max_tokens"))
 def compaction(t: TuneContext) -> list[Recommendation]:
     """keep_recent: the fewest messages kept that leave at most ``max_outside_share`` of the needs after a replayed
     compaction to the summary alone, among settings whose kept messages fit in max_tokens; max_tokens is kept (a
@@ -242,8 +238,6 @@ def _signed(x: float) -> str:
     return f"{x:+.0%}"
 
 
-@tuner(analyzer="memory", keys=tuple(f"memory.{k}" for k in ("top_k", "similarity_threshold", "time_decay",
-                                                                "importance_weight")))
 def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     """[memory] retrieval keys on a question set (SPEC §15): the sweep point with the highest recall@k, then MRR,
     then the smallest injected size; among equals the fewest and smallest changes from the current values."""
@@ -264,7 +258,7 @@ def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     grid = rep.sweep(here).to_dicts()
     span = {k: (max(g[k] for g in grid) - min(g[k] for g in grid)) or 1 for k in KEYS}
 
-    def order(g: dict[str, Any]) -> tuple:
+    def order(g: dict[str, Any]) -> tuple[float, ...]:
         moved = [k for k in KEYS if g[k] != current[k]]
         return (-round(g["recall_at_k"], 9), -round(g["mrr"], 9), round(g["injected_chars"], 6), len(moved),
                 sum(abs(g[k] - current[k]) / span[k] for k in moved))

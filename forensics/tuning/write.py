@@ -7,7 +7,7 @@ from pathlib import Path
 
 import tomlkit
 
-from forensics.config import default_toml
+from forensics.analyzers.schema import default_toml
 from forensics.tuning import Recommendation, TuneResult
 
 

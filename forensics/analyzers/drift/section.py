@@ -28,11 +28,10 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from forensics.analyzers import baseline  # noqa: F401  (registers the fact "baseline", which drift reads too)
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.drift import interleave, norms, rediscovery
 from forensics.analyzers.drift.corpus import Distribution, interventions
-from forensics.analyzers.facts import arrow, fact
+from forensics.analyzers.facts import arrow
 from forensics.config import Config
 from forensics.queries import load_query
 from forensics.selection import SELECTED, Selection
@@ -98,7 +97,6 @@ def _ep(cid: str, native: str | None, kind: str, severity: str, rule: str, value
             "detail": detail, "follows_compaction": follows, "percentile": percentile, "among": among}
 
 
-@fact("drift_context", order=("conversation_id",))
 def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per conversation, what its context held: the assistant's text and what it wrote through tool arguments
     (a file written with Write, an Edit's new text, a patch: its output too), the tools' output (tool messages
@@ -118,7 +116,6 @@ def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         WHERE on_main_path GROUP BY 1""", [LARGEST, int(cfg.tool_result.summarize_bytes)])
 
 
-@fact("drift_kinds", order=("conversation_id",))
 def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per conversation, the kind of agent whose norms it is held against (``norms.kind_of``)."""
     return arrow(con, f"""
@@ -127,25 +124,21 @@ def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         FROM conversations c JOIN {SELECTED} USING (conversation_id) LEFT JOIN sources s USING (source_id)""")
 
 
-@fact("tool_turns", order=("conversation_id", "user_position"))
 def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``tool_turns`` for the selected conversations."""
     return arrow(con, f"SELECT * FROM ({load_query('tool_turns').sql}) q "
                       f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
 
 
-@fact("drift_interventions", order=("conversation_id", "position"))
 def stepped_in(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     return interventions(con).to_arrow()
 
 
-@fact("drift_rediscovery", order=("conversation_id", "at", "sign", "detail"))
 def rediscovered(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Type 3's episodes, read from the compaction audit of the conversations on ``con`` (sel_conversations)."""
     return pa.Table.from_pylist(rediscovery.episodes(Context(con, cfg, Selection())), schema=EPISODE_SCHEMA)
 
 
-@fact("drift_lags", order=("conversation_id", "switch"))
 def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Type 4's lags (``forensics.analyzers.drift.interleave``); none until the topic analyzer wrote topic_switches."""
     found = interleave.lags(con) if interleave.available(con) else []
@@ -282,7 +275,6 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str], kinds: dict[str, 
     return out
 
 
-@fact("drift_nags", order=("conversation_id",))
 def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The person's continue-nags (SPEC §23: a harness's "Please continue" is none) with their positions, and the
     tool calls in the turn before each (mean)."""
@@ -303,7 +295,6 @@ def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         WHERE m.nag GROUP BY 1""")
 
 
-@fact("drift_echo", order=("conversation_id",))
 def echo(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Positions of the pure tool-echo messages (assistant, blank, with tool calls)."""
     return arrow(con, "SELECT conversation_id, list(position ORDER BY position) AS echo_positions FROM messages "

@@ -16,10 +16,11 @@ import polars as pl
 import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
 from forensics.analyzers.memory import decisions as decisions_mod
 from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_questions
 from forensics.analyzers.memory.rules import KINDS, Hit, find
-from forensics.config import Config
+from forensics.config import Config, Key
 from forensics.selection import SELECTED
 
 NAME = "memory"
@@ -145,3 +146,81 @@ def _summary(m: dict[str, Any]) -> str:
                       if r["unknown_expected_ids"] else "")
                    + (f" {r['unknown_projects']} questions name a project without decisions."
                       if r["unknown_projects"] else ""))
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory "
+                        "analyzer reads."},
+    keys=(
+        Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),
+        Key("memory", "similarity_threshold", 0.3, "decisions less similar to the question than this are not injected",
+            "cosine", "MEMORY_SIMILARITY_THRESHOLD"),
+        Key("memory", "time_decay", 0.05, "score = similarity / (1 + time_decay * age_days) + importance_weight * "
+            "importance_score", "per day", "MEMORY_TIME_DECAY"),
+        Key("memory", "importance_weight", 0.1, "weight of a decision's importance_score in its score", "",
+            "MEMORY_IMPORTANCE_WEIGHT"),
+        Key("memory", "negation_cues", ["不再考虑", "已否决", "否决", "放弃", "不用", "不选", "而不是", "而非", "不是",
+                                        "不考虑", "排除", "不采用", "不使用", "弃用", "淘汰", "别用", "没选", "未选",
+                                        "不推荐", "不建议", "不需要", "无需", "不必", "ruled out", "rejected",
+                                        "instead of", "rather than", "not X", "over X", "decided against", "no longer",
+                                        "dropped", "won't use", "abandoned", "avoid", "no need", "don't need"],
+            "a sentence with one of these rejects the options it names, so naming a rejected option there is no "
+            "relitigation; X stands for the option (not X: 'not MongoDB')", "phrases"),
+        Key("memory", "weighing_cues", ["对比", "比较", "还是", "或者", "优缺点", "权衡", "相比", "vs", "versus", "compare",
+                                        "comparison", "pros and cons", "trade-off", "or"],
+            "a relitigating message with one of these weighs the options again: severity high", "phrases"),
+        Key("memory", "decision_cues", ["决定", "X 定了", "定了", "就用", "确定用", "确定为", "确定采用", "确定选用", "选定",
+                                        "选用", "采用", "定为", "敲定", "拍板", "we decided", "we'll go with",
+                                        "we will go with", "let's use", "let's go with", "decided to"],
+            "a sentence with one of these states a decision when it names the chosen option after the cue (or, for a cue "
+            "written X cue, before it: 'Loki 定了'); Chinese cues must fall on jieba word boundaries (稳定了 is no 定了) "
+            "and a cue right after 不/没/未/别 is negated (不采用 MongoDB chooses nothing)", "phrases"),
+        Key("memory", "undecided_cues", ["还没", "没决定", "没有决定", "未决定", "尚未", "没定", "待定", "不确定", "再决定",
+                                         "再说", "如果", "假如", "要是", "是否", "考虑中", "决定不了", "难以决定",
+                                         "决定之前", "这个决定", "那个决定", "的决定", "该决定", "你决定", "你来定", "由你",
+                                         "not decided", "haven't decided", "have not decided", "undecided", "not yet",
+                                         "yet to", "if we", "whether", "before we decide", "still deciding",
+                                         "to be decided", "tbd", "up to you", "your call", "或者", "或是", "可以用",
+                                         "可以采用", "可以选", "we could", "could use"],
+            "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet), speaks of a "
+            "decision rather than makes one (这个决定, 由你决定) or only lists or proposes options (可以采用 A 或者 B): "
+            "not a decision", "phrases"),
+        Key("memory", "supersede_cues", ["改为", "改用", "改成", "替代", "取代", "代替", "替换", "变更", "推翻", "撤销",
+                                         "作废", "不再使用", "之前的决定", "原决定", "supersede", "supersedes", "replaces",
+                                         "replace", "switch to", "switching to", "changed to", "instead of the",
+                                         "overrides", "reverses", "no longer"],
+            "a later decision whose title, content, reason or source message has one of these supersedes an earlier "
+            "one: no decision_conflict", "phrases"),
+        Key("memory", "question_cues", ["?", "？", "吗", "什么", "哪", "怎么", "如何", "是否", "呢", "为什么", "请问",
+                                        "介绍", "说说", "讲讲", "告诉我", "推荐", "建议", "what", "which", "how",
+                                        "should we", "do we", "did we", "are we", "have we", "is it", "tell me",
+                                        "remind me", "recommend", "suggest"],
+            "a user message with one of these asks or requests (decision_not_recalled); a decision-cue sentence with "
+            "one of these is a question or a suggestion, not a decision", "phrases"),
+        Key("memory", "decision_roles", ["user", "assistant"], "roles whose messages can state an unrecorded decision: "
+            "the user's statement, or the assistant's answer to the user's question that the user's next message "
+            "accepts or builds on (an assistant's 'let's use' nobody answered, or the user turned down, is a proposal)",
+            "roles", choices=("user", "assistant")),
+        Key("memory", "declined_cues", ["no", "nope", "not", "don't", "do not", "rather not", "instead", "不", "不要",
+                                        "不行", "不用", "算了", "别", "换一个"],
+            "a user reply whose first sentence has one of these turns the assistant's proposed decision down (Chinese "
+            "cues on jieba word boundaries: 不错 is no 不)", "phrases"),
+        Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "
+            "decision title's terms (and at least two of them)", "share"),
+        Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "
+            "when their titles' terms overlap this much (Jaccard): 用户服务 and 订单服务 数据库选型 are two matters",
+            "Jaccard"),
+    ),
+    checks=(
+        CheckRule("memory.retrieval.recall_at_k", "higher", 0.02, False),
+        CheckRule("memory.retrieval.mrr", "higher", 0.02, False),
+        CheckRule("memory.retrieval.injected_chars", "lower", 0.10, True),
+        CheckRule("memory.findings*", "lower", 0.0, False),
+    ),
+    tuners=(
+        Tuner("forensics.tuning.tuners:memory_retrieval",
+              ("memory.top_k", "memory.similarity_threshold", "memory.time_decay", "memory.importance_weight")),
+    ),
+    charts={"retrieval_sweep": "forensics.report.figures:retrieval_sweep"},
+)

@@ -4,11 +4,51 @@ state machine over history, find each degraded conversation's onset and whether 
 The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``ComplianceTracker`` and
 ``window_sweep`` are the library twins a notebook or `forensics tune` calls directly.
 """
+from forensics.analyzers.declare import Analyzer, Tuner
+from forensics.analyzers.facts import Fact
 from forensics.analyzers.sentinel.classify import Sentinel, Verdict, classify, strip_for_display
 from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
-from forensics.analyzers.sentinel.tables import build_tables
+from forensics.analyzers.sentinel.tables import build_tables, failures, judged, turns
+from forensics.config import Key
 
-__all__ = ["FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify",
+__all__ = ["ANALYZER", "FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify",
            "compliance_key", "run", "strip_for_display", "window_sweep"]
+
+
+SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"sentinel": "Sentinel (canary) compliance (seed 000, §三)."},
+    keys=(
+        Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
+        Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
+        Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
+        Key("sentinel", "compliance_window", 3, "judged replies without a Healthy one before a model is muted",
+            "replies", "SENTINEL_COMPLIANCE_WINDOW"),
+        Key("sentinel", "correction_words", ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot",
+                                             "I said"],
+            "a user message containing one of these is a correction (a visible failure)", "phrases"),
+        Key("sentinel", "closing", "]]", "what ends the sentinel line", ""),
+        Key("sentinel", "tool_error_patterns",
+            [r"\[exit code: [1-9][0-9]*\]", r"^error(\[E[0-9]+\])?:", "panicked at", r"traceback \(most recent call last\)",
+             "test result: failed", "no such file or directory", "permission denied", "command not found"],
+            "a tool result matching one of these (RE2, case-insensitive, ^ at line starts) is a tool error even "
+            "without the error flag", "regexes"),
+    ),
+    facts=(
+        Fact("sentinel_judged", judged, ("created_at", "native_id", "conversation_id", "position")),
+        Fact("sentinel_turns", turns, ("conversation_id",)),
+        Fact("sentinel_failures", failures, ("conversation_id", "position", "kind")),
+    ),
+    reads=FACTS,
+    tuners=(
+        Tuner("forensics.tuning.tuners:sentinel_window", ("sentinel.compliance_window",)),
+    ),
+    charts={"status_over_turns": "forensics.report.figures:status_over_turns",
+            "onset_by_context": "forensics.report.figures:onset_by_context"},
+    engines=("duckdb", "spark"),
+    maps=("models", "degraded"),
+)

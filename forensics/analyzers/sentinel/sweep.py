@@ -18,8 +18,9 @@ from collections.abc import Iterable
 import duckdb
 import polars as pl
 
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.sentinel.tables import build_tables
-from forensics.config import Config, defaults
+from forensics.config import Config
 from forensics.warehouse import frame
 
 WINDOWS = range(1, 11)

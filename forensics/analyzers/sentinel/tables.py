@@ -20,7 +20,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from forensics.analyzers.facts import Facts, arrow, fact, ordered
+from forensics.analyzers.facts import Facts, arrow, ordered
 from forensics.analyzers.sentinel.classify import Sentinel, classify
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.config import Config
@@ -75,7 +75,6 @@ STATE_SCHEMA: dict[str, Any] = {"created_at": pl.Datetime("us"), "known_complian
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 
 
-@fact("sentinel_judged", order=("created_at", "native_id", "conversation_id", "position"))
 def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Every final reply with its verdict and compliance key, without its text (one tight loop over the text)."""
     s = Sentinel.from_config(cfg)
@@ -87,13 +86,11 @@ def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         pl.Series("drifted", [v.drifted for v in verdicts], pl.String)).to_arrow()
 
 
-@fact("sentinel_turns", order=("conversation_id",))
 def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     return arrow(con, "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
                       "WHERE on_main_path AND role = 'user' GROUP BY 1")
 
 
-@fact("sentinel_failures", order=("conversation_id", "position", "kind"))
 def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pa.Table:
     """The named query ``sentinel_failures`` with each failure's turn (user messages up to it), of ``ids`` only
     when given: a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs, so the error

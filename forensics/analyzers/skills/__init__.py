@@ -15,9 +15,11 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.skills.propose import Proposal, propose
 from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, gather, tally
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers
+from forensics.config import Key
 
 NAME = "skills"
 TITLE = "Skill-trigger replay"
@@ -26,8 +28,8 @@ EVIDENCE = 100  # positions per skill and verdict kept in metrics.json (all of t
 SHOWN = 6  # ... and in a table cell
 EXCERPT = 100
 
-__all__ = ["NAME", "TITLE", "Proposal", "Replay", "TriggerTable", "analyse", "configured", "excerpts", "read_table",
-           "run", "with_triggers"]
+__all__ = ["ANALYZER", "NAME", "TITLE", "Proposal", "Replay", "TriggerTable", "analyse", "configured", "excerpts",
+           "read_table", "run", "with_triggers"]
 
 
 def analyse(ctx: Context, table: TriggerTable | None) -> tuple[Replay, list[Row], list[Proposal]]:
@@ -225,3 +227,20 @@ def _findings(ctx: Context, rows: list[Row], table: TriggerTable | None) -> list
                                f"no phrase of {r.model_skill} matched" if table and r.model_skill in table.skills
                                else f"{r.model_skill} is not in the trigger table"))
     return out
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    sections={"skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how "
+                        "the model loads skills."},
+    keys=(
+        Key("skills", "triggers", "", "the trigger table the harness routes skills with (seed 000's skill_triggers.json: "
+            "{\"schema\": 1, \"skills\": {\"<skill id>\": [\"phrase\", ...]}}); relative to this file; empty: none",
+            "path"),
+        Key("skills", "tools", ["Skill", "meta.loadSkill", "meta_loadSkill"], "tool calls that load a skill (Claude "
+            "Code's Skill tool, the seed harness's meta.loadSkill)", "tool names"),
+        Key("skills", "argument_keys", ["skill", "command", "name"], "the first of these arguments that holds text "
+            "names the skill a load call loads", "argument names"),
+    ),
+    charts={"routing": "forensics.report.figures:routing"},
+)
