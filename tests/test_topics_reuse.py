@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest
+from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics import pipeline, store
 from forensics.analyzers.topics.model import load_models
-from forensics.config import defaults
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 
