@@ -4,13 +4,13 @@ from __future__ import annotations
 from forensics.importers.run import IngestResult, SourceResult
 
 ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row
-STATUS = {"side": "side file", "unrecognised": "not recognised"}
+STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised"}
 
 
 def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     """One row per file the run looked at (more than ROWS_MAX: only the failed sources and those imported with
     a note, unless ``verbose``), the notes, then the totals: every file counted as a source (imported,
-    unchanged or failed), a side file read with its main file, or not recognised."""
+    unchanged or failed), a side file read with its main file, empty, or not recognised."""
     t = r.totals()
     listed = r.files if verbose or len(r.files) <= ROWS_MAX else [f for f in r.files if _noted(f)]
     skipped = t["skipped"] > 0  # the column appears only for formats that skip records
@@ -25,7 +25,8 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
         notes.append(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
                      "files not recognised not listed; --verbose lists every file)")
     others = "".join(f", {t[k]} {label}" for k, label in (
-        ("side", "side file" if t["side"] == 1 else "side files"), ("unrecognised", "not recognised")) if t[k])
+        ("side", "side file" if t["side"] == 1 else "side files"), ("empty", "empty"),
+        ("unrecognised", "not recognised")) if t[k])
     total = (f"{t['sources']} sources ({t['failed']} failed){others}"
              + (f" = {t['files']} files" if others else "")
              + f": {t['conversations_new']} conversations new, "

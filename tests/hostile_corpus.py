@@ -381,8 +381,10 @@ def judge(r: Any, case: Case) -> tuple[str, str]:
         if "\n" in r.error or RAW_EXCEPTION.search(r.error):
             return "failed", f"not a one-line refusal: {r.error[:300]!r}"
         return "refused", ""
-    if r.status not in ("imported", "unchanged", "unrecognised", "side"):
+    if r.status not in ("imported", "unchanged", "unrecognised", "side", "empty"):
         return r.status, f"status {r.status!r}"
+    if r.status == "empty":  # no bytes, or only blank lines: skipped and counted
+        return "skipped", ""
     if r.status != "imported":
         return "refused" if r.status == "unrecognised" else r.status, ""
     accounted = r.messages_imported + r.messages_unchanged + r.quarantined + r.skipped

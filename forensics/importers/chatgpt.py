@@ -35,6 +35,7 @@ HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
 SHARED, MAIN = "shared_conversations.json", "conversations.json"
+FIRST_KEYS = ("title", "create_time", "update_time", "mapping")  # how a conversation starts (2023 and 2025 layouts)
 EXTRAS = {SHARED: "the links the person shared", "model_comparisons.json": "the answers the person compared",
           "message_feedback.json": "the person's ratings of replies"}  # user.json, chat.html: no format reads them
 
@@ -68,17 +69,17 @@ def _shared(path: Path, log: Log) -> None:
     log.notes.append(f"read with it: {SHARED} ({n} shared links, not conversations)")
 
 
-def _conversation(log: Log, conv: dict, i: int) -> Conversation:
+def _conversation(log: Log, conv: dict[str, Any], i: int) -> Conversation:
     nodes = {k: v for k, v in conv["mapping"].items() if isinstance(v, dict)}
     main = _main_path(nodes, conv.get("current_node"))
     order = main + [k for k in _tree_order(nodes) if k not in set(main)]
     on_main = set(main)
     turns: list[Turn] = []
-    last_kept: dict[str, str | None] = {}  # node -> nearest kept ancestor (skipped nodes are stepped over)
+    last_kept: dict[str | None, str | None] = {}  # node -> nearest kept ancestor (skipped nodes are stepped over)
     model = conv.get("default_model_slug")
     for nid in order:
         node = nodes[nid]
-        parent = node.get("parent") if isinstance(node.get("parent"), str) else None
+        parent = up if isinstance(up := node.get("parent"), str) else None
         anc = last_kept.get(parent, parent) if parent in nodes else None
         m = node.get("message")
         if not isinstance(m, dict):
@@ -93,23 +94,23 @@ def _conversation(log: Log, conv: dict, i: int) -> Conversation:
         turn.parent, turn.main = (anc or ""), nid in on_main
         turns.append(turn)
         last_kept[nid] = nid
-        meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+        meta = mapping(m.get("metadata"))
         model = model or meta.get("model_slug")
     native = conv.get("conversation_id") or conv.get("id") or f"#{i}"
     return Conversation(native, turns, title=conv.get("title"), provider="openai", model=model,
                         created=conv.get("create_time"), updated=conv.get("update_time"))
 
 
-def _turn(log: Log, m: dict, nid: str) -> Turn | None:
-    author = m.get("author") if isinstance(m.get("author"), dict) else {}
+def _turn(log: Log, m: dict[str, Any], nid: str) -> Turn | None:
+    author = mapping(m.get("author"))
     role = author.get("role")
-    content = m.get("content") if isinstance(m.get("content"), dict) else {}
+    content = mapping(m.get("content"))
     ctype = content.get("content_type")
     if ctype in HIDDEN:
         log.skip(f"{ctype} (hidden reasoning)")
         return None
     text = _text(content)
-    meta = m.get("metadata") if isinstance(m.get("metadata"), dict) else {}
+    meta = mapping(m.get("metadata"))
     at = m.get("create_time")
     if ctype in SYSTEM_CONTENT:
         return Turn("system", text, id=nid, at=at)
@@ -122,8 +123,8 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
     if role == "assistant" and isinstance(recipient, str) and recipient != "all":
         return Turn("assistant", "", calls=[ToolCall(recipient, text, m.get("id") or nid)], id=nid, at=at)
     if role == "tool":
-        agg = meta.get("aggregate_result") if isinstance(meta.get("aggregate_result"), dict) else {}
-        status = agg.get("status") if isinstance(agg.get("status"), str) else ""
+        agg = mapping(meta.get("aggregate_result"))
+        status = given if isinstance(given := agg.get("status"), str) else ""
         error = ctype == "system_error" or bool(FAILED_STATUS.search(status)) or None
         return Turn("tool", text, id=nid, at=at, is_error=error, tool=author.get("name"))  # the call's recipient
     if ctype not in (None, "text", "multimodal_text", "code", "execution_output"):
@@ -131,7 +132,7 @@ def _turn(log: Log, m: dict, nid: str) -> Turn | None:
     return Turn(role if isinstance(role, str) else "?", text, id=nid, at=at)
 
 
-def _call_of(nodes: dict[str, dict], nid: str, m: dict) -> str:
+def _call_of(nodes: dict[str, dict[str, Any]], nid: str, m: dict[str, Any]) -> str:
     """The call a tool message answers: the nearest message above it (never past the person's turn)
     addressed to the tool it names (``author.name``; ``web`` answers ``web.run``). None found: the tool's name,
     which no call has as id, so the result stays unlinked."""
@@ -150,18 +151,18 @@ def _call_of(nodes: dict[str, dict], nid: str, m: dict) -> str:
     return f"unanswered: {name or 'tool'}"
 
 
-def _text(content: dict) -> str:
+def _text(content: dict[str, Any]) -> str:
     parts = content.get("parts")
     if isinstance(parts, list):
         return "\n".join(p if isinstance(p, str) else text_of(p.get("text")) if isinstance(p, dict) and "text" in p
                          else "" for p in parts).strip("\n")
     for key in ("text", "result", "summary", "user_instructions"):
-        if isinstance(content.get(key), str):
-            return content[key]
+        if isinstance(value := content.get(key), str):
+            return value
     return ""
 
 
-def _main_path(nodes: dict[str, dict], current: Any) -> list[str]:
+def _main_path(nodes: dict[str, dict[str, Any]], current: Any) -> list[str]:
     """Root -> current_node (else the newest leaf), in order."""
     if not isinstance(current, str) or current not in nodes:
         childless = [k for k, v in nodes.items() if not v.get("children")]
@@ -169,7 +170,7 @@ def _main_path(nodes: dict[str, dict], current: Any) -> list[str]:
     return chain(current, {k: v.get("parent") for k, v in nodes.items()})
 
 
-def _tree_order(nodes: dict[str, dict]) -> list[str]:
+def _tree_order(nodes: dict[str, dict[str, Any]]) -> list[str]:
     """Every node, parents before children (the off-path branches, in the order they were written)."""
     roots = [k for k, v in nodes.items() if v.get("parent") not in nodes]
     out, seen, stack = [], set(), list(reversed(roots))
@@ -184,7 +185,7 @@ def _tree_order(nodes: dict[str, dict]) -> list[str]:
     return out + [k for k in nodes if k not in seen]  # nodes in a cycle
 
 
-def _time(node: dict) -> float:
+def _time(node: dict[str, Any]) -> float:
     m = node.get("message")
     t = m.get("create_time") if isinstance(m, dict) else None
     return float(t) if isinstance(t, (int, float)) else 0.0
@@ -199,8 +200,11 @@ def _sniff(probe: Probe) -> bool:
     if _extra(probe.path):  # told apart here so that no generic format tries (and fails) to read it
         return True
     head = probe.head.lstrip()
-    return head[:1] == b"[" and b'"mapping"' in probe.head and (
-        b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048])
+    if head[:1] == b"[" and b'"mapping"' in probe.head and (
+            b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048]):
+        return True
+    keys, whole = probe.first_keys  # an export cut off before its first mapping: known by how it starts
+    return not whole and len(keys) >= 2 and keys == FIRST_KEYS[:len(keys)]
 
 
 FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",

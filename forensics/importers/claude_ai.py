@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from forensics.importers import stream
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, listed, text_of
@@ -46,7 +47,7 @@ def read(path: str, log: Log) -> Iterator[Conversation]:
         log.notes.append(f"beside it, not conversations: {', '.join(beside)}")
 
 
-def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
+def _conversation(log: Log, conv: dict[str, Any], where: str, i: int) -> Conversation:
     msgs = []
     for j, m in enumerate(conv["chat_messages"]):
         if not isinstance(m, dict) or not isinstance(m.get("sender"), str) or m["sender"] not in SENDERS:
@@ -62,7 +63,7 @@ def _conversation(log: Log, conv: dict, where: str, i: int) -> Conversation:
                         created=conv.get("created_at"), updated=conv.get("updated_at"))
 
 
-def _turns(log: Log, m: dict, main: bool, tree: bool) -> list[Turn]:
+def _turns(log: Log, m: dict[str, Any], main: bool, tree: bool) -> list[Turn]:
     role, mid, at = SENDERS[m["sender"]], m.get("uuid"), m.get("created_at")
     blocks = [b for b in listed(m.get("content")) if isinstance(b, dict)]
     for b in blocks:
@@ -86,12 +87,12 @@ def _turns(log: Log, m: dict, main: bool, tree: bool) -> list[Turn]:
     return out
 
 
-def _parent(m: dict) -> str | None:
+def _parent(m: dict[str, Any]) -> str | None:
     p = m.get("parent_message_uuid")
     return p if isinstance(p, str) else None
 
 
-def _main_path(msgs: list[dict]) -> dict[str, int]:
+def _main_path(msgs: list[dict[str, Any]]) -> dict[str | None, int]:
     """uuid -> order on the main path: all messages in order when they have no parent links, else the chain
     from the newest message up to the root."""
     if not any(_parent(m) for m in msgs):
@@ -103,7 +104,10 @@ def _main_path(msgs: list[dict]) -> dict[str, int]:
 
 def _sniff(probe: Probe) -> bool:
     head = probe.head.lstrip()
-    return head[:1] == b"[" and b'"chat_messages"' in probe.head and b'"uuid"' in probe.head
+    if head[:1] == b"[" and b'"chat_messages"' in probe.head and b'"uuid"' in probe.head:
+        return True
+    keys, whole = probe.first_keys  # an export cut off before its first chat_messages: known by how it starts
+    return not whole and keys[:2] == ("uuid", "name") and len(keys) > 2 and keys[2] in ("summary", "created_at")
 
 
 FORMAT = Format("claude-ai", "Claude.ai data export, conversations.json (chat_messages, with branches when linked)",

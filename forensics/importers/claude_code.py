@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from forensics.importers import claude_code_history, values
-from forensics.importers.model import MAP_ERRORS, Columns, arrow_schemas, parse, read_side
+from forensics.importers.model import MAP_ERRORS, Columns, arrow_schemas, mapping, parse, read_side
 from forensics.importers.records import (
     Batch,
     Entry,
@@ -82,13 +82,13 @@ class _Msg:
     content: Any
     ts: str | None
     part: str
-    usage: dict | None = None
+    usage: dict[str, Any] | None = None
     model: str | None = None
     ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
     meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
 
 
-def _latest_usage(seen: dict | None, line: Any) -> dict | None:
+def _latest_usage(seen: dict[str, Any] | None, line: Any) -> dict[str, Any] | None:
     """A response's usage over its lines: per count the largest (the counts only grow as the response streams)."""
     if not isinstance(line, dict):
         return seen
@@ -110,7 +110,7 @@ class _Event:
     pre: int | None
     post: int | None
     attach: str | None  # uuid of the message it belongs to, when the line names one
-    detail: dict
+    detail: dict[str, Any]
 
 
 @dataclass
@@ -121,10 +121,10 @@ class _File:
     events: list[_Event] = field(default_factory=list)
     nodes: dict[str, tuple[str | None, str, int]] = field(default_factory=dict)  # uuid -> (parent, ts, line)
     owner: dict[str, _Msg] = field(default_factory=dict)  # line uuid -> the message it belongs to
-    part_of: dict[str, str] = field(default_factory=dict)  # line uuid -> conversation part ("" = main)
-    skipped: Counter = field(default_factory=Counter)
-    fields: Counter = field(default_factory=Counter)
-    blocks: Counter = field(default_factory=Counter)
+    part_of: dict[str | None, str] = field(default_factory=dict)  # line uuid -> conversation part ("" = main)
+    skipped: Counter[str] = field(default_factory=Counter)
+    fields: Counter[str] = field(default_factory=Counter)
+    blocks: Counter[str] = field(default_factory=Counter)
     merged: int = 0  # continuation lines of split responses
     bad: int = 0  # lines quarantined
     known: int = 0  # lines of a Claude Code line type
@@ -225,7 +225,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 f.msgs.append(msg)
                 f.owner[uid] = msg
             elif kind == "system" and obj.get("subtype") == "compact_boundary":
-                meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
+                meta = mapping(obj.get("compactMetadata"))
                 f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
                                        _int(meta.get("postTokens")), None,
                                        _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
@@ -432,7 +432,7 @@ def _notes(f: _File) -> list[str]:
     return out
 
 
-def _counts(c: Counter) -> str:
+def _counts(c: Counter[str]) -> str:
     return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
 
 
@@ -442,13 +442,13 @@ def _load(raw: bytes) -> tuple[str, Any]:
     return reason, obj
 
 
-def _blocks(content: Any) -> list:
+def _blocks(content: Any) -> list[Any]:
     if isinstance(content, list):
         return list(content)
     return [{"type": "text", "text": content}] if isinstance(content, str) else []
 
 
-def _detail(obj: dict, keys: tuple[str, ...]) -> dict:
+def _detail(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     return {k: obj[k] for k in keys if obj.get(k) is not None}
 
 
@@ -460,7 +460,7 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def looks_like_claude_code(obj: dict) -> bool:
+def looks_like_claude_code(obj: dict[str, Any]) -> bool:
     """Sniff: a record with a Claude Code line type and its identifying fields."""
     return obj.get("type") in LINE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "parentUuid" in obj)
 

@@ -54,7 +54,7 @@ FAILED = re.compile(r"\s*(?:The tool execution failed|Error executing|Error:\n"
 BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 # ui_messages.json: the say/ask kinds that are a call of a tool (ExtensionMessage.ts), by the API tool name.
 EDITS = ("replace_in_file", "write_to_file", "apply_diff", "insert_content", "search_and_replace")  # Roo's too
-UI_TOOLS = {"readFile": ("read_file",), "listFilesTopLevel": ("list_files",), "listFilesRecursive": ("list_files",),
+UI_TOOLS: dict[Any, tuple[str, ...]] = {"readFile": ("read_file",), "listFilesTopLevel": ("list_files",), "listFilesRecursive": ("list_files",),
             "listCodeDefinitionNames": ("list_code_definition_names",), "searchFiles": ("search_files",),
             "editedExistingFile": EDITS, "newFileCreated": ("write_to_file",), "fileDeleted": ("delete_file",),
             "webFetch": ("web_fetch",), "webSearch": ("web_search",), "summarizeTask": ("summarize_task",),
@@ -121,14 +121,14 @@ def read(path: str, log: Log) -> list[Conversation]:
                          provider=_provider(doc, ui), events=events)]
 
 
-def _api_turns(m: dict, i: int, log: Log, calls: _Open) -> list[Turn]:
+def _api_turns(m: dict[str, Any], i: int, log: Log, calls: _Open) -> list[Turn]:
     role, content, at = m.get("role"), m.get("content"), m.get("ts")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}] if isinstance(content, str) else []
     for b in blocks:
         kind = b.get("type") if isinstance(b, dict) else None
         if kind not in BLOCKS:
             log.ignore(f"{str(kind)[:40]} block")
-    texts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    texts = [t for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(t := b.get("text"), str)]
     text = "\n\n".join(texts)  # as Cline joins the blocks of a request (formatContentBlockToMarkdown)
     if role == "assistant":
         turn = Turn("assistant", text, at=at, id=m.get("id") or str(i))
@@ -204,7 +204,7 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
     for i, where, m in log.objects(ui, log.name, "UI message"):
         with log.guard(where, m):
             kind = m.get("say") if m.get("type") == "say" else m.get("ask")
-            text, at = m.get("text") if isinstance(m.get("text"), str) else "", m.get("ts")
+            text, at = given if isinstance(given := m.get("text"), str) else "", m.get("ts")
             if m.get("type") == "say" and (kind == "user_feedback" or kind in ("task", "text") and not asked):
                 turns.append(Turn("user", text, at=at, id=str(i), origin="person"))
             elif kind == "api_req_started":
@@ -224,7 +224,7 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
             elif kind in UI_ASKED and m.get("type") == "ask":
                 name, field = UI_ASKED[kind]
                 info = _loads(text)
-                said = info.get(field) if isinstance(info, dict) and isinstance(info.get(field), str) else text
+                said = given if isinstance(info, dict) and isinstance(given := info.get(field), str) else text
                 turn = _reply(turns, at, i, usage, said)
                 _call(turn, calls, ToolCall(name, info if isinstance(info, dict) else text, f"ui-{i}"))
             elif kind == "tool":
@@ -234,7 +234,7 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                 _call(_reply(turns, at, i, usage), calls, ToolCall(names[0], info, f"ui-{i}"), names)
             elif kind in UI_CALLS:
                 info = _loads(text)
-                name = info.get("type") if kind == "use_mcp_server" and isinstance(info, dict) and info.get(
+                name = info["type"] if kind == "use_mcp_server" and isinstance(info, dict) and info.get(
                     "type") in ("use_mcp_tool", "access_mcp_resource") else UI_CALLS[kind]
                 _call(_reply(turns, at, i, usage), calls, ToolCall(name, info or text, f"ui-{i}"))
             elif kind in ("condense", "compaction") and m.get("type") == "say":
@@ -265,7 +265,7 @@ def _call(turn: Turn, calls: _Open, call: ToolCall, names: tuple[str, ...] = ())
     calls.add(call, names)
 
 
-def _request_usage(info: dict, m: dict) -> list[Usage]:
+def _request_usage(info: dict[str, Any], m: dict[str, Any]) -> list[Usage]:
     if not any(info.get(k) for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites")):
         return []
     return [Usage(input_tokens=info.get("tokensIn"), output_tokens=info.get("tokensOut"),
@@ -284,7 +284,7 @@ def _side(path: Path, log: Log) -> Any:
     return doc if isinstance(doc, list) or path.name != UI_FILE else []
 
 
-def _usage_and_events(ui: list, turns: list[Turn], at_index: dict[int, int], log: Log) -> list[Event]:
+def _usage_and_events(ui: list[Any], turns: list[Turn], at_index: dict[int, int], log: Log) -> list[Event]:
     """Each API request's tokens onto the reply it produced (by ``conversationHistoryIndex``: a request said
     at index k is answered by history message k + 2; else in order), when the history has no ``metrics``;
     compactions. The other UI records repeat the history and are counted as skipped."""
@@ -307,8 +307,8 @@ def _usage_and_events(ui: list, turns: list[Turn], at_index: dict[int, int], log
             events.append(_compaction(u.get("text"), _turn_at(turns, u.get("ts"))))
             used += 1
     placed = 0
-    for reply, got in zip((r for r in replies if not r.usage), in_order):
-        reply.usage.append(got)
+    for reply, one in zip((r for r in replies if not r.usage), in_order):
+        reply.usage.append(one)
         placed += 1
     log.skip(f"{UI_FILE} api_req_started whose reply is not in the history (tokens not kept)", len(in_order) - placed)
     used += len(in_order)
@@ -332,17 +332,18 @@ def _turn_at(turns: list[Turn], ts: Any) -> int | None:
     return next((i for i, t in enumerate(turns) if (values.epoch(t.at) or 0) >= when), None)
 
 
-def _model(doc: list, ui: list, meta: Any) -> str | None:
+def _model(doc: list[Any], ui: list[Any], meta: Any) -> str | None:
     for m in doc + ui:
         if isinstance(m, dict) and mapping(m.get("modelInfo")).get("modelId"):
-            return m["modelInfo"]["modelId"]
+            model: str | None = m["modelInfo"]["modelId"]
+            return model
     usage = meta.get("model_usage") if isinstance(meta, dict) else None
     if isinstance(usage, list):
         return next((u.get("model_id") for u in usage if isinstance(u, dict) and u.get("model_id")), None)
     return None
 
 
-def _provider(doc: list, ui: list) -> str | None:
+def _provider(doc: list[Any], ui: list[Any]) -> str | None:
     return next((m["modelInfo"].get("providerId") for m in doc + ui if isinstance(m, dict)
                  and isinstance(m.get("modelInfo"), dict) and m["modelInfo"].get("providerId")), None)
 

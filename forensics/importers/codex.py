@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.importers import codex_history, values
-from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, text_of
+from forensics.importers.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.registry import Format, Probe
 
 WRAPPED = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
@@ -61,7 +61,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         doc = log.json_document(data)
         if not isinstance(doc, dict):
             return []
-        session = doc.get("session") if isinstance(doc.get("session"), dict) else {}
+        session = mapping(doc.get("session"))
         lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
                                                    enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
         return _build(path, log, lines, f"{log.name}")
@@ -72,7 +72,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     for n, _raw, obj in log.json_lines(data):
         kind = obj.get("type")
         if kind in WRAPPED and "payload" in obj:
-            payload = obj["payload"] if isinstance(obj["payload"], dict) else {}
+            payload = mapping(obj["payload"])
             if kind == "response_item" or kind == "event_msg":
                 payload = {**payload, "timestamp": payload.get("timestamp", obj.get("timestamp"))}
             lines.append((n, payload, kind))
@@ -99,7 +99,7 @@ class _State:
         self.model: str | None = None
         self.first_model: str | None = None
         self.open: Turn | None = None  # the assistant message the current response is adding to
-        self.last_total: dict | None = None
+        self.last_total: dict[str, Any] | None = None
         self.user_starts: list[int] = []  # index of each real user message on the main path
         self.compacted_lines = 0
         self.merged = 0  # response items added to an assistant message already started
@@ -124,9 +124,9 @@ class _State:
         return turn
 
 
-def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -> list[Conversation]:
+def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], name: str) -> list[Conversation]:
     st = _State()
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     for n, obj, kind in lines:
         with log.guard(f"{name}:{n}", obj):
             if kind == "session_meta":
@@ -177,16 +177,16 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict, str]], name: str) -
         st.turns.insert(0, Turn("system", text, id="instructions", at=meta.get("timestamp")))
         for e in st.events:
             e.before = e.before + 1 if isinstance(e.before, int) else e.before
-    native = meta.get("id") if isinstance(meta.get("id"), str) else _id_from_name(Path(path).name)
+    native = given if isinstance(given := meta.get("id"), str) else _id_from_name(Path(path).name)
     provider = meta.get("model_provider") if isinstance(meta.get("model_provider"), str) else "openai"
     return [Conversation(native, st.turns, provider=provider, model=st.first_model or st.model,
                          created=meta.get("timestamp"), parent=_parent(meta), events=st.events)]
 
 
-def _item(log: Log, st: _State, n: int, it: dict) -> None:
+def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
     kind, at = it.get("type"), it.get("timestamp")
     if kind == "message" or (kind is None and "role" in it):
-        role = ROLES.get(it.get("role")) if isinstance(it.get("role"), str) else None
+        role = ROLES.get(given) if isinstance(given := it.get("role"), str) else None
         if role is None:
             log.quarantine(f"{log.name}:{n}", f"message with unknown role {str(it.get('role'))[:40]!r}", it)
             return
@@ -224,7 +224,7 @@ def _item(log: Log, st: _State, n: int, it: dict) -> None:
         log.skip(f"response_item:{str(kind)[:40]}")
 
 
-def _event(log: Log, st: _State, ev: dict) -> None:
+def _event(log: Log, st: _State, ev: dict[str, Any]) -> None:
     kind = ev.get("type")
     if kind == "token_count":
         _usage(log, st, ev)
@@ -263,7 +263,7 @@ def _place_pending(log: Log, st: _State) -> None:
     st.pending = []
 
 
-def _usage(log: Log, st: _State, ev: dict) -> None:
+def _usage(log: Log, st: _State, ev: dict[str, Any]) -> None:
     """One usage row per model response. ``info.total_token_usage`` is the session's running total: a
     repeated total (Codex writes one after every rate-limit update) is no new response."""
     info = ev.get("info") if isinstance(ev.get("info"), dict) else None
@@ -312,7 +312,7 @@ def _roll_back(log: Log, st: _State, n: int) -> None:
     log.notes.append(f"{min(n, len(starts))} rolled-back turns kept off the main path")
 
 
-def _call(it: dict) -> ToolCall:
+def _call(it: dict[str, Any]) -> ToolCall:
     kind = it.get("type")
     cid = _str(it.get("call_id")) or _str(it.get("id"))
     if kind == "function_call":
@@ -343,7 +343,7 @@ def _output(out: Any) -> tuple[str, bool]:
         except ValueError:
             wrapped = None
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
-            meta = wrapped.get("metadata") if isinstance(wrapped.get("metadata"), dict) else {}
+            meta = mapping(wrapped.get("metadata"))
             code = meta.get("exit_code")
             return wrapped["output"], (code != 0) if type(code) is int else _failed(wrapped["output"])
     code = _exit_code(text)
@@ -365,12 +365,12 @@ def _exit_code(text: str) -> int | None:
     return None
 
 
-def _parent(meta: dict) -> str | None:
+def _parent(meta: dict[str, Any]) -> str | None:
     src = meta.get("source")
     spawn = src.get("subagent") if isinstance(src, dict) else None
     spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
-    if isinstance(spawn, dict) and isinstance(spawn.get("parent_thread_id"), str):
-        return spawn["parent_thread_id"]
+    if isinstance(spawn, dict) and isinstance(parent := spawn.get("parent_thread_id"), str):
+        return parent
     return _str(meta.get("forked_from_id"))
 
 
@@ -385,7 +385,7 @@ def _contextual(content: Any) -> bool:
     return any(isinstance(p, dict) and isinstance(p.get("text"), str) and CONTEXTUAL.match(p["text"]) for p in parts)
 
 
-def _own_turn(obj: dict, kind: str, meta: dict) -> bool:
+def _own_turn(obj: dict[str, Any], kind: str, meta: dict[str, Any]) -> bool:
     """Whether a turn boundary in a forked thread's file starts a turn of that thread, not one copied from its
     parent: the turn began after the thread was created (``turn_id`` and thread ids are time-ordered UUIDv7;
     ``started_at`` is in seconds). A boundary that says neither ends the copy."""
@@ -410,7 +410,7 @@ def _uuid7_ms(v: Any) -> int | None:
     return None
 
 
-def _nid(it: dict, n: int) -> str:
+def _nid(it: dict[str, Any], n: int) -> str:
     return it["id"] if isinstance(it.get("id"), str) else f"line:{n}"
 
 

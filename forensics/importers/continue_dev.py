@@ -54,8 +54,8 @@ def read(path: str, log: Log) -> list[Conversation]:
     sid = str(doc.get("sessionId") or Path(path).stem)
     turns: list[Turn] = []
     events: list[Event] = []
-    answered: set[str] = set()
-    states: dict[Any, dict] = {}  # call id -> its toolCallState
+    answered: set[str | None] = set()
+    states: dict[Any, dict[str, Any]] = {}  # call id -> its toolCallState
     for _, where, item in log.objects(doc["history"], f"{log.name}:history", "history item"):
         with log.guard(where, item):
             _item(log, item, turns, events, answered, states)
@@ -78,9 +78,9 @@ class _Assistant(Turn):
     state_results: list[Turn] = field(default_factory=list)  # used when no tool message answers the call
 
 
-def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered: set[str],
-          states: dict[Any, dict]) -> None:
-    m = item.get("message") if isinstance(item.get("message"), dict) else item  # the oldest sessions: bare messages
+def _item(log: Log, item: dict[str, Any], turns: list[Turn], events: list[Event], answered: set[str | None],
+          states: dict[Any, dict[str, Any]]) -> None:
+    m = message if isinstance(message := item.get("message"), dict) else item  # the oldest sessions: bare messages
     role = m.get("role")
     if isinstance(item.get("conversationSummary"), str):
         events.append(Event("compaction", len(turns), detail={"summary": item["conversationSummary"]}))
@@ -108,7 +108,7 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
                           mapping(mapping(s.get("toolCall")).get("function")).get("arguments"), s.get("toolCallId"))
                  for s in mine]
     turn = _Assistant("assistant", text, calls=calls)
-    u = m.get("usage") if isinstance(m.get("usage"), dict) else None
+    u = given if isinstance(given := m.get("usage"), dict) else None
     if u is not None:  # core's Usage (camelCase); some 2025 builds wrote the provider's snake_case object
         details = mapping(u.get("promptTokensDetails") or u.get("prompt_tokens_details"))
         cached = details.get("cachedTokens", details.get("cached_tokens"))
@@ -126,14 +126,14 @@ def _item(log: Log, item: dict, turns: list[Turn], events: list[Event], answered
                 answers=s.get("toolCallId"), is_error=s.get("status") in ERRORED))
 
 
-def _steps(doc: Any) -> list | None:
+def _steps(doc: Any) -> list[Any] | None:
     """The steps of a session of the 2023 Python server, or None: ``{session_state: {history: [step]}}``
     (late 2023) or ``{history: {timeline: [{step, depth}]}, session_info}`` (mid 2023)."""
     if not isinstance(doc, dict):
         return None
     state = doc.get("session_state")
-    if isinstance(state, dict) and isinstance(state.get("history"), list):
-        return state["history"]
+    if isinstance(state, dict) and isinstance(history := state.get("history"), list):
+        return history
     hist = doc.get("history")
     if isinstance(hist, dict) and isinstance(hist.get("timeline"), list):
         return [{**mapping(n.get("step")), "depth": n.get("depth")} if isinstance(n, dict) else n
@@ -141,14 +141,14 @@ def _steps(doc: Any) -> list | None:
     return None
 
 
-def _python_era(log: Log, doc: dict, steps: list, path: Path) -> Conversation:
+def _python_era(log: Log, doc: dict[str, Any], steps: list[Any], path: Path) -> Conversation:
     """Steps (``server/continuedev/core/main.py`` StepDescription): a ``UserInputStep`` is the person's
     input (its description), a visible step with a description the model's reply; hidden steps are the
     server's bookkeeping, skipped and counted."""
     turns: list[Turn] = []
     for _, _where, step in log.objects(steps, f"{log.name}:history", "step"):
         kind = step.get("step_type") or step.get("class_name")
-        text = step.get("description") if isinstance(step.get("description"), str) else ""
+        text = given if isinstance(given := step.get("description"), str) else ""
         if kind == "UserInputStep":
             turns.append(Turn("user", text or str(mapping(step.get("params")).get("user_input") or ""),
                               origin="person"))

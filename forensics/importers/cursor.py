@@ -30,8 +30,7 @@ from typing import Any
 
 from forensics.importers import values
 from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
-from forensics.importers.registry import Format, Probe
-from forensics.importers.sqlite import connect_ro
+from forensics.importers.registry import Format, Probe, connect_ro
 
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 INDEX_KEY = "composer.composerData"
@@ -107,11 +106,11 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
     return out
 
 
-def _turns(log: Log, items: list[dict]) -> list[Turn]:
+def _turns(log: Log, items: list[dict[str, Any]]) -> list[Turn]:
     turns: list[Turn] = []
     for b in items:
         kind = b.get("type")
-        timing = b.get("timingInfo") if isinstance(b.get("timingInfo"), dict) else {}
+        timing = mapping(b.get("timingInfo"))
         at = b.get("createdAt") or timing.get("clientStartTime")
         text = text_of(b.get("text") or b.get("rawText"))
         tool = b.get("toolFormerData") if isinstance(b.get("toolFormerData"), dict) else None
@@ -125,7 +124,7 @@ def _turns(log: Log, items: list[dict]) -> list[Turn]:
             log.skip("empty assistant bubble")
             continue
         turn = Turn("assistant", text, at=at, id=b.get("bubbleId"))
-        tokens = b.get("tokenCount") if isinstance(b.get("tokenCount"), dict) else {}
+        tokens = mapping(b.get("tokenCount"))
         if tokens.get("inputTokens") or tokens.get("outputTokens"):
             turn.usage.append(Usage(input_tokens=tokens.get("inputTokens"), output_tokens=tokens.get("outputTokens"),
                                     model=mapping(b.get("modelInfo")).get("modelName")
@@ -211,7 +210,7 @@ def _said_elsewhere(log: Log, path: Path, composers: list[str]) -> set[str]:
     return said
 
 
-def _prompts(log: Log, rows: dict, known: set[str]) -> Conversation | None:
+def _prompts(log: Log, rows: dict[str, Any], known: set[str]) -> Conversation | None:
     """The prompts typed in this workspace that no conversation holds (``known``: what the person said in
     them), in the order Cursor kept them, timed by the generation they started (``aiService.generations``,
     matched by their text)."""

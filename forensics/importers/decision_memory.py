@@ -16,7 +16,7 @@ import hashlib
 import math
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,8 +24,7 @@ import orjson
 
 from forensics.errors import SourceError
 from forensics.importers.records import ROLE_ALIASES, BadRecord, Batch, Entry, Parsed, finish, stable_id, to_epoch
-from forensics.importers.registry import Format, Probe
-from forensics.importers.sqlite import connect_ro
+from forensics.importers.registry import Format, Probe, connect_ro
 
 NAME = "decision-memory"
 MESSAGES, DECISIONS, EMBEDDINGS = "conversation_messages", "decision_events", "decision_embeddings"
@@ -104,13 +103,14 @@ def vector(value: Any) -> list[float]:
         raise BadRecord(f"embedding is {type(value).__name__}, not a BLOB or JSON text")
     if not np.isfinite(arr).all():
         raise BadRecord("embedding holds NaN or infinite values")
-    return arr.tolist()
+    out: list[float] = arr.tolist()
+    return out
 
 
 class _Reader:
     """One table's rows: by our field names (absent columns read as None), and whole, for the quarantine."""
 
-    def __init__(self, con: sqlite3.Connection, table: str, fields: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, con: sqlite3.Connection, table: str, fields: Mapping[str, tuple[str, ...]]) -> None:
         self.columns = [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")]
         lower = {c.lower(): c for c in self.columns}
         self.table, self.con, self.fields = table, con, list(fields)
@@ -144,8 +144,10 @@ def _blob(v: Any) -> bytes:
 
 
 def _text(v: Any) -> str | None:
-    if v is None:
-        return None
+    return None if v is None else _str(v)
+
+
+def _str(v: Any) -> str:
     return bytes(v).decode("utf-8", "replace") if isinstance(v, (bytes, memoryview)) else str(v)
 
 
@@ -198,18 +200,19 @@ def parse_file(path: str, source_id: str, fingerprint: str = "") -> Parsed:
 
 def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple[str, int]]:
     """Conversations into the batch; returns message id -> (conversation id, position), repeats included."""
-    groups: dict[tuple[str, str], list[tuple[tuple, str, Any, str, str]]] = {}
+    groups: dict[tuple[str, str], list[tuple[tuple[Any, ...], str, float | None, str, str, str | None]]] = {}
     for rowid, r, whole in reader.rows():
         b.rows_read += 1
         b.messages_read += 1
-        where = f"{reader.table}:{rowid}"
+        loc = f"{reader.table}:{rowid}"
         role = ROLE_ALIASES.get(str(r["role"]).strip().lower()) if r["role"] is not None else None
         conv, content = _text(r["conversation"]), _text(r["content"])
         reason = ("no conversation_id" if conv is None else f"unknown role {str(r['role'])[:40]!r}" if role is None
                   else "content is NULL" if content is None else None)
         if reason:
-            b.quarantine(where, reason, _raw(whole))
+            b.quarantine(loc, reason, _raw(whole))
             continue
+        assert conv is not None and role is not None and content is not None  # else a reason above
         ts = _epoch(r["created_at"])
         native = str(r["id"]) if r["id"] is not None else str(rowid)
         key = (_text(r["project"]) or "", conv)
@@ -223,7 +226,9 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
         rows.sort(key=lambda x: x[0])
         native_conv = f"{project}/{conv}" if project else conv
         cid = stable_id(source_id, native_conv)
-        entries, later, digest, prev = [], [], hashlib.sha1(), None
+        entries: list[Entry] = []
+        later: list[tuple[str, str]] = []
+        digest, prev = hashlib.sha1(), None
         for _, native, ts, role, content, h in rows:
             if h is not None and h in seen:
                 later.append((native, seen[h]))
@@ -261,7 +266,7 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
         b.rows_read += 1
         b.messages_read += 1
         loc = f"{reader.table}:{rowid}"
-        did = _text(r["id"]) if r["id"] is not None else str(rowid)
+        did = _str(r["id"]) if r["id"] is not None else str(rowid)
         title, content = (_text(r["title"]) or "").strip(), (_text(r["content"]) or "").strip()
         if not title and not content:
             b.quarantine(loc, "decision has neither a title nor a decision_content", _raw(whole))
@@ -307,7 +312,7 @@ def _epoch(v: Any) -> float | None:
 
 def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, Any]]) -> None:
     """decision_embeddings: the newest row per decision wins; older ones are skipped and counted."""
-    newest: dict[str, float] = {}
+    newest: dict[str | None, float] = {}
     superseded = 0
     for rowid, r, whole in reader.rows():
         b.rows_read += 1

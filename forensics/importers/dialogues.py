@@ -10,6 +10,7 @@ gap in the positions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from forensics.importers.records import (
     Batch,
@@ -65,9 +66,9 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     return Parsed.of(b)
 
 
-def _turns(b: Batch, turns: list, where: str) -> list[dict]:
+def _turns(b: Batch, turns: list[Any], where: str) -> list[dict[str, Any]]:
     """The usable turns sorted by idx (each counted as a message read); the others quarantined."""
-    ok: dict[int, dict] = {}
+    ok: dict[int, dict[str, Any]] = {}
     for k, t in enumerate(turns):
         b.messages_read += 1
         problem = _problem(t)

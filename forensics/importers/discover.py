@@ -20,6 +20,7 @@ from forensics.errors import ForensicsError, SourceError
 from forensics.importers import registry
 
 ALWAYS = (".db", ".sqlite", ".sqlite3", ".jsonl")  # in a folder, reported as failed when no format reads them
+BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,26 @@ class NotRecognised(Exception):
     and manifests live beside logs). Its message says what it was tested against."""
 
 
+class Empty(Exception):
+    """A file that holds nothing: no bytes, or only blank lines. No source and no conversation; counted and
+    listed as empty, not a failure (a session file created and never written, an export of nothing). Its
+    message says what it holds."""
+
+
+def refuse_empty(path: Path, size: int) -> None:
+    """Raise Empty when the file holds no bytes or only blank ones (white space, line ends, a UTF-8 byte-order
+    mark). Reads only while what it has read is blank: one small read for a log."""
+    if size:
+        with open(path, "rb") as f:
+            if f.read(4096).removeprefix(BOM).strip():
+                return
+            while chunk := f.read(1 << 20):
+                if chunk.strip():
+                    return
+    held = f"only blank lines, {size} byte{'s' * (size > 1)}" if size else "0 bytes"
+    raise Empty(f"empty file ({held}): no conversation, skipped")
+
+
 def not_regular(path: Path) -> str | None:
     """What a path is when it is no regular file (a FIFO, a socket, a device, a link loop or a dangling link),
     else None. Such a path is never opened: a FIFO would block every reader for ever, a device never ends."""
@@ -117,11 +138,12 @@ def refuse_irregular(path: Path, named: bool) -> None:
 def detect(path: Path, fmt: str = "auto", options: dict[str, Any] | None = None, named: bool = True) -> Source:
     """The format of one file: by its content (first bytes and records), the extension only breaking ties.
 
-    Unknown is an error (SourceError) for a file named on the command line, one with a database or JSONL
-    suffix, or one named like a format's files (then the error says which ``--format`` to try); any other
-    file of a folder raises NotRecognised."""
+    An empty file raises Empty, whatever the format. Unknown is an error (SourceError) for a file named on the
+    command line, one with a database or JSONL suffix, or one named like a format's files (then the error says
+    which ``--format`` to try); any other file of a folder raises NotRecognised."""
     options = dict(options or {})
     refuse_irregular(path, named)
+    refuse_empty(path, path.stat().st_size)
     if fmt != "auto":
         return Source(path, fmt, options)
     claimed = registry.suggest(path)

@@ -27,6 +27,7 @@ Two other files sit in the project folder (packages/core/src/core/logger.ts):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,8 @@ def read(path: str, log: Log) -> list[Conversation]:
     if doc is not None:  # the JSON form (several JSONL lines never parse as one document)
         log.rows += 1
         return [_conversation(path, log, doc, list(enumerate(doc["messages"])), set(), [], doc_form=True)]
-    meta: dict = {}
-    records: dict[str, tuple[int, dict]] = {}  # id -> (line, latest record), in first-seen order
+    meta: dict[str, Any] = {}
+    records: dict[str, tuple[int, dict[str, Any]]] = {}  # id -> (line, latest record), in first-seen order
     off: set[str] = set()
     events: list[tuple[str, Event]] = []  # (id of the message it precedes, event)
     for n, _raw, obj in log.json_lines(data):
@@ -97,8 +98,8 @@ def read(path: str, log: Log) -> list[Conversation]:
     return [_conversation(path, log, meta, [(n, r) for n, r in records.values()], off, events)]
 
 
-def _checkpoint(records: dict[str, tuple[int, dict]], off: set[str], events: list[tuple[str, Event]],
-                msgs: list, n: int) -> None:
+def _checkpoint(records: dict[str, tuple[int, dict[str, Any]]], off: set[str], events: list[tuple[str, Event]],
+                msgs: list[Any], n: int) -> None:
     """``$set.messages``: the history as the CLI now holds it. Messages it keeps take its version; new ones
     (a compression summary) are added; a history that lost messages is a compaction."""
     kept = {m["id"] for m in msgs if isinstance(m, dict) and isinstance(m.get("id"), str)}
@@ -111,7 +112,7 @@ def _checkpoint(records: dict[str, tuple[int, dict]], off: set[str], events: lis
         events.append((first_new, Event("compaction", detail={"dropped_messages": len(dropped), "line": n})))
 
 
-def _conversation(path: str, log: Log, meta: dict, msgs: list[tuple[int, Any]], off: set[str],
+def _conversation(path: str, log: Log, meta: dict[str, Any], msgs: list[tuple[int, Any]], off: set[str],
                   events: list[tuple[str, Event]], doc_form: bool = False) -> Conversation:
     turns: list[Turn] = []
     index: dict[str, int] = {}
@@ -162,7 +163,7 @@ def _user_origin(text: str) -> str:
     return "person"
 
 
-def _turns(m: dict, off: bool) -> list[Turn]:
+def _turns(m: dict[str, Any], off: bool) -> list[Turn]:
     """A message, and for a ``gemini`` one the tool message of each call that has a result."""
     mid, at = m.get("id"), m.get("timestamp")
     if m.get("type") == "user":
@@ -173,8 +174,9 @@ def _turns(m: dict, off: bool) -> list[Turn]:
                 calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
     tokens = m.get("tokens")
     if isinstance(tokens, dict):
-        inp, cached, tool = tokens.get("input"), tokens.get("cached"), tokens.get("tool")
-        out, thoughts = tokens.get("output"), tokens.get("thoughts")
+        get: Callable[[str], Any] = tokens.get  # a count is summed only when both are ints (_nums)
+        inp, cached, tool = get("input"), get("cached"), get("tool")
+        out, thoughts = get("output"), get("thoughts")
         turn.usage.append(Usage(  # total = input + output + thoughts + tool (toolUsePromptTokenCount: input too)
             prompt_tokens=inp + tool if _nums(inp, tool) else inp,
             output_tokens=out + thoughts if _nums(out, thoughts) else out,
@@ -190,7 +192,7 @@ def _turns(m: dict, off: bool) -> list[Turn]:
     return out
 
 
-def _result_text(call: dict) -> str:
+def _result_text(call: dict[str, Any]) -> str:
     """The text the model was given: the function responses' output (or error), else the display text."""
     parts = call.get("result")
     parts = parts if isinstance(parts, list) else [parts] if parts is not None else []
@@ -213,7 +215,7 @@ def _result_text(call: dict) -> str:
     return shown if isinstance(shown, str) else text_of(shown)
 
 
-def _checkpoint_conversation(path: str, log: Log, contents: list) -> Conversation:
+def _checkpoint_conversation(path: str, log: Log, contents: list[Any]) -> Conversation:
     """A ``/chat save`` checkpoint: Gemini API contents, calls answered by id or by name."""
     turns: list[Turn] = []
     open_calls: list[ToolCall] = []
@@ -241,7 +243,7 @@ def _checkpoint_conversation(path: str, log: Log, contents: list) -> Conversatio
     return Conversation(Path(path).stem, turns, provider="google")
 
 
-def _response(fr: dict, open_calls: list[ToolCall], nid: str) -> Turn:
+def _response(fr: dict[str, Any], open_calls: list[ToolCall], nid: str) -> Turn:
     """The tool message of one function response; the call it answers leaves ``open_calls``."""
     rid, name = _str(fr.get("id")), fr.get("name")
     call = next((c for c in open_calls if rid is not None and c.id == rid), None) \
@@ -255,7 +257,7 @@ def _response(fr: dict, open_calls: list[ToolCall], nid: str) -> Turn:
     return Turn("tool", text, answers=call.id if call is not None else rid, is_error=error, id=nid)
 
 
-def _prompt_log(path: str, log: Log, entries: list) -> list[Conversation]:
+def _prompt_log(path: str, log: Log, entries: list[Any]) -> list[Conversation]:
     """``logs.json``: the person's inputs, one conversation per session not recorded in ``chats/``."""
     chats = Path(path).parent / "chats"
     recorded = {f.stem.rsplit("-", 1)[-1] for f in chats.glob("session-*.json*")} if chats.is_dir() else set()
@@ -282,7 +284,7 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _parent(path: str, meta: dict) -> str | None:
+def _parent(path: str, meta: dict[str, Any]) -> str | None:
     """A sub-agent's file sits in ``chats/<parent session id>/``."""
     folder = Path(path).parent
     if meta.get("kind") == "subagent" and folder.name != "chats":
@@ -294,7 +296,7 @@ def _nums(*vs: Any) -> bool:
     return all(isinstance(v, int) and not isinstance(v, bool) for v in vs)
 
 
-def _document(data: bytes) -> dict | None:
+def _document(data: bytes) -> dict[str, Any] | None:
     try:
         doc = values.loads(data)
     except ValueError:  # JSONL, or not JSON at all (then each line is judged on its own)

@@ -6,6 +6,7 @@ The conversation is the path from the root to the newest leaf; entries on other 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -131,7 +132,7 @@ def _main_path(nodes: Nodes, order: list[str]) -> dict[str, int]:
     return {eid: i for i, eid in enumerate(chain(leaf, parent_of))}
 
 
-def _is_header(obj: dict) -> bool:
+def _is_header(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "session" or ("role" not in obj and "parent_id" not in obj and "content" not in obj)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -181,14 +181,14 @@ class Loader:
                 self.flush()
                 self.con.execute("BEGIN TRANSACTION")
                 self.chunked = pl
-            self._write([b.tables], [(pl, f)])
+            self._write([cast("dict[str, pa.Table]", b.tables)], [(pl, f)])
             if last:
                 self._finish_chunked(pl)
             return
         if not self.open:  # whole files: written as they come, committed with their sources' rows at flush
             self.con.execute("BEGIN TRANSACTION")
             self.open = True
-        self._write([b.tables], [(pl, f) for pl, _, f in ok])
+        self._write([cast("dict[str, pa.Table]", b.tables)], [(pl, f) for pl, _, f in ok])
         for pl, _, _ in ok:
             self.ready.append(pl)
             self.bytes += pl.todo_bytes

@@ -123,7 +123,7 @@ class Event:
     trigger: str | None = None
     pre_tokens: Any = None
     post_tokens: Any = None
-    detail: dict = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -171,8 +171,8 @@ class Log:
     def __init__(self, path: str) -> None:
         self.path, self.name = path, Path(path).name
         self.rows = 0  # lines or records read (import_runs.rows_read)
-        self.skipped: Counter = Counter()
-        self.ignored: Counter = Counter()  # parts of records this format does not map (unknown fields, blocks)
+        self.skipped: Counter[str] = Counter()
+        self.ignored: Counter[str] = Counter()  # parts of records this format does not map (unknown fields, blocks)
         self.notes: list[str] = []
         self.error = ""  # set when nothing in the file is of this format: the source fails with it
         self.batch = Batch()
@@ -191,7 +191,7 @@ class Log:
         if n > 0:
             self.skipped[kind] += n
 
-    def json_lines(self, data: bytes) -> Iterator[tuple[int, bytes, dict]]:
+    def json_lines(self, data: bytes) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
         """(line number, raw bytes, object) of each JSONL line that is a JSON object; the others (empty, not
         JSON, not an object) are quarantined. Every line counts as a row read."""
         for n, raw in enumerate(split_lines(data), 1):
@@ -212,7 +212,7 @@ class Log:
             self.quarantine(self.name, values.json_reason(e), data)
             return None
 
-    def json_list(self, data: bytes, what: str) -> list:
+    def json_list(self, data: bytes, what: str) -> list[Any]:
         """The file as a JSON list (one row read); else [] and, when it is JSON of another shape, the error
         that fails the source (``what`` says what the file should hold)."""
         doc = self.json_document(data)
@@ -222,7 +222,7 @@ class Log:
             return []
         return doc
 
-    def objects(self, items: Any, where: str, what: str = "record") -> Iterator[tuple[int, str, dict]]:
+    def objects(self, items: Any, where: str, what: str = "record") -> Iterator[tuple[int, str, dict[str, Any]]]:
         """(index, location, object) for each JSON object of a list; any other item is quarantined where it stands.
         The caller maps each inside ``guard`` (a generator cannot catch what its consumer raises)."""
         for i, v in enumerate(listed(items)):
@@ -372,7 +372,8 @@ class Columns:
     """Column lists for one arrow table, filled row by row."""
 
     def __init__(self, schema: pa.Schema) -> None:
-        self.schema, self.cols = schema, [[] for _ in schema.names]
+        self.schema = schema
+        self.cols: list[list[Any]] = [[] for _ in schema.names]
 
     def add(self, *row: Any) -> None:
         for col, v in zip(self.cols, row):
@@ -401,17 +402,17 @@ def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "outp
                     kinds is None or part.get("type", "text") in kinds):
                 out.append(part["text"])
         return "\n".join(out)
-    if isinstance(v, dict) and isinstance(v.get("text"), str):
-        return v["text"]
+    if isinstance(v, dict) and isinstance(text := v.get("text"), str):
+        return text
     return _args(v)
 
 
-def listed(v: Any) -> list:
+def listed(v: Any) -> list[Any]:
     """``v`` when it is a list, else an empty one (a field of another type in a log of another version)."""
     return v if isinstance(v, list) else []
 
 
-def mapping(v: Any) -> dict:
+def mapping(v: Any) -> dict[str, Any]:
     """``v`` when it is an object, else an empty one."""
     return v if isinstance(v, dict) else {}
 

@@ -17,10 +17,9 @@ import sqlite3
 from typing import Any
 
 from forensics.importers import values
-from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, text_of
+from forensics.importers.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 from forensics.importers.records import chain
-from forensics.importers.registry import Format, Probe
-from forensics.importers.sqlite import connect_ro
+from forensics.importers.registry import Format, Probe, connect_ro
 
 DETAILS = re.compile(r'<details\s+type="(tool_calls|code_interpreter)"(?P<attrs>[^>]*)>.*?</details>\s*', re.DOTALL)
 ATTR = re.compile(r'(\w+)="([^"]*)"')
@@ -56,9 +55,9 @@ def read(path: str, log: Log) -> list[Conversation]:
     return out
 
 
-def _conversation(log: Log, row: dict, doc: dict) -> Conversation:
-    hist = doc.get("history") if isinstance(doc.get("history"), dict) else {}
-    nodes = hist.get("messages") if isinstance(hist.get("messages"), dict) else {}
+def _conversation(log: Log, row: dict[str, Any], doc: dict[str, Any]) -> Conversation:
+    hist = mapping(doc.get("history"))
+    nodes = mapping(hist.get("messages"))
     current = hist.get("currentId")
     if not nodes and isinstance(doc.get("messages"), list):  # early versions: only the main path, as a list
         prev = None
@@ -74,13 +73,13 @@ def _conversation(log: Log, row: dict, doc: dict) -> Conversation:
             log.quarantine(f"chat:{row['rowid']}#{nid}", "message is not a JSON object", m)
             continue
         turns.extend(_turns(log, m, nid, nid in set(main)))
-    models = doc.get("models") if isinstance(doc.get("models"), list) else []
+    models = listed(doc.get("models"))
     return Conversation(str(row.get("id") or row["rowid"]), turns, title=row.get("title") or doc.get("title"),
                         model=next((x for x in models if isinstance(x, str)), None),
                         created=row.get("created_at") or doc.get("timestamp"), updated=row.get("updated_at"))
 
 
-def _turns(log: Log, m: dict, nid: str, main: bool) -> list[Turn]:
+def _turns(log: Log, m: dict[str, Any], nid: str, main: bool) -> list[Turn]:
     role, at = m.get("role"), m.get("timestamp")
     text = text_of(m.get("content"))
     if role == "assistant" and REASONING.search(text):  # a reasoning model's thoughts, written before the reply
@@ -104,7 +103,7 @@ def _turns(log: Log, m: dict, nid: str, main: bool) -> list[Turn]:
         turn.text = DETAILS.sub("", text).strip()
     u = m.get("usage") if isinstance(m.get("usage"), dict) else None
     if u is not None:
-        details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+        details = mapping(u.get("prompt_tokens_details"))
         cached = details.get("cached_tokens")
         prompt = u.get("prompt_tokens", u.get("prompt_eval_count"))
         turn.usage.append(Usage(
@@ -122,14 +121,14 @@ def _unquote(result: str) -> str:
     return v if isinstance(v, str) else text_of(v)
 
 
-def _chain(nodes: dict, current: Any) -> list[str]:
+def _chain(nodes: dict[str, Any], current: Any) -> list[str]:
     if not isinstance(current, str) or current not in nodes:
         current = next(reversed(nodes), None)  # the last written message
     return chain(current, {k: m.get("parentId") if isinstance(m, dict) else None for k, m in nodes.items()})
 
 
 def _sniff(probe: Probe) -> bool:
-    cols = probe.tables.get("chat")
+    cols = probe.tables.get("chat") or []
     return bool(cols) and "chat" in cols and ("user_id" in cols or "title" in cols)
 
 

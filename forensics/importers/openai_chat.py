@@ -19,7 +19,7 @@ import orjson
 
 from forensics.importers import values
 from forensics.importers.grades import reward
-from forensics.importers.model import add_outcome
+from forensics.importers.model import add_outcome, mapping
 from forensics.importers.records import (
     BadRecord,
     Batch,
@@ -54,7 +54,7 @@ def parse_file(path: str, source_id: str, fingerprint: str | None = None, key: s
     records = 0
     for where, ordinal, raw, rec, reason in _records(data, Path(path).name):
         b.rows_read += 1
-        msgs, native, why = (None, "", reason) if reason else _unpack(rec, key, ordinal)
+        msgs, native, why = ([], "", reason) if reason else _unpack(rec, key, ordinal)
         cid = stable_id(source_id, native)
         if not why and cid in seen:
             why = f"duplicate conversation id {native[:40]!r}"
@@ -106,7 +106,7 @@ def _is_document(data: bytes) -> bool:
     return False
 
 
-def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
+def _unpack(rec: dict[str, Any], key: str | None, ordinal: str) -> tuple[list[Any], str, str]:
     """(messages, native id: the record's id field else its place in the file, quarantine reason or "")."""
     native = _task_trial(rec) or next((str(rec[k]) for k in ID_KEYS if _scalar(rec.get(k))), ordinal)
     if key is None and "messages" not in rec and isinstance(rec.get("conversations"), list):
@@ -115,13 +115,13 @@ def _unpack(rec: dict, key: str | None, ordinal: str) -> tuple[list, str, str]:
             msgs.insert(0, {"role": "system", "content": rec["system"]})
         return msgs, native, ""
     k = key or ("messages" if "messages" in rec else _messages_key(rec))
-    msgs = rec.get(k) if k else None
-    if not isinstance(msgs, list):
+    found = rec.get(k) if k else None
+    if not isinstance(found, list):
         return [], native, f"no list of messages under {k or 'messages'!r}"
-    return msgs, native, ""
+    return found, native, ""
 
 
-def _task_trial(rec: dict) -> str | None:
+def _task_trial(rec: dict[str, Any]) -> str | None:
     """Benchmark runs (tau-bench, tau2-bench) log each task's trials as records: "task 12 trial 0"."""
     if not _scalar(rec.get("task_id")):
         return None
@@ -132,10 +132,10 @@ def _scalar(v: Any) -> bool:
     return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
-def _from_sharegpt_turns(turns: list) -> list:
+def _from_sharegpt_turns(turns: list[Any]) -> list[Any]:
     """ShareGPT turns as role messages. A function_call turn becomes an assistant tool call, and the
     observation that follows it (the format pairs them so: LLaMA-Factory's sharegpt layout) its result."""
-    out: list = []
+    out: list[Any] = []
     for k, turn in enumerate(turns):
         if not isinstance(turn, dict) or "from" not in turn:
             out.append(turn)
@@ -155,7 +155,7 @@ def _from_sharegpt_turns(turns: list) -> list:
     return out
 
 
-def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, digest: str) -> None:
+def _add(b: Batch, rec: dict[str, Any], msgs: list[Any], where: str, cid: str, native: str, digest: str) -> None:
     entries, prev = [], None
     for i, m in enumerate(msgs):
         try:
@@ -166,7 +166,7 @@ def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, dig
         nid = str(i)
         entries.append(Entry(i, nid, prev, i, msg))
         prev = nid
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
+    meta = mapping(rec.get("metadata"))
     model = rec.get("model", rec.get("model_name", meta.get("model")))
     created = rec.get("created_at", rec.get("created", rec.get("timestamp")))
     b.add_conversation(cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created),
@@ -179,7 +179,7 @@ def _add(b: Batch, rec: dict, msgs: list, where: str, cid: str, native: str, dig
         add_outcome(b, cid, outcome)
 
 
-def _messages_key(rec: dict) -> str | None:
+def _messages_key(rec: dict[str, Any]) -> str | None:
     """The one key holding a list of role messages, when exactly one does."""
     keys = [k for k, v in rec.items() if isinstance(v, list) and v and isinstance(v[0], dict) and "role" in v[0]]
     return keys[0] if len(keys) == 1 else None
@@ -206,7 +206,7 @@ def sniff(head: bytes, key: str | None) -> tuple[str, str | None] | None:
     return None
 
 
-def _sniff_record(rec: dict, key: str | None) -> tuple[str, str | None] | None:
+def _sniff_record(rec: dict[str, Any], key: str | None) -> tuple[str, str | None] | None:
     if key is not None:
         return (OPENAI, key) if isinstance(rec.get(key), list) else None
     if isinstance(rec.get("messages"), list):
@@ -229,12 +229,12 @@ def _s(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict]:
-    def found(probe: Probe) -> bool | dict:
+def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict[str, Any]]:
+    def found(probe: Probe) -> bool | dict[str, Any]:
         if probe.is_sqlite or probe.is_zip:
             return False
         r = sniff(probe.head, probe.messages_key)
-        return bool(r) and r[0] == fmt and ({"messages_key": r[1]} if r[1] else True)
+        return r is not None and r[0] == fmt and ({"messages_key": r[1]} if r[1] else True)
     return found
 
 

@@ -177,7 +177,7 @@ def _value(v: Any) -> Any:
 
 
 def _jaeger_trace(t: dict[str, Any]) -> list[Span]:
-    processes = mapping(t.get("processes"))
+    processes: dict[Any, Any] = mapping(t.get("processes"))
     out = []
     for sp in listed(t.get("spans")):
         if not isinstance(sp, dict):

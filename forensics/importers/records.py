@@ -51,7 +51,7 @@ class JsonText(bytes):
     ``\\u`` escapes; DuckDB turns it into the text on insert (``json_extract_string``)."""
 
     def text(self) -> str:
-        return orjson.loads(bytes(self))
+        return str(orjson.loads(bytes(self)))
 
 
 def plain(content: str | JsonText) -> str:
@@ -184,9 +184,11 @@ def normalize(m: Any) -> Message:
     if role is None:
         raise BadRecord("message has no role" if raw_role is None else f"unknown role {str(raw_role)[:40]!r}")
     text, calls, results, role = interpret_content(m.get("content"), role)
-    for c in m.get("tool_calls") if isinstance(m.get("tool_calls"), list) else ():
+    tool_calls = m.get("tool_calls")
+    for c in tool_calls if isinstance(tool_calls, list) else ():
         if isinstance(c, dict):
-            f = c.get("function") if isinstance(c.get("function"), dict) else c
+            function = c.get("function")
+            f = function if isinstance(function, dict) else c
             calls.append((_key(c.get("id")), _key(f.get("name")), _args(f.get("arguments"))))
     return finish(role, text, calls, results, m.get("is_error"), answered(role, m.get("tool_call_id"), m.get("id")),
                   m.get("timestamp", m.get("created_at", m.get("createdAt"))), name=m.get("name"))
@@ -260,7 +262,7 @@ ERROR_WINDOW = 10  # characters after the leading whitespace that decide ERROR_S
 
 def starts_like_error(text: str | JsonText) -> bool:
     """``ERROR_START`` on the text; on a JsonText, decided from its first bytes when they are plain ASCII."""
-    if type(text) is not JsonText:
+    if not isinstance(text, JsonText):
         return bool(ERROR_START.match(text))
     i, end = 1, len(text) - 1  # inside the quotes
     while i < end:
@@ -331,17 +333,17 @@ def __getattr__(name: str) -> pa.Schema:
 class Batch:
     """Columnar output of one parse task, plus what was read."""
 
-    conv: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("CONV_SCHEMA").names})
-    msg: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("MSG_SCHEMA").names})
-    call: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("CALL_SCHEMA").names})
-    quar: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("QUAR_SCHEMA").names})
-    outcome: dict[str, list] = field(default_factory=lambda: {n: [] for n in _schema("OUTCOME_SCHEMA").names})
+    conv: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CONV_SCHEMA").names})
+    msg: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("MSG_SCHEMA").names})
+    call: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CALL_SCHEMA").names})
+    quar: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("QUAR_SCHEMA").names})
+    outcome: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("OUTCOME_SCHEMA").names})
     rows_read: int = 0
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
-    unlinked: Counter = field(default_factory=Counter)  # tool results linked to no call, by reason
-    ids: Counter = field(default_factory=Counter)  # conversation id -> times added (a repeat is kept apart)
+    unlinked: Counter[str] = field(default_factory=Counter)  # tool results linked to no call, by reason
+    ids: Counter[str] = field(default_factory=Counter)  # conversation id -> times added (a repeat is kept apart)
 
     def quarantine(self, location: str, reason: str, raw: bytes) -> None:
         q = self.quar

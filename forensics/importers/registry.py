@@ -15,6 +15,7 @@ import fnmatch
 import functools
 import glob
 import importlib
+import re
 import sqlite3
 import zipfile
 from collections.abc import Callable
@@ -35,6 +36,7 @@ SNIFF_LINES = 5
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZIP_MAGIC = b"PK\x03\x04"
 Sniff = Callable[["Probe"], "bool | dict[str, Any] | None"]
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{}:]', re.DOTALL)  # a JSON string, or a bracket, brace or colon
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class Format:
         full = path.as_posix()
         return any(fnmatch.fnmatchcase(full if "/" in c else path.name, c) for c in self.claims)
 
-    def worker(self, path: str, source_id: str, fingerprint: str, options: dict) -> tuple[Callable[..., Parsed], tuple]:
+    def worker(self, path: str, source_id: str, fingerprint: str, options: dict[str, Any]) -> tuple[Callable[..., Parsed], tuple[Any, ...]]:
         """The parse task for one file: a function and its (picklable) arguments."""
         if self.task is not None:
             return self.task, (path, source_id, fingerprint, *(options.get(k) for k in self.options))
@@ -162,6 +164,29 @@ class Probe:
             return None
 
     @functools.cached_property
+    def first_keys(self) -> tuple[tuple[str, ...], bool]:
+        """The keys of the first object of a JSON array file in the order written, as far as the head holds
+        them, and whether the object ends in the head: the start of an export cut short (or whose first item
+        runs past the head) still tells its format."""
+        head = self.head.removeprefix(b"\xef\xbb\xbf").lstrip()
+        if head[:1] != b"[" or head[1:].lstrip()[:1] != b"{":
+            return (), False
+        keys: list[str] = []
+        depth, last = 0, b""
+        for m in _TOKEN.finditer(head):
+            tok = m.group()
+            if tok in (b"[", b"{"):
+                depth += 1
+            elif tok in (b"]", b"}"):
+                depth -= 1
+                if depth < 2:
+                    return tuple(keys), True
+            elif tok == b":" and depth == 2 and last[:1] == b'"':
+                keys.append(last[1:-1].decode("utf-8", "replace"))
+            last = tok
+        return tuple(keys), False
+
+    @functools.cached_property
     def tables(self) -> dict[str, list[str]]:
         """SQLite: table name -> column names (opened read-only; empty when unreadable)."""
         if not self.is_sqlite:
@@ -194,7 +219,8 @@ def builtin(name: str) -> Format:
     """A built-in format by name (its module is imported on first use)."""
     spec = dict(BUILTIN + FALLBACK)[name]
     module, attr = spec.split(":")
-    return getattr(importlib.import_module(module), attr)
+    fmt: Format = getattr(importlib.import_module(module), attr)
+    return fmt
 
 
 @functools.cache

@@ -1,7 +1,8 @@
 """`forensics ingest`: plan each source, parse on both cores, load in bulk, count everything.
 
 Every file the arguments name or hold is accounted for: a source (imported, unchanged or failed, each with
-its row in ``import_runs``), a side file read with (or lying beside) its main file, or not recognised. A
+its row in ``import_runs``), a side file read with (or lying beside) its main file, empty (no bytes, or only
+blank lines: counted, not a failure) or not recognised. A
 file whose path, size and modification time match its last import is not opened. Small files are parsed
 many to a task (a task costs a round trip to a worker) and loaded many to a transaction (see `load`); a
 format read in parts (a SQLite table, in chunks of rows) has a transaction of its own. A kill leaves every
@@ -18,12 +19,12 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from forensics.errors import ExitCode, ForensicsError, SourceError
-from forensics.importers import registry, values
+from forensics.importers import discover, registry, values
 from forensics.importers.discover import Found, NotRecognised, Source, detect, expand, fix, real_path, refuse_irregular
 from forensics.importers.formats import FORMATS
 from forensics.importers.load import Bundle, Loader, bundle, mask_result, tune
@@ -36,7 +37,7 @@ PARALLEL_MIN_BYTES = 32 << 20  # below this much source, parsing inline beats st
 TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at most TASK_FILES files
 TASK_FILES = 64
 UNCHANGED = "same size and modification time as the last import: not re-read"
-SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side or unrecognised file is none
+SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side, empty or unrecognised file is none
 MASKED_SINCE = "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = " \
     "'m009_secrets_found')"
 KEPT_SOURCES = ("SELECT source_id FROM import_runs WHERE status = 'imported' AND source_id IS NOT NULL GROUP BY 1 "
@@ -50,7 +51,7 @@ class SourceResult:
 
     path: str
     format: str | None = None
-    status: str = "imported"  # imported | unchanged | failed; a file that is no source: side | unrecognised
+    status: str = "imported"  # imported | unchanged | failed; a file that is no source: side | empty | unrecognised
     source_id: str | None = None
     rows_read: int = 0
     messages_read: int = 0
@@ -79,14 +80,15 @@ class IngestResult:
 
     @property
     def others(self) -> list[SourceResult]:
-        """Side files and files no format recognised."""
+        """Side files, empty files and files no format recognised."""
         return [f for f in self.files if f.status not in SOURCE]
 
     @property
     def exit_code(self) -> ExitCode:
+        """OK when no source failed and there was one (or only empty files: nothing to read is no failure)."""
         sources = self.sources
         failed = sum(s.status == "failed" for s in sources)
-        if sources and failed == 0:
+        if failed == 0 and (sources or any(f.status == "empty" for f in self.files)):
             return ExitCode.OK
         return ExitCode.USAGE if failed == len(sources) else ExitCode.PARTIAL
 
@@ -97,6 +99,7 @@ class IngestResult:
         out = {k: sum(getattr(s, k) for s in sources) for k in keys}
         out.update(sources=len(sources), failed=sum(s.status == "failed" for s in sources), files=len(self.files),
                    side=sum(f.status == "side" for f in self.files),
+                   empty=sum(f.status == "empty" for f in self.files),
                    unrecognised=sum(f.status == "unrecognised" for f in self.files))
         return out
 
@@ -173,7 +176,7 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
                 mask_result(f)
     finally:
         wh.close()
-    if not existed and all(s.status == "failed" for s in run.sources):
+    if not existed and run.exit_code == ExitCode.USAGE:  # nothing could be read: no warehouse of nothing
         for suffix in ("", ".wal"):
             Path(str(db) + suffix).unlink(missing_ok=True)
     return run
@@ -181,7 +184,7 @@ def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = D
 
 def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str], keep_secrets: bool) -> list[Plan]:
     """A plan per file, with what the warehouse already holds of each source (two queries in all)."""
-    known: dict[str, list[tuple]] = {}
+    known: dict[str, list[tuple[Any, ...]]] = {}
     # a source stored before secrets were masked at ingest (m009) is read again, once, to mask its text: its
     # size and time match nothing, its conversations' fingerprints neither (each is replaced)
     stale = set()
@@ -208,9 +211,9 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     return plans
 
 
-def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple]]) -> Plan:
-    """What a file is: a side file, not recognised, or a source (format, options and source id; unchanged
-    when its size and mtime match the stored source)."""
+def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple[Any, ...]]]) -> Plan:
+    """What a file is: a side file, empty, not recognised, or a source (format, options and source id;
+    unchanged when its size and mtime match the stored source)."""
     path = f.path
     res = SourceResult(str(path))
     pl = Plan(res, started_at=utcnow())
@@ -227,6 +230,8 @@ def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[t
             return pl
         st = path.stat()
         pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
+        if st.st_size == 0:  # before the unchanged test: an empty file stored by an older release is empty now
+            discover.refuse_empty(path, 0)
         same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)
                 and fmt in ("auto", row[1]) and _same_options(row[1], row[2], given)]
         if len(same) == 1:  # this very file as last imported (its options given again, or found in its content)
@@ -237,6 +242,9 @@ def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[t
         src = detect(path, fmt, given, f.named)
     except NotRecognised as e:
         res.status, res.note = "unrecognised", str(e)
+        return pl
+    except discover.Empty as e:
+        res.status, res.note = "empty", str(e)
         return pl
     except SourceError as e:
         res.status, res.error = "failed", str(e)
@@ -281,6 +289,7 @@ def _same_options(fmt: str, stored: str, given: dict[str, str]) -> bool:
 def _schedule(pl: Plan) -> None:
     """The parse tasks of a new or changed source."""
     res, src = pl.result, pl.source
+    assert src is not None and res.source_id is not None  # a source to import: identified (see _identify)
     form = registry.get(src.format)
     options = orjson.loads(pl.options)
     try:
@@ -352,7 +361,7 @@ def _tasks(plans: list[Plan], keep: bool) -> Iterator[tuple[Callable[..., Bundle
             if calls and pl.chunked:
                 yield parse_many, (calls, keep), tag
                 calls, tag, nbytes = [], [], 0
-            calls.append((fn, args, pl.result.path, pl.result.source_id))
+            calls.append((fn, args, pl.result.path, cast(str, pl.result.source_id)))  # scheduled: identified
             tag.append((pl, k == len(pl.tasks) - 1, size))
             nbytes += size
             if pl.chunked or nbytes >= TASK_BYTES or len(calls) >= TASK_FILES:

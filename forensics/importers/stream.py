@@ -10,7 +10,8 @@ is read. Memory is one item plus one chunk, and the time that of one parse of th
 An item cut by the end of a chunk fails to decode at the end of what was read (or in a string not closed
 yet): more is read, as much again as the item so far, and it is decoded again. Any other failure is the file's: the items before it are kept, and :class:`Broken` carries
 the reason and the bytes from the bad item on (the reader quarantines them; nothing after it can be
-delimited).
+delimited). A file that ends inside an item or before the array's closing bracket was cut off (a download or
+a copy that stopped): :class:`Truncated` says at which byte.
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ class Broken(ValueError):
         self.raw = raw
 
 
+class Truncated(Broken):
+    """The file ends early: inside an item, or before the array's closing bracket."""
+
+
 def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[Any]:
     """Each item of the JSON array ``f`` holds, decoded, in order (a leading UTF-8 BOM is allowed)."""
     reader = _Text(f, chunk)
@@ -53,7 +58,7 @@ def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[Any]:
     pos, first = reader.skip(pos + 1), True
     while True:
         if pos >= len(reader.buf):
-            raise Broken("the file ends before the array's closing bracket", b"")
+            raise Truncated(f"truncated at byte {reader.size} (the file ends before the array's closing bracket)", b"")
         c = reader.buf[pos]
         if c == "]":
             return
@@ -70,7 +75,8 @@ def array_items(f: BinaryIO, chunk: int = CHUNK) -> Iterator[Any]:
 def export_items(path: str, log: Log, what: str) -> Iterator[tuple[int, str, Any]]:
     """(index, location, item) of each item of a data export's array, each counted as a row read. A file
     that is no array fails the source (``what`` says what it should hold); from an item that cannot be
-    read on, the rest of the file is quarantined with the reason."""
+    read on, the rest of the file is quarantined with the reason. A file cut off fails the source with the
+    byte it ends at when no item before the cut was read, else says so in the note."""
     with open(path, "rb") as f:
         i = -1
         try:
@@ -83,13 +89,16 @@ def export_items(path: str, log: Log, what: str) -> Iterator[tuple[int, str, Any
             log.rows += 1
             log.quarantine(f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)",
                            e.raw + f.read(RAW_CAP))
+            if isinstance(e, Truncated):
+                log.error = str(e)  # the source fails with it when nothing before the cut is kept
+                log.notes.append(f"{e}: the {i + 1} items before it read, the rest quarantined")
 
 
 class _Text:
     """The file as text, read a chunk at a time into ``buf`` (decoded UTF-8, strict)."""
 
     def __init__(self, f: BinaryIO, chunk: int) -> None:
-        self.f, self.chunk, self.eof = f, chunk, False
+        self.f, self.chunk, self.eof, self.size = f, chunk, False, 0  # size: the bytes read so far
         self.utf8 = codecs.getincrementaldecoder("utf-8-sig")("strict")
         self.buf = ""
         self.more()
@@ -98,7 +107,7 @@ class _Text:
         if self.eof:
             return False
         raw = self.f.read(max(self.chunk, at_least))
-        self.eof = not raw
+        self.eof, self.size = not raw, self.size + len(raw)
         try:
             self.buf += self.utf8.decode(raw, final=self.eof)
         except UnicodeDecodeError as e:
@@ -123,6 +132,9 @@ class _Text:
             except json.JSONDecodeError as e:
                 cut = e.pos >= len(self.buf) - CUT_MARGIN or e.msg.startswith("Unterminated string")
                 if not (cut and self.more(len(self.buf) - pos)):  # an item that big: read as much again
+                    if self.eof and (e.pos >= len(self.buf.rstrip()) or e.msg.startswith("Unterminated string")):
+                        raise Truncated(f"truncated at byte {self.size} (the file ends inside an item)",
+                                        self.rest(pos)) from None
                     raise Broken(f"invalid JSON: {e.msg}", self.rest(pos)) from None
             except RecursionError:
                 raise Broken("JSON nested too deeply", self.rest(pos)) from None

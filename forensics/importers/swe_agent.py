@@ -67,7 +67,7 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
     return [Conversation(native, turns, model=_swe_model(doc), outcome=grades.swebench_results(path, native))]
 
 
-def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
+def _swe_turns(log: Log, doc: dict[str, Any], prefix: str) -> list[Turn]:
     history = doc.get("history")
     steps = [s for s in listed(doc.get("trajectory")) if isinstance(s, dict)]
     if not isinstance(history, list) or not history:  # no history: the steps are all there is
@@ -108,7 +108,7 @@ def _swe_turns(log: Log, doc: dict, prefix: str) -> list[Turn]:
     return turns + _tail(log, steps, turns, pending, prefix)
 
 
-def _tail(log: Log, steps: list[dict], turns: list[Turn], pending: list[str | None], prefix: str) -> list[Turn]:
+def _tail(log: Log, steps: list[dict[str, Any]], turns: list[Turn], pending: list[str | None], prefix: str) -> list[Turn]:
     """The steps the history does not hold: the last action's observation and any step after it (the trajectory
     is written after the final step, the history before it)."""
     n = sum(bool(t.calls) for t in turns if t.role == "assistant" and t.origin is None)
@@ -121,7 +121,7 @@ def _tail(log: Log, steps: list[dict], turns: list[Turn], pending: list[str | No
     return out + _step_turns(steps[n:], n, prefix)
 
 
-def _step_turns(steps: list[dict], start: int, prefix: str) -> list[Turn]:
+def _step_turns(steps: list[dict[str, Any]], start: int, prefix: str) -> list[Turn]:
     turns: list[Turn] = []
     for k, s in enumerate(steps, start):
         call = _action_call(s.get("action"), f"{prefix}step-{k}")
@@ -141,11 +141,11 @@ def _action_call(action: Any, cid: str) -> ToolCall | None:
     return ToolCall(action.strip().split(None, 1)[0], {"command": action.strip()}, cid)
 
 
-def _fn(call: dict) -> dict:
+def _fn(call: dict[str, Any]) -> dict[str, Any]:
     return call["function"] if isinstance(call.get("function"), dict) else call
 
 
-def _swe_model(doc: dict) -> str | None:
+def _swe_model(doc: dict[str, Any]) -> str | None:
     cfg = doc.get("replay_config")
     if isinstance(cfg, str):
         try:
@@ -164,16 +164,16 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
     if not isinstance(msgs, list):
         log.error = "no messages list (a mini-swe-agent trajectory holds one)"
         return []
-    info = doc.get("info") if isinstance(doc, dict) and isinstance(doc.get("info"), dict) else {}
-    cfg = info.get("config") if isinstance(info.get("config"), dict) else {}
-    model_cfg = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    info = mapping(doc.get("info")) if isinstance(doc, dict) else {}
+    cfg = mapping(info.get("config"))
+    model_cfg = mapping(cfg.get("model"))
     turns: list[Turn] = []
     pending: list[str | None] = []
     asked = False
     for i, where, m in log.objects(msgs, log.name, "message"):
         with log.guard(where, m):
             role, text = m.get("role"), text_of(m.get("content"))
-            extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+            extra = mapping(m.get("extra"))
             at = extra.get("timestamp")
             if role == "exit":
                 log.skip("exit")
@@ -199,7 +199,7 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
     return [Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))]
 
 
-def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:
+def _mini_calls(m: dict[str, Any], extra: dict[str, Any], text: str, i: int) -> list[ToolCall]:
     calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
              for c in listed(m.get("tool_calls")) if isinstance(c, dict)]
     if calls:
@@ -210,12 +210,12 @@ def _mini_calls(m: dict, extra: dict, text: str, i: int) -> list[ToolCall]:
     return [ToolCall("bash", {"command": cmd}, f"action-{i}-{k}") for k, cmd in enumerate(BASH_BLOCK.findall(text))]
 
 
-def _mini_usage(extra: dict, model: Any) -> list[Usage]:
-    resp = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+def _mini_usage(extra: dict[str, Any], model: Any) -> list[Usage]:
+    resp = mapping(extra.get("response"))
     u = resp.get("usage") if isinstance(resp.get("usage"), dict) else None
     if u is None:
         return []
-    details = u.get("prompt_tokens_details") if isinstance(u.get("prompt_tokens_details"), dict) else {}
+    details = mapping(u.get("prompt_tokens_details"))
     cached = details.get("cached_tokens")
     return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
                   cache_read_input_tokens=cached,

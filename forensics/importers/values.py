@@ -24,13 +24,13 @@ EPOCH_MAX = 253402300800.0  # 10000-01-01: later instants are not dates but nois
 MS_FROM, US_FROM, NS_FROM = 1e11, 1e14, 1e17  # above these a number is ms, µs, ns (1e11 s is the year 5138)
 INT64_MAX = (1 << 63) - 1
 
-_tally: ContextVar[Counter | None] = ContextVar("forensics_bad_values", default=None)
+_tally: ContextVar[Counter[str] | None] = ContextVar("forensics_bad_values", default=None)
 
 
 @contextmanager
-def counting() -> Iterator[Counter]:
+def counting() -> Iterator[Counter[str]]:
     """Count the values set to NULL while the block runs (per parsed source)."""
-    c: Counter = Counter()
+    c: Counter[str] = Counter()
     token = _tally.set(c)
     try:
         yield c
@@ -45,7 +45,7 @@ def bad(what: str) -> None:
         c[what] += 1
 
 
-def note(c: Counter) -> str:
+def note(c: Counter[str]) -> str:
     """The import-run note for what :func:`counting` saw ("" when nothing)."""
     if not c:
         return ""
@@ -121,7 +121,8 @@ def number(v: Any, what: str = "score") -> float | None:
     return float(v)
 
 
-def _bad(what: str) -> None:
+def _bad(what: str) -> int | None:
+    """None, the bad value counted (typed as the checkers return: an int fits a float too)."""
     bad(what)
     return None
 
@@ -144,7 +145,7 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def json_reason(e: orjson.JSONDecodeError) -> str:
+def json_reason(e: ValueError) -> str:
     """A quarantine reason for a record that is not JSON."""
     msg = str(e)
     if "recursion" in msg.lower() or "depth" in msg.lower():

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -66,8 +67,9 @@ def _named(tokens: set[str]) -> set[str]:
 
 def available(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the switches are there: a warehouse table, or a view over another engine's rows."""
-    return con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                       [SWITCHES]).fetchall()[0][0] > 0
+    n: int = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                         [SWITCHES]).fetchall()[0][0]
+    return n > 0
 
 
 def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
@@ -91,7 +93,8 @@ def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
         FROM messages m JOIN sw USING (conversation_id) LEFT JOIN calls c USING (conversation_id, position)
         WHERE m.on_main_path ORDER BY m.conversation_id, m.position""")
     out: list[Lag] = []
-    cid, switches, msgs = None, [], []
+    cid, switches = None, []
+    msgs: list[tuple[Any, ...]] = []
     while rows := cur.fetchmany(50_000):
         for c, sw, pos, role, content, args in rows:
             if c != cid:
@@ -102,7 +105,7 @@ def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
     return out
 
 
-def _conversation(cid: str, positions: list[int], msgs: list[tuple]) -> list[Lag]:
+def _conversation(cid: str, positions: list[int], msgs: list[tuple[Any, ...]]) -> list[Lag]:
     conv = _Conversation(msgs)
     starts, ends = [0, *positions], [*positions[1:], msgs[-1][0] + 1 if msgs else 0]
     return [lag for prev, s, nxt in zip(starts, positions, ends) if (lag := _lag(cid, conv, prev, s, nxt))]
@@ -111,7 +114,7 @@ def _conversation(cid: str, positions: list[int], msgs: list[tuple]) -> list[Lag
 class _Conversation:
     """One main path and its messages' targets, each computed once (``p`` is a position, ``i`` an index)."""
 
-    def __init__(self, msgs: list[tuple]) -> None:
+    def __init__(self, msgs: list[tuple[Any, ...]]) -> None:
         self.msgs = msgs
         self.index = {m[0]: i for i, m in enumerate(msgs)}
         self.positions = [m[0] for m in msgs]

@@ -22,7 +22,7 @@ conversations is reported once as a property of the corpus (``Section.norms``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import duckdb
 import polars as pl
@@ -53,7 +53,7 @@ LARGEST = 5
 CROWDING_MIN_TOKENS = 16_000  # a context smaller than this (chars / 4) holds room to spare: nothing is crowded out
 TOOL_TEXT = "(role = 'tool' OR origin = 'tool_result')"  # a tool's output, on the tool role or carried on the user's
 TABLE = "drift_findings"
-COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "drift_type": pl.Int32, "kind": pl.String,
+COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {"conversation_id": pl.String, "native_id": pl.String, "drift_type": pl.Int32, "kind": pl.String,
            "severity": pl.String, "rule": pl.String, "value": pl.Float64, "positions": pl.List(pl.Int32),
            "detail": pl.String, "follows_compaction": pl.Boolean}
 
@@ -152,7 +152,9 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
     rows = [r | {"ratio": r["written_chars"] / r["tool_chars"] if r["tool_chars"] else None}
             for r in ctx.fact("drift_context").iter_rows(named=True)]
     model = {r["conversation_id"]: r["model"] for r in ctx.fact("drift_kinds").iter_rows(named=True)}
-    far = lambda r: -math.log10(max(r["ratio"], 1e-6)) if r["ratio"] is not None else None  # noqa: E731
+    def far(r: dict[str, Any]) -> float | None:
+        return -math.log10(max(r["ratio"], 1e-6)) if r["ratio"] is not None else None
+
     fences = norms.fit([(kinds.get(r["conversation_id"], ""), model.get(r["conversation_id"]), r["conversation_id"],
                          far(r)) for r in rows], "conversations")
     natives = dict(zip(ctx.fact("baseline")["conversation_id"], ctx.fact("baseline")["native_id"]))
@@ -165,7 +167,8 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
         if sev == "none" or tokens < CROWDING_MIN_TOKENS:
             continue
         norm = fences[(kinds.get(cid, ""), model.get(cid))]
-        usual = norm.fence is not None and far(r) <= norm.fence  # as crowded as this kind of agent usually is
+        f = far(r)  # set: a ratio was graded above
+        usual = norm.fence is not None and f is not None and f <= norm.fence  # as crowded as this kind of agent usually is
         held = norm.text("the seed's ratios apply")
         out.append(_ep(cid, natives.get(cid), "tool_result_crowding", sev,
                        f"output/tool ratio {ratio:.2f} ≤ {d.crowding_ratio_high if sev == 'high' else d.crowding_ratio_low}"
@@ -185,7 +188,9 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
     requests has no fence, and then only a step-in counts."""
     turns = ctx.fact("tool_turns")
     rows = list(turns.iter_rows(named=True))
-    kind = lambda r: norms.kind_of(r["format"], r["sub_agent"])  # noqa: E731
+    def kind(r: dict[str, Any]) -> str:
+        return norms.kind_of(r["format"], r["sub_agent"])
+
     fences = {"targets": norms.fit([(kind(r), r["model"], r["conversation_id"], r["distinct_targets"]) for r in rows],
                                    "requests with tool calls"),
               "widest": norms.fit([(kind(r), r["model"], r["conversation_id"], r["widest_round"]) for r in rows],
@@ -399,7 +404,9 @@ def _section(ctx: Context, base: pl.DataFrame, eps: list[dict[str, Any]],
                       "continue_nags": s["continue_nags"], "continue_fatigue": s["continue_fatigue"],
                       "calls_before_nag": s["calls_before_nag"]}
     counts = {k: {lvl: sum(1 for c in convs.values() if c[k] == lvl) for lvl in ("low", "high")} for k in KINDS}
-    mean = lambda col: (float(signals[col].drop_nulls().mean()) if signals[col].drop_nulls().len() else None)  # noqa: E731
+    def mean(col: str) -> float | None:
+        return float(cast(float, signals[col].drop_nulls().mean())) if signals[col].drop_nulls().len() else None
+
     metrics = {"interleave_computed": computed, "episodes": len(eps),
                "conversations_flagged": {k: counts[k]["low"] + counts[k]["high"] for k in KINDS},
                "conversations_high": {k: counts[k]["high"] for k in KINDS},
@@ -453,7 +460,7 @@ def _norms(base: pl.DataFrame, worst: dict[tuple[str, str], dict[str, Any]], d: 
     texts = {"tool_result_crowding": lambda c: (
                  f"tool output crowds the context in most conversations here: {c} of {n} have asst_tool_ratio ≤ "
                  f"{d.crowding_ratio_low:g} and results over {big} bytes (median ratio "
-                 f"{ratio.median() if ratio.len() else float('nan'):.2f})"),
+                 f"{cast(float, ratio.median()) if ratio.len() else float('nan'):.2f})"),
              "tool_dispersion": lambda c: f"wide tool runs are this corpus's way of working: {c} of {n} conversations",
              "no_focus": lambda c: f"echo with continue-nags in {c} of {n} conversations",
              "compaction_topic_loss": lambda c: f"re-discovery after compaction in {c} of {n} conversations",
