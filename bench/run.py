@@ -308,6 +308,13 @@ def same_figures(paths: Paths) -> str | None:
     return "every figure of " + FOUR + " equal" if not differ else "DIFFERENT in " + ", ".join(differ)
 
 
+def python_share(paths: Paths) -> dict[str, int] | None:
+    """How many rows of bench.db the importer parses in Python rather than in DuckDB (bench/python_path.py)."""
+    done = subprocess.run([PY, str(HERE / "python_path.py"), str(paths.db)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
 def machine() -> dict[str, object]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
@@ -362,6 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results, checks, naive))
     for name, s in size.items():
         print(f"{name}: source {s['source_mb']:.0f} MB -> warehouse {s['warehouse_mb']:.0f} MB ({s['ratio']:.2f} ×)")
+    python = python_share(paths) if any(r.name == "ingest_sqlite" for r in results) else None
+    if python:
+        print(f"sqlite: {python['rows_python']} of {python['rows']} rows ({python['messages_python']} of "
+              f"{python['messages']} messages) of an unusual shape for the DuckDB parse, which is "
+              + ("on: they took Python" if python["in_duckdb"] else "off (sqlite.IN_DUCKDB): every row took Python"))
     same = same_figures(paths)
     if same is not None:
         print(f"Spark and DuckDB reports: {same}")
@@ -372,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                                           "peak_tree_pss_mb": r.rss_mb,
                                           "max_process_mb": r.max_process_mb, "samples": [asdict(s) for s in r.samples]}
                                          for r in results],
-                               "sizes": size, "targets": checks}, indent=2))
+                               "sizes": size, "targets": checks, "sqlite_python_path": python}, indent=2))
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
 

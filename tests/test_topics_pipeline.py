@@ -38,9 +38,12 @@ def test_the_first_report_stores_every_messages_terms_and_the_next_one_reads_the
     native = query(db, "SELECT native_id FROM conversations ORDER BY native_id LIMIT 1")[0][0]
     first = _topics(db, native)
     assert any(topic is not None for _, topic, _ in first)
-    # proof that the second report reads the stored terms: emptied tokens make every message content-free
+    # proof that the second report reads the stored terms: emptied tokens make every message content-free (its
+    # stored verdicts dropped, or the report would read them back: tests/test_topics_reuse.py)
     with open_warehouse(db) as wh:
         wh.con.execute("UPDATE message_terms SET tokens = [] WHERE conversation_id = (SELECT conversation_id FROM "
+                       "conversations WHERE native_id = ?)", [native])
+        wh.con.execute("DELETE FROM topic_verdicts WHERE conversation_id = (SELECT conversation_id FROM "
                        "conversations WHERE native_id = ?)", [native])
     _report(db, tmp_path / "r2")
     assert [topic for _, topic, _ in _topics(db, native)] == [None] * len(first)

@@ -105,7 +105,7 @@ def message(m: _Msg, no_u_escapes: bool = False) -> Message:
     results: list[tuple[str | None, str, bool]] = []
     calls: list[tuple[str | None, str | None, str]] = []
     if raw[:1] == b'"':
-        text = raw if no_u_escapes or b"\\u" not in raw else orjson.loads(bytes(raw))
+        text = raw if no_u_escapes or raw.find(b"\\u") < 0 else orjson.loads(bytes(raw))
     elif raw == b"null":
         text = ""
     else:

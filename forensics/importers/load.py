@@ -20,6 +20,7 @@ import duckdb
 import pyarrow as pa
 
 from forensics import secrets
+from forensics.importers import duckparse
 from forensics.importers.mask import FINDS_SCHEMA, Finds, mask_tables
 from forensics.importers.model import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.importers.records import OUTCOME_SCHEMA, Parsed
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
     from forensics.importers.run import Plan
 
 GROUP_BYTES = 256 << 20  # whole-file sources per transaction
-# A JsonText (fastpath) arrives as its JSON literal and is unescaped here, in DuckDB's threads.
-TEXT = "coalesce(content, json_extract_string(content_json, '$'))"
+TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
@@ -130,6 +130,7 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
         "parent_native_id", pa.array(natives, pa.string())).append_column(
         "project", pa.array(projects, pa.string()))
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
+    tables["msg"] = duckparse.unescape(tables["msg"])  # plain text before masking: its filter reads text
     return Bundle(tables if keep_secrets else _mask_bundle(tables), files)
 
 

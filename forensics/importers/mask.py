@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -23,7 +22,6 @@ KEYS = {"conversation_id", "source_id", "fingerprint", "role", "origin"}  # our 
 FINDS_SCHEMA = pa.schema([("source_id", pa.string()), ("conversation_id", pa.string()), ("seq", pa.int32()),
                           ("position", pa.int32()), ("field", pa.string()), ("location", pa.string()),
                           ("kind", pa.string()), ("fingerprint", pa.string())])
-JSON_ESCAPED = r"\\/"  # a JSON literal may write '/' as '\/' (a URL's password would hide from '://')
 
 
 class Finds:
@@ -53,17 +51,15 @@ def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, 
     names = WAREHOUSE if names is None else names
     cols = [(key, name) for key, t in tables.items() for name, kind in zip(t.column_names, t.schema.types)
             if name not in KEYS and (pa.types.is_string(kind) or pa.types.is_large_string(kind))]
-    chunks = [c.cast(pa.string()) for key, name in cols for c in tables[key].column(name).chunks]
-    cells = pa.chunked_array(chunks, pa.string())
+    # one array, not a chunk per column: pyarrow compiles the pattern again for every chunk (10 ms each)
+    cells = pa.chunked_array([pa.concat_arrays([c.cast(pa.large_string()) for key, name in cols
+                                                for c in tables[key].column(name).chunks] or
+                                               [pa.array([], pa.large_string())])])
     starts, n = [], 0
     for key, _ in cols:
         starts.append(n)
         n += tables[key].num_rows
     hits = _hits(cells, secrets.prefilter())
-    if "msg" in tables and "content_json" in tables["msg"].column_names:  # '\/' in a JSON literal
-        first = starts[cols.index(("msg", "content_json"))]
-        for r in _hits(tables["msg"].column("content_json"), (JSON_ESCAPED,)):
-            hits.setdefault(first + r, [])
     values: dict[tuple[str, str], list[Any]] = {}
     for cell in sorted(hits):
         c = bisect.bisect_right(starts, cell) - 1
@@ -85,13 +81,9 @@ def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, 
 def _mask_cell(t: pa.Table, key: str, name: str, row: int, only: list[int], values: dict[tuple[str, str], list[Any]],
                finds: Finds, source_of: dict[str, str], default_source: str, names: dict[str, str]) -> None:
     """One cell that may hold a secret: scanned, and masked in ``values`` (its column as a list) when it does.
-    A message still in its JSON literal is decoded and, masked, stored as plain text instead."""
+    Message text arrives plain (``duckparse.unescape``), so the filter's groups are the ones to scan."""
     text = t.column(name)[row].as_py()
     field = f"{names.get(key, key)}.{name}"
-    if name == "content_json":
-        decoded = orjson.loads(text)
-        text, only, field = (decoded if isinstance(decoded, str) else ""), list(range(len(secrets.groups()))), \
-            f"{names.get(key, key)}.content"
     found = secrets.scan(text, only)
     if not found:
         return
@@ -99,10 +91,9 @@ def _mask_cell(t: pa.Table, key: str, name: str, row: int, only: list[int], valu
     finds.add(source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)), field,
               found, **where)
     masked = secrets.mask(text, found)
-    for col, v in ((("content", masked), ("content_json", None)) if name == "content_json" else ((name, masked),)):
-        if (key, col) not in values:  # the column as a list, once
-            values[key, col] = t.column(col).to_pylist()
-        values[key, col][row] = v
+    if (key, name) not in values:  # the column as a list, once
+        values[key, name] = t.column(name).to_pylist()
+    values[key, name][row] = masked
 
 
 def _hits(col: pa.ChunkedArray, patterns: tuple[str, ...]) -> dict[int, list[int]]:

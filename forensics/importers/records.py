@@ -367,18 +367,13 @@ class Batch:
         without a key, a dialogue file) is made distinct, counted: never two rows for one id, nor two
         messages at one position.
         """
-        self.ids[cid] += 1
-        if self.ids[cid] > 1:
-            cid = stable_id(cid, str(self.ids[cid]))
-        if title is None:
-            first = next((t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
-            title = mask(first.strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
+        first = "" if title is not None else next(
+            (t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
-        for col, v in zip(_schema("CONV_SCHEMA").names, (
-                cid, native_id, title, provider, model,
-                created_at if created_at is not None else min(stamps, default=None),
-                updated_at if updated_at is not None else max(stamps, default=None), len(entries), fingerprint)):
-            self.conv[col].append(v)
+        cid = self.conversation(cid, native_id, first if title is None else title, title is None, provider, model,
+                                created_at if created_at is not None else min(stamps, default=None),
+                                updated_at if updated_at is not None else max(stamps, default=None), len(entries),
+                                fingerprint)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
          a_tcid, a_origin) = (m[n].append for n in _schema("MSG_SCHEMA").names)
@@ -419,6 +414,21 @@ class Batch:
                     self._link(self._by_id(by_id, g.tool_call_id), e, None, g.is_error)
                 else:
                     self._link(self._by_name(by_name, g.name, g.about), e, None, g.is_error)
+
+    def conversation(self, cid: str, native_id: str, title: str | None, from_text: bool, provider: str | None,
+                     model: str | None, created_at: float | None, updated_at: float | None, messages: int,
+                     fingerprint: str) -> str:
+        """Append a conversation's row and return its id, made distinct when it was added before. ``from_text``:
+        ``title`` is its first user text that is not blank (or ""), of which the first line is the title."""
+        self.ids[cid] += 1
+        if self.ids[cid] > 1:
+            cid = stable_id(cid, str(self.ids[cid]))
+        if from_text:
+            title = mask((title or "").strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
+        for col, v in zip(_schema("CONV_SCHEMA").names, (cid, native_id, title, provider, model, created_at,
+                                                         updated_at, messages, fingerprint)):
+            self.conv[col].append(v)
+        return cid
 
     def _by_id(self, by_id: dict[str, int], call_id: str | None) -> int | str:
         """The row of the call with this id, or why there is none."""

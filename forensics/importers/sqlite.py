@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from forensics.errors import SourceError
-from forensics.importers import fastpath, values
+from forensics.importers import duckparse, fastpath, values
 from forensics.importers.records import (
     BadRecord,
     Batch,
@@ -129,15 +132,22 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     seen: Counter[str] = Counter()  # a table without a key may hold one id twice: later rows get ``id#2``...
     for r in rows:
         rowid, nid, updated, nbytes = r[0], r[1], r[6], r[7]
-        native = _s(nid) if nid is not None else str(rowid)
+        native = str(_text(nid)) if nid is not None else str(rowid)
         seen[native] += 1
         k = seen[native]
         out.append(IndexRow(rowid, native if k == 1 else f"{native}#{k}", f"{nbytes}:{updated}", nbytes or 0, k > 1))
     return out
 
 
+# Message arrays parsed by DuckDB (duckparse) or all in Python (msgspec fast path, then orjson + normalize). Off:
+# on bench.db both cost the same CPU (docs/scale.md, issue 28 part 1) and DuckDB in each worker holds ~20 MB more,
+# which the ingest's 500 MB bound does not leave. tests/test_duckparse.py checks both give the same warehouse.
+IN_DUCKDB = False
+
+
 def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
-    """Worker: fetch the given rows (by rowid range) and parse their message arrays."""
+    """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB when ``IN_DUCKDB``
+    (``duckparse``; the rows of an unusual shape in Python), else in Python."""
     want = {r.rowid: r for r in rows}
     lo, hi = min(want), max(want)
     con = connect_ro(path, raw_text=True)
@@ -147,13 +157,40 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
         fetched = [r for r in cur if r[0] in want]
     finally:
         con.close()
-    fast = fastpath.valid_utf8([r[7] for r in fetched if isinstance(r[7], bytes)])
+    raws = [r[7] for r in fetched]
+    read = duckparse.read(duckparse.candidates(raws)) if IN_DUCKDB else duckparse.Read({}, Counter())
+    fast = fastpath.valid_utf8([r for r in raws if isinstance(r, bytes)]) if len(read.rows) < len(raws) else False
+    cids: dict[int, str] = {}
     with gc_paused():
-        for rowid, _nid, title, model, provider, created, updated, raw in fetched:
-            _parse_row(b, target, source_id, want[rowid], raw, title, model, provider, created, updated, fast)
+        for k, (rowid, _nid, title, model, provider, created, updated, raw) in enumerate(fetched):
+            ix = want[rowid]
+            if k in read.rows:
+                cids[k] = _sql_row(b, source_id, ix, read.rows[k], title, model, provider, created, updated)
+            else:
+                _parse_row(b, target, source_id, ix, raw, title, model, provider, created, updated, fast)
+        b.unlinked.update(read.unlinked)
         parsed = Parsed.of(b)
         del b, fetched  # freed before the collector runs again
+    if cids:
+        msg, call = duckparse.tables(cids)
+        parsed.tables["msg"] = pa.concat_tables([parsed.tables["msg"], msg])
+        parsed.tables["call"] = pa.concat_tables([parsed.tables["call"], call])
     return parsed
+
+
+def _sql_row(b: Batch, source_id: str, ix: IndexRow, got: duckparse.Summary, title: object, model: object,
+             provider: object, created: object, updated: object) -> str:
+    """The conversation row of a row DuckDB read (its messages are in DuckDB); its id."""
+    b.rows_read += 1
+    b.messages_read += got.messages
+    b.state["found"] = b.state.get("found", 0) + 1
+    if ix.repeat and REPEATED not in b.notes:
+        b.notes.append(REPEATED)
+    created_at, updated_at = to_epoch(_text(created)), to_epoch(_text(updated))
+    name = _s(title)
+    return b.conversation(stable_id(source_id, ix.native_id), ix.native_id, got.first_user or "" if name is None else name,
+                          name is None, _s(provider), _s(model), got.first_ts if created_at is None else created_at,
+                          got.last_ts if updated_at is None else updated_at, got.messages, ix.fingerprint)
 
 
 def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str | bytes | None,
@@ -223,7 +260,8 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
 
 
 def _kind(data: object) -> str:
-    return "NULL" if data is None else "a JSON " + {dict: "object", str: "string"}.get(type(data), type(data).__name__)
+    names: dict[type, str] = {dict: "object", str: "string"}
+    return "NULL" if data is None else "a JSON " + names.get(type(data), type(data).__name__)
 
 
 def _text(v: object) -> object:
@@ -235,7 +273,7 @@ def _s(v: object) -> str | None:
     return None if v is None else str(v)
 
 
-def chunks(path: str, source_id: str, options: dict, stored: dict[str, str]) -> Chunks:
+def chunks(path: str, source_id: str, options: dict[str, Any], stored: dict[str, str]) -> Chunks:
     """The parse tasks of the new and changed rows, about CHUNK_BYTES of JSON or CHUNK_ROWS rows each; a row
     whose conversation is ``stored`` with the same fingerprint is not fetched."""
     try:
@@ -248,7 +286,7 @@ def chunks(path: str, source_id: str, options: dict, stored: dict[str, str]) -> 
     finally:
         con.close()
     todo = [ix for ix in index if stored.get(stable_id(source_id, ix.native_id)) != ix.fingerprint]
-    tasks: list = []
+    tasks: list[tuple[Callable[..., Parsed], tuple[Any, ...], int]] = []
     chunk: list[IndexRow] = []
     nbytes = 0
     for k, ix in enumerate(todo, 1):

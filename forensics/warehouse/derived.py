@@ -27,6 +27,8 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "message_terms": ("topics", "cache", "each judged message's terms"),
     "message_topics": ("topics", "whole", "each judged message's topic and confidence"),
     "topic_switches": ("topics", "whole", "the switch markers (drift type 4 reads them)"),
+    "topic_corpus": ("topics", "cache", "the corpus state: message count, document frequencies, topic model"),
+    "topic_verdicts": ("topics", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"),
     "compaction_pairs": ("compaction", "cache", "each fact's mentions and the needs that follow them"),
     "compaction_facts": ("compaction", "selection", "each fact held before a logged compaction and what became of it"),
     "compaction_replay": ("compaction", "selection", "the replayed compactions of the harness's rule"),

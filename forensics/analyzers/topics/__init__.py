@@ -160,7 +160,7 @@ def _write_tables(ctx: Context, results: Mapping[str, list[Judged]], keywords: M
                              ("conf_after", j.confidence), ("score", j.score), ("keywords", j.drivers)):
                     ts[k].append(v)
             prev = j
-    schema = {"conversation_id": pl.String, "position": pl.Int32, "score": pl.Float64, "keywords": pl.List(pl.String)}
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {"conversation_id": pl.String, "position": pl.Int32, "score": pl.Float64, "keywords": pl.List(pl.String)}
     _topics_m = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "label": pl.String,  # noqa: F841
                                          "confidence": pl.Float64, "marker": pl.Boolean}).to_arrow()
     _topics_s = pl.DataFrame(ts, schema={**schema, "topic_before": pl.String, "topic_after": pl.String,  # noqa: F841
@@ -248,9 +248,13 @@ def evaluation_grid(ev: Mapping[str, Any]) -> list[list[str]]:
     if "detectors" not in ev:
         return []
     head = ["detector", "predicted", "P", "R", "F1", "F1 ±1", "Pk", "WindowDiff"]
-    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    f = _figure
     return [head] + [[DETECTOR_LABELS[k], str(d["predicted"]), f(d["precision"]), f(d["recall"]), f(d["f1"]),
                       f(d["f1_within1"]), f(d["pk"]), f(d["windowdiff"])] for k, d in ev["detectors"].items()]
+
+
+def _figure(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
 
 
 def _summary(m: Mapping[str, Any]) -> str:

@@ -33,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import orjson
 
@@ -72,8 +73,10 @@ def judging_mode(roles: Iterable[str]) -> str:
     return "dialogue" if "assistant" in set(roles) else "user"
 
 
-def _modes() -> dict:
-    return orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())["modes"]
+def _modes() -> dict[str, Any]:
+    modes: dict[str, Any] = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json")
+                                         .read_bytes())["modes"]
+    return modes
 
 
 def has_mode(mode: str) -> bool:

@@ -12,19 +12,22 @@ come back.
 """
 from __future__ import annotations
 
+import heapq
+import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from forensics.analyzers.topics import corpus
+from forensics.analyzers.topics import corpus, store
 from forensics.analyzers.topics.corpus import CorpusTopics
-from forensics.analyzers.topics.infer import Judged, infer, segment_labels, topic_keywords
+from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
+from forensics.analyzers.topics.store import Verdicts
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
 from forensics.workers import default_workers, run_ordered
@@ -38,6 +41,7 @@ CONTEXT_CHARS = 2000  # of an assistant message's text: its gist and its close (
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
+_log = logging.getLogger("forensics.report")  # the report's progress lines (shown on a terminal)
 # A message that is a slash command (aider logs /add, /clear, /ls as "#### /add ..." user lines; any tool that
 # logs its commands as user text) or aider's "!cmd" shell escape, except the commands that carry a message to
 # the model (aider's /ask, /code, /architect, /context).
@@ -106,63 +110,68 @@ class Settings:
 
 
 @dataclass
-class Verdicts:
-    """One conversation's result: its judged messages, keywords per topic, segment labels, and (keep_tokens)
-    their tokens."""
-
-    conversation_id: str
-    judged: list[Judged]
-    keywords: dict[str, list[str]]
-    labels: dict[int, list[str]]  # judged position -> its segment's label terms
-    tokens: dict[int, list[str]] | None
-
-
-@dataclass
 class Analysis:
-    """A whole warehouse's analysis: the corpus topic model it used (None: too small for one) and every
-    conversation's verdicts, in conversation_id order (computed as they are read)."""
+    """A whole warehouse's analysis: the corpus topic model it used (None: too small for one), every
+    conversation's verdicts in conversation_id order (the ones not stored are computed as they are read), and how
+    many were read back (``store``)."""
 
     corpus: CorpusTopics | None
     verdicts: Iterator[Verdicts]
+    conversations: int = 0
+    reused: int = 0
+    refitted: bool = True  # the corpus state was computed by this report (not read back)
 
 
 def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = None) -> Analysis:
+    """Every conversation's verdicts: the stored ones of unchanged conversations under the same settings and
+    corpus state, the others computed on both cores and stored."""
     workers = workers or default_workers()
-    state, chunks = _prepared(con, s, workers)
+    state = _prepared(con, s, workers)
+    key = store.digest({"settings": replace(s, keep_tokens=False), "corpus": state.identity})
+    kept = store.valid(con, key)
+    todo = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} WHERE conversation_id NOT IN "
+                        "(SELECT unnest($ids::VARCHAR[])) GROUP BY 1 ORDER BY 1", {"ids": kept})
+    fingerprints = dict(con.execute("SELECT conversation_id, fingerprint FROM conversations").fetchall())
+    reused = store.load(con, kept, TABLE if s.keep_tokens else None)
 
-    def verdicts() -> Iterator[Verdicts]:
-        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in chunks)
-        for _, result, error in run_ordered(tasks, workers, state[0] >= PARALLEL_MIN_MESSAGES,
-                                            init=(_set_state, state)):
+    def computed() -> Iterator[Verdicts]:
+        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
+        for _, result, error in run_ordered(tasks, workers, sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
+                                            init=(_set_state, (state.messages, state.df, state.model))):
             if error is not None:
                 raise error
+            store.save(con, key, fingerprints, result)
             yield from result
 
-    return Analysis(state[2], verdicts())
+    _log.info("%-14s corpus state %s; %d of %d conversations' verdicts reused", "topics",
+              "fitted" if state.refitted else "reused", len(reused), len(reused) + len(todo.sizes))
+    return Analysis(state.model, heapq.merge(reused, computed(), key=lambda v: v.conversation_id),
+                    len(reused) + len(todo.sizes), len(reused), state.refitted)
 
 
 def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, list[Message], list[Any]]]:
     """Every conversation's messages and their signals (``signals.features``), in this process: what the
     judging model is fitted on (``bench/topics.py --fit``), computed exactly as a report computes it."""
-    state, chunks = _prepared(con, s, default_workers())
-    _set_state(*state)
+    state = _prepared(con, s, default_workers())
+    _set_state(state.messages, state.df, state.model)
     assert _IDF is not None
-    for ids in chunks:
+    for ids in _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1"):
         for cid, msgs in conversation_messages(_chunk_rows(con, ids, joined=True), s.roles):
             yield cid, msgs, features(msgs, _IDF, s.cues, _CORPUS)
 
 
-def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int,
-              ) -> tuple[tuple[int, Counter[str], CorpusTopics | None], _Chunks]:
+def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int) -> store.CorpusState:
     """Terms stored for every message, then what every worker needs: the message count, the document
-    frequencies, the corpus topic model; and the conversation chunks to judge."""
+    frequencies and the corpus topic model (``store.corpus_state``: read back while its input holds)."""
     key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}"
     fill(con, key, s.mode, s.roles, workers)
-    n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-    df = Counter(dict(con.execute(f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t FROM {TABLE}) "
-                                  "GROUP BY 1").fetchall()))
-    chunks = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1")
-    return (n, df, fit_corpus(con, s.cues)), chunks
+
+    def count() -> tuple[int, Counter[str]]:
+        n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
+        return n, Counter(dict(con.execute(f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t "
+                                           f"FROM {TABLE}) GROUP BY 1").fetchall()))
+
+    return store.corpus_state(con, f"{key}|{store.digest(s.cues)}", TABLE, count, lambda: fit_corpus(con, s.cues))
 
 
 def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | None:
@@ -196,9 +205,12 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
     con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({COLUMNS})")
     con.execute(f"DELETE FROM {TABLE} t WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
                 "c.conversation_id = t.conversation_id AND c.fingerprint IS NOT DISTINCT FROM t.fingerprint)", [key])
+    # a conversation without an assistant message on its main path has no judged rows (``messages_sql``): not
+    # left out here, it would be prepared again by every report
     todo = _chunks(con, "SELECT conversation_id, count(*) FROM messages WHERE on_main_path AND role IN "
                         f"('user', 'assistant') AND conversation_id NOT IN (SELECT conversation_id FROM {TABLE}) "
-                        "GROUP BY 1 ORDER BY 1")
+                        "AND conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND "
+                        "on_main_path) GROUP BY 1 ORDER BY 1")
     total = sum(n for _, n in todo.sizes)
     tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
     for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES):
@@ -229,8 +241,8 @@ class _Chunks:
             yield group
 
 
-def _chunks(con: duckdb.DuckDBPyConnection, sql: str) -> _Chunks:
-    return _Chunks([(cid, int(n)) for cid, n in con.execute(sql).fetchall()])
+def _chunks(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> _Chunks:
+    return _Chunks([(cid, int(n)) for cid, n in con.execute(sql, params).fetchall()])
 
 
 def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
@@ -297,11 +309,13 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     out = []
     convs = list(conversation_messages(rows, s.roles))
     vectors = _vectors(convs) if s.embed else {}
-    for cid, msgs in convs:
-        model = s.model if _CORPUS is not None else s.lexical
-        judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
-        tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
-        out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens))
+    with corpus.one_thread():
+        for cid, msgs in convs:
+            model = s.model if _CORPUS is not None else s.lexical
+            judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
+            tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
+            out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF),
+                                tokens))
     return out
 
 

@@ -138,7 +138,7 @@ _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 @lru_cache(maxsize=1)
-def _posseg():  # noqa: ANN202 - jieba.posseg, loaded once (the tokenizer has initialised jieba quietly)
+def _posseg() -> Any:  # noqa: ANN401 - jieba.posseg, loaded once (the tokenizer has initialised jieba quietly)
     _jieba()
     import jieba.posseg
 
