@@ -180,6 +180,8 @@ def run(ctx: Context) -> Section:
     b0, s0, ht = int(tr.summarize_bytes), float(tr.summarize_share), int(tr.head_tail_lines)
     per = _with_shares(ctx.fact("compression"))
     points = _totals(per)
+    if not points:  # no conversation selected: nothing was replayed
+        return Section.idle(NAME, TITLE, "no conversation in the selection")
     here = next(p for p in points if p["summarize_bytes"] == b0 and p["summarize_share"] == s0)
     mine = per.filter((pl.col("summarize_bytes") == b0) & (pl.col("summarize_share") == s0))
     if ctx.facts is not None and ctx.facts.local:  # the per-result table needs the replay the fact left on the warehouse connection
