@@ -10,13 +10,12 @@ import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pyarrow as pa
 
 from forensics.errors import SourceError
-from forensics.importers import duckparse, fastpath, values
+from forensics.importers import fastpath, values
 from forensics.importers.records import (
     BadRecord,
     Batch,
@@ -29,6 +28,9 @@ from forensics.importers.records import (
     to_epoch,
 )
 from forensics.importers.registry import Chunks, Format, connect_ro
+
+if TYPE_CHECKING:  # imported by the worker (with DuckDB and Arrow), so `forensics formats` stays light (issue 28)
+    from forensics.importers import duckparse
 
 DEFAULT_TABLE, DEFAULT_COLUMN = "ai_conversations", "messages"
 CHUNK_BYTES = 4 << 20  # rows per parse task: about this many bytes of JSON (memory: see load.tune)
@@ -148,6 +150,10 @@ IN_DUCKDB = False
 def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
     """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB when ``IN_DUCKDB``
     (``duckparse``; the rows of an unusual shape in Python), else in Python."""
+    import pyarrow as pa
+
+    from forensics.importers import duckparse
+
     want = {r.rowid: r for r in rows}
     lo, hi = min(want), max(want)
     con = connect_ro(path, raw_text=True)
