@@ -35,11 +35,14 @@ Task = tuple[Callable[..., Any], tuple[Any, ...], Any]  # (function, args, tag p
 
 
 def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
-                init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
+                init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None, preload: tuple[str, ...] = (),
                 ) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight. ``init``
     (function, args) runs once in each worker (in this process when the tasks run inline) before its tasks:
-    state every task needs, sent once instead of with each task."""
+    state every task needs, sent once instead of with each task. ``preload`` names modules the fork server
+    imports before it forks the first worker: what they load (jieba's dictionary) is then shared by every
+    worker's pages instead of loaded by each. It takes effect with the first pool of this process (the fork
+    server lives as long as the process); a later pool asking for more gets it loaded in each worker."""
     if not parallel or workers < 2:
         if init:
             init[0](*init[1])
@@ -50,6 +53,8 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
                 yield tag, None, e
         return
     ctx = multiprocessing.get_context("forkserver")
+    if preload:
+        ctx.set_forkserver_preload(list(preload))
     _quiet_forkserver()
     root = _spool_root()
     sweep_spools(root)

@@ -117,3 +117,48 @@ def test_keyword_summary_of_d6614e0b_names_its_topics() -> None:
     assert {"文件", "日期"} <= set(top10)  # write_date: 写文件, 日期
     assert "消息" in top20  # delivery: 消息发送
     assert not {"文压", "写文", "缩架", "具结"} & set(top20)  # pairs straddling a word boundary
+
+
+def _labeled_texts(name: str, limit: int) -> list[str]:
+    """Real Chinese turns of a shared labeled set (CrossWOZ, KdConv): names, places and unknown words."""
+    from tests.conftest import SHARED
+
+    texts: list[str] = []
+    with open(SHARED / "data" / name, encoding="utf-8") as f:
+        for line in f:
+            texts += [t["text"] for t in json.loads(line)["turns"]]
+            if len(texts) >= limit:
+                break
+    return texts[:limit]
+
+
+def test_tokenize_modes_is_tokenize_in_each_mode() -> None:
+    """One pass for several modes gives exactly what one pass per mode gives (the topic analysis relies on it)."""
+    from forensics.text.keywords import content_tokens_modes
+    from forensics.text.tokenize import tokenize_modes
+
+    texts = [t for t, _, _ in CASES] + _labeled_texts("kdconv-dev.zh.jsonl", 400) + ["压" * 1300 + " x 数据库"]
+    for text in texts:
+        both = tokenize_modes(text, MODES)
+        assert both == {mode: tokenize(text, mode) for mode in MODES}
+        assert content_tokens_modes(text, ("jieba+bigram", "jieba")) == {
+            mode: content_tokens(text, mode) for mode in ("jieba+bigram", "jieba")}
+    with pytest.raises(ValueError, match="unknown tokenizer mode 'bi'"):
+        tokenize_modes("x", ("jieba", "bi"))
+
+
+def test_names_tagged_block_by_block_are_the_names_of_the_whole_text() -> None:
+    """The topic analysis tags jieba's blocks one by one (kept for the blocks seen last): the names found are
+    the ones tagging the whole text finds, on real dialogue turns full of people, places and hotels."""
+    import jieba.posseg
+
+    from forensics.analyzers.topics.signals import PROPER_NOUN_TAGS, tagged_names
+
+    texts = _labeled_texts("crosswoz-val.zh.jsonl", 600) + _labeled_texts("kdconv-dev.zh.jsonl", 600)
+    texts += ["张伟和李娜在北京，Apple公司的iPhone 15。王小明去了上海", "", "abc 123"]
+    found = 0
+    for text in texts * 2:  # the second time from what was kept
+        whole = {w for w, flag in jieba.posseg.lcut(text) if flag in PROPER_NOUN_TAGS and len(w) > 1}
+        assert tagged_names(text) == whole, text
+        found += len(whole)
+    assert found > 600  # the sets are full of names: the comparison is not over empty sets

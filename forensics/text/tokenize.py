@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from forensics.text.personal import blank_addresses
 
 MODES = ("bigram", "jieba", "jieba+bigram")
+SEGMENTER = "forensics.text.segmenter"  # the module a pool of segmenting workers preloads (``segmenter.py``)
 HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _WORD = rf"[^\W{HAN}]+"  # word characters of any script except Han (Latin, digits, _, Cyrillic, ...)
 _RUN = re.compile(rf"(?P<han>[{HAN}]+)|{_WORD}(?:[./\-]{_WORD})*")
@@ -47,17 +48,46 @@ def tokenize(text: str, mode: str = "jieba+bigram") -> list[str]:
 
 def iter_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
     """The tokens of ``tokenize``, yielded one run at a time (memory bounded by the longest run)."""
+    _check(mode)
+    for run, han in _runs(text):
+        if han:
+            yield from _han_tokens(run, mode)
+        else:
+            yield run
+
+
+def tokenize_modes(text: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
+    """``tokenize(text, mode)`` for each of ``modes`` in one pass: the text is normalised, scanned and segmented
+    once (a caller wanting a text's pairs and its whole words paid for all of it twice)."""
+    for mode in modes:
+        _check(mode)
+    out: dict[str, list[str]] = {mode: [] for mode in modes}
+    for run, han in _runs(text):
+        for mode, tokens in out.items():
+            if han:
+                tokens.extend(_han_tokens(run, mode))
+            else:
+                tokens.append(run)
+    return out
+
+
+def _check(mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown tokenizer mode {mode!r}; choose {', '.join(MODES)}")
+
+
+def _runs(text: str) -> Iterator[tuple[str, bool]]:
+    """The runs of ``text`` that give tokens, normalised: (a Han run, True) or (a word of other scripts,
+    lower-cased, False); numbers left out."""
     for piece in map(blank_addresses, _pieces(text)):  # pieces are cut at whitespace: no address spans two
         if not piece.isascii():
             piece = unicodedata.normalize("NFKC", piece)
         for m in _RUN.finditer(piece):
             run = m.group()
             if m.lastgroup == "han":
-                yield from _han_tokens(run, mode)
+                yield run, True
             elif _LETTER.search(run):
-                yield run.lower()
+                yield run.lower(), False
 
 
 class Span(NamedTuple):
@@ -103,7 +133,7 @@ def _han_tokens(run: str, mode: str) -> Iterator[str]:
         return
     for start in range(0, len(run), JIEBA_CHUNK):
         chunk = run[start:start + JIEBA_CHUNK]
-        words = [w for w in _jieba().lcut(chunk, HMM=True) if w]
+        words = _words(chunk)
         if mode == "jieba":
             yield from words
             continue
@@ -114,7 +144,14 @@ def _han_tokens(run: str, mode: str) -> Iterator[str]:
             yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
 
 
-def _agreed_pairs(chunk: str, words: list[str], lexicon: dict[str, int]) -> Iterator[str]:
+@lru_cache(maxsize=1 << 14)
+def _words(chunk: str) -> tuple[str, ...]:
+    """jieba's words of a Han chunk. Kept for the chunks seen last: a text is tokenized in more than one mode
+    (the topic analysis asks for its terms, its words and its keywords), and short runs recur across messages."""
+    return tuple(w for w in _jieba().lcut(chunk, HMM=True) if w)
+
+
+def _agreed_pairs(chunk: str, words: tuple[str, ...], lexicon: dict[str, int]) -> Iterator[str]:
     """Adjacent pairs jieba does not contradict: none across a boundary next to a multi-character word, and
     inside a word of three or more characters only the pairs that are words themselves (上下文: 上下 and 下文
     stay; 数据库: 数据 stays, 据库 goes)."""

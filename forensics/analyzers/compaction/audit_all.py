@@ -15,6 +15,7 @@ from forensics.analyzers.compaction.load import Compaction, Conversation, batche
 from forensics.analyzers.compaction.rules import Rules, rules
 from forensics.analyzers.compaction.signs import not_found_then_search
 from forensics.config import Config
+from forensics.text.tokenize import SEGMENTER
 from forensics.workers import default_workers, run_ordered
 
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
@@ -91,7 +92,8 @@ def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> I
             yield _pairs_of, ([(c.conversation_id, c.msgs) for c in batch
                                if c.conversation_id in todo and c.conversation_id not in also], r), None
 
-    for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES):
+    for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES,
+                                        preload=(SEGMENTER,)):
         if error is not None:
             raise error
         pairs.store(con, key, result)

@@ -30,6 +30,7 @@ from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, feat
 from forensics.analyzers.topics.store import Verdicts
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
+from forensics.text.tokenize import SEGMENTER
 from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
@@ -137,7 +138,8 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     def computed() -> Iterator[Verdicts]:
         tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
         for _, result, error in run_ordered(tasks, workers, sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
-                                            init=(_set_state, (state.messages, state.df, state.model))):
+                                            init=(_set_state, (state.messages, state.df, state.model)),
+                                            preload=(SEGMENTER,)):
             if error is not None:
                 raise error
             store.save(con, key, fingerprints, result)
@@ -213,7 +215,7 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
                         "on_main_path) GROUP BY 1 ORDER BY 1")
     total = sum(n for _, n in todo.sizes)
     tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
-    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES):
+    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER,)):
         if error is not None:
             raise error
         _terms = result  # noqa: F841 - read by the replacement scan below

@@ -42,7 +42,7 @@ from typing import Any
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.text.cues import Cues
 from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
-from forensics.text.keywords import content_tokens
+from forensics.text.keywords import content_tokens, content_tokens_modes
 from forensics.text.prose import own_words, request_sentences
 from forensics.text.tokenize import _jieba
 
@@ -127,9 +127,24 @@ def entities(text: str, proper_nouns: bool = True) -> set[str]:
     out.update(x.lower() for x in _ERROR.findall(text))
     out.update(x.lower() for x in _NAME.findall(text) if x.lower() not in _COMMON_CAPS)
     if proper_nouns and _HAN.search(text):
-        head = text[:POSSEG_CHARS]
-        out.update(w for w, flag in _posseg().lcut(head) if flag in PROPER_NOUN_TAGS and len(w) > 1)
+        out.update(tagged_names(text[:POSSEG_CHARS]))
     return {e for e in out if len(e) > 1}
+
+
+def tagged_names(text: str) -> set[str]:
+    """The person, place, organisation and other proper names (of two characters or more) jieba's tagger finds.
+
+    The tagger cuts a text into blocks (runs of Han, letters and digits) and tags each alone, and only a block
+    can hold a name, so tagging block by block gives what tagging the whole text gives; blocks recur (a name, a
+    phrase people repeat), so the last ones tagged are kept. The tagger's HMM was half of a first report's
+    tokenizing."""
+    pattern = _posseg().re_han_internal
+    return {w for block in pattern.split(text) if pattern.match(block) for w in _block_names(block)}
+
+
+@lru_cache(maxsize=1 << 14)
+def _block_names(block: str) -> tuple[str, ...]:
+    return tuple(w for w, flag in _posseg().lcut(block) if flag in PROPER_NOUN_TAGS and len(w) > 1)
 
 
 POSSEG_CHARS = 500  # the tagger is slow (HMM); a message names its subject early
@@ -189,13 +204,17 @@ def prepare(msgs: Sequence[Message], mode: str = "jieba+bigram") -> None:
     makes per message happens here, so ``pipeline`` can compute it once and keep it in the warehouse."""
     for m in msgs:
         extra = " ".join(m.targets)
-        m.tokens = terms(m.text + ("\n" + extra if extra else ""), mode)
-        m.names = entities(m.text, proper_nouns=m.judged) | {t.lower() for t in m.targets if t}
         m.target_tokens = terms(extra, mode) if extra else []
-        if m.judged:
-            m.words = list(dict.fromkeys(terms(m.text, "jieba")))
-            m.keywords = content_tokens(m.text, mode)
+        m.names = entities(m.text, proper_nouns=m.judged) | {t.lower() for t in m.targets if t}
+        if m.judged:  # the text tokenized once for its terms, keywords and whole words
+            tokens = content_tokens_modes(m.text, tuple(dict.fromkeys((mode, "jieba"))))
+            m.keywords = tokens[mode]
+            m.words = list(dict.fromkeys(stem(t) for t in tokens["jieba"]))
             m.opens_lightly = opens_lightly(m.text)
+            text_terms = [stem(t) for t in m.keywords]
+        else:
+            text_terms = terms(m.text, mode)
+        m.tokens = text_terms + m.target_tokens  # the terms of text and targets: no token spans the line between
 
 
 def opens_lightly(text: str) -> bool:
