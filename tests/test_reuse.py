@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from forensics import ingest
-from forensics.analyzers import reuse
+from forensics.analyzers import all_facts, reuse
 from forensics.analyzers.schema import defaults
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
@@ -101,7 +101,9 @@ def test_an_empty_selection_with_nothing_kept(wh: Path, tmp_path: Path) -> None:
 
 
 def test_every_kept_fact_has_a_declared_table() -> None:
-    assert {reuse.PREFIX + n for n in reuse.KEPT} | {reuse.DONE, reuse.CORPUS} <= set(derived.TABLES)
+    kept = {n for n, f in all_facts().items() if f.kept}
+    assert len(kept) == 15 and "drift_lags" in kept and "sentinel_turns" not in kept
+    assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= set(derived.TABLES)
 
 
 def test_key_moves_with_the_config(wh: Path) -> None:

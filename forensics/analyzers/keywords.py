@@ -110,7 +110,7 @@ ANALYZER = Analyzer(
         Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", "",
             choices=("bigram", "jieba", "jieba+bigram")),
     ),
-    facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id")),),
+    facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), kept=True),),
     reads=("keyword_counts",),
     charts={"distinctive_terms": "forensics.report.figures:terms"},
     maps=("conversations",),

@@ -1,13 +1,13 @@
 """Per-conversation facts kept between reports (issue 28): a report recomputes only the conversations that changed.
 
 A fact (``forensics.analyzers.facts``) is a function of one conversation's rows and the config, so its rows can be
-kept: each kept fact has a warehouse table ``reuse_<fact>`` (its own columns, written through
+kept: each fact declared ``kept`` (and the compression replay of every tool result, no fact) has a warehouse table ``reuse_<fact>`` (its own columns, written through
 ``forensics.warehouse.derived``) and ``reuse_done`` says which conversations' rows it holds, under which *stamp*
 and *key*:
 
 - the stamp is the conversation's ``fingerprint`` (what incremental ingest compares) and its ``message_count``,
-  plus, for a fact that reads a table another analyzer writes (drift's lags read ``topic_switches``), a hash of
-  that conversation's rows of it. A conversation without a fingerprint is recomputed every time;
+  plus, for a fact that reads a table another analyzer writes (``also_reads``: drift's lags read ``topic_switches``),
+  a hash of that conversation's rows of it. A conversation without a fingerprint is recomputed every time;
 - the key hashes the fact's name, the whole config (any key may feed a fact through SQL variables: a config change
   recomputes, never misreads), the warehouse's schema version and the source of the package (a new release, or
   an edited analyzer, recomputes).
@@ -40,20 +40,6 @@ from forensics.warehouse import SCHEMA_VERSION, derived
 DONE = "reuse_done"
 CORPUS = "reuse_corpus"
 PREFIX = "reuse_"
-# the table another analyzer writes whose rows feed a fact: its per-conversation hash joins the stamp
-SWITCHES = ("SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
-            "FROM topic_switches t GROUP BY 1")
-# the facts kept: name -> SQL (conversation_id, extra) of what else feeds it besides its conversation ('' for none)
-KEPT: dict[str, str] = {
-    "baseline": "", "baseline_tool_sizes": "", "baseline_role_chars": "", "baseline_pushback": "",
-    "drift_context": "", "drift_kinds": "", "tool_turns": "", "drift_interventions": "", "drift_rediscovery": "",
-    "drift_lags": SWITCHES, "drift_nags": "", "drift_echo": "", "keyword_counts": "", "data_quality": "",
-    "compression_replay": "",  # not a fact: the replay of every tool result (``compression._prepare``)
-    "sentinel_judged": "",
-}
-# the kept facts that cover every conversation, not the selection (the sentinel replays the whole history): their
-# conversations to compute are set apart by shadowing the tables they read with views of those conversations' rows
-EVERY = {"sentinel_judged": ("conversations", "messages", "tool_calls")}
 _STALE = "_reuse_stale"
 
 
@@ -90,19 +76,22 @@ def key(name: str, settings: Config | dict[str, Any]) -> str:
 
 
 def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name: str,
-         compute: Callable[[], pa.Table]) -> pa.Table:
-    """The rows of ``name`` (a fact, or another per-conversation result of ``KEPT``) for the selection, computing
-    only the conversations without valid kept rows."""
-    scope = "conversations" if name in EVERY else SELECTED
+         compute: Callable[[], pa.Table], also_reads: str | None = None, shadows: tuple[str, ...] = ()) -> pa.Table:
+    """The rows of ``name`` (a kept fact, or another per-conversation result) for the selection, computing only the
+    conversations without valid kept rows. ``also_reads``: a table another analyzer writes that feeds the rows;
+    ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
+    to compute (``forensics.analyzers.facts.Fact`` says both)."""
+    scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
             scope == SELECTED and not _exists(con, SELECTED)):
         return compute()  # nothing can be kept (a notebook's read-only warehouse), or nothing is selected
     k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
-    extra = KEPT[name]
-    if extra and not derived.columns(con, "topic_switches"):
-        extra = ""
+    extra = ""
+    if also_reads and derived.columns(con, also_reads):
+        extra = (f"SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
+                 f"FROM {also_reads} t GROUP BY 1")
     stamp = ("c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else ""))
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {_STALE} AS
@@ -118,7 +107,7 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
     tally.computed += len(stale)
     if stale:
         ids = [cid for cid, _ in stale]
-        with narrowed(con, ids, EVERY.get(name, ())):
+        with narrowed(con, ids, shadows):
             fresh = compute()
         fresh = fresh.filter(pc.is_in(fresh["conversation_id"], pa.array(ids, pa.string())))  # a fact may read more
         # (a fact computed inside ``compute`` used _STALE too: the ids again)

@@ -41,7 +41,7 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "report_charts": ("report", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code"),
     "reuse_done": ("report", "cache", "per kept fact and conversation: the fingerprint and config key its rows hold"),
     "reuse_corpus": ("report", "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs"),
-    # the kept facts (forensics.analyzers.reuse.KEPT): each its own columns, the rows of the conversations reuse_done lists
+    # the kept facts (``Fact(kept=True)``) and the compression replay: each its own columns, the rows of the conversations reuse_done lists
     **{f"reuse_{name}": ("report", "cache", f"the kept rows of the fact {name}") for name in (
         "baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback", "drift_context", "drift_kinds",
         "tool_turns", "drift_interventions", "drift_rediscovery", "drift_lags", "drift_nags", "drift_echo",

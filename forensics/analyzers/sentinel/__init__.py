@@ -39,7 +39,8 @@ ANALYZER = Analyzer(
             "without the error flag", "regexes"),
     ),
     facts=(
-        Fact("sentinel_judged", judged, ("created_at", "native_id", "conversation_id", "position")),
+        Fact("sentinel_judged", judged, ("created_at", "native_id", "conversation_id", "position"), kept=True,
+             shadows=("conversations", "messages", "tool_calls")),
         Fact("sentinel_turns", turns, ("conversation_id",)),
         Fact("sentinel_failures", failures, ("conversation_id", "position", "kind")),
     ),
