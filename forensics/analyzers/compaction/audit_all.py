@@ -93,7 +93,7 @@ def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> I
                                if c.conversation_id in todo and c.conversation_id not in also], r), None
 
     for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES,
-                                        preload=(SEGMENTER,)):
+                                        preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
         pairs.store(con, key, result)

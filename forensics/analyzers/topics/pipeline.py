@@ -139,7 +139,7 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
         tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
         for _, result, error in run_ordered(tasks, workers, sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
                                             init=(_set_state, (state.messages, state.df, state.model)),
-                                            preload=(SEGMENTER,)):
+                                            preload=(SEGMENTER, __name__)):
             if error is not None:
                 raise error
             store.save(con, key, fingerprints, result)
@@ -215,7 +215,7 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
                         "on_main_path) GROUP BY 1 ORDER BY 1")
     total = sum(n for _, n in todo.sizes)
     tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
-    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER,)):
+    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
         _terms = result  # noqa: F841 - read by the replacement scan below
