@@ -88,6 +88,23 @@ def test_ten_megabytes_of_text_count_in_bounded_memory() -> None:
     assert peak < 10_000_000  # pieces of 64K characters; a list of 2 million tokens would be ~150 MB
 
 
+def test_segmenting_many_distinct_long_runs_keeps_few_of_them() -> None:
+    """jieba's words are kept per chunk, but text without punctuation (every chunk 512 characters, none alike)
+    must not fill memory with kept chunks: 1,500 of them hold ~25 MB kept, bounded to ~1 MB."""
+    import random
+
+    rng = random.Random(7)
+    common = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处理府研"
+    runs = ["".join(rng.choice(common) for _ in range(512)) for _ in range(1500)]
+    tokenize("预热", "jieba")
+    tracemalloc.start()
+    for run in runs:
+        tokenize(run, "jieba+bigram")
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held < 5_000_000
+
+
 def test_one_long_han_run_is_segmented_in_bounded_chunks() -> None:
     run = "压缩架构" * 1000  # 4000 Han characters without a break
     toks = tokenize(run, "jieba+bigram")

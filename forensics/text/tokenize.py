@@ -144,10 +144,27 @@ def _han_tokens(run: str, mode: str) -> Iterator[str]:
             yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
 
 
-@lru_cache(maxsize=1 << 14)
 def _words(chunk: str) -> tuple[str, ...]:
-    """jieba's words of a Han chunk. Kept for the chunks seen last: a text is tokenized in more than one mode
-    (the topic analysis asks for its terms, its words and its keywords), and short runs recur across messages."""
+    """jieba's words of a Han chunk, kept for the chunks seen last: a text is tokenized in more than one mode (the
+    topic analysis asks for its terms, its words and its keywords), and short runs recur across messages. Few
+    long chunks are kept, so that text without punctuation cannot fill memory with them."""
+    return _short_words(chunk) if len(chunk) <= SHORT_CHUNK else _long_words(chunk)
+
+
+SHORT_CHUNK = 64  # characters: a clause; kept by the thousand (a few MB), longer chunks by the dozen
+
+
+@lru_cache(maxsize=1 << 12)
+def _short_words(chunk: str) -> tuple[str, ...]:
+    return _segment(chunk)
+
+
+@lru_cache(maxsize=64)
+def _long_words(chunk: str) -> tuple[str, ...]:
+    return _segment(chunk)
+
+
+def _segment(chunk: str) -> tuple[str, ...]:
     return tuple(w for w in _jieba().lcut(chunk, HMM=True) if w)
 
 
