@@ -142,7 +142,7 @@ def tagged_names(text: str) -> set[str]:
     return {w for block in pattern.split(text) if pattern.match(block) for w in _block_names(block)}
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=1 << 12)  # a block is at most POSSEG_CHARS: a few MB kept at most
 def _block_names(block: str) -> tuple[str, ...]:
     return tuple(w for w, flag in _posseg().lcut(block) if flag in PROPER_NOUN_TAGS and len(w) > 1)
 
