@@ -117,7 +117,7 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
         derived.replace_rows(con, table, fresh, where)
         done = pa.table({"fact": [name] * len(stale), "conversation_id": ids, "stamp": [s for _, s in stale],
                          "key": [k] * len(stale)})
-        derived.replace_rows(con, DONE, done, f"fact = '{name}' AND ({where})")
+        derived.replace_rows(con, DONE, done, f"fact = ? AND ({where})", [name])
     if not derived.columns(con, table):  # nothing selected, nothing kept yet: the fact's own (empty) rows
         return compute()
     return con.sql(f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)").to_arrow_table()
@@ -150,7 +150,7 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
     tally.computed += 1
     if digest is not None:
         derived.replace_rows(con, CORPUS, pa.table({"part": [part], "inputs": [digest or ""],
-                                                    "value": [orjson.dumps(value).decode()]}), f"part = '{part}'")
+                                                    "value": [orjson.dumps(value).decode()]}), "part = ?", [part])
     return value
 
 

@@ -55,5 +55,5 @@ def draw(con: duckdb.DuckDBPyConnection, sections: list[Section]) -> dict[str, s
     if new:
         derived.replace_rows(con, TABLE, pa.table({"name": [n for n, _, _ in new], "key": [k for _, k, _ in new],
                                                    "svg": [d for _, _, d in new]}),
-                             f"name IN ({', '.join(repr(n) for n, _, _ in new)})")
+                             "name IN (SELECT unnest(?::VARCHAR[]))", [[n for n, _, _ in new]])
     return out

@@ -11,6 +11,8 @@ migrations (``forensics.warehouse.migrations``).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import duckdb
 import pyarrow as pa
 
@@ -51,14 +53,16 @@ SELECTED_ROWS = "conversation_id IN (SELECT conversation_id FROM sel_conversatio
 _ROWS = "_derived_rows"
 
 
-def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str = SELECTED_ROWS) -> None:
-    """Delete the rows ``where`` holds (default: the selected conversations') and insert ``rows`` by name."""
-    _write(con, table, rows, where)
+def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str = SELECTED_ROWS,
+                 params: list[Any] | None = None) -> None:
+    """Delete the rows ``where`` holds (default: the selected conversations'; its ``?`` bound to ``params``) and
+    insert ``rows`` by name."""
+    _write(con, table, rows, where, params)
 
 
 def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
     """Insert ``rows`` by name, keeping what is there (a log of report runs)."""
-    _write(con, table, rows, None)
+    _write(con, table, rows, None, None)
 
 
 def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
@@ -68,7 +72,8 @@ def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]
         "ORDER BY column_index", [table]).fetchall()]
 
 
-def _write(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None) -> None:
+def _write(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None,
+           params: list[Any] | None) -> None:
     con.register(_ROWS, rows)
     try:
         want = [(n, t) for n, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {_ROWS}").fetchall()]
@@ -77,7 +82,7 @@ def _write(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: st
             con.execute(f"DROP TABLE {table}")
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM {_ROWS} LIMIT 0")
         if where is not None:
-            con.execute(f"DELETE FROM {table} WHERE {where}")
+            con.execute(f"DELETE FROM {table} WHERE {where}", params)
         con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM {_ROWS}")
     finally:
         con.unregister(_ROWS)
