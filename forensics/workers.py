@@ -20,6 +20,8 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
+from forensics.nopandas import skip_pandas_probe
+
 SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
 STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
 
@@ -115,6 +117,7 @@ def system_allocator() -> None:
 def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None, owner: int) -> None:
     threading.Thread(target=_watch, args=(owner,), daemon=True).start()
     system_allocator()
+    skip_pandas_probe()  # a worker's tasks never hand pyarrow a pandas object (``forensics.nopandas``)
     if init:
         init[0](*init[1])
 

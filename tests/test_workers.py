@@ -1,9 +1,12 @@
-"""The worker pool's preload: a pool of segmenting workers finds jieba loaded by its fork server, not by itself."""
+"""The worker pool's preload: a pool of segmenting workers finds jieba loaded by its fork server, not by itself; and
+no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.nopandas)."""
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -33,3 +36,36 @@ def test_workers_of_a_preloading_pool_find_jieba_loaded_before_their_first_task(
     # every worker: the segmenter module imported and jieba's dictionary loaded before the task; the calling
     # process never loaded jieba
     assert done.stdout.strip() == f"{[(True, True, True)] * 4} False"
+
+
+def converted(_: int) -> tuple[bool, bool]:
+    """Worker: whether pandas is loaded after pyarrow converted Python values, and whether it was before."""
+    before = "pandas" in sys.modules
+    import pyarrow as pa
+
+    pa.table({"a": pa.array(["x", None]), "n": [1, 2]})
+    return before, "pandas" in sys.modules
+
+
+def test_pyarrow_converts_without_importing_pandas_in_workers_and_commands() -> None:
+    pytest.importorskip("pandas")  # the dev extras install it (pyspark's); a runtime install has none to skip
+    script = textwrap.dedent("""
+        import sys
+        from forensics.importers import load  # its empty tables are built without the probe
+        from forensics.workers import run_ordered
+        from tests.test_workers import converted
+
+        out = [e or r for _, r, e in run_ordered(((converted, (i,), None) for i in range(4)), 2, True,
+                                                  preload=("forensics.importers.run",))]
+        before = "pandas" in sys.modules
+        from forensics.nopandas import skip_pandas_probe
+        skip_pandas_probe()
+        import pyarrow as pa
+        t = pa.table({"a": ["x"], "n": [1]})
+        after = "pandas" in sys.modules
+        frame = t.to_pandas()  # asked for a frame, pyarrow still imports pandas and makes one
+        print(out, before, after, type(frame).__name__, pa.table(frame).num_rows)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"{[(False, False)] * 4} False False DataFrame 1"

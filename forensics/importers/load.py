@@ -39,8 +39,9 @@ ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did no
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
-EMPTY = {"event": EVENT_SCHEMA.empty_table(), "usage": USAGE_SCHEMA.empty_table(),  # only some formats have these
-         "outcome": OUTCOME_SCHEMA.empty_table(), "secret": FINDS_SCHEMA.empty_table()}
+# only some formats have these (columns of zero nulls: Schema.empty_table() imports pandas when it is installed)
+EMPTY = {k: pa.Table.from_arrays([pa.nulls(0, f.type) for f in s], schema=s) for k, s in
+         (("event", EVENT_SCHEMA), ("usage", USAGE_SCHEMA), ("outcome", OUTCOME_SCHEMA), ("secret", FINDS_SCHEMA))}
 RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
                "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
                "conversations_new", "conversations_updated", "conversations_unchanged", "note")
