@@ -33,15 +33,17 @@ def content_tokens(text: str, mode: str = "jieba+bigram") -> list[str]:
 
 
 def iter_content_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
-    stops = stop_words()
-    return (t for t in iter_tokens(text, mode) if len(t) > 1 and t not in stops and not _has_stop_char_pair(t, stops))
+    return _content(iter_tokens(text, mode), stop_words())
 
 
 def content_tokens_modes(text: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
     """``content_tokens(text, mode)`` for each of ``modes``, the text tokenized once."""
     stops = stop_words()
-    return {mode: [t for t in tokens if len(t) > 1 and t not in stops and not _has_stop_char_pair(t, stops)]
-            for mode, tokens in tokenize_modes(text, modes).items()}
+    return {mode: list(_content(tokens, stops)) for mode, tokens in tokenize_modes(text, modes).items()}
+
+
+def _content(tokens: Iterable[str], stops: frozenset[str]) -> Iterator[str]:
+    return (t for t in tokens if len(t) > 1 and t not in stops and not _has_stop_char_pair(t, stops))
 
 
 def _has_stop_char_pair(tok: str, stops: frozenset[str]) -> bool:
