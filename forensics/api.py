@@ -20,7 +20,7 @@ from forensics.errors import ForensicsError
 from forensics.queries import check_read_only, load_query
 from forensics.redact import mask_frame, redact_value
 from forensics.redact import redact as mask_text
-from forensics.report.build import Report, build_report
+from forensics.report.build import Report, build_report, keep_pages
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
 from forensics.selection import Selection
@@ -144,7 +144,11 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     else:
         result = build_report(db, cfg, selection, only, labels=labels, questions=questions, recommend=advise,
                               persist_findings=True, charts=bool({"md", "html"} & set(formats or FORMATS)))
-    return result, write(result, out, formats or list(FORMATS), cfg["redact.personal"])
+    had = set(result.pages) if isinstance(result, Report) else set()
+    written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
+    if isinstance(result, Report) and set(result.pages) - had:
+        keep_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
+    return result, written
 
 
 def import_labeled(db: PathLike, labels: PathLike) -> int:

@@ -23,6 +23,10 @@ TIMING = ("generated_at", "warehouse", "reused")  # what differs between two run
 
 
 def _report(db: Path, cfg: Any = None, selection: Selection | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The report's figures and what it reused per kept fact; the last report kept whole is dropped first, so
+    that these tests see the per-conversation reuse (tests/test_report_kept.py tests the whole report's)."""
+    with duckdb.connect(str(db)) as con:
+        con.execute("DROP TABLE IF EXISTS report_kept")
     doc = metrics_document(build_report(db, cfg or defaults(), selection, only=ONLY))
     return {k: v for k, v in doc.items() if k not in TIMING}, doc["reused"]
 

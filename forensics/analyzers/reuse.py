@@ -57,12 +57,13 @@ TALLY: dict[str, Tally] = {}
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A hash of the package's source and named queries: another release (or an edited analyzer) recomputes."""
+    """A hash of every file of the package (code, templates, assets) and the named queries: another release (or an
+    edited analyzer) recomputes; a report kept whole is keyed by it too (``report.kept``)."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha1()
     for folder in (root, root.parent / "queries"):
         for p in sorted(folder.rglob("*")):
-            if p.suffix in (".py", ".sql", ".txt", ".toml") and p.is_file():
+            if p.is_file() and "__pycache__" not in p.parts:
                 h.update(p.relative_to(folder).as_posix().encode())
                 h.update(p.read_bytes())
     return h.hexdigest()

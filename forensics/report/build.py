@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -11,16 +12,18 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from forensics import analyzers
 from forensics.analyzers import quality, reuse
-from forensics.analyzers.base import Context, Finding, Section, Table
+from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.schema import load_config
 from forensics.config import Config
 from forensics.errors import WarehouseError
 from forensics.labels import Label
 from forensics.redact import mask_frame, redact, redact_value
 from forensics.report import digest as digests
-from forensics.report import drawn, evidence, persist
+from forensics.report import drawn, evidence, kept, persist
 from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
 
@@ -51,6 +54,10 @@ class Report:
     labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
     drawn: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, when drawn with the warehouse (``drawn``)
+    # kept whole in the warehouse under this key (``report.kept``; "" when not kept), and its rendered files
+    # (``render.write``; not part of what is kept as the report: ``keep_pages`` adds them)
+    kept_key: str = ""
+    pages: dict[str, str] = field(default_factory=dict)
 
     @property
     def not_in_use(self) -> dict[str, str]:
@@ -94,6 +101,14 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     if not Path(db).exists():
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
+        # what the report reads, as the key of the report kept whole (``report.kept``)
+        want = kept.key(wh.con, {"warehouse": str(db), "config": [str(cfg.path) if cfg.path else None, cfg.values],
+                                 "selection": selection.describe(), "label": selection.label, "analyzers": names,
+                                 "recommend": recommend is not None, "persist": persist_findings, "charts": charts},
+                        [labels, questions])
+        again = _kept(wh.con, want, wh.kept_key, persist_findings)
+        if again is not None:
+            return again
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
@@ -111,7 +126,66 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
             persist.write(wh.con, report)
         if charts:
             report.drawn = drawn.draw(wh.con, report.sections)
+        _keep(wh.con, want, report)
     return report
+
+
+# the classes a kept report is built from (``report.kept``): nothing else is read back
+KEPT_CLASSES = (Report, Section, Table, Chart, Finding, Label, evidence.Message, evidence.Call, digests.Digest,
+                digests.Change, digests.Norm, digests.Ranked, digests.Worst, digests.KindShare)
+
+
+def _kept(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_findings: bool) -> Report | None:
+    """The last report, read back whole when nothing it read changed since (its key is ``want`` and it was live
+    when the warehouse was opened); None otherwise. Its run is logged again, with this time."""
+    found = kept.load(con, want, live)
+    if found is None:
+        return None
+    started = time.perf_counter()
+    body, pages = found
+    try:
+        report: Report = kept.decode(body, KEPT_CLASSES)
+    except kept.NotKept:
+        return None
+    first = report.meta.get("generated_at")
+    if not isinstance(first, str) or not _STAMPED.fullmatch(first):  # it goes to the terminal and every page
+        return None
+    report.meta["generated_at"] = _now()
+    report.meta["kept_from"] = first
+    report.kept_key, report.pages = want, pages
+    if persist_findings:
+        persist.log_run(con, report)
+    kept.store(con, want, body, pages)
+    progress.info("%-14s %7.1f s  nothing it reads changed since the report of %s: kept whole", "report",
+                  time.perf_counter() - started, first)
+    return report
+
+
+def _keep(con: duckdb.DuckDBPyConnection, want: str, report: Report) -> None:
+    """Keep ``report`` whole under ``want``, after every derived table it wrote; a report holding a value the
+    encoding cannot give back exactly is not kept (the table is cleared: the next report recomputes)."""
+    try:
+        body: bytes | None = kept.encode(replace(report, kept_key="", pages={}), KEPT_CLASSES)
+    except kept.NotKept as e:
+        progress.debug("report not kept whole: %s", e)
+        body = None
+    kept.store(con, want, body)
+    report.kept_key = want if body is not None else ""
+
+
+def keep_pages(db: str | os.PathLike[str], report: Report) -> None:
+    """Add the files ``render.write`` made of ``report`` to the report kept whole, so that the next report of the
+    same inputs writes them without rendering again; nothing when another writer opened the warehouse since."""
+    if report.kept_key and report.pages:
+        with open_warehouse(db) as wh:
+            kept.store_pages(wh.con, report.kept_key, wh.kept_key, report.pages)
+
+
+_STAMPED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # what ``_now`` writes
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
@@ -121,7 +195,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     tally.clear()
     meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
-            "generated_at": datetime.now(UTC).replace(microsecond=0).isoformat(),
+            "generated_at": _now(),
             **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
             "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
             "analyzers": names,

@@ -26,6 +26,7 @@ from forensics.report.text import (
     df_rows,
     drift_text,
     fmt,
+    generated_text,
     kept_lines,
     kind_row,
     not_in_use_lines,
@@ -70,7 +71,7 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
         body = ["<h1>forensics report</h1>",
                 f"<p class=meta>{m['conversations']} conversations from <code>{e(source_text(m))}</code> · selection "
                 f"{e(selection_text(m))} · config {e(m['config'] or 'built-in defaults')} · forensics "
-                f"{e(m['toolkit_version'])} · {e(m['generated_at'])}</p>"]
+                f"{e(m['toolkit_version'])} · {e(generated_text(m))}</p>"]
         lead, rest = result.parts()
         body += _sections(result, charts, "", lead) + _quality(m) + _digest(result, "") + _sections(result, charts, "",
                                                                                                      rest)

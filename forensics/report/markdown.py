@@ -20,6 +20,7 @@ from forensics.report.text import (
     df_rows,
     drift_text,
     fmt,
+    generated_text,
     kept_lines,
     kind_row,
     not_in_use_lines,
@@ -51,7 +52,7 @@ def markdown(result: Report | Comparison, charts: dict[str, tuple[str, str]]) ->
     lines = ["# forensics report", "",
              f"{m['conversations']} conversations from {markdown_code(source_text(m))} · selection "
              f"{md(selection_text(m))} · config {md(m['config'] or 'built-in defaults')} · forensics "
-             f"{m['toolkit_version']} · {m['generated_at']}", ""]
+             f"{m['toolkit_version']} · {generated_text(m)}", ""]
     lead, rest = result.parts()
     lines += _md_sections(result, charts, "", 2, lead) + _md_quality(m)
     return inert_html(redact("\n".join(lines + _md_digest(result, 2) + _md_sections(result, charts, "", 2, rest)))) + "\n"

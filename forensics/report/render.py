@@ -8,6 +8,9 @@ leaves the previous report's files whole.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from forensics.report import figures
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report
 from forensics.report.charts import svg
 from forensics.report.compare import Comparison
+from forensics.report.text import generated_text
 from forensics.text.personal import applies, mask, mask_markup, mask_value
 
 FORMATS = ("md", "html", "json")
@@ -61,11 +65,11 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
             (out / "charts").mkdir(exist_ok=True)
             for name, (_, doc) in charts.items():
                 stage(out / "charts" / f"{name}.svg", mask_markup(doc) if everywhere else doc)
-            text = markdown(result, charts)
-            stage(out / "report.md", mask(text) if everywhere else text)
+            stage(out / "report.md", _page(result, "report.md", lambda r: markdown(r, charts),
+                                           mask if everywhere else None))
         if "html" in formats:
-            text = page(result, charts)
-            stage(out / "report.html", mask_markup(text) if applies(personal, page=True) else text)
+            stage(out / "report.html", _page(result, "report.html", lambda r: page(r, charts),
+                                             mask_markup if applies(personal, page=True) else None))
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -73,6 +77,32 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
     for tmp, final in staged:
         tmp.replace(final)
     return [final for _, final in staged if final.parent == out]
+
+
+# stands for the report's time in a rendered page, which is kept with the report (``report.kept``) and written
+# again by the next report of the same inputs with that report's time in its place: none of the masks changes it
+STAMP = "FORENSICS-GENERATED-AT-7f3a9c"
+_TIME = re.compile(r"[0-9A-Za-z:+\-(). ]*")  # what ``generated_text`` writes: no markup, nothing to mask
+
+
+def _page(result: Report | Comparison, name: str, render: Callable[[Any], str],
+          masked: Callable[[str], str] | None) -> str:
+    """The file ``name`` of ``result``: its kept page with this time put in, or rendered (and, for a report,
+    kept in ``result.pages`` with the time left as STAMP)."""
+    def finished(r: Any) -> str:
+        text = render(r)
+        return masked(text) if masked else text
+
+    now = generated_text(result.meta) if isinstance(result, Report) else ""
+    if not isinstance(result, Report) or not _TIME.fullmatch(now):
+        return finished(result)
+    page = result.pages.get(name)
+    if page is None or page.count(STAMP) != 1:
+        page = finished(replace(result, meta={**result.meta, "generated_at": STAMP, "kept_from": None}))
+        if page.count(STAMP) != 1:  # the stamp did not come through as it went in
+            return finished(result)
+        result.pages[name] = page
+    return page.replace(STAMP, now)
 
 
 def _sweep(out: Path) -> None:

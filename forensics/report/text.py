@@ -69,6 +69,12 @@ def source_text(m: dict[str, Any]) -> str:
     return m["warehouse"] if "warehouse" in m else f"{m['lake']} (on Spark, {m['spark_master']})"
 
 
+def generated_text(m: dict[str, Any]) -> str:
+    """When the report was written, and, for a report kept whole (``report.kept``), when it was computed."""
+    kept = m.get("kept_from")
+    return str(m["generated_at"]) + (f" (kept whole from the report of {kept}: nothing it reads changed)" if kept else "")
+
+
 CHANGE_HEAD = ["key", "now", "recommended", "evidence", "expected effect"]
 
 

@@ -11,7 +11,7 @@ import polars as pl
 
 from forensics.errors import WarehouseError
 from forensics.redact import install_sql
-from forensics.warehouse import DEFAULT_DB, machine
+from forensics.warehouse import DEFAULT_DB, derived, machine
 from forensics.warehouse.migrations import MIGRATIONS
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -39,6 +39,8 @@ class Warehouse:
 
     def __init__(self, path: str | os.PathLike[str], con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
         self.path, self.con, self.read_only = Path(path), con, read_only
+        # the key the last report was kept under when this writable open found it live (it is dead now)
+        self.kept_key = None if read_only else derived.kill_kept(con)
 
     def close(self) -> None:
         self.con.close()

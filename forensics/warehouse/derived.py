@@ -19,6 +19,8 @@ import pyarrow as pa
 # every derived table, who writes it and how (docs/warehouse.md lists them from here); "selection": the selected
 # conversations' rows replaced; "whole": recreated by each report of the analyzer; "cache": kept per conversation
 # fingerprint and rules key, recomputed when either changes; "log": appended
+KEPT_TABLE = "report_kept"  # the last report kept whole (``forensics.report.kept``), and its columns
+KEPT_COLUMNS = (("key", "VARCHAR"), ("live", "BOOLEAN"), ("body", "BLOB"), ("pages", "BLOB"))
 TABLES: dict[str, tuple[str, str, str]] = {
     "report_findings": ("report", "selection", "every finding of the report's analyzers, with its positions"),
     "report_conversations": ("report", "selection", "per conversation: its label and the baseline figures"),
@@ -43,6 +45,8 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "report_charts": ("report", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code"),
     "reuse_done": ("report", "cache", "per kept fact and conversation: the fingerprint and config key its rows hold"),
     "reuse_corpus": ("report", "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs"),
+    KEPT_TABLE: ("report", "cache", "the last report whole, under a digest of all it read; dead after any other "
+                    "writer opens the warehouse (``forensics.report.kept``)"),
     # the kept facts (``Fact(kept=True)``) and the compression replay: each its own columns, the rows of the conversations reuse_done lists
     **{f"reuse_{name}": ("report", "cache", f"the kept rows of the fact {name}") for name in (
         "baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback", "drift_context", "drift_kinds",
@@ -63,6 +67,19 @@ def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, whe
 def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
     """Insert ``rows`` by name, keeping what is there (a log of report runs)."""
     _write(con, table, rows, None, None)
+
+
+def kill_kept(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Mark the kept report dead (``forensics.report.kept``) and return the key it was live under, if it was:
+    whoever opens the warehouse to write may change what that report read."""
+    have = columns(con, KEPT_TABLE)
+    if not have:
+        return None
+    if have != list(KEPT_COLUMNS):  # made by another build: nothing in it can be read back
+        con.execute(f"DROP TABLE {KEPT_TABLE}")
+        return None
+    rows = con.execute(f"UPDATE {KEPT_TABLE} SET live = false WHERE live RETURNING key").fetchall()
+    return str(rows[0][0]) if rows else None
 
 
 def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
