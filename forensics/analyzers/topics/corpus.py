@@ -67,7 +67,7 @@ class CorpusTopics:
     def switch_posteriors(self, conversation: Sequence[Sequence[str]]) -> list[tuple[float, ...]]:
         """Per judged message of one conversation (its words, in order): P(topic differs from the previous
         message's) under each chain; 0.0 for a message without corpus words (it is not in the chain)."""
-        rows = [[self.vocabulary[w] for w in set(ws) if w in self.vocabulary] for ws in conversation]
+        rows = [_columns(ws, self.vocabulary) for ws in conversation]
         inside = [i for i, r in enumerate(rows) if r]
         out = [(0.0,) * len(self.chains) for _ in rows]
         if len(inside) < 2:
@@ -96,7 +96,7 @@ def fit(conversations: Iterable[Sequence[Sequence[str]]]) -> CorpusTopics | None
     rows: list[list[int]] = []
     starts, lengths = [], []
     for c in convs:
-        units = [r for r in ([vocabulary[w] for w in set(ws) if w in vocabulary] for ws in c) if r]
+        units = [r for r in (_columns(ws, vocabulary) for ws in c) if r]
         if len(units) >= 2:
             starts.append(len(rows))
             lengths.append(len(units))
@@ -117,6 +117,13 @@ def one_thread() -> threadpool_limits:
     of 3,520 messages: 18.8 CPU s with its default threads, 1.9 s on one; the same figures, each product is
     computed whole by one thread either way)."""
     return threadpool_limits(limits=1, user_api="blas")
+
+
+def _columns(words: Iterable[str], vocabulary: dict[str, int]) -> list[int]:
+    """A message's corpus words as matrix columns, in column order: a row's products then sum in the same order
+    in every process (a set's order follows the string hash, which differs per process: the posteriors differed
+    in their last digit from one report to the next)."""
+    return sorted({vocabulary[w] for w in words if w in vocabulary})
 
 
 def _matrix(rows: list[list[int]], width: int) -> sp.csr_matrix:

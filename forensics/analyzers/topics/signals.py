@@ -514,7 +514,7 @@ def _insists(msgs: Sequence[Message], i: int, p: int | None, v: dict[str, float]
         between.update(msgs[j].tokens)
     if not between:
         return 0.0
-    cur = set(msgs[i].tokens)
+    cur = dict.fromkeys(msgs[i].tokens)  # in order, not a set's: the sums come out the same in every process
     ignored = sum(idf(t) for t in cur if t not in between) / (sum(idf(t) for t in cur) or 1.0)
     return max(0.0, cosine(v, message_vector(msgs[p], idf)) - cosine(v, _vector(between, idf))) * ignored
 
