@@ -117,23 +117,3 @@ def test_a_cache_table_of_another_shape_is_rebuilt(tmp_path: Path, seed_wh: Path
                                   "ORDER BY column_index")]
     assert cols[-1] == "opens_lightly" and "words" in cols
     assert query(db, "SELECT count(*) FROM message_terms")[0][0] == query(db, COUNT_JUDGEABLE)[0][0]
-
-
-def test_each_chunk_cut_from_one_query_holds_what_its_own_query_gives(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    src = copy_fixture("sqlite/realistic.db", tmp_path)
-    db = tmp_path / "w.duckdb"
-    ingest([src], db=db)
-    _report(db, tmp_path / "r")  # the terms stored, for the joined rows
-    monkeypatch.setattr(pipeline, "CHUNK_MESSAGES", 7)
-    monkeypatch.setattr(pipeline, "BATCH_ROWS", 5)  # batches end inside conversations and inside chunks
-    with open_warehouse(db) as wh:
-        sizes = wh.con.execute(f"SELECT conversation_id, count(*) FROM {pipeline.TABLE} GROUP BY 1 ORDER BY 1").fetchall()
-        # a conversation with no rows, alone in its chunk (first) and beside others (last)
-        chunks = pipeline._Chunks([("0", 7), *sizes, ("zz", 1)])
-        assert len(list(chunks)) > 3
-        for joined in (False, True):
-            got = [t.to_pylist() for t in pipeline._chunk_tables(wh.con, chunks, joined)]
-            want = [wh.con.sql(pipeline.rows_sql(joined), params={"ids": ids}).to_arrow_table().to_pylist()
-                    for ids in chunks]
-            assert got == want and got[0] == [] and sum(map(len, got)) == sum(n for _, n in sizes)

@@ -21,7 +21,6 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from forensics.analyzers.topics import corpus, store
 from forensics.analyzers.topics.corpus import CorpusTopics
@@ -29,7 +28,6 @@ from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywor
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
-from forensics.redact import install_sql
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
 from forensics.text.tokenize import SEGMENTER
@@ -43,7 +41,6 @@ CONTEXT_CHARS = 2000  # of an assistant message's text: its gist and its close (
 # proposes what next); long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
 CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
-BATCH_ROWS = 8_192  # rows per read of a pass's one query (``_chunk_tables``)
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 _log = logging.getLogger("forensics.report")  # the report's progress lines (shown on a terminal)
 # A message that is a slash command (aider logs /add, /clear, /ls as "#### /add ..." user lines; any tool that
@@ -73,9 +70,10 @@ def messages_sql(where: str = "") -> str:
     return f"""
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
     SELECT conversation_id, position, flatten(list(v ORDER BY call_index)) AS targets
-    FROM (SELECT conversation_id, position, call_index,  -- the arguments parsed once, the values found scrubbed
-                 list_transform(list_filter(json_extract_string(arguments, [{", ".join(f"'$.{k}'" for k in TARGET_KEYS)}]),
-                                            lambda x: x IS NOT NULL), lambda x: forensics_scrubbed(x)) AS v
+    FROM (SELECT conversation_id, position, call_index,
+                 list_filter([{", ".join(f"forensics_scrubbed(json_extract_string(arguments, '$.{k}'))"
+                                         for k in TARGET_KEYS)}],
+                             lambda x: x IS NOT NULL) AS v
           FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
     GROUP BY ALL)
 SELECT m.conversation_id, m.position, m.native_id, m.role,
@@ -138,7 +136,7 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     reused = store.load(con, kept, TABLE if s.keep_tokens else None)
 
     def computed() -> Iterator[Verdicts]:
-        tasks = ((_judge, (rows, s), None) for rows in _chunk_tables(con, todo, joined=True))
+        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
         for _, result, error in run_ordered(tasks, workers, sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
                                             init=(_set_state, (state.messages, state.df, state.model)),
                                             preload=(SEGMENTER, __name__)):
@@ -159,9 +157,8 @@ def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, 
     state = _prepared(con, s, default_workers())
     _set_state(state.messages, state.df, state.model)
     assert _IDF is not None
-    for rows in _chunk_tables(con, _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1"),
-                              joined=True):
-        for cid, msgs in conversation_messages(rows, s.roles):
+    for ids in _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1"):
+        for cid, msgs in conversation_messages(_chunk_rows(con, ids, joined=True), s.roles):
             yield cid, msgs, features(msgs, _IDF, s.cues, _CORPUS)
 
 
@@ -217,7 +214,7 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
                         "AND conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND "
                         "on_main_path) GROUP BY 1 ORDER BY 1")
     total = sum(n for _, n in todo.sizes)
-    tasks = ((_prepare, (rows, mode, roles), None) for rows in _chunk_tables(con, todo, joined=False))
+    tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
     for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
@@ -250,39 +247,12 @@ def _chunks(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
     return _Chunks([(cid, int(n)) for cid, n in con.execute(sql, params).fetchall()])
 
 
-def rows_sql(joined: bool) -> str:
-    """``messages_sql`` of the conversations ``$ids`` names; ``joined``: with each message's stored terms."""
+def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
     sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
-    if joined:
+    if joined:  # with each message's stored terms
         sql = (f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
                "USING (conversation_id, position) ORDER BY q.conversation_id, q.position")
-    return sql
-
-
-def _chunk_tables(con: duckdb.DuckDBPyConnection, chunks: _Chunks, joined: bool) -> Iterator[pa.Table]:
-    """The rows of each of ``chunks`` in turn (``rows_sql``), cut from one query over all their conversations: a
-    query per chunk cost DuckDB four times the CPU of one over them all (docs/scale.md). The query is read as a
-    stream on a cursor of its own, since ``con`` writes between chunks."""
-    if not chunks.sizes:
-        return
-    cur = con.cursor()
-    try:
-        install_sql(cur)  # the masking macros are temporary: each connection has its own
-        reader = cur.sql(rows_sql(joined), params={"ids": [cid for cid, _ in chunks.sizes]}).to_arrow_reader(BATCH_ROWS)
-        rest = pa.Table.from_batches([], schema=reader.schema)  # rows read past the chunk being cut
-        more = True
-        for group in chunks:
-            last = group[-1]  # the rows come ordered by conversation_id, as the chunks hold them
-            while more and (not rest.num_rows or rest.column("conversation_id")[-1].as_py() <= last):
-                try:
-                    rest = pa.concat_tables([rest, pa.Table.from_batches([reader.read_next_batch()])])
-                except StopIteration:
-                    more = False
-            n = pc.sum(pc.less_equal(rest.column("conversation_id"), last)).as_py() or 0
-            yield rest.slice(0, n).combine_chunks()  # one chunk pickles fast
-            rest = rest.slice(n)
-    finally:
-        cur.close()
+    return con.sql(sql, params={"ids": ids}).to_arrow_table()
 
 
 def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
