@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from forensics.analyzers.topics import pipeline
 from forensics.analyzers.topics.model import load_models
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
-from tests.conftest import copy_fixture, query, run_cli
+from tests.conftest import FIXTURES, copy_fixture, query, run_cli
 
 COUNT_JUDGEABLE = "SELECT count(*) FROM messages WHERE on_main_path AND role IN ('user', 'assistant')"
 
@@ -117,3 +120,18 @@ def test_a_cache_table_of_another_shape_is_rebuilt(tmp_path: Path, seed_wh: Path
                                   "ORDER BY column_index")]
     assert cols[-1] == "opens_lightly" and "words" in cols
     assert query(db, "SELECT count(*) FROM message_terms")[0][0] == query(db, COUNT_JUDGEABLE)[0][0]
+
+
+def test_the_scores_are_the_same_in_every_process(tmp_path: Path) -> None:
+    """A string's hash, so a set's order, differs per process (PYTHONHASHSEED): no float may follow it."""
+    rows = []
+    for seed in ("1", "2"):
+        db = tmp_path / f"w{seed}.duckdb"
+        ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "seed" / "seed.db"], db=db)
+        r = subprocess.run([sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(tmp_path / seed),
+                            "--only", "topics", "--format", "json"], capture_output=True, text=True,
+                           env={**os.environ, "CI": "true", "PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr
+        rows.append(query(db, "SELECT c.native_id, t.position, t.topic, t.confidence, t.score FROM message_topics t "
+                              "JOIN conversations c USING (conversation_id) ORDER BY 1, 2"))
+    assert rows[0] == rows[1] and len(rows[0]) > 50
