@@ -155,7 +155,7 @@ def _kept(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_f
     report.kept_key, report.pages = want, pages
     if persist_findings:
         persist.log_run(con, report)
-    kept.store(con, want, body, pages)
+    kept.revive(con, want)  # its body and pages are as stored
     progress.info("%-14s %7.1f s  nothing it reads changed since the report of %s: kept whole", "report",
                   time.perf_counter() - started, first)
     return report

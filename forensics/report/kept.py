@@ -120,6 +120,11 @@ def store(con: duckdb.DuckDBPyConnection, k: str, body: bytes | None, pages: dic
                     [k, body, orjson.dumps(pages) if pages else None])
 
 
+def revive(con: duckdb.DuckDBPyConnection, k: str) -> None:
+    """Make the report kept under ``k`` live again (it was read back: its body and pages stay as they are)."""
+    con.execute(f"UPDATE {KEPT_TABLE} SET live = true WHERE key = ?", [k])
+
+
 def store_pages(con: duckdb.DuckDBPyConnection, k: str, live: str | None, pages: dict[str, str]) -> bool:
     """Add ``pages`` (a rendering's files: ``forensics.report.render``) to the report kept under ``k`` and make it
     live again, when it was the live one at this open (``live``); False (and nothing written) otherwise."""
@@ -153,9 +158,7 @@ def _dump(v: Any, names: set[str], depth: int) -> bytes:
     if depth and type(v) is list:
         return b"[" + b",".join(_dump(x, names, depth - 1) for x in v) + b"]"
     if depth and dataclasses.is_dataclass(v) and not isinstance(v, type) and _name(type(v)) in names:
-        fields = dataclasses.fields(v)
-        if set(vars(v)) - {f.name for f in fields}:
-            raise NotKept(f"{_name(type(v))} carries attributes beyond its fields")
+        fields = _fields(v)
         return (b'{"c":' + orjson.dumps(_name(type(v))) + b',"f":{'
                 + b",".join(orjson.dumps(f.name) + b":" + _dump(getattr(v, f.name), names, depth - 1) for f in fields)
                 + b"}}")
@@ -177,6 +180,14 @@ def _name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _fields(v: Any) -> tuple[dataclasses.Field[Any], ...]:
+    """A kept dataclass's fields: all it may carry (an attribute set beside them would be lost on the way back)."""
+    fields = dataclasses.fields(v)
+    if set(vars(v)) - {f.name for f in fields}:
+        raise NotKept(f"{_name(type(v))} carries attributes beyond its fields")
+    return fields
+
+
 def _enc(v: Any, names: set[str]) -> Any:
     if v is None or isinstance(v, (bool, str)):
         return v
@@ -194,10 +205,7 @@ def _enc(v: Any, names: set[str]) -> Any:
             return {"d": {k: _enc(x, names) for k, x in v.items()}}
         return {"k": [[_enc(k, names), _enc(x, names)] for k, x in v.items()]}
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and _name(t) in names:
-        fields = dataclasses.fields(v)
-        if set(vars(v)) - {f.name for f in fields}:
-            raise NotKept(f"{_name(t)} carries attributes beyond its fields")
-        return {"c": _name(t), "f": {f.name: _enc(getattr(v, f.name), names) for f in fields}}
+        return {"c": _name(t), "f": {f.name: _enc(getattr(v, f.name), names) for f in _fields(v)}}
     if t is pl.DataFrame:
         return {"p": base64.b64encode(_ipc(v)).decode()}
     if isinstance(v, np.generic) and v.dtype.kind in "biuf":
