@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import shutil
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from forensics import ingest
 from forensics.export import export, open_export, tables
-from forensics.redact import install_sql, redact, redact_snippet
+from forensics.redact import PLACEHOLDER, install_sql, redact, redact_snippet
 from tests.conftest import FIXTURES, ROOT, run_cli
 
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
@@ -185,6 +186,22 @@ def test_sql_masking_equals_python_masking(leaky: Path) -> None:
     assert redact_snippet(EDGES[7]) == "password: [REDACTED]，下一句"
     assert redact_snippet(EDGES[-3]) == "token=[REDACTED]ſpassword=[REDACTED]"
     assert redact_snippet(EDGES[-1]) == '{"cmd": "export PASSWORD=\\"[REDACTED]\\" TOKEN=\\"[REDACTED]\\""}'
+
+
+def test_scrubbing_in_sql_masks_then_drops_placeholders(leaky: Path) -> None:
+    """What analyzers cut terms from: secrets masked, then every placeholder (the mask too) a space; a text with
+    neither comes back as it was."""
+    con = duckdb.connect(str(leaky), read_only=True)
+    install_sql(con)
+    texts = [r[0] for r in con.execute("SELECT content FROM messages UNION ALL SELECT arguments FROM tool_calls").fetchall()]
+    n = len(texts)
+    texts += EDGES + ["see [REDACTED_TEXT len=3021 sha=ab12] and <redacted>", "[Redacted] sk-proj-" + "a" * 30, None]
+    sql = [r[0] for r in con.execute("SELECT forensics_scrubbed(t) FROM unnest(?::VARCHAR[]) u(t)", [texts]).fetchall()]
+    placeholder = re.compile(PLACEHOLDER, re.ASCII)
+    assert sql == [None if t is None else placeholder.sub(" ", redact(t)) for t in texts]
+    assert sql[-3:-1] == ["see   and  ", "   "]
+    # 9 of the fixture's messages and arguments; 15 of the 21 edges, and the two above
+    assert [sum(t != m for t, m in zip(texts[:n], sql)), sum(t != m for t, m in zip(texts[n:], sql[n:]))] == [9, 15 + 2]
 
 
 def test_export_masks_every_text_column_and_loses_no_row(leaky: Path, tmp_path: Path) -> None:

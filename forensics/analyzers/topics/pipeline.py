@@ -69,12 +69,11 @@ def messages_sql(where: str = "") -> str:
     cond = f"AND {where}" if where else ""
     return f"""
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
-    SELECT conversation_id, position, flatten(list(v ORDER BY call_index)) AS targets
-    FROM (SELECT conversation_id, position, call_index,
-                 list_filter([{", ".join(f"forensics_scrubbed(json_extract_string(arguments, '$.{k}'))"
-                                         for k in TARGET_KEYS)}],
-                             lambda x: x IS NOT NULL) AS v
+    SELECT conversation_id, position, list(forensics_scrubbed(v) ORDER BY call_index, k) AS targets
+    FROM (SELECT conversation_id, position, call_index, unnest(range(1, {len(TARGET_KEYS) + 1})) AS k,
+                 unnest(json_extract_string(arguments, [{", ".join(f"'$.{k}'" for k in TARGET_KEYS)}])) AS v
           FROM tool_calls WHERE json_valid(arguments) AND position IS NOT NULL {cond}) t
+    WHERE v IS NOT NULL
     GROUP BY ALL)
 SELECT m.conversation_id, m.position, m.native_id, m.role,
        CASE WHEN m.role = 'assistant' AND length(m.scrubbed) > {CONTEXT_CHARS}
