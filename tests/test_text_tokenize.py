@@ -149,19 +149,27 @@ def _labeled_texts(name: str, limit: int) -> list[str]:
     return texts[:limit]
 
 
-def test_tokenize_modes_is_tokenize_in_each_mode() -> None:
-    """One pass for several modes gives exactly what one pass per mode gives (the topic analysis relies on it)."""
-    from forensics.text.keywords import content_tokens_modes
-    from forensics.text.tokenize import tokenize_modes
+def test_content_tokens_are_the_tokens_less_stop_words_in_each_mode() -> None:
+    """Content tokens, several modes in one pass or one mode at a time, from the runs kept or not: exactly the
+    tokenizer's tokens less the stop words, single characters and pairs around a function character (the topic
+    analysis relies on it)."""
+    from forensics.text.keywords import content_tokens_modes, stop_words
+
+    stops = stop_words()
+
+    def keep(t: str) -> bool:
+        return len(t) > 1 and t not in stops and not (
+            len(t) == 2 and t.isalpha() and not t.isascii() and (t[0] in stops or t[1] in stops))
 
     texts = [t for t, _, _ in CASES] + _labeled_texts("kdconv-dev.zh.jsonl", 400) + ["压" * 1300 + " x 数据库"]
-    for text in texts:
-        both = tokenize_modes(text, MODES)
-        assert both == {mode: tokenize(text, mode) for mode in MODES}
-        assert content_tokens_modes(text, ("jieba+bigram", "jieba")) == {
-            mode: content_tokens(text, mode) for mode in ("jieba+bigram", "jieba")}
+    for text in texts + texts:  # the second time, the clauses' tokens come from the cache
+        expected = {mode: [t for t in tokenize(text, mode) if keep(t)] for mode in MODES}
+        assert content_tokens_modes(text, MODES) == expected
+        assert {mode: content_tokens(text, mode) for mode in MODES} == expected
+    # 上下 and 下文 straddle a function character (上, 下); the pair 据库 is no word
+    assert content_tokens("数据库的压缩架构 is DONE, a 上下文") == ["数据", "压缩", "架构", "数据库", "done", "上下文"]
     with pytest.raises(ValueError, match="unknown tokenizer mode 'bi'"):
-        tokenize_modes("x", ("jieba", "bi"))
+        content_tokens_modes("x", ("jieba", "bi"))
 
 
 def test_names_tagged_block_by_block_are_the_names_of_the_whole_text() -> None:

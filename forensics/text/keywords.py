@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import resources
 
-from forensics.text.tokenize import iter_tokens, tokenize_modes
+from forensics.text.tokenize import SHORT_CHUNK, check_mode, han_tokens, runs
 
 
 @lru_cache(maxsize=1)
@@ -33,17 +33,50 @@ def content_tokens(text: str, mode: str = "jieba+bigram") -> list[str]:
 
 
 def iter_content_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
-    return _content(iter_tokens(text, mode), stop_words())
+    check_mode(mode)
+    stops = stop_words()
+    for run, han in runs(text):
+        if han:
+            yield from _han_content(run, mode)
+        elif _keeps(run, stops):
+            yield run
 
 
 def content_tokens_modes(text: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
-    """``content_tokens(text, mode)`` for each of ``modes``, the text tokenized once."""
+    """``content_tokens(text, mode)`` for each of ``modes``, the text scanned once."""
+    for mode in modes:
+        check_mode(mode)
     stops = stop_words()
-    return {mode: list(_content(tokens, stops)) for mode, tokens in tokenize_modes(text, modes).items()}
+    out: dict[str, list[str]] = {mode: [] for mode in modes}
+    for run, han in runs(text):
+        if han:
+            for mode, tokens in out.items():
+                tokens.extend(_han_content(run, mode))
+        elif _keeps(run, stops):
+            for tokens in out.values():
+                tokens.append(run)
+    return out
 
 
-def _content(tokens: Iterable[str], stops: frozenset[str]) -> Iterator[str]:
-    return (t for t in tokens if len(t) > 1 and t not in stops and not _has_stop_char_pair(t, stops))
+def _han_content(run: str, mode: str) -> tuple[str, ...]:
+    """The content tokens of a Han run. A clause's are kept for the runs seen last: clauses recur across messages
+    (a first report tokenized and filtered them token by token, a fifth of the topic analysis); a long run is not
+    kept, so that text without punctuation cannot fill memory."""
+    return _short_han_content(run, mode) if len(run) <= SHORT_CHUNK else _filtered(run, mode)
+
+
+@lru_cache(maxsize=1 << 13)
+def _short_han_content(run: str, mode: str) -> tuple[str, ...]:
+    return _filtered(run, mode)
+
+
+def _filtered(run: str, mode: str) -> tuple[str, ...]:
+    stops = stop_words()
+    return tuple(t for t in han_tokens(run, mode) if _keeps(t, stops))
+
+
+def _keeps(tok: str, stops: frozenset[str]) -> bool:
+    return len(tok) > 1 and tok not in stops and not _has_stop_char_pair(tok, stops)
 
 
 def _has_stop_char_pair(tok: str, stops: frozenset[str]) -> bool:

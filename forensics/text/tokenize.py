@@ -48,35 +48,20 @@ def tokenize(text: str, mode: str = "jieba+bigram") -> list[str]:
 
 def iter_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
     """The tokens of ``tokenize``, yielded one run at a time (memory bounded by the longest run)."""
-    _check(mode)
-    for run, han in _runs(text):
+    check_mode(mode)
+    for run, han in runs(text):
         if han:
-            yield from _han_tokens(run, mode)
+            yield from han_tokens(run, mode)
         else:
             yield run
 
 
-def tokenize_modes(text: str, modes: tuple[str, ...]) -> dict[str, list[str]]:
-    """``tokenize(text, mode)`` for each of ``modes`` in one pass: the text is normalised, scanned and segmented
-    once (a caller wanting a text's pairs and its whole words paid for all of it twice)."""
-    for mode in modes:
-        _check(mode)
-    out: dict[str, list[str]] = {mode: [] for mode in modes}
-    for run, han in _runs(text):
-        for mode, tokens in out.items():
-            if han:
-                tokens.extend(_han_tokens(run, mode))
-            else:
-                tokens.append(run)
-    return out
-
-
-def _check(mode: str) -> None:
+def check_mode(mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"unknown tokenizer mode {mode!r}; choose {', '.join(MODES)}")
 
 
-def _runs(text: str) -> Iterator[tuple[str, bool]]:
+def runs(text: str) -> Iterator[tuple[str, bool]]:
     """The runs of ``text`` that give tokens, normalised: (a Han run, True) or (a word of other scripts,
     lower-cased, False); numbers left out."""
     for piece in map(blank_addresses, _pieces(text)):  # pieces are cut at whitespace: no address spans two
@@ -126,7 +111,7 @@ def _pieces(text: str) -> Iterator[str]:
         start = end
 
 
-def _han_tokens(run: str, mode: str) -> Iterator[str]:
+def han_tokens(run: str, mode: str) -> Iterator[str]:
     if mode == "bigram":
         yield from run
         yield from (run[i:i + 2] for i in range(len(run) - 1))

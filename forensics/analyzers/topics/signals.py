@@ -256,7 +256,8 @@ class Idf:
 
 
 def _vector(counts: Counter[str], idf: Idf) -> dict[str, float]:
-    return {t: (1 + math.log(c)) * idf(t) for t, c in counts.items()}
+    # a term said once weighs its IDF: (1 + log 1) * w is w to the bit, and most terms are said once
+    return {t: idf(t) if c == 1 else (1 + math.log(c)) * idf(t) for t, c in counts.items()}
 
 
 def message_vector(m: Message, idf: Idf) -> dict[str, float]:
