@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from forensics.batch import batch_process
 from forensics.errors import ExitCode, ForensicsError
 from forensics.importers.formats import FORMATS
 from forensics.importers.locations import AGENTS, locate
-from forensics.nopandas import skip_pandas_probe
 from forensics.redact import redact
 from forensics.warehouse import DEFAULT_DB
 
@@ -123,7 +123,7 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     if keep_secrets:
         click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
                    f"{redact(str(db))}; anyone who can read that file can read them", err=True)
-    skip_pandas_probe()  # forensics.nopandas: this command hands pyarrow no pandas object
+    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
     from forensics.importers.run import ingest as run_ingest
     from forensics.summary import format_ingest
 
@@ -408,7 +408,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
     _show_progress("forensics.report")
-    skip_pandas_probe()  # forensics.nopandas: this command hands pyarrow no pandas object
+    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  cfg, compare_db=compare_db, split_at=split_at, before=before,
                                  after=after, labels=labels, questions=questions, engine=engine, lake=lake,
@@ -508,7 +508,7 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     from forensics.check import junit as junit_xml
     from forensics.check import table
 
-    skip_pandas_probe()  # forensics.nopandas: this command hands pyarrow no pandas object
+    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
     existed = os.path.exists(baseline_path)
     verdicts = run_check(db, baseline_path, load_config(config_path),
                          _selection(conversations, since, until, models, sources), update=update, questions=questions)
@@ -579,7 +579,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
             raise click.UsageError("--triggers tunes the trigger table only; it takes --write, --json and --holdout")
         _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
-    skip_pandas_probe()  # forensics.nopandas: this command hands pyarrow no pandas object
+    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
                       worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share,
                       questions=questions)

@@ -20,7 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from forensics.nopandas import skip_pandas_probe
+from forensics.batch import batch_process
 
 SPOOL_PREFIX = "forensics-"  # + pid + "-": a spool whose process is gone can be told from a live one
 STALE_SECONDS = 600  # and untouched this long: a live process in another PID namespace keeps writing to its spool
@@ -117,7 +117,7 @@ def system_allocator() -> None:
 def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None, owner: int) -> None:
     threading.Thread(target=_watch, args=(owner,), daemon=True).start()
     system_allocator()
-    skip_pandas_probe()  # a worker's tasks never hand pyarrow a pandas object (``forensics.nopandas``)
+    batch_process()  # a worker's tasks never hand pyarrow a pandas object; fewer cycle collections (``forensics.batch``)
     if init:
         init[0](*init[1])
 

@@ -1,5 +1,6 @@
 """The worker pool's preload: a pool of segmenting workers finds jieba loaded by its fork server, not by itself; and
-no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.nopandas)."""
+no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.nopandas), and workers collect cycles
+less often (forensics.batch)."""
 from __future__ import annotations
 
 import subprocess
@@ -69,3 +70,26 @@ def test_pyarrow_converts_without_importing_pandas_in_workers_and_commands() -> 
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"{[(False, False)] * 4} False False DataFrame 1"
+
+
+def thresholds(_: int) -> tuple[int, ...]:
+    """Worker: its garbage collector's thresholds."""
+    import gc
+
+    return gc.get_threshold()
+
+
+def test_workers_collect_cycles_less_often_and_the_caller_keeps_its_own() -> None:
+    """forensics.batch: a worker sets its collector's thresholds; the process that started the pool (a notebook
+    using the Python API) keeps Python's."""
+    script = textwrap.dedent("""
+        import gc
+        from forensics.workers import run_ordered
+        from tests.test_workers import thresholds
+
+        out = {r for _, r, e in run_ordered(((thresholds, (i,), None) for i in range(4)), 2, True)}
+        print(sorted(out), gc.get_threshold())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[(10000, 50, 100)] (700, 10, 10)"
