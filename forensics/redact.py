@@ -133,18 +133,21 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
     chain = "s"
     for pattern, replacement in _RULES:
         chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(replacement)}, 'g')"
+    any_secret = _literal(ANY_SECRET)
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
-                f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN {chain} ELSE s END")
+                f"CASE WHEN regexp_matches(s, {any_secret}) THEN {chain} ELSE s END")
     # no lambda binding the masked text once: DuckDB runs a lambda per row, and that cost 15 us a row, ten times the
-    # rest of the macro on short texts (tool calls' targets). A text a rule matches comes out of the chain holding
-    # the mask, so the placeholders' pass is due exactly when a rule matches or the text says "redacted".
+    # rest of a macro on short texts (tool calls' targets). So the chain is written out where its result is needed:
+    # it runs only on a text a rule matches. Such a text comes out of the chain holding the mask, so the
+    # placeholders' pass is due exactly when a rule matches or the text says "redacted".
     placeholder = _literal(PLACEHOLDER)
     con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS "
-                f"CASE WHEN regexp_matches(s, {_literal(ANY_SECRET)}) THEN regexp_replace({chain}, {placeholder}, ' ', 'g') "
+                f"CASE WHEN regexp_matches(s, {any_secret}) THEN regexp_replace({chain}, {placeholder}, ' ', 'g') "
                 f"WHEN contains(lower(s), 'redacted') THEN regexp_replace(s, {placeholder}, ' ', 'g') ELSE s END")
     mask, edge = _literal(MASK), _literal(_SNIPPET_EDGE)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS list_transform([forensics_masked(s)], "
-                f"lambda m: CASE WHEN m <> s AND trim(replace(m, {mask}, ''), {edge}) = '' THEN '' ELSE m END)[1]")
+    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS "
+                f"CASE WHEN regexp_matches(s, {any_secret}) THEN (CASE WHEN {chain} <> s AND "
+                f"trim(replace({chain}, {mask}, ''), {edge}) = '' THEN '' ELSE {chain} END) ELSE s END")
 
 
 def _literal(s: str) -> str:

@@ -34,11 +34,10 @@ def content_tokens(text: str, mode: str = "jieba+bigram") -> list[str]:
 
 def iter_content_tokens(text: str, mode: str = "jieba+bigram") -> Iterator[str]:
     check_mode(mode)
-    stops = stop_words()
-    for run, han in runs(text):
+    for run, han in _kept_runs(text):
         if han:
             yield from _han_content(run, mode)
-        elif _keeps(run, stops):
+        else:
             yield run
 
 
@@ -46,16 +45,20 @@ def content_tokens_modes(text: str, modes: tuple[str, ...]) -> dict[str, list[st
     """``content_tokens(text, mode)`` for each of ``modes``, the text scanned once."""
     for mode in modes:
         check_mode(mode)
-    stops = stop_words()
     out: dict[str, list[str]] = {mode: [] for mode in modes}
-    for run, han in runs(text):
-        if han:
-            for mode, tokens in out.items():
+    for run, han in _kept_runs(text):
+        for mode, tokens in out.items():
+            if han:
                 tokens.extend(_han_content(run, mode))
-        elif _keeps(run, stops):
-            for tokens in out.values():
+            else:
                 tokens.append(run)
     return out
+
+
+def _kept_runs(text: str) -> Iterator[tuple[str, bool]]:
+    """The tokenizer's runs (``tokenize.runs``), words of other scripts only when they can be keywords."""
+    stops = stop_words()
+    return ((run, han) for run, han in runs(text) if han or _keeps(run, stops))
 
 
 def _han_content(run: str, mode: str) -> tuple[str, ...]:
