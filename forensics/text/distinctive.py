@@ -1,9 +1,9 @@
 """Distinctive terms: TF-IDF over documents (conversations, topic segments) with our tokenizer (SPEC §7).
 
 A keyword summary says what a conversation talks about most; a distinctive term says what it talks about
-that the others do not. scikit-learn's ``TfidfVectorizer`` does the weighting (smoothed idf, sublinear tf so
-one repeated word does not drown the rest, l2 norm); the tokens are ours (``content_tokens``), passed as an
-analyzer so its own lower-casing and regex never run.
+that the others do not. ``forensics.text.tfidf`` does the weighting, equal to scikit-learn's ``TfidfVectorizer``
+(smoothed idf, sublinear tf so one repeated word does not drown the rest, l2 norm); the tokens are ours
+(``content_tokens``).
 
 The topic analyzer calls these with a segment's texts: ``keyword_summary(texts)`` for one segment,
 ``distinctive_terms([texts of segment 1, texts of segment 2, ...])`` across segments.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from forensics.text.keywords import content_tokens
+from forensics.text.tfidf import Tfidf
 
 Tokens = Callable[[str], list[str]]
 
@@ -32,17 +33,7 @@ def distinctive_terms(documents: Sequence[Sequence[str]], top_k: int = 5, mode: 
 def distinctive_of(docs: Sequence[Sequence[str]], top_k: int = 5) -> list[list[tuple[str, float]]]:
     """``distinctive_terms`` of documents given as their content tokens. Only each document's tokens' counts and
     first-seen order matter, so a document's kept counts, expanded in that order, give the same weights."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     if not any(docs) or top_k <= 0:
         return [[] for _ in docs]
-    vec = TfidfVectorizer(analyzer=lambda d: d, sublinear_tf=True)
-    matrix = vec.fit_transform(docs).tocsr()
-    vocab = vec.get_feature_names_out()
-    out: list[list[tuple[str, float]]] = []
-    for i in range(matrix.shape[0]):
-        row = matrix.getrow(i)
-        # ties broken by the term itself, so the result does not depend on sparse storage order
-        order = sorted(zip(-row.data, vocab[row.indices]))[:top_k]
-        out.append([(str(term), float(-w)) for w, term in order])
-    return out
+    # ties broken by the term itself, so the result does not depend on storage order
+    return [[(t, -w) for w, t in sorted((-w, t) for t, w in row)[:top_k]] for row in Tfidf(docs, sublinear=True).rows]

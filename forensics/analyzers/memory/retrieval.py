@@ -30,6 +30,7 @@ import polars as pl
 from forensics.analyzers.jsonl import json_lines
 from forensics.errors import ForensicsError
 from forensics.text.keywords import content_tokens
+from forensics.text.tfidf import Tfidf, cosines
 
 DAY = 86400.0
 EPS = 1e-12  # a cosine computed as 0.29999999999 still meets a threshold of 0.3
@@ -285,15 +286,12 @@ def _cosine(a: tuple[float, ...], b: list[float]) -> float:
 
 def _tfidf(rows: list[tuple[Any, ...]], mode: str) -> Callable[[list[str]], np.ndarray]:
     """A function question texts -> TF-IDF cosine of each with each decision of the project (title + content)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     docs = [content_tokens(f"{r[2] or ''} {r[3] or ''}", mode) for r in rows]
     if not any(docs):
         return lambda texts: np.zeros((len(texts), len(rows)))
-    vec = TfidfVectorizer(analyzer=lambda d: d, lowercase=False)  # raw counts, smooth idf, l2 norm
-    matrix = vec.fit_transform(docs)
+    fit = Tfidf(docs)  # raw counts, smooth idf, l2 norm
 
     def similarity(texts: list[str]) -> np.ndarray:
-        return np.asarray((vec.transform([content_tokens(t, mode) for t in texts]) @ matrix.T).todense())
+        return cosines(fit.transform([content_tokens(t, mode) for t in texts]), fit.rows)
 
     return similarity
