@@ -67,6 +67,7 @@ class Analyzer:
     engines: tuple[str, ...] = ("duckdb",)
     after: tuple[str, ...] = ()  # analyzers whose tables it reads, so they run before it
     maps: tuple[str, ...] = ()  # metric keys holding a map keyed by conversation or model: no summary figure
+    workers: bool = False  # it runs worker pools: the report keeps their fork server up until the last such has run
 
 
 def resolve(ref: str) -> Any:

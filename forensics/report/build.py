@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -14,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from forensics import analyzers
+from forensics import analyzers, workers
 from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.schema import load_config
@@ -205,14 +206,20 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     report = Report(meta, labels=ctx.conversation_labels)
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
-    for i, name in enumerate(names, 1):
-        started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
-        report.sections.append(_masked(analyzers.load(name).run(ctx)))
-        # its kept result with the most conversations computed (drift's lags after a topic refit, say)
-        kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
-                    for k, t in tally.items() if "." not in k), key=lambda rc: (rc[1], sum(rc)), default=(0, 0))
-        progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
-                      f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "")
+    # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
+    pooled = [i for i, name in enumerate(names, 1) if analyzers.load(name).workers]
+    with ExitStack() as held:
+        held.enter_context(workers.fork_server_held())
+        for i, name in enumerate(names, 1):
+            started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
+            report.sections.append(_masked(analyzers.load(name).run(ctx)))
+            if i == max(pooled, default=0):
+                held.close()
+            # its kept result with the most conversations computed (drift's lags after a topic refit, say)
+            kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
+                        for k, t in tally.items() if "." not in k), key=lambda rc: (rc[1], sum(rc)), default=(0, 0))
+            progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
+                          f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "")
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
     report.digest = digests.build(report.sections, ctx.selected)
     return report

@@ -84,4 +84,5 @@ ANALYZER = Analyzer(
         Tuner("forensics.tuning.tuners:compaction", ("compaction.keep_recent", "compaction.max_tokens")),
     ),
     charts={"sweep": "forensics.report.figures:compaction_sweep"},
+    workers=True,  # the audits of all conversations in a pool (audit_all.py)
 )

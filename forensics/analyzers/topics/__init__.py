@@ -348,4 +348,5 @@ ANALYZER = Analyzer(
     ),
     charts={"topic_timeline": "forensics.report.figures:timeline"},
     maps=("per_conversation",),
+    workers=True,  # chunks of conversations tokenized and judged in a pool (pipeline.py)
 )
