@@ -62,13 +62,14 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
     if preload:
         ctx.set_forkserver_preload(list(preload))
     started = _quiet_forkserver()
-    try:
-        yield from _pooled(ctx, tasks, workers, init)
-    finally:
-        if started and _HELD.depth:
-            _HELD.started = True
-        elif started:
-            _stop_forkserver()
+    # not in a finally: stopped only once the pool has closed cleanly and joined its workers. Each worker holds the
+    # server's "alive" pipe, so after an interrupt one still running would keep the stop waiting forever; the
+    # server of a run cut short ends with the process, as it always did.
+    yield from _pooled(ctx, tasks, workers, init)
+    if started and _HELD.depth:
+        _HELD.started = True
+    elif started:
+        _stop_forkserver()
 
 
 class _Held:
@@ -86,11 +87,14 @@ def fork_server_held() -> Iterator[None]:
     _HELD.depth += 1
     try:
         yield
-    finally:
+    except BaseException:  # cut short: the server is left to end with the process (see run_ordered)
         _HELD.depth -= 1
-        if not _HELD.depth and _HELD.started:
-            _HELD.started = False
-            _stop_forkserver()
+        _HELD.started = _HELD.started and _HELD.depth > 0
+        raise
+    _HELD.depth -= 1
+    if not _HELD.depth and _HELD.started:
+        _HELD.started = False
+        _stop_forkserver()
 
 
 def _pooled(ctx: ForkServerContext, tasks: Iterable[Task], workers: int, init: tuple[Callable[..., Any], tuple[Any, ...]] | None,
