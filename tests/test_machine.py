@@ -32,9 +32,12 @@ def test_threads_are_the_usable_cores_unless_overridden(monkeypatch: pytest.Monk
     assert 1 <= machine.threads() == machine.cores() <= (os.cpu_count() or 1)
     with open_warehouse(tmp_path / "w.duckdb") as wh:
         assert wh.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == machine.cores()
+        # freed memory goes back to the system between a report's analyzers
+        assert wh.con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0] is True
     monkeypatch.setenv(machine.THREADS_ENV, "1")
     with open_warehouse(tmp_path / "w.duckdb", read_only=True, sealed=True) as wh:  # sealed: set at connect
         assert wh.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 1
+        assert wh.con.execute("SELECT current_setting('allocator_background_threads')").fetchall()[0][0] is True
 
 
 @pytest.mark.parametrize("value", ["0", "two", "-1"])

@@ -92,9 +92,12 @@ SEALED = {"enable_external_access": False, "lock_configuration": True}
 
 def _connect(path: Path, read_only: bool, sealed: bool = False) -> duckdb.DuckDBPyConnection:
     try:
-        # threads from the machine (its cores and CPU quota, or FORENSICS_DUCKDB_THREADS), not every host core
+        # threads from the machine (its cores and CPU quota, or FORENSICS_DUCKDB_THREADS), not every host core;
+        # the allocator's background threads give freed memory back to the system as queries end: without them a
+        # report's main process kept 50-70 MB more between analyzers (docs/scale.md, "Issue 28 in stop 38")
         con = duckdb.connect(str(path), read_only=read_only,
-                             config={"threads": machine.threads(), **(SEALED if sealed else {})})
+                             config={"threads": machine.threads(), "allocator_background_threads": True,
+                                     **(SEALED if sealed else {})})
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None

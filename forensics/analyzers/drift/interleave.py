@@ -95,7 +95,7 @@ def lags(con: duckdb.DuckDBPyConnection) -> list[Lag]:
     out: list[Lag] = []
     cid, switches = None, []
     msgs: list[tuple[Any, ...]] = []
-    while rows := cur.fetchmany(50_000):
+    while rows := cur.fetchmany(5_000):
         for c, sw, pos, role, content, args in rows:
             if c != cid:
                 out += _conversation(cid, switches, msgs) if cid else []
