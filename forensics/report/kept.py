@@ -52,7 +52,7 @@ class NotKept(ValueError):
 
 
 @cache
-def code_digest() -> str:
+def build_digest() -> str:
     """The package's files (``analyzers.reuse.code_digest``) and the libraries' versions: a report kept by another
     build of forensics, or with other libraries, is not read back."""
     h = hashlib.sha256(reuse.code_digest().encode())
@@ -85,7 +85,7 @@ def warehouse_stamp(con: duckdb.DuckDBPyConnection) -> list[Any]:
 def key(con: duckdb.DuckDBPyConnection, parts: dict[str, Any], files: Iterable[str | None]) -> str:
     """The digest a kept report is stored and found under: ``parts`` (config values, selection, analyzers,
     options: JSON-able), the content of ``files``, the code and the warehouse (``warehouse_stamp``)."""
-    doc = {"format": FORMAT, "code": code_digest(), "parts": parts, "files": [_file_digest(f) for f in files],
+    doc = {"format": FORMAT, "code": build_digest(), "parts": parts, "files": [_file_digest(f) for f in files],
            "warehouse": warehouse_stamp(con)}
     return hashlib.sha256(orjson.dumps(doc, default=repr, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
