@@ -207,13 +207,13 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
     ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
-    pooled = [i for i, name in enumerate(names, 1) if analyzers.load(name).workers]
+    last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     with ExitStack() as held:
         held.enter_context(workers.fork_server_held())
         for i, name in enumerate(names, 1):
             started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
             report.sections.append(_masked(analyzers.load(name).run(ctx)))
-            if i == max(pooled, default=0):
+            if i == last_pooled:
                 held.close()
             # its kept result with the most conversations computed (drift's lags after a topic refit, say)
             kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])

@@ -35,10 +35,9 @@ class Tfidf:
         seen = list(first)
         self.terms = sorted(seen)
         rank = {t: r for r, t in enumerate(self.terms)}
-        df = np.zeros(len(self.terms), dtype=np.float64)
-        for row in counts:
-            for i in row:
-                df[rank[seen[i]]] += 1.0
+        sorted_index = np.array([rank[t] for t in seen], dtype=np.intp)  # first-seen order -> sorted order
+        in_docs = np.fromiter((i for row in counts for i in row), dtype=np.intp)
+        df = np.bincount(sorted_index[in_docs], minlength=len(seen)).astype(np.float64)
         df += 1.0
         idf = np.full_like(df, fill_value=len(docs) + 1, dtype=np.float64)
         idf /= df
