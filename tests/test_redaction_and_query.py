@@ -245,3 +245,28 @@ def test_query_masks_nested_values_bytes_and_errors(leaky: Path, tmp_path: Path)
                            "--db", str(leaky))
     assert code == 2 and err.startswith("forensics: query failed:") and "[REDACTED]" in err
     _assert_clean(err)
+
+
+def test_redact_skips_only_rules_that_cannot_match() -> None:
+    """``redact`` runs a rule only when a text every match of it holds is there: the same output as every rule run
+    in turn, on the fixtures' secrets and the edges in 5,000 mixes of case, neighbours and order."""
+    import random
+
+    from forensics import redact as module
+
+    def every_rule(t: str) -> str:
+        for rx, mask, *_ in module._COMPILED:
+            t = rx.sub(mask, t)
+        return t
+
+    rng = random.Random(5)
+    pieces = [*SECRETS.values(), *EDGES, "https://user:pa55@host.com/x", "postgres:\\/\\/u:pw9@db", "xoxb-1234-abcdefgh",
+              "Authorization: Basic dXNlcjpwYXNz", "glpat-abcdefgh12345", "AIza" + "x" * 20, "eyJhbGciOiJIUzI1NiJ9.e30.s",
+              "sk_live_abcdefgh123", "ghr_abcdefgh1234", "ASIA" + "B" * 16, "DB_PASSWORD = 'x'", "CREDENTIALS:" + "z" * 25]
+    mixes = []
+    for _ in range(5000):
+        parts = ["".join(c.upper() if rng.random() < 0.3 else c for c in p) if rng.random() < 0.3 else p
+                 for p in rng.choices(pieces, k=rng.randint(1, 3))]
+        mixes.append("".join(rng.choice([" ", "", "\n", "中文", '"', "=", ":", "/"]) + p for p in parts))
+    assert [redact(t) for t in mixes] == [every_rule(t) for t in mixes]
+    assert sum(redact(t) != t for t in mixes) == 4227
