@@ -66,9 +66,9 @@ def _prepare(con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_sha
               "tool_result_head_tail_lines": int(head_tail_lines)}
 
     def compute() -> pa.Table:
-        with _variables(con, values):
-            return con.sql(f"SELECT * FROM ({load_query('compression_replay').sql}) q "
-                           f"WHERE q.conversation_id IN ({_selected(con)})").to_arrow_table()
+        with _variables(con, values), reuse.selected_only(con):
+            return con.sql(f"SELECT * FROM ({load_query('compression_replay').sql}) q WHERE q.conversation_id IN "
+                           f"({_selected(con)}) ORDER BY q.conversation_id, q.position").to_arrow_table()
 
     selected = _selected(con).endswith(SELECTED)
     con.register("_compression_rows", reuse.rows(con, values, "compression_replay", compute)

@@ -183,6 +183,26 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
         con.execute(f"DROP TABLE {only}")
 
 
+@contextmanager
+def selected_only(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] = ("messages",)) -> Iterator[None]:
+    """``tables`` hold only the selected conversations' rows for the block (temporary views over the warehouse's
+    tables, when a selection is materialised and no view shadows them already). For a query whose parts run over
+    every conversation before its last filter (a materialised CTE, a window): a report after 1 % new
+    conversations replayed the compression of every tool result to keep those of ten conversations (1.5 s; 0.07 s
+    so). A query of one conversation at a time gives the same rows either way."""
+    db = con.execute("SELECT current_database()").fetchall()[0][0]
+    views = [t for t in tables if _exists(con, SELECTED) and not con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][0]]
+    for t in views:
+        con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
+                    f"(SELECT conversation_id FROM {SELECTED})")
+    try:
+        yield
+    finally:
+        for t in views:
+            con.execute(f"DROP VIEW IF EXISTS temp.{t}")
+
+
 def _exists(con: duckdb.DuckDBPyConnection, temp: str) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
                             [temp]).fetchall()[0][0])

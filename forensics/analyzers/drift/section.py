@@ -28,6 +28,7 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.drift import interleave, norms, rediscovery
 from forensics.analyzers.drift.corpus import Distribution, interventions
@@ -126,8 +127,9 @@ def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 
 def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``tool_turns`` for the selected conversations."""
-    return arrow(con, f"SELECT * FROM ({load_query('tool_turns').sql}) q "
-                      f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
+    with reuse.selected_only(con, ("messages", "tool_calls")):
+        return arrow(con, f"SELECT * FROM ({load_query('tool_turns').sql}) q "
+                          f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
 
 
 def stepped_in(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
