@@ -72,6 +72,27 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
         _stop_forkserver()
 
 
+@contextmanager
+def side_process(preload: tuple[str, ...]) -> Iterator[ProcessPoolExecutor]:
+    """One worker process beside this one, for work collected later (the report's charts, drawn while its
+    analyzers go on), forked from the fork server with ``preload`` imported there. Its fork server is stopped
+    when the block ends cleanly (as ``run_ordered``'s); a server already running is used and left as it is."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(preload))
+    started = _quiet_forkserver()
+    ex = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker, initargs=(None, os.getpid()))
+    try:
+        yield ex
+    except BaseException:  # cut short: what is queued is dropped, not waited for
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    ex.shutdown()
+    if started and _HELD.depth:
+        _HELD.started = True
+    elif started:
+        _stop_forkserver()
+
+
 class _Held:
     depth = 0  # fork_server_held blocks open
     started = False  # a pool inside them started the fork server

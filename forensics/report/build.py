@@ -6,7 +6,7 @@ import logging
 import os
 import re
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -101,7 +101,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
     if not Path(db).exists():
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
-    with open_warehouse(db) as wh:  # writable: analyzers keep their derived tables in the warehouse
+    # writable: analyzers keep their derived tables in the warehouse
+    with open_warehouse(db) as wh, drawn.Painter(wh.con) if charts else nullcontext() as painter:
         # what the report reads, as the key of the report kept whole (``report.kept``)
         want = kept.key(wh.con, {"warehouse": str(db), "config": [str(cfg.path) if cfg.path else None, cfg.values],
                                  "selection": selection.describe(), "label": selection.label, "analyzers": names,
@@ -113,7 +114,7 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
         set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
-        report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions})
+        report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions}, painter)
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
             started = time.perf_counter()
@@ -125,8 +126,8 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
         if persist_findings:
             persist.write(wh.con, report)
-        if charts:
-            report.drawn = drawn.draw(wh.con, report.sections)
+        if painter:
+            report.drawn = painter.finish()
         _keep(wh.con, want, report)
     return report
 
@@ -189,9 +190,10 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
+def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
-    or a lake and its engine) in the report's meta."""
+    or a lake and its engine) in the report's meta. ``painter`` gets each section as it is done, and is started
+    after the last analyzer that runs pools."""
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     tally.clear()
@@ -211,8 +213,12 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any]) -> Report:
     with ExitStack() as held:
         held.enter_context(workers.fork_server_held())
         for i, name in enumerate(names, 1):
+            if painter and i == last_pooled + 1:
+                painter.start()
             started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
             report.sections.append(_masked(analyzers.load(name).run(ctx)))
+            if painter:
+                painter.add(report.sections[-1])
             if i == last_pooled:
                 held.close()
             # its kept result with the most conversations computed (drift's lags after a topic refit, say)

@@ -1,0 +1,28 @@
+"""The report's charts are drawn in a process beside it while later analyzers run (``report.drawn.Painter``): the
+same bytes as drawn in the report's own process, and the process is gone when the report returns."""
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.forkserver as fs
+from pathlib import Path
+
+import duckdb
+
+from forensics import ingest
+from forensics.report.build import build_report
+from forensics.report.charts import svg
+from forensics.report.figures import draw
+from tests.conftest import FIXTURES
+
+
+def test_charts_drawn_beside_equal_the_ones_drawn_here_and_the_side_process_ends(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    ingest([FIXTURES / "seed" / "seed.db"], db=db)
+    report = build_report(db, charts=True)
+    here = {f"{s.name}_{c.name}": svg(draw(s.name, c.name, c.data)) for s in report.sections for c in s.charts}
+    assert sorted(report.drawn) == sorted(here) and len(here) >= 5
+    assert report.drawn == here
+    assert multiprocessing.active_children() == []
+    assert getattr(fs._forkserver, "_forkserver_pid", None) is None  # its fork server stopped too
+    con = duckdb.connect(str(db), read_only=True)
+    assert dict(con.execute("SELECT name, svg FROM report_charts").fetchall()) == here  # kept for the next report
