@@ -2,11 +2,12 @@
 so the machine that writes the report needs no CJK font and matplotlib has nothing to warn about."""
 from __future__ import annotations
 
+import importlib
 import io
 import re
 import warnings
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
@@ -67,6 +68,14 @@ def svg(fig: Figure) -> str:
         warnings.filterwarnings("ignore", _MISSING_GLYPH, UserWarning)
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return buf.getvalue()
+
+
+def drawn(ref: str, data: Any) -> str:
+    """The SVG of the chart the drawer ``ref`` (``"module:function"``, ``figures.reference``) draws of ``data``. The
+    process that draws a report's charts beside it calls this: importing this module (and the drawers of
+    ``forensics.report.figures``) loads no analyzer, no DuckDB and no polars."""
+    module, _, attr = ref.partition(":")
+    return svg(getattr(importlib.import_module(module), attr)(data))
 
 
 # the smallest chart text a reader gets, in CSS px: a chart shrinks with a narrow page (max-width: 100%) down to the

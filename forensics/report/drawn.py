@@ -23,9 +23,12 @@ import pyarrow as pa
 from forensics import workers
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Section
+from forensics.report import charts, figures
 from forensics.warehouse import derived
 
 TABLE = "report_charts"
+# what the process drawing beside the report loads before its first chart: matplotlib and the drawers, no analyzer
+PRELOAD = ("forensics.report.figures", "matplotlib.figure", "matplotlib.backends.backend_svg")
 
 
 @lru_cache(maxsize=1)
@@ -39,14 +42,6 @@ def _code() -> str:
 
 def key(section: str, chart: Chart) -> str:
     return hashlib.sha1(repr((_code(), section, chart.name, chart.data)).encode()).hexdigest()
-
-
-def _svg(section: str, name: str, data: object) -> str:
-    """Side process: one chart drawn (``forensics.report.figures``) as SVG."""
-    from forensics.report import figures
-    from forensics.report.charts import svg
-
-    return svg(figures.draw(section, name, data))
 
 
 class Painter:
@@ -107,5 +102,5 @@ class Painter:
             if k in self.kept:
                 continue
             if self._pool is None:
-                self._pool = self._side.enter_context(workers.side_process(("forensics.report.figures",)))
-            self.drawing[k] = self._pool.submit(_svg, section, chart.name, chart.data)
+                self._pool = self._side.enter_context(workers.side_process(PRELOAD))
+            self.drawing[k] = self._pool.submit(charts.drawn, figures.reference(section, chart.name), chart.data)

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from forensics import analyzers
-from forensics.analyzers.declare import resolve
 from forensics.errors import ForensicsError
 from forensics.report.charts import PALETTE, bytes_log_axis, figure, short_label
 
@@ -18,13 +16,22 @@ if TYPE_CHECKING:
 Drawer = Callable[[Any], "Figure"]
 
 
-def draw(section: str, name: str, data: Any) -> Figure:
-    """The chart ``name`` of the analyzer ``section``, drawn by the function its declaration names
-    (``Analyzer.charts``: a reference, since analyzers never import this layer)."""
+def reference(section: str, name: str) -> str:
+    """The drawer of the chart ``name`` of the analyzer ``section``: the function its declaration names
+    (``Analyzer.charts``: a reference, ``"module:function"``, since analyzers never import this layer)."""
+    from forensics import analyzers
+
     ref = (analyzers.load(section).charts or {}).get(name)
     if ref is None:
         raise ForensicsError(f"analyzer {section} declares no drawer for its chart {name!r}")
-    drawer: Drawer = resolve(ref)
+    return ref
+
+
+def draw(section: str, name: str, data: Any) -> Figure:
+    """The chart ``name`` of the analyzer ``section``, drawn by the function its declaration names."""
+    from forensics.analyzers.declare import resolve
+
+    drawer: Drawer = resolve(reference(section, name))
     return drawer(data)
 
 
