@@ -26,3 +26,29 @@ def test_charts_drawn_beside_equal_the_ones_drawn_here_and_the_side_process_ends
     assert getattr(fs._forkserver, "_forkserver_pid", None) is None  # its fork server stopped too
     con = duckdb.connect(str(db), read_only=True)
     assert dict(con.execute("SELECT name, svg FROM report_charts").fetchall()) == here  # kept for the next report
+
+
+def test_charts_are_drawn_here_when_the_side_process_dies(tmp_path: Path) -> None:
+    """A side process killed before it answered (the kernel's OOM killer; a Ctrl-C reaches every process of the
+    terminal's group): the charts it had not drawn are drawn in the report's process, the same bytes."""
+    import os
+    import signal
+
+    from forensics.report.drawn import Painter
+    from forensics.warehouse import open_warehouse
+
+    db = tmp_path / "w.duckdb"
+    ingest([FIXTURES / "seed" / "seed.db"], db=db)
+    sections = build_report(db).sections  # no charts drawn, none kept
+    with open_warehouse(db) as wh, Painter(wh.con) as painter:
+        painter.start()
+        painter.add(next(s for s in sections if s.name == "baseline"))
+        assert painter._pool is not None
+        for pid in list(painter._pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        for s in sections:
+            painter.add(s)
+        drawn = painter.finish()
+    assert painter.lost
+    assert drawn == {f"{s.name}_{c.name}": svg(draw(s.name, c.name, c.data)) for s in sections for c in s.charts}
+    assert multiprocessing.active_children() == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
@@ -44,6 +45,10 @@ def key(section: str, chart: Chart) -> str:
     return hashlib.sha1(repr((_code(), section, chart.name, chart.data)).encode()).hexdigest()
 
 
+# how a side process that died shows: its fork server's pipe closed while starting a worker, or the pool broken
+_LOST = (EOFError, ConnectionError, BrokenProcessPool)
+
+
 class Painter:
     """The charts of a report: the warehouse's SVG of a chart whose key it holds, the others drawn in a process
     beside the report (``workers.side_process``) from when ``start`` is called, as their sections come in, while
@@ -58,6 +63,9 @@ class Painter:
         self.kept: dict[str, str] = {}  # key -> SVG, read from the warehouse
         self.drawing: dict[str, Future[str]] = {}  # key -> SVG being drawn beside
         self.started = False
+        # the side process is gone (a Ctrl-C reaches every process of the terminal's group; the kernel's OOM killer):
+        # what it had not drawn is drawn here, the same bytes
+        self.lost = False
         self._pool: ProcessPoolExecutor | None = None
         self._side = ExitStack()
 
@@ -81,9 +89,9 @@ class Painter:
         """Chart name -> SVG of every chart added: kept ones read back, the others drawn (waited for) and kept."""
         self.start()
         out, new = {}, []
-        for name, (_, _, k) in self.charts.items():
+        for name, (section, chart, k) in self.charts.items():
             if k not in self.kept:
-                self.kept[k] = self.drawing[k].result()
+                self.kept[k] = self._drawn(section, chart, k)
                 new.append((name, k, self.kept[k]))
             out[name] = self.kept[k]
         self._side.close()  # the side process and its fork server end here, not idle through the rest
@@ -93,14 +101,26 @@ class Painter:
                                  "name IN (SELECT unnest(?::VARCHAR[]))", [[n for n, _, _ in new]])
         return out
 
+    def _drawn(self, section: str, chart: Chart, k: str) -> str:
+        if k in self.drawing and not self.lost:
+            try:
+                return self.drawing[k].result()
+            except _LOST:
+                self.lost = True
+        return charts.drawn(figures.reference(section, chart.name), chart.data)
+
     def _submit(self) -> None:
         todo = {k: (s, c) for s, c, k in self.charts.values() if k not in self.kept and k not in self.drawing}
         if todo and derived.columns(self.con, TABLE):
             self.kept.update(self.con.execute(f"SELECT key, svg FROM {TABLE} WHERE key IN (SELECT unnest(?::VARCHAR[]))",
                                               [list(todo)]).fetchall())
         for k, (section, chart) in todo.items():
-            if k in self.kept:
+            if k in self.kept or self.lost:
                 continue
-            if self._pool is None:
-                self._pool = self._side.enter_context(workers.side_process(PRELOAD))
-            self.drawing[k] = self._pool.submit(charts.drawn, figures.reference(section, chart.name), chart.data)
+            try:
+                if self._pool is None:
+                    self._pool = self._side.enter_context(workers.side_process(PRELOAD))
+                self.drawing[k] = self._pool.submit(charts.drawn, figures.reference(section, chart.name), chart.data)
+            except _LOST:
+                self.lost = True
+
