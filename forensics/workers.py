@@ -58,18 +58,8 @@ def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
             except Exception as e:  # reported per task; the caller decides what fails
                 yield tag, None, e
         return
-    ctx = multiprocessing.get_context("forkserver")
-    if preload:
-        ctx.set_forkserver_preload(list(preload))
-    started = _quiet_forkserver()
-    # not in a finally: stopped only once the pool has closed cleanly and joined its workers. Each worker holds the
-    # server's "alive" pipe, so after an interrupt one still running would keep the stop waiting forever; the
-    # server of a run cut short ends with the process, as it always did.
-    yield from _pooled(ctx, tasks, workers, init)
-    if started and _HELD.depth:
-        _HELD.started = True
-    elif started:
-        _stop_forkserver()
+    with _fork_server(preload) as ctx:
+        yield from _pooled(ctx, tasks, workers, init)
 
 
 @contextmanager
@@ -77,16 +67,27 @@ def side_process(preload: tuple[str, ...]) -> Iterator[ProcessPoolExecutor]:
     """One worker process beside this one, for work collected later (the report's charts, drawn while its
     analyzers go on), forked from the fork server with ``preload`` imported there. Its fork server is stopped
     when the block ends cleanly (as ``run_ordered``'s); a server already running is used and left as it is."""
+    with _fork_server(preload) as ctx:
+        ex = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker, initargs=(None, os.getpid()))
+        try:
+            yield ex
+        except BaseException:  # cut short: what is queued is dropped, not waited for
+            ex.shutdown(wait=False, cancel_futures=True)
+            raise
+        ex.shutdown()
+
+
+@contextmanager
+def _fork_server(preload: tuple[str, ...]) -> Iterator[ForkServerContext]:
+    """The fork server's context, the server started (quietly) with ``preload`` when none runs. One this block
+    started is stopped when the block ends cleanly, or by the enclosing :func:`fork_server_held`. Not in a
+    finally: each worker holds the server's "alive" pipe, so after an interrupt one still running would keep the
+    stop waiting forever; the server of a run cut short ends with the process, as it always did."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(list(preload))
+    if preload:
+        ctx.set_forkserver_preload(list(preload))
     started = _quiet_forkserver()
-    ex = ProcessPoolExecutor(max_workers=1, mp_context=ctx, initializer=_init_worker, initargs=(None, os.getpid()))
-    try:
-        yield ex
-    except BaseException:  # cut short: what is queued is dropped, not waited for
-        ex.shutdown(wait=False, cancel_futures=True)
-        raise
-    ex.shutdown()
+    yield ctx
     if started and _HELD.depth:
         _HELD.started = True
     elif started:

@@ -161,7 +161,6 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
     tables ``shadow`` names (temporary views over the warehouse's tables: only a fact that writes nothing reads them)."""
     depth = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchall()[0][0]
     keep, only = f"_reuse_keep_{depth}", f"_reuse_ids_{depth}"
-    db = con.execute("SELECT current_database()").fetchall()[0][0]
     selected = _exists(con, SELECTED)  # the sentinel's facts run without a selection too
     if selected:
         con.execute(f"CREATE TEMP TABLE {keep} AS SELECT * FROM {SELECTED}")
@@ -169,13 +168,9 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
     try:
         if selected:
             con.execute(f"DELETE FROM {SELECTED} WHERE conversation_id NOT IN (SELECT conversation_id FROM {only})")
-        for t in shadow:
-            con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
-                        f"(SELECT conversation_id FROM {only})")
-        yield
+        with _shadowed(con, shadow, only):
+            yield
     finally:
-        for t in shadow:
-            con.execute(f"DROP VIEW IF EXISTS temp.{t}")
         if selected:
             con.execute(f"DELETE FROM {SELECTED}")
             con.execute(f"INSERT INTO {SELECTED} SELECT * FROM {keep}")
@@ -190,16 +185,24 @@ def selected_only(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] = ("me
     every conversation before its last filter (a materialised CTE, a window): a report after 1 % new
     conversations replayed the compression of every tool result to keep those of ten conversations (1.5 s; 0.07 s
     so). A query of one conversation at a time gives the same rows either way."""
+    shadow = tuple(t for t in tables if not con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][0])
+    with _shadowed(con, shadow if _exists(con, SELECTED) else (), SELECTED):
+        yield
+
+
+@contextmanager
+def _shadowed(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], ids: str) -> Iterator[None]:
+    """``tables`` shadowed for the block by temporary views of the warehouse's rows of the conversations in the
+    table ``ids``."""
     db = con.execute("SELECT current_database()").fetchall()[0][0]
-    views = [t for t in tables if _exists(con, SELECTED) and not con.execute(
-        "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][0]]
-    for t in views:
-        con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
-                    f"(SELECT conversation_id FROM {SELECTED})")
     try:
+        for t in tables:
+            con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
+                        f"(SELECT conversation_id FROM {ids})")
         yield
     finally:
-        for t in views:
+        for t in tables:
             con.execute(f"DROP VIEW IF EXISTS temp.{t}")
 
 
