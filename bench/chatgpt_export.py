@@ -7,7 +7,7 @@ Generates (once per size, cached in bench/.cache/chatgpt/) a ``conversations.jso
 list of conversations of ~40 KB, each a mapping tree with a system root, person and assistant turns, a tool
 call and its result, and a regenerated answer off the main path. For each size, each in a subprocess:
 
-- ``scan``: ``importers.stream.array_items`` over the file, every item decoded and dropped (the reader's
+- ``scan``: ``formats.kit.stream.array_items`` over the file, every item decoded and dropped (the reader's
   own memory: one conversation plus one chunk, whatever the size);
 - ``whole``: the anchor, the file parsed at once with orjson (what the reader did before: the whole
   export's objects held together);
@@ -33,7 +33,7 @@ CACHE = ROOT / "bench" / ".cache" / "chatgpt"
 WORDS = ("the test fails when the cache is cold so we retry the request with a longer timeout and log "
          "every response header before parsing the body into the model").split()
 SCAN = """import sys
-from forensics.importers import stream
+from forensics.formats.kit import stream
 with open(sys.argv[1], "rb") as f:
     for item in stream.array_items(f):
         pass

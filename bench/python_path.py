@@ -1,6 +1,6 @@
 """How much of a SQLite source the importer's DuckDB path would leave to Python (issue 28): the rows whose
-message arrays are of an unusual shape (``forensics.importers.duckparse``), and their messages; and whether that
-path is on (``forensics.importers.sqlite.IN_DUCKDB``).
+message arrays are of an unusual shape (``forensics.formats.kit.duckparse``), and their messages; and whether that
+path is on (``forensics.formats.sqlite.IN_DUCKDB``).
 
 Run alone: ``python bench/python_path.py bench.db`` prints one JSON object. It reads the rows in the importer's
 task size and asks the same two functions the importer asks.
@@ -13,8 +13,8 @@ import sys
 
 import orjson
 
-from forensics.importers import duckparse
-from forensics.importers.sqlite import CHUNK_ROWS, IN_DUCKDB
+from forensics.formats.kit import duckparse
+from forensics.formats.sqlite import CHUNK_ROWS, IN_DUCKDB
 
 
 def python_path(db: str, table: str = "ai_conversations", column: str = "messages") -> dict[str, int]:

@@ -100,7 +100,7 @@ def main() -> None:
 
 def prepare(s: LabeledSet, tmp: Path) -> None:
     """Ingest the set into a fresh warehouse; its labels file; its held-out ids."""
-    from forensics.importers.run import ingest
+    from forensics.ingestion.run import ingest
 
     s.db = tmp / (s.name.split()[0] + ".duckdb")
     if s.name in FILES:
@@ -306,7 +306,7 @@ def _check_defaults() -> None:
 def bench(s: LabeledSet) -> None:
     """The default config of the set's mode: the whole set, then the held-out half, each with verdicts."""
     from forensics.api import report
-    from forensics.selection import Selection
+    from forensics.kernel.selection import Selection
     from forensics.warehouse import open_warehouse
 
     cfg = _config(s.mode)

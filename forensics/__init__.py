@@ -9,18 +9,18 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from forensics.errors import ExitCode, ForensicsError, SourceError, WarehouseError
+from forensics.kernel.errors import ExitCode, ForensicsError, SourceError, WarehouseError
 from forensics.warehouse import DEFAULT_DB
 
 if TYPE_CHECKING:
     from forensics.api import findings, outcomes, usage
-    from forensics.importers.run import IngestResult, SourceResult, ingest
+    from forensics.ingestion.run import IngestResult, SourceResult, ingest
     from forensics.warehouse.core import Warehouse, open_warehouse
 
 __all__ = ["DEFAULT_DB", "ExitCode", "ForensicsError", "IngestResult", "SourceError", "SourceResult", "Warehouse",
            "WarehouseError", "findings", "ingest", "open_warehouse", "outcomes", "usage"]
-_LAZY = {"IngestResult": "forensics.importers.run", "SourceResult": "forensics.importers.run",
-         "ingest": "forensics.importers.run", "Warehouse": "forensics.warehouse.core",
+_LAZY = {"IngestResult": "forensics.ingestion.run", "SourceResult": "forensics.ingestion.run",
+         "ingest": "forensics.ingestion.run", "Warehouse": "forensics.warehouse.core",
          "open_warehouse": "forensics.warehouse.core", "findings": "forensics.api", "outcomes": "forensics.api",
          "usage": "forensics.api"}  # the notebook's three tables, as polars DataFrames
 

@@ -13,25 +13,25 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.schema import load_config
-from forensics.check import Verdict, baseline_document, idle, load_baseline, write_baseline
-from forensics.check import compare as compare_baseline
+from forensics.commands.check import Verdict, baseline_document, idle, load_baseline, write_baseline
+from forensics.commands.check import compare as compare_baseline
 from forensics.config import Config
-from forensics.errors import ForensicsError
-from forensics.queries import check_read_only, load_query
-from forensics.redact import mask_frame, redact_value
-from forensics.redact import redact as mask_text
+from forensics.kernel.errors import ForensicsError
+from forensics.kernel.redact import mask_frame, redact_value
+from forensics.kernel.redact import redact as mask_text
+from forensics.kernel.selection import Selection
 from forensics.report.build import Report, build_report, keep_pages
 from forensics.report.compare import Comparison, build_comparison, report_figures
 from forensics.report.render import FORMATS, write
-from forensics.selection import Selection
 from forensics.text.personal import applies
 from forensics.text.personal import mask_frame as mask_personal
 from forensics.tuning import advise
 from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
+from forensics.warehouse.queries import check_read_only, load_query
 
 if TYPE_CHECKING:
     from forensics.analyzers.diff import Run, RunDiff
-    from forensics.importers.outcome_labels import LabelImport
+    from forensics.ingestion.outcome_labels import LabelImport
 
 __all__ = ["baseline", "check", "Config", "conversations", "findings", "formats", "import_labeled", "import_outcomes",
            "load_config", "messages", "outcomes", "PathLike", "query", "report", "run_diff", "Selection", "task_diff",
@@ -156,7 +156,7 @@ def import_labeled(db: PathLike, labels: PathLike) -> int:
     dialogue JSONL holds the turns themselves); returns how many conversations were added (0 when all were
     there or the file has none)."""
     from forensics.analyzers.topics.labels import read_labels
-    from forensics.importers.run import ingest
+    from forensics.ingestion.run import ingest
 
     parsed = read_labels(labels)
     if not parsed.has_turns:
@@ -204,7 +204,7 @@ def write_metrics_baseline(result: Report, path: PathLike) -> None:
 def formats() -> pl.DataFrame:
     """Every format `forensics ingest` reads, in detection order: name, what it is, and where it comes from
     (``built-in``, or the package whose ``forensics.formats`` entry point added it)."""
-    from forensics.importers.registry import listing
+    from forensics.ingestion.registry import listing
 
     return pl.DataFrame(listing(), schema={"format": pl.String, "origin": pl.String, "reads": pl.String}, orient="row")
 
@@ -212,8 +212,8 @@ def formats() -> pl.DataFrame:
 def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
     """Import run outcomes kept outside the logs (CSV with a header or JSONL: id, success, optional score) into
     ``conversation_outcomes`` (docs/outcomes.md); idempotent. A bad file raises ForensicsError and changes nothing."""
-    from forensics.importers.outcome_labels import read_labels as read_outcomes
-    from forensics.importers.outcome_labels import store
+    from forensics.ingestion.outcome_labels import read_labels as read_outcomes
+    from forensics.ingestion.outcome_labels import store
 
     labels = read_outcomes(path)
     if not Path(db).exists():

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from forensics.batch import batch_process
-from forensics.errors import ExitCode, ForensicsError
-from forensics.importers.formats import FORMATS
-from forensics.importers.locations import AGENTS, locate
-from forensics.redact import redact
+from forensics.ingestion.catalog import FORMATS
+from forensics.ingestion.locations import AGENTS, locate
+from forensics.kernel.batch import batch_process
+from forensics.kernel.errors import ExitCode, ForensicsError
+from forensics.kernel.redact import redact
 from forensics.warehouse import DEFAULT_DB
 
 if TYPE_CHECKING:
@@ -123,9 +123,9 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     if keep_secrets:
         click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
                    f"{redact(str(db))}; anyone who can read that file can read them", err=True)
-    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
-    from forensics.importers.run import ingest as run_ingest
-    from forensics.summary import format_ingest
+    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    from forensics.commands.summary import format_ingest
+    from forensics.ingestion.run import ingest as run_ingest
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
@@ -150,7 +150,7 @@ def formats_() -> None:
     Example:
       forensics formats
     """
-    from forensics.importers.registry import listing  # not the API's DataFrame: no polars to print a list
+    from forensics.ingestion.registry import listing  # not the API's DataFrame: no polars to print a list
 
     for name, origin, reads in listing():
         click.echo(f"{name:15} {origin:10} {reads}")
@@ -275,7 +275,7 @@ def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
       duckdb -c "SET VARIABLE forensics_parquet = 'lake'" -c ".read lake/views.sql" \\
              -c "SELECT role, count(*) FROM messages GROUP BY role"
     """
-    from forensics.export import export as run_export
+    from forensics.commands.export import export as run_export
 
     result = run_export(db, out, fmt=fmt, overwrite=overwrite)
     for table, rows in result.rows.items():
@@ -319,7 +319,7 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _selection(conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
                sources: tuple[str, ...]) -> Any:
-    from forensics.selection import Selection
+    from forensics.kernel.selection import Selection
 
     return Selection(conversations, since, until, models, sources)
 
@@ -408,7 +408,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
     _show_progress("forensics.report")
-    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
                                  cfg, compare_db=compare_db, split_at=split_at, before=before,
                                  after=after, labels=labels, questions=questions, engine=engine, lake=lake,
@@ -447,7 +447,7 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
       forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
       forensics query baseline --engine spark --lake lake/ --format csv
     """
-    from forensics.queries import list_queries
+    from forensics.warehouse.queries import list_queries
 
     if list_:
         for q in list_queries():
@@ -456,7 +456,7 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
     if not name_or_sql:
         raise click.UsageError("give a query NAME or SQL, or --list")
     from forensics.api import query as run_query
-    from forensics.output import emit
+    from forensics.commands.output import emit
 
     emit(run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
          fmt or ("table" if sys.stdout.isatty() else "csv"), out)
@@ -474,7 +474,7 @@ def show(conversation: str, db: str, positions: str | None, width: int) -> None:
     Example:
       forensics show d6614e0b --positions 140-153
     """
-    from forensics.show import show_messages
+    from forensics.commands.show import show_messages
 
     click.echo(show_messages(db, conversation, positions, width))
 
@@ -505,10 +505,10 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
     """
     from forensics.analyzers.schema import load_config
     from forensics.api import check as run_check
-    from forensics.check import junit as junit_xml
-    from forensics.check import table
+    from forensics.commands.check import junit as junit_xml
+    from forensics.commands.check import table
 
-    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     existed = os.path.exists(baseline_path)
     verdicts = run_check(db, baseline_path, load_config(config_path),
                          _selection(conversations, since, until, models, sources), update=update, questions=questions)
@@ -579,7 +579,7 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
             raise click.UsageError("--triggers tunes the trigger table only; it takes --write, --json and --holdout")
         _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
-    batch_process()  # forensics.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
                       worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share,
                       questions=questions)
@@ -766,7 +766,7 @@ class _progress:
 
 
 def main() -> None:
-    from forensics.workers import system_allocator
+    from forensics.kernel.workers import system_allocator
 
     system_allocator()
     # SIGTERM (a CI timeout, `kill`) ends the run as Ctrl-C does: transactions roll back, temporary files go

@@ -429,7 +429,7 @@ def run(cases: list[Case], work: Path, report_on: tuple[str, ...] = ()) -> list[
 
     from forensics import api
     from forensics.cli import cli
-    from forensics.importers.run import ingest
+    from forensics.ingestion.run import ingest
 
     out: list[Outcome] = []
     regular = [c for c in cases if not c.special]

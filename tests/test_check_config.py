@@ -9,7 +9,7 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers.schema import keys, load_config
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from tests.conftest import FIXTURES, run_cli
 
 

@@ -62,8 +62,8 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_layers_contract_holds() -> None:
-    """cli > api > serve|spark > tuning|check > report > analyzers > config > text|importers > warehouse, the
-    forbidden imports and no cycle between siblings (pyproject.toml [tool.importlinter])."""
+    """api > commands|serve|spark > tuning > report > analyzers > config > text|ingestion > formats > warehouse
+    > kernel, the forbidden imports and no cycle between siblings (pyproject.toml [tool.importlinter])."""
     done = _lint_imports(ROOT)
     assert done.returncode == 0, done.stdout[-2000:]
     assert "Contracts: 4 kept, 0 broken." in done.stdout

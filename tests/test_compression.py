@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 from forensics.analyzers.compression import replay, sweep
-from forensics.compress import MAX_KEY_LINES, MAX_LINE_CHARS, extract_key_info, omission_marker, should_summarize
-from forensics.queries import load_query
+from forensics.text.compress import MAX_KEY_LINES, MAX_LINE_CHARS, extract_key_info, omission_marker, should_summarize
+from forensics.warehouse.queries import load_query
 from tests.conftest import FIXTURES, run_cli
 
 

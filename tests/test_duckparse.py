@@ -14,8 +14,8 @@ import duckdb
 import pytest
 
 from forensics import ingest
-from forensics.importers import duckparse
-from forensics.importers import sqlite as sqlite_importer
+from forensics.formats import sqlite as sqlite_importer
+from forensics.formats.kit import duckparse
 from tests.conftest import FIXTURES
 from tests.hostile_corpus import build
 

@@ -7,7 +7,7 @@ import duckdb
 import pytest
 
 from forensics import ingest
-from forensics.export import export, open_export, tables
+from forensics.commands.export import export, open_export, tables
 from tests.conftest import FIXTURES, ROOT, run_cli
 
 # arg_max(position, tool_call_count) picks among equally wide rounds by scan order, which Parquet's

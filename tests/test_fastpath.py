@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics import ingest
-from forensics.importers import fastpath
-from forensics.importers.records import JsonText, normalize, plain, starts_like_error
+from forensics.formats.kit import fastpath
+from forensics.formats.kit.records import JsonText, normalize, plain, starts_like_error
 from tests.conftest import FIXTURES
 
 TRICKY = st.sampled_from(["", " ", "\n", "\t", "  \n ", "error", "Error:", "errors", "ERROR", "fatal", "Traceback",

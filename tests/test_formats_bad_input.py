@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forensics.importers import registry, values
-from forensics.importers.discover import detect
+from forensics.formats.kit import values
+from forensics.ingestion import registry
+from forensics.ingestion.discover import detect
 from tests.conftest import FIXTURES, query, run_cli
 
 AGENTS = FIXTURES / "agents"

@@ -180,7 +180,7 @@ def test_a_folder_over_the_parallel_threshold_loads_the_same_rows_from_both_core
     import random
     import uuid
 
-    from forensics.importers.run import PARALLEL_MIN_BYTES
+    from forensics.ingestion.run import PARALLEL_MIN_BYTES
 
     gen = load_script(FIXTURES / "make_claude_code.py")
     projects, rng = tmp_path / "projects", random.Random(1)

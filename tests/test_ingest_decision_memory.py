@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from forensics import ingest, open_warehouse
-from forensics.importers.decision_memory import split_alternatives, vector
-from forensics.importers.records import BadRecord
+from forensics.formats.decision_memory import split_alternatives, vector
+from forensics.formats.kit.records import BadRecord
 from tests.conftest import FIXTURES, query, run_cli
 
 HARNESS, VARIANT = FIXTURES / "memory" / "harness.db", FIXTURES / "memory" / "variant.db"

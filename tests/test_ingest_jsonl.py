@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from forensics import ingest
-from forensics.importers.jsonl import parse_file
+from forensics.formats.jsonl import parse_file
 from tests.conftest import FIXTURES, copy_fixture, gen_corpus
 from tests.conftest import query as q
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from forensics import ingest
-from forensics.importers.openai_chat import parse_file
+from forensics.formats.openai_chat import parse_file
 from tests.conftest import FIXTURES, query, run_cli, run_subprocess
 
 OPENAI = FIXTURES / "openai"

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from forensics import ingest
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from tests.conftest import FIXTURES, copy_fixture, run_cli
 from tests.conftest import query as q
 
@@ -188,8 +188,8 @@ def test_unknown_format_option_is_usage_error(tmp_path: Path) -> None:
 
 
 def test_parallel_parse_gives_the_same_warehouse_as_inline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import forensics.importers.run as run
-    import forensics.importers.sqlite as sqlite
+    import forensics.formats.sqlite as sqlite
+    import forensics.ingestion.run as run
 
     ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "sessions"], db=tmp_path / "inline.duckdb", workers=1)
     monkeypatch.setattr(run, "PARALLEL_MIN_BYTES", 0)
@@ -202,7 +202,7 @@ def test_parallel_parse_gives_the_same_warehouse_as_inline(tmp_path: Path, monke
 
 
 def test_a_message_larger_than_the_memory_limit_still_imports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import forensics.importers.load as load
+    import forensics.ingestion.load as load
 
     monkeypatch.setattr(load, "DEFAULT_MEMORY_MB", 16)  # DuckDB's limit grows with the largest parse task
     src = tmp_path / "big.db"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics import workers as pool
+from forensics.kernel import workers as pool
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, query, run_subprocess
 

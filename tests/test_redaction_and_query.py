@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 
 from forensics import ingest
-from forensics.export import export, open_export, tables
-from forensics.redact import PLACEHOLDER, install_sql, redact, redact_snippet
+from forensics.commands.export import export, open_export, tables
+from forensics.kernel.redact import PLACEHOLDER, install_sql, redact, redact_snippet
 from tests.conftest import FIXTURES, ROOT, run_cli
 
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
@@ -252,7 +252,7 @@ def test_redact_skips_only_rules_that_cannot_match() -> None:
     in turn, on the fixtures' secrets and the edges in 5,000 mixes of case, neighbours and order."""
     import random
 
-    from forensics import redact as module
+    from forensics.kernel import redact as module
 
     def every_rule(t: str) -> str:
         for rx, mask, *_ in module._COMPILED:

@@ -101,7 +101,7 @@ def test_boundaries_are_exact(tmp_path: Path) -> None:
 def test_selection_filters_by_native_id_and_model(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "seed" / "seed.db", FIXTURES / "sqlite" / "realistic.db"], db=db)
-    from forensics.selection import Selection
+    from forensics.kernel.selection import Selection
 
     assert baseline(db, Selection(conversations=("f89d129a",)))["native_id"].to_list() == ["f89d129a"]
     models = set(baseline(db, Selection(models=("gpt-mini",)))["model"].to_list())

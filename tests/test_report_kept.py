@@ -19,10 +19,10 @@ import pytest
 from forensics import api, ingest
 from forensics.analyzers.base import Finding, Section, Table
 from forensics.analyzers.schema import defaults
+from forensics.kernel.selection import Selection
 from forensics.report import kept
 from forensics.report.build import KEPT_CLASSES, build_report
 from forensics.report.render import STAMP
-from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES
 

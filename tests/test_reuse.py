@@ -12,9 +12,9 @@ import pytest
 from forensics import ingest
 from forensics.analyzers import all_facts, reuse
 from forensics.analyzers.schema import defaults
+from forensics.kernel.selection import Selection
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
-from forensics.selection import Selection
 from forensics.warehouse import derived
 from tests.conftest import FIXTURES
 

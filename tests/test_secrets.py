@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from forensics import ingest
-from forensics import secrets as rules
+from forensics.kernel import secrets as rules
 from tests.conftest import SHARED, run_cli
 
 PIECE = 12

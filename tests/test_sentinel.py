@@ -9,7 +9,7 @@ import pytest
 from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.sentinel import Sentinel, build_tables, classify, strip_for_display
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from forensics.warehouse import open_warehouse
 from tests.conftest import gen_corpus
 

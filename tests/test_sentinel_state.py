@@ -11,7 +11,7 @@ import pytest
 from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.sentinel import ComplianceTracker, build_tables, compliance_key, window_sweep
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli
 

@@ -168,8 +168,8 @@ def test_a_malformed_or_huge_page_is_a_400_not_a_500(client: TestClient, query: 
 
 def test_a_named_query_that_would_write_is_refused_on_its_page(client: TestClient, reported_wh: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    from forensics.queries import NamedQuery
     from forensics.serve import app
+    from forensics.warehouse.queries import NamedQuery
 
     before = query(reported_wh, "SELECT count(*) FROM messages")
     monkeypatch.setattr(app, "load_query", lambda name: NamedQuery(name, "drops", "DELETE FROM messages"))

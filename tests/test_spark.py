@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from forensics import ingest
-from forensics.queries import list_queries
 from forensics.report import evidence
 from forensics.warehouse import open_warehouse
+from forensics.warehouse.queries import list_queries
 from tests.conftest import FIXTURES, ROOT, needs_spark, run_cli
 
 pytestmark = pytest.mark.spark

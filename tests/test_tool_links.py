@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from forensics.importers.fastpath import decode_array, message
-from forensics.importers.records import JsonText, Message, failed_exit, normalize
-from forensics.importers.run import ingest
+from forensics.formats.kit.fastpath import decode_array, message
+from forensics.formats.kit.records import JsonText, Message, failed_exit, normalize
+from forensics.ingestion.run import ingest
 from tests.conftest import query
 
 

@@ -18,7 +18,7 @@ from forensics.analyzers.topics.evaluate import (
     window_k,
 )
 from forensics.analyzers.topics.labels import read_labels
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from tests.conftest import FIXTURES
 
 THREE = FIXTURES / "labels" / "three.dialogues.jsonl"

@@ -16,7 +16,7 @@ import pytest
 from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.api import report
-from forensics.selection import Selection
+from forensics.kernel.selection import Selection
 
 DATA = Path(__file__).parent / "data" / "topics"
 DIALOGUE = defaults().with_values(topic__roles=["user", "assistant"])

@@ -20,7 +20,7 @@ from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.evaluate import Reference, Scores, mark_all, mark_none, reference, score
 from forensics.api import report
-from forensics.selection import Selection
+from forensics.kernel.selection import Selection
 from forensics.warehouse import open_warehouse
 from tests.conftest import SHARED
 

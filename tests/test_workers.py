@@ -1,6 +1,6 @@
 """The worker pool's preload: a pool of segmenting workers finds jieba loaded by its fork server, not by itself; and
-no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.nopandas), and workers collect cycles
-less often (forensics.batch); a pool stops the fork server it started."""
+no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.kernel.nopandas), and workers collect cycles
+less often (forensics.kernel.batch); a pool stops the fork server it started."""
 from __future__ import annotations
 
 import subprocess
@@ -26,7 +26,7 @@ def test_workers_of_a_preloading_pool_find_jieba_loaded_before_their_first_task(
     script = textwrap.dedent("""
         import sys
         from forensics.text.tokenize import SEGMENTER
-        from forensics.workers import run_ordered
+        from forensics.kernel.workers import run_ordered
         from tests.test_workers import seen
 
         out = [e or r for _, r, e in run_ordered(((seen, (i,), None) for i in range(4)), 2, True, preload=(SEGMENTER,))]
@@ -52,14 +52,14 @@ def test_pyarrow_converts_without_importing_pandas_in_workers_and_commands() -> 
     pytest.importorskip("pandas")  # the dev extras install it (pyspark's); a runtime install has none to skip
     script = textwrap.dedent("""
         import sys
-        from forensics.importers import load  # its empty tables are built without the probe
-        from forensics.workers import run_ordered
+        from forensics.ingestion import load  # its empty tables are built without the probe
+        from forensics.kernel.workers import run_ordered
         from tests.test_workers import converted
 
         out = [e or r for _, r, e in run_ordered(((converted, (i,), None) for i in range(4)), 2, True,
-                                                  preload=("forensics.importers.run",))]
+                                                  preload=("forensics.ingestion.run",))]
         before = "pandas" in sys.modules
-        from forensics.nopandas import skip_pandas_probe
+        from forensics.kernel.nopandas import skip_pandas_probe
         skip_pandas_probe()
         import pyarrow as pa
         t = pa.table({"a": ["x"], "n": [1]})
@@ -80,11 +80,11 @@ def thresholds(_: int) -> tuple[int, ...]:
 
 
 def test_workers_collect_cycles_less_often_and_the_caller_keeps_its_own() -> None:
-    """forensics.batch: a worker sets its collector's thresholds; the process that started the pool (a notebook
+    """forensics.kernel.batch: a worker sets its collector's thresholds; the process that started the pool (a notebook
     using the Python API) keeps Python's."""
     script = textwrap.dedent("""
         import gc
-        from forensics.workers import run_ordered
+        from forensics.kernel.workers import run_ordered
         from tests.test_workers import thresholds
 
         out = {r for _, r, e in run_ordered(((thresholds, (i,), None) for i in range(4)), 2, True)}
@@ -101,7 +101,7 @@ def test_a_pool_stops_the_fork_server_it_started_and_keeps_one_already_running()
     ends. One already running (a notebook's) is left running."""
     script = textwrap.dedent("""
         import multiprocessing.forkserver as fs
-        from forensics.workers import fork_server_held, run_ordered
+        from forensics.kernel.workers import fork_server_held, run_ordered
         from tests.test_workers import thresholds
 
         def pool():

@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.facts import Fact
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 ENTRY_POINT_GROUP = "forensics.analyzers"
 REGISTRY: dict[str, str] = {
@@ -103,7 +103,7 @@ def all_facts() -> dict[str, Fact]:
 
 
 def check_rules() -> list[CheckRule]:
-    """The analyzers' default `check` rules, in report order (``forensics.check`` puts its general ones first)."""
+    """The analyzers' default `check` rules, in report order (``forensics.commands.check`` puts its general ones first)."""
     return [r for a in declarations() for r in a.checks]
 
 

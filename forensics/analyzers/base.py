@@ -14,10 +14,10 @@ import polars as pl
 
 from forensics.analyzers.facts import Facts
 from forensics.config import Config
-from forensics.labels import Label, conversation_labels
-from forensics.queries import load_query
-from forensics.selection import SELECTED, Selection
+from forensics.kernel.selection import SELECTED, Selection
 from forensics.warehouse import frame
+from forensics.warehouse.labels import Label, conversation_labels
+from forensics.warehouse.queries import load_query
 
 SEVERITIES = ("info", "low", "high")
 
@@ -112,7 +112,7 @@ class Context:
 
     @property
     def conversation_labels(self) -> dict[str, Label]:
-        """conversation_id -> the label readers see (``forensics.labels``), over the whole warehouse."""
+        """conversation_id -> the label readers see (``forensics.warehouse.labels``), over the whole warehouse."""
         if self._labels is None:
             self._labels = conversation_labels(self.con)
         return self._labels

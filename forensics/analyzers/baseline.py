@@ -16,10 +16,10 @@ from forensics.analyzers.base import Chart, Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Config, Key
-from forensics.queries import load_query
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.text import cues
 from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
+from forensics.warehouse.queries import load_query
 
 NAME = "baseline"
 TITLE = "Baseline metrics"

@@ -1,7 +1,7 @@
 """Tool-result compression replay (SPEC §6): what the seed's harness would cut, and what a threshold sweep does.
 
 The per-result work (context before each result, should_summarize, the size extract_key_info leaves) is the
-named query ``compression_replay`` (DuckDB, mirrors ``forensics.compress``). It runs once, at the loosest
+named query ``compression_replay`` (DuckDB, mirrors ``forensics.text.compress``). It runs once, at the loosest
 thresholds asked for: a result summarized under stricter thresholds is summarized under the loosest too, so
 one pass gives every point of a sweep, which is then a cheap aggregation. ``replay`` and ``sweep`` are the
 API the tuner calls; the analyzer also leaves ``compression_results`` (per result, configured thresholds)
@@ -27,9 +27,9 @@ from forensics.analyzers.baseline import mean
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.config import Config, Key
-from forensics.queries import load_query
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import frame
+from forensics.warehouse.queries import load_query
 
 NAME = "compression"
 TITLE = "Tool-result compression replay"

@@ -17,7 +17,7 @@ from typing import Any
 
 import duckdb
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 SAID_CHARS = 400  # of the text beside a step, for the reader (the diff compares the steps only)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 
 from forensics.config import HARNESS_FORMATS
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 HARNESS = "sel_harness"  # the selection's conversations of the harness's formats (a temp table)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 
 def json_lines(path: str | os.PathLike[str], what: str, layout: str) -> Iterator[tuple[int, Any]]:

@@ -20,7 +20,7 @@ from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.facts import Fact
 from forensics.config import Config, Key
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.text.distinctive import distinctive_of
 from forensics.text.keywords import content_tokens, top_keywords
 from forensics.warehouse import derived

@@ -1,7 +1,7 @@
 """Data quality first (issue 24): how much of each source's text is there to be analysed, said before any finding.
 
 A source can reach us with its text already gone: redacted by a log sanitizer (``[REDACTED_TEXT len=3021 sha=…]``,
-``[REDACTED_ARGUMENTS]``: ``forensics.redact.PLACEHOLDER``), empty (no text and no tool call), or cut by the
+``[REDACTED_ARGUMENTS]``: ``forensics.kernel.redact.PLACEHOLDER``), empty (no text and no tool call), or cut by the
 tool that wrote it (``TRUNCATED``: the markers agents put where they cut a tool's output). Counted per source on
 the selected conversations' main paths and shown at the top of every report format (``summarize``); redacted text
 is taken out of everything analyzers derive terms from (``forensics_scrubbed``), so it is never a keyword or a
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Config
-from forensics.redact import PLACEHOLDER
+from forensics.kernel.redact import PLACEHOLDER
 
 if TYPE_CHECKING:
     from forensics.analyzers.base import Context

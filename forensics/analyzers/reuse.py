@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from forensics.config import Config
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import SCHEMA_VERSION, derived
 
 DONE = "reuse_done"

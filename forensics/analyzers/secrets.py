@@ -14,7 +14,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 NAME = "secrets"
 TITLE = "Secrets masked at ingest"

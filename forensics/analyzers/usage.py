@@ -23,7 +23,7 @@ from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.outcomes import wilson
 from forensics.analyzers.prices import PriceTable, table
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import frame
 
 NAME = "usage"

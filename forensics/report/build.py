@@ -15,18 +15,19 @@ from typing import Any
 
 import duckdb
 
-from forensics import analyzers, workers
+from forensics import analyzers
 from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.schema import load_config
 from forensics.config import Config
-from forensics.errors import WarehouseError
-from forensics.labels import Label
-from forensics.redact import mask_frame, redact, redact_value
+from forensics.kernel import workers
+from forensics.kernel.errors import WarehouseError
+from forensics.kernel.redact import mask_frame, redact, redact_value
+from forensics.kernel.selection import Selection
 from forensics.report import digest as digests
 from forensics.report import drawn, evidence, kept, persist
-from forensics.selection import Selection
 from forensics.warehouse import open_warehouse, set_memory_limit
+from forensics.warehouse.labels import Label
 
 METRICS_SCHEMA_VERSION = 1
 # DuckDB's share of a report's memory (at most a quarter of the machine's; FORENSICS_DUCKDB_MEMORY overrides:

@@ -8,9 +8,9 @@ from typing import Any
 
 from forensics import analyzers
 from forensics.config import Config
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
+from forensics.kernel.selection import Selection
 from forensics.report.build import Report, build_report
-from forensics.selection import Selection
 
 
 @dataclass

@@ -21,9 +21,9 @@ from types import TracebackType
 import duckdb
 import pyarrow as pa
 
-from forensics import workers
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Section
+from forensics.kernel import workers
 from forensics.report import charts, figures
 from forensics.warehouse import derived
 

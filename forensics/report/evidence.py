@@ -1,7 +1,7 @@
 """The messages a finding cites, with two messages of context on each side, ready to show in place.
 
 One query for every finding of a report: only the cited windows are read, so a report of a million-message
-warehouse embeds a few hundred messages, not the corpus. Text is masked (``forensics.redact``) and cut at
+warehouse embeds a few hundred messages, not the corpus. Text is masked (``forensics.kernel.redact``) and cut at
 ``TEXT_MAX`` characters with its full size kept; an assistant message's tool calls come folded with the size
 of each result. The report (report.html) and the explorer (`forensics serve`) both show these.
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import duckdb
 import polars as pl
 
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 from forensics.warehouse import frame
 
 CONTEXT = 2  # messages shown before and after each cited one

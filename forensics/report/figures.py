@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from forensics.report.charts import PALETTE, bytes_log_axis, figure, short_label
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import orjson
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding, Section
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 from forensics.report.build import Report
 from forensics.report.charts import inline
 from forensics.report.compare import Comparison

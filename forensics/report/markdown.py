@@ -9,7 +9,7 @@ from typing import Any
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding, Section
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 from forensics.report.build import Report
 from forensics.report.compare import Comparison
 from forensics.report.text import (

@@ -16,7 +16,7 @@ import duckdb
 import orjson
 import polars as pl
 
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from forensics.analyzers.base import Finding
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 from forensics.report import figures
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report
 from forensics.report.charts import svg

@@ -3,7 +3,7 @@ masked. The data (and its JSON) come from ``forensics.analyzers.diff``."""
 from __future__ import annotations
 
 from forensics.analyzers.diff import Run, RunDiff, Step
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 
 ARGS_CHARS = 90
 SAID_SHOWN = 160

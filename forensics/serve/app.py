@@ -2,7 +2,7 @@
 
 Each request opens the warehouse read-only for its own duration (so `forensics report` can run between two
 clicks), every route answers GET only (anything else gets 405), every rendered string is masked
-(``forensics.redact``), and templates and static files ship inside the package: no CDN, no network.
+(``forensics.kernel.redact``), and templates and static files ship inside the package: no CDN, no network.
 """
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from forensics.analyzers import diff as rundiff
-from forensics.errors import ForensicsError
-from forensics.queries import check_read_only, list_queries, load_query
-from forensics.redact import mask_frame, redact
+from forensics.kernel.errors import ForensicsError
+from forensics.kernel.redact import mask_frame, redact
 from forensics.report.text import positions_text
 from forensics.serve import data, search
 from forensics.serve.headers import SecurityHeaders
 from forensics.serve.markdown import render as markdown
 from forensics.text import personal as personal_data
 from forensics.warehouse import frame, open_warehouse
+from forensics.warehouse.queries import check_read_only, list_queries, load_query
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
 PAGE_MAX = 1_000_000  # a page number past this is no page (DuckDB's OFFSET would overflow long before)

@@ -16,10 +16,10 @@ from typing import Any
 import duckdb
 import orjson
 
-from forensics.labels import Label, conversation_labels
+from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
-from forensics.selection import Selection
 from forensics.warehouse import frame
+from forensics.warehouse.labels import Label, conversation_labels
 
 PAGE = 50  # conversations per page
 FINDINGS_PAGE = 100
@@ -56,7 +56,7 @@ class Filters:
     page: int = 1
 
     def where(self) -> tuple[str, list[Any]]:
-        """The report's own selection (``forensics.selection``), and the finding kind."""
+        """The report's own selection (``forensics.kernel.selection``), and the finding kind."""
         where, params = Selection(since=_date(self.since), until=_date(self.until),
                                   models=(self.model,) if self.model else (),
                                   sources=(self.source,) if self.source else (),
@@ -144,7 +144,7 @@ _LABELS: dict[tuple[Any, ...], dict[str, Label]] = {}
 
 
 def labels_of(con: duckdb.DuckDBPyConnection) -> dict[str, Label]:
-    """Every conversation's label (``forensics.labels``), kept while the warehouse's conversations are the same
+    """Every conversation's label (``forensics.warehouse.labels``), kept while the warehouse's conversations are the same
     ones: they are computed over all of them (a quarter of a second at a few thousand), and every page needs some."""
     key = tuple(con.execute("SELECT (SELECT path FROM duckdb_databases() WHERE database_name = current_database()), (SELECT count(*) FROM conversations), (SELECT max(imported_at) "
                             "FROM sources), (SELECT count(*) FROM sources)").fetchall()[0])

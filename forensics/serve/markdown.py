@@ -18,7 +18,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup, escape
 
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 
 SCHEMES = ("http", "https", "mailto")
 

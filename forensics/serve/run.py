@@ -6,7 +6,7 @@ import threading
 import webbrowser
 from collections.abc import Callable
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 HOST = "127.0.0.1"
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 from forensics.warehouse import frame
 
 PAGE = 50  # hits per page

@@ -30,8 +30,8 @@ from forensics.analyzers.facts import TABLES, arrow_frame, declared, ordered
 from forensics.analyzers.sentinel.state import ComplianceTracker
 from forensics.analyzers.sentinel.tables import replay
 from forensics.config import Config
-from forensics.redact import install_sql
-from forensics.selection import SELECTED
+from forensics.kernel.redact import install_sql
+from forensics.kernel.selection import SELECTED
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -14,11 +14,11 @@ from forensics import analyzers
 from forensics.analyzers.base import Context
 from forensics.analyzers.facts import Facts
 from forensics.config import Config
-from forensics.errors import ForensicsError
-from forensics.redact import install_sql
+from forensics.kernel.errors import ForensicsError
+from forensics.kernel.redact import install_sql
+from forensics.kernel.selection import SELECTED, Selection
 from forensics.report import evidence
 from forensics.report.build import Report, analyze, cited
-from forensics.selection import SELECTED, Selection
 from forensics.spark.facts import compute
 from forensics.spark.lake import Lake
 from forensics.spark.session import session

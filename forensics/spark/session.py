@@ -12,7 +12,7 @@ import sys
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from forensics.analyzers.facts import arrow_frame
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 if TYPE_CHECKING:
     from forensics.spark.lake import Lake

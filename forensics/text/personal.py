@@ -1,6 +1,6 @@
 """Personal data masked in what a reader sees: e-mail addresses, phone numbers, payment card numbers and IBANs.
 
-Secrets (``forensics.redact``) are masked everywhere because they open doors; personal data is the user's own
+Secrets (``forensics.kernel.redact``) are masked everywhere because they open doors; personal data is the user's own
 and often what a log is about, so it is masked where a page is likely to be shared (report.html and the
 explorer, by default) or everywhere on request (``[redact] personal = "all"``). The warehouse keeps the raw text.
 

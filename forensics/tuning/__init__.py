@@ -24,8 +24,8 @@ from forensics import analyzers as registry
 from forensics.analyzers import harness
 from forensics.analyzers.declare import resolve
 from forensics.config import HARNESS_FORMATS, Config
+from forensics.kernel.selection import Selection
 from forensics.report.digest import Advice, Change
-from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
 
 

@@ -14,10 +14,10 @@ from forensics.analyzers.base import Context
 from forensics.analyzers.skills import Proposal, TriggerTable, analyse, excerpts, read_table
 from forensics.analyzers.skills.replay import tally
 from forensics.config import Config
-from forensics.labels import conversation_labels
+from forensics.kernel.selection import Selection
 from forensics.report.charts import short_label
-from forensics.selection import Selection
 from forensics.warehouse import open_warehouse
+from forensics.warehouse.labels import conversation_labels
 
 SHOWN = 3  # requests shown per phrase
 TEXT = 60  # characters of each

@@ -26,8 +26,8 @@ from forensics.analyzers.base import Context
 from forensics.analyzers.skills import TriggerTable, analyse, read_table
 from forensics.analyzers.skills.replay import gather, tally
 from forensics.config import Config
-from forensics.errors import ForensicsError
-from forensics.selection import Selection
+from forensics.kernel.errors import ForensicsError
+from forensics.kernel.selection import Selection
 from forensics.warehouse import open_warehouse
 
 FOLDS = 2

@@ -14,7 +14,7 @@ def sentinel_window(t: TuneContext) -> list[Recommendation]:
     """compliance_window: the fewest false mutes among windows that leave no never-compliant model alarming; only
     over replies of conversations that ask for the sentinel (``sentinel.tables.asked``)."""
     from forensics.analyzers.sentinel import window_sweep
-    from forensics.selection import SELECTED
+    from forensics.kernel.selection import SELECTED
 
     sweep = window_sweep(t.con, t.cfg, conversations=SELECTED).to_dicts()
     current = t.cfg.sentinel.compliance_window

@@ -9,8 +9,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from forensics.errors import WarehouseError
-from forensics.redact import install_sql
+from forensics.kernel.errors import WarehouseError
+from forensics.kernel.redact import install_sql
 from forensics.warehouse import DEFAULT_DB, derived, machine
 from forensics.warehouse.migrations import MIGRATIONS
 

@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from forensics.errors import WarehouseError
+from forensics.kernel.errors import WarehouseError
 
 THREADS_ENV, MEMORY_ENV = "FORENSICS_DUCKDB_THREADS", "FORENSICS_DUCKDB_MEMORY"
 MEMORY_SHARE = 4  # a command's DuckDB limit is at most 1/MEMORY_SHARE of the machine's memory

@@ -15,8 +15,8 @@ from forensics.analyzers.compaction.load import Compaction, Conversation, batche
 from forensics.analyzers.compaction.rules import Rules, rules
 from forensics.analyzers.compaction.signs import not_found_then_search
 from forensics.config import Config
+from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text.tokenize import SEGMENTER
-from forensics.workers import default_workers, run_ordered
 
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 

@@ -16,7 +16,7 @@ import orjson
 from forensics.analyzers.compaction.facts import PATH_ARGS, PATTERN_ARGS, Call, Messages
 from forensics.analyzers.compaction.rules import COMMAND_TOOL, HARNESS_TEXT, Rules
 from forensics.config import ConfigError
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)

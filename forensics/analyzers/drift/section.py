@@ -34,9 +34,9 @@ from forensics.analyzers.drift import interleave, norms, rediscovery
 from forensics.analyzers.drift.corpus import Distribution, interventions
 from forensics.analyzers.facts import arrow
 from forensics.config import Config
-from forensics.queries import load_query
-from forensics.selection import SELECTED, Selection
+from forensics.kernel.selection import SELECTED, Selection
 from forensics.warehouse import derived
+from forensics.warehouse.queries import load_query
 
 NAME = "drift"
 TITLE = "Drift phenomena"

@@ -21,7 +21,7 @@ from forensics.analyzers.memory import decisions as decisions_mod
 from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_questions
 from forensics.analyzers.memory.rules import KINDS, Hit, find
 from forensics.config import Config, Key
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 NAME = "memory"
 TITLE = "Decision memory"

@@ -16,7 +16,7 @@ import duckdb
 from forensics.analyzers.memory.cues import GENERIC, Cues, mentions_any, names, sentences, terms
 from forensics.analyzers.memory.decisions import NAME_SQL, Decision, conflicts, supersedes
 from forensics.config import Config
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 KINDS = ("relitigation", "decision_not_recalled", "decision_conflict", "decision_unrecorded")
 QUOTE = 160  # characters of the evidence sentence kept in a finding's detail

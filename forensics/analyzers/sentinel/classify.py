@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 HEALTHY, MUTATED, MISSING = "healthy", "mutated", "missing"
 STATUSES = (HEALTHY, MUTATED, MISSING)

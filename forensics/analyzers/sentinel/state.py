@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from forensics.analyzers.sentinel.classify import HEALTHY
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 # what the probe did with one reply
 OK, UNKNOWN, ALARM, DEGRADED, MUTED = "healthy", "unknown", "alarm", "degraded", "muted"

@@ -25,8 +25,8 @@ from forensics.analyzers.facts import Facts, arrow, ordered
 from forensics.analyzers.sentinel.classify import Sentinel, classify
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.config import Config
-from forensics.queries import load_query
 from forensics.warehouse import frame
+from forensics.warehouse.queries import load_query
 
 # Judged replies: assistant messages with no tool calls on the main path, with their turn (user messages
 # so far) and context size (characters of every earlier message, tool-call arguments included), and whether

@@ -23,7 +23,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.skills.replay import MESSAGES, Phrase, Replay, Row
-from forensics.redact import redact
+from forensics.kernel.redact import redact
 from forensics.text.keywords import stop_words
 from forensics.text.tokenize import Span, spans
 

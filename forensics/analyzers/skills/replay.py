@@ -29,8 +29,8 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.skills.table import TriggerTable
-from forensics.queries import load_query
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
+from forensics.warehouse.queries import load_query
 
 MESSAGES = "_skill_messages"  # temp: the selection's user messages as skill_messages classifies them
 PHRASES = "_skill_phrases"  # temp: the phrases being replayed, lower-cased as DuckDB lowers the requests

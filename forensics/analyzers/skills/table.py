@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from forensics.config import Config
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 SCHEMA = 1
 SHAPE = '{"schema": 1, "skills": {"<skill id>": ["phrase", ...]}}'

@@ -34,7 +34,7 @@ from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ROLES, Config, ConfigError, Key
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.text import cues
 from forensics.text.cues import Cues
 

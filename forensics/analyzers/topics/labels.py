@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forensics.analyzers.jsonl import json_lines
-from forensics.errors import ForensicsError
+from forensics.kernel.errors import ForensicsError
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,10 @@ from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywor
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
+from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
 from forensics.text.tokenize import SEGMENTER
-from forensics.workers import default_workers, run_ordered
 
 TABLE = "message_terms"
 TERMS_VERSION = 7  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no

@@ -1,0 +1,50 @@
+"""Plain-text run summaries: stable, greppable, the same on a terminal and in CI logs."""
+from __future__ import annotations
+
+from forensics.ingestion.run import IngestResult, SourceResult
+
+ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row
+STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised"}
+
+
+def format_ingest(r: IngestResult, verbose: bool = False) -> str:
+    """One row per file the run looked at (more than ROWS_MAX: only the failed sources and those imported with
+    a note, unless ``verbose``), the notes, then the totals: every file counted as a source (imported,
+    unchanged or failed), a side file read with its main file, empty, or not recognised."""
+    t = r.totals()
+    listed = r.files if verbose or len(r.files) <= ROWS_MAX else [f for f in r.files if _noted(f)]
+    skipped = t["skipped"] > 0  # the column appears only for formats that skip records
+    head = ("source", "format", "status", "conversations new/upd/same", "messages added", "unchanged", "quarantined",
+            *(("skipped",) if skipped else ()))
+    rows = [head] + [_row(s, skipped) for s in listed]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+             for row in rows] if listed else []
+    notes = [f"note: {s.path}: {s.note}" for s in listed if s.note and s.status not in ("unchanged", "failed")]
+    if len(listed) < len(r.files):
+        notes.append(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
+                     "files not recognised not listed; --verbose lists every file)")
+    others = "".join(f", {t[k]} {label}" for k, label in (
+        ("side", "side file" if t["side"] == 1 else "side files"), ("empty", "empty"),
+        ("unrecognised", "not recognised")) if t[k])
+    total = (f"{t['sources']} sources ({t['failed']} failed){others}"
+             + (f" = {t['files']} files" if others else "")
+             + f": {t['conversations_new']} conversations new, "
+             f"{t['conversations_updated']} updated, {t['conversations_unchanged']} unchanged; "
+             f"{t['messages_read']} messages read = {t['messages_imported']} added + {t['messages_unchanged']} unchanged"
+             f" + {t['quarantined']} quarantined" + (f" + {t['skipped']} skipped" if skipped else "") + f" -> {r.db}")
+    return "\n".join(lines + notes + [total])
+
+
+def _noted(f: SourceResult) -> bool:
+    return f.status == "failed" or (f.status == "imported" and bool(f.note))
+
+
+def _row(s: SourceResult, skipped: bool) -> tuple[str, ...]:
+    if s.status not in STATUS:
+        counts = (f"{s.conversations_new}/{s.conversations_updated}/{s.conversations_unchanged}",
+                  str(s.messages_imported), str(s.messages_unchanged), str(s.quarantined),
+                  *((str(s.skipped),) if skipped else ()))
+    else:
+        counts = ("", "", "", "", *(("",) if skipped else ()))
+    return (s.path, s.format or "?", STATUS.get(s.status, s.status), *counts)

@@ -1,0 +1,238 @@
+"""aider chat histories: ``.aider.chat.history.md`` in the repository aider runs in (aider/io.py).
+
+aider appends Markdown: ``# aider chat started at <time>`` opens a session (one conversation each), a
+``#### `` line is the user's input (a multi-line input is several ``#### `` lines), a ``> `` line is aider's
+own output (edits applied, commits, command output, errors, token reports) and every other line is the
+model's reply. aider has no structured tool calls: each edit block in a reply (``<<<<<<< SEARCH`` /
+``=======`` / ``>>>>>>> REPLACE`` under a file name, ``ORIGINAL``/``UPDATED`` in early versions; a fenced
+unified diff; in the whole edit format a file name over a fenced block, the fence ``````` or ``<source>``...)
+is an ``edit`` call, answered by the ``> `` lines that follow (those naming the edited file go to that edit).
+``Tokens: … sent, … received`` lines become the reply's usage (aider rounds them: ``2.4k``). The ``> `` block
+before a session's first input (version, model, repository) is skipped and counted; the model is read from it.
+
+Whose turn (io.py ``confirm_ask``): aider writes its confirmation prompts with the answer, ``Add file to the
+chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: y``; on a ``#### `` line (older versions) such a
+prompt is a message of its own, the harness's, not the person's. In architect mode the architect's reply is
+handed to the editor model as an input (coders/architect_coder.py: ``run(with_message=...)``), written as
+``#### `` lines repeating that reply: the harness's too; the editor's reply then uses the editor's edit
+format (``Editor model: … with editor-whole edit format``). Every other ``#### `` input is the person's
+(a ``/command`` included: the person typed it); ``> `` output is aider's (tool messages or skipped notices).
+
+``.aider.input.history`` (prompt_toolkit's FileHistory: ``# <time>`` then the input as ``+`` lines) holds the
+same inputs: beside a chat history it is a side file, read with it and counted; alone, its inputs are one
+conversation of the person's messages.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from forensics.formats.kit.declare import Format, Probe
+from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage
+
+START = re.compile(r"# aider chat started at (.+?)\s*$")
+FENCE_OPEN = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"  # coders/base_coder.py fences
+FENCE_CLOSE = r"(?:```+|</source>|</code>|</pre>|</codeblock>|</sourcecode>)"
+EDIT = re.compile(r"^(?P<path>[^\n`]+?)\n(?:" + FENCE_OPEN + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n(?P<search>.*?)^={5,9}\n"
+                  r"(?P<replace>.*?)^>{5,9} (?:REPLACE|UPDATED)", re.MULTILINE | re.DOTALL)
+UDIFF = re.compile(r"^```diff\n--- (?P<old>\S+)\n\+\+\+ (?P<path>\S+)\n(?P<diff>.*?)^```", re.MULTILINE | re.DOTALL)
+# whole edit format (coders/wholefile_coder.py): the file name on the line before the fence, the whole file in it
+WHOLE = re.compile(r"^[*`]*(?P<path>[\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + FENCE_OPEN + r"\n(?P<content>.*?)^"
+                   + FENCE_CLOSE + r"[ \t]*$", re.MULTILINE | re.DOTALL)
+MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: with (\S+) edit format)?")
+EDITOR = re.compile(r"^Editor model: \S+ with (\S+) edit format")
+TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.,]+[kM]?) sent(?:, (?P<write>[\d.,]+[kM]?) cache write)?"
+                    r"(?:, (?P<hit>[\d.,]+[kM]?) cache hit)?, (?P<received>[\d.,]+[kM]?) received")
+CONFIRM = re.compile(r"^.*\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:.*$")  # io.py confirm_ask: question, options, default, answer
+INPUT_STAMP = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s*$")  # FileHistory entry header
+INPUT_HISTORY = ".aider.input.history"
+# coders/editblock_coder.py: the failed blocks aider reflects to the model after "> # 1 SEARCH/REPLACE block failed
+# to match!", each opening with this heading; the text is aider's, up to its next "> " or "#### " line
+REFLECTED = ("## SearchReplaceNoExactMatch", "## SearchReplaceNoMatch")
+CHAT_HISTORY = ".aider.chat.history.md"
+FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|unable to|traceback)\b")
+
+
+def read(path: str, log: Log) -> list[Conversation]:
+    text = Path(path).read_bytes().decode("utf-8", "replace")
+    if Path(path).name.endswith(INPUT_HISTORY) or (not START.search(text[:65536]) and INPUT_STAMP.match(
+            text.lstrip("\n").split("\n", 1)[0])):
+        return _inputs(path, log, text)
+    lines = text.splitlines()
+    log.rows = len(lines)
+    sessions: list[tuple[str | None, list[str]]] = []
+    for line in lines:
+        m = START.match(line)
+        if m:
+            sessions.append((m.group(1), []))
+        elif sessions:
+            sessions[-1][1].append(line)
+        elif line.strip():  # text before the first session header (an edited or truncated file)
+            sessions.append((None, [line]))
+    if not sessions:
+        log.error = "no '# aider chat started at' line"
+        return []
+    out, seen = [], set()
+    for started, body in sessions:
+        if started is None:  # text above the first header (an edited or truncated file): no session of its own
+            log.skip("lines before the first session header", len(body))
+            continue
+        native = started
+        while native in seen:  # two sessions started in the same second
+            native += "'"
+        seen.add(native)
+        out.append(_session(log, native, started, body))
+    return out
+
+
+def _blocks(body: list[str]) -> list[tuple[str, list[str]]]:
+    """Consecutive lines of one kind: user (``#### ``), tool (``> ``), assistant (the rest)."""
+    out: list[tuple[str, list[str]]] = []
+    reflected = False  # inside aider's report of edits that failed to apply, written without the "> " prefix
+    for line in body:
+        if line.startswith("#### "):
+            kind, line, reflected = "user", line[5:], False
+            if CONFIRM.match(line):
+                kind = "confirm"
+        elif line.startswith("> ") or line == ">":
+            kind, line, reflected = "tool", line[2:], False
+        elif not line.strip() and out and out[-1][0] == "tool":
+            kind = "tool"  # a blank line inside aider's output (before a reflected error) continues it
+        else:
+            reflected = reflected or (bool(out) and out[-1][0] == "tool" and line.startswith(REFLECTED))
+            kind = "tool" if reflected else "assistant"
+        line = line[:-2] if line.endswith("  ") else line  # aider ends its own lines with a Markdown break
+        if out and out[-1][0] == kind and kind != "confirm":
+            out[-1][1].append(line)
+        else:
+            out.append((kind, [line]))
+    return out
+
+
+def _session(log: Log, native: str, started: str | None, body: list[str]) -> Conversation:
+    turns: list[Turn] = []
+    model, handoff = None, False
+    formats: dict[str, str | None] = {"main": None, "editor": None}
+    for kind, lines in _blocks(body):
+        text = "\n".join(lines).strip("\n")
+        if not text.strip():
+            continue
+        if kind == "tool" and not turns:
+            for ln in lines:
+                if m := MODEL.match(ln):
+                    model, formats["main"] = m.group(1), m.group(2) or formats["main"]
+                elif m := EDITOR.match(ln):
+                    formats["editor"] = m.group(1)
+            log.skip("startup notices")
+        elif kind == "tool":
+            _tool_block(turns, lines, model)
+        elif kind == "user":
+            reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
+            handoff = reply is not None and _norm(reply.text) == _norm(text) != ""
+            turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
+        elif kind == "confirm":
+            turns.append(Turn("user", text, origin="harness"))
+        else:
+            fmt = formats["editor"] if handoff else formats["main"]
+            turns.append(Turn("assistant", text, calls=_edits(text, len(turns), whole=fmt in WHOLE_FORMATS)))
+            handoff = False
+    return Conversation(native, turns, provider=None, model=model, created=started)
+
+
+WHOLE_FORMATS = ("whole", "editor-whole")
+
+
+def _norm(text: str) -> str:
+    """Text as aider echoes it: no trailing spaces, no blank lines."""
+    return "\n".join(ln.rstrip() for ln in text.splitlines() if ln.strip())
+
+
+def _edits(text: str, n: int, whole: bool = False) -> list[ToolCall]:
+    found = [(m.start(), {"path": m.group("path").strip().strip("`*"), "search": m.group("search"),
+                          "replace": m.group("replace")}) for m in EDIT.finditer(text)]
+    found += [(m.start(), {"path": m.group("path"), "diff": m.group("diff")}) for m in UDIFF.finditer(text)]
+    if whole:
+        found += [(m.start(), {"path": m.group("path"), "content": m.group("content")}) for m in WHOLE.finditer(text)]
+    return [ToolCall("edit", args, f"edit-{n}-{i}") for i, (_, args) in enumerate(sorted(found, key=lambda f: f[0]))]
+
+
+def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
+    """aider's output after a reply: the reply's usage, and a result per edit (lines naming its file),
+    the rest with the first edit; output that answers no edit (a command's, a notice) is a system message, the
+    harness's."""
+    reply = turns[-1] if turns and turns[-1].role == "assistant" else None
+    rest = []
+    for ln in lines:
+        m = TOKENS.match(ln)
+        if m and reply is not None and not reply.usage:  # a report, not a result
+            # "sent" is every prompt token, the cache's included (base_coder: litellm's prompt_tokens, plus
+            # cache_creation_input_tokens for Anthropic, whose prompt_tokens leave the writes out)
+            reply.usage.append(Usage(prompt_tokens=_tokens(m["sent"]), output_tokens=_tokens(m["received"]),
+                                     cache_creation_input_tokens=_tokens(m["write"]),
+                                     cache_read_input_tokens=_tokens(m["hit"]), model=model))
+            continue
+        rest.append(ln)
+    calls = reply.calls if reply is not None else []
+    buckets: dict[int, list[str]] = {}
+    for ln in rest:
+        named = [(len(c.arguments["path"]), k) for k, c in enumerate(calls) if c.arguments["path"]
+                 and c.arguments["path"] in ln]
+        i = max(named)[1] if named else 0  # the longest name: "backend/README.md" is not "README.md"
+        buckets.setdefault(i, []).append(ln)
+    for i, bucket in sorted(buckets.items()):
+        text = "\n".join(bucket).strip("\n")
+        if i < len(calls):
+            turns.append(Turn("tool", text, answers=calls[i].id, is_error=bool(FAILED.search(text))))
+        elif text.strip():  # output that answers no edit (a command's, a notice): aider's own
+            turns.append(Turn("system", text, origin="harness"))
+
+
+def _inputs(path: str, log: Log, text: str) -> list[Conversation]:
+    """``.aider.input.history``: entries of ``+`` lines under a ``# <time>`` header."""
+    entries: list[tuple[str | None, list[str]]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        log.rows += 1
+        m = INPUT_STAMP.match(line)
+        if m:
+            entries.append((m.group(1), []))
+        elif line.startswith("+") and entries:
+            entries[-1][1].append(line[1:])
+        elif line.strip():
+            log.quarantine(f"{log.name}:{n}", "not an input-history line (# <time> or +<input>)", line)
+    if Path(path).with_name(CHAT_HISTORY).exists():
+        log.skip(f"inputs repeated in {CHAT_HISTORY} (read there)", len(entries))
+        log.notes.append(f"side file: the person's inputs, read with {CHAT_HISTORY} beside it")
+        return []
+    if not entries:
+        log.error = "no '# <time>' input-history entry"
+        return []
+    turns = [Turn("user", "\n".join(lines), at=stamp, origin="person") for stamp, lines in entries]
+    log.notes.append("input history: the person's inputs only (no replies in this file)")
+    return [Conversation(INPUT_HISTORY, turns, title="aider input history", created=entries[0][0])]
+
+
+def _tokens(v: str | None) -> int | None:
+    """aider's format_tokens: 950, 2.4k, 12k (and M for millions)."""
+    if v is None:
+        return None
+    v = v.replace(",", "")
+    scale = {"k": 1000, "M": 1000000}.get(v[-1:], 1)
+    try:
+        return round(float(v.rstrip("kM")) * scale)
+    except ValueError:
+        return None
+
+
+def _sniff(probe: Probe) -> bool:
+    if probe.is_sqlite:
+        return False
+    if probe.path.name.endswith(INPUT_HISTORY):
+        return True
+    return probe.head.lstrip().startswith(b"# aider chat started at") or (
+        probe.path.name.endswith(CHAT_HISTORY) and b"# aider chat started at" in probe.head)
+
+
+FORMAT = Format("aider", "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits), "
+                "and .aider.input.history",
+                _sniff, read=read, suffixes=(".md",), names=(CHAT_HISTORY, INPUT_HISTORY),
+                claims=(".aider.chat.history.md", "*.aider.chat.history.md", ".aider.input.history"))

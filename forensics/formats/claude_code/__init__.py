@@ -1,0 +1,481 @@
+"""Claude Code session transcripts: ``~/.claude/projects/<project>/<session>.jsonl`` and sub-agent files.
+
+Every line is one record. ``user`` and ``assistant`` lines are messages, but Claude Code writes one API
+response one content block per line, every line repeating ``message.id``, ``requestId`` and the usage: the
+lines are merged back into one assistant message, so parallel tool calls are one turn and tokens are
+counted once: each count is the largest any line of the response gives (the lines are written as the response
+streams, so an early line's ``output_tokens`` is a partial count, 0 or 3 where the last line says 592). Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
+and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
+boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
+is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
+
+Whose turn a user line is: Claude Code flags its own (``isMeta``, ``isCompactSummary``); command wrappers,
+hook feedback and interruptions are recognised by their opening; the rest is the person's. A sub-agent's
+``.meta.json`` is a side file (its title comes from it); ``~/.claude/history.jsonl``: see
+``claude_code_history``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from forensics.formats.claude_code import history as claude_code_history
+from forensics.formats.kit import values
+from forensics.formats.kit.declare import Format, Probe, Side
+from forensics.formats.kit.model import MAP_ERRORS, Columns, arrow_schemas, mapping, parse, read_side
+from forensics.formats.kit.records import (
+    Batch,
+    Entry,
+    Parsed,
+    normalize,
+    read_object,
+    source_key,
+    split_lines,
+    stable_id,
+)
+from forensics.warehouse.origin import origin_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NAME = "claude-code"
+LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
+              "attachment", "permission-mode", "last-prompt", "ai-title", "custom-title"}
+TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle"}  # a title the person set beats the generated one
+KNOWN_FIELDS = frozenset((
+    "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch",
+    "slug", "type", "uuid", "timestamp", "message", "requestId", "toolUseResult", "isMeta", "isCompactSummary",
+    "isVisibleInTranscriptOnly", "agentId", "subtype", "content", "level", "compactMetadata", "summary",
+    "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
+    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation",
+    # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
+    "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
+    "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
+    "aiTitle", "customTitle"))
+KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
+# Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
+# "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
+# /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
+# person typed; text after the block is the person's.
+TODO_LIST = re.compile(r"[0-9a-f-]{36}-agent-[0-9a-f-]{36}\.json")  # ~/.claude/todos/<session>-agent-<agent>.json
+# A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
+INJECTED = ("<task-notification>",)
+REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+@dataclass(slots=True)
+class _Msg:
+    """One message being assembled from one line, or from the several lines of a split response."""
+
+    line: int
+    uuid: str
+    parent: str | None
+    role: str
+    content: Any
+    ts: str | None
+    part: str
+    usage: dict[str, Any] | None = None
+    model: str | None = None
+    ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
+    meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
+
+
+def _latest_usage(seen: dict[str, Any] | None, line: Any) -> dict[str, Any] | None:
+    """A response's usage over its lines: per count the largest (the counts only grow as the response streams)."""
+    if not isinstance(line, dict):
+        return seen
+    if seen is None:
+        return line
+    merged = dict(seen)
+    for k in USAGE_KEYS:
+        a, b = _int(seen.get(k)), _int(line.get(k))
+        merged[k] = b if a is None else a if b is None else max(a, b)
+    return merged
+
+
+@dataclass(slots=True)
+class _Event:
+    line: int
+    part: str
+    kind: str
+    trigger: str | None
+    pre: int | None
+    post: int | None
+    attach: str | None  # uuid of the message it belongs to, when the line names one
+    detail: dict[str, Any]
+
+
+@dataclass
+class _File:
+    """What one pass over the lines collected."""
+
+    msgs: list[_Msg] = field(default_factory=list)
+    events: list[_Event] = field(default_factory=list)
+    nodes: dict[str, tuple[str | None, str, int]] = field(default_factory=dict)  # uuid -> (parent, ts, line)
+    owner: dict[str, _Msg] = field(default_factory=dict)  # line uuid -> the message it belongs to
+    part_of: dict[str | None, str] = field(default_factory=dict)  # line uuid -> conversation part ("" = main)
+    skipped: Counter[str] = field(default_factory=Counter)
+    fields: Counter[str] = field(default_factory=Counter)
+    blocks: Counter[str] = field(default_factory=Counter)
+    merged: int = 0  # continuation lines of split responses
+    bad: int = 0  # lines quarantined
+    known: int = 0  # lines of a Claude Code line type
+    session_id: str | None = None
+    titles: dict[str, str] = field(default_factory=dict)  # line type -> the latest title of that kind
+    agent: str | None = None  # a sub-agent's type and task, from the .meta.json beside its transcript
+
+
+def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
+    """Worker: one transcript file → its conversation (plus one per in-file sidechain), events and usage."""
+    data = Path(path).read_bytes()
+    lines = split_lines(data)
+    b = Batch()
+    b.rows_read = len(lines)
+    b.state["sha256"] = hashlib.sha256(data).hexdigest()
+    p = Path(path)
+    if _is_agent_meta(p) or _is_todo_list(p):
+        return _side_file(b, p)
+    if lines and claude_code_history.is_prompt_history(p, _load(lines[0])[1]):
+        return parse(claude_code_history.read, path, source_id)
+    subagent = p.parent.name == "subagents"
+    f = _read_lines(b, lines, p.name, subagent)
+    f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
+    if lines and not f.known:
+        b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
+        return Parsed.of(b)
+    parts = dict.fromkeys(m.part for m in f.msgs)
+    for e in f.events:  # e.g. a file of summary lines only: an event needs a conversation to belong to
+        if e.part not in parts:
+            f.skipped[f"{e.kind} (no message in this file)"] += 1
+    f.events = [e for e in f.events if e.part in parts]
+    b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
+    b.state["skipped"] = len(f.events) + sum(f.skipped.values())
+    main_cid = stable_id(source_id, p.stem)
+    parent_cid = _parent_conversation(p, f.session_id, subagent)
+    schemas = arrow_schemas()
+    events, usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
+    for part in parts:
+        native = p.stem if not part else f"{p.stem}:sidechain:{part}"
+        cid = stable_id(source_id, native)
+        _add_part(b, f, part, cid, native, main_cid if part else parent_cid, fingerprint, events, usage)
+    parsed = Parsed.of(b)
+    for name, rows in (("event", events), ("usage", usage)):
+        if rows.cols[0]:  # an absent table is an empty one to the loader
+            parsed.tables[name] = rows.table()
+    parsed.tables["call"] = _stored_results(parsed.tables["call"], _stored_sizes(path, subagent))
+    parsed.notes.extend(_notes(f))
+    return parsed
+
+
+def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _File:
+    f = _File()
+    groups: dict[tuple[str, str | None], _Msg] = {}
+    for lineno, raw in enumerate(lines, 1):
+        reason, obj = _load(raw)
+        if reason:
+            b.quarantine(f"{name}:{lineno}", reason, raw)
+            f.bad += 1
+            continue
+        try:  # a value of an unexpected type anywhere in the line: the line is quarantined, the file goes on
+            if not KNOWN_FIELDS.issuperset(obj):  # no set built for the usual line
+                f.fields.update(obj.keys() - KNOWN_FIELDS)
+            kind, uid = obj.get("type"), obj.get("uuid")
+            f.known += kind in LINE_TYPES
+            if not isinstance(uid, str):
+                uid = f"line:{lineno}"
+            parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
+            parent = parent if isinstance(parent, str) else None
+            ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
+            part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            if kind == "user" or kind == "assistant":
+                m = obj.get("message")
+                if not isinstance(m, dict) or "content" not in m:
+                    b.quarantine(f"{name}:{lineno}", f"{kind} line without a message object", raw)
+                    f.bad += 1
+                    continue
+                f.session_id = f.session_id or _str(obj.get("sessionId"))
+                if kind == "assistant" and isinstance(m.get("id"), str):
+                    key = (m["id"], obj.get("requestId"))
+                    g = groups.get(key)
+                    if g is not None:  # another block of a response already seen
+                        g.content.extend(_blocks(m.get("content")))
+                        g.usage = _latest_usage(g.usage, m.get("usage"))
+                        f.merged += 1
+                        f.owner[uid] = g
+                        f.nodes[uid] = (parent, ts or "", lineno)
+                        f.part_of[uid] = g.part
+                        continue
+                msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
+                           meta=any(obj.get(k) is True for k in META_FLAGS))
+                if kind == "assistant":
+                    msg.content = _blocks(msg.content)
+                    msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
+                    msg.model = m.get("model") if isinstance(m.get("model"), str) else None
+                    msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
+                    if msg.ids[0] is not None:
+                        groups[(msg.ids[0], msg.ids[1])] = msg
+                f.msgs.append(msg)
+                f.owner[uid] = msg
+            elif kind == "system" and obj.get("subtype") == "compact_boundary":
+                meta = mapping(obj.get("compactMetadata"))
+                f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
+                                       _int(meta.get("postTokens")), None,
+                                       _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+            elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
+                f.titles[kind] = obj[TITLES[kind]]
+                f.skipped[f"{kind} (-> title)"] += 1
+            elif kind == "summary":
+                f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
+                                       _detail(obj, ("summary", "leafUuid"))))
+            else:
+                f.skipped[f"system:{obj.get('subtype')}" if kind == "system" else str(kind)] += 1
+            f.nodes[uid] = (parent, ts or "", lineno)
+            f.part_of[uid] = part
+        except MAP_ERRORS as e:
+            b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
+            f.bad += 1
+    return f
+
+
+def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
+              events: Columns, usage: Columns) -> None:
+    """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
+    msgs = [m for m in f.msgs if m.part == part]
+    position = _main_path(f, part)
+    seq_of = {id(m): i for i, m in enumerate(msgs)}
+    entries = []
+    for i, m in enumerate(msgs):
+        msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
+        if msg.role == "user":
+            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text())
+        if isinstance(m.content, list):
+            for blk in m.content:
+                kind = blk.get("type") if isinstance(blk, dict) else None
+                if str(kind) not in KNOWN_BLOCKS:  # a type of any JSON kind is counted, never hashed
+                    f.blocks[str(kind)] += 1
+        entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
+        if m.role == "assistant" and m.usage is not None:
+            u = m.usage
+            usage.add(cid, i, position.get(id(m)), m.ids[0], m.ids[1], m.model, *(_int(u.get(k)) for k in USAGE_KEYS))
+    for ev in f.events:
+        if ev.part != part:
+            continue
+        target = f.owner.get(ev.attach) if ev.attach else next((m for m in msgs if m.line > ev.line), None)
+        seq = seq_of.get(id(target)) if target is not None else None
+        events.add(cid, seq, position.get(id(target)) if seq is not None else None, ev.kind, ev.trigger, ev.pre,
+                   ev.post, orjson.dumps(ev.detail).decode())
+    title = next((e.detail.get("summary") for e in f.events if e.kind == "summary" and e.attach in f.owner
+                  and f.owner[e.attach].part == part), None)
+    if not part:
+        title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
+    model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
+    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
+    b.state.setdefault("parents", {})[cid] = parent_cid
+
+
+def _main_path(f: _File, part: str) -> dict[int, int]:
+    """id(message) -> 0-based position on the path from the root to the newest leaf of this part."""
+    nodes = {u: v for u, v in f.nodes.items() if f.part_of.get(u) == part}
+    has_child = {p for p, _, _ in nodes.values() if p is not None}
+    leaf = max((u for u in nodes if u not in has_child), key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
+    path, seen = [], set()
+    while leaf is not None and leaf in nodes and leaf not in seen:
+        seen.add(leaf)
+        path.append(leaf)
+        leaf = nodes[leaf][0]
+    order: list[_Msg] = []
+    placed: set[int] = set()
+    for u in reversed(path):
+        m = f.owner.get(u)
+        if m is not None and id(m) not in placed:
+            placed.add(id(m))
+            order.append(m)
+    _add_parallel_results(f, part, order)
+    return {id(m): i for i, m in enumerate(order)}
+
+
+def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
+    """Claude Code writes the calls of one response one per line, each line the child of the one before, and
+    the result of an earlier call as a child of its call's line: a branch off the path to the newest leaf,
+    yet part of the same turn. Such a tool-result line joins the main path right after the message it
+    answers (in file order among the results there)."""
+    on_path = {id(m) for m in order}
+    for m in sorted((m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)),
+                    key=lambda m: m.line):
+        parent = f.owner.get(m.parent) if m.parent else None
+        if parent is None or id(parent) not in on_path:
+            continue
+        k = next(i for i, o in enumerate(order) if o is parent) + 1
+        while k < len(order) and order[k].line < m.line and _only_results(order[k]):
+            k += 1
+        order.insert(k, m)
+        on_path.add(id(m))
+
+
+def _only_results(m: _Msg) -> bool:
+    return m.role == "user" and isinstance(m.content, list) and bool(m.content) and all(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
+
+
+def _parent_message(f: _File, m: _Msg) -> str | None:
+    """The native id of the nearest message above ``m``, stepping over non-message lines."""
+    seen, cur = set(), m.parent
+    while cur is not None and cur not in seen:
+        owner = f.owner.get(cur)
+        if owner is not None and owner is not m:
+            return owner.uuid
+        seen.add(cur)
+        node = f.nodes.get(cur)
+        cur = node[0] if node else None
+    return None
+
+
+def _parent_conversation(p: Path, session_id: str | None, subagent: bool) -> str | None:
+    """For a sub-agent transcript: the id the parent session's conversation gets when imported from its file
+    (``p`` is resolved already, and so is the folder they share)."""
+    if not session_id or session_id == p.stem:
+        return None
+    folder = p.parent.parent.parent if subagent else p.parent
+    return stable_id(source_key(NAME, str(folder / f"{session_id}.jsonl")), session_id)
+
+
+def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
+    """Sizes of outputs Claude Code stored beside the session as ``tool-results/<tool_use_id>.txt``."""
+    session = os.path.dirname(os.path.dirname(path)) if subagent else os.path.splitext(path)[0]
+    try:
+        with os.scandir(os.path.join(session, "tool-results")) as it:
+            return {e.name.rsplit(".", 1)[0]: e.stat().st_size for e in it if e.name.startswith("toolu_")}
+    except OSError:
+        return {}
+
+
+def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
+    """A call answered by a stored output counts the whole output (the inline text is only its preview)."""
+    import pyarrow as pa
+
+    if not sizes or not calls.num_rows:
+        return calls
+    ids = calls.column("call_id").to_pylist()
+    answered = calls.column("result_seq").is_valid().to_pylist()
+    old = calls.column("result_bytes").to_pylist()
+    new = [sizes.get(c, o) if a else o for c, a, o in zip(ids, answered, old)]
+    return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
+
+
+def _origin(m: _Msg, text: str) -> str:
+    """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
+    person's; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    if m.meta:
+        return "harness"
+    if REMINDED.match(text):
+        return "person"
+    if text.lstrip().startswith(INJECTED):
+        return "harness"
+    return origin_of("user", text)
+
+
+def _is_agent_meta(p: Path) -> bool:
+    """``subagents/agent-<id>.meta.json`` (2.1.9x): a sub-agent's type and description, read with its transcript."""
+    return p.parent.name == "subagents" and p.name.startswith("agent-") and p.name.endswith(".meta.json")
+
+
+def _agent_title(meta: Path) -> str | None:
+    try:
+        doc = values.loads(read_side(meta))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    parts = [v for v in (doc.get("agentType"), doc.get("description")) if isinstance(v, str) and v.strip()]
+    return ": ".join(parts) or None
+
+
+def _side_file(b: Batch, p: Path) -> Parsed:
+    """A file Claude Code keeps beside its transcripts that holds no messages: a sub-agent's .meta.json, a
+    session's todo list (``todos/<session>-agent-<agent>.json``, what its TodoWrite calls wrote). Accounted for
+    as read with the transcript it belongs to."""
+    b.rows_read = 1
+    parsed = Parsed.of(b)
+    if _is_agent_meta(p):
+        transcript = p.name[: -len(".meta.json")] + ".jsonl"
+        found = "" if (p.parent / transcript).exists() else " (not found)"
+        parsed.notes.append(f"side file: sub-agent type and description, read with {transcript}{found}")
+    else:
+        parsed.notes.append(f"side file: the todo list of session {p.name[:36]} (its TodoWrite calls hold it)")
+    return parsed
+
+
+def _is_todo_list(p: Path) -> bool:
+    return p.parent.name == "todos" and TODO_LIST.fullmatch(p.name) is not None
+
+
+def _notes(f: _File) -> list[str]:
+    out = []
+    if f.merged:
+        out.append(f"{f.merged} continuation lines of split responses merged")
+    if f.events:
+        out.append("events: " + _counts(Counter(e.kind for e in f.events)))
+    if f.skipped:
+        out.append("skipped line types: " + _counts(f.skipped))
+    if f.fields:
+        out.append("unknown fields: " + _counts(f.fields))
+    if f.blocks:
+        out.append("unknown content blocks: " + _counts(f.blocks))
+    return out
+
+
+def _counts(c: Counter[str]) -> str:
+    return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
+
+
+def _load(raw: bytes) -> tuple[str, Any]:
+    """(quarantine reason or "", the parsed line)."""
+    obj, reason = read_object(raw)
+    return reason, obj
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return list(content)
+    return [{"type": "text", "text": content}] if isinstance(content, str) else []
+
+
+def _detail(obj: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: obj[k] for k in keys if obj.get(k) is not None}
+
+
+def _int(v: Any) -> int | None:
+    return values.count(v)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def looks_like_claude_code(obj: dict[str, Any]) -> bool:
+    """Sniff: a record with a Claude Code line type and its identifying fields."""
+    return obj.get("type") in LINE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "parentUuid" in obj)
+
+
+def _sniff(probe: Probe) -> bool:
+    if _is_agent_meta(probe.path) or _is_todo_list(probe.path):
+        return True
+    if probe.records and claude_code_history.is_prompt_history(probe.path, probe.records[0]):
+        return True
+    return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
+
+
+FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents), "
+                "~/.claude/history.jsonl",
+                _sniff, task=parse_file, suffixes=(".jsonl",), hashes=True, claims=("*/.claude/projects/*.jsonl",),
+                sides=(Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
+                       Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False)))

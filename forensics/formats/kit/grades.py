@@ -1,0 +1,106 @@
+"""How logs and labels files write whether a run passed, read the same way everywhere (SPEC §20).
+
+Benchmarks grade with a reward (tau-bench, tau2: success is a reward of at least 1), a verdict string
+(Inspect's ``C``/``I``, AgentBench's ``completedCorrect``, a labels file's ``pass``/``fail``) or a boolean
+(MINT ``state.success``, SWE-bench's resolved list, terminal-bench ``is_resolved``). Anything else is not a
+grade: the run gets no outcome rather than a guessed one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from forensics.formats.kit import values
+from forensics.formats.kit.model import Outcome
+
+PASSED = frozenset({"true", "1", "pass", "passed", "c", "correct", "success", "succeeded", "resolved", "yes",
+                    "completedcorrect"})
+FAILED = frozenset({"false", "0", "fail", "failed", "i", "incorrect", "failure", "unresolved", "no",
+                    "completedincorrect"})
+
+
+def verdict(v: Any) -> bool | None:
+    """True/False for a boolean, 1/0 or one of the words above (any case); None for anything else."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return v == 1
+    if isinstance(v, str):
+        w = v.strip().lower()
+        return True if w in PASSED else False if w in FAILED else None
+    return None
+
+
+def reward(v: Any, by: str, task: Any = None) -> Outcome | None:
+    """A reward: success when it is at least 1 (tau-bench's and tau2's own rule); None when not a number."""
+    score = values.number(v, "reward")
+    if score is None:
+        return None
+    return Outcome(score >= 1, score, by, v, _task(task))
+
+
+def graded(v: Any, by: str, task: Any = None) -> Outcome | None:
+    """A verdict or a number: ``C``/``I``, true/false, pass/fail, else a score (success at 1 or more)."""
+    ok = verdict(v)
+    if ok is not None:
+        return Outcome(ok, float(ok), by, v, _task(task))
+    return reward(v, by, task) if isinstance(v, (int, float, str)) and not isinstance(v, bool) else None
+
+
+def _task(v: Any) -> str | None:
+    return None if v is None or isinstance(v, (dict, list)) else str(v)
+
+
+def inspect_scores(scores: Any, task: Any) -> Outcome | None:
+    """Inspect AI: the first scorer's ``value`` (``C``/``I``, 1/0, a number; of a value per metric, the first)."""
+    if not isinstance(scores, dict) or not scores:
+        return None
+    name, first = next(iter(scores.items()))
+    value = first.get("value") if isinstance(first, dict) else None
+    if isinstance(value, dict) and value:
+        key, value = next(iter(value.items()))
+        name = f"{name}.{key}"
+    return graded(value, f"scores.{name}.value", task)
+
+
+def openhands_resolved(test_result: Any, task: Any) -> Outcome | None:
+    """OpenHands evaluation output: ``test_result.report.resolved`` (the SWE-bench evaluation), else
+    ``test_result.resolved``."""
+    if not isinstance(test_result, dict):
+        return None
+    report = test_result.get("report")
+    for by, v in (("test_result.report.resolved", report.get("resolved") if isinstance(report, dict) else None),
+                  ("test_result.resolved", test_result.get("resolved"))):
+        if isinstance(v, bool):
+            return Outcome(v, float(v), by, v, _task(task))
+    return None
+
+
+SWEBENCH_PASSED = ("resolved", "resolved_ids")
+
+
+def swebench_results(traj: str, instance: str) -> Outcome | None:
+    """The SWE-bench harness's ``results.json`` in the folder of a ``.traj`` file or the two above it: an
+    instance in ``resolved`` (``resolved_ids``) passed; one listed only elsewhere (submitted, applied,
+    unresolved...) failed; one it does not list has no outcome."""
+    here = Path(traj).resolve().parent
+    for folder in (here, here.parent, here.parent.parent):
+        doc = _json_file(folder / "results.json")
+        if not isinstance(doc, dict):
+            continue
+        lists = {k: v for k, v in doc.items() if isinstance(v, list)}
+        if not any(k in lists for k in SWEBENCH_PASSED):
+            continue
+        if any(instance in lists.get(k, ()) for k in SWEBENCH_PASSED):
+            return Outcome(True, 1.0, f"{folder.name}/results.json resolved", True, instance)
+        if any(instance in v for v in lists.values()):  # submitted, applied, unresolved_ids, error_ids...
+            return Outcome(False, 0.0, f"{folder.name}/results.json resolved", False, instance)
+        return None
+    return None
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        return values.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,63 @@
+"""The formats `forensics ingest` knows, by name, apart from their modules so that the CLI can offer them
+without importing any importer (pyarrow and friends cost a third of a second at every start).
+
+Detection tries BUILTIN in this order (specific shapes first), then plug-ins (entry-point group
+``forensics.formats``), then FALLBACK (the catch-alls). Each entry is ``(name, "module:attribute")`` naming
+a ``registry.Format``. A format of SQLite files (Open WebUI, a harness's decision-memory database, Cursor) is a
+BUILTIN entry whose sniff looks at ``probe.tables``, so it comes before the generic ``sqlite``.
+"""
+from __future__ import annotations
+
+import functools
+from importlib.metadata import EntryPoint, entry_points
+
+ENTRY_POINT_GROUP = "forensics.formats"
+_M = "forensics.formats."
+BUILTIN = (
+    ("dialogues", _M + "dialogues:FORMAT"),  # before the chat sniffs: labeled turns also carry a role
+    ("mint", _M + "mint:FORMAT"),  # benchmark outputs with their outcomes (SPEC §20)
+    ("agentbench", _M + "agentbench:FORMAT"),
+    ("tau2", _M + "tau2:FORMAT"),
+    ("terminal-bench", _M + "terminal_bench:FORMAT"),
+    ("claude-code", _M + "claude_code:FORMAT"),
+    ("codex", _M + "codex:FORMAT"),
+    ("gemini-cli", _M + "gemini_cli:FORMAT"),
+    ("aider", _M + "aider:FORMAT"),
+    ("openhands", _M + "openhands:FORMAT"),
+    ("swe-agent", _M + "swe_agent:SWE_AGENT"),
+    ("mini-swe-agent", _M + "swe_agent:MINI_SWE_AGENT"),
+    ("cline", _M + "cline:FORMAT"),
+    ("chatgpt", _M + "chatgpt:FORMAT"),
+    ("claude-ai", _M + "claude_ai:FORMAT"),
+    ("open-webui", _M + "open_webui:FORMAT"),
+    ("decision-memory", _M + "decision_memory:FORMAT"),
+    ("inspect", _M + "inspect_ai:FORMAT"),
+    ("otel", _M + "otel:FORMAT"),
+    ("continue", _M + "continue_dev:FORMAT"),
+    ("cursor", _M + "cursor:FORMAT"),
+)
+FALLBACK = (
+    ("openai", _M + "openai_chat:OPENAI_FORMAT"),
+    ("sharegpt", _M + "openai_chat:SHAREGPT_FORMAT"),
+    ("jsonl", _M + "jsonl:FORMAT"),
+    ("sqlite", _M + "sqlite:FORMAT"),
+)
+
+
+@functools.cache
+def plugin_entry_points() -> tuple[EntryPoint, ...]:
+    """The installed packages' format entry points, by name (scanning package metadata costs ~80 ms: once)."""
+    known = {n for n, _ in BUILTIN + FALLBACK}  # a plug-in cannot replace a built-in format
+    return tuple(sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in known),
+                        key=lambda ep: ep.name))
+
+
+def names() -> tuple[str, ...]:
+    """``auto`` and every format name, plug-ins included (their names come from package metadata: nothing
+    is imported)."""
+    known = [n for n, _ in BUILTIN + FALLBACK]
+    extra = sorted({ep.name for ep in plugin_entry_points()})
+    return ("auto", *known[:len(BUILTIN)], *extra, *known[len(BUILTIN):])
+
+
+FORMATS = names()

@@ -1,0 +1,313 @@
+"""Find credentials in text with a maintained rule set, so ingest can mask them before anything is stored.
+
+The rules are detect-secrets' (Yelp; its plugins' regular expressions: AWS, GitHub, GitLab, Stripe, Slack,
+JWT, private keys, basic-auth URLs, SendGrid, Twilio, npm, PyPI, ...), widened where a log differs from a
+repository: a match runs on over the token's characters (a Stripe key is longer today than the plugin's 24
+characters), a private key block is masked whole (the plugin sees its BEGIN line), and a few shapes are added
+that the plugins miss or only see whole (OpenAI and Anthropic keys, a token cut short by a title or a length
+limit, a bearer token, a password in any URL). Entropy is used with care: only the value of an assignment
+whose name says credential (``api_key = ...``, ``AWS_SECRET_ACCESS_KEY=...``, ``"token": "..."``) is judged by
+it, so hashes, UUIDs, git SHAs and base64 images in ordinary text are left alone.
+
+detect-secrets is imported on the first scan, not with this module (it costs half a second).
+Every rule also has an RE2 form (a superset: lookarounds dropped, back-references widened) so that a column
+of a million messages is filtered in C++ (``prefilter``: three patterns, read by pyarrow) and only the
+texts that may hold a secret are scanned here, by the rules whose pattern matched. A find is reported by its span, its kind and a fingerprint: a slow,
+salted hash of the value (PBKDF2), short enough to say "the same secret again" and never the value.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+
+MASK = "[REDACTED]"  # the output mask's (forensics.kernel.redact): a masked text reads the same wherever it was masked
+SKIP_PLUGINS = {"IPPublicDetector"}  # a public IP address is no credential (and logs are full of them)
+VALUE_GROUP = {"BasicAuthDetector", "CloudantDetector", "IbmCosHmacDetector", "IbmCloudIamDetector",
+               "SoftlayerDetector", "NpmDetector", "AWSKeyDetector"}  # their group 1 is the secret itself
+KIND_OF = {"AWSKeyDetector": ("aws-access-key", "aws-secret-key")}  # one kind per regex where they differ
+TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=]*")  # what a token match runs on over (a key longer than the rule)
+SALT = b"forensics secrets_found v1"
+FIXED_START = re.compile(r"\(\?:(?:[A-Za-z0-9\-:]|\\\.)")
+ROUNDS = 20_000  # a fingerprint costs ~5 ms: a guessed password is slow to confirm (secrets are few)
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    rx: re.Pattern[str]
+    re2: str  # an RE2 superset of rx, for the column filter
+    group: int = 0  # the group that is the secret (0: the whole match)
+    extend: bool = True  # run the match on over token characters
+    check: str = ""  # "password" | "credential": the value is judged (see _keep)
+
+
+@dataclass(frozen=True, slots=True)
+class Find:
+    start: int
+    end: int
+    kind: str
+    fingerprint: str
+
+
+LEADING = re.compile(r"""\\b|\\[dws](?:\{\d+(?:,\d*)?\}|[*+?])?|\[(?:[^\]\\]|\\.)*\](?:\{\d+(?:,\d*)?\}|[*+?])?"""
+                     r"""|\((?:\?:)?(?:[^()\\]|\\.)*\|\)|\(\?:\\s\|[^()]*\^\)""")
+
+
+def _re2(pattern: str, flags: int) -> str:
+    """An RE2 pattern matching wherever the Python one does: lookarounds dropped, back-references widened,
+    repeats capped at RE2's 1000, and what may open a match without a fixed character (``\\b``, a character
+    class, an optional group) cut off the front, so that RE2 can skip to a literal: ten times faster."""
+    p = re.sub(r"\(\?<?[=!](?:[^()\\]|\\.|\([^()]*\))*\)", "", pattern)
+    p = re.sub(r"\(\\\d\)|\\[1-9]", "(?s:.*)", p)
+    p = re.sub(r"\{(\d+),(\d{4,})\}", lambda m: "{" + m.group(1) + ",1000}", p)
+    while (m := LEADING.match(p)) and m.end() < len(p):
+        p = p[m.end():]
+    return f"(?i:{p})" if flags & re.IGNORECASE else f"(?:{p})"
+
+
+def _rule(kind: str, pattern: str, flags: int = 0, **kw: object) -> Rule:
+    """An own rule; ASCII ``\\b``, as RE2's: a key straight after Chinese text (密钥是sk-...) is at a boundary."""
+    return Rule(kind, re.compile(pattern, flags | re.ASCII), _re2(pattern, flags), **kw)  # type: ignore[arg-type]
+
+
+def _slug(secret_type: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
+
+
+def _plugin_rules() -> list[Rule]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out = []
+    mapping: dict[str, type] = get_mapping_from_secret_type_to_class()
+    for secret_type, cls in sorted(mapping.items()):
+        if not issubclass(cls, RegexBasedDetector) or cls.__name__ in SKIP_PLUGINS:
+            continue
+        kinds = KIND_OF.get(cls.__name__, ())
+        denylist: list[re.Pattern[str]] = list(getattr(cls, "denylist"))  # noqa: B009 - a property on the class
+        for i, rx in enumerate(denylist):
+            kind = kinds[i] if i < len(kinds) else _slug(secret_type)
+            group = 1 if cls.__name__ in VALUE_GROUP and rx.groups else 0
+            if kind == "private-key":
+                continue  # the whole block, below
+            out.append(Rule(kind, rx, _re2(rx.pattern, rx.flags), group, extend=not group))
+    return out
+
+
+_W = r"[ \t]*"
+
+
+@lru_cache(maxsize=1)
+def keyword_rule() -> Rule:
+    """detect-secrets' keyword detector, as one rule: a name holding one of its words (and token, credential,
+    access key, pass, auth), its closing quote (maybe JSON-escaped), an assignment, an opening quote, the
+    value up to a quote or a space. The match starts at the word: the rest of the name is read back in
+    _keep. It is matched on the text lower-cased (Python's case-insensitive alternation is ten times slower)."""
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    key = "(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|pass|auth)[A-Za-z0-9_.\-]*)"
+    pattern = (key + r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""
+               r"""(?P<value>[^\s"'`\\]{1,200})""")
+    return Rule("secret-keyword", re.compile(pattern), _re2(pattern, re.IGNORECASE), extend=False, check="keyword")
+NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _own_rules() -> list[Rule]:
+    tok = r"[A-Za-z0-9_\-]"
+    return [
+        _rule("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?-----END[A-Z0-9 ]*PRIVATE KEY"
+              r"(?: BLOCK)?-----|[^\"]*)", extend=False),
+        _rule("private-key", r"PuTTY-User-Key-File-\d(?s:.*?Private-MAC: *[0-9a-fA-F]+|[^\"]*)", extend=False),
+        # the vendors' key prefixes, also cut short (8 characters after a prefix are enough to mask)
+        _rule("openai-key", rf"\bsk-(?:proj|svcacct|admin|None)-{tok}{{8,}}"),
+        _rule("anthropic-key", rf"\bsk-ant-(?:api|admin|oat|ort)\d\d-{tok}{{8,}}|\bsk-ant-{tok}{{12,}}"),
+        _rule("openai-key", r"\bsk-[A-Za-z0-9]{20,}"),
+        _rule("stripe-access-key", r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{8,}"),
+        _rule("github-token", r"\bgh[pousr]_[A-Za-z0-9_]{8,}|\bgithub_pat_[A-Za-z0-9_]{8,}"),
+        _rule("gitlab-token", rf"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-{tok}{{8,}}"),
+        _rule("aws-access-key", r"\b(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{8,}"),
+        _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{8,}"),
+        _rule("google-api-key", r"\bAIza[0-9A-Za-z_\-]{12,}"),
+        _rule("hugging-face-token", r"\bhf_[A-Za-z]{30,}"),
+        # a JWT, or what is left of one: its header is base64 of {"alg" or {"typ"
+        _rule("json-web-token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*)?"
+              r"|\beyJ(?:hbGci|0eXAi)[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}"),
+        _rule("bearer-token", r"\b(?i:bearer)[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)", group=1),
+        _rule("basic-auth-credentials", r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:basic)[ \t]+"
+              r"([A-Za-z0-9+/]{8,}=*)", group=1),
+        # a password in any URL (the plugin's stops at reserved characters: p@ss!word is one password here)
+        _rule("basic-auth-credentials", r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/?#:@\"'<>\\]*:"
+              r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[]", group=1, extend=False, check="password"),
+        keyword_rule(),
+    ]
+
+
+@lru_cache(maxsize=1)
+def rules() -> tuple[Rule, ...]:
+    return tuple(_own_rules() + _plugin_rules())
+
+
+@lru_cache(maxsize=1)
+def groups() -> tuple[tuple[Rule, ...], ...]:
+    """The rules in three groups: the keyword rule (it matches often), the rules whose RE2 form opens with a
+    fixed character (RE2 skips to it: a big alternation of them is still fast), and the others."""
+    rest = [r for r in rules() if r is not keyword_rule()]
+    literal = tuple(r for r in rest if FIXED_START.match(r.re2))
+    return (keyword_rule(),), literal, tuple(r for r in rest if r not in literal)
+
+
+@lru_cache(maxsize=1)
+def prefilter() -> tuple[str, ...]:
+    """An RE2 pattern per group of rules, matching every text a rule of the group may find something in (all
+    rules in one pattern, the counted repeats of some blow up RE2's automaton and it runs 6 times slower)."""
+    return tuple("|".join(dict.fromkeys(r.re2 for r in g)) for g in groups())
+
+
+PASSWORD_KEY = re.compile(r"pass(?:word|wd|phrase|wort|e)?(?![a-z])|pwd|contrase", re.I)
+CREDENTIAL_KEY = re.compile(r"secret|token|credential|(?:api|auth|service|account|db|database|priv|private|client"
+                            r"|access|signing|encryption|master)[_\-.]?key|apikey|auth(?![a-z])", re.I)
+COUNT_KEY = re.compile(r"tokens|tokeni[sz]|_count|_len|max_|num_|count$|usage|limit|budget|bypass", re.I)
+PLACEHOLDERS = {"none", "null", "nil", "true", "false", "str", "string", "bytes", "int", "required", "optional",
+                "undefined", "password", "passwd", "secret", "token", "hidden", "redacted", "changeme", "example",
+                "xxx", "dummy", "test", "value", "your_password", "empty", "unset", "env", "default"}
+
+
+def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | None:
+    """The span and kind to mask for a judged rule's match, or None when its value is no credential."""
+    if rule.check == "password":  # a password in a URL: unless a placeholder
+        value = m.group(rule.group)
+        return (m.start(rule.group), m.end(rule.group), rule.kind) if _password_like(value, strict=False) else None
+    begin = m.start()
+    while begin and text[begin - 1] in NAME_CHARS:
+        begin -= 1
+    key, value = text[begin:m.end("key")], text[m.start("value"):m.end("value")]  # matched lower-cased
+    if m.group("q") is None:
+        value = value.rstrip(",;)}]>")
+    start = m.start("value")
+    if COUNT_KEY.search(key) or not value or text[max(0, begin - 3):begin].endswith(("/", "@")):
+        return None  # a count, not a credential; or a URL's user name (the URL rule judges its password)
+    if PASSWORD_KEY.search(key) and not CREDENTIAL_KEY.search(key):
+        if not _password_like(value, strict=True):
+            return None
+        return start, start + len(value), "password"
+    if not CREDENTIAL_KEY.search(key) or not _high_entropy(value):
+        return None
+    from detect_secrets.filters.heuristic import is_indirect_reference
+
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    if is_indirect_reference(text[line_start:m.end()]):
+        return None
+    return start, start + len(value), "aws-secret-key" if "aws" in key.lower() else "secret-keyword"
+
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
+
+
+def _password_like(value: str, strict: bool) -> bool:
+    """A literal password, not a placeholder, a variable, a type or a path."""
+    from detect_secrets.filters.heuristic import is_templated_secret
+
+    v = value.strip(".")
+    if len(v) < 4 or v.lower() in PLACEHOLDERS or is_templated_secret(v) or v[0] in "$%{<*/~#(" or \
+            set(v) <= set("*xX.-_"):
+        return False
+    if not strict:
+        return True
+    if "(" in v or "[" in v or v.startswith(("os.", "self.", "env.", "process.", "config.", "settings.")):
+        return False
+    if IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v):
+        return False  # a variable (password: newPassword), or a password made of letters only: kept
+    return any(c.isalnum() for c in v)
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def _high_entropy(value: str) -> bool:
+    """A random-looking value: long, letters and digits, not a sequence; hex needs less per character."""
+    from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string
+
+    if len(value) < 16 or is_sequential_string(value) or "/" in value[:1] or value.count(".") > 2:
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
+        return False
+    if re.fullmatch(r"[0-9a-fA-F\-]+", value):
+        return len(value) >= 32 or is_potential_uuid(value)
+    return entropy(value) >= 3.5
+
+
+@lru_cache(maxsize=4096)
+def fingerprint(value: str) -> str:
+    """A short, slow, salted hash of a secret: equal for the same secret anywhere, never the value."""
+    return hashlib.pbkdf2_hmac("sha256", value.encode("utf-8", "surrogateescape"), SALT, ROUNDS)[:6].hex()
+
+
+WORD = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def scan(text: str, only: list[int] | None = None) -> list[Find]:
+    """The secrets in ``text``: non-overlapping spans in order, each with its kind and fingerprint. ``only``:
+    the indices of the rule groups (``groups``) whose prefilter matched, when the caller ran it."""
+    spans: list[tuple[int, int, str]] = []
+    chosen = [g for i, g in enumerate(groups()) if only is None or i in only]
+    keyword = keyword_rule()
+    for rule in sorted((r for g in chosen for r in g), key=lambda r: r is keyword):  # a named kind first
+        subject = text
+        if rule is keyword:  # lower-cased, each character where it was
+            subject = text.lower()
+            if len(subject) != len(text):
+                subject = text.translate(ASCII_LOWER)
+        for m in rule.rx.finditer(subject):
+            if rule.check:
+                got = _keep(rule, m, text)
+                if got is None:
+                    continue
+                start, end, kind = got
+            else:
+                start, end, kind = m.start(rule.group), m.end(rule.group), rule.kind
+                if rule.extend:
+                    end = TOKEN_CHARS.match(text, end).end()  # type: ignore[union-attr]
+                start, end = _trim(text, start, end)
+                if start and text[start - 1] in WORD:
+                    continue  # inside a longer word or id (a plugin's regex is not anchored): not a token
+            if end - start >= 4:
+                spans.append((start, end, kind))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[tuple[int, int, str]] = []
+    for start, end, kind in spans:
+        if merged and start < merged[-1][1]:
+            s, e, k = merged[-1]
+            merged[-1] = (s, max(e, end), k)
+        else:
+            merged.append((start, end, kind))
+    return [Find(s, e, k, fingerprint(text[s:e])) for s, e, k in merged]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """A plugin's match without the separators some of them include (a leading space, a closing quote)."""
+    while start < end and text[start] in " \t\r\n=:\"'":
+        start += 1
+    while end > start and text[end - 1] in " \t\r\n\"'":
+        end -= 1
+    return start, end
+
+
+def mask(text: str, finds: list[Find] | None = None) -> str:
+    """``text`` with each find replaced by the mask."""
+    finds = scan(text) if finds is None else finds
+    if not finds:
+        return text
+    out, last = [], 0
+    for f in finds:
+        out += [text[last:f.start], MASK]
+        last = f.end
+    out.append(text[last:])
+    return "".join(out)

@@ -1,0 +1,90 @@
+"""Named SQL files (``queries/*.sql``), shipped inside the wheel and run read-only.
+
+Each file starts with a ``-- description`` line; the rest is plain DuckDB SQL against the warehouse tables,
+so any DuckDB client can run it. Tunables appear as ``coalesce(getvariable('name'), default)``.
+"""
+from __future__ import annotations
+
+import re
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import NamedTuple
+
+import duckdb
+
+from forensics.kernel.errors import ForensicsError
+
+# The statement kinds a read may be: queries, their plans, and query variables (`SET VARIABLE`). A PRAGMA only
+# when it shows the schema. Everything else (SET, CALL, COPY, EXPORT, ATTACH, INSTALL, ...) is refused before it
+# runs; the sealed connection (forensics.warehouse.core.SEALED) is the second line.
+READ_ONLY_TYPES = {"SELECT", "EXPLAIN"}
+VARIABLE = re.compile(r"\s*(?:SET|RESET)\s+VARIABLE\b", re.IGNORECASE)
+READ_PRAGMAS = re.compile(r"\s*PRAGMA\s+(?:table_info|show_tables|show_tables_expanded|show|database_list|version|"
+                          r"database_size|storage_info)\b", re.IGNORECASE)
+
+
+class NamedQuery(NamedTuple):
+    name: str
+    description: str
+    sql: str
+
+
+def _root() -> Traversable:
+    """Installed: forensics/queries inside the wheel; from a checkout: the top-level queries/ folder."""
+    packaged = resources.files("forensics") / "queries"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "queries"
+
+
+def list_queries() -> list[NamedQuery]:
+    out = []
+    for f in sorted(_root().iterdir(), key=lambda t: t.name):
+        if f.name.endswith(".sql"):
+            out.append(_parse(f.name[:-4], f.read_text(encoding="utf-8")))
+    return out
+
+
+def load_query(name: str) -> NamedQuery:
+    f = _root() / f"{name}.sql"
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name) or not f.is_file():
+        known = ", ".join(q.name for q in list_queries())
+        raise ForensicsError(f"no named query {name!r} (known: {known}); `forensics query --list` shows them")
+    return _parse(name, f.read_text(encoding="utf-8"))
+
+
+def _parse(name: str, text: str) -> NamedQuery:
+    first = text.splitlines()[0] if text else ""
+    desc = first[2:].strip() if first.startswith("--") else ""
+    return NamedQuery(name, desc, text.strip().rstrip(";"))
+
+
+def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Refuse a statement that would write, before anything runs."""
+    try:
+        statements = con.extract_statements(sql)
+    except duckdb.Error as e:
+        raise ForensicsError(f"SQL does not parse: {str(e).splitlines()[0]}") from None
+    for st in statements:
+        try:
+            kind = st.type.name
+        except ValueError:  # a statement kind this duckdb module has no name for (UPDATE EXTENSIONS): not a read
+            kind = "unknown"
+        if (kind == "PRAGMA" and READ_PRAGMAS.match(st.query)) or (kind == "SET" and VARIABLE.match(st.query)):
+            continue
+        if kind == "EXPLAIN" and not _explains_a_read(con, st.query):
+            kind = "EXPLAIN of a write"
+        if kind not in READ_ONLY_TYPES:
+            raise ForensicsError(f"refused: {kind} statements may change the warehouse, its settings or files "
+                                 "beside it; `forensics query` only reads (use a DuckDB client on a copy to "
+                                 "experiment)")
+
+
+def _explains_a_read(con: duckdb.DuckDBPyConnection, sql: str) -> bool:
+    """EXPLAIN [ANALYZE] of a SELECT (EXPLAIN ANALYZE runs its statement: of a COPY it writes the file)."""
+    inner = re.sub(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?", "", sql, count=1, flags=re.IGNORECASE)
+    try:
+        return all(st.type.name == "SELECT" for st in con.extract_statements(inner))
+    except duckdb.Error:
+        return False
