@@ -59,12 +59,16 @@ SOURCES = [
     ("otel", "agents/otel/phoenix/spans.jsonl"),
     ("continue", "agents/continue/sessions/c3d2f27a-2f95-581e-bc63-8bcc36f8521c.json"),
     ("cursor", "agents/cursor/User/globalStorage/state.vscdb"),
-    ("tau2", "agents/tau_bench/results/tau2-retail.json"),
+    ("tau2", "outcomes/tau2/2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json"),
     ("openai", "openai/traces.jsonl"),
     ("sharegpt", "openai/sharegpt.json"),
     ("jsonl", "sessions/sess_0974a9ce8167.jsonl"),
     ("sqlite", "sqlite/realistic.db"),
     ("decision-memory", "memory/harness.db"),
+    ("mint", "outcomes/mint/claude-2/F=None/max5_p2+tool+cd/reasoning/math/results.jsonl"),
+    ("agentbench", "outcomes/agentbench/gpt-4o-mini/medagentbench-std/overall.json"),
+    ("terminal-bench", "agents/terminal_bench/2025-07-01__12-00-00/hello-world/hello-world.1-of-1.2025-07-01__12-00-00/"
+                       "results.json"),
 ]
 
 

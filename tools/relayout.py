@@ -207,7 +207,7 @@ def move() -> None:
 
 
 def _rewritable(name: str) -> bool:
-    if name.startswith(("docs/notes/", "tools/relayout.py", "fixtures/")):
+    if name.startswith(("docs/notes/", "notes/", "tools/relayout.py", "fixtures/")):
         return False
     return name.endswith((".py", ".md", ".toml", ".ipynb", ".sql", ".cfg", ".yml", ".yaml", ".txt")) or \
         name in ("Makefile", ".ci/run")

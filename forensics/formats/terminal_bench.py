@@ -37,7 +37,7 @@ RUN_KEYS = ("run_id", "agent_name", "output_path")  # RunMetadata
 
 def read(path: str, log: Log) -> list[Conversation]:
     raw = log.json_document(Path(path).read_bytes())
-    if raw is None:  # not JSON: the log says why
+    if raw is None and log.batch.quar["reason"]:  # not JSON: quarantined, the log says why
         return []
     doc = mapping(raw)
     if all(k in doc for k in RUN_KEYS):
