@@ -39,7 +39,10 @@ def _entry(module: str, name: str, obj: Any) -> str:
         head = f"### `{name}{_signature(obj)}`"
     else:
         head = f"### `{name}`"
-        doc = f"`{module}.{name}` = `{obj!r}`" if isinstance(obj, (str, int, float)) else doc
+        if isinstance(obj, (str, int, float)):
+            doc = f"`{module}.{name}` = `{obj!r}`"
+        elif isinstance(obj, (tuple, list, dict)):  # not its type's doc; not its values (a new format is no API change)
+            doc = f"`{module}.{name}`: a {type(obj).__name__} " + ("keyed by str" if isinstance(obj, dict) else "of str")
     return f"{head}\n\n{doc}\n" if doc else f"{head}\n"
 
 

@@ -1,41 +1,98 @@
-"""The supported Python API beyond ingest: reports, queries and tidy DataFrames of the warehouse.
+"""The supported Python API: the library twin of every `forensics` command, for notebooks and scripts; the CLI
+calls nothing else.
 
 Every function opens the warehouse for the duration of the call, so notebooks can interleave them with
 `forensics` commands. DataFrames are polars (Arrow underneath: ``.to_pandas()``/``.to_arrow()`` work).
+Importing this module loads nothing heavy (no DuckDB, polars or analysis): each name is loaded on first use,
+so `forensics --help` stays instant.
 """
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-import polars as pl
-
-from forensics.analyzers.schema import load_config
-from forensics.commands.check import Verdict, baseline_document, idle, load_baseline, write_baseline
-from forensics.commands.check import compare as compare_baseline
-from forensics.config import Config
+from forensics.ingestion.catalog import FORMATS as INGEST_FORMATS
+from forensics.ingestion.locations import AGENTS
 from forensics.kernel.errors import ForensicsError
-from forensics.kernel.redact import mask_frame, redact_value
-from forensics.kernel.redact import redact as mask_text
-from forensics.kernel.selection import Selection
-from forensics.report.build import Report, build_report, keep_pages
-from forensics.report.compare import Comparison, build_comparison, report_figures
-from forensics.report.render import FORMATS, write
-from forensics.text.personal import applies
-from forensics.text.personal import mask_frame as mask_personal
-from forensics.tuning import advise
-from forensics.warehouse import DEFAULT_DB, frame, open_warehouse
-from forensics.warehouse.queries import check_read_only, load_query
+from forensics.warehouse import DEFAULT_DB
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names of _LAZY, typed
+    from collections.abc import Callable
+
+    import polars as pl
+
     from forensics.analyzers.diff import Run, RunDiff
+    from forensics.analyzers.schema import default_toml, defaults, keys, load_config
+    from forensics.analyzers.skills import with_triggers
+    from forensics.commands.check import Verdict
+    from forensics.commands.check import junit as check_junit
+    from forensics.commands.check import table as check_table
+    from forensics.commands.export import export
+    from forensics.commands.output import emit as emit_rows
+    from forensics.commands.summary import format_ingest
+    from forensics.config import Config
+    from forensics.ingestion.locations import locate
     from forensics.ingestion.outcome_labels import LabelImport
+    from forensics.ingestion.registry import listing as format_listing
+    from forensics.ingestion.run import ingest
+    from forensics.kernel.selection import Selection
+    from forensics.report.build import Report
+    from forensics.report.compare import Comparison
+    from forensics.report.render import parse_formats
+    from forensics.report.rundiff import render as render_run_diff
+    from forensics.report.rundiff import render_runs
+    from forensics.report.text import usage_text
+    from forensics.tuning import tune
+    from forensics.tuning.emit import emit as emit_values
+    from forensics.tuning.triggers import render as render_triggers
+    from forensics.tuning.triggers import tune_triggers, write_triggers
+    from forensics.tuning.triggers_holdout import holdout as triggers_holdout
+    from forensics.tuning.triggers_holdout import render as render_holdout
+    from forensics.tuning.write import write_config
+    from forensics.warehouse.queries import list_queries
 
-__all__ = ["baseline", "check", "Config", "conversations", "findings", "formats", "import_labeled", "import_outcomes",
-           "load_config", "messages", "outcomes", "PathLike", "query", "report", "run_diff", "Selection", "task_diff",
-           "tool_calls", "usage", "write_metrics_baseline"]
+__all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
+           "import_outcomes", "ingest", "load_config", "messages", "outcomes", "PathLike", "query", "report",
+           "run_diff", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage",
+           "write_metrics_baseline"]
+# what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
+# renderings, the file writers
+__all__ += ["AGENTS", "check_junit", "check_table", "DEFAULT_DB", "default_toml", "defaults", "emit_rows", "emit_values",
+            "format_ingest", "format_listing", "INGEST_FORMATS", "keys", "list_queries", "locate", "parse_formats",
+            "render_holdout", "render_run_diff", "render_runs", "render_triggers", "Report", "triggers_holdout",
+            "tune_triggers", "usage_text", "with_triggers", "write_config", "write_triggers"]
+
+# name -> "module:attribute", imported on first use (PEP 562)
+_LAZY = {
+    "Config": "forensics.config:Config", "Selection": "forensics.kernel.selection:Selection",
+    "load_config": "forensics.analyzers.schema:load_config", "ingest": "forensics.ingestion.run:ingest",
+    "export": "forensics.commands.export:export", "tune": "forensics.tuning:tune",
+    # for the CLI
+    "locate": "forensics.ingestion.locations:locate", "format_ingest": "forensics.commands.summary:format_ingest",
+    "format_listing": "forensics.ingestion.registry:listing", "render_run_diff": "forensics.report.rundiff:render",
+    "render_runs": "forensics.report.rundiff:render_runs", "usage_text": "forensics.report.text:usage_text",
+    "with_triggers": "forensics.analyzers.skills:with_triggers", "parse_formats": "forensics.report.render:parse_formats",
+    "Report": "forensics.report.build:Report", "list_queries": "forensics.warehouse.queries:list_queries",
+    "emit_rows": "forensics.commands.output:emit", "check_table": "forensics.commands.check:table",
+    "check_junit": "forensics.commands.check:junit", "defaults": "forensics.analyzers.schema:defaults",
+    "default_toml": "forensics.analyzers.schema:default_toml", "keys": "forensics.analyzers.schema:keys",
+    "emit_values": "forensics.tuning.emit:emit", "write_config": "forensics.tuning.write:write_config",
+    "tune_triggers": "forensics.tuning.triggers:tune_triggers",
+    "write_triggers": "forensics.tuning.triggers:write_triggers",
+    "render_triggers": "forensics.tuning.triggers:render",
+    "triggers_holdout": "forensics.tuning.triggers_holdout:holdout",
+    "render_holdout": "forensics.tuning.triggers_holdout:render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module, attr = _LAZY[name].split(":")
+        return getattr(import_module(module), attr)
+    raise AttributeError(f"module 'forensics.api' has no attribute {name!r}")
+
 
 PathLike = str | os.PathLike[str]
 
@@ -45,6 +102,16 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked, and personal data
     when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
+    import duckdb
+
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.redact import mask_frame
+    from forensics.kernel.redact import redact as mask_text
+    from forensics.text.personal import applies
+    from forensics.text.personal import mask_frame as mask_personal
+    from forensics.warehouse import frame, open_warehouse
+    from forensics.warehouse.queries import check_read_only, load_query
+
     if personal is None:
         personal = applies(load_config()["redact.personal"], page=False)
     if personal:
@@ -90,6 +157,8 @@ def conversations(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
 
 def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_path: bool = True) -> pl.DataFrame:
     """Messages (raw text: this is your own data), optionally of one conversation (id or native id)."""
+    from forensics.warehouse import frame, open_warehouse
+
     with open_warehouse(db, read_only=True) as wh:
         return frame(
             wh.con, "SELECT c.native_id AS conversation, m.* FROM messages m JOIN conversations c USING (conversation_id) "
@@ -99,6 +168,8 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
 
 def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
     """Tool calls with their arguments, result sizes and error flags, optionally of one conversation (raw text)."""
+    from forensics.warehouse import frame, open_warehouse
+
     with open_warehouse(db, read_only=True) as wh:
         return frame(
             wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
@@ -108,6 +179,12 @@ def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl
 
 def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
     """The baseline metrics (docs/definitions.md), one row per selected conversation."""
+    import polars as pl
+
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+    from forensics.report.build import build_report
+
     rep = build_report(db, cfg or load_config(), selection or Selection(), only="baseline")
     per = rep.sections[0].metrics["conversations"]
     return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
@@ -125,6 +202,13 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     ``questions``: a decision-memory question file (JSONL) whose retrieval the memory section replays (§15).
     ``engine="spark"``: the per-conversation analyzers on Spark over the Parquet ``lake`` (``forensics.spark``).
     """
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+    from forensics.report.build import Report, build_report, keep_pages
+    from forensics.report.compare import build_comparison
+    from forensics.report.render import FORMATS, write
+    from forensics.tuning import advise
+
     cfg = cfg or load_config()
     if _spark(engine, lake):
         if compare_db or split_at or before or after or labels or questions:
@@ -157,6 +241,7 @@ def import_labeled(db: PathLike, labels: PathLike) -> int:
     there or the file has none)."""
     from forensics.analyzers.topics.labels import read_labels
     from forensics.ingestion.run import ingest
+    from forensics.warehouse import open_warehouse
 
     parsed = read_labels(labels)
     if not parsed.has_turns:
@@ -178,6 +263,13 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
     """Compare current metrics with the baseline file (or rewrite its values with ``update``; a missing file is
     then written from every analyzer's figures with the default directions and tolerances); ``questions``
     replays decision-memory retrieval, so recall@k and MRR are gated too."""
+    from forensics.analyzers.schema import load_config
+    from forensics.commands.check import baseline_document, idle, load_baseline, write_baseline
+    from forensics.commands.check import compare as compare_baseline
+    from forensics.kernel.selection import Selection
+    from forensics.report.build import build_report
+    from forensics.report.compare import report_figures
+
     cfg = cfg or load_config()
     if update and not Path(baseline_path).exists():
         rep = build_report(db, cfg, selection or Selection(), questions=questions)
@@ -198,12 +290,17 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
 
 def write_metrics_baseline(result: Report, path: PathLike) -> None:
     """The baseline `forensics check` compares against, from a report's summary figures."""
+    from forensics.commands.check import baseline_document, write_baseline
+    from forensics.report.compare import report_figures
+
     write_baseline(path, baseline_document(report_figures(result)))
 
 
 def formats() -> pl.DataFrame:
     """Every format `forensics ingest` reads, in detection order: name, what it is, and where it comes from
     (``built-in``, or the package whose ``forensics.formats`` entry point added it)."""
+    import polars as pl
+
     from forensics.ingestion.registry import listing
 
     return pl.DataFrame(listing(), schema={"format": pl.String, "origin": pl.String, "reads": pl.String}, orient="row")
@@ -214,6 +311,7 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
     ``conversation_outcomes`` (docs/outcomes.md); idempotent. A bad file raises ForensicsError and changes nothing."""
     from forensics.ingestion.outcome_labels import read_labels as read_outcomes
     from forensics.ingestion.outcome_labels import store
+    from forensics.warehouse import open_warehouse
 
     labels = read_outcomes(path)
     if not Path(db).exists():
@@ -226,6 +324,8 @@ def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
     """What ingest masked (``secrets_found``): totals, and finds by kind, field, agent and source; never a value.
     Empty when the warehouse predates masking at ingest."""
     from forensics.analyzers.secrets import scan
+    from forensics.kernel.redact import redact_value
+    from forensics.warehouse import open_warehouse
 
     with open_warehouse(db, read_only=True) as wh:
         found = scan(wh.con)
@@ -235,6 +335,7 @@ def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
 def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:
     """Two runs aligned step by step with their first divergence (docs/outcomes.md); ids are conversation or native ids."""
     from forensics.analyzers.diff import diff
+    from forensics.warehouse import open_warehouse
 
     with open_warehouse(db, read_only=True) as wh:
         return diff(wh.con, a, b)
@@ -244,6 +345,7 @@ def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff |
     """The runs of one task with their outcomes, and a passed run diffed against a failed one (None when the
     task has no runs of both outcomes)."""
     from forensics.analyzers.diff import for_task
+    from forensics.warehouse import open_warehouse
 
     with open_warehouse(db, read_only=True) as wh:
         return for_task(wh.con, key)
@@ -256,6 +358,8 @@ def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: C
     Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
     from forensics.analyzers import usage as usage_analyzer
     from forensics.analyzers.prices import table
+    from forensics.analyzers.schema import load_config
+    from forensics.warehouse import open_warehouse
 
     keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
     if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
@@ -275,6 +379,11 @@ def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame
     """Every finding of the last ``forensics report`` on this warehouse, one row each: section, kind, severity,
     the conversation (id, native id), the positions that prove it, summary, rule and the norm it was held against
     (``among``); ``kind`` keeps one kind. Text is masked. Empty, with the columns, before any report."""
+    import polars as pl
+
+    from forensics.kernel.redact import mask_frame
+    from forensics.warehouse import frame, open_warehouse
+
     where = "WHERE kind = ?" if kind else ""
     with open_warehouse(_existing(db), read_only=True) as wh:
         if not wh.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_findings'").fetchall()[0][0]:
@@ -289,6 +398,8 @@ def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame
 def outcomes(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
     """Every run whose outcome is known (from the log itself or a labels file, docs/outcomes.md): conversation id,
     native id, format, model, success, score, source and detail."""
+    from forensics.warehouse import frame, open_warehouse
+
     with open_warehouse(_existing(db), read_only=True) as wh:
         return frame(wh.con, """
             SELECT o.conversation_id, c.native_id, s.format, c.model, o.success, o.score, o.source, o.detail
@@ -300,3 +411,24 @@ def _existing(db: PathLike) -> PathLike:
     if not Path(db).exists():
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     return db
+
+
+def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = None, width: int = 300) -> str:
+    """The messages of one conversation (id or native id) at ``positions`` (``"8,58"``, ``"141-152"``; default all),
+    ``width`` characters of each, as `forensics show` prints them: secrets masked, and personal data when
+    ./harness.toml says ``[redact] personal = "all"``."""
+    from forensics.commands.show import show_messages
+
+    return show_messages(db, conversation, positions, width)
+
+
+def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,
+          announce: Callable[[str], None] = print) -> None:
+    """The read-only explorer (`forensics serve`) on 127.0.0.1:``port`` until interrupted; ``announce`` is told its
+    address. Personal data is masked on its pages unless the config says ``[redact] personal = "off"``."""
+    from forensics.analyzers.schema import load_config
+    from forensics.serve.run import serve as run_serve
+    from forensics.text.personal import applies
+
+    personal = applies((cfg or load_config())["redact.personal"], page=True)
+    run_serve(str(db), port, open_browser, announce, personal)

@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from forensics.ingestion.catalog import FORMATS
-from forensics.ingestion.locations import AGENTS, locate
+from forensics.api import AGENTS, DEFAULT_DB, INGEST_FORMATS
 from forensics.kernel.batch import batch_process
 from forensics.kernel.errors import ExitCode, ForensicsError
 from forensics.kernel.redact import redact
-from forensics.warehouse import DEFAULT_DB
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -78,7 +76,7 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="auto", show_default=True,
+@click.option("--format", "fmt", type=click.Choice(list(INGEST_FORMATS)), default="auto", show_default=True,
               help="Importer; auto detects each file by its content (see docs/formats.md), then its extension.")
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
@@ -115,6 +113,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     if agent_path and not agent:
         raise click.UsageError("--path goes with --from AGENT; name other files as SOURCE arguments")
     if agent:
+        from forensics.api import locate
+
         found = locate(agent, agent_path)
         click.echo(f"reading {AGENTS[agent][0]} logs from {', '.join(map(str, found))}", err=True)
         sources = (*sources, *map(str, found))
@@ -124,8 +124,8 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
                    f"{redact(str(db))}; anyone who can read that file can read them", err=True)
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
-    from forensics.commands.summary import format_ingest
-    from forensics.ingestion.run import ingest as run_ingest
+    from forensics.api import format_ingest
+    from forensics.api import ingest as run_ingest
 
     with _progress("importing") as tick:
         result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
@@ -150,9 +150,9 @@ def formats_() -> None:
     Example:
       forensics formats
     """
-    from forensics.ingestion.registry import listing  # not the API's DataFrame: no polars to print a list
+    from forensics.api import format_listing  # not the API's DataFrame: no polars to print a list
 
-    for name, origin, reads in listing():
+    for name, origin, reads in format_listing():
         click.echo(f"{name:15} {origin:10} {reads}")
 
 
@@ -236,8 +236,8 @@ def diff(runs: tuple[str, ...], db: str, task: str | None, fmt: str) -> None:
     """
     import orjson
 
-    from forensics.api import run_diff, task_diff
-    from forensics.report.rundiff import render, render_runs
+    from forensics.api import render_run_diff as render
+    from forensics.api import render_runs, run_diff, task_diff
 
     if task is not None and runs or task is None and len(runs) != 2:
         raise click.UsageError("name two runs A B, or --task KEY")
@@ -275,7 +275,7 @@ def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
       duckdb -c "SET VARIABLE forensics_parquet = 'lake'" -c ".read lake/views.sql" \\
              -c "SELECT role, count(*) FROM messages GROUP BY role"
     """
-    from forensics.commands.export import export as run_export
+    from forensics.api import export as run_export
 
     result = run_export(db, out, fmt=fmt, overwrite=overwrite)
     for table, rows in result.rows.items():
@@ -319,7 +319,7 @@ def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _selection(conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
                sources: tuple[str, ...]) -> Any:
-    from forensics.kernel.selection import Selection
+    from forensics.api import Selection
 
     return Selection(conversations, since, until, models, sources)
 
@@ -347,9 +347,8 @@ def usage(db: str, by: str, fmt: str, config_path: str | None, conversations: tu
     """
     import orjson
 
-    from forensics.analyzers.schema import load_config
+    from forensics.api import load_config, usage_text
     from forensics.api import usage as usage_rows
-    from forensics.report.text import usage_text
 
     df = usage_rows(db, by, load_config(config_path), _selection(conversations, since, until, models, sources))
     if fmt == "json":
@@ -400,10 +399,8 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
       forensics report --only memory --questions questions.jsonl
       forensics report --engine spark --lake lake/ --out reports/spark   # baseline, compression, drift, sentinel
     """
-    from forensics.analyzers.schema import load_config
-    from forensics.analyzers.skills import with_triggers
+    from forensics.api import load_config, parse_formats, with_triggers
     from forensics.api import report as run_report
-    from forensics.report.render import parse_formats
 
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
@@ -416,8 +413,7 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     for p in written:
         click.echo(str(p))
     if write_baseline:
-        from forensics.api import write_metrics_baseline
-        from forensics.report.build import Report
+        from forensics.api import Report, write_metrics_baseline
 
         if not isinstance(result, Report):
             raise click.UsageError("--write-baseline needs a single report, not a comparison")
@@ -447,7 +443,7 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
       forensics query "SELECT role, count(*) FROM messages GROUP BY 1"
       forensics query baseline --engine spark --lake lake/ --format csv
     """
-    from forensics.warehouse.queries import list_queries
+    from forensics.api import list_queries
 
     if list_:
         for q in list_queries():
@@ -455,10 +451,10 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
         return
     if not name_or_sql:
         raise click.UsageError("give a query NAME or SQL, or --list")
+    from forensics.api import emit_rows
     from forensics.api import query as run_query
-    from forensics.commands.output import emit
 
-    emit(run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
+    emit_rows(run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
          fmt or ("table" if sys.stdout.isatty() else "csv"), out)
 
 
@@ -474,9 +470,9 @@ def show(conversation: str, db: str, positions: str | None, width: int) -> None:
     Example:
       forensics show d6614e0b --positions 140-153
     """
-    from forensics.commands.show import show_messages
+    from forensics.api import show as show_messages
 
-    click.echo(show_messages(db, conversation, positions, width))
+    click.echo(show_messages(conversation, db, positions, width))
 
 
 @cli.command()
@@ -503,10 +499,10 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
       forensics check --baseline metrics-baseline.json --junit check.xml
       forensics check --baseline metrics-baseline.json --questions questions.jsonl   # gates recall@k and MRR
     """
-    from forensics.analyzers.schema import load_config
     from forensics.api import check as run_check
-    from forensics.commands.check import junit as junit_xml
-    from forensics.commands.check import table
+    from forensics.api import check_junit as junit_xml
+    from forensics.api import check_table as table
+    from forensics.api import load_config
 
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     existed = os.path.exists(baseline_path)
@@ -567,9 +563,8 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
     """
     from pathlib import Path
 
-    from forensics.analyzers.schema import defaults, load_config
-    from forensics.tuning import tune as run_tune
-    from forensics.tuning.emit import emit as emit_values
+    from forensics.api import defaults, emit_values, load_config
+    from forensics.api import tune as run_tune
 
     cfg = load_config(config_path) if Path(config_path).exists() else defaults()
     if holdout and (not triggers or write):
@@ -592,19 +587,20 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
     else:
         click.echo(_tune_table(result))
     if write:
-        from forensics.tuning.write import write_config
+        from forensics.api import write_config
 
         changed = write_config(config_path, result)
         click.echo(f"{config_path}: {len(changed)} key(s) rewritten", err=bool(emit or as_json))
 
 
 def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, holdout: bool) -> None:
-    from forensics.tuning.triggers import render, tune_triggers, write_triggers
+    from forensics.api import render_triggers as render
+    from forensics.api import tune_triggers, write_triggers
 
     if holdout:
-        from forensics.tuning import triggers_holdout
+        from forensics.api import render_holdout, triggers_holdout
 
-        h = triggers_holdout.holdout(db, cfg, path)
+        h = triggers_holdout(db, cfg, path)
         if as_json:
             import orjson
 
@@ -613,7 +609,7 @@ def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, hol
                                      "routers": {k: s.as_dict() for k, s in h.scores.items()}},
                                     option=orjson.OPT_INDENT_2).decode())
         else:
-            click.echo(triggers_holdout.render(h))
+            click.echo(render_holdout(h))
         return
     t = tune_triggers(db, cfg, path)
     if as_json:
@@ -658,13 +654,11 @@ def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> No
       forensics report --db forensics.duckdb
       forensics serve --db forensics.duckdb --open
     """
-    from forensics.analyzers.schema import load_config
-    from forensics.serve.run import serve as run_serve
-    from forensics.text.personal import applies
+    from forensics.api import load_config
+    from forensics.api import serve as run_serve
 
-    personal = applies(load_config(config_path)["redact.personal"], page=True)
-    run_serve(db, port, open_browser, lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)",
-                                                            err=True), personal)
+    run_serve(db, port, open_browser, load_config(config_path),
+              lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)", err=True))
 
 
 @cli.command()
@@ -701,7 +695,7 @@ def config_init(path: str, force: bool) -> None:
     """
     from pathlib import Path
 
-    from forensics.analyzers.schema import default_toml
+    from forensics.api import default_toml
 
     p = Path(path)
     if p.exists() and not force:
@@ -719,7 +713,7 @@ def config_check(path: str) -> None:
     Example:
       forensics config check harness.toml
     """
-    from forensics.analyzers.schema import keys, load_config
+    from forensics.api import keys, load_config
 
     cfg = load_config(path)
     every = keys()

@@ -25,6 +25,7 @@ def schema() -> Schema:
 
 
 def keys() -> tuple[Key, ...]:
+    """Every config key the analyzers and the general sections declare, in schema order."""
     return schema().keys
 
 
@@ -34,6 +35,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 
 def defaults() -> Config:
+    """The config with every key at its default (no file read)."""
     return config.defaults(schema())
 
 

@@ -137,6 +137,7 @@ def compare(rules: dict[str, Rule], figures: dict[str, float], not_in_use: dict[
 
 
 def junit(verdicts: list[Verdict]) -> str:
+    """JUnit XML of the verdicts, one testcase per metric (a regression a failure): `forensics check --junit`."""
     fails = sum(v.failed for v in verdicts)
     cases = []
     for v in verdicts:
@@ -154,6 +155,7 @@ def junit(verdicts: list[Verdict]) -> str:
 
 
 def table(verdicts: list[Verdict]) -> str:
+    """The verdicts as the table `forensics check` prints: metric, baseline, now, delta, verdict (a regression in capitals)."""
     def f(x: float | None) -> str:
         return "–" if x is None else f"{x:.6g}"
 

@@ -19,6 +19,8 @@ from forensics.text.escape import inert_html, markdown, terminal
 
 
 def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
+    """Write a query result as ``fmt`` (table, csv, json, jsonl, markdown, parquet) to ``out`` or stdout; text shown
+    on a terminal is made inert (see the module doc)."""
     if fmt == "parquet":
         if not out:
             raise ForensicsError("--format parquet needs --out FILE")

@@ -1,5 +1,7 @@
-"""What a plug-in format is written against: one stable import for the authors of ``forensics.formats`` entry
-points, so the importers' modules can move without breaking them.
+"""The log formats, one module or subpackage each (``forensics.formats.claude_code``, ``...otel`` with its span and
+message helpers), and ``kit``, what they are written with. This package's own names are what a plug-in format
+is written against: one stable import for the authors of ``forensics.formats`` entry points, so the modules
+behind it can move without breaking them. It imports no format (the pipeline's registry loads them by name).
 
 A format is a ``Format`` (name, a sniff over a ``Probe``, a reader); the reader yields ``Conversation`` objects
 made of ``Turn``, ``ToolCall``, ``Usage``, ``Event`` and ``Outcome`` and counts what it reads, skips and

@@ -29,6 +29,7 @@ FORMATS = ("md", "html", "json")
 
 
 def parse_formats(text: str) -> list[str]:
+    """The report formats of a comma-separated ``--format`` (md, html, json); a one-line error for any other."""
     fmts = [f.strip() for f in text.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
     if bad or not fmts:

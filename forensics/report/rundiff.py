@@ -26,6 +26,7 @@ def step_text(step: Step | None) -> str:
 
 
 def render(d: RunDiff) -> str:
+    """Two runs side by side as `forensics diff` prints them: each run, the first divergence, the aligned steps."""
     a, b = d.a, d.b
     lines = [f"A: {describe(a)}", f"B: {describe(b)}"]
     i = d.divergence
@@ -56,6 +57,7 @@ def _at(step: Step | None) -> str:
 
 
 def render_runs(key: str, runs: list[Run]) -> str:
+    """The runs of task ``key`` as `forensics diff --task` lists them: outcome, native id, model, steps, id."""
     lines = [f"task {key}: {len(runs)} runs"]
     lines.extend(f"  {outcome(r):10} {r.native_id}  {r.model or 'no model'}  {len(r.steps)} steps  {r.conversation_id}"
                  for r in runs)

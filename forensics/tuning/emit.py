@@ -13,6 +13,7 @@ def constants(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def emit(values: dict[str, Any], lang: str) -> str:
+    """Tuned values as harness constants in ``lang`` (json, rust, ts): `forensics tune --emit`."""
     consts = constants(values)
     if lang == "json":
         return json.dumps(consts, ensure_ascii=False, indent=2)

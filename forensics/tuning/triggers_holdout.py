@@ -122,6 +122,8 @@ def _fold(con: duckdb.DuckDBPyConnection, cfg: Config, table: TriggerTable, fit:
 
 
 def render(h: Holdout) -> str:
+    """The held-out scoring as `forensics tune --triggers --holdout` prints it: what each half proposed, then every
+    router's hits, false fires, misses, precision, recall and F1 beside the trivial routers."""
     lines = [f"held out: {FOLDS} halves by session id ({' + '.join(map(str, h.conversations))} conversations, "
              f"{' + '.join(map(str, h.requests))} requests); phrases proposed on one half, scored on the other"]
     for k, got in enumerate(h.proposed):

@@ -39,6 +39,7 @@ def _root() -> Traversable:
 
 
 def list_queries() -> list[NamedQuery]:
+    """The named queries (``queries/*.sql``) by name, each with its description line."""
     out = []
     for f in sorted(_root().iterdir(), key=lambda t: t.name):
         if f.name.endswith(".sql"):
