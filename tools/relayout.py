@@ -317,9 +317,15 @@ if __name__ == "__main__":
     if sys.argv[1] == "move":
         move()
     elif sys.argv[1] == "rewrite":
+        done = []
         for f in sys.argv[2:]:
             t = Path(f).read_text(encoding="utf-8")
             n = rewrite(t)
             if n != t:
                 Path(f).write_text(n, encoding="utf-8")
+                done.append(f)
                 print("rewrote", f)
+        py = [f for f in done if f.endswith(".py")]
+        if py:  # the imports in order again (ruff's isort rule, as `make lint` checks it)
+            subprocess.run([sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", *py], check=False,
+                           capture_output=True)
