@@ -3,8 +3,9 @@ without importing any importer (pyarrow and friends cost a third of a second at 
 
 Detection tries BUILTIN in this order (specific shapes first), then plug-ins (entry-point group
 ``forensics.formats``), then FALLBACK (the catch-alls). Each entry is ``(name, "module:attribute")`` naming
-a ``registry.Format``. A format of SQLite files (Open WebUI, a harness's decision-memory database, Cursor) is a
-BUILTIN entry whose sniff looks at ``probe.tables``, so it comes before the generic ``sqlite``.
+a ``Format`` (``forensics.formats.kit.declare``) in ``forensics.formats``, the layer below. A format of SQLite
+files (Open WebUI, a harness's decision-memory database, Cursor) is a BUILTIN entry whose sniff looks at
+``probe.tables``, so it comes before the generic ``sqlite``.
 """
 from __future__ import annotations
 
