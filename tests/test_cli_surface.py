@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import click
@@ -105,3 +106,15 @@ def test_a_bad_memory_override_is_a_one_line_usage_error(tmp_path: Path, value: 
     r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"),
                         "--db", str(db)], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
+
+
+def test_the_package_root_holds_the_cli_and_the_api_and_every_package_is_a_layer() -> None:
+    """Issue 40: no loose module at the root (a new one goes in the package of its layer, the kernel at the
+    bottom), and no package outside the layers contract."""
+    package = ROOT / "forensics"
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "__main__.py", "api.py", "cli.py"]
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["type"] == "layers")
+    named = {m.strip().removeprefix("forensics.") for layer in layers for m in layer.split("|")}
+    packages = {p.parent.name for p in package.glob("*/__init__.py")}
+    assert packages - named == set(), "packages outside the layers contract"
