@@ -63,7 +63,7 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_layers_contract_holds() -> None:
-    """api > commands|serve|spark > tuning > report > analyzers > config > text|ingestion > formats > warehouse
+    """api > commands|serve|spark|tuning > report > analyzers > config > text|ingestion > formats > warehouse
     > kernel, the CLI through forensics.api only, the forbidden imports and no cycle between siblings
     (pyproject.toml [tool.importlinter])."""
     done = _lint_imports(ROOT)
