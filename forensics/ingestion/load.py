@@ -259,7 +259,7 @@ class Loader:
         _sizes = con.sql(  # noqa: F841
             "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-            f"{_ts('created_at')}, tool_call_id, {DERIVED}, coalesce(origin, {ORIGIN}) "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED}, coalesce(origin, {ORIGIN}), name "
             f"FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
             "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's

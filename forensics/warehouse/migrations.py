@@ -306,3 +306,12 @@ def m009_secrets_found(con: duckdb.DuckDBPyConnection) -> None:
                ("fingerprint", "VARCHAR NOT NULL", "12 hex digits of a salted PBKDF2 hash of the value: the same "
                                                   "secret has the same fingerprint everywhere"),
            ])
+
+
+@migration
+def m010_speaker_name(con: duckdb.DuckDBPyConnection) -> None:
+    """Who spoke in a multi-agent run (SPEC §25): the decisive step's agent is a message's author."""
+    con.execute("ALTER TABLE messages ADD COLUMN name VARCHAR")
+    con.execute("COMMENT ON COLUMN messages.name IS 'the author''s name as the format gives it: OpenAI chat `name` "
+                "(the agent of a multi-agent group chat, e.g. AG2/autogen exported as OpenAI messages; for a tool "
+                "message the tool''s name); NULL where the format names no author'")

@@ -73,7 +73,7 @@ def _role_case(col: str) -> str:
 
 
 NUMBER = "('BIGINT', 'UBIGINT', 'DOUBLE')"
-FIELDS = ("role", "tool_calls", "tool_call_id", "is_error", "id", "timestamp", "created_at", "createdAt")
+FIELDS = ("role", "tool_calls", "tool_call_id", "is_error", "id", "timestamp", "created_at", "createdAt", "name")
 SHAPE = json.dumps([{"content": "VARCHAR", **dict.fromkeys(FIELDS, "JSON")}])  # a JSON null: SQL NULL
 # One row per message of the rows given (``_rows``: k, raw), each field as the Python path would read it, and
 # ``bad``: the message needs that path. The struct keeps the first of a key written twice (orjson the last):
@@ -89,7 +89,7 @@ u AS (SELECT k, unnest(arr) AS m, unnest(keys) AS keys, unnest(range(len(arr))) 
 f AS (
   SELECT k, i::INTEGER AS i, len(keys) = 0 OR len(keys) <> len(list_distinct(keys)) AS not_plain,
     m.role AS role_j, m.content AS content_s, m.tool_calls AS calls_j, m.tool_call_id AS tcid_j,
-    m.is_error AS flag_j, m.id AS id_j,
+    m.is_error AS flag_j, m.id AS id_j, m.name AS name_j,
     CASE WHEN list_contains(keys, 'timestamp') THEN m.timestamp WHEN list_contains(keys, 'created_at')
          THEN m.created_at ELSE m.createdAt END AS ts_j
   FROM u),
@@ -109,9 +109,11 @@ SELECT k, i, role, text, flag,
   CASE WHEN json_type(answer_j) = 'VARCHAR' THEN answer_j ->> '$' END AS tcid,
   CASE WHEN ts_num > 0 AND ts_num < {MS_FROM} THEN ts_num END AS ts,
   CASE WHEN role = 'assistant' THEN calls_j END AS calls_j,
+  CASE WHEN json_type(name_j) = 'VARCHAR' THEN name_j ->> '$' END AS name,
   coalesce(not_plain OR role IS NULL OR text IS NULL
     OR (flag IS NULL AND flag_j IS NOT NULL)
     OR id_type = 'DOUBLE'
+    OR coalesce(json_type(name_j) NOT IN ('VARCHAR', 'NULL'), false)
     OR NOT (ts_j IS NULL OR ts_j = '""' OR coalesce(ts_num > 0 AND ts_num < {MS_FROM}, false))
     OR (role = 'tool' AND NOT coalesce(json_type(answer_j) = 'VARCHAR' AND answer_j <> '""', false)), false) AS bad
 FROM h
@@ -167,7 +169,7 @@ _MSG_OUT = """
 SELECT d.cid AS conversation_id, m.i AS seq, m.i AS position, m.nid AS native_id,
   lag(m.nid) OVER (PARTITION BY m.k ORDER BY m.i) AS parent_native_id, m.role, m.text AS content,
   NULL AS content_json, coalesce(n.calls, 0) AS tool_call_count, m.ts AS created_at, nullif(m.tcid, '') AS tool_call_id,
-  NULL AS origin
+  NULL AS origin, m.name
 FROM _dp_msg m JOIN _cids d ON d.k = m.k
 LEFT JOIN (SELECT k, i, count(*) AS calls FROM _dp_call GROUP BY ALL) n ON n.k = m.k AND n.i = m.i
 """

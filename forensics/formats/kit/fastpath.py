@@ -117,4 +117,4 @@ def message(m: _Msg, no_u_escapes: bool = False) -> Message:
     ts = m.timestamp if m.timestamp is not UNSET else m.created_at if m.created_at is not UNSET else (
         m.createdAt if m.createdAt is not UNSET else None)
     return finish(role, text, calls, results, check_int(m.is_error), answered(role, m.tool_call_id, m.id),
-                  check_int(ts), name=check_int(m.name))
+                  check_int(ts), name=check_int(m.name), speaker=check_int(m.name))

@@ -120,6 +120,7 @@ class Turn:
     origin: str | None = None  # person, harness or tool_result where the format says (SPEC §23); None: classified
     tool: str | None = None
     about: str | None = None
+    speaker: str | None = None  # the author's name where the format gives one (an agent of a group chat): messages.name
 
 
 @dataclass
@@ -307,7 +308,8 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             continue
         calls = [(_opt_str(c.id), _opt_str(c.name), _args(c.arguments)) for c in t.calls]
         msg = finish(role, t.text if isinstance(t.text, str) else _args(t.text), calls, [], t.is_error,
-                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None, t.tool, t.about)
+                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None, t.tool, t.about,
+                     _opt_str(t.speaker))
         nid = str(t.id) if t.id is not None else str(i)
         parent = (str(t.parent) or None) if t.parent is not None else prev  # "": a root
         entries.append(Entry(len(entries), nid, parent, position if t.main else None, msg))

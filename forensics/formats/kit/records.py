@@ -71,6 +71,7 @@ class Message:
     origin: str | None = None  # whose turn (forensics.warehouse.origin) when the format says; None: classified
     name: str | None = None  # a tool message without a call id: the tool it names (its call is found by name)
     about: str | None = None  # ... and an argument value it echoes (a path), which tells calls of one tool apart
+    speaker: str | None = None  # the author's name where the format gives one (OpenAI chat ``name``): messages.name
 
 
 @contextmanager
@@ -191,7 +192,8 @@ def normalize(m: Any) -> Message:
             f = function if isinstance(function, dict) else c
             calls.append((_key(c.get("id")), _key(f.get("name")), _args(f.get("arguments"))))
     return finish(role, text, calls, results, m.get("is_error"), answered(role, m.get("tool_call_id"), m.get("id")),
-                  m.get("timestamp", m.get("created_at", m.get("createdAt"))), name=m.get("name"))
+                  m.get("timestamp", m.get("created_at", m.get("createdAt"))), name=m.get("name"),
+                  speaker=m.get("name"))
 
 
 Calls = list[tuple[str | None, str | None, str]]
@@ -237,16 +239,19 @@ def answered(role: str, tool_call_id: Any, own_id: Any) -> Any:
 
 
 def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag: Any, tcid: Any,
-           stamp: Any, origin: str | None = None, name: Any = None, about: Any = None) -> Message:
+           stamp: Any, origin: str | None = None, name: Any = None, about: Any = None,
+           speaker: Any = None) -> Message:
     """The Message from its interpreted parts: shared by ``normalize``, the fast decoder and the format
     modules (``model``). A tool message is an error when the format says so (``flag``), when its output
-    gives a non-zero exit status, or (the format silent) when it opens like an error."""
+    gives a non-zero exit status, or (the format silent) when it opens like an error. ``speaker``: who wrote it,
+    as the format names the author (a multi-agent chat's agent; for a tool message, the tool)."""
     if role != "assistant":
         calls = []  # only assistant turns call tools
     tool = role == "tool" and not results
     is_error = bool(flag) or (tool and failed_exit(text)) or (flag is None and tool and starts_like_error(text))
     return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp),
-                   origin, _key(name) if tool else None, about if tool and isinstance(about, str) and about else None)
+                   origin, _key(name) if tool else None, about if tool and isinstance(about, str) and about else None,
+                   _key(speaker))
 
 
 def failed_exit(text: str | JsonText) -> bool:
@@ -301,7 +306,7 @@ def arrow_schemas() -> dict[str, pa.Schema]:
             ("native_id", pa.string()), ("parent_native_id", pa.string()),
             ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
             ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string()),
-            ("origin", pa.string())]),
+            ("origin", pa.string()), ("name", pa.string())]),
         "CALL_SCHEMA": pa.schema([
             ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
             ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
@@ -376,7 +381,7 @@ class Batch:
                                 fingerprint)
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
-         a_tcid, a_origin) = (m[n].append for n in _schema("MSG_SCHEMA").names)
+         a_tcid, a_origin, a_name) = (m[n].append for n in _schema("MSG_SCHEMA").names)
         k = self.call
         k_cols = [k[n].append for n in _schema("CALL_SCHEMA").names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
@@ -399,6 +404,7 @@ class Batch:
             a_ts(g.ts)
             a_tcid(g.tool_call_id or (g.results[0][0] if g.results else None))
             a_origin(g.origin)
+            a_name(g.speaker)
             for i, (call_id, name, args) in enumerate(g.calls):
                 row = len(k["seq"])
                 for add, v in zip(k_cols, (cid, e.seq, e.position, i, call_id, name, args, None, None, None, None)):
