@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
     "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
+    "failures": "forensics.analyzers.failures",  # signatures of failed runs; shown first (report.build.LEAD)
     "secrets": "forensics.analyzers.secrets",  # what ingest masked: no finding of its own
 }
 

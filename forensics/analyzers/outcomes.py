@@ -97,7 +97,8 @@ def run(ctx: Context) -> Section:
     m["kinds"], kinds_df = _kinds(kept, outcome, n_fail, n_pass)
     m["ranking"], measures_df = _rankings(runs, kept, ctx)
     m["grade_revealing"] = {"messages": int(runs["revealing"].sum()),
-                            "runs": int((runs["revealing"] > 0).sum()), "findings_excluded": dropped}
+                            "runs": int((runs["revealing"] > 0).sum()), "findings_excluded": dropped,
+                            "end_states": int(runs["revealing_end"].sum())}
     sec.metrics = m
     sec.tables = [Table("by_agent_model", "Runs and success rate per agent and model (95 % Wilson interval)", by_agent),
                   Table("finding_kinds", "Share of failed and passed runs with at least one finding of each kind, and "
@@ -123,13 +124,20 @@ def _runs(ctx: Context) -> pl.DataFrame:
         "AND (rev.cutoff IS NULL OR t.position < rev.cutoff) GROUP BY 1), "
         "msgs AS (SELECT m.conversation_id, count(*) AS messages FROM messages m JOIN o USING (conversation_id) "
         "LEFT JOIN rev USING (conversation_id) WHERE m.on_main_path AND m.role != 'system' "
-        "AND (rev.cutoff IS NULL OR m.position < rev.cutoff) GROUP BY 1) "
+        "AND (rev.cutoff IS NULL OR m.position < rev.cutoff) GROUP BY 1), "
+        "ends AS (SELECT m.conversation_id, arg_max(m.role = 'assistant' AND EXISTS (SELECT 1 FROM tool_calls t "
+        "WHERE t.conversation_id = m.conversation_id AND t.position = m.position AND t.result_position IS NULL), "
+        "m.position) AS revealing_end FROM messages m JOIN o USING (conversation_id) LEFT JOIN rev "
+        "USING (conversation_id) WHERE m.on_main_path AND m.role != 'system' AND (rev.cutoff IS NULL OR "
+        "m.position < rev.cutoff) GROUP BY 1) "
         "SELECT o.conversation_id, coalesce(s.format, '?') AS agent, coalesce(c.model, '?') AS model, o.success, "
+        "json_extract_string(d.detail, '$.task') AS task, coalesce(ends.revealing_end, false) AS revealing_end, "
         "rev.cutoff, coalesce(rev.revealing, 0) AS revealing, coalesce(msgs.messages, 0) AS messages, "
         "coalesce(calls.tool_calls, 0) AS tool_calls, coalesce(calls.tool_errors, 0) AS tool_errors, "
         "coalesce(calls.repeated_calls, 0) AS repeated_calls FROM o JOIN conversations c USING (conversation_id) "
         "LEFT JOIN sources s USING (source_id) LEFT JOIN rev USING (conversation_id) "
-        "LEFT JOIN msgs USING (conversation_id) LEFT JOIN calls USING (conversation_id) ORDER BY 1",
+        "LEFT JOIN msgs USING (conversation_id) LEFT JOIN calls USING (conversation_id) LEFT JOIN ends "
+        "USING (conversation_id) LEFT JOIN conversation_outcomes d USING (conversation_id) ORDER BY 1",
         [GRADE_REVEALING])
 
 
@@ -189,27 +197,120 @@ def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pas
                                            "separates failed from passed": pl.String})
 
 
+def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
+    """The report's run ranking (SPEC §25): the number of problem kinds found in a run first, then its length and
+    its tool errors (each as a share of the runs it exceeds, below 1 so that one more problem kind always
+    ranks higher; errors only break ties of length: mixed in with equal weight they lowered the AUC on MINT).
+    Measured on the messages before any grade-revealing text; a grade-revealing end is not used."""
+    n = len(runs)
+    if not n:
+        return []
+    msgs = pl.Series(runs["messages"]).rank("average").to_list()
+    errs = pl.Series(runs["tool_errors"]).rank("average").to_list()
+    return [problems.get(c, 0) + ((m - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
+            for c, m, e in zip(runs["conversation_id"].to_list(), msgs, errs)]
+
+
+def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None]) -> tuple[float | None, int]:
+    """(AUC over the pairs of runs of one task with different outcomes, ties counting one half; pairs)."""
+    by: dict[str, list[tuple[float, bool]]] = {}
+    for sc, f, t in zip(scores, failed, tasks):
+        if t is not None:
+            by.setdefault(t, []).append((sc, f))
+    wins, pairs = 0.0, 0
+    for members in by.values():
+        for sf, ff in members:
+            if not ff:
+                continue
+            for sp, fp in members:
+                if fp:
+                    continue
+                pairs += 1
+                wins += 1.0 if sf > sp else 0.5 if sf == sp else 0.0
+    return (wins / pairs if pairs else None), pairs
+
+
+def auc_within_interval(scores: list[float], failed: list[bool], tasks: list[str | None], resamples: int = 400
+                        ) -> tuple[float | None, float | None]:
+    """95 % interval of the within-task AUC: a bootstrap over tasks (fixed seed, so a report is reproducible)."""
+    import random
+
+    by: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        if t is not None:
+            by.setdefault(t, []).append(i)
+    keys = [k for k, ix in by.items() if len({failed[i] for i in ix}) == 2]
+    if len(keys) < 2:
+        return None, None
+    rng, got = random.Random(20251206), []
+    for _ in range(resamples):
+        idx, tk = [], []
+        for j, k in enumerate(rng.choices(keys, k=len(keys))):
+            idx += by[k]
+            tk += [f"{j}"] * len(by[k])
+        a, _ = auc_within([scores[i] for i in idx], [failed[i] for i in idx], list(tk))
+        if a is not None:
+            got.append(a)
+    got.sort()
+    return got[int(0.025 * len(got))], got[min(len(got) - 1, int(0.975 * len(got)))]
+
+
+def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
+    """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (SPEC §24) when
+    the warehouse has it, else the kinds of the findings of the analyzers that ran before this one."""
+    has = ctx.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = "
+                          "'problem_findings'").fetchone()
+    cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
+    kinds: dict[str, set[str]] = {}
+    if has and has[0]:
+        for cid, kind, pos in ctx.con.execute(
+                "SELECT p.conversation_id, p.kind, p.position FROM problem_findings p JOIN sel_conversations "
+                "USING (conversation_id)").fetchall():
+            cut = cutoff.get(cid)
+            if cid in cutoff and (cut is None or pos is None or pos < cut):
+                kinds.setdefault(cid, set()).add(kind)
+    else:
+        for sec in sections:
+            for f in sec.findings:
+                if f.conversation_id in cutoff:
+                    kinds.setdefault(f.conversation_id, set()).add(f.kind)
+    return {c: len(k) for c, k in kinds.items()}
+
+
 def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:
     ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
+    tasks = runs["task"].to_list()
     scorer: Callable[[list[Section], int], dict[str, float]] | None = ctx.memo.get("worst_scores")
     worst = scorer(sections, ctx.selected) if scorer and sections else {}
-    columns = {**({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
+    ranking_scores = run_scores(runs, _problem_kinds(ctx, runs, sections))
+    columns = {"run ranking (problems, then length and errors)": ranking_scores,
+               **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
                **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()}}
     pos, neg = sum(failed), len(failed) - sum(failed)
-    rows, aucs = [], {}
+    rows, aucs, within = [], {}, {}
     for label, scores in columns.items():
         a = auc(scores, failed)
         lo, hi = auc_interval(a, pos, neg) if a is not None else (None, None)
-        aucs[label] = a
-        rows.append({"ranking": label, "auc": a, "low": lo, "high": hi})
-    rows.append({"ranking": "random", "auc": 0.5 if pos and neg else None, "low": None, "high": None})
-    first = rows[0] if sections else {"low": None, "high": None}
-    ranking = {"auc": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
+        w, pairs = auc_within(scores, failed, tasks)
+        wlo, whi = auc_within_interval(scores, failed, tasks) if w is not None else (None, None)
+        aucs[label], within[label] = a, w
+        rows.append({"ranking": label, "auc": a, "low": lo, "high": hi, "auc within task": w, "within low": wlo,
+                     "within high": whi, "pairs within task": pairs})
+    rows.append({"ranking": "random", "auc": 0.5 if pos and neg else None, "low": None, "high": None,
+                 "auc within task": 0.5 if within[next(iter(columns))] is not None else None, "within low": None,
+                 "within high": None, "pairs within task": rows[0]["pairs within task"]})
+    first = rows[0]
+    ranking = {"auc": first["auc"], "auc_low": first["low"], "auc_high": first["high"],
+               "auc_within_task": first["auc within task"], "auc_within_task_low": first["within low"],
+               "auc_within_task_high": first["within high"], "pairs_within_task": first["pairs within task"],
+               "auc_by_worst_score": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
                "auc_by_tool_calls": aucs["tool calls"], "auc_by_tool_errors": aucs["tool errors"],
                "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"], "auc_random": 0.5,
-               "auc_low": first["low"], "auc_high": first["high"], "scored_by_findings": bool(sections)}
+               "auc_within_task_by_messages": within["messages"], "scored_by_findings": bool(sections)}
     return ranking, pl.DataFrame(rows, schema={"ranking": pl.String, "auc": pl.Float64, "low": pl.Float64,
-                                               "high": pl.Float64})
+                                               "high": pl.Float64, "auc within task": pl.Float64,
+                                               "within low": pl.Float64, "within high": pl.Float64,
+                                               "pairs within task": pl.Int64})
 
 
 def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
@@ -220,15 +321,17 @@ def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
     if rk["auc"] is not None:
         best = max(rk["auc_by_messages"] or 0, rk["auc_by_tool_calls"] or 0)
         verdict = "beats" if rk["auc_low"] is not None and rk["auc_low"] > best else "does not beat"
-        text += (f"The worst-conversation ranking finds failed runs with AUC {rk['auc']:.2f} (by length "
+        text += (f"The run ranking (problems, then length and errors) finds failed runs with AUC {rk['auc']:.2f} (by length "
                  f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
                  f"{verdict} the trivial rankings. ")
-    if not rk["scored_by_findings"]:
-        text += "No other analyzer ran, so the worst-conversation ranking is not checked (run the whole report). "
+    if rk["auc_within_task"] is not None:
+        text += (f"Within a task ({rk['pairs_within_task']} pairs of runs of one task with different outcomes) its AUC "
+                 f"is {rk['auc_within_task']:.2f} (by length {rk['auc_within_task_by_messages']:.2f}). ")
     text += (f"Finding kinds that separate failed from passed runs: {', '.join(seps) if seps else 'none'} "
              f"(of {len(m['kinds'])}). ")
     text += (f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
-             f"({rev['findings_excluded']} findings citing only them).")
+             f"({rev['findings_excluded']} findings citing only them); {rev['end_states']} runs end on a call nothing "
+             "answered, an end the harness decides (it can reveal the grade), not used as a feature.")
     return text
 
 

@@ -35,7 +35,8 @@ METRICS_SCHEMA_VERSION = 1
 # each argument key with a JSON call of its own; one extraction per argument runs there in 32 MB.
 REPORT_MEMORY_MB = 512
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
-LEAD = ("usage",)  # the report leads with the runs (SPEC §22): before the data quality and the digest
+LEAD = ("failures", "usage")  # the report leads with what went wrong (§25) and the runs (§22), in this order: before
+# the data quality and the digest
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 # one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
 progress = logging.getLogger("forensics.report")
@@ -68,7 +69,8 @@ class Report:
 
     def parts(self) -> tuple[list[Section], list[Section]]:
         """(the sections the report leads with, before its digest: the runs, ``LEAD``; the others, in order)."""
-        return [s for s in self.sections if s.name in LEAD], [s for s in self.sections if s.name not in LEAD]
+        return (sorted((s for s in self.sections if s.name in LEAD), key=lambda s: LEAD.index(s.name)),
+                [s for s in self.sections if s.name not in LEAD])
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)

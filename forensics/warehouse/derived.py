@@ -42,6 +42,8 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "sentinel_conversations": ("sentinel", "whole", "per conversation: the sentinel's verdict"),
     "skill_routing": ("skills", "whole", "each request replayed against the trigger table"),
     "memory_findings": ("memory", "whole", "the decision-memory audit's findings"),
+    "run_failures": ("failures", "selection", "per failed or problem-bearing run: how it ended, its recurring error "
+                     "template, its cluster, its decisive step's position and agent"),
     "report_charts": ("report", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code"),
     "reuse_done": ("report", "cache", "per kept fact and conversation: the fingerprint and config key its rows hold"),
     "reuse_corpus": ("report", "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs"),

@@ -1,0 +1,259 @@
+"""What went wrong (SPEC §25): each failed or problem-bearing run's signature (how it ended, its recurring
+error as a template, its decisive step and agent), the clusters of equal signatures with their lift, and the
+worst runs with the step where they went wrong.
+
+A run is *failed* when ``conversation_outcomes`` says so, *problem-bearing* when ``problem_findings`` (the
+problem detectors of SPEC §24, when that table exists) holds a finding of it. A cluster is the runs whose
+(end, error template) are equal; its name is made of those parts. Its lift is the share of failed runs in it
+over the share of passed runs in it, with a 95 % interval (``outcomes.lift``); a cluster whose interval holds 1
+does not tell failed from passed runs. Grade-revealing text (``outcomes.GRADE_REVEALING``) is cut from each
+run before it is read, so no signature is built on the environment saying the answer was wrong.
+
+The rows go to ``run_failures`` (one per failed or problem-bearing run of the selection), for notebooks, the
+explorer and CI.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from forensics.analyzers import diff
+from forensics.analyzers.base import Context, Section, Table
+from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.failures.decisive import Decisive, from_run
+from forensics.analyzers.failures.signature import Msg, ended, errors, recurring
+from forensics.analyzers.outcomes import GRADE_REVEALING, lift
+from forensics.warehouse import derived
+
+NAME = "failures"
+TITLE = "What went wrong: failure signatures, where runs went wrong, and by which agent"
+TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
+EXAMPLES = 3
+SHOWN_CLUSTERS = 30
+WORST = 15
+QUOTE = 240
+
+
+@dataclass(frozen=True)
+class Signature:
+    conversation_id: str
+    failed: bool | None  # None: no outcome
+    ended: str
+    ended_at: int | None
+    error_template: str | None
+    error_count: int
+    decisive: Decisive | None
+
+    @property
+    def cluster(self) -> str:
+        return name_of(self.ended, self.error_template)
+
+
+def name_of(end: str, template: str | None) -> str:
+    """A cluster's name from its parts: how the runs ended, and their recurring error."""
+    return f"{end.replace('_', ' ')}: {template}" if template else f"{end.replace('_', ' ')}, no error"
+
+
+def run(ctx: Context) -> Section:
+    sec = Section(NAME, TITLE)
+    runs = _runs(ctx.con)
+    if runs.is_empty():
+        sec.summary = ("Not in use: no selected run failed (by its outcome) or has a problem finding. Graded runs "
+                       "(`forensics outcomes FILE`, or a benchmark log that records its grade) fill it.")
+        sec.metrics = {"runs": 0, "clusters": []}
+        _store(ctx.con, [])
+        return sec
+    msgs = messages(ctx.con, runs["conversation_id"].to_list())
+    outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
+    passed_sibling = _divergences(ctx.con, runs)
+    sigs = [signature(cid, msgs.get(cid, []), None if outcome[cid] is None else not outcome[cid],
+                      passed_sibling.get(cid)) for cid in runs["conversation_id"].to_list()]
+    _store(ctx.con, sigs)
+    n_fail, n_pass = _graded(ctx.con)
+    clusters = cluster(sigs, n_fail, n_pass)
+    sec.metrics = {"runs": len(sigs), "failed": sum(s.failed is True for s in sigs),
+                   "graded_failed": n_fail, "graded_passed": n_pass,
+                   "ended": dict(sorted(Counter(s.ended for s in sigs).items())),
+                   "decisive_rules": dict(sorted(Counter(s.decisive.rule for s in sigs if s.decisive).items())),
+                   "clusters": clusters[:SHOWN_CLUSTERS]}
+    sec.tables = [_cluster_table(clusters[:SHOWN_CLUSTERS]), _worst_table(sigs, msgs, ctx.names)]
+    sec.summary = _summary(sigs, clusters)
+    return sec
+
+
+def signature(cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None) -> Signature:
+    """One run's signature; the decisive step only for a failed run (from its divergence from a passed run of
+    its task when given, else from its own messages)."""
+    end, end_at = ended(msgs)
+    template, first_at, count = recurring(errors(msgs))
+    decisive = None
+    if failed:
+        decisive = divergence or from_run(msgs, first_at if count >= 2 else None,
+                                          end_at if end == "claimed_success" else None)
+    return Signature(cid, failed, end, end_at, template, count, decisive)
+
+
+def cluster(sigs: list[Signature], n_fail: int, n_pass: int) -> list[dict[str, Any]]:
+    """Clusters of equal signatures (end, error template), largest first, with their lift where both failed
+    and passed runs are graded."""
+    groups: dict[str, list[Signature]] = {}
+    for s in sigs:
+        groups.setdefault(s.cluster, []).append(s)
+    out = []
+    for name, members in groups.items():
+        a = sum(s.failed is True for s in members)
+        b = sum(s.failed is False for s in members)
+        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        out.append({"name": name, "runs": len(members), "failed": a, "passed": b, "lift": r, "lift_low": lo,
+                    "lift_high": hi, "examples": [s.conversation_id for s in members[:EXAMPLES]]})
+    return sorted(out, key=lambda c: (-c["runs"], -c["failed"], c["name"]))
+
+
+def messages(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[Msg]]:
+    """The main-path messages of the runs, each cut before its first grade-revealing message."""
+    rows = con.execute(
+        "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
+        "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
+        "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+        "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
+        "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
+        "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
+        "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
+        "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
+        "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
+        "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
+        "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
+        "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
+        "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
+        "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
+        "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
+        "ORDER BY m.conversation_id, m.position",
+        [cids, GRADE_REVEALING, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS]).fetchall()
+    out: dict[str, list[Msg]] = {}
+    for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
+        out.setdefault(cid, []).append(Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered),
+                                           bool(err), tuple(names)))
+    return out
+
+
+def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The selected runs that failed or bear a problem, with their outcome (None: not graded)."""
+    problems = "problem_findings" in _tables(con)
+    extra = ("UNION SELECT DISTINCT p.conversation_id FROM problem_findings p JOIN sel_conversations "
+             "USING (conversation_id)") if problems else ""
+    return pl.DataFrame(con.execute(
+        "WITH r AS (SELECT o.conversation_id FROM conversation_outcomes o JOIN sel_conversations "
+        f"USING (conversation_id) WHERE o.success = false {extra}) "
+        "SELECT r.conversation_id, o.success FROM r LEFT JOIN conversation_outcomes o USING (conversation_id) "
+        "ORDER BY 1").fetchall(), schema={"conversation_id": pl.String, "success": pl.Boolean}, orient="row")
+
+
+def _graded(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    row = con.execute("SELECT count(*) FILTER (WHERE NOT success), count(*) FILTER (WHERE success) FROM "
+                      "conversation_outcomes JOIN sel_conversations USING (conversation_id)").fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()}
+
+
+def _divergences(con: duckdb.DuckDBPyConnection, runs: pl.DataFrame) -> dict[str, Decisive]:
+    """For each failed run with a passed run of the same task: the first divergence from the passed run that
+    agrees with it longest, where the failed run has a step there."""
+    rows = con.execute(
+        "SELECT o.conversation_id, json_extract_string(o.detail, '$.task') AS task, o.success FROM "
+        "conversation_outcomes o JOIN sel_conversations USING (conversation_id) WHERE o.success IS NOT NULL AND "
+        "json_extract_string(o.detail, '$.task') IS NOT NULL ORDER BY 1").fetchall()
+    by_task: dict[str, list[tuple[str, bool]]] = {}
+    for cid, task, ok in rows:
+        by_task.setdefault(task, []).append((cid, bool(ok)))
+    failed = set(runs.filter(pl.col("success") == False)["conversation_id"].to_list())  # noqa: E712
+    out: dict[str, Decisive] = {}
+    for members in by_task.values():
+        passed = [c for c, ok in members if ok]
+        if not passed:
+            continue
+        loaded = {c: diff.load_run(con, c) for c in passed}
+        for cid, ok in members:
+            if ok or cid not in failed:
+                continue
+            f = diff.load_run(con, cid)
+            if not f.steps:
+                continue
+            best = max((diff.first_divergence(loaded[p].steps, f.steps) for p in passed if loaded[p].steps),
+                       default=None)
+            if best is None or best >= len(f.steps):
+                continue
+            pos = f.steps[best].position
+            agent = con.execute("SELECT name FROM messages WHERE conversation_id = ? AND position = ?",
+                                [cid, pos]).fetchone()
+            out[cid] = Decisive(pos, agent[0] if agent else None, "divergence")
+    return out
+
+
+RUN_FAILURES: dict[str, Any] = {"conversation_id": pl.String, "ended": pl.String, "error_template": pl.String,
+                                "cluster": pl.String, "decisive_position": pl.Int32, "decisive_agent": pl.String}
+
+
+def _store(con: duckdb.DuckDBPyConnection, sigs: list[Signature]) -> None:
+    rows = [{"conversation_id": s.conversation_id, "ended": s.ended, "error_template": s.error_template,
+             "cluster": s.cluster, "decisive_position": s.decisive.position if s.decisive else None,
+             "decisive_agent": s.decisive.agent if s.decisive else None} for s in sigs]
+    derived.replace_rows(con, "run_failures", pl.DataFrame(rows, schema=RUN_FAILURES).to_arrow())
+
+
+def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
+    rows = [{"cluster": c["name"], "runs": c["runs"], "failed": c["failed"], "passed": c["passed"], "lift": c["lift"],
+             "low": c["lift_low"], "high": c["lift_high"],
+             "tells failed from passed": "yes" if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1)
+             else "no", "examples": ", ".join(c["examples"])} for c in clusters]
+    return Table("clusters", "Runs with equal signatures (how they ended, their recurring error): failed and passed "
+                             "runs in each, and the lift (failed share / passed share) with its 95 % interval",
+                 pl.DataFrame(rows, schema={"cluster": pl.String, "runs": pl.Int64, "failed": pl.Int64,
+                                            "passed": pl.Int64, "lift": pl.Float64, "low": pl.Float64,
+                                            "high": pl.Float64, "tells failed from passed": pl.String,
+                                            "examples": pl.String}))
+
+
+def _worst_table(sigs: list[Signature], msgs: dict[str, list[Msg]], names: dict[str, str]) -> Table:
+    """The failed runs of the most common failed signatures, each with its decisive step and what it says."""
+    common = Counter(s.cluster for s in sigs if s.failed)
+    worst = sorted((s for s in sigs if s.failed and s.decisive), key=lambda s: (-common[s.cluster], s.conversation_id))
+    rows = []
+    for s in worst[:WORST]:
+        d = s.decisive
+        assert d is not None
+        said = next((m.text for m in msgs.get(s.conversation_id, []) if m.position == d.position), "")
+        rows.append({"run": names.get(s.conversation_id, s.conversation_id), "conversation_id": s.conversation_id,
+                     "cluster": s.cluster, "decisive position": d.position, "agent": d.agent, "why": d.rule,
+                     "evidence": " ".join(said.split())[:QUOTE]})
+    return Table("worst_runs", "Failed runs, most common signature first: the step where each went wrong, who took "
+                               "it, the rule that chose it and what the step says",
+                 pl.DataFrame(rows, schema={"run": pl.String, "conversation_id": pl.String, "cluster": pl.String,
+                                            "decisive position": pl.Int64, "agent": pl.String, "why": pl.String,
+                                            "evidence": pl.String}))
+
+
+def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
+    failed = [s for s in sigs if s.failed]
+    ends = Counter(s.ended for s in failed).most_common(3)
+    text = (f"{len(sigs)} failed or problem-bearing runs, {len(failed)} of them failed, in {len(clusters)} "
+            f"signatures. Failed runs ended: " + (", ".join(f"{e.replace('_', ' ')} {n}" for e, n in ends) or "none")
+            + ". ")
+    telling = [c for c in clusters if c["lift_low"] is not None and c["lift_low"] > 1]
+    if telling:
+        text += "Signatures more common in failed runs than passed ones (95 % interval above 1): " + "; ".join(
+            f"{c['name']} ({c['failed']} failed, {c['passed']} passed, lift {c['lift']:.1f})" for c in telling[:5]) + ". "
+    elif clusters and clusters[0]["lift"] is not None:
+        text += "No signature is more common in failed runs than in passed ones beyond chance (every interval holds 1). "
+    return text
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run, after=("outcomes",),
+)

@@ -1,0 +1,175 @@
+"""A run's failure signature (SPEC §25): how it ended, its recurring error as a template, and (in
+``decisive``) the step where it went wrong.
+
+**How it ended**, read from the run's own last messages, first rule that holds:
+
+- ``limit``: the harness or a tool says a turn, step, iteration, time or context limit was reached;
+- ``cut_off``: the run stops on a call no result answers, or on a tool result or harness turn the agent never
+  read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
+- ``handed_off``: the last step hands the task to someone else (a transfer or escalation tool, "a human agent");
+- ``gave_up``: the final reply says it cannot do the task ("I was unable to", "I cannot", "I'm sorry, but");
+- ``errored``: the last tool result is an error and no reply follows it;
+- ``claimed_success``: the final reply says the work is done ("successfully", "all tests pass", "the task is
+  complete", ``TERMINATE`` after a result, a submission);
+- ``answered``: anything else (a final answer with no claim about it).
+
+**The error template**: of each error text (a tool result the warehouse flags as an error, or whose text holds
+an error line), the line that names the error: the last exception line (``KeyError: 'x'``), else an
+``error:``/``fatal:`` line, a shell error (``/bin/bash: line 3: foo: command not found``), ``No such file``,
+``Permission denied``, ``command not found``, a timeout; a preamble (``Traceback (most recent call last):``,
+``exitcode: 1 (execution failed)``, ``Code output:``) is never the template, so three causes behind one preamble
+stay three. Then masked, so one cause phrased with other values is one template: quoted values ``'<q>'``, paths
+``<path>``, URLs ``<url>``, UUIDs and hex ``<hex>``, numbers ``<n>``, whitespace collapsed, lower case. A run's
+recurring error is its most frequent template (the earliest among equals).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_off", "answered")
+# ends decided by the harness, not the agent: compared with outcomes, they can read the grade (MINT's ALFWorld
+# stops a successful episode right after the winning action, with no observation)
+GRADE_REVEALING_ENDS = ("cut_off",)
+TAIL = 3  # the last messages read for a limit notice
+
+LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
+                   r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
+                   r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
+                   r"ran out of (?:steps|turns|time|budget)|autosubmi)", re.I)
+HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
+HANDOFF_TEXT = re.compile(r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
+                          r"\bcontact (?:our |the )?(?:support|customer service)\b", re.I)
+GAVE_UP = re.compile(r"\b(?:I (?:am|was|'m) (?:unable|not able)|I (?:cannot|can't|could not|couldn't)|"
+                     r"unable to (?:complete|proceed|find|access|determine|solve|fix|locate)|I(?: am|'m) sorry,? but|"
+                     r"(?:is|was) not possible to|I give up|cannot be (?:determined|completed|solved))", re.I)
+CLAIM = re.compile(r"\b(?:successfully|all (?:the )?tests (?:now )?pass|(?:has|have) been (?:fixed|resolved|completed|"
+                   r"implemented|verified|confirmed)|(?:task|work|fix|issue) (?:is|has been) (?:now )?(?:complete|done|"
+                   r"resolved|fixed)|I have (?:fixed|completed|implemented|resolved|verified)|\bTERMINATE\b|"
+                   r"submit(?:ted)?\b|\bFINISH\(|final answer)", re.I)
+
+PREAMBLE = re.compile(r"^\s*(?:traceback \(most recent call last\):|exitcode: ?-?\d+.*|code output:\s*|"
+                      r"stderr:?\s*|stdout:?\s*|output:\s*|observation:\s*|during handling of the above exception.*|"
+                      r"the above exception was the direct cause.*)\s*$", re.I)
+EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b.*$")
+ERROR_LINE = re.compile(r"^\s*(?:/bin/(?:ba)?sh: .*|.*\b(?:error|fatal|failed|failure)\b\s*[:!].*|.*command not found.*|"
+                        r".*no such file or directory.*|.*permission denied.*|.*\btimed? ?out\b.*|.*\bnot found\b.*|"
+                        r"\s*timeout\s*)$", re.I)
+FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
+
+MASKS = [
+    (re.compile(r"https?://\S+"), "<url>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<hex>"),
+    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|‘[^’\n]{0,200}’|“[^”\n]{0,200}”"), "'<q>'"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|(?:[\w.-]+/)+[\w.-]+\.\w+"), "<path>"),
+    (re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<hex>"),
+    (re.compile(r"\b[A-Za-z]+[-_]?\d[\w-]*\b"), "<id>"),  # ids that mix letters and digits: task-42, run_7a
+    (re.compile(r"-?\b\d+(?:\.\d+)?\b"), "<n>"),
+]
+TEMPLATE_CHARS = 160
+LEAD_IN = re.compile(r"^(?:code output|output|stderr|stdout|observation|result)\s*:\s*", re.I)
+
+
+@dataclass(frozen=True)
+class Msg:
+    """One main-path message as the signature reads it."""
+
+    position: int
+    role: str  # user, assistant, tool, system
+    origin: str | None  # person, harness, tool_result, assistant, tool
+    name: str | None  # the speaker (messages.name)
+    text: str
+    calls: int = 0  # tool calls it makes
+    unanswered: int = 0  # of them, without a result
+    error: bool = False  # a tool result the warehouse flags as an error
+    call_names: tuple[str, ...] = ()
+
+
+def is_output(m: Msg) -> bool:
+    """A tool's output: the tool role, or a tool result carried on the user role."""
+    return m.role == "tool" or m.origin == "tool_result"
+
+
+def error_line(text: str, flagged: bool = False) -> str | None:
+    """The line that names the error of a tool output, or None when it shows none (see the module docstring).
+    ``flagged``: the warehouse already says it is an error (then the first line that is no preamble will do)."""
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    exits = FAILED_EXIT.search(text[:400])
+    failed_exit = exits is not None and int(exits.group(1)) not in (0, -1)
+    for ln in reversed(lines):
+        if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
+            return ln.strip()
+    for ln in lines:
+        if ERROR_LINE.match(ln) and not PREAMBLE.match(ln) and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b",
+                                                                               ln, re.I):
+            return ln.strip()
+    if flagged or failed_exit:
+        rest = [ln for ln in lines if not PREAMBLE.match(ln)]
+        return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
+    return None
+
+
+def template(line: str) -> str:
+    """An error line with its values masked (see the module docstring)."""
+    t = LEAD_IN.sub("", line.strip())
+    for pattern, mask in MASKS:
+        t = pattern.sub(mask, t)
+    return re.sub(r"\s+", " ", t).lower()[:TEMPLATE_CHARS]
+
+
+def errors(msgs: list[Msg]) -> list[tuple[int, str]]:
+    """(position, template) of every error a tool output of the run shows, in order."""
+    out = []
+    for m in msgs:
+        if is_output(m):
+            line = error_line(m.text, m.error)
+            if line is not None:
+                out.append((m.position, template(line)))
+    return out
+
+
+def recurring(errs: list[tuple[int, str]]) -> tuple[str | None, int | None, int]:
+    """(template, first position, count) of the run's most frequent error; (None, None, 0) without errors."""
+    if not errs:
+        return None, None, 0
+    counts = Counter(t for _, t in errs)
+    first: dict[str, int] = {}
+    for p, t in errs:
+        first.setdefault(t, p)
+    best = max(counts, key=lambda t: (counts[t], -first[t]))
+    return best, first[best], counts[best]
+
+
+def ended(msgs: list[Msg]) -> tuple[str, int | None]:
+    """How the run ended, and the position that shows it (None for an empty run)."""
+    if not msgs:
+        return "cut_off", None
+    last = msgs[-1]
+    for m in msgs[-TAIL:]:
+        if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
+            return "limit", m.position
+    if (last.role == "assistant" and last.unanswered) or (last.role != "assistant" and last.origin != "person"):
+        if not (is_output(last) and error_line(last.text, last.error)):
+            return "cut_off", last.position
+    final = next((m for m in reversed(msgs) if m.role == "assistant" and m.text.strip()), None)
+    if any(HANDOFF_TOOL.search(n) for n in last.call_names) or (final and HANDOFF_TEXT.search(final.text[-1500:])):
+        return "handed_off", (final or last).position
+    if final is not None and GAVE_UP.search(final.text[-1500:]):
+        return "gave_up", final.position
+    outputs = [m for m in msgs if is_output(m)]
+    if outputs and error_line(outputs[-1].text, outputs[-1].error) and not any(
+            m.role == "assistant" and m.text.strip() and m.position > outputs[-1].position for m in msgs):
+        return "errored", outputs[-1].position
+    if final is not None and CLAIM.search(final.text[-1500:]):
+        return "claimed_success", _claim_position(msgs, final)
+    return "answered", final.position if final else last.position
+
+
+def _claim_position(msgs: list[Msg], final: Msg) -> int:
+    """The claim a bare end marker (``TERMINATE``) closes: the last reply before it that says something."""
+    if final.text.strip().upper() in ("TERMINATE", "DONE", "EXIT", "SUBMIT"):
+        prior = [m for m in msgs if m.role == "assistant" and m.position < final.position and len(m.text.strip()) > 20]
+        if prior:
+            return prior[-1].position
+    return final.position
