@@ -326,3 +326,20 @@ def test_tau2_dir_format_reads_each_run_file(tmp_path: Path, excerpts: Path) -> 
     same = "SELECT c.native_id, m.position, m.role, m.origin, m.content FROM messages m JOIN conversations c " \
            "USING (conversation_id) JOIN sources s USING (source_id) WHERE s.format = 'tau2' ORDER BY 1, 2"
     assert query(db, same) == query(excerpts, same)
+
+
+def test_swe_bench_results_in_a_sibling_results_folder(tmp_path: Path) -> None:
+    """Multi-SWE-bench's shape: ``<run>/trajs/<instance>/<instance>.traj`` beside ``<run>/results/results.json``."""
+    run = tmp_path / "20250329_MSWE-agent_Claude-3.7-Sonnet"
+    shutil.copytree(FIXTURES / "agents" / "swe_agent" / "trajectories" / "dev" / "default__claude-sonnet-4__t-0.00",
+                    run / "trajs")
+    (run / "results").mkdir()
+    (run / "results" / "results.json").write_text(json.dumps(
+        {"total_instances": 2, "resolved_ids": ["marshmallow-code__marshmallow-1867"],
+         "unresolved_ids": ["swe-agent__test-repo-i1"], "error_ids": []}))
+    db = tmp_path / "w.duckdb"
+    _ingest(db, run / "trajs")
+    got = query(db, "SELECT c.native_id, o.success, json_extract_string(o.detail, '$.by') FROM conversation_outcomes o "
+                    "JOIN conversations c USING (conversation_id) ORDER BY 1")
+    where = f"{run.name}/results/results.json resolved"
+    assert got == [("marshmallow-code__marshmallow-1867", True, where), ("swe-agent__test-repo-i1", False, where)]

@@ -80,11 +80,13 @@ SWEBENCH_PASSED = ("resolved", "resolved_ids")
 
 
 def swebench_results(traj: str, instance: str) -> Outcome | None:
-    """The SWE-bench harness's ``results.json`` in the folder of a ``.traj`` file or the two above it: an
+    """The SWE-bench harness's ``results.json`` in the folder of a ``.traj`` file or the two above it, or in a
+    ``results/`` folder beside any of them (Multi-SWE-bench's ``trajs/`` and ``results/`` siblings): an
     instance in ``resolved`` (``resolved_ids``) passed; one listed only elsewhere (submitted, applied,
     unresolved...) failed; one it does not list has no outcome."""
     here = Path(traj).resolve().parent
-    for folder in (here, here.parent, here.parent.parent):
+    for folder in (here, here / "results", here.parent, here.parent / "results", here.parent.parent,
+                   here.parent.parent / "results"):
         doc = _json_file(folder / "results.json")
         if not isinstance(doc, dict):
             continue
@@ -92,11 +94,16 @@ def swebench_results(traj: str, instance: str) -> Outcome | None:
         if not any(k in lists for k in SWEBENCH_PASSED):
             continue
         if any(instance in lists.get(k, ()) for k in SWEBENCH_PASSED):
-            return Outcome(True, 1.0, f"{folder.name}/results.json resolved", True, instance)
+            return Outcome(True, 1.0, f"{_where(folder, here)}/results.json resolved", True, instance)
         if any(instance in v for v in lists.values()):  # submitted, applied, unresolved_ids, error_ids...
-            return Outcome(False, 0.0, f"{folder.name}/results.json resolved", False, instance)
+            return Outcome(False, 0.0, f"{_where(folder, here)}/results.json resolved", False, instance)
         return None
     return None
+
+
+def _where(folder: Path, here: Path) -> str:
+    """The folder named as before (its name), a ``results/`` sibling with its parent's name in front."""
+    return f"{folder.parent.name}/results" if folder.name == "results" and folder != here else folder.name
 
 
 def _json_file(path: Path) -> Any:
