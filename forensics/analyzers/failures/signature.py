@@ -34,7 +34,7 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
 
-LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
+LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
                    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
                    r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
                    r"ran out of (?:steps|turns|time|budget)|autosubmi)", re.I)

@@ -1,0 +1,173 @@
+"""Every figure of the failure analysis (SPEC §25) beside its trivial references, dev and held-out:
+
+    python bench/failures.py [SHARED]     (SHARED: ../shared beside the repo, or $FORENSICS_SHARED)
+
+1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
+   the agent's accuracy, beside the first step, the last step, a random step (its expected accuracy, exact),
+   the step before the first error and the agent with the most messages. The method reads the warehouse only
+   (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
+   to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
+2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
+3. *Ranking* on every folder of ``data/outcomes``: the report's run ranking beside length, tool calls, errors
+   and random, overall and within task; held-out by task (a stable hash of the task key).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from forensics.analyzers import outcomes as oc  # noqa: E402
+from forensics.analyzers.failures import messages, signature  # noqa: E402
+from forensics.analyzers.failures.signature import error_line, is_output  # noqa: E402
+from forensics.cli import cli  # noqa: E402
+
+
+def half(key: str) -> str:
+    return "dev" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "held-out"
+
+
+def run_cli(*args: str) -> None:
+    """One forensics command, its own output kept out of the tables."""
+    with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
+        try:
+            cli.main(list(args), standalone_mode=False)
+        except SystemExit as e:
+            if e.code:
+                raise
+
+
+def where(shared: Path, work: Path) -> None:
+    path = shared / "data" / "failures" / "whowhen.jsonl"
+    recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    db = work / "whowhen.duckdb"
+    labels = work / "whowhen-failed.csv"
+    labels.write_text("id,success\n" + "".join(f"{r['id']},false\n" for r in recs))
+    run_cli("ingest", str(path), "--db", str(db))
+    run_cli("outcomes", str(labels), "--db", str(db))
+    con = duckdb.connect(str(db), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+    msgs = messages(con, list(ids.values()))
+    rows = []
+    for r in recs:
+        ms = msgs[ids[r["id"]]]
+        sig = signature(ids[r["id"]], ms, True)
+        d = sig.decisive
+        assert d is not None and d.position is not None
+        names = [m.name for m in ms]
+        first_err = next((m.position for m in ms if is_output(m) and error_line(m.text, m.error)), None)
+        before_err = max(0, first_err - 1) if first_err is not None else len(ms) - 1
+        most = Counter(n for m, n in zip(ms, names) if m.role == "assistant").most_common(1)[0][0]
+        rows.append({"half": half(f"{r['source']}:{r['id']}"), "n": len(ms), "step": r["label"]["mistake_step"],
+                     "agent": r["label"]["mistake_agent"], "names": names, "ours": d.position, "our_agent": d.agent,
+                     "rule": d.rule, "before_err": before_err, "most": most, "sig": sig})
+    print("## Where it went wrong (whowhen.jsonl, 126 failed AG2 group chats)\n")
+    print("| method | half | runs | exact | ±1 | ±3 | agent |\n|---|---|---|---|---|---|---|")
+    for h in ("dev", "held-out", "all"):
+        sub = [x for x in rows if h == "all" or x["half"] == h]
+        for name, pick in (("decisive step (ours)", lambda x: (x["ours"], x["our_agent"])),
+                           ("first step", lambda x: (0, x["names"][0])),
+                           ("last step", lambda x: (x["n"] - 1, x["names"][-1])),
+                           ("step before the first error", lambda x: (x["before_err"], x["names"][x["before_err"]])),
+                           ("agent with the most messages", lambda x: (None, x["most"]))):
+            got = [pick(x) for x in sub]
+            acc = [_share(sub, got, k) for k in (0, 1, 3)]
+            agent = sum(g[1] == x["agent"] for g, x in zip(got, sub)) / len(sub)
+            print(f"| {name} | {h} | {len(sub)} | " + " | ".join("–" if a is None else f"{a:.1%}" for a in acc)
+                  + f" | {agent:.1%} |")
+        rnd = [sum(sum(1 for p in range(x["n"]) if abs(p - x["step"]) <= k) / x["n"] for x in sub) / len(sub)
+               for k in (0, 1, 3)]
+        ragent = sum(sum(n == x["agent"] for n in x["names"]) / x["n"] for x in sub) / len(sub)
+        print(f"| random step (expected) | {h} | {len(sub)} | " + " | ".join(f"{a:.1%}" for a in rnd)
+              + f" | {ragent:.1%} |")
+    print("\nRules that chose the step:", dict(Counter(x["rule"] for x in rows).most_common()))
+    sigs = [x["sig"] for x in rows]
+    clusters = Counter(s.cluster for s in sigs)
+    print("\n## Failure signatures (the same runs)\n")
+    print("How they ended:", dict(Counter(s.ended for s in sigs).most_common()))
+    print(f"Runs with a recurring error template: {sum(s.error_template is not None for s in sigs)} of {len(sigs)}; "
+          f"signatures: {len(clusters)}; runs in a signature shared by 2 or more: "
+          f"{sum(n for n in clusters.values() if n > 1)} of {len(sigs)}")
+    print("Largest:", "; ".join(f"{k} ({n})" for k, n in clusters.most_common(6)))
+
+
+def _share(sub: list[dict], got: list[tuple[int | None, str | None]], k: int) -> float | None:
+    if got[0][0] is None:
+        return None
+    return sum(abs(g[0] - x["step"]) <= k for g, x in zip(got, sub) if g[0] is not None) / len(sub)
+
+
+def ranking(shared: Path, work: Path) -> None:
+    print("\n## Ranking (data/outcomes): AUC for failure, overall and within task\n")
+    print("| folder | half | runs | failed | ranking | by length | by tool calls | by errors | random | "
+          "within task (pairs) | within, by length |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    means = []
+    for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
+        db = work / f"{folder.name}.duckdb"
+        run_cli("ingest", str(folder), "--db", str(db))
+        run_cli("report", "--db", str(db), "--only", "outcomes", "--format", "json", "--out", str(work / folder.name))
+        con = duckdb.connect(str(db), read_only=True)
+        con.execute("CREATE TEMP VIEW sel_conversations AS SELECT conversation_id FROM conversations")
+        runs = _outcome_runs(con)
+        for h in ("dev", "held-out", "all"):
+            sub = runs if h == "all" else [r for r in runs if half(str(r["task"])) == h]
+            if not sub:
+                continue
+            import polars as pl
+            df = pl.DataFrame(sub)
+            failed = [not s for s in df["success"].to_list()]
+            score = oc.run_scores(df, {})
+            tasks = df["task"].to_list()
+            cols = [oc.auc(score, failed), oc.auc([float(v) for v in df["messages"]], failed),
+                    oc.auc([float(v) for v in df["tool_calls"]], failed),
+                    oc.auc([float(v) for v in df["tool_errors"]], failed)]
+            w, pairs = oc.auc_within(score, failed, tasks)
+            wl, _ = oc.auc_within([float(v) for v in df["messages"]], failed, tasks)
+            if h == "all" and cols[0] is not None:
+                means.append(cols[0])
+            print(f"| {folder.name} | {h} | {len(sub)} | {sum(failed)} | " + " | ".join(
+                "–" if c is None else f"{c:.3f}" for c in cols) + " | 0.500 | "
+                + ("–" if w is None else f"{w:.3f} ({pairs})") + " | " + ("–" if wl is None else f"{wl:.3f}") + " |")
+        rev = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["outcomes"]["grade_revealing"]
+        print(f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
+              "end on an unanswered call | | | | | | | | | |")
+    if means:
+        print(f"\nMean AUC of the ranking over the folders: {sum(means) / len(means):.3f} (target 0.70)")
+
+
+def _outcome_runs(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    cols = ["conversation_id", "success", "task", "messages", "tool_calls", "tool_errors"]
+    q = ("WITH rev AS (SELECT conversation_id, min(position) AS cutoff FROM messages WHERE on_main_path AND role IN "
+         "('user', 'tool') AND regexp_matches(content, ?, 'i') GROUP BY 1) "
+         "SELECT o.conversation_id, o.success, coalesce(json_extract_string(o.detail, '$.task'), o.conversation_id), "
+         "(SELECT count(*) FROM messages m WHERE m.conversation_id = o.conversation_id AND m.on_main_path AND m.role "
+         "!= 'system' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
+         "(SELECT count(*) FROM tool_calls t WHERE t.conversation_id = o.conversation_id AND t.position IS NOT NULL "
+         "AND (rev.cutoff IS NULL OR t.position < rev.cutoff)), "
+         "(SELECT count(*) FILTER (WHERE t.is_error) FROM tool_calls t WHERE t.conversation_id = o.conversation_id "
+         "AND t.position IS NOT NULL AND (rev.cutoff IS NULL OR t.position < rev.cutoff)) "
+         "FROM conversation_outcomes o LEFT JOIN rev USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1")
+    return [dict(zip(cols, r)) for r in con.execute(q, [oc.GRADE_REVEALING]).fetchall()]
+
+
+def main() -> None:
+    shared = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
+    if not (shared / "data" / "failures" / "whowhen.jsonl").exists():
+        sys.exit(f"error: {shared}/data/failures/whowhen.jsonl not found (pass SHARED or set FORENSICS_SHARED)")
+    with tempfile.TemporaryDirectory() as tmp:
+        where(shared, Path(tmp))
+        ranking(shared, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()

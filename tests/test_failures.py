@@ -1,0 +1,105 @@
+"""Failure signatures, clusters and the decisive step (SPEC §25), on small real-shaped runs and, when the
+shared data is there, on the labeled failures of ../shared/data/failures (read from the file, never copied)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import SHARED
+
+from forensics.analyzers.failures import cluster, messages, signature
+from forensics.analyzers.failures.signature import Msg, ended, error_line, template
+from forensics.cli import cli
+
+
+def _run(errors: list[str], final: str = "All tests pass, the fix is done.") -> list[Msg]:
+    msgs = [Msg(0, "user", "person", None, "Fix the bug in parser.py")]
+    for i, e in enumerate(errors):
+        msgs += [Msg(1 + 2 * i, "assistant", "assistant", "coder", "```python\nrun()\n```"),
+                 Msg(2 + 2 * i, "tool", "tool", None, e, error=True)]
+    return msgs + [Msg(1 + 2 * len(errors), "assistant", "assistant", "coder", final)]
+
+
+def test_one_cause_phrased_three_ways_is_one_cluster() -> None:
+    texts = ["Traceback (most recent call last):\n  File \"/srv/app/run.py\", line 12, in <module>\n"
+             "FileNotFoundError: [Errno 2] No such file or directory: '/data/input-3.csv'",
+             "Traceback (most recent call last):\n  File \"/home/u/x.py\", line 7, in main\n"
+             "FileNotFoundError: [Errno 2] No such file or directory: 'results/out_17.json'",
+             "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File \"<stdin>\", "
+             "line 1\nFileNotFoundError: [Errno 2] No such file or directory: \"C:/tmp/a b.txt\""]
+    sigs = [signature(f"r{i}", _run([t, t]), True) for i, t in enumerate(texts)]
+    assert {s.error_template for s in sigs} == {"filenotfounderror: [errno <n>] no such file or directory: '<q>'"}
+    got = cluster(sigs, 3, 0)
+    assert [(c["name"], c["runs"], c["failed"]) for c in got] == [
+        ("claimed success: filenotfounderror: [errno <n>] no such file or directory: '<q>'", 3, 3)]
+
+
+def test_three_causes_behind_one_preamble_are_three_clusters() -> None:
+    pre = "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File \"x.py\", line 3\n"
+    causes = ["NameError: name 'df' is not defined", "KeyError: 'price'", "ModuleNotFoundError: No module named 'cv2'"]
+    sigs = [signature(f"r{i}", _run([pre + c]), True) for i, c in enumerate(causes)]
+    assert sorted(c["name"] for c in cluster(sigs, 3, 3)) == [
+        "claimed success: keyerror: '<q>'", "claimed success: modulenotfounderror: no module named '<q>'",
+        "claimed success: nameerror: name '<q>' is not defined"]
+
+
+def test_templates_mask_values_and_skip_preambles() -> None:
+    assert error_line("exitcode: 1 (execution failed)\nCode output: \nTimeout") == "Timeout"
+    assert error_line("exitcode: 0 (execution succeeded)\nCode output: 4") is None
+    assert error_line("grep found nothing") is None
+    assert template("/bin/bash: line 3: pytest-7: command not found") == "<path>: line <n>: <id>: command not found"
+    assert template("ValueError: bad id 3f2a9c0d1e and uuid 123e4567-e89b-12d3-a456-426614174000") == \
+        "valueerror: bad id <hex> and uuid <hex>"
+
+
+def test_how_it_ended() -> None:
+    assert ended(_run([]))[0] == "claimed_success"
+    assert ended(_run([], "I'm sorry, but I was unable to find the file."))[0] == "gave_up"
+    assert ended(_run([], "The capital is Paris."))[0] == "answered"
+    assert ended(_run(["Error: boom"])[:-1])[0] == "errored"
+    cut = _run([])[:-1] + [Msg(9, "assistant", "assistant", None, "go north", calls=1, unanswered=1)]
+    assert ended(cut)[0] == "cut_off"
+    limit = _run([]) + [Msg(10, "user", "harness", None, "Reached the maximum number of steps (30).")]
+    assert ended(limit)[0] == "limit"
+
+
+def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
+    msgs = [Msg(0, "user", "person", None, "What did the two houses sell for?"),
+            Msg(1, "assistant", "assistant", "planner", "Let us split the work between the experts now."),
+            Msg(2, "assistant", "assistant", "estate", "Assuming typical prices, the first sold for 850000 dollars."),
+            Msg(3, "assistant", "assistant", "checker", "Based on this, the answer is 850000. TERMINATE")]
+    s = signature("r", msgs, True)
+    assert s.decisive is not None and (s.decisive.position, s.decisive.agent, s.decisive.rule) == (2, "estate",
+                                                                                                     "assumption")
+    assert signature("r", msgs, False).decisive is None  # a passed run gets no decisive step
+
+
+WHOWHEN = SHARED / "data" / "failures" / "whowhen.jsonl"
+
+
+@pytest.mark.skipif(not WHOWHEN.exists(), reason=f"{WHOWHEN} not found (set FORENSICS_SHARED)")
+def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp_path: Path) -> None:
+    recs = [json.loads(line) for line in WHOWHEN.read_text().splitlines() if line.strip()]
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["ingest", str(WHOWHEN), "--db", str(db)], standalone_mode=False)
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+    named = con.execute("SELECT count(*), count(name) FROM messages").fetchone()
+    assert named == (1099, 1099)
+    msgs = messages(con, list(ids.values()))
+    exact = near = agent = first = 0
+    for r in recs:
+        d = signature(ids[r["id"]], msgs[ids[r["id"]]], True).decisive
+        assert d is not None and d.position is not None
+        step = r["label"]["mistake_step"]
+        exact += d.position == step
+        near += abs(d.position - step) <= 1
+        agent += d.agent == r["label"]["mistake_agent"]
+        first += step == 0
+    # the measured figures (docs/failures-evaluation.md): exact 43 (34 %), ±1 56, agent 71 of 126
+    assert (exact, near, agent) == (43, 56, 71)
+    assert exact > first  # the first-step baseline: 20
