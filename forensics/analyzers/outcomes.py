@@ -259,7 +259,7 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (SPEC §24) when
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one."""
     has = ctx.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = "
-                          "'problem_findings'").fetchone()
+                          "'problem_findings'").fetchall()[0]
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
     kinds: dict[str, set[str]] = {}
     if has and has[0]:

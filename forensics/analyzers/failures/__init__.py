@@ -154,8 +154,8 @@ def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
 
 def _graded(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     row = con.execute("SELECT count(*) FILTER (WHERE NOT success), count(*) FILTER (WHERE success) FROM "
-                      "conversation_outcomes JOIN sel_conversations USING (conversation_id)").fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+                      "conversation_outcomes JOIN sel_conversations USING (conversation_id)").fetchall()[0]
+    return int(row[0]), int(row[1])
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -191,8 +191,8 @@ def _divergences(con: duckdb.DuckDBPyConnection, runs: pl.DataFrame) -> dict[str
                 continue
             pos = f.steps[best].position
             agent = con.execute("SELECT name FROM messages WHERE conversation_id = ? AND position = ?",
-                                [cid, pos]).fetchone()
-            out[cid] = Decisive(pos, agent[0] if agent else None, "divergence")
+                                [cid, pos]).fetchall()
+            out[cid] = Decisive(pos, agent[0][0] if agent else None, "divergence")
     return out
 
 
