@@ -8,8 +8,9 @@
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
-3. *Ranking* on every folder of ``data/outcomes``: the report's run ranking beside length, tool calls, errors
-   and random, overall and within task; held-out by task (a stable hash of the task key).
+3. *Ranking* on every folder of ``data/outcomes``: the report's run ranking (``outcomes.run_scores``, with the
+   problems it can count here: the ends of ``signature.BAD_ENDS``) beside length in messages and in characters,
+   tool calls, errors and random, overall and within task; halves by task (a stable hash of the task key).
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 
 from forensics.analyzers import outcomes as oc  # noqa: E402
 from forensics.analyzers.failures import messages, signature  # noqa: E402
-from forensics.analyzers.failures.signature import error_line, is_output  # noqa: E402
+from forensics.analyzers.signature import BAD_ENDS, ended, error_line, is_output  # noqa: E402
+from forensics.analyzers.signature import messages as read_messages  # noqa: E402
 from forensics.cli import cli  # noqa: E402
 
 
@@ -109,8 +111,9 @@ def _share(sub: list[dict], got: list[tuple[int | None, str | None]], k: int) ->
 
 def ranking(shared: Path, work: Path) -> None:
     print("\n## Ranking (data/outcomes): AUC for failure, overall and within task\n")
-    print("| folder | half | runs | failed | ranking | by length | by tool calls | by errors | random | "
-          "within task (pairs) | within, by length |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| folder | half | runs | failed | ranking | by length (messages) | by characters written | by tool calls | "
+          "by errors | random | within task (pairs) | within, by messages | within, by characters |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     means = []
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
         db = work / f"{folder.name}.duckdb"
@@ -119,6 +122,9 @@ def ranking(shared: Path, work: Path) -> None:
         con = duckdb.connect(str(db), read_only=True)
         con.execute("CREATE TEMP VIEW sel_conversations AS SELECT conversation_id FROM conversations")
         runs = _outcome_runs(con)
+        ends = {c: ended(ms)[0] for c, ms in read_messages(con, [r["conversation_id"] for r in runs],
+                                                             oc.GRADE_REVEALING).items()}
+        bad = {c: 1 for c, e in ends.items() if e in BAD_ENDS}
         for h in ("dev", "held-out", "all"):
             sub = runs if h == "all" else [r for r in runs if half(str(r["task"])) == h]
             if not sub:
@@ -126,32 +132,37 @@ def ranking(shared: Path, work: Path) -> None:
             import polars as pl
             df = pl.DataFrame(sub)
             failed = [not s for s in df["success"].to_list()]
-            score = oc.run_scores(df, {})
+            score = oc.run_scores(df, bad)
             tasks = df["task"].to_list()
             cols = [oc.auc(score, failed), oc.auc([float(v) for v in df["messages"]], failed),
+                    oc.auc([float(v) for v in df["assistant_chars"]], failed),
                     oc.auc([float(v) for v in df["tool_calls"]], failed),
                     oc.auc([float(v) for v in df["tool_errors"]], failed)]
             w, pairs = oc.auc_within(score, failed, tasks)
             wl, _ = oc.auc_within([float(v) for v in df["messages"]], failed, tasks)
+            wc, _ = oc.auc_within([float(v) for v in df["assistant_chars"]], failed, tasks)
             if h == "all" and cols[0] is not None:
                 means.append(cols[0])
             print(f"| {folder.name} | {h} | {len(sub)} | {sum(failed)} | " + " | ".join(
                 "–" if c is None else f"{c:.3f}" for c in cols) + " | 0.500 | "
-                + ("–" if w is None else f"{w:.3f} ({pairs})") + " | " + ("–" if wl is None else f"{wl:.3f}") + " |")
+                + ("–" if w is None else f"{w:.3f} ({pairs})") + " | " + ("–" if wl is None else f"{wl:.3f}") + " | "
+                + ("–" if wc is None else f"{wc:.3f}") + " |")
         rev = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["outcomes"]["grade_revealing"]
         print(f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
-              "end on an unanswered call | | | | | | | | | |")
+              "end on an unanswered call | | | | | | | | | | | |")
     if means:
         print(f"\nMean AUC of the ranking over the folders: {sum(means) / len(means):.3f} (target 0.70)")
 
 
 def _outcome_runs(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    cols = ["conversation_id", "success", "task", "messages", "tool_calls", "tool_errors"]
+    cols = ["conversation_id", "success", "task", "messages", "assistant_chars", "tool_calls", "tool_errors"]
     q = ("WITH rev AS (SELECT conversation_id, min(position) AS cutoff FROM messages WHERE on_main_path AND role IN "
          "('user', 'tool') AND regexp_matches(content, ?, 'i') GROUP BY 1) "
          "SELECT o.conversation_id, o.success, coalesce(json_extract_string(o.detail, '$.task'), o.conversation_id), "
          "(SELECT count(*) FROM messages m WHERE m.conversation_id = o.conversation_id AND m.on_main_path AND m.role "
          "!= 'system' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
+         "(SELECT coalesce(sum(m.content_chars), 0) FROM messages m WHERE m.conversation_id = o.conversation_id AND "
+         "m.on_main_path AND m.role = 'assistant' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
          "(SELECT count(*) FROM tool_calls t WHERE t.conversation_id = o.conversation_id AND t.position IS NOT NULL "
          "AND (rev.cutoff IS NULL OR t.position < rev.cutoff)), "
          "(SELECT count(*) FILTER (WHERE t.is_error) FROM tool_calls t WHERE t.conversation_id = o.conversation_id "

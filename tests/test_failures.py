@@ -10,7 +10,7 @@ import pytest
 from conftest import SHARED
 
 from forensics.analyzers.failures import cluster, messages, signature
-from forensics.analyzers.failures.signature import Msg, ended, error_line, template
+from forensics.analyzers.signature import Msg, ended, error_line, template
 from forensics.cli import cli
 
 

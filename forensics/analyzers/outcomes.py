@@ -27,6 +27,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.signature import BAD_ENDS, ended, messages
 
 NAME = "outcomes"
 TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
@@ -38,7 +39,8 @@ GRADE_REVEALING = "|".join([
     r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
 ])
 MEASURES = {"messages": "messages", "tool_calls": "tool calls", "tool_errors": "tool errors",
-            "repeated_calls": "repeated calls (same tool and arguments)"}
+            "repeated_calls": "repeated calls (same tool and arguments)",
+            "assistant_chars": "characters the agent wrote"}
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -122,7 +124,8 @@ def _runs(ctx: Context) -> pl.DataFrame:
         "tool_errors, count(*) - count(DISTINCT (t.name, t.arguments)) AS repeated_calls FROM tool_calls t "
         "JOIN o USING (conversation_id) LEFT JOIN rev USING (conversation_id) WHERE t.position IS NOT NULL "
         "AND (rev.cutoff IS NULL OR t.position < rev.cutoff) GROUP BY 1), "
-        "msgs AS (SELECT m.conversation_id, count(*) AS messages FROM messages m JOIN o USING (conversation_id) "
+        "msgs AS (SELECT m.conversation_id, count(*) AS messages, coalesce(sum(m.content_chars) FILTER (WHERE "
+        "m.role = 'assistant'), 0) AS assistant_chars FROM messages m JOIN o USING (conversation_id) "
         "LEFT JOIN rev USING (conversation_id) WHERE m.on_main_path AND m.role != 'system' "
         "AND (rev.cutoff IS NULL OR m.position < rev.cutoff) GROUP BY 1), "
         "ends AS (SELECT m.conversation_id, arg_max(m.role = 'assistant' AND EXISTS (SELECT 1 FROM tool_calls t "
@@ -133,6 +136,7 @@ def _runs(ctx: Context) -> pl.DataFrame:
         "SELECT o.conversation_id, coalesce(s.format, '?') AS agent, coalesce(c.model, '?') AS model, o.success, "
         "json_extract_string(d.detail, '$.task') AS task, coalesce(ends.revealing_end, false) AS revealing_end, "
         "rev.cutoff, coalesce(rev.revealing, 0) AS revealing, coalesce(msgs.messages, 0) AS messages, "
+        "coalesce(msgs.assistant_chars, 0) AS assistant_chars, "
         "coalesce(calls.tool_calls, 0) AS tool_calls, coalesce(calls.tool_errors, 0) AS tool_errors, "
         "coalesce(calls.repeated_calls, 0) AS repeated_calls FROM o JOIN conversations c USING (conversation_id) "
         "LEFT JOIN sources s USING (source_id) LEFT JOIN rev USING (conversation_id) "
@@ -198,17 +202,19 @@ def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pas
 
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
-    """The report's run ranking (SPEC §25): the number of problem kinds found in a run first, then its length and
-    its tool errors (each as a share of the runs it exceeds, below 1 so that one more problem kind always
-    ranks higher; errors only break ties of length: mixed in with equal weight they lowered the AUC on MINT).
-    Measured on the messages before any grade-revealing text; a grade-revealing end is not used."""
+    """The report's run ranking (SPEC §25): the number of problems found in a run first (``_problem_kinds``),
+    then its length, then its tool errors. Length is the characters the agent wrote (it ranked failed runs higher
+    than the message count on every half of every shared outcome folder; both stay trivial references beside
+    it), as a share of the runs it exceeds, below 1 so that one more problem always ranks higher; errors only
+    break ties of length (mixed in with equal weight they lowered the AUC on MINT). Measured on the messages
+    before any grade-revealing text; an end the harness decides is not used."""
     n = len(runs)
     if not n:
         return []
-    msgs = pl.Series(runs["messages"]).rank("average").to_list()
+    length = pl.Series(runs["assistant_chars"]).rank("average").to_list()
     errs = pl.Series(runs["tool_errors"]).rank("average").to_list()
     return [problems.get(c, 0) + ((m - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
-            for c, m, e in zip(runs["conversation_id"].to_list(), msgs, errs)]
+            for c, m, e in zip(runs["conversation_id"].to_list(), length, errs)]
 
 
 def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None]) -> tuple[float | None, int]:
@@ -257,7 +263,9 @@ def auc_within_interval(scores: list[float], failed: list[bool], tasks: list[str
 
 def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (SPEC §24) when
-    the warehouse has it, else the kinds of the findings of the analyzers that ran before this one."""
+    the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and one more
+    when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off:
+    ``signature.BAD_ENDS``; never the ends the harness decides)."""
     has = ctx.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = "
                           "'problem_findings'").fetchall()[0]
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
@@ -274,6 +282,10 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
             for f in sec.findings:
                 if f.conversation_id in cutoff:
                     kinds.setdefault(f.conversation_id, set()).add(f.kind)
+    for cid, msgs in messages(ctx.con, list(cutoff), GRADE_REVEALING).items():
+        end, _ = ended(msgs)
+        if end in BAD_ENDS:
+            kinds.setdefault(cid, set()).add(f"ended: {end}")
     return {c: len(k) for c, k in kinds.items()}
 
 
@@ -306,6 +318,7 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
                "auc_by_worst_score": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
                "auc_by_tool_calls": aucs["tool calls"], "auc_by_tool_errors": aucs["tool errors"],
                "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"], "auc_random": 0.5,
+               "auc_by_assistant_chars": aucs["characters the agent wrote"],
                "auc_within_task_by_messages": within["messages"], "scored_by_findings": bool(sections)}
     return ranking, pl.DataFrame(rows, schema={"ranking": pl.String, "auc": pl.Float64, "low": pl.Float64,
                                                "high": pl.Float64, "auc within task": pl.Float64,

@@ -25,13 +25,14 @@ from forensics.analyzers import diff
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.failures.signature import Msg, ended, errors, recurring
+from forensics.analyzers.failures.differences import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
+from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring
+from forensics.analyzers.signature import messages as read_messages
 from forensics.warehouse import derived
 
 NAME = "failures"
 TITLE = "What went wrong: failure signatures, where runs went wrong, and by which agent"
-TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
 EXAMPLES = 3
 SHOWN_CLUSTERS = 30
 WORST = 15
@@ -53,6 +54,11 @@ class Signature:
         return name_of(self.ended, self.error_template)
 
 
+def messages(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[Msg]]:
+    """The main-path messages of the runs, each cut before its first grade-revealing message."""
+    return read_messages(con, cids, GRADE_REVEALING)
+
+
 def name_of(end: str, template: str | None) -> str:
     """A cluster's name from its parts: how the runs ended, and their recurring error."""
     return f"{end.replace('_', ' ')}: {template}" if template else f"{end.replace('_', ' ')}, no error"
@@ -67,7 +73,8 @@ def run(ctx: Context) -> Section:
         sec.metrics = {"runs": 0, "clusters": []}
         _store(ctx.con, [])
         return sec
-    msgs = messages(ctx.con, runs["conversation_id"].to_list())
+    graded = _graded_runs(ctx.con)
+    msgs = messages(ctx.con, sorted(set(runs["conversation_id"].to_list()) | set(graded)))
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
     passed_sibling = _divergences(ctx.con, runs)
     sigs = [signature(cid, msgs.get(cid, []), None if outcome[cid] is None else not outcome[cid],
@@ -75,13 +82,19 @@ def run(ctx: Context) -> Section:
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
     clusters = cluster(sigs, n_fail, n_pass)
+    diffs, end_states = _differences(ctx.con, graded, msgs)
     sec.metrics = {"runs": len(sigs), "failed": sum(s.failed is True for s in sigs),
                    "graded_failed": n_fail, "graded_passed": n_pass,
                    "ended": dict(sorted(Counter(s.ended for s in sigs).items())),
                    "decisive_rules": dict(sorted(Counter(s.decisive.rule for s in sigs if s.decisive).items())),
-                   "clusters": clusters[:SHOWN_CLUSTERS]}
-    sec.tables = [_cluster_table(clusters[:SHOWN_CLUSTERS]), _worst_table(sigs, msgs, ctx.names)]
-    sec.summary = _summary(sigs, clusters)
+                   "clusters": clusters[:SHOWN_CLUSTERS],
+                   "differences": [{"feature": d.feature, "failed": d.failed, "passed": d.passed, "lift": d.lift,
+                                    "lift_low": d.low, "lift_high": d.high, "within_task": d.within_task}
+                                   for d in diffs if d.stated],
+                   "features_tested": len(diffs), "grade_revealing_end_states": end_states}
+    sec.tables = [_cluster_table(clusters[:SHOWN_CLUSTERS]), _worst_table(sigs, msgs, ctx.names),
+                  _differences_table(diffs)]
+    sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states)
     return sec
 
 
@@ -113,33 +126,6 @@ def cluster(sigs: list[Signature], n_fail: int, n_pass: int) -> list[dict[str, A
     return sorted(out, key=lambda c: (-c["runs"], -c["failed"], c["name"]))
 
 
-def messages(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[Msg]]:
-    """The main-path messages of the runs, each cut before its first grade-revealing message."""
-    rows = con.execute(
-        "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
-        "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
-        "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
-        "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
-        "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
-        "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
-        "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
-        "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
-        "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
-        "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
-        "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
-        "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
-        "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
-        "ORDER BY m.conversation_id, m.position",
-        [cids, GRADE_REVEALING, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS]).fetchall()
-    out: dict[str, list[Msg]] = {}
-    for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
-        out.setdefault(cid, []).append(Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered),
-                                           bool(err), tuple(names)))
-    return out
-
-
 def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The selected runs that failed or bear a problem, with their outcome (None: not graded)."""
     problems = "problem_findings" in _tables(con)
@@ -150,6 +136,57 @@ def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         f"USING (conversation_id) WHERE o.success = false {extra}) "
         "SELECT r.conversation_id, o.success FROM r LEFT JOIN conversation_outcomes o USING (conversation_id) "
         "ORDER BY 1").fetchall(), schema={"conversation_id": pl.String, "success": pl.Boolean}, orient="row")
+
+
+def _graded_runs(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[bool, str | None]]:
+    """Every selected graded run: failed, and its task key."""
+    return {c: (not ok, t) for c, ok, t in con.execute(
+        "SELECT o.conversation_id, o.success, json_extract_string(o.detail, '$.task') FROM conversation_outcomes o "
+        "JOIN sel_conversations USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1").fetchall()}
+
+
+def _differences(con: duckdb.DuckDBPyConnection, graded: dict[str, tuple[bool, str | None]],
+                 msgs: dict[str, list[Msg]]) -> tuple[list[Difference], int]:
+    """The features of every graded run compared between failed and passed runs, and how many runs ended in a
+    way the harness decides (not used as a feature)."""
+    problems: dict[str, set[str]] = {}
+    if "problem_findings" in _tables(con):
+        for cid, kind in con.execute("SELECT DISTINCT p.conversation_id, p.kind FROM problem_findings p JOIN "
+                                     "sel_conversations USING (conversation_id)").fetchall():
+            problems.setdefault(cid, set()).add(str(kind))
+    rows, revealing = [], 0
+    for cid, (failed, task) in graded.items():
+        ms = msgs.get(cid, [])
+        end, _ = ended(ms)
+        feats = {f"problem: {k}" for k in problems.get(cid, ())} | {f"error: {t}" for _, t in errors(ms)}
+        feats |= tool_bigrams([n for m in ms for n in m.call_names])
+        if end in GRADE_REVEALING_ENDS:
+            revealing += 1
+        else:
+            feats.add(f"ended: {end.replace('_', ' ')}")
+        rows.append(Graded(cid, failed, task, frozenset(feats)))
+    return differences(rows), revealing
+
+
+def _differences_table(diffs: list[Difference]) -> Table:
+    rows = [{"feature": d.feature, "failed runs": d.failed, "passed runs": d.passed, "lift": d.lift, "low": d.low,
+             "high": d.high, "compared": "within task" if d.within_task else "overall"} for d in diffs if d.stated]
+    return Table("differences", "What failed runs did differently: features whose lift (share of failed runs with "
+                                "it / share of passed runs with it) has a 95 % interval excluding 1",
+                 pl.DataFrame(rows, schema={"feature": pl.String, "failed runs": pl.Int64, "passed runs": pl.Int64,
+                                            "lift": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+                                            "compared": pl.String}))
+
+
+def _diff_summary(diffs: list[Difference], end_states: int) -> str:
+    if not diffs:
+        return ""
+    stated = [d for d in diffs if d.stated]
+    text = (f"Of {len(diffs)} features of graded runs, {len(stated)} differ between failed and passed runs "
+            "(95 % interval of the lift excluding 1)")
+    text += (": " + "; ".join(f"{d.feature} (lift {d.lift:.2f})" for d in stated[:5]) + ". ") if stated else ". "
+    return text + (f"{end_states} graded runs end in a way the harness decides (a call nothing answered), "
+                   "not used as a feature. " if end_states else "")
 
 
 def _graded(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:

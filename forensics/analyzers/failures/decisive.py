@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from forensics.analyzers.failures.signature import Msg, error_line, is_output
+from forensics.analyzers.signature import Msg, error_line, is_output
 
 ASSUMPTION = re.compile(r"\b(?:assum(?:e|es|ed|ing|ption)|hypothetical(?:ly)?|simulat(?:e|ed|ing|ion)|placeholder|"
                         r"mock|dummy|sample data|example data|for demonstration|let'?s say|approximat\w*|"

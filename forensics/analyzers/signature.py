@@ -1,5 +1,6 @@
-"""A run's failure signature (SPEC §25): how it ended, its recurring error as a template, and (in
-``decisive``) the step where it went wrong.
+"""What a run's failure signature is made of (SPEC §25): how it ended and its recurring error as a template
+(the step where it went wrong is ``failures.decisive``'s). A module of its own, read by the failures analyzer
+and by the outcome analyzer's run ranking (which runs before it).
 
 **How it ended**, read from the run's own last messages, first rule that holds:
 
@@ -28,11 +29,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+import duckdb
+
 ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_off", "answered")
 # ends decided by the harness, not the agent: compared with outcomes, they can read the grade (MINT's ALFWorld
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
+TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
+BAD_ENDS = ("gave_up", "limit", "errored", "handed_off")  # ends the agent did not finish the task by: the run ranking's
 
 LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
                    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
@@ -173,3 +178,31 @@ def _claim_position(msgs: list[Msg], final: Msg) -> int:
         if prior:
             return prior[-1].position
     return final.position
+
+
+def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> dict[str, list[Msg]]:
+    """The main-path messages of the runs, each cut before its first message matching ``revealing`` (the
+    grade-revealing text, ``outcomes.GRADE_REVEALING``)."""
+    rows = con.execute(
+        "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
+        "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
+        "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+        "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
+        "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
+        "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
+        "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
+        "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
+        "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
+        "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
+        "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
+        "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
+        "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
+        "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
+        "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
+        "ORDER BY m.conversation_id, m.position",
+        [cids, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS]).fetchall()
+    out: dict[str, list[Msg]] = {}
+    for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
+        out.setdefault(cid, []).append(Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered),
+                                           bool(err), tuple(names)))
+    return out
