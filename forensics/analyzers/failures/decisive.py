@@ -4,17 +4,22 @@
    (SPEC §21, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
    have tool-call steps and the failed one has a step there.
 2. **Else from the run itself**, the earliest reply (an assistant message after the task, with something to
-   say) that does one of the things a failed run's decisive step does:
+   say) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement
+   (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
+   ``failed_code``), since a crash is seen and retried while an unfounded fact is built on:
 
    - ``assumption``: it works from something it does not have: "assume", "hypothetical", "simulate",
-     "placeholder", "mock", "example data", "manually", "approximate", "likely", "typically", "guess";
+     "placeholder", "mock", "dummy", "example data", "let's say", "hard-coded" (softer words, "manually",
+     "approximately", "typically", "likely", fired mostly on replies before the labeled step);
    - ``after_error``: it goes on without code right after a tool output that shows an error (an answer or
      plan built on a failed step);
    - ``unsupported_claim``: it states figures as found or verified ("based on", "we found", "here are the",
      "is confirmed") when no tool output came before it;
-   - ``failed_code``: it runs code whose output is an error, is empty, or says almost nothing;
+   - ``failed_code``: it runs code whose output is an error or empty;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
-     caused it), the false claim of a ``claimed_success`` end, else the first reply after the task.
+     caused it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
+     when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
+     of 7 dev runs where it was tried before the first reply).
 
 The agent is the speaker of that message (``messages.name``), None where messages carry none. Judged on the
 labeled failures of ``../shared/data/failures`` by ``bench/failures.py`` (docs/failures-evaluation.md).
@@ -27,15 +32,16 @@ from dataclasses import dataclass
 from forensics.analyzers.signature import Msg, error_line, is_output
 
 ASSUMPTION = re.compile(r"\b(?:assum(?:e|es|ed|ing|ption)|hypothetical(?:ly)?|simulat(?:e|ed|ing|ion)|placeholder|"
-                        r"mock|dummy|sample data|example data|for demonstration|let'?s say|approximat\w*|"
-                        r"without (?:direct )?access|manually|estimated?|typical(?:ly)?|likely|fictional|"
-                        r"illustrat\w*|plausible|hard-?cod\w*|guess\w*)\b", re.I)
+                        r"mock|dummy|sample data|example data|for demonstration|let'?s say|fictional|"
+                        r"hard-?cod\w*)\b", re.I)
 CLAIMS = re.compile(r"\b(?:based on|according to|the (?:result|answer|output)s? (?:is|are|shows?)|we (?:have )?"
                     r"(?:found|identified|confirmed|verified|obtained)|here (?:is|are) the|has been (?:verified|"
                     r"confirmed)|is confirmed|correct(?:ly)?)\b", re.I)
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
-SAYS_LITTLE = 40  # characters: an output this short after code says almost nothing
+# a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
+# unfounded fact or assumption is built on by the replies after it
+TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code")]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 
 
@@ -65,28 +71,41 @@ def from_run(msgs: list[Msg], recurring_at: int | None = None, claim_at: int | N
             last_output = m
         else:
             output_before[m.position] = last_output
+    found: dict[str, Msg] = {}
     for m in after_task:
-        code = CODE.search(m.text) is not None
-        prev, res = output_before.get(m.position), output_after.get(m.position)
-        if ASSUMPTION.search(m.text):
-            return _at(m, "assumption")
-        if not code and prev is not None and error_line(prev.text, prev.error) is not None:
-            return _at(m, "after_error")
-        if not code and prev is None and re.search(r"\d", m.text) and CLAIMS.search(m.text):
-            return _at(m, "unsupported_claim")
-        if code and res is not None and (error_line(res.text, res.error) is not None
-                                         or EMPTY_OUTPUT.search(res.text.strip() + "\n")
-                                         or len(res.text.strip()) < SAYS_LITTLE):
-            return _at(m, "failed_code")
+        for rule in _rules(m, output_before.get(m.position), output_after.get(m.position)):
+            found.setdefault(rule, m)
+    for tier in TIERS:
+        hits = [(found[r].position, r) for r in tier if r in found]
+        if hits:
+            return _at(found[min(hits)[1]], min(hits)[1])
     by_pos = {m.position: m for m in msgs}
     if recurring_at is not None:
         author = next((m for m in reversed(msgs) if m.role == "assistant" and m.position < recurring_at), None)
         if author is not None:
             return _at(author, "recurring_error")
+    if after_task and (claim_at is None or after_task[0].position != claim_at):
+        return _at(after_task[0], "first_reply")
     if claim_at is not None and claim_at in by_pos:
         return _at(by_pos[claim_at], "false_claim")
-    first = after_task[0] if after_task else (replies[0] if replies else msgs[0])
-    return _at(first, "first_reply")
+    return _at(replies[0] if replies else msgs[0], "first_reply")
+
+
+def _rules(m: Msg, prev: Msg | None, res: Msg | None) -> list[str]:
+    """The rules of the module docstring a reply meets: ``prev`` is the last tool output before it, ``res`` the
+    output that answers it."""
+    code = CODE.search(m.text) is not None
+    out = []
+    if ASSUMPTION.search(m.text):
+        out.append("assumption")
+    if not code and prev is not None and error_line(prev.text, prev.error) is not None:
+        out.append("after_error")
+    if not code and prev is None and re.search(r"\d", m.text) and CLAIMS.search(m.text):
+        out.append("unsupported_claim")
+    if code and res is not None and (error_line(res.text, res.error) is not None
+                                     or EMPTY_OUTPUT.search(res.text.strip() + "\n")):
+        out.append("failed_code")
+    return out
 
 
 def _at(m: Msg, rule: str) -> Decisive:
