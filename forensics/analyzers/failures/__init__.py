@@ -4,9 +4,12 @@ worst runs with the step where they went wrong.
 
 A run is *failed* when ``conversation_outcomes`` says so, *problem-bearing* when ``problem_findings`` (the
 problem detectors of SPEC §24, when that table exists) holds a finding of it. A cluster is the runs whose
-(end, error template) are equal; its name is made of those parts. Its lift is the share of failed runs in it
-over the share of passed runs in it, with a 95 % interval (``outcomes.lift``); a cluster whose interval holds 1
-does not tell failed from passed runs. Grade-revealing text (``outcomes.GRADE_REVEALING``) is cut from each
+(end, error template) are equal; its name is made of those parts. Every graded run is signed, so a cluster
+counts the passed runs with the same signature too, but only clusters holding a failed or problem-bearing run
+are listed. Its lift is the share of failed runs in it over the share of passed runs in it, with a 95 %
+interval (``outcomes.lift``); a cluster whose interval holds 1 does not tell failed from passed runs, and one
+whose end the harness decides (``signature.GRADE_REVEALING_ENDS``: MINT's ALFWorld stops a won episode on its
+last action) is not claimed to (``harness_end``). Grade-revealing text (``outcomes.GRADE_REVEALING``) is cut from each
 run before it is read, so no signature is built on the environment saying the answer was wrong.
 
 The rows go to ``run_failures`` (one per failed or problem-bearing run of the selection), for notebooks, the
@@ -81,7 +84,13 @@ def run(ctx: Context) -> Section:
                       passed_sibling.get(cid)) for cid in runs["conversation_id"].to_list()]
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
-    clusters = cluster(sigs, n_fail, n_pass)
+    # the passed runs count in the clusters too (a signature as common in passed runs tells nothing), but a
+    # cluster is listed only when a failed or problem-bearing run is in it
+    bearing = set(outcome)
+    others = [signature(cid, msgs.get(cid, []), failed) for cid, (failed, _) in graded.items() if cid not in bearing]
+    clusters = [c for c in cluster(sigs + others, n_fail, n_pass, bearing) if c["bearing"]]
+    for c in clusters:
+        c.pop("bearing")
     diffs, end_states = _differences(ctx.con, graded, msgs)
     sec.metrics = {"runs": len(sigs), "failed": sum(s.failed is True for s in sigs),
                    "graded_failed": n_fail, "graded_passed": n_pass,
@@ -110,19 +119,24 @@ def signature(cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisi
     return Signature(cid, failed, end, end_at, template, count, decisive)
 
 
-def cluster(sigs: list[Signature], n_fail: int, n_pass: int) -> list[dict[str, Any]]:
+def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None
+            ) -> list[dict[str, Any]]:
     """Clusters of equal signatures (end, error template), largest first, with their lift where both failed
-    and passed runs are graded."""
+    and passed runs are graded; ``bearing``: whether a failed run, or one of the ids given, is in it."""
     groups: dict[str, list[Signature]] = {}
     for s in sigs:
         groups.setdefault(s.cluster, []).append(s)
     out = []
     for name, members in groups.items():
+        harness = members[0].ended in GRADE_REVEALING_ENDS
         a = sum(s.failed is True for s in members)
         b = sum(s.failed is False for s in members)
         r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        shown = sorted(members, key=lambda s: (s.failed is not True, s.conversation_id))
         out.append({"name": name, "runs": len(members), "failed": a, "passed": b, "lift": r, "lift_low": lo,
-                    "lift_high": hi, "examples": [s.conversation_id for s in members[:EXAMPLES]]})
+                    "lift_high": hi, "examples": [s.conversation_id for s in shown[:EXAMPLES]],
+                    "harness_end": harness,
+                    "bearing": a > 0 or any(s.conversation_id in (bearing or ()) for s in members)})
     return sorted(out, key=lambda c: (-c["runs"], -c["failed"], c["name"]))
 
 
@@ -247,8 +261,9 @@ def _store(con: duckdb.DuckDBPyConnection, sigs: list[Signature]) -> None:
 def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
     rows = [{"cluster": c["name"], "runs": c["runs"], "failed": c["failed"], "passed": c["passed"], "lift": c["lift"],
              "low": c["lift_low"], "high": c["lift_high"],
-             "tells failed from passed": "yes" if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1)
-             else "no", "examples": ", ".join(c["examples"])} for c in clusters]
+             "tells failed from passed": "not claimed: the harness decides this end" if c["harness_end"] else "yes"
+             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1) else "no",
+             "examples": ", ".join(c["examples"])} for c in clusters]
     return Table("clusters", "Runs with equal signatures (how they ended, their recurring error): failed and passed "
                              "runs in each, and the lift (failed share / passed share) with its 95 % interval",
                  pl.DataFrame(rows, schema={"cluster": pl.String, "runs": pl.Int64, "failed": pl.Int64,
@@ -282,7 +297,7 @@ def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
     text = (f"{len(sigs)} failed or problem-bearing runs, {len(failed)} of them failed, in {len(clusters)} "
             f"signatures. Failed runs ended: " + (", ".join(f"{e.replace('_', ' ')} {n}" for e, n in ends) or "none")
             + ". ")
-    telling = [c for c in clusters if c["lift_low"] is not None and c["lift_low"] > 1]
+    telling = [c for c in clusters if c["lift_low"] is not None and c["lift_low"] > 1 and not c["harness_end"]]
     if telling:
         text += "Signatures more common in failed runs than passed ones (95 % interval above 1): " + "; ".join(
             f"{c['name']} ({c['failed']} failed, {c['passed']} passed, lift {c['lift']:.1f})" for c in telling[:5]) + ". "
