@@ -158,3 +158,25 @@ def test_a_generated_corpus_gives_the_same_warehouse_either_way(tmp_path: Path,
     raws: list[object] = [r for (r,) in sqlite3.connect(db).execute("SELECT CAST(messages AS BLOB) FROM ai_conversations")]
     got = duckparse.read(duckparse.candidates(raws))
     assert 50 < len(got.rows) < 390  # both paths taken (the shapes above make many rows unusual)
+
+
+def test_speaker_names_are_kept_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """messages.name (SPEC §25): a string name kept by both paths; a number or an object sends the row to Python."""
+    db = tmp_path / "names.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE ai_conversations (id TEXT, title TEXT, messages TEXT, created_at TEXT, updated_at TEXT)")
+    rows = [[{"role": "user", "content": "plan it"}, {"role": "assistant", "name": "Planner_Expert", "content": "ok"},
+             {"role": "assistant", "name": "Coder", "content": "done"}],
+            [{"role": "assistant", "name": 7, "content": "a number"}, {"role": "user", "name": None, "content": "x"}],
+            [{"role": "assistant", "name": {"first": "A"}, "content": "an object"}]]
+    for n, msgs in enumerate(rows):
+        con.execute("INSERT INTO ai_conversations VALUES (?, NULL, ?, NULL, NULL)", (f"c{n}", json.dumps(msgs)))
+    con.commit()
+    con.close()
+    sql, python = _both(db, tmp_path, monkeypatch)
+    assert sql == python
+    names = duckdb.connect(str(tmp_path / "True.duckdb"), read_only=True).execute(
+        "SELECT c.native_id, m.position, m.name FROM messages m JOIN conversations c USING (conversation_id) "
+        "ORDER BY 1, 2").fetchall()
+    assert names == [("c0", 0, None), ("c0", 1, "Planner_Expert"), ("c0", 2, "Coder"), ("c1", 0, "7"),
+                     ("c1", 1, None), ("c2", 0, None)]

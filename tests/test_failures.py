@@ -103,3 +103,27 @@ def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp
     # the measured figures (docs/failures-evaluation.md): exact 52 (41 %), ±1 70 (56 %), agent 76 (60 %) of 126
     assert (exact, near, agent) == (52, 70, 76)
     assert exact > first  # the first-step baseline: 20
+
+
+def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path) -> None:
+    from tests.conftest import FIXTURES, run_cli
+
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json,md,html",
+                           "--only", "usage,outcomes,failures")
+    assert code == 0, err
+    md = (tmp_path / "r" / "report.md").read_text()
+    heads = [line for line in md.splitlines() if line.startswith("## ")]
+    assert heads[0].startswith("## What went wrong") and heads[1].startswith("## Runs")
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert html.index("What went wrong") < html.index("Runs: tokens")
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]
+    con = duckdb.connect(str(db), read_only=True)
+    failed = con.execute("SELECT count(*) FROM conversation_outcomes WHERE NOT success").fetchall()[0][0]
+    rows = con.execute("SELECT count(*), count(decisive_position), count(cluster) FROM run_failures").fetchall()[0]
+    assert rows == (failed, failed, failed) and m["failures"]["runs"] == failed > 0
+    for c in m["failures"]["clusters"]:
+        assert set(c) == {"name", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "examples",
+                          "harness_end"} and c["failed"] + c["passed"] == c["runs"]
+    assert m["outcomes"]["ranking"]["auc"] is not None and "auc_within_task" in m["outcomes"]["ranking"]
