@@ -76,8 +76,8 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
         k: (n, passed[k]) for k, n in runs.items()}
     assert m["grade_revealing"]["messages"] == revealing == 598
     assert 0.5 < m["ranking"]["auc_by_messages"] < 1 and m["ranking"]["auc_by_worst_score"] is None  # none ran before
-    # the run ranking (ends that did not finish the task, then the characters the agent wrote, then errors) beats
-    # both trivial lengths on the three sets together
+    # the run ranking (ends that did not finish the task, then length in messages and characters, then errors)
+    # beats the length in messages on the three sets pooled (not the characters alone there)
     rk = m["ranking"]
-    assert round(rk["auc"], 3) == 0.669 and rk["auc"] > rk["auc_by_assistant_chars"] > rk["auc_by_messages"]
+    assert round(rk["auc"], 3) == 0.648 and rk["auc"] > rk["auc_by_messages"]  # by characters: 0.658
     assert rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]

@@ -203,18 +203,19 @@ def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pas
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
     """The report's run ranking (SPEC §25): the number of problems found in a run first (``_problem_kinds``),
-    then its length, then its tool errors. Length is the characters the agent wrote (it ranked failed runs higher
-    than the message count on every half of every shared outcome folder; both stay trivial references beside
-    it), as a share of the runs it exceeds, below 1 so that one more problem always ranks higher; errors only
-    break ties of length (mixed in with equal weight they lowered the AUC on MINT). Measured on the messages
-    before any grade-revealing text; an end the harness decides is not used."""
+    then its length, then its tool errors. Length is the mean of the run's rank by messages and by the
+    characters the agent wrote (characters alone ranked failed runs higher overall but lower within a task on
+    MINT; both stay trivial references beside it), as a share of the runs, below 1 so that one more problem
+    always ranks higher; errors only break ties of length (mixed in with equal weight they lowered the AUC on
+    MINT). Measured on the messages before any grade-revealing text; an end the harness decides is not used."""
     n = len(runs)
     if not n:
         return []
-    length = pl.Series(runs["assistant_chars"]).rank("average").to_list()
+    by_msgs = pl.Series(runs["messages"]).rank("average").to_list()
+    by_chars = pl.Series(runs["assistant_chars"]).rank("average").to_list()
     errs = pl.Series(runs["tool_errors"]).rank("average").to_list()
-    return [problems.get(c, 0) + ((m - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
-            for c, m, e in zip(runs["conversation_id"].to_list(), length, errs)]
+    return [problems.get(c, 0) + (((m + k) / 2 - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
+            for c, m, k, e in zip(runs["conversation_id"].to_list(), by_msgs, by_chars, errs)]
 
 
 def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None]) -> tuple[float | None, int]:
