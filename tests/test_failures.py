@@ -127,3 +127,33 @@ def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path
         assert set(c) == {"name", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "examples",
                           "harness_end"} and c["failed"] + c["passed"] == c["runs"]
     assert m["outcomes"]["ranking"]["auc"] is not None and "auc_within_task" in m["outcomes"]["ranking"]
+
+
+def test_problem_findings_are_read_when_present(tmp_path: Path) -> None:
+    """The problem detectors' table (SPEC §24), when a warehouse has it: a passed run with a problem is signed
+    (no decisive step), and the run ranking puts runs with problems first."""
+    from tests.conftest import FIXTURES, run_cli
+
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
+    con = duckdb.connect(str(db))
+    failed = [r[0] for r in con.execute("SELECT conversation_id FROM conversation_outcomes WHERE NOT success "
+                                        "ORDER BY 1").fetchall()]
+    passed = con.execute("SELECT conversation_id FROM conversation_outcomes WHERE success ORDER BY 1 LIMIT 1"
+                         ).fetchall()[0][0]
+    con.execute("CREATE TABLE problem_findings (conversation_id VARCHAR, kind VARCHAR, position INTEGER, "
+                "positions INTEGER[], quote VARCHAR, rule VARCHAR, norm VARCHAR)")
+    con.executemany("INSERT INTO problem_findings VALUES (?, 'loop', 1, [1, 3], 'again', 'same call', 'none')",
+                    [[c] for c in failed + [passed]])
+    con.close()
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json",
+                           "--only", "outcomes,failures")
+    assert code == 0, err
+    m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]
+    assert m["failures"]["runs"] == len(failed) + 1
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT decisive_position FROM run_failures WHERE conversation_id = ?", [passed]
+                       ).fetchall() == [(None,)]
+    # every failed run has a problem, one passed run too: failed runs rank above all but that one
+    n_pass = con.execute("SELECT count(*) FROM conversation_outcomes WHERE success").fetchall()[0][0]
+    assert m["outcomes"]["ranking"]["auc"] > 1 - 1 / n_pass

@@ -80,8 +80,9 @@ def run(ctx: Context) -> Section:
     msgs = messages(ctx.con, sorted(set(runs["conversation_id"].to_list()) | set(graded)))
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
     passed_sibling = _divergences(ctx.con, runs)
+    loops = _loop_starts(ctx.con)
     sigs = [signature(cid, msgs.get(cid, []), None if outcome[cid] is None else not outcome[cid],
-                      passed_sibling.get(cid)) for cid in runs["conversation_id"].to_list()]
+                      passed_sibling.get(cid), loops.get(cid)) for cid in runs["conversation_id"].to_list()]
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
     # the passed runs count in the clusters too (a signature as common in passed runs tells nothing), but a
@@ -107,15 +108,16 @@ def run(ctx: Context) -> Section:
     return sec
 
 
-def signature(cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None) -> Signature:
+def signature(cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None,
+              loop_at: int | None = None) -> Signature:
     """One run's signature; the decisive step only for a failed run (from its divergence from a passed run of
-    its task when given, else from its own messages)."""
+    its task when given, else from its own messages; ``loop_at``: where a loop found in it starts)."""
     end, end_at = ended(msgs)
     template, first_at, count = recurring(errors(msgs))
     decisive = None
     if failed:
         decisive = divergence or from_run(msgs, first_at if count >= 2 else None,
-                                          end_at if end == "claimed_success" else None)
+                                          end_at if end == "claimed_success" else None, loop_at)
     return Signature(cid, failed, end, end_at, template, count, decisive)
 
 
@@ -150,6 +152,15 @@ def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         f"USING (conversation_id) WHERE o.success = false {extra}) "
         "SELECT r.conversation_id, o.success FROM r LEFT JOIN conversation_outcomes o USING (conversation_id) "
         "ORDER BY 1").fetchall(), schema={"conversation_id": pl.String, "success": pl.Boolean}, orient="row")
+
+
+def _loop_starts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    """Where the first loop the problem detectors found (``problem_findings``, kind ``loop``) starts, per run."""
+    if "problem_findings" not in _tables(con):
+        return {}
+    return {c: int(p) for c, p in con.execute(
+        "SELECT p.conversation_id, min(p.position) FROM problem_findings p JOIN sel_conversations "
+        "USING (conversation_id) WHERE p.kind = 'loop' AND p.position IS NOT NULL GROUP BY 1").fetchall()}
 
 
 def _graded_runs(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[bool, str | None]]:

@@ -17,7 +17,8 @@
      "is confirmed") when no tool output came before it;
    - ``failed_code``: it runs code whose output is an error or empty;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
-     caused it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
+     caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
+     wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
      when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
      of 7 dev runs where it was tried before the first reply).
 
@@ -49,13 +50,15 @@ SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 class Decisive:
     position: int | None
     agent: str | None
-    rule: str  # divergence, assumption, after_error, unsupported_claim, failed_code, recurring_error, false_claim, first_reply
+    rule: str  # divergence, assumption, after_error, unsupported_claim, failed_code, recurring_error, loop, first_reply,
+    # false_claim
 
 
-def from_run(msgs: list[Msg], recurring_at: int | None = None, claim_at: int | None = None) -> Decisive:
+def from_run(msgs: list[Msg], recurring_at: int | None = None, claim_at: int | None = None,
+             loop_at: int | None = None) -> Decisive:
     """The decisive step of a failed run read from its own messages (rule 2 of the module docstring).
     ``recurring_at``: the position of the first occurrence of its recurring error; ``claim_at``: of its false
-    claim (a ``claimed_success`` end)."""
+    claim (a ``claimed_success`` end); ``loop_at``: where a loop the problem detectors found starts."""
     replies = [m for m in msgs if m.role == "assistant" and len(m.text.strip()) >= SUBSTANCE]
     if not msgs:
         return Decisive(None, None, "first_reply")
@@ -84,6 +87,8 @@ def from_run(msgs: list[Msg], recurring_at: int | None = None, claim_at: int | N
         author = next((m for m in reversed(msgs) if m.role == "assistant" and m.position < recurring_at), None)
         if author is not None:
             return _at(author, "recurring_error")
+    if loop_at is not None and loop_at in by_pos:
+        return _at(by_pos[loop_at], "loop")
     if after_task and (claim_at is None or after_task[0].position != claim_at):
         return _at(after_task[0], "first_reply")
     if claim_at is not None and claim_at in by_pos:
