@@ -69,8 +69,8 @@ class Report:
 
     def parts(self) -> tuple[list[Section], list[Section]]:
         """(the sections the report leads with, before its digest: the runs, ``LEAD``; the others, in order)."""
-        return (sorted((s for s in self.sections if s.name in LEAD), key=lambda s: LEAD.index(s.name)),
-                [s for s in self.sections if s.name not in LEAD])
+        lead = [s for s in self.sections if s.name in LEAD and s.name not in s.not_in_use]  # idle: not first
+        return (sorted(lead, key=lambda s: LEAD.index(s.name)), [s for s in self.sections if s not in lead])
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)

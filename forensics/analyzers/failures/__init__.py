@@ -71,11 +71,10 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE)
     runs = _runs(ctx.con)
     if runs.is_empty():
-        sec.summary = ("Not in use: no selected run failed (by its outcome) or has a problem finding. Graded runs "
-                       "(`forensics outcomes FILE`, or a benchmark log that records its grade) fill it.")
-        sec.metrics = {"runs": 0, "clusters": []}
         _store(ctx.con, [])
-        return sec
+        return Section.idle(NAME, TITLE, "no selected run failed (by its outcome) or has a problem finding; graded "
+                                         "runs (`forensics outcomes FILE`, or a benchmark log that records its "
+                                         "grade) fill it")
     graded = _graded_runs(ctx.con)
     msgs = messages(ctx.con, sorted(set(runs["conversation_id"].to_list()) | set(graded)))
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
