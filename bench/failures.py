@@ -8,7 +8,7 @@
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
-3. *Ranking* on every folder of ``data/outcomes``: the report's run ranking (``outcomes.run_scores``, with the
+3. *Ranking* and *what failed runs did differently* on every folder of ``data/outcomes``: the report's run ranking (``outcomes.run_scores``, with the
    problems it can count here: the ends of ``signature.BAD_ENDS``) beside length in messages and in characters,
    tool calls, errors and random, overall and within task; halves by task (a stable hash of the task key).
 """
@@ -118,7 +118,8 @@ def ranking(shared: Path, work: Path) -> None:
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
         db = work / f"{folder.name}.duckdb"
         run_cli("ingest", str(folder), "--db", str(db))
-        run_cli("report", "--db", str(db), "--only", "outcomes", "--format", "json", "--out", str(work / folder.name))
+        run_cli("report", "--db", str(db), "--only", "outcomes,failures", "--format", "json", "--out",
+                str(work / folder.name))
         con = duckdb.connect(str(db), read_only=True)
         con.execute("CREATE TEMP VIEW sel_conversations AS SELECT conversation_id FROM conversations")
         runs = _outcome_runs(con)
@@ -152,6 +153,19 @@ def ranking(shared: Path, work: Path) -> None:
               "end on an unanswered call | | | | | | | | | | | |")
     if means:
         print(f"\nMean AUC of the ranking over the folders: {sum(means) / len(means):.3f} (target 0.70)")
+    print("\n## Signatures and features that tell failed from passed runs (95 % interval of the lift excluding 1)\n")
+    print("| folder | what | failed | passed | lift (95 %) | compared |\n|---|---|---|---|---|---|")
+    for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
+        f = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["failures"]
+        for c in f.get("clusters", []):
+            if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1) and not c["harness_end"]:
+                print(f"| {folder.name} | cluster: {c['name']} | {c['failed']} | {c['passed']} | "
+                      f"{c['lift']:.2f} ({c['lift_low']:.2f}–{c['lift_high']:.2f}) | overall |")
+        for d in f.get("differences", []):
+            print(f"| {folder.name} | feature: {d['feature']} | {d['failed']} | {d['passed']} | {d['lift']:.2f} "
+                  f"({d['lift_low']:.2f}–{d['lift_high']:.2f}) | {'within task' if d['within_task'] else 'overall'} |")
+        print(f"| {folder.name} | ({f.get('features_tested', 0)} features tested; "
+              f"{f.get('grade_revealing_end_states', 0)} runs with an end the harness decides, not used) | | | | |")
 
 
 def _outcome_runs(con: duckdb.DuckDBPyConnection) -> list[dict]:

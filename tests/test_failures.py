@@ -61,6 +61,9 @@ def test_how_it_ended() -> None:
     assert ended(_run(["Error: boom"])[:-1])[0] == "errored"
     cut = _run([])[:-1] + [Msg(9, "assistant", "assistant", None, "go north", calls=1, unanswered=1)]
     assert ended(cut)[0] == "cut_off"
+    finish = _run([])[:-1] + [Msg(9, "assistant", "assistant", None, "FINISH([42])", calls=1, unanswered=1,
+                                  call_names=("FINISH",))]
+    assert ended(finish)[0] == "claimed_success"  # a call that ends the run by itself expects no answer
     limit = _run([]) + [Msg(10, "user", "harness", None, "Reached the maximum number of steps (30).")]
     assert ended(limit)[0] == "limit"
 

@@ -5,8 +5,8 @@ and by the outcome analyzer's run ranking (which runs before it).
 **How it ended**, read from the run's own last messages, first rule that holds:
 
 - ``limit``: the harness or a tool says a turn, step, iteration, time or context limit was reached;
-- ``cut_off``: the run stops on a call no result answers, or on a tool result or harness turn the agent never
-  read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
+- ``cut_off``: the run stops on a call no result answers (other than a call that ends the run by itself:
+  ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
 - ``handed_off``: the last step hands the task to someone else (a transfer or escalation tool, "a human agent");
 - ``gave_up``: the final reply says it cannot do the task ("I was unable to", "I cannot", "I'm sorry, but");
 - ``errored``: the last tool result is an error and no reply follows it;
@@ -43,6 +43,8 @@ LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iter
                    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
                    r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
                    r"ran out of (?:steps|turns|time|budget)|autosubmi)", re.I)
+# a last call that ends the run by itself (MedAgentBench's FINISH, a submit tool): no answer is expected
+FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|exit)\b", re.I)
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
 HANDOFF_TEXT = re.compile(r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
                           r"\bcontact (?:our |the )?(?:support|customer service)\b", re.I)
@@ -154,7 +156,9 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     for m in msgs[-TAIL:]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
-    if (last.role == "assistant" and last.unanswered) or (last.role != "assistant" and last.origin != "person"):
+    final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
+    if ((last.role == "assistant" and last.unanswered and not final_action)
+            or (last.role != "assistant" and last.origin != "person")):
         if not (is_output(last) and error_line(last.text, last.error)):
             return "cut_off", last.position
     final = next((m for m in reversed(msgs) if m.role == "assistant" and m.text.strip()), None)
