@@ -69,6 +69,7 @@ _LAZY = {
     "Config": "forensics.config:Config", "Selection": "forensics.kernel.selection:Selection",
     "load_config": "forensics.analyzers.schema:load_config", "ingest": "forensics.ingestion.run:ingest",
     "export": "forensics.commands.export:export", "tune": "forensics.tuning:tune",
+    "advise": "forensics.tuning:advise",  # the report's Recommender (build_report(recommend=...))
     # for the CLI
     "locate": "forensics.ingestion.locations:locate", "format_ingest": "forensics.commands.summary:format_ingest",
     "format_listing": "forensics.ingestion.registry:listing", "render_run_diff": "forensics.report.rundiff:render",
