@@ -1,0 +1,38 @@
+"""The context a run built (SPEC §24 ``context_crowded``, ``lost_focus``).
+
+``context_crowded``: the main path holds at least ``CROWDED_TOKENS`` (characters / 4, GUIDE §5) and tool
+output makes up at least ``TOOL_SHARE`` of it; the finding cites the largest tool outputs. ``lost_focus``
+(scattering, thrashing, going off-task) has no mechanical rule that a reader agreed with often enough, so it
+stays silent (docs/failures-evaluation.md); drift's ``no_focus`` and ``tool_dispersion`` stay its detail.
+"""
+from __future__ import annotations
+
+import duckdb
+
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.selection import SELECTED
+
+CROWDED_TOKENS = 30_000
+TOOL_SHARE = 0.7
+CITED = 3  # largest tool outputs cited
+
+
+def crowded(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    rows = con.execute(f"""
+        WITH m AS (SELECT conversation_id AS cid, position, content_chars AS chars,
+                          role = 'tool' OR origin = 'tool_result' AS tool
+                   FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
+        s AS (SELECT cid, sum(chars) AS chars, sum(chars) FILTER (WHERE tool) AS tool_chars FROM m GROUP BY 1
+              HAVING sum(chars) / 4 >= {CROWDED_TOKENS} AND sum(chars) FILTER (WHERE tool) >= {TOOL_SHARE} * sum(chars)),
+        top AS (SELECT cid, position, chars, row_number() OVER (PARTITION BY cid ORDER BY chars DESC, position) AS r
+                FROM m WHERE tool AND cid IN (SELECT cid FROM s))
+        SELECT s.cid, s.chars, s.tool_chars, list(top.position ORDER BY top.position),
+               (SELECT left(content, 400) FROM messages x WHERE x.conversation_id = s.cid AND x.on_main_path
+                AND x.position = arg_max(top.position, top.chars))
+        FROM s JOIN top ON top.cid = s.cid AND top.r <= {CITED} GROUP BY s.cid, s.chars, s.tool_chars
+        ORDER BY 1""").fetchall()
+    return [Problem(str(cid), "context_crowded", [int(p) for p in pos], quote_at(str(text or "")),
+                    "tool_output_share",
+                    f"~{int(chars) // 4:,} tokens on the main path, {tool / chars:.0%} tool output (GUIDE §5: "
+                    f"{CROWDED_TOKENS:,} tokens, {TOOL_SHARE:.0%} share)")
+            for cid, chars, tool, pos, text in rows]

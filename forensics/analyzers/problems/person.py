@@ -1,0 +1,184 @@
+"""What the person's own turns show (SPEC §24): they had to repeat or correct (``user_repeated``), they are
+exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read; SQL picks
+them, the rules read each one's first ``HEAD`` characters (what they say, not the log they paste)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.selection import SELECTED
+
+HEAD = 400
+FULL = 4000  # characters of a turn compared with earlier ones (asked_again)
+
+# the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
+# baseline's user_pushback patterns are its English core)
+REPEATED = re.compile("|".join([
+    r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+    r"same|seeing|see|laggy|there|missing|happening)\b",
+    r"\bsame (?:error|issue|problem|exception|result|thing)\b", r"\bit'?s the same\b",
+    r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b",
+    r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
+    r"^\W*(?:nope|no)\b[,.!]", r"^\W*nope\b", r"\bno go\b",
+    r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b", r"\bas I said\b",
+    r"\bwhy did you\b", r"\bis still (?:there|here|happening|broken|not)\b",
+    r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+    # French, German, Spanish
+    r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b", r"\bje ne vois (?:pas|rien)\b",
+    r"\bne (?:marche|fonctionne) (?:pas|toujours pas)\b", r"\bimmer noch\b", r"\bfunktioniert (?:nicht|immer)\b",
+    r"\bsigue sin\b", r"\bno funciona\b",
+    # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
+    "还是不[行对]", "还是报错", "不对", "错了", "没有用", "不起作用", "你忘了", "又错", "我说了", "我已经说",
+    "(?:자|라)니까", "했잖아", "하라고", "또 안", "안되(?:네|는데|잖아)", "여전히", "똑같이 안",
+]), re.IGNORECASE | re.MULTILINE)
+
+# a standing directive; said again within DIRECTIVE_TURNS person turns of an earlier one, it is a repeat
+DIRECTIVES = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b", r"\bstep[ -]by[ -]step\b",
+    r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b", r"\bonly (?:propose|suggest|show)\b",
+    r"\b(?:be )?(?:more )?concise\b", "변경하지\\s*말", "제안만", "一个一个", "不要(?:改|修改|动)")]
+DIRECTIVE_TURNS = 10
+
+# exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
+FRUSTRATED = re.compile("|".join([
+    r"\?{4,}", r"!{4,}", r"\?!\?|!\?!",
+    r"\byou should know\b", r"\bare you (?:kidding|serious|stupid|dumb|even)\b", r"\bwhat the (?:hell|fuck)\b",
+    r"\bwtf\b", r"\b(?:pathetic|useless|ridiculous|idiot|stupid|incompetent)\b", r"\bhow many times\b",
+    r"\bfor the (?:\w+ )?time\b", r"\bI suspect you are not\b", r"\byou (?:wasted|ruined|keep)\b",
+    r"\bseriously[?!]", r"\bI'?m (?:so )?(?:tired|sick) of\b", r"\bcome on\b",
+    "이해(?:를)? ?못", "도대체", "왜 자꾸", "내말을", "到底", "你怎么又", "垃圾", "废物",
+]), re.IGNORECASE)
+
+
+@dataclass
+class Turn:
+    conversation_id: str
+    position: int
+    text: str  # the first HEAD characters
+    full: str  # the first FULL characters
+    replied: bool  # an assistant message came before it (or the log keeps no reply at all)
+    answered: bool  # the conversation holds assistant messages (a prompt log such as Cursor's keeps none)
+    index: int  # 0-based among the conversation's person turns
+    chars: int  # the whole turn's length
+
+
+def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
+    """Every selected conversation's person turns on the main path, with whether an answer preceded it."""
+    rows = con.execute(f"""
+        WITH a AS (SELECT conversation_id, min(position) AS first_reply FROM messages
+                   WHERE on_main_path AND role = 'assistant' AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
+                   GROUP BY 1)
+        SELECT m.conversation_id, m.position, left(m.content, {FULL}),
+               a.first_reply IS NULL OR m.position > a.first_reply,
+               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
+               a.first_reply IS NOT NULL
+        FROM messages m JOIN {SELECTED} USING (conversation_id) LEFT JOIN a USING (conversation_id)
+        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
+        ORDER BY 1, 2""").fetchall()
+    return [Turn(str(c), int(p), str(t)[:HEAD], str(t), bool(r), bool(a), int(i), int(n))
+            for c, p, t, r, i, n, a in rows]
+
+
+def user_repeated(turns: list[Turn]) -> list[Problem]:
+    """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
+    or that asks again, nearly word for word, what one of their last turns asked (``asked_again``). Turns that
+    follow one another, each flagged, are one incident: one finding."""
+    hits: list[tuple[Turn, str, str]] = []
+    by_conv: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t)
+    replies = _replies_between(turns)
+    for conv in by_conv.values():
+        for k, t in enumerate(conv):
+            if t.index == 0 or not t.replied:
+                continue
+            if m := REPEATED.search(t.text):
+                hits.append((t, "said_again", quote_at(t.text, m)))
+            elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS):k]):
+                hits.append((t, "directive_again", quote_at(t.text, m)))
+            elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if replies(e, t)]) is not None:
+                hits.append((t, "asked_again", quote_at(t.text)))
+    return _incidents(hits, by_conv, "user_repeated",
+                      "held against the person's own earlier turns in this conversation (no corpus norm: their words)")
+
+
+def frustration(turns: list[Turn]) -> list[Problem]:
+    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know"."""
+    hits = [(t, "exasperated", quote_at(t.text, m)) for t in turns if t.index > 0 and (m := FRUSTRATED.search(t.text))]
+    by_conv: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t)
+    return _incidents(hits, by_conv, "frustration", "held against the person's own words (no corpus norm)")
+
+
+def _incidents(hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str,
+               norm: str) -> list[Problem]:
+    out: list[Problem] = []
+    last: dict[str, int] = {}  # conversation -> index of the last flagged person turn
+    for t, rule, quote in hits:
+        prev = last.get(t.conversation_id)
+        if prev is not None and t.index - prev <= 1 and out and out[-1].conversation_id == t.conversation_id:
+            out[-1].positions.append(t.position)
+            if rule not in out[-1].rule.split("+"):
+                out[-1].rule += f"+{rule}"
+        else:
+            out.append(Problem(t.conversation_id, kind, [t.position], quote, rule, norm))
+        last[t.conversation_id] = t.index
+    return out
+
+
+MIN_WORDS = 5  # shorter turns ("yes please", "OK, continue", "????") repeat without asking anything again
+SIMILAR = 0.6  # share of character trigrams two turns share (Jaccard) to be the same request re-asked
+
+
+def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
+    for d in DIRECTIVES:
+        if (m := d.search(t.text)) and any(d.search(e.text) for e in earlier):
+            return m
+    return None
+
+
+def _replies_between(turns: list[Turn]) -> Callable[[Turn, Turn], bool]:
+    """Whether an assistant reply lies between two person turns: the turns are consecutive person turns with
+    positions apart by more than one, or further apart (a conversation without any reply answers False)."""
+    def between(e: Turn, t: Turn) -> bool:
+        return t.answered and t.position - e.position > t.index - e.index
+    return between
+
+
+def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
+    """The latest of ``earlier`` whose text is nearly ``t``'s: short turns compared whole; long ones (pasted
+    logs, templated prompts) compared on what remains once their common opening and ending are taken out."""
+    if len(t.text.split()) < MIN_WORDS:
+        return None
+    mine = _norm(t.full)
+    for e in reversed(earlier):
+        theirs = _norm(e.full)
+        if mine == theirs and e.index == t.index - 1:
+            return None  # the same text twice in a row: a re-delivery, not a repeat after an answer
+        if _similar(mine, theirs, long=max(t.chars, e.chars) > HEAD):
+            return e
+    return None
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _similar(a: str, b: str, long: bool) -> bool:
+    if long:  # a template's shared opening and ending say nothing: compare the rest
+        i = 0
+        while i < min(len(a), len(b)) and a[i] == b[i]:
+            i += 1
+        j = 0
+        while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
+            j += 1
+        a, b = a[i:len(a) - j], b[i:len(b) - j]
+        if len(a) + len(b) < 40:
+            return False  # nearly the same text, but a template can differ in one value only: not judged
+    ga, gb = {a[k:k + 3] for k in range(len(a) - 2)}, {b[k:k + 3] for k in range(len(b) - 2)}
+    return bool(ga and gb) and len(ga & gb) / len(ga | gb) >= SIMILAR
