@@ -4,7 +4,7 @@
 
 An action is a tool and its canonical arguments (the JSON re-serialised); its result is the result text with
 digits masked (timings and ids change between identical runs). "Nothing changed" means no call that changes
-files or state (``MUTATING``) succeeded between two occurrences; a failed edit changed nothing.
+files or state (``MUTATING_*``) succeeded between two occurrences (a failed edit changed nothing).
 """
 from __future__ import annotations
 
@@ -23,13 +23,17 @@ VIEW_COMMAND = r"\"command\"\s*:\s*\"view\""
 MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\bmv\s|\bcp\s|\brm\s|\btouch\s|mkdir\s|"
                     r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"
                     r"\b(?:npm|pnpm|yarn|pip|pip3|uv|cargo|go|brew|apt|apt-get) (?:install|add|i|get|remove)\b|"
-                    r"cat\s*<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|kill\b|taskkill|docker|systemctl|just\s|make\b")
+                    r"<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|write_text|\.write\(|kill\b|taskkill|docker|systemctl|"
+                    r"just\s|make\b")
 REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
+ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 
 
-def _calls_sql() -> str:
+def calls_sql() -> str:
+    """Every selected main-path call with an answer: its action, result hash and size, error and whether it changed
+    something (``mut``)."""
     return f"""
         SELECT t.conversation_id AS cid, t.position AS pos, t.call_index AS k, t.name,
                coalesce(json(t.arguments)::VARCHAR, t.arguments, '') AS canon, t.arguments AS args,
@@ -48,7 +52,7 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """Chains of one action with one result and no change between: two make ``redundant_work`` (rule
     ``same_action_same_result``), three or more a ``loop`` as well."""
     rows = con.execute(f"""
-        WITH c AS ({_calls_sql()}),
+        WITH c AS ({calls_sql()}),
         w AS (SELECT *, sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
                                              AND 1 PRECEDING) AS muts_before FROM c),
         g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(mut::INT) OVER (PARTITION BY cid, name, canon, h
@@ -86,7 +90,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     them and nothing changed between (``nl -ba f | sed -n '50,120p'`` after ``sed -n '1,260p' f``):
     ``redundant_work``, rule ``reread_unchanged``. SQL keeps the files read twice or more."""
     rows = con.execute(f"""
-        WITH c AS ({_calls_sql()}),
+        WITH c AS ({calls_sql()}),
         r AS (SELECT *, CASE WHEN regexp_matches(name, '{_q(READ_TOOL)}') THEN regexp_extract(args, '{_q(PATH_ARG)}', 1)
                              ELSE regexp_extract(args, '{_q(SHELL_READ)}', 1) END AS file,
                         regexp_extract(args, '{_q(RANGE)}', 1) AS span
@@ -96,7 +100,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
         SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(span ORDER BY pos, k), list(args ORDER BY pos, k)
-        FROM g GROUP BY ALL ORDER BY cid, min(pos)""").fetchall()
+        FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos)""").fetchall()
     out = []
     for cid, file, _, positions, spans, argss in rows:
         seen: list[tuple[int, float, float]] = []  # (position, first line, last line) of each earlier read
@@ -136,19 +140,23 @@ def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
 
 def recurring_errors(con: duckdb.DuckDBPyConnection, template_chars: int = 200) -> list[Problem]:
     """One tool failing with the same error (digits, hex, paths and quoted values masked) three or more times
-    in a row (no success of that tool between): ``loop``, rule ``same_error_3_times``."""
+    in a row: no success of that tool between, each within ``ERROR_GAP`` messages of the last (``loop``, rule
+    ``same_error_N_times``)."""
     rows = con.execute(f"""
-        WITH c AS ({_calls_sql()}),
+        WITH c AS ({calls_sql()}),
         e AS (SELECT c.*, sum((NOT err)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
         f AS (SELECT e.*, regexp_replace(regexp_replace(regexp_replace(regexp_replace(left(m.content, {template_chars}),
                   '"[^"\\n]*"|''[^''\\n]*''', 'Q', 'g'), '(?:[A-Za-z]:)?[\\w.-]*[/\\\\][\\w./\\\\-]+', 'P', 'g'),
                   '0x[0-9a-fA-F]+|[0-9a-f]{{8,}}', 'H', 'g'), '[0-9]+', '0', 'g') AS template,
                   m.content AS text
               FROM e JOIN messages m ON m.conversation_id = e.cid AND m.position = e.rpos AND m.on_main_path
-              WHERE e.err)
+              WHERE e.err),
+        gp AS (SELECT f.*, pos - lag(pos) OVER (PARTITION BY cid, name, run, template ORDER BY pos, k) AS gap FROM f),
+        s AS (SELECT gp.*, sum((coalesce(gap, 0) > {ERROR_GAP})::INT) OVER (PARTITION BY cid, name, run, template
+                                                                           ORDER BY pos, k) AS stretch FROM gp)
         SELECT cid, name, count(DISTINCT canon), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                arg_min(text, pos), arg_min(rpos, pos)
-        FROM f GROUP BY cid, name, run, template HAVING count(*) >= 3 ORDER BY cid, min(pos)""").fetchall()
+        FROM s GROUP BY cid, name, run, template, stretch HAVING count(*) >= 3 ORDER BY cid, min(pos)""").fetchall()
     out: list[Problem] = []
     for cid, name, distinct, pos, rpos, text, first in rows:
         line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:QUOTE]

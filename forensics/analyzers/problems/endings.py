@@ -7,32 +7,42 @@ import re
 
 import duckdb
 
+from forensics.analyzers.problems.actions import calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.person import REPEATED, Turn
 from forensics.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
 # the assistant says the work is done or works (not a plan: "I will fix")
-CLAIM = (r"(?i)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
+CLAIM = (r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
          r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
-         r"(?:has|have) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|all (?:tests|checks) "
-         r"pass(?:ed)?|looks correct|no changes are needed|fully (?:\w+-)?compliant|complete[ds]?\b)|✅|"
-         r"j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功")
+         r"(?:has|have|are|is) (?:been )?(?:fixed|resolved|updated|implemented|added|applied)|successfully|"
+         r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
+         r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
+         r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功")
 # the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
 DECLINE = (r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
            r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b")
-CLAIM_RE, DECLINE_RE = re.compile(CLAIM), re.compile(DECLINE)
+# the assistant says it changed something (past tense, first person)
+CHANGED = (r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
+           r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
+           r"我已(?:经)?(?:修改|更新|添加|修复)")
+# the person's turn shows the work failed: the user_repeated words, or a regression named, or an error pasted back
+FAILED = re.compile(r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
+                    r"^\s*(?:\w*error|exception)\b[:\s]|\bUncaught \w*Error\b", re.MULTILINE)
+CLAIM_RE, DECLINE_RE, CHANGED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 
 
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    return _contradicted(con, turns) + _over_errors(con) + _declined(con)
+    return _contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con)
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
     """``claim_contradicted``: the last assistant text before a person turn claims success, and that person turn
-    says the work failed them (the user_repeated patterns)."""
-    pushed = {(t.conversation_id, t.position) for t in turns if t.index > 0 and t.replied and REPEATED.search(t.text)}
+    says the work failed them (the user_repeated patterns, a regression named, an error pasted back)."""
+    pushed = {(t.conversation_id, t.position) for t in turns
+              if t.index > 0 and t.replied and t.answered and (REPEATED.search(t.text) or FAILED.search(t.text))}
     if not pushed:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
@@ -94,3 +104,23 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, DECLINE_RE.search(text)),
                     "declined_with_tools", "the agent made tool calls in this run, so the task was in its reach")
             for cid, pos, text in rows]
+
+
+def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claimed_without_change``: a reply says it changed something ("I've updated ...") while no call since the
+    person's last turn changed anything, in a run whose agent does change things elsewhere (it can)."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        can AS (SELECT DISTINCT cid FROM c WHERE mut),
+        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
+                     (SELECT max(position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
+                      AND q.origin = 'person' AND q.position < m.position) AS since
+              FROM messages m WHERE m.conversation_id IN (SELECT cid FROM can) AND m.on_main_path
+                AND m.role = 'assistant' AND NOT m.blank AND regexp_matches(left(m.content, {HEAD}), '{sql_str(CHANGED)}'))
+        SELECT a.cid, a.pos, a.text FROM a
+        WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.mut
+                                                  AND c.pos > a.since AND c.pos <= a.pos)
+        ORDER BY 1, 2""").fetchall()
+    return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, CHANGED_RE.search(text)),
+                    "claimed_without_change", "no call since the person's last turn changed anything, and this "
+                    "agent does make changes in this run") for cid, pos, text in rows]

@@ -13,7 +13,6 @@ from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.selection import SELECTED
 
 HEAD = 400
-FULL = 4000  # characters of a turn compared with earlier ones (asked_again)
 
 # the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
 # baseline's user_pushback patterns are its English core)
@@ -59,7 +58,6 @@ class Turn:
     conversation_id: str
     position: int
     text: str  # the first HEAD characters
-    full: str  # the first FULL characters
     replied: bool  # an assistant message came before it (or the log keeps no reply at all)
     answered: bool  # the conversation holds assistant messages (a prompt log such as Cursor's keeps none)
     index: int  # 0-based among the conversation's person turns
@@ -72,14 +70,14 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
         WITH a AS (SELECT conversation_id, min(position) AS first_reply FROM messages
                    WHERE on_main_path AND role = 'assistant' AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
                    GROUP BY 1)
-        SELECT m.conversation_id, m.position, left(m.content, {FULL}),
+        SELECT m.conversation_id, m.position, left(m.content, {HEAD}),
                a.first_reply IS NULL OR m.position > a.first_reply,
                row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
                a.first_reply IS NOT NULL
         FROM messages m JOIN {SELECTED} USING (conversation_id) LEFT JOIN a USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
         ORDER BY 1, 2""").fetchall()
-    return [Turn(str(c), int(p), str(t)[:HEAD], str(t), bool(r), bool(a), int(i), int(n))
+    return [Turn(str(c), int(p), str(t), bool(r), bool(a), int(i), int(n))
             for c, p, t, r, i, n, a in rows]
 
 
@@ -151,16 +149,18 @@ def _replies_between(turns: list[Turn]) -> Callable[[Turn, Turn], bool]:
 
 
 def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
-    """The latest of ``earlier`` whose text is nearly ``t``'s: short turns compared whole; long ones (pasted
-    logs, templated prompts) compared on what remains once their common opening and ending are taken out."""
-    if len(t.text.split()) < MIN_WORDS:
+    """The latest of ``earlier`` whose text is nearly ``t``'s. Short turns only: a long one is a pasted log or a
+    harness's templated prompt (benchmark steps share most of their words and ask something new each time)."""
+    if len(t.text.split()) < MIN_WORDS or t.chars > HEAD:
         return None
-    mine = _norm(t.full)
+    mine = _norm(t.text)
     for e in reversed(earlier):
-        theirs = _norm(e.full)
+        theirs = _norm(e.text)
+        if e.chars > HEAD:
+            continue
         if mine == theirs and e.index == t.index - 1:
             return None  # the same text twice in a row: a re-delivery, not a repeat after an answer
-        if _similar(mine, theirs, long=max(t.chars, e.chars) > HEAD):
+        if _similar(mine, theirs):
             return e
     return None
 
@@ -169,16 +169,6 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _similar(a: str, b: str, long: bool) -> bool:
-    if long:  # a template's shared opening and ending say nothing: compare the rest
-        i = 0
-        while i < min(len(a), len(b)) and a[i] == b[i]:
-            i += 1
-        j = 0
-        while j < min(len(a), len(b)) - i and a[-1 - j] == b[-1 - j]:
-            j += 1
-        a, b = a[i:len(a) - j], b[i:len(b) - j]
-        if len(a) + len(b) < 40:
-            return False  # nearly the same text, but a template can differ in one value only: not judged
+def _similar(a: str, b: str) -> bool:
     ga, gb = {a[k:k + 3] for k in range(len(a) - 2)}, {b[k:k + 3] for k in range(len(b) - 2)}
     return bool(ga and gb) and len(ga & gb) / len(ga | gb) >= SIMILAR
