@@ -18,7 +18,8 @@ from forensics.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
-MUTATING_NAME = r"(?i)edit|write|patch|replace|create|insert|delete|remove|rename|move|apply|save|commit|install"
+MUTATING_NAME = (r"(?i)edit|write|patch|replace|create|insert|delete|remove|rename|move|apply|save|commit|install|"
+                 r"update|modify|upload|set_|put_")
 VIEW_COMMAND = r"\"command\"\s*:\s*\"view\""
 MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\bmv\s|\bcp\s|\brm\s|\btouch\s|mkdir\s|"
                     r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"

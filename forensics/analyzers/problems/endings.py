@@ -16,7 +16,7 @@ from forensics.warehouse.tool_errors import sql_str
 # the assistant says the work is done or works (not a plan: "I will fix")
 CLAIM = (r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
          r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
-         r"(?:has|have|are|is) (?:been )?(?:fixed|resolved|updated|implemented|added|applied)|successfully|"
+         r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
          r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
          r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
          r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功")
@@ -27,9 +27,10 @@ DECLINE = (r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulf
 CHANGED = (r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
            r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
            r"我已(?:经)?(?:修改|更新|添加|修复)")
-# the person's turn shows the work failed: the user_repeated words, or a regression named, or an error pasted back
+# the person's turn shows the work failed: the user_repeated words, a regression named, a crash pasted back (a
+# traceback, an uncaught error; a plain error line may be a new issue)
 FAILED = re.compile(r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
-                    r"^\s*(?:\w*error|exception)\b[:\s]|\bUncaught \w*Error\b", re.MULTILINE)
+                    r"\bUncaught \w*Error\b")
 CLAIM_RE, DECLINE_RE, CHANGED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 
@@ -91,8 +92,8 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
 
 def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
-    """``declined_with_tools``: the final answer declines ("I cannot ...") in a run whose agent has tools (it
-    made calls in this conversation)."""
+    """``declined_with_tools``: the final answer declines ("I cannot ...") in a run whose agent changed things
+    with its tools (a successful editing or writing call in this conversation): the task was in its reach."""
     rows = con.execute(f"""
         WITH fin AS (SELECT conversation_id AS cid, arg_max(position, position) AS pos,
                             arg_max(left(content, {HEAD}), position) AS text
@@ -100,9 +101,9 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                      WHERE on_main_path AND role = 'assistant' AND NOT blank GROUP BY 1)
         SELECT cid, pos, text FROM fin
         WHERE regexp_matches(text, '{sql_str(DECLINE)}')
-          AND EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = fin.cid) ORDER BY 1""").fetchall()
+          AND fin.cid IN (SELECT cid FROM ({calls_sql()}) WHERE mut) ORDER BY 1""").fetchall()
     return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, DECLINE_RE.search(text)),
-                    "declined_with_tools", "the agent made tool calls in this run, so the task was in its reach")
+                    "declined_with_tools", "the agent changed things with its tools in this run, so the task was in its reach")
             for cid, pos, text in rows]
 
 

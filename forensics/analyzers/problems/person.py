@@ -4,7 +4,6 @@ them, the rules read each one's first ``HEAD`` characters (what they say, not th
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import duckdb
@@ -60,6 +59,7 @@ class Turn:
     text: str  # the first HEAD characters
     replied: bool  # an assistant message came before it (or the log keeps no reply at all)
     answered: bool  # the conversation holds assistant messages (a prompt log such as Cursor's keeps none)
+    answered_next: bool  # an assistant message follows it before the next person turn
     index: int  # 0-based among the conversation's person turns
     chars: int  # the whole turn's length
 
@@ -73,12 +73,18 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
         SELECT m.conversation_id, m.position, left(m.content, {HEAD}),
                a.first_reply IS NULL OR m.position > a.first_reply,
                row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
-               a.first_reply IS NOT NULL
-        FROM messages m JOIN {SELECTED} USING (conversation_id) LEFT JOIN a USING (conversation_id)
+               a.first_reply IS NOT NULL,
+               EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
+                       AND r.role = 'assistant' AND r.position > m.position
+                       AND r.position < coalesce(m.next_person, 2147483647))
+        FROM (SELECT *, lead(position) OVER (PARTITION BY conversation_id, on_main_path, origin = 'person'
+                                             ORDER BY position) AS next_person FROM messages
+              WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
+        LEFT JOIN a USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
         ORDER BY 1, 2""").fetchall()
-    return [Turn(str(c), int(p), str(t), bool(r), bool(a), int(i), int(n))
-            for c, p, t, r, i, n, a in rows]
+    return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n))
+            for c, p, t, r, i, n, a, x in rows]
 
 
 def user_repeated(turns: list[Turn]) -> list[Problem]:
@@ -89,7 +95,6 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    replies = _replies_between(turns)
     for conv in by_conv.values():
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
@@ -98,7 +103,7 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
                 hits.append((t, "said_again", quote_at(t.text, m)))
             elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS):k]):
                 hits.append((t, "directive_again", quote_at(t.text, m)))
-            elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if replies(e, t)]) is not None:
+            elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if e.answered_next]) is not None:
                 hits.append((t, "asked_again", quote_at(t.text)))
     return _incidents(hits, by_conv, "user_repeated",
                       "held against the person's own earlier turns in this conversation (no corpus norm: their words)")
@@ -140,19 +145,12 @@ def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
     return None
 
 
-def _replies_between(turns: list[Turn]) -> Callable[[Turn, Turn], bool]:
-    """Whether an assistant reply lies between two person turns: the turns are consecutive person turns with
-    positions apart by more than one, or further apart (a conversation without any reply answers False)."""
-    def between(e: Turn, t: Turn) -> bool:
-        return t.answered and t.position - e.position > t.index - e.index
-    return between
-
-
 def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
-    """The latest of ``earlier`` whose text is nearly ``t``'s. Short turns only: a long one is a pasted log or a
-    harness's templated prompt (benchmark steps share most of their words and ask something new each time)."""
-    if len(t.text.split()) < MIN_WORDS or t.chars > HEAD:
-        return None
+    """The latest of ``earlier`` (turns the assistant answered) whose text is nearly ``t``'s. Short turns of one
+    or two lines only: a long one is a pasted log or script, or a harness's templated prompt (benchmark steps
+    share most of their words and ask something new each time)."""
+    if len(t.text.split()) < MIN_WORDS or t.chars > HEAD or t.text.strip().count("\n") > 1:
+        return None  # a pasted script or log is no request said again
     mine = _norm(t.text)
     for e in reversed(earlier):
         theirs = _norm(e.text)
