@@ -18,6 +18,10 @@ JSON_ONLY = re.compile(r"(?i)\b(?:respond|reply|answer|output|return)(?: with)? 
 WORD_BANNED = re.compile(r"(?i)without (?:using|mentioning|saying) the words? ((?:\"[^\"]{2,40}\"(?:,? (?:or|and) )?"
                          r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)")
 QUOTED = re.compile(r"\"([^\"]{2,40})\"|“([^”]{2,40})”")
+ONE_AT_A_TIME = re.compile(r"(?i)\bone(?:[ -]question)?[ -]at[ -]a[ -]time\b")
+QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
+NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
+STANDING = 40  # messages a "one at a time" asked for holds after the person's last turn that says it
 
 
 def violated(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -33,7 +37,7 @@ def violated(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         FROM asks a JOIN messages r ON r.conversation_id = a.cid AND r.on_main_path AND r.role = 'assistant'
              AND NOT r.blank AND r.position > a.pos AND r.position < a.upto
         WHERE regexp_matches(a.text, '```|JSON|without (using|mentioning|saying)')
-        ORDER BY 1, 4""").fetchall()
+        ORDER BY 1, 4""").fetchall() + _one_at_a_time_rows(con)
     out: list[Problem] = []
     seen: set[tuple[str, int, str]] = set()
     for cid, pos, ask, rpos, reply in rows:
@@ -53,6 +57,9 @@ def _checks(ask: str, reply: str) -> list[tuple[str, re.Match[str], str]]:
         out.append(("format_fence_missing", m, quote_at(reply)))
     if (m := JSON_ONLY.search(ask)) and not _is_json(reply):
         out.append(("format_json_missing", m, quote_at(reply)))
+    if (m := ONE_AT_A_TIME.search(ask)) and _questions(reply) >= 2:
+        q = QUESTION_HEAD.search(reply) or NUMBERED_QUESTION.search(reply)
+        out.append(("several_questions_at_once", m, quote_at(reply, q)))
     if m := WORD_BANNED.search(ask):
         for q in QUOTED.finditer(m.group(1)):
             word = q.group(1) or q.group(2)
@@ -71,3 +78,21 @@ def _is_json(reply: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _questions(reply: str) -> int:
+    """Questions a reply asks as separate items: "Question N" headings or numbered items that end in a question."""
+    return max(len(QUESTION_HEAD.findall(reply)), len(NUMBERED_QUESTION.findall(reply)))
+
+
+def _one_at_a_time_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ...]]:
+    """(conversation, the person's turn asking for one question at a time, its text, a reply, the reply's text) for
+    the replies within ``STANDING`` messages after it: the request stands beyond the next turn."""
+    return con.execute(f"""
+        SELECT a.conversation_id, a.position, a.content, r.position, r.content
+        FROM messages a JOIN {SELECTED} USING (conversation_id)
+        JOIN messages r ON r.conversation_id = a.conversation_id AND r.on_main_path AND r.role = 'assistant'
+             AND NOT r.blank AND r.position > a.position AND r.position <= a.position + {STANDING}
+        WHERE a.on_main_path AND a.origin = 'person'
+          AND regexp_matches(a.content, '(?i)\\bone[ -](?:question[ -])?at[ -]a[ -]time\\b')
+        ORDER BY 1, 4""").fetchall()

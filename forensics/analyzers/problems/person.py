@@ -23,7 +23,8 @@ REPEATED = re.compile("|".join([
     r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
     r"^\W*(?:nope|no)\b[,.!]", r"^\W*nope\b", r"\bno go\b",
     r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b", r"\bas I said\b",
-    r"\bwhy did you\b", r"\bis still (?:there|here|happening|broken|not)\b",
+    r"\bwhy did you\b", r"\bis still (?:there|here|happening|broken|not)\b", r"\bstill (?:seems?|appears?) to\b",
+    r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
     r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
     # French, German, Spanish
     r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b", r"\bje ne vois (?:pas|rien)\b",
