@@ -17,6 +17,7 @@ norm line instead. Earlier kinds are kept as detail: the baseline's ``user_pushb
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Any
 
 import polars as pl
 
@@ -32,7 +33,7 @@ TITLE = "Problems a reviewer flags"
 TABLE = "problem_findings"
 FAMILY_MOST = 0.5  # a kind on more than this share of a family's conversations is the family's way of working
 FAMILY_MIN = 10  # fewer conversations say little about a family: long sessions of a few can each hold a problem
-COLUMNS = {"conversation_id": pl.String, "kind": pl.String, "position": pl.Int32, "positions": pl.List(pl.Int32),
+COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "kind": pl.String, "position": pl.Int32, "positions": pl.List(pl.Int32),
            "quote": pl.String, "rule": pl.String, "norm": pl.String}
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
 
