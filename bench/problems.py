@@ -75,10 +75,14 @@ def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
 
             db = Path(tmp) / "w.duckdb"
             ingest([logs], db=db)
-        found = findings(db)
-        con = duckdb.connect(str(db), read_only=True)
-        labeled = load(labels, con, logs)
-        con.close()
+        return _evaluate(db, logs, labels)
+
+
+def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
+    found = findings(db)
+    con = duckdb.connect(str(db), read_only=True)
+    labeled = load(labels, con, logs)
+    con.close()
     out: dict[str, Any] = {"window": WINDOW, "halves": {}}
     for half in ("dev", "held"):
         part = [c for c in labeled if c.half == half]
@@ -94,6 +98,28 @@ def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
         every = {"labels": len(labels_all), "found": got, "recall": got / len(labels_all) if labels_all else None,
                  "findings": len(ours), "conversations": len(part)}
         out["halves"][half] = {"kinds": rows, "all": every}
+    con = duckdb.connect(str(db), read_only=True)
+    family = dict(con.execute("SELECT c.conversation_id, s.format FROM conversations c JOIN sources s USING (source_id)"
+                              ).fetchall())
+    con.close()
+    out["families"] = _widest(found, family)
+    return out
+
+
+def _widest(found: list[dict[str, Any]], family: dict[str, str]) -> dict[str, Any]:
+    """Per kind, the agent family (format) it fires on most, as a share of that family's conversations."""
+    size: dict[str, int] = {}
+    for fam in family.values():
+        size[fam] = size.get(fam, 0) + 1
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        hit: dict[str, set[str]] = {}
+        for f in found:
+            if f["kind"] == kind:
+                hit.setdefault(family[f["conversation_id"]], set()).add(f["conversation_id"])
+        if hit:
+            fam = max(hit, key=lambda x: (len(hit[x]) / size[x], x))
+            out[kind] = {"family": fam, "conversations": len(hit[fam]), "of": size[fam]}
     return out
 
 
@@ -117,6 +143,9 @@ def render(res: dict[str, Any]) -> str:
                          f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
                          f"{_pct(t['recall']):>7}   {_pct(z['recall']):>15}")
         lines.append("")
+    lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
+    for kind, w in res["families"].items():
+        lines.append(f"  {kind:26} {w['conversations']} of {w['of']} {w['family']} conversations")
     return "\n".join(lines)
 
 

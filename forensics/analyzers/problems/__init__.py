@@ -80,7 +80,7 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE, metrics={"kinds": kinds, "conversations": total})
     sec.findings = [Finding(p.kind, "high" if p.kind in SEVERE or len(p.positions) >= 3 else "low", p.conversation_id,
                             natives.get(p.conversation_id), p.positions,
-                            f"[{p.position}] “{p.quote}” ({p.rule})", f"{p.rule}; held against: {p.norm}",
+                            f"[{p.position}] “{p.quote}”", f"{p.rule}; held against {p.norm}",
                             float(len(p.positions))) for p in found]
     sec.norms = norms
     fired = [k for k in KINDS if kinds[k]["findings"]]

@@ -9,6 +9,8 @@ stays silent (docs/failures-evaluation.md); drift's ``no_focus`` and ``tool_disp
 """
 from __future__ import annotations
 
+import re
+
 import duckdb
 
 from forensics.analyzers.problems.model import Problem, quote_at
@@ -19,6 +21,7 @@ TOOL_SHARE = 0.7
 BULKY_CHARS = 10_000  # one tool output this long (~2,500 tokens) is bulky
 BULKY_SHARE = 0.4  # ... and such outputs make up this share of the tool output: crowded by bulk, not by steady reading
 CITED = 3  # largest tool outputs cited
+LINE = re.compile(r"[^\n]{20,}")  # the quote: the largest output's first line that says something (not "Exit code: 0")
 
 
 def crowded(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -37,7 +40,7 @@ def crowded(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 AND x.position = arg_max(top.position, top.chars))
         FROM s JOIN top ON top.cid = s.cid AND top.r <= {CITED} GROUP BY s.cid, s.chars, s.tool_chars
         ORDER BY 1""").fetchall()
-    return [Problem(str(cid), "context_crowded", [int(p) for p in pos], quote_at(str(text or "")),
+    return [Problem(str(cid), "context_crowded", [int(p) for p in pos], quote_at(str(text or ""), LINE.search(str(text or ""))),
                     "tool_output_share",
                     f"~{int(chars) // 4:,} tokens on the main path, {tool / chars:.0%} tool output, much of it in "
                     f"outputs of {BULKY_CHARS:,}+ characters (GUIDE §5: {CROWDED_TOKENS:,} tokens; here {TOOL_SHARE:.0%} "

@@ -107,7 +107,7 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
             elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if e.answered_next]) is not None:
                 hits.append((t, "asked_again", quote_at(t.text)))
     return _incidents(hits, by_conv, "user_repeated",
-                      "held against the person's own earlier turns in this conversation (no corpus norm: their words)")
+                      "the person's own earlier turns in this conversation (no corpus norm: their words)")
 
 
 def frustration(turns: list[Turn]) -> list[Problem]:
@@ -116,7 +116,7 @@ def frustration(turns: list[Turn]) -> list[Problem]:
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    return _incidents(hits, by_conv, "frustration", "held against the person's own words (no corpus norm)")
+    return _incidents(hits, by_conv, "frustration", "the person's own words (no corpus norm)")
 
 
 def _incidents(hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str,
