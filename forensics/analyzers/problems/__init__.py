@@ -101,11 +101,9 @@ def _family_norms(found: list[Problem], family: dict[str, str]) -> tuple[list[Pr
         hit[(p.kind, family.get(p.conversation_id, ""))].add(p.conversation_id)
     common = {key for key, convs in hit.items()
               if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]}
-    norms: dict[str, str] = {}
-    for kind, fam in sorted(common):
-        n = len(hit[(kind, fam)])
-        norms[kind] = (norms[kind] + "; " if kind in norms else "") + (
-            f"fires on {n} of {size[fam]} {fam} conversations: the family's way of working, not a finding")
+    norms = {f"{kind}:{fam}": f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} "
+                              "conversations: this family's way of working, not a finding per conversation"
+             for kind, fam in sorted(common)}
     return [p for p in found if (p.kind, family.get(p.conversation_id, "")) not in common], norms
 
 

@@ -50,8 +50,9 @@ def calls_sql() -> str:
 
 
 def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
-    """Chains of one action with one result and no change between: two make ``redundant_work`` (rule
-    ``same_action_same_result``), three or more a ``loop`` as well."""
+    """Chains of one action with one result and no change between, in two or more messages (calls of one message
+    go out together): two make ``redundant_work`` (rule ``same_action_same_result``), three or more a ``loop`` as
+    well."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         w AS (SELECT *, sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
@@ -61,18 +62,19 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
               FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w) WHERE n >= 2)
         SELECT cid, name, any_value(args), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                max(rchars)
-        FROM g GROUP BY cid, name, canon, h, quiet HAVING count(*) >= 2 AND (bool_or(err) OR max(rchars) >= {MIN_RESULT})
+        FROM g GROUP BY cid, name, canon, h, quiet
+        HAVING count(DISTINCT pos) >= 2 AND (bool_or(err) OR max(rchars) >= {MIN_RESULT})
         ORDER BY cid, min(pos)""").fetchall()
     out: list[Problem] = []
     for cid, name, args, err, pos, rpos, _ in rows:
         quote = _args_quote(str(args or ""))
         what = "the same failing call" if err else "the same call with the same result"
         norm = "nothing changed between them: no successful edit or writing command (GUIDE §5)"
-        cited = sorted(set(pos))
+        cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
         out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
-        if len(pos) >= 3:
-            out.append(Problem(str(cid), "loop", cited, quote, f"same_action_{len(pos)}_times ({name})",
-                               f"{what} {len(pos)} times with nothing changed between (GUIDE §5: 3 or more)"))
+        if len(cited) >= 3:
+            out.append(Problem(str(cid), "loop", cited, quote, f"same_action_{len(cited)}_times ({name})",
+                               f"{what} {len(cited)} times with nothing changed between (GUIDE §5: 3 or more)"))
         del rpos
     return out
 
@@ -157,13 +159,15 @@ def recurring_errors(con: duckdb.DuckDBPyConnection, template_chars: int = 200) 
                                                                            ORDER BY pos, k) AS stretch FROM gp)
         SELECT cid, name, count(DISTINCT canon), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                arg_min(text, pos), arg_min(rpos, pos)
-        FROM s GROUP BY cid, name, run, template, stretch HAVING count(*) >= 3 ORDER BY cid, min(pos)""").fetchall()
+        FROM s GROUP BY cid, name, run, template, stretch HAVING count(DISTINCT pos) >= 3
+        ORDER BY cid, min(pos)""").fetchall()
     out: list[Problem] = []
     for cid, name, distinct, pos, rpos, text, first in rows:
         line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:QUOTE]
         cited = sorted(set(pos) | set(rpos))
-        out.append(Problem(str(cid), "loop", cited, line, f"same_error_{len(pos)}_times ({name})",
-                           f"{name} failed {len(pos)} times in a row with the same error, {distinct} distinct "
+        n = len(set(pos))
+        out.append(Problem(str(cid), "loop", cited, line, f"same_error_{n}_times ({name})",
+                           f"{name} failed {n} times in a row with the same error, {distinct} distinct "
                            f"argument sets (GUIDE §5: 3 or more without progress)"))
         del first
     return out
