@@ -33,23 +33,33 @@ RULES: tuple[tuple[str, str, str], ...] = (
 SEARCH_COMMAND = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 WRAPPER_LINES = (r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|"
                  r"<returncode>1</returncode>|</?output>|\[?command finished with exit code 1\]?)[ \t]*$")
+EMPTY_MAX = 200  # bytes: a longer result says something
 SEARCH_TOOLS = ("grep", "search_files", "Grep", "grep_search", "search", "ripgrep")
 
 
+# literal pieces one of which every rule's match holds (cheap substring tests decide most results)
+MARKERS = ("Traceback", "sh: ", "not found", "not recognized", "No such file", "cannot find", "FileNotFound",
+           "xit", "XIT", "returncode>", "HTTP/", " Error", "returned error")
 HEAD = TAIL = 2000  # characters of a result the rules read: where errors are written, not a file's body
 
 
 def rule_sql(text: str) -> str:
-    """SQL naming the first rule of ``RULES`` that matches ``text`` (its head and tail), else NULL."""
+    """SQL naming the first rule of ``RULES`` that matches ``text`` (its head and tail), else NULL. A text that
+    holds none of ``MARKERS`` (most results) is passed by substring tests (memchr-fast) before any regex runs."""
     t = f"CASE WHEN length({text}) > {HEAD + TAIL} THEN left({text}, {HEAD}) || chr(10) || right({text}, {TAIL}) " \
         f"ELSE {text} END"
-    return "CASE " + " ".join(f"WHEN regexp_matches({t}, '{sql_str(p)}') THEN '{n}'" for n, p, _ in RULES) + " END"
+    gate = " OR ".join(f"contains({text}, '{sql_str(m)}')" for m in MARKERS)
+    rules = " ".join(f"WHEN regexp_matches({t}, '{sql_str(p)}') THEN '{n}'" for n, p, _ in RULES)
+    return f"CASE WHEN {gate} THEN CASE {rules} END END"
 
 
 def empty_output_sql(text: str) -> str:
-    """SQL true when ``text`` says nothing once the exit-status lines (exit 1 at most) are taken out."""
-    return (f"(NOT regexp_matches(coalesce({text}, ''), '(?i)exit code:? ?[2-9]|<returncode>-?[2-9]') "
-            f"AND regexp_full_match(regexp_replace(coalesce({text}, ''), '{sql_str(WRAPPER_LINES)}', '', 'g'), '\\s*'))")
+    """SQL true when ``text`` says nothing once the exit-status lines (exit 1 at most) are taken out (only short
+    texts are read: an empty search result with its wrapper lines is a few dozen characters)."""
+    return (f"CASE WHEN strlen(coalesce({text}, '')) <= {EMPTY_MAX} "
+            f"THEN NOT regexp_matches(coalesce({text}, ''), '(?i)exit code:? ?[2-9]|<returncode>-?[2-9]') "
+            f"AND regexp_full_match(regexp_replace(coalesce({text}, ''), '{sql_str(WRAPPER_LINES)}', '', 'g'), '\\s*') "
+            "ELSE false END")
 
 
 def search_sql(name: str, arguments: str) -> str:
