@@ -41,6 +41,7 @@ SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustrati
 def detect(ctx: Context) -> list[Problem]:
     """Every detector's problems over the selected conversations, in kind order."""
     con = ctx.con
+    actions.prepare(con)
     turns = person.person_turns(con)
     found = (context.crowded(con) + person.user_repeated(turns) + instructions.violated(con)
              + _covered(actions.repeated_actions(con) + actions.reread_files(con)) + actions.recurring_errors(con)

@@ -28,18 +28,20 @@ MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\b
                     r"just\s|make\b")
 REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
 ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
+CALLS = "_problem_calls"
+HASHED = 20_000  # characters of a result hashed: two results this alike are the same result in practice
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 
 
-def calls_sql() -> str:
+def _calls_sql() -> str:
     """Every selected main-path call with an answer: its action, result hash and size, error and whether it changed
     something (``mut``)."""
     return f"""
         SELECT t.conversation_id AS cid, t.position AS pos, t.call_index AS k, t.name,
                coalesce(json(t.arguments)::VARCHAR, t.arguments, '') AS canon, t.arguments AS args,
                coalesce(t.is_error, false) AS err, t.result_position AS rpos,
-               md5(regexp_replace(coalesce(m.content, ''), '{MASK}', '0', 'g')) AS h,
+               md5(regexp_replace(left(coalesce(m.content, ''), {HASHED}), '{MASK}', '0', 'g')) AS h,
                coalesce(m.content_chars, 0) AS rchars,
                NOT coalesce(t.is_error, false) AND (regexp_matches(t.name, '{_q(MUTATING_NAME)}')
                  AND NOT regexp_matches(coalesce(t.arguments, ''), '{_q(VIEW_COMMAND)}')
@@ -47,6 +49,16 @@ def calls_sql() -> str:
         FROM tool_calls t JOIN {SELECTED} USING (conversation_id)
         LEFT JOIN messages m ON m.conversation_id = t.conversation_id AND m.seq = t.result_seq
         WHERE t.position IS NOT NULL AND t.result_seq IS NOT NULL"""
+
+
+def prepare(con: duckdb.DuckDBPyConnection) -> None:
+    """Materialise the selected calls once (``CALLS``) for every detector of this run that reads them."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {CALLS} AS {_calls_sql()}")
+
+
+def calls_sql() -> str:
+    """The selected calls (``prepare`` first): action, result hash and size, error, whether it changed something."""
+    return f"SELECT * FROM {CALLS}"
 
 
 def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
