@@ -29,26 +29,31 @@ MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\b
 REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
 ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
 CALLS = "_problem_calls"
-HASHED = 20_000  # characters of a result hashed: two results this alike are the same result in practice
+HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashed: alike there, alike in practice
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 
 
 def _calls_sql() -> str:
-    """Every selected main-path call with an answer: its action, result hash and size, error and whether it changed
-    something (``mut``)."""
+    """Every selected main-path call with an answer: its action, result hash (only where the action repeats: the
+    one costly column) and size, error and whether it changed something (``mut``)."""
     return f"""
-        SELECT t.conversation_id AS cid, t.position AS pos, t.call_index AS k, t.name,
-               coalesce(json(t.arguments)::VARCHAR, t.arguments, '') AS canon, t.arguments AS args,
-               coalesce(t.is_error, false) AS err, t.result_position AS rpos,
-               md5(regexp_replace(left(coalesce(m.content, ''), {HASHED}), '{MASK}', '0', 'g')) AS h,
+        WITH t AS (
+            SELECT conversation_id AS cid, position AS pos, call_index AS k, name, canon, arguments AS args,
+                   coalesce(is_error, false) AS err, result_seq, result_position AS rpos,
+                   NOT coalesce(is_error, false) AND (regexp_matches(name, '{_q(MUTATING_NAME)}')
+                     AND NOT regexp_matches(coalesce(arguments, ''), '{_q(VIEW_COMMAND)}')
+                     OR regexp_matches(coalesce(arguments, ''), '{_q(MUTATING_COMMAND)}')) AS mut,
+                   count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
+            FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
+                  WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL
+                    AND result_seq IS NOT NULL))
+        SELECT t.cid, t.pos, t.k, t.name, t.canon, t.args, t.err, t.rpos, t.mut,
                coalesce(m.content_chars, 0) AS rchars,
-               NOT coalesce(t.is_error, false) AND (regexp_matches(t.name, '{_q(MUTATING_NAME)}')
-                 AND NOT regexp_matches(coalesce(t.arguments, ''), '{_q(VIEW_COMMAND)}')
-                 OR regexp_matches(coalesce(t.arguments, ''), '{_q(MUTATING_COMMAND)}')) AS mut
-        FROM tool_calls t JOIN {SELECTED} USING (conversation_id)
-        LEFT JOIN messages m ON m.conversation_id = t.conversation_id AND m.seq = t.result_seq
-        WHERE t.position IS NOT NULL AND t.result_seq IS NOT NULL"""
+               CASE WHEN t.same >= 2 THEN md5(regexp_replace(CASE WHEN m.content_chars > {HASHED} + {HASHED_TAIL}
+                   THEN left(m.content, {HASHED}) || right(m.content, {HASHED_TAIL}) ELSE coalesce(m.content, '') END,
+                   '{MASK}', '0', 'g')) END AS h
+        FROM t LEFT JOIN messages m ON m.conversation_id = t.cid AND m.seq = t.result_seq"""
 
 
 def prepare(con: duckdb.DuckDBPyConnection) -> None:
