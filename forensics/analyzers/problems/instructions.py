@@ -36,7 +36,7 @@ def violated(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         SELECT a.cid, a.pos, a.text, r.position, r.content
         FROM asks a JOIN messages r ON r.conversation_id = a.cid AND r.on_main_path AND r.role = 'assistant'
              AND NOT r.blank AND r.position > a.pos AND r.position < a.upto
-        WHERE regexp_matches(a.text, '```|JSON|without (using|mentioning|saying)')
+        WHERE contains(a.text, '```') OR contains(a.text, 'JSON') OR contains(a.text, 'without ')
         ORDER BY 1, 4""").fetchall() + _one_at_a_time_rows(con)
     out: list[Problem] = []
     seen: set[tuple[str, int, str]] = set()
@@ -94,5 +94,6 @@ def _one_at_a_time_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[object, ..
         JOIN messages r ON r.conversation_id = a.conversation_id AND r.on_main_path AND r.role = 'assistant'
              AND NOT r.blank AND r.position > a.position AND r.position <= a.position + {STANDING}
         WHERE a.on_main_path AND a.origin = 'person'
+          AND (contains(a.content, ' at a time') OR contains(a.content, '-at-a-time'))
           AND regexp_matches(a.content, '(?i)\\bone[ -](?:question[ -])?at[ -]a[ -]time\\b')
         ORDER BY 1, 4""").fetchall()

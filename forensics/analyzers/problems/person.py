@@ -3,6 +3,7 @@ exasperated with the assistant (``frustration``). Only ``messages.origin = 'pers
 them, the rules read each one's first ``HEAD`` characters (what they say, not the log they paste)."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -154,9 +155,9 @@ def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
         return None  # a pasted script or log is no request said again
     mine = _norm(t.text)
     for e in reversed(earlier):
-        theirs = _norm(e.text)
         if e.chars > HEAD:
             continue
+        theirs = _norm(e.text)
         if mine == theirs and e.index == t.index - 1:
             return None  # the same text twice in a row: a re-delivery, not a repeat after an answer
         if _similar(mine, theirs):
@@ -164,10 +165,16 @@ def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
+@functools.lru_cache(maxsize=4096)
+def _grams(text: str) -> frozenset[str]:
+    return frozenset(text[k:k + 3] for k in range(len(text) - 2))
+
+
 def _similar(a: str, b: str) -> bool:
-    ga, gb = {a[k:k + 3] for k in range(len(a) - 2)}, {b[k:k + 3] for k in range(len(b) - 2)}
+    ga, gb = _grams(a), _grams(b)
     return bool(ga and gb) and len(ga & gb) / len(ga | gb) >= SIMILAR
