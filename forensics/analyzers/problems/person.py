@@ -45,11 +45,11 @@ DIRECTIVE_TURNS = 10
 
 # exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
 FRUSTRATED = re.compile("|".join([
-    r"\?{4,}", r"!{4,}", r"\?!\?|!\?!",
+    r"\?{4,}", r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
     r"\byou should know\b", r"\bare you (?:kidding|serious|stupid|dumb|even)\b", r"\bwhat the (?:hell|fuck)\b",
-    r"\bwtf\b", r"\b(?:pathetic|useless|ridiculous|idiot|stupid|incompetent)\b", r"\bhow many times\b",
-    r"\bfor the (?:\w+ )?time\b", r"\bI suspect you are not\b", r"\byou (?:wasted|ruined|keep)\b",
-    r"\bseriously[?!]", r"\bI'?m (?:so )?(?:tired|sick) of\b", r"\bcome on\b",
+    r"\bwtf\b", r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
+    r"\bidiot\b", r"\bhow many times\b", r"\bfor the (?:third|fourth|fifth|tenth|\d+(?:rd|th)) time\b",
+    r"\bI suspect you are not\b", r"\byou (?:wasted|ruined)\b", r"\bseriously[?!]", r"\bI'?m (?:so )?(?:tired|sick) of\b",
     "이해(?:를)? ?못", "도대체", "왜 자꾸", "내말을", "到底", "你怎么又", "垃圾", "废物",
 ]), re.IGNORECASE)
 
