@@ -31,7 +31,7 @@ def findings(db: Path) -> list[dict[str, Any]]:
     from forensics.analyzers import load as analyzer
     from forensics.analyzers.base import Context
     from forensics.analyzers.schema import load_config
-    from forensics.selection import Selection
+    from forensics.kernel.selection import Selection
 
     con = duckdb.connect(str(db))
     try:

@@ -13,7 +13,7 @@ from forensics import ingest
 from forensics.analyzers import load
 from forensics.analyzers.base import Context
 from forensics.analyzers.schema import load_config
-from forensics.selection import Selection
+from forensics.kernel.selection import Selection
 
 
 class Session:

@@ -25,7 +25,7 @@ from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.problems import actions, context, endings, instructions, person
 from forensics.analyzers.problems.model import KINDS, Problem
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
 NAME = "problems"

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 
 from forensics.analyzers.problems.model import QUOTE, Problem
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes

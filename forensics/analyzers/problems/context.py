@@ -14,7 +14,7 @@ import re
 import duckdb
 
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 CROWDED_TOKENS = 30_000
 TOOL_SHARE = 0.7

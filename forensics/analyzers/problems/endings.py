@@ -10,7 +10,7 @@ import duckdb
 from forensics.analyzers.problems.actions import calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.person import REPEATED, Turn
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
 # the assistant says the work is done or works (not a plan: "I will fix")

@@ -10,7 +10,7 @@ import re
 import duckdb
 
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 FENCE_ASKED = re.compile(r"(?i)(?:in|use|using) the format of ```(\w+)```|(?:wrapped|enclosed) in (?:a )?```(\w+)")
 JSON_ONLY = re.compile(r"(?i)\b(?:respond|reply|answer|output|return)(?: with)? only (?:with )?(?:valid )?JSON\b"

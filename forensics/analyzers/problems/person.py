@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import duckdb
 
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.selection import SELECTED
+from forensics.kernel.selection import SELECTED
 
 HEAD = 400
 
