@@ -26,7 +26,12 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
                             "conversations with assistant turns at ≥ 30%)",
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
                                        "working, not a finding per conversation",
-        "user_pushback": "user pushback in 18 of 22 conversations"}  # the fixtures' scripted corrections (不对)
+        "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
+        # the problems section holds each kind against the agent family (SPEC §24): the scripted corrections, the
+        # seed's crowded contexts and its claims the next scripted correction contradicts are said once
+        **{f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 sqlite conversations: this family's way of working, "
+                          "not a finding per conversation"
+           for k, n in (("context_crowded", 19), ("gave_up_or_false_success", 14), ("user_repeated", 18))}}
     assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
 
 

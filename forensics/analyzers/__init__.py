@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
+    "problems": "forensics.analyzers.problems",  # the eight kinds a reviewer flags (SPEC §24)
     "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
     "failures": "forensics.analyzers.failures",  # signatures of failed runs; shown first (report.build.LEAD)
     "secrets": "forensics.analyzers.secrets",  # what ingest masked: no finding of its own

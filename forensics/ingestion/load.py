@@ -28,6 +28,7 @@ from forensics.kernel import secrets
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
+from forensics.warehouse.tool_errors import error_source_sql, result_sql
 
 if TYPE_CHECKING:
     from forensics.ingestion.run import Plan
@@ -36,6 +37,8 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
+RESULT_RULE, RESULT_EMPTY = result_sql("content", "role")  # m010: what a result's text says (SPEC §24)
+ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.arguments")
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
@@ -261,15 +264,21 @@ class Loader:
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
             f"{_ts('created_at')}, tool_call_id, {DERIVED}, coalesce(origin, {ORIGIN}), name "
             f"FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
-            "RETURNING conversation_id, seq, content_bytes").to_arrow_table()
+            f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
+        ).to_arrow_table()
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
-        # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string
-        con.execute("INSERT INTO tool_calls SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+        # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string; an error is the
+        # format's flag or a content rule's (forensics.warehouse.tool_errors), a search without a match none
+        con.execute("INSERT INTO tool_calls SELECT conversation_id, seq, position, call_index, call_id, name, "
+                    "arguments, result_seq, result_position, result_bytes, "
+                    "CASE WHEN error_source IS NOT NULL THEN true WHEN flagged IS NOT NULL THEN false END, error_source "
+                    "FROM (SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
                     "c.name, CASE WHEN c.arguments IS NULL OR json_valid(c.arguments) THEN c.arguments "
-                    "ELSE to_json(c.arguments) END, c.result_seq, c.result_position, "
-                    "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END), "
-                    "c.is_error FROM _b_call c LEFT JOIN _sizes m "
-                    "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq")
+                    "ELSE to_json(c.arguments) END AS arguments, c.result_seq, c.result_position, "
+                    "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END) "
+                    f"AS result_bytes, CASE WHEN c.result_seq IS NOT NULL OR c.is_error THEN {ERROR_SOURCE} END "
+                    "AS error_source, c.is_error AS flagged FROM _b_call c LEFT JOIN _sizes m "
+                    "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)")
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")

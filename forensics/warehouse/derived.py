@@ -44,6 +44,8 @@ TABLES: dict[str, tuple[str, str, str]] = {
     "memory_findings": ("memory", "whole", "the decision-memory audit's findings"),
     "run_failures": ("failures", "selection", "per failed or problem-bearing run: how it ended, its recurring error "
                      "template, its cluster, its decisive step's position and agent"),
+    "problem_findings": ("problems", "selection", "one row per problem a reviewer flags (SPEC §24): kind, the first "
+                         "cited main-path position, every cited position, a verbatim quote, the rule and the norm"),
     "report_charts": ("report", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code"),
     "reuse_done": ("report", "cache", "per kept fact and conversation: the fingerprint and config key its rows hold"),
     "reuse_corpus": ("report", "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs"),

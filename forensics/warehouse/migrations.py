@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import duckdb
 
+from forensics.warehouse import tool_errors
 from forensics.warehouse.origin import origin_sql
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
@@ -315,3 +316,26 @@ def m010_speaker_name(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("COMMENT ON COLUMN messages.name IS 'the author''s name as the format gives it: OpenAI chat `name` "
                 "(the agent of a multi-agent group chat, e.g. AG2/autogen exported as OpenAI messages; for a tool "
                 "message the tool''s name); NULL where the format names no author'")
+
+
+@migration
+def m011_error_source(con: duckdb.DuckDBPyConnection) -> None:
+    """Errors read right (SPEC §24): a result is an error when the format flags it or by one documented set of
+    content rules (``forensics.warehouse.tool_errors``); the column says which. A search that matched nothing
+    is not an error. Existing rows are read again the way ingest reads new ones."""
+    rules = "; ".join(f"{n}: {d}" for n, d in tool_errors.documented())
+    con.execute("ALTER TABLE tool_calls ADD COLUMN error_source VARCHAR")
+    con.execute(f"COMMENT ON COLUMN tool_calls.error_source IS '{_sql_str('why the result is an error: ' + rules + '; NULL when it is not (a search that matched nothing is not)')}'")
+    con.execute("COMMENT ON COLUMN tool_calls.is_error IS 'the result is an error (error_source says by what): "
+                "flagged by the format, or by a content rule of forensics.warehouse.tool_errors'")
+    rule, empty = tool_errors.result_sql("m.content", "m.role")
+    source = tool_errors.error_source_sql("t.is_error", "r.rule", "r.empty", "t.name", "t.arguments")
+    con.execute(f"""
+        UPDATE tool_calls SET error_source = u.error_source,
+            is_error = CASE WHEN u.error_source IS NOT NULL THEN true WHEN tool_calls.is_error IS NOT NULL THEN false END
+        FROM (SELECT t.conversation_id, t.seq, t.call_index, {source} AS error_source
+              FROM tool_calls t JOIN (SELECT conversation_id, seq, {rule} AS rule, {empty} AS empty
+                                      FROM messages m) r
+                ON r.conversation_id = t.conversation_id AND r.seq = t.result_seq) u
+        WHERE u.conversation_id = tool_calls.conversation_id AND u.seq = tool_calls.seq
+          AND u.call_index = tool_calls.call_index""")

@@ -1,0 +1,164 @@
+"""The problem detectors (SPEC §24) judged against the reviewer's labels, dev and held-out halves apart.
+
+    python -m bench.problems [--shared ../shared] [--db W.duckdb] [--json]
+
+Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from the same folder), runs the
+``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
+prints per kind and half: findings on the labeled conversations, precision (a finding is right when a label of
+its kind lies within ``WINDOW`` messages of one of its positions), recall of the labels, beside the trivial
+references: every conversation marked at its last person turn, and nothing marked. The split is fixed in
+``bench.problem_labels.half``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from bench.problem_labels import KINDS, Labeled, load
+
+WINDOW = 5
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def findings(db: Path) -> list[dict[str, Any]]:
+    """Every problem the analyzer finds in the warehouse (all conversations), as rows of problem_findings."""
+    from forensics.analyzers import load as analyzer
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    con = duckdb.connect(str(db))
+    try:
+        ctx = Context.open(con, load_config(None), Selection())
+        analyzer("problems").run(ctx)
+        cols = ["conversation_id", "kind", "position", "positions", "quote", "rule", "norm"]
+        return [dict(zip(cols, r)) for r in con.execute(f"SELECT {', '.join(cols)} FROM problem_findings").fetchall()]
+    finally:
+        con.close()
+
+
+def near(a: list[int], b: list[int]) -> bool:
+    return any(abs(x - y) <= WINDOW for x in a for y in b)
+
+
+def score(labeled: list[Labeled], found: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """Findings of ``kind`` on these conversations, how many match a label, and how many labels are found."""
+    by = {c.conversation_id: c for c in labeled}
+    mine = [f for f in found if f["kind"] == kind and f["conversation_id"] in by]
+    labels = [(c.conversation_id, p["positions"]) for c in labeled for p in c.problems if p["kind"] == kind]
+    right = sum(any(cid == f["conversation_id"] and near(f["positions"], pos) for cid, pos in labels) for f in mine)
+    got = sum(any(f["conversation_id"] == cid and near(f["positions"], pos) for f in mine) for cid, pos in labels)
+    return {"findings": len(mine), "right": right, "precision": right / len(mine) if mine else None,
+            "labels": len(labels), "found": got, "recall": got / len(labels) if labels else None,
+            "conversations": len({f["conversation_id"] for f in mine})}
+
+
+def trivial_last_person(labeled: list[Labeled], kind: str) -> dict[str, Any]:
+    marks = [{"conversation_id": c.conversation_id, "kind": kind, "positions": [c.last_person]}
+             for c in labeled if c.last_person is not None]
+    return score(labeled, marks, kind)
+
+
+def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
+    logs, labels = shared / "data" / "agent-logs", shared / "data" / "problems" / "problems.jsonl"
+    if not logs.is_dir() or not labels.is_file():
+        raise SystemExit(f"{shared}: no data/agent-logs or data/problems/problems.jsonl (pass --shared)")
+    with tempfile.TemporaryDirectory() as tmp:
+        if db is None:
+            from forensics import ingest
+
+            db = Path(tmp) / "w.duckdb"
+            ingest([logs], db=db)
+        return _evaluate(db, logs, labels)
+
+
+def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
+    found = findings(db)
+    con = duckdb.connect(str(db), read_only=True)
+    labeled = load(labels, con, logs)
+    con.close()
+    out: dict[str, Any] = {"window": WINDOW, "halves": {}}
+    for half in ("dev", "held"):
+        part = [c for c in labeled if c.half == half]
+        rows = {}
+        for kind in KINDS:
+            rows[kind] = {"detector": score(part, found, kind), "last_person": trivial_last_person(part, kind),
+                          "nothing": {"findings": 0, "precision": None, "recall": 0.0 if any(
+                              p["kind"] == kind for c in part for p in c.problems) else None}}
+        labels_all = [(c.conversation_id, p["kind"], p["positions"]) for c in part for p in c.problems]
+        ours = [f for f in found if f["conversation_id"] in {c.conversation_id for c in part}]
+        got = sum(any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
+                  for cid, k, pos in labels_all)
+        every = {"labels": len(labels_all), "found": got, "recall": got / len(labels_all) if labels_all else None,
+                 "findings": len(ours), "conversations": len(part)}
+        out["halves"][half] = {"kinds": rows, "all": every}
+    con = duckdb.connect(str(db), read_only=True)
+    family = dict(con.execute("SELECT c.conversation_id, s.format FROM conversations c JOIN sources s USING (source_id)"
+                              ).fetchall())
+    con.close()
+    out["families"] = _widest(found, family)
+    return out
+
+
+def _widest(found: list[dict[str, Any]], family: dict[str, str]) -> dict[str, Any]:
+    """Per kind, the agent family (format) it fires on most, as a share of that family's conversations."""
+    size: dict[str, int] = {}
+    for fam in family.values():
+        size[fam] = size.get(fam, 0) + 1
+    out: dict[str, Any] = {}
+    for kind in KINDS:
+        hit: dict[str, set[str]] = {}
+        for f in found:
+            if f["kind"] == kind:
+                hit.setdefault(family[f["conversation_id"]], set()).add(f["conversation_id"])
+        if hit:
+            fam = max(hit, key=lambda x: (len(hit[x]) / size[x], x))
+            out[kind] = {"family": fam, "conversations": len(hit[fam]), "of": size[fam]}
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def render(res: dict[str, Any]) -> str:
+    lines = [f"Problem detectors against the reviewer's labels (a match: same kind within {res['window']} messages)",
+             ""]
+    for half, name in (("dev", "dev half"), ("held", "held-out half")):
+        h = res["halves"][half]
+        lines.append(f"{name}: {h['all']['conversations']} conversations, {h['all']['labels']} labels; "
+                     f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
+                     f"{h['all']['findings']} findings")
+        lines.append(f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
+                     f"{'last-person: prec':>17} {'recall':>7}   {'nothing: recall':>15}")
+        for kind, r in h["kinds"].items():
+            d, t, z = r["detector"], r["last_person"], r["nothing"]
+            lines.append(f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
+                         f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
+                         f"{_pct(t['recall']):>7}   {_pct(z['recall']):>15}")
+        lines.append("")
+    lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
+    for kind, w in res["families"].items():
+        lines.append(f"  {kind:26} {w['conversations']} of {w['of']} {w['family']} conversations")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    ap.add_argument("--db", type=Path, help="a warehouse ingested from SHARED/data/agent-logs (default: a fresh one)")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    res = evaluate(a.shared, a.db)
+    print(json.dumps(res, indent=1) if a.json else render(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

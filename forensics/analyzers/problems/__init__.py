@@ -1,0 +1,114 @@
+"""The problems a reviewer flags (SPEC §24): eight kinds, one module per family of evidence.
+
+- ``person``: the person's own turns: ``user_repeated`` (said again / asked again), ``frustration``;
+- ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
+- ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
+  between; the same error again and again);
+- ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
+- ``context``: ``context_crowded``; ``lost_focus`` stays silent (no rule a reader agreed with often enough).
+
+Each finding cites its conversation, positions, a verbatim quote of one of them, the rule that fired and the
+norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
+``FAMILY_MIN`` conversations) says something about the family, not a run: those findings become the section's
+norm line instead. Earlier kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
+``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
+``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import polars as pl
+
+from forensics.analyzers.base import Context, Finding, Section
+from forensics.analyzers.declare import Analyzer, CheckRule
+from forensics.analyzers.problems import actions, context, endings, instructions, person
+from forensics.analyzers.problems.model import KINDS, Problem
+from forensics.kernel.selection import SELECTED
+from forensics.warehouse import derived
+
+NAME = "problems"
+TITLE = "Problems a reviewer flags"
+TABLE = "problem_findings"
+FAMILY_MOST = 0.5  # a kind on more than this share of a family's conversations is the family's way of working
+FAMILY_MIN = 10  # fewer conversations say little about a family: long sessions of a few can each hold a problem
+COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "kind": pl.String, "position": pl.Int32, "positions": pl.List(pl.Int32),
+           "quote": pl.String, "rule": pl.String, "norm": pl.String}
+SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
+
+
+def detect(ctx: Context) -> list[Problem]:
+    """Every detector's problems over the selected conversations, in kind order."""
+    con = ctx.con
+    actions.prepare(con)
+    turns = person.person_turns(con)
+    found = (context.crowded(con) + person.user_repeated(turns) + instructions.violated(con)
+             + _covered(actions.repeated_actions(con) + actions.reread_files(con)) + actions.recurring_errors(con)
+             + endings.false_success(con, turns) + person.frustration(turns))
+    return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
+
+
+def _covered(found: list[Problem]) -> list[Problem]:
+    """Without the findings whose positions another finding of the same kind and conversation already cites
+    (two rules seeing one incident: the first kept)."""
+    out: list[Problem] = []
+    for i, p in enumerate(found):
+        mine = set(p.positions)
+        if not any(q.kind == p.kind and q.conversation_id == p.conversation_id
+                   and (mine < set(q.positions) or (mine == set(q.positions) and j < i))
+                   for j, q in enumerate(found) if j != i):
+            out.append(p)
+    return out
+
+
+def run(ctx: Context) -> Section:
+    found = detect(ctx)
+    family = dict(ctx.con.execute(f"SELECT c.conversation_id, s.format FROM conversations c JOIN sources s "
+                                  f"USING (source_id) JOIN {SELECTED} USING (conversation_id)").fetchall())
+    found, norms = _family_norms(found, family)
+    natives = dict(ctx.con.execute(f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} "
+                                   "USING (conversation_id)").fetchall())
+    derived.replace_rows(ctx.con, TABLE, pl.DataFrame(
+        [{"conversation_id": p.conversation_id, "kind": p.kind, "position": p.position, "positions": p.positions,
+          "quote": p.quote, "rule": p.rule, "norm": p.norm} for p in found], schema=COLUMNS).to_arrow())
+    total = ctx.selected
+    kinds = {}
+    for k in KINDS:
+        mine = [p for p in found if p.kind == k]
+        convs = len({p.conversation_id for p in mine})
+        kinds[k] = {"findings": len(mine), "conversations": convs, "share": convs / total if total else 0.0}
+    sec = Section(NAME, TITLE, metrics={"kinds": kinds, "conversations": total})
+    sec.findings = [Finding(p.kind, "high" if p.kind in SEVERE or len(p.positions) >= 3 else "low", p.conversation_id,
+                            natives.get(p.conversation_id), p.positions,
+                            f"[{p.position}] “{p.quote}”", f"{p.rule}; held against {p.norm}",
+                            float(len(p.positions))) for p in found]
+    sec.norms = norms
+    fired = [k for k in KINDS if kinds[k]["findings"]]
+    sec.summary = (f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
+                   + (": " + ", ".join(f"{k} {kinds[k]['findings']}" for k in fired) if fired else "")
+                   + ". Each cites a verbatim quote, the rule that fired and the norm it was held against; "
+                     "lost_focus has no mechanical rule and stays silent.")
+    sec.grid = [["kind", "findings", "conversations", "share of conversations"]] + [
+        [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS]
+    return sec
+
+
+def _family_norms(found: list[Problem], family: dict[str, str]) -> tuple[list[Problem], dict[str, str]]:
+    """Drop a kind's findings in a family where it fires on most conversations, and say so once."""
+    size = Counter(family.values())
+    hit: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for p in found:
+        hit[(p.kind, family.get(p.conversation_id, ""))].add(p.conversation_id)
+    common = {key for key, convs in hit.items()
+              if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]}
+    norms = {f"{kind}:{fam}": f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} "
+                              "conversations: this family's way of working, not a finding per conversation"
+             for kind, fam in sorted(common)}
+    return [p for p in found if (p.kind, family.get(p.conversation_id, "")) not in common], norms
+
+
+ANALYZER = Analyzer(
+    NAME, TITLE, run,
+    checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
+)

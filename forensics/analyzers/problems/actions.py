@@ -1,0 +1,214 @@
+"""What the agent's calls show (SPEC §24): the same action repeated with the same result while nothing changed
+(``redundant_work``, and ``loop`` from the third time), and the same error met again and again by one tool
+(``loop``). SQL does the grouping over every call; Python only shapes the few groups that repeat.
+
+An action is a tool and its canonical arguments (the JSON re-serialised); its result is the result text with
+digits masked (timings and ids change between identical runs). "Nothing changed" means no call that changes
+files or state (``MUTATING_*``) succeeded between two occurrences (a failed edit changed nothing).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+
+from forensics.analyzers.problems.model import QUOTE, Problem
+from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import sql_str as _q
+
+# a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
+MUTATING_NAME = (r"(?i)edit|write|patch|replace|create|insert|delete|remove|rename|move|apply|save|commit|install|"
+                 r"update|modify|upload|set_|put_")
+VIEW_COMMAND = r"\"command\"\s*:\s*\"view\""
+MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\bmv\s|\bcp\s|\brm\s|\btouch\s|mkdir\s|"
+                    r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"
+                    r"\b(?:npm|pnpm|yarn|pip|pip3|uv|cargo|go|brew|apt|apt-get) (?:install|add|i|get|remove)\b|"
+                    r"<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|write_text|\.write\(|kill\b|taskkill|docker|systemctl|"
+                    r"just\s|make\b")
+REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
+ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
+CALLS = "_problem_calls"
+HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashed: alike there, alike in practice
+MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
+MASK = r"[0-9]+"
+
+
+def _calls_sql() -> str:
+    """Every selected main-path call with an answer: its action, result hash (only where the action repeats: the
+    one costly column) and size, error and whether it changed something (``mut``)."""
+    return f"""
+        WITH t AS (
+            SELECT conversation_id AS cid, position AS pos, call_index AS k, name, canon, arguments AS args,
+                   coalesce(is_error, false) AS err, result_seq, result_position AS rpos,
+                   NOT coalesce(is_error, false) AND (regexp_matches(name, '{_q(MUTATING_NAME)}')
+                     AND NOT regexp_matches(coalesce(arguments, ''), '{_q(VIEW_COMMAND)}')
+                     OR regexp_matches(coalesce(arguments, ''), '{_q(MUTATING_COMMAND)}')) AS mut,
+                   count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
+            FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
+                  WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL
+                    AND result_seq IS NOT NULL))
+        SELECT t.cid, t.pos, t.k, t.name, t.canon, t.args, t.err, t.rpos, t.mut,
+               coalesce(m.content_chars, 0) AS rchars,
+               CASE WHEN t.same >= 2 THEN md5(regexp_replace(CASE WHEN m.content_chars > {HASHED} + {HASHED_TAIL}
+                   THEN left(m.content, {HASHED}) || right(m.content, {HASHED_TAIL}) ELSE coalesce(m.content, '') END,
+                   '{MASK}', '0', 'g')) END AS h
+        FROM t LEFT JOIN messages m ON m.conversation_id = t.cid AND m.seq = t.result_seq"""
+
+
+def prepare(con: duckdb.DuckDBPyConnection) -> None:
+    """Materialise the selected calls once (``CALLS``) for every detector of this run that reads them."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {CALLS} AS {_calls_sql()}")
+
+
+def calls_sql() -> str:
+    """The selected calls (``prepare`` first): action, result hash and size, error, whether it changed something."""
+    return f"SELECT * FROM {CALLS}"
+
+
+def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """Chains of one action with one result and no change between, in two or more messages (calls of one message
+    go out together): two make ``redundant_work`` (rule ``same_action_same_result``), three or more a ``loop`` as
+    well."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        w AS (SELECT *, sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
+                                             AND 1 PRECEDING) AS muts_before FROM c),
+        g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(mut::INT) OVER (PARTITION BY cid, name, canon, h
+                  ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS quiet
+              FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w) WHERE n >= 2)
+        SELECT cid, name, any_value(args), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
+               max(rchars)
+        FROM g GROUP BY cid, name, canon, h, quiet
+        HAVING count(DISTINCT pos) >= 2 AND (bool_or(err) OR max(rchars) >= {MIN_RESULT})
+        ORDER BY cid, min(pos)""").fetchall()
+    out: list[Problem] = []
+    for cid, name, args, err, pos, rpos, _ in rows:
+        quote = _args_quote(str(args or ""))
+        what = "the same failing call" if err else "the same call with the same result"
+        norm = "nothing changed between them: no successful edit or writing command (GUIDE §5)"
+        cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
+        out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
+        if len(cited) >= 3:
+            out.append(Problem(str(cid), "loop", cited, quote, f"same_action_{len(cited)}_times ({name})",
+                               f"{what} {len(cited)} times with nothing changed between (GUIDE §5: 3 or more)"))
+        del rpos
+    return out
+
+
+# what a call reads: a file (a read tool's path argument, or the file of cat / nl / head / tail / sed -n) and the
+# range (sed's A,Bp; a read tool's offset, limit or view_range)
+READ_TOOL = r"(?i)^(?:read|read_file|view|view_file|open_file|cat|readfile|read_many_files)$"
+PATH_ARG = r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\""
+SHELL_READ = (r"(?:^|[\s\"(;&|])(?:cat|nl(?: -ba)?|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|"
+              r"sed -n [\\\"']*\d+,\d+p[\\\"']*)\s+([\w./~-]+\.\w+)")
+RANGE = r"(\d+\s*,\s*\d+)p|\"(?:offset|limit|view_range|start_line|end_line|line_start)\"\s*:\s*([\[\d, \]]+)"
+
+
+def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """A file's lines read again, by any read command or tool, when earlier reads of that file already covered
+    them and nothing changed between (``nl -ba f | sed -n '50,120p'`` after ``sed -n '1,260p' f``):
+    ``redundant_work``, rule ``reread_unchanged``. SQL keeps the files read twice or more."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        r AS (SELECT *, CASE WHEN regexp_matches(name, '{_q(READ_TOOL)}') THEN regexp_extract(args, '{_q(PATH_ARG)}', 1)
+                             ELSE regexp_extract(args, '{_q(SHELL_READ)}', 1) END AS file,
+                        regexp_extract(args, '{_q(RANGE)}', 1) AS span
+              FROM c),
+        w AS (SELECT *, coalesce(sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED
+                                                     PRECEDING AND 1 PRECEDING), 0) AS muts_before FROM r),
+        g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
+                             WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
+        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(span ORDER BY pos, k), list(args ORDER BY pos, k)
+        FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos)""").fetchall()
+    out = []
+    for cid, file, _, positions, spans, argss in rows:
+        seen: list[tuple[int, float, float]] = []  # (position, first line, last line) of each earlier read
+        cited: set[int] = set()
+        quote = ""
+        for pos, span, args in zip(positions, spans, argss):
+            lo, hi = _span(span)
+            near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos]
+            if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
+                cited |= {p for _, _, p in near} | {pos}
+                quote = quote or _args_quote(str(args or ""))
+            seen.append((pos, lo, hi))
+        if len(cited) >= 2:
+            out.append(Problem(str(cid), "redundant_work", sorted(cited), quote, "reread_unchanged",
+                               f"{file}: lines already read, read again with no successful edit or writing "
+                               "command between (GUIDE §5: re-reading the same unchanged file)"))
+    return out
+
+
+def _span(span: str | None) -> tuple[float, float]:
+    if not span:
+        return (1, float("inf"))  # the whole file
+    a, b = (int(x) for x in span.replace(" ", "").split(","))
+    return (a, b)
+
+
+def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
+    """Lines lo..hi all lie in the union of the ``seen`` ranges."""
+    at = lo
+    for a, b in sorted(seen):
+        if a <= at <= b:
+            at = b + 1
+        if at > hi:
+            return True
+    return at > hi
+
+
+def recurring_errors(con: duckdb.DuckDBPyConnection, template_chars: int = 200) -> list[Problem]:
+    """One tool failing with the same error (digits, hex, paths and quoted values masked) three or more times
+    in a row: no success of that tool between, each within ``ERROR_GAP`` messages of the last (``loop``, rule
+    ``same_error_N_times``)."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        e AS (SELECT c.*, sum((NOT err)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
+        f AS (SELECT e.*, regexp_replace(regexp_replace(regexp_replace(regexp_replace(left(m.content, {template_chars}),
+                  '"[^"\\n]*"|''[^''\\n]*''', 'Q', 'g'), '(?:[A-Za-z]:)?[\\w.-]*[/\\\\][\\w./\\\\-]+', 'P', 'g'),
+                  '0x[0-9a-fA-F]+|[0-9a-f]{{8,}}', 'H', 'g'), '[0-9]+', '0', 'g') AS template,
+                  m.content AS text
+              FROM e JOIN messages m ON m.conversation_id = e.cid AND m.position = e.rpos AND m.on_main_path
+              WHERE e.err),
+        gp AS (SELECT f.*, pos - lag(pos) OVER (PARTITION BY cid, name, run, template ORDER BY pos, k) AS gap FROM f),
+        s AS (SELECT gp.*, sum((coalesce(gap, 0) > {ERROR_GAP})::INT) OVER (PARTITION BY cid, name, run, template
+                                                                           ORDER BY pos, k) AS stretch FROM gp)
+        SELECT cid, name, count(DISTINCT canon), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
+               arg_min(text, pos), arg_min(rpos, pos)
+        FROM s GROUP BY cid, name, run, template, stretch HAVING count(DISTINCT pos) >= 3
+        ORDER BY cid, min(pos)""").fetchall()
+    out: list[Problem] = []
+    for cid, name, distinct, pos, rpos, text, first in rows:
+        line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:QUOTE]
+        cited = sorted(set(pos) | set(rpos))
+        n = len(set(pos))
+        out.append(Problem(str(cid), "loop", cited, line, f"same_error_{n}_times ({name})",
+                           f"{name} failed {n} times in a row with the same error, {distinct} distinct "
+                           f"argument sets (GUIDE §5: 3 or more without progress)"))
+        del first
+    return out
+
+
+def _args_quote(args: str) -> str:
+    """A verbatim part of the arguments' JSON: the longest string value's first line, where the JSON holds it
+    as is (a value with escapes is quoted as the JSON has it)."""
+    try:
+        value: Any = json.loads(args)
+    except ValueError:
+        return args[:QUOTE]
+    for v in sorted(_strings(value), key=len, reverse=True):
+        line = v.strip().split("\n", 1)[0][:QUOTE]
+        if len(line) >= 3 and line in args:
+            return line
+    return args[:QUOTE]
+
+
+def _strings(v: Any) -> list[str]:
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, dict):
+        return [s for x in v.values() for s in _strings(x)]
+    if isinstance(v, list):
+        return [s for x in v for s in _strings(x)]
+    return []

@@ -1,0 +1,127 @@
+"""Claims held against the run's own evidence (SPEC §24 ``gave_up_or_false_success``): the assistant says the
+work is done while its last results are errors, or the person's next turn says it failed; it declines a task its
+tools could do. SQL preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from forensics.analyzers.problems.actions import calls_sql
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.analyzers.problems.person import REPEATED, Turn
+from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import sql_str
+
+# the assistant says the work is done or works (not a plan: "I will fix")
+CLAIM = (r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
+         r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
+         r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
+         r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
+         r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
+         r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功")
+# the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
+DECLINE = (r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
+           r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b")
+# the assistant says it changed something (past tense, first person)
+CHANGED = (r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
+           r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
+           r"我已(?:经)?(?:修改|更新|添加|修复)")
+# the person's turn shows the work failed: the user_repeated words, a regression named, a crash pasted back (a
+# traceback, an uncaught error; a plain error line may be a new issue)
+FAILED = re.compile(r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
+                    r"\bUncaught \w*Error\b")
+CLAIM_RE, DECLINE_RE, CHANGED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED)
+HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
+
+
+def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
+    return _contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con)
+
+
+def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
+    """``claim_contradicted``: the last assistant text before a person turn claims success, and that person turn
+    says the work failed them (the user_repeated patterns, a regression named, an error pasted back)."""
+    pushed = {(t.conversation_id, t.position) for t in turns
+              if t.index > 0 and t.replied and t.answered and (REPEATED.search(t.text) or FAILED.search(t.text))}
+    if not pushed:
+        return []
+    con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
+    con.executemany("INSERT INTO _pushed VALUES (?, ?)", [list(k) for k in pushed])
+    rows = con.execute(f"""
+        SELECT p.cid, p.pos, a.position, left(a.content, {HEAD})
+        FROM _pushed p JOIN LATERAL (
+            SELECT position, content FROM messages m WHERE m.conversation_id = p.cid AND m.on_main_path
+              AND m.role = 'assistant' AND NOT m.blank AND m.position < p.pos
+              AND m.position > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
+                  AND q.on_main_path AND q.origin = 'person' AND q.position < p.pos), -1)
+            ORDER BY position DESC LIMIT 1) a ON true
+        WHERE regexp_matches(left(a.content, {HEAD}), '{sql_str(CLAIM)}')
+        ORDER BY 1, 2""").fetchall()
+    con.execute("DROP TABLE _pushed")
+    out = []
+    for cid, pos, apos, text in rows:
+        m = CLAIM_RE.search(text)
+        out.append(Problem(str(cid), "gave_up_or_false_success", [int(apos), int(pos)], quote_at(text, m),
+                           "claim_contradicted", "the person's next turn says the claimed work failed them"))
+    return out
+
+
+def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claim_over_errors``: the run's final answer claims success while the last result before it (after the
+    last person turn) is an error and none succeeded after it."""
+    rows = con.execute(f"""
+        WITH fin AS (SELECT conversation_id AS cid, arg_max(position, position) AS pos,
+                            arg_max(left(content, {HEAD}), position) AS text
+                     FROM messages JOIN {SELECTED} USING (conversation_id)
+                     WHERE on_main_path AND role = 'assistant' AND NOT blank GROUP BY 1),
+        lastp AS (SELECT conversation_id AS cid, max(position) AS pos FROM messages JOIN {SELECTED} USING (conversation_id)
+                  WHERE on_main_path AND origin = 'person' GROUP BY 1),
+        res AS (SELECT t.conversation_id AS cid, arg_max(t.is_error, t.result_position) AS err,
+                       max(t.result_position) AS rpos
+                FROM tool_calls t JOIN fin ON fin.cid = t.conversation_id LEFT JOIN lastp ON lastp.cid = t.conversation_id
+                WHERE t.result_position < fin.pos AND t.result_position > coalesce(lastp.pos, -1) GROUP BY 1)
+        SELECT fin.cid, res.rpos, fin.pos, fin.text FROM fin JOIN res USING (cid)
+        WHERE res.err AND regexp_matches(fin.text, '{sql_str(CLAIM)}') ORDER BY 1""").fetchall()
+    out = []
+    for cid, rpos, pos, text in rows:
+        m = CLAIM_RE.search(text)
+        out.append(Problem(str(cid), "gave_up_or_false_success", [int(rpos), int(pos)], quote_at(text, m),
+                           "claim_over_errors", "the run's last result before the claim is an error"))
+    return out
+
+
+def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``declined_with_tools``: the final answer declines ("I cannot ...") in a run whose agent changed things
+    with its tools (a successful editing or writing call in this conversation): the task was in its reach."""
+    rows = con.execute(f"""
+        WITH fin AS (SELECT conversation_id AS cid, arg_max(position, position) AS pos,
+                            arg_max(left(content, {HEAD}), position) AS text
+                     FROM messages JOIN {SELECTED} USING (conversation_id)
+                     WHERE on_main_path AND role = 'assistant' AND NOT blank GROUP BY 1)
+        SELECT cid, pos, text FROM fin
+        WHERE regexp_matches(text, '{sql_str(DECLINE)}')
+          AND fin.cid IN (SELECT cid FROM ({calls_sql()}) WHERE mut) ORDER BY 1""").fetchall()
+    return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, DECLINE_RE.search(text)),
+                    "declined_with_tools", "the agent changed things with its tools in this run, so the task was in its reach")
+            for cid, pos, text in rows]
+
+
+def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claimed_without_change``: a reply says it changed something ("I've updated ...") while no call since the
+    person's last turn changed anything, in a run whose agent does change things elsewhere (it can)."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        can AS (SELECT DISTINCT cid FROM c WHERE mut),
+        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
+                     (SELECT max(position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
+                      AND q.origin = 'person' AND q.position < m.position) AS since
+              FROM messages m WHERE m.conversation_id IN (SELECT cid FROM can) AND m.on_main_path
+                AND m.role = 'assistant' AND NOT m.blank AND regexp_matches(left(m.content, {HEAD}), '{sql_str(CHANGED)}'))
+        SELECT a.cid, a.pos, a.text FROM a
+        WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.mut
+                                                  AND c.pos > a.since AND c.pos <= a.pos)
+        ORDER BY 1, 2""").fetchall()
+    return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, CHANGED_RE.search(text)),
+                    "claimed_without_change", "no call since the person's last turn changed anything, and this "
+                    "agent does make changes in this run") for cid, pos, text in rows]

@@ -1,0 +1,180 @@
+"""What the person's own turns show (SPEC §24): they had to repeat or correct (``user_repeated``), they are
+exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read; SQL picks
+them, the rules read each one's first ``HEAD`` characters (what they say, not the log they paste)."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import duckdb
+
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.kernel.selection import SELECTED
+
+HEAD = 400
+
+# the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
+# baseline's user_pushback patterns are its English core)
+REPEATED = re.compile("|".join([
+    r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+    r"same|seeing|see|laggy|there|missing|happening)\b",
+    r"\bsame (?:error|issue|problem|exception|result|thing)\b", r"\bit'?s the same\b",
+    r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b",
+    r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
+    r"^\W*(?:nope|no)\b[,.!]", r"^\W*nope\b", r"\bno go\b",
+    r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b", r"\bas I said\b",
+    r"\bwhy did you\b", r"\bis still (?:there|here|happening|broken|not)\b", r"\bstill (?:seems?|appears?) to\b",
+    r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
+    r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+    # French, German, Spanish
+    r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b", r"\bje ne vois (?:pas|rien)\b",
+    r"\bne (?:marche|fonctionne) (?:pas|toujours pas)\b", r"\bimmer noch\b", r"\bfunktioniert (?:nicht|immer)\b",
+    r"\bsigue sin\b", r"\bno funciona\b",
+    # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
+    "还是不[行对]", "还是报错", "不对", "错了", "没有用", "不起作用", "你忘了", "又错", "我说了", "我已经说",
+    "(?:자|라)니까", "했잖아", "하라고", "또 안", "안되(?:네|는데|잖아)", "여전히", "똑같이 안",
+]), re.IGNORECASE | re.MULTILINE)
+
+# a standing directive; said again within DIRECTIVE_TURNS person turns of an earlier one, it is a repeat
+DIRECTIVES = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b", r"\bstep[ -]by[ -]step\b",
+    r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b", r"\bonly (?:propose|suggest|show)\b",
+    r"\b(?:be )?(?:more )?concise\b", "변경하지\\s*말", "제안만", "一个一个", "不要(?:改|修改|动)")]
+DIRECTIVE_TURNS = 10
+
+# exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
+FRUSTRATED = re.compile("|".join([
+    r"\?{4,}", r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
+    r"\byou should know\b", r"\bare you (?:kidding|serious|stupid|dumb|even)\b", r"\bwhat the (?:hell|fuck)\b",
+    r"\bwtf\b", r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
+    r"\bidiot\b", r"\bhow many times\b", r"\bfor the (?:third|fourth|fifth|tenth|\d+(?:rd|th)) time\b",
+    r"\bI suspect you are not\b", r"\byou (?:wasted|ruined)\b", r"\bseriously[?!]", r"\bI'?m (?:so )?(?:tired|sick) of\b",
+    "이해(?:를)? ?못", "도대체", "왜 자꾸", "내말을", "到底", "你怎么又", "垃圾", "废物",
+]), re.IGNORECASE)
+
+
+@dataclass
+class Turn:
+    conversation_id: str
+    position: int
+    text: str  # the first HEAD characters
+    replied: bool  # an assistant message came before it (or the log keeps no reply at all)
+    answered: bool  # the conversation holds assistant messages (a prompt log such as Cursor's keeps none)
+    answered_next: bool  # an assistant message follows it before the next person turn
+    index: int  # 0-based among the conversation's person turns
+    chars: int  # the whole turn's length
+
+
+def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
+    """Every selected conversation's person turns on the main path, with whether an answer preceded it."""
+    rows = con.execute(f"""
+        WITH a AS (SELECT conversation_id, min(position) AS first_reply FROM messages
+                   WHERE on_main_path AND role = 'assistant' AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
+                   GROUP BY 1)
+        SELECT m.conversation_id, m.position, left(m.content, {HEAD}),
+               a.first_reply IS NULL OR m.position > a.first_reply,
+               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
+               a.first_reply IS NOT NULL,
+               EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
+                       AND r.role = 'assistant' AND r.position > m.position
+                       AND r.position < coalesce(m.next_person, 2147483647))
+        FROM (SELECT *, lead(position) OVER (PARTITION BY conversation_id, on_main_path, origin = 'person'
+                                             ORDER BY position) AS next_person FROM messages
+              WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
+        LEFT JOIN a USING (conversation_id)
+        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
+        ORDER BY 1, 2""").fetchall()
+    return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n))
+            for c, p, t, r, i, n, a, x in rows]
+
+
+def user_repeated(turns: list[Turn]) -> list[Problem]:
+    """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
+    or that asks again, nearly word for word, what one of their last turns asked (``asked_again``). Turns that
+    follow one another, each flagged, are one incident: one finding."""
+    hits: list[tuple[Turn, str, str]] = []
+    by_conv: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t)
+    for conv in by_conv.values():
+        for k, t in enumerate(conv):
+            if t.index == 0 or not t.replied:
+                continue
+            if m := REPEATED.search(t.text):
+                hits.append((t, "said_again", quote_at(t.text, m)))
+            elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS):k]):
+                hits.append((t, "directive_again", quote_at(t.text, m)))
+            elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if e.answered_next]) is not None:
+                hits.append((t, "asked_again", quote_at(t.text)))
+    return _incidents(hits, by_conv, "user_repeated",
+                      "the person's own earlier turns in this conversation (no corpus norm: their words)")
+
+
+def frustration(turns: list[Turn]) -> list[Problem]:
+    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know"."""
+    hits = [(t, "exasperated", quote_at(t.text, m)) for t in turns if t.index > 0 and (m := FRUSTRATED.search(t.text))]
+    by_conv: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t)
+    return _incidents(hits, by_conv, "frustration", "the person's own words (no corpus norm)")
+
+
+def _incidents(hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str,
+               norm: str) -> list[Problem]:
+    out: list[Problem] = []
+    last: dict[str, int] = {}  # conversation -> index of the last flagged person turn
+    for t, rule, quote in hits:
+        prev = last.get(t.conversation_id)
+        if prev is not None and t.index - prev <= 1 and out and out[-1].conversation_id == t.conversation_id:
+            out[-1].positions.append(t.position)
+            if rule not in out[-1].rule.split("+"):
+                out[-1].rule += f"+{rule}"
+        else:
+            out.append(Problem(t.conversation_id, kind, [t.position], quote, rule, norm))
+        last[t.conversation_id] = t.index
+    return out
+
+
+MIN_WORDS = 5  # shorter turns ("yes please", "OK, continue", "????") repeat without asking anything again
+SIMILAR = 0.6  # share of character trigrams two turns share (Jaccard) to be the same request re-asked
+
+
+def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
+    for d in DIRECTIVES:
+        if (m := d.search(t.text)) and any(d.search(e.text) for e in earlier):
+            return m
+    return None
+
+
+def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
+    """The latest of ``earlier`` (turns the assistant answered) whose text is nearly ``t``'s. Short turns of one
+    or two lines only: a long one is a pasted log or script, or a harness's templated prompt (benchmark steps
+    share most of their words and ask something new each time)."""
+    if len(t.text.split()) < MIN_WORDS or t.chars > HEAD or t.text.strip().count("\n") > 1:
+        return None  # a pasted script or log is no request said again
+    mine = _norm(t.text)
+    for e in reversed(earlier):
+        if e.chars > HEAD:
+            continue
+        theirs = _norm(e.text)
+        if mine == theirs and e.index == t.index - 1:
+            return None  # the same text twice in a row: a re-delivery, not a repeat after an answer
+        if _similar(mine, theirs):
+            return e
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@functools.lru_cache(maxsize=4096)
+def _grams(text: str) -> frozenset[str]:
+    return frozenset(text[k:k + 3] for k in range(len(text) - 2))
+
+
+def _similar(a: str, b: str) -> bool:
+    ga, gb = _grams(a), _grams(b)
+    return bool(ga and gb) and len(ga & gb) / len(ga | gb) >= SIMILAR

@@ -1,0 +1,91 @@
+"""The problem detectors on the shared real logs (docs/failures-evaluation.md, "Problems"): what a reader judged
+true still fires, every kind holds its read precision, no kind fires on most conversations of an agent family, and
+the bench's figures against the reviewer's labels are the documented ones. Skipped when the shared logs are absent."""
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from bench import problems as bench
+from bench.problem_labels import KINDS, half
+from forensics import ingest
+from tests.conftest import ROOT, SHARED
+
+REAL = SHARED / "data" / "agent-logs"
+LABELS = SHARED / "data" / "problems" / "problems.jsonl"
+JUDGED = ROOT / "tests" / "data" / "judged"
+SAMPLE = 15  # findings read per kind (all when fewer)
+
+
+def judged(kind: str) -> list[dict[str, Any]]:
+    path = JUDGED / f"problems-{kind}.jsonl"
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x] if path.exists() else []
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not REAL.is_dir() or not LABELS.is_file():
+        pytest.skip(f"{REAL} not found (set FORENSICS_SHARED to the shared folder)")
+    db = tmp_path_factory.mktemp("problems") / "w.duckdb"
+    ingest([REAL], db=db)
+    found = bench.findings(db)
+    con = duckdb.connect(str(db), read_only=True)
+    where = {cid: (p.removeprefix(str(REAL.resolve()) + "/"), n, fam) for cid, p, n, fam in con.execute(
+        "SELECT c.conversation_id, s.path, c.native_id, s.format FROM conversations c JOIN sources s USING (source_id)"
+    ).fetchall()}
+    con.close()
+    return {"db": db, "found": found, "where": where}
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "lost_focus"])
+def test_judged_true_findings_still_fire(real: dict[str, Any], kind: str) -> None:
+    sample = judged(kind)
+    assert sample, f"no judged sample for {kind}"
+    ours: dict[tuple[str, str], list[set[int]]] = defaultdict(list)
+    for f in real["found"]:
+        if f["kind"] == kind:
+            src, native, _ = real["where"][f["conversation_id"]]
+            ours[(src, native)].append(set(f["positions"]))
+    missing = [(s["native_id"], s["positions"]) for s in sample if s["verdict"]
+               and not any(set(s["positions"]) & p for p in ours[(s["source"], s["native_id"])])]
+    assert not missing, f"{kind}: judged-true findings no longer fire: {missing}"
+    assert sum(s["verdict"] for s in sample) / len(sample) >= 0.8
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k != "lost_focus"])
+def test_small_kinds_are_read_whole(real: dict[str, Any], kind: str) -> None:
+    """A kind with at most SAMPLE findings outside the held-out labeled half: every one of them has a verdict."""
+    held = {(json.loads(x)["source"], json.loads(x)["native_id"]) for x in LABELS.read_text().splitlines()
+            if half(json.loads(x)["source"], json.loads(x)["native_id"]) == "held"}
+    mine = [(*real["where"][f["conversation_id"]][:2], tuple(f["positions"])) for f in real["found"]
+            if f["kind"] == kind]
+    mine = [m for m in mine if m[:2] not in held]
+    if len(mine) > SAMPLE:
+        pytest.skip(f"{kind}: {len(mine)} findings, a sample of {SAMPLE} read")
+    read = {(s["source"], s["native_id"], tuple(s["positions"])) for s in judged(kind)}
+    assert not [m for m in mine if m not in read], f"judge these in tests/data/judged/problems-{kind}.jsonl"
+
+
+def test_lost_focus_stays_silent_and_no_kind_fires_on_most_of_a_family(real: dict[str, Any]) -> None:
+    assert not [f for f in real["found"] if f["kind"] == "lost_focus"]
+    size = Counter(fam for _, _, fam in real["where"].values())
+    fired: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for f in real["found"]:
+        fired[(f["kind"], real["where"][f["conversation_id"]][2])].add(f["conversation_id"])
+    assert {k: len(v) for k, v in fired.items() if len(v) > size[k[1]] / 2 and size[k[1]] >= 10} == {}
+
+
+def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None:
+    """docs/failures-evaluation.md quotes these: labels found by any detector of the right kind, per half."""
+    res = bench.evaluate(SHARED, Path(real["db"]))
+    got = {h: (v["all"]["found"], v["all"]["labels"]) for h, v in res["halves"].items()}
+    assert got == {"dev": (27, 40), "held": (5, 17)}
+    dev = res["halves"]["dev"]["kinds"]
+    assert {k: dev[k]["detector"]["found"] for k in KINDS} == {
+        "lost_focus": 0, "context_crowded": 2, "user_repeated": 9, "instruction_violated": 2, "redundant_work": 4,
+        "loop": 1, "gave_up_or_false_success": 7, "frustration": 2}
