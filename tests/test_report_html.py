@@ -31,8 +31,10 @@ def test_html_loads_nothing_from_the_network(page: str) -> None:
 def test_the_answer_comes_before_any_section(page: str) -> None:
     ids = re.findall(r"<section id=([\w-]+)>", page)
     # the runs first (issue 26, SPEC §22: tokens, cost, errors per agent and model), then data quality (issue 24):
-    # what of the sources' text is gone, before any finding is read
-    assert ids[:5] == ["usage", "data-quality", "what-to-change", "worst", "strongest"] and ids[5] == "baseline"
+    # what of the sources' text is gone, before any finding is read; what went wrong (the failed runs' clusters and
+    # their decisive steps, issue 41) opens the report when some run failed
+    assert ids[:6] == ["failures", "usage", "data-quality", "what-to-change", "worst", "strongest"]
+    assert ids[6] == "baseline"
     assert page.index("<pre class=toml>") < page.index("<section id=baseline>")
 
 

@@ -32,7 +32,7 @@ NAME = "problems"
 TITLE = "Problems a reviewer flags"
 TABLE = "problem_findings"
 FAMILY_MOST = 0.5  # a kind on more than this share of a family's conversations is the family's way of working
-FAMILY_MIN = 10  # fewer conversations say little about a family: long sessions of a few can each hold a problem
+FAMILY_MIN = 5  # an agent with fewer conversations says little about its way of working (the bar every finding kind is held to: tests/test_drift_judged.py)
 COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "kind": pl.String, "position": pl.Int32, "positions": pl.List(pl.Int32),
            "quote": pl.String, "rule": pl.String, "norm": pl.String}
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
