@@ -1106,3 +1106,33 @@ def aider_file(path: Path) -> FileFigures:
                 calls += len(paths)
                 last_reply, handoff = plain, False
     return FileFigures(len(sessions), person, calls, linked, errors)
+
+
+# --- The families added for issue 42 (Copilot CLI, Qwen Code, OpenCode, ...): real files, one at a time, six
+# figures each, the sixth the tokens the file records (input with the cache's + output), counted from the raw
+# file by each tool's documented rules. ---
+
+class Tally(NamedTuple):
+    conversations: int
+    person: int  # the person's messages on the main path
+    calls: int
+    linked: int  # calls answered by a result
+    errors: int  # answered calls whose result is a failure
+    tokens: int  # input (cache reads and writes included) + output
+
+
+def copilot_file(path: Path) -> Tally:
+    """Copilot CLI events.jsonl: person = user.message events; calls = assistant.message toolRequests; a call is
+    answered by the tool.execution_complete of its toolCallId, failed when its success is false; tokens from
+    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model)."""
+    recs = [r for r in json_lines(path) if "type" in r]
+    person = sum(r["type"] == "user.message" for r in recs)
+    calls = [q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []]
+    done = {r["data"]["toolCallId"]: r["data"].get("success") for r in recs if r["type"] == "tool.execution_complete"}
+    last: dict[str, dict] = {}
+    for r in recs:
+        if r["type"] == "session.shutdown":
+            last.update({m: v["usage"] for m, v in (r["data"].get("modelMetrics") or {}).items()})
+    tokens = sum(u.get("inputTokens", 0) + u.get("outputTokens", 0) for u in last.values())
+    linked = [c for c in calls if c in done]
+    return Tally(1, person, len(calls), len(linked), sum(done[c] is False for c in linked), tokens)

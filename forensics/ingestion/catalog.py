@@ -36,6 +36,7 @@ BUILTIN = (
     ("otel", _M + "otel:FORMAT"),
     ("continue", _M + "continue_dev:FORMAT"),
     ("cursor", _M + "cursor:FORMAT"),
+    ("copilot-cli", _M + "copilot_cli:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
