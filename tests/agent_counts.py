@@ -1136,3 +1136,50 @@ def copilot_file(path: Path) -> Tally:
     tokens = sum(u.get("inputTokens", 0) + u.get("outputTokens", 0) for u in last.values())
     linked = [c for c in calls if c in done]
     return Tally(1, person, len(calls), len(linked), sum(done[c] is False for c in linked), tokens)
+
+
+def qwen_file(path: Path) -> Tally:
+    """Qwen Code ChatRecord JSONL: the main path runs from the last record up its parentUuid chain; the person's
+    records are type user with provenance real_user (or, before provenance existed, any subtype but the CLI's own
+    notices); calls are functionCall parts, answered by the functionResponse of the same id; tokens are each
+    assistant record's promptTokenCount + candidatesTokenCount + thoughtsTokenCount."""
+    recs = [r for r in json_lines(path) if "uuid" in r]
+    parent = {r["uuid"]: r.get("parentUuid") for r in recs}
+    main, cur = set(), recs[-1]["uuid"]
+    while cur and cur not in main:
+        main.add(cur)
+        cur = parent.get(cur)
+    own = ("notification", "cron", "background_task_completed", "agent_launch_prompt", "goal_runtime")
+    person = sum(r["type"] == "user" and r["uuid"] in main and (
+        r["provenance"] == "real_user" if "provenance" in r else r.get("subtype") not in own) for r in recs)
+    parts = [(r, p) for r in recs for p in (r.get("message") or {}).get("parts", [])]
+    calls = [p["functionCall"].get("id") for r, p in parts if r["type"] == "assistant" and "functionCall" in p]
+    answers = {p["functionResponse"].get("id"): (r.get("toolCallResult") or {}).get("status") == "error"
+               or "error" in (p["functionResponse"].get("response") or {}) for r, p in parts if "functionResponse" in p}
+    linked = [c for c in calls if c in answers]
+    tokens = sum(sum((r.get("usageMetadata") or {}).get(k, 0) for k in
+                     ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount"))
+                 for r in recs if r["type"] == "assistant")
+    return Tally(1, person, len(calls), len(linked), sum(answers[c] for c in linked), tokens)
+
+
+def opencode_file(path: Path) -> Tally:
+    """OpenCode's opencode.db: a conversation per session row; the person's messages are user messages with a text
+    part not marked synthetic (or a file part); each tool part is a call, answered when its state.status is
+    completed or error (an error then); tokens are each assistant message's input + output + reasoning + cache
+    read + cache write."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sessions = con.execute("SELECT count(*) FROM session").fetchone()[0]
+    msgs = {mid: json.loads(d) for mid, d in con.execute("SELECT id, data FROM message")}
+    parts = [(mid, json.loads(d)) for mid, d in con.execute("SELECT message_id, data FROM part")]
+    con.close()
+    person = sum(msgs[mid]["role"] == "user" and any(
+        (p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
+        for mid in msgs)
+    tools = [p["state"]["status"] for _, p in parts if p["type"] == "tool"]
+    tokens = 0
+    for m in msgs.values():
+        t = m.get("tokens") or {}
+        tokens += sum(t.get(k, 0) for k in ("input", "output", "reasoning")) + sum((t.get("cache") or {}).values())
+    return Tally(sessions, person, len(tools), sum(s in ("completed", "error") for s in tools),
+                 sum(s == "error" for s in tools), tokens)

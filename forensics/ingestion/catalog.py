@@ -20,6 +20,7 @@ BUILTIN = (
     ("agentbench", _M + "agentbench:FORMAT"),
     ("tau2", _M + "tau2:FORMAT"),
     ("terminal-bench", _M + "terminal_bench:FORMAT"),
+    ("qwen-code", _M + "qwen_code:FORMAT"),  # before claude-code: the same record keys, Gemini content parts
     ("claude-code", _M + "claude_code:FORMAT"),
     ("codex", _M + "codex:FORMAT"),
     ("gemini-cli", _M + "gemini_cli:FORMAT"),
@@ -37,6 +38,7 @@ BUILTIN = (
     ("continue", _M + "continue_dev:FORMAT"),
     ("cursor", _M + "cursor:FORMAT"),
     ("copilot-cli", _M + "copilot_cli:FORMAT"),
+    ("opencode", _M + "opencode:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
