@@ -1168,11 +1168,17 @@ def opencode_file(path: Path) -> Tally:
     part not marked synthetic (or a file part); each tool part is a call, answered when its state.status is
     completed or error (an error then); tokens are each assistant message's input + output + reasoning + cache
     read + cache write."""
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    sessions = con.execute("SELECT count(*) FROM session").fetchone()[0]
-    msgs = {mid: json.loads(d) for mid, d in con.execute("SELECT id, data FROM message")}
-    parts = [(mid, json.loads(d)) for mid, d in con.execute("SELECT message_id, data FROM part")]
-    con.close()
+    if path.suffix == ".json":  # `opencode export`: one session, its messages with their parts
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        sessions = 1
+        msgs = {m["info"]["id"]: m["info"] for m in doc["messages"]}
+        parts = [(m["info"]["id"], p) for m in doc["messages"] for p in m["parts"]]
+    else:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        sessions = con.execute("SELECT count(*) FROM session").fetchone()[0]
+        msgs = {mid: json.loads(d) for mid, d in con.execute("SELECT id, data FROM message")}
+        parts = [(mid, json.loads(d)) for mid, d in con.execute("SELECT message_id, data FROM part")]
+        con.close()
     person = sum(msgs[mid]["role"] == "user" and any(
         (p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
         for mid in msgs)

@@ -1,0 +1,65 @@
+"""Real logs of the families added for issue 42 (../shared/data/agent-logs-2026, SOURCES.md there: files of
+repositories with no licence, so not copied here) and the fixtures built from each agent's source
+(fixtures/agents/<family>): every file, pointed at alone with no flags, imports with its format, and its figures
+(conversations, the person's messages on the main path, tool calls, answered calls, failed calls, tokens) equal
+those counted from the raw file by tests/agent_counts.py; every record read is imported, skipped or quarantined."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.agent_counts import Tally, copilot_file, opencode_file, qwen_file
+from tests.conftest import FIXTURES, SHARED, query, run_cli
+
+REAL = SHARED / "data" / "agent-logs-2026"
+BUILT = FIXTURES / "agents"
+FAMILIES: dict[str, tuple[str, str, Callable[[Path], Tally], str]] = {
+    # shared folder, fixture folder, counter, the file name pattern of the family's sources
+    "copilot-cli": ("copilot_cli", "copilot_cli", copilot_file, "events.jsonl"),
+    "qwen-code": ("qwen_code", "qwen_code", qwen_file, "*.jsonl"),
+    "opencode": ("opencode", "opencode", opencode_file, "opencode.db ses_*.json"),
+}
+CASES = [(fmt, where) for fmt in FAMILIES for where in ("real", "built")]
+
+
+def sources(fmt: str, where: str) -> list[Path]:
+    shared, built, _, pattern = FAMILIES[fmt]
+    root = REAL / shared if where == "real" else BUILT / built
+    return sorted(p for pat in pattern.split() for p in root.rglob(pat) if p.is_file())
+
+
+def figures(db: Path, path: Path) -> Tally:
+    (src,) = query(db, "SELECT source_id FROM sources WHERE path = ?", [str(path.resolve())])[0]
+    convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
+    (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
+    (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
+                          f"conversation_id IN ({convs})", [src])[0]
+    calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
+                                      f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
+                                  [src])[0]
+    (tokens,) = query(db, "SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce("
+                          "cache_read_input_tokens, 0) + coalesce(cache_creation_input_tokens, 0)), 0) FROM "
+                          f"message_usage WHERE conversation_id IN ({convs})", [src])[0]
+    return Tally(n, person, calls, linked, errors, int(tokens))
+
+
+@pytest.mark.parametrize(("fmt", "where"), CASES)
+def test_each_file_imports_alone_and_its_figures_match_the_raw_file(fmt: str, where: str, tmp_path: Path) -> None:
+    files = sources(fmt, where)
+    if not files:
+        pytest.skip(f"no {fmt} file under {REAL if where == 'real' else BUILT} (set FORENSICS_SHARED)")
+    db = tmp_path / "w.duckdb"
+    for f in files:
+        code, _, err = run_cli("ingest", str(f), "--db", str(db))
+        assert code == 0, f"{f}: {err}"
+    assert {f for (f,) in query(db, "SELECT DISTINCT format FROM sources")} == {fmt}
+    count = FAMILIES[fmt][2]
+    for f in files:
+        assert figures(db, f) == count(f), f
+    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
+                                                          "skipped FROM import_runs"):
+        assert read == imported + quarantined + skipped
+    (failed,) = query(db, "SELECT count(*) FROM import_runs WHERE status = 'failed'")[0]
+    assert failed == 0
