@@ -24,6 +24,7 @@ conversation and are never read. Seen on a real store of OpenCode 1.17 (2026-06)
 """
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,9 @@ def _store(path: str, log: Log) -> list[Conversation]:
                                "ORDER BY time_created, id").fetchall()
         rows = con.execute("SELECT id, session_id, data FROM message ORDER BY session_id, time_created, id").fetchall()
         part_rows = con.execute("SELECT id, message_id, data FROM part ORDER BY message_id, id").fetchall()
+    except sqlite3.Error as e:
+        log.error = f"cannot read the session, message and part tables ({e})"
+        return []
     finally:
         con.close()
     log.rows += len(sessions) + len(rows) + len(part_rows)
