@@ -148,10 +148,12 @@ def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable,
 
 
 def _summary(m: dict[str, Any], prices: PriceTable) -> str:
-    missing = (f"{millions(m['unpriced_tokens'])} tokens of {m['unpriced_models']} unpriced "
-               f"({m['unpriced_runs']} runs: their tokens are counted, their cost is not)")
-    cost = (f"cost ${m['cost']:,.2f}" if m["cost"] is not None else
-            f"${m['priced_cost']:,.2f} priced; {missing}" if m["priced_runs"] else f"no cost: {missing}")
+    at = f"at the prices of {prices.date} (or the config's [prices])"
+    runs = "1 run" if m["unpriced_runs"] == 1 else f"{m['unpriced_runs']} runs"
+    missing = (f"{millions(m['unpriced_tokens'])} tokens of {m['unpriced_models']} unpriced ({runs}: their tokens "
+               f"are counted, their cost is not)")
+    cost = (f"cost ${m['cost']:,.2f} {at}" if m["cost"] is not None else
+            f"${m['priced_cost']:,.2f} priced {at}; {missing}" if m["priced_runs"] else f"no cost: {missing}")
     share = f"{m['cached_share']:.0%} of it read from the prompt cache" if m["cached_share"] is not None else \
         "no cache figure"
     errors = (f"{m['tool_errors']:,} of {m['tool_calls']:,} tool calls failed ({m['tool_error_rate']:.1%})"
@@ -161,8 +163,7 @@ def _summary(m: dict[str, Any], prices: PriceTable) -> str:
         tokens = "no log records token counts, so no cost"
     else:
         tokens = (f"{m['counted_runs']:,} of them with token counts ({m['responses']:,} model responses): "
-                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost} at the prices of "
-                  f"{prices.date} (or the config's [prices])")
+                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost}")
     compactions = f"{m['compactions']:,} compaction{'' if m['compactions'] == 1 else 's'}"
     return f"{m['runs']:,} runs, {tokens}. {errors}; {compactions}{graded}."
 
