@@ -194,7 +194,7 @@ def unpriced(per_model: pl.DataFrame, prices: PriceTable) -> list[tuple[str, int
     out: dict[str, int] = {}
     for r in per_model.iter_rows(named=True):
         if prices.cost(r["model"], kinds(r)) is None:
-            name = r["model"] or "?"
+            name = r["model"] or "(unnamed model)"
             out[name] = out.get(name, 0) + sum(r[k] for k in ("uncached", "cached", "cache_write", "output"))
     return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
