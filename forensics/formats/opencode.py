@@ -49,7 +49,7 @@ def read(path: str, log: Log) -> list[Conversation]:
         return []
     info = mapping(doc.get("info"))
     msgs = []
-    for i, where, m in log.objects(doc["messages"], f"{log.name}.messages", "message"):
+    for _, where, m in log.objects(doc["messages"], f"{log.name}.messages", "message"):
         with log.guard(where, m):
             parts = [(f"{where}.parts[{k}]", p) for k, p in enumerate(m.get("parts") or [])]
             msgs.append((where, mapping(m.get("info")), parts))
@@ -135,7 +135,9 @@ def _conversation(log: Log, info: dict[str, Any], msgs: Iterable[tuple[str, dict
 
 def _user(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any, events: list[Event], n: int
           ) -> list[Turn]:
-    said, added, files = [], [], []
+    said: list[str] = []
+    added: list[str] = []
+    files: list[str] = []
     for p in parts:
         kind = p["type"]
         if kind == "text" and isinstance(p.get("text"), str):

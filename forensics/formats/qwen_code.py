@@ -101,8 +101,8 @@ def read(path: str, log: Log) -> list[Conversation]:
                 for k, fr in enumerate(answers):
                     resp = fr.get("response")
                     err = isinstance(resp, dict) and "error" in resp
-                    text = resp.get("output", resp.get("error", "")) if isinstance(resp, dict) else resp
-                    turns.append(Turn("tool", text if isinstance(text, str) else "" if text is None else str(text),
+                    said = resp.get("output", resp.get("error", "")) if isinstance(resp, dict) else resp
+                    turns.append(Turn("tool", said if isinstance(said, str) else "" if said is None else str(said),
                                       answers=fr.get("id") if isinstance(fr.get("id"), str) else None,
                                       tool=fr.get("name") if not isinstance(fr.get("id"), str) else None,
                                       is_error=True if status == "error" or err else (False if status else None),
@@ -111,7 +111,7 @@ def read(path: str, log: Log) -> list[Conversation]:
                                       main=on_main, origin="tool_result"))
             kept.add(uid)
     first = records[0][1]
-    sid = first.get("sessionId") if isinstance(first.get("sessionId"), str) else Path(path).stem
+    sid = str(first["sessionId"]) if isinstance(first.get("sessionId"), str) else Path(path).stem
     if title is None:
         title = next((t.text[:200] for t in turns if t.origin == "person" and t.main and t.text.strip()), None)
     return [Conversation(sid, turns, title=title, provider="qwen", model=model, created=first.get("timestamp"),
