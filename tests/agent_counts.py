@@ -352,6 +352,53 @@ def terminal_bench(root: Path) -> Figures:
     return _add(*out)
 
 
+def copilot_built(root: Path) -> Figures:
+    """Copilot CLI: a user.message is the user's turn (the system prompt is a system message)."""
+    return _add(*(Figures(t.conversations, t.person, t.calls, t.linked) for t in
+                  (copilot_file(f) for f in sorted(root.rglob("events.jsonl")))))
+
+
+def qwen_built(root: Path) -> Figures:
+    """Qwen Code: every user record on the main path is a user message (the CLI's notices too, as harness)."""
+    out = []
+    for f in sorted(root.rglob("*.jsonl")):
+        recs = [r for r in json_lines(f) if "uuid" in r]
+        parent = {r["uuid"]: r.get("parentUuid") for r in recs}
+        main, cur = set(), recs[-1]["uuid"]
+        while cur and cur not in main:
+            main.add(cur)
+            cur = parent.get(cur)
+        t = qwen_file(f)
+        out.append(Figures(1, sum(r["type"] == "user" and r["uuid"] in main for r in recs), t.calls, t.linked))
+    return _add(*out)
+
+
+def opencode_built(root: Path) -> Figures:
+    """OpenCode: a user message is one user turn, two when it holds the person's text (or a file) and text
+    OpenCode added itself (synthetic), which is a turn of its own."""
+    out = []
+    for f in sorted([*root.rglob("opencode.db"), *root.rglob("ses_*.json")]):
+        t = opencode_file(f)
+        if f.suffix == ".json":
+            doc = json.loads(f.read_text(encoding="utf-8"))
+            msgs = [(m["info"], m["parts"]) for m in doc["messages"]]
+        else:
+            con = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+            parts: dict[str, list] = {}
+            for mid, d in con.execute("SELECT message_id, data FROM part"):
+                parts.setdefault(mid, []).append(json.loads(d))
+            msgs = [(json.loads(d), parts.get(mid, [])) for mid, d in con.execute("SELECT id, data FROM message")]
+            con.close()
+        users = 0
+        for info, ps in msgs:
+            if info["role"] != "user":
+                continue
+            own = any((p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for p in ps)
+            users += 1 + (own and any(p["type"] == "text" and p.get("synthetic") for p in ps))
+        out.append(Figures(t.conversations, users, t.calls, t.linked))
+    return _add(*out)
+
+
 COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "codex": ("codex", codex), "gemini": ("gemini-cli", gemini), "aider": ("aider", aider),
     "openhands": ("openhands", openhands), "swe_agent": ("swe-agent", swe_agent),
@@ -360,6 +407,8 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "open_webui": ("open-webui", open_webui), "inspect": ("inspect", inspect), "otel": ("otel", otel),
     "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
     "terminal_bench": ("terminal-bench", terminal_bench),
+    "copilot_cli": ("copilot-cli", copilot_built), "qwen_code": ("qwen-code", qwen_built),
+    "opencode": ("opencode", opencode_built),
 }
 
 

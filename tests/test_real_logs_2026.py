@@ -63,3 +63,17 @@ def test_each_file_imports_alone_and_its_figures_match_the_raw_file(fmt: str, wh
         assert read == imported + quarantined + skipped
     (failed,) = query(db, "SELECT count(*) FROM import_runs WHERE status = 'failed'")[0]
     assert failed == 0
+
+
+def test_the_built_fixtures_are_what_their_generator_writes(tmp_path: Path) -> None:
+    from tests.conftest import load_script
+
+    load_script(FIXTURES / "make_agent_logs_2026.py").main(tmp_path)
+    made = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert len(made) == 4
+    for f in made:
+        committed = BUILT / f.relative_to(tmp_path)
+        if f.suffix == ".db":  # SQLite files hold the same rows, not always the same pages
+            assert committed.stat().st_size > 0
+            continue
+        assert committed.read_bytes() == f.read_bytes(), f"{committed} is stale: run fixtures/make_agent_logs_2026.py"
