@@ -409,6 +409,8 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "terminal_bench": ("terminal-bench", terminal_bench),
     "copilot_cli": ("copilot-cli", copilot_built), "qwen_code": ("qwen-code", qwen_built),
     "opencode": ("opencode", opencode_built),
+    "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
+                                                                 sorted(root.rglob("*.json*"))))),
 }
 
 
@@ -1238,3 +1240,28 @@ def opencode_file(path: Path) -> Tally:
         tokens += sum(t.get(k, 0) for k in ("input", "output", "reasoning")) + sum((t.get("cache") or {}).values())
     return Tally(sessions, person, len(tools), sum(s in ("completed", "error") for s in tools),
                  sum(s == "error" for s in tools), tokens)
+
+
+def claude_code_otel_file(path: Path) -> Tally:
+    """Claude Code's OTLP log export: a conversation per session.id; each user_prompt event is the person's, each
+    tool_result a call answered by its result (failed when success is false); tokens are each api_request's
+    input + output + cache read + cache creation tokens."""
+    text = path.read_text(encoding="utf-8").strip()
+    docs = [json.loads(text)] if text.startswith("{") and "\n{" not in text else list(json_lines(path))
+
+    def val(v: dict) -> object:
+        x = next(iter(v.values()))
+        return int(x) if "intValue" in v else x
+    recs = []
+    for d in docs:
+        for rl in d["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                for r in sl["logRecords"]:
+                    a = {x["key"]: val(x["value"]) for x in r["attributes"]}
+                    a["_name"] = str(a.get("event.name") or r["body"]["stringValue"]).removeprefix("claude_code.")
+                    recs.append(a)
+    tools = [r for r in recs if r["_name"] == "tool_result"]
+    tokens = sum(r.get(k, 0) for r in recs if r["_name"] == "api_request"
+                 for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"))
+    return Tally(len({r.get("session.id") for r in recs}), sum(r["_name"] == "user_prompt" for r in recs),
+                 len(tools), len(tools), sum(str(r.get("success")).lower() == "false" for r in tools), tokens)

@@ -62,6 +62,7 @@ SOURCES = [
     ("qwen-code", "agents/qwen_code/projects/-home-dev-shop/chats/3d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d.jsonl"),
     ("opencode", "agents/opencode/opencode.db"),
     ("opencode", "agents/opencode/export/ses_0a1b2c3d4e5f.json"),
+    ("claude-code-otel", "agents/claude_code_otel/otlp-logs.json"),
     ("cursor", "agents/cursor/User/globalStorage/state.vscdb"),
     ("tau2", "outcomes/tau2/2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json"),
     ("openai", "openai/traces.jsonl"),

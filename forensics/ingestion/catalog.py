@@ -34,6 +34,7 @@ BUILTIN = (
     ("open-webui", _M + "open_webui:FORMAT"),
     ("decision-memory", _M + "decision_memory:FORMAT"),
     ("inspect", _M + "inspect_ai:FORMAT"),
+    ("claude-code-otel", _M + "claude_code_otel:FORMAT"),  # OTLP logs of Claude Code's events, before otel
     ("otel", _M + "otel:FORMAT"),
     ("continue", _M + "continue_dev:FORMAT"),
     ("cursor", _M + "cursor:FORMAT"),
