@@ -411,6 +411,8 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "opencode": ("opencode", opencode_built),
     "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
                                                                  sorted(root.rglob("*.json*"))))),
+    "kimi_cli": ("kimi-cli", lambda root: _add(*(Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
+                                                 for f in sorted(root.rglob("wire.jsonl")) for t in [kimi_file(f)]))),
 }
 
 
@@ -1265,3 +1267,35 @@ def claude_code_otel_file(path: Path) -> Tally:
                  for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"))
     return Tally(len({r.get("session.id") for r in recs}), sum(r["_name"] == "user_prompt" for r in recs),
                  len(tools), len(tools), sum(str(r.get("success")).lower() == "false" for r in tools), tokens)
+
+
+def kimi_file(path: Path) -> Tally:
+    """Kimi CLI wire.jsonl: a conversation for the session and one per sub-agent (SubagentEvent task_tool_call_id);
+    the person's turns are the session's own TurnBegin events; every ToolCall is a call, answered by the
+    ToolResult of its id (failed when return_value.is_error); tokens are each StatusUpdate's token_usage."""
+    events = []
+    for r in json_lines(path):
+        m = r.get("message") or {}
+        if m.get("type") == "SubagentEvent":
+            events.append((m["payload"]["task_tool_call_id"], m["payload"]["event"]))
+        elif "type" in m:
+            events.append((None, m))
+    subs = {s for s, _ in events if s is not None}
+    calls = [(s, e["payload"]["id"]) for s, e in events if e["type"] == "ToolCall"]
+    results = {(s, e["payload"]["tool_call_id"]): e["payload"]["return_value"].get("is_error") is True
+               for s, e in events if e["type"] == "ToolResult"}
+    linked = [c for c in calls if c in results]
+    tokens = sum(sum((e["payload"].get("token_usage") or {}).values()) for _, e in events
+                 if e["type"] == "StatusUpdate")
+    return Tally(1 + len(subs), sum(s is None and e["type"] == "TurnBegin" for s, e in events), len(calls),
+                 len(linked), sum(results[c] for c in linked), tokens)
+
+
+def _kimi_user_turns(path: Path) -> int:
+    """Every TurnBegin, the session's and its sub-agents' (a sub-agent's prompt is a user turn the parent wrote)."""
+    n = 0
+    for r in json_lines(path):
+        m = r.get("message") or {}
+        e = m["payload"]["event"] if m.get("type") == "SubagentEvent" else m
+        n += e.get("type") == "TurnBegin"
+    return n

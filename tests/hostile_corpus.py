@@ -63,6 +63,8 @@ SOURCES = [
     ("opencode", "agents/opencode/opencode.db"),
     ("opencode", "agents/opencode/export/ses_0a1b2c3d4e5f.json"),
     ("claude-code-otel", "agents/claude_code_otel/otlp-logs.json"),
+    ("kimi-cli", "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/"
+                 "wire.jsonl"),
     ("cursor", "agents/cursor/User/globalStorage/state.vscdb"),
     ("tau2", "outcomes/tau2/2025-08-10T02-44-06.496849_telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json"),
     ("openai", "openai/traces.jsonl"),

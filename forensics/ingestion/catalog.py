@@ -40,6 +40,7 @@ BUILTIN = (
     ("cursor", _M + "cursor:FORMAT"),
     ("copilot-cli", _M + "copilot_cli:FORMAT"),
     ("opencode", _M + "opencode:FORMAT"),
+    ("kimi-cli", _M + "kimi_cli:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
