@@ -411,6 +411,7 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "opencode": ("opencode", opencode_built),
     "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
                                                                  sorted(root.rglob("*.json*"))))),
+    "atif": ("atif", lambda root: _add(*(Figures(*atif_file(f)[:4]) for f in sorted(root.rglob("trajectory.json"))))),
     "kimi_cli": ("kimi-cli", lambda root: _add(*(Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
                                                  for f in sorted(root.rglob("wire.jsonl")) for t in [kimi_file(f)]))),
 }
@@ -1299,3 +1300,21 @@ def _kimi_user_turns(path: Path) -> int:
         e = m["payload"]["event"] if m.get("type") == "SubagentEvent" else m
         n += e.get("type") == "TurnBegin"
     return n
+
+
+def atif_file(path: Path) -> Tally:
+    """ATIF trajectory.json (Harbor RFC 0001): one conversation; the person's steps are source user; each
+    tool_call is a call, answered by an observation result naming it (source_call_id), or by a result without an
+    id when its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    calls = linked = tokens = 0
+    for s in doc["steps"]:
+        ids = [c["tool_call_id"] for c in s.get("tool_calls") or []]
+        results = (s.get("observation") or {}).get("results") or []
+        named = {r["source_call_id"] for r in results if "source_call_id" in r}
+        unnamed = sum("source_call_id" not in r for r in results)
+        calls += len(ids)
+        linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
+        m = s.get("metrics") or {}
+        tokens += m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
+    return Tally(1, sum(s["source"] == "user" for s in doc["steps"]), calls, linked, 0, tokens)

@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_counts import Tally, claude_code_otel_file, copilot_file, kimi_file, opencode_file, qwen_file
+from tests.agent_counts import (
+    Tally,
+    atif_file,
+    claude_code_otel_file,
+    copilot_file,
+    kimi_file,
+    opencode_file,
+    qwen_file,
+)
 from tests.conftest import FIXTURES, SHARED, query, run_cli
 
 REAL = SHARED / "data" / "agent-logs-2026"
@@ -22,6 +30,7 @@ FAMILIES: dict[str, tuple[str, str, Callable[[Path], Tally], str]] = {
     "opencode": ("opencode", "opencode", opencode_file, "opencode.db ses_*.json"),
     "claude-code-otel": ("claude_code_otel", "claude_code_otel", claude_code_otel_file, "*.json *.jsonl"),
     "kimi-cli": ("kimi_cli", "kimi_cli", kimi_file, "wire.jsonl"),
+    "atif": ("atif", "atif", atif_file, "trajectory.json"),
 }
 CASES = [(fmt, where) for fmt in FAMILIES for where in ("real", "built")]
 
@@ -72,7 +81,7 @@ def test_the_built_fixtures_are_what_their_generator_writes(tmp_path: Path) -> N
 
     load_script(FIXTURES / "make_agent_logs_2026.py").main(tmp_path)
     made = sorted(p for p in tmp_path.rglob("*") if p.is_file())
-    assert len(made) == 7
+    assert len(made) == 10
     for f in made:
         committed = BUILT / f.relative_to(tmp_path)
         if f.suffix == ".db":  # SQLite files hold the same rows, not always the same pages

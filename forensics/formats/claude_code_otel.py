@@ -143,12 +143,13 @@ def _conversation(log: Log, sid: str, events: list[tuple[tuple[int, int], str, d
                     by_request[t.id] = t
             elif name == "assistant_response":
                 rid = _str(attrs.get("request_id"))
-                text = attrs.get("response") if isinstance(attrs.get("response"), str) else ""
+                said = attrs.get("response")
+                reply = said if isinstance(said, str) else ""
                 if rid in by_request:
-                    by_request[rid].text = text
+                    by_request[rid].text = reply
                     log.skip("assistant_response (-> its api_request's message)")
                 else:
-                    turns.append(Turn("assistant", text, at=at, id=_str(attrs.get("message.uuid"))))
+                    turns.append(Turn("assistant", reply, at=at, id=_str(attrs.get("message.uuid"))))
             elif name == "tool_result":
                 _tool(turns, attrs, at, loc)
             else:

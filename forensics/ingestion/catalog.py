@@ -41,6 +41,7 @@ BUILTIN = (
     ("copilot-cli", _M + "copilot_cli:FORMAT"),
     ("opencode", _M + "opencode:FORMAT"),
     ("kimi-cli", _M + "kimi_cli:FORMAT"),
+    ("atif", _M + "atif:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
