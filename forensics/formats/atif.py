@@ -25,8 +25,24 @@ from typing import Any
 
 import orjson
 
+<<<<<<< HEAD:forensics/formats/atif.py
 from forensics.formats.kit.model import Conversation, Log, Outcome, ToolCall, Turn, Usage, listed, mapping, read_side, text_of
 from forensics.formats.kit.declare import Format, Probe, Side
+=======
+from forensics.formats.kit.model import (
+    Conversation,
+    Log,
+    Outcome,
+    ToolCall,
+    Turn,
+    Usage,
+    listed,
+    mapping,
+    read_side,
+    text_of,
+)
+from forensics.formats.kit.declare import Format, Probe, Side
+>>>>>>> bc2b024 (ruff: import order):forensics/importers/atif.py
 
 SOURCES = {"user": "user", "agent": "assistant", "system": "system"}
 
