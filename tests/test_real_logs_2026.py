@@ -88,3 +88,25 @@ def test_the_built_fixtures_are_what_their_generator_writes(tmp_path: Path) -> N
             assert committed.stat().st_size > 0
             continue
         assert committed.read_bytes() == f.read_bytes(), f"{committed} is stale: run fixtures/make_agent_logs_2026.py"
+
+
+def test_from_reads_each_new_agents_own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--from` finds the new agents' logs where they keep them (a home with their folders laid out)."""
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(BUILT / "copilot_cli" / "session-state", home / ".copilot" / "session-state")
+    shutil.copytree(BUILT / "qwen_code" / "projects", home / ".qwen" / "projects")
+    shutil.copytree(BUILT / "kimi_cli" / "sessions", home / ".kimi" / "sessions")
+    (home / ".local" / "share" / "opencode").mkdir(parents=True)
+    shutil.copy(BUILT / "opencode" / "opencode.db", home / ".local" / "share" / "opencode" / "opencode.db")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    db = tmp_path / "w.duckdb"
+    for agent, fmt in (("copilot-cli", "copilot-cli"), ("qwen-code", "qwen-code"), ("kimi-cli", "kimi-cli"),
+                       ("opencode", "opencode")):
+        code, _, err = run_cli("ingest", "--from", agent, "--db", str(db))
+        assert code == 0, err
+        assert (fmt,) in query(db, "SELECT DISTINCT format FROM sources")
+    code, _, err = run_cli("ingest", "--from", "kimi-cli", "--db", str(db), "--path", str(tmp_path / "nowhere"))
+    assert code == 2 and "no Kimi CLI logs at" in err and len(err.strip().splitlines()) == 1
