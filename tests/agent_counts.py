@@ -411,6 +411,8 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "opencode": ("opencode", opencode_built),
     "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
                                                                  sorted(root.rglob("*.json*"))))),
+    "goose": ("goose", lambda root: _add(*(Figures(*goose_file(f)[:4]) for f in
+                                          sorted([*root.rglob("sessions.db"), *root.rglob("2025*.jsonl")])))),
     "atif": ("atif", lambda root: _add(*(Figures(*atif_file(f)[:4]) for f in sorted(root.rglob("trajectory.json"))))),
     "kimi_cli": ("kimi-cli", lambda root: _add(*(Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
                                                  for f in sorted(root.rglob("wire.jsonl")) for t in [kimi_file(f)]))),
@@ -1318,3 +1320,24 @@ def atif_file(path: Path) -> Tally:
         m = s.get("metrics") or {}
         tokens += m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
     return Tally(1, sum(s["source"] == "user" for s in doc["steps"]), calls, linked, 0, tokens)
+
+
+def goose_file(path: Path) -> Tally:
+    """Goose: a conversation per sessions row (a JSONL file is one); the person's messages are user messages with
+    a text block; each toolRequest block is a call, answered by the toolResponse of its id (failed when the
+    result's status is error or its value says isError); no per-response tokens."""
+    if path.suffix == ".db":
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        convs = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        msgs = [(role, json.loads(c)) for role, c in con.execute("SELECT role, content_json FROM messages")]
+        con.close()
+    else:
+        recs = list(json_lines(path))
+        convs, msgs = 1, [(r["role"], r["content"]) for r in recs if "role" in r]
+    blocks = [(role, b) for role, content in msgs for b in content]
+    calls = [b["id"] for _, b in blocks if b["type"] == "toolRequest"]
+    answers = {b["id"]: b["toolResult"].get("status") == "error" or (b["toolResult"].get("value") or {}).get("isError")
+               is True for _, b in blocks if b["type"] == "toolResponse"}
+    linked = [c for c in calls if c in answers]
+    person = sum(role == "user" and any(b["type"] == "text" for b in content) for role, content in msgs)
+    return Tally(convs, person, len(calls), len(linked), sum(answers[c] for c in linked), 0)

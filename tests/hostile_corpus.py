@@ -63,6 +63,8 @@ SOURCES = [
     ("opencode", "agents/opencode/opencode.db"),
     ("opencode", "agents/opencode/export/ses_0a1b2c3d4e5f.json"),
     ("claude-code-otel", "agents/claude_code_otel/otlp-logs.json"),
+    ("goose", "agents/goose/sessions/sessions.db"),
+    ("goose", "agents/goose/sessions/20250612_143000.jsonl"),
     ("atif", "agents/atif/jobs/2026-10-01__12-00-00/fix-git__Xy7Qa2/agent/trajectory.json"),
     ("kimi-cli", "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/"
                  "wire.jsonl"),

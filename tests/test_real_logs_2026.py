@@ -15,6 +15,7 @@ from tests.agent_counts import (
     atif_file,
     claude_code_otel_file,
     copilot_file,
+    goose_file,
     kimi_file,
     opencode_file,
     qwen_file,
@@ -22,6 +23,7 @@ from tests.agent_counts import (
 from tests.conftest import FIXTURES, SHARED, query, run_cli
 
 REAL = SHARED / "data" / "agent-logs-2026"
+LICENSED = FIXTURES / "real"  # real files whose licence lets them live here (fixtures/real/SOURCES.md)
 BUILT = FIXTURES / "agents"
 FAMILIES: dict[str, tuple[str, str, Callable[[Path], Tally], str]] = {
     # shared folder, fixture folder, counter, the file name pattern of the family's sources
@@ -31,14 +33,15 @@ FAMILIES: dict[str, tuple[str, str, Callable[[Path], Tally], str]] = {
     "claude-code-otel": ("claude_code_otel", "claude_code_otel", claude_code_otel_file, "*.json *.jsonl"),
     "kimi-cli": ("kimi_cli", "kimi_cli", kimi_file, "wire.jsonl"),
     "atif": ("atif", "atif", atif_file, "trajectory.json"),
+    "goose": ("goose", "goose", goose_file, "sessions.db 2025*.jsonl"),
 }
 CASES = [(fmt, where) for fmt in FAMILIES for where in ("real", "built")]
 
 
 def sources(fmt: str, where: str) -> list[Path]:
     shared, built, _, pattern = FAMILIES[fmt]
-    root = REAL / shared if where == "real" else BUILT / built
-    return sorted(p for pat in pattern.split() for p in root.rglob(pat) if p.is_file())
+    roots = [REAL / shared, LICENSED / shared] if where == "real" else [BUILT / built]
+    return sorted(p for root in roots for pat in pattern.split() for p in root.rglob(pat) if p.is_file())
 
 
 def figures(db: Path, path: Path) -> Tally:
@@ -81,7 +84,7 @@ def test_the_built_fixtures_are_what_their_generator_writes(tmp_path: Path) -> N
 
     load_script(FIXTURES / "make_agent_logs_2026.py").main(tmp_path)
     made = sorted(p for p in tmp_path.rglob("*") if p.is_file())
-    assert len(made) == 10
+    assert len(made) == 12
     for f in made:
         committed = BUILT / f.relative_to(tmp_path)
         if f.suffix == ".db":  # SQLite files hold the same rows, not always the same pages

@@ -42,6 +42,7 @@ BUILTIN = (
     ("opencode", _M + "opencode:FORMAT"),
     ("kimi-cli", _M + "kimi_cli:FORMAT"),
     ("atif", _M + "atif:FORMAT"),
+    ("goose", _M + "goose:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
