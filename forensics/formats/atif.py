@@ -25,10 +25,7 @@ from typing import Any
 
 import orjson
 
-<<<<<<< HEAD:forensics/formats/atif.py
-from forensics.formats.kit.model import Conversation, Log, Outcome, ToolCall, Turn, Usage, listed, mapping, read_side, text_of
 from forensics.formats.kit.declare import Format, Probe, Side
-=======
 from forensics.formats.kit.model import (
     Conversation,
     Log,
@@ -41,8 +38,6 @@ from forensics.formats.kit.model import (
     read_side,
     text_of,
 )
-from forensics.formats.kit.declare import Format, Probe, Side
->>>>>>> bc2b024 (ruff: import order):forensics/importers/atif.py
 
 SOURCES = {"user": "user", "agent": "assistant", "system": "system"}
 

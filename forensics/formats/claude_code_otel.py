@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from forensics.formats.kit import values
-from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage, mapping
 from forensics.formats.kit.declare import Format, Probe
+from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage, mapping
 
 PREFIX = "claude_code."
 SCOPE = "com.anthropic.claude_code"

@@ -30,8 +30,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 from forensics.formats.kit.declare import Format, Probe, Side
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
 
 PRODUCER = "copilot-agent"
 MESSAGE_TYPES = ("user.message", "assistant.message", "system.message", "tool.execution_complete")

@@ -25,8 +25,8 @@ from typing import Any
 import orjson
 
 from forensics.formats.kit import values
-from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, listed, mapping, text_of
 from forensics.formats.kit.declare import Format, Probe, connect_ro
+from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, listed, mapping, text_of
 
 IGNORED = ("thinking", "redactedThinking", "image", "systemNotification", "toolConfirmationRequest",
            "frontendToolRequest", "contextLengthExceeded", "summarizationRequested")

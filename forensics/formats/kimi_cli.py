@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping
 from forensics.formats.kit.declare import Format, Probe, Side
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping
 
 SKIPPED = ("TurnEnd", "StepInterrupted", "ApprovalRequest", "ApprovalResponse", "CompactionEnd", "metadata")
 

@@ -32,8 +32,8 @@ from typing import Any
 import orjson
 
 from forensics.formats.kit import values
-from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping
 from forensics.formats.kit.declare import Format, Probe, connect_ro
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping
 
 FOLDED = ("reasoning", "step-start", "step-finish", "snapshot", "patch", "agent", "retry", "subtask")
 DONE = ("completed", "error")

@@ -26,8 +26,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping
 from forensics.formats.kit.declare import Format, Probe
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping
 
 HARNESS_SUBTYPES = ("notification", "cron", "background_task_completed", "agent_launch_prompt", "goal_runtime")
 PERSON_PROVENANCE = ("real_user",)
