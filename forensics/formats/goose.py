@@ -59,7 +59,7 @@ def _store(path: str, log: Log) -> list[Conversation]:
         sessions = con.execute(f"SELECT id, {title}, created_at FROM sessions ORDER BY created_at, id").fetchall()
         rows = con.execute("SELECT id, session_id, role, content_json, created_timestamp FROM messages "
                            "ORDER BY session_id, created_timestamp, id").fetchall()
-    except sqlite3.Error as e:
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # a damaged schema's message is not always UTF-8
         log.error = f"cannot read the sessions and messages tables ({e})"
         return []
     finally:

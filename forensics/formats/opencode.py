@@ -63,7 +63,7 @@ def _store(path: str, log: Log) -> list[Conversation]:
                                "ORDER BY time_created, id").fetchall()
         rows = con.execute("SELECT id, session_id, data FROM message ORDER BY session_id, time_created, id").fetchall()
         part_rows = con.execute("SELECT id, message_id, data FROM part ORDER BY message_id, id").fetchall()
-    except sqlite3.Error as e:
+    except (sqlite3.Error, UnicodeDecodeError) as e:  # a damaged schema's message is not always UTF-8
         log.error = f"cannot read the session, message and part tables ({e})"
         return []
     finally:
