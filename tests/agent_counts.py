@@ -1222,7 +1222,7 @@ def qwen_file(path: Path) -> Tally:
 def opencode_file(path: Path) -> Tally:
     """OpenCode's opencode.db: a conversation per session row; the person's messages are user messages with a text
     part not marked synthetic (or a file part); each tool part is a call, answered when its state.status is
-    completed or error (an error then); tokens are each assistant message's input + output + reasoning + cache
+    completed or error (an error then, or when state.metadata.exit is not 0); tokens are each assistant message's input + output + reasoning + cache
     read + cache write."""
     if path.suffix == ".json":  # `opencode export`: one session, its messages with their parts
         doc = json.loads(path.read_text(encoding="utf-8"))
@@ -1238,7 +1238,9 @@ def opencode_file(path: Path) -> Tally:
     person = sum(msgs[mid]["role"] == "user" and any(
         (p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
         for mid in msgs)
-    tools = [p["state"]["status"] for _, p in parts if p["type"] == "tool"]
+    # a bash part is "completed" whatever the command's exit: state.metadata.exit says whether it failed
+    tools = ["error" if p["state"]["status"] == "completed" and (p["state"].get("metadata") or {}).get("exit") not in
+             (None, 0) else p["state"]["status"] for _, p in parts if p["type"] == "tool"]
     tokens = 0
     for m in msgs.values():
         t = m.get("tokens") or {}

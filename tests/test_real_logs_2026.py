@@ -1,8 +1,8 @@
 """Real logs of the families added for issue 42 (../shared/data/agent-logs-2026, SOURCES.md there: files of
 repositories with no licence, so not copied here) and the fixtures built from each agent's source
 (fixtures/agents/<family>): every file, pointed at alone with no flags, imports with its format, and its figures
-(conversations, the person's messages on the main path, tool calls, answered calls, failed calls, tokens) equal
-those counted from the raw file by tests/agent_counts.py; every record read is imported, skipped or quarantined."""
+(conversations, the person's messages on the main path, tool calls, answered calls, calls the format flags as
+failed, tokens) equal those counted from the raw file by tests/agent_counts.py; every record read is imported, skipped or quarantined."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -50,9 +50,11 @@ def figures(db: Path, path: Path) -> Tally:
     (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
     (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
                           f"conversation_id IN ({convs})", [src])[0]
+    # the errors the format itself flags (the counters read the tools' own flags; the content rules of
+    # forensics.warehouse.tool_errors may add others, error_source says which)
     calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
-                                      f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
-                                  [src])[0]
+                                      f"error_source = 'format' AND result_seq IS NOT NULL) FROM tool_calls "
+                                      f"WHERE conversation_id IN ({convs})", [src])[0]
     (tokens,) = query(db, "SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce("
                           "cache_read_input_tokens, 0) + coalesce(cache_creation_input_tokens, 0)), 0) FROM "
                           f"message_usage WHERE conversation_id IN ({convs})", [src])[0]

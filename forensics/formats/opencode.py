@@ -11,7 +11,8 @@ same objects. One conversation per session, its messages in the order they were 
   adds itself, kept as a harness turn); ``file`` parts are named in the text;
 * an ``assistant`` message is one turn: its ``text`` parts, and a call for each ``tool`` part (``callID``,
   ``tool``, ``state.input``); a tool part whose ``state.status`` is ``completed`` or ``error`` also gives the
-  result (``state.output`` or ``state.error``, an error when the status says so), right after the message;
+  result (``state.output`` or ``state.error``), right after the message: an error when the status says so or,
+  for the bash tool (``completed`` whatever the command's exit), when ``state.metadata.exit`` is not 0;
   ``reasoning``, ``step-start``, ``step-finish``, ``snapshot``, ``patch`` and ``agent`` parts are folded into it
   (skipped and counted);
 * tokens are the assistant message's ``tokens``: ``input`` (without the cache), ``output`` + ``reasoning``,
@@ -170,8 +171,10 @@ def _assistant(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any
             status = state.get("status")
             if status in DONE:
                 out = state.get("output") if status == "completed" else state.get("error")
+                code = mapping(state.get("metadata")).get("exit")  # the bash tool: completed, whatever its exit
+                failed = status == "error" or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
                 results.append(Turn("tool", out if isinstance(out, str) else "" if out is None else str(out),
-                                    answers=cid, is_error=status == "error",
+                                    answers=cid, is_error=failed,
                                     at=mapping(state.get("time")).get("end") or at, id=p.get("id"),
                                     origin="tool_result"))
             else:
