@@ -352,6 +352,53 @@ def terminal_bench(root: Path) -> Figures:
     return _add(*out)
 
 
+def copilot_built(root: Path) -> Figures:
+    """Copilot CLI: a user.message is the user's turn (the system prompt is a system message)."""
+    return _add(*(Figures(t.conversations, t.person, t.calls, t.linked) for t in
+                  (copilot_file(f) for f in sorted(root.rglob("events.jsonl")))))
+
+
+def qwen_built(root: Path) -> Figures:
+    """Qwen Code: every user record on the main path is a user message (the CLI's notices too, as harness)."""
+    out = []
+    for f in sorted(root.rglob("*.jsonl")):
+        recs = [r for r in json_lines(f) if "uuid" in r]
+        parent = {r["uuid"]: r.get("parentUuid") for r in recs}
+        main, cur = set(), recs[-1]["uuid"]
+        while cur and cur not in main:
+            main.add(cur)
+            cur = parent.get(cur)
+        t = qwen_file(f)
+        out.append(Figures(1, sum(r["type"] == "user" and r["uuid"] in main for r in recs), t.calls, t.linked))
+    return _add(*out)
+
+
+def opencode_built(root: Path) -> Figures:
+    """OpenCode: a user message is one user turn, two when it holds the person's text (or a file) and text
+    OpenCode added itself (synthetic), which is a turn of its own."""
+    out = []
+    for f in sorted([*root.rglob("opencode.db"), *root.rglob("ses_*.json")]):
+        t = opencode_file(f)
+        if f.suffix == ".json":
+            doc = json.loads(f.read_text(encoding="utf-8"))
+            msgs = [(m["info"], m["parts"]) for m in doc["messages"]]
+        else:
+            con = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
+            parts: dict[str, list] = {}
+            for mid, d in con.execute("SELECT message_id, data FROM part"):
+                parts.setdefault(mid, []).append(json.loads(d))
+            msgs = [(json.loads(d), parts.get(mid, [])) for mid, d in con.execute("SELECT id, data FROM message")]
+            con.close()
+        users = 0
+        for info, ps in msgs:
+            if info["role"] != "user":
+                continue
+            own = any((p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for p in ps)
+            users += 1 + (own and any(p["type"] == "text" and p.get("synthetic") for p in ps))
+        out.append(Figures(t.conversations, users, t.calls, t.linked))
+    return _add(*out)
+
+
 COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "codex": ("codex", codex), "gemini": ("gemini-cli", gemini), "aider": ("aider", aider),
     "openhands": ("openhands", openhands), "swe_agent": ("swe-agent", swe_agent),
@@ -360,6 +407,15 @@ COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
     "open_webui": ("open-webui", open_webui), "inspect": ("inspect", inspect), "otel": ("otel", otel),
     "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
     "terminal_bench": ("terminal-bench", terminal_bench),
+    "copilot_cli": ("copilot-cli", copilot_built), "qwen_code": ("qwen-code", qwen_built),
+    "opencode": ("opencode", opencode_built),
+    "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
+                                                                 sorted(root.rglob("*.json*"))))),
+    "goose": ("goose", lambda root: _add(*(Figures(*goose_file(f)[:4]) for f in
+                                          sorted([*root.rglob("sessions.db"), *root.rglob("2025*.jsonl")])))),
+    "atif": ("atif", lambda root: _add(*(Figures(*atif_file(f)[:4]) for f in sorted(root.rglob("trajectory.json"))))),
+    "kimi_cli": ("kimi-cli", lambda root: _add(*(Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
+                                                 for f in sorted(root.rglob("wire.jsonl")) for t in [kimi_file(f)]))),
 }
 
 
@@ -1106,3 +1162,184 @@ def aider_file(path: Path) -> FileFigures:
                 calls += len(paths)
                 last_reply, handoff = plain, False
     return FileFigures(len(sessions), person, calls, linked, errors)
+
+
+# --- The families added for issue 42 (Copilot CLI, Qwen Code, OpenCode, ...): real files, one at a time, six
+# figures each, the sixth the tokens the file records (input with the cache's + output), counted from the raw
+# file by each tool's documented rules. ---
+
+class Tally(NamedTuple):
+    conversations: int
+    person: int  # the person's messages on the main path
+    calls: int
+    linked: int  # calls answered by a result
+    errors: int  # answered calls whose result is a failure
+    tokens: int  # input (cache reads and writes included) + output
+
+
+def copilot_file(path: Path) -> Tally:
+    """Copilot CLI events.jsonl: person = user.message events; calls = assistant.message toolRequests; a call is
+    answered by the tool.execution_complete of its toolCallId, failed when its success is false; tokens from
+    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model)."""
+    recs = [r for r in json_lines(path) if "type" in r]
+    person = sum(r["type"] == "user.message" for r in recs)
+    calls = [q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []]
+    done = {r["data"]["toolCallId"]: r["data"].get("success") for r in recs if r["type"] == "tool.execution_complete"}
+    last: dict[str, dict] = {}
+    for r in recs:
+        if r["type"] == "session.shutdown":
+            last.update({m: v["usage"] for m, v in (r["data"].get("modelMetrics") or {}).items()})
+    tokens = sum(u.get("inputTokens", 0) + u.get("outputTokens", 0) for u in last.values())
+    linked = [c for c in calls if c in done]
+    return Tally(1, person, len(calls), len(linked), sum(done[c] is False for c in linked), tokens)
+
+
+def qwen_file(path: Path) -> Tally:
+    """Qwen Code ChatRecord JSONL: the main path runs from the last record up its parentUuid chain; the person's
+    records are type user with provenance real_user (or, before provenance existed, any subtype but the CLI's own
+    notices); calls are functionCall parts, answered by the functionResponse of the same id; tokens are each
+    assistant record's promptTokenCount + candidatesTokenCount + thoughtsTokenCount."""
+    recs = [r for r in json_lines(path) if "uuid" in r]
+    parent = {r["uuid"]: r.get("parentUuid") for r in recs}
+    main, cur = set(), recs[-1]["uuid"]
+    while cur and cur not in main:
+        main.add(cur)
+        cur = parent.get(cur)
+    own = ("notification", "cron", "background_task_completed", "agent_launch_prompt", "goal_runtime")
+    person = sum(r["type"] == "user" and r["uuid"] in main and (
+        r["provenance"] == "real_user" if "provenance" in r else r.get("subtype") not in own) for r in recs)
+    parts = [(r, p) for r in recs for p in (r.get("message") or {}).get("parts", [])]
+    calls = [p["functionCall"].get("id") for r, p in parts if r["type"] == "assistant" and "functionCall" in p]
+    answers = {p["functionResponse"].get("id"): (r.get("toolCallResult") or {}).get("status") == "error"
+               or "error" in (p["functionResponse"].get("response") or {}) for r, p in parts if "functionResponse" in p}
+    linked = [c for c in calls if c in answers]
+    tokens = sum(sum((r.get("usageMetadata") or {}).get(k, 0) for k in
+                     ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount"))
+                 for r in recs if r["type"] == "assistant")
+    return Tally(1, person, len(calls), len(linked), sum(answers[c] for c in linked), tokens)
+
+
+def opencode_file(path: Path) -> Tally:
+    """OpenCode's opencode.db: a conversation per session row; the person's messages are user messages with a text
+    part not marked synthetic (or a file part); each tool part is a call, answered when its state.status is
+    completed or error (an error then, or when state.metadata.exit is not 0); tokens are each assistant message's input + output + reasoning + cache
+    read + cache write."""
+    if path.suffix == ".json":  # `opencode export`: one session, its messages with their parts
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        sessions = 1
+        msgs = {m["info"]["id"]: m["info"] for m in doc["messages"]}
+        parts = [(m["info"]["id"], p) for m in doc["messages"] for p in m["parts"]]
+    else:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        sessions = con.execute("SELECT count(*) FROM session").fetchone()[0]
+        msgs = {mid: json.loads(d) for mid, d in con.execute("SELECT id, data FROM message")}
+        parts = [(mid, json.loads(d)) for mid, d in con.execute("SELECT message_id, data FROM part")]
+        con.close()
+    person = sum(msgs[mid]["role"] == "user" and any(
+        (p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
+        for mid in msgs)
+    # a bash part is "completed" whatever the command's exit: state.metadata.exit says whether it failed
+    tools = ["error" if p["state"]["status"] == "completed" and (p["state"].get("metadata") or {}).get("exit") not in
+             (None, 0) else p["state"]["status"] for _, p in parts if p["type"] == "tool"]
+    tokens = 0
+    for m in msgs.values():
+        t = m.get("tokens") or {}
+        tokens += sum(t.get(k, 0) for k in ("input", "output", "reasoning")) + sum((t.get("cache") or {}).values())
+    return Tally(sessions, person, len(tools), sum(s in ("completed", "error") for s in tools),
+                 sum(s == "error" for s in tools), tokens)
+
+
+def claude_code_otel_file(path: Path) -> Tally:
+    """Claude Code's OTLP log export: a conversation per session.id; each user_prompt event is the person's, each
+    tool_result a call answered by its result (failed when success is false); tokens are each api_request's
+    input + output + cache read + cache creation tokens."""
+    text = path.read_text(encoding="utf-8").strip()
+    docs = [json.loads(text)] if text.startswith("{") and "\n{" not in text else list(json_lines(path))
+
+    def val(v: dict) -> object:
+        x = next(iter(v.values()))
+        return int(x) if "intValue" in v else x
+    recs = []
+    for d in docs:
+        for rl in d["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                for r in sl["logRecords"]:
+                    a = {x["key"]: val(x["value"]) for x in r["attributes"]}
+                    a["_name"] = str(a.get("event.name") or r["body"]["stringValue"]).removeprefix("claude_code.")
+                    recs.append(a)
+    tools = [r for r in recs if r["_name"] == "tool_result"]
+    tokens = sum(r.get(k, 0) for r in recs if r["_name"] == "api_request"
+                 for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"))
+    return Tally(len({r.get("session.id") for r in recs}), sum(r["_name"] == "user_prompt" for r in recs),
+                 len(tools), len(tools), sum(str(r.get("success")).lower() == "false" for r in tools), tokens)
+
+
+def kimi_file(path: Path) -> Tally:
+    """Kimi CLI wire.jsonl: a conversation for the session and one per sub-agent (SubagentEvent task_tool_call_id);
+    the person's turns are the session's own TurnBegin events; every ToolCall is a call, answered by the
+    ToolResult of its id (failed when return_value.is_error); tokens are each StatusUpdate's token_usage."""
+    events = []
+    for r in json_lines(path):
+        m = r.get("message") or {}
+        if m.get("type") == "SubagentEvent":
+            events.append((m["payload"]["task_tool_call_id"], m["payload"]["event"]))
+        elif "type" in m:
+            events.append((None, m))
+    subs = {s for s, _ in events if s is not None}
+    calls = [(s, e["payload"]["id"]) for s, e in events if e["type"] == "ToolCall"]
+    results = {(s, e["payload"]["tool_call_id"]): e["payload"]["return_value"].get("is_error") is True
+               for s, e in events if e["type"] == "ToolResult"}
+    linked = [c for c in calls if c in results]
+    tokens = sum(sum((e["payload"].get("token_usage") or {}).values()) for _, e in events
+                 if e["type"] == "StatusUpdate")
+    return Tally(1 + len(subs), sum(s is None and e["type"] == "TurnBegin" for s, e in events), len(calls),
+                 len(linked), sum(results[c] for c in linked), tokens)
+
+
+def _kimi_user_turns(path: Path) -> int:
+    """Every TurnBegin, the session's and its sub-agents' (a sub-agent's prompt is a user turn the parent wrote)."""
+    n = 0
+    for r in json_lines(path):
+        m = r.get("message") or {}
+        e = m["payload"]["event"] if m.get("type") == "SubagentEvent" else m
+        n += e.get("type") == "TurnBegin"
+    return n
+
+
+def atif_file(path: Path) -> Tally:
+    """ATIF trajectory.json (Harbor RFC 0001): one conversation; the person's steps are source user; each
+    tool_call is a call, answered by an observation result naming it (source_call_id), or by a result without an
+    id when its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    calls = linked = tokens = 0
+    for s in doc["steps"]:
+        ids = [c["tool_call_id"] for c in s.get("tool_calls") or []]
+        results = (s.get("observation") or {}).get("results") or []
+        named = {r["source_call_id"] for r in results if "source_call_id" in r}
+        unnamed = sum("source_call_id" not in r for r in results)
+        calls += len(ids)
+        linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
+        m = s.get("metrics") or {}
+        tokens += m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
+    return Tally(1, sum(s["source"] == "user" for s in doc["steps"]), calls, linked, 0, tokens)
+
+
+def goose_file(path: Path) -> Tally:
+    """Goose: a conversation per sessions row (a JSONL file is one); the person's messages are user messages with
+    a text block; each toolRequest block is a call, answered by the toolResponse of its id (failed when the
+    result's status is error or its value says isError); no per-response tokens."""
+    if path.suffix == ".db":
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        convs = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        msgs = [(role, json.loads(c)) for role, c in con.execute("SELECT role, content_json FROM messages")]
+        con.close()
+    else:
+        recs = list(json_lines(path))
+        convs, msgs = 1, [(r["role"], r["content"]) for r in recs if "role" in r]
+    blocks = [(role, b) for role, content in msgs for b in content]
+    calls = [b["id"] for _, b in blocks if b["type"] == "toolRequest"]
+    answers = {b["id"]: b["toolResult"].get("status") == "error" or (b["toolResult"].get("value") or {}).get("isError")
+               is True for _, b in blocks if b["type"] == "toolResponse"}
+    linked = [c for c in calls if c in answers]
+    person = sum(role == "user" and any(b["type"] == "text" for b in content) for role, content in msgs)
+    return Tally(convs, person, len(calls), len(linked), sum(answers[c] for c in linked), 0)

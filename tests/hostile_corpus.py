@@ -69,6 +69,16 @@ SOURCES = [
     ("agentbench", "outcomes/agentbench/gpt-4o-mini/medagentbench-std/overall.json"),
     ("terminal-bench", "agents/terminal_bench/2025-07-01__12-00-00/hello-world/hello-world.1-of-1.2025-07-01__12-00-00/"
                        "results.json"),
+    ("copilot-cli", "agents/copilot_cli/session-state/6b1f3c2a-0d4e-4f5a-9b6c-7d8e9f0a1b2c/events.jsonl"),
+    ("qwen-code", "agents/qwen_code/projects/-home-dev-shop/chats/3d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d.jsonl"),
+    ("opencode", "agents/opencode/opencode.db"),
+    ("opencode", "agents/opencode/export/ses_0a1b2c3d4e5f.json"),
+    ("claude-code-otel", "agents/claude_code_otel/otlp-logs.json"),
+    ("goose", "agents/goose/sessions/sessions.db"),
+    ("goose", "agents/goose/sessions/20250612_143000.jsonl"),
+    ("atif", "agents/atif/jobs/2026-10-01__12-00-00/fix-git__Xy7Qa2/agent/trajectory.json"),
+    ("kimi-cli", "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/"
+                 "wire.jsonl"),
 ]
 
 

@@ -45,18 +45,27 @@ def claude_code(root: Path) -> dict[str, int]:
 
 def codex(root: Path) -> dict[str, int]:
     """Codex's last token_count event of a rollout holds the session's running total (total_token_usage, OpenAI's
-    sense: input_tokens holds cached_input_tokens; output_tokens holds the reasoning)."""
+    sense: input_tokens holds cached_input_tokens; output_tokens holds the reasoning). A forked thread's file
+    first replays its parent's history, token counts included (issue 42): the parent's total at the end of that
+    copy is the parent's spend, taken off (its own turns start with a turn_id, a UUIDv7, newer than its id)."""
     out = dict.fromkeys(KINDS, 0)
     for f in sorted(root.rglob("rollout-*.jsonl")):
-        total = None
+        total, inherited, meta, copied = None, None, None, False
         for o in json_lines(f):
             p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
+            if o.get("type") == "session_meta":
+                copied = meta is not None and p.get("id") != meta.get("id")
+                meta = meta or p
+            elif o.get("type") == "turn_context" and copied and isinstance(p.get("turn_id"), str):
+                copied = int(p["turn_id"][:8] + p["turn_id"][9:13], 16) < int(meta["id"][:8] + meta["id"][9:13], 16)
             if o.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
                 total = p["info"]["total_token_usage"]
+                inherited = total if copied else inherited
         if total:
-            out["input"] += total["input_tokens"]
-            out["cached"] += total["cached_input_tokens"]
-            out["output"] += total["output_tokens"]
+            before = inherited or dict.fromkeys(total, 0)
+            out["input"] += total["input_tokens"] - before["input_tokens"]
+            out["cached"] += total["cached_input_tokens"] - before["cached_input_tokens"]
+            out["output"] += total["output_tokens"] - before["output_tokens"]
     return out
 
 
@@ -153,8 +162,12 @@ def test_cost_from_the_shipped_table_and_the_config(tmp_path: Path) -> None:
     ("x-ai/grok-4-fast", "grok-4-fast"),
     ("deepseek/deepseek-chat", "deepseek-chat"),
     ("o3-mini-high", None),  # ChatGPT's menu name: not o3-mini's price
-    ("gpt-5.4", None),  # not gpt-5
-    ("claude-opus-4-6", None),  # not in the table: tokens, no cost
+    ("gpt-5.4", "gpt-5.4"),  # not gpt-5
+    ("gpt-5.4-pro", None),  # not gpt-5.4: never by prefix
+    ("claude-opus-4-6", "claude-opus-4-6"),
+    ("claude-opus-4-9", None),  # not in the table: tokens, no cost
+    ("moonshotai/kimi-k2.6", "kimi-k2.6"),
+    ("claude-sonnet-4.6", "claude-sonnet-4-6"),
     ("<synthetic>", None),
 ])
 def test_model_names(logged: str, priced: str | None) -> None:
@@ -182,7 +195,7 @@ def test_costs_only_from_prices_that_exist() -> None:
 
 def test_the_shipped_table_is_dated_and_sourced() -> None:
     t = table()
-    assert t.date == "2025-11-24" and "anthropic.com/pricing" in t.source
+    assert t.date == "2026-12-06" and "pricing pages" in t.source
     assert all({"input", "output"} <= set(p) for p in t.shipped.values())
 
 

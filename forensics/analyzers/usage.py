@@ -99,7 +99,8 @@ def models(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = 
     table gave it) and its tokens: what a reader checks before trusting a cost."""
     where = f"WHERE c.conversation_id IN (SELECT conversation_id FROM {SELECTED})" if selected else ""
     df = frame(con, _RESPONSES_SQL.format(where=where)).group_by("model").agg(
-        pl.col("responses").sum(), *(pl.col(t).sum() for t in ("uncached", "cached", "cache_write", "output")))
+        pl.col("responses").sum(), *(pl.col(t).sum() for t in ("uncached", "cached", "cache_write", "cache_write_1h",
+                                                              "output")))
     hits = [prices.match(m) for m in df["model"]]
     return df.with_columns(pl.Series("priced_as", [h[0] if h else None for h in hits], dtype=pl.String),
                            pl.Series("price_from", [h[1] if h else None for h in hits], dtype=pl.String)
@@ -117,7 +118,8 @@ def run(ctx: Context) -> Section:
     by_model, by_day = summarize(rows, ["agent", "model"]), summarize(rows, ["day"])
     priced = models(ctx.con, prices, selected=True)
     sec = Section(NAME, TITLE)
-    sec.metrics = _metrics(rows, by_model, prices)
+    where = f"WHERE c.conversation_id IN (SELECT conversation_id FROM {SELECTED})"
+    sec.metrics = _metrics(rows, by_model, prices, unpriced(frame(ctx.con, _RESPONSES_SQL.format(where=where)), prices))
     sec.tables = [Table("by_agent_model", "Runs per agent and model: tokens (input = all sent; cached = the share "
                                           "read from the prompt cache), cost in USD, tool errors, compactions, "
                                           "success rate (95 % Wilson interval)", display(by_model)),
@@ -128,7 +130,8 @@ def run(ctx: Context) -> Section:
     return sec
 
 
-def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable) -> dict[str, Any]:
+def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable,
+             missing: list[tuple[str, int]]) -> dict[str, Any]:
     total = summarize(rows.with_columns(pl.lit("all").alias("agent")), ["agent"]).row(0, named=True)
     m = {k: total[k] for k in ("runs", "responses", *TOKENS, "cached_share", "cost", "unpriced_runs", "tool_calls",
                                "tool_errors", "tool_error_rate", "compactions", "graded", "success_rate")}
@@ -136,6 +139,8 @@ def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable) -> 
     m["priced_runs"], m["priced_cost"] = priced.height, float(priced["cost"].sum())  # the runs with a cost, and theirs
     m["counted_runs"] = rows.filter(pl.col("responses") > 0).height  # the runs whose log records token counts
     m["prices_date"] = prices.date
+    m["unpriced_tokens"] = sum(n for _, n in missing)  # the tokens of responses with no cost, and their models
+    m["unpriced_models"] = ", ".join(name for name, _ in missing)
     m["by_agent_model"] = {f"{r['agent']}/{r['model']}": {k: r[k] for k in (
         "runs", *TOKENS, "cost", "tool_error_rate", "compactions", "success_rate", "success_low", "success_high")}
         for r in by_model.iter_rows(named=True)}
@@ -143,10 +148,12 @@ def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable) -> 
 
 
 def _summary(m: dict[str, Any], prices: PriceTable) -> str:
-    cost = (f"cost ${m['cost']:,.2f}" if m["cost"] is not None else
-            f"${m['priced_cost']:,.2f} for the {m['priced_runs']} runs whose models all have a price ("
-            f"{m['unpriced_runs']} runs used a model without one: their tokens are counted, their cost is not)"
-            if m["priced_runs"] else "no cost (no run with token counts has a price)")
+    at = f"at the prices of {prices.date} (or the config's [prices])"
+    runs = "1 run" if m["unpriced_runs"] == 1 else f"{m['unpriced_runs']} runs"
+    missing = (f"{millions(m['unpriced_tokens'])} tokens of {m['unpriced_models']} unpriced ({runs}: their tokens "
+               f"are counted, their cost is not)")
+    cost = (f"cost ${m['cost']:,.2f} {at}" if m["cost"] is not None else
+            f"${m['priced_cost']:,.2f} priced {at}; {missing}" if m["priced_runs"] else f"no cost: {missing}")
     share = f"{m['cached_share']:.0%} of it read from the prompt cache" if m["cached_share"] is not None else \
         "no cache figure"
     errors = (f"{m['tool_errors']:,} of {m['tool_calls']:,} tool calls failed ({m['tool_error_rate']:.1%})"
@@ -156,21 +163,40 @@ def _summary(m: dict[str, Any], prices: PriceTable) -> str:
         tokens = "no log records token counts, so no cost"
     else:
         tokens = (f"{m['counted_runs']:,} of them with token counts ({m['responses']:,} model responses): "
-                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost} at the prices of "
-                  f"{prices.date} (or the config's [prices])")
+                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost}")
     compactions = f"{m['compactions']:,} compaction{'' if m['compactions'] == 1 else 's'}"
     return f"{m['runs']:,} runs, {tokens}. {errors}; {compactions}{graded}."
 
 
+def millions(n: int) -> str:
+    """A token count as a reader scans it: 40.9 M, 812 k, 950."""
+    return f"{n / 1e6:,.1f} M" if n >= 1_000_000 else f"{n / 1e3:,.0f} k" if n >= 10_000 else f"{n:,}"
+
+
 def _costs(per_model: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
     """conversation_id -> cost (None when a response with tokens has no price) and how many such responses."""
-    costs = [prices.cost(r["model"], {"input": r["uncached"], "cache_read": r["cached"],
-                                      "cache_write": r["cache_write"], "output": r["output"]})
-             for r in per_model.iter_rows(named=True)]
+    costs = [prices.cost(r["model"], kinds(r)) for r in per_model.iter_rows(named=True)]
     df = per_model.select("conversation_id", "responses").with_columns(pl.Series("cost", costs, dtype=pl.Float64))
     return df.group_by("conversation_id").agg(
         pl.when(pl.col("cost").null_count() == 0).then(pl.col("cost").sum()).alias("cost"),
         pl.col("responses").filter(pl.col("cost").is_null()).sum().alias("unpriced"))
+
+
+def kinds(r: dict[str, Any]) -> dict[str, int]:
+    """The tokens of a row of responses by price kind: the cache writes kept an hour apart from the others."""
+    return {"input": r["uncached"], "cache_read": r["cached"], "cache_write": r["cache_write"] - r["cache_write_1h"],
+            "cache_write_1h": r["cache_write_1h"], "output": r["output"]}
+
+
+def unpriced(per_model: pl.DataFrame, prices: PriceTable) -> list[tuple[str, int]]:
+    """(model, tokens) of the responses that have no cost (a model without a price, or a kind of token its price
+    lacks), most tokens first: what the headline names."""
+    out: dict[str, int] = {}
+    for r in per_model.iter_rows(named=True):
+        if prices.cost(r["model"], kinds(r)) is None:
+            name = r["model"] or "(unnamed model)"
+            out[name] = out.get(name, 0) + sum(r[k] for k in ("uncached", "cached", "cache_write", "output"))
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 # A response logged twice (same provider id) is kept in one conversation, the top-level, earliest one, with the
@@ -184,7 +210,9 @@ resp AS (
          CASE WHEN u.message_id IS NULL THEN u.cache_read_input_tokens
               ELSE max(u.cache_read_input_tokens) OVER w END AS cache_read_input_tokens,
          CASE WHEN u.message_id IS NULL THEN u.cache_creation_input_tokens
-              ELSE max(u.cache_creation_input_tokens) OVER w END AS cache_creation_input_tokens
+              ELSE max(u.cache_creation_input_tokens) OVER w END AS cache_creation_input_tokens,
+         CASE WHEN u.message_id IS NULL THEN u.cache_creation_1h_input_tokens
+              ELSE max(u.cache_creation_1h_input_tokens) OVER w END AS cache_creation_1h_input_tokens
   FROM message_usage u JOIN conversations c USING (conversation_id)
   WINDOW w AS (PARTITION BY u.message_id, u.request_id
                ORDER BY c.parent_conversation_id IS NOT NULL, c.created_at NULLS LAST, u.conversation_id, u.seq
@@ -196,6 +224,8 @@ SELECT u.conversation_id, u.rmodel AS model, count(*) AS responses,
        coalesce(sum(u.input_tokens), 0)::BIGINT AS uncached,
        coalesce(sum(u.cache_read_input_tokens), 0)::BIGINT AS cached,
        coalesce(sum(u.cache_creation_input_tokens), 0)::BIGINT AS cache_write,
+       coalesce(sum(least(coalesce(u.cache_creation_1h_input_tokens, 0), coalesce(u.cache_creation_input_tokens, 0))), 0)::BIGINT
+         AS cache_write_1h,
        coalesce(sum(u.output_tokens), 0)::BIGINT AS output
 FROM kept u JOIN conversations c USING (conversation_id) {where}
 GROUP BY ALL ORDER BY 1, 2 NULLS LAST"""

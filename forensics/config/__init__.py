@@ -22,11 +22,11 @@ from forensics.text.personal import MODES as MASK_MODES
 DEFAULT_CONFIG = "harness.toml"
 # [prices]: the user's prices per model, over the shipped table (forensics.analyzers.prices, docs/usage.md)
 PRICES = "prices"
-PRICE_KINDS = ("input", "output", "cache_read", "cache_write")
+PRICE_KINDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
 PRICES_DOC = ["[prices]: USD per million tokens per model, over the shipped dated table (docs/usage.md); input and",
               "output are required, a model without a price shows its tokens and no cost. For example:",
               "[prices]",
-              '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25}']
+              '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25, cache_write_1h = 2.0}']
 
 
 # The seed harness (SPEC §10): the assistant whose constants this file holds writes the SQLite ai_conversations

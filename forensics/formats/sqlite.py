@@ -60,7 +60,7 @@ def resolve_target(con: sqlite3.Connection, path: str, table: str | None, column
     """The table/column to read: given, the default, or the single auto-detected candidate."""
     try:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except sqlite3.DatabaseError as e:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:  # a damaged schema's message is not always UTF-8
         raise SourceError(path, f"not a readable SQLite database ({e})", "check the file or pass --format") from None
     if table is not None or column is not None:
         t = table or DEFAULT_TABLE
@@ -128,8 +128,9 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     sql = target.select(f"length(CAST({_q(target.column)} AS BLOB))")
     try:
         rows = con.execute(sql).fetchall()
-    except sqlite3.DatabaseError as e:
-        raise SourceError(path, f"cannot read {target.table} ({e})", "check the table (WITHOUT ROWID tables are not supported)") from None
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
+        raise SourceError(path, f"cannot read {target.table} ({e})",
+                          "check the table (WITHOUT ROWID tables are not supported)") from None
     out = []
     seen: Counter[str] = Counter()  # a table without a key may hold one id twice: later rows get ``id#2``...
     for r in rows:

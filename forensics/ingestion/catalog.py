@@ -20,6 +20,7 @@ BUILTIN = (
     ("agentbench", _M + "agentbench:FORMAT"),
     ("tau2", _M + "tau2:FORMAT"),
     ("terminal-bench", _M + "terminal_bench:FORMAT"),
+    ("qwen-code", _M + "qwen_code:FORMAT"),  # before claude-code: the same record keys, Gemini content parts
     ("claude-code", _M + "claude_code:FORMAT"),
     ("codex", _M + "codex:FORMAT"),
     ("gemini-cli", _M + "gemini_cli:FORMAT"),
@@ -33,9 +34,15 @@ BUILTIN = (
     ("open-webui", _M + "open_webui:FORMAT"),
     ("decision-memory", _M + "decision_memory:FORMAT"),
     ("inspect", _M + "inspect_ai:FORMAT"),
+    ("claude-code-otel", _M + "claude_code_otel:FORMAT"),  # OTLP logs of Claude Code's events, before otel
     ("otel", _M + "otel:FORMAT"),
     ("continue", _M + "continue_dev:FORMAT"),
     ("cursor", _M + "cursor:FORMAT"),
+    ("copilot-cli", _M + "copilot_cli:FORMAT"),
+    ("opencode", _M + "opencode:FORMAT"),
+    ("kimi-cli", _M + "kimi_cli:FORMAT"),
+    ("atif", _M + "atif:FORMAT"),
+    ("goose", _M + "goose:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),

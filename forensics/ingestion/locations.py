@@ -1,7 +1,7 @@
 """Where each agent keeps its logs on Linux and macOS: `forensics ingest --from AGENT`.
 
 The agent's own variable for its home is honoured (``CODEX_HOME``, ``GEMINI_CLI_HOME``, ``CLAUDE_CONFIG_DIR``,
-``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
+``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``, ``XDG_DATA_HOME`` for OpenCode); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
 or ``--path`` overrides everything. Editors' extension folders are looked up for VS Code and the editors
 built on it (Cursor, Windsurf, VSCodium, Insiders).
 """
@@ -72,6 +72,26 @@ def _aider() -> list[Path]:
     return list(dict.fromkeys(d / ".aider.chat.history.md" for d in (here, root) if d is not None))
 
 
+def _xdg_data() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or _home() / ".local" / "share")
+
+
+def _copilot() -> list[Path]:
+    return [_home() / ".copilot" / "session-state"]
+
+
+def _qwen() -> list[Path]:
+    return [_home() / ".qwen" / "projects"]
+
+
+def _opencode() -> list[Path]:
+    return [_xdg_data() / "opencode" / "opencode.db"]
+
+
+def _kimi() -> list[Path]:
+    return [_home() / ".kimi" / "sessions"]
+
+
 AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "codex": ("Codex CLI", _codex, "CODEX_HOME"),
     "gemini": ("Gemini CLI", _gemini, "GEMINI_CLI_HOME"),
@@ -80,6 +100,10 @@ AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "continue": ("Continue", _continue, "CONTINUE_GLOBAL_DIR"),
     "cline": ("Cline / Roo Code", _cline, ""),
     "aider": ("aider", _aider, "AIDER_CHAT_HISTORY_FILE"),
+    "copilot-cli": ("GitHub Copilot CLI", _copilot, ""),
+    "qwen-code": ("Qwen Code", _qwen, ""),
+    "opencode": ("OpenCode", _opencode, "XDG_DATA_HOME"),
+    "kimi-cli": ("Kimi CLI", _kimi, ""),
 }
 
 

@@ -339,3 +339,14 @@ def m011_error_source(con: duckdb.DuckDBPyConnection) -> None:
                 ON r.conversation_id = t.conversation_id AND r.seq = t.result_seq) u
         WHERE u.conversation_id = tool_calls.conversation_id AND u.seq = tool_calls.seq
           AND u.call_index = tool_calls.call_index""")
+
+
+@migration
+def m012_cache_write_duration(con: duckdb.DuckDBPyConnection) -> None:
+    """Anthropic prices a cache write by how long it is kept (5 minutes: 1.25 x input; 1 hour: 2 x input): the
+    part kept an hour is counted apart (issue 42), so that a cost prices each at its own rate."""
+    con.execute("ALTER TABLE message_usage ADD COLUMN cache_creation_1h_input_tokens BIGINT")
+    con.execute("COMMENT ON COLUMN message_usage.cache_creation_1h_input_tokens IS '" + _sql_str(
+        "of cache_creation_input_tokens, those written to the 1-hour cache (Claude Code usage.cache_creation."
+        "ephemeral_1h_input_tokens), priced at cache_write_1h; NULL when the log does not split the writes by "
+        "duration (all priced as 5-minute writes)") + "'")

@@ -89,6 +89,13 @@ class _Msg:
     meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
 
 
+def _one_hour(u: dict[str, Any]) -> int | None:
+    """The cache writes kept an hour (``usage.cache_creation.ephemeral_1h_input_tokens``, Claude Code 1.0.8x and
+    later), or None when the usage does not split its writes by duration."""
+    split = u.get("cache_creation")
+    return _int(split.get("ephemeral_1h_input_tokens")) if isinstance(split, dict) else None
+
+
 def _latest_usage(seen: dict[str, Any] | None, line: Any) -> dict[str, Any] | None:
     """A response's usage over its lines: per count the largest (the counts only grow as the response streams)."""
     if not isinstance(line, dict):
@@ -99,6 +106,9 @@ def _latest_usage(seen: dict[str, Any] | None, line: Any) -> dict[str, Any] | No
     for k in USAGE_KEYS:
         a, b = _int(seen.get(k)), _int(line.get(k))
         merged[k] = b if a is None else a if b is None else max(a, b)
+    hours = [h for h in (_one_hour(seen), _one_hour(line)) if h is not None]
+    if hours:
+        merged["cache_creation"] = {"ephemeral_1h_input_tokens": max(hours)}
     return merged
 
 
@@ -265,7 +275,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
         entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
         if m.role == "assistant" and m.usage is not None:
             u = m.usage
-            usage.add(cid, i, position.get(id(m)), m.ids[0], m.ids[1], m.model, *(_int(u.get(k)) for k in USAGE_KEYS))
+            usage.add(cid, i, position.get(id(m)), m.ids[0], m.ids[1], m.model, *(_int(u.get(k)) for k in USAGE_KEYS),
+                      _one_hour(u))
     for ev in f.events:
         if ev.part != part:
             continue

@@ -10,10 +10,12 @@ Response items make the messages: the items one model response produced (its tex
 calls) are one assistant message, so parallel calls are one turn; a ``function_call_output`` answers its
 call by ``call_id``. ``event_msg`` repeats the messages for the UI (skipped and counted); its
 ``token_count`` carries the running total of the session's tokens, so each response's usage is its
-``last_token_usage`` (or the difference of two totals), and a repeated total is not a new response.
+``last_token_usage`` (or the difference of two totals; a total that went down was reset), and a repeated
+total is not a new response.
 ``thread_rolled_back`` drops the last turns from the model's history: they stay, off the main path. A
 sub-agent's meta names its parent thread, to which its conversation is linked; a forked thread's file first
-copies its parent's history (a second ``session_meta``), kept off the main path.
+copies its parent's history (a second ``session_meta``), kept off the main path, and its copied
+``token_count`` events, which are the parent's spend, are skipped and counted (not this thread's usage).
 
 Whose turn: a user message holding a fragment Codex injects (environment, AGENTS.md, aborted-turn notices...)
 is the harness's, any other the person's. A tool result failed when its exit code says so
@@ -266,7 +268,8 @@ def _place_pending(log: Log, st: _State) -> None:
 
 def _usage(log: Log, st: _State, ev: dict[str, Any]) -> None:
     """One usage row per model response. ``info.total_token_usage`` is the session's running total: a
-    repeated total (Codex writes one after every rate-limit update) is no new response."""
+    repeated total (Codex writes one after every rate-limit update) is no new response; a total that went down
+    was reset; the totals a forked thread copied from its parent are the parent's responses (not counted)."""
     info = ev.get("info") if isinstance(ev.get("info"), dict) else None
     if info is None:
         if any(k in ev for k in ("input_tokens", "output_tokens")):  # early versions: the response's own usage
@@ -279,9 +282,15 @@ def _usage(log: Log, st: _State, ev: dict[str, Any]) -> None:
     if total is not None and total == st.last_total:
         log.skip("event_msg:token_count (repeated total)")
         return
+    if st.inherited:  # the parent thread's responses, replayed into a forked thread's file: its spend, not this one's
+        st.last_total = total or st.last_total
+        log.skip("event_msg:token_count (copied from the thread this one was forked from)")
+        return
     if last is None and total is not None:
         prev = st.last_total or {}
-        last = {k: (values.count(total.get(k)) or 0) - (values.count(prev.get(k)) or 0) for k in total}
+        diff = {k: (values.count(total.get(k)) or 0) - (values.count(prev.get(k)) or 0) for k in total}
+        # a running total that went down was reset (a new process): the new total is this response's own
+        last = dict(total) if any(v < 0 for v in diff.values()) else diff
     st.last_total = total or st.last_total
     if last is None:
         log.skip("event_msg:token_count (before any response)")

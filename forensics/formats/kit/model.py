@@ -56,7 +56,8 @@ def arrow_schemas() -> dict[str, pa.Schema]:
             ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
             ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
             ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-            ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64())]),
+            ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64()),
+            ("cache_creation_1h_input_tokens", pa.int64())]),
     }
 
 
@@ -91,6 +92,7 @@ class Usage:
     output_tokens: Any = None
     cache_creation_input_tokens: Any = None
     cache_read_input_tokens: Any = None
+    cache_creation_1h_input_tokens: Any = None  # of the cache writes, those kept an hour (priced apart)
     message_id: str | None = None
     request_id: str | None = None
     model: str | None = None
@@ -324,7 +326,8 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
         for u in conv.turns[i].usage:
             rows.usage.add(cid, e.seq, e.position, _opt_str(u.message_id), _opt_str(u.request_id),
                            _opt_str(u.model), _input_tokens(u), *(values.count(v) for v in (
-                               u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens)))
+                               u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens,
+                               u.cache_creation_1h_input_tokens)))
     seq_of = {i: e for e, i in zip(entries, kept)}
     for ev in conv.events:
         target = next((seq_of[i] for i in range(ev.before, len(conv.turns)) if i in seq_of), None) \
