@@ -947,20 +947,33 @@ CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<loc
                   "This session is being continued from a previous conversation", "<task-notification>")
 
 
+def claude_code_main_path(recs: list[dict]) -> set[str]:
+    """The uuids on the path from the newest leaf to the root. ``logicalParentUuid`` bridges a compaction; a
+    boundary whose logical parent is not in the file continues the line before it (off sidechains)."""
+    nodes = {}  # uuid -> (parent, timestamp, line)
+    ids = {r["uuid"] for r in recs if isinstance(r.get("uuid"), str)}
+    last = None  # the uuid of the line before, off sidechains: what a boundary whose logical parent is absent continues
+    for n, r in enumerate(recs):
+        if isinstance(r.get("uuid"), str):
+            parent = r.get("parentUuid") or r.get("logicalParentUuid")
+            if r.get("subtype") == "compact_boundary" and parent not in ids:
+                parent = last
+            nodes[r["uuid"]] = (parent, r.get("timestamp") or "", n)
+            last = r["uuid"] if not r.get("isSidechain") else last
+    parents = {p for p, _, _ in nodes.values()}
+    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
+    path_ids: set[str] = set()
+    while leaf in nodes and leaf not in path_ids:
+        path_ids.add(leaf)
+        leaf = nodes[leaf][0]
+    return path_ids
+
+
 def claude_code_file(path: Path) -> FileFigures:
     if path.name.endswith(".meta.json"):
         return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
     recs = list(json_lines(path))
-    nodes = {}  # uuid -> (parent, timestamp, line)
-    for n, r in enumerate(recs):
-        if isinstance(r.get("uuid"), str):
-            nodes[r["uuid"]] = (r.get("parentUuid") or r.get("logicalParentUuid"), r.get("timestamp") or "", n)
-    parents = {p for p, _, _ in nodes.values()}
-    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
-    path_ids = set()
-    while leaf in nodes and leaf not in path_ids:
-        path_ids.add(leaf)
-        leaf = nodes[leaf][0]
+    path_ids = claude_code_main_path(recs)
     person = 0
     uses: dict[str, None] = {}
     results: dict[str, bool] = {}
@@ -979,6 +992,8 @@ def claude_code_file(path: Path) -> FileFigures:
         reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
         meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
         person += not meta and (bool(reminded) or not text.startswith(CLAUDE_HARNESS))
+    if path.name.startswith("agent-acompact-"):  # a compaction's summary request: the prompt it repeats is the session's
+        person = 0
     linked = [u for u in uses if u in results]
     return FileFigures(1, person, len(uses), len(linked), sum(results[u] for u in linked))
 

@@ -1,0 +1,113 @@
+"""Shapes the agents write in 2026, each on a real file (fixtures/real, SOURCES.md): the file imports alone and
+its figures equal those counted from the raw file by tests/agent_counts.py, then what that shape must get right."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.agent_counts import FileFigures, claude_code_file, claude_code_main_path, codex_file, json_lines
+from tests.conftest import FIXTURES, query, run_cli
+
+REAL = FIXTURES / "real"
+CLAUDE = REAL / "claude_code" / ".claude" / "projects" / "C--Users-acodu-dev-dashboard-mictlan"
+COMPACTED = CLAUDE / "e739b244-acba-4c61-bb7c-897bf3a86747.jsonl"
+COMPACTOR = CLAUDE / "e739b244-acba-4c61-bb7c-897bf3a86747" / "subagents" / "agent-acompact-870cd0c7b9931190.jsonl"
+FAMILIES: dict[str, tuple[str, Callable[[Path], FileFigures]]] = {
+    "claude_code": ("claude-code", claude_code_file), "codex": ("codex", codex_file),
+}
+
+
+def files(family: str) -> list[Path]:
+    return sorted(p for p in (REAL / family).rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def warehouses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for family in FAMILIES:
+        db = tmp_path_factory.mktemp(family) / "w.duckdb"
+        for f in files(family):
+            code, _, err = run_cli("ingest", str(f), "--db", str(db))
+            assert code == 0, f"{f}: {err}"
+        out[family] = db
+    return out
+
+
+def source(db: Path, path: Path) -> str:
+    return query(db, "SELECT source_id FROM sources WHERE path = ?", [str(path.resolve())])[0][0]
+
+
+def conversation(db: Path, path: Path) -> str:
+    return query(db, "SELECT conversation_id FROM conversations WHERE source_id = ?", [source(db, path)])[0][0]
+
+
+def figures(db: Path, path: Path) -> FileFigures:
+    convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
+    src = source(db, path)
+    (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
+    (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
+                          f"conversation_id IN ({convs})", [src])[0]
+    calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
+                                      f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
+                                  [src])[0]
+    return FileFigures(n, person, calls, linked, errors)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_each_real_file_imports_alone_and_its_figures_match_the_raw_file(
+        warehouses: dict[str, Path], family: str) -> None:
+    fmt, count = FAMILIES[family]
+    db = warehouses[family]
+    assert {f for (f,) in query(db, "SELECT DISTINCT format FROM sources")} == {fmt}
+    for f in files(family):
+        assert figures(db, f) == count(f), f
+    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
+                                                          "skipped FROM import_runs"):
+        assert read == imported + quarantined + skipped
+
+
+def test_a_compacted_claude_code_session_runs_through_the_compaction_to_its_first_prompt(
+        warehouses: dict[str, Path]) -> None:
+    """Claude Code 2.1.68, one auto-compaction whose logicalParentUuid names a uuid no line of the file has: the
+    main path still starts at the session's first prompt, and every response and call is on it."""
+    db = warehouses["claude_code"]
+    cid = conversation(db, COMPACTED)
+    recs = list(json_lines(COMPACTED))
+    first_prompt = next(r["uuid"] for r in recs if r.get("type") == "user")
+    on_path = claude_code_main_path(recs)
+    responses = {r["message"]["id"] for r in recs if r.get("type") == "assistant" and r["uuid"] in on_path}
+    calls = sum(b.get("type") == "tool_use" for r in recs  # a response is on the path when any of its lines is
+                if r.get("type") == "assistant" and r["message"]["id"] in responses for b in r["message"]["content"])
+    assert query(db, "SELECT native_id, origin FROM messages WHERE conversation_id = ? AND on_main_path "
+                     "ORDER BY position LIMIT 1", [cid]) == [(first_prompt, "person")]
+    assert (len(responses), calls) == (158, 131)
+    assert query(db, "SELECT count(*) FROM messages WHERE conversation_id = ? AND on_main_path AND role = 'assistant'",
+                 [cid]) == [(len(responses),)]
+    assert query(db, "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
+                     "AND m.position = t.position WHERE t.conversation_id = ? AND m.on_main_path", [cid]) == [(calls,)]
+    # the boundary is an event on the main path, at the summary that opens the second half
+    summary = next(r["uuid"] for r in recs if r.get("isCompactSummary"))
+    assert query(db, "SELECT e.kind, e.trigger, e.pre_tokens, m.native_id, m.origin FROM events e JOIN messages m "
+                     "ON m.conversation_id = e.conversation_id AND m.position = e.position "
+                     "WHERE e.conversation_id = ?", [cid]) == [("compaction", "auto", 167602, summary, "harness")]
+    before = query(db, "SELECT count(*) FROM messages m WHERE conversation_id = ? AND on_main_path AND origin = 'person' "
+                       "AND position < (SELECT position FROM events WHERE conversation_id = m.conversation_id)", [cid])
+    assert before == [(33,)]  # the person's turns before the compaction are reachable
+
+
+def test_the_compaction_sub_agent_is_titled_for_what_it_is_and_holds_no_turn_of_the_person(
+        warehouses: dict[str, Path]) -> None:
+    db = warehouses["claude_code"]
+    cid = conversation(db, COMPACTOR)
+    (title, parent), = query(db, "SELECT title, parent_conversation_id FROM conversations WHERE conversation_id = ?",
+                             [cid])
+    assert title == "compaction: the summary of the conversation so far"
+    assert parent == conversation(db, COMPACTED)
+    assert query(db, "SELECT origin, count(*) FROM messages WHERE conversation_id = ? GROUP BY 1 ORDER BY 1", [cid]) == [
+        ("assistant", 1), ("harness", 2)]
+    # the request it answers is Claude Code's summary prompt, not anything the person typed
+    text = json.loads(COMPACTOR.read_text().splitlines()[1])["message"]["content"]
+    assert text.startswith("Your task is to create a detailed summary of the conversation so far")
