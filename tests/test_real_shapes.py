@@ -111,3 +111,20 @@ def test_the_compaction_sub_agent_is_titled_for_what_it_is_and_holds_no_turn_of_
     # the request it answers is Claude Code's summary prompt, not anything the person typed
     text = json.loads(COMPACTOR.read_text().splitlines()[1])["message"]["content"]
     assert text.startswith("Your task is to create a detailed summary of the conversation so far")
+
+
+def test_the_transcript_shows_the_compaction_where_it_happened(warehouses: dict[str, Path]) -> None:
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    db = warehouses["claude_code"]
+    cid = conversation(db, COMPACTED)
+    ((at,),) = query(db, "SELECT position FROM events WHERE conversation_id = ?", [cid])
+    client = TestClient(create_app(db), base_url="http://127.0.0.1")
+    first = client.get(f"/c/{cid}").text
+    assert 'data-position="0"' in first and "context compacted" not in first  # it opens at the first prompt
+    page = client.get(f"/c/{cid}?at={at}").text
+    marker = page.index(f'id="e{at}-1"')
+    assert marker < page.index(f'id="m{at}"')
+    assert '⋯ context compacted (auto) <span class="meta">167,602 tokens before</span>' in page[marker:marker + 300]
