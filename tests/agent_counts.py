@@ -766,7 +766,26 @@ def swe_agent_run(path: Path) -> Run:
     history = [h for h in doc["history"] if not h.get("is_demo")]
     first_action = next(i for i, h in enumerate(history) if h["role"] == "assistant" and h.get("action"))
     person = int(any(h["role"] == "user" for h in history[:first_action]))
-    steps = doc["trajectory"]
+    steps = doc.get("trajectory", [])  # the function-calling demonstrations hold the history alone
+    made = [c["id"] for h in history if h["role"] == "assistant" for c in h.get("tool_calls") or []]
+    if made:  # function calling: a tool message answers the open calls named in its tool_call_ids (a replayed
+        # run repeats ids, so the earliest open call of that id)
+        open_ids: list[str] = []
+        linked: list[object] = []
+        for h in history:
+            if h["role"] == "assistant":
+                open_ids += [c["id"] for c in h.get("tool_calls") or []]
+            elif h["role"] == "tool":
+                for i in h.get("tool_call_ids") or []:
+                    if i in open_ids:
+                        open_ids.remove(i)
+                        linked.append(h["content"])
+        if open_ids and len(steps) >= len(made):  # the history stops before the last observation
+            linked.append(steps[len(made) - 1]["observation"])
+        after = [st for st in steps[len(made):] if st.get("action")]  # steps past the history: a call each
+        linked += [st["observation"] for st in after]
+        errors = sum(str(o).lstrip().startswith(SWE_FAILED) for o in linked)
+        return Run(1, person, len(made) + len(after), len(linked), errors)
     actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
     calls = max(actions, len(steps))
     errors = sum(str(s["observation"]).lstrip().startswith(SWE_FAILED) for s in steps)

@@ -8,15 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_counts import FileFigures, claude_code_file, claude_code_main_path, codex_file, json_lines
+from tests.agent_counts import (
+    FileFigures,
+    Run,
+    claude_code_file,
+    claude_code_main_path,
+    codex_file,
+    json_lines,
+    swe_agent_run,
+)
 from tests.conftest import FIXTURES, query, run_cli
 
 REAL = FIXTURES / "real"
 CLAUDE = REAL / "claude_code" / ".claude" / "projects" / "C--Users-acodu-dev-dashboard-mictlan"
 COMPACTED = CLAUDE / "e739b244-acba-4c61-bb7c-897bf3a86747.jsonl"
 COMPACTOR = CLAUDE / "e739b244-acba-4c61-bb7c-897bf3a86747" / "subagents" / "agent-acompact-870cd0c7b9931190.jsonl"
-FAMILIES: dict[str, tuple[str, Callable[[Path], FileFigures]]] = {
+FAMILIES: dict[str, tuple[str, Callable[[Path], FileFigures | Run]]] = {
     "claude_code": ("claude-code", claude_code_file), "codex": ("codex", codex_file),
+    "swe_agent": ("swe-agent", swe_agent_run),
 }
 
 
@@ -63,7 +72,7 @@ def test_each_real_file_imports_alone_and_its_figures_match_the_raw_file(
     db = warehouses[family]
     assert {f for (f,) in query(db, "SELECT DISTINCT format FROM sources")} == {fmt}
     for f in files(family):
-        assert figures(db, f) == count(f), f
+        assert tuple(figures(db, f)) == tuple(count(f)), f
     for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
                                                           "skipped FROM import_runs"):
         assert read == imported + quarantined + skipped
