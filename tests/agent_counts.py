@@ -1010,7 +1010,9 @@ def claude_code_file(path: Path) -> FileFigures:
         text = "\n".join(texts).lstrip()
         reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
         meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
-        person += not meta and (bool(reminded) or not text.startswith(CLAUDE_HARNESS))
+        args = re.search(r"<command-args>\s*(\S.*?)</command-args>", text, re.DOTALL)  # a command given words
+        commanded = text.startswith(("<command-name>", "<command-message>")) and args is not None
+        person += not meta and (bool(reminded) or commanded or not text.startswith(CLAUDE_HARNESS))
     if path.name.startswith("agent-acompact-"):  # a compaction's summary request: the prompt it repeats is the session's
         person = 0
     linked = [u for u in uses if u in results]

@@ -137,3 +137,57 @@ def test_the_transcript_shows_the_compaction_where_it_happened(warehouses: dict[
     marker = page.index(f'id="e{at}-1"')
     assert marker < page.index(f'id="m{at}"')
     assert '⋯ context compacted (auto) <span class="meta">167,602 tokens before</span>' in page[marker:marker + 300]
+
+
+CODEX_077 = REAL / "codex" / ".codex" / "sessions" / "2025" / "12" / "25" / \
+    "rollout-2025-12-25T17-36-59-019b5515-53c1-7e42-b72d-b402ee644d32.jsonl"
+TEMPLATE = "\n## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before proceeding"
+
+
+def test_a_prompt_template_is_the_persons_turn_but_its_body_gives_no_title_and_no_words(
+        warehouses: dict[str, Path]) -> None:
+    """Codex 0.77 with spec-kit's prompts: 6 of the 16 person turns are templates invoked with nothing typed after
+    the command. They stay the person's turns; their words are empty, so the title is the first thing the person
+    wrote, not "## User Input"."""
+    db = warehouses["codex"]
+    cid = conversation(db, CODEX_077)
+    raw = [p["payload"]["message"] for p in json_lines(CODEX_077)
+           if p.get("type") == "event_msg" and p["payload"].get("type") == "user_message"]
+    templates = sum(m.startswith(TEMPLATE) for m in raw)
+    assert (len(raw), templates) == (16, 6)
+    rows = query(db, "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
+                     "AND on_main_path ORDER BY position", [cid])
+    assert len(rows) == 16
+    assert [words for content, words in rows if content.startswith(TEMPLATE)] == [""] * templates
+    assert all(words == content.strip() for content, words in rows if not content.startswith(TEMPLATE))
+    first = next(m for m in raw if not m.startswith(TEMPLATE))
+    assert query(db, "SELECT title FROM conversations WHERE conversation_id = ?", [cid]) == [(first.split("\n")[0],)]
+
+
+def test_keywords_come_from_the_persons_own_words(warehouses: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(warehouses["codex"], db)
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json")
+    assert code == 0, err
+    cid = conversation(db, CODEX_077)
+    words = " ".join(t for (t,) in query(db, "SELECT person_text FROM messages WHERE conversation_id = ? AND "
+                                            "origin = 'person'", [cid])).lower()
+    terms = [t for (t,) in query(db, "SELECT term FROM conversation_keywords WHERE conversation_id = ? AND "
+                                     "kind = 'keyword'", [cid])]
+    assert len(terms) == 10
+    assert [t for t in terms if t not in words] == []
+
+
+def test_claude_code_titles_and_words_skip_the_ide_context_before_the_prompt(warehouses: dict[str, Path]) -> None:
+    """Claude Code in VS Code puts <ide_opened_file>/<ide_selection> blocks before the prompt: the person's turn,
+    but the words are what follows (a selection sent alone leaves none)."""
+    db = warehouses["claude_code"]
+    cid = conversation(db, COMPACTED)
+    ((title,),) = query(db, "SELECT title FROM conversations WHERE conversation_id = ?", [cid])
+    assert title == "is dev container extension useful for me?"
+    rows = query(db, "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
+                     "AND on_main_path AND starts_with(content, '<ide_') ORDER BY position", [cid])
+    assert len(rows) == 10
+    assert all(not words.startswith("<ide_") and words in content for content, words in rows)

@@ -41,6 +41,7 @@ from forensics.formats.kit.records import (
     stable_id,
 )
 from forensics.warehouse.origin import origin_of
+from forensics.warehouse.own_words import has_command_args
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -406,6 +407,8 @@ def _origin(m: _Msg, text: str) -> str:
         return "person"
     if text.lstrip().startswith(INJECTED):
         return "harness"
+    if has_command_args(text):  # a slash command the person gave words to: their turn (its expansion is isMeta)
+        return "person"
     return origin_of("user", text)
 
 
