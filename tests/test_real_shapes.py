@@ -191,3 +191,25 @@ def test_claude_code_titles_and_words_skip_the_ide_context_before_the_prompt(war
                      "AND on_main_path AND starts_with(content, '<ide_') ORDER BY position", [cid])
     assert len(rows) == 10
     assert all(not words.startswith("<ide_") and words in content for content, words in rows)
+
+
+def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_model(tmp_path: Path) -> None:
+    """Gemini CLI writes the model on every reply: a session that began on gemini-2.5-flash (2 replies) and went
+    on with gemini-2.5-pro (8) is a run of both, each reply priced at its own model."""
+    from tests.conftest import SHARED
+
+    path = SHARED / "data" / "agent-logs" / "gemini_cli" / "KuantumQuest+MyDotFiles-HyDE" / ".gemini" / "tmp" / \
+        "5dd181630c95c1112a25e5ca68b4816c9472a887284f756197a289e8e7a2d910" / "chats" / \
+        "session-2025-09-28T10-42-50228c11.json"
+    if not path.exists():
+        pytest.skip(f"{path} not found (set FORENSICS_SHARED)")
+    replies = [m["model"] for m in json.loads(path.read_text())["messages"] if m.get("model")]
+    assert (replies.count("gemini-2.5-flash"), replies.count("gemini-2.5-pro")) == (2, 8)
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(path), "--db", str(db))[0] == 0
+    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json")
+    assert code == 0, err
+    usage = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["usage"]
+    assert list(usage["by_agent_model"]) == ["gemini-cli/gemini-2.5-flash + gemini-2.5-pro"]
+    assert query(db, "SELECT model, count(*) FROM message_usage GROUP BY 1 ORDER BY 1") == [
+        ("gemini-2.5-flash", 2), ("gemini-2.5-pro", 8)]
