@@ -3,6 +3,7 @@ its figures equal those counted from the raw file by tests/agent_counts.py, then
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -213,3 +214,15 @@ def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_mo
     assert list(usage["by_agent_model"]) == ["gemini-cli/gemini-2.5-flash + gemini-2.5-pro"]
     assert query(db, "SELECT model, count(*) FROM message_usage GROUP BY 1 ORDER BY 1") == [
         ("gemini-2.5-flash", 2), ("gemini-2.5-pro", 8)]
+    # the transcript names each response's model where it changes
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    ((cid,),) = query(db, "SELECT conversation_id FROM conversations")
+    page = TestClient(create_app(db), base_url="http://127.0.0.1").get(f"/c/{cid}").text
+    shown = re.findall(r'<span class="model[^"]*" title="[^"]*">(⇄ )?([\w.\-]+)</span>', page)
+    changes = [m for i, m in enumerate(replies) if i == 0 or m != replies[i - 1]]
+    assert [m for _, m in shown] == changes == ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash",
+                                                "gemini-2.5-pro"]
+    assert [bool(arrow) for arrow, _ in shown] == [False, True, True, True]
