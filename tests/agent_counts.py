@@ -822,7 +822,26 @@ def swe_agent_run(path: Path) -> Run:
     history = [h for h in doc["history"] if not h.get("is_demo")]
     first_action = next(i for i, h in enumerate(history) if h["role"] == "assistant" and h.get("action"))
     person = int(any(h["role"] == "user" for h in history[:first_action]))
-    steps = doc["trajectory"]
+    steps = doc.get("trajectory", [])  # the function-calling demonstrations hold the history alone
+    made = [c["id"] for h in history if h["role"] == "assistant" for c in h.get("tool_calls") or []]
+    if made:  # function calling: a tool message answers the open calls named in its tool_call_ids (a replayed
+        # run repeats ids, so the earliest open call of that id)
+        open_ids: list[str] = []
+        linked: list[object] = []
+        for h in history:
+            if h["role"] == "assistant":
+                open_ids += [c["id"] for c in h.get("tool_calls") or []]
+            elif h["role"] == "tool":
+                for i in h.get("tool_call_ids") or []:
+                    if i in open_ids:
+                        open_ids.remove(i)
+                        linked.append(h["content"])
+        if open_ids and len(steps) >= len(made):  # the history stops before the last observation
+            linked.append(steps[len(made) - 1]["observation"])
+        after = [st for st in steps[len(made):] if st.get("action")]  # steps past the history: a call each
+        linked += [st["observation"] for st in after]
+        errors = sum(str(o).lstrip().startswith(SWE_FAILED) for o in linked)
+        return Run(1, person, len(made) + len(after), len(linked), errors)
     actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
     calls = max(actions, len(steps))
     errors = sum(str(s["observation"]).lstrip().startswith(SWE_FAILED) for s in steps)
@@ -1003,20 +1022,33 @@ CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<loc
                   "This session is being continued from a previous conversation", "<task-notification>")
 
 
+def claude_code_main_path(recs: list[dict]) -> set[str]:
+    """The uuids on the path from the newest leaf to the root. ``logicalParentUuid`` bridges a compaction; a
+    boundary whose logical parent is not in the file continues the line before it (off sidechains)."""
+    nodes = {}  # uuid -> (parent, timestamp, line)
+    ids = {r["uuid"] for r in recs if isinstance(r.get("uuid"), str)}
+    last = None  # the uuid of the line before, off sidechains: what a boundary whose logical parent is absent continues
+    for n, r in enumerate(recs):
+        if isinstance(r.get("uuid"), str):
+            parent = r.get("parentUuid") or r.get("logicalParentUuid")
+            if r.get("subtype") == "compact_boundary" and parent not in ids:
+                parent = last
+            nodes[r["uuid"]] = (parent, r.get("timestamp") or "", n)
+            last = r["uuid"] if not r.get("isSidechain") else last
+    parents = {p for p, _, _ in nodes.values()}
+    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
+    path_ids: set[str] = set()
+    while leaf in nodes and leaf not in path_ids:
+        path_ids.add(leaf)
+        leaf = nodes[leaf][0]
+    return path_ids
+
+
 def claude_code_file(path: Path) -> FileFigures:
     if path.name.endswith(".meta.json"):
         return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
     recs = list(json_lines(path))
-    nodes = {}  # uuid -> (parent, timestamp, line)
-    for n, r in enumerate(recs):
-        if isinstance(r.get("uuid"), str):
-            nodes[r["uuid"]] = (r.get("parentUuid") or r.get("logicalParentUuid"), r.get("timestamp") or "", n)
-    parents = {p for p, _, _ in nodes.values()}
-    leaf = max((u for u in nodes if u not in parents), key=lambda u: (nodes[u][1], nodes[u][2]))
-    path_ids = set()
-    while leaf in nodes and leaf not in path_ids:
-        path_ids.add(leaf)
-        leaf = nodes[leaf][0]
+    path_ids = claude_code_main_path(recs)
     person = 0
     uses: dict[str, None] = {}
     results: dict[str, bool] = {}
@@ -1034,7 +1066,11 @@ def claude_code_file(path: Path) -> FileFigures:
         text = "\n".join(texts).lstrip()
         reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
         meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
-        person += not meta and (bool(reminded) or not text.startswith(CLAUDE_HARNESS))
+        args = re.search(r"<command-args>\s*(\S.*?)</command-args>", text, re.DOTALL)  # a command given words
+        commanded = text.startswith(("<command-name>", "<command-message>")) and args is not None
+        person += not meta and (bool(reminded) or commanded or not text.startswith(CLAUDE_HARNESS))
+    if path.name.startswith("agent-acompact-"):  # a compaction's summary request: the prompt it repeats is the session's
+        person = 0
     linked = [u for u in uses if u in results]
     return FileFigures(1, person, len(uses), len(linked), sum(results[u] for u in linked))
 

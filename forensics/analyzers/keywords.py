@@ -1,7 +1,8 @@
 """Keywords (SPEC §7): per conversation, the top keywords of its user messages and its distinctive terms.
 
 The user messages are what the seed's fallback summarises (extract_keyword_summary: the user's words are
-the anchors a compaction must keep). Each distinct text is tokenized once (short replies such as 继续 repeat
+the anchors a compaction must keep), read by the person's own words (``messages.person_text``): a harness
+message, a command's expansion or a template's body gives no keyword. Each distinct text is tokenized once (short replies such as 继续 repeat
 thousands of times), with the tokenizer mode and top_k of ``[keyword]``. The terms land in the warehouse
 table ``conversation_keywords`` (one row per conversation and term) for `forensics query` and notebooks.
 """
@@ -36,7 +37,8 @@ def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     (what the top keywords break ties by, and what TF-IDF reads)."""
     mode = str(cfg.keyword.tokenizer)
     rows = con.execute("SELECT c.conversation_id, c.native_id, "
-                       "list(forensics_scrubbed(m.content) ORDER BY m.position) AS texts "
+                       "list(forensics_scrubbed(CASE WHEN m.origin = 'person' THEN m.person_text ELSE '' END) "
+                       "ORDER BY m.position) AS texts "
                        "FROM messages m JOIN conversations c USING (conversation_id) "
                        f"JOIN {SELECTED} USING (conversation_id) "
                        "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL").fetchall()

@@ -34,7 +34,9 @@ TOKENS = ("input", "cached", "cache_write", "output")
 
 def runs(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = False) -> pl.DataFrame:
     """One row per conversation (of the selection when ``selected``): its agent, model, day, tokens, cost (None:
-    a response without a price), tool calls and errors on the main path, compactions and outcome."""
+    a response without a price), tool calls and errors on the main path, compactions and outcome. A run whose
+    responses name several models (a switch inside a session) is listed under all of them, ``a + b``, never
+    under its first model alone; its cost prices each response at its own model."""
     where = f"WHERE c.conversation_id IN (SELECT conversation_id FROM {SELECTED})" if selected else ""
     conv = frame(con, _RUNS_SQL.format(where=where))
     per_model = frame(con, _RESPONSES_SQL.format(where=where))
@@ -237,7 +239,8 @@ tok AS (SELECT conversation_id, count(*) AS responses,
                coalesce(sum(cache_read_input_tokens), 0)::BIGINT AS cached,
                coalesce(sum(cache_creation_input_tokens), 0)::BIGINT AS cache_write,
                coalesce(sum(output_tokens), 0)::BIGINT AS output,
-               mode(rmodel ORDER BY rmodel) AS usage_model
+               mode(rmodel ORDER BY rmodel) AS usage_model,
+               list(DISTINCT rmodel) FILTER (WHERE rmodel IS NOT NULL) AS models
         FROM kept GROUP BY 1),
 calls AS (SELECT conversation_id, count(*) AS tool_calls, count(*) FILTER (WHERE is_error) AS tool_errors
           FROM tool_calls WHERE position IS NOT NULL GROUP BY 1),
@@ -246,7 +249,8 @@ firsts AS (SELECT conversation_id, min(created_at) AS first_at FROM messages GRO
 outc AS (SELECT conversation_id, bool_and(success) AS success FROM conversation_outcomes
          WHERE success IS NOT NULL GROUP BY 1)
 SELECT c.conversation_id, c.native_id, coalesce(s.format, '?') AS agent,
-       coalesce(c.model, tok.usage_model, '?') AS model,
+       CASE WHEN len(tok.models) > 1 THEN array_to_string(list_sort(tok.models), ' + ')
+            ELSE coalesce(c.model, tok.usage_model, '?') END AS model,
        CAST(coalesce(c.created_at, firsts.first_at) AS DATE) AS day,
        coalesce(tok.responses, 0)::BIGINT AS responses, coalesce(tok.input, 0)::BIGINT AS input,
        coalesce(tok.cached, 0)::BIGINT AS cached, coalesce(tok.cache_write, 0)::BIGINT AS cache_write,

@@ -35,6 +35,9 @@ from forensics.formats.kit import grades, values
 from forensics.formats.kit.declare import Format, Probe
 from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 
+# sweagent/types.py: a trajectory step's keys, and the message types of a history item
+STEP_KEYS = re.compile(rb'"trajectory"\s*:\s*\[\s*\{\s*"(?:action|response|thought)"')
+SWE_MESSAGE = re.compile(rb'"message_type"\s*:\s*"(?:system_prompt|observation|action|thought|demonstration)"')
 BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 # SWE-agent's observations carry no error flag; its tools say so in words
 MINI_HARNESS = re.compile(r"\s*(?:Please always provide EXACTLY ONE action|Format error:|Your previous response reached "
@@ -229,9 +232,16 @@ def _instance(path: str) -> str:
 
 
 def _sniff_swe_agent(probe: Probe) -> bool:
-    head = probe.head.lstrip()
-    return head[:1] == b"{" and re.search(rb'"trajectory"\s*:\s*\[', probe.head) is not None and (
-        b'"history"' in probe.head or b'"info"' in probe.head or b'"environment"' in probe.head)
+    """A trajectory with its history, info or environment; one whose steps fill the head (the history comes
+    after them); or a history alone whose messages carry SWE-agent's ``message_type`` (the demonstrations of
+    function calling, 1.x)."""
+    head = probe.head
+    if head.lstrip()[:1] != b"{":
+        return False
+    if re.search(rb'"trajectory"\s*:\s*\[', head) is not None:
+        return any(k in head for k in (b'"history"', b'"info"', b'"environment"')) or (
+            STEP_KEYS.search(head) is not None and b'"observation"' in head)
+    return re.search(rb'^\s*\{\s*"history"\s*:\s*\[', head) is not None and SWE_MESSAGE.search(head) is not None
 
 
 def _sniff_mini(probe: Probe) -> bool:

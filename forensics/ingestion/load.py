@@ -28,6 +28,7 @@ from forensics.kernel import secrets
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
+from forensics.warehouse.own_words import own_words_sql
 from forensics.warehouse.tool_errors import error_source_sql, result_sql
 
 if TYPE_CHECKING:
@@ -37,8 +38,9 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
-RESULT_RULE, RESULT_EMPTY = result_sql("content", "role")  # m010: what a result's text says (SPEC §24)
+RESULT_RULE, RESULT_EMPTY = result_sql("content", "role")  # m011: what a result's text says (SPEC §24)
 ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.arguments")
+OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
 LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
@@ -262,8 +264,9 @@ class Loader:
         _sizes = con.sql(  # noqa: F841
             "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
             "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-            f"{_ts('created_at')}, tool_call_id, {DERIVED}, coalesce(origin, {ORIGIN}), name "
-            f"FROM (SELECT *, {TEXT} AS text FROM _b_msg) "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
+            f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
+            f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg)) "
             f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
         ).to_arrow_table()
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's

@@ -227,8 +227,9 @@ def digest(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
 
 def transcript(con: duckdb.DuckDBPyConnection, cid: str, start: int = 0) -> list[dict[str, Any]]:
     """The main path from position ``start`` (TRANSCRIPT_PAGE messages): text masked and cut, origin, tokens of
-    the turn where the log has them, each message's tool calls (with their result's position and size), the
-    call a tool message answers, its topic and sentinel verdict."""
+    the turn and the model that wrote it where the log has them, each message's tool calls (with their result's position and size), the
+    call a tool message answers, what happened to the context there (events: a compaction, a summary), its topic
+    and sentinel verdict."""
     topics = ("LEFT JOIN message_topics mt ON mt.conversation_id = ? AND mt.position = m.position"
               if has(con, "message_topics") else "")
     sentinel = ("LEFT JOIN sentinel_replies sr ON sr.conversation_id = ? AND sr.position = m.position"
@@ -252,18 +253,24 @@ def transcript(con: duckdb.DuckDBPyConnection, cid: str, start: int = 0) -> list
         ),
         usage AS (
             SELECT position, sum({TOKENS_IN})::BIGINT AS tokens_in, sum(u.output_tokens)::BIGINT AS tokens_out,
-                   sum(u.cache_read_input_tokens)::BIGINT AS tokens_cached
+                   sum(u.cache_read_input_tokens)::BIGINT AS tokens_cached,
+                   string_agg(DISTINCT u.model, ', ' ORDER BY u.model) AS model
             FROM message_usage u WHERE conversation_id = ? AND position IN (SELECT position FROM page) GROUP BY 1
+        ),
+        happened AS (
+            SELECT position, list({{'kind': kind, 'trigger': trigger, 'pre_tokens': pre_tokens,
+                   'post_tokens': post_tokens}} ORDER BY seq) AS events
+            FROM events WHERE conversation_id = ? AND position IN (SELECT position FROM page) GROUP BY 1
         )
         SELECT m.position, m.role, m.origin, strftime(m.created_at, '%Y-%m-%d %H:%M:%S') AS created_at,
                m.content_bytes, m.content_chars, left(forensics_masked(m.content), {TEXT_MAX}) AS text,
                length(m.content) - length(replace(m.content, chr(10), '')) + 1 AS lines,
-               c.calls, a.answers, us.tokens_in, us.tokens_out, us.tokens_cached,
+               c.calls, a.answers, us.tokens_in, us.tokens_out, us.tokens_cached, us.model, h.events,
                {'mt.topic, mt.marker, mt.confidence' if topics else 'NULL AS topic, NULL AS marker, NULL AS confidence'},
                {'sr.status, sr.drifted' if sentinel else 'NULL AS status, NULL AS drifted'}
         FROM page m LEFT JOIN calls c USING (position) LEFT JOIN answers a USING (position)
-        LEFT JOIN usage us USING (position) {topics} {sentinel}
-        ORDER BY m.position""", [cid, start, cid, cid, cid] + [cid] * (bool(topics) + bool(sentinel)))
+        LEFT JOIN usage us USING (position) LEFT JOIN happened h USING (position) {topics} {sentinel}
+        ORDER BY m.position""", [cid, start, cid, cid, cid, cid] + [cid] * (bool(topics) + bool(sentinel)))
     return rows.to_dicts()
 
 

@@ -13,6 +13,7 @@ import duckdb
 
 from forensics.warehouse import tool_errors
 from forensics.warehouse.origin import origin_sql
+from forensics.warehouse.own_words import own_words_sql
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
@@ -350,3 +351,16 @@ def m012_cache_write_duration(con: duckdb.DuckDBPyConnection) -> None:
         "of cache_creation_input_tokens, those written to the 1-hour cache (Claude Code usage.cache_creation."
         "ephemeral_1h_input_tokens), priced at cache_write_1h; NULL when the log does not split the writes by "
         "duration (all priced as 5-minute writes)") + "'")
+
+
+@migration
+def m013_person_text(con: duckdb.DuckDBPyConnection) -> None:
+    """The person's own words apart from the templates they invoked (issue 42): titles, keywords, topic cues and
+    findings read them, never a command's expansion or a template's body."""
+    con.execute("ALTER TABLE messages ADD COLUMN person_text VARCHAR")
+    con.execute("COMMENT ON COLUMN messages.person_text IS 'the words the person typed, on a person''s message "
+                "(origin person): its text less what the tool wrapped around them (a slash command is /name and "
+                "its arguments, a prompt template the text typed after it, IDE context and reminder blocks are "
+                "taken off: forensics.warehouse.own_words); empty when no word of the person is left (a bare "
+                "command, a template invoked with nothing after it); NULL on every other message'")
+    con.execute(f"UPDATE messages SET person_text = {own_words_sql('content')} WHERE origin = 'person'")

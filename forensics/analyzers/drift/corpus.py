@@ -58,7 +58,7 @@ def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         WITH u AS (
             SELECT conversation_id, position, origin, trimmed_text, content,
                    lead(position) OVER w AS next_position, lead(trimmed_text) OVER w AS next_trimmed,
-                   lead(content) OVER w AS next_content
+                   lead(content) OVER w AS next_content, lead(person_text) OVER w AS next_words
             FROM messages JOIN sel_conversations USING (conversation_id)
             WHERE on_main_path AND role = 'user' AND (origin = 'person' OR regexp_matches(content, '{INTERRUPTED}'))
             WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
@@ -71,7 +71,7 @@ def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                         WHEN len(list_filter(coalesce(getvariable('sentinel_correction_words'),
                                                       ['不对', '错了', '不是这个', '你忘了', 'wrong', 'that''s not',
                                                        'you forgot', 'I said']),
-                                             lambda w: contains(lower(next_content), lower(w)))) > 0 THEN 'a correction'
+                                             lambda w: contains(lower(next_words), lower(w)))) > 0 THEN 'a correction'
                    END AS why
             FROM u WHERE next_position IS NOT NULL AND origin = 'person'
         )

@@ -63,7 +63,8 @@ def messages_sql(where: str = "") -> str:
     repeats the assistant's reply before it word for word: aider's architect mode hands the architect's reply
     to its editor model as a user message (``ArchitectCoder.reply_completed``), the person did not type it.
     Nor a command to the tool itself (TOOL_COMMAND): the person drives the tool, they do not talk about a
-    subject. Nor a prompt log (Gemini CLI's logs.json, Codex's and Claude Code's history.jsonl, Cursor's prompt
+    subject. A person's message is read by its own words (``person_text``): a template's body or the IDE
+    context before a prompt is no cue. Nor a prompt log (Gemini CLI's logs.json, Codex's and Claude Code's history.jsonl, Cursor's prompt
     history: the person's prompts of many sessions without one reply): with no answer between two prompts there
     is no conversation whose topic could switch, so nothing of it is judged."""
     cond = f"AND {where}" if where else ""
@@ -80,16 +81,16 @@ SELECT m.conversation_id, m.position, m.native_id, m.role,
             THEN left(m.scrubbed, {CONTEXT_CHARS - CLOSING_CHARS}) || chr(10) || right(m.scrubbed, {CLOSING_CHARS})
             ELSE m.scrubbed END AS content,
        coalesce(t.targets, []) AS targets
-FROM (SELECT *, forensics_scrubbed(content) AS scrubbed,
+FROM (SELECT *, forensics_scrubbed(CASE WHEN origin = 'person' THEN person_text ELSE content END) AS scrubbed,
              last_value(CASE WHEN role = 'assistant' THEN trim(content) END IGNORE NULLS) OVER (
           PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
       FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
 LEFT JOIN targets t USING (conversation_id, position)
 WHERE m.conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND on_main_path {cond})
-  AND (m.role = 'assistant' OR (m.origin = 'person'
+  AND (m.role = 'assistant' OR (m.origin = 'person' AND m.person_text <> ''
                                AND (length(trim(m.content)) < {HANDOFF_CHARS} OR trim(m.content) IS DISTINCT FROM m.reply)
-                               AND (NOT regexp_matches(m.content, '{TOOL_COMMAND}')
-                                    OR regexp_matches(m.content, '{TOOL_MESSAGE}'))))
+                               AND (NOT regexp_matches(m.person_text, '{TOOL_COMMAND}')
+                                    OR regexp_matches(m.person_text, '{TOOL_MESSAGE}'))))
 ORDER BY m.conversation_id, m.position
 """
 

@@ -41,6 +41,7 @@ from forensics.formats.kit.records import (
     stable_id,
 )
 from forensics.warehouse.origin import origin_of
+from forensics.warehouse.own_words import has_command_args
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,6 +70,10 @@ TODO_LIST = re.compile(r"[0-9a-f-]{36}-agent-[0-9a-f-]{36}\.json")  # ~/.claude/
 # A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
 INJECTED = ("<task-notification>",)
 REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
+# 2.1.x: the sub-agent that writes a compaction's summary (subagents/agent-acompact-<id>.jsonl): its user lines are
+# the session's last prompt, repeated, and Claude Code's request for the summary, never a new turn of the person
+COMPACTION_AGENT = "agent-acompact-"
+COMPACTION_TITLE = "compaction: the summary of the conversation so far"
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -159,6 +164,10 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
     f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
+    if subagent and p.name.startswith(COMPACTION_AGENT):
+        f.agent = f.agent or COMPACTION_TITLE
+        for m in f.msgs:  # the prompt it repeats is counted in the session; the rest is the summary request
+            m.meta = True
     if lines and not f.known:
         b.state["error"] = "no line is a Claude Code record (type user, assistant, system, summary...)"
         return Parsed.of(b)
@@ -253,7 +262,25 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
         except MAP_ERRORS as e:
             b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
             f.bad += 1
+    _bridge_compactions(f)
     return f
+
+
+def _bridge_compactions(f: _File) -> None:
+    """A compaction boundary starts a new root (``parentUuid`` null) and names the last message before it in
+    ``logicalParentUuid``; that uuid is not always in the file (2.1.68: an auto-compaction right after a prompt names
+    a uuid no line has, the prompt is the line before the boundary). Then the boundary continues the line written just before
+    it in the same part, so the main path runs through the compaction to the session's first prompt."""
+    by_line = sorted((v[2], u) for u, v in f.nodes.items())
+    for ev in f.events:
+        u = ev.detail.get("uuid") if ev.kind == "compaction" else None
+        if not isinstance(u, str) or u not in f.nodes or f.nodes[u][0] in f.nodes:
+            continue
+        before = [w for line, w in by_line if line < ev.line and f.part_of.get(w) == ev.part]
+        if before:
+            _, ts, line = f.nodes[u]
+            f.nodes[u] = (before[-1], ts, line)
+            ev.detail["bridged_to"] = before[-1]
 
 
 def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
@@ -391,6 +418,8 @@ def _origin(m: _Msg, text: str) -> str:
         return "person"
     if text.lstrip().startswith(INJECTED):
         return "harness"
+    if has_command_args(text):  # a slash command the person gave words to: their turn (its expansion is isMeta)
+        return "person"
     return origin_of("user", text)
 
 

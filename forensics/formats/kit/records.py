@@ -24,6 +24,8 @@ import orjson
 from forensics.formats.kit import values
 from forensics.formats.kit.values import epoch
 from forensics.kernel.secrets import mask
+from forensics.warehouse.origin import origin_of
+from forensics.warehouse.own_words import own_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -372,8 +374,7 @@ class Batch:
         without a key, a dialogue file) is made distinct, counted: never two rows for one id, nor two
         messages at one position.
         """
-        first = "" if title is not None else next(
-            (t for e in entries if e.msg.role == "user" and (t := plain(e.msg.content)).strip()), "")
+        first = "" if title is not None else _first_words(entries)
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
         cid = self.conversation(cid, native_id, first if title is None else title, title is None, provider, model,
                                 created_at if created_at is not None else min(stamps, default=None),
@@ -499,3 +500,18 @@ class Parsed:
             notes.append(f"{sum(b.unlinked.values())} tool results linked to no call (they carry "
                          + ", ".join(f"{why} x{n}" for why, n in sorted(b.unlinked.items())) + ")")
         return cls(b.tables(), b.rows_read, b.messages_read, notes, b.state)
+
+
+def _first_words(entries: list[Entry]) -> str:
+    """A conversation's title when its log names none: the first words the person typed (not a command's
+    expansion, a template's body or the context an IDE put before them), else its first user text."""
+    fallback = None
+    for e in entries:
+        if e.msg.role != "user":
+            continue
+        text = plain(e.msg.content)
+        if (e.msg.origin or origin_of("user", text)) == "person" and (words := own_words(text)):
+            return words
+        if fallback is None and text.strip():
+            fallback = text
+    return fallback or ""

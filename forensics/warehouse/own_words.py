@@ -1,0 +1,76 @@
+"""The person's own words in a person's message (``messages.person_text``): its text, less what the tool wrapped
+around them. A slash command or a prompt template the person invoked is the person's turn (SPEC §23, the
+labeling guide §3), but its expanded body is the tool's text: titles, keywords, topic cues and the findings
+read these words, never the body.
+
+What is taken off, each as the tool writes it:
+
+- Claude Code runs a slash command as ``<command-message>…</command-message> <command-name>/name</command-name>
+  <command-args>args</command-args>`` (the expansion follows on a line of its own, ``isMeta``): the words are
+  ``/name args``.
+- Claude Code's IDE extensions and reminders put context before the prompt: ``<ide_opened_file>``,
+  ``<ide_selection>``, ``<ide_diagnostics>``, ``<system-reminder>`` blocks; the words are what follows them.
+- A prompt template expanded in place (Codex custom prompts, spec-kit's ``/speckit.*`` commands in any agent):
+  ``## User Input`` then a fenced ``text`` block holding what the person typed after the command, then the
+  template's body (``You **MUST** consider the user input before proceeding``): the words are the fenced block.
+
+A message with no words of the person left (a bare command, a template invoked with nothing after it, an IDE
+selection sent alone) gets ``""``: still the person's turn, no title or keyword comes from it. The patterns are
+RE2 (DuckDB) and Python ``re`` alike, so the Python function and the SQL expression agree.
+"""
+from __future__ import annotations
+
+import re
+
+# Context blocks a tool puts before what the person typed (Claude Code 2.x, its VS Code and JetBrains extensions)
+CONTEXT = r"(?:<ide_opened_file>.*?</ide_opened_file>|<ide_selection>.*?</ide_selection>" \
+          r"|<ide_diagnostics>.*?</ide_diagnostics>|<system-reminder>.*?</system-reminder>)"
+LEADING_CONTEXT = rf"^(?:\s*{CONTEXT})+\s*"
+COMMAND = r"^\s*(?:<command-message>.*?</command-message>\s*)?<command-name>\s*(.*?)\s*</command-name>"
+COMMAND_ARGS = r"<command-args>(.*?)</command-args>"
+TEMPLATE = r"^\s*## User Input\s*\n\s*```(?:text)?[ \t]*\n(.*?)```"
+
+_LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
+_COMMAND = re.compile(COMMAND, re.DOTALL)
+_ARGS = re.compile(COMMAND_ARGS, re.DOTALL)
+_TEMPLATE = re.compile(TEMPLATE, re.DOTALL)
+WS = " \t\r\n"
+
+
+def own_words(text: str) -> str:
+    """The person's own words in ``text`` (a person's message)."""
+    m = _COMMAND.match(text)
+    if m:
+        args = _ARGS.search(text)
+        return f"{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
+    m = _TEMPLATE.match(text)
+    if m:
+        return m.group(1).strip(WS)
+    return _LEADING.sub("", text, count=1).strip(WS)
+
+
+def _trim(expr: str) -> str:
+    return f"trim({expr}, ' ' || chr(9) || chr(10) || chr(13))"
+
+
+def _q(pattern: str) -> str:
+    return "'(?s)" + pattern.replace("'", "''") + "'"
+
+
+def own_words_sql(text: str) -> str:
+    """The same as a DuckDB expression over a text expression."""
+    command = f"regexp_extract({text}, {_q(COMMAND)}, 1)"
+    args = _trim(f"regexp_extract({text}, {_q(COMMAND_ARGS)}, 1)")
+    regexp = f"regexp_extract({text}, {_q(TEMPLATE)}, 1)"
+    return (f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
+            f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
+            f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END")
+
+
+def has_command_args(text: str) -> bool:
+    """A slash command the person gave words to (``<command-args>`` not empty): the person's turn, not the
+    tool's notice of a command run with none (``/model``, ``/clear``)."""
+    if not _COMMAND.match(text):
+        return False
+    args = _ARGS.search(text)
+    return bool(args and args.group(1).strip())
