@@ -77,11 +77,11 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(mut::INT) OVER (PARTITION BY cid, name, canon, h
                   ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS quiet
               FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w) WHERE n >= 2)
-        SELECT cid, name, any_value(args), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
+        SELECT cid, name, arg_min(args, pos * 100000 + k), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                max(rchars)
         FROM g GROUP BY cid, name, canon, h, quiet
         HAVING count(DISTINCT pos) >= 2 AND (bool_or(err) OR max(rchars) >= {MIN_RESULT})
-        ORDER BY cid, min(pos)""").fetchall()
+        ORDER BY cid, min(pos), name, canon, h, quiet""").fetchall()
     out: list[Problem] = []
     for cid, name, args, err, pos, rpos, _ in rows:
         quote = _args_quote(str(args or ""))
@@ -120,7 +120,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
         SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(span ORDER BY pos, k), list(args ORDER BY pos, k)
-        FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos)""").fetchall()
+        FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos), file, muts_before""").fetchall()
     out = []
     for cid, file, _, positions, spans, argss in rows:
         seen: list[tuple[int, float, float]] = []  # (position, first line, last line) of each earlier read
