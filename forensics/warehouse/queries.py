@@ -1,5 +1,5 @@
 """Named SQL files, shipped inside the wheel and run read-only: the general ones (``queries/*.sql``) and each
-analyzer's own, in its package (``forensics/analyzers/drift/drift_findings.sql``), found through the registry
+analyzer's own, in its package (``forensics/analyzers/<name>/<query>.sql``), found through the registry
 (``forensics.analyzers.named_queries``); an analyzer reads its own with ``load_query(name, __package__)``.
 
 Each file starts with a ``-- description`` line; the rest is plain DuckDB SQL against the warehouse tables,
