@@ -23,9 +23,14 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
 
     import polars as pl
 
+    from forensics.analyzers import named_queries as list_queries
     from forensics.analyzers.diff import Run, RunDiff
     from forensics.analyzers.schema import default_toml, defaults, keys, load_config
     from forensics.analyzers.skills import with_triggers
+    from forensics.analyzers.skills.holdout import holdout as triggers_holdout
+    from forensics.analyzers.skills.holdout import render as render_holdout
+    from forensics.analyzers.skills.triggers import render as render_triggers
+    from forensics.analyzers.skills.triggers import tune_triggers, write_triggers
     from forensics.commands.check import Verdict
     from forensics.commands.check import junit as check_junit
     from forensics.commands.check import table as check_table
@@ -43,15 +48,9 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
     from forensics.report.render import parse_formats
     from forensics.report.rundiff import render as render_run_diff
     from forensics.report.rundiff import render_runs
-    from forensics.report.text import usage_text
     from forensics.tuning import tune
     from forensics.tuning.emit import emit as emit_values
-    from forensics.tuning.triggers import render as render_triggers
-    from forensics.tuning.triggers import tune_triggers, write_triggers
-    from forensics.tuning.triggers_holdout import holdout as triggers_holdout
-    from forensics.tuning.triggers_holdout import render as render_holdout
     from forensics.tuning.write import write_config
-    from forensics.warehouse.queries import list_queries
 
 __all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
            "import_outcomes", "ingest", "load_config", "messages", "outcomes", "PathLike", "query", "report",
@@ -73,18 +72,18 @@ _LAZY = {
     # for the CLI
     "locate": "forensics.ingestion.locations:locate", "format_ingest": "forensics.commands.summary:format_ingest",
     "format_listing": "forensics.ingestion.registry:listing", "render_run_diff": "forensics.report.rundiff:render",
-    "render_runs": "forensics.report.rundiff:render_runs", "usage_text": "forensics.report.text:usage_text",
+    "render_runs": "forensics.report.rundiff:render_runs",
     "with_triggers": "forensics.analyzers.skills:with_triggers", "parse_formats": "forensics.report.render:parse_formats",
-    "Report": "forensics.report.build:Report", "list_queries": "forensics.warehouse.queries:list_queries",
+    "Report": "forensics.report.build:Report", "list_queries": "forensics.analyzers:named_queries",
     "emit_rows": "forensics.commands.output:emit", "check_table": "forensics.commands.check:table",
     "check_junit": "forensics.commands.check:junit", "defaults": "forensics.analyzers.schema:defaults",
     "default_toml": "forensics.analyzers.schema:default_toml", "keys": "forensics.analyzers.schema:keys",
     "emit_values": "forensics.tuning.emit:emit", "write_config": "forensics.tuning.write:write_config",
-    "tune_triggers": "forensics.tuning.triggers:tune_triggers",
-    "write_triggers": "forensics.tuning.triggers:write_triggers",
-    "render_triggers": "forensics.tuning.triggers:render",
-    "triggers_holdout": "forensics.tuning.triggers_holdout:holdout",
-    "render_holdout": "forensics.tuning.triggers_holdout:render",
+    "tune_triggers": "forensics.analyzers.skills.triggers:tune_triggers",
+    "write_triggers": "forensics.analyzers.skills.triggers:write_triggers",
+    "render_triggers": "forensics.analyzers.skills.triggers:render",
+    "triggers_holdout": "forensics.analyzers.skills.holdout:holdout",
+    "render_holdout": "forensics.analyzers.skills.holdout:render",
 }
 
 
@@ -98,10 +97,18 @@ def __getattr__(name: str) -> Any:
 PathLike = str | os.PathLike[str]
 
 
+def usage_text(df: pl.DataFrame) -> str:
+    """`forensics usage` in the terminal: the usage analyzer's display of ``df`` (``usage()``) as aligned columns."""
+    from forensics.analyzers.usage import display
+    from forensics.report.text import usage_text as aligned
+
+    return aligned(display(df))
+
+
 def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, engine: str = "duckdb",
           lake: PathLike | None = None, spark_master: str | None = None, personal: bool | None = None) -> pl.DataFrame:
-    """A named query (``queries/NAME.sql``) or read-only SQL; text columns have secrets masked, and personal data
-    when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
+    """A named query (``forensics query --list``: ``queries/NAME.sql`` or an analyzer's own) or read-only SQL; text
+    columns have secrets masked, and personal data when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
     import duckdb
 
@@ -111,14 +118,16 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     from forensics.text.personal import applies
     from forensics.text.personal import mask_frame as mask_personal
     from forensics.warehouse import frame, open_warehouse
-    from forensics.warehouse.queries import check_read_only, load_query
+    from forensics.warehouse.queries import check_read_only
 
     if personal is None:
         personal = applies(load_config()["redact.personal"], page=False)
     if personal:
         return mask_personal(query(sql_or_name, db, redact, engine=engine, lake=lake, spark_master=spark_master,
                                    personal=False))
-    sql = load_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
+    from forensics import analyzers
+
+    sql = analyzers.named_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
     if _spark(engine, lake):
         from forensics.spark import sql as spark_sql
         from forensics.spark.lake import Lake

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 
 from forensics import ingest
+from forensics.draw import svg
 from forensics.report.build import build_report
-from forensics.report.charts import svg
 from forensics.report.figures import draw
 from tests.conftest import FIXTURES
 

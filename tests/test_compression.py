@@ -10,9 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from forensics.analyzers import named_query
 from forensics.analyzers.compression import replay, sweep
 from forensics.text.compress import MAX_KEY_LINES, MAX_LINE_CHARS, extract_key_info, omission_marker, should_summarize
-from forensics.warehouse.queries import load_query
 from tests.conftest import FIXTURES, run_cli
 
 
@@ -57,7 +57,7 @@ def test_the_sql_replay_matches_the_python_functions_on_every_seed_result(seed_w
     for ht, b, s in ((5, 2000, 0.4), (0, 500, 0.1), (2, 0, 0.0)):
         for k, v in (("head_tail_lines", ht), ("summarize_bytes", b), ("summarize_share", s)):
             con.execute(f"SET VARIABLE tool_result_{k} = ?", [v])
-        rows = con.execute(load_query("compression_replay").sql).fetchall()
+        rows = con.execute(named_query("compression_replay").sql).fetchall()
         assert len(rows) == 314
         for r in rows:
             text = contents[(r[1], r[2])]

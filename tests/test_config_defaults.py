@@ -19,7 +19,8 @@ _CALL = re.compile(r"coalesce\(getvariable\('([a-z_]+)'\),\s*")
 def _written() -> list[tuple[str, str, str]]:
     """(file, variable, the default expression) for every coalesce(getvariable(...), ...) in SQL and Python."""
     out = []
-    for path in [*sorted((ROOT / "queries").glob("*.sql")), *sorted((ROOT / "forensics").rglob("*.py"))]:
+    for path in [*sorted((ROOT / "queries").glob("*.sql")), *sorted((ROOT / "forensics").rglob("*.sql")),
+                 *sorted((ROOT / "forensics").rglob("*.py"))]:
         text = path.read_text(encoding="utf-8")
         for m in _CALL.finditer(text):
             depth, i = 1, m.end()

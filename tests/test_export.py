@@ -7,8 +7,9 @@ import duckdb
 import pytest
 
 from forensics import ingest
+from forensics.analyzers import named_queries
 from forensics.commands.export import export, open_export, tables
-from tests.conftest import FIXTURES, ROOT, run_cli
+from tests.conftest import FIXTURES, run_cli
 
 # arg_max(position, tool_call_count) picks among equally wide rounds by scan order, which Parquet's
 # partitioned layout changes
@@ -60,10 +61,10 @@ def test_queries_over_parquet_answer_as_over_the_warehouse(warehouse: Path, tmp_
     wh = duckdb.connect(str(warehouse), read_only=True)
     lake = open_export(tmp_path / "lake")
     assert rows(lake, BASELINE) == rows(wh, BASELINE)
-    for named in sorted((ROOT / "queries").glob("*.sql")):  # every shipped named query
-        sql = named.read_text()
-        if named.stem in TIES:  # a column resolved by scan order where values tie: left out of the comparison
-            sql = f"SELECT * EXCLUDE ({TIES[named.stem]}) FROM ({sql.strip().rstrip(';')})"
+    for named in named_queries():  # every shipped named query
+        sql = named.sql
+        if named.name in TIES:  # a column resolved by scan order where values tie: left out of the comparison
+            sql = f"SELECT * EXCLUDE ({TIES[named.name]}) FROM ({sql})"
         # same rows; rows that tie on the query's ORDER BY may come in either order
         assert sorted(rows(lake, sql), key=repr) == sorted(rows(wh, sql), key=repr), named.name
 

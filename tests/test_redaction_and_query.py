@@ -12,9 +12,10 @@ import polars as pl
 import pytest
 
 from forensics import ingest
+from forensics.analyzers import named_queries
 from forensics.commands.export import export, open_export, tables
 from forensics.kernel.redact import PLACEHOLDER, install_sql, redact, redact_snippet
-from tests.conftest import FIXTURES, ROOT, run_cli
+from tests.conftest import FIXTURES, run_cli
 
 _spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
 make_fixtures = importlib.util.module_from_spec(_spec)
@@ -230,8 +231,8 @@ def test_export_masks_every_text_column_and_loses_no_row(leaky: Path, tmp_path: 
     assert lake.execute("SELECT bool_and(json_valid(arguments)), count(*) FROM tool_calls").fetchall() == [(True, 317)]
     terms = str(lake.execute("SELECT tokens, names, words FROM message_terms").fetchall()).lower()
     assert "redacted" not in terms and "sk-proj" not in terms  # cut from scrubbed text, after the 2000-char cut
-    for named in sorted((ROOT / "queries").glob("*.sql")):  # the named queries run on the masked dataset
-        lake.execute(named.read_text()).fetchall()
+    for named in named_queries():  # the named queries run on the masked dataset
+        lake.execute(named.sql).fetchall()
 
 
 def test_query_masks_nested_values_bytes_and_errors(leaky: Path, tmp_path: Path) -> None:

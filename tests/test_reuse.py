@@ -15,7 +15,7 @@ from forensics.analyzers.schema import defaults
 from forensics.kernel.selection import Selection
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
-from forensics.warehouse import derived
+from forensics.report.tables import every
 from tests.conftest import FIXTURES
 
 ONLY = ["baseline", "keywords", "compression", "compaction", "drift", "sentinel"]
@@ -107,7 +107,7 @@ def test_an_empty_selection_with_nothing_kept(wh: Path, tmp_path: Path) -> None:
 def test_every_kept_fact_has_a_declared_table() -> None:
     kept = {n for n, f in all_facts().items() if f.kept}
     assert len(kept) == 15 and "drift_lags" in kept and "sentinel_turns" not in kept
-    assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= set(derived.TABLES)
+    assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= {t.name for _, t in every()}
 
 
 def test_key_moves_with_the_config(wh: Path) -> None:

@@ -172,7 +172,7 @@ def test_a_named_query_that_would_write_is_refused_on_its_page(client: TestClien
     from forensics.warehouse.queries import NamedQuery
 
     before = query(reported_wh, "SELECT count(*) FROM messages")
-    monkeypatch.setattr(app, "load_query", lambda name: NamedQuery(name, "drops", "DELETE FROM messages"))
+    monkeypatch.setattr(app.analyzers, "named_query", lambda name: NamedQuery(name, "drops", "DELETE FROM messages"))
     r = client.get("/queries/evil")
     assert r.status_code == 200 and "refused: DELETE statements" in r.text
     assert query(reported_wh, "SELECT count(*) FROM messages") == before

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from forensics.analyzers import named_query
 from tests.conftest import FIXTURES, load_script, query, run_cli
 
 SKILLS = FIXTURES / "skills"
@@ -94,7 +95,7 @@ def test_per_skill_figures_are_the_labels_counts(db: Path, tmp_path: Path) -> No
 def test_harness_text_on_the_user_role_is_never_a_request(db: Path, tmp_path: Path) -> None:
     report(db, tmp_path, "--triggers", str(TABLE))
     rows = query(db, "SELECT c.native_id, m.position, m.kind FROM (SELECT * FROM (" +
-                 (FIXTURES.parent / "queries" / "skill_messages.sql").read_text() + ")) m JOIN conversations c "
+                 named_query("skill_messages").sql + ")) m JOIN conversations c "
                  "USING (conversation_id)")
     kinds: dict[str, dict[int, str]] = {}
     for sid, pos, kind in rows:
@@ -136,7 +137,7 @@ def test_proposals_recover_the_planted_misses_without_new_false_fires(db: Path, 
 def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) -> None:
     """Phrases proposed on one half of the conversations, scored on the other (both ways), beside the trivial
     routers: every conversation judged once, by phrases that never saw it (SPEC's do-no-harm rule)."""
-    from forensics.tuning.triggers_holdout import fold_of
+    from forensics.analyzers.skills.holdout import fold_of
 
     code, out, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout", "--json")
     assert code == 0, err

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from forensics import ingest
+from forensics.analyzers import named_queries
 from forensics.report import evidence
 from forensics.warehouse import open_warehouse
-from forensics.warehouse.queries import list_queries
 from tests.conftest import FIXTURES, ROOT, needs_spark, run_cli
 
 pytestmark = pytest.mark.spark
@@ -127,7 +127,7 @@ def test_the_documented_query_ran_on_spark(lake: dict[str, Any]) -> None:
     assert sorted(lake["query"].splitlines()) == sorted(local.splitlines()) and len(local.splitlines()) > 500
 
 
-@pytest.mark.parametrize("name", [q.name for q in list_queries()])
+@pytest.mark.parametrize("name", [q.name for q in named_queries()])
 def test_every_named_query_gives_the_same_rows_on_both_engines(lake: dict[str, Any], name: str) -> None:
     from forensics.spark.sql import UNSUPPORTED
 

@@ -10,9 +10,9 @@ import pytest
 from forensics import ingest, open_warehouse
 from forensics.analyzers.base import Context
 from forensics.analyzers.compression import replay
+from forensics.analyzers.compression.tune import SWEEP_BYTES, SWEEP_SHARES
 from forensics.analyzers.schema import defaults, load_config
 from forensics.kernel.selection import Selection
-from forensics.tuning.tuners import SWEEP_BYTES, SWEEP_SHARES
 from tests.conftest import FIXTURES, query, run_cli
 
 HARNESS = """# DevFlow harness thresholds

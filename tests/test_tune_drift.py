@@ -1,5 +1,5 @@
 """The [drift] detector thresholds are fitted on one kind of agent or not at all (issue 24: norms per agent,
-``forensics.tuning.drift``): a warehouse of several kinds gets no recommendation and one line why, a kind with too
+``forensics.analyzers.drift.fit``): a warehouse of several kinds gets no recommendation and one line why, a kind with too
 few conversations keeps the documented defaults, and a count never drops to one event."""
 from __future__ import annotations
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
 
-from forensics.analyzers.declare import Analyzer, CheckRule
+from forensics.analyzers import reuse
+from forensics.analyzers.declare import INPUTS, Analyzer, CheckRule
 from forensics.analyzers.facts import Fact
 from forensics.kernel.errors import ForensicsError
+from forensics.warehouse.derived import WRITTEN, Table
+from forensics.warehouse.queries import NamedQuery, list_queries, load_query
 
 ENTRY_POINT_GROUP = "forensics.analyzers"
 REGISTRY: dict[str, str] = {
@@ -74,6 +78,15 @@ def _consistent(found: list[Analyzer]) -> None:
             raise ForensicsError(f"analyzer {a.name} runs after {', '.join(late)}: list it below them")
         if stray := [k.path for k in a.keys if k.section not in (a.sections or {})]:
             raise ForensicsError(f"analyzer {a.name}: key {stray[0]} is outside its sections")
+        if odd := [t.name for t in a.tables if t.written not in WRITTEN] + [i for i in a.inputs if i not in INPUTS]:
+            raise ForensicsError(f"analyzer {a.name}: {odd[0]} is no derived table's way of writing nor an input "
+                                 f"(tables: {', '.join(WRITTEN)}; inputs: {', '.join(INPUTS)})")
+    tables: dict[str, str] = {}
+    for a in found:
+        for t in _tables(a):
+            if t.name in tables:
+                raise ForensicsError(f"analyzer {a.name}: table {t.name} is already declared by {tables[t.name]}")
+            tables[t.name] = a.name
 
 
 def names() -> list[str]:
@@ -117,3 +130,45 @@ def maps() -> set[str]:
 def on(engine: str) -> list[str]:
     """The analyzers that run on ``engine`` (``duckdb``: a warehouse; ``spark``: the lake)."""
     return [a.name for a in declarations() if engine in a.engines]
+
+
+def _tables(a: Analyzer) -> list[Table]:
+    return [*a.tables, *(reuse.kept_table(f.name) for f in a.facts if f.kept)]
+
+
+def derived_tables() -> list[tuple[str, Table]]:
+    """Every derived table the analyzers write, with the name of the analyzer writing it: the ones each declares,
+    the kept rows of its kept facts, and the reuse's own (``forensics.report.tables`` adds the report's)."""
+    return [*((a.name, t) for a in declarations() for t in _tables(a)), *(("report", t) for t in reuse.TABLES)]
+
+
+def leading() -> dict[str, int]:
+    """The analyzers whose sections the report leads with -> their rank (``Analyzer.lead``: 1 first)."""
+    return {a.name: a.lead for a in declarations() if a.lead is not None}
+
+
+def detector_sections() -> dict[str, str]:
+    """The config sections of this tool's own detector thresholds -> how they are fitted
+    (``Analyzer.detector_sections``)."""
+    return {s: how for a in declarations() for s, how in (a.detector_sections or {}).items()}
+
+
+def packages() -> list[str]:
+    """The package of each analyzer that is one (where its named queries live beside its code), in report order."""
+    found = [getattr(sys.modules[a.run.__module__], "__package__", None) or "" for a in declarations()]
+    return [p for p in dict.fromkeys(found) if p and p != __name__]
+
+
+def named_queries() -> list[NamedQuery]:
+    """Every named query, by name: the general ones and each analyzer's (`forensics query --list`)."""
+    return list_queries(*packages())
+
+
+def named_query(name: str) -> NamedQuery:
+    """The named query ``name``, a general one or an analyzer's (`forensics query NAME`)."""
+    return load_query(name, *packages())
+
+
+def compared() -> set[str]:
+    """Metric keys (``section.key``) the before/after chart shows besides every share and rate."""
+    return {f"{a.name}.{k}" for a in declarations() for k in a.compared}

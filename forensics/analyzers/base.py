@@ -6,6 +6,7 @@ see them, and it restricts what it reports to ``sel_conversations``. The report 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,6 @@ from forensics.config import Config
 from forensics.kernel.selection import SELECTED, Selection
 from forensics.warehouse import frame
 from forensics.warehouse.labels import Label, conversation_labels
-from forensics.warehouse.queries import load_query
 
 SEVERITIES = ("info", "low", "high")
 
@@ -80,6 +80,9 @@ class Section:
         return cls(name, title, f"Not in use: {why}.", not_in_use={name: why})
 
 
+Ranking = Callable[[list[Section], int], dict[str, float]]
+
+
 @dataclass
 class Context:
     """A warehouse connection with the selection materialised and the config loaded as SQL variables."""
@@ -94,6 +97,10 @@ class Context:
     _labels: dict[str, Label] | None = field(default=None, repr=False)
     _names: dict[str, str] | None = field(default=None, repr=False)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False)  # what one analyzer computed for another
+    # the report's inputs (``declare.INPUTS``), handed to an analyzer that declares them (``Analyzer.inputs``): the
+    # sections run before it, and the report's worst-conversation ranking (sections, conversations -> score by id)
+    sections: list[Section] = field(default_factory=list, repr=False)
+    ranking: Ranking | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.facts is None:
@@ -126,7 +133,9 @@ class Context:
 
     def query(self, name: str, selected_only: bool = True) -> pl.DataFrame:
         """Run a named query; restricted to the selection when it has a conversation_id column."""
-        sql = load_query(name).sql
+        from forensics.analyzers import named_query
+
+        sql = named_query(name).sql
         if selected_only:
             sql = f"SELECT * FROM ({sql}) q WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})"
         return frame(self.con, sql)

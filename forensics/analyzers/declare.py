@@ -6,25 +6,30 @@ An analyzer module (or package) ends with ``ANALYZER = Analyzer(...)``; ``forens
 the tuners `tune` and the report's *What to change* run, the chart drawers, the engines an analyzer runs on and
 the order the report runs them in. Nothing registers itself when a module is imported.
 
-The chart drawers and the tuners live in layers above the analyzers (``forensics.report``, ``forensics.tuning``:
-analysis never imports matplotlib nor the tuning code that sweeps it), so a declaration names them by reference,
-``"module:function"``, and the layer that owns them resolves the reference when it draws or tunes
-(``resolve``); tests/test_declarations.py resolves every reference, so a typo fails CI, not a report. A plug-in
-analyzer names its own package's functions the same way.
+Everything is declared in the analyzer's own package and held as a real, typed value: its chart drawers (its
+``draw`` module, drawn with the kit of ``forensics.draw``: the only modules of the analysis that may import
+matplotlib), its tuners (its ``tune`` module, written with ``forensics.analyzers.tuner``), its derived tables
+(``forensics.warehouse.derived.Table``) and its check rules. The layers above (report, tuning, check, the
+explorer) ask the registry for them; none names an analyzer, and no declaration names a module above it.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from forensics.analyzers.facts import Fact
 from forensics.config import Key
+from forensics.draw import Drawer
+from forensics.warehouse.derived import Table
 
 if TYPE_CHECKING:
     from forensics.analyzers.base import Context, Section
+    from forensics.analyzers.tuner import TunerFn
 
+# what the report can hand an analyzer besides the warehouse (``Context``): the sections run before it, and the
+# report's worst-conversation ranking (``Context.ranking``); an analyzer declares the ones it reads
+INPUTS = ("sections", "ranking")
 # a warehouse (every analyzer); the lake (those whose figures are facts of one conversation each)
 ENGINES = ("duckdb", "spark")
 
@@ -42,11 +47,21 @@ class CheckRule:
 
 @dataclass(frozen=True)
 class Tuner:
-    """A tuner by reference (``"forensics.tuning.tuners:compression"``): ``(TuneContext) -> [Recommendation]``.
-    ``keys``: the seed harness's keys it fits, so it runs on that harness's logs only (none: every conversation)."""
+    """A tuner, ``(TuneContext) -> [Recommendation]`` (``forensics.analyzers.tuner``), usually in the analyzer's
+    ``tune`` module. ``keys``: the seed harness's keys it fits, so it runs on that harness's logs only (none: every
+    conversation)."""
 
-    ref: str
+    run: TunerFn
     keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Per-message columns one of the analyzer's derived tables (keyed by ``conversation_id`` and ``position``) adds
+    to the explorer's transcript, by the names it shows them under."""
+
+    table: str
+    columns: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -63,14 +78,18 @@ class Analyzer:
     reads: tuple[str, ...] = ()  # the facts run() reads (its own or another analyzer's): what Spark computes
     checks: tuple[CheckRule, ...] = ()  # default `check` rules of its metrics, first match wins
     tuners: tuple[Tuner, ...] = ()  # run in this order when the analyzer ran (or for `forensics tune`)
-    charts: dict[str, str] | None = None  # chart name (``Chart.name``) -> its drawer, ``"module:function"``
+    charts: dict[str, Drawer] | None = None  # chart name (``Chart.name``) -> its drawer (its ``draw`` module)
+    tables: tuple[Table, ...] = ()  # the derived tables it writes (``forensics.warehouse.derived``)
+    lead: int | None = None  # the report leads with its section, by this rank (1 first), before the data quality and
+    # the digest (an idle one not first)
+    # its config sections of this tool's own detector thresholds (no harness reads them) -> how its tuner fits them:
+    # *What to change* lists their changes apart, after the harness's
+    detector_sections: dict[str, str] | None = None
+    conversation_figures: str | None = None  # the metric holding its per-conversation figures the explorer lists
+    marks: tuple[Mark, ...] = ()  # its per-message verdicts the explorer's transcript shows
+    inputs: tuple[str, ...] = ()  # what the report hands it beside the warehouse (``INPUTS``)
     engines: tuple[str, ...] = ("duckdb",)
     after: tuple[str, ...] = ()  # analyzers whose tables it reads, so they run before it
+    compared: tuple[str, ...] = ()  # metric keys the before/after chart shows besides every share and rate
     maps: tuple[str, ...] = ()  # metric keys holding a map keyed by conversation or model: no summary figure
     workers: bool = False  # it runs worker pools: the report keeps their fork server up until the last such has run
-
-
-def resolve(ref: str) -> Any:
-    """The object a ``"module:attribute"`` reference names, imported now (by the layer that owns it)."""
-    module, _, attr = ref.partition(":")
-    return getattr(importlib.import_module(module), attr)

@@ -19,7 +19,6 @@ not counted. Otherwise a finding that spots "wrong" would predict failure for a 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -89,7 +88,7 @@ def run(ctx: Context) -> Section:
     failed_ids = set(runs.filter(~pl.col("success"))["conversation_id"].to_list())
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
-    kept, dropped = _before_grade(ctx.memo.get("sections", []), outcome, cutoff)
+    kept, dropped = _before_grade(ctx.sections, outcome, cutoff)
     n_fail, n_pass = len(failed_ids), len(runs) - len(failed_ids)
     k = int(runs["success"].sum())
     lo, hi = wilson(k, len(runs))
@@ -294,8 +293,7 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
 def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:
     ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
     tasks = runs["task"].to_list()
-    scorer: Callable[[list[Section], int], dict[str, float]] | None = ctx.memo.get("worst_scores")
-    worst = scorer(sections, ctx.selected) if scorer and sections else {}
+    worst = ctx.ranking(sections, ctx.selected) if ctx.ranking and sections else {}
     ranking_scores = run_scores(runs, _problem_kinds(ctx, runs, sections))
     columns = {"run ranking (problems, then length and errors)": ranking_scores,
                **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
@@ -352,4 +350,5 @@ def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,
+    inputs=("sections", "ranking"),  # the findings before it and the worst-conversation ranking, held against outcomes
 )

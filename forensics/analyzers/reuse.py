@@ -40,7 +40,18 @@ from forensics.warehouse import SCHEMA_VERSION, derived
 DONE = "reuse_done"
 CORPUS = "reuse_corpus"
 PREFIX = "reuse_"
+# the tables of the reuse itself (the kept rows of each fact are ``kept_table(fact)``, listed by the registry)
+TABLES = (
+    derived.Table(DONE, "cache", "per kept fact and conversation: the fingerprint and config key its rows hold",
+                  reuse=True),
+    derived.Table(CORPUS, "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs", reuse=True),
+)
 _STALE = "_reuse_stale"
+
+
+def kept_table(name: str) -> derived.Table:
+    """The table the kept rows of ``name`` (a kept fact, ``Fact(kept=True)``, or a kept result) live in."""
+    return derived.Table(PREFIX + name, "cache", f"the kept rows of the fact {name}", reuse=True)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.outcomes import wilson
 from forensics.analyzers.prices import PriceTable, table
 from forensics.kernel.selection import SELECTED
-from forensics.warehouse import frame
+from forensics.warehouse import derived, frame
 
 NAME = "usage"
 TITLE = "Runs: tokens, cost, tool errors and outcomes per agent and model"
@@ -265,4 +265,8 @@ LEFT JOIN firsts USING (conversation_id) LEFT JOIN outc USING (conversation_id)
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,
+    lead=2,  # the report leads with what went wrong (failures), then the runs: before the data quality and the digest
+    tables=(
+        derived.Table("usage_runs", "whole", "per run: agent, model, tokens (input with the cache, cached, output), cost"),
+    ),
 )

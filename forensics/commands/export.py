@@ -27,7 +27,7 @@ import duckdb
 
 from forensics.kernel import redact
 from forensics.kernel.errors import ForensicsError
-from forensics.warehouse import DEFAULT_DB, derived, open_warehouse
+from forensics.warehouse import DEFAULT_DB, open_warehouse
 
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
@@ -73,9 +73,12 @@ def export(db: str | os.PathLike[str] = DEFAULT_DB, out: str | os.PathLike[str] 
 
 def tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """Every table of the warehouse → its partition columns (none for the bookkeeping tables)."""
+    from forensics.report.tables import kept_only
+
+    kept = kept_only()
     names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
                                        "AND table_type = 'BASE TABLE'").fetchall()
-             if derived.TABLES.get(r[0], ("", ""))[:2] != ("report", "cache")]  # what a report kept to reuse: no data
+             if r[0] not in kept]  # what a report kept to reuse: no data
     by_conversation = {r[0] for r in con.execute("SELECT table_name FROM information_schema.columns "
                                                  "WHERE column_name = 'conversation_id'").fetchall()}
     names.sort(key=lambda t: (FIRST.index(t) if t in FIRST else len(FIRST), t))

@@ -18,6 +18,7 @@ import duckdb
 from forensics import analyzers
 from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.schema import load_config
 from forensics.config import Config
 from forensics.kernel import workers
@@ -35,8 +36,6 @@ METRICS_SCHEMA_VERSION = 1
 # each argument key with a JSON call of its own; one extraction per argument runs there in 32 MB.
 REPORT_MEMORY_MB = 512
 SHOWN = 100  # findings listed per section, strongest first (all of them: metrics.json, `forensics serve`)
-LEAD = ("failures", "usage")  # the report leads with what went wrong (§25) and the runs (§22), in this order: before
-# the data quality and the digest
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 # one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
 progress = logging.getLogger("forensics.report")
@@ -68,9 +67,11 @@ class Report:
         return {k: v for s in self.sections for k, v in s.not_in_use.items()}
 
     def parts(self) -> tuple[list[Section], list[Section]]:
-        """(the sections the report leads with, before its digest: the runs, ``LEAD``; the others, in order)."""
-        lead = [s for s in self.sections if s.name in LEAD and s.name not in s.not_in_use]  # idle: not first
-        return (sorted(lead, key=lambda s: LEAD.index(s.name)), [s for s in self.sections if s not in lead])
+        """(the sections the report leads with, before its digest (``Analyzer.lead``: what went wrong, the runs), in
+        that order, an idle one not first; the others, in order)."""
+        rank = analyzers.leading()
+        lead = [s for s in self.sections if s.name in rank and s.name not in s.not_in_use]
+        return sorted(lead, key=lambda s: rank[s.name]), [s for s in self.sections if s not in lead]
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -121,7 +122,7 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
         report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
             started = time.perf_counter()
-            advice = recommend(wh.con, cfg, names, "topics" in names, questions)
+            advice = recommend(wh.con, cfg, names, questions)
             progress.info("%-14s %7.1f s  what to change (the tuners)", "recommend", time.perf_counter() - started)
             digests.recommend(report.digest, advice, cfg, names, str(db), questions)
             selection.materialize(wh.con)  # the tuners looked at every conversation
@@ -193,6 +194,15 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
+def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
+    """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
+    worst-conversation ranking (the outcome analyzer holds both against outcomes)."""
+    if not a.inputs:
+        return ctx
+    return replace(ctx, sections=list(sections) if "sections" in a.inputs else [],
+                   ranking=digests.scores if "ranking" in a.inputs else None)
+
+
 def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
     or a lake and its engine) in the report's meta. ``painter`` gets each section as it is done, and is started
@@ -209,8 +219,6 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
             **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
             **{k: source.get(k) for k in TRAILING}}
     report = Report(meta, labels=ctx.conversation_labels)
-    # the outcome analyzer compares the sections before it, and the worst-conversation ranking, with outcomes
-    ctx.memo["sections"], ctx.memo["worst_scores"] = report.sections, digests.scores
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     with ExitStack() as held:
@@ -219,7 +227,8 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
             if painter and i == last_pooled + 1:
                 painter.start()
             started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
-            report.sections.append(_masked(analyzers.load(name).run(ctx)))
+            a = analyzers.load(name)
+            report.sections.append(_masked(a.run(_given(ctx, a, report.sections))))
             if painter:
                 painter.add(report.sections[-1])
             if i == last_pooled:

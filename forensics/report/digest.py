@@ -43,8 +43,10 @@ class Change:
 
     @property
     def harness(self) -> bool:
-        """A key the harness reads; ``[drift]`` keys are this tool's own detector thresholds."""
-        return not self.key.startswith("drift.")
+        """A key the harness reads, not one of this tool's own detector thresholds (``Analyzer.detector_sections``)."""
+        from forensics import analyzers
+
+        return self.key.partition(".")[0] not in analyzers.detector_sections()
 
 
 @dataclass
@@ -252,8 +254,8 @@ class Advice:
     kept: list[Change] = field(default_factory=list)  # the keys left alone, each with why
 
 
-Recommender = Callable[[duckdb.DuckDBPyConnection, Config, list[str], bool, "str | None"], Advice]
-"""(connection, config, analyzers the report ran, topics_fresh, questions) -> Advice: run by the report on its own
+Recommender = Callable[[duckdb.DuckDBPyConnection, Config, list[str], "str | None"], Advice]
+"""(connection, config, analyzers the report ran, questions) -> Advice: run by the report on its own
 connection, after the analyzers, so the tuners see the tables they wrote."""
 
 
@@ -263,8 +265,8 @@ def recommend(d: Digest, advice: Advice, cfg: Config, analyzers: list[str], db: 
         d.skipped = (f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
                      "gives every recommendation")
         return
-    d.changes = sorted(advice.changes, key=lambda c: (c.key.startswith("drift."), c.key))
-    d.kept = sorted(advice.kept, key=lambda c: (c.key.startswith("drift."), c.key))
+    d.changes = sorted(advice.changes, key=lambda c: (not c.harness, c.key))
+    d.kept = sorted(advice.kept, key=lambda c: (not c.harness, c.key))
     d.checked, d.tuned_over = advice.checked, advice.tuned_over
     d.toml = toml_lines([c for c in d.changes if c.harness])
     d.toml_drift = toml_lines([c for c in d.changes if not c.harness])

@@ -11,6 +11,7 @@ package's source (``reuse.code_digest``: the drawers) and matplotlib's version; 
 from __future__ import annotations
 
 import hashlib
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
@@ -21,15 +22,17 @@ from types import TracebackType
 import duckdb
 import pyarrow as pa
 
+from forensics import draw as charts
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Section
 from forensics.kernel import workers
-from forensics.report import charts, figures
+from forensics.report import figures
 from forensics.warehouse import derived
 
 TABLE = "report_charts"
-# what the process drawing beside the report loads before its first chart: matplotlib and the drawers, no analyzer
-PRELOAD = ("forensics.report.figures", "matplotlib.figure", "matplotlib.backends.backend_svg")
+# what the process drawing beside the report loads before its first chart: matplotlib and the kit (each drawer's
+# module, loaded from its file alone, with the first chart it draws: no analyzer)
+PRELOAD = ("forensics.draw", "matplotlib.figure", "matplotlib.backends.backend_svg")
 
 
 @lru_cache(maxsize=1)
@@ -43,6 +46,11 @@ def _code() -> str:
 
 def key(section: str, chart: Chart) -> str:
     return hashlib.sha1(repr((_code(), section, chart.name, chart.data)).encode()).hexdigest()
+
+
+def _where(drawer: charts.Drawer) -> tuple[str, str]:
+    """The file of a drawer's module and its name: the side process loads that module alone (``charts.drawn_at``)."""
+    return str(sys.modules[drawer.__module__].__file__), drawer.__name__
 
 
 # how a side process that died shows: its fork server's pipe closed while starting a worker, or the pool broken
@@ -107,7 +115,7 @@ class Painter:
                 return self.drawing[k].result()
             except _LOST:
                 self.lost = True
-        return charts.drawn(figures.reference(section, chart.name), chart.data)
+        return charts.drawn(figures.drawer(section, chart.name), chart.data)
 
     def _submit(self) -> None:
         todo = {k: (s, c) for s, c, k in self.charts.values() if k not in self.kept and k not in self.drawing}
@@ -120,7 +128,8 @@ class Painter:
             try:
                 if self._pool is None:
                     self._pool = self._side.enter_context(workers.side_process(PRELOAD))
-                self.drawing[k] = self._pool.submit(charts.drawn, figures.reference(section, chart.name), chart.data)
+                self.drawing[k] = self._pool.submit(charts.drawn_at, *_where(figures.drawer(section, chart.name)),
+                                                    chart.data)
             except _LOST:
                 self.lost = True
 

@@ -13,9 +13,9 @@ import orjson
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding, Section
+from forensics.draw import inline
 from forensics.kernel.redact import redact
 from forensics.report.build import Report
-from forensics.report.charts import inline
 from forensics.report.compare import Comparison
 from forensics.report.text import (
     CHANGE_HEAD,
@@ -24,7 +24,6 @@ from forensics.report.text import (
     NUMERIC,
     change_row,
     df_rows,
-    drift_text,
     fmt,
     generated_text,
     kept_lines,
@@ -35,6 +34,7 @@ from forensics.report.text import (
     show_command,
     source_text,
     standing,
+    thresholds_text,
 )
 
 e = html.escape
@@ -133,7 +133,7 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         out.append(f"<p><code>forensics tune</code> recommends no change: the {d.checked} tunables it checked hold "
                    f"on {e(d.tuned_over)}.</p>")
     else:
-        harness, drift = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
+        harness, thresholds = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
         if harness:
             out += [f"<p>What <code>forensics tune</code> recommends for the harness, from {e(d.tuned_over)} (the "
                     "whole warehouse):</p>", table(CHANGE_HEAD, [change_row(c) for c in harness], sortable=False,
@@ -141,9 +141,9 @@ def _digest(rep: Report, prefix: str) -> list[str]:
                     f"<p>Paste into the harness config:</p><pre class=toml>{e(d.toml)}</pre>"]
         else:
             out.append("<p>No harness key needs a change.</p>")
-        if drift:
-            out.append(f"<details><summary>{e(drift_text(drift))}</summary>"
-                       + table(CHANGE_HEAD, [change_row(c) for c in drift], sortable=False, wrap=True)
+        if thresholds:
+            out.append(f"<details><summary>{e(thresholds_text(thresholds))}</summary>"
+                       + table(CHANGE_HEAD, [change_row(c) for c in thresholds], sortable=False, wrap=True)
                        + f"<pre class=toml>{e(d.toml_drift)}</pre></details>")
         out.append(f"<p>Or run <code>{e(d.command)}</code> to write them all (comments and layout are kept).</p>")
     if d.kept:

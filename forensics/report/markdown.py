@@ -18,7 +18,6 @@ from forensics.report.text import (
     MAX_TABLE_ROWS,
     change_row,
     df_rows,
-    drift_text,
     fmt,
     generated_text,
     kept_lines,
@@ -29,6 +28,7 @@ from forensics.report.text import (
     show_command,
     source_text,
     standing,
+    thresholds_text,
 )
 from forensics.text.escape import inert_html, markdown_code
 from forensics.text.escape import markdown as md
@@ -87,14 +87,14 @@ def _md_digest(rep: Report, level: int) -> list[str]:
         lines += [f"`forensics tune` recommends no change: the {d.checked} tunables it checked hold on "
                   f"{d.tuned_over}.", ""]
     else:
-        harness, drift = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
+        harness, thresholds = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
         lines += [f"What `forensics tune` recommends, from {d.tuned_over} (the whole warehouse):", "",
                   _md_table(CHANGE_HEAD, [change_row(c) for c in harness]), ""] if harness else [
                       "No harness key needs a change.", ""]
         if harness:
             lines += ["Paste into the harness config:", "", "```toml", d.toml, "```", ""]
-        if drift:
-            lines += [f"{drift_text(drift)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in drift]), "",
+        if thresholds:
+            lines += [f"{thresholds_text(thresholds)}:", "", _md_table(CHANGE_HEAD, [change_row(c) for c in thresholds]), "",
                       "```toml", d.toml_drift, "```", ""]
         lines += [f"Or run {markdown_code(d.command)} to write them all (comments and layout are kept).", ""]
     if d.kept:  # the tuners' own words, like a section's summary

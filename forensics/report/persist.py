@@ -16,6 +16,8 @@ import duckdb
 import orjson
 import polars as pl
 
+from forensics import analyzers
+from forensics.analyzers.declare import Analyzer
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
@@ -47,13 +49,19 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
     # a finding of no conversation (a decision conflict from a conversation the source lacks) is every report's
     derived.replace_rows(con, "report_findings", pl.DataFrame(rows, schema=FINDINGS).to_arrow(),
                          f"({selected} OR conversation_id = '') AND section IN ({sections})")
-    base = report.section("baseline")
+    base = next(((s, a.conversation_figures) for s in report.sections if (a := _declared(s.name))
+                 and a.conversation_figures), None)  # the analyzer whose per-conversation figures the explorer lists
     if base is not None:
-        per = base.metrics["conversations"]
+        per = base[0].metrics[base[1]]
         conv = [{"conversation_id": cid, "label": report.labels[cid].text, "full_label": report.labels[cid].full,
                  **{m: v[m] for m in METRICS}} for cid, v in per.items()]
         derived.replace_rows(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS).to_arrow(), selected)
     log_run(con, report)
+
+
+def _declared(name: str) -> Analyzer | None:
+    """The declaration of the analyzer of a section (none for a plug-in no longer installed)."""
+    return next((a for a in analyzers.declarations() if a.name == name), None)
 
 
 def log_run(con: duckdb.DuckDBPyConnection, report: Report) -> None:

@@ -17,10 +17,10 @@ from typing import Any
 import orjson
 
 from forensics.analyzers.base import Finding
+from forensics.draw import svg
 from forensics.kernel.errors import ForensicsError
 from forensics.report import figures
 from forensics.report.build import METRICS_SCHEMA_VERSION, Report
-from forensics.report.charts import svg
 from forensics.report.compare import Comparison
 from forensics.report.text import generated_text
 from forensics.text.personal import applies, mask, mask_markup, mask_value

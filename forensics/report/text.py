@@ -82,9 +82,14 @@ def change_row(c: Any) -> list[str]:
     return [c.key, repr(c.current), repr(c.recommended), c.evidence, c.effect or "–"]
 
 
-def drift_text(drift: list[Any]) -> str:
-    return (f"And {len(drift)} detector thresholds ([drift]: what forensics flags, not what the harness does) "
-            "fitted to this warehouse's one kind of agent so that high flags its worst 10 %")
+def thresholds_text(changes: list[Any]) -> str:
+    """The line before the changes of this tool's own detector thresholds (``Analyzer.detector_sections``)."""
+    from forensics import analyzers
+
+    how = analyzers.detector_sections()
+    sections = list(dict.fromkeys(c.key.partition(".")[0] for c in changes))
+    return (f"And {len(changes)} detector thresholds ({', '.join(f'[{s}]' for s in sections)}: what forensics flags, "
+            f"not what the harness does) {'; '.join(how[s] for s in sections)}")
 
 
 NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
@@ -110,18 +115,18 @@ def kept_line(c: Any) -> str:
 
 
 def kept_lines(kept: list[Any]) -> list[str]:
-    """The keys tune left alone, one line each, except the [drift] detector thresholds left alone for one reason
+    """The keys tune left alone, one line each, except a section of detector thresholds left alone for one reason
     (a warehouse of several kinds of agent): one line for them all."""
     out: list[str] = []
-    drift: dict[str, list[Any]] = {}
+    grouped: dict[tuple[str, str], list[Any]] = {}
     for c in kept:
-        if c.key.startswith("drift."):
-            drift.setdefault(c.evidence, []).append(c)
-        else:
+        if c.harness:
             out.append(kept_line(c))
-    for why, cs in drift.items():
-        keys = ", ".join(f"{c.key.removeprefix('drift.')} ({c.current!r})" for c in cs)
-        out.append(kept_line(cs[0]) if len(cs) == 1 else f"[drift] {keys}: {why}")
+        else:
+            grouped.setdefault((c.key.partition(".")[0], c.evidence), []).append(c)
+    for (section, why), cs in grouped.items():
+        keys = ", ".join(f"{c.key.removeprefix(section + '.')} ({c.current!r})" for c in cs)
+        out.append(kept_line(cs[0]) if len(cs) == 1 else f"[{section}] {keys}: {why}")
     return out
 
 
@@ -133,11 +138,8 @@ def kind_row(k: Any) -> list[str]:
 
 
 
-def usage_text(df: pl.DataFrame) -> str:
-    """`forensics usage` in the terminal: ``forensics.analyzers.usage.display`` as aligned columns."""
-    from forensics.analyzers.usage import display
-
-    shown = display(df)
+def usage_text(shown: pl.DataFrame) -> str:
+    """`forensics usage` in the terminal: the usage analyzer's display rows as aligned columns."""
     if shown.is_empty():
         return "no conversation"
     cols = shown.columns

@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from forensics import analyzers
 from forensics.analyzers import diff as rundiff
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
@@ -32,7 +33,7 @@ from forensics.serve.headers import SecurityHeaders
 from forensics.serve.markdown import render as markdown
 from forensics.text import personal as personal_data
 from forensics.warehouse import frame, open_warehouse
-from forensics.warehouse.queries import check_read_only, list_queries, load_query
+from forensics.warehouse.queries import check_read_only
 
 QUERY_ROWS = 500  # rows of a named query shown on its page
 PAGE_MAX = 1_000_000  # a page number past this is no page (DuckDB's OFFSET would overflow long before)
@@ -104,7 +105,7 @@ def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
               Route("/findings", page("findings.html", _findings), methods=["GET"]),
               Route("/search", page("search.html", _search), methods=["GET"]),
               Route("/diff", page("diff.html", _diff), methods=["GET"]),
-              Route("/queries", page("queries.html", lambda con, r: {"queries": list_queries()}), methods=["GET"]),
+              Route("/queries", page("queries.html", lambda con, r: {"queries": analyzers.named_queries()}), methods=["GET"]),
               Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
               Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
               # the report's script: the same table sorting as report.html
@@ -235,7 +236,7 @@ def _step(run: rundiff.Run, i: int | None) -> dict[str, Any] | None:
 def _query(con: Any, request: Request) -> dict[str, Any] | None:
     name = request.path_params["name"]
     try:
-        q = load_query(name)
+        q = analyzers.named_query(name)
     except ForensicsError:
         return None
     try:

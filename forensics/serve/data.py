@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import orjson
 
+from forensics import analyzers
 from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
 from forensics.warehouse import frame
@@ -227,13 +228,16 @@ def digest(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
 
 def transcript(con: duckdb.DuckDBPyConnection, cid: str, start: int = 0) -> list[dict[str, Any]]:
     """The main path from position ``start`` (TRANSCRIPT_PAGE messages): text masked and cut, origin, tokens of
-    the turn and the model that wrote it where the log has them, each message's tool calls (with their result's position and size), the
-    call a tool message answers, what happened to the context there (events: a compaction, a summary), its topic
-    and sentinel verdict."""
-    topics = ("LEFT JOIN message_topics mt ON mt.conversation_id = ? AND mt.position = m.position"
-              if has(con, "message_topics") else "")
-    sentinel = ("LEFT JOIN sentinel_replies sr ON sr.conversation_id = ? AND sr.position = m.position"
-                if has(con, "sentinel_replies") else "")
+    the turn and the model that wrote it where the log has them, each message's tool calls (with their result's
+    position and size), the call a tool message answers, what happened to the context there (events: a compaction,
+    a summary), and the per-message verdicts the analyzers declare (``Analyzer.marks``: its topic, its sentinel
+    verdict)."""
+    marks = [m for a in analyzers.declarations() for m in a.marks]  # per-message verdicts (topic, sentinel)
+    held = [has(con, m.table) for m in marks]
+    shown = "".join(f", j{i}.{c}" if ok else f", NULL AS {c}" for i, (m, ok) in enumerate(zip(marks, held))
+                    for c in m.columns)
+    joins = " ".join(f"LEFT JOIN {m.table} j{i} ON j{i}.conversation_id = ? AND j{i}.position = m.position"
+                     for i, (m, ok) in enumerate(zip(marks, held)) if ok)
     rows = frame(con, f"""
         WITH page AS (
             SELECT position, role, origin, created_at, content_bytes, content_chars, content FROM messages
@@ -265,12 +269,10 @@ def transcript(con: duckdb.DuckDBPyConnection, cid: str, start: int = 0) -> list
         SELECT m.position, m.role, m.origin, strftime(m.created_at, '%Y-%m-%d %H:%M:%S') AS created_at,
                m.content_bytes, m.content_chars, left(forensics_masked(m.content), {TEXT_MAX}) AS text,
                length(m.content) - length(replace(m.content, chr(10), '')) + 1 AS lines,
-               c.calls, a.answers, us.tokens_in, us.tokens_out, us.tokens_cached, us.model, h.events,
-               {'mt.topic, mt.marker, mt.confidence' if topics else 'NULL AS topic, NULL AS marker, NULL AS confidence'},
-               {'sr.status, sr.drifted' if sentinel else 'NULL AS status, NULL AS drifted'}
+               c.calls, a.answers, us.tokens_in, us.tokens_out, us.tokens_cached, us.model, h.events{shown}
         FROM page m LEFT JOIN calls c USING (position) LEFT JOIN answers a USING (position)
-        LEFT JOIN usage us USING (position) LEFT JOIN happened h USING (position) {topics} {sentinel}
-        ORDER BY m.position""", [cid, start, cid, cid, cid, cid] + [cid] * (bool(topics) + bool(sentinel)))
+        LEFT JOIN usage us USING (position) LEFT JOIN happened h USING (position) {joins}
+        ORDER BY m.position""", [cid, start, cid, cid, cid, cid] + [cid] * sum(held))
     return rows.to_dicts()
 
 

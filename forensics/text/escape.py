@@ -3,7 +3,7 @@
 Log text is hostile by default (a message, a tool argument, a model name, a file name can hold anything): on a
 terminal an ESC or a bidi override rewrites what the reader sees; in report.md raw HTML runs in a viewer that
 allows it and Markdown syntax restyles or links (chart labels are kept from mathtext by ``text.parse_math`` in
-``forensics.report.charts``). Each function keeps the text readable and makes it inert.
+``forensics.draw``). Each function keeps the text readable and makes it inert.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """`forensics tune`: a recommended value per tunable the data can speak to, each with its evidence.
 
-A tuner is a function ``(TuneContext) -> list[Recommendation]`` that an analyzer declares by reference
-(``Analyzer.tuners``: ``"forensics.tuning.tuners:compression"`` and the keys it fits), resolved here when it runs:
-the analyzers sit below this layer and never import it. It computes by sweeping
-the warehouse through the analyzers' own functions (never a second copy of a metric). Nothing is written
+A tuner is a function ``(TuneContext) -> list[Recommendation]`` (the kit: ``forensics.analyzers.tuner``) in its
+analyzer's package, which declares it with the keys it fits (``Analyzer.tuners``); this layer runs the declared ones
+and names no analyzer. A tuner computes by sweeping the warehouse through its analyzer's own functions (never a second
+copy of a metric). Nothing is written
 unless the user asks (`--write`, see tuning.write).
 
 A key is fitted only on the logs of a harness that has it (``config.formats_of``): the seed harness's constants
@@ -14,7 +14,6 @@ saying why (and what the warehouse holds instead). A recommendation never comes 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,39 +21,11 @@ import duckdb
 
 from forensics import analyzers as registry
 from forensics.analyzers import harness
-from forensics.analyzers.declare import resolve
+from forensics.analyzers.tuner import Recommendation, TuneContext, TunerFn
 from forensics.config import HARNESS_FORMATS, Config
 from forensics.kernel.selection import Selection
 from forensics.report.digest import Advice, Change
 from forensics.warehouse import open_warehouse
-
-
-@dataclass
-class Recommendation:
-    key: str  # section.name
-    current: Any
-    recommended: Any
-    evidence: str
-    effect: str = ""  # what applying it is expected to change, where the tuner can say (shown by the report)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.recommended != self.current)
-
-
-@dataclass
-class TuneContext:
-    con: duckdb.DuckDBPyConnection
-    cfg: Config
-    analysis: Any  # the analyzers' Context over every conversation (to run an analyzer a tuner sweeps)
-    labels: str | None = None
-    target_tool_share: float = 0.6
-    min_precision: float = 0.7
-    worst_pct: float = 10.0
-    marker_rate: float = 0.05
-    max_outside_share: float = 0.25  # compaction: needs after a compaction that may concern a fact outside the window
-    questions: str | None = None  # a decision-memory question file: the [memory] retrieval keys are fitted on it
-    topics_fresh: bool = False  # the topic tables were just written by the report: tuners read them as they are
 
 
 @dataclass
@@ -70,13 +41,13 @@ class TuneResult:
         return vals
 
 
-Tuner = Callable[[TuneContext], list[Recommendation]]
+__all__ = ["Recommendation", "TuneContext", "TuneResult", "advise", "declared_tuners", "tune", "tune_connection"]
 
 
-def declared_tuners(analyzers: list[str] | None = None) -> list[tuple[Tuner, tuple[str, ...]]]:
-    """The declared tuners, resolved, with the harness keys each fits: those of ``analyzers`` (None: every
-    analyzer's), in report order."""
-    return [(resolve(t.ref), t.keys) for a in registry.declarations()
+def declared_tuners(analyzers: list[str] | None = None) -> list[tuple[TunerFn, tuple[str, ...]]]:
+    """The declared tuners with the harness keys each fits: those of ``analyzers`` (None: every analyzer's), in
+    report order."""
+    return [(t.run, t.keys) for a in registry.declarations()
             if analyzers is None or a.name in analyzers for t in a.tuners]
 
 
@@ -106,7 +77,7 @@ def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list
     return result
 
 
-def _scoped(fn: Tuner, keys: tuple[str, ...], ctx: TuneContext, formats: dict[str, int], own: dict[str, int]
+def _scoped(fn: TunerFn, keys: tuple[str, ...], ctx: TuneContext, formats: dict[str, int], own: dict[str, int]
             ) -> list[Recommendation]:
     """Run ``fn`` over the conversations its keys govern: a harness tuner over the harness's own logs (every key left
     alone when there are none), a detector's over all."""
@@ -127,11 +98,10 @@ def _scoped(fn: Tuner, keys: tuple[str, ...], ctx: TuneContext, formats: dict[st
     return recs
 
 
-def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], topics_fresh: bool,
-           questions: str | None) -> Advice:
+def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], questions: str | None) -> Advice:
     """The report's *What to change* (a ``forensics.report.digest.Recommender``): the tuners of the analyzers
-    the report ran, on its connection, as the digest's data."""
-    result = tune_connection(con, cfg, analyzers, topics_fresh=topics_fresh, questions=questions)
+    the report ran, on its connection, as the digest's data (the tables those analyzers wrote are fresh)."""
+    result = tune_connection(con, cfg, analyzers, fresh=tuple(analyzers), questions=questions)
     return Advice([Change(r.key, r.current, r.recommended, r.evidence, r.effect)
                    for r in result.recommendations if r.changed], len(result.recommendations),
                   f"{result.conversations} conversations, {result.messages} messages",

@@ -1,4 +1,6 @@
-"""Named SQL files (``queries/*.sql``), shipped inside the wheel and run read-only.
+"""Named SQL files, shipped inside the wheel and run read-only: the general ones (``queries/*.sql``) and each
+analyzer's own, in its package (``forensics/analyzers/<name>/<query>.sql``), found through the registry
+(``forensics.analyzers.named_queries``); an analyzer reads its own with ``load_query(name, __package__)``.
 
 Each file starts with a ``-- description`` line; the rest is plain DuckDB SQL against the warehouse tables,
 so any DuckDB client can run it. Tunables appear as ``coalesce(getvariable('name'), default)``.
@@ -38,19 +40,28 @@ def _root() -> Traversable:
     return Path(__file__).resolve().parents[2] / "queries"
 
 
-def list_queries() -> list[NamedQuery]:
-    """The named queries (``queries/*.sql``) by name, each with its description line."""
-    out = []
-    for f in sorted(_root().iterdir(), key=lambda t: t.name):
-        if f.name.endswith(".sql"):
-            out.append(_parse(f.name[:-4], f.read_text(encoding="utf-8")))
-    return out
+def _files(packages: tuple[str | None, ...]) -> dict[str, Traversable]:
+    """name -> file of every named query: the general folder's, then those of ``packages`` (an analyzer's own)."""
+    found: dict[str, Traversable] = {}
+    for folder in [_root(), *(resources.files(p) for p in dict.fromkeys(packages) if p)]:
+        for f in sorted(folder.iterdir(), key=lambda t: t.name):
+            if f.name.endswith(".sql"):
+                if f.name[:-4] in found:
+                    raise ForensicsError(f"named query {f.name[:-4]!r} is defined twice ({found[f.name[:-4]]}, {f})")
+                found[f.name[:-4]] = f
+    return dict(sorted(found.items()))
 
 
-def load_query(name: str) -> NamedQuery:
-    f = _root() / f"{name}.sql"
-    if not re.fullmatch(r"[A-Za-z0-9_]+", name) or not f.is_file():
-        known = ", ".join(q.name for q in list_queries())
+def list_queries(*packages: str | None) -> list[NamedQuery]:
+    """The general named queries and those of ``packages``, by name."""
+    return [_parse(name, f.read_text(encoding="utf-8")) for name, f in _files(packages).items()]
+
+
+def load_query(name: str, *packages: str | None) -> NamedQuery:
+    """The named query ``name``: a general one or one of ``packages``'."""
+    f = _files(packages).get(name) if re.fullmatch(r"[A-Za-z0-9_]+", name) else None
+    if f is None:
+        known = ", ".join(_files(packages))
         raise ForensicsError(f"no named query {name!r} (known: {known}); `forensics query --list` shows them")
     return _parse(name, f.read_text(encoding="utf-8"))
 

@@ -6,9 +6,11 @@ dropped and needed again); ``signs`` finds rediscovery (a not-found path, then a
 fact's needs in the warehouse; ``replay`` replays the rule over them and sweeps its settings. The compaction
 analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its sweep.
 """
+from forensics.analyzers.compaction import draw, tune
 from forensics.analyzers.compaction.section import FACTS_TABLE, NAME, REPLAY_TABLE, TITLE, audit_of, counted, run
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.config import Key
+from forensics.warehouse import derived
 
 __all__ = ["ANALYZER", "FACTS_TABLE", "NAME", "REPLAY_TABLE", "TITLE", "audit_of", "counted", "run"]
 
@@ -81,8 +83,13 @@ ANALYZER = Analyzer(
             "the shorter one's terms (at least two, or one name)", "share"),
     ),
     tuners=(
-        Tuner("forensics.tuning.tuners:compaction", ("compaction.keep_recent", "compaction.max_tokens")),
+        Tuner(tune.compaction, ("compaction.keep_recent", "compaction.max_tokens")),
     ),
-    charts={"sweep": "forensics.report.figures:compaction_sweep"},
+    charts={"sweep": draw.compaction_sweep},
     workers=True,  # the audits of all conversations in a pool (audit_all.py)
+    tables=(
+        derived.Table("compaction_pairs", "cache", "each fact's mentions and the needs that follow them"),
+        derived.Table("compaction_facts", "selection", "each fact held before a logged compaction and what became of it"),
+        derived.Table("compaction_replay", "selection", "the replayed compactions of the harness's rule"),
+    ),
 )

@@ -3,6 +3,7 @@ per kind of evidence: ``corpus`` (a request's targets against its agent's norm),
 topic switch), ``rediscovery`` (what compaction dropped and the conversation needed again), ``targets`` (what a
 request reads)."""
 from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
+from forensics.analyzers.drift import draw, tune
 from forensics.analyzers.drift.section import (
     FACTS,
     KINDS,
@@ -20,6 +21,7 @@ from forensics.analyzers.drift.section import (
 )
 from forensics.analyzers.facts import Fact
 from forensics.config import Key
+from forensics.warehouse import derived
 
 __all__ = ["ANALYZER", "FACTS", "KINDS", "NAME", "TITLE", "run"]
 
@@ -64,10 +66,14 @@ ANALYZER = Analyzer(
         CheckRule("drift.*", "lower", 0.10, True),
     ),
     tuners=(
-        Tuner("forensics.tuning.tuners:drift"),
+        Tuner(tune.drift),
     ),
-    charts={"severity": "forensics.report.figures:severity"},
+    charts={"severity": draw.severity},
     engines=("duckdb", "spark"),
     after=("topics", "compaction"),
+    detector_sections={"drift": "fitted to this warehouse's one kind of agent so that high flags its worst 10 %"},
     maps=("conversations",),
+    tables=(
+        derived.Table("drift_findings", "selection", "one row per conversation and drift kind: severity, rule, positions"),
+    ),
 )

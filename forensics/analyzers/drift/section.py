@@ -128,7 +128,7 @@ def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``tool_turns`` for the selected conversations."""
     with reuse.selected_only(con, ("messages", "tool_calls")):
-        return arrow(con, f"SELECT * FROM ({load_query('tool_turns').sql}) q "
+        return arrow(con, f"SELECT * FROM ({load_query('tool_turns', __package__).sql}) q "
                           f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
 
 

@@ -318,4 +318,9 @@ def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
 
 ANALYZER = Analyzer(
     NAME, TITLE, run, after=("outcomes",),
+    lead=1,  # the report leads with what went wrong, before the runs
+    tables=(
+        derived.Table("run_failures", "selection", "per failed or problem-bearing run: how it ended, its recurring "
+                      "error template, its cluster, its decisive step's position and agent"),
+    ),
 )

@@ -18,10 +18,12 @@ import pyarrow as pa
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
 from forensics.analyzers.memory import decisions as decisions_mod
+from forensics.analyzers.memory import draw, tune
 from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_questions
 from forensics.analyzers.memory.rules import KINDS, Hit, find
 from forensics.config import Config, Key
 from forensics.kernel.selection import SELECTED
+from forensics.warehouse import derived
 
 NAME = "memory"
 TITLE = "Decision memory"
@@ -219,8 +221,11 @@ ANALYZER = Analyzer(
         CheckRule("memory.findings*", "lower", 0.0, False),
     ),
     tuners=(
-        Tuner("forensics.tuning.tuners:memory_retrieval",
+        Tuner(tune.memory_retrieval,
               ("memory.top_k", "memory.similarity_threshold", "memory.time_decay", "memory.importance_weight")),
     ),
-    charts={"retrieval_sweep": "forensics.report.figures:retrieval_sweep"},
+    charts={"retrieval_sweep": draw.retrieval_sweep},
+    tables=(
+        derived.Table("memory_findings", "whole", "the decision-memory audit's findings"),
+    ),
 )

@@ -111,4 +111,8 @@ def _family_norms(found: list[Problem], family: dict[str, str]) -> tuple[list[Pr
 ANALYZER = Analyzer(
     NAME, TITLE, run,
     checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
+    tables=(
+        derived.Table(TABLE, "selection", "one row per problem a reviewer flags (SPEC §24): kind, the first cited "
+                      "main-path position, every cited position, a verbatim quote, the rule and the norm"),
+    ),
 )

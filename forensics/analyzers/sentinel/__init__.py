@@ -4,14 +4,16 @@ state machine over history, find each degraded conversation's onset and whether 
 The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``ComplianceTracker`` and
 ``window_sweep`` are the library twins a notebook or `forensics tune` calls directly.
 """
-from forensics.analyzers.declare import Analyzer, Tuner
+from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.facts import Fact
+from forensics.analyzers.sentinel import draw, tune
 from forensics.analyzers.sentinel.classify import Sentinel, Verdict, classify, strip_for_display
 from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables, failures, judged, turns
 from forensics.config import Key
+from forensics.warehouse import derived
 
 __all__ = ["ANALYZER", "FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify",
            "compliance_key", "run", "strip_for_display", "window_sweep"]
@@ -46,10 +48,16 @@ ANALYZER = Analyzer(
     ),
     reads=FACTS,
     tuners=(
-        Tuner("forensics.tuning.tuners:sentinel_window", ("sentinel.compliance_window",)),
+        Tuner(tune.sentinel_window, ("sentinel.compliance_window",)),
     ),
-    charts={"status_over_turns": "forensics.report.figures:status_over_turns",
-            "onset_by_context": "forensics.report.figures:onset_by_context"},
+    marks=(Mark("sentinel_replies", ("status", "drifted")),),
+    charts={"status_over_turns": draw.status_over_turns,
+            "onset_by_context": draw.onset_by_context},
     engines=("duckdb", "spark"),
     maps=("models", "degraded"),
+    tables=(
+        derived.Table("sentinel_replies", "whole", "each judged reply and its compliance state"),
+        derived.Table("sentinel_models", "whole", "per model: replies, compliance, state"),
+        derived.Table("sentinel_conversations", "whole", "per conversation: the sentinel's verdict"),
+    ),
 )

@@ -99,7 +99,7 @@ def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None 
     regex reads only the tool results of those conversations."""
     where = "" if ids is None else "WHERE q.conversation_id IN (SELECT unnest(?::VARCHAR[]))"
     return arrow(con, f"""
-        WITH f AS (SELECT q.* FROM ({load_query('sentinel_failures').sql}) q {where}),
+        WITH f AS (SELECT q.* FROM ({load_query('sentinel_failures', __package__).sql}) q {where}),
         users AS (SELECT conversation_id, position FROM messages
                   WHERE on_main_path AND role = 'user' AND conversation_id IN (SELECT conversation_id FROM f))
         SELECT f.*, (SELECT count(*) FROM users u WHERE u.conversation_id = f.conversation_id

@@ -16,10 +16,12 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.skills import draw
 from forensics.analyzers.skills.propose import Proposal, propose
 from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, gather, tally
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers
 from forensics.config import Key
+from forensics.warehouse import derived
 
 NAME = "skills"
 TITLE = "Skill-trigger replay"
@@ -242,5 +244,8 @@ ANALYZER = Analyzer(
         Key("skills", "argument_keys", ["skill", "command", "name"], "the first of these arguments that holds text "
             "names the skill a load call loads", "argument names"),
     ),
-    charts={"routing": "forensics.report.figures:routing"},
+    charts={"routing": draw.routing},
+    tables=(
+        derived.Table("skill_routing", "whole", "each request replayed against the trigger table"),
+    ),
 )

@@ -121,7 +121,7 @@ def canonical(name: str, ids: dict[str, str]) -> str:
 def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay:
     """Classify the selection's user messages, match the table, find the loads (needs ``sel_conversations``)."""
     sel = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {MESSAGES} AS SELECT * FROM ({load_query('skill_messages').sql}) q "
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {MESSAGES} AS SELECT * FROM ({load_query('skill_messages', __package__).sql}) q "
                 f"WHERE q.{sel}")
     skills = table.skills if table else {}
     ids = {s.lower(): s for s in reversed(list(skills))}  # the first spelling wins, as the first skill wins ties
@@ -168,7 +168,7 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
             SELECT q.conversation_id, q.position, q.call_index AS k, q.skill,
                    CASE WHEN q.synthetic THEN 'synthetic' WHEN q.failed THEN 'failed'
                         WHEN q.skill IS NULL THEN 'unnamed' ELSE 'tool' END AS via, q.result_position AS text_at
-            FROM ({load_query('skill_loads').sql}) q
+            FROM ({load_query('skill_loads', __package__).sql}) q
             WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
         ),
         events AS (

@@ -15,8 +15,8 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.analyzers.declare import Analyzer, Tuner
-from forensics.analyzers.topics import corpus, embedding
+from forensics.analyzers.declare import Analyzer, Mark, Tuner
+from forensics.analyzers.topics import corpus, draw, embedding, tune
 from forensics.analyzers.topics.evaluate import (
     Reference,
     Scores,
@@ -37,6 +37,7 @@ from forensics.config import ROLES, Config, ConfigError, Key
 from forensics.kernel.selection import SELECTED
 from forensics.text import cues
 from forensics.text.cues import Cues
+from forensics.warehouse import derived
 
 NAME = "topics"
 TITLE = "Topic switches"
@@ -343,10 +344,18 @@ ANALYZER = Analyzer(
             "registers", "words"),
     ),
     tuners=(
-        Tuner("forensics.tuning.tuners:topic_confidence", ("topic.min_confidence",)),
-        Tuner("forensics.tuning.tuners:topic_switch_score"),
+        Tuner(tune.topic_confidence, ("topic.min_confidence",)),
+        Tuner(tune.topic_switch_score),
     ),
-    charts={"topic_timeline": "forensics.report.figures:timeline"},
+    charts={"topic_timeline": draw.timeline},
+    marks=(Mark("message_topics", ("topic", "marker", "confidence")),),
     maps=("per_conversation",),
     workers=True,  # chunks of conversations tokenized and judged in a pool (pipeline.py)
+    tables=(
+        derived.Table("message_terms", "cache", "each judged message's terms"),
+        derived.Table("message_topics", "whole", "each judged message's topic and confidence"),
+        derived.Table("topic_switches", "whole", "the switch markers (drift type 4 reads them)"),
+        derived.Table("topic_corpus", "cache", "the corpus state: message count, document frequencies, topic model"),
+        derived.Table("topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"),
+    ),
 )

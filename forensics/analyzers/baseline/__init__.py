@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Chart, Context, Finding, Section
+from forensics.analyzers.baseline import draw
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Config, Key
@@ -37,7 +38,7 @@ WIDE_LAYOUT_MAX = 40  # beyond the seed layout: a row per conversation, the larg
 
 def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``baseline``: one row per selected conversation."""
-    return arrow(con, f"SELECT * FROM ({load_query('baseline').sql}) q "
+    return arrow(con, f"SELECT * FROM ({load_query('baseline', __package__).sql}) q "
                       f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
 
 
@@ -238,8 +239,10 @@ ANALYZER = Analyzer(
         CheckRule("baseline.means.tool_results_gt_*", "lower", 0.05, True),
         CheckRule("baseline.means.parallel_turns", "lower", 0.10, True),
     ),
-    charts={"messages_by_role": "forensics.report.figures:roles", "tool_result_sizes": "forensics.report.figures:sizes",
-            "context_share": "forensics.report.figures:context_share"},
+    charts={"messages_by_role": draw.roles, "tool_result_sizes": draw.sizes,
+            "context_share": draw.context_share},
     engines=("duckdb", "spark"),
+    compared=("means.empty_assistant_share", "means.short_user_share", "means.asst_tool_ratio"),
+    conversation_figures="conversations",
     maps=("conversations",),
 )

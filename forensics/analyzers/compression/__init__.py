@@ -24,11 +24,12 @@ import pyarrow as pa
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.baseline import mean
+from forensics.analyzers.compression import draw, tune
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.config import Config, Key
 from forensics.kernel.selection import SELECTED
-from forensics.warehouse import frame
+from forensics.warehouse import derived, frame
 from forensics.warehouse.queries import load_query
 
 NAME = "compression"
@@ -39,7 +40,7 @@ SWEEP_SHARES = (0.2, 0.4, 0.6, 1.0)
 RESULTS_TABLE = "compression_results"
 CONV_KEYS = ["results", "summarized", "tool_bytes_before", "tool_bytes_after", "tool_share_before", "tool_share_after",
              "asst_tool_ratio_before", "asst_tool_ratio_after"]
-# the loosest thresholds the report or the tuner sweeps (forensics.tuning.tuners): the replay runs at these or looser
+# the loosest thresholds the report or the tuner sweeps (its tune module): the replay runs at these or looser
 LOOSEST = (250, 0.2)
 _REPLAY = "_compression_replay"  # temp: per result at the loosest thresholds of the last prepare()
 
@@ -67,7 +68,7 @@ def _prepare(con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_sha
 
     def compute() -> pa.Table:
         with _variables(con, values), reuse.selected_only(con):
-            return con.sql(f"SELECT * FROM ({load_query('compression_replay').sql}) q WHERE q.conversation_id IN "
+            return con.sql(f"SELECT * FROM ({load_query('compression_replay', __package__).sql}) q WHERE q.conversation_id IN "
                            f"({_selected(con)}) ORDER BY q.conversation_id, q.position").to_arrow_table()
 
     selected = _selected(con).endswith(SELECTED)
@@ -249,9 +250,13 @@ ANALYZER = Analyzer(
     ),
     reads=FACTS,
     tuners=(
-        Tuner("forensics.tuning.tuners:compression", ("tool_result.summarize_bytes", "tool_result.summarize_share")),
+        Tuner(tune.compression, ("tool_result.summarize_bytes", "tool_result.summarize_share")),
     ),
-    charts={"sweep": "forensics.report.figures:sweep"},
+    charts={"sweep": draw.sweep},
     engines=("duckdb", "spark"),
     maps=("conversations",),
+    tables=(
+        derived.Table("compression_results", "whole", "each tool result replayed under the compression rule"),
+        reuse.kept_table("compression_replay"),
+    ),
 )

@@ -14,8 +14,8 @@ from forensics.analyzers.base import Context
 from forensics.analyzers.skills import Proposal, TriggerTable, analyse, excerpts, read_table
 from forensics.analyzers.skills.replay import tally
 from forensics.config import Config
+from forensics.draw import short_label
 from forensics.kernel.selection import Selection
-from forensics.report.charts import short_label
 from forensics.warehouse import open_warehouse
 from forensics.warehouse.labels import conversation_labels
 

@@ -20,6 +20,7 @@ from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.facts import Fact
+from forensics.analyzers.keywords import draw
 from forensics.config import Config, Key
 from forensics.kernel.selection import SELECTED
 from forensics.text.distinctive import distinctive_of
@@ -114,6 +115,9 @@ ANALYZER = Analyzer(
     ),
     facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), kept=True),),
     reads=("keyword_counts",),
-    charts={"distinctive_terms": "forensics.report.figures:terms"},
+    charts={"distinctive_terms": draw.terms},
     maps=("conversations",),
+    tables=(
+        derived.Table("conversation_keywords", "selection", "per conversation: top keywords and distinctive terms"),
+    ),
 )

@@ -1,18 +1,27 @@
-"""matplotlib, off-screen, to SVG whose text stays text: the reader's browser draws every glyph (Chinese too),
-so the machine that writes the report needs no CJK font and matplotlib has nothing to warn about."""
+"""The drawing kit: matplotlib, off-screen, to SVG whose text stays text: the reader's browser draws every glyph
+(Chinese too), so the machine that writes the report needs no CJK font and matplotlib has nothing to warn about.
+
+An analyzer's chart drawers (its ``draw`` module, named by its declaration's ``charts``) draw with this kit; the
+report and the explorer turn their figures into SVG with it. It and the analyzers' ``draw`` modules are the only
+modules below the report that may import matplotlib (the import contracts in pyproject.toml), and only inside
+functions: importing them starts no matplotlib."""
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import io
 import re
 import warnings
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
 
+# a chart's drawer: the data of its ``Chart`` -> a figure
+Drawer = Callable[[Any], "Figure"]
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
 # used, when installed, only to measure Chinese labels for the layout (the browser draws them with its own fonts)
 CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
@@ -70,12 +79,26 @@ def svg(fig: Figure) -> str:
     return buf.getvalue()
 
 
-def drawn(ref: str, data: Any) -> str:
-    """The SVG of the chart the drawer ``ref`` (``"module:function"``, ``figures.reference``) draws of ``data``. The
-    process that draws a report's charts beside it calls this: importing this module (and the drawers of
-    ``forensics.report.figures``) loads no analyzer, no DuckDB and no polars."""
-    module, _, attr = ref.partition(":")
-    return svg(getattr(importlib.import_module(module), attr)(data))
+def drawn(drawer: Drawer, data: Any) -> str:
+    """The SVG of the chart ``drawer`` draws of ``data``."""
+    return svg(drawer(data))
+
+
+def drawn_at(path: str, name: str, data: Any) -> str:
+    """The SVG the drawer ``name`` of the drawing module at ``path`` draws of ``data``, the module loaded from its file
+    alone: the process that draws a report's charts beside it calls this, so that it imports matplotlib and this kit
+    but not the analyzer whose ``draw`` module it is (its package would bring polars, SciPy, DuckDB: 1.5 s and 90 MB
+    more). An analyzer's drawing module imports only this kit, so it runs the same either way."""
+    return svg(getattr(_drawing_module(path), name)(data))
+
+
+@cache
+def _drawing_module(path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_forensics_drawing_{abs(hash(path))}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # the smallest chart text a reader gets, in CSS px: a chart shrinks with a narrow page (max-width: 100%) down to the
