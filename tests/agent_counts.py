@@ -804,9 +804,10 @@ def openhands_run(path: Path) -> Run:
                 match = next((k for k, (j, a) in enumerate(open_calls) if events[j]["action"] == e["observation"]
                               and any(a.get(f) == x.get(f) is not None for f in ("command", "code", "path"))), None)
                 if match is not None:
-                    open_calls.pop(match)
+                    j, a = open_calls.pop(match)
                     linked += 1
-                    errors += x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error"
+                    errors += is_error(x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error",
+                                       str(e.get("content", "")), events[j]["action"], str(a.get("command", "")))
         out = _plus(out, Run(1, person, calls, linked, errors))
     return out
 
@@ -844,7 +845,8 @@ def swe_agent_run(path: Path) -> Run:
         return Run(1, person, len(made) + len(after), len(linked), errors)
     actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
     calls = max(actions, len(steps))
-    errors = sum(str(s["observation"]).lstrip().startswith(SWE_FAILED) for s in steps)
+    errors = sum(is_error(str(s["observation"]).lstrip().startswith(SWE_FAILED), str(s["observation"]), "",
+                          str(s.get("action", ""))) for s in steps)
     return Run(1, person, calls, calls, errors)
 
 
@@ -870,21 +872,29 @@ def mini_swe_agent_run(path: Path) -> Run:
             n = len(m.get("tool_calls") or []) or len((m.get("extra") or {}).get("actions") or []) or len(
                 re.findall(r"```(?:bash|mswea_bash_command)\n", text))
             calls += n
-            pending = list(range(n))
+            runs = [json.dumps(c.get("function")) for c in m.get("tool_calls") or []] or [
+                json.dumps(a) for a in (m.get("extra") or {}).get("actions") or []] or re.findall(
+                r"```(?:bash|mswea_bash_command)\n(.*?)```", text, re.S)
+            pending = (runs + [text] * n)[:n]  # what each action runs
         elif m["role"] == "user" and text.lstrip().startswith(MINI_HARNESS):
             pending = []
         elif m["role"] == "user" and text.lstrip().startswith(MINI_PERSON):
             pending, person = [], person + 1
         elif m["role"] in ("user", "tool") and pending:
-            pending.pop(0)
+            action = ("bash", pending.pop(0))
             linked += 1
             code = (m.get("extra") or {}).get("returncode")
-            errors += code != 0 if isinstance(code, int) else bool(
-                re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text))
+            errors += is_error(code != 0 if isinstance(code, int) else bool(
+                re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text)), text, *action)
         elif m["role"] == "user":
             person += not seen_user
             seen_user = True
     return Run(1, person, calls, linked, errors)
+
+
+def _inspect_text(m: dict) -> str:
+    c = m.get("content")
+    return c if isinstance(c, str) else "\n".join(p.get("text", "") for p in c or [] if isinstance(p, dict))
 
 
 def inspect_run(path: Path) -> Run:
@@ -914,7 +924,9 @@ def inspect_run(path: Path) -> Run:
         calls = [c for m in msgs for c in m.get("tool_calls") or []]
         results = {m["tool_call_id"]: m for m in msgs if m["role"] == "tool"}
         out = _plus(out, Run(1, len(users), len(calls), sum(c["id"] in results for c in calls),
-                            sum(results[c["id"]].get("error") is not None for c in calls if c["id"] in results)))
+                            sum(is_error(results[c["id"]].get("error") is not None, _inspect_text(results[c["id"]]),
+                                         c.get("function", ""), json.dumps(c.get("arguments")))
+                                for c in calls if c["id"] in results)))
     return out
 
 
@@ -923,6 +935,49 @@ RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
     "openhands": ("openhands", openhands_run), "swe_agent": ("swe-agent", swe_agent_run),
     "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run), "inspect_ai": ("inspect", inspect_run),
 }
+
+
+# SPEC §24, restated from docs/warehouse.md (``error_source``) for the counters, independent of the importer's SQL
+# (test_tool_errors checks the names agree): a result is an error when the format flags it, else when one of these
+# matches the first and last 2,000 characters of its text; a search (grep, rg, findstr, ...) exiting 1 with no
+# output is neither.
+ERROR_RULES: tuple[tuple[str, str], ...] = (
+    ("traceback", r"(?m)^\s*Traceback \(most recent call last\):"),
+    ("shell_error", r"(?m)^(?:/\S*/)?(?:ba|z|da|k)?sh: (?:(?:line )?\d+: )?(?!warning:|line \d)"),
+    ("command_not_found", r"(?m)(?::|^) ?command not found\b|is not recognized as (?:an internal or external command"
+                          r"|the name of a cmdlet)"),
+    ("no_such_file", r"(?m)No such file or directory|cannot find the (?:file|path) specified|^FileNotFoundError: "),
+    ("exit_code", r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+                  r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
+                  r"|<returncode>-?0*[1-9]\d*</returncode>"),
+    ("http_status", r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b"),
+)
+_ZERO_EXIT = (r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+              r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>")
+_SEARCH = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
+_SEARCH_TOOLS = ("grep", "search_files", "Grep", "grep_search", "search", "ripgrep")
+_WRAPPER = (r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|<returncode>1</returncode>|"
+            r"</?output>|\[?command finished with exit code 1\]?)[ \t]*$")
+
+
+def error_rule(text: str) -> str | None:
+    """The first of ERROR_RULES that the text's head and tail match (exit_code not when a zero status is there too)."""
+    t = text if len(text) <= 4000 else text[:2000] + "\n" + text[-2000:]
+    for name, pattern in ERROR_RULES:
+        if re.search(pattern, t) and not (name == "exit_code" and re.search(_ZERO_EXIT, t)):
+            return name
+    return None
+
+
+def is_error(flagged: bool, text: str | None, name: str = "", arguments: str = "") -> bool:
+    """The format's flag, else the content rules; a search that found nothing (empty but for exit-1 lines) is
+    never an error."""
+    text = text or ""
+    empty = (len(text.encode()) <= 200 and not re.search(r"(?i)exit code:? ?[2-9]|<returncode>-?[2-9]", text)
+             and not re.sub(_WRAPPER, "", text).strip())
+    if empty and (name in _SEARCH_TOOLS or re.search(_SEARCH, arguments or "")):
+        return False
+    return flagged or error_rule(text) is not None
 
 
 # Real logs (../shared/data/agent-logs): one counter per file of a family, each applying its tool's documented
@@ -975,12 +1030,28 @@ def _codex_failed(output: object) -> bool:
     return output.lstrip().lower().startswith(CODEX_FAILURES)
 
 
+def _codex_text(output: object) -> str:
+    """The text a tool output shows: a content list's texts, a ``{"content"}``'s, the JSON wrapper's ``output``."""
+    if isinstance(output, dict):
+        return _codex_text(output.get("content", ""))
+    if isinstance(output, list):
+        return "\n".join(p.get("text", "") for p in output if isinstance(p, dict))
+    if not isinstance(output, str):
+        return ""
+    try:
+        wrapped = json.loads(output)
+    except json.JSONDecodeError:
+        return output
+    return wrapped["output"] if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str) else output
+
+
 def codex_file(path: Path) -> FileFigures:
     recs = list(json_lines(path))
     meta: dict = {}
     copied = False
     person = 0
     calls: list[str | None] = []
+    called: dict[str | None, tuple[str, str]] = {}  # call id -> (tool name, arguments)
     outputs: dict[str, object] = {}
     exits: dict[str, int] = {}
     rolled = 0
@@ -1007,10 +1078,13 @@ def codex_file(path: Path) -> FileFigures:
             person += not any(x.lstrip().lower().startswith(CODEX_CONTEXTUAL) for x in texts)
         elif t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"):
             calls.append(p.get("call_id") or p.get("id"))
+            args = p.get("arguments", p.get("input", p.get("action")))
+            called[calls[-1]] = (p.get("name", ""), args if isinstance(args, str) else json.dumps(args))
         elif t in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
             outputs[p["call_id"]] = p.get("output")
     linked = [c for c in calls if c in outputs]
-    errors = sum(exits[c] != 0 if c in exits else _codex_failed(outputs[c]) for c in linked)
+    errors = sum(is_error(exits[c] != 0 if c in exits else _codex_failed(outputs[c]), _codex_text(outputs[c]),
+                          *called[c]) for c in linked)
     return FileFigures(1, person - rolled, len(calls), len(linked), errors)
 
 
@@ -1044,22 +1118,31 @@ def claude_code_main_path(recs: list[dict]) -> set[str]:
     return path_ids
 
 
+def _claude_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
 def claude_code_file(path: Path) -> FileFigures:
     if path.name.endswith(".meta.json"):
         return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
     recs = list(json_lines(path))
     path_ids = claude_code_main_path(recs)
     person = 0
-    uses: dict[str, None] = {}
+    uses: dict[str, tuple[str, str]] = {}  # id -> (tool name, input)
     results: dict[str, bool] = {}
     for r in recs:
         content = (r.get("message") or {}).get("content")
         blocks = content if isinstance(content, list) else []
         if r.get("type") == "assistant":
-            uses.update((b["id"], None) for b in blocks if b.get("type") == "tool_use")
+            uses.update((b["id"], (b.get("name", ""), json.dumps(b.get("input")))) for b in blocks
+                        if b.get("type") == "tool_use")
         if r.get("type") != "user":
             continue
-        results.update((b["tool_use_id"], bool(b.get("is_error"))) for b in blocks if b.get("type") == "tool_result")
+        results.update((b["tool_use_id"], is_error(bool(b.get("is_error")), _claude_text(b.get("content")),
+                                                   *uses.get(b["tool_use_id"], ("", ""))))
+                       for b in blocks if b.get("type") == "tool_result")
         texts = [content] if isinstance(content, str) else [b["text"] for b in blocks if b.get("type") == "text"]
         if not texts or r.get("uuid") not in path_ids:
             continue
@@ -1097,6 +1180,13 @@ def _gemini_exit(v: object) -> bool:
     return False
 
 
+def _gemini_result(call: dict) -> str:
+    """The output a call's result carries: its functionResponse's ``output`` or ``error``, else the display."""
+    texts = [str(v) for r in call.get("result") or [] if isinstance(r, dict)
+             for v in ((r.get("functionResponse") or {}).get("response") or {}).values()]
+    return "\n".join(texts) or str(call.get("resultDisplay") or "")
+
+
 def gemini_file(path: Path) -> FileFigures:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(doc, dict) and "messages" in doc:  # a chat recording
@@ -1105,8 +1195,9 @@ def gemini_file(path: Path) -> FileFigures:
                      for m in msgs)
         calls = [c for m in msgs for c in m.get("toolCalls") or []]
         done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
-        return FileFigures(1, person, len(calls), len(done), sum(c.get("status") == "error" or _gemini_exit(c.get("result"))
-                                                                 for c in done))
+        return FileFigures(1, person, len(calls), len(done), sum(
+            is_error(c.get("status") == "error" or _gemini_exit(c.get("result")), _gemini_result(c), c.get("name", ""),
+                     json.dumps(c.get("args"))) for c in done))
     if isinstance(doc, list) and doc and "sessionId" in doc[0]:  # logs.json, the prompt log
         chats = path.parent / "chats"
         recorded = {f.stem[-8:] for f in chats.glob("session-*")} if chats.is_dir() else set()

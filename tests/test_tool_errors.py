@@ -20,6 +20,7 @@ CASES = [
     ("cat: missing.txt: No such file or directory", "no_such_file"),
     ("Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom", "exit_code"),
     ("Exit code: 0\nOutput:\nfine", None),
+    ("Exit code: 0\nWall time: 1 seconds\nOutput:\nProcess exited with code 9", None),  # the wrapper's status wins
     ("<returncode>127</returncode>\n<output>\n</output>", "exit_code"),
     ("[The command completed with exit code 1.]", "exit_code"),
     ("HTTP/1.1 404 Not Found\nContent-Type: text/html", "http_status"),
@@ -82,3 +83,14 @@ def test_every_rule_is_documented() -> None:
     names = [n for n, _ in tool_errors.documented()]
     assert names == ["format", "traceback", "shell_error", "command_not_found", "no_such_file", "exit_code",
                      "http_status"]
+
+
+def test_the_independent_counter_restates_the_same_rules() -> None:
+    """tests/agent_counts.py re-states SPEC §24 in plain Python; the two lists name the same rules in one order, and
+    classify every case above alike."""
+    from tests.agent_counts import ERROR_RULES, error_rule, is_error
+    assert [n for n, _ in ERROR_RULES] == [n for n, _, _ in tool_errors.RULES]
+    assert [error_rule(text) for text, _ in CASES] == [rule for _, rule in CASES]
+    assert not is_error(True, "Exit code: 1\nWall time: 0.2 seconds\nOutput:\n", "shell", '{"command": "rg foo"}')
+    assert is_error(True, "Exit code: 1\nOutput:\nrg: x: Access is denied.", "shell", '{"command": "rg foo"}')
+    assert is_error(False, "cat: x: No such file or directory", "bash", "cat x")

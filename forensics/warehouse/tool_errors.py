@@ -25,10 +25,17 @@ RULES: tuple[tuple[str, str, str], ...] = (
     ("exit_code", r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
                   r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
                   r"|<returncode>-?0*[1-9]\d*</returncode>",
-     "a non-zero exit status written in the output (Codex, Gemini CLI, OpenHands, mini-swe-agent forms)"),
+     "a non-zero exit status written in the output (Codex, Gemini CLI, OpenHands, mini-swe-agent forms), unless "
+     "the text also records a zero one (the wrapper's own status; the command's output quoted another)"),
     ("http_status", r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b",
      "an HTTP status of 400 or more: a status line, `404 Client Error` (requests), `returned error: 404` (curl)"),
 )
+# a rule does not fire on a text that matches its exception: a zero exit status in one of the same forms is the
+# wrapper's own (Codex's `Exit code: 0` header over an output that prints `Process exited with code 9`)
+UNLESS: dict[str, str] = {
+    "exit_code": r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+                 r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>",
+}
 # a search tool (its command names one) whose output is empty once the exit-status lines are taken out
 SEARCH_COMMAND = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 WRAPPER_LINES = (r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|"
@@ -49,7 +56,9 @@ def rule_sql(text: str) -> str:
     t = f"CASE WHEN length({text}) > {HEAD + TAIL} THEN left({text}, {HEAD}) || chr(10) || right({text}, {TAIL}) " \
         f"ELSE {text} END"
     gate = " OR ".join(f"contains({text}, '{sql_str(m)}')" for m in MARKERS)
-    rules = " ".join(f"WHEN regexp_matches({t}, '{sql_str(p)}') THEN '{n}'" for n, p, _ in RULES)
+    rules = " ".join(f"WHEN regexp_matches({t}, '{sql_str(p)}')"
+                     + (f" AND NOT regexp_matches({t}, '{sql_str(UNLESS[n])}')" if n in UNLESS else "")
+                     + f" THEN '{n}'" for n, p, _ in RULES)
     return f"CASE WHEN {gate} THEN CASE {rules} END END"
 
 
