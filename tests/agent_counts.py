@@ -459,7 +459,7 @@ def _cline_results(text: str, open_calls: list[set[str]]) -> tuple[int, int]:
         if match is not None:
             open_calls.remove(match)
             linked += 1
-            errors += body.startswith(CLINE_FAILED)
+            errors += is_error(body.startswith(CLINE_FAILED), body, h.group(1))  # (the call's XML args are not kept)
     return linked, errors
 
 
@@ -518,7 +518,13 @@ def real_continue(root: Path) -> Real:
         ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | set(states)
         answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
             k for k, s in states.items() if isinstance(s.get("output"), list)}
-        failed = {k for k in ids & answered if states.get(k, {}).get("status") in ("errored", "canceled")}
+        said = {m["toolCallId"]: str(m.get("content") or "") for m in msgs if m["role"] == "tool"}
+        said.update((k, "\n".join(str(o.get("content", "")) for o in s["output"] if isinstance(o, dict)))
+                    for k, s in states.items() if isinstance(s.get("output"), list) and k not in said)
+        fn = {k: s.get("toolCall", {}).get("function") or {} for k, s in states.items()}
+        failed = {k for k in ids & answered if is_error(states.get(k, {}).get("status") in ("errored", "canceled"),
+                                                       said.get(k, ""), fn.get(k, {}).get("name", ""),
+                                                       str(fn.get(k, {}).get("arguments", "")))}
         out.append(Real(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered), len(failed)))
     return Real(*(sum(x) for x in zip(*out)))
 
@@ -556,7 +562,8 @@ def real_cursor(root: Path) -> Real:
             tools = [b["toolFormerData"] for b in bubbles if b.get("toolFormerData")]
             done = [t for t in tools if t.get("result") is not None or t.get("status") in ("error", "completed")]
             out.append(Real(1, sum(b["type"] == 1 for b in bubbles), len(tools), len(done),
-                            sum(t.get("status") == "error" for t in done)))
+                            sum(is_error(t.get("status") == "error", str(t.get("result") or ""), t.get("name", ""),
+                                         str(t.get("rawArgs") or t.get("params") or "")) for t in done)))
         if rest:
             out.append(Real(1, len(rest), 0, 0, 0))
     return Real(*(sum(x) for x in zip(*out)))
@@ -592,9 +599,10 @@ def real_chatgpt(root: Path) -> Real:
                         answered.setdefault(up, m)
                         break
                     up = nodes[up]["parent"]
-            errors = sum(m["content"]["content_type"] == "system_error" or bool(re.search(
+            errors = sum(is_error(m["content"]["content_type"] == "system_error" or bool(re.search(
                 "failed|error|exception", str((m["metadata"].get("aggregate_result") or {}).get("status")),
-                re.IGNORECASE)) for m in answered.values())
+                re.IGNORECASE)), "\n".join(str(x) for x in m["content"].get("parts") or []) or str(
+                m["content"].get("text", "")), str(msgs[c].get("recipient")), "") for c, m in answered.items())
             out.append(Real(1, person, len(calls), len(answered), errors))
     return Real(*(sum(x) for x in zip(*out)))
 
@@ -748,7 +756,9 @@ def otel_run(path: Path) -> Run:
             if cid not in [c for c, _ in t["calls"]]:
                 t["calls"].append((cid, a.get("gen_ai.tool.name")))
             t["answered"].add(cid)
-            if s["error"]:
+            said = a.get("gen_ai.tool.call.result") or a.get("output.value") or a.get("gen_ai.tool.output") or ""
+            if is_error(s["error"], str(said), str(a.get("gen_ai.tool.name") or a.get("tool.name") or ""),
+                        str(a.get("gen_ai.tool.call.arguments") or a.get("input.value") or "")):
                 t["errors"].add(cid)
         above, sub = up(t["first"]), False
         while above is not None:
@@ -1284,8 +1294,9 @@ def aider_file(path: Path) -> FileFigures:
                     said.setdefault(max(named)[1] if named else 0, []).append(ln)
                 answered = [k for k in said if k < len(paths)]
                 linked += len(answered)
-                errors += sum(bool(re.search(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|"
-                                             r"unable to|traceback)\b", "\n".join(said[k]))) for k in answered)
+                errors += sum(is_error(bool(re.search(r"(?i)\b(?:error|exception|failed|did not conform|no exact "
+                                                      r"match|unable to|traceback)\b", "\n".join(said[k]))),
+                                       "\n".join(said[k]), "edit") for k in answered)
                 calls += len(paths)
                 last_reply, handoff = plain, False
     return FileFigures(len(sessions), person, calls, linked, errors)
