@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import orjson
@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from forensics.analyzers.topics import embedding, evaluation_grid  # noqa: E402
 from forensics.analyzers.topics.evaluate import Reference, reference, score, tfidf_cosines, tuned_threshold  # noqa: E402
+from forensics.analyzers.topics.settings import TopicSettings  # noqa: E402
 
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
 GEN = SHARED / "bench" / "gen_corpus.py"
@@ -132,7 +133,7 @@ def _lines(path: Path) -> list[dict]:
 def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
     from forensics.analyzers.schema import defaults
 
-    return defaults().with_values(topic__roles=["user", "assistant"]) if mode == "dialogue" else defaults()
+    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"])) if mode == "dialogue" else defaults()
 
 
 # ------------------------------------------------------------------------------------------------- fitting
@@ -230,8 +231,11 @@ def _training_conversations(s: LabeledSet, mode: str) -> list[tuple[Reference, U
 
     cfg = _config(mode)
     labels = read_labels(s.labels).shifts
-    settings = Settings(cfg.keyword.tokenizer, frozenset(cfg.topic.roles), *load_models(mode), Cues.from_config(cfg),
-                        {}, cfg.topic.min_confidence, keep_tokens=False)
+    from forensics.analyzers.keywords.settings import KeywordSettings
+
+    topic = TopicSettings.of(cfg)
+    settings = Settings(KeywordSettings.of(cfg).tokenizer, frozenset(topic.roles), *load_models(mode),
+                        Cues.from_settings(topic), {}, topic.min_confidence, keep_tokens=False)
     out = []
     with open_warehouse(s.db) as wh:
         native = dict(wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())

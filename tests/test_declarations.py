@@ -31,6 +31,7 @@ from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Key
 from forensics.warehouse import derived
 from toy_analyzer import draw, tune
+from toy_analyzer.settings import ToySettings
 
 
 def long_messages(con, cfg) -> pa.Table:
@@ -56,7 +57,20 @@ ANALYZER = Analyzer(
     tuners=(Tuner(tune.min_chars),),
     charts={"bars": draw.bars},
     tables=(derived.Table("toy_long_messages", "selection", "per conversation: its messages longer than min_chars"),),
+    settings=(ToySettings,),
 )
+''',
+    "settings.py": '''\
+from dataclasses import dataclass
+
+from forensics.config import Settings
+
+
+@dataclass(frozen=True)
+class ToySettings(Settings):
+    section = "toy"
+
+    min_chars: int
 ''',
     "draw.py": '''\
 from forensics.draw import figure
@@ -69,13 +83,14 @@ def bars(data):
 ''',
     "tune.py": '''\
 from forensics.analyzers.tuner import Recommendation
+from toy_analyzer.settings import ToySettings
 
 
 def min_chars(t):
     """The length that leaves a tenth of the messages long."""
     (p90,) = t.con.execute("SELECT quantile_disc(content_chars, 0.9) FROM messages JOIN sel_conversations "
                            "USING (conversation_id)").fetchone()
-    return [Recommendation("toy.min_chars", t.cfg.toy.min_chars, int(p90), f"a tenth of the messages exceed {p90}")]
+    return [Recommendation("toy.min_chars", ToySettings.of(t.cfg).min_chars, int(p90), f"a tenth of the messages exceed {p90}")]
 ''',
 }
 
@@ -223,3 +238,18 @@ def test_a_builtin_analyzer_is_its_package_plus_one_registry_line(toy: tuple[Pat
     tuned = subprocess.run([sys.executable, str(main), "tune", "--db", str(copy), "--json"], capture_output=True,
                            text=True, env=env)
     assert tuned.returncode == 0 and "toy.min_chars" in tuned.stdout, tuned.stderr
+
+
+def test_a_misspelled_key_is_a_type_error(tmp_path: Path) -> None:
+    """An analyzer reads its section as a typed value (``config.Settings``): mypy names a misspelled key and the
+    keys it may have meant; a key of the section passes."""
+    from mypy import api
+
+    code = ("from forensics.analyzers.drift.settings import DriftSettings\nfrom forensics.analyzers.schema import defaults\n"
+            "d = DriftSettings.of(defaults())\nprint(d.echo_rate_low + d.{})\n")
+    root = Path(analyzers.__file__).parents[2]
+    (tmp_path / "ok.py").write_text(code.format("echo_rate_high"), encoding="utf-8")
+    (tmp_path / "typo.py").write_text(code.format("echo_rate_hi"), encoding="utf-8")
+    out, _, status = api.run(["--config-file", str(root / "pyproject.toml"), str(tmp_path / "ok.py"), str(tmp_path / "typo.py")])
+    assert status == 1 and out.count("error:") == 1, out
+    assert 'typo.py:4: error: "DriftSettings" has no attribute "echo_rate_hi"; maybe "echo_rate_high"' in out, out

@@ -13,6 +13,7 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers.memory.cues import Cues, names, option_terms, sentences
+from forensics.analyzers.memory.settings import MemorySettings
 from forensics.analyzers.schema import defaults
 from tests.conftest import FIXTURES, query, run_cli
 
@@ -77,7 +78,7 @@ def test_findings_follow_the_selection(wh: Path, tmp_path: Path) -> None:
 
 
 def _without(key: str, cue: str) -> str:
-    return f"{key} = {json.dumps([c for c in getattr(defaults().memory, key) if c != cue], ensure_ascii=False)}"
+    return f"{key} = {json.dumps([c for c in getattr(MemorySettings.of(defaults()), key) if c != cue], ensure_ascii=False)}"
 
 
 @pytest.mark.parametrize(("toml", "added", "removed"), [
@@ -204,7 +205,7 @@ def test_a_conflict_without_its_conversation_is_ranked_by_its_decision_and_kept_
 
 
 # ------------------------------------------------------------------ reading sentences
-CFG = defaults().memory
+CFG = MemorySettings.of(defaults())
 
 
 @pytest.mark.parametrize(("sentence", "rejects"), [

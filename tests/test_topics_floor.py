@@ -9,17 +9,19 @@ seen and its new figures written down on purpose (`bench/topics.py` prints the f
 from __future__ import annotations
 
 import lzma
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from forensics import ingest
 from forensics.analyzers.schema import defaults
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.api import report
 from forensics.kernel.selection import Selection
 
 DATA = Path(__file__).parent / "data" / "topics"
-DIALOGUE = defaults().with_values(topic__roles=["user", "assistant"])
+DIALOGUE = defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"]))
 # set: (files, config, baseline the F1 must beat, (markers, hits) at the defaults)
 SETS = {
     "crosswoz": (["crosswoz-val.zh.jsonl"], defaults(), "all", (919, 739)),

@@ -6,11 +6,12 @@ from __future__ import annotations
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.infer import infer
 from forensics.analyzers.topics.model import load_models
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Idf, Message, features, prepare
 from forensics.text.cues import Cues
 from forensics.text.prose import own_words, request_sentences
 
-CUES = Cues.from_config(defaults())
+CUES = Cues.from_settings(TopicSettings.of(defaults()))
 
 
 def _conversation(texts: list[tuple[str, str]]) -> tuple[list[Message], Idf]:

@@ -14,6 +14,7 @@ from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics import pipeline
 from forensics.analyzers.topics.model import load_models
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, copy_fixture, query, run_cli
@@ -88,7 +89,7 @@ def _r(x: float | None) -> float | None:
 
 def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"),
-                                 Cues.from_config(defaults()), {}, 0.7, keep_tokens=True)
+                                 Cues.from_settings(TopicSettings.of(defaults())), {}, 0.7, keep_tokens=True)
 
     def run(workers: int) -> list[tuple]:
         db = tmp_path / f"w{workers}.duckdb"

@@ -14,10 +14,11 @@ from forensics import ingest
 from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics import pipeline, store
 from forensics.analyzers.topics.model import load_models
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 
-SETTINGS = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"), Cues.from_config(defaults()),
+SETTINGS = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"), Cues.from_settings(TopicSettings.of(defaults())),
                              {}, 0.7, keep_tokens=True)
 
 

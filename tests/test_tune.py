@@ -10,8 +10,10 @@ import pytest
 from forensics import ingest, open_warehouse
 from forensics.analyzers.base import Context
 from forensics.analyzers.compression import replay
+from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.compression.tune import SWEEP_BYTES, SWEEP_SHARES
 from forensics.analyzers.schema import defaults, load_config
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.kernel.selection import Selection
 from tests.conftest import FIXTURES, query, run_cli
 
@@ -83,8 +85,9 @@ def test_write_keeps_comments_and_layout_and_changes_only_recommended_keys(seed_
                         r"cuts tool bytes 73%, .* \(corpus: 3 conversations, 675 messages\)", changed[0][1])
     assert all(a == b for a, b in zip(old, new) if not a.startswith("summarize_"))  # comments, blanks, order
     reloaded = load_config(cfg)
-    assert (reloaded.tool_result.summarize_bytes, reloaded.tool_result.summarize_share) == (6000, 1.0)
-    assert reloaded.sentinel.compliance_window == 3
+    tr = ToolResultSettings.of(reloaded)
+    assert (tr.summarize_bytes, tr.summarize_share) == (6000, 1.0)
+    assert SentinelSettings.of(reloaded).compliance_window == 3
 
 
 def test_emit_rust_is_constant_syntax_with_the_tuned_values(seed_db: Path) -> None:

@@ -78,6 +78,11 @@ def _consistent(found: list[Analyzer]) -> None:
             raise ForensicsError(f"analyzer {a.name} runs after {', '.join(late)}: list it below them")
         if stray := [k.path for k in a.keys if k.section not in (a.sections or {})]:
             raise ForensicsError(f"analyzer {a.name}: key {stray[0]} is outside its sections")
+        typed = {c.section: c.names() for c in a.settings}
+        for section in a.sections or {}:
+            if typed.get(section) != (names := [k.name for k in a.keys if k.section == section]):
+                raise ForensicsError(f"analyzer {a.name}: section [{section}] has keys {', '.join(names)} but its "
+                                     f"Settings {', '.join(typed.get(section, ['(none)']))}: declare them alike")
         if odd := [t.name for t in a.tables if t.written not in WRITTEN] + [i for i in a.inputs if i not in INPUTS]:
             raise ForensicsError(f"analyzer {a.name}: {odd[0]} is no derived table's way of writing nor an input "
                                  f"(tables: {', '.join(WRITTEN)}; inputs: {', '.join(INPUTS)})")

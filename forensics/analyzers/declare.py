@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from forensics.analyzers.facts import Fact
-from forensics.config import Key
+from forensics.config import Key, Settings
 from forensics.draw import Drawer
 from forensics.warehouse.derived import Table
 
@@ -74,6 +74,7 @@ class Analyzer:
     run: Callable[[Context], Section]
     sections: dict[str, str] | None = None  # config section -> the line heading it in harness.toml and its docs
     keys: tuple[Key, ...] = ()  # the config keys of those sections, in the order the docs list them
+    settings: tuple[type[Settings], ...] = ()  # each section as a typed value (``config.Settings``), fields = its keys
     facts: tuple[Fact, ...] = ()  # the per-conversation facts it defines (``forensics.analyzers.facts``)
     reads: tuple[str, ...] = ()  # the facts run() reads (its own or another analyzer's): what Spark computes
     checks: tuple[CheckRule, ...] = ()  # default `check` rules of its metrics, first match wins

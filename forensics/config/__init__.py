@@ -1,6 +1,7 @@
 """The harness config: one TOML file whose keys are the assistant harness's own constants.
 
-Every analyzer reads its thresholds from the one loaded ``Config``; a key's default lives only in its ``Key``,
+Every analyzer reads its thresholds from the one loaded ``Config``, its section as a typed value (``Settings``: a
+frozen dataclass in its package, ``DriftSettings.of(cfg).echo_rate_low``); a key's default lives only in its ``Key``,
 declared by the analyzer that reads it (``GENERAL`` here holds the rest). This module is the mechanism: it loads
 and checks a file against a ``Schema`` and renders one; ``forensics.analyzers.schema`` hands it the schema and is
 what callers use (``load_config()``, ``defaults()``). ``forensics config init`` writes the schema as a commented
@@ -12,9 +13,9 @@ import os
 import re
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 from forensics.kernel.errors import ForensicsError
 from forensics.text.personal import MODES as MASK_MODES
@@ -97,12 +98,30 @@ class Schema:
     sections: dict[str, str]
 
 
+class Settings:
+    """A config section as a typed value: a frozen dataclass per section, one field per key, in the package of the
+    analyzer that declares the section (``forensics.analyzers.drift.settings.DriftSettings``), read with
+    ``DriftSettings.of(cfg)``. The registry checks that its fields are the section's keys; mypy checks every use."""
+
+    section: ClassVar[str]
+
+    @classmethod
+    def of(cls, cfg: Config) -> Self:
+        return cls(**{f.name: cfg[f"{cls.section}.{f.name}"] for f in fields(cls)})  # type: ignore[arg-type]
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """The keys of the section, as the fields list them."""
+        return [f.name for f in fields(cls)]  # type: ignore[arg-type]
+
+
 class ConfigError(ForensicsError):
     """The harness config is unreadable, or has an unknown key or a value of the wrong type."""
 
 
 class Config:
-    """Loaded values by ``section.name``; attribute access by section (``cfg.tool_result.summarize_bytes``)."""
+    """Loaded values by ``section.name`` (``cfg["tool_result.summarize_bytes"]``); an analyzer reads its section as a
+    typed value (``ToolResultSettings.of(cfg).summarize_bytes``: ``Settings``)."""
 
     def __init__(self, values: dict[str, Any], path: Path | None = None) -> None:
         self.values, self.path = values, path
@@ -110,36 +129,18 @@ class Config:
     def __getitem__(self, path: str) -> Any:
         return self.values[path]
 
-    def __getattr__(self, section: str) -> Any:
-        if section.startswith("_") or section in ("values", "path"):
-            raise AttributeError(section)
-        keys = {path.split(".", 1)[1]: v for path, v in self.values.items() if path.startswith(section + ".")}
-        if not keys:
-            raise AttributeError(f"no config section [{section}]")
-        return _Section(section, keys)
-
     @property
     def prices(self) -> dict[str, dict[str, float]]:
         """``[prices]`` as given: model -> USD per million tokens by kind (``PRICE_KINDS``); {} when absent."""
         return dict(self.values.get(PRICES, {}))
 
-    def with_values(self, **changes: Any) -> Config:
-        """A copy with some ``section.name`` values replaced (keys use ``__`` for the dot)."""
+    def with_settings(self, *settings: Settings) -> Config:
+        """A copy with the values of ``settings`` (``dataclasses.replace(DriftSettings.of(cfg), echo_rate_low=0.4)``:
+        mypy checks the key) in place of their sections'."""
         vals = dict(self.values)
-        for k, v in changes.items():
-            vals[k.replace("__", ".")] = v
+        for s in settings:
+            vals.update({f"{s.section}.{name}": getattr(s, name) for name in s.names()})
         return Config(vals, self.path)
-
-
-class _Section:
-    def __init__(self, name: str, keys: dict[str, Any]) -> None:
-        self._name, self._keys = name, keys
-
-    def __getattr__(self, key: str) -> Any:
-        try:
-            return self._keys[key]
-        except KeyError:
-            raise AttributeError(f"no config key {self._name}.{key}") from None
 
 
 def defaults(schema: Schema) -> Config:

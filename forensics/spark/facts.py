@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from forensics.analyzers.base import set_variables
 from forensics.analyzers.facts import TABLES, arrow_frame, declared, ordered
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker
 from forensics.analyzers.sentinel.tables import replay
 from forensics.config import Config
@@ -173,7 +174,7 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
         collected = per.drop(judged).toArrow() if judged else per.toArrow()
         out = {n: _flatten(collected, n, schemas[n]) for n in names if n != judged}
         if judged:
-            out[REPLAYED] = replayed(per, judged, schemas[judged], int(cfg.sentinel.compliance_window))
+            out[REPLAYED] = replayed(per, judged, schemas[judged], int(SentinelSettings.of(cfg).compliance_window))
     finally:
         per.unpersist()
         if selected is not None:

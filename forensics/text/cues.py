@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Protocol
 
 from forensics.text.prose import request_sentences
 
@@ -71,6 +71,25 @@ REGISTER_WORDS = [
 OFFER_TAIL_CHARS = 200  # an offer closes a reply: only its end is searched
 
 
+class CueSettings(Protocol):
+    """The cue keys of a config section (the topic analyzer's ``TopicSettings``; this layer sits below it)."""
+
+    @property
+    def request_cues(self) -> list[str]: ...
+    @property
+    def addition_cues(self) -> list[str]: ...
+    @property
+    def reference_cues(self) -> list[str]: ...
+    @property
+    def offer_cues(self) -> list[str]: ...
+    @property
+    def social_words(self) -> list[str]: ...
+    @property
+    def register_words(self) -> list[str]: ...
+    @property
+    def proposal_cues(self) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class Cues:
     """The compiled cue sets (built once per config: small and picklable for the workers)."""
@@ -84,13 +103,11 @@ class Cues:
     proposal: tuple[str, ...] = tuple(PROPOSAL_CUES)
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Cues:
-        """From a ``forensics.config.Config`` (its ``[topic]`` cue keys)."""
-        def get(key: str) -> tuple[str, ...]:
-            return tuple(cfg[f"topic.{key}"])
-        return cls(get("request_cues"), get("addition_cues"), get("reference_cues"), get("offer_cues"),
-                   frozenset(w.lower() for w in get("social_words")),
-                   frozenset(w.lower() for w in get("register_words")), get("proposal_cues"))
+    def from_settings(cls, s: CueSettings) -> Cues:
+        """From the ``[topic]`` cue keys (``forensics.analyzers.topics.settings.TopicSettings``)."""
+        return cls(tuple(s.request_cues), tuple(s.addition_cues), tuple(s.reference_cues), tuple(s.offer_cues),
+                   frozenset(w.lower() for w in s.social_words), frozenset(w.lower() for w in s.register_words),
+                   tuple(s.proposal_cues))
 
     def signals(self, text: str, before: str) -> dict[str, float]:
         """The cue signals of a judged message (``before``: the text of the message before it, any role); the

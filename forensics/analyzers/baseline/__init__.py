@@ -14,6 +14,7 @@ import pyarrow as pa
 from forensics.analyzers import quality
 from forensics.analyzers.base import Chart, Context, Finding, Section
 from forensics.analyzers.baseline import draw
+from forensics.analyzers.baseline.settings import BaselineSettings
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Config, Key
@@ -58,13 +59,13 @@ def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The person's turns, after the assistant answered at least once, that say its work failed them
     (``baseline.pushback_patterns`` in their first PUSHBACK_HEAD characters), with the words that did."""
-    pattern = re.compile("|".join(f"(?:{p})" for p in cfg.baseline.pushback_patterns), re.I | re.M)
+    pattern = re.compile("|".join(f"(?:{p})" for p in BaselineSettings.of(cfg).pushback_patterns), re.I | re.M)
     rows = con.execute(f"""
         SELECT m.conversation_id, m.position, left(m.content, {PUSHBACK_HEAD}) AS head
         FROM messages m JOIN {SELECTED} USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND m.position > (
             SELECT min(a.position) FROM messages a WHERE a.conversation_id = m.conversation_id AND a.on_main_path
-            AND a.role = 'assistant')""").fetchall() if cfg.baseline.pushback_patterns else []
+            AND a.role = 'assistant')""").fetchall() if BaselineSettings.of(cfg).pushback_patterns else []
     hits = [(cid, pos, _quote(head, m)) for cid, pos, head in rows if (m := pattern.search(head))]
     return pa.table({"conversation_id": pa.array([h[0] for h in hits], pa.string()),
                      "position": pa.array([h[1] for h in hits], pa.int32()),
@@ -245,4 +246,5 @@ ANALYZER = Analyzer(
     compared=("means.empty_assistant_share", "means.short_user_share", "means.asst_tool_ratio"),
     conversation_figures="conversations",
     maps=("conversations",),
+    settings=(BaselineSettings,),
 )

@@ -8,6 +8,7 @@ analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its 
 """
 from forensics.analyzers.compaction import draw, tune
 from forensics.analyzers.compaction.section import FACTS_TABLE, NAME, REPLAY_TABLE, TITLE, audit_of, counted, run
+from forensics.analyzers.compaction.settings import CompactionSettings
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.config import Key
 from forensics.warehouse import derived
@@ -92,4 +93,5 @@ ANALYZER = Analyzer(
         derived.Table("compaction_facts", "selection", "each fact held before a logged compaction and what became of it"),
         derived.Table("compaction_replay", "selection", "the replayed compactions of the harness's rule"),
     ),
+    settings=(CompactionSettings,),
 )

@@ -13,7 +13,8 @@ from forensics.analyzers.compaction.audit import Row, audit
 from forensics.analyzers.compaction.facts import Fact, Messages, extract
 from forensics.analyzers.compaction.load import Compaction, Conversation, batches, selected
 from forensics.analyzers.compaction.rules import Rules, rules
-from forensics.analyzers.compaction.signs import not_found_then_search
+from forensics.analyzers.compaction.settings import CompactionSettings
+from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW, not_found_then_search
 from forensics.config import Config
 from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text.tokenize import SEGMENTER
@@ -52,13 +53,13 @@ class Audit:
 def run_audit(con: duckdb.DuckDBPyConnection, cfg: Config) -> Audit:
     """Audit the selection's logged compactions and make sure ``compaction_pairs`` covers the selection."""
     out, r = Audit(), rules(cfg)
-    for s in not_found_then_search(con, int(cfg.drift.rediscovery_window)).iter_rows(named=True):
+    for s in not_found_then_search(con, int(cfg[REDISCOVERY_WINDOW])).iter_rows(named=True):
         out.signs.setdefault(s["conversation_id"], []).append(s)
     logged = {cid for (cid,) in con.execute(f"SELECT DISTINCT conversation_id FROM events JOIN {selected(con)} "
                                             "USING (conversation_id) WHERE kind = 'compaction'").fetchall()}
     for c, facts in _extracted(con, cfg, logged):
         signs = [(s["at"], s["positions"], s["detail"]) for s in out.signs.get(c.conversation_id, [])]
-        rows = audit(c, facts, r, int(cfg.compaction.keep_recent), signs)
+        rows = audit(c, facts, r, int(CompactionSettings.of(cfg).keep_recent), signs)
         out.off_path_events += c.off_path_events
         for i, k in enumerate(sorted(c.compactions, key=lambda k: k.position), 1):
             out.events.append(Event(c.conversation_id, c.native_id, i, k, [x for x in rows if x.event == i]))

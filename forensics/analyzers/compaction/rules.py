@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from forensics.analyzers.compaction.settings import CompactionSettings
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.config import Config, ConfigError
 
 READ_TOOL = re.compile(r"(?i)read|open|view|cat|fetch|get_file|notebook")
@@ -49,7 +51,7 @@ class Rules:
 
 
 def rules(cfg: Config) -> Rules:
-    c = cfg.compaction
+    c = CompactionSettings.of(cfg)
     pats = {name: _compile(f"compaction.{name}", getattr(c, name))
             for name in ("constraint_patterns", "clause_openers", "decision_patterns", "task_patterns", "error_patterns",
                          "summary_patterns")}
@@ -61,7 +63,7 @@ def rules(cfg: Config) -> Rules:
                  "(?i)" + _alternation(c.constraint_patterns + c.decision_patterns + c.task_patterns),
                  "(?i)[^。！？!?；;\n]*(?:" + _alternation(c.decision_patterns + c.task_patterns)
                  + ")[^。！？!?；;\n]*",
-                 float(c.carry_share), float(c.repeat_share), str(cfg.keyword.tokenizer))
+                 float(c.carry_share), float(c.repeat_share), str(KeywordSettings.of(cfg).tokenizer))
 
 
 def _alternation(patterns: list[str]) -> str:

@@ -22,6 +22,9 @@ from forensics.analyzers.compaction import replay
 from forensics.analyzers.compaction.audit import COLUMNS, Row
 from forensics.analyzers.compaction.audit_all import Audit, run_audit
 from forensics.analyzers.compaction.facts import KINDS
+from forensics.analyzers.compaction.settings import CompactionSettings
+from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.warehouse import derived
 
 NAME = "compaction"
@@ -36,8 +39,8 @@ FACT_CHARS = 80  # of a fact's text in the report's tables
 
 def audit_of(ctx: Context) -> Audit:
     """The selection's audit, computed once per report (drift type 3 reads it too)."""
-    key = (NAME, ctx.cfg.compaction.keep_recent, ctx.cfg.drift.rediscovery_window,
-           *(repr(ctx.cfg[k]) for k in ctx.cfg.values if k.startswith("compaction.")), ctx.cfg.keyword.tokenizer)
+    key = (NAME, CompactionSettings.of(ctx.cfg).keep_recent, ctx.cfg[REDISCOVERY_WINDOW],
+           *(repr(ctx.cfg[k]) for k in ctx.cfg.values if k.startswith("compaction.")), KeywordSettings.of(ctx.cfg).tokenizer)
     if key not in ctx.memo:
         ctx.memo[key] = run_audit(ctx.con, ctx.cfg)
     audit: Audit = ctx.memo[key]
@@ -45,7 +48,7 @@ def audit_of(ctx: Context) -> Audit:
 
 
 def run(ctx: Context) -> Section:
-    c = ctx.cfg.compaction
+    c = CompactionSettings.of(ctx.cfg)
     a = audit_of(ctx)
     formats = harness.by_format(ctx.con)
     own = harness.materialize(ctx.con)  # the harness's rule is replayed over its own logs only

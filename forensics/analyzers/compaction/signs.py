@@ -65,6 +65,11 @@ ORDER BY s.conversation_id, s.position
 """
 
 
+# drift's [drift] rediscovery_window, read here by its path: drift imports this package (type 3 reads the audit), so
+# this package may not import drift's settings back (the one key read by path, not through its Settings)
+REDISCOVERY_WINDOW = "drift.rediscovery_window"
+
+
 def not_found_then_search(con: duckdb.DuckDBPyConnection, window: int) -> pl.DataFrame:
     """One row per sign in the selection (``sel_conversations``), with its compaction context."""
     return frame(con, SQL, [window])

@@ -1,6 +1,7 @@
 """The compaction tuner: ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
 from __future__ import annotations
 
+from forensics.analyzers.compaction.settings import CompactionSettings
 from forensics.analyzers.tuner import Recommendation, TuneContext, pct
 
 TUNE_KEEPS = (0, 2, 5, 10, 15, 20, 30, 50, 80)
@@ -14,7 +15,7 @@ def compaction(t: TuneContext) -> list[Recommendation]:
     from forensics.analyzers.compaction.audit_all import fill_pairs
     from forensics.analyzers.compaction.section import counted
 
-    c = t.cfg.compaction
+    c = CompactionSettings.of(t.cfg)
     m0, k0 = int(c.max_tokens), int(c.keep_recent)
     fill_pairs(t.con, t.cfg)  # what the report has not extracted yet (every conversation is tuned over)
     settings = replay.grid(m0, k0, TUNE_KEEPS, ()) + [(m0 // 2, k0), (m0 * 2, k0)]

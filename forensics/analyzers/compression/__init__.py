@@ -25,6 +25,7 @@ from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.baseline import mean
 from forensics.analyzers.compression import draw, tune
+from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.config import Config, Key
@@ -165,19 +166,19 @@ def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def _grid(cfg: Config) -> tuple[list[int], list[float]]:
-    tr = cfg.tool_result
+    tr = ToolResultSettings.of(cfg)
     return sorted({*SWEEP_BYTES, int(tr.summarize_bytes)}), sorted({*SWEEP_SHARES, float(tr.summarize_share)})
 
 
 def replay_grid(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per point of the report's sweep and selected conversation: the replay's counts (``_per_conversation``)."""
     grid_b, grid_s = _grid(cfg)
-    _prepare(con, grid_b[0], grid_s[0], int(cfg.tool_result.head_tail_lines))
+    _prepare(con, grid_b[0], grid_s[0], int(ToolResultSettings.of(cfg).head_tail_lines))
     return _per_conversation(con, grid_b, grid_s).to_arrow()
 
 
 def run(ctx: Context) -> Section:
-    tr = ctx.cfg.tool_result
+    tr = ToolResultSettings.of(ctx.cfg)
     b0, s0, ht = int(tr.summarize_bytes), float(tr.summarize_share), int(tr.head_tail_lines)
     per = _with_shares(ctx.fact("compression"))
     points = _totals(per)
@@ -259,4 +260,5 @@ ANALYZER = Analyzer(
         derived.Table("compression_results", "whole", "each tool result replayed under the compression rule"),
         reuse.kept_table("compression_replay"),
     ),
+    settings=(ToolResultSettings,),
 )

@@ -1,6 +1,7 @@
 """The compression rule's tuner: ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
 from __future__ import annotations
 
+from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.tuner import Recommendation, TuneContext, pct
 
 SWEEP_BYTES = (250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 10000, 15000, 20000)
@@ -13,7 +14,7 @@ def compression(t: TuneContext) -> list[Recommendation]:
     brings the tool share of context under ``target_tool_share``."""
     from forensics.analyzers.compression import sweep
 
-    tr = t.cfg.tool_result
+    tr = ToolResultSettings.of(t.cfg)
     grid = sweep(t.con, SWEEP_BYTES, SWEEP_SHARES, tr.head_tail_lines).to_dicts()
     if not grid or grid[0]["results"] == 0:
         return [Recommendation(f"tool_result.{k}", tr_v, tr_v, "no tool results in the warehouse: kept")

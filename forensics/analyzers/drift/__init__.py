@@ -19,6 +19,7 @@ from forensics.analyzers.drift.section import (
     stepped_in,
     tool_turns,
 )
+from forensics.analyzers.drift.settings import DriftSettings
 from forensics.analyzers.facts import Fact
 from forensics.config import Key
 from forensics.warehouse import derived
@@ -76,4 +77,5 @@ ANALYZER = Analyzer(
     tables=(
         derived.Table("drift_findings", "selection", "one row per conversation and drift kind: severity, rule, positions"),
     ),
+    settings=(DriftSettings,),
 )

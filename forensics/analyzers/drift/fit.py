@@ -24,6 +24,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context
 from forensics.analyzers.drift import norms
+from forensics.analyzers.drift.settings import DriftSettings
 
 MIN_CONVERSATIONS = norms.MIN_VALUES  # conversations of the one kind before a percentile of them is a norm
 COUNT_FLOOR = 2  # the least count threshold: a single continue, call or target is no pattern
@@ -62,7 +63,7 @@ def series(ctx: Context) -> dict[str, tuple[pl.Series, bool]]:
             "dispersion_parallel": (turns["widest_round"], False)}
 
 
-def fit(ctx: Context, d: Any, worst: float) -> list[Fitted]:
+def fit(ctx: Context, d: DriftSettings, worst: float) -> list[Fitted]:
     """Every [drift] severity key: fitted where the warehouse is one kind of agent with enough conversations,
     else kept with the reason. ``worst``: the share high may flag (low: twice that)."""
     sizes = Counter(kinds(ctx).values())

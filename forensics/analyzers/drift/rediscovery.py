@@ -20,6 +20,7 @@ from typing import Any
 from forensics.analyzers.base import Context
 from forensics.analyzers.compaction import pairs
 from forensics.analyzers.compaction.section import audit_of
+from forensics.analyzers.compaction.settings import CompactionSettings
 from forensics.analyzers.compaction.signs import SUMMARY_TEXT
 from forensics.analyzers.drift.norms import SEED_FORMATS
 
@@ -62,7 +63,7 @@ def episodes(ctx: Context) -> list[dict[str, Any]]:
             JOIN sizes a ON a.conversation_id = p.conversation_id AND a.position = p.first
             JOIN sizes b ON b.conversation_id = p.conversation_id AND b.position = p.need
             WHERE p.reread AND (b.chars_upto - a.chars_upto) / 4 > ?
-            ORDER BY 1, 3""", [SUMMARY_TEXT, int(ctx.cfg.compaction.max_tokens)]).fetchall():
+            ORDER BY 1, 3""", [SUMMARY_TEXT, int(CompactionSettings.of(ctx.cfg).max_tokens)]).fetchall():
         if cid not in logged and cid in seed:
             out.append({"conversation_id": cid, "sign": "reread_after_compaction_budget", "severity": "low",
                         "at": need, "positions": [first, need], "detail": fact, "compaction_position": None,

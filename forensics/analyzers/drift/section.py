@@ -30,8 +30,11 @@ import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
+from forensics.analyzers.compaction.settings import CompactionSettings
+from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.drift import interleave, norms, rediscovery
 from forensics.analyzers.drift.corpus import Distribution, interventions
+from forensics.analyzers.drift.settings import DriftSettings
 from forensics.analyzers.facts import arrow
 from forensics.config import Config
 from forensics.kernel.selection import SELECTED, Selection
@@ -68,7 +71,7 @@ def _sev(value: float | None, low: float, high: float, below: bool = False) -> s
 
 
 def run(ctx: Context) -> Section:
-    d, big = ctx.cfg.drift, int(ctx.cfg.tool_result.summarize_bytes)
+    d, big = DriftSettings.of(ctx.cfg), int(ToolResultSettings.of(ctx.cfg).summarize_bytes)
     base = ctx.fact("baseline")
     natives = dict(zip(base["conversation_id"].to_list(), base["native_id"].to_list()))
     kinds = {r["conversation_id"]: norms.kind_of(r["format"], r["sub_agent"])
@@ -114,7 +117,7 @@ def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
                list(position ORDER BY content_bytes DESC, position) FILTER (WHERE {TOOL_TEXT})[1:?] AS top,
                count(*) FILTER (WHERE {TOOL_TEXT} AND content_bytes > ?) AS oversized
         FROM messages JOIN {SELECTED} USING (conversation_id) LEFT JOIN args a USING (conversation_id)
-        WHERE on_main_path GROUP BY 1""", [LARGEST, int(cfg.tool_result.summarize_bytes)])
+        WHERE on_main_path GROUP BY 1""", [LARGEST, int(ToolResultSettings.of(cfg).summarize_bytes)])
 
 
 def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
@@ -243,7 +246,7 @@ def _within(rows: list[dict[str, Any]], kind: Any, col: str) -> dict[str, Distri
 def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
     rules = {"not_found_then_search": "a call failed on a missing path, then a search looked for it",
              "dropped_then_needed": "a logged compaction dropped it (summary and kept messages), then it was needed",
-             "reread_after_compaction_budget": f"re-read after > {ctx.cfg.compaction.max_tokens} estimated tokens, the "
+             "reread_after_compaction_budget": f"re-read after > {CompactionSettings.of(ctx.cfg).max_tokens} estimated tokens, the "
                                                "budget at which the seed harness compacts without logging it"}
     out = []
     for r in ctx.fact("drift_rediscovery").iter_rows(named=True):

@@ -21,6 +21,7 @@ from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.facts import Fact
 from forensics.analyzers.keywords import draw
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.config import Config, Key
 from forensics.kernel.selection import SELECTED
 from forensics.text.distinctive import distinctive_of
@@ -36,7 +37,7 @@ CHART_CONVERSATIONS = 6
 def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per selected conversation, its user messages and their content tokens with counts, in first-seen order
     (what the top keywords break ties by, and what TF-IDF reads)."""
-    mode = str(cfg.keyword.tokenizer)
+    mode = str(KeywordSettings.of(cfg).tokenizer)
     rows = con.execute("SELECT c.conversation_id, c.native_id, "
                        "list(forensics_scrubbed(CASE WHEN m.origin = 'person' THEN m.person_text ELSE '' END) "
                        "ORDER BY m.position) AS texts "
@@ -53,7 +54,7 @@ def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 
 
 def run(ctx: Context) -> Section:
-    kw = ctx.cfg.keyword
+    kw = KeywordSettings.of(ctx.cfg)
     mode, top_k = str(kw.tokenizer), int(kw.top_k)
     rows = ctx.fact("keyword_counts")
     ids, natives = rows["conversation_id"].to_list(), rows["native_id"].to_list()
@@ -120,4 +121,5 @@ ANALYZER = Analyzer(
     tables=(
         derived.Table("conversation_keywords", "selection", "per conversation: top keywords and distinctive terms"),
     ),
+    settings=(KeywordSettings,),
 )

@@ -17,10 +17,12 @@ import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.memory import decisions as decisions_mod
 from forensics.analyzers.memory import draw, tune
 from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_questions
 from forensics.analyzers.memory.rules import KINDS, Hit, find
+from forensics.analyzers.memory.settings import MemorySettings
 from forensics.config import Config, Key
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
@@ -41,7 +43,7 @@ RULES = {
 
 def replay(con: duckdb.DuckDBPyConnection, cfg: Config, questions: str) -> tuple[Replay, Params]:
     """The question file against the warehouse's decisions, and the config's retrieval setting."""
-    return Replay(con, read_questions(questions), cfg.keyword.tokenizer), Params.of(cfg.memory)
+    return Replay(con, read_questions(questions), KeywordSettings.of(cfg).tokenizer), Params.of(MemorySettings.of(cfg))
 
 
 def run(ctx: Context) -> Section:
@@ -62,7 +64,7 @@ def run(ctx: Context) -> Section:
         "alternatives": sum(len(d.alternatives) for d in decisions),
         "findings": {k: kinds[k] for k in KINDS}, "findings_high": {k: high[k] for k in KINDS}}
     sec = Section(NAME, TITLE, metrics=metrics)
-    rules = {k: v.format(m=f"{cfg.memory.question_match:.0%}", c=cfg.memory.conflict_title_match)
+    rules = {k: v.format(m=f"{MemorySettings.of(cfg).question_match:.0%}", c=MemorySettings.of(cfg).conflict_title_match)
              for k, v in RULES.items()}
     sec.findings = [Finding(h.kind, h.severity, h.conversation_id or "", h.native_id or f"decision {h.decision_id}",
                             h.positions, h.detail, rules[h.kind]) for h in hits]
@@ -228,4 +230,5 @@ ANALYZER = Analyzer(
     tables=(
         derived.Table("memory_findings", "whole", "the decision-memory audit's findings"),
     ),
+    settings=(MemorySettings,),
 )

@@ -13,7 +13,9 @@ from datetime import datetime
 
 import duckdb
 
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.memory.cues import Cues, mentions_any, option_terms, terms
+from forensics.analyzers.memory.settings import MemorySettings
 from forensics.config import Config
 
 # the name an alternative goes by in text: without a parenthesised remark ("MongoDB（运维成本高）")
@@ -63,7 +65,7 @@ class Decision:
 
 def load(con: duckdb.DuckDBPyConnection, cfg: Config) -> list[Decision]:
     """Every decision, ordered as made (then by id), linked to the one that followed it on the same matter."""
-    mode = cfg.keyword.tokenizer
+    mode = KeywordSettings.of(cfg).tokenizer
     rows = con.execute("""
         SELECT d.source_id, d.decision_id, coalesce(d.project, ''), d.conversation_id, d.source_position,
                (SELECT min(n.position) FROM messages n WHERE n.conversation_id = d.conversation_id AND n.on_main_path
@@ -85,7 +87,7 @@ def load(con: duckdb.DuckDBPyConnection, cfg: Config) -> list[Decision]:
         d.title_terms = terms(d.title, mode)
         rejected = set().union(*(terms(name, mode) for _, name in d.alternatives))
         d.options = option_terms(d.title, d.content, mode) - rejected  # "改用 Loki 取代 ELK" chooses Loki only
-    _link(out, cfg.memory.conflict_title_match)
+    _link(out, MemorySettings.of(cfg).conflict_title_match)
     return out
 
 

@@ -13,8 +13,10 @@ from datetime import datetime
 
 import duckdb
 
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.memory.cues import GENERIC, Cues, mentions_any, names, sentences, terms
 from forensics.analyzers.memory.decisions import NAME_SQL, Decision, conflicts, supersedes
+from forensics.analyzers.memory.settings import MemorySettings
 from forensics.config import Config
 from forensics.kernel.selection import SELECTED
 
@@ -51,7 +53,7 @@ class Readers:
 
     @classmethod
     def of(cls, cfg: Config) -> Readers:
-        m = cfg.memory
+        m = MemorySettings.of(cfg)
         after = [c.strip()[1:] for c in m.decision_cues if _AFTER.match(c.strip())]
         before = [c for c in m.decision_cues if not _AFTER.match(c.strip())]
         return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(before, align_han=True),
@@ -110,7 +112,7 @@ def relitigation(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: R
 
 def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
     """A user question about a decided matter whose answer names neither the decided option nor the decision."""
-    mode, need = cfg.keyword.tokenizer, cfg.memory.question_match
+    mode, need = KeywordSettings.of(cfg).tokenizer, MemorySettings.of(cfg).question_match
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
         if len(d.title_terms) >= 2 and d.options:  # without an option to name, a reply cannot be judged
@@ -128,7 +130,7 @@ def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[De
         FROM u LEFT JOIN messages a ON a.conversation_id = u.conversation_id AND a.on_main_path
              AND a.role = 'assistant' AND a.position > u.position AND (u.next_user IS NULL OR a.position < u.next_user)
         WHERE len(list_filter(?::VARCHAR[], lambda x: contains(lower(u.content), x))) > 0
-        GROUP BY ALL ORDER BY 1, 4""", [[c.lower() for c in cfg.memory.question_cues]]).fetchall()
+        GROUP BY ALL ORDER BY 1, 4""", [[c.lower() for c in MemorySettings.of(cfg).question_cues]]).fetchall()
     for cid, native, project, pos, at, text, reply, reply_pos in rows:
         if reply is None or not r.question.search(text):
             continue
@@ -172,7 +174,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     """A message stating a decision that no decision was recorded from (first such statement of a turn). The user
     decides by stating it; the assistant by answering the user's question with it, when the user's next message
     accepts or builds on it rather than turns it down."""
-    mode = cfg.keyword.tokenizer
+    mode = KeywordSettings.of(cfg).tokenizer
     sourced: dict[str, list[int]] = {}
     for d in decisions:
         if d.conversation_id is not None and d.position is not None:
@@ -180,7 +182,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
         by_project.setdefault(d.project, []).append(d)
-    cues = [c.strip().lower() for c in cfg.memory.decision_cues if c.strip()]
+    cues = [c.strip().lower() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
     rows = con.execute(f"""
         WITH t AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
@@ -199,7 +201,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
                     AND answer.position = t.turn_end
         WHERE t.role IN (SELECT unnest(?::VARCHAR[]))
           AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(t.content), x))) > 0
-        ORDER BY 1, 4""", [list(cfg.memory.decision_roles),
+        ORDER BY 1, 4""", [list(MemorySettings.of(cfg).decision_roles),
                            [c[1:].strip() if _AFTER.match(c) else c for c in cues]]).fetchall()
     done: set[tuple[str, int | None]] = set()
     for cid, native, project, pos, role, text, start, end, asked, answer in rows:

@@ -11,8 +11,9 @@ def memory_retrieval(t: TuneContext) -> list[Recommendation]:
     then the smallest injected size; among equals the fewest and smallest changes from the current values."""
     from forensics.analyzers.memory import replay
     from forensics.analyzers.memory.retrieval import KEYS
+    from forensics.analyzers.memory.settings import MemorySettings
 
-    current = {k: t.cfg[f"memory.{k}"] for k in KEYS}
+    current = {k: getattr(MemorySettings.of(t.cfg), k) for k in KEYS}
     if not t.con.execute("SELECT count(*) FROM decisions").fetchall()[0][0]:
         return [Recommendation(f"memory.{k}", v, v, "no decision records in the warehouse: nothing is retrieved")
                 for k, v in current.items()]

@@ -9,6 +9,7 @@ from forensics.analyzers.facts import Fact
 from forensics.analyzers.sentinel import draw, tune
 from forensics.analyzers.sentinel.classify import Sentinel, Verdict, classify, strip_for_display
 from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables, failures, judged, turns
@@ -60,4 +61,5 @@ ANALYZER = Analyzer(
         derived.Table("sentinel_models", "whole", "per model: replies, compliance, state"),
         derived.Table("sentinel_conversations", "whole", "per conversation: the sentinel's verdict"),
     ),
+    settings=(SentinelSettings,),
 )

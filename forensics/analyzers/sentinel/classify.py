@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from forensics.analyzers.sentinel.settings import SentinelSettings
+from forensics.config import Config
 from forensics.kernel.errors import ForensicsError
 
 HEALTHY, MUTATED, MISSING = "healthy", "mutated", "missing"
@@ -53,8 +55,8 @@ class Sentinel:
         return f"{self.marker} {' '.join(self.tokens)}{self.closing}"
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Sentinel:
-        s = cfg.sentinel
+    def from_config(cls, cfg: Config) -> Sentinel:
+        s = SentinelSettings.of(cfg)
         return cls(s.marker, tuple(s.tokens), s.closing)
 
 

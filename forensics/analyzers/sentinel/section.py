@@ -10,6 +10,7 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.sentinel.classify import STATUSES, Sentinel
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import OUTCOMES
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables
@@ -24,10 +25,10 @@ FAILURE_KINDS = ("tool_error", "correction", "continue_nag")
 
 
 def run(ctx: Context) -> Section:
-    if not ctx.cfg.sentinel.enabled:
+    if not SentinelSettings.of(ctx.cfg).enabled:
         return Section(NAME, TITLE, "Sentinel analysis is off (`[sentinel] enabled = false`).", {"enabled": False})
     sentinel = Sentinel.from_config(ctx.cfg)
-    window = ctx.cfg.sentinel.compliance_window
+    window = SentinelSettings.of(ctx.cfg).compliance_window
     build_tables(ctx.con, ctx.cfg, ctx.facts)
     sweep = window_sweep(ctx.con, rebuild=False)
     replies = ctx.df("SELECT r.* FROM sentinel_replies r JOIN sel_conversations USING (conversation_id)")

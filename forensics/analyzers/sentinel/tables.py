@@ -23,6 +23,7 @@ import pyarrow as pa
 from forensics.analyzers import reuse
 from forensics.analyzers.facts import Facts, arrow, ordered
 from forensics.analyzers.sentinel.classify import Sentinel, classify
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.config import Config
 from forensics.warehouse import frame
@@ -143,7 +144,7 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
     """(Re)create the three sentinel tables for the whole history; returns the replayed tracker (None when an
     engine handed the replay over in ``facts``)."""
     facts = facts or Facts(con, cfg)
-    tracker = ComplianceTracker(cfg.sentinel.compliance_window) if facts.local else None
+    tracker = ComplianceTracker(SentinelSettings.of(cfg).compliance_window) if facts.local else None
     if tracker is not None:
         replayed = pl.concat([*replay([asked(facts.get("sentinel_judged"))], tracker), pl.DataFrame(
             schema={**REPLY_SCHEMA, **STATE_SCHEMA})])

@@ -1,6 +1,7 @@
 """The sentinel's tuner: ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
 from __future__ import annotations
 
+from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.tuner import Recommendation, TuneContext
 
 
@@ -11,10 +12,10 @@ def sentinel_window(t: TuneContext) -> list[Recommendation]:
     from forensics.kernel.selection import SELECTED
 
     sweep = window_sweep(t.con, t.cfg, conversations=SELECTED).to_dicts()
-    current = t.cfg.sentinel.compliance_window
+    current = SentinelSettings.of(t.cfg).compliance_window
     if not t.con.execute(f"SELECT count(*) FROM sentinel_replies JOIN {SELECTED} USING (conversation_id)").fetchall()[0][0]:
         return [Recommendation("sentinel.compliance_window", current, current,
-                               f"the sentinel is not in use: no `{t.cfg.sentinel.marker}` in any system prompt, "
+                               f"the sentinel is not in use: no `{SentinelSettings.of(t.cfg).marker}` in any system prompt, "
                                "injected text or reply of the harness's conversations")]
     if not sweep or all(r["muted_models"] == 0 and r["false_mutes"] == 0 and r["noise_models"] == 0 for r in sweep):
         return [Recommendation("sentinel.compliance_window", current, current,

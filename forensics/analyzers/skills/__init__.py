@@ -19,6 +19,7 @@ from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.skills import draw
 from forensics.analyzers.skills.propose import Proposal, propose
 from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, gather, tally
+from forensics.analyzers.skills.settings import SkillsSettings
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers
 from forensics.config import Key
 from forensics.warehouse import derived
@@ -248,4 +249,5 @@ ANALYZER = Analyzer(
     tables=(
         derived.Table("skill_routing", "whole", "each request replayed against the trigger table"),
     ),
+    settings=(SkillsSettings,),
 )

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from forensics.analyzers.skills.settings import SkillsSettings
 from forensics.config import Config
 from forensics.kernel.errors import ForensicsError
 
@@ -66,7 +67,7 @@ def read_table(path: str | os.PathLike[str]) -> TriggerTable:
 
 def configured(cfg: Config) -> TriggerTable | None:
     """The table ``[skills] triggers`` names (relative to the config file), or None when it names none."""
-    name = str(cfg["skills.triggers"]).strip()
+    name = str(SkillsSettings.of(cfg).triggers).strip()
     if not name:
         return None
     p = Path(name).expanduser()
@@ -80,4 +81,4 @@ def with_triggers(cfg: Config, path: str | os.PathLike[str] | None) -> Config:
     if path is None:
         return cfg
     read_table(path)
-    return cfg.with_values(skills__triggers=str(Path(path).resolve()))
+    return cfg.with_settings(replace(SkillsSettings.of(cfg), triggers=str(Path(path).resolve())))

@@ -16,6 +16,7 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
+from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.topics import corpus, draw, embedding, tune
 from forensics.analyzers.topics.evaluate import (
     Reference,
@@ -32,6 +33,7 @@ from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
 from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ROLES, Config, ConfigError, Key
 from forensics.kernel.selection import SELECTED
@@ -49,25 +51,25 @@ MESSAGES_SQL = messages_sql()  # every conversation's judged-role messages (benc
 
 def threshold_key(cfg: Config) -> str:
     """The config key that holds the operating point (switch-score threshold) of the mode ``cfg`` judges in."""
-    judging = judging_mode(cfg.topic.roles)
-    if cfg.topic.embedding and has_mode(judging + embedding.MODE_SUFFIX):
+    judging = judging_mode(TopicSettings.of(cfg).roles)
+    if TopicSettings.of(cfg).embedding and has_mode(judging + embedding.MODE_SUFFIX):
         return "topic.embedding_switch_score"
     return "topic.dialogue_switch_score" if judging == "dialogue" else "topic.switch_score"
 
 
 def run(ctx: Context) -> Section:
     cfg = ctx.cfg
-    roles = frozenset(cfg.topic.roles)
+    roles = frozenset(TopicSettings.of(cfg).roles)
     judging = judging_mode(roles)
-    if cfg.topic.embedding:
+    if TopicSettings.of(cfg).embedding:
         embedding.encoder()  # without the extra installed: a one-line error naming it
     key = threshold_key(cfg)
     embed = key == "topic.embedding_switch_score"
     judging += embedding.MODE_SUFFIX if embed else ""
     model, lexical = load_models(judging)
-    settings = Settings(cfg.keyword.tokenizer, roles, replace(model, anchor=cfg[key]),
-                        replace(lexical, anchor=cfg[key]), Cues.from_config(cfg), _lexicon(cfg.topic.lexicon),
-                        cfg.topic.min_confidence, keep_tokens=bool(ctx.labels), embed=embed)
+    settings = Settings(KeywordSettings.of(cfg).tokenizer, roles, replace(model, anchor=cfg[key]),
+                        replace(lexical, anchor=cfg[key]), Cues.from_settings(TopicSettings.of(cfg)), _lexicon(TopicSettings.of(cfg).lexicon),
+                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}
@@ -75,7 +77,7 @@ def run(ctx: Context) -> Section:
     tokens: dict[str, dict[int, list[str]]] = {}
     analysis = analyze(ctx.con, settings)
     for v in analysis.verdicts:
-        if not cfg.topic.marker_enabled:
+        if not TopicSettings.of(cfg).marker_enabled:
             for j in v.judged:
                 j.marker = False
         results[v.conversation_id], keywords[v.conversation_id] = v.judged, v.keywords
@@ -105,7 +107,7 @@ def run(ctx: Context) -> Section:
         sec.metrics["evaluation"] = ev
         sec.grid = evaluation_grid(ev)
     sec.summary = _summary(sec.metrics)
-    if cfg.topic.embedding and not embed:
+    if TopicSettings.of(cfg).embedding and not embed:
         sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
                         "embeddings: lexical signals only.")
     timeline = _timeline_data(sel, labels, ctx.names)
@@ -358,4 +360,5 @@ ANALYZER = Analyzer(
         derived.Table("topic_corpus", "cache", "the corpus state: message count, document frequencies, topic model"),
         derived.Table("topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"),
     ),
+    settings=(TopicSettings,),
 )

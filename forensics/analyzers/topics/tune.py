@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.tuner import Recommendation, TuneContext, lower_bound
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ SWITCH_SCORES = tuple(round(0.1 + 0.05 * i, 2) for i in range(17))  # 0.10 .. 0.
 def topic_confidence(t: TuneContext) -> list[Recommendation]:
     """topic.min_confidence: with labels, the best F1 whose precision is credibly ``min_precision``; without,
     the value whose marker rate is closest to ``marker_rate`` (and the evidence says no labels were used)."""
-    current = t.cfg.topic.min_confidence
+    current = TopicSettings.of(t.cfg).min_confidence
     judged = _judged(t)  # topics and confidences do not depend on min_confidence: one pass
     n = sum(len(v) for v in judged.values())
     if n == 0:
@@ -52,7 +53,8 @@ def topic_switch_score(t: TuneContext) -> list[Recommendation]:
                                                       "on your own labeled conversations)")]
     marked: dict[float, dict[str, set[int]]] = {}
     for x in [*sorted(set(SWITCH_SCORES) - {current}), current]:  # current last: the tables end as the config has them
-        judged = _judged(t, replace(t.analysis, cfg=t.cfg.with_values(**{key.replace(".", "__"): x})))
+        cfg = t.cfg.with_settings(replace(TopicSettings.of(t.cfg), **{key.partition(".")[2]: x}))
+        judged = _judged(t, replace(t.analysis, cfg=cfg))
         marked[x] = {k: {p for p, _, _, m in v if m} for k, v in judged.items()}
     refs = _references(t, judged)  # which messages are judged does not depend on the threshold
     if not refs:
