@@ -41,10 +41,11 @@ demo: $(RUNTIME)
 
 CHECK_DB := .venv/fixtures-check.duckdb
 
-# the layers contract (import-linter), ruff and mypy ([tool.*] in pyproject.toml say what each checks)
+# the layers contract (import-linter), ruff over every Python file and the notebook, and mypy ([tool.*] in
+# pyproject.toml say what each checks)
 lint: $(DEV)
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/ruff check forensics tests bench
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 # the metrics gate on the fixtures first (a change that moves a figure fails until the baseline is updated

@@ -25,7 +25,7 @@ CELLS = [
     new_code_cell("import matplotlib.pyplot as plt\n\n"
                   "fig, ax = plt.subplots(figsize=(5, 3))\n"
                   "ax.scatter(base['tool_results_gt_2kb'], base['empty_assistant_share'])\n"
-                  "ax.set_xlabel('tool results > 2 KB'); ax.set_ylabel('share of empty assistant turns')\nplt.close(fig)\nfig"),
+                  "ax.set_xlabel('tool results > 2 KB')\nax.set_ylabel('share of empty assistant turns')\nplt.close(fig)\nfig"),
     new_markdown_cell("## Drill into one conversation: its messages and its largest tool results"),
     new_code_cell("msgs = api.messages('d6614e0b', db)\n"
                   "msgs.group_by('role').len().sort('role')"),
