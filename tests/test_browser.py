@@ -71,8 +71,8 @@ def test_report_opens_with_the_answer_and_a_finding_expands_to_its_messages(brow
     page, seen = _page(browser)
     page.goto(report.as_uri())
     order = page.evaluate("() => [...document.querySelectorAll('body > section')].map(s => s.id)")
-    # the runs first (who ran what, at what cost: issue 26), then data quality, then the answer
-    assert order[:5] == ["usage", "data-quality", "what-to-change", "worst", "strongest"]
+    # what went wrong first (issue 41), then the runs (who ran what, at what cost: issue 26), data quality, the answer
+    assert order[:6] == ["failures", "usage", "data-quality", "what-to-change", "worst", "strongest"]
     interleave = page.locator("details.finding", has=page.locator("code", has_text="topic_interleave")).first
     assert interleave.locator(".ev .msg").count() == 0  # nothing drawn until it is opened
     interleave.locator("summary").click()
