@@ -20,6 +20,7 @@ from forensics import analyzers
 from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
 from forensics.warehouse import frame
+from forensics.warehouse.derived import columns
 from forensics.warehouse.labels import Label, conversation_labels
 
 PAGE = 50  # conversations per page
@@ -304,3 +305,40 @@ def task_pairs(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
                arg_min(conversation_id, (model, native_id, conversation_id)) FILTER (WHERE NOT success) AS b
         FROM runs GROUP BY 1, 2 HAVING bool_or(success) AND bool_or(NOT success)
         ORDER BY agent, try_cast(task AS BIGINT) NULLS LAST, task LIMIT ?""", [limit]).to_dicts()
+
+
+WORST_RUNS = 15  # failed runs the home page lists with their decisive step (the report's own number)
+CLUSTERS_SHOWN = 15
+STEP_CHARS = 200  # characters of a decisive step's text on the home page (masked before the cut)
+
+
+def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    """The last report's "What went wrong" (``failure_clusters`` and ``run_failures``, the ``failures``
+    analyzer's): the clusters largest first, and the failed runs of the most common failed signatures with
+    their decisive step (position, agent, the rule that chose it, the step's text masked and cut). None when
+    the report wrote neither table or both are empty."""
+    clusters = (frame(con, "SELECT * FROM failure_clusters ORDER BY runs DESC, failed DESC, cluster "
+                           f"LIMIT {CLUSTERS_SHOWN}").to_dicts() if has(con, "failure_clusters") else [])
+    worst: list[dict[str, Any]] = []
+    if has(con, "run_failures"):
+        rule = "f.decisive_rule" if "decisive_rule" in {c for c, _ in columns(con, "run_failures")} else "NULL"
+        worst = frame(con, f"""
+            WITH failed AS (
+                SELECT f.*, {rule} AS rule FROM run_failures f JOIN conversation_outcomes o USING (conversation_id)
+                WHERE o.success = false
+            )
+            SELECT f.conversation_id, f.cluster, f.decisive_position AS position, f.decisive_agent AS agent, f.rule,
+                   left(forensics_masked(m.content), {STEP_CHARS * 4}) AS text
+            FROM failed f LEFT JOIN messages m ON m.conversation_id = f.conversation_id
+                 AND m.position = f.decisive_position AND m.on_main_path
+            WHERE f.decisive_position IS NOT NULL
+            ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {WORST_RUNS}""").to_dicts()
+        labels = labels_of(con)
+        for w in worst:
+            said = " ".join((w["text"] or "").split())
+            w["text"] = said if len(said) <= STEP_CHARS else said[:STEP_CHARS - 1] + "…"
+            w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
+    if not clusters and not worst:
+        return None
+    return {"clusters": clusters, "worst": worst}
+
