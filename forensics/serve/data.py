@@ -19,6 +19,7 @@ import orjson
 from forensics import analyzers
 from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
+from forensics.text.escape import terminal
 from forensics.warehouse import frame
 from forensics.warehouse.derived import columns
 from forensics.warehouse.labels import Label, conversation_labels
@@ -335,7 +336,7 @@ def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
             ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {WORST_RUNS}""").to_dicts()
         labels = labels_of(con)
         for w in worst:
-            said = " ".join((w["text"] or "").split())
+            said = terminal(" ".join((w["text"] or "").split()))  # a control or bidi character shown as its escape
             w["text"] = said if len(said) <= STEP_CHARS else said[:STEP_CHARS - 1] + "…"
             w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
     if not clusters and not worst:
