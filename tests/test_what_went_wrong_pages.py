@@ -96,6 +96,14 @@ def test_home_says_so_in_one_line_when_the_tables_are_absent_or_empty(reported: 
     con.close()
     body = _section(_home(old))
     assert "<table" not in body and body.count("<li>") == 5 and "step 20 · handed off" in body
+    # tables of another shape (a later build's, a hand-made one): not read, and still no 500
+    con = duckdb.connect(str(old))
+    con.execute("CREATE TABLE failure_clusters (cluster VARCHAR, runs VARCHAR)")
+    con.execute("INSERT INTO failure_clusters VALUES ('x', 'many')")
+    con.execute("DROP TABLE run_failures")
+    con.execute("CREATE TABLE run_failures (conversation_id VARCHAR)")
+    con.close()
+    assert "No failure signatures yet" in _section(_home(old))
 
 
 def test_hostile_text_in_a_decisive_step_is_escaped_and_masked(reported: Path, tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def decisive_step(con: Any, cid: str) -> tuple[int, str | None, str | None] | No
     """(position, agent, rule) of a run's decisive step as the last report kept it (``run_failures``), or None
     (no report wrote the table, the run did not fail, or no step was found)."""
     have = {c for c, _ in columns(con, "run_failures")}
-    if "decisive_position" not in have:
+    if not have >= {"conversation_id", "decisive_position", "decisive_agent"}:  # no report, or another build's
         return None
     rule = "decisive_rule" if "decisive_rule" in have else "NULL"
     row = con.execute(f"SELECT decisive_position, decisive_agent, {rule} FROM run_failures WHERE conversation_id = ? "

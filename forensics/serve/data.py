@@ -311,6 +311,7 @@ def task_pairs(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
 WORST_RUNS = 15  # failed runs the home page lists with their decisive step (the report's own number)
 CLUSTERS_SHOWN = 15
 STEP_CHARS = 200  # characters of a decisive step's text on the home page (masked before the cut)
+CLUSTER_COLUMNS = ("cluster", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "harness_end")
 
 
 def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
@@ -318,11 +319,14 @@ def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
     analyzer's): the clusters largest first, and the failed runs of the most common failed signatures with
     their decisive step (position, agent, the rule that chose it, the step's text masked and cut). None when
     the report wrote neither table or both are empty."""
-    clusters = (frame(con, "SELECT * FROM failure_clusters ORDER BY runs DESC, failed DESC, cluster "
-                           f"LIMIT {CLUSTERS_SHOWN}").to_dicts() if has(con, "failure_clusters") else [])
+    held = {c for c, _ in columns(con, "failure_clusters")}
+    clusters = (frame(con, f"SELECT {', '.join(CLUSTER_COLUMNS)} FROM failure_clusters ORDER BY runs DESC, "
+                           f"failed DESC, cluster LIMIT {CLUSTERS_SHOWN}").to_dicts()
+                if held >= set(CLUSTER_COLUMNS) else [])  # another build's columns: not read
     worst: list[dict[str, Any]] = []
-    if has(con, "run_failures"):
-        rule = "f.decisive_rule" if "decisive_rule" in {c for c, _ in columns(con, "run_failures")} else "NULL"
+    held = {c for c, _ in columns(con, "run_failures")}
+    if held >= {"conversation_id", "cluster", "decisive_position", "decisive_agent"}:
+        rule = "f.decisive_rule" if "decisive_rule" in held else "NULL"
         worst = frame(con, f"""
             WITH failed AS (
                 SELECT f.*, {rule} AS rule FROM run_failures f JOIN conversation_outcomes o USING (conversation_id)
