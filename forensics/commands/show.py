@@ -1,23 +1,21 @@
 """`forensics show`: the messages behind a finding, by conversation and position, secrets masked (and personal data
 when ./harness.toml says ``[redact] personal = "all"``).
 
-A failed run the last report signed (``run_failures``, SPEC §25) opens at its decisive step when no positions are
-asked for (``--decisive`` asks for it explicitly): one line says which step, who took it and by which rule, then
-the messages from BEFORE before it to AFTER after it."""
+A failed run the last report signed (the failures analyzer's ``decisive_step`` view, SPEC §25) opens at its
+decisive step when no positions are asked for (``--decisive`` asks for it explicitly): one line says which step,
+who took it and by which rule, then the messages from BEFORE before it to AFTER after it."""
 from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
-from forensics.analyzers.failures.decisive import RULES
+from forensics import analyzers
 from forensics.analyzers.schema import load_config
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import redact
 from forensics.text.escape import terminal
 from forensics.text.personal import applies, mask
 from forensics.warehouse import open_warehouse
-from forensics.warehouse.derived import columns
 
 BEFORE, AFTER = 2, 8  # messages shown around a decisive step
 
@@ -33,18 +31,6 @@ def parse_positions(text: str | None) -> list[tuple[int, int]]:
         a = int(m.group(1))
         out.append((a, int(m.group(2) or a)))
     return out
-
-
-def decisive_step(con: Any, cid: str) -> tuple[int, str | None, str | None] | None:
-    """(position, agent, rule) of a run's decisive step as the last report kept it (``run_failures``), or None
-    (no report wrote the table, the run did not fail, or no step was found)."""
-    have = {c for c, _ in columns(con, "run_failures")}
-    if not have >= {"conversation_id", "decisive_position", "decisive_agent"}:  # no report, or another build's
-        return None
-    rule = "decisive_rule" if "decisive_rule" in have else "NULL"
-    row = con.execute(f"SELECT decisive_position, decisive_agent, {rule} FROM run_failures WHERE conversation_id = ? "
-                      "AND decisive_position IS NOT NULL", [cid]).fetchall()
-    return (int(row[0][0]), row[0][1], row[0][2]) if row else None
 
 
 def show_messages(db: str | os.PathLike[str], conversation: str, positions: str | None, width: int = 300,
@@ -63,17 +49,18 @@ def show_messages(db: str | os.PathLike[str], conversation: str, positions: str 
             raise ForensicsError(f"{conversation!r} matches {len(conv)} conversations; use a conversation_id: "
                                  + ", ".join(c[0] for c in conv))
         cid, nid, title, model = conv[0]
-        step = decisive_step(wh.con, cid) if decisive or not positions else None
+        read = analyzers.view("decisive_step")  # the failures analyzer's (SPEC §25)
+        step = read(wh.con, cid) if read is not None and (decisive or not positions) else None
         if decisive and step is None:
             raise ForensicsError(f"{conversation!r} has no decisive step: `forensics report` finds one for a failed "
-                                 "run (by its outcome) and keeps it in run_failures")
+                                 "run (by its outcome) and keeps it")
         if step is not None:
-            at, agent, rule = step
+            at, agent, rule, why = step
             ranges = [(max(0, at - BEFORE), at + AFTER)]
             last = wh.con.execute("SELECT max(position) FROM messages WHERE conversation_id = ? AND on_main_path",
                                   [cid]).fetchall()[0][0]
             head = (f"decisive step {at} (agent {redact(agent) if agent else '?'})"
-                    + (f": {rule} ({RULES[rule]})" if rule in RULES else f": {rule}" if rule else "")
+                    + (f": {rule} ({why})" if why else f": {rule}" if rule else "")
                     + f" · positions {ranges[0][0]}-{min(ranges[0][1], last if last is not None else at)} shown; "
                     f"--positions 0-{last} for the whole run")
         where = " OR ".join("m.position BETWEEN ? AND ?" for _ in ranges)

@@ -21,7 +21,6 @@ from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
 from forensics.text.escape import terminal
 from forensics.warehouse import frame
-from forensics.warehouse.derived import columns
 from forensics.warehouse.labels import Label, conversation_labels
 
 PAGE = 50  # conversations per page
@@ -308,42 +307,26 @@ def task_pairs(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
         ORDER BY agent, try_cast(task AS BIGINT) NULLS LAST, task LIMIT ?""", [limit]).to_dicts()
 
 
+
 WORST_RUNS = 15  # failed runs the home page lists with their decisive step (the report's own number)
 CLUSTERS_SHOWN = 15
 STEP_CHARS = 200  # characters of a decisive step's text on the home page (masked before the cut)
-CLUSTER_COLUMNS = ("cluster", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "harness_end")
 
 
 def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
-    """The last report's "What went wrong" (``failure_clusters`` and ``run_failures``, the ``failures``
-    analyzer's): the clusters largest first, and the failed runs of the most common failed signatures with
-    their decisive step (position, agent, the rule that chose it, the step's text masked and cut). None when
-    the report wrote neither table or both are empty."""
-    held = {c for c, _ in columns(con, "failure_clusters")}
-    clusters = (frame(con, f"SELECT {', '.join(CLUSTER_COLUMNS)} FROM failure_clusters ORDER BY runs DESC, "
-                           f"failed DESC, cluster LIMIT {CLUSTERS_SHOWN}").to_dicts()
-                if held >= set(CLUSTER_COLUMNS) else [])  # another build's columns: not read
-    worst: list[dict[str, Any]] = []
-    held = {c for c, _ in columns(con, "run_failures")}
-    if held >= {"conversation_id", "cluster", "decisive_position", "decisive_agent"}:
-        rule = "f.decisive_rule" if "decisive_rule" in held else "NULL"
-        worst = frame(con, f"""
-            WITH failed AS (
-                SELECT f.*, {rule} AS rule FROM run_failures f JOIN conversation_outcomes o USING (conversation_id)
-                WHERE o.success = false
-            )
-            SELECT f.conversation_id, f.cluster, f.decisive_position AS position, f.decisive_agent AS agent, f.rule,
-                   left(forensics_masked(m.content), {STEP_CHARS * 4}) AS text
-            FROM failed f LEFT JOIN messages m ON m.conversation_id = f.conversation_id
-                 AND m.position = f.decisive_position AND m.on_main_path
-            WHERE f.decisive_position IS NOT NULL
-            ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {WORST_RUNS}""").to_dicts()
-        labels = labels_of(con)
-        for w in worst:
-            said = terminal(" ".join((w["text"] or "").split()))  # a control or bidi character shown as its escape
-            w["text"] = said if len(said) <= STEP_CHARS else said[:STEP_CHARS - 1] + "…"
-            w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
+    """The last report's "What went wrong" (the ``what_went_wrong`` view the failures analyzer declares): the
+    clusters largest first, and the failed runs of the most common failed signatures with their decisive step
+    (position, agent, the rule that chose it, the step's text masked, escaped and cut). None when no report wrote
+    them, they are empty, or no analyzer declares the view."""
+    read = analyzers.view("what_went_wrong")
+    if read is None:
+        return None
+    clusters, worst = read(con, CLUSTERS_SHOWN, WORST_RUNS, STEP_CHARS * 4)
+    labels = labels_of(con) if worst else {}
+    for w in worst:
+        said = terminal(" ".join((w["text"] or "").split()))  # a control or bidi character shown as its escape
+        w["text"] = said if len(said) <= STEP_CHARS else said[:STEP_CHARS - 1] + "…"
+        w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
     if not clusters and not worst:
         return None
     return {"clusters": clusters, "worst": worst}
-

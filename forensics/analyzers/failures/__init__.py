@@ -28,6 +28,7 @@ import polars as pl
 from forensics.analyzers import diff
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.failures import views
 from forensics.analyzers.failures.decisive import Decisive, from_run
 from forensics.analyzers.failures.differences import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
@@ -333,6 +334,7 @@ def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
 ANALYZER = Analyzer(
     NAME, TITLE, run, after=("outcomes",),
     lead=1,  # the report leads with what went wrong, before the runs
+    views={"what_went_wrong": views.what_went_wrong, "decisive_step": views.decisive_step},
     tables=(
         derived.Table("run_failures", "selection", "per failed or problem-bearing run: how it ended, its recurring "
                       "error template, its cluster, its decisive step's position, agent and the rule that chose it"),
