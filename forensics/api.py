@@ -423,13 +423,16 @@ def _existing(db: PathLike) -> PathLike:
     return db
 
 
-def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = None, width: int = 300) -> str:
+def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = None, width: int = 300,
+         decisive: bool = False) -> str:
     """The messages of one conversation (id or native id) at ``positions`` (``"8,58"``, ``"141-152"``; default all),
     ``width`` characters of each, as `forensics show` prints them: secrets masked, and personal data when
-    ./harness.toml says ``[redact] personal = "all"``."""
+    ./harness.toml says ``[redact] personal = "all"``. A failed run the last report signed (``run_failures``)
+    opens at its decisive step when no positions are given, after one line naming the step, its agent and the
+    rule that chose it; ``decisive``: ask for that step, a ``ForensicsError`` when the run has none."""
     from forensics.commands.show import show_messages
 
-    return show_messages(db, conversation, positions, width)
+    return show_messages(db, conversation, positions, width, decisive)
 
 
 def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,

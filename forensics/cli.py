@@ -463,16 +463,20 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
 @db_option
 @click.option("--positions", help="Comma-separated positions or ranges, e.g. 8,58 or 141-152 (default: all).")
 @click.option("--width", default=300, show_default=True, help="Characters of content shown per message.")
-def show(conversation: str, db: str, positions: str | None, width: int) -> None:
-    """Print the messages of one conversation at the given positions: the evidence behind a finding.
+@click.option("--decisive", is_flag=True, help="Open the run at its decisive step (the last report's run_failures); "
+              "an error when it has none. A failed run opens there anyway when no --positions are given.")
+def show(conversation: str, db: str, positions: str | None, width: int, decisive: bool) -> None:
+    """Print the messages of one conversation at the given positions: the evidence behind a finding. A failed
+    run the last report signed opens at its decisive step (where it went wrong, who took it, by which rule).
 
     \b
     Example:
       forensics show d6614e0b --positions 140-153
+      forensics show 11a8394e --decisive
     """
     from forensics.api import show as show_messages
 
-    click.echo(show_messages(conversation, db, positions, width))
+    click.echo(show_messages(conversation, db, positions, width, decisive))
 
 
 @cli.command()

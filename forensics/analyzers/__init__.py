@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
+from typing import Any
 
 from forensics.analyzers import reuse
 from forensics.analyzers.declare import INPUTS, Analyzer, CheckRule
@@ -162,6 +163,12 @@ def packages() -> list[str]:
     """The package of each analyzer that is one (where its named queries live beside its code), in report order."""
     found = [getattr(sys.modules[a.run.__module__], "__package__", None) or "" for a in declarations()]
     return [p for p in dict.fromkeys(found) if p and p != __name__]
+
+
+def view(name: str) -> Callable[..., Any] | None:
+    """The read an analyzer declares under ``name`` (``Analyzer.views``), or None when no analyzer declares it
+    (a plug-in left out, a build without it): the caller then says there is nothing to show."""
+    return next((a.views[name] for a in declarations() if a.views and name in a.views), None)
 
 
 def named_queries() -> list[NamedQuery]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from forensics.analyzers.facts import Fact
 from forensics.config import Key, Settings
@@ -88,6 +88,9 @@ class Analyzer:
     detector_sections: dict[str, str] | None = None
     conversation_figures: str | None = None  # the metric holding its per-conversation figures the explorer lists
     marks: tuple[Mark, ...] = ()  # its per-message verdicts the explorer's transcript shows
+    # named reads over its tables that the layers above call by name (``analyzers.view``): the explorer's home
+    # page, `forensics show`
+    views: dict[str, Callable[..., Any]] | None = None
     inputs: tuple[str, ...] = ()  # what the report hands it beside the warehouse (``INPUTS``)
     engines: tuple[str, ...] = ("duckdb",)
     after: tuple[str, ...] = ()  # analyzers whose tables it reads, so they run before it

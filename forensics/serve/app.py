@@ -126,7 +126,7 @@ def _int(request: Request, name: str, default: int, low: int = 1, high: int = PA
 
 
 def _overview(con: Any, request: Request) -> dict[str, Any]:
-    return {"digest": data.digest(con), "reported": data.reported(con),
+    return {"digest": data.digest(con), "reported": data.reported(con), "wrong": data.what_went_wrong(con),
             "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0]}
 
 

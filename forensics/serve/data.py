@@ -19,6 +19,7 @@ import orjson
 from forensics import analyzers
 from forensics.kernel.selection import Selection
 from forensics.report.persist import METRICS as METRICS
+from forensics.text.escape import terminal
 from forensics.warehouse import frame
 from forensics.warehouse.labels import Label, conversation_labels
 
@@ -304,3 +305,28 @@ def task_pairs(con: duckdb.DuckDBPyConnection, limit: int = 200) -> list[dict[st
                arg_min(conversation_id, (model, native_id, conversation_id)) FILTER (WHERE NOT success) AS b
         FROM runs GROUP BY 1, 2 HAVING bool_or(success) AND bool_or(NOT success)
         ORDER BY agent, try_cast(task AS BIGINT) NULLS LAST, task LIMIT ?""", [limit]).to_dicts()
+
+
+
+WORST_RUNS = 15  # failed runs the home page lists with their decisive step (the report's own number)
+CLUSTERS_SHOWN = 15
+STEP_CHARS = 200  # characters of a decisive step's text on the home page (masked before the cut)
+
+
+def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    """The last report's "What went wrong" (the ``what_went_wrong`` view the failures analyzer declares): the
+    clusters largest first, and the failed runs of the most common failed signatures with their decisive step
+    (position, agent, the rule that chose it, the step's text masked, escaped and cut). None when no report wrote
+    them, they are empty, or no analyzer declares the view."""
+    read = analyzers.view("what_went_wrong")
+    if read is None:
+        return None
+    clusters, worst = read(con, CLUSTERS_SHOWN, WORST_RUNS, STEP_CHARS * 4)
+    labels = labels_of(con) if worst else {}
+    for w in worst:
+        said = terminal(" ".join((w["text"] or "").split()))  # a control or bidi character shown as its escape
+        w["text"] = said if len(said) <= STEP_CHARS else said[:STEP_CHARS - 1] + "…"
+        w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
+    if not clusters and not worst:
+        return None
+    return {"clusters": clusters, "worst": worst}

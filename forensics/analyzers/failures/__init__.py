@@ -12,8 +12,9 @@ whose end the harness decides (``signature.GRADE_REVEALING_ENDS``: MINT's ALFWor
 last action) is not claimed to (``harness_end``). Grade-revealing text (``outcomes.GRADE_REVEALING``) is cut from each
 run before it is read, so no signature is built on the environment saying the answer was wrong.
 
-The rows go to ``run_failures`` (one per failed or problem-bearing run of the selection), for notebooks, the
-explorer and CI.
+The rows go to ``run_failures`` (one per failed or problem-bearing run of the selection: its decisive step's
+position, agent and the rule that chose it) and the listed clusters to ``failure_clusters``, for notebooks, the
+explorer's home page, `forensics show --decisive` and CI.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import polars as pl
 from forensics.analyzers import diff
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.failures import views
 from forensics.analyzers.failures.decisive import Decisive, from_run
 from forensics.analyzers.failures.differences import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
@@ -72,6 +74,7 @@ def run(ctx: Context) -> Section:
     runs = _runs(ctx.con)
     if runs.is_empty():
         _store(ctx.con, [])
+        _store_clusters(ctx.con, [])
         return Section.idle(NAME, TITLE, "no selected run failed (by its outcome) or has a problem finding; graded "
                                          "runs (`forensics outcomes FILE`, or a benchmark log that records its "
                                          "grade) fill it")
@@ -91,6 +94,7 @@ def run(ctx: Context) -> Section:
     clusters = [c for c in cluster(sigs + others, n_fail, n_pass, bearing) if c["bearing"]]
     for c in clusters:
         c.pop("bearing")
+    _store_clusters(ctx.con, clusters)
     diffs, end_states = _differences(ctx.con, graded, msgs)
     sec.metrics = {"runs": len(sigs), "failed": sum(s.failed is True for s in sigs),
                    "graded_failed": n_fail, "graded_passed": n_pass,
@@ -258,14 +262,25 @@ def _divergences(con: duckdb.DuckDBPyConnection, runs: pl.DataFrame) -> dict[str
 
 
 RUN_FAILURES: dict[str, Any] = {"conversation_id": pl.String, "ended": pl.String, "error_template": pl.String,
-                                "cluster": pl.String, "decisive_position": pl.Int32, "decisive_agent": pl.String}
+                                "cluster": pl.String, "decisive_position": pl.Int32, "decisive_agent": pl.String,
+                                "decisive_rule": pl.String}
+FAILURE_CLUSTERS: dict[str, Any] = {"cluster": pl.String, "runs": pl.Int64, "failed": pl.Int64, "passed": pl.Int64,
+                                    "lift": pl.Float64, "lift_low": pl.Float64, "lift_high": pl.Float64,
+                                    "harness_end": pl.Boolean, "examples": pl.List(pl.String)}
 
 
 def _store(con: duckdb.DuckDBPyConnection, sigs: list[Signature]) -> None:
     rows = [{"conversation_id": s.conversation_id, "ended": s.ended, "error_template": s.error_template,
              "cluster": s.cluster, "decisive_position": s.decisive.position if s.decisive else None,
-             "decisive_agent": s.decisive.agent if s.decisive else None} for s in sigs]
+             "decisive_agent": s.decisive.agent if s.decisive else None,
+             "decisive_rule": s.decisive.rule if s.decisive else None} for s in sigs]
     derived.replace_rows(con, "run_failures", pl.DataFrame(rows, schema=RUN_FAILURES).to_arrow())
+
+
+def _store_clusters(con: duckdb.DuckDBPyConnection, clusters: list[dict[str, Any]]) -> None:
+    """The listed clusters of this report, largest first (the table is the last report's: recreated whole)."""
+    rows = [{"cluster": c["name"], **{k: c[k] for k in FAILURE_CLUSTERS if k != "cluster"}} for c in clusters]
+    derived.replace_rows(con, "failure_clusters", pl.DataFrame(rows, schema=FAILURE_CLUSTERS).to_arrow(), "TRUE")
 
 
 def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
@@ -319,8 +334,12 @@ def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
 ANALYZER = Analyzer(
     NAME, TITLE, run, after=("outcomes",),
     lead=1,  # the report leads with what went wrong, before the runs
+    views={"what_went_wrong": views.what_went_wrong, "decisive_step": views.decisive_step},
     tables=(
         derived.Table("run_failures", "selection", "per failed or problem-bearing run: how it ended, its recurring "
-                      "error template, its cluster, its decisive step's position and agent"),
+                      "error template, its cluster, its decisive step's position, agent and the rule that chose it"),
+        derived.Table("failure_clusters", "whole", "the last report's clusters of equal signatures, largest first: "
+                      "runs, failed, passed, lift with its 95 % interval, whether the harness decides the end, "
+                      "example runs"),
     ),
 )

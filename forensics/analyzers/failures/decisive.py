@@ -44,6 +44,16 @@ EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 # unfounded fact or assumption is built on by the replies after it
 TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code")]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
+# each rule in words, as `forensics show` and the explorer say why a step is the decisive one
+RULES = {"divergence": "the first divergence from a passed run of the same task",
+         "assumption": "it works from something it does not have (an assumption, a placeholder, simulated data)",
+         "after_error": "it goes on without code right after a tool output that shows an error",
+         "unsupported_claim": "it states figures as found before any tool output",
+         "failed_code": "it runs code whose output is an error or empty",
+         "recurring_error": "the first occurrence of the run's recurring error",
+         "loop": "the start of a loop",
+         "first_reply": "the first reply after the task (no other rule fired)",
+         "false_claim": "the false claim of success"}
 
 
 @dataclass(frozen=True)
