@@ -1,6 +1,8 @@
 """What the person's own turns show (SPEC §24): they had to repeat or correct (``user_repeated``), they are
-exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read; SQL picks
-them, the rules read each one's first ``HEAD`` characters (what they say, not the log they paste)."""
+exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read, in the
+person's own words (``messages.person_text``: not a slash command's expansion, a template's body or the IDE's
+context); SQL picks them, the rules read each one's first ``HEAD`` characters (what they say, not the log they
+paste)."""
 from __future__ import annotations
 
 import functools
@@ -72,9 +74,10 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
         WITH a AS (SELECT conversation_id, min(position) AS first_reply FROM messages
                    WHERE on_main_path AND role = 'assistant' AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
                    GROUP BY 1)
-        SELECT m.conversation_id, m.position, left(m.content, {HEAD}),
+        SELECT m.conversation_id, m.position, left(coalesce(m.person_text, m.content), {HEAD}),
                a.first_reply IS NULL OR m.position > a.first_reply,
-               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
+               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1,
+               length(coalesce(m.person_text, m.content)),
                a.first_reply IS NOT NULL,
                EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
                        AND r.role = 'assistant' AND r.position > m.position
@@ -83,7 +86,7 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
                                              ORDER BY position) AS next_person FROM messages
               WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
         LEFT JOIN a USING (conversation_id)
-        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
+        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank AND coalesce(m.person_text, m.content) <> ''
         ORDER BY 1, 2""").fetchall()
     return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n))
             for c, p, t, r, i, n, a, x in rows]
