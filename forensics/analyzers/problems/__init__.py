@@ -11,7 +11,7 @@ Each finding cites its conversation, positions, a verbatim quote of one of them,
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
 ``FAMILY_MIN`` conversations) says something about the family, not a run: there each conversation is held against
 the family's own norm, the median share of its messages the kind cites, and only the conversations above it keep
-their findings (so the kind stays on fewer than half of that family); the section's norm line says so. Earlier
+their findings (so the kind stays on at most half of that family); the section's norm line says so. Earlier
 kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
 ``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
 ``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
