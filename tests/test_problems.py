@@ -293,3 +293,24 @@ def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() ->
                      "working; kept only where it cites more than the family's median share of messages (2.5%): "
                      "3 conversations"}
     assert [p.norm for p in kept if p.conversation_id == "c1"] == ["n; above codex's median share of messages cited"]
+
+
+def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:
+    """Codex's IDE extension puts the editor's state before the request; the person's own words (Python and SQL
+    alike) are what follows "## My request for Codex:", and the person-turn rules read those (the IDE context filled
+    the first 400 characters of a real turn whose words said "still not working")."""
+    from forensics.warehouse.own_words import own_words, own_words_sql
+
+    ide = ("# Context from my IDE setup:\n\n## Active file: apps/web/src/app/api/teams/route.ts\n\n## Open tabs:\n"
+           + "".join(f"- file{k}.md: .claude/commands/file{k}.md\n" for k in range(12))
+           + "\n## My request for Codex:\n")
+    assert own_words(ide + "Ok it is still not working either way.\n") == "Ok it is still not working either way."
+    assert duckdb.execute(f"SELECT {own_words_sql('$1')}", [ide + "Is this done?\n"]).fetchone() == ("Is this done?",)
+    s = (Session("ide").add("user", ide + "Show the team stats on the dashboard.\n")
+         .call("edit", {"path": "route.ts", "new": "stats"}, "ok")
+         .add("assistant", "Done: the stats now show.")
+         .add("user", ide + "Ok it is still not working either way. No data is showing up\n")
+         .add("assistant", "Looking again."))
+    found, _ = run(tmp_path, s)
+    got = [(f["kind"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "user_repeated"]
+    assert got == [("user_repeated", "said_again", [4], "Ok it is still not working either way. No data is showing up")]
