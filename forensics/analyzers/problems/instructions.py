@@ -93,17 +93,17 @@ def extract(con: duckdb.DuckDBPyConnection) -> list[Instruction]:
     out: list[Instruction] = []
     for cid, pos, upto, text, person in rows:
         cid, pos, upto = str(cid), int(pos), int(upto)
-        for m in FENCE_ASKED.finditer(text):
-            out.append(Instruction(cid, pos, upto, "fence", m.group(1) or m.group(2), quote_at(text, m, 80)))
-        if m := JSON_ONLY.search(text):
-            out.append(Instruction(cid, pos, upto, "json_only", "JSON", quote_at(text, m, 80)))
-        if m := WORD_BANNED.search(text):
-            words = [q.group(1) or q.group(2) for q in QUOTED.finditer(m.group(1))]
+        for f in FENCE_ASKED.finditer(text):
+            out.append(Instruction(cid, pos, upto, "fence", f.group(1) or f.group(2), quote_at(text, f, 80)))
+        if j := JSON_ONLY.search(text):
+            out.append(Instruction(cid, pos, upto, "json_only", "JSON", quote_at(text, j, 80)))
+        if b := WORD_BANNED.search(text):
+            words = [q.group(1) or q.group(2) for q in QUOTED.finditer(b.group(1))]
             for w in words:
-                if w.lower() not in text[m.end():].lower():  # a word the prompt itself goes on to use is no ban
-                    out.append(Instruction(cid, pos, upto, "banned_word", w, quote_at(text, m, 80)))
-        if person and (m := ONE_AT_A_TIME.search(text)):
-            out.append(Instruction(cid, pos, pos + STANDING + 1, "one_at_a_time", "one question", quote_at(text, m, 80)))
+                if w.lower() not in text[b.end():].lower():  # a word the prompt itself goes on to use is no ban
+                    out.append(Instruction(cid, pos, upto, "banned_word", w, quote_at(text, b, 80)))
+        if person and (o := ONE_AT_A_TIME.search(text)):
+            out.append(Instruction(cid, pos, pos + STANDING + 1, "one_at_a_time", "one question", quote_at(text, o, 80)))
         for m in CODE_BANNED.finditer(text):
             for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(1).lower()):
                 if (construct := _NAMES.get(name.strip())) is not None:
