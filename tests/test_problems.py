@@ -271,6 +271,8 @@ def test_instructions_are_an_explicit_list_another_extractor_can_hand_in(tmp_pat
         [p] = instructions.violated(con, given)
         assert (p.positions, p.rule, p.quote, p.norm) == (
             [1, 0], "banned_word_used", "Sure: it is 42, and I used a helper.", "the instruction at [0]: “never say helper”")
+        with pytest.raises(ValueError, match="instruction kinds with no check: be_brief"):
+            instructions.violated(con, [instructions.Instruction(cid, 0, 10, "be_brief", "", "answer briefly")])
     finally:
         con.close()
 

@@ -115,6 +115,8 @@ def violated(con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | N
     """Each instruction (``extract``'s by default) against the assistant's text replies in its span: one finding per
     reply and rule, citing the reply and the instruction."""
     given = extract(con) if instructions is None else instructions
+    if unknown := sorted({i.kind for i in given} - set(CHECKS)):
+        raise ValueError(f"instruction kinds with no check: {', '.join(unknown)} (known: {', '.join(CHECKS)})")
     if not given:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _instructions (k INTEGER, cid VARCHAR, pos INTEGER, upto INTEGER)")
