@@ -316,3 +316,26 @@ def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:
     found, _ = run(tmp_path, s)
     got = [(f["kind"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "user_repeated"]
     assert got == [("user_repeated", "said_again", [4], "Ok it is still not working either way. No data is showing up")]
+
+
+def test_told_to_change_nothing_then_a_change(tmp_path: Path) -> None:
+    """"Do not modify files." held against the calls up to the person's next turn: a successful write breaks it, a
+    failed one or a read does not, nor does a scoped ban ("don't modify the tests") or the next request."""
+    ask = "Review src/app.py for missing pieces. Do not modify files. Return a concise summary."
+    broke = (Session("broke").add("user", ask)
+             .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+             .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
+             .add("assistant", "Fixed main."))
+    kept = (Session("kept").add("user", ask)
+            .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+            .call("write_file", {"path": "src/app.py", "content": "x"}, "Error: permission denied", )
+            .add("assistant", "main() returns nothing.")
+            .add("user", "now fix it")
+            .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
+    scoped = (Session("scoped").add("user", "Fix the bug but don't modify the tests.")
+              .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
+    found, _ = run(tmp_path, broke, kept, scoped)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"], f["norm"]) for f in found
+           if f["kind"] == "instruction_violated"]
+    assert got == [("broke", "changed_when_told_not_to", [3, 0], "def main(): return 0",
+                    "the instruction at [0]: “Review src/app.py for missing pieces. Do not modify files. Return a concise summ”")]

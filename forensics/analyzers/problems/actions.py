@@ -86,7 +86,7 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         ORDER BY cid, min(pos), name, canon, h, quiet""").fetchall()
     out: list[Problem] = []
     for cid, name, args, err, pos, rpos, _ in rows:
-        quote = _args_quote(str(args or ""))
+        quote = args_quote(str(args or ""))
         what = "the same failing call" if err else "the same call with the same result"
         norm = "nothing changed between them: no successful edit or writing command (GUIDE §5)"
         cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
@@ -133,7 +133,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos]
             if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
                 cited |= {p for _, _, p in near} | {pos}
-                quote = quote or _args_quote(str(args or ""))
+                quote = quote or args_quote(str(args or ""))
             seen.append((pos, lo, hi))
         if len(cited) >= 2:
             out.append(Problem(str(cid), "redundant_work", sorted(cited), quote, "reread_unchanged",
@@ -207,7 +207,7 @@ def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]]) -> list[li
     return out
 
 
-def _args_quote(args: str) -> str:
+def args_quote(args: str) -> str:
     """A verbatim part of the arguments' JSON: the longest string value's first line, where the JSON holds it
     as is (a value with escapes is quoted as the JSON has it)."""
     try:

@@ -1,13 +1,14 @@
 """Instructions checked against the replies that follow them, where a check is mechanical (SPEC §24
 ``instruction_violated``): a format asked for (a fenced code block of a language, JSON only), a word not to be
-used, one question at a time, a code construct banned ("No functions or variable declarations", "No f-strings").
+used, one question at a time, a code construct banned ("No functions or variable declarations", "No f-strings"),
+no change at all ("Do not modify files": held against the calls that follow).
 
 Two steps, kept apart so that another extractor (the rules of a run, SPEC §27) can hand its own list in:
 
 - ``extract(con)`` lists the explicit instructions (``Instruction``: where it was given, what it asks, the
   positions it holds over), read from person turns and system prompts;
 - ``violated(con, instructions)`` holds each against the assistant's text replies in its span, one check function
-  per instruction kind (``CHECKS``).
+  per instruction kind (``CHECKS``), or against its calls (``CALL_CHECKS``).
 
 An instruction counts from the turn that gives it to the next person turn (``one_at_a_time`` for ``STANDING``
 messages); instructions no program can check are left alone, never guessed."""
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from forensics.analyzers.problems.actions import args_quote, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
 
@@ -56,10 +58,16 @@ _NAMES = {"function": "functions", "functions": "functions", "variables": "varia
           "comment": "comments", "comments": "comments", "loop": "loops", "loops": "loops"}
 _ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
 CODE_BANNED = re.compile(rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
-                         rf"(?:no|do not use|don'?t use|never use|without(?: using)?)"
-                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*)"
-                         r"(?=\s*(?:[.;]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
+                         rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
+                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
+                         r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# the person asks for no change at all ("Do not modify files.", "don't make any changes", "without changing
+# anything"): checked against the calls that follow, a successful editing or writing call breaks it (a change
+# scoped to some files, "don't modify the tests", is not checked)
+NO_CHANGES = re.compile(r"(?i)\b(?:do not|don'?t|never|without)\s+(?:make\s+any\s+|making\s+any\s+)?(?:modify|modifying|"
+                        r"change|changing|edit|editing|touch|touching|changes|edits)\s+(?:any\s+)?(?:files?|code|anything|"
+                        r"the (?:code|files|repo(?:sitory)?|codebase))?\s*(?=[.;,!)\n]|$|yet\b|for now\b)")
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,7 @@ def extract(con: duckdb.DuckDBPyConnection) -> list[Instruction]:
         SELECT cid, pos, upto, text, person FROM t
         WHERE contains(text, '```') OR contains(text, 'JSON') OR contains(text, 'without ') OR contains(text, ' at a time')
            OR contains(text, '-at-a-time') OR regexp_matches(text, '(?i)\\b(?:no|use) (?:any )?{_ONE}\\b')
+           OR regexp_matches(text, '(?i)\\b(?:not|n''t|never|without) (?:make any |making any )?(?:modif|chang|edit|touch)')
         ORDER BY 1, 2""").fetchall()
     out: list[Instruction] = []
     for cid, pos, upto, text, person in rows:
@@ -104,10 +113,13 @@ def extract(con: duckdb.DuckDBPyConnection) -> list[Instruction]:
                     out.append(Instruction(cid, pos, upto, "banned_word", w, quote_at(text, b, 80)))
         if person and (o := ONE_AT_A_TIME.search(text)):
             out.append(Instruction(cid, pos, pos + STANDING + 1, "one_at_a_time", "one question", quote_at(text, o, 80)))
+        if person and (n := NO_CHANGES.search(text)):
+            out.append(Instruction(cid, pos, upto, "no_changes", "no change", quote_at(text, n, 80)))
         for m in CODE_BANNED.finditer(text):
-            for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(1).lower()):
+            item = re.compile(re.escape(m.group(1))).search(text, m.start(1))  # the item itself, not its bullet
+            for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(2).lower()):
                 if (construct := _NAMES.get(name.strip())) is not None:
-                    out.append(Instruction(cid, pos, upto, "code_banned", construct, quote_at(text, m, 80)))
+                    out.append(Instruction(cid, pos, upto, "code_banned", construct, quote_at(text, item, 80)))
     return out
 
 
@@ -115,8 +127,9 @@ def violated(con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | N
     """Each instruction (``extract``'s by default) against the assistant's text replies in its span: one finding per
     reply and rule, citing the reply and the instruction."""
     given = extract(con) if instructions is None else instructions
-    if unknown := sorted({i.kind for i in given} - set(CHECKS)):
-        raise ValueError(f"instruction kinds with no check: {', '.join(unknown)} (known: {', '.join(CHECKS)})")
+    if unknown := sorted({i.kind for i in given} - set(CHECKS) - set(CALL_CHECKS)):
+        raise ValueError(f"instruction kinds with no check: {', '.join(unknown)} "
+                         f"(known: {', '.join([*CHECKS, *CALL_CHECKS])})")
     if not given:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _instructions (k INTEGER, cid VARCHAR, pos INTEGER, upto INTEGER)")
@@ -127,11 +140,24 @@ def violated(con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | N
         JOIN messages r ON r.conversation_id = i.cid AND r.on_main_path AND r.role = 'assistant' AND NOT r.blank
              AND r.position > i.pos AND r.position < i.upto
         ORDER BY i.cid, r.position, i.pos DESC, i.k""").fetchall()
+    # the instructions checked against calls: the first successful change in the span, with its arguments
+    changed = con.execute(f"""
+        SELECT i.k, arg_min(c.pos, c.pos * 100000 + c.k), arg_min(c.args, c.pos * 100000 + c.k)
+        FROM _instructions i JOIN ({calls_sql()}) c ON c.cid = i.cid AND c.mut AND c.pos > i.pos AND c.pos < i.upto
+        GROUP BY i.k""").fetchall() if any(i.kind in CALL_CHECKS for i in given) else []
     con.execute("DROP TABLE _instructions")
     out: list[Problem] = []
     seen: set[tuple[str, int, str]] = set()
+    for k, cpos, args in changed:
+        ins = given[k]
+        if ins.kind in CALL_CHECKS:
+            out.append(Problem(ins.conversation_id, "instruction_violated", [int(cpos), ins.position],
+                               args_quote(str(args or "")), CALL_CHECKS[ins.kind],
+                               f"the instruction at [{ins.position}]: “{ins.quote}”"))
     for k, rpos, reply in rows:
         ins = given[k]
+        if ins.kind in CALL_CHECKS:
+            continue
         hit = CHECKS[ins.kind](ins, str(reply))
         if hit is None:
             continue
@@ -175,6 +201,9 @@ def _code_banned(ins: Instruction, reply: str) -> tuple[str, str] | None:
 CHECKS: dict[str, Callable[[Instruction, str], tuple[str, str] | None]] = {
     "fence": _fence, "json_only": _json_only, "one_at_a_time": _one_at_a_time, "banned_word": _banned_word,
     "code_banned": _code_banned}
+# instructions held against the calls in their span (``actions.prepare`` first): the kind, and the rule when a
+# successful change breaks it
+CALL_CHECKS: dict[str, str] = {"no_changes": "changed_when_told_not_to"}
 
 
 def _is_json(reply: str) -> bool:
