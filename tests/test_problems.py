@@ -339,3 +339,20 @@ def test_told_to_change_nothing_then_a_change(tmp_path: Path) -> None:
            if f["kind"] == "instruction_violated"]
     assert got == [("broke", "changed_when_told_not_to", [3, 0], "def main(): return 0",
                     "the instruction at [0]: “Review src/app.py for missing pieces. Do not modify files. Return a concise summ”")]
+
+
+def test_asking_the_person_for_input_again_and_again_is_a_loop(tmp_path: Path) -> None:
+    """The aider afi-core shape: three replies in a row ask the person to add files, with only the harness's
+    confirmations between; a call between, or the person's own turn, ends the chain."""
+    ask = "Please add the following files to the chat: `dist/index.js`, `dist/dags/`."
+    looped = Session("looped").add("user", "Audit the repository for ESM compliance.")
+    for k in range(3):
+        looped.add("assistant", f"Thanks, {k + 1} files seen so far. {ask}").add("user", "Add file to the chat? [Yes]: y")
+    worked = (Session("worked").add("user", "Audit the repository for ESM compliance.")
+              .add("assistant", ask).add("user", "here: dist/index.js")
+              .add("assistant", ask).call("read_file", {"path": "dist/index.js"}, "export {}")
+              .add("assistant", ask))
+    found, _ = run(tmp_path, looped, worked)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "loop"]
+    assert got == [("looped", "asked_for_input_3_times", [1, 3, 5],
+                    "Thanks, 1 files seen so far. Please add the following files to the chat: `dist/index.js`, `dist/dags")]

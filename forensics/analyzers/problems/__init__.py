@@ -4,6 +4,7 @@
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
+- ``replies``: ``loop`` in prose (the person asked for input again and again);
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
 - ``context``: ``context_crowded``; ``lost_focus`` stays silent (no rule a reader agreed with often enough).
 
@@ -27,7 +28,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.analyzers.problems import actions, context, endings, instructions, person
+from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
@@ -49,6 +50,7 @@ def detect(ctx: Context) -> list[Problem]:
     turns = person.person_turns(con)
     found = (context.crowded(con) + person.user_repeated(turns) + instructions.violated(con)
              + _covered(actions.repeated_actions(con) + actions.reread_files(con)) + actions.recurring_errors(con)
+             + replies.asked_again(con)
              + endings.false_success(con, turns) + person.frustration(turns))
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
 
