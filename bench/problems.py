@@ -6,7 +6,8 @@ Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from
 ``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
 prints per kind and half: findings on the labeled conversations, precision (a finding is right when a label of
 its kind lies within ``WINDOW`` messages of one of its positions), recall of the labels, beside the trivial
-references: every conversation marked at its last person turn, and nothing marked. The split is fixed in
+references: every conversation marked at its last person turn, every conversation marked as a whole, and
+nothing marked. The split is fixed in
 ``bench.problem_labels.half``.
 """
 from __future__ import annotations
@@ -65,6 +66,14 @@ def trivial_last_person(labeled: list[Labeled], kind: str) -> dict[str, Any]:
     return score(labeled, marks, kind)
 
 
+def trivial_every(labeled: list[Labeled], kind: str) -> dict[str, Any]:
+    """Every conversation marked as a whole: every label found, right on the conversations that hold one."""
+    labels = sum(p["kind"] == kind for c in labeled for p in c.problems)
+    holding = sum(any(p["kind"] == kind for p in c.problems) for c in labeled)
+    return {"findings": len(labeled), "right": holding, "precision": holding / len(labeled) if labeled else None,
+            "labels": labels, "found": labels, "recall": 1.0 if labels else None, "conversations": len(labeled)}
+
+
 def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
     logs, labels = shared / "data" / "agent-logs", shared / "data" / "problems" / "problems.jsonl"
     if not logs.is_dir() or not labels.is_file():
@@ -89,6 +98,7 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
         rows = {}
         for kind in KINDS:
             rows[kind] = {"detector": score(part, found, kind), "last_person": trivial_last_person(part, kind),
+                          "every": trivial_every(part, kind),
                           "nothing": {"findings": 0, "precision": None, "recall": 0.0 if any(
                               p["kind"] == kind for c in part for p in c.problems) else None}}
         labels_all = [(c.conversation_id, p["kind"], p["positions"]) for c in part for p in c.problems]
@@ -136,12 +146,14 @@ def render(res: dict[str, Any]) -> str:
                      f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
                      f"{h['all']['findings']} findings")
         lines.append(f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
-                     f"{'last-person: prec':>17} {'recall':>7}   {'nothing: recall':>15}")
+                     f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
+                     f"{'nothing: recall':>15}")
         for kind, r in h["kinds"].items():
-            d, t, z = r["detector"], r["last_person"], r["nothing"]
+            d, t, e, z = r["detector"], r["last_person"], r["every"], r["nothing"]
             lines.append(f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
                          f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
-                         f"{_pct(t['recall']):>7}   {_pct(z['recall']):>15}")
+                         f"{_pct(t['recall']):>7}   {_pct(e['precision']):>17} {_pct(e['recall']):>7}   "
+                         f"{_pct(z['recall']):>15}")
         lines.append("")
     lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
     for kind, w in res["families"].items():

@@ -193,3 +193,166 @@ def test_context_crowded_by_bulky_output(tmp_path: Path) -> None:
     [f] = [f for f in found if f["kind"] == "context_crowded"]
     assert f["native_id"] == "bulky" and f["positions"] == [2] and f["quote"] == "node_modules/a.js"
     assert metrics["kinds"]["context_crowded"]["share"] == pytest.approx(0.5)
+
+
+def test_a_claim_of_having_looked_with_no_call_since_the_persons_turn(tmp_path: Path) -> None:
+    """The aider afi-core shape: asked to scan a folder, the reply says it scanned and found nothing, no call ran;
+    the same words after a real search are no finding, nor in a run whose agent has no tools at all."""
+    blind = (Session("blind").add("user", "fix the import in a.js")
+             .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
+             .add("assistant", "Done.")
+             .add("user", "Please scan all files under dist/ for any CommonJS usage and convert it")
+             .add("assistant", "After scanning all provided files under `dist/`, no CommonJS usage was found.\n"
+                               "No changes are needed."))
+    looked = (Session("looked").add("user", "fix the import in a.js")
+              .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
+              .add("assistant", "Done.")
+              .add("user", "Please scan all files under dist/ for any CommonJS usage")
+              .call("bash", {"command": "grep -rn 'require(' dist/"}, "")
+              .add("assistant", "After scanning all files under `dist/`, no CommonJS usage was found."))
+    chat = (Session("chat").add("user", "is this regex right? ^a+$")
+            .add("assistant", "I checked it: it matches one or more a's and nothing else."))
+    found, _ = run(tmp_path, blind, looked, chat)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "gave_up_or_false_success"]
+    assert got == [("blind", "claimed_without_looking", [4, 5],
+                    "After scanning all provided files under `dist/`, no CommonJS usage was found.")]
+
+
+def test_a_long_request_sent_again_after_an_answer_is_asked_again(tmp_path: Path) -> None:
+    """The gemini-cli release-workflow shape: a 20-line step pasted again after the agent ran other steps; a long
+    benchmark step prompt that shares its template but asks something new is not; nor the same text twice in a
+    row before any answer."""
+    step = "\n".join(f"{k}. Create and switch to branch number {k} of the release, then commit it as step {k}."
+                     for k in range(1, 21))
+    resent = (Session("resent").add("user", step).add("assistant", "Starting with step 1.")
+              .add("user", "go").add("assistant", "Running step 1 now.")
+              .add("user", step).add("assistant", "OK."))
+    other = step.replace("branch number", "tag number").replace("commit it", "push it")
+    steps = (Session("steps").add("user", step).add("assistant", "Done with this one.")
+             .add("user", other).add("assistant", "Done."))
+    found, _ = run(tmp_path, resent, steps)
+    got = [(f["native_id"], f["rule"], f["positions"]) for f in found if f["kind"] == "user_repeated"]
+    assert got == [("resent", "asked_again", [4])]
+
+
+def test_a_code_construct_banned_in_the_requirements(tmp_path: Path) -> None:
+    """The ChatGPT FFT-snippet shape: "No functions or variable declarations" among run-on requirements, and the
+    reply's code assigns; a scoped ban ("do not use loops for output definitions") is not checked; code that keeps
+    the ban is no finding."""
+    ask = ("Generate a Python snippet that defines the inputs. Use the existing number_to_hex() function  "
+           "No modifications to array values No functions or variable declarations No printf")
+    broke = (Session("broke").add("user", ask)
+             .add("assistant", "Here it is:\n```python\nFFT_size = 32\nfor i in range(FFT_size):\n"
+                               "    input_define(\"x_\" + str(i))\n```"))
+    kept = (Session("kept").add("user", ask)
+            .add("assistant", "```python\nfor i in range(32):\n    input_define(\"x_\" + str(i))\n```"))
+    scoped = (Session("scoped").add("user", "Write it.\n- Do not use loops for output definitions\n- No f-strings")
+              .add("assistant", "```python\nfor i in range(3):\n    output_define(\"d_\" + str(i))\n"
+                                "print(f\"{i} done\")\n```"))
+    found, _ = run(tmp_path, broke, kept, scoped)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "instruction_violated"]
+    assert got == [("broke", "code_construct_banned (variable declarations)", [1, 0], "FFT_size = 32"),
+                   ("scoped", "code_construct_banned (f-strings)", [1, 0], "print(f\"{i} done\")")]
+    assert [f["norm"] for f in found if f["native_id"] == "broke"] == [
+        "the instruction at [0]: “function  No modifications to array values No functions or variable declarations”"]
+
+
+def test_instructions_are_an_explicit_list_another_extractor_can_hand_in(tmp_path: Path) -> None:
+    from forensics.analyzers.problems import instructions
+
+    s = (Session("given").add("user", "answer briefly").add("assistant", "Sure: it is 42, and I used a helper."))
+    run(tmp_path, s)
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        Context.open(con, load_config(None), Selection())
+        assert instructions.extract(con) == []  # nothing checkable in "answer briefly"
+        cid = con.execute("SELECT conversation_id FROM conversations").fetchone()[0]
+        given = [instructions.Instruction(cid, 0, 10, "banned_word", "helper", "never say helper")]
+        [p] = instructions.violated(con, given)
+        assert (p.positions, p.rule, p.quote, p.norm) == (
+            [1, 0], "banned_word_used", "Sure: it is 42, and I used a helper.", "the instruction at [0]: “never say helper”")
+        with pytest.raises(ValueError, match="instruction kinds with no check: be_brief"):
+            instructions.violated(con, [instructions.Instruction(cid, 0, 10, "be_brief", "", "answer briefly")])
+    finally:
+        con.close()
+
+
+def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() -> None:
+    """Six conversations of one family, four with redundant work: the three citing more than the family's median
+    share of their messages (2.5 %: 0, 0, 2, 3, 4, 6 %) keep their findings, the norm line says so; a family of four
+    is never held so."""
+    from forensics.analyzers.problems import _family_norms
+    from forensics.analyzers.problems.model import Problem
+
+    family = {f"c{k}": "codex" for k in range(6)} | {f"s{k}": "small" for k in range(4)}
+    length = {f"c{k}": 100 for k in range(6)} | {f"s{k}": 10 for k in range(4)}
+    cites = {"c0": [1, 2], "c1": [5, 6, 7, 8], "c2": [9, 10, 11, 12, 13, 14], "c3": [3, 4, 20]}
+    found = [Problem(c, "redundant_work", pos, "q", "reread_unchanged", "n") for c, pos in cites.items()]
+    found += [Problem(f"s{k}", "redundant_work", [1, 2], "q", "reread_unchanged", "n") for k in range(3)]
+    kept, norms = _family_norms(found, family, length)
+    assert sorted(p.conversation_id for p in kept) == ["c1", "c2", "c3", "s0", "s1", "s2"]
+    assert norms == {"redundant_work:codex": "redundant work in 4 of 6 codex conversations: this family's way of "
+                     "working; kept only where it cites more than the family's median share of messages (2.5%): "
+                     "3 conversations"}
+    assert [p.norm for p in kept if p.conversation_id == "c1"] == ["n; above codex's median share of messages cited"]
+
+
+def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:
+    """Codex's IDE extension puts the editor's state before the request; the person's own words (Python and SQL
+    alike) are what follows "## My request for Codex:", and the person-turn rules read those (the IDE context filled
+    the first 400 characters of a real turn whose words said "still not working")."""
+    from forensics.warehouse.own_words import own_words, own_words_sql
+
+    ide = ("# Context from my IDE setup:\n\n## Active file: apps/web/src/app/api/teams/route.ts\n\n## Open tabs:\n"
+           + "".join(f"- file{k}.md: .claude/commands/file{k}.md\n" for k in range(12))
+           + "\n## My request for Codex:\n")
+    assert own_words(ide + "Ok it is still not working either way.\n") == "Ok it is still not working either way."
+    assert duckdb.execute(f"SELECT {own_words_sql('$1')}", [ide + "Is this done?\n"]).fetchone() == ("Is this done?",)
+    s = (Session("ide").add("user", ide + "Show the team stats on the dashboard.\n")
+         .call("edit", {"path": "route.ts", "new": "stats"}, "ok")
+         .add("assistant", "Done: the stats now show.")
+         .add("user", ide + "Ok it is still not working either way. No data is showing up\n")
+         .add("assistant", "Looking again."))
+    found, _ = run(tmp_path, s)
+    got = [(f["kind"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "user_repeated"]
+    assert got == [("user_repeated", "said_again", [4], "Ok it is still not working either way. No data is showing up")]
+
+
+def test_told_to_change_nothing_then_a_change(tmp_path: Path) -> None:
+    """"Do not modify files." held against the calls up to the person's next turn: a successful write breaks it, a
+    failed one or a read does not, nor does a scoped ban ("don't modify the tests") or the next request."""
+    ask = "Review src/app.py for missing pieces. Do not modify files. Return a concise summary."
+    broke = (Session("broke").add("user", ask)
+             .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+             .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
+             .add("assistant", "Fixed main."))
+    kept = (Session("kept").add("user", ask)
+            .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+            .call("write_file", {"path": "src/app.py", "content": "x"}, "Error: permission denied", )
+            .add("assistant", "main() returns nothing.")
+            .add("user", "now fix it")
+            .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
+    scoped = (Session("scoped").add("user", "Fix the bug but don't modify the tests.")
+              .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
+    found, _ = run(tmp_path, broke, kept, scoped)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"], f["norm"]) for f in found
+           if f["kind"] == "instruction_violated"]
+    assert got == [("broke", "changed_when_told_not_to", [3, 0], "def main(): return 0",
+                    "the instruction at [0]: “Review src/app.py for missing pieces. Do not modify files. Return a concise summ”")]
+
+
+def test_asking_the_person_for_input_again_and_again_is_a_loop(tmp_path: Path) -> None:
+    """The aider afi-core shape: three replies in a row ask the person to add files, with only the harness's
+    confirmations between; a call between, or the person's own turn, ends the chain."""
+    ask = "Please add the following files to the chat: `dist/index.js`, `dist/dags/`."
+    looped = Session("looped").add("user", "Audit the repository for ESM compliance.")
+    for k in range(3):
+        looped.add("assistant", f"Thanks, {k + 1} files seen so far. {ask}").add("user", "Add file to the chat? [Yes]: y")
+    worked = (Session("worked").add("user", "Audit the repository for ESM compliance.")
+              .add("assistant", ask).add("user", "here: dist/index.js")
+              .add("assistant", ask).call("read_file", {"path": "dist/index.js"}, "export {}")
+              .add("assistant", ask))
+    found, _ = run(tmp_path, looped, worked)
+    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "loop"]
+    assert got == [("looped", "asked_for_input_3_times", [1, 3, 5],
+                    "Thanks, 1 files seen so far. Please add the following files to the chat: `dist/index.js`, `dist/dags")]

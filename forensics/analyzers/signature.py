@@ -26,7 +26,6 @@ recurring error is its most frequent template (the earliest among equals).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 import duckdb
@@ -136,16 +135,22 @@ def errors(msgs: list[Msg]) -> list[tuple[int, str]]:
     return out
 
 
+def occurrences(errs: list[tuple[int, str]]) -> dict[str, list[int]]:
+    """The positions of each error template, in order, templates by first occurrence: what "the same error
+    again" means for the signature here and for the problems' ``same_error_N_times`` loop."""
+    out: dict[str, list[int]] = {}
+    for p, t in errs:
+        out.setdefault(t, []).append(p)
+    return out
+
+
 def recurring(errs: list[tuple[int, str]]) -> tuple[str | None, int | None, int]:
     """(template, first position, count) of the run's most frequent error; (None, None, 0) without errors."""
     if not errs:
         return None, None, 0
-    counts = Counter(t for _, t in errs)
-    first: dict[str, int] = {}
-    for p, t in errs:
-        first.setdefault(t, p)
-    best = max(counts, key=lambda t: (counts[t], -first[t]))
-    return best, first[best], counts[best]
+    seen = occurrences(errs)
+    best = max(seen, key=lambda t: (len(seen[t]), -seen[t][0]))
+    return best, seen[best][0], len(seen[best])
 
 
 def ended(msgs: list[Msg]) -> tuple[str, int | None]:

@@ -10,6 +10,8 @@ What is taken off, each as the tool writes it:
   ``/name args``.
 - Claude Code's IDE extensions and reminders put context before the prompt: ``<ide_opened_file>``,
   ``<ide_selection>``, ``<ide_diagnostics>``, ``<system-reminder>`` blocks; the words are what follows them.
+- Codex's IDE extensions put the editor's state first: ``# Context from my IDE setup:`` (active file, open tabs,
+  selections) then ``## My request for Codex:`` and what the person typed: the words are what follows that heading.
 - A prompt template expanded in place (Codex custom prompts, spec-kit's ``/speckit.*`` commands in any agent):
   ``## User Input`` then a fenced ``text`` block holding what the person typed after the command, then the
   template's body (``You **MUST** consider the user input before proceeding``): the words are the fenced block.
@@ -29,11 +31,13 @@ LEADING_CONTEXT = rf"^(?:\s*{CONTEXT})+\s*"
 COMMAND = r"^\s*(?:<command-message>.*?</command-message>\s*)?<command-name>\s*(.*?)\s*</command-name>"
 COMMAND_ARGS = r"<command-args>(.*?)</command-args>"
 TEMPLATE = r"^\s*## User Input\s*\n\s*```(?:text)?[ \t]*\n(.*?)```"
+IDE_REQUEST = r"^\s*# Context from my IDE setup:.*?\n## My request for Codex:[ \t]*\n(.*)$"
 
 _LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
 _COMMAND = re.compile(COMMAND, re.DOTALL)
 _ARGS = re.compile(COMMAND_ARGS, re.DOTALL)
 _TEMPLATE = re.compile(TEMPLATE, re.DOTALL)
+_IDE_REQUEST = re.compile(IDE_REQUEST, re.DOTALL)
 WS = " \t\r\n"
 
 
@@ -43,7 +47,7 @@ def own_words(text: str) -> str:
     if m:
         args = _ARGS.search(text)
         return f"{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
-    m = _TEMPLATE.match(text)
+    m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text)
     if m:
         return m.group(1).strip(WS)
     return _LEADING.sub("", text, count=1).strip(WS)
@@ -62,8 +66,10 @@ def own_words_sql(text: str) -> str:
     command = f"regexp_extract({text}, {_q(COMMAND)}, 1)"
     args = _trim(f"regexp_extract({text}, {_q(COMMAND_ARGS)}, 1)")
     regexp = f"regexp_extract({text}, {_q(TEMPLATE)}, 1)"
+    ide = f"regexp_extract({text}, {_q(IDE_REQUEST)}, 1)"
     return (f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
             f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
+            f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
             f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END")
 
 

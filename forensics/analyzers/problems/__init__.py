@@ -4,18 +4,23 @@
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
+- ``replies``: ``loop`` in prose (the person asked for input again and again);
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
 - ``context``: ``context_crowded``; ``lost_focus`` stays silent (no rule a reader agreed with often enough).
 
 Each finding cites its conversation, positions, a verbatim quote of one of them, the rule that fired and the
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
-``FAMILY_MIN`` conversations) says something about the family, not a run: those findings become the section's
-norm line instead. Earlier kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
+``FAMILY_MIN`` conversations) says something about the family, not a run: there each conversation is held against
+the family's own norm, the median share of its messages the kind cites, and only the conversations above it keep
+their findings (so the kind stays on at most half of that family); the section's norm line says so. Earlier
+kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
 ``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
 ``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
 """
 from __future__ import annotations
 
+import dataclasses
+import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -23,7 +28,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.analyzers.problems import actions, context, endings, instructions, person
+from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
@@ -45,6 +50,7 @@ def detect(ctx: Context) -> list[Problem]:
     turns = person.person_turns(con)
     found = (context.crowded(con) + person.user_repeated(turns) + instructions.violated(con)
              + _covered(actions.repeated_actions(con) + actions.reread_files(con)) + actions.recurring_errors(con)
+             + replies.asked_again(con)
              + endings.false_success(con, turns) + person.frustration(turns))
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
 
@@ -66,7 +72,9 @@ def run(ctx: Context) -> Section:
     found = detect(ctx)
     family = dict(ctx.con.execute(f"SELECT c.conversation_id, s.format FROM conversations c JOIN sources s "
                                   f"USING (source_id) JOIN {SELECTED} USING (conversation_id)").fetchall())
-    found, norms = _family_norms(found, family)
+    length = dict(ctx.con.execute(f"SELECT conversation_id, count(*) FROM messages JOIN {SELECTED} USING (conversation_id) "
+                                  "WHERE on_main_path GROUP BY 1").fetchall())
+    found, norms = _family_norms(found, family, length)
     natives = dict(ctx.con.execute(f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} "
                                    "USING (conversation_id)").fetchall())
     derived.replace_rows(ctx.con, TABLE, pl.DataFrame(
@@ -94,18 +102,38 @@ def run(ctx: Context) -> Section:
     return sec
 
 
-def _family_norms(found: list[Problem], family: dict[str, str]) -> tuple[list[Problem], dict[str, str]]:
-    """Drop a kind's findings in a family where it fires on most conversations, and say so once."""
+def _family_norms(found: list[Problem], family: dict[str, str],
+                  length: dict[str, int]) -> tuple[list[Problem], dict[str, str]]:
+    """Where a kind fires on most conversations of a family, hold each conversation against that family's norm:
+    the share of its main-path messages the kind cites, kept only above the family's median share (every
+    conversation of the family counted, those without the kind at 0). Say so once per (kind, family)."""
     size = Counter(family.values())
     hit: dict[tuple[str, str], set[str]] = defaultdict(set)
+    cited: dict[tuple[str, str], set[int]] = defaultdict(set)
     for p in found:
         hit[(p.kind, family.get(p.conversation_id, ""))].add(p.conversation_id)
+        cited[(p.kind, p.conversation_id)].update(p.positions)
     common = {key for key, convs in hit.items()
               if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]}
-    norms = {f"{kind}:{fam}": f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} "
-                              "conversations: this family's way of working, not a finding per conversation"
-             for kind, fam in sorted(common)}
-    return [p for p in found if (p.kind, family.get(p.conversation_id, "")) not in common], norms
+    keep: dict[tuple[str, str], set[str]] = {}
+    norms = {}
+    for kind, fam in sorted(common):
+        members = [c for c, f in family.items() if f == fam]
+        share = {c: len(cited[(kind, c)]) / max(length.get(c, 1), 1) for c in members}
+        median = statistics.median(share.values())
+        keep[(kind, fam)] = {c for c in hit[(kind, fam)] if share[c] > median}
+        norms[f"{kind}:{fam}"] = (
+            f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} conversations: this family's "
+            f"way of working; kept only where it cites more than the family's median share of messages "
+            f"({median:.1%}): {len(keep[(kind, fam)])} conversations")
+    out = []
+    for p in found:
+        key = (p.kind, family.get(p.conversation_id, ""))
+        if key not in common:
+            out.append(p)
+        elif p.conversation_id in keep[key]:
+            out.append(dataclasses.replace(p, norm=f"{p.norm}; above {key[1]}'s median share of messages cited"))
+    return out, norms
 
 
 ANALYZER = Analyzer(

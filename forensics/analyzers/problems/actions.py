@@ -1,6 +1,6 @@
 """What the agent's calls show (SPEC §24): the same action repeated with the same result while nothing changed
 (``redundant_work``, and ``loop`` from the third time), and the same error met again and again by one tool
-(``loop``). SQL does the grouping over every call; Python only shapes the few groups that repeat.
+(``loop``; "the same error" as the failure signature reads it, ``forensics.analyzers.signature``). SQL does the grouping over every call; Python only shapes the few groups that repeat.
 
 An action is a tool and its canonical arguments (the JSON re-serialised); its result is the result text with
 digits masked (timings and ids change between identical runs). "Nothing changed" means no call that changes
@@ -13,7 +13,9 @@ from typing import Any
 
 import duckdb
 
+from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
+from forensics.analyzers.signature import TEXT_CHARS, Msg
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str as _q
 
@@ -84,7 +86,7 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         ORDER BY cid, min(pos), name, canon, h, quiet""").fetchall()
     out: list[Problem] = []
     for cid, name, args, err, pos, rpos, _ in rows:
-        quote = _args_quote(str(args or ""))
+        quote = args_quote(str(args or ""))
         what = "the same failing call" if err else "the same call with the same result"
         norm = "nothing changed between them: no successful edit or writing command (GUIDE §5)"
         cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
@@ -131,7 +133,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos]
             if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
                 cited |= {p for _, _, p in near} | {pos}
-                quote = quote or _args_quote(str(args or ""))
+                quote = quote or args_quote(str(args or ""))
             seen.append((pos, lo, hi))
         if len(cited) >= 2:
             out.append(Problem(str(cid), "redundant_work", sorted(cited), quote, "reread_unchanged",
@@ -158,39 +160,54 @@ def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
     return at > hi
 
 
-def recurring_errors(con: duckdb.DuckDBPyConnection, template_chars: int = 200) -> list[Problem]:
-    """One tool failing with the same error (digits, hex, paths and quoted values masked) three or more times
-    in a row: no success of that tool between, each within ``ERROR_GAP`` messages of the last (``loop``, rule
-    ``same_error_N_times``)."""
+def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """One tool failing with the same error three or more times in a row: no success of that tool between, each
+    within ``ERROR_GAP`` messages of the last (``loop``, rule ``same_error_N_times``). "The same error" is the failure
+    signature's (``signature.errors``: the line naming the error, values masked; ``signature.occurrences`` groups
+    them), so a run's loop and its recurring error are read alike. SQL keeps the tools that failed three times."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         e AS (SELECT c.*, sum((NOT err)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
-        f AS (SELECT e.*, regexp_replace(regexp_replace(regexp_replace(regexp_replace(left(m.content, {template_chars}),
-                  '"[^"\\n]*"|''[^''\\n]*''', 'Q', 'g'), '(?:[A-Za-z]:)?[\\w.-]*[/\\\\][\\w./\\\\-]+', 'P', 'g'),
-                  '0x[0-9a-fA-F]+|[0-9a-f]{{8,}}', 'H', 'g'), '[0-9]+', '0', 'g') AS template,
-                  m.content AS text
-              FROM e JOIN messages m ON m.conversation_id = e.cid AND m.position = e.rpos AND m.on_main_path
-              WHERE e.err),
-        gp AS (SELECT f.*, pos - lag(pos) OVER (PARTITION BY cid, name, run, template ORDER BY pos, k) AS gap FROM f),
-        s AS (SELECT gp.*, sum((coalesce(gap, 0) > {ERROR_GAP})::INT) OVER (PARTITION BY cid, name, run, template
-                                                                           ORDER BY pos, k) AS stretch FROM gp)
-        SELECT cid, name, count(DISTINCT canon), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
-               arg_min(text, pos), arg_min(rpos, pos)
-        FROM s GROUP BY cid, name, run, template, stretch HAVING count(DISTINCT pos) >= 3
-        ORDER BY cid, min(pos)""").fetchall()
+        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE err)
+        SELECT f.cid, f.name, f.run, f.pos, f.rpos, f.canon,
+               CASE WHEN m.content_chars > 2 * {TEXT_CHARS} THEN left(m.content, {TEXT_CHARS}) || chr(10)
+                    || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END
+        FROM f JOIN messages m ON m.conversation_id = f.cid AND m.position = f.rpos AND m.on_main_path
+        WHERE f.n >= 3 ORDER BY f.cid, f.name, f.run, f.pos, f.k""").fetchall()
+    groups: dict[tuple[str, str, int], list[tuple[int, int, str, str]]] = {}
+    for cid, name, run, pos, rpos, canon, text in rows:
+        groups.setdefault((str(cid), str(name), int(run)), []).append((int(pos), int(rpos), str(canon), str(text)))
     out: list[Problem] = []
-    for cid, name, distinct, pos, rpos, text, first in rows:
-        line = next((ln.strip() for ln in str(text).splitlines() if ln.strip()), "")[:QUOTE]
-        cited = sorted(set(pos) | set(rpos))
-        n = len(set(pos))
-        out.append(Problem(str(cid), "loop", cited, line, f"same_error_{n}_times ({name})",
-                           f"{name} failed {n} times in a row with the same error, {distinct} distinct "
-                           f"argument sets (GUIDE §5: 3 or more without progress)"))
-        del first
+    for (cid, name, _), calls in groups.items():
+        outputs = [Msg(rpos, "tool", "tool", None, text, error=True) for _, rpos, _, text in calls]
+        at = {rpos: (pos, canon, text) for pos, rpos, canon, text in calls}
+        for rposs in signature.occurrences(signature.errors(outputs)).values():
+            for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at):
+                n = len({at[r][0] for r in stretch})
+                if n < 3:
+                    continue
+                text = at[stretch[0]][2]
+                line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:QUOTE]
+                cited = sorted({at[r][0] for r in stretch} | set(stretch))
+                distinct = len({at[r][1] for r in stretch})
+                out.append(Problem(cid, "loop", cited, line, f"same_error_{n}_times ({name})",
+                                   f"{name} failed {n} times in a row with the same error, {distinct} distinct "
+                                   f"argument sets (GUIDE §5: 3 or more without progress)"))
+    return sorted(out, key=lambda p: (p.conversation_id, p.positions))
+
+
+def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]]) -> list[list[int]]:
+    """The results split where a call is more than ``ERROR_GAP`` messages from the last one."""
+    out: list[list[int]] = []
+    for r in rposs:
+        if out and at[r][0] - at[out[-1][-1]][0] <= ERROR_GAP:
+            out[-1].append(r)
+        else:
+            out.append([r])
     return out
 
 
-def _args_quote(args: str) -> str:
+def args_quote(args: str) -> str:
     """A verbatim part of the arguments' JSON: the longest string value's first line, where the JSON holds it
     as is (a value with escapes is quoted as the JSON has it)."""
     try:

@@ -31,12 +31,19 @@ CHANGED = (r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|impl
 # traceback, an uncaught error; a plain error line may be a new issue)
 FAILED = re.compile(r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
                     r"\bUncaught \w*Error\b")
-CLAIM_RE, DECLINE_RE, CHANGED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED)
+# the assistant says it looked (checked, scanned, verified) or states what looking found ("no X was found", "no
+# changes are needed", "is already compliant"): a claim that needs evidence a call would have produced
+LOOKED = (r"(?i)\b(?:after (?:scanning|checking|reviewing|searching|inspecting|analy[sz]ing)|I (?:have |'ve )?(?:just )?"
+          r"(?:scanned|checked|verified|searched|inspected|reviewed|confirmed|tested)|no [\w`./*-]+(?: [\w`./*-]+){0,4} "
+          r"(?:was|were) (?:found|detected)|no changes (?:are|were) (?:needed|required|necessary)|(?:is|are) (?:fully|"
+          r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j'ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)")
+CLAIM_RE, DECLINE_RE, CHANGED_RE, LOOKED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED), re.compile(LOOKED)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 
 
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    return _contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con)
+    return (_contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con)
+            + _unlooked(con))
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
@@ -125,3 +132,23 @@ def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, CHANGED_RE.search(text)),
                     "claimed_without_change", "no call since the person's last turn changed anything, and this "
                     "agent does make changes in this run") for cid, pos, text in rows]
+
+
+def _unlooked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claimed_without_looking``: a reply says it checked, scanned or verified, or states what checking found
+    ("no CommonJS usage was found", "no changes are needed"), while no call at all ran since the person's last turn,
+    in a run whose agent does call tools (it could have looked): an answer built on nothing."""
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
+                     (SELECT max(position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
+                      AND q.origin = 'person' AND q.position < m.position) AS since
+              FROM messages m WHERE m.conversation_id IN (SELECT DISTINCT cid FROM c) AND m.on_main_path
+                AND m.role = 'assistant' AND NOT m.blank AND regexp_matches(left(m.content, {HEAD}), '{sql_str(LOOKED)}'))
+        SELECT a.cid, a.since, a.pos, a.text FROM a
+        WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = a.cid
+                                                  AND t.position > a.since AND t.position <= a.pos)
+        ORDER BY 1, 3""").fetchall()
+    return [Problem(str(cid), "gave_up_or_false_success", [int(since), int(pos)], quote_at(text, LOOKED_RE.search(text)),
+                    "claimed_without_looking", "no call ran since the person's last turn, and this agent does call "
+                    "tools in this run: what it says it checked, it did not look at") for cid, since, pos, text in rows]

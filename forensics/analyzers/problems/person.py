@@ -1,6 +1,8 @@
 """What the person's own turns show (SPEC §24): they had to repeat or correct (``user_repeated``), they are
-exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read; SQL picks
-them, the rules read each one's first ``HEAD`` characters (what they say, not the log they paste)."""
+exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read, in the
+person's own words (``messages.person_text``: not a slash command's expansion, a template's body or the IDE's
+context); SQL picks them, the rules read each one's first ``HEAD`` characters (what they say, not the log they
+paste)."""
 from __future__ import annotations
 
 import functools
@@ -64,6 +66,7 @@ class Turn:
     answered_next: bool  # an assistant message follows it before the next person turn
     index: int  # 0-based among the conversation's person turns
     chars: int  # the whole turn's length
+    full: str = ""  # the whole turn (its first LONG_CHARS) when it is longer than HEAD, else ""
 
 
 def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
@@ -72,9 +75,12 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
         WITH a AS (SELECT conversation_id, min(position) AS first_reply FROM messages
                    WHERE on_main_path AND role = 'assistant' AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
                    GROUP BY 1)
-        SELECT m.conversation_id, m.position, left(m.content, {HEAD}),
+        SELECT m.conversation_id, m.position, left(coalesce(m.person_text, m.content), {HEAD}),
                a.first_reply IS NULL OR m.position > a.first_reply,
-               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1, m.content_chars,
+               row_number() OVER (PARTITION BY m.conversation_id ORDER BY m.position) - 1,
+               length(coalesce(m.person_text, m.content)),
+               CASE WHEN length(coalesce(m.person_text, m.content)) > {HEAD}
+                    THEN left(coalesce(m.person_text, m.content), {LONG_CHARS}) ELSE '' END,
                a.first_reply IS NOT NULL,
                EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
                        AND r.role = 'assistant' AND r.position > m.position
@@ -83,10 +89,10 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
                                              ORDER BY position) AS next_person FROM messages
               WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
         LEFT JOIN a USING (conversation_id)
-        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank
+        WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank AND coalesce(m.person_text, m.content) <> ''
         ORDER BY 1, 2""").fetchall()
-    return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n))
-            for c, p, t, r, i, n, a, x in rows]
+    return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n), str(f))
+            for c, p, t, r, i, n, f, a, x in rows]
 
 
 def user_repeated(turns: list[Turn]) -> list[Problem]:
@@ -138,6 +144,10 @@ def _incidents(hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]]
 
 MIN_WORDS = 5  # shorter turns ("yes please", "OK, continue", "????") repeat without asking anything again
 SIMILAR = 0.6  # share of character trigrams two turns share (Jaccard) to be the same request re-asked
+RESENT = 0.9  # share of word trigrams a long turn shares with an earlier one (Jaccard) to be the same text sent again
+LONG_WORDS = 20  # word trigrams a long turn needs to be compared at all
+LONG_CHARS = 20_000  # characters of a long turn compared
+WORD = re.compile(r"\w+")
 
 
 def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
@@ -149,10 +159,13 @@ def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
 
 def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
     """The latest of ``earlier`` (turns the assistant answered) whose text is nearly ``t``'s. Short turns of one
-    or two lines only: a long one is a pasted log or script, or a harness's templated prompt (benchmark steps
-    share most of their words and ask something new each time)."""
-    if len(t.text.split()) < MIN_WORDS or t.chars > HEAD or t.text.strip().count("\n") > 1:
-        return None  # a pasted script or log is no request said again
+    or two lines by their character trigrams; a long one (a pasted log or script, a harness's templated prompt:
+    benchmark steps share most of their words and ask something new each time) only when it is the same text
+    again, word for word but for a few words (``_resent``)."""
+    if len(t.text.split()) < MIN_WORDS:
+        return None
+    if t.chars > HEAD or t.text.strip().count("\n") > 1:
+        return _resent(t, earlier)
     mine = _norm(t.text)
     for e in reversed(earlier):
         if e.chars > HEAD:
@@ -163,6 +176,25 @@ def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
         if _similar(mine, theirs):
             return e
     return None
+
+
+def _resent(t: Turn, earlier: list[Turn]) -> Turn | None:
+    """The latest of ``earlier`` that ``t`` sends again: their word trigrams agree on ``RESENT`` of their union (a
+    request pasted again after an answer that did not do it). Not the turn just before it sent twice in a row (a
+    re-delivery)."""
+    mine = _words(t.full or t.text)
+    for e in reversed(earlier):
+        theirs = _words(e.full or e.text)
+        if len(mine) < LONG_WORDS or len(theirs) < LONG_WORDS:
+            continue
+        if len(mine & theirs) / len(mine | theirs) >= RESENT:
+            return None if e.index == t.index - 1 and mine == theirs else e
+    return None
+
+
+def _words(text: str) -> frozenset[tuple[str, ...]]:
+    w = WORD.findall(text.lower())
+    return frozenset(tuple(w[k:k + 3]) for k in range(len(w) - 2))
 
 
 @functools.lru_cache(maxsize=4096)
