@@ -1,0 +1,73 @@
+"""The rules of the selected runs and what each run did, read from the warehouse: the one place both the rules
+audit and the ``instruction_violated`` problem kind get their rules and verdicts from."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import duckdb
+
+from forensics.analyzers.rules.extract import Message, Rule, rules_of
+from forensics.analyzers.rules.judge import Call, Run, Verdict, command_of, judge
+from forensics.kernel.selection import SELECTED
+
+
+@dataclass
+class Audit:
+    """Every selected run's rules, its verdicts, and per run its model and length (the last main-path position)."""
+
+    rules: list[Rule]
+    verdicts: list[Verdict]
+    runs: dict[str, Run]
+
+
+def audit(con: duckdb.DuckDBPyConnection) -> Audit:
+    """Extract the rules of every selected conversation (its person, system and harness turns), then judge the
+    checkable ones against what the conversations with any did."""
+    rows = con.execute(f"""
+        SELECT m.conversation_id, m.position, m.role, m.origin, m.content, m.person_text
+        FROM messages m JOIN {SELECTED} USING (conversation_id)
+        WHERE m.on_main_path AND m.position IS NOT NULL AND m.role IN ('user', 'system')
+          AND coalesce(m.origin, '') NOT IN ('tool', 'tool_result')
+        ORDER BY 1, 2""").fetchall()
+    by: dict[str, list[Message]] = defaultdict(list)
+    for cid, pos, role, origin, content, own in rows:
+        by[cid].append(Message(pos, role, origin, content or "", own))
+    rules = [r for cid, msgs in by.items() for r in rules_of(cid, msgs)]
+    checked = sorted({r.conversation_id for r in rules if r.check is not None})
+    runs = _runs(con, checked)
+    verdicts = [v for cid in checked for v in judge([r for r in rules if r.conversation_id == cid], runs[cid])]
+    return Audit(rules, verdicts, runs)
+
+
+def _runs(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, Run]:
+    """What each of ``cids`` did: its tool calls, text replies, person turns and compactions."""
+    runs = {cid: Run(cid, "") for cid in cids}
+    if not cids:
+        return runs
+    con.execute("CREATE OR REPLACE TEMP TABLE _rules_runs AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [cids])
+    try:
+        for cid, model, end in con.execute("""
+                SELECT c.conversation_id, coalesce(c.model, ''), max(m.position) FROM conversations c
+                JOIN _rules_runs USING (conversation_id) LEFT JOIN messages m ON m.conversation_id = c.conversation_id
+                     AND m.on_main_path GROUP BY 1, 2""").fetchall():
+            runs[cid].model, runs[cid].end = model, int(end or 0)
+        for cid, pos, name, args in con.execute("""
+                SELECT t.conversation_id, t.position, coalesce(t.name, ''), coalesce(t.arguments, '')
+                FROM tool_calls t JOIN _rules_runs USING (conversation_id)
+                JOIN messages m ON m.conversation_id = t.conversation_id AND m.seq = t.seq AND m.on_main_path
+                WHERE t.position IS NOT NULL ORDER BY 1, 2, t.call_index""").fetchall():
+            runs[cid].calls.append(Call(pos, name, args, command_of(name, args)))
+        for cid, pos, role, origin, text in con.execute("""
+                SELECT m.conversation_id, m.position, m.role, m.origin, coalesce(m.person_text, m.content)
+                FROM messages m JOIN _rules_runs USING (conversation_id)
+                WHERE m.on_main_path AND m.position IS NOT NULL AND NOT coalesce(m.blank, false)
+                  AND (m.role = 'assistant' OR m.origin = 'person') ORDER BY 1, 2""").fetchall():
+            (runs[cid].replies if role == "assistant" else runs[cid].persons).append((pos, text or ""))
+        for cid, pos in con.execute("""
+                SELECT e.conversation_id, e.position FROM events e JOIN _rules_runs USING (conversation_id)
+                WHERE e.kind = 'compaction' AND e.position IS NOT NULL ORDER BY 1, 2""").fetchall():
+            runs[cid].compactions.append(pos)
+    finally:
+        con.execute("DROP TABLE IF EXISTS _rules_runs")
+    return runs
