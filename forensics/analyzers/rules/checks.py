@@ -54,7 +54,7 @@ BARE_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:(?:run|use)\s+)?(?P
 # what may follow a bare "never commit"/"never push" for it to mean the action itself ("never commit credentials"
 # is about what goes into a commit: unchecked)
 BARE_OBJECT = re.compile(r"(?i)^\s*(?:$|[.,;:!)]|(?:unless|without|until|yet|before|anything|any|your|the|changes|code|"
-                         r"directly|to\b|on\b|or\b|and\b|--))")
+                         r"directly|(?:a |the )?commits?\b|to\b|on\b|or\b|and\b|--))")
 PATH_LIST = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
                        r"update|rewrite)\w*\b(?P<rest>.{0,200})")
 TICKED_PATH = re.compile(r"`([^`\s]*[/.][^`\s]*)`")

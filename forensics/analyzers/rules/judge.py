@@ -20,6 +20,7 @@ from forensics.analyzers.rules.language import language_of
 SEGMENT = re.compile(r"&&|\|\||[;|\n]|\$\(|`")
 ENV = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 LAUNCHERS = ("sudo ", "env ", "time ", "exec ", "nohup ", "command ")
+EDITOR = re.compile(r"(?i)editor|str_replace|_file\b")
 EDIT_TOOL = re.compile(r"(?i)edit|write|patch|replace|create|insert|notebook|str_replace|apply_diff|save")
 SHELL_CHANGE = re.compile(r"(?:^|\s)(?:rm|mv|cp|touch|tee|truncate|chmod|unlink|mkdir|rmdir)\s|\bsed\s+-i|\bperl\s+-[a-z]*i"
                           r"|>>?\s*\S|\bgit\s+(?:checkout|restore|rm|mv)\b")
@@ -72,8 +73,8 @@ def command_of(name: str, arguments: str) -> str | None:
         args = json.loads(arguments) if arguments else {}
     except ValueError:
         return None
-    if not isinstance(args, dict):
-        return None
+    if not isinstance(args, dict) or EDITOR.search(name):
+        return None  # OpenHands' str_replace_editor names its action `command` ("view", "create"): not a shell
     cmd = args.get("command", args.get("cmd", args.get("script")))
     if isinstance(cmd, list):
         argv = [str(a) for a in cmd]
