@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 NEG = r"(?:never|don'?t|do not|must not|mustn'?t|should not|shouldn'?t|avoid|no longer|under no circumstances)"
 NEG_ZH = r"(?:不要|禁止|别|不准|不得|切勿|不许|不能)"
-ARG = r"(?:`(?P<tick>[^`\n]{1,80})`|(?P<word>[A-Za-z0-9_][\w.+/-]*))"
+ARG = r"(?:`(?P<tick>[^`\n]{1,80})`|(?P<word>[A-Za-z0-9_](?:[\w.+/-]*[\w+/-])?))"
 
 # package managers, by the ecosystem whose installs they compete for
 FAMILIES = (("npm", "yarn", "pnpm", "bun"), ("pip", "pip3", "uv", "poetry", "pipenv", "conda"))

@@ -58,8 +58,8 @@ def _runs(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, Run]:
                 JOIN messages m ON m.conversation_id = t.conversation_id AND m.seq = t.seq AND m.on_main_path
                 WHERE t.position IS NOT NULL ORDER BY 1, 2, t.call_index""").fetchall():
             runs[cid].calls.append(Call(pos, name, args, command_of(name, args)))
-        for cid, pos, role, origin, text in con.execute("""
-                SELECT m.conversation_id, m.position, m.role, m.origin, coalesce(m.person_text, m.content)
+        for cid, pos, role, text in con.execute("""
+                SELECT m.conversation_id, m.position, m.role, coalesce(m.person_text, m.content)
                 FROM messages m JOIN _rules_runs USING (conversation_id)
                 WHERE m.on_main_path AND m.position IS NOT NULL AND NOT coalesce(m.blank, false)
                   AND (m.role = 'assistant' OR m.origin = 'person') ORDER BY 1, 2""").fetchall():
