@@ -173,3 +173,15 @@ def test_real_logs_codex_agents_md_and_gemini_context_found(tmp_path: Path) -> N
     assert {"AGENTS.md", "GEMINI.md", "system prompt", "person"} <= sources
     assert not [v for v in found.verdicts if v.verdict == "broke" and v.rule not in
                 {r.key for r in found.rules if r.kind == "one_question_at_a_time"}]
+
+
+def test_installing_with_a_named_installer_and_one_at_a_time_about_the_work() -> None:
+    c = check_of("Do not try to install any packages with `pip`, `conda`, or any other way.")
+    assert c is not None and c.label == "command_forbidden: pip install / conda install"
+    rules = rules_of("c", [Message(0, "user", "person", "Make the following changes one at a time. For each, "
+                                                        "consider how you want it done and then do it."),
+                           Message(4, "user", "person", "one at a time pls")])
+    assert [(r.position, r.kind) for r in rules if r.check] == [(4, "one_question_at_a_time")]
+    run = Run("c", "m", calls=[Call(2, "Bash", "", "python -m pip install x"), Call(3, "Bash", "", "uv pip install x")])
+    got = judge(rules_of("c", [Message(0, "user", "person", "Do not install anything with `pip`.")]), run)
+    assert [(v.position, v.verdict) for v in got] == [(2, "broke"), (3, "kept")]

@@ -59,6 +59,8 @@ PATH_LIST = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|
                        r"update|rewrite)\w*\b(?P<rest>.{0,200})")
 TICKED_PATH = re.compile(r"`([^`\s]*[/.][^`\s]*)`")
 CONDITION = re.compile(r"(?i)\b(?:unless|except|without|until|before|if|when)\b")
+INSTALL_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:try to\s+)?install\b[^.\n]{0,40}?\b(?:with|using|via|through)\s+"
+                          r"(?P<rest>[^.\n]+)")
 UNLESS = re.compile(r"(?i)\bunless\b|\bwithout (?:being |explicit(?:ly)? )?(?:asked|told|permission|approval)"
                     r"|\bexplicitly (?:asked|requested|told)|\bwhen (?:asked|told)")
 TOOL_NAME = re.compile(r"^[A-Z][A-Za-z]+$")
@@ -71,6 +73,10 @@ WORD_BANNED = re.compile(r"(?i)without (?:using|mentioning|saying) the words? ((
                          r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)")
 QUOTED = re.compile(r"\"([^\"]{2,40})\"|“([^”]{2,40})”")
 ONE_AT_A_TIME = re.compile(r"(?i)\bone(?:[ -]question)?[ -]at[ -]a[ -]time\b")
+# "one at a time" is about questions when the turn says so, or is a bare reply to a list of them; "make the changes
+# one at a time" is about the work, which no reply's format shows
+ABOUT_QUESTIONS = re.compile(r"(?i)\bquestions?\b|\bgo(?:ing)? through them\b|\bask(?:ing)?\b|\banswers?\b")
+SHORT_ASK = 40
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,7 @@ class Check:
 
 def check_of(text: str) -> Check | None:
     """The mechanical check a standing rule's words allow, or None (the rule is listed as unchecked)."""
-    for find in (_language, _emoji, _tests_first, _instead, _manager, _path, _command, _bare):
+    for find in (_language, _emoji, _tests_first, _instead, _manager, _install, _path, _command, _bare):
         if found := find(text):
             return found
     return None
@@ -108,7 +114,7 @@ def asks_of(text: str) -> list[Check]:
         words = tuple(w for q in QUOTED.finditer(m.group(1)) if (w := q.group(1) or q.group(2)).lower() not in rest)
         if words:
             out.append(Check("banned_word", words, m.span()))
-    if m := ONE_AT_A_TIME.search(text):
+    if (m := ONE_AT_A_TIME.search(text)) and (ABOUT_QUESTIONS.search(text) or len(text.strip()) <= SHORT_ASK):
         out.append(Check("one_question_at_a_time", (), m.span()))
     return out
 
@@ -149,6 +155,16 @@ def _manager(text: str) -> Check | None:
     family = next(f for f in FAMILIES if use in f)
     others = tuple(p for p in family if p != use and not (use in ("pip", "pip3") and p in ("pip", "pip3")))
     return Check("command_instead", (use, *others), m.span())
+
+
+def _install(text: str) -> Check | None:
+    """"Do not install packages with `pip` or `conda`": each named installer's ``install`` is forbidden."""
+    m = INSTALL_RULE.search(text)
+    if not m:
+        return None
+    names = [t or w for t, w in re.findall(r"`([\w.+-]+)`|\b([\w.+-]+)\b", m.group("rest"))]
+    progs = [n for n in names if n.lower() in PROGRAMS]
+    return Check("command_forbidden", tuple(f"{p} install" for p in progs), m.span()) if progs else None
 
 
 def _path(text: str) -> Check | None:

@@ -111,8 +111,9 @@ def _turns(rule: Rule, run: Run) -> Iterator[tuple[int, str, str]]:
     assert rule.check is not None
     kind, target = rule.check.kind, rule.check.target
     if kind == "command_forbidden":
-        pattern = _command_pattern(target[0])
-        verb = target[0].split()[-1].strip("*-") or target[0]
+        cmds = [t for t in target if t != "unless_asked"]
+        pattern = re.compile("|".join(_command_pattern(c).pattern for c in cmds))
+        verb = cmds[0].split()[-1].strip("*-") or cmds[0]
         for c in run.calls:
             if c.command is None:
                 continue
@@ -201,7 +202,7 @@ def _command_pattern(cmd: str) -> re.Pattern[str]:
     (``*``: any words between)."""
     words = [r".*?" if w == "*" else re.escape(w) for w in cmd.split()]
     body = r"\s+".join(words).replace(r"\s+.*?\s+", r"\s+(?:\S+\s+)*?")
-    return re.compile(r"(?:^|[;&|(`\n]\s*|\bsudo\s+|\benv\s+)(?:[A-Za-z_]\w*=\S*\s+)*" + body + r"(?=$|[\s;&|)`'\"])")
+    return re.compile(r"(?:^|[;&|(`\n]\s*|\bsudo\s+|\benv\s+)(?:[A-Za-z_]\w*=\S*\s+)*(?:python3?\s+-m\s+)?" + body + r"(?=$|[\s;&|)`'\"])")
 
 
 def _path_pattern(path: str) -> re.Pattern[str]:
