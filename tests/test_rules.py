@@ -185,3 +185,9 @@ def test_installing_with_a_named_installer_and_one_at_a_time_about_the_work() ->
     run = Run("c", "m", calls=[Call(2, "Bash", "", "python -m pip install x"), Call(3, "Bash", "", "uv pip install x")])
     got = judge(rules_of("c", [Message(0, "user", "person", "Do not install anything with `pip`.")]), run)
     assert [(v.position, v.verdict) for v in got] == [(2, "broke"), (3, "kept")]
+
+
+def test_bare_verbs_sharing_an_unsaid_object_stay_unchecked() -> None:
+    assert check_of("Off the record: do not log, do not store, do not commit.") is None  # read on a real GEMINI.md
+    c = check_of("Never push and never commit unless asked.")
+    assert c is not None and c.label == "command_forbidden: git push / unless_asked"

@@ -198,6 +198,9 @@ def _bare(text: str) -> Check | None:
         return None
     what = BARE[m.group("what").lower()]
     rest = m.group("rest")
+    verbs = [v.lower() for v in re.findall(r"(?i)\b" + NEG + r"\s+(\w+)", text)]
+    if any(v not in ("push", "commit", "force", "run", "use", "ever", "amend", "sudo") for v in verbs):
+        return None  # "do not log, do not store, do not commit": verbs sharing an object the sentence leaves out
     if not BARE_OBJECT.match(rest) or (CONDITION.search(rest) and not UNLESS.search(text)):
         return None
     if what == "git push" and (to := re.match(r"(?i)\s+(?:directly\s+)?to\s+(?:the\s+)?`?([\w./-]+)`?", rest)):
