@@ -191,3 +191,21 @@ def test_bare_verbs_sharing_an_unsaid_object_stay_unchecked() -> None:
     assert check_of("Off the record: do not log, do not store, do not commit.") is None  # read on a real GEMINI.md
     c = check_of("Never push and never commit unless asked.")
     assert c is not None and c.label == "command_forbidden: git push / unless_asked"
+
+
+def test_explorer_transcript_shows_rules_loaded_and_broken(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+    con, _ = bench.build(tmp_path)
+    con.close()
+    r = subprocess.run([sys.executable, "-m", "forensics", "report", "--db", str(tmp_path / "w.duckdb"), "--out",
+                        str(tmp_path / "rep"), "--only", "rules"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    w = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    cid, pos = w.execute("SELECT conversation_id, position FROM rule_verdicts WHERE verdict = 'broke' "
+                         "ORDER BY 1, 2 LIMIT 1").fetchone()
+    w.close()
+    page = TestClient(create_app(tmp_path / "w.duckdb"), base_url="http://127.0.0.1").get(f"/c/{cid}").text
+    assert 'class="verdict v-loaded"' in page and "rules of CLAUDE.md" in page
+    assert 'class="verdict v-broke"' in page and "<code>rule_broken</code>" in page

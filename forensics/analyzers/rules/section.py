@@ -42,7 +42,10 @@ def run(ctx: Context) -> Section:
     metrics = figures(found, ctx.selected)
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.findings = _findings(found, natives)
-    sec.tables = _tables(found)
+    sec.tables = _tables(found) + [Table("by_model", "Adherence per model (every checkable rule's turns)", pl.DataFrame(
+        [{"model": k, "verdicts": b["verdicts"], "broke": b["broke"], "adherence": _pct(b["adherence"])}
+         for k, b in metrics["by_model"].items()],
+        schema={"model": pl.String, "verdicts": pl.Int64, "broke": pl.Int64, "adherence": pl.String}))]
     v = metrics["verdicts"]
     adherence = f"{metrics['adherence']:.0%}" if metrics["adherence"] is not None else "–"
     sec.summary = (
@@ -52,8 +55,11 @@ def run(ctx: Context) -> Section:
         f"{metrics['unchecked']} cannot (listed, never guessed). Of {v['kept'] + v['broke']} turns a checkable rule "
         f"bore on, {v['broke']} broke it: adherence {adherence} (the trivial reading, every turn kept, says 100%)."
         + _compaction_line(metrics))
-    sec.grid = [["position in the run", "verdicts", "broke", "adherence"]] + [
-        [k, str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])] for k, b in metrics["by_position"].items()]
+    sec.grid = [["where in the run", "verdicts", "broke", "adherence"]] + [
+        [f"messages {k}", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
+        for k, b in metrics["by_position"].items()] + [
+        [f"{k} a compaction", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
+        for k, b in metrics["compaction"].items()]
     return sec
 
 
@@ -165,12 +171,12 @@ def _tables(found: Audit) -> list[Table]:
         kept = sum(counts[k][0] for k in a["keys"])
         broke = sum(counts[k][1] for k in a["keys"])
         rows.append({"source": a["source"], "rule": a["rule"], "check": a["check"], "runs": len(a["runs"]),
-                     "kept": kept, "broke": broke, "adherence": kept / (kept + broke) if kept + broke else None})
+                     "kept": kept, "broke": broke, "adherence": _pct(kept / (kept + broke) if kept + broke else None)})
     checked = sorted((r for r in rows if r["check"] != "unchecked"), key=lambda r: (-r["broke"], -r["runs"], r["rule"]))
     unchecked = sorted((r for r in rows if r["check"] == "unchecked"),
                        key=lambda r: (r["source"] == "system prompt", -r["runs"], r["rule"]))
     schema = {"source": pl.String, "rule": pl.String, "check": pl.String, "runs": pl.Int64, "kept": pl.Int64,
-              "broke": pl.Int64, "adherence": pl.Float64}
+              "broke": pl.Int64, "adherence": pl.String}
     return [Table("checked", f"Checkable rules ({len(checked)}; the first {SHOWN}): turns kept and broken over every run",
                   pl.DataFrame(checked[:SHOWN], schema=schema)),
             Table("unchecked", f"Rules no program can check ({len(unchecked)}; the first {SHOWN}): listed, never guessed",
