@@ -209,3 +209,24 @@ def test_explorer_transcript_shows_rules_loaded_and_broken(tmp_path: Path) -> No
     page = TestClient(create_app(tmp_path / "w.duckdb"), base_url="http://127.0.0.1").get(f"/c/{cid}").text
     assert 'class="verdict v-loaded"' in page and "rules of CLAUDE.md" in page
     assert 'class="verdict v-broke"' in page and "<code>rule_broken</code>" in page
+
+
+def test_check_gates_a_rules_adherence(tmp_path: Path) -> None:
+    con, _ = bench.build(tmp_path)
+    con.close()
+    db, base = str(tmp_path / "w.duckdb"), tmp_path / "base.json"
+    run = [sys.executable, "-m", "forensics"]
+    r = subprocess.run([*run, "report", "--db", db, "--out", str(tmp_path / "rep"), "--only", "rules",
+                        "--write-baseline", str(base)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(base.read_text())
+    metrics = d.get("metrics", d)
+    assert metrics["rules.adherence"]["better"] == "higher"
+    assert metrics["rules.by_rule.claude_md_command_forbidden_git_push.adherence"]["better"] == "higher"
+    assert subprocess.run([*run, "check", "--db", db, "--baseline", str(base)], capture_output=True, cwd=ROOT).returncode == 0
+    metrics["rules.by_rule.claude_md_command_forbidden_git_push.adherence"]["value"] = 0.95  # it kept it better once
+    base.write_text(json.dumps(d))
+    r = subprocess.run([*run, "check", "--db", db, "--baseline", str(base)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 1
+    assert [line.split()[0] for line in r.stdout.splitlines() if "REGRESSED" in line] == [
+        "rules.by_rule.claude_md_command_forbidden_git_push.adherence"]
