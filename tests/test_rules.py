@@ -120,6 +120,9 @@ def test_judge_positions_evidence_and_compaction() -> None:
                    (2, "kept", False), (8, "broke", True)]  # pnpm, not npm (git commands do not bear on it)
     broke = [v for v in judge(rules, run) if v.verdict == "broke"]
     assert broke[0].quote == "cd app && git push origin main" and broke[0].said_at == 0
+    assert [v.in_context for v in judge(rules, run) if v.after_compaction] == [False, False, False]
+    run.summaries[6] = "Summary: the rules were: never run `git push`. Use pnpm, not npm."
+    assert [v.in_context for v in judge(rules, run) if v.after_compaction] == [True, True, True]  # carried
 
 
 def test_command_of_reads_each_harness_and_survives_bad_arguments() -> None:
@@ -152,7 +155,8 @@ def test_report_only_rules_on_the_planted_corpus(tmp_path: Path) -> None:
     m = json.loads((out / "metrics.json").read_text())["sections"]["rules"]
     assert m["verdicts"]["broke"] == 23 and m["runs_with_rules"] == 9  # three runs never loaded a file, and gave no rule of their own
     assert m["by_rule"]["claude_md_command_forbidden_git_push"]["broke"] >= 1
-    assert m["compaction"]["after"]["verdicts"] > 0
+    assert m["compaction"]["after"]["verdicts"] == m["compaction"]["after_dropped"]["verdicts"] == 12
+    assert m["runs_with_files"] == 9
     md = (out / "report.md").read_text()
     assert "Checkable rules" in md and "Rules no program can check" in md and "Keep functions small" in md
     w = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)

@@ -52,6 +52,7 @@ class Run:
     replies: list[tuple[int, str]] = field(default_factory=list)  # the assistant's non-blank text replies
     persons: list[tuple[int, str]] = field(default_factory=list)  # the person's turns (their own words)
     compactions: list[int] = field(default_factory=list)
+    summaries: dict[int, str] = field(default_factory=dict)  # compaction position -> the harness's text there
     end: int = 0
 
 
@@ -64,6 +65,8 @@ class Verdict:
     quote: str
     said_at: int  # the saying of the rule it is held to
     after_compaction: bool
+    in_context: bool = True  # the rule's words were in the context at the turn: no compaction since its saying
+    # dropped them (a summary, or what the harness read back in, that carries them keeps them)
 
 
 def command_of(name: str, arguments: str) -> str | None:
@@ -101,9 +104,22 @@ def judge(rules: list[Rule], run: Run) -> list[Verdict]:
             if i < 0 or (sayings[i].until is not None and position > sayings[i].until):  # type: ignore[operator]
                 continue
             at = said[i]
-            after = any(at < c <= position for c in run.compactions)
-            out.append(Verdict(run.conversation_id, rule.key, position, verdict, quote, at, after))
+            between = [c for c in run.compactions if at < c <= position]
+            kept = all(carried(rule.text, run.summaries.get(c, "")) for c in between)
+            out.append(Verdict(run.conversation_id, rule.key, position, verdict, quote, at, bool(between), kept))
     return out
+
+
+def carried(rule: str, summary: str) -> bool:
+    """A compaction's summary carries a rule when it holds the rule's words (case and spacing aside)."""
+    words = " ".join(rule.lower().split())
+    return bool(words) and words in " ".join(summary.lower().split())
+
+
+def dropped_at(rule: Rule, sayings: list[int], run: Run) -> int | None:
+    """The first compaction after the rule's last saying whose summary does not carry it (None: it stayed)."""
+    last = max(sayings)
+    return next((c for c in run.compactions if c > last and not carried(rule.text, run.summaries.get(c, ""))), None)
 
 
 def _turns(rule: Rule, run: Run) -> Iterator[tuple[int, str, str]]:

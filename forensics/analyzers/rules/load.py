@@ -11,6 +11,8 @@ from forensics.analyzers.rules.extract import Message, Rule, rules_of
 from forensics.analyzers.rules.judge import Call, Run, Verdict, command_of, judge
 from forensics.kernel.selection import SELECTED
 
+SUMMARY_SLACK = 3  # the harness's lines at a compaction or just after it: its summary, what it reads back in
+
 
 @dataclass
 class Audit:
@@ -34,9 +36,11 @@ def audit(con: duckdb.DuckDBPyConnection) -> Audit:
     for cid, pos, role, origin, content, own in rows:
         by[cid].append(Message(pos, role, origin, content or "", own))
     rules = [r for cid, msgs in by.items() for r in rules_of(cid, msgs)]
-    checked = sorted({r.conversation_id for r in rules if r.check is not None})
-    runs = _runs(con, checked)
-    verdicts = [v for cid in checked for v in judge([r for r in rules if r.conversation_id == cid], runs[cid])]
+    mine: dict[str, list[Rule]] = defaultdict(list)
+    for r in rules:
+        mine[r.conversation_id].append(r)
+    runs = _runs(con, sorted(mine))
+    verdicts = [v for cid, rs in mine.items() if any(r.check is not None for r in rs) for v in judge(rs, runs[cid])]
     return Audit(rules, verdicts, runs)
 
 
@@ -64,10 +68,15 @@ def _runs(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, Run]:
                 WHERE m.on_main_path AND m.position IS NOT NULL AND NOT coalesce(m.blank, false)
                   AND (m.role = 'assistant' OR m.origin = 'person') ORDER BY 1, 2""").fetchall():
             (runs[cid].replies if role == "assistant" else runs[cid].persons).append((pos, text or ""))
-        for cid, pos in con.execute("""
-                SELECT e.conversation_id, e.position FROM events e JOIN _rules_runs USING (conversation_id)
+        for cid, pos, summary in con.execute(f"""
+                SELECT e.conversation_id, e.position, (
+                    SELECT string_agg(m.content, chr(10) ORDER BY m.position) FROM messages m
+                    WHERE m.conversation_id = e.conversation_id AND m.on_main_path AND m.origin = 'harness'
+                      AND m.position BETWEEN e.position AND e.position + {SUMMARY_SLACK})
+                FROM events e JOIN _rules_runs USING (conversation_id)
                 WHERE e.kind = 'compaction' AND e.position IS NOT NULL ORDER BY 1, 2""").fetchall():
             runs[cid].compactions.append(pos)
+            runs[cid].summaries[pos] = summary or ""
     finally:
         con.execute("DROP TABLE IF EXISTS _rules_runs")
     return runs

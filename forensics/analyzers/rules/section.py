@@ -10,7 +10,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.rules.extract import Rule
-from forensics.analyzers.rules.judge import Verdict
+from forensics.analyzers.rules.judge import Verdict, dropped_at
 from forensics.analyzers.rules.load import Audit, audit
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
@@ -21,14 +21,16 @@ RULES_TABLE, VERDICTS_TABLE, MARKS_TABLE = "run_rules", "rule_verdicts", "rule_m
 FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".clinerules", ".cursorrules", ".windsurfrules",
          "rules")
 POSITIONS = ((0, 50), (50, 150), (150, 400), (400, None))  # message positions: does adherence fall as the run grows?
+SPLIT = {"before": "before a compaction", "after": "after a compaction",
+         "after_dropped": "after a compaction whose summary dropped the rule"}
 SHOWN = 40  # rules listed per table in the report (the derived tables hold every one)
 RULE_COLUMNS: dict[str, Any] = {
     "conversation_id": pl.String, "rule": pl.String, "source": pl.String, "path": pl.String, "position": pl.Int32,
     "until": pl.Int32, "standing": pl.Boolean, "text": pl.String, "check": pl.String, "target": pl.List(pl.String),
-    "kept": pl.Int32, "broke": pl.Int32}
+    "kept": pl.Int32, "broke": pl.Int32, "dropped_at": pl.Int32}
 VERDICT_COLUMNS: dict[str, Any] = {
     "conversation_id": pl.String, "position": pl.Int32, "rule": pl.String, "verdict": pl.String, "quote": pl.String,
-    "said_at": pl.Int32, "after_compaction": pl.Boolean}
+    "said_at": pl.Int32, "after_compaction": pl.Boolean, "in_context": pl.Boolean}
 MARK_COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "position": pl.Int32, "rules": pl.String}
 
 
@@ -42,14 +44,15 @@ def run(ctx: Context) -> Section:
     metrics = figures(found, ctx.selected)
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.findings = _findings(found, natives)
-    sec.tables = _tables(found) + [Table("by_model", "Adherence per model (every checkable rule's turns)", pl.DataFrame(
+    sec.tables = _tables(found) + [_receipt(ctx, found), Table("by_model", "Adherence per model (every checkable rule's turns)", pl.DataFrame(
         [{"model": k, "verdicts": b["verdicts"], "broke": b["broke"], "adherence": _pct(b["adherence"])}
          for k, b in metrics["by_model"].items()],
         schema={"model": pl.String, "verdicts": pl.Int64, "broke": pl.Int64, "adherence": pl.String}))]
     v = metrics["verdicts"]
     adherence = f"{metrics['adherence']:.0%}" if metrics["adherence"] is not None else "–"
     sec.summary = (
-        f"{metrics['rules']} rules in {metrics['runs_with_rules']} of {ctx.selected} runs "
+        f"Instruction files loaded in {metrics['runs_with_files']} of {ctx.selected} runs; "
+        f"{metrics['rules']} rules in {metrics['runs_with_rules']} runs "
         f"({metrics['from_files']} from instruction files, {metrics['from_person']} the person's, "
         f"{metrics['from_system']} of system prompts); {metrics['checkable']} can be checked by a program, "
         f"{metrics['unchecked']} cannot (listed, never guessed). Of {v['kept'] + v['broke']} turns a checkable rule "
@@ -58,8 +61,7 @@ def run(ctx: Context) -> Section:
     sec.grid = [["where in the run", "verdicts", "broke", "adherence"]] + [
         [f"messages {k}", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
         for k, b in metrics["by_position"].items()] + [
-        [f"{k} a compaction", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
-        for k, b in metrics["compaction"].items()]
+        [SPLIT[k], str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])] for k, b in metrics["compaction"].items()]
     return sec
 
 
@@ -80,6 +82,7 @@ def figures(found: Audit, selected: int) -> dict[str, Any]:
         per_position[next(_bucket(lo, hi) for lo, hi in POSITIONS if hi is None or v.position < hi)].append(v)
     return {
         "runs": selected, "runs_with_rules": len({r.conversation_id for r in found.rules}),
+        "runs_with_files": len({r.conversation_id for r in found.rules if r.source in FILES}),
         "rules": len(rules), "checkable": sum(r.check is not None for r in rules),
         "unchecked": sum(r.check is None for r in rules),
         "from_files": sum(r.source in FILES for r in rules), "from_person": sum(r.source == "person" for r in rules),
@@ -89,7 +92,8 @@ def figures(found: Audit, selected: int) -> dict[str, Any]:
         "by_model": {k: _summary(vs) for k, vs in sorted(per_model.items())},
         "by_position": {k: _summary(vs) for k, vs in per_position.items()},
         "compaction": {"before": _summary([v for v in found.verdicts if not v.after_compaction]),
-                       "after": _summary([v for v in found.verdicts if v.after_compaction])},
+                       "after": _summary([v for v in found.verdicts if v.after_compaction]),
+                       "after_dropped": _summary([v for v in found.verdicts if not v.in_context])},
     }
 
 
@@ -139,10 +143,13 @@ def _findings(found: Audit, natives: dict[str, str | None]) -> list[Finding]:
     for v in found.verdicts:
         if v.verdict == "broke":
             broken[(v.conversation_id, v.rule)].append(v)
+    kept_of: dict[tuple[str, str], int] = defaultdict(int)
+    for v in found.verdicts:
+        kept_of[(v.conversation_id, v.rule)] += v.verdict == "kept"
     out = []
     for (cid, key), vs in sorted(broken.items()):
         r, first = by_key[key], vs[0]
-        kept = sum(1 for v in found.verdicts if v.conversation_id == cid and v.rule == key and v.verdict == "kept")
+        kept = kept_of[(cid, key)]
         out.append(Finding(
             "rule_broken", "high" if r.source != "system prompt" else "low", cid, natives.get(cid),
             [first.said_at, *[v.position for v in vs]],
@@ -184,19 +191,47 @@ def _tables(found: Audit) -> list[Table]:
                                schema={"source": pl.String, "rule": pl.String, "runs": pl.Int64}))]
 
 
+def _receipt(ctx: Context, found: Audit) -> Table:
+    """Per run, the instruction files its log shows loaded (where), its rules, how many a program can check, the
+    turns that broke one: the receipt of what a run was given."""
+    titles = dict(ctx.con.execute(f"SELECT conversation_id, coalesce(title, native_id, conversation_id) FROM "
+                                  f"conversations JOIN {SELECTED} USING (conversation_id)").fetchall())
+    broke: dict[str, int] = defaultdict(int)
+    for v in found.verdicts:
+        broke[v.conversation_id] += v.verdict == "broke"
+    per: dict[str, list[Rule]] = defaultdict(list)
+    for r in _distinct(found.rules):
+        per[r.conversation_id].append(r)
+    rows: list[dict[str, Any]] = [{"run": str(titles.get(cid, cid))[:60], "conversation_id": cid,
+             "files": ", ".join(sorted({f"{r.source} at [{r.position}]" for r in rs if r.source in FILES})) or "none",
+             "rules": len(rs), "checkable": sum(r.check is not None for r in rs), "broke": broke[cid]}
+            for cid, rs in per.items()]
+    rows.sort(key=lambda r: (-r["broke"], r["files"] == "none", -r["rules"], r["conversation_id"]))
+    return Table("receipt", f"Instruction files each run loaded ({len(rows)} runs with a rule; the first {SHOWN})",
+                 pl.DataFrame(rows[:SHOWN], schema={"run": pl.String, "conversation_id": pl.String, "files": pl.String,
+                                                    "rules": pl.Int64, "checkable": pl.Int64, "broke": pl.Int64}))
+
+
 def _write(ctx: Context, found: Audit) -> None:
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for v in found.verdicts:
         counts[(v.conversation_id, v.rule)][v.verdict == "broke"] += 1
+    said: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for r in found.rules:
+        said[(r.conversation_id, r.key)].append(r.position)
+    dropped = {k: dropped_at(r, said[k], found.runs[r.conversation_id]) if r.standing else None
+               for r in found.rules if (k := (r.conversation_id, r.key))}
     derived.replace_rows(ctx.con, RULES_TABLE, pl.DataFrame([
         {"conversation_id": r.conversation_id, "rule": r.key, "source": r.source, "path": r.path,
          "position": r.position, "until": r.until, "standing": r.standing, "text": r.text,
          "check": r.check.kind if r.check else "unchecked", "target": list(r.check.target) if r.check else [],
-         "kept": counts[(r.conversation_id, r.key)][0], "broke": counts[(r.conversation_id, r.key)][1]}
+         "kept": counts[(r.conversation_id, r.key)][0], "broke": counts[(r.conversation_id, r.key)][1],
+         "dropped_at": dropped[(r.conversation_id, r.key)]}
         for r in found.rules], schema=RULE_COLUMNS).to_arrow())
     derived.replace_rows(ctx.con, VERDICTS_TABLE, pl.DataFrame([
         {"conversation_id": v.conversation_id, "position": v.position, "rule": v.rule, "verdict": v.verdict,
-         "quote": v.quote, "said_at": v.said_at, "after_compaction": v.after_compaction} for v in found.verdicts],
+         "quote": v.quote, "said_at": v.said_at, "after_compaction": v.after_compaction, "in_context": v.in_context}
+        for v in found.verdicts],
         schema=VERDICT_COLUMNS).to_arrow())
     derived.replace_rows(ctx.con, MARKS_TABLE, pl.DataFrame(marks(found), schema=MARK_COLUMNS).to_arrow())
 
