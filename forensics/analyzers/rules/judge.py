@@ -66,7 +66,8 @@ class Verdict:
     said_at: int  # the saying of the rule it is held to
     after_compaction: bool
     in_context: bool = True  # the rule's words were in the context at the turn: no compaction since its saying
-    # dropped them (a summary, or what the harness read back in, that carries them keeps them)
+    # dropped them (a summary, or what the harness read back in, that carries them keeps them; a system prompt is
+    # sent with every request)
 
 
 def command_of(name: str, arguments: str) -> str | None:
@@ -105,7 +106,7 @@ def judge(rules: list[Rule], run: Run) -> list[Verdict]:
                 continue
             at = said[i]
             between = [c for c in run.compactions if at < c <= position]
-            kept = all(carried(rule.text, run.summaries.get(c, "")) for c in between)
+            kept = rule.source == "system prompt" or all(carried(rule.text, run.summaries.get(c, "")) for c in between)
             out.append(Verdict(run.conversation_id, rule.key, position, verdict, quote, at, bool(between), kept))
     return out
 
@@ -118,6 +119,8 @@ def carried(rule: str, summary: str) -> bool:
 
 def dropped_at(rule: Rule, sayings: list[int], run: Run) -> int | None:
     """The first compaction after the rule's last saying whose summary does not carry it (None: it stayed)."""
+    if rule.source == "system prompt":
+        return None  # a harness sends its system prompt with every request: no compaction summarises it away
     last = max(sayings)
     return next((c for c in run.compactions if c > last and not carried(rule.text, run.summaries.get(c, ""))), None)
 
