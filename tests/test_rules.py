@@ -234,3 +234,19 @@ def test_check_gates_a_rules_adherence(tmp_path: Path) -> None:
     assert r.returncode == 1
     assert [line.split()[0] for line in r.stdout.splitlines() if "REGRESSED" in line] == [
         "rules.by_rule.claude_md_command_forbidden_git_push.adherence"]
+
+
+def test_a_banned_code_construct_is_judged_in_the_replys_code_only() -> None:
+    rules = rules_of("c", [Message(0, "user", "person", "Write the step.\n- No functions or variable declarations.\n"
+                                                        "- Keep it short."), Message(9, "user", "person", "next")])
+    assert [r.check.label for r in rules if r.check] == ["code_banned: functions", "code_banned: variable declarations"]
+    run = Run("c", "m", replies=[(1, "Here it is:\n```python\nprint(area(2))\n```"),
+                                 (3, "Sure.\n```python\ndef area(r):\n    return 3.14 * r * r\n```"),
+                                 (5, "No code in this one: define a function called area."),
+                                 (11, "```python\ndef late():\n    pass\n```")])
+    got = [(v.position, v.verdict, v.quote[:9]) for v in judge(rules, run) if by(rules, v.rule) == "functions"]
+    assert got == [(1, "kept", "Here it i"), (3, "broke", "def area(")]  # [5] no code; [11] after the next turn
+
+
+def by(rules: list, key: str) -> str:
+    return next(r.check.target[0] for r in rules if r.key == key)

@@ -79,6 +79,32 @@ ABOUT_QUESTIONS = re.compile(r"(?i)\bquestions?\b|\bgo(?:ing)? through them\b|\b
 SHORT_ASK = 40
 
 
+# a code construct the code must not use, said as a whole item of a requirements list ("No functions or variable
+# declarations", "- No f-strings", "Do not use list comprehensions."): the ban ends the item (a scoped ban, "do not
+# use loops for output definitions", is not checked); judged in the reply's fenced code only
+CONSTRUCTS: dict[str, re.Pattern[str]] = {
+    "functions": re.compile(r"(?m)^[ \t]*(?:def|function)\s+\w+\s*\(|^[ \t]*(?:void|int|float|double|char|auto)\s+\w+"
+                            r"\s*\([^;\n]*\)\s*\{"),
+    "variable declarations": re.compile(r"(?m)^[ \t]*(?:(?:var|let|const|int|float|double|char|auto)\s+)?"
+                                        r"[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=(?!=)[^,\n]*$"),
+    "f-strings": re.compile(r"(?<![\w\"'])[fF]\"[^\"\n]*\{|(?<![\w\"'])[fF]'[^'\n]*\{"),
+    "list comprehensions": re.compile(r"\[[^\[\]\n]*\bfor\b[^\[\]\n]*\bin\b[^\[\]\n]*\]"),
+    "imports": re.compile(r"(?m)^[ \t]*(?:import\s+\w|from\s+[\w.]+\s+import\b|#include\b)"),
+    "comments": re.compile(r"(?m)^[ \t]*(?:#(?!!|include)|//)"),
+    "loops": re.compile(r"(?m)^[ \t]*(?:for|while)\b[^\n]*[:{]?[ \t]*$"),
+}
+CONSTRUCT_NAMES = {"function": "functions", "functions": "functions", "variables": "variable declarations",
+                   "variable declaration": "variable declarations", "variable declarations": "variable declarations",
+                   "f-string": "f-strings", "f-strings": "f-strings", "list comprehension": "list comprehensions",
+                   "list comprehensions": "list comprehensions", "import": "imports", "imports": "imports",
+                   "comment": "comments", "comments": "comments", "loop": "loops", "loops": "loops"}
+_ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
+CODE_BANNED = re.compile(rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
+                         rf"(?:no|do not use|don'?t use|never use|without(?: using)?)"
+                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*)"
+                         r"(?=\s*(?:[.;]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
+
+
 @dataclass(frozen=True)
 class Check:
     """How a rule is checked: the kind and what it names (a command, a path, a language...), and where in the
@@ -116,6 +142,10 @@ def asks_of(text: str) -> list[Check]:
             out.append(Check("banned_word", words, m.span()))
     if (m := ONE_AT_A_TIME.search(text)) and (ABOUT_QUESTIONS.search(text) or len(text.strip()) <= SHORT_ASK):
         out.append(Check("one_question_at_a_time", (), m.span()))
+    for m in CODE_BANNED.finditer(text):
+        for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(1).lower()):
+            if (construct := CONSTRUCT_NAMES.get(name.strip())) is not None:
+                out.append(Check("code_banned", (construct,), m.span()))
     return out
 
 

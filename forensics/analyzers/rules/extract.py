@@ -53,7 +53,8 @@ class Rule:
     @property
     def key(self) -> str:
         """The rule across runs: its source, path and words (the same line of the same file in two runs)."""
-        return hashlib.sha1(f"{self.source}\0{self.path}\0{self.text}".encode()).hexdigest()[:12]
+        label = self.check.label if self.check else ""
+        return hashlib.sha1(f"{self.source}\0{self.path}\0{self.text}\0{label}".encode()).hexdigest()[:12]
 
     @property
     def kind(self) -> str:
@@ -103,13 +104,13 @@ def rules_of(cid: str, messages: Iterable[Message]) -> list[Rule]:
 
 
 def _superseded(rules: list[Rule]) -> list[Rule]:
-    """A per-request ask holds until the next ask of the same kind at the latest (the newer one answers for the
-    turns after it)."""
+    """A per-request ask holds until the next ask of the same kind and target at the latest (the newer one answers
+    for the turns after it)."""
     out = []
     for i, r in enumerate(rules):
         if not r.standing and r.check is not None:
             later = [q.position for q in rules[i + 1:] if not q.standing and q.check is not None
-                     and q.check.kind == r.check.kind and q.position > r.position]
+                     and (q.check.kind, q.check.target) == (r.check.kind, r.check.target) and q.position > r.position]
             if later and (r.until is None or r.until >= later[0]):
                 r = replace(r, until=later[0] - 1)
         out.append(r)

@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from forensics.analyzers.rules.checks import CONSTRUCTS
 from forensics.analyzers.rules.extract import Rule
 from forensics.analyzers.rules.language import language_of
 
@@ -31,6 +32,7 @@ COMMIT = re.compile(r"(?:^|\s)git\s+(?:-\S+\s+)*commit\b")
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\U0001F000-\U0001F2FF\u2600-\u26FF\u2700-\u27BF]")
 QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
 NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
+CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 QUOTE = 160  # characters of evidence
 
 
@@ -187,6 +189,16 @@ def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int
             broke = not _is_json(text)
         elif kind == "banned_word":
             broke = next((m for w in target if (m := re.search(rf"(?i)\b{re.escape(w)}", text))), None)
+        elif kind == "code_banned":
+            blocks = list(CODE_BLOCK.finditer(text))
+            if not blocks:
+                continue  # a reply without a fenced block wrote no code to check
+            hit = next(((b, m) for b in blocks if (m := CONSTRUCTS[target[0]].search(b.group(1)))), None)
+            broke = bool(hit)
+            if hit:
+                at = hit[0].start(1) + hit[1].start()
+                yield position, "broke", _cut(text, at + QUOTE // 4)
+                continue
         elif kind == "one_question_at_a_time":
             if _questions(text) >= 2:
                 broke = QUESTION_HEAD.search(text) or NUMBERED_QUESTION.search(text) or True
