@@ -207,7 +207,8 @@ def test_explorer_transcript_shows_rules_loaded_and_broken(tmp_path: Path) -> No
                         str(tmp_path / "rep"), "--only", "rules"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     w = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
-    cid, pos = w.execute("SELECT conversation_id, position FROM rule_verdicts WHERE verdict = 'broke' "
+    cid, pos = w.execute("SELECT conversation_id, position FROM rule_verdicts WHERE verdict = 'broke' AND "
+                         "conversation_id IN (SELECT conversation_id FROM run_rules WHERE source = 'CLAUDE.md') "
                          "ORDER BY 1, 2 LIMIT 1").fetchone()
     w.close()
     page = TestClient(create_app(tmp_path / "w.duckdb"), base_url="http://127.0.0.1").get(f"/c/{cid}").text
