@@ -9,11 +9,11 @@ as ``unchecked``, never guessed.
 """
 from forensics.analyzers.declare import Analyzer, CheckRule, Mark
 from forensics.analyzers.rules.extract import Rule, rules_of
-from forensics.analyzers.rules.load import Audit, audit
+from forensics.analyzers.rules.load import Audit, audit, rules
 from forensics.analyzers.rules.section import MARKS_TABLE, NAME, RULES_TABLE, TITLE, VERDICTS_TABLE, run
 from forensics.warehouse import derived
 
-__all__ = ["ANALYZER", "NAME", "TITLE", "Audit", "Rule", "audit", "rules_of", "run"]
+__all__ = ["ANALYZER", "NAME", "TITLE", "Audit", "Rule", "audit", "rules", "rules_of", "run"]
 
 ANALYZER = Analyzer(
     NAME, TITLE, run,

@@ -100,9 +100,15 @@ CONSTRUCT_NAMES = {"function": "functions", "functions": "functions", "variables
                    "comment": "comments", "comments": "comments", "loop": "loops", "loops": "loops"}
 _ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
 CODE_BANNED = re.compile(rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
-                         rf"(?:no|do not use|don'?t use|never use|without(?: using)?)"
-                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*)"
-                         r"(?=\s*(?:[.;]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
+                         rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
+                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
+                         r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
+# the person asks for no change at all ("Do not modify files.", "don't make any changes", "without changing
+# anything"): held against the calls that follow, a change breaks it (a change scoped to some files, "don't modify
+# the tests", is not this rule)
+NO_CHANGES = re.compile(r"(?i)\b(?:do not|don'?t|never|without)\s+(?:make\s+any\s+|making\s+any\s+)?(?:modify|modifying|"
+                        r"change|changing|edit|editing|touch|touching|changes|edits)\s+(?:any\s+)?(?:files?|code|anything|"
+                        r"the (?:code|files|repo(?:sitory)?|codebase))?\s*(?=[.;,!)\n]|$|yet\b|for now\b)")
 
 
 @dataclass(frozen=True)
@@ -128,8 +134,9 @@ def check_of(text: str) -> Check | None:
 
 
 def asks_of(text: str) -> list[Check]:
-    """The per-request format asks of one turn (they hold up to the next person turn; one question at a time
-    longer): a fenced block of a language, JSON only, words not to use, one question at a time."""
+    """The per-request asks of one turn (they hold up to the next person or system turn; one question at a time
+    longer): a fenced block of a language, JSON only, words not to use, one question at a time, a code construct
+    not to use."""
     out = []
     if m := FENCE_ASKED.search(text):
         out.append(Check("format_fence", (m.group(1) or m.group(2),), m.span()))
@@ -143,10 +150,15 @@ def asks_of(text: str) -> list[Check]:
     if (m := ONE_AT_A_TIME.search(text)) and (ABOUT_QUESTIONS.search(text) or len(text.strip()) <= SHORT_ASK):
         out.append(Check("one_question_at_a_time", (), m.span()))
     for m in CODE_BANNED.finditer(text):
-        for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(1).lower()):
+        for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(2).lower()):
             if (construct := CONSTRUCT_NAMES.get(name.strip())) is not None:
-                out.append(Check("code_banned", (construct,), m.span()))
+                out.append(Check("code_banned", (construct,), m.span(1)))  # the item itself, not its bullet
     return out
+
+
+def no_changes(text: str) -> Check | None:
+    """"Do not modify files": a person's ask for no change at all, up to their next turn."""
+    return Check("no_changes", (), m.span()) if (m := NO_CHANGES.search(text)) else None
 
 
 def _language(text: str) -> Check | None:

@@ -90,9 +90,12 @@ def rules_of(cid: str, messages: Iterable[Message]) -> list[Rule]:
         if m.origin == "person" or m.role == "system":
             said = own if m.origin == "person" else m.content
             nxt = next((p for p in asks if p > m.position), None)
+            asked = checks.asks_of(said)
+            if m.origin == "person" and (c := checks.no_changes(said)):
+                asked.append(c)
             out += [Rule(cid, "person" if m.origin == "person" else "system prompt", "", m.position,
                          _quote(said, c.span), c, _ask_until(c, m.position, nxt), standing=False)
-                    for c in checks.asks_of(said)]
+                    for c in asked]
         if m.origin == "person":
             nxt = next((p for p in persons if p > m.position), None)
             for s in sentences_of(own):
@@ -161,9 +164,12 @@ def _ask_until(c: Check, position: int, nxt: int | None) -> int | None:
 
 
 def _quote(text: str, span: tuple[int, int], width: int = 80) -> str:
-    """The words of an ask, cut to ``width`` characters around it."""
-    a, b = span
-    if b - a >= width:
-        return " ".join(text[a:a + width].split())
-    pad = (width - (b - a)) // 2
-    return " ".join(text[max(0, a - pad):b + pad].split())
+    """The words of an ask: the line that holds it, ending at the ask's end, cut to ``width`` characters (the slice
+    ``problems.model.quote_at`` takes, so an ask reads the same in both sections)."""
+    start, end = span
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    line_start = max(line_start, end - width if end - width > line_start else line_start)
+    s = text[line_start:line_end][:width].strip()
+    return s if s else text[:width].strip()

@@ -23,8 +23,9 @@ ENV = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 LAUNCHERS = ("sudo ", "env ", "time ", "exec ", "nohup ", "command ")
 EDITOR = re.compile(r"(?i)editor|str_replace|_file\b")
 EDIT_TOOL = re.compile(r"(?i)edit|write|patch|replace|create|insert|notebook|str_replace|apply_diff|save")
-SHELL_CHANGE = re.compile(r"(?:^|\s)(?:rm|mv|cp|touch|tee|truncate|chmod|unlink|mkdir|rmdir)\s|\bsed\s+-i|\bperl\s+-[a-z]*i"
-                          r"|>>?\s*\S|\bgit\s+(?:checkout|restore|rm|mv)\b")
+SHELL_CHANGE = re.compile(r"(?:^|[\s;&|(])(?:rm|mv|cp|touch|tee|truncate|chmod|unlink|mkdir|rmdir)\s|\bsed\s+-i|\bperl\s+-[a-z]*i"
+                          r"|(?<![<>=!&\d-])>>?(?![=&>])\s*(?!/dev/null\b)[^\s&|;<>]+|\bgit\s+(?:checkout|restore|rm|mv)\b")
+QUOTED = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"")
 TESTS = re.compile(r"(?i)\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|unittest|go test|"
                    r"cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test\w*|make (?:test|check)\w*|"
                    r"dotnet test|mvn (?:\S+ )*test|gradlew? test|deno test|just test)\b")
@@ -163,10 +164,14 @@ def _turns(rule: Rule, run: Run) -> Iterator[tuple[int, str, str]]:
             text = c.command if c.command is not None else c.arguments
             if c.command is None and not EDIT_TOOL.search(c.name):
                 continue
-            if c.command is not None and not SHELL_CHANGE.search(c.command):
+            if c.command is not None and not changes(c.command):
                 continue
             m = pattern.search(text)
             yield c.position, "broke" if m else "kept", f"{c.name}: " + _cut(text, m.start() if m else 0)
+    elif kind == "no_changes":
+        for c in run.calls:
+            change = changes(c.command) if c.command is not None else bool(EDIT_TOOL.search(c.name))
+            yield c.position, "broke" if change else "kept", f"{c.name}: " + _cut(c.command or c.arguments)
     elif kind == "tests_before_commit":
         yield from _tests_first(run)
     else:
@@ -224,8 +229,14 @@ def _tests_first(run: Run) -> Iterator[tuple[int, str, str]]:
                 _cut(c.command, m.start() if m else 0)
         if TESTS.search(c.command):
             last_test = c.position
-        elif SHELL_CHANGE.search(c.command) and not COMMIT.search(c.command):
+        elif changes(c.command) and not COMMIT.search(c.command):
             last_change = c.position
+
+
+def changes(command: str) -> bool:
+    """The shell command changes files: a remover, mover or writer, an in-place edit, a redirect into a file (quoted
+    text aside: ``rg ">=1.1"`` writes nothing; ``2>&1`` and ``> /dev/null`` neither)."""
+    return SHELL_CHANGE.search(QUOTED.sub("''", command)) is not None
 
 
 def _command_pattern(cmd: str) -> re.Pattern[str]:

@@ -23,9 +23,8 @@ class Audit:
     runs: dict[str, Run]
 
 
-def audit(con: duckdb.DuckDBPyConnection) -> Audit:
-    """Extract the rules of every selected conversation (its person, system and harness turns), then judge the
-    checkable ones against what the conversations with any did."""
+def rules(con: duckdb.DuckDBPyConnection) -> list[Rule]:
+    """The rules of every selected conversation, read from its person, system and harness turns."""
     rows = con.execute(f"""
         SELECT m.conversation_id, m.position, m.role, m.origin, m.content, m.person_text
         FROM messages m JOIN {SELECTED} USING (conversation_id)
@@ -35,13 +34,19 @@ def audit(con: duckdb.DuckDBPyConnection) -> Audit:
     by: dict[str, list[Message]] = defaultdict(list)
     for cid, pos, role, origin, content, own in rows:
         by[cid].append(Message(pos, role, origin, content or "", own))
-    rules = [r for cid, msgs in by.items() for r in rules_of(cid, msgs)]
+    return [r for cid, msgs in by.items() for r in rules_of(cid, msgs)]
+
+
+def audit(con: duckdb.DuckDBPyConnection) -> Audit:
+    """Extract the rules of every selected conversation, then judge the checkable ones against what the
+    conversations with any did."""
+    found = rules(con)
     mine: dict[str, list[Rule]] = defaultdict(list)
-    for r in rules:
+    for r in found:
         mine[r.conversation_id].append(r)
     runs = _runs(con, sorted(mine))
     verdicts = [v for cid, rs in mine.items() if any(r.check is not None for r in rs) for v in judge(rs, runs[cid])]
-    return Audit(rules, verdicts, runs)
+    return Audit(found, verdicts, runs)
 
 
 def _runs(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, Run]:
