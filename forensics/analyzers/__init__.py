@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
+    "rules": "forensics.analyzers.rules",  # the rules a run was given and kept (SPEC §27); problems reads them
     "problems": "forensics.analyzers.problems",  # the eight kinds a reviewer flags (SPEC §24)
     "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
     "failures": "forensics.analyzers.failures",  # signatures of failed runs; shown first (report.build.LEAD)

@@ -3,10 +3,11 @@
 used, one question at a time, a code construct banned ("No functions or variable declarations", "No f-strings"),
 no change at all ("Do not modify files": held against the calls that follow).
 
-Two steps, kept apart so that another extractor (the rules of a run, SPEC §27) can hand its own list in:
+Two steps; the instructions come from the one extractor of the rules of a run (``forensics.analyzers.rules``,
+SPEC §27), which the rules audit reads too:
 
 - ``extract(con)`` lists the explicit instructions (``Instruction``: where it was given, what it asks, the
-  positions it holds over), read from person turns and system prompts;
+  positions it holds over): the per-request asks of person turns and system prompts among the rules;
 - ``violated(con, instructions)`` holds each against the assistant's text replies in its span, one check function
   per instruction kind (``CHECKS``), or against its calls (``CALL_CHECKS``).
 
@@ -23,51 +24,16 @@ import duckdb
 
 from forensics.analyzers.problems.actions import args_quote, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.kernel.selection import SELECTED
+from forensics.analyzers.rules import Audit, Rule, audit, rules
+from forensics.analyzers.rules.checks import CONSTRUCTS
 
-FENCE_ASKED = re.compile(r"(?i)(?:in|use|using) the format of ```(\w+)```|(?:wrapped|enclosed) in (?:a )?```(\w+)")
-JSON_ONLY = re.compile(r"(?i)\b(?:respond|reply|answer|output|return)(?: with)? only (?:with )?(?:valid )?JSON\b"
-                       r"|\bonly (?:output|return) (?:valid )?JSON\b")
-WORD_BANNED = re.compile(r"(?i)without (?:using|mentioning|saying) the words? ((?:\"[^\"]{2,40}\"(?:,? (?:or|and) )?"
-                         r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)")
-QUOTED = re.compile(r"\"([^\"]{2,40})\"|“([^”]{2,40})”")
-ONE_AT_A_TIME = re.compile(r"(?i)\bone(?:[ -]question)?[ -]at[ -]a[ -]time\b")
 QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
 NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
-STANDING = 40  # messages a "one at a time" asked for holds after the person's last turn that says it
-
-# a code construct the code must not use, said as a whole item of a requirements list ("No functions or variable
-# declarations", "- No f-strings", "Do not use list comprehensions."; an item starts a line or a sentence, or is a
-# capitalised "No ..." run on after the last): the ban ends the item (a scoped ban, "do not use loops for output
-# definitions", is not checked)
-CONSTRUCTS: dict[str, re.Pattern[str]] = {
-    "functions": re.compile(r"(?m)^[ \t]*(?:def|function)\s+\w+\s*\(|^[ \t]*(?:void|int|float|double|char|auto)\s+\w+"
-                            r"\s*\([^;\n]*\)\s*\{"),
-    "variable declarations": re.compile(r"(?m)^[ \t]*(?:(?:var|let|const|int|float|double|char|auto)\s+)?"
-                                        r"[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=(?!=)[^,\n]*$"),
-    "f-strings": re.compile(r"(?<![\w\"'])[fF]\"[^\"\n]*\{|(?<![\w\"'])[fF]'[^'\n]*\{"),
-    "list comprehensions": re.compile(r"\[[^\[\]\n]*\bfor\b[^\[\]\n]*\bin\b[^\[\]\n]*\]"),
-    "imports": re.compile(r"(?m)^[ \t]*(?:import\s+\w|from\s+[\w.]+\s+import\b|#include\b)"),
-    "comments": re.compile(r"(?m)^[ \t]*(?:#(?!!|include)|//)"),
-    "loops": re.compile(r"(?m)^[ \t]*(?:for|while)\b[^\n]*[:{]?[ \t]*$"),
-}
-_NAMES = {"function": "functions", "functions": "functions", "variables": "variable declarations",
-          "variable declaration": "variable declarations", "variable declarations": "variable declarations",
-          "f-string": "f-strings", "f-strings": "f-strings", "list comprehension": "list comprehensions",
-          "list comprehensions": "list comprehensions", "import": "imports", "imports": "imports",
-          "comment": "comments", "comments": "comments", "loop": "loops", "loops": "loops"}
-_ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
-CODE_BANNED = re.compile(rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
-                         rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
-                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
-                         r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-# the person asks for no change at all ("Do not modify files.", "don't make any changes", "without changing
-# anything"): checked against the calls that follow, a successful editing or writing call breaks it (a change
-# scoped to some files, "don't modify the tests", is not checked)
-NO_CHANGES = re.compile(r"(?i)\b(?:do not|don'?t|never|without)\s+(?:make\s+any\s+|making\s+any\s+)?(?:modify|modifying|"
-                        r"change|changing|edit|editing|touch|touching|changes|edits)\s+(?:any\s+)?(?:files?|code|anything|"
-                        r"the (?:code|files|repo(?:sitory)?|codebase))?\s*(?=[.;,!)\n]|$|yet\b|for now\b)")
+# the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
+KINDS = {"format_fence": "fence", "format_json": "json_only", "banned_word": "banned_word",
+         "one_question_at_a_time": "one_at_a_time", "code_banned": "code_banned", "no_changes": "no_changes"}
+OPEN = 2147483647  # an instruction that holds to the end of the run
 
 
 @dataclass(frozen=True)
@@ -84,49 +50,45 @@ class Instruction:
     quote: str
 
 
-def extract(con: duckdb.DuckDBPyConnection) -> list[Instruction]:
-    """Every checkable instruction in the person turns and system prompts of the selected conversations. SQL
-    preselects the turns that name ``` or JSON, "without", "at a time" or a "no ..." ban."""
-    rows = con.execute(f"""
-        WITH t AS (
-            SELECT m.conversation_id AS cid, m.position AS pos, coalesce(m.person_text, m.content) AS text,
-                   m.origin = 'person' AS person,
-                   coalesce(lead(m.position) OVER (PARTITION BY m.conversation_id ORDER BY m.position), 2147483647) AS upto
-            FROM messages m JOIN {SELECTED} USING (conversation_id)
-            WHERE m.on_main_path AND (m.origin = 'person' OR m.role = 'system'))
-        SELECT cid, pos, upto, text, person FROM t
-        WHERE contains(text, '```') OR contains(text, 'JSON') OR contains(text, 'without ') OR contains(text, ' at a time')
-           OR contains(text, '-at-a-time') OR regexp_matches(text, '(?i)\\b(?:no|use) (?:any )?{_ONE}\\b')
-           OR regexp_matches(text, '(?i)\\b(?:not|n''t|never|without) (?:make any |making any )?(?:modif|chang|edit|touch)')
-        ORDER BY 1, 2""").fetchall()
+def extract(con: duckdb.DuckDBPyConnection, given: list[Rule] | None = None) -> list[Instruction]:
+    """Every checkable per-request instruction of the selected conversations: the rules extractor's asks (a word
+    list asked for is one instruction per word)."""
     out: list[Instruction] = []
-    for cid, pos, upto, text, person in rows:
-        cid, pos, upto = str(cid), int(pos), int(upto)
-        for f in FENCE_ASKED.finditer(text):
-            out.append(Instruction(cid, pos, upto, "fence", f.group(1) or f.group(2), quote_at(text, f, 80)))
-        if j := JSON_ONLY.search(text):
-            out.append(Instruction(cid, pos, upto, "json_only", "JSON", quote_at(text, j, 80)))
-        if b := WORD_BANNED.search(text):
-            words = [q.group(1) or q.group(2) for q in QUOTED.finditer(b.group(1))]
-            for w in words:
-                if w.lower() not in text[b.end():].lower():  # a word the prompt itself goes on to use is no ban
-                    out.append(Instruction(cid, pos, upto, "banned_word", w, quote_at(text, b, 80)))
-        if person and (o := ONE_AT_A_TIME.search(text)):
-            out.append(Instruction(cid, pos, pos + STANDING + 1, "one_at_a_time", "one question", quote_at(text, o, 80)))
-        if person and (n := NO_CHANGES.search(text)):
-            out.append(Instruction(cid, pos, upto, "no_changes", "no change", quote_at(text, n, 80)))
-        for m in CODE_BANNED.finditer(text):
-            item = re.compile(re.escape(m.group(1))).search(text, m.start(1))  # the item itself, not its bullet
-            for name in re.split(r"\s*(?:,\s*or|,\s*and|,|/|\bor\b|\band\b)\s*", m.group(2).lower()):
-                if (construct := _NAMES.get(name.strip())) is not None:
-                    out.append(Instruction(cid, pos, upto, "code_banned", construct, quote_at(text, item, 80)))
+    for r in rules(con) if given is None else given:
+        if r.standing or r.check is None or r.check.kind not in KINDS:
+            continue
+        until = OPEN if r.until is None else r.until + 1
+        values = r.check.target or {"format_json": ("JSON",), "one_question_at_a_time": ("one question",),
+                                    "no_changes": ("no change",)}.get(r.check.kind, ("",))
+        out += [Instruction(r.conversation_id, r.position, until, KINDS[r.check.kind], v, r.text) for v in values]
     return out
 
 
 def violated(con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | None = None) -> list[Problem]:
     """Each instruction (``extract``'s by default) against the assistant's text replies in its span: one finding per
-    reply and rule, citing the reply and the instruction."""
-    given = extract(con) if instructions is None else instructions
+    reply and rule, citing the reply and the instruction. By default also each turn that broke a standing rule of
+    an instruction file or of the person (the rules audit's verdicts: a command forbidden, a path not to touch, a
+    package manager, tests before a commit, a reply's language, no emoji)."""
+    if instructions is None:
+        found = audit(con)
+        return _given(con, extract(con, found.rules)) + standing(found)
+    return _given(con, instructions)
+
+
+def standing(found: Audit) -> list[Problem]:
+    """A finding per turn that broke a standing rule (a harness's own system prompt aside: not the person's)."""
+    by_key = {r.key: r for r in found.rules}
+    out: list[Problem] = []
+    for v in sorted(found.verdicts, key=lambda v: (v.conversation_id, v.position, v.said_at)):
+        r = by_key[v.rule]
+        if v.verdict == "broke" and r.standing and r.check is not None and r.source != "system prompt":
+            where = f"{r.source} {r.path}".strip() if r.source != "person" else "the instruction"
+            out.append(Problem(v.conversation_id, "instruction_violated", [v.position, v.said_at], v.quote[:100],
+                               r.check.kind, f"{where} at [{v.said_at}]: “{r.text[:80]}”"))
+    return out
+
+
+def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Problem]:
     if unknown := sorted({i.kind for i in given} - set(CHECKS) - set(CALL_CHECKS)):
         raise ValueError(f"instruction kinds with no check: {', '.join(unknown)} "
                          f"(known: {', '.join([*CHECKS, *CALL_CHECKS])})")
