@@ -59,7 +59,9 @@ KNOWN_FIELDS = frozenset((
     # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
     "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
     "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
-    "aiTitle", "customTitle"))
+    "aiTitle", "customTitle",
+    # 2.1.x: a forked session's copies of its parent's lines (--fork-session, /branch)
+    "forkedFrom"))
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
@@ -74,6 +76,7 @@ REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTA
 # the session's last prompt, repeated, and Claude Code's request for the summary, never a new turn of the person
 COMPACTION_AGENT = "agent-acompact-"
 COMPACTION_TITLE = "compaction: the summary of the conversation so far"
+UUID_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -147,6 +150,9 @@ class _File:
     session_id: str | None = None
     titles: dict[str, str] = field(default_factory=dict)  # line type -> the latest title of that kind
     agent: str | None = None  # a sub-agent's type and task, from the .meta.json beside its transcript
+    copied: dict[str, str] = field(default_factory=dict)  # line uuid -> the session it is a copy of
+    copy_kind: dict[str, str] = field(default_factory=dict)  # that session -> "fork" (forkedFrom) or "resume"
+    line_sessions: set[str] = field(default_factory=set)  # the sessionId values the lines carry
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -164,6 +170,8 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
     f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
+    if not subagent:
+        _find_resumed(f, p)
     if subagent and p.name.startswith(COMPACTION_AGENT):
         f.agent = f.agent or COMPACTION_TITLE
         for m in f.msgs:  # the prompt it repeats is counted in the session; the rest is the summary request
@@ -178,8 +186,12 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     f.events = [e for e in f.events if e.part in parts]
     b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
+    f.events.extend(_copy_events(f) if f.msgs else [])
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
+    if f.copy_kind:  # a fork or a continuation: its parent is the session whose lines it copied (the first one)
+        came_from = next(iter(f.copy_kind))
+        parent_cid = stable_id(source_key(NAME, str(p.parent / f"{came_from}.jsonl")), came_from)
     schemas = arrow_schemas()
     events, usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
     for part in parts:
@@ -215,6 +227,12 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             parent = parent if isinstance(parent, str) else None
             ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            forked = obj.get("forkedFrom")
+            if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and not part:
+                f.copied[uid] = forked["sessionId"]
+                f.copy_kind.setdefault(forked["sessionId"], "fork")
+            if isinstance(obj.get("sessionId"), str) and not part:
+                f.line_sessions.add(obj["sessionId"])
             if kind == "user" or kind == "assistant":
                 m = obj.get("message")
                 if not isinstance(m, dict) or "content" not in m:
@@ -283,6 +301,56 @@ def _bridge_compactions(f: _File) -> None:
             ev.detail["bridged_to"] = before[-1]
 
 
+def _find_resumed(f: _File, p: Path) -> None:
+    """A session file whose lines carry another session's id, where that session's file lies beside it, and that
+    repeats that file's lines (same ``uuid``): a continuation ``--resume`` wrote to a new file (2.0.x, and 2.1.x when
+    the resumed session was still open elsewhere), its first part a copy of the earlier session. Those lines are
+    copies of the session they came from; a sub-agent file of the older layout (``agent-<id>.jsonl`` beside the
+    sessions, its own uuids) repeats none and is not one. ``forkedFrom`` copies are marked while reading."""
+    if not UUID_NAME.fullmatch(p.stem):
+        return
+    for sid in sorted(f.line_sessions - {p.stem}):
+        sibling = p.parent / f"{sid}.jsonl"
+        if sid in f.copy_kind or not UUID_NAME.fullmatch(sid) or not sibling.is_file():
+            continue
+        theirs = _uuids(sibling)
+        mine = [u for u in f.nodes if u in theirs and u not in f.copied and f.part_of.get(u) == ""]
+        if mine:
+            f.copied.update(dict.fromkeys(mine, sid))
+            f.copy_kind[sid] = "resume"
+
+
+def _uuids(path: Path) -> set[str]:
+    """The line uuids of a session file beside this one (read only to tell its lines from this file's own)."""
+    out: set[str] = set()
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return out
+    for raw in split_lines(data):
+        if b'"uuid"' not in raw:
+            continue
+        _, obj = _load(raw)
+        if isinstance(obj, dict) and isinstance(obj.get("uuid"), str):
+            out.add(obj["uuid"])
+    return out
+
+
+def _copy_events(f: _File) -> list[_Event]:
+    """A ``fork`` or ``resume`` event per session this file copied lines from, on the first message of its own: the
+    copies stay in the file's conversation, off its main path (they are the other session's turns, counted there),
+    and the transcript shows where this session took over. No line holds the event: it is not counted as read."""
+    out = []
+    for sid, kind in f.copy_kind.items():
+        copies = [m for m in f.msgs if f.copied.get(m.uuid) == sid]
+        last = max((f.nodes[u][2] for u, s in f.copied.items() if s == sid and u in f.nodes), default=0)
+        own = next((m for m in f.msgs if not m.part and m.uuid not in f.copied and m.line > last), None)
+        out.append(_Event(last, "", kind, sid, None, None, own.uuid if own else None,
+                          {"from_session": sid, "copied_messages": len(copies),
+                           "from_message": copies[-1].uuid if copies else None}))
+    return out
+
+
 def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
               events: Columns, usage: Columns) -> None:
     """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
@@ -316,7 +384,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     if not part:
         title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
     model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
-    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
+    own = [e for e, m in zip(entries, msgs) if m.uuid not in f.copied] if f.copied else None  # a fork: its own words
+    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries, own)
     b.state.setdefault("parents", {})[cid] = parent_cid
 
 
@@ -334,7 +403,7 @@ def _main_path(f: _File, part: str) -> dict[int, int]:
     placed: set[int] = set()
     for u in reversed(path):
         m = f.owner.get(u)
-        if m is not None and id(m) not in placed:
+        if m is not None and id(m) not in placed and m.uuid not in f.copied:
             placed.add(id(m))
             order.append(m)
     _add_parallel_results(f, part, order)
@@ -460,6 +529,10 @@ def _is_todo_list(p: Path) -> bool:
 
 def _notes(f: _File) -> list[str]:
     out = []
+    for sid, kind in f.copy_kind.items():
+        n = sum(1 for m in f.msgs if f.copied.get(m.uuid) == sid)
+        how = "forked from" if kind == "fork" else "continued from"
+        out.append(f"{n} messages copied from session {sid} ({how} it) kept off the main path")
     if f.merged:
         out.append(f"{f.merged} continuation lines of split responses merged")
     if f.events:
