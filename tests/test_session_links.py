@@ -6,6 +6,7 @@ to a new file while the session was open elsewhere (anthropics/claude-code#30606
 ``sessionId``, its first part the original's lines again). Every figure is counted here from the raw lines."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -125,3 +126,18 @@ def test_a_fork_read_without_its_parent_keeps_the_copies_and_names_the_parent(tm
     assert code == 0 and f"6 messages copied from session {ORIGINAL} (forked from it) kept off the main path" in text
     assert query(out, "SELECT count(*) FILTER (WHERE on_main_path), count(*) FROM messages") == [(2, 8)]
     assert api.usage(out, by="agent").row(0, named=True)["responses"] == 4
+
+
+def test_the_built_files_are_what_their_generator_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fixtures/built/make.py writes every built file byte for byte as committed (deterministic: fixed ids and times)."""
+    from tests.conftest import load_script
+
+    made: dict[Path, str] = {}
+    mod = load_script(FIXTURES / "built" / "make.py")
+    monkeypatch.setattr(mod, "write", lambda path, lines: made.__setitem__(path, "".join(
+        json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)))
+    for build in (mod.claude_code, mod.codex, mod.claude_code_resumed, mod.codex_events_only, mod.claude_code_otel_2026):
+        build()
+    assert len(made) == 9
+    for path, text in made.items():
+        assert path.read_text() == text, f"{path} is stale: run python fixtures/built/make.py"
