@@ -149,3 +149,25 @@ def test_a_record_named_only_by_its_event_name_field(tmp_path: Path) -> None:
     assert run_cli("ingest", str(path), "--db", str(out))[0] == 0
     assert query(out, "SELECT role, content FROM messages ORDER BY position") == [("user", "hello"), ("assistant", "")]
     assert query(out, "SELECT input_tokens, output_tokens FROM message_usage") == [(3, 4)]
+
+
+def test_without_raw_bodies_the_request_id_alone_joins_the_transcripts_response(tmp_path: Path) -> None:
+    """The usual export (no raw bodies): its usage has the request id and no message id; the transcript's has
+    both. Each response is still counted once."""
+    lines = []
+    for line in EXPORT.read_text().splitlines():
+        doc = json.loads(line)
+        for rl in doc["resourceLogs"]:
+            for sl in rl["scopeLogs"]:
+                sl["logRecords"] = [r for r in sl["logRecords"]
+                                    if r["body"]["stringValue"] not in ("claude_code.api_response_body",
+                                                                        "claude_code.api_request_body")]
+        lines.append(json.dumps(doc))
+    folder = tmp_path / "logs"
+    shutil.copytree(HERE / "transcript", folder / "transcript")
+    (folder / "collector").mkdir()
+    (folder / "collector" / EXPORT.name).write_text("\n".join(lines) + "\n")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(folder), "--db", str(db))[0] == 0
+    assert query(db, "SELECT count(*), count(message_id) FROM message_usage") == [(7, 2)]  # only the transcript's
+    assert api.usage(db, by="conversation").select("responses", "input", "output").sum().row(0) == (5, 64_820, 1_386)
