@@ -141,3 +141,36 @@ def test_the_built_files_are_what_their_generator_writes(monkeypatch: pytest.Mon
     assert len(made) == 9
     for path, text in made.items():
         assert path.read_text() == text, f"{path} is stale: run python fixtures/built/make.py"
+
+
+def test_a_continuation_whose_copies_carry_its_own_session_id(tmp_path: Path) -> None:
+    """The continuation's lines rewritten to its own sessionId (so no line names the earlier session): it begins with
+    the earlier file's first line and holds every line of it, and more. The earlier file is not taken for a copy of
+    it, nor is a file that only begins the same way and then goes its own way."""
+    folder = tmp_path / "-home-dev-ledger"
+    folder.mkdir()
+    original = [json.loads(x) for x in (LEDGER / f"{ORIGINAL}.jsonl").read_text().splitlines()]
+    (folder / f"{ORIGINAL}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in original))
+    again, other = "9b0c1d2e-3f40-4152-8637-48596a7b8c9d", "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
+    own = [json.loads(x) for x in (LEDGER / f"{CONTINUED}.jsonl").read_text().splitlines()][len(original):]
+    (folder / f"{again}.jsonl").write_text("".join(
+        json.dumps({**x, "sessionId": again} if "sessionId" in x else x) + "\n" for x in original + own))
+    # the same first line, then turns of its own (the earlier file's later lines missing): not a continuation of it
+    mine = {x["uuid"] for x in own if "uuid" in x}
+
+    def fresh(x: dict) -> dict:
+        return {**x, **{k: x[k][:-4] + "ffff" for k in ("uuid", "parentUuid") if x.get(k) in mine},
+                **({"sessionId": other} if "sessionId" in x else {})}
+    turns = [fresh(x) for x in own]
+    turns[1]["parentUuid"] = original[1]["uuid"]  # its first prompt answers the shared first prompt's line
+    start = [{**x, "sessionId": other} if "sessionId" in x else x for x in original[:2]]
+    (folder / f"{other}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in start + turns))
+    db = tmp_path / "w.duckdb"
+    code, text, _ = run_cli("ingest", str(folder), "--db", str(db))
+    assert code == 0 and text.count("messages copied from session") == 1
+    got = {n: (main, off, parent) for n, main, off, parent in query(db, """
+        SELECT c.native_id, count(*) FILTER (WHERE on_main_path), count(*) FILTER (WHERE NOT on_main_path),
+               p.native_id FROM messages m JOIN conversations c USING (conversation_id)
+        LEFT JOIN conversations p ON p.conversation_id = c.parent_conversation_id GROUP BY 1, 4""")}
+    assert got == {ORIGINAL: (6, 0, None), again: (4, 6, ORIGINAL), other: (5, 0, None)}
+    assert api.usage(db, by="agent").row(0, named=True)["responses"] == 5  # r1..r3, and r5, r6 once (both files hold them)

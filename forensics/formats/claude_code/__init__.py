@@ -302,28 +302,79 @@ def _bridge_compactions(f: _File) -> None:
 
 
 def _find_resumed(f: _File, p: Path) -> None:
-    """A session file whose lines carry another session's id, where that session's file lies beside it, and that
-    repeats that file's lines (same ``uuid``): a continuation ``--resume`` wrote to a new file (2.0.x, and 2.1.x when
-    the resumed session was still open elsewhere), its first part a copy of the earlier session. Those lines are
-    copies of the session they came from; a sub-agent file of the older layout (``agent-<id>.jsonl`` beside the
-    sessions, its own uuids) repeats none and is not one. ``forkedFrom`` copies are marked while reading."""
+    """A session file that begins with another session's lines again (same ``uuid``), that session's file beside it:
+    a continuation ``--resume`` wrote to a new file (2.0.x, and 2.1.x when the resumed session was still open
+    elsewhere). Its lines carry the earlier session's id (anthropics/claude-code#30606), or their ids were rewritten
+    and the file holds every line of the earlier one and more (the same first line). Those lines are copies of the
+    session they came from. A sub-agent file of the older layout (``agent-<id>.jsonl`` beside the sessions, the
+    parent's ``sessionId``, its own uuids) repeats none and is not one; ``forkedFrom`` copies are marked while
+    reading."""
     if not UUID_NAME.fullmatch(p.stem):
         return
-    for sid in sorted(f.line_sessions - {p.stem}):
+    named = {sid for sid in f.line_sessions - {p.stem} if UUID_NAME.fullmatch(sid)}
+    first = next((m.uuid for m in f.msgs if not m.part), None)
+    size = p.stat().st_size
+    # with the ids rewritten, a continuation is a larger file than the one it continues: the few largest smaller
+    # files that begin with the same line (copies of one file, of the same size, are never read against each other)
+    smaller = sorted(((n, s) for s, (u, n) in _first_uuids(p.parent).items() if u == first and n < size),
+                     reverse=True)[:4] if first else []
+    for sid in sorted(named | {s for _, s in smaller}):
         sibling = p.parent / f"{sid}.jsonl"
-        if sid in f.copy_kind or not UUID_NAME.fullmatch(sid) or not sibling.is_file():
+        if sid in f.copy_kind or not sibling.is_file():
             continue
         theirs = _uuids(sibling)
-        mine = [u for u in f.nodes if u in theirs and u not in f.copied and f.part_of.get(u) == ""]
-        if mine:
-            f.copied.update(dict.fromkeys(mine, sid))
-            f.copy_kind[sid] = "resume"
+        shared = [u for u in f.nodes if u in theirs and u not in f.copied and f.part_of.get(u) == ""]
+        if not shared or (sid not in named and not (theirs < f.nodes.keys())):
+            continue  # the ids rewritten: only a file holding every line of the other, and more, is its continuation
+        f.copied.update(dict.fromkeys(shared, sid))
+        f.copy_kind[sid] = "resume"
+
+
+_FIRST: dict[str, tuple[int, dict[str, tuple[str, int]]]] = {}  # folder -> (mtime, stem -> (first line's uuid, size))
+
+
+def _first_uuids(folder: Path) -> dict[str, tuple[str, int]]:
+    """The uuid of each session file's first message line in a folder (read once per folder and process: a
+    continuation in a new file starts with the same line)."""
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return {}
+    seen = _FIRST.get(str(folder))
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    out: dict[str, tuple[str, int]] = {}
+    for path in folder.glob("*.jsonl"):
+        if not UUID_NAME.fullmatch(path.stem):
+            continue
+        try:
+            with path.open("rb") as fh:  # the first lines: a few KB, a long first prompt up to 64 KB
+                head = fh.read(1 << 13)
+                if b'"uuid"' not in head:
+                    head += fh.read((1 << 16) - len(head))
+        except OSError:
+            continue
+        for raw in head.split(b"\n")[:-1]:
+            _, obj = _load(raw)
+            if isinstance(obj, dict) and obj.get("type") in ("user", "assistant") and isinstance(obj.get("uuid"), str) \
+                    and obj.get("isSidechain") is not True:
+                out[path.stem] = (obj["uuid"], path.stat().st_size)
+                break
+    _FIRST[str(folder)] = (stamp, out)
+    return out
+
+
+_UUIDS: dict[tuple[str, int, int], set[str]] = {}  # (path, size, mtime) -> its line uuids, the last few read
 
 
 def _uuids(path: Path) -> set[str]:
     """The line uuids of a session file beside this one (read only to tell its lines from this file's own)."""
     out: set[str] = set()
     try:
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key in _UUIDS:
+            return _UUIDS[key]
         data = path.read_bytes()
     except OSError:
         return out
@@ -333,6 +384,9 @@ def _uuids(path: Path) -> set[str]:
         _, obj = _load(raw)
         if isinstance(obj, dict) and isinstance(obj.get("uuid"), str):
             out.add(obj["uuid"])
+    if len(_UUIDS) >= 8:
+        _UUIDS.pop(next(iter(_UUIDS)))
+    _UUIDS[key] = out
     return out
 
 
