@@ -79,6 +79,13 @@ SOURCES = [
     ("atif", "agents/atif/jobs/2026-10-01__12-00-00/fix-git__Xy7Qa2/agent/trajectory.json"),
     ("kimi-cli", "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/"
                  "wire.jsonl"),
+    # issue 42: a fork and a continuation of a Claude Code session (the session they copy lies beside them), a Codex
+    # rollout whose person turns are partly only events, Claude Code's 2026 OTel export with raw API bodies
+    ("claude-code", "built/claude_code_resumed/.claude/projects/-home-dev-ledger/d26b3e4f-6a7b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"),
+    ("claude-code", "built/claude_code_resumed/.claude/projects/-home-dev-ledger/3240e317-05c7-4101-9375-18a3544dd18e.jsonl"),
+    ("codex", "built/codex_events/.codex/sessions/2025/11/20/"
+              "rollout-2025-11-20T10-00-03-019a1f3c-8e2d-7b41-a5c6-3d9e0f1a2b4c.jsonl"),
+    ("claude-code-otel", "built/claude_code_otel_2026/collector/claude-code-logs.jsonl"),
 ]
 
 

@@ -202,21 +202,23 @@ def unpriced(per_model: pl.DataFrame, prices: PriceTable) -> list[tuple[str, int
 
 
 # A response logged twice (same provider id) is kept in one conversation, the top-level, earliest one, with the
-# largest count of each kind any copy gives (a copy may stop at a line written while the response streamed)
+# largest count of each kind any copy gives (a copy may stop at a line written while the response streamed). The
+# provider's id is the API request id where the log has one, else the message id: a response its transcript logs
+# with both and an OTel export with the request id alone (no raw bodies) is one response
 _DEDUP = """
 resp AS (
   SELECT u.conversation_id, u.seq, coalesce(u.model, c.model) AS rmodel,
-         CASE WHEN u.message_id IS NULL THEN 1 ELSE row_number() OVER w END AS k,
-         CASE WHEN u.message_id IS NULL THEN u.input_tokens ELSE max(u.input_tokens) OVER w END AS input_tokens,
-         CASE WHEN u.message_id IS NULL THEN u.output_tokens ELSE max(u.output_tokens) OVER w END AS output_tokens,
-         CASE WHEN u.message_id IS NULL THEN u.cache_read_input_tokens
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN 1 ELSE row_number() OVER w END AS k,
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN u.input_tokens ELSE max(u.input_tokens) OVER w END AS input_tokens,
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN u.output_tokens ELSE max(u.output_tokens) OVER w END AS output_tokens,
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN u.cache_read_input_tokens
               ELSE max(u.cache_read_input_tokens) OVER w END AS cache_read_input_tokens,
-         CASE WHEN u.message_id IS NULL THEN u.cache_creation_input_tokens
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN u.cache_creation_input_tokens
               ELSE max(u.cache_creation_input_tokens) OVER w END AS cache_creation_input_tokens,
-         CASE WHEN u.message_id IS NULL THEN u.cache_creation_1h_input_tokens
+         CASE WHEN coalesce(u.request_id, u.message_id) IS NULL THEN u.cache_creation_1h_input_tokens
               ELSE max(u.cache_creation_1h_input_tokens) OVER w END AS cache_creation_1h_input_tokens
   FROM message_usage u JOIN conversations c USING (conversation_id)
-  WINDOW w AS (PARTITION BY u.message_id, u.request_id
+  WINDOW w AS (PARTITION BY coalesce(u.request_id, u.message_id)
                ORDER BY c.parent_conversation_id IS NOT NULL, c.created_at NULLS LAST, u.conversation_id, u.seq
                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
 kept AS (SELECT * FROM resp WHERE k = 1)"""

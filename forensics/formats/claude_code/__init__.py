@@ -59,7 +59,9 @@ KNOWN_FIELDS = frozenset((
     # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
     "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
     "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
-    "aiTitle", "customTitle"))
+    "aiTitle", "customTitle",
+    # 2.1.x: a forked session's copies of its parent's lines (--fork-session, /branch)
+    "forkedFrom"))
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
@@ -74,6 +76,7 @@ REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTA
 # the session's last prompt, repeated, and Claude Code's request for the summary, never a new turn of the person
 COMPACTION_AGENT = "agent-acompact-"
 COMPACTION_TITLE = "compaction: the summary of the conversation so far"
+UUID_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 
@@ -147,6 +150,9 @@ class _File:
     session_id: str | None = None
     titles: dict[str, str] = field(default_factory=dict)  # line type -> the latest title of that kind
     agent: str | None = None  # a sub-agent's type and task, from the .meta.json beside its transcript
+    copied: dict[str, str] = field(default_factory=dict)  # line uuid -> the session it is a copy of
+    copy_kind: dict[str, str] = field(default_factory=dict)  # that session -> "fork" (forkedFrom) or "resume"
+    line_sessions: set[str] = field(default_factory=set)  # the sessionId values the lines carry
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -164,6 +170,8 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     subagent = p.parent.name == "subagents"
     f = _read_lines(b, lines, p.name, subagent)
     f.agent = _agent_title(p.with_suffix(".meta.json")) if subagent else None
+    if not subagent:
+        _find_resumed(f, p)
     if subagent and p.name.startswith(COMPACTION_AGENT):
         f.agent = f.agent or COMPACTION_TITLE
         for m in f.msgs:  # the prompt it repeats is counted in the session; the rest is the summary request
@@ -178,8 +186,12 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     f.events = [e for e in f.events if e.part in parts]
     b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
+    f.events.extend(_copy_events(f) if f.msgs else [])
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
+    if f.copy_kind:  # a fork or a continuation: its parent is the session whose lines it copied (the first one)
+        came_from = next(iter(f.copy_kind))
+        parent_cid = stable_id(source_key(NAME, str(p.parent / f"{came_from}.jsonl")), came_from)
     schemas = arrow_schemas()
     events, usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
     for part in parts:
@@ -215,6 +227,12 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             parent = parent if isinstance(parent, str) else None
             ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            forked = obj.get("forkedFrom")
+            if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and not part:
+                f.copied[uid] = forked["sessionId"]
+                f.copy_kind.setdefault(forked["sessionId"], "fork")
+            if isinstance(obj.get("sessionId"), str) and not part:
+                f.line_sessions.add(obj["sessionId"])
             if kind == "user" or kind == "assistant":
                 m = obj.get("message")
                 if not isinstance(m, dict) or "content" not in m:
@@ -283,6 +301,110 @@ def _bridge_compactions(f: _File) -> None:
             ev.detail["bridged_to"] = before[-1]
 
 
+def _find_resumed(f: _File, p: Path) -> None:
+    """A session file that begins with another session's lines again (same ``uuid``), that session's file beside it:
+    a continuation ``--resume`` wrote to a new file (2.0.x, and 2.1.x when the resumed session was still open
+    elsewhere). Its lines carry the earlier session's id (anthropics/claude-code#30606), or their ids were rewritten
+    and the file holds every line of the earlier one and more (the same first line). Those lines are copies of the
+    session they came from. A sub-agent file of the older layout (``agent-<id>.jsonl`` beside the sessions, the
+    parent's ``sessionId``, its own uuids) repeats none and is not one; ``forkedFrom`` copies are marked while
+    reading."""
+    if not UUID_NAME.fullmatch(p.stem):
+        return
+    named = {sid for sid in f.line_sessions - {p.stem} if UUID_NAME.fullmatch(sid)}
+    first = next((m.uuid for m in f.msgs if not m.part), None)
+    size = p.stat().st_size
+    # with the ids rewritten, a continuation is a larger file than the one it continues: the few largest smaller
+    # files that begin with the same line (copies of one file, of the same size, are never read against each other)
+    smaller = sorted(((n, s) for s, (u, n) in _first_uuids(p.parent).items() if u == first and n < size),
+                     reverse=True)[:4] if first else []
+    for sid in sorted(named | {s for _, s in smaller}):
+        sibling = p.parent / f"{sid}.jsonl"
+        if sid in f.copy_kind or not sibling.is_file():
+            continue
+        theirs = _uuids(sibling)
+        shared = [u for u in f.nodes if u in theirs and u not in f.copied and f.part_of.get(u) == ""]
+        if not shared or (sid not in named and not (theirs < f.nodes.keys())):
+            continue  # the ids rewritten: only a file holding every line of the other, and more, is its continuation
+        f.copied.update(dict.fromkeys(shared, sid))
+        f.copy_kind[sid] = "resume"
+
+
+_FIRST: dict[str, tuple[int, dict[str, tuple[str, int]]]] = {}  # folder -> (mtime, stem -> (first line's uuid, size))
+
+
+def _first_uuids(folder: Path) -> dict[str, tuple[str, int]]:
+    """The uuid of each session file's first message line in a folder (read once per folder and process: a
+    continuation in a new file starts with the same line)."""
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return {}
+    seen = _FIRST.get(str(folder))
+    if seen is not None and seen[0] == stamp:
+        return seen[1]
+    out: dict[str, tuple[str, int]] = {}
+    for path in folder.glob("*.jsonl"):
+        if not UUID_NAME.fullmatch(path.stem):
+            continue
+        try:
+            with path.open("rb") as fh:  # the first lines: a few KB, a long first prompt up to 64 KB
+                head = fh.read(1 << 13)
+                if b'"uuid"' not in head:
+                    head += fh.read((1 << 16) - len(head))
+        except OSError:
+            continue
+        for raw in head.split(b"\n")[:-1]:
+            _, obj = _load(raw)
+            if isinstance(obj, dict) and obj.get("type") in ("user", "assistant") and isinstance(obj.get("uuid"), str) \
+                    and obj.get("isSidechain") is not True:
+                out[path.stem] = (obj["uuid"], path.stat().st_size)
+                break
+    _FIRST[str(folder)] = (stamp, out)
+    return out
+
+
+_UUIDS: dict[tuple[str, int, int], set[str]] = {}  # (path, size, mtime) -> its line uuids, the last few read
+
+
+def _uuids(path: Path) -> set[str]:
+    """The line uuids of a session file beside this one (read only to tell its lines from this file's own)."""
+    out: set[str] = set()
+    try:
+        st = path.stat()
+        key = (str(path), st.st_size, st.st_mtime_ns)
+        if key in _UUIDS:
+            return _UUIDS[key]
+        data = path.read_bytes()
+    except OSError:
+        return out
+    for raw in split_lines(data):
+        if b'"uuid"' not in raw:
+            continue
+        _, obj = _load(raw)
+        if isinstance(obj, dict) and isinstance(obj.get("uuid"), str):
+            out.add(obj["uuid"])
+    if len(_UUIDS) >= 8:
+        _UUIDS.pop(next(iter(_UUIDS)))
+    _UUIDS[key] = out
+    return out
+
+
+def _copy_events(f: _File) -> list[_Event]:
+    """A ``fork`` or ``resume`` event per session this file copied lines from, on the first message of its own: the
+    copies stay in the file's conversation, off its main path (they are the other session's turns, counted there),
+    and the transcript shows where this session took over. No line holds the event: it is not counted as read."""
+    out = []
+    for sid, kind in f.copy_kind.items():
+        copies = [m for m in f.msgs if f.copied.get(m.uuid) == sid]
+        last = max((f.nodes[u][2] for u, s in f.copied.items() if s == sid and u in f.nodes), default=0)
+        own = next((m for m in f.msgs if not m.part and m.uuid not in f.copied and m.line > last), None)
+        out.append(_Event(last, "", kind, sid, None, None, own.uuid if own else None,
+                          {"from_session": sid, "copied_messages": len(copies),
+                           "from_message": copies[-1].uuid if copies else None}))
+    return out
+
+
 def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
               events: Columns, usage: Columns) -> None:
     """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
@@ -316,7 +438,8 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     if not part:
         title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
     model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
-    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
+    own = [e for e, m in zip(entries, msgs) if m.uuid not in f.copied] if f.copied else None  # a fork: its own words
+    b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries, own)
     b.state.setdefault("parents", {})[cid] = parent_cid
 
 
@@ -334,7 +457,7 @@ def _main_path(f: _File, part: str) -> dict[int, int]:
     placed: set[int] = set()
     for u in reversed(path):
         m = f.owner.get(u)
-        if m is not None and id(m) not in placed:
+        if m is not None and id(m) not in placed and m.uuid not in f.copied:
             placed.add(id(m))
             order.append(m)
     _add_parallel_results(f, part, order)
@@ -460,6 +583,10 @@ def _is_todo_list(p: Path) -> bool:
 
 def _notes(f: _File) -> list[str]:
     out = []
+    for sid, kind in f.copy_kind.items():
+        n = sum(1 for m in f.msgs if f.copied.get(m.uuid) == sid)
+        how = "forked from" if kind == "fork" else "continued from"
+        out.append(f"{n} messages copied from session {sid} ({how} it) kept off the main path")
     if f.merged:
         out.append(f"{f.merged} continuation lines of split responses merged")
     if f.events:

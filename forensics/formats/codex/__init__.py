@@ -114,6 +114,20 @@ class _State:
         self.exit_codes: dict[str, int] = {}  # call_id -> exit code, from exec_command_end / patch_apply_end
         self.pending: list[Usage] = []  # usage of responses logged before any assistant message (UI events only)
         self.placed = 0  # ... and how many of them a later assistant message took
+        self.prompt: tuple[Turn, str] | None = None  # a user_message event no response item has carried yet
+        self.said: list[str] = []  # the person's response-item messages no user_message event has repeated yet
+        self.from_events = 0  # the person's turns only a user_message event holds
+        self.item_messages = 0  # response-item messages (user or assistant)
+
+    def flush(self) -> None:
+        """The user_message event no response item repeated is the person's turn (Codex logged it only there), in
+        its place: before whatever came after it."""
+        if self.prompt is not None:
+            turn, self.prompt = self.prompt[0], None
+            self.append(turn)
+            self.open = None  # a new input: the next response is a new assistant message
+            self.user_starts.append(len(self.turns) - 1)
+            self.from_events += 1
 
     def append(self, turn: Turn) -> Turn:
         if turn.role == "assistant" and self.pending:
@@ -151,13 +165,20 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
                     "summary": obj.get("message"),
                     "replacement_items": len(listed(obj.get("replacement_history")))}))
                 st.open = None
+            elif kind == "event_msg" and obj.get("type") == "user_message":
+                _user_message(log, st, n, obj)
             elif kind == "event_msg":
                 _event(log, st, obj)
             else:
                 _item(log, st, n, obj)
-    if not any(t.role in ("user", "assistant") for t in st.turns) and st.ui_messages:
+    st.flush()
+    if not st.item_messages and st.ui_messages:
         st.turns = st.ui_messages  # a rollout whose messages only reached the UI events
+        log.skip("event_msg:user_message", st.from_events)
         log.notes.append("messages taken from event_msg (no response_item message in the file)")
+    elif st.from_events:
+        log.notes.append(f"{st.from_events} turns of the person taken from event_msg user_message (no response_item "
+                         "carries them)")
     _place_pending(log, st)
     if not st.compacted_lines:
         st.events.extend(st.compaction_events)
@@ -197,6 +218,17 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
         origin = "harness" if role == "system" else "person" if role == "user" else None
         if role == "user" and _contextual(it.get("content")):
             role, origin = "system", "harness"
+        st.item_messages += role in ("user", "assistant")
+        if role == "user":
+            said = _said(it.get("content"))
+            if st.prompt is not None and st.prompt[1] == said:  # the event came first: this item is that turn
+                st.prompt = None
+                log.skip("event_msg:user_message")
+            else:
+                st.flush()
+                st.said.append(said)
+        elif role == "assistant":
+            st.flush()
         if role == "assistant" and st.open is not None:
             st.open.text = f"{st.open.text}\n{text}" if st.open.text else text
             st.merged += 1
@@ -206,6 +238,7 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
         if role == "user":
             st.user_starts.append(len(st.turns) - 1)
     elif kind in CALLS:
+        st.flush()
         call = _call(it)
         if st.open is None:
             st.open = st.append(Turn("assistant", "", at=at, id=_nid(it, n)))
@@ -213,6 +246,7 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
             st.merged += 1
         st.open.calls.append(call)
     elif kind in OUTPUTS:
+        st.flush()
         text, error = _output(it.get("output") if kind != "tool_search_output" else it.get("tools"))
         st.append(Turn("tool", text, answers=_str(it.get("call_id")), is_error=error, at=at, id=_nid(it, n)))
         st.open = None
@@ -246,12 +280,43 @@ def _event(log: Log, st: _State, ev: dict[str, Any]) -> None:
         if code is not None:
             st.exit_codes[ev["call_id"]] = code
         log.skip(f"event_msg:{kind} (-> tool result errors)")
-    elif kind in ("user_message", "agent_message") and isinstance(ev.get("message"), str):
-        st.ui_messages.append(Turn("user" if kind == "user_message" else "assistant", ev["message"],
-                                   at=ev.get("timestamp")))
+    elif kind == "agent_message" and isinstance(ev.get("message"), str):
+        st.ui_messages.append(Turn("assistant", ev["message"], at=ev.get("timestamp")))
         log.skip(f"event_msg:{kind}")
     else:
         log.skip(f"event_msg:{str(kind)[:40]}")
+
+
+def _user_message(log: Log, st: _State, n: int, ev: dict[str, Any]) -> None:
+    """What the person sent, as the UI event repeats it. Codex writes the response item and this event for every
+    turn (the item first in 0.4x-0.7x); a turn whose item is missing (the event alone) is the person's turn from
+    the event, in its place, never twice: an event is matched to a response item of the same text in either order."""
+    text = ev.get("message")
+    if not isinstance(text, str):
+        log.skip("event_msg:user_message (no message)")
+        return
+    at = ev.get("timestamp")
+    said = _said(text)
+    st.ui_messages.append(Turn("user", text, at=at))
+    if said in st.said:  # the item came first (the usual order): the event repeats it
+        st.said.remove(said)
+        log.skip("event_msg:user_message")
+        return
+    st.flush()
+    contextual = bool(CONTEXTUAL.match(text))
+    st.prompt = (Turn("system" if contextual else "user", text, at=at, id=f"line:{n}",
+                      origin="harness" if contextual else "person"), said)
+
+
+def _said(content: Any) -> str:
+    """A user message's text as both of its records give it: the item's ``input_text`` parts, the event's
+    ``message`` (images aside), white space collapsed."""
+    if isinstance(content, str):
+        text = content
+    else:
+        text = "\n".join(p["text"] for p in listed(content) if isinstance(p, dict) and p.get("type") == "input_text"
+                         and isinstance(p.get("text"), str))
+    return " ".join(text.split())
 
 
 def _place_pending(log: Log, st: _State) -> None:

@@ -366,15 +366,16 @@ class Batch:
 
     def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
                          model: str | None, created_at: float | None, updated_at: float | None,
-                         fingerprint: str, entries: list[Entry]) -> None:
-        """Append one conversation: its row, its messages, its tool calls linked to their results.
+                         fingerprint: str, entries: list[Entry], named_by: list[Entry] | None = None) -> None:
+        """Append one conversation: its row, its messages, its tool calls linked to their results. Without a
+        ``title`` it is named by the first words of ``named_by`` (default: all its entries).
 
         This runs once per message of the corpus: columns are appended through bound methods and tuples,
         not per-column dict lookups. An id added before (a log that repeats a conversation's id: a SQLite table
         without a key, a dialogue file) is made distinct, counted: never two rows for one id, nor two
         messages at one position.
         """
-        first = "" if title is not None else _first_words(entries)
+        first = "" if title is not None else _first_words(entries if named_by is None else named_by)
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
         cid = self.conversation(cid, native_id, first if title is None else title, title is None, provider, model,
                                 created_at if created_at is not None else min(stamps, default=None),
