@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
     from forensics.tuning.write import write_config
 
 __all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
-           "import_outcomes", "ingest", "load_config", "messages", "outcomes", "PathLike", "query", "report",
+           "import_outcomes", "ingest", "load_config", "mcp", "messages", "outcomes", "PathLike", "query", "report",
            "run_diff", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage",
            "write_metrics_baseline"]
 # what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
@@ -110,15 +110,11 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     """A named query (``forensics query --list``: ``queries/NAME.sql`` or an analyzer's own) or read-only SQL; text
     columns have secrets masked, and personal data when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
-    import duckdb
-
     from forensics.analyzers.schema import load_config
+    from forensics.commands.reads import read_only_sql
     from forensics.kernel.redact import mask_frame
-    from forensics.kernel.redact import redact as mask_text
     from forensics.text.personal import applies
     from forensics.text.personal import mask_frame as mask_personal
-    from forensics.warehouse import frame, open_warehouse
-    from forensics.warehouse.queries import check_read_only
 
     if personal is None:
         personal = applies(load_config()["redact.personal"], page=False)
@@ -136,17 +132,7 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
         df = spark_sql.run(Lake.open(session(spark_master), str(lake)), sql,
                            sql_or_name if sql_or_name.isidentifier() else None)
         return mask_frame(df) if redact else df
-    with open_warehouse(db, read_only=True, sealed=True) as wh:
-        check_read_only(wh.con, sql)
-        try:
-            df = frame(wh.con, sql)
-        except duckdb.CatalogException as e:
-            if "Table with name" not in str(e):
-                raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
-            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, "
-                                 "drift_*, ...) appear after `forensics report` has run on this warehouse") from None
-        except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
-            raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
+    df = read_only_sql(db, sql)
     return mask_frame(df) if redact else df
 
 
@@ -366,23 +352,10 @@ def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: C
     """Runs, tokens, cost, tool errors, compactions and success rate (docs/usage.md), grouped ``by``
     agent, model and/or day (``"agent,model"``, ``["day"]``), or one row per run with ``by="conversation"``.
     Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
-    from forensics.analyzers import usage as usage_analyzer
-    from forensics.analyzers.prices import table
     from forensics.analyzers.schema import load_config
-    from forensics.warehouse import open_warehouse
+    from forensics.commands.reads import usage as grouped
 
-    keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
-    if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
-        raise ForensicsError(f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
-                             f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation")
-    cfg = cfg or load_config()
-    if not Path(db).exists():
-        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
-    with open_warehouse(db, read_only=True) as wh:
-        if selection is not None:
-            selection.materialize(wh.con)
-        rows = usage_analyzer.runs(wh.con, table(cfg.prices), selected=selection is not None)
-    return rows if keys == ["conversation"] else usage_analyzer.summarize(rows, keys)
+    return grouped(db, by, cfg or load_config(), selection)
 
 
 def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame:
@@ -433,6 +406,15 @@ def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = N
     from forensics.commands.show import show_messages
 
     return show_messages(db, conversation, positions, width, decisive)
+
+
+def mcp(db: PathLike = DEFAULT_DB, cfg: Config | None = None) -> None:
+    """`forensics mcp`: the warehouse as an MCP server over stdio (read-only tools: search messages, list runs,
+    show a run, failure clusters, a run's findings, usage, read-only SQL; docs/mcp.md) until the client closes
+    the pipe. Needs the optional extra ``mcp`` (the official MCP SDK)."""
+    from forensics.commands.mcp_server import serve as serve_mcp
+
+    serve_mcp(db, cfg)
 
 
 def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,

@@ -666,6 +666,27 @@ def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> No
 
 
 @cli.command()
+@db_option
+@config_option
+def mcp(db: str, config_path: str | None) -> None:
+    """The warehouse as an MCP server over stdio, for coding agents (read-only).
+
+    Tools: search_messages, list_runs (by agent, model, project, outcome, finding kind), show_run,
+    failure_clusters, run_findings, usage, query (read-only SQL under the lock-down of `forensics query`).
+    Secrets are masked in every answer. Needs the extra: pip install 'forensics[mcp]'. docs/mcp.md has
+    the lines for Claude Code, Codex and Gemini CLI.
+
+    \b
+    Example:
+      claude mcp add forensics -- forensics mcp --db ~/forensics.duckdb
+    """
+    from forensics.api import load_config
+    from forensics.api import mcp as serve_mcp
+
+    serve_mcp(db, load_config(config_path))
+
+
+@cli.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script for bash, zsh or fish (commands, options, choices, file names).
