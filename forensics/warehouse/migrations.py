@@ -364,3 +364,16 @@ def m013_person_text(con: duckdb.DuckDBPyConnection) -> None:
                 "taken off: forensics.warehouse.own_words); empty when no word of the person is left (a bare "
                 "command, a template invoked with nothing after it); NULL on every other message'")
     con.execute(f"UPDATE messages SET person_text = {own_words_sql('content')} WHERE origin = 'person'")
+
+
+@migration
+def m014_project_branch(con: duckdb.DuckDBPyConnection) -> None:
+    """Cost by project and branch (issue 47): the working folder a coding agent's session ran in is its project,
+    and the git branch its log names is kept beside it."""
+    con.execute("COMMENT ON COLUMN conversations.project IS 'the project: the working folder a coding agent''s "
+                "session ran in, as logged (Claude Code cwd, Codex session_meta.cwd), or the project (tenant) a "
+                "decision-memory harness keys the conversation by; NULL when the log names none'")
+    con.execute("ALTER TABLE conversations ADD COLUMN git_branch VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.git_branch IS 'the git branch the log names (Claude Code "
+                "gitBranch, the one most of the session''s lines name; Codex session_meta.git.branch); NULL when "
+                "it names none'")
