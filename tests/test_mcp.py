@@ -65,7 +65,7 @@ def test_the_client_lists_the_tools_and_each_answers_masked(wh: Path) -> None:
     assert leaks(kept), "the warehouse keeps the secrets (--keep-secrets): the output's masks are under test"
     names, answers = _calls(wh, [
         ("search_messages", {"text": "keep it safe"}),
-        ("list_runs", {"agent": "claude-code"}),
+        ("list_runs", {"agent": "claude-code", "project": "dev/APP", "branch": "mai"}),
         ("list_runs", {"outcome": "failed", "limit": 500}),
         ("show_run", {"run": SID, "position": 24, "before": 3, "after": 3}),
         ("failure_clusters", {}),
@@ -83,7 +83,7 @@ def test_the_client_lists_the_tools_and_each_answers_masked(wh: Path) -> None:
     assert {h["native_id"] for h in hits} == {SID} and "[keep it safe]" in hits[0]["text"]
     assert "sk-proj-" not in hits[0]["text"] or "***" in hits[0]["text"] or "REDACTED" in hits[0]["text"].upper()
     assert [r["native_id"] for r in orjson.loads(cc)["rows"]] == [SID]
-    assert orjson.loads(cc)["rows"][0]["project"] is None or isinstance(orjson.loads(cc)["rows"][0]["project"], str)
+    assert (orjson.loads(cc)["rows"][0]["project"], orjson.loads(cc)["rows"][0]["branch"]) == ("/home/dev/app", "main")
     assert sorted(r["native_id"] for r in orjson.loads(failed_runs)["rows"]) == [f[0] for f in failed]
     assert "[24]" in shown and "[21]" in shown and "[27]" in shown and "[20]" not in shown and "[28]" not in shown
     assert orjson.loads(clusters)["clusters"], clusters[:300]

@@ -119,12 +119,12 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
         return _json({"hits": hits, "note": f"{len(hits)} shown{more}"})
 
     @tool
-    def list_runs(agent: str = "", model: str = "", project: str = "", outcome: str = "", finding_kind: str = "",
-                  limit: int = 50) -> str:
+    def list_runs(agent: str = "", model: str = "", project: str = "", branch: str = "", outcome: str = "",
+                  finding_kind: str = "", limit: int = 50) -> str:
         """Runs (conversations), newest first, with their agent (log format), model, project (working folder),
-        start, messages, outcome and findings. Filters: `agent` (claude-code, codex, ...), `model` and `project`
-        (a part of the name, case-insensitive), `outcome` (passed, failed, unknown), `finding_kind` (a kind of the
-        last report's findings, e.g. loop, user_repeated, tool_error_burst)."""
+        git branch, start, messages, outcome and findings. Filters: `agent` (claude-code, codex, ...), `model`,
+        `project` and `branch` (a part of the name, case-insensitive), `outcome` (passed, failed, unknown),
+        `finding_kind` (a kind of the last report's findings, e.g. loop, user_repeated, tool_error_burst)."""
         if outcome and outcome not in OUTCOMES:
             raise ForensicsError(f"outcome {outcome!r}: choose passed, failed or unknown")
         with warehouse() as wh:
@@ -135,7 +135,7 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             if agent:
                 where.append("s.format = ?")
                 params.append(agent)
-            for key, value in (("c.model", model), ("c.project", project)):
+            for key, value in (("c.model", model), ("c.project", project), ("c.git_branch", branch)):
                 if value:
                     where.append(f"{key} ILIKE ?")
                     params.append(f"%{value}%")
@@ -149,7 +149,8 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             kinds = ("(SELECT string_agg(DISTINCT kind, ', ' ORDER BY kind) FROM report_findings f "
                      "WHERE f.conversation_id = c.conversation_id)" if findings else "NULL")
             df = frame(wh.con, f"""
-                SELECT c.conversation_id, c.native_id, s.format AS agent, c.model, c.project, c.created_at,
+                SELECT c.conversation_id, c.native_id, s.format AS agent, c.model, c.project, c.git_branch AS branch,
+                       c.created_at,
                        c.message_count AS messages,
                        CASE WHEN o.success THEN 'passed' WHEN NOT o.success THEN 'failed' END AS outcome,
                        {counted} AS findings, {kinds} AS finding_kinds, c.title
