@@ -120,7 +120,7 @@ def test_claude_code_session_end_ingests_the_session(tmp_path: Path, env: dict[s
     _wait_for(db, SESSION, log)
     assert query(db, "SELECT count(*) FROM conversations")[0][0] == 3  # the session and its two sub-agents
     lines = log.read_text().splitlines()
-    assert any(f"session {SESSION} ended; ingest of" in ln for ln in lines)
+    assert any(f"session {SESSION} ended; ingesting {SESSION}.jsonl and its subagents/ from" in ln for ln in lines)
     assert any("3 conversations new, 0 updated" in ln for ln in lines)
 
     status = cli(env, "hooks", "status").stdout

@@ -222,8 +222,8 @@ def run(agent: str, db: str | os.PathLike[str], argument: str | None, stdin: Cal
             log(f"{agent}: no session file in the event ({_describe(event)}); nothing to ingest")
             return
         pid = _spawn(db, paths, agent)
-        log(f"{agent}: session {event.get('session_id') or event.get('thread-id') or '?'} ended; ingest of "
-            f"{', '.join(map(str, paths))} started in the background (pid {pid})")
+        log(f"{agent}: session {event.get('session_id') or event.get('thread-id') or '?'} ended; ingesting "
+            f"{_names(paths)} from {paths[0].parent} in the background (pid {pid})")
     except BaseException as e:  # noqa: BLE001 - the agent must never see the hook fail
         with contextlib.suppress(BaseException):
             log(f"{agent}: hook failed: {type(e).__name__}: {str(e)[:300]}")
@@ -233,6 +233,12 @@ def _event(agent: str, argument: str | None, stdin: Callable[[], str]) -> dict[s
     raw = argument if agent == "codex" and argument else stdin()
     value = orjson.loads(raw) if raw and raw.strip() else {}
     return value if isinstance(value, dict) else {}
+
+
+def _names(paths: list[Path] | list[str]) -> str:
+    """The session's file by its name, and the sub-agents' folder beside it: what a log line can say in one line."""
+    first = Path(paths[0]).name
+    return first + (" and its subagents/" if len(paths) > 1 else "")
 
 
 def _describe(event: dict[str, Any]) -> str:
@@ -282,11 +288,11 @@ def worker(args: str) -> None:
             result = ingest(a["paths"], db=a["db"])
         t = result.totals()
         failed = [s.error for s in result.sources if s.error]
-        log(f"{a['agent']}: ingested {', '.join(a['paths'])} into {a['db']} in {time.monotonic() - began:.1f} s: "
+        log(f"{a['agent']}: ingested {_names(a['paths'])} into {a['db']} in {time.monotonic() - began:.1f} s: "
             f"{t['conversations_new']} conversations new, {t['conversations_updated']} updated, "
             f"{t['messages_imported']} messages added" + (f"; failed: {failed[0]}" if failed else ""))
     except BaseException as e:  # noqa: BLE001 - logged, never a traceback on a terminal
-        log(f"{a['agent']}: ingest of {', '.join(a['paths'])} failed: {type(e).__name__}: {str(e)[:300]}")
+        log(f"{a['agent']}: ingest of {_names(a['paths'])} failed: {type(e).__name__}: {str(e)[:300]}")
 
 
 @contextlib.contextmanager
