@@ -151,7 +151,7 @@ def test_codex_notify_ingests_the_rollout_and_uninstall_restores(tmp_path: Path,
     done = subprocess.run([*notify, json.dumps(event)], capture_output=True, text=True, env=env, timeout=30)
     assert (done.returncode, done.stdout) == (0, "")
     _wait_for(db, THREAD, Path(env["FORENSICS_HOME"]) / "hooks.log")
-    assert query(db, "SELECT project, git_branch FROM conversations")[0] == ("/per/dev/shell-ws", None)
+    assert query(db, "SELECT working_dir, git_branch FROM conversations")[0] == ("/per/dev/shell-ws", None)
     assert cli(env, "hooks", "uninstall", "codex").returncode == 0
     assert config.read_bytes() == CODEX_CONFIG.encode()
 

@@ -125,7 +125,8 @@ def test_the_cli_and_the_report_show_projects_and_branches(shared_wh: Path, tmp_
     assert any("/Users/jna…" in r and r.split()[0].endswith("agent-workflows-monorepo-v2") for r in rows)
     report = api.report(shared_wh, tmp_path / "r", ["md", "json"])[1]
     md = next(p for p in report if p.suffix == ".md").read_text()
-    assert "Runs per project (the working folder the session ran in) and git branch" in md
+    assert "Runs per project (the working folder the session ran in, or a decision-memory harness's project) and git " \
+           "branch" in md
     assert "feat-capacity-dra" in md
     code, _, err = run_cli("usage", "--db", str(shared_wh), "--by", "project,planet")
     assert code == 2 and "choose among agent, model, project, branch, day" in err

@@ -138,9 +138,9 @@ def run(ctx: Context) -> Section:
                                           "read from the prompt cache), cost in USD, tool errors, compactions, "
                                           "success rate (95 % Wilson interval)", display(by_model)),
                   Table("by_day", "Runs per day (UTC, the day a run started)", display(by_day)),
-                  *([Table("by_project_branch", "Runs per project (the working folder the session ran in) and git "
-                                                "branch, as the logs name them (Claude Code, Codex); – where a log "
-                                                "names none", display(summarize(rows, ["project", "branch"])))]
+                  *([Table("by_project_branch", "Runs per project (the working folder the session ran in, or a "
+                                                "decision-memory harness's project) and git branch, as the logs name "
+                                                "them; – where a log names none", display(summarize(rows, ["project", "branch"])))]
                     if rows["project"].is_not_null().any() or rows["branch"].is_not_null().any() else []),
                   Table("prices", f"The price each model matched (shipped table of {prices.date}, or [prices] in "
                                   "the config); a model without one has tokens and no cost", priced)]
@@ -267,7 +267,8 @@ outc AS (SELECT conversation_id, bool_and(success) AS success FROM conversation_
 SELECT c.conversation_id, c.native_id, coalesce(s.format, '?') AS agent,
        CASE WHEN len(tok.models) > 1 THEN array_to_string(list_sort(tok.models), ' + ')
             ELSE coalesce(c.model, tok.usage_model, '?') END AS model,
-       c.project, c.git_branch AS branch, CAST(coalesce(c.created_at, firsts.first_at) AS DATE) AS day,
+       coalesce(c.working_dir, c.project) AS project, c.git_branch AS branch,
+       CAST(coalesce(c.created_at, firsts.first_at) AS DATE) AS day,
        coalesce(tok.responses, 0)::BIGINT AS responses, coalesce(tok.input, 0)::BIGINT AS input,
        coalesce(tok.cached, 0)::BIGINT AS cached, coalesce(tok.cache_write, 0)::BIGINT AS cache_write,
        coalesce(tok.output, 0)::BIGINT AS output,

@@ -135,7 +135,7 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             if agent:
                 where.append("s.format = ?")
                 params.append(agent)
-            for key, value in (("c.model", model), ("c.project", project), ("c.git_branch", branch)):
+            for key, value in (("c.model", model), ("coalesce(c.working_dir, c.project)", project), ("c.git_branch", branch)):
                 if value:
                     where.append(f"{key} ILIKE ?")
                     params.append(f"%{value}%")
@@ -149,7 +149,8 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             kinds = ("(SELECT string_agg(DISTINCT kind, ', ' ORDER BY kind) FROM report_findings f "
                      "WHERE f.conversation_id = c.conversation_id)" if findings else "NULL")
             df = frame(wh.con, f"""
-                SELECT c.conversation_id, c.native_id, s.format AS agent, c.model, c.project, c.git_branch AS branch,
+                SELECT c.conversation_id, c.native_id, s.format AS agent, c.model, coalesce(c.working_dir, c.project) AS project,
+                       c.git_branch AS branch,
                        c.created_at,
                        c.message_count AS messages,
                        CASE WHEN o.success THEN 'passed' WHEN NOT o.success THEN 'failed' END AS outcome,

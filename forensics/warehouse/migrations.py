@@ -367,12 +367,13 @@ def m013_person_text(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @migration
-def m014_project_branch(con: duckdb.DuckDBPyConnection) -> None:
-    """Cost by project and branch (issue 47): the working folder a coding agent's session ran in is its project,
-    and the git branch its log names is kept beside it."""
-    con.execute("COMMENT ON COLUMN conversations.project IS 'the project: the working folder a coding agent''s "
-                "session ran in, as logged (Claude Code cwd, Codex session_meta.cwd), or the project (tenant) a "
-                "decision-memory harness keys the conversation by; NULL when the log names none'")
+def m014_working_dir_branch(con: duckdb.DuckDBPyConnection) -> None:
+    """Cost by project and branch (issue 47): the working folder a coding agent's session ran in and the git
+    branch its log names, kept on the conversation."""
+    con.execute("ALTER TABLE conversations ADD COLUMN working_dir VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.working_dir IS 'the working folder the session ran in, as logged "
+                "(Claude Code: the first cwd of its lines; Codex: session_meta.cwd): its project for usage by "
+                "project; NULL when the log names none'")
     con.execute("ALTER TABLE conversations ADD COLUMN git_branch VARCHAR")
     con.execute("COMMENT ON COLUMN conversations.git_branch IS 'the git branch the log names (Claude Code "
                 "gitBranch, the one most of the session''s lines name; Codex session_meta.git.branch); NULL when "

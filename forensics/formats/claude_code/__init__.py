@@ -325,7 +325,7 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries)
     b.state.setdefault("parents", {})[cid] = parent_cid
     if f.cwd is not None:
-        b.state.setdefault("projects", {})[cid] = f.cwd
+        b.state.setdefault("workdirs", {})[cid] = f.cwd
     if f.branches:  # the branch most of its lines name (the first named on a tie): a session rarely switches
         b.state.setdefault("branches", {})[cid] = f.branches.most_common(1)[0][0]
 

@@ -185,7 +185,7 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
     git = mapping(meta.get("git"))
     return [Conversation(native, st.turns, provider=provider, model=st.first_model or st.model,
                          created=meta.get("timestamp"), parent=_parent(meta), events=st.events,
-                         project=_str(meta.get("cwd")), branch=_str(git.get("branch")))]
+                         workdir=_str(meta.get("cwd")), branch=_str(git.get("branch")))]
 
 
 def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
