@@ -354,10 +354,23 @@ def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: C
     """Runs, tokens, cost, tool errors, compactions and success rate (docs/usage.md), grouped ``by``
     agent, model and/or day (``"agent,model"``, ``["day"]``), or one row per run with ``by="conversation"``.
     Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
+    from forensics.analyzers import usage as usage_analyzer
+    from forensics.analyzers.prices import table
     from forensics.analyzers.schema import load_config
-    from forensics.commands.reads import usage as grouped
+    from forensics.warehouse import open_warehouse
 
-    return grouped(db, by, cfg or load_config(), selection)
+    keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
+    if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
+        raise ForensicsError(f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
+                             f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation")
+    cfg = cfg or load_config()
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db, read_only=True) as wh:
+        if selection is not None:
+            selection.materialize(wh.con)
+        rows = usage_analyzer.runs(wh.con, table(cfg.prices), selected=selection is not None)
+    return rows if keys == ["conversation"] else usage_analyzer.summarize(rows, keys)
 
 
 def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame:
@@ -455,9 +468,12 @@ def mcp(db: PathLike = DEFAULT_DB, cfg: Config | None = None) -> None:
     """`forensics mcp`: the warehouse as an MCP server over stdio (read-only tools: search messages, list runs,
     show a run, failure clusters, a run's findings, usage, read-only SQL; docs/mcp.md) until the client closes
     the pipe. Needs the optional extra ``mcp`` (the official MCP SDK)."""
+    from forensics.analyzers.schema import load_config
+    from forensics.analyzers.usage import display
     from forensics.commands.mcp_server import serve as serve_mcp
 
-    serve_mcp(db, cfg)
+    cfg = cfg or load_config()
+    serve_mcp(db, cfg, lambda by: display(usage(db, by, cfg)))
 
 
 def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,

@@ -771,7 +771,7 @@ def mcp(db: str, config_path: str | None) -> None:
     """The warehouse as an MCP server over stdio, for coding agents (read-only).
 
     Tools: search_messages, list_runs (by agent, model, project, outcome, finding kind), show_run,
-    failure_clusters, run_findings, usage, query (read-only SQL under the lock-down of `forensics query`).
+    what_went_wrong, run_findings, usage, query (read-only SQL under the lock-down of `forensics query`).
     Secrets are masked in every answer. Needs the extra: pip install 'forensics[mcp]'. docs/mcp.md has
     the lines for Claude Code, Codex and Gemini CLI.
 

@@ -22,7 +22,7 @@ pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
-TOOLS = {"search_messages", "list_runs", "show_run", "failure_clusters", "run_findings", "usage", "query"}
+TOOLS = {"search_messages", "list_runs", "show_run", "what_went_wrong", "run_findings", "usage", "query"}
 SID = "5f0c7a52-0c55-4c8e-9b1a-3d2f1e0a9b77"  # the planted Claude Code session
 
 
@@ -68,7 +68,7 @@ def test_the_client_lists_the_tools_and_each_answers_masked(wh: Path) -> None:
         ("list_runs", {"agent": "claude-code", "project": "dev/APP", "branch": "mai"}),
         ("list_runs", {"outcome": "failed", "limit": 500}),
         ("show_run", {"run": SID, "position": 24, "before": 3, "after": 3}),
-        ("failure_clusters", {}),
+        ("what_went_wrong", {}),
         ("run_findings", {"run": failed[0][0]}),
         ("usage", {"by": "agent"}),
         ("query", {"sql": "SELECT c.native_id, content FROM messages m JOIN conversations c USING (conversation_id) "

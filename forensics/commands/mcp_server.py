@@ -18,9 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from forensics import analyzers
-from forensics.analyzers.schema import load_config
 from forensics.commands.reads import read_only_sql
-from forensics.commands.reads import usage as grouped_usage
 from forensics.commands.show import show_messages
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
@@ -30,6 +28,8 @@ from forensics.warehouse.derived import columns
 from forensics.warehouse.search import BadSearch, Search, search
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from forensics.config import Config
 
 ROWS = 200  # rows a query or a listing answers with at most (the agent's context is the budget)
@@ -81,13 +81,14 @@ def _has(con: Any, table: str) -> bool:
     return bool(columns(con, table))
 
 
-def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
-    """The MCP server (``mcp.server.mcpserver.MCPServer``) over the warehouse ``db``, its tools registered;
-    ``cfg`` (default ./harness.toml): the prices and whether personal data is masked."""
+def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.DataFrame]) -> Any:
+    """The MCP server (``mcp.server.mcpserver.MCPServer``) over the warehouse ``db``, its tools registered; ``cfg``:
+    whether personal data is masked; ``usage``: the usage table grouped by its argument, as `forensics usage` shows
+    it (the API's, handed down: this layer names no analyzer)."""
     from mcp.server.mcpserver import MCPServer
     from mcp_types import ToolAnnotations
 
-    db, cfg = str(db), cfg or load_config()
+    db = str(db)
     personal_data = personal.applies(cfg["redact.personal"], page=False)
     server = MCPServer("forensics", log_level="WARNING", instructions=(
         "Read-only questions about past coding-agent sessions kept in a forensics warehouse: find messages, list "
@@ -181,7 +182,7 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             return len(ids) == 1 and read(wh.con, ids[0][0]) is not None
 
     @tool
-    def failure_clusters(limit: int = 15) -> str:
+    def what_went_wrong(limit: int = 15) -> str:
         """The last report's failure clusters (runs sharing a failure signature, largest first, with the lift of
         failing and its 95 % interval) and its failed runs at their decisive step (position, agent, the rule that
         chose it, the step's text): the failures analyzer's `what_went_wrong` view."""
@@ -222,14 +223,13 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
             out["note"] = "no findings yet: `forensics report` writes them to the warehouse"
         return _json(out)
 
-    @tool
-    def usage(by: str = "agent,model") -> str:
+    def usage_table(by: str = "agent,model") -> str:
         """Runs, tokens (input, cached, cache writes, output), cost in USD at the shipped dated prices, tool error
         rate, compactions and success rate, grouped `by` a comma-separated list of agent, model, day (docs/usage.md)."""
-        from forensics.analyzers.usage import display
+        return _rows(usage(by))
 
-        df = grouped_usage(db, by, cfg)
-        return _rows(display(df))
+    usage_table.__name__ = "usage"
+    tool(usage_table)
 
     @tool
     def query(sql: str) -> str:
@@ -241,10 +241,10 @@ def build(db: str | os.PathLike[str], cfg: Config | None = None) -> Any:
     return server
 
 
-def serve(db: str | os.PathLike[str], cfg: Config | None = None) -> None:
+def serve(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.DataFrame]) -> None:
     """Serve ``db`` over stdio until the client closes the pipe."""
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise ForensicsError("`forensics mcp` needs the MCP SDK: pip install 'forensics[mcp]'") from None
-    build(db, cfg).run("stdio")
+    build(db, cfg, usage).run("stdio")

@@ -1,9 +1,8 @@
-"""The read-only lookups `forensics query`, `forensics usage` and the MCP server (`forensics mcp`) share: SQL a
-user wrote, run under the warehouse's lock-down, and usage grouped by the analyzer's keys."""
+"""What `forensics query` and the MCP server (`forensics mcp`) share: SQL a user wrote, run under the warehouse's
+lock-down."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -15,9 +14,6 @@ from forensics.warehouse.queries import check_read_only
 
 if TYPE_CHECKING:
     import polars as pl
-
-    from forensics.config import Config
-    from forensics.kernel.selection import Selection
 
 
 def read_only_sql(db: str | os.PathLike[str], sql: str) -> pl.DataFrame:
@@ -35,22 +31,3 @@ def read_only_sql(db: str | os.PathLike[str], sql: str) -> pl.DataFrame:
         except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
             raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
 
-
-def usage(db: str | os.PathLike[str], by: str | list[str], cfg: Config, selection: Selection | None = None
-          ) -> pl.DataFrame:
-    """Usage grouped ``by`` the analyzer's keys (``"agent,model"``, ``["day"]``), or one row per run with
-    ``by="conversation"`` (docs/usage.md)."""
-    from forensics.analyzers import usage as usage_analyzer
-    from forensics.analyzers.prices import table
-
-    keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
-    if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
-        raise ForensicsError(f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
-                             f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation")
-    if not Path(db).exists():
-        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
-    with open_warehouse(db, read_only=True) as wh:
-        if selection is not None:
-            selection.materialize(wh.con)
-        rows = usage_analyzer.runs(wh.con, table(cfg.prices), selected=selection is not None)
-    return rows if keys == ["conversation"] else usage_analyzer.summarize(rows, keys)
