@@ -233,3 +233,10 @@ def test_ingest_watch_picks_up_a_new_session(env: dict[str, str], tmp_path: Path
         proc.terminate()
         proc.wait(30)
     assert query(db, "SELECT native_id FROM conversations") == [(SESSION,)]
+
+
+def test_watching_nothing_is_a_clear_error(env: dict[str, str], tmp_path: Path) -> None:
+    r = cli(env, "ingest", str(tmp_path / "nope"), "--db", str(tmp_path / "w.duckdb"), "--watch")
+    assert r.returncode == 2 and "no such file or folder to watch" in r.stderr and "Traceback" not in r.stderr
+    r = cli(env, "ingest", str(tmp_path), "--watch", "--format", "jsonl")
+    assert r.returncode == 2 and "--watch reads each file as detected" in r.stderr

@@ -364,6 +364,9 @@ def watch(paths: list[str], db: str | os.PathLike[str], interval: float, announc
     after ``passes`` passes."""
     from forensics.ingestion.run import ingest
 
+    missing = [p for p in paths if not Path(p).expanduser().exists()]
+    if missing:
+        raise ForensicsError(f"no such file or folder to watch: {missing[0]}")
     seen: dict[str, tuple[int, int]] | None = None
     done = 0
     while passes is None or done < passes:
