@@ -225,7 +225,8 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
 
     def usage_table(by: str = "agent,model") -> str:
         """Runs, tokens (input, cached, cache writes, output), cost in USD at the shipped dated prices, tool error
-        rate, compactions and success rate, grouped `by` a comma-separated list of agent, model, day (docs/usage.md)."""
+        rate, compactions and success rate, grouped `by` a comma-separated list of agent, model, project (the
+        working folder), branch (git), day (docs/usage.md)."""
         return _rows(usage(by))
 
     usage_table.__name__ = "usage"
