@@ -53,12 +53,13 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
     from forensics.tuning.write import write_config
 
 __all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
-           "import_outcomes", "ingest", "load_config", "messages", "outcomes", "PathLike", "query", "report",
-           "run_diff", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage",
+           "hook_run", "hooks_install", "hooks_status", "hooks_uninstall", "import_outcomes", "ingest",
+           "load_config", "mcp", "messages", "outcomes", "PathLike", "query", "report",
+           "run_diff", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
            "write_metrics_baseline"]
 # what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
 # renderings, the file writers
-__all__ += ["AGENTS", "check_junit", "check_table", "DEFAULT_DB", "default_toml", "defaults", "emit_rows", "emit_values",
+__all__ += ["AGENTS", "HOOK_AGENTS", "check_junit", "check_table", "DEFAULT_DB", "default_toml", "defaults", "emit_rows", "emit_values",
             "format_ingest", "format_listing", "INGEST_FORMATS", "keys", "list_queries", "locate", "parse_formats",
             "render_holdout", "render_run_diff", "render_runs", "render_triggers", "Report", "triggers_holdout",
             "tune_triggers", "usage_text", "with_triggers", "write_config", "write_triggers"]
@@ -95,6 +96,7 @@ def __getattr__(name: str) -> Any:
 
 
 PathLike = str | os.PathLike[str]
+HOOK_AGENTS = ("claude-code", "codex", "gemini")  # `forensics hooks install`'s choices (forensics.commands.hooks)
 
 
 def usage_text(df: pl.DataFrame) -> str:
@@ -110,15 +112,11 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     """A named query (``forensics query --list``: ``queries/NAME.sql`` or an analyzer's own) or read-only SQL; text
     columns have secrets masked, and personal data when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
-    import duckdb
-
     from forensics.analyzers.schema import load_config
+    from forensics.commands.reads import read_only_sql
     from forensics.kernel.redact import mask_frame
-    from forensics.kernel.redact import redact as mask_text
     from forensics.text.personal import applies
     from forensics.text.personal import mask_frame as mask_personal
-    from forensics.warehouse import frame, open_warehouse
-    from forensics.warehouse.queries import check_read_only
 
     if personal is None:
         personal = applies(load_config()["redact.personal"], page=False)
@@ -136,17 +134,7 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
         df = spark_sql.run(Lake.open(session(spark_master), str(lake)), sql,
                            sql_or_name if sql_or_name.isidentifier() else None)
         return mask_frame(df) if redact else df
-    with open_warehouse(db, read_only=True, sealed=True) as wh:
-        check_read_only(wh.con, sql)
-        try:
-            df = frame(wh.con, sql)
-        except duckdb.CatalogException as e:
-            if "Table with name" not in str(e):
-                raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
-            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, "
-                                 "drift_*, ...) appear after `forensics report` has run on this warehouse") from None
-        except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
-            raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
+    df = read_only_sql(db, sql)
     return mask_frame(df) if redact else df
 
 
@@ -433,6 +421,59 @@ def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = N
     from forensics.commands.show import show_messages
 
     return show_messages(db, conversation, positions, width, decisive)
+
+
+def hooks_install(agent: str, db: PathLike = DEFAULT_DB, settings: PathLike | None = None,
+                  project: PathLike | None = None) -> str:
+    """`forensics hooks install AGENT`: the agent's own hook (Claude Code and Gemini CLI ``SessionEnd``, Codex
+    ``notify``) in its settings file, so each finished session is ingested into ``db`` in the background
+    (docs/hooks.md); the file's other content and comments kept. Returns the line the CLI prints."""
+    from forensics.commands.hooks import install
+
+    return install(agent, db, settings, project)
+
+
+def hooks_uninstall(agent: str, settings: PathLike | None = None, project: PathLike | None = None) -> str:
+    """`forensics hooks uninstall AGENT`: the hook taken out; the settings file restored byte for byte when nothing
+    else changed it since install."""
+    from forensics.commands.hooks import uninstall
+
+    return uninstall(agent, settings, project)
+
+
+def hooks_status() -> str:
+    """`forensics hooks status`: each agent's settings file, whether the hook is in it, the log's last lines."""
+    from forensics.commands.hooks import status
+
+    return status()
+
+
+def hook_run(agent: str, db: PathLike, argument: str | None, stdin: Callable[[], str]) -> None:
+    """The hook an agent runs when a session ends: a detached ingest of the session's file; never raises."""
+    from forensics.commands.hooks import run
+
+    run(agent, db, argument, stdin)
+
+
+def watch(sources: list[str], db: PathLike = DEFAULT_DB, interval: float = 5.0,
+          announce: Callable[[str], None] = print, passes: int | None = None) -> None:
+    """`forensics ingest --watch`: ingest ``sources`` again whenever a file under them changes (polled every
+    ``interval`` seconds), for agents without hooks; until interrupted, or ``passes`` polls."""
+    from forensics.commands.hooks import watch as poll
+
+    poll(sources, db, interval, announce, passes)
+
+
+def mcp(db: PathLike = DEFAULT_DB, cfg: Config | None = None) -> None:
+    """`forensics mcp`: the warehouse as an MCP server over stdio (read-only tools: search messages, list runs,
+    show a run, failure clusters, a run's findings, usage, read-only SQL; docs/mcp.md) until the client closes
+    the pipe. Needs the optional extra ``mcp`` (the official MCP SDK)."""
+    from forensics.analyzers.schema import load_config
+    from forensics.analyzers.usage import display
+    from forensics.commands.mcp_server import serve as serve_mcp
+
+    cfg = cfg or load_config()
+    serve_mcp(db, cfg, lambda by: display(usage(db, by, cfg)))
 
 
 def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,

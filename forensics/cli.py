@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from forensics.api import AGENTS, DEFAULT_DB, INGEST_FORMATS
+from forensics.api import AGENTS, DEFAULT_DB, HOOK_AGENTS, INGEST_FORMATS
 from forensics.kernel.batch import batch_process
 from forensics.kernel.errors import ExitCode, ForensicsError
 from forensics.kernel.redact import redact
@@ -88,11 +88,15 @@ def cli() -> None:
 @click.option("--from", "agent", type=click.Choice(list(AGENTS)),
               help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).")
 @click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
+@click.option("--watch", is_flag=True, help="Keep running: ingest the SOURCES again whenever a file under them changes "
+              "(polled), for agents without hooks (`forensics hooks`). Ctrl-C stops it.")
+@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(0.1, 3600),
+              help="With --watch: seconds between polls.")
 @click.option("--keep-secrets", is_flag=True, help="Store credentials found in the logs as they are instead of "
               "masking them (docs/secrets.md); outputs still mask what they show.")
 def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
            messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None,
-           keep_secrets: bool) -> None:
+           watch: bool, interval: float, keep_secrets: bool) -> None:
     """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
     Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, decision-memory harness
     databases, SQLite and JSONL logs...),
@@ -124,6 +128,16 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
         click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
                    f"{redact(str(db))}; anyone who can read that file can read them", err=True)
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    if watch:
+        if fmt != "auto" or table or column or messages_key or as_json or keep_secrets:
+            raise click.UsageError("--watch reads each file as detected: leave out --format, --table, --column, "
+                                   "--messages-key, --json and --keep-secrets")
+        from forensics.api import watch as poll
+
+        click.echo(f"forensics ingest --watch: polling {', '.join(sources)} every {interval:g} s into {db} "
+                   "(Ctrl-C stops it)", err=True)
+        poll(list(sources), db, interval, click.echo)
+        return
     from forensics.api import format_ingest
     from forensics.api import ingest as run_ingest
 
@@ -663,6 +677,112 @@ def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> No
 
     run_serve(db, port, open_browser, load_config(config_path),
               lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)", err=True))
+
+
+@cli.group()
+def hooks() -> None:
+    """Ingest each finished agent session in the background: the agent's own hook (docs/hooks.md).
+
+    \b
+    Example:
+      forensics hooks install claude-code --db ~/forensics.duckdb   # ~/.claude/settings.json, SessionEnd
+      forensics hooks install codex --db ~/forensics.duckdb         # ~/.codex/config.toml, notify
+      forensics hooks status
+      forensics hooks uninstall claude-code                         # the file as it was, byte for byte
+    """
+
+
+settings_option = click.option("--settings", type=click.Path(dir_okay=False),
+                               help="The settings file to edit (default: the agent's user settings).")
+project_option = click.option("--project", type=click.Path(file_okay=False),
+                              help="A project's settings instead of the user's (.claude/settings.json, "
+                                   ".codex/config.toml, .gemini/settings.json under it).")
+
+
+@hooks.command("install")
+@click.argument("agent", type=click.Choice(HOOK_AGENTS))
+@db_option
+@settings_option
+@project_option
+def hooks_install(agent: str, db: str, settings: str | None, project: str | None) -> None:
+    """Add the hook that ingests each finished session of AGENT into the warehouse (the file's other content
+    and comments kept; `uninstall` restores it).
+
+    \b
+    Example:
+      forensics hooks install claude-code --db ~/forensics.duckdb
+      forensics hooks install gemini --project . --db ~/forensics.duckdb
+    """
+    from forensics.api import hooks_install as install
+
+    click.echo(install(agent, db, settings, project))
+
+
+@hooks.command("uninstall")
+@click.argument("agent", type=click.Choice(HOOK_AGENTS))
+@settings_option
+@project_option
+def hooks_uninstall(agent: str, settings: str | None, project: str | None) -> None:
+    """Take the hook out (the settings file byte for byte as before install when nothing else changed it).
+
+    \b
+    Example:
+      forensics hooks uninstall claude-code
+    """
+    from forensics.api import hooks_uninstall as uninstall
+
+    click.echo(uninstall(agent, settings, project))
+
+
+@hooks.command("status")
+def hooks_status() -> None:
+    """Each agent's settings file, whether the hook is in it, and the last lines of the hooks' log.
+
+    \b
+    Example:
+      forensics hooks status
+    """
+    from forensics.api import hooks_status as status
+
+    click.echo(status())
+
+
+@hooks.command("run", hidden=True)
+@click.argument("agent", type=click.Choice(HOOK_AGENTS))
+@click.argument("argument", required=False)
+@db_option
+def hooks_run(agent: str, argument: str | None, db: str) -> None:
+    """What the agent runs when a session ends: reads the event (stdin, or Codex's argument), starts a detached
+    ingest, prints nothing and exits 0.
+
+    \b
+    Example:
+      echo '{"transcript_path": "/home/me/.claude/projects/-app/s1.jsonl"}' | forensics hooks run claude-code
+    """
+    from forensics.api import hook_run
+
+    hook_run(agent, db, argument, lambda: sys.stdin.read(1 << 20) if not sys.stdin.isatty() else "")
+
+
+@cli.command()
+@db_option
+@config_option
+def mcp(db: str, config_path: str | None) -> None:
+    """The warehouse as an MCP server over stdio, for coding agents (read-only).
+
+    Tools: search_messages, list_runs (by agent, model, project, outcome, finding kind), show_run,
+    what_went_wrong, run_findings, usage, query (read-only SQL under the lock-down of `forensics query`).
+    Secrets are masked in every answer. Needs the extra: pip install 'forensics[mcp]'. docs/mcp.md has
+    the lines for Claude Code, Codex and Gemini CLI.
+
+    \b
+    Example:
+      claude mcp add forensics -- forensics mcp --db ~/forensics.duckdb
+    """
+    from forensics.api import load_config
+    from forensics.api import mcp as serve_mcp
+
+    serve_mcp(db, load_config(config_path))
 
 
 @cli.command()

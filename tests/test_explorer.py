@@ -13,8 +13,8 @@ from forensics.analyzers.diff import diff
 from forensics.serve.app import FOLD_CHARS, create_app
 from forensics.serve.data import source_names
 from forensics.serve.markdown import render
-from forensics.serve.search import literal
 from forensics.warehouse import open_warehouse
+from forensics.warehouse.search import literal
 from tests.conftest import FIXTURES, query, run_cli
 
 HOSTILE = [  # a session whose text is Markdown and hostile HTML, and a secret split by Markdown emphasis
@@ -213,7 +213,7 @@ def test_without_a_report_a_finding_filter_or_sort_filters_nothing(client: TestC
 def test_search_goes_on_from_where_a_page_stopped(client: TestClient, wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A page holds 50 hits, or what a bounded scan found; its link goes on from the next row, and the pages
     together hold every hit once, in import order."""
-    from forensics.serve import search
+    from forensics.warehouse import search
 
     want = query(wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE '%the%' "
                      "ORDER BY rowid")

@@ -28,7 +28,8 @@ from forensics.warehouse import derived, frame
 
 NAME = "usage"
 TITLE = "Runs: tokens, cost, tool errors and outcomes per agent and model"
-GROUPS = ("agent", "model", "day")
+GROUPS = ("agent", "model", "project", "branch", "day")
+PROJECT_CHARS = 40  # a project (a working folder) as a table shows it: its start and its end, the middle elided
 TOKENS = ("input", "cached", "cache_write", "output")
 
 
@@ -47,7 +48,8 @@ def runs(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = Fa
 
 
 def summarize(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    """The runs of ``runs`` grouped by ``by`` (among agent, model, day), their figures summed and rated."""
+    """The runs of ``runs`` grouped by ``by`` (among agent, model, project, branch, day), their figures summed and
+    rated; a run whose log names no project or branch is in the group of none (shown as –)."""
     for key in by:
         if key not in GROUPS:
             raise ValueError(f"unknown grouping {key!r} (choose among {', '.join(GROUPS)})")
@@ -87,13 +89,23 @@ def display(df: pl.DataFrame) -> pl.DataFrame:
         rate = r["tool_error_rate"] if "tool_error_rate" in r else (
             r["tool_errors"] / r["tool_calls"] if r["tool_calls"] else None)
         share = r["cached_share"] if "cached_share" in r else (r["cached"] / r["input"] if r["input"] else None)
-        rows.append({**{k: str(r[k]) if r[k] is not None else "–" for k in keys}, "runs": str(r.get("runs", 1)),
+        rows.append({**{k: _shown(k, r[k]) for k in keys}, "runs": str(r.get("runs", 1)),
                      "input": f"{r['input']:,}", "cached": "–" if share is None else f"{share:.0%}",
                      "cache write": f"{r['cache_write']:,}", "output": f"{r['output']:,}",
                      "cost USD": "–" if r["cost"] is None else f"{r['cost']:,.2f}",
                      "tool errors": "–" if rate is None else f"{rate:.1%} of {r['tool_calls']:,}",
                      "compactions": str(r["compactions"]), "success": ok})
     return pl.DataFrame(rows) if rows else pl.DataFrame()
+
+
+def _shown(key: str, value: Any) -> str:
+    if value is None:
+        return "–"
+    text = str(value)
+    if key == "project" and len(text) > PROJECT_CHARS:  # the start says whose, the end which repository
+        head = PROJECT_CHARS // 4
+        return text[:head] + "…" + text[len(text) - (PROJECT_CHARS - head - 1):]
+    return text
 
 
 def models(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = False) -> pl.DataFrame:
@@ -126,6 +138,10 @@ def run(ctx: Context) -> Section:
                                           "read from the prompt cache), cost in USD, tool errors, compactions, "
                                           "success rate (95 % Wilson interval)", display(by_model)),
                   Table("by_day", "Runs per day (UTC, the day a run started)", display(by_day)),
+                  *([Table("by_project_branch", "Runs per project (the working folder the session ran in, or a "
+                                                "decision-memory harness's project) and git branch, as the logs name "
+                                                "them; – where a log names none", display(summarize(rows, ["project", "branch"])))]
+                    if rows["project"].is_not_null().any() or rows["branch"].is_not_null().any() else []),
                   Table("prices", f"The price each model matched (shipped table of {prices.date}, or [prices] in "
                                   "the config); a model without one has tokens and no cost", priced)]
     sec.summary = _summary(sec.metrics, prices)
@@ -253,6 +269,7 @@ outc AS (SELECT conversation_id, bool_and(success) AS success FROM conversation_
 SELECT c.conversation_id, c.native_id, coalesce(s.format, '?') AS agent,
        CASE WHEN len(tok.models) > 1 THEN array_to_string(list_sort(tok.models), ' + ')
             ELSE coalesce(c.model, tok.usage_model, '?') END AS model,
+       coalesce(c.working_dir, c.project) AS project, c.git_branch AS branch,
        CAST(coalesce(c.created_at, firsts.first_at) AS DATE) AS day,
        coalesce(tok.responses, 0)::BIGINT AS responses, coalesce(tok.input, 0)::BIGINT AS input,
        coalesce(tok.cached, 0)::BIGINT AS cached, coalesce(tok.cache_write, 0)::BIGINT AS cache_write,

@@ -43,7 +43,7 @@ ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.
 OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
-LINKS = ("parents", "parent_natives", "projects")  # Parsed.state keys per conversation: columns of conversations
+LINKS = ("parents", "parent_natives", "projects", "workdirs", "branches")  # Parsed.state keys per conversation: columns of conversations
 # only some formats have these (columns of zero nulls: Schema.empty_table() imports pandas when it is installed)
 EMPTY = {k: pa.Table.from_arrays([pa.nulls(0, f.type) for f in s], schema=s) for k, s in
          (("event", EVENT_SCHEMA), ("usage", USAGE_SCHEMA), ("outcome", OUTCOME_SCHEMA), ("secret", FINDS_SCHEMA))}
@@ -108,6 +108,8 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
     parents: list[str | None] = []
     natives: list[str | None] = []  # the parent's native id, for a parent in another file (see resolve_parents)
     projects: list[str | None] = []
+    workdirs: list[str | None] = []
+    branches: list[str | None] = []
     for p, source_id in results:
         if isinstance(p, str):
             files.append(p)
@@ -120,6 +122,8 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
         parents.extend(links.get(c) for c in ids)
         natives.extend(by_native.get(c) for c in ids)
         projects.extend(p.state.get("projects", {}).get(c) for c in ids)
+        workdirs.extend(p.state.get("workdirs", {}).get(c) for c in ids)
+        branches.extend(p.state.get("branches", {}).get(c) for c in ids)
         conv_sources.extend([source_id] * len(ids))
         quar_sources.extend([source_id] * t["quar"].num_rows)
         for n in TABLES:
@@ -134,7 +138,8 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
     tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
         "parent_conversation_id", pa.array(parents, pa.string())).append_column(
         "parent_native_id", pa.array(natives, pa.string())).append_column(
-        "project", pa.array(projects, pa.string()))
+        "project", pa.array(projects, pa.string())).append_column(
+        "working_dir", pa.array(workdirs, pa.string())).append_column("git_branch", pa.array(branches, pa.string()))
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
     tables["msg"] = duckparse.unescape(tables["msg"])  # plain text before masking: its filter reads text
     return Bundle(tables if keep_secrets else _mask_bundle(tables), files)
@@ -256,9 +261,9 @@ class Loader:
             self._replace(owner, _b_msg)
         con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
                     "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id, "
-                    "project) SELECT conversation_id, source_id, native_id, title, provider, model, "
+                    "project, working_dir, git_branch) SELECT conversation_id, source_id, native_id, title, provider, model, "
                     f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
-                    "parent_conversation_id, parent_native_id, project FROM _b_conv")
+                    "parent_conversation_id, parent_native_id, project, working_dir, git_branch FROM _b_conv")
         # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
         # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
         _sizes = con.sql(  # noqa: F841

@@ -28,11 +28,11 @@ from forensics.analyzers import diff as rundiff
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
 from forensics.report.text import positions_text
-from forensics.serve import data, search
+from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
 from forensics.serve.markdown import render as markdown
 from forensics.text import personal as personal_data
-from forensics.warehouse import frame, open_warehouse
+from forensics.warehouse import frame, open_warehouse, search
 from forensics.warehouse.queries import check_read_only
 
 QUERY_ROWS = 500  # rows of a named query shown on its page

@@ -364,3 +364,17 @@ def m013_person_text(con: duckdb.DuckDBPyConnection) -> None:
                 "taken off: forensics.warehouse.own_words); empty when no word of the person is left (a bare "
                 "command, a template invoked with nothing after it); NULL on every other message'")
     con.execute(f"UPDATE messages SET person_text = {own_words_sql('content')} WHERE origin = 'person'")
+
+
+@migration
+def m014_working_dir_branch(con: duckdb.DuckDBPyConnection) -> None:
+    """Cost by project and branch (issue 47): the working folder a coding agent's session ran in and the git
+    branch its log names, kept on the conversation."""
+    con.execute("ALTER TABLE conversations ADD COLUMN working_dir VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.working_dir IS 'the working folder the session ran in, as logged "
+                "(Claude Code: the first cwd of its lines; Codex: session_meta.cwd): its project for usage by "
+                "project; NULL when the log names none'")
+    con.execute("ALTER TABLE conversations ADD COLUMN git_branch VARCHAR")
+    con.execute("COMMENT ON COLUMN conversations.git_branch IS 'the git branch the log names (Claude Code "
+                "gitBranch, the one most of the session''s lines name; Codex session_meta.git.branch); NULL when "
+                "it names none'")

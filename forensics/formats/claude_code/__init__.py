@@ -153,6 +153,8 @@ class _File:
     copied: dict[str, str] = field(default_factory=dict)  # line uuid -> the session it is a copy of
     copy_kind: dict[str, str] = field(default_factory=dict)  # that session -> "fork" (forkedFrom) or "resume"
     line_sessions: set[str] = field(default_factory=set)  # the sessionId values the lines carry
+    cwd: str | None = None  # the working folder of the first line naming one (the session's project)
+    branches: Counter[str] = field(default_factory=Counter)  # gitBranch -> lines naming it
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -221,6 +223,10 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 f.fields.update(obj.keys() - KNOWN_FIELDS)
             kind, uid = obj.get("type"), obj.get("uuid")
             f.known += kind in LINE_TYPES
+            if f.cwd is None and isinstance(obj.get("cwd"), str) and obj["cwd"].strip():
+                f.cwd = obj["cwd"]
+            if isinstance(obj.get("gitBranch"), str) and obj["gitBranch"].strip():
+                f.branches[obj["gitBranch"]] += 1
             if not isinstance(uid, str):
                 uid = f"line:{lineno}"
             parent = obj.get("parentUuid") or obj.get("logicalParentUuid")
@@ -441,6 +447,10 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
     own = [e for e, m in zip(entries, msgs) if m.uuid not in f.copied] if f.copied else None  # a fork: its own words
     b.add_conversation(cid, native, _str(title), "anthropic", model, None, None, fingerprint, entries, own)
     b.state.setdefault("parents", {})[cid] = parent_cid
+    if f.cwd is not None:
+        b.state.setdefault("workdirs", {})[cid] = f.cwd
+    if f.branches:  # the branch most of its lines name (the first named on a tie): a session rarely switches
+        b.state.setdefault("branches", {})[cid] = f.branches.most_common(1)[0][0]
 
 
 def _main_path(f: _File, part: str) -> dict[int, int]:

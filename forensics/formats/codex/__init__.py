@@ -203,8 +203,10 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
             e.before = e.before + 1 if isinstance(e.before, int) else e.before
     native = given if isinstance(given := meta.get("id"), str) else _id_from_name(Path(path).name)
     provider = meta.get("model_provider") if isinstance(meta.get("model_provider"), str) else "openai"
+    git = mapping(meta.get("git"))
     return [Conversation(native, st.turns, provider=provider, model=st.first_model or st.model,
-                         created=meta.get("timestamp"), parent=_parent(meta), events=st.events)]
+                         created=meta.get("timestamp"), parent=_parent(meta), events=st.events,
+                         workdir=_str(meta.get("cwd")), branch=_str(git.get("branch")))]
 
 
 def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:

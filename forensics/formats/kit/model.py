@@ -166,6 +166,8 @@ class Conversation:
     parent: str | None = None
     events: list[Event] = field(default_factory=list)
     outcome: Outcome | None = None
+    workdir: str | None = None  # the working folder the session ran in, as logged (Claude Code cwd, Codex cwd)
+    branch: str | None = None  # the git branch the log names (Claude Code gitBranch, Codex session_meta.git.branch)
 
 
 def read_side(path: Path) -> bytes:
@@ -289,6 +291,9 @@ def parse(read: Reader, path: str, source_id: str) -> Parsed:
             p.notes.append(f"{label}: " + ", ".join(f"{k} x{n}" for k, n in sorted(counts.items())))
     if rows.parents:
         p.state["parent_natives"] = rows.parents
+    for key, found in (("workdirs", rows.workdirs), ("branches", rows.branches)):
+        if found:
+            p.state[key] = found
     return p
 
 
@@ -297,6 +302,8 @@ class _Rows:
         schemas = arrow_schemas()
         self.events, self.usage = Columns(schemas["EVENT_SCHEMA"]), Columns(schemas["USAGE_SCHEMA"])
         self.parents: dict[str, str] = {}
+        self.workdirs: dict[str, str] = {}
+        self.branches: dict[str, str] = {}
 
 
 def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> None:
@@ -337,6 +344,10 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
                         dumps(ev.detail).decode())
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
+    if (workdir := _opt_str(conv.workdir)) is not None and workdir.strip():
+        rows.workdirs[cid] = workdir
+    if (branch := _opt_str(conv.branch)) is not None and branch.strip():
+        rows.branches[cid] = branch
     if conv.outcome is not None:
         add_outcome(log.batch, cid, conv.outcome)
 
