@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 import orjson
@@ -34,6 +35,13 @@ class Compaction:
     summary: str | None = None
     summary_position: int | None = None  # the summary is this message (Claude Code)
     kept_users: bool = False  # the format keeps the user messages before it (Codex replacement history)
+    kept_assistant: bool = False  # ... and the assistant's messages (a Codex replacement history that lists them)
+    opaque: str | None = None  # the log holds a summary no one can read: "encrypted" or "empty"
+
+    @property
+    def summary_state(self) -> str:
+        """``text`` (a summary to judge by), ``opaque`` (encrypted or empty) or ``none`` (no summary logged)."""
+        return "text" if self.summary else "opaque" if self.opaque else "none"
 
 
 @dataclass
@@ -178,8 +186,12 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         summary = next((s for d in details for s in [_detail_summary(d)] if s), None)
         if summary:
             summary = con.execute("SELECT forensics_scrubbed(?)", [summary]).fetchall()[0][0]
-        # Codex rebuilds the context from the summary and the recent user messages (its replacement history)
-        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex"))
+        objs = [_detail(d) for d in details]
+        # Codex rebuilds the context from the summary and the recent user messages (its replacement history;
+        # a newer one keeps the assistant's answers too, and the summary encrypted)
+        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex",
+                                        kept_assistant=any("assistant" in (o.get("kept_roles") or ()) for o in objs),
+                                        opaque=_opaque(objs)))
     audited = [cid for cid, c in convs.items() if c.compactions]
     if not audited:
         return
@@ -204,13 +216,30 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
 
 
-def _detail_summary(detail: str | None) -> str | None:
-    """The summary a format keeps in the event itself (Codex ``compacted.message``, Continue, OpenHands, Cline)."""
+def _detail(detail: str | None) -> dict[str, Any]:
     try:
         obj = orjson.loads(detail) if detail else None
     except orjson.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _opaque(objs: list[dict[str, Any]]) -> str | None:
+    """Why the summary the log holds cannot be read: ``encrypted`` (Codex's replacement history carries only an
+    ``encrypted_content``, or a newer rollout's ``compaction`` item), ``empty`` (the summary field is there and
+    blank); None when no detail says a summary was written."""
+    if any(o.get("encrypted") is True or str(o.get("source", "")).startswith("response_item:compaction")
+           for o in objs):
+        return "encrypted"
+    if any(isinstance(o.get(k), str) and not o[k].strip() for o in objs for k in ("summary", "message")):
+        return "empty"
+    return None
+
+
+def _detail_summary(detail: str | None) -> str | None:
+    """The summary a format keeps in the event itself (Codex ``compacted.message``, Continue, OpenHands, Cline)."""
+    obj = _detail(detail)
+    if not obj:
         return None
     for k in DETAIL_KEYS:
         v = obj.get(k)
