@@ -160,6 +160,7 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
     for i, k in enumerate(comps, 1):
         summary = Text.of(k.summary) if k.summary else None
         restored = _restored(c, k)
+        kept = Text.of(k.kept_text) if k.kept_text else None
         later = [Text.of(x.summary) for x in comps if x.position > k.position and x.summary]
         next_carried: set[int] = set()
         for f in facts:
@@ -171,7 +172,8 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             row = Row(c.conversation_id, c.native_id, i, k.position, f.kind, f.text, before[-1].position,
                       f.mentions[0].position, "dropped")
             error_terms(f, r.tokenizer)
-            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored):
+            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored) \
+                    or kept is not None and _named_in(f, kept, r):
                 row.status, row.carried_by = "kept", "kept messages"
             elif summary is None:
                 row.status = "opaque" if k.opaque else "unjudged"
@@ -186,6 +188,15 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             rows.append(row)
         carried, prev = next_carried, k.position
     return rows
+
+
+def _named_in(f: Fact, t: Text, r: Rules) -> bool:
+    """The messages a compaction keeps (a long text: every kept message) name the fact: by its name for a path,
+    a command, a search, an identifier or a figure; an error by its line. A stated fact is judged by where it was
+    said (``_kept_by_messages``): a share of its words found somewhere in so long a text says nothing."""
+    if f.kind in ("file", "identifier", "search", "command", "number"):
+        return carries(f, t, r)
+    return f.kind == "error" and " ".join(f.text.lower().split()) in t.lower
 
 
 def _restored(c: Conversation, k: Compaction) -> list[Text]:
@@ -204,7 +215,7 @@ def _restored(c: Conversation, k: Compaction) -> list[Text]:
 
 def _kept_by_messages(f: Fact, before: list[Mention], k: Compaction, c: Conversation, keep_recent: int) -> bool:
     if k.kept_users:
-        return any(m.channel == "user" or k.kept_assistant and m.channel == "assistant" for m in before)
+        return any(m.channel == "user" or m.channel == "assistant" and m.position in k.answers for m in before)
     if c.format in KEEPS_NOTHING:
         return False
     return before[-1].position >= k.position - keep_recent

@@ -22,6 +22,7 @@ from forensics.kernel.selection import SELECTED
 BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
 SUMMARY_MAX = 200_000  # characters of a compaction summary read
+KEPT_MAX = 1_000_000  # characters of the messages a compaction keeps, read to judge what they carry (the latest)
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
 SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
@@ -35,7 +36,10 @@ class Compaction:
     summary: str | None = None
     summary_position: int | None = None  # the summary is this message (Claude Code)
     kept_users: bool = False  # the format keeps the user messages before it (Codex replacement history)
-    kept_assistant: bool = False  # ... and the assistant's messages (a Codex replacement history that lists them)
+    kept_assistant: bool = False  # ... and the assistant's answers (a Codex replacement history that lists them)
+    answers: frozenset[int] = frozenset()  # then: the positions of those answers (an assistant message that ends
+    # its turn: the next message on the main path is the person's, or the compaction; not the commentary between calls)
+    kept_text: str | None = None  # what those kept messages say, to judge a fact by (as a summary is)
     opaque: str | None = None  # the log holds a summary no one can read: "encrypted" or "empty"
 
     @property
@@ -195,6 +199,7 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
     audited = [cid for cid, c in convs.items() if c.compactions]
     if not audited:
         return
+    _answers(con, [c for c in convs.values() if any(k.kept_assistant for k in c.compactions)])
     for cid, pos, role, text in con.execute(f"""
             SELECT m.conversation_id, m.position, m.role, forensics_scrubbed(left(m.content, {SUMMARY_MAX}))
             FROM messages m JOIN (SELECT conversation_id, min(position) AS first FROM events
@@ -214,6 +219,32 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
                     break  # only a harness line comes before the summary: a user's "Summary: ..." later is none
         c.msgs.skip = frozenset(k.summary_position for k in c.compactions if k.summary_position is not None)
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
+
+
+def _answers(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
+    """The assistant's answers a Codex replacement history keeps, and the text of all it keeps (the person's
+    messages and those answers): an answer is a message that ends a turn before the compaction (the next main-path
+    message but a system line is the person's, or comes after the compaction; not the commentary between calls)."""
+    if not convs:
+        return
+    msgs: dict[str, list[tuple[int, str, int | None, str | None, str]]] = {}
+    for cid, pos, role, nxt, next_role, text in con.execute(f"""
+            SELECT conversation_id, position, role, lead(position) OVER w, lead(role) OVER w,
+                   forensics_scrubbed(left(content, {TEXT_MAX}))
+            FROM messages WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant')
+                  AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
+            WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
+            ORDER BY conversation_id, position""", [[c.conversation_id for c in convs]]).fetchall():
+        msgs.setdefault(cid, []).append((pos, role, nxt, next_role, text))
+    for c in convs:
+        for k in c.compactions:
+            if not k.kept_assistant:
+                continue
+            before = [m for m in msgs.get(c.conversation_id, []) if m[0] < k.position]
+            k.answers = frozenset(p for p, role, nxt, nrole, _ in before if role == "assistant"
+                                  and (nxt is None or nxt >= k.position or nrole == "user"))
+            kept = [t for p, role, *_, t in before if role == "user" and not HARNESS_TEXT.match(t) or p in k.answers]
+            k.kept_text = "\n".join(kept)[-KEPT_MAX:]
 
 
 def _detail(detail: str | None) -> dict[str, Any]:
