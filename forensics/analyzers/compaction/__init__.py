@@ -60,6 +60,7 @@ COMPACTION_SUMMARIES = [
     r"^\s*this (session|conversation) is being continued from a previous conversation",
     r"^\s*another language model started to solve this problem",  # Codex's summary prefix
     r"^\s*(<summary>|summary:|conversation summary|previous conversation summary|\[summary)",
+    r"^\s*<state_snapshot>",  # Gemini CLI's chat compression
     r"^\s*(\[摘要|摘要[:：]|对话摘要|以下是之前对话的摘要|上下文摘要)"]
 
 ANALYZER = Analyzer(

@@ -84,6 +84,7 @@ READ_PROGRAMS = frozenset({"cat", "head", "tail", "sed", "nl", "wc", "ls", "pwd"
                            "git-show", "git-log", "git-diff", "git-status", "git-grep", "git-ls-files", "git-blame"})
 _SHELL_WRAP = re.compile(r"^(?:/\S*/)?(?:ba|z|da)?sh\s+-l?c\s+")
 _CD = re.compile(r"^cd\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s*(?:&&|;)\s*")
+_QUOTED = re.compile(r"'[^']*'" + r'|"(?:[^"\\]|\\.)*"')
 _SEGMENT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _CODE = re.compile(r"^[a-z]+\d+[a-z\d]*$|^\d+[a-z]+[a-z\d]*$")  # E0425, ts2304, 404a
 
@@ -115,6 +116,7 @@ class Call:
     command: str | None
     todo: str | None  # the arguments of a todo-list call
     is_error: bool
+    result: int | None = None  # its result's position
 
 
 @dataclass
@@ -225,7 +227,7 @@ def command_key(cmd: str) -> str | None:
     if not c:
         return None
     programs = []
-    for seg in _SEGMENT.split(c):
+    for seg in _SEGMENT.split(_QUOTED.sub("''", c)):  # a | inside a quoted pattern parts nothing
         words = [w for w in seg.split() if "=" not in w.split("/")[0] or w.startswith("-")]
         if not words:
             continue
@@ -447,7 +449,10 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
     x = Extractor(rules)
     events: list[tuple[int, int, Any]] = []  # (position, order, item): stated facts need position order
     events += [(c.position, 1, c) for c in msgs.calls]
-    events += [(p, 2, ("error", line)) for p, line in msgs.errors]
+    # a command that only reads (cat, sed -n, rg) and did not fail shows a file's text: an "Error(" in it is code
+    reads = {c.result for c in msgs.calls if c.result is not None and not c.is_error and c.command
+             and _tool(c.name)[2] and command_key(command_text(c.command)) is None}
+    events += [(p, 2, ("error", line)) for p, line in msgs.errors if p not in reads]
     events += [(p, 0, ("user", t, stated)) for p, t, stated in msgs.users if p not in msgs.skip]
     events += [(p, 0, ("assistant", spans, t)) for p, spans, t in msgs.assistant if p not in msgs.skip]
     for position, _, item in sorted(events, key=lambda e: (e[0], e[1])):

@@ -117,7 +117,7 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
     picks, paths = _args()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _compaction_calls AS
-        SELECT conversation_id, position, call_index, name, {picks},
+        SELECT conversation_id, position, call_index, name, result_position, {picks},
                CASE WHEN regexp_matches(name, '(?i)todo|plan') THEN forensics_scrubbed(arguments) END AS todo, is_error
         FROM (SELECT t.*, CASE WHEN json_valid(t.arguments) THEN json_extract_string(t.arguments, ?) END AS v
               FROM tool_calls t {todo} WHERE t.position IS NOT NULL)""", [paths])
@@ -156,10 +156,10 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
 
 def _fill(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
     b = "JOIN _compaction_batch USING (conversation_id)"
-    for cid, pos, name, path, pattern, command, todo, err in con.execute(
-            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error FROM _compaction_calls {b} "
-            "ORDER BY 1, 2, call_index").fetchall():
-        convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err)))
+    for cid, pos, name, path, pattern, command, todo, err, res in con.execute(
+            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error, result_position "
+            f"FROM _compaction_calls {b} ORDER BY 1, 2, call_index").fetchall():
+        convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err), res))
     for cid, pos, line in con.execute(f"SELECT conversation_id, position, line FROM _compaction_errors {b} "
                                       "WHERE line <> '' ORDER BY 1, 2").fetchall():
         convs[cid].msgs.errors.append((pos, line))
