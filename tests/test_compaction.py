@@ -283,11 +283,11 @@ def test_an_encrypted_codex_summary_is_opaque_never_dropped_and_the_explorer_mar
 
 def test_the_share_kept_and_needed_again_per_category(audited: Path) -> None:
     m = json.loads((audited.parent / "r" / "metrics.json").read_text())["sections"]["compaction"]
-    got = {c: (t["kept"], t["dropped"], t["lost"], t["opaque"], t["kept_share"], t["needed_after_share"])
-           for c, t in m["logged"]["by_category"].items()}
-    assert got == {"path": (8, 7, 5, 0, 0.5333, 0.7143), "command": (1, 6, 5, 1, 0.1429, 0.8333),
-                   "error": (0, 3, 3, 1, 0.0, 1.0), "instruction": (3, 4, 4, 0, 0.4286, 1.0),
-                   "decision": (0, 3, 3, 0, 0.0, 1.0), "number": (2, 0, 0, 0, 1.0, None)}
+    got = {c: (t["kept"], t["by_summary"], t["dropped"], t["lost"], t["opaque"], t["kept_share"],
+               t["summary_kept_share"], t["needed_after_share"]) for c, t in m["logged"]["by_category"].items()}
+    assert got == {"path": (8, 4, 7, 5, 0, 0.5333, 0.3636, 0.7143), "command": (1, 1, 6, 5, 1, 0.1429, 0.1429, 0.8333),
+                   "error": (0, 0, 3, 3, 1, 0.0, 0.0, 1.0), "instruction": (3, 2, 4, 4, 0, 0.4286, 0.3333, 1.0),
+                   "decision": (0, 0, 3, 3, 0, 0.0, 0.0, 1.0), "number": (2, 1, 0, 0, 0, 1.0, 1.0, None)}
 
 
 @pytest.mark.parametrize("command, key", [

@@ -24,6 +24,10 @@ TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a p
 SUMMARY_MAX = 200_000  # characters of a compaction summary read
 KEPT_MAX = 1_000_000  # characters of the messages a compaction keeps, read to judge what they carry (the latest)
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
+# the lines a harness writes above a command's output (Claude Code's "Exit code 1", Codex's exit code, wall time and
+# unified-exec chunk headers): taken off before the first error line is looked for, so the error is the output's
+RESULT_HEADERS = (r"(?m)^(?:Exit code:? -?\d+|Wall time: [^\n]*|Output:|Chunk ID: \S+|Process exited with code -?\d+|"
+                  r"Original token count: \d+|Process running with session ID \d+)[ \t]*(?:\n|$)")
 SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
 
@@ -130,7 +134,7 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
         WITH r AS (  -- one row per result message (parallel calls share one in some formats)
             SELECT t.conversation_id, t.result_position, bool_or(t.is_error) AS is_error
             FROM tool_calls t {todo} WHERE t.is_error OR regexp_matches(t.name, ?) GROUP BY 1, 2),
-        m AS (SELECT r.*, left(m.content, {TEXT_MAX}) AS c FROM r
+        m AS (SELECT r.*, regexp_replace(left(m.content, {TEXT_MAX}), '{RESULT_HEADERS}', '', 'g') AS c FROM r
               JOIN messages m ON m.conversation_id = r.conversation_id AND m.position = r.result_position
               WHERE m.on_main_path)
         SELECT conversation_id, result_position AS position, forensics_scrubbed(

@@ -107,14 +107,18 @@ def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[s
 
 
 def by_category(rows: list[Row], shares: bool = True) -> dict[str, dict[str, Any]]:
-    """Per SPEC §26 category: the tally, and over the corpus ``kept_share`` (kept of the judged: kept and dropped)
-    and ``needed_after_share`` (needed again of the dropped); None where nothing was judged or dropped."""
+    """Per SPEC §26 category: the tally, and over the corpus ``kept_share`` (kept of the judged: kept and dropped),
+    ``summary_kept_share`` (kept by the summary of the facts only the summary could keep: those no kept message
+    holds) and ``needed_after_share`` (needed again of the dropped); None where there is nothing to share."""
     out: dict[str, dict[str, Any]] = {}
     for cat in CATEGORIES:
-        t: dict[str, Any] = tally([r for r in rows if r.category == cat])
+        mine = [r for r in rows if r.category == cat]
+        t: dict[str, Any] = tally(mine)
+        t["by_summary"] = sum(r.carried_by == "summary" for r in mine)
         if shares:
-            judged = t["kept"] + t["dropped"]
+            judged, on_summary = t["kept"] + t["dropped"], t["by_summary"] + t["dropped"]
             t["kept_share"] = round(t["kept"] / judged, 4) if judged else None
+            t["summary_kept_share"] = round(t["by_summary"] / on_summary, 4) if on_summary else None
             t["needed_after_share"] = round(t["lost"] / t["dropped"], 4) if t["dropped"] else None
         out[cat] = t
     return out
@@ -157,7 +161,10 @@ def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int, 
 def _shares(cats: dict[str, dict[str, Any]]) -> str:
     """`` Kept per category: path 2 of 5, command 0 of 3, ...``: the judged categories only."""
     parts = [f"{cat} {t['kept']} of {t['kept'] + t['dropped']}" for cat, t in cats.items() if t["kept"] + t["dropped"]]
-    return f" Kept per category (of the judged facts): {', '.join(parts)}." if parts else ""
+    summary = [f"{cat} {t['by_summary']} of {t['by_summary'] + t['dropped']}" for cat, t in cats.items()
+               if t["by_summary"] + t["dropped"]]
+    return (f" Kept per category (of the judged facts): {', '.join(parts)}." if parts else "") + (
+        f" The summaries kept, of the facts no kept message held: {', '.join(summary)}." if summary else "")
 
 
 def counted(n: int, word: str) -> str:
@@ -202,12 +209,11 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
                                   "kind": pl.String, "fact": pl.String, "fact_at": pl.Int64, "compaction_at": pl.Int64,
                                   "needed_at": pl.Int64, "need": pl.String})
     cats = by_category(rows)
-    categories = pl.DataFrame([{"category": cat, **{k: t[k] for k in ("held", "kept", "dropped", "unjudged", "opaque",
-                                                                        "lost", "kept_share", "needed_after_share")}}
-                               for cat, t in cats.items()],
-                              schema={"category": pl.String, "held": pl.Int64, "kept": pl.Int64, "dropped": pl.Int64,
-                                      "unjudged": pl.Int64, "opaque": pl.Int64, "lost": pl.Int64,
-                                      "kept_share": pl.Float64, "needed_after_share": pl.Float64})
+    shown = ("held", "kept", "by_summary", "dropped", "unjudged", "opaque", "lost", "kept_share", "summary_kept_share",
+             "needed_after_share")
+    categories = pl.DataFrame([{"category": cat, **{k: t[k] for k in shown}} for cat, t in cats.items()],
+                              schema={"category": pl.String, **{k: pl.Float64 if k.endswith("share") else pl.Int64
+                                                                 for k in shown}})
     kinds = pl.DataFrame([{"kind": k, **tally([r for r in rows if r.kind == k])} for k in KINDS])
     replayed = pl.DataFrame([{"conversation": name(x.conversation_id), "compacted_after": x.position,
                               "context_tokens": x.context_tokens, "kept_from": x.kept_from,
@@ -222,8 +228,9 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
         Table("losses", "Dropped facts needed again (where the fact was, the compaction, where it was missed)",
               losses.sort(["severity", "conversation", "needed_at"], descending=[False, False, False])),
         Table("by_category", "Facts per category at the logged compactions: kept_share is kept of the judged (kept "
-                             "and dropped), needed_after_share the dropped ones needed again; opaque and unjudged "
-                             "facts are in neither", categories),
+                             "and dropped), summary_kept_share kept by the summary of the facts no kept message held, "
+                             "needed_after_share the dropped ones needed again; opaque and unjudged facts are in none",
+              categories),
         Table("by_kind", "Facts per kind at the logged compactions", kinds)] if audited else []
     if not replayed_here:
         return audit
