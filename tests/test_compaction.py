@@ -312,3 +312,18 @@ def test_a_command_fact_is_the_command_normalised_and_reads_are_none(command: st
 def test_a_figure_is_a_number_with_a_unit_a_decimal_or_three_digits(text: str, figures: list[str]) -> None:
     from forensics.analyzers.compaction.facts import NUMBER, number_of
     assert [k for m in NUMBER.finditer(text) if (k := number_of(m.group(1), m.group(2)))] == figures
+
+
+def test_the_explorer_shows_the_compaction_boundary_with_what_was_lost_and_where_it_was_needed(audited: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "codex:ledger"]
+    ((cid,),) = query(audited, "SELECT conversation_id FROM conversations WHERE native_id = ?", [sid])
+    page = TestClient(create_app(audited), base_url="http://127.0.0.1").get(f"/c/{cid}").text
+    boundary = page.index("compaction audit: summary logged; 7 facts held")
+    assert page.index("⋯ context compacted") < boundary < page.index('id="m10"')  # at the boundary, before [10]
+    assert "lost 3: command “round_half” (at [3]) needed at [13]" in page
+    need = page.index("needed again after the compaction at [10], which dropped it: error")
+    assert page.index('id="m15"') < need < page.index('id="m16"')  # just before the message that needed it

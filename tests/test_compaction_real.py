@@ -53,3 +53,39 @@ def test_an_encrypted_codex_summary_is_reported_opaque_and_what_it_kept_is_what_
     rows = query(db, "SELECT kind, fact, status FROM compaction_facts WHERE kind IN ('command', 'search', 'error')")
     assert rows and all((f.lower() in kept) == (s == "kept") for _, f, s in rows)  # named in the history: kept
     assert "1 compaction logged its summary encrypted or empty" in md
+
+
+def _g(mid: str, kind: str, text: str, t: int, calls: list | None = None) -> dict:
+    rec = {"id": mid, "timestamp": f"2026-02-10T14:{t:02d}:00.000Z", "type": kind, "content": [{"text": text}]}
+    if calls:
+        rec["toolCalls"] = [{"id": f"{mid}-c", "name": name, "args": args, "status": "success",
+                             "timestamp": rec["timestamp"], "result": [{"functionResponse": {
+                                 "id": f"{mid}-c", "name": name, "response": {"output": out}}}]}
+                            for name, args, out in calls]
+    return rec
+
+
+def test_a_gemini_chat_compression_is_audited_by_its_state_snapshot(tmp_path: Path) -> None:
+    """Gemini CLI compresses by rewriting the history (``$set.messages``): the old messages go, a
+    ``<state_snapshot>`` user message and the model's acknowledgement come in. The snapshot is the summary."""
+    u1 = _g("u1", "user", "Cap the cache at 512MB in src/cache/store.py.", 0)
+    a1 = _g("a1", "gemini", "Reading both.", 1, [("read_file", {"absolute_path": "src/cache/store.py"}, "CAP = 0"),
+                                                 ("read_file", {"absolute_path": "src/cache/evict.py"}, "def evict(): ...")])
+    snap = _g("s1", "user", "<state_snapshot>\n<overall_goal>Cap the cache in src/cache/store.py.</overall_goal>\n"
+                            "</state_snapshot>", 2)
+    ack = _g("s2", "gemini", "Got it. Thanks for the additional context!", 2)
+    u2 = _g("u2", "user", "go on", 3)
+    a2 = _g("a2", "gemini", "Reading the eviction.", 4, [("read_file", {"absolute_path": "src/cache/evict.py"}, "…")])
+    lines = [{"sessionId": "9e1d6c2b-4a5f-4c3e-8d7a-1b2c3d4e5f60", "projectHash": "ab12", "startTime": u1["timestamp"],
+              "lastUpdated": u1["timestamp"], "kind": "main"}, u1, a1, {"$set": {"messages": [snap, ack]}}, u2, a2]
+    chats = tmp_path / "src" / "tmp" / "ab12" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2026-02-10T14-00-9e1d6c2b.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    db, doc, _ = _audit(tmp_path / "src", tmp_path)
+    (event,) = doc["logged"]["events"]
+    assert event["summary"] == "text"
+    rows = query(db, "SELECT category, fact, status, carried_by, needed_at, need FROM compaction_facts ORDER BY fact")
+    assert rows == [
+        ("number", "512MB", "dropped", None, None, None),
+        ("path", "src/cache/evict.py", "dropped", None, 7, "re-read (read_file)"),
+        ("path", "src/cache/store.py", "kept", "summary", None, None)]

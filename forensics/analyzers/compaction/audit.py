@@ -216,6 +216,8 @@ def _restored(c: Conversation, k: Compaction) -> list[Text]:
 def _kept_by_messages(f: Fact, before: list[Mention], k: Compaction, c: Conversation, keep_recent: int) -> bool:
     if k.kept_users:
         return any(m.channel == "user" or m.channel == "assistant" and m.position in k.answers for m in before)
+    if k.window is not None:  # the log counts the messages it kept
+        return before[-1].position >= k.window
     if c.format in KEEPS_NOTHING:
         return False
     return before[-1].position >= k.position - keep_recent

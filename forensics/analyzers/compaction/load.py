@@ -44,6 +44,8 @@ class Compaction:
     answers: frozenset[int] = frozenset()  # then: the positions of those answers (an assistant message that ends
     # its turn: the next message on the main path is the person's, or the compaction; not the commentary between calls)
     kept_text: str | None = None  # what those kept messages say, to judge a fact by (as a summary is)
+    kept_messages: int | None = None  # the log says how many old messages the new context kept (Gemini CLI)
+    window: int | None = None  # then: the first position of the messages kept (the compaction's own: none kept)
     opaque: str | None = None  # the log holds a summary no one can read: "encrypted" or "empty"
 
     @property
@@ -197,13 +199,15 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         objs = [_detail(d) for d in details]
         # Codex rebuilds the context from the summary and the recent user messages (its replacement history;
         # a newer one keeps the assistant's answers too, and the summary encrypted)
+        counts = [o["kept_messages"] for o in objs if isinstance(o.get("kept_messages"), int)]
         c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex",
                                         kept_assistant=any("assistant" in (o.get("kept_roles") or ()) for o in objs),
-                                        opaque=_opaque(objs)))
+                                        opaque=_opaque(objs), kept_messages=min(counts) if counts else None))
     audited = [cid for cid, c in convs.items() if c.compactions]
     if not audited:
         return
     _answers(con, [c for c in convs.values() if any(k.kept_assistant for k in c.compactions)])
+    _windows(con, [c for c in convs.values() if any(k.kept_messages is not None for k in c.compactions)])
     for cid, pos, role, text in con.execute(f"""
             SELECT m.conversation_id, m.position, m.role, forensics_scrubbed(left(m.content, {SUMMARY_MAX}))
             FROM messages m JOIN (SELECT conversation_id, min(position) AS first FROM events
@@ -249,6 +253,25 @@ def _answers(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
                                   and (nxt is None or nxt >= k.position or nrole == "user"))
             kept = [t for p, role, *_, t in before if role == "user" and not HARNESS_TEXT.match(t) or p in k.answers]
             k.kept_text = "\n".join(kept)[-KEPT_MAX:]
+
+
+def _windows(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
+    """Where the messages a compaction kept begin, when the log counts them: the ``kept_messages``-th last person
+    or assistant message before it (its tool results go with it); none kept: the compaction itself."""
+    if not convs:
+        return
+    spoken: dict[str, list[int]] = {}
+    for cid, pos in con.execute("""
+            SELECT conversation_id, position FROM messages WHERE on_main_path AND role IN ('user', 'assistant')
+            AND conversation_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+                                [[c.conversation_id for c in convs]]).fetchall():
+        spoken.setdefault(cid, []).append(pos)
+    for c in convs:
+        for k in c.compactions:
+            if k.kept_messages is not None:
+                before = [p for p in spoken.get(c.conversation_id, []) if p < k.position]
+                k.window = before[-k.kept_messages] if 0 < k.kept_messages <= len(before) else \
+                    before[0] if k.kept_messages and before else k.position
 
 
 def _detail(detail: str | None) -> dict[str, Any]:
