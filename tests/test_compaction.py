@@ -327,3 +327,16 @@ def test_the_explorer_shows_the_compaction_boundary_with_what_was_lost_and_where
     assert "lost 3: command “round_half” (at [3]) needed at [13]" in page
     need = page.index("needed again after the compaction at [10], which dropped it: error")
     assert page.index('id="m15"') < need < page.index('id="m16"')  # just before the message that needed it
+
+
+@pytest.mark.parametrize("text, key, code, found", [
+    ("sed -n '1,128p' src/pool.py", "128", True, False),  # a range of lines, not the figure
+    ("vim src/pool.py:128", "128", True, False),
+    ("./bench --pool 128", "128", True, True),
+    ("sleep 250 ms", "250ms", True, True),
+    ("the pool holds 1280 now", "128", False, False),
+    ("I said the timeout is 250ms", "250ms", False, True),
+])
+def test_a_figure_is_found_again_only_as_itself(text: str, key: str, code: bool, found: bool) -> None:
+    from forensics.analyzers.compaction.facts import mentions_number
+    assert mentions_number(text.lower(), key, code) is found

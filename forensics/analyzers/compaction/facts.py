@@ -204,12 +204,18 @@ def number_of(raw: str, unit: str | None) -> str | None:
     return raw + (unit or "").lower()
 
 
-def mentions_number(text_lower: str, key: str) -> bool:
-    """``text`` holds the figure: its digits standing alone, with its unit when it has one (``250 ms`` is ``250ms``)."""
+def mentions_number(text_lower: str, key: str, code: bool = False) -> bool:
+    """``text`` holds the figure: its digits standing alone, with its unit when it has one (``250 ms`` is ``250ms``).
+    In a command or a path (``code``) a bare number next to a comma, a colon or a dash is a range or a line
+    (``sed -n 1,128p``, ``app.py:128``), not the figure."""
     digits = key.rstrip("abcdefghijklmnopqrstuvwxyz%")
     unit = key[len(digits):]
-    tail = rf"\s?{re.escape(unit)}(?![a-z])" if unit else r"(?!\d|\.\d)"
-    return re.search(rf"(?<![\w.]){re.escape(digits)}{tail}", text_lower) is not None
+    if unit:
+        tail = rf"\s?{re.escape(unit)}(?![a-z])"
+    else:
+        tail = r"(?![\d,:\-]|\.\d)" if code else r"(?!\d|\.\d)"
+    head = r"(?<![\w.,:\-])" if code and not unit else r"(?<![\w.])"
+    return re.search(f"{head}{re.escape(digits)}{tail}", text_lower) is not None
 
 
 @lru_cache(maxsize=1 << 14)
@@ -517,7 +523,7 @@ def _call(x: Extractor, c: Call) -> None:
     if x.figures and target:
         low = target.lower()
         for f in [x.facts[("number", k)] for k in x.figures]:
-            if f.mentions[0].position < c.position and mentions_number(low, f.key):
+            if f.mentions[0].position < c.position and mentions_number(low, f.key, code=True):
                 x.add("number", f.key, f.text, m)
     if not x.idents:
         return
