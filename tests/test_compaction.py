@@ -276,7 +276,8 @@ def test_an_encrypted_codex_summary_is_opaque_never_dropped_and_the_explorer_mar
                                 "USING (conversation_id) WHERE c.native_id = ?", [ledger]))
     assert sorted(notes) == [10, 13, 16, 17]
     assert notes[10].startswith("compaction audit: summary logged; 7 facts held; kept path 1/1, command 1/3, error 0/1, "
-                                "instruction 1/1, decision 0/1; lost 3: command “round_half” (at [3]) needed at [13]")
+                                "instruction 1/1, decision 0/1; dropped, not needed again: command “cargo build "
+                                "--release”; lost 3: command “round_half” (at [3]) needed at [13]")
     assert notes[16] == ("needed again after the compaction at [10], which dropped it: error “error[E0308]: mismatched "
                          "types” (the error recurred)")
 

@@ -35,7 +35,8 @@ def test_a_compacted_claude_code_session_shows_what_its_summary_kept_and_lost(tm
     assert (event["position"], event["summary"], event["pre_tokens"], event["by_category"]["path"]["kept"],
             event["by_category"]["command"]["dropped"]) == (15, "text", 48213, 2, 1)
     assert query(db, "SELECT position, compaction_note FROM compaction_marks") == [
-        (15, "compaction audit: summary logged; 4 facts held; kept path 2/2, command 0/1, error 0/1; nothing lost")]
+        (15, "compaction audit: summary logged; 4 facts held; kept path 2/2, command 0/1, error 0/1; dropped, not needed "
+             "again: command “npm test”, error “FAIL src/app.test.ts”; nothing lost")]
     assert "| 15 | auto | 48213 | 391 | text | 4 | 2 | 2 | 0 | 0 | 0 | 0 | path 2/2, command 0/1, error 0/1 |  |" in md
 
 

@@ -37,6 +37,7 @@ REPLAY_COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "positio
                   "context_tokens": pl.Int64, "kept_from": pl.Int32, "needed_after": pl.Int32,
                   "outside_window": pl.Int32, "max_tokens": pl.Int64, "keep_recent": pl.Int32}
 FACT_CHARS = 80  # of a fact's text in the report's tables
+NOTE_ITEMS = 5  # dropped facts named in the explorer's note at a compaction
 
 
 def audit_of(ctx: Context) -> Audit:
@@ -255,7 +256,11 @@ def marks(a: Audit) -> list[dict[str, Any]]:
                                                                                            "it kept cannot be read")
         kept = _kept_of(e.rows)
         lost = [r for r in e.rows if r.lost]
-        note = f"compaction audit: {head}; {len(e.rows)} facts held" + (f"; kept {kept}" if kept else "") + (
+        quiet = [r for r in e.rows if r.status == "dropped" and not r.lost]
+        dropped = "; dropped, not needed again: " + ", ".join(
+            f"{r.category} “{r.fact[:40]}”" for r in quiet[:NOTE_ITEMS]) + (
+            f" and {len(quiet) - NOTE_ITEMS} more" if len(quiet) > NOTE_ITEMS else "") if quiet else ""
+        note = f"compaction audit: {head}; {len(e.rows)} facts held" + (f"; kept {kept}" if kept else "") + dropped + (
             f"; lost {len(lost)}: " + "; ".join(f"{r.category} “{r.fact[:60]}” (at [{r.fact_position}]) needed at "
                                                  f"[{r.needed_at}]" for r in lost) if lost else "; nothing lost")
         notes.setdefault((e.conversation_id, k.position), []).append(note)
