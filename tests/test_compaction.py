@@ -57,13 +57,19 @@ def test_every_labelled_fact_has_its_status_and_every_planted_loss_both_position
 
 def test_nothing_is_lost_that_was_not_planted_and_kept_facts_never_are(audited: Path) -> None:
     rows = _rows(audited)
-    planted = {(sid, at, lab["fact_position"], lab["needed_at"]) for sid, at, lab in _labelled() if lab["needed_at"]}
-    lost = {(r["native_id"], r["event_position"], r["fact_position"], r["needed_at"]) for r in rows if r["needed_at"]}
-    assert lost == planted and len(lost) == 15
-    assert all(r["needed_at"] is None for r in rows if r["status"] in ("kept", "unjudged"))
+    planted = {(sid, at, lab["kind"], lab["fact_position"], lab["needed_at"]) for sid, at, lab in _labelled()
+               if lab["needed_at"]}
+    lost = {(r["native_id"], r["event_position"], r["kind"], r["fact_position"], r["needed_at"]) for r in rows
+            if r["needed_at"]}
+    assert lost == planted and len(lost) == 20
+    assert all(r["needed_at"] is None for r in rows if r["status"] in ("kept", "unjudged", "opaque"))
     # Claude Code keeps no message of the old context: only what it reads back in after the summary
-    assert {(r["fact"].rsplit("/", 1)[-1], r["carried_by"]) for r in rows if r["carried_by"] == "kept messages"} == {
-        ("README.md", "kept messages")}
+    claude = {sid for sid, v in LABELS.items() if not v["project"].startswith("codex:")}
+    kept = {(r["native_id"] in claude, r["fact"].rsplit("/", 1)[-1]) for r in rows if r["carried_by"] == "kept messages"}
+    assert {f for c, f in kept if c} == {"README.md"}
+    # Codex keeps the user's messages (and, in the newer replacement history, the assistant's answers)
+    assert {f for c, f in kept if not c} == {"post.rs", "Never run cargo publish from here.", "App.tsx", "60 fps",
+                                            "Flow.tsx"}
 
 
 def test_a_fact_the_assistant_names_first_re_entered_and_is_no_loss(audited: Path) -> None:
@@ -96,7 +102,7 @@ def test_a_chinese_constraint_under_an_english_summary_and_a_compaction_without_
 def test_losses_are_findings_with_their_positions_and_drift_type_3_reads_them(audited: Path) -> None:
     doc = json.loads((audited.parent / "r" / "metrics.json").read_text())
     losses = [f for f in doc["findings"] if f["kind"] == "compaction_loss"]
-    assert len(losses) == 15 and sum(f["severity"] == "high" for f in losses) == 9
+    assert len(losses) == 20 and sum(f["severity"] == "high" for f in losses) == 11
     shop = next(f for f in losses if "migrations folder" in f["summary"])
     assert shop["positions"] == [0, 20, 37]
     assert shop["summary"].startswith("constraint “Don't touch the migrations folder, it is generated.” (at [0]) was "
@@ -104,13 +110,13 @@ def test_losses_are_findings_with_their_positions_and_drift_type_3_reads_them(au
     drift = query(audited, "SELECT c.native_id, d.severity, d.positions, d.follows_compaction FROM drift_findings d "
                            "JOIN conversations c USING (conversation_id) WHERE d.kind = 'compaction_topic_loss' "
                            "AND d.severity <> 'none' ORDER BY 1, 3")
-    assert len(drift) == 15 and all(follows for *_, follows in drift)  # the pricing sign is explained, not repeated
+    assert len(drift) == 20 and all(follows for *_, follows in drift)  # the pricing sign is explained, not repeated
     m = doc["sections"]["compaction"]["metrics"] if "metrics" in doc["sections"]["compaction"] else \
         doc["sections"]["compaction"]
-    assert {k: m["logged"][k] for k in ("compactions", "with_summary", "held", "kept", "dropped", "unjudged",
-                                        "lost", "lost_high")} == {
-        "compactions": 6, "with_summary": 5, "held": 29, "kept": 7, "dropped": 17, "unjudged": 5, "lost": 15,
-        "lost_high": 9}
+    assert {k: m["logged"][k] for k in ("compactions", "with_summary", "opaque_summaries", "held", "kept", "dropped",
+                                        "unjudged", "opaque", "lost", "lost_high")} == {
+        "compactions": 8, "with_summary": 6, "opaque_summaries": 1, "held": 44, "kept": 14, "dropped": 23,
+        "unjudged": 5, "opaque": 2, "lost": 20, "lost_high": 11}
 
 
 def test_the_real_claude_code_fixture_compaction_is_audited(tmp_path: Path) -> None:
@@ -123,10 +129,13 @@ def test_the_real_claude_code_fixture_compaction_is_audited(tmp_path: Path) -> N
         ("file", "tests/test_auth.py", 1, "dropped", None, None),
         ("search", "def login", 1, "dropped", None, None),
         ("error", "Error: ripgrep timed out after 30s", 4, "dropped", None, None),
-        ("file", "app/auth.py", 5, "kept", "summary", None)]
+        ("file", "app/auth.py", 5, "kept", "summary", None),
+        ("command", "pytest -q", 9, "dropped", None, None)]
     assert {r[1] for r in query(db, "SELECT native_id, event_position FROM compaction_facts")} == {12}
     md = (tmp_path / "r" / "report.md").read_text()
-    assert "| Fix login test | 12 | auto | 155000 | 156 | 4 | 1 | 3 | 0 | 0 | 0 |" in md
+    assert "| Fix login test | 12 | auto | 155000 | 156 | text | 5 | 1 | 4 | 0 | 0 | 0 | 0 | path 1/2, command 0/2, " \
+           "error 0/1 |  |" in md
+    assert "Kept per category (of the judged facts): path 1 of 2, command 0 of 2, error 0 of 1." in md
 
 
 def test_a_summary_kept_in_the_event_detail_is_read_and_an_event_off_the_main_path_is_counted(tmp_path: Path) -> None:
@@ -249,3 +258,86 @@ def test_the_sweep_counts_needs_outside_the_kept_window(seed_wh: Path, tmp_path:
     by = {(p["max_tokens"], p["keep_recent"]): p for p in doc["sweep"]}
     assert all(by[(m, 0)]["outside_window"] == by[(m, 0)]["needed_after_compaction"] for m, _ in by)  # keep nothing
     assert all(p["needed_after_compaction"] == 0 for (m, _), p in by.items() if m == 200000)  # never compacts
+
+
+def test_an_encrypted_codex_summary_is_opaque_never_dropped_and_the_explorer_marks_the_boundary(audited: Path) -> None:
+    """Codex's newer compaction: an empty message and an encrypted replacement history. The file re-read, the
+    command re-run and the error met again after it are not losses: nobody can say what the summary kept."""
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "codex:viewer"]
+    m = json.loads((audited.parent / "r" / "metrics.json").read_text())["sections"]["compaction"]
+    (event,) = [e for e in m["logged"]["events"] if e["native_id"] == sid]
+    assert (event["summary"], event["opaque"], event["dropped"], event["lost"]) == ("opaque (encrypted)", 2, 0, 0)
+    assert query(audited, "SELECT m.position, m.compaction_note FROM compaction_marks m JOIN conversations c "
+                          "USING (conversation_id) WHERE c.native_id = ?", [sid]) == [
+        (6, "compaction audit: summary opaque (encrypted): what it kept cannot be read; 5 facts held; kept path 2/2, "
+            "number 1/1; nothing lost")]
+    (ledger,) = [s for s, v in LABELS.items() if v["project"] == "codex:ledger"]
+    notes = dict(query(audited, "SELECT m.position, m.compaction_note FROM compaction_marks m JOIN conversations c "
+                                "USING (conversation_id) WHERE c.native_id = ?", [ledger]))
+    assert sorted(notes) == [10, 13, 16, 17]
+    assert notes[10].startswith("compaction audit: summary logged; 7 facts held; kept path 1/1, command 1/3, error 0/1, "
+                                "instruction 1/1, decision 0/1; dropped, not needed again: command “cargo build "
+                                "--release”; lost 3: command “round_half” (at [3]) needed at [13]")
+    assert notes[16] == ("needed again after the compaction at [10], which dropped it: error “error[E0308]: mismatched "
+                         "types” (the error recurred)")
+
+
+def test_the_share_kept_and_needed_again_per_category(audited: Path) -> None:
+    m = json.loads((audited.parent / "r" / "metrics.json").read_text())["sections"]["compaction"]
+    got = {c: (t["kept"], t["by_summary"], t["dropped"], t["lost"], t["opaque"], t["kept_share"],
+               t["summary_kept_share"], t["needed_after_share"]) for c, t in m["logged"]["by_category"].items()}
+    assert got == {"path": (8, 4, 7, 5, 0, 0.5333, 0.3636, 0.7143), "command": (1, 1, 6, 5, 1, 0.1429, 0.1429, 0.8333),
+                   "error": (0, 0, 3, 3, 1, 0.0, 0.0, 1.0), "instruction": (3, 2, 4, 4, 0, 0.4286, 0.3333, 1.0),
+                   "decision": (0, 0, 3, 3, 0, 0.0, 0.0, 1.0), "number": (2, 1, 0, 0, 0, 1.0, 1.0, None)}
+
+
+@pytest.mark.parametrize("command, key", [
+    ("cd /home/dev/x && pytest tests/test_totals.py -q", "pytest tests/test_totals.py -q"),
+    ('bash -lc "cargo test -p ledger"', "cargo test -p ledger"),
+    ('["bash", "-lc", "sed -n 1,80p src/ledger/post.rs"]', None),  # a read: the file fact says it
+    ("rg -n round_half src | head -20", None),  # a search
+    ("git status && git diff", None),
+    ("git commit -m 'fix'", "git commit -m 'fix'"),
+    ("sed -i 's/a/b/' src/x.py", "sed -i 's/a/b/' src/x.py"),  # sed -i edits
+])
+def test_a_command_fact_is_the_command_normalised_and_reads_are_none(command: str, key: str | None) -> None:
+    from forensics.analyzers.compaction.facts import command_key, command_text
+    assert command_key(command_text(command)) == key
+
+
+@pytest.mark.parametrize("text, figures", [
+    ("Flush every 1024 bytes or 250ms; default interval 1sec.", ["1024bytes", "250ms", "1sec"]),
+    ("Keep the pool at 128 connections and 60 fps, 0.12s per frame.", ["128", "60fps", "0.12s"]),
+    ("See docs/plans/pricing-2025-07-15.md, v1.2.3, file_42, E0425, in 2024, 20 projects.", []),
+])
+def test_a_figure_is_a_number_with_a_unit_a_decimal_or_three_digits(text: str, figures: list[str]) -> None:
+    from forensics.analyzers.compaction.facts import NUMBER, number_of
+    assert [k for m in NUMBER.finditer(text) if (k := number_of(m.group(1), m.group(2)))] == figures
+
+
+def test_the_explorer_shows_the_compaction_boundary_with_what_was_lost_and_where_it_was_needed(audited: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from forensics.serve.app import create_app
+
+    (sid,) = [s for s, v in LABELS.items() if v["project"] == "codex:ledger"]
+    ((cid,),) = query(audited, "SELECT conversation_id FROM conversations WHERE native_id = ?", [sid])
+    page = TestClient(create_app(audited), base_url="http://127.0.0.1").get(f"/c/{cid}").text
+    boundary = page.index("compaction audit: summary logged; 7 facts held")
+    assert page.index("⋯ context compacted") < boundary < page.index('id="m10"')  # at the boundary, before [10]
+    assert "lost 3: command “round_half” (at [3]) needed at [13]" in page
+    need = page.index("needed again after the compaction at [10], which dropped it: error")
+    assert page.index('id="m15"') < need < page.index('id="m16"')  # just before the message that needed it
+
+
+@pytest.mark.parametrize("text, key, code, found", [
+    ("sed -n '1,128p' src/pool.py", "128", True, False),  # a range of lines, not the figure
+    ("vim src/pool.py:128", "128", True, False),
+    ("./bench --pool 128", "128", True, True),
+    ("sleep 250 ms", "250ms", True, True),
+    ("the pool holds 1280 now", "128", False, False),
+    ("I said the timeout is 250ms", "250ms", False, True),
+])
+def test_a_figure_is_found_again_only_as_itself(text: str, key: str, code: bool, found: bool) -> None:
+    from forensics.analyzers.compaction.facts import mentions_number
+    assert mentions_number(text.lower(), key, code) is found

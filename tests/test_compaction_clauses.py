@@ -65,3 +65,19 @@ def test_a_message_is_cut_at_the_clause(text: str, clauses: list[str]) -> None:
     x = Extractor(rules(defaults()))
     x.sentences(text, 0, "user")
     assert [f.text for f in x.stated["constraint"]] == clauses
+
+
+def test_figures_and_commands_dropped_and_needed_are_found_at_their_positions(audited: Path) -> None:
+    """Every labelled fact of every kind (the timeouts session: a figure the person repeats, a command re-run, a
+    command and a figure the summary keeps), and no loss that was not planted."""
+    rows = query(audited, "SELECT c.native_id, f.event_position, f.kind, f.fact, f.fact_position, f.status, "
+                          "f.needed_at, f.severity FROM compaction_facts f JOIN conversations c USING (conversation_id)")
+    for sid, s in LABELS.items():
+        for k in s["compactions"]:
+            for lab in k["facts"]:
+                got = [r for r in rows if r[:3] == (sid, k["position"], lab["kind"]) and lab["fact"] in r[3]]
+                assert len(got) == 1, (sid, lab)
+                assert got[0][4:] == (lab["fact_position"], lab["status"], lab["needed_at"], lab["severity"]), lab
+    planted = {(sid, k["position"], f["kind"], f["fact_position"], f["needed_at"]) for sid, s in LABELS.items()
+               for k in s["compactions"] for f in k["facts"] if f["needed_at"] is not None}
+    assert {(r[0], r[1], r[2], r[4], r[6]) for r in rows if r[6] is not None} == planted and len(planted) == 6

@@ -154,8 +154,8 @@ def test_compaction_keeps_the_fewest_messages_that_leave_the_summary_at_most_the
     recs = _recs(seed_db)
     assert recs["compaction.keep_recent"]["recommended"] == 50
     assert recs["compaction.keep_recent"]["evidence"] == (
-        "keep_recent 50 at max_tokens 100000: 3 of the 25 needs after a replayed compaction (12%) concern a fact "
-        "outside the kept window (now 18 of 25, 72%); mean context 52,884 tokens (now 45,896)")
+        "keep_recent 50 at max_tokens 100000: 4 of the 29 needs after a replayed compaction (14%) concern a fact "
+        "outside the kept window (now 21 of 29, 72%); mean context 52,884 tokens (now 45,896)")  # re-runs are needs
     assert recs["compaction.max_tokens"]["recommended"] == 100000  # the model's window is not in the warehouse
     assert recs["compaction.max_tokens"]["evidence"].startswith("kept: the warehouse cannot tell what context your "
                                                                 "model allows; now 3 replayed compactions")

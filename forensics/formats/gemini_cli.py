@@ -104,12 +104,14 @@ def _checkpoint(records: dict[str, tuple[int, dict[str, Any]]], off: set[str], e
     (a compression summary) are added; a history that lost messages is a compaction."""
     kept = {m["id"] for m in msgs if isinstance(m, dict) and isinstance(m.get("id"), str)}
     dropped = [i for i in records if i not in kept and i not in off]
+    still = sum(i in kept for i in records if i not in off)  # the old messages the new history keeps
     for m in msgs:
         if isinstance(m, dict) and isinstance(m.get("id"), str):
             records[m["id"]] = (records.get(m["id"], (n, m))[0], m)
     if dropped:
         first_new = next((m["id"] for m in msgs if isinstance(m, dict) and m.get("id") not in dropped), "")
-        events.append((first_new, Event("compaction", detail={"dropped_messages": len(dropped), "line": n})))
+        events.append((first_new, Event("compaction", detail={"dropped_messages": len(dropped),
+                                                                "kept_messages": still, "line": n})))
 
 
 def _conversation(path: str, log: Log, meta: dict[str, Any], msgs: list[tuple[int, Any]], off: set[str],

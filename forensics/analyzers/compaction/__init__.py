@@ -7,9 +7,18 @@ fact's needs in the warehouse; ``replay`` replays the rule over them and sweeps 
 analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its sweep.
 """
 from forensics.analyzers.compaction import draw, tune
-from forensics.analyzers.compaction.section import FACTS_TABLE, NAME, REPLAY_TABLE, TITLE, audit_of, counted, run
+from forensics.analyzers.compaction.section import (
+    FACTS_TABLE,
+    MARKS_TABLE,
+    NAME,
+    REPLAY_TABLE,
+    TITLE,
+    audit_of,
+    counted,
+    run,
+)
 from forensics.analyzers.compaction.settings import CompactionSettings
-from forensics.analyzers.declare import Analyzer, Tuner
+from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.config import Key
 from forensics.warehouse import derived
 
@@ -51,6 +60,7 @@ COMPACTION_SUMMARIES = [
     r"^\s*this (session|conversation) is being continued from a previous conversation",
     r"^\s*another language model started to solve this problem",  # Codex's summary prefix
     r"^\s*(<summary>|summary:|conversation summary|previous conversation summary|\[summary)",
+    r"^\s*<state_snapshot>",  # Gemini CLI's chat compression
     r"^\s*(\[摘要|摘要[:：]|对话摘要|以下是之前对话的摘要|上下文摘要)"]
 
 ANALYZER = Analyzer(
@@ -92,6 +102,9 @@ ANALYZER = Analyzer(
         derived.Table("compaction_pairs", "cache", "each fact's mentions and the needs that follow them"),
         derived.Table("compaction_facts", "selection", "each fact held before a logged compaction and what became of it"),
         derived.Table("compaction_replay", "selection", "the replayed compactions of the harness's rule"),
+        derived.Table(MARKS_TABLE, "selection", "the explorer's note at each logged compaction (its summary's state, "
+                      "what it kept per category, what it lost) and where a dropped fact was needed again"),
     ),
+    marks=(Mark(MARKS_TABLE, ("compaction_note",)),),
     settings=(CompactionSettings,),
 )

@@ -11,6 +11,9 @@ last ``[compaction] keep_recent`` messages, the conservative reading); *summary*
 ``carry_share`` of its terms or one strong term). **Unjudged** when no summary is logged, or a stated fact is
 in one language and the summary in another: then nobody can say lexically whether it was carried.
 
+**Opaque** when the log holds a summary that cannot be read (Codex's encrypted replacement history, an empty
+summary field): never reported as dropped.
+
 Dropped and needed again: the first mention after the compaction is a need for its kind (a file re-read or
 used again, the same search repeated, an identifier looked up again, the error recurring, the user repeating a
 constraint or asking for a task again, a question the fact answers). When the assistant names it first (in its
@@ -25,13 +28,17 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from forensics.analyzers.compaction.facts import (
+    CATEGORY,
     NEEDS,
     SOURCES,
     TEXT_KINDS,
     Fact,
     Mention,
     error_terms,
+    is_name,
     is_strong,
+    mentions_command,
+    mentions_number,
     mentions_path,
     mentions_word,
     overlap,
@@ -57,7 +64,7 @@ class Row:
     fact: str
     fact_position: int  # its last mention before the compaction
     first_position: int
-    status: str  # kept | dropped | unjudged
+    status: str  # kept | dropped | unjudged | opaque (the summary is encrypted or empty: nobody can say)
     carried_by: str | None = None  # summary | kept messages
     needed_at: int | None = None
     need: str | None = None  # how it was needed: "re-read (Read)", "the user repeated it", ...
@@ -69,9 +76,14 @@ class Row:
     def lost(self) -> bool:
         return self.needed_at is not None
 
+    @property
+    def category(self) -> str:
+        """SPEC §26's category: path, command, error, instruction, decision, number."""
+        return CATEGORY[self.kind]
+
 
 COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "event": pl.Int32, "event_position": pl.Int32,
-           "kind": pl.String, "fact": pl.String, "fact_position": pl.Int32, "first_position": pl.Int32,
+           "category": pl.String, "kind": pl.String, "fact": pl.String, "fact_position": pl.Int32, "first_position": pl.Int32,
            "status": pl.String, "carried_by": pl.String, "needed_at": pl.Int32, "need": pl.String,
            "re_entered_at": pl.Int32, "evidence": pl.List(pl.Int32), "severity": pl.String}
 
@@ -95,6 +107,10 @@ def carries(f: Fact, t: Text, r: Rules) -> bool:
         return mentions_path(t.lower, f.key)
     if f.kind == "identifier":
         return mentions_word(t.lower, f.key)
+    if f.kind == "command":
+        return mentions_command(t.lower, f.key)
+    if f.kind == "number":
+        return mentions_number(t.lower, f.key)
     if f.kind == "search":
         return f.key in t.lower or any(mentions_word(t.lower, n) for n in f.names)
     if any(mentions_word(t.lower, n) for n in f.names):
@@ -102,12 +118,14 @@ def carries(f: Fact, t: Text, r: Rules) -> bool:
     if t.terms is None:
         t.terms = terms_of(t.lower, r.tokenizer)
     shared = f.terms & t.terms
-    return bool(shared) and (len(shared) >= r.carry_share * len(f.terms) or any(is_strong(x) for x in shared))
+    # a share of its terms, a name of it, or two long words: one long word ("rounding") names a topic, not the fact
+    return bool(shared) and (len(shared) >= r.carry_share * len(f.terms) or any(is_name(x) for x in shared)
+                             or sum(is_strong(x) for x in shared) >= 2)
 
 
 def restates(f: Fact, t: Text, r: Rules) -> bool:
     """The assistant names the fact itself: a name of it, or (a stated fact, an error) most of its terms."""
-    if f.kind in ("file", "identifier", "search"):
+    if f.kind in ("file", "identifier", "search", "command", "number"):
         return carries(f, t, r)
     if any(mentions_word(t.lower, n) for n in f.names):
         return True
@@ -142,6 +160,7 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
     for i, k in enumerate(comps, 1):
         summary = Text.of(k.summary) if k.summary else None
         restored = _restored(c, k)
+        kept = Text.of(k.kept_text) if k.kept_text else None
         later = [Text.of(x.summary) for x in comps if x.position > k.position and x.summary]
         next_carried: set[int] = set()
         for f in facts:
@@ -153,9 +172,12 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             row = Row(c.conversation_id, c.native_id, i, k.position, f.kind, f.text, before[-1].position,
                       f.mentions[0].position, "dropped")
             error_terms(f, r.tokenizer)
-            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored):
+            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored) \
+                    or kept is not None and _named_in(f, kept, r):
                 row.status, row.carried_by = "kept", "kept messages"
-            elif summary is None or not comparable(f, summary):
+            elif summary is None:
+                row.status = "opaque" if k.opaque else "unjudged"
+            elif not comparable(f, summary):
                 row.status = "unjudged"
             elif carries(f, summary, r):
                 row.status, row.carried_by = "kept", "summary"
@@ -166,6 +188,15 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
             rows.append(row)
         carried, prev = next_carried, k.position
     return rows
+
+
+def _named_in(f: Fact, t: Text, r: Rules) -> bool:
+    """The messages a compaction keeps (a long text: every kept message) name the fact: by its name for a path,
+    a command, a search, an identifier or a figure; an error by its line. A stated fact is judged by where it was
+    said (``_kept_by_messages``): a share of its words found somewhere in so long a text says nothing."""
+    if f.kind in ("file", "identifier", "search", "command", "number"):
+        return carries(f, t, r)
+    return f.kind == "error" and " ".join(f.text.lower().split()) in t.lower
 
 
 def _restored(c: Conversation, k: Compaction) -> list[Text]:
@@ -184,7 +215,9 @@ def _restored(c: Conversation, k: Compaction) -> list[Text]:
 
 def _kept_by_messages(f: Fact, before: list[Mention], k: Compaction, c: Conversation, keep_recent: int) -> bool:
     if k.kept_users:
-        return any(m.channel == "user" for m in before)
+        return any(m.channel == "user" or m.channel == "assistant" and m.position in k.answers for m in before)
+    if k.window is not None:  # the log counts the messages it kept
+        return before[-1].position >= k.window
     if c.format in KEEPS_NOTHING:
         return False
     return before[-1].position >= k.position - keep_recent
@@ -207,7 +240,7 @@ def _need(row: Row, f: Fact, k: Compaction, assistant: list[tuple[int, Text]], l
     rediscovered = bool(row.evidence)
     if rediscovered:
         row.need += ", after a not-found path and a search"
-    row.severity = "high" if rediscovered or first.channel in ("user", "question") and f.kind in TEXT_KINDS \
+    row.severity = "high" if rediscovered or first.channel in ("user", "question") and f.kind in (*TEXT_KINDS, "number") \
         or f.kind == "error" else "low"
 
 
@@ -229,5 +262,9 @@ def _how(kind: str, m: Mention) -> str:
         return f"the same search repeated ({m.how})"
     if kind == "identifier":
         return f"looked up again ({m.how})"
+    if kind == "command":
+        return f"the same command re-run ({m.how})"
+    if kind == "number":
+        return f"the figure used again ({m.how})"
     verb = "re-read" if READ_TOOL.search(m.how) else "searched for again" if SEARCH_TOOL.search(m.how) else "used again"
     return f"{verb} ({m.how})"

@@ -33,10 +33,16 @@ class Event:
     rows: list[Row] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
-        st = [r.status for r in self.rows]
-        return {"held": len(st), "kept": st.count("kept"), "dropped": st.count("dropped"),
-                "unjudged": st.count("unjudged"), "lost": sum(r.lost for r in self.rows),
+        return {"summary": self.compaction.summary_state if self.compaction.summary_state != "opaque" else
+                f"opaque ({self.compaction.opaque})", **tally(self.rows),
                 "lost_high": sum(r.lost and r.severity == "high" for r in self.rows)}
+
+
+def tally(rows: list[Row]) -> dict[str, int]:
+    """Facts held, kept, dropped, unjudged, opaque, and lost (dropped and needed again)."""
+    st = [r.status for r in rows]
+    return {"held": len(st), "kept": st.count("kept"), "dropped": st.count("dropped"), "unjudged": st.count("unjudged"),
+            "opaque": st.count("opaque"), "lost": sum(r.lost for r in rows)}
 
 
 @dataclass

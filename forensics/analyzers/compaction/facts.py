@@ -8,6 +8,11 @@ Kinds and where they come from (``Mention.channel``):
                   command);
 - ``identifier``  a name that names something (``send_message``, ``useAiSend``, ``LicenseState``) the user
                   wrote, or the assistant in backticks; found again inside a later tool call's target;
+- ``command``     a command run through a shell tool that is not only a read, a listing or a search (those are
+                  the ``file`` and ``search`` facts of the same call): ``pytest tests/test_x.py -q``, ``cargo build``,
+                  normalised (a ``cd DIR &&`` prefix and a ``bash -lc`` wrapper taken off, spaces folded);
+- ``number``      a figure the person wrote (a number with a unit, a decimal, or of three digits or more:
+                  ``250ms``, ``1024 bytes``, ``0.12s``, ``8080``), found again in a later person's message or call;
 - ``error``       the first error line of an error result or of a command's output (``[compaction]
                   error_patterns``), digits folded so the same error matches when it recurs;
 - ``constraint``  a user sentence matching ``constraint_patterns`` (don't touch X, use Y, 必须, 不要);
@@ -43,9 +48,15 @@ from forensics.text.identifiers import IDENTIFIER, PATH, is_specific
 from forensics.text.keywords import content_tokens
 
 TEXT_KINDS = ("constraint", "decision", "task")
-KINDS = ("file", "search", "identifier", "error", *TEXT_KINDS)
+KINDS = ("file", "search", "command", "identifier", "number", "error", *TEXT_KINDS)
+# the categories of SPEC §26, each made of kinds: files and paths, commands (a search is one), errors seen, the
+# person's instructions (constraints and open tasks), decisions, numbers and identifiers
+CATEGORIES = {"path": ("file",), "command": ("command", "search"), "error": ("error",),
+              "instruction": ("constraint", "task"), "decision": ("decision",), "number": ("number", "identifier")}
+CATEGORY = {k: c for c, kinds in CATEGORIES.items() for k in kinds}
 # the channels on which a later mention is a need, per kind; and the channels that state a fact
-NEEDS = {"file": {"call", "user"}, "search": {"call"}, "identifier": {"call", "user"}, "error": {"result"},
+NEEDS = {"file": {"call", "user"}, "search": {"call"}, "command": {"call"}, "identifier": {"call", "user"},
+         "number": {"call", "user"}, "error": {"result"},
          "constraint": {"user", "question"}, "decision": {"user", "question"}, "task": {"user", "question"}}
 SOURCES = {"call", "user", "assistant", "result", "todo"}  # a question needs a fact, it does not state one
 PATH_ARGS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filePath", "absolute_path",
@@ -62,6 +73,19 @@ _JOIN = re.compile(_JOIN_WORDS + r"$", re.I)
 SENTENCE_MAX = 300  # characters kept around a trigger in a long run without sentence ends
 RESTATED = 0.75  # a user sentence with no trigger asks for a task again when it holds this share of its terms
 _CAMEL = re.compile(r"[a-z][A-Z]|[a-z]{2,}[A-Z]")
+# a figure worth keeping: a number with a unit, a decimal, or three digits or more (not a year-like date part, a
+# version's or a path's piece: the look-arounds keep 1.2.3, v2, 2025-07-15 and file_42 out)
+NUMBER = re.compile(r"(?<![\w.\-/:#$])(\d+(?:\.\d+)?)(?:\s?(ms|sec|secs|seconds|s|minutes|mins|min|hours|h|kb|mb|gb|tb|"
+                    r"bytes|px|%|tokens|rpm|qps|fps|ghz|mhz|hz|x|k))?(?![\w.\-/]*\w)", re.I)
+# a shell program that only reads, lists or searches: such a command is the file or search fact of its call
+READ_PROGRAMS = frozenset({"cat", "head", "tail", "sed", "nl", "wc", "ls", "pwd", "echo", "grep", "egrep", "rg", "ag",
+                           "ack", "find", "fd", "tree", "file", "stat", "which", "less", "more", "awk", "cut", "sort",
+                           "uniq", "true", "jq", "printf", "du", "diff", "type", "realpath", "dirname", "basename",
+                           "git-show", "git-log", "git-diff", "git-status", "git-grep", "git-ls-files", "git-blame"})
+_SHELL_WRAP = re.compile(r"^(?:/\S*/)?(?:ba|z|da)?sh\s+-l?c\s+")
+_CD = re.compile(r"^cd\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s*(?:&&|;)\s*")
+_QUOTED = re.compile(r"'[^']*'" + r'|"(?:[^"\\]|\\.)*"')
+_SEGMENT = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _CODE = re.compile(r"^[a-z]+\d+[a-z\d]*$|^\d+[a-z]+[a-z\d]*$")  # E0425, ts2304, 404a
 
 
@@ -92,6 +116,7 @@ class Call:
     command: str | None
     todo: str | None  # the arguments of a todo-list call
     is_error: bool
+    result: int | None = None  # its result's position
 
 
 @dataclass
@@ -171,6 +196,60 @@ def text_path(raw: str) -> str | None:
     return p if p.count("/") >= 2 and p.isascii() else None
 
 
+def number_of(raw: str, unit: str | None) -> str | None:
+    """A figure's key (``250ms``, ``1024bytes``, ``0.12s``, ``8080``) when it is worth keeping: with a unit, a decimal
+    or three digits and more, and not a bare year."""
+    if not unit and "." not in raw and (len(raw) < 3 or len(raw) == 4 and raw[:2] in ("19", "20")):
+        return None
+    return raw + (unit or "").lower()
+
+
+def mentions_number(text_lower: str, key: str, code: bool = False) -> bool:
+    """``text`` holds the figure: its digits standing alone, with its unit when it has one (``250 ms`` is ``250ms``).
+    In a command or a path (``code``) a bare number next to a comma, a colon or a dash is a range or a line
+    (``sed -n 1,128p``, ``app.py:128``), not the figure."""
+    digits = key.rstrip("abcdefghijklmnopqrstuvwxyz%")
+    unit = key[len(digits):]
+    if unit:
+        tail = rf"\s?{re.escape(unit)}(?![a-z])"
+    else:
+        tail = r"(?![\d,:\-]|\.\d)" if code else r"(?!\d|\.\d)"
+    head = r"(?<![\w.,:\-])" if code and not unit else r"(?<![\w.])"
+    return re.search(f"{head}{re.escape(digits)}{tail}", text_lower) is not None
+
+
+@lru_cache(maxsize=1 << 14)
+def command_key(cmd: str) -> str | None:
+    """A command as the fact: a shell wrapper and ``cd DIR &&`` taken off, spaces folded, cut to 200 characters;
+    None when every program it runs only reads, lists or searches (the call's file and search facts say those)."""
+    c = " ".join(cmd.split())
+    wrapped = _SHELL_WRAP.match(c)
+    if wrapped:
+        c = c[wrapped.end():].strip()
+        if len(c) >= 2 and c[0] == c[-1] and c[0] in "'\"":
+            c = c[1:-1].strip()
+    while (cd := _CD.match(c)) is not None:
+        c = c[cd.end():]
+    if not c:
+        return None
+    programs = []
+    for seg in _SEGMENT.split(_QUOTED.sub("''", c)):  # a | inside a quoted pattern parts nothing
+        words = [w for w in seg.split() if "=" not in w.split("/")[0] or w.startswith("-")]
+        if not words:
+            continue
+        prog = words[0].rsplit("/", 1)[-1]
+        if prog in ("git", "sudo", "env", "time", "npx", "uv") and len(words) > 1:
+            prog = f"{prog}-{words[1]}" if prog == "git" else words[1].rsplit("/", 1)[-1]
+        programs.append("sed-i" if prog == "sed" and re.search(r"\s-i", seg) else prog)
+    if all(p in READ_PROGRAMS for p in programs):
+        return None
+    return c[:200]
+
+
+def mentions_command(text_lower: str, key: str) -> bool:
+    return " ".join(key.lower().split()) in " ".join(text_lower.replace("`", " ").split())
+
+
 def is_name(t: str) -> bool:
     """A term specific enough that one shared is evidence: a path, an identifier, a code such as E0425."""
     return "/" in t or is_specific(t) or _CODE.match(t) is not None
@@ -206,6 +285,7 @@ class Extractor:
         self.stated: dict[str, list[Fact]] = {k: [] for k in TEXT_KINDS}
         self.idents: set[str] = set()
         self.todos = False  # a todo list has named tasks
+        self.figures: set[str] = set()  # the keys of the number facts so far
 
     def add(self, kind: str, key: str, text: str, m: Mention, names: frozenset[str] = frozenset(),
             terms: frozenset[str] = frozenset()) -> Fact:
@@ -229,6 +309,13 @@ class Extractor:
             w = word.lower()
             self.add("identifier", w, word, m, frozenset({w}))
             self.idents.add(w)
+
+    def numbers(self, text: str, m: Mention) -> None:
+        for raw in NUMBER.finditer(text):
+            key = number_of(raw.group(1), raw.group(2))
+            if key is not None:
+                self.add("number", key, raw.group().strip(), m, frozenset({key}))
+                self.figures.add(key)
 
     def search(self, pattern: str, m: Mention) -> None:
         q = " ".join(pattern.strip().strip("'\"").split())
@@ -368,7 +455,10 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
     x = Extractor(rules)
     events: list[tuple[int, int, Any]] = []  # (position, order, item): stated facts need position order
     events += [(c.position, 1, c) for c in msgs.calls]
-    events += [(p, 2, ("error", line)) for p, line in msgs.errors]
+    # a command that only reads (cat, sed -n, rg) and did not fail shows a file's text: an "Error(" in it is code
+    reads = {c.result for c in msgs.calls if c.result is not None and not c.is_error and c.command
+             and _tool(c.name)[2] and command_key(command_text(c.command)) is None}
+    events += [(p, 2, ("error", line)) for p, line in msgs.errors if p not in reads]
     events += [(p, 0, ("user", t, stated)) for p, t, stated in msgs.users if p not in msgs.skip]
     events += [(p, 0, ("assistant", spans, t)) for p, spans, t in msgs.assistant if p not in msgs.skip]
     for position, _, item in sorted(events, key=lambda e: (e[0], e[1])):
@@ -382,6 +472,7 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
                 x.file(w, Mention(position, "user"), prose=True)
             for w in IDENTIFIER.findall(text):
                 x.identifier(w, Mention(position, "user"))
+            x.numbers(text, Mention(position, "user"))
             if stated:
                 x.sentences(text, position, "user")
             if x.stated["task"] or x.todos:
@@ -425,9 +516,17 @@ def _call(x: Extractor, c: Call) -> None:
         if "/" in cmd or "." in cmd:
             for w in PATH.findall(cmd):
                 x.file(w, m)
+        key = command_key(cmd)
+        if key is not None:
+            x.add("command", key.lower(), key, m)
+    target = " ".join(t for t in (c.pattern, c.path, cmd) if t)
+    if x.figures and target:
+        low = target.lower()
+        for f in [x.facts[("number", k)] for k in x.figures]:
+            if f.mentions[0].position < c.position and mentions_number(low, f.key, code=True):
+                x.add("number", f.key, f.text, m)
     if not x.idents:
         return
-    target = " ".join(t for t in (c.pattern, c.path, cmd) if t)
     for w in {w.lower() for w in _WORD.findall(target)} & x.idents:  # an identifier known before, in this target
         f = x.facts[("identifier", w)]
         if f.mentions[0].position < c.position:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import duckdb
 import orjson
@@ -21,7 +22,12 @@ from forensics.kernel.selection import SELECTED
 BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
 SUMMARY_MAX = 200_000  # characters of a compaction summary read
+KEPT_MAX = 1_000_000  # characters of the messages a compaction keeps, read to judge what they carry (the latest)
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
+# the lines a harness writes above a command's output (Claude Code's "Exit code 1", Codex's exit code, wall time and
+# unified-exec chunk headers): taken off before the first error line is looked for, so the error is the output's
+RESULT_HEADERS = (r"(?m)^(?:Exit code:? -?\d+|Wall time: [^\n]*|Output:|Chunk ID: \S+|Process exited with code -?\d+|"
+                  r"Original token count: \d+|Process running with session ID \d+)[ \t]*(?:\n|$)")
 SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
 
@@ -34,6 +40,18 @@ class Compaction:
     summary: str | None = None
     summary_position: int | None = None  # the summary is this message (Claude Code)
     kept_users: bool = False  # the format keeps the user messages before it (Codex replacement history)
+    kept_assistant: bool = False  # ... and the assistant's answers (a Codex replacement history that lists them)
+    answers: frozenset[int] = frozenset()  # then: the positions of those answers (an assistant message that ends
+    # its turn: the next message on the main path is the person's, or the compaction; not the commentary between calls)
+    kept_text: str | None = None  # what those kept messages say, to judge a fact by (as a summary is)
+    kept_messages: int | None = None  # the log says how many old messages the new context kept (Gemini CLI)
+    window: int | None = None  # then: the first position of the messages kept (the compaction's own: none kept)
+    opaque: str | None = None  # the log holds a summary no one can read: "encrypted" or "empty"
+
+    @property
+    def summary_state(self) -> str:
+        """``text`` (a summary to judge by), ``opaque`` (encrypted or empty) or ``none`` (no summary logged)."""
+        return "text" if self.summary else "opaque" if self.opaque else "none"
 
 
 @dataclass
@@ -105,7 +123,7 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
     picks, paths = _args()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _compaction_calls AS
-        SELECT conversation_id, position, call_index, name, {picks},
+        SELECT conversation_id, position, call_index, name, result_position, {picks},
                CASE WHEN regexp_matches(name, '(?i)todo|plan') THEN forensics_scrubbed(arguments) END AS todo, is_error
         FROM (SELECT t.*, CASE WHEN json_valid(t.arguments) THEN json_extract_string(t.arguments, ?) END AS v
               FROM tool_calls t {todo} WHERE t.position IS NOT NULL)""", [paths])
@@ -118,7 +136,7 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
         WITH r AS (  -- one row per result message (parallel calls share one in some formats)
             SELECT t.conversation_id, t.result_position, bool_or(t.is_error) AS is_error
             FROM tool_calls t {todo} WHERE t.is_error OR regexp_matches(t.name, ?) GROUP BY 1, 2),
-        m AS (SELECT r.*, left(m.content, {TEXT_MAX}) AS c FROM r
+        m AS (SELECT r.*, regexp_replace(left(m.content, {TEXT_MAX}), '{RESULT_HEADERS}', '', 'g') AS c FROM r
               JOIN messages m ON m.conversation_id = r.conversation_id AND m.position = r.result_position
               WHERE m.on_main_path)
         SELECT conversation_id, result_position AS position, forensics_scrubbed(
@@ -144,10 +162,10 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
 
 def _fill(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
     b = "JOIN _compaction_batch USING (conversation_id)"
-    for cid, pos, name, path, pattern, command, todo, err in con.execute(
-            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error FROM _compaction_calls {b} "
-            "ORDER BY 1, 2, call_index").fetchall():
-        convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err)))
+    for cid, pos, name, path, pattern, command, todo, err, res in con.execute(
+            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error, result_position "
+            f"FROM _compaction_calls {b} ORDER BY 1, 2, call_index").fetchall():
+        convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err), res))
     for cid, pos, line in con.execute(f"SELECT conversation_id, position, line FROM _compaction_errors {b} "
                                       "WHERE line <> '' ORDER BY 1, 2").fetchall():
         convs[cid].msgs.errors.append((pos, line))
@@ -178,11 +196,18 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         summary = next((s for d in details for s in [_detail_summary(d)] if s), None)
         if summary:
             summary = con.execute("SELECT forensics_scrubbed(?)", [summary]).fetchall()[0][0]
-        # Codex rebuilds the context from the summary and the recent user messages (its replacement history)
-        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex"))
+        objs = [_detail(d) for d in details]
+        # Codex rebuilds the context from the summary and the recent user messages (its replacement history;
+        # a newer one keeps the assistant's answers too, and the summary encrypted)
+        counts = [o["kept_messages"] for o in objs if isinstance(o.get("kept_messages"), int)]
+        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex",
+                                        kept_assistant=any("assistant" in (o.get("kept_roles") or ()) for o in objs),
+                                        opaque=_opaque(objs), kept_messages=min(counts) if counts else None))
     audited = [cid for cid, c in convs.items() if c.compactions]
     if not audited:
         return
+    _answers(con, [c for c in convs.values() if any(k.kept_assistant for k in c.compactions)])
+    _windows(con, [c for c in convs.values() if any(k.kept_messages is not None for k in c.compactions)])
     for cid, pos, role, text in con.execute(f"""
             SELECT m.conversation_id, m.position, m.role, forensics_scrubbed(left(m.content, {SUMMARY_MAX}))
             FROM messages m JOIN (SELECT conversation_id, min(position) AS first FROM events
@@ -204,13 +229,75 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         c.msgs.users = [u for u in c.msgs.users if u[0] not in c.msgs.skip]
 
 
-def _detail_summary(detail: str | None) -> str | None:
-    """The summary a format keeps in the event itself (Codex ``compacted.message``, Continue, OpenHands, Cline)."""
+def _answers(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
+    """The assistant's answers a Codex replacement history keeps, and the text of all it keeps (the person's
+    messages and those answers): an answer is a message that ends a turn before the compaction (the next main-path
+    message but a system line is the person's, or comes after the compaction; not the commentary between calls)."""
+    if not convs:
+        return
+    msgs: dict[str, list[tuple[int, str, int | None, str | None, str]]] = {}
+    for cid, pos, role, nxt, next_role, text in con.execute(f"""
+            SELECT conversation_id, position, role, lead(position) OVER w, lead(role) OVER w,
+                   forensics_scrubbed(left(content, {TEXT_MAX}))
+            FROM messages WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant')
+                  AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
+            WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
+            ORDER BY conversation_id, position""", [[c.conversation_id for c in convs]]).fetchall():
+        msgs.setdefault(cid, []).append((pos, role, nxt, next_role, text))
+    for c in convs:
+        for k in c.compactions:
+            if not k.kept_assistant:
+                continue
+            before = [m for m in msgs.get(c.conversation_id, []) if m[0] < k.position]
+            k.answers = frozenset(p for p, role, nxt, nrole, _ in before if role == "assistant"
+                                  and (nxt is None or nxt >= k.position or nrole == "user"))
+            kept = [t for p, role, *_, t in before if role == "user" and not HARNESS_TEXT.match(t) or p in k.answers]
+            k.kept_text = "\n".join(kept)[-KEPT_MAX:]
+
+
+def _windows(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
+    """Where the messages a compaction kept begin, when the log counts them: the ``kept_messages``-th last person
+    or assistant message before it (its tool results go with it); none kept: the compaction itself."""
+    if not convs:
+        return
+    spoken: dict[str, list[int]] = {}
+    for cid, pos in con.execute("""
+            SELECT conversation_id, position FROM messages WHERE on_main_path AND role IN ('user', 'assistant')
+            AND conversation_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
+                                [[c.conversation_id for c in convs]]).fetchall():
+        spoken.setdefault(cid, []).append(pos)
+    for c in convs:
+        for k in c.compactions:
+            if k.kept_messages is not None:
+                before = [p for p in spoken.get(c.conversation_id, []) if p < k.position]
+                k.window = before[-k.kept_messages] if 0 < k.kept_messages <= len(before) else \
+                    before[0] if k.kept_messages and before else k.position
+
+
+def _detail(detail: str | None) -> dict[str, Any]:
     try:
         obj = orjson.loads(detail) if detail else None
     except orjson.JSONDecodeError:
-        return None
-    if not isinstance(obj, dict):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _opaque(objs: list[dict[str, Any]]) -> str | None:
+    """Why the summary the log holds cannot be read: ``encrypted`` (Codex's replacement history carries only an
+    ``encrypted_content``, or a newer rollout's ``compaction`` item), ``empty`` (the summary field is there and
+    blank); None when no detail says a summary was written."""
+    if any(o.get("encrypted") is True or str(o.get("source", "")).startswith("response_item:compaction")
+           for o in objs):
+        return "encrypted"
+    if any(isinstance(o.get(k), str) and not o[k].strip() for o in objs for k in ("summary", "message")):
+        return "empty"
+    return None
+
+
+def _detail_summary(detail: str | None) -> str | None:
+    """The summary a format keeps in the event itself (Codex ``compacted.message``, Continue, OpenHands, Cline)."""
+    obj = _detail(detail)
+    if not obj:
         return None
     for k in DETAIL_KEYS:
         v = obj.get(k)

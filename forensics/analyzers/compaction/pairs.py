@@ -19,7 +19,7 @@ from forensics.analyzers.compaction.load import selected
 from forensics.analyzers.compaction.rules import READ_TOOL, Rules
 
 TABLE = "compaction_pairs"
-PAIRS_VERSION = 2  # 2: constraints cut at the clause
+PAIRS_VERSION = 3  # 2: constraints cut at the clause; 3: commands and figures, read commands raise no error
 SCHEMA = {"conversation_id": pl.String, "fingerprint": pl.String, "key": pl.String, "kind": pl.String,
           "fact": pl.String, "first": pl.Int32, "need": pl.Int32, "channel": pl.String, "reread": pl.Boolean}
 COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, key VARCHAR, kind VARCHAR, fact VARCHAR, first INTEGER, "

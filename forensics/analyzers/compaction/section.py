@@ -20,8 +20,8 @@ from forensics.analyzers import harness
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.compaction import replay
 from forensics.analyzers.compaction.audit import COLUMNS, Row
-from forensics.analyzers.compaction.audit_all import Audit, run_audit
-from forensics.analyzers.compaction.facts import KINDS
+from forensics.analyzers.compaction.audit_all import Audit, run_audit, tally
+from forensics.analyzers.compaction.facts import CATEGORIES, KINDS
 from forensics.analyzers.compaction.settings import CompactionSettings
 from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW
 from forensics.analyzers.keywords.settings import KeywordSettings
@@ -31,10 +31,13 @@ NAME = "compaction"
 TITLE = "Compaction audit"
 FACTS_TABLE = "compaction_facts"
 REPLAY_TABLE = "compaction_replay"
+MARKS_TABLE = "compaction_marks"
+MARK_COLUMNS = {"conversation_id": pl.String, "position": pl.Int32, "compaction_note": pl.String}
 REPLAY_COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32,
                   "context_tokens": pl.Int64, "kept_from": pl.Int32, "needed_after": pl.Int32,
                   "outside_window": pl.Int32, "max_tokens": pl.Int64, "keep_recent": pl.Int32}
 FACT_CHARS = 80  # of a fact's text in the report's tables
+NOTE_ITEMS = 5  # dropped facts named in the explorer's note at a compaction
 
 
 def audit_of(ctx: Context) -> Audit:
@@ -66,6 +69,7 @@ def run(ctx: Context) -> Section:
     here = next(p for p in sweep if (p["max_tokens"], p["keep_recent"]) == setting)
     rows = a.rows
     _store(ctx, FACTS_TABLE, [{k: getattr(r, k) for k in COLUMNS} for r in rows], COLUMNS)
+    _store(ctx, MARKS_TABLE, marks(a), MARK_COLUMNS)
     _store(ctx, REPLAY_TABLE, [{"conversation_id": x.conversation_id, "native_id": x.native_id, "position": x.position,
                                 "context_tokens": x.context_tokens, "kept_from": x.kept_from,
                                 "needed_after": x.needed_after, "outside_window": x.outside_window,
@@ -83,27 +87,42 @@ def run(ctx: Context) -> Section:
 
 
 def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[str, Any]], c: Any) -> dict[str, Any]:
-    def count(rs: list[Row]) -> dict[str, int]:
-        st = [r.status for r in rs]
-        return {"held": len(rs), "kept": st.count("kept"), "dropped": st.count("dropped"),
-                "unjudged": st.count("unjudged"), "lost": sum(r.lost for r in rs)}
-
     return {
         "logged": {"compactions": len(a.events), "conversations": len({e.conversation_id for e in a.events}),
                    "off_main_path": a.off_path_events,
                    "with_summary": sum(e.compaction.summary is not None for e in a.events),
-                   **count(rows), "kept_by_summary": sum(r.carried_by == "summary" for r in rows),
+                   "opaque_summaries": sum(e.compaction.summary_state == "opaque" for e in a.events),
+                   **tally(rows), "kept_by_summary": sum(r.carried_by == "summary" for r in rows),
                    "kept_by_messages": sum(r.carried_by == "kept messages" for r in rows),
                    "lost_high": sum(r.lost and r.severity == "high" for r in rows),
-                   "by_kind": {k: count([r for r in rows if r.kind == k]) for k in KINDS},
+                   "by_kind": {k: tally([r for r in rows if r.kind == k]) for k in KINDS},
+                   "by_category": by_category(rows),
                    "events": [{"conversation_id": e.conversation_id, "native_id": e.native_id,
                                "position": e.compaction.position, "trigger": e.compaction.trigger,
                                "pre_tokens": e.compaction.pre_tokens,
                                "summary_chars": len(e.compaction.summary) if e.compaction.summary else None,
-                               **e.counts()} for e in a.events]},
+                               **e.counts(), "by_category": by_category(e.rows, shares=False)} for e in a.events]},
         "replay": {**here, "summary_tokens": int(c.summary_tokens)},
         "sweep": sweep,
     }
+
+
+def by_category(rows: list[Row], shares: bool = True) -> dict[str, dict[str, Any]]:
+    """Per SPEC §26 category: the tally, and over the corpus ``kept_share`` (kept of the judged: kept and dropped),
+    ``summary_kept_share`` (kept by the summary of the facts only the summary could keep: those no kept message
+    holds) and ``needed_after_share`` (needed again of the dropped); None where there is nothing to share."""
+    out: dict[str, dict[str, Any]] = {}
+    for cat in CATEGORIES:
+        mine = [r for r in rows if r.category == cat]
+        t: dict[str, Any] = tally(mine)
+        t["by_summary"] = sum(r.carried_by == "summary" for r in mine)
+        if shares:
+            judged, on_summary = t["kept"] + t["dropped"], t["by_summary"] + t["dropped"]
+            t["kept_share"] = round(t["kept"] / judged, 4) if judged else None
+            t["summary_kept_share"] = round(t["by_summary"] / on_summary, 4) if on_summary else None
+            t["needed_after_share"] = round(t["lost"] / t["dropped"], 4) if t["dropped"] else None
+        out[cat] = t
+    return out
 
 
 def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int, idle: dict[str, str]) -> str:
@@ -117,7 +136,10 @@ def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int, 
                 f" ({m['with_summary']} with a summary in the log). Before {them} the context held "
                 f"{counted(m['held'], 'fact')}: {m['kept']} kept ({m['kept_by_summary']} by the summary, "
                 f"{m['kept_by_messages']} by kept messages), {m['dropped']} dropped, {m['unjudged']} not judged (no "
-                f"summary logged, or the summary in another language); {lost}.")
+                f"summary logged, or the summary in another language)"
+                + (f", {m['opaque']} behind an opaque summary ({counted(m['opaque_summaries'], 'compaction')} logged "
+                   "its summary encrypted or empty: what it kept cannot be read, and nothing is called dropped)"
+                   if m["opaque_summaries"] else "") + f"; {lost}." + _shares(m["by_category"]))
     else:
         head = f"Audit not in use: {idle[f'{NAME}.logged']}."
     if a.off_path_events:
@@ -135,6 +157,15 @@ def _summary(a: Audit, m: dict[str, Any], here: dict[str, Any], c: Any, n: int, 
         f"; of the {here['needed_after_compaction']} needs that follow a compaction, {here['outside_window']} "
         f"({here['outside_share']:.0%}) are of a fact outside the kept window, which only the summary could carry "
         "(the bounds: keeping no message leaves all of them outside, never compacting none).")
+
+
+def _shares(cats: dict[str, dict[str, Any]]) -> str:
+    """`` Kept per category: path 2 of 5, command 0 of 3, ...``: the judged categories only."""
+    parts = [f"{cat} {t['kept']} of {t['kept'] + t['dropped']}" for cat, t in cats.items() if t["kept"] + t["dropped"]]
+    summary = [f"{cat} {t['by_summary']} of {t['by_summary'] + t['dropped']}" for cat, t in cats.items()
+               if t["by_summary"] + t["dropped"]]
+    return (f" Kept per category (of the judged facts): {', '.join(parts)}." if parts else "") + (
+        f" The summaries kept, of the facts no kept message held: {', '.join(summary)}." if summary else "")
 
 
 def counted(n: int, word: str) -> str:
@@ -164,21 +195,27 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
     events = pl.DataFrame([{"conversation": name(e.conversation_id), "at": e.compaction.position,
                             "trigger": e.compaction.trigger, "pre_tokens": e.compaction.pre_tokens,
                             "summary_chars": len(e.compaction.summary) if e.compaction.summary else None,
-                            **e.counts()} for e in a.events],
+                            **e.counts(), "kept_of": _kept_of(e.rows), "lost_what": _lost_of(e.rows)}
+                           for e in a.events],
                           schema={"conversation": pl.String, "at": pl.Int64, "trigger": pl.String,
-                                  "pre_tokens": pl.Int64, "summary_chars": pl.Int64, "held": pl.Int64,
-                                  "kept": pl.Int64, "dropped": pl.Int64, "unjudged": pl.Int64, "lost": pl.Int64,
-                                  "lost_high": pl.Int64})
-    losses = pl.DataFrame([{"conversation": name(r.conversation_id), "severity": r.severity, "kind": r.kind,
-                            "fact": r.fact[:FACT_CHARS], "fact_at": r.fact_position, "compaction_at": r.event_position,
-                            "needed_at": r.needed_at, "need": r.need} for r in rows if r.lost],
-                          schema={"conversation": pl.String, "severity": pl.String, "kind": pl.String,
-                                  "fact": pl.String, "fact_at": pl.Int64, "compaction_at": pl.Int64,
+                                  "pre_tokens": pl.Int64, "summary_chars": pl.Int64, "summary": pl.String,
+                                  "held": pl.Int64, "kept": pl.Int64, "dropped": pl.Int64, "unjudged": pl.Int64,
+                                  "opaque": pl.Int64, "lost": pl.Int64, "lost_high": pl.Int64, "kept_of": pl.String,
+                                  "lost_what": pl.String})
+    losses = pl.DataFrame([{"conversation": name(r.conversation_id), "severity": r.severity, "category": r.category,
+                            "kind": r.kind, "fact": r.fact[:FACT_CHARS], "fact_at": r.fact_position,
+                            "compaction_at": r.event_position, "needed_at": r.needed_at, "need": r.need}
+                           for r in rows if r.lost],
+                          schema={"conversation": pl.String, "severity": pl.String, "category": pl.String,
+                                  "kind": pl.String, "fact": pl.String, "fact_at": pl.Int64, "compaction_at": pl.Int64,
                                   "needed_at": pl.Int64, "need": pl.String})
-    kinds = pl.DataFrame([{"kind": k, "held": sum(r.kind == k for r in rows),
-                           **{s: sum(r.kind == k and r.status == s for r in rows) for s in ("kept", "dropped",
-                                                                                          "unjudged")},
-                           "lost": sum(r.kind == k and r.lost for r in rows)} for k in KINDS])
+    cats = by_category(rows)
+    shown = ("held", "kept", "by_summary", "dropped", "unjudged", "opaque", "lost", "kept_share", "summary_kept_share",
+             "needed_after_share")
+    categories = pl.DataFrame([{"category": cat, **{k: t[k] for k in shown}} for cat, t in cats.items()],
+                              schema={"category": pl.String, **{k: pl.Float64 if k.endswith("share") else pl.Int64
+                                                                 for k in shown}})
+    kinds = pl.DataFrame([{"kind": k, **tally([r for r in rows if r.kind == k])} for k in KINDS])
     replayed = pl.DataFrame([{"conversation": name(x.conversation_id), "compacted_after": x.position,
                               "context_tokens": x.context_tokens, "kept_from": x.kept_from,
                               "needs_after": x.needed_after, "outside_window": x.outside_window} for x in listed],
@@ -191,6 +228,10 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
                           descending=[True, True, True, False, False])),
         Table("losses", "Dropped facts needed again (where the fact was, the compaction, where it was missed)",
               losses.sort(["severity", "conversation", "needed_at"], descending=[False, False, False])),
+        Table("by_category", "Facts per category at the logged compactions: kept_share is kept of the judged (kept "
+                             "and dropped), summary_kept_share kept by the summary of the facts no kept message held, "
+                             "needed_after_share the dropped ones needed again; opaque and unjudged facts are in none",
+              categories),
         Table("by_kind", "Facts per kind at the logged compactions", kinds)] if audited else []
     if not replayed_here:
         return audit
@@ -203,6 +244,44 @@ def _tables(ctx: Context, a: Audit, rows: list[Row], listed: list[Any], sweep: l
                                          "needed_after_compaction", "outside_window", "outside_share",
                                          pl.col("mean_context_tokens").round(0).cast(pl.Int64))),
     ]
+
+
+def marks(a: Audit) -> list[dict[str, Any]]:
+    """The explorer's notes, one row per message: at a compaction, its summary's state, what it kept per category
+    and what it lost; where a dropped fact was needed again, which fact and which compaction dropped it."""
+    notes: dict[tuple[str, int], list[str]] = {}
+    for e in a.events:
+        k, state = e.compaction, e.counts()["summary"]
+        head = {"text": "summary logged", "none": "no summary logged: not judged"}.get(state, f"summary {state}: what "
+                                                                                           "it kept cannot be read")
+        kept = _kept_of(e.rows)
+        lost = [r for r in e.rows if r.lost]
+        quiet = [r for r in e.rows if r.status == "dropped" and not r.lost]
+        dropped = "; dropped, not needed again: " + ", ".join(
+            f"{r.category} “{r.fact[:40]}”" for r in quiet[:NOTE_ITEMS]) + (
+            f" and {len(quiet) - NOTE_ITEMS} more" if len(quiet) > NOTE_ITEMS else "") if quiet else ""
+        note = f"compaction audit: {head}; {len(e.rows)} facts held" + (f"; kept {kept}" if kept else "") + dropped + (
+            f"; lost {len(lost)}: " + "; ".join(f"{r.category} “{r.fact[:60]}” (at [{r.fact_position}]) needed at "
+                                                 f"[{r.needed_at}]" for r in lost) if lost else "; nothing lost")
+        notes.setdefault((e.conversation_id, k.position), []).append(note)
+        for r in lost:
+            assert r.needed_at is not None
+            notes.setdefault((e.conversation_id, r.needed_at), []).append(
+                f"needed again after the compaction at [{r.event_position}], which dropped it: {r.category} "
+                f"“{r.fact[:60]}” ({r.need})")
+    return [{"conversation_id": cid, "position": pos, "compaction_note": "\n".join(n)}
+            for (cid, pos), n in sorted(notes.items())]
+
+
+def _kept_of(rows: list[Row]) -> str:
+    """``path 2/3, command 0/2``: kept of the judged, per category (the event's row in the table)."""
+    return ", ".join(f"{cat} {t['kept']}/{t['kept'] + t['dropped']}" for cat, t in by_category(rows, False).items()
+                     if t["kept"] + t["dropped"])
+
+
+def _lost_of(rows: list[Row]) -> str:
+    """The lost facts of one compaction, briefly: ``path app/x.py → [37]; command pytest -q → [40]``."""
+    return "; ".join(f"{r.category} {r.fact[:40]} → [{r.needed_at}]" for r in rows if r.lost)
 
 
 def _store(ctx: Context, table: str, rows: list[dict[str, Any]], schema: dict[str, Any]) -> None:

@@ -161,9 +161,13 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
             elif kind == "compacted":
                 st.compacted_lines += 1
                 log.skip("compacted (-> events)")
+                history = [h for h in listed(obj.get("replacement_history")) if isinstance(h, dict)]
                 st.events.append(Event("compaction", len(st.turns), detail={
                     "summary": obj.get("message"),
-                    "replacement_items": len(listed(obj.get("replacement_history")))}))
+                    "replacement_items": len(history),
+                    # what the rebuilt context kept, and whether its summary is only an encrypted blob
+                    "kept_roles": sorted({str(h.get("role")) for h in history if h.get("type") == "message"}),
+                    "encrypted": any("encrypted_content" in h for h in history)}))
                 st.open = None
             elif kind == "event_msg" and obj.get("type") == "user_message":
                 _user_message(log, st, n, obj)
