@@ -5,12 +5,15 @@
                                       # judged turn, random at the base rate, TF-IDF (threshold tuned on the other
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
+    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
   task to the next) and generated assistant logs (gen_corpus.py sqlite --profile realistic, 60 conversations per
   seed, seeds 1-6; seeds 5-6 held out);
-- dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat).
+- dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat);
+- the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
+  held-out halves by ``bench.problem_labels.half``), printed first.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -85,8 +88,17 @@ def held_out(dialogue_id: str) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true", help="refit weights.json on the training halves first")
-    ap.add_argument("--only", help="comma-separated set names (prefixes) to bench")
+    ap.add_argument("--only", help="comma-separated set names (prefixes) to bench; 'agent' is the labeled agent logs")
+    ap.add_argument("--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half")
     args = ap.parse_args()
+    from bench import topic_agent_logs
+
+    if args.fit_work:
+        topic_agent_logs.fit_work(SHARED, WEIGHTS)
+    if not args.only or any("agent".startswith(p) or p.startswith("agent") for p in args.only.split(",")):
+        print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED)))
+        if args.only and all(p.startswith("agent") for p in args.only.split(",")):
+            return
     with tempfile.TemporaryDirectory() as tmp:
         for s in SETS:
             prepare(s, Path(tmp))

@@ -17,7 +17,7 @@ import polars as pl
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.keywords.settings import KeywordSettings
-from forensics.analyzers.topics import corpus, draw, embedding, tune
+from forensics.analyzers.topics import corpus, draw, embedding, tune, work
 from forensics.analyzers.topics.evaluate import (
     Reference,
     Scores,
@@ -31,7 +31,7 @@ from forensics.analyzers.topics.evaluate import (
 )
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
+from forensics.analyzers.topics.model import has_mode, judging_mode, load_model, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Message, prepare
@@ -69,7 +69,8 @@ def run(ctx: Context) -> Section:
     model, lexical = load_models(judging)
     settings = Settings(KeywordSettings.of(cfg).tokenizer, roles, replace(model, anchor=cfg[key]),
                         replace(lexical, anchor=cfg[key]), Cues.from_settings(TopicSettings.of(cfg)), _lexicon(TopicSettings.of(cfg).lexicon),
-                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed)
+                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed,
+                        work=load_model(work.MODE) if judging == "user" and has_mode(work.MODE) else None)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics.analyzers.topics import work
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
@@ -42,10 +43,15 @@ class Judged:
 
 def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: CorpusTopics | None = None,
           lexicon: Mapping[str, Sequence[str]] | None = None, min_confidence: float = 0.7,
-          vectors: Sequence[Any] | None = None) -> list[Judged]:
+          vectors: Sequence[Any] | None = None, work_model: Model | None = None) -> list[Judged]:
     """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
-    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals)."""
+    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals;
+    ``work_model``: the request scorer of ``work.py``, which judges instead of ``model`` when the assistant
+    works in the conversation)."""
     feats = features(msgs, idf, cues, corpus, vectors)
+    if work_model is not None and work.is_work(msgs):
+        work.signals(msgs, feats)
+        model = work_model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None
