@@ -46,12 +46,14 @@ def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: C
           vectors: Sequence[Any] | None = None, work_model: Model | None = None) -> list[Judged]:
     """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
     the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals;
-    ``work_model``: the request scorer of ``work.py``, which judges instead of ``model`` when the assistant
-    works in the conversation)."""
+    ``work_model``: the request scorer of ``work.py``, which judges beside ``model`` when the assistant works in
+    the conversation: a turn switches when either says so, and the one further past its operating point gives
+    the confidence)."""
     feats = features(msgs, idf, cues, corpus, vectors)
-    if work_model is not None and work.is_work(msgs):
+    working = work_model is not None and work.is_work(msgs)
+    if working:
         work.signals(msgs, feats)
-        model = work_model
+    topic_model = model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None
@@ -64,9 +66,14 @@ def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: C
         if f is None:
             out.append(Judged(m.position, None, None, None))
             continue
+        model = topic_model
         s = model.score(f)
         if f.get("fresh"):  # a new subject by content alone: a switch at the operating point's confidence
             s = max(s, model.anchor)
+        if working and work_model is not None:
+            w = work_model.score(f)
+            if work_model.margin(w) > model.margin(s):  # the request scorer is the surer that a switch happens
+                model, s = work_model, w
         named = _lexicon_topic(m.text, lex)
         if named:
             topic, conf = named, LEXICON_CONFIDENCE

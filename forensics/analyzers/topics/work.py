@@ -20,7 +20,8 @@ model found 8 % of the labeled switches. What a reader goes by there is what the
 
 A logistic regression over these five (``weights.json`` mode ``work``: fitted by ``python bench/topics.py
 --fit-work`` on the dev half of the labeled shared agent logs, threshold at the best leave-one-conversation-out
-F1 there) scores each person turn; the marker rule (``infer.mark``) is the same as in every mode.
+F1 there) scores each person turn beside the user mode's topic model: a turn switches when either
+says so (a new subject still is a new request); the marker rule (``infer.mark``) is the same as in every mode.
 
 Which conversations are judged this way (``is_work``): those where the assistant works, not chats: a tool call
 on the main path, or a reply of at least WORK_REPLY_CHARS characters (code, a plan, a diff). A booking or
