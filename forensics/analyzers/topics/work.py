@@ -57,7 +57,7 @@ REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.
 
 def is_work(msgs: Sequence[Message]) -> bool:
     """The assistant works in this conversation (tool calls, or long replies), so a switch is a new request."""
-    return any(m.role == "assistant" and (m.targets or len(m.text) >= WORK_REPLY_CHARS) for m in msgs)
+    return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
 
 
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None]) -> None:
