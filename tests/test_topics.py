@@ -131,7 +131,7 @@ def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
                         "conf_after", "score", "keywords"]
     assert n == 24
     # [100] "这个先放一放。消息发送交付功能……" opens a new topic, but [87] "不对" has none: no marker (the seed's rule)
-    assert at100 == [(None, False), ("T3", False)]  # T2 began at the false alarm [83], T3 at [100]
+    assert at100 == [(None, False), ("T4", False)]  # T4 begins at [100] (the work scorer opened one more before it)
     ev = m["evaluation"]
     assert (ev["dialogues"], ev["reference_shifts"]) == (3, 6)
 
