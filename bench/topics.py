@@ -145,7 +145,10 @@ def _lines(path: Path) -> list[dict]:
 def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
     from forensics.analyzers.schema import defaults
 
-    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"])) if mode == "dialogue" else defaults()
+    # the dialogue mode's marker, opted into (topic.open_domain): by default open-domain talk is not judged and marks
+    # nothing (Pk = marking nothing, F1 0); the figures printed are what the marker would do
+    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"],
+                                            open_domain=True)) if mode == "dialogue" else defaults()
 
 
 # ------------------------------------------------------------------------------------------------- fitting
@@ -335,7 +338,7 @@ def bench(s: LabeledSet) -> None:
                               .fetchall() if n in s.held)
         held, _ = report(s.db, Path(tmp) / "held", ["json"], "topics", Selection(held_cids), cfg, labels=str(s.labels))
         tfidf = _tfidf_other_half(s)
-    roles = "user" if s.mode == "user" else "user+assistant"
+    roles = "user" if s.mode == "user" else "user+assistant, topic.open_domain = true: the default marks nothing"
     _print_set(f"{s.name} (roles {roles}, default config; {took:.1f} s): whole set", whole, s, None)
     _print_set(f"{s.name}: held-out half (not fitted on)", held, s, tfidf)
 

@@ -77,8 +77,9 @@ def run(ctx: Context) -> Section:
     labels: dict[str, dict[int, list[str]]] = {}
     tokens: dict[str, dict[int, list[str]]] = {}
     analysis = analyze(ctx.con, settings)
+    open_domain = judging.startswith("dialogue") and not TopicSettings.of(cfg).open_domain  # not judged: marks nothing
     for v in analysis.verdicts:
-        if not TopicSettings.of(cfg).marker_enabled:
+        if not TopicSettings.of(cfg).marker_enabled or open_domain:
             for j in v.judged:
                 j.marker = False
         results[v.conversation_id], keywords[v.conversation_id] = v.judged, v.keywords
@@ -93,6 +94,7 @@ def run(ctx: Context) -> Section:
                       f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
                       "ORDER BY c.native_id, s.position")
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
+    sec.metrics["not_judged"] = "open-domain" if open_domain else None
     sec.metrics["corpus_model"] = ({"fitted": True, "messages": analysis.corpus.units,
                                     "words": len(analysis.corpus.vocabulary)} if analysis.corpus else
                                    {"fitted": False, "messages": None, "words": None})
@@ -266,9 +268,13 @@ def _summary(m: Mapping[str, Any]) -> str:
         return "No conversation in the selection."
     s = (f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
          f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. ")
-    s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
-          "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with a "
-          "message that has a topic before it).")
+    if m.get("not_judged") == "open-domain":
+        s += ("Not judged: open-domain. Both parties' turns are judged (human-human talk), where the marker does "
+              "not beat marking every turn on chit-chat: no switch is marked (topic.open_domain = true marks them).")
+    else:
+        s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
+              "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with "
+              "a message that has a topic before it).")
     if m["mode"] == "user":
         cm = m["corpus_model"]
         s += (f" The corpus's own topic model was fitted on {cm['messages']} judged messages ({cm['words']} recurring "
@@ -316,6 +322,9 @@ ANALYZER = Analyzer(
     sections={"topic": "Topic-switch detection (seed 001, improvement 5)."},
     keys=(
         Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
+        Key("topic", "open_domain", False, "mark switches in open-domain talk too (the dialogue mode: roles with "
+            "\"assistant\"); off: such talk is not judged and nothing is marked, since on PersonaChat chit-chat "
+            "(TIAGE) the marker's F1 is under marking every turn (docs/topics-evaluation.md, issue 43)", ""),
         Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
             "probability", "TOPIC_MIN_CONFIDENCE"),
         Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES),
