@@ -47,11 +47,13 @@ _ASK = r"(?:please\s+|pls\s+|now\s+|let'?s\s+|can (?:you|we|i)\s+|could (?:you|w
        r"i (?:want|need|would like|'d like)(?: you)?(?: to)?\s+)?"
 _DO = r"(?:add|create|make|implement|write|build|update|generate|scan|audit|prepare|refactor|remove|delete|rename|" \
       r"move|convert|collect|describe|explain|support|set up|setup|install|run|deploy|design|review|document|" \
-      r"change|fix|test|check|get started|start|proceed|complete|show|list|find|search|summari[sz]e|translate|" \
+      r"fix|test|check|get started|start|proceed|complete|show|list|find|search|summari[sz]e|translate|" \
       r"compare|analy[sz]e|save|export|import|migrate|integrate|replace|use)\b"
-# Other languages of the logs: a request's usual opening ("I would like", "can you", "help me").
+# Other languages of the logs: a request's usual opening ("I would like", "can you", "help me"). Not a bare "can
+# you" with no verb of doing ("能不能把 X 改成 Y": a change to the work at hand), and no "change": re-specifying
+# what is being built is a continuation (S4), not a new request.
 _OTHER = r"(?:je (?:voudrais|souhaite|veux)|peux[- ]tu|pourrais[- ]tu|quiero|quisiera|puedes|podr[ií]as|" \
-         r"帮我|请你|请帮|我想|我要|能不能|可以帮|ich m[öo]chte|kannst du)"
+         r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
 
 
