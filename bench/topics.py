@@ -5,12 +5,15 @@
                                       # judged turn, random at the base rate, TF-IDF (threshold tuned on the other
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
+    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
   task to the next) and generated assistant logs (gen_corpus.py sqlite --profile realistic, 60 conversations per
   seed, seeds 1-6; seeds 5-6 held out);
-- dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat).
+- dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat);
+- the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
+  held-out halves by ``bench.problem_labels.half``), printed first.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -85,8 +88,17 @@ def held_out(dialogue_id: str) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true", help="refit weights.json on the training halves first")
-    ap.add_argument("--only", help="comma-separated set names (prefixes) to bench")
+    ap.add_argument("--only", help="comma-separated set names (prefixes) to bench; 'agent' is the labeled agent logs")
+    ap.add_argument("--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half")
     args = ap.parse_args()
+    from bench import topic_agent_logs
+
+    if args.fit_work:
+        topic_agent_logs.fit_work(SHARED, WEIGHTS)
+    if not args.only or any("agent".startswith(p) or p.startswith("agent") for p in args.only.split(",")):
+        print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED)))
+        if args.only and all(p.startswith("agent") for p in args.only.split(",")):
+            return
     with tempfile.TemporaryDirectory() as tmp:
         for s in SETS:
             prepare(s, Path(tmp))
@@ -133,7 +145,10 @@ def _lines(path: Path) -> list[dict]:
 def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
     from forensics.analyzers.schema import defaults
 
-    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"])) if mode == "dialogue" else defaults()
+    # the dialogue mode's marker, opted into (topic.open_domain): by default open-domain talk is not judged and marks
+    # nothing (Pk = marking nothing, F1 0); the figures printed are what the marker would do
+    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"],
+                                            open_domain=True)) if mode == "dialogue" else defaults()
 
 
 # ------------------------------------------------------------------------------------------------- fitting
@@ -323,7 +338,7 @@ def bench(s: LabeledSet) -> None:
                               .fetchall() if n in s.held)
         held, _ = report(s.db, Path(tmp) / "held", ["json"], "topics", Selection(held_cids), cfg, labels=str(s.labels))
         tfidf = _tfidf_other_half(s)
-    roles = "user" if s.mode == "user" else "user+assistant"
+    roles = "user" if s.mode == "user" else "user+assistant, topic.open_domain = true: the default marks nothing"
     _print_set(f"{s.name} (roles {roles}, default config; {took:.1f} s): whole set", whole, s, None)
     _print_set(f"{s.name}: held-out half (not fitted on)", held, s, tfidf)
 

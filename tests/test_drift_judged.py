@@ -64,7 +64,10 @@ def test_no_drift_kind_fires_on_most_conversations_of_one_agent(real: tuple[duck
 
 def test_no_finding_kind_fires_on_most_conversations_of_one_agent(real: tuple[duckdb.DuckDBPyConnection, dict]) -> None:
     """Every kind the report gives, per agent (its log format): none fires on more than half of an agent's
-    conversations (an agent with at least 5); measured 2026-12-02: the most is codex, 3 of 7 (topic_switch)."""
+    conversations (an agent with at least 5); measured 2026-12-02: the most is codex, 3 of 7 (topic_switch).
+    topic_switch is left out since issue 43: a switch is an event, not a problem, and the labels say where it is:
+    every SciCode sample's next-step prompt is a new request (50 of Inspect's 70 conversations; labeled shifts in
+    problems.jsonl) and long Codex sessions move from request to request (4 of 7)."""
     con, doc = real
     fmt = dict(con.execute("SELECT conversation_id, s.format FROM conversations JOIN sources s USING (source_id)")
                .fetchall())
@@ -73,7 +76,7 @@ def test_no_finding_kind_fires_on_most_conversations_of_one_agent(real: tuple[du
         sizes[f] = sizes.get(f, 0) + 1
     fired: dict[tuple[str, str], set[str]] = {}
     for f in doc["findings"]:
-        if f["conversation_id"]:
+        if f["conversation_id"] and f["kind"] != "topic_switch":
             fired.setdefault((f["kind"], fmt[f["conversation_id"]]), set()).add(f["conversation_id"])
     most = {k: (len(c), sizes[k[1]]) for k, c in fired.items() if sizes[k[1]] >= 5 and len(c) > sizes[k[1]] / 2}
     assert not most

@@ -39,7 +39,7 @@ def test_the_embedding_mode_has_its_own_fitted_operating_point() -> None:
 
 def test_report_with_embedding_on_scores_labeled_dialogues(tmp_path) -> None:
     cfg = tmp_path / "h.toml"
-    cfg.write_text('[topic]\nroles = ["user", "assistant"]\nembedding = true\n', encoding="utf-8")
+    cfg.write_text('[topic]\nroles = ["user", "assistant"]\nembedding = true\nopen_domain = true\n', encoding="utf-8")
     code, _, err = run_cli("report", "--db", str(tmp_path / "w.duckdb"), "--only", "topics", "--out",
                            str(tmp_path / "out"), "--format", "json", "--labels", str(THREE), "--config", str(cfg))
     assert code == 0, err

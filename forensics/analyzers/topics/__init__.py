@@ -17,7 +17,7 @@ import polars as pl
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.keywords.settings import KeywordSettings
-from forensics.analyzers.topics import corpus, draw, embedding, tune
+from forensics.analyzers.topics import corpus, draw, embedding, tune, work
 from forensics.analyzers.topics.evaluate import (
     Reference,
     Scores,
@@ -31,7 +31,7 @@ from forensics.analyzers.topics.evaluate import (
 )
 from forensics.analyzers.topics.infer import Judged
 from forensics.analyzers.topics.labels import read_labels
-from forensics.analyzers.topics.model import has_mode, judging_mode, load_models
+from forensics.analyzers.topics.model import has_mode, judging_mode, load_model, load_models
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Message, prepare
@@ -69,15 +69,17 @@ def run(ctx: Context) -> Section:
     model, lexical = load_models(judging)
     settings = Settings(KeywordSettings.of(cfg).tokenizer, roles, replace(model, anchor=cfg[key]),
                         replace(lexical, anchor=cfg[key]), Cues.from_settings(TopicSettings.of(cfg)), _lexicon(TopicSettings.of(cfg).lexicon),
-                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed)
+                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed,
+                        work=load_model(work.MODE) if judging == "user" and has_mode(work.MODE) else None)
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}
     labels: dict[str, dict[int, list[str]]] = {}
     tokens: dict[str, dict[int, list[str]]] = {}
     analysis = analyze(ctx.con, settings)
+    open_domain = judging.startswith("dialogue") and not TopicSettings.of(cfg).open_domain  # not judged: marks nothing
     for v in analysis.verdicts:
-        if not TopicSettings.of(cfg).marker_enabled:
+        if not TopicSettings.of(cfg).marker_enabled or open_domain:
             for j in v.judged:
                 j.marker = False
         results[v.conversation_id], keywords[v.conversation_id] = v.judged, v.keywords
@@ -92,6 +94,7 @@ def run(ctx: Context) -> Section:
                       f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
                       "ORDER BY c.native_id, s.position")
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
+    sec.metrics["not_judged"] = "open-domain" if open_domain else None
     sec.metrics["corpus_model"] = ({"fitted": True, "messages": analysis.corpus.units,
                                     "words": len(analysis.corpus.vocabulary)} if analysis.corpus else
                                    {"fitted": False, "messages": None, "words": None})
@@ -265,9 +268,13 @@ def _summary(m: Mapping[str, Any]) -> str:
         return "No conversation in the selection."
     s = (f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
          f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. ")
-    s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
-          "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with a "
-          "message that has a topic before it).")
+    if m.get("not_judged") == "open-domain":
+        s += ("Not judged: open-domain. Both parties' turns are judged (human-human talk), where the marker does "
+              "not beat marking every turn on chit-chat: no switch is marked (topic.open_domain = true marks them).")
+    else:
+        s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
+              "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with "
+              "a message that has a topic before it).")
     if m["mode"] == "user":
         cm = m["corpus_model"]
         s += (f" The corpus's own topic model was fitted on {cm['messages']} judged messages ({cm['words']} recurring "
@@ -315,6 +322,9 @@ ANALYZER = Analyzer(
     sections={"topic": "Topic-switch detection (seed 001, improvement 5)."},
     keys=(
         Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
+        Key("topic", "open_domain", False, "mark switches in open-domain talk too (the dialogue mode: roles with "
+            "\"assistant\"); off: such talk is not judged and nothing is marked, since on PersonaChat chit-chat "
+            "(TIAGE) the marker's F1 is under marking every turn (docs/topics-evaluation.md, issue 43)", ""),
         Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
             "probability", "TOPIC_MIN_CONFIDENCE"),
         Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES),

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from forensics.analyzers.topics import work
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import Idf, Message, _vector, cosine, features
@@ -42,10 +43,17 @@ class Judged:
 
 def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: CorpusTopics | None = None,
           lexicon: Mapping[str, Sequence[str]] | None = None, min_confidence: float = 0.7,
-          vectors: Sequence[Any] | None = None) -> list[Judged]:
+          vectors: Sequence[Any] | None = None, work_model: Model | None = None) -> list[Judged]:
     """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
-    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals)."""
+    the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals;
+    ``work_model``: the request scorer of ``work.py``, which judges beside ``model`` when the assistant works in
+    the conversation: a turn switches when either says so, and the one further past its operating point gives
+    the confidence)."""
     feats = features(msgs, idf, cues, corpus, vectors)
+    working = work_model is not None and work.is_work(msgs)
+    if working:
+        work.signals(msgs, feats)
+    topic_model = model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
     current: str | None = None
@@ -58,9 +66,14 @@ def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: C
         if f is None:
             out.append(Judged(m.position, None, None, None))
             continue
+        model = topic_model
         s = model.score(f)
         if f.get("fresh"):  # a new subject by content alone: a switch at the operating point's confidence
             s = max(s, model.anchor)
+        if working and work_model is not None:
+            w = work_model.score(f)
+            if work_model.margin(w) > model.margin(s):  # the request scorer is the surer that a switch happens
+                model, s = work_model, w
         named = _lexicon_topic(m.text, lex)
         if named:
             topic, conf = named, LEXICON_CONFIDENCE

@@ -53,6 +53,10 @@ class Model:
     def switches(self, score: float) -> bool:
         return score >= self.anchor
 
+    def margin(self, score: float) -> float:
+        """How far the score is past the operating point, on the logit scale (negative: below it)."""
+        return _logit(score) - _logit(self.anchor)
+
     def confidence(self, score: float) -> float:
         """Confidence in the decision the score leads to (switch or continue)."""
         margin = _logit(score) - _logit(self.anchor)

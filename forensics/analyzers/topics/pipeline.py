@@ -108,6 +108,7 @@ class Settings:
     min_confidence: float
     keep_tokens: bool  # return the judged messages' tokens (the label evaluation's TF-IDF baseline needs them)
     embed: bool = False  # the model uses sentence embeddings (the optional extra): encode each chunk's texts
+    work: Model | None = None  # the request scorer for conversations where the assistant works (``work.py``)
 
 
 @dataclass
@@ -314,7 +315,7 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
     with corpus.one_thread():
         for cid, msgs in convs:
             model = s.model if _CORPUS is not None else s.lexical
-            judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid))
+            judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid), s.work)
             tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
             out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF),
                                 tokens))

@@ -12,6 +12,7 @@ class TopicSettings(Settings):
     section = "topic"
 
     marker_enabled: bool
+    open_domain: bool
     min_confidence: float
     roles: list[str]
     switch_score: float

@@ -1,0 +1,204 @@
+"""Topic switches on the labeled shared agent logs (``../shared/data/problems/problems.jsonl``, field
+``user_turns[].shift``, rules S1-S8 of its GUIDE.md), dev and held-out halves apart.
+
+    python bench/topics.py --only agent            # this set alone (part of every bench/topics.py run)
+    python bench/topics.py --fit-work              # refit weights.json's ``work`` mode on the dev half first
+
+How a switch is matched to a label: the units of a conversation are its labeled **person turns** (every
+``user_turns`` entry with ``origin = person``, by warehouse position), whether the detector judges them or not
+(a slash command, a prompt log without replies, a re-delivered template are units the detector never marks).
+The detector's switch is the ``topic_switches`` row at a position; it counts at the person turn of that
+position (the marker is only ever set on a judged person turn, so no mapping is needed beyond the position).
+The first person turn is never a shift. P/R/F1 are exact (a switch one turn late is a miss and a false
+switch); Pk and WindowDiff as in ``evaluate.py``. Trivial references beside it: every person turn after the
+first, nothing, random at the base rate. The split is ``bench.problem_labels.half`` (the problems bench's).
+"""
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.problem_labels import half
+
+WORK_C = 1.0  # the logistic regression's inverse regularisation (raw signals: they are all of order 1)
+F1_SLACK = 0.02  # the operating point: the highest threshold whose F1 is within this of the best (the F1 curve is flat
+# from 0.2 to 0.4; the F1-best point, at precision 0.5, segmented worse than marking nothing on short conversations,
+# and a precision floor of 0.7 halved the recall: the most precise point of the flat top is the one kept)
+
+
+@dataclass
+class Labeled:
+    cid: str
+    half: str
+    family: str
+    units: list[int]  # person-turn positions
+    shifts: set[int]
+
+
+def labeled(con: Any, shared: Path) -> list[Labeled]:  # noqa: ANN401 - duckdb connection
+    logs = (shared / "data" / "agent-logs").resolve()
+    where = {(p.removeprefix(str(logs) + "/"), n): cid for cid, p, n in con.execute(
+        "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
+    ).fetchall()}
+    out = []
+    for line in (shared / "data" / "problems" / "problems.jsonl").read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        cid = where.get((d["source"], d["native_id"]))
+        if cid is None:
+            raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse of {logs}")
+        persons = [t for t in d["user_turns"] if t["origin"] == "person"]
+        out.append(Labeled(cid, half(d["source"], d["native_id"]), d["family"], [t["position"] for t in persons],
+                           {t["position"] for t in persons if t["shift"]}))
+    return out
+
+
+def warehouse(shared: Path, tmp: Path) -> Path:
+    from forensics.ingestion.run import ingest
+
+    logs = shared / "data" / "agent-logs"
+    if not logs.is_dir():
+        raise SystemExit(f"{logs}: not found (set FORENSICS_SHARED)")
+    db = tmp / "agent-logs.duckdb"
+    ingest([logs], db=db)
+    return db
+
+
+def switches(db: Path) -> dict[str, set[int]]:
+    """The topics analyzer's switches at the default config, per conversation."""
+    from forensics.analyzers import load as analyzer
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import defaults
+    from forensics.kernel.selection import Selection
+    from forensics.warehouse import open_warehouse
+
+    with open_warehouse(db) as wh:
+        analyzer("topics").run(Context.open(wh.con, defaults(), Selection()))
+        out: dict[str, set[int]] = {}
+        for cid, pos in wh.con.execute("SELECT conversation_id, position FROM topic_switches").fetchall():
+            out.setdefault(cid, set()).add(pos)
+    return out
+
+
+def evaluate(shared: Path, db: Path | None = None) -> dict[str, Any]:
+    """Every detector's scores on the whole set and on each half."""
+    from forensics.analyzers.topics.evaluate import mark_all, mark_none, mark_random, reference, score
+    from forensics.warehouse import open_warehouse
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = db or warehouse(shared, Path(tmp))
+        found = switches(db)
+        with open_warehouse(db, read_only=True) as wh:
+            convs = labeled(wh.con, shared)
+    out: dict[str, Any] = {}
+    for name, part in (("whole", convs), ("dev", [c for c in convs if c.half == "dev"]),
+                       ("held-out", [c for c in convs if c.half == "held"])):
+        refs = [reference(c.cid, c.units, c.shifts) for c in part if c.units]
+        ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
+        out[name] = {"conversations": len(refs), "person_turns": sum(len(r.units) for r in refs),
+                     "shifts": sum(len(r.shifts) for r in refs),
+                     "detectors": {k: score(refs, v).as_dict() for k, v in (
+                         ("ours", ours), ("every person turn", mark_all(refs)), ("nothing", mark_none(refs)),
+                         ("random at the base rate", mark_random(refs)))}}
+    return out
+
+
+def render(res: dict[str, Any]) -> str:
+    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    lines = []
+    for name, r in res.items():
+        lines.append(f"\nlabeled agent logs (person turns, default config): {name}: {r['conversations']} conversations, "
+                     f"{r['person_turns']} person turns, {r['shifts']} labeled shifts")
+        lines.append(f"  {'detector':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6} {'WD':>6}")
+        for k, s in r["detectors"].items():
+            lines.append(f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} "
+                         f"{f(s['pk']):>6} {f(s['windowdiff']):>6}")
+        d = r["detectors"]
+        lines.append(f"  floor: F1 > every person turn ({d['every person turn']['f1']:.3f}): "
+                     f"{'yes' if d['ours']['f1'] > d['every person turn']['f1'] else 'NO'}; Pk <= nothing: "
+                     f"{'yes' if (d['ours']['pk'] or 0) <= (d['nothing']['pk'] or 0) else 'NO'}; target P >= 0.70 "
+                     f"and F1 >= 0.60: {'yes' if d['ours']['precision'] >= 0.70 and d['ours']['f1'] >= 0.60 else 'NO'}")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------- fitting
+
+def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int], list[str]]:
+    """The dev half's judged person turns with a topic in work conversations: their ``work`` signals, label and
+    conversation (what the report's inference computes, ``infer.infer``)."""
+    from forensics.analyzers.keywords.settings import KeywordSettings
+    from forensics.analyzers.schema import defaults
+    from forensics.analyzers.topics import Settings, work
+    from forensics.analyzers.topics.model import load_models
+    from forensics.analyzers.topics.pipeline import signals
+    from forensics.analyzers.topics.settings import TopicSettings
+    from forensics.text.cues import Cues
+    from forensics.warehouse import open_warehouse
+
+    cfg = defaults()
+    topic = TopicSettings.of(cfg)
+    settings = Settings(KeywordSettings.of(cfg).tokenizer, frozenset(topic.roles), *load_models("user"),
+                        Cues.from_settings(topic), {}, topic.min_confidence, keep_tokens=False)
+    x, y, groups = [], [], []
+    with open_warehouse(db) as wh:
+        convs = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
+        for cid, msgs, feats in signals(wh.con, settings):
+            c = convs.get(cid)
+            if c is None or not work.is_work(msgs):
+                continue
+            work.signals(msgs, feats)
+            first = min(c.units) if c.units else None
+            for m, f in zip(msgs, feats):
+                if m.judged and f is not None and m.position != first and m.position in c.units:
+                    x.append([f[k] for k in work.FEATURES])
+                    y.append(int(m.position in c.shifts))
+                    groups.append(cid)
+    return x, y, groups
+
+
+def fit_work(shared: Path, weights: Path) -> None:
+    """Logistic regression (scikit-learn) of the ``work`` signals on the dev half; the threshold is the best F1 of
+    leave-one-conversation-out predictions on the dev half (so it is chosen on turns each model did not see)."""
+    import numpy as np
+    import orjson
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import LeaveOneGroupOut
+
+    from forensics.analyzers.topics import work
+    from forensics.analyzers.topics.model import load_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        x_, y_, groups = training_rows(warehouse(shared, Path(tmp)), shared)
+    x, y = np.array(x_), np.array(y_)
+    held = np.zeros(len(y))
+    for train, test in LeaveOneGroupOut().split(x, y, groups):
+        held[test] = LogisticRegression(C=WORK_C, max_iter=1000).fit(x[train], y[train]).predict_proba(x[test])[:, 1]
+
+    def f1(th: float) -> float:
+        tp = int(((held >= th) & (y == 1)).sum())
+        return 2 * tp / (int((held >= th).sum()) + int(y.sum()))
+
+    def precision(th: float) -> float:
+        return int(((held >= th) & (y == 1)).sum()) / max(1, int((held >= th).sum()))
+
+    best = max(f1(i / 100) for i in range(10, 95))
+    anchor = max(i / 100 for i in range(10, 95) if f1(i / 100) >= best - F1_SLACK)
+    m = LogisticRegression(C=WORK_C, max_iter=1000).fit(x, y)
+    doc = orjson.loads(weights.read_bytes())
+    doc["modes"][work.MODE] = {
+        "weights": {k: round(float(c), 4) for k, c in zip(work.FEATURES, m.coef_[0])},
+        "bias": round(float(m.intercept_[0]), 4), "anchor": anchor, "fixed": {},
+        "fitted_on": f"shared agent logs (problems.jsonl), dev half (bench.problem_labels.half): {len(y)} judged "
+                     f"person turns of work conversations, {int(y.sum())} switches; scikit-learn "
+                     f"LogisticRegression(C={WORK_C})",
+        "anchor_rule": f"the highest threshold whose leave-one-conversation-out F1 on the dev half is within "
+                       f"{F1_SLACK} of the best ({best:.3f}): F1 {f1(anchor):.3f}, precision {precision(anchor):.3f}"}
+    weights.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
+    load_model.cache_clear()
+    print(f"fit-work: {len(y)} turns, {int(y.sum())} switches; weights {doc['modes'][work.MODE]['weights']}, "
+          f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave-one-conversation-out F1 {f1(anchor):.3f}, "
+          f"cross-entropy {-np.mean(y * np.log(held + 1e-9) + (1 - y) * np.log(1 - held + 1e-9)):.3f}; "
+          f"log 2 = {math.log(2):.3f})")

@@ -1,0 +1,55 @@
+"""The request scorer for work with an agent (``topics/work.py``): which conversations it judges, its signals, and a
+new request after finished work marked where feedback on that work is not."""
+from __future__ import annotations
+
+from collections import Counter
+
+from forensics.analyzers.schema import defaults
+from forensics.analyzers.topics import work
+from forensics.analyzers.topics.infer import infer
+from forensics.analyzers.topics.model import load_model, load_models
+from forensics.analyzers.topics.settings import TopicSettings
+from forensics.analyzers.topics.signals import Idf, Message, features, prepare
+from forensics.text.cues import Cues
+
+CUES = Cues.from_settings(TopicSettings.of(defaults()))
+LONG = "Implemented the drag handle in `src/canvas/Node.tsx` and wired it into the graph store. " * 20
+
+
+def _conversation(*turns: tuple[str, str]) -> list[Message]:
+    msgs = [Message(i, role, text, role == "user") for i, (role, text) in enumerate(turns)]
+    prepare(msgs)
+    return msgs
+
+
+def test_only_conversations_where_the_assistant_works_are_judged_by_it() -> None:
+    chat = _conversation(("user", "I need a hotel in the north"), ("assistant", "There are 3. Any price range?"))
+    assert not work.is_work(chat)
+    assert work.is_work(_conversation(("user", "fix the drag"), ("assistant", LONG)))
+
+
+def test_request_form_reads_the_persons_opening_not_a_paste() -> None:
+    for text in ("Now add type declarations for the core modules", "OK, great. Now implement the plan.",
+                 "please create a e2e testsuite", "je voudrais lister les utilisateurs", "帮我写一个脚本"):
+        assert work.REQUEST.search(text), text
+    for text in ("still cannot drag", "same error", "yes please", "250ms", "it's fixed!"):
+        assert not work.REQUEST.search(text), text
+
+
+def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
+    msgs = _conversation(
+        ("user", "Make nodes draggable on the canvas in src/canvas/Node.tsx"), ("assistant", LONG),
+        ("user", "still cannot drag the node"), ("assistant", LONG),
+        ("user", "Now add an export of the workspace to JSON in src/io/export.ts, with a test for it"),
+        ("assistant", LONG))
+    idf = Idf([m.tokens for m in msgs])
+    feats = features(msgs, idf, CUES)
+    work.signals(msgs, feats)
+    assert feats[2] is not None and feats[4] is not None
+    assert feats[4]["request_form"] == 1.0 and feats[2]["request_form"] == 0.0
+    assert feats[4]["own_words"] > feats[2]["own_words"]
+    model = load_model(work.MODE)
+    assert model.switches(model.score(feats[4])) and not model.switches(model.score(feats[2]))
+    judged = infer(msgs, idf, load_models("user")[1], CUES, work_model=model)
+    assert [j.position for j in judged if j.marker] == [4]
+    assert Counter(j.topic for j in judged)["T1"] == 2
