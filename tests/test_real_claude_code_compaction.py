@@ -146,6 +146,8 @@ def test_the_compaction_audit_per_category(db: Path, tmp_path: Path) -> None:
     assert [(c, p) for c, _, p in lost] == [("path", 17), ("path", 66), ("command", 111)]
     assert not any(f in summary for _, f, _ in lost)
     assert lost[2][1] == "mix credo --strict 2>&1 | tail -10"
+    # needed again where the raw file re-reads live_view.ex (153), re-runs credo (191), re-reads the task output (290)
+    assert [p for (p,) in query(db, "SELECT position FROM compaction_marks ORDER BY position")] == [132, 153, 191, 290]
     dropped = defaultdict(int)
     for (c,) in query(db, "SELECT category FROM compaction_facts WHERE status = 'dropped'"):
         dropped[c] += 1
