@@ -94,7 +94,8 @@ BUILT_FIGURES = {COMPACTED["built"].session: (1, 7, 5, 5, 1), COMPACTED["built"]
 
 
 def files(family: str) -> list[Path]:
-    here = [p for root in (REAL, BUILT) for p in (root / family).rglob("*") if p.is_file() and p.suffix != ".py"]
+    here = [p for root in (REAL, BUILT) for p in (root / family).rglob("*")
+            if p.is_file() and p.suffix != ".py" and p.name != "LICENSE"]  # a repository's licence, kept beside its files
     extra = {"claude_code": [p for c in COMPACTED.values() for p in (c.session, c.compactor)],
              "codex": [t.rollout for t in TEMPLATED.values()]}.get(family, [])
     return sorted({*here, *(p for p in extra if p is not None)})
