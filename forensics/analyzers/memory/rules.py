@@ -50,18 +50,40 @@ class Readers:
     supersede: Cues
     question: Cues
     declined: Cues
+    weak: Cues  # a decision only beside a contrast or with the user's agreement: "I'll use X instead of Y"
+    contrast: Cues
+    agreement: Cues
+    recommend: Cues
+    wrapped: tuple[re.Pattern[str], ...] = ()  # decision cues written "A X B": 就 Kafka 吧, 不用 MySQL 了
 
     @classmethod
     def of(cls, cfg: Config) -> Readers:
         m = MemorySettings.of(cfg)
         after = [c.strip()[1:] for c in m.decision_cues if _AFTER.match(c.strip())]
-        before = [c for c in m.decision_cues if not _AFTER.match(c.strip())]
+        wrapped = [c.strip() for c in m.decision_cues if _WRAPPED.match(c.strip())]
+        before = [c for c in m.decision_cues if not _AFTER.match(c.strip()) and c.strip() not in wrapped]
         return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(before, align_han=True),
                    Cues.of(after, align_han=True), Cues.of(m.undecided_cues), Cues.of(m.supersede_cues),
-                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True))
+                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True),
+                   Cues.of(m.weak_decision_cues), Cues.of(m.contrast_cues), Cues.of(m.agreement_cues, align_han=True),
+                   Cues.of(m.recommend_cues), tuple(_wrapped(c) for c in wrapped))
+
+
+def _wrapped(cue: str) -> re.Pattern[str]:
+    """"就 X 吧" as a pattern: the cue's ends around a clause that names a product, version or date."""
+    head, tail = (p.strip() for p in _PLACEHOLDER.split(cue, maxsplit=1))
+    return re.compile(re.escape(head) + r"\s*([^，,。；;！!？?\s]*[A-Za-z0-9][^，,。；;！!？?]*?)\s*" + re.escape(tail))
+
+
+def candidates(cues: list[str]) -> list[str]:
+    """What a message must contain (lower case) to be read for a decision: each cue, its fixed part for X cues."""
+    return [p.strip().lower() for c in cues for p in _PLACEHOLDER.split(c)[:1 if _AFTER.match(c.strip()) is None
+                                                                             else 2][-1:] if p.strip()]
 
 
 _AFTER = re.compile(r"X(?![A-Za-z])\s*\S")  # a cue written "X 定了"
+_WRAPPED = re.compile(r"[^X\s]+\s*X(?![A-Za-z])\s*\S")  # a cue written "就 X 吧"
+_PLACEHOLDER = re.compile(r"(?<![A-Za-z])X(?![A-Za-z])")
 _NEGATED = "不没未别非"  # a Chinese cue right after one of these is negated: 不采用 MongoDB
 _CLAUSE = re.compile(r"[，,、：:]")
 _NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must name: a product, a version, a date
@@ -182,7 +204,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
         by_project.setdefault(d.project, []).append(d)
-    cues = [c.strip().lower() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
+    cues = [c.strip() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
     rows = con.execute(f"""
         WITH t AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
@@ -202,7 +224,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         WHERE t.role IN (SELECT unnest(?::VARCHAR[]))
           AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(t.content), x))) > 0
         ORDER BY 1, 4""", [list(MemorySettings.of(cfg).decision_roles),
-                           [c[1:].strip() if _AFTER.match(c) else c for c in cues]]).fetchall()
+                           candidates(cues + list(MemorySettings.of(cfg).weak_decision_cues))]).fetchall()
     done: set[tuple[str, int | None]] = set()
     for cid, native, project, pos, role, text, start, end, asked, answer in rows:
         turn = (cid, start if start is not None else pos)
@@ -211,9 +233,10 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         if any((start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())) or \
                 pos in sourced.get(cid, ()):
             continue  # a decision was recorded from this turn
-        if role != "user" and not _accepted(asked, answer, r):
+        agreed = role != "user" and _agreed(answer, r)
+        if role != "user" and not (agreed or _accepted(asked, answer, r)):
             continue  # an assistant's proposal nobody asked for, nobody answered, or the user turned down
-        statement = next((s for s in sentences(text) if _states(s, r, mode)), None)
+        statement = next((s for s in sentences(text) if _states(s, r, mode, agreed)), None)
         if statement is None:
             continue
         known = by_project.get(project, ())
@@ -232,11 +255,23 @@ def _accepted(asked: str | None, answer: str | None, r: Readers) -> bool:
     return not r.declined.search(first)
 
 
-def _states(sentence: str, r: Readers, mode: str) -> bool:
+def _agreed(answer: str | None, r: Readers) -> bool:
+    """The user's reply agrees in its first sentence and does not turn anything down."""
+    first = next(iter(sentences(answer or "")), "")
+    return r.agreement.search(first) and not r.declined.search(first)
+
+
+def _states(sentence: str, r: Readers, mode: str, agreed: bool = False) -> bool:
     """A sentence stating a decision: a decision cue and the option chosen, not a question, not pending, not a
-    list of options (主要由性能决定 names nothing after its cue: it states no decision; 不采用 X chooses nothing)."""
+    list of options (主要由性能决定 names nothing after its cue: it states no decision; 不采用 X chooses nothing).
+    A weak cue ("I'll use") states one only beside a contrast (instead of Y) or with the user's agreement."""
     if r.question.search(sentence) or r.undecided.search(sentence):
         return False
+    if any(p.search(sentence) for p in r.wrapped):
+        return True
+    span = r.weak.span(sentence)
+    if span is not None and (agreed or r.contrast.search(sentence)) and terms(sentence[span[1]:], mode) - GENERIC:
+        return True
     span = r.decision.span(sentence)
     if span is not None and not _negated(sentence, span[0]) and terms(sentence[span[1]:], mode) - GENERIC:
         return True
