@@ -91,8 +91,9 @@ _NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must n
 
 def find(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision]) -> list[Hit]:
     r = Readers.of(cfg)
+    stated = list(unrecorded(con, cfg, decisions, r))
     hits = [*relitigation(con, decisions, r), *not_recalled(con, cfg, decisions, r),
-            *conflict(con, decisions, r), *unrecorded(con, cfg, decisions, r)]
+            *conflict(con, decisions, r), *stated, *chosen_over_two_turns(con, cfg, decisions, r, stated)]
     return sorted(hits, key=lambda h: (KINDS.index(h.kind), h.native_id or "", h.position or -1, h.decision_id or ""))
 
 
@@ -284,3 +285,86 @@ def _states(sentence: str, r: Readers, mode: str, agreed: bool = False) -> bool:
 
 def _negated(sentence: str, start: int) -> bool:
     return start > 0 and sentence[start - 1] in _NEGATED
+
+
+_NAME = r"[A-Za-z][\w.+#-]*"
+_EITHER = re.compile(rf"({_NAME})\s*(?:,?\s*or|还是|或者|或是|vs\.?|versus)\s*({_NAME})", re.IGNORECASE)
+_ORDINALS = ((re.compile(r"(?i)\b(first|former)\b|第一|前者|前一个"), 0),
+             (re.compile(r"(?i)\b(second|latter)\b|第二|后者|后一个"), 1))
+SHORT_ANSWER = 40  # characters: a longer reply is more than an answer to "X or Y?"
+
+
+def chosen_over_two_turns(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers,
+                          stated: list[Hit]) -> Iterator[Hit]:
+    """A decision spread over two turns: the user asks "X or Y?", the assistant answers, and the user's next
+    message picks one (names only it, "the second", or agrees — 好, ok — with the one the assistant recommended).
+    Silent when a decision was recorded from either turn, when the assistant's answer already stated it, or when
+    the reply is a question, pending or turns both down."""
+    mode = KeywordSettings.of(cfg).tokenizer
+    sourced: dict[str, set[int]] = {}
+    for d in decisions:
+        if d.conversation_id is not None and d.position is not None:
+            sourced.setdefault(d.conversation_id, set()).add(d.position)
+    by_project: dict[str, list[Decision]] = {}
+    for d in decisions:
+        by_project.setdefault(d.project, []).append(d)
+    flagged = {(h.conversation_id, h.position) for h in stated}
+    rows = con.execute(f"""
+        SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content
+        FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+        WHERE m.on_main_path AND c.project IS NOT NULL AND m.role IN ('user', 'assistant') AND NOT m.blank
+          AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+        ORDER BY 1, 4""").fetchall()
+    asked: tuple[int, str, list[str]] | None = None  # the open "X or Y?": position, text, options
+    between: list[tuple[int, str]] = []
+    cid_now = None
+    for cid, native, project, pos, role, text in rows:
+        if cid != cid_now:
+            cid_now, asked, between = cid, None, []
+        if role == "assistant":
+            between.append((pos, text))
+            continue
+        if asked is not None and between:
+            chosen = _picked(text, asked[2], [t for _, t in between], r)
+            turn = {asked[0], pos, *(p for p, _ in between)}
+            if chosen is not None and not (turn & sourced.get(cid, set())) \
+                    and not any((cid, p) in flagged for p in turn) \
+                    and not any(d.recalled_by(chosen) for d in by_project.get(project, ())):
+                yield Hit("decision_unrecorded", "low", None, cid, native, pos, None,
+                          f"chooses {chosen!r} of {_quote(asked[1])} and no decision_events row was recorded "
+                          f"from it: {_quote(text)}", [asked[0], pos], project)
+        options = _options(text, r, mode)
+        asked, between = ((pos, text, options) if options else None), []
+
+
+def _options(text: str, r: Readers, mode: str) -> list[str]:
+    """The two options of a question "X or Y?" (X 还是 Y？), when the message asks one."""
+    for s in sentences(text):
+        if not r.question.search(s):
+            continue
+        m = _EITHER.search(s)
+        if m and m.group(1).lower() != m.group(2).lower() and all(terms(o, mode) - GENERIC
+                                                                   for o in m.groups()):
+            return [m.group(1), m.group(2)]
+    return []
+
+
+def _picked(reply: str, options: list[str], answer: list[str], r: Readers) -> str | None:
+    """The option a short reply picks: the only one it names, the one its ordinal points at, or the one the
+    assistant recommended when the reply agrees."""
+    reply = reply.strip()
+    if len(reply) > SHORT_ANSWER or r.question.search(reply) or r.undecided.search(reply) \
+            or r.declined.search(reply):
+        return None
+    named = [o for o in options if names(reply, o)]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        return None
+    for pattern, i in _ORDINALS:
+        if pattern.search(reply):
+            return options[i]
+    if not r.agreement.search(reply):
+        return None
+    recommended = {o for t in answer for s in sentences(t) if r.recommend.search(s) for o in options if names(s, o)}
+    return recommended.pop() if len(recommended) == 1 else None
