@@ -70,9 +70,11 @@ class Readers:
 
 
 def _wrapped(cue: str) -> re.Pattern[str]:
-    """"就 X 吧" as a pattern: the cue's ends around a clause that names a product, version or date."""
+    """"就 X 吧" as a pattern: the cue's ends around nothing but a product's name (Latin, up to three words): 就玩
+    2-3 小时吧 and 就帮我找一个…的景点吧 name none."""
     head, tail = (p.strip() for p in _PLACEHOLDER.split(cue, maxsplit=1))
-    return re.compile(re.escape(head) + r"\s*([^，,。；;！!？?\s]*[A-Za-z0-9][^，,。；;！!？?]*?)\s*" + re.escape(tail))
+    return re.compile(re.escape(head) + r"\s*([A-Za-z][\w.+#-]*(?:\s+[A-Za-z0-9][\w.+#-]*){0,2})\s*"
+                      + re.escape(tail))
 
 
 def candidates(cues: list[str]) -> list[str]:
@@ -237,7 +239,9 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         agreed = role != "user" and _agreed(answer, r)
         if role != "user" and not (agreed or _accepted(asked, answer, r)):
             continue  # an assistant's proposal nobody asked for, nobody answered, or the user turned down
-        statement = next((s for s in sentences(text) if _states(s, r, mode, agreed)), None)
+        # a weak cue ("switch to") is ratified by agreement only in answer to the user's question
+        ratified = agreed and bool(asked) and r.question.search(asked or "")
+        statement = next((s for s in sentences(text) if _states(s, r, mode, ratified)), None)
         if statement is None:
             continue
         known = by_project.get(project, ())
@@ -274,7 +278,7 @@ def _states(sentence: str, r: Readers, mode: str, agreed: bool = False) -> bool:
     if span is not None and (agreed or r.contrast.search(sentence)) and terms(sentence[span[1]:], mode) - GENERIC:
         return True
     span = r.decision.span(sentence)
-    if span is not None and not _negated(sentence, span[0]) and terms(sentence[span[1]:], mode) - GENERIC:
+    if span is not None and not _negated(sentence, span[0]) and not sentence[span[1]:].startswith("的") and terms(sentence[span[1]:], mode) - GENERIC:
         return True
     span = r.decided_after.span(sentence)
     if span is None or _negated(sentence, span[0]):
