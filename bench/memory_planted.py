@@ -23,9 +23,10 @@ CHOICE = re.compile(r"(?i)\b(use|using|go with|choose|pick|switch|decided?|selec
 
 
 def audit(db: Path, work: Path) -> set[tuple[str, int]]:
+    from click.testing import CliRunner
+
     from forensics import ingest
     from forensics.cli import cli
-    from click.testing import CliRunner
 
     wh = work / f"{db.stem}.duckdb"
     ingest([db], db=wh)
