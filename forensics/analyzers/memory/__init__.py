@@ -175,10 +175,11 @@ ANALYZER = Analyzer(
                                         "comparison", "pros and cons", "trade-off", "or"],
             "a relitigating message with one of these weighs the options again: severity high", "phrases"),
         Key("memory", "decision_cues", ["决定", "X 定了", "定了", "就用", "确定用", "确定为", "确定采用", "确定选用", "选定",
-                                        "选用", "采用", "定为", "敲定", "拍板", "we decided", "we'll go with",
+                                        "选用", "采用", "定为", "敲定", "拍板", "改用", "还是用", "统一用", "换成", "就选", "定成",
+                                        "定下来用", "就 X 吧", "不用 X 了", "不再用 X 了", "we decided", "we'll go with",
                                         "we will go with", "let's use", "let's go with", "decided to"],
             "a sentence with one of these states a decision when it names the chosen option after the cue (or, for a cue "
-            "written X cue, before it: 'Loki 定了'); Chinese cues must fall on jieba word boundaries (稳定了 is no 定了) "
+            "written X cue, before it: 'Loki 定了'; for one written A X B, a product, version or date between: 就 Kafka 吧, 不用 MySQL 了); Chinese cues must fall on jieba word boundaries (稳定了 is no 定了) "
             "and a cue right after 不/没/未/别 is negated (不采用 MongoDB chooses nothing)", "phrases"),
         Key("memory", "undecided_cues", ["还没", "没决定", "没有决定", "未决定", "尚未", "没定", "待定", "不确定", "再决定",
                                          "再说", "如果", "假如", "要是", "是否", "考虑中", "决定不了", "难以决定",
@@ -186,7 +187,7 @@ ANALYZER = Analyzer(
                                          "not decided", "haven't decided", "have not decided", "undecided", "not yet",
                                          "yet to", "if we", "whether", "before we decide", "still deciding",
                                          "to be decided", "tbd", "up to you", "your call", "或者", "或是", "可以用",
-                                         "可以采用", "可以选", "we could", "could use"],
+                                         "可以采用", "可以选", "we could", "could use", "想想", "think about", "let me think"],
             "a decision-cue sentence with one of these is pending or negated (还没决定, not decided yet), speaks of a "
             "decision rather than makes one (这个决定, 由你决定) or only lists or proposes options (可以采用 A 或者 B): "
             "not a decision", "phrases"),
@@ -210,6 +211,25 @@ ANALYZER = Analyzer(
                                         "不行", "不用", "算了", "别", "换一个"],
             "a user reply whose first sentence has one of these turns the assistant's proposed decision down (Chinese "
             "cues on jieba word boundaries: 不错 is no 不)", "phrases"),
+        Key("memory", "weak_decision_cues", ["我们用", "我用", "I'll use", "we'll use", "we will use", "I'm going with",
+                                             "going with", "I'll go with", "I'd go with", "I'll switch", "let's switch",
+                                             "we'll switch", "switch to", "I'll stick with", "let's stick with"],
+            "these state a decision only beside a contrast cue in the sentence (I'll use X instead of Y) or, said by the "
+            "assistant, when the user's next message agrees (an agreement cue): alone they narrate ('I'll use grep')",
+            "phrases"),
+        Key("memory", "contrast_cues", ["instead of", "instead", "rather than", ", not", "over", "and drop", "not use",
+                                        "不用", "而不是", "而非", "替掉", "取代", "代替", "太重", "有问题"],
+            "a weak decision cue's sentence with one of these sets the option against another: a decision", "phrases"),
+        Key("memory", "agreement_cues", ["ok", "okay", "yes", "sure", "sounds good", "great", "perfect", "fine", "agreed",
+                                         "go ahead", "do it", "lgtm", "好", "好的", "行", "可以", "同意", "嗯", "没问题",
+                                         "就这样"],
+            "a user reply whose first sentence has one of these agrees: it ratifies the assistant's weak decision cue, "
+            "or its recommendation of one option of the user's 'X or Y?' (Chinese cues on jieba word boundaries)",
+            "phrases"),
+        Key("memory", "recommend_cues", ["suggest", "recommend", "I'd go with", "I'd pick", "I'd use", "prefer", "建议",
+                                         "推荐", "倾向"],
+            "an assistant sentence with one of these naming exactly one option of the user's 'X or Y?' recommends it",
+            "phrases"),
         Key("memory", "question_match", 0.5, "a user question is about a decision when it holds this share of the "
             "decision title's terms (and at least two of them)", "share"),
         Key("memory", "conflict_title_match", 0.8, "two decisions of one project and type are about the same matter "

@@ -50,18 +50,42 @@ class Readers:
     supersede: Cues
     question: Cues
     declined: Cues
+    weak: Cues  # a decision only beside a contrast or with the user's agreement: "I'll use X instead of Y"
+    contrast: Cues
+    agreement: Cues
+    recommend: Cues
+    wrapped: tuple[re.Pattern[str], ...] = ()  # decision cues written "A X B": 就 Kafka 吧, 不用 MySQL 了
 
     @classmethod
     def of(cls, cfg: Config) -> Readers:
         m = MemorySettings.of(cfg)
         after = [c.strip()[1:] for c in m.decision_cues if _AFTER.match(c.strip())]
-        before = [c for c in m.decision_cues if not _AFTER.match(c.strip())]
+        wrapped = [c.strip() for c in m.decision_cues if _WRAPPED.match(c.strip())]
+        before = [c for c in m.decision_cues if not _AFTER.match(c.strip()) and c.strip() not in wrapped]
         return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(before, align_han=True),
                    Cues.of(after, align_han=True), Cues.of(m.undecided_cues), Cues.of(m.supersede_cues),
-                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True))
+                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True),
+                   Cues.of(m.weak_decision_cues), Cues.of(m.contrast_cues), Cues.of(m.agreement_cues, align_han=True),
+                   Cues.of(m.recommend_cues), tuple(_wrapped(c) for c in wrapped))
+
+
+def _wrapped(cue: str) -> re.Pattern[str]:
+    """"就 X 吧" as a pattern: the cue's ends around nothing but a product's name (Latin, up to three words): 就玩
+    2-3 小时吧 and 就帮我找一个…的景点吧 name none."""
+    head, tail = (p.strip() for p in _PLACEHOLDER.split(cue, maxsplit=1))
+    return re.compile(re.escape(head) + r"\s*([A-Za-z][\w.+#-]*(?:\s+[A-Za-z0-9][\w.+#-]*){0,2})\s*"
+                      + re.escape(tail))
+
+
+def candidates(cues: list[str]) -> list[str]:
+    """What a message must contain (lower case) to be read for a decision: each cue, its fixed part for X cues."""
+    return [p.strip().lower() for c in cues for p in _PLACEHOLDER.split(c)[:1 if _AFTER.match(c.strip()) is None
+                                                                             else 2][-1:] if p.strip()]
 
 
 _AFTER = re.compile(r"X(?![A-Za-z])\s*\S")  # a cue written "X 定了"
+_WRAPPED = re.compile(r"[^X\s]+\s*X(?![A-Za-z])\s*\S")  # a cue written "就 X 吧"
+_PLACEHOLDER = re.compile(r"(?<![A-Za-z])X(?![A-Za-z])")
 _NEGATED = "不没未别非"  # a Chinese cue right after one of these is negated: 不采用 MongoDB
 _CLAUSE = re.compile(r"[，,、：:]")
 _NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must name: a product, a version, a date
@@ -69,8 +93,9 @@ _NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must n
 
 def find(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision]) -> list[Hit]:
     r = Readers.of(cfg)
+    stated = list(unrecorded(con, cfg, decisions, r))
     hits = [*relitigation(con, decisions, r), *not_recalled(con, cfg, decisions, r),
-            *conflict(con, decisions, r), *unrecorded(con, cfg, decisions, r)]
+            *conflict(con, decisions, r), *stated, *chosen_over_two_turns(con, cfg, decisions, r, stated)]
     return sorted(hits, key=lambda h: (KINDS.index(h.kind), h.native_id or "", h.position or -1, h.decision_id or ""))
 
 
@@ -182,7 +207,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     by_project: dict[str, list[Decision]] = {}
     for d in decisions:
         by_project.setdefault(d.project, []).append(d)
-    cues = [c.strip().lower() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
+    cues = [c.strip() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
     rows = con.execute(f"""
         WITH t AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
@@ -202,7 +227,7 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         WHERE t.role IN (SELECT unnest(?::VARCHAR[]))
           AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(t.content), x))) > 0
         ORDER BY 1, 4""", [list(MemorySettings.of(cfg).decision_roles),
-                           [c[1:].strip() if _AFTER.match(c) else c for c in cues]]).fetchall()
+                           candidates(cues + list(MemorySettings.of(cfg).weak_decision_cues))]).fetchall()
     done: set[tuple[str, int | None]] = set()
     for cid, native, project, pos, role, text, start, end, asked, answer in rows:
         turn = (cid, start if start is not None else pos)
@@ -211,9 +236,12 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         if any((start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())) or \
                 pos in sourced.get(cid, ()):
             continue  # a decision was recorded from this turn
-        if role != "user" and not _accepted(asked, answer, r):
+        agreed = role != "user" and _agreed(answer, r)
+        if role != "user" and not (agreed or _accepted(asked, answer, r)):
             continue  # an assistant's proposal nobody asked for, nobody answered, or the user turned down
-        statement = next((s for s in sentences(text) if _states(s, r, mode)), None)
+        # a weak cue ("switch to") is ratified by agreement only in answer to the user's question
+        ratified = agreed and bool(asked) and r.question.search(asked or "")
+        statement = next((s for s in sentences(text) if _states(s, r, mode, ratified)), None)
         if statement is None:
             continue
         known = by_project.get(project, ())
@@ -232,13 +260,25 @@ def _accepted(asked: str | None, answer: str | None, r: Readers) -> bool:
     return not r.declined.search(first)
 
 
-def _states(sentence: str, r: Readers, mode: str) -> bool:
+def _agreed(answer: str | None, r: Readers) -> bool:
+    """The user's reply agrees in its first sentence and does not turn anything down."""
+    first = next(iter(sentences(answer or "")), "")
+    return r.agreement.search(first) and not r.declined.search(first)
+
+
+def _states(sentence: str, r: Readers, mode: str, agreed: bool = False) -> bool:
     """A sentence stating a decision: a decision cue and the option chosen, not a question, not pending, not a
-    list of options (主要由性能决定 names nothing after its cue: it states no decision; 不采用 X chooses nothing)."""
+    list of options (主要由性能决定 names nothing after its cue: it states no decision; 不采用 X chooses nothing).
+    A weak cue ("I'll use") states one only beside a contrast (instead of Y) or with the user's agreement."""
     if r.question.search(sentence) or r.undecided.search(sentence):
         return False
+    if any(p.search(sentence) for p in r.wrapped):
+        return True
+    span = r.weak.span(sentence)
+    if span is not None and (agreed or r.contrast.search(sentence)) and terms(sentence[span[1]:], mode) - GENERIC:
+        return True
     span = r.decision.span(sentence)
-    if span is not None and not _negated(sentence, span[0]) and terms(sentence[span[1]:], mode) - GENERIC:
+    if span is not None and not _negated(sentence, span[0]) and not sentence[span[1]:].startswith("的") and terms(sentence[span[1]:], mode) - GENERIC:
         return True
     span = r.decided_after.span(sentence)
     if span is None or _negated(sentence, span[0]):
@@ -249,3 +289,86 @@ def _states(sentence: str, r: Readers, mode: str) -> bool:
 
 def _negated(sentence: str, start: int) -> bool:
     return start > 0 and sentence[start - 1] in _NEGATED
+
+
+_NAME = r"[A-Za-z][\w.+#-]*"
+_EITHER = re.compile(rf"({_NAME})\s*(?:,?\s*or|还是|或者|或是|vs\.?|versus)\s*({_NAME})", re.IGNORECASE)
+_ORDINALS = ((re.compile(r"(?i)\b(first|former)\b|第一|前者|前一个"), 0),
+             (re.compile(r"(?i)\b(second|latter)\b|第二|后者|后一个"), 1))
+SHORT_ANSWER = 40  # characters: a longer reply is more than an answer to "X or Y?"
+
+
+def chosen_over_two_turns(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers,
+                          stated: list[Hit]) -> Iterator[Hit]:
+    """A decision spread over two turns: the user asks "X or Y?", the assistant answers, and the user's next
+    message picks one (names only it, "the second", or agrees — 好, ok — with the one the assistant recommended).
+    Silent when a decision was recorded from either turn, when the assistant's answer already stated it, or when
+    the reply is a question, pending or turns both down."""
+    mode = KeywordSettings.of(cfg).tokenizer
+    sourced: dict[str, set[int]] = {}
+    for d in decisions:
+        if d.conversation_id is not None and d.position is not None:
+            sourced.setdefault(d.conversation_id, set()).add(d.position)
+    by_project: dict[str, list[Decision]] = {}
+    for d in decisions:
+        by_project.setdefault(d.project, []).append(d)
+    flagged = {(h.conversation_id, h.position) for h in stated}
+    rows = con.execute(f"""
+        SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content
+        FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
+        WHERE m.on_main_path AND c.project IS NOT NULL AND m.role IN ('user', 'assistant') AND NOT m.blank
+          AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+        ORDER BY 1, 4""").fetchall()
+    asked: tuple[int, str, list[str]] | None = None  # the open "X or Y?": position, text, options
+    between: list[tuple[int, str]] = []
+    cid_now = None
+    for cid, native, project, pos, role, text in rows:
+        if cid != cid_now:
+            cid_now, asked, between = cid, None, []
+        if role == "assistant":
+            between.append((pos, text))
+            continue
+        if asked is not None and between:
+            chosen = _picked(text, asked[2], [t for _, t in between], r)
+            turn = {asked[0], pos, *(p for p, _ in between)}
+            if chosen is not None and not (turn & sourced.get(cid, set())) \
+                    and not any((cid, p) in flagged for p in turn) \
+                    and not any(d.recalled_by(chosen) for d in by_project.get(project, ())):
+                yield Hit("decision_unrecorded", "low", None, cid, native, pos, None,
+                          f"chooses {chosen!r} of {_quote(asked[1])} and no decision_events row was recorded "
+                          f"from it: {_quote(text)}", [asked[0], pos], project)
+        options = _options(text, r, mode)
+        asked, between = ((pos, text, options) if options else None), []
+
+
+def _options(text: str, r: Readers, mode: str) -> list[str]:
+    """The two options of a question "X or Y?" (X 还是 Y？), when the message asks one."""
+    for s in sentences(text):
+        if not r.question.search(s):
+            continue
+        m = _EITHER.search(s)
+        if m and m.group(1).lower() != m.group(2).lower() and all(terms(o, mode) - GENERIC
+                                                                   for o in m.groups()):
+            return [m.group(1), m.group(2)]
+    return []
+
+
+def _picked(reply: str, options: list[str], answer: list[str], r: Readers) -> str | None:
+    """The option a short reply picks: the only one it names, the one its ordinal points at, or the one the
+    assistant recommended when the reply agrees."""
+    reply = reply.strip()
+    if len(reply) > SHORT_ANSWER or r.question.search(reply) or r.undecided.search(reply) \
+            or r.declined.search(reply):
+        return None
+    named = [o for o in options if names(reply, o)]
+    if len(named) == 1:
+        return named[0]
+    if named:
+        return None
+    for pattern, i in _ORDINALS:
+        if pattern.search(reply):
+            return options[i]
+    if not r.agreement.search(reply):
+        return None
+    recommended = {o for t in answer for s in sentences(t) if r.recommend.search(s) for o in options if names(s, o)}
+    return recommended.pop() if len(recommended) == 1 else None

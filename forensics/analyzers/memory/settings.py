@@ -23,5 +23,9 @@ class MemorySettings(Settings):
     question_cues: list[str]
     decision_roles: list[str]
     declined_cues: list[str]
+    weak_decision_cues: list[str]
+    contrast_cues: list[str]
+    agreement_cues: list[str]
+    recommend_cues: list[str]
     question_match: float
     conflict_title_match: float
