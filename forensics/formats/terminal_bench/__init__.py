@@ -16,8 +16,11 @@ Terminus agents' log, ``agent-logs/episode-<n>/``: ``prompt.txt`` what the model
 instruction, the next ones the terminal's screen after the previous commands) and ``response.json`` its
 answer (``state_analysis``, ``explanation``, ``commands`` of ``keystrokes``, ``is_task_complete``): each
 answer is an assistant message with one ``terminal`` call (its commands), answered by the next episode's
-prompt. An agent that keeps its own log elsewhere (an installed Claude Code or Codex runs in the container's
-terminal) leaves the run with its instruction and outcome, said in the run's note. The run's
+prompt. An installed agent runs in the container's terminal, which the harness records in ``sessions/agent.log``:
+mini-swe-agent prints its whole conversation there (``printed``: the system prompt, the task as its template
+wraps it, each answer with its one ``bash`` block as a call, the output as the call's result), read after the
+instruction. An agent that keeps its own log elsewhere (an installed Claude Code, Codex or OpenHands) leaves the
+run with its instruction and outcome, said in the run's note. The run's
 ``results.json`` and ``run_metadata.json`` hold no run of their own: skipped and counted.
 """
 from __future__ import annotations
@@ -28,8 +31,10 @@ from pathlib import Path
 
 from forensics.formats.kit.declare import Format, Probe, Side
 from forensics.formats.kit.model import Conversation, Log, Outcome, ToolCall, Turn, Usage, listed, mapping
+from forensics.formats.terminal_bench import printed
 
 AGENT_LOGS = "agent-logs"
+AGENT_LOG = "sessions/agent.log"
 EPISODE = re.compile(r"^episode-(\d+)$")
 TRIAL_KEYS = ("trial_name", "task_id", "instruction")
 RUN_KEYS = ("run_id", "agent_name", "output_path")  # RunMetadata
@@ -53,9 +58,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     model = _model(folder.parent.parent / "run_metadata.json")
     turns = [Turn("user", str(doc.get("instruction") or ""), at=doc.get("agent_started_at"), origin="person")]
     episodes = _episodes(log, folder / AGENT_LOGS)
-    turns += episodes
-    if not episodes:
-        log.notes.append("no Terminus episodes in agent-logs/: the run holds its instruction and outcome only")
+    turns += episodes or _printed(log, folder / AGENT_LOG)
     assistants = [t for t in turns if t.role == "assistant"]
     tokens = (doc.get("total_input_tokens"), doc.get("total_output_tokens"))
     if any(isinstance(v, int) and v for v in tokens):
@@ -87,6 +90,28 @@ def _episodes(log: Log, root: Path) -> list[Turn]:
             continue
         turns.append(_answer(n, raw))
     return turns
+
+
+def _printed(log: Log, agent_log: Path) -> list[Turn]:
+    """The conversation an installed agent printed to the terminal (``sessions/agent.log``), when the reader knows
+    the agent (mini-swe-agent); the lines around it are counted in the note."""
+    try:
+        data = agent_log.read_bytes()
+    except OSError:
+        data = b""
+    run = printed.mini_swe_agent(data) if data.strip() else None
+    if run is None:
+        log.notes.append("no Terminus episodes in agent-logs/" + (
+            ", and sessions/agent.log holds no conversation this reader knows (mini-swe-agent's printed one)"
+            if data.strip() else "") + ": the run holds its instruction and outcome only")
+        return []
+    cost = "" if run.cost is None else f", ${run.cost:.2f} as printed"
+    log.notes.append(f"sessions/agent.log: {run.agent} {run.version}, {run.steps} steps{cost}; left out: "
+                     f"{run.records} lines of other programs' log records, {run.outside} terminal lines between "
+                     f"messages" + ("" if run.ended else "; the log stops inside the run"))
+    if run.exits:
+        log.skip("exit message", run.exits)
+    return run.turns
 
 
 def _answer(n: int, raw: str) -> Turn:
@@ -131,7 +156,8 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("terminal-bench", "terminal-bench trial results.json: one run per trial, outcome is_resolved, "
-                "steps from the Terminus agent's agent-logs/episode-*", _sniff, read=read, suffixes=(".json",),
+                "steps from the Terminus agent's agent-logs/episode-* or mini-swe-agent's sessions/agent.log", _sniff,
+                read=read, suffixes=(".json",),
                 sides=(Side(f"{AGENT_LOGS}/episode-*/response.json", "../../results.json",
                             "a Terminus episode's answer, read with the trial"),
                        Side(f"{AGENT_LOGS}/episode-*/prompt.txt", "../../results.json",
@@ -139,4 +165,6 @@ FORMAT = Format("terminal-bench", "terminal-bench trial results.json: one run pe
                        Side("episode-*/debug.json", "../../results.json", "the model call's debug log", read=False),
                        Side("commands.txt", "results.json", "the keystrokes sent to the terminal", read=False),
                        Side("panes/*.txt", "../results.json", "the terminal's screen before and after", read=False),
+                       Side(AGENT_LOG, "../results.json", "the agent's terminal, read with the trial (an installed "
+                            "agent's printed conversation)"),
                        Side("sessions/*", "../results.json", "the terminal's recording", read=False)))
