@@ -5,7 +5,7 @@ tom-doerr/simple_test_project (MIT, fixtures/real/aider): the reflection is a us
 each retry is an assistant turn of its own, and the reflected text, written raw after one ``> `` line
 (io.py ``append_chat_history`` prefixes only the first line of a message and breaks only its last), is never
 read as the model's reply nor counted as its edits. Before, the reflected text and the next reply were one
-assistant turn, and the SEARCH blocks aider echoed counted as edits."""
+assistant turn, no reflection was a message (0 of 5) and an echoed SEARCH block counted as an edit (20 for 19)."""
 from __future__ import annotations
 
 import re
