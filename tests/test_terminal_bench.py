@@ -169,3 +169,40 @@ def test_the_real_leaderboard_trial_where_a_developer_has_it(tmp_path: Path) -> 
     assert query(db, "SELECT count(*), count(result_position), count(*) FILTER (WHERE is_error) FROM tool_calls") == [
         (results, results, failed)]
     assert "LiteLLM" not in " ".join(t for (t,) in query(db, "SELECT content FROM messages"))
+
+
+def test_terminus_2_episodes_with_response_txt(tmp_path: Path) -> None:
+    """Terminus 2 (terminal_bench/agents/terminus_2/terminus_2.py ``_setup_episode_logging``) writes
+    ``episode-<n>/{debug.json, prompt.txt, response.txt}``: the answer as the model sent it, a JSON object of
+    ``analysis``, ``plan``, ``commands`` (``keystrokes``, ``duration``) and ``task_complete``, which its parser
+    finds inside surrounding text; an answer with no such object stays the assistant's text."""
+    trial = tmp_path / "run" / "fix-git" / "fix-git.1-of-1.2026-01-05__10-00-00"
+    (trial / "agent-logs").mkdir(parents=True)
+    (trial / "results.json").write_text(json.dumps({
+        "trial_name": trial.name, "task_id": "fix-git", "instruction": "Recover the lost commit.",
+        "is_resolved": False, "total_input_tokens": None, "total_output_tokens": None}))
+    answers = [
+        'Here is my answer:\n{"analysis": "A detached HEAD.", "plan": "Look at the reflog.", "commands": '
+        '[{"keystrokes": "git reflog\\n", "duration": 1.0}], "task_complete": false}',
+        '{"analysis": "The commit is abc123.", "plan": "Merge it.", "commands": [{"keystrokes": "git merge abc123\\n",'
+        ' "duration": 2.0}, {"keystrokes": "git log --oneline -3\\n", "duration": 0.5}], "task_complete": true}',
+        "<response><analysis>Done.</analysis>",
+    ]
+    for n, answer in enumerate(answers):
+        ep = trial / "agent-logs" / f"episode-{n}"
+        ep.mkdir()
+        (ep / "prompt.txt").write_text("Recover the lost commit." if n == 0 else f"screen after episode {n - 1}")
+        (ep / "response.txt").write_text(answer)
+        (ep / "debug.json").write_text("{}")
+    db = tmp_path / "w.duckdb"
+    code, out, err = run_cli("ingest", str(tmp_path / "run"), "--db", str(db))
+    assert code == 0 and "Traceback" not in out + err
+    assert query(db, "SELECT position, role, origin, tool_call_count, content FROM messages ORDER BY position") == [
+        (0, "user", "person", 0, "Recover the lost commit."),
+        (1, "assistant", "assistant", 1, "A detached HEAD.\n\nLook at the reflog."),
+        (2, "tool", "tool", 0, "screen after episode 0"),
+        (3, "assistant", "assistant", 1, "The commit is abc123.\n\nMerge it."),
+        (4, "tool", "tool", 0, "screen after episode 1"),
+        (5, "assistant", "assistant", 0, "<response><analysis>Done.</analysis>")]
+    assert [json.loads(a)["is_task_complete"] for (a,) in query(db, "SELECT arguments FROM tool_calls ORDER BY seq")] \
+        == [False, True]

@@ -14,7 +14,9 @@ does), its task key ``task_id``, its model ``model_name`` from the run's metadat
 row (the agent's totals: litellm's prompt tokens, the cache's included). The agent's steps come from the
 Terminus agents' log, ``agent-logs/episode-<n>/``: ``prompt.txt`` what the model was sent (the first holds the
 instruction, the next ones the terminal's screen after the previous commands) and ``response.json`` its
-answer (``state_analysis``, ``explanation``, ``commands`` of ``keystrokes``, ``is_task_complete``): each
+answer (``state_analysis``, ``explanation``, ``commands`` of ``keystrokes``, ``is_task_complete``; Terminus 2 writes
+``response.txt``, the answer as the model sent it: ``analysis``, ``plan``, ``commands``, ``task_complete`` in a JSON
+object, maybe with text around it): each
 answer is an assistant message with one ``terminal`` call (its commands), answered by the next episode's
 prompt. An installed agent runs in the container's terminal, which the harness records in ``sessions/agent.log``:
 mini-swe-agent prints its whole conversation there (``printed``: the system prompt, the task as its template
@@ -37,6 +39,7 @@ AGENT_LOGS = "agent-logs"
 AGENT_LOG = "sessions/agent.log"
 EPISODE = re.compile(r"^episode-(\d+)$")
 TRIAL_KEYS = ("trial_name", "task_id", "instruction")
+ANSWER_TEXT = ("state_analysis", "explanation", "analysis", "plan")  # Terminus 1's, then Terminus 2's
 RUN_KEYS = ("run_id", "agent_name", "output_path")  # RunMetadata
 
 
@@ -86,7 +89,9 @@ def _episodes(log: Log, root: Path) -> list[Turn]:
             turns.append(Turn("user", prompt, id=f"{n}:prompt", origin="harness"))
         raw = _text(ep / "response.json")
         if raw is None:
-            log.skip("episode without response.json")
+            raw = _text(ep / "response.txt")  # Terminus 2: the model's answer as sent, JSON (or XML) in text
+        if raw is None:
+            log.skip("episode without response.json or response.txt")
             continue
         turns.append(_answer(n, raw))
     return turns
@@ -116,16 +121,30 @@ def _printed(log: Log, agent_log: Path) -> list[Turn]:
 
 def _answer(n: int, raw: str) -> Turn:
     """A response as logged: the JSON CommandBatchResponse as text and one ``terminal`` call, else the raw text."""
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
-        doc = None
+    doc = _json_object(raw)
     if not isinstance(doc, dict) or not isinstance(doc.get("commands"), list):
         return Turn("assistant", raw, id=str(n))
-    text = "\n\n".join(str(doc[k]) for k in ("state_analysis", "explanation") if isinstance(doc.get(k), str))
+    text = "\n\n".join(str(doc[k]) for k in ANSWER_TEXT if isinstance(doc.get(k), str))
     commands = [c for c in listed(doc.get("commands")) if isinstance(c, dict)]
-    call = ToolCall("terminal", {"commands": commands, "is_task_complete": doc.get("is_task_complete")}, f"ep{n}")
+    done = doc.get("is_task_complete", doc.get("task_complete"))
+    call = ToolCall("terminal", {"commands": commands, "is_task_complete": done}, f"ep{n}")
     return Turn("assistant", text, calls=[call] if commands else [], id=str(n))
+
+
+def _json_object(raw: str) -> object:
+    """The answer's JSON object: the whole text (Terminus 1's response.json), else the first object in it (Terminus
+    2's JSON-plain answer may have text around it, as its parser allows)."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        pass
+    start = raw.find("{")
+    if start < 0:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(raw, start)[0]
+    except json.JSONDecodeError:
+        return None
 
 
 def _text(p: Path) -> str | None:
@@ -160,6 +179,8 @@ FORMAT = Format("terminal-bench", "terminal-bench trial results.json: one run pe
                 read=read, suffixes=(".json",),
                 sides=(Side(f"{AGENT_LOGS}/episode-*/response.json", "../../results.json",
                             "a Terminus episode's answer, read with the trial"),
+                       Side(f"{AGENT_LOGS}/episode-*/response.txt", "../../results.json",
+                            "a Terminus 2 episode's answer, read with the trial"),
                        Side(f"{AGENT_LOGS}/episode-*/prompt.txt", "../../results.json",
                             "what a Terminus episode sent the model, read with the trial"),
                        Side("episode-*/debug.json", "../../results.json", "the model call's debug log", read=False),
