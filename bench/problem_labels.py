@@ -44,10 +44,37 @@ def load(labels: Path, con: duckdb.DuckDBPyConnection, root: Path) -> list[Label
             raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse (ingest {root} into it)")
         text = dict(con.execute("SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? "
                                 "AND on_main_path", [cid]).fetchall())
-        bad = [t["position"] for t in d["user_turns"] if text.get(t["position"]) != t["text_prefix"]]
-        if bad:
-            raise SystemExit(f"{d['source']}: positions {bad[:5]} do not hold their text_prefix")
-        persons = [t["position"] for t in d["user_turns"] if t["origin"] == "person"]
+        moved = relocate(d["user_turns"], text)
+        if isinstance(moved, list):
+            raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
+        problems = [dict(p, positions=[shifted(x, moved) for x in p["positions"]]) for p in d["problems"]]
+        persons = [moved[t["position"]] for t in d["user_turns"] if t["origin"] == "person"]
         out.append(Labeled(d["source"], d["native_id"], d["family"], cid, half(d["source"], d["native_id"]),
-                           d["problems"], max(persons) if persons else None))
+                           problems, max(persons) if persons else None))
     return out
+
+
+REACH = 20  # how far a reader's change may have moved a labeled turn (messages it now adds or no longer makes)
+
+
+def relocate(turns: list[dict[str, Any]], text: dict[int, str]) -> dict[int, int] | list[int]:
+    """Each labeled turn's position in this warehouse: where it was labeled when that position still holds its
+    ``text_prefix``, else the nearest position that does, in order, within REACH (a reader now keeps a message it
+    did not, such as aider's reflections); the positions found nowhere, when some are not."""
+    out: dict[int, int] = {}
+    floor, missing = -1, []
+    for t in sorted(turns, key=lambda t: t["position"]):
+        old = t["position"]
+        near = sorted(range(max(floor + 1, old - REACH), old + REACH + 1), key=lambda q: (abs(q - old), q))
+        new = next((q for q in near if text.get(q) == t["text_prefix"]), None)
+        if new is None:
+            missing.append(old)
+            continue
+        out[old], floor = new, new
+    return missing or out
+
+
+def shifted(position: int, moved: dict[int, int]) -> int:
+    """A labeled position moved as the labeled turn at or before it moved."""
+    before = [old for old in moved if old <= position]
+    return position + (moved[max(before)] - max(before) if before else 0)

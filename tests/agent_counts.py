@@ -95,7 +95,12 @@ def aider(root: Path) -> Figures:
         edits = sum(ln.startswith("<<<<<<< SEARCH") or ln == "```diff" for ln in lines) if kind == "other" else 0
         calls += edits
         linked += edits if nxt[0] == "tool" else 0
-    return Figures(text.count("# aider chat started at "), sum(k == "user" for k, _ in groups), calls, linked)
+    # the error aider reflects to the model after "did not conform" (or after a yes to fixing lint errors) is a
+    # user message of its own, the harness's (base_coder.py reflected_message)
+    reflections = len(re.findall(r"^> (?:The LLM did not conform to the edit format\.|Attempt to fix lint errors\?.*: "
+                                 r"y(?:es)?\s*$)", text, re.M))
+    return Figures(text.count("# aider chat started at "), sum(k == "user" for k, _ in groups) + reflections, calls,
+                   linked)
 
 
 def openhands(root: Path) -> Figures:

@@ -33,7 +33,7 @@ FIXTURES = ROOT / "fixtures"
 DEPTH = 10_000
 BIG = 3 << 20  # a line of 3 MB (the attack used 50 MB; a few MB exercise the same paths and keep CI fast)
 HUGE = "__HUGE_NUMBER__"  # json.dumps cannot write 1e400: the text replaces this marker
-WITH_SIDES = {"cline", "continue", "claude-code"}  # formats that read files beside the source: copied with it
+WITH_SIDES = {"cline", "continue", "claude-code", "terminal-bench"}  # formats that read files beside the source
 WRONG = [{"$": "object"}, ["list"], "²", True, 2 ** 70]
 
 # (format, fixture file): one or two files of each format; the files beside each are copied with it
@@ -86,6 +86,10 @@ SOURCES = [
     ("codex", "built/codex_events/.codex/sessions/2025/11/20/"
               "rollout-2025-11-20T10-00-03-019a1f3c-8e2d-7b41-a5c6-3d9e0f1a2b4c.jsonl"),
     ("claude-code-otel", "built/claude_code_otel_2026/collector/claude-code-logs.jsonl"),
+    ("openhands", "real/openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl"),
+    ("aider", "real/aider/tom-doerr+simple_test_project/custom_aider_history.md"),
+    ("terminal-bench", "built/terminal_bench/2025-08-07__20-46-16/count-log-lines/"
+                       "count-log-lines.1-of-1.2025-08-07__20-46-16/results.json"),
 ]
 
 

@@ -50,6 +50,12 @@ INPUT_HISTORY = ".aider.input.history"
 # to match!", each opening with this heading; the text is aider's, up to its next "> " or "#### " line
 REFLECTED = ("## SearchReplaceNoExactMatch", "## SearchReplaceNoMatch")
 CHAT_HISTORY = ".aider.chat.history.md"
+NOT_CONFORM = "The LLM did not conform to the edit format."  # base_coder.py apply_updates, before the reflected error
+HELP_URL = "https://aider.chat/docs/"
+FAILED_MATCH = re.compile(r"^# \d+ SEARCH/REPLACE blocks? failed to match!")
+LINT_ERRORS = "# Fix any errors below, if possible."  # linter.py, the start of what lint_edited reflects
+STOPPED = re.compile(r"^Only \d+ reflections allowed, stopping\.")
+LINT_FIX = re.compile(r"^Attempt to fix (?:lint|test) errors\?")
 FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|unable to|traceback)\b")
 
 
@@ -86,27 +92,82 @@ def read(path: str, log: Log) -> list[Conversation]:
 
 
 def _blocks(body: list[str]) -> list[tuple[str, list[str]]]:
-    """Consecutive lines of one kind: user (``#### ``), tool (``> ``), assistant (the rest)."""
+    """Consecutive lines of one kind: user (``#### ``), tool (``> ``), assistant (the rest). One message aider wrote
+    over several lines is one element of its tool block: ``tool_output`` puts ``> `` before the first line only and
+    the Markdown break (two spaces) after the last (io.py ``append_chat_history``), so in a session that writes the
+    breaks, a ``> `` line without one runs on to the line that ends with one (the error text of an edit that did
+    not conform, a reflected failed match); where no break is written (aider before 0.3x), the failed blocks
+    reflected after a ``> `` report run on to the next ``> `` or ``#### `` line."""
+    breaks = any(line.startswith("> ") and line.endswith("  ") for line in body)
     out: list[tuple[str, list[str]]] = []
-    reflected = False  # inside aider's report of edits that failed to apply, written without the "> " prefix
-    for line in body:
+    running = False  # inside a message aider wrote over several lines (to the line with its break)
+    reflected = False  # inside aider's report of edits that failed to apply (no breaks written)
+    for n, line in enumerate(body):
+        if running and not (line.startswith("#### ") or line.startswith("> ") and line.endswith("  ")):
+            out[-1][1][-1] += "\n" + (line[:-2] if line.endswith("  ") else line)
+            running = not line.endswith("  ")
+            continue
+        running = False
         if line.startswith("#### "):
             kind, line, reflected = "user", line[5:], False
             if CONFIRM.match(line):
                 kind = "confirm"
         elif line.startswith("> ") or line == ">":
             kind, line, reflected = "tool", line[2:], False
+            running = breaks and line.strip() != "" and not line.endswith("  ") and _runs_on(body, n + 1)
         elif not line.strip() and out and out[-1][0] == "tool":
             kind = "tool"  # a blank line inside aider's output (before a reflected error) continues it
+        elif not reflected and out and out[-1][0] == "tool" and line.startswith(REFLECTED):
+            reflected, kind = True, "tool"
+            out[-1][1][-1] += "\n" + line  # the failed blocks are the report's text, sent to the model with it
+            continue
+        elif reflected:
+            out[-1][1][-1] += "\n" + line
+            continue
         else:
-            reflected = reflected or (bool(out) and out[-1][0] == "tool" and line.startswith(REFLECTED))
-            kind = "tool" if reflected else "assistant"
+            kind = "assistant"
         line = line[:-2] if line.endswith("  ") else line  # aider ends its own lines with a Markdown break
         if out and out[-1][0] == kind and kind != "confirm":
             out[-1][1].append(line)
         else:
             out.append((kind, [line]))
     return out
+
+
+def _runs_on(body: list[str], at: int) -> bool:
+    """Whether the next line with text (from ``at``) continues a message: neither aider's next ``> `` line nor an
+    input (a line written without its break in a hand-edited file ends there)."""
+    nxt = next((ln for ln in body[at:] if ln.strip()), "")
+    return nxt != "" and not nxt.startswith(("> ", "#### ")) and nxt != ">"
+
+
+def _reflection(lines: list[str]) -> tuple[list[str], str | None]:
+    """A tool block's lines less the message aider reflects to the model (base_coder.py ``reflected_message``):
+    the edit format's error after "The LLM did not conform to the edit format." and its help link, the failed
+    SEARCH/REPLACE blocks, or the lint errors before "Attempt to fix lint errors? … y"; and that message. The
+    lines of the reflection that name a file stay in the block (the failed edit's result)."""
+    at = None
+    for i, ln in enumerate(lines):
+        if ln.strip() == NOT_CONFORM:
+            at = i + 1
+            while at < len(lines) and (lines[at].startswith(HELP_URL) or not lines[at].strip()):
+                at += 1
+            break
+        if FAILED_MATCH.match(ln):
+            at = i
+            break
+    if at is not None and any(STOPPED.match(ln) for ln in lines[at + 1:]):
+        return lines, None  # "Only 3 reflections allowed, stopping.": this one was never sent
+    if at is not None and at < len(lines):
+        text = lines[at].strip("\n")
+        named = [ln for ln in text.split("\n") if ln.startswith(REFLECTED)]
+        return lines[:at] + named + lines[at + 1:], text
+    for i, ln in enumerate(lines):
+        if LINT_FIX.match(ln) and CONFIRM.match(ln) and ln.rstrip().lower().endswith((": y", ": yes")):
+            start = max((k for k in range(i) if lines[k].startswith(LINT_ERRORS)), default=None)
+            if start is not None:  # the lint output is the reflected message (aider printed it, then sent it)
+                return lines[:start] + lines[i:], "\n".join(lines[start:i]).strip("\n")
+    return lines, None
 
 
 def _session(log: Log, native: str, started: str | None, body: list[str]) -> Conversation:
@@ -125,7 +186,10 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
                     formats["editor"] = m.group(1)
             log.skip("startup notices")
         elif kind == "tool":
-            _tool_block(turns, lines, model)
+            rest, reflected = _reflection(lines)
+            _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model)
+            if reflected:  # sent to the model as the next user message: the harness's, and the reply is a retry
+                turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
             reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
             handoff = reply is not None and _norm(reply.text) == _norm(text) != ""

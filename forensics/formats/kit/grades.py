@@ -7,6 +7,7 @@ grade: the run gets no outcome rather than a guessed one.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,65 @@ def inspect_scores(scores: Any, task: Any) -> Outcome | None:
     return graded(value, f"scores.{name}.value", task)
 
 
-def openhands_resolved(test_result: Any, task: Any) -> Outcome | None:
-    """OpenHands evaluation output: ``test_result.report.resolved`` (the SWE-bench evaluation), else
-    ``test_result.resolved``."""
-    if not isinstance(test_result, dict):
-        return None
-    report = test_result.get("report")
-    for by, v in (("test_result.report.resolved", report.get("resolved") if isinstance(report, dict) else None),
-                  ("test_result.resolved", test_result.get("resolved"))):
+def openhands_resolved(test_result: Any, task: Any, report: Any = None) -> Outcome | None:
+    """OpenHands evaluation output: the line's own ``report.resolved`` (written into each line by the
+    benchmark's ``update_output_with_eval.py``), ``test_result.report.resolved`` (the remote SWE-bench
+    evaluation), else ``test_result.resolved``."""
+    tested = test_result if isinstance(test_result, dict) else {}
+    inner = tested.get("report")
+    for by, v in (("report.resolved", report.get("resolved") if isinstance(report, dict) else None),
+                  ("test_result.report.resolved", inner.get("resolved") if isinstance(inner, dict) else None),
+                  ("test_result.resolved", tested.get("resolved"))):
         if isinstance(v, bool):
             return Outcome(v, float(v), by, v, _task(task))
     return None
+
+
+# The evaluation's reports beside an OpenHands output.jsonl, as the benchmarks' update_output_with_eval.py
+# look for them: Multi-SWE-bench's FinalReport, the SWE-bench harness's report, OpenHands' remote evaluation.
+OPENHANDS_REPORTS = ("eval_files/dataset/final_report.json", "report.json")
+MSB_ID = re.compile(r"^([^/\s]+)/([^:\s]+):pr-(\d+)$")  # Multi-SWE-bench's PullRequestBase.id: org/repo:pr-N
+
+
+def openhands_reports(output: str) -> tuple[str, dict[str, bool]] | None:
+    """The grades an evaluation report beside an OpenHands ``output.jsonl`` gives, by instance id: the first of
+    ``eval_files/dataset/final_report.json`` (Multi-SWE-bench; its ``org/repo:pr-N`` ids read as OpenHands'
+    ``org__repo-N``), ``report.json`` (SWE-bench) and ``<name>.swebench_eval.jsonl`` that exists and parses. An
+    instance in ``resolved_ids`` passed, one in another list (unresolved, error, empty patch, incomplete)
+    failed; one it does not list has no outcome. None when there is no report."""
+    out = Path(output)
+    for rel in OPENHANDS_REPORTS:
+        doc = _json_file(out.parent / rel)
+        if isinstance(doc, dict) and isinstance(doc.get("resolved_ids"), list):
+            graded: dict[str, bool] = {}
+            for key, v in doc.items():
+                if key.endswith("_ids") and key not in ("submitted_ids", "completed_ids") and isinstance(v, list):
+                    for i in v:
+                        if isinstance(i, str):
+                            graded.setdefault(_msb_id(i), False)
+            graded.update({_msb_id(i): True for i in doc["resolved_ids"] if isinstance(i, str)})
+            return rel, graded
+    remote = out.with_name(out.name.removesuffix(".jsonl") + ".swebench_eval.jsonl")
+    try:
+        lines = remote.read_bytes().splitlines()
+    except OSError:
+        return None
+    graded = {}
+    for line in lines:
+        try:
+            rec = values.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("instance_id"), str):
+            o = openhands_resolved(rec.get("test_result"), None)
+            if o is not None and o.success is not None:
+                graded[rec["instance_id"]] = o.success
+    return (remote.name, graded) if graded else None
+
+
+def _msb_id(i: str) -> str:
+    m = MSB_ID.match(i)
+    return f"{m.group(1)}__{m.group(2)}-{m.group(3)}" if m else i
 
 
 SWEBENCH_PASSED = ("resolved", "resolved_ids")

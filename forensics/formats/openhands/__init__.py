@@ -30,7 +30,7 @@ from typing import Any
 
 from forensics.formats.kit import grades, values
 from forensics.formats.kit.declare import Format, Probe
-from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping, text_of
+from forensics.formats.kit.model import Conversation, Event, Log, Outcome, ToolCall, Turn, Usage, mapping, text_of
 from forensics.formats.openhands import store as openhands_store
 from forensics.formats.openhands import v1 as openhands_v1
 
@@ -42,6 +42,8 @@ SDK_FIELDS = re.compile(rb'^\[\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s
 BASE_STATE = re.compile(rb'"baseState"\s*:\s*\{|"persistence_dir"\s*:|"agent"\s*:\s*\{\s*"llm"\s*:')
 TRAJECTORY = re.compile(rb'\{\s*"trajectory"\s*:\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"')
 EVENT_FILE = re.compile(rb'\{\s*"id"\s*:\s*(?:"[^"]*"|\d+)\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:')
+EVAL_LINE = re.compile(rb'\{\s*"instance_id"\s*:\s*"')
+EVAL_HISTORY = re.compile(rb'"history"\s*:\s*\[\s*[\[{]')
 ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
 EVENT_KEYS = ("id", "source", "cause", "timestamp", "message", "action", "observation", "tool_call_metadata",
               "llm_metrics", "args", "extras", "content", "success")
@@ -73,6 +75,7 @@ def read(path: str, log: Log) -> list[Conversation]:
             log.rows += 1
             return openhands_store.read_file(Path(path), doc, log, _conversation)
     out = []
+    beside = grades.openhands_reports(path)
     for n, raw, rec in log.json_lines(data):
         where = f"{log.name}:{n}"
         if not isinstance(rec.get("history"), list):
@@ -84,7 +87,10 @@ def read(path: str, log: Log) -> list[Conversation]:
                                                  else f"line {n}"))
         history = [e for pair in rec["history"] for e in (pair if isinstance(pair, list) else [pair])]
         conv = _conversation(log, native, history, meta, where)
-        conv.outcome = grades.openhands_resolved(rec.get("test_result"), rec.get("instance_id"))
+        conv.outcome = grades.openhands_resolved(rec.get("test_result"), rec.get("instance_id"), rec.get("report"))
+        if conv.outcome is None and beside is not None and native in beside[1]:
+            ok = beside[1][native]
+            conv.outcome = Outcome(ok, float(ok), f"{beside[0]} resolved_ids", ok, native)
         if isinstance(rec.get("instruction"), str) and not any(t.role == "user" for t in conv.turns):
             conv.turns.insert(0, Turn("user", rec["instruction"], id="instruction"))
         out.append(conv)
@@ -253,6 +259,8 @@ def _sniff(probe: Probe) -> bool:
         if isinstance(r, dict) and isinstance(r.get("history"), list) and r["history"]:
             first = r["history"][0]
             return _is_event(first[0] if isinstance(first, list) and first else first)
+    if EVAL_LINE.match(head) and EVAL_HISTORY.search(head):  # EvalOutput: instance_id, test_result, a long
+        return b'"action"' in head or b'"observation"' in head  # instruction and metadata, then the history
     return b'"instance_id"' in head[:4096] and b'"history"' in head[:4096] and b'"observation"' in head
 
 

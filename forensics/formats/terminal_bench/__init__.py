@@ -14,10 +14,15 @@ does), its task key ``task_id``, its model ``model_name`` from the run's metadat
 row (the agent's totals: litellm's prompt tokens, the cache's included). The agent's steps come from the
 Terminus agents' log, ``agent-logs/episode-<n>/``: ``prompt.txt`` what the model was sent (the first holds the
 instruction, the next ones the terminal's screen after the previous commands) and ``response.json`` its
-answer (``state_analysis``, ``explanation``, ``commands`` of ``keystrokes``, ``is_task_complete``): each
+answer (``state_analysis``, ``explanation``, ``commands`` of ``keystrokes``, ``is_task_complete``; Terminus 2 writes
+``response.txt``, the answer as the model sent it: ``analysis``, ``plan``, ``commands``, ``task_complete`` in a JSON
+object, maybe with text around it): each
 answer is an assistant message with one ``terminal`` call (its commands), answered by the next episode's
-prompt. An agent that keeps its own log elsewhere (an installed Claude Code or Codex runs in the container's
-terminal) leaves the run with its instruction and outcome, said in the run's note. The run's
+prompt. An installed agent runs in the container's terminal, which the harness records in ``sessions/agent.log``:
+mini-swe-agent prints its whole conversation there (``printed``: the system prompt, the task as its template
+wraps it, each answer with its one ``bash`` block as a call, the output as the call's result), read after the
+instruction. An agent that keeps its own log elsewhere (an installed Claude Code, Codex or OpenHands) leaves the
+run with its instruction and outcome, said in the run's note. The run's
 ``results.json`` and ``run_metadata.json`` hold no run of their own: skipped and counted.
 """
 from __future__ import annotations
@@ -28,10 +33,13 @@ from pathlib import Path
 
 from forensics.formats.kit.declare import Format, Probe, Side
 from forensics.formats.kit.model import Conversation, Log, Outcome, ToolCall, Turn, Usage, listed, mapping
+from forensics.formats.terminal_bench import printed
 
 AGENT_LOGS = "agent-logs"
+AGENT_LOG = "sessions/agent.log"
 EPISODE = re.compile(r"^episode-(\d+)$")
 TRIAL_KEYS = ("trial_name", "task_id", "instruction")
+ANSWER_TEXT = ("state_analysis", "explanation", "analysis", "plan")  # Terminus 1's, then Terminus 2's
 RUN_KEYS = ("run_id", "agent_name", "output_path")  # RunMetadata
 
 
@@ -53,9 +61,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     model = _model(folder.parent.parent / "run_metadata.json")
     turns = [Turn("user", str(doc.get("instruction") or ""), at=doc.get("agent_started_at"), origin="person")]
     episodes = _episodes(log, folder / AGENT_LOGS)
-    turns += episodes
-    if not episodes:
-        log.notes.append("no Terminus episodes in agent-logs/: the run holds its instruction and outcome only")
+    turns += episodes or _printed(log, folder / AGENT_LOG)
     assistants = [t for t in turns if t.role == "assistant"]
     tokens = (doc.get("total_input_tokens"), doc.get("total_output_tokens"))
     if any(isinstance(v, int) and v for v in tokens):
@@ -83,24 +89,62 @@ def _episodes(log: Log, root: Path) -> list[Turn]:
             turns.append(Turn("user", prompt, id=f"{n}:prompt", origin="harness"))
         raw = _text(ep / "response.json")
         if raw is None:
-            log.skip("episode without response.json")
+            raw = _text(ep / "response.txt")  # Terminus 2: the model's answer as sent, JSON (or XML) in text
+        if raw is None:
+            log.skip("episode without response.json or response.txt")
             continue
         turns.append(_answer(n, raw))
     return turns
 
 
+def _printed(log: Log, agent_log: Path) -> list[Turn]:
+    """The conversation an installed agent printed to the terminal (``sessions/agent.log``), when the reader knows
+    the agent (mini-swe-agent); the lines around it are counted in the note."""
+    try:
+        data = agent_log.read_bytes()
+    except OSError:
+        data = b""
+    run = printed.mini_swe_agent(data) if data.strip() else None
+    if run is None:
+        log.notes.append("no Terminus episodes in agent-logs/" + (
+            ", and sessions/agent.log holds no conversation this reader knows (mini-swe-agent's printed one)"
+            if data.strip() else "") + ": the run holds its instruction and outcome only")
+        return []
+    cost = "" if run.cost is None else f", ${run.cost:.2f} as printed"
+    log.notes.append(f"sessions/agent.log: {run.agent} {run.version}, {run.steps} steps{cost}; left out: "
+                     f"{run.records} lines of other programs' log records, {run.outside} terminal lines between "
+                     f"messages" + ("" if run.ended else "; the log stops inside the run"))
+    if run.exits:
+        log.skip("exit message", run.exits)
+    return run.turns
+
+
 def _answer(n: int, raw: str) -> Turn:
     """A response as logged: the JSON CommandBatchResponse as text and one ``terminal`` call, else the raw text."""
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
-        doc = None
+    doc = _json_object(raw)
     if not isinstance(doc, dict) or not isinstance(doc.get("commands"), list):
         return Turn("assistant", raw, id=str(n))
-    text = "\n\n".join(str(doc[k]) for k in ("state_analysis", "explanation") if isinstance(doc.get(k), str))
+    text = "\n\n".join(str(doc[k]) for k in ANSWER_TEXT if isinstance(doc.get(k), str))
     commands = [c for c in listed(doc.get("commands")) if isinstance(c, dict)]
-    call = ToolCall("terminal", {"commands": commands, "is_task_complete": doc.get("is_task_complete")}, f"ep{n}")
+    done = doc.get("is_task_complete", doc.get("task_complete"))
+    call = ToolCall("terminal", {"commands": commands, "is_task_complete": done}, f"ep{n}")
     return Turn("assistant", text, calls=[call] if commands else [], id=str(n))
+
+
+def _json_object(raw: str) -> object:
+    """The answer's JSON object: the whole text (Terminus 1's response.json), else the first object in it (Terminus
+    2's JSON-plain answer may have text around it, as its parser allows)."""
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        pass
+    start = raw.find("{")
+    if start < 0:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(raw, start)[0]
+    except json.JSONDecodeError:
+        return None
 
 
 def _text(p: Path) -> str | None:
@@ -131,12 +175,17 @@ def _sniff(probe: Probe) -> bool:
 
 
 FORMAT = Format("terminal-bench", "terminal-bench trial results.json: one run per trial, outcome is_resolved, "
-                "steps from the Terminus agent's agent-logs/episode-*", _sniff, read=read, suffixes=(".json",),
+                "steps from the Terminus agent's agent-logs/episode-* or mini-swe-agent's sessions/agent.log", _sniff,
+                read=read, suffixes=(".json",),
                 sides=(Side(f"{AGENT_LOGS}/episode-*/response.json", "../../results.json",
                             "a Terminus episode's answer, read with the trial"),
+                       Side(f"{AGENT_LOGS}/episode-*/response.txt", "../../results.json",
+                            "a Terminus 2 episode's answer, read with the trial"),
                        Side(f"{AGENT_LOGS}/episode-*/prompt.txt", "../../results.json",
                             "what a Terminus episode sent the model, read with the trial"),
                        Side("episode-*/debug.json", "../../results.json", "the model call's debug log", read=False),
                        Side("commands.txt", "results.json", "the keystrokes sent to the terminal", read=False),
                        Side("panes/*.txt", "../results.json", "the terminal's screen before and after", read=False),
+                       Side(AGENT_LOG, "../results.json", "the agent's terminal, read with the trial (an installed "
+                            "agent's printed conversation)"),
                        Side("sessions/*", "../results.json", "the terminal's recording", read=False)))

@@ -1,0 +1,98 @@
+"""aider's reflections (coders/base_coder.py ``reflected_message``): after "The LLM did not conform to the edit
+format." (the reply's error, or its failed SEARCH/REPLACE blocks) or a yes to "Attempt to fix lint errors?",
+aider sends its own message to the model and the model tries again, up to three times. On the real history of
+tom-doerr/simple_test_project (MIT, fixtures/real/aider): the reflection is a user message of the harness's,
+each retry is an assistant turn of its own, and the reflected text, written raw after one ``> `` line
+(io.py ``append_chat_history`` prefixes only the first line of a message and breaks only its last), is never
+read as the model's reply nor counted as its edits. Before, the reflected text and the next reply were one
+assistant turn, no reflection was a message (0 of 5) and an echoed SEARCH block counted as an edit (20 for 19)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.conftest import FIXTURES, query, run_cli
+
+REAL = FIXTURES / "real" / "aider" / "tom-doerr+simple_test_project" / "custom_aider_history.md"
+
+
+def raw_counts(path: Path) -> tuple[int, int, int, int, int]:
+    """(sessions, person's inputs, model replies, reflections sent, edits) counted from the raw lines apart from
+    the reader: a reply is what each ``> Tokens:`` report follows; a reflection is sent after each "did not
+    conform" report unless aider then says it stops ("Only 3 reflections allowed"), and after each yes to fixing
+    lint errors; an edit is a complete SEARCH / ===== / REPLACE sequence in the model's text (not in ``> `` lines,
+    nor in the text aider runs on after a ``> `` line written without its Markdown break, to the line with it)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    sessions = sum(line.startswith("# aider chat started at ") for line in lines)
+    person = sum(line.startswith("#### ") and not re.search(r"\(Y\)es/\(N\)o", line) for line in lines)
+    replies = sum(line.startswith("> Tokens: ") for line in lines)
+    conform = sum(line.startswith("> The LLM did not conform to the edit format.") for line in lines)
+    stopped = sum(line.startswith("> Only ") and "reflections allowed, stopping." in line for line in lines)
+    lint = sum(bool(re.match(r"^> Attempt to fix lint errors\? .*: y(?:es)?\s*$", line)) for line in lines)
+    edits, state, running = 0, "", False
+    for line in lines:
+        if running:
+            running = not line.endswith("  ")
+            continue
+        if line.startswith("> "):
+            running = not line.endswith("  ") and line[2:].strip() != ""
+            continue
+        if re.match(r"^<{5,9} SEARCH\s*$", line):
+            state = "search"
+        elif state == "search" and re.match(r"^={5,9}\s*$", line):
+            state = "replace"
+        elif state == "replace" and re.match(r"^>{5,9} REPLACE\s*$", line):
+            edits, state = edits + 1, ""
+    return sessions, person, replies, conform - stopped + lint, edits
+
+
+def test_reflections_are_the_harness_and_each_retry_its_own_turn(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    code, out, err = run_cli("ingest", str(REAL), "--db", str(db))
+    assert code == 0 and "Traceback" not in out + err and "6 conversations new" in out
+    sessions, person, replies, reflections, edits = raw_counts(REAL)
+    assert (sessions, person, replies, reflections, edits) == (6, 6, 12, 5, 19)
+    assert query(db, "SELECT role, origin, count(*) FROM messages GROUP BY ALL ORDER BY ALL") == [
+        ("assistant", "assistant", replies), ("tool", "tool", 19), ("user", "harness", reflections),
+        ("user", "person", person)]
+    assert query(db, "SELECT count(*), count(result_position), count(*) FILTER (WHERE is_error) FROM tool_calls") == [
+        (edits, edits, 9)]
+    # the session that loops: a reply, three attempts, two reflections sent, the third not ("Only 3 reflections")
+    (cid,), = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:30:55'")
+    rows = query(db, "SELECT position, role, origin, tool_call_count, content FROM messages WHERE conversation_id = ? "
+                     "ORDER BY position", [cid])
+    assert [(p, r, o, n) for p, r, o, n, _ in rows] == [
+        (0, "user", "person", 0), (1, "assistant", "assistant", 1), (2, "tool", "tool", 0),
+        (3, "assistant", "assistant", 1), (4, "tool", "tool", 0), (5, "user", "harness", 0),
+        (6, "assistant", "assistant", 3), (7, "tool", "tool", 0), (8, "tool", "tool", 0), (9, "tool", "tool", 0),
+        (10, "user", "harness", 0), (11, "assistant", "assistant", 2), (12, "tool", "tool", 0),
+        (13, "tool", "tool", 0)]
+    text = {p: c for p, _, _, _, c in rows}
+    assert text[5].endswith("^^^ Expected `=======`") and text[5].startswith("Okay, I will add a test")
+    assert text[6].startswith("You are absolutely correct! I apologize for the formatting error")
+    assert text[10].startswith("# 2 SEARCH/REPLACE blocks failed to match!") and text[10].endswith(
+        "Just reply with fixed versions of the blocks above that failed to match.")
+    assert text[11].startswith("You're right, I apologize for the errors.")
+    assert "Only 3 reflections allowed, stopping." in text[12]
+    # a yes to fixing lint errors: the lint output is the reflection, the fix is the next reply
+    (first,), = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:28:47'")
+    assert query(db, "SELECT position, role, origin, left(content, 37) FROM messages WHERE conversation_id = ? AND "
+                     "position >= 5 ORDER BY position", [first]) == [
+        (5, "tool", "tool", "Committing notes.md before applying e"),
+        (6, "user", "harness", "# Fix any errors below, if possible.\n"),
+        (7, "assistant", "assistant", "The pylint error indicates a parsing ")]
+    again = run_cli("ingest", str(REAL), "--db", str(db))[1]
+    assert "0 conversations new, 0 updated, 6 unchanged; 0 messages read" in again
+
+
+def test_a_hand_edited_history_without_breaks_keeps_its_lines(tmp_path: Path) -> None:
+    """A ``> `` line without its break followed by another ``> `` line or an input is one line (a history written
+    by hand or by an aider that wrote no breaks): nothing after it is swallowed."""
+    src = tmp_path / ".aider.chat.history.md"
+    src.write_text("# aider chat started at 2025-03-18 10:00:00\n\n> Aider v0.77.1  \n> Added a.py to the chat\n\n"
+                   "#### fix it  \n\nDone.\n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n"
+                   "```\n\n> Tokens: 1.0k sent, 20 received.  \n> Applied edit to a.py  \n\n#### thanks  \n")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
+    assert query(db, "SELECT role, origin FROM messages ORDER BY position") == [
+        ("user", "person"), ("assistant", "assistant"), ("tool", "tool"), ("user", "person")]
