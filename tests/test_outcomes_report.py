@@ -81,3 +81,28 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     rk = m["ranking"]
     assert round(rk["auc"], 3) == 0.648 and rk["auc"] > rk["auc_by_messages"]  # by characters: 0.658
     assert rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
+
+
+def test_a_run_whose_agent_never_replied_ranks_first(tmp_path: Path) -> None:
+    """terminal-bench's trials whose agent never started (the log holds only the instruction) failed 197 of 205
+    times; ranked by their length they came last and inverted the ranking. A run with no reply ends ``no_reply``
+    and ranks above every run that acted."""
+    def run(i: int, replies: int) -> dict:
+        msgs = [{"role": "user", "content": f"Task {i}: count the log lines in /var/log/app.log"}]
+        for k in range(replies):
+            msgs += [{"role": "assistant", "content": f"Step {k}: I will run wc -l on the file."},
+                     {"role": "user", "content": f"Output {k}: 42 lines"}]
+        return {"id": f"run-{i}", "messages": msgs + ([{"role": "assistant", "content": "The answer is 42."}]
+                                                      if replies else [])}
+    runs = [run(0, 0), run(1, 0), run(2, 6), run(3, 5), run(4, 2), run(5, 1)]
+    failed = {"run-0", "run-1", "run-4"}
+    src = tmp_path / "runs.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    grades = tmp_path / "grades.csv"
+    grades.write_text("id,success\n" + "".join(f"{r['id']},{str(r['id'] not in failed).lower()}\n" for r in runs))
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
+    assert run_cli("outcomes", str(grades), "--db", str(db))[0] == 0
+    rk = _report(db, tmp_path / "r", "outcomes")["ranking"]
+    # failed: the two idle runs (above all 3 passed runs) and run-4 (above run-5 only): 7 of 9 pairs
+    assert rk["auc"] == pytest.approx(7 / 9) and rk["auc_by_messages"] == pytest.approx(1 / 9)

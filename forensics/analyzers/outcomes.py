@@ -262,11 +262,14 @@ def auc_within_interval(scores: list[float], failed: list[bool], tasks: list[str
     return got[int(0.025 * len(got))], got[min(len(got) - 1, int(0.975 * len(got)))]
 
 
+NEVER_ACTED = 100  # more problems than a run can have: a run whose agent never replied ranks first
+
+
 def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (SPEC §24) when
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and one more
-    when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off:
-    ``signature.BAD_ENDS``; never the ends the harness decides)."""
+    when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off, never
+    replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""
     has = ctx.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = "
                           "'problem_findings'").fetchall()[0]
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
@@ -287,7 +290,10 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
         end, _ = ended(msgs)
         if end in BAD_ENDS:
             kinds.setdefault(cid, set()).add(f"ended: {end}")
-    return {c: len(k) for c, k in kinds.items()}
+    # a run whose agent never replied did nothing of its task: it ranks above every run that acted (on
+    # terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the ranking
+    # was inverted, AUC 0.30)
+    return {c: len(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
 
 
 def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:

@@ -4,6 +4,8 @@ and by the outcome analyzer's run ranking (which runs before it).
 
 **How it ended**, read from the run's own last messages, first rule that holds:
 
+- ``no_reply``: the agent never replied (no message of the assistant: a harness whose agent never started, a
+  person turn left unanswered); an agent that never acted did not do its task;
 - ``limit``: the harness or a tool says a turn, step, iteration, time or context limit was reached;
 - ``cut_off``: the run stops on a call no result answers (other than a call that ends the run by itself:
   ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
@@ -30,13 +32,13 @@ from dataclasses import dataclass
 
 import duckdb
 
-ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_off", "answered")
+ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_off", "no_reply", "answered")
 # ends decided by the harness, not the agent: compared with outcomes, they can read the grade (MINT's ALFWorld
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
-BAD_ENDS = ("gave_up", "limit", "errored", "handed_off")  # ends the agent did not finish the task by: the run ranking's
+BAD_ENDS = ("gave_up", "limit", "errored", "handed_off", "no_reply")  # ends the agent did not finish the task by: the run ranking's
 
 LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
                    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
@@ -158,6 +160,8 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if not msgs:
         return "cut_off", None
     last = msgs[-1]
+    if not any(m.role == "assistant" for m in msgs):
+        return "no_reply", last.position
     for m in msgs[-TAIL:]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
