@@ -208,7 +208,7 @@ def secrets_(db: str, fmt: str) -> None:
     Example:
       forensics secrets --db forensics.duckdb
     """
-    from forensics.api import secrets
+    from forensics.api import secrets, secrets_text
 
     found = secrets(db)
     if fmt == "json":
@@ -231,6 +231,8 @@ def secrets_(db: str, fmt: str) -> None:
                 click.echo(f"  {first}  " + "  ".join(f"{k}={v}" for k, v in list(row.items())[1:]))
     for path in found["kept_sources"]:
         click.echo(f"kept (--keep-secrets): {path}")
+    if found.get("secrets"):
+        click.echo(secrets_text(found))
 
 
 @cli.command()
