@@ -55,7 +55,7 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
 __all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
            "hook_run", "hooks_install", "hooks_status", "hooks_uninstall", "import_outcomes", "ingest",
            "load_config", "mcp", "messages", "outcomes", "PathLike", "query", "report",
-           "run_diff", "secrets", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
+           "run_diff", "secrets", "export_redacted", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
            "write_metrics_baseline"]
 # what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
 # renderings, the file writers
@@ -333,6 +333,18 @@ def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
         if found:
             found.update(ledger(wh.con))
     return {k: redact_value(v) for k, v in found.items()}  # the second line, as every output
+
+
+def export_redacted(out: PathLike, db: PathLike = DEFAULT_DB) -> Any:
+    """A copy of the warehouse's sources under ``out`` with every secret masked, each file still valid in its
+    format (``forensics.commands.redacted``); the sources are only read. Returns what was written."""
+    from forensics.commands.redacted import export_redacted as write
+    from forensics.warehouse import open_warehouse
+
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db, read_only=True) as wh:
+        return write(wh.con, out)
 
 
 def secrets_text(found: dict[str, Any]) -> str:

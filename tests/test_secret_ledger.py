@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from forensics.serve.app import create_app
-from tests.conftest import FIXTURES, run_cli
+from tests.conftest import FIXTURES, SHARED, run_cli
 
 _rng = random.Random(45)
 KEY = "sk-proj-" + "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(48))
@@ -150,3 +150,61 @@ def test_no_secret_explorer_page_says_so(tmp_path: Path) -> None:
     assert r.status_code == 200 and "No secret was found" in r.text
     code, out, _ = run_cli("secrets", "--db", str(db), "--format", "json")
     assert json.loads(out)["secrets"] == [] and json.loads(out)["rotation"] == []
+
+
+def _counts(db: Path) -> tuple[int, int, int]:
+    from tests.conftest import query
+
+    return query(db, "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages), "
+                     "(SELECT count(*) FROM secrets_found)")[0]
+
+
+def test_the_redacted_copy_reimports_whole_with_no_secret(wh: Path, tmp_path: Path) -> None:
+    src = wh.parent / "projects"
+    before = {p: p.read_bytes() for p in src.rglob("*") if p.is_file()}
+    code, out, err = run_cli("secrets", "--db", str(wh), "--export-redacted", str(tmp_path / "out"))
+    assert code == 0, err
+    assert "2 files copied" in out and "3 secrets masked" in out and not leaks(out)
+    assert {p: p.read_bytes() for p in src.rglob("*") if p.is_file()} == before  # sources untouched
+    copied = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    for p in copied:
+        text = p.read_text()
+        assert not leaks(text)
+        assert all(json.loads(line) for line in text.splitlines())  # JSONL stays JSONL
+    db = tmp_path / "again.duckdb"
+    assert run_cli("ingest", str(tmp_path / "out"), "--db", str(db))[0] == 0
+    assert _counts(db) == (_counts(wh)[0], _counts(wh)[1], 0)
+    # into a folder that is not empty, or inside the sources: refused in one line, nothing written
+    code, _, err = run_cli("secrets", "--db", str(wh), "--export-redacted", str(tmp_path / "out"))
+    assert code == 2 and "not an empty folder" in err
+
+
+def test_a_sqlite_source_stays_sqlite(tmp_path: Path) -> None:
+    import sqlite3
+
+    (tmp_path / "src").mkdir()
+    con = sqlite3.connect(tmp_path / "src" / "app.db")
+    con.execute("CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, messages TEXT, created_at TEXT)")
+    con.execute("INSERT INTO ai_conversations VALUES (?,?,?,?)", ("c1", f"deploy {KEY}", json.dumps(
+        [{"role": "user", "content": f"key {KEY}"}, {"role": "assistant", "content": "ok"}]), "2026-03-01T10:00:00Z"))
+    con.commit()
+    con.close()
+    db, again = tmp_path / "w.duckdb", tmp_path / "again.duckdb"
+    assert run_cli("ingest", str(tmp_path / "src"), "--db", str(db))[0] == 0
+    assert run_cli("secrets", "--db", str(db), "--export-redacted", str(tmp_path / "out"))[0] == 0
+    raw = (tmp_path / "out" / "app.db").read_bytes()
+    assert raw.startswith(b"SQLite format 3\x00") and not leaks(raw.decode("latin-1"))
+    assert run_cli("ingest", str(tmp_path / "out"), "--db", str(again))[0] == 0
+    assert _counts(again) == (1, 2, 0) and _counts(db) == (1, 2, 2)
+
+
+REAL = SHARED / "data" / "agent-logs"
+
+
+@pytest.mark.skipif(not REAL.exists(), reason="the shared agent logs are not here")
+def test_the_shared_agent_logs_export_reimports_to_the_same_counts(tmp_path: Path) -> None:
+    db, again = tmp_path / "w.duckdb", tmp_path / "again.duckdb"
+    assert run_cli("ingest", str(REAL), "--db", str(db))[0] == 0
+    assert run_cli("secrets", "--db", str(db), "--export-redacted", str(tmp_path / "out"))[0] == 0
+    assert run_cli("ingest", str(tmp_path / "out"), "--db", str(again))[0] == 0
+    assert _counts(again) == (_counts(db)[0], _counts(db)[1], 0)

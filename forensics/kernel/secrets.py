@@ -259,6 +259,7 @@ def entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+CODE = re.compile(r"[(),;{}\[\]]|=(?!=*$)")  # a call or an assignment in the value: code, not a key (base64 ends in =)
 PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.\-@~]+)+/?")  # /usr/local/bin, ./src/app.py (base64 has + or =)
 
 
@@ -266,7 +267,8 @@ def _high_entropy(value: str) -> bool:
     """A random-looking value: long, letters and digits, not a sequence; hex needs less per character."""
     from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string
 
-    if len(value) < 16 or is_sequential_string(value) or PATH.fullmatch(value) or value.count(".") > 2:
+    if len(value) < 16 or is_sequential_string(value) or PATH.fullmatch(value) or value.count(".") > 2 \
+            or CODE.search(value):
         return False
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
