@@ -7,9 +7,9 @@ under OUT (a secret in a file name masked there too):
 
 - a SQLite database is copied, then every text cell of every table is masked in the copy (a cell holding JSON
   as JSON, below);
-- a JSON or JSONL file is masked record by record: each secret is replaced inside the JSON string that holds it,
-  and a record is parsed again to check it; a record where that fails or a secret is still found (a key written
-  with \\u escapes) is parsed, masked string by string and written again; a line that is no JSON is masked as text;
+- a JSON or JSONL file is masked record by record: its strings are read as ingest reads them (escapes undone, so a
+  key written with \\u escapes is found), and a record holding a secret is written again with it masked (a record
+  without one is left byte for byte); a line that is no JSON is masked as text;
 - any other text file is masked as text;
 - a zip archive (Inspect AI's .eval) is rebuilt with each member masked as a file of its own;
 - a file that is none of these (an image) is not copied, and listed.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import sqlite3
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from forensics.kernel import secrets
 from forensics.kernel.errors import ForensicsError
 
 SQLITE = b"SQLite format 3\x00"
-JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 @dataclass
@@ -66,74 +64,70 @@ def _scan(text: str) -> list[secrets.Find]:
 def mask_lines(text: str) -> tuple[str, int]:
     """``text`` with each secret masked, each line break inside one kept; and how many were masked."""
     finds = _scan(text)
-    if not finds:
-        return text, 0
+    return (_apply(text, finds), len(finds)) if finds else (text, 0)
+
+
+def _apply(text: str, finds: list[secrets.Find]) -> str:
     out, last = [], 0
     for f in finds:
         out.append(text[last:f.start])
         out.append("\n".join(secrets.MASK if part else "" for part in text[f.start:f.end].split("\n")))
         last = f.end
     out.append(text[last:])
-    return "".join(out), len(finds)
+    return "".join(out)
 
 
-def _walk(value: Any) -> tuple[Any, int]:
+def _strings(value: Any, out: list[str]) -> list[str]:
+    """Every string of a parsed JSON value, keys included."""
     if isinstance(value, str):
-        return mask_lines(value)
-    if isinstance(value, list):
-        pairs = [_walk(v) for v in value]
-        return [p[0] for p in pairs], sum(p[1] for p in pairs)
-    if isinstance(value, dict):
-        out, n = {}, 0
+        out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+    elif isinstance(value, dict):
         for k, v in value.items():
-            mk, a = mask_lines(k)
-            mv, b = _walk(v)
-            out[mk] = mv
-            n += a + b
-        return out, n
-    return value, 0
+            out.append(k)
+            _strings(v, out)
+    return out
 
 
-def _clean(value: Any) -> bool:
-    """No secret left in any string of a parsed JSON value."""
+def _replace(value: Any, masked: dict[str, str]) -> Any:
     if isinstance(value, str):
-        return not _scan(value)
+        return masked.get(value, value)
     if isinstance(value, list):
-        return all(_clean(v) for v in value)
+        return [_replace(v, masked) for v in value]
     if isinstance(value, dict):
-        return all(_clean(k) and _clean(v) for k, v in value.items())
-    return True
+        return {masked.get(k, k): _replace(v, masked) for k, v in value.items()}
+    return value
+
+
+def _masked_strings(strings: list[str]) -> tuple[dict[str, str], int]:
+    """The strings that hold a secret, masked (the prefilter over all of them at once, then the scan of the few
+    it picks); and how many secrets."""
+    masked, n = {}, 0
+    for text, maybe in zip(strings, _maybe(strings) if strings else []):
+        if maybe and text not in masked:
+            finds = secrets.scan(text)
+            if finds:
+                masked[text] = _apply(text, finds)
+                n += len(finds)
+    return masked, n
 
 
 def mask_json(text: str) -> tuple[str, int]:
-    """One JSON document or record, masked and still valid; text that is no JSON is masked as text."""
+    """One JSON document or record, masked and still valid: its strings are read as ingest reads them (escapes
+    undone), and when one holds a secret the value is written again with it masked; a document with no secret is
+    left byte for byte. Text that is no JSON is masked as text."""
     try:
-        json.loads(text)
+        value = json.loads(text)
     except ValueError:
         return mask_lines(text)
-    finds = _scan(text)
-    if not finds:
+    masked, n = _masked_strings(_strings(value, []))
+    if not n:
         return text, 0
-    strings = [(m.start() + 1, m.end() - 1) for m in JSON_STRING.finditer(text)]
-    out, last, n = [], 0, 0
-    for f in finds:  # each find cut to the JSON string it starts in: the masked text stays a string
-        inside = next(((a, b) for a, b in strings if a <= f.start < b), None)
-        if inside is None:
-            continue
-        end = min(f.end, inside[1])
-        while end < inside[1] and text[end - 1] == "\\":  # never end on half an escape
-            end += 1
-        out += [text[last:f.start], secrets.MASK]
-        last, n = end, n + 1
-    out.append(text[last:])
-    masked = "".join(out)
-    try:
-        if _clean(json.loads(masked)):
-            return masked, n
-    except ValueError:
-        pass
-    value, n = _walk(json.loads(text))  # rewritten: valid by construction
-    return json.dumps(value, ensure_ascii=False, indent=2 if "\n" in text.strip() else None), n
+    compact = '":' in text and '": ' not in text
+    return json.dumps(_replace(value, masked), ensure_ascii=False, indent=2 if "\n" in text.strip() else None,
+                      separators=(",", ":") if compact else None), n
 
 
 def _zip_file(src: Path, dest: Path) -> int | None:
@@ -177,12 +171,32 @@ def _text(raw: bytes) -> tuple[str, int] | None:
             json.loads(text)
             masked, n = mask_json(text)
         except ValueError:  # JSONL: record by record
-            lines = text.split("\n")
-            parts = [mask_json(line) if maybe else (line, 0) for line, maybe in zip(lines, _maybe(lines))]
-            masked, n = "\n".join(p[0] for p in parts), sum(p[1] for p in parts)
+            masked, n = _jsonl(text)
     else:
         masked, n = mask_lines(text)
     return masked, n
+
+
+def _jsonl(text: str) -> tuple[str, int]:
+    """JSONL, record by record, with one prefilter pass over every string of every record."""
+    lines = text.split("\n")
+    values: list[Any] = []
+    for line in lines:
+        try:
+            values.append(json.loads(line) if line.strip() else None)
+        except ValueError:
+            values.append(ValueError)  # no JSON: masked as text
+    masked, n = _masked_strings([x for v in values if v is not ValueError for x in _strings(v, [])])
+    out = []
+    for line, v in zip(lines, values):
+        if v is ValueError:
+            line, k = mask_lines(line)
+            n += k
+        elif masked and any(x in masked for x in _strings(v, [])):
+            compact = '":' in line and '": ' not in line
+            line = json.dumps(_replace(v, masked), ensure_ascii=False, separators=(",", ":") if compact else None)
+        out.append(line)
+    return "\n".join(out), n
 
 
 def _sqlite_file(src: Path, dest: Path) -> int:
@@ -201,6 +215,7 @@ def _sqlite_file(src: Path, dest: Path) -> int:
             except sqlite3.OperationalError:  # WITHOUT ROWID or virtual: read whole, masked by key below
                 continue
             cols = [d[1] for d in con.execute(f"PRAGMA table_info({q})")]
+            cells = []  # (rowid, column, text)
             for row in rows:
                 for col, v in zip(cols, row[1:]):
                     if isinstance(v, bytes):
@@ -208,13 +223,16 @@ def _sqlite_file(src: Path, dest: Path) -> int:
                             v = v.decode("utf-8")
                         except UnicodeDecodeError:
                             continue
-                    if not isinstance(v, str) or not v:
-                        continue
-                    masked, k = mask_json(v) if v.lstrip().startswith(("{", "[")) else mask_lines(v)
-                    if k:
-                        c = '"' + col.replace('"', '""') + '"'
-                        con.execute(f"UPDATE {q} SET {c} = ? WHERE rowid = ?", [masked, row[0]])
-                        n += k
+                    if isinstance(v, str) and v:
+                        cells.append((row[0], col, v))
+            for (rowid, col, v), maybe in zip(cells, _maybe([c[2] for c in cells]) if cells else []):
+                if not maybe:
+                    continue
+                masked, k = mask_json(v) if v.lstrip().startswith(("{", "[")) else mask_lines(v)
+                if k:
+                    c = '"' + col.replace('"', '""') + '"'
+                    con.execute(f"UPDATE {q} SET {c} = ? WHERE rowid = ?", [masked, rowid])
+                    n += k
         con.commit()
         con.execute("VACUUM")  # no old page keeps a value
     finally:

@@ -216,6 +216,8 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
     key, value = text[begin:m.end("key")], text[m.start("value"):m.end("value")]  # matched lower-cased
     if m.group("q") is None:
         value = value.rstrip(",;)}]>")
+    if begin and text[begin - 1] in "?&":
+        value = value.split("&", 1)[0]  # a URL's query parameter ends at the next one
     start = m.start("value")
     if COUNT_KEY.search(key) or not value or text[max(0, begin - 3):begin].endswith(("/", "@")):
         return None  # a count, not a credential; or a URL's user name (the URL rule judges its password)
@@ -248,8 +250,8 @@ def _password_like(value: str, strict: bool) -> bool:
         return True
     if "(" in v or "[" in v or v.startswith(("os.", "self.", "env.", "process.", "config.", "settings.")):
         return False
-    if IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v):
-        return False  # a variable (password: newPassword), or a password made of letters only: kept
+    if IDENTIFIER.fullmatch(v) and (not any(c.isdigit() for c in v) or "_" in v.strip("_")):
+        return False  # a variable (password: newPassword, PASS: test_case_3), or a password of letters only: kept
     return any(c.isalnum() for c in v)
 
 
@@ -335,9 +337,24 @@ def _spans(text: str, only: list[int] | None) -> list[tuple[int, int, str, str |
                 start, end = _trim(text, start, end)
                 if start and text[start - 1] in WORD:
                     continue  # inside a longer word or id (a plugin's regex is not anchored): not a token
+                if start and text[start - 1] in "-_+" and _inside_blob(text, start - 1):
+                    continue  # a prefix met by chance inside a random base64url blob (an encrypted reasoning item)
             if end - start >= 4 and not _example(text[start:end]):
                 spans.append((start, end, kind, None))
     return spans
+
+
+BLOB_RUN = re.compile(r"[A-Za-z0-9_\-+]{16,}$")
+
+
+def _inside_blob(text: str, end: int) -> bool:
+    """The 16 or more characters before ``end`` are a random-looking run of base64url: digits and both cases
+    (a file name's words before a key, ``backup-ghp_...``, are not)."""
+    m = BLOB_RUN.search(text, max(0, end - 64), end)
+    if not m:
+        return False
+    run = m.group()
+    return any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run)
 
 
 # what no real key holds: the providers' documentation examples and placeholders (AKIAIOSFODNN7EXAMPLE,

@@ -101,7 +101,7 @@ def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
     routes = [Route("/", page("overview.html", _overview), methods=["GET"]),
               Route("/conversations", page("conversations.html", _conversations), methods=["GET"]),
               Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
-              Route("/c/{cid:str}/m/{position:int}", page("message.html", _message), methods=["GET"]),
+              Route("/c/{cid:str}/m/{position:str}", page("message.html", _message), methods=["GET"]),
               Route("/findings", page("findings.html", _findings), methods=["GET"]),
               Route("/secrets", page("secrets.html", _secrets), methods=["GET"]),
               Route("/search", page("search.html", _search), methods=["GET"]),
@@ -166,7 +166,10 @@ def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
 
 def _message(con: Any, request: Request) -> dict[str, Any] | None:
     conv = data.conversation(con, request.path_params["cid"])
-    msg = conv and data.message(con, conv["conversation_id"], request.path_params["position"])
+    raw = request.path_params["position"]  # a path segment, parsed here: 40 digits are no INTEGER, a 404
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
+        return None
+    msg = conv and data.message(con, conv["conversation_id"], int(raw))
     return {"conv": conv, "msg": msg} if msg else None
 
 
