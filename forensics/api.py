@@ -55,13 +55,13 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
 __all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
            "hook_run", "hooks_install", "hooks_status", "hooks_uninstall", "import_outcomes", "ingest",
            "load_config", "mcp", "messages", "outcomes", "PathLike", "query", "report",
-           "run_diff", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
+           "run_diff", "secrets", "export_redacted", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
            "write_metrics_baseline"]
 # what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
 # renderings, the file writers
 __all__ += ["AGENTS", "HOOK_AGENTS", "check_junit", "check_table", "DEFAULT_DB", "default_toml", "defaults", "emit_rows", "emit_values",
             "format_ingest", "format_listing", "INGEST_FORMATS", "keys", "list_queries", "locate", "parse_formats",
-            "render_holdout", "render_run_diff", "render_runs", "render_triggers", "Report", "triggers_holdout",
+            "render_holdout", "render_run_diff", "render_runs", "render_triggers", "Report", "secrets_text", "triggers_holdout",
             "tune_triggers", "usage_text", "with_triggers", "write_config", "write_triggers"]
 
 # name -> "module:attribute", imported on first use (PEP 562)
@@ -319,15 +319,40 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
 
 
 def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
-    """What ingest masked (``secrets_found``): totals, and finds by kind, field, agent and source; never a value.
-    Empty when the warehouse predates masking at ingest."""
+    """What ingest masked (``secrets_found``): totals, and finds by kind, field, agent and source, and the ledger
+    (SPEC §28): ``secrets``, one row per distinct secret with its copies, their arrival, the models it was sent
+    to, first and last seen, and ``rotation``, the checklist by provider; never a value. Empty when the warehouse
+    predates masking at ingest."""
+    from forensics.analyzers.exposure import ledger
     from forensics.analyzers.secrets import scan
     from forensics.kernel.redact import redact_value
     from forensics.warehouse import open_warehouse
 
     with open_warehouse(db, read_only=True) as wh:
         found = scan(wh.con)
+        if found:
+            found.update(ledger(wh.con))
     return {k: redact_value(v) for k, v in found.items()}  # the second line, as every output
+
+
+def export_redacted(out: PathLike, db: PathLike = DEFAULT_DB) -> Any:
+    """A copy of the warehouse's sources under ``out`` with every secret masked, each file still valid in its
+    format (``forensics.commands.redacted``); the sources are only read. Returns what was written."""
+    from forensics.commands.redacted import export_redacted as write
+    from forensics.warehouse import open_warehouse
+
+    if not Path(db).exists():
+        raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
+    with open_warehouse(db, read_only=True) as wh:
+        return write(wh.con, out)
+
+
+def secrets_text(found: dict[str, Any]) -> str:
+    """The ledger part of ``secrets(db)`` as `forensics secrets` prints it, masked again."""
+    from forensics.analyzers.exposure import render
+    from forensics.kernel.redact import redact
+
+    return redact(render(found)) if found.get("secrets") else ""
 
 
 def run_diff(a: str, b: str, db: PathLike = DEFAULT_DB) -> RunDiff:

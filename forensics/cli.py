@@ -200,16 +200,28 @@ def outcomes(file: str, db: str) -> None:
 @cli.command("secrets")
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def secrets_(db: str, fmt: str) -> None:
+@click.option("--export-redacted", "redacted", metavar="OUT", help="Write a copy of the sources to the new folder OUT "
+              "with every secret masked, each file still valid in its format (JSONL stays JSONL, SQLite stays "
+              "SQLite); the sources are only read.")
+def secrets_(db: str, fmt: str, redacted: str | None) -> None:
     """What ingest masked: credentials (API keys, tokens, private keys, passwords) found in the logs, by kind,
     field, agent and source. Values are never stored, so never shown (docs/secrets.md).
 
     \b
     Example:
       forensics secrets --db forensics.duckdb
+      forensics secrets --export-redacted shared-logs/     # a copy to share, every secret masked
     """
-    from forensics.api import secrets
+    from forensics.api import export_redacted, secrets, secrets_text
 
+    if redacted:
+        r = export_redacted(redacted, db)
+        click.echo(f"{r.files} files copied to {redact(r.out)} from {redact(r.root)}, {r.masked} secrets masked")
+        for rel in r.skipped:
+            click.echo(f"not copied (neither text nor SQLite): {redact(rel)}")
+        for path in r.missing:
+            click.echo(f"not found (moved, or its path held a secret): {redact(path)}")
+        return
     found = secrets(db)
     if fmt == "json":
         import orjson
@@ -231,6 +243,8 @@ def secrets_(db: str, fmt: str) -> None:
                 click.echo(f"  {first}  " + "  ".join(f"{k}={v}" for k, v in list(row.items())[1:]))
     for path in found["kept_sources"]:
         click.echo(f"kept (--keep-secrets): {path}")
+    if found.get("secrets"):
+        click.echo(secrets_text(found))
 
 
 @cli.command()

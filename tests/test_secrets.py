@@ -13,9 +13,11 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from starlette.testclient import TestClient
 
 from forensics import ingest
 from forensics.kernel import secrets as rules
+from forensics.serve.app import create_app
 from tests.conftest import SHARED, run_cli
 
 PIECE = 12
@@ -206,6 +208,9 @@ def test_no_output_shows_a_piece_of_a_secret(planted: dict[str, Path]) -> None:
         texts.append("".join(run_cli("query", sql, "--db", db, "--format", "json")[1:]))
     for fmt in ("text", "json"):
         texts.append("".join(run_cli("secrets", "--db", db, "--format", fmt)[1:]))
+    page = TestClient(create_app(db), base_url="http://127.0.0.1").get("/secrets")
+    assert page.status_code == 200 and "tool_arguments of <b>bash</b>" in page.text
+    texts.append(page.text)
     code, _, err = run_cli("export", "--db", db, "--out", str(d / "lake"))
     assert code == 0, err
     texts += [str(pl.read_parquet(p).rows()) for p in (d / "lake").rglob("*.parquet")]

@@ -38,6 +38,7 @@ REGISTRY: dict[str, str] = {
     "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
     "failures": "forensics.analyzers.failures",  # signatures of failed runs; shown first (report.build.LEAD)
     "secrets": "forensics.analyzers.secrets",  # what ingest masked: no finding of its own
+    "exposure": "forensics.analyzers.exposure",  # per secret: its copies, how they arrived, what to rotate
 }
 
 

@@ -21,7 +21,8 @@ WAREHOUSE = {"conv": "conversations", "msg": "messages", "call": "tool_calls", "
 KEYS = {"conversation_id", "source_id", "fingerprint", "role", "origin"}  # our own hashes and enumerations
 FINDS_SCHEMA = pa.schema([("source_id", pa.string()), ("conversation_id", pa.string()), ("seq", pa.int32()),
                           ("position", pa.int32()), ("field", pa.string()), ("location", pa.string()),
-                          ("kind", pa.string()), ("fingerprint", pa.string())])
+                          ("kind", pa.string()), ("fingerprint", pa.string()),
+                          ("call_index", pa.int32())])
 
 
 class Finds:
@@ -31,11 +32,12 @@ class Finds:
         self.cols: dict[str, list[Any]] = {n: [] for n in FINDS_SCHEMA.names}
 
     def add(self, source_id: str, field: str, found: list[secrets.Find], conversation_id: str | None = None,
-            seq: int | None = None, position: int | None = None, location: str | None = None) -> None:
+            seq: int | None = None, position: int | None = None, location: str | None = None,
+            call_index: int | None = None) -> None:
         location = secrets.mask(location) if location else location  # a file name that holds a key, say
         for f in found:
             for col, v in zip(FINDS_SCHEMA.names, (source_id, conversation_id, seq, position, field, location,
-                                                   f.kind, f.fingerprint)):
+                                                   f.kind, f.fingerprint, call_index)):
                 self.cols[col].append(v)
 
     def table(self) -> pa.Table:
@@ -109,7 +111,7 @@ def _hits(col: pa.ChunkedArray, patterns: tuple[str, ...]) -> dict[int, list[int
 
 def _where(t: pa.Table, row: int) -> dict[str, Any]:
     """The source, conversation, seq and position of a row, as far as its table has them."""
-    return {k: t.column(k)[row].as_py() for k in ("source_id", "conversation_id", "seq", "position", "location")
+    return {k: t.column(k)[row].as_py() for k in ("source_id", "conversation_id", "seq", "position", "location", "call_index")
             if k in t.column_names}
 
 

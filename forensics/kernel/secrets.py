@@ -17,10 +17,12 @@ salted hash of the value (PBKDF2), short enough to say "the same secret again" a
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -109,7 +111,8 @@ def keyword_rule() -> Rule:
     _keep. It is matched on the text lower-cased (Python's case-insensitive alternation is ten times slower)."""
     from detect_secrets.plugins.keyword import DENYLIST
 
-    key = "(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|pass|auth)[A-Za-z0-9_.\-]*)"
+    key = ("(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|api-key|storage_?key|pass|auth)"
+           r"[A-Za-z0-9_.\-]*)")
     pattern = (key + r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""
                r"""(?P<value>[^\s"'`\\]{1,200})""")
     return Rule("secret-keyword", re.compile(pattern), _re2(pattern, re.IGNORECASE), extend=False, check="keyword")
@@ -133,6 +136,32 @@ def _own_rules() -> list[Rule]:
         _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{8,}"),
         _rule("google-api-key", r"\bAIza[0-9A-Za-z_\-]{12,}"),
         _rule("hugging-face-token", r"\bhf_[A-Za-z]{30,}"),
+        # the providers' documented prefixes the plugins lack (issue 45; bench/secrets.py measures each)
+        _rule("openai-key", r"\bsk-or-v1-[0-9a-f]{16,}"),  # OpenRouter
+        _rule("groq-key", r"\bgsk_[A-Za-z0-9]{20,}"),
+        _rule("replicate-token", r"\br8_[A-Za-z0-9]{20,}"),
+        _rule("perplexity-key", r"\bpplx-[A-Za-z0-9]{20,}"),
+        _rule("xai-key", r"\bxai-[A-Za-z0-9]{20,}"),
+        _rule("google-oauth-secret", r"\bGOCSPX-[A-Za-z0-9_\-]{16,}"),
+        _rule("alibaba-access-key", r"\bLTAI[A-Za-z0-9]{12,}"),
+        _rule("digitalocean-token", r"\bdo[por]_v1_[a-f0-9]{16,}"),
+        _rule("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?"),
+        _rule("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+        _rule("terraform-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{20,}"),
+        _rule("pulumi-token", r"\bpul-[a-f0-9]{40}"),
+        _rule("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{20,}"),
+        _rule("flyio-token", r"\bfo1_[A-Za-z0-9_\-]{20,}|\bfm[12][ar]?_[A-Za-z0-9+/]{40,}"),
+        _rule("atlassian-token", r"\bATATT3[A-Za-z0-9_\-=]{20,}"),
+        _rule("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+        _rule("mailgun-key", r"\bkey-[a-f0-9]{32}\b"),
+        _rule("notion-token", r"\bntn_[0-9]{11}[A-Za-z0-9]{20,}|\bsecret_[A-Za-z0-9]{43}\b"),
+        _rule("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{20,}"),
+        _rule("npm-tokens", r"\bnpm_[A-Za-z0-9]{20,}"),
+        _rule("linear-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{20,}"),
+        _rule("sentry-token", r"\bsntry[us]_[A-Za-z0-9_=+/]{20,}"),
+        _rule("stripe-access-key", r"\bwhsec_[A-Za-z0-9+/]{20,}"),
+        _rule("square-oauth-secret", r"(?<![A-Za-z0-9+/])(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_\-]{22,}(?![A-Za-z0-9+/=])"),
+        _rule("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
         # a JWT, or what is left of one: its header is base64 of {"alg" or {"typ"
         _rule("json-web-token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*)?"
               r"|\beyJ(?:hbGci|0eXAi)[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}"),
@@ -164,11 +193,11 @@ def groups() -> tuple[tuple[Rule, ...], ...]:
 def prefilter() -> tuple[str, ...]:
     """An RE2 pattern per group of rules, matching every text a rule of the group may find something in (all
     rules in one pattern, the counted repeats of some blow up RE2's automaton and it runs 6 times slower)."""
-    return tuple("|".join(dict.fromkeys(r.re2 for r in g)) for g in groups())
+    return (*("|".join(dict.fromkeys(r.re2 for r in g)) for g in groups()), DECODER_RE2)
 
 
 PASSWORD_KEY = re.compile(r"pass(?:word|wd|phrase|wort|e)?(?![a-z])|pwd|contrase", re.I)
-CREDENTIAL_KEY = re.compile(r"secret|token|credential|(?:api|auth|service|account|db|database|priv|private|client"
+CREDENTIAL_KEY = re.compile(r"secret|token|credential|(?:api|auth|service|account|db|database|priv|private|client|storage"
                             r"|access|signing|encryption|master)[_\-.]?key|apikey|auth(?![a-z])", re.I)
 COUNT_KEY = re.compile(r"tokens|tokeni[sz]|_count|_len|max_|num_|count$|usage|limit|budget|bypass", re.I)
 PLACEHOLDERS = {"none", "null", "nil", "true", "false", "str", "string", "bytes", "int", "required", "optional",
@@ -187,6 +216,8 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
     key, value = text[begin:m.end("key")], text[m.start("value"):m.end("value")]  # matched lower-cased
     if m.group("q") is None:
         value = value.rstrip(",;)}]>")
+    if begin and text[begin - 1] in "?&":
+        value = value.split("&", 1)[0]  # a URL's query parameter ends at the next one
     start = m.start("value")
     if COUNT_KEY.search(key) or not value or text[max(0, begin - 3):begin].endswith(("/", "@")):
         return None  # a count, not a credential; or a URL's user name (the URL rule judges its password)
@@ -219,8 +250,8 @@ def _password_like(value: str, strict: bool) -> bool:
         return True
     if "(" in v or "[" in v or v.startswith(("os.", "self.", "env.", "process.", "config.", "settings.")):
         return False
-    if IDENTIFIER.fullmatch(v) and not any(c.isdigit() for c in v):
-        return False  # a variable (password: newPassword), or a password made of letters only: kept
+    if IDENTIFIER.fullmatch(v) and (not any(c.isdigit() for c in v) or "_" in v.strip("_")):
+        return False  # a variable (password: newPassword, PASS: test_case_3), or a password of letters only: kept
     return any(c.isalnum() for c in v)
 
 
@@ -230,11 +261,16 @@ def entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+CODE = re.compile(r"[(),;{}\[\]]|=(?!=*$)")  # a call or an assignment in the value: code, not a key (base64 ends in =)
+PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.\-@~]+)+/?")  # /usr/local/bin, ./src/app.py (base64 has + or =)
+
+
 def _high_entropy(value: str) -> bool:
     """A random-looking value: long, letters and digits, not a sequence; hex needs less per character."""
     from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string
 
-    if len(value) < 16 or is_sequential_string(value) or "/" in value[:1] or value.count(".") > 2:
+    if len(value) < 16 or is_sequential_string(value) or PATH.fullmatch(value) or value.count(".") > 2 \
+            or CODE.search(value):
         return False
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
@@ -255,8 +291,31 @@ ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstu
 
 def scan(text: str, only: list[int] | None = None) -> list[Find]:
     """The secrets in ``text``: non-overlapping spans in order, each with its kind and fingerprint. ``only``:
-    the indices of the rule groups (``groups``) whose prefilter matched, when the caller ran it."""
-    spans: list[tuple[int, int, str]] = []
+    the indices of the groups (``groups``, then the decoders' group) whose prefilter matched, when the caller
+    ran it. Besides the text as it stands, the secrets are looked for in what it encodes (a percent-encoded
+    URL, base64 in a data URL) and across a line a terminal wrapped (``_views``): a find there masks the
+    characters that encode it, and its fingerprint is the decoded value's (one secret, one fingerprint)."""
+    spans = _spans(text, only)
+    if only is None or DECODERS in only:
+        for view, where in _views(text):
+            for start, end, kind, _ in _spans(view, None):
+                lo, hi = where(start, end)
+                if hi > lo:
+                    spans.append((lo, hi, kind, view[start:end]))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    merged: list[tuple[int, int, str, str | None]] = []
+    for span in spans:
+        if merged and span[0] < merged[-1][1]:
+            s, e, k, v = merged[-1]
+            merged[-1] = (s, max(e, span[1]), k, v if v is not None or span[3] is None else span[3])
+        else:
+            merged.append(span)
+    return [Find(s, e, k, fingerprint(v if v is not None else text[s:e])) for s, e, k, v in merged]
+
+
+def _spans(text: str, only: list[int] | None) -> list[tuple[int, int, str, str | None]]:
+    """The rules' finds in ``text`` as it stands: (start, end, kind, None); overlapping, unordered."""
+    spans: list[tuple[int, int, str, str | None]] = []
     chosen = [g for i, g in enumerate(groups()) if only is None or i in only]
     keyword = keyword_rule()
     for rule in sorted((r for g in chosen for r in g), key=lambda r: r is keyword):  # a named kind first
@@ -278,17 +337,127 @@ def scan(text: str, only: list[int] | None = None) -> list[Find]:
                 start, end = _trim(text, start, end)
                 if start and text[start - 1] in WORD:
                     continue  # inside a longer word or id (a plugin's regex is not anchored): not a token
-            if end - start >= 4:
-                spans.append((start, end, kind))
-    spans.sort(key=lambda s: (s[0], -s[1]))
-    merged: list[tuple[int, int, str]] = []
-    for start, end, kind in spans:
-        if merged and start < merged[-1][1]:
-            s, e, k = merged[-1]
-            merged[-1] = (s, max(e, end), k)
+                if start and text[start - 1] in "-_+" and _inside_blob(text, start - 1):
+                    continue  # a prefix met by chance inside a random base64url blob (an encrypted reasoning item)
+            if end - start >= 4 and not _example(text[start:end]):
+                spans.append((start, end, kind, None))
+    return spans
+
+
+BLOB_RUN = re.compile(r"[A-Za-z0-9_\-+]{16,}$")
+
+
+def _inside_blob(text: str, end: int) -> bool:
+    """The 16 or more characters before ``end`` are a random-looking run of base64url: digits and both cases
+    (a file name's words before a key, ``backup-ghp_...``, are not)."""
+    m = BLOB_RUN.search(text, max(0, end - 64), end)
+    if not m:
+        return False
+    run = m.group()
+    return any(c.isdigit() for c in run) and any(c.isupper() for c in run) and any(c.islower() for c in run)
+
+
+# what no real key holds: the providers' documentation examples and placeholders (AKIAIOSFODNN7EXAMPLE,
+# sk-proj-xxxx..., ghp_1234567890abcdef..., xoxb-your-bot-token-here), each judged on the find's value
+EXAMPLE = re.compile(r"example|your[_\-]|[_\-]here\b|dummy|placeholder|redacted|changeme|(.)\1{7}"
+                     r"|0123456|1234567|2345678|3456789|abcdefgh|bcdefghi|cdefghij", re.I)
+KNOWN_EXAMPLES = ("SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's HS256 example signature
+                  "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",  # and its claims
+                  "4eC39HqLyjWDarjtT1zdp7dc")  # Stripe's documented test key
+
+
+def _example(value: str) -> bool:
+    return bool(EXAMPLE.search(value)) or any(k in value for k in KNOWN_EXAMPLES)
+
+
+DECODERS = 3  # the index of the decoders' group in ``prefilter()``, after the rules' three
+# a percent-encoded token long enough to hold a key; base64 in a data URL; a long line a terminal wrapped in a token
+PERCENT = re.compile(r"[A-Za-z0-9_\-.~%+/=:&?]*%[0-9A-Fa-f]{2}[A-Za-z0-9_\-.~%+/=:&?]*")
+DATA_URL = re.compile(r"data:[\w/+.\-]*(?:;[\w=.\-]+)*;base64,([A-Za-z0-9+/]{16,}={0,2})")
+DECODER_RE2 = (r"(?i:%3D[A-Za-z0-9_\-.]{12}|[A-Za-z0-9_\-.]{12}%2[6BF]|%2[BF][A-Za-z0-9]{12}"
+               r"|;base64,[A-Za-z0-9+/]{16}|[^\n]{40}[A-Za-z0-9_\-+/=.]{7}[A-Za-z0-9_\-+/=]\n[A-Za-z0-9_\-+/=]{4})")
+WRAP_MIN = 48  # the text's longest line, this long at least, ending in 8 token characters, the next starting with
+# 4 and no assignment: maybe a line a terminal wrapped inside a key
+DATA_MAX = 1 << 20  # base64 characters of one data URL decoded at most
+TOKEN_END = re.compile(r"[A-Za-z0-9_\-+/=.]{7}[A-Za-z0-9_\-+/=]$")  # a JWT's dot inside, not a sentence's
+TOKEN_START = re.compile(r"[A-Za-z0-9_\-+/=]{4}")
+ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\-]*[ \t]*(?::|=(?![=\s]|$))")  # the next line of an .env or a config: no continuation
+Where = Callable[[int, int], tuple[int, int]]
+
+
+def _views(text: str) -> list[tuple[str, Where]]:
+    """What ``text`` encodes, each with the map from a span of it back to the characters of ``text`` that
+    encode that span."""
+    out: list[tuple[str, Where]] = []
+    if "%" in text:
+        for m in PERCENT.finditer(text):
+            if len(m.group()) >= 16:
+                out.append(_percent(m.group(), m.start()))
+    if ";base64," in text:
+        for m in DATA_URL.finditer(text):
+            got = _base64(m.group(1)[:DATA_MAX], m.start(1))
+            if got:
+                out.append(got)
+    if "\n" in text:
+        got = _unwrapped(text)
+        if got:
+            out.append(got)
+    return out
+
+
+def _percent(token: str, at: int) -> tuple[str, Where]:
+    chars, starts = [], []
+    i = 0
+    while i < len(token):
+        if token[i] == "%" and i + 2 < len(token) and re.fullmatch(r"[0-9A-Fa-f]{2}", token[i + 1:i + 3]):
+            chars.append(chr(int(token[i + 1:i + 3], 16)))
+            starts.append(i)
+            i += 3
         else:
-            merged.append((start, end, kind))
-    return [Find(s, e, k, fingerprint(text[s:e])) for s, e, k in merged]
+            chars.append(token[i])
+            starts.append(i)
+            i += 1
+    starts.append(len(token))
+    return "".join(chars), lambda s, e: (at + starts[s], at + starts[e])
+
+
+def _base64(payload: str, at: int) -> tuple[str, Where] | None:
+    """Base64 that decodes to text (a config, a script); an image or other bytes are no view."""
+    import base64
+    import binascii
+
+    try:
+        raw = base64.b64decode(payload[:len(payload) - len(payload) % 4] or "", validate=False)
+        decoded = raw.decode("ascii")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not decoded.isprintable() and not all(c.isprintable() or c in "\n\r\t" for c in decoded):
+        return None
+    return decoded, lambda s, e: (at + 4 * (s // 3), at + min(len(payload), 4 * ((e - 1) // 3 + 1)))
+
+
+def _unwrapped(text: str) -> tuple[str, Where] | None:
+    """The text with each line break a terminal may have put inside a token taken out (a long line ending in
+    token characters, the next starting with them); None when there is none."""
+    joins, pos = [], 0
+    lines = text.split("\n")
+    width = max(map(len, lines))  # a terminal wraps at its width: the wrapped line is the longest
+    for i, line in enumerate(lines[:-1]):
+        pos += len(line) + 1
+        if len(line) == width >= WRAP_MIN and TOKEN_END.search(line) and TOKEN_START.match(lines[i + 1]) \
+                and not ASSIGNMENT.match(lines[i + 1]):
+            joins.append(pos - 1)  # the index of the break
+    if not joins:
+        return None
+    view = "".join(text[a + 1 if n else 0:b] for n, (a, b) in enumerate(zip([-1, *joins], [*joins, len(text)])))
+    cuts = [j - n for n, j in enumerate(joins)]  # where a break was, in the view
+
+    def where(s: int, e: int) -> tuple[int, int]:
+        if not any(s < c < e for c in cuts):
+            return 0, 0  # found in the text as it stands already
+        return s + bisect.bisect_right(cuts, s), e - 1 + bisect.bisect_right(cuts, e - 1) + 1
+
+    return view, where
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:

@@ -101,8 +101,9 @@ def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
     routes = [Route("/", page("overview.html", _overview), methods=["GET"]),
               Route("/conversations", page("conversations.html", _conversations), methods=["GET"]),
               Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
-              Route("/c/{cid:str}/m/{position:int}", page("message.html", _message), methods=["GET"]),
+              Route("/c/{cid:str}/m/{position:str}", page("message.html", _message), methods=["GET"]),
               Route("/findings", page("findings.html", _findings), methods=["GET"]),
+              Route("/secrets", page("secrets.html", _secrets), methods=["GET"]),
               Route("/search", page("search.html", _search), methods=["GET"]),
               Route("/diff", page("diff.html", _diff), methods=["GET"]),
               Route("/queries", page("queries.html", lambda con, r: {"queries": analyzers.named_queries()}), methods=["GET"]),
@@ -165,7 +166,10 @@ def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
 
 def _message(con: Any, request: Request) -> dict[str, Any] | None:
     conv = data.conversation(con, request.path_params["cid"])
-    msg = conv and data.message(con, conv["conversation_id"], request.path_params["position"])
+    raw = request.path_params["position"]  # a path segment, parsed here: 40 digits are no INTEGER, a 404
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 9):
+        return None
+    msg = conv and data.message(con, conv["conversation_id"], int(raw))
     return {"conv": conv, "msg": msg} if msg else None
 
 
@@ -176,6 +180,14 @@ def _findings(con: Any, request: Request) -> dict[str, Any]:
     return {"rows": rows, "total": total, "kind": q.get("kind", ""), "severity": q.get("severity", ""),
             "kinds": data.choices(con)["kinds"], "page": _int(request, "page", 1),
             "pages": max(1, -(-total // data.FINDINGS_PAGE)), "reported": data.reported(con)}
+
+
+def _secrets(con: Any, request: Request) -> dict[str, Any]:
+    """The secret exposure ledger (SPEC §28), read through the view an analyzer declares: each secret by kind and
+    fingerprint, each copy linked to its masked position, the rotation checklist."""
+    read = analyzers.view("secret_ledger")
+    found = read(con) if read is not None else {"secrets": [], "rotation": []}
+    return {"found": found, "labels": data.labels_of(con) if found["secrets"] else {}}
 
 
 def _search(con: Any, request: Request) -> dict[str, Any]:

@@ -378,3 +378,12 @@ def m014_working_dir_branch(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("COMMENT ON COLUMN conversations.git_branch IS 'the git branch the log names (Claude Code "
                 "gitBranch, the one most of the session''s lines name; Codex session_meta.git.branch); NULL when "
                 "it names none'")
+
+
+@migration
+def m015_secret_call(con: duckdb.DuckDBPyConnection) -> None:
+    """The secret exposure ledger (SPEC §28) names the tool whose arguments carried a secret: a message with
+    several calls needs the call's index beside its seq."""
+    con.execute("ALTER TABLE secrets_found ADD COLUMN call_index INTEGER")
+    con.execute("COMMENT ON COLUMN secrets_found.call_index IS 'for a secret in tool_calls: the call''s index "
+                "within its message (tool_calls.call_index); NULL elsewhere and in finds recorded before it was kept'")
