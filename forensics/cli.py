@@ -166,8 +166,10 @@ def formats_() -> None:
     """
     from forensics.api import format_listing  # not the API's DataFrame: no polars to print a list
 
-    for name, origin, reads in format_listing():
-        click.echo(f"{name:15} {origin:10} {reads}")
+    from forensics.kernel.columns import described
+
+    for name, origin, reads in format_listing():  # the description wrapped under itself, not by the terminal
+        click.echo(described(f"{name:15} {origin:10} ", reads, 27))
 
 
 @cli.command()
