@@ -26,12 +26,13 @@ def middle(text: str, width: int) -> str:
 
 def aligned(rows: Sequence[Sequence[str]], width: int | None = None, elide: Collection[int] = ()) -> str:
     """``rows`` (the header first) as left-aligned columns in at most ``width`` characters a line: the widest of the
-    ``elide`` columns lose their middles first, down to ``NARROWEST``; the others are never cut."""
+    ``elide`` columns lose their middles first, down to ``NARROWEST`` or their header's width (a header is never cut);
+    the others are never cut, so a line may still be wider when the kept columns alone are."""
     width = terminal_width() if width is None else width
     widths = [max((len(r[i]) for r in rows), default=0) for i in range(len(rows[0]))] if rows else []
     over = sum(widths) + len(GAP) * (len(widths) - 1) - width
     while over > 0:
-        shrinkable = [i for i in elide if widths[i] > NARROWEST]
+        shrinkable = [i for i in elide if widths[i] > max(NARROWEST, len(rows[0][i]))]
         if not shrinkable:
             break
         i = max(shrinkable, key=lambda j: widths[j])

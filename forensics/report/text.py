@@ -146,5 +146,7 @@ def usage_text(shown: pl.DataFrame, width: int | None = None) -> str:
         return "no conversation"
     figures = {"runs", "input", "cached", "cache write", "output", "cost USD", "tool errors", "compactions", "success"}
     short = {"cost USD": "USD", "cache write": "cache wr.", "compactions": "compact."}  # headers no wider than their figures, for the keys' room
+    empty = [c for c in ("compactions", "success") if shown[c].cast(pl.Utf8).is_in(["0", "–"]).all()]
+    shown = shown.drop(empty)  # a figure no row has (no compaction, no graded run) leaves the keys its room
     rows = [[short.get(c, c) for c in shown.columns]] + [[str(v) for v in r] for r in shown.iter_rows()]
     return aligned(rows, width, elide=[i for i, c in enumerate(shown.columns) if c not in figures])  # keys give way
