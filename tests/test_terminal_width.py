@@ -1,5 +1,5 @@
-"""Tables fit a 120-column terminal (issue 47 item 5): `forensics usage` (by agent and model, by project and branch,
-by day), `formats` and `show` print no line over 120 characters on the shared agent logs, long values keep their
+"""Tables fit a 120-column terminal (issue 47 item 5): the ingest summary, `forensics usage` (by agent and model, by
+project and branch, by day), `secrets`, `formats` and `show` print no line over 120 characters on the shared agent logs, long values keep their
 start and end around "…", and the figures are never cut."""
 from __future__ import annotations
 
@@ -28,8 +28,12 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not LOGS.exists():
         pytest.skip("shared agent logs not present")
     out = tmp_path_factory.mktemp("w") / "w.duckdb"
-    cli("ingest", str(LOGS / "claude_code"), str(LOGS / "codex_cli"), str(LOGS / "aider"), str(LOGS / "inspect_ai"),
-        "--db", str(out))
+    lines = cli("ingest", str(LOGS / "claude_code"), str(LOGS / "codex_cli"), str(LOGS / "aider"),
+                str(LOGS / "inspect_ai"), "--db", str(out)).splitlines()
+    # the ingest summary: rows and notes within 120 (the totals line stays one greppable line), paths relative
+    assert f"(sources under {LOGS}/)" in lines and lines[0].startswith("source ")
+    assert max(map(len, lines[:-1])) <= 120, max(lines[:-1], key=len)
+    assert not any(str(LOGS) in ln for ln in lines[1:-1] if not ln.startswith("(sources under"))
     return out
 
 

@@ -1,7 +1,9 @@
 """Aligned text tables that fit a terminal: long values keep their start and end with the middle elided (issue 47)."""
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 from collections.abc import Collection, Sequence
 
@@ -9,9 +11,14 @@ GAP = "  "
 NARROWEST = 6  # an elided column keeps at least this many characters (its start, "…", its end)
 
 
-def terminal_width(default: int = 120) -> int:
-    """The terminal's columns ($COLUMNS first), ``default`` in a pipe or CI."""
-    return shutil.get_terminal_size((default, 24)).columns
+UNBOUNDED = 1_000_000  # a pipe, a file or a CI log: whole values, greppable
+
+
+def terminal_width() -> int:
+    """The columns to fit: $COLUMNS when set, else the terminal's; ``UNBOUNDED`` when the output is no terminal."""
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return UNBOUNDED
+    return shutil.get_terminal_size((120, 24)).columns
 
 
 def middle(text: str, width: int) -> str:

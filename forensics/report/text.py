@@ -8,8 +8,8 @@ from typing import Any
 
 import polars as pl
 
-from forensics.kernel.columns import aligned
 from forensics.analyzers.base import Finding
+from forensics.kernel.columns import aligned
 from forensics.report.build import Report
 
 MAX_TABLE_ROWS = 40
