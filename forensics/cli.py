@@ -165,9 +165,10 @@ def formats_() -> None:
       forensics formats
     """
     from forensics.api import format_listing  # not the API's DataFrame: no polars to print a list
+    from forensics.kernel.columns import described
 
-    for name, origin, reads in format_listing():
-        click.echo(f"{name:15} {origin:10} {reads}")
+    for name, origin, reads in format_listing():  # the description wrapped under itself, not by the terminal
+        click.echo(described(f"{name:15} {origin:10} ", reads, 27))
 
 
 @cli.command()

@@ -114,7 +114,9 @@ def test_each_grouping_adds_up_to_the_same_tokens(shared_wh: Path) -> None:
     assert totals["input"] > 0
 
 
-def test_the_cli_and_the_report_show_projects_and_branches(shared_wh: Path, tmp_path: Path) -> None:
+def test_the_cli_and_the_report_show_projects_and_branches(shared_wh: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole keys (at 120: tests/test_terminal_width.py)
     code, out, err = run_cli("usage", "--db", str(shared_wh), "--by", "project,branch")
     assert code == 0, err
     head, *rows = out.splitlines()

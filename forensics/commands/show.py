@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+from textwrap import fill
 
 from forensics import analyzers
 from forensics.analyzers.schema import load_config
+from forensics.kernel.columns import middle, terminal_width
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import redact
 from forensics.text.escape import terminal
@@ -82,5 +84,7 @@ def show_messages(db: str | os.PathLike[str], conversation: str, positions: str 
             lines.append(f"      → {terminal(redact(c))}")
     if not rows:
         lines.append("(no message at those positions)")
-    text = "\n".join(lines)
+    cols = terminal_width()  # each line wrapped under its position, a header cut in its middle: nothing wraps by itself
+    text = "\n".join(middle(ln, cols) if i == 0 else fill(ln, cols, subsequent_indent="    ", break_on_hyphens=False)
+                     for i, ln in enumerate(lines))
     return mask(text) if applies(load_config()["redact.personal"], page=False) else text

@@ -1,7 +1,11 @@
 """Plain-text run summaries: stable, greppable, the same on a terminal and in CI logs."""
 from __future__ import annotations
 
+import os
+from textwrap import fill
+
 from forensics.ingestion.run import IngestResult, SourceResult
+from forensics.kernel.columns import UNBOUNDED, middle, terminal_width
 
 ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row
 STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised"}
@@ -16,14 +20,20 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     skipped = t["skipped"] > 0  # the column appears only for formats that skip records
     head = ("source", "format", "status", "conversations new/upd/same", "messages added", "unchanged", "quarantined",
             *(("skipped",) if skipped else ()))
-    rows = [head] + [_row(s, skipped) for s in listed]
+    cols = terminal_width()  # on a terminal the source gives way (relative, its middle elided) so a row fits it
+    base = _base([s.path for s in listed]) if cols < UNBOUNDED else ""  # a pipe or a CI log: whole paths
+    rows = [head] + [_row(s, skipped, base) for s in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
-             for row in rows] if listed else []
-    notes = [f"note: {s.path}: {s.note}" for s in listed if s.note and s.status not in ("unchanged", "failed")]
+    widths[0] = max(len(head[0]), min(widths[0], cols - sum(widths[1:]) - 2 * (len(widths) - 1)), 16)
+    lines = ["  ".join(middle(c, w).ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+             .rstrip() for row in rows] if listed else []
+    if base:
+        lines.append(f"(sources under {base}{os.sep})")
+    notes = [fill(f"note: {_shown(s.path, base)}: {s.note}", cols, subsequent_indent="      ",
+                  break_on_hyphens=False) for s in listed if s.note and s.status not in ("unchanged", "failed")]
     if len(listed) < len(r.files):
-        notes.append(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
-                     "files not recognised not listed; --verbose lists every file)")
+        notes.append(fill(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
+                          "files not recognised not listed; --verbose lists every file)", cols))
     others = "".join(f", {t[k]} {label}" for k, label in (
         ("side", "side file" if t["side"] == 1 else "side files"), ("empty", "empty"),
         ("unrecognised", "not recognised")) if t[k])
@@ -40,11 +50,22 @@ def _noted(f: SourceResult) -> bool:
     return f.status == "failed" or (f.status == "imported" and bool(f.note))
 
 
-def _row(s: SourceResult, skipped: bool) -> tuple[str, ...]:
+def _base(paths: list[str]) -> str:
+    """The folder every absolute path of the run is under (the argument), shown once; "" for relative paths."""
+    if not paths or not all(os.path.isabs(p) for p in paths):
+        return ""
+    return os.path.commonpath([os.path.dirname(p) for p in paths])
+
+
+def _shown(path: str, base: str) -> str:
+    return os.path.relpath(path, base) if base else path
+
+
+def _row(s: SourceResult, skipped: bool, base: str = "") -> tuple[str, ...]:
     if s.status not in STATUS:
         counts = (f"{s.conversations_new}/{s.conversations_updated}/{s.conversations_unchanged}",
                   str(s.messages_imported), str(s.messages_unchanged), str(s.quarantined),
                   *((str(s.skipped),) if skipped else ()))
     else:
         counts = ("", "", "", "", *(("",) if skipped else ()))
-    return (s.path, s.format or "?", STATUS.get(s.status, s.status), *counts)
+    return (_shown(s.path, base), s.format or "?", STATUS.get(s.status, s.status), *counts)

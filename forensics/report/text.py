@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from forensics.analyzers.base import Finding
+from forensics.kernel.columns import aligned
 from forensics.report.build import Report
 
 MAX_TABLE_ROWS = 40
@@ -138,11 +139,14 @@ def kind_row(k: Any) -> list[str]:
 
 
 
-def usage_text(shown: pl.DataFrame) -> str:
-    """`forensics usage` in the terminal: the usage analyzer's display rows as aligned columns."""
+def usage_text(shown: pl.DataFrame, width: int | None = None) -> str:
+    """`forensics usage` in the terminal: the usage analyzer's display rows as aligned columns within ``width``
+    (the terminal's): the grouping columns (model, project, ...) lose their middles, the figures never."""
     if shown.is_empty():
         return "no conversation"
-    cols = shown.columns
-    rows = [cols] + [[str(v) for v in r] for r in shown.iter_rows()]
-    width = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, width)).rstrip() for r in rows)
+    figures = {"runs", "input", "cached", "cache write", "output", "cost USD", "tool errors", "compactions", "success"}
+    short = {"cost USD": "USD", "cache write": "cache wr.", "compactions": "compact."}  # headers no wider than their figures, for the keys' room
+    empty = [c for c in ("compactions", "success") if shown[c].cast(pl.Utf8).is_in(["0", "–"]).all()]
+    shown = shown.drop(empty)  # a figure no row has (no compaction, no graded run) leaves the keys its room
+    rows = [[short.get(c, c) for c in shown.columns]] + [[str(v) for v in r] for r in shown.iter_rows()]
+    return aligned(rows, width, elide=[i for i, c in enumerate(shown.columns) if c not in figures])  # keys give way
