@@ -150,6 +150,11 @@ def _sql_path(p: Path) -> str:
     return str(p).replace("'", "''")
 
 
+def _ident(name: str) -> str:
+    """A column name quoted for SQL (a table may name a column ``check`` or ``order``)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> str:
     """SQL recreating each table as a view over the dataset at ``getvariable('forensics_parquet')``."""
     lines = [f"-- Views over a forensics Parquet export. First: SET VARIABLE {ROOT_VARIABLE} = '<dataset root>';",
@@ -158,7 +163,7 @@ def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> s
         cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
                                           "ORDER BY ordinal_position", [table]).fetchall()]
         hive = ", hive_types = {" + ", ".join(f"'{k}': VARCHAR" for k in keys) + "}" if keys else ""
-        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(cols)} FROM read_parquet("
+        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(_ident(c) for c in cols)} FROM read_parquet("
                      f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "
                      f"union_by_name = true{hive});")
     return "\n".join(lines) + "\n"
