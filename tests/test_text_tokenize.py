@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from forensics.text import MODES, iter_tokens, keyword_summary, tokenize
+from forensics.text import MODES, engine, iter_tokens, keyword_summary, tokenize
 from forensics.text.keywords import content_tokens
 from tests.conftest import FIXTURES
 
@@ -175,15 +175,13 @@ def test_content_tokens_are_the_tokens_less_stop_words_in_each_mode() -> None:
 def test_names_tagged_block_by_block_are_the_names_of_the_whole_text() -> None:
     """The topic analysis tags jieba's blocks one by one (kept for the blocks seen last): the names found are
     the ones tagging the whole text finds, on real dialogue turns full of people, places and hotels."""
-    import jieba.posseg
-
     from forensics.analyzers.topics.signals import PROPER_NOUN_TAGS, tagged_names
 
     texts = _labeled_texts("crosswoz-val.zh.jsonl", 600) + _labeled_texts("kdconv-dev.zh.jsonl", 600)
     texts += ["张伟和李娜在北京，Apple公司的iPhone 15。王小明去了上海", "", "abc 123"]
     found = 0
     for text in texts * 2:  # the second time from what was kept
-        whole = {w for w, flag in jieba.posseg.lcut(text) if flag in PROPER_NOUN_TAGS and len(w) > 1}
+        whole = {w for w, flag in engine.tag(text) if flag in PROPER_NOUN_TAGS and len(w) > 1}
         assert tagged_names(text) == whole, text
         found += len(whole)
     assert found > 600  # the sets are full of names: the comparison is not over empty sets

@@ -19,15 +19,17 @@ from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics.settings import TopicSettings
 from forensics.api import report
 from forensics.kernel.selection import Selection
+from forensics.text import engine
 
 DATA = Path(__file__).parent / "data" / "topics"
 DIALOGUE = defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"], open_domain=True))
+RJIEBA = engine.NAME == "rjieba"  # its tagger names a few more places and people (docs/scale.md, issue 46)
 # set: (files, config, baseline the F1 must beat, (markers, hits) at the defaults)
 SETS = {
-    "crosswoz": (["crosswoz-val.zh.jsonl"], defaults(), "all", (919, 739)),
+    "crosswoz": (["crosswoz-val.zh.jsonl"], defaults(), "all", (920, 740) if RJIEBA else (919, 739)),
     "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (1026, 767)),
     "generated": (["gen5.db", "gen6.db"], defaults(), "all", (111, 92)),  # was (90, 90): the work scorer (issue 43)
-    "kdconv": (["kdconv-dev.zh.jsonl"], DIALOGUE, "random", (293, 103)),
+    "kdconv": (["kdconv-dev.zh.jsonl"], DIALOGUE, "random", (299, 106) if RJIEBA else (293, 103)),
     "tiage": (["tiage-train-dev.jsonl"], DIALOGUE, "random", (357, 196)),
 }
 

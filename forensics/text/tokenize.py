@@ -7,8 +7,8 @@ Text is NFKC-normalised first, so full-width letters and digits (ＡＢＣ１２
 Words of other scripts, identifiers and paths (``useAiSend.ts``, ``src/ai/compact.rs``) stay whole,
 lower-cased; numbers (tokens without a letter: 42, 2025-07-15, 1.2.3) are dropped.
 
-``jieba`` segments each Han run with jieba's dictionary (shipped in the package; loaded once, lazily, log
-silenced). ``jieba+bigram`` (the default) keeps the bigram mode's recall for unknown two-character terms
+``jieba`` segments each Han run with jieba's dictionary (``engine.py``: rjieba, jieba's compiled port, when
+installed, else jieba; loaded once, lazily). ``jieba+bigram`` (the default) keeps the bigram mode's recall for unknown two-character terms
 but lets jieba veto the pairs that straddle a word boundary it is sure of: 上下文压缩 is 上下文/压缩, so 文压
 is dropped. A boundary is "sure" when a word of two or more characters touches it; between two single
 characters jieba did not recognise, the pair stays (that pair is often exactly the unknown term). Inside a
@@ -19,14 +19,13 @@ jieba's words of three or more characters, which pairs cannot represent, are add
 """
 from __future__ import annotations
 
-import logging
 import re
-import threading
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from forensics.text import engine
 from forensics.text.personal import blank_addresses
 
 MODES = ("bigram", "jieba", "jieba+bigram")
@@ -38,7 +37,6 @@ _LETTER = re.compile(r"[^\W\d_]")
 PIECE = 1 << 16  # characters normalised and scanned at a time
 JIEBA_CHUNK = 512
 WORD_FREQ = 100  # jieba dictionary frequency from which a pair counts as a word (its list has junk below: 据库 5)  # Han characters per jieba call: bounds its DAG on a pathological run; real runs are short
-_lock = threading.Lock()
 
 
 def tokenize(text: str, mode: str = "jieba+bigram") -> list[str]:
@@ -92,7 +90,7 @@ def spans(text: str) -> Iterator[Span]:
         run = m.group()
         if m.lastgroup == "han":
             for start in range(0, len(run), JIEBA_CHUNK):
-                for w, a, b in _jieba().tokenize(run[start:start + JIEBA_CHUNK], HMM=True):
+                for w, a, b in engine.spans(run[start:start + JIEBA_CHUNK]):
                     yield Span(m.start() + start + a, m.start() + start + b, w, True)
         elif _LETTER.search(run):
             yield Span(m.start(), m.end(), run.lower(), False)
@@ -123,7 +121,7 @@ def han_tokens(run: str, mode: str) -> Iterator[str]:
             yield from words
             continue
         yield from chunk
-        yield from _agreed_pairs(chunk, words, _jieba().dt.FREQ)
+        yield from _agreed_pairs(chunk, words, engine.pair_words(WORD_FREQ))
         yield from (w for w in words if len(w) > 2)
         if start + JIEBA_CHUNK < len(run):  # the pair across a chunk edge: no jieba opinion there
             yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
@@ -150,10 +148,10 @@ def _long_words(chunk: str) -> tuple[str, ...]:
 
 
 def _segment(chunk: str) -> tuple[str, ...]:
-    return tuple(w for w in _jieba().lcut(chunk, HMM=True) if w)
+    return tuple(w for w in engine.cut(chunk) if w)
 
 
-def _agreed_pairs(chunk: str, words: tuple[str, ...], lexicon: dict[str, int]) -> Iterator[str]:
+def _agreed_pairs(chunk: str, words: tuple[str, ...], lexicon: frozenset[str]) -> Iterator[str]:
     """Adjacent pairs jieba does not contradict: none across a boundary next to a multi-character word, and
     inside a word of three or more characters only the pairs that are words themselves (上下文: 上下 and 下文
     stay; 数据库: 数据 stays, 据库 goes)."""
@@ -164,17 +162,6 @@ def _agreed_pairs(chunk: str, words: tuple[str, ...], lexicon: dict[str, int]) -
         a, b = word_of[i], word_of[i + 1]
         if a != b and (len(words[a]) > 1 or len(words[b]) > 1):
             continue  # straddles a word boundary jieba is sure of
-        if a == b and len(words[a]) > 2 and lexicon.get(chunk[i:i + 2], 0) < WORD_FREQ:
+        if a == b and len(words[a]) > 2 and chunk[i:i + 2] not in lexicon:
             continue  # the inside of a long word that is no word by itself
         yield chunk[i:i + 2]
-
-
-@lru_cache(maxsize=1)
-def _jieba() -> Any:  # the jieba module
-    """Import and initialise jieba once, quietly, from its bundled dictionary."""
-    with _lock:
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-        jieba.initialize()
-        return jieba

@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from forensics.text import engine
 from forensics.text.keywords import content_tokens
-from forensics.text.tokenize import HAN, _jieba
+from forensics.text.tokenize import HAN
 
 _END = re.compile(r"([。！？!?；;\n]|\.(?=\s|$))")
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
@@ -116,7 +117,7 @@ def _template(cue: str, option: str) -> re.Pattern[str]:
 def _on_word_boundaries(text: str, cue: str) -> tuple[int, int] | None:
     """The first occurrence of ``cue`` in ``text`` that starts and ends where jieba cuts words."""
     cuts, at = {0}, 0
-    for w in _jieba().lcut(text, HMM=True):
+    for w in engine.cut(text):
         at += len(w)
         cuts.add(at)
     start = text.find(cue)

@@ -29,6 +29,7 @@ from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
 from forensics.kernel.workers import default_workers, run_ordered
+from forensics.text import engine
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
 from forensics.text.tokenize import SEGMENTER
@@ -166,7 +167,7 @@ def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, 
 def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int) -> store.CorpusState:
     """Terms stored for every message, then what every worker needs: the message count, the document
     frequencies and the corpus topic model (``store.corpus_state``: read back while its input holds)."""
-    key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}"
+    key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}|{engine.ENGINE}"  # a new segmenter recomputes
     fill(con, key, s.mode, s.roles, workers)
 
     def count() -> tuple[int, Counter[str]]:

@@ -40,11 +40,11 @@ from functools import lru_cache
 from typing import Any
 
 from forensics.analyzers.topics.corpus import CorpusTopics
+from forensics.text import engine
 from forensics.text.cues import Cues
 from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens, content_tokens_modes
 from forensics.text.prose import own_words, request_sentences
-from forensics.text.tokenize import _jieba
 
 FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
             "answers", "ack_then_question", "cue_shift", "cue_continue", "depth",
@@ -138,26 +138,18 @@ def tagged_names(text: str) -> set[str]:
     can hold a name, so tagging block by block gives what tagging the whole text gives; blocks recur (a name, a
     phrase people repeat), so the last ones tagged are kept. The tagger's HMM was half of a first report's
     tokenizing."""
-    pattern = _posseg().re_han_internal
+    pattern = engine.BLOCK
     return {w for block in pattern.split(text) if pattern.match(block) for w in _block_names(block)}
 
 
 @lru_cache(maxsize=1 << 12)  # a block is at most POSSEG_CHARS: a few MB kept at most
 def _block_names(block: str) -> tuple[str, ...]:
-    return tuple(w for w, flag in _posseg().lcut(block) if flag in PROPER_NOUN_TAGS and len(w) > 1)
+    return tuple(w for w, flag in engine.tag(block) if flag in PROPER_NOUN_TAGS and len(w) > 1)
 
 
 POSSEG_CHARS = 500  # the tagger is slow (HMM); a message names its subject early
 PROPER_NOUN_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})  # jieba: person, place, organisation, other
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-
-
-@lru_cache(maxsize=1)
-def _posseg() -> Any:  # noqa: ANN401 - jieba.posseg, loaded once (the tokenizer has initialised jieba quietly)
-    _jieba()
-    import jieba.posseg
-
-    return jieba.posseg
 
 
 _NAMES = re.compile(rf"`[^`\n]*`|{ENTITY_PATH.pattern}|{ENTITY_IDENTIFIER.pattern}")  # code spans, paths, identifiers
