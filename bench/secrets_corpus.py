@@ -1,4 +1,4 @@
-"""The planted corpus of bench/secrets.py: real secret shapes, in the places an agent log holds them, and
+"""The planted corpus of bench/secret_recall.py: real secret shapes, in the places an agent log holds them, and
 near-misses that are not secrets.
 
 Shapes follow the providers' documented formats (and the shapes gitleaks' and detect-secrets' rules describe):

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
-from bench.secrets import SCANNERS, report, score
+from bench.secret_recall import SCANNERS, report, score
 from bench.secrets_corpus import corpus, held_out
 from forensics.kernel import secrets
 from tests.conftest import query, run_cli

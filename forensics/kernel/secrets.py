@@ -136,7 +136,7 @@ def _own_rules() -> list[Rule]:
         _rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{8,}"),
         _rule("google-api-key", r"\bAIza[0-9A-Za-z_\-]{12,}"),
         _rule("hugging-face-token", r"\bhf_[A-Za-z]{30,}"),
-        # the providers' documented prefixes the plugins lack (issue 45; bench/secrets.py measures each)
+        # the providers' documented prefixes the plugins lack (issue 45; bench/secret_recall.py measures each)
         _rule("openai-key", r"\bsk-or-v1-[0-9a-f]{16,}"),  # OpenRouter
         _rule("groq-key", r"\bgsk_[A-Za-z0-9]{20,}"),
         _rule("replicate-token", r"\br8_[A-Za-z0-9]{20,}"),

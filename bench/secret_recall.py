@@ -1,8 +1,8 @@
 """Secret detection measured (SPEC §28, issue 45): precision and recall per rule family on a planted corpus
 (bench/secrets_corpus.py), ours beside detect-secrets (its plugins and default filters) and gitleaks' rules.
 
-    python bench/secrets.py              # dev half, held-out half, all; per family; the near-misses flagged
-    python bench/secrets.py --misses     # also every planted secret ours missed and every near-miss it flagged
+    python bench/secret_recall.py              # dev half, held-out half, all; per family; the near-misses flagged
+    python bench/secret_recall.py --misses     # also every planted secret ours missed and every near-miss it flagged
 
 A planted secret is **found** by a scanner when one of its finds overlaps the secret where it stands in the text
 (for a secret wrapped over two lines, either part); ours is also scored **masked** (no 12 characters of it left
