@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.problem_labels import half
+from bench.problem_labels import half, relocate
 
 WORK_C = 1.0  # the logistic regression's inverse regularisation (raw signals: they are all of order 1)
 F1_SLACK = 0.02  # the operating point: the highest threshold whose F1 is within this of the best (the F1 curve is flat
@@ -50,9 +50,15 @@ def labeled(con: Any, shared: Path) -> list[Labeled]:  # noqa: ANN401 - duckdb c
         cid = where.get((d["source"], d["native_id"]))
         if cid is None:
             raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse of {logs}")
+        text = dict(con.execute("SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? "
+                                "AND on_main_path", [cid]).fetchall())
+        moved = relocate(d["user_turns"], text)  # a reader's change may have moved a labeled turn
+        if isinstance(moved, list):
+            raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         persons = [t for t in d["user_turns"] if t["origin"] == "person"]
-        out.append(Labeled(cid, half(d["source"], d["native_id"]), d["family"], [t["position"] for t in persons],
-                           {t["position"] for t in persons if t["shift"]}))
+        out.append(Labeled(cid, half(d["source"], d["native_id"]), d["family"],
+                           [moved[t["position"]] for t in persons],
+                           {moved[t["position"]] for t in persons if t["shift"]}))
     return out
 
 
