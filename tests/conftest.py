@@ -21,6 +21,7 @@ IN_CI = bool(os.environ.get("CI"))  # read before the autouse fixture below sets
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+os.environ.pop("COLUMNS", None)  # pytest-xdist's workers are given one: every output as in a pipe (whole paths)
 IN_CI = bool(os.environ.get("CI"))  # read at import: the autouse fixture sets CI=true for every test
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"]

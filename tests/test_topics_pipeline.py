@@ -15,6 +15,7 @@ from forensics.analyzers.schema import defaults
 from forensics.analyzers.topics import pipeline
 from forensics.analyzers.topics.model import load_models
 from forensics.analyzers.topics.settings import TopicSettings
+from forensics.text import engine
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES, copy_fixture, query, run_cli
@@ -76,8 +77,9 @@ def test_other_judging_roles_recompute_the_terms(tmp_path: Path, seed_wh: Path) 
     cfg.write_text('[topic]\nroles = ["user", "assistant"]\n')
     _report(db, tmp_path / "r2", "--config", str(cfg))
     keys = query(db, "SELECT DISTINCT key FROM message_terms")
-    assert user_keys == [(f"jieba+bigram|user|v{pipeline.TERMS_VERSION}",)]
-    assert keys == [(f"jieba+bigram|assistant,user|v{pipeline.TERMS_VERSION}",)]
+    # the key names the segmenter too (forensics.text.engine): switching it recomputes the terms
+    assert user_keys == [(f"jieba+bigram|user|v{pipeline.TERMS_VERSION}|{engine.ENGINE}",)]
+    assert keys == [(f"jieba+bigram|assistant,user|v{pipeline.TERMS_VERSION}|{engine.ENGINE}",)]
     # judged assistant messages now carry their words (drivers) too
     assert query(db, "SELECT count(*) FROM message_terms t JOIN messages m USING (conversation_id, position) "
                      "WHERE m.on_main_path AND m.role = 'assistant' AND len(t.words) > 0")[0][0] > 0

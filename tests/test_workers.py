@@ -3,6 +3,7 @@ no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics
 less often (forensics.kernel.batch); a pool stops the fork server it started."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -32,7 +33,9 @@ def test_workers_of_a_preloading_pool_find_jieba_loaded_before_their_first_task(
         out = [e or r for _, r, e in run_ordered(((seen, (i,), None) for i in range(4)), 2, True, preload=(SEGMENTER,))]
         print(out, "jieba" in sys.modules)
     """)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    # jieba as the segmenter (rjieba, the default when installed, needs none of jieba's dictionary preloaded)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "FORENSICS_TOKENIZER": "jieba"})
     assert done.returncode == 0, done.stderr
     # every worker: the segmenter module imported and jieba's dictionary loaded before the task; the calling
     # process never loaded jieba

@@ -15,9 +15,10 @@ UNBOUNDED = 1_000_000  # a pipe, a file or a CI log: whole values, greppable
 
 
 def terminal_width() -> int:
-    """The columns to fit: $COLUMNS when set, else the terminal's; ``UNBOUNDED`` when the output is no terminal."""
-    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
-        return UNBOUNDED
+    """The columns to fit: $COLUMNS when set, else the terminal's; ``UNBOUNDED`` when the output is no terminal
+    or a CI job's ($CI set)."""
+    if "COLUMNS" not in os.environ and (not sys.stdout.isatty() or os.environ.get("CI")):
+        return UNBOUNDED  # a CI job may run under a pseudo-terminal: its log keeps whole values too
     return shutil.get_terminal_size((120, 24)).columns
 
 

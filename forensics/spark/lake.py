@@ -21,6 +21,11 @@ if TYPE_CHECKING:
 _VIEW = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS SELECT (.*?) FROM read_parquet\(")
 
 
+def _unquoted(name: str) -> str:
+    """A column of views.sql as Spark names it: the export quotes each (``"check"``), older exports did not."""
+    return name[1:-1].replace('""', '"') if len(name) > 1 and name[0] == name[-1] == '"' else name
+
+
 @dataclass
 class Lake:
     spark: SparkSession
@@ -31,7 +36,7 @@ class Lake:
     @classmethod
     def open(cls, spark: SparkSession, root: str) -> Lake:
         text = _views_sql(spark, root.rstrip("/"))
-        columns = {m.group(1): m.group(2).split(", ") for m in _VIEW.finditer(text)}
+        columns = {m.group(1): [_unquoted(c) for c in m.group(2).split(", ")] for m in _VIEW.finditer(text)}
         if "messages" not in columns:
             raise ForensicsError(f"{root}/views.sql names no messages table; is this a `forensics export` lake?")
         return cls(spark, root.rstrip("/"), columns)
