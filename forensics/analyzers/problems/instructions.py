@@ -15,7 +15,6 @@ An instruction counts from the turn that gives it to the next person turn (``one
 messages); instructions no program can check are left alone, never guessed."""
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,10 +24,8 @@ import duckdb
 from forensics.analyzers.problems.actions import args_quote, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.rules import Audit, Rule, audit, rules
-from forensics.analyzers.rules.checks import CONSTRUCTS
+from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUESTION_HEAD, is_json, questions
 
-QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
-NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
 KINDS = {"format_fence": "fence", "format_json": "json_only", "banned_word": "banned_word",
@@ -137,11 +134,11 @@ def _fence(ins: Instruction, reply: str) -> tuple[str, str] | None:
 
 
 def _json_only(ins: Instruction, reply: str) -> tuple[str, str] | None:
-    return None if _is_json(reply) else ("format_json_missing", quote_at(reply))
+    return None if is_json(reply) else ("format_json_missing", quote_at(reply))
 
 
 def _one_at_a_time(ins: Instruction, reply: str) -> tuple[str, str] | None:
-    if _questions(reply) < 2:
+    if questions(reply) < 2:
         return None
     return "several_questions_at_once", quote_at(reply, QUESTION_HEAD.search(reply) or NUMBERED_QUESTION.search(reply))
 
@@ -167,18 +164,3 @@ CHECKS: dict[str, Callable[[Instruction, str], tuple[str, str] | None]] = {
 # successful change breaks it
 CALL_CHECKS: dict[str, str] = {"no_changes": "changed_when_told_not_to"}
 
-
-def _is_json(reply: str) -> bool:
-    s = reply.strip()
-    if s.startswith("```"):
-        s = s.split("\n", 1)[-1].rsplit("```", 1)[0]
-    try:
-        json.loads(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _questions(reply: str) -> int:
-    """Questions a reply asks as separate items: "Question N" headings or numbered items that end in a question."""
-    return max(len(QUESTION_HEAD.findall(reply)), len(NUMBERED_QUESTION.findall(reply)))

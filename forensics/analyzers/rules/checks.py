@@ -7,6 +7,7 @@ question at a time). Every other rule is ``unchecked``: listed, never guessed.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -248,3 +249,24 @@ def _bare(text: str) -> Check | None:
     if what == "git push" and (to := re.match(r"(?i)\s+(?:directly\s+)?to\s+(?:the\s+)?`?([\w./-]+)`?", rest)):
         what = f"git push * {to.group(1)}"
     return Check("command_forbidden", (what, *(("unless_asked",) if UNLESS.search(text) else ())), m.span())
+
+
+QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
+NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
+
+
+def is_json(reply: str) -> bool:
+    """The reply is JSON (inside one fenced block or bare)."""
+    s = reply.strip()
+    if s.startswith("```"):
+        s = s.split("\n", 1)[-1].rsplit("```", 1)[0]
+    try:
+        json.loads(s)
+    except ValueError:
+        return False
+    return True
+
+
+def questions(reply: str) -> int:
+    """Questions a reply asks as separate items: "Question N" headings or numbered items that end in a question."""
+    return max(len(QUESTION_HEAD.findall(reply)), len(NUMBERED_QUESTION.findall(reply)))

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from forensics.analyzers.rules.checks import CONSTRUCTS
+from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUESTION_HEAD, is_json, questions
 from forensics.analyzers.rules.extract import Rule
 from forensics.analyzers.rules.language import language_of
 
@@ -31,8 +31,6 @@ TESTS = re.compile(r"(?i)\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|ph
                    r"dotnet test|mvn (?:\S+ )*test|gradlew? test|deno test|just test)\b")
 COMMIT = re.compile(r"(?:^|\s)git\s+(?:-\S+\s+)*commit\b")
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\U0001F000-\U0001F2FF\u2600-\u26FF\u2700-\u27BF]")
-QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")
-NUMBERED_QUESTION = re.compile(r"(?m)^\s*\d+[.)]\s[^\n]*\?")
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 QUOTE = 160  # characters of evidence
 
@@ -191,7 +189,7 @@ def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int
         elif kind == "format_fence":
             broke = "```" not in text
         elif kind == "format_json":
-            broke = not _is_json(text)
+            broke = not is_json(text)
         elif kind == "banned_word":
             broke = next((m for w in target if (m := re.search(rf"(?i)\b{re.escape(w)}", text))), None)
         elif kind == "code_banned":
@@ -205,7 +203,7 @@ def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int
                 yield position, "broke", _cut(text, at + QUOTE // 4)
                 continue
         elif kind == "one_question_at_a_time":
-            if _questions(text) >= 2:
+            if questions(text) >= 2:
                 broke = QUESTION_HEAD.search(text) or NUMBERED_QUESTION.search(text) or True
             else:
                 broke = False
@@ -280,20 +278,6 @@ def _asked(persons: list[tuple[int, str]], position: int, verb: str) -> bool:
     before = [t for p, t in persons if p < position]
     return bool(before) and re.search(rf"(?i)\b{re.escape(verb)}", before[-1]) is not None
 
-
-def _is_json(reply: str) -> bool:
-    s = reply.strip()
-    if s.startswith("```"):
-        s = s.split("\n", 1)[-1].rsplit("```", 1)[0]
-    try:
-        json.loads(s)
-    except ValueError:
-        return False
-    return True
-
-
-def _questions(reply: str) -> int:
-    return max(len(QUESTION_HEAD.findall(reply)), len(NUMBERED_QUESTION.findall(reply)))
 
 
 def _cut(text: str, at: int = 0) -> str:
