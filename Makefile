@@ -45,6 +45,7 @@ CHECK_DB := .venv/fixtures-check.duckdb
 # pyproject.toml say what each checks)
 lint: $(DEV)
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 

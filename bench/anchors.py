@@ -8,6 +8,7 @@
 
 Each prints one JSON line of totals so a run can check that the anchors and the warehouse agree.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,9 +21,26 @@ CONTINUE_WORDS = ("继续", "continue", "go on", "继续吧")
 
 def naive(db: str) -> dict[str, float]:
     """Totals of the §4 metrics over every conversation, the way the seed computes them."""
-    t = dict.fromkeys(("conversations", "messages", "system", "user", "assistant", "tool", "tool_calls",
-                       "parallel_turns", "tool_results_gt_2kb", "tool_results_gt_10kb", "empty_assistant",
-                       "continue_nags", "short_user", "assistant_chars", "tool_chars"), 0)
+    t = dict.fromkeys(
+        (
+            "conversations",
+            "messages",
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "tool_calls",
+            "parallel_turns",
+            "tool_results_gt_2kb",
+            "tool_results_gt_10kb",
+            "empty_assistant",
+            "continue_nags",
+            "short_user",
+            "assistant_chars",
+            "tool_chars",
+        ),
+        0,
+    )
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     for (raw,) in con.execute("SELECT messages FROM ai_conversations"):
         t["conversations"] += 1
@@ -78,10 +96,22 @@ def read_json(folder: str) -> dict[str, float]:
     rows = {r[0]: r[1:] for r in con.execute(READ_JSON_SQL, [str(Path(folder) / "*.jsonl")]).fetchall()}
     z = (0,) * 9
     sysm, user, asst, tool = (rows.get(k, z) for k in ("system", "user", "assistant", "tool"))
-    return {"messages": user[0] + asst[0] + tool[0], "system": sysm[0], "user": user[0], "assistant": asst[0],
-            "tool": tool[0], "tool_calls": asst[1], "parallel_turns": asst[2], "tool_results_gt_2kb": tool[3],
-            "tool_results_gt_10kb": tool[4], "empty_assistant": asst[5], "continue_nags": user[6],
-            "short_user": user[7], "assistant_chars": asst[8], "tool_chars": tool[8]}
+    return {
+        "messages": user[0] + asst[0] + tool[0],
+        "system": sysm[0],
+        "user": user[0],
+        "assistant": asst[0],
+        "tool": tool[0],
+        "tool_calls": asst[1],
+        "parallel_turns": asst[2],
+        "tool_results_gt_2kb": tool[3],
+        "tool_results_gt_10kb": tool[4],
+        "empty_assistant": asst[5],
+        "continue_nags": user[6],
+        "short_user": user[7],
+        "assistant_chars": asst[8],
+        "tool_chars": tool[8],
+    }
 
 
 def io_floor(db: str) -> dict[str, float]:

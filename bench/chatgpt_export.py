@@ -16,6 +16,7 @@ call and its result, and a regenerated answer off the main path. For each size, 
 
 Prints the file size, wall time and the peak memory (PSS of the process tree) of each step.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,10 @@ from measure import run  # noqa: E402 - bench/ is not a package
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "bench" / ".cache" / "chatgpt"
-WORDS = ("the test fails when the cache is cold so we retry the request with a longer timeout and log "
-         "every response header before parsing the body into the model").split()
+WORDS = (
+    "the test fails when the cache is cold so we retry the request with a longer timeout and log "
+    "every response header before parsing the body into the model"
+).split()
 SCAN = """import sys
 from forensics.formats.kit import stream
 with open(sys.argv[1], "rb") as f:
@@ -52,10 +55,18 @@ def conversation(rng: random.Random, k: int) -> dict:
     nodes[prev] = {"id": prev, "message": None, "parent": None, "children": []}
 
     def add(nid: str, role: str, text: str, parent: str, **extra: object) -> str:
-        msg = {"id": nid, "author": {"role": role, "name": extra.pop("name", None), "metadata": {}},
-               "create_time": 1.74e9 + k * 100 + len(nodes), "content": {"content_type": "text", "parts": [text]},
-               "status": "finished_successfully", "end_turn": True, "weight": 1.0,
-               "metadata": {"model_slug": "gpt-4o"}, "recipient": extra.pop("recipient", "all"), "channel": None}
+        msg = {
+            "id": nid,
+            "author": {"role": role, "name": extra.pop("name", None), "metadata": {}},
+            "create_time": 1.74e9 + k * 100 + len(nodes),
+            "content": {"content_type": "text", "parts": [text]},
+            "status": "finished_successfully",
+            "end_turn": True,
+            "weight": 1.0,
+            "metadata": {"model_slug": "gpt-4o"},
+            "recipient": extra.pop("recipient", "all"),
+            "channel": None,
+        }
         nodes[nid] = {"id": nid, "message": msg, "parent": parent, "children": []}
         nodes[parent]["children"].append(nid)
         return nid
@@ -69,13 +80,31 @@ def conversation(rng: random.Random, k: int) -> dict:
         if t == 5:
             add(f"c{k}-a{t}-old", "assistant", _text(rng, 200), prev)  # regenerated: off the main path
         prev = add(f"c{k}-a{t}", "assistant", _text(rng, 400), prev)
-    return {"title": _text(rng, 5), "create_time": 1.74e9 + k * 100, "update_time": 1.74e9 + k * 100 + 99,
-            "mapping": nodes, "moderation_results": [], "current_node": prev, "plugin_ids": None,
-            "conversation_id": f"conv-{k}", "conversation_template_id": None, "gizmo_id": None,
-            "gizmo_type": None, "is_archived": False, "is_starred": None, "safe_urls": [], "blocked_urls": [],
-            "default_model_slug": "gpt-4o", "conversation_origin": None, "voice": None, "async_status": None,
-            "disabled_tool_ids": [], "is_do_not_remember": False, "memory_scope": "global_enabled",
-            "id": f"conv-{k}"}
+    return {
+        "title": _text(rng, 5),
+        "create_time": 1.74e9 + k * 100,
+        "update_time": 1.74e9 + k * 100 + 99,
+        "mapping": nodes,
+        "moderation_results": [],
+        "current_node": prev,
+        "plugin_ids": None,
+        "conversation_id": f"conv-{k}",
+        "conversation_template_id": None,
+        "gizmo_id": None,
+        "gizmo_type": None,
+        "is_archived": False,
+        "is_starred": None,
+        "safe_urls": [],
+        "blocked_urls": [],
+        "default_model_slug": "gpt-4o",
+        "conversation_origin": None,
+        "voice": None,
+        "async_status": None,
+        "disabled_tool_ids": [],
+        "is_do_not_remember": False,
+        "memory_scope": "global_enabled",
+        "id": f"conv-{k}",
+    }
 
 
 def build(mb: int) -> Path:
@@ -107,10 +136,11 @@ def main() -> None:
         path = build(mb)
         size = path.stat().st_size / (1 << 20)
         with tempfile.TemporaryDirectory() as tmp:
-            steps = {"scan": [sys.executable, "-c", SCAN, str(path)],
-                     "whole": [sys.executable, "-c", WHOLE, str(path)],
-                     "ingest": [sys.executable, "-m", "forensics", "ingest", str(path), "--db",
-                                str(Path(tmp) / "w.duckdb")]}
+            steps = {
+                "scan": [sys.executable, "-c", SCAN, str(path)],
+                "whole": [sys.executable, "-c", WHOLE, str(path)],
+                "ingest": [sys.executable, "-m", "forensics", "ingest", str(path), "--db", str(Path(tmp) / "w.duckdb")],
+            }
             for name, argv in steps.items():
                 s = run(argv, env=env, cwd=ROOT)
                 print(f"{size:8.1f} {name:>7} {s.seconds:8.1f} {s.tree_rss_mb:8.0f} {s.tree_rss_mb / size:9.2f}")

@@ -15,6 +15,7 @@ own venv, ccusage from npm), then times, each in a subprocess:
 Prints wall time, peak RSS (getrusage of the child), the ratios against the issue's targets, and whether the
 token totals agree: ours (usage once per message.id + requestId) against ccusage's and claude-dt's.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,12 @@ def build_corpus(home: Path, sessions: int, days: int) -> Path:
     """``home/.claude/projects`` with ``sessions`` sessions; reused when already built with the same shape."""
     projects = home / ".claude" / "projects"
     stamp = home / "corpus.json"
-    want = {"sessions": sessions, "days": days, "shape": SHAPE,
-            "generator": (ROOT / "fixtures" / "make_claude_code.py").read_text()}
+    want = {
+        "sessions": sessions,
+        "days": days,
+        "shape": SHAPE,
+        "generator": (ROOT / "fixtures" / "make_claude_code.py").read_text(),
+    }
     if stamp.exists() and json.loads(stamp.read_text()) == want:
         return projects
     shutil.rmtree(home, ignore_errors=True)
@@ -63,8 +68,9 @@ def build_corpus(home: Path, sessions: int, days: int) -> Path:
         t = gen.T0 + timedelta(days=i % days, minutes=7 * (i // days))
         project = f"-home-dev-project{i % 25:02d}"
         kind = "main" if i % 10 == 0 else "sidechain" if i % 10 == 1 else "plain"
-        gen.write_session(projects, kind, ns, project, t, turns=rng.randint(*SHAPE["turns"]),
-                          size=rng.randint(*SHAPE["bytes"]))
+        gen.write_session(
+            projects, kind, ns, project, t, turns=rng.randint(*SHAPE["turns"]), size=rng.randint(*SHAPE["bytes"])
+        )
     stamp.write_text(json.dumps(want))
     return projects
 
@@ -111,8 +117,12 @@ def install_ccusage() -> tuple[Path | None, str]:
         return None, "npm is not installed on this machine"
     if not bin_.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        p = subprocess.run(["npm", "install", "--no-fund", "--no-audit", "--silent", f"ccusage@{CCUSAGE_VERSION}"],
-                           cwd=folder, capture_output=True, text=True)
+        p = subprocess.run(
+            ["npm", "install", "--no-fund", "--no-audit", "--silent", f"ccusage@{CCUSAGE_VERSION}"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+        )
         if p.returncode != 0:
             return None, "npm install ccusage failed: " + (p.stderr.strip().splitlines() or ["?"])[-1]
     return bin_, ""
@@ -123,14 +133,22 @@ def our_tokens(db: Path) -> dict[str, int]:
 
     con = duckdb.connect(str(db), read_only=True)
     try:  # once per response across files too, as ccusage deduplicates globally
-        row = con.execute("SELECT " + ", ".join(f"sum({k})" for k in TOKENS) + " FROM (SELECT DISTINCT ON "
-                          "(coalesce(message_id, conversation_id || seq), request_id) * FROM message_usage)").fetchone()
-        counts = con.execute("SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), "
-                             "(SELECT count(*) FROM conversations)").fetchone()
+        row = con.execute(
+            "SELECT " + ", ".join(f"sum({k})" for k in TOKENS) + " FROM (SELECT DISTINCT ON "
+            "(coalesce(message_id, conversation_id || seq), request_id) * FROM message_usage)"
+        ).fetchone()
+        counts = con.execute(
+            "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM tool_calls), "
+            "(SELECT count(*) FROM conversations)"
+        ).fetchone()
     finally:
         con.close()
-    return {**dict(zip(TOKENS, map(int, row))), "messages": counts[0], "tool_calls": counts[1],
-            "conversations": counts[2]}
+    return {
+        **dict(zip(TOKENS, map(int, row))),
+        "messages": counts[0],
+        "tool_calls": counts[1],
+        "conversations": counts[2],
+    }
 
 
 def expected_counts(projects: Path) -> dict[str, int]:
@@ -164,8 +182,10 @@ def dt_tokens(home: Path) -> dict[str, int]:
 
     con = duckdb.connect(str(home / ".dt" / "dt.duckdb"), read_only=True)
     try:  # its per-line message rows (sub-agent lines included): what its session totals are summed from
-        row = con.execute("SELECT sum(input_tokens), sum(output_tokens), sum(cache_create_tokens), "
-                          "sum(cache_read_tokens) FROM messages").fetchone()
+        row = con.execute(
+            "SELECT sum(input_tokens), sum(output_tokens), sum(cache_create_tokens), "
+            "sum(cache_read_tokens) FROM messages"
+        ).fetchone()
     finally:
         con.close()
     return dict(zip(TOKENS, map(int, row)))
@@ -185,8 +205,10 @@ def main() -> None:
     projects = build_corpus(home, a.sessions, a.days)
     files = list(projects.rglob("*.jsonl"))
     mb = sum(f.stat().st_size for f in files) / 1e6
-    print(f"corpus: {a.sessions} sessions, {len(files)} transcript files, {mb:.0f} MB in {projects} "
-          f"(built or checked in {time.perf_counter() - t0:.1f}s)")
+    print(
+        f"corpus: {a.sessions} sessions, {len(files)} transcript files, {mb:.0f} MB in {projects} "
+        f"(built or checked in {time.perf_counter() - t0:.1f}s)"
+    )
     print(f"\n{'step':44} {'wall s':>8} {'MB/s':>7} {'peak RSS MB':>12}  error", flush=True)
     rows: list[tuple[str, Run]] = []
 
@@ -204,8 +226,17 @@ def main() -> None:
     first = measure("forensics ingest (first)", ingest, env)
     measure("forensics ingest (again, unchanged)", ingest, env)
     measure("  floor: python -c 'import forensics.cli'", [sys.executable, "-c", "import forensics.cli"], env)
-    inside = timed([sys.executable, "-c", "import sys, time; from forensics import ingest; t = time.perf_counter(); "
-                    "ingest([sys.argv[1]], db=sys.argv[2]); print(time.perf_counter() - t)", str(projects), str(db)], env)
+    inside = timed(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from forensics import ingest; t = time.perf_counter(); "
+            "ingest([sys.argv[1]], db=sys.argv[2]); print(time.perf_counter() - t)",
+            str(projects),
+            str(db),
+        ],
+        env,
+    )
     if not inside.error:
         print(f"{'  of which forensics.ingest() itself':44} {float(inside.out):8.2f}", flush=True)
     ours = our_tokens(db) if not first.error else {}
@@ -215,8 +246,11 @@ def main() -> None:
         if bin_ is None:
             print(f"ccusage: not measured: {why}")
         else:
-            run = measure(f"ccusage {CCUSAGE_VERSION} daily --json --offline", [str(bin_), "daily", "--json", "--offline"],
-                          {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")})
+            run = measure(
+                f"ccusage {CCUSAGE_VERSION} daily --json --offline",
+                [str(bin_), "daily", "--json", "--offline"],
+                {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")},
+            )
             cc = ccusage_tokens(run.out) if not run.error else {}
     dt: dict[str, int] = {}
     if not a.skip_dt:
@@ -257,8 +291,10 @@ def report(rows: list[tuple[str, Run]], ours: dict, cc: dict, dt: dict, want: di
         over = [100 * (dt[k] - ours[k]) / ours[k] for k in TOKENS if ours[k]]
         print("claude-dt over-reports by " + ", ".join(f"{o:+.0f}%" for o in over) + " (it counts every line)")
     if ours:
-        print(f"messages {ours['messages']:,} (counted from the files: {want['messages']:,}), tool calls "
-              f"{ours['tool_calls']:,} (from the files: {want['tool_calls']:,}), conversations {ours['conversations']:,}")
+        print(
+            f"messages {ours['messages']:,} (counted from the files: {want['messages']:,}), tool calls "
+            f"{ours['tool_calls']:,} (from the files: {want['tool_calls']:,}), conversations {ours['conversations']:,}"
+        )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
    problems it can count here: the ends of ``signature.BAD_ENDS``) beside length in messages and in characters,
    tool calls, errors and random, overall and within task; halves by task (a stable hash of the task key).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -70,36 +71,60 @@ def where(shared: Path, work: Path) -> None:
         first_err = next((m.position for m in ms if is_output(m) and error_line(m.text, m.error)), None)
         before_err = max(0, first_err - 1) if first_err is not None else len(ms) - 1
         most = Counter(n for m, n in zip(ms, names) if m.role == "assistant").most_common(1)[0][0]
-        rows.append({"half": half(f"{r['source']}:{r['id']}"), "n": len(ms), "step": r["label"]["mistake_step"],
-                     "agent": r["label"]["mistake_agent"], "names": names, "ours": d.position, "our_agent": d.agent,
-                     "rule": d.rule, "before_err": before_err, "most": most, "sig": sig})
+        rows.append(
+            {
+                "half": half(f"{r['source']}:{r['id']}"),
+                "n": len(ms),
+                "step": r["label"]["mistake_step"],
+                "agent": r["label"]["mistake_agent"],
+                "names": names,
+                "ours": d.position,
+                "our_agent": d.agent,
+                "rule": d.rule,
+                "before_err": before_err,
+                "most": most,
+                "sig": sig,
+            }
+        )
     print("## Where it went wrong (whowhen.jsonl, 126 failed AG2 group chats)\n")
     print("| method | half | runs | exact | ±1 | ±3 | agent |\n|---|---|---|---|---|---|---|")
     for h in ("dev", "held-out", "all"):
         sub = [x for x in rows if h == "all" or x["half"] == h]
-        for name, pick in (("decisive step (ours)", lambda x: (x["ours"], x["our_agent"])),
-                           ("first step", lambda x: (0, x["names"][0])),
-                           ("last step", lambda x: (x["n"] - 1, x["names"][-1])),
-                           ("step before the first error", lambda x: (x["before_err"], x["names"][x["before_err"]])),
-                           ("agent with the most messages", lambda x: (None, x["most"]))):
+        for name, pick in (
+            ("decisive step (ours)", lambda x: (x["ours"], x["our_agent"])),
+            ("first step", lambda x: (0, x["names"][0])),
+            ("last step", lambda x: (x["n"] - 1, x["names"][-1])),
+            ("step before the first error", lambda x: (x["before_err"], x["names"][x["before_err"]])),
+            ("agent with the most messages", lambda x: (None, x["most"])),
+        ):
             got = [pick(x) for x in sub]
             acc = [_share(sub, got, k) for k in (0, 1, 3)]
             agent = sum(g[1] == x["agent"] for g, x in zip(got, sub)) / len(sub)
-            print(f"| {name} | {h} | {len(sub)} | " + " | ".join("–" if a is None else f"{a:.1%}" for a in acc)
-                  + f" | {agent:.1%} |")
-        rnd = [sum(sum(1 for p in range(x["n"]) if abs(p - x["step"]) <= k) / x["n"] for x in sub) / len(sub)
-               for k in (0, 1, 3)]
+            print(
+                f"| {name} | {h} | {len(sub)} | "
+                + " | ".join("–" if a is None else f"{a:.1%}" for a in acc)
+                + f" | {agent:.1%} |"
+            )
+        rnd = [
+            sum(sum(1 for p in range(x["n"]) if abs(p - x["step"]) <= k) / x["n"] for x in sub) / len(sub)
+            for k in (0, 1, 3)
+        ]
         ragent = sum(sum(n == x["agent"] for n in x["names"]) / x["n"] for x in sub) / len(sub)
-        print(f"| random step (expected) | {h} | {len(sub)} | " + " | ".join(f"{a:.1%}" for a in rnd)
-              + f" | {ragent:.1%} |")
+        print(
+            f"| random step (expected) | {h} | {len(sub)} | "
+            + " | ".join(f"{a:.1%}" for a in rnd)
+            + f" | {ragent:.1%} |"
+        )
     print("\nRules that chose the step:", dict(Counter(x["rule"] for x in rows).most_common()))
     sigs = [x["sig"] for x in rows]
     clusters = Counter(s.cluster for s in sigs)
     print("\n## Failure signatures (the same runs)\n")
     print("How they ended:", dict(Counter(s.ended for s in sigs).most_common()))
-    print(f"Runs with a recurring error template: {sum(s.error_template is not None for s in sigs)} of {len(sigs)}; "
-          f"signatures: {len(clusters)}; runs in a signature shared by 2 or more: "
-          f"{sum(n for n in clusters.values() if n > 1)} of {len(sigs)}")
+    print(
+        f"Runs with a recurring error template: {sum(s.error_template is not None for s in sigs)} of {len(sigs)}; "
+        f"signatures: {len(clusters)}; runs in a signature shared by 2 or more: "
+        f"{sum(n for n in clusters.values() if n > 1)} of {len(sigs)}"
+    )
     print("Largest:", "; ".join(f"{k} ({n})" for k, n in clusters.most_common(6)))
 
 
@@ -111,46 +136,72 @@ def _share(sub: list[dict], got: list[tuple[int | None, str | None]], k: int) ->
 
 def ranking(shared: Path, work: Path) -> None:
     print("\n## Ranking (data/outcomes): AUC for failure, overall and within task\n")
-    print("| folder | half | runs | failed | ranking | by length (messages) | by characters written | by tool calls | "
-          "by errors | random | within task (pairs) | within, by messages | within, by characters |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| folder | half | runs | failed | ranking | by length (messages) | by characters written | by tool calls | "
+        "by errors | random | within task (pairs) | within, by messages | within, by characters |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )
     means = []
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
         db = work / f"{folder.name}.duckdb"
         run_cli("ingest", str(folder), "--db", str(db))
-        run_cli("report", "--db", str(db), "--only", "outcomes,failures", "--format", "json", "--out",
-                str(work / folder.name))
+        run_cli(
+            "report",
+            "--db",
+            str(db),
+            "--only",
+            "outcomes,failures",
+            "--format",
+            "json",
+            "--out",
+            str(work / folder.name),
+        )
         con = duckdb.connect(str(db), read_only=True)
         con.execute("CREATE TEMP VIEW sel_conversations AS SELECT conversation_id FROM conversations")
         runs = _outcome_runs(con)
-        ends = {c: ended(ms)[0] for c, ms in read_messages(con, [r["conversation_id"] for r in runs],
-                                                             oc.GRADE_REVEALING).items()}
+        ends = {
+            c: ended(ms)[0]
+            for c, ms in read_messages(con, [r["conversation_id"] for r in runs], oc.GRADE_REVEALING).items()
+        }
         bad = {c: 1 for c, e in ends.items() if e in BAD_ENDS}
         for h in ("dev", "held-out", "all"):
             sub = runs if h == "all" else [r for r in runs if half(str(r["task"])) == h]
             if not sub:
                 continue
             import polars as pl
+
             df = pl.DataFrame(sub)
             failed = [not s for s in df["success"].to_list()]
             score = oc.run_scores(df, bad)
             tasks = df["task"].to_list()
-            cols = [oc.auc(score, failed), oc.auc([float(v) for v in df["messages"]], failed),
-                    oc.auc([float(v) for v in df["assistant_chars"]], failed),
-                    oc.auc([float(v) for v in df["tool_calls"]], failed),
-                    oc.auc([float(v) for v in df["tool_errors"]], failed)]
+            cols = [
+                oc.auc(score, failed),
+                oc.auc([float(v) for v in df["messages"]], failed),
+                oc.auc([float(v) for v in df["assistant_chars"]], failed),
+                oc.auc([float(v) for v in df["tool_calls"]], failed),
+                oc.auc([float(v) for v in df["tool_errors"]], failed),
+            ]
             w, pairs = oc.auc_within(score, failed, tasks)
             wl, _ = oc.auc_within([float(v) for v in df["messages"]], failed, tasks)
             wc, _ = oc.auc_within([float(v) for v in df["assistant_chars"]], failed, tasks)
             if h == "all" and cols[0] is not None:
                 means.append(cols[0])
-            print(f"| {folder.name} | {h} | {len(sub)} | {sum(failed)} | " + " | ".join(
-                "–" if c is None else f"{c:.3f}" for c in cols) + " | 0.500 | "
-                + ("–" if w is None else f"{w:.3f} ({pairs})") + " | " + ("–" if wl is None else f"{wl:.3f}") + " | "
-                + ("–" if wc is None else f"{wc:.3f}") + " |")
+            print(
+                f"| {folder.name} | {h} | {len(sub)} | {sum(failed)} | "
+                + " | ".join("–" if c is None else f"{c:.3f}" for c in cols)
+                + " | 0.500 | "
+                + ("–" if w is None else f"{w:.3f} ({pairs})")
+                + " | "
+                + ("–" if wl is None else f"{wl:.3f}")
+                + " | "
+                + ("–" if wc is None else f"{wc:.3f}")
+                + " |"
+            )
         rev = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["outcomes"]["grade_revealing"]
-        print(f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
-              "end on an unanswered call | | | | | | | | | | | |")
+        print(
+            f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
+            "end on an unanswered call | | | | | | | | | | | |"
+        )
     if means:
         print(f"\nMean AUC of the ranking over the folders: {sum(means) / len(means):.3f} (target 0.70)")
     print("\n## Signatures and features that tell failed from passed runs (95 % interval of the lift excluding 1)\n")
@@ -159,29 +210,37 @@ def ranking(shared: Path, work: Path) -> None:
         f = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["failures"]
         for c in f.get("clusters", []):
             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1) and not c["harness_end"]:
-                print(f"| {folder.name} | cluster: {c['name']} | {c['failed']} | {c['passed']} | "
-                      f"{c['lift']:.2f} ({c['lift_low']:.2f}–{c['lift_high']:.2f}) | overall |")
+                print(
+                    f"| {folder.name} | cluster: {c['name']} | {c['failed']} | {c['passed']} | "
+                    f"{c['lift']:.2f} ({c['lift_low']:.2f}–{c['lift_high']:.2f}) | overall |"
+                )
         for d in f.get("differences", []):
-            print(f"| {folder.name} | feature: {d['feature']} | {d['failed']} | {d['passed']} | {d['lift']:.2f} "
-                  f"({d['lift_low']:.2f}–{d['lift_high']:.2f}) | {'within task' if d['within_task'] else 'overall'} |")
-        print(f"| {folder.name} | ({f.get('features_tested', 0)} features tested; "
-              f"{f.get('grade_revealing_end_states', 0)} runs with an end the harness decides, not used) | | | | |")
+            print(
+                f"| {folder.name} | feature: {d['feature']} | {d['failed']} | {d['passed']} | {d['lift']:.2f} "
+                f"({d['lift_low']:.2f}–{d['lift_high']:.2f}) | {'within task' if d['within_task'] else 'overall'} |"
+            )
+        print(
+            f"| {folder.name} | ({f.get('features_tested', 0)} features tested; "
+            f"{f.get('grade_revealing_end_states', 0)} runs with an end the harness decides, not used) | | | | |"
+        )
 
 
 def _outcome_runs(con: duckdb.DuckDBPyConnection) -> list[dict]:
     cols = ["conversation_id", "success", "task", "messages", "assistant_chars", "tool_calls", "tool_errors"]
-    q = ("WITH rev AS (SELECT conversation_id, min(position) AS cutoff FROM messages WHERE on_main_path AND role IN "
-         "('user', 'tool') AND regexp_matches(content, ?, 'i') GROUP BY 1) "
-         "SELECT o.conversation_id, o.success, coalesce(json_extract_string(o.detail, '$.task'), o.conversation_id), "
-         "(SELECT count(*) FROM messages m WHERE m.conversation_id = o.conversation_id AND m.on_main_path AND m.role "
-         "!= 'system' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
-         "(SELECT coalesce(sum(m.content_chars), 0) FROM messages m WHERE m.conversation_id = o.conversation_id AND "
-         "m.on_main_path AND m.role = 'assistant' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
-         "(SELECT count(*) FROM tool_calls t WHERE t.conversation_id = o.conversation_id AND t.position IS NOT NULL "
-         "AND (rev.cutoff IS NULL OR t.position < rev.cutoff)), "
-         "(SELECT count(*) FILTER (WHERE t.is_error) FROM tool_calls t WHERE t.conversation_id = o.conversation_id "
-         "AND t.position IS NOT NULL AND (rev.cutoff IS NULL OR t.position < rev.cutoff)) "
-         "FROM conversation_outcomes o LEFT JOIN rev USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1")
+    q = (
+        "WITH rev AS (SELECT conversation_id, min(position) AS cutoff FROM messages WHERE on_main_path AND role IN "
+        "('user', 'tool') AND regexp_matches(content, ?, 'i') GROUP BY 1) "
+        "SELECT o.conversation_id, o.success, coalesce(json_extract_string(o.detail, '$.task'), o.conversation_id), "
+        "(SELECT count(*) FROM messages m WHERE m.conversation_id = o.conversation_id AND m.on_main_path AND m.role "
+        "!= 'system' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
+        "(SELECT coalesce(sum(m.content_chars), 0) FROM messages m WHERE m.conversation_id = o.conversation_id AND "
+        "m.on_main_path AND m.role = 'assistant' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
+        "(SELECT count(*) FROM tool_calls t WHERE t.conversation_id = o.conversation_id AND t.position IS NOT NULL "
+        "AND (rev.cutoff IS NULL OR t.position < rev.cutoff)), "
+        "(SELECT count(*) FILTER (WHERE t.is_error) FROM tool_calls t WHERE t.conversation_id = o.conversation_id "
+        "AND t.position IS NOT NULL AND (rev.cutoff IS NULL OR t.position < rev.cutoff)) "
+        "FROM conversation_outcomes o LEFT JOIN rev USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1"
+    )
     return [dict(zip(cols, r)) for r in con.execute(q, [oc.GRADE_REVEALING]).fetchall()]
 
 

@@ -10,6 +10,7 @@ kernel's count for the child and every descendant it reaped, or the sum of the l
 every process seen when that is more (a descendant nobody reaped); on a shared machine they drift less
 than wall time.
 """
+
 from __future__ import annotations
 
 import os
@@ -98,5 +99,6 @@ def run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = N
         raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}: {err.decode(errors='replace')[-2000:]}")
     mb = 1 << 20
     cpu_s = max(usage.ru_utime + usage.ru_stime, sum(cpu.values()))
-    return Sample(seconds, cpu_s, usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb,
-                  proc.returncode)
+    return Sample(
+        seconds, cpu_s, usage.ru_maxrss * 1024 / mb, max(peak[0], usage.ru_maxrss * 1024) / mb, proc.returncode
+    )

@@ -14,6 +14,7 @@ vectors, shifted in time), plus the fixture's questions for every copy. Then tim
 
 Prints wall time, CPU time and peak memory of each step and its ratio to the anchor.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,8 +53,9 @@ def build(projects: int) -> tuple[Path, Path]:
     (CACHE / "one").mkdir()
     gen.make_harness(CACHE / "one")  # the fixture once, then copied row by row under new projects and ids
     src = sqlite3.connect(CACHE / "one" / "harness.db")
-    msgs = src.execute("SELECT id, project_id, conversation_id, role, content, created_at "
-                       "FROM conversation_messages").fetchall()
+    msgs = src.execute(
+        "SELECT id, project_id, conversation_id, role, content, created_at FROM conversation_messages"
+    ).fetchall()
     decs = src.execute("SELECT * FROM decision_events").fetchall()
     vecs = src.execute("SELECT * FROM decision_embeddings").fetchall()
     out = sqlite3.connect(db)
@@ -63,13 +65,17 @@ def build(projects: int) -> tuple[Path, Path]:
     with open(questions, "w", encoding="utf-8") as f:
         for k in range(projects):
             tag = f"-{k:04d}"
-            out.executemany("INSERT INTO conversation_messages VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [(mid + k * n_msg, f"{p}{tag}|{c}|{mid}", p + tag, c, r, t, ts)
-                             for mid, p, c, r, t, ts in msgs])
-            out.executemany("INSERT INTO decision_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [(d[0] + k * n_dec, d[1] + tag, d[2], d[3] + k * n_msg, *d[4:]) for d in decs])
-            out.executemany("INSERT INTO decision_embeddings VALUES (?, ?, ?, ?)",
-                            [(v[0] + k * n_dec, *v[1:]) for v in vecs])
+            out.executemany(
+                "INSERT INTO conversation_messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(mid + k * n_msg, f"{p}{tag}|{c}|{mid}", p + tag, c, r, t, ts) for mid, p, c, r, t, ts in msgs],
+            )
+            out.executemany(
+                "INSERT INTO decision_events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(d[0] + k * n_dec, d[1] + tag, d[2], d[3] + k * n_msg, *d[4:]) for d in decs],
+            )
+            out.executemany(
+                "INSERT INTO decision_embeddings VALUES (?, ?, ?, ?)", [(v[0] + k * n_dec, *v[1:]) for v in vecs]
+            )
             for line in qlines:
                 q = json.loads(line)
                 q["project_id"] += tag
@@ -88,20 +94,43 @@ def main() -> None:
     a = ap.parse_args()
     db, questions = build(a.projects)
     con = sqlite3.connect(db)
-    rows = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-            for t in ("conversation_messages", "decision_events", "decision_embeddings")]
+    rows = [
+        con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("conversation_messages", "decision_events", "decision_embeddings")
+    ]
     con.close()
     wh = CACHE / "w.duckdb"
     wh.unlink(missing_ok=True)
     fx = [sys.executable, "-m", "forensics"]
-    steps = [("read_rows", [sys.executable, "-c", READ, str(db)]),
-             ("ingest", [*fx, "ingest", str(db), "--db", str(wh)]),
-             ("findings", [*fx, "report", "--db", str(wh), "--only", "memory", "--format", "json",
-                           "--out", str(CACHE / "r1")]),
-             ("replay", [*fx, "report", "--db", str(wh), "--only", "memory", "--format", "json",
-                         "--out", str(CACHE / "r2"), "--questions", str(questions)])]
-    print(f"decision memory: {a.projects} projects, {rows[0]} messages, {rows[1]} decisions, {rows[2]} vectors, "
-          f"{sum(1 for _ in open(questions, encoding='utf-8'))} questions")
+    steps = [
+        ("read_rows", [sys.executable, "-c", READ, str(db)]),
+        ("ingest", [*fx, "ingest", str(db), "--db", str(wh)]),
+        (
+            "findings",
+            [*fx, "report", "--db", str(wh), "--only", "memory", "--format", "json", "--out", str(CACHE / "r1")],
+        ),
+        (
+            "replay",
+            [
+                *fx,
+                "report",
+                "--db",
+                str(wh),
+                "--only",
+                "memory",
+                "--format",
+                "json",
+                "--out",
+                str(CACHE / "r2"),
+                "--questions",
+                str(questions),
+            ],
+        ),
+    ]
+    print(
+        f"decision memory: {a.projects} projects, {rows[0]} messages, {rows[1]} decisions, {rows[2]} vectors, "
+        f"{sum(1 for _ in open(questions, encoding='utf-8'))} questions"
+    )
     print(f"{'step':10} {'s':>8} {'÷ read':>8} {'CPU s':>8} {'tree MB':>8}")
     anchor = None
     for name, argv in steps:

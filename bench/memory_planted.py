@@ -6,6 +6,7 @@ held-out), beside two trivial references: mark nothing, and mark every person tu
 
 Prints, per split and form, found/total and the traps flagged (false findings).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,18 @@ def audit(db: Path, work: Path) -> set[tuple[str, int]]:
 
     wh = work / f"{db.stem}.duckdb"
     ingest([db], db=wh)
-    r = CliRunner().invoke(cli, ["report", "--db", str(wh), "--only", "memory", "--out", str(work / db.stem),
-                                 "--format", "json"], catch_exceptions=False)
+    r = CliRunner().invoke(
+        cli,
+        ["report", "--db", str(wh), "--only", "memory", "--out", str(work / db.stem), "--format", "json"],
+        catch_exceptions=False,
+    )
     assert r.exit_code == 0, r.stderr
     con = duckdb.connect(str(wh), read_only=True)
     try:
-        rows = con.execute("SELECT c.native_id, f.position FROM memory_findings f JOIN conversations c "
-                           "USING (conversation_id) WHERE f.kind = 'decision_unrecorded'").fetchall()
+        rows = con.execute(
+            "SELECT c.native_id, f.position FROM memory_findings f JOIN conversations c "
+            "USING (conversation_id) WHERE f.kind = 'decision_unrecorded'"
+        ).fetchall()
     finally:
         con.close()
     return {(str(n), int(p)) for n, p in rows}
@@ -56,15 +62,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for split in ("dev", "heldout"):
             lab = labels[split]
-            every = {(m["conversation"], m["position"]) for m in lab["findings"] + lab["traps"]
-                     if m["role"] == "user" and CHOICE.search(m["text"])}
+            every = {
+                (m["conversation"], m["position"])
+                for m in lab["findings"] + lab["traps"]
+                if m["role"] == "user" and CHOICE.search(m["text"])
+            }
             marked = {(c, p) for c, p in audit(ROOT / f"fixtures/memory-planted/{split}.db", Path(tmp))}
             print(f"{split}: {len(lab['findings'])} planted, {len(lab['traps'])} traps")
             for name, m in (("audit", marked), ("mark nothing", set()), ("every choice word", every)):
                 found, total, false = score(m, lab)
                 forms = ", ".join(f"{k} {found[k]}/{total[k]}" for k in sorted(total))
-                print(f"  {name:18} found {sum(found.values())}/{sum(total.values())} ({forms}); traps flagged "
-                      f"{false}/{len(lab['traps'])}")
+                print(
+                    f"  {name:18} found {sum(found.values())}/{sum(total.values())} ({forms}); traps flagged "
+                    f"{false}/{len(lab['traps'])}"
+                )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ decision-memory project with nothing recorded; every statement of a decision the
 
 Works on a copy; run it with another checkout first on PYTHONPATH to compare versions.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ def main() -> None:
         hits = [h for h in find(con, defaults(), []) if h.kind == "decision_unrecorded"]
         rows = []
         for h in hits:
-            role, text = con.execute("SELECT role, content FROM messages WHERE conversation_id = ? AND position = ? "
-                                     "AND on_main_path", [h.conversation_id, h.position]).fetchone() or ("", "")
+            role, text = con.execute(
+                "SELECT role, content FROM messages WHERE conversation_id = ? AND position = ? AND on_main_path",
+                [h.conversation_id, h.position],
+            ).fetchone() or ("", "")
             rows.append({"conversation": h.native_id, "position": h.position, "role": role, "detail": h.detail})
         con.close()
     print(f"{len(rows)} decision_unrecorded on {sys.argv[1]}")

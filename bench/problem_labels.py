@@ -1,5 +1,6 @@
 """The reviewer's problem labels of ``../shared/data/problems/problems.jsonl``, matched to a warehouse of the
 shared agent logs by source + native id, and split into a dev half and a held-out half by a stable hash."""
+
 from __future__ import annotations
 
 import hashlib
@@ -10,8 +11,16 @@ from typing import Any
 
 import duckdb
 
-KINDS = ("lost_focus", "context_crowded", "user_repeated", "instruction_violated", "redundant_work", "loop",
-         "gave_up_or_false_success", "frustration")
+KINDS = (
+    "lost_focus",
+    "context_crowded",
+    "user_repeated",
+    "instruction_violated",
+    "redundant_work",
+    "loop",
+    "gave_up_or_false_success",
+    "frustration",
+)
 
 
 def half(source: str, native_id: str) -> str:
@@ -33,24 +42,39 @@ class Labeled:
 def load(labels: Path, con: duckdb.DuckDBPyConnection, root: Path) -> list[Labeled]:
     """Every labeled conversation found in the warehouse (``root``: the agent-logs folder it was ingested
     from); positions checked against ``text_prefix``. A conversation not found is an error."""
-    where = {(p.removeprefix(str(root.resolve()) + "/"), n): cid for cid, p, n in con.execute(
-        "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
-    ).fetchall()}
+    where = {
+        (p.removeprefix(str(root.resolve()) + "/"), n): cid
+        for cid, p, n in con.execute(
+            "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
+        ).fetchall()
+    }
     out = []
     for line in labels.read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         cid = where.get((d["source"], d["native_id"]))
         if cid is None:
             raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse (ingest {root} into it)")
-        text = dict(con.execute("SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? "
-                                "AND on_main_path", [cid]).fetchall())
+        text = dict(
+            con.execute(
+                "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
+            ).fetchall()
+        )
         moved = relocate(d["user_turns"], text)
         if isinstance(moved, list):
             raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         problems = [dict(p, positions=[shifted(x, moved) for x in p["positions"]]) for p in d["problems"]]
         persons = [moved[t["position"]] for t in d["user_turns"] if t["origin"] == "person"]
-        out.append(Labeled(d["source"], d["native_id"], d["family"], cid, half(d["source"], d["native_id"]),
-                           problems, max(persons) if persons else None))
+        out.append(
+            Labeled(
+                d["source"],
+                d["native_id"],
+                d["family"],
+                cid,
+                half(d["source"], d["native_id"]),
+                problems,
+                max(persons) if persons else None,
+            )
+        )
     return out
 
 

@@ -10,6 +10,7 @@ references: every conversation marked at its last person turn, every conversatio
 nothing marked. The split is fixed in
 ``bench.problem_labels.half``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,14 +56,23 @@ def score(labeled: list[Labeled], found: list[dict[str, Any]], kind: str) -> dic
     labels = [(c.conversation_id, p["positions"]) for c in labeled for p in c.problems if p["kind"] == kind]
     right = sum(any(cid == f["conversation_id"] and near(f["positions"], pos) for cid, pos in labels) for f in mine)
     got = sum(any(f["conversation_id"] == cid and near(f["positions"], pos) for f in mine) for cid, pos in labels)
-    return {"findings": len(mine), "right": right, "precision": right / len(mine) if mine else None,
-            "labels": len(labels), "found": got, "recall": got / len(labels) if labels else None,
-            "conversations": len({f["conversation_id"] for f in mine})}
+    return {
+        "findings": len(mine),
+        "right": right,
+        "precision": right / len(mine) if mine else None,
+        "labels": len(labels),
+        "found": got,
+        "recall": got / len(labels) if labels else None,
+        "conversations": len({f["conversation_id"] for f in mine}),
+    }
 
 
 def trivial_last_person(labeled: list[Labeled], kind: str) -> dict[str, Any]:
-    marks = [{"conversation_id": c.conversation_id, "kind": kind, "positions": [c.last_person]}
-             for c in labeled if c.last_person is not None]
+    marks = [
+        {"conversation_id": c.conversation_id, "kind": kind, "positions": [c.last_person]}
+        for c in labeled
+        if c.last_person is not None
+    ]
     return score(labeled, marks, kind)
 
 
@@ -70,8 +80,15 @@ def trivial_every(labeled: list[Labeled], kind: str) -> dict[str, Any]:
     """Every conversation marked as a whole: every label found, right on the conversations that hold one."""
     labels = sum(p["kind"] == kind for c in labeled for p in c.problems)
     holding = sum(any(p["kind"] == kind for p in c.problems) for c in labeled)
-    return {"findings": len(labeled), "right": holding, "precision": holding / len(labeled) if labeled else None,
-            "labels": labels, "found": labels, "recall": 1.0 if labels else None, "conversations": len(labeled)}
+    return {
+        "findings": len(labeled),
+        "right": holding,
+        "precision": holding / len(labeled) if labeled else None,
+        "labels": labels,
+        "found": labels,
+        "recall": 1.0 if labels else None,
+        "conversations": len(labeled),
+    }
 
 
 def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
@@ -97,20 +114,36 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
         part = [c for c in labeled if c.half == half]
         rows = {}
         for kind in KINDS:
-            rows[kind] = {"detector": score(part, found, kind), "last_person": trivial_last_person(part, kind),
-                          "every": trivial_every(part, kind),
-                          "nothing": {"findings": 0, "precision": None, "recall": 0.0 if any(
-                              p["kind"] == kind for c in part for p in c.problems) else None}}
+            rows[kind] = {
+                "detector": score(part, found, kind),
+                "last_person": trivial_last_person(part, kind),
+                "every": trivial_every(part, kind),
+                "nothing": {
+                    "findings": 0,
+                    "precision": None,
+                    "recall": 0.0 if any(p["kind"] == kind for c in part for p in c.problems) else None,
+                },
+            }
         labels_all = [(c.conversation_id, p["kind"], p["positions"]) for c in part for p in c.problems]
         ours = [f for f in found if f["conversation_id"] in {c.conversation_id for c in part}]
-        got = sum(any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
-                  for cid, k, pos in labels_all)
-        every = {"labels": len(labels_all), "found": got, "recall": got / len(labels_all) if labels_all else None,
-                 "findings": len(ours), "conversations": len(part)}
+        got = sum(
+            any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
+            for cid, k, pos in labels_all
+        )
+        every = {
+            "labels": len(labels_all),
+            "found": got,
+            "recall": got / len(labels_all) if labels_all else None,
+            "findings": len(ours),
+            "conversations": len(part),
+        }
         out["halves"][half] = {"kinds": rows, "all": every}
     con = duckdb.connect(str(db), read_only=True)
-    family = dict(con.execute("SELECT c.conversation_id, s.format FROM conversations c JOIN sources s USING (source_id)"
-                              ).fetchall())
+    family = dict(
+        con.execute(
+            "SELECT c.conversation_id, s.format FROM conversations c JOIN sources s USING (source_id)"
+        ).fetchall()
+    )
     con.close()
     out["families"] = _widest(found, family)
     return out
@@ -138,22 +171,30 @@ def _pct(x: float | None) -> str:
 
 
 def render(res: dict[str, Any]) -> str:
-    lines = [f"Problem detectors against the reviewer's labels (a match: same kind within {res['window']} messages)",
-             ""]
+    lines = [
+        f"Problem detectors against the reviewer's labels (a match: same kind within {res['window']} messages)",
+        "",
+    ]
     for half, name in (("dev", "dev half"), ("held", "held-out half")):
         h = res["halves"][half]
-        lines.append(f"{name}: {h['all']['conversations']} conversations, {h['all']['labels']} labels; "
-                     f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
-                     f"{h['all']['findings']} findings")
-        lines.append(f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
-                     f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
-                     f"{'nothing: recall':>15}")
+        lines.append(
+            f"{name}: {h['all']['conversations']} conversations, {h['all']['labels']} labels; "
+            f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
+            f"{h['all']['findings']} findings"
+        )
+        lines.append(
+            f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
+            f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
+            f"{'nothing: recall':>15}"
+        )
         for kind, r in h["kinds"].items():
             d, t, e, z = r["detector"], r["last_person"], r["every"], r["nothing"]
-            lines.append(f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
-                         f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
-                         f"{_pct(t['recall']):>7}   {_pct(e['precision']):>17} {_pct(e['recall']):>7}   "
-                         f"{_pct(z['recall']):>15}")
+            lines.append(
+                f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
+                f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
+                f"{_pct(t['recall']):>7}   {_pct(e['precision']):>17} {_pct(e['recall']):>7}   "
+                f"{_pct(z['recall']):>15}"
+            )
         lines.append("")
     lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
     for kind, w in res["families"].items():

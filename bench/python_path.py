@@ -5,6 +5,7 @@ path is on (``forensics.formats.sqlite.IN_DUCKDB``).
 Run alone: ``python bench/python_path.py bench.db`` prints one JSON object. It reads the rows in the importer's
 task size and asks the same two functions the importer asks.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,13 @@ def python_path(db: str, table: str = "ai_conversations", column: str = "message
             rows, messages = rows + 1, messages + n
             if k not in read.rows:
                 rows_python, messages_python = rows_python + 1, messages_python + n
-    return {"in_duckdb": IN_DUCKDB, "rows": rows, "rows_python": rows_python, "messages": messages,
-            "messages_python": messages_python}
+    return {
+        "in_duckdb": IN_DUCKDB,
+        "rows": rows,
+        "rows_python": rows_python,
+        "messages": messages,
+        "messages_python": messages_python,
+    }
 
 
 def _count(raw: object) -> int:

@@ -3,6 +3,7 @@ turn, no violation found where none was planted, every planted kept turn judged 
 
     python -m bench.rules [SEED [RUNS]]     (prints the figures beside the trivial references; exit 1 on a miss)
 """
+
 from __future__ import annotations
 
 import json
@@ -39,6 +40,7 @@ def build(out: Path, seed: int = 44, runs: int = 12) -> tuple[duckdb.DuckDBPyCon
     import make_rules
 
     from forensics import api
+
     make_rules.main(out, seed, runs)
     db = out / "w.duckdb"
     api.ingest([str(out / "claude"), str(out / "codex")], db=str(db))
@@ -49,6 +51,7 @@ def build(out: Path, seed: int = 44, runs: int = 12) -> tuple[duckdb.DuckDBPyCon
 
 def score(con: duckdb.DuckDBPyConnection, labels: list[dict[str, Any]]) -> Score:
     from forensics.analyzers.rules import audit
+
     found = audit(con)
     by_key = {r.key: r for r in found.rules}
     native = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
@@ -72,8 +75,11 @@ def score(con: duckdb.DuckDBPyConnection, labels: list[dict[str, Any]]) -> Score
                 s.found_kept += hit
             if not hit:
                 s.missed.append(f"{run['run'][:8]} {p['marker']} {p['kind']} {p['verdict']}")
-        s.false_broke += [f"{run['run'][:8]} [{v.position}] {by_key[v.rule].kind}: {v.quote}" for v in verdicts
-                          if v.verdict == "broke" and (by_key[v.rule].kind, v.position) not in want_broke]
+        s.false_broke += [
+            f"{run['run'][:8]} [{v.position}] {by_key[v.rule].kind}: {v.quote}"
+            for v in verdicts
+            if v.verdict == "broke" and (by_key[v.rule].kind, v.position) not in want_broke
+        ]
         rules = [r for r in found.rules if r.conversation_id == cid]
         for r in rules:
             if r.source == "CLAUDE.md" or r.source == "AGENTS.md":
@@ -83,8 +89,10 @@ def score(con: duckdb.DuckDBPyConnection, labels: list[dict[str, Any]]) -> Score
             s.unloaded_rules += sum(r.source != "person" for r in rules)
         if run["compacted_after"] is not None:
             after = [v for v in verdicts if int(_turn_of(con, cid, v.position)) > run["compacted_after"]]
-            s.after_compaction = (s.after_compaction[0] + sum(v.after_compaction for v in after),
-                                  s.after_compaction[1] + len(after))
+            s.after_compaction = (
+                s.after_compaction[0] + sum(v.after_compaction for v in after),
+                s.after_compaction[1] + len(after),
+            )
             s.before_flagged += sum(v.after_compaction for v in verdicts if v not in after)
     return s
 
@@ -92,11 +100,15 @@ def score(con: duckdb.DuckDBPyConnection, labels: list[dict[str, Any]]) -> Score
 def _markers(con: duckdb.DuckDBPyConnection, cid: str) -> dict[tuple[str, str], int]:
     """(call | reply, marker) -> the position of the call or reply that carries it."""
     out: dict[tuple[str, str], int] = {}
-    for pos, args in con.execute("SELECT position, arguments FROM tool_calls WHERE conversation_id = ?", [cid]).fetchall():
+    for pos, args in con.execute(
+        "SELECT position, arguments FROM tool_calls WHERE conversation_id = ?", [cid]
+    ).fetchall():
         for m in _marks(args):
             out[("call", m)] = pos
-    for pos, text in con.execute("SELECT position, content FROM messages WHERE conversation_id = ? AND role = "
-                                 "'assistant' AND on_main_path", [cid]).fetchall():
+    for pos, text in con.execute(
+        "SELECT position, content FROM messages WHERE conversation_id = ? AND role = 'assistant' AND on_main_path",
+        [cid],
+    ).fetchall():
         for m in _marks(text):
             out[("reply", m)] = pos
     return out
@@ -109,8 +121,11 @@ def _marks(text: str) -> list[str]:
 
 def _turn_of(con: duckdb.DuckDBPyConnection, cid: str, position: int) -> int:
     """The step number of the person's last prompt at or before ``position``."""
-    row = con.execute("SELECT content FROM messages WHERE conversation_id = ? AND origin = 'person' AND position <= ? "
-                      "ORDER BY position DESC LIMIT 1", [cid, position]).fetchone()
+    row = con.execute(
+        "SELECT content FROM messages WHERE conversation_id = ? AND origin = 'person' AND position <= ? "
+        "ORDER BY position DESC LIMIT 1",
+        [cid, position],
+    ).fetchone()
     m = re.search(r"\(t(\d+)\)", row[0]) if row else None
     return int(m.group(1)) if m else -1
 
@@ -120,19 +135,32 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         con, labels = build(Path(tmp), seed, runs)
         s = score(con, labels)
-    print(f"planted broken turns found at their turn: {s.found_broke}/{s.planted_broke} "
-          f"(trivial: nothing flagged 0/{s.planted_broke}; every turn flagged: all found, "
-          f"{s.planted_kept} false)")
+    print(
+        f"planted broken turns found at their turn: {s.found_broke}/{s.planted_broke} "
+        f"(trivial: nothing flagged 0/{s.planted_broke}; every turn flagged: all found, "
+        f"{s.planted_kept} false)"
+    )
     print(f"violations where none was planted: {len(s.false_broke)}")
     print(f"planted kept turns judged kept: {s.found_kept}/{s.planted_kept}")
-    print(f"rules of instruction files checkable/unchecked as planted: {'yes' if not s.wrong_unchecked else s.wrong_unchecked}")
+    print(
+        f"rules of instruction files checkable/unchecked as planted: {'yes' if not s.wrong_unchecked else s.wrong_unchecked}"
+    )
     print(f"rules found in runs with no instruction file (the person's excepted): {s.unloaded_rules}")
-    print(f"verdicts after a compaction flagged so: {s.after_compaction[0]}/{s.after_compaction[1]}; "
-          f"before it flagged after: {s.before_flagged}")
+    print(
+        f"verdicts after a compaction flagged so: {s.after_compaction[0]}/{s.after_compaction[1]}; "
+        f"before it flagged after: {s.before_flagged}"
+    )
     for line in (s.missed + s.false_broke)[:20]:
         print("  ", line)
-    ok = (s.found_broke == s.planted_broke and not s.false_broke and s.found_kept == s.planted_kept
-          and not s.wrong_unchecked and not s.unloaded_rules and s.after_compaction[0] == s.after_compaction[1] and not s.before_flagged)
+    ok = (
+        s.found_broke == s.planted_broke
+        and not s.false_broke
+        and s.found_kept == s.planted_kept
+        and not s.wrong_unchecked
+        and not s.unloaded_rules
+        and s.after_compaction[0] == s.after_compaction[1]
+        and not s.before_flagged
+    )
     return 0 if ok else 1
 
 

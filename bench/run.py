@@ -8,6 +8,7 @@ clock on a shared machine drifts; ratios measured side by side hold), and writes
 
 Adding a step is one entry in STEPS (and one in TARGETS when it has a target).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,13 @@ def _grow(p: Paths) -> None:
     for suffix in ("", ".wal"):
         Path(str(p.warehouse("grown")) + suffix).unlink(missing_ok=True)
     shutil.copy(p.warehouse("sqlite"), p.warehouse("grown"))
-    subprocess.run(_forensics("ingest", str(p.grown_db), "--db", str(p.warehouse("grown"))), check=True,
-                   stdout=subprocess.DEVNULL, env={**os.environ, "CI": "true", "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    subprocess.run(
+        _forensics("ingest", str(p.grown_db), "--db", str(p.warehouse("grown"))),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env={**os.environ, "CI": "true", "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
 
 
 BLINK = 15  # runs of a step that takes a fraction of a second
@@ -98,40 +104,112 @@ STEPS: list[Step] = [
     Step("version", "forensics --version", lambda p: _forensics("--version"), min_runs=BLINK),
     Step("naive", "anchor: sqlite3 + json.loads + Python §4 counts", _anchor("naive", lambda p: p.db)),
     Step("io_floor", "anchor: fetch every messages string from SQLite", _anchor("io", lambda p: p.db)),
-    Step("read_json", "anchor: DuckDB read_json over sessions/, same counts", _anchor("read_json", lambda p: p.sessions)),
-    Step("ingest_sqlite", "forensics ingest bench.db (first time)",
-         lambda p: _forensics("ingest", str(p.db), "--db", str(p.warehouse("sqlite"))), fresh="sqlite"),
-    Step("reingest_sqlite", "forensics ingest bench.db (unchanged)",
-         lambda p: _forensics("ingest", str(p.db), "--db", str(p.warehouse("sqlite")))),
-    Step("ingest_jsonl", "forensics ingest sessions/ (first time)",
-         lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl"))), fresh="jsonl"),
-    Step("reingest_jsonl", "forensics ingest sessions/ (unchanged)",
-         lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl")))),
-    Step("report_baseline", "forensics report --only baseline (on bench.db's warehouse)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", "baseline",
-                              "--out", str(p.cache / "reports"))),
-    Step("report_baseline_json", "the same, metrics.json only (the analysis without drawing charts)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", "baseline", "--format", "json",
-                              "--out", str(p.cache / "reports"))),
-    Step("report_full", "forensics report, every analyzer, first time (topics tokenizes and stores the terms)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports")),
-         max_runs=1),
-    Step("report_full_again", "forensics report, every analyzer, again (topics reads the stored terms)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports")),
-         max_runs=1),
-    Step("report_grown", "forensics report, every analyzer, after 1 % new conversations (on a copy)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("grown")), "--out", str(p.cache / "reports-grown")),
-         max_runs=1, setup=_grow),
+    Step(
+        "read_json", "anchor: DuckDB read_json over sessions/, same counts", _anchor("read_json", lambda p: p.sessions)
+    ),
+    Step(
+        "ingest_sqlite",
+        "forensics ingest bench.db (first time)",
+        lambda p: _forensics("ingest", str(p.db), "--db", str(p.warehouse("sqlite"))),
+        fresh="sqlite",
+    ),
+    Step(
+        "reingest_sqlite",
+        "forensics ingest bench.db (unchanged)",
+        lambda p: _forensics("ingest", str(p.db), "--db", str(p.warehouse("sqlite"))),
+    ),
+    Step(
+        "ingest_jsonl",
+        "forensics ingest sessions/ (first time)",
+        lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl"))),
+        fresh="jsonl",
+    ),
+    Step(
+        "reingest_jsonl",
+        "forensics ingest sessions/ (unchanged)",
+        lambda p: _forensics("ingest", str(p.sessions), "--db", str(p.warehouse("jsonl"))),
+    ),
+    Step(
+        "report_baseline",
+        "forensics report --only baseline (on bench.db's warehouse)",
+        lambda p: _forensics(
+            "report", "--db", str(p.warehouse("sqlite")), "--only", "baseline", "--out", str(p.cache / "reports")
+        ),
+    ),
+    Step(
+        "report_baseline_json",
+        "the same, metrics.json only (the analysis without drawing charts)",
+        lambda p: _forensics(
+            "report",
+            "--db",
+            str(p.warehouse("sqlite")),
+            "--only",
+            "baseline",
+            "--format",
+            "json",
+            "--out",
+            str(p.cache / "reports"),
+        ),
+    ),
+    Step(
+        "report_full",
+        "forensics report, every analyzer, first time (topics tokenizes and stores the terms)",
+        lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports")),
+        max_runs=1,
+    ),
+    Step(
+        "report_full_again",
+        "forensics report, every analyzer, again (topics reads the stored terms)",
+        lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--out", str(p.cache / "reports")),
+        max_runs=1,
+    ),
+    Step(
+        "report_grown",
+        "forensics report, every analyzer, after 1 % new conversations (on a copy)",
+        lambda p: _forensics("report", "--db", str(p.warehouse("grown")), "--out", str(p.cache / "reports-grown")),
+        max_runs=1,
+        setup=_grow,
+    ),
     # SPEC §18: the lake, then the per-conversation analyzers on DuckDB and on Spark local[2] over it (after
     # report_full: the lake carries its topic switches, which drift type 4 reads on both engines)
-    Step("export_lake", "forensics export --format parquet (bench.db's reported warehouse -> lake/)",
-         lambda p: _forensics("export", "--db", str(p.warehouse("sqlite")), "--out", str(p.lake), "--overwrite")),
-    Step("report_four", "forensics report --only " + FOUR + " --format json (DuckDB, the warehouse)",
-         lambda p: _forensics("report", "--db", str(p.warehouse("sqlite")), "--only", FOUR, "--format", "json",
-                              "--out", str(p.cache / "reports-duckdb"))),
-    Step("report_spark", "the same with --engine spark --lake lake/ --spark-master local[2]",
-         lambda p: _forensics("report", "--engine", "spark", "--lake", str(p.lake), "--spark-master", "local[2]",
-                              "--format", "json", "--out", str(p.cache / "reports-spark")), max_runs=1),
+    Step(
+        "export_lake",
+        "forensics export --format parquet (bench.db's reported warehouse -> lake/)",
+        lambda p: _forensics("export", "--db", str(p.warehouse("sqlite")), "--out", str(p.lake), "--overwrite"),
+    ),
+    Step(
+        "report_four",
+        "forensics report --only " + FOUR + " --format json (DuckDB, the warehouse)",
+        lambda p: _forensics(
+            "report",
+            "--db",
+            str(p.warehouse("sqlite")),
+            "--only",
+            FOUR,
+            "--format",
+            "json",
+            "--out",
+            str(p.cache / "reports-duckdb"),
+        ),
+    ),
+    Step(
+        "report_spark",
+        "the same with --engine spark --lake lake/ --spark-master local[2]",
+        lambda p: _forensics(
+            "report",
+            "--engine",
+            "spark",
+            "--lake",
+            str(p.lake),
+            "--spark-master",
+            "local[2]",
+            "--format",
+            "json",
+            "--out",
+            str(p.cache / "reports-spark"),
+        ),
+        max_runs=1,
+    ),
 ]
 
 
@@ -204,10 +282,25 @@ def generate(paths: Paths, conversations: int) -> None:
     common = ["--profile", "bench", "--seed", "1"]
     if not paths.db.exists():
         print(f"generating {paths.db} ...", file=sys.stderr)
-        subprocess.run([PY, str(gen), "sqlite", str(paths.db), "--conversations", str(conversations), *common], check=True)
+        subprocess.run(
+            [PY, str(gen), "sqlite", str(paths.db), "--conversations", str(conversations), *common], check=True
+        )
     if not paths.grown_db.exists():
-        subprocess.run([PY, str(gen), "sqlite", str(paths.grown_db), "--conversations",
-                        str(max(1, conversations // 100)), "--profile", "bench", "--seed", "2"], check=True)
+        subprocess.run(
+            [
+                PY,
+                str(gen),
+                "sqlite",
+                str(paths.grown_db),
+                "--conversations",
+                str(max(1, conversations // 100)),
+                "--profile",
+                "bench",
+                "--seed",
+                "2",
+            ],
+            check=True,
+        )
     if not paths.sessions.exists():
         print(f"generating {paths.sessions}/ ...", file=sys.stderr)
         tmp = paths.cache / "sessions.tmp"
@@ -231,20 +324,25 @@ def measure(paths: Paths, steps: list[Step], repeat: int) -> list[StepResult]:
                 s.setup(paths)
             sample = run(s.argv(paths), env=env, cwd=ROOT)
             results[s.name].samples.append(sample)
-            print(f"  run {r + 1}/{repeat} {s.name:16} {sample.seconds:7.2f} s {sample.cpu_s:7.2f} CPU s "
-                  f"{sample.tree_rss_mb:7.0f} MB", file=sys.stderr)
+            print(
+                f"  run {r + 1}/{repeat} {s.name:16} {sample.seconds:7.2f} s {sample.cpu_s:7.2f} CPU s "
+                f"{sample.tree_rss_mb:7.0f} MB",
+                file=sys.stderr,
+            )
     return list(results.values())
 
 
 def sizes(paths: Paths) -> dict[str, dict[str, float]]:
-    src = {"sqlite": paths.db.stat().st_size,
-           "jsonl": sum(f.stat().st_size for f in paths.sessions.glob("*.jsonl"))}
+    src = {"sqlite": paths.db.stat().st_size, "jsonl": sum(f.stat().st_size for f in paths.sessions.glob("*.jsonl"))}
     out = {}
     for name, nbytes in src.items():
         wh = paths.warehouse(name)
         if wh.exists():
-            out[name] = {"source_mb": nbytes / 1e6, "warehouse_mb": wh.stat().st_size / 1e6,
-                         "ratio": wh.stat().st_size / nbytes}
+            out[name] = {
+                "source_mb": nbytes / 1e6,
+                "warehouse_mb": wh.stat().st_size / 1e6,
+                "ratio": wh.stat().st_size / nbytes,
+            }
     return out
 
 
@@ -258,11 +356,24 @@ def verdicts(results: list[StepResult], size: dict[str, dict[str, float]]) -> li
         ratio = value / by[t.anchor].seconds if t.anchor else value
         # the same ratio in CPU seconds: on a machine others load, wall time stretches and CPU time holds
         cpu = by[t.step].cpu_s / by[t.anchor].cpu_s if t.anchor and by[t.anchor].cpu_s else None
-        out.append({"target": t.label, "value": round(ratio, 3), "limit": t.limit, "met": ratio <= t.limit,
-                    "cpu_ratio": None if cpu is None else round(cpu, 3)})
+        out.append(
+            {
+                "target": t.label,
+                "value": round(ratio, 3),
+                "limit": t.limit,
+                "met": ratio <= t.limit,
+                "cpu_ratio": None if cpu is None else round(cpu, 3),
+            }
+        )
     for name, s in size.items():
-        out.append({"target": f"warehouse size ({name}) ≤ {SIZE_LIMIT} × source", "value": round(s["ratio"], 3),
-                    "limit": SIZE_LIMIT, "met": s["ratio"] <= SIZE_LIMIT})
+        out.append(
+            {
+                "target": f"warehouse size ({name}) ≤ {SIZE_LIMIT} × source",
+                "value": round(s["ratio"], 3),
+                "limit": SIZE_LIMIT,
+                "met": s["ratio"] <= SIZE_LIMIT,
+            }
+        )
     return out
 
 
@@ -276,9 +387,23 @@ def terminal(paths: Paths) -> dict[str, object] | None:
         return None
     master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "CI"} | {"PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(_forensics("report", "--db", str(paths.warehouse("sqlite")), "--only", TERMINAL_ONLY,
-                                       "--format", "json", "--out", str(paths.cache / "reports-terminal")),
-                            stdout=subprocess.DEVNULL, stderr=slave, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        _forensics(
+            "report",
+            "--db",
+            str(paths.warehouse("sqlite")),
+            "--only",
+            TERMINAL_ONLY,
+            "--format",
+            "json",
+            "--out",
+            str(paths.cache / "reports-terminal"),
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+        env=env,
+        cwd=ROOT,
+    )
     os.close(slave)
     seen = b""
     while True:
@@ -292,10 +417,17 @@ def terminal(paths: Paths) -> dict[str, object] | None:
     os.close(master)
     proc.wait()
     expected = len(TERMINAL_ONLY.split(","))
-    lines = [line for line in seen.decode(errors="replace").splitlines()
-             if re.match(r"forensics: \S+ +\d+\.\d s  \(\d+/\d+\)", line)]
-    return {"target": "report on a terminal: a line per analyzer", "value": len(lines), "limit": expected,
-            "met": len(lines) == expected and proc.returncode == 0}
+    lines = [
+        line
+        for line in seen.decode(errors="replace").splitlines()
+        if re.match(r"forensics: \S+ +\d+\.\d s  \(\d+/\d+\)", line)
+    ]
+    return {
+        "target": "report on a terminal: a line per analyzer",
+        "value": len(lines),
+        "limit": expected,
+        "met": len(lines) == expected and proc.returncode == 0,
+    }
 
 
 def same_figures(paths: Paths) -> str | None:
@@ -310,37 +442,62 @@ def same_figures(paths: Paths) -> str | None:
 
 def python_share(paths: Paths) -> dict[str, int] | None:
     """How many rows of bench.db the importer parses in Python rather than in DuckDB (bench/python_path.py)."""
-    done = subprocess.run([PY, str(HERE / "python_path.py"), str(paths.db)], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    done = subprocess.run(
+        [PY, str(HERE / "python_path.py"), str(paths.db)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
 def machine() -> dict[str, object]:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     mem = int(Path("/proc/meminfo").read_text().split()[1]) / (1 << 20)
     import duckdb
     import pyarrow
 
-    return {"cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
-            "duckdb": duckdb.__version__, "pyarrow": pyarrow.__version__, "os": platform.platform()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_gb": round(mem, 1),
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pyarrow.__version__,
+        "os": platform.platform(),
+    }
 
 
 def table(results: list[StepResult], checks: list[dict[str, object]], naive: float | None) -> str:
     lines = [f"{'step':17} {'median s':>9} {'÷ naive':>8} {'CPU s':>7} {'tree MB':>8} {'max proc MB':>12} runs  what"]
     for r in results:
         ratio = f"{r.seconds / naive:8.2f}" if naive else f"{'':8}"
-        lines.append(f"{r.name:17} {r.seconds:9.2f} {ratio} {r.cpu_s:7.2f} {r.rss_mb:8.0f} {r.max_process_mb:12.0f}"
-                     f" {r.runs:4}  {r.what}")
-    lines.append("(tree MB: peak PSS of the whole process tree; max proc MB: peak RSS of its largest process; "
-                 "CPU s: user + system, whole tree)")
+        lines.append(
+            f"{r.name:17} {r.seconds:9.2f} {ratio} {r.cpu_s:7.2f} {r.rss_mb:8.0f} {r.max_process_mb:12.0f}"
+            f" {r.runs:4}  {r.what}"
+        )
+    lines.append(
+        "(tree MB: peak PSS of the whole process tree; max proc MB: peak RSS of its largest process; "
+        "CPU s: user + system, whole tree)"
+    )
     lines += ["", f"{'target':48} {'measured':>9} {'limit':>7}  verdict  {'in CPU s':>8}"]
     for c in checks:
         cpu = f"{c['cpu_ratio']:8.3f}" if c.get("cpu_ratio") is not None else ""
-        lines.append(f"{c['target']:48} {c['value']:9.3f} {c['limit']:7} {'  met    ' if c['met'] else '  MISSED '}"
-                     f"{cpu}")
-    lines.append("(measured: the ratio of wall-clock medians, or MB; in CPU s: the same ratio in CPU seconds of the "
-                 "whole process tree)")
+        lines.append(
+            f"{c['target']:48} {c['value']:9.3f} {c['limit']:7} {'  met    ' if c['met'] else '  MISSED '}{cpu}"
+        )
+    lines.append(
+        "(measured: the ratio of wall-clock medians, or MB; in CPU s: the same ratio in CPU seconds of the "
+        "whole process tree)"
+    )
     return "\n".join(lines)
 
 
@@ -349,8 +506,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per step; the table shows medians")
     ap.add_argument("--conversations", type=int, default=4000, help="corpus size (4000 = ~1M messages)")
     ap.add_argument("--cache", type=Path, default=HERE / ".cache", help="where the corpora and warehouses live")
-    ap.add_argument("--only", help="comma-separated step names (anchors are cheap: include them for ratios); "
-                    "'terminal' for the progress-line check")
+    ap.add_argument(
+        "--only",
+        help="comma-separated step names (anchors are cheap: include them for ratios); "
+        "'terminal' for the progress-line check",
+    )
     a = ap.parse_args(argv)
     paths = Paths(a.cache)
     generate(paths, a.conversations)
@@ -364,27 +524,50 @@ def main(argv: list[str] | None = None) -> int:
         checks += [term] if term else []
     naive = next((r.seconds for r in results if r.name == "naive"), None)
     info = machine()
-    print(f"forensics bench, {started}, {info['cpu']} ({info['cores']} cores, {info['ram_gb']} GB), "
-          f"Python {info['python']}, DuckDB {info['duckdb']}; medians of {a.repeat} runs")
+    print(
+        f"forensics bench, {started}, {info['cpu']} ({info['cores']} cores, {info['ram_gb']} GB), "
+        f"Python {info['python']}, DuckDB {info['duckdb']}; medians of {a.repeat} runs"
+    )
     print(table(results, checks, naive))
     for name, s in size.items():
         print(f"{name}: source {s['source_mb']:.0f} MB -> warehouse {s['warehouse_mb']:.0f} MB ({s['ratio']:.2f} ×)")
     python = python_share(paths) if any(r.name == "ingest_sqlite" for r in results) else None
     if python:
-        print(f"sqlite: {python['rows_python']} of {python['rows']} rows ({python['messages_python']} of "
-              f"{python['messages']} messages) of an unusual shape for the DuckDB parse, which is "
-              + ("on: they took Python" if python["in_duckdb"] else "off (sqlite.IN_DUCKDB): every row took Python"))
+        print(
+            f"sqlite: {python['rows_python']} of {python['rows']} rows ({python['messages_python']} of "
+            f"{python['messages']} messages) of an unusual shape for the DuckDB parse, which is "
+            + ("on: they took Python" if python["in_duckdb"] else "off (sqlite.IN_DUCKDB): every row took Python")
+        )
     same = same_figures(paths)
     if same is not None:
         print(f"Spark and DuckDB reports: {same}")
     out = HERE / "results" / f"bench-{started.replace(':', '')}.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"started": started, "machine": info, "repeat": a.repeat,
-                               "steps": [{"name": r.name, "what": r.what, "median_s": r.seconds, "cpu_s": r.cpu_s,
-                                          "peak_tree_pss_mb": r.rss_mb,
-                                          "max_process_mb": r.max_process_mb, "samples": [asdict(s) for s in r.samples]}
-                                         for r in results],
-                               "sizes": size, "targets": checks, "sqlite_python_path": python}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "started": started,
+                "machine": info,
+                "repeat": a.repeat,
+                "steps": [
+                    {
+                        "name": r.name,
+                        "what": r.what,
+                        "median_s": r.seconds,
+                        "cpu_s": r.cpu_s,
+                        "peak_tree_pss_mb": r.rss_mb,
+                        "max_process_mb": r.max_process_mb,
+                        "samples": [asdict(s) for s in r.samples],
+                    }
+                    for r in results
+                ],
+                "sizes": size,
+                "targets": checks,
+                "sqlite_python_path": python,
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {out.relative_to(ROOT)}")
     return 0
 

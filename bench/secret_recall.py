@@ -16,6 +16,7 @@ run by a small Python re-implementation of its matching: keywords, regex, secret
 per-rule allowlists (regexes, stopwords). Not its decoder (base64/percent decoding, gitleaks 8.20+), nor its
 path rules. The trivial references: find nothing; find every token of 20 or more letters and digits.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -108,7 +109,7 @@ def _go_regex(p: str) -> str:
             elif c == "|" and depth == 0:
                 break  # Go's flag holds to the group's end, past an alternation; close it here, a narrow case
             i += 1
-        p = p[:at] + "(?i:" + p[at + 4:i] + ")" + p[i:]
+        p = p[:at] + "(?i:" + p[at + 4 : i] + ")" + p[i:]
 
 
 @dataclass
@@ -122,8 +123,12 @@ class GlRule:
 
 
 def _allow(spec: dict) -> tuple[str, list[re.Pattern[str]], list[str], str]:
-    return (spec.get("regexTarget", "secret"), [re.compile(_go_regex(x)) for x in spec.get("regexes", [])],
-            [w.lower() for w in spec.get("stopwords", [])], spec.get("condition", "OR"))
+    return (
+        spec.get("regexTarget", "secret"),
+        [re.compile(_go_regex(x)) for x in spec.get("regexes", [])],
+        [w.lower() for w in spec.get("stopwords", [])],
+        spec.get("condition", "OR"),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -136,9 +141,16 @@ def gitleaks_rules() -> tuple[list[GlRule], tuple[str, list[re.Pattern[str]], li
     for r in cfg["rules"]:
         if "regex" not in r:
             continue  # a path-only rule (pkcs12 files)
-        out.append(GlRule(r["id"], re.compile(_go_regex(r["regex"])), tuple(k.lower() for k in r.get("keywords", [])),
-                          float(r.get("entropy", 0)), int(r.get("secretGroup", 0)),
-                          [_allow(a) for a in r.get("allowlists", [])]))
+        out.append(
+            GlRule(
+                r["id"],
+                re.compile(_go_regex(r["regex"])),
+                tuple(k.lower() for k in r.get("keywords", [])),
+                float(r.get("entropy", 0)),
+                int(r.get("secretGroup", 0)),
+                [_allow(a) for a in r.get("allowlists", [])],
+            )
+        )
     return out, _allow(cfg.get("allowlist", {}))
 
 
@@ -174,7 +186,7 @@ def scan_gitleaks(text: str) -> list[Find]:
                 continue
             ls = text.rfind("\n", 0, m.start()) + 1
             le = text.find("\n", m.end())
-            line = text[ls:le if le >= 0 else len(text)]
+            line = text[ls : le if le >= 0 else len(text)]
             if _allowed(glob, secret, m.group(0), line) or any(_allowed(a, secret, m.group(0), line) for a in r.allow):
                 continue
             out.append(Find(start, end, r.id))
@@ -185,12 +197,20 @@ TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.]{20,}")
 
 
 def scan_every_token(text: str) -> list[Find]:
-    return [Find(m.start(), m.end(), "token") for m in TOKEN.finditer(text)
-            if re.search(r"[A-Za-z]", m.group()) and re.search(r"\d", m.group())]
+    return [
+        Find(m.start(), m.end(), "token")
+        for m in TOKEN.finditer(text)
+        if re.search(r"[A-Za-z]", m.group()) and re.search(r"\d", m.group())
+    ]
 
 
-SCANNERS: dict[str, Scanner] = {"ours": scan_ours, "detect-secrets": scan_detect_secrets, "gitleaks": scan_gitleaks,
-                                "every long token": scan_every_token, "nothing": lambda text: []}
+SCANNERS: dict[str, Scanner] = {
+    "ours": scan_ours,
+    "detect-secrets": scan_detect_secrets,
+    "gitleaks": scan_gitleaks,
+    "every long token": scan_every_token,
+    "nothing": lambda text: [],
+}
 
 
 def _spans(s: Sample, secret: str) -> list[tuple[int, int]]:
@@ -261,7 +281,7 @@ def score(samples: list[Sample], scan: Scanner) -> tuple[dict[str, Tally], dict[
             flagged[s.family.split(":", 1)[1]] += 1
         for f in extra:
             false_kinds.append((f.kind, s.id))
-            falsely.append(f"{s.id}: {f.kind} {s.text[f.start:f.end][:60]!r}")
+            falsely.append(f"{s.id}: {f.kind} {s.text[f.start : f.end][:60]!r}")
     for kind, _ in false_kinds:
         fam = kind_family[kind].most_common(1)[0][0] if kind_family[kind] else "other"
         fams[fam].false += 1
@@ -276,8 +296,10 @@ def report(samples: list[Sample], title: str, misses: bool = False) -> dict[str,
     results = {name: score(samples, scan) for name, scan in SCANNERS.items()}
     families = sorted({s.family for s in samples if s.positive})
     nears = Counter(s.family.split(":", 1)[1] for s in samples if not s.positive)
-    print(f"\n== {title}: {sum(len(s.secrets) for s in samples)} planted secrets in "
-          f"{sum(s.positive for s in samples)} samples, {sum(nears.values())} near-misses")
+    print(
+        f"\n== {title}: {sum(len(s.secrets) for s in samples)} planted secrets in "
+        f"{sum(s.positive for s in samples)} samples, {sum(nears.values())} near-misses"
+    )
     names = list(SCANNERS)
     print(f"{'family':<12}{'n':>5}  " + "  ".join(f"{n[:16]:>16} R / P " for n in names))
     totals: dict[str, tuple[float | None, float | None]] = {}
@@ -296,10 +318,16 @@ def report(samples: list[Sample], title: str, misses: bool = False) -> dict[str,
         if fam == "other" and all("–" in r.split("/")[1] for r in row):
             continue
         print(f"{fam:<12}{n:>5}  " + "  ".join(f"{r:>22}" for r in row))
-    t = Tally(*(sum(getattr(x, k) for x in results["ours"][0].values()) for k in ("planted", "found", "masked", "false")))
+    t = Tally(
+        *(sum(getattr(x, k) for x in results["ours"][0].values()) for k in ("planted", "found", "masked", "false"))
+    )
     print(f"ours, masked whole (no {PIECE} characters left): {t.masked}/{t.planted} = {t.masked / t.planted:.3f}")
-    print("near-misses flagged (samples), by kind: " + "; ".join(
-        f"{k} /{nears[k]}: " + ", ".join(f"{n} {results[n][1].get(k, 0)}" for n in names[:3]) for k in sorted(nears)))
+    print(
+        "near-misses flagged (samples), by kind: "
+        + "; ".join(
+            f"{k} /{nears[k]}: " + ", ".join(f"{n} {results[n][1].get(k, 0)}" for n in names[:3]) for k in sorted(nears)
+        )
+    )
     by_context: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     missed = set(results["ours"][2])
     for s in samples:

@@ -7,6 +7,7 @@ transcript of the conversation closest to 300 messages. Medians of --repeat requ
 measured in the same run: opening the warehouse read-only and reading that conversation's messages, what any
 page has to do at the least. Also the size of report.html and how many messages it embeds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,12 +44,14 @@ def _get(url: str) -> tuple[float, int]:
 
 def _floor(db: Path, cid: str) -> float:
     """Open read-only (with the masking macros) and read one conversation's main path: the least a page does."""
-    code = ("import sys,time; from forensics.warehouse import open_warehouse\n"
-            "t=time.perf_counter()\n"
-            "with open_warehouse(sys.argv[1], read_only=True) as wh:\n"
-            "    wh.con.execute('SELECT position, forensics_masked(content) FROM messages WHERE conversation_id = ? "
-            "AND on_main_path ORDER BY position', [sys.argv[2]]).fetchall()\n"
-            "print(time.perf_counter()-t)")
+    code = (
+        "import sys,time; from forensics.warehouse import open_warehouse\n"
+        "t=time.perf_counter()\n"
+        "with open_warehouse(sys.argv[1], read_only=True) as wh:\n"
+        "    wh.con.execute('SELECT position, forensics_masked(content) FROM messages WHERE conversation_id = ? "
+        "AND on_main_path ORDER BY position', [sys.argv[2]]).fetchall()\n"
+        "print(time.perf_counter()-t)"
+    )
     return float(subprocess.run([PY, "-c", code, str(db), cid], capture_output=True, text=True, check=True).stdout)
 
 
@@ -68,24 +71,37 @@ def main() -> None:
         shutil.copy(src, db)
     if not (out / "report.html").exists():
         t = time.perf_counter()
-        subprocess.run([PY, "-m", "forensics", "report", "--db", str(db), "--out", str(out)], check=True,
-                       env={**os.environ, "CI": "true"}, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [PY, "-m", "forensics", "report", "--db", str(db), "--out", str(out)],
+            check=True,
+            env={**os.environ, "CI": "true"},
+            stdout=subprocess.DEVNULL,
+        )
         print(f"report (once, for the explorer's findings): {time.perf_counter() - t:.1f} s")
     import duckdb
 
     con = duckdb.connect(str(db), read_only=True)
-    messages, conversations = con.execute(
-        "SELECT count(*), count(DISTINCT conversation_id) FROM messages").fetchall()[0]
-    cid, n = con.execute("SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
-                         "ORDER BY abs(n - 300), 1 LIMIT 1").fetchall()[0]
-    big, nbig = con.execute("SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
-                            "ORDER BY n DESC, 1 LIMIT 1").fetchall()[0]
-    a, b = (r[0] for r in con.execute("SELECT conversation_id FROM tool_calls GROUP BY 1 ORDER BY count(*) DESC, 1 "
-                                      "LIMIT 2").fetchall())
+    messages, conversations = con.execute("SELECT count(*), count(DISTINCT conversation_id) FROM messages").fetchall()[
+        0
+    ]
+    cid, n = con.execute(
+        "SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 "
+        "ORDER BY abs(n - 300), 1 LIMIT 1"
+    ).fetchall()[0]
+    big, nbig = con.execute(
+        "SELECT conversation_id, count(*) AS n FROM messages WHERE on_main_path GROUP BY 1 ORDER BY n DESC, 1 LIMIT 1"
+    ).fetchall()[0]
+    a, b = (
+        r[0]
+        for r in con.execute(
+            "SELECT conversation_id FROM tool_calls GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2"
+        ).fetchall()
+    )
     con.close()
     port = _port()
-    proc = subprocess.Popen([PY, "-m", "forensics", "serve", "--db", str(db), "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "forensics", "serve", "--db", str(db), "--port", str(port)], stderr=subprocess.PIPE, text=True
+    )
     try:
         proc.stderr.readline()
         base = f"http://127.0.0.1:{port}"
@@ -95,21 +111,30 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.05)
-        pages = [("conversations", "/conversations"), ("conversations by messages", "/conversations?sort=messages"),
-                 ("conversations with no_focus", "/conversations?kind=no_focus"), ("findings", "/findings"),
-                 ("overview", "/"), (f"transcript ({n} messages)", f"/c/{cid}"),
-                 (f"transcript window at {nbig // 2} of {nbig}", f"/c/{big}?at={nbig // 2}"),
-                 ("conversations by agent, outcome", "/conversations?agent=sqlite&outcome=unknown"),
-                 ("conversations by tokens", "/conversations?sort=tokens_in"),
-                 ("search a common word", "/search?q=error"), ("search a rare word", "/search?q=zqxjkv"),
-                 ("search a regular expression", "/search?q=err(or|ors)%5Cb&mode=regex"),
-                 ("search from message 500,001", "/search?q=error&after=500000"),
-                 ("run diff of the 2 longest runs", f"/diff?a={a}&b={b}"), ("diff: tasks", "/diff")]
+        pages = [
+            ("conversations", "/conversations"),
+            ("conversations by messages", "/conversations?sort=messages"),
+            ("conversations with no_focus", "/conversations?kind=no_focus"),
+            ("findings", "/findings"),
+            ("overview", "/"),
+            (f"transcript ({n} messages)", f"/c/{cid}"),
+            (f"transcript window at {nbig // 2} of {nbig}", f"/c/{big}?at={nbig // 2}"),
+            ("conversations by agent, outcome", "/conversations?agent=sqlite&outcome=unknown"),
+            ("conversations by tokens", "/conversations?sort=tokens_in"),
+            ("search a common word", "/search?q=error"),
+            ("search a rare word", "/search?q=zqxjkv"),
+            ("search a regular expression", "/search?q=err(or|ors)%5Cb&mode=regex"),
+            ("search from message 500,001", "/search?q=error&after=500000"),
+            ("run diff of the 2 longest runs", f"/diff?a={a}&b={b}"),
+            ("diff: tasks", "/diff"),
+        ]
         floor = statistics.median(_floor(db, cid) for _ in range(args.repeat))
         html = (out / "report.html").read_text()
         embedded = len(re.findall(r'"p":\d+', html))
-        print(f"forensics serve on {db.name}: {messages} messages, {conversations} conversations; medians of "
-              f"{args.repeat} requests")
+        print(
+            f"forensics serve on {db.name}: {messages} messages, {conversations} conversations; medians of "
+            f"{args.repeat} requests"
+        )
         print(f"{'page':32} {'median s':>9} {'÷ floor':>8} {'KB':>7}  verdict (< {LIMIT_S:g} s)")
         print(f"{'floor: open + read one path':32} {floor:9.3f} {1:8.2f} {'':>7}")
         results = {}
@@ -123,9 +148,18 @@ def main() -> None:
             print(f"{name:32} {med:9.3f} {med / floor:8.2f} {size / 1024:7.0f}  {'met' if med < LIMIT_S else 'MISSED'}")
         print(f"report.html: {len(html.encode()) / 1e6:.2f} MB, {embedded} messages embedded of {messages}")
         (HERE / "results").mkdir(exist_ok=True)
-        (HERE / "results" / "serve.json").write_text(json.dumps(
-            {"messages": messages, "floor_s": floor, "pages_s": results, "report_html_bytes": len(html.encode()),
-             "embedded_messages": embedded}, indent=2))
+        (HERE / "results" / "serve.json").write_text(
+            json.dumps(
+                {
+                    "messages": messages,
+                    "floor_s": floor,
+                    "pages_s": results,
+                    "report_html_bytes": len(html.encode()),
+                    "embedded_messages": embedded,
+                },
+                indent=2,
+            )
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -8,6 +8,7 @@ their ratio, and the share of messages whose words (cut) differ and whose (word,
 proper names (the tags the topic analysis keeps) differ. Dev and held-out halves are split by the stable hash of
 bench/topics.py. Nothing is downloaded.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,12 +46,30 @@ def dialogue_texts(name: str) -> tuple[list[str], list[str]]:
 def corpus_texts(conversations: int = 400) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
-        subprocess.run([sys.executable, str(SHARED / "bench" / "gen_corpus.py"), "sqlite", "--conversations",
-                        str(conversations), "--seed", "1", "--profile", "bench", str(db)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(SHARED / "bench" / "gen_corpus.py"),
+                "sqlite",
+                "--conversations",
+                str(conversations),
+                "--seed",
+                "1",
+                "--profile",
+                "bench",
+                str(db),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         con = sqlite3.connect(db)
-        out = [m["content"] for (raw,) in con.execute("SELECT messages FROM ai_conversations")
-               for m in orjson.loads(raw) if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)]
+        out = [
+            m["content"]
+            for (raw,) in con.execute("SELECT messages FROM ai_conversations")
+            for m in orjson.loads(raw)
+            if m.get("role") in ("user", "assistant") and isinstance(m.get("content"), str)
+        ]
         con.close()
     return out
 
@@ -75,8 +94,10 @@ def main() -> None:
         dev, held = dialogue_texts(name)
         groups += [(f"{name} dev", dev), (f"{name} held-out", held)]
     groups.append(("bench corpus (400 conv.)", corpus_texts()))
-    print(f"{'messages':<26}{'n':>7}{'cut jieba s':>12}{'rjieba s':>9}{'ratio':>7}{'tag jieba s':>12}{'rjieba s':>9}"
-          f"{'ratio':>7}{'whole≠':>8}{'words≠':>8}{'tags≠':>7}{'names≠':>8}")
+    print(
+        f"{'messages':<26}{'n':>7}{'cut jieba s':>12}{'rjieba s':>9}{'ratio':>7}{'tag jieba s':>12}{'rjieba s':>9}"
+        f"{'ratio':>7}{'whole≠':>8}{'words≠':>8}{'tags≠':>7}{'names≠':>8}"
+    )
     for label, texts in groups:
         texts = [t for t in texts if any("\u4e00" <= c <= "\u9fff" for c in t)]
         jc, jw = timed(lambda t: jieba.lcut(t, HMM=True), texts)
@@ -87,14 +108,23 @@ def main() -> None:
         whole = sum(a != b for a, b in zip(jw, rw, strict=True)) / n
         words = sum(jieba.lcut(r, HMM=True) != rjieba.cut(r, True) for t in texts for r in HAN.findall(t)) / n
         tags = sum(a != [tuple(x) for x in b] for a, b in zip(jtags, rtags, strict=True)) / n
-        names = sum({w for w, f in a if f in NAMES} != {w for w, f in b if f in NAMES}
-                    for a, b in zip(jtags, rtags, strict=True)) / n
-        print(f"{label:<26}{n:>7}{jc:>12.2f}{rc:>9.2f}{rc / jc:>7.2f}{jt:>12.2f}{rt:>9.2f}{rt / jt:>7.2f}"
-              f"{whole:>8.1%}{words:>8.1%}{tags:>7.1%}{names:>8.1%}")
-    print("ratio = rjieba ÷ jieba seconds (lower is faster). ≠ = share of messages that differ in: whole = words of the"
-          " whole message (non-Han: rjieba keeps 400-500 whole); words = words of its Han runs (what the tokenizer"
-          " cuts); tags = (word, tag) pairs of its blocks (what the topic analysis tags); names = the proper names kept"
-          " (nr ns nt nz). Trivial baseline: a segmenter against itself, 0.0 %.")
+        names = (
+            sum(
+                {w for w, f in a if f in NAMES} != {w for w, f in b if f in NAMES}
+                for a, b in zip(jtags, rtags, strict=True)
+            )
+            / n
+        )
+        print(
+            f"{label:<26}{n:>7}{jc:>12.2f}{rc:>9.2f}{rc / jc:>7.2f}{jt:>12.2f}{rt:>9.2f}{rt / jt:>7.2f}"
+            f"{whole:>8.1%}{words:>8.1%}{tags:>7.1%}{names:>8.1%}"
+        )
+    print(
+        "ratio = rjieba ÷ jieba seconds (lower is faster). ≠ = share of messages that differ in: whole = words of the"
+        " whole message (non-Han: rjieba keeps 400-500 whole); words = words of its Han runs (what the tokenizer"
+        " cuts); tags = (word, tag) pairs of its blocks (what the topic analysis tags); names = the proper names kept"
+        " (nr ns nt nz). Trivial baseline: a segmenter against itself, 0.0 %."
+    )
 
 
 if __name__ == "__main__":

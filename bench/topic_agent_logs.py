@@ -13,6 +13,7 @@ The first person turn is never a shift. P/R/F1 are exact (a switch one turn late
 switch); Pk and WindowDiff as in ``evaluate.py``. Trivial references beside it: every person turn after the
 first, nothing, random at the base rate. The split is ``bench.problem_labels.half`` (the problems bench's).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,24 +42,36 @@ class Labeled:
 
 def labeled(con: Any, shared: Path) -> list[Labeled]:  # noqa: ANN401 - duckdb connection
     logs = (shared / "data" / "agent-logs").resolve()
-    where = {(p.removeprefix(str(logs) + "/"), n): cid for cid, p, n in con.execute(
-        "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
-    ).fetchall()}
+    where = {
+        (p.removeprefix(str(logs) + "/"), n): cid
+        for cid, p, n in con.execute(
+            "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
+        ).fetchall()
+    }
     out = []
     for line in (shared / "data" / "problems" / "problems.jsonl").read_text(encoding="utf-8").splitlines():
         d = json.loads(line)
         cid = where.get((d["source"], d["native_id"]))
         if cid is None:
             raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse of {logs}")
-        text = dict(con.execute("SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? "
-                                "AND on_main_path", [cid]).fetchall())
+        text = dict(
+            con.execute(
+                "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
+            ).fetchall()
+        )
         moved = relocate(d["user_turns"], text)  # a reader's change may have moved a labeled turn
         if isinstance(moved, list):
             raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         persons = [t for t in d["user_turns"] if t["origin"] == "person"]
-        out.append(Labeled(cid, half(d["source"], d["native_id"]), d["family"],
-                           [moved[t["position"]] for t in persons],
-                           {moved[t["position"]] for t in persons if t["shift"]}))
+        out.append(
+            Labeled(
+                cid,
+                half(d["source"], d["native_id"]),
+                d["family"],
+                [moved[t["position"]] for t in persons],
+                {moved[t["position"]] for t in persons if t["shift"]},
+            )
+        )
     return out
 
 
@@ -100,15 +113,27 @@ def evaluate(shared: Path, db: Path | None = None) -> dict[str, Any]:
         with open_warehouse(db, read_only=True) as wh:
             convs = labeled(wh.con, shared)
     out: dict[str, Any] = {}
-    for name, part in (("whole", convs), ("dev", [c for c in convs if c.half == "dev"]),
-                       ("held-out", [c for c in convs if c.half == "held"])):
+    for name, part in (
+        ("whole", convs),
+        ("dev", [c for c in convs if c.half == "dev"]),
+        ("held-out", [c for c in convs if c.half == "held"]),
+    ):
         refs = [reference(c.cid, c.units, c.shifts) for c in part if c.units]
         ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
-        out[name] = {"conversations": len(refs), "person_turns": sum(len(r.units) for r in refs),
-                     "shifts": sum(len(r.shifts) for r in refs),
-                     "detectors": {k: score(refs, v).as_dict() for k, v in (
-                         ("ours", ours), ("every person turn", mark_all(refs)), ("nothing", mark_none(refs)),
-                         ("random at the base rate", mark_random(refs)))}}
+        out[name] = {
+            "conversations": len(refs),
+            "person_turns": sum(len(r.units) for r in refs),
+            "shifts": sum(len(r.shifts) for r in refs),
+            "detectors": {
+                k: score(refs, v).as_dict()
+                for k, v in (
+                    ("ours", ours),
+                    ("every person turn", mark_all(refs)),
+                    ("nothing", mark_none(refs)),
+                    ("random at the base rate", mark_random(refs)),
+                )
+            },
+        }
     return out
 
 
@@ -116,21 +141,28 @@ def render(res: dict[str, Any]) -> str:
     f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     lines = []
     for name, r in res.items():
-        lines.append(f"\nlabeled agent logs (person turns, default config): {name}: {r['conversations']} conversations, "
-                     f"{r['person_turns']} person turns, {r['shifts']} labeled shifts")
+        lines.append(
+            f"\nlabeled agent logs (person turns, default config): {name}: {r['conversations']} conversations, "
+            f"{r['person_turns']} person turns, {r['shifts']} labeled shifts"
+        )
         lines.append(f"  {'detector':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6} {'WD':>6}")
         for k, s in r["detectors"].items():
-            lines.append(f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} "
-                         f"{f(s['pk']):>6} {f(s['windowdiff']):>6}")
+            lines.append(
+                f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} "
+                f"{f(s['pk']):>6} {f(s['windowdiff']):>6}"
+            )
         d = r["detectors"]
-        lines.append(f"  floor: F1 > every person turn ({d['every person turn']['f1']:.3f}): "
-                     f"{'yes' if d['ours']['f1'] > d['every person turn']['f1'] else 'NO'}; Pk <= nothing: "
-                     f"{'yes' if (d['ours']['pk'] or 0) <= (d['nothing']['pk'] or 0) else 'NO'}; target P >= 0.70 "
-                     f"and F1 >= 0.60: {'yes' if d['ours']['precision'] >= 0.70 and d['ours']['f1'] >= 0.60 else 'NO'}")
+        lines.append(
+            f"  floor: F1 > every person turn ({d['every person turn']['f1']:.3f}): "
+            f"{'yes' if d['ours']['f1'] > d['every person turn']['f1'] else 'NO'}; Pk <= nothing: "
+            f"{'yes' if (d['ours']['pk'] or 0) <= (d['nothing']['pk'] or 0) else 'NO'}; target P >= 0.70 "
+            f"and F1 >= 0.60: {'yes' if d['ours']['precision'] >= 0.70 and d['ours']['f1'] >= 0.60 else 'NO'}"
+        )
     return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------------- fitting
+
 
 def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int], list[str]]:
     """The dev half's judged person turns with a topic in work conversations: their ``work`` signals, label and
@@ -146,8 +178,15 @@ def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int],
 
     cfg = defaults()
     topic = TopicSettings.of(cfg)
-    settings = Settings(KeywordSettings.of(cfg).tokenizer, frozenset(topic.roles), *load_models("user"),
-                        Cues.from_settings(topic), {}, topic.min_confidence, keep_tokens=False)
+    settings = Settings(
+        KeywordSettings.of(cfg).tokenizer,
+        frozenset(topic.roles),
+        *load_models("user"),
+        Cues.from_settings(topic),
+        {},
+        topic.min_confidence,
+        keep_tokens=False,
+    )
     x, y, groups = [], [], []
     with open_warehouse(db) as wh:
         convs = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
@@ -196,15 +235,20 @@ def fit_work(shared: Path, weights: Path) -> None:
     doc = orjson.loads(weights.read_bytes())
     doc["modes"][work.MODE] = {
         "weights": {k: round(float(c), 4) for k, c in zip(work.FEATURES, m.coef_[0])},
-        "bias": round(float(m.intercept_[0]), 4), "anchor": anchor, "fixed": {},
+        "bias": round(float(m.intercept_[0]), 4),
+        "anchor": anchor,
+        "fixed": {},
         "fitted_on": f"shared agent logs (problems.jsonl), dev half (bench.problem_labels.half): {len(y)} judged "
-                     f"person turns of work conversations, {int(y.sum())} switches; scikit-learn "
-                     f"LogisticRegression(C={WORK_C})",
+        f"person turns of work conversations, {int(y.sum())} switches; scikit-learn "
+        f"LogisticRegression(C={WORK_C})",
         "anchor_rule": f"the highest threshold whose leave-one-conversation-out F1 on the dev half is within "
-                       f"{F1_SLACK} of the best ({best:.3f}): F1 {f1(anchor):.3f}, precision {precision(anchor):.3f}"}
+        f"{F1_SLACK} of the best ({best:.3f}): F1 {f1(anchor):.3f}, precision {precision(anchor):.3f}",
+    }
     weights.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     load_model.cache_clear()
-    print(f"fit-work: {len(y)} turns, {int(y.sum())} switches; weights {doc['modes'][work.MODE]['weights']}, "
-          f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave-one-conversation-out F1 {f1(anchor):.3f}, "
-          f"cross-entropy {-np.mean(y * np.log(held + 1e-9) + (1 - y) * np.log(1 - held + 1e-9)):.3f}; "
-          f"log 2 = {math.log(2):.3f})")
+    print(
+        f"fit-work: {len(y)} turns, {int(y.sum())} switches; weights {doc['modes'][work.MODE]['weights']}, "
+        f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave-one-conversation-out F1 {f1(anchor):.3f}, "
+        f"cross-entropy {-np.mean(y * np.log(held + 1e-9) + (1 - y) * np.log(1 - held + 1e-9)):.3f}; "
+        f"log 2 = {math.log(2):.3f})"
+    )

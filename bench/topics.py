@@ -17,6 +17,7 @@ Sets (FORENSICS_SHARED, default ../shared):
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,15 +48,49 @@ DIALOGUE_F1_OVER_RANDOM = 1.2  # the dialogue mode's operating point keeps F1 th
 FIXED = {"user": {"cue_shift": 1.5, "insists": 8.0}, "dialogue": {"cue_shift": 1.5}}  # hand-set: see model.py
 DROPPED = {"user": ("length",)}  # the generator's segment openers are templated long requests: length would learn that
 # What each signal means for the user mode (+1 evidence for a switch, -1 against; not listed: free).
-SIGNS = {"user": {"cos_prev": -1, "cos_ctx": -1, "cos_judged": -1, "cos_judged_ctx": -1, "cos_targets": -1,
-                  "novel": 1, "novel_judged": 1, "entity_new": 1, "entity_new_judged": 1, "handoff": -1,
-                  "entity_handoff": -1, "answers": -1, "ack_then_question": 1, "cue_continue": -1, "gap": 1,
-                  "next_departs": 1, "request": 1, "addition": 1, "reference": -1, "offered": 1,
-                  "topic_switch": 1, "plain_switch": 1}}
+SIGNS = {
+    "user": {
+        "cos_prev": -1,
+        "cos_ctx": -1,
+        "cos_judged": -1,
+        "cos_judged_ctx": -1,
+        "cos_targets": -1,
+        "novel": 1,
+        "novel_judged": 1,
+        "entity_new": 1,
+        "entity_new_judged": 1,
+        "handoff": -1,
+        "entity_handoff": -1,
+        "answers": -1,
+        "ack_then_question": 1,
+        "cue_continue": -1,
+        "gap": 1,
+        "next_departs": 1,
+        "request": 1,
+        "addition": 1,
+        "reference": -1,
+        "offered": 1,
+        "topic_switch": 1,
+        "plain_switch": 1,
+    }
+}
 # The dialogue mode keeps round 1's signals: the user-side, look-ahead, cue and corpus signals were tried on
 # TIAGE/KdConv and did not lift the held-out marker (docs/topics-evaluation.md).
-DIALOGUE_FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
-                     "answers", "ack_then_question", "cue_shift", "cue_continue", "depth")
+DIALOGUE_FEATURES = (
+    "cos_prev",
+    "cos_ctx",
+    "novel",
+    "handoff",
+    "entity_new",
+    "entity_handoff",
+    "length",
+    "question",
+    "answers",
+    "ack_then_question",
+    "cue_shift",
+    "cue_continue",
+    "depth",
+)
 
 
 @dataclass
@@ -76,8 +111,12 @@ SETS = [
     LabeledSet("kdconv-dev.zh", "dialogue", {"f1": 0.30, "pk": 0.30}, "random"),
     LabeledSet("tiage-train-dev", "dialogue", {"f1": 0.40, "pk": 0.36}, "random"),
 ]
-FILES = {"crosswoz-val.zh": "crosswoz-val.zh.jsonl", "multiwoz-val.en": "multiwoz-val.en.jsonl",
-         "kdconv-dev.zh": "kdconv-dev.zh.jsonl", "tiage-train-dev": "tiage-train-dev.jsonl"}
+FILES = {
+    "crosswoz-val.zh": "crosswoz-val.zh.jsonl",
+    "multiwoz-val.en": "multiwoz-val.en.jsonl",
+    "kdconv-dev.zh": "kdconv-dev.zh.jsonl",
+    "tiage-train-dev": "tiage-train-dev.jsonl",
+}
 
 
 def held_out(dialogue_id: str) -> bool:
@@ -89,7 +128,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fit", action="store_true", help="refit weights.json on the training halves first")
     ap.add_argument("--only", help="comma-separated set names (prefixes) to bench; 'agent' is the labeled agent logs")
-    ap.add_argument("--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half")
+    ap.add_argument(
+        "--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half"
+    )
     args = ap.parse_args()
     from bench import topic_agent_logs
 
@@ -129,8 +170,22 @@ def prepare(s: LabeledSet, tmp: Path) -> None:
     with s.labels.open("wb") as out:
         for seed in GEN_SEEDS:
             db = tmp / f"gen{seed}.db"
-            subprocess.run([sys.executable, str(GEN), "sqlite", str(db), "--conversations", "60", "--seed", str(seed),
-                            "--profile", "realistic"], check=True, capture_output=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(GEN),
+                    "sqlite",
+                    str(db),
+                    "--conversations",
+                    "60",
+                    "--seed",
+                    str(seed),
+                    "--profile",
+                    "realistic",
+                ],
+                check=True,
+                capture_output=True,
+            )
             ingest([db], db=s.db)
             for d in _lines(tmp / f"gen{seed}.labels.jsonl"):
                 out.write(orjson.dumps(d) + b"\n")
@@ -147,11 +202,15 @@ def _config(mode: str):  # noqa: ANN202 - forensics.config.Config
 
     # the dialogue mode's marker, opted into (topic.open_domain): by default open-domain talk is not judged and marks
     # nothing (Pk = marking nothing, F1 0); the figures printed are what the marker would do
-    return defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"],
-                                            open_domain=True)) if mode == "dialogue" else defaults()
+    return (
+        defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"], open_domain=True))
+        if mode == "dialogue"
+        else defaults()
+    )
 
 
 # ------------------------------------------------------------------------------------------------- fitting
+
 
 def fit(mode: str, sets: list[LabeledSet]) -> None:
     """Logistic regression of the mode's signals on the training halves, each set weighing the same; the
@@ -163,12 +222,17 @@ def fit(mode: str, sets: list[LabeledSet]) -> None:
     from forensics.analyzers.topics.model import LEXICAL_SUFFIX, load_model
     from forensics.analyzers.topics.signals import CORPUS_FEATURES, FEATURES
 
-    names = [k for k in (FEATURES if mode == "user" else DIALOGUE_FEATURES)
-             if k not in FIXED[mode] and k not in DROPPED.get(mode, ())]
+    names = [
+        k
+        for k in (FEATURES if mode == "user" else DIALOGUE_FEATURES)
+        if k not in FIXED[mode] and k not in DROPPED.get(mode, ())
+    ]
     data = [_training_conversations(s, mode) for s in sets]
-    trained = ", ".join(s.name for s in sets) + (": training halves (stable hash of the dialogue id; generated logs: "
-                                                  f"seeds {[g for g in GEN_SEEDS if g not in GEN_HELD_OUT]}), "
-                                                  "equal weight")
+    trained = ", ".join(s.name for s in sets) + (
+        ": training halves (stable hash of the dialogue id; generated logs: "
+        f"seeds {[g for g in GEN_SEEDS if g not in GEN_HELD_OUT]}), "
+        "equal weight"
+    )
     entries = {mode: _fitted(names, FIXED[mode], mode, data)}
     if mode == "user":
         twin = _fitted([k for k in names if k not in CORPUS_FEATURES], FIXED[mode], mode, data)
@@ -179,15 +243,19 @@ def fit(mode: str, sets: list[LabeledSet]) -> None:
     doc = orjson.loads(WEIGHTS.read_bytes())
     for name, entry in entries.items():
         entry["fitted_on"] = trained
-        entry["anchor_rule"] = (("best mean training F1 of the marker with training Pk below marking nothing on every "
-                                 "set" if mode == "user" else "largest worst-set training Pk margin below marking "
-                                 f"nothing with F1 >= {DIALOGUE_F1_OVER_RANDOM} x random on every set")
-                                + ("; bias shifted to the user mode's anchor" if name != mode else ""))
+        entry["anchor_rule"] = (
+            "best mean training F1 of the marker with training Pk below marking nothing on every set"
+            if mode == "user"
+            else "largest worst-set training Pk margin below marking "
+            f"nothing with F1 >= {DIALOGUE_F1_OVER_RANDOM} x random on every set"
+        ) + ("; bias shifted to the user mode's anchor" if name != mode else "")
         doc["modes"][name] = entry
     WEIGHTS.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     load_model.cache_clear()
-    print(f"fit: {mode}: {sum(len(u) for c in data for _, u in c)} training turns from {len(sets)} sets; "
-          f"anchor {entries[mode]['anchor']}")
+    print(
+        f"fit: {mode}: {sum(len(u) for c in data for _, u in c)} training turns from {len(sets)} sets; "
+        f"anchor {entries[mode]['anchor']}"
+    )
 
 
 def _fitted(names: list[str], fixed: dict[str, float], mode: str, data: list) -> dict:
@@ -249,8 +317,15 @@ def _training_conversations(s: LabeledSet, mode: str) -> list[tuple[Reference, U
     from forensics.analyzers.keywords.settings import KeywordSettings
 
     topic = TopicSettings.of(cfg)
-    settings = Settings(KeywordSettings.of(cfg).tokenizer, frozenset(topic.roles), *load_models(mode),
-                        Cues.from_settings(topic), {}, topic.min_confidence, keep_tokens=False)
+    settings = Settings(
+        KeywordSettings.of(cfg).tokenizer,
+        frozenset(topic.roles),
+        *load_models(mode),
+        Cues.from_settings(topic),
+        {},
+        topic.min_confidence,
+        keep_tokens=False,
+    )
     out = []
     with open_warehouse(s.db) as wh:
         native = dict(wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
@@ -310,17 +385,24 @@ def _check_defaults() -> None:
     from forensics.analyzers.topics.model import has_mode, load_model
 
     cfg = defaults()
-    stale = [f"topic.{key} = {cfg['topic.' + key]} (weights.json {mode}: {load_model(mode).anchor})"
-             for mode, key in (("user", "switch_score"), ("dialogue", "dialogue_switch_score"),
-                               ("dialogue" + embedding.MODE_SUFFIX, "embedding_switch_score"))
-             if has_mode(mode) and cfg["topic." + key] != load_model(mode).anchor]
+    stale = [
+        f"topic.{key} = {cfg['topic.' + key]} (weights.json {mode}: {load_model(mode).anchor})"
+        for mode, key in (
+            ("user", "switch_score"),
+            ("dialogue", "dialogue_switch_score"),
+            ("dialogue" + embedding.MODE_SUFFIX, "embedding_switch_score"),
+        )
+        if has_mode(mode) and cfg["topic." + key] != load_model(mode).anchor
+    ]
     if stale:
-        sys.exit("fit: set the topic keys' defaults (ANALYZER in forensics/analyzers/topics/__init__.py) to the new "
-                 "anchors, then run the bench: "
-                 + "; ".join(stale))
+        sys.exit(
+            "fit: set the topic keys' defaults (ANALYZER in forensics/analyzers/topics/__init__.py) to the new "
+            "anchors, then run the bench: " + "; ".join(stale)
+        )
 
 
 # ------------------------------------------------------------------------------------------------- bench
+
 
 def bench(s: LabeledSet) -> None:
     """The default config of the set's mode: the whole set, then the held-out half, each with verdicts."""
@@ -334,8 +416,11 @@ def bench(s: LabeledSet) -> None:
         whole, _ = report(s.db, Path(tmp) / "all", ["json"], "topics", Selection(), cfg, labels=str(s.labels))
         took = time.perf_counter() - t0
         with open_warehouse(s.db, read_only=True) as wh:
-            held_cids = tuple(c for c, n in wh.con.execute("SELECT conversation_id, native_id FROM conversations")
-                              .fetchall() if n in s.held)
+            held_cids = tuple(
+                c
+                for c, n in wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall()
+                if n in s.held
+            )
         held, _ = report(s.db, Path(tmp) / "held", ["json"], "topics", Selection(held_cids), cfg, labels=str(s.labels))
         tfidf = _tfidf_other_half(s)
     roles = "user" if s.mode == "user" else "user+assistant, topic.open_domain = true: the default marks nothing"
@@ -353,10 +438,11 @@ def _tfidf_other_half(s: LabeledSet) -> dict:
     tokens: dict[str, dict[int, list[str]]] = {}
     with open_warehouse(s.db, read_only=True) as wh:
         for key, pos, toks in wh.con.execute(
-                "SELECT c.native_id, t.position, t.tokens FROM message_terms t JOIN conversations c USING "
-                "(conversation_id) JOIN messages m USING (conversation_id, position) WHERE m.role IN "
-                f"({', '.join(repr(r) for r in (['user'] if s.mode == 'user' else ['user', 'assistant']))}) "
-                "ORDER BY 1, 2").fetchall():
+            "SELECT c.native_id, t.position, t.tokens FROM message_terms t JOIN conversations c USING "
+            "(conversation_id) JOIN messages m USING (conversation_id, position) WHERE m.role IN "
+            f"({', '.join(repr(r) for r in (['user'] if s.mode == 'user' else ['user', 'assistant']))}) "
+            "ORDER BY 1, 2"
+        ).fetchall():
             tokens.setdefault(key, {})[pos] = toks
     for key, units in tokens.items():
         if key in labels:
@@ -370,13 +456,20 @@ def _tfidf_other_half(s: LabeledSet) -> dict:
 
 def _print_set(title: str, rep, s: LabeledSet, tfidf: dict | None) -> None:  # noqa: ANN001 - a forensics Report
     ev = rep.sections[0].metrics["evaluation"]
-    print(f"\n{title}: {ev['dialogues']} dialogues, {ev['judged_turns']} judged turns, "
-          f"{ev['reference_shifts']} labeled shifts")
+    print(
+        f"\n{title}: {ev['dialogues']} dialogues, {ev['judged_turns']} judged turns, "
+        f"{ev['reference_shifts']} labeled shifts"
+    )
     grid = evaluation_grid(ev)
     if tfidf is not None:
         f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
-        grid.append(["TF-IDF cosine, threshold tuned on the other half", str(tfidf["predicted"]),
-                     *(f(tfidf[k]) for k in ("precision", "recall", "f1", "f1_within1", "pk", "windowdiff"))])
+        grid.append(
+            [
+                "TF-IDF cosine, threshold tuned on the other half",
+                str(tfidf["predicted"]),
+                *(f(tfidf[k]) for k in ("precision", "recall", "f1", "f1_within1", "pk", "windowdiff")),
+            ]
+        )
     widths = [max(len(r[i]) for r in grid) for i in range(len(grid[0]))]
     for r in grid:
         print("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))))
@@ -385,8 +478,10 @@ def _print_set(title: str, rep, s: LabeledSet, tfidf: dict | None) -> None:  # n
     floor_f1 = d[s.floor]["f1"]
     checks = [
         ("floor: Pk <= mark nothing", ours["pk"] <= d["none"]["pk"]),
-        (f"floor: F1 > {'mark every turn' if s.floor == 'all' else 'random at the base rate'} ({floor_f1:.3f})",
-         ours["f1"] > floor_f1),
+        (
+            f"floor: F1 > {'mark every turn' if s.floor == 'all' else 'random at the base rate'} ({floor_f1:.3f})",
+            ours["f1"] > floor_f1,
+        ),
         (f"target F1 >= {s.targets['f1']}", ours["f1"] >= s.targets["f1"]),
         (f"target Pk <= {s.targets['pk']}", ours["pk"] <= s.targets["pk"]),
     ]

@@ -3,6 +3,7 @@ the reference cannot drift from the code (a test fails when the file is stale):
 
     python docs/apiref.py > docs/api.md
 """
+
 from __future__ import annotations
 
 import importlib
@@ -12,7 +13,7 @@ from typing import Any
 MODULES = {
     "forensics": "The package: ingest logs into a warehouse and open it.",
     "forensics.api": "What every CLI command calls, for notebooks and scripts.",
-    "forensics.formats": "What a plug-in format is written against (see formats.md, \"Plug-ins\").",
+    "forensics.formats": 'What a plug-in format is written against (see formats.md, "Plug-ins").',
 }
 INTRO = """# Python API reference
 
@@ -42,7 +43,9 @@ def _entry(module: str, name: str, obj: Any) -> str:
         if isinstance(obj, (str, int, float)):
             doc = f"`{module}.{name}` = `{obj!r}`"
         elif isinstance(obj, (tuple, list, dict)):  # not its type's doc; not its values (a new format is no API change)
-            doc = f"`{module}.{name}`: a {type(obj).__name__} " + ("keyed by str" if isinstance(obj, dict) else "of str")
+            doc = f"`{module}.{name}`: a {type(obj).__name__} " + (
+                "keyed by str" if isinstance(obj, dict) else "of str"
+            )
     return f"{head}\n\n{doc}\n" if doc else f"{head}\n"
 
 

@@ -5,6 +5,7 @@
 Ingests what `make demo` ingests into a temporary warehouse, writes the report, serves the explorer on a free
 loopback port and photographs both with Playwright driving /usr/bin/chromium.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ["seed/seed.db", "sqlite", "sessions", "anthropic", "claude_code", "openai"]  # as the Makefile's demo
 RUNS = ["outcomes"]  # and runs with outcomes, for the explorer's outcome column and run diff
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def main() -> None:
@@ -81,8 +89,10 @@ def main() -> None:
     server.should_exit = True
     os.chdir(ROOT)
     shutil.rmtree(work)
-    print("docs/report-html.png docs/report-evidence.png docs/serve-overview.png docs/serve-transcript.png "
-          "docs/serve-conversations.png docs/serve-search.png docs/serve-diff.png docs/serve-narrow.png")
+    print(
+        "docs/report-html.png docs/report-evidence.png docs/serve-overview.png docs/serve-transcript.png "
+        "docs/serve-conversations.png docs/serve-search.png docs/serve-diff.png docs/serve-narrow.png"
+    )
 
 
 if __name__ == "__main__":

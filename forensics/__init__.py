@@ -4,6 +4,7 @@ The supported Python API; every CLI command is a thin call into one of these. Th
 warehouse are loaded on first use (``forensics.ingest``, ``forensics.open_warehouse``): a report or a query should
 not pay for pyarrow, and `forensics --help` not for DuckDB, at start-up.
 """
+
 from __future__ import annotations
 
 from importlib import import_module
@@ -17,12 +18,31 @@ if TYPE_CHECKING:
     from forensics.ingestion.run import IngestResult, SourceResult, ingest
     from forensics.warehouse.core import Warehouse, open_warehouse
 
-__all__ = ["DEFAULT_DB", "ExitCode", "ForensicsError", "IngestResult", "SourceError", "SourceResult", "Warehouse",
-           "WarehouseError", "findings", "ingest", "open_warehouse", "outcomes", "usage"]
-_LAZY = {"IngestResult": "forensics.ingestion.run", "SourceResult": "forensics.ingestion.run",
-         "ingest": "forensics.ingestion.run", "Warehouse": "forensics.warehouse.core",
-         "open_warehouse": "forensics.warehouse.core", "findings": "forensics.api", "outcomes": "forensics.api",
-         "usage": "forensics.api"}  # the notebook's three tables, as polars DataFrames
+__all__ = [
+    "DEFAULT_DB",
+    "ExitCode",
+    "ForensicsError",
+    "IngestResult",
+    "SourceError",
+    "SourceResult",
+    "Warehouse",
+    "WarehouseError",
+    "findings",
+    "ingest",
+    "open_warehouse",
+    "outcomes",
+    "usage",
+]
+_LAZY = {
+    "IngestResult": "forensics.ingestion.run",
+    "SourceResult": "forensics.ingestion.run",
+    "ingest": "forensics.ingestion.run",
+    "Warehouse": "forensics.warehouse.core",
+    "open_warehouse": "forensics.warehouse.core",
+    "findings": "forensics.api",
+    "outcomes": "forensics.api",
+    "usage": "forensics.api",
+}  # the notebook's three tables, as polars DataFrames
 
 
 def __getattr__(name: str) -> Any:

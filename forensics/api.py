@@ -6,6 +6,7 @@ Every function opens the warehouse for the duration of the call, so notebooks ca
 Importing this module loads nothing heavy (no DuckDB, polars or analysis): each name is loaded on first use,
 so `forensics --help` stays instant.
 """
+
 from __future__ import annotations
 
 import os
@@ -52,34 +53,101 @@ if TYPE_CHECKING:  # the names of _LAZY, typed
     from forensics.tuning.emit import emit as emit_values
     from forensics.tuning.write import write_config
 
-__all__ = ["baseline", "check", "Config", "conversations", "export", "findings", "formats", "import_labeled",
-           "hook_run", "hooks_install", "hooks_status", "hooks_uninstall", "import_outcomes", "ingest",
-           "load_config", "mcp", "messages", "outcomes", "PathLike", "query", "report",
-           "run_diff", "secrets", "export_redacted", "Selection", "serve", "show", "task_diff", "tool_calls", "tune", "usage", "watch",
-           "write_metrics_baseline"]
+__all__ = [
+    "baseline",
+    "check",
+    "Config",
+    "conversations",
+    "export",
+    "findings",
+    "formats",
+    "import_labeled",
+    "hook_run",
+    "hooks_install",
+    "hooks_status",
+    "hooks_uninstall",
+    "import_outcomes",
+    "ingest",
+    "load_config",
+    "mcp",
+    "messages",
+    "outcomes",
+    "PathLike",
+    "query",
+    "report",
+    "run_diff",
+    "secrets",
+    "export_redacted",
+    "Selection",
+    "serve",
+    "show",
+    "task_diff",
+    "tool_calls",
+    "tune",
+    "usage",
+    "watch",
+    "write_metrics_baseline",
+]
 # what the CLI reads, prints and writes with beside the twins above: --format's and --from's choices, the text
 # renderings, the file writers
-__all__ += ["AGENTS", "HOOK_AGENTS", "check_junit", "check_table", "DEFAULT_DB", "default_toml", "defaults", "emit_rows", "emit_values",
-            "format_ingest", "format_listing", "INGEST_FORMATS", "keys", "list_queries", "locate", "parse_formats",
-            "render_holdout", "render_run_diff", "render_runs", "render_triggers", "Report", "secrets_text", "triggers_holdout",
-            "tune_triggers", "usage_text", "with_triggers", "write_config", "write_triggers"]
+__all__ += [
+    "AGENTS",
+    "HOOK_AGENTS",
+    "check_junit",
+    "check_table",
+    "DEFAULT_DB",
+    "default_toml",
+    "defaults",
+    "emit_rows",
+    "emit_values",
+    "format_ingest",
+    "format_listing",
+    "INGEST_FORMATS",
+    "keys",
+    "list_queries",
+    "locate",
+    "parse_formats",
+    "render_holdout",
+    "render_run_diff",
+    "render_runs",
+    "render_triggers",
+    "Report",
+    "secrets_text",
+    "triggers_holdout",
+    "tune_triggers",
+    "usage_text",
+    "with_triggers",
+    "write_config",
+    "write_triggers",
+]
 
 # name -> "module:attribute", imported on first use (PEP 562)
 _LAZY = {
-    "Config": "forensics.config:Config", "Selection": "forensics.kernel.selection:Selection",
-    "load_config": "forensics.analyzers.schema:load_config", "ingest": "forensics.ingestion.run:ingest",
-    "export": "forensics.commands.export:export", "tune": "forensics.tuning:tune",
+    "Config": "forensics.config:Config",
+    "Selection": "forensics.kernel.selection:Selection",
+    "load_config": "forensics.analyzers.schema:load_config",
+    "ingest": "forensics.ingestion.run:ingest",
+    "export": "forensics.commands.export:export",
+    "tune": "forensics.tuning:tune",
     "advise": "forensics.tuning:advise",  # the report's Recommender (build_report(recommend=...))
     # for the CLI
-    "locate": "forensics.ingestion.locations:locate", "format_ingest": "forensics.commands.summary:format_ingest",
-    "format_listing": "forensics.ingestion.registry:listing", "render_run_diff": "forensics.report.rundiff:render",
+    "locate": "forensics.ingestion.locations:locate",
+    "format_ingest": "forensics.commands.summary:format_ingest",
+    "format_listing": "forensics.ingestion.registry:listing",
+    "render_run_diff": "forensics.report.rundiff:render",
     "render_runs": "forensics.report.rundiff:render_runs",
-    "with_triggers": "forensics.analyzers.skills:with_triggers", "parse_formats": "forensics.report.render:parse_formats",
-    "Report": "forensics.report.build:Report", "list_queries": "forensics.analyzers:named_queries",
-    "emit_rows": "forensics.commands.output:emit", "check_table": "forensics.commands.check:table",
-    "check_junit": "forensics.commands.check:junit", "defaults": "forensics.analyzers.schema:defaults",
-    "default_toml": "forensics.analyzers.schema:default_toml", "keys": "forensics.analyzers.schema:keys",
-    "emit_values": "forensics.tuning.emit:emit", "write_config": "forensics.tuning.write:write_config",
+    "with_triggers": "forensics.analyzers.skills:with_triggers",
+    "parse_formats": "forensics.report.render:parse_formats",
+    "Report": "forensics.report.build:Report",
+    "list_queries": "forensics.analyzers:named_queries",
+    "emit_rows": "forensics.commands.output:emit",
+    "check_table": "forensics.commands.check:table",
+    "check_junit": "forensics.commands.check:junit",
+    "defaults": "forensics.analyzers.schema:defaults",
+    "default_toml": "forensics.analyzers.schema:default_toml",
+    "keys": "forensics.analyzers.schema:keys",
+    "emit_values": "forensics.tuning.emit:emit",
+    "write_config": "forensics.tuning.write:write_config",
     "tune_triggers": "forensics.analyzers.skills.triggers:tune_triggers",
     "write_triggers": "forensics.analyzers.skills.triggers:write_triggers",
     "render_triggers": "forensics.analyzers.skills.triggers:render",
@@ -107,8 +175,16 @@ def usage_text(df: pl.DataFrame) -> str:
     return aligned(display(df))
 
 
-def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, engine: str = "duckdb",
-          lake: PathLike | None = None, spark_master: str | None = None, personal: bool | None = None) -> pl.DataFrame:
+def query(
+    sql_or_name: str,
+    db: PathLike = DEFAULT_DB,
+    redact: bool = True,
+    *,
+    engine: str = "duckdb",
+    lake: PathLike | None = None,
+    spark_master: str | None = None,
+    personal: bool | None = None,
+) -> pl.DataFrame:
     """A named query (``forensics query --list``: ``queries/NAME.sql`` or an analyzer's own) or read-only SQL; text
     columns have secrets masked, and personal data when ``personal`` (default: when ./harness.toml says ``[redact] personal = "all"``). ``engine="spark"``
     runs it on Spark over the Parquet ``lake`` (DuckDB's dialect translated: ``forensics.spark.sql``)."""
@@ -121,8 +197,9 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
     if personal is None:
         personal = applies(load_config()["redact.personal"], page=False)
     if personal:
-        return mask_personal(query(sql_or_name, db, redact, engine=engine, lake=lake, spark_master=spark_master,
-                                   personal=False))
+        return mask_personal(
+            query(sql_or_name, db, redact, engine=engine, lake=lake, spark_master=spark_master, personal=False)
+        )
     from forensics import analyzers
 
     sql = analyzers.named_query(sql_or_name).sql if sql_or_name.isidentifier() else sql_or_name
@@ -131,8 +208,9 @@ def query(sql_or_name: str, db: PathLike = DEFAULT_DB, redact: bool = True, *, e
         from forensics.spark.lake import Lake
         from forensics.spark.session import session
 
-        df = spark_sql.run(Lake.open(session(spark_master), str(lake)), sql,
-                           sql_or_name if sql_or_name.isidentifier() else None)
+        df = spark_sql.run(
+            Lake.open(session(spark_master), str(lake)), sql, sql_or_name if sql_or_name.isidentifier() else None
+        )
         return mask_frame(df) if redact else df
     df = read_only_sql(db, sql)
     return mask_frame(df) if redact else df
@@ -143,8 +221,9 @@ def _spark(engine: str, lake: PathLike | None) -> bool:
     if engine not in ("duckdb", "spark"):
         raise ForensicsError(f"unknown engine {engine!r}; choose duckdb or spark")
     if (engine == "spark") != (lake is not None):
-        raise ForensicsError("--engine spark reads a Parquet lake: pass --lake DIR (and --lake only with "
-                             "--engine spark)")
+        raise ForensicsError(
+            "--engine spark reads a Parquet lake: pass --lake DIR (and --lake only with --engine spark)"
+        )
     return engine == "spark"
 
 
@@ -159,9 +238,12 @@ def messages(conversation: str | None = None, db: PathLike = DEFAULT_DB, main_pa
 
     with open_warehouse(db, read_only=True) as wh:
         return frame(
-            wh.con, "SELECT c.native_id AS conversation, m.* FROM messages m JOIN conversations c USING (conversation_id) "
+            wh.con,
+            "SELECT c.native_id AS conversation, m.* FROM messages m JOIN conversations c USING (conversation_id) "
             "WHERE (? IS NULL OR m.conversation_id = ? OR c.native_id = ?) AND (m.on_main_path OR NOT ?) "
-            "ORDER BY c.native_id, m.seq", [conversation] * 3 + [main_path])
+            "ORDER BY c.native_id, m.seq",
+            [conversation] * 3 + [main_path],
+        )
 
 
 def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl.DataFrame:
@@ -170,9 +252,11 @@ def tool_calls(conversation: str | None = None, db: PathLike = DEFAULT_DB) -> pl
 
     with open_warehouse(db, read_only=True) as wh:
         return frame(
-            wh.con, "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
+            wh.con,
+            "SELECT c.native_id AS conversation, t.* FROM tool_calls t JOIN conversations c USING (conversation_id) "
             "WHERE (? IS NULL OR t.conversation_id = ? OR c.native_id = ?) ORDER BY c.native_id, t.seq, t.call_index",
-            [conversation] * 3)
+            [conversation] * 3,
+        )
 
 
 def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg: Config | None = None) -> pl.DataFrame:
@@ -188,12 +272,24 @@ def baseline(db: PathLike = DEFAULT_DB, selection: Selection | None = None, cfg:
     return pl.DataFrame([{"conversation_id": k, **v} for k, v in per.items()])
 
 
-def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[str] | None = None,
-           only: str | None = None, selection: Selection | None = None, cfg: Config | None = None, *,
-           compare_db: str | None = None, split_at: str | None = None, before: str | None = None,
-           after: str | None = None, labels: str | None = None, questions: str | None = None,
-           engine: str = "duckdb", lake: PathLike | None = None,
-           spark_master: str | None = None) -> tuple[Report | Comparison, list[Path]]:
+def report(
+    db: PathLike = DEFAULT_DB,
+    out: PathLike = "reports",
+    formats: list[str] | None = None,
+    only: str | None = None,
+    selection: Selection | None = None,
+    cfg: Config | None = None,
+    *,
+    compare_db: str | None = None,
+    split_at: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    labels: str | None = None,
+    questions: str | None = None,
+    engine: str = "duckdb",
+    lake: PathLike | None = None,
+    spark_master: str | None = None,
+) -> tuple[Report | Comparison, list[Path]]:
     """Build the report (or a before/after comparison) and write it; returns it and the files written.
 
     ``labels``: a labels file; labeled dialogues it carries are imported first when missing (docs/topics-evaluation.md).
@@ -210,8 +306,10 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
     cfg = cfg or load_config()
     if _spark(engine, lake):
         if compare_db or split_at or before or after or labels or questions:
-            raise ForensicsError("--engine spark writes a single report: no --compare, --split-at, --before/--after, "
-                                 "--labels or --questions (run those on a warehouse)")
+            raise ForensicsError(
+                "--engine spark writes a single report: no --compare, --split-at, --before/--after, "
+                "--labels or --questions (run those on a warehouse)"
+            )
         from forensics.spark.report import build_spark_report
 
         spark_report = build_spark_report(str(lake), cfg, selection, only, spark_master)
@@ -220,12 +318,29 @@ def report(db: PathLike = DEFAULT_DB, out: PathLike = "reports", formats: list[s
         import_labeled(db, labels)
     selection = selection or Selection()
     if compare_db or split_at or before or after:
-        result: Report | Comparison = build_comparison(db, cfg, selection, only, other_db=compare_db,
-                                                       split_at=split_at, before=before, after=after,
-                                                       questions=questions)
+        result: Report | Comparison = build_comparison(
+            db,
+            cfg,
+            selection,
+            only,
+            other_db=compare_db,
+            split_at=split_at,
+            before=before,
+            after=after,
+            questions=questions,
+        )
     else:
-        result = build_report(db, cfg, selection, only, labels=labels, questions=questions, recommend=advise,
-                              persist_findings=True, charts=bool({"md", "html"} & set(formats or FORMATS)))
+        result = build_report(
+            db,
+            cfg,
+            selection,
+            only,
+            labels=labels,
+            questions=questions,
+            recommend=advise,
+            persist_findings=True,
+            charts=bool({"md", "html"} & set(formats or FORMATS)),
+        )
     had = set(result.pages) if isinstance(result, Report) else set()
     written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
     if isinstance(result, Report) and set(result.pages) - had:
@@ -256,8 +371,14 @@ def import_labeled(db: PathLike, labels: PathLike) -> int:
     return result.totals()["conversations_new"]
 
 
-def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline.json", cfg: Config | None = None,
-          selection: Selection | None = None, update: bool = False, questions: str | None = None) -> list[Verdict]:
+def check(
+    db: PathLike = DEFAULT_DB,
+    baseline_path: PathLike = "metrics-baseline.json",
+    cfg: Config | None = None,
+    selection: Selection | None = None,
+    update: bool = False,
+    questions: str | None = None,
+) -> list[Verdict]:
     """Compare current metrics with the baseline file (or rewrite its values with ``update``; a missing file is
     then written from every analyzer's figures with the default directions and tolerances); ``questions``
     replays decision-memory retrieval, so recall@k and MRR are gated too."""
@@ -278,10 +399,14 @@ def check(db: PathLike = DEFAULT_DB, baseline_path: PathLike = "metrics-baseline
     rep = build_report(db, cfg, selection or Selection(), only=sections, questions=questions)
     figures = report_figures(rep)
     if update:  # the rules of an analyzer not in use today keep their values: nothing measured them
-        kept = {k: r.value for k, r in rules.items() if k not in figures and r.value is not None
-                and idle(k, rep.not_in_use) is not None}
-        write_baseline(baseline_path, baseline_document(
-            {**{k: v for k, v in figures.items() if k in rules}, **kept}, rules))
+        kept = {
+            k: r.value
+            for k, r in rules.items()
+            if k not in figures and r.value is not None and idle(k, rep.not_in_use) is not None
+        }
+        write_baseline(
+            baseline_path, baseline_document({**{k: v for k, v in figures.items() if k in rules}, **kept}, rules)
+        )
         rules = load_baseline(baseline_path)
     return compare_baseline(rules, figures, rep.not_in_use)
 
@@ -374,8 +499,12 @@ def task_diff(key: str, db: PathLike = DEFAULT_DB) -> tuple[list[Run], RunDiff |
         return for_task(wh.con, key)
 
 
-def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: Config | None = None,
-          selection: Selection | None = None) -> pl.DataFrame:
+def usage(
+    db: PathLike = DEFAULT_DB,
+    by: str | list[str] = "agent,model",
+    cfg: Config | None = None,
+    selection: Selection | None = None,
+) -> pl.DataFrame:
     """Runs, tokens, cost, tool errors, compactions and success rate (docs/usage.md), grouped ``by``
     agent, model and/or day (``"agent,model"``, ``["day"]``), or one row per run with ``by="conversation"``.
     Prices: the shipped dated table under the config's ``[prices]``; a model without a price has no cost."""
@@ -386,8 +515,10 @@ def usage(db: PathLike = DEFAULT_DB, by: str | list[str] = "agent,model", cfg: C
 
     keys = [k.strip() for k in (by.split(",") if isinstance(by, str) else by) if k.strip()]
     if keys != ["conversation"] and not set(keys) <= set(usage_analyzer.GROUPS) or not keys:
-        raise ForensicsError(f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
-                             f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation")
+        raise ForensicsError(
+            f"cannot group usage by {','.join(keys) or 'nothing'!r}: choose among "
+            f"{', '.join(usage_analyzer.GROUPS)} (comma-separated), or conversation"
+        )
     cfg = cfg or load_config()
     if not Path(db).exists():
         raise ForensicsError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
@@ -409,12 +540,17 @@ def findings(db: PathLike = DEFAULT_DB, kind: str | None = None) -> pl.DataFrame
 
     where = "WHERE kind = ?" if kind else ""
     with open_warehouse(_existing(db), read_only=True) as wh:
-        if not wh.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_findings'").fetchall()[0][0]:
+        if not wh.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_findings'").fetchall()[
+            0
+        ][0]:
             from forensics.report.persist import FINDINGS
 
             return pl.DataFrame(schema=FINDINGS)
-        df = frame(wh.con, f"SELECT * FROM report_findings {where} ORDER BY section, kind, severity, native_id, "
-                           "positions", [kind] if kind else None)
+        df = frame(
+            wh.con,
+            f"SELECT * FROM report_findings {where} ORDER BY section, kind, severity, native_id, positions",
+            [kind] if kind else None,
+        )
     return mask_frame(df)
 
 
@@ -424,10 +560,13 @@ def outcomes(db: PathLike = DEFAULT_DB) -> pl.DataFrame:
     from forensics.warehouse import frame, open_warehouse
 
     with open_warehouse(_existing(db), read_only=True) as wh:
-        return frame(wh.con, """
+        return frame(
+            wh.con,
+            """
             SELECT o.conversation_id, c.native_id, s.format, c.model, o.success, o.score, o.source, o.detail
             FROM conversation_outcomes o JOIN conversations c USING (conversation_id)
-            LEFT JOIN sources s ON s.source_id = c.source_id ORDER BY c.native_id, o.conversation_id""")
+            LEFT JOIN sources s ON s.source_id = c.source_id ORDER BY c.native_id, o.conversation_id""",
+        )
 
 
 def _existing(db: PathLike) -> PathLike:
@@ -436,8 +575,9 @@ def _existing(db: PathLike) -> PathLike:
     return db
 
 
-def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = None, width: int = 300,
-         decisive: bool = False) -> str:
+def show(
+    conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = None, width: int = 300, decisive: bool = False
+) -> str:
     """The messages of one conversation (id or native id) at ``positions`` (``"8,58"``, ``"141-152"``; default all),
     ``width`` characters of each, as `forensics show` prints them: secrets masked, and personal data when
     ./harness.toml says ``[redact] personal = "all"``. A failed run the last report signed (``run_failures``)
@@ -448,8 +588,9 @@ def show(conversation: str, db: PathLike = DEFAULT_DB, positions: str | None = N
     return show_messages(db, conversation, positions, width, decisive)
 
 
-def hooks_install(agent: str, db: PathLike = DEFAULT_DB, settings: PathLike | None = None,
-                  project: PathLike | None = None) -> str:
+def hooks_install(
+    agent: str, db: PathLike = DEFAULT_DB, settings: PathLike | None = None, project: PathLike | None = None
+) -> str:
     """`forensics hooks install AGENT`: the agent's own hook (Claude Code and Gemini CLI ``SessionEnd``, Codex
     ``notify``) in its settings file, so each finished session is ingested into ``db`` in the background
     (docs/hooks.md); the file's other content and comments kept. Returns the line the CLI prints."""
@@ -480,8 +621,13 @@ def hook_run(agent: str, db: PathLike, argument: str | None, stdin: Callable[[],
     run(agent, db, argument, stdin)
 
 
-def watch(sources: list[str], db: PathLike = DEFAULT_DB, interval: float = 5.0,
-          announce: Callable[[str], None] = print, passes: int | None = None) -> None:
+def watch(
+    sources: list[str],
+    db: PathLike = DEFAULT_DB,
+    interval: float = 5.0,
+    announce: Callable[[str], None] = print,
+    passes: int | None = None,
+) -> None:
     """`forensics ingest --watch`: ingest ``sources`` again whenever a file under them changes (polled every
     ``interval`` seconds), for agents without hooks; until interrupted, or ``passes`` polls."""
     from forensics.commands.hooks import watch as poll
@@ -501,8 +647,13 @@ def mcp(db: PathLike = DEFAULT_DB, cfg: Config | None = None) -> None:
     serve_mcp(db, cfg, lambda by: display(usage(db, by, cfg)))
 
 
-def serve(db: PathLike = DEFAULT_DB, port: int = 8765, open_browser: bool = False, cfg: Config | None = None,
-          announce: Callable[[str], None] = print) -> None:
+def serve(
+    db: PathLike = DEFAULT_DB,
+    port: int = 8765,
+    open_browser: bool = False,
+    cfg: Config | None = None,
+    announce: Callable[[str], None] = print,
+) -> None:
     """The read-only explorer (`forensics serve`) on 127.0.0.1:``port`` until interrupted; ``announce`` is told its
     address. Personal data is masked on its pages unless the config says ``[redact] personal = "off"``."""
     from forensics.analyzers.schema import load_config

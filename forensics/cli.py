@@ -1,4 +1,5 @@
 """The `forensics` command: thin click commands over the Python API, one-line errors, fixed exit codes."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,9 @@ from forensics.kernel.redact import redact
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-db_option = click.option("--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False),
-                         help="Warehouse file (DuckDB).")
+db_option = click.option(
+    "--db", default=DEFAULT_DB, show_default=True, type=click.Path(dir_okay=False), help="Warehouse file (DuckDB)."
+)
 
 
 def interactive() -> bool:
@@ -45,8 +47,9 @@ class ForensicsGroup(click.Group):
             if os.environ.get("FORENSICS_DEBUG"):
                 raise
             detail = redact(str(e))  # an error may quote the text it failed on
-            click.echo(f"forensics: internal error: {type(e).__name__}: {detail} (set FORENSICS_DEBUG=1 for details)",
-                       err=True)
+            click.echo(
+                f"forensics: internal error: {type(e).__name__}: {detail} (set FORENSICS_DEBUG=1 for details)", err=True
+            )
             ctx.exit(ExitCode.INTERNAL)
 
 
@@ -54,8 +57,11 @@ def _after_interrupt(e: BaseException | None) -> bool:
     """Ctrl-C or SIGTERM can surface as another error: DuckDB's own when it lands inside a query, or whatever a
     cleanup raised while the interrupt unwound (the interrupt is then in the error's context)."""
     while e is not None:
-        if isinstance(e, KeyboardInterrupt) or type(e).__name__ == "InterruptException" or (
-                isinstance(e, RuntimeError) and str(e).startswith("Query interrupted")):
+        if (
+            isinstance(e, KeyboardInterrupt)
+            or type(e).__name__ == "InterruptException"
+            or (isinstance(e, RuntimeError) and str(e).startswith("Query interrupted"))
+        ):
             return True
         e = e.__cause__ or e.__context__
     return False
@@ -76,27 +82,66 @@ def cli() -> None:
 @cli.command()
 @click.argument("sources", nargs=-1)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(list(INGEST_FORMATS)), default="auto", show_default=True,
-              help="Importer; auto detects each file by its content (see docs/formats.md), then its extension.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(INGEST_FORMATS)),
+    default="auto",
+    show_default=True,
+    help="Importer; auto detects each file by its content (see docs/formats.md), then its extension.",
+)
 @click.option("--table", help="SQLite table holding the conversations (default ai_conversations, else auto-detected).")
 @click.option("--column", help="SQLite column holding the JSON message array (default messages).")
-@click.option("--messages-key", help="OpenAI-style records: the key holding the messages (default messages, "
-              "else the one key holding a list of role messages).")
+@click.option(
+    "--messages-key",
+    help="OpenAI-style records: the key holding the messages (default messages, "
+    "else the one key holding a list of role messages).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
-@click.option("--verbose", is_flag=True, help="A row for every source (past 20 sources only the failed and noted "
-              "ones get a row).")
-@click.option("--from", "agent", type=click.Choice(list(AGENTS)),
-              help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).")
+@click.option(
+    "--verbose", is_flag=True, help="A row for every source (past 20 sources only the failed and noted ones get a row)."
+)
+@click.option(
+    "--from",
+    "agent",
+    type=click.Choice(list(AGENTS)),
+    help="Read this agent's logs from where it keeps them (docs/formats.md lists the folders).",
+)
 @click.option("--path", "agent_path", type=click.Path(), help="With --from: read the agent's logs from here instead.")
-@click.option("--watch", is_flag=True, help="Keep running: ingest the SOURCES again whenever a file under them changes "
-              "(polled), for agents without hooks (`forensics hooks`). Ctrl-C stops it.")
-@click.option("--interval", default=5.0, show_default=True, type=click.FloatRange(0.1, 3600),
-              help="With --watch: seconds between polls.")
-@click.option("--keep-secrets", is_flag=True, help="Store credentials found in the logs as they are instead of "
-              "masking them (docs/secrets.md); outputs still mask what they show.")
-def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, column: str | None,
-           messages_key: str | None, as_json: bool, verbose: bool, agent: str | None, agent_path: str | None,
-           watch: bool, interval: float, keep_secrets: bool) -> None:
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: ingest the SOURCES again whenever a file under them changes "
+    "(polled), for agents without hooks (`forensics hooks`). Ctrl-C stops it.",
+)
+@click.option(
+    "--interval",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.1, 3600),
+    help="With --watch: seconds between polls.",
+)
+@click.option(
+    "--keep-secrets",
+    is_flag=True,
+    help="Store credentials found in the logs as they are instead of "
+    "masking them (docs/secrets.md); outputs still mask what they show.",
+)
+def ingest(
+    sources: tuple[str, ...],
+    db: str,
+    fmt: str,
+    table: str | None,
+    column: str | None,
+    messages_key: str | None,
+    as_json: bool,
+    verbose: bool,
+    agent: str | None,
+    agent_path: str | None,
+    watch: bool,
+    interval: float,
+    keep_secrets: bool,
+) -> None:
     """Import agent and chat logs (Claude Code, Codex, Gemini CLI, aider, OpenHands, SWE-agent, Cline, Continue,
     Cursor, ChatGPT/Claude.ai exports, Open WebUI, Inspect, OpenTelemetry spans, decision-memory harness
     databases, SQLite and JSONL logs...),
@@ -125,25 +170,40 @@ def ingest(sources: tuple[str, ...], db: str, fmt: str, table: str | None, colum
     if not sources:
         raise click.UsageError("name at least one SOURCE, or pass --from AGENT")
     if keep_secrets:
-        click.echo("forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
-                   f"{redact(str(db))}; anyone who can read that file can read them", err=True)
+        click.echo(
+            "forensics: WARNING: --keep-secrets: credentials in these logs are stored unmasked in "
+            f"{redact(str(db))}; anyone who can read that file can read them",
+            err=True,
+        )
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     if watch:
         if fmt != "auto" or table or column or messages_key or as_json or keep_secrets:
-            raise click.UsageError("--watch reads each file as detected: leave out --format, --table, --column, "
-                                   "--messages-key, --json and --keep-secrets")
+            raise click.UsageError(
+                "--watch reads each file as detected: leave out --format, --table, --column, "
+                "--messages-key, --json and --keep-secrets"
+            )
         from forensics.api import watch as poll
 
-        click.echo(f"forensics ingest --watch: polling {', '.join(sources)} every {interval:g} s into {db} "
-                   "(Ctrl-C stops it)", err=True)
+        click.echo(
+            f"forensics ingest --watch: polling {', '.join(sources)} every {interval:g} s into {db} (Ctrl-C stops it)",
+            err=True,
+        )
         poll(list(sources), db, interval, click.echo)
         return
     from forensics.api import format_ingest
     from forensics.api import ingest as run_ingest
 
     with _progress("importing") as tick:
-        result = run_ingest(list(sources), db=db, fmt=fmt, table=table, column=column, progress=tick,
-                            messages_key=messages_key, keep_secrets=keep_secrets)
+        result = run_ingest(
+            list(sources),
+            db=db,
+            fmt=fmt,
+            table=table,
+            column=column,
+            progress=tick,
+            messages_key=messages_key,
+            keep_secrets=keep_secrets,
+        )
     for s in result.sources:
         if s.error:
             click.echo(f"forensics: {s.error}", err=True)
@@ -189,10 +249,13 @@ def outcomes(file: str, db: str) -> None:
 
     r = import_outcomes(file, db)
     matched = r.added + r.changed + r.unchanged
-    click.echo(f"{file}: {r.rows} labels; {matched} conversations: {r.added} new, {r.changed} changed, "
-               f"{r.unchanged} unchanged")
-    for what, ids in (("match no conversation", r.unmatched), ("match several conversations (use the "
-                                                               "conversation id)", r.ambiguous)):
+    click.echo(
+        f"{file}: {r.rows} labels; {matched} conversations: {r.added} new, {r.changed} changed, {r.unchanged} unchanged"
+    )
+    for what, ids in (
+        ("match no conversation", r.unmatched),
+        ("match several conversations (use the conversation id)", r.ambiguous),
+    ):
         if ids:
             shown = ", ".join(redact(i) for i in ids[:20]) + (f", ... ({len(ids) - 20} more)" if len(ids) > 20 else "")
             click.echo(f"{len(ids)} ids {what}: {shown}")
@@ -201,9 +264,14 @@ def outcomes(file: str, db: str) -> None:
 @cli.command("secrets")
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--export-redacted", "redacted", metavar="OUT", help="Write a copy of the sources to the new folder OUT "
-              "with every secret masked, each file still valid in its format (JSONL stays JSONL, SQLite stays "
-              "SQLite); the sources are only read.")
+@click.option(
+    "--export-redacted",
+    "redacted",
+    metavar="OUT",
+    help="Write a copy of the sources to the new folder OUT "
+    "with every secret masked, each file still valid in its format (JSONL stays JSONL, SQLite stays "
+    "SQLite); the sources are only read.",
+)
 def secrets_(db: str, fmt: str, redacted: str | None) -> None:
     """What ingest masked: credentials (API keys, tokens, private keys, passwords) found in the logs, by kind,
     field, agent and source. Values are never stored, so never shown (docs/secrets.md).
@@ -230,13 +298,21 @@ def secrets_(db: str, fmt: str, redacted: str | None) -> None:
         click.echo(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode())
         return
     if not found:
-        click.echo(f"{redact(str(db))}: made before secrets were masked at ingest (no secrets_found table); "
-                   "re-import its sources to mask and list them")
+        click.echo(
+            f"{redact(str(db))}: made before secrets were masked at ingest (no secrets_found table); "
+            "re-import its sources to mask and list them"
+        )
         return
-    click.echo(f"{found['found']} secrets ({found['distinct_secrets']} distinct) masked at ingest in "
-               f"{found['sources']} sources, {found['conversations']} conversations; values are never stored")
-    for key, title in (("by_kind", "by kind"), ("by_agent", "by agent"), ("by_field", "by field"),
-                       ("by_source", "by source")):
+    click.echo(
+        f"{found['found']} secrets ({found['distinct_secrets']} distinct) masked at ingest in "
+        f"{found['sources']} sources, {found['conversations']} conversations; values are never stored"
+    )
+    for key, title in (
+        ("by_kind", "by kind"),
+        ("by_agent", "by agent"),
+        ("by_field", "by field"),
+        ("by_source", "by source"),
+    ):
         if found[key]:
             click.echo(f"\n{title}:")
             for row in found[key]:
@@ -251,8 +327,12 @@ def secrets_(db: str, fmt: str, redacted: str | None) -> None:
 @cli.command()
 @click.argument("runs", nargs=-1)
 @db_option
-@click.option("--task", "task", help="List the runs of this task (tau-bench task_id, SWE-bench instance_id, Inspect "
-              "sample id, ...) with their outcomes and diff a passed run against a failed one.")
+@click.option(
+    "--task",
+    "task",
+    help="List the runs of this task (tau-bench task_id, SWE-bench instance_id, Inspect "
+    "sample id, ...) with their outcomes and diff a passed run against a failed one.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def diff(runs: tuple[str, ...], db: str, task: str | None, fmt: str) -> None:
     """Two runs of the same task side by side: their tool calls aligned step by step (same, changed arguments,
@@ -276,9 +356,20 @@ def diff(runs: tuple[str, ...], db: str, task: str | None, fmt: str) -> None:
         return
     found, d2 = task_diff(task, db)
     if fmt == "json":
-        doc = {"task": task, "runs": [{"id": r.conversation_id, "native_id": r.native_id, "model": r.model,
-                                       "success": r.success, "steps": len(r.steps)} for r in found],
-               "diff": d2.to_dict() if d2 else None}
+        doc = {
+            "task": task,
+            "runs": [
+                {
+                    "id": r.conversation_id,
+                    "native_id": r.native_id,
+                    "model": r.model,
+                    "success": r.success,
+                    "steps": len(r.steps),
+                }
+                for r in found
+            ],
+            "diff": d2.to_dict() if d2 else None,
+        }
         click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
         return
     click.echo(render_runs(task, found))
@@ -287,8 +378,9 @@ def diff(runs: tuple[str, ...], db: str, task: str | None, fmt: str) -> None:
 
 @cli.command()
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["parquet"]), default="parquet", show_default=True,
-              help="Dataset format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["parquet"]), default="parquet", show_default=True, help="Dataset format."
+)
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Folder for the dataset (must be empty).")
 @click.option("--overwrite", is_flag=True, help="Replace what the --out folder holds.")
 def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
@@ -314,40 +406,68 @@ def export(db: str, fmt: str, out: str, overwrite: bool) -> None:
 
 
 questions_option = click.option(
-    "--questions", type=click.Path(dir_okay=False),
+    "--questions",
+    type=click.Path(dir_okay=False),
     help='Decision-memory questions (JSONL: {"project_id", "question", "at", "expected": [decision ids]}): '
-         "replay the harness's retrieval on them (recall@k, MRR, injected size).")
-config_option = click.option("--config", "config_path", type=click.Path(dir_okay=False),
-                             help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).")
+    "replay the harness's retrieval on them (recall@k, MRR, injected size).",
+)
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Harness config TOML (default: ./harness.toml when present, else built-in defaults).",
+)
 
 
 def engine_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for opt in reversed([
-        click.option("--engine", type=click.Choice(["duckdb", "spark"]), default="duckdb", show_default=True,
-                     help="duckdb: the warehouse (--db); spark: Apache Spark over a Parquet lake (--lake; "
-                          "pip install 'forensics[spark]', needs Java 17)."),
-        click.option("--lake", help="With --engine spark: the folder (or s3a://, gs:// URL) `forensics export` wrote."),
-        click.option("--spark-master", help="With --engine spark: the Spark master URL (default local[*]: this "
-                                            "machine's cores)."),
-    ]):
+    for opt in reversed(
+        [
+            click.option(
+                "--engine",
+                type=click.Choice(["duckdb", "spark"]),
+                default="duckdb",
+                show_default=True,
+                help="duckdb: the warehouse (--db); spark: Apache Spark over a Parquet lake (--lake; "
+                "pip install 'forensics[spark]', needs Java 17).",
+            ),
+            click.option(
+                "--lake", help="With --engine spark: the folder (or s3a://, gs:// URL) `forensics export` wrote."
+            ),
+            click.option(
+                "--spark-master",
+                help="With --engine spark: the Spark master URL (default local[*]: this machine's cores).",
+            ),
+        ]
+    ):
         fn = opt(fn)
     return fn
 
 
 def selection_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for opt in reversed([
-        click.option("--conversation", "conversations", multiple=True, help="Conversation id or native id (repeatable)."),
-        click.option("--since", help="Only conversations created at or after this ISO date/time."),
-        click.option("--until", help="Only conversations created before this ISO date/time."),
-        click.option("--model", "models", multiple=True, help="Only this model (repeatable)."),
-        click.option("--source", "sources", multiple=True, help="Only sources whose path contains this (repeatable)."),
-    ]):
+    for opt in reversed(
+        [
+            click.option(
+                "--conversation", "conversations", multiple=True, help="Conversation id or native id (repeatable)."
+            ),
+            click.option("--since", help="Only conversations created at or after this ISO date/time."),
+            click.option("--until", help="Only conversations created before this ISO date/time."),
+            click.option("--model", "models", multiple=True, help="Only this model (repeatable)."),
+            click.option(
+                "--source", "sources", multiple=True, help="Only sources whose path contains this (repeatable)."
+            ),
+        ]
+    ):
         fn = opt(fn)
     return fn
 
 
-def _selection(conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
-               sources: tuple[str, ...]) -> Any:
+def _selection(
+    conversations: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    models: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> Any:
     from forensics.api import Selection
 
     return Selection(conversations, since, until, models, sources)
@@ -355,13 +475,26 @@ def _selection(conversations: tuple[str, ...], since: str | None, until: str | N
 
 @cli.command()
 @db_option
-@click.option("--by", default="agent,model", show_default=True,
-              help="Group by agent, model and/or day (comma-separated), or conversation for one row per run.")
+@click.option(
+    "--by",
+    default="agent,model",
+    show_default=True,
+    help="Group by agent, model and/or day (comma-separated), or conversation for one row per run.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @config_option
 @selection_options
-def usage(db: str, by: str, fmt: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
-          until: str | None, models: tuple[str, ...], sources: tuple[str, ...]) -> None:
+def usage(
+    db: str,
+    by: str,
+    fmt: str,
+    config_path: str | None,
+    conversations: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    models: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> None:
     """The runs: tokens (input = all sent, cached = read from the prompt cache), cost in USD, tool-error rate,
     compactions and success rate with its 95 % interval, per agent and model, per day, or per run.
 
@@ -381,39 +514,75 @@ def usage(db: str, by: str, fmt: str, config_path: str | None, conversations: tu
 
     df = usage_rows(db, by, load_config(config_path), _selection(conversations, since, until, models, sources))
     if fmt == "json":
-        click.echo(orjson.dumps(df.to_dicts(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY,
-                                default=str).decode())
+        click.echo(
+            orjson.dumps(df.to_dicts(), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY, default=str).decode()
+        )
     else:
         click.echo(usage_text(df))
 
 
 @cli.command()
 @db_option
-@click.option("--out", default="reports", show_default=True, type=click.Path(file_okay=False),
-              help="Folder for report.md, report.html, metrics.json and charts/.")
+@click.option(
+    "--out",
+    default="reports",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder for report.md, report.html, metrics.json and charts/.",
+)
 @click.option("--format", "formats", default="md,html,json", show_default=True, help="Comma-separated: md,html,json.")
 @click.option("--only", help="Comma-separated analyzers to run (default: all).")
 @config_option
 @selection_options
-@click.option("--compare", "compare_db", type=click.Path(dir_okay=False),
-              help="Another warehouse to compare with (it is 'before', --db is 'after').")
+@click.option(
+    "--compare",
+    "compare_db",
+    type=click.Path(dir_okay=False),
+    help="Another warehouse to compare with (it is 'before', --db is 'after').",
+)
 @click.option("--split-at", help="Compare conversations created before this time with those from it on.")
 @click.option("--before", help='Selection for "before", e.g. "since=2026-06-01 until=2026-06-10 model=glm-5.2".')
 @click.option("--after", help='Selection for "after", same syntax as --before.')
-@click.option("--write-baseline", type=click.Path(dir_okay=False),
-              help="Also write the summary figures as a `forensics check` baseline file.")
-@click.option("--labels", type=click.Path(dir_okay=False),
-              help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported "
-                   "when missing.")
-@click.option("--triggers", type=click.Path(dir_okay=False),
-              help="Skill trigger table (JSON, seed 000's skill_triggers.json) to replay; default [skills] triggers.")
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False),
+    help="Also write the summary figures as a `forensics check` baseline file.",
+)
+@click.option(
+    "--labels",
+    type=click.Path(dir_okay=False),
+    help="Topic labels (JSONL): score the topic switches against them; labeled dialogues are imported when missing.",
+)
+@click.option(
+    "--triggers",
+    type=click.Path(dir_okay=False),
+    help="Skill trigger table (JSON, seed 000's skill_triggers.json) to replay; default [skills] triggers.",
+)
 @questions_option
 @engine_options
-def report(db: str, out: str, formats: str, only: str | None, config_path: str | None,
-           conversations: tuple[str, ...], since: str | None, until: str | None, models: tuple[str, ...],
-           sources: tuple[str, ...], compare_db: str | None, split_at: str | None, before: str | None,
-           after: str | None, write_baseline: str | None, labels: str | None, triggers: str | None,
-           questions: str | None, engine: str, lake: str | None, spark_master: str | None) -> None:
+def report(
+    db: str,
+    out: str,
+    formats: str,
+    only: str | None,
+    config_path: str | None,
+    conversations: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    models: tuple[str, ...],
+    sources: tuple[str, ...],
+    compare_db: str | None,
+    split_at: str | None,
+    before: str | None,
+    after: str | None,
+    write_baseline: str | None,
+    labels: str | None,
+    triggers: str | None,
+    questions: str | None,
+    engine: str,
+    lake: str | None,
+    spark_master: str | None,
+) -> None:
     """Analyze the warehouse and write report.md, report.html and metrics.json.
 
     With --compare, --split-at or --before/--after, two selections are put side by side with deltas.
@@ -435,10 +604,23 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
     cfg = with_triggers(load_config(config_path), triggers)
     _show_progress("forensics.report")
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
-    result, written = run_report(db, out, fmts, only, _selection(conversations, since, until, models, sources),
-                                 cfg, compare_db=compare_db, split_at=split_at, before=before,
-                                 after=after, labels=labels, questions=questions, engine=engine, lake=lake,
-                                 spark_master=spark_master)
+    result, written = run_report(
+        db,
+        out,
+        fmts,
+        only,
+        _selection(conversations, since, until, models, sources),
+        cfg,
+        compare_db=compare_db,
+        split_at=split_at,
+        before=before,
+        after=after,
+        labels=labels,
+        questions=questions,
+        engine=engine,
+        lake=lake,
+        spark_master=spark_master,
+    )
     for p in written:
         click.echo(str(p))
     if write_baseline:
@@ -453,13 +635,26 @@ def report(db: str, out: str, formats: str, only: str | None, config_path: str |
 @cli.command()
 @click.argument("name_or_sql", required=False)
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json", "jsonl", "markdown", "parquet"]),
-              default=None, help="Output format (default: table on a terminal, csv otherwise).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "jsonl", "markdown", "parquet"]),
+    default=None,
+    help="Output format (default: table on a terminal, csv otherwise).",
+)
 @click.option("--out", type=click.Path(dir_okay=False), help="Write to this file (required for parquet).")
 @click.option("--list", "list_", is_flag=True, help="List the named queries with their descriptions.")
 @engine_options
-def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, list_: bool, engine: str,
-          lake: str | None, spark_master: str | None) -> None:
+def query(
+    name_or_sql: str | None,
+    db: str,
+    fmt: str | None,
+    out: str | None,
+    list_: bool,
+    engine: str,
+    lake: str | None,
+    spark_master: str | None,
+) -> None:
     """Run a named query from queries/ or read-only SQL against the warehouse.
 
     Statements that would write are refused. Secrets in text columns are masked.
@@ -483,8 +678,11 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
     from forensics.api import emit_rows
     from forensics.api import query as run_query
 
-    emit_rows(run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
-         fmt or ("table" if sys.stdout.isatty() else "csv"), out)
+    emit_rows(
+        run_query(name_or_sql, db, engine=engine, lake=lake, spark_master=spark_master),
+        fmt or ("table" if sys.stdout.isatty() else "csv"),
+        out,
+    )
 
 
 @cli.command()
@@ -492,8 +690,12 @@ def query(name_or_sql: str | None, db: str, fmt: str | None, out: str | None, li
 @db_option
 @click.option("--positions", help="Comma-separated positions or ranges, e.g. 8,58 or 141-152 (default: all).")
 @click.option("--width", default=300, show_default=True, help="Characters of content shown per message.")
-@click.option("--decisive", is_flag=True, help="Open the run at its decisive step (the last report's run_failures); "
-              "an error when it has none. A failed run opens there anyway when no --positions are given.")
+@click.option(
+    "--decisive",
+    is_flag=True,
+    help="Open the run at its decisive step (the last report's run_failures); "
+    "an error when it has none. A failed run opens there anyway when no --positions are given.",
+)
 def show(conversation: str, db: str, positions: str | None, width: int, decisive: bool) -> None:
     """Print the messages of one conversation at the given positions: the evidence behind a finding. A failed
     run the last report signed opens at its decisive step (where it went wrong, who took it, by which rule).
@@ -510,16 +712,32 @@ def show(conversation: str, db: str, positions: str | None, width: int, decisive
 
 @cli.command()
 @db_option
-@click.option("--baseline", "baseline_path", default="metrics-baseline.json", show_default=True,
-              type=click.Path(dir_okay=False), help="The committed baseline file.")
+@click.option(
+    "--baseline",
+    "baseline_path",
+    default="metrics-baseline.json",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The committed baseline file.",
+)
 @config_option
 @selection_options
 @click.option("--junit", type=click.Path(dir_okay=False), help="Also write JUnit XML (one testcase per metric).")
 @click.option("--update", is_flag=True, help="Rewrite the baseline values from the current metrics, on purpose.")
 @questions_option
-def check(db: str, baseline_path: str, config_path: str | None, conversations: tuple[str, ...], since: str | None,
-          until: str | None, models: tuple[str, ...], sources: tuple[str, ...], junit: str | None,
-          update: bool, questions: str | None) -> None:
+def check(
+    db: str,
+    baseline_path: str,
+    config_path: str | None,
+    conversations: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    models: tuple[str, ...],
+    sources: tuple[str, ...],
+    junit: str | None,
+    update: bool,
+    questions: str | None,
+) -> None:
     """CI gate: compare the current metrics with a baseline; exit 1 on any regression.
 
     Each baseline entry has a value, the better direction (lower/higher/equal) and a tolerance.
@@ -539,13 +757,22 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
     existed = os.path.exists(baseline_path)
-    verdicts = run_check(db, baseline_path, load_config(config_path),
-                         _selection(conversations, since, until, models, sources), update=update, questions=questions)
+    verdicts = run_check(
+        db,
+        baseline_path,
+        load_config(config_path),
+        _selection(conversations, since, until, models, sources),
+        update=update,
+        questions=questions,
+    )
     click.echo(table(verdicts))
     if update:
-        click.echo(f"baseline rewritten: {baseline_path}" if existed else
-                   f"baseline written: {baseline_path} did not exist; {len(verdicts)} metrics with default directions "
-                   "and tolerances (commit it)")
+        click.echo(
+            f"baseline rewritten: {baseline_path}"
+            if existed
+            else f"baseline written: {baseline_path} did not exist; {len(verdicts)} metrics with default directions "
+            "and tolerances (commit it)"
+        )
     if junit:
         with open(junit, "w", encoding="utf-8") as f:
             f.write(junit_xml(verdicts))
@@ -554,35 +781,87 @@ def check(db: str, baseline_path: str, config_path: str | None, conversations: t
 
 @cli.command()
 @db_option
-@click.option("--config", "config_path", default="harness.toml", show_default=True, type=click.Path(dir_okay=False),
-              help="The harness config to tune (created from the defaults by --write when missing).")
-@click.option("--labels", type=click.Path(exists=True, dir_okay=False),
-              help="Labeled topic switches (JSONL) to tune topic.min_confidence and the switch-score threshold "
-                   "against.")
+@click.option(
+    "--config",
+    "config_path",
+    default="harness.toml",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="The harness config to tune (created from the defaults by --write when missing).",
+)
+@click.option(
+    "--labels",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Labeled topic switches (JSONL) to tune topic.min_confidence and the switch-score threshold against.",
+)
 @click.option("--write", is_flag=True, help="Rewrite the config in place (comments and layout kept).")
 @click.option("--json", "as_json", is_flag=True, help="Print the recommendations as JSON.")
 @click.option("--emit", type=click.Choice(["json", "rust", "ts"]), help="Print the tuned values as harness constants.")
-@click.option("--target-tool-share", default=0.6, show_default=True, type=click.FloatRange(0, 1),
-              help="Tool share of context the compression settings must get under.")
-@click.option("--min-precision", default=0.7, show_default=True, type=click.FloatRange(0, 1),
-              help="With --labels: topic markers must be at least this precise.")
-@click.option("--worst-pct", default=10.0, show_default=True, type=click.FloatRange(0, 100),
-              help="Drift thresholds flag the worst this-many percent of conversations.")
-@click.option("--marker-rate", default=0.05, show_default=True, type=click.FloatRange(0, 1),
-              help="Without --labels: topic markers per judged message to aim for.")
-@click.option("--max-outside-share", default=0.25, show_default=True, type=click.FloatRange(0, 1),
-              help="compaction.keep_recent: at most this share of the needs after a replayed compaction may concern "
-                   "a fact outside the kept window.")
-@click.option("--triggers", type=click.Path(dir_okay=False),
-              help="Tune this skill trigger table (JSON) instead: phrases for the skills the model loaded that the "
-                   "table missed; --write adds them to the file.")
-@click.option("--holdout", is_flag=True,
-              help="With --triggers: propose on half the conversations, score on the other half (both ways), beside "
-                   "the routers that mark nothing and mark everything.")
+@click.option(
+    "--target-tool-share",
+    default=0.6,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Tool share of context the compression settings must get under.",
+)
+@click.option(
+    "--min-precision",
+    default=0.7,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="With --labels: topic markers must be at least this precise.",
+)
+@click.option(
+    "--worst-pct",
+    default=10.0,
+    show_default=True,
+    type=click.FloatRange(0, 100),
+    help="Drift thresholds flag the worst this-many percent of conversations.",
+)
+@click.option(
+    "--marker-rate",
+    default=0.05,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Without --labels: topic markers per judged message to aim for.",
+)
+@click.option(
+    "--max-outside-share",
+    default=0.25,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="compaction.keep_recent: at most this share of the needs after a replayed compaction may concern "
+    "a fact outside the kept window.",
+)
+@click.option(
+    "--triggers",
+    type=click.Path(dir_okay=False),
+    help="Tune this skill trigger table (JSON) instead: phrases for the skills the model loaded that the "
+    "table missed; --write adds them to the file.",
+)
+@click.option(
+    "--holdout",
+    is_flag=True,
+    help="With --triggers: propose on half the conversations, score on the other half (both ways), beside "
+    "the routers that mark nothing and mark everything.",
+)
 @questions_option
-def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bool, emit: str | None,
-         target_tool_share: float, min_precision: float, worst_pct: float, marker_rate: float,
-         max_outside_share: float, triggers: str | None, holdout: bool, questions: str | None) -> None:
+def tune(
+    db: str,
+    config_path: str,
+    labels: str | None,
+    write: bool,
+    as_json: bool,
+    emit: str | None,
+    target_tool_share: float,
+    min_precision: float,
+    worst_pct: float,
+    marker_rate: float,
+    max_outside_share: float,
+    triggers: str | None,
+    holdout: bool,
+    questions: str | None,
+) -> None:
     """Recommend thresholds from the warehouse, with evidence; --write puts them in the config.
 
     \b
@@ -608,9 +887,17 @@ def tune(db: str, config_path: str, labels: str | None, write: bool, as_json: bo
         _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
     batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
-    result = run_tune(db, cfg, labels=labels, target_tool_share=target_tool_share, min_precision=min_precision,
-                      worst_pct=worst_pct, marker_rate=marker_rate, max_outside_share=max_outside_share,
-                      questions=questions)
+    result = run_tune(
+        db,
+        cfg,
+        labels=labels,
+        target_tool_share=target_tool_share,
+        min_precision=min_precision,
+        worst_pct=worst_pct,
+        marker_rate=marker_rate,
+        max_outside_share=max_outside_share,
+        questions=questions,
+    )
     if emit:
         click.echo(emit_values(result.values(cfg), emit))
     elif as_json:
@@ -637,10 +924,19 @@ def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, hol
         if as_json:
             import orjson
 
-            click.echo(orjson.dumps({"table": str(h.table.path), "conversations": h.conversations,
-                                     "requests": h.requests, "proposed": h.proposed, "no_harm": h.no_harm,
-                                     "routers": {k: s.as_dict() for k, s in h.scores.items()}},
-                                    option=orjson.OPT_INDENT_2).decode())
+            click.echo(
+                orjson.dumps(
+                    {
+                        "table": str(h.table.path),
+                        "conversations": h.conversations,
+                        "requests": h.requests,
+                        "proposed": h.proposed,
+                        "no_harm": h.no_harm,
+                        "routers": {k: s.as_dict() for k, s in h.scores.items()},
+                    },
+                    option=orjson.OPT_INDENT_2,
+                ).decode()
+            )
         else:
             click.echo(render_holdout(h))
         return
@@ -648,8 +944,17 @@ def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, hol
     if as_json:
         import orjson
 
-        click.echo(orjson.dumps({"table": str(t.table.path), "proposals": [p.__dict__ for p in t.proposals],
-                                 "before": t.before, "after": t.after}, option=orjson.OPT_INDENT_2).decode())
+        click.echo(
+            orjson.dumps(
+                {
+                    "table": str(t.table.path),
+                    "proposals": [p.__dict__ for p in t.proposals],
+                    "before": t.before,
+                    "after": t.after,
+                },
+                option=orjson.OPT_INDENT_2,
+            ).decode()
+        )
     else:
         click.echo(render(t, write))
     if write:
@@ -658,12 +963,16 @@ def _tune_triggers(db: str, cfg: Any, path: str, write: bool, as_json: bool, hol
 
 def _tune_table(result: Any) -> str:
     rows = [("key", "current", "recommended", "evidence")]
-    rows += [(r.key, repr(r.current), repr(r.recommended) + ("" if r.changed else " (keep)"), r.evidence)
-             for r in result.recommendations]
+    rows += [
+        (r.key, repr(r.current), repr(r.recommended) + ("" if r.changed else " (keep)"), r.evidence)
+        for r in result.recommendations
+    ]
     w = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join([r[0].ljust(w[0]), r[1].ljust(w[1]), r[2].ljust(w[2]), r[3]]) for r in rows]
-    lines.append(f"{len(result.recommendations)} tunables from {result.conversations} conversations, "
-                 f"{result.messages} messages; nothing written without --write")
+    lines.append(
+        f"{len(result.recommendations)} tunables from {result.conversations} conversations, "
+        f"{result.messages} messages; nothing written without --write"
+    )
     return "\n".join(lines)
 
 
@@ -690,8 +999,13 @@ def serve(db: str, port: int, open_browser: bool, config_path: str | None) -> No
     from forensics.api import load_config
     from forensics.api import serve as run_serve
 
-    run_serve(db, port, open_browser, load_config(config_path),
-              lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)", err=True))
+    run_serve(
+        db,
+        port,
+        open_browser,
+        load_config(config_path),
+        lambda url: click.echo(f"forensics serve: {url} (read-only; Ctrl-C stops it)", err=True),
+    )
 
 
 @cli.group()
@@ -707,11 +1021,17 @@ def hooks() -> None:
     """
 
 
-settings_option = click.option("--settings", type=click.Path(dir_okay=False),
-                               help="The settings file to edit (default: the agent's user settings).")
-project_option = click.option("--project", type=click.Path(file_okay=False),
-                              help="A project's settings instead of the user's (.claude/settings.json, "
-                                   ".codex/config.toml, .gemini/settings.json under it).")
+settings_option = click.option(
+    "--settings",
+    type=click.Path(dir_okay=False),
+    help="The settings file to edit (default: the agent's user settings).",
+)
+project_option = click.option(
+    "--project",
+    type=click.Path(file_okay=False),
+    help="A project's settings instead of the user's (.claude/settings.json, "
+    ".codex/config.toml, .gemini/settings.json under it).",
+)
 
 
 @hooks.command("install")
@@ -887,8 +1207,13 @@ class _progress:
             return lambda done, total: None
         from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-        bar = self.bar = Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                                  TimeRemainingColumn(), transient=True)
+        bar = self.bar = Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            DownloadColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+        )
         bar.start()
         task = self.task = bar.add_task(self.label, total=None)
         return lambda done, total: bar.update(task, completed=done, total=total)

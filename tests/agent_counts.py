@@ -2,6 +2,7 @@
 on the main path, tool calls, and tool calls that have a result. Each counter reads its format's files with
 json/sqlite3/zipfile and applies the format's rules as its documentation states them, so a test comparing
 them with the warehouse checks the importer against the format, not against itself."""
+
 from __future__ import annotations
 
 import json
@@ -45,15 +46,26 @@ def codex(root: Path) -> Figures:
             events: list[dict] = []
         else:
             recs = list(json_lines(f))
-            items = [r["payload"] if "payload" in r else r for r in recs
-                     if r.get("type") == "response_item" or (r.get("type") in ("message", "function_call",
-                                                                                "function_call_output", "reasoning"))]
+            items = [
+                r["payload"] if "payload" in r else r
+                for r in recs
+                if r.get("type") == "response_item"
+                or (r.get("type") in ("message", "function_call", "function_call_output", "reasoning"))
+            ]
             events = [r["payload"] for r in recs if r.get("type") == "event_msg"]
-        users = [i for i in items if i.get("type") == "message" and i.get("role") == "user"
-                 and not i["content"][0]["text"].startswith(injected)]
+        users = [
+            i
+            for i in items
+            if i.get("type") == "message"
+            and i.get("role") == "user"
+            and not i["content"][0]["text"].startswith(injected)
+        ]
         rolled = sum(e.get("num_turns", 0) for e in events if e.get("type") == "thread_rolled_back")
-        calls = [i for i in items if i.get("type") in ("function_call", "custom_tool_call", "local_shell_call",
-                                                       "web_search_call")]
+        calls = [
+            i
+            for i in items
+            if i.get("type") in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+        ]
         outputs = {i["call_id"] for i in items if i.get("type") in ("function_call_output", "custom_tool_call_output")}
         out.append(Figures(1, len(users) - rolled, len(calls), sum(c.get("call_id") in outputs for c in calls)))
     return _add(*out)
@@ -70,13 +82,19 @@ def gemini(root: Path) -> Figures:
             for r in json_lines(f):
                 if "$rewindTo" in r:
                     ids = list(msgs)
-                    gone |= set(ids[ids.index(r["$rewindTo"]):])
+                    gone |= set(ids[ids.index(r["$rewindTo"]) :])
                 elif "id" in r:
                     msgs[r["id"]] = r
         calls = [c for m in msgs.values() for c in m.get("toolCalls") or []]
         users = [m for i, m in msgs.items() if m["type"] == "user" and i not in gone]
-        out.append(Figures(1, len(users), len(calls),
-                           sum(c.get("result") is not None or c.get("resultDisplay") is not None for c in calls)))
+        out.append(
+            Figures(
+                1,
+                len(users),
+                len(calls),
+                sum(c.get("result") is not None or c.get("resultDisplay") is not None for c in calls),
+            )
+        )
     return _add(*out)
 
 
@@ -97,10 +115,17 @@ def aider(root: Path) -> Figures:
         linked += edits if nxt[0] == "tool" else 0
     # the error aider reflects to the model after "did not conform" (or after a yes to fixing lint errors) is a
     # user message of its own, the harness's (base_coder.py reflected_message)
-    reflections = len(re.findall(r"^> (?:The LLM did not conform to the edit format\.|Attempt to fix lint errors\?.*: "
-                                 r"y(?:es)?\s*$)", text, re.M))
-    return Figures(text.count("# aider chat started at "), sum(k == "user" for k, _ in groups) + reflections, calls,
-                   linked)
+    reflections = len(
+        re.findall(
+            r"^> (?:The LLM did not conform to the edit format\.|Attempt to fix lint errors\?.*: "
+            r"y(?:es)?\s*$)",
+            text,
+            re.M,
+        )
+    )
+    return Figures(
+        text.count("# aider chat started at "), sum(k == "user" for k, _ in groups) + reflections, calls, linked
+    )
 
 
 def openhands(root: Path) -> Figures:
@@ -122,8 +147,11 @@ def openhands(root: Path) -> Figures:
         instructions += users == 0
         calls = [e for e in events if "action" in e and e.get("source") == "agent" and e["action"] not in skipped]
         ids = {(e.get("tool_call_metadata") or {}).get("tool_call_id") or f"event-{e.get('id')}" for e in calls}
-        answered = {(e.get("tool_call_metadata") or {}).get("tool_call_id") or f"event-{e.get('cause')}"
-                    for e in events if "observation" in e and e["observation"] not in ("null", "agent_state_changed")}
+        answered = {
+            (e.get("tool_call_metadata") or {}).get("tool_call_id") or f"event-{e.get('cause')}"
+            for e in events
+            if "observation" in e and e["observation"] not in ("null", "agent_state_changed")
+        }
         out.append(Figures(1, users, len(calls), len(ids & answered)))
     total = _add(*out)
     return total._replace(users=total.users + instructions)
@@ -159,8 +187,12 @@ def tau_bench(root: Path) -> Figures:
         convs += [r["traj"] for r in doc] if isinstance(doc, list) else [s["messages"] for s in doc["simulations"]]
     calls = [c for msgs in convs for m in msgs for c in m.get("tool_calls") or []]
     answered = {m.get("tool_call_id", m.get("id")) for msgs in convs for m in msgs if m["role"] == "tool"}
-    return Figures(len(convs), sum(m["role"] == "user" for msgs in convs for m in msgs), len(calls),
-                   sum(c["id"] in answered for c in calls))
+    return Figures(
+        len(convs),
+        sum(m["role"] == "user" for msgs in convs for m in msgs),
+        len(calls),
+        sum(c["id"] in answered for c in calls),
+    )
 
 
 def cline(root: Path) -> Figures:
@@ -174,10 +206,16 @@ def cline(root: Path) -> Figures:
         xml = sum(len(tools.findall(b.get("text", ""))) for r, b in blocks if r == "assistant")
         xml_results = sum(b.get("text", "").endswith("] Result:") for r, b in blocks if r == "user")
         # on the user role: the person's words (in Cline's tags) and each part Cline adds itself
-        said = sum(len(re.findall(r"<(?:task|feedback|answer|user_message)>", b.get("text", ""))) for r, b in blocks
-                   if r == "user")
-        notices = sum(b.get("text", "").startswith(("<environment_details>", "[TASK RESUMPTION]")) for r, b in blocks
-                      if r == "user")
+        said = sum(
+            len(re.findall(r"<(?:task|feedback|answer|user_message)>", b.get("text", "")))
+            for r, b in blocks
+            if r == "user"
+        )
+        notices = sum(
+            b.get("text", "").startswith(("<environment_details>", "[TASK RESUMPTION]"))
+            for r, b in blocks
+            if r == "user"
+        )
         out.append(Figures(1, said + notices, len(uses) + xml, len(results & set(uses)) + xml_results))
     return _add(*out)
 
@@ -212,8 +250,9 @@ def claude_ai(root: Path) -> Figures:
             main = msgs
         blocks = [b for m in msgs for b in m.get("content") or []]
         uses = sum(b["type"] == "tool_use" for b in blocks)
-        out.append(Figures(1, sum(m["sender"] == "human" for m in main), uses,
-                           sum(b["type"] == "tool_result" for b in blocks)))
+        out.append(
+            Figures(1, sum(m["sender"] == "human" for m in main), uses, sum(b["type"] == "tool_result" for b in blocks))
+        )
     return _add(*out)
 
 
@@ -254,8 +293,9 @@ def inspect(root: Path) -> Figures:
     msgs = [m for s in samples for m in s["messages"]]
     calls = [c for m in msgs for c in m.get("tool_calls") or []]
     answered = {m["tool_call_id"] for m in msgs if m["role"] == "tool"}
-    return Figures(len(samples), sum(m["role"] == "user" for m in msgs), len(calls),
-                   sum(c["id"] in answered for c in calls))
+    return Figures(
+        len(samples), sum(m["role"] == "user" for m in msgs), len(calls), sum(c["id"] in answered for c in calls)
+    )
 
 
 def otel(root: Path) -> Figures:
@@ -275,9 +315,12 @@ def otel(root: Path) -> Figures:
     for span, a in zip(spans, attrs):
         msgs = json.loads(a.get("gen_ai.input.messages", "[]")) + json.loads(a.get("gen_ai.output.messages", "[]"))
         parts = [(m["role"], p) for m in msgs for p in m["parts"]]
-        note(session.get(span["traceId"], span["traceId"]), {p["content"] for r, p in parts if r == "user"},
-             {p["id"] for _, p in parts if p["type"] == "tool_call"},
-             {p["id"] for _, p in parts if p["type"] == "tool_call_response"})
+        note(
+            session.get(span["traceId"], span["traceId"]),
+            {p["content"] for r, p in parts if r == "user"},
+            {p["id"] for _, p in parts if p["type"] == "tool_call"},
+            {p["id"] for _, p in parts if p["type"] == "tool_call_response"},
+        )
     text = (root / "sdk" / "spans.json").read_text()
     dec, i = json.JSONDecoder(), 0
     while i < len(text.rstrip()):
@@ -295,11 +338,18 @@ def otel(root: Path) -> Figures:
         calls = {c["tool_call.id"] for m in msgs for c in m.get("message.tool_calls") or []}
         answered = {m["message.tool_call_id"] for m in msgs if "message.tool_call_id" in m}
         if msgs or row.get("attributes.tool_call.id"):
-            note(row["attributes.session.id"], {m["message.content"] for m in msgs if m["message.role"] == "user"},
-                 calls, answered | {row.get("attributes.tool_call.id")} - {None})
-    return Figures(len(groups), sum(len(g["users"]) for g in groups.values()),
-                   sum(len(g["calls"]) for g in groups.values()),
-                   sum(len(g["calls"] & g["answered"]) for g in groups.values()))
+            note(
+                row["attributes.session.id"],
+                {m["message.content"] for m in msgs if m["message.role"] == "user"},
+                calls,
+                answered | {row.get("attributes.tool_call.id")} - {None},
+            )
+    return Figures(
+        len(groups),
+        sum(len(g["users"]) for g in groups.values()),
+        sum(len(g["calls"]) for g in groups.values()),
+        sum(len(g["calls"] & g["answered"]) for g in groups.values()),
+    )
 
 
 def continue_dev(root: Path) -> Figures:
@@ -311,8 +361,9 @@ def continue_dev(root: Path) -> Figures:
         msgs = [i["message"] for i in items]
         states = [s for i in items for s in i.get("toolCallStates") or [i.get("toolCallState")] if s]
         ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | {s["toolCallId"] for s in states}
-        answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {s["toolCallId"] for s in states
-                                                                            if "output" in s}
+        answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
+            s["toolCallId"] for s in states if "output" in s
+        }
         out.append(Figures(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered)))
     return _add(*out)
 
@@ -330,13 +381,15 @@ def cursor(root: Path) -> Figures:
         except json.JSONDecodeError:
             continue
         cid = doc["composerId"]
-        bubbles = doc.get("conversation") or [json.loads(kv[f"bubbleId:{cid}:{h['bubbleId']}"])
-                                              for h in doc["fullConversationHeadersOnly"]]
+        bubbles = doc.get("conversation") or [
+            json.loads(kv[f"bubbleId:{cid}:{h['bubbleId']}"]) for h in doc["fullConversationHeadersOnly"]
+        ]
         tools = [b["toolFormerData"] for b in bubbles if "toolFormerData" in b]
-        out.append(Figures(1, sum(b["type"] == 1 for b in bubbles), len(tools),
-                           sum("result" in t for t in tools)))
+        out.append(Figures(1, sum(b["type"] == 1 for b in bubbles), len(tools), sum("result" in t for t in tools)))
     con = sqlite3.connect(root / "User" / "workspaceStorage" / "a1b2c3" / "state.vscdb")
-    (raw,) = con.execute("SELECT value FROM ItemTable WHERE key = 'workbench.panel.aichat.view.aichat.chatdata'").fetchone()
+    (raw,) = con.execute(
+        "SELECT value FROM ItemTable WHERE key = 'workbench.panel.aichat.view.aichat.chatdata'"
+    ).fetchone()
     con.close()
     for tab in json.loads(raw)["tabs"]:
         out.append(Figures(1, sum(b["type"] == "user" for b in tab["bubbles"]), 0, 0))
@@ -359,8 +412,12 @@ def terminal_bench(root: Path) -> Figures:
 
 def copilot_built(root: Path) -> Figures:
     """Copilot CLI: a user.message is the user's turn (the system prompt is a system message)."""
-    return _add(*(Figures(t.conversations, t.person, t.calls, t.linked) for t in
-                  (copilot_file(f) for f in sorted(root.rglob("events.jsonl")))))
+    return _add(
+        *(
+            Figures(t.conversations, t.person, t.calls, t.linked)
+            for t in (copilot_file(f) for f in sorted(root.rglob("events.jsonl")))
+        )
+    )
 
 
 def qwen_built(root: Path) -> Figures:
@@ -405,27 +462,52 @@ def opencode_built(root: Path) -> Figures:
 
 
 COUNTERS: dict[str, tuple[str, Callable[[Path], Figures]]] = {
-    "codex": ("codex", codex), "gemini": ("gemini-cli", gemini), "aider": ("aider", aider),
-    "openhands": ("openhands", openhands), "swe_agent": ("swe-agent", swe_agent),
-    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent), "tau_bench": ("openai", tau_bench),
-    "cline": ("cline", cline), "chatgpt": ("chatgpt", chatgpt), "claude_ai": ("claude-ai", claude_ai),
-    "open_webui": ("open-webui", open_webui), "inspect": ("inspect", inspect), "otel": ("otel", otel),
-    "continue": ("continue", continue_dev), "cursor": ("cursor", cursor),
+    "codex": ("codex", codex),
+    "gemini": ("gemini-cli", gemini),
+    "aider": ("aider", aider),
+    "openhands": ("openhands", openhands),
+    "swe_agent": ("swe-agent", swe_agent),
+    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent),
+    "tau_bench": ("openai", tau_bench),
+    "cline": ("cline", cline),
+    "chatgpt": ("chatgpt", chatgpt),
+    "claude_ai": ("claude-ai", claude_ai),
+    "open_webui": ("open-webui", open_webui),
+    "inspect": ("inspect", inspect),
+    "otel": ("otel", otel),
+    "continue": ("continue", continue_dev),
+    "cursor": ("cursor", cursor),
     "terminal_bench": ("terminal-bench", terminal_bench),
-    "copilot_cli": ("copilot-cli", copilot_built), "qwen_code": ("qwen-code", qwen_built),
+    "copilot_cli": ("copilot-cli", copilot_built),
+    "qwen_code": ("qwen-code", qwen_built),
     "opencode": ("opencode", opencode_built),
-    "claude_code_otel": ("claude-code-otel", lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in
-                                                                 sorted(root.rglob("*.json*"))))),
-    "goose": ("goose", lambda root: _add(*(Figures(*goose_file(f)[:4]) for f in
-                                          sorted([*root.rglob("sessions.db"), *root.rglob("2025*.jsonl")])))),
+    "claude_code_otel": (
+        "claude-code-otel",
+        lambda root: _add(*(Figures(*claude_code_otel_file(f)[:4]) for f in sorted(root.rglob("*.json*")))),
+    ),
+    "goose": (
+        "goose",
+        lambda root: _add(
+            *(Figures(*goose_file(f)[:4]) for f in sorted([*root.rglob("sessions.db"), *root.rglob("2025*.jsonl")]))
+        ),
+    ),
     "atif": ("atif", lambda root: _add(*(Figures(*atif_file(f)[:4]) for f in sorted(root.rglob("trajectory.json"))))),
-    "kimi_cli": ("kimi-cli", lambda root: _add(*(Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
-                                                 for f in sorted(root.rglob("wire.jsonl")) for t in [kimi_file(f)]))),
+    "kimi_cli": (
+        "kimi-cli",
+        lambda root: _add(
+            *(
+                Figures(t.conversations, _kimi_user_turns(f), t.calls, t.linked)
+                for f in sorted(root.rglob("wire.jsonl"))
+                for t in [kimi_file(f)]
+            )
+        ),
+    ),
 }
 
 
 # Real logs (../shared/data/agent-logs): five figures, the fifth the results that report a failure. Each
 # counter reads the raw files with json/sqlite3 and applies the rules the tool's own source states.
+
 
 class Real(NamedTuple):
     conversations: int
@@ -435,23 +517,52 @@ class Real(NamedTuple):
     errors: int  # answered calls whose result reports a failure
 
 
-CLINE_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
-               "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
-               "ask_followup_question", "attempt_completion", "plan_mode_respond", "new_task",
-               "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug")
+CLINE_TOOLS = (
+    "execute_command",
+    "read_file",
+    "write_to_file",
+    "replace_in_file",
+    "search_files",
+    "list_files",
+    "list_code_definition_names",
+    "browser_action",
+    "use_mcp_tool",
+    "access_mcp_resource",
+    "ask_followup_question",
+    "attempt_completion",
+    "plan_mode_respond",
+    "new_task",
+    "load_mcp_documentation",
+    "web_fetch",
+    "condense",
+    "summarize_task",
+    "new_rule",
+    "report_bug",
+)
 # what the person typed, in the tags Cline's task loop scans for "user generated content" (task/index.ts)
 CLINE_PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
 # toolError, UseMcpToolHandler ("Error:\n" when isError, "Error executing MCP tool"), executeCommandTool
 CLINE_FAILED = ("The tool execution failed", "Error executing", "Error:\n", "Command executed with exit code")
 CLINE_HEADER = re.compile(r"(?:^|\n)\[([a-z_]+)(?: for '.*?'[^\n\]]*)?\] Result:", re.DOTALL)
 # ExtensionMessage.ts: the UI's record of a call, and the API tool it stands for
-CLINE_UI = {"readFile": {"read_file"}, "listFilesTopLevel": {"list_files"}, "listFilesRecursive": {"list_files"},
-            "searchFiles": {"search_files"}, "listCodeDefinitionNames": {"list_code_definition_names"},
-            "newFileCreated": {"write_to_file"}, "editedExistingFile": {"replace_in_file", "write_to_file"},
-            "webFetch": {"web_fetch"}}
-CLINE_UI_ASKS = {"command": "execute_command", "use_mcp_server": "use_mcp_tool", "followup": "ask_followup_question",
-                 "plan_mode_respond": "plan_mode_respond", "load_mcp_documentation": "load_mcp_documentation",
-                 "browser_action_launch": "browser_action"}
+CLINE_UI = {
+    "readFile": {"read_file"},
+    "listFilesTopLevel": {"list_files"},
+    "listFilesRecursive": {"list_files"},
+    "searchFiles": {"search_files"},
+    "listCodeDefinitionNames": {"list_code_definition_names"},
+    "newFileCreated": {"write_to_file"},
+    "editedExistingFile": {"replace_in_file", "write_to_file"},
+    "webFetch": {"web_fetch"},
+}
+CLINE_UI_ASKS = {
+    "command": "execute_command",
+    "use_mcp_server": "use_mcp_tool",
+    "followup": "ask_followup_question",
+    "plan_mode_respond": "plan_mode_respond",
+    "load_mcp_documentation": "load_mcp_documentation",
+    "browser_action_launch": "browser_action",
+}
 
 
 def _cline_results(text: str, open_calls: list[set[str]]) -> tuple[int, int]:
@@ -459,7 +570,7 @@ def _cline_results(text: str, open_calls: list[set[str]]) -> tuple[int, int]:
     linked = errors = 0
     heads = list(CLINE_HEADER.finditer(text))
     for k, h in enumerate(heads):
-        body = text[h.end():heads[k + 1].start() if k + 1 < len(heads) else len(text)].lstrip()
+        body = text[h.end() : heads[k + 1].start() if k + 1 < len(heads) else len(text)].lstrip()
         match = next((c for c in open_calls if h.group(1) in c), None)
         if match is not None:
             open_calls.remove(match)
@@ -522,14 +633,25 @@ def real_continue(root: Path) -> Real:
         states = {s["toolCallId"]: s for i in items for s in i.get("toolCallStates") or []}
         ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | set(states)
         answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
-            k for k, s in states.items() if isinstance(s.get("output"), list)}
+            k for k, s in states.items() if isinstance(s.get("output"), list)
+        }
         said = {m["toolCallId"]: str(m.get("content") or "") for m in msgs if m["role"] == "tool"}
-        said.update((k, "\n".join(str(o.get("content", "")) for o in s["output"] if isinstance(o, dict)))
-                    for k, s in states.items() if isinstance(s.get("output"), list) and k not in said)
+        said.update(
+            (k, "\n".join(str(o.get("content", "")) for o in s["output"] if isinstance(o, dict)))
+            for k, s in states.items()
+            if isinstance(s.get("output"), list) and k not in said
+        )
         fn = {k: s.get("toolCall", {}).get("function") or {} for k, s in states.items()}
-        failed = {k for k in ids & answered if is_error(states.get(k, {}).get("status") in ("errored", "canceled"),
-                                                       said.get(k, ""), fn.get(k, {}).get("name", ""),
-                                                       str(fn.get(k, {}).get("arguments", "")))}
+        failed = {
+            k
+            for k in ids & answered
+            if is_error(
+                states.get(k, {}).get("status") in ("errored", "canceled"),
+                said.get(k, ""),
+                fn.get(k, {}).get("name", ""),
+                str(fn.get(k, {}).get("arguments", "")),
+            )
+        }
         out.append(Real(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered), len(failed)))
     return Real(*(sum(x) for x in zip(*out)))
 
@@ -540,10 +662,17 @@ def real_cursor(root: Path) -> Real:
     out = []
     for f in sorted(root.rglob("*.vscdb")):
         con = sqlite3.connect(f"file:{f}?mode=ro", uri=True)
-        kv = dict(con.execute("SELECT key, value FROM cursorDiskKV")) if con.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = 'cursorDiskKV'").fetchone() else {}
-        items = dict(con.execute("SELECT key, value FROM ItemTable WHERE key IN ('composer.composerData', "
-                                 "'workbench.panel.aichat.view.aichat.chatdata', 'aiService.prompts')"))
+        kv = (
+            dict(con.execute("SELECT key, value FROM cursorDiskKV"))
+            if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'cursorDiskKV'").fetchone()
+            else {}
+        )
+        items = dict(
+            con.execute(
+                "SELECT key, value FROM ItemTable WHERE key IN ('composer.composerData', "
+                "'workbench.panel.aichat.view.aichat.chatdata', 'aiService.prompts')"
+            )
+        )
         con.close()
         convs: dict[str, list[dict]] = {}
         for key, raw in kv.items():
@@ -552,8 +681,11 @@ def real_cursor(root: Path) -> Real:
                 cid = key.split(":", 1)[1]
                 inline = doc.get("conversationMap") or {}
                 convs[cid] = doc.get("conversation") or [
-                    json.loads(kv[f"bubbleId:{cid}:{h['bubbleId']}"]) if f"bubbleId:{cid}:{h['bubbleId']}" in kv
-                    else inline[h["bubbleId"]] for h in doc.get("fullConversationHeadersOnly") or []]
+                    json.loads(kv[f"bubbleId:{cid}:{h['bubbleId']}"])
+                    if f"bubbleId:{cid}:{h['bubbleId']}" in kv
+                    else inline[h["bubbleId"]]
+                    for h in doc.get("fullConversationHeadersOnly") or []
+                ]
         for c in json.loads(items.get("composer.composerData") or "{}").get("allComposers", []):
             if c.get("conversation"):
                 convs.setdefault(c["composerId"], c["conversation"])
@@ -566,9 +698,23 @@ def real_cursor(root: Path) -> Real:
                 continue  # a new tab or a draft composer: no conversation
             tools = [b["toolFormerData"] for b in bubbles if b.get("toolFormerData")]
             done = [t for t in tools if t.get("result") is not None or t.get("status") in ("error", "completed")]
-            out.append(Real(1, sum(b["type"] == 1 for b in bubbles), len(tools), len(done),
-                            sum(is_error(t.get("status") == "error", str(t.get("result") or ""), t.get("name", ""),
-                                         str(t.get("rawArgs") or t.get("params") or "")) for t in done)))
+            out.append(
+                Real(
+                    1,
+                    sum(b["type"] == 1 for b in bubbles),
+                    len(tools),
+                    len(done),
+                    sum(
+                        is_error(
+                            t.get("status") == "error",
+                            str(t.get("result") or ""),
+                            t.get("name", ""),
+                            str(t.get("rawArgs") or t.get("params") or ""),
+                        )
+                        for t in done
+                    ),
+                )
+            )
         if rest:
             out.append(Real(1, len(rest), 0, 0, 0))
     return Real(*(sum(x) for x in zip(*out)))
@@ -585,13 +731,19 @@ def real_chatgpt(root: Path) -> Real:
             while cur:
                 m = nodes[cur]["message"]
                 meta = (m or {}).get("metadata") or {}
-                person += bool(m) and m["author"]["role"] == "user" and not meta.get(
-                    "is_visually_hidden_from_conversation") and m["content"]["content_type"] not in (
-                    "user_editable_context", "model_editable_context")
+                person += (
+                    bool(m)
+                    and m["author"]["role"] == "user"
+                    and not meta.get("is_visually_hidden_from_conversation")
+                    and m["content"]["content_type"] not in ("user_editable_context", "model_editable_context")
+                )
                 cur = nodes[cur]["parent"]
             msgs = {k: n["message"] for k, n in nodes.items() if n["message"]}
-            calls = [k for k, m in msgs.items() if m["author"]["role"] == "assistant"
-                     and m.get("recipient") not in (None, "all")]
+            calls = [
+                k
+                for k, m in msgs.items()
+                if m["author"]["role"] == "assistant" and m.get("recipient") not in (None, "all")
+            ]
             answered: dict[str, dict] = {}
             for k, m in msgs.items():
                 if m["author"]["role"] != "tool":
@@ -604,20 +756,35 @@ def real_chatgpt(root: Path) -> Real:
                         answered.setdefault(up, m)
                         break
                     up = nodes[up]["parent"]
-            errors = sum(is_error(m["content"]["content_type"] == "system_error" or bool(re.search(
-                "failed|error|exception", str((m["metadata"].get("aggregate_result") or {}).get("status")),
-                re.IGNORECASE)), "\n".join(str(x) for x in m["content"].get("parts") or []) or str(
-                m["content"].get("text", "")), str(msgs[c].get("recipient")), "") for c, m in answered.items())
+            errors = sum(
+                is_error(
+                    m["content"]["content_type"] == "system_error"
+                    or bool(
+                        re.search(
+                            "failed|error|exception",
+                            str((m["metadata"].get("aggregate_result") or {}).get("status")),
+                            re.IGNORECASE,
+                        )
+                    ),
+                    "\n".join(str(x) for x in m["content"].get("parts") or []) or str(m["content"].get("text", "")),
+                    str(msgs[c].get("recipient")),
+                    "",
+                )
+                for c, m in answered.items()
+            )
             out.append(Real(1, person, len(calls), len(answered), errors))
     return Real(*(sum(x) for x in zip(*out)))
 
 
 REAL: dict[str, tuple[str, Callable[[Path], Real]]] = {
-    "cline_roo": ("cline", real_cline), "continue_dev": ("continue", real_continue),
-    "cursor": ("cursor", real_cursor), "chatgpt_export": ("chatgpt", real_chatgpt),
+    "cline_roo": ("cline", real_cline),
+    "continue_dev": ("continue", real_continue),
+    "cursor": ("cursor", real_cursor),
+    "chatgpt_export": ("chatgpt", real_chatgpt),
 }
 
 # --- Real logs of agent runs and traces (../shared/data/agent-logs): one file at a time, five figures each. ---
+
 
 class Run(NamedTuple):
     conversations: int
@@ -653,30 +820,56 @@ def _otel_spans(path: Path) -> list[dict]:
             spans[key]["attrs"].update(s["attrs"])
         else:
             spans[key] = s
+
     for rec in _values(path):
         if "data" in rec:  # Jaeger
             for t in rec["data"]:
                 for sp in t["spans"]:
                     tags = {x["key"]: x["value"] for x in sp["tags"]}
                     parent = [r["spanID"] for r in sp["references"] if r["refType"] == "CHILD_OF"]
-                    put({"trace": sp["traceID"], "span": sp["spanID"], "parent": parent[0] if parent else None,
-                         "name": sp["operationName"], "start": sp["startTime"] / 1e6, "attrs": tags,
-                         "error": tags.get("otel.status_code") == "ERROR",
-                         "service": t["processes"][sp["processID"]]["serviceName"]})
+                    put(
+                        {
+                            "trace": sp["traceID"],
+                            "span": sp["spanID"],
+                            "parent": parent[0] if parent else None,
+                            "name": sp["operationName"],
+                            "start": sp["startTime"] / 1e6,
+                            "attrs": tags,
+                            "error": tags.get("otel.status_code") == "ERROR",
+                            "service": t["processes"][sp["processID"]]["serviceName"],
+                        }
+                    )
         elif "spanContext" in rec:  # JS ReadableSpan
-            put({"trace": rec["spanContext"]["traceId"], "span": rec["spanContext"]["spanId"],
-                 "parent": rec.get("parentSpanId"), "name": rec["name"],
-                 "start": rec["startTime"][0] + rec["startTime"][1] / 1e9, "attrs": dict(rec["attributes"]),
-                 "error": rec["status"].get("code") == 2, "service": ""})
+            put(
+                {
+                    "trace": rec["spanContext"]["traceId"],
+                    "span": rec["spanContext"]["spanId"],
+                    "parent": rec.get("parentSpanId"),
+                    "name": rec["name"],
+                    "start": rec["startTime"][0] + rec["startTime"][1] / 1e9,
+                    "attrs": dict(rec["attributes"]),
+                    "error": rec["status"].get("code") == 2,
+                    "service": "",
+                }
+            )
         else:  # the Python SDK's to_json, or a Phoenix row
             attrs = dict(rec["attributes"])
             if "span_kind" in rec:
                 attrs["openinference.span.kind"] = rec["span_kind"]
             status = rec.get("status_code") or rec["status"]["status_code"]
             start = rec["start_time"].replace("Z", "+00:00")
-            put({"trace": rec["context"]["trace_id"], "span": rec["context"]["span_id"], "parent": rec["parent_id"],
-                 "name": rec["name"], "start": datetime.fromisoformat(start).timestamp(), "attrs": attrs,
-                 "error": status == "ERROR", "service": ""})
+            put(
+                {
+                    "trace": rec["context"]["trace_id"],
+                    "span": rec["context"]["span_id"],
+                    "parent": rec["parent_id"],
+                    "name": rec["name"],
+                    "start": datetime.fromisoformat(start).timestamp(),
+                    "attrs": attrs,
+                    "error": status == "ERROR",
+                    "service": "",
+                }
+            )
     return list(spans.values())
 
 
@@ -698,8 +891,11 @@ def otel_run(path: Path) -> Run:
 
     def is_agent(s: dict) -> bool:
         a = s["attrs"]
-        return op(s) == "invoke_agent" or a.get("openinference.span.kind") == "AGENT" or "agent" in (
-            a.get("ioa_observe.span.kind"), a.get("traceloop.span.kind"))
+        return (
+            op(s) == "invoke_agent"
+            or a.get("openinference.span.kind") == "AGENT"
+            or "agent" in (a.get("ioa_observe.span.kind"), a.get("traceloop.span.kind"))
+        )
 
     def up(s: dict) -> dict | None:
         return by_id.get((s["trace"], s["parent"]))
@@ -713,8 +909,11 @@ def otel_run(path: Path) -> Run:
         a = s["attrs"]
         if op(s) == "execute_tool" or a.get("openinference.span.kind") == "TOOL":
             return "tool"
-        if op(s) == "chat" or a.get("openinference.span.kind") == "LLM" or str(a.get("ai.operationId")).endswith(
-                (".doGenerate", ".doStream")):
+        if (
+            op(s) == "chat"
+            or a.get("openinference.span.kind") == "LLM"
+            or str(a.get("ai.operationId")).endswith((".doGenerate", ".doStream"))
+        ):
             return "model"
         return ""
 
@@ -722,8 +921,9 @@ def otel_run(path: Path) -> Run:
     for s in spans:
         if kind(s):
             key = (session.get(s["trace"], s["trace"]), agent(up(s)))
-            t = threads.setdefault(key, {"users": set(), "calls": [], "answered": set(), "errors": set(),
-                                         "tools": [], "first": s})
+            t = threads.setdefault(
+                key, {"users": set(), "calls": [], "answered": set(), "errors": set(), "tools": [], "first": s}
+            )
             t["first"] = min(t["first"], s, key=lambda x: x["start"])
             a = s["attrs"]
             if kind(s) == "tool":
@@ -739,8 +939,11 @@ def otel_run(path: Path) -> Run:
                     if p["type"] == "tool_call_response":
                         t["answered"].add(p["id"])
             for k, v in a.items():
-                m = re.fullmatch(r"llm\.(input|output)_messages\.(\d+)\.message\.(role|tool_call_id|tool_calls\.\d+"
-                                 r"\.tool_call\.id)", k)
+                m = re.fullmatch(
+                    r"llm\.(input|output)_messages\.(\d+)\.message\.(role|tool_call_id|tool_calls\.\d+"
+                    r"\.tool_call\.id)",
+                    k,
+                )
                 if m and m.group(3) == "role" and v == "user":
                     t["users"].add(a[k.replace(".role", ".content")])
                 elif m and m.group(3) == "tool_call_id":
@@ -755,30 +958,61 @@ def otel_run(path: Path) -> Run:
         claimed: set = set()
         for s in t["tools"]:
             a = s["attrs"]
-            cid = a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or a.get("tool.id") or next(
-                (c for c, n in t["calls"] if n == (a.get("gen_ai.tool.name") or a.get("tool.name")) and c not in claimed), s["span"])
+            cid = (
+                a.get("gen_ai.tool.call.id")
+                or a.get("tool_call.id")
+                or a.get("tool.id")
+                or next(
+                    (
+                        c
+                        for c, n in t["calls"]
+                        if n == (a.get("gen_ai.tool.name") or a.get("tool.name")) and c not in claimed
+                    ),
+                    s["span"],
+                )
+            )
             claimed.add(cid)
             if cid not in [c for c, _ in t["calls"]]:
                 t["calls"].append((cid, a.get("gen_ai.tool.name")))
             t["answered"].add(cid)
             said = a.get("gen_ai.tool.call.result") or a.get("output.value") or a.get("gen_ai.tool.output") or ""
-            if is_error(s["error"], str(said), str(a.get("gen_ai.tool.name") or a.get("tool.name") or ""),
-                        str(a.get("gen_ai.tool.call.arguments") or a.get("input.value") or "")):
+            if is_error(
+                s["error"],
+                str(said),
+                str(a.get("gen_ai.tool.name") or a.get("tool.name") or ""),
+                str(a.get("gen_ai.tool.call.arguments") or a.get("input.value") or ""),
+            ):
                 t["errors"].add(cid)
         above, sub = up(t["first"]), False
         while above is not None:
-            other = (group, agent(above) if not is_agent(above) else (above["service"], above["attrs"].get(
-                "gen_ai.agent.name") or above["name"]))
+            other = (
+                group,
+                agent(above)
+                if not is_agent(above)
+                else (above["service"], above["attrs"].get("gen_ai.agent.name") or above["name"]),
+            )
             sub = sub or (other[1] != key and other in threads)
             above = up(above)
         ids = {c for c, _ in t["calls"]}
-        out = _plus(out, Run(1, 0 if sub else len(t["users"]), len(ids), len(ids & t["answered"]),
-                            len(ids & t["errors"])))
+        out = _plus(
+            out, Run(1, 0 if sub else len(t["users"]), len(ids), len(ids & t["answered"]), len(ids & t["errors"]))
+        )
     return out
 
 
-OPENHANDS_SKIPPED = {"change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation_request",
-                     "start", "message", "system", "condensation"}
+OPENHANDS_SKIPPED = {
+    "change_agent_state",
+    "null",
+    "pause",
+    "resume",
+    "stop",
+    "recall",
+    "condensation_request",
+    "start",
+    "message",
+    "system",
+    "condensation",
+}
 
 
 def openhands_run(path: Path) -> Run:
@@ -798,8 +1032,10 @@ def openhands_run(path: Path) -> Run:
             calls = {e["tool_call_id"] for e in events if isinstance(e.get("action"), dict)}
             obs = [e for e in events if isinstance(e.get("observation"), dict) and e["tool_call_id"] in calls]
             person = sum(e["llm_message"]["role"] == "user" for e in events if "llm_message" in e)
-            errors = sum(e["observation"].get("is_error") is True or e["observation"].get("exit_code") not in (None, 0, -1)
-                         for e in obs)
+            errors = sum(
+                e["observation"].get("is_error") is True or e["observation"].get("exit_code") not in (None, 0, -1)
+                for e in obs
+            )
             out = _plus(out, Run(1, person, len(calls), len(obs), errors))
             continue
         person = calls = linked = errors = 0
@@ -816,19 +1052,35 @@ def openhands_run(path: Path) -> Run:
                 open_calls.append((i, e.get("args") or e))
             elif "observation" in e and e["observation"] not in ("agent_state_changed", "null", "recall", "condense"):
                 x = e.get("extras") or e
-                match = next((k for k, (j, a) in enumerate(open_calls) if events[j]["action"] == e["observation"]
-                              and any(a.get(f) == x.get(f) is not None for f in ("command", "code", "path"))), None)
+                match = next(
+                    (
+                        k
+                        for k, (j, a) in enumerate(open_calls)
+                        if events[j]["action"] == e["observation"]
+                        and any(a.get(f) == x.get(f) is not None for f in ("command", "code", "path"))
+                    ),
+                    None,
+                )
                 if match is not None:
                     j, a = open_calls.pop(match)
                     linked += 1
-                    errors += is_error(x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error",
-                                       str(e.get("content", "")), events[j]["action"], str(a.get("command", "")))
+                    errors += is_error(
+                        x.get("exit_code") not in (None, 0, -1) or e["observation"] == "error",
+                        str(e.get("content", "")),
+                        events[j]["action"],
+                        str(a.get("command", "")),
+                    )
         out = _plus(out, Run(1, person, calls, linked, errors))
     return out
 
 
-SWE_FAILED = ("Your proposed edit has introduced new syntax error", "Error", "Usage: ", "Traceback ",
-              "No such file or directory")
+SWE_FAILED = (
+    "Your proposed edit has introduced new syntax error",
+    "Error",
+    "Usage: ",
+    "Traceback ",
+    "No such file or directory",
+)
 
 
 def swe_agent_run(path: Path) -> Run:
@@ -854,23 +1106,35 @@ def swe_agent_run(path: Path) -> Run:
                         linked.append(h["content"])
         if open_ids and len(steps) >= len(made):  # the history stops before the last observation
             linked.append(steps[len(made) - 1]["observation"])
-        after = [st for st in steps[len(made):] if st.get("action")]  # steps past the history: a call each
+        after = [st for st in steps[len(made) :] if st.get("action")]  # steps past the history: a call each
         linked += [st["observation"] for st in after]
         errors = sum(str(o).lstrip().startswith(SWE_FAILED) for o in linked)
         return Run(1, person, len(made) + len(after), len(linked), errors)
     actions = sum(h["role"] == "assistant" and bool(h.get("action")) for h in history)
     calls = max(actions, len(steps))
-    errors = sum(is_error(str(s["observation"]).lstrip().startswith(SWE_FAILED), str(s["observation"]), "",
-                          str(s.get("action", ""))) for s in steps)
+    errors = sum(
+        is_error(
+            str(s["observation"]).lstrip().startswith(SWE_FAILED), str(s["observation"]), "", str(s.get("action", ""))
+        )
+        for s in steps
+    )
     return Run(1, person, calls, calls, errors)
 
 
-MINI_PERSON = ("Command not executed. The user rejected your command with the following message:",
-               "Commands not executed. The user rejected your commands with the following message:",
-               "The user added a new task:", "Interrupted by user:")
-MINI_HARNESS = ("Please always provide EXACTLY ONE action", "Format error:", "Interrupted by user: Temporary "
-                "interruption caught.", "Command not executed. Switching to human mode",
-                "Commands not executed. Switching to human mode", "Your previous response reached the output")
+MINI_PERSON = (
+    "Command not executed. The user rejected your command with the following message:",
+    "Commands not executed. The user rejected your commands with the following message:",
+    "The user added a new task:",
+    "Interrupted by user:",
+)
+MINI_HARNESS = (
+    "Please always provide EXACTLY ONE action",
+    "Format error:",
+    "Interrupted by user: Temporary interruption caught.",
+    "Command not executed. Switching to human mode",
+    "Commands not executed. Switching to human mode",
+    "Your previous response reached the output",
+)
 
 
 def mini_swe_agent_run(path: Path) -> Run:
@@ -884,12 +1148,17 @@ def mini_swe_agent_run(path: Path) -> Run:
     for m in msgs:
         text = m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
         if m["role"] == "assistant":
-            n = len(m.get("tool_calls") or []) or len((m.get("extra") or {}).get("actions") or []) or len(
-                re.findall(r"```(?:bash|mswea_bash_command)\n", text))
+            n = (
+                len(m.get("tool_calls") or [])
+                or len((m.get("extra") or {}).get("actions") or [])
+                or len(re.findall(r"```(?:bash|mswea_bash_command)\n", text))
+            )
             calls += n
-            runs = [json.dumps(c.get("function")) for c in m.get("tool_calls") or []] or [
-                json.dumps(a) for a in (m.get("extra") or {}).get("actions") or []] or re.findall(
-                r"```(?:bash|mswea_bash_command)\n(.*?)```", text, re.S)
+            runs = (
+                [json.dumps(c.get("function")) for c in m.get("tool_calls") or []]
+                or [json.dumps(a) for a in (m.get("extra") or {}).get("actions") or []]
+                or re.findall(r"```(?:bash|mswea_bash_command)\n(.*?)```", text, re.S)
+            )
             pending = (runs + [text] * n)[:n]  # what each action runs
         elif m["role"] == "user" and text.lstrip().startswith(MINI_HARNESS):
             pending = []
@@ -899,8 +1168,13 @@ def mini_swe_agent_run(path: Path) -> Run:
             action = ("bash", pending.pop(0))
             linked += 1
             code = (m.get("extra") or {}).get("returncode")
-            errors += is_error(code != 0 if isinstance(code, int) else bool(
-                re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text)), text, *action)
+            errors += is_error(
+                code != 0
+                if isinstance(code, int)
+                else bool(re.match(r"\s*(<returncode>[1-9-]|The last command <command>)", text)),
+                text,
+                *action,
+            )
         elif m["role"] == "user":
             person += not seen_user
             seen_user = True
@@ -925,30 +1199,65 @@ def inspect_run(path: Path) -> Run:
     for s in samples:
         msgs = s["messages"]
         texts = {json.dumps(m.get("content")) for m in msgs if m["role"] == "assistant"} | {
-            m.get("id") for m in msgs if m["role"] == "assistant"}
-        replies = [e["output"]["choices"][0]["message"] for e in s["events"] if e["event"] == "model"
-                   and e["output"]["choices"]]
-        if any((r.get("id") or json.dumps(r.get("content"))) not in texts and (r.get("id") or r.get("content"))
-               for r in replies):
-            users = {json.dumps(m["content"]) for e in s["events"] if e["event"] == "model" for m in e["input"]
-                     if m["role"] == "user"}
+            m.get("id") for m in msgs if m["role"] == "assistant"
+        }
+        replies = [
+            e["output"]["choices"][0]["message"]
+            for e in s["events"]
+            if e["event"] == "model" and e["output"]["choices"]
+        ]
+        if any(
+            (r.get("id") or json.dumps(r.get("content"))) not in texts and (r.get("id") or r.get("content"))
+            for r in replies
+        ):
+            users = {
+                json.dumps(m["content"])
+                for e in s["events"]
+                if e["event"] == "model"
+                for m in e["input"]
+                if m["role"] == "user"
+            }
             out = _plus(out, Run(1, len(users), 0, 0, 0))
             continue
-        users = [m for m in msgs if m["role"] == "user" and not str(m["content"]).startswith(
-            ("Please proceed to the next step using your best judgement", "Your submission was incorrect"))]
+        users = [
+            m
+            for m in msgs
+            if m["role"] == "user"
+            and not str(m["content"]).startswith(
+                ("Please proceed to the next step using your best judgement", "Your submission was incorrect")
+            )
+        ]
         calls = [c for m in msgs for c in m.get("tool_calls") or []]
         results = {m["tool_call_id"]: m for m in msgs if m["role"] == "tool"}
-        out = _plus(out, Run(1, len(users), len(calls), sum(c["id"] in results for c in calls),
-                            sum(is_error(results[c["id"]].get("error") is not None, _inspect_text(results[c["id"]]),
-                                         c.get("function", ""), json.dumps(c.get("arguments")))
-                                for c in calls if c["id"] in results)))
+        out = _plus(
+            out,
+            Run(
+                1,
+                len(users),
+                len(calls),
+                sum(c["id"] in results for c in calls),
+                sum(
+                    is_error(
+                        results[c["id"]].get("error") is not None,
+                        _inspect_text(results[c["id"]]),
+                        c.get("function", ""),
+                        json.dumps(c.get("arguments")),
+                    )
+                    for c in calls
+                    if c["id"] in results
+                ),
+            ),
+        )
     return out
 
 
 RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
-    "otel_genai": ("otel", otel_run), "openinference_phoenix": ("otel", otel_run),
-    "openhands": ("openhands", openhands_run), "swe_agent": ("swe-agent", swe_agent_run),
-    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run), "inspect_ai": ("inspect", inspect_run),
+    "otel_genai": ("otel", otel_run),
+    "openinference_phoenix": ("otel", otel_run),
+    "openhands": ("openhands", openhands_run),
+    "swe_agent": ("swe-agent", swe_agent_run),
+    "mini_swe_agent": ("mini-swe-agent", mini_swe_agent_run),
+    "inspect_ai": ("inspect", inspect_run),
 }
 
 
@@ -959,20 +1268,33 @@ RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
 ERROR_RULES: tuple[tuple[str, str], ...] = (
     ("traceback", r"(?m)^\s*Traceback \(most recent call last\):"),
     ("shell_error", r"(?m)^(?:/\S*/)?(?:ba|z|da|k)?sh: (?:(?:line )?\d+: )?(?!warning:|line \d)"),
-    ("command_not_found", r"(?m)(?::|^) ?command not found\b|is not recognized as (?:an internal or external command"
-                          r"|the name of a cmdlet)"),
+    (
+        "command_not_found",
+        r"(?m)(?::|^) ?command not found\b|is not recognized as (?:an internal or external command"
+        r"|the name of a cmdlet)",
+    ),
     ("no_such_file", r"(?m)No such file or directory|cannot find the (?:file|path) specified|^FileNotFoundError: "),
-    ("exit_code", r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
-                  r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
-                  r"|<returncode>-?0*[1-9]\d*</returncode>"),
-    ("http_status", r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b"),
+    (
+        "exit_code",
+        r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+        r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
+        r"|<returncode>-?0*[1-9]\d*</returncode>",
+    ),
+    (
+        "http_status",
+        r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b",
+    ),
 )
-_ZERO_EXIT = (r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
-              r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>")
+_ZERO_EXIT = (
+    r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+    r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>"
+)
 _SEARCH = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 _SEARCH_TOOLS = ("grep", "search_files", "Grep", "grep_search", "search", "ripgrep")
-_WRAPPER = (r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|<returncode>1</returncode>|"
-            r"</?output>|\[?command finished with exit code 1\]?)[ \t]*$")
+_WRAPPER = (
+    r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|<returncode>1</returncode>|"
+    r"</?output>|\[?command finished with exit code 1\]?)[ \t]*$"
+)
 
 
 def error_rule(text: str) -> str | None:
@@ -988,8 +1310,11 @@ def is_error(flagged: bool, text: str | None, name: str = "", arguments: str = "
     """The format's flag, else the content rules; a search that found nothing (empty but for exit-1 lines) is
     never an error."""
     text = text or ""
-    empty = (len(text.encode()) <= 200 and not re.search(r"(?i)exit code:? ?[2-9]|<returncode>-?[2-9]", text)
-             and not re.sub(_WRAPPER, "", text).strip())
+    empty = (
+        len(text.encode()) <= 200
+        and not re.search(r"(?i)exit code:? ?[2-9]|<returncode>-?[2-9]", text)
+        and not re.sub(_WRAPPER, "", text).strip()
+    )
     if empty and (name in _SEARCH_TOOLS or re.search(_SEARCH, arguments or "")):
         return False
     return flagged or error_rule(text) is not None
@@ -1007,13 +1332,36 @@ class FileFigures(NamedTuple):
 
 
 # codex-rs core/src/context/contextual_user_message.rs: fragments Codex injects as user messages
-CODEX_CONTEXTUAL = ("# agents.md instructions", "<user_instructions>", "<instructions>", "<agents_instructions>",
-                    "<environment_context>", "<context_update>", "<multiagent_context>",
-                    "<agent_message_board_notification>", "<skill>", "<skills_instructions>", "<user_shell_command>",
-                    "<turn_aborted>", "<subagent_notification>", "<codex_internal_context", "<goal_context>",
-                    "<recommended_plugins>", "<hook_prompt ", "<permissions instructions>")
-CODEX_FAILURES = ("execution error:", "apply_patch verification failed", "write_stdin failed",
-                  "failed to parse function arguments", "unsupported call", "error:", "failed in sandbox", "err: ")
+CODEX_CONTEXTUAL = (
+    "# agents.md instructions",
+    "<user_instructions>",
+    "<instructions>",
+    "<agents_instructions>",
+    "<environment_context>",
+    "<context_update>",
+    "<multiagent_context>",
+    "<agent_message_board_notification>",
+    "<skill>",
+    "<skills_instructions>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<codex_internal_context",
+    "<goal_context>",
+    "<recommended_plugins>",
+    "<hook_prompt ",
+    "<permissions instructions>",
+)
+CODEX_FAILURES = (
+    "execution error:",
+    "apply_patch verification failed",
+    "write_stdin failed",
+    "failed to parse function arguments",
+    "unsupported call",
+    "error:",
+    "failed in sandbox",
+    "err: ",
+)
 
 
 def _uuid7_ms(v: object) -> int | None:
@@ -1098,17 +1446,32 @@ def codex_file(path: Path) -> FileFigures:
         elif t in ("function_call_output", "custom_tool_call_output", "tool_search_output"):
             outputs[p["call_id"]] = p.get("output")
     linked = [c for c in calls if c in outputs]
-    errors = sum(is_error(exits[c] != 0 if c in exits else _codex_failed(outputs[c]), _codex_text(outputs[c]),
-                          *called[c]) for c in linked)
+    errors = sum(
+        is_error(exits[c] != 0 if c in exits else _codex_failed(outputs[c]), _codex_text(outputs[c]), *called[c])
+        for c in linked
+    )
     return FileFigures(1, person - rolled, len(calls), len(linked), errors)
 
 
 # Claude Code's own text on the user role (slash commands and their output, hooks, interruptions, summaries)
-CLAUDE_HARNESS = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-                  "<local-command-stderr>", "<local-command-caveat>", "Caveat: The messages below were generated",
-                  "<bash-stdout>", "<bash-stderr>", "<user-prompt-submit-hook>", "<system-reminder>",
-                  "Stop hook feedback:", "[Request interrupted by user", "Request interrupted by user",
-                  "This session is being continued from a previous conversation", "<task-notification>")
+CLAUDE_HARNESS = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "Caveat: The messages below were generated",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-prompt-submit-hook>",
+    "<system-reminder>",
+    "Stop hook feedback:",
+    "[Request interrupted by user",
+    "Request interrupted by user",
+    "This session is being continued from a previous conversation",
+    "<task-notification>",
+)
 
 
 def claude_code_main_path(recs: list[dict]) -> set[str]:
@@ -1151,13 +1514,23 @@ def claude_code_file(path: Path) -> FileFigures:
         content = (r.get("message") or {}).get("content")
         blocks = content if isinstance(content, list) else []
         if r.get("type") == "assistant":
-            uses.update((b["id"], (b.get("name", ""), json.dumps(b.get("input")))) for b in blocks
-                        if b.get("type") == "tool_use")
+            uses.update(
+                (b["id"], (b.get("name", ""), json.dumps(b.get("input"))))
+                for b in blocks
+                if b.get("type") == "tool_use"
+            )
         if r.get("type") != "user":
             continue
-        results.update((b["tool_use_id"], is_error(bool(b.get("is_error")), _claude_text(b.get("content")),
-                                                   *uses.get(b["tool_use_id"], ("", ""))))
-                       for b in blocks if b.get("type") == "tool_result")
+        results.update(
+            (
+                b["tool_use_id"],
+                is_error(
+                    bool(b.get("is_error")), _claude_text(b.get("content")), *uses.get(b["tool_use_id"], ("", ""))
+                ),
+            )
+            for b in blocks
+            if b.get("type") == "tool_result"
+        )
         texts = [content] if isinstance(content, str) else [b["text"] for b in blocks if b.get("type") == "text"]
         if not texts or r.get("uuid") not in path_ids:
             continue
@@ -1167,14 +1540,20 @@ def claude_code_file(path: Path) -> FileFigures:
         args = re.search(r"<command-args>\s*(\S.*?)</command-args>", text, re.DOTALL)  # a command given words
         commanded = text.startswith(("<command-name>", "<command-message>")) and args is not None
         person += not meta and (bool(reminded) or commanded or not text.startswith(CLAUDE_HARNESS))
-    if path.name.startswith("agent-acompact-"):  # a compaction's summary request: the prompt it repeats is the session's
+    if path.name.startswith(
+        "agent-acompact-"
+    ):  # a compaction's summary request: the prompt it repeats is the session's
         person = 0
     linked = [u for u in uses if u in results]
     return FileFigures(1, person, len(uses), len(linked), sum(results[u] for u in linked))
 
 
-GEMINI_NOT_PERSON = ("System: Please continue.", "[Function Response:",
-                     "This is the Gemini CLI. We are setting up the context", "<session_context>")
+GEMINI_NOT_PERSON = (
+    "System: Please continue.",
+    "[Function Response:",
+    "This is the Gemini CLI. We are setting up the context",
+    "<session_context>",
+)
 
 
 def _gemini_text(content: object) -> str:
@@ -1197,8 +1576,12 @@ def _gemini_exit(v: object) -> bool:
 
 def _gemini_result(call: dict) -> str:
     """The output a call's result carries: its functionResponse's ``output`` or ``error``, else the display."""
-    texts = [str(v) for r in call.get("result") or [] if isinstance(r, dict)
-             for v in ((r.get("functionResponse") or {}).get("response") or {}).values()]
+    texts = [
+        str(v)
+        for r in call.get("result") or []
+        if isinstance(r, dict)
+        for v in ((r.get("functionResponse") or {}).get("response") or {}).values()
+    ]
     return "\n".join(texts) or str(call.get("resultDisplay") or "")
 
 
@@ -1206,13 +1589,26 @@ def gemini_file(path: Path) -> FileFigures:
     doc = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(doc, dict) and "messages" in doc:  # a chat recording
         msgs = doc["messages"]
-        person = sum(m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON)
-                     for m in msgs)
+        person = sum(
+            m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON) for m in msgs
+        )
         calls = [c for m in msgs for c in m.get("toolCalls") or []]
         done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
-        return FileFigures(1, person, len(calls), len(done), sum(
-            is_error(c.get("status") == "error" or _gemini_exit(c.get("result")), _gemini_result(c), c.get("name", ""),
-                     json.dumps(c.get("args"))) for c in done))
+        return FileFigures(
+            1,
+            person,
+            len(calls),
+            len(done),
+            sum(
+                is_error(
+                    c.get("status") == "error" or _gemini_exit(c.get("result")),
+                    _gemini_result(c),
+                    c.get("name", ""),
+                    json.dumps(c.get("args")),
+                )
+                for c in done
+            ),
+        )
     if isinstance(doc, list) and doc and "sessionId" in doc[0]:  # logs.json, the prompt log
         chats = path.parent / "chats"
         recorded = {f.stem[-8:] for f in chats.glob("session-*")} if chats.is_dir() else set()
@@ -1261,8 +1657,9 @@ def aider_file(path: Path) -> FileFigures:
             elif not line.strip() and groups and groups[-1][0] == "tool":
                 kind = "tool"
             else:  # the failed blocks aider reflects to the model after its "> " report are its own output
-                reflecting = reflecting or (bool(groups) and groups[-1][0] == "tool"
-                                            and line.startswith("## SearchReplaceNo"))
+                reflecting = reflecting or (
+                    bool(groups) and groups[-1][0] == "tool" and line.startswith("## SearchReplaceNo")
+                )
                 kind = "tool" if reflecting else "reply"
             if groups and groups[-1][0] == kind != "confirm":
                 groups[-1][1].append(line)
@@ -1270,7 +1667,7 @@ def aider_file(path: Path) -> FileFigures:
                 groups.append((kind, [line]))
         groups = [(k, ls) for k, ls in groups if "\n".join(ls).strip()]
         formats = {"main": None, "editor": None}
-        for ln in (groups[0][1] if groups and groups[0][0] == "tool" else []):
+        for ln in groups[0][1] if groups and groups[0][0] == "tool" else []:
             if m := re.match(r"(?:Main )?[Mm]odel: \S+ with (\S+) edit format", ln):
                 formats["main"] = m.group(1)
             if m := re.match(r"Editor model: \S+ with (\S+) edit format", ln):
@@ -1283,15 +1680,31 @@ def aider_file(path: Path) -> FileFigures:
                 person += not handoff
             elif kind == "reply":
                 body_text = "\n".join(lines)
-                paths = [m.group(1).strip().strip("`*") for m in re.finditer(
-                    r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)", body_text, re.M | re.S)]
+                paths = [
+                    m.group(1).strip().strip("`*")
+                    for m in re.finditer(
+                        r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)",
+                        body_text,
+                        re.M | re.S,
+                    )
+                ]
                 paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
                 if (formats["editor"] if handoff else formats["main"]) in ("whole", "editor-whole"):
-                    paths += [m.group(1) for m in re.finditer(
-                        r"^[*`]*([\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + fence + r"\n.*?^(?:```+|</source>|</code>|"
-                        r"</pre>|</codeblock>|</sourcecode>)[ \t]*$", body_text, re.M | re.S)]
+                    paths += [
+                        m.group(1)
+                        for m in re.finditer(
+                            r"^[*`]*([\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n"
+                            + fence
+                            + r"\n.*?^(?:```+|</source>|</code>|"
+                            r"</pre>|</codeblock>|</sourcecode>)[ \t]*$",
+                            body_text,
+                            re.M | re.S,
+                        )
+                    ]
                 out = groups[i + 1][1] if i + 1 < len(groups) and groups[i + 1][0] == "tool" else []
-                said: dict[int, list[str]] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
+                said: dict[
+                    int, list[str]
+                ] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
                 for ln in out:
                     if ln.startswith("Tokens: ") or not ln.strip():
                         continue
@@ -1299,9 +1712,20 @@ def aider_file(path: Path) -> FileFigures:
                     said.setdefault(max(named)[1] if named else 0, []).append(ln)
                 answered = [k for k in said if k < len(paths)]
                 linked += len(answered)
-                errors += sum(is_error(bool(re.search(r"(?i)\b(?:error|exception|failed|did not conform|no exact "
-                                                      r"match|unable to|traceback)\b", "\n".join(said[k]))),
-                                       "\n".join(said[k]), "edit") for k in answered)
+                errors += sum(
+                    is_error(
+                        bool(
+                            re.search(
+                                r"(?i)\b(?:error|exception|failed|did not conform|no exact "
+                                r"match|unable to|traceback)\b",
+                                "\n".join(said[k]),
+                            )
+                        ),
+                        "\n".join(said[k]),
+                        "edit",
+                    )
+                    for k in answered
+                )
                 calls += len(paths)
                 last_reply, handoff = plain, False
     return FileFigures(len(sessions), person, calls, linked, errors)
@@ -1310,6 +1734,7 @@ def aider_file(path: Path) -> FileFigures:
 # --- The families added for issue 42 (Copilot CLI, Qwen Code, OpenCode, ...): real files, one at a time, six
 # figures each, the sixth the tokens the file records (input with the cache's + output), counted from the raw
 # file by each tool's documented rules. ---
+
 
 class Tally(NamedTuple):
     conversations: int
@@ -1326,7 +1751,9 @@ def copilot_file(path: Path) -> Tally:
     session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model)."""
     recs = [r for r in json_lines(path) if "type" in r]
     person = sum(r["type"] == "user.message" for r in recs)
-    calls = [q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []]
+    calls = [
+        q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []
+    ]
     done = {r["data"]["toolCallId"]: r["data"].get("success") for r in recs if r["type"] == "tool.execution_complete"}
     last: dict[str, dict] = {}
     for r in recs:
@@ -1349,16 +1776,29 @@ def qwen_file(path: Path) -> Tally:
         main.add(cur)
         cur = parent.get(cur)
     own = ("notification", "cron", "background_task_completed", "agent_launch_prompt", "goal_runtime")
-    person = sum(r["type"] == "user" and r["uuid"] in main and (
-        r["provenance"] == "real_user" if "provenance" in r else r.get("subtype") not in own) for r in recs)
+    person = sum(
+        r["type"] == "user"
+        and r["uuid"] in main
+        and (r["provenance"] == "real_user" if "provenance" in r else r.get("subtype") not in own)
+        for r in recs
+    )
     parts = [(r, p) for r in recs for p in (r.get("message") or {}).get("parts", [])]
     calls = [p["functionCall"].get("id") for r, p in parts if r["type"] == "assistant" and "functionCall" in p]
-    answers = {p["functionResponse"].get("id"): (r.get("toolCallResult") or {}).get("status") == "error"
-               or "error" in (p["functionResponse"].get("response") or {}) for r, p in parts if "functionResponse" in p}
+    answers = {
+        p["functionResponse"].get("id"): (r.get("toolCallResult") or {}).get("status") == "error"
+        or "error" in (p["functionResponse"].get("response") or {})
+        for r, p in parts
+        if "functionResponse" in p
+    }
     linked = [c for c in calls if c in answers]
-    tokens = sum(sum((r.get("usageMetadata") or {}).get(k, 0) for k in
-                     ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount"))
-                 for r in recs if r["type"] == "assistant")
+    tokens = sum(
+        sum(
+            (r.get("usageMetadata") or {}).get(k, 0)
+            for k in ("promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
+        )
+        for r in recs
+        if r["type"] == "assistant"
+    )
     return Tally(1, person, len(calls), len(linked), sum(answers[c] for c in linked), tokens)
 
 
@@ -1378,18 +1818,31 @@ def opencode_file(path: Path) -> Tally:
         msgs = {mid: json.loads(d) for mid, d in con.execute("SELECT id, data FROM message")}
         parts = [(mid, json.loads(d)) for mid, d in con.execute("SELECT message_id, data FROM part")]
         con.close()
-    person = sum(msgs[mid]["role"] == "user" and any(
-        (p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
-        for mid in msgs)
+    person = sum(
+        msgs[mid]["role"] == "user"
+        and any((p["type"] == "text" and not p.get("synthetic")) or p["type"] == "file" for m2, p in parts if m2 == mid)
+        for mid in msgs
+    )
     # a bash part is "completed" whatever the command's exit: state.metadata.exit says whether it failed
-    tools = ["error" if p["state"]["status"] == "completed" and (p["state"].get("metadata") or {}).get("exit") not in
-             (None, 0) else p["state"]["status"] for _, p in parts if p["type"] == "tool"]
+    tools = [
+        "error"
+        if p["state"]["status"] == "completed" and (p["state"].get("metadata") or {}).get("exit") not in (None, 0)
+        else p["state"]["status"]
+        for _, p in parts
+        if p["type"] == "tool"
+    ]
     tokens = 0
     for m in msgs.values():
         t = m.get("tokens") or {}
         tokens += sum(t.get(k, 0) for k in ("input", "output", "reasoning")) + sum((t.get("cache") or {}).values())
-    return Tally(sessions, person, len(tools), sum(s in ("completed", "error") for s in tools),
-                 sum(s == "error" for s in tools), tokens)
+    return Tally(
+        sessions,
+        person,
+        len(tools),
+        sum(s in ("completed", "error") for s in tools),
+        sum(s == "error" for s in tools),
+        tokens,
+    )
 
 
 def claude_code_otel_file(path: Path) -> Tally:
@@ -1402,6 +1855,7 @@ def claude_code_otel_file(path: Path) -> Tally:
     def val(v: dict) -> object:
         x = next(iter(v.values()))
         return int(x) if "intValue" in v else x
+
     recs = []
     for d in docs:
         for rl in d["resourceLogs"]:
@@ -1411,10 +1865,20 @@ def claude_code_otel_file(path: Path) -> Tally:
                     a["_name"] = str(a.get("event.name") or r["body"]["stringValue"]).removeprefix("claude_code.")
                     recs.append(a)
     tools = [r for r in recs if r["_name"] == "tool_result"]
-    tokens = sum(r.get(k, 0) for r in recs if r["_name"] == "api_request"
-                 for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens"))
-    return Tally(len({r.get("session.id") for r in recs}), sum(r["_name"] == "user_prompt" for r in recs),
-                 len(tools), len(tools), sum(str(r.get("success")).lower() == "false" for r in tools), tokens)
+    tokens = sum(
+        r.get(k, 0)
+        for r in recs
+        if r["_name"] == "api_request"
+        for k in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+    )
+    return Tally(
+        len({r.get("session.id") for r in recs}),
+        sum(r["_name"] == "user_prompt" for r in recs),
+        len(tools),
+        len(tools),
+        sum(str(r.get("success")).lower() == "false" for r in tools),
+        tokens,
+    )
 
 
 def kimi_file(path: Path) -> Tally:
@@ -1430,13 +1894,23 @@ def kimi_file(path: Path) -> Tally:
             events.append((None, m))
     subs = {s for s, _ in events if s is not None}
     calls = [(s, e["payload"]["id"]) for s, e in events if e["type"] == "ToolCall"]
-    results = {(s, e["payload"]["tool_call_id"]): e["payload"]["return_value"].get("is_error") is True
-               for s, e in events if e["type"] == "ToolResult"}
+    results = {
+        (s, e["payload"]["tool_call_id"]): e["payload"]["return_value"].get("is_error") is True
+        for s, e in events
+        if e["type"] == "ToolResult"
+    }
     linked = [c for c in calls if c in results]
-    tokens = sum(sum((e["payload"].get("token_usage") or {}).values()) for _, e in events
-                 if e["type"] == "StatusUpdate")
-    return Tally(1 + len(subs), sum(s is None and e["type"] == "TurnBegin" for s, e in events), len(calls),
-                 len(linked), sum(results[c] for c in linked), tokens)
+    tokens = sum(
+        sum((e["payload"].get("token_usage") or {}).values()) for _, e in events if e["type"] == "StatusUpdate"
+    )
+    return Tally(
+        1 + len(subs),
+        sum(s is None and e["type"] == "TurnBegin" for s, e in events),
+        len(calls),
+        len(linked),
+        sum(results[c] for c in linked),
+        tokens,
+    )
 
 
 def _kimi_user_turns(path: Path) -> int:
@@ -1481,8 +1955,11 @@ def goose_file(path: Path) -> Tally:
         convs, msgs = 1, [(r["role"], r["content"]) for r in recs if "role" in r]
     blocks = [(role, b) for role, content in msgs for b in content]
     calls = [b["id"] for _, b in blocks if b["type"] == "toolRequest"]
-    answers = {b["id"]: b["toolResult"].get("status") == "error" or (b["toolResult"].get("value") or {}).get("isError")
-               is True for _, b in blocks if b["type"] == "toolResponse"}
+    answers = {
+        b["id"]: b["toolResult"].get("status") == "error" or (b["toolResult"].get("value") or {}).get("isError") is True
+        for _, b in blocks
+        if b["type"] == "toolResponse"
+    }
     linked = [c for c in calls if c in answers]
     person = sum(role == "user" and any(b["type"] == "text" for b in content) for role, content in msgs)
     return Tally(convs, person, len(calls), len(linked), sum(answers[c] for c in linked), 0)

@@ -11,6 +11,7 @@ sources get their own: column types swapped, text as blobs, cells nulled, rows d
 without a key, one cell nested 10,000 deep, the file cut or flipped. Nothing here is random: the same
 fixtures give the same corpus.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,20 +35,26 @@ DEPTH = 10_000
 BIG = 3 << 20  # a line of 3 MB (the attack used 50 MB; a few MB exercise the same paths and keep CI fast)
 HUGE = "__HUGE_NUMBER__"  # json.dumps cannot write 1e400: the text replaces this marker
 WITH_SIDES = {"cline", "continue", "claude-code", "terminal-bench"}  # formats that read files beside the source
-WRONG = [{"$": "object"}, ["list"], "²", True, 2 ** 70]
+WRONG = [{"$": "object"}, ["list"], "²", True, 2**70]
 
 # (format, fixture file): one or two files of each format; the files beside each are copied with it
 SOURCES = [
     ("dialogues", "labels/three.dialogues.jsonl"),
     ("claude-code", "claude_code/-home-dev-api/429a57e4-6e34-5d68-8372-f06ad41124c5.jsonl"),
-    ("codex", "agents/codex/sessions/2025/10/29/rollout-2025-10-29T09-00-00-8a7e6413-a5cd-5d80-80f8-cc1428270d13.jsonl"),
+    (
+        "codex",
+        "agents/codex/sessions/2025/10/29/rollout-2025-10-29T09-00-00-8a7e6413-a5cd-5d80-80f8-cc1428270d13.jsonl",
+    ),
     ("gemini-cli", "agents/gemini/tmp/9f3c1b7a2e/chats/session-2026-02-10T14-30-59ed9645.jsonl"),
     ("gemini-cli", "agents/gemini/tmp/9f3c1b7a2e/chats/session-2025-09-01T10-00-8e2ea8b2.json"),
     ("aider", "agents/aider/.aider.chat.history.md"),
     ("openhands", "agents/openhands/trajectory-calc.json"),
     ("openhands", "agents/openhands/eval/output.jsonl"),
-    ("swe-agent", "agents/swe_agent/trajectories/dev/default__claude-sonnet-4__t-0.00/swe-agent__test-repo-i1/"
-                  "swe-agent__test-repo-i1.traj"),
+    (
+        "swe-agent",
+        "agents/swe_agent/trajectories/dev/default__claude-sonnet-4__t-0.00/swe-agent__test-repo-i1/"
+        "swe-agent__test-repo-i1.traj",
+    ),
     ("mini-swe-agent", "agents/mini_swe_agent/swebench/local-count/local-count.traj.json"),
     ("cline", "agents/cline/saoudrizwan.claude-dev/tasks/1730000000000/api_conversation_history.json"),
     ("chatgpt", "agents/chatgpt/export/conversations.json"),
@@ -67,8 +74,10 @@ SOURCES = [
     ("decision-memory", "memory/harness.db"),
     ("mint", "outcomes/mint/claude-2/F=None/max5_p2+tool+cd/reasoning/math/results.jsonl"),
     ("agentbench", "outcomes/agentbench/gpt-4o-mini/medagentbench-std/overall.json"),
-    ("terminal-bench", "agents/terminal_bench/2025-07-01__12-00-00/hello-world/hello-world.1-of-1.2025-07-01__12-00-00/"
-                       "results.json"),
+    (
+        "terminal-bench",
+        "agents/terminal_bench/2025-07-01__12-00-00/hello-world/hello-world.1-of-1.2025-07-01__12-00-00/results.json",
+    ),
     ("copilot-cli", "agents/copilot_cli/session-state/6b1f3c2a-0d4e-4f5a-9b6c-7d8e9f0a1b2c/events.jsonl"),
     ("qwen-code", "agents/qwen_code/projects/-home-dev-shop/chats/3d2c1b0a-9e8f-4a7b-8c6d-5e4f3a2b1c0d.jsonl"),
     ("opencode", "agents/opencode/opencode.db"),
@@ -77,19 +86,33 @@ SOURCES = [
     ("goose", "agents/goose/sessions/sessions.db"),
     ("goose", "agents/goose/sessions/20250612_143000.jsonl"),
     ("atif", "agents/atif/jobs/2026-10-01__12-00-00/fix-git__Xy7Qa2/agent/trajectory.json"),
-    ("kimi-cli", "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/"
-                 "wire.jsonl"),
+    (
+        "kimi-cli",
+        "agents/kimi_cli/sessions/5f4e3d2c1b0a99887766554433221100/2b3c4d5e-6f70-4812-9a3b-4c5d6e7f8091/wire.jsonl",
+    ),
     # issue 42: a fork and a continuation of a Claude Code session (the session they copy lies beside them), a Codex
     # rollout whose person turns are partly only events, Claude Code's 2026 OTel export with raw API bodies
-    ("claude-code", "built/claude_code_resumed/.claude/projects/-home-dev-ledger/d26b3e4f-6a7b-4c8d-9e0f-1a2b3c4d5e6f.jsonl"),
-    ("claude-code", "built/claude_code_resumed/.claude/projects/-home-dev-ledger/3240e317-05c7-4101-9375-18a3544dd18e.jsonl"),
-    ("codex", "built/codex_events/.codex/sessions/2025/11/20/"
-              "rollout-2025-11-20T10-00-03-019a1f3c-8e2d-7b41-a5c6-3d9e0f1a2b4c.jsonl"),
+    (
+        "claude-code",
+        "built/claude_code_resumed/.claude/projects/-home-dev-ledger/d26b3e4f-6a7b-4c8d-9e0f-1a2b3c4d5e6f.jsonl",
+    ),
+    (
+        "claude-code",
+        "built/claude_code_resumed/.claude/projects/-home-dev-ledger/3240e317-05c7-4101-9375-18a3544dd18e.jsonl",
+    ),
+    (
+        "codex",
+        "built/codex_events/.codex/sessions/2025/11/20/"
+        "rollout-2025-11-20T10-00-03-019a1f3c-8e2d-7b41-a5c6-3d9e0f1a2b4c.jsonl",
+    ),
     ("claude-code-otel", "built/claude_code_otel_2026/collector/claude-code-logs.jsonl"),
     ("openhands", "real/openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl"),
     ("aider", "real/aider/tom-doerr+simple_test_project/custom_aider_history.md"),
-    ("terminal-bench", "built/terminal_bench/2025-08-07__20-46-16/count-log-lines/"
-                       "count-log-lines.1-of-1.2025-08-07__20-46-16/results.json"),
+    (
+        "terminal-bench",
+        "built/terminal_bench/2025-08-07__20-46-16/count-log-lines/"
+        "count-log-lines.1-of-1.2025-08-07__20-46-16/results.json",
+    ),
 ]
 
 
@@ -105,6 +128,7 @@ class Case:
 
 # --- JSON values ---------------------------------------------------------------------------------------------
 
+
 def _dump(v: Any) -> str:
     return json.dumps(v, ensure_ascii=False).replace(json.dumps(HUGE), "1e400")
 
@@ -112,8 +136,10 @@ def _dump(v: Any) -> str:
 def _scalars(v: Any, rng: random.Random, fn: Callable[[Any, random.Random], Any], share: float) -> Any:
     """``v`` with about ``share`` of its scalars (and of its null-able containers) replaced by ``fn``."""
     if isinstance(v, dict):
-        return {k: fn(x, rng) if rng.random() < share and not isinstance(x, (dict, list)) else
-                _scalars(x, rng, fn, share) for k, x in v.items()}
+        return {
+            k: fn(x, rng) if rng.random() < share and not isinstance(x, (dict, list)) else _scalars(x, rng, fn, share)
+            for k, x in v.items()
+        }
     if isinstance(v, list):
         return [_scalars(x, rng, fn, share) for x in v]
     return v
@@ -124,7 +150,7 @@ def _wrong(v: Any, rng: random.Random) -> Any:
 
 
 def _huge(v: Any, rng: random.Random) -> Any:
-    return rng.choice([HUGE, 2 ** 70, -1e308]) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    return rng.choice([HUGE, 2**70, -1e308]) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
 
 
 def _records(doc: Any) -> list:
@@ -133,10 +159,11 @@ def _records(doc: Any) -> list:
 
     def walk(v: Any) -> None:
         nonlocal best
-        for x in (v.values() if isinstance(v, dict) else v if isinstance(v, list) else ()):
+        for x in v.values() if isinstance(v, dict) else v if isinstance(v, list) else ():
             if isinstance(x, list) and len(x) > len(best):
                 best = x
             walk(x)
+
     walk(doc)
     return best
 
@@ -146,6 +173,7 @@ def _deep() -> str:
 
 
 # --- text files (JSON documents, JSONL, Markdown) --------------------------------------------------------------
+
 
 def _parse(data: bytes) -> tuple[Any, list[Any] | None]:
     """(the document, None) for one JSON document; (None, each line decoded or its raw text) for lines."""
@@ -180,7 +208,7 @@ def _text_mutations(data: bytes, rng: random.Random) -> Iterator[tuple[str, byte
         flipped[i] ^= 0xFF
     yield "flipped", bytes(flipped)
     mid = data.find(b'"', len(data) // 2)
-    yield "invalid-utf8", data[: mid + 1] + b"\xff\xfe\xc3(" + data[mid + 1:] if mid >= 0 else data + b"\xff"
+    yield "invalid-utf8", data[: mid + 1] + b"\xff\xfe\xc3(" + data[mid + 1 :] if mid >= 0 else data + b"\xff"
     doc, lines = _parse(data)
     if lines is not None and all(isinstance(x, _Raw) for x in lines):  # Markdown: no JSON to mutate
         yield "big-line", data + b"\n" + b"x" * BIG + b"\n"
@@ -198,19 +226,28 @@ def _text_mutations(data: bytes, rng: random.Random) -> Iterator[tuple[str, byte
     else:
         yield "null-records", b"\n".join(b"null" for _ in lines) + b"\n"
         yield "duplicate-ids", _write(None, [x for x in lines for _ in (0, 1)])
-    for name, fn, share in (("wrong-types", _wrong, 0.3), ("nulls", lambda v, r: None, 0.3),
-                            ("huge-numbers", _huge, 1.0)):
-        yield name, _write(_scalars(doc, rng, fn, share), None if lines is None else
-                           [x if isinstance(x, _Raw) else _scalars(x, rng, fn, share) for x in lines])
+    for name, fn, share in (
+        ("wrong-types", _wrong, 0.3),
+        ("nulls", lambda v, r: None, 0.3),
+        ("huge-numbers", _huge, 1.0),
+    ):
+        yield (
+            name,
+            _write(
+                _scalars(doc, rng, fn, share),
+                None if lines is None else [x if isinstance(x, _Raw) else _scalars(x, rng, fn, share) for x in lines],
+            ),
+        )
     text = _write(doc, lines).decode()
     at = text.find('"', len(text) // 2)  # a string value or key in the middle: replaced by a deep array
     end = text.find('"', at + 1)
-    if at >= 0 and end > at and text[end + 1:end + 2] != ":":
-        yield "deep-nesting", (text[:at] + _deep() + text[end + 1:]).encode()
-    yield "big-value", (text[:at + 1] + "x" * BIG + text[at + 1:]).encode() if at >= 0 else text.encode()
+    if at >= 0 and end > at and text[end + 1 : end + 2] != ":":
+        yield "deep-nesting", (text[:at] + _deep() + text[end + 1 :]).encode()
+    yield "big-value", (text[: at + 1] + "x" * BIG + text[at + 1 :]).encode() if at >= 0 else text.encode()
 
 
 # --- SQLite databases ---------------------------------------------------------------------------------------
+
 
 def _tables(con: sqlite3.Connection) -> list[tuple[str, list[tuple[str, str, bool]]]]:
     out = []
@@ -233,8 +270,11 @@ def _sql_each(path: Path, fn: Callable[[sqlite3.Connection, str, list[tuple[str,
 def _swap_types(con: sqlite3.Connection, t: str, cols: list[tuple[str, str, bool]]) -> None:
     for c, _, key in cols:
         if not key:
-            _try(con, f'UPDATE "{t}" SET "{c}" = CASE typeof("{c}") WHEN \'text\' THEN 12345 + rowid '
-                      f"WHEN 'integer' THEN '²' || rowid WHEN 'real' THEN 'soon' ELSE \"{c}\" END")
+            _try(
+                con,
+                f'UPDATE "{t}" SET "{c}" = CASE typeof("{c}") WHEN \'text\' THEN 12345 + rowid '
+                f"WHEN 'integer' THEN '²' || rowid WHEN 'real' THEN 'soon' ELSE \"{c}\" END",
+            )
 
 
 def _try(con: sqlite3.Connection, sql: str) -> None:
@@ -270,15 +310,22 @@ def _deep_cell(con: sqlite3.Connection, t: str, cols: list[tuple[str, str, bool]
     for c, _, key in cols:
         if key:
             continue
-        row = con.execute(f'SELECT rowid FROM "{t}" WHERE typeof("{c}") = \'text\' AND '
-                          f'(substr("{c}", 1, 1) IN (\'[\', \'{{\')) LIMIT 1').fetchone()
+        row = con.execute(
+            f'SELECT rowid FROM "{t}" WHERE typeof("{c}") = \'text\' AND '
+            f"(substr(\"{c}\", 1, 1) IN ('[', '{{')) LIMIT 1"
+        ).fetchone()
         if row:
             con.execute(f'UPDATE "{t}" SET "{c}" = ? WHERE rowid = ?', (_deep(), row[0]))
             return
 
 
-SQLITE_MUTATIONS = {"swapped-types": _swap_types, "blobs": _blobs, "null-cells": _null_cells,
-                    "duplicate-rows": _duplicate_rows, "deep-cell": _deep_cell}
+SQLITE_MUTATIONS = {
+    "swapped-types": _swap_types,
+    "blobs": _blobs,
+    "null-cells": _null_cells,
+    "duplicate-rows": _duplicate_rows,
+    "deep-cell": _deep_cell,
+}
 
 
 def _sqlite_cases(src: Path, place: Callable[[str], Path], rng: random.Random) -> Iterator[tuple[str, Path]]:
@@ -301,6 +348,7 @@ def _flip(data: bytes, rng: random.Random, n: int) -> bytes:
 
 
 # --- the corpus ----------------------------------------------------------------------------------------------
+
 
 def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]:
     """Write every case under ``out`` (which must not exist) and list them."""
@@ -362,8 +410,10 @@ def specials(folder: Path) -> list[Case]:
     os.mkfifo(mixed / "pipe.jsonl")
     os.symlink("loop.jsonl", mixed / "loop.jsonl")
     cases.append(Case("folder-with-fifo-and-loop", "auto", mixed, True))
-    for name, rel, side in (("fifo-side-file", "agents/cline/saoudrizwan.claude-dev/tasks", "ui_messages.json"),
-                            ("fifo-index", "agents/continue/sessions", "sessions.json")):
+    for name, rel, side in (
+        ("fifo-side-file", "agents/cline/saoudrizwan.claude-dev/tasks", "ui_messages.json"),
+        ("fifo-index", "agents/continue/sessions", "sessions.json"),
+    ):
         shutil.copytree(FIXTURES / rel, folder / name)  # a side file a reader opens with its main file
         for f in (folder / name).rglob(side):
             f.unlink()
@@ -389,8 +439,10 @@ class Outcome:
 @contextmanager
 def deadline(seconds: int) -> Iterator[None]:
     """Raise TimeoutError in the block after ``seconds`` (SIGALRM interrupts a blocking open or read)."""
+
     def expire(signum: int, frame: Any) -> None:
         raise TimeoutError(f"still running after {seconds} s")
+
     old = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
     try:
@@ -414,10 +466,16 @@ def judge(r: Any, case: Case) -> tuple[str, str]:
         return "refused" if r.status == "unrecognised" else r.status, ""
     accounted = r.messages_imported + r.messages_unchanged + r.quarantined + r.skipped
     if r.messages_read != accounted:
-        return "imported", (f"{r.messages_read} messages read but {r.messages_imported} imported + "
-                            f"{r.quarantined} quarantined + {r.skipped} skipped")
-    if case.path.is_file() and case.path.stat().st_size and not (accounted or r.conversations_new) and not (
-            r.rows_read == 0 and r.note):  # a database with no table or key of its format says so
+        return "imported", (
+            f"{r.messages_read} messages read but {r.messages_imported} imported + "
+            f"{r.quarantined} quarantined + {r.skipped} skipped"
+        )
+    if (
+        case.path.is_file()
+        and case.path.stat().st_size
+        and not (accounted or r.conversations_new)
+        and not (r.rows_read == 0 and r.note)
+    ):  # a database with no table or key of its format says so
         return "imported", "imported with nothing imported, quarantined or skipped"
     return "quarantined" if r.quarantined else "imported" if r.messages_imported else "skipped", ""
 
@@ -431,13 +489,22 @@ def warehouse_problems(db: Path, originals: dict[str, bytes]) -> list[str]:
 
     con = duckdb.connect(str(db), read_only=True)
     try:
-        out = [f"conversation {c} has {n} rows" for c, n in con.execute(
-            "SELECT conversation_id, count(*) FROM conversations GROUP BY 1 HAVING count(*) > 1").fetchall()]
-        out += [f"conversation {c} has {n} messages at position {p}" for c, p, n in con.execute(
-            "SELECT conversation_id, position, count(*) FROM messages WHERE position IS NOT NULL "
-            "GROUP BY 1, 2 HAVING count(*) > 1").fetchall()]
+        out = [
+            f"conversation {c} has {n} rows"
+            for c, n in con.execute(
+                "SELECT conversation_id, count(*) FROM conversations GROUP BY 1 HAVING count(*) > 1"
+            ).fetchall()
+        ]
+        out += [
+            f"conversation {c} has {n} messages at position {p}"
+            for c, p, n in con.execute(
+                "SELECT conversation_id, position, count(*) FROM messages WHERE position IS NOT NULL "
+                "GROUP BY 1, 2 HAVING count(*) > 1"
+            ).fetchall()
+        ]
         for sid, where, why, raw, size in con.execute(
-                "SELECT source_id, location, reason, raw, raw_bytes FROM quarantine").fetchall():
+            "SELECT source_id, location, reason, raw, raw_bytes FROM quarantine"
+        ).fetchall():
             data = originals.get(sid)
             if data is not None and raw and len(raw) == size and LINE_LEVEL.search(why) and bytes(raw) not in data:
                 out.append(f"quarantined bytes at {where} are not the source's own")
@@ -480,8 +547,10 @@ def run(cases: list[Case], work: Path, report_on: tuple[str, ...] = ()) -> list[
             out.append(Outcome(case, how, problem and f"{label}: {problem}"))
             if r.source_id and case.path.suffix not in (".db", ".vscdb", ".eval"):
                 originals[r.source_id] = b"".join(f.read_bytes() for f in case.path.parent.rglob("*") if f.is_file())
-        out += [Outcome(by_path[str(p)], "missing", f"{label}: no import result")
-                for p in set(by_path) - {r.path for r in result.files}]
+        out += [
+            Outcome(by_path[str(p)], "missing", f"{label}: no import result")
+            for p in set(by_path) - {r.path for r in result.files}
+        ]
         if db.exists():
             out += [Outcome(Case("warehouse", label, db), "warehouse", p) for p in warehouse_problems(db, originals)]
         if label in report_on and db.exists():
@@ -500,10 +569,19 @@ def run(cases: list[Case], work: Path, report_on: tuple[str, ...] = ()) -> list[
                 out.append(Outcome(c, "hung", str(e)))
                 continue
             lines = r.stderr.strip().splitlines()
-            ok = (r.exit_code == 0 and not lines if c.path.is_dir() else  # the folder's other files are imported
-                  r.exit_code == 2 and len(lines) == 1 and "not a regular file" in lines[0])
-            out.append(Outcome(c, "refused" if ok else "problem", "" if ok else
-                               f"exit {r.exit_code}, stderr {r.stderr[:300]!r}, {r.exception!r}"))
+            ok = (
+                r.exit_code == 0 and not lines
+                if c.path.is_dir()
+                # the folder's other files are imported
+                else r.exit_code == 2 and len(lines) == 1 and "not a regular file" in lines[0]
+            )
+            out.append(
+                Outcome(
+                    c,
+                    "refused" if ok else "problem",
+                    "" if ok else f"exit {r.exit_code}, stderr {r.stderr[:300]!r}, {r.exception!r}",
+                )
+            )
     return out
 
 

@@ -6,6 +6,7 @@ each retry is an assistant turn of its own, and the reflected text, written raw 
 (io.py ``append_chat_history`` prefixes only the first line of a message and breaks only its last), is never
 read as the model's reply nor counted as its edits. Before, the reflected text and the next reply were one
 assistant turn, no reflection was a message (0 of 5) and an echoed SEARCH block counted as an edit (20 for 19)."""
+
 from __future__ import annotations
 
 import re
@@ -53,34 +54,58 @@ def test_reflections_are_the_harness_and_each_retry_its_own_turn(tmp_path: Path)
     sessions, person, replies, reflections, edits = raw_counts(REAL)
     assert (sessions, person, replies, reflections, edits) == (6, 6, 12, 5, 19)
     assert query(db, "SELECT role, origin, count(*) FROM messages GROUP BY ALL ORDER BY ALL") == [
-        ("assistant", "assistant", replies), ("tool", "tool", 19), ("user", "harness", reflections),
-        ("user", "person", person)]
+        ("assistant", "assistant", replies),
+        ("tool", "tool", 19),
+        ("user", "harness", reflections),
+        ("user", "person", person),
+    ]
     assert query(db, "SELECT count(*), count(result_position), count(*) FILTER (WHERE is_error) FROM tool_calls") == [
-        (edits, edits, 9)]
+        (edits, edits, 9)
+    ]
     # the session that loops: a reply, three attempts, two reflections sent, the third not ("Only 3 reflections")
-    (cid,), = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:30:55'")
-    rows = query(db, "SELECT position, role, origin, tool_call_count, content FROM messages WHERE conversation_id = ? "
-                     "ORDER BY position", [cid])
+    ((cid,),) = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:30:55'")
+    rows = query(
+        db,
+        "SELECT position, role, origin, tool_call_count, content FROM messages WHERE conversation_id = ? "
+        "ORDER BY position",
+        [cid],
+    )
     assert [(p, r, o, n) for p, r, o, n, _ in rows] == [
-        (0, "user", "person", 0), (1, "assistant", "assistant", 1), (2, "tool", "tool", 0),
-        (3, "assistant", "assistant", 1), (4, "tool", "tool", 0), (5, "user", "harness", 0),
-        (6, "assistant", "assistant", 3), (7, "tool", "tool", 0), (8, "tool", "tool", 0), (9, "tool", "tool", 0),
-        (10, "user", "harness", 0), (11, "assistant", "assistant", 2), (12, "tool", "tool", 0),
-        (13, "tool", "tool", 0)]
+        (0, "user", "person", 0),
+        (1, "assistant", "assistant", 1),
+        (2, "tool", "tool", 0),
+        (3, "assistant", "assistant", 1),
+        (4, "tool", "tool", 0),
+        (5, "user", "harness", 0),
+        (6, "assistant", "assistant", 3),
+        (7, "tool", "tool", 0),
+        (8, "tool", "tool", 0),
+        (9, "tool", "tool", 0),
+        (10, "user", "harness", 0),
+        (11, "assistant", "assistant", 2),
+        (12, "tool", "tool", 0),
+        (13, "tool", "tool", 0),
+    ]
     text = {p: c for p, _, _, _, c in rows}
     assert text[5].endswith("^^^ Expected `=======`") and text[5].startswith("Okay, I will add a test")
     assert text[6].startswith("You are absolutely correct! I apologize for the formatting error")
     assert text[10].startswith("# 2 SEARCH/REPLACE blocks failed to match!") and text[10].endswith(
-        "Just reply with fixed versions of the blocks above that failed to match.")
+        "Just reply with fixed versions of the blocks above that failed to match."
+    )
     assert text[11].startswith("You're right, I apologize for the errors.")
     assert "Only 3 reflections allowed, stopping." in text[12]
     # a yes to fixing lint errors: the lint output is the reflection, the fix is the next reply
-    (first,), = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:28:47'")
-    assert query(db, "SELECT position, role, origin, left(content, 37) FROM messages WHERE conversation_id = ? AND "
-                     "position >= 5 ORDER BY position", [first]) == [
+    ((first,),) = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:28:47'")
+    assert query(
+        db,
+        "SELECT position, role, origin, left(content, 37) FROM messages WHERE conversation_id = ? AND "
+        "position >= 5 ORDER BY position",
+        [first],
+    ) == [
         (5, "tool", "tool", "Committing notes.md before applying e"),
         (6, "user", "harness", "# Fix any errors below, if possible.\n"),
-        (7, "assistant", "assistant", "The pylint error indicates a parsing ")]
+        (7, "assistant", "assistant", "The pylint error indicates a parsing "),
+    ]
     again = run_cli("ingest", str(REAL), "--db", str(db))[1]
     assert "0 conversations new, 0 updated, 6 unchanged; 0 messages read" in again
 
@@ -89,10 +114,16 @@ def test_a_hand_edited_history_without_breaks_keeps_its_lines(tmp_path: Path) ->
     """A ``> `` line without its break followed by another ``> `` line or an input is one line (a history written
     by hand or by an aider that wrote no breaks): nothing after it is swallowed."""
     src = tmp_path / ".aider.chat.history.md"
-    src.write_text("# aider chat started at 2025-03-18 10:00:00\n\n> Aider v0.77.1  \n> Added a.py to the chat\n\n"
-                   "#### fix it  \n\nDone.\n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n"
-                   "```\n\n> Tokens: 1.0k sent, 20 received.  \n> Applied edit to a.py  \n\n#### thanks  \n")
+    src.write_text(
+        "# aider chat started at 2025-03-18 10:00:00\n\n> Aider v0.77.1  \n> Added a.py to the chat\n\n"
+        "#### fix it  \n\nDone.\n\na.py\n```python\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE\n"
+        "```\n\n> Tokens: 1.0k sent, 20 received.  \n> Applied edit to a.py  \n\n#### thanks  \n"
+    )
     db = tmp_path / "w.duckdb"
     assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
     assert query(db, "SELECT role, origin FROM messages ORDER BY position") == [
-        ("user", "person"), ("assistant", "assistant"), ("tool", "tool"), ("user", "person")]
+        ("user", "person"),
+        ("assistant", "assistant"),
+        ("tool", "tool"),
+        ("user", "person"),
+    ]

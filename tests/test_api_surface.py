@@ -1,4 +1,5 @@
 """The Python API as a notebook user meets it: every public name exists and says what it is; type hints ship."""
+
 from __future__ import annotations
 
 import inspect
@@ -10,8 +11,9 @@ from forensics import api
 from tests.conftest import ROOT
 
 
-@pytest.mark.parametrize(("module", "name"), [(m, n) for m in (forensics, api) for n in m.__all__],
-                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize(
+    ("module", "name"), [(m, n) for m in (forensics, api) for n in m.__all__], ids=lambda v: getattr(v, "__name__", v)
+)
 def test_every_public_name_exists_with_a_docstring(module: object, name: str) -> None:
     obj = getattr(module, name)
     if callable(obj) and (inspect.isfunction(obj) or inspect.isclass(obj)):

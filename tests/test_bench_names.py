@@ -1,5 +1,6 @@
 """`python bench/X.py` puts bench/ first on the import path: a bench module named like a standard-library module
 (bench/secrets.py did) replaces it for every import of that run, and the run fails far from the cause."""
+
 from __future__ import annotations
 
 import sys

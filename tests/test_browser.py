@@ -3,6 +3,7 @@
 Skipped only on a developer machine without chromium; in CI (CI=true, set by .ci/run, which installs it) a
 missing browser fails. No request may leave the machine: every URL a page asks for is recorded and checked.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,6 @@ import pytest
 from tests.conftest import FIXTURES, query, run_cli
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-
 
 
 def _serve(db: Path) -> Iterator[str]:
@@ -65,8 +65,9 @@ def _local(urls: list[str], prefixes: tuple[str, ...]) -> list[str]:
     return [u for u in urls if not u.startswith(prefixes)]
 
 
-def test_report_opens_with_the_answer_and_a_finding_expands_to_its_messages(browser: object, reported_wh: Path,
-                                                                          tmp_path: Path) -> None:
+def test_report_opens_with_the_answer_and_a_finding_expands_to_its_messages(
+    browser: object, reported_wh: Path, tmp_path: Path
+) -> None:
     report = reported_wh.parent / "r" / "report.html"
     page, seen = _page(browser)
     page.goto(report.as_uri())
@@ -101,13 +102,15 @@ def test_report_tables_sort_on_a_click_and_keep_their_headers_in_view(browser: o
     assert abs(table.locator("th").first.evaluate("h => h.getBoundingClientRect().top") - top) <= 2
     # Chinese stays text inside the charts: the browser's fonts draw it, no CJK font needed where it was drawn
     chart_text = page.locator("#chart-keywords_distinctive_terms svg text").evaluate_all(
-        "ts => ts.map(t => t.textContent)")
+        "ts => ts.map(t => t.textContent)"
+    )
     assert any(CJK.search(t) for t in chart_text)
     assert _local(seen, ("file://",)) == []
 
 
-def test_explorer_finding_link_scrolls_to_its_evidence(browser: object, explorer: str, reported_wh: Path,
-                                                       tmp_path: Path) -> None:
+def test_explorer_finding_link_scrolls_to_its_evidence(
+    browser: object, explorer: str, reported_wh: Path, tmp_path: Path
+) -> None:
     page, seen = _page(browser)
     page.goto(explorer + "/")
     assert page.locator("#what-to-change h2").inner_text() == "What to change"
@@ -142,17 +145,30 @@ def _runs(explorer: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_explorer_page_fits_the_screen_and_loads_only_its_own_files(browser: object, explorer: str,
-                                                                          runs_explorer: str, reported_wh: Path,
-                                                                          tmp_path: Path, width: int) -> None:
+def test_every_explorer_page_fits_the_screen_and_loads_only_its_own_files(
+    browser: object, explorer: str, runs_explorer: str, reported_wh: Path, tmp_path: Path, width: int
+) -> None:
     """At both widths no page scrolls sideways (wide tables scroll inside their box), nothing is requested from
     elsewhere, and the browser reports no error (a CSP violation would be one)."""
     cid = query(reported_wh, "SELECT conversation_id FROM conversations WHERE native_id = 'd6614e0b'")[0][0]
     a, b = _runs(runs_explorer)
-    pages = [explorer + p for p in ("/", "/conversations", f"/c/{cid}", f"/c/{cid}?at=141", f"/c/{cid}/m/141",
-                                    "/findings", "/search?q=compaction", "/queries", "/queries/baseline")]
-    pages += [runs_explorer + p for p in ("/conversations", f"/c/{a}", "/diff", f"/diff?a={a}&b={b}",
-                                          "/search?q=birth+year")]
+    pages = [
+        explorer + p
+        for p in (
+            "/",
+            "/conversations",
+            f"/c/{cid}",
+            f"/c/{cid}?at=141",
+            f"/c/{cid}/m/141",
+            "/findings",
+            "/search?q=compaction",
+            "/queries",
+            "/queries/baseline",
+        )
+    ]
+    pages += [
+        runs_explorer + p for p in ("/conversations", f"/c/{a}", "/diff", f"/diff?a={a}&b={b}", "/search?q=birth+year")
+    ]
     errors: list[str] = []  # emptied after each page
     for url in pages:
         page, seen = _page(browser, width)

@@ -1,5 +1,6 @@
 """The report's charts are drawn in a process beside it while later analyzers run (``report.drawn.Painter``): the
 same bytes as drawn in the report's own process, and the process is gone when the report returns."""
+
 from __future__ import annotations
 
 import multiprocessing

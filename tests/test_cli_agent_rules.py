@@ -1,5 +1,6 @@
 """Rules of the Codex, Claude Code, Gemini CLI and aider importers that the real logs in ../shared do not all
 exercise: whose turn a message is, error results, side files, and the layouts of other versions."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,11 @@ def jsonl(path: Path, records: list[dict]) -> Path:
 
 
 def origins(db: Path) -> list[tuple[str, str, str]]:
-    return query(db, "SELECT role, origin, left(content, 30) FROM messages WHERE role IN ('user', 'system') "
-                     "ORDER BY conversation_id, seq")
+    return query(
+        db,
+        "SELECT role, origin, left(content, 30) FROM messages WHERE role IN ('user', 'system') "
+        "ORDER BY conversation_id, seq",
+    )
 
 
 def codex_line(kind: str, payload: dict, ts: str = "2026-01-01T00:00:00Z") -> dict:
@@ -36,24 +40,44 @@ def msg(role: str, text: str) -> dict:
 def test_codex_contextual_fragments_exit_codes_and_events(tmp_path: Path) -> None:
     out = lambda cid, text: {"type": "function_call_output", "call_id": cid, "output": text}  # noqa: E731
     call = lambda cid: {"type": "function_call", "name": "exec_command", "arguments": "{}", "call_id": cid}  # noqa: E731
-    f = jsonl(tmp_path / "rollout-2026-01-01T00-00-00-019b0000-0000-7000-8000-000000000000.jsonl", [
-        codex_line("session_meta", {"id": "019b0000-0000-7000-8000-000000000000", "cli_version": "0.120.0"}),
-        codex_line("response_item", {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "# AGENTS.md instructions for /x\n<INSTRUCTIONS>be brief</INSTRUCTIONS>"},
-            {"type": "input_text", "text": "<environment_context><cwd>/x</cwd></environment_context>"}]}),
-        codex_line("response_item", msg("user", "<user_shell_command>ls</user_shell_command>")),
-        codex_line("response_item", msg("user", "Fix the build")),
-        codex_line("response_item", call("a")), codex_line("response_item", call("b")),
-        codex_line("response_item", call("c")), codex_line("response_item", call("d")),
-        codex_line("response_item", out("a", "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 2\n"
-                                             "Output:\nboom")),
-        codex_line("response_item", out("b", "Exit code: 0\nWall time: 1 seconds\nOutput:\nProcess exited with code 9")),
-        codex_line("response_item", out("c", "ok")),
-        codex_line("event_msg", {"type": "exec_command_end", "call_id": "c", "exit_code": 1}),
-        codex_line("response_item", out("d", "apply_patch verification failed: no such file")),
-        codex_line("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
-        codex_line("event_msg", {"type": "error", "message": "stream disconnected"}),
-    ])
+    f = jsonl(
+        tmp_path / "rollout-2026-01-01T00-00-00-019b0000-0000-7000-8000-000000000000.jsonl",
+        [
+            codex_line("session_meta", {"id": "019b0000-0000-7000-8000-000000000000", "cli_version": "0.120.0"}),
+            codex_line(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "input_text",
+                            "text": "# AGENTS.md instructions for /x\n<INSTRUCTIONS>be brief</INSTRUCTIONS>",
+                        },
+                        {"type": "input_text", "text": "<environment_context><cwd>/x</cwd></environment_context>"},
+                    ],
+                },
+            ),
+            codex_line("response_item", msg("user", "<user_shell_command>ls</user_shell_command>")),
+            codex_line("response_item", msg("user", "Fix the build")),
+            codex_line("response_item", call("a")),
+            codex_line("response_item", call("b")),
+            codex_line("response_item", call("c")),
+            codex_line("response_item", call("d")),
+            codex_line(
+                "response_item",
+                out("a", "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 2\nOutput:\nboom"),
+            ),
+            codex_line(
+                "response_item", out("b", "Exit code: 0\nWall time: 1 seconds\nOutput:\nProcess exited with code 9")
+            ),
+            codex_line("response_item", out("c", "ok")),
+            codex_line("event_msg", {"type": "exec_command_end", "call_id": "c", "exit_code": 1}),
+            codex_line("response_item", out("d", "apply_patch verification failed: no such file")),
+            codex_line("event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+            codex_line("event_msg", {"type": "error", "message": "stream disconnected"}),
+        ],
+    )
     db = tmp_path / "w.duckdb"
     ingest(f, db)
     assert [(r, o) for r, o, _ in origins(db)] == [("system", "harness"), ("system", "harness"), ("user", "person")]
@@ -61,38 +85,61 @@ def test_codex_contextual_fragments_exit_codes_and_events(tmp_path: Path) -> Non
     # (SPEC §24's exit_code rule yields to a zero status in the text). d: a failed patch is an error, flagged by the
     # format (its handler's failure words) before the content rules (no_such_file would name it too).
     assert query(db, "SELECT call_id, is_error, error_source FROM tool_calls ORDER BY call_id") == [
-        ("a", True, "format"), ("b", False, None), ("c", True, "format"), ("d", True, "format")]
-    assert query(db, "SELECT kind, trigger FROM events ORDER BY kind") == [("error", None), ("turn_aborted", "interrupted")]
+        ("a", True, "format"),
+        ("b", False, None),
+        ("c", True, "format"),
+        ("d", True, "format"),
+    ]
+    assert query(db, "SELECT kind, trigger FROM events ORDER BY kind") == [
+        ("error", None),
+        ("turn_aborted", "interrupted"),
+    ]
 
 
 def test_codex_fork_keeps_the_parent_history_off_the_main_path(tmp_path: Path) -> None:
     child, parent = "019d924b-6bc1-7fa2-aa36-5e5a0e068c59", "019d9249-e0ee-7020-a305-b6369cd02251"
-    f = jsonl(tmp_path / f"rollout-2026-04-15T11-58-29-{child}.jsonl", [
-        codex_line("session_meta", {"id": child, "forked_from_id": parent, "timestamp": "2026-04-15T17:58:29Z"}),
-        codex_line("session_meta", {"id": parent, "timestamp": "2026-04-15T17:56:48Z"}),
-        codex_line("event_msg", {"type": "task_started", "turn_id": "019d924a-361e-7a82-8f76-6b8406143f52"}),
-        codex_line("response_item", msg("user", "Set up the project")),
-        codex_line("event_msg", {"type": "task_started", "turn_id": "019d924b-8323-77b1-a26d-d65630532b7c"}),
-        codex_line("response_item", msg("user", "Inspect the package")),
-    ])
+    f = jsonl(
+        tmp_path / f"rollout-2026-04-15T11-58-29-{child}.jsonl",
+        [
+            codex_line("session_meta", {"id": child, "forked_from_id": parent, "timestamp": "2026-04-15T17:58:29Z"}),
+            codex_line("session_meta", {"id": parent, "timestamp": "2026-04-15T17:56:48Z"}),
+            codex_line("event_msg", {"type": "task_started", "turn_id": "019d924a-361e-7a82-8f76-6b8406143f52"}),
+            codex_line("response_item", msg("user", "Set up the project")),
+            codex_line("event_msg", {"type": "task_started", "turn_id": "019d924b-8323-77b1-a26d-d65630532b7c"}),
+            codex_line("response_item", msg("user", "Inspect the package")),
+        ],
+    )
     db = tmp_path / "w.duckdb"
     ingest(f, db)
     assert query(db, "SELECT content, on_main_path FROM messages ORDER BY seq") == [
-        ("Set up the project", False), ("Inspect the package", True)]
+        ("Set up the project", False),
+        ("Inspect the package", True),
+    ]
     assert query(db, "SELECT parent_native_id FROM conversations") == [(parent,)]
 
 
 def test_claude_code_flags_and_hook_lines_are_the_harness(tmp_path: Path) -> None:
     def line(i: int, content: str, **extra: object) -> dict:
-        return {"type": "user", "uuid": f"u{i}", "parentUuid": f"u{i - 1}" if i else None, "sessionId": "s",
-                "timestamp": f"2026-01-01T00:00:0{i}Z", "message": {"role": "user", "content": content}, **extra}
-    f = jsonl(tmp_path / "s.jsonl", [
-        line(0, "Make the tests pass"),
-        line(1, "This session is being continued from a previous conversation...", isCompactSummary=True),
-        line(2, "Stop hook feedback:\nrun the linter"),
-        line(3, "<system-reminder>This is a side question from the user.</system-reminder>\n\nwhat is X?"),
-        line(4, "<local-command-caveat>Caveat: ...</local-command-caveat>", isMeta=True),
-    ])
+        return {
+            "type": "user",
+            "uuid": f"u{i}",
+            "parentUuid": f"u{i - 1}" if i else None,
+            "sessionId": "s",
+            "timestamp": f"2026-01-01T00:00:0{i}Z",
+            "message": {"role": "user", "content": content},
+            **extra,
+        }
+
+    f = jsonl(
+        tmp_path / "s.jsonl",
+        [
+            line(0, "Make the tests pass"),
+            line(1, "This session is being continued from a previous conversation...", isCompactSummary=True),
+            line(2, "Stop hook feedback:\nrun the linter"),
+            line(3, "<system-reminder>This is a side question from the user.</system-reminder>\n\nwhat is X?"),
+            line(4, "<local-command-caveat>Caveat: ...</local-command-caveat>", isMeta=True),
+        ],
+    )
     db = tmp_path / "w.duckdb"
     ingest(f, db)
     assert [o for _, o, _ in origins(db)] == ["person", "harness", "harness", "person", "harness"]
@@ -101,17 +148,56 @@ def test_claude_code_flags_and_hook_lines_are_the_harness(tmp_path: Path) -> Non
 def test_gemini_checkpoint_object_and_a_prompt_log_beside_recordings(tmp_path: Path) -> None:
     project = tmp_path / "tmp" / "proj"
     (project / "chats").mkdir(parents=True)
-    (project / "chats" / "session-2026-01-01T00-00-aaaaaaaa.json").write_text(json.dumps({
-        "sessionId": "aaaaaaaa-0000", "projectHash": "p", "messages": [
-            {"id": "1", "type": "user", "content": "System: Please continue."}]}))
-    (project / "logs.json").write_text(json.dumps([
-        {"sessionId": "aaaaaaaa-0000", "messageId": 0, "type": "user", "message": "hi", "timestamp": "2026-01-01"},
-        {"sessionId": "bbbbbbbb-0000", "messageId": 0, "type": "user", "message": "hello", "timestamp": "2026-01-02"}]))
-    (project / "checkpoint-x.json").write_text(json.dumps({"history": [
-        {"role": "user", "parts": [{"text": "This is the Gemini CLI. We are setting up the context for our chat."}]},
-        {"role": "model", "parts": [{"text": "Reading.", "thought": True}, {"functionCall": {"name": "ls", "args": {}}}]},
-        {"role": "user", "parts": [{"functionResponse": {"id": "ls-1", "name": "ls", "response": {"error": "denied"}}}]},
-        {"role": "user", "parts": [{"text": "try again"}]}]}))
+    (project / "chats" / "session-2026-01-01T00-00-aaaaaaaa.json").write_text(
+        json.dumps(
+            {
+                "sessionId": "aaaaaaaa-0000",
+                "projectHash": "p",
+                "messages": [{"id": "1", "type": "user", "content": "System: Please continue."}],
+            }
+        )
+    )
+    (project / "logs.json").write_text(
+        json.dumps(
+            [
+                {
+                    "sessionId": "aaaaaaaa-0000",
+                    "messageId": 0,
+                    "type": "user",
+                    "message": "hi",
+                    "timestamp": "2026-01-01",
+                },
+                {
+                    "sessionId": "bbbbbbbb-0000",
+                    "messageId": 0,
+                    "type": "user",
+                    "message": "hello",
+                    "timestamp": "2026-01-02",
+                },
+            ]
+        )
+    )
+    (project / "checkpoint-x.json").write_text(
+        json.dumps(
+            {
+                "history": [
+                    {
+                        "role": "user",
+                        "parts": [{"text": "This is the Gemini CLI. We are setting up the context for our chat."}],
+                    },
+                    {
+                        "role": "model",
+                        "parts": [{"text": "Reading.", "thought": True}, {"functionCall": {"name": "ls", "args": {}}}],
+                    },
+                    {
+                        "role": "user",
+                        "parts": [{"functionResponse": {"id": "ls-1", "name": "ls", "response": {"error": "denied"}}}],
+                    },
+                    {"role": "user", "parts": [{"text": "try again"}]},
+                ]
+            }
+        )
+    )
     db = tmp_path / "w.duckdb"
     out = ingest(project, db)
     assert "prompts of sessions recorded in chats/" in out
@@ -127,15 +213,18 @@ def test_aider_input_history_alone_or_beside_a_chat_history(tmp_path: Path) -> N
     alone.write_text(history)
     db = tmp_path / "a.duckdb"
     ingest(alone, db)
-    assert query(db, "SELECT origin, content FROM messages ORDER BY seq") == [("person", "/add a.py"),
-                                                                           ("person", "fix it\nplease")]
+    assert query(db, "SELECT origin, content FROM messages ORDER BY seq") == [
+        ("person", "/add a.py"),
+        ("person", "fix it\nplease"),
+    ]
     beside = tmp_path / "repo"
     beside.mkdir()
     (beside / ".aider.input.history").write_text(history)
     (beside / ".aider.chat.history.md").write_text(
         "\n# aider chat started at 2025-01-01 10:00:00\n\n> Model: gpt-4o with diff edit format\n\n"
         "#### fix it  \n#### please  \n\na.py\n```\n<<<<<<< ORIGINAL\nx\n=======\ny\n>>>>>>> UPDATED\n```\n\n"
-        "> Applied edit to a.py  \n\n#### Add file to the chat? (Y)es/(N)o [Yes]: y  \n")
+        "> Applied edit to a.py  \n\n#### Add file to the chat? (Y)es/(N)o [Yes]: y  \n"
+    )
     db = tmp_path / "b.duckdb"
     out = ingest(beside, db)
     assert "side file" in out
@@ -145,33 +234,67 @@ def test_aider_input_history_alone_or_beside_a_chat_history(tmp_path: Path) -> N
 
 def test_claude_code_prompt_history_skips_prompts_whose_transcript_is_beside_it(tmp_path: Path) -> None:
     home = tmp_path / ".claude"
-    jsonl(home / "projects" / "-home-x-proj" / "s1.jsonl", [
-        {"type": "user", "uuid": "u0", "parentUuid": None, "sessionId": "s1", "timestamp": "2026-01-01T00:00:00Z",
-         "message": {"role": "user", "content": "fix the bug"}}])
-    jsonl(home / "history.jsonl", [
-        {"display": "fix the bug", "pastedContents": {}, "timestamp": 1767225600000, "project": "/home/x/proj",
-         "sessionId": "s1"},
-        {"display": "old prompt", "pastedContents": {}, "timestamp": 1700000000000, "project": "/home/x/proj"},
-        {"display": "/model", "pastedContents": {}, "timestamp": 1767225601000, "project": "/srv/app", "sessionId": "s9"},
-    ])
+    jsonl(
+        home / "projects" / "-home-x-proj" / "s1.jsonl",
+        [
+            {
+                "type": "user",
+                "uuid": "u0",
+                "parentUuid": None,
+                "sessionId": "s1",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "message": {"role": "user", "content": "fix the bug"},
+            }
+        ],
+    )
+    jsonl(
+        home / "history.jsonl",
+        [
+            {
+                "display": "fix the bug",
+                "pastedContents": {},
+                "timestamp": 1767225600000,
+                "project": "/home/x/proj",
+                "sessionId": "s1",
+            },
+            {"display": "old prompt", "pastedContents": {}, "timestamp": 1700000000000, "project": "/home/x/proj"},
+            {
+                "display": "/model",
+                "pastedContents": {},
+                "timestamp": 1767225601000,
+                "project": "/srv/app",
+                "sessionId": "s9",
+            },
+        ],
+    )
     db = tmp_path / "w.duckdb"
     out = ingest(home / "history.jsonl", db)
     assert "prompts whose session has a transcript in projects/ (read there) x2" in out
-    assert query(db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
-                     "USING (conversation_id)") == [("s9", "person", "/model")]
+    assert query(
+        db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c USING (conversation_id)"
+    ) == [("s9", "person", "/model")]
 
 
 def test_codex_message_history_and_session_index(tmp_path: Path) -> None:
     home = tmp_path / ".codex"
     recorded, other = "019b0000-0000-7000-8000-000000000001", "019b0000-0000-7000-8000-000000000002"
-    jsonl(home / "sessions" / "2026" / "01" / "01" / f"rollout-2026-01-01T00-00-00-{recorded}.jsonl", [
-        codex_line("session_meta", {"id": recorded}), codex_line("response_item", msg("user", "fix it"))])
-    jsonl(home / "history.jsonl", [{"session_id": recorded, "ts": 1767225600, "text": "fix it"},
-                                   {"session_id": other, "ts": 1767225700, "text": "and the docs"}])
+    jsonl(
+        home / "sessions" / "2026" / "01" / "01" / f"rollout-2026-01-01T00-00-00-{recorded}.jsonl",
+        [codex_line("session_meta", {"id": recorded}), codex_line("response_item", msg("user", "fix it"))],
+    )
+    jsonl(
+        home / "history.jsonl",
+        [
+            {"session_id": recorded, "ts": 1767225600, "text": "fix it"},
+            {"session_id": other, "ts": 1767225700, "text": "and the docs"},
+        ],
+    )
     jsonl(home / "session_index.jsonl", [{"id": recorded, "thread_name": "Fix", "updated_at": "2026-01-01"}])
     db = tmp_path / "w.duckdb"
     out = ingest(home, db)
     assert "side file: thread names" in out and "read there) x1" in out
-    assert query(db, "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
-                     "USING (conversation_id) ORDER BY 1") == [(recorded, "person", "fix it"),
-                                                               (other, "person", "and the docs")]
+    assert query(
+        db,
+        "SELECT c.native_id, m.origin, m.content FROM messages m JOIN conversations c "
+        "USING (conversation_id) ORDER BY 1",
+    ) == [(recorded, "person", "fix it"), (other, "person", "and the docs")]

@@ -1,4 +1,5 @@
 """The CLI as a contract: every command documented with an example, light start-up, layers kept apart."""
+
 from __future__ import annotations
 
 import os
@@ -28,29 +29,59 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[st
 @pytest.mark.parametrize("path", _commands(cli), ids=" ".join)
 def test_every_command_has_help_with_an_example(path: tuple[str, ...]) -> None:
     code, out, _ = run_cli(*path, "--help")
-    assert code == 0 and "Example:" in out and f"forensics {path[-1]}" in out.replace("forensics config ", "forensics ").replace(
-        "forensics hooks ", "forensics ")
+    assert (
+        code == 0
+        and "Example:" in out
+        and f"forensics {path[-1]}"
+        in out.replace("forensics config ", "forensics ").replace("forensics hooks ", "forensics ")
+    )
 
 
 def test_cli_start_up_does_not_import_heavy_parts() -> None:
-    code = ("import sys, forensics.cli; heavy = [m for m in ('matplotlib', 'sklearn', 'jieba', 'nbclient', 'ipykernel') "
-            "if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, forensics.cli; heavy = [m for m in ('matplotlib', 'sklearn', 'jieba', 'nbclient', 'ipykernel') "
+        "if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
-HEAVY = ("duckdb", "polars", "pyarrow", "numpy", "matplotlib", "sklearn", "jieba", "scipy", "rich", "nbclient",
-         "ipykernel")
+HEAVY = (
+    "duckdb",
+    "polars",
+    "pyarrow",
+    "numpy",
+    "matplotlib",
+    "sklearn",
+    "jieba",
+    "scipy",
+    "rich",
+    "nbclient",
+    "ipykernel",
+)
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["formats"], ["ingest"], ["report", "--no-such-option"],
-                                  ["ingest", "--help"], ["report", "--help"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["--version"],
+        ["formats"],
+        ["ingest"],
+        ["report", "--no-such-option"],
+        ["ingest", "--help"],
+        ["report", "--help"],
+    ],
+    ids=" ".join,
+)
 def test_a_command_that_needs_nothing_heavy_loads_nothing_heavy(args: list[str]) -> None:
     """Start-up in a blink (issue 28): help, the version, the format list and usage errors load no DuckDB,
     polars, pyarrow or analysis library. Checked by what the process imported, not by a clock."""
-    code = (f"import atexit, sys; atexit.register(lambda: print('HEAVY', sorted(m for m in {HEAVY!r} "
-            f"if m in sys.modules), file=sys.stderr)); sys.argv = ['forensics', *{args!r}]; "
-            "from forensics.cli import main; main()")
+    code = (
+        f"import atexit, sys; atexit.register(lambda: print('HEAVY', sorted(m for m in {HEAVY!r} "
+        f"if m in sys.modules), file=sys.stderr)); sys.argv = ['forensics', *{args!r}]; "
+        "from forensics.cli import main; main()"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode in (0, 2), done.stderr
     assert done.stderr.splitlines()[-1] == "HEAVY []", done.stderr
@@ -59,8 +90,9 @@ def test_a_command_that_needs_nothing_heavy_loads_nothing_heavy(args: list[str])
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
     """import-linter over the package at ``root`` with the contracts of pyproject.toml (the ones CI runs)."""
     exe = Path(sys.executable).with_name("lint-imports")
-    return subprocess.run([str(exe), "--no-cache"], cwd=root, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(root)})
+    return subprocess.run(
+        [str(exe), "--no-cache"], cwd=root, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)}
+    )
 
 
 def test_the_layers_contract_holds() -> None:
@@ -72,14 +104,17 @@ def test_the_layers_contract_holds() -> None:
     assert "Contracts: 5 kept, 0 broken." in done.stdout
 
 
-@pytest.mark.parametrize(("module", "line"), [
-    ("analyzers/base.py", "from forensics.report import digest"),  # analysis reading the report layer
-    ("warehouse/core.py", "import forensics.analyzers.base"),  # the warehouse reading analysis
-    ("analyzers/compaction/facts.py", "import forensics.analyzers.drift.corpus"),  # drift <-> compaction cycle
-    ("cli.py", "from forensics.commands import show"),  # the CLI around its API
-    ("formats/aider.py", "from forensics.ingestion import registry"),  # a format reading the pipeline above it
-    ("kernel/errors.py", "import forensics.warehouse"),  # the kernel leaning on a layer
-])
+@pytest.mark.parametrize(
+    ("module", "line"),
+    [
+        ("analyzers/base.py", "from forensics.report import digest"),  # analysis reading the report layer
+        ("warehouse/core.py", "import forensics.analyzers.base"),  # the warehouse reading analysis
+        ("analyzers/compaction/facts.py", "import forensics.analyzers.drift.corpus"),  # drift <-> compaction cycle
+        ("cli.py", "from forensics.commands import show"),  # the CLI around its API
+        ("formats/aider.py", "from forensics.ingestion import registry"),  # a format reading the pipeline above it
+        ("kernel/errors.py", "import forensics.warehouse"),  # the kernel leaning on a layer
+    ],
+)
 def test_an_edge_across_the_layers_breaks_the_contract(tmp_path: Path, module: str, line: str) -> None:
     shutil.copytree(ROOT / "forensics", tmp_path / "forensics", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -99,13 +134,18 @@ def test_a_bad_memory_override_is_a_one_line_usage_error(tmp_path: Path, value: 
     db = tmp_path / "w.duckdb"
     env = {**os.environ, "CI": "true", "FORENSICS_DUCKDB_MEMORY": value}
     for args in (["ingest", str(FIXTURES / "seed" / "seed.db")], ["report", "--out", str(tmp_path / "r")]):
-        r = subprocess.run([sys.executable, "-m", "forensics", *args, "--db", str(db)], capture_output=True, text=True,
-                           env=env)
+        r = subprocess.run(
+            [sys.executable, "-m", "forensics", *args, "--db", str(db)], capture_output=True, text=True, env=env
+        )
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
         assert r.stderr.startswith(f"forensics: FORENSICS_DUCKDB_MEMORY={value!r}: not a size; give one like 512MB")
     env["FORENSICS_DUCKDB_MEMORY"] = "0.5 GiB"  # DuckDB's own spellings pass
-    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"),
-                        "--db", str(db)], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
 
 

@@ -1,5 +1,6 @@
 """Tool-result compression (SPEC §6): the seed's unit cases, the SQL replay against the Python functions, and a
 replay small enough to check by hand, cut from the seed fixture."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,10 @@ def test_should_summarize_the_2000_byte_boundary(size: int, want: bool) -> None:
     assert should_summarize(size, 10**9) is want  # a huge context: only the byte rule can fire
 
 
-@pytest.mark.parametrize(("size", "context", "want"), [(800, 2000, False), (801, 2000, True), (500, 0, False),
-                                                       (1, 1, True), (400, 1000, False)])
+@pytest.mark.parametrize(
+    ("size", "context", "want"),
+    [(800, 2000, False), (801, 2000, True), (500, 0, False), (1, 1, True), (400, 1000, False)],
+)
 def test_should_summarize_the_40_percent_share_rule(size: int, context: int, want: bool) -> None:
     assert should_summarize(size, context) is want
 
@@ -32,9 +35,25 @@ def test_extract_key_info_keeps_errors_head_and_tail_with_markers() -> None:
     lines[12], lines[20] = "Error: boom", "thread panicked (PANIC)"
     lines[15] = "写入失败"
     out = extract_key_info("\n".join(lines), 5).split("\n")
-    assert out == ["line 0", "line 1", "line 2", "line 3", "line 4", omission_marker(7), "Error: boom",
-                   omission_marker(2), "写入失败", omission_marker(4), "thread panicked (PANIC)", omission_marker(4),
-                   "line 25", "line 26", "line 27", "line 28", "line 29"]
+    assert out == [
+        "line 0",
+        "line 1",
+        "line 2",
+        "line 3",
+        "line 4",
+        omission_marker(7),
+        "Error: boom",
+        omission_marker(2),
+        "写入失败",
+        omission_marker(4),
+        "thread panicked (PANIC)",
+        omission_marker(4),
+        "line 25",
+        "line 26",
+        "line 27",
+        "line 28",
+        "line 29",
+    ]
 
 
 @pytest.mark.parametrize("text", ["", "one line", "\n".join(f"l{i}" for i in range(10)), "a\nb\n"])
@@ -52,8 +71,12 @@ def test_all_error_lines_stay_bounded() -> None:
 
 def test_the_sql_replay_matches_the_python_functions_on_every_seed_result(seed_wh: Path) -> None:
     con = duckdb.connect(str(seed_wh), read_only=True)
-    contents = dict(((c, p), x) for c, p, x in con.execute(
-        "SELECT conversation_id, position, content FROM messages WHERE role = 'tool' AND on_main_path").fetchall())
+    contents = dict(
+        ((c, p), x)
+        for c, p, x in con.execute(
+            "SELECT conversation_id, position, content FROM messages WHERE role = 'tool' AND on_main_path"
+        ).fetchall()
+    )
     for ht, b, s in ((5, 2000, 0.4), (0, 500, 0.1), (2, 0, 0.0)):
         for k, v in (("head_tail_lines", ht), ("summarize_bytes", b), ("summarize_share", s)):
             con.execute(f"SET VARIABLE tool_result_{k} = ?", [v])
@@ -74,10 +97,15 @@ def tiny_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (blob,) = src.execute("SELECT messages FROM ai_conversations WHERE id = 'd6614e0b'").fetchone()
     src.close()
     out = sqlite3.connect(tmp / "tiny.db")
-    out.execute("CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
-                "messages TEXT, created_at TEXT, updated_at TEXT)")
-    out.execute("INSERT INTO ai_conversations VALUES ('tiny', 't', 'glm-5.2', 'zhipu', ?, '2026-06-01T00:00:00Z', "
-                "'2026-06-01T00:00:00Z')", [json.dumps(json.loads(blob)[140:154], ensure_ascii=False)])
+    out.execute(
+        "CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
+        "messages TEXT, created_at TEXT, updated_at TEXT)"
+    )
+    out.execute(
+        "INSERT INTO ai_conversations VALUES ('tiny', 't', 'glm-5.2', 'zhipu', ?, '2026-06-01T00:00:00Z', "
+        "'2026-06-01T00:00:00Z')",
+        [json.dumps(json.loads(blob)[140:154], ensure_ascii=False)],
+    )
     out.commit()
     out.close()
     code, _, err = run_cli("ingest", str(tmp / "tiny.db"), "--db", str(tmp / "w.duckdb"))
@@ -115,7 +143,16 @@ def test_report_section_and_results_table(seed_wh: Path, tmp_path: Path) -> None
     assert len(m["sweep"]) == 5 * 4
     con = duckdb.connect(str(db), read_only=True)
     # the seed's exact-size results: 2001 bytes is always summarized, 2000 only when the share rule fires
-    assert con.execute("SELECT count(*) FROM compression_results WHERE result_bytes = 2001 AND NOT summarized"
-                       ).fetchall()[0][0] == 0
-    assert con.execute("SELECT count(*) FROM compression_results WHERE result_bytes = 2000 AND summarized "
-                       "AND result_bytes <= 0.4 * context_bytes").fetchall()[0][0] == 0
+    assert (
+        con.execute("SELECT count(*) FROM compression_results WHERE result_bytes = 2001 AND NOT summarized").fetchall()[
+            0
+        ][0]
+        == 0
+    )
+    assert (
+        con.execute(
+            "SELECT count(*) FROM compression_results WHERE result_bytes = 2000 AND summarized "
+            "AND result_bytes <= 0.4 * context_bytes"
+        ).fetchall()[0][0]
+        == 0
+    )

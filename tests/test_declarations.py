@@ -2,6 +2,7 @@
 an analyzer's parts live in its package and the layers above name none, and a toy analyzer outside the project (its
 package and one entry point, in a temporary folder on PYTHONPATH) has its key checked by `config check`, runs in
 `report`, writes its derived table, draws its chart, is tuned by `tune` and gated by `check` with its own rule."""
+
 from __future__ import annotations
 
 import json
@@ -60,7 +61,7 @@ ANALYZER = Analyzer(
     settings=(ToySettings,),
 )
 ''',
-    "settings.py": '''\
+    "settings.py": """\
 from dataclasses import dataclass
 
 from forensics.config import Settings
@@ -71,8 +72,8 @@ class ToySettings(Settings):
     section = "toy"
 
     min_chars: int
-''',
-    "draw.py": '''\
+""",
+    "draw.py": """\
 from forensics.draw import figure
 
 
@@ -80,7 +81,7 @@ def bars(data):
     fig = figure(4.0)
     fig.axes[0].bar(["long"], [data["n"]])
     return fig
-''',
+""",
     "tune.py": '''\
 from forensics.analyzers.tuner import Recommendation
 from toy_analyzer.settings import ToySettings
@@ -130,10 +131,18 @@ def test_no_module_above_the_analyzers_names_one() -> None:
     names = "|".join(analyzers.REGISTRY)
     tables = "|".join(t.name for a in analyzers.declarations() for t in a.tables)
     pattern = re.compile(rf"forensics\.analyzers\.({names})\b|\b({tables})\b|[\"']forensics(\.\w+)+:\w+[\"']")
-    paths = [p for where in LAYERS_ABOVE for p in (sorted((root / where).rglob("*.py")) if (root / where).is_dir()
-                                                   else [root / where]) if p.exists()]
-    found = [f"{p.relative_to(root)}:{i}: {m.group(0)}" for p in paths
-             for i, line in enumerate(p.read_text().splitlines(), 1) if (m := pattern.search(line))]
+    paths = [
+        p
+        for where in LAYERS_ABOVE
+        for p in (sorted((root / where).rglob("*.py")) if (root / where).is_dir() else [root / where])
+        if p.exists()
+    ]
+    found = [
+        f"{p.relative_to(root)}:{i}: {m.group(0)}"
+        for p in paths
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if (m := pattern.search(line))
+    ]
     assert found == []
 
 
@@ -183,8 +192,20 @@ def test_config_check_validates_a_plugin_analyzers_key_with_its_line(toy: tuple[
 def test_report_runs_a_plugin_analyzer_and_check_applies_its_rule(toy: tuple[Path, Path], tmp_path: Path) -> None:
     site, db = toy
     out, baseline = tmp_path / "out", tmp_path / "baseline.json"
-    r = _forensics(site, "report", "--db", str(db), "--only", "toy", "--out", str(out), "--format", "json,md",
-                   "--write-baseline", str(baseline))
+    r = _forensics(
+        site,
+        "report",
+        "--db",
+        str(db),
+        "--only",
+        "toy",
+        "--out",
+        str(out),
+        "--format",
+        "json,md",
+        "--write-baseline",
+        str(baseline),
+    )
     assert r.returncode == 0, r.stderr
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     n = metrics["sections"]["toy"]["long_messages"]
@@ -209,11 +230,19 @@ def test_tune_runs_a_plugin_analyzers_tuner_and_the_docs_list_its_table(toy: tup
     rec = next(x for x in json.loads(r.stdout) if x["key"] == "toy.min_chars")
     (p90,) = query(db, "SELECT quantile_disc(content_chars, 0.9) FROM messages")[0]
     assert (rec["current"], rec["recommended"]) == (100, p90) and p90 != 100
-    assert not any(x["key"] == "toy.min_chars" for x in json.loads(
-        _forensics(None, "tune", "--db", str(db), "--json").stdout))  # no plug-in, no toy tuner
-    docs = subprocess.run([sys.executable, "-m", "forensics.report.tables"], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
-    assert "| `toy_long_messages` | toy | selection | per conversation: its messages longer than min_chars |" in docs.stdout
+    assert not any(
+        x["key"] == "toy.min_chars" for x in json.loads(_forensics(None, "tune", "--db", str(db), "--json").stdout)
+    )  # no plug-in, no toy tuner
+    docs = subprocess.run(
+        [sys.executable, "-m", "forensics.report.tables"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])},
+    )
+    assert (
+        "| `toy_long_messages` | toy | selection | per conversation: its messages longer than min_chars |"
+        in docs.stdout
+    )
 
 
 def test_a_builtin_analyzer_is_its_package_plus_one_registry_line(toy: tuple[Path, Path], tmp_path: Path) -> None:
@@ -223,20 +252,42 @@ def test_a_builtin_analyzer_is_its_package_plus_one_registry_line(toy: tuple[Pat
     package = tmp_path / "pkg"
     shutil.copytree(site / "toy_analyzer", package / "toy_analyzer")
     main = tmp_path / "run.py"
-    main.write_text("import sys\nfrom forensics import analyzers\nanalyzers.REGISTRY['toy'] = 'toy_analyzer'\n"
-                    "from forensics.cli import main\nsys.argv[0] = 'forensics'\nmain()\n", encoding="utf-8")
+    main.write_text(
+        "import sys\nfrom forensics import analyzers\nanalyzers.REGISTRY['toy'] = 'toy_analyzer'\n"
+        "from forensics.cli import main\nsys.argv[0] = 'forensics'\nmain()\n",
+        encoding="utf-8",
+    )
     env = {**os.environ, "CI": "true", "PYTHONPATH": os.pathsep.join([str(package), os.environ.get("PYTHONPATH", "")])}
     copy = tmp_path / "w.duckdb"
     shutil.copy(db, copy)
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, str(main), "report", "--db", str(copy), "--only", "toy", "--out", str(out),
-                        "--format", "json,md"], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(main),
+            "report",
+            "--db",
+            str(copy),
+            "--only",
+            "toy",
+            "--out",
+            str(out),
+            "--format",
+            "json,md",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     assert (out / "charts" / "toy_bars.svg").stat().st_size > 1000
-    assert query(copy, "SELECT sum(long) FROM toy_long_messages")[0][0] == json.loads(
-        (out / "metrics.json").read_text(encoding="utf-8"))["sections"]["toy"]["long_messages"]
-    tuned = subprocess.run([sys.executable, str(main), "tune", "--db", str(copy), "--json"], capture_output=True,
-                           text=True, env=env)
+    assert (
+        query(copy, "SELECT sum(long) FROM toy_long_messages")[0][0]
+        == json.loads((out / "metrics.json").read_text(encoding="utf-8"))["sections"]["toy"]["long_messages"]
+    )
+    tuned = subprocess.run(
+        [sys.executable, str(main), "tune", "--db", str(copy), "--json"], capture_output=True, text=True, env=env
+    )
     assert tuned.returncode == 0 and "toy.min_chars" in tuned.stdout, tuned.stderr
 
 
@@ -245,11 +296,15 @@ def test_a_misspelled_key_is_a_type_error(tmp_path: Path) -> None:
     keys it may have meant; a key of the section passes."""
     from mypy import api
 
-    code = ("from forensics.analyzers.drift.settings import DriftSettings\nfrom forensics.analyzers.schema import defaults\n"
-            "d = DriftSettings.of(defaults())\nprint(d.echo_rate_low + d.{})\n")
+    code = (
+        "from forensics.analyzers.drift.settings import DriftSettings\nfrom forensics.analyzers.schema import defaults\n"
+        "d = DriftSettings.of(defaults())\nprint(d.echo_rate_low + d.{})\n"
+    )
     root = Path(analyzers.__file__).parents[2]
     (tmp_path / "ok.py").write_text(code.format("echo_rate_high"), encoding="utf-8")
     (tmp_path / "typo.py").write_text(code.format("echo_rate_hi"), encoding="utf-8")
-    out, _, status = api.run(["--config-file", str(root / "pyproject.toml"), str(tmp_path / "ok.py"), str(tmp_path / "typo.py")])
+    out, _, status = api.run(
+        ["--config-file", str(root / "pyproject.toml"), str(tmp_path / "ok.py"), str(tmp_path / "typo.py")]
+    )
     assert status == 1 and out.count("error:") == 1, out
     assert 'typo.py:4: error: "DriftSettings" has no attribute "echo_rate_hi"; maybe "echo_rate_high"' in out, out

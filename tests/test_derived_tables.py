@@ -1,6 +1,7 @@
 """Derived tables have one home (forensics.warehouse.derived, issue 23): rows go in by name, and a warehouse whose
 derived tables were written by another version (a column fewer, one more, another order or type) reports again,
 its tables recreated with the current columns."""
+
 from __future__ import annotations
 
 import shutil
@@ -36,7 +37,8 @@ def _columns(db: Path) -> dict[str, list[tuple[str, str]]]:
 
 
 def test_a_warehouse_of_another_version_reports_and_its_derived_tables_take_the_new_columns(
-        reported: Path, tmp_path: Path) -> None:
+    reported: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "old.duckdb"
     shutil.copy(reported, db)
     now = _columns(reported)
@@ -45,8 +47,10 @@ def test_a_warehouse_of_another_version_reports_and_its_derived_tables_take_the_
     con.execute("ALTER TABLE drift_findings DROP COLUMN follows_compaction")  # a column the old release lacked
     con.execute("ALTER TABLE conversation_keywords ADD COLUMN retired INTEGER")  # one it had and we dropped
     con.execute("ALTER TABLE report_runs ALTER generated_at TYPE TIMESTAMP")  # another type
-    con.execute("CREATE OR REPLACE TABLE report_findings AS SELECT kind, section, * EXCLUDE (kind, section) "
-                "FROM report_findings")  # another order
+    con.execute(
+        "CREATE OR REPLACE TABLE report_findings AS SELECT kind, section, * EXCLUDE (kind, section) "
+        "FROM report_findings"
+    )  # another order
     con.close()
     code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json")
     assert code == 0, err
@@ -67,7 +71,12 @@ def test_rows_go_in_by_name_and_replace_only_what_the_filter_holds(tmp_path: Pat
 
 
 def test_every_table_a_report_writes_is_declared(reported: Path) -> None:
-    made = {t for (t,) in query(reported, "SELECT table_name FROM duckdb_tables() WHERE comment IS NULL "
-                                          "AND table_name <> 'schema_migrations'")}
+    made = {
+        t
+        for (t,) in query(
+            reported,
+            "SELECT table_name FROM duckdb_tables() WHERE comment IS NULL AND table_name <> 'schema_migrations'",
+        )
+    }
     assert made - {t.name for _, t in every()} == set()
     assert len(made) >= 12

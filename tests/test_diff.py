@@ -1,4 +1,5 @@
 """`forensics diff` (SPEC §21): steps, first divergence and a minimal-edit alignment of two runs."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,13 @@ def test_alignment_is_minimal_and_deterministic() -> None:
     a = _steps(("read", "1"), ("edit", "1"), ("test", "1"), ("submit", "1"))
     b = _steps(("read", "1"), ("edit", "2"), ("grep", "1"), ("submit", "1"), ("exit", "0"))
     assert [(x.a, x.b, x.op) for x in align(a, b)] == [
-        (0, 0, "same"), (1, 1, "changed"), (2, None, "only_a"), (None, 2, "only_b"), (3, 3, "same"),
-        (None, 4, "only_b")]
+        (0, 0, "same"),
+        (1, 1, "changed"),
+        (2, None, "only_a"),
+        (None, 2, "only_b"),
+        (3, 3, "same"),
+        (None, 4, "only_b"),
+    ]
     assert first_divergence(a, b) == 1
     assert first_divergence(a[:2], a) == 2 and first_divergence(a, a) == 4  # a prefix: the index after it
     assert [x.op for x in align([], b[:2])] == ["only_b", "only_b"]
@@ -48,25 +54,35 @@ def _actions(model: str, index: int) -> list[tuple[int, str, str]]:
         text = turn["content"].strip()
         verb = text.split("(", 1)[0] if text.startswith("FINISH(") else text.split(" ", 1)[0]
         if turn["role"] == "agent" and verb in ("GET", "POST", "FINISH"):
-            out.append((i, verb, text[len(verb):].strip()))
+            out.append((i, verb, text[len(verb) :].strip()))
     return out
 
 
 def test_two_models_on_one_medagentbench_task(db: Path) -> None:
-    ids = dict(query(db, "SELECT model, conversation_id FROM conversations WHERE native_id = '96' AND title = "
-                         "'medagentbench-std/96'"))
+    ids = dict(
+        query(
+            db,
+            "SELECT model, conversation_id FROM conversations WHERE native_id = '96' AND title = "
+            "'medagentbench-std/96'",
+        )
+    )
     a, b = _actions("gpt-4o-mini", 96), _actions("llama-3.3", 96)
-    first = next(i for i in range(min(len(a), len(b)) + 1)
-                 if i == min(len(a), len(b)) or a[i][1:] != b[i][1:])
+    first = next(i for i in range(min(len(a), len(b)) + 1) if i == min(len(a), len(b)) or a[i][1:] != b[i][1:])
     code, out, err = run_cli("diff", ids["gpt-4o-mini"], ids["llama-3.3"], "--db", str(db), "--format", "json")
     assert code == 0, err
     got = json.loads(out)
     assert got["a"] == ids["gpt-4o-mini"] and got["b"] == ids["llama-3.3"]
     assert got["steps"] == [len(a), len(b)] == [2, 3]
-    assert got["first_divergence"] == {"index": first, "a_position": a[first][0], "b_position": b[first][0]} == {
-        "index": 1, "a_position": 3, "b_position": 3}  # gpt-4o-mini finished; llama-3.3 POSTed an order first
-    assert got["aligned"] == [{"a": a[0][0], "b": b[0][0], "op": "same"}, {"a": None, "b": b[1][0], "op": "only_b"},
-                              {"a": a[1][0], "b": b[2][0], "op": "same"}]
+    assert (
+        got["first_divergence"]
+        == {"index": first, "a_position": a[first][0], "b_position": b[first][0]}
+        == {"index": 1, "a_position": 3, "b_position": 3}
+    )  # gpt-4o-mini finished; llama-3.3 POSTed an order first
+    assert got["aligned"] == [
+        {"a": a[0][0], "b": b[0][0], "op": "same"},
+        {"a": None, "b": b[1][0], "op": "only_b"},
+        {"a": a[1][0], "b": b[2][0], "op": "same"},
+    ]
     code, text, _ = run_cli("diff", ids["gpt-4o-mini"], ids["llama-3.3"], "--db", str(db))
     lines = text.splitlines()
     assert lines[2].startswith("first divergence at step 1: A [3] FINISH") and "B [3] POST" in lines[3]
@@ -85,15 +101,18 @@ def test_task_lists_runs_and_diffs_a_passed_against_a_failed_one(db: Path) -> No
     assert out.splitlines()[:3] == [
         "task medagentbench-std/77: 2 runs",
         f"  passed     77  gpt-4o-mini  2 steps  {doc['runs'][0]['id']}",
-        f"  failed     77  llama-3.3  1 steps  {doc['runs'][1]['id']}"]
+        f"  failed     77  llama-3.3  1 steps  {doc['runs'][1]['id']}",
+    ]
     code, out, _ = run_cli("diff", "--task", "math/97", "--db", str(db))
     assert code == 0 and out.splitlines()[-1] == "no pair of a passed and a failed run to diff"
 
 
 def test_diff_errors_are_one_line(db: Path) -> None:
-    for args, says in ((("96", "97"), "'96' names 2 conversations; use a conversation id"),
-                       (("nope", "97"), "no conversation 'nope'"),
-                       (("--task", "nope"), "no run of task 'nope' has an outcome")):
+    for args, says in (
+        (("96", "97"), "'96' names 2 conversations; use a conversation id"),
+        (("nope", "97"), "no conversation 'nope'"),
+        (("--task", "nope"), "no run of task 'nope' has an outcome"),
+    ):
         code, out, err = run_cli("diff", *args, "--db", str(db))
         assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
     code, _, err = run_cli("diff", "97", "--db", str(db))

@@ -1,4 +1,5 @@
 """The answer first, judged against the corpus: what fires on most conversations is said once, the rest ranked."""
+
 from __future__ import annotations
 
 import json
@@ -23,18 +24,24 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
     assert norms == {
         "echo_rate:sqlite": "tool calls without text are sqlite's way of working: 45% of its assistant turns (22 of 22 "
-                            "conversations with assistant turns at ≥ 30%)",
+        "conversations with assistant turns at ≥ 30%)",
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
-                                       "working, not a finding per conversation",
+        "working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
         # the problems section holds each kind against the agent family (SPEC §24): the scripted corrections, the
         # seed's crowded contexts and its claims the next scripted correction contradicts are said once, and only the
         # conversations above the family's median share of messages cited keep their findings
-        **{f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 sqlite conversations: this family's way of working; "
-                          f"kept only where it cites more than the family's median share of messages ({m}): "
-                          "11 conversations"
-           for k, n, m in (("context_crowded", 19, "1.4%"), ("gave_up_or_false_success", 14, "0.8%"),
-                           ("user_repeated", 18, "1.4%"))}}
+        **{
+            f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 sqlite conversations: this family's way of working; "
+            f"kept only where it cites more than the family's median share of messages ({m}): "
+            "11 conversations"
+            for k, n, m in (
+                ("context_crowded", 19, "1.4%"),
+                ("gave_up_or_false_success", 14, "0.8%"),
+                ("user_repeated", 18, "1.4%"),
+            )
+        },
+    }
     assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
 
 
@@ -61,19 +68,28 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     twin is fourth by its loop (run_command failing three times on one error line, the failure signature's); the
     aeb4919b Anthropic twin falls to eighth, under its sqlite twin (5.81 against 6.06)."""
     worst = doc["worst_conversations"]
-    assert [w["label"] for w in worst] == ["f89d129a", "d6614e0b", "a9ce8167", "a82389b1 · anthropic.db",
-                                           "aeb4919b · realistic.db"]
+    assert [w["label"] for w in worst] == [
+        "f89d129a",
+        "d6614e0b",
+        "a9ce8167",
+        "a82389b1 · anthropic.db",
+        "aeb4919b · realistic.db",
+    ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[3]["reasons"][0].startswith("loop (high, fires on 5% of conversations): same_error_3_times (run_command)")
+    assert worst[3]["reasons"][0].startswith(
+        "loop (high, fires on 5% of conversations): same_error_3_times (run_command)"
+    )
     assert worst[4]["reasons"][:2] == [
         "topic interleave (high, fires on 23% of conversations): 17 messages ([26]–[42]) on the old topic after the "
         "switch at [25] (the seed's lag thresholds: a lag in messages means the same for every agent); held against 17 "
         "topic switches of sqlite",
         "tool dispersion (high, fires on 41% of conversations): 14 distinct targets for the request at [25]: above "
         "sqlite gpt-mini's outlier fence 9.5 (sqlite gpt-mini's norm: fence 9.5 over 90 requests with tool calls of 7 "
-        "conversations); held against 310 requests with tool calls of sqlite"]
-    assert worst[2]["reasons"][1].startswith("sentinel degraded (low, fires on 23% of conversations): "
-                                             "zhipu_glm-5.2 sentinel missing")  # not the shared rule
+        "conversations); held against 310 requests with tool calls of sqlite",
+    ]
+    assert worst[2]["reasons"][1].startswith(
+        "sentinel degraded (low, fires on 23% of conversations): zhipu_glm-5.2 sentinel missing"
+    )  # not the shared rule
     assert worst[0]["reasons"][0].startswith("no focus (high, fires on 5%")  # the rarest first
     assert worst[1]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")
 
@@ -93,8 +109,13 @@ def test_weights_favour_rare_kinds_and_severity_never_length() -> None:
 
 def test_every_kind_is_printed_with_the_share_of_conversations_it_fires_on(doc: dict, reported_wh: Path) -> None:
     kinds = {k["kind"]: k for k in doc["finding_kinds"]}
-    assert kinds["tool_dispersion"] == {"section": "drift", "kind": "tool_dispersion", "findings": 9,
-                                        "conversations": 9, "share": 9 / 22}
+    assert kinds["tool_dispersion"] == {
+        "section": "drift",
+        "kind": "tool_dispersion",
+        "findings": 9,
+        "conversations": 9,
+        "share": 9 / 22,
+    }
     assert "tool_result_crowding" not in kinds  # sqlite's way of working: a norm line, not a finding (issue 24)
     assert set(kinds) == {f["kind"] for f in doc["findings"]}
     md = (reported_wh.parent / "r" / "report.md").read_text()
@@ -113,12 +134,14 @@ def test_what_to_change_is_what_tune_recommends(doc: dict, reported_wh: Path) ->
     assert "[drift]" not in w["toml"] and ("[drift]" in w["toml_drift"]) == any(not c["harness"] for c in w["changes"])
     assert w["command"] == f"forensics tune --db {reported_wh} --config harness.toml --write"
     assert w["tuned_over"] == "22 conversations, {} messages".format(
-        query(reported_wh, "SELECT count(*) FROM messages WHERE on_main_path")[0][0])
+        query(reported_wh, "SELECT count(*) FROM messages WHERE on_main_path")[0][0]
+    )
 
 
 def test_dispersion_below_the_corpus_fence_counts_only_when_the_user_stepped_in(reported_wh: Path) -> None:
-    rows = query(reported_wh, "SELECT value, rule FROM drift_findings WHERE kind = 'tool_dispersion' AND severity "
-                              "<> 'none'")
+    rows = query(
+        reported_wh, "SELECT value, rule FROM drift_findings WHERE kind = 'tool_dispersion' AND severity <> 'none'"
+    )
     assert rows and all("outlier fence" in r or "stepped in" in r for _, r in rows)
     # every finding names the norm it was held against: its kind of agent's fence (format and model)
     assert all("'s norm: fence " in r for _, r in rows)

@@ -1,5 +1,6 @@
 """Drift findings judged by hand on the shared real logs (docs/findings-evaluation.md, ## Drift) still hold: the
 ones judged true still fire, the false ones no longer do (tests/data/judged/drift.jsonl)."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,11 @@ import pytest
 from tests.conftest import SHARED
 
 LOGS = SHARED / "data" / "agent-logs"
-JUDGED = [json.loads(line) for line in (Path(__file__).parent / "data" / "judged" / "drift.jsonl").read_text(
-    encoding="utf-8").splitlines() if line.strip()]
+JUDGED = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "data" / "judged" / "drift.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip()
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +40,13 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[duckdb.DuckDBPyConne
 
 
 def _fired(con: duckdb.DuckDBPyConnection, native: str, kind: str) -> list[list[int]]:
-    return [p for (p,) in con.execute("SELECT positions FROM drift_findings WHERE native_id = ? AND kind = ? AND "
-                                      "severity IN ('low', 'high')", [native, kind]).fetchall()]
+    return [
+        p
+        for (p,) in con.execute(
+            "SELECT positions FROM drift_findings WHERE native_id = ? AND kind = ? AND severity IN ('low', 'high')",
+            [native, kind],
+        ).fetchall()
+    ]
 
 
 @pytest.mark.parametrize("j", JUDGED, ids=lambda j: f"{j['kind']}-{j['native_id'][:12]}-{j['expect']}")
@@ -69,8 +78,9 @@ def test_no_finding_kind_fires_on_most_conversations_of_one_agent(real: tuple[du
     every SciCode sample's next-step prompt is a new request (50 of Inspect's 70 conversations; labeled shifts in
     problems.jsonl) and long Codex sessions move from request to request (4 of 7)."""
     con, doc = real
-    fmt = dict(con.execute("SELECT conversation_id, s.format FROM conversations JOIN sources s USING (source_id)")
-               .fetchall())
+    fmt = dict(
+        con.execute("SELECT conversation_id, s.format FROM conversations JOIN sources s USING (source_id)").fetchall()
+    )
     sizes: dict[str, int] = {}
     for f in fmt.values():
         sizes[f] = sizes.get(f, 0) + 1
@@ -82,10 +92,20 @@ def test_no_finding_kind_fires_on_most_conversations_of_one_agent(real: tuple[du
     assert not most
 
 
-@pytest.mark.parametrize("kind", ["tool_result_crowding", "tool_dispersion", "no_focus", "topic_interleave",
-                                  "compaction_topic_loss", "user_pushback"])
-def test_every_finding_says_which_norm_it_was_held_against(real: tuple[duckdb.DuckDBPyConnection, dict],
-                                                           kind: str) -> None:
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "tool_result_crowding",
+        "tool_dispersion",
+        "no_focus",
+        "topic_interleave",
+        "compaction_topic_loss",
+        "user_pushback",
+    ],
+)
+def test_every_finding_says_which_norm_it_was_held_against(
+    real: tuple[duckdb.DuckDBPyConnection, dict], kind: str
+) -> None:
     _, doc = real
     for f in (f for f in doc["findings"] if f["kind"] == kind):
         assert "norm" in f["rule"] or "the seed's lag thresholds" in f["rule"], f["rule"]

@@ -1,5 +1,6 @@
 """`forensics serve`'s third-round pages: search, agent/model/outcome/tokens columns and filters, source names,
 Markdown, folded tool results, tokens per turn, origin, and the run diff (SPEC §20, §21, §23)."""
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,22 @@ from tests.conftest import FIXTURES, query, run_cli
 
 HOSTILE = [  # a session whose text is Markdown and hostile HTML, and a secret split by Markdown emphasis
     {"type": "session", "id": "sess_hostile", "created_at": 1780374922, "model": "gpt-mini", "provider": "openai"},
-    {"id": 1, "parent_id": None, "timestamp": 1780375348, "role": "user",
-     "content": "Find 100% of the `snake_case` names <script>alert(1)</script> please"},
-    {"id": 2, "parent_id": 1, "timestamp": 1780375349, "role": "assistant",
-     "content": "**Done.** See [docs](https://example.org/x) and [bad](javascript:alert(2)) "
-                "![pixel](https://tracker.example/p.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
-                "<img src=x onerror=alert(3)> key: sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4" + " end"},
+    {
+        "id": 1,
+        "parent_id": None,
+        "timestamp": 1780375348,
+        "role": "user",
+        "content": "Find 100% of the `snake_case` names <script>alert(1)</script> please",
+    },
+    {
+        "id": 2,
+        "parent_id": 1,
+        "timestamp": 1780375349,
+        "role": "assistant",
+        "content": "**Done.** See [docs](https://example.org/x) and [bad](javascript:alert(2)) "
+        "![pixel](https://tracker.example/p.png)\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+        "<img src=x onerror=alert(3)> key: sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4" + " end",
+    },
 ]
 
 
@@ -35,11 +46,24 @@ def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("explorer")
     (d / "sess").mkdir()
     (d / "sess" / "sess_hostile.jsonl").write_text("\n".join(json.dumps(x) for x in HOSTILE) + "\n")
-    code, out, err = run_cli("ingest", str(FIXTURES / "outcomes"), str(FIXTURES / "claude_code"), str(d / "sess"),
-                             "--db", str(d / "w.duckdb"), "--keep-secrets")
+    code, out, err = run_cli(
+        "ingest",
+        str(FIXTURES / "outcomes"),
+        str(FIXTURES / "claude_code"),
+        str(d / "sess"),
+        "--db",
+        str(d / "w.duckdb"),
+        "--keep-secrets",
+    )
     if code != 0:  # a branch without --keep-secrets
-        code, out, err = run_cli("ingest", str(FIXTURES / "outcomes"), str(FIXTURES / "claude_code"),
-                                 str(d / "sess"), "--db", str(d / "w.duckdb"))
+        code, out, err = run_cli(
+            "ingest",
+            str(FIXTURES / "outcomes"),
+            str(FIXTURES / "claude_code"),
+            str(d / "sess"),
+            "--db",
+            str(d / "w.duckdb"),
+        )
     assert code == 0, out + err
     return d / "w.duckdb"
 
@@ -56,12 +80,20 @@ def _rows(text: str) -> list[list[str]]:
 
 
 def test_sources_are_named_by_their_shortest_distinguishing_path() -> None:
-    paths = ["/a/x/conversations.json", "/a/y/conversations.json", "/b/y/conversations.json", "/c/webui.db",
-             "/d/other.jsonl"]
-    assert source_names(paths) == {"/a/x/conversations.json": "x/conversations.json",
-                                   "/a/y/conversations.json": "a/y/conversations.json",
-                                   "/b/y/conversations.json": "b/y/conversations.json",
-                                   "/c/webui.db": "webui.db", "/d/other.jsonl": "other.jsonl"}
+    paths = [
+        "/a/x/conversations.json",
+        "/a/y/conversations.json",
+        "/b/y/conversations.json",
+        "/c/webui.db",
+        "/d/other.jsonl",
+    ]
+    assert source_names(paths) == {
+        "/a/x/conversations.json": "x/conversations.json",
+        "/a/y/conversations.json": "a/y/conversations.json",
+        "/b/y/conversations.json": "b/y/conversations.json",
+        "/c/webui.db": "webui.db",
+        "/d/other.jsonl": "other.jsonl",
+    }
     assert source_names(["/x/a.db", "/a.db"]) == {"/x/a.db": "x/a.db", "/a.db": "/a.db"}  # a suffix of the other
 
 
@@ -70,45 +102,68 @@ def test_conversations_show_agent_model_outcome_and_tokens(client: TestClient, w
     assert len(rows) == query(wh, "SELECT count(*) FROM conversations")[0][0]
     header = client.get("/conversations").text.split("<thead>")[1].split("</thead>")[0]
     assert [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th>(.*?)</th>", header)][:7] == [
-        "conversation", "agent", "model", "outcome", "tokens in", "tokens out", "created"]
-    expected = {(f, m or "–", {True: "passed", False: "failed"}.get(s, "–")) for f, m, s in query(
-        wh, "SELECT s.format, c.model, o.success FROM conversations c JOIN sources s USING (source_id) "
-            "LEFT JOIN conversation_outcomes o USING (conversation_id)")}
+        "conversation",
+        "agent",
+        "model",
+        "outcome",
+        "tokens in",
+        "tokens out",
+        "created",
+    ]
+    expected = {
+        (f, m or "–", {True: "passed", False: "failed"}.get(s, "–"))
+        for f, m, s in query(
+            wh,
+            "SELECT s.format, c.model, o.success FROM conversations c JOIN sources s USING (source_id) "
+            "LEFT JOIN conversation_outcomes o USING (conversation_id)",
+        )
+    }
     assert {(r[1], r[2], r[3]) for r in rows} == expected
     # tokens: what message_usage holds, summed (in = sent, cache reads and writes included)
-    cid, tin, tout = query(wh, "SELECT conversation_id, sum(input_tokens + coalesce(cache_read_input_tokens, 0) + "
-                               "coalesce(cache_creation_input_tokens, 0)), sum(output_tokens) FROM message_usage "
-                               "GROUP BY 1 ORDER BY 2 DESC LIMIT 1")[0]
+    cid, tin, tout = query(
+        wh,
+        "SELECT conversation_id, sum(input_tokens + coalesce(cache_read_input_tokens, 0) + "
+        "coalesce(cache_creation_input_tokens, 0)), sum(output_tokens) FROM message_usage "
+        "GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+    )[0]
     top = _rows(client.get("/conversations?sort=tokens_in&dir=desc").text)[0]
     assert (top[4], top[5]) == (f"{tin:,}", f"{tout:,}") and f'href="/c/{cid}"' in top[0]
 
 
-@pytest.mark.parametrize("params,sql", [
-    ("agent=mint", "s.format = 'mint'"),
-    ("outcome=failed", "NOT o.success"),
-    ("outcome=passed&agent=agentbench", "o.success AND s.format = 'agentbench'"),
-    ("outcome=unknown", "o.conversation_id IS NULL"),
-    ("model=gpt-4o-mini", "c.model = 'gpt-4o-mini'"),
-])
+@pytest.mark.parametrize(
+    "params,sql",
+    [
+        ("agent=mint", "s.format = 'mint'"),
+        ("outcome=failed", "NOT o.success"),
+        ("outcome=passed&agent=agentbench", "o.success AND s.format = 'agentbench'"),
+        ("outcome=unknown", "o.conversation_id IS NULL"),
+        ("model=gpt-4o-mini", "c.model = 'gpt-4o-mini'"),
+    ],
+)
 def test_conversations_filter_by_agent_model_and_outcome(client: TestClient, wh: Path, params: str, sql: str) -> None:
-    want = query(wh, "SELECT count(*) FROM conversations c JOIN sources s USING (source_id) LEFT JOIN "
-                     f"conversation_outcomes o USING (conversation_id) WHERE {sql}")[0][0]
+    want = query(
+        wh,
+        "SELECT count(*) FROM conversations c JOIN sources s USING (source_id) LEFT JOIN "
+        f"conversation_outcomes o USING (conversation_id) WHERE {sql}",
+    )[0][0]
     text = client.get(f"/conversations?{params}").text
     assert want > 0 and f"{want} conversations" in text and len(_rows(text)) == want
 
 
 def test_the_source_filter_names_each_source_once(client: TestClient) -> None:
     text = client.get("/conversations").text
-    names = re.findall(r'<option value="[0-9a-f]+"[^>]*>([^<]+)</option>', text.split('name="source"')[1].split(
-        "</select>")[0])
+    names = re.findall(
+        r'<option value="[0-9a-f]+"[^>]*>([^<]+)</option>', text.split('name="source"')[1].split("</select>")[0]
+    )
     assert len(names) == len(set(names)) and "gpt-4o-mini/medagentbench-std/overall.json" in names
 
 
 def test_search_shows_each_hit_in_context_and_links_to_it(client: TestClient, wh: Path) -> None:
     text = client.get("/search?q=birth+year").text
     hits = re.findall(r'<li><div class="hh"><a href="/c/([0-9a-f]+)\?at=(\d+)#m\2">', text)
-    want = query(wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE "
-                     "'%birth year%'")
+    want = query(
+        wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE '%birth year%'"
+    )
     assert sorted((c, int(p)) for c, p in hits) == sorted(want) and want
     assert all(m.lower() == "birth year" for m in re.findall(r"<mark>(.*?)</mark>", text))
     cid, pos = hits[0]
@@ -144,33 +199,58 @@ def test_markdown_is_rendered_without_raw_html_or_unsafe_links() -> None:
     assert "[image: pixel]" in out and "sk-proj-" not in out  # an image is a link to follow, never loaded
 
 
-def test_a_transcript_renders_markdown_folds_long_results_and_shows_tokens_and_origin(client: TestClient,
-                                                                                      wh: Path) -> None:
+def test_a_transcript_renders_markdown_folds_long_results_and_shows_tokens_and_origin(
+    client: TestClient, wh: Path
+) -> None:
     hostile = query(wh, "SELECT conversation_id FROM conversations WHERE native_id = 'sess_hostile'")[0][0]
     page = client.get(f"/c/{hostile}").text
     assert '<div class="md"><p><strong>Done.</strong>' in page and "<script>alert" not in page
     assert "A1b2C3d4E5f6" not in page
-    cid, pos, chars = query(wh, "SELECT conversation_id, position, content_chars FROM messages WHERE role = 'tool' "
-                                f"AND on_main_path AND content_chars > {FOLD_CHARS} ORDER BY 3 DESC LIMIT 1")[0]
+    cid, pos, chars = query(
+        wh,
+        "SELECT conversation_id, position, content_chars FROM messages WHERE role = 'tool' "
+        f"AND on_main_path AND content_chars > {FOLD_CHARS} ORDER BY 3 DESC LIMIT 1",
+    )[0]
     page = client.get(f"/c/{cid}").text
-    folded = re.search(rf'id="m{pos}".*?<details class="result"><summary><span class="size">tool result · '
-                       r'([\d.]+ KB)', page, re.S)
+    folded = re.search(
+        rf'id="m{pos}".*?<details class="result"><summary><span class="size">tool result · '
+        r"([\d.]+ KB)",
+        page,
+        re.S,
+    )
     assert folded, "a long tool result arrives folded with its size"
-    for p, tin, tout in query(wh, "SELECT position, input_tokens + coalesce(cache_read_input_tokens, 0) + "
-                                  "coalesce(cache_creation_input_tokens, 0), output_tokens FROM message_usage WHERE "
-                                  "conversation_id = ? AND position < 100", [cid]):
+    for p, tin, tout in query(
+        wh,
+        "SELECT position, input_tokens + coalesce(cache_read_input_tokens, 0) + "
+        "coalesce(cache_creation_input_tokens, 0), output_tokens FROM message_usage WHERE "
+        "conversation_id = ? AND position < 100",
+        [cid],
+    ):
         head = re.search(rf'id="m{p}".*?<div class="mh">(.*?)</div>', page, re.S).group(1)
         assert f">{tin:,} in" in head and f"· {tout:,} out</span>" in head
-    origins = dict(query(wh, "SELECT position, origin FROM messages WHERE conversation_id = ? AND on_main_path "
-                             "AND origin NOT IN ('assistant', 'tool') AND position < 100", [cid]))
-    shown = {int(p): o for p, o in re.findall(r'id="m(\d+)"[^\n]*\n<div class="mh">[^\n]*?class="origin o-(\w+)"',
-                                              page)}
+    origins = dict(
+        query(
+            wh,
+            "SELECT position, origin FROM messages WHERE conversation_id = ? AND on_main_path "
+            "AND origin NOT IN ('assistant', 'tool') AND position < 100",
+            [cid],
+        )
+    )
+    shown = {
+        int(p): o for p, o in re.findall(r'id="m(\d+)"[^\n]*\n<div class="mh">[^\n]*?class="origin o-(\w+)"', page)
+    }
     assert shown == origins and "harness" in origins.values()  # a person's turn told from the harness's
 
 
 def test_the_run_diff_page_marks_the_first_divergence_of_spec_21(client: TestClient, wh: Path) -> None:
-    a, b = (r[0] for r in query(wh, "SELECT conversation_id FROM conversations WHERE native_id = '96' AND title = "
-                                    "'medagentbench-std/96' ORDER BY model"))
+    a, b = (
+        r[0]
+        for r in query(
+            wh,
+            "SELECT conversation_id FROM conversations WHERE native_id = '96' AND title = "
+            "'medagentbench-std/96' ORDER BY model",
+        )
+    )
     page = client.get(f"/c/{a}").text  # a run with a sibling of the same task links to the diff
     assert f'href="/diff?a={a}&amp;b={b}"' in page
     with open_warehouse(wh, read_only=True) as w:
@@ -182,7 +262,8 @@ def test_the_run_diff_page_marks_the_first_divergence_of_spec_21(client: TestCli
     assert f"first diverge at step {fd['index']}" in text
     summary = text.split('id="divergence-summary"')[1].split("</p>")[0]
     assert re.findall(r'class="fd" href="/c/[0-9a-f]+\?at=(\d+)#m\1"', summary) == [
-        str(p) for p in (fd["a_position"], fd["b_position"]) if p is not None]
+        str(p) for p in (fd["a_position"], fd["b_position"]) if p is not None
+    ]
     # the marked row is the first of the alignment that holds step `index` of A or of B
     first = text.split('id="first">')[1].split('<div class="dr ')[0]
     assert any(f"?at={p}#m{p}" in first for p in (fd["a_position"], fd["b_position"]) if p is not None)
@@ -191,14 +272,22 @@ def test_the_run_diff_page_marks_the_first_divergence_of_spec_21(client: TestCli
 
 def test_the_diff_page_lists_tasks_and_refuses_unknown_runs_in_a_page(client: TestClient) -> None:
     listing = client.get("/diff").text
-    assert re.search(r'<td>agentbench</td><td>medagentbench-std/\d+</td>', listing)
+    assert re.search(r"<td>agentbench</td><td>medagentbench-std/\d+</td>", listing)
     r = client.get("/diff?a=nosuchrun&b=another")
     assert r.status_code == 404 and "no conversation" in r.text
 
 
-@pytest.mark.parametrize("path", ["/c/x?at=-1", "/c/x?at=1e3", "/c/x?from=abc", "/search?q=ab&after=-1",
-                                  "/conversations?outcome=x&page=99999999999",
-                                  "/search?q=ab&after=99999999999999999999999"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/c/x?at=-1",
+        "/c/x?at=1e3",
+        "/c/x?from=abc",
+        "/search?q=ab&after=-1",
+        "/conversations?outcome=x&page=99999999999",
+        "/search?q=ab&after=99999999999999999999999",
+    ],
+)
 def test_malformed_parameters_are_a_400_never_a_500(client: TestClient, path: str) -> None:
     assert client.get(path).status_code in (400, 404)
 
@@ -210,13 +299,16 @@ def test_without_a_report_a_finding_filter_or_sort_filters_nothing(client: TestC
         assert r.status_code == 200 and f"{total} conversations" in r.text, path
 
 
-def test_search_goes_on_from_where_a_page_stopped(client: TestClient, wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_goes_on_from_where_a_page_stopped(
+    client: TestClient, wh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A page holds 50 hits, or what a bounded scan found; its link goes on from the next row, and the pages
     together hold every hit once, in import order."""
     from forensics.warehouse import search
 
-    want = query(wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE '%the%' "
-                     "ORDER BY rowid")
+    want = query(
+        wh, "SELECT conversation_id, position FROM messages WHERE on_main_path AND content ILIKE '%the%' ORDER BY rowid"
+    )
     monkeypatch.setattr(search, "PAGE", 7)
     monkeypatch.setattr(search, "CHUNK", 40)  # a scan of 40 rows per query, a budget of none: one chunk a page
     monkeypatch.setattr(search, "BUDGET", 0.0)

@@ -2,6 +2,7 @@
 NUL, long strings (60,000 characters: the HTTP client refuses a longer query; the server's own bound is the
 URL length uvicorn takes), in every query parameter and path segment a route reads. No answer is a 5xx, and the
 explorer's log holds no traceback and no error line (a hostile value is a 400 or a 404, said on the page)."""
+
 from __future__ import annotations
 
 import logging
@@ -16,16 +17,55 @@ from starlette.testclient import TestClient
 from forensics.serve.app import create_app
 from tests.conftest import query
 
-HOSTILE = ["0", "-1", "-" + "9" * 40, "9" * 40, "9" * 5000, "1e400", "NaN", "nan", "inf", "-inf", "1.5", " 1",
-           "１２", "٣", "\x00", "a\x00b", "x" * 60_000, "%", "%00", "'; DROP TABLE messages; --", "<script>",
-           "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"), "../../etc/passwd", "[", "(?", "*", "\\",
-           "😀" * 1000, "desc", "asc", "label", "passed", "regex"]
+HOSTILE = [
+    "0",
+    "-1",
+    "-" + "9" * 40,
+    "9" * 40,
+    "9" * 5000,
+    "1e400",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "1.5",
+    " 1",
+    "１２",
+    "٣",
+    "\x00",
+    "a\x00b",
+    "x" * 60_000,
+    "%",
+    "%00",
+    "'; DROP TABLE messages; --",
+    "<script>",
+    "\ud800".encode("utf-8", "surrogatepass").decode("latin-1"),
+    "../../etc/passwd",
+    "[",
+    "(?",
+    "*",
+    "\\",
+    "😀" * 1000,
+    "desc",
+    "asc",
+    "label",
+    "passed",
+    "regex",
+]
 # route -> the query parameters it reads
-ROUTES = {"/": [], "/conversations": ["source", "model", "since", "until", "kind", "agent", "outcome", "sort", "dir",
-                                      "page"],
-          "/c/{cid}": ["at", "from", "f"], "/c/{cid}/m/{hostile}": [], "/c/{hostile}": ["at"],
-          "/findings": ["kind", "severity", "page"], "/secrets": [], "/search": ["q", "mode", "role", "agent", "after"],
-          "/diff": ["a", "b"], "/queries": [], "/queries/{hostile}": []}
+ROUTES = {
+    "/": [],
+    "/conversations": ["source", "model", "since", "until", "kind", "agent", "outcome", "sort", "dir", "page"],
+    "/c/{cid}": ["at", "from", "f"],
+    "/c/{cid}/m/{hostile}": [],
+    "/c/{hostile}": ["at"],
+    "/findings": ["kind", "severity", "page"],
+    "/secrets": [],
+    "/search": ["q", "mode", "role", "agent", "after"],
+    "/diff": ["a", "b"],
+    "/queries": [],
+    "/queries/{hostile}": [],
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +99,19 @@ def test_every_route_with_every_hostile_value(client: TestClient, cid: str, capl
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(route=st.sampled_from(sorted(ROUTES)), value=st.one_of(
-    st.integers(min_value=-10**60, max_value=10**60).map(str), st.floats().map(str), st.text(max_size=300),
-    st.binary(max_size=64).map(lambda b: b.decode("latin-1"))), every=st.booleans())
-def test_generated_values_never_answer_5xx(client: TestClient, cid: str, caplog: pytest.LogCaptureFixture,
-                                           route: str, value: str, every: bool) -> None:
+@given(
+    route=st.sampled_from(sorted(ROUTES)),
+    value=st.one_of(
+        st.integers(min_value=-(10**60), max_value=10**60).map(str),
+        st.floats().map(str),
+        st.text(max_size=300),
+        st.binary(max_size=64).map(lambda b: b.decode("latin-1")),
+    ),
+    every=st.booleans(),
+)
+def test_generated_values_never_answer_5xx(
+    client: TestClient, cid: str, caplog: pytest.LogCaptureFixture, route: str, value: str, every: bool
+) -> None:
     params = ROUTES[route]
     assert _get(client, route, cid, value, params if every else params[:1]) < 500
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -1,4 +1,5 @@
 """`forensics export --format parquet`: every row lands in the dataset, and SQL over it answers as over the warehouse."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +31,16 @@ WHERE m.on_main_path GROUP BY ALL ORDER BY ALL
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("wh") / "w.duckdb"
-    ingest([FIXTURES / "seed" / "seed.db", FIXTURES / "sqlite", FIXTURES / "anthropic", FIXTURES / "sessions",
-            FIXTURES / "bad" / "bad_lines.jsonl"], db=db)
+    ingest(
+        [
+            FIXTURES / "seed" / "seed.db",
+            FIXTURES / "sqlite",
+            FIXTURES / "anthropic",
+            FIXTURES / "sessions",
+            FIXTURES / "bad" / "bad_lines.jsonl",
+        ],
+        db=db,
+    )
     code, _, err = run_cli("report", "--db", str(db), "--out", str(db.parent / "reports"), "--format", "json")
     assert code == 0, err  # the report's derived tables (drift findings, topics ...) are exported too
     return db
@@ -71,8 +80,10 @@ def test_queries_over_parquet_answer_as_over_the_warehouse(warehouse: Path, tmp_
 
 def test_partitions_are_source_and_month(warehouse: Path, tmp_path: Path) -> None:
     export(warehouse, tmp_path / "lake")
-    parts = {p.relative_to(tmp_path / "lake" / "messages").parent.as_posix()
-             for p in (tmp_path / "lake" / "messages").rglob("*.parquet")}
+    parts = {
+        p.relative_to(tmp_path / "lake" / "messages").parent.as_posix()
+        for p in (tmp_path / "lake" / "messages").rglob("*.parquet")
+    }
     assert parts and all(p.split("/")[0].startswith("source=") and p.split("/")[1].startswith("month=") for p in parts)
     assert any(p.startswith("source=sessions-") for p in parts)  # a folder of sessions is one partition
     assert len({p.split("/")[0] for p in parts}) == 5  # seed.db, realistic.db, anthropic.db, sessions/, bad/

@@ -1,5 +1,6 @@
 """Failure signatures, clusters and the decisive step (SPEC §25), on small real-shaped runs and, when the
 shared data is there, on the labeled failures of ../shared/data/failures (read from the file, never copied)."""
+
 from __future__ import annotations
 
 import json
@@ -17,32 +18,39 @@ from forensics.cli import cli
 def _run(errors: list[str], final: str = "All tests pass, the fix is done.") -> list[Msg]:
     msgs = [Msg(0, "user", "person", None, "Fix the bug in parser.py")]
     for i, e in enumerate(errors):
-        msgs += [Msg(1 + 2 * i, "assistant", "assistant", "coder", "```python\nrun()\n```"),
-                 Msg(2 + 2 * i, "tool", "tool", None, e, error=True)]
+        msgs += [
+            Msg(1 + 2 * i, "assistant", "assistant", "coder", "```python\nrun()\n```"),
+            Msg(2 + 2 * i, "tool", "tool", None, e, error=True),
+        ]
     return msgs + [Msg(1 + 2 * len(errors), "assistant", "assistant", "coder", final)]
 
 
 def test_one_cause_phrased_three_ways_is_one_cluster() -> None:
-    texts = ["Traceback (most recent call last):\n  File \"/srv/app/run.py\", line 12, in <module>\n"
-             "FileNotFoundError: [Errno 2] No such file or directory: '/data/input-3.csv'",
-             "Traceback (most recent call last):\n  File \"/home/u/x.py\", line 7, in main\n"
-             "FileNotFoundError: [Errno 2] No such file or directory: 'results/out_17.json'",
-             "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File \"<stdin>\", "
-             "line 1\nFileNotFoundError: [Errno 2] No such file or directory: \"C:/tmp/a b.txt\""]
+    texts = [
+        'Traceback (most recent call last):\n  File "/srv/app/run.py", line 12, in <module>\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/input-3.csv'",
+        'Traceback (most recent call last):\n  File "/home/u/x.py", line 7, in main\n'
+        "FileNotFoundError: [Errno 2] No such file or directory: 'results/out_17.json'",
+        'exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File "<stdin>", '
+        'line 1\nFileNotFoundError: [Errno 2] No such file or directory: "C:/tmp/a b.txt"',
+    ]
     sigs = [signature(f"r{i}", _run([t, t]), True) for i, t in enumerate(texts)]
     assert {s.error_template for s in sigs} == {"filenotfounderror: [errno <n>] no such file or directory: '<q>'"}
     got = cluster(sigs, 3, 0)
     assert [(c["name"], c["runs"], c["failed"]) for c in got] == [
-        ("claimed success: filenotfounderror: [errno <n>] no such file or directory: '<q>'", 3, 3)]
+        ("claimed success: filenotfounderror: [errno <n>] no such file or directory: '<q>'", 3, 3)
+    ]
 
 
 def test_three_causes_behind_one_preamble_are_three_clusters() -> None:
-    pre = "exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File \"x.py\", line 3\n"
+    pre = 'exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n  File "x.py", line 3\n'
     causes = ["NameError: name 'df' is not defined", "KeyError: 'price'", "ModuleNotFoundError: No module named 'cv2'"]
     sigs = [signature(f"r{i}", _run([pre + c]), True) for i, c in enumerate(causes)]
     assert sorted(c["name"] for c in cluster(sigs, 3, 3)) == [
-        "claimed success: keyerror: '<q>'", "claimed success: modulenotfounderror: no module named '<q>'",
-        "claimed success: nameerror: name '<q>' is not defined"]
+        "claimed success: keyerror: '<q>'",
+        "claimed success: modulenotfounderror: no module named '<q>'",
+        "claimed success: nameerror: name '<q>' is not defined",
+    ]
 
 
 def test_templates_mask_values_and_skip_preambles() -> None:
@@ -50,8 +58,10 @@ def test_templates_mask_values_and_skip_preambles() -> None:
     assert error_line("exitcode: 0 (execution succeeded)\nCode output: 4") is None
     assert error_line("grep found nothing") is None
     assert template("/bin/bash: line 3: pytest-7: command not found") == "<path>: line <n>: <id>: command not found"
-    assert template("ValueError: bad id 3f2a9c0d1e and uuid 123e4567-e89b-12d3-a456-426614174000") == \
-        "valueerror: bad id <hex> and uuid <hex>"
+    assert (
+        template("ValueError: bad id 3f2a9c0d1e and uuid 123e4567-e89b-12d3-a456-426614174000")
+        == "valueerror: bad id <hex> and uuid <hex>"
+    )
 
 
 def test_how_it_ended() -> None:
@@ -61,21 +71,27 @@ def test_how_it_ended() -> None:
     assert ended(_run(["Error: boom"])[:-1])[0] == "errored"
     cut = _run([])[:-1] + [Msg(9, "assistant", "assistant", None, "go north", calls=1, unanswered=1)]
     assert ended(cut)[0] == "cut_off"
-    finish = _run([])[:-1] + [Msg(9, "assistant", "assistant", None, "FINISH([42])", calls=1, unanswered=1,
-                                  call_names=("FINISH",))]
+    finish = _run([])[:-1] + [
+        Msg(9, "assistant", "assistant", None, "FINISH([42])", calls=1, unanswered=1, call_names=("FINISH",))
+    ]
     assert ended(finish)[0] == "claimed_success"  # a call that ends the run by itself expects no answer
     limit = _run([]) + [Msg(10, "user", "harness", None, "Reached the maximum number of steps (30).")]
     assert ended(limit)[0] == "limit"
 
 
 def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
-    msgs = [Msg(0, "user", "person", None, "What did the two houses sell for?"),
-            Msg(1, "assistant", "assistant", "planner", "Let us split the work between the experts now."),
-            Msg(2, "assistant", "assistant", "estate", "Assuming typical prices, the first sold for 850000 dollars."),
-            Msg(3, "assistant", "assistant", "checker", "Based on this, the answer is 850000. TERMINATE")]
+    msgs = [
+        Msg(0, "user", "person", None, "What did the two houses sell for?"),
+        Msg(1, "assistant", "assistant", "planner", "Let us split the work between the experts now."),
+        Msg(2, "assistant", "assistant", "estate", "Assuming typical prices, the first sold for 850000 dollars."),
+        Msg(3, "assistant", "assistant", "checker", "Based on this, the answer is 850000. TERMINATE"),
+    ]
     s = signature("r", msgs, True)
-    assert s.decisive is not None and (s.decisive.position, s.decisive.agent, s.decisive.rule) == (2, "estate",
-                                                                                                     "assumption")
+    assert s.decisive is not None and (s.decisive.position, s.decisive.agent, s.decisive.rule) == (
+        2,
+        "estate",
+        "assumption",
+    )
     assert signature("r", msgs, False).decisive is None  # a passed run gets no decisive step
 
 
@@ -113,8 +129,17 @@ def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path
 
     db = tmp_path / "w.duckdb"
     assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
-    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json,md,html",
-                           "--only", "usage,outcomes,failures")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(db),
+        "--out",
+        str(tmp_path / "r"),
+        "--format",
+        "json,md,html",
+        "--only",
+        "usage,outcomes,failures",
+    )
     assert code == 0, err
     md = (tmp_path / "r" / "report.md").read_text()
     heads = [line for line in md.splitlines() if line.startswith("## ")]
@@ -127,8 +152,10 @@ def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path
     rows = con.execute("SELECT count(*), count(decisive_position), count(cluster) FROM run_failures").fetchall()[0]
     assert rows == (failed, failed, failed) and m["failures"]["runs"] == failed > 0
     for c in m["failures"]["clusters"]:
-        assert set(c) == {"name", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "examples",
-                          "harness_end"} and c["failed"] + c["passed"] == c["runs"]
+        assert (
+            set(c) == {"name", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "examples", "harness_end"}
+            and c["failed"] + c["passed"] == c["runs"]
+        )
     assert m["outcomes"]["ranking"]["auc"] is not None and "auc_within_task" in m["outcomes"]["ranking"]
 
 
@@ -140,23 +167,34 @@ def test_problem_findings_are_read_when_present(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
     con = duckdb.connect(str(db))
-    failed = [r[0] for r in con.execute("SELECT conversation_id FROM conversation_outcomes WHERE NOT success "
-                                        "ORDER BY 1").fetchall()]
-    passed = con.execute("SELECT conversation_id FROM conversation_outcomes WHERE success ORDER BY 1 LIMIT 1"
-                         ).fetchall()[0][0]
-    con.execute("CREATE TABLE problem_findings (conversation_id VARCHAR, kind VARCHAR, position INTEGER, "
-                "positions INTEGER[], quote VARCHAR, rule VARCHAR, norm VARCHAR)")
-    con.executemany("INSERT INTO problem_findings VALUES (?, 'loop', 1, [1, 3], 'again', 'same call', 'none')",
-                    [[c] for c in failed + [passed]])
+    failed = [
+        r[0]
+        for r in con.execute(
+            "SELECT conversation_id FROM conversation_outcomes WHERE NOT success ORDER BY 1"
+        ).fetchall()
+    ]
+    passed = con.execute(
+        "SELECT conversation_id FROM conversation_outcomes WHERE success ORDER BY 1 LIMIT 1"
+    ).fetchall()[0][0]
+    con.execute(
+        "CREATE TABLE problem_findings (conversation_id VARCHAR, kind VARCHAR, position INTEGER, "
+        "positions INTEGER[], quote VARCHAR, rule VARCHAR, norm VARCHAR)"
+    )
+    con.executemany(
+        "INSERT INTO problem_findings VALUES (?, 'loop', 1, [1, 3], 'again', 'same call', 'none')",
+        [[c] for c in failed + [passed]],
+    )
     con.close()
-    code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json",
-                           "--only", "outcomes,failures")
+    code, _, err = run_cli(
+        "report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json", "--only", "outcomes,failures"
+    )
     assert code == 0, err
     m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]
     assert m["failures"]["runs"] == len(failed) + 1
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT decisive_position FROM run_failures WHERE conversation_id = ?", [passed]
-                       ).fetchall() == [(None,)]
+    assert con.execute("SELECT decisive_position FROM run_failures WHERE conversation_id = ?", [passed]).fetchall() == [
+        (None,)
+    ]
     # every failed run has a problem, one passed run too: failed runs rank above all but that one
     n_pass = con.execute("SELECT count(*) FROM conversation_outcomes WHERE success").fetchall()[0][0]
     assert m["outcomes"]["ranking"]["auc"] > 1 - 1 / n_pass

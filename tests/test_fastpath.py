@@ -1,4 +1,5 @@
 """The fast decoder gives exactly what orjson + normalize give, down to the warehouse rows."""
+
 from __future__ import annotations
 
 import json
@@ -15,20 +16,71 @@ from forensics.formats.kit import fastpath
 from forensics.formats.kit.records import JsonText, normalize, plain, starts_like_error
 from tests.conftest import FIXTURES
 
-TRICKY = st.sampled_from(["", " ", "\n", "\t", "  \n ", "error", "Error:", "errors", "ERROR", "fatal", "Traceback",
-                          "tracebacks", "错误", "失败", "\u3000", "\xa0", "\x0b", "\x1c", "\\", '"', "\u212a",
-                          "é", "继续", "continue", "\x00", "\ud7ff", "/", "ok"])
+TRICKY = st.sampled_from(
+    [
+        "",
+        " ",
+        "\n",
+        "\t",
+        "  \n ",
+        "error",
+        "Error:",
+        "errors",
+        "ERROR",
+        "fatal",
+        "Traceback",
+        "tracebacks",
+        "错误",
+        "失败",
+        "\u3000",
+        "\xa0",
+        "\x0b",
+        "\x1c",
+        "\\",
+        '"',
+        "\u212a",
+        "é",
+        "继续",
+        "continue",
+        "\x00",
+        "\ud7ff",
+        "/",
+        "ok",
+    ]
+)
 TEXT = st.lists(st.one_of(TRICKY, st.text(max_size=12)), max_size=6).map("".join)
-CALL = st.fixed_dictionaries({"id": st.text(max_size=5), "type": st.just("function"),
-                              "function": st.fixed_dictionaries({"name": st.text(max_size=5), "arguments": TEXT})})
+CALL = st.fixed_dictionaries(
+    {
+        "id": st.text(max_size=5),
+        "type": st.just("function"),
+        "function": st.fixed_dictionaries({"name": st.text(max_size=5), "arguments": TEXT}),
+    }
+)
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant", "tool", "system", "human", "model", "function"])},
-    optional={"content": st.one_of(TEXT, st.none(), st.lists(st.fixed_dictionaries(
-                  {"type": st.sampled_from(["text", "tool_use", "tool_result"]), "text": TEXT,
-                   "id": st.text(max_size=4), "content": TEXT}), max_size=3)),
-              "tool_calls": st.lists(CALL, max_size=4), "tool_call_id": st.text(max_size=5),
-              "is_error": st.booleans(), "timestamp": st.one_of(st.integers(0, 2 * 10**12), st.text(max_size=8)),
-              "id": st.one_of(st.integers(), st.text(max_size=4))})
+    optional={
+        "content": st.one_of(
+            TEXT,
+            st.none(),
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(["text", "tool_use", "tool_result"]),
+                        "text": TEXT,
+                        "id": st.text(max_size=4),
+                        "content": TEXT,
+                    }
+                ),
+                max_size=3,
+            ),
+        ),
+        "tool_calls": st.lists(CALL, max_size=4),
+        "tool_call_id": st.text(max_size=5),
+        "is_error": st.booleans(),
+        "timestamp": st.one_of(st.integers(0, 2 * 10**12), st.text(max_size=8)),
+        "id": st.one_of(st.integers(), st.text(max_size=4)),
+    },
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -41,7 +93,14 @@ def test_fast_message_equals_normalize(m: dict, ascii_only: bool) -> None:
         return  # the caller takes the general path: equal by construction
     slow = normalize(orjson.loads(raw))
     assert (fast.role, plain(fast.content), fast.calls, fast.results, fast.tool_call_id, fast.is_error, fast.ts) == (
-        slow.role, slow.content, slow.calls, slow.results, slow.tool_call_id, slow.is_error, slow.ts)
+        slow.role,
+        slow.content,
+        slow.calls,
+        slow.results,
+        slow.tool_call_id,
+        slow.is_error,
+        slow.ts,
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -66,17 +125,25 @@ def test_rows_with_invalid_utf8_take_the_general_path() -> None:
 def _dump(db: Path) -> dict[str, list[tuple]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {t: con.execute(f"SELECT * EXCLUDE ({skip}) FROM {t} ORDER BY ALL").fetchall() for t, skip in (
-            ("conversations", "conversation_id"), ("messages", "conversation_id"), ("tool_calls", "conversation_id"),
-            ("quarantine", "run_id, source_id"))}
+        return {
+            t: con.execute(f"SELECT * EXCLUDE ({skip}) FROM {t} ORDER BY ALL").fetchall()
+            for t, skip in (
+                ("conversations", "conversation_id"),
+                ("messages", "conversation_id"),
+                ("tool_calls", "conversation_id"),
+                ("quarantine", "run_id, source_id"),
+            )
+        }
     finally:
         con.close()
 
 
-@pytest.mark.parametrize("source", ["seed/seed.db", "sqlite/realistic.db", "anthropic/anthropic.db", "sessions",
-                                    "bad/bad_lines.jsonl"])
-def test_warehouse_is_the_same_with_and_without_the_fast_path(source: str, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "source", ["seed/seed.db", "sqlite/realistic.db", "anthropic/anthropic.db", "sessions", "bad/bad_lines.jsonl"]
+)
+def test_warehouse_is_the_same_with_and_without_the_fast_path(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ingest([FIXTURES / source], db=tmp_path / "fast.duckdb", workers=1)
     monkeypatch.setattr(fastpath, "valid_utf8", lambda chunks: False)  # every record takes orjson + normalize
     ingest([FIXTURES / source], db=tmp_path / "general.duckdb", workers=1)

@@ -1,5 +1,6 @@
 """Findings judged by hand on the shared real logs (docs/findings-evaluation.md): the report must keep firing where
 a reviewer agreed and stay silent where nothing can be said. Skipped when the shared logs are absent."""
+
 from __future__ import annotations
 
 import json
@@ -32,16 +33,23 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         report(d / "w.duckdb", d / "r", ["json"])
     finally:
         mp.undo()
-    where = {cid: (path.removeprefix(str(REAL.resolve()) + "/"), native) for cid, path, native in query(
-        d / "w.duckdb", "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s "
-                        "USING (source_id)")}
+    where = {
+        cid: (path.removeprefix(str(REAL.resolve()) + "/"), native)
+        for cid, path, native in query(
+            d / "w.duckdb",
+            "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)",
+        )
+    }
     return {"doc": json.loads((d / "r" / "metrics.json").read_text()), "where": where, "db": d / "w.duckdb"}
 
 
 def test_user_pushback_fires_where_it_was_judged_true(real: dict[str, Any]) -> None:
     sample = judged("user_pushback")
-    found = {real["where"][f["conversation_id"]]: f["positions"] for f in real["doc"]["findings"]
-             if f["kind"] == "user_pushback"}
+    found = {
+        real["where"][f["conversation_id"]]: f["positions"]
+        for f in real["doc"]["findings"]
+        if f["kind"] == "user_pushback"
+    }
     assert found == {(s["source"], s["native_id"]): s["positions"] for s in sample}  # judged: all of them
     assert sum(s["verdict"] for s in sample) / len(sample) >= 0.8
 
@@ -58,7 +66,13 @@ def test_the_worst_conversations_are_judged_and_beat_ranking_by_length(real: dic
     ours = [real["where"][w["conversation_id"]] for w in real["doc"]["worst_conversations"]]
     unjudged = [k for k in ours if k not in verdicts]
     assert not unjudged, f"judge these in tests/data/judged/worst_conversations.jsonl: {unjudged}"
-    longest = [real["where"][cid] for (cid,) in query(real["db"], """
-        SELECT conversation_id FROM messages WHERE on_main_path GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5""")]
+    longest = [
+        real["where"][cid]
+        for (cid,) in query(
+            real["db"],
+            """
+        SELECT conversation_id FROM messages WHERE on_main_path GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5""",
+        )
+    ]
     assert all(k in verdicts for k in longest)
     assert sum(verdicts[k] for k in ours) >= sum(verdicts[k] for k in longest) >= 2

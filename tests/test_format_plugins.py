@@ -1,6 +1,7 @@
 """A package outside the project adds a format through the ``forensics.formats`` entry point: built and
 pip-installed offline from a local folder (into a target folder on PYTHONPATH, so the test venv is left as
 it was), then detected by content, ingested, listed by `forensics formats`, re-imported as unchanged."""
+
 from __future__ import annotations
 
 import json
@@ -96,8 +97,23 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (pkg / "pyproject.toml").write_text(PYPROJECT)
     (pkg / "tinylog" / "__init__.py").write_text(MODULE)
     target = root / "site"
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-build-isolation",
-                        "--no-deps", "--target", str(target), str(pkg)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-index",
+            "--no-build-isolation",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(pkg),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     assert (target / "forensics_tinylog-0.1.0.dist-info" / "entry_points.txt").read_text().count("tinylog:FORMAT") == 1
     return target
@@ -120,18 +136,35 @@ def test_an_installed_plugin_format_is_detected_and_ingested(site: Path, tmp_pat
     out = json.loads(r.stdout)
     (src,) = out["sources"]
     assert (src["format"], src["rows_read"], src["messages_read"], src["messages_imported"], src["skipped"]) == (
-        "tinylog", 10, 10, 8, 2)
+        "tinylog",
+        10,
+        10,
+        8,
+        2,
+    )
     assert "skipped: line 'X' x1, usage line x1" in src["note"]
     assert sorted((Path(o["path"]).name, o["status"]) for o in out["others"]) == [
-        ("notes.tiny", "unrecognised"), ("session.tiny.meta", "side")]
+        ("notes.tiny", "unrecognised"),
+        ("session.tiny.meta", "side"),
+    ]
     assert query(db, "SELECT position, role, tool_call_count FROM messages ORDER BY position") == [
-        (0, "user", 0), (1, "assistant", 1), (2, "tool", 0), (3, "assistant", 1), (4, "tool", 0), (5, "assistant", 1),
-        (6, "tool", 0), (7, "assistant", 0)]
+        (0, "user", 0),
+        (1, "assistant", 1),
+        (2, "tool", 0),
+        (3, "assistant", 1),
+        (4, "tool", 0),
+        (5, "assistant", 1),
+        (6, "tool", 0),
+        (7, "assistant", 0),
+    ]
     assert query(db, "SELECT name, arguments, result_position, is_error FROM tool_calls ORDER BY position") == [
-        ("read_file", '{"path": "main.py"}', 2, False), ("run", '{"cmd": "python main.py"}', 4, True),
-        ("grep", '{"pattern": "NameError"}', 6, False)]  # linked by the tool it names: the shared toolkit
+        ("read_file", '{"path": "main.py"}', 2, False),
+        ("run", '{"cmd": "python main.py"}', 4, True),
+        ("grep", '{"pattern": "NameError"}', 6, False),
+    ]  # linked by the tool it names: the shared toolkit
     assert query(db, "SELECT position, input_tokens, cache_read_input_tokens, output_tokens FROM message_usage") == [
-        (5, 200, 1000, 40)]  # the prompt count less the cache reads, once
+        (5, 200, 1000, 40)
+    ]  # the prompt count less the cache reads, once
     again = forensics(site, "ingest", str(logs), "--db", str(db), "--json")
     assert json.loads(again.stdout)["sources"][0]["status"] == "unchanged"
 
@@ -147,8 +180,20 @@ def test_forensics_formats_lists_the_plugin_before_the_catch_alls(site: Path) ->
 
 def test_without_the_plugin_the_file_is_not_recognised(tmp_path: Path) -> None:
     (tmp_path / "session.tiny").write_text(LOG, encoding="utf-8")
-    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(tmp_path / "session.tiny"), "--db",
-                        str(tmp_path / "w.duckdb")], capture_output=True, text=True, env={**os.environ, "CI": "true"})
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensics",
+            "ingest",
+            str(tmp_path / "session.tiny"),
+            "--db",
+            str(tmp_path / "w.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CI": "true"},
+    )
     assert r.returncode == 2
     assert "format not recognised" in r.stderr and "Traceback" not in r.stderr
 
@@ -157,7 +202,20 @@ def test_the_plugin_surface_is_pinned_and_typed() -> None:
     import forensics
     import forensics.formats as formats
 
-    assert sorted(formats.__all__) == ["Conversation", "Event", "Format", "Log", "Outcome", "Probe", "Side",
-                                       "ToolCall", "Turn", "Usage", "listed", "mapping", "text_of"]
+    assert sorted(formats.__all__) == [
+        "Conversation",
+        "Event",
+        "Format",
+        "Log",
+        "Outcome",
+        "Probe",
+        "Side",
+        "ToolCall",
+        "Turn",
+        "Usage",
+        "listed",
+        "mapping",
+        "text_of",
+    ]
     assert all(getattr(formats, n) is not None for n in formats.__all__)
     assert (Path(forensics.__file__).parent / "py.typed").is_file()

@@ -1,6 +1,7 @@
 """Bad input inside a known format never aborts a source (issue 15): out-of-range and malformed numbers and
 dates become NULL and are counted, a record that cannot be mapped is quarantined, and every format's parser
 survives any single mutation of its fixtures (property tests)."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,7 @@ from forensics.ingestion.discover import detect
 from tests.conftest import FIXTURES, query, run_cli
 
 AGENTS = FIXTURES / "agents"
-BAD = [1e308, -1, "1e400", "2026-13-45", "not a number", None, {}, [], True, 2 ** 70, "", -1e308]
+BAD = [1e308, -1, "1e400", "2026-13-45", "not a number", None, {}, [], True, 2**70, "", -1e308]
 HUGE = "__1e400__"  # json.dumps cannot write 1e400; the text replaces this marker
 
 
@@ -30,11 +31,13 @@ def _dump(v: Any) -> str:
 
 def test_a_jsonl_session_whose_timestamp_is_1e308_imports_with_a_counted_note(tmp_path: Path) -> None:
     src = tmp_path / "s.jsonl"
-    src.write_text('{"id": "s1", "created_at": "2026-13-45"}\n'
-                   '{"id": "a", "parent_id": null, "role": "user", "content": "hi", "timestamp": 1e308}\n'
-                   '{"id": "b", "parent_id": "a", "role": "assistant", "content": "yo", "timestamp": -1}\n'
-                   '{"id": "c", "parent_id": "b", "role": "user", "content": "x", "timestamp": 1e400}\n'
-                   '{"id": "d", "parent_id": "c", "role": "assistant", "content": "y", "timestamp": "soon"}\n')
+    src.write_text(
+        '{"id": "s1", "created_at": "2026-13-45"}\n'
+        '{"id": "a", "parent_id": null, "role": "user", "content": "hi", "timestamp": 1e308}\n'
+        '{"id": "b", "parent_id": "a", "role": "assistant", "content": "yo", "timestamp": -1}\n'
+        '{"id": "c", "parent_id": "b", "role": "user", "content": "x", "timestamp": 1e400}\n'
+        '{"id": "d", "parent_id": "c", "role": "assistant", "content": "y", "timestamp": "soon"}\n'
+    )
     code, out, err = run_cli("ingest", str(src), "--db", str(tmp_path / "w.duckdb"))
     assert (code, err) == (0, "")
     assert "5 out-of-range or malformed values set to NULL: timestamp x5" in out
@@ -44,7 +47,7 @@ def test_a_jsonl_session_whose_timestamp_is_1e308_imports_with_a_counted_note(tm
     assert query(db, "SELECT note FROM import_runs")[0][0].endswith("timestamp x5")
 
 
-@pytest.mark.parametrize("bad", [1e308, -1, "1e400", "2026-13-45", "12 tokens", 2 ** 70])
+@pytest.mark.parametrize("bad", [1e308, -1, "1e400", "2026-13-45", "12 tokens", 2**70])
 def test_bad_numbers_in_each_format_become_null_not_an_abort(tmp_path: Path, bad: Any) -> None:
     """Every timestamp and token count of a Codex rollout set to the bad value: imported, counted."""
     src = tmp_path / "rollout-x.jsonl"
@@ -55,7 +58,9 @@ def test_bad_numbers_in_each_format_become_null_not_an_abort(tmp_path: Path, bad
             rec = json.loads(line)
         except json.JSONDecodeError:
             continue
-        out.append(_dump(_set_all(rec, ("timestamp", "input_tokens", "output_tokens"), HUGE if bad == "1e400" else bad)))
+        out.append(
+            _dump(_set_all(rec, ("timestamp", "input_tokens", "output_tokens"), HUGE if bad == "1e400" else bad))
+        )
     src.write_text("\n".join(out) + "\n")
     db = tmp_path / "w.duckdb"
     code, text, err = run_cli("ingest", str(src), "--db", str(db))
@@ -82,7 +87,7 @@ def test_values_checks_dates_and_counts() -> None:
         assert [values.epoch(v) for v in (1e308, -1, "2026-13-45", float("inf"), [], True)] == [None] * 6
         assert values.epoch(None) is values.epoch("") is None  # missing is not bad
         assert [values.count(v) for v in (12, 12.0, "12")] == [12, 12, 12]
-        assert [values.count(v) for v in (-1, 1e308, 2 ** 70, "12 tokens", 1.5)] == [None] * 5
+        assert [values.count(v) for v in (-1, 1e308, 2**70, "12 tokens", 1.5)] == [None] * 5
     assert dict(nulled) == {"timestamp": 6, "token count": 5}
     assert values.loads(b'{"t": 1e400}') == {"t": float("inf")}
 
@@ -106,9 +111,22 @@ TARGETS = _targets()
 
 
 def test_every_agent_format_has_a_mutation_target() -> None:
-    assert {fmt for fmt, _ in TARGETS} >= {"codex", "gemini-cli", "aider", "openhands", "swe-agent", "mini-swe-agent",
-                                           "cline", "chatgpt", "claude-ai", "open-webui", "inspect", "otel",
-                                           "continue", "cursor"}
+    assert {fmt for fmt, _ in TARGETS} >= {
+        "codex",
+        "gemini-cli",
+        "aider",
+        "openhands",
+        "swe-agent",
+        "mini-swe-agent",
+        "cline",
+        "chatgpt",
+        "claude-ai",
+        "open-webui",
+        "inspect",
+        "otel",
+        "continue",
+        "cursor",
+    }
 
 
 def _mutate_json(doc: Any, pick: int, bad: Any, drop: bool) -> Any:
@@ -124,6 +142,7 @@ def _mutate_json(doc: Any, pick: int, bad: Any, drop: bool) -> Any:
             for i in range(len(v)):
                 slots.append((v, i))
                 walk(v[i])
+
     walk(doc)
     if not slots:
         return bad
@@ -181,11 +200,15 @@ def _mutated_copy(src: Path, dest: Path, pick: int, bad: Any, drop: bool, cut: i
 
 @pytest.mark.parametrize("fmt,src", TARGETS, ids=[f for f, _ in TARGETS])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(pick=st.integers(0, 10 ** 6), bad=st.sampled_from(BAD + [HUGE]), drop=st.booleans(),
-       cut=st.one_of(st.none(), st.integers(0, 4000)))
+@given(
+    pick=st.integers(0, 10**6),
+    bad=st.sampled_from(BAD + [HUGE]),
+    drop=st.booleans(),
+    cut=st.one_of(st.none(), st.integers(0, 4000)),
+)
 def test_any_single_mutation_is_imported_quarantined_or_skipped_never_fatal(
-        tmp_path_factory: pytest.TempPathFactory, fmt: str, src: Path, pick: int, bad: Any, drop: bool,
-        cut: int | None) -> None:
+    tmp_path_factory: pytest.TempPathFactory, fmt: str, src: Path, pick: int, bad: Any, drop: bool, cut: int | None
+) -> None:
     dest = tmp_path_factory.mktemp("m")
     target = _mutated_copy(src, dest, pick, bad, drop, cut if src.suffix not in (".db", ".vscdb", ".eval") else None)
     fn, args = registry.get(fmt).worker(str(target), "sid", "fp", {})

@@ -2,6 +2,7 @@
 detection reads as it, an entry in the hostile corpus (tests/hostile_corpus.py, which mutates that file) and
 a section of docs/formats.md (a ``##`` heading naming it in backticks). A format that lacks one fails here by
 name."""
+
 from __future__ import annotations
 
 import re
@@ -15,8 +16,9 @@ from tests.conftest import FIXTURES, ROOT
 from tests.hostile_corpus import SOURCES
 
 NAMES = [name for name, _ in BUILTIN + FALLBACK]
-HEADINGS = [line for line in (ROOT / "docs" / "formats.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("## ")]
+HEADINGS = [
+    line for line in (ROOT / "docs" / "formats.md").read_text(encoding="utf-8").splitlines() if line.startswith("## ")
+]
 
 
 def test_the_catalog_lists_every_format_module_once() -> None:
@@ -32,14 +34,16 @@ def test_the_format_has_a_real_file_fixture_in_the_hostile_corpus(name: str) -> 
     for path in files:
         assert path.is_file(), f"format {name!r}: its hostile-corpus fixture {path} is no file under fixtures/"
         found = registry.sniff(Probe(path))
-        assert found is not None and found[0].name == name, \
+        assert found is not None and found[0].name == name, (
             f"format {name!r}: {path.relative_to(FIXTURES)} is detected as {found and found[0].name!r}"
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_format_has_a_section_in_the_formats_doc(name: str) -> None:
-    assert any(re.search(rf"`{re.escape(name)}`", h) for h in HEADINGS), \
+    assert any(re.search(rf"`{re.escape(name)}`", h) for h in HEADINGS), (
         f"format {name!r}: no '## ... (`{name}`)' section in docs/formats.md"
+    )
 
 
 def test_a_format_missing_from_the_corpus_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

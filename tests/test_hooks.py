@@ -2,6 +2,7 @@
 with a real session file; the session is in the warehouse seconds later; the hook itself returns at once, prints
 nothing and exits 0 whatever it is given; the settings files keep their comments and other content, and
 `uninstall` restores them byte for byte. `forensics ingest --watch` picks up a file written after it started."""
+
 from __future__ import annotations
 
 import json
@@ -57,13 +58,20 @@ def env(tmp_path: Path) -> dict[str, str]:
     """A user of their own: HOME, the hooks' home and CODEX_HOME in tmp_path; this checkout importable."""
     home = tmp_path / "home"
     home.mkdir()
-    return {**os.environ, "HOME": str(home), "FORENSICS_HOME": str(home / ".forensics"),
-            "CODEX_HOME": str(home / ".codex"), "PYTHONPATH": str(ROOT), "CI": "true"}
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "FORENSICS_HOME": str(home / ".forensics"),
+        "CODEX_HOME": str(home / ".codex"),
+        "PYTHONPATH": str(ROOT),
+        "CI": "true",
+    }
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "forensics", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "forensics", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def _wait_for(db: Path, native: str, log: Path, seconds: float = 90) -> float:
@@ -108,11 +116,17 @@ def test_claude_code_session_end_ingests_the_session(tmp_path: Path, env: dict[s
     assert cli(env, "hooks", "install", "claude-code", "--db", str(db)).stdout.startswith("claude-code: already")
 
     transcript = _session(tmp_path)
-    event = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": "/Users/me/app",
-             "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"}
+    event = {
+        "session_id": SESSION,
+        "transcript_path": str(transcript),
+        "cwd": "/Users/me/app",
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+    }
     began = time.monotonic()
-    done = subprocess.run(shlex.split(hook["command"]), input=json.dumps(event), capture_output=True, text=True,
-                          env=env, timeout=30)
+    done = subprocess.run(
+        shlex.split(hook["command"]), input=json.dumps(event), capture_output=True, text=True, env=env, timeout=30
+    )
     took = time.monotonic() - began
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert took < 5, took  # the agent waits for no ingest
@@ -146,8 +160,14 @@ def test_codex_notify_ingests_the_rollout_and_uninstall_restores(tmp_path: Path,
     day = Path(env["CODEX_HOME"]) / "sessions" / "2026" / "03" / "18"
     day.mkdir(parents=True)
     shutil.copy2(src, day / ROLLOUT)
-    event = {"type": "agent-turn-complete", "thread-id": THREAD, "turn-id": "t1", "cwd": "/per/dev/shell-ws",
-             "input-messages": ["hi"], "last-assistant-message": "done"}
+    event = {
+        "type": "agent-turn-complete",
+        "thread-id": THREAD,
+        "turn-id": "t1",
+        "cwd": "/per/dev/shell-ws",
+        "input-messages": ["hi"],
+        "last-assistant-message": "done",
+    }
     done = subprocess.run([*notify, json.dumps(event)], capture_output=True, text=True, env=env, timeout=30)
     assert (done.returncode, done.stdout) == (0, "")
     _wait_for(db, THREAD, Path(env["FORENSICS_HOME"]) / "hooks.log")
@@ -202,12 +222,19 @@ def test_a_settings_file_it_cannot_read_is_left_alone(env: dict[str, str], tmp_p
     assert settings.read_text() == body
 
 
-@pytest.mark.parametrize("given", ["", "not json", "[]", '{"transcript_path": 7}',
-                                   '{"transcript_path": "/no/such/file.jsonl"}'])
+@pytest.mark.parametrize(
+    "given", ["", "not json", "[]", '{"transcript_path": 7}', '{"transcript_path": "/no/such/file.jsonl"}']
+)
 def test_the_hook_never_fails_the_agent(env: dict[str, str], tmp_path: Path, given: str) -> None:
     db = tmp_path / "w.duckdb"
-    done = subprocess.run([sys.executable, "-m", "forensics", "hooks", "run", "claude-code", "--db", str(db)],
-                          input=given, capture_output=True, text=True, env=env, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "forensics", "hooks", "run", "claude-code", "--db", str(db)],
+        input=given,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     log = (Path(env["FORENSICS_HOME"]) / "hooks.log").read_text()
     assert "nothing to ingest" in log or "hook failed" in log
@@ -219,8 +246,13 @@ def test_ingest_watch_picks_up_a_new_session(env: dict[str, str], tmp_path: Path
     folder = tmp_path / "watched"
     folder.mkdir()
     db = tmp_path / "w.duckdb"
-    proc = subprocess.Popen([sys.executable, "-m", "forensics", "ingest", str(folder), "--db", str(db), "--watch",
-                             "--interval", "0.3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forensics", "ingest", str(folder), "--db", str(db), "--watch", "--interval", "0.3"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         time.sleep(1.5)  # a pass over the empty folder
         shutil.copy2(transcript, folder / transcript.name)

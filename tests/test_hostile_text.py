@@ -1,6 +1,7 @@
 """Text from the logs is escaped for the medium it lands in (issue 27): report.md renders no HTML from a message,
 a model name or a title; `forensics show` and `query` print control and bidi characters as escapes; a table cell
 is never rich markup; a model name of the form ``$\\undefinedmacro$`` draws as text."""
+
 from __future__ import annotations
 
 import json
@@ -25,17 +26,32 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("hostile")
     src = d / "hostile.db"
     con = sqlite3.connect(src)
-    con.execute("CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
-                "created_at TEXT, updated_at TEXT, messages TEXT)")
+    con.execute(
+        "CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
+        "created_at TEXT, updated_at TEXT, messages TEXT)"
+    )
     for i, model in enumerate((MATH, f"gpt{SCRIPT}")):
-        msgs = [{"role": "user", "content": f"Fix {IMG} and [/INST] now {ESC} {BIDI}"},
-                {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
-                    "name": "read_file", "arguments": json.dumps({"path": f"src/{SCRIPT}.py"})}}]},
-                {"role": "tool", "tool_call_id": "c1", "content": f"Error: {SCRIPT} not found"},
-                {"role": "user", "content": f"again {SCRIPT} " * 3},
-                {"role": "assistant", "content": f"Done `{SCRIPT}` **{IMG}**"}]
-        con.execute("INSERT INTO ai_conversations VALUES (?,?,?,?,?,?,?)",
-                    [f"h{i}`x", f"{SCRIPT} title {ESC}", model, "openai", "2025-01-01", "2025-01-02", json.dumps(msgs)])
+        msgs = [
+            {"role": "user", "content": f"Fix {IMG} and [/INST] now {ESC} {BIDI}"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/{SCRIPT}.py"})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": f"Error: {SCRIPT} not found"},
+            {"role": "user", "content": f"again {SCRIPT} " * 3},
+            {"role": "assistant", "content": f"Done `{SCRIPT}` **{IMG}**"},
+        ]
+        con.execute(
+            "INSERT INTO ai_conversations VALUES (?,?,?,?,?,?,?)",
+            [f"h{i}`x", f"{SCRIPT} title {ESC}", model, "openai", "2025-01-01", "2025-01-02", json.dumps(msgs)],
+        )
     con.commit()
     con.close()
     code, _, err = run_cli("ingest", str(src), "--db", str(d / "w.duckdb"))
@@ -63,8 +79,9 @@ def test_show_and_query_print_controls_as_escapes_and_cells_as_text(hostile: Pat
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "\\x1b[31mred" in out and "\\u202e" in out
-    code, out, err = run_cli("query", "SELECT content FROM messages WHERE content LIKE '%INST%'", "--db", str(hostile),
-                             "--format", "table")
+    code, out, err = run_cli(
+        "query", "SELECT content FROM messages WHERE content LIKE '%INST%'", "--db", str(hostile), "--format", "table"
+    )
     assert code == 0, err
     assert "[/INST]" in out and "\x1b" not in out and "\u202e" not in out
 

@@ -1,6 +1,7 @@
 """A folder ingest accounts for every file under it: a source (imported, unchanged or failed, each with its
 row in import_runs), a side file its format reads with (or keeps beside) a main file, or not recognised;
 a file named like a format's files that auto-detection cannot read is told which --format to try."""
+
 from __future__ import annotations
 
 import json
@@ -71,11 +72,19 @@ def test_re_importing_the_real_logs_adds_nothing(real: tuple[Path, dict, str], t
     assert accounted(json.loads(out)).keys() == accounted(first).keys()
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("rollout-2025-01-01T00-00-00-abc.jsonl", "codex"), ("run.traj", "swe-agent"),
-                                           (".aider.chat.history.md", "aider"), ("state.vscdb", "cursor"),
-                                           ("output.jsonl", "openhands")])
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("rollout-2025-01-01T00-00-00-abc.jsonl", "codex"),
+        ("run.traj", "swe-agent"),
+        (".aider.chat.history.md", "aider"),
+        ("state.vscdb", "cursor"),
+        ("output.jsonl", "openhands"),
+    ],
+)
 def test_a_file_named_like_a_format_that_detection_cannot_read_is_told_which_format_to_try(
-        tmp_path: Path, name: str, fmt: str) -> None:
+    tmp_path: Path, name: str, fmt: str
+) -> None:
     folder = tmp_path / "logs"
     folder.mkdir()
     (folder / name).write_text("a log in a layout no format knows\n")
@@ -84,9 +93,12 @@ def test_a_file_named_like_a_format_that_detection_cannot_read_is_told_which_for
     code, _, err = run_cli("ingest", str(folder), "--db", str(db))
     assert code == 1
     (line,) = err.splitlines()
-    assert line.startswith(f"forensics: {folder / name}: ") and line.endswith(f"; it is named like {fmt} files: try --format {fmt}")
+    assert line.startswith(f"forensics: {folder / name}: ") and line.endswith(
+        f"; it is named like {fmt} files: try --format {fmt}"
+    )
     assert query(db, "SELECT status, note FROM import_runs WHERE path = ?", [str(folder / name)]) == [
-        ("failed", line.removeprefix("forensics: "))]
+        ("failed", line.removeprefix("forensics: "))
+    ]
 
 
 def test_a_file_named_like_a_format_but_read_by_a_catch_all_says_so(tmp_path: Path) -> None:
@@ -103,8 +115,9 @@ def test_a_side_file_named_alone_brings_its_main_file(tmp_path: Path) -> None:
     code, out, err = run_cli("ingest", str(task / "ui_messages.json"), "--db", str(tmp_path / "w.duckdb"), "--json")
     assert code == 0, err
     out = json.loads(out)
-    assert [(Path(s["path"]).name, s["status"]) for s in out["sources"]] == [("api_conversation_history.json",
-                                                                              "imported")]
+    assert [(Path(s["path"]).name, s["status"]) for s in out["sources"]] == [
+        ("api_conversation_history.json", "imported")
+    ]
     assert [(Path(s["path"]).name, s["status"]) for s in out["others"]] == [("ui_messages.json", "side")]
 
 

@@ -1,5 +1,6 @@
 """Every agent-log format: imported with no flags, its figures equal those counted from the raw files, a
 re-import adds nothing, and `forensics report` runs on it; then what each format must get right."""
+
 from __future__ import annotations
 
 import json
@@ -47,13 +48,15 @@ def figures(db: Path) -> Figures:
 
 @pytest.mark.parametrize("folder", list(COUNTERS))
 def test_each_format_imports_with_no_flags_and_its_figures_match_the_files(
-        warehouses: dict[str, Path], folder: str) -> None:
+    warehouses: dict[str, Path], folder: str
+) -> None:
     fmt, count = COUNTERS[folder]
     db = warehouses[folder]
     assert query(db, "SELECT DISTINCT format FROM sources") == [(fmt,)]
     assert figures(db) == count(AGENTS / folder)
-    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
-                                                          "skipped FROM import_runs"):
+    for read, imported, quarantined, skipped in query(
+        db, "SELECT messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    ):
         assert read == imported + quarantined + skipped
 
 
@@ -93,8 +96,12 @@ def test_a_grown_copy_re_imports_only_what_changed(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     run_cli("ingest", str(src), "--db", str(db))
     doc = json.loads(src.read_text())
-    doc[1]["mapping"]["w"] = {"id": "w", "message": {"id": "w", "author": {"role": "user"}, "content": {
-        "content_type": "text", "parts": ["one more"]}}, "parent": "z", "children": []}
+    doc[1]["mapping"]["w"] = {
+        "id": "w",
+        "message": {"id": "w", "author": {"role": "user"}, "content": {"content_type": "text", "parts": ["one more"]}},
+        "parent": "z",
+        "children": [],
+    }
     doc[1]["mapping"]["z"]["children"] = ["w"]
     doc[1]["current_node"] = "w"
     src.write_text(json.dumps(doc))

@@ -1,4 +1,5 @@
 """The ingest command as a user meets it: exit codes, one-line errors, nothing changed on failure."""
+
 from __future__ import annotations
 
 import shutil
@@ -44,8 +45,9 @@ def test_a_bad_source_alone_leaves_no_warehouse(tmp_path: Path) -> None:
 
 def test_one_bad_source_among_good_exits_1_and_imports_the_rest(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    r = run_subprocess("ingest", str(FIXTURES / "bad" / "binary.jsonl"), str(FIXTURES / "sessions"), "--db", str(db),
-                       "--json")
+    r = run_subprocess(
+        "ingest", str(FIXTURES / "bad" / "binary.jsonl"), str(FIXTURES / "sessions"), "--db", str(db), "--json"
+    )
     assert r.returncode == 1, r.stderr
     import json
 
@@ -64,8 +66,10 @@ def test_folder_ingest_prints_summary_line(tmp_path: Path) -> None:
     r = run_subprocess("ingest", str(FIXTURES / "sessions"), str(FIXTURES / "seed"), "--db", str(tmp_path / "w.duckdb"))
     assert r.returncode == 0, r.stderr
     last = r.stdout.strip().splitlines()[-1]
-    assert last.startswith("9 sources (0 failed), 1 not recognised = 10 files: 11 conversations new, 0 updated, 0 unchanged; "
-                           "2360 messages read = 2282 added + 0 unchanged + 78 quarantined -> ")
+    assert last.startswith(
+        "9 sources (0 failed), 1 not recognised = 10 files: 11 conversations new, 0 updated, 0 unchanged; "
+        "2360 messages read = 2282 added + 0 unchanged + 78 quarantined -> "
+    )
 
 
 def test_help_shows_an_example() -> None:
@@ -94,8 +98,10 @@ def test_past_twenty_sources_only_the_failed_and_noted_get_a_row(tmp_path: Path)
     total = len(list((tmp_path / "src").rglob("*.jsonl")))
     files = len([f for f in (tmp_path / "src").rglob("*") if f.is_file()])  # a tool output stored beside a session
     assert files == total + 1
-    assert f"({files - len(listed)} files imported or unchanged without a note, side files or files not recognised " \
-           "not listed; --verbose lists every file)" in rows
+    assert (
+        f"({files - len(listed)} files imported or unchanged without a note, side files or files not recognised "
+        "not listed; --verbose lists every file)" in rows
+    )
     assert rows[-1].startswith(f"{total} sources (1 failed), 1 side file = {files} files: ")
     verbose = run_subprocess("ingest", str(tmp_path / "src"), "--db", str(tmp_path / "w.duckdb"), "--verbose")
     assert len([line for line in verbose.stdout.splitlines() if line.startswith(str(tmp_path))]) == files

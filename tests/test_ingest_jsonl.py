@@ -1,4 +1,5 @@
 """JSONL session trees: main path = generator labels, corrupt lines quarantined by line number, growth."""
+
 from __future__ import annotations
 
 import json
@@ -30,25 +31,38 @@ def test_main_paths_and_quarantine_match_generator_labels(corpus: Path, tmp_path
     assert any(lab["branches"] for lab in labels) and any(lab["corrupt_lines"] for lab in labels)
     for lab in labels:
         cid = q(db, "SELECT conversation_id FROM conversations WHERE native_id = ?", [lab["id"]])[0][0]
-        off = {int(n) for (n,) in q(db, "SELECT native_id FROM messages WHERE conversation_id = ? AND NOT on_main_path",
-                                    [cid])}
+        off = {
+            int(n)
+            for (n,) in q(db, "SELECT native_id FROM messages WHERE conversation_id = ? AND NOT on_main_path", [cid])
+        }
         want_off = set()
         for br in lab["branches"]:
             want_off |= set(range(br["abandoned_ids"][0], br["abandoned_ids"][1] + 1))
         assert off == want_off, lab["id"]
         # every labelled final reply sits at its position on the main path, and is a final assistant reply
         for s in lab["sentinel"]:
-            role, calls = q(db, "SELECT role, tool_call_count FROM messages WHERE conversation_id = ? AND position = ?",
-                            [cid, s["index"]])[0]
+            role, calls = q(
+                db,
+                "SELECT role, tool_call_count FROM messages WHERE conversation_id = ? AND position = ?",
+                [cid, s["index"]],
+            )[0]
             assert (role, calls) == ("assistant", 0)
         for shift in lab["topic_shifts"]:
-            assert q(db, "SELECT role FROM messages WHERE conversation_id = ? AND position = ?",
-                     [cid, shift])[0][0] == "user"
-        positions = [p for (p,) in q(db, "SELECT position FROM messages WHERE conversation_id = ? AND on_main_path "
-                                         "ORDER BY position", [cid])]
+            assert (
+                q(db, "SELECT role FROM messages WHERE conversation_id = ? AND position = ?", [cid, shift])[0][0]
+                == "user"
+            )
+        positions = [
+            p
+            for (p,) in q(
+                db, "SELECT position FROM messages WHERE conversation_id = ? AND on_main_path ORDER BY position", [cid]
+            )
+        ]
         assert positions == list(range(len(positions)))
-        lines = sorted(int(loc.rsplit(":", 1)[1]) for (loc,) in q(
-            db, "SELECT location FROM quarantine WHERE location LIKE ?", [lab["file"] + ":%"]))
+        lines = sorted(
+            int(loc.rsplit(":", 1)[1])
+            for (loc,) in q(db, "SELECT location FROM quarantine WHERE location LIKE ?", [lab["file"] + ":%"])
+        )
         assert lines == [c["line"] for c in lab["corrupt_lines"]], lab["id"]
     for s in r.sources:
         assert s.messages_read == s.messages_imported + s.messages_unchanged + s.quarantined
@@ -63,9 +77,16 @@ def test_appended_lines_add_only_new_messages(tmp_path: Path) -> None:
     first = ingest([src], db=db).sources[0]
     last_id = max(int(n) for (n,) in q(db, "SELECT native_id FROM messages"))
     leaf = q(db, "SELECT native_id, epoch(created_at) FROM messages ORDER BY position DESC LIMIT 1")[0]
-    new = [{"id": last_id + 1, "parent_id": int(leaf[0]), "timestamp": leaf[1] + 60, "role": "user", "content": "继续"},
-           {"id": last_id + 2, "parent_id": last_id + 1, "timestamp": leaf[1] + 90, "role": "assistant",
-            "content": "好的。"}]
+    new = [
+        {"id": last_id + 1, "parent_id": int(leaf[0]), "timestamp": leaf[1] + 60, "role": "user", "content": "继续"},
+        {
+            "id": last_id + 2,
+            "parent_id": last_id + 1,
+            "timestamp": leaf[1] + 90,
+            "role": "assistant",
+            "content": "好的。",
+        },
+    ]
     with open(src, "a", encoding="utf-8") as f:
         f.write("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in new))
     again = ingest([src], db=db).sources[0]
@@ -92,9 +113,13 @@ def test_bad_lines_fixture_quarantines_each_line_with_reason(tmp_path: Path) -> 
     r = ingest([FIXTURES / "bad" / "bad_lines.jsonl"], db=db)
     assert r.exit_code == 0
     got = q(db, "SELECT location, reason FROM quarantine ORDER BY raw_bytes, location")
-    assert dict(got) == {"bad_lines.jsonl:7": "empty line", "bad_lines.jsonl:5": "invalid UTF-8",
-                         "bad_lines.jsonl:3": got[2][1], "bad_lines.jsonl:6": "entry has no id",
-                         "bad_lines.jsonl:4": "JSON nested too deeply"}
+    assert dict(got) == {
+        "bad_lines.jsonl:7": "empty line",
+        "bad_lines.jsonl:5": "invalid UTF-8",
+        "bad_lines.jsonl:3": got[2][1],
+        "bad_lines.jsonl:6": "entry has no id",
+        "bad_lines.jsonl:4": "JSON nested too deeply",
+    }
     assert got[2][1].startswith("invalid JSON")
     assert q(db, "SELECT raw FROM quarantine WHERE location = 'bad_lines.jsonl:5'")[0][0] == b"\xff\xfe not utf-8 \x80"
 

@@ -1,4 +1,5 @@
 """OpenAI-style chat logs and ShareGPT: detection by content, messages keys, quarantine, growth, bad input."""
+
 from __future__ import annotations
 
 import json
@@ -22,41 +23,66 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, out, err = run_cli("ingest", str(OPENAI), "--db", str(db))
     assert code == 0, err
     assert [line.split()[:2] for line in out.splitlines()[1:4]] == [
-        [str(OPENAI / "sharegpt.json"), "sharegpt"], [str(OPENAI / "traces.jsonl"), "openai"],
-        [str(OPENAI / "trajectories.json"), "openai"]]
+        [str(OPENAI / "sharegpt.json"), "sharegpt"],
+        [str(OPENAI / "traces.jsonl"), "openai"],
+        [str(OPENAI / "trajectories.json"), "openai"],
+    ]
     return db
 
 
 def messages(db: Path, native: str) -> list[tuple]:
-    return query(db, "SELECT position, role, content, tool_call_count FROM messages JOIN conversations c "
-                     "USING (conversation_id) WHERE c.native_id = ? ORDER BY position", [native])
+    return query(
+        db,
+        "SELECT position, role, content, tool_call_count FROM messages JOIN conversations c "
+        "USING (conversation_id) WHERE c.native_id = ? ORDER BY position",
+        [native],
+    )
 
 
 def test_traces_jsonl_one_conversation_per_line_with_bad_records_quarantined(warehouse: Path) -> None:
-    convs = query(warehouse, "SELECT native_id, model, message_count, created_at IS NOT NULL FROM conversations c "
-                             "JOIN sources s USING (source_id) WHERE s.path LIKE '%traces.jsonl' ORDER BY native_id")
-    assert convs == [("line 6", None, 2, False), ("trace-001", "gpt-4o-2024-08-06", 6, True),
-                     ("trace-002", "gpt-4o-mini", 8, False), ("trace-003", None, 2, False)]
+    convs = query(
+        warehouse,
+        "SELECT native_id, model, message_count, created_at IS NOT NULL FROM conversations c "
+        "JOIN sources s USING (source_id) WHERE s.path LIKE '%traces.jsonl' ORDER BY native_id",
+    )
+    assert convs == [
+        ("line 6", None, 2, False),
+        ("trace-001", "gpt-4o-2024-08-06", 6, True),
+        ("trace-002", "gpt-4o-mini", 8, False),
+        ("trace-003", None, 2, False),
+    ]
     assert query(warehouse, "SELECT location, reason FROM quarantine ORDER BY location") == [
         ("traces.jsonl:3", "invalid JSON: unexpected end of data: line 1 column 80 (char 79)"),
         ("traces.jsonl:4[1]", "unknown role 'narrator'"),
-        ("traces.jsonl:5", "no list of messages under 'messages'")]
-    run = query(warehouse, "SELECT rows_read, messages_read, messages_imported, quarantined FROM import_runs "
-                           "WHERE path LIKE '%traces.jsonl'")
+        ("traces.jsonl:5", "no list of messages under 'messages'"),
+    ]
+    run = query(
+        warehouse,
+        "SELECT rows_read, messages_read, messages_imported, quarantined FROM import_runs "
+        "WHERE path LIKE '%traces.jsonl'",
+    )
     assert run == [(6, 21, 18, 3)]
-    assert query(warehouse, "SELECT position, call_index, name, result_position, result_bytes, is_error "
-                            "FROM tool_calls JOIN conversations c USING (conversation_id) WHERE c.native_id = "
-                            "'trace-001' ORDER BY call_index") == [(2, 0, "read_file", 3, 1080, False),
-                                                                   (2, 1, "search", 4, 22, True)]
+    assert query(
+        warehouse,
+        "SELECT position, call_index, name, result_position, result_bytes, is_error "
+        "FROM tool_calls JOIN conversations c USING (conversation_id) WHERE c.native_id = "
+        "'trace-001' ORDER BY call_index",
+    ) == [(2, 0, "read_file", 3, 1080, False), (2, 1, "search", 4, 22, True)]
     # the unknown role was quarantined; positions stay the indices in the record's array
     assert [(p, r) for p, r, _, _ in messages(warehouse, "trace-003")] == [(0, "user"), (2, "assistant")]
 
 
 def test_trajectories_are_found_under_their_own_key(warehouse: Path, tmp_path: Path) -> None:
     assert query(warehouse, "SELECT options FROM sources WHERE path LIKE '%trajectories.json'") == [
-        ('{"messages_key":"traj"}',)]
+        ('{"messages_key":"traj"}',)
+    ]
     assert [(p, r, n) for p, r, _, n in messages(warehouse, "demo__repo-101")] == [
-        (0, "system", 0), (1, "user", 0), (2, "assistant", 1), (3, "tool", 0), (4, "assistant", 0)]
+        (0, "system", 0),
+        (1, "user", 0),
+        (2, "assistant", 1),
+        (3, "tool", 0),
+        (4, "assistant", 0),
+    ]
     copy = tmp_path / "t.json"
     shutil.copy(OPENAI / "trajectories.json", copy)
     db = tmp_path / "w.duckdb"
@@ -67,10 +93,17 @@ def test_trajectories_are_found_under_their_own_key(warehouse: Path, tmp_path: P
 
 def test_sharegpt_roles_system_prompt_and_function_calls(warehouse: Path) -> None:
     assert [(p, r, n) for p, r, _, n in messages(warehouse, "sg-2")] == [
-        (0, "system", 0), (1, "user", 0), (2, "assistant", 1), (3, "tool", 0), (4, "assistant", 0)]
-    assert query(warehouse, "SELECT name, arguments, result_position, result_bytes FROM tool_calls JOIN "
-                            "conversations c USING (conversation_id) WHERE c.native_id = 'sg-2'") == [
-        ("weather", '{"city":"Paris"}', 3, 14)]
+        (0, "system", 0),
+        (1, "user", 0),
+        (2, "assistant", 1),
+        (3, "tool", 0),
+        (4, "assistant", 0),
+    ]
+    assert query(
+        warehouse,
+        "SELECT name, arguments, result_position, result_bytes FROM tool_calls JOIN "
+        "conversations c USING (conversation_id) WHERE c.native_id = 'sg-2'",
+    ) == [("weather", '{"city":"Paris"}', 3, 14)]
     assert [r for _, r, _, _ in messages(warehouse, "sg-1")] == ["user", "assistant", "user", "assistant"]
 
 
@@ -103,11 +136,16 @@ def test_a_json_file_that_is_no_chat_log_is_reported_when_named_and_passed_over_
 
 def test_a_wrong_messages_key_or_a_cut_document_fails_in_one_line(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
-    r = run_subprocess("ingest", str(OPENAI / "traces.jsonl"), "--format", "openai", "--messages-key", "traj",
-                       "--db", str(db))
+    r = run_subprocess(
+        "ingest", str(OPENAI / "traces.jsonl"), "--format", "openai", "--messages-key", "traj", "--db", str(db)
+    )
     assert r.returncode == 2
-    assert r.stderr.endswith("traces.jsonl: no record holds a list of messages under 'traj'; check the file or pass "
-                             "--format\n") and r.stderr.count("\n") == 1
+    assert (
+        r.stderr.endswith(
+            "traces.jsonl: no record holds a list of messages under 'traj'; check the file or pass --format\n"
+        )
+        and r.stderr.count("\n") == 1
+    )
     cut = tmp_path / "cut.json"
     cut.write_bytes((OPENAI / "sharegpt.json").read_bytes()[:300])
     r = run_subprocess("ingest", str(cut), "--db", str(db))

@@ -1,4 +1,5 @@
 """SQLite importer: the seed table, both message shapes, detection, incremental updates, read-only sources."""
+
 from __future__ import annotations
 
 import hashlib
@@ -24,17 +25,26 @@ def test_seed_table_imports_three_conversations_with_every_tool_call_linked(tmp_
     r = ingest([FIXTURES / "seed" / "seed.db"], db=db)
     assert r.exit_code == 0
     assert r.totals()["conversations_new"] == 3
-    rows = dict(q(db, "SELECT c.native_id, count(*) FILTER (WHERE m.role != 'system') FROM messages m "
-                      "JOIN conversations c USING (conversation_id) GROUP BY 1"))
+    rows = dict(
+        q(
+            db,
+            "SELECT c.native_id, count(*) FILTER (WHERE m.role != 'system') FROM messages m "
+            "JOIN conversations c USING (conversation_id) GROUP BY 1",
+        )
+    )
     assert rows == {"f89d129a": 251, "a95f5d6d": 213, "d6614e0b": 211}
     assert sum(rows.values()) == 675
-    total, linked, calls_in_msgs = q(db, "SELECT count(*), count(result_position), "
-                                         "(SELECT sum(tool_call_count) FROM messages) FROM tool_calls")[0]
+    total, linked, calls_in_msgs = q(
+        db, "SELECT count(*), count(result_position), (SELECT sum(tool_call_count) FROM messages) FROM tool_calls"
+    )[0]
     assert (total, linked, calls_in_msgs) == (314, 314, 314)
     # each link points at a tool message answering exactly that call
-    bad = q(db, "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
-                "AND m.position = t.result_position WHERE m.role != 'tool' OR m.tool_call_id != t.call_id "
-                "OR m.content_bytes != t.result_bytes")
+    bad = q(
+        db,
+        "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
+        "AND m.position = t.result_position WHERE m.role != 'tool' OR m.tool_call_id != t.call_id "
+        "OR m.content_bytes != t.result_bytes",
+    )
     assert bad == [(0,)]
 
 
@@ -44,8 +54,12 @@ def test_positions_are_json_array_indices_with_system_messages_kept(tmp_path: Pa
     src = sqlite3.connect(FIXTURES / "sqlite" / "realistic.db")
     for cid, raw in src.execute("SELECT id, messages FROM ai_conversations"):
         msgs = json.loads(raw)
-        got = q(db, "SELECT position, role, content FROM messages m JOIN conversations c USING (conversation_id) "
-                    "WHERE c.native_id = ? ORDER BY position", [cid])
+        got = q(
+            db,
+            "SELECT position, role, content FROM messages m JOIN conversations c USING (conversation_id) "
+            "WHERE c.native_id = ? ORDER BY position",
+            [cid],
+        )
         assert [(i, m["role"], m["content"]) for i, m in enumerate(msgs)] == got
     assert q(db, "SELECT count(*) FROM messages WHERE role = 'system'")[0][0] > 0
 
@@ -64,8 +78,14 @@ def test_anthropic_blocks_become_tool_messages_and_linked_calls(tmp_path: Path) 
     assert q(db, "SELECT count(*) FROM messages WHERE role = 'tool'")[0][0] == n_result_msgs > 0
     assert q(db, "SELECT count(*) FROM tool_calls WHERE result_position IS NULL")[0][0] == 0
     # the result size is that call's block, not the whole merged message
-    assert q(db, "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
-                 "AND m.position = t.result_position WHERE t.result_bytes > m.content_bytes")[0][0] == 0
+    assert (
+        q(
+            db,
+            "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
+            "AND m.position = t.result_position WHERE t.result_bytes > m.content_bytes",
+        )[0][0]
+        == 0
+    )
 
 
 def test_reimport_adds_nothing_and_keeps_ids(tmp_path: Path) -> None:
@@ -92,8 +112,10 @@ def test_grown_row_updates_only_that_conversation(tmp_path: Path) -> None:
     con = sqlite3.connect(src)
     rid, raw = con.execute("SELECT id, messages FROM ai_conversations ORDER BY rowid LIMIT 1").fetchone()
     msgs = json.loads(raw) + [{"role": "user", "content": "继续"}, {"role": "assistant", "content": "好的，接着说。"}]
-    con.execute("UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
-                (json.dumps(msgs, ensure_ascii=False), rid))
+    con.execute(
+        "UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
+        (json.dumps(msgs, ensure_ascii=False), rid),
+    )
     con.commit()
     con.close()
     r = ingest([src], db=db)
@@ -101,8 +123,14 @@ def test_grown_row_updates_only_that_conversation(tmp_path: Path) -> None:
     assert (s.conversations_new, s.conversations_updated, s.conversations_unchanged) == (0, 1, 11)
     assert (s.messages_imported, s.messages_unchanged, s.quarantined) == (2, len(msgs) - 2, 0)
     assert q(db, "SELECT count(*) FROM messages")[0][0] == before + 2
-    assert q(db, "SELECT max(position) FROM messages m JOIN conversations c USING (conversation_id) WHERE c.native_id = ?",
-             [rid])[0][0] == len(msgs) - 1
+    assert (
+        q(
+            db,
+            "SELECT max(position) FROM messages m JOIN conversations c USING (conversation_id) WHERE c.native_id = ?",
+            [rid],
+        )[0][0]
+        == len(msgs) - 1
+    )
 
 
 def test_source_file_is_never_modified(tmp_path: Path) -> None:
@@ -119,8 +147,10 @@ def _chat_db(path: Path, columns: dict[str, str]) -> None:
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE chats (uid TEXT, " + ", ".join(f"{c} TEXT" for c in columns) + ")")
     for i in range(3):
-        con.execute(f"INSERT INTO chats VALUES (?, {', '.join('?' for _ in columns)})",
-                    [f"u{i}", *[v.replace("#", str(i)) for v in columns.values()]])
+        con.execute(
+            f"INSERT INTO chats VALUES (?, {', '.join('?' for _ in columns)})",
+            [f"u{i}", *[v.replace("#", str(i)) for v in columns.values()]],
+        )
     con.commit()
     con.close()
 
@@ -144,8 +174,9 @@ def test_ambiguous_message_columns_are_an_error_listing_both(tmp_path: Path) -> 
 
 def test_table_and_column_override(tmp_path: Path) -> None:
     _chat_db(tmp_path / "c.db", {"body": MSGS, "backup": MSGS})
-    code, out, err = run_cli("ingest", str(tmp_path / "c.db"), "--table", "chats", "--column", "backup",
-                             "--db", str(tmp_path / "w.duckdb"))
+    code, out, err = run_cli(
+        "ingest", str(tmp_path / "c.db"), "--table", "chats", "--column", "backup", "--db", str(tmp_path / "w.duckdb")
+    )
     assert (code, err) == (0, "")
     assert "6 added" in out
     code, _, err = run_cli("ingest", str(tmp_path / "c.db"), "--table", "nope", "--db", str(tmp_path / "w.duckdb"))
@@ -155,8 +186,12 @@ def test_table_and_column_override(tmp_path: Path) -> None:
 def test_bad_rows_and_elements_are_quarantined_with_location(tmp_path: Path) -> None:
     con = sqlite3.connect(tmp_path / "c.db")
     con.execute("CREATE TABLE ai_conversations (id TEXT, messages TEXT)")
-    rows = [("ok", MSGS), ("trunc", MSGS[:30]), ("deep", "[" * 3000 + "]" * 3000),
-            ("mixed", json.dumps([{"role": "user", "content": "x"}, 42, {"content": "no role"}]))]
+    rows = [
+        ("ok", MSGS),
+        ("trunc", MSGS[:30]),
+        ("deep", "[" * 3000 + "]" * 3000),
+        ("mixed", json.dumps([{"role": "user", "content": "x"}, 42, {"content": "no role"}])),
+    ]
     con.executemany("INSERT INTO ai_conversations VALUES (?, ?)", rows)
     con.commit()
     con.close()
@@ -165,8 +200,12 @@ def test_bad_rows_and_elements_are_quarantined_with_location(tmp_path: Path) -> 
     assert s.status == "imported"
     assert s.messages_read == s.messages_imported + s.messages_unchanged + s.quarantined == 2 + 1 + 1 + 3
     got = q(tmp_path / "w.duckdb", "SELECT location, reason FROM quarantine ORDER BY location")
-    assert [g[0] for g in got] == ["ai_conversations:2", "ai_conversations:3", "ai_conversations:4[1]",
-                                   "ai_conversations:4[2]"]
+    assert [g[0] for g in got] == [
+        "ai_conversations:2",
+        "ai_conversations:3",
+        "ai_conversations:4[1]",
+        "ai_conversations:4[2]",
+    ]
     assert "nested too deeply" in got[1][1] or "depth" in got[1][1]
     assert got[2][1] == "message is a JSON int, not an object" and got[3][1] == "message has no role"
 
@@ -195,7 +234,7 @@ def test_parallel_parse_gives_the_same_warehouse_as_inline(tmp_path: Path, monke
     monkeypatch.setattr(run, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(sqlite, "CHUNK_ROWS", 3)  # several tasks per SQLite source (the format plans its chunks)
     ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "sessions"], db=tmp_path / "pool.duckdb", workers=2)
-    sql = ("SELECT conversation_id, seq, position, role, md5(content), content_bytes FROM messages ORDER BY ALL")
+    sql = "SELECT conversation_id, seq, position, role, md5(content), content_bytes FROM messages ORDER BY ALL"
     assert q(tmp_path / "inline.duckdb", sql) == q(tmp_path / "pool.duckdb", sql)
     sql = "SELECT * FROM tool_calls ORDER BY ALL"
     assert q(tmp_path / "inline.duckdb", sql) == q(tmp_path / "pool.duckdb", sql)
@@ -209,9 +248,14 @@ def test_a_message_larger_than_the_memory_limit_still_imports(tmp_path: Path, mo
     con = sqlite3.connect(src)
     con.execute("CREATE TABLE ai_conversations (id TEXT, messages TEXT)")
     big = "日志 line\n" * (3 << 20)  # ~36 MB of UTF-8 in one message
-    con.execute("INSERT INTO ai_conversations VALUES ('c1', ?)",
-                [json.dumps([{"role": "user", "content": "show the log"}, {"role": "tool", "content": big}],
-                            ensure_ascii=False)])
+    con.execute(
+        "INSERT INTO ai_conversations VALUES ('c1', ?)",
+        [
+            json.dumps(
+                [{"role": "user", "content": "show the log"}, {"role": "tool", "content": big}], ensure_ascii=False
+            )
+        ],
+    )
     con.commit()
     con.close()
     db = tmp_path / "w.duckdb"

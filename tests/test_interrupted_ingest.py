@@ -1,5 +1,6 @@
 """A kill mid-import leaves whole conversations only, and the same command run again completes the warehouse
 exactly as an uninterrupted import (SPEC §14); the spools of killed runs do not stay in /dev/shm."""
+
 from __future__ import annotations
 
 import os
@@ -47,10 +48,16 @@ def clean(sources: list[str], tmp_path_factory: pytest.TempPathFactory) -> list[
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 @pytest.mark.parametrize("after", [0.0, 0.3, 0.6])
 def test_a_killed_ingest_keeps_whole_conversations_and_a_rerun_completes_it(
-        sources: list[str], clean: list[tuple], tmp_path: Path, sig: signal.Signals, after: float) -> None:
+    sources: list[str], clean: list[tuple], tmp_path: Path, sig: signal.Signals, after: float
+) -> None:
     db = tmp_path / "w.duckdb"
-    p = subprocess.Popen([sys.executable, "-m", "forensics", "ingest", *sources, "--db", str(db)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env={**os.environ, "CI": "true"})
+    p = subprocess.Popen(
+        [sys.executable, "-m", "forensics", "ingest", *sources, "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "CI": "true"},
+    )
     while p.poll() is None and not Path(f"{db}.wal").exists():  # the import is writing: kill it now or a bit later
         time.sleep(0.005)
     time.sleep(after)

@@ -1,5 +1,6 @@
 """DuckDB's threads and memory limit come from the machine (issue 28), each overridable by an environment
 variable that is checked before DuckDB sees it."""
+
 from __future__ import annotations
 
 import os
@@ -43,7 +44,19 @@ def test_threads_are_the_usable_cores_unless_overridden(monkeypatch: pytest.Monk
 @pytest.mark.parametrize("value", ["0", "two", "-1"])
 def test_a_bad_threads_override_is_a_one_line_usage_error(tmp_path: Path, value: str) -> None:
     env = {**os.environ, "CI": "true", machine.THREADS_ENV: value}
-    r = subprocess.run([sys.executable, "-m", "forensics", "ingest", str(FIXTURES / "seed" / "seed.db"), "--db",
-                        str(tmp_path / "w.duckdb")], capture_output=True, text=True, env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "forensics",
+            "ingest",
+            str(FIXTURES / "seed" / "seed.db"),
+            "--db",
+            str(tmp_path / "w.duckdb"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"forensics: {machine.THREADS_ENV}={value!r}: not a count of threads")

@@ -2,6 +2,7 @@
 the tools and calls each; every answer is masked (the warehouse keeps the planted secrets as they were read,
 `--keep-secrets`, so the masks of the output are what is tested), a writing query is refused, bad input is one
 line without a traceback."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,9 @@ SID = "5f0c7a52-0c55-4c8e-9b1a-3d2f1e0a9b77"  # the planted Claude Code session
 def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("mcp")
     db = d / "w.duckdb"
-    code, _, err = run_cli("ingest", str(_claude_code(d)), str(FIXTURES / "outcomes" / "tau2"), "--db", str(db),
-                           "--keep-secrets")
+    code, _, err = run_cli(
+        "ingest", str(_claude_code(d)), str(FIXTURES / "outcomes" / "tau2"), "--db", str(db), "--keep-secrets"
+    )
     assert code == 0, err
     report(db, d / "r", ["json"])
     return db
@@ -39,8 +41,12 @@ def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _calls(db: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str], list[tuple[bool, str]]]:
     """(the tools listed, (is_error, text) of each call), through a real `forensics mcp` subprocess."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "forensics", "mcp", "--db", str(db)],
-                                   env={"PYTHONPATH": str(ROOT), "CI": "true"}, cwd=str(db.parent))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "forensics", "mcp", "--db", str(db)],
+        env={"PYTHONPATH": str(ROOT), "CI": "true"},
+        cwd=str(db.parent),
+    )
     answers: list[tuple[bool, str]] = []
     names: set[str] = set()
 
@@ -58,22 +64,33 @@ def _calls(db: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[set[str],
 
 
 def test_the_client_lists_the_tools_and_each_answers_masked(wh: Path) -> None:
-    failed = query(wh, "SELECT c.native_id FROM conversation_outcomes o JOIN conversations c USING (conversation_id) "
-                       "WHERE NOT o.success ORDER BY 1")
+    failed = query(
+        wh,
+        "SELECT c.native_id FROM conversation_outcomes o JOIN conversations c USING (conversation_id) "
+        "WHERE NOT o.success ORDER BY 1",
+    )
     assert query(wh, "SELECT count(*) FROM messages WHERE content LIKE '%keep it safe%'")[0][0] >= 1
     kept = query(wh, "SELECT string_agg(content, ' ') FROM messages")[0][0]
     assert leaks(kept), "the warehouse keeps the secrets (--keep-secrets): the output's masks are under test"
-    names, answers = _calls(wh, [
-        ("search_messages", {"text": "keep it safe"}),
-        ("list_runs", {"agent": "claude-code", "project": "dev/APP", "branch": "mai"}),
-        ("list_runs", {"outcome": "failed", "limit": 500}),
-        ("show_run", {"run": SID, "position": 24, "before": 3, "after": 3}),
-        ("what_went_wrong", {}),
-        ("run_findings", {"run": failed[0][0]}),
-        ("usage", {"by": "agent"}),
-        ("query", {"sql": "SELECT c.native_id, content FROM messages m JOIN conversations c USING (conversation_id) "
-                          "WHERE c.native_id = '" + SID + "' ORDER BY seq"}),
-    ])
+    names, answers = _calls(
+        wh,
+        [
+            ("search_messages", {"text": "keep it safe"}),
+            ("list_runs", {"agent": "claude-code", "project": "dev/APP", "branch": "mai"}),
+            ("list_runs", {"outcome": "failed", "limit": 500}),
+            ("show_run", {"run": SID, "position": 24, "before": 3, "after": 3}),
+            ("what_went_wrong", {}),
+            ("run_findings", {"run": failed[0][0]}),
+            ("usage", {"by": "agent"}),
+            (
+                "query",
+                {
+                    "sql": "SELECT c.native_id, content FROM messages m JOIN conversations c USING (conversation_id) "
+                    "WHERE c.native_id = '" + SID + "' ORDER BY seq"
+                },
+            ),
+        ],
+    )
     assert names == TOOLS
     assert [t for e, t in answers if e] == []
     for _, text in answers:
@@ -89,24 +106,33 @@ def test_the_client_lists_the_tools_and_each_answers_masked(wh: Path) -> None:
     assert orjson.loads(clusters)["clusters"], clusters[:300]
     assert orjson.loads(found)["decisive_step"]["position"] >= 0
     assert {r["agent"] for r in orjson.loads(usage)["rows"]} == {"claude-code", "tau2"}
-    assert len(orjson.loads(rows)["rows"]) == query(wh, "SELECT count(*) FROM messages m JOIN conversations c "
-                                                         "USING (conversation_id) WHERE c.native_id = ?", [SID])[0][0]
+    assert (
+        len(orjson.loads(rows)["rows"])
+        == query(
+            wh,
+            "SELECT count(*) FROM messages m JOIN conversations c USING (conversation_id) WHERE c.native_id = ?",
+            [SID],
+        )[0][0]
+    )
 
 
 def test_writing_and_bad_requests_are_refused_in_one_line(wh: Path) -> None:
     before = query(wh, "SELECT count(*) FROM messages")[0][0]
     outside = wh.parent / "out.csv"
-    _, answers = _calls(wh, [
-        ("query", {"sql": "DELETE FROM messages"}),
-        ("query", {"sql": f"COPY messages TO '{outside}'"}),
-        ("query", {"sql": "SELECT * FROM read_csv('/etc/passwd')"}),
-        ("query", {"sql": "SELECT 1; DROP TABLE messages"}),
-        ("query", {"sql": "SELEC nothing"}),
-        ("show_run", {"run": "no-such-run"}),
-        ("list_runs", {"outcome": "maybe"}),
-        ("search_messages", {"text": "(", "regex": True}),
-        ("usage", {"by": "planet"}),
-    ])
+    _, answers = _calls(
+        wh,
+        [
+            ("query", {"sql": "DELETE FROM messages"}),
+            ("query", {"sql": f"COPY messages TO '{outside}'"}),
+            ("query", {"sql": "SELECT * FROM read_csv('/etc/passwd')"}),
+            ("query", {"sql": "SELECT 1; DROP TABLE messages"}),
+            ("query", {"sql": "SELEC nothing"}),
+            ("show_run", {"run": "no-such-run"}),
+            ("list_runs", {"outcome": "maybe"}),
+            ("search_messages", {"text": "(", "regex": True}),
+            ("usage", {"by": "planet"}),
+        ],
+    )
     assert [e for e, _ in answers] == [True] * len(answers), answers
     for _, text in answers:
         assert "Traceback" not in text and "\n" not in text.strip(), text

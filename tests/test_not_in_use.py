@@ -1,5 +1,6 @@
 """Say nothing where nothing can be said: an analyzer whose input is absent says so in one line, gates nothing
 and recommends nothing; `tune` fits a harness's knobs only on the logs of a harness that has them."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,13 @@ from tests.conftest import FIXTURES, SHARED, run_cli
 
 REAL = SHARED / "data" / "agent-logs"
 # real Claude Code, Codex and aider logs (SOURCES.md there: where each came from), no harness config
-AGENTS = ["claude_code/jnarowski+agentcmd", "codex_cli/Quelklef+shell-ws", "codex_cli/LAF-US+IDAHO-VAULT",
-          "aider/AFI-Protocol+afi-core", "aider/Asphyksia+OpenCoder"]
+AGENTS = [
+    "claude_code/jnarowski+agentcmd",
+    "codex_cli/Quelklef+shell-ws",
+    "codex_cli/LAF-US+IDAHO-VAULT",
+    "aider/AFI-Protocol+afi-core",
+    "aider/Asphyksia+OpenCoder",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +41,15 @@ def test_a_folder_of_agent_logs_recommends_nothing_for_the_seed_harness(agents: 
     w = doc["what_to_change"]
     assert not [c for c in w["changes"] if c["harness"]] and w["toml"] == ""
     left = {k["key"]: k["why"] for k in w["left_alone"]}
-    for key in ("sentinel.compliance_window", "compaction.keep_recent", "compaction.max_tokens",
-                "tool_result.summarize_bytes", "tool_result.summarize_share", "topic.min_confidence", "memory.top_k"):
+    for key in (
+        "sentinel.compliance_window",
+        "compaction.keep_recent",
+        "compaction.max_tokens",
+        "tool_result.summarize_bytes",
+        "tool_result.summarize_share",
+        "topic.min_confidence",
+        "memory.top_k",
+    ):
         assert left[key].startswith("no conversation from a harness with this knob (aider "), (key, left.get(key))
         assert "claude-code " in left[key] and "codex " in left[key]
     md = (agents / "r" / "report.md").read_text()
@@ -84,7 +97,8 @@ def test_the_harness_rules_are_replayed_and_tuned_on_its_own_logs_only(tmp_path:
     assert code == 0, err
     recs = {r["key"]: r for r in json.loads(out)}
     assert recs["tool_result.summarize_bytes"]["evidence"].endswith(
-        "; fitted on the harness's own 8 conversations (jsonl 8), not the 5 of other agents (claude-code 5)")
+        "; fitted on the harness's own 8 conversations (jsonl 8), not the 5 of other agents (claude-code 5)"
+    )
     report(db, tmp_path / "r", ["json"], only="compaction")
     m = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["compaction"]
     assert m["replay"]["conversations"] == 8

@@ -1,5 +1,6 @@
 """The exploration notebook is committed with its outputs (so it renders where the repo is browsed), uses only
 the public API, and runs top to bottom against the current package to the same text it was committed with."""
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,11 @@ NOTEBOOK = ROOT / "notebooks" / "explore.ipynb"
 
 
 def _texts(nb: nbformat.NotebookNode) -> list[str]:
-    return ["".join(str(o.get("data", {}).get("text/plain", "") or o.get("text", "")) for o in c.outputs)
-            for c in nb.cells if c.cell_type == "code"]
+    return [
+        "".join(str(o.get("data", {}).get("text/plain", "") or o.get("text", "")) for o in c.outputs)
+        for c in nb.cells
+        if c.cell_type == "code"
+    ]
 
 
 def test_the_notebook_is_committed_with_outputs_and_calls_only_the_public_api() -> None:

@@ -1,4 +1,5 @@
 """Whose turn it is (SPEC §23): the classifier in SQL and in Python agree, and a quoted notice stays the person's."""
+
 from __future__ import annotations
 
 import duckdb
@@ -28,4 +29,6 @@ CASES = [
 def test_python_and_sql_classify_alike(role: str, text: str, origin: str) -> None:
     assert origin_of(role, text) == origin
     con = duckdb.connect()
-    assert con.execute(f"SELECT {origin_sql('t', 'r')} FROM (SELECT ? AS t, ? AS r)", [text, role]).fetchone() == (origin,)
+    assert con.execute(f"SELECT {origin_sql('t', 'r')} FROM (SELECT ? AS t, ? AS r)", [text, role]).fetchone() == (
+        origin,
+    )

@@ -1,5 +1,6 @@
 """The report's outcome section (SPEC §20): success rates with intervals, lift per finding kind, and the
 worst-conversation ranking's AUC beside trivial rankings, on text before the grade was revealed."""
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,13 @@ def test_section_on_the_excerpts(tmp_path: Path) -> None:
     assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
     m = _report(db, tmp_path / "r", "baseline,drift,outcomes")
     assert (m["runs"], m["successes"], m["failed"]) == (10, 5, 5)
-    assert m["by_model"]["llama-3.3"] == {"runs": 2, "successes": 0, "success_rate": 0.0, "success_low": 0.0,
-                                          "success_high": pytest.approx(wilson(0, 2)[1])}
+    assert m["by_model"]["llama-3.3"] == {
+        "runs": 2,
+        "successes": 0,
+        "success_rate": 0.0,
+        "success_low": 0.0,
+        "success_high": pytest.approx(wilson(0, 2)[1]),
+    }
     assert m["grade_revealing"]["messages"] == 3 and m["grade_revealing"]["runs"] == 3  # MINT's verdicts
     assert set(m["ranking"]) >= {"auc", "auc_by_messages", "auc_by_tool_calls"}
     for v in m["kinds"].values():
@@ -61,8 +67,10 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     if not (OUTCOMES / "outcomes.jsonl").exists():
         pytest.skip(f"{OUTCOMES} not found (set FORENSICS_SHARED)")
     db = tmp_path / "w.duckdb"
-    assert run_cli("ingest", *(str(OUTCOMES / s) for s in ("mint", "medagentbench", "tau2-bench")),
-                   "--db", str(db))[0] == 0
+    assert (
+        run_cli("ingest", *(str(OUTCOMES / s) for s in ("mint", "medagentbench", "tau2-bench")), "--db", str(db))[0]
+        == 0
+    )
     labels = [json.loads(line) for line in (OUTCOMES / "outcomes.jsonl").read_text().splitlines() if line.strip()]
     runs, passed = Counter(r["model"] for r in labels), Counter(r["model"] for r in labels if r["success"])
     revealing = 0
@@ -73,27 +81,36 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     m = _report(db, tmp_path / "r", "outcomes")
     assert m["runs"] == len(labels) == 1392 and m["successes"] == sum(passed.values()) == 584
     assert {k: (v["runs"], v["successes"]) for k, v in m["by_model"].items()} == {
-        k: (n, passed[k]) for k, n in runs.items()}
+        k: (n, passed[k]) for k, n in runs.items()
+    }
     assert m["grade_revealing"]["messages"] == revealing == 598
     assert 0.5 < m["ranking"]["auc_by_messages"] < 1 and m["ranking"]["auc_by_worst_score"] is None  # none ran before
     # the run ranking (ends that did not finish the task, then length in messages and characters, then errors)
     # beats the length in messages on the three sets pooled (not the characters alone there)
     rk = m["ranking"]
     assert round(rk["auc"], 3) == 0.648 and rk["auc"] > rk["auc_by_messages"]  # by characters: 0.658
-    assert rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
+    assert (
+        rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
+    )
 
 
 def test_a_run_whose_agent_never_replied_ranks_first(tmp_path: Path) -> None:
     """terminal-bench's trials whose agent never started (the log holds only the instruction) failed 197 of 205
     times; ranked by their length they came last and inverted the ranking. A run with no reply ends ``no_reply``
     and ranks above every run that acted."""
+
     def run(i: int, replies: int) -> dict:
         msgs = [{"role": "user", "content": f"Task {i}: count the log lines in /var/log/app.log"}]
         for k in range(replies):
-            msgs += [{"role": "assistant", "content": f"Step {k}: I will run wc -l on the file."},
-                     {"role": "user", "content": f"Output {k}: 42 lines"}]
-        return {"id": f"run-{i}", "messages": msgs + ([{"role": "assistant", "content": "The answer is 42."}]
-                                                      if replies else [])}
+            msgs += [
+                {"role": "assistant", "content": f"Step {k}: I will run wc -l on the file."},
+                {"role": "user", "content": f"Output {k}: 42 lines"},
+            ]
+        return {
+            "id": f"run-{i}",
+            "messages": msgs + ([{"role": "assistant", "content": "The answer is 42."}] if replies else []),
+        }
+
     runs = [run(0, 0), run(1, 0), run(2, 6), run(3, 5), run(4, 2), run(5, 1)]
     failed = {"run-0", "run-1", "run-4"}
     src = tmp_path / "runs.jsonl"

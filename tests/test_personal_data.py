@@ -1,6 +1,7 @@
 """Personal data (e-mail addresses, phone numbers, card numbers, IBANs) is masked in report.html by default and in
 every output on request (``[redact] personal = "all"``); what only looks like one (dates, versions, IP addresses,
 ports, timestamps, hashes) is left alone."""
+
 from __future__ import annotations
 
 import json
@@ -12,32 +13,57 @@ from forensics import ingest
 from forensics.text.personal import mask
 from tests.conftest import FIXTURES, query, run_cli
 
-PLANTED = {"email": "jane.doe@acme-mail.io", "phone": "+44 20 7946 0958", "us phone": "(202) 555-0143",
-           "cn mobile": "13812345678", "card": "4111 1111 1111 1111", "iban": "DE89 3704 0044 0532 0130 00"}
+PLANTED = {
+    "email": "jane.doe@acme-mail.io",
+    "phone": "+44 20 7946 0958",
+    "us phone": "(202) 555-0143",
+    "cn mobile": "13812345678",
+    "card": "4111 1111 1111 1111",
+    "iban": "DE89 3704 0044 0532 0130 00",
+}
 
 
-@pytest.mark.parametrize(("text", "masked"), [
-    ("write to jane.doe@acme-mail.io.", "write to [EMAIL]."),
-    ("Jane_Doe+tag@mail.co.uk", "[EMAIL]"),
-    ("call +44 20 7946 0958 or +1-202-555-0143", "call [PHONE] or [PHONE]"),
-    ("(202) 555-0143, 202.555.0143, 202 555 0143", "[PHONE], [PHONE], [PHONE]"),
-    ("手机 13812345678，或 +8613812345678", "手机 [PHONE]，或 [PHONE]"),
-    ("card 4111-1111-1111-1111 / 4111111111111111", "card [CARD] / [CARD]"),
-    ("IBAN DE89 3704 0044 0532 0130 00, GB82WEST12345698765432, ES91 2100 0418 4502 0005 1332",
-     "IBAN [IBAN], [IBAN], [IBAN]"),
-])
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("write to jane.doe@acme-mail.io.", "write to [EMAIL]."),
+        ("Jane_Doe+tag@mail.co.uk", "[EMAIL]"),
+        ("call +44 20 7946 0958 or +1-202-555-0143", "call [PHONE] or [PHONE]"),
+        ("(202) 555-0143, 202.555.0143, 202 555 0143", "[PHONE], [PHONE], [PHONE]"),
+        ("手机 13812345678，或 +8613812345678", "手机 [PHONE]，或 [PHONE]"),
+        ("card 4111-1111-1111-1111 / 4111111111111111", "card [CARD] / [CARD]"),
+        (
+            "IBAN DE89 3704 0044 0532 0130 00, GB82WEST12345698765432, ES91 2100 0418 4502 0005 1332",
+            "IBAN [IBAN], [IBAN], [IBAN]",
+        ),
+    ],
+)
 def test_personal_data_is_masked(text: str, masked: str) -> None:
     assert mask(text) == masked
 
 
-@pytest.mark.parametrize("text", [
-    "2026-12-02 01:39:43+00:00", "version 1.2.3 and 10.4.1-rc.2", "192.168.1.10:8080 and 10.0.0.255",
-    "src/app.py:123:45", "uuid 12345678-1234-1234-1234-123456789012", '"ts": 1747214112281, "startTime": 1782053770331354',
-    "commit 4f2a9c1e and 1733100000 seconds", "+1234 -56 lines changed", "pi 3.14159265358979",
-    "react@18.2.0, @app.route, user@localhost", "git@github.com:org/repo.git", "Claude <noreply@anthropic.com>",
-    "docs: user@example.com", "range 100-200-3000 and 2023-10-1234", "card 4111 1111 1111 1112 (fails Luhn)",
-    "total 1234567890123 bytes", "DE89 3704 0044 0532 0130 01 (fails mod 97)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-02 01:39:43+00:00",
+        "version 1.2.3 and 10.4.1-rc.2",
+        "192.168.1.10:8080 and 10.0.0.255",
+        "src/app.py:123:45",
+        "uuid 12345678-1234-1234-1234-123456789012",
+        '"ts": 1747214112281, "startTime": 1782053770331354',
+        "commit 4f2a9c1e and 1733100000 seconds",
+        "+1234 -56 lines changed",
+        "pi 3.14159265358979",
+        "react@18.2.0, @app.route, user@localhost",
+        "git@github.com:org/repo.git",
+        "Claude <noreply@anthropic.com>",
+        "docs: user@example.com",
+        "range 100-200-3000 and 2023-10-1234",
+        "card 4111 1111 1111 1112 (fails Luhn)",
+        "total 1234567890123 bytes",
+        "DE89 3704 0044 0532 0130 01 (fails mod 97)",
+    ],
+)
 def test_what_only_looks_personal_is_kept(text: str) -> None:
     assert mask(text) == text
 
@@ -46,7 +72,13 @@ def test_no_term_is_a_piece_of_an_address() -> None:
     from forensics.text.tokenize import tokenize
 
     assert tokenize("write to jane.doe@acme-mail.io, or see user@example.com") == [
-        "write", "to", "or", "see", "user", "example.com"]  # the documentation domain is no one's address
+        "write",
+        "to",
+        "or",
+        "see",
+        "user",
+        "example.com",
+    ]  # the documentation domain is no one's address
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +108,9 @@ def _leaks(text: str) -> list[str]:
 def _report(db: Path, out: Path, *config: str) -> dict[str, str]:
     code, _, err = run_cli("report", "--db", str(db), "--out", str(out), *config)
     assert code == 0, err
-    return {p.name: p.read_text(encoding="utf-8") for p in (out / "report.html", out / "report.md", out / "metrics.json")}
+    return {
+        p.name: p.read_text(encoding="utf-8") for p in (out / "report.html", out / "report.md", out / "metrics.json")
+    }
 
 
 def test_report_html_masks_personal_data_by_default(planted: Path, tmp_path: Path) -> None:
@@ -87,8 +121,9 @@ def test_report_html_masks_personal_data_by_default(planted: Path, tmp_path: Pat
     assert "acme-mail" not in files["report.html"]  # nor a piece of it as a keyword or topic term
 
 
-def test_every_output_masks_when_the_config_says_all(planted: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_output_masks_when_the_config_says_all(
+    planted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "harness.toml").write_text('[redact]\npersonal = "all"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)  # query and show read ./harness.toml
     files = _report(planted, tmp_path / "r", "--config", "harness.toml")
@@ -99,8 +134,9 @@ def test_every_output_masks_when_the_config_says_all(planted: Path, tmp_path: Pa
         assert not _leaks(svg.read_text(encoding="utf-8")), svg.name
     code, out, _ = run_cli("query", "SELECT content FROM messages", "--db", str(planted), "--format", "csv")
     assert code == 0 and not _leaks(out) and "[EMAIL]" in out
-    nid = run_cli("query", "SELECT native_id FROM conversations LIMIT 1", "--db", str(planted),
-                  "--format", "csv")[1].splitlines()[1]
+    nid = run_cli("query", "SELECT native_id FROM conversations LIMIT 1", "--db", str(planted), "--format", "csv")[
+        1
+    ].splitlines()[1]
     code, out, _ = run_cli("show", nid, "--db", str(planted), "--positions", "0-3")
     assert code == 0 and not _leaks(out) and "[PHONE]" in out
 

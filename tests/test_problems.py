@@ -1,5 +1,6 @@
 """The problems a reviewer flags (SPEC §24): each detector on small sessions written for the case, ingested and
 reported through the real pipeline; the warehouse table other analyses read (``problem_findings``)."""
+
 from __future__ import annotations
 
 import json
@@ -24,15 +25,28 @@ class Session:
 
     def add(self, role: str, content: str, **extra: Any) -> Session:
         self.n += 1
-        self.lines.append(json.dumps({"id": self.n, "parent_id": self.n - 1 or None, "timestamp": 1780000000 + self.n,
-                                      "role": role, "content": content, **extra}))
+        self.lines.append(
+            json.dumps(
+                {
+                    "id": self.n,
+                    "parent_id": self.n - 1 or None,
+                    "timestamp": 1780000000 + self.n,
+                    "role": role,
+                    "content": content,
+                    **extra,
+                }
+            )
+        )
         return self
 
     def call(self, name: str, args: dict[str, Any], result: str, text: str = "") -> Session:
         self.calls += 1
         cid = f"c{self.calls}"
-        self.add("assistant", text, tool_calls=[{"id": cid, "type": "function",
-                                                 "function": {"name": name, "arguments": json.dumps(args)}}])
+        self.add(
+            "assistant",
+            text,
+            tool_calls=[{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
+        )
         return self.add("tool", result, tool_call_id=cid)
 
     def write(self, folder: Path) -> None:
@@ -49,9 +63,11 @@ def run(tmp: Path, *sessions: Session) -> tuple[list[dict[str, Any]], dict[str, 
     try:
         sec = load("problems").run(Context.open(con, load_config(None), Selection()))
         cols = ["native_id", "kind", "position", "positions", "quote", "rule", "norm"]
-        rows = con.execute("SELECT c.native_id, p.kind, p.position, p.positions, p.quote, p.rule, p.norm "
-                           "FROM problem_findings p JOIN conversations c USING (conversation_id) "
-                           "ORDER BY 1, 2, 3").fetchall()
+        rows = con.execute(
+            "SELECT c.native_id, p.kind, p.position, p.positions, p.quote, p.rule, p.norm "
+            "FROM problem_findings p JOIN conversations c USING (conversation_id) "
+            "ORDER BY 1, 2, 3"
+        ).fetchall()
         return [dict(zip(cols, r)) for r in rows], sec.metrics
     finally:
         con.close()
@@ -65,18 +81,22 @@ def verbatim(tmp: Path, f: dict[str, Any]) -> bool:
             "SELECT m.content FROM messages m JOIN conversations c USING (conversation_id) WHERE c.native_id = ? "
             "AND m.on_main_path AND list_contains(?, m.position) UNION ALL SELECT t.arguments FROM tool_calls t "
             "JOIN conversations c USING (conversation_id) WHERE c.native_id = ? AND list_contains(?, t.position)",
-            [f["native_id"], f["positions"], f["native_id"], f["positions"]]).fetchall()
+            [f["native_id"], f["positions"], f["native_id"], f["positions"]],
+        ).fetchall()
     finally:
         con.close()
     return any(f["quote"] in (t or "") for (t,) in texts)
 
 
 def test_the_person_repeating_and_a_claim_they_contradict(tmp_path: Path) -> None:
-    s = (Session("drag").add("user", "Add a drag handle to the node cards please")
-         .call("apply_patch", {"patch": "*** Begin Patch\n*** Update File: a.tsx"}, "Done!")
-         .add("assistant", "I fixed the drag handle: nodes now move when you grab the strip.")
-         .add("user", "nope, still cannot drag")
-         .add("assistant", "Sorry, let me look again."))
+    s = (
+        Session("drag")
+        .add("user", "Add a drag handle to the node cards please")
+        .call("apply_patch", {"patch": "*** Begin Patch\n*** Update File: a.tsx"}, "Done!")
+        .add("assistant", "I fixed the drag handle: nodes now move when you grab the strip.")
+        .add("user", "nope, still cannot drag")
+        .add("assistant", "Sorry, let me look again.")
+    )
     found, metrics = run(tmp_path, s)
     kinds = {f["kind"]: f for f in found}
     assert kinds["user_repeated"]["positions"] == [4] and kinds["user_repeated"]["rule"] == "said_again"
@@ -90,10 +110,13 @@ def test_the_person_repeating_and_a_claim_they_contradict(tmp_path: Path) -> Non
 
 
 def test_first_turns_and_satisfied_replies_say_nothing(tmp_path: Path) -> None:
-    s = (Session("calm").add("user", "still no idea how mutexes work, can you explain?")  # first turn: no repeat
-         .add("assistant", "A mutex lets one thread at a time into a critical section.")
-         .add("user", "thanks, that is clear")
-         .add("assistant", "Glad it helped."))
+    s = (
+        Session("calm")
+        .add("user", "still no idea how mutexes work, can you explain?")  # first turn: no repeat
+        .add("assistant", "A mutex lets one thread at a time into a critical section.")
+        .add("user", "thanks, that is clear")
+        .add("assistant", "Glad it helped.")
+    )
     found, metrics = run(tmp_path, s)
     assert found == []
     assert all(v["findings"] == 0 for v in metrics["kinds"].values())
@@ -113,21 +136,27 @@ def test_the_same_failing_call_three_times_is_a_loop_and_redundant(tmp_path: Pat
 
 
 def test_a_change_between_two_runs_is_progress_not_redundancy(tmp_path: Path) -> None:
-    s = (Session("progress").add("user", "fix the failing test")
-         .call("bash", {"command": "pytest -q"}, "1 failed, 3 passed in 0.2s")
-         .call("write_file", {"path": "src/a.py", "content": "x = 2\n"}, "wrote src/a.py")
-         .call("bash", {"command": "pytest -q"}, "1 failed, 3 passed in 0.3s")
-         .add("assistant", "Still one failure; looking further."))
+    s = (
+        Session("progress")
+        .add("user", "fix the failing test")
+        .call("bash", {"command": "pytest -q"}, "1 failed, 3 passed in 0.2s")
+        .call("write_file", {"path": "src/a.py", "content": "x = 2\n"}, "wrote src/a.py")
+        .call("bash", {"command": "pytest -q"}, "1 failed, 3 passed in 0.3s")
+        .add("assistant", "Still one failure; looking further.")
+    )
     found, _ = run(tmp_path, s)
     assert [f for f in found if f["kind"] in ("loop", "redundant_work")] == []
 
 
 def test_rereading_lines_already_read_is_redundant(tmp_path: Path) -> None:
     body = "\n".join(f"line {i}" for i in range(1, 300))
-    s = (Session("reread").add("user", "explain the scheduler")
-         .call("shell", {"command": "sed -n '1,260p' pkg/sched.go"}, body)
-         .call("shell", {"command": "nl -ba pkg/sched.go | sed -n '40,120p'"}, body[:500])
-         .add("assistant", "The scheduler loops over pending tasks."))
+    s = (
+        Session("reread")
+        .add("user", "explain the scheduler")
+        .call("shell", {"command": "sed -n '1,260p' pkg/sched.go"}, body)
+        .call("shell", {"command": "nl -ba pkg/sched.go | sed -n '40,120p'"}, body[:500])
+        .add("assistant", "The scheduler loops over pending tasks.")
+    )
     found, _ = run(tmp_path, s)
     [f] = [f for f in found if f["kind"] == "redundant_work"]
     assert (f["positions"], f["rule"]) == ([1, 3], "reread_unchanged")
@@ -141,45 +170,65 @@ def test_the_same_error_from_different_attempts_is_a_loop(tmp_path: Path) -> Non
     s.add("assistant", "I apologize for the persistent errors.")
     found, _ = run(tmp_path, s)
     [loop] = [f for f in found if f["kind"] == "loop"]
-    assert loop["rule"] == "same_error_3_times (edit)" and loop["quote"] == "ERROR: edit rejected: syntax error at line 12"
+    assert (
+        loop["rule"] == "same_error_3_times (edit)" and loop["quote"] == "ERROR: edit rejected: syntax error at line 12"
+    )
     assert "3 distinct argument sets" in loop["norm"]
 
 
 def test_a_final_claim_over_an_error_and_a_claim_without_change(tmp_path: Path) -> None:
-    over = (Session("over").add("user", "start the server")
-            .call("bash", {"command": "npm run dev"}, "Error: listen EADDRINUSE: address already in use :::3000")
-            .add("assistant", "The server started successfully and the fix is complete."))
-    unbacked = (Session("unbacked").add("user", "rename the helper")
-                .call("write_file", {"path": "a.py", "content": "def helper(): ..."}, "ok")
-                .add("assistant", "Done.")
-                .add("user", "also add a docstring to it")
-                .add("assistant", "I've added a docstring to the helper."))
+    over = (
+        Session("over")
+        .add("user", "start the server")
+        .call("bash", {"command": "npm run dev"}, "Error: listen EADDRINUSE: address already in use :::3000")
+        .add("assistant", "The server started successfully and the fix is complete.")
+    )
+    unbacked = (
+        Session("unbacked")
+        .add("user", "rename the helper")
+        .call("write_file", {"path": "a.py", "content": "def helper(): ..."}, "ok")
+        .add("assistant", "Done.")
+        .add("user", "also add a docstring to it")
+        .add("assistant", "I've added a docstring to the helper.")
+    )
     found, _ = run(tmp_path, over, unbacked)
     rules = {(f["native_id"], f["rule"]) for f in found if f["kind"] == "gave_up_or_false_success"}
     assert rules == {("over", "claim_over_errors"), ("unbacked", "claimed_without_change")}
 
 
 def test_a_format_asked_for_and_one_question_at_a_time(tmp_path: Path) -> None:
-    fence = (Session("fence").add("user", "Write the step. Ensure your response is in the format of ```python```.")
-             .add("assistant", "Background: the integral.\ndef f(x):\n    return x"))
-    kept = (Session("kept").add("user", "Write the step. Ensure your response is in the format of ```python```.")
-            .add("assistant", "```python\ndef f(x):\n    return x\n```"))
-    one = (Session("one").add("user", "let's go through the questions one at a time")
-           .add("assistant", "Question 1: browser or desktop?")
-           .add("user", "browser")
-           .add("assistant", "Two more:\n1. Should cycles be allowed?\n2. Which default interval?"))
+    fence = (
+        Session("fence")
+        .add("user", "Write the step. Ensure your response is in the format of ```python```.")
+        .add("assistant", "Background: the integral.\ndef f(x):\n    return x")
+    )
+    kept = (
+        Session("kept")
+        .add("user", "Write the step. Ensure your response is in the format of ```python```.")
+        .add("assistant", "```python\ndef f(x):\n    return x\n```")
+    )
+    one = (
+        Session("one")
+        .add("user", "let's go through the questions one at a time")
+        .add("assistant", "Question 1: browser or desktop?")
+        .add("user", "browser")
+        .add("assistant", "Two more:\n1. Should cycles be allowed?\n2. Which default interval?")
+    )
     found, _ = run(tmp_path, fence, kept, one)
     got = {(f["native_id"], f["rule"], tuple(f["positions"])) for f in found if f["kind"] == "instruction_violated"}
     assert got == {("fence", "format_fence_missing", (1, 0)), ("one", "several_questions_at_once", (3, 0))}
 
 
 def test_frustration_is_the_persons_not_the_harness(tmp_path: Path) -> None:
-    s = (Session("angry").add("user", "build the exe")
-         .add("assistant", "Here is the plan.")
-         .add("user", "DO YOU SEE MY QUESTION????")
-         .add("assistant", "Sorry.")
-         .add("user", "[Request interrupted by user]????? ")  # harness text: never the person's words
-         .add("assistant", "..."))
+    s = (
+        Session("angry")
+        .add("user", "build the exe")
+        .add("assistant", "Here is the plan.")
+        .add("user", "DO YOU SEE MY QUESTION????")
+        .add("assistant", "Sorry.")
+        .add("user", "[Request interrupted by user]????? ")  # harness text: never the person's words
+        .add("assistant", "...")
+    )
     found, _ = run(tmp_path, s)
     assert [(f["kind"], f["positions"]) for f in found if f["kind"] == "frustration"] == [("frustration", [2])]
 
@@ -198,38 +247,71 @@ def test_context_crowded_by_bulky_output(tmp_path: Path) -> None:
 def test_a_claim_of_having_looked_with_no_call_since_the_persons_turn(tmp_path: Path) -> None:
     """The aider afi-core shape: asked to scan a folder, the reply says it scanned and found nothing, no call ran;
     the same words after a real search are no finding, nor in a run whose agent has no tools at all."""
-    blind = (Session("blind").add("user", "fix the import in a.js")
-             .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
-             .add("assistant", "Done.")
-             .add("user", "Please scan all files under dist/ for any CommonJS usage and convert it")
-             .add("assistant", "After scanning all provided files under `dist/`, no CommonJS usage was found.\n"
-                               "No changes are needed."))
-    looked = (Session("looked").add("user", "fix the import in a.js")
-              .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
-              .add("assistant", "Done.")
-              .add("user", "Please scan all files under dist/ for any CommonJS usage")
-              .call("bash", {"command": "grep -rn 'require(' dist/"}, "")
-              .add("assistant", "After scanning all files under `dist/`, no CommonJS usage was found."))
-    chat = (Session("chat").add("user", "is this regex right? ^a+$")
-            .add("assistant", "I checked it: it matches one or more a's and nothing else."))
+    blind = (
+        Session("blind")
+        .add("user", "fix the import in a.js")
+        .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
+        .add("assistant", "Done.")
+        .add("user", "Please scan all files under dist/ for any CommonJS usage and convert it")
+        .add(
+            "assistant",
+            "After scanning all provided files under `dist/`, no CommonJS usage was found.\nNo changes are needed.",
+        )
+    )
+    looked = (
+        Session("looked")
+        .add("user", "fix the import in a.js")
+        .call("edit", {"path": "a.js", "search": "require(", "replace": "import "}, "Applied edit to a.js")
+        .add("assistant", "Done.")
+        .add("user", "Please scan all files under dist/ for any CommonJS usage")
+        .call("bash", {"command": "grep -rn 'require(' dist/"}, "")
+        .add("assistant", "After scanning all files under `dist/`, no CommonJS usage was found.")
+    )
+    chat = (
+        Session("chat")
+        .add("user", "is this regex right? ^a+$")
+        .add("assistant", "I checked it: it matches one or more a's and nothing else.")
+    )
     found, _ = run(tmp_path, blind, looked, chat)
-    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "gave_up_or_false_success"]
-    assert got == [("blind", "claimed_without_looking", [4, 5],
-                    "After scanning all provided files under `dist/`, no CommonJS usage was found.")]
+    got = [
+        (f["native_id"], f["rule"], f["positions"], f["quote"])
+        for f in found
+        if f["kind"] == "gave_up_or_false_success"
+    ]
+    assert got == [
+        (
+            "blind",
+            "claimed_without_looking",
+            [4, 5],
+            "After scanning all provided files under `dist/`, no CommonJS usage was found.",
+        )
+    ]
 
 
 def test_a_long_request_sent_again_after_an_answer_is_asked_again(tmp_path: Path) -> None:
     """The gemini-cli release-workflow shape: a 20-line step pasted again after the agent ran other steps; a long
     benchmark step prompt that shares its template but asks something new is not; nor the same text twice in a
     row before any answer."""
-    step = "\n".join(f"{k}. Create and switch to branch number {k} of the release, then commit it as step {k}."
-                     for k in range(1, 21))
-    resent = (Session("resent").add("user", step).add("assistant", "Starting with step 1.")
-              .add("user", "go").add("assistant", "Running step 1 now.")
-              .add("user", step).add("assistant", "OK."))
+    step = "\n".join(
+        f"{k}. Create and switch to branch number {k} of the release, then commit it as step {k}." for k in range(1, 21)
+    )
+    resent = (
+        Session("resent")
+        .add("user", step)
+        .add("assistant", "Starting with step 1.")
+        .add("user", "go")
+        .add("assistant", "Running step 1 now.")
+        .add("user", step)
+        .add("assistant", "OK.")
+    )
     other = step.replace("branch number", "tag number").replace("commit it", "push it")
-    steps = (Session("steps").add("user", step).add("assistant", "Done with this one.")
-             .add("user", other).add("assistant", "Done."))
+    steps = (
+        Session("steps")
+        .add("user", step)
+        .add("assistant", "Done with this one.")
+        .add("user", other)
+        .add("assistant", "Done.")
+    )
     found, _ = run(tmp_path, resent, steps)
     got = [(f["native_id"], f["rule"], f["positions"]) for f in found if f["kind"] == "user_repeated"]
     assert got == [("resent", "asked_again", [4])]
@@ -239,28 +321,45 @@ def test_a_code_construct_banned_in_the_requirements(tmp_path: Path) -> None:
     """The ChatGPT FFT-snippet shape: "No functions or variable declarations" among run-on requirements, and the
     reply's code assigns; a scoped ban ("do not use loops for output definitions") is not checked; code that keeps
     the ban is no finding."""
-    ask = ("Generate a Python snippet that defines the inputs. Use the existing number_to_hex() function  "
-           "No modifications to array values No functions or variable declarations No printf")
-    broke = (Session("broke").add("user", ask)
-             .add("assistant", "Here it is:\n```python\nFFT_size = 32\nfor i in range(FFT_size):\n"
-                               "    input_define(\"x_\" + str(i))\n```"))
-    kept = (Session("kept").add("user", ask)
-            .add("assistant", "```python\nfor i in range(32):\n    input_define(\"x_\" + str(i))\n```"))
-    scoped = (Session("scoped").add("user", "Write it.\n- Do not use loops for output definitions\n- No f-strings")
-              .add("assistant", "```python\nfor i in range(3):\n    output_define(\"d_\" + str(i))\n"
-                                "print(f\"{i} done\")\n```"))
+    ask = (
+        "Generate a Python snippet that defines the inputs. Use the existing number_to_hex() function  "
+        "No modifications to array values No functions or variable declarations No printf"
+    )
+    broke = (
+        Session("broke")
+        .add("user", ask)
+        .add(
+            "assistant",
+            'Here it is:\n```python\nFFT_size = 32\nfor i in range(FFT_size):\n    input_define("x_" + str(i))\n```',
+        )
+    )
+    kept = (
+        Session("kept")
+        .add("user", ask)
+        .add("assistant", '```python\nfor i in range(32):\n    input_define("x_" + str(i))\n```')
+    )
+    scoped = (
+        Session("scoped")
+        .add("user", "Write it.\n- Do not use loops for output definitions\n- No f-strings")
+        .add("assistant", '```python\nfor i in range(3):\n    output_define("d_" + str(i))\nprint(f"{i} done")\n```')
+    )
     found, _ = run(tmp_path, broke, kept, scoped)
-    got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "instruction_violated"]
-    assert got == [("broke", "code_construct_banned (variable declarations)", [1, 0], "FFT_size = 32"),
-                   ("scoped", "code_construct_banned (f-strings)", [1, 0], "print(f\"{i} done\")")]
+    got = [
+        (f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "instruction_violated"
+    ]
+    assert got == [
+        ("broke", "code_construct_banned (variable declarations)", [1, 0], "FFT_size = 32"),
+        ("scoped", "code_construct_banned (f-strings)", [1, 0], 'print(f"{i} done")'),
+    ]
     assert [f["norm"] for f in found if f["native_id"] == "broke"] == [
-        "the instruction at [0]: “function  No modifications to array values No functions or variable declarations”"]
+        "the instruction at [0]: “function  No modifications to array values No functions or variable declarations”"
+    ]
 
 
 def test_instructions_are_an_explicit_list_another_extractor_can_hand_in(tmp_path: Path) -> None:
     from forensics.analyzers.problems import instructions
 
-    s = (Session("given").add("user", "answer briefly").add("assistant", "Sure: it is 42, and I used a helper."))
+    s = Session("given").add("user", "answer briefly").add("assistant", "Sure: it is 42, and I used a helper.")
     run(tmp_path, s)
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     try:
@@ -270,7 +369,11 @@ def test_instructions_are_an_explicit_list_another_extractor_can_hand_in(tmp_pat
         given = [instructions.Instruction(cid, 0, 10, "banned_word", "helper", "never say helper")]
         [p] = instructions.violated(con, given)
         assert (p.positions, p.rule, p.quote, p.norm) == (
-            [1, 0], "banned_word_used", "Sure: it is 42, and I used a helper.", "the instruction at [0]: “never say helper”")
+            [1, 0],
+            "banned_word_used",
+            "Sure: it is 42, and I used a helper.",
+            "the instruction at [0]: “never say helper”",
+        )
         with pytest.raises(ValueError, match="instruction kinds with no check: be_brief"):
             instructions.violated(con, [instructions.Instruction(cid, 0, 10, "be_brief", "", "answer briefly")])
     finally:
@@ -291,9 +394,11 @@ def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() ->
     found += [Problem(f"s{k}", "redundant_work", [1, 2], "q", "reread_unchanged", "n") for k in range(3)]
     kept, norms = _family_norms(found, family, length)
     assert sorted(p.conversation_id for p in kept) == ["c1", "c2", "c3", "s0", "s1", "s2"]
-    assert norms == {"redundant_work:codex": "redundant work in 4 of 6 codex conversations: this family's way of "
-                     "working; kept only where it cites more than the family's median share of messages (2.5%): "
-                     "3 conversations"}
+    assert norms == {
+        "redundant_work:codex": "redundant work in 4 of 6 codex conversations: this family's way of "
+        "working; kept only where it cites more than the family's median share of messages (2.5%): "
+        "3 conversations"
+    }
     assert [p.norm for p in kept if p.conversation_id == "c1"] == ["n; above codex's median share of messages cited"]
 
 
@@ -303,42 +408,70 @@ def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:
     the first 400 characters of a real turn whose words said "still not working")."""
     from forensics.warehouse.own_words import own_words, own_words_sql
 
-    ide = ("# Context from my IDE setup:\n\n## Active file: apps/web/src/app/api/teams/route.ts\n\n## Open tabs:\n"
-           + "".join(f"- file{k}.md: .claude/commands/file{k}.md\n" for k in range(12))
-           + "\n## My request for Codex:\n")
+    ide = (
+        "# Context from my IDE setup:\n\n## Active file: apps/web/src/app/api/teams/route.ts\n\n## Open tabs:\n"
+        + "".join(f"- file{k}.md: .claude/commands/file{k}.md\n" for k in range(12))
+        + "\n## My request for Codex:\n"
+    )
     assert own_words(ide + "Ok it is still not working either way.\n") == "Ok it is still not working either way."
     assert duckdb.execute(f"SELECT {own_words_sql('$1')}", [ide + "Is this done?\n"]).fetchone() == ("Is this done?",)
-    s = (Session("ide").add("user", ide + "Show the team stats on the dashboard.\n")
-         .call("edit", {"path": "route.ts", "new": "stats"}, "ok")
-         .add("assistant", "Done: the stats now show.")
-         .add("user", ide + "Ok it is still not working either way. No data is showing up\n")
-         .add("assistant", "Looking again."))
+    s = (
+        Session("ide")
+        .add("user", ide + "Show the team stats on the dashboard.\n")
+        .call("edit", {"path": "route.ts", "new": "stats"}, "ok")
+        .add("assistant", "Done: the stats now show.")
+        .add("user", ide + "Ok it is still not working either way. No data is showing up\n")
+        .add("assistant", "Looking again.")
+    )
     found, _ = run(tmp_path, s)
     got = [(f["kind"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "user_repeated"]
     assert got == [("user_repeated", "said_again", [4], "Ok it is still not working either way. No data is showing up")]
 
 
 def test_told_to_change_nothing_then_a_change(tmp_path: Path) -> None:
-    """"Do not modify files." held against the calls up to the person's next turn: a successful write breaks it, a
+    """ "Do not modify files." held against the calls up to the person's next turn: a successful write breaks it, a
     failed one or a read does not, nor does a scoped ban ("don't modify the tests") or the next request."""
     ask = "Review src/app.py for missing pieces. Do not modify files. Return a concise summary."
-    broke = (Session("broke").add("user", ask)
-             .call("read_file", {"path": "src/app.py"}, "def main(): ...")
-             .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
-             .add("assistant", "Fixed main."))
-    kept = (Session("kept").add("user", ask)
-            .call("read_file", {"path": "src/app.py"}, "def main(): ...")
-            .call("write_file", {"path": "src/app.py", "content": "x"}, "Error: permission denied", )
-            .add("assistant", "main() returns nothing.")
-            .add("user", "now fix it")
-            .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
-    scoped = (Session("scoped").add("user", "Fix the bug but don't modify the tests.")
-              .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok"))
+    broke = (
+        Session("broke")
+        .add("user", ask)
+        .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+        .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
+        .add("assistant", "Fixed main.")
+    )
+    kept = (
+        Session("kept")
+        .add("user", ask)
+        .call("read_file", {"path": "src/app.py"}, "def main(): ...")
+        .call(
+            "write_file",
+            {"path": "src/app.py", "content": "x"},
+            "Error: permission denied",
+        )
+        .add("assistant", "main() returns nothing.")
+        .add("user", "now fix it")
+        .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
+    )
+    scoped = (
+        Session("scoped")
+        .add("user", "Fix the bug but don't modify the tests.")
+        .call("write_file", {"path": "src/app.py", "content": "def main(): return 0"}, "ok")
+    )
     found, _ = run(tmp_path, broke, kept, scoped)
-    got = [(f["native_id"], f["rule"], f["positions"], f["quote"], f["norm"]) for f in found
-           if f["kind"] == "instruction_violated"]
-    assert got == [("broke", "changed_when_told_not_to", [3, 0], "def main(): return 0",
-                    "the instruction at [0]: “Review src/app.py for missing pieces. Do not modify files. Return a concise summ”")]
+    got = [
+        (f["native_id"], f["rule"], f["positions"], f["quote"], f["norm"])
+        for f in found
+        if f["kind"] == "instruction_violated"
+    ]
+    assert got == [
+        (
+            "broke",
+            "changed_when_told_not_to",
+            [3, 0],
+            "def main(): return 0",
+            "the instruction at [0]: “Review src/app.py for missing pieces. Do not modify files. Return a concise summ”",
+        )
+    ]
 
 
 def test_asking_the_person_for_input_again_and_again_is_a_loop(tmp_path: Path) -> None:
@@ -347,12 +480,25 @@ def test_asking_the_person_for_input_again_and_again_is_a_loop(tmp_path: Path) -
     ask = "Please add the following files to the chat: `dist/index.js`, `dist/dags/`."
     looped = Session("looped").add("user", "Audit the repository for ESM compliance.")
     for k in range(3):
-        looped.add("assistant", f"Thanks, {k + 1} files seen so far. {ask}").add("user", "Add file to the chat? [Yes]: y")
-    worked = (Session("worked").add("user", "Audit the repository for ESM compliance.")
-              .add("assistant", ask).add("user", "here: dist/index.js")
-              .add("assistant", ask).call("read_file", {"path": "dist/index.js"}, "export {}")
-              .add("assistant", ask))
+        looped.add("assistant", f"Thanks, {k + 1} files seen so far. {ask}").add(
+            "user", "Add file to the chat? [Yes]: y"
+        )
+    worked = (
+        Session("worked")
+        .add("user", "Audit the repository for ESM compliance.")
+        .add("assistant", ask)
+        .add("user", "here: dist/index.js")
+        .add("assistant", ask)
+        .call("read_file", {"path": "dist/index.js"}, "export {}")
+        .add("assistant", ask)
+    )
     found, _ = run(tmp_path, looped, worked)
     got = [(f["native_id"], f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "loop"]
-    assert got == [("looped", "asked_for_input_3_times", [1, 3, 5],
-                    "Thanks, 1 files seen so far. Please add the following files to the chat: `dist/index.js`, `dist/dags")]
+    assert got == [
+        (
+            "looped",
+            "asked_for_input_3_times",
+            [1, 3, 5],
+            "Thanks, 1 files seen so far. Please add the following files to the chat: `dist/index.js`, `dist/dags",
+        )
+    ]

@@ -1,6 +1,7 @@
 """The problem detectors on the shared real logs (docs/failures-evaluation.md, "Problems"): what a reader judged
 true still fires, every kind holds its read precision, no kind fires on most conversations of an agent family, and
 the bench's figures against the reviewer's labels are the documented ones. Skipped when the shared logs are absent."""
+
 from __future__ import annotations
 
 import json
@@ -39,11 +40,16 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     ingest([REAL], db=db)
     found = bench.findings(db)
     con = duckdb.connect(str(db))
-    raw = [{"conversation_id": p.conversation_id, "kind": p.kind, "positions": p.positions}
-           for p in detect(Context.open(con, load_config(None), Selection()))]
-    where = {cid: (p.removeprefix(str(REAL.resolve()) + "/"), n, fam) for cid, p, n, fam in con.execute(
-        "SELECT c.conversation_id, s.path, c.native_id, s.format FROM conversations c JOIN sources s USING (source_id)"
-    ).fetchall()}
+    raw = [
+        {"conversation_id": p.conversation_id, "kind": p.kind, "positions": p.positions}
+        for p in detect(Context.open(con, load_config(None), Selection()))
+    ]
+    where = {
+        cid: (p.removeprefix(str(REAL.resolve()) + "/"), n, fam)
+        for cid, p, n, fam in con.execute(
+            "SELECT c.conversation_id, s.path, c.native_id, s.format FROM conversations c JOIN sources s USING (source_id)"
+        ).fetchall()
+    }
     con.close()
     return {"db": db, "found": found, "raw": raw, "where": where}
 
@@ -60,8 +66,11 @@ def test_judged_true_findings_still_fire(real: dict[str, Any], kind: str) -> Non
         if f["kind"] == kind:
             src, native, _ = real["where"][f["conversation_id"]]
             ours[(src, native)].append(set(f["positions"]))
-    missing = [(s["native_id"], s["positions"]) for s in sample if s["verdict"]
-               and not any(set(s["positions"]) & p for p in ours[(s["source"], s["native_id"])])]
+    missing = [
+        (s["native_id"], s["positions"])
+        for s in sample
+        if s["verdict"] and not any(set(s["positions"]) & p for p in ours[(s["source"], s["native_id"])])
+    ]
     assert not missing, f"{kind}: judged-true findings no longer fire: {missing}"
     assert sum(s["verdict"] for s in sample) / len(sample) >= 0.8
 
@@ -69,10 +78,14 @@ def test_judged_true_findings_still_fire(real: dict[str, Any], kind: str) -> Non
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "lost_focus"])
 def test_small_kinds_are_read_whole(real: dict[str, Any], kind: str) -> None:
     """A kind with at most SAMPLE findings outside the held-out labeled half: every one of them has a verdict."""
-    held = {(json.loads(x)["source"], json.loads(x)["native_id"]) for x in LABELS.read_text().splitlines()
-            if half(json.loads(x)["source"], json.loads(x)["native_id"]) == "held"}
-    mine = [(*real["where"][f["conversation_id"]][:2], tuple(f["positions"])) for f in real["found"]
-            if f["kind"] == kind]
+    held = {
+        (json.loads(x)["source"], json.loads(x)["native_id"])
+        for x in LABELS.read_text().splitlines()
+        if half(json.loads(x)["source"], json.loads(x)["native_id"]) == "held"
+    }
+    mine = [
+        (*real["where"][f["conversation_id"]][:2], tuple(f["positions"])) for f in real["found"] if f["kind"] == kind
+    ]
     mine = [m for m in mine if m[:2] not in held]
     if len(mine) > SAMPLE:
         pytest.skip(f"{kind}: {len(mine)} findings, a sample of {SAMPLE} read")
@@ -96,8 +109,22 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
     assert got == {"dev": (31, 40), "held": (5, 17)}
     dev = res["halves"]["dev"]["kinds"]
     assert {k: dev[k]["detector"]["found"] for k in KINDS} == {
-        "lost_focus": 0, "context_crowded": 2, "user_repeated": 10, "instruction_violated": 3, "redundant_work": 4,
-        "loop": 2, "gave_up_or_false_success": 8, "frustration": 2}
+        "lost_focus": 0,
+        "context_crowded": 2,
+        "user_repeated": 10,
+        "instruction_violated": 3,
+        "redundant_work": 4,
+        "loop": 2,
+        "gave_up_or_false_success": 8,
+        "frustration": 2,
+    }
     assert {k: (dev[k]["detector"]["right"], dev[k]["detector"]["findings"]) for k in KINDS} == {
-        "lost_focus": (0, 0), "context_crowded": (2, 2), "user_repeated": (17, 23), "instruction_violated": (5, 5),
-        "redundant_work": (9, 14), "loop": (4, 7), "gave_up_or_false_success": (9, 18), "frustration": (7, 8)}
+        "lost_focus": (0, 0),
+        "context_crowded": (2, 2),
+        "user_repeated": (17, 23),
+        "instruction_violated": (5, 5),
+        "redundant_work": (9, 14),
+        "loop": (4, 7),
+        "gave_up_or_false_success": (9, 18),
+        "frustration": (7, 8),
+    }

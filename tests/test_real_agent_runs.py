@@ -2,6 +2,7 @@
 mini-swe-agent, Inspect AI) from ../shared/data/agent-logs: each file imports with no flags, and its figures
 (conversations, person messages on the main path, tool calls, linked results, error results) equal those
 counted from the raw file by tests/agent_counts.py; a re-import adds nothing; `forensics report` runs."""
+
 from __future__ import annotations
 
 import json
@@ -14,16 +15,22 @@ from tests.agent_counts import RUNS, Run
 from tests.conftest import SHARED, query, run_cli
 
 LOGS = SHARED / "data" / "agent-logs"
-FILES = sorted((family, f) for family in RUNS for f in (LOGS / family).rglob("*") if f.is_file()) \
-    if LOGS.is_dir() else []
+FILES = (
+    sorted((family, f) for family in RUNS for f in (LOGS / family).rglob("*") if f.is_file()) if LOGS.is_dir() else []
+)
 needs_logs = pytest.mark.skipif(not FILES, reason=f"{LOGS} not found (set FORENSICS_SHARED)")
 
 
 def figures(db: Path) -> Run:
-    return Run(*query(db, "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE "
-                          "origin = 'person' AND on_main_path), (SELECT count(*) FROM tool_calls), "
-                          "(SELECT count(result_seq) FROM tool_calls), (SELECT count(*) FROM tool_calls WHERE "
-                          "is_error)")[0])
+    return Run(
+        *query(
+            db,
+            "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE "
+            "origin = 'person' AND on_main_path), (SELECT count(*) FROM tool_calls), "
+            "(SELECT count(result_seq) FROM tool_calls), (SELECT count(*) FROM tool_calls WHERE "
+            "is_error)",
+        )[0]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +48,8 @@ def warehouses(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
 @needs_logs
 @pytest.mark.parametrize("family,path", FILES, ids=[f"{fam}/{p.name}" for fam, p in FILES])
 def test_each_real_file_imports_with_no_flags_and_its_figures_match_the_file(
-        warehouses: dict[Path, Path], family: str, path: Path) -> None:
+    warehouses: dict[Path, Path], family: str, path: Path
+) -> None:
     fmt, count = RUNS[family]
     db = warehouses[path]
     assert query(db, "SELECT format, status FROM import_runs") == [(fmt, "imported")]
@@ -50,8 +58,9 @@ def test_each_real_file_imports_with_no_flags_and_its_figures_match_the_file(
 
 @needs_logs
 @pytest.mark.parametrize("family,path", FILES, ids=[f"{fam}/{p.name}" for fam, p in FILES])
-def test_re_importing_a_real_file_adds_nothing(warehouses: dict[Path, Path], family: str, path: Path,
-                                               tmp_path: Path) -> None:
+def test_re_importing_a_real_file_adds_nothing(
+    warehouses: dict[Path, Path], family: str, path: Path, tmp_path: Path
+) -> None:
     db = tmp_path / "w.duckdb"
     shutil.copy(warehouses[path], db)
     before = figures(db)

@@ -3,6 +3,7 @@ repositories with no licence, so not copied here) and the fixtures built from ea
 (fixtures/agents/<family>): every file, pointed at alone with no flags, imports with its format, and its figures
 (conversations, the person's messages on the main path, tool calls, answered calls, calls the format flags as
 failed, tokens) equal those counted from the raw file by tests/agent_counts.py; every record read is imported, skipped or quarantined."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -48,16 +49,27 @@ def figures(db: Path, path: Path) -> Tally:
     (src,) = query(db, "SELECT source_id FROM sources WHERE path = ?", [str(path.resolve())])[0]
     convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
     (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
-    (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
-                          f"conversation_id IN ({convs})", [src])[0]
+    (person,) = query(
+        db,
+        f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND conversation_id IN ({convs})",
+        [src],
+    )[0]
     # the errors the format itself flags (the counters read the tools' own flags; the content rules of
     # forensics.warehouse.tool_errors may add others, error_source says which)
-    calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
-                                      f"error_source = 'format' AND result_seq IS NOT NULL) FROM tool_calls "
-                                      f"WHERE conversation_id IN ({convs})", [src])[0]
-    (tokens,) = query(db, "SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce("
-                          "cache_read_input_tokens, 0) + coalesce(cache_creation_input_tokens, 0)), 0) FROM "
-                          f"message_usage WHERE conversation_id IN ({convs})", [src])[0]
+    calls, linked, errors = query(
+        db,
+        f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
+        f"error_source = 'format' AND result_seq IS NOT NULL) FROM tool_calls "
+        f"WHERE conversation_id IN ({convs})",
+        [src],
+    )[0]
+    (tokens,) = query(
+        db,
+        "SELECT coalesce(sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce("
+        "cache_read_input_tokens, 0) + coalesce(cache_creation_input_tokens, 0)), 0) FROM "
+        f"message_usage WHERE conversation_id IN ({convs})",
+        [src],
+    )[0]
     return Tally(n, person, calls, linked, errors, int(tokens))
 
 
@@ -74,8 +86,9 @@ def test_each_file_imports_alone_and_its_figures_match_the_raw_file(fmt: str, wh
     count = FAMILIES[fmt][2]
     for f in files:
         assert figures(db, f) == count(f), f
-    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
-                                                          "skipped FROM import_runs"):
+    for read, imported, quarantined, skipped in query(
+        db, "SELECT messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    ):
         assert read == imported + quarantined + skipped
     (failed,) = query(db, "SELECT count(*) FROM import_runs WHERE status = 'failed'")[0]
     assert failed == 0
@@ -108,8 +121,12 @@ def test_from_reads_each_new_agents_own_folder(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     db = tmp_path / "w.duckdb"
-    for agent, fmt in (("copilot-cli", "copilot-cli"), ("qwen-code", "qwen-code"), ("kimi-cli", "kimi-cli"),
-                       ("opencode", "opencode")):
+    for agent, fmt in (
+        ("copilot-cli", "copilot-cli"),
+        ("qwen-code", "qwen-code"),
+        ("kimi-cli", "kimi-cli"),
+        ("opencode", "opencode"),
+    ):
         code, _, err = run_cli("ingest", "--from", agent, "--db", str(db))
         assert code == 0, err
         assert (fmt,) in query(db, "SELECT DISTINCT format FROM sources")

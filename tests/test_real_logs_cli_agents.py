@@ -2,6 +2,7 @@
 pointed at alone with no flags, imports and its figures (conversations, the person's messages on the main path,
 tool calls, answered calls, failed calls) equal those counted from the raw file by tests/agent_counts.py; a
 re-import of the folder adds nothing; the report runs on each family's warehouse."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,10 @@ from tests.conftest import SHARED, query, run_cli
 
 REAL = SHARED / "data" / "agent-logs"
 FAMILIES: dict[str, tuple[str, Callable[[Path], FileFigures]]] = {
-    "codex_cli": ("codex", codex_file), "claude_code": ("claude-code", claude_code_file),
-    "gemini_cli": ("gemini-cli", gemini_file), "aider": ("aider", aider_file),
+    "codex_cli": ("codex", codex_file),
+    "claude_code": ("claude-code", claude_code_file),
+    "gemini_cli": ("gemini-cli", gemini_file),
+    "aider": ("aider", aider_file),
 }
 
 
@@ -44,11 +47,17 @@ def warehouse_figures(db: Path, path: Path) -> FileFigures:
     (src,) = rows[0]
     convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
     (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
-    (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
-                          f"conversation_id IN ({convs})", [src])[0]
-    calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
-                                      f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
-                                  [src])[0]
+    (person,) = query(
+        db,
+        f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND conversation_id IN ({convs})",
+        [src],
+    )[0]
+    calls, linked, errors = query(
+        db,
+        f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
+        f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
+        [src],
+    )[0]
     return FileFigures(n, person, calls, linked, errors)
 
 
@@ -60,8 +69,9 @@ def test_each_file_imports_alone_and_its_figures_match_the_raw_file(family: tupl
         assert warehouse_figures(db, f) == count(f), f
     (failed,) = query(db, "SELECT count(*) FROM import_runs WHERE status = 'failed'")[0]
     assert failed == 0
-    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
-                                                          "skipped FROM import_runs"):
+    for read, imported, quarantined, skipped in query(
+        db, "SELECT messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    ):
         assert read == imported + quarantined + skipped
 
 

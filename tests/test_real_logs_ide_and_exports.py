@@ -2,6 +2,7 @@
 no permissive license): each family's folder imports with no flags, side files named as read with their
 main file, and its figures equal those counted from the raw files by the tools' own rules
 (tests/agent_counts.py); a re-import adds nothing and the report runs."""
+
 from __future__ import annotations
 
 import json
@@ -33,8 +34,11 @@ def warehouses(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path
 def figures(db: Path) -> Real:
     (convs,) = query(db, "SELECT count(*) FROM conversations")[0]
     (person,) = query(db, "SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path")[0]
-    calls, linked, errors = query(db, "SELECT count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS "
-                                      "NOT NULL AND is_error) FROM tool_calls")[0]
+    calls, linked, errors = query(
+        db,
+        "SELECT count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS "
+        "NOT NULL AND is_error) FROM tool_calls",
+    )[0]
     return Real(convs, person, calls, linked, errors)
 
 
@@ -58,8 +62,10 @@ def test_the_figures_are_the_ones_read_by_hand(warehouses: dict) -> None:
 
 
 def test_side_files_are_named_with_their_main_file(warehouses: dict) -> None:
-    notes = {family: " ".join(n for s in run["sources"] for n in s.get("notes") or [s.get("note") or ""])
-             for family, (_, run) in warehouses.items()}
+    notes = {
+        family: " ".join(n for s in run["sources"] for n in s.get("notes") or [s.get("note") or ""])
+        for family, (_, run) in warehouses.items()
+    }
     assert "read with it: ui_messages.json" in notes["cline_roo"] and "task_metadata.json" in notes["cline_roo"]
     assert "read with it: sessions.json" in notes["continue_dev"]
     assert "read with it: shared_conversations.json (1 shared links, not conversations)" in notes["chatgpt_export"]
@@ -94,52 +100,145 @@ def test_cline_results_are_linked_by_the_tool_and_argument_they_echo(tmp_path: P
     task = tmp_path / "tasks" / "1750000000000"
     task.mkdir(parents=True)
     say = lambda role, *texts: {"role": role, "content": [{"type": "text", "text": t} for t in texts]}  # noqa: E731
-    (task / "api_conversation_history.json").write_text(json.dumps([
-        say("user", "<task>\nread b.py\n</task>", "<environment_details>\nx\n</environment_details>"),
-        say("assistant", "<read_file>\n<path>b.py</path>\n</read_file>"),
-        say("user", "[read_file for 'b.py'] Result:", "print(1)", "<environment_details>\nx\n</environment_details>"),
-        say("assistant", "<execute_command>\n<command>ls</command>\n</execute_command>"),
-        say("user", "[read_file for 'a.py'] Result:", "stale", "[TASK RESUMPTION] This task was interrupted."),
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "execute_command",
-                                           "input": {"command": "false"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
-            {"type": "text", "text": "Command executed with exit code 1\n<user_message>\nwhy?\n</user_message>"}]}]},
-    ]))
+    (task / "api_conversation_history.json").write_text(
+        json.dumps(
+            [
+                say("user", "<task>\nread b.py\n</task>", "<environment_details>\nx\n</environment_details>"),
+                say("assistant", "<read_file>\n<path>b.py</path>\n</read_file>"),
+                say(
+                    "user",
+                    "[read_file for 'b.py'] Result:",
+                    "print(1)",
+                    "<environment_details>\nx\n</environment_details>",
+                ),
+                say("assistant", "<execute_command>\n<command>ls</command>\n</execute_command>"),
+                say("user", "[read_file for 'a.py'] Result:", "stale", "[TASK RESUMPTION] This task was interrupted."),
+                {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": "t1", "name": "execute_command", "input": {"command": "false"}}
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "content": [
+                                {
+                                    "type": "text",
+                                    "text": "Command executed with exit code 1\n<user_message>\nwhy?\n</user_message>",
+                                }
+                            ],
+                        }
+                    ],
+                },
+            ]
+        )
+    )
     db = _ingest(tmp_path, task / "api_conversation_history.json")
     assert query(db, "SELECT name, result_seq IS NOT NULL, is_error FROM tool_calls ORDER BY seq") == [
-        ("read_file", True, False), ("execute_command", False, None), ("execute_command", True, True)]
+        ("read_file", True, False),
+        ("execute_command", False, None),
+        ("execute_command", True, True),
+    ]
     assert query(db, "SELECT origin, content FROM messages WHERE role = 'user' ORDER BY seq") == [
-        ("person", "read b.py"), ("harness", "<environment_details>\nx\n</environment_details>"),
+        ("person", "read b.py"),
         ("harness", "<environment_details>\nx\n</environment_details>"),
-        ("harness", "[TASK RESUMPTION] This task was interrupted."), ("person", "why?")]
+        ("harness", "<environment_details>\nx\n</environment_details>"),
+        ("harness", "[TASK RESUMPTION] This task was interrupted."),
+        ("person", "why?"),
+    ]
 
 
 def test_continue_sessions_of_the_2023_python_server(tmp_path: Path) -> None:
     """server/continuedev/core/main.py (2023): SessionState.history of steps, and the older history.timeline."""
     sessions = tmp_path / ".continue" / "sessions"
     sessions.mkdir(parents=True)
-    (sessions / "abc.json").write_text(json.dumps({"session_state": {"history": [
-        {"step_type": "UserInputStep", "name": "User Input", "description": "sort a dict?", "hide": False},
-        {"step_type": "SimpleChatStep", "name": "Sorting", "description": "sorted(d.items())", "hide": False},
-        {"step_type": "DefaultOnTracebackStep", "name": "x", "description": "", "hide": True}],
-        "context_items": []}, "title": "Sorting", "workspace_directory": "/w", "session_id": "abc"}))
-    (sessions / "old.json").write_text(json.dumps({"history": {"timeline": [
-        {"step": {"class_name": "UserInputStep", "name": "User Input", "description": "fix it", "hide": False},
-         "depth": 0}, {"step": {"class_name": "SimpleChatStep", "description": "done", "hide": False}, "depth": 0}],
-        "current_index": 1}, "active": False, "session_info": {"session_id": "old", "title": "Old"}}))
+    (sessions / "abc.json").write_text(
+        json.dumps(
+            {
+                "session_state": {
+                    "history": [
+                        {
+                            "step_type": "UserInputStep",
+                            "name": "User Input",
+                            "description": "sort a dict?",
+                            "hide": False,
+                        },
+                        {
+                            "step_type": "SimpleChatStep",
+                            "name": "Sorting",
+                            "description": "sorted(d.items())",
+                            "hide": False,
+                        },
+                        {"step_type": "DefaultOnTracebackStep", "name": "x", "description": "", "hide": True},
+                    ],
+                    "context_items": [],
+                },
+                "title": "Sorting",
+                "workspace_directory": "/w",
+                "session_id": "abc",
+            }
+        )
+    )
+    (sessions / "old.json").write_text(
+        json.dumps(
+            {
+                "history": {
+                    "timeline": [
+                        {
+                            "step": {
+                                "class_name": "UserInputStep",
+                                "name": "User Input",
+                                "description": "fix it",
+                                "hide": False,
+                            },
+                            "depth": 0,
+                        },
+                        {"step": {"class_name": "SimpleChatStep", "description": "done", "hide": False}, "depth": 0},
+                    ],
+                    "current_index": 1,
+                },
+                "active": False,
+                "session_info": {"session_id": "old", "title": "Old"},
+            }
+        )
+    )
     db = _ingest(tmp_path, tmp_path / ".continue")
-    assert query(db, "SELECT c.native_id, m.role, m.origin, m.content FROM messages m JOIN conversations c "
-                     "USING (conversation_id) ORDER BY c.native_id, m.seq") == [
-        ("abc", "user", "person", "sort a dict?"), ("abc", "assistant", "assistant", "sorted(d.items())"),
-        ("old", "user", "person", "fix it"), ("old", "assistant", "assistant", "done")]
+    assert query(
+        db,
+        "SELECT c.native_id, m.role, m.origin, m.content FROM messages m JOIN conversations c "
+        "USING (conversation_id) ORDER BY c.native_id, m.seq",
+    ) == [
+        ("abc", "user", "person", "sort a dict?"),
+        ("abc", "assistant", "assistant", "sorted(d.items())"),
+        ("old", "user", "person", "fix it"),
+        ("old", "assistant", "assistant", "done"),
+    ]
 
 
 def test_an_export_that_breaks_off_keeps_what_came_before(tmp_path: Path) -> None:
     """conversations.json is read item by item: a conversation that is not JSON quarantines the rest of the
     file (nothing after it can be delimited) and leaves the ones before it imported."""
-    good = {"id": "c1", "title": "t", "current_node": "u", "mapping": {"u": {
-        "id": "u", "parent": None, "children": [], "message": {"id": "u", "author": {"role": "user"},
-                                                                "content": {"content_type": "text", "parts": ["hi"]}}}}}
+    good = {
+        "id": "c1",
+        "title": "t",
+        "current_node": "u",
+        "mapping": {
+            "u": {
+                "id": "u",
+                "parent": None,
+                "children": [],
+                "message": {
+                    "id": "u",
+                    "author": {"role": "user"},
+                    "content": {"content_type": "text", "parts": ["hi"]},
+                },
+            }
+        },
+    }
     src = tmp_path / "conversations.json"
     src.write_text("[" + json.dumps(good) + ', {"id": "c2", "mapping": {"x": ]')
     db = _ingest(tmp_path, src)
@@ -156,27 +255,57 @@ def test_cursor_reads_every_place_a_version_kept_its_chats_once(tmp_path: Path) 
     db = tmp_path / "state.vscdb"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-    tabs = {"tabs": [{"tabId": "t1", "chatTitle": "a", "bubbles": [{"type": "user", "text": "why?"},
-                                                                  {"type": "ai", "rawText": "because"}]},
-                     {"tabId": "t2", "bubbles": []}]}
-    composers = {"allComposers": [
-        {"composerId": "c1", "name": "b", "conversation": [{"type": 1, "bubbleId": "u", "text": "fix it"},
-                                                           {"type": 2, "bubbleId": "a", "text": "done"}]},
-        {"composerId": "t1", "conversation": [{"type": 1, "bubbleId": "x", "text": "why?"}]},
-        {"composerId": "c3", "name": "listed only"}]}
-    prompts = [{"text": "why?", "commandType": 4}, {"text": "fix it", "commandType": 4},
-               {"text": "rename x", "commandType": 1}]
+    tabs = {
+        "tabs": [
+            {
+                "tabId": "t1",
+                "chatTitle": "a",
+                "bubbles": [{"type": "user", "text": "why?"}, {"type": "ai", "rawText": "because"}],
+            },
+            {"tabId": "t2", "bubbles": []},
+        ]
+    }
+    composers = {
+        "allComposers": [
+            {
+                "composerId": "c1",
+                "name": "b",
+                "conversation": [
+                    {"type": 1, "bubbleId": "u", "text": "fix it"},
+                    {"type": 2, "bubbleId": "a", "text": "done"},
+                ],
+            },
+            {"composerId": "t1", "conversation": [{"type": 1, "bubbleId": "x", "text": "why?"}]},
+            {"composerId": "c3", "name": "listed only"},
+        ]
+    }
+    prompts = [
+        {"text": "why?", "commandType": 4},
+        {"text": "fix it", "commandType": 4},
+        {"text": "rename x", "commandType": 1},
+    ]
     gens = [{"unixMs": 1735689600000, "generationUUID": "g", "type": "cmdk", "textDescription": "rename x"}]
-    for key, value in (("workbench.panel.aichat.view.aichat.chatdata", tabs), ("composer.composerData", composers),
-                       ("aiService.prompts", prompts), ("aiService.generations", gens)):
+    for key, value in (
+        ("workbench.panel.aichat.view.aichat.chatdata", tabs),
+        ("composer.composerData", composers),
+        ("aiService.prompts", prompts),
+        ("aiService.generations", gens),
+    ):
         con.execute("INSERT INTO ItemTable VALUES (?, ?)", (key, json.dumps(value)))
     con.commit()
     con.close()
     out = _ingest(tmp_path, db)
-    assert query(out, "SELECT c.native_id, m.role, m.content, epoch(m.created_at) FROM messages m JOIN conversations c "
-                      "USING (conversation_id) ORDER BY c.native_id, m.seq") == [
-        ("aiService.prompts", "user", "rename x", 1735689600.0), ("c1", "user", "fix it", None),
-        ("c1", "assistant", "done", None), ("t1", "user", "why?", None), ("t1", "assistant", "because", None)]
+    assert query(
+        out,
+        "SELECT c.native_id, m.role, m.content, epoch(m.created_at) FROM messages m JOIN conversations c "
+        "USING (conversation_id) ORDER BY c.native_id, m.seq",
+    ) == [
+        ("aiService.prompts", "user", "rename x", 1735689600.0),
+        ("c1", "user", "fix it", None),
+        ("c1", "assistant", "done", None),
+        ("t1", "user", "why?", None),
+        ("t1", "assistant", "because", None),
+    ]
 
 
 def test_cursor_prompts_said_in_global_composers_are_not_counted_twice(tmp_path: Path) -> None:
@@ -190,20 +319,45 @@ def test_cursor_prompts_said_in_global_composers_are_not_counted_twice(tmp_path:
     con = sqlite3.connect(user / "globalStorage" / "state.vscdb")
     con.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
     con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-    con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("composerData:c1", json.dumps(
-        {"composerId": "c1", "fullConversationHeadersOnly": [{"bubbleId": "b1", "type": 1}, {"bubbleId": "b2", "type": 2}]})))
-    con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("bubbleId:c1:b1", json.dumps({"type": 1, "text": "add tests"})))
+    con.execute(
+        "INSERT INTO cursorDiskKV VALUES (?, ?)",
+        (
+            "composerData:c1",
+            json.dumps(
+                {
+                    "composerId": "c1",
+                    "fullConversationHeadersOnly": [{"bubbleId": "b1", "type": 1}, {"bubbleId": "b2", "type": 2}],
+                }
+            ),
+        ),
+    )
+    con.execute(
+        "INSERT INTO cursorDiskKV VALUES (?, ?)", ("bubbleId:c1:b1", json.dumps({"type": 1, "text": "add tests"}))
+    )
     con.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", ("bubbleId:c1:b2", json.dumps({"type": 2, "text": "added"})))
     con.commit()
     con.close()
     con = sqlite3.connect(user / "workspaceStorage" / "w1" / "state.vscdb")
     con.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-    con.execute("INSERT INTO ItemTable VALUES (?, ?)", ("composer.composerData", json.dumps(
-        {"allComposers": [{"type": "head", "composerId": "c1", "name": "tests"}]})))
-    con.execute("INSERT INTO ItemTable VALUES (?, ?)", ("aiService.prompts", json.dumps(
-        [{"text": "add tests", "commandType": 4}, {"text": "explain this", "commandType": 1}])))
+    con.execute(
+        "INSERT INTO ItemTable VALUES (?, ?)",
+        (
+            "composer.composerData",
+            json.dumps({"allComposers": [{"type": "head", "composerId": "c1", "name": "tests"}]}),
+        ),
+    )
+    con.execute(
+        "INSERT INTO ItemTable VALUES (?, ?)",
+        (
+            "aiService.prompts",
+            json.dumps([{"text": "add tests", "commandType": 4}, {"text": "explain this", "commandType": 1}]),
+        ),
+    )
     con.commit()
     con.close()
     db = _ingest(tmp_path, user)
-    assert query(db, "SELECT c.native_id, m.content FROM messages m JOIN conversations c USING (conversation_id) "
-                     "WHERE m.role = 'user' ORDER BY 1") == [("aiService.prompts", "explain this"), ("c1", "add tests")]
+    assert query(
+        db,
+        "SELECT c.native_id, m.content FROM messages m JOIN conversations c USING (conversation_id) "
+        "WHERE m.role = 'user' ORDER BY 1",
+    ) == [("aiService.prompts", "explain this"), ("c1", "add tests")]

@@ -4,6 +4,7 @@ with the real file's record types, fields and links: the file imports alone and 
 from the raw file by tests/agent_counts.py, then what that shape must get right, in exact counts. The same tests
 run on the real file when it is here: $FORENSICS_REAL_SHAPES (a folder laid out like fixtures/real) or the
 shared agent logs ($FORENSICS_SHARED/data/agent-logs/<family>/<owner+repo>/<path>); they skip otherwise."""
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,8 @@ from tests.conftest import FIXTURES, SHARED, query, run_cli
 REAL = FIXTURES / "real"
 BUILT = FIXTURES / "built"
 FAMILIES: dict[str, tuple[str, Callable[[Path], FileFigures | Run]]] = {
-    "claude_code": ("claude-code", claude_code_file), "codex": ("codex", codex_file),
+    "claude_code": ("claude-code", claude_code_file),
+    "codex": ("codex", codex_file),
     "swe_agent": ("swe-agent", swe_agent_run),
 }
 SHARED_FAMILY = {"claude_code": "claude_code", "codex": "codex_cli", "swe_agent": "swe_agent"}
@@ -45,6 +47,7 @@ def real_file(family: str, repo: str, path: str) -> Path | None:
 
 class Compacted(NamedTuple):
     """A Claude Code 2.1.68 session with one auto-compaction, its compaction sub-agent and what it must show."""
+
     session: Path | None
     compactor: Path | None
     responses: int  # responses (message ids) on the main path
@@ -61,18 +64,38 @@ FABIEN_DIR = ".claude/projects/C--Users-acodu-dev-dashboard-mictlan"
 BUILT_DIR = BUILT / "claude_code" / ".claude" / "projects" / "C--Users-dev-project-atlas"
 BUILT_SESSION = "5b1e0c2a-7d3f-4e8a-9c61-2f4b8d0a1e77"
 COMPACTED = {
-    "built": Compacted(BUILT_DIR / f"{BUILT_SESSION}.jsonl",
-                       BUILT_DIR / BUILT_SESSION / "subagents" / "agent-acompact-4d2e9b7a1c0f3856.jsonl",
-                       12, 5, 48213, 6, "is the dev container extension useful for me?", 2, 1),
-    "real": Compacted(real_file("claude_code", FABIEN, f"{FABIEN_DIR}/e739b244-acba-4c61-bb7c-897bf3a86747.jsonl"),
-                      real_file("claude_code", FABIEN, f"{FABIEN_DIR}/e739b244-acba-4c61-bb7c-897bf3a86747/subagents/"
-                                                       "agent-acompact-870cd0c7b9931190.jsonl"),
-                      158, 131, 167602, 33, "is dev container extension useful for me?", 10, 0),
+    "built": Compacted(
+        BUILT_DIR / f"{BUILT_SESSION}.jsonl",
+        BUILT_DIR / BUILT_SESSION / "subagents" / "agent-acompact-4d2e9b7a1c0f3856.jsonl",
+        12,
+        5,
+        48213,
+        6,
+        "is the dev container extension useful for me?",
+        2,
+        1,
+    ),
+    "real": Compacted(
+        real_file("claude_code", FABIEN, f"{FABIEN_DIR}/e739b244-acba-4c61-bb7c-897bf3a86747.jsonl"),
+        real_file(
+            "claude_code",
+            FABIEN,
+            f"{FABIEN_DIR}/e739b244-acba-4c61-bb7c-897bf3a86747/subagents/agent-acompact-870cd0c7b9931190.jsonl",
+        ),
+        158,
+        131,
+        167602,
+        33,
+        "is dev container extension useful for me?",
+        10,
+        0,
+    ),
 }
 
 
 class Templated(NamedTuple):
     """A Codex 0.77 rollout with spec-kit prompt templates invoked with nothing typed after the command."""
+
     rollout: Path | None
     person: int  # the person's turns (user_message events)
     templates: int  # of them, templates
@@ -80,31 +103,58 @@ class Templated(NamedTuple):
 
 OHM = "OhmChannachot/spec-kit-ohm"
 TEMPLATED = {
-    "built": Templated(BUILT / "codex" / ".codex" / "sessions" / "2025" / "12" / "25" /
-                       "rollout-2025-12-25T10-00-03-019b6a2e-1f00-7c3a-9d2e-5a7b3c9e1f20.jsonl", 6, 3),
-    "real": Templated(real_file("codex", OHM, ".codex/sessions/2025/12/25/"
-                                              "rollout-2025-12-25T17-36-59-019b5515-53c1-7e42-b72d-b402ee644d32.jsonl"),
-                      16, 6),
+    "built": Templated(
+        BUILT
+        / "codex"
+        / ".codex"
+        / "sessions"
+        / "2025"
+        / "12"
+        / "25"
+        / "rollout-2025-12-25T10-00-03-019b6a2e-1f00-7c3a-9d2e-5a7b3c9e1f20.jsonl",
+        6,
+        3,
+    ),
+    "real": Templated(
+        real_file(
+            "codex",
+            OHM,
+            ".codex/sessions/2025/12/25/rollout-2025-12-25T17-36-59-019b5515-53c1-7e42-b72d-b402ee644d32.jsonl",
+        ),
+        16,
+        6,
+    ),
 }
 
 
 # conversations, the person's turns on the main path, tool calls, linked to a result, errors among them
-BUILT_FIGURES = {COMPACTED["built"].session: (1, 7, 5, 5, 1), COMPACTED["built"].compactor: (1, 0, 0, 0, 0),
-                 TEMPLATED["built"].rollout: (1, 6, 9, 9, 1)}
+BUILT_FIGURES = {
+    COMPACTED["built"].session: (1, 7, 5, 5, 1),
+    COMPACTED["built"].compactor: (1, 0, 0, 0, 0),
+    TEMPLATED["built"].rollout: (1, 6, 9, 9, 1),
+}
 
 
 def files(family: str) -> list[Path]:
-    here = [p for root in (REAL, BUILT) for p in (root / family).rglob("*")
-            if p.is_file() and p.suffix != ".py" and p.name != "LICENSE"]  # a repository's licence, kept beside its files
-    extra = {"claude_code": [p for c in COMPACTED.values() for p in (c.session, c.compactor)],
-             "codex": [t.rollout for t in TEMPLATED.values()]}.get(family, [])
+    here = [
+        p
+        for root in (REAL, BUILT)
+        for p in (root / family).rglob("*")
+        if p.is_file() and p.suffix != ".py" and p.name != "LICENSE"
+    ]  # a repository's licence, kept beside its files
+    extra = {
+        "claude_code": [p for c in COMPACTED.values() for p in (c.session, c.compactor)],
+        "codex": [t.rollout for t in TEMPLATED.values()],
+    }.get(family, [])
     return sorted({*here, *(p for p in extra if p is not None)})
 
 
 def compacted(case: str) -> Compacted:
     c = COMPACTED[case]
     if c.session is None or c.compactor is None:
-        pytest.skip(f"the real compacted session of {FABIEN} is not here (set FORENSICS_REAL_SHAPES or FORENSICS_SHARED)")
+        pytest.skip(
+            f"the real compacted session of {FABIEN} is not here (set FORENSICS_REAL_SHAPES or FORENSICS_SHARED)"
+        )
     return c
 
 
@@ -139,17 +189,24 @@ def figures(db: Path, path: Path) -> FileFigures:
     convs = "SELECT conversation_id FROM conversations WHERE source_id = ?"
     src = source(db, path)
     (n,) = query(db, f"SELECT count(*) FROM ({convs})", [src])[0]
-    (person,) = query(db, f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND "
-                          f"conversation_id IN ({convs})", [src])[0]
-    calls, linked, errors = query(db, f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
-                                      f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
-                                  [src])[0]
+    (person,) = query(
+        db,
+        f"SELECT count(*) FROM messages WHERE origin = 'person' AND on_main_path AND conversation_id IN ({convs})",
+        [src],
+    )[0]
+    calls, linked, errors = query(
+        db,
+        f"SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND "
+        f"result_seq IS NOT NULL) FROM tool_calls WHERE conversation_id IN ({convs})",
+        [src],
+    )[0]
     return FileFigures(n, person, calls, linked, errors)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_each_real_file_imports_alone_and_its_figures_match_the_raw_file(
-        warehouses: dict[str, Path], family: str) -> None:
+    warehouses: dict[str, Path], family: str
+) -> None:
     fmt, count = FAMILIES[family]
     db = warehouses[family]
     assert {f for (f,) in query(db, "SELECT DISTINCT format FROM sources")} == {fmt}
@@ -158,8 +215,9 @@ def test_each_real_file_imports_alone_and_its_figures_match_the_raw_file(
     for f, expected in BUILT_FIGURES.items():  # the built files' figures, as they were built
         if f.is_relative_to(BUILT / family):
             assert tuple(figures(db, f)) == expected, f
-    for read, imported, quarantined, skipped in query(db, "SELECT messages_read, messages_imported, quarantined, "
-                                                          "skipped FROM import_runs"):
+    for read, imported, quarantined, skipped in query(
+        db, "SELECT messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    ):
         assert read == imported + quarantined + skipped
 
 
@@ -168,7 +226,8 @@ CASES = ["built", "real"]
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_compacted_claude_code_session_runs_through_the_compaction_to_its_first_prompt(
-        warehouses: dict[str, Path], case: str) -> None:
+    warehouses: dict[str, Path], case: str
+) -> None:
     """Claude Code 2.1.68, one auto-compaction whose logicalParentUuid names a uuid no line of the file has: the
     main path still starts at the session's first prompt, and every response and call is on it."""
     c = compacted(case)
@@ -181,38 +240,61 @@ def test_a_compacted_claude_code_session_runs_through_the_compaction_to_its_firs
     first_prompt = next(r["uuid"] for r in recs if r.get("type") == "user")
     on_path = claude_code_main_path(recs)
     responses = {r["message"]["id"] for r in recs if r.get("type") == "assistant" and r["uuid"] in on_path}
-    calls = sum(b.get("type") == "tool_use" for r in recs  # a response is on the path when any of its lines is
-                if r.get("type") == "assistant" and r["message"]["id"] in responses for b in r["message"]["content"])
-    assert query(db, "SELECT native_id, origin FROM messages WHERE conversation_id = ? AND on_main_path "
-                     "ORDER BY position LIMIT 1", [cid]) == [(first_prompt, "person")]
+    calls = sum(
+        b.get("type") == "tool_use"
+        for r in recs  # a response is on the path when any of its lines is
+        if r.get("type") == "assistant" and r["message"]["id"] in responses
+        for b in r["message"]["content"]
+    )
+    assert query(
+        db,
+        "SELECT native_id, origin FROM messages WHERE conversation_id = ? AND on_main_path ORDER BY position LIMIT 1",
+        [cid],
+    ) == [(first_prompt, "person")]
     assert (len(responses), calls) == (c.responses, c.calls)
-    assert query(db, "SELECT count(*) FROM messages WHERE conversation_id = ? AND on_main_path AND role = 'assistant'",
-                 [cid]) == [(len(responses),)]
-    assert query(db, "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
-                     "AND m.position = t.position WHERE t.conversation_id = ? AND m.on_main_path", [cid]) == [(calls,)]
+    assert query(
+        db, "SELECT count(*) FROM messages WHERE conversation_id = ? AND on_main_path AND role = 'assistant'", [cid]
+    ) == [(len(responses),)]
+    assert query(
+        db,
+        "SELECT count(*) FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
+        "AND m.position = t.position WHERE t.conversation_id = ? AND m.on_main_path",
+        [cid],
+    ) == [(calls,)]
     # the boundary is an event on the main path, at the summary that opens the second half
     summary = next(r["uuid"] for r in recs if r.get("isCompactSummary"))
-    assert query(db, "SELECT e.kind, e.trigger, e.pre_tokens, m.native_id, m.origin FROM events e JOIN messages m "
-                     "ON m.conversation_id = e.conversation_id AND m.position = e.position "
-                     "WHERE e.conversation_id = ?", [cid]) == [("compaction", "auto", c.pre_tokens, summary, "harness")]
-    before = query(db, "SELECT count(*) FROM messages m WHERE conversation_id = ? AND on_main_path AND origin = 'person' "
-                       "AND position < (SELECT position FROM events WHERE conversation_id = m.conversation_id)", [cid])
+    assert query(
+        db,
+        "SELECT e.kind, e.trigger, e.pre_tokens, m.native_id, m.origin FROM events e JOIN messages m "
+        "ON m.conversation_id = e.conversation_id AND m.position = e.position "
+        "WHERE e.conversation_id = ?",
+        [cid],
+    ) == [("compaction", "auto", c.pre_tokens, summary, "harness")]
+    before = query(
+        db,
+        "SELECT count(*) FROM messages m WHERE conversation_id = ? AND on_main_path AND origin = 'person' "
+        "AND position < (SELECT position FROM events WHERE conversation_id = m.conversation_id)",
+        [cid],
+    )
     assert before == [(c.before,)]  # the person's turns before the compaction are reachable
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_compaction_sub_agent_is_titled_for_what_it_is_and_holds_no_turn_of_the_person(
-        warehouses: dict[str, Path], case: str) -> None:
+    warehouses: dict[str, Path], case: str
+) -> None:
     c = compacted(case)
     assert c.session is not None and c.compactor is not None
     db = warehouses["claude_code"]
     cid = conversation(db, c.compactor)
-    (title, parent), = query(db, "SELECT title, parent_conversation_id FROM conversations WHERE conversation_id = ?",
-                             [cid])
+    ((title, parent),) = query(
+        db, "SELECT title, parent_conversation_id FROM conversations WHERE conversation_id = ?", [cid]
+    )
     assert title == "compaction: the summary of the conversation so far"
     assert parent == conversation(db, c.session)
-    assert query(db, "SELECT origin, count(*) FROM messages WHERE conversation_id = ? GROUP BY 1 ORDER BY 1", [cid]) == [
-        ("assistant", 1), ("harness", 2)]
+    assert query(
+        db, "SELECT origin, count(*) FROM messages WHERE conversation_id = ? GROUP BY 1 ORDER BY 1", [cid]
+    ) == [("assistant", 1), ("harness", 2)]
     # the request it answers is Claude Code's summary prompt, not anything the person typed
     text = json.loads(c.compactor.read_text().splitlines()[1])["message"]["content"]
     assert text.startswith("Your task is to create a detailed summary of the conversation so far")
@@ -237,8 +319,10 @@ def test_the_transcript_shows_the_compaction_where_it_happened(warehouses: dict[
     page = client.get(f"/c/{cid}?at={at}").text
     marker = page.index(f'id="e{at}-1"')
     assert marker < page.index(f'id="m{at}"')
-    assert (f'⋯ context compacted (auto) <span class="meta">{c.pre_tokens:,} tokens before</span>'
-            in page[marker:marker + 300])
+    assert (
+        f'⋯ context compacted (auto) <span class="meta">{c.pre_tokens:,} tokens before</span>'
+        in page[marker : marker + 300]
+    )
 
 
 TEMPLATE = "\n## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input before proceeding"
@@ -246,20 +330,28 @@ TEMPLATE = "\n## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user 
 
 @pytest.mark.parametrize("case", CASES)
 def test_a_prompt_template_is_the_persons_turn_but_its_body_gives_no_title_and_no_words(
-        warehouses: dict[str, Path], case: str) -> None:
+    warehouses: dict[str, Path], case: str
+) -> None:
     """Codex 0.77 with spec-kit's prompts: templates invoked with nothing typed after the command stay the person's
     turns; their words are empty, so the title is the first thing the person wrote, not "## User Input"."""
     t = templated(case)
     assert t.rollout is not None
     db = warehouses["codex"]
     cid = conversation(db, t.rollout)
-    raw = [p["payload"]["message"] for p in json_lines(t.rollout)
-           if p.get("type") == "event_msg" and p["payload"].get("type") == "user_message"]
+    raw = [
+        p["payload"]["message"]
+        for p in json_lines(t.rollout)
+        if p.get("type") == "event_msg" and p["payload"].get("type") == "user_message"
+    ]
     templates = sum(m.startswith(TEMPLATE) for m in raw)
     assert (len(raw), templates) == (t.person, t.templates)
     assert raw[0].startswith(TEMPLATE)  # the session opens with a template: a title from its body would be wrong
-    rows = query(db, "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
-                     "AND on_main_path ORDER BY position", [cid])
+    rows = query(
+        db,
+        "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
+        "AND on_main_path ORDER BY position",
+        [cid],
+    )
     assert len(rows) == t.person
     assert [words for content, words in rows if content.startswith(TEMPLATE)] == [""] * templates
     assert all(words == content.strip() for content, words in rows if not content.startswith(TEMPLATE))
@@ -280,17 +372,24 @@ def test_keywords_come_from_the_persons_own_words(warehouses: dict[str, Path], t
     code, _, err = run_cli("report", "--db", str(db), "--out", str(tmp_path / "r"), "--format", "json")
     assert code == 0, err
     cid = conversation(db, t.rollout)
-    words = " ".join(t for (t,) in query(db, "SELECT person_text FROM messages WHERE conversation_id = ? AND "
-                                            "origin = 'person'", [cid])).lower()
-    terms = [t for (t,) in query(db, "SELECT term FROM conversation_keywords WHERE conversation_id = ? AND "
-                                     "kind = 'keyword'", [cid])]
+    words = " ".join(
+        t
+        for (t,) in query(db, "SELECT person_text FROM messages WHERE conversation_id = ? AND origin = 'person'", [cid])
+    ).lower()
+    terms = [
+        t
+        for (t,) in query(
+            db, "SELECT term FROM conversation_keywords WHERE conversation_id = ? AND kind = 'keyword'", [cid]
+        )
+    ]
     assert len(terms) == 10
     assert [t for t in terms if t not in words] == []
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_claude_code_titles_and_words_skip_the_ide_context_before_the_prompt(
-        warehouses: dict[str, Path], case: str) -> None:
+    warehouses: dict[str, Path], case: str
+) -> None:
     """Claude Code in VS Code puts <ide_opened_file>/<ide_selection> blocks before the prompt: the person's turn,
     but the words are what follows (a selection sent alone leaves none)."""
     c = compacted(case)
@@ -299,8 +398,12 @@ def test_claude_code_titles_and_words_skip_the_ide_context_before_the_prompt(
     cid = conversation(db, c.session)
     ((title,),) = query(db, "SELECT title FROM conversations WHERE conversation_id = ?", [cid])
     assert title == c.title
-    rows = query(db, "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
-                     "AND on_main_path AND starts_with(content, '<ide_') ORDER BY position", [cid])
+    rows = query(
+        db,
+        "SELECT content, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' "
+        "AND on_main_path AND starts_with(content, '<ide_') ORDER BY position",
+        [cid],
+    )
     assert len(rows) == c.ide
     assert all(not words.startswith("<ide_") and words in content for content, words in rows)
     assert [words for _, words in rows].count("") == c.ide_alone  # a selection sent alone
@@ -309,9 +412,18 @@ def test_claude_code_titles_and_words_skip_the_ide_context_before_the_prompt(
 def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_model(tmp_path: Path) -> None:
     """Gemini CLI writes the model on every reply: a session that began on gemini-2.5-flash (2 replies) and went
     on with gemini-2.5-pro (8) is a run of both, each reply priced at its own model."""
-    path = SHARED / "data" / "agent-logs" / "gemini_cli" / "KuantumQuest+MyDotFiles-HyDE" / ".gemini" / "tmp" / \
-        "5dd181630c95c1112a25e5ca68b4816c9472a887284f756197a289e8e7a2d910" / "chats" / \
-        "session-2025-09-28T10-42-50228c11.json"
+    path = (
+        SHARED
+        / "data"
+        / "agent-logs"
+        / "gemini_cli"
+        / "KuantumQuest+MyDotFiles-HyDE"
+        / ".gemini"
+        / "tmp"
+        / "5dd181630c95c1112a25e5ca68b4816c9472a887284f756197a289e8e7a2d910"
+        / "chats"
+        / "session-2025-09-28T10-42-50228c11.json"
+    )
     if not path.exists():
         pytest.skip(f"{path} not found (set FORENSICS_SHARED)")
     replies = [m["model"] for m in json.loads(path.read_text())["messages"] if m.get("model")]
@@ -323,7 +435,9 @@ def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_mo
     usage = json.loads((tmp_path / "r" / "metrics.json").read_text())["sections"]["usage"]
     assert list(usage["by_agent_model"]) == ["gemini-cli/gemini-2.5-flash + gemini-2.5-pro"]
     assert query(db, "SELECT model, count(*) FROM message_usage GROUP BY 1 ORDER BY 1") == [
-        ("gemini-2.5-flash", 2), ("gemini-2.5-pro", 8)]
+        ("gemini-2.5-flash", 2),
+        ("gemini-2.5-pro", 8),
+    ]
     # the transcript names each response's model where it changes
     from starlette.testclient import TestClient
 
@@ -333,6 +447,7 @@ def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_mo
     page = TestClient(create_app(db), base_url="http://127.0.0.1").get(f"/c/{cid}").text
     shown = re.findall(r'<span class="model[^"]*" title="[^"]*">(⇄ )?([\w.\-]+)</span>', page)
     changes = [m for i, m in enumerate(replies) if i == 0 or m != replies[i - 1]]
-    assert [m for _, m in shown] == changes == ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash",
-                                                "gemini-2.5-pro"]
+    assert (
+        [m for _, m in shown] == changes == ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-pro"]
+    )
     assert [bool(arrow) for arrow, _ in shown] == [False, True, True, True]

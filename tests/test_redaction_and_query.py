@@ -1,4 +1,5 @@
 """Secrets never leave through reports, query output or `show`; `forensics query` only reads."""
+
 from __future__ import annotations
 
 import hashlib
@@ -47,9 +48,15 @@ def test_reports_never_contain_planted_secrets(leaky: Path, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "table"])
 def test_query_output_is_masked(leaky: Path, fmt: str) -> None:
-    code, out, err = run_cli("query", "SELECT title, content, arguments FROM messages LEFT JOIN tool_calls "
-                             "USING (conversation_id, seq) JOIN conversations USING (conversation_id)",
-                             "--db", str(leaky), "--format", fmt)
+    code, out, err = run_cli(
+        "query",
+        "SELECT title, content, arguments FROM messages LEFT JOIN tool_calls "
+        "USING (conversation_id, seq) JOIN conversations USING (conversation_id)",
+        "--db",
+        str(leaky),
+        "--format",
+        fmt,
+    )
     assert code == 0, err
     _assert_clean(out)
     assert "REDACTED" in out
@@ -75,9 +82,17 @@ def _digest(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-@pytest.mark.parametrize("sql", ["DELETE FROM messages", "DROP TABLE messages",
-                                 "SELECT 1; UPDATE messages SET content = ''", "CREATE TABLE x AS SELECT 1",
-                                 "ATTACH 'other.duckdb'", "COPY messages TO 'out.csv'"])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM messages",
+        "DROP TABLE messages",
+        "SELECT 1; UPDATE messages SET content = ''",
+        "CREATE TABLE x AS SELECT 1",
+        "ATTACH 'other.duckdb'",
+        "COPY messages TO 'out.csv'",
+    ],
+)
 def test_writing_sql_is_refused_and_the_warehouse_is_unchanged(leaky: Path, sql: str) -> None:
     before = _digest(leaky)
     code, out, err = run_cli("query", sql, "--db", str(leaky))
@@ -86,11 +101,20 @@ def test_writing_sql_is_refused_and_the_warehouse_is_unchanged(leaky: Path, sql:
     assert _digest(leaky) == before
 
 
-@pytest.mark.parametrize("sql", [
-    "PRAGMA enable_profiling", "SET profiling_output = 'p.json'", "EXPLAIN ANALYZE COPY (SELECT 1) TO 'e.csv'",
-    "IMPORT DATABASE 'dump'", "EXPORT DATABASE 'dump'", "UPDATE EXTENSIONS", "INSTALL httpfs", "CALL dbgen(sf = 0.01)",
-    "SELECT 1; PRAGMA enable_profiling = 'json'; PRAGMA profiling_output = 'q.json'; SELECT 2",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "PRAGMA enable_profiling",
+        "SET profiling_output = 'p.json'",
+        "EXPLAIN ANALYZE COPY (SELECT 1) TO 'e.csv'",
+        "IMPORT DATABASE 'dump'",
+        "EXPORT DATABASE 'dump'",
+        "UPDATE EXTENSIONS",
+        "INSTALL httpfs",
+        "CALL dbgen(sf = 0.01)",
+        "SELECT 1; PRAGMA enable_profiling = 'json'; PRAGMA profiling_output = 'q.json'; SELECT 2",
+    ],
+)
 def test_no_statement_writes_a_file(leaky: Path, tmp_path: Path, sql: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Refused before it runs, in one line (exit 2): nothing appears in the working folder."""
     monkeypatch.chdir(tmp_path)
@@ -107,8 +131,11 @@ def test_a_file_function_inside_a_select_finds_the_connection_sealed(leaky: Path
 
 
 def test_schema_pragmas_and_plans_still_read(leaky: Path) -> None:
-    for sql in ("PRAGMA table_info('messages')", "EXPLAIN SELECT count(*) FROM messages",
-                "SET VARIABLE n = 2; SELECT getvariable('n') AS n"):
+    for sql in (
+        "PRAGMA table_info('messages')",
+        "EXPLAIN SELECT count(*) FROM messages",
+        "SET VARIABLE n = 2; SELECT getvariable('n') AS n",
+    ):
         code, out, err = run_cli("query", sql, "--db", str(leaky), "--format", "csv")
         assert code == 0, err
 
@@ -129,7 +156,9 @@ def test_named_queries_are_listed_and_run(leaky: Path) -> None:
 def test_parquet_output_needs_a_file(leaky: Path, tmp_path: Path) -> None:
     code, _, err = run_cli("query", "baseline", "--db", str(leaky), "--format", "parquet")
     assert code == 2 and "--out FILE" in err
-    code, _, _ = run_cli("query", "baseline", "--db", str(leaky), "--format", "parquet", "--out", str(tmp_path / "b.pq"))
+    code, _, _ = run_cli(
+        "query", "baseline", "--db", str(leaky), "--format", "parquet", "--out", str(tmp_path / "b.pq")
+    )
     assert code == 0 and pl.read_parquet(tmp_path / "b.pq").height == 4
 
 
@@ -143,8 +172,9 @@ def test_a_derived_table_before_any_report_is_a_clear_error(tmp_path: Path) -> N
 
 
 def test_list_columns_go_out_as_json_in_csv(leaky: Path) -> None:
-    code, out, err = run_cli("query", "SELECT 'a' AS k, [1, 2] AS xs, ['x', 'y,z'] AS names", "--db", str(leaky),
-                             "--format", "csv")
+    code, out, err = run_cli(
+        "query", "SELECT 'a' AS k, [1, 2] AS xs, ['x', 'y,z'] AS names", "--db", str(leaky), "--format", "csv"
+    )
     assert code == 0, err
     assert out.splitlines() == ["k,xs,names", 'a,"[1, 2]","[""x"", ""y,z""]"']
 
@@ -160,14 +190,26 @@ def test_bytes_go_out_as_hex_in_text_formats(leaky: Path) -> None:
 
 EDGES = [  # each beside the boundary of a rule
     f"我的密钥是{SECRETS['openai']}，别外传",  # straight after Chinese text: ASCII word boundary
-    "AKIA" + "A" * 12, "AKIA" + "A" * 11, "xAKIA" + "A" * 16,  # a key id cut to 16 characters is still masked
-    "token=" + "a" * 24, "token=" + "a" * 23, "api-key: 'ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXk=='",
-    "password: abc，下一句", "PASSWD=\"x y\"", "pwd:\t s3cret;rest",
+    "AKIA" + "A" * 12,
+    "AKIA" + "A" * 11,
+    "xAKIA" + "A" * 16,  # a key id cut to 16 characters is still masked
+    "token=" + "a" * 24,
+    "token=" + "a" * 23,
+    "api-key: 'ZmFrZS1rZXktZmFrZS1rZXktZmFrZS1rZXk=='",
+    "password: abc，下一句",
+    'PASSWD="x y"',
+    "pwd:\t s3cret;rest",
     "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----\nafter",
     "-----BEGIN PRIVATE KEY-----\nunterminated",
-    "Bearer   abcdefghijklmnop", "bearer abcdefghijklmno", "  [REDACTED] ", "password: [REDACTED]", "", "plain text",
+    "Bearer   abcdefghijklmnop",
+    "bearer abcdefghijklmno",
+    "  [REDACTED] ",
+    "password: [REDACTED]",
+    "",
+    "plain text",
     # RE2 folds case inside classes ('ſ' ~ 's', Kelvin sign ~ 'k'): a value class must not swallow the next keyword
-    "token=" + "Z" * 32 + "ſpassword=hunter2", "Bearer " + "Z" * 16 + "\u212akey=" + "q" * 40,
+    "token=" + "Z" * 32 + "ſpassword=hunter2",
+    "Bearer " + "Z" * 16 + "\u212akey=" + "q" * 40,
     '{"cmd": "export PASSWORD=\\"p@ss\\" TOKEN=\\"' + "9f" * 16 + '\\""}',  # quotes escaped inside JSON
 ]
 
@@ -176,8 +218,13 @@ def test_sql_masking_equals_python_masking(leaky: Path) -> None:
     """The export masks in DuckDB (RE2), reports in Python (re): both give the same text, cell for cell."""
     con = duckdb.connect(str(leaky), read_only=True)
     install_sql(con)
-    texts = [r[0] for r in con.execute("SELECT content FROM messages UNION ALL SELECT arguments FROM tool_calls "
-                                       "UNION ALL SELECT title FROM conversations").fetchall()] + EDGES
+    texts = [
+        r[0]
+        for r in con.execute(
+            "SELECT content FROM messages UNION ALL SELECT arguments FROM tool_calls "
+            "UNION ALL SELECT title FROM conversations"
+        ).fetchall()
+    ] + EDGES
     sql = [r[0] for r in con.execute("SELECT forensics_redact(t) FROM unnest(?::VARCHAR[]) u(t)", [texts]).fetchall()]
     assert sql == [None if t is None else redact_snippet(t) for t in texts]
     # the fixture: 6 messages, 3 arguments, 1 title; 13 edges
@@ -194,7 +241,9 @@ def test_scrubbing_in_sql_masks_then_drops_placeholders(leaky: Path) -> None:
     neither comes back as it was."""
     con = duckdb.connect(str(leaky), read_only=True)
     install_sql(con)
-    texts = [r[0] for r in con.execute("SELECT content FROM messages UNION ALL SELECT arguments FROM tool_calls").fetchall()]
+    texts = [
+        r[0] for r in con.execute("SELECT content FROM messages UNION ALL SELECT arguments FROM tool_calls").fetchall()
+    ]
     n = len(texts)
     texts += EDGES + ["see [REDACTED_TEXT len=3021 sha=ab12] and <redacted>", "[Redacted] sk-proj-" + "a" * 30, None]
     sql = [r[0] for r in con.execute("SELECT forensics_scrubbed(t) FROM unnest(?::VARCHAR[]) u(t)", [texts]).fetchall()]
@@ -207,8 +256,10 @@ def test_scrubbing_in_sql_masks_then_drops_placeholders(leaky: Path) -> None:
 
 def test_export_masks_every_text_column_and_loses_no_row(leaky: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"  # a line that is not UTF-8, holding a key
-    bad.write_bytes(b'{"type": "user", "message": {"role": "user", "content": "ok"}}\n'
-                    b"not json \xff\xfe " + SECRETS["github"].encode() + b" tail\n")
+    bad.write_bytes(
+        b'{"type": "user", "message": {"role": "user", "content": "ok"}}\n'
+        b"not json \xff\xfe " + SECRETS["github"].encode() + b" tail\n"
+    )
     db = tmp_path / "w.duckdb"
     shutil.copy(leaky, db)
     ingest([bad], db=db)
@@ -224,8 +275,10 @@ def test_export_masks_every_text_column_and_loses_no_row(leaky: Path, tmp_path: 
     assert "[REDACTED]" in "\n".join(text)
     raw = lake.execute("SELECT raw FROM quarantine WHERE reason = 'invalid UTF-8'").fetchall()[0][0]
     assert raw == b"not json \xff\xfe [REDACTED] tail"  # masked, every other byte kept
-    content = lake.execute("SELECT m.content FROM messages m JOIN conversations c USING (conversation_id) "
-                           "WHERE c.native_id = 'leaky01' AND m.seq = 1").fetchall()[0][0]
+    content = lake.execute(
+        "SELECT m.content FROM messages m JOIN conversations c USING (conversation_id) "
+        "WHERE c.native_id = 'leaky01' AND m.seq = 1"
+    ).fetchall()[0][0]
     assert content == "部署失败了，我的 key 是 [REDACTED]，帮我看看 config.toml"
     # JSON stays JSON: the seed's 314 calls and leaky01's 3, keys cut short and escaped quotes included
     assert lake.execute("SELECT bool_and(json_valid(arguments)), count(*) FROM tool_calls").fetchall() == [(True, 317)]
@@ -242,8 +295,9 @@ def test_query_masks_nested_values_bytes_and_errors(leaky: Path, tmp_path: Path)
         code, stdout, err = run_cli("query", sql, "--db", str(leaky), "--format", fmt, "--out", str(out))
         assert code == 0, err
         _assert_clean(str(pl.read_parquet(out).rows()) if fmt == "parquet" else out.read_text())
-    code, _, err = run_cli("query", "SELECT content::INTEGER FROM messages WHERE content LIKE '%sk-%'",
-                           "--db", str(leaky))
+    code, _, err = run_cli(
+        "query", "SELECT content::INTEGER FROM messages WHERE content LIKE '%sk-%'", "--db", str(leaky)
+    )
     assert code == 2 and err.startswith("forensics: query failed:") and "[REDACTED]" in err
     _assert_clean(err)
 
@@ -261,13 +315,28 @@ def test_redact_skips_only_rules_that_cannot_match() -> None:
         return t
 
     rng = random.Random(5)
-    pieces = [*SECRETS.values(), *EDGES, "https://user:pa55@host.com/x", "postgres:\\/\\/u:pw9@db", "xoxb-1234-abcdefgh",
-              "Authorization: Basic dXNlcjpwYXNz", "glpat-abcdefgh12345", "AIza" + "x" * 20, "eyJhbGciOiJIUzI1NiJ9.e30.s",
-              "sk_live_abcdefgh123", "ghr_abcdefgh1234", "ASIA" + "B" * 16, "DB_PASSWORD = 'x'", "CREDENTIALS:" + "z" * 25]
+    pieces = [
+        *SECRETS.values(),
+        *EDGES,
+        "https://user:pa55@host.com/x",
+        "postgres:\\/\\/u:pw9@db",
+        "xoxb-1234-abcdefgh",
+        "Authorization: Basic dXNlcjpwYXNz",
+        "glpat-abcdefgh12345",
+        "AIza" + "x" * 20,
+        "eyJhbGciOiJIUzI1NiJ9.e30.s",
+        "sk_live_abcdefgh123",
+        "ghr_abcdefgh1234",
+        "ASIA" + "B" * 16,
+        "DB_PASSWORD = 'x'",
+        "CREDENTIALS:" + "z" * 25,
+    ]
     mixes = []
     for _ in range(5000):
-        parts = ["".join(c.upper() if rng.random() < 0.3 else c for c in p) if rng.random() < 0.3 else p
-                 for p in rng.choices(pieces, k=rng.randint(1, 3))]
+        parts = [
+            "".join(c.upper() if rng.random() < 0.3 else c for c in p) if rng.random() < 0.3 else p
+            for p in rng.choices(pieces, k=rng.randint(1, 3))
+        ]
         mixes.append("".join(rng.choice([" ", "", "\n", "中文", '"', "=", ":", "/"]) + p for p in parts))
     assert [redact(t) for t in mixes] == [every_rule(t) for t in mixes]
     assert sum(redact(t) != t for t in mixes) == 4227

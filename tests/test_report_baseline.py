@@ -1,4 +1,5 @@
 """The baseline report reproduces the seed's table to the digit, and counts boundaries exactly."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,11 @@ def test_means_row_matches_published_and_exact_means(seed_report: Path) -> None:
     for key, value in EXPECTED["means_exact"].items():
         assert round(means[key], 4) == value, key
     md = (seed_report / "report.md").read_text()
-    rows = {line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")[-1] for line in md.splitlines()
-            if line.startswith("| ") and " | " in line}
+    rows = {
+        line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")[-1]
+        for line in md.splitlines()
+        if line.startswith("| ") and " | " in line
+    }
     pub = EXPECTED["means"]
     assert rows["messages"] == str(pub["messages"])
     assert rows["user / assistant / tool"] == f"{pub['user']} / {pub['assistant']} / {pub['tool']}"
@@ -64,22 +68,30 @@ def test_seed_layout_has_a_column_per_conversation(seed_report: Path) -> None:
 
 def _boundary_db(path: Path) -> None:
     """One conversation whose every message sits on a SPEC §4 boundary."""
+
     def call(i: int) -> dict:
         return {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
 
     sizes = [2000, 2001, 10000, 10001]
-    msgs: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": " 继续\n"},
-                        {"role": "assistant", "content": " \n", "tool_calls": [call(i) for i in range(4)]}]
-    msgs += [{"role": "tool", "tool_call_id": f"c{i}", "content": "é" * (n // 2) + "x" * (n % 2)}
-             for i, n in enumerate(sizes)]
-    msgs += [{"role": "assistant", "content": "done"},
-             {"role": "user", "content": "一二三四五六七八九十一二"},  # 12 characters: short
-             {"role": "user", "content": "一二三四五六七八九十一二三"},  # 13: not short
-             {"role": "user", "content": "😀😀😀😀😀😀😀😀😀😀😀😀"},  # 12 emoji: short
-             {"role": "user", "content": "continue please"},  # not exactly a continue word
-             {"role": "user", "content": "\u3000go on\u3000"},  # ideographic spaces strip
-             {"role": "user", "content": " " * 500 + "继续" + "\n" * 500},  # long only in its padding: a nag
-             {"role": "user", "content": "继" * 65}]  # 65 characters: kept as no trimmed text
+    msgs: list[dict] = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": " 继续\n"},
+        {"role": "assistant", "content": " \n", "tool_calls": [call(i) for i in range(4)]},
+    ]
+    msgs += [
+        {"role": "tool", "tool_call_id": f"c{i}", "content": "é" * (n // 2) + "x" * (n % 2)}
+        for i, n in enumerate(sizes)
+    ]
+    msgs += [
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": "一二三四五六七八九十一二"},  # 12 characters: short
+        {"role": "user", "content": "一二三四五六七八九十一二三"},  # 13: not short
+        {"role": "user", "content": "😀😀😀😀😀😀😀😀😀😀😀😀"},  # 12 emoji: short
+        {"role": "user", "content": "continue please"},  # not exactly a continue word
+        {"role": "user", "content": "\u3000go on\u3000"},  # ideographic spaces strip
+        {"role": "user", "content": " " * 500 + "继续" + "\n" * 500},  # long only in its padding: a nag
+        {"role": "user", "content": "继" * 65},
+    ]  # 65 characters: kept as no trimmed text
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE ai_conversations (id TEXT, messages TEXT)")
     con.execute("INSERT INTO ai_conversations VALUES ('edge', ?)", (json.dumps(msgs, ensure_ascii=False),))
@@ -93,7 +105,9 @@ def test_boundaries_are_exact(tmp_path: Path) -> None:
     row = baseline(tmp_path / "w.duckdb").row(0, named=True)
     assert (row["tool_results_gt_2kb"], row["tool_results_gt_10kb"]) == (3, 1)  # 2001, 10000, 10001 / 10001
     assert row["continue_nags"] == 3
-    assert row["short_user"] == 5  # " 继续\n", 12 CJK, 12 emoji, "　go on　", padded 继续 (13 and "continue please" not)
+    assert (
+        row["short_user"] == 5
+    )  # " 继续\n", 12 CJK, 12 emoji, "　go on　", padded 继续 (13 and "continue please" not)
     assert (row["messages"], row["user"], row["assistant"], row["tool"]) == (14, 8, 2, 4)
     assert row["empty_assistant"] == 1 and row["parallel_turns"] == 1 and row["tool_calls"] == 4
 
@@ -107,8 +121,9 @@ def test_selection_filters_by_native_id_and_model(tmp_path: Path) -> None:
     models = set(baseline(db, Selection(models=("gpt-mini",)))["model"].to_list())
     assert models == {"gpt-mini"}
     assert baseline(db, Selection(sources=("seed.db",))).height == 3
-    assert baseline(db, Selection(sources=("seed.db",), since="2026-06-04", until="2026-06-07"))["native_id"].to_list() == [
-        "a95f5d6d"]
+    assert baseline(db, Selection(sources=("seed.db",), since="2026-06-04", until="2026-06-07"))[
+        "native_id"
+    ].to_list() == ["a95f5d6d"]
 
 
 def test_split_at_compares_before_and_after_with_deltas(tmp_path: Path) -> None:
@@ -128,8 +143,19 @@ def test_split_at_compares_before_and_after_with_deltas(tmp_path: Path) -> None:
 def test_compare_with_other_warehouse(tmp_path: Path) -> None:
     ingest([FIXTURES / "seed" / "seed.db"], db=tmp_path / "before.duckdb")
     ingest([FIXTURES / "sqlite" / "realistic.db"], db=tmp_path / "after.duckdb")
-    code, _, err = run_cli("report", "--db", str(tmp_path / "after.duckdb"), "--compare", str(tmp_path / "before.duckdb"),
-                           "--only", "baseline", "--out", str(tmp_path / "r"), "--format", "json")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(tmp_path / "after.duckdb"),
+        "--compare",
+        str(tmp_path / "before.duckdb"),
+        "--only",
+        "baseline",
+        "--out",
+        str(tmp_path / "r"),
+        "--format",
+        "json",
+    )
     assert code == 0, err
     doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert (doc["before"]["conversations"], doc["after"]["conversations"]) == (3, 12)
@@ -144,17 +170,36 @@ def test_report_usage_errors_are_one_line(tmp_path: Path) -> None:
     assert code == 2 and "unknown analyzer 'nope'" in err
     code, _, err = run_cli("report", "--db", str(tmp_path / "w.duckdb"), "--format", "pdf")
     assert code == 2 and "unknown --format" in err
-    code, _, err = run_cli("report", "--db", str(tmp_path / "w.duckdb"), "--split-at", "2026-06-05",
-                           "--compare", str(tmp_path / "w.duckdb"))
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(tmp_path / "w.duckdb"),
+        "--split-at",
+        "2026-06-05",
+        "--compare",
+        str(tmp_path / "w.duckdb"),
+    )
     assert code == 2 and "exactly one of" in err
 
 
 def test_before_and_after_selections(tmp_path: Path) -> None:
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "seed" / "seed.db"], db=db)
-    code, _, err = run_cli("report", "--db", str(db), "--only", "baseline", "--out", str(tmp_path / "r"), "--format",
-                           "json", "--before", "conversation=f89d129a", "--after",
-                           "conversation=a95f5d6d conversation=d6614e0b")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(db),
+        "--only",
+        "baseline",
+        "--out",
+        str(tmp_path / "r"),
+        "--format",
+        "json",
+        "--before",
+        "conversation=f89d129a",
+        "--after",
+        "conversation=a95f5d6d conversation=d6614e0b",
+    )
     assert code == 0, err
     d = json.loads((tmp_path / "r" / "metrics.json").read_text())["delta"]["baseline.means.empty_assistant_share"]
     assert d["before"] == pytest.approx(69 / 111) and d["after"] == pytest.approx((32 / 88 + 41 / 96) / 2)

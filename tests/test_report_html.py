@@ -1,5 +1,6 @@
 """report.html is one self-contained page: the answer first, every shown finding's messages embedded (and only
 those), labels people recognise, charts as SVG text that needs no CJK font on the machine that drew them."""
+
 from __future__ import annotations
 
 import json
@@ -39,21 +40,35 @@ def test_the_answer_comes_before_any_section(page: str) -> None:
 
 
 def test_only_the_cited_messages_and_their_context_are_embedded(page: str, reported_wh: Path) -> None:
-    data = json.loads(re.search(r'<script type="application/json" id=evidence-data>(.*?)</script>', page,
-                                re.S).group(1).replace("<\\/", "</"))
+    data = json.loads(
+        re.search(r'<script type="application/json" id=evidence-data>(.*?)</script>', page, re.S)
+        .group(1)
+        .replace("<\\/", "</")
+    )
     shown = re.findall(r'<details class=finding id="[^"]+" data-c="([0-9a-f]+)" data-p="([\d,]*)">', page)
     want: dict[str, set[int]] = {}
     for cid, ps in shown:
         want.setdefault(cid, set()).update(windows(int(p) for p in ps.split(",") if p))
     got = {cid: {int(p) for p in msgs} for cid, msgs in data.items()}
-    main = {cid: {p for (p,) in query(reported_wh, "SELECT position FROM messages WHERE conversation_id = ? AND "
-                                                   "on_main_path", [cid])} for cid in want}
+    main = {
+        cid: {
+            p
+            for (p,) in query(
+                reported_wh, "SELECT position FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
+            )
+        }
+        for cid in want
+    }
     assert got == {cid: ps & main[cid] for cid, ps in want.items() if ps & main[cid]}
     total = query(reported_wh, "SELECT count(*) FROM messages WHERE on_main_path")[0][0]
     assert sum(map(len, got.values())) < total / 2  # a small part of the corpus, not all of it
-    d66 = next(cid for cid, msgs in data.items() if msgs.get("142", {}).get("r") == "tool"
-               and query(reported_wh, "SELECT native_id FROM conversations WHERE conversation_id = ?", [cid])[0][0]
-               == "d6614e0b")
+    d66 = next(
+        cid
+        for cid, msgs in data.items()
+        if msgs.get("142", {}).get("r") == "tool"
+        and query(reported_wh, "SELECT native_id FROM conversations WHERE conversation_id = ?", [cid])[0][0]
+        == "d6614e0b"
+    )
     m = data[d66]["142"]
     assert (m["b"], m["c"] > len(m["x"]), len(m["x"])) == (4640, True, 600)  # cut, with its full size kept
     assert data[d66]["141"]["k"][0][:3] == ["read_file", '{"path": "src/hooks/useAiSend.ts"}', 142]
@@ -76,7 +91,7 @@ def test_a_chinese_report_draws_without_a_cjk_font_and_warns_nothing(tmp_path: P
     assert (r.returncode, r.stderr) == (0, "")
     svg = (tmp_path / "r" / "charts" / "keywords_distinctive_terms.svg").read_text()
     assert re.search(r"<text[^>]*>[^<]*[\u4e00-\u9fff]", svg)  # Chinese kept as text, for the reader's fonts
-    assert "<path" in svg and 'font-family' in svg
+    assert "<path" in svg and "font-family" in svg
 
 
 def test_a_report_killed_half_way_leaves_the_previous_files_whole(tmp_path: Path) -> None:
@@ -88,8 +103,12 @@ def test_a_report_killed_half_way_leaves_the_previous_files_whole(tmp_path: Path
     assert run_subprocess("report", "--db", str(db), "--out", str(out), "--only", "baseline").returncode == 0
     files = lambda: {p.name: p.read_bytes() for p in out.glob("*.*") if not p.name.startswith(".")}  # noqa: E731
     before = files()
-    proc = subprocess.Popen([sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(out), *only],
-                            env={**os.environ, "CI": "true"}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(out), *only],
+        env={**os.environ, "CI": "true"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for _ in range(6000):  # until it has staged the new metrics.json (then it draws the charts): kill it there
         if list(out.glob(".metrics.json.*.tmp")) or proc.poll() is not None:
             break

@@ -1,6 +1,7 @@
 """Issue 28, "again ≤ 2 ×": a report whose inputs did not change is the last one kept whole (``report.kept``), and
 it is never served when something it read changed: a writer opened the warehouse, the config, the selection, the
 code's files or the conversations moved, or the kept rows are not what ``encode`` wrote."""
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,10 @@ def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _report(db: Path, out: Path, **kw: Any) -> tuple[dict[str, Any], dict[str, str]]:
     """metrics.json, and the text of report.md and report.html, of `forensics report --only ONLY`."""
     api.report(db, out, only=kw.pop("only", ONLY), cfg=kw.pop("cfg", defaults()), **kw)
-    return (orjson.loads((out / "metrics.json").read_bytes()),
-            {n: (out / n).read_text(encoding="utf-8") for n in ("report.md", "report.html")})
+    return (
+        orjson.loads((out / "metrics.json").read_bytes()),
+        {n: (out / n).read_text(encoding="utf-8") for n in ("report.md", "report.html")},
+    )
 
 
 def _runs(db: Path) -> int:
@@ -66,8 +69,7 @@ def test_again_is_the_first_kept_whole(wh: Path, tmp_path: Path) -> None:
         assert f"kept whole from the report of {first['generated_at']}" in pages_again[name]
         assert "kept whole" not in text
     assert _runs(wh) == 2  # the kept report's run is logged too (`forensics serve` lists it)
-    third = build_report(wh, defaults(), only=ONLY.split(","), persist_findings=True, charts=True,
-                         recommend=api.advise)
+    third = build_report(wh, defaults(), only=ONLY.split(","), persist_findings=True, charts=True, recommend=api.advise)
     assert set(third.pages) == {"report.md", "report.html"}  # written again without rendering them
     assert all(p.count(STAMP) == 1 for p in third.pages.values())
 
@@ -89,7 +91,9 @@ def test_another_selection_config_or_analyzers_in_between(wh: Path, tmp_path: Pa
     assert "kept_from" not in part and part["conversations"] == 1
     again = _report(wh, tmp_path / "c")[0]  # the selection's report rewrote the derived tables: computed again
     assert "kept_from" not in again and again["sections"] == whole["sections"]
-    changed = _report(wh, tmp_path / "d", cfg=defaults().with_settings(replace(KeywordSettings.of(defaults()), top_k=4)))[0]
+    changed = _report(
+        wh, tmp_path / "d", cfg=defaults().with_settings(replace(KeywordSettings.of(defaults()), top_k=4))
+    )[0]
     assert "kept_from" not in changed
     assert "kept_from" not in _report(wh, tmp_path / "e", only="baseline")[0]
     assert "kept_from" in _report(wh, tmp_path / "f", only="baseline")[0]
@@ -98,8 +102,10 @@ def test_another_selection_config_or_analyzers_in_between(wh: Path, tmp_path: Pa
 def test_conversations_changed_by_another_tool_change_the_key(wh: Path, tmp_path: Path) -> None:
     _report(wh, tmp_path / "a")
     with duckdb.connect(str(wh)) as con:  # no writable open of forensics: only the key can see it
-        con.execute("UPDATE conversations SET fingerprint = 'edited' WHERE conversation_id = "
-                    "(SELECT min(conversation_id) FROM conversations)")
+        con.execute(
+            "UPDATE conversations SET fingerprint = 'edited' WHERE conversation_id = "
+            "(SELECT min(conversation_id) FROM conversations)"
+        )
     assert "kept_from" not in _report(wh, tmp_path / "b")[0]
 
 
@@ -112,7 +118,9 @@ def test_kept_rows_not_written_by_encode_are_not_read_back(wh: Path, tmp_path: P
     with duckdb.connect(str(wh)) as con:  # a time that is no time (a terminal's escape codes) is not read back
         body = bytes(con.execute("SELECT body FROM report_kept").fetchall()[0][0])
         assert body.count(b'"generated_at":"') == 1
-        con.execute("UPDATE report_kept SET body = ?", [body.replace(b'"generated_at":"', b'"generated_at":"\\u001b[2J')])
+        con.execute(
+            "UPDATE report_kept SET body = ?", [body.replace(b'"generated_at":"', b'"generated_at":"\\u001b[2J')]
+        )
     assert "kept_from" not in _report(wh, tmp_path / "b2")[0]
     with duckdb.connect(str(wh)) as con:  # a page without its stamp is rendered again
         con.execute("UPDATE report_kept SET pages = ?", [orjson.dumps({"report.md": "not a report"})])
@@ -139,21 +147,35 @@ def _same(a: Any, b: Any) -> bool:
 
 def test_encode_gives_back_every_value_exactly() -> None:
     df = pl.DataFrame({"kind": ["a", None], "n": [1, 2], "share": [0.5, float("nan")], "at": [[1], []]})
-    sec = Section("s", "t", metrics={"by": {3: (1, 2.5), "x": [float("inf"), -0.0, None, True]},
-                                     "np": np.float64(0.1), "i": np.int64(7), "day": date(2026, 1, 2),
-                                     "when": datetime(2026, 1, 2, 3, 4, 5)},
-                  tables=[Table("tbl", "cap", df)], findings=[Finding("k", "low", "c1", None, [1, 2], "sum")])
+    sec = Section(
+        "s",
+        "t",
+        metrics={
+            "by": {3: (1, 2.5), "x": [float("inf"), -0.0, None, True]},
+            "np": np.float64(0.1),
+            "i": np.int64(7),
+            "day": date(2026, 1, 2),
+            "when": datetime(2026, 1, 2, 3, 4, 5),
+        },
+        tables=[Table("tbl", "cap", df)],
+        findings=[Finding("k", "low", "c1", None, [1, 2], "sum")],
+    )
     back = kept.decode(kept.encode(sec, KEPT_CLASSES), KEPT_CLASSES)
     assert _same(back, sec)
     assert back.metrics["by"][3] == (1, 2.5) and type(back.metrics["i"]) is np.int64
     with pytest.raises(kept.NotKept):
         kept.encode({"s": {1, 2}}, KEPT_CLASSES)  # a set has no order to give back
     with pytest.raises(kept.NotKept):
-        kept.encode([2 ** 70], KEPT_CLASSES)
+        kept.encode([2**70], KEPT_CLASSES)
     with pytest.raises(kept.NotKept):
         kept.encode(Path("x"), KEPT_CLASSES)
-    for bad in (b"not json", b'{"c": "builtins.object", "f": {}}', b'{"n": "O", "v": 1}', b'{"zz": 1}',
-                b'{"k": [[[1], 2]]}'):
+    for bad in (
+        b"not json",
+        b'{"c": "builtins.object", "f": {}}',
+        b'{"n": "O", "v": 1}',
+        b'{"zz": 1}',
+        b'{"k": [[[1], 2]]}',
+    ):
         with pytest.raises(kept.NotKept):
             kept.decode(bad, KEPT_CLASSES)
 
@@ -164,4 +186,6 @@ def test_a_kept_table_of_another_shape_is_dropped_at_open(wh: Path) -> None:
         con.execute("INSERT INTO report_kept VALUES ('k', 'x')")
     with open_warehouse(wh) as w:
         assert w.kept_key is None
-        assert w.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_kept'").fetchall() == [(0,)]
+        assert w.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_kept'").fetchall() == [
+            (0,)
+        ]

@@ -1,6 +1,7 @@
 """report.html reads on a laptop (1400 px) and a phone (400 px) in Debian's chromium: nothing runs off the right edge
 except inside a box that scrolls (tables, charts, code), the page itself never scrolls sideways, and chart text
 is never smaller than 10 CSS px. A screenshot at each width is kept beside the test's temporary files."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,9 @@ MEASURE = """() => {
 
 
 @pytest.mark.parametrize("width", [1400, 400])
-def test_report_fits_the_screen_and_its_charts_are_legible(browser: object, reported_wh: Path, tmp_path: Path,
-                                                          width: int) -> None:
+def test_report_fits_the_screen_and_its_charts_are_legible(
+    browser: object, reported_wh: Path, tmp_path: Path, width: int
+) -> None:
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto((reported_wh.parent / "r" / "report.html").as_uri())
     got = page.evaluate(MEASURE)
@@ -50,8 +52,10 @@ def test_a_wide_table_scrolls_inside_its_box_on_a_phone(browser: object, reporte
 def test_the_not_in_use_lines_show_code_not_backticks(browser: object, reported_wh: Path) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto((reported_wh.parent / "r" / "report.html").as_uri())
-    items = page.evaluate("() => [...document.querySelectorAll('ul.norms li')].map(li => [li.innerText, "
-                          "li.querySelectorAll('code').length])")
+    items = page.evaluate(
+        "() => [...document.querySelectorAll('ul.norms li')].map(li => [li.innerText, "
+        "li.querySelectorAll('code').length])"
+    )
     page.close()
     assert items and any(n for _, n in items)
     assert not [text for text, _ in items if "`" in text]

@@ -1,5 +1,6 @@
 """`forensics report` on a terminal says what it is doing, one line per analyzer with its time (issue 28: it was
 silent for a minute on a large warehouse); in a pipe or CI it stays quiet, so logs and scripts are unchanged."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,20 @@ LINE = re.compile(r"^forensics: (\S+) +\d+\.\d s  \((\d)/2\)(?:  reused \d+ of \
 def _report(db: Path, out: Path, stderr_on_terminal: bool) -> tuple[int, str, str]:
     """Run the real command with stderr on a pseudo-terminal (or a pipe); stdout is always a pipe."""
     env = {k: v for k, v in os.environ.items() if k != "CI"}
-    args = [sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(out), "--only", ONLY,
-            "--format", "json"]
+    args = [
+        sys.executable,
+        "-m",
+        "forensics",
+        "report",
+        "--db",
+        str(db),
+        "--out",
+        str(out),
+        "--only",
+        ONLY,
+        "--format",
+        "json",
+    ]
     if not stderr_on_terminal:
         done = subprocess.run(args, capture_output=True, text=True, env=env)
         return done.returncode, done.stdout, done.stderr

@@ -1,5 +1,6 @@
 """Issue 28 part 2: a report that reuses the kept per-conversation facts equals one computed from scratch, again on
 the same warehouse, after new conversations were ingested, and after a config change."""
+
 from __future__ import annotations
 
 import shutil
@@ -91,8 +92,10 @@ def test_grown_computes_only_the_new_conversations(wh: Path, tmp_path: Path) -> 
 
 def test_a_config_change_recomputes_and_equals_from_scratch(wh: Path, tmp_path: Path) -> None:
     _report(wh)
-    cfg = defaults().with_settings(replace(DriftSettings.of(defaults()), dispersion_targets_low=3),
-                                   replace(KeywordSettings.of(defaults()), top_k=4))
+    cfg = defaults().with_settings(
+        replace(DriftSettings.of(defaults()), dispersion_targets_low=3),
+        replace(KeywordSettings.of(defaults()), top_k=4),
+    )
     changed, kept = _report(wh, cfg)
     assert kept["baseline"]["reused"] == 0  # the key hashes the whole config: a change never misreads
     assert changed == _from_scratch(wh, tmp_path, cfg)
@@ -111,7 +114,9 @@ def test_an_empty_selection_with_nothing_kept(wh: Path, tmp_path: Path) -> None:
 def test_every_kept_fact_has_a_declared_table() -> None:
     kept = {n for n, f in all_facts().items() if f.kept}
     assert len(kept) == 15 and "drift_lags" in kept and "sentinel_turns" not in kept
-    assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= {t.name for _, t in every()}
+    assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= {
+        t.name for _, t in every()
+    }
 
 
 def test_key_moves_with_the_config(wh: Path) -> None:

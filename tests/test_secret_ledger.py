@@ -2,6 +2,7 @@
 a tool), typed again by the person, and printed by a command in its sub-agent's transcript is one secret with 3
 copies, each with its arrival, the models it was sent to and the rotation line; in the terminal, the JSON, the
 report and the explorer, and no output holds the key or a piece of it."""
+
 from __future__ import annotations
 
 import json
@@ -24,12 +25,19 @@ PIECE = 12
 
 
 def leaks(text: str) -> bool:
-    return any(KEY[i:i + PIECE] in text for i in range(len(KEY) - PIECE + 1))
+    return any(KEY[i : i + PIECE] in text for i in range(len(KEY) - PIECE + 1))
 
 
 def _lines(rows: list[dict[str, Any]], sidechain: bool) -> str:
-    base = {"isSidechain": sidechain, "userType": "external", "cwd": "/home/dev/app", "sessionId": SID,
-            "version": "1.0.98", "gitBranch": "main", **({"agentId": AGENT} if sidechain else {})}
+    base = {
+        "isSidechain": sidechain,
+        "userType": "external",
+        "cwd": "/home/dev/app",
+        "sessionId": SID,
+        "version": "1.0.98",
+        "gitBranch": "main",
+        **({"agentId": AGENT} if sidechain else {}),
+    }
     out, parent = [], None
     for i, (kind, message, ts) in enumerate(rows):
         uuid = f"{'1' if sidechain else '0'}0000000-0000-4000-8000-{i:012d}"
@@ -39,9 +47,14 @@ def _lines(rows: list[dict[str, Any]], sidechain: bool) -> str:
 
 
 def _assistant(i: int, model: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": tool, "input": args}],
-            "usage": {"input_tokens": 5, "output_tokens": 3}}
+    return {
+        "id": f"msg_{i}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": tool, "input": args}],
+        "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
 
 
 def _result(i: int, text: str) -> dict[str, Any]:
@@ -53,25 +66,60 @@ def session(folder: Path) -> Path:
     (copy 2), a sub-agent runs `printenv` (copy 3, a tool result of Bash in the sub-agent's transcript)."""
     project = folder / "projects" / "-home-dev-app"
     (project / SID / "subagents").mkdir(parents=True)
-    main = [("user", {"role": "user", "content": "deploy the app"}, "2026-03-01T10:00:00.000Z"),
-            ("assistant", _assistant(1, "claude-sonnet-4-5", "Read", {"file_path": "/home/dev/app/.env"}),
-             "2026-03-01T10:00:05.000Z"),
-            ("user", _result(1, f"OPENAI_API_KEY={KEY}\nREGION=eu-west-1\n"), "2026-03-01T10:00:06.000Z"),
-            ("assistant", {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                           "content": [{"type": "text", "text": "Which key should the deploy use?"}],
-                           "usage": {"input_tokens": 5, "output_tokens": 3}}, "2026-03-01T10:00:09.000Z"),
-            ("user", {"role": "user", "content": f"use this one: {KEY}"}, "2026-03-01T10:01:00.000Z"),
-            ("assistant", _assistant(3, "claude-sonnet-4-5", "Task",
-                                     {"description": "check env", "subagent_type": "Explore",
-                                      "prompt": "Check the deploy environment"}), "2026-03-01T10:01:05.000Z"),
-            ("user", _result(3, "The environment is set."), "2026-03-01T10:03:00.000Z")]
-    sub = [("user", {"role": "user", "content": "Check the deploy environment"}, "2026-03-01T10:01:06.000Z"),
-           ("assistant", _assistant(11, "claude-haiku-4-5", "Bash", {"command": "printenv | grep KEY"}),
-            "2026-03-01T10:01:10.000Z"),
-           ("user", _result(11, f"OPENAI_API_KEY={KEY}"), "2026-03-01T10:01:12.000Z"),
-           ("assistant", {"id": "msg_12", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
-                          "content": [{"type": "text", "text": "The environment is set."}],
-                          "usage": {"input_tokens": 5, "output_tokens": 3}}, "2026-03-01T10:01:20.000Z")]
+    main = [
+        ("user", {"role": "user", "content": "deploy the app"}, "2026-03-01T10:00:00.000Z"),
+        (
+            "assistant",
+            _assistant(1, "claude-sonnet-4-5", "Read", {"file_path": "/home/dev/app/.env"}),
+            "2026-03-01T10:00:05.000Z",
+        ),
+        ("user", _result(1, f"OPENAI_API_KEY={KEY}\nREGION=eu-west-1\n"), "2026-03-01T10:00:06.000Z"),
+        (
+            "assistant",
+            {
+                "id": "msg_2",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Which key should the deploy use?"}],
+                "usage": {"input_tokens": 5, "output_tokens": 3},
+            },
+            "2026-03-01T10:00:09.000Z",
+        ),
+        ("user", {"role": "user", "content": f"use this one: {KEY}"}, "2026-03-01T10:01:00.000Z"),
+        (
+            "assistant",
+            _assistant(
+                3,
+                "claude-sonnet-4-5",
+                "Task",
+                {"description": "check env", "subagent_type": "Explore", "prompt": "Check the deploy environment"},
+            ),
+            "2026-03-01T10:01:05.000Z",
+        ),
+        ("user", _result(3, "The environment is set."), "2026-03-01T10:03:00.000Z"),
+    ]
+    sub = [
+        ("user", {"role": "user", "content": "Check the deploy environment"}, "2026-03-01T10:01:06.000Z"),
+        (
+            "assistant",
+            _assistant(11, "claude-haiku-4-5", "Bash", {"command": "printenv | grep KEY"}),
+            "2026-03-01T10:01:10.000Z",
+        ),
+        ("user", _result(11, f"OPENAI_API_KEY={KEY}"), "2026-03-01T10:01:12.000Z"),
+        (
+            "assistant",
+            {
+                "id": "msg_12",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-haiku-4-5",
+                "content": [{"type": "text", "text": "The environment is set."}],
+                "usage": {"input_tokens": 5, "output_tokens": 3},
+            },
+            "2026-03-01T10:01:20.000Z",
+        ),
+    ]
     (project / f"{SID}.jsonl").write_text(_lines(main, False))
     (project / SID / "subagents" / f"agent-{AGENT}.jsonl").write_text(_lines(sub, True))
     return folder / "projects"
@@ -101,12 +149,15 @@ def test_one_key_three_copies_their_arrival_model_and_rotation(wh: Path) -> None
     assert s["arrivals"][0]["at"] == "2026-03-01 10:00:06"  # the Read result first
     assert (s["first_seen"], s["last_seen"]) == ("2026-03-01 10:00:06", "2026-03-01 10:01:12")
     # sent on with every later request: the session's sonnet, the sub-agent's haiku
-    assert s["models"] == [{"model": "claude-sonnet-4-5", "provider": "anthropic"},
-                           {"model": "claude-haiku-4-5", "provider": "anthropic"}]
+    assert s["models"] == [
+        {"model": "claude-sonnet-4-5", "provider": "anthropic"},
+        {"model": "claude-haiku-4-5", "provider": "anthropic"},
+    ]
     [rot] = found["rotation"]
     assert rot["provider"] == "OpenAI" and "revoke" in rot["action"]
-    assert rot["secrets"] == [{"kind": "openai-key", "fingerprint": s["fingerprint"], "copies": 3,
-                               "last_seen": "2026-03-01 10:01:12"}]
+    assert rot["secrets"] == [
+        {"kind": "openai-key", "fingerprint": s["fingerprint"], "copies": 3, "last_seen": "2026-03-01 10:01:12"}
+    ]
 
 
 def test_the_terminal_ledger_names_copies_arrival_model_rotation(wh: Path) -> None:
@@ -155,8 +206,11 @@ def test_no_secret_explorer_page_says_so(tmp_path: Path) -> None:
 def _counts(db: Path) -> tuple[int, int, int]:
     from tests.conftest import query
 
-    return query(db, "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages), "
-                     "(SELECT count(*) FROM secrets_found)")[0]
+    return query(
+        db,
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages), "
+        "(SELECT count(*) FROM secrets_found)",
+    )[0]
 
 
 def test_the_redacted_copy_reimports_whole_with_no_secret(wh: Path, tmp_path: Path) -> None:
@@ -185,8 +239,15 @@ def test_a_sqlite_source_stays_sqlite(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     con = sqlite3.connect(tmp_path / "src" / "app.db")
     con.execute("CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, messages TEXT, created_at TEXT)")
-    con.execute("INSERT INTO ai_conversations VALUES (?,?,?,?)", ("c1", f"deploy {KEY}", json.dumps(
-        [{"role": "user", "content": f"key {KEY}"}, {"role": "assistant", "content": "ok"}]), "2026-03-01T10:00:00Z"))
+    con.execute(
+        "INSERT INTO ai_conversations VALUES (?,?,?,?)",
+        (
+            "c1",
+            f"deploy {KEY}",
+            json.dumps([{"role": "user", "content": f"key {KEY}"}, {"role": "assistant", "content": "ok"}]),
+            "2026-03-01T10:00:00Z",
+        ),
+    )
     con.commit()
     con.close()
     db, again = tmp_path / "w.duckdb", tmp_path / "again.duckdb"

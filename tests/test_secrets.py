@@ -2,6 +2,7 @@
 (a SQLite table, a JSONL session, a Claude Code session), come out of no output and no SQL over the
 warehouse, whole or as any 12-character piece; each find is recorded, counted exactly; real logs lose
 (almost) nothing to false masks."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ def _rand(n: int, alphabet: str = string.ascii_letters + string.digits) -> str:
 B64 = string.ascii_letters + string.digits + "+/"
 PEM_BODY = "\n".join(_rand(64, B64) for _ in range(4))
 PGP_BODY = "\n".join(_rand(64, B64) for _ in range(3))
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOi" + _rand(30) + "." + _rand(43, string.ascii_letters + "_-"))
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "eyJzdWIiOi" + _rand(30) + "." + _rand(43, string.ascii_letters + "_-")
 # name -> (the secret, the text that carries it in a message); the secret is what must never come out
 SHAPES: dict[str, tuple[str, str]] = {}
 
@@ -66,7 +67,7 @@ TEXTS = [t for _, t in SHAPES.values()]
 
 
 def _pieces(secret: str) -> set[str]:
-    return {secret[i:i + PIECE] for i in range(len(secret) - PIECE + 1)} | {secret}
+    return {secret[i : i + PIECE] for i in range(len(secret) - PIECE + 1)} | {secret}
 
 
 PIECES = {p: s for s in ALL for p in _pieces(secret=s) if "\n" not in p}
@@ -81,17 +82,39 @@ def _sqlite(folder: Path) -> Path:
     """A SQLite table: every shape in a user message, a tool call's arguments and its result; a key as title."""
     msgs = []
     for i, text in enumerate(TEXTS):
-        msgs += [{"role": "user", "content": text},
-                 {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
-                     "name": "bash", "arguments": json.dumps({"command": f"echo '{text}'"})}}]},
-                 {"role": "tool", "tool_call_id": f"c{i}", "content": text}]
+        msgs += [
+            {"role": "user", "content": text},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"c{i}",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": f"echo '{text}'"})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": text},
+        ]
     path = folder / "app.db"
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
-                "messages TEXT, created_at TEXT, updated_at TEXT)")
-    con.execute("INSERT INTO ai_conversations VALUES (?,?,?,?,?,?,?)",
-                ("conv1", f"deploy with {IN_TITLE}", IN_MODEL, "openai", json.dumps(msgs),
-                 "2026-06-03T10:00:00Z", "2026-06-03T10:20:00Z"))
+    con.execute(
+        "CREATE TABLE ai_conversations (id TEXT PRIMARY KEY, title TEXT, model TEXT, provider TEXT, "
+        "messages TEXT, created_at TEXT, updated_at TEXT)"
+    )
+    con.execute(
+        "INSERT INTO ai_conversations VALUES (?,?,?,?,?,?,?)",
+        (
+            "conv1",
+            f"deploy with {IN_TITLE}",
+            IN_MODEL,
+            "openai",
+            json.dumps(msgs),
+            "2026-06-03T10:00:00Z",
+            "2026-06-03T10:20:00Z",
+        ),
+    )
     con.commit()
     con.close()
     return path
@@ -99,12 +122,24 @@ def _sqlite(folder: Path) -> Path:
 
 def _session(folder: Path) -> Path:
     """A JSONL session whose file name holds a key; every shape in a message; a line that is not JSON."""
-    lines = [json.dumps({"type": "session", "id": "sess_x1", "created_at": 1780374922, "model": "gpt-mini",
-                         "provider": "openai"})]
+    lines = [
+        json.dumps(
+            {"type": "session", "id": "sess_x1", "created_at": 1780374922, "model": "gpt-mini", "provider": "openai"}
+        )
+    ]
     for i, text in enumerate(TEXTS):
-        lines.append(json.dumps({"id": i + 1, "parent_id": i or None, "timestamp": 1780375348 + i,
-                                 "role": "user" if i % 2 == 0 else "assistant", "content": text}))
-    lines.insert(3, '{"id": 99, "role": "user", "content": "' + IN_QUARANTINE + ' broken')
+        lines.append(
+            json.dumps(
+                {
+                    "id": i + 1,
+                    "parent_id": i or None,
+                    "timestamp": 1780375348 + i,
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": text,
+                }
+            )
+        )
+    lines.insert(3, '{"id": 99, "role": "user", "content": "' + IN_QUARANTINE + " broken")
     path = folder / f"sess_{IN_NAME}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -115,21 +150,45 @@ def _claude_code(folder: Path) -> Path:
     project = folder / "projects" / "-home-dev-app"
     project.mkdir(parents=True)
     sid = "5f0c7a52-0c55-4c8e-9b1a-3d2f1e0a9b77"
-    base = {"isSidechain": False, "userType": "external", "cwd": "/home/dev/app", "sessionId": sid,
-            "version": "1.0.98", "gitBranch": "main"}
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/app",
+        "sessionId": sid,
+        "version": "1.0.98",
+        "gitBranch": "main",
+    }
     rows, parent = [], None
     for i, text in enumerate(TEXTS):
         for kind, message in (
-                ("user", {"role": "user", "content": text}),
-                ("assistant", {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4",
-                               "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash",
-                                            "input": {"command": text}}],
-                               "usage": {"input_tokens": 5, "output_tokens": 3}}),
-                ("user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}",
-                                                       "content": text}]})):
+            ("user", {"role": "user", "content": text}),
+            (
+                "assistant",
+                {
+                    "id": f"msg_{i}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4",
+                    "content": [{"type": "tool_use", "id": f"toolu_{i}", "name": "Bash", "input": {"command": text}}],
+                    "usage": {"input_tokens": 5, "output_tokens": 3},
+                },
+            ),
+            (
+                "user",
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": text}]},
+            ),
+        ):
             uuid = f"00000000-0000-4000-8000-{len(rows):012d}"
-            rows.append({**base, "parentUuid": parent, "type": kind, "uuid": uuid,
-                         "timestamp": f"2025-09-01T09:{len(rows) // 60:02d}:{len(rows) % 60:02d}.000Z", "message": message})
+            rows.append(
+                {
+                    **base,
+                    "parentUuid": parent,
+                    "type": kind,
+                    "uuid": uuid,
+                    "timestamp": f"2025-09-01T09:{len(rows) // 60:02d}:{len(rows) % 60:02d}.000Z",
+                    "message": message,
+                }
+            )
             parent = uuid
     path = project / f"{sid}.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
@@ -162,9 +221,15 @@ def test_secrets_found_counts_every_find(planted: dict[str, Path]) -> None:
     # JSONL session: each shape in a message; the quarantined line (its bytes, and its location: the file name);
     # the file name. Claude Code: each shape in a
     # prompt, a tool_use input and a tool_result (a message of its own).
-    assert by_field == {"messages.content": 2 * n + n + 2 * n, "tool_calls.arguments": n + n,
-                        "conversations.title": 1, "conversations.model": 1, "quarantine.raw": 1,
-                        "quarantine.location": 1, "sources.path": 1}
+    assert by_field == {
+        "messages.content": 2 * n + n + 2 * n,
+        "tool_calls.arguments": n + n,
+        "conversations.title": 1,
+        "conversations.model": 1,
+        "quarantine.raw": 1,
+        "quarantine.location": 1,
+        "sources.path": 1,
+    }
     kinds = dict(con.execute("SELECT kind, count(*) FROM secrets_found GROUP BY 1").fetchall())
     # each shape 7 times (5 messages, 2 arguments); two shapes of key block, two of password in a URL
     assert kinds["private-key"] == 2 * 7 and kinds["json-web-token"] == 7 and kinds["basic-auth-credentials"] == 14
@@ -178,8 +243,10 @@ def _warehouse_text(db: Path) -> str:
     """Every text and byte cell of every table, as SQL reads it."""
     con = duckdb.connect(str(db), read_only=True)
     out = []
-    cols = con.execute("SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal AND "
-                       "(data_type LIKE 'VARCHAR%' OR data_type = 'BLOB' OR data_type LIKE '%[]')").fetchall()
+    cols = con.execute(
+        "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE NOT internal AND "
+        "(data_type LIKE 'VARCHAR%' OR data_type = 'BLOB' OR data_type LIKE '%[]')"
+    ).fetchall()
     for table, column, kind in cols:
         expr = f'"{column}"::VARCHAR' if kind != "BLOB" else f'decode("{column}")'
         try:
@@ -199,12 +266,21 @@ def test_no_output_shows_a_piece_of_a_secret(planted: dict[str, Path]) -> None:
     code, _, err = run_cli("report", "--db", db, "--out", str(d / "rep"), "--format", "md,html,json")
     assert code == 0, err
     texts += [p.read_text() for p in (d / "rep").rglob("*") if p.suffix in (".md", ".html", ".json")]
-    ids = [r[0] for r in duckdb.connect(db, read_only=True).execute("SELECT conversation_id FROM conversations").fetchall()]
+    ids = [
+        r[0] for r in duckdb.connect(db, read_only=True).execute("SELECT conversation_id FROM conversations").fetchall()
+    ]
     for cid in ids:
         texts.append("".join(run_cli("show", cid, "--db", db, "--width", "100000")[1:]))
-    for sql in ("SELECT * FROM messages", "SELECT * FROM tool_calls", "SELECT * FROM conversations",
-                "SELECT * FROM quarantine", "SELECT * FROM sources", "SELECT * FROM import_runs",
-                "SELECT * FROM secrets_found", "SELECT upper(content), hex(content) FROM messages"):
+    for sql in (
+        "SELECT * FROM messages",
+        "SELECT * FROM tool_calls",
+        "SELECT * FROM conversations",
+        "SELECT * FROM quarantine",
+        "SELECT * FROM sources",
+        "SELECT * FROM import_runs",
+        "SELECT * FROM secrets_found",
+        "SELECT upper(content), hex(content) FROM messages",
+    ):
         texts.append("".join(run_cli("query", sql, "--db", db, "--format", "json")[1:]))
     for fmt in ("text", "json"):
         texts.append("".join(run_cli("secrets", "--db", db, "--format", fmt)[1:]))
@@ -220,8 +296,11 @@ def test_no_output_shows_a_piece_of_a_secret(planted: dict[str, Path]) -> None:
 
 
 def test_the_report_and_check_count_the_secrets(planted: dict[str, Path]) -> None:
-    metrics = json.loads((planted["dir"] / "rep" / "metrics.json").read_text()) if (
-        planted["dir"] / "rep" / "metrics.json").exists() else None
+    metrics = (
+        json.loads((planted["dir"] / "rep" / "metrics.json").read_text())
+        if (planted["dir"] / "rep" / "metrics.json").exists()
+        else None
+    )
     if metrics is None:
         run_cli("report", "--db", str(planted["db"]), "--out", str(planted["dir"] / "rep"), "--format", "json")
         metrics = json.loads((planted["dir"] / "rep" / "metrics.json").read_text())
@@ -249,7 +328,9 @@ def test_reimporting_replaces_the_finds(planted: dict[str, Path], tmp_path: Path
         src.touch()  # changed mtime: read again
         assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM secrets_found").fetchone() == (len(SHAPES) + 3,)  # and the quarantined line: its bytes, its location; the path
+    assert con.execute("SELECT count(*) FROM secrets_found").fetchone() == (
+        len(SHAPES) + 3,
+    )  # and the quarantined line: its bytes, its location; the path
 
 
 REAL = SHARED / "data" / "agent-logs"
@@ -268,8 +349,16 @@ def test_real_logs_lose_almost_nothing_to_false_masks(tmp_path: Path) -> None:
 
 def test_check_fails_when_secrets_appear(planted: dict[str, Path]) -> None:
     baseline = planted["dir"] / "baseline.json"
-    baseline.write_text(json.dumps({"metrics": {"secrets.found": {"value": 0, "better": "lower", "tolerance": 0},
-                                                "secrets.distinct": {"value": 0, "better": "lower", "tolerance": 0}}}))
+    baseline.write_text(
+        json.dumps(
+            {
+                "metrics": {
+                    "secrets.found": {"value": 0, "better": "lower", "tolerance": 0},
+                    "secrets.distinct": {"value": 0, "better": "lower", "tolerance": 0},
+                }
+            }
+        )
+    )
     code, out, _ = run_cli("check", "--db", str(planted["db"]), "--baseline", str(baseline))
     assert code != 0 and "secrets.found" in out and "REGRESSED" in out
 
@@ -278,10 +367,13 @@ def test_a_source_stored_before_masking_is_read_again_once(tmp_path: Path) -> No
     src, db = _session(tmp_path), tmp_path / "old.duckdb"
     assert run_cli("ingest", str(src), "--db", str(db), "--keep-secrets")[0] == 0
     con = duckdb.connect(str(db))  # as if m009 had come after this import
-    con.execute("UPDATE schema_migrations SET applied_at = now()::TIMESTAMP + INTERVAL 1 MINUTE "
-                "WHERE name = 'm009_secrets_found'")
+    con.execute(
+        "UPDATE schema_migrations SET applied_at = now()::TIMESTAMP + INTERVAL 1 MINUTE "
+        "WHERE name = 'm009_secrets_found'"
+    )
     con.close()
     assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
     assert leaks(_warehouse_text(db)) == []
     assert duckdb.connect(str(db), read_only=True).execute("SELECT count(*) FROM secrets_found").fetchone() == (
-        len(SHAPES) + 3,)
+        len(SHAPES) + 3,
+    )

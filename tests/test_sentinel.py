@@ -1,4 +1,5 @@
 """The sentinel classifier and display stripping (SPEC §9), then the whole analyzer against generator labels."""
+
 from __future__ import annotations
 
 import json
@@ -55,7 +56,11 @@ CASES = [
     (f"{BODY}[[SS-CHECK toolsapproved untrusteddata\n\nmore text", "missing", None),
     # CJK text before the line
     ("我看了 `src/license/verify.rs`，问题出在 `verify_license`：签名校验失败。\n\n" + LINE, "healthy", None),
-    ("修改方案：把授权逻辑移到 `activate_key` 里面统一处理。\n" + _without("untrusteddata"), "mutated", "untrusteddata"),
+    (
+        "修改方案：把授权逻辑移到 `activate_key` 里面统一处理。\n" + _without("untrusteddata"),
+        "mutated",
+        "untrusteddata",
+    ),
     ("（按系统要求，回复末尾应附上 `" + LINE + "` 这一行；下面先说结论。）\n\n结论：重试即可。", "missing", None),
 ]
 
@@ -123,11 +128,17 @@ def _labels(path: Path) -> tuple[dict[tuple[str, int], tuple[str, str | None]], 
 def _analyzed(db: Path) -> tuple[dict[tuple[str, int], tuple[str, str | None]], dict[str, int | None], list]:
     with open_warehouse(db) as wh:
         build_tables(wh.con, defaults())
-        got = {(n, p): (s, d) for n, p, s, d in wh.con.execute(
-            "SELECT native_id, position, status, drifted FROM sentinel_replies").fetchall()}
+        got = {
+            (n, p): (s, d)
+            for n, p, s, d in wh.con.execute(
+                "SELECT native_id, position, status, drifted FROM sentinel_replies"
+            ).fetchall()
+        }
         onsets = dict(wh.con.execute("SELECT native_id, onset_position FROM sentinel_conversations").fetchall())
-        texts = wh.con.execute("SELECT m.content, r.status, r.drifted FROM sentinel_replies r JOIN messages m "
-                               "USING (conversation_id, position) WHERE m.on_main_path").fetchall()
+        texts = wh.con.execute(
+            "SELECT m.content, r.status, r.drifted FROM sentinel_replies r JOIN messages m "
+            "USING (conversation_id, position) WHERE m.on_main_path"
+        ).fetchall()
     return got, onsets, texts
 
 
@@ -137,8 +148,18 @@ def test_every_judged_reply_and_onset_matches_the_generator_labels(fmt: str, tmp
         gen_corpus("sqlite", str(tmp_path / "c.db"), "--conversations", "40", "--seed", "5", "--profile", "realistic")
         source, labels = tmp_path / "c.db", tmp_path / "c.labels.jsonl"
     else:
-        gen_corpus("jsonl", str(tmp_path / "s"), "--sessions", "30", "--seed", "11", "--branch-rate", "0.3",
-                   "--corrupt-rate", "0.02")
+        gen_corpus(
+            "jsonl",
+            str(tmp_path / "s"),
+            "--sessions",
+            "30",
+            "--seed",
+            "11",
+            "--branch-rate",
+            "0.3",
+            "--corrupt-rate",
+            "0.02",
+        )
         source, labels = tmp_path / "s", tmp_path / "s" / "labels.jsonl"
     ingest([source], db=tmp_path / "w.duckdb")
     want_replies, want_onsets = _labels(labels)

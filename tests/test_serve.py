@@ -1,4 +1,5 @@
 """`forensics serve`: every page answers from the warehouse read-only, masks secrets, refuses writes."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,11 @@ def client(reported_wh: Path) -> TestClient:
 
 
 def _cid(db: Path, native: str, source: str = "") -> str:
-    return query(db, "SELECT conversation_id FROM conversations JOIN sources USING (source_id) WHERE native_id = ? "
-                     "AND path LIKE ?", [native, f"%{source}%"])[0][0]
+    return query(
+        db,
+        "SELECT conversation_id FROM conversations JOIN sources USING (source_id) WHERE native_id = ? AND path LIKE ?",
+        [native, f"%{source}%"],
+    )[0][0]
 
 
 def test_overview_shows_the_reports_answer_first(client: TestClient, reported_wh: Path) -> None:
@@ -39,8 +43,9 @@ def test_overview_shows_the_reports_answer_first(client: TestClient, reported_wh
     assert re.findall(r'<li><a href="/c/[0-9a-f]+">([^<]+)</a> —', text) == worst
 
 
-def test_conversations_carry_unique_labels_and_every_finding_of_the_report(client: TestClient,
-                                                                           reported_wh: Path) -> None:
+def test_conversations_carry_unique_labels_and_every_finding_of_the_report(
+    client: TestClient, reported_wh: Path
+) -> None:
     rows = client.get("/conversations?sort=label&dir=asc").text
     labels = re.findall(r'<td><a href="/c/[0-9a-f]+" title="[^"]*">([^<]+)</a></td>', rows)
     assert len(labels) == len(set(labels)) == min(PAGE, query(reported_wh, "SELECT count(*) FROM conversations")[0][0])
@@ -55,8 +60,11 @@ def test_conversations_filter_by_finding_kind_and_sort_by_a_metric(client: TestC
     assert re.findall(r'title="[^"]*">([^<]+)</a></td>', text) == ["d6614e0b"]
     by_size = client.get("/conversations?sort=messages&dir=desc").text
     first = re.search(r'title="[^"]*">([^<]+)</a></td>', by_size).group(1)
-    biggest = query(reported_wh, "SELECT c.native_id FROM conversations c JOIN messages m USING (conversation_id) "
-                                 "WHERE on_main_path AND role <> 'system' GROUP BY ALL ORDER BY count(*) DESC LIMIT 1")
+    biggest = query(
+        reported_wh,
+        "SELECT c.native_id FROM conversations c JOIN messages m USING (conversation_id) "
+        "WHERE on_main_path AND role <> 'system' GROUP BY ALL ORDER BY count(*) DESC LIMIT 1",
+    )
     assert first.split(" · ")[0] == biggest[0][0]
 
 
@@ -95,18 +103,28 @@ def test_named_queries_run_read_only(client: TestClient) -> None:
 
 def test_writes_are_refused(client: TestClient, reported_wh: Path) -> None:
     cid = _cid(reported_wh, "d6614e0b")
-    for method, url in (("POST", "/conversations"), ("PUT", f"/c/{cid}"), ("DELETE", "/findings"),
-                        ("PATCH", "/queries/baseline")):
+    for method, url in (
+        ("POST", "/conversations"),
+        ("PUT", f"/c/{cid}"),
+        ("DELETE", "/findings"),
+        ("PATCH", "/queries/baseline"),
+    ):
         assert client.request(method, url).status_code == 405
 
 
 def test_no_page_shows_a_planted_secret(client: TestClient, reported_wh: Path) -> None:
     pages = ["/", "/conversations", "/findings", "/queries/messages_by_position", "/queries/tool_results"]
-    for (cid,) in query(reported_wh, "SELECT conversation_id FROM conversations JOIN sources USING (source_id) "
-                                     "WHERE path LIKE '%secrets.db'"):
+    for (cid,) in query(
+        reported_wh,
+        "SELECT conversation_id FROM conversations JOIN sources USING (source_id) WHERE path LIKE '%secrets.db'",
+    ):
         pages.append(f"/c/{cid}")
-        pages += [f"/c/{cid}/m/{p}" for (p,) in query(reported_wh, "SELECT position FROM messages WHERE "
-                                                                   "conversation_id = ? AND on_main_path", [cid])]
+        pages += [
+            f"/c/{cid}/m/{p}"
+            for (p,) in query(
+                reported_wh, "SELECT position FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
+            )
+        ]
     text = "\n".join(client.get(p).text for p in pages).lower()
     assert "[redacted]" in text
     assert [n for n, s in [*SECRETS.items(), ("password part", "hunter2")] if s.lower() in text] == []
@@ -120,10 +138,15 @@ def _free_port() -> int:
 
 def test_serve_listens_on_loopback_and_says_where(reported_wh: Path) -> None:
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "forensics", "serve", "--db", str(reported_wh), "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forensics", "serve", "--db", str(reported_wh), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        assert proc.stderr.readline().strip() == f"forensics serve: http://127.0.0.1:{port}/ (read-only; Ctrl-C stops it)"
+        assert (
+            proc.stderr.readline().strip() == f"forensics serve: http://127.0.0.1:{port}/ (read-only; Ctrl-C stops it)"
+        )
         for _ in range(200):  # the line comes before uvicorn binds: poll for it, bounded
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/conversations", timeout=5) as r:
@@ -154,8 +177,10 @@ def test_a_foreign_host_is_refused(client: TestClient) -> None:
 def test_every_response_carries_the_security_headers(client: TestClient) -> None:
     for path in ("/", "/conversations", "/static/app.js", "/nosuchpage"):
         h = client.get(path).headers
-        assert "frame-ancestors 'none'" in h["content-security-policy"] and "script-src 'self'" in h[
-            "content-security-policy"]
+        assert (
+            "frame-ancestors 'none'" in h["content-security-policy"]
+            and "script-src 'self'" in h["content-security-policy"]
+        )
         assert h["x-frame-options"] == "DENY" and h["x-content-type-options"] == "nosniff"
 
 
@@ -166,8 +191,9 @@ def test_a_malformed_or_huge_page_is_a_400_not_a_500(client: TestClient, query: 
         assert r.status_code == 400, (path, query, r.status_code)
 
 
-def test_a_named_query_that_would_write_is_refused_on_its_page(client: TestClient, reported_wh: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_named_query_that_would_write_is_refused_on_its_page(
+    client: TestClient, reported_wh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from forensics.serve import app
     from forensics.warehouse.queries import NamedQuery
 

@@ -1,6 +1,7 @@
 """Skill-trigger replay (SPEC §19): on Claude Code sessions written by fixtures/make_skill_sessions.py, every
 routing row, count and position equals the generator's labels, harness text is never a request, and the proposed
 phrases recover the planted misses without a new false fire."""
+
 from __future__ import annotations
 
 import json
@@ -36,15 +37,20 @@ def report(db: Path, out: Path, *args: str) -> dict:
 def routing(db: Path) -> dict[str, list[tuple]]:
     """skill_routing by session id (the conversation's native id), rows as the labels write them."""
     out: dict[str, list[tuple]] = {sid: [] for sid in LABELS["sessions"]}
-    for native, *row in query(db, f"SELECT c.native_id, {', '.join('r.' + c for c in COLUMNS)} FROM skill_routing r "
-                                  "JOIN conversations c USING (conversation_id)"):
+    for native, *row in query(
+        db,
+        f"SELECT c.native_id, {', '.join('r.' + c for c in COLUMNS)} FROM skill_routing r "
+        "JOIN conversations c USING (conversation_id)",
+    ):
         out.setdefault(native, []).append(tuple(row))
     return {k: sorted(v, key=repr) for k, v in out.items()}
 
 
 def labelled() -> dict[str, list[tuple]]:
-    return {sid: sorted((tuple(r[c] for c in COLUMNS) for r in s["rows"]), key=repr)
-            for sid, s in LABELS["sessions"].items()}
+    return {
+        sid: sorted((tuple(r[c] for c in COLUMNS) for r in s["rows"]), key=repr)
+        for sid, s in LABELS["sessions"].items()
+    }
 
 
 def counts_from_labels() -> dict[str, dict]:
@@ -57,9 +63,15 @@ def counts_from_labels() -> dict[str, dict]:
     out = {}
     for skill, v in c.items():
         router, model = v["hit"] + v["router_only"], v["hit"] + v["model_only"]
-        out[skill] = {"router": router, "model": model, "hits": v["hit"], "router_only": v["router_only"],
-                      "model_only": v["model_only"], "precision": v["hit"] / router if router else None,
-                      "recall": v["hit"] / model if model else None}
+        out[skill] = {
+            "router": router,
+            "model": model,
+            "hits": v["hit"],
+            "router_only": v["router_only"],
+            "model_only": v["model_only"],
+            "precision": v["hit"] / router if router else None,
+            "recall": v["hit"] / model if model else None,
+        }
     return out
 
 
@@ -88,15 +100,23 @@ def test_per_skill_figures_are_the_labels_counts(db: Path, tmp_path: Path) -> No
     # evidence: the same positions as the rows, with the load's position for hits and misses
     sid_of = dict(query(db, "SELECT conversation_id, native_id FROM conversations"))
     ev = {(sid_of[cid], *rest) for cid, *rest in m["skills"]["xlsx"]["evidence"]["model_only"]}
-    assert ev == {(sid, r["position"], r["load_position"]) for sid, s in LABELS["sessions"].items()
-                  for r in s["rows"] if r["verdict"] == "model_only" and r["model_skill"] == "xlsx"}
+    assert ev == {
+        (sid, r["position"], r["load_position"])
+        for sid, s in LABELS["sessions"].items()
+        for r in s["rows"]
+        if r["verdict"] == "model_only" and r["model_skill"] == "xlsx"
+    }
 
 
 def test_harness_text_on_the_user_role_is_never_a_request(db: Path, tmp_path: Path) -> None:
     report(db, tmp_path, "--triggers", str(TABLE))
-    rows = query(db, "SELECT c.native_id, m.position, m.kind FROM (SELECT * FROM (" +
-                 named_query("skill_messages").sql + ")) m JOIN conversations c "
-                 "USING (conversation_id)")
+    rows = query(
+        db,
+        "SELECT c.native_id, m.position, m.kind FROM (SELECT * FROM ("
+        + named_query("skill_messages").sql
+        + ")) m JOIN conversations c "
+        "USING (conversation_id)",
+    )
     kinds: dict[str, dict[int, str]] = {}
     for sid, pos, kind in rows:
         kinds.setdefault(sid, {})[pos] = kind
@@ -106,8 +126,11 @@ def test_harness_text_on_the_user_role_is_never_a_request(db: Path, tmp_path: Pa
         assert sum(k == "request" for k in kinds[sid].values()) == s["requests"], sid
     # the sub-agent's prompt (it mentions PDF and Excel, and it loads pdf) is the model's, not a person's
     assert set(kinds) == set(LABELS["sessions"])
-    assert query(db, "SELECT count(*) FROM skill_routing r JOIN conversations c USING (conversation_id) "
-                     "WHERE c.parent_conversation_id IS NOT NULL") == [(0,)]
+    assert query(
+        db,
+        "SELECT count(*) FROM skill_routing r JOIN conversations c USING (conversation_id) "
+        "WHERE c.parent_conversation_id IS NOT NULL",
+    ) == [(0,)]
 
 
 def test_proposals_recover_the_planted_misses_without_new_false_fires(db: Path, tmp_path: Path) -> None:
@@ -144,14 +167,27 @@ def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) ->
     doc = json.loads(out)
     half = {native: fold_of(native) for (native,) in query(db, "SELECT native_id FROM conversations")}
     assert doc["conversations"] == [sum(half[sid] == k for sid in LABELS["sessions"]) for k in (0, 1)] == [6, 5]
-    assert doc["requests"] == [sum(s["requests"] for sid, s in LABELS["sessions"].items() if half[sid] == k)
-                               for k in (0, 1)] == [18, 14]
+    assert (
+        doc["requests"]
+        == [sum(s["requests"] for sid, s in LABELS["sessions"].items() if half[sid] == k) for k in (0, 1)]
+        == [18, 14]
+    )
     totals = {k: sum(c[k] for c in counts_from_labels().values()) for k in ("hits", "router_only", "model_only")}
     # the table alone, replayed half by half, is the labels' replay; with no table every judged load is a miss
-    assert [doc["routers"]["table"][k] for k in ("hits", "false_fires", "misses")] == [
-        totals["hits"], totals["router_only"], totals["model_only"]] == [9, 3, 9]
-    assert doc["routers"]["mark nothing"] == {"hits": 0, "false_fires": 0, "misses": 18, "precision": None,
-                                              "recall": 0.0, "f1": 0.0, "net": 0}
+    assert (
+        [doc["routers"]["table"][k] for k in ("hits", "false_fires", "misses")]
+        == [totals["hits"], totals["router_only"], totals["model_only"]]
+        == [9, 3, 9]
+    )
+    assert doc["routers"]["mark nothing"] == {
+        "hits": 0,
+        "false_fires": 0,
+        "misses": 18,
+        "precision": None,
+        "recall": 0.0,
+        "f1": 0.0,
+        "net": 0,
+    }
     every, fitted = doc["routers"]["mark everything"], doc["routers"]["table + proposed"]
     assert (every["hits"], every["false_fires"], every["misses"], every["net"]) == (7, 23, 8, -16)
     assert (fitted["hits"], fitted["false_fires"], fitted["misses"], fitted["net"]) == (15, 3, 3, 12)
@@ -160,13 +196,17 @@ def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) ->
     # each half proposes only planted phrases: the specific "browser tests", never the bare "tests"
     planted = {(s, p) for s, ps in LABELS["planted"].items() for p in ps}
     assert [sorted(map(tuple, half)) for half in doc["proposed"]] == [
-        sorted(planted - {("xlsx", "spreadsheet")}), sorted(planted)]
+        sorted(planted - {("xlsx", "spreadsheet")}),
+        sorted(planted),
+    ]
     code, text, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout")
     assert code == 0, err
     lines = text.splitlines()
     assert "  mark everything      7           23       8       0.23    0.47  0.31  -16" in lines
-    assert lines[-1] == ("table + proposed: net +12 against the table's +6 (no harm); against mark nothing's 0 and "
-                         "mark everything's F1 0.31: beats both")
+    assert lines[-1] == (
+        "table + proposed: net +12 against the table's +6 (no harm); against mark nothing's 0 and "
+        "mark everything's F1 0.31: beats both"
+    )
 
 
 def test_holdout_needs_a_table_both_halves_and_no_write(db: Path, tmp_path: Path) -> None:
@@ -179,8 +219,12 @@ def test_holdout_needs_a_table_both_halves_and_no_write(db: Path, tmp_path: Path
     code, _, err = run_cli("ingest", str(one), "--db", str(tmp_path / "w.duckdb"))
     assert code == 0, err
     code, out, err = run_cli("tune", "--db", str(tmp_path / "w.duckdb"), "--triggers", str(TABLE), "--holdout")
-    assert code == 2 and out == "" and err == (f"forensics: {tmp_path / 'w.duckdb'}: --holdout needs conversations in "
-                                               "both halves (1 in the warehouse)\n")
+    assert (
+        code == 2
+        and out == ""
+        and err
+        == (f"forensics: {tmp_path / 'w.duckdb'}: --holdout needs conversations in both halves (1 in the warehouse)\n")
+    )
 
 
 def test_tune_prints_old_and_new_phrases_and_writes_nothing_without_write(db: Path, tmp_path: Path) -> None:
@@ -190,11 +234,14 @@ def test_tune_prints_old_and_new_phrases_and_writes_nothing_without_write(db: Pa
     assert code == 0, err
     lines = out.splitlines()
     assert lines[lines.index(next(x for x in lines if x.startswith("xlsx")))] == (
-        'xlsx (2 new): ["excel", "xlsx", "表格文件"] -> ["excel", "xlsx", "表格文件", "电子表格", "spreadsheet"]')
+        'xlsx (2 new): ["excel", "xlsx", "表格文件"] -> ["excel", "xlsx", "表格文件", "电子表格", "spreadsheet"]'
+    )
     assert '  + "ppt": 2 hits gained, 0 false fires added (2 of the 2 requests holding it loaded pptx)' in lines
     assert 'webapp-testing (new skill): [] -> ["browser tests"]' in lines
-    assert lines[-1] == ("4 phrases for 3 skills over 32 requests in 11 conversations: hits 9 -> 17, false fires "
-                         "3 -> 3, misses 9 -> 1; nothing written without --write")
+    assert lines[-1] == (
+        "4 phrases for 3 skills over 32 requests in 11 conversations: hits 9 -> 17, false fires "
+        "3 -> 3, misses 9 -> 1; nothing written without --write"
+    )
     assert table.read_bytes() == TABLE.read_bytes()
 
 
@@ -206,8 +253,11 @@ def test_tune_json_lists_each_proposal_with_its_evidence(db: Path) -> None:
     ppt = next(p for p in doc["proposals"] if p["phrase"] == "ppt")
     assert (ppt["skill"], ppt["hits_gained"], ppt["false_fires_added"], ppt["requests"]) == ("pptx", 2, 0, 2)
     assert sorted((sid_of[c], pos) for c, pos in ppt["catches"]) == sorted(
-        (sid, r["position"]) for sid, s in LABELS["sessions"].items() for r in s["rows"]
-        if r["verdict"] == "model_only" and r["model_skill"] == "pptx")
+        (sid, r["position"])
+        for sid, s in LABELS["sessions"].items()
+        for r in s["rows"]
+        if r["verdict"] == "model_only" and r["model_skill"] == "pptx"
+    )
     assert doc["before"]["pptx"]["hits"] == 2 and doc["after"]["pptx"]["hits"] == 4
     code, _, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--emit", "rust")
     assert code == 2 and "--triggers tunes the trigger table only" in err
@@ -215,8 +265,11 @@ def test_tune_json_lists_each_proposal_with_its_evidence(db: Path) -> None:
 
 def test_write_keeps_the_files_order_phrases_keys_and_layout(db: Path, tmp_path: Path) -> None:
     table = tmp_path / "t.json"
-    table.write_text('{"schema": 1, "note": "curated by hand",\n    "skills": {\n        "pptx": ["slides", '
-                     '"幻灯片"],\n        "xlsx": ["excel"],\n        "pdf": ["pdf"]\n    }\n}\n', encoding="utf-8")
+    table.write_text(
+        '{"schema": 1, "note": "curated by hand",\n    "skills": {\n        "pptx": ["slides", '
+        '"幻灯片"],\n        "xlsx": ["excel"],\n        "pdf": ["pdf"]\n    }\n}\n',
+        encoding="utf-8",
+    )
     code, _, err = run_cli("tune", "--db", str(db), "--triggers", str(table), "--write")
     assert code == 0, err
     text = table.read_text(encoding="utf-8")
@@ -238,27 +291,34 @@ def test_starting_from_an_empty_table(db: Path, tmp_path: Path) -> None:
     code, _, err = run_cli("tune", "--db", str(db), "--triggers", str(table), "--write")
     assert code == 0, err
     started = json.loads(table.read_text(encoding="utf-8"))["skills"]
-    assert started == {p["skill"]: [q["phrase"] for q in m["proposals"] if q["skill"] == p["skill"]]
-                       for p in m["proposals"]}
+    assert started == {
+        p["skill"]: [q["phrase"] for q in m["proposals"] if q["skill"] == p["skill"]] for p in m["proposals"]
+    }
     assert "great" not in str(started)  # "Great, now make slides": one request is no evidence
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "no such trigger table"),
-    ("{not json", ":1: not valid JSON"),
-    ('{"schema": 1, "phrases": {}}', 'no "skills" object'),
-    ('{"schema": 2, "skills": {}}', "schema 2 is not supported"),
-    ('{"schema": 1, "skills": {"pdf": "pdf"}}', "skills.pdf must be a list of phrases"),
-    ('{"schema": 1, "skills": {"pdf": ["pdf", 3]}}', "skills.pdf must be a list of phrases"),
-    ('{"schema": 1, "skills": {"pdf": ["pdf", "  "]}}', "skills.pdf[1] is an empty phrase"),
-])
-def test_a_bad_trigger_table_is_one_line_and_exit_2(db: Path, tmp_path: Path, content: str | None,
-                                                    message: str) -> None:
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "no such trigger table"),
+        ("{not json", ":1: not valid JSON"),
+        ('{"schema": 1, "phrases": {}}', 'no "skills" object'),
+        ('{"schema": 2, "skills": {}}', "schema 2 is not supported"),
+        ('{"schema": 1, "skills": {"pdf": "pdf"}}', "skills.pdf must be a list of phrases"),
+        ('{"schema": 1, "skills": {"pdf": ["pdf", 3]}}', "skills.pdf must be a list of phrases"),
+        ('{"schema": 1, "skills": {"pdf": ["pdf", "  "]}}', "skills.pdf[1] is an empty phrase"),
+    ],
+)
+def test_a_bad_trigger_table_is_one_line_and_exit_2(
+    db: Path, tmp_path: Path, content: str | None, message: str
+) -> None:
     table = tmp_path / "t.json"
     if content is not None:
         table.write_text(content, encoding="utf-8")
-    for args in (["tune", "--db", str(db), "--triggers", str(table), "--write"],
-                 ["report", "--db", str(db), "--triggers", str(table), "--out", str(tmp_path / "r")]):
+    for args in (
+        ["tune", "--db", str(db), "--triggers", str(table), "--write"],
+        ["report", "--db", str(db), "--triggers", str(table), "--out", str(tmp_path / "r")],
+    ):
         code, out, err = run_cli(*args)
         assert code == 2 and out == "" and err.count("\n") == 1 and message in err, (args[0], err)
         assert err.startswith(f"forensics: {table}")
@@ -274,7 +334,10 @@ def test_the_config_names_the_table_relative_to_itself(db: Path, tmp_path: Path,
     m = report(db, tmp_path / "r", "--config", "conf/harness.toml")
     assert m["table"]["path"] == str(tmp_path / "conf" / "triggers.json")
     assert {k: m["skills"]["xlsx"][k] for k in ("hits", "router_only", "model_only")} == {
-        "hits": 3, "router_only": 1, "model_only": 4}
+        "hits": 3,
+        "router_only": 1,
+        "model_only": 4,
+    }
 
 
 def test_which_tools_load_skills_is_configurable(db: Path, tmp_path: Path) -> None:
@@ -282,7 +345,11 @@ def test_which_tools_load_skills_is_configurable(db: Path, tmp_path: Path) -> No
     cfg.write_text('[skills]\ntools = ["Skill"]\n', encoding="utf-8")  # meta.loadSkill no longer counts
     m = report(db, tmp_path / "r", "--config", str(cfg), "--triggers", str(TABLE))
     assert {k: m["skills"]["docx"][k] for k in ("router", "hits", "router_only", "model_only")} == {
-        "router": 2, "hits": 0, "router_only": 2, "model_only": 1}
+        "router": 2,
+        "hits": 0,
+        "router_only": 2,
+        "model_only": 1,
+    }
     cfg.write_text('[skills]\nargument_keys = ["skill"]\n', encoding="utf-8")  # {"command": "xlsx"} names nothing
     m = report(db, tmp_path / "r", "--config", str(cfg), "--triggers", str(TABLE))
     # {"command": "xlsx"} and {"name": "docx"} name nothing now; the body Claude Code wrote after the call still
@@ -300,8 +367,19 @@ def test_equally_long_phrases_go_to_the_first_skill_of_the_table(db: Path, tmp_p
 
 
 def test_the_report_shows_the_section_with_its_evidence(db: Path, tmp_path: Path) -> None:
-    code, _, err = run_cli("report", "--db", str(db), "--only", "skills", "--triggers", str(TABLE), "--out",
-                           str(tmp_path), "--format", "md,html")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(db),
+        "--only",
+        "skills",
+        "--triggers",
+        str(TABLE),
+        "--out",
+        str(tmp_path),
+        "--format",
+        "md,html",
+    )
     assert code == 0, err
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Skill-trigger replay" in md and "| xlsx | 电子表格 | 2 | 0 | 1 | " in md
@@ -321,5 +399,8 @@ def test_phrases_are_whole_words_a_person_writes() -> None:
     assert {"convert", "fillable form", "fillable", "form", "email"} <= en
     assert not {p for p in en if "report" in p or p.startswith(("a ", "to ")) or p.endswith((" a", " to"))}
     assert "form then" not in en and "form, then" not in en  # a comma ends a phrase
-    assert not [p for p in candidates("use key sk-ant-api03-abcdefghijklmnopqrstu and password hunter2x") if
-                "sk-" in p or "hunter" in p]
+    assert not [
+        p
+        for p in candidates("use key sk-ant-api03-abcdefghijklmnopqrstu and password hunter2x")
+        if "sk-" in p or "hunter" in p
+    ]

@@ -2,6 +2,7 @@
 fixtures give what the warehouse gives (SPEC §18). The commands are docs/scale.md's own (its spark-local block), so
 the documented path is the tested one. One SparkSession for the whole module (pytest-xdist's loadfile: one worker
 runs this file)."""
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,13 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             outputs.append(out)
     finally:
         os.chdir(cwd)
-    return {"dir": d, "out": outputs[2], "query": outputs[3],
-            "local": json.loads((d / "reports" / "local" / "metrics.json").read_text()),
-            "spark": json.loads((d / "reports" / "spark" / "metrics.json").read_text())}
+    return {
+        "dir": d,
+        "out": outputs[2],
+        "query": outputs[3],
+        "local": json.loads((d / "reports" / "local" / "metrics.json").read_text()),
+        "spark": json.loads((d / "reports" / "spark" / "metrics.json").read_text()),
+    }
 
 
 def test_every_figure_of_the_four_sections_is_the_local_reports(lake: dict[str, Any]) -> None:
@@ -79,8 +84,13 @@ def test_every_figure_of_the_four_sections_is_the_local_reports(lake: dict[str, 
     assert (comp["results"], comp["summarized"]) == (2377, 972)
     # issue 24: held against each agent's own norms (crowding is the sqlite harness's way of working: a norm line)
     assert drift["interleave_computed"] and drift["episodes"] == 32
-    assert drift["conversations_flagged"] == {"tool_result_crowding": 0, "tool_dispersion": 11,
-                                              "compaction_topic_loss": 1, "topic_interleave": 7, "no_focus": 5}
+    assert drift["conversations_flagged"] == {
+        "tool_result_crowding": 0,
+        "tool_dispersion": 11,
+        "compaction_topic_loss": 1,
+        "topic_interleave": 7,
+        "no_focus": 5,
+    }
     # only the fixtures whose harness asks for the sentinel (realistic.db, anthropic.db, the JSONL sessions)
     assert (sentinel["judged_replies"], sentinel["degraded_conversations"]) == (481, 10)
 
@@ -92,8 +102,9 @@ def test_the_spark_report_is_written_as_a_local_one_with_its_evidence(lake: dict
     assert f"(on Spark, {MASTER})" in md and "## Sentinel compliance" in md and "## Drift phenomena" in md
     assert "not computed on Spark" in lake["spark"]["what_to_change"]["skipped"]
     # the cited messages were read from the lake by Spark: each as the warehouse shows it
-    embedded = json.loads(html.split('<script type="application/json" id=evidence-data>')[1].split("</script>")[0]
-                          .replace("<\\/", "</"))
+    embedded = json.loads(
+        html.split('<script type="application/json" id=evidence-data>')[1].split("</script>")[0].replace("<\\/", "</")
+    )
     cited = {cid: {int(p) for p in msgs} for cid, msgs in embedded.items()}
     assert sum(map(len, cited.values())) > 100
     with open_warehouse(d / "forensics.duckdb", read_only=True) as wh:
@@ -107,12 +118,37 @@ def test_a_selection_on_spark_is_the_local_selection(lake: dict[str, Any], spark
     """--model narrows what is reported; the sentinel still replays every model's whole history. The workers get
     groups of about 5 conversations here (the report above had all 42 in one)."""
     d = lake["dir"]
-    code, _, err = run_cli("report", "--db", str(d / "forensics.duckdb"), "--out", str(d / "sel-local"),
-                           "--format", "json", "--only", "baseline,sentinel", "--model", "glm-5.2")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(d / "forensics.duckdb"),
+        "--out",
+        str(d / "sel-local"),
+        "--format",
+        "json",
+        "--only",
+        "baseline,sentinel",
+        "--model",
+        "glm-5.2",
+    )
     assert code == 0, err
-    code, _, err = run_cli("report", "--engine", "spark", "--lake", str(d / "lake"), "--spark-master", MASTER,
-                           "--out", str(d / "sel-spark"), "--format", "json", "--only", "baseline,sentinel",
-                           "--model", "glm-5.2")
+    code, _, err = run_cli(
+        "report",
+        "--engine",
+        "spark",
+        "--lake",
+        str(d / "lake"),
+        "--spark-master",
+        MASTER,
+        "--out",
+        str(d / "sel-spark"),
+        "--format",
+        "json",
+        "--only",
+        "baseline,sentinel",
+        "--model",
+        "glm-5.2",
+    )
     assert code == 0, err
     local, spark = (json.loads((d / o / "metrics.json").read_text()) for o in ("sel-local", "sel-spark"))
     assert spark["conversations"] == local["conversations"] < lake["spark"]["conversations"]
@@ -121,8 +157,9 @@ def test_a_selection_on_spark_is_the_local_selection(lake: dict[str, Any], spark
 
 
 def test_the_documented_query_ran_on_spark(lake: dict[str, Any]) -> None:
-    code, local, err = run_cli("query", "sentinel_failures", "--db", str(lake["dir"] / "forensics.duckdb"),
-                               "--format", "csv")
+    code, local, err = run_cli(
+        "query", "sentinel_failures", "--db", str(lake["dir"] / "forensics.duckdb"), "--format", "csv"
+    )
     assert code == 0, err
     assert sorted(lake["query"].splitlines()) == sorted(local.splitlines()) and len(local.splitlines()) > 500
 
@@ -132,8 +169,9 @@ def test_every_named_query_gives_the_same_rows_on_both_engines(lake: dict[str, A
     from forensics.spark.sql import UNSUPPORTED
 
     d = lake["dir"]
-    code, spark_out, err = run_cli("query", name, "--engine", "spark", "--lake", str(d / "lake"), "--spark-master",
-                                   MASTER, "--format", "json")
+    code, spark_out, err = run_cli(
+        "query", name, "--engine", "spark", "--lake", str(d / "lake"), "--spark-master", MASTER, "--format", "json"
+    )
     if name in UNSUPPORTED:
         assert code == 2 and f"the named query {name} does not run on Spark: " in err, err
         return

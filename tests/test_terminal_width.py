@@ -1,6 +1,7 @@
 """Tables fit a 120-column terminal (issue 47 item 5): the ingest summary, `forensics usage` (by agent and model, by
 project and branch, by day), `secrets`, `formats` and `show` print no line over 120 characters on the shared agent logs, long values keep their
 start and end around "…", and the figures are never cut."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,12 @@ LOGS = SHARED / "data" / "agent-logs"
 
 
 def cli(*args: str) -> str:
-    r = subprocess.run([sys.executable, "-m", "forensics", *args], capture_output=True, text=True,
-                       env={**os.environ, "CI": "true", "COLUMNS": "120"})
+    r = subprocess.run(
+        [sys.executable, "-m", "forensics", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CI": "true", "COLUMNS": "120"},
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -28,8 +33,15 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not LOGS.exists():
         pytest.skip("shared agent logs not present")
     out = tmp_path_factory.mktemp("w") / "w.duckdb"
-    lines = cli("ingest", str(LOGS / "claude_code"), str(LOGS / "codex_cli"), str(LOGS / "aider"),
-                str(LOGS / "inspect_ai"), "--db", str(out)).splitlines()
+    lines = cli(
+        "ingest",
+        str(LOGS / "claude_code"),
+        str(LOGS / "codex_cli"),
+        str(LOGS / "aider"),
+        str(LOGS / "inspect_ai"),
+        "--db",
+        str(out),
+    ).splitlines()
     # the ingest summary: rows and notes within 120 (the totals line stays one greppable line), paths relative
     assert f"(sources under {LOGS}/)" in lines and lines[0].startswith("source ")
     assert max(map(len, lines[:-1])) <= 120, max(lines[:-1], key=len)
@@ -37,8 +49,9 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.mark.parametrize("args", [["usage"], ["usage", "--by", "project,branch"], ["usage", "--by", "day"],
-                                  ["secrets"]])
+@pytest.mark.parametrize(
+    "args", [["usage"], ["usage", "--by", "project,branch"], ["usage", "--by", "day"], ["secrets"]]
+)
 def test_usage_tables_fit_120_columns(db: Path, args: list[str]) -> None:
     text = cli(*args, "--db", str(db))
     lines = text.splitlines()
@@ -62,7 +75,9 @@ def test_formats_and_show_fit_120_columns(db: Path) -> None:
     import duckdb
 
     with duckdb.connect(str(db), read_only=True) as con:
-        cid = con.execute("SELECT conversation_id FROM messages GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1").fetchone()
+        cid = con.execute(
+            "SELECT conversation_id FROM messages GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1"
+        ).fetchone()
     assert cid is not None
     lines = cli("show", cid[0], "--db", str(db), "--positions", "0-30").splitlines()
     assert len(lines) > 5 and max(map(len, lines)) <= 120, max(lines, key=len)

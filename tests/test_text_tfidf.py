@@ -1,5 +1,6 @@
 """Our TF-IDF (forensics.text.tfidf) is scikit-learn's TfidfVectorizer to the bit: weights, their storage order's
 sums, the transform of new documents and the cosines, on real dialogues of two languages."""
+
 from __future__ import annotations
 
 import json
@@ -56,6 +57,8 @@ def test_weights_by_hand() -> None:
     assert fit.rows[0] == [("a", pytest.approx(a / math.hypot(a, b))), ("b", pytest.approx(b / math.hypot(a, b)))]
     assert [t for t, _ in fit.rows[1]] == ["b", "c"]
     assert Tfidf([["a", "a", "b"]]).transform([["b", "z"], []]) == [[("b", 1.0)], []]
-    assert distinctive_of([["a", "a", "b"], ["b", "c"]], top_k=1) == [[("a", pytest.approx(a / math.hypot(a, b)))],
-                                                                     [("c", pytest.approx(0.8148, abs=1e-4))]]
+    assert distinctive_of([["a", "a", "b"], ["b", "c"]], top_k=1) == [
+        [("a", pytest.approx(a / math.hypot(a, b)))],
+        [("c", pytest.approx(0.8148, abs=1e-4))],
+    ]
     assert distinctive_of([[], []]) == [[], []]

@@ -1,4 +1,5 @@
 """Tokenizer table tests (SPEC §7, seed 001 P2) and keyword summaries on the seed fixture."""
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,14 @@ CASES = [
     ("压😀缩 emoji 🚀ok", "bigram", ["压", "缩", "emoji", "ok"]),
     ("压😀缩", "jieba+bigram", ["压", "缩"]),
     # numbers are dropped; identifiers, paths and words of other scripts stay whole, lower-cased
-    ("v1.2.3 1.2.3 404 2fa src-tauri/src/Commands.rs café Привет", "bigram",
-     ["v1.2.3", "2fa", "src-tauri/src/commands.rs", "café", "привет"]),
-    ("", "bigram", []), ("", "jieba", []), ("", "jieba+bigram", []),
+    (
+        "v1.2.3 1.2.3 404 2fa src-tauri/src/Commands.rs café Привет",
+        "bigram",
+        ["v1.2.3", "2fa", "src-tauri/src/commands.rs", "café", "привет"],
+    ),
+    ("", "bigram", []),
+    ("", "jieba", []),
+    ("", "jieba+bigram", []),
     ("   \n\t ", "jieba+bigram", []),
 ]
 
@@ -158,8 +164,11 @@ def test_content_tokens_are_the_tokens_less_stop_words_in_each_mode() -> None:
     stops = stop_words()
 
     def keep(t: str) -> bool:
-        return len(t) > 1 and t not in stops and not (
-            len(t) == 2 and t.isalpha() and not t.isascii() and (t[0] in stops or t[1] in stops))
+        return (
+            len(t) > 1
+            and t not in stops
+            and not (len(t) == 2 and t.isalpha() and not t.isascii() and (t[0] in stops or t[1] in stops))
+        )
 
     texts = [t for t, _, _ in CASES] + _labeled_texts("kdconv-dev.zh.jsonl", 400) + ["压" * 1300 + " x 数据库"]
     for text in texts + texts:  # the second time, the clauses' tokens come from the cache

@@ -1,5 +1,6 @@
 """Errors read right (SPEC §24): the format's flag, else one documented set of content rules; a search that
 matched nothing is no error. The rules run in SQL at ingest; migration m010 reads an older warehouse alike."""
+
 from __future__ import annotations
 
 import json
@@ -50,45 +51,74 @@ def test_error_beyond_the_read_window_of_a_long_file_is_not_read() -> None:
 
 def _source(flag: bool | None, text: str, name: str, args: dict[str, object]) -> str | None:
     con = duckdb.connect()
-    con.execute("CREATE TABLE c AS SELECT ?::BOOLEAN AS flag, ?::VARCHAR AS t, ?::VARCHAR AS name, ?::VARCHAR AS a",
-                [flag, text, name, json.dumps(args)])
+    con.execute(
+        "CREATE TABLE c AS SELECT ?::BOOLEAN AS flag, ?::VARCHAR AS t, ?::VARCHAR AS name, ?::VARCHAR AS a",
+        [flag, text, name, json.dumps(args)],
+    )
     rule, empty = tool_errors.result_sql("t", "'tool'")
     sql = tool_errors.error_source_sql("flag", "rule", "empty", "name", "a")
     return con.execute(f"SELECT {sql} FROM (SELECT *, {rule} AS rule, {empty} AS empty FROM c)").fetchone()[0]  # type: ignore[index]
 
 
 def test_a_search_that_matched_nothing_is_no_error() -> None:
-    assert _source(True, "Exit code: 1\nWall time: 2.6 seconds\nOutput:\n", "shell_command",
-                   {"command": "rg -n \"crewai\" uv.lock"}) is None
-    assert _source(None, "<returncode>1</returncode>\n<output>\n</output>", "bash",
-                   {"command": "grep -n foo x.py"}) is None
+    assert (
+        _source(
+            True,
+            "Exit code: 1\nWall time: 2.6 seconds\nOutput:\n",
+            "shell_command",
+            {"command": 'rg -n "crewai" uv.lock'},
+        )
+        is None
+    )
+    assert (
+        _source(None, "<returncode>1</returncode>\n<output>\n</output>", "bash", {"command": "grep -n foo x.py"})
+        is None
+    )
     assert _source(True, "", "Grep", {"pattern": "foo"}) is None
 
 
 def test_a_search_that_failed_stays_an_error() -> None:
-    assert _source(True, "rg: nope: No such file or directory (os error 2)", "shell",
-                   {"command": ["bash", "-lc", "rg foo nope"]}) == "format"
-    assert _source(None, "Exit code: 2\nOutput:\ngrep: x: No such file", "shell",
-                   {"command": "grep foo x"}) == "exit_code"
+    assert (
+        _source(
+            True,
+            "rg: nope: No such file or directory (os error 2)",
+            "shell",
+            {"command": ["bash", "-lc", "rg foo nope"]},
+        )
+        == "format"
+    )
+    assert (
+        _source(None, "Exit code: 2\nOutput:\ngrep: x: No such file", "shell", {"command": "grep foo x"}) == "exit_code"
+    )
 
 
 def test_the_format_flag_comes_first_and_says_so() -> None:
     assert _source(True, "Traceback (most recent call last):", "bash", {"command": "python x.py"}) == "format"
-    assert _source(False, "Traceback (most recent call last):\nValueError", "bash", {"command": "python x.py"}) \
+    assert (
+        _source(False, "Traceback (most recent call last):\nValueError", "bash", {"command": "python x.py"})
         == "traceback"
+    )
     assert _source(None, "ok", "bash", {"command": "ls"}) is None
 
 
 def test_every_rule_is_documented() -> None:
     names = [n for n, _ in tool_errors.documented()]
-    assert names == ["format", "traceback", "shell_error", "command_not_found", "no_such_file", "exit_code",
-                     "http_status"]
+    assert names == [
+        "format",
+        "traceback",
+        "shell_error",
+        "command_not_found",
+        "no_such_file",
+        "exit_code",
+        "http_status",
+    ]
 
 
 def test_the_independent_counter_restates_the_same_rules() -> None:
     """tests/agent_counts.py re-states SPEC §24 in plain Python; the two lists name the same rules in one order, and
     classify every case above alike."""
     from tests.agent_counts import ERROR_RULES, error_rule, is_error
+
     assert [n for n, _ in ERROR_RULES] == [n for n, _, _ in tool_errors.RULES]
     assert [error_rule(text) for text, _ in CASES] == [rule for _, rule in CASES]
     assert not is_error(True, "Exit code: 1\nWall time: 0.2 seconds\nOutput:\n", "shell", '{"command": "rg foo"}')

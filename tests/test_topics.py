@@ -1,4 +1,5 @@
 """Topic inference and the conservative switch marker, on real fixtures through the real pipeline."""
+
 from __future__ import annotations
 
 import shutil
@@ -31,8 +32,11 @@ def test_both_confident_and_different_topics_mark_a_switch() -> None:
 
 def test_either_message_without_a_topic_means_no_marker() -> None:
     assert _marks([Judged(0, None, None, None), Judged(2, "T2", 0.95, 0.99)]) == [False, False]
-    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T2", 0.9, 0.9)]) == \
-        [False, False, False]
+    assert _marks([Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T2", 0.9, 0.9)]) == [
+        False,
+        False,
+        False,
+    ]
 
 
 def test_the_same_topic_is_no_switch() -> None:
@@ -51,10 +55,19 @@ def _conversation(texts: list[tuple[str, str]], roles=("user",)) -> list[Message
 
 
 def test_short_follow_ups_never_start_a_topic() -> None:
-    msgs = _conversation([("user", "帮我看一下 src/ai/agentic.rs 里工具调用循环为什么会死循环"),
-                          ("assistant", "我先读一下 src/ai/agentic.rs。"), ("user", "继续"), ("assistant", "好"),
-                          ("user", "ok"), ("assistant", "嗯"), ("user", "好的"), ("user", "why?"),
-                          ("user", "Switching topics. Can you review the release workflow in .github/workflows/release.yml?")])
+    msgs = _conversation(
+        [
+            ("user", "帮我看一下 src/ai/agentic.rs 里工具调用循环为什么会死循环"),
+            ("assistant", "我先读一下 src/ai/agentic.rs。"),
+            ("user", "继续"),
+            ("assistant", "好"),
+            ("user", "ok"),
+            ("assistant", "嗯"),
+            ("user", "好的"),
+            ("user", "why?"),
+            ("user", "Switching topics. Can you review the release workflow in .github/workflows/release.yml?"),
+        ]
+    )
     out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), CUES)
     by_pos = {j.position: j for j in out}
     for pos in (2, 4, 6, 7):
@@ -67,10 +80,17 @@ LEXICAL = load_models("user")[1]  # a conversation alone has no corpus topic mod
 
 
 def test_an_explicit_switch_between_two_substantive_requests_is_marked() -> None:
-    msgs = _conversation([("user", "授权方案这部分我想重新设计一下，试用期和许可证要拆开，machine fingerprint 怎么做？"),
-                          ("assistant", "可以把试用期和许可证拆成两个模块，machine fingerprint 用硬件信息哈希。"),
-                          ("user", "这个先放一放。消息发送交付功能这部分我想重新设计一下，流式输出和回执要拆开，"
-                                   "AbortController 你觉得怎么做比较好？")])
+    msgs = _conversation(
+        [
+            ("user", "授权方案这部分我想重新设计一下，试用期和许可证要拆开，machine fingerprint 怎么做？"),
+            ("assistant", "可以把试用期和许可证拆成两个模块，machine fingerprint 用硬件信息哈希。"),
+            (
+                "user",
+                "这个先放一放。消息发送交付功能这部分我想重新设计一下，流式输出和回执要拆开，"
+                "AbortController 你觉得怎么做比较好？",
+            ),
+        ]
+    )
     out = infer(msgs, Idf(m.tokens for m in msgs), LEXICAL, CUES)
     assert [(j.position, j.topic, j.marker) for j in out] == [(0, "T1", False), (2, "T2", True)]
     assert out[1].confidence >= 0.7 and out[1].score >= LEXICAL.anchor
@@ -78,8 +98,13 @@ def test_an_explicit_switch_between_two_substantive_requests_is_marked() -> None
 
 
 def test_a_lexicon_phrase_names_the_topic() -> None:
-    msgs = _conversation([("user", "the license dialog rejects my key"), ("user", "and the license expiry is wrong"),
-                          ("user", "the installer fails to notarize on macOS")])
+    msgs = _conversation(
+        [
+            ("user", "the license dialog rejects my key"),
+            ("user", "and the license expiry is wrong"),
+            ("user", "the installer fails to notarize on macOS"),
+        ]
+    )
     lex = {"licensing": ["license"], "packaging": ["installer", "notarize"]}
     out = infer(msgs, Idf(m.tokens for m in msgs), load_model(), CUES, lexicon=lex)
     assert [(j.topic, j.marker) for j in out] == [("licensing", False), ("licensing", False), ("packaging", True)]
@@ -106,8 +131,19 @@ def _labeled_topics(tmp_path, source: str, labels: str):
     src = tmp_path / Path(source).name
     shutil.copy(FIXTURES / source, src)
     assert run_cli("ingest", str(src), "--db", str(db))[0] == 0
-    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
-                           "--format", "json", "--labels", str(FIXTURES / "labels" / labels))
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(db),
+        "--only",
+        "topics",
+        "--out",
+        str(tmp_path / "out"),
+        "--format",
+        "json",
+        "--labels",
+        str(FIXTURES / "labels" / labels),
+    )
     assert code == 0, err
     return db, orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]
 
@@ -124,11 +160,22 @@ def test_seed_table_topics_land_in_the_warehouse(seed_report) -> None:
     with open_warehouse(db, read_only=True) as wh:
         cols = [r[0] for r in wh.con.execute("DESCRIBE topic_switches").fetchall()]
         n = wh.con.execute("SELECT count(*) FROM message_topics WHERE topic IS NULL").fetchall()[0][0]
-        at100 = wh.con.execute("SELECT t.topic, t.marker FROM message_topics t JOIN conversations c "
-                               "USING (conversation_id) WHERE c.native_id = 'f89d129a' AND t.position IN (87, 100) "
-                               "ORDER BY t.position").fetchall()
-    assert cols[:9] == ["conversation_id", "position", "native_id", "topic_before", "topic_after", "conf_before",
-                        "conf_after", "score", "keywords"]
+        at100 = wh.con.execute(
+            "SELECT t.topic, t.marker FROM message_topics t JOIN conversations c "
+            "USING (conversation_id) WHERE c.native_id = 'f89d129a' AND t.position IN (87, 100) "
+            "ORDER BY t.position"
+        ).fetchall()
+    assert cols[:9] == [
+        "conversation_id",
+        "position",
+        "native_id",
+        "topic_before",
+        "topic_after",
+        "conf_before",
+        "conf_after",
+        "score",
+        "keywords",
+    ]
     assert n == 24
     # [100] "这个先放一放。消息发送交付功能……" opens a new topic, but [87] "不对" has none: no marker (the seed's rule)
     assert at100 == [(None, False), ("T3", False)]  # T2 began at the false alarm [83], T3 at [100]
@@ -144,7 +191,8 @@ def test_seed_d6614e0b_switch_at_140_is_found_at_the_defaults(seed_report) -> No
     with open_warehouse(db, read_only=True) as wh:
         found = wh.con.execute(
             "SELECT c.native_id, s.position, s.topic_before, s.topic_after FROM topic_switches s "
-            "JOIN conversations c USING (conversation_id) ORDER BY 1, 2").fetchall()
+            "JOIN conversations c USING (conversation_id) ORDER BY 1, 2"
+        ).fetchall()
     # a95f5d6d [82] and d6614e0b [140]; f89d129a [83] "看下日志" (all its words new) is a false alarm; [100]
     # follows "不对" (no topic) and [208] "继续": no marker. The corpus (3 conversations) is too small for its own
     # topic model, so the lexical twin judges it; d6614e0b [92] and [174] score below the operating point.
@@ -162,8 +210,21 @@ def test_report_labels_imports_the_labeled_dialogues_and_scores_them(tmp_path) -
     cfg = tmp_path / "h.toml"
     cfg.write_text('[topic]\nroles = ["user", "assistant"]\n', encoding="utf-8")
     db = tmp_path / "w.duckdb"
-    code, _, err = run_cli("report", "--db", str(db), "--only", "topics", "--out", str(tmp_path / "out"),
-                           "--format", "json,md", "--labels", str(THREE), "--config", str(cfg))
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(db),
+        "--only",
+        "topics",
+        "--out",
+        str(tmp_path / "out"),
+        "--format",
+        "json,md",
+        "--labels",
+        str(THREE),
+        "--config",
+        str(cfg),
+    )
     assert code == 0, err
     m = orjson.loads((tmp_path / "out" / "metrics.json").read_bytes())["sections"]["topics"]
     ev = m["evaluation"]
@@ -175,8 +236,10 @@ def test_report_labels_imports_the_labeled_dialogues_and_scores_them(tmp_path) -
     assert "mark nothing" in md and "TF-IDF cosine, tuned threshold" in md
     # positions are the turns' idx
     with open_warehouse(db, read_only=True) as wh:
-        rows = wh.con.execute("SELECT position, role FROM messages m JOIN conversations c USING (conversation_id) "
-                              "WHERE c.native_id = 'd2' ORDER BY position").fetchall()
+        rows = wh.con.execute(
+            "SELECT position, role FROM messages m JOIN conversations c USING (conversation_id) "
+            "WHERE c.native_id = 'd2' ORDER BY position"
+        ).fetchall()
     assert rows == [(0, "user"), (1, "assistant"), (2, "user"), (3, "assistant")]
     code, out, _ = run_cli("query", "topic_switches", "--db", str(db), "--format", "csv")
     assert code == 0 and out.splitlines()[0].startswith("conversation,conversation_id,position,native_id,topic_before")

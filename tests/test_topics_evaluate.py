@@ -3,6 +3,7 @@
 d1: 6 turns, shifts {2, 4}, predicted {2, 3}; d2: 4 turns, shift {3}, predicted {2};
 d3: 8 turns, shift {4}, predicted {4, 5}. k = half the mean reference segment length: 1, 1, 2.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -89,8 +90,11 @@ def test_a_shift_on_an_unjudged_turn_counts_on_the_next_judged_one() -> None:
 
 
 def test_tuned_threshold_picks_the_best_exact_f1(refs) -> None:
-    values = {"d1": {1: 0.1, 2: 0.9, 3: 0.5, 4: 0.8, 5: 0.2}, "d2": {1: 0.3, 2: 0.4, 3: 0.6},
-              "d3": {i: 0.05 for i in range(1, 8)} | {4: 0.7}}
+    values = {
+        "d1": {1: 0.1, 2: 0.9, 3: 0.5, 4: 0.8, 5: 0.2},
+        "d2": {1: 0.3, 2: 0.4, 3: 0.6},
+        "d3": {i: 0.05 for i in range(1, 8)} | {4: 0.7},
+    }
     th, s = tuned_threshold(refs, values, higher_is_switch=True)
     assert th == 0.6 and (s.predicted, s.tp) == (4, 4)
 

@@ -6,6 +6,7 @@ mode. Each set runs as a user would run it: ingest, then `forensics report --lab
 README.md says where the sets come from). The exact figures are pinned too, so a change that moves them is
 seen and its new figures written down on purpose (`bench/topics.py` prints the full tables).
 """
+
 from __future__ import annotations
 
 import lzma
@@ -22,7 +23,9 @@ from forensics.kernel.selection import Selection
 from forensics.text import engine
 
 DATA = Path(__file__).parent / "data" / "topics"
-DIALOGUE = defaults().with_settings(replace(TopicSettings.of(defaults()), roles=["user", "assistant"], open_domain=True))
+DIALOGUE = defaults().with_settings(
+    replace(TopicSettings.of(defaults()), roles=["user", "assistant"], open_domain=True)
+)
 RJIEBA = engine.NAME == "rjieba"  # its tagger names a few more places and people (docs/scale.md, issue 46)
 # set: (files, config, baseline the F1 must beat, (markers, hits) at the defaults)
 SETS = {

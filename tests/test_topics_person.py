@@ -1,6 +1,7 @@
 """The person's own words (issue 24 item 4): cues count where the person asks, not in what they pasted; insisting
 continues a topic; a new question with no cue is found by its content. Each case is a shape seen in the shared
 real agent logs (docs/findings-evaluation.md)."""
+
 from __future__ import annotations
 
 from forensics.analyzers.schema import defaults
@@ -21,10 +22,12 @@ def _conversation(texts: list[tuple[str, str]]) -> tuple[list[Message], Idf]:
 
 
 def test_own_words_leave_out_code_quotes_traces_and_tool_context() -> None:
-    text = ("# Context from my IDE setup:\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nWhy does this fail?\n"
-            "```python\nneed_a = is_there_any()\n```\n> Is there any reason to need a cache?\n"
-            "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\n"
-            "<ide_selection>def need_a(): pass</ide_selection>\n    indented = code")
+    text = (
+        "# Context from my IDE setup:\n\n## Open tabs:\n- a.ts\n\n## My request for Codex:\nWhy does this fail?\n"
+        "```python\nneed_a = is_there_any()\n```\n> Is there any reason to need a cache?\n"
+        'Traceback (most recent call last):\n  File "a.py", line 3, in <module>\n'
+        "<ide_selection>def need_a(): pass</ide_selection>\n    indented = code"
+    )
     assert own_words(text) == "Why does this fail?"
     assert own_words("> please review PoIValidator.ts") == "please review PoIValidator.ts"  # typed after a prompt
 
@@ -43,12 +46,14 @@ def test_a_request_phrase_in_pasted_text_is_no_request() -> None:
 
 
 def test_insisting_on_the_same_request_is_no_new_request() -> None:
-    msgs, idf = _conversation([
-        ("user", "I need a refund for order 1042, the blender arrived broken."),
-        ("assistant", "I can offer store credit for order 1042."),
-        ("user", "No, I need a refund for order 1042, the blender is broken."),
-        ("assistant", "I understand."),
-    ])
+    msgs, idf = _conversation(
+        [
+            ("user", "I need a refund for order 1042, the blender arrived broken."),
+            ("assistant", "I can offer store credit for order 1042."),
+            ("user", "No, I need a refund for order 1042, the blender is broken."),
+            ("assistant", "I understand."),
+        ]
+    )
     f = features(msgs, idf, CUES)[2]
     assert f is not None and f["request"] == 0.0
 
@@ -56,21 +61,25 @@ def test_insisting_on_the_same_request_is_no_new_request() -> None:
 def test_an_offer_on_every_reply_is_a_sign_off() -> None:
     turns: list[tuple[str, str]] = []
     for i in range(4):
-        turns += [("user", f"Please change seat {i} on my flight to an aisle seat."),
-                  ("assistant", f"Seat {i} changed. Let me know if you need further assistance.")]
+        turns += [
+            ("user", f"Please change seat {i} on my flight to an aisle seat."),
+            ("assistant", f"Seat {i} changed. Let me know if you need further assistance."),
+        ]
     msgs, idf = _conversation(turns)
     assert all(f is None or f["offered"] == 0.0 for f in features(msgs, idf, CUES))
 
 
 def test_a_new_question_with_no_cue_is_found_by_its_content() -> None:
-    msgs, idf = _conversation([
-        ("user", "My pygame sprite flickers when the window is resized, how do I fix the redraw loop?"),
-        ("assistant", "Use a double buffer: call pygame.display.flip() once per frame after blitting everything."),
-        ("user", "That fixed the flicker, the redraw loop works now."),
-        ("assistant", "Good. The loop now redraws once per frame."),
-        ("user", "Can you compare godot and unity?"),
-        ("assistant", "Godot is open source and lightweight; Unity has a larger asset store and C# tooling."),
-    ])
+    msgs, idf = _conversation(
+        [
+            ("user", "My pygame sprite flickers when the window is resized, how do I fix the redraw loop?"),
+            ("assistant", "Use a double buffer: call pygame.display.flip() once per frame after blitting everything."),
+            ("user", "That fixed the flicker, the redraw loop works now."),
+            ("assistant", "Good. The loop now redraws once per frame."),
+            ("user", "Can you compare godot and unity?"),
+            ("assistant", "Godot is open source and lightweight; Unity has a larger asset store and C# tooling."),
+        ]
+    )
     _, lexical = load_models("user")
     f = features(msgs, idf, CUES)[4]
     assert f is not None and f["fresh"] == 1.0 and lexical.score(f) < lexical.anchor  # the cue-less model misses it
@@ -80,15 +89,17 @@ def test_a_new_question_with_no_cue_is_found_by_its_content() -> None:
 
 def test_a_repeat_of_a_request_the_replies_took_up_insists_on_the_current_subject() -> None:
     """Codex 019d021f [322] -> [336]: the replies worked on the drag bug in between; the repeat is no return."""
-    msgs, idf = _conversation([
-        ("user", "Nope, still cannot drag."),
-        ("assistant", "I'm checking whether the nodes are draggable at all; the drag handle may not get events."),
-        ("assistant", "I fixed the node state so drag keeps the selection. Refresh and test dragging again."),
-        ("user", "nope, still cannot drag"),
-        ("user", "Why does the export write the wrong date?"),
-        ("assistant", "The drag handle now gets pointer events."),
-        ("user", "Why does the export write the wrong date?"),
-    ])
+    msgs, idf = _conversation(
+        [
+            ("user", "Nope, still cannot drag."),
+            ("assistant", "I'm checking whether the nodes are draggable at all; the drag handle may not get events."),
+            ("assistant", "I fixed the node state so drag keeps the selection. Refresh and test dragging again."),
+            ("user", "nope, still cannot drag"),
+            ("user", "Why does the export write the wrong date?"),
+            ("assistant", "The drag handle now gets pointer events."),
+            ("user", "Why does the export write the wrong date?"),
+        ]
+    )
     f = features(msgs, idf, CUES)
     assert f[3] is not None and f[6] is not None
     _, lexical = load_models("user")
@@ -98,47 +109,84 @@ def test_a_repeat_of_a_request_the_replies_took_up_insists_on_the_current_subjec
 
 
 def test_accepting_what_the_reply_offered_is_no_new_request() -> None:
-    offer = ("assistant", "Done: the machine control fields are in the GUI. If you want more structured fields, I can "
-                          "expand the schema and the GUI to cover camera triggers too.")
-    accept = features(*_conversation([("user", "Put the machine control fields in the GUI."), offer,
-                                      ("user", "Yes, please do expand it and start a peripherals tab for them.")]),
-                      CUES)[2]
+    offer = (
+        "assistant",
+        "Done: the machine control fields are in the GUI. If you want more structured fields, I can "
+        "expand the schema and the GUI to cover camera triggers too.",
+    )
+    accept = features(
+        *_conversation(
+            [
+                ("user", "Put the machine control fields in the GUI."),
+                offer,
+                ("user", "Yes, please do expand it and start a peripherals tab for them."),
+            ]
+        ),
+        CUES,
+    )[2]
     assert accept is not None and accept["request"] == 0.0
-    more = features(*_conversation([("user", "Put the machine control fields in the GUI."), offer,
-                                    ("user", "Yes, please expand the schema. I also need a new exporter for Cura.")]),
-                    CUES)[2]
+    more = features(
+        *_conversation(
+            [
+                ("user", "Put the machine control fields in the GUI."),
+                offer,
+                ("user", "Yes, please expand the schema. I also need a new exporter for Cura."),
+            ]
+        ),
+        CUES,
+    )[2]
     assert more is not None and (more["request"] or more["addition"])  # the added request is in its own sentence
 
 
 def test_what_about_another_name_asks_the_last_question_again() -> None:
-    asked = [("user", "Which is the best gemini assistant extension for vscode?"),
-             ("assistant", "Gemini Code Assist is Google's own; the CLI companion pairs with Gemini CLI.")]
+    asked = [
+        ("user", "Which is the best gemini assistant extension for vscode?"),
+        ("assistant", "Gemini Code Assist is Google's own; the CLI companion pairs with Gemini CLI."),
+    ]
     f = features(*_conversation([*asked, ("user", "what about \nshishirregmi.generate-code-gemini?")]), CUES)[2]
     assert f is not None and f["addition"] == 0.0 and f["ack_then_question"] == 0.0  # a line break ends no sentence
-    g = features(*_conversation([*asked, ("user", "What about adding a release pipeline with signed builds and "
-                                                  "changelogs?")]), CUES)[2]
+    g = features(
+        *_conversation([*asked, ("user", "What about adding a release pipeline with signed builds and changelogs?")]),
+        CUES,
+    )[2]
     assert g is not None and g["addition"] == 1.0  # more than a name after the cue: an added subject
 
 
 def test_an_added_request_about_the_thing_just_worked_on_is_the_next_step() -> None:
-    done = [("user", "I would like to add dev or staging or prod to the title according to the build"),
-            ("assistant", "I set document.title from the build environment in App.jsx.")]
-    f = features(*_conversation([*done, ("user", "very well. now I would like this variable to be used for the "
-                                                 "title displayed in the page")]), CUES)[2]
+    done = [
+        ("user", "I would like to add dev or staging or prod to the title according to the build"),
+        ("assistant", "I set document.title from the build environment in App.jsx."),
+    ]
+    f = features(
+        *_conversation(
+            [
+                *done,
+                ("user", "very well. now I would like this variable to be used for the title displayed in the page"),
+            ]
+        ),
+        CUES,
+    )[2]
     assert f is not None and f["addition"] == 0.0
-    g = features(*_conversation([*done, ("user", "very well. now I would like an e2e test suite for the whole "
-                                                 "title feature")]), CUES)[2]
+    g = features(
+        *_conversation([*done, ("user", "very well. now I would like an e2e test suite for the whole title feature")]),
+        CUES,
+    )[2]
     assert g is not None and g["addition"] == 1.0  # no pointing back: an added deliverable
 
 
 def test_a_pasted_name_with_a_word_the_talk_used_is_no_new_question() -> None:
     """Gemini CLI checkpoint: a pasted package listing, then "which one do I install?", after a talk about it."""
-    msgs, idf = _conversation([
-        ("user", "What is kvantum?"),
-        ("assistant", "Kvantum is an SVG-based theme engine for Qt applications."),
-        ("user", "Does it slow my computer down?"),
-        ("assistant", "Hardly: it only works when widgets are drawn."),
-        ("user", "extra/kvantum-qt5 1.1.5-1 [366.55 KiB 994.19 KiB]\n 1 extra/kvantum; which flavour installs cleanly?"),
-    ])
+    msgs, idf = _conversation(
+        [
+            ("user", "What is kvantum?"),
+            ("assistant", "Kvantum is an SVG-based theme engine for Qt applications."),
+            ("user", "Does it slow my computer down?"),
+            ("assistant", "Hardly: it only works when widgets are drawn."),
+            (
+                "user",
+                "extra/kvantum-qt5 1.1.5-1 [366.55 KiB 994.19 KiB]\n 1 extra/kvantum; which flavour installs cleanly?",
+            ),
+        ]
+    )
     f = features(msgs, idf, CUES)[4]
     assert f is not None and f["fresh"] == 0.0 and f["ack_then_question"] == 0.0

@@ -1,4 +1,5 @@
 """The topic pipeline's term cache (message_terms) and its two-core path, on real fixtures through the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,12 @@ def _report(db: Path, out: Path, *extra: str) -> None:
 
 
 def _topics(db: Path, native: str) -> list[tuple]:
-    return query(db, "SELECT t.position, t.topic, t.marker FROM message_topics t JOIN conversations c "
-                     "USING (conversation_id) WHERE c.native_id = ? ORDER BY 1", [native])
+    return query(
+        db,
+        "SELECT t.position, t.topic, t.marker FROM message_topics t JOIN conversations c "
+        "USING (conversation_id) WHERE c.native_id = ? ORDER BY 1",
+        [native],
+    )
 
 
 def test_the_first_report_stores_every_messages_terms_and_the_next_one_reads_them(tmp_path: Path) -> None:
@@ -46,10 +51,16 @@ def test_the_first_report_stores_every_messages_terms_and_the_next_one_reads_the
     # proof that the second report reads the stored terms: emptied tokens make every message content-free (its
     # stored verdicts dropped, or the report would read them back: tests/test_topics_reuse.py)
     with open_warehouse(db) as wh:
-        wh.con.execute("UPDATE message_terms SET tokens = [] WHERE conversation_id = (SELECT conversation_id FROM "
-                       "conversations WHERE native_id = ?)", [native])
-        wh.con.execute("DELETE FROM topic_verdicts WHERE conversation_id = (SELECT conversation_id FROM "
-                       "conversations WHERE native_id = ?)", [native])
+        wh.con.execute(
+            "UPDATE message_terms SET tokens = [] WHERE conversation_id = (SELECT conversation_id FROM "
+            "conversations WHERE native_id = ?)",
+            [native],
+        )
+        wh.con.execute(
+            "DELETE FROM topic_verdicts WHERE conversation_id = (SELECT conversation_id FROM "
+            "conversations WHERE native_id = ?)",
+            [native],
+        )
     _report(db, tmp_path / "r2")
     assert [topic for _, topic, _ in _topics(db, native)] == [None] * len(first)
 
@@ -57,8 +68,10 @@ def test_the_first_report_stores_every_messages_terms_and_the_next_one_reads_the
     con = sqlite3.connect(src)
     raw = con.execute("SELECT messages FROM ai_conversations WHERE id = ?", [native]).fetchone()[0]
     msgs = json.loads(raw) + [{"role": "user", "content": "继续"}]
-    con.execute("UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
-                (json.dumps(msgs, ensure_ascii=False), native))
+    con.execute(
+        "UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
+        (json.dumps(msgs, ensure_ascii=False), native),
+    )
     con.commit()
     con.close()
     ingest([src], db=db)
@@ -81,8 +94,14 @@ def test_other_judging_roles_recompute_the_terms(tmp_path: Path, seed_wh: Path) 
     assert user_keys == [(f"jieba+bigram|user|v{pipeline.TERMS_VERSION}|{engine.ENGINE}",)]
     assert keys == [(f"jieba+bigram|assistant,user|v{pipeline.TERMS_VERSION}|{engine.ENGINE}",)]
     # judged assistant messages now carry their words (drivers) too
-    assert query(db, "SELECT count(*) FROM message_terms t JOIN messages m USING (conversation_id, position) "
-                     "WHERE m.on_main_path AND m.role = 'assistant' AND len(t.words) > 0")[0][0] > 0
+    assert (
+        query(
+            db,
+            "SELECT count(*) FROM message_terms t JOIN messages m USING (conversation_id, position) "
+            "WHERE m.on_main_path AND m.role = 'assistant' AND len(t.words) > 0",
+        )[0][0]
+        > 0
+    )
 
 
 def _r(x: float | None) -> float | None:
@@ -90,17 +109,30 @@ def _r(x: float | None) -> float | None:
 
 
 def test_both_cores_give_the_verdicts_of_one(tmp_path: Path, seed_wh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    settings = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"),
-                                 Cues.from_settings(TopicSettings.of(defaults())), {}, 0.7, keep_tokens=True)
+    settings = pipeline.Settings(
+        "jieba+bigram",
+        frozenset({"user"}),
+        *load_models("user"),
+        Cues.from_settings(TopicSettings.of(defaults())),
+        {},
+        0.7,
+        keep_tokens=True,
+    )
 
     def run(workers: int) -> list[tuple]:
         db = tmp_path / f"w{workers}.duckdb"
         db.write_bytes(seed_wh.read_bytes())
         with open_warehouse(db) as wh:
             # floats to 12 digits: a sum's last bit may differ with the BLAS threads a process gets, not a verdict
-            out = [(v.conversation_id, [(j.position, j.topic, _r(j.confidence), _r(j.score), j.marker, j.drivers)
-                                        for j in v.judged], v.keywords, v.tokens)
-                   for v in pipeline.analyze(wh.con, settings, workers=workers).verdicts]
+            out = [
+                (
+                    v.conversation_id,
+                    [(j.position, j.topic, _r(j.confidence), _r(j.score), j.marker, j.drivers) for j in v.judged],
+                    v.keywords,
+                    v.tokens,
+                )
+                for v in pipeline.analyze(wh.con, settings, workers=workers).verdicts
+            ]
             stored = wh.con.execute("SELECT * FROM message_terms ORDER BY conversation_id, position").fetchall()
         return [out, stored]
 
@@ -115,12 +147,18 @@ def test_a_cache_table_of_another_shape_is_rebuilt(tmp_path: Path, seed_wh: Path
     db = tmp_path / "w.duckdb"
     db.write_bytes(seed_wh.read_bytes())
     with open_warehouse(db) as wh:  # as an earlier version of the cache wrote it, with a stale row
-        wh.con.execute("CREATE TABLE message_terms (conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, "
-                       "key VARCHAR, tokens VARCHAR[])")
+        wh.con.execute(
+            "CREATE TABLE message_terms (conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, "
+            "key VARCHAR, tokens VARCHAR[])"
+        )
         wh.con.execute("INSERT INTO message_terms VALUES ('x', 'y', 0, 'k', ['stale'])")
     _report(db, tmp_path / "r")
-    cols = [c for c, in query(db, "SELECT column_name FROM duckdb_columns() WHERE table_name = 'message_terms' "
-                                  "ORDER BY column_index")]
+    cols = [
+        c
+        for (c,) in query(
+            db, "SELECT column_name FROM duckdb_columns() WHERE table_name = 'message_terms' ORDER BY column_index"
+        )
+    ]
     assert cols[-1] == "opens_lightly" and "words" in cols
     assert query(db, "SELECT count(*) FROM message_terms")[0][0] == query(db, COUNT_JUDGEABLE)[0][0]
 
@@ -131,10 +169,31 @@ def test_the_scores_are_the_same_in_every_process(tmp_path: Path) -> None:
     for seed in ("1", "2"):
         db = tmp_path / f"w{seed}.duckdb"
         ingest([FIXTURES / "sqlite" / "realistic.db", FIXTURES / "seed" / "seed.db"], db=db)
-        r = subprocess.run([sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(tmp_path / seed),
-                            "--only", "topics", "--format", "json"], capture_output=True, text=True,
-                           env={**os.environ, "CI": "true", "PYTHONHASHSEED": seed})
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "forensics",
+                "report",
+                "--db",
+                str(db),
+                "--out",
+                str(tmp_path / seed),
+                "--only",
+                "topics",
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "CI": "true", "PYTHONHASHSEED": seed},
+        )
         assert r.returncode == 0, r.stderr
-        rows.append(query(db, "SELECT c.native_id, t.position, t.topic, t.confidence, t.score FROM message_topics t "
-                              "JOIN conversations c USING (conversation_id) ORDER BY 1, 2"))
+        rows.append(
+            query(
+                db,
+                "SELECT c.native_id, t.position, t.topic, t.confidence, t.score FROM message_topics t "
+                "JOIN conversations c USING (conversation_id) ORDER BY 1, 2",
+            )
+        )
     assert rows[0] == rows[1] and len(rows[0]) > 50

@@ -9,6 +9,7 @@ turn: ``bench/topic_agent_logs.py``. Issue 24's sparser labels of 16 of these co
 findings (``tests/data/judged/topics.jsonl``) are superseded by these labels (docs/topics-evaluation.md, issue 43).
 The logs are not in the repository (most have no license): without them the test is skipped.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,8 +39,10 @@ def res(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_on_the_labeled_agent_logs_the_marker_beats_the_trivial_ones(res: dict, half: str) -> None:
     d = res[half]["detectors"]
     ours, every, nothing = d["ours"], d["every person turn"], d["nothing"]
-    print(f"\n{half}: ours P {ours['precision']:.3f} R {ours['recall']:.3f} F1 {ours['f1']:.3f} Pk {ours['pk']:.3f}; "
-          f"every person turn F1 {every['f1']:.3f}; nothing Pk {nothing['pk']:.3f}")
+    print(
+        f"\n{half}: ours P {ours['precision']:.3f} R {ours['recall']:.3f} F1 {ours['f1']:.3f} Pk {ours['pk']:.3f}; "
+        f"every person turn F1 {every['f1']:.3f}; nothing Pk {nothing['pk']:.3f}"
+    )
     assert ours["f1"] > every["f1"]
     assert ours["pk"] <= nothing["pk"]
     assert ours["f1"] > d["random at the base rate"]["f1"]

@@ -1,6 +1,7 @@
 """A topic report keeps its corpus state and every conversation's verdicts (``topics.store``, issue 28 part 3):
 an unchanged warehouse is judged once, a changed conversation alone is judged again, and what is read back
 equals what a report from scratch computes."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,15 @@ from forensics.analyzers.topics.settings import TopicSettings
 from forensics.text.cues import Cues
 from forensics.warehouse import open_warehouse
 
-SETTINGS = pipeline.Settings("jieba+bigram", frozenset({"user"}), *load_models("user"), Cues.from_settings(TopicSettings.of(defaults())),
-                             {}, 0.7, keep_tokens=True)
+SETTINGS = pipeline.Settings(
+    "jieba+bigram",
+    frozenset({"user"}),
+    *load_models("user"),
+    Cues.from_settings(TopicSettings.of(defaults())),
+    {},
+    0.7,
+    keep_tokens=True,
+)
 
 
 def _r(x: float | None) -> float | None:
@@ -29,8 +37,16 @@ def _r(x: float | None) -> float | None:
 def _run(db: Path, settings: pipeline.Settings = SETTINGS) -> tuple[pipeline.Analysis, list[tuple]]:
     with open_warehouse(db) as wh:
         analysis = pipeline.analyze(wh.con, settings, workers=1)
-        out = [(v.conversation_id, [(j.position, j.topic, _r(j.confidence), _r(j.score), j.marker, j.drivers)
-                                    for j in v.judged], v.keywords, v.labels, v.tokens) for v in analysis.verdicts]
+        out = [
+            (
+                v.conversation_id,
+                [(j.position, j.topic, _r(j.confidence), _r(j.score), j.marker, j.drivers) for j in v.judged],
+                v.keywords,
+                v.labels,
+                v.tokens,
+            )
+            for v in analysis.verdicts
+        ]
     return analysis, out
 
 
@@ -49,8 +65,10 @@ def _grow(src: Path, db: Path) -> str:
     con = sqlite3.connect(src)
     native, raw = con.execute("SELECT id, messages FROM ai_conversations ORDER BY id LIMIT 1").fetchone()
     msgs = json.loads(raw) + [{"role": "user", "content": "Can you also add a retry to the upload client?"}]
-    con.execute("UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
-                (json.dumps(msgs), native))
+    con.execute(
+        "UPDATE ai_conversations SET messages = ?, updated_at = '2027-01-01T00:00:00Z' WHERE id = ?",
+        (json.dumps(msgs), native),
+    )
     con.commit()
     con.close()
     ingest([src], db=db)
@@ -58,7 +76,8 @@ def _grow(src: Path, db: Path) -> str:
 
 
 def test_an_unchanged_warehouse_reads_every_verdict_back_as_a_fresh_run_computes_it(
-        realistic: tuple[Path, Path], tmp_path: Path) -> None:
+    realistic: tuple[Path, Path], tmp_path: Path
+) -> None:
     _, db = realistic
     fresh = tmp_path / "fresh.duckdb"
     fresh.write_bytes(db.read_bytes())
@@ -75,7 +94,8 @@ def test_an_unchanged_warehouse_reads_every_verdict_back_as_a_fresh_run_computes
 
 
 def test_a_changed_conversation_alone_is_judged_again_with_the_kept_corpus_state(
-        realistic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    realistic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     src, db = realistic
     monkeypatch.setattr(store, "REUSE_MIN_MESSAGES", 0)  # the fixture is small: let it keep its corpus state
     monkeypatch.setattr(store, "REFIT_SHARE", 0.5)

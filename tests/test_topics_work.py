@@ -1,5 +1,6 @@
 """The request scorer for work with an agent (``topics/work.py``): which conversations it judges, its signals, and a
 new request after finished work marked where feedback on that work is not."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,8 +30,13 @@ def test_only_conversations_where_the_assistant_works_are_judged_by_it() -> None
 
 
 def test_request_form_reads_the_persons_opening_not_a_paste() -> None:
-    for text in ("Now add type declarations for the core modules", "OK, great. Now implement the plan.",
-                 "please create a e2e testsuite", "je voudrais lister les utilisateurs", "帮我写一个脚本"):
+    for text in (
+        "Now add type declarations for the core modules",
+        "OK, great. Now implement the plan.",
+        "please create a e2e testsuite",
+        "je voudrais lister les utilisateurs",
+        "帮我写一个脚本",
+    ):
         assert work.REQUEST.search(text), text
     for text in ("still cannot drag", "same error", "yes please", "250ms", "it's fixed!"):
         assert not work.REQUEST.search(text), text
@@ -38,10 +44,13 @@ def test_request_form_reads_the_persons_opening_not_a_paste() -> None:
 
 def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
     msgs = _conversation(
-        ("user", "Make nodes draggable on the canvas in src/canvas/Node.tsx"), ("assistant", LONG),
-        ("user", "still cannot drag the node"), ("assistant", LONG),
+        ("user", "Make nodes draggable on the canvas in src/canvas/Node.tsx"),
+        ("assistant", LONG),
+        ("user", "still cannot drag the node"),
+        ("assistant", LONG),
         ("user", "Now add an export of the workspace to JSON in src/io/export.ts, with a test for it"),
-        ("assistant", LONG))
+        ("assistant", LONG),
+    )
     idf = Idf([m.tokens for m in msgs])
     feats = features(msgs, idf, CUES)
     work.signals(msgs, feats)

@@ -1,4 +1,5 @@
 """`forensics tune`: evidence-backed recommendations, a comment-preserving rewrite, harness constants."""
+
 from __future__ import annotations
 
 import json
@@ -69,20 +70,24 @@ def test_without_write_the_config_is_untouched(seed_db: Path, tmp_path: Path) ->
 def test_write_keeps_comments_and_layout_and_changes_only_recommended_keys(seed_db: Path, tmp_path: Path) -> None:
     cfg = tmp_path / "harness.toml"
     cfg.write_text(HARNESS, encoding="utf-8")
-    code, out, err = run_cli("tune", "--db", str(seed_db), "--config", str(cfg), "--target-tool-share", "0.85",
-                             "--write")
+    code, out, err = run_cli(
+        "tune", "--db", str(seed_db), "--config", str(cfg), "--target-tool-share", "0.85", "--write"
+    )
     assert code == 0, err
     assert out.strip().endswith("harness.toml: 3 key(s) rewritten")
     new = cfg.read_text(encoding="utf-8").splitlines()
     old = HARNESS.splitlines()
     # the seed's 3 markers in 66 judged messages are the rate closest to the stated one: [topic] is not added;
     # the compaction replay wants more messages kept: a [compaction] section the file lacked is appended
-    assert new[len(old):] == ["", "[compaction]", new[-1]]
+    assert new[len(old) :] == ["", "[compaction]", new[-1]]
     assert new[-1].startswith("keep_recent = 50 # tuned ")
     changed = [(a, b) for a, b in zip(old, new) if a != b]
     assert [a.split("=")[0].strip() for a, _ in changed] == ["summarize_bytes", "summarize_share"]
-    assert re.fullmatch(r"summarize_bytes = 6000 # tuned \d{4}-\d\d-\d\d: was 2000; summarizes 24% of 314 results, "
-                        r"cuts tool bytes 73%, .* \(corpus: 3 conversations, 675 messages\)", changed[0][1])
+    assert re.fullmatch(
+        r"summarize_bytes = 6000 # tuned \d{4}-\d\d-\d\d: was 2000; summarizes 24% of 314 results, "
+        r"cuts tool bytes 73%, .* \(corpus: 3 conversations, 675 messages\)",
+        changed[0][1],
+    )
     assert all(a == b for a, b in zip(old, new) if not a.startswith("summarize_"))  # comments, blanks, order
     reloaded = load_config(cfg)
     tr = ToolResultSettings.of(reloaded)
@@ -94,8 +99,10 @@ def test_emit_rust_is_constant_syntax_with_the_tuned_values(seed_db: Path) -> No
     code, out, _ = run_cli("tune", "--db", str(seed_db), "--emit", "rust", "--target-tool-share", "0.85")
     assert code == 0
     lines = out.strip().splitlines()
-    pattern = re.compile(r'pub const [A-Z][A-Z0-9_]*: (f32 = -?\d+\.\d+(e-?\d+)?|usize = \d+|bool = (true|false)|'
-                         r'&str = "[^"]*"|&\[&str\] = &\[("[^"]*"(, )?)*\]);')
+    pattern = re.compile(
+        r"pub const [A-Z][A-Z0-9_]*: (f32 = -?\d+\.\d+(e-?\d+)?|usize = \d+|bool = (true|false)|"
+        r'&str = "[^"]*"|&\[&str\] = &\[("[^"]*"(, )?)*\]);'
+    )
     assert lines and all(pattern.fullmatch(line) for line in lines), lines
     assert "pub const TOOL_RESULT_SUMMARIZE_BYTES: usize = 6000;" in lines
     assert "pub const INTENT_CONF_THRESHOLD: f32 = 0.7;" in lines
@@ -104,7 +111,9 @@ def test_emit_rust_is_constant_syntax_with_the_tuned_values(seed_db: Path) -> No
 def test_emit_ts_and_json(seed_db: Path) -> None:
     _, out, _ = run_cli("tune", "--db", str(seed_db), "--emit", "json")
     consts = json.loads(out)
-    assert consts["TOOL_RESULT_SUMMARIZE_BYTES"] == 250 and consts["TOPIC_MARKER_ENABLED"] is True  # target 0.6: closest
+    assert (
+        consts["TOOL_RESULT_SUMMARIZE_BYTES"] == 250 and consts["TOPIC_MARKER_ENABLED"] is True
+    )  # target 0.6: closest
     _, out, _ = run_cli("tune", "--db", str(seed_db), "--emit", "ts")
     assert "export const TOOL_RESULT_SUMMARIZE_SHARE = 0.2;" in out.splitlines()
 
@@ -113,9 +122,11 @@ def test_topic_confidence_with_labels_maximises_f1_at_the_precision_floor(tmp_pa
     db = tmp_path / "w.duckdb"
     ingest([FIXTURES / "sqlite" / "realistic.db"], db=db)
     rec = _recs(db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"))["topic.min_confidence"]
-    m = re.match(r"against 12 labeled conversations: precision (\S+) \(≥ \S+ at 95 %\), recall (\S+), F1 (\S+) "
-                 r"\(now (\S+)\)",
-                 rec["evidence"])
+    m = re.match(
+        r"against 12 labeled conversations: precision (\S+) \(≥ \S+ at 95 %\), recall (\S+), F1 (\S+) "
+        r"\(now (\S+)\)",
+        rec["evidence"],
+    )
     assert m, rec
     precision, f1, now = float(m.group(1)), float(m.group(3)), float(m.group(4))
     assert precision >= 0.7 and f1 >= now  # never worse than the current value on the labels
@@ -133,9 +144,12 @@ def test_topic_switch_score_is_fitted_on_labels_and_kept_without(seed_db: Path, 
     rec = _recs(seed_db, "--labels", labels, "--min-precision", "0.3")["topic.switch_score"]
     # 0.39 (the fitted default) marks 3, 2 of them right (F1 0.44); 0.3 marks 4, 3 of the 6 shifts
     assert (rec["current"], rec["recommended"]) == (0.39, 0.3)
-    assert rec["evidence"] == ("against 3 labeled conversations: precision 0.75 (≥ 0.36 at 95 %), recall 0.50, "
-                               "F1 0.60 (now 0.44)")
-    assert query(seed_db, "SELECT count(*) FROM topic_switches")[0][0] == 3  # the tables as the current config makes them
+    assert rec["evidence"] == (
+        "against 3 labeled conversations: precision 0.75 (≥ 0.36 at 95 %), recall 0.50, F1 0.60 (now 0.44)"
+    )
+    assert (
+        query(seed_db, "SELECT count(*) FROM topic_switches")[0][0] == 3
+    )  # the tables as the current config makes them
     rec = _recs(seed_db, "--labels", labels)["topic.switch_score"]
     assert rec["evidence"].endswith("no value is credibly 0.70 precise, the most credible one")  # 3 conversations
     db = tmp_path / "w.duckdb"
@@ -145,8 +159,9 @@ def test_topic_switch_score_is_fitted_on_labels_and_kept_without(seed_db: Path, 
     rec = _recs(db)["topic.switch_score"]
     assert (rec["recommended"], rec["evidence"][:10]) == (0.39, "no labels:")
     (tmp_path / "dialogue.toml").write_text('[topic]\nroles = ["user", "assistant"]\n')
-    recs = _recs(db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"), "--config",
-                 str(tmp_path / "dialogue.toml"))
+    recs = _recs(
+        db, "--labels", str(FIXTURES / "labels" / "realistic.labels.jsonl"), "--config", str(tmp_path / "dialogue.toml")
+    )
     assert "topic.dialogue_switch_score" in recs and "topic.switch_score" not in recs  # the mode judged in
 
 
@@ -155,10 +170,12 @@ def test_compaction_keeps_the_fewest_messages_that_leave_the_summary_at_most_the
     assert recs["compaction.keep_recent"]["recommended"] == 50
     assert recs["compaction.keep_recent"]["evidence"] == (
         "keep_recent 50 at max_tokens 100000: 4 of the 29 needs after a replayed compaction (14%) concern a fact "
-        "outside the kept window (now 21 of 29, 72%); mean context 52,884 tokens (now 45,896)")  # re-runs are needs
+        "outside the kept window (now 21 of 29, 72%); mean context 52,884 tokens (now 45,896)"
+    )  # re-runs are needs
     assert recs["compaction.max_tokens"]["recommended"] == 100000  # the model's window is not in the warehouse
-    assert recs["compaction.max_tokens"]["evidence"].startswith("kept: the warehouse cannot tell what context your "
-                                                                "model allows; now 3 replayed compactions")
+    assert recs["compaction.max_tokens"]["evidence"].startswith(
+        "kept: the warehouse cannot tell what context your model allows; now 3 replayed compactions"
+    )
     # a looser share is met by fewer kept messages; keeping none leaves every need to the summary
     assert _recs(seed_db, "--max-outside-share", "0.75")["compaction.keep_recent"]["recommended"] == 10
     assert _recs(seed_db, "--max-outside-share", "1")["compaction.keep_recent"]["recommended"] == 0

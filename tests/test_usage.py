@@ -1,6 +1,7 @@
 """Usage and cost (SPEC §22): token sums equal to the ones counted straight from the real logs (each format's
 rules as its tool documents them, read here with json alone), prices matched by the documented names, costs
 from the shipped table and the config's [prices], and the report leading with the runs."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,10 @@ def claude_code_responses(root: Path) -> dict[tuple, dict[str, int]]:
             if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
                 continue
             u, key = m["usage"], (m.get("id"), o.get("requestId"))
-            got = {k: u.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                               "cache_creation_input_tokens", "output_tokens")}
+            got = {
+                k: u.get(k) or 0
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+            }
             best[key] = {k: max(v, best.get(key, got)[k]) for k, v in got.items()} | {"model": m.get("model")}
     return best
 
@@ -39,8 +42,12 @@ def claude_code_responses(root: Path) -> dict[tuple, dict[str, int]]:
 def claude_code(root: Path) -> dict[str, int]:
     rs = claude_code_responses(root).values()
     read, write = sum(r["cache_read_input_tokens"] for r in rs), sum(r["cache_creation_input_tokens"] for r in rs)
-    return {"input": sum(r["input_tokens"] for r in rs) + read + write, "cached": read, "cache_write": write,
-            "output": sum(r["output_tokens"] for r in rs)}
+    return {
+        "input": sum(r["input_tokens"] for r in rs) + read + write,
+        "cached": read,
+        "cache_write": write,
+        "output": sum(r["output_tokens"] for r in rs),
+    }
 
 
 def codex(root: Path) -> dict[str, int]:
@@ -77,8 +84,11 @@ def gemini_cli(root: Path) -> dict[str, int]:
         doc = json.loads(f.read_text(encoding="utf-8"))
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             continue
-        tokens = {m.get("id"): m["tokens"] for m in doc["messages"] if isinstance(m, dict)
-                  and isinstance(m.get("tokens"), dict)}
+        tokens = {
+            m.get("id"): m["tokens"]
+            for m in doc["messages"]
+            if isinstance(m, dict) and isinstance(m.get("tokens"), dict)
+        }
         for t in tokens.values():
             assert t["total"] == t["input"] + t["output"] + t["thoughts"] + t["tool"]
             out["input"] += t["input"] + t["tool"]
@@ -87,9 +97,14 @@ def gemini_cli(root: Path) -> dict[str, int]:
     return out
 
 
-@pytest.mark.parametrize(("folder", "agent", "count"), [("claude_code", "claude-code", claude_code),
-                                                        ("codex_cli", "codex", codex),
-                                                        ("gemini_cli", "gemini-cli", gemini_cli)])
+@pytest.mark.parametrize(
+    ("folder", "agent", "count"),
+    [
+        ("claude_code", "claude-code", claude_code),
+        ("codex_cli", "codex", codex),
+        ("gemini_cli", "gemini-cli", gemini_cli),
+    ],
+)
 def test_tokens_equal_the_raw_logs(tmp_path: Path, folder: str, agent: str, count) -> None:
     root = LOGS / folder
     if not root.is_dir():
@@ -112,11 +127,19 @@ def test_real_claude_code_figures(tmp_path: Path) -> None:
     run_cli("ingest", str(root), "--db", str(db))
     got = api.usage(db, by="agent").row(0, named=True)
     assert (got["responses"], got["input"], got["cached"], got["cache_write"], got["output"]) == (
-        156, 7192759, 6712313, 478615, 38263)
+        156,
+        7192759,
+        6712313,
+        478615,
+        38263,
+    )
 
 
-SHIPPED = {"claude-sonnet-4": (3.0, 15.0, 0.3, 3.75), "claude-opus-4-1": (15.0, 75.0, 1.5, 18.75),
-           "claude-3-5-haiku": (0.8, 4.0, 0.08, 1.0)}  # input, output, cache read, cache write (prices.toml)
+SHIPPED = {
+    "claude-sonnet-4": (3.0, 15.0, 0.3, 3.75),
+    "claude-opus-4-1": (15.0, 75.0, 1.5, 18.75),
+    "claude-3-5-haiku": (0.8, 4.0, 0.08, 1.0),
+}  # input, output, cache read, cache write (prices.toml)
 
 
 def _fixture_cost(prices: dict[str, tuple[float, float, float, float]]) -> float:
@@ -124,8 +147,12 @@ def _fixture_cost(prices: dict[str, tuple[float, float, float, float]]) -> float
     for r in claude_code_responses(FIXTURES / "claude_code").values():
         base = str(r["model"]).rsplit("-", 1)[0]  # the fixtures' names end in a date
         p = prices[base]
-        total += (r["input_tokens"] * p[0] + r["output_tokens"] * p[1] + r["cache_read_input_tokens"] * p[2]
-                  + r["cache_creation_input_tokens"] * p[3]) / 1e6
+        total += (
+            r["input_tokens"] * p[0]
+            + r["output_tokens"] * p[1]
+            + r["cache_read_input_tokens"] * p[2]
+            + r["cache_creation_input_tokens"] * p[3]
+        ) / 1e6
     return total
 
 
@@ -148,28 +175,31 @@ def test_cost_from_the_shipped_table_and_the_config(tmp_path: Path) -> None:
     assert api.usage(db, by="agent", cfg=load_config(cfg))["cost"].to_list() == [None]
 
 
-@pytest.mark.parametrize(("logged", "priced"), [
-    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
-    ("anthropic/claude-3-haiku-20240307", "claude-3-haiku"),
-    ("us.anthropic.claude-3-5-haiku-20241022-v1:0", "claude-3-5-haiku"),
-    ("openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
-    ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),  # not gpt-4o: never by prefix
-    ("gpt-4o-2024-08-06", "gpt-4o"),
-    ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13"),  # the snapshot priced apart matches itself before its date goes
-    ("Gemini 2.5 Pro", "gemini-2.5-pro"),
-    ("models/gemini-2.5-flash", "gemini-2.5-flash"),
-    ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite"),
-    ("x-ai/grok-4-fast", "grok-4-fast"),
-    ("deepseek/deepseek-chat", "deepseek-chat"),
-    ("o3-mini-high", None),  # ChatGPT's menu name: not o3-mini's price
-    ("gpt-5.4", "gpt-5.4"),  # not gpt-5
-    ("gpt-5.4-pro", None),  # not gpt-5.4: never by prefix
-    ("claude-opus-4-6", "claude-opus-4-6"),
-    ("claude-opus-4-9", None),  # not in the table: tokens, no cost
-    ("moonshotai/kimi-k2.6", "kimi-k2.6"),
-    ("claude-sonnet-4.6", "claude-sonnet-4-6"),
-    ("<synthetic>", None),
-])
+@pytest.mark.parametrize(
+    ("logged", "priced"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("anthropic/claude-3-haiku-20240307", "claude-3-haiku"),
+        ("us.anthropic.claude-3-5-haiku-20241022-v1:0", "claude-3-5-haiku"),
+        ("openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet-4-5"),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini"),  # not gpt-4o: never by prefix
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13"),  # the snapshot priced apart matches itself before its date goes
+        ("Gemini 2.5 Pro", "gemini-2.5-pro"),
+        ("models/gemini-2.5-flash", "gemini-2.5-flash"),
+        ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite"),
+        ("x-ai/grok-4-fast", "grok-4-fast"),
+        ("deepseek/deepseek-chat", "deepseek-chat"),
+        ("o3-mini-high", None),  # ChatGPT's menu name: not o3-mini's price
+        ("gpt-5.4", "gpt-5.4"),  # not gpt-5
+        ("gpt-5.4-pro", None),  # not gpt-5.4: never by prefix
+        ("claude-opus-4-6", "claude-opus-4-6"),
+        ("claude-opus-4-9", None),  # not in the table: tokens, no cost
+        ("moonshotai/kimi-k2.6", "kimi-k2.6"),
+        ("claude-sonnet-4.6", "claude-sonnet-4-6"),
+        ("<synthetic>", None),
+    ],
+)
 def test_model_names(logged: str, priced: str | None) -> None:
     hit = table().match(logged)
     assert (hit[0] if hit else None) == priced
@@ -181,8 +211,12 @@ def test_the_config_wins_and_names_are_tried_in_order() -> None:
     assert t.match("anthropic/claude-opus-4-6") == ("claude-opus-4-6", "config")
     assert t.match("gpt-4o-mini") == ("gpt-4o-mini", "shipped")
     assert candidates("OpenRouter/Anthropic/Claude-3.5-Sonnet-20241022") == [
-        "OpenRouter/Anthropic/Claude-3.5-Sonnet-20241022", "openrouter/anthropic/claude-3.5-sonnet-20241022",
-        "claude-3.5-sonnet-20241022", "claude-3.5-sonnet", "claude-3-5-sonnet"]
+        "OpenRouter/Anthropic/Claude-3.5-Sonnet-20241022",
+        "openrouter/anthropic/claude-3.5-sonnet-20241022",
+        "claude-3.5-sonnet-20241022",
+        "claude-3.5-sonnet",
+        "claude-3-5-sonnet",
+    ]
 
 
 def test_costs_only_from_prices_that_exist() -> None:
@@ -199,12 +233,15 @@ def test_the_shipped_table_is_dated_and_sourced() -> None:
     assert all({"input", "output"} <= set(p) for p in t.shipped.values())
 
 
-@pytest.mark.parametrize(("body", "error"), [
-    ('"gpt-4o" = {input = 1.0}', "prices.gpt-4o needs output"),
-    ('"gpt-4o" = {input = 1.0, output = -2}', "prices.gpt-4o.output must be a number >= 0"),
-    ('"gpt-4o" = {input = 1.0, output = 2.0, cached = 0.5}', "unknown key cached"),
-    ('"gpt-4o" = 3.0', "prices.gpt-4o must be a table"),
-])
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ('"gpt-4o" = {input = 1.0}', "prices.gpt-4o needs output"),
+        ('"gpt-4o" = {input = 1.0, output = -2}', "prices.gpt-4o.output must be a number >= 0"),
+        ('"gpt-4o" = {input = 1.0, output = 2.0, cached = 0.5}', "unknown key cached"),
+        ('"gpt-4o" = 3.0', "prices.gpt-4o must be a table"),
+    ],
+)
 def test_bad_prices_fail_with_the_line(tmp_path: Path, body: str, error: str) -> None:
     cfg = tmp_path / "harness.toml"
     cfg.write_text(f"# prices\n[prices]\n{body}\n")

@@ -2,6 +2,7 @@
 logs agrees with a count taken from the raw files here, by a reader that attributes each API request to the
 working folder and branch of its own line (Claude Code: each line's cwd and gitBranch; Codex: session_meta's cwd
 and git.branch) and counts it once however many transcripts copy it."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,10 @@ def claude_code(root: Path) -> dict[tuple, dict[str, int]]:
             if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
                 continue
             u, key = m["usage"], (m.get("id"), o.get("requestId"))
-            got = {k: u.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                               "cache_creation_input_tokens", "output_tokens")}
+            got = {
+                k: u.get(k) or 0
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+            }
             best[key] = {k: max(v, best.get(key, got)[k]) for k, v in got.items()}
             here = (nested, ("claude-code", o.get("cwd"), o.get("gitBranch") or None))
             if key not in where or (where[key][0] and not nested):
@@ -96,8 +99,10 @@ def shared_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_usage_by_project_and_branch_equals_the_raw_files(shared_wh: Path) -> None:
     want = {**claude_code(LOGS / "claude_code"), **codex(LOGS / "codex_cli")}
-    got = {(r["agent"], r["project"], r["branch"]): {k: r[k] for k in ("runs", *KINDS)}
-           for r in api.usage(shared_wh, by="agent,project,branch").iter_rows(named=True)}
+    got = {
+        (r["agent"], r["project"], r["branch"]): {k: r[k] for k in ("runs", *KINDS)}
+        for r in api.usage(shared_wh, by="agent,project,branch").iter_rows(named=True)
+    }
     assert got == want
     assert len(want) == 11  # 4 Claude Code projects and branches, 7 of Codex (one session names no branch)
     assert sum(g["runs"] for g in want.values()) == 15
@@ -114,8 +119,9 @@ def test_each_grouping_adds_up_to_the_same_tokens(shared_wh: Path) -> None:
     assert totals["input"] > 0
 
 
-def test_the_cli_and_the_report_show_projects_and_branches(shared_wh: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cli_and_the_report_show_projects_and_branches(
+    shared_wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole keys (at 120: tests/test_terminal_width.py)
     code, out, err = run_cli("usage", "--db", str(shared_wh), "--by", "project,branch")
     assert code == 0, err
@@ -127,8 +133,10 @@ def test_the_cli_and_the_report_show_projects_and_branches(shared_wh: Path, tmp_
     assert any("/Users/jna…" in r and r.split()[0].endswith("agent-workflows-monorepo-v2") for r in rows)
     report = api.report(shared_wh, tmp_path / "r", ["md", "json"])[1]
     md = next(p for p in report if p.suffix == ".md").read_text()
-    assert "Runs per project (the working folder the session ran in, or a decision-memory harness's project) and git " \
-           "branch" in md
+    assert (
+        "Runs per project (the working folder the session ran in, or a decision-memory harness's project) and git "
+        "branch" in md
+    )
     assert "feat-capacity-dra" in md
     code, _, err = run_cli("usage", "--db", str(shared_wh), "--by", "project,planet")
     assert code == 2 and "choose among agent, model, project, branch, day" in err
@@ -144,22 +152,60 @@ def test_a_session_switching_branch_goes_to_the_branch_most_of_its_lines_name(tm
     rows, parent = [], None
     for i, branch in enumerate(["main", "fix/x", "fix/x", ""]):
         uid = f"00000000-0000-4000-8000-{i:012d}"
-        rows.append({"type": "user" if i % 2 == 0 else "assistant", "uuid": uid, "parentUuid": parent,
-                     "sessionId": "s1", "cwd": "/work/app" if i else "", "gitBranch": branch,
-                     "timestamp": f"2026-01-01T00:00:0{i}Z",
-                     "message": {"role": "user", "content": "hi"} if i % 2 == 0 else
-                     {"id": f"msg_{i}", "role": "assistant", "model": "claude-sonnet-4-5", "content": "ok",
-                      "usage": {"input_tokens": 10, "output_tokens": 2}}})
+        rows.append(
+            {
+                "type": "user" if i % 2 == 0 else "assistant",
+                "uuid": uid,
+                "parentUuid": parent,
+                "sessionId": "s1",
+                "cwd": "/work/app" if i else "",
+                "gitBranch": branch,
+                "timestamp": f"2026-01-01T00:00:0{i}Z",
+                "message": {"role": "user", "content": "hi"}
+                if i % 2 == 0
+                else {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": "ok",
+                    "usage": {"input_tokens": 10, "output_tokens": 2},
+                },
+            }
+        )
         parent = uid
     _write(tmp_path / "projects" / "-work-app" / "s1.jsonl", rows)
-    _write(tmp_path / "rollout-2026-01-01T00-00-00-0199d021-1244-77d2-b5aa-ba1d70f11e87.jsonl", [
-        {"type": "session_meta", "timestamp": "2026-01-01T00:00:00Z",
-         "payload": {"id": "0199d021-1244-77d2-b5aa-ba1d70f11e87", "cwd": "/work/app", "git": {"commit_hash": "ab"}}},
-        {"type": "response_item", "timestamp": "2026-01-01T00:00:01Z",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}])
+    _write(
+        tmp_path / "rollout-2026-01-01T00-00-00-0199d021-1244-77d2-b5aa-ba1d70f11e87.jsonl",
+        [
+            {
+                "type": "session_meta",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "payload": {
+                    "id": "0199d021-1244-77d2-b5aa-ba1d70f11e87",
+                    "cwd": "/work/app",
+                    "git": {"commit_hash": "ab"},
+                },
+            },
+            {
+                "type": "response_item",
+                "timestamp": "2026-01-01T00:00:01Z",
+                "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            },
+        ],
+    )
     db = tmp_path / "w.duckdb"
-    assert run_cli("ingest", str(tmp_path / "projects"), str(tmp_path / "rollout-2026-01-01T00-00-00-0199d021-1244-"
-                                                          "77d2-b5aa-ba1d70f11e87.jsonl"), "--db", str(db))[0] == 0
-    got = {(r["agent"], r["project"], r["branch"]): r["runs"]
-           for r in api.usage(db, by="agent,project,branch").iter_rows(named=True)}
+    assert (
+        run_cli(
+            "ingest",
+            str(tmp_path / "projects"),
+            str(tmp_path / "rollout-2026-01-01T00-00-00-0199d021-1244-77d2-b5aa-ba1d70f11e87.jsonl"),
+            "--db",
+            str(db),
+        )[0]
+        == 0
+    )
+    got = {
+        (r["agent"], r["project"], r["branch"]): r["runs"]
+        for r in api.usage(db, by="agent,project,branch").iter_rows(named=True)
+    }
     assert got == {("claude-code", "/work/app", "fix/x"): 1, ("codex", "/work/app", None): 1}

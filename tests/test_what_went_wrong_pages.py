@@ -1,6 +1,7 @@
 """What went wrong where a reader looks (issue 41 item 7, SPEC §25): the explorer's home page opens with the
 last report's failure clusters and the failed runs at their decisive step, and `forensics show` opens a failed
 run there. On the graded fixture runs (tau2, MINT, MedAgentBench), with the report really run."""
+
 from __future__ import annotations
 
 import re
@@ -26,8 +27,9 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = d / "w.duckdb"
     code, out, err = run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))
     assert code == 0, out + err
-    code, out, err = run_cli("report", "--db", str(db), "--out", str(d / "r"), "--format", "md",
-                             "--only", "usage,outcomes,failures")
+    code, out, err = run_cli(
+        "report", "--db", str(db), "--out", str(d / "r"), "--format", "md", "--only", "usage,outcomes,failures"
+    )
     assert code == 0, out + err
     return db
 
@@ -35,8 +37,9 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _cid(db: Path, native_id: str) -> str:
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return str(con.execute("SELECT conversation_id FROM conversations WHERE native_id = ?", [native_id]
-                               ).fetchall()[0][0])
+        return str(
+            con.execute("SELECT conversation_id FROM conversations WHERE native_id = ?", [native_id]).fetchall()[0][0]
+        )
     finally:
         con.close()
 
@@ -59,14 +62,17 @@ def test_home_opens_with_the_clusters_and_the_failed_runs_at_their_decisive_step
     assert [r for r in rows if r] == [  # the report's clusters: 5 failed, 5 passed runs graded
         ["answered, no error", "4", "2", "2", "1.00 (0.22–4.56)"],
         ["handed off: speed test failed: no connection.", "2", "2", "0", "5.00 (0.30–83.69)"],
-        ["claimed success: invalid post request", "1", "1", "0", "3.00 (0.15–59.89)"]]
+        ["claimed success: invalid post request", "1", "1", "0", "3.00 (0.15–59.89)"],
+    ]
     links = re.findall(r'<li><a href="/c/(\w+)\?at=(\d+)#m\d+">', body)
     assert len(links) == 5  # every failed run has a decisive step
     cid = _cid(reported, ROAMING)
     assert (cid, "20") in links
     item = next(li for li in re.findall(r"<li>(.*?)</li>", body, re.S) if f"/c/{cid}?" in li)
-    assert "step 20, after error · handed off: speed test failed: no connection.: <q>Let&#39;s start by " \
-           "checking the status of your mobile data" in item
+    assert (
+        "step 20, after error · handed off: speed test failed: no connection.: <q>Let&#39;s start by "
+        "checking the status of your mobile data" in item
+    )
     # the link opens the transcript with that step in view and marked
     r = TestClient(create_app(reported), base_url="http://127.0.0.1").get(f"/c/{cid}?at=20")
     assert r.status_code == 200 and 'hit" id="m20"' in r.text
@@ -79,12 +85,22 @@ def test_home_says_so_in_one_line_when_the_tables_are_absent_or_empty(reported: 
     assert body.count("<p") == 1 and "No failure signatures yet" in body and "<table" not in body
     empty = tmp_path / "empty.duckdb"  # reported, but nothing failed: both tables written empty
     assert run_cli("ingest", str(FIXTURES / "claude_code"), "--db", str(empty))[0] == 0
-    code, _, err = run_cli("report", "--db", str(empty), "--out", str(tmp_path / "r"), "--format", "md",
-                           "--only", "usage,outcomes,failures")
+    code, _, err = run_cli(
+        "report",
+        "--db",
+        str(empty),
+        "--out",
+        str(tmp_path / "r"),
+        "--format",
+        "md",
+        "--only",
+        "usage,outcomes,failures",
+    )
     assert code == 0, err
     con = duckdb.connect(str(empty), read_only=True)
-    assert con.execute("SELECT (SELECT count(*) FROM run_failures), (SELECT count(*) FROM failure_clusters)"
-                       ).fetchall() == [(0, 0)]
+    assert con.execute(
+        "SELECT (SELECT count(*) FROM run_failures), (SELECT count(*) FROM failure_clusters)"
+    ).fetchall() == [(0, 0)]
     con.close()
     assert "No failure signatures yet" in _section(_home(empty))
     # a warehouse an earlier release reported on: run_failures without the rule, no failure_clusters
@@ -121,7 +137,9 @@ def test_hostile_text_in_a_decisive_step_is_escaped_and_masked(reported: Path, t
     assert "\\x1b[31mred\\x1b[0m" in item  # a control character shown as its escape
     code, out, err = run_cli("show", cid, "--db", str(db))
     assert code == 0, err
-    assert "\x1b" not in out and SECRET not in out and "<script>alert(1)</script>" in out  # a terminal needs no HTML escape
+    assert (
+        "\x1b" not in out and SECRET not in out and "<script>alert(1)</script>" in out
+    )  # a terminal needs no HTML escape
     assert out.splitlines()[4].startswith("[20] assistant (") and "\\x1b[31mred" in out.splitlines()[4]
 
 
@@ -130,9 +148,13 @@ def test_show_opens_a_failed_run_at_its_decisive_step(reported: Path) -> None:
     code, out, err = run_cli("show", cid, "--db", str(reported), "--width", "40")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[1] == ("decisive step 20 (agent ?): after_error (it goes on without code right after a tool output "
-                        "that shows an error) · positions 18-28 shown; --positions 0-40 for the whole run")
-    assert [int(re.match(r"\[(\d+)\]", x).group(1)) for x in lines[2:] if re.match(r"\[\d+\]", x)] == list(range(18, 29))
+    assert lines[1] == (
+        "decisive step 20 (agent ?): after_error (it goes on without code right after a tool output "
+        "that shows an error) · positions 18-28 shown; --positions 0-40 for the whole run"
+    )
+    assert [int(re.match(r"\[(\d+)\]", x).group(1)) for x in lines[2:] if re.match(r"\[\d+\]", x)] == list(
+        range(18, 29)
+    )
     assert lines[4].startswith("[20] assistant (507 B) ◀ decisive step: Let's start by checking the status")
     assert run_cli("show", cid, "--db", str(reported), "--width", "40", "--decisive")[1] == out
     # positions asked for: those, and no decisive line

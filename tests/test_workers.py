@@ -1,6 +1,7 @@
 """The worker pool's preload: a pool of segmenting workers finds jieba loaded by its fork server, not by itself; and
 no worker (nor the CLI's commands) imports pandas for pyarrow's probe (forensics.kernel.nopandas), and workers collect cycles
 less often (forensics.kernel.batch); a pool stops the fork server it started."""
+
 from __future__ import annotations
 
 import os
@@ -34,8 +35,14 @@ def test_workers_of_a_preloading_pool_find_jieba_loaded_before_their_first_task(
         print(out, "jieba" in sys.modules)
     """)
     # jieba as the segmenter (rjieba, the default when installed, needs none of jieba's dictionary preloaded)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "FORENSICS_TOKENIZER": "jieba"})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "FORENSICS_TOKENIZER": "jieba"},
+    )
     assert done.returncode == 0, done.stderr
     # every worker: the segmenter module imported and jieba's dictionary loaded before the task; the calling
     # process never loaded jieba

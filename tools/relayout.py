@@ -7,6 +7,7 @@
 The rewrite is a table of old module -> new module applied to import lines, dotted names ("module:function"
 strings, docs) and file paths; re-running it over already rewritten text changes nothing.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,12 +20,37 @@ ROOT = Path(__file__).resolve().parents[1]
 INGEST = "ingestion"  # forensics.ingest is the public ingest() function: the package cannot take its name
 PIPELINE = ["discover", "run", "load", "mask", "registry", "locations", "outcome_labels"]
 KIT = ["model", "records", "values", "stream", "fastpath", "duckparse", "grades"]
-FORMATS = ["agentbench", "aider", "chatgpt", "claude_ai", "claude_code", "cline", "codex", "continue_dev", "cursor",
-           "decision_memory", "dialogues", "gemini_cli", "inspect_ai", "jsonl", "mint", "open_webui", "openai_chat",
-           "openhands", "otel", "sqlite", "swe_agent", "tau2", "terminal_bench"]
-PACKAGED = {"claude_code": [("claude_code_history", "history")], "codex": [("codex_history", "history")],
-            "openhands": [("openhands_store", "store"), ("openhands_v1", "v1")],
-            "otel": [("otel_spans", "spans"), ("otel_messages", "messages")]}
+FORMATS = [
+    "agentbench",
+    "aider",
+    "chatgpt",
+    "claude_ai",
+    "claude_code",
+    "cline",
+    "codex",
+    "continue_dev",
+    "cursor",
+    "decision_memory",
+    "dialogues",
+    "gemini_cli",
+    "inspect_ai",
+    "jsonl",
+    "mint",
+    "open_webui",
+    "openai_chat",
+    "openhands",
+    "otel",
+    "sqlite",
+    "swe_agent",
+    "tau2",
+    "terminal_bench",
+]
+PACKAGED = {
+    "claude_code": [("claude_code_history", "history")],
+    "codex": [("codex_history", "history")],
+    "openhands": [("openhands_store", "store"), ("openhands_v1", "v1")],
+    "otel": [("otel_spans", "spans"), ("otel_messages", "messages")],
+}
 
 # old dotted module (below forensics.) -> new dotted module
 MODULES: dict[str, str] = {}
@@ -46,8 +72,19 @@ for m in ["check", "show", "export", "summary", "output"]:
     MODULES[m] = f"commands.{m}"
 MODULES["importers"] = INGEST  # the package itself (docs)
 # the Format declaration moved out of the registry (the formats import it; the registry detects with it)
-DECLARE = {"Format", "Probe", "Side", "Chunks", "Chunker", "Sniff", "connect_ro", "SNIFF_BYTES", "SNIFF_LINES",
-           "SQLITE_MAGIC", "ZIP_MAGIC"}
+DECLARE = {
+    "Format",
+    "Probe",
+    "Side",
+    "Chunks",
+    "Chunker",
+    "Sniff",
+    "connect_ro",
+    "SNIFF_BYTES",
+    "SNIFF_LINES",
+    "SQLITE_MAGIC",
+    "ZIP_MAGIC",
+}
 
 
 def file_of(dotted: str) -> str:
@@ -64,8 +101,7 @@ def old_file(dotted: str) -> str:
 
 _KEYS = sorted((k for k in MODULES if k != "importers"), key=len, reverse=True)
 _DOTTED = re.compile(r"(?<![\w.])(forensics\.)?(" + "|".join(re.escape(k) for k in _KEYS) + r"|importers)(?![\w])")
-_PATHS = re.compile(r"(?<![\w.])(forensics/)?(" + "|".join(re.escape(k.replace(".", "/")) for k in _KEYS)
-                    + r")\.py\b")
+_PATHS = re.compile(r"(?<![\w.])(forensics/)?(" + "|".join(re.escape(k.replace(".", "/")) for k in _KEYS) + r")\.py\b")
 _FROM_PKG = re.compile(r"^(\s*)from forensics(\.importers)? import ([\w ,]+?)(\s*#.*)?$")
 _FROM_REGISTRY = re.compile(r"^(\s*)from forensics\.importers\.registry import ([\w ,]+?)(\s*#.*)?$")
 
@@ -101,8 +137,10 @@ def _from_line(line: str) -> str | None:
     m = _FROM_REGISTRY.match(line)
     if m:
         indent, names, comment = m.group(1), _names(m.group(2)), m.group(3) or ""
-        groups = {"forensics.formats.kit.declare": [n for n in names if n[0] in DECLARE],
-                  f"forensics.{INGEST}.registry": [n for n in names if n[0] not in DECLARE]}
+        groups = {
+            "forensics.formats.kit.declare": [n for n in names if n[0] in DECLARE],
+            f"forensics.{INGEST}.registry": [n for n in names if n[0] not in DECLARE],
+        }
         return _emit(indent, groups, comment)
     m = _FROM_PKG.match(line)
     if not m:
@@ -117,7 +155,8 @@ def _from_line(line: str) -> str | None:
         if key in MODULES:
             parent, _, leaf = MODULES[key].rpartition(".")
             groups.setdefault(f"forensics.{parent}" if parent else "forensics", []).append(
-                (leaf, alias or (name if leaf != name else None)))
+                (leaf, alias or (name if leaf != name else None))
+            )
         else:
             groups.setdefault("forensics" + (".importers" if pkg else ""), []).append((name, alias))
     return _emit(indent, groups, comment)
@@ -158,12 +197,12 @@ def mv(old: str, new: str) -> None:
 
 PACKAGE_DOCS = {
     "forensics/kernel/__init__.py": '"""The shared kernel: what every layer may import (errors, redaction and secret rules, the batch\n'
-                                    'process settings and worker processes, the selection). It imports nothing else of forensics."""\n',
+    'process settings and worker processes, the selection). It imports nothing else of forensics."""\n',
     "forensics/commands/__init__.py": '"""The commands\' library code below ``forensics.api``: `forensics check`, `show`, `export`, the ingest\n'
-                                      'summary and the query output writers."""\n',
+    'summary and the query output writers."""\n',
     "forensics/formats/kit/__init__.py": '"""What a format is written with: the declaration (``declare``: Format, Probe, Side), the model of a\n'
-                                         'conversation (``model``), the columnar records (``records``) and the shared parsers (``values``,\n'
-                                         '``stream``, ``fastpath``, ``duckparse``, ``grades``)."""\n',
+    "conversation (``model``), the columnar records (``records``) and the shared parsers (``values``,\n"
+    '``stream``, ``fastpath``, ``duckparse``, ``grades``)."""\n',
 }
 INGEST_DOC = '''"""The ingest pipeline: every log format read into the warehouse, lossless (each line or row imported, skipped
 and counted, or quarantined with its raw bytes and a reason).
@@ -202,15 +241,35 @@ def move() -> None:
             new = rewrite(text)
             if new != text:
                 p.write_text(new, encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", "forensics", "tests", "bench",
-                    "docs", "notebooks", "tools"], cwd=ROOT, check=False, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--fix",
+            "--select",
+            "I",
+            "forensics",
+            "tests",
+            "bench",
+            "docs",
+            "notebooks",
+            "tools",
+        ],
+        cwd=ROOT,
+        check=False,
+        capture_output=True,
+    )
 
 
 def _rewritable(name: str) -> bool:
     if name.startswith(("docs/notes/", "notes/", "tools/relayout.py", "fixtures/")):
         return False
-    return name.endswith((".py", ".md", ".toml", ".ipynb", ".sql", ".cfg", ".yml", ".yaml", ".txt")) or \
-        name in ("Makefile", ".ci/run")
+    return name.endswith((".py", ".md", ".toml", ".ipynb", ".sql", ".cfg", ".yml", ".yaml", ".txt")) or name in (
+        "Makefile",
+        ".ci/run",
+    )
 
 
 def _split_registry() -> None:
@@ -220,35 +279,46 @@ def _split_registry() -> None:
     text = path.read_text()
     head, rest = text.split("SNIFF_BYTES = ", 1)
     body, tail = rest.split("@functools.cache\ndef builtin", 1)
-    connect = tail[tail.index("def connect_ro("):]
-    tail = tail[:tail.index("def connect_ro(")].rstrip() + "\n"
-    declare = ('"""What a format declares: its name, a content sniff over a ``Probe`` (a file\'s first bytes), a reader or\n'
-               'a columnar task, and its side files (``Side``). The registry (``forensics.ingestion.registry``) lists the\n'
-               'formats and detects with these; a format imports only this and the rest of the kit."""\n'
-               "from __future__ import annotations\n\n"
-               "import fnmatch\nimport functools\nimport glob\nimport re\nimport sqlite3\nimport zipfile\n"
-               "from collections.abc import Callable\nfrom dataclasses import dataclass\nfrom pathlib import Path\n"
-               "from typing import Any\nfrom urllib.parse import quote\n\nimport orjson\n\n"
-               "from forensics.errors import SourceError\nfrom forensics.importers import model, values\n"
-               "from forensics.importers.records import Parsed, split_lines\n\n"
-               "SNIFF_BYTES = " + body.rstrip() + "\n\n\n" + connect)
-    registry_head = head.replace("import fnmatch\n", "").replace("import glob\n", "").replace("import re\n", "") \
-        .replace("import sqlite3\n", "").replace("import zipfile\n", "").replace("from dataclasses import dataclass\n", "") \
-        .replace("from urllib.parse import quote\n", "").replace("\nimport orjson\n", "") \
-        .replace("from forensics.importers import model, values\n", "") \
-        .replace("from forensics.importers.records import Parsed, split_lines\n", "") \
-        .replace("from forensics.errors import SourceError\n", "").replace("from collections.abc import Callable\n", "")
+    connect = tail[tail.index("def connect_ro(") :]
+    tail = tail[: tail.index("def connect_ro(")].rstrip() + "\n"
+    declare = (
+        '"""What a format declares: its name, a content sniff over a ``Probe`` (a file\'s first bytes), a reader or\n'
+        "a columnar task, and its side files (``Side``). The registry (``forensics.ingestion.registry``) lists the\n"
+        'formats and detects with these; a format imports only this and the rest of the kit."""\n'
+        "from __future__ import annotations\n\n"
+        "import fnmatch\nimport functools\nimport glob\nimport re\nimport sqlite3\nimport zipfile\n"
+        "from collections.abc import Callable\nfrom dataclasses import dataclass\nfrom pathlib import Path\n"
+        "from typing import Any\nfrom urllib.parse import quote\n\nimport orjson\n\n"
+        "from forensics.errors import SourceError\nfrom forensics.importers import model, values\n"
+        "from forensics.importers.records import Parsed, split_lines\n\n"
+        "SNIFF_BYTES = " + body.rstrip() + "\n\n\n" + connect
+    )
+    registry_head = (
+        head.replace("import fnmatch\n", "")
+        .replace("import glob\n", "")
+        .replace("import re\n", "")
+        .replace("import sqlite3\n", "")
+        .replace("import zipfile\n", "")
+        .replace("from dataclasses import dataclass\n", "")
+        .replace("from urllib.parse import quote\n", "")
+        .replace("\nimport orjson\n", "")
+        .replace("from forensics.importers import model, values\n", "")
+        .replace("from forensics.importers.records import Parsed, split_lines\n", "")
+        .replace("from forensics.errors import SourceError\n", "")
+        .replace("from collections.abc import Callable\n", "")
+    )
     registry_head = registry_head.replace(
         "from forensics.importers.formats import BUILTIN, FALLBACK, plugin_entry_points\n",
         "from forensics.importers.formats import BUILTIN, FALLBACK, plugin_entry_points\n"
-        "from forensics.importers.registry import Format, Probe, Side\n")
+        "from forensics.importers.registry import Format, Probe, Side\n",
+    )
     registry = registry_head.rstrip() + "\n\n\n@functools.cache\ndef builtin" + tail
     (ROOT / "forensics/formats/kit/declare.py").write_text(declare)
     path.write_text(registry)
     git("add", "forensics/formats/kit/declare.py")
 
 
-CONTRACTS = '''[[tool.importlinter.contracts]]
+CONTRACTS = """[[tool.importlinter.contracts]]
 name = "layers: the API over the commands over tuning over the report over the analyzers over the ingest pipeline, the formats, the warehouse and the kernel"
 type = "layers"
 layers = [
@@ -277,17 +347,19 @@ type = "forbidden"
 source_modules = ["forensics.ingestion", "forensics.formats", "forensics.warehouse", "forensics.kernel"]
 forbidden_modules = ["forensics.analyzers", "forensics.report", "forensics.tuning", "forensics.commands",
                      "forensics.serve", "forensics.spark"]
-'''
+"""
 
 
 def _contracts() -> None:
     p = ROOT / "pyproject.toml"
     text = p.read_text()
     start = text.index("[[tool.importlinter.contracts]]")
-    end = text.index("[[tool.importlinter.contracts]]\nname = \"no cycle")
+    end = text.index('[[tool.importlinter.contracts]]\nname = "no cycle')
     text = text[:start] + CONTRACTS + "\n" + text[end:]
-    text = text.replace('module = ["forensics.warehouse.*", "forensics.report.*", "forensics.importers.*"]',
-                        'module = ["forensics.warehouse.*", "forensics.report.*", "forensics.ingestion.*", "forensics.formats.*"]')
+    text = text.replace(
+        'module = ["forensics.warehouse.*", "forensics.report.*", "forensics.importers.*"]',
+        'module = ["forensics.warehouse.*", "forensics.report.*", "forensics.ingestion.*", "forensics.formats.*"]',
+    )
     p.write_text(text)
 
 
@@ -300,8 +372,11 @@ def _registry_users() -> None:
         text = p.read_text()
         new = re.sub(r"\bregistry\.(Probe|Format|Side|Chunks|connect_ro)\b", r"declare.\1", text)
         if new != text:
-            new = new.replace("\nfrom forensics.importers import", "\nfrom forensics.formats.kit import declare\n"
-                              "from forensics.importers import", 1)
+            new = new.replace(
+                "\nfrom forensics.importers import",
+                "\nfrom forensics.formats.kit import declare\nfrom forensics.importers import",
+                1,
+            )
             p.write_text(new)
 
 
@@ -327,5 +402,6 @@ if __name__ == "__main__":
                 print("rewrote", f)
         py = [f for f in done if f.endswith(".py")]
         if py:  # the imports in order again (ruff's isort rule, as `make lint` checks it)
-            subprocess.run([sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", *py], check=False,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "ruff", "check", "--fix", "--select", "I", *py], check=False, capture_output=True
+            )

@@ -5,6 +5,7 @@ module plus one line here, or, outside the project, one entry point in the group
 (``name = "package.module:ANALYZER"``): plug-ins run after the built-ins, by name. Declarations are read when first
 asked for (importing every analyzer costs a second or two), never registered by importing a module.
 """
+
 from __future__ import annotations
 
 import functools
@@ -48,8 +49,9 @@ def declarations() -> tuple[Analyzer, ...]:
     that breaks a rule another relies on (a name, a config key or a fact declared twice; an analyzer before one
     it reads) is an error here, so no registry derived from them can disagree."""
     found = [_declaration(name, functools.partial(_builtin, path)) for name, path in REGISTRY.items()]
-    plugins = sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY),
-                     key=lambda ep: ep.name)
+    plugins = sorted(
+        (ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY), key=lambda ep: ep.name
+    )
     found += [_declaration(ep.name, ep.load, f" (plug-in {ep.value})") for ep in plugins]
     _consistent(found)
     return tuple(found)
@@ -73,7 +75,7 @@ def _consistent(found: list[Analyzer]) -> None:
     seen: dict[str, str] = {}
     for i, a in enumerate(found):
         earlier = {b.name for b in found[:i]}
-        for what in ([f"section [{s}]" for s in a.sections or {}] + [f"fact {f.name}" for f in a.facts]):
+        for what in [f"section [{s}]" for s in a.sections or {}] + [f"fact {f.name}" for f in a.facts]:
             if what in seen:
                 raise ForensicsError(f"analyzer {a.name}: {what} is already declared by {seen[what]}")
             seen[what] = a.name
@@ -84,11 +86,15 @@ def _consistent(found: list[Analyzer]) -> None:
         typed = {c.section: c.names() for c in a.settings}
         for section in a.sections or {}:
             if typed.get(section) != (names := [k.name for k in a.keys if k.section == section]):
-                raise ForensicsError(f"analyzer {a.name}: section [{section}] has keys {', '.join(names)} but its "
-                                     f"Settings {', '.join(typed.get(section, ['(none)']))}: declare them alike")
+                raise ForensicsError(
+                    f"analyzer {a.name}: section [{section}] has keys {', '.join(names)} but its "
+                    f"Settings {', '.join(typed.get(section, ['(none)']))}: declare them alike"
+                )
         if odd := [t.name for t in a.tables if t.written not in WRITTEN] + [i for i in a.inputs if i not in INPUTS]:
-            raise ForensicsError(f"analyzer {a.name}: {odd[0]} is no derived table's way of writing nor an input "
-                                 f"(tables: {', '.join(WRITTEN)}; inputs: {', '.join(INPUTS)})")
+            raise ForensicsError(
+                f"analyzer {a.name}: {odd[0]} is no derived table's way of writing nor an input "
+                f"(tables: {', '.join(WRITTEN)}; inputs: {', '.join(INPUTS)})"
+            )
     tables: dict[str, str] = {}
     for a in found:
         for t in _tables(a):

@@ -4,6 +4,7 @@ An analyzer is a module with ``run(ctx) -> Section`` and its declaration (``fore
 may write derived tables into the warehouse (CREATE OR REPLACE, whole warehouse) so `forensics query` and notebooks
 see them, and it restricts what it reports to ``sel_conversations``. The report only renders a Section; it never recomputes.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -107,8 +108,15 @@ class Context:
             self.facts = Facts(self.con, self.cfg)
 
     @classmethod
-    def open(cls, con: duckdb.DuckDBPyConnection, cfg: Config, selection: Selection,
-             labels: str | None = None, questions: str | None = None, facts: Facts | None = None) -> Context:
+    def open(
+        cls,
+        con: duckdb.DuckDBPyConnection,
+        cfg: Config,
+        selection: Selection,
+        labels: str | None = None,
+        questions: str | None = None,
+        facts: Facts | None = None,
+    ) -> Context:
         set_variables(con, cfg)
         return cls(con, cfg, selection, selection.materialize(con), labels, questions, facts)
 

@@ -12,6 +12,7 @@ matplotlib), its tuners (its ``tune`` module, written with ``forensics.analyzers
 (``forensics.warehouse.derived.Table``) and its check rules. The layers above (report, tuning, check, the
 explorer) ask the registry for them; none names an analyzer, and no declaration names a module above it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -9,6 +9,7 @@ a step is ``same`` (name and arguments equal, cost 0), ``changed`` (same tool, o
 their own A's comes first, so it is deterministic.
 Positions are those of the assistant messages holding the steps, so `forensics show` opens them.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,13 +59,21 @@ class RunDiff:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of SPEC §21."""
+
         def pos(run: Run, i: int | None) -> int | None:
             return run.steps[i].position if i is not None and i < len(run.steps) else None
-        return {"a": self.a.conversation_id, "b": self.b.conversation_id,
-                "steps": [len(self.a.steps), len(self.b.steps)],
-                "first_divergence": {"index": self.divergence, "a_position": pos(self.a, self.divergence),
-                                     "b_position": pos(self.b, self.divergence)},
-                "aligned": [{"a": pos(self.a, x.a), "b": pos(self.b, x.b), "op": x.op} for x in self.aligned]}
+
+        return {
+            "a": self.a.conversation_id,
+            "b": self.b.conversation_id,
+            "steps": [len(self.a.steps), len(self.b.steps)],
+            "first_divergence": {
+                "index": self.divergence,
+                "a_position": pos(self.a, self.divergence),
+                "b_position": pos(self.b, self.divergence),
+            },
+            "aligned": [{"a": pos(self.a, x.a), "b": pos(self.b, x.b), "op": x.op} for x in self.aligned],
+        }
 
 
 def canonical(arguments: str | None) -> str:
@@ -80,32 +89,51 @@ def canonical(arguments: str | None) -> str:
 
 def resolve(con: duckdb.DuckDBPyConnection, key: str) -> str:
     """A conversation id from a conversation id or a native id held by exactly one conversation."""
-    rows = con.execute("SELECT conversation_id, native_id, model FROM conversations WHERE conversation_id = ? "
-                       "OR native_id = ? ORDER BY model, conversation_id", [key, key]).fetchall()
+    rows = con.execute(
+        "SELECT conversation_id, native_id, model FROM conversations WHERE conversation_id = ? "
+        "OR native_id = ? ORDER BY model, conversation_id",
+        [key, key],
+    ).fetchall()
     exact = [r for r in rows if r[0] == key]
     if exact:
         return key
     if not rows:
-        raise ForensicsError(f"no conversation {key!r}; `forensics query \"SELECT conversation_id, native_id, model "
-                             "FROM conversations\"` lists them")
+        raise ForensicsError(
+            f'no conversation {key!r}; `forensics query "SELECT conversation_id, native_id, model '
+            'FROM conversations"` lists them'
+        )
     if len(rows) > 1:
-        raise ForensicsError(f"{key!r} names {len(rows)} conversations; use a conversation id: "
-                             + ", ".join(f"{c} ({m or 'no model'})" for c, _, m in rows[:10]))
+        raise ForensicsError(
+            f"{key!r} names {len(rows)} conversations; use a conversation id: "
+            + ", ".join(f"{c} ({m or 'no model'})" for c, _, m in rows[:10])
+        )
     return str(rows[0][0])
 
 
 def load_run(con: duckdb.DuckDBPyConnection, cid: str) -> Run:
-    head = con.execute("SELECT c.native_id, c.model, o.success, json_extract_string(o.detail, '$.task') "
-                       "FROM conversations c LEFT JOIN conversation_outcomes o USING (conversation_id) "
-                       "WHERE c.conversation_id = ?", [cid]).fetchone()
+    head = con.execute(
+        "SELECT c.native_id, c.model, o.success, json_extract_string(o.detail, '$.task') "
+        "FROM conversations c LEFT JOIN conversation_outcomes o USING (conversation_id) "
+        "WHERE c.conversation_id = ?",
+        [cid],
+    ).fetchone()
     if head is None:
         raise ForensicsError(f"no conversation {cid!r}")
-    steps = [Step(str(n), canonical(a), int(p)) for n, a, p in con.execute(
-        "SELECT coalesce(name, ''), arguments, position FROM tool_calls WHERE conversation_id = ? AND position "
-        "IS NOT NULL ORDER BY position, call_index", [cid]).fetchall()]
-    said = dict(con.execute("SELECT position, left(content, ?) FROM messages WHERE conversation_id = ? AND position "
-                            "IN (SELECT unnest(?::INTEGER[]))", [SAID_CHARS, cid, sorted({s.position for s in steps})]
-                            ).fetchall())
+    steps = [
+        Step(str(n), canonical(a), int(p))
+        for n, a, p in con.execute(
+            "SELECT coalesce(name, ''), arguments, position FROM tool_calls WHERE conversation_id = ? AND position "
+            "IS NOT NULL ORDER BY position, call_index",
+            [cid],
+        ).fetchall()
+    ]
+    said = dict(
+        con.execute(
+            "SELECT position, left(content, ?) FROM messages WHERE conversation_id = ? AND position "
+            "IN (SELECT unnest(?::INTEGER[]))",
+            [SAID_CHARS, cid, sorted({s.position for s in steps})],
+        ).fetchall()
+    )
     return Run(cid, head[0], head[1], head[2], head[3], steps, said)
 
 
@@ -127,8 +155,9 @@ def align(a: list[Step], b: list[Step]) -> list[Aligned]:
                 cost[i][j] = i + j
                 continue
             diag = _sub(a[i - 1], b[j - 1])
-            cost[i][j] = min(cost[i - 1][j - 1] + diag if diag is not None else inf,
-                             cost[i - 1][j] + 1, cost[i][j - 1] + 1)
+            cost[i][j] = min(
+                cost[i - 1][j - 1] + diag if diag is not None else inf, cost[i - 1][j] + 1, cost[i][j - 1] + 1
+            )
     out: list[Aligned] = []
     i, j = n, m
     while i or j:
@@ -170,13 +199,19 @@ def for_task(con: duckdb.DuckDBPyConnection, key: str) -> tuple[list[Run], RunDi
 def task_runs(con: duckdb.DuckDBPyConnection, key: str) -> list[Run]:
     """The runs of one task: those whose outcome names it (``detail.task``: tau-bench's task_id, a SWE-bench
     instance, an Inspect sample id, a MINT or AgentBench task key), by model and native id."""
-    cids = [r[0] for r in con.execute(
-        "SELECT o.conversation_id FROM conversation_outcomes o JOIN conversations c USING (conversation_id) "
-        "WHERE json_extract_string(o.detail, '$.task') = ? ORDER BY c.model, c.native_id, o.conversation_id",
-        [key]).fetchall()]
+    cids = [
+        r[0]
+        for r in con.execute(
+            "SELECT o.conversation_id FROM conversation_outcomes o JOIN conversations c USING (conversation_id) "
+            "WHERE json_extract_string(o.detail, '$.task') = ? ORDER BY c.model, c.native_id, o.conversation_id",
+            [key],
+        ).fetchall()
+    ]
     if not cids:
-        raise ForensicsError(f"no run of task {key!r} has an outcome; `forensics query \"SELECT DISTINCT "
-                             "json_extract_string(detail, '$.task') FROM conversation_outcomes\"` lists the tasks")
+        raise ForensicsError(
+            f'no run of task {key!r} has an outcome; `forensics query "SELECT DISTINCT '
+            "json_extract_string(detail, '$.task') FROM conversation_outcomes\"` lists the tasks"
+        )
     return [load_run(con, c) for c in cids]
 
 
@@ -187,5 +222,4 @@ def pair(runs: list[Run]) -> tuple[Run, Run] | None:
     failed = [r for r in runs if r.success is False]
     if not passed or not failed:
         return None
-    return max(((p, f) for p in passed for f in failed),
-               key=lambda pf: first_divergence(pf[0].steps, pf[1].steps))
+    return max(((p, f) for p in passed for f in failed), key=lambda pf: first_divergence(pf[0].steps, pf[1].steps))

@@ -7,6 +7,7 @@ and last seen, and what to rotate, grouped by the provider that issued the secre
 The report has it as a section of its own when anything was found; `forensics secrets` prints it and lists it in
 ``--format json``; the explorer reads it through the declared view ``secret_ledger``.
 """
+
 from __future__ import annotations
 
 import re
@@ -29,10 +30,16 @@ ISSUERS: dict[str, tuple[str, str]] = {
     "openai-key": ("OpenAI", "platform.openai.com → API keys: revoke the key, create a new one"),
     "openai-token": ("OpenAI", "platform.openai.com → API keys: revoke the key, create a new one"),
     "anthropic-key": ("Anthropic", "console.anthropic.com → API keys: disable and delete the key, create a new one"),
-    "aws-access-key": ("AWS", "IAM → the user's security credentials: deactivate and delete the access key, "
-                              "create a new pair; review CloudTrail for its use"),
-    "aws-secret-key": ("AWS", "IAM → the user's security credentials: deactivate and delete the access key, "
-                              "create a new pair; review CloudTrail for its use"),
+    "aws-access-key": (
+        "AWS",
+        "IAM → the user's security credentials: deactivate and delete the access key, "
+        "create a new pair; review CloudTrail for its use",
+    ),
+    "aws-secret-key": (
+        "AWS",
+        "IAM → the user's security credentials: deactivate and delete the access key, "
+        "create a new pair; review CloudTrail for its use",
+    ),
     "github-token": ("GitHub", "github.com → Settings → Developer settings: revoke the token; review the audit log"),
     "gitlab-token": ("GitLab", "GitLab → Access tokens: revoke the token"),
     "slack-token": ("Slack", "api.slack.com/apps → the app: regenerate the token (or revoke the webhook)"),
@@ -76,8 +83,11 @@ ISSUERS: dict[str, tuple[str, str]] = {
     "linear-key": ("Linear", "Settings → API: revoke the key"),
     "sentry-token": ("Sentry", "User settings → Auth Tokens: revoke the token"),
     "shopify-token": ("Shopify", "the app's API credentials: rotate the token"),
-    "private-key": ("the key's owner", "replace the key pair wherever its public half is trusted "
-                                       "(servers' authorized_keys, TLS certificates, signing)"),
+    "private-key": (
+        "the key's owner",
+        "replace the key pair wherever its public half is trusted "
+        "(servers' authorized_keys, TLS certificates, signing)",
+    ),
     "json-web-token": ("the token's issuer", "revoke the session or rotate the signing key if it is long-lived"),
     "bearer-token": ("the API the request went to", "revoke the token"),
     "basic-auth-credentials": ("the host in the URL", "change the password of that account"),
@@ -86,13 +96,31 @@ ISSUERS: dict[str, tuple[str, str]] = {
 }
 UNKNOWN_ISSUER = ("the service that issued it", "rotate the credential")
 # a model name -> the provider that serves it, when the log does not say (conversations.provider)
-MODEL_PROVIDERS = [(re.compile(p, re.I), name) for p, name in (
-    (r"claude|anthropic|sonnet|opus|haiku", "anthropic"), (r"gpt|^o\d|codex|chatgpt|openai|davinci", "openai"),
-    (r"gemini|gemma|palm|bison", "google"), (r"deepseek", "deepseek"), (r"qwen|qwq", "alibaba"),
-    (r"kimi|moonshot", "moonshot"), (r"glm|zhipu", "zhipu"), (r"grok", "xai"), (r"mistral|codestral|devstral", "mistral"),
-    (r"llama", "meta"), (r"mimo", "xiaomi"), (r"command-r|cohere", "cohere"))]
-HOW = {"sources.path": "file_name", "conversations.title": "title", "conversations.model": "model_name",
-       "quarantine.raw": "quarantine", "quarantine.location": "quarantine", "import_runs.path": "file_name"}
+MODEL_PROVIDERS = [
+    (re.compile(p, re.I), name)
+    for p, name in (
+        (r"claude|anthropic|sonnet|opus|haiku", "anthropic"),
+        (r"gpt|^o\d|codex|chatgpt|openai|davinci", "openai"),
+        (r"gemini|gemma|palm|bison", "google"),
+        (r"deepseek", "deepseek"),
+        (r"qwen|qwq", "alibaba"),
+        (r"kimi|moonshot", "moonshot"),
+        (r"glm|zhipu", "zhipu"),
+        (r"grok", "xai"),
+        (r"mistral|codestral|devstral", "mistral"),
+        (r"llama", "meta"),
+        (r"mimo", "xiaomi"),
+        (r"command-r|cohere", "cohere"),
+    )
+]
+HOW = {
+    "sources.path": "file_name",
+    "conversations.title": "title",
+    "conversations.model": "model_name",
+    "quarantine.raw": "quarantine",
+    "quarantine.location": "quarantine",
+    "import_runs.path": "file_name",
+}
 
 COPIES = """
 SELECT f.kind, f.fingerprint, f.field, f.source_id, f.conversation_id, f.seq, f.position, f.call_index, f.location,
@@ -153,34 +181,65 @@ def ledger(con: duckdb.DuckDBPyConnection, selected: str | None = None) -> dict[
     first; empty lists when nothing was found, or when the warehouse predates masking at ingest."""
     if not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'secrets_found'").fetchall()[0][0]:
         return {"secrets": [], "rotation": []}
-    where = (f"WHERE f.conversation_id IS NULL OR f.conversation_id IN (SELECT conversation_id FROM {selected})"
-             if selected else "")
-    has_call = con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = 'secrets_found' "
-                           "AND column_name = 'call_index'").fetchall()[0][0]
-    sql = COPIES.format(where=where) if has_call else COPIES.format(where=where).replace(
-        "f.call_index", "NULL::INTEGER")
+    where = (
+        f"WHERE f.conversation_id IS NULL OR f.conversation_id IN (SELECT conversation_id FROM {selected})"
+        if selected
+        else ""
+    )
+    has_call = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'secrets_found' AND column_name = 'call_index'"
+    ).fetchall()[0][0]
+    sql = (
+        COPIES.format(where=where) if has_call else COPIES.format(where=where).replace("f.call_index", "NULL::INTEGER")
+    )
     cur = con.execute(sql)
     cols = [d[0] for d in cur.description]
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for r in (dict(zip(cols, x)) for x in cur.fetchall()):
         key = (r["kind"], r["fingerprint"])
         issuer, action = ISSUERS.get(r["kind"], UNKNOWN_ISSUER)
-        row = rows.setdefault(key, {"kind": r["kind"], "fingerprint": r["fingerprint"], "issuer": issuer,
-                                    "rotate": action, "copies": 0, "conversations": [], "subagents": [],
-                                    "arrivals": [], "models": [], "first_seen": None, "last_seen": None})
+        row = rows.setdefault(
+            key,
+            {
+                "kind": r["kind"],
+                "fingerprint": r["fingerprint"],
+                "issuer": issuer,
+                "rotate": action,
+                "copies": 0,
+                "conversations": [],
+                "subagents": [],
+                "arrivals": [],
+                "models": [],
+                "first_seen": None,
+                "last_seen": None,
+            },
+        )
         row["copies"] += 1
         cid = r["conversation_id"]
         if cid and cid not in row["conversations"]:
             row["conversations"].append(cid)
             if r["parent"]:
                 row["subagents"].append(cid)
-        sent = [(m, provider_of(m, r["provider"])) for m in (r["later_models"] or
-                                                             ([r["conv_model"]] if r["conv_model"] else []))]
-        row["arrivals"].append({
-            "conversation": cid, "subagent_of": r["parent"], "title": r["title"], "position": r["position"],
-            "seq": r["seq"], "field": r["field"], "how": _how(r["field"], r["role"], r["origin"]), "tool": r["tool"],
-            "location": r["location"], "source": r["source_id"], "at": _iso(r["at"]),
-            "sent_to": [{"model": m, "provider": p} for m, p in sent]})
+        sent = [
+            (m, provider_of(m, r["provider"]))
+            for m in (r["later_models"] or ([r["conv_model"]] if r["conv_model"] else []))
+        ]
+        row["arrivals"].append(
+            {
+                "conversation": cid,
+                "subagent_of": r["parent"],
+                "title": r["title"],
+                "position": r["position"],
+                "seq": r["seq"],
+                "field": r["field"],
+                "how": _how(r["field"], r["role"], r["origin"]),
+                "tool": r["tool"],
+                "location": r["location"],
+                "source": r["source_id"],
+                "at": _iso(r["at"]),
+                "sent_to": [{"model": m, "provider": p} for m, p in sent],
+            }
+        )
         for m, p in sent:
             if {"model": m, "provider": p} not in row["models"]:
                 row["models"].append({"model": m, "provider": p})
@@ -198,8 +257,9 @@ def rotation(found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for s in found:
         group = by[s["issuer"]]
         group["provider"], group["action"] = s["issuer"], s["rotate"]
-        group["secrets"].append({"kind": s["kind"], "fingerprint": s["fingerprint"], "copies": s["copies"],
-                                 "last_seen": s["last_seen"]})
+        group["secrets"].append(
+            {"kind": s["kind"], "fingerprint": s["fingerprint"], "copies": s["copies"], "last_seen": s["last_seen"]}
+        )
     return sorted(by.values(), key=lambda g: (-sum(x["copies"] for x in g["secrets"]), g["provider"]))
 
 
@@ -212,10 +272,18 @@ def where_text(a: dict[str, Any]) -> str:
     """Where one copy is: its conversation (a sub-agent's transcript named as such) and position."""
     if not a["conversation"]:
         return f"source {a['source']}" + (f" {a['location']}" if a["location"] else "")
-    conv = (f"sub-agent transcript {a['conversation']} (of {a['subagent_of']})" if a["subagent_of"]
-            else f"conversation {a['conversation']}")
-    at = (f" at position {a['position']}" if a["position"] is not None
-          else f" at seq {a['seq']} (off the main path)" if a["seq"] is not None else f" ({a['field']})")
+    conv = (
+        f"sub-agent transcript {a['conversation']} (of {a['subagent_of']})"
+        if a["subagent_of"]
+        else f"conversation {a['conversation']}"
+    )
+    at = (
+        f" at position {a['position']}"
+        if a["position"] is not None
+        else f" at seq {a['seq']} (off the main path)"
+        if a["seq"] is not None
+        else f" ({a['field']})"
+    )
     return conv + at
 
 
@@ -228,8 +296,10 @@ def render(found: dict[str, Any]) -> str:
     out: list[str] = []
     for i, s in enumerate(found["secrets"], 1):
         subs = f", {len(s['subagents'])} of them sub-agent transcripts" if s["subagents"] else ""
-        out.append(f"\nsecret {i}: {s['kind']}  fingerprint {s['fingerprint']}  {s['copies']} copies in "
-                   f"{len(s['conversations'])} conversations{subs}")
+        out.append(
+            f"\nsecret {i}: {s['kind']}  fingerprint {s['fingerprint']}  {s['copies']} copies in "
+            f"{len(s['conversations'])} conversations{subs}"
+        )
         out.append(f"  first seen {s['first_seen'] or '?'}  last seen {s['last_seen'] or '?'}")
         out.append(f"  sent to: {models_text(s['models'])}")
         for a in s["arrivals"]:
@@ -239,28 +309,55 @@ def render(found: dict[str, Any]) -> str:
         for g in found["rotation"]:
             out.append(f"  [ ] {g['provider']}: {g['action']}")
             for x in g["secrets"]:
-                out.append(f"        {x['kind']} {x['fingerprint']} ({x['copies']} copies, last seen "
-                           f"{x['last_seen'] or '?'})")
+                out.append(
+                    f"        {x['kind']} {x['fingerprint']} ({x['copies']} copies, last seen {x['last_seen'] or '?'})"
+                )
     return "\n".join(out)
 
 
 def tables(found: dict[str, Any]) -> list[Table]:
     """The report's three tables: the secrets, every copy, the rotation checklist."""
-    secrets = pl.DataFrame([{
-        "kind": s["kind"], "fingerprint": s["fingerprint"], "copies": s["copies"],
-        "conversations": len(s["conversations"]), "sub-agent transcripts": len(s["subagents"]),
-        "arrived as": ", ".join(dict.fromkeys(arrival_text(a) for a in s["arrivals"])),
-        "sent to": models_text(s["models"]), "first seen": s["first_seen"] or "", "last seen": s["last_seen"] or ""}
-        for s in found["secrets"]], infer_schema_length=None)
-    copies = pl.DataFrame([{"fingerprint": s["fingerprint"], "where": where_text(a), "how": arrival_text(a),
-                            "at": a["at"] or ""} for s in found["secrets"] for a in s["arrivals"]],
-                          infer_schema_length=None)
-    rotate = pl.DataFrame([{"provider": g["provider"], "what to do": g["action"],
-                            "secrets": ", ".join(f"{x['kind']} {x['fingerprint']} ×{x['copies']}" for x in g["secrets"])}
-                           for g in found["rotation"]], infer_schema_length=None)
-    return [Table("secret_ledger", "Each distinct secret (never its value)", secrets),
-            Table("secret_copies", "Every copy: where it is and how it arrived", copies),
-            Table("secret_rotation", "Rotate, by provider", rotate)]
+    secrets = pl.DataFrame(
+        [
+            {
+                "kind": s["kind"],
+                "fingerprint": s["fingerprint"],
+                "copies": s["copies"],
+                "conversations": len(s["conversations"]),
+                "sub-agent transcripts": len(s["subagents"]),
+                "arrived as": ", ".join(dict.fromkeys(arrival_text(a) for a in s["arrivals"])),
+                "sent to": models_text(s["models"]),
+                "first seen": s["first_seen"] or "",
+                "last seen": s["last_seen"] or "",
+            }
+            for s in found["secrets"]
+        ],
+        infer_schema_length=None,
+    )
+    copies = pl.DataFrame(
+        [
+            {"fingerprint": s["fingerprint"], "where": where_text(a), "how": arrival_text(a), "at": a["at"] or ""}
+            for s in found["secrets"]
+            for a in s["arrivals"]
+        ],
+        infer_schema_length=None,
+    )
+    rotate = pl.DataFrame(
+        [
+            {
+                "provider": g["provider"],
+                "what to do": g["action"],
+                "secrets": ", ".join(f"{x['kind']} {x['fingerprint']} ×{x['copies']}" for x in g["secrets"]),
+            }
+            for g in found["rotation"]
+        ],
+        infer_schema_length=None,
+    )
+    return [
+        Table("secret_ledger", "Each distinct secret (never its value)", secrets),
+        Table("secret_copies", "Every copy: where it is and how it arrived", copies),
+        Table("secret_rotation", "Rotate, by provider", rotate),
+    ]
 
 
 def run(ctx: Context) -> Section:
@@ -271,12 +368,14 @@ def run(ctx: Context) -> Section:
     copies = sum(s["copies"] for s in found["secrets"])
     top = found["secrets"][0]
     subs = sum(len(s["subagents"]) for s in found["secrets"])
-    text = (f"{n} distinct secrets, {copies} copies. The most copied, a {top['kind']} "
-            f"(fingerprint {top['fingerprint']}), has {top['copies']} copies in {len(top['conversations'])} "
-            f"conversations and was sent to {models_text(top['models'])}."
-            + (f" {subs} of the conversations are sub-agent transcripts." if subs else "")
-            + f" Rotate first: {', '.join(g['provider'] for g in found['rotation'][:4])}. A fingerprint is a slow "
-              "salted hash: it tells copies of one secret apart from another, never the value.")
+    text = (
+        f"{n} distinct secrets, {copies} copies. The most copied, a {top['kind']} "
+        f"(fingerprint {top['fingerprint']}), has {top['copies']} copies in {len(top['conversations'])} "
+        f"conversations and was sent to {models_text(top['models'])}."
+        + (f" {subs} of the conversations are sub-agent transcripts." if subs else "")
+        + f" Rotate first: {', '.join(g['provider'] for g in found['rotation'][:4])}. A fingerprint is a slow "
+        "salted hash: it tells copies of one secret apart from another, never the value."
+    )
     return Section(NAME, TITLE, text, {}, tables(found))
 
 

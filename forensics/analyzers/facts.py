@@ -13,6 +13,7 @@ selection; one that does not (the sentinel's) covers every conversation. Each fa
 rows, applied on both engines, so what an analyzer iterates over (and how it breaks ties) does not depend on where
 the rows were computed.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -93,8 +94,11 @@ class Facts:
         if ids is not None and f.by_ids:
             return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
         if name not in self._cache:  # a kept fact computes only the conversations that changed (``reuse``)
-            rows = reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg), f.also_reads, f.shadows) \
-                if f.kept else f.fn(self.con, self.cfg)
+            rows = (
+                reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg), f.also_reads, f.shadows)
+                if f.kept
+                else f.fn(self.con, self.cfg)
+            )
             self._cache[name] = ordered(name, arrow_frame(rows))
         df = self._cache[name]
         return df.filter(pl.col("conversation_id").is_in(ids)) if ids is not None else df

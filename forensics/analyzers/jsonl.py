@@ -1,6 +1,7 @@
 """The JSONL files a user hands an analyzer (topic labels, memory questions), read the same way: every
 non-blank line with its number, a UTF-8 BOM tolerated, and a one-line error naming the file and line for an
 unreadable file or a line that is not JSON (the user fixes their own file; nothing to quarantine)."""
+
 from __future__ import annotations
 
 import os

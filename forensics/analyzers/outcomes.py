@@ -16,6 +16,7 @@ the first one on that says the answer or submission was wrong (MINT's "Your answ
 basic_agent "Your submission was incorrect") are not measured, and a finding citing only such messages is
 not counted. Otherwise a finding that spots "wrong" would predict failure for a trivial reason.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,14 +33,20 @@ NAME = "outcomes"
 TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
 Z = 1.959964  # 95 %
 # What environments tell an agent about its grade, on the user or tool role (RE2, case-insensitive)
-GRADE_REVEALING = "|".join([
-    r"your answer is wrong",  # MINT (mint/datatypes.py StepOutput.to_str)
-    r"your submission was incorrect",  # Inspect AI basic_agent's default incorrect_message
-    r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
-])
-MEASURES = {"messages": "messages", "tool_calls": "tool calls", "tool_errors": "tool errors",
-            "repeated_calls": "repeated calls (same tool and arguments)",
-            "assistant_chars": "characters the agent wrote"}
+GRADE_REVEALING = "|".join(
+    [
+        r"your answer is wrong",  # MINT (mint/datatypes.py StepOutput.to_str)
+        r"your submission was incorrect",  # Inspect AI basic_agent's default incorrect_message
+        r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
+    ]
+)
+MEASURES = {
+    "messages": "messages",
+    "tool_calls": "tool calls",
+    "tool_errors": "tool errors",
+    "repeated_calls": "repeated calls (same tool and arguments)",
+    "assistant_chars": "characters the agent wrote",
+}
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -80,9 +87,11 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE)
     runs = _runs(ctx)
     if runs.is_empty():
-        sec.summary = ("Not in use: no selected conversation has an outcome. Benchmark logs that record one (tau-bench, "
-                       "tau2, Inspect, MINT, AgentBench, OpenHands and SWE-bench evaluations) fill it at import; "
-                       "`forensics outcomes FILE` imports labels kept elsewhere.")
+        sec.summary = (
+            "Not in use: no selected conversation has an outcome. Benchmark logs that record one (tau-bench, "
+            "tau2, Inspect, MINT, AgentBench, OpenHands and SWE-bench evaluations) fill it at import; "
+            "`forensics outcomes FILE` imports labels kept elsewhere."
+        )
         sec.metrics = {"runs": 0}
         return sec
     failed_ids = set(runs.filter(~pl.col("success"))["conversation_id"].to_list())
@@ -92,20 +101,38 @@ def run(ctx: Context) -> Section:
     n_fail, n_pass = len(failed_ids), len(runs) - len(failed_ids)
     k = int(runs["success"].sum())
     lo, hi = wilson(k, len(runs))
-    m: dict[str, Any] = {"runs": len(runs), "successes": k, "success_rate": k / len(runs), "success_low": lo,
-                         "success_high": hi, "failed": n_fail}
+    m: dict[str, Any] = {
+        "runs": len(runs),
+        "successes": k,
+        "success_rate": k / len(runs),
+        "success_low": lo,
+        "success_high": hi,
+        "failed": n_fail,
+    }
     m["by_model"], by_agent = _by_model(runs)
     m["kinds"], kinds_df = _kinds(kept, outcome, n_fail, n_pass)
     m["ranking"], measures_df = _rankings(runs, kept, ctx)
-    m["grade_revealing"] = {"messages": int(runs["revealing"].sum()),
-                            "runs": int((runs["revealing"] > 0).sum()), "findings_excluded": dropped,
-                            "end_states": int(runs["revealing_end"].sum())}
+    m["grade_revealing"] = {
+        "messages": int(runs["revealing"].sum()),
+        "runs": int((runs["revealing"] > 0).sum()),
+        "findings_excluded": dropped,
+        "end_states": int(runs["revealing_end"].sum()),
+    }
     sec.metrics = m
-    sec.tables = [Table("by_agent_model", "Runs and success rate per agent and model (95 % Wilson interval)", by_agent),
-                  Table("finding_kinds", "Share of failed and passed runs with at least one finding of each kind, and "
-                                         "the lift (failed / passed) with its 95 % interval", kinds_df),
-                  Table("rankings", "How well each per-run score ranks failed runs above passed ones (AUC; 0.5 is "
-                                    "random)", measures_df)]
+    sec.tables = [
+        Table("by_agent_model", "Runs and success rate per agent and model (95 % Wilson interval)", by_agent),
+        Table(
+            "finding_kinds",
+            "Share of failed and passed runs with at least one finding of each kind, and "
+            "the lift (failed / passed) with its 95 % interval",
+            kinds_df,
+        ),
+        Table(
+            "rankings",
+            "How well each per-run score ranks failed runs above passed ones (AUC; 0.5 is random)",
+            measures_df,
+        ),
+    ]
     sec.summary = _summary(m, n_fail, n_pass)
     return sec
 
@@ -142,11 +169,13 @@ def _runs(ctx: Context) -> pl.DataFrame:
         "LEFT JOIN sources s USING (source_id) LEFT JOIN rev USING (conversation_id) "
         "LEFT JOIN msgs USING (conversation_id) LEFT JOIN calls USING (conversation_id) LEFT JOIN ends "
         "USING (conversation_id) LEFT JOIN conversation_outcomes d USING (conversation_id) ORDER BY 1",
-        [GRADE_REVEALING])
+        [GRADE_REVEALING],
+    )
 
 
-def _before_grade(sections: list[Section], outcome: dict[str, bool], cutoff: dict[str, int | None]
-                  ) -> tuple[list[Section], int]:
+def _before_grade(
+    sections: list[Section], outcome: dict[str, bool], cutoff: dict[str, int | None]
+) -> tuple[list[Section], int]:
     """The sections with only the findings a run could show before its grade was revealed (a finding that cites
     positions only from the first grade-revealing message on is dropped), and how many were dropped."""
     kept, dropped = [], 0
@@ -167,18 +196,25 @@ def _by_model(runs: pl.DataFrame) -> tuple[dict[str, Any], pl.DataFrame]:
     for (agent, model), g in sorted(runs.group_by(["agent", "model"]), key=lambda x: (str(x[0][0]), str(x[0][1]))):
         n, k = len(g), int(g["success"].sum())
         lo, hi = wilson(k, n)
-        rows.append({"agent": agent, "model": model, "runs": n, "passed": k, "success_rate": k / n, "low": lo,
-                     "high": hi})
+        rows.append(
+            {"agent": agent, "model": model, "runs": n, "passed": k, "success_rate": k / n, "low": lo, "high": hi}
+        )
     for model, g in sorted(runs.group_by("model"), key=lambda x: str(x[0][0])):
         n, k = len(g), int(g["success"].sum())
         lo, hi = wilson(k, n)
-        by_model[str(model[0])] = {"runs": n, "successes": k, "success_rate": k / n, "success_low": lo,
-                                   "success_high": hi}
+        by_model[str(model[0])] = {
+            "runs": n,
+            "successes": k,
+            "success_rate": k / n,
+            "success_low": lo,
+            "success_high": hi,
+        }
     return by_model, pl.DataFrame(rows)
 
 
-def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pass: int
-           ) -> tuple[dict[str, Any], pl.DataFrame]:
+def _kinds(
+    sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pass: int
+) -> tuple[dict[str, Any], pl.DataFrame]:
     seen: dict[str, set[str]] = {}
     for s in sections:
         for f in s.findings:
@@ -190,15 +226,41 @@ def _kinds(sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pas
         b = len(cids) - a
         r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
         separates = "yes" if lo is not None and hi is not None and (lo > 1 or hi < 1) else "no"
-        out[kind] = {"failed": a / n_fail if n_fail else None, "passed": b / n_pass if n_pass else None,
-                     "lift": r, "lift_low": lo, "lift_high": hi, "separates": separates == "yes"}
-        rows.append({"kind": kind, "failed runs": a, "failed share": out[kind]["failed"], "passed runs": b,
-                     "passed share": out[kind]["passed"], "lift": r, "low": lo, "high": hi,
-                     "separates failed from passed": separates})
-    return out, pl.DataFrame(rows, schema={"kind": pl.String, "failed runs": pl.Int64, "failed share": pl.Float64,
-                                           "passed runs": pl.Int64, "passed share": pl.Float64, "lift": pl.Float64,
-                                           "low": pl.Float64, "high": pl.Float64,
-                                           "separates failed from passed": pl.String})
+        out[kind] = {
+            "failed": a / n_fail if n_fail else None,
+            "passed": b / n_pass if n_pass else None,
+            "lift": r,
+            "lift_low": lo,
+            "lift_high": hi,
+            "separates": separates == "yes",
+        }
+        rows.append(
+            {
+                "kind": kind,
+                "failed runs": a,
+                "failed share": out[kind]["failed"],
+                "passed runs": b,
+                "passed share": out[kind]["passed"],
+                "lift": r,
+                "low": lo,
+                "high": hi,
+                "separates failed from passed": separates,
+            }
+        )
+    return out, pl.DataFrame(
+        rows,
+        schema={
+            "kind": pl.String,
+            "failed runs": pl.Int64,
+            "failed share": pl.Float64,
+            "passed runs": pl.Int64,
+            "passed share": pl.Float64,
+            "lift": pl.Float64,
+            "low": pl.Float64,
+            "high": pl.Float64,
+            "separates failed from passed": pl.String,
+        },
+    )
 
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
@@ -214,8 +276,10 @@ def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
     by_msgs = pl.Series(runs["messages"]).rank("average").to_list()
     by_chars = pl.Series(runs["assistant_chars"]).rank("average").to_list()
     errs = pl.Series(runs["tool_errors"]).rank("average").to_list()
-    return [problems.get(c, 0) + (((m + k) / 2 - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
-            for c, m, k, e in zip(runs["conversation_id"].to_list(), by_msgs, by_chars, errs)]
+    return [
+        problems.get(c, 0) + (((m + k) / 2 - 0.5) / n + (e - 0.5) / n / (n + 1)) * 0.999
+        for c, m, k, e in zip(runs["conversation_id"].to_list(), by_msgs, by_chars, errs)
+    ]
 
 
 def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None]) -> tuple[float | None, int]:
@@ -237,8 +301,9 @@ def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None])
     return (wins / pairs if pairs else None), pairs
 
 
-def auc_within_interval(scores: list[float], failed: list[bool], tasks: list[str | None], resamples: int = 400
-                        ) -> tuple[float | None, float | None]:
+def auc_within_interval(
+    scores: list[float], failed: list[bool], tasks: list[str | None], resamples: int = 400
+) -> tuple[float | None, float | None]:
     """95 % interval of the within-task AUC: a bootstrap over tasks (fixed seed, so a report is reproducible)."""
     import random
 
@@ -270,14 +335,16 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and one more
     when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off, never
     replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""
-    has = ctx.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = "
-                          "'problem_findings'").fetchall()[0]
+    has = ctx.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
+    ).fetchall()[0]
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
     kinds: dict[str, set[str]] = {}
     if has and has[0]:
         for cid, kind, pos in ctx.con.execute(
-                "SELECT p.conversation_id, p.kind, p.position FROM problem_findings p JOIN sel_conversations "
-                "USING (conversation_id)").fetchall():
+            "SELECT p.conversation_id, p.kind, p.position FROM problem_findings p JOIN sel_conversations "
+            "USING (conversation_id)"
+        ).fetchall():
             cut = cutoff.get(cid)
             if cid in cutoff and (cut is None or pos is None or pos < cut):
                 kinds.setdefault(cid, set()).add(kind)
@@ -301,9 +368,11 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
     tasks = runs["task"].to_list()
     worst = ctx.ranking(sections, ctx.selected) if ctx.ranking and sections else {}
     ranking_scores = run_scores(runs, _problem_kinds(ctx, runs, sections))
-    columns = {"run ranking (problems, then length and errors)": ranking_scores,
-               **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
-               **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()}}
+    columns = {
+        "run ranking (problems, then length and errors)": ranking_scores,
+        **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
+        **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()},
+    }
     pos, neg = sum(failed), len(failed) - sum(failed)
     rows, aucs, within = [], {}, {}
     for label, scores in columns.items():
@@ -312,49 +381,99 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
         w, pairs = auc_within(scores, failed, tasks)
         wlo, whi = auc_within_interval(scores, failed, tasks) if w is not None else (None, None)
         aucs[label], within[label] = a, w
-        rows.append({"ranking": label, "auc": a, "low": lo, "high": hi, "auc within task": w, "within low": wlo,
-                     "within high": whi, "pairs within task": pairs})
-    rows.append({"ranking": "random", "auc": 0.5 if pos and neg else None, "low": None, "high": None,
-                 "auc within task": 0.5 if within[next(iter(columns))] is not None else None, "within low": None,
-                 "within high": None, "pairs within task": rows[0]["pairs within task"]})
+        rows.append(
+            {
+                "ranking": label,
+                "auc": a,
+                "low": lo,
+                "high": hi,
+                "auc within task": w,
+                "within low": wlo,
+                "within high": whi,
+                "pairs within task": pairs,
+            }
+        )
+    rows.append(
+        {
+            "ranking": "random",
+            "auc": 0.5 if pos and neg else None,
+            "low": None,
+            "high": None,
+            "auc within task": 0.5 if within[next(iter(columns))] is not None else None,
+            "within low": None,
+            "within high": None,
+            "pairs within task": rows[0]["pairs within task"],
+        }
+    )
     first = rows[0]
-    ranking = {"auc": first["auc"], "auc_low": first["low"], "auc_high": first["high"],
-               "auc_within_task": first["auc within task"], "auc_within_task_low": first["within low"],
-               "auc_within_task_high": first["within high"], "pairs_within_task": first["pairs within task"],
-               "auc_by_worst_score": aucs.get("worst-conversation score"), "auc_by_messages": aucs["messages"],
-               "auc_by_tool_calls": aucs["tool calls"], "auc_by_tool_errors": aucs["tool errors"],
-               "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"], "auc_random": 0.5,
-               "auc_by_assistant_chars": aucs["characters the agent wrote"],
-               "auc_within_task_by_messages": within["messages"], "scored_by_findings": bool(sections)}
-    return ranking, pl.DataFrame(rows, schema={"ranking": pl.String, "auc": pl.Float64, "low": pl.Float64,
-                                               "high": pl.Float64, "auc within task": pl.Float64,
-                                               "within low": pl.Float64, "within high": pl.Float64,
-                                               "pairs within task": pl.Int64})
+    ranking = {
+        "auc": first["auc"],
+        "auc_low": first["low"],
+        "auc_high": first["high"],
+        "auc_within_task": first["auc within task"],
+        "auc_within_task_low": first["within low"],
+        "auc_within_task_high": first["within high"],
+        "pairs_within_task": first["pairs within task"],
+        "auc_by_worst_score": aucs.get("worst-conversation score"),
+        "auc_by_messages": aucs["messages"],
+        "auc_by_tool_calls": aucs["tool calls"],
+        "auc_by_tool_errors": aucs["tool errors"],
+        "auc_by_repeated_calls": aucs["repeated calls (same tool and arguments)"],
+        "auc_random": 0.5,
+        "auc_by_assistant_chars": aucs["characters the agent wrote"],
+        "auc_within_task_by_messages": within["messages"],
+        "scored_by_findings": bool(sections),
+    }
+    return ranking, pl.DataFrame(
+        rows,
+        schema={
+            "ranking": pl.String,
+            "auc": pl.Float64,
+            "low": pl.Float64,
+            "high": pl.Float64,
+            "auc within task": pl.Float64,
+            "within low": pl.Float64,
+            "within high": pl.Float64,
+            "pairs within task": pl.Int64,
+        },
+    )
 
 
 def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
     rk, rev = m["ranking"], m["grade_revealing"]
     seps = sorted(k for k, v in m["kinds"].items() if v["separates"])
-    text = (f"{m['runs']} runs with an outcome: {m['successes']} passed ({m['success_rate']:.0%}, 95 % "
-            f"{m['success_low']:.0%}–{m['success_high']:.0%}), {n_fail} failed. ")
+    text = (
+        f"{m['runs']} runs with an outcome: {m['successes']} passed ({m['success_rate']:.0%}, 95 % "
+        f"{m['success_low']:.0%}–{m['success_high']:.0%}), {n_fail} failed. "
+    )
     if rk["auc"] is not None:
         best = max(rk["auc_by_messages"] or 0, rk["auc_by_tool_calls"] or 0)
         verdict = "beats" if rk["auc_low"] is not None and rk["auc_low"] > best else "does not beat"
-        text += (f"The run ranking (problems, then length and errors) finds failed runs with AUC {rk['auc']:.2f} (by length "
-                 f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
-                 f"{verdict} the trivial rankings. ")
+        text += (
+            f"The run ranking (problems, then length and errors) finds failed runs with AUC {rk['auc']:.2f} (by length "
+            f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
+            f"{verdict} the trivial rankings. "
+        )
     if rk["auc_within_task"] is not None:
-        text += (f"Within a task ({rk['pairs_within_task']} pairs of runs of one task with different outcomes) its AUC "
-                 f"is {rk['auc_within_task']:.2f} (by length {rk['auc_within_task_by_messages']:.2f}). ")
-    text += (f"Finding kinds that separate failed from passed runs: {', '.join(seps) if seps else 'none'} "
-             f"(of {len(m['kinds'])}). ")
-    text += (f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
-             f"({rev['findings_excluded']} findings citing only them); {rev['end_states']} runs end on a call nothing "
-             "answered, an end the harness decides (it can reveal the grade), not used as a feature.")
+        text += (
+            f"Within a task ({rk['pairs_within_task']} pairs of runs of one task with different outcomes) its AUC "
+            f"is {rk['auc_within_task']:.2f} (by length {rk['auc_within_task_by_messages']:.2f}). "
+        )
+    text += (
+        f"Finding kinds that separate failed from passed runs: {', '.join(seps) if seps else 'none'} "
+        f"(of {len(m['kinds'])}). "
+    )
+    text += (
+        f"Grade-revealing text excluded: {rev['messages']} messages in {rev['runs']} runs "
+        f"({rev['findings_excluded']} findings citing only them); {rev['end_states']} runs end on a call nothing "
+        "answered, an end the harness decides (it can reveal the grade), not used as a feature."
+    )
     return text
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     inputs=("sections", "ranking"),  # the findings before it and the worst-conversation ranking, held against outcomes
 )

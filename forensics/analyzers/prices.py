@@ -16,6 +16,7 @@ Matching a logged name (docs/usage.md), first hit wins, the user's table before 
 Nothing else: a name never matches by prefix, so "gpt-4o-mini" is not "gpt-4o", and a snapshot the table lists
 ("gpt-4o-2024-05-13", priced apart) matches itself before its date is dropped.
 """
+
 from __future__ import annotations
 
 import re

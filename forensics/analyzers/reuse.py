@@ -18,6 +18,7 @@ selection, so a first report and a later one hand the analyzer the same rows. Wh
 (percentiles, fences, TF-IDF) is no fact and is recomputed from the rows every time: it costs a few ms per 1,000
 conversations (docs/scale.md). Dropping any of these tables is always safe.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,9 @@ CORPUS = "reuse_corpus"
 PREFIX = "reuse_"
 # the tables of the reuse itself (the kept rows of each fact are ``kept_table(fact)``, listed by the registry)
 TABLES = (
-    derived.Table(DONE, "cache", "per kept fact and conversation: the fingerprint and config key its rows hold",
-                  reuse=True),
+    derived.Table(
+        DONE, "cache", "per kept fact and conversation: the fingerprint and config key its rows hold", reuse=True
+    ),
     derived.Table(CORPUS, "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs", reuse=True),
 )
 _STALE = "_reuse_stale"
@@ -87,33 +89,45 @@ def key(name: str, settings: Config | dict[str, Any]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
-def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name: str,
-         compute: Callable[[], pa.Table], also_reads: str | None = None, shadows: tuple[str, ...] = ()) -> pa.Table:
+def rows(
+    con: duckdb.DuckDBPyConnection,
+    settings: Config | dict[str, Any],
+    name: str,
+    compute: Callable[[], pa.Table],
+    also_reads: str | None = None,
+    shadows: tuple[str, ...] = (),
+) -> pa.Table:
     """The rows of ``name`` (a kept fact, or another per-conversation result) for the selection, computing only the
     conversations without valid kept rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
     to compute (``forensics.analyzers.facts.Fact`` says both)."""
     scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
-            scope == SELECTED and not _exists(con, SELECTED)):
+        scope == SELECTED and not _exists(con, SELECTED)
+    ):
         return compute()  # nothing can be kept (a notebook's read-only warehouse), or nothing is selected
     k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
     extra = ""
     if also_reads and derived.columns(con, also_reads):
-        extra = (f"SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
-                 f"FROM {also_reads} t GROUP BY 1")
-    stamp = ("c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else ""))
+        extra = (
+            f"SELECT conversation_id, md5(string_agg(t::VARCHAR, '|' ORDER BY t::VARCHAR)) AS extra "
+            f"FROM {also_reads} t GROUP BY 1"
+        )
+    stamp = "c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else "")
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {_STALE} AS
         SELECT s.conversation_id, CASE WHEN c.fingerprint IS NOT NULL THEN {stamp} END AS stamp
         FROM {scope} s JOIN conversations c USING (conversation_id)
-        {f'LEFT JOIN ({extra}) e USING (conversation_id)' if extra else ''}""")
+        {f"LEFT JOIN ({extra}) e USING (conversation_id)" if extra else ""}""")
     selected = con.execute(f"SELECT count(*) FROM {_STALE}").fetchall()[0][0]
     if derived.columns(con, DONE):
-        con.execute(f"DELETE FROM {_STALE} s USING {DONE} d WHERE d.fact = ? AND d.key = ? AND "
-                    "d.conversation_id = s.conversation_id AND d.stamp = s.stamp", [name, k])
+        con.execute(
+            f"DELETE FROM {_STALE} s USING {DONE} d WHERE d.fact = ? AND d.key = ? AND "
+            "d.conversation_id = s.conversation_id AND d.stamp = s.stamp",
+            [name, k],
+        )
     stale = con.execute(f"SELECT conversation_id, stamp FROM {_STALE} ORDER BY 1").fetchall()
     tally.reused += selected - len(stale)
     tally.computed += len(stale)
@@ -124,11 +138,19 @@ def rows(con: duckdb.DuckDBPyConnection, settings: Config | dict[str, Any], name
         fresh = fresh.filter(pc.is_in(fresh["conversation_id"], pa.array(ids, pa.string())))  # a fact may read more
         # (a fact computed inside ``compute`` used _STALE too: the ids again)
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_STALE} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
-        where = f"conversation_id IN (SELECT conversation_id FROM {_STALE}) OR conversation_id NOT IN " \
-                "(SELECT conversation_id FROM conversations)"
+        where = (
+            f"conversation_id IN (SELECT conversation_id FROM {_STALE}) OR conversation_id NOT IN "
+            "(SELECT conversation_id FROM conversations)"
+        )
         derived.replace_rows(con, table, fresh, where)
-        done = pa.table({"fact": [name] * len(stale), "conversation_id": ids, "stamp": [s for _, s in stale],
-                         "key": [k] * len(stale)})
+        done = pa.table(
+            {
+                "fact": [name] * len(stale),
+                "conversation_id": ids,
+                "stamp": [s for _, s in stale],
+                "key": [k] * len(stale),
+            }
+        )
         derived.replace_rows(con, DONE, done, f"fact = ? AND ({where})", [name])
     if not derived.columns(con, table):  # nothing selected, nothing kept yet: the fact's own (empty) rows
         return compute()
@@ -143,7 +165,9 @@ def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None
     whole, digest = con.execute(
         f"SELECT count(*) = count(d.stamp), md5(string_agg(s.conversation_id || ':' || d.stamp, ',' ORDER BY "
         f"s.conversation_id)) FROM {SELECTED} s LEFT JOIN {DONE} d ON d.conversation_id = s.conversation_id AND "
-        "d.fact = ? AND d.key = ?", [name, key(name, cfg)]).fetchall()[0]
+        "d.fact = ? AND d.key = ?",
+        [name, key(name, cfg)],
+    ).fetchall()[0]
     return f"{key(name, cfg)}:{digest}" if whole and digest else None
 
 
@@ -161,8 +185,13 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
     value = compute()
     tally.computed += 1
     if digest is not None:
-        derived.replace_rows(con, CORPUS, pa.table({"part": [part], "inputs": [digest or ""],
-                                                    "value": [orjson.dumps(value).decode()]}), "part = ?", [part])
+        derived.replace_rows(
+            con,
+            CORPUS,
+            pa.table({"part": [part], "inputs": [digest or ""], "value": [orjson.dumps(value).decode()]}),
+            "part = ?",
+            [part],
+        )
     return value
 
 
@@ -196,8 +225,13 @@ def selected_only(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] = ("me
     every conversation before its last filter (a materialised CTE, a window): a report after 1 % new
     conversations replayed the compression of every tool result to keep those of ten conversations (1.5 s; 0.07 s
     so). A query of one conversation at a time gives the same rows either way."""
-    shadow = tuple(t for t in tables if not con.execute(
-        "SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][0])
+    shadow = tuple(
+        t
+        for t in tables
+        if not con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][
+            0
+        ]
+    )
     with _shadowed(con, shadow if _exists(con, SELECTED) else (), SELECTED):
         yield
 
@@ -209,8 +243,10 @@ def _shadowed(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], ids: str)
     db = con.execute("SELECT current_database()").fetchall()[0][0]
     try:
         for t in tables:
-            con.execute(f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
-                        f"(SELECT conversation_id FROM {ids})")
+            con.execute(
+                f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
+                f"(SELECT conversation_id FROM {ids})"
+            )
         yield
     finally:
         for t in tables:
@@ -218,5 +254,6 @@ def _shadowed(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], ids: str)
 
 
 def _exists(con: duckdb.DuckDBPyConnection, temp: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?",
-                            [temp]).fetchall()[0][0])
+    return bool(
+        con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [temp]).fetchall()[0][0]
+    )

@@ -7,6 +7,7 @@ a plug-in analyzer's keys are checked by `forensics config check` like the built
 
 docs/harness-config.md is generated: ``python -m forensics.analyzers.schema > docs/harness-config.md``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,8 +21,10 @@ from forensics.config import GENERAL, GENERAL_SECTIONS, Config, Key, Schema
 def schema() -> Schema:
     """Every key: ``config.GENERAL``, then every analyzer's declared keys (``analyzers.declarations()``)."""
     found = analyzers.declarations()
-    return Schema(GENERAL + tuple(k for a in found for k in a.keys),
-                  {**GENERAL_SECTIONS, **{s: doc for a in found for s, doc in (a.sections or {}).items()}})
+    return Schema(
+        GENERAL + tuple(k for a in found for k in a.keys),
+        {**GENERAL_SECTIONS, **{s: doc for a in found for s, doc in (a.sections or {}).items()}},
+    )
 
 
 def keys() -> tuple[Key, ...]:

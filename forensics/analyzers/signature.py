@@ -25,6 +25,7 @@ stay three. Then masked, so one cause phrased with other values is one template:
 ``<path>``, URLs ``<url>``, UUIDs and hex ``<hex>``, numbers ``<n>``, whitespace collapsed, lower case. A run's
 recurring error is its most frequent template (the earliest among equals).
 """
+
 from __future__ import annotations
 
 import re
@@ -38,32 +39,56 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
-BAD_ENDS = ("gave_up", "limit", "errored", "handed_off", "no_reply")  # ends the agent did not finish the task by: the run ranking's
+BAD_ENDS = (
+    "gave_up",
+    "limit",
+    "errored",
+    "handed_off",
+    "no_reply",
+)  # ends the agent did not finish the task by: the run ranking's
 
-LIMIT = re.compile(r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
-                   r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
-                   r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
-                   r"ran out of (?:steps|turns|time|budget)|autosubmi)", re.I)
+LIMIT = re.compile(
+    r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
+    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
+    r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
+    r"ran out of (?:steps|turns|time|budget)|autosubmi)",
+    re.I,
+)
 # a last call that ends the run by itself (MedAgentBench's FINISH, a submit tool): no answer is expected
 FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|exit)\b", re.I)
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
-HANDOFF_TEXT = re.compile(r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
-                          r"\bcontact (?:our |the )?(?:support|customer service)\b", re.I)
-GAVE_UP = re.compile(r"\b(?:I (?:am|was|'m) (?:unable|not able)|I (?:cannot|can't|could not|couldn't)|"
-                     r"unable to (?:complete|proceed|find|access|determine|solve|fix|locate)|I(?: am|'m) sorry,? but|"
-                     r"(?:is|was) not possible to|I give up|cannot be (?:determined|completed|solved))", re.I)
-CLAIM = re.compile(r"\b(?:successfully|all (?:the )?tests (?:now )?pass|(?:has|have) been (?:fixed|resolved|completed|"
-                   r"implemented|verified|confirmed)|(?:task|work|fix|issue) (?:is|has been) (?:now )?(?:complete|done|"
-                   r"resolved|fixed)|I have (?:fixed|completed|implemented|resolved|verified)|\bTERMINATE\b|"
-                   r"submit(?:ted)?\b|\bFINISH\(|final answer)", re.I)
+HANDOFF_TEXT = re.compile(
+    r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
+    r"\bcontact (?:our |the )?(?:support|customer service)\b",
+    re.I,
+)
+GAVE_UP = re.compile(
+    r"\b(?:I (?:am|was|'m) (?:unable|not able)|I (?:cannot|can't|could not|couldn't)|"
+    r"unable to (?:complete|proceed|find|access|determine|solve|fix|locate)|I(?: am|'m) sorry,? but|"
+    r"(?:is|was) not possible to|I give up|cannot be (?:determined|completed|solved))",
+    re.I,
+)
+CLAIM = re.compile(
+    r"\b(?:successfully|all (?:the )?tests (?:now )?pass|(?:has|have) been (?:fixed|resolved|completed|"
+    r"implemented|verified|confirmed)|(?:task|work|fix|issue) (?:is|has been) (?:now )?(?:complete|done|"
+    r"resolved|fixed)|I have (?:fixed|completed|implemented|resolved|verified)|\bTERMINATE\b|"
+    r"submit(?:ted)?\b|\bFINISH\(|final answer)",
+    re.I,
+)
 
-PREAMBLE = re.compile(r"^\s*(?:traceback \(most recent call last\):|exitcode: ?-?\d+.*|code output:\s*|"
-                      r"stderr:?\s*|stdout:?\s*|output:\s*|observation:\s*|during handling of the above exception.*|"
-                      r"the above exception was the direct cause.*)\s*$", re.I)
+PREAMBLE = re.compile(
+    r"^\s*(?:traceback \(most recent call last\):|exitcode: ?-?\d+.*|code output:\s*|"
+    r"stderr:?\s*|stdout:?\s*|output:\s*|observation:\s*|during handling of the above exception.*|"
+    r"the above exception was the direct cause.*)\s*$",
+    re.I,
+)
 EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b.*$")
-ERROR_LINE = re.compile(r"^\s*(?:/bin/(?:ba)?sh: .*|.*\b(?:error|fatal|failed|failure)\b\s*[:!].*|.*command not found.*|"
-                        r".*no such file or directory.*|.*permission denied.*|.*\btimed? ?out\b.*|.*\bnot found\b.*|"
-                        r"\s*timeout\s*)$", re.I)
+ERROR_LINE = re.compile(
+    r"^\s*(?:/bin/(?:ba)?sh: .*|.*\b(?:error|fatal|failed|failure)\b\s*[:!].*|.*command not found.*|"
+    r".*no such file or directory.*|.*permission denied.*|.*\btimed? ?out\b.*|.*\bnot found\b.*|"
+    r"\s*timeout\s*)$",
+    re.I,
+)
 FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
 
 MASKS = [
@@ -109,8 +134,11 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
             return ln.strip()
     for ln in lines:
-        if ERROR_LINE.match(ln) and not PREAMBLE.match(ln) and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b",
-                                                                               ln, re.I):
+        if (
+            ERROR_LINE.match(ln)
+            and not PREAMBLE.match(ln)
+            and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b", ln, re.I)
+        ):
             return ln.strip()
     if flagged or failed_exit:
         rest = [ln for ln in lines if not PREAMBLE.match(ln)]
@@ -166,8 +194,9 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
     final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
-    if ((last.role == "assistant" and last.unanswered and not final_action)
-            or (last.role != "assistant" and last.origin != "person")):
+    if (last.role == "assistant" and last.unanswered and not final_action) or (
+        last.role != "assistant" and last.origin != "person"
+    ):
         if not (is_output(last) and error_line(last.text, last.error)):
             return "cut_off", last.position
     final = next((m for m in reversed(msgs) if m.role == "assistant" and m.text.strip()), None)
@@ -176,8 +205,11 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if final is not None and GAVE_UP.search(final.text[-1500:]):
         return "gave_up", final.position
     outputs = [m for m in msgs if is_output(m)]
-    if outputs and error_line(outputs[-1].text, outputs[-1].error) and not any(
-            m.role == "assistant" and m.text.strip() and m.position > outputs[-1].position for m in msgs):
+    if (
+        outputs
+        and error_line(outputs[-1].text, outputs[-1].error)
+        and not any(m.role == "assistant" and m.text.strip() and m.position > outputs[-1].position for m in msgs)
+    ):
         return "errored", outputs[-1].position
     if final is not None and CLAIM.search(final.text[-1500:]):
         return "claimed_success", _claim_position(msgs, final)
@@ -213,9 +245,11 @@ def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) ->
         "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
         "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
         "ORDER BY m.conversation_id, m.position",
-        [cids, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS]).fetchall()
+        [cids, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
+    ).fetchall()
     out: dict[str, list[Msg]] = {}
     for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
-        out.setdefault(cid, []).append(Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered),
-                                           bool(err), tuple(names)))
+        out.setdefault(cid, []).append(
+            Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
+        )
     return out

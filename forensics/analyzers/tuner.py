@@ -3,6 +3,7 @@ the few words and bounds several tuners share. A tuner is a function ``(TuneCont
 analyzer's package (``tune.py`` beside the analyzer), named by the analyzer's declaration (``Analyzer.tuners``);
 `forensics tune` and the report's *What to change* (``forensics.tuning``) run the declared ones. It computes by
 sweeping the warehouse through its analyzer's own functions (never a second copy of a metric)."""
+
 from __future__ import annotations
 
 import math

@@ -12,6 +12,7 @@ of most of its responses); each response is priced by its own model (``forensics
 run's cost is shown only when every response with tokens has a price (a run without token counts has none,
 and leaves its group's cost alone).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,9 +43,11 @@ def runs(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = Fa
     conv = frame(con, _RUNS_SQL.format(where=where))
     per_model = frame(con, _RESPONSES_SQL.format(where=where))
     cost = _costs(per_model, prices)
-    return (conv.join(cost, on="conversation_id", how="left")
-            .with_columns(pl.col("unpriced").fill_null(0))
-            .sort("conversation_id"))
+    return (
+        conv.join(cost, on="conversation_id", how="left")
+        .with_columns(pl.col("unpriced").fill_null(0))
+        .sort("conversation_id")
+    )
 
 
 def summarize(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
@@ -53,15 +56,24 @@ def summarize(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     for key in by:
         if key not in GROUPS:
             raise ValueError(f"unknown grouping {key!r} (choose among {', '.join(GROUPS)})")
-    out = rows.group_by(by).agg(
-        pl.len().alias("runs"), pl.col("responses").sum(),
-        *(pl.col(t).sum() for t in TOKENS),
-        pl.when((pl.col("unpriced").sum() == 0) & (pl.col("responses").sum() > 0)).then(pl.col("cost").sum())
-        .alias("cost"),
-        (pl.col("unpriced") > 0).sum().alias("unpriced_runs"),
-        pl.col("tool_calls").sum(), pl.col("tool_errors").sum(), pl.col("compactions").sum(),
-        pl.col("success").count().alias("graded"), pl.col("success").sum().alias("passed"),
-    ).sort(by, nulls_last=True)
+    out = (
+        rows.group_by(by)
+        .agg(
+            pl.len().alias("runs"),
+            pl.col("responses").sum(),
+            *(pl.col(t).sum() for t in TOKENS),
+            pl.when((pl.col("unpriced").sum() == 0) & (pl.col("responses").sum() > 0))
+            .then(pl.col("cost").sum())
+            .alias("cost"),
+            (pl.col("unpriced") > 0).sum().alias("unpriced_runs"),
+            pl.col("tool_calls").sum(),
+            pl.col("tool_errors").sum(),
+            pl.col("compactions").sum(),
+            pl.col("success").count().alias("graded"),
+            pl.col("success").sum().alias("passed"),
+        )
+        .sort(by, nulls_last=True)
+    )
     rates = [wilson(int(k or 0), int(n)) if n else (None, None) for k, n in zip(out["passed"], out["graded"])]
     return out.with_columns(
         pl.when(pl.col("input") > 0).then(pl.col("cached") / pl.col("input")).alias("cached_share"),
@@ -69,9 +81,27 @@ def summarize(rows: pl.DataFrame, by: list[str]) -> pl.DataFrame:
         pl.when(pl.col("graded") > 0).then(pl.col("passed") / pl.col("graded")).alias("success_rate"),
         pl.Series("success_low", [r[0] for r in rates], dtype=pl.Float64),
         pl.Series("success_high", [r[1] for r in rates], dtype=pl.Float64),
-    ).select(*by, "runs", "responses", "input", "cached", "cached_share", "cache_write", "output", "cost",
-             "unpriced_runs", "tool_calls", "tool_errors", "tool_error_rate", "compactions", "graded", "passed",
-             "success_rate", "success_low", "success_high")
+    ).select(
+        *by,
+        "runs",
+        "responses",
+        "input",
+        "cached",
+        "cached_share",
+        "cache_write",
+        "output",
+        "cost",
+        "unpriced_runs",
+        "tool_calls",
+        "tool_errors",
+        "tool_error_rate",
+        "compactions",
+        "graded",
+        "passed",
+        "success_rate",
+        "success_low",
+        "success_high",
+    )
 
 
 def display(df: pl.DataFrame) -> pl.DataFrame:
@@ -82,19 +112,33 @@ def display(df: pl.DataFrame) -> pl.DataFrame:
     for r in df.iter_rows(named=True):
         graded = r.get("graded", 1 if r.get("success") is not None else 0)
         if "success_rate" in r:
-            ok = (f"{r['success_rate']:.0%} ({r['success_low']:.0%}–{r['success_high']:.0%}) of {graded}"
-                  if graded else "–")
+            ok = (
+                f"{r['success_rate']:.0%} ({r['success_low']:.0%}–{r['success_high']:.0%}) of {graded}"
+                if graded
+                else "–"
+            )
         else:
             ok = {True: "passed", False: "failed"}.get(r.get("success"), "–")  # type: ignore[arg-type]
-        rate = r["tool_error_rate"] if "tool_error_rate" in r else (
-            r["tool_errors"] / r["tool_calls"] if r["tool_calls"] else None)
+        rate = (
+            r["tool_error_rate"]
+            if "tool_error_rate" in r
+            else (r["tool_errors"] / r["tool_calls"] if r["tool_calls"] else None)
+        )
         share = r["cached_share"] if "cached_share" in r else (r["cached"] / r["input"] if r["input"] else None)
-        rows.append({**{k: _shown(k, r[k]) for k in keys}, "runs": str(r.get("runs", 1)),
-                     "input": f"{r['input']:,}", "cached": "–" if share is None else f"{share:.0%}",
-                     "cache write": f"{r['cache_write']:,}", "output": f"{r['output']:,}",
-                     "cost USD": "–" if r["cost"] is None else f"{r['cost']:,.2f}",
-                     "tool errors": "–" if rate is None else f"{rate:.1%} of {r['tool_calls']:,}",
-                     "compactions": str(r["compactions"]), "success": ok})
+        rows.append(
+            {
+                **{k: _shown(k, r[k]) for k in keys},
+                "runs": str(r.get("runs", 1)),
+                "input": f"{r['input']:,}",
+                "cached": "–" if share is None else f"{share:.0%}",
+                "cache write": f"{r['cache_write']:,}",
+                "output": f"{r['output']:,}",
+                "cost USD": "–" if r["cost"] is None else f"{r['cost']:,.2f}",
+                "tool errors": "–" if rate is None else f"{rate:.1%} of {r['tool_calls']:,}",
+                "compactions": str(r["compactions"]),
+                "success": ok,
+            }
+        )
     return pl.DataFrame(rows) if rows else pl.DataFrame()
 
 
@@ -104,7 +148,7 @@ def _shown(key: str, value: Any) -> str:
     text = str(value)
     if key == "project" and len(text) > PROJECT_CHARS:  # the start says whose, the end which repository
         head = PROJECT_CHARS // 4
-        return text[:head] + "…" + text[len(text) - (PROJECT_CHARS - head - 1):]
+        return text[:head] + "…" + text[len(text) - (PROJECT_CHARS - head - 1) :]
     return text
 
 
@@ -112,13 +156,19 @@ def models(con: duckdb.DuckDBPyConnection, prices: PriceTable, selected: bool = 
     """Each model the responses name, the price it matched (the table's name and whether the config or the shipped
     table gave it) and its tokens: what a reader checks before trusting a cost."""
     where = f"WHERE c.conversation_id IN (SELECT conversation_id FROM {SELECTED})" if selected else ""
-    df = frame(con, _RESPONSES_SQL.format(where=where)).group_by("model").agg(
-        pl.col("responses").sum(), *(pl.col(t).sum() for t in ("uncached", "cached", "cache_write", "cache_write_1h",
-                                                              "output")))
+    df = (
+        frame(con, _RESPONSES_SQL.format(where=where))
+        .group_by("model")
+        .agg(
+            pl.col("responses").sum(),
+            *(pl.col(t).sum() for t in ("uncached", "cached", "cache_write", "cache_write_1h", "output")),
+        )
+    )
     hits = [prices.match(m) for m in df["model"]]
-    return df.with_columns(pl.Series("priced_as", [h[0] if h else None for h in hits], dtype=pl.String),
-                           pl.Series("price_from", [h[1] if h else None for h in hits], dtype=pl.String)
-                           ).sort("model", nulls_last=True)
+    return df.with_columns(
+        pl.Series("priced_as", [h[0] if h else None for h in hits], dtype=pl.String),
+        pl.Series("price_from", [h[1] if h else None for h in hits], dtype=pl.String),
+    ).sort("model", nulls_last=True)
 
 
 def run(ctx: Context) -> Section:
@@ -134,54 +184,117 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE)
     where = f"WHERE c.conversation_id IN (SELECT conversation_id FROM {SELECTED})"
     sec.metrics = _metrics(rows, by_model, prices, unpriced(frame(ctx.con, _RESPONSES_SQL.format(where=where)), prices))
-    sec.tables = [Table("by_agent_model", "Runs per agent and model: tokens (input = all sent; cached = the share "
-                                          "read from the prompt cache), cost in USD, tool errors, compactions, "
-                                          "success rate (95 % Wilson interval)", display(by_model)),
-                  Table("by_day", "Runs per day (UTC, the day a run started)", display(by_day)),
-                  *([Table("by_project_branch", "Runs per project (the working folder the session ran in, or a "
-                                                "decision-memory harness's project) and git branch, as the logs name "
-                                                "them; – where a log names none", display(summarize(rows, ["project", "branch"])))]
-                    if rows["project"].is_not_null().any() or rows["branch"].is_not_null().any() else []),
-                  Table("prices", f"The price each model matched (shipped table of {prices.date}, or [prices] in "
-                                  "the config); a model without one has tokens and no cost", priced)]
+    sec.tables = [
+        Table(
+            "by_agent_model",
+            "Runs per agent and model: tokens (input = all sent; cached = the share "
+            "read from the prompt cache), cost in USD, tool errors, compactions, "
+            "success rate (95 % Wilson interval)",
+            display(by_model),
+        ),
+        Table("by_day", "Runs per day (UTC, the day a run started)", display(by_day)),
+        *(
+            [
+                Table(
+                    "by_project_branch",
+                    "Runs per project (the working folder the session ran in, or a "
+                    "decision-memory harness's project) and git branch, as the logs name "
+                    "them; – where a log names none",
+                    display(summarize(rows, ["project", "branch"])),
+                )
+            ]
+            if rows["project"].is_not_null().any() or rows["branch"].is_not_null().any()
+            else []
+        ),
+        Table(
+            "prices",
+            f"The price each model matched (shipped table of {prices.date}, or [prices] in "
+            "the config); a model without one has tokens and no cost",
+            priced,
+        ),
+    ]
     sec.summary = _summary(sec.metrics, prices)
     return sec
 
 
-def _metrics(rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable,
-             missing: list[tuple[str, int]]) -> dict[str, Any]:
+def _metrics(
+    rows: pl.DataFrame, by_model: pl.DataFrame, prices: PriceTable, missing: list[tuple[str, int]]
+) -> dict[str, Any]:
     total = summarize(rows.with_columns(pl.lit("all").alias("agent")), ["agent"]).row(0, named=True)
-    m = {k: total[k] for k in ("runs", "responses", *TOKENS, "cached_share", "cost", "unpriced_runs", "tool_calls",
-                               "tool_errors", "tool_error_rate", "compactions", "graded", "success_rate")}
+    m = {
+        k: total[k]
+        for k in (
+            "runs",
+            "responses",
+            *TOKENS,
+            "cached_share",
+            "cost",
+            "unpriced_runs",
+            "tool_calls",
+            "tool_errors",
+            "tool_error_rate",
+            "compactions",
+            "graded",
+            "success_rate",
+        )
+    }
     priced = rows.filter((pl.col("responses") > 0) & (pl.col("unpriced") == 0))
     m["priced_runs"], m["priced_cost"] = priced.height, float(priced["cost"].sum())  # the runs with a cost, and theirs
     m["counted_runs"] = rows.filter(pl.col("responses") > 0).height  # the runs whose log records token counts
     m["prices_date"] = prices.date
     m["unpriced_tokens"] = sum(n for _, n in missing)  # the tokens of responses with no cost, and their models
     m["unpriced_models"] = ", ".join(name for name, _ in missing)
-    m["by_agent_model"] = {f"{r['agent']}/{r['model']}": {k: r[k] for k in (
-        "runs", *TOKENS, "cost", "tool_error_rate", "compactions", "success_rate", "success_low", "success_high")}
-        for r in by_model.iter_rows(named=True)}
+    m["by_agent_model"] = {
+        f"{r['agent']}/{r['model']}": {
+            k: r[k]
+            for k in (
+                "runs",
+                *TOKENS,
+                "cost",
+                "tool_error_rate",
+                "compactions",
+                "success_rate",
+                "success_low",
+                "success_high",
+            )
+        }
+        for r in by_model.iter_rows(named=True)
+    }
     return m
 
 
 def _summary(m: dict[str, Any], prices: PriceTable) -> str:
     at = f"at the prices of {prices.date} (or the config's [prices])"
     runs = "1 run" if m["unpriced_runs"] == 1 else f"{m['unpriced_runs']} runs"
-    missing = (f"{millions(m['unpriced_tokens'])} tokens of {m['unpriced_models']} unpriced ({runs}: their tokens "
-               f"are counted, their cost is not)")
-    cost = (f"cost ${m['cost']:,.2f} {at}" if m["cost"] is not None else
-            f"${m['priced_cost']:,.2f} priced {at}; {missing}" if m["priced_runs"] else f"no cost: {missing}")
-    share = f"{m['cached_share']:.0%} of it read from the prompt cache" if m["cached_share"] is not None else \
-        "no cache figure"
-    errors = (f"{m['tool_errors']:,} of {m['tool_calls']:,} tool calls failed ({m['tool_error_rate']:.1%})"
-              if m["tool_calls"] else "no tool call")
-    graded = (f"; {m['graded']} runs have an outcome, {m['success_rate']:.0%} succeeded" if m["graded"] else "")
+    missing = (
+        f"{millions(m['unpriced_tokens'])} tokens of {m['unpriced_models']} unpriced ({runs}: their tokens "
+        f"are counted, their cost is not)"
+    )
+    cost = (
+        f"cost ${m['cost']:,.2f} {at}"
+        if m["cost"] is not None
+        else f"${m['priced_cost']:,.2f} priced {at}; {missing}"
+        if m["priced_runs"]
+        else f"no cost: {missing}"
+    )
+    share = (
+        f"{m['cached_share']:.0%} of it read from the prompt cache"
+        if m["cached_share"] is not None
+        else "no cache figure"
+    )
+    errors = (
+        f"{m['tool_errors']:,} of {m['tool_calls']:,} tool calls failed ({m['tool_error_rate']:.1%})"
+        if m["tool_calls"]
+        else "no tool call"
+    )
+    graded = f"; {m['graded']} runs have an outcome, {m['success_rate']:.0%} succeeded" if m["graded"] else ""
     if not m["counted_runs"]:
         tokens = "no log records token counts, so no cost"
     else:
-        tokens = (f"{m['counted_runs']:,} of them with token counts ({m['responses']:,} model responses): "
-                  f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost}")
+        tokens = (
+            f"{m['counted_runs']:,} of them with token counts ({m['responses']:,} model responses): "
+            f"{m['input']:,} input tokens ({share}), {m['output']:,} output tokens; {cost}"
+        )
     compactions = f"{m['compactions']:,} compaction{'' if m['compactions'] == 1 else 's'}"
     return f"{m['runs']:,} runs, {tokens}. {errors}; {compactions}{graded}."
 
@@ -197,13 +310,19 @@ def _costs(per_model: pl.DataFrame, prices: PriceTable) -> pl.DataFrame:
     df = per_model.select("conversation_id", "responses").with_columns(pl.Series("cost", costs, dtype=pl.Float64))
     return df.group_by("conversation_id").agg(
         pl.when(pl.col("cost").null_count() == 0).then(pl.col("cost").sum()).alias("cost"),
-        pl.col("responses").filter(pl.col("cost").is_null()).sum().alias("unpriced"))
+        pl.col("responses").filter(pl.col("cost").is_null()).sum().alias("unpriced"),
+    )
 
 
 def kinds(r: dict[str, Any]) -> dict[str, int]:
     """The tokens of a row of responses by price kind: the cache writes kept an hour apart from the others."""
-    return {"input": r["uncached"], "cache_read": r["cached"], "cache_write": r["cache_write"] - r["cache_write_1h"],
-            "cache_write_1h": r["cache_write_1h"], "output": r["output"]}
+    return {
+        "input": r["uncached"],
+        "cache_read": r["cached"],
+        "cache_write": r["cache_write"] - r["cache_write_1h"],
+        "cache_write_1h": r["cache_write_1h"],
+        "output": r["output"],
+    }
 
 
 def unpriced(per_model: pl.DataFrame, prices: PriceTable) -> list[tuple[str, int]]:
@@ -239,7 +358,10 @@ resp AS (
                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)),
 kept AS (SELECT * FROM resp WHERE k = 1)"""
 
-_RESPONSES_SQL = "WITH " + _DEDUP + """
+_RESPONSES_SQL = (
+    "WITH "
+    + _DEDUP
+    + """
 SELECT u.conversation_id, u.rmodel AS model, count(*) AS responses,
        coalesce(sum(u.input_tokens), 0)::BIGINT AS uncached,
        coalesce(sum(u.cache_read_input_tokens), 0)::BIGINT AS cached,
@@ -249,8 +371,12 @@ SELECT u.conversation_id, u.rmodel AS model, count(*) AS responses,
        coalesce(sum(u.output_tokens), 0)::BIGINT AS output
 FROM kept u JOIN conversations c USING (conversation_id) {where}
 GROUP BY ALL ORDER BY 1, 2 NULLS LAST"""
+)
 
-_RUNS_SQL = "WITH " + _DEDUP + """,
+_RUNS_SQL = (
+    "WITH "
+    + _DEDUP
+    + """,
 tok AS (SELECT conversation_id, count(*) AS responses,
                (coalesce(sum(input_tokens), 0) + coalesce(sum(cache_read_input_tokens), 0)
                 + coalesce(sum(cache_creation_input_tokens), 0))::BIGINT AS input,
@@ -280,12 +406,17 @@ FROM conversations c LEFT JOIN sources s USING (source_id) LEFT JOIN tok USING (
 LEFT JOIN calls USING (conversation_id) LEFT JOIN comp USING (conversation_id)
 LEFT JOIN firsts USING (conversation_id) LEFT JOIN outc USING (conversation_id)
 {where}"""
+)
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     lead=2,  # the report leads with what went wrong (failures), then the runs: before the data quality and the digest
     tables=(
-        derived.Table("usage_runs", "whole", "per run: agent, model, tokens (input with the cache, cached, output), cost"),
+        derived.Table(
+            "usage_runs", "whole", "per run: agent, model, tokens (input with the cache, cached, output), cost"
+        ),
     ),
 )

@@ -3,6 +3,7 @@
 The baseline file (JSON) lists, per flat metric key (``section.key.sub`` as in metrics.json), the value,
 the better direction (lower / higher / equal) and a tolerance (absolute, or relative to the baseline value).
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -85,12 +86,18 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Rule]:
             better = r.get("better", "equal")
             if better not in DIRECTIONS:
                 raise ValueError(f"{key}: better must be one of {', '.join(DIRECTIONS)}")
-            rules[key] = Rule(None if r.get("value") is None else float(r["value"]), better,
-                              float(r.get("tolerance", 0.0)), bool(r.get("relative", False)))
+            rules[key] = Rule(
+                None if r.get("value") is None else float(r["value"]),
+                better,
+                float(r.get("tolerance", 0.0)),
+                bool(r.get("relative", False)),
+            )
         return rules
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
-        raise ForensicsError(f"{p}: not a valid baseline file ({e}); expected {{\"metrics\": {{key: {{\"value\", "
-                             "\"better\", \"tolerance\"}}}}}}") from None
+        raise ForensicsError(
+            f'{p}: not a valid baseline file ({e}); expected {{"metrics": {{key: {{"value", '
+            '"better", "tolerance"}}}}}}'
+        ) from None
 
 
 def baseline_document(figures: dict[str, float], keep: dict[str, Rule] | None = None) -> dict[str, Any]:
@@ -112,7 +119,9 @@ def idle(key: str, not_in_use: dict[str, str]) -> str | None:
     return next((why for p, why in not_in_use.items() if key == p or key.startswith(p + ".")), None)
 
 
-def compare(rules: dict[str, Rule], figures: dict[str, float], not_in_use: dict[str, str] | None = None) -> list[Verdict]:
+def compare(
+    rules: dict[str, Rule], figures: dict[str, float], not_in_use: dict[str, str] | None = None
+) -> list[Verdict]:
     """Each baseline rule against today's figure; a metric of an analyzer ``not_in_use`` (prefix -> why) is
     skipped with its reason: neither a pass nor a regression."""
     out = []
@@ -143,25 +152,38 @@ def junit(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         body = ""
         if v.failed:
-            msg = (f"{v.key}: baseline {v.baseline}, now {v.now}, delta {v.delta}; better is "
-                   f"{v.rule.better if v.rule else '?'} within {v.rule.allowed() if v.rule else 0:g}")
+            msg = (
+                f"{v.key}: baseline {v.baseline}, now {v.now}, delta {v.delta}; better is "
+                f"{v.rule.better if v.rule else '?'} within {v.rule.allowed() if v.rule else 0:g}"
+            )
             body = f"<failure message={quoteattr(msg)} type={quoteattr(v.verdict)}>{escape(msg)}</failure>"
         elif v.verdict == "not in use":
             body = f"<skipped message={quoteattr(f'not in use: {v.why}')}/>"
         cases.append(f'  <testcase classname="forensics.commands.check" name={quoteattr(v.key)}>{body}</testcase>')
-    return (f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="forensics check" tests="{len(verdicts)}" '
-            f'failures="{fails}" errors="0" skipped="{sum(v.verdict == "not in use" for v in verdicts)}">\n'
-            + "\n".join(cases) + "\n</testsuite>\n")
+    return (
+        f'<?xml version="1.0" encoding="utf-8"?>\n<testsuite name="forensics check" tests="{len(verdicts)}" '
+        f'failures="{fails}" errors="0" skipped="{sum(v.verdict == "not in use" for v in verdicts)}">\n'
+        + "\n".join(cases)
+        + "\n</testsuite>\n"
+    )
 
 
 def table(verdicts: list[Verdict]) -> str:
     """The verdicts as the table `forensics check` prints: metric, baseline, now, delta, verdict (a regression in capitals)."""
+
     def f(x: float | None) -> str:
         return "–" if x is None else f"{x:.6g}"
 
     rows = [("metric", "baseline", "now", "delta", "verdict")] + [
-        (v.key, f(v.baseline), f(v.now), ("+" if (v.delta or 0) > 0 else "") + f(v.delta), v.verdict.upper()
-         if v.failed else v.verdict) for v in verdicts]
+        (
+            v.key,
+            f(v.baseline),
+            f(v.now),
+            ("+" if (v.delta or 0) > 0 else "") + f(v.delta),
+            v.verdict.upper() if v.failed else v.verdict,
+        )
+        for v in verdicts
+    ]
     w = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
     n = sum(v.failed for v in verdicts)
@@ -169,8 +191,12 @@ def table(verdicts: list[Verdict]) -> str:
     for v in verdicts:
         if v.verdict == "not in use":
             skipped.setdefault(v.why, []).append(v.key.rsplit(".", 1)[0])
-    lines.append(f"{len(verdicts)} metrics: {n} regressed, {sum(v.verdict == 'better' for v in verdicts)} better"
-                 + (f", {sum(map(len, skipped.values()))} skipped as not in use" if skipped else ""))
-    lines += [f"not in use ({', '.join(sorted({k.split('.')[0] for k in keys}))}, {len(keys)} metrics): {why}"
-              for why, keys in skipped.items()]
+    lines.append(
+        f"{len(verdicts)} metrics: {n} regressed, {sum(v.verdict == 'better' for v in verdicts)} better"
+        + (f", {sum(map(len, skipped.values()))} skipped as not in use" if skipped else "")
+    )
+    lines += [
+        f"not in use ({', '.join(sorted({k.split('.')[0] for k in keys}))}, {len(keys)} metrics): {why}"
+        for why, keys in skipped.items()
+    ]
     return "\n".join(lines)

@@ -16,6 +16,7 @@ Parquet, locally or on object storage (set the variable ``forensics_parquet`` to
 
 Secrets are masked as in reports (``forensics.kernel.redact``): the dataset leaves the machine, the warehouse does not.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,10 @@ from forensics.warehouse import DEFAULT_DB, open_warehouse
 FORMATS = ("parquet",)
 ROOT_VARIABLE = "forensics_parquet"
 _SOURCE_PLACE = "CASE WHEN s.format = 'sqlite' THEN s.path ELSE parse_dirpath(s.path) END"  # file, or its folder
-SOURCE_KEY = (f"coalesce(regexp_replace(regexp_extract(forensics_masked({_SOURCE_PLACE}), '([^/\\\\]*)[/\\\\]*$', 1),"
-              f" '[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')")
+SOURCE_KEY = (
+    f"coalesce(regexp_replace(regexp_extract(forensics_masked({_SOURCE_PLACE}), '([^/\\\\]*)[/\\\\]*$', 1),"
+    f" '[^A-Za-z0-9_.-]', '_', 'g') || '-' || left(md5({_SOURCE_PLACE}), 8), 'unknown')"
+)
 MONTH = "coalesce(strftime(c.created_at, '%Y-%m'), 'unknown')"  # c: the row's conversation
 FIRST = ("conversations", "messages", "tool_calls", "quarantine", "sources", "import_runs")  # listing order
 
@@ -47,8 +50,12 @@ class ExportResult:
     partitions: dict[str, list[str]] = field(default_factory=dict)
 
 
-def export(db: str | os.PathLike[str] = DEFAULT_DB, out: str | os.PathLike[str] = "export", fmt: str = "parquet",
-           overwrite: bool = False) -> ExportResult:
+def export(
+    db: str | os.PathLike[str] = DEFAULT_DB,
+    out: str | os.PathLike[str] = "export",
+    fmt: str = "parquet",
+    overwrite: bool = False,
+) -> ExportResult:
     """Write every warehouse table under ``out`` (see the module doc for the layout) and ``views.sql``."""
     if fmt not in FORMATS:
         raise ForensicsError(f"unknown --format {fmt!r}; choose {', '.join(FORMATS)}")
@@ -76,22 +83,30 @@ def tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     from forensics.report.tables import kept_only
 
     kept = kept_only()
-    names = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
-                                       "AND table_type = 'BASE TABLE'").fetchall()
-             if r[0] not in kept]  # what a report kept to reuse: no data
-    by_conversation = {r[0] for r in con.execute("SELECT table_name FROM information_schema.columns "
-                                                 "WHERE column_name = 'conversation_id'").fetchall()}
+    names = [
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+        ).fetchall()
+        if r[0] not in kept
+    ]  # what a report kept to reuse: no data
+    by_conversation = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.columns WHERE column_name = 'conversation_id'"
+        ).fetchall()
+    }
     names.sort(key=lambda t: (FIRST.index(t) if t in FIRST else len(FIRST), t))
-    return {t: ["source", "month"] if t in by_conversation else ["source"] if t == "quarantine" else []
-            for t in names}
+    return {t: ["source", "month"] if t in by_conversation else ["source"] if t == "quarantine" else [] for t in names}
 
 
 def _remove_export(out: Path) -> None:
     """Delete a previous export in ``out``; refuse any other folder (--overwrite never deletes what forensics
     did not write)."""
     if not (out / "views.sql").is_file():
-        raise ForensicsError(f"{out}: holds files but no views.sql, so it is not a forensics export; "
-                             "choose another --out")
+        raise ForensicsError(
+            f"{out}: holds files but no views.sql, so it is not a forensics export; choose another --out"
+        )
     for p in out.iterdir():
         if p.is_dir():
             shutil.rmtree(p)
@@ -107,10 +122,16 @@ def _install_masking(con: duckdb.DuckDBPyConnection) -> None:
 
 def _masked_columns(con: duckdb.DuckDBPyConnection, table: str, alias: str) -> str:
     """``REPLACE (...)`` for ``alias.*``: each text, text-list and byte column of ``table`` with secrets masked."""
-    kinds = {"VARCHAR": "forensics_masked({c})", "VARCHAR[]": "list_transform({c}, lambda x: forensics_masked(x))",
-             "BLOB": "forensics_redact_bytes({c})"}
-    cols = con.execute("SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
-                       "AND table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+    kinds = {
+        "VARCHAR": "forensics_masked({c})",
+        "VARCHAR[]": "list_transform({c}, lambda x: forensics_masked(x))",
+        "BLOB": "forensics_redact_bytes({c})",
+    }
+    cols = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' "
+        "AND table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
     masked = [kinds[t].format(c=f'{alias}."{c}"') + f' AS "{c}"' for c, t in cols if t in kinds]
     return f" REPLACE ({', '.join(masked)})" if masked else ""
 
@@ -118,12 +139,16 @@ def _masked_columns(con: duckdb.DuckDBPyConnection, table: str, alias: str) -> s
 def _select(con: duckdb.DuckDBPyConnection, table: str, keys: list[str]) -> str:
     """The rows of ``table``, secrets masked, plus its partition columns (outer joins: no row is left out)."""
     if table == "conversations":
-        return (f"SELECT c.*{_masked_columns(con, table, 'c')}, {SOURCE_KEY} AS source, {MONTH} AS month "
-                "FROM conversations c LEFT JOIN sources s USING (source_id)")
+        return (
+            f"SELECT c.*{_masked_columns(con, table, 'c')}, {SOURCE_KEY} AS source, {MONTH} AS month "
+            "FROM conversations c LEFT JOIN sources s USING (source_id)"
+        )
     star = f"t.*{_masked_columns(con, table, 't')}"
     if "month" in keys:
-        return (f"SELECT {star}, {SOURCE_KEY} AS source, {MONTH} AS month FROM {table} t "
-                "LEFT JOIN conversations c USING (conversation_id) LEFT JOIN sources s ON s.source_id = c.source_id")
+        return (
+            f"SELECT {star}, {SOURCE_KEY} AS source, {MONTH} AS month FROM {table} t "
+            "LEFT JOIN conversations c USING (conversation_id) LEFT JOIN sources s ON s.source_id = c.source_id"
+        )
     if keys:
         return f"SELECT {star}, {SOURCE_KEY} AS source FROM {table} t LEFT JOIN sources s USING (source_id)"
     return f"SELECT {star} FROM {table} t"
@@ -135,14 +160,18 @@ def _copy(con: duckdb.DuckDBPyConnection, table: str, keys: list[str], out: Path
     select = _select(con, table, keys)
     rows = int(con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])
     if keys and rows:
-        con.execute(f"COPY ({select}) TO '{_sql_path(out / table)}' (FORMAT parquet, COMPRESSION zstd, "
-                    f"PARTITION_BY ({', '.join(keys)}))")
+        con.execute(
+            f"COPY ({select}) TO '{_sql_path(out / table)}' (FORMAT parquet, COMPRESSION zstd, "
+            f"PARTITION_BY ({', '.join(keys)}))"
+        )
         return rows
     folder = out.joinpath(table, *(f"{k}=unknown" for k in keys))
     folder.mkdir(parents=True)
     exclude = f" EXCLUDE ({', '.join(keys)})" if keys else ""
-    con.execute(f"COPY (SELECT *{exclude} FROM ({select})) TO '{_sql_path(folder / 'data_0.parquet')}' "
-                "(FORMAT parquet, COMPRESSION zstd)")
+    con.execute(
+        f"COPY (SELECT *{exclude} FROM ({select})) TO '{_sql_path(folder / 'data_0.parquet')}' "
+        "(FORMAT parquet, COMPRESSION zstd)"
+    )
     return rows
 
 
@@ -157,15 +186,24 @@ def _ident(name: str) -> str:
 
 def views_sql(con: duckdb.DuckDBPyConnection, layout: dict[str, list[str]]) -> str:
     """SQL recreating each table as a view over the dataset at ``getvariable('forensics_parquet')``."""
-    lines = [f"-- Views over a forensics Parquet export. First: SET VARIABLE {ROOT_VARIABLE} = '<dataset root>';",
-             "-- (a local folder, or s3://bucket/prefix after LOAD httpfs). Then the SQL in queries/ runs as is."]
+    lines = [
+        f"-- Views over a forensics Parquet export. First: SET VARIABLE {ROOT_VARIABLE} = '<dataset root>';",
+        "-- (a local folder, or s3://bucket/prefix after LOAD httpfs). Then the SQL in queries/ runs as is.",
+    ]
     for table, keys in layout.items():
-        cols = [r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                                          "ORDER BY ordinal_position", [table]).fetchall()]
+        cols = [
+            r[0]
+            for r in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+        ]
         hive = ", hive_types = {" + ", ".join(f"'{k}': VARCHAR" for k in keys) + "}" if keys else ""
-        lines.append(f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(_ident(c) for c in cols)} FROM read_parquet("
-                     f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "
-                     f"union_by_name = true{hive});")
+        lines.append(
+            f"CREATE OR REPLACE VIEW {table} AS SELECT {', '.join(_ident(c) for c in cols)} FROM read_parquet("
+            f"getvariable('{ROOT_VARIABLE}') || '/{table}/**/*.parquet', hive_partitioning = true, "
+            f"union_by_name = true{hive});"
+        )
     return "\n".join(lines) + "\n"
 
 

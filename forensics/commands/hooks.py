@@ -13,6 +13,7 @@ each finished session is ingested into the user's warehouse in the background (d
   uninstall writes them back when the file is still as install left it (byte for byte), and otherwise takes out
   only what install put in, the user's later edits kept.
 """
+
 from __future__ import annotations
 
 import base64
@@ -78,8 +79,17 @@ def hook_argv(agent: str, db: str | os.PathLike[str]) -> list[str]:
 
 def _entry(agent: str, command: str) -> dict[str, Any]:
     if agent == "gemini":  # timeout in milliseconds (Gemini CLI's hooks reference)
-        return {"hooks": [{"name": NAME, "type": "command", "command": command, "timeout": 10000,
-                           "description": "forensics: ingest the finished session in the background"}]}
+        return {
+            "hooks": [
+                {
+                    "name": NAME,
+                    "type": "command",
+                    "command": command,
+                    "timeout": 10000,
+                    "description": "forensics: ingest the finished session in the background",
+                }
+            ]
+        }
     return {"hooks": [{"type": "command", "command": command, "timeout": 10}]}  # seconds (Claude Code)
 
 
@@ -87,8 +97,12 @@ def _ours(text: str, agent: str) -> bool:
     return f"forensics hooks run {agent}" in text or f'"forensics", "hooks", "run", "{agent}"' in text
 
 
-def install(agent: str, db: str | os.PathLike[str], settings: str | os.PathLike[str] | None = None,
-            project: str | os.PathLike[str] | None = None) -> str:
+def install(
+    agent: str,
+    db: str | os.PathLike[str],
+    settings: str | os.PathLike[str] | None = None,
+    project: str | os.PathLike[str] | None = None,
+) -> str:
     """Add the hook to the agent's settings file (created when absent); one line saying what was done."""
     path = (Path(settings) if settings else settings_path(agent, project)).expanduser().absolute()
     raw = path.read_bytes() if path.exists() else None
@@ -103,17 +117,24 @@ def install(agent: str, db: str | os.PathLike[str], settings: str | os.PathLike[
             before = plain(text)
             new, _ = add_hook(text, EVENT, _entry(agent, shlex.join(argv)))
             after = plain(new)
-            if not isinstance(after, dict) or after.get("hooks", {}).get(EVENT, [None])[0] != _entry(
-                    agent, shlex.join(argv)) or {k: v for k, v in after.items() if k != "hooks"} != (
-                    {k: v for k, v in (before or {}).items() if k != "hooks"}):
+            if (
+                not isinstance(after, dict)
+                or after.get("hooks", {}).get(EVENT, [None])[0] != _entry(agent, shlex.join(argv))
+                or {k: v for k, v in after.items() if k != "hooks"}
+                != ({k: v for k, v in (before or {}).items() if k != "hooks"})
+            ):
                 raise ForensicsError(f"{path}: the edit did not read back as intended; nothing was changed")
     except NotJson as e:
         raise ForensicsError(f"{path}: {e}; nothing was changed") from None
     path.parent.mkdir(parents=True, exist_ok=True)
     data = new.encode("utf-8")
     state = _load_state()
-    state[str(path.resolve())] = {"agent": agent, "original": None if raw is None else base64.b64encode(raw).decode(),
-                                  "written": hashlib.sha256(data).hexdigest(), "inserted": _inserted(text, new)}
+    state[str(path.resolve())] = {
+        "agent": agent,
+        "original": None if raw is None else base64.b64encode(raw).decode(),
+        "written": hashlib.sha256(data).hexdigest(),
+        "inserted": _inserted(text, new),
+    }
     _save_state(state)
     _atomic_write(path, data)
     log(f"installed the {agent} hook in {path} (warehouse {argv[-1]})")
@@ -129,9 +150,11 @@ def _codex_notify(text: str, argv: list[str], path: Path) -> str:
     except TOMLKitError as e:
         raise ForensicsError(f"{path}: not TOML ({e}); nothing was changed") from None
     if "notify" in doc:
-        raise ForensicsError(f"{path} already has notify = {doc['notify'].as_string()}: Codex runs one notify "
-                             "program; remove it or chain it from a script of yours that also runs "
-                             f"{shlex.join(argv)} with the same argument")
+        raise ForensicsError(
+            f"{path} already has notify = {doc['notify'].as_string()}: Codex runs one notify "
+            "program; remove it or chain it from a script of yours that also runs "
+            f"{shlex.join(argv)} with the same argument"
+        )
     arr = tomlkit.array()
     arr.extend(argv)
     doc.add("notify", arr)
@@ -146,11 +169,12 @@ def _inserted(old: str, new: str) -> str:
     end = 0
     while end < len(old) - start and old[len(old) - 1 - end] == new[len(new) - 1 - end]:
         end += 1
-    return new[start:len(new) - end]
+    return new[start : len(new) - end]
 
 
-def uninstall(agent: str, settings: str | os.PathLike[str] | None = None,
-              project: str | os.PathLike[str] | None = None) -> str:
+def uninstall(
+    agent: str, settings: str | os.PathLike[str] | None = None, project: str | os.PathLike[str] | None = None
+) -> str:
     """Take the hook out: the file's bytes as they were before install when nothing else changed it since."""
     path = (Path(settings) if settings else settings_path(agent, project)).expanduser().absolute()
     state = _load_state()
@@ -175,8 +199,10 @@ def uninstall(agent: str, settings: str | os.PathLike[str] | None = None,
         elif agent == "codex":
             _atomic_write(path, _without_notify(text, path).encode("utf-8"))
         else:
-            raise ForensicsError(f"{path}: the hook's text was changed since install; remove the "
-                                 f"`forensics hooks run {agent}` entry by hand")
+            raise ForensicsError(
+                f"{path}: the hook's text was changed since install; remove the "
+                f"`forensics hooks run {agent}` entry by hand"
+            )
         said = f"{agent}: hook removed from {path}; the file's other changes since install are kept"
     state.pop(str(path.resolve()), None)
     _save_state(state)
@@ -222,8 +248,10 @@ def run(agent: str, db: str | os.PathLike[str], argument: str | None, stdin: Cal
             log(f"{agent}: no session file in the event ({_describe(event)}); nothing to ingest")
             return
         pid = _spawn(db, paths, agent)
-        log(f"{agent}: session {event.get('session_id') or event.get('thread-id') or '?'} ended; ingesting "
-            f"{_names(paths)} from {paths[0].parent} in the background (pid {pid})")
+        log(
+            f"{agent}: session {event.get('session_id') or event.get('thread-id') or '?'} ended; ingesting "
+            f"{_names(paths)} from {paths[0].parent} in the background (pid {pid})"
+        )
     except BaseException as e:  # noqa: BLE001 - the agent must never see the hook fail
         with contextlib.suppress(BaseException):
             log(f"{agent}: hook failed: {type(e).__name__}: {str(e)[:300]}")
@@ -271,9 +299,19 @@ def _spawn(db: str | os.PathLike[str], paths: list[Path], agent: str) -> int:
     args = orjson.dumps({"db": str(db), "paths": [str(p) for p in paths], "agent": agent}).decode()
     with open(log_path(), "ab") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from forensics.commands.hooks import worker; worker(sys.argv[1])",
-             args], stdin=subprocess.DEVNULL, stdout=out, stderr=out, close_fds=True,
-            start_new_session=True, cwd=str(home()))
+            [
+                sys.executable,
+                "-c",
+                "import sys; from forensics.commands.hooks import worker; worker(sys.argv[1])",
+                args,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            close_fds=True,
+            start_new_session=True,
+            cwd=str(home()),
+        )
     return proc.pid
 
 
@@ -288,9 +326,11 @@ def worker(args: str) -> None:
             result = ingest(a["paths"], db=a["db"])
         t = result.totals()
         failed = [s.error for s in result.sources if s.error]
-        log(f"{a['agent']}: ingested {_names(a['paths'])} into {a['db']} in {time.monotonic() - began:.1f} s: "
+        log(
+            f"{a['agent']}: ingested {_names(a['paths'])} into {a['db']} in {time.monotonic() - began:.1f} s: "
             f"{t['conversations_new']} conversations new, {t['conversations_updated']} updated, "
-            f"{t['messages_imported']} messages added" + (f"; failed: {failed[0]}" if failed else ""))
+            f"{t['messages_imported']} messages added" + (f"; failed: {failed[0]}" if failed else "")
+        )
     except BaseException as e:  # noqa: BLE001 - logged, never a traceback on a terminal
         log(f"{a['agent']}: ingest of {_names(a['paths'])} failed: {type(e).__name__}: {str(e)[:300]}")
 
@@ -357,8 +397,13 @@ def _atomic_write(path: Path, data: bytes) -> None:
 # -- `forensics ingest --watch` -------------------------------------------------------------------------------
 
 
-def watch(paths: list[str], db: str | os.PathLike[str], interval: float, announce: Callable[[str], None],
-          passes: int | None = None) -> None:
+def watch(
+    paths: list[str],
+    db: str | os.PathLike[str],
+    interval: float,
+    announce: Callable[[str], None],
+    passes: int | None = None,
+) -> None:
     """Poll ``paths`` every ``interval`` seconds; when a file under them changed (size or time) since the last
     pass, ingest them (unchanged files are skipped by ingest itself) and announce one line. Stops on Ctrl-C, or
     after ``passes`` passes."""
@@ -377,8 +422,10 @@ def watch(paths: list[str], db: str | os.PathLike[str], interval: float, announc
                 t = result.totals()
                 if seen is None or t["conversations_new"] or t["conversations_updated"]:
                     stamp = datetime.now(UTC).strftime("%H:%M:%S")
-                    announce(f"{stamp} {t['conversations_new']} conversations new, {t['conversations_updated']} "
-                             f"updated, {t['messages_imported']} messages added -> {db}")
+                    announce(
+                        f"{stamp} {t['conversations_new']} conversations new, {t['conversations_updated']} "
+                        f"updated, {t['messages_imported']} messages added -> {db}"
+                    )
             except ForensicsError as e:
                 announce(f"forensics: {e}")
             seen = now

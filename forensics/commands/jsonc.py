@@ -1,6 +1,7 @@
 """A hook added to a JSON settings file (Claude Code's, Gemini CLI's) by inserting text, so that every byte
 outside the edited key stays as it was: comments (Gemini CLI reads JSON with comments), key order, indentation,
 line endings. The file is read with a small scanner that knows strings and comments, never re-serialised."""
+
 from __future__ import annotations
 
 import json
@@ -137,7 +138,7 @@ def add_hook(text: str, event: str, entry: dict[str, Any]) -> tuple[str, str]:
     uninstall removes). Only the insertion changes the file; a file of nothing becomes the object that holds it."""
     group = json.dumps(entry)
     if not text.strip():
-        return (new := "{\n  \"hooks\": {\n    \"" + event + "\": [\n      " + group + "\n    ]\n  }\n}\n"), new
+        return (new := '{\n  "hooks": {\n    "' + event + '": [\n      ' + group + "\n    ]\n  }\n}\n"), new
     root = _skip(text, 0)
     if root >= len(text) or text[root] != "{":
         raise NotJson("the settings file does not hold a JSON object")
@@ -168,6 +169,9 @@ def _insert_member(text: str, brace: int, found: list[tuple[str, int, int, int]]
         return text[:at] + member + text[at:], member
     indent = _indent(text, found[0][1])
     newline = "\r\n" if "\r\n" in text else "\n"
-    snippet = (newline + indent + member + ",") if indent or text[at:found[0][1]].startswith(("\n", "\r")) \
+    snippet = (
+        (newline + indent + member + ",")
+        if indent or text[at : found[0][1]].startswith(("\n", "\r"))
         else member + ", "
+    )
     return text[:at] + snippet + text[at:], snippet

@@ -7,6 +7,7 @@ personal data when ./harness.toml says ``[redact] personal = "all"``. A bad requ
 line, never a traceback. docs/mcp.md lists the tools and the lines that add the server to Claude Code, Codex and
 Gemini CLI.
 """
+
 from __future__ import annotations
 
 import functools
@@ -90,12 +91,18 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
 
     db = str(db)
     personal_data = personal.applies(cfg["redact.personal"], page=False)
-    server = MCPServer("forensics", log_level="WARNING", instructions=(
-        "Read-only questions about past coding-agent sessions kept in a forensics warehouse: find messages, list "
-        "runs, read a run around a position, its findings and decisive step, usage and cost, or read-only SQL. "
-        "Run ids are conversation_id or native_id values from list_runs or search_messages."))
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                open_world_hint=False)
+    server = MCPServer(
+        "forensics",
+        log_level="WARNING",
+        instructions=(
+            "Read-only questions about past coding-agent sessions kept in a forensics warehouse: find messages, list "
+            "runs, read a run around a position, its findings and decisive step, usage and cost, or read-only SQL. "
+            "Run ids are conversation_id or native_id values from list_runs or search_messages."
+        ),
+    )
+    read_only = ToolAnnotations(
+        read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
 
     def tool(fn: F) -> F:
         server.add_tool(_answer(fn, personal_data), annotations=read_only)
@@ -113,15 +120,31 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
         `agent` keeps one format (claude-code, codex, ...); `role` one of user, assistant, tool, system."""
         with warehouse() as wh:
             found = search(wh.con, Search(text, regex, role, agent))
-        hits = [{"conversation_id": h["conversation_id"], "native_id": h["native_id"], "position": h["position"],
-                 "role": h["role"], "agent": h["agent"], "model": h["model"],
-                 "text": f"{h['before']}[{h['hit']}]{h['after']}"} for h in found.hits[:max(1, min(limit, HITS))]]
+        hits = [
+            {
+                "conversation_id": h["conversation_id"],
+                "native_id": h["native_id"],
+                "position": h["position"],
+                "role": h["role"],
+                "agent": h["agent"],
+                "model": h["model"],
+                "text": f"{h['before']}[{h['hit']}]{h['after']}",
+            }
+            for h in found.hits[: max(1, min(limit, HITS))]
+        ]
         more = "" if found.next is None else f"; searched {found.scanned} of {found.total} messages, more may match"
         return _json({"hits": hits, "note": f"{len(hits)} shown{more}"})
 
     @tool
-    def list_runs(agent: str = "", model: str = "", project: str = "", branch: str = "", outcome: str = "",
-                  finding_kind: str = "", limit: int = 50) -> str:
+    def list_runs(
+        agent: str = "",
+        model: str = "",
+        project: str = "",
+        branch: str = "",
+        outcome: str = "",
+        finding_kind: str = "",
+        limit: int = 50,
+    ) -> str:
         """Runs (conversations), newest first, with their agent (log format), model, project (working folder),
         git branch, start, messages, outcome and findings. Filters: `agent` (claude-code, codex, ...), `model`,
         `project` and `branch` (a part of the name, case-insensitive), `outcome` (passed, failed, unknown),
@@ -136,7 +159,11 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
             if agent:
                 where.append("s.format = ?")
                 params.append(agent)
-            for key, value in (("c.model", model), ("coalesce(c.working_dir, c.project)", project), ("c.git_branch", branch)):
+            for key, value in (
+                ("c.model", model),
+                ("coalesce(c.working_dir, c.project)", project),
+                ("c.git_branch", branch),
+            ):
                 if value:
                     where.append(f"{key} ILIKE ?")
                     params.append(f"%{value}%")
@@ -145,11 +172,20 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
             if finding_kind:
                 where.append("c.conversation_id IN (SELECT conversation_id FROM report_findings WHERE kind = ?)")
                 params.append(finding_kind)
-            counted = ("(SELECT count(*) FROM report_findings f WHERE f.conversation_id = c.conversation_id)"
-                       if findings else "NULL")
-            kinds = ("(SELECT string_agg(DISTINCT kind, ', ' ORDER BY kind) FROM report_findings f "
-                     "WHERE f.conversation_id = c.conversation_id)" if findings else "NULL")
-            df = frame(wh.con, f"""
+            counted = (
+                "(SELECT count(*) FROM report_findings f WHERE f.conversation_id = c.conversation_id)"
+                if findings
+                else "NULL"
+            )
+            kinds = (
+                "(SELECT string_agg(DISTINCT kind, ', ' ORDER BY kind) FROM report_findings f "
+                "WHERE f.conversation_id = c.conversation_id)"
+                if findings
+                else "NULL"
+            )
+            df = frame(
+                wh.con,
+                f"""
                 SELECT c.conversation_id, c.native_id, s.format AS agent, c.model, coalesce(c.working_dir, c.project) AS project,
                        c.git_branch AS branch,
                        c.created_at,
@@ -158,8 +194,10 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
                        {counted} AS findings, {kinds} AS finding_kinds, c.title
                 FROM conversations c JOIN sources s USING (source_id)
                      LEFT JOIN conversation_outcomes o USING (conversation_id)
-                WHERE {' AND '.join(where)}
-                ORDER BY c.created_at DESC NULLS LAST, c.native_id""", params)
+                WHERE {" AND ".join(where)}
+                ORDER BY c.created_at DESC NULLS LAST, c.native_id""",
+                params,
+            )
         return _rows(df, max(1, min(limit, ROWS)))
 
     @tool
@@ -177,8 +215,9 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
         if read is None:
             return False
         with warehouse() as wh:
-            ids = wh.con.execute("SELECT conversation_id FROM conversations WHERE conversation_id = ? OR native_id = ?",
-                                 [run, run]).fetchall()
+            ids = wh.con.execute(
+                "SELECT conversation_id FROM conversations WHERE conversation_id = ? OR native_id = ?", [run, run]
+            ).fetchall()
             return len(ids) == 1 and read(wh.con, ids[0][0]) is not None
 
     @tool
@@ -192,8 +231,13 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
         with warehouse() as wh:
             clusters, runs = read(wh.con, max(1, min(limit, 100)), max(1, min(limit, 100)), 400)
         if not clusters and not runs:
-            return _json({"clusters": [], "runs": [], "note": "no failure clusters: `forensics report` finds them "
-                                                              "when runs have outcomes"})
+            return _json(
+                {
+                    "clusters": [],
+                    "runs": [],
+                    "note": "no failure clusters: `forensics report` finds them when runs have outcomes",
+                }
+            )
         return _json({"clusters": clusters, "runs": runs})
 
     @tool
@@ -202,22 +246,33 @@ def build(db: str | os.PathLike[str], cfg: Config, usage: Callable[[str], pl.Dat
         rule and the norm it was held against) and its decisive step when it failed (the failures analyzer's
         `decisive_step` view)."""
         with warehouse() as wh:
-            ids = wh.con.execute("SELECT conversation_id, native_id FROM conversations WHERE conversation_id = ? "
-                                 "OR native_id = ?", [run, run]).fetchall()
+            ids = wh.con.execute(
+                "SELECT conversation_id, native_id FROM conversations WHERE conversation_id = ? OR native_id = ?",
+                [run, run],
+            ).fetchall()
             if not ids:
                 raise ForensicsError(f"no run {run!r}; list_runs names them")
             if len(ids) > 1:
-                raise ForensicsError(f"{run!r} matches {len(ids)} runs; use a conversation_id: "
-                                     + ", ".join(i[0] for i in ids))
+                raise ForensicsError(
+                    f"{run!r} matches {len(ids)} runs; use a conversation_id: " + ", ".join(i[0] for i in ids)
+                )
             cid = ids[0][0]
-            found = (frame(wh.con, "SELECT section, kind, severity, positions, summary, rule, among FROM "
-                                   "report_findings WHERE conversation_id = ? ORDER BY section, kind, positions",
-                           [cid]) if _has(wh.con, "report_findings") else None)
+            found = (
+                frame(
+                    wh.con,
+                    "SELECT section, kind, severity, positions, summary, rule, among FROM "
+                    "report_findings WHERE conversation_id = ? ORDER BY section, kind, positions",
+                    [cid],
+                )
+                if _has(wh.con, "report_findings")
+                else None
+            )
             read = analyzers.view("decisive_step")
             step = read(wh.con, cid) if read is not None else None
         out: dict[str, Any] = {"conversation_id": cid, "native_id": ids[0][1]}
-        out["decisive_step"] = (None if step is None else
-                                {"position": step[0], "agent": step[1], "rule": step[2], "why": step[3]})
+        out["decisive_step"] = (
+            None if step is None else {"position": step[0], "agent": step[1], "rule": step[2], "why": step[3]}
+        )
         out["findings"] = [] if found is None else mask_frame(found).to_dicts()
         if found is None:
             out["note"] = "no findings yet: `forensics report` writes them to the warehouse"

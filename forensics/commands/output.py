@@ -5,6 +5,7 @@ On a terminal, text is shown inert: control and bidi characters as escapes (``fo
 table cell as plain text, never as rich markup (a Llama prompt log's ``[/INST]`` is text). Written to a file or
 a pipe, CSV and JSON keep the values as they are; a Markdown table's cells are escaped so that log text renders as
 itself (``forensics.text.escape.markdown``)."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,11 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
         return
     # text formats have no bytes (polars' JSON writer panics on them): bytes go out as hex, nested ones inside
     # their value's JSON text
-    df = df.with_columns(pl.col(c).bin.encode("hex") if t == pl.Binary
-                         else pl.col(c).map_elements(_json_text, return_dtype=pl.String)
-                         for c, t in df.schema.items() if holds(t, (pl.Binary,)))
+    df = df.with_columns(
+        pl.col(c).bin.encode("hex") if t == pl.Binary else pl.col(c).map_elements(_json_text, return_dtype=pl.String)
+        for c, t in df.schema.items()
+        if holds(t, (pl.Binary,))
+    )
     if fmt in ("csv", "markdown"):  # no lists or structs in a CSV or Markdown cell: their JSON text instead
         nested = [c for c, t in df.schema.items() if isinstance(t, (pl.List, pl.Array, pl.Struct))]
         df = df.with_columns(pl.col(c).map_elements(_json_text, return_dtype=pl.String) for c in nested)
@@ -52,12 +55,16 @@ def emit(df: pl.DataFrame, fmt: str, out: str | None = None) -> None:
 
 
 def _json_text(v: object) -> str:
-    return json.dumps(v.to_list() if isinstance(v, pl.Series) else v, ensure_ascii=False,
-                      default=lambda x: x.hex() if isinstance(x, bytes) else str(x))
+    return json.dumps(
+        v.to_list() if isinstance(v, pl.Series) else v,
+        ensure_ascii=False,
+        default=lambda x: x.hex() if isinstance(x, bytes) else str(x),
+    )
 
 
 def _markdown(df: pl.DataFrame) -> str:
     """A GitHub-flavoured Markdown table: every row, each cell one line of inert text (NULL as an empty cell)."""
+
     def row(cells: list[str]) -> str:
         return "| " + " | ".join(cells) + " |"
 

@@ -1,5 +1,6 @@
 """What `forensics query` and the MCP server (`forensics mcp`) share: SQL a user wrote, run under the warehouse's
 lock-down."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,9 @@ def read_only_sql(db: str | os.PathLike[str], sql: str) -> pl.DataFrame:
         except duckdb.CatalogException as e:
             if "Table with name" not in str(e):
                 raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
-            raise ForensicsError(f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, "
-                                 "drift_*, ...) appear after `forensics report` has run on this warehouse") from None
+            raise ForensicsError(
+                f"{mask_text(str(e).splitlines()[0])}; derived tables (sentinel_*, topic_*, "
+                "drift_*, ...) appear after `forensics report` has run on this warehouse"
+            ) from None
         except duckdb.Error as e:  # an error may quote a value: `SELECT content::INTEGER` prints the text
             raise ForensicsError(f"query failed: {mask_text(str(e).splitlines()[0])}") from None
-

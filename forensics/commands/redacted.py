@@ -16,6 +16,7 @@ under OUT (a secret in a file name masked there too):
 
 Line breaks inside a secret are kept (each line's part is masked), so line-based formats keep their lines.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,9 @@ class Redacted:
     files: int = 0  # files written
     masked: int = 0  # secrets replaced
     skipped: list[str] = field(default_factory=list)  # files not copied (not text, not SQLite), relative
-    missing: list[str] = field(default_factory=list)  # sources no longer where the warehouse says (or named by a masked path)
+    missing: list[str] = field(
+        default_factory=list
+    )  # sources no longer where the warehouse says (or named by a masked path)
 
 
 def _maybe(texts: list[str]) -> list[bool]:
@@ -70,8 +73,8 @@ def mask_lines(text: str) -> tuple[str, int]:
 def _apply(text: str, finds: list[secrets.Find]) -> str:
     out, last = [], 0
     for f in finds:
-        out.append(text[last:f.start])
-        out.append("\n".join(secrets.MASK if part else "" for part in text[f.start:f.end].split("\n")))
+        out.append(text[last : f.start])
+        out.append("\n".join(secrets.MASK if part else "" for part in text[f.start : f.end].split("\n")))
         last = f.end
     out.append(text[last:])
     return "".join(out)
@@ -126,8 +129,12 @@ def mask_json(text: str) -> tuple[str, int]:
     if not n:
         return text, 0
     compact = '":' in text and '": ' not in text
-    return json.dumps(_replace(value, masked), ensure_ascii=False, indent=2 if "\n" in text.strip() else None,
-                      separators=(",", ":") if compact else None), n
+    return json.dumps(
+        _replace(value, masked),
+        ensure_ascii=False,
+        indent=2 if "\n" in text.strip() else None,
+        separators=(",", ":") if compact else None,
+    ), n
 
 
 def _zip_file(src: Path, dest: Path) -> int | None:
@@ -206,8 +213,10 @@ def _sqlite_file(src: Path, dest: Path) -> int:
     n = 0
     con = sqlite3.connect(dest)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                            "AND name NOT LIKE 'sqlite_%'")]
+        tables = [
+            r[0]
+            for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        ]
         for table in tables:
             q = '"' + table.replace('"', '""') + '"'
             try:
@@ -253,8 +262,9 @@ def export_redacted(con: duckdb.DuckDBPyConnection, out: str | os.PathLike[str])
     if dest_root.exists() and (not dest_root.is_dir() or any(dest_root.iterdir())):
         raise ForensicsError(f"{out}: exists and is not an empty folder")
     if root == Path(root.anchor):
-        raise ForensicsError("the sources share no folder but the file system's root; export them one "
-                             "warehouse per folder")
+        raise ForensicsError(
+            "the sources share no folder but the file system's root; export them one warehouse per folder"
+        )
     result = Redacted(str(root), str(dest_root), missing=[secrets.mask(p) for p in paths if not Path(p).is_file()])
     for src in sorted(root.rglob("*")):
         if not src.is_file() or src.is_symlink():

@@ -1,4 +1,5 @@
 """Plain-text run summaries: stable, greppable, the same on a terminal and in CI logs."""
+
 from __future__ import annotations
 
 import os
@@ -18,31 +19,63 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     t = r.totals()
     listed = r.files if verbose or len(r.files) <= ROWS_MAX else [f for f in r.files if _noted(f)]
     skipped = t["skipped"] > 0  # the column appears only for formats that skip records
-    head = ("source", "format", "status", "conversations new/upd/same", "messages added", "unchanged", "quarantined",
-            *(("skipped",) if skipped else ()))
+    head = (
+        "source",
+        "format",
+        "status",
+        "conversations new/upd/same",
+        "messages added",
+        "unchanged",
+        "quarantined",
+        *(("skipped",) if skipped else ()),
+    )
     cols = terminal_width()  # on a terminal the source gives way (relative, its middle elided) so a row fits it
     base = _base([s.path for s in listed]) if cols < UNBOUNDED else ""  # a pipe or a CI log: whole paths
     rows = [head] + [_row(s, skipped, base) for s in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     widths[0] = max(len(head[0]), min(widths[0], cols - sum(widths[1:]) - 2 * (len(widths) - 1)), 16)
-    lines = ["  ".join(middle(c, w).ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
-             .rstrip() for row in rows] if listed else []
+    lines = (
+        [
+            "  ".join(
+                middle(c, w).ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+            ).rstrip()
+            for row in rows
+        ]
+        if listed
+        else []
+    )
     if base:
         lines.append(f"(sources under {base}{os.sep})")
-    notes = [fill(f"note: {_shown(s.path, base)}: {s.note}", cols, subsequent_indent="      ",
-                  break_on_hyphens=False) for s in listed if s.note and s.status not in ("unchanged", "failed")]
+    notes = [
+        fill(f"note: {_shown(s.path, base)}: {s.note}", cols, subsequent_indent="      ", break_on_hyphens=False)
+        for s in listed
+        if s.note and s.status not in ("unchanged", "failed")
+    ]
     if len(listed) < len(r.files):
-        notes.append(fill(f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
-                          "files not recognised not listed; --verbose lists every file)", cols))
-    others = "".join(f", {t[k]} {label}" for k, label in (
-        ("side", "side file" if t["side"] == 1 else "side files"), ("empty", "empty"),
-        ("unrecognised", "not recognised")) if t[k])
-    total = (f"{t['sources']} sources ({t['failed']} failed){others}"
-             + (f" = {t['files']} files" if others else "")
-             + f": {t['conversations_new']} conversations new, "
-             f"{t['conversations_updated']} updated, {t['conversations_unchanged']} unchanged; "
-             f"{t['messages_read']} messages read = {t['messages_imported']} added + {t['messages_unchanged']} unchanged"
-             f" + {t['quarantined']} quarantined" + (f" + {t['skipped']} skipped" if skipped else "") + f" -> {r.db}")
+        notes.append(
+            fill(
+                f"({len(r.files) - len(listed)} files imported or unchanged without a note, side files or "
+                "files not recognised not listed; --verbose lists every file)",
+                cols,
+            )
+        )
+    others = "".join(
+        f", {t[k]} {label}"
+        for k, label in (
+            ("side", "side file" if t["side"] == 1 else "side files"),
+            ("empty", "empty"),
+            ("unrecognised", "not recognised"),
+        )
+        if t[k]
+    )
+    total = (
+        f"{t['sources']} sources ({t['failed']} failed){others}"
+        + (f" = {t['files']} files" if others else "")
+        + f": {t['conversations_new']} conversations new, "
+        f"{t['conversations_updated']} updated, {t['conversations_unchanged']} unchanged; "
+        f"{t['messages_read']} messages read = {t['messages_imported']} added + {t['messages_unchanged']} unchanged"
+        f" + {t['quarantined']} quarantined" + (f" + {t['skipped']} skipped" if skipped else "") + f" -> {r.db}"
+    )
     return "\n".join(lines + notes + [total])
 
 
@@ -63,9 +96,13 @@ def _shown(path: str, base: str) -> str:
 
 def _row(s: SourceResult, skipped: bool, base: str = "") -> tuple[str, ...]:
     if s.status not in STATUS:
-        counts = (f"{s.conversations_new}/{s.conversations_updated}/{s.conversations_unchanged}",
-                  str(s.messages_imported), str(s.messages_unchanged), str(s.quarantined),
-                  *((str(s.skipped),) if skipped else ()))
+        counts = (
+            f"{s.conversations_new}/{s.conversations_updated}/{s.conversations_unchanged}",
+            str(s.messages_imported),
+            str(s.messages_unchanged),
+            str(s.quarantined),
+            *((str(s.skipped),) if skipped else ()),
+        )
     else:
         counts = ("", "", "", "", *(("",) if skipped else ()))
     return (_shown(s.path, base), s.format or "?", STATUS.get(s.status, s.status), *counts)

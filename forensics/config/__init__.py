@@ -7,6 +7,7 @@ and checks a file against a ``Schema`` and renders one; ``forensics.analyzers.sc
 what callers use (``load_config()``, ``defaults()``). ``forensics config init`` writes the schema as a commented
 file; a file with an unknown key or a wrong type fails with the key, its line and what was expected.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,10 +25,12 @@ DEFAULT_CONFIG = "harness.toml"
 # [prices]: the user's prices per model, over the shipped table (forensics.analyzers.prices, docs/usage.md)
 PRICES = "prices"
 PRICE_KINDS = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
-PRICES_DOC = ["[prices]: USD per million tokens per model, over the shipped dated table (docs/usage.md); input and",
-              "output are required, a model without a price shows its tokens and no cost. For example:",
-              "[prices]",
-              '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25, cache_write_1h = 2.0}']
+PRICES_DOC = [
+    "[prices]: USD per million tokens per model, over the shipped dated table (docs/usage.md); input and",
+    "output are required, a model without a price shows its tokens and no cost. For example:",
+    "[prices]",
+    '"my-model" = {input = 1.0, output = 4.0, cache_read = 0.1, cache_write = 1.25, cache_write_1h = 2.0}',
+]
 
 
 # The seed harness (SPEC §10): the assistant whose constants this file holds writes the SQLite ai_conversations
@@ -68,9 +71,26 @@ class Key:
 ROLES = ("user", "assistant", "system", "tool")  # the roles a message has in the warehouse
 # what a number of each unit may be: a share is a share, a count is never negative
 RANGES: dict[str, tuple[float | None, float | None]] = {
-    **{u: (0, 1) for u in ("share", "score in [0, 1]", "probability", "Jaccard")}, "cosine": (-1, 1),
-    **{u: (0, None) for u in ("messages", "calls", "tokens", "tokens (chars/4)", "targets", "characters",
-                               "UTF-8 bytes", "lines", "replies", "decisions", "ratio", "per day")}}
+    **{u: (0, 1) for u in ("share", "score in [0, 1]", "probability", "Jaccard")},
+    "cosine": (-1, 1),
+    **{
+        u: (0, None)
+        for u in (
+            "messages",
+            "calls",
+            "tokens",
+            "tokens (chars/4)",
+            "targets",
+            "characters",
+            "UTF-8 bytes",
+            "lines",
+            "replies",
+            "decisions",
+            "ratio",
+            "per day",
+        )
+    },
+}
 
 # The keys no analyzer reads: the seed harness's own (shown to `tune --emit`) and what forensics masks. Every
 # other key is declared by the analyzer that reads it (``forensics.analyzers.declare``).
@@ -79,12 +99,24 @@ GENERAL_SECTIONS = {
     "redact": "What is masked in what forensics shows (the warehouse keeps the raw text).",
 }
 GENERAL: tuple[Key, ...] = (
-    Key("intent", "conf_threshold", 0.7, "minimum intent confidence before tools are narrowed", "probability",
-        "INTENT_CONF_THRESHOLD"),
-    Key("redact", "personal", "pages", "mask e-mail addresses, phone numbers, card numbers and IBANs: \"pages\" in "
-        "report.html and the explorer's pages, \"all\" in every output too (report.md, metrics.json, charts, query "
-        "results, show), \"off\" nowhere; secrets are masked everywhere whatever this says", "",
-        validate=lambda v: None if v in MASK_MODES else f"choose one of {', '.join(MASK_MODES)}"),
+    Key(
+        "intent",
+        "conf_threshold",
+        0.7,
+        "minimum intent confidence before tools are narrowed",
+        "probability",
+        "INTENT_CONF_THRESHOLD",
+    ),
+    Key(
+        "redact",
+        "personal",
+        "pages",
+        'mask e-mail addresses, phone numbers, card numbers and IBANs: "pages" in '
+        'report.html and the explorer\'s pages, "all" in every output too (report.md, metrics.json, charts, query '
+        'results, show), "off" nowhere; secrets are masked everywhere whatever this says',
+        "",
+        validate=lambda v: None if v in MASK_MODES else f"choose one of {', '.join(MASK_MODES)}",
+    ),
 )
 
 
@@ -171,8 +203,10 @@ def load_config(schema: Schema, path: str | os.PathLike[str] | None = None) -> C
             values[PRICES] = _prices(p, text, body)
             continue
         if section not in sections or not isinstance(body, dict):
-            raise ConfigError(f"{p}:{_line(text, None, section)}: unknown section [{section}] "
-                              f"(known: {', '.join(sorted(sections | {PRICES}))})")
+            raise ConfigError(
+                f"{p}:{_line(text, None, section)}: unknown section [{section}] "
+                f"(known: {', '.join(sorted(sections | {PRICES}))})"
+            )
         for name, value in body.items():
             key = known.get(f"{section}.{name}")
             line = _line(text, section, name)
@@ -189,39 +223,59 @@ def _prices(p: Path, text: str, body: dict[str, Any]) -> dict[str, dict[str, flo
     for model, price in body.items():
         line = _line(text, PRICES, model)
         if not isinstance(price, dict):
-            raise ConfigError(f"{p}:{line}: prices.{model} must be a table like {{input = 3.0, output = 15.0}}, "
-                              f"got {price!r}")
+            raise ConfigError(
+                f"{p}:{line}: prices.{model} must be a table like {{input = 3.0, output = 15.0}}, got {price!r}"
+            )
         if unknown := sorted(set(price) - set(PRICE_KINDS)):
             raise ConfigError(f"{p}:{line}: prices.{model}: unknown key {unknown[0]} (known: {', '.join(PRICE_KINDS)})")
         if missing := [k for k in ("input", "output") if k not in price]:
             raise ConfigError(f"{p}:{line}: prices.{model} needs {' and '.join(missing)} (USD per million tokens)")
         for kind, v in price.items():
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                raise ConfigError(f"{p}:{line}: prices.{model}.{kind} must be a number >= 0 (USD per million "
-                                  f"tokens), got {v!r}")
+                raise ConfigError(
+                    f"{p}:{line}: prices.{model}.{kind} must be a number >= 0 (USD per million tokens), got {v!r}"
+                )
         out[str(model)] = {k: float(v) for k, v in price.items()}
     return out
 
 
 def _check(p: Path, line: int, key: Key, value: Any) -> Any:
     want = key.default
-    ok = (isinstance(value, bool) if isinstance(want, bool) else
-          isinstance(value, int) and not isinstance(value, bool) if isinstance(want, int) else
-          isinstance(value, (int, float)) and not isinstance(value, bool) if isinstance(want, float) else
-          isinstance(value, str) if isinstance(want, str) else
-          isinstance(value, list) and all(isinstance(v, str) for v in value) if isinstance(want, list) else
-          isinstance(value, dict) if isinstance(want, dict) else True)
+    ok = (
+        isinstance(value, bool)
+        if isinstance(want, bool)
+        else isinstance(value, int) and not isinstance(value, bool)
+        if isinstance(want, int)
+        else isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(want, float)
+        else isinstance(value, str)
+        if isinstance(want, str)
+        else isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if isinstance(want, list)
+        else isinstance(value, dict)
+        if isinstance(want, dict)
+        else True
+    )
     if not ok:
-        expected = {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-                    list: "a list of strings", dict: "a table"}[type(want)]
+        expected = {
+            bool: "true or false",
+            int: "an integer",
+            float: "a number",
+            str: "a string",
+            list: "a list of strings",
+            dict: "a table",
+        }[type(want)]
         raise ConfigError(f"{p}:{line}: {key.path} must be {expected}, got {value!r}")
     if key.max_chars is not None and (long := [v for v in value if len(v.strip()) > key.max_chars]):
         raise ConfigError(f"{p}:{line}: {key.path} items must be at most {key.max_chars} characters, got {long[0]!r}")
     if key.choices and (bad := [v for v in (value if isinstance(value, list) else [value]) if v not in key.choices]):
         raise ConfigError(f"{p}:{line}: {key.path}: {bad[0]!r} is not one of {', '.join(key.choices)}")
     low, high = RANGES.get(key.unit, (None, None))
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-            (low is not None and value < low) or (high is not None and value > high)):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and ((low is not None and value < low) or (high is not None and value > high))
+    ):
         bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise ConfigError(f"{p}:{line}: {key.path} must be {bounds} ({key.unit}), got {value!r}")
     if key.validate is not None and (why := key.validate(value)):
@@ -257,7 +311,9 @@ def default_toml(schema: Schema) -> str:
         table = tomlkit.table()
         table.add(tomlkit.comment(schema.sections.get(section, "")))
         for k in (k for k in schema.keys if k.section == section):
-            note = k.doc + (f" [{k.unit}]" if k.unit else "") + (f" (harness constant {k.constant})" if k.constant else "")
+            note = (
+                k.doc + (f" [{k.unit}]" if k.unit else "") + (f" (harness constant {k.constant})" if k.constant else "")
+            )
             table.add(tomlkit.comment(note))
             table.add(k.name, tomlkit.inline_table() if isinstance(k.default, dict) else k.default)
         doc.add(tomlkit.nl())
@@ -270,26 +326,46 @@ def default_toml(schema: Schema) -> str:
 
 def render_docs(schema: Schema) -> str:
     """docs/harness-config.md, generated from the schema (``python -m forensics.analyzers.schema``)."""
-    out = ["# Harness config (`harness.toml`)", "",
-           "Generated by `python -m forensics.analyzers.schema` from the schema; do not edit by hand. Every key is "
-           "optional.",
-           "`forensics config init` writes this as a commented file; `forensics tune --write` rewrites values in",
-           "place; `--emit json|rust|ts` prints the keys that have a harness constant.", "",
-           f"`forensics tune` fits a key only on the logs of a harness that has it: the seed harness's keys on its own "
-           f"logs (formats {', '.join(HARNESS_FORMATS)}), this tool's detector thresholds "
-           f"({', '.join(DETECTOR_KEYS)}) on any; with none of those logs a key is left alone, with one line saying "
-           "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. The [drift] "
-           "thresholds hold one value for every agent, so they are fitted only on a warehouse of one kind of agent "
-           "(its log format, a sub-agent apart) with at least 20 conversations carrying the figure; otherwise "
-           "these defaults stand and the drift analyzer holds each kind against its own norm. (The seed harness, "
-           "its design notes 000-004 cited below and the other words: [definitions.md](definitions.md).)", ""]
+    out = [
+        "# Harness config (`harness.toml`)",
+        "",
+        "Generated by `python -m forensics.analyzers.schema` from the schema; do not edit by hand. Every key is "
+        "optional.",
+        "`forensics config init` writes this as a commented file; `forensics tune --write` rewrites values in",
+        "place; `--emit json|rust|ts` prints the keys that have a harness constant.",
+        "",
+        f"`forensics tune` fits a key only on the logs of a harness that has it: the seed harness's keys on its own "
+        f"logs (formats {', '.join(HARNESS_FORMATS)}), this tool's detector thresholds "
+        f"({', '.join(DETECTOR_KEYS)}) on any; with none of those logs a key is left alone, with one line saying "
+        "why. Claude Code, Codex and the other agents have none of the seed harness's knobs. The [drift] "
+        "thresholds hold one value for every agent, so they are fitted only on a warehouse of one kind of agent "
+        "(its log format, a sub-agent apart) with at least 20 conversations carrying the figure; otherwise "
+        "these defaults stand and the drift analyzer holds each kind against its own norm. (The seed harness, "
+        "its design notes 000-004 cited below and the other words: [definitions.md](definitions.md).)",
+        "",
+    ]
     for section in dict.fromkeys(k.section for k in schema.keys):
-        out += [f"## `[{section}]`", "", schema.sections.get(section, ""), "",
-                "| key | default | unit | harness constant | meaning |", "|---|---|---|---|---|"]
+        out += [
+            f"## `[{section}]`",
+            "",
+            schema.sections.get(section, ""),
+            "",
+            "| key | default | unit | harness constant | meaning |",
+            "|---|---|---|---|---|",
+        ]
         for k in (k for k in schema.keys if k.section == section):
             default = str(k.default).replace("|", "/") if not isinstance(k.default, bool) else str(k.default).lower()
             out.append(f"| `{k.name}` | `{default}` | {k.unit} | {f'`{k.constant}`' if k.constant else ''} | {k.doc} |")
         out.append("")
-    out += ["## `[prices]`", "", "What tokens cost, per model, for `forensics usage` and the report's first section: "
-            + " ".join(PRICES_DOC[:2]).replace("[prices]: ", ""), "", "```toml", *PRICES_DOC[2:], "```", ""]
+    out += [
+        "## `[prices]`",
+        "",
+        "What tokens cost, per model, for `forensics usage` and the report's first section: "
+        + " ".join(PRICES_DOC[:2]).replace("[prices]: ", ""),
+        "",
+        "```toml",
+        *PRICES_DOC[2:],
+        "```",
+        "",
+    ]
     return "\n".join(out)

@@ -5,6 +5,7 @@ An analyzer's chart drawers (its ``draw`` module, named by its declaration's ``c
 report and the explorer turn their figures into SVG with it. It and the analyzers' ``draw`` modules are the only
 modules below the report that may import matplotlib (the import contracts in pyproject.toml), and only inside
 functions: importing them starts no matplotlib."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,8 +25,16 @@ if TYPE_CHECKING:
 Drawer = Callable[[Any], "Figure"]
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
 # used, when installed, only to measure Chinese labels for the layout (the browser draws them with its own fonts)
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
-             "PingFang SC", "Microsoft YaHei", "SimHei")
+CJK_FONTS = (
+    "Noto Sans CJK SC",
+    "Noto Sans CJK JP",
+    "Source Han Sans SC",
+    "WenQuanYi Micro Hei",
+    "WenQuanYi Zen Hei",
+    "PingFang SC",
+    "Microsoft YaHei",
+    "SimHei",
+)
 # matplotlib lays text out with its own fonts; without a CJK one it warns once per missing glyph, although the SVG
 # keeps the characters as text for the browser to draw
 _MISSING_GLYPH = r"Glyph \d+ .* missing from font"
@@ -37,11 +46,15 @@ def _style() -> None:
     from matplotlib import font_manager
 
     installed = {f.name for f in font_manager.fontManager.ttflist}
-    matplotlib.rcParams.update({"svg.fonttype": "none",  # <text> elements, not glyph outlines
-                                "svg.hashsalt": "forensics",  # stable ids: the same data draws the same file
-                                # labels come from the logs (model names, titles): "$\\x$" is text, not mathtext
-                                "text.parse_math": False,
-                                "font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed], "sans-serif"]})
+    matplotlib.rcParams.update(
+        {
+            "svg.fonttype": "none",  # <text> elements, not glyph outlines
+            "svg.hashsalt": "forensics",  # stable ids: the same data draws the same file
+            # labels come from the logs (model names, titles): "$\\x$" is text, not mathtext
+            "text.parse_math": False,
+            "font.family": ["DejaVu Sans", *[f for f in CJK_FONTS if f in installed], "sans-serif"],
+        }
+    )
 
 
 def figure(width: float = 8.0, height: float = 3.6) -> Figure:
@@ -110,7 +123,7 @@ def inline(doc: str) -> str:
     """A standalone SVG made fit to sit inside an HTML page: no XML prolog or DTD, no namespace URLs (the HTML
     parser puts inline <svg> and xlink:href in their namespaces itself), and a minimum width that keeps its
     smallest text at ``LEGIBLE_PX`` however narrow the page."""
-    body = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", doc[doc.index("<svg"):], count=2)
+    body = re.sub(r'\s+xmlns(:xlink)?="[^"]*"', "", doc[doc.index("<svg") :], count=2)
     view = re.search(r'viewBox="0 0 ([\d.]+) [\d.]+"', body)
     sizes = [float(x) for x in re.findall(r"font-size: ([\d.]+)px", body)]
     if not view or not sizes:

@@ -8,6 +8,7 @@ made of ``Turn``, ``ToolCall``, ``Usage``, ``Event`` and ``Outcome`` and counts 
 quarantines through the ``Log`` it is given; ``Side`` declares a side file. ``text_of``, ``listed`` and
 ``mapping`` read loosely typed JSON the way the built-in formats do. See docs/formats.md ("Plug-ins").
 """
+
 from __future__ import annotations
 
 from forensics.formats.kit.declare import Format, Probe, Side
@@ -24,5 +25,18 @@ from forensics.formats.kit.model import (
     text_of,
 )
 
-__all__ = ["Conversation", "Event", "Format", "Log", "Outcome", "Probe", "Side", "ToolCall", "Turn", "Usage", "listed",
-           "mapping", "text_of"]
+__all__ = [
+    "Conversation",
+    "Event",
+    "Format",
+    "Log",
+    "Outcome",
+    "Probe",
+    "Side",
+    "ToolCall",
+    "Turn",
+    "Usage",
+    "listed",
+    "mapping",
+    "text_of",
+]

@@ -24,6 +24,7 @@ early (``agent invalid action``, ``task limit reached``, ``agent context limit``
 such verdict failed. The model and the task are the folder names above the file; the task key is
 ``<task>/<index>``.
 """
+
 from __future__ import annotations
 
 import re
@@ -94,8 +95,13 @@ def _turns(log: Log, history: list[Any], where: str) -> list[Turn]:
     for i, _, m in log.objects(history, where + ".history", "history item"):
         role, text = m.get("role"), text_of(m.get("content"))
         if role in ("agent", "assistant"):
-            calls = [ToolCall(mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"),
-                              c.get("id")) for c in listed(m.get("tool_calls")) if isinstance(c, dict)]
+            calls = [
+                ToolCall(
+                    mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"), c.get("id")
+                )
+                for c in listed(m.get("tool_calls"))
+                if isinstance(c, dict)
+            ]
             if not calls:
                 call = _action(text, f"call-{i}")
                 calls = [call] if call else []
@@ -123,7 +129,7 @@ def _action(text: str, cid: str) -> ToolCall | None:
             return ToolCall("bash", {"command": "\n\n".join(BASH.findall(text))}, cid)
         if verb.lower().startswith("answer"):
             inner = verb[6:].strip()
-            return ToolCall("answer", {"answer": inner[inner.find("(") + 1:inner.rfind(")")]}, cid)
+            return ToolCall("answer", {"answer": inner[inner.find("(") + 1 : inner.rfind(")")]}, cid)
         if verb.lower().startswith("finish"):
             return ToolCall("finish", {}, cid)
     m = ACTION.match(FENCE.sub("", text).strip())
@@ -181,9 +187,21 @@ def _sniff(probe: Probe) -> bool:
     if RUNS_HEAD.match(probe.head):  # runs.jsonl, as the assigner writes it: {"index", "error", "info", "output", ...}
         return True
     first = probe.records[0] if probe.records else None
-    return isinstance(first, dict) and "index" in first and "error" in first \
-        and isinstance(first.get("output"), dict) and "history" in first["output"] and "status" in first["output"]
+    return (
+        isinstance(first, dict)
+        and "index" in first
+        and "error" in first
+        and isinstance(first.get("output"), dict)
+        and "history" in first["output"]
+        and "status" in first["output"]
+    )
 
 
-FORMAT = Format("agentbench", "AgentBench runs.jsonl and overall.json (custom.raw_results): one run per sample, "
-                "outcome its status", _sniff, read=read, suffixes=(".json", ".jsonl"), names=("overall.json",))
+FORMAT = Format(
+    "agentbench",
+    "AgentBench runs.jsonl and overall.json (custom.raw_results): one run per sample, outcome its status",
+    _sniff,
+    read=read,
+    suffixes=(".json", ".jsonl"),
+    names=("overall.json",),
+)

@@ -22,6 +22,7 @@ format (``Editor model: … with editor-whole edit format``). Every other ``####
 same inputs: beside a chat history it is a side file, read with it and counted; alone, its inputs are one
 conversation of the person's messages.
 """
+
 from __future__ import annotations
 
 import re
@@ -33,16 +34,27 @@ from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage
 START = re.compile(r"# aider chat started at (.+?)\s*$")
 FENCE_OPEN = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"  # coders/base_coder.py fences
 FENCE_CLOSE = r"(?:```+|</source>|</code>|</pre>|</codeblock>|</sourcecode>)"
-EDIT = re.compile(r"^(?P<path>[^\n`]+?)\n(?:" + FENCE_OPEN + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n(?P<search>.*?)^={5,9}\n"
-                  r"(?P<replace>.*?)^>{5,9} (?:REPLACE|UPDATED)", re.MULTILINE | re.DOTALL)
+EDIT = re.compile(
+    r"^(?P<path>[^\n`]+?)\n(?:" + FENCE_OPEN + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n(?P<search>.*?)^={5,9}\n"
+    r"(?P<replace>.*?)^>{5,9} (?:REPLACE|UPDATED)",
+    re.MULTILINE | re.DOTALL,
+)
 UDIFF = re.compile(r"^```diff\n--- (?P<old>\S+)\n\+\+\+ (?P<path>\S+)\n(?P<diff>.*?)^```", re.MULTILINE | re.DOTALL)
 # whole edit format (coders/wholefile_coder.py): the file name on the line before the fence, the whole file in it
-WHOLE = re.compile(r"^[*`]*(?P<path>[\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n" + FENCE_OPEN + r"\n(?P<content>.*?)^"
-                   + FENCE_CLOSE + r"[ \t]*$", re.MULTILINE | re.DOTALL)
+WHOLE = re.compile(
+    r"^[*`]*(?P<path>[\w.\-/\\]*[./\\][\w.\-/\\]*)[*`:]*\n"
+    + FENCE_OPEN
+    + r"\n(?P<content>.*?)^"
+    + FENCE_CLOSE
+    + r"[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: with (\S+) edit format)?")
 EDITOR = re.compile(r"^Editor model: \S+ with (\S+) edit format")
-TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.,]+[kM]?) sent(?:, (?P<write>[\d.,]+[kM]?) cache write)?"
-                    r"(?:, (?P<hit>[\d.,]+[kM]?) cache hit)?, (?P<received>[\d.,]+[kM]?) received")
+TOKENS = re.compile(
+    r"^Tokens: (?P<sent>[\d.,]+[kM]?) sent(?:, (?P<write>[\d.,]+[kM]?) cache write)?"
+    r"(?:, (?P<hit>[\d.,]+[kM]?) cache hit)?, (?P<received>[\d.,]+[kM]?) received"
+)
 CONFIRM = re.compile(r"^.*\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:.*$")  # io.py confirm_ask: question, options, default, answer
 INPUT_STAMP = re.compile(r"^# (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s*$")  # FileHistory entry header
 INPUT_HISTORY = ".aider.input.history"
@@ -61,8 +73,9 @@ FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact m
 
 def read(path: str, log: Log) -> list[Conversation]:
     text = Path(path).read_bytes().decode("utf-8", "replace")
-    if Path(path).name.endswith(INPUT_HISTORY) or (not START.search(text[:65536]) and INPUT_STAMP.match(
-            text.lstrip("\n").split("\n", 1)[0])):
+    if Path(path).name.endswith(INPUT_HISTORY) or (
+        not START.search(text[:65536]) and INPUT_STAMP.match(text.lstrip("\n").split("\n", 1)[0])
+    ):
         return _inputs(path, log, text)
     lines = text.splitlines()
     log.rows = len(lines)
@@ -156,12 +169,12 @@ def _reflection(lines: list[str]) -> tuple[list[str], str | None]:
         if FAILED_MATCH.match(ln):
             at = i
             break
-    if at is not None and any(STOPPED.match(ln) for ln in lines[at + 1:]):
+    if at is not None and any(STOPPED.match(ln) for ln in lines[at + 1 :]):
         return lines, None  # "Only 3 reflections allowed, stopping.": this one was never sent
     if at is not None and at < len(lines):
         text = lines[at].strip("\n")
         named = [ln for ln in text.split("\n") if ln.startswith(REFLECTED)]
-        return lines[:at] + named + lines[at + 1:], text
+        return lines[:at] + named + lines[at + 1 :], text
     for i, ln in enumerate(lines):
         if LINT_FIX.match(ln) and CONFIRM.match(ln) and ln.rstrip().lower().endswith((": y", ": yes")):
             start = max((k for k in range(i) if lines[k].startswith(LINT_ERRORS)), default=None)
@@ -212,8 +225,13 @@ def _norm(text: str) -> str:
 
 
 def _edits(text: str, n: int, whole: bool = False) -> list[ToolCall]:
-    found = [(m.start(), {"path": m.group("path").strip().strip("`*"), "search": m.group("search"),
-                          "replace": m.group("replace")}) for m in EDIT.finditer(text)]
+    found = [
+        (
+            m.start(),
+            {"path": m.group("path").strip().strip("`*"), "search": m.group("search"), "replace": m.group("replace")},
+        )
+        for m in EDIT.finditer(text)
+    ]
     found += [(m.start(), {"path": m.group("path"), "diff": m.group("diff")}) for m in UDIFF.finditer(text)]
     if whole:
         found += [(m.start(), {"path": m.group("path"), "content": m.group("content")}) for m in WHOLE.finditer(text)]
@@ -231,16 +249,25 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
         if m and reply is not None and not reply.usage:  # a report, not a result
             # "sent" is every prompt token, the cache's included (base_coder: litellm's prompt_tokens, plus
             # cache_creation_input_tokens for Anthropic, whose prompt_tokens leave the writes out)
-            reply.usage.append(Usage(prompt_tokens=_tokens(m["sent"]), output_tokens=_tokens(m["received"]),
-                                     cache_creation_input_tokens=_tokens(m["write"]),
-                                     cache_read_input_tokens=_tokens(m["hit"]), model=model))
+            reply.usage.append(
+                Usage(
+                    prompt_tokens=_tokens(m["sent"]),
+                    output_tokens=_tokens(m["received"]),
+                    cache_creation_input_tokens=_tokens(m["write"]),
+                    cache_read_input_tokens=_tokens(m["hit"]),
+                    model=model,
+                )
+            )
             continue
         rest.append(ln)
     calls = reply.calls if reply is not None else []
     buckets: dict[int, list[str]] = {}
     for ln in rest:
-        named = [(len(c.arguments["path"]), k) for k, c in enumerate(calls) if c.arguments["path"]
-                 and c.arguments["path"] in ln]
+        named = [
+            (len(c.arguments["path"]), k)
+            for k, c in enumerate(calls)
+            if c.arguments["path"] and c.arguments["path"] in ln
+        ]
         i = max(named)[1] if named else 0  # the longest name: "backend/README.md" is not "README.md"
         buckets.setdefault(i, []).append(ln)
     for i, bucket in sorted(buckets.items()):
@@ -293,10 +320,16 @@ def _sniff(probe: Probe) -> bool:
     if probe.path.name.endswith(INPUT_HISTORY):
         return True
     return probe.head.lstrip().startswith(b"# aider chat started at") or (
-        probe.path.name.endswith(CHAT_HISTORY) and b"# aider chat started at" in probe.head)
+        probe.path.name.endswith(CHAT_HISTORY) and b"# aider chat started at" in probe.head
+    )
 
 
-FORMAT = Format("aider", "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits), "
-                "and .aider.input.history",
-                _sniff, read=read, suffixes=(".md",), names=(CHAT_HISTORY, INPUT_HISTORY),
-                claims=(".aider.chat.history.md", "*.aider.chat.history.md", ".aider.input.history"))
+FORMAT = Format(
+    "aider",
+    "aider chat histories, .aider.chat.history.md (sessions, #### inputs, > output, edits), and .aider.input.history",
+    _sniff,
+    read=read,
+    suffixes=(".md",),
+    names=(CHAT_HISTORY, INPUT_HISTORY),
+    claims=(".aider.chat.history.md", "*.aider.chat.history.md", ".aider.input.history"),
+)

@@ -18,6 +18,7 @@ The trial's ``result.json`` two folders up (Harbor: ``<trial>/result.json``) giv
 ``notes`` and ``extra`` hold no message. Built from Harbor's RFC 0001 and the models that write it (no real
 trajectory file was found outside test code; docs/formats.md).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -63,29 +64,55 @@ def read(path: str, log: Log) -> list[Conversation]:
             if role != "assistant":
                 turns.append(Turn(role, text, at=at, id=str(sid), origin="harness" if role == "system" else "person"))
                 continue
-            calls = [ToolCall(c.get("function_name"), c.get("arguments"), c.get("tool_call_id"))
-                     for c in listed(step.get("tool_calls")) if isinstance(c, dict)]
+            calls = [
+                ToolCall(c.get("function_name"), c.get("arguments"), c.get("tool_call_id"))
+                for c in listed(step.get("tool_calls"))
+                if isinstance(c, dict)
+            ]
             m = step.get("model_name") if isinstance(step.get("model_name"), str) else default_model
             model = model or m
             t = Turn("assistant", text, calls, at=at, id=str(sid))
             met = mapping(step.get("metrics"))
             if met:
-                t.usage.append(Usage(prompt_tokens=met.get("prompt_tokens"), output_tokens=met.get("completion_tokens"),
-                                     cache_read_input_tokens=met.get("cached_tokens"), model=m))
+                t.usage.append(
+                    Usage(
+                        prompt_tokens=met.get("prompt_tokens"),
+                        output_tokens=met.get("completion_tokens"),
+                        cache_read_input_tokens=met.get("cached_tokens"),
+                        model=m,
+                    )
+                )
             turns.append(t)
             results = [r for r in listed(mapping(step.get("observation")).get("results")) if isinstance(r, dict)]
             for k, r in enumerate(results):
-                cid = r.get("source_call_id") if isinstance(r.get("source_call_id"), str) else (
-                    calls[0].id if len(calls) == 1 else None)
-                turns.append(Turn("tool", text_of(r.get("content"), kinds=None), answers=cid, at=at,
-                                  id=f"{sid}:result{k}", origin="tool_result"))
+                cid = (
+                    r.get("source_call_id")
+                    if isinstance(r.get("source_call_id"), str)
+                    else (calls[0].id if len(calls) == 1 else None)
+                )
+                turns.append(
+                    Turn(
+                        "tool",
+                        text_of(r.get("content"), kinds=None),
+                        answers=cid,
+                        at=at,
+                        id=f"{sid}:result{k}",
+                        origin="tool_result",
+                    )
+                )
     for key in ("final_metrics", "notes", "extra"):
         if key in doc:
             log.ignore(key)
-    return [Conversation(str(doc.get("session_id") or Path(path).parent.parent.name), turns,
-                         provider=agent.get("name") if isinstance(agent.get("name"), str) else None,
-                         model=model or default_model, created=turns[0].at if turns else None,
-                         outcome=_outcome(path, log))]
+    return [
+        Conversation(
+            str(doc.get("session_id") or Path(path).parent.parent.name),
+            turns,
+            provider=agent.get("name") if isinstance(agent.get("name"), str) else None,
+            model=model or default_model,
+            created=turns[0].at if turns else None,
+            outcome=_outcome(path, log),
+        )
+    ]
 
 
 def _message(v: Any) -> str:
@@ -110,8 +137,9 @@ def _outcome(path: str, log: Log) -> Outcome | None:
     if not isinstance(reward, (int, float)) or isinstance(reward, bool):
         return None
     task = mapping(doc).get("task_name")
-    return Outcome(reward >= 1, float(reward), "verifier_result.rewards.reward", reward,
-                   task if isinstance(task, str) else None)
+    return Outcome(
+        reward >= 1, float(reward), "verifier_result.rewards.reward", reward, task if isinstance(task, str) else None
+    )
 
 
 def _sniff(probe: Probe) -> bool:
@@ -122,7 +150,12 @@ def _sniff(probe: Probe) -> bool:
     return b'"schema_version"' in probe.head[:400] and b'"ATIF-v' in probe.head[:400] and not keys
 
 
-FORMAT = Format("atif", "Harbor's Agent Trajectory Interchange Format, trajectory.json (schema_version ATIF-v1.x): "
-                        "steps of user, system and agent, tool calls with observations, metrics; the trial's reward",
-                _sniff, read=read, suffixes=(".json",),
-                sides=(Side("result.json", "agent/trajectory.json", "the Harbor trial's result: its reward"),))
+FORMAT = Format(
+    "atif",
+    "Harbor's Agent Trajectory Interchange Format, trajectory.json (schema_version ATIF-v1.x): "
+    "steps of user, system and agent, tool calls with observations, metrics; the trial's reward",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+    sides=(Side("result.json", "agent/trajectory.json", "the Harbor trial's result: its reward"),),
+)

@@ -19,6 +19,7 @@ and the 2025 one (``conversation_id``, ``default_model_slug``, ``gizmo_id``/``gi
 ``is_archived``…, the ``tool`` role). A newer layout imports the mapping tree it shares with these; an
 item without a mapping is quarantined with its bytes.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,19 +37,25 @@ SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
 FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
 SHARED, MAIN = "shared_conversations.json", "conversations.json"
 FIRST_KEYS = ("title", "create_time", "update_time", "mapping")  # how a conversation starts (2023 and 2025 layouts)
-EXTRAS = {SHARED: "the links the person shared", "model_comparisons.json": "the answers the person compared",
-          "message_feedback.json": "the person's ratings of replies"}  # user.json, chat.html: no format reads them
+EXTRAS = {
+    SHARED: "the links the person shared",
+    "model_comparisons.json": "the answers the person compared",
+    "message_feedback.json": "the person's ratings of replies",
+}  # user.json, chat.html: no format reads them
 
 
 def read(path: str, log: Log) -> Iterator[Conversation]:
     """Conversation by conversation, as the file is read (an export runs to hundreds of MB)."""
     if _extra(Path(path)):
         log.rows += 1
-        log.notes.append(f"{EXTRAS[Path(path).name]} of the ChatGPT export beside it ({MAIN} holds the "
-                         "conversations): not a log, nothing imported")
+        log.notes.append(
+            f"{EXTRAS[Path(path).name]} of the ChatGPT export beside it ({MAIN} holds the "
+            "conversations): not a log, nothing imported"
+        )
         return
-    for i, where, conv in stream.export_items(path, log, "a list of conversations (a ChatGPT export's "
-                                                         "conversations.json)"):
+    for i, where, conv in stream.export_items(
+        path, log, "a list of conversations (a ChatGPT export's conversations.json)"
+    ):
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
             log.quarantine(where, "not a conversation (an object with a mapping)", conv)
             continue
@@ -97,8 +104,15 @@ def _conversation(log: Log, conv: dict[str, Any], i: int) -> Conversation:
         meta = mapping(m.get("metadata"))
         model = model or meta.get("model_slug")
     native = conv.get("conversation_id") or conv.get("id") or f"#{i}"
-    return Conversation(native, turns, title=conv.get("title"), provider="openai", model=model,
-                        created=conv.get("create_time"), updated=conv.get("update_time"))
+    return Conversation(
+        native,
+        turns,
+        title=conv.get("title"),
+        provider="openai",
+        model=model,
+        created=conv.get("create_time"),
+        updated=conv.get("update_time"),
+    )
 
 
 def _turn(log: Log, m: dict[str, Any], nid: str) -> Turn | None:
@@ -144,8 +158,12 @@ def _call_of(nodes: dict[str, dict[str, Any]], nid: str, m: dict[str, Any]) -> s
         role, to = mapping(up.get("author")).get("role"), up.get("recipient")
         if role == "user":
             break
-        if role == "assistant" and isinstance(to, str) and to != "all" and (
-                not name or to == name or to.split(".")[0] == name.split(".")[0]):
+        if (
+            role == "assistant"
+            and isinstance(to, str)
+            and to != "all"
+            and (not name or to == name or to.split(".")[0] == name.split(".")[0])
+        ):
             return str(up.get("id") or cur)
         cur = nodes[cur].get("parent")
     return f"unanswered: {name or 'tool'}"
@@ -154,8 +172,10 @@ def _call_of(nodes: dict[str, dict[str, Any]], nid: str, m: dict[str, Any]) -> s
 def _text(content: dict[str, Any]) -> str:
     parts = content.get("parts")
     if isinstance(parts, list):
-        return "\n".join(p if isinstance(p, str) else text_of(p.get("text")) if isinstance(p, dict) and "text" in p
-                         else "" for p in parts).strip("\n")
+        return "\n".join(
+            p if isinstance(p, str) else text_of(p.get("text")) if isinstance(p, dict) and "text" in p else ""
+            for p in parts
+        ).strip("\n")
     for key in ("text", "result", "summary", "user_instructions"):
         if isinstance(value := content.get(key), str):
             return value
@@ -200,17 +220,30 @@ def _sniff(probe: Probe) -> bool:
     if _extra(probe.path):  # told apart here so that no generic format tries (and fails) to read it
         return True
     head = probe.head.lstrip()
-    if head[:1] == b"[" and b'"mapping"' in probe.head and (
-            b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048]):
+    if (
+        head[:1] == b"["
+        and b'"mapping"' in probe.head
+        and (b'"current_node"' in probe.head or b'"create_time"' in probe.head[:2048])
+    ):
         return True
     keys, whole = probe.first_keys  # an export cut off before its first mapping: known by how it starts
-    return not whole and len(keys) >= 2 and keys == FIRST_KEYS[:len(keys)]
+    return not whole and len(keys) >= 2 and keys == FIRST_KEYS[: len(keys)]
 
 
-FORMAT = Format("chatgpt", "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",
-                _sniff, read=read, suffixes=(".json",), sides=tuple(
-                    Side(name, "conversations.json", holds, read=False) for name, holds in (
-                        ("shared_conversations.json", "the links shared to conversations"),
-                        ("message_feedback.json", "the ratings given to replies"), ("user.json", "the account"),
-                        ("model_comparisons.json", "the answers compared side by side"),
-                        ("chat.html", "the same conversations as a web page"))))
+FORMAT = Format(
+    "chatgpt",
+    "ChatGPT data export, conversations.json (the mapping tree: main path root -> current_node)",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+    sides=tuple(
+        Side(name, "conversations.json", holds, read=False)
+        for name, holds in (
+            ("shared_conversations.json", "the links shared to conversations"),
+            ("message_feedback.json", "the ratings given to replies"),
+            ("user.json", "the account"),
+            ("model_comparisons.json", "the answers compared side by side"),
+            ("chat.html", "the same conversations as a web page"),
+        )
+    ),
+)

@@ -15,6 +15,7 @@ layout (``text`` only), content blocks with ``start_timestamp``/``stop_timestamp
 ``parent_message_uuid`` trees. A newer layout imports the messages it shares with these; an unknown
 block is counted, a message of an unknown sender quarantined.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -35,8 +36,9 @@ ROOT = "00000000-4000-8000-0000-000000000000"  # the parent of a conversation's 
 def read(path: str, log: Log) -> Iterator[Conversation]:
     """Conversation by conversation, as the file is read (``stream.export_items``: an export runs to
     hundreds of MB and is never parsed whole)."""
-    for i, where, conv in stream.export_items(path, log, "a list of conversations (a Claude.ai export's "
-                                                         "conversations.json)"):
+    for i, where, conv in stream.export_items(
+        path, log, "a list of conversations (a Claude.ai export's conversations.json)"
+    ):
         if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
             log.quarantine(where, "not a conversation (an object with chat_messages)", conv)
             continue
@@ -58,9 +60,15 @@ def _conversation(log: Log, conv: dict[str, Any], where: str, i: int) -> Convers
     turns: list[Turn] = []
     for m in sorted(msgs, key=lambda m: (m.get("uuid") not in main, main.get(m.get("uuid"), 0))):
         turns.extend(_turns(log, m, m.get("uuid") in main, tree=bool(_parent(m))))
-    return Conversation(conv.get("uuid") or f"#{i}", turns, title=conv.get("name"), provider="anthropic",
-                        model=conv.get("model") if isinstance(conv.get("model"), str) else None,
-                        created=conv.get("created_at"), updated=conv.get("updated_at"))
+    return Conversation(
+        conv.get("uuid") or f"#{i}",
+        turns,
+        title=conv.get("name"),
+        provider="anthropic",
+        model=conv.get("model") if isinstance(conv.get("model"), str) else None,
+        created=conv.get("created_at"),
+        updated=conv.get("updated_at"),
+    )
 
 
 def _turns(log: Log, m: dict[str, Any], main: bool, tree: bool) -> list[Turn]:
@@ -74,16 +82,26 @@ def _turns(log: Log, m: dict[str, Any], main: bool, tree: bool) -> list[Turn]:
     for a in listed(m.get("attachments")):
         if isinstance(a, dict) and isinstance(a.get("extracted_content"), str):
             text = f"{text}\n\n[{a.get('file_name', 'attachment')}]\n{a['extracted_content']}".strip("\n")
-    calls = [ToolCall(b.get("name"), b.get("input"), b.get("id") or f"{mid}:call{k}")
-             for k, b in enumerate(x for x in blocks if x.get("type") == "tool_use")]
+    calls = [
+        ToolCall(b.get("name"), b.get("input"), b.get("id") or f"{mid}:call{k}")
+        for k, b in enumerate(x for x in blocks if x.get("type") == "tool_use")
+    ]
     turn = Turn(role, text, calls=calls if role == "assistant" else [], at=at, id=mid, main=main)
     if tree:
         turn.parent = "" if _parent(m) == ROOT else _parent(m)
     out = [turn]
     for k, b in enumerate(x for x in blocks if x.get("type") == "tool_result"):
-        out.append(Turn("tool", text_of(b.get("content"), kinds=None), answers=b.get("tool_use_id") or (
-            calls[k].id if k < len(calls) else None), is_error=bool(b.get("is_error")) or None,
-            at=b.get("stop_timestamp") or at, id=f"{mid}:result{k}", main=main))
+        out.append(
+            Turn(
+                "tool",
+                text_of(b.get("content"), kinds=None),
+                answers=b.get("tool_use_id") or (calls[k].id if k < len(calls) else None),
+                is_error=bool(b.get("is_error")) or None,
+                at=b.get("stop_timestamp") or at,
+                id=f"{mid}:result{k}",
+                main=main,
+            )
+        )
     return out
 
 
@@ -110,5 +128,10 @@ def _sniff(probe: Probe) -> bool:
     return not whole and keys[:2] == ("uuid", "name") and len(keys) > 2 and keys[2] in ("summary", "created_at")
 
 
-FORMAT = Format("claude-ai", "Claude.ai data export, conversations.json (chat_messages, with branches when linked)",
-                _sniff, read=read, suffixes=(".json",))
+FORMAT = Format(
+    "claude-ai",
+    "Claude.ai data export, conversations.json (chat_messages, with branches when linked)",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+)

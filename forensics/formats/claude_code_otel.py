@@ -20,6 +20,7 @@ prompt it belongs to (``prompt.id``). Documented at code.claude.com/docs/en/moni
 One conversation per ``session.id``, in ``event.sequence`` order. Seen on a real export of Claude Code 2.1.294
 (2026-10, prompts and responses redacted by whoever captured it); docs/formats.md.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -58,16 +59,19 @@ def read(path: str, log: Log) -> list[Conversation]:
             continue
         for loc, rec, attrs in _records(doc, where, log):
             sid = str(attrs.get("session.id") or "")
-            key = orjson.dumps([rec.get("timeUnixNano"), _name(rec, attrs), sorted(attrs.items(), key=lambda kv: kv[0])],
-                               default=str)
+            key = orjson.dumps(
+                [rec.get("timeUnixNano"), _name(rec, attrs), sorted(attrs.items(), key=lambda kv: kv[0])], default=str
+            )
             if key in seen:  # the same record exported twice (a retried export, overlapping collector files)
                 log.skip("log record exported twice (the same record again)")
                 continue
             seen.add(key)
             seq = attrs.get("event.sequence")
             # time first: a session resumed in a new process (the same session.id) counts its sequence from 1 again
-            order = (_time_ns(rec, attrs),
-                     int(seq) if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit()) else 1 << 40)
+            order = (
+                _time_ns(rec, attrs),
+                int(seq) if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit()) else 1 << 40,
+            )
             sessions.setdefault(sid, []).append((order, loc, rec, attrs))
     if not sessions and not any(log.skipped.values()):
         log.error = "no OTLP log record of Claude Code (claude_code.* events)"
@@ -131,11 +135,12 @@ def _name(rec: dict[str, Any], attrs: dict[str, Any]) -> str:
     given = attrs.get("event.name") if isinstance(attrs.get("event.name"), str) else rec.get("eventName")
     name = given if isinstance(given, str) and given else body
     name = str(name or "")
-    return name[len(PREFIX):] if name.startswith(PREFIX) else name
+    return name[len(PREFIX) :] if name.startswith(PREFIX) else name
 
 
-def _conversation(log: Log, sid: str, events: list[tuple[tuple[int, int], str, dict[str, Any], dict[str, Any]]]
-                  ) -> Conversation:
+def _conversation(
+    log: Log, sid: str, events: list[tuple[tuple[int, int], str, dict[str, Any], dict[str, Any]]]
+) -> Conversation:
     turns: list[Turn] = []
     by_request: dict[str, Turn] = {}
     spent: set[str] = set()  # request ids whose api_request gave their usage
@@ -157,19 +162,32 @@ def _conversation(log: Log, sid: str, events: list[tuple[tuple[int, int], str, d
                 bare = isinstance(attrs.get("prompt"), str) and len(text.split()) <= 1 and text.startswith("/")
                 # a slash command run with nothing after it (/compact, /model): Claude Code's turn, as in the transcript
                 own = "harness" if attrs.get("command_name") and bare else "person"
-                turns.append(Turn("user", text, at=at, id=_str(attrs.get("message.uuid")) or _str(attrs.get("prompt.id")),
-                                  origin=own))
+                turns.append(
+                    Turn(
+                        "user",
+                        text,
+                        at=at,
+                        id=_str(attrs.get("message.uuid")) or _str(attrs.get("prompt.id")),
+                        origin=own,
+                    )
+                )
             elif name == "api_request":
                 model = _str(attrs.get("model")) or model
                 t = by_request.get(rid or "")
                 if t is None:
                     t = Turn("assistant", "", at=at, id=rid)
                     turns.append(t)
-                t.usage.append(Usage(input_tokens=attrs.get("input_tokens"), output_tokens=attrs.get("output_tokens"),
-                                     cache_read_input_tokens=attrs.get("cache_read_tokens"),
-                                     cache_creation_input_tokens=attrs.get("cache_creation_tokens"),
-                                     request_id=rid, model=_str(attrs.get("model")),
-                                     message_id=_str(bodies.get(rid or "", {}).get("id"))))
+                t.usage.append(
+                    Usage(
+                        input_tokens=attrs.get("input_tokens"),
+                        output_tokens=attrs.get("output_tokens"),
+                        cache_read_input_tokens=attrs.get("cache_read_tokens"),
+                        cache_creation_input_tokens=attrs.get("cache_creation_tokens"),
+                        request_id=rid,
+                        model=_str(attrs.get("model")),
+                        message_id=_str(bodies.get(rid or "", {}).get("id")),
+                    )
+                )
                 if rid:
                     by_request[rid] = t
                     spent.add(rid)
@@ -204,20 +222,33 @@ def _conversation(log: Log, sid: str, events: list[tuple[tuple[int, int], str, d
             elif name == "tool_result":
                 _tool(turns, attrs, at, loc, calls)
             elif name == "compaction":
-                happened.append(Event("compaction", len(turns), trigger=_str(attrs.get("trigger")),
-                                      pre_tokens=attrs.get("pre_tokens"), post_tokens=attrs.get("post_tokens"),
-                                      detail={k: attrs[k] for k in ("success", "duration_ms", "error") if k in attrs}))
+                happened.append(
+                    Event(
+                        "compaction",
+                        len(turns),
+                        trigger=_str(attrs.get("trigger")),
+                        pre_tokens=attrs.get("pre_tokens"),
+                        post_tokens=attrs.get("post_tokens"),
+                        detail={k: attrs[k] for k in ("success", "duration_ms", "error") if k in attrs},
+                    )
+                )
                 log.skip("compaction (-> events)")
             else:
                 log.skip(f"{name[:60] or 'log record without an event name'}")
     for rid, body in bodies.items():  # a response whose api_request is not in the export: its body's usage
         counts = mapping(body.get("usage"))
         if rid not in spent and rid in by_request and counts:
-            by_request[rid].usage.append(Usage(
-                input_tokens=counts.get("input_tokens"), output_tokens=counts.get("output_tokens"),
-                cache_read_input_tokens=counts.get("cache_read_input_tokens"),
-                cache_creation_input_tokens=counts.get("cache_creation_input_tokens"), request_id=rid,
-                message_id=_str(body.get("id")), model=_str(body.get("model"))))
+            by_request[rid].usage.append(
+                Usage(
+                    input_tokens=counts.get("input_tokens"),
+                    output_tokens=counts.get("output_tokens"),
+                    cache_read_input_tokens=counts.get("cache_read_input_tokens"),
+                    cache_creation_input_tokens=counts.get("cache_creation_input_tokens"),
+                    request_id=rid,
+                    message_id=_str(body.get("id")),
+                    model=_str(body.get("model")),
+                )
+            )
     for t in turns:
         if t.role == "tool" and t.answers in outputs:
             text, failed = outputs[t.answers]
@@ -246,13 +277,20 @@ def _body(log: Log, attrs: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def _answer(t: Turn, body: dict[str, Any], calls: dict[str, ToolCall]) -> None:
     """The response's text blocks and ``tool_use`` calls (the Messages API response the body holds)."""
-    texts = [b["text"] for b in listed(body.get("content")) if isinstance(b, dict) and b.get("type") == "text"
-             and isinstance(b.get("text"), str)]
+    texts = [
+        b["text"]
+        for b in listed(body.get("content"))
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
     if texts:
         t.text = "\n".join(texts)
     for b in listed(body.get("content")):
-        if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str) \
-                and b["id"] not in calls:
+        if (
+            isinstance(b, dict)
+            and b.get("type") == "tool_use"
+            and isinstance(b.get("id"), str)
+            and b["id"] not in calls
+        ):
             call = ToolCall(_str(b.get("name")), b.get("input"), b["id"])
             t.calls.append(call)
             calls[b["id"]] = call
@@ -285,8 +323,17 @@ def _tool(turns: list[Turn], attrs: dict[str, Any], at: Any, loc: str, calls: di
     ok = attrs.get("success")
     failed = ok is False or (isinstance(ok, str) and ok.lower() == "false")
     err = attrs.get("error") if attrs.get("error") is not None else attrs.get("error_type")
-    turns.append(Turn("tool", str(err) if failed and err is not None else "", answers=cid, at=at, id=f"{loc}:result",
-                      is_error=failed if ok is not None else None, origin="tool_result"))
+    turns.append(
+        Turn(
+            "tool",
+            str(err) if failed and err is not None else "",
+            answers=cid,
+            at=at,
+            id=f"{loc}:result",
+            is_error=failed if ok is not None else None,
+            origin="tool_result",
+        )
+    )
 
 
 def _ns(v: Any) -> Any:
@@ -305,6 +352,11 @@ def _sniff(probe: Probe) -> bool:
     return (SCOPE.encode() in head or b'"claude_code.' in head) and b'"logRecords"' in head
 
 
-FORMAT = Format("claude-code-otel", "Claude Code's OpenTelemetry events (OTLP/JSON logs: user_prompt, api_request, "
-                                    "assistant_response, tool_result), one conversation per session.id",
-                _sniff, read=read, suffixes=(".json", ".jsonl"))
+FORMAT = Format(
+    "claude-code-otel",
+    "Claude Code's OpenTelemetry events (OTLP/JSON logs: user_prompt, api_request, "
+    "assistant_response, tool_result), one conversation per session.id",
+    _sniff,
+    read=read,
+    suffixes=(".json", ".jsonl"),
+)

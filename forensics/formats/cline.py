@@ -20,6 +20,7 @@ person's text (the first ``text``, ``user_feedback``), the model's text, tool as
 request's text (``api_req_started.request``, the user content Cline sent) for the results and notices.
 ``task_metadata.json`` gives the model when the history has none.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,39 +33,97 @@ from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn
 
 API_FILE, UI_FILE, META_FILE = "api_conversation_history.json", "ui_messages.json", "task_metadata.json"
 CONTEXT_FILE = "context_history.json"
-XML_TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "apply_diff", "insert_content",
-             "search_and_replace", "search_files", "list_files", "list_code_definition_names", "codebase_search",
-             "browser_action", "use_mcp_tool", "access_mcp_resource", "ask_followup_question", "attempt_completion",
-             "plan_mode_respond", "new_task", "switch_mode", "update_todo_list", "fetch_instructions",
-             "load_mcp_documentation", "web_fetch", "condense", "summarize_task", "new_rule", "report_bug",
-             "act_mode_respond", "focus_chain", "generate_explanation", "use_skill", "web_search",
-             "run_slash_command", "generate_image", "edit_file", "search_replace", "apply_patch",
-             "read_command_output")  # Cline's shared/tools.ts and Roo Code's packages/types tool.ts
+XML_TOOLS = (
+    "execute_command",
+    "read_file",
+    "write_to_file",
+    "replace_in_file",
+    "apply_diff",
+    "insert_content",
+    "search_and_replace",
+    "search_files",
+    "list_files",
+    "list_code_definition_names",
+    "codebase_search",
+    "browser_action",
+    "use_mcp_tool",
+    "access_mcp_resource",
+    "ask_followup_question",
+    "attempt_completion",
+    "plan_mode_respond",
+    "new_task",
+    "switch_mode",
+    "update_todo_list",
+    "fetch_instructions",
+    "load_mcp_documentation",
+    "web_fetch",
+    "condense",
+    "summarize_task",
+    "new_rule",
+    "report_bug",
+    "act_mode_respond",
+    "focus_chain",
+    "generate_explanation",
+    "use_skill",
+    "web_search",
+    "run_slash_command",
+    "generate_image",
+    "edit_file",
+    "search_replace",
+    "apply_patch",
+    "read_command_output",
+)  # Cline's shared/tools.ts and Roo Code's packages/types tool.ts
 XML_CALL = re.compile(r"<(" + "|".join(XML_TOOLS) + r")>(.*?)</\1>", re.DOTALL)
 XML_PARAM = re.compile(r"<([a-z_]+)>\n?(.*?)\n?</\1>", re.DOTALL)
 # What Cline itself puts on the user role, each opening a part of the text (responses.ts, ToolResultUtils.ts).
 # A result's header echoes the tool and its main argument, then maybe more: " in '*.py'", " and 2 more files" (Roo).
-MARKER = re.compile(r"(?:^|\n)(?:\[(?P<tool>[a-z_]+)(?: for '(?P<arg>.*?)'[^\n\]]*)?\] Result:"
-                    r"|(?P<env><environment_details>)|(?P<resume>\[TASK RESUMPTION\])"
-                    r"|(?P<notool>\[ERROR\] You did not use a tool))", re.DOTALL)
+MARKER = re.compile(
+    r"(?:^|\n)(?:\[(?P<tool>[a-z_]+)(?: for '(?P<arg>.*?)'[^\n\]]*)?\] Result:"
+    r"|(?P<env><environment_details>)|(?P<resume>\[TASK RESUMPTION\])"
+    r"|(?P<notool>\[ERROR\] You did not use a tool))",
+    re.DOTALL,
+)
 PERSON = re.compile(r"<(task|feedback|answer|user_message)>\n?(.*?)\n?</\1>", re.DOTALL)
 # A failed tool, as Cline words it (responses.ts toolError, UseMcpToolHandler, executeCommandTool).
-FAILED = re.compile(r"\s*(?:The tool execution failed|Error executing|Error:\n"
-                    r"|Command executed(?: \(terminated after \d+s\))? with exit code [1-9])")
+FAILED = re.compile(
+    r"\s*(?:The tool execution failed|Error executing|Error:\n"
+    r"|Command executed(?: \(terminated after \d+s\))? with exit code [1-9])"
+)
 BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
 # ui_messages.json: the say/ask kinds that are a call of a tool (ExtensionMessage.ts), by the API tool name.
 EDITS = ("replace_in_file", "write_to_file", "apply_diff", "insert_content", "search_and_replace")  # Roo's too
-UI_TOOLS: dict[Any, tuple[str, ...]] = {"readFile": ("read_file",), "listFilesTopLevel": ("list_files",), "listFilesRecursive": ("list_files",),
-            "listCodeDefinitionNames": ("list_code_definition_names",), "searchFiles": ("search_files",),
-            "editedExistingFile": EDITS, "newFileCreated": ("write_to_file",), "fileDeleted": ("delete_file",),
-            "webFetch": ("web_fetch",), "webSearch": ("web_search",), "summarizeTask": ("summarize_task",),
-            "useSkill": ("use_skill",), "appliedDiff": EDITS, "codebaseSearch": ("codebase_search",)}
-UI_ASKED = {"followup": ("ask_followup_question", "question"), "plan_mode_respond": ("plan_mode_respond", "response"),
-            "act_mode_respond": ("act_mode_respond", "response")}
-UI_CALLS = {"command": "execute_command", "use_mcp_server": "use_mcp_tool", "browser_action_launch": "browser_action",
-            "browser_action": "browser_action", "load_mcp_documentation": "load_mcp_documentation",
-            "new_task": "new_task", "condense": "condense", "summarize_task": "summarize_task",
-            "report_bug": "report_bug"}
+UI_TOOLS: dict[Any, tuple[str, ...]] = {
+    "readFile": ("read_file",),
+    "listFilesTopLevel": ("list_files",),
+    "listFilesRecursive": ("list_files",),
+    "listCodeDefinitionNames": ("list_code_definition_names",),
+    "searchFiles": ("search_files",),
+    "editedExistingFile": EDITS,
+    "newFileCreated": ("write_to_file",),
+    "fileDeleted": ("delete_file",),
+    "webFetch": ("web_fetch",),
+    "webSearch": ("web_search",),
+    "summarizeTask": ("summarize_task",),
+    "useSkill": ("use_skill",),
+    "appliedDiff": EDITS,
+    "codebaseSearch": ("codebase_search",),
+}
+UI_ASKED = {
+    "followup": ("ask_followup_question", "question"),
+    "plan_mode_respond": ("plan_mode_respond", "response"),
+    "act_mode_respond": ("act_mode_respond", "response"),
+}
+UI_CALLS = {
+    "command": "execute_command",
+    "use_mcp_server": "use_mcp_tool",
+    "browser_action_launch": "browser_action",
+    "browser_action": "browser_action",
+    "load_mcp_documentation": "load_mcp_documentation",
+    "new_task": "new_task",
+    "condense": "condense",
+    "summarize_task": "summarize_task",
+    "report_bug": "report_bug",
+}
 UI_IN_REQUEST = ("command_output", "mcp_server_response", "browser_action_result")  # sent again in the next request
 
 
@@ -117,25 +176,41 @@ def read(path: str, log: Log) -> list[Conversation]:
     meta = _side(folder / META_FILE, log)
     _side(folder / CONTEXT_FILE, log)
     created = next((u.get("ts") for u in ui if isinstance(u, dict)), None) or _task_time(folder.name)
-    return [Conversation(folder.name, turns, model=_model(doc, ui, meta), created=created,
-                         provider=_provider(doc, ui), events=events)]
+    return [
+        Conversation(
+            folder.name, turns, model=_model(doc, ui, meta), created=created, provider=_provider(doc, ui), events=events
+        )
+    ]
 
 
 def _api_turns(m: dict[str, Any], i: int, log: Log, calls: _Open) -> list[Turn]:
     role, content, at = m.get("role"), m.get("content"), m.get("ts")
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}] if isinstance(content, str) else []
+    blocks = (
+        content
+        if isinstance(content, list)
+        else [{"type": "text", "text": content}]
+        if isinstance(content, str)
+        else []
+    )
     for b in blocks:
         kind = b.get("type") if isinstance(b, dict) else None
         if kind not in BLOCKS:
             log.ignore(f"{str(kind)[:40]} block")
-    texts = [t for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(t := b.get("text"), str)]
+    texts = [
+        t for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(t := b.get("text"), str)
+    ]
     text = "\n\n".join(texts)  # as Cline joins the blocks of a request (formatContentBlockToMarkdown)
     if role == "assistant":
         turn = Turn("assistant", text, at=at, id=m.get("id") or str(i))
-        turn.calls = [ToolCall(b.get("name"), b.get("input"), b.get("id")) for b in blocks
-                      if isinstance(b, dict) and b.get("type") == "tool_use"]
-        turn.calls += [ToolCall(name, dict(XML_PARAM.findall(body)), f"xml-{i}-{k}")
-                       for k, (name, body) in enumerate(XML_CALL.findall(text))]
+        turn.calls = [
+            ToolCall(b.get("name"), b.get("input"), b.get("id"))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+        turn.calls += [
+            ToolCall(name, dict(XML_PARAM.findall(body)), f"xml-{i}-{k}")
+            for k, (name, body) in enumerate(XML_CALL.findall(text))
+        ]
         calls.clear()  # one response at a time: a result answers a call of the response just before it
         for c in turn.calls:
             calls.add(c)
@@ -143,8 +218,14 @@ def _api_turns(m: dict[str, Any], i: int, log: Log, calls: _Open) -> list[Turn]:
         tokens = metrics.get("tokens") if isinstance(metrics.get("tokens"), dict) else None
         if tokens is not None:
             prompt, cached = tokens.get("prompt"), tokens.get("cached")
-            turn.usage.append(Usage(prompt_tokens=prompt, output_tokens=tokens.get("completion"), cache_read_input_tokens=cached,
-                                    model=mapping(m.get("modelInfo")).get("modelId")))
+            turn.usage.append(
+                Usage(
+                    prompt_tokens=prompt,
+                    output_tokens=tokens.get("completion"),
+                    cache_read_input_tokens=cached,
+                    model=mapping(m.get("modelInfo")).get("modelId"),
+                )
+            )
         return [turn]
     out = []
     for k, b in enumerate(b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"):
@@ -152,8 +233,16 @@ def _api_turns(m: dict[str, Any], i: int, log: Log, calls: _Open) -> list[Turn]:
         calls.drop(use_id)
         result = text_of(b.get("content"))  # Roo Code puts the person's reply to a tool here, in <user_message>
         said = [(tag, body.strip()) for tag, body in PERSON.findall(result)]
-        out.append(Turn("tool", PERSON.sub("", result).strip() if said else result, answers=use_id,
-                        is_error=bool(b.get("is_error")) or bool(FAILED.match(result)) or None, at=at, id=f"{i}:r{k}"))
+        out.append(
+            Turn(
+                "tool",
+                PERSON.sub("", result).strip() if said else result,
+                answers=use_id,
+                is_error=bool(b.get("is_error")) or bool(FAILED.match(result)) or None,
+                at=at,
+                id=f"{i}:r{k}",
+            )
+        )
         out += [Turn("user", body, at=at, id=f"{i}:r{k}:{tag}", origin="person") for tag, body in said if body]
     return out + _user_parts(text, calls, at, f"{i}")
 
@@ -175,10 +264,13 @@ def _user_parts(text: str, calls: _Open, at: Any, nid: str, person: bool = True)
         if mk is not None and mk.group("tool"):
             header = mk.group(0).strip("\n")
             cid = calls.answer(mk.group("tool"), mk.group("arg"))
-            body = rest[len(header):] if rest.startswith(header) else rest
+            body = rest[len(header) :] if rest.startswith(header) else rest
             out.append(Turn("tool", rest, answers=cid or header, is_error=bool(FAILED.match(body)), at=at, id=where))
-        words = [Turn("user", body, at=at, id=f"{where}:{tag}", origin="person") for tag, body in said if body] \
-            if person else []
+        words = (
+            [Turn("user", body, at=at, id=f"{where}:{tag}", origin="person") for tag, body in said if body]
+            if person
+            else []
+        )
         if rest and not (mk is not None and mk.group("tool")):
             # a notice, or what Cline wrapped around the person's words; before any marker the classifier decides,
             # unless the person's words come from elsewhere (the UI's records). A notice comes before the words
@@ -234,8 +326,13 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                 _call(_reply(turns, at, i, usage), calls, ToolCall(names[0], info, f"ui-{i}"), names)
             elif kind in UI_CALLS:
                 info = _loads(text)
-                name = info["type"] if kind == "use_mcp_server" and isinstance(info, dict) and info.get(
-                    "type") in ("use_mcp_tool", "access_mcp_resource") else UI_CALLS[kind]
+                name = (
+                    info["type"]
+                    if kind == "use_mcp_server"
+                    and isinstance(info, dict)
+                    and info.get("type") in ("use_mcp_tool", "access_mcp_resource")
+                    else UI_CALLS[kind]
+                )
                 _call(_reply(turns, at, i, usage), calls, ToolCall(name, info or text, f"ui-{i}"))
             elif kind in ("condense", "compaction") and m.get("type") == "say":
                 events.append(_compaction(text, len(turns)))
@@ -243,10 +340,18 @@ def _read_ui(path: Path, log: Log) -> list[Conversation]:
                 log.skip(f"{UI_FILE} {kind}" + (" (its text is in the next request)" if kind in UI_IN_REQUEST else ""))
     if usage:
         log.notes.append(f"{len(usage)} requests' tokens have no reply after them to go on (not kept)")
-    model = next((mapping(m.get("modelInfo")).get("modelId") for m in ui if isinstance(m, dict)
-                  and mapping(m.get("modelInfo")).get("modelId")), None)
+    model = next(
+        (
+            mapping(m.get("modelInfo")).get("modelId")
+            for m in ui
+            if isinstance(m, dict) and mapping(m.get("modelInfo")).get("modelId")
+        ),
+        None,
+    )
     created = next((m.get("ts") for m in ui if isinstance(m, dict)), None)
-    return [Conversation(path.parent.name, turns, model=model, created=created, provider=_provider([], ui), events=events)]
+    return [
+        Conversation(path.parent.name, turns, model=model, created=created, provider=_provider([], ui), events=events)
+    ]
 
 
 def _reply(turns: list[Turn], at: Any, i: int, usage: list[Usage], text: str | None = None) -> Turn:
@@ -268,9 +373,15 @@ def _call(turn: Turn, calls: _Open, call: ToolCall, names: tuple[str, ...] = ())
 def _request_usage(info: dict[str, Any], m: dict[str, Any]) -> list[Usage]:
     if not any(info.get(k) for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites")):
         return []
-    return [Usage(input_tokens=info.get("tokensIn"), output_tokens=info.get("tokensOut"),
-                  cache_creation_input_tokens=info.get("cacheWrites"), cache_read_input_tokens=info.get("cacheReads"),
-                  model=mapping(m.get("modelInfo")).get("modelId"))]
+    return [
+        Usage(
+            input_tokens=info.get("tokensIn"),
+            output_tokens=info.get("tokensOut"),
+            cache_creation_input_tokens=info.get("cacheWrites"),
+            cache_read_input_tokens=info.get("cacheReads"),
+            model=mapping(m.get("modelInfo")).get("modelId"),
+        )
+    ]
 
 
 def _side(path: Path, log: Log) -> Any:
@@ -320,8 +431,14 @@ def _usage_and_events(ui: list[Any], turns: list[Turn], at_index: dict[int, int]
 def _compaction(text: Any, before: int | None) -> Event:
     info = _loads(text)
     info = info if isinstance(info, dict) else {"summary": text}
-    return Event("compaction", before, trigger=info.get("mode"), pre_tokens=info.get("tokensBefore"),
-                 post_tokens=info.get("tokensAfter"), detail=info)
+    return Event(
+        "compaction",
+        before,
+        trigger=info.get("mode"),
+        pre_tokens=info.get("tokensBefore"),
+        post_tokens=info.get("tokensAfter"),
+        detail=info,
+    )
 
 
 def _turn_at(turns: list[Turn], ts: Any) -> int | None:
@@ -344,8 +461,14 @@ def _model(doc: list[Any], ui: list[Any], meta: Any) -> str | None:
 
 
 def _provider(doc: list[Any], ui: list[Any]) -> str | None:
-    return next((m["modelInfo"].get("providerId") for m in doc + ui if isinstance(m, dict)
-                 and isinstance(m.get("modelInfo"), dict) and m["modelInfo"].get("providerId")), None)
+    return next(
+        (
+            m["modelInfo"].get("providerId")
+            for m in doc + ui
+            if isinstance(m, dict) and isinstance(m.get("modelInfo"), dict) and m["modelInfo"].get("providerId")
+        ),
+        None,
+    )
 
 
 def _task_time(name: str) -> int | None:
@@ -387,20 +510,32 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-
 def _sniff(probe: Probe) -> bool:
     if probe.head.lstrip()[:1] != b"[":
         return False
     if probe.path.name == API_FILE:
         return True
     # ui_messages.json alone is a task; beside its history it is the history's side file, read with it
-    return probe.path.name == UI_FILE and not (probe.path.parent / API_FILE).exists() \
-        and b'"ts"' in probe.head and (b'"say"' in probe.head or b'"ask"' in probe.head)
+    return (
+        probe.path.name == UI_FILE
+        and not (probe.path.parent / API_FILE).exists()
+        and b'"ts"' in probe.head
+        and (b'"say"' in probe.head or b'"ask"' in probe.head)
+    )
 
 
-FORMAT = Format("cline", "Cline / Roo Code tasks, tasks/<id>/api_conversation_history.json (+ ui_messages.json "
-                "beside it), or ui_messages.json alone", _sniff, read=read, suffixes=(), names=(API_FILE, UI_FILE),
-                claims=(API_FILE, "*/saoudrizwan.claude-dev/tasks/*.json", "*/rooveterinaryinc.roo-cline/tasks/*.json"),
-                sides=(Side(UI_FILE, API_FILE, "the UI's copy of the task: tokens, compaction markers and times"),
-                       Side(META_FILE, API_FILE, "the files in context and the model"),
-                       Side(CONTEXT_FILE, API_FILE, "the edits Cline made to the context")))
+FORMAT = Format(
+    "cline",
+    "Cline / Roo Code tasks, tasks/<id>/api_conversation_history.json (+ ui_messages.json "
+    "beside it), or ui_messages.json alone",
+    _sniff,
+    read=read,
+    suffixes=(),
+    names=(API_FILE, UI_FILE),
+    claims=(API_FILE, "*/saoudrizwan.claude-dev/tasks/*.json", "*/rooveterinaryinc.roo-cline/tasks/*.json"),
+    sides=(
+        Side(UI_FILE, API_FILE, "the UI's copy of the task: tokens, compaction markers and times"),
+        Side(META_FILE, API_FILE, "the files in context and the model"),
+        Side(CONTEXT_FILE, API_FILE, "the edits Cline made to the context"),
+    ),
+)

@@ -18,6 +18,7 @@ result in the state's ``output``, a top-level ``usage`` total, per-reply ``usage
 or a provider's snake_case). A newer layout imports what it shares with these; an unknown role is
 quarantined with its bytes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -69,8 +70,16 @@ def read(path: str, log: Log) -> list[Conversation]:
         ev.before = at[id(turns[ev.before])] if isinstance(ev.before, int) and ev.before < len(turns) else None
     if isinstance(doc.get("usage"), dict):  # the session's running total; each reply's own usage is read
         log.ignore("session usage total")
-    return [Conversation(sid, out, title=doc.get("title"), created=_created(Path(path), sid, log), events=events,
-                         model=doc.get("chatModelTitle") if isinstance(doc.get("chatModelTitle"), str) else None)]
+    return [
+        Conversation(
+            sid,
+            out,
+            title=doc.get("title"),
+            created=_created(Path(path), sid, log),
+            events=events,
+            model=doc.get("chatModelTitle") if isinstance(doc.get("chatModelTitle"), str) else None,
+        )
+    ]
 
 
 @dataclass
@@ -78,8 +87,14 @@ class _Assistant(Turn):
     state_results: list[Turn] = field(default_factory=list)  # used when no tool message answers the call
 
 
-def _item(log: Log, item: dict[str, Any], turns: list[Turn], events: list[Event], answered: set[str | None],
-          states: dict[Any, dict[str, Any]]) -> None:
+def _item(
+    log: Log,
+    item: dict[str, Any],
+    turns: list[Turn],
+    events: list[Event],
+    answered: set[str | None],
+    states: dict[Any, dict[str, Any]],
+) -> None:
     m = message if isinstance(message := item.get("message"), dict) else item  # the oldest sessions: bare messages
     role = m.get("role")
     if isinstance(item.get("conversationSummary"), str):
@@ -99,31 +114,49 @@ def _item(log: Log, item: dict[str, Any], turns: list[Turn], events: list[Event]
     if role != "assistant":
         turns.append(Turn(role if isinstance(role, str) else "?", text))
         return
-    calls = [ToolCall(mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"), c.get("id"))
-             for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
+    calls = [
+        ToolCall(mapping(c.get("function")).get("name"), mapping(c.get("function")).get("arguments"), c.get("id"))
+        for c in listed(m.get("toolCalls"))
+        if isinstance(c, dict)
+    ]
     mine = [s for s in item.get("toolCallStates") or [item.get("toolCallState")] if isinstance(s, dict)]
     states.update((s.get("toolCallId"), s) for s in mine)
     if not calls:
-        calls = [ToolCall(mapping(mapping(s.get("toolCall")).get("function")).get("name"),
-                          mapping(mapping(s.get("toolCall")).get("function")).get("arguments"), s.get("toolCallId"))
-                 for s in mine]
+        calls = [
+            ToolCall(
+                mapping(mapping(s.get("toolCall")).get("function")).get("name"),
+                mapping(mapping(s.get("toolCall")).get("function")).get("arguments"),
+                s.get("toolCallId"),
+            )
+            for s in mine
+        ]
     turn = _Assistant("assistant", text, calls=calls)
     u = given if isinstance(given := m.get("usage"), dict) else None
     if u is not None:  # core's Usage (camelCase); some 2025 builds wrote the provider's snake_case object
         details = mapping(u.get("promptTokensDetails") or u.get("prompt_tokens_details"))
         cached = details.get("cachedTokens", details.get("cached_tokens"))
         prompt = u.get("promptTokens", u.get("prompt_tokens"))
-        turn.usage.append(Usage(
-            prompt_tokens=prompt, output_tokens=u.get("completionTokens", u.get("completion_tokens")),
-            cache_read_input_tokens=cached, cache_creation_input_tokens=details.get("cacheWriteTokens"),
-            model=u.get("model") if isinstance(u.get("model"), str) else None))
+        turn.usage.append(
+            Usage(
+                prompt_tokens=prompt,
+                output_tokens=u.get("completionTokens", u.get("completion_tokens")),
+                cache_read_input_tokens=cached,
+                cache_creation_input_tokens=details.get("cacheWriteTokens"),
+                model=u.get("model") if isinstance(u.get("model"), str) else None,
+            )
+        )
     turns.append(turn)
     for s in mine:  # a result only its call's state holds (sessions from before tool messages): after the call
         out = s.get("output")
         if isinstance(out, list):
-            turn.state_results.append(Turn(
-                "tool", "\n".join(text_of(o.get("content")) for o in out if isinstance(o, dict)),
-                answers=s.get("toolCallId"), is_error=s.get("status") in ERRORED))
+            turn.state_results.append(
+                Turn(
+                    "tool",
+                    "\n".join(text_of(o.get("content")) for o in out if isinstance(o, dict)),
+                    answers=s.get("toolCallId"),
+                    is_error=s.get("status") in ERRORED,
+                )
+            )
 
 
 def _steps(doc: Any) -> list[Any] | None:
@@ -136,8 +169,9 @@ def _steps(doc: Any) -> list[Any] | None:
         return history
     hist = doc.get("history")
     if isinstance(hist, dict) and isinstance(hist.get("timeline"), list):
-        return [{**mapping(n.get("step")), "depth": n.get("depth")} if isinstance(n, dict) else n
-                for n in hist["timeline"]]
+        return [
+            {**mapping(n.get("step")), "depth": n.get("depth")} if isinstance(n, dict) else n for n in hist["timeline"]
+        ]
     return None
 
 
@@ -150,16 +184,21 @@ def _python_era(log: Log, doc: dict[str, Any], steps: list[Any], path: Path) -> 
         kind = step.get("step_type") or step.get("class_name")
         text = given if isinstance(given := step.get("description"), str) else ""
         if kind == "UserInputStep":
-            turns.append(Turn("user", text or str(mapping(step.get("params")).get("user_input") or ""),
-                              origin="person"))
+            turns.append(
+                Turn("user", text or str(mapping(step.get("params")).get("user_input") or ""), origin="person")
+            )
         elif step.get("hide") or not text.strip():
             log.skip(f"step {str(kind)[:40]} (hidden or empty)")
         else:
             turns.append(Turn("assistant", text, is_error=bool(step.get("error")) or None))
     info = mapping(doc.get("session_info"))
     sid = str(doc.get("session_id") or info.get("session_id") or path.stem)
-    return Conversation(sid, turns, title=doc.get("title") or info.get("title"),
-                        created=info.get("date_created") or _created(path, sid, log))
+    return Conversation(
+        sid,
+        turns,
+        title=doc.get("title") or info.get("title"),
+        created=info.get("date_created") or _created(path, sid, log),
+    )
 
 
 def _created(path: Path, sid: str, log: Log) -> Any:
@@ -170,8 +209,11 @@ def _created(path: Path, sid: str, log: Log) -> Any:
     except (OSError, ValueError):
         return None
     log.notes.append(f"read with it: {INDEX} (the session index)")
-    row = next((r for r in rows if isinstance(r, dict) and r.get("sessionId") == sid), None) \
-        if isinstance(rows, list) else None
+    row = (
+        next((r for r in rows if isinstance(r, dict) and r.get("sessionId") == sid), None)
+        if isinstance(rows, list)
+        else None
+    )
     return row.get("dateCreated") if row else None
 
 
@@ -181,11 +223,23 @@ def _sniff(probe: Probe) -> bool:
         return False
     if b'"session_state"' in probe.head[:4096] or b'"timeline"' in probe.head and b'"session_info"' in probe.head:
         return _steps(probe.document) is not None if probe.complete else True  # the 2023 Python server's
-    return b'"sessionId"' in probe.head[:8192] and b'"history"' in probe.head[:8192] \
+    return (
+        b'"sessionId"' in probe.head[:8192]
+        and b'"history"' in probe.head[:8192]
         and b'"projectHash"' not in probe.head[:4096]
+    )
 
 
-FORMAT = Format("continue", "Continue.dev sessions, ~/.continue/sessions/<id>.json", _sniff, read=read,
-                suffixes=(".json",), claims=("*/.continue/sessions/*.json",),
-                sides=(Side("sessions.json", "????????-????-????-????-????????????.json",
-                            "the index of the sessions: titles and dates"),))
+FORMAT = Format(
+    "continue",
+    "Continue.dev sessions, ~/.continue/sessions/<id>.json",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+    claims=("*/.continue/sessions/*.json",),
+    sides=(
+        Side(
+            "sessions.json", "????????-????-????-????-????????????.json", "the index of the sessions: titles and dates"
+        ),
+    ),
+)

@@ -24,6 +24,7 @@ Everything else (``session.start``/``resume``/``info``/``error``/``model_change`
 version adds) holds no message: skipped and counted by type. Seen on real files of Copilot CLI 1.0.60
 (2026-06) and of the VS Code agent (``copilotVersion: unknown``, 2026-03/04); docs/formats.md.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,14 @@ from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn
 
 PRODUCER = "copilot-agent"
 MESSAGE_TYPES = ("user.message", "assistant.message", "system.message", "tool.execution_complete")
-KNOWN = MESSAGE_TYPES + ("session.start", "session.resume", "session.shutdown", "session.model_change",
-                         "assistant.turn_start", "tool.execution_start")
+KNOWN = MESSAGE_TYPES + (
+    "session.start",
+    "session.resume",
+    "session.shutdown",
+    "session.model_change",
+    "assistant.turn_start",
+    "tool.execution_start",
+)
 REQUEST = re.compile(r"<userRequest>\n?(.*?)\n?</userRequest>", re.DOTALL)
 CUTS = {"session.compaction_complete": "compaction", "session.truncation": "truncation"}
 USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
@@ -70,8 +77,11 @@ def read(path: str, log: Log) -> list[Conversation]:
                 turns.append(Turn("system", text_of(body.get("content")), at=at, id=eid, origin="harness"))
             elif kind == "assistant.message":
                 m = _str(body.get("model")) or model
-                calls = [ToolCall(_str(r.get("name")), r.get("arguments"), _str(r.get("toolCallId")))
-                         for r in body.get("toolRequests") or [] if isinstance(r, dict)]
+                calls = [
+                    ToolCall(_str(r.get("name")), r.get("arguments"), _str(r.get("toolCallId")))
+                    for r in body.get("toolRequests") or []
+                    if isinstance(r, dict)
+                ]
                 t = Turn("assistant", text_of(body.get("content")), calls, at=at, id=eid)
                 t.about = m  # the model of this message, read back when the session's usage is placed
                 turns.append(t)
@@ -81,8 +91,13 @@ def read(path: str, log: Log) -> list[Conversation]:
                 _shutdown(body, totals, usage)
                 log.skip("session.shutdown (-> message_usage)")
             elif kind in CUTS:
-                events.append(Event(CUTS[kind], len(turns), detail={k: v for k, v in body.items()
-                                                                    if isinstance(v, (int, str, bool))}))
+                events.append(
+                    Event(
+                        CUTS[kind],
+                        len(turns),
+                        detail={k: v for k, v in body.items() if isinstance(v, (int, str, bool))},
+                    )
+                )
                 log.skip(f"{kind} (-> events)")
             else:
                 log.skip(kind[:60])
@@ -96,8 +111,17 @@ def read(path: str, log: Log) -> list[Conversation]:
     first_model = next((u.model for u in usage.values()), None) or _str(meta.get("selectedModel"))
     sid = _str(meta.get("sessionId")) or Path(path).parent.name
     title = next((t.text for t in turns if t.role == "user" and t.text.strip()), None)
-    return [Conversation(sid, turns, title=title[:200] if title else None, provider="github-copilot",
-                         model=first_model, created=meta.get("startTime"), events=events)]
+    return [
+        Conversation(
+            sid,
+            turns,
+            title=title[:200] if title else None,
+            provider="github-copilot",
+            model=first_model,
+            created=meta.get("startTime"),
+            events=events,
+        )
+    ]
 
 
 def _person(body: dict[str, Any]) -> str:
@@ -111,22 +135,39 @@ def _result(body: dict[str, Any], at: Any, eid: Any) -> Turn:
     ok = body.get("success")
     res, err = mapping(body.get("result")), mapping(body.get("error"))
     text = text_of(res.get("content")) if res else text_of(err.get("message")) if err else ""
-    return Turn("tool", text, answers=_str(body.get("toolCallId")), at=at, id=eid,
-                is_error=(not ok) if isinstance(ok, bool) else None, origin="tool_result")
+    return Turn(
+        "tool",
+        text,
+        answers=_str(body.get("toolCallId")),
+        at=at,
+        id=eid,
+        is_error=(not ok) if isinstance(ok, bool) else None,
+        origin="tool_result",
+    )
 
 
 def _shutdown(body: dict[str, Any], totals: dict[str, dict[str, int]], usage: dict[str, Usage]) -> None:
     """Add one run's tokens per model: the difference from the previous shutdown when this one counts from the
     session's start (no figure went down), else the figures as they stand."""
     for name, metrics in mapping(body.get("modelMetrics")).items():
-        now = {k: int(v) for k, v in mapping(mapping(metrics).get("usage")).items()
-               if k in USAGE_KEYS and isinstance(v, int) and not isinstance(v, bool)}
+        now = {
+            k: int(v)
+            for k, v in mapping(mapping(metrics).get("usage")).items()
+            if k in USAGE_KEYS and isinstance(v, int) and not isinstance(v, bool)
+        }
         before = totals.get(name, {})
-        run = {k: now.get(k, 0) - before.get(k, 0) for k in USAGE_KEYS} \
-            if all(now.get(k, 0) >= before.get(k, 0) for k in USAGE_KEYS) else {k: now.get(k, 0) for k in USAGE_KEYS}
+        run = (
+            {k: now.get(k, 0) - before.get(k, 0) for k in USAGE_KEYS}
+            if all(now.get(k, 0) >= before.get(k, 0) for k in USAGE_KEYS)
+            else {k: now.get(k, 0) for k in USAGE_KEYS}
+        )
         totals[name] = now
-        u = usage.setdefault(name, Usage(prompt_tokens=0, output_tokens=0, cache_read_input_tokens=0,
-                                         cache_creation_input_tokens=0, model=name))
+        u = usage.setdefault(
+            name,
+            Usage(
+                prompt_tokens=0, output_tokens=0, cache_read_input_tokens=0, cache_creation_input_tokens=0, model=name
+            ),
+        )
         u.prompt_tokens += run["inputTokens"]
         u.output_tokens += run["outputTokens"]
         u.cache_read_input_tokens += run["cacheReadTokens"]
@@ -138,8 +179,9 @@ def _place(turns: list[Turn], usage: dict[str, Usage], log: Log) -> None:
     for name, u in usage.items():
         if not any((u.prompt_tokens, u.output_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens)):
             continue
-        target = next((t for t in reversed(turns) if t.role == "assistant" and t.about == name), None) or \
-            next((t for t in reversed(turns) if t.role == "assistant"), None)
+        target = next((t for t in reversed(turns) if t.role == "assistant" and t.about == name), None) or next(
+            (t for t in reversed(turns) if t.role == "assistant"), None
+        )
         if target is None:
             log.notes.append(f"tokens of {name} with no assistant message to hold them: not counted")
             continue
@@ -161,12 +203,17 @@ def _sniff(probe: Probe) -> bool:
     return bool(probe.records) and probe.path.name == "events.jsonl"
 
 
-FORMAT = Format("copilot-cli", "GitHub Copilot CLI sessions, ~/.copilot/session-state/<id>/events.jsonl "
-                               "(user, assistant and tool events; tokens per model at shutdown)",
-                _sniff, read=read, suffixes=(".jsonl",),
-                sides=(Side("vscode.metadata.json", "events.jsonl", "the VS Code session's metadata", read=False),
-                       Side("vscode.requests.metadata.json", "events.jsonl", "the VS Code requests' metadata",
-                            read=False),
-                       Side("rewind-snapshots/index.json", "../events.jsonl", "file backups for /rewind",
-                            read=False)),
-                claims=("*/session-state/*/events.jsonl",))
+FORMAT = Format(
+    "copilot-cli",
+    "GitHub Copilot CLI sessions, ~/.copilot/session-state/<id>/events.jsonl "
+    "(user, assistant and tool events; tokens per model at shutdown)",
+    _sniff,
+    read=read,
+    suffixes=(".jsonl",),
+    sides=(
+        Side("vscode.metadata.json", "events.jsonl", "the VS Code session's metadata", read=False),
+        Side("vscode.requests.metadata.json", "events.jsonl", "the VS Code requests' metadata", read=False),
+        Side("rewind-snapshots/index.json", "../events.jsonl", "file backups for /rewind", read=False),
+    ),
+    claims=("*/session-state/*/events.jsonl",),
+)

@@ -22,6 +22,7 @@ A conversation kept in two places (the same id) is read once. A bubble of ``type
 ``tokenCount`` is the bubble's usage. Empty assistant bubbles (streaming placeholders, thinking) are skipped
 and counted. A newer layout's unknown keys are not read; an unknown bubble type is quarantined.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -63,15 +64,17 @@ def _range(con: sqlite3.Connection, table: str, prefix: str, limit: int = -1) ->
     """Rows (key, value) whose key starts with ``prefix``, as a cursor (a range on the unique key: its index
     serves it, and a global database of GBs is never read at once)."""
     end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    return con.execute(f"SELECT key, value FROM {table} WHERE key >= ? AND key < ? ORDER BY key LIMIT ?",
-                       (prefix, end, limit))
+    return con.execute(
+        f"SELECT key, value FROM {table} WHERE key >= ? AND key < ? ORDER BY key LIMIT ?", (prefix, end, limit)
+    )
 
 
 def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
     """Each composer with its own bubbles (read per composer, by key range); bubbles no composer owns are
     counted."""
-    (total,) = con.execute("SELECT count(*) FROM cursorDiskKV WHERE key >= 'bubbleId:' AND key < 'bubbleId;'"
-                           ).fetchone()
+    (total,) = con.execute(
+        "SELECT count(*) FROM cursorDiskKV WHERE key >= 'bubbleId:' AND key < 'bubbleId;'"
+    ).fetchone()
     owned = 0
     out: list[Conversation] = []
     seen: set[str] = set()
@@ -90,17 +93,34 @@ def _composers(con: sqlite3.Connection, log: Log) -> list[Conversation]:
             else:
                 heads = [h for h in listed(doc.get("fullConversationHeadersOnly")) if isinstance(h, dict)]
                 inline = mapping(doc.get("conversationMap"))  # bubbles kept in the composer itself (2025 builds)
-                items = [_json(log, f"bubbleId:{cid}:{h.get('bubbleId')}", mine.pop(str(h.get("bubbleId"))))
-                         if str(h.get("bubbleId")) in mine else inline.get(str(h.get("bubbleId"))) for h in heads]
+                items = [
+                    _json(log, f"bubbleId:{cid}:{h.get('bubbleId')}", mine.pop(str(h.get("bubbleId"))))
+                    if str(h.get("bubbleId")) in mine
+                    else inline.get(str(h.get("bubbleId")))
+                    for h in heads
+                ]
                 missing = sum(b is None for b in items)
                 if missing:
                     log.notes.append(f"{missing} bubbles listed by a composer are missing from the database")
             log.skip("bubble that no conversation lists", len(mine))
             turns = _turns(log, [b for b in items if isinstance(b, dict)])
-            model = mapping(doc.get("modelConfig")).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
-            _keep(log, out, seen, Conversation(cid, turns, title=doc.get("name"), model=model,
-                                               created=doc.get("createdAt"), updated=doc.get("lastUpdatedAt"),
-                                               provider="cursor"))
+            model = (
+                mapping(doc.get("modelConfig")).get("modelName") if isinstance(doc.get("modelConfig"), dict) else None
+            )
+            _keep(
+                log,
+                out,
+                seen,
+                Conversation(
+                    cid,
+                    turns,
+                    title=doc.get("name"),
+                    model=model,
+                    created=doc.get("createdAt"),
+                    updated=doc.get("lastUpdatedAt"),
+                    provider="cursor",
+                ),
+            )
     log.rows += total - owned
     log.skip("bubble of no composer", total - owned)
     return out
@@ -126,17 +146,32 @@ def _turns(log: Log, items: list[dict[str, Any]]) -> list[Turn]:
         turn = Turn("assistant", text, at=at, id=b.get("bubbleId"))
         tokens = mapping(b.get("tokenCount"))
         if tokens.get("inputTokens") or tokens.get("outputTokens"):
-            turn.usage.append(Usage(input_tokens=tokens.get("inputTokens"), output_tokens=tokens.get("outputTokens"),
-                                    model=mapping(b.get("modelInfo")).get("modelName")
-                                    if isinstance(b.get("modelInfo"), dict) else None))
+            turn.usage.append(
+                Usage(
+                    input_tokens=tokens.get("inputTokens"),
+                    output_tokens=tokens.get("outputTokens"),
+                    model=mapping(b.get("modelInfo")).get("modelName")
+                    if isinstance(b.get("modelInfo"), dict)
+                    else None,
+                )
+            )
         turns.append(turn)
         if tool is not None:
             cid = tool.get("toolCallId") or f"{b.get('bubbleId')}:call"
-            turn.calls.append(ToolCall(tool.get("name") or tool.get("tool"), tool.get("rawArgs") or tool.get("params"),
-                                       cid))
+            turn.calls.append(
+                ToolCall(tool.get("name") or tool.get("tool"), tool.get("rawArgs") or tool.get("params"), cid)
+            )
             if tool.get("result") is not None or tool.get("status") in ("error", "completed"):
-                turns.append(Turn("tool", _unquote(tool.get("result")), answers=cid, at=at,
-                                  is_error=tool.get("status") == "error" or None, id=f"{b.get('bubbleId')}:result"))
+                turns.append(
+                    Turn(
+                        "tool",
+                        _unquote(tool.get("result")),
+                        answers=cid,
+                        at=at,
+                        is_error=tool.get("status") == "error" or None,
+                        id=f"{b.get('bubbleId')}:result",
+                    )
+                )
     return turns
 
 
@@ -154,11 +189,23 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str], path: Path) -
         if not isinstance(tab, dict):
             continue
         with log.guard(f"{CHAT_KEY}.tabs[{i}]", tab):
-            items = [{**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
-                     for b in listed(tab.get("bubbles")) if isinstance(b, dict)]
-            _keep(log, out, seen, Conversation(str(tab.get("tabId") or f"tab {i}"), _turns(log, items),
-                                          title=tab.get("chatTitle"), created=tab.get("lastSendTime"),
-                                          provider="cursor"))
+            items = [
+                {**b, "type": 1 if b.get("type") == "user" else 2 if b.get("type") == "ai" else b.get("type")}
+                for b in listed(tab.get("bubbles"))
+                if isinstance(b, dict)
+            ]
+            _keep(
+                log,
+                out,
+                seen,
+                Conversation(
+                    str(tab.get("tabId") or f"tab {i}"),
+                    _turns(log, items),
+                    title=tab.get("chatTitle"),
+                    created=tab.get("lastSendTime"),
+                    provider="cursor",
+                ),
+            )
     index = _json(log, INDEX_KEY, rows[INDEX_KEY]) if INDEX_KEY in rows else None
     elsewhere: list[str] = []  # composers whose messages are in the global database
     for i, c in enumerate(listed(index.get("allComposers")) if isinstance(index, dict) else []):
@@ -169,13 +216,24 @@ def _item_table(con: sqlite3.Connection, log: Log, seen: set[str], path: Path) -
                 elsewhere.append(str(c.get("composerId")))
             continue
         with log.guard(f"{INDEX_KEY}.allComposers[{i}]", c):
-            _keep(log, out, seen, Conversation(str(c.get("composerId") or f"composer {i}"),
-                                          _turns(log, [b for b in c["conversation"] if isinstance(b, dict)]),
-                                          title=c.get("name"), created=c.get("createdAt"),
-                                          updated=c.get("lastUpdatedAt"), provider="cursor"))
+            _keep(
+                log,
+                out,
+                seen,
+                Conversation(
+                    str(c.get("composerId") or f"composer {i}"),
+                    _turns(log, [b for b in c["conversation"] if isinstance(b, dict)]),
+                    title=c.get("name"),
+                    created=c.get("createdAt"),
+                    updated=c.get("lastUpdatedAt"),
+                    provider="cursor",
+                ),
+            )
     if elsewhere:
-        log.notes.append(f"{len(elsewhere)} composers listed in {INDEX_KEY} keep their messages in the global "
-                         "database (globalStorage/state.vscdb): import that file for them")
+        log.notes.append(
+            f"{len(elsewhere)} composers listed in {INDEX_KEY} keep their messages in the global "
+            "database (globalStorage/state.vscdb): import that file for them"
+        )
     said = {t.text.strip() for c in out for t in c.turns if t.role == "user"} | _said_elsewhere(log, path, elsewhere)
     prompts = _prompts(log, rows, said)
     if prompts is not None:
@@ -205,8 +263,10 @@ def _said_elsewhere(log: Log, path: Path, composers: list[str]) -> set[str]:
             con.close()
     except sqlite3.Error:
         return set()
-    log.notes.append("read with it: ../../globalStorage/state.vscdb (the person's words in this workspace's "
-                     "composers, so that its prompts are not counted twice)")
+    log.notes.append(
+        "read with it: ../../globalStorage/state.vscdb (the person's words in this workspace's "
+        "composers, so that its prompts are not counted twice)"
+    )
     return said
 
 
@@ -232,8 +292,10 @@ def _prompts(log: Log, rows: dict[str, Any], known: set[str]) -> Conversation | 
             turns.append(Turn("user", text, at=when.get(text.strip()), id=str(i), origin="person"))
     if not turns:
         return None
-    log.notes.append(f"{PROMPTS_KEY}: {len(turns)} prompts without their replies (kept in the global database) "
-                     "imported as one conversation")
+    log.notes.append(
+        f"{PROMPTS_KEY}: {len(turns)} prompts without their replies (kept in the global database) "
+        "imported as one conversation"
+    )
     return Conversation(PROMPTS_KEY, turns, title="Cursor prompts typed in this workspace", provider="cursor")
 
 
@@ -277,13 +339,24 @@ def _sniff(probe: Probe) -> bool:
         try:
             if "cursorDiskKV" in tables and _range(con, "cursorDiskKV", "composerData:", limit=1).fetchone():
                 return True
-            return "ItemTable" in tables and con.execute(
-                f"SELECT 1 FROM ItemTable WHERE key IN ({', '.join('?' * len(KEYS))}) LIMIT 1", KEYS).fetchone() is not None
+            return (
+                "ItemTable" in tables
+                and con.execute(
+                    f"SELECT 1 FROM ItemTable WHERE key IN ({', '.join('?' * len(KEYS))}) LIMIT 1", KEYS
+                ).fetchone()
+                is not None
+            )
         finally:
             con.close()
     except sqlite3.Error:
         return False
 
 
-FORMAT = Format("cursor", "Cursor state.vscdb (composerData / bubbleId keys, the older aichat chat data)", _sniff,
-                read=read, suffixes=(".vscdb",), claims=("*.vscdb",))
+FORMAT = Format(
+    "cursor",
+    "Cursor state.vscdb (composerData / bubbleId keys, the older aichat chat data)",
+    _sniff,
+    read=read,
+    suffixes=(".vscdb",),
+    claims=("*.vscdb",),
+)

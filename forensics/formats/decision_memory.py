@@ -10,6 +10,7 @@ events; a row that cannot be used is quarantined with its raw values. Column nam
 each field takes the first of a few names that exists, and only conversation_id, role and content (and a
 title or a content for decisions) are required. The file is read through ``sqlite.connect_ro``: read-only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,19 +30,37 @@ from forensics.kernel.errors import SourceError
 NAME = "decision-memory"
 MESSAGES, DECISIONS, EMBEDDINGS = "conversation_messages", "decision_events", "decision_embeddings"
 # our field -> the column names harnesses use for it, first match wins (case-insensitive)
-MESSAGE_FIELDS = {"id": ("id", "message_id"), "hash": ("message_hash", "hash"), "project": ("project_id", "project"),
-                  "conversation": ("conversation_id", "session_id"), "role": ("role", "speaker"),
-                  "content": ("content", "text", "message"), "created_at": ("created_at", "timestamp", "created")}
-DECISION_FIELDS = {"id": ("id", "decision_id"), "project": ("project_id", "project"),
-                   "conversation": ("conversation_id", "session_id"), "source": ("source_message_id", "message_id"),
-                   "type": ("decision_type", "type", "category"), "title": ("title", "summary"),
-                   "content": ("decision_content", "content", "decision", "conclusion"), "reason": ("reason",),
-                   "rejected": ("alternative_rejected", "alternatives_rejected", "rejected_alternatives", "rejected"),
-                   "importance": ("importance_score", "importance"), "created_at": ("created_at", "timestamp"),
-                   "updated_at": ("updated_at",), "embedding": ("embedding", "vector"),
-                   "embedding_model": ("embedding_model",)}
-EMBEDDING_FIELDS = {"decision": ("decision_id", "id"), "model": ("embedding_model", "model"),
-                    "embedding": ("embedding", "vector"), "updated_at": ("updated_at", "created_at")}
+MESSAGE_FIELDS = {
+    "id": ("id", "message_id"),
+    "hash": ("message_hash", "hash"),
+    "project": ("project_id", "project"),
+    "conversation": ("conversation_id", "session_id"),
+    "role": ("role", "speaker"),
+    "content": ("content", "text", "message"),
+    "created_at": ("created_at", "timestamp", "created"),
+}
+DECISION_FIELDS = {
+    "id": ("id", "decision_id"),
+    "project": ("project_id", "project"),
+    "conversation": ("conversation_id", "session_id"),
+    "source": ("source_message_id", "message_id"),
+    "type": ("decision_type", "type", "category"),
+    "title": ("title", "summary"),
+    "content": ("decision_content", "content", "decision", "conclusion"),
+    "reason": ("reason",),
+    "rejected": ("alternative_rejected", "alternatives_rejected", "rejected_alternatives", "rejected"),
+    "importance": ("importance_score", "importance"),
+    "created_at": ("created_at", "timestamp"),
+    "updated_at": ("updated_at",),
+    "embedding": ("embedding", "vector"),
+    "embedding_model": ("embedding_model",),
+}
+EMBEDDING_FIELDS = {
+    "decision": ("decision_id", "id"),
+    "model": ("embedding_model", "model"),
+    "embedding": ("embedding", "vector"),
+    "updated_at": ("updated_at", "created_at"),
+}
 SPLIT = re.compile(r"[,，、;；/|]")
 NONE_WORDS = {"", "null", "none", "n/a", "na", "无", "没有", "-", "—"}  # an extractor's way of saying "no option"
 DEFAULT_IMPORTANCE = 1.0  # the harness's column default
@@ -95,8 +114,11 @@ def vector(value: Any) -> list[float]:
             data = orjson.loads(value)
         except orjson.JSONDecodeError:
             raise BadRecord("embedding text is not a JSON array") from None
-        if not (isinstance(data, list) and data and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                        for x in data)):
+        if not (
+            isinstance(data, list)
+            and data
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in data)
+        ):
             raise BadRecord("embedding JSON is not a non-empty array of numbers")
         arr = np.asarray(data, np.float32)
     else:
@@ -114,8 +136,11 @@ class _Reader:
         self.columns = [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")]
         lower = {c.lower(): c for c in self.columns}
         self.table, self.con, self.fields = table, con, list(fields)
-        self.have = {f: next(lower[n] for n in names if n in lower) for f, names in fields.items()
-                     if any(n in lower for n in names)}
+        self.have = {
+            f: next(lower[n] for n in names if n in lower)
+            for f, names in fields.items()
+            if any(n in lower for n in names)
+        }
 
     def rows(self) -> Iterator[tuple[int, dict[str, Any], dict[str, Any]]]:
         """(rowid, fields, whole row) in the table's order; WITHOUT ROWID tables have no rowid: the 1-based index."""
@@ -131,8 +156,9 @@ class _Reader:
 
 def _raw(whole: dict[str, Any]) -> bytes:
     """A row as read, by the source's column names (BLOBs as hex), for the quarantine."""
-    return orjson.dumps({k: bytes(v).hex() if isinstance(v, (bytes, memoryview)) else v for k, v in whole.items()},
-                        default=str)
+    return orjson.dumps(
+        {k: bytes(v).hex() if isinstance(v, (bytes, memoryview)) else v for k, v in whole.items()}, default=str
+    )
 
 
 def _q(name: str) -> str:
@@ -175,18 +201,23 @@ def parse_file(path: str, source_id: str, fingerprint: str = "") -> Parsed:
         tables = _tables(con)
         absent = [t for t in (MESSAGES, DECISIONS) if t not in tables]
         if absent:
-            raise SourceError(path, f"no {absent[0]} table: not a decision-memory harness database",
-                              "check the file or pass --format sqlite")
+            raise SourceError(
+                path,
+                f"no {absent[0]} table: not a decision-memory harness database",
+                "check the file or pass --format sqlite",
+            )
         msgs = _Reader(con, tables[MESSAGES], MESSAGE_FIELDS)
         missing = [f for f in ("conversation", "role", "content") if f not in msgs.have]
         if missing:
-            raise SourceError(path, f"{MESSAGES} has no {'/'.join(MESSAGE_FIELDS[missing[0]])} column",
-                              "check the table or pass --format sqlite")
+            raise SourceError(
+                path,
+                f"{MESSAGES} has no {'/'.join(MESSAGE_FIELDS[missing[0]])} column",
+                "check the table or pass --format sqlite",
+            )
         where = _read_messages(b, msgs, source_id)
         decs = _Reader(con, tables[DECISIONS], DECISION_FIELDS)
         if "title" not in decs.have and "content" not in decs.have:
-            raise SourceError(path, f"{DECISIONS} has neither a title nor a decision_content column",
-                              "check the table")
+            raise SourceError(path, f"{DECISIONS} has neither a title nor a decision_content column", "check the table")
         decisions = _read_decisions(b, decs, source_id, where)
         if EMBEDDINGS in tables:
             _read_embeddings(b, _Reader(con, tables[EMBEDDINGS], EMBEDDING_FIELDS), decisions)
@@ -207,8 +238,15 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
         loc = f"{reader.table}:{rowid}"
         role = ROLE_ALIASES.get(str(r["role"]).strip().lower()) if r["role"] is not None else None
         conv, content = _text(r["conversation"]), _text(r["content"])
-        reason = ("no conversation_id" if conv is None else f"unknown role {str(r['role'])[:40]!r}" if role is None
-                  else "content is NULL" if content is None else None)
+        reason = (
+            "no conversation_id"
+            if conv is None
+            else f"unknown role {str(r['role'])[:40]!r}"
+            if role is None
+            else "content is NULL"
+            if content is None
+            else None
+        )
         if reason:
             b.quarantine(loc, reason, _raw(whole))
             continue
@@ -216,8 +254,16 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
         ts = _epoch(r["created_at"])
         native = str(r["id"]) if r["id"] is not None else str(rowid)
         key = (_text(r["project"]) or "", conv)
-        groups.setdefault(key, []).append(((ts is None, ts or 0.0, _id_key(r["id"] if r["id"] is not None else rowid)),
-                                           native, ts, role, content, _text(r["hash"])))
+        groups.setdefault(key, []).append(
+            (
+                (ts is None, ts or 0.0, _id_key(r["id"] if r["id"] is not None else rowid)),
+                native,
+                ts,
+                role,
+                content,
+                _text(r["hash"]),
+            )
+        )
     seen: dict[str, str] = {}  # message_hash -> the id kept
     where: dict[str, tuple[str, int]] = {}
     repeats = undated = 0
@@ -257,8 +303,9 @@ def _read_messages(b: Batch, reader: _Reader, source_id: str) -> dict[str, tuple
     return where
 
 
-def _read_decisions(b: Batch, reader: _Reader, source_id: str,
-                    where: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
+def _read_decisions(
+    b: Batch, reader: _Reader, source_id: str, where: dict[str, tuple[str, int]]
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     imported = {cid for cid, _ in where.values()}
     bad_importance = 0
@@ -292,16 +339,29 @@ def _read_decisions(b: Batch, reader: _Reader, source_id: str,
         if cid is None and conv is not None:  # its source message is not here: the conversation, if imported
             cid = stable_id(source_id, f"{project}/{conv}" if project else conv)
             cid = cid if cid in imported else None
-        out[did] = {"source_id": source_id, "decision_id": did, "project": project, "conversation_id": cid,
-                    "native_conversation_id": conv, "source_message_id": src, "source_position": pos,
-                    "decision_type": _text(r["type"]), "title": title, "decision_content": content,
-                    "reason": _text(r["reason"]), "alternative_rejected": _text(r["rejected"]),
-                    "importance_score": importance, "created_at": _stamp(_epoch(r["created_at"])),
-                    "updated_at": _stamp(_epoch(r["updated_at"])), "embedding": embedding,
-                    "embedding_model": _text(r["embedding_model"])}
+        out[did] = {
+            "source_id": source_id,
+            "decision_id": did,
+            "project": project,
+            "conversation_id": cid,
+            "native_conversation_id": conv,
+            "source_message_id": src,
+            "source_position": pos,
+            "decision_type": _text(r["type"]),
+            "title": title,
+            "decision_content": content,
+            "reason": _text(r["reason"]),
+            "alternative_rejected": _text(r["rejected"]),
+            "importance_score": importance,
+            "created_at": _stamp(_epoch(r["created_at"])),
+            "updated_at": _stamp(_epoch(r["updated_at"])),
+            "embedding": embedding,
+            "embedding_model": _text(r["embedding_model"]),
+        }
     if bad_importance:
-        b.notes.append(f"{bad_importance} decisions with an importance_score that is not a number: "
-                       f"{DEFAULT_IMPORTANCE} used")
+        b.notes.append(
+            f"{bad_importance} decisions with an importance_score that is not a number: {DEFAULT_IMPORTANCE} used"
+        )
     return out
 
 
@@ -344,24 +404,55 @@ def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> No
     """The source's side tables (replaced whole on a re-read) and the counts in the run's note."""
     import pyarrow as pa
 
-    decision_schema = pa.schema([
-        ("source_id", pa.string()), ("decision_id", pa.string()), ("project", pa.string()), ("conversation_id", pa.string()),
-        ("native_conversation_id", pa.string()), ("source_message_id", pa.string()), ("source_position", pa.int32()),
-        ("decision_type", pa.string()), ("title", pa.string()), ("decision_content", pa.string()), ("reason", pa.string()),
-        ("alternative_rejected", pa.string()), ("importance_score", pa.float64()), ("created_at", pa.timestamp("us")),
-        ("updated_at", pa.timestamp("us")), ("embedding", pa.list_(pa.float32())), ("embedding_model", pa.string())])
-    alternative_schema = pa.schema([("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())])
+    decision_schema = pa.schema(
+        [
+            ("source_id", pa.string()),
+            ("decision_id", pa.string()),
+            ("project", pa.string()),
+            ("conversation_id", pa.string()),
+            ("native_conversation_id", pa.string()),
+            ("source_message_id", pa.string()),
+            ("source_position", pa.int32()),
+            ("decision_type", pa.string()),
+            ("title", pa.string()),
+            ("decision_content", pa.string()),
+            ("reason", pa.string()),
+            ("alternative_rejected", pa.string()),
+            ("importance_score", pa.float64()),
+            ("created_at", pa.timestamp("us")),
+            ("updated_at", pa.timestamp("us")),
+            ("embedding", pa.list_(pa.float32())),
+            ("embedding_model", pa.string()),
+        ]
+    )
+    alternative_schema = pa.schema(
+        [("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())]
+    )
     rows = list(decisions.values())
     alts = [(d["decision_id"], a) for d in rows for a in split_alternatives(d["alternative_rejected"])]
     b.state["tables"] = {
         "decisions": pa.Table.from_pylist(rows, decision_schema),
-        "decision_alternatives": pa.table({"source_id": [source_id] * len(alts), "decision_id": [a[0] for a in alts],
-                                           "alternative": [a[1] for a in alts]}, alternative_schema)}
+        "decision_alternatives": pa.table(
+            {
+                "source_id": [source_id] * len(alts),
+                "decision_id": [a[0] for a in alts],
+                "alternative": [a[1] for a in alts],
+            },
+            alternative_schema,
+        ),
+    }
     b.state["skipped"] = b.state.get("skipped", 0) + len(rows)
     vectors = sum(d["embedding"] is not None for d in rows)
-    b.notes.append(f"decision memory: {len(rows)} decisions in `decisions` ({len(alts)} rejected options, "
-                   f"{vectors} with an embedding)")
+    b.notes.append(
+        f"decision memory: {len(rows)} decisions in `decisions` ({len(alts)} rejected options, "
+        f"{vectors} with an embedding)"
+    )
 
 
-FORMAT = Format(NAME, "a decision-memory harness database (conversation_messages + decision_events, seed 003)",
-                _sniff, task=parse_file, suffixes=(".db", ".sqlite", ".sqlite3"))
+FORMAT = Format(
+    NAME,
+    "a decision-memory harness database (conversation_messages + decision_events, seed 003)",
+    _sniff,
+    task=parse_file,
+    suffixes=(".db", ".sqlite", ".sqlite3"),
+)

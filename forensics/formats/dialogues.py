@@ -7,6 +7,7 @@ The labels themselves are not imported: `forensics report --labels FILE` reads t
 A bad line is quarantined with its raw bytes, like any other importer; a bad turn alone (its JSON), leaving a
 gap in the positions.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -53,14 +54,22 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
             b.quarantine(where, problem, raw)
             continue
         turns = _turns(b, obj["turns"], where)
-        entries = [Entry(i, str(t["idx"]), str(turns[i - 1]["idx"]) if i else None, t["idx"],
-                         Message(ROLES[t["role"]], t["text"], [], [], None, False, None))
-                   for i, t in enumerate(turns)]
+        entries = [
+            Entry(
+                i,
+                str(t["idx"]),
+                str(turns[i - 1]["idx"]) if i else None,
+                t["idx"],
+                Message(ROLES[t["role"]], t["text"], [], [], None, False, None),
+            )
+            for i, t in enumerate(turns)
+        ]
         did = str(obj["dialogue_id"])
         if not entries:  # every turn quarantined: no conversation of nothing
             continue
-        b.add_conversation(stable_id(source_id, did), did, None, None, None, None, None,
-                           f"{fingerprint}:{lineno}", entries)
+        b.add_conversation(
+            stable_id(source_id, did), did, None, None, None, None, None, f"{fingerprint}:{lineno}", entries
+        )
     if lines and not b.conv["conversation_id"]:
         b.state["error"] = "no line is a labeled dialogue (dialogue_id + turns)"
     return Parsed.of(b)
@@ -96,5 +105,10 @@ def _scalar(v: object) -> bool:
     return isinstance(v, (str, int)) and not isinstance(v, bool)
 
 
-FORMAT = Format("dialogues", "labeled dialogue JSONL (dialogue_id + turns with idx, role, text, topic, shift)",
-                lambda probe: looks_like_dialogues(probe.head), task=parse_file, suffixes=(".jsonl",))
+FORMAT = Format(
+    "dialogues",
+    "labeled dialogue JSONL (dialogue_id + turns with idx, role, text, topic, shift)",
+    lambda probe: looks_like_dialogues(probe.head),
+    task=parse_file,
+    suffixes=(".jsonl",),
+)

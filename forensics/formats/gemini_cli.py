@@ -24,6 +24,7 @@ Two other files sit in the project folder (packages/core/src/core/logger.ts):
   message, timestamp}``), one conversation of person messages per session. A session whose recording sits in
   ``chats/`` beside it (``session-<time>-<first 8 of its id>.json``) is read there, its prompts skipped.
 """
+
 from __future__ import annotations
 
 import re
@@ -98,8 +99,13 @@ def read(path: str, log: Log) -> list[Conversation]:
     return [_conversation(path, log, meta, [(n, r) for n, r in records.values()], off, events)]
 
 
-def _checkpoint(records: dict[str, tuple[int, dict[str, Any]]], off: set[str], events: list[tuple[str, Event]],
-                msgs: list[Any], n: int) -> None:
+def _checkpoint(
+    records: dict[str, tuple[int, dict[str, Any]]],
+    off: set[str],
+    events: list[tuple[str, Event]],
+    msgs: list[Any],
+    n: int,
+) -> None:
     """``$set.messages``: the history as the CLI now holds it. Messages it keeps take its version; new ones
     (a compression summary) are added; a history that lost messages is a compaction."""
     kept = {m["id"] for m in msgs if isinstance(m, dict) and isinstance(m.get("id"), str)}
@@ -110,12 +116,23 @@ def _checkpoint(records: dict[str, tuple[int, dict[str, Any]]], off: set[str], e
             records[m["id"]] = (records.get(m["id"], (n, m))[0], m)
     if dropped:
         first_new = next((m["id"] for m in msgs if isinstance(m, dict) and m.get("id") not in dropped), "")
-        events.append((first_new, Event("compaction", detail={"dropped_messages": len(dropped),
-                                                                "kept_messages": still, "line": n})))
+        events.append(
+            (
+                first_new,
+                Event("compaction", detail={"dropped_messages": len(dropped), "kept_messages": still, "line": n}),
+            )
+        )
 
 
-def _conversation(path: str, log: Log, meta: dict[str, Any], msgs: list[tuple[int, Any]], off: set[str],
-                  events: list[tuple[str, Event]], doc_form: bool = False) -> Conversation:
+def _conversation(
+    path: str,
+    log: Log,
+    meta: dict[str, Any],
+    msgs: list[tuple[int, Any]],
+    off: set[str],
+    events: list[tuple[str, Event]],
+    doc_form: bool = False,
+) -> Conversation:
     turns: list[Turn] = []
     index: dict[str, int] = {}
     for n, m in msgs:
@@ -139,9 +156,17 @@ def _conversation(path: str, log: Log, meta: dict[str, Any], msgs: list[tuple[in
         ev.before = index.get(before)
         conv_events.append(ev)
     model = next((t.usage[0].model for t in turns if t.usage and t.usage[0].model), None)
-    return Conversation(str(meta.get("sessionId") or Path(path).stem), turns, title=meta.get("summary"),
-                        provider="google", model=model, created=meta.get("startTime"),
-                        updated=meta.get("lastUpdated"), parent=_parent(path, meta), events=conv_events)
+    return Conversation(
+        str(meta.get("sessionId") or Path(path).stem),
+        turns,
+        title=meta.get("summary"),
+        provider="google",
+        model=model,
+        created=meta.get("startTime"),
+        updated=meta.get("lastUpdated"),
+        parent=_parent(path, meta),
+        events=conv_events,
+    )
 
 
 def _continue_after_rewinds(turns: list[Turn]) -> None:
@@ -172,25 +197,43 @@ def _turns(m: dict[str, Any], off: bool) -> list[Turn]:
         text = text_of(m.get("content"))
         return [Turn("user", text, at=at, id=mid, main=not off, origin=_user_origin(text))]
     calls = [c for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
-    turn = Turn("assistant", text_of(m.get("content")), at=at, id=mid, main=not off,
-                calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls])
+    turn = Turn(
+        "assistant",
+        text_of(m.get("content")),
+        at=at,
+        id=mid,
+        main=not off,
+        calls=[ToolCall(c.get("name"), c.get("args"), c.get("id")) for c in calls],
+    )
     tokens = m.get("tokens")
     if isinstance(tokens, dict):
         get: Callable[[str], Any] = tokens.get  # a count is summed only when both are ints (_nums)
         inp, cached, tool = get("input"), get("cached"), get("tool")
         out, thoughts = get("output"), get("thoughts")
-        turn.usage.append(Usage(  # total = input + output + thoughts + tool (toolUsePromptTokenCount: input too)
-            prompt_tokens=inp + tool if _nums(inp, tool) else inp,
-            output_tokens=out + thoughts if _nums(out, thoughts) else out,
-            cache_read_input_tokens=cached, model=m.get("model")))
+        turn.usage.append(
+            Usage(  # total = input + output + thoughts + tool (toolUsePromptTokenCount: input too)
+                prompt_tokens=inp + tool if _nums(inp, tool) else inp,
+                output_tokens=out + thoughts if _nums(out, thoughts) else out,
+                cache_read_input_tokens=cached,
+                model=m.get("model"),
+            )
+        )
     out = [turn]
     for c in calls:
         if c.get("result") is None and c.get("resultDisplay") is None:
             continue  # still running, or cancelled before it ran: the call stays unanswered
         status = c.get("status")
-        out.append(Turn("tool", _result_text(c), answers=c.get("id"), at=c.get("timestamp") or at,
-                        id=f"{mid}:{c.get('id')}", main=not off,
-                        is_error=True if status == "error" else False if status == "success" else None))
+        out.append(
+            Turn(
+                "tool",
+                _result_text(c),
+                answers=c.get("id"),
+                at=c.get("timestamp") or at,
+                id=f"{mid}:{c.get('id')}",
+                main=not off,
+                is_error=True if status == "error" else False if status == "success" else None,
+            )
+        )
     return out
 
 
@@ -226,8 +269,11 @@ def _checkpoint_conversation(path: str, log: Log, contents: list[Any]) -> Conver
             parts = [p for p in listed(c.get("parts")) if isinstance(p, dict)]
             if c.get("role") == "model":
                 text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
-                calls = [ToolCall(_str(fc.get("name")), fc.get("args"), _str(fc.get("id")))
-                         for p in parts if isinstance(fc := p.get("functionCall"), dict)]
+                calls = [
+                    ToolCall(_str(fc.get("name")), fc.get("args"), _str(fc.get("id")))
+                    for p in parts
+                    if isinstance(fc := p.get("functionCall"), dict)
+                ]
                 turns.append(Turn("assistant", text, calls=calls, id=str(i)))
                 open_calls.extend(calls)
                 continue
@@ -248,8 +294,9 @@ def _checkpoint_conversation(path: str, log: Log, contents: list[Any]) -> Conver
 def _response(fr: dict[str, Any], open_calls: list[ToolCall], nid: str) -> Turn:
     """The tool message of one function response; the call it answers leaves ``open_calls``."""
     rid, name = _str(fr.get("id")), fr.get("name")
-    call = next((c for c in open_calls if rid is not None and c.id == rid), None) \
-        or next((c for c in open_calls if c.id is None and c.name == name), None)
+    call = next((c for c in open_calls if rid is not None and c.id == rid), None) or next(
+        (c for c in open_calls if c.id is None and c.name == name), None
+    )
     if call is not None:
         open_calls.remove(call)
         call.id = call.id or rid or f"call-{nid}"
@@ -275,11 +322,14 @@ def _prompt_log(path: str, log: Log, entries: list[Any]) -> list[Conversation]:
                 log.skip(f"entry of type {str(e.get('type'))[:40]}")
             else:
                 sessions.setdefault(sid, []).append(
-                    Turn("user", text, at=e.get("timestamp"), id=f"{sid}:{e.get('messageId')}", origin="person"))
+                    Turn("user", text, at=e.get("timestamp"), id=f"{sid}:{e.get('messageId')}", origin="person")
+                )
     if sessions:
         log.notes.append("prompt log: the person's inputs only (no replies in this file)")
-    return [Conversation(sid, turns, title="Gemini CLI prompt log", provider="google", created=turns[0].at)
-            for sid, turns in sessions.items()]
+    return [
+        Conversation(sid, turns, title="Gemini CLI prompt log", provider="google", created=turns[0].at)
+        for sid, turns in sessions.items()
+    ]
 
 
 def _str(v: Any) -> str | None:
@@ -315,14 +365,22 @@ def _sniff(probe: Probe) -> bool:
     start = head.lstrip()[:1]
     if start == b"[" and b'"sessionId"' in head and b'"messageId"' in head:
         return True  # logs.json
-    if start == b"[" and b'"parts"' in head and (re.search(rb'"role"\s*:\s*"model"', probe.head)
-                                                 or probe.path.name.startswith("checkpoint-")):
+    if (
+        start == b"["
+        and b'"parts"' in head
+        and (re.search(rb'"role"\s*:\s*"model"', probe.head) or probe.path.name.startswith("checkpoint-"))
+    ):
         return True  # a checkpoint: Gemini API Content[] (the API's roles are user and model)
     if probe.path.name.startswith("checkpoint-") and start == b"{" and b'"history"' in head and b'"parts"' in head:
         return True
     return any(isinstance(r, dict) and ("$rewindTo" in r or "$set" in r) for r in probe.records)
 
 
-FORMAT = Format("gemini-cli", "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl "
-                "(and checkpoint-*.json, logs.json: the prompts of sessions the chats do not hold)", _sniff, read=read,
-                claims=("*/.gemini/tmp/*/chats/*.json", "*/.gemini/tmp/*/chats/*.jsonl", "*/.gemini/tmp/*/checkpoint-*.json"))
+FORMAT = Format(
+    "gemini-cli",
+    "Gemini CLI chats, ~/.gemini/tmp/<project>/chats/session-*.json and .jsonl "
+    "(and checkpoint-*.json, logs.json: the prompts of sessions the chats do not hold)",
+    _sniff,
+    read=read,
+    claims=("*/.gemini/tmp/*/chats/*.json", "*/.gemini/tmp/*/chats/*.jsonl", "*/.gemini/tmp/*/checkpoint-*.json"),
+)

@@ -16,6 +16,7 @@ conversation/message.rs):
 Token counts are the session's totals only (no figure per response): not read. Seen on a real store (Goose
 1.x, 2026, one session without messages) and built from the source; docs/formats.md.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -28,8 +29,16 @@ from forensics.formats.kit import values
 from forensics.formats.kit.declare import Format, Probe, connect_ro
 from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, listed, mapping, text_of
 
-IGNORED = ("thinking", "redactedThinking", "image", "systemNotification", "toolConfirmationRequest",
-           "frontendToolRequest", "contextLengthExceeded", "summarizationRequested")
+IGNORED = (
+    "thinking",
+    "redactedThinking",
+    "image",
+    "systemNotification",
+    "toolConfirmationRequest",
+    "frontendToolRequest",
+    "contextLengthExceeded",
+    "summarizationRequested",
+)
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -57,8 +66,10 @@ def _store(path: str, log: Log) -> list[Conversation]:
         cols = {r[1] for r in con.execute("PRAGMA table_info(sessions)")}
         title = "coalesce(nullif(name, ''), nullif(description, ''))" if "name" in cols else "description"
         sessions = con.execute(f"SELECT id, {title}, created_at FROM sessions ORDER BY created_at, id").fetchall()
-        rows = con.execute("SELECT id, session_id, role, content_json, created_timestamp FROM messages "
-                           "ORDER BY session_id, created_timestamp, id").fetchall()
+        rows = con.execute(
+            "SELECT id, session_id, role, content_json, created_timestamp FROM messages "
+            "ORDER BY session_id, created_timestamp, id"
+        ).fetchall()
     except (sqlite3.Error, UnicodeDecodeError) as e:  # a damaged schema's message is not always UTF-8
         log.error = f"cannot read the sessions and messages tables ({e})"
         return []
@@ -80,8 +91,7 @@ def _store(path: str, log: Log) -> list[Conversation]:
     return out
 
 
-def _conversation(log: Log, sid: str, title: Any, created: Any, msgs: list[tuple[str, dict[str, Any]]]
-                  ) -> Conversation:
+def _conversation(log: Log, sid: str, title: Any, created: Any, msgs: list[tuple[str, dict[str, Any]]]) -> Conversation:
     turns: list[Turn] = []
     for where, m in msgs:
         with log.guard(where, m):
@@ -104,23 +114,33 @@ def _conversation(log: Log, sid: str, title: Any, created: Any, msgs: list[tuple
                     failed = res.get("status") == "error" or (isinstance(v, dict) and v.get("isError") is True)
                     err = res.get("error")
                     said = text_of(body, kinds=None) if body is not None else err if isinstance(err, str) else ""
-                    results.append(Turn("tool", said, answers=b.get("id"), at=at, is_error=failed,
-                                        origin="tool_result"))
+                    results.append(
+                        Turn("tool", said, answers=b.get("id"), at=at, is_error=failed, origin="tool_result")
+                    )
                 else:
                     log.ignore(f"{str(kind)[:40]} block")
             if texts or calls or not results:
-                turns.append(Turn(role, "\n".join(texts), calls if role == "assistant" else [], at=at,
-                                  origin="person" if role == "user" and texts else None))
+                turns.append(
+                    Turn(
+                        role,
+                        "\n".join(texts),
+                        calls if role == "assistant" else [],
+                        at=at,
+                        origin="person" if role == "user" and texts else None,
+                    )
+                )
             turns.extend(results)
-    return Conversation(sid, turns, title=title if isinstance(title, str) and title else None, provider="goose",
-                        created=created)
+    return Conversation(
+        sid, turns, title=title if isinstance(title, str) and title else None, provider="goose", created=created
+    )
 
 
 def _sniff(probe: Probe) -> bool:
     if probe.is_sqlite:
         t = probe.tables
-        return {"session_id", "role", "content_json"} <= set(t.get("messages") or []) and \
-            "working_dir" in (t.get("sessions") or [])
+        return {"session_id", "role", "content_json"} <= set(t.get("messages") or []) and "working_dir" in (
+            t.get("sessions") or []
+        )
     recs = [r for r in probe.records if isinstance(r, dict)]
     if not recs:
         return False
@@ -128,8 +148,15 @@ def _sniff(probe: Probe) -> bool:
     if "working_dir" in first and ("message_count" in first or "description" in first):
         return True
     return all("role" in r and "created" in r and isinstance(r.get("content"), list) for r in recs) and any(
-        mapping(b).get("type") in ("toolRequest", "toolResponse") for r in recs for b in r["content"])
+        mapping(b).get("type") in ("toolRequest", "toolResponse") for r in recs for b in r["content"]
+    )
 
 
-FORMAT = Format("goose", "Goose sessions: sessions.db (sessions and messages tables) and the 2025 JSONL session "
-                         "files", _sniff, read=read, suffixes=(".db", ".jsonl"), names=("sessions.db",))
+FORMAT = Format(
+    "goose",
+    "Goose sessions: sessions.db (sessions and messages tables) and the 2025 JSONL session files",
+    _sniff,
+    read=read,
+    suffixes=(".db", ".jsonl"),
+    names=("sessions.db",),
+)

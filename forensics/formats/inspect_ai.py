@@ -19,6 +19,7 @@ conversation, one per scorer with its value, answer and explanation. The other e
 state...) are skipped and counted; ``header.json``, ``summaries.json`` and journal members are read for the
 model or skipped.
 """
+
 from __future__ import annotations
 
 import re
@@ -34,8 +35,10 @@ from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn
 
 SAMPLE = re.compile(r"samples/(.+)_epoch_(\d+)\.json$")
 ATTACHMENT = "attachment://"
-CONTINUE = re.compile(r"\s*(?:Please proceed to the next step using your best judgement|Your submission was incorrect\. "
-                      r"Please proceed and attempt to find the correct answer)")
+CONTINUE = re.compile(
+    r"\s*(?:Please proceed to the next step using your best judgement|Your submission was incorrect\. "
+    r"Please proceed and attempt to find the correct answer)"
+)
 
 
 def read(path: str, log: Log) -> list[Conversation]:
@@ -105,9 +108,15 @@ def _sample(log: Log, s: dict[str, Any], model: Any, created: Any) -> Conversati
     turns = [_turn(m, i) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
     _attach_usage(log, s, turns)
     out = mapping(s.get("output"))
-    return Conversation(f"{s.get('id')} epoch {s.get('epoch', 1)}", turns, model=out.get("model") or model,
-                        created=s.get("started_at") or created, updated=s.get("completed_at"), events=_outcomes(s),
-                        outcome=grades.inspect_scores(s.get("scores"), s.get("id")))
+    return Conversation(
+        f"{s.get('id')} epoch {s.get('epoch', 1)}",
+        turns,
+        model=out.get("model") or model,
+        created=s.get("started_at") or created,
+        updated=s.get("completed_at"),
+        events=_outcomes(s),
+        outcome=grades.inspect_scores(s.get("scores"), s.get("id")),
+    )
 
 
 def _missing(reply: dict[str, Any] | None, known: set[Any]) -> bool:
@@ -124,7 +133,7 @@ def _resolve(v: Any, attachments: dict[str, Any]) -> Any:
     """Every ``attachment://<hash>`` string replaced by the attachment it names."""
     if isinstance(v, str):
         if v.startswith(ATTACHMENT):
-            found = attachments.get(v[len(ATTACHMENT):])
+            found = attachments.get(v[len(ATTACHMENT) :])
             return found if isinstance(found, str) else v
         return v
     if isinstance(v, list):
@@ -151,8 +160,11 @@ def _from_events(generations: list[dict[str, Any]], replies: list[dict[str, Any]
             conv.extend(inputs[n:])
         else:  # a fresh prompt: what follows its last reply is new
             last = max((i for i, m in enumerate(inputs) if m.get("role") == "assistant"), default=-1)
-            conv.extend(m for m in inputs[last + 1:] if not (m.get("role") == "system" and any(
-                c.get("role") == "system" for c in conv)))
+            conv.extend(
+                m
+                for m in inputs[last + 1 :]
+                if not (m.get("role") == "system" and any(c.get("role") == "system" for c in conv))
+            )
         if reply is not None:
             conv.append(reply)
     return conv
@@ -167,16 +179,23 @@ def _turn(m: dict[str, Any], i: int) -> Turn:
     text = text_of(m.get("content"))
     mid = m.get("id") if isinstance(m.get("id"), str) else str(i)
     if role == "assistant":
-        calls = [ToolCall(c.get("function"), c.get("arguments"), c.get("id")) for c in listed(m.get("tool_calls"))
-                 if isinstance(c, dict)]
+        calls = [
+            ToolCall(c.get("function"), c.get("arguments"), c.get("id"))
+            for c in listed(m.get("tool_calls"))
+            if isinstance(c, dict)
+        ]
         return Turn("assistant", text, calls=calls, id=mid)
     if role == "tool":
         err = m.get("error")
         if isinstance(err, dict) and not text:
             text = text_of(err.get("message"))
         return Turn("tool", text, answers=m.get("tool_call_id"), is_error=err is not None, id=mid)
-    return Turn(role if isinstance(role, str) else "?", text, id=mid,
-                origin="harness" if role == "user" and CONTINUE.match(text) else None)
+    return Turn(
+        role if isinstance(role, str) else "?",
+        text,
+        id=mid,
+        origin="harness" if role == "user" and CONTINUE.match(text) else None,
+    )
 
 
 def _outcomes(s: dict[str, Any]) -> list[Event]:
@@ -185,8 +204,14 @@ def _outcomes(s: dict[str, Any]) -> list[Event]:
     scores = mapping(s.get("scores"))
     for name, sc in scores.items():
         sc = sc if isinstance(sc, dict) else {"value": sc}
-        out.append(Event("score", None, trigger=str(name), detail={k: sc[k] for k in (
-            "value", "answer", "explanation", "metadata") if sc.get(k) is not None}))
+        out.append(
+            Event(
+                "score",
+                None,
+                trigger=str(name),
+                detail={k: sc[k] for k in ("value", "answer", "explanation", "metadata") if sc.get(k) is not None},
+            )
+        )
     if s.get("error"):
         out.append(Event("error", None, detail={"error": s["error"]}))
     return out
@@ -211,20 +236,26 @@ def _attach_usage(log: Log, s: dict[str, Any], turns: list[Turn]) -> None:
         if u is None or target is None:
             continue
         inclusive = _cache_inside(u)
-        target.usage.append(Usage(input_tokens=None if inclusive else u.get("input_tokens"),
-                                  prompt_tokens=u.get("input_tokens") if inclusive else None,
-                                  output_tokens=u.get("output_tokens"),
-                                  cache_creation_input_tokens=u.get("input_tokens_cache_write"),
-                                  cache_read_input_tokens=u.get("input_tokens_cache_read"),
-                                  model=out.get("model") or ev.get("model")))
+        target.usage.append(
+            Usage(
+                input_tokens=None if inclusive else u.get("input_tokens"),
+                prompt_tokens=u.get("input_tokens") if inclusive else None,
+                output_tokens=u.get("output_tokens"),
+                cache_creation_input_tokens=u.get("input_tokens_cache_write"),
+                cache_read_input_tokens=u.get("input_tokens_cache_read"),
+                model=out.get("model") or ev.get("model"),
+            )
+        )
 
 
 def _cache_inside(u: dict[str, Any]) -> bool:
     """Whether a ModelUsage's ``input_tokens`` holds its cached tokens: Inspect copies each provider's count
     (Anthropic's leaves the cache out and its total adds it; OpenAI's ``prompt_tokens`` holds it and its total
     is input + output), so the total tells, when it is there and the cache fits inside the input."""
-    counts = [values.count(u.get(k)) or 0 for k in ("input_tokens", "output_tokens", "input_tokens_cache_read",
-                                                      "input_tokens_cache_write")]
+    counts = [
+        values.count(u.get(k)) or 0
+        for k in ("input_tokens", "output_tokens", "input_tokens_cache_read", "input_tokens_cache_write")
+    ]
     total = values.count(u.get("total_tokens"))
     inp, out, read, write = counts
     return read + write > 0 and total == inp + out and inp >= read + write
@@ -234,9 +265,19 @@ def _sniff(probe: Probe) -> bool:
     if probe.is_zip:
         return any(SAMPLE.match(n) for n in probe.members) or "header.json" in probe.members
     head = probe.head.lstrip()
-    return head[:1] == b"{" and b'"eval"' in probe.head[:4096] and (
-        b'"version"' in probe.head[:512] or b'"task"' in probe.head[:8192]) and b'"status"' in probe.head[:8192]
+    return (
+        head[:1] == b"{"
+        and b'"eval"' in probe.head[:4096]
+        and (b'"version"' in probe.head[:512] or b'"task"' in probe.head[:8192])
+        and b'"status"' in probe.head[:8192]
+    )
 
 
-FORMAT = Format("inspect", "Inspect AI eval logs, .eval (zip) and .json: one conversation per sample and epoch",
-                _sniff, read=read, suffixes=(".eval", ".json"), claims=("*.eval",))
+FORMAT = Format(
+    "inspect",
+    "Inspect AI eval logs, .eval (zip) and .json: one conversation per sample and epoch",
+    _sniff,
+    read=read,
+    suffixes=(".eval", ".json"),
+    claims=("*.eval",),
+)

@@ -3,6 +3,7 @@
 The conversation is the path from the root to the newest leaf; entries on other branches are kept with
 ``on_main_path = false``. Every line is either imported or quarantined with its raw bytes and a reason.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -54,17 +55,25 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
         b.state["error"] = "no line is a message entry (an object with role); not a JSONL session file"
         return Parsed.of(b)
     main = _main_path(nodes, order)
-    entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order
-               for seq, parent, msg, _ in (nodes[eid],)]
+    entries = [Entry(seq, eid, parent, main.get(eid), msg) for eid in order for seq, parent, msg, _ in (nodes[eid],)]
     native = str(header.get("id") or Path(path).stem)
-    b.add_conversation(stable_id(source_id, native), native, _opt(header.get("title")), _opt(header.get("provider")),
-                       _opt(header.get("model")), to_epoch(header.get("created_at")), None, fingerprint,
-                       entries)
+    b.add_conversation(
+        stable_id(source_id, native),
+        native,
+        _opt(header.get("title")),
+        _opt(header.get("provider")),
+        _opt(header.get("model")),
+        to_epoch(header.get("created_at")),
+        None,
+        fingerprint,
+        entries,
+    )
     return Parsed.of(b)
 
 
-def _read_entries(b: Batch, lines: list[bytes], start: int, name: str, fast: bool,
-                  objects: int) -> tuple[Nodes, list[str], int, int]:
+def _read_entries(
+    b: Batch, lines: list[bytes], start: int, name: str, fast: bool, objects: int
+) -> tuple[Nodes, list[str], int, int]:
     """Every entry line → nodes in file order, or quarantined; also counts JSON objects and message entries."""
     entries_seen = 0
     nodes: Nodes = {}
@@ -127,8 +136,11 @@ def _fast_entry(raw: bytes) -> tuple[str, str | None, Message] | None:
 def _main_path(nodes: Nodes, order: list[str]) -> dict[str, int]:
     """entry id -> position on the path root -> newest leaf (newest by timestamp, then by file order)."""
     parent_of = {e: nodes[e][1] for e in order}
-    leaf = max(leaves(parent_of), key=lambda e: (nodes[e][3] if nodes[e][3] is not None else float("-inf"),
-                                                  nodes[e][0]), default=None)
+    leaf = max(
+        leaves(parent_of),
+        key=lambda e: (nodes[e][3] if nodes[e][3] is not None else float("-inf"), nodes[e][0]),
+        default=None,
+    )
     return {eid: i for i, eid in enumerate(chain(leaf, parent_of))}
 
 
@@ -156,8 +168,15 @@ def looks_like_jsonl(head: bytes) -> bool:
 
 
 def _sniff(probe: Probe) -> bool:
-    return not (probe.is_sqlite or probe.is_zip) and (probe.path.suffix.lower() == ".jsonl" or looks_like_jsonl(probe.head))
+    return not (probe.is_sqlite or probe.is_zip) and (
+        probe.path.suffix.lower() == ".jsonl" or looks_like_jsonl(probe.head)
+    )
 
 
-FORMAT = Format("jsonl", "JSONL session trees: a header line, then entries linked by id/parent_id", _sniff,
-                task=parse_file, suffixes=(".jsonl",))
+FORMAT = Format(
+    "jsonl",
+    "JSONL session trees: a header line, then entries linked by id/parent_id",
+    _sniff,
+    task=parse_file,
+    suffixes=(".jsonl",),
+)

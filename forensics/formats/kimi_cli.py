@@ -21,6 +21,7 @@ The first line is ``{"type": "metadata", "protocol_version"}``; then ``{"timesta
 
 Seen on real sessions of Kimi CLI (wire protocol 1.3, 2026-03); docs/formats.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -69,24 +70,36 @@ def read(path: str, log: Log) -> list[Conversation]:
                 cid = str(payload.get("task_tool_call_id") or "subagent")
                 thread = threads.setdefault(f"{sid}:{cid}", _Thread(f"{sid}:{cid}", parent=sid))
                 event = mapping(payload.get("event"))
-            _apply(log, thread, str(event.get("type")), mapping(event.get("payload")), at, where,
-                   sub=thread is not main)
+            _apply(
+                log, thread, str(event.get("type")), mapping(event.get("payload")), at, where, sub=thread is not main
+            )
     if not seen_wire:
         log.error = "no line is a Kimi CLI wire record (metadata, TurnBegin, StepBegin, ...)"
         return []
     out = []
     for t in threads.values():
         title = next((x.text for x in t.turns if x.role == "user" and x.text.strip()), None)
-        out.append(Conversation(t.id, t.turns, title=title[:200] if title else None, provider="moonshot",
-                                model=t.model, created=t.created, parent=t.parent, events=t.events))
+        out.append(
+            Conversation(
+                t.id,
+                t.turns,
+                title=title[:200] if title else None,
+                provider="moonshot",
+                model=t.model,
+                created=t.created,
+                parent=t.parent,
+                events=t.events,
+            )
+        )
     return out
 
 
 def _apply(log: Log, t: _Thread, kind: str, p: dict[str, Any], at: Any, where: str, sub: bool) -> None:
     t.created = t.created or at
     if kind == "TurnBegin":
-        t.turns.append(Turn("user", _text(p.get("user_input")), at=at, id=f"{where}",
-                            origin="harness" if sub else "person"))
+        t.turns.append(
+            Turn("user", _text(p.get("user_input")), at=at, id=f"{where}", origin="harness" if sub else "person")
+        )
         t.step = None
     elif kind == "StepBegin":
         t.step = Turn("assistant", "", at=at, id=f"{where}")
@@ -115,15 +128,29 @@ def _apply(log: Log, t: _Thread, kind: str, p: dict[str, Any], at: Any, where: s
         if not text and isinstance(rv.get("message"), str):
             text = rv["message"]
         err = rv.get("is_error")
-        t.turns.append(Turn("tool", text, answers=p.get("tool_call_id"), at=at, id=f"{where}",
-                            is_error=err if isinstance(err, bool) else None, origin="tool_result"))
+        t.turns.append(
+            Turn(
+                "tool",
+                text,
+                answers=p.get("tool_call_id"),
+                at=at,
+                id=f"{where}",
+                is_error=err if isinstance(err, bool) else None,
+                origin="tool_result",
+            )
+        )
     elif kind == "StatusUpdate":
         u = mapping(p.get("token_usage"))
         if u and t.step is not None:
-            t.step.usage.append(Usage(input_tokens=u.get("input_other"), output_tokens=u.get("output"),
-                                      cache_read_input_tokens=u.get("input_cache_read"),
-                                      cache_creation_input_tokens=u.get("input_cache_creation"),
-                                      message_id=p.get("message_id") if isinstance(p.get("message_id"), str) else None))
+            t.step.usage.append(
+                Usage(
+                    input_tokens=u.get("input_other"),
+                    output_tokens=u.get("output"),
+                    cache_read_input_tokens=u.get("input_cache_read"),
+                    cache_creation_input_tokens=u.get("input_cache_creation"),
+                    message_id=p.get("message_id") if isinstance(p.get("message_id"), str) else None,
+                )
+            )
             log.skip("StatusUpdate (-> message_usage)")
         else:
             log.skip("StatusUpdate")
@@ -157,15 +184,22 @@ def _sniff(probe: Probe) -> bool:
     first = recs[0]
     if first.get("type") == "metadata" and "protocol_version" in first:
         return True
-    return all(isinstance(mapping(r.get("message")).get("type"), str) and "timestamp" in r for r in recs) and \
-        any(mapping(r.get("message")).get("type") in ("TurnBegin", "StepBegin", "ContentPart") for r in recs)
+    return all(isinstance(mapping(r.get("message")).get("type"), str) and "timestamp" in r for r in recs) and any(
+        mapping(r.get("message")).get("type") in ("TurnBegin", "StepBegin", "ContentPart") for r in recs
+    )
 
 
-FORMAT = Format("kimi-cli", "Kimi CLI sessions, ~/.kimi/sessions/<dir hash>/<session>/wire.jsonl (turns, steps, "
-                            "tool calls and results, token usage, sub-agents)",
-                _sniff, read=read, suffixes=(".jsonl",),
-                sides=(Side("context.jsonl", "wire.jsonl", "the model's current context (rewritten on compaction)",
-                            read=False),
-                       Side("context_*.jsonl", "wire.jsonl", "an older or a sub-agent's context", read=False),
-                       Side("state.json", "wire.jsonl", "the session's approval state", read=False)),
-                claims=("*/.kimi/sessions/*/*/wire.jsonl",))
+FORMAT = Format(
+    "kimi-cli",
+    "Kimi CLI sessions, ~/.kimi/sessions/<dir hash>/<session>/wire.jsonl (turns, steps, "
+    "tool calls and results, token usage, sub-agents)",
+    _sniff,
+    read=read,
+    suffixes=(".jsonl",),
+    sides=(
+        Side("context.jsonl", "wire.jsonl", "the model's current context (rewritten on compaction)", read=False),
+        Side("context_*.jsonl", "wire.jsonl", "an older or a sub-agent's context", read=False),
+        Side("state.json", "wire.jsonl", "the session's approval state", read=False),
+    ),
+    claims=("*/.kimi/sessions/*/*/wire.jsonl",),
+)

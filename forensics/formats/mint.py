@@ -14,6 +14,7 @@ the reference answer: it is not read. The model is not in the record: MINT write
 ``data/outputs/<model>/F=<feedback>/<setting>/<category>/<dataset>/results.jsonl``, so the folder above
 ``F=...`` names it, and the task key is ``<dataset>/<task_id>``.
 """
+
 from __future__ import annotations
 
 import re
@@ -48,9 +49,13 @@ def read(path: str, log: Log) -> list[Conversation]:
             conv = Conversation(native, _turns(log, history, f"{log.name}:{n}"), model=model, title=key)
             ok = verdict(state.get("success"))
             if ok is not None:
-                conv.outcome = Outcome(ok, float(ok), "state.success",
-                                       {"success": state.get("success"), "terminate_reason": state.get("terminate_reason")},
-                                       key)
+                conv.outcome = Outcome(
+                    ok,
+                    float(ok),
+                    "state.success",
+                    {"success": state.get("success"), "terminate_reason": state.get("terminate_reason")},
+                    key,
+                )
             out.append(conv)
     return out
 
@@ -93,9 +98,18 @@ def _sniff(probe: Probe) -> bool:
     if HEAD.match(probe.head):
         return True
     first = probe.records[0] if probe.records else None
-    return isinstance(first, dict) and isinstance(mapping(first.get("state")).get("history"), list) \
-        and isinstance(first.get("task"), dict) and bool(listed(mapping(first.get("state")).get("history")))
+    return (
+        isinstance(first, dict)
+        and isinstance(mapping(first.get("state")).get("history"), list)
+        and isinstance(first.get("task"), dict)
+        and bool(listed(mapping(first.get("state")).get("history")))
+    )
 
 
-FORMAT = Format("mint", "MINT benchmark results.jsonl: one run per line (state.history), outcome state.success",
-                _sniff, read=read, suffixes=(".jsonl",))
+FORMAT = Format(
+    "mint",
+    "MINT benchmark results.jsonl: one run per line (state.history), outcome state.success",
+    _sniff,
+    read=read,
+    suffixes=(".jsonl",),
+)

@@ -9,6 +9,7 @@ branches, kept off it. Native tool calls are written into the assistant's conten
 message after the assistant message; ``<details type="reasoning">`` blocks (a reasoning model's thoughts, 0.5+)
 are cut from the text and counted. ``usage`` is the response's usage (OpenAI's or Ollama's counters).
 """
+
 from __future__ import annotations
 
 import html
@@ -74,9 +75,14 @@ def _conversation(log: Log, row: dict[str, Any], doc: dict[str, Any]) -> Convers
             continue
         turns.extend(_turns(log, m, nid, nid in set(main)))
     models = listed(doc.get("models"))
-    return Conversation(str(row.get("id") or row["rowid"]), turns, title=row.get("title") or doc.get("title"),
-                        model=next((x for x in models if isinstance(x, str)), None),
-                        created=row.get("created_at") or doc.get("timestamp"), updated=row.get("updated_at"))
+    return Conversation(
+        str(row.get("id") or row["rowid"]),
+        turns,
+        title=row.get("title") or doc.get("title"),
+        model=next((x for x in models if isinstance(x, str)), None),
+        created=row.get("created_at") or doc.get("timestamp"),
+        updated=row.get("updated_at"),
+    )
 
 
 def _turns(log: Log, m: dict[str, Any], nid: str, main: bool) -> list[Turn]:
@@ -86,8 +92,14 @@ def _turns(log: Log, m: dict[str, Any], nid: str, main: bool) -> list[Turn]:
         log.ignore("reasoning block")
         text = REASONING.sub("", text).strip()
     parent = m.get("parentId")
-    turn = Turn(role if isinstance(role, str) else "?", text, id=nid, at=at, main=main,
-                parent="" if parent is None else str(parent))
+    turn = Turn(
+        role if isinstance(role, str) else "?",
+        text,
+        id=nid,
+        at=at,
+        main=main,
+        parent="" if parent is None else str(parent),
+    )
     if role != "assistant":
         return [turn]
     results = []
@@ -97,8 +109,16 @@ def _turns(log: Log, m: dict[str, Any], nid: str, main: bool) -> list[Turn]:
         name = attrs.get("name") or d.group(1)
         turn.calls.append(ToolCall(name, attrs.get("arguments") or attrs.get("code"), cid))
         if attrs.get("done") != "false":
-            results.append(Turn("tool", _unquote(attrs.get("result") or attrs.get("output") or ""), answers=cid,
-                                id=f"{nid}:result{k}", at=at, main=main))
+            results.append(
+                Turn(
+                    "tool",
+                    _unquote(attrs.get("result") or attrs.get("output") or ""),
+                    answers=cid,
+                    id=f"{nid}:result{k}",
+                    at=at,
+                    main=main,
+                )
+            )
     if results:
         turn.text = DETAILS.sub("", text).strip()
     u = m.get("usage") if isinstance(m.get("usage"), dict) else None
@@ -106,9 +126,14 @@ def _turns(log: Log, m: dict[str, Any], nid: str, main: bool) -> list[Turn]:
         details = mapping(u.get("prompt_tokens_details"))
         cached = details.get("cached_tokens")
         prompt = u.get("prompt_tokens", u.get("prompt_eval_count"))
-        turn.usage.append(Usage(
-            prompt_tokens=prompt, output_tokens=u.get("completion_tokens", u.get("eval_count")),
-            cache_read_input_tokens=cached, model=m.get("model")))
+        turn.usage.append(
+            Usage(
+                prompt_tokens=prompt,
+                output_tokens=u.get("completion_tokens", u.get("eval_count")),
+                cache_read_input_tokens=cached,
+                model=m.get("model"),
+            )
+        )
     return [turn, *results]
 
 
@@ -132,5 +157,10 @@ def _sniff(probe: Probe) -> bool:
     return bool(cols) and "chat" in cols and ("user_id" in cols or "title" in cols)
 
 
-FORMAT = Format("open-webui", "Open WebUI webui.db (table chat: a JSON history tree with currentId)", _sniff,
-                read=read, suffixes=(".db", ".sqlite", ".sqlite3"))
+FORMAT = Format(
+    "open-webui",
+    "Open WebUI webui.db (table chat: a JSON history tree with currentId)",
+    _sniff,
+    read=read,
+    suffixes=(".db", ".sqlite", ".sqlite3"),
+)

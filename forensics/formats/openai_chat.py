@@ -7,6 +7,7 @@ ShareGPT (``conversations: [{"from": "human"|"gpt"|..., "value": ...}]``). Messa
 its bytes, so a re-import of a grown file reports the old records as unchanged; a bad record or message is
 quarantined where it stands.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,9 +36,20 @@ from forensics.formats.kit.records import (
 from forensics.formats.kit.values import json_reason
 
 OPENAI, SHAREGPT = "openai", "sharegpt"
-SHAREGPT_ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
-                  "chatgpt": "assistant", "bard": "assistant", "bing": "assistant", "model": "assistant",
-                  "system": "system", "observation": "tool", "tool": "tool", "function_response": "tool"}
+SHAREGPT_ROLES = {
+    "human": "user",
+    "user": "user",
+    "gpt": "assistant",
+    "assistant": "assistant",
+    "chatgpt": "assistant",
+    "bard": "assistant",
+    "bing": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "observation": "tool",
+    "tool": "tool",
+    "function_response": "tool",
+}
 ID_KEYS = ("id", "conversation_id", "instance_id")
 SIMULATIONS = re.compile(rb'"simulations"\s*:\s*\[')
 LIST_OF_OBJECTS = re.compile(rb'"([^"\\]{1,64})"\s*:\s*\[\s*\{([^{}]{0,400})')
@@ -67,8 +79,11 @@ def parse_file(path: str, source_id: str, fingerprint: str | None = None, key: s
         b.messages_read += len(msgs)
         _add(b, rec, msgs, where, cid, native, hashlib.blake2b(raw, digest_size=10).hexdigest())
     if b.rows_read and not records:
-        b.state["error"] = (f"no record holds a list of messages under {key!r}" if key else
-                            "no record holds a list of messages (messages, conversations; or pass --messages-key)")
+        b.state["error"] = (
+            f"no record holds a list of messages under {key!r}"
+            if key
+            else "no record holds a list of messages (messages, conversations; or pass --messages-key)"
+        )
     return Parsed.of(b)
 
 
@@ -83,8 +98,13 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
         if isinstance(doc, dict) and isinstance(doc.get("simulations"), list):
             doc = doc["simulations"]  # tau2-bench results: the runs are under simulations
         for i, rec in enumerate(doc if isinstance(doc, list) else [doc]):
-            yield (f"{name}[{i}]", f"#{i}", orjson.dumps(rec), rec,
-                   "" if isinstance(rec, dict) else "record is not a JSON object")
+            yield (
+                f"{name}[{i}]",
+                f"#{i}",
+                orjson.dumps(rec),
+                rec,
+                "" if isinstance(rec, dict) else "record is not a JSON object",
+            )
         return
     lines = split_lines(data)
     for n, raw in enumerate(lines, 1):
@@ -143,8 +163,18 @@ def _from_sharegpt_turns(turns: list[Any]) -> list[Any]:
         src, value = turn.get("from"), turn.get("value")
         call = (_loads(value) if isinstance(value, str) else value) if src == "function_call" else None
         if isinstance(call, dict) and "name" in call:
-            out.append({"role": "assistant", "content": "", "tool_calls": [
-                {"id": f"function_call:{k}", "function": {"name": call["name"], "arguments": call.get("arguments")}}]})
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": f"function_call:{k}",
+                            "function": {"name": call["name"], "arguments": call.get("arguments")},
+                        }
+                    ],
+                }
+            )
         elif src == "function_call":
             out.append({"role": "assistant", "content": value})
         else:
@@ -169,11 +199,15 @@ def _add(b: Batch, rec: dict[str, Any], msgs: list[Any], where: str, cid: str, n
     meta = mapping(rec.get("metadata"))
     model = rec.get("model", rec.get("model_name", meta.get("model")))
     created = rec.get("created_at", rec.get("created", rec.get("timestamp")))
-    b.add_conversation(cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created),
-                       None, digest, entries)
+    b.add_conversation(
+        cid, native, _s(rec.get("title")), _s(rec.get("provider")), _s(model), to_epoch(created), None, digest, entries
+    )
     info = rec.get("reward_info")
-    by, value = (("reward_info.reward", info.get("reward")) if "reward" not in rec and isinstance(info, dict)
-                 else ("reward", rec.get("reward")))
+    by, value = (
+        ("reward_info.reward", info.get("reward"))
+        if "reward" not in rec and isinstance(info, dict)
+        else ("reward", rec.get("reward"))
+    )
     outcome = reward(value, by, rec.get("task_id"))
     if outcome is not None:  # tau-bench's reward, tau2's reward_info.reward: 1 is a solved task
         add_outcome(b, cid, outcome)
@@ -235,11 +269,25 @@ def _sniff_as(fmt: str) -> Callable[[Probe], bool | dict[str, Any]]:
             return False
         r = sniff(probe.head, probe.messages_key)
         return r is not None and r[0] == fmt and ({"messages_key": r[1]} if r[1] else True)
+
     return found
 
 
-OPENAI_FORMAT = Format(OPENAI, "one conversation per record holding a list of role messages (JSONL line or JSON list)",
-                _sniff_as(OPENAI), task=parse_file, options=("messages_key",), found_options=("messages_key",),
-                hashes=True)
-SHAREGPT_FORMAT = Format(SHAREGPT, "ShareGPT: conversations of {from, value} turns", _sniff_as(SHAREGPT), task=parse_file,
-                         options=("messages_key",), found_options=("messages_key",), hashes=True)
+OPENAI_FORMAT = Format(
+    OPENAI,
+    "one conversation per record holding a list of role messages (JSONL line or JSON list)",
+    _sniff_as(OPENAI),
+    task=parse_file,
+    options=("messages_key",),
+    found_options=("messages_key",),
+    hashes=True,
+)
+SHAREGPT_FORMAT = Format(
+    SHAREGPT,
+    "ShareGPT: conversations of {from, value} turns",
+    _sniff_as(SHAREGPT),
+    task=parse_file,
+    options=("messages_key",),
+    found_options=("messages_key",),
+    hashes=True,
+)

@@ -23,6 +23,7 @@ Every row read is a message, a result, or skipped and counted; the store is open
 log, when present, is read by SQLite). The store's other tables (accounts, permissions, events, todos) hold no
 conversation and are never read. Seen on a real store of OpenCode 1.17 (2026-06); docs/formats.md.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -60,8 +61,9 @@ def read(path: str, log: Log) -> list[Conversation]:
 def _store(path: str, log: Log) -> list[Conversation]:
     con = connect_ro(path)
     try:
-        sessions = con.execute("SELECT id, parent_id, title, version, time_created FROM session "
-                               "ORDER BY time_created, id").fetchall()
+        sessions = con.execute(
+            "SELECT id, parent_id, title, version, time_created FROM session ORDER BY time_created, id"
+        ).fetchall()
         rows = con.execute("SELECT id, session_id, data FROM message ORDER BY session_id, time_created, id").fetchall()
         part_rows = con.execute("SELECT id, message_id, data FROM part ORDER BY message_id, id").fetchall()
     except (sqlite3.Error, UnicodeDecodeError) as e:  # a damaged schema's message is not always UTF-8
@@ -106,8 +108,9 @@ def _json(log: Log, where: str, data: Any) -> dict[str, Any] | None:
     return v
 
 
-def _conversation(log: Log, info: dict[str, Any], msgs: Iterable[tuple[str, dict[str, Any], list[tuple[str, Any]]]]
-                  ) -> Conversation:
+def _conversation(
+    log: Log, info: dict[str, Any], msgs: Iterable[tuple[str, dict[str, Any], list[tuple[str, Any]]]]
+) -> Conversation:
     turns: list[Turn] = []
     events: list[Event] = []
     model = None
@@ -130,12 +133,20 @@ def _conversation(log: Log, info: dict[str, Any], msgs: Iterable[tuple[str, dict
                 log.skip("part of a quarantined message", len(good))
     t = mapping(info.get("time"))
     parent = info.get("parentID") if isinstance(info.get("parentID"), str) else None
-    return Conversation(str(info.get("id") or log.name), turns, title=info.get("title"), provider="opencode",
-                        model=model, created=t.get("created"), updated=t.get("updated"), parent=parent, events=events)
+    return Conversation(
+        str(info.get("id") or log.name),
+        turns,
+        title=info.get("title"),
+        provider="opencode",
+        model=model,
+        created=t.get("created"),
+        updated=t.get("updated"),
+        parent=parent,
+        events=events,
+    )
 
 
-def _user(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any, events: list[Event], n: int
-          ) -> list[Turn]:
+def _user(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any, events: list[Event], n: int) -> list[Turn]:
     said: list[str] = []
     added: list[str] = []
     files: list[str] = []
@@ -146,8 +157,9 @@ def _user(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any, eve
         elif kind == "file":
             files.append(str(p.get("filename") or p.get("url") or "file"))
         elif kind == "compaction":
-            events.append(Event("compaction", n, trigger="auto" if p.get("auto") else "manual",
-                                detail={"message": m.get("id")}))
+            events.append(
+                Event("compaction", n, trigger="auto" if p.get("auto") else "manual", detail={"message": m.get("id")})
+            )
         else:
             log.ignore(f"user part {kind[:40]}")
         log.skip(f"part:{kind[:40]} (in its message)")
@@ -173,10 +185,17 @@ def _assistant(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any
                 out = state.get("output") if status == "completed" else state.get("error")
                 code = mapping(state.get("metadata")).get("exit")  # the bash tool: completed, whatever its exit
                 failed = status == "error" or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
-                results.append(Turn("tool", out if isinstance(out, str) else "" if out is None else str(out),
-                                    answers=cid, is_error=failed,
-                                    at=mapping(state.get("time")).get("end") or at, id=p.get("id"),
-                                    origin="tool_result"))
+                results.append(
+                    Turn(
+                        "tool",
+                        out if isinstance(out, str) else "" if out is None else str(out),
+                        answers=cid,
+                        is_error=failed,
+                        at=mapping(state.get("time")).get("end") or at,
+                        id=p.get("id"),
+                        origin="tool_result",
+                    )
+                )
             else:
                 log.skip(f"part:tool ({str(status)[:20]}: no result)")
             continue
@@ -190,10 +209,16 @@ def _assistant(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any
     if tok:
         cache = mapping(tok.get("cache"))
         out_tokens = [tok.get("output"), tok.get("reasoning")]
-        turn.usage.append(Usage(input_tokens=tok.get("input"),
-                                output_tokens=sum(v for v in out_tokens if isinstance(v, int)),
-                                cache_read_input_tokens=cache.get("read"), cache_creation_input_tokens=cache.get("write"),
-                                message_id=m.get("id"), model=m.get("modelID")))
+        turn.usage.append(
+            Usage(
+                input_tokens=tok.get("input"),
+                output_tokens=sum(v for v in out_tokens if isinstance(v, int)),
+                cache_read_input_tokens=cache.get("read"),
+                cache_creation_input_tokens=cache.get("write"),
+                message_id=m.get("id"),
+                model=m.get("modelID"),
+            )
+        )
     if isinstance(m.get("error"), dict) and not texts and not calls:
         turn.text = str(mapping(m["error"].get("data")).get("message") or m["error"].get("name") or "")
     return [turn, *results]
@@ -202,16 +227,28 @@ def _assistant(log: Log, m: dict[str, Any], parts: list[dict[str, Any]], at: Any
 def _sniff(probe: Probe) -> bool:
     if probe.is_sqlite:
         t = probe.tables
-        return {"id", "session_id", "data"} <= set(t.get("message") or []) and \
-            {"id", "message_id", "data"} <= set(t.get("part") or []) and "slug" in (t.get("session") or [])
+        return (
+            {"id", "session_id", "data"} <= set(t.get("message") or [])
+            and {"id", "message_id", "data"} <= set(t.get("part") or [])
+            and "slug" in (t.get("session") or [])
+        )
     doc = probe.document
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list) and isinstance(doc.get("info"), dict):
         first = next(iter(doc["messages"]), None)
-        return isinstance(first, dict) and isinstance(first.get("parts"), list) and \
-            str(mapping(first.get("info")).get("id", "")).startswith("msg_")
+        return (
+            isinstance(first, dict)
+            and isinstance(first.get("parts"), list)
+            and str(mapping(first.get("info")).get("id", "")).startswith("msg_")
+        )
     return False
 
 
-FORMAT = Format("opencode", "OpenCode sessions: the opencode.db store (session, message and part tables) and "
-                            "`opencode export` JSON", _sniff, read=read, suffixes=(".db", ".json"),
-                names=("opencode.db",), claims=("opencode.db",))
+FORMAT = Format(
+    "opencode",
+    "OpenCode sessions: the opencode.db store (session, message and part tables) and `opencode export` JSON",
+    _sniff,
+    read=read,
+    suffixes=(".db", ".json"),
+    names=("opencode.db",),
+    claims=("opencode.db",),
+)

@@ -21,6 +21,7 @@ main path runs from the last record back to the root; a rewound branch stays, of
 
 Seen on a real file of Qwen Code 0.5.1 (2025-12) and built from the source of 2026 versions (docs/formats.md).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -59,8 +60,15 @@ def read(path: str, log: Log) -> list[Conversation]:
                 payload = mapping(r.get("systemPayload"))
                 if sub == "chat_compression":
                     info = mapping(payload.get("info"))
-                    events.append(Event("compaction", len(turns), pre_tokens=info.get("originalTokenCount"),
-                                        post_tokens=info.get("newTokenCount"), detail={"record": r["uuid"]}))
+                    events.append(
+                        Event(
+                            "compaction",
+                            len(turns),
+                            pre_tokens=info.get("originalTokenCount"),
+                            post_tokens=info.get("newTokenCount"),
+                            detail={"record": r["uuid"]},
+                        )
+                    )
                     log.skip("system:chat_compression (-> events)")
                 elif sub == "custom_title":
                     title = payload.get("customTitle") if isinstance(payload.get("customTitle"), str) else title
@@ -76,21 +84,39 @@ def read(path: str, log: Log) -> list[Conversation]:
                 text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
                 prov = r.get("provenance")
                 person = prov in PERSON_PROVENANCE if isinstance(prov, str) else sub not in HARNESS_SUBTYPES
-                turns.append(Turn("user", text, at=at, id=uid, parent=parent, main=on_main,
-                                  origin="person" if person else "harness"))
+                turns.append(
+                    Turn(
+                        "user",
+                        text,
+                        at=at,
+                        id=uid,
+                        parent=parent,
+                        main=on_main,
+                        origin="person" if person else "harness",
+                    )
+                )
             elif kind == "assistant":
                 text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
-                calls = [ToolCall(fc.get("name"), fc.get("args"), fc.get("id") if isinstance(fc.get("id"), str) else None)
-                         for fc in (mapping(p.get("functionCall")) for p in parts) if fc]
+                calls = [
+                    ToolCall(fc.get("name"), fc.get("args"), fc.get("id") if isinstance(fc.get("id"), str) else None)
+                    for fc in (mapping(p.get("functionCall")) for p in parts)
+                    if fc
+                ]
                 model = r.get("model") if isinstance(r.get("model"), str) else model
                 t = Turn("assistant", text, calls, at=at, id=uid, parent=parent, main=on_main)
                 u = mapping(r.get("usageMetadata"))
                 if u:
                     out = [u.get("candidatesTokenCount"), u.get("thoughtsTokenCount")]
-                    t.usage.append(Usage(prompt_tokens=u.get("promptTokenCount"),
-                                         output_tokens=sum(v for v in out if isinstance(v, int)) if any(
-                                             isinstance(v, int) for v in out) else None,
-                                         cache_read_input_tokens=u.get("cachedContentTokenCount"), model=model))
+                    t.usage.append(
+                        Usage(
+                            prompt_tokens=u.get("promptTokenCount"),
+                            output_tokens=sum(v for v in out if isinstance(v, int))
+                            if any(isinstance(v, int) for v in out)
+                            else None,
+                            cache_read_input_tokens=u.get("cachedContentTokenCount"),
+                            model=model,
+                        )
+                    )
                 turns.append(t)
             else:  # tool_result
                 status = mapping(r.get("toolCallResult")).get("status")
@@ -102,20 +128,30 @@ def read(path: str, log: Log) -> list[Conversation]:
                     resp = fr.get("response")
                     err = isinstance(resp, dict) and "error" in resp
                     said = resp.get("output", resp.get("error", "")) if isinstance(resp, dict) else resp
-                    turns.append(Turn("tool", said if isinstance(said, str) else "" if said is None else str(said),
-                                      answers=fr.get("id") if isinstance(fr.get("id"), str) else None,
-                                      tool=fr.get("name") if not isinstance(fr.get("id"), str) else None,
-                                      is_error=True if status == "error" or err else (False if status else None),
-                                      at=at, id=uid if k == 0 else f"{uid}:{k}",
-                                      parent=parent if k == 0 else (uid if k == 1 else f"{uid}:{k - 1}"),
-                                      main=on_main, origin="tool_result"))
+                    turns.append(
+                        Turn(
+                            "tool",
+                            said if isinstance(said, str) else "" if said is None else str(said),
+                            answers=fr.get("id") if isinstance(fr.get("id"), str) else None,
+                            tool=fr.get("name") if not isinstance(fr.get("id"), str) else None,
+                            is_error=True if status == "error" or err else (False if status else None),
+                            at=at,
+                            id=uid if k == 0 else f"{uid}:{k}",
+                            parent=parent if k == 0 else (uid if k == 1 else f"{uid}:{k - 1}"),
+                            main=on_main,
+                            origin="tool_result",
+                        )
+                    )
             kept.add(uid)
     first = records[0][1]
     sid = str(first["sessionId"]) if isinstance(first.get("sessionId"), str) else Path(path).stem
     if title is None:
         title = next((t.text[:200] for t in turns if t.origin == "person" and t.main and t.text.strip()), None)
-    return [Conversation(sid, turns, title=title, provider="qwen", model=model, created=first.get("timestamp"),
-                         events=events)]
+    return [
+        Conversation(
+            sid, turns, title=title, provider="qwen", model=model, created=first.get("timestamp"), events=events
+        )
+    ]
 
 
 def _main_path(leaf: str, parent_of: dict[str, str | None]) -> set[str]:
@@ -139,11 +175,21 @@ def _kept_parent(r: dict[str, Any], parent_of: dict[str, str | None], kept: set[
 
 def _sniff(probe: Probe) -> bool:
     recs = [r for r in probe.records if isinstance(r, dict)]
-    return bool(recs) and all(r.get("type") in TYPES and "uuid" in r and "sessionId" in r and "parentUuid" in r
-                              and "cwd" in r for r in recs) and \
-        any(isinstance(r.get("message"), dict) and "parts" in r["message"] or "systemPayload" in r for r in recs)
+    return (
+        bool(recs)
+        and all(
+            r.get("type") in TYPES and "uuid" in r and "sessionId" in r and "parentUuid" in r and "cwd" in r
+            for r in recs
+        )
+        and any(isinstance(r.get("message"), dict) and "parts" in r["message"] or "systemPayload" in r for r in recs)
+    )
 
 
-FORMAT = Format("qwen-code", "Qwen Code chats, ~/.qwen/projects/<project>/chats/<session>.jsonl (ChatRecord tree, "
-                             "Gemini API content parts)", _sniff, read=read, suffixes=(".jsonl",),
-                claims=("*/.qwen/projects/*/chats/*.jsonl",))
+FORMAT = Format(
+    "qwen-code",
+    "Qwen Code chats, ~/.qwen/projects/<project>/chats/<session>.jsonl (ChatRecord tree, Gemini API content parts)",
+    _sniff,
+    read=read,
+    suffixes=(".jsonl",),
+    claims=("*/.qwen/projects/*/chats/*.jsonl",),
+)

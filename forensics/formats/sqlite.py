@@ -4,6 +4,7 @@ Read through Python's sqlite3 with a ``mode=ro`` URI (DuckDB's sqlite extension 
 The parent process reads a cheap index (rowid, id, size, updated_at) to find new or changed rows; worker
 processes fetch and parse those rows by rowid range.
 """
+
 from __future__ import annotations
 
 import sqlite3
@@ -65,21 +66,32 @@ def resolve_target(con: sqlite3.Connection, path: str, table: str | None, column
     if table is not None or column is not None:
         t = table or DEFAULT_TABLE
         if t not in tables:
-            raise SourceError(path, f"no table {t!r} (tables: {', '.join(tables) or 'none'})", "pass an existing --table")
+            raise SourceError(
+                path, f"no table {t!r} (tables: {', '.join(tables) or 'none'})", "pass an existing --table"
+            )
         c = column or DEFAULT_COLUMN
         if c not in _columns(con, t):
-            raise SourceError(path, f"table {t!r} has no column {c!r} (columns: {', '.join(_columns(con, t))})",
-                              "pass an existing --column")
+            raise SourceError(
+                path,
+                f"table {t!r} has no column {c!r} (columns: {', '.join(_columns(con, t))})",
+                "pass an existing --column",
+            )
         return _target(con, t, c)
     if DEFAULT_TABLE in tables and DEFAULT_COLUMN in _columns(con, DEFAULT_TABLE):
         return _target(con, DEFAULT_TABLE, DEFAULT_COLUMN)
     found = [(t, c) for t in tables for c in _text_columns(con, t) if _holds_messages(con, t, c)]
     if not found:
-        raise SourceError(path, f"no column holding JSON message arrays (tables: {', '.join(tables) or 'none'})",
-                          "pass --table and --column")
+        raise SourceError(
+            path,
+            f"no column holding JSON message arrays (tables: {', '.join(tables) or 'none'})",
+            "pass --table and --column",
+        )
     if len(found) > 1:
-        raise SourceError(path, "several columns hold JSON message arrays: " + ", ".join(f"{t}.{c}" for t, c in found),
-                          "choose one with --table and --column")
+        raise SourceError(
+            path,
+            "several columns hold JSON message arrays: " + ", ".join(f"{t}.{c}" for t, c in found),
+            "choose one with --table and --column",
+        )
     return _target(con, *found[0])
 
 
@@ -88,8 +100,11 @@ def _columns(con: sqlite3.Connection, table: str) -> list[str]:
 
 
 def _text_columns(con: sqlite3.Connection, table: str) -> list[str]:
-    return [r[1] for r in con.execute(f"PRAGMA table_info({_q(table)})")
-            if r[2].upper() in ("", "TEXT", "JSON", "BLOB") or "CHAR" in r[2].upper() or "CLOB" in r[2].upper()]
+    return [
+        r[1]
+        for r in con.execute(f"PRAGMA table_info({_q(table)})")
+        if r[2].upper() in ("", "TEXT", "JSON", "BLOB") or "CHAR" in r[2].upper() or "CLOB" in r[2].upper()
+    ]
 
 
 def _holds_messages(con: sqlite3.Connection, table: str, column: str) -> bool:
@@ -129,8 +144,9 @@ def read_index(con: sqlite3.Connection, path: str, target: Target) -> list[Index
     try:
         rows = con.execute(sql).fetchall()
     except (sqlite3.DatabaseError, UnicodeDecodeError) as e:
-        raise SourceError(path, f"cannot read {target.table} ({e})",
-                          "check the table (WITHOUT ROWID tables are not supported)") from None
+        raise SourceError(
+            path, f"cannot read {target.table} ({e})", "check the table (WITHOUT ROWID tables are not supported)"
+        ) from None
     out = []
     seen: Counter[str] = Counter()  # a table without a key may hold one id twice: later rows get ``id#2``...
     for r in rows:
@@ -185,8 +201,17 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
     return parsed
 
 
-def _sql_row(b: Batch, source_id: str, ix: IndexRow, got: duckparse.Summary, title: object, model: object,
-             provider: object, created: object, updated: object) -> str:
+def _sql_row(
+    b: Batch,
+    source_id: str,
+    ix: IndexRow,
+    got: duckparse.Summary,
+    title: object,
+    model: object,
+    provider: object,
+    created: object,
+    updated: object,
+) -> str:
     """The conversation row of a row DuckDB read (its messages are in DuckDB); its id."""
     b.rows_read += 1
     b.messages_read += got.messages
@@ -195,14 +220,33 @@ def _sql_row(b: Batch, source_id: str, ix: IndexRow, got: duckparse.Summary, tit
         b.notes.append(REPEATED)
     created_at, updated_at = to_epoch(_text(created)), to_epoch(_text(updated))
     name = _s(title)
-    return b.conversation(stable_id(source_id, ix.native_id), ix.native_id, got.first_user or "" if name is None else name,
-                          name is None, _s(provider), _s(model), got.first_ts if created_at is None else created_at,
-                          got.last_ts if updated_at is None else updated_at, got.messages, ix.fingerprint)
+    return b.conversation(
+        stable_id(source_id, ix.native_id),
+        ix.native_id,
+        got.first_user or "" if name is None else name,
+        name is None,
+        _s(provider),
+        _s(model),
+        got.first_ts if created_at is None else created_at,
+        got.last_ts if updated_at is None else updated_at,
+        got.messages,
+        ix.fingerprint,
+    )
 
 
-def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str | bytes | None,
-               title: object, model: object, provider: object, created: object, updated: object,
-               fast: bool = False) -> None:
+def _parse_row(
+    b: Batch,
+    target: Target,
+    source_id: str,
+    ix: IndexRow,
+    raw: str | bytes | None,
+    title: object,
+    model: object,
+    provider: object,
+    created: object,
+    updated: object,
+    fast: bool = False,
+) -> None:
     b.rows_read += 1
     where = f"{target.table}:{ix.rowid}"
     entries = _fast_entries(raw) if fast and isinstance(raw, bytes) else None
@@ -215,8 +259,17 @@ def _parse_row(b: Batch, target: Target, source_id: str, ix: IndexRow, raw: str 
     b.state["found"] = b.state.get("found", 0) + 1
     if ix.repeat and REPEATED not in b.notes:
         b.notes.append(REPEATED)
-    b.add_conversation(stable_id(source_id, ix.native_id), ix.native_id, _s(title), _s(provider), _s(model),
-                       to_epoch(_text(created)), to_epoch(_text(updated)), ix.fingerprint, entries)
+    b.add_conversation(
+        stable_id(source_id, ix.native_id),
+        ix.native_id,
+        _s(title),
+        _s(provider),
+        _s(model),
+        to_epoch(_text(created)),
+        to_epoch(_text(updated)),
+        ix.fingerprint,
+        entries,
+    )
 
 
 def _fast_entries(raw: bytes) -> list[Entry] | None:
@@ -247,8 +300,10 @@ def _general_entries(b: Batch, target: Target, where: str, raw: str | bytes | No
         return None
     if not isinstance(data, list):
         b.messages_read += 1
-        b.state.setdefault("if_none_found", f"no row holds a JSON array of messages ({where} holds {_kind(data)})"
-                           "; pass the right --table/--column")
+        b.state.setdefault(
+            "if_none_found",
+            f"no row holds a JSON array of messages ({where} holds {_kind(data)}); pass the right --table/--column",
+        )
         b.quarantine(where, f"{target.column} is {_kind(data)}, not an array of messages", raw_bytes)
         return None
     entries, prev = [], None
@@ -305,6 +360,11 @@ def chunks(path: str, source_id: str, options: dict[str, Any], stored: dict[str,
     return Chunks(tasks, len(index), len(index) - len(todo))
 
 
-FORMAT = Format("sqlite", "a SQLite table with one row per conversation and a JSON array of messages",
-                lambda probe: probe.is_sqlite, suffixes=(".db", ".sqlite", ".sqlite3"), options=("table", "column"),
-                chunks=chunks)
+FORMAT = Format(
+    "sqlite",
+    "a SQLite table with one row per conversation and a JSON array of messages",
+    lambda probe: probe.is_sqlite,
+    suffixes=(".db", ".sqlite", ".sqlite3"),
+    options=("table", "column"),
+    chunks=chunks,
+)

@@ -25,6 +25,7 @@ user message is its output (``<returncode>``, a timeout notice) unless the harne
 prefix (a rejection's message, an interruption's comment, a new task: agents/interactive.py), which leave
 the action unanswered.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,14 +41,22 @@ STEP_KEYS = re.compile(rb'"trajectory"\s*:\s*\[\s*\{\s*"(?:action|response|thoug
 SWE_MESSAGE = re.compile(rb'"message_type"\s*:\s*"(?:system_prompt|observation|action|thought|demonstration)"')
 BASH_BLOCK = re.compile(r"```(?:bash|sh|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
 # SWE-agent's observations carry no error flag; its tools say so in words
-MINI_HARNESS = re.compile(r"\s*(?:Please always provide EXACTLY ONE action|Format error:|Your previous response reached "
-                          r"the output token limit|Commands? not executed\. Switching to human mode|Switched to human "
-                          r"mode|Interrupted by user: Temporary interruption caught\.)")
-MINI_PERSON = re.compile(r"\s*(?:Commands? not executed\. The user rejected your commands? with the following message: "
-                         r"|Interrupted by user: |The user added a new task: )")
-MINI_FAILED = re.compile(r"\s*(?:<returncode>(?!0<)-?\d+</returncode>|The last command <command>.*timed out)", re.DOTALL)
-FAILED = re.compile(r"\s*(?:Your proposed edit has introduced new syntax error|Error\b|Usage: |Traceback |"
-                    r"bash: .*: command not found|No such file or directory)")
+MINI_HARNESS = re.compile(
+    r"\s*(?:Please always provide EXACTLY ONE action|Format error:|Your previous response reached "
+    r"the output token limit|Commands? not executed\. Switching to human mode|Switched to human "
+    r"mode|Interrupted by user: Temporary interruption caught\.)"
+)
+MINI_PERSON = re.compile(
+    r"\s*(?:Commands? not executed\. The user rejected your commands? with the following message: "
+    r"|Interrupted by user: |The user added a new task: )"
+)
+MINI_FAILED = re.compile(
+    r"\s*(?:<returncode>(?!0<)-?\d+</returncode>|The last command <command>.*timed out)", re.DOTALL
+)
+FAILED = re.compile(
+    r"\s*(?:Your proposed edit has introduced new syntax error|Error\b|Usage: |Traceback |"
+    r"bash: .*: command not found|No such file or directory)"
+)
 
 
 def read_swe_agent(path: str, log: Log) -> list[Conversation]:
@@ -87,14 +96,18 @@ def _swe_turns(log: Log, doc: dict[str, Any], prefix: str) -> list[Turn]:
             turns.append(Turn(role if isinstance(role, str) else "user", text, id=nid, origin="harness"))
             continue
         if role == "assistant":
-            calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
-                     for c in listed(h.get("tool_calls")) if isinstance(c, dict)]
+            calls = [
+                ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
+                for c in listed(h.get("tool_calls"))
+                if isinstance(c, dict)
+            ]
             if not calls:
                 call = _action_call(h.get("action"), f"{prefix}call-{i}")
                 calls = [call] if call else []
             thought = h.get("thought")
-            turns.append(Turn("assistant", thought if isinstance(thought, str) and thought else text,
-                              calls=calls, id=nid))
+            turns.append(
+                Turn("assistant", thought if isinstance(thought, str) and thought else text, calls=calls, id=nid)
+            )
             pending = [c.id for c in calls]
             acted = acted or bool(calls)
         elif role in ("user", "tool") and pending:
@@ -106,12 +119,15 @@ def _swe_turns(log: Log, doc: dict[str, Any], prefix: str) -> list[Turn]:
             turns.append(Turn("user", text, id=nid, origin="harness" if asked else "person"))
             asked = True
         else:
-            turns.append(Turn(role if isinstance(role, str) else "?", text, id=nid,
-                              origin="harness" if role == "user" else None))
+            turns.append(
+                Turn(role if isinstance(role, str) else "?", text, id=nid, origin="harness" if role == "user" else None)
+            )
     return turns + _tail(log, steps, turns, pending, prefix)
 
 
-def _tail(log: Log, steps: list[dict[str, Any]], turns: list[Turn], pending: list[str | None], prefix: str) -> list[Turn]:
+def _tail(
+    log: Log, steps: list[dict[str, Any]], turns: list[Turn], pending: list[str | None], prefix: str
+) -> list[Turn]:
     """The steps the history does not hold: the last action's observation and any step after it (the trajectory
     is written after the final step, the history before it)."""
     n = sum(bool(t.calls) for t in turns if t.role == "assistant" and t.origin is None)
@@ -119,8 +135,15 @@ def _tail(log: Log, steps: list[dict[str, Any]], turns: list[Turn], pending: lis
     out = []
     if pending and 0 < n <= len(steps):
         obs = text_of(steps[n - 1].get("observation"))
-        out.append(Turn("tool", obs, answers=pending[0], id=f"{prefix}step-{n - 1}:observation",
-                        is_error=bool(FAILED.match(obs))))
+        out.append(
+            Turn(
+                "tool",
+                obs,
+                answers=pending[0],
+                id=f"{prefix}step-{n - 1}:observation",
+                is_error=bool(FAILED.match(obs)),
+            )
+        )
     return out + _step_turns(steps[n:], n, prefix)
 
 
@@ -128,12 +151,19 @@ def _step_turns(steps: list[dict[str, Any]], start: int, prefix: str) -> list[Tu
     turns: list[Turn] = []
     for k, s in enumerate(steps, start):
         call = _action_call(s.get("action"), f"{prefix}step-{k}")
-        turns.append(Turn("assistant", text_of(s.get("thought") or s.get("response")),
-                          calls=[call] if call else [], id=f"{prefix}step-{k}"))
+        turns.append(
+            Turn(
+                "assistant",
+                text_of(s.get("thought") or s.get("response")),
+                calls=[call] if call else [],
+                id=f"{prefix}step-{k}",
+            )
+        )
         if call:
             obs = text_of(s.get("observation"))
-            turns.append(Turn("tool", obs, answers=call.id, id=f"{prefix}step-{k}:observation",
-                              is_error=bool(FAILED.match(obs))))
+            turns.append(
+                Turn("tool", obs, answers=call.id, id=f"{prefix}step-{k}:observation", is_error=bool(FAILED.match(obs)))
+            )
     return turns
 
 
@@ -192,19 +222,31 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
                 answers = m.get("tool_call_id") if isinstance(m.get("tool_call_id"), str) else pending[0]
                 pending = [p for p in pending if p != answers]
                 code = extra.get("returncode")
-                turns.append(Turn("tool", text, answers=answers, at=at, is_error=code != 0 if isinstance(code, int)
-                                  else bool(MINI_FAILED.match(text))))
+                turns.append(
+                    Turn(
+                        "tool",
+                        text,
+                        answers=answers,
+                        at=at,
+                        is_error=code != 0 if isinstance(code, int) else bool(MINI_FAILED.match(text)),
+                    )
+                )
             else:
                 origin = None if role != "user" else "harness" if asked else "person"
                 asked = asked or role == "user"
                 turns.append(Turn(role if isinstance(role, str) else "?", text, at=at, origin=origin))
     native = _instance(path)
-    return [Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))]
+    return [
+        Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))
+    ]
 
 
 def _mini_calls(m: dict[str, Any], extra: dict[str, Any], text: str, i: int) -> list[ToolCall]:
-    calls = [ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
-             for c in listed(m.get("tool_calls")) if isinstance(c, dict)]
+    calls = [
+        ToolCall(_fn(c).get("name"), _fn(c).get("arguments"), c.get("id"))
+        for c in listed(m.get("tool_calls"))
+        if isinstance(c, dict)
+    ]
     if calls:
         return calls
     actions = [a for a in listed(extra.get("actions")) if isinstance(a, dict)]
@@ -220,10 +262,15 @@ def _mini_usage(extra: dict[str, Any], model: Any) -> list[Usage]:
         return []
     details = mapping(u.get("prompt_tokens_details"))
     cached = details.get("cached_tokens")
-    return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
-                  cache_read_input_tokens=cached,
-                  message_id=resp.get("id") if isinstance(resp.get("id"), str) else None,
-                  model=resp.get("model") or model)]
+    return [
+        Usage(
+            prompt_tokens=u.get("prompt_tokens"),
+            output_tokens=u.get("completion_tokens"),
+            cache_read_input_tokens=cached,
+            message_id=resp.get("id") if isinstance(resp.get("id"), str) else None,
+            model=resp.get("model") or model,
+        )
+    ]
 
 
 def _instance(path: str) -> str:
@@ -240,19 +287,35 @@ def _sniff_swe_agent(probe: Probe) -> bool:
         return False
     if re.search(rb'"trajectory"\s*:\s*\[', head) is not None:
         return any(k in head for k in (b'"history"', b'"info"', b'"environment"')) or (
-            STEP_KEYS.search(head) is not None and b'"observation"' in head)
+            STEP_KEYS.search(head) is not None and b'"observation"' in head
+        )
     return re.search(rb'^\s*\{\s*"history"\s*:\s*\[', head) is not None and SWE_MESSAGE.search(head) is not None
 
 
 def _sniff_mini(probe: Probe) -> bool:
     head = probe.head.lstrip()
     if head[:1] == b"{":
-        return b'"mini_version"' in probe.head or b'"trajectory_format": "mini-swe-agent' in probe.head \
+        return (
+            b'"mini_version"' in probe.head
+            or b'"trajectory_format": "mini-swe-agent' in probe.head
             or (probe.path.name.endswith(".traj.json") and b'"messages"' in probe.head)
+        )
     return head[:1] == b"[" and probe.path.name.endswith(".traj.json") and b'"role"' in probe.head[:4096]
 
 
-SWE_AGENT = Format("swe-agent", "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
-                   _sniff_swe_agent, read=read_swe_agent, suffixes=(".traj", ".json"), claims=("*.traj",))
-MINI_SWE_AGENT = Format("mini-swe-agent", "mini-swe-agent trajectories, <instance>.traj.json",
-                        _sniff_mini, read=read_mini, suffixes=(".json",), claims=("*.traj.json",))
+SWE_AGENT = Format(
+    "swe-agent",
+    "SWE-agent trajectories, <instance>.traj (history, trajectory steps, retry attempts)",
+    _sniff_swe_agent,
+    read=read_swe_agent,
+    suffixes=(".traj", ".json"),
+    claims=("*.traj",),
+)
+MINI_SWE_AGENT = Format(
+    "mini-swe-agent",
+    "mini-swe-agent trajectories, <instance>.traj.json",
+    _sniff_mini,
+    read=read_mini,
+    suffixes=(".json",),
+    claims=("*.traj.json",),
+)

@@ -19,6 +19,7 @@ A run saved in the "dir" format (``Results.save(format="dir")``, the default for
 The outcome is ``reward_info.reward`` (success when it is at least 1, tau2's own rule); ``tasks`` hold the
 graders' expected actions and are not read. The task key is the simulation's ``task_id``.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,9 +56,14 @@ def read(path: str, log: Log) -> list[Conversation]:
 def _run(log: Log, s: dict[str, Any], i: int, where: str, model: str | None) -> Conversation:
     task, trial = s.get("task_id"), s.get("trial")
     native = f"task {task} trial {trial}" if task is not None and trial is not None else str(s.get("id", f"#{i}"))
-    conv = Conversation(native, _turns(log, listed(s.get("messages")), where, model),
-                        title=None if task is None else str(task), model=model,
-                        created=s.get("start_time"), updated=s.get("end_time"))
+    conv = Conversation(
+        native,
+        _turns(log, listed(s.get("messages")), where, model),
+        title=None if task is None else str(task),
+        model=model,
+        created=s.get("start_time"),
+        updated=s.get("end_time"),
+    )
     conv.outcome = reward(mapping(s.get("reward_info")).get("reward"), "reward_info.reward", task)
     return conv
 
@@ -79,8 +85,11 @@ def _turns(log: Log, messages: list[Any], where: str, model: Any) -> list[Turn]:
     device: dict[str, ToolCall] = {}  # the user's own tool calls, by id, waiting for their results
     for i, _, m in log.objects(messages, where + ".messages", "message"):
         role, text, at = m.get("role"), text_of(m.get("content")), m.get("timestamp")
-        calls = [ToolCall(c.get("name"), c.get("arguments"), c.get("id")) for c in listed(m.get("tool_calls"))
-                 if isinstance(c, dict)]
+        calls = [
+            ToolCall(c.get("name"), c.get("arguments"), c.get("id"))
+            for c in listed(m.get("tool_calls"))
+            if isinstance(c, dict)
+        ]
         if role == "assistant":
             turns.append(Turn("assistant", text, calls=calls, at=at, id=str(i), usage=_usage(m, model)))
         elif role == "user":
@@ -106,9 +115,14 @@ def _usage(m: dict[str, Any], model: Any) -> list[Usage]:
         return []
     details = u.get("prompt_tokens_details")
     details = details if isinstance(details, dict) else {}
-    return [Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),  # litellm's usage
-                  cache_read_input_tokens=details.get("cached_tokens"),
-                  model=model if isinstance(model, str) else None)]
+    return [
+        Usage(
+            prompt_tokens=u.get("prompt_tokens"),
+            output_tokens=u.get("completion_tokens"),  # litellm's usage
+            cache_read_input_tokens=details.get("cached_tokens"),
+            model=model if isinstance(model, str) else None,
+        )
+    ]
 
 
 def _sniff(probe: Probe) -> bool:
@@ -116,10 +130,20 @@ def _sniff(probe: Probe) -> bool:
     if head[:1] != b"{":
         return False
     run_file = probe.path.parent.name == SIMULATIONS and all(  # the "dir" format's SimulationRun files
-        k in probe.head for k in (b'"task_id"', b'"termination_reason"', b'"trial"'))
-    return run_file or (b'"user_info"' in probe.head and b'"agent_info"' in probe.head
-                        or b'"simulations"' in probe.head and b'"reward_info"' in probe.head)
+        k in probe.head for k in (b'"task_id"', b'"termination_reason"', b'"trial"')
+    )
+    return run_file or (
+        b'"user_info"' in probe.head
+        and b'"agent_info"' in probe.head
+        or b'"simulations"' in probe.head
+        and b'"reward_info"' in probe.head
+    )
 
 
-FORMAT = Format("tau2", "tau2-bench simulation results: one run per simulation, outcome reward_info.reward",
-                _sniff, read=read, suffixes=(".json",))
+FORMAT = Format(
+    "tau2",
+    "tau2-bench simulation results: one run per simulation, outcome reward_info.reward",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+)

@@ -7,6 +7,7 @@ a ``Format`` (``forensics.formats.kit.declare``) in ``forensics.formats``, the l
 files (Open WebUI, a harness's decision-memory database, Cursor) is a BUILTIN entry whose sniff looks at
 ``probe.tables``, so it comes before the generic ``sqlite``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -56,8 +57,9 @@ FALLBACK = (
 def plugin_entry_points() -> tuple[EntryPoint, ...]:
     """The installed packages' format entry points, by name (scanning package metadata costs ~80 ms: once)."""
     known = {n for n, _ in BUILTIN + FALLBACK}  # a plug-in cannot replace a built-in format
-    return tuple(sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in known),
-                        key=lambda ep: ep.name))
+    return tuple(
+        sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in known), key=lambda ep: ep.name)
+    )
 
 
 def names() -> tuple[str, ...]:
@@ -65,7 +67,7 @@ def names() -> tuple[str, ...]:
     is imported)."""
     known = [n for n, _ in BUILTIN + FALLBACK]
     extra = sorted({ep.name for ep in plugin_entry_points()})
-    return ("auto", *known[:len(BUILTIN)], *extra, *known[len(BUILTIN):])
+    return ("auto", *known[: len(BUILTIN)], *extra, *known[len(BUILTIN) :])
 
 
 FORMATS = names()

@@ -5,6 +5,7 @@ folder such as ``~/.claude/projects`` or a mixed folder of traces imports with n
 no known shape is reported as such, never guessed. Every file of a folder is accounted for: a source, a
 side file of one (declared by its format, see ``declare.Side``), or not recognised.
 """
+
 from __future__ import annotations
 
 import errno
@@ -118,8 +119,12 @@ def not_regular(path: Path) -> str | None:
         if e.errno == errno.ENOENT and os.path.islink(path):
             return f"a dangling symbolic link (to {os.readlink(path)})"
         return None  # the reader's open says what is wrong, in its words
-    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return what
     return None if stat.S_ISREG(mode) else f"a file of mode {stat.filemode(mode)}"

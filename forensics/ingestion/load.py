@@ -9,6 +9,7 @@ every COMMIT re-compresses the tables' last row groups, so commits are few. A so
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
 files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,15 +44,51 @@ ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.
 OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
 TABLES = ("conv", "msg", "call", "quar", "event", "usage", "outcome", "secret")
-LINKS = ("parents", "parent_natives", "projects", "workdirs", "branches")  # Parsed.state keys per conversation: columns of conversations
+LINKS = (
+    "parents",
+    "parent_natives",
+    "projects",
+    "workdirs",
+    "branches",
+)  # Parsed.state keys per conversation: columns of conversations
 # only some formats have these (columns of zero nulls: Schema.empty_table() imports pandas when it is installed)
-EMPTY = {k: pa.Table.from_arrays([pa.nulls(0, f.type) for f in s], schema=s) for k, s in
-         (("event", EVENT_SCHEMA), ("usage", USAGE_SCHEMA), ("outcome", OUTCOME_SCHEMA), ("secret", FINDS_SCHEMA))}
-RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", "rows_read",
-               "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
-               "conversations_new", "conversations_updated", "conversations_unchanged", "note")
-COUNTS = ("messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped", "conversations_new",
-          "conversations_updated")
+EMPTY = {
+    k: pa.Table.from_arrays([pa.nulls(0, f.type) for f in s], schema=s)
+    for k, s in (
+        ("event", EVENT_SCHEMA),
+        ("usage", USAGE_SCHEMA),
+        ("outcome", OUTCOME_SCHEMA),
+        ("secret", FINDS_SCHEMA),
+    )
+}
+RUN_COLUMNS = (
+    "run_id",
+    "source_id",
+    "path",
+    "format",
+    "status",
+    "started_at",
+    "finished_at",
+    "rows_read",
+    "messages_read",
+    "messages_imported",
+    "messages_unchanged",
+    "quarantined",
+    "skipped",
+    "conversations_new",
+    "conversations_updated",
+    "conversations_unchanged",
+    "note",
+)
+COUNTS = (
+    "messages_read",
+    "messages_imported",
+    "messages_unchanged",
+    "quarantined",
+    "skipped",
+    "conversations_new",
+    "conversations_updated",
+)
 
 
 @dataclass
@@ -128,18 +165,29 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
         quar_sources.extend([source_id] * t["quar"].num_rows)
         for n in TABLES:
             parts[n].append(t[n] if n in t else EMPTY[n])
-        files.append(FileResult(p.rows_read, p.messages_read, p.notes,
-                                {k: v for k, v in p.state.items() if k not in LINKS},
-                                list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
-                                t["msg"].num_rows, t["quar"].num_rows))
+        files.append(
+            FileResult(
+                p.rows_read,
+                p.messages_read,
+                p.notes,
+                {k: v for k, v in p.state.items() if k not in LINKS},
+                list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
+                t["msg"].num_rows,
+                t["quar"].num_rows,
+            )
+        )
     if not parts["conv"]:
         return Bundle(None, files)
     tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
-    tables["conv"] = tables["conv"].append_column("source_id", pa.array(conv_sources, pa.string())).append_column(
-        "parent_conversation_id", pa.array(parents, pa.string())).append_column(
-        "parent_native_id", pa.array(natives, pa.string())).append_column(
-        "project", pa.array(projects, pa.string())).append_column(
-        "working_dir", pa.array(workdirs, pa.string())).append_column("git_branch", pa.array(branches, pa.string()))
+    tables["conv"] = (
+        tables["conv"]
+        .append_column("source_id", pa.array(conv_sources, pa.string()))
+        .append_column("parent_conversation_id", pa.array(parents, pa.string()))
+        .append_column("parent_native_id", pa.array(natives, pa.string()))
+        .append_column("project", pa.array(projects, pa.string()))
+        .append_column("working_dir", pa.array(workdirs, pa.string()))
+        .append_column("git_branch", pa.array(branches, pa.string()))
+    )
     tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
     tables["msg"] = duckparse.unescape(tables["msg"])  # plain text before masking: its filter reads text
     return Bundle(tables if keep_secrets else _mask_bundle(tables), files)
@@ -256,14 +304,17 @@ class Loader:
         # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
         b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
         _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome, _b_secret = (  # noqa: F841
-            b[n] for n in TABLES)
+            b[n] for n in TABLES
+        )
         if owner:
             self._replace(owner, _b_msg)
-        con.execute("INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
-                    "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id, "
-                    "project, working_dir, git_branch) SELECT conversation_id, source_id, native_id, title, provider, model, "
-                    f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
-                    "parent_conversation_id, parent_native_id, project, working_dir, git_branch FROM _b_conv")
+        con.execute(
+            "INSERT INTO conversations (conversation_id, source_id, native_id, title, provider, model, "
+            "created_at, updated_at, message_count, fingerprint, parent_conversation_id, parent_native_id, "
+            "project, working_dir, git_branch) SELECT conversation_id, source_id, native_id, title, provider, model, "
+            f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
+            "parent_conversation_id, parent_native_id, project, working_dir, git_branch FROM _b_conv"
+        )
         # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
         # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
         _sizes = con.sql(  # noqa: F841
@@ -277,38 +328,54 @@ class Loader:
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
         # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string; an error is the
         # format's flag or a content rule's (forensics.warehouse.tool_errors), a search without a match none
-        con.execute("INSERT INTO tool_calls SELECT conversation_id, seq, position, call_index, call_id, name, "
-                    "arguments, result_seq, result_position, result_bytes, "
-                    "CASE WHEN error_source IS NOT NULL THEN true WHEN flagged IS NOT NULL THEN false END, error_source "
-                    "FROM (SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
-                    "c.name, CASE WHEN c.arguments IS NULL OR json_valid(c.arguments) THEN c.arguments "
-                    "ELSE to_json(c.arguments) END AS arguments, c.result_seq, c.result_position, "
-                    "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END) "
-                    f"AS result_bytes, CASE WHEN c.result_seq IS NOT NULL OR c.is_error THEN {ERROR_SOURCE} END "
-                    "AS error_source, c.is_error AS flagged FROM _b_call c LEFT JOIN _sizes m "
-                    "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)")
+        con.execute(
+            "INSERT INTO tool_calls SELECT conversation_id, seq, position, call_index, call_id, name, "
+            "arguments, result_seq, result_position, result_bytes, "
+            "CASE WHEN error_source IS NOT NULL THEN true WHEN flagged IS NOT NULL THEN false END, error_source "
+            "FROM (SELECT c.conversation_id, c.seq, c.position, c.call_index, c.call_id, "
+            "c.name, CASE WHEN c.arguments IS NULL OR json_valid(c.arguments) THEN c.arguments "
+            "ELSE to_json(c.arguments) END AS arguments, c.result_seq, c.result_position, "
+            "coalesce(c.result_bytes, CASE WHEN c.result_seq IS NOT NULL THEN m.content_bytes END) "
+            f"AS result_bytes, CASE WHEN c.result_seq IS NOT NULL OR c.is_error THEN {ERROR_SOURCE} END "
+            "AS error_source, c.is_error AS flagged FROM _b_call c LEFT JOIN _sizes m "
+            "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)"
+        )
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
         # an outcome read from the log never overrides one the user imported from a labels file (SPEC §20)
-        con.execute("INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
-                    "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)")
+        con.execute(
+            "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
+            "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"
+        )
         whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine and its finds are replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
-            con.execute("DELETE FROM secrets_found WHERE source_id IN (SELECT unnest(?::VARCHAR[])) "
-                        "AND field <> 'sources.path'", [whole])
+            con.execute(
+                "DELETE FROM secrets_found WHERE source_id IN (SELECT unnest(?::VARCHAR[])) "
+                "AND field <> 'sources.path'",
+                [whole],
+            )
         for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
             if pl.chunked:
-                con.execute("DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
-                            "(SELECT split_part(location, '[', 1) FROM _b_quar)", [pl.result.source_id])
-                con.execute("DELETE FROM secrets_found WHERE source_id = ? AND (conversation_id IN (SELECT "
-                            "conversation_id FROM _b_conv) OR split_part(location, '[', 1) IN "
-                            "(SELECT split_part(location, '[', 1) FROM _b_quar))", [pl.result.source_id])
-        con.execute(f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
-                    f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_secret")
-        con.execute("INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
-                    [self.run_id])
+                con.execute(
+                    "DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
+                    "(SELECT split_part(location, '[', 1) FROM _b_quar)",
+                    [pl.result.source_id],
+                )
+                con.execute(
+                    "DELETE FROM secrets_found WHERE source_id = ? AND (conversation_id IN (SELECT "
+                    "conversation_id FROM _b_conv) OR split_part(location, '[', 1) IN "
+                    "(SELECT split_part(location, '[', 1) FROM _b_quar))",
+                    [pl.result.source_id],
+                )
+        con.execute(
+            f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
+            f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_secret"
+        )
+        con.execute(
+            "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar", [self.run_id]
+        )
         for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
             for name, _b_side in f.state.get("tables", {}).items():  # noqa: B007 - read by the scan below
                 con.execute(f"DELETE FROM {name} WHERE source_id = ?", [pl.result.source_id])
@@ -317,26 +384,33 @@ class Loader:
     def _replace(self, owner: dict[str, Plan], _b_msg: pa.Table) -> None:
         """Count the re-imported conversations' identical messages, then drop their old rows."""
         con = self.con
-        con.execute("CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                    [list(owner)])
-        same = con.execute(f"SELECT m.conversation_id, count(*) FROM messages m JOIN (SELECT *, {TEXT} AS text "
-                           "FROM _b_msg) s ON m.conversation_id = s.conversation_id AND m.seq = s.seq "
-                           "AND m.role = s.role AND m.content = s.text "
-                           "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) GROUP BY 1").fetchall()
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE _b_old AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [list(owner)]
+        )
+        same = con.execute(
+            f"SELECT m.conversation_id, count(*) FROM messages m JOIN (SELECT *, {TEXT} AS text "
+            "FROM _b_msg) s ON m.conversation_id = s.conversation_id AND m.seq = s.seq "
+            "AND m.role = s.role AND m.content = s.text "
+            "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) GROUP BY 1"
+        ).fetchall()
         for cid, n in same:
             r = owner[cid].result
             r.messages_unchanged += n
             r.messages_imported -= n
         for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
             con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
-        con.execute("DELETE FROM conversation_outcomes WHERE source = 'log' AND conversation_id IN "
-                    "(SELECT conversation_id FROM _b_old)")
+        con.execute(
+            "DELETE FROM conversation_outcomes WHERE source = 'log' AND conversation_id IN "
+            "(SELECT conversation_id FROM _b_old)"
+        )
 
     def _record(self, plans: list[Plan]) -> None:
         """The sources' rows (identity, hash, size and mtime for the next unchanged check) and run rows."""
         con = self.con
-        con.execute("DELETE FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [[pl.result.source_id for pl in plans]])
+        con.execute(
+            "DELETE FROM sources WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+            [[pl.result.source_id for pl in plans]],
+        )
         now = utcnow()
         paths = [pl.resolved for pl in plans]
         if not self.keep_secrets:  # a key in a file name: the path is stored masked, the find recorded
@@ -346,16 +420,25 @@ class Loader:
                 finds.add(pl.result.source_id or "", "sources.path", found)
                 paths[k] = secrets.mask(paths[k], found)
             _b_paths = finds.table()  # noqa: F841 - read by the replacement scan below
-            con.execute("DELETE FROM secrets_found WHERE field = 'sources.path' AND source_id IN "
-                        "(SELECT unnest(?::VARCHAR[]))", [[pl.result.source_id for pl in plans]])
-            con.execute(f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
-                        f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_paths")
+            con.execute(
+                "DELETE FROM secrets_found WHERE field = 'sources.path' AND source_id IN (SELECT unnest(?::VARCHAR[]))",
+                [[pl.result.source_id for pl in plans]],
+            )
+            con.execute(
+                f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
+                f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_paths"
+            )
             _mask_runs(con, [pl.result.source_id for pl in plans])
-        rows = {"source_id": [pl.result.source_id for pl in plans], "path": paths,
-                "format": [pl.result.format for pl in plans],
-                "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
-                "size": [pl.size for pl in plans], "mtime_ns": [pl.mtime_ns for pl in plans],
-                "options": [pl.options for pl in plans], "imported_at": [now] * len(plans)}
+        rows = {
+            "source_id": [pl.result.source_id for pl in plans],
+            "path": paths,
+            "format": [pl.result.format for pl in plans],
+            "sha256": [pl.hasher.result() if pl.hasher else pl.sha256 for pl in plans],
+            "size": [pl.size for pl in plans],
+            "mtime_ns": [pl.mtime_ns for pl in plans],
+            "options": [pl.options for pl in plans],
+            "imported_at": [now] * len(plans),
+        }
         _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans, self.keep_secrets)
@@ -365,10 +448,12 @@ def resolve_parents(con: duckdb.DuckDBPyConnection) -> None:
     """Link sub-agent conversations whose parent lives in another file (a Codex or Gemini CLI sub-agent names
     its parent session by id): the parent is the conversation of that native id read by the same importer.
     Run after every ingest, so a parent imported later than its children is linked then."""
-    con.execute("UPDATE conversations c SET parent_conversation_id = p.conversation_id FROM conversations p, "
-                "sources ps, sources cs WHERE c.parent_conversation_id IS NULL AND c.parent_native_id IS NOT NULL "
-                "AND p.native_id = c.parent_native_id AND ps.source_id = p.source_id "
-                "AND cs.source_id = c.source_id AND ps.format = cs.format AND p.conversation_id != c.conversation_id")
+    con.execute(
+        "UPDATE conversations c SET parent_conversation_id = p.conversation_id FROM conversations p, "
+        "sources ps, sources cs WHERE c.parent_conversation_id IS NULL AND c.parent_native_id IS NOT NULL "
+        "AND p.native_id = c.parent_native_id AND ps.source_id = p.source_id "
+        "AND cs.source_id = c.source_id AND ps.format = cs.format AND p.conversation_id != c.conversation_id"
+    )
 
 
 def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
@@ -423,10 +508,28 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan],
             r.note = "; ".join(filter(None, [r.note, KEPT]))
         else:
             mask_result(r)
-        for c, v in zip(RUN_COLUMNS, (run_id, r.source_id, r.path, r.format, r.status, pl.started_at, now,
-                                      r.rows_read, r.messages_read, r.messages_imported, r.messages_unchanged,
-                                      r.quarantined, r.skipped, r.conversations_new, r.conversations_updated,
-                                      r.conversations_unchanged, (r.error if r.status == "failed" else r.note) or None)):
+        for c, v in zip(
+            RUN_COLUMNS,
+            (
+                run_id,
+                r.source_id,
+                r.path,
+                r.format,
+                r.status,
+                pl.started_at,
+                now,
+                r.rows_read,
+                r.messages_read,
+                r.messages_imported,
+                r.messages_unchanged,
+                r.quarantined,
+                r.skipped,
+                r.conversations_new,
+                r.conversations_updated,
+                r.conversations_unchanged,
+                (r.error if r.status == "failed" else r.note) or None,
+            ),
+        ):
             cols[c].append(v)
     _b_runs = pa.table(cols)  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
@@ -437,13 +540,17 @@ KEPT = "secrets kept (--keep-secrets): this source's text is stored as read"
 
 def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> None:
     """Earlier run rows of sources read again with masking (kept before, or stored before masking existed)."""
-    rows = con.execute("SELECT DISTINCT path, note FROM import_runs WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
-                       [source_ids]).fetchall()
+    rows = con.execute(
+        "SELECT DISTINCT path, note FROM import_runs WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [source_ids]
+    ).fetchall()
     for path, note in rows:
         masked = secrets.mask(path), secrets.mask(note) if note else note
         if masked != (path, note):
-            con.execute("UPDATE import_runs SET path = ?, note = ? WHERE path = ? AND note IS NOT DISTINCT FROM ? "
-                        "AND source_id IN (SELECT unnest(?::VARCHAR[]))", [*masked, path, note, source_ids])
+            con.execute(
+                "UPDATE import_runs SET path = ?, note = ? WHERE path = ? AND note IS NOT DISTINCT FROM ? "
+                "AND source_id IN (SELECT unnest(?::VARCHAR[]))",
+                [*masked, path, note, source_ids],
+            )
 
 
 def mask_result(r: Any) -> None:

@@ -5,6 +5,7 @@ The agent's own variable for its home is honoured (``CODEX_HOME``, ``GEMINI_CLI_
 or ``--path`` overrides everything. Editors' extension folders are looked up for VS Code and the editors
 built on it (Cursor, Windsurf, VSCodium, Insiders).
 """
+
 from __future__ import annotations
 
 import os
@@ -58,8 +59,11 @@ def _continue() -> list[Path]:
 
 
 def _cline() -> list[Path]:
-    return [_app_support() / editor / "User" / "globalStorage" / ext / "tasks"
-            for editor in EDITORS for ext in CLINE_EXTENSIONS] + [_home() / ".cline" / "data" / "tasks"]
+    return [
+        _app_support() / editor / "User" / "globalStorage" / ext / "tasks"
+        for editor in EDITORS
+        for ext in CLINE_EXTENSIONS
+    ] + [_home() / ".cline" / "data" / "tasks"]
 
 
 def _aider() -> list[Path]:
@@ -121,6 +125,7 @@ def locate(agent: str, path: str | None = None) -> list[Path]:
     found = [p for p in looked if p.exists()]
     if not found:
         how = ", ".join(filter(None, [own and f"set {own}", f"set {override_variable(agent)}", "pass --path"]))
-        raise ForensicsError(f"no {name} logs at {', '.join(map(str, looked[:3]))}"
-                             f"{' ...' if len(looked) > 3 else ''} ({how})")
+        raise ForensicsError(
+            f"no {name} logs at {', '.join(map(str, looked[:3]))}{' ...' if len(looked) > 3 else ''} ({how})"
+        )
     return found

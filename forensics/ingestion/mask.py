@@ -6,6 +6,7 @@ so the one place that feeds the warehouse is covered whatever the format. One RE
 (``forensics.kernel.secrets.prefilter``, in pyarrow's C++) picks the few cells that may hold a secret; only those
 are scanned in Python. Each find becomes a ``secrets_found`` row: where it was and what kind, never the value.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -16,13 +17,29 @@ import pyarrow.compute as pc
 
 from forensics.kernel import secrets
 
-WAREHOUSE = {"conv": "conversations", "msg": "messages", "call": "tool_calls", "quar": "quarantine",
-             "event": "events", "usage": "message_usage", "outcome": "conversation_outcomes"}
+WAREHOUSE = {
+    "conv": "conversations",
+    "msg": "messages",
+    "call": "tool_calls",
+    "quar": "quarantine",
+    "event": "events",
+    "usage": "message_usage",
+    "outcome": "conversation_outcomes",
+}
 KEYS = {"conversation_id", "source_id", "fingerprint", "role", "origin"}  # our own hashes and enumerations
-FINDS_SCHEMA = pa.schema([("source_id", pa.string()), ("conversation_id", pa.string()), ("seq", pa.int32()),
-                          ("position", pa.int32()), ("field", pa.string()), ("location", pa.string()),
-                          ("kind", pa.string()), ("fingerprint", pa.string()),
-                          ("call_index", pa.int32())])
+FINDS_SCHEMA = pa.schema(
+    [
+        ("source_id", pa.string()),
+        ("conversation_id", pa.string()),
+        ("seq", pa.int32()),
+        ("position", pa.int32()),
+        ("field", pa.string()),
+        ("location", pa.string()),
+        ("kind", pa.string()),
+        ("fingerprint", pa.string()),
+        ("call_index", pa.int32()),
+    ]
+)
 
 
 class Finds:
@@ -31,32 +48,56 @@ class Finds:
     def __init__(self) -> None:
         self.cols: dict[str, list[Any]] = {n: [] for n in FINDS_SCHEMA.names}
 
-    def add(self, source_id: str, field: str, found: list[secrets.Find], conversation_id: str | None = None,
-            seq: int | None = None, position: int | None = None, location: str | None = None,
-            call_index: int | None = None) -> None:
+    def add(
+        self,
+        source_id: str,
+        field: str,
+        found: list[secrets.Find],
+        conversation_id: str | None = None,
+        seq: int | None = None,
+        position: int | None = None,
+        location: str | None = None,
+        call_index: int | None = None,
+    ) -> None:
         location = secrets.mask(location) if location else location  # a file name that holds a key, say
         for f in found:
-            for col, v in zip(FINDS_SCHEMA.names, (source_id, conversation_id, seq, position, field, location,
-                                                   f.kind, f.fingerprint, call_index)):
+            for col, v in zip(
+                FINDS_SCHEMA.names,
+                (source_id, conversation_id, seq, position, field, location, f.kind, f.fingerprint, call_index),
+            ):
                 self.cols[col].append(v)
 
     def table(self) -> pa.Table:
         return pa.table(self.cols, schema=FINDS_SCHEMA)
 
 
-def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, str], default_source: str = "",
-                names: dict[str, str] | None = None) -> dict[str, pa.Table]:
+def mask_tables(
+    tables: dict[str, pa.Table],
+    finds: Finds,
+    source_of: dict[str, str],
+    default_source: str = "",
+    names: dict[str, str] | None = None,
+) -> dict[str, pa.Table]:
     """``tables`` with every secret in their text and byte columns masked; the finds added to ``finds``.
     ``source_of`` maps conversation ids to their sources (rows without one take ``default_source``).
     Every text cell of every table goes through one RE2 call per rule group: a call costs milliseconds
     (the pattern is compiled each time), a cell microseconds."""
     names = WAREHOUSE if names is None else names
-    cols = [(key, name) for key, t in tables.items() for name, kind in zip(t.column_names, t.schema.types)
-            if name not in KEYS and (pa.types.is_string(kind) or pa.types.is_large_string(kind))]
+    cols = [
+        (key, name)
+        for key, t in tables.items()
+        for name, kind in zip(t.column_names, t.schema.types)
+        if name not in KEYS and (pa.types.is_string(kind) or pa.types.is_large_string(kind))
+    ]
     # one array, not a chunk per column: pyarrow compiles the pattern again for every chunk (10 ms each)
-    cells = pa.chunked_array([pa.concat_arrays([c.cast(pa.large_string()) for key, name in cols
-                                                for c in tables[key].column(name).chunks] or
-                                               [pa.array([], pa.large_string())])])
+    cells = pa.chunked_array(
+        [
+            pa.concat_arrays(
+                [c.cast(pa.large_string()) for key, name in cols for c in tables[key].column(name).chunks]
+                or [pa.array([], pa.large_string())]
+            )
+        ]
+    )
     starts, n = [], 0
     for key, _ in cols:
         starts.append(n)
@@ -66,8 +107,9 @@ def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, 
     for cell in sorted(hits):
         c = bisect.bisect_right(starts, cell) - 1
         key, name = cols[c]
-        _mask_cell(tables[key], key, name, cell - starts[c], hits[cell], values, finds, source_of, default_source,
-                   names)
+        _mask_cell(
+            tables[key], key, name, cell - starts[c], hits[cell], values, finds, source_of, default_source, names
+        )
     out = dict(tables)
     for (key, name), v in values.items():
         t = out[key]
@@ -80,8 +122,18 @@ def mask_tables(tables: dict[str, pa.Table], finds: Finds, source_of: dict[str, 
     return out
 
 
-def _mask_cell(t: pa.Table, key: str, name: str, row: int, only: list[int], values: dict[tuple[str, str], list[Any]],
-               finds: Finds, source_of: dict[str, str], default_source: str, names: dict[str, str]) -> None:
+def _mask_cell(
+    t: pa.Table,
+    key: str,
+    name: str,
+    row: int,
+    only: list[int],
+    values: dict[tuple[str, str], list[Any]],
+    finds: Finds,
+    source_of: dict[str, str],
+    default_source: str,
+    names: dict[str, str],
+) -> None:
     """One cell that may hold a secret: scanned, and masked in ``values`` (its column as a list) when it does.
     Message text arrives plain (``duckparse.unescape``), so the filter's groups are the ones to scan."""
     text = t.column(name)[row].as_py()
@@ -90,8 +142,9 @@ def _mask_cell(t: pa.Table, key: str, name: str, row: int, only: list[int], valu
     if not found:
         return
     where = _where(t, row)
-    finds.add(source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)), field,
-              found, **where)
+    finds.add(
+        source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)), field, found, **where
+    )
     masked = secrets.mask(text, found)
     if (key, name) not in values:  # the column as a list, once
         values[key, name] = t.column(name).to_pylist()
@@ -111,12 +164,16 @@ def _hits(col: pa.ChunkedArray, patterns: tuple[str, ...]) -> dict[int, list[int
 
 def _where(t: pa.Table, row: int) -> dict[str, Any]:
     """The source, conversation, seq and position of a row, as far as its table has them."""
-    return {k: t.column(k)[row].as_py() for k in ("source_id", "conversation_id", "seq", "position", "location", "call_index")
-            if k in t.column_names}
+    return {
+        k: t.column(k)[row].as_py()
+        for k in ("source_id", "conversation_id", "seq", "position", "location", "call_index")
+        if k in t.column_names
+    }
 
 
-def _mask_bytes(t: pa.Table, i: int, field: str, finds: Finds, source_of: dict[str, str], default_source: str) \
-        -> pa.Table:
+def _mask_bytes(
+    t: pa.Table, i: int, field: str, finds: Finds, source_of: dict[str, str], default_source: str
+) -> pa.Table:
     """Raw bytes (quarantined lines, maybe not UTF-8): masked as text, every other byte kept."""
     values = t.column(i).to_pylist()
     changed = False
@@ -127,8 +184,12 @@ def _mask_bytes(t: pa.Table, i: int, field: str, finds: Finds, source_of: dict[s
         found = secrets.scan(text)
         if found:
             where = _where(t, r)
-            finds.add(source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)),
-                      field, found, **where)
+            finds.add(
+                source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)),
+                field,
+                found,
+                **where,
+            )
             values[r] = secrets.mask(text, found).encode("utf-8", "surrogateescape")
             changed = True
     return t.set_column(i, t.field(i), pa.array(values, t.field(i).type)) if changed else t

@@ -8,6 +8,7 @@ line: half a labels file is worse than none. Each label replaces the conversatio
 or an earlier file), and its ``source`` is the file's path; the same file imported twice changes nothing.
 An id that names no conversation, or several (the same native id in two sources), is counted and listed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -70,7 +71,9 @@ def _jsonl(p: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
         try:
             rec = values.loads(line)
         except orjson.JSONDecodeError as e:
-            raise ForensicsError(f"{p}:{n}: {values.json_reason(e)}; a labels file is CSV with a header or JSONL") from None
+            raise ForensicsError(
+                f"{p}:{n}: {values.json_reason(e)}; a labels file is CSV with a header or JSONL"
+            ) from None
         if not isinstance(rec, dict):
             raise ForensicsError(f"{p}:{n}: not a JSON object; each line holds id, success and optionally score")
         out.append((n, rec))
@@ -85,10 +88,11 @@ def _csv(p: Path, text: str) -> list[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text), dialect=dialect)
     header = [h.strip().lower() for h in reader.fieldnames or []]
     if not any(h in ID_COLUMNS for h in header) or "success" not in header:
-        raise ForensicsError(f"{p}: no header with id and success columns (found {', '.join(header) or 'none'}); "
-                             "a labels file is CSV with a header or JSONL")
-    return [(reader.line_num, {k.strip().lower(): v for k, v in row.items() if isinstance(k, str)})
-            for row in reader]
+        raise ForensicsError(
+            f"{p}: no header with id and success columns (found {', '.join(header) or 'none'}); "
+            "a labels file is CSV with a header or JSONL"
+        )
+    return [(reader.line_num, {k.strip().lower(): v for k, v in row.items() if isinstance(k, str)}) for row in reader]
 
 
 def _label(p: Path, n: int, row: dict[str, Any]) -> Label:
@@ -111,12 +115,19 @@ def store(con: duckdb.DuckDBPyConnection, labels: list[Label], source: str) -> L
     wanted = sorted({lab.id for lab in labels})
     found: dict[str, list[str]] = {}
     for key, cid in con.execute(
-            "SELECT k, c.conversation_id FROM (SELECT unnest(?::VARCHAR[]) AS k) JOIN conversations c "
-            "ON c.conversation_id = k OR c.native_id = k", [wanted]).fetchall():
+        "SELECT k, c.conversation_id FROM (SELECT unnest(?::VARCHAR[]) AS k) JOIN conversations c "
+        "ON c.conversation_id = k OR c.native_id = k",
+        [wanted],
+    ).fetchall():
         found.setdefault(key, []).append(cid)
-    old = {r[0]: r[1:] for r in con.execute(
-        "SELECT conversation_id, success, score, source, detail FROM conversation_outcomes WHERE conversation_id IN "
-        "(SELECT unnest(?::VARCHAR[]))", [[c for cids in found.values() for c in cids]]).fetchall()}
+    old = {
+        r[0]: r[1:]
+        for r in con.execute(
+            "SELECT conversation_id, success, score, source, detail FROM conversation_outcomes WHERE conversation_id IN "
+            "(SELECT unnest(?::VARCHAR[]))",
+            [[c for cids in found.values() for c in cids]],
+        ).fetchall()
+    }
     rows: dict[str, tuple[bool, float | None, str, str]] = {}
     for lab in labels:
         cids = sorted(set(found.get(lab.id, [])))
@@ -141,11 +152,13 @@ def store(con: duckdb.DuckDBPyConnection, labels: list[Label], source: str) -> L
     result.unmatched, result.ambiguous = sorted(set(result.unmatched)), sorted(set(result.ambiguous))
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute("DELETE FROM conversation_outcomes WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [list(rows)])
+        con.execute(
+            "DELETE FROM conversation_outcomes WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))", [list(rows)]
+        )
         if rows:
-            con.executemany("INSERT INTO conversation_outcomes VALUES (?, ?, ?, ?, ?)",
-                            [(cid, *row) for cid, row in rows.items()])
+            con.executemany(
+                "INSERT INTO conversation_outcomes VALUES (?, ?, ?, ?, ?)", [(cid, *row) for cid, row in rows.items()]
+            )
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -9,6 +9,7 @@ session trees, SQLite JSON-message tables), so a specific shape is never read by
 A reader turns one file into :class:`~forensics.formats.kit.model.Conversation` objects (see ``model``).
 The formats that predate the registry keep their own columnar workers (``task``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,8 +54,10 @@ def listing() -> list[tuple[str, str, str]]:
     """(name, origin, what it reads) per format in detection order; origin is ``built-in`` or the package whose
     entry point added the format. Plain tuples: `forensics formats` prints them without loading polars."""
     known = {n for n, _ in BUILTIN + FALLBACK}
-    return [(f.name, "built-in" if f.name in known else (f.read or f.task).__module__.split(".")[0], f.summary)
-            for f in ordered()]
+    return [
+        (f.name, "built-in" if f.name in known else (f.read or f.task).__module__.split(".")[0], f.summary)
+        for f in ordered()
+    ]
 
 
 def catch_all(name: str) -> bool:

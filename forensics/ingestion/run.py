@@ -9,6 +9,7 @@ format read in parts (a SQLite table, in chunks of rows) has a transaction of it
 source either fully imported or not at all; a rerun completes the rest. The orchestrator names no format:
 what a format needs is declared on it (``declare.Format``).
 """
+
 from __future__ import annotations
 
 import glob
@@ -39,10 +40,14 @@ TASK_BYTES = 4 << 20  # whole files per parse task: about this many bytes, at mo
 TASK_FILES = 64
 UNCHANGED = "same size and modification time as the last import: not re-read"
 SOURCE = ("imported", "unchanged", "failed")  # the statuses of a source; a side, empty or unrecognised file is none
-MASKED_SINCE = "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = " \
+MASKED_SINCE = (
+    "(SELECT coalesce(max(applied_at), TIMESTAMP '1970-01-01') FROM schema_migrations WHERE name = "
     "'m009_secrets_found')"
-KEPT_SOURCES = ("SELECT source_id FROM import_runs WHERE status = 'imported' AND source_id IS NOT NULL GROUP BY 1 "
-                "HAVING arg_max(note, finished_at) LIKE '%(--keep-secrets)%'")
+)
+KEPT_SOURCES = (
+    "SELECT source_id FROM import_runs WHERE status = 'imported' AND source_id IS NOT NULL GROUP BY 1 "
+    "HAVING arg_max(note, finished_at) LIKE '%(--keep-secrets)%'"
+)
 GENERIC_FIXES = ("; check the file or pass --format", "; check the file, or force one with --format NAME")
 
 
@@ -94,19 +99,37 @@ class IngestResult:
         return ExitCode.USAGE if failed == len(sources) else ExitCode.PARTIAL
 
     def totals(self) -> dict[str, int]:
-        keys = ("rows_read", "messages_read", "messages_imported", "messages_unchanged", "quarantined", "skipped",
-                "conversations_new", "conversations_updated", "conversations_unchanged")
+        keys = (
+            "rows_read",
+            "messages_read",
+            "messages_imported",
+            "messages_unchanged",
+            "quarantined",
+            "skipped",
+            "conversations_new",
+            "conversations_updated",
+            "conversations_unchanged",
+        )
         sources = self.sources
         out = {k: sum(getattr(s, k) for s in sources) for k in keys}
-        out.update(sources=len(sources), failed=sum(s.status == "failed" for s in sources), files=len(self.files),
-                   side=sum(f.status == "side" for f in self.files),
-                   empty=sum(f.status == "empty" for f in self.files),
-                   unrecognised=sum(f.status == "unrecognised" for f in self.files))
+        out.update(
+            sources=len(sources),
+            failed=sum(s.status == "failed" for s in sources),
+            files=len(self.files),
+            side=sum(f.status == "side" for f in self.files),
+            empty=sum(f.status == "empty" for f in self.files),
+            unrecognised=sum(f.status == "unrecognised" for f in self.files),
+        )
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "db": self.db, "totals": self.totals(),
-                "sources": [asdict(s) for s in self.sources], "others": [asdict(s) for s in self.others]}
+        return {
+            "run_id": self.run_id,
+            "db": self.db,
+            "totals": self.totals(),
+            "sources": [asdict(s) for s in self.sources],
+            "others": [asdict(s) for s in self.others],
+        }
 
 
 @dataclass
@@ -153,9 +176,17 @@ class _Hasher(threading.Thread):
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
 
-def ingest(sources: list[str | os.PathLike[str]], db: str | os.PathLike[str] = DEFAULT_DB, fmt: str = "auto",
-           table: str | None = None, column: str | None = None, progress: Progress | None = None,
-           workers: int | None = None, messages_key: str | None = None, keep_secrets: bool = False) -> IngestResult:
+def ingest(
+    sources: list[str | os.PathLike[str]],
+    db: str | os.PathLike[str] = DEFAULT_DB,
+    fmt: str = "auto",
+    table: str | None = None,
+    column: str | None = None,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    messages_key: str | None = None,
+    keep_secrets: bool = False,
+) -> IngestResult:
     """Import SOURCES (files, folders, globs) into the warehouse at ``db``; see `forensics ingest --help`.
     Secrets are masked before anything is stored (`forensics.ingestion.mask`) unless ``keep_secrets``."""
     if fmt not in FORMATS:
@@ -191,8 +222,8 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     stale = set()
     kept = "" if keep_secrets else f" AND source_id NOT IN ({KEPT_SOURCES})"  # kept before, masked now: read again
     for path, *row, masked in wh.con.execute(
-            "SELECT path, source_id, format, options, size, mtime_ns, imported_at >= "
-            f"{MASKED_SINCE}{kept} FROM sources").fetchall():
+        f"SELECT path, source_id, format, options, size, mtime_ns, imported_at >= {MASKED_SINCE}{kept} FROM sources"
+    ).fetchall():
         if not masked:
             stale.add(row[0])
             row[3:] = [None, None]
@@ -201,8 +232,11 @@ def _plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str]
     stored = {sid for rows in known.values() for sid, *_ in rows}
     by_id = {pl.result.source_id: pl for pl in plans if pl.result.source_id in stored}
     if by_id:
-        for sid, cid, fp in wh.con.execute("SELECT source_id, conversation_id, fingerprint FROM conversations "
-                                           "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [list(by_id)]).fetchall():
+        for sid, cid, fp in wh.con.execute(
+            "SELECT source_id, conversation_id, fingerprint FROM conversations "
+            "WHERE source_id IN (SELECT unnest(?::VARCHAR[]))",
+            [list(by_id)],
+        ).fetchall():
             by_id[sid].stored[cid] = "" if sid in stale else fp
     for pl in plans:
         if pl.result.status == "unchanged":
@@ -223,18 +257,27 @@ def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[t
         side = registry.side_of(path)
         if side:
             owner, decl, main = side
-            where = (f"the {owner.name} files beside it" if glob.has_magic(decl.main.replace("{base}", "")) else
-                     os.path.relpath(main, path.parent))
+            where = (
+                f"the {owner.name} files beside it"
+                if glob.has_magic(decl.main.replace("{base}", ""))
+                else os.path.relpath(main, path.parent)
+            )
             res.format, res.status = owner.name, "side"
-            res.note = (f"read with {where}: {decl.holds}" if decl.read else
-                        f"lies beside {where}, holds no messages: {decl.holds}")
+            res.note = (
+                f"read with {where}: {decl.holds}"
+                if decl.read
+                else f"lies beside {where}, holds no messages: {decl.holds}"
+            )
             return pl
         st = path.stat()
         pl.resolved, pl.size, pl.mtime_ns = real_path(path), st.st_size, st.st_mtime_ns
         if st.st_size == 0:  # before the unchanged test: an empty file stored by an older release is empty now
             discover.refuse_empty(path, 0)
-        same = [row for row in known.get(pl.resolved, ()) if row[3:] == (pl.size, pl.mtime_ns)
-                and fmt in ("auto", row[1]) and _same_options(row[1], row[2], given)]
+        same = [
+            row
+            for row in known.get(pl.resolved, ())
+            if row[3:] == (pl.size, pl.mtime_ns) and fmt in ("auto", row[1]) and _same_options(row[1], row[2], given)
+        ]
         if len(same) == 1:  # this very file as last imported (its options given again, or found in its content)
             res.source_id, res.format, pl.options = same[0][:3]
             pl.source = Source(path, res.format, orjson.loads(pl.options))
@@ -256,7 +299,10 @@ def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[t
     try:
         form = registry.get(src.format)
     except KeyError:
-        res.status, res.error = "failed", f"{path}: the format {src.format!r} is not installed; check `forensics formats`"
+        res.status, res.error = (
+            "failed",
+            f"{path}: the format {src.format!r} is not installed; check `forensics formats`",
+        )
         return pl
     pl.source, res.format, pl.chunked = src, src.format, form.chunks is not None
     if fmt == "auto" and registry.catch_all(src.format) and (named := registry.suggest(path, src.format)):
@@ -330,15 +376,24 @@ Tag = list[tuple[Plan, bool, int]]  # per call of a task: (its source, closes th
 Call = tuple[Callable[..., Parsed], tuple[Any, ...], str, str]  # (parser, its arguments, path, source id)
 
 
-def _execute(wh: Warehouse, run_id: str, plans: list[Plan], progress: Progress | None, workers: int,
-             detected: bool, keep_secrets: bool) -> None:
+def _execute(
+    wh: Warehouse,
+    run_id: str,
+    plans: list[Plan],
+    progress: Progress | None,
+    workers: int,
+    detected: bool,
+    keep_secrets: bool,
+) -> None:
     todo = [pl for pl in plans if pl.tasks]
     total = sum(pl.todo_bytes for pl in todo)
     tune(wh.con, max((size for pl in todo for _, _, size in pl.tasks), default=0))
     loader = Loader(wh.con, run_id, keep_secrets)
     done = 0
     # the fork server imports the importers once, before forking: their pages are shared by the parse workers
-    for tag, b, err in run_ordered(_tasks(todo, keep_secrets), workers, total >= PARALLEL_MIN_BYTES, preload=(__name__,)):
+    for tag, b, err in run_ordered(
+        _tasks(todo, keep_secrets), workers, total >= PARALLEL_MIN_BYTES, preload=(__name__,)
+    ):
         loader.add(b if err is None else Bundle(None, [_error(pl, err) for pl, _, _ in tag]), tag)
         done += sum(n for _, _, n in tag)
         if progress:
@@ -381,8 +436,14 @@ def parse_many(calls: list[Call], keep_secrets: bool = False) -> Bundle:
             with values.counting() as nulled:
                 p = fn(*args)
         except Exception as e:  # reported per source; never takes the batch down
-            out.append((str(e) if isinstance(e, ForensicsError) else
-                        f"{path}: cannot read ({type(e).__name__}: {e}); check the file", source_id))
+            out.append(
+                (
+                    str(e)
+                    if isinstance(e, ForensicsError)
+                    else f"{path}: cannot read ({type(e).__name__}: {e}); check the file",
+                    source_id,
+                )
+            )
             continue
         if nulled:
             p.notes.append(values.note(nulled))

@@ -10,6 +10,7 @@
 
 Not done by the Python API: a notebook's collector and imports are the notebook's.
 """
+
 from __future__ import annotations
 
 import gc

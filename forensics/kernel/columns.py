@@ -1,4 +1,5 @@
 """Aligned text tables that fit a terminal: long values keep their start and end with the middle elided (issue 47)."""
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ def middle(text: str, width: int) -> str:
     if width <= 1:
         return "…"[:width]
     head = (width - 1) // 2
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 def aligned(rows: Sequence[Sequence[str]], width: int | None = None, elide: Collection[int] = ()) -> str:
@@ -52,5 +53,11 @@ def aligned(rows: Sequence[Sequence[str]], width: int | None = None, elide: Coll
 def described(name: str, description: str, indent: int, width: int | None = None) -> str:
     """One ``name`` (padded to ``indent``) and its ``description`` wrapped under itself within ``width``."""
     width = terminal_width() if width is None else width
-    return textwrap.fill(description, width=max(width, indent + 20), initial_indent=name.ljust(indent),
-                         subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)
+    return textwrap.fill(
+        description,
+        width=max(width, indent + 20),
+        initial_indent=name.ljust(indent),
+        subsequent_indent=" " * indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )

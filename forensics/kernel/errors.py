@@ -2,6 +2,7 @@
 
 Library code never prints or exits; the CLI turns these into one-line messages (see STYLE §2).
 """
+
 from __future__ import annotations
 
 from enum import IntEnum

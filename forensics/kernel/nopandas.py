@@ -7,6 +7,7 @@ make that one probe fail (``skip_pandas_probe``): pyarrow then takes pandas as a
 objects among its inputs, and still imports it if a pandas frame is asked of it (``to_pandas``). Not done in a
 process that imported pandas already, nor by the Python API: a notebook may hand pyarrow a DataFrame later.
 """
+
 from __future__ import annotations
 
 import sys

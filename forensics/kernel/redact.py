@@ -11,6 +11,7 @@ written straight after Chinese text, ``密钥是sk-...``, where Unicode ``\\b`` 
 are case-insensitive: RE2 folds 'ſ' into 's' and the Kelvin sign into 'k' there, so SQL masks a few odd
 spellings of a keyword that Python does not; a value's characters are matched case-sensitively in both.
 """
+
 from __future__ import annotations
 
 import re
@@ -31,8 +32,11 @@ _KEEP, _KEEP_BOTH = r"\1" + MASK, r"\1" + MASK + r"\2"
 # syntax both engines read; a token's prefix with 8 characters after it is masked (a key cut short by a title)
 _RULES: tuple[tuple[str, str], ...] = (
     # an unterminated key runs to the end of the text, or of the JSON string it sits in
-    (r"""(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"""
-     r"""|[^"]*))""", MASK),
+    (
+        r"""(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"""
+        r"""|[^"]*))""",
+        MASK,
+    ),
     (rf"\bsk-(?:proj|ant|svcacct|admin)-{_TOK}{{8,}}", MASK),
     (r"\bsk-(?:live-|test-)?[A-Za-z0-9_\-]{20,}", MASK),
     (r"\b(?:sk|rk)_(?:live|test)_[0-9a-zA-Z]{8,}", MASK),
@@ -46,23 +50,42 @@ _RULES: tuple[tuple[str, str], ...] = (
     (rf"\b((?i:bearer){_WS}+)[A-Za-z0-9._~+/\-]{{16,}}=*", _KEEP),
     (r"""((?i:authorization)["']?[ \t]*[:=][ \t]*["']?(?i:basic)[ \t]+)[A-Za-z0-9+/]{8,}=*""", _KEEP),
     # a password in a URL (scheme://user:password@host), the slashes maybe JSON-escaped
-    (r"""\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^ \t\n\r\f\v/?#:@"'<>\\]*:)[^ \t\n\r\f\v/?#"'<>\\]+(@[A-Za-z0-9\[])""",
-     _KEEP_BOTH),
-    (rf"\b({_NAME}(?i:key|secret|token|credential){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"
-     rf"([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{24,}}={{0,2}})", _KEEP),
-    (rf"""\b({_NAME}(?i:password|passwd|pwd|passphrase){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"""
-     r"""([^ \t\n\r\f\v"',;\\　，；]+)""", _KEEP),
+    (
+        r"""\b([A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^ \t\n\r\f\v/?#:@"'<>\\]*:)[^ \t\n\r\f\v/?#"'<>\\]+(@[A-Za-z0-9\[])""",
+        _KEEP_BOTH,
+    ),
+    (
+        rf"\b({_NAME}(?i:key|secret|token|credential){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"
+        rf"([A-Fa-f0-9]{{32,}}|[A-Za-z0-9+/_\-]{{24,}}={{0,2}})",
+        _KEEP,
+    ),
+    (
+        rf"""\b({_NAME}(?i:password|passwd|pwd|passphrase){_NAME}{_Q}{_WS}*[=:]{_WS}*{_Q})"""
+        r"""([^ \t\n\r\f\v"',;\\　，；]+)""",
+        _KEEP,
+    ),
 )
 # per rule, text one of which any match contains (in the text folded to lower case when ``True``): a rule whose
 # text is absent cannot match, so it is not run. Python's ``re`` finds no literal to skip ahead to in a pattern
 # that starts with ``\b`` and scans every position instead: 17 such scans were 1.9 s of a 16 s report.
 # tests/test_redaction_and_query.py holds this to the rules run one by one, on real and hostile text.
 _NEEDS: tuple[tuple[tuple[str, ...], bool], ...] = (
-    (("PRIVATE KEY",), False), (("sk-",), False), (("sk-",), False), (("k_live_", "k_test_"), False),
-    (("AKIA", "ASIA", "ABIA", "ACCA"), False), (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False),
-    (("github_pat_",), False), (("gl",), False), (("xox",), False), (("AIza",), False), (("eyJ",), False),
-    (("bearer",), True), (("authorization",), True), ((":/", ":\\/"), False),
-    (("key", "secret", "token", "credential"), True), (("pass", "pwd"), True),
+    (("PRIVATE KEY",), False),
+    (("sk-",), False),
+    (("sk-",), False),
+    (("k_live_", "k_test_"), False),
+    (("AKIA", "ASIA", "ABIA", "ACCA"), False),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), False),
+    (("github_pat_",), False),
+    (("gl",), False),
+    (("xox",), False),
+    (("AIza",), False),
+    (("eyJ",), False),
+    (("bearer",), True),
+    (("authorization",), True),
+    ((":/", ":\\/"), False),
+    (("key", "secret", "token", "credential"), True),
+    (("pass", "pwd"), True),
 )
 _COMPILED = [(re.compile(p, re.ASCII), r, *need) for (p, r), need in zip(_RULES, _NEEDS, strict=True)]
 ANY_SECRET = "|".join(f"(?:{p})" for p, _ in _RULES)  # one pass that tells whether any rule applies
@@ -120,9 +143,13 @@ def mask_frame(df: pl.DataFrame) -> pl.DataFrame:
     """Every text and byte cell of ``df`` masked, inside lists and structs too (term lists hold identifiers)."""
     import polars as pl
 
-    cols = [pl.col(c).map_elements(redact_snippet, return_dtype=pl.String) if t == pl.String
-            else pl.col(c).map_elements(redact_value, return_dtype=t)
-            for c, t in df.schema.items() if holds(t, (pl.String, pl.Binary))]
+    cols = [
+        pl.col(c).map_elements(redact_snippet, return_dtype=pl.String)
+        if t == pl.String
+        else pl.col(c).map_elements(redact_value, return_dtype=t)
+        for c, t in df.schema.items()
+        if holds(t, (pl.String, pl.Binary))
+    ]
     return df.with_columns(cols) if cols else df
 
 
@@ -150,20 +177,26 @@ def install_sql(con: duckdb.DuckDBPyConnection) -> None:
     for pattern, replacement in _RULES:
         chain = f"regexp_replace({chain}, {_literal(pattern)}, {_literal(replacement)}, 'g')"
     any_secret = _literal(ANY_SECRET)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
-                f"CASE WHEN regexp_matches(s, {any_secret}) THEN {chain} ELSE s END")
+    con.execute(
+        f"CREATE OR REPLACE TEMP MACRO forensics_masked(s) AS "
+        f"CASE WHEN regexp_matches(s, {any_secret}) THEN {chain} ELSE s END"
+    )
     # no lambda binding the masked text once: DuckDB runs a lambda per row, and that cost 15 us a row, ten times the
     # rest of a macro on short texts (tool calls' targets). So the chain is written out where its result is needed:
     # it runs only on a text a rule matches. Such a text comes out of the chain holding the mask, so the
     # placeholders' pass is due exactly when a rule matches or the text says "redacted".
     placeholder = _literal(PLACEHOLDER)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS "
-                f"CASE WHEN regexp_matches(s, {any_secret}) THEN regexp_replace({chain}, {placeholder}, ' ', 'g') "
-                f"WHEN contains(lower(s), 'redacted') THEN regexp_replace(s, {placeholder}, ' ', 'g') ELSE s END")
+    con.execute(
+        f"CREATE OR REPLACE TEMP MACRO forensics_scrubbed(s) AS "
+        f"CASE WHEN regexp_matches(s, {any_secret}) THEN regexp_replace({chain}, {placeholder}, ' ', 'g') "
+        f"WHEN contains(lower(s), 'redacted') THEN regexp_replace(s, {placeholder}, ' ', 'g') ELSE s END"
+    )
     mask, edge = _literal(MASK), _literal(_SNIPPET_EDGE)
-    con.execute(f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS "
-                f"CASE WHEN regexp_matches(s, {any_secret}) THEN (CASE WHEN {chain} <> s AND "
-                f"trim(replace({chain}, {mask}, ''), {edge}) = '' THEN '' ELSE {chain} END) ELSE s END")
+    con.execute(
+        f"CREATE OR REPLACE TEMP MACRO forensics_redact(s) AS "
+        f"CASE WHEN regexp_matches(s, {any_secret}) THEN (CASE WHEN {chain} <> s AND "
+        f"trim(replace({chain}, {mask}, ''), {edge}) = '' THEN '' ELSE {chain} END) ELSE s END"
+    )
 
 
 def _literal(s: str) -> str:

@@ -15,6 +15,7 @@ of a million messages is filtered in C++ (``prefilter``: three patterns, read by
 texts that may hold a secret are scanned here, by the rules whose pattern matched. A find is reported by its span, its kind and a fingerprint: a slow,
 salted hash of the value (PBKDF2), short enough to say "the same secret again" and never the value.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -28,8 +29,15 @@ from functools import lru_cache
 
 MASK = "[REDACTED]"  # the output mask's (forensics.kernel.redact): a masked text reads the same wherever it was masked
 SKIP_PLUGINS = {"IPPublicDetector"}  # a public IP address is no credential (and logs are full of them)
-VALUE_GROUP = {"BasicAuthDetector", "CloudantDetector", "IbmCosHmacDetector", "IbmCloudIamDetector",
-               "SoftlayerDetector", "NpmDetector", "AWSKeyDetector"}  # their group 1 is the secret itself
+VALUE_GROUP = {
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "IbmCosHmacDetector",
+    "IbmCloudIamDetector",
+    "SoftlayerDetector",
+    "NpmDetector",
+    "AWSKeyDetector",
+}  # their group 1 is the secret itself
 KIND_OF = {"AWSKeyDetector": ("aws-access-key", "aws-secret-key")}  # one kind per regex where they differ
 TOKEN_CHARS = re.compile(r"[A-Za-z0-9_\-+/=]*")  # what a token match runs on over (a key longer than the rule)
 SALT = b"forensics secrets_found v1"
@@ -55,8 +63,10 @@ class Find:
     fingerprint: str
 
 
-LEADING = re.compile(r"""\\b|\\[dws](?:\{\d+(?:,\d*)?\}|[*+?])?|\[(?:[^\]\\]|\\.)*\](?:\{\d+(?:,\d*)?\}|[*+?])?"""
-                     r"""|\((?:\?:)?(?:[^()\\]|\\.)*\|\)|\(\?:\\s\|[^()]*\^\)""")
+LEADING = re.compile(
+    r"""\\b|\\[dws](?:\{\d+(?:,\d*)?\}|[*+?])?|\[(?:[^\]\\]|\\.)*\](?:\{\d+(?:,\d*)?\}|[*+?])?"""
+    r"""|\((?:\?:)?(?:[^()\\]|\\.)*\|\)|\(\?:\\s\|[^()]*\^\)"""
+)
 
 
 def _re2(pattern: str, flags: int) -> str:
@@ -67,7 +77,7 @@ def _re2(pattern: str, flags: int) -> str:
     p = re.sub(r"\(\\\d\)|\\[1-9]", "(?s:.*)", p)
     p = re.sub(r"\{(\d+),(\d{4,})\}", lambda m: "{" + m.group(1) + ",1000}", p)
     while (m := LEADING.match(p)) and m.end() < len(p):
-        p = p[m.end():]
+        p = p[m.end() :]
     return f"(?i:{p})" if flags & re.IGNORECASE else f"(?:{p})"
 
 
@@ -111,19 +121,29 @@ def keyword_rule() -> Rule:
     _keep. It is matched on the text lower-cased (Python's case-insensitive alternation is ten times slower)."""
     from detect_secrets.plugins.keyword import DENYLIST
 
-    key = ("(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|api-key|storage_?key|pass|auth)"
-           r"[A-Za-z0-9_.\-]*)")
-    pattern = (key + r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""
-               r"""(?P<value>[^\s"'`\\]{1,200})""")
+    key = (
+        "(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|api-key|storage_?key|pass|auth)"
+        r"[A-Za-z0-9_.\-]*)"
+    )
+    pattern = (
+        key + r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""
+        r"""(?P<value>[^\s"'`\\]{1,200})"""
+    )
     return Rule("secret-keyword", re.compile(pattern), _re2(pattern, re.IGNORECASE), extend=False, check="keyword")
+
+
 NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
 def _own_rules() -> list[Rule]:
     tok = r"[A-Za-z0-9_\-]"
     return [
-        _rule("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?-----END[A-Z0-9 ]*PRIVATE KEY"
-              r"(?: BLOCK)?-----|[^\"]*)", extend=False),
+        _rule(
+            "private-key",
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?-----END[A-Z0-9 ]*PRIVATE KEY"
+            r"(?: BLOCK)?-----|[^\"]*)",
+            extend=False,
+        ),
         _rule("private-key", r"PuTTY-User-Key-File-\d(?s:.*?Private-MAC: *[0-9a-fA-F]+|[^\"]*)", extend=False),
         # the vendors' key prefixes, also cut short (8 characters after a prefix are enough to mask)
         _rule("openai-key", rf"\bsk-(?:proj|svcacct|admin|None)-{tok}{{8,}}"),
@@ -160,17 +180,32 @@ def _own_rules() -> list[Rule]:
         _rule("linear-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{20,}"),
         _rule("sentry-token", r"\bsntry[us]_[A-Za-z0-9_=+/]{20,}"),
         _rule("stripe-access-key", r"\bwhsec_[A-Za-z0-9+/]{20,}"),
-        _rule("square-oauth-secret", r"(?<![A-Za-z0-9+/])(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_\-]{22,}(?![A-Za-z0-9+/=])"),
+        _rule(
+            "square-oauth-secret", r"(?<![A-Za-z0-9+/])(?:EAAA|sq0atp-|sq0csp-)[A-Za-z0-9_\-]{22,}(?![A-Za-z0-9+/=])"
+        ),
         _rule("shopify-token", r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
         # a JWT, or what is left of one: its header is base64 of {"alg" or {"typ"
-        _rule("json-web-token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*)?"
-              r"|\beyJ(?:hbGci|0eXAi)[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}"),
+        _rule(
+            "json-web-token",
+            r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*)?"
+            r"|\beyJ(?:hbGci|0eXAi)[A-Za-z0-9_\-]*(?:\.[A-Za-z0-9_\-]*){0,2}",
+        ),
         _rule("bearer-token", r"\b(?i:bearer)[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)", group=1),
-        _rule("basic-auth-credentials", r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:basic)[ \t]+"
-              r"([A-Za-z0-9+/]{8,}=*)", group=1),
+        _rule(
+            "basic-auth-credentials",
+            r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:basic)[ \t]+"
+            r"([A-Za-z0-9+/]{8,}=*)",
+            group=1,
+        ),
         # a password in any URL (the plugin's stops at reserved characters: p@ss!word is one password here)
-        _rule("basic-auth-credentials", r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/?#:@\"'<>\\]*:"
-              r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[]", group=1, extend=False, check="password"),
+        _rule(
+            "basic-auth-credentials",
+            r"\b[A-Za-z][A-Za-z0-9+.\-]*:(?:\\?/){2}[^\s/?#:@\"'<>\\]*:"
+            r"([^\s/?#\"'<>\\]+)@[A-Za-z0-9\[]",
+            group=1,
+            extend=False,
+            check="password",
+        ),
         keyword_rule(),
     ]
 
@@ -197,12 +232,43 @@ def prefilter() -> tuple[str, ...]:
 
 
 PASSWORD_KEY = re.compile(r"pass(?:word|wd|phrase|wort|e)?(?![a-z])|pwd|contrase", re.I)
-CREDENTIAL_KEY = re.compile(r"secret|token|credential|(?:api|auth|service|account|db|database|priv|private|client|storage"
-                            r"|access|signing|encryption|master)[_\-.]?key|apikey|auth(?![a-z])", re.I)
+CREDENTIAL_KEY = re.compile(
+    r"secret|token|credential|(?:api|auth|service|account|db|database|priv|private|client|storage"
+    r"|access|signing|encryption|master)[_\-.]?key|apikey|auth(?![a-z])",
+    re.I,
+)
 COUNT_KEY = re.compile(r"tokens|tokeni[sz]|_count|_len|max_|num_|count$|usage|limit|budget|bypass", re.I)
-PLACEHOLDERS = {"none", "null", "nil", "true", "false", "str", "string", "bytes", "int", "required", "optional",
-                "undefined", "password", "passwd", "secret", "token", "hidden", "redacted", "changeme", "example",
-                "xxx", "dummy", "test", "value", "your_password", "empty", "unset", "env", "default"}
+PLACEHOLDERS = {
+    "none",
+    "null",
+    "nil",
+    "true",
+    "false",
+    "str",
+    "string",
+    "bytes",
+    "int",
+    "required",
+    "optional",
+    "undefined",
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "hidden",
+    "redacted",
+    "changeme",
+    "example",
+    "xxx",
+    "dummy",
+    "test",
+    "value",
+    "your_password",
+    "empty",
+    "unset",
+    "env",
+    "default",
+}
 
 
 def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | None:
@@ -213,13 +279,13 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
     begin = m.start()
     while begin and text[begin - 1] in NAME_CHARS:
         begin -= 1
-    key, value = text[begin:m.end("key")], text[m.start("value"):m.end("value")]  # matched lower-cased
+    key, value = text[begin : m.end("key")], text[m.start("value") : m.end("value")]  # matched lower-cased
     if m.group("q") is None:
         value = value.rstrip(",;)}]>")
     if begin and text[begin - 1] in "?&":
         value = value.split("&", 1)[0]  # a URL's query parameter ends at the next one
     start = m.start("value")
-    if COUNT_KEY.search(key) or not value or text[max(0, begin - 3):begin].endswith(("/", "@")):
+    if COUNT_KEY.search(key) or not value or text[max(0, begin - 3) : begin].endswith(("/", "@")):
         return None  # a count, not a credential; or a URL's user name (the URL rule judges its password)
     if PASSWORD_KEY.search(key) and not CREDENTIAL_KEY.search(key):
         if not _password_like(value, strict=True):
@@ -230,7 +296,7 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
     from detect_secrets.filters.heuristic import is_indirect_reference
 
     line_start = text.rfind("\n", 0, m.start()) + 1
-    if is_indirect_reference(text[line_start:m.end()]):
+    if is_indirect_reference(text[line_start : m.end()]):
         return None
     return start, start + len(value), "aws-secret-key" if "aws" in key.lower() else "secret-keyword"
 
@@ -243,8 +309,13 @@ def _password_like(value: str, strict: bool) -> bool:
     from detect_secrets.filters.heuristic import is_templated_secret
 
     v = value.strip(".")
-    if len(v) < 4 or v.lower() in PLACEHOLDERS or is_templated_secret(v) or v[0] in "$%{<*/~#(" or \
-            set(v) <= set("*xX.-_"):
+    if (
+        len(v) < 4
+        or v.lower() in PLACEHOLDERS
+        or is_templated_secret(v)
+        or v[0] in "$%{<*/~#("
+        or set(v) <= set("*xX.-_")
+    ):
         return False
     if not strict:
         return True
@@ -269,8 +340,13 @@ def _high_entropy(value: str) -> bool:
     """A random-looking value: long, letters and digits, not a sequence; hex needs less per character."""
     from detect_secrets.filters.heuristic import is_potential_uuid, is_sequential_string
 
-    if len(value) < 16 or is_sequential_string(value) or PATH.fullmatch(value) or value.count(".") > 2 \
-            or CODE.search(value):
+    if (
+        len(value) < 16
+        or is_sequential_string(value)
+        or PATH.fullmatch(value)
+        or value.count(".") > 2
+        or CODE.search(value)
+    ):
         return False
     if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)):
         return False
@@ -359,11 +435,16 @@ def _inside_blob(text: str, end: int) -> bool:
 
 # what no real key holds: the providers' documentation examples and placeholders (AKIAIOSFODNN7EXAMPLE,
 # sk-proj-xxxx..., ghp_1234567890abcdef..., xoxb-your-bot-token-here), each judged on the find's value
-EXAMPLE = re.compile(r"example|your[_\-]|[_\-]here\b|dummy|placeholder|redacted|changeme|(.)\1{7}"
-                     r"|0123456|1234567|2345678|3456789|abcdefgh|bcdefghi|cdefghij", re.I)
-KNOWN_EXAMPLES = ("SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's HS256 example signature
-                  "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",  # and its claims
-                  "4eC39HqLyjWDarjtT1zdp7dc")  # Stripe's documented test key
+EXAMPLE = re.compile(
+    r"example|your[_\-]|[_\-]here\b|dummy|placeholder|redacted|changeme|(.)\1{7}"
+    r"|0123456|1234567|2345678|3456789|abcdefgh|bcdefghi|cdefghij",
+    re.I,
+)
+KNOWN_EXAMPLES = (
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io's HS256 example signature
+    "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ",  # and its claims
+    "4eC39HqLyjWDarjtT1zdp7dc",
+)  # Stripe's documented test key
 
 
 def _example(value: str) -> bool:
@@ -377,14 +458,18 @@ DECODERS = 3  # the index of the decoders' group in ``prefilter()``, after the r
 URL_RUN = re.compile(r"[A-Za-z0-9_\-.~%+/=:&?]{16,}")
 ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 DATA_URL = re.compile(r"data:[\w/+.\-]*(?:;[\w=.\-]+)*;base64,([A-Za-z0-9+/]{16,}={0,2})")
-DECODER_RE2 = (r"(?i:%3D[A-Za-z0-9_\-.]{12}|[A-Za-z0-9_\-.]{12}%2[6BF]|%2[BF][A-Za-z0-9]{12}"
-               r"|;base64,[A-Za-z0-9+/]{16}|[^\n]{40}[A-Za-z0-9_\-+/=.]{7}[A-Za-z0-9_\-+/=]\n[A-Za-z0-9_\-+/=]{4})")
+DECODER_RE2 = (
+    r"(?i:%3D[A-Za-z0-9_\-.]{12}|[A-Za-z0-9_\-.]{12}%2[6BF]|%2[BF][A-Za-z0-9]{12}"
+    r"|;base64,[A-Za-z0-9+/]{16}|[^\n]{40}[A-Za-z0-9_\-+/=.]{7}[A-Za-z0-9_\-+/=]\n[A-Za-z0-9_\-+/=]{4})"
+)
 WRAP_MIN = 48  # the text's longest line, this long at least, ending in 8 token characters, the next starting with
 # 4 and no assignment: maybe a line a terminal wrapped inside a key
 DATA_MAX = 1 << 20  # base64 characters of one data URL decoded at most
 TOKEN_END = re.compile(r"[A-Za-z0-9_\-+/=.]{7}[A-Za-z0-9_\-+/=]$")  # a JWT's dot inside, not a sentence's
 TOKEN_START = re.compile(r"[A-Za-z0-9_\-+/=]{4}")
-ASSIGNMENT = re.compile(r"[A-Za-z_][\w.\-]*[ \t]*(?::|=(?![=\s]|$))")  # the next line of an .env or a config: no continuation
+ASSIGNMENT = re.compile(
+    r"[A-Za-z_][\w.\-]*[ \t]*(?::|=(?![=\s]|$))"
+)  # the next line of an .env or a config: no continuation
 Where = Callable[[int, int], tuple[int, int]]
 
 
@@ -412,8 +497,8 @@ def _percent(token: str, at: int) -> tuple[str, Where]:
     chars, starts = [], []
     i = 0
     while i < len(token):
-        if token[i] == "%" and i + 2 < len(token) and re.fullmatch(r"[0-9A-Fa-f]{2}", token[i + 1:i + 3]):
-            chars.append(chr(int(token[i + 1:i + 3], 16)))
+        if token[i] == "%" and i + 2 < len(token) and re.fullmatch(r"[0-9A-Fa-f]{2}", token[i + 1 : i + 3]):
+            chars.append(chr(int(token[i + 1 : i + 3], 16)))
             starts.append(i)
             i += 3
         else:
@@ -430,7 +515,7 @@ def _base64(payload: str, at: int) -> tuple[str, Where] | None:
     import binascii
 
     try:
-        raw = base64.b64decode(payload[:len(payload) - len(payload) % 4] or "", validate=False)
+        raw = base64.b64decode(payload[: len(payload) - len(payload) % 4] or "", validate=False)
         decoded = raw.decode("ascii")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return None
@@ -447,12 +532,16 @@ def _unwrapped(text: str) -> tuple[str, Where] | None:
     width = max(map(len, lines))  # a terminal wraps at its width: the wrapped line is the longest
     for i, line in enumerate(lines[:-1]):
         pos += len(line) + 1
-        if len(line) == width >= WRAP_MIN and TOKEN_END.search(line) and TOKEN_START.match(lines[i + 1]) \
-                and not ASSIGNMENT.match(lines[i + 1]):
+        if (
+            len(line) == width >= WRAP_MIN
+            and TOKEN_END.search(line)
+            and TOKEN_START.match(lines[i + 1])
+            and not ASSIGNMENT.match(lines[i + 1])
+        ):
             joins.append(pos - 1)  # the index of the break
     if not joins:
         return None
-    view = "".join(text[a + 1 if n else 0:b] for n, (a, b) in enumerate(zip([-1, *joins], [*joins, len(text)])))
+    view = "".join(text[a + 1 if n else 0 : b] for n, (a, b) in enumerate(zip([-1, *joins], [*joins, len(text)])))
     cuts = [j - n for n, j in enumerate(joins)]  # where a break was, in the view
 
     def where(s: int, e: int) -> tuple[int, int]:
@@ -479,7 +568,7 @@ def mask(text: str, finds: list[Find] | None = None) -> str:
         return text
     out, last = [], 0
     for f in finds:
-        out += [text[last:f.start], MASK]
+        out += [text[last : f.start], MASK]
         last = f.end
     out.append(text[last:])
     return "".join(out)

@@ -1,4 +1,5 @@
 """Which conversations a report, check or query looks at, as one temp table every analyzer joins."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -24,7 +25,9 @@ class Selection:
     def where(self) -> tuple[str, list[Any]]:
         parts, params = ["TRUE"], list[Any]()
         if self.conversations:
-            parts.append("(c.conversation_id IN (SELECT unnest(?::VARCHAR[])) OR c.native_id IN (SELECT unnest(?::VARCHAR[])))")
+            parts.append(
+                "(c.conversation_id IN (SELECT unnest(?::VARCHAR[])) OR c.native_id IN (SELECT unnest(?::VARCHAR[])))"
+            )
             params += [list(self.conversations)] * 2
         if self.since:
             parts.append("c.created_at >= CAST(? AS TIMESTAMP)")
@@ -36,8 +39,10 @@ class Selection:
             parts.append("c.model IN (SELECT unnest(?::VARCHAR[]))")
             params.append(list(self.models))
         if self.sources:
-            parts.append("(c.source_id IN (SELECT unnest(?::VARCHAR[])) OR EXISTS (SELECT 1 FROM sources s WHERE "
-                         "s.source_id = c.source_id AND list_bool_or([contains(s.path, x) FOR x IN ?::VARCHAR[]])))")
+            parts.append(
+                "(c.source_id IN (SELECT unnest(?::VARCHAR[])) OR EXISTS (SELECT 1 FROM sources s WHERE "
+                "s.source_id = c.source_id AND list_bool_or([contains(s.path, x) FOR x IN ?::VARCHAR[]])))"
+            )
             params += [list(self.sources)] * 2
         if self.formats:
             parts.append("c.source_id IN (SELECT source_id FROM sources WHERE format IN (SELECT unnest(?::VARCHAR[])))")
@@ -47,8 +52,10 @@ class Selection:
     def materialize(self, con: duckdb.DuckDBPyConnection, name: str = SELECTED) -> int:
         """Create TEMP TABLE ``name`` (conversation_id) for this selection; returns its size."""
         where, params = self.where()
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT c.conversation_id FROM conversations c "
-                    f"WHERE {where}", params)
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT c.conversation_id FROM conversations c WHERE {where}",
+            params,
+        )
         return int(con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0])
 
     def describe(self) -> dict[str, Any]:

@@ -4,6 +4,7 @@ imports the other.
 
 Small jobs run inline (the caller says when): starting worker processes costs more than a few megabytes of work.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -38,9 +39,13 @@ def default_workers() -> int:
 Task = tuple[Callable[..., Any], tuple[Any, ...], Any]  # (function, args, tag passed back with the result)
 
 
-def run_ordered(tasks: Iterable[Task], workers: int, parallel: bool,
-                init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None, preload: tuple[str, ...] = (),
-                ) -> Iterator[tuple[Any, Any, BaseException | None]]:
+def run_ordered(
+    tasks: Iterable[Task],
+    workers: int,
+    parallel: bool,
+    init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
+    preload: tuple[str, ...] = (),
+) -> Iterator[tuple[Any, Any, BaseException | None]]:
     """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight. ``init``
     (function, args) runs once in each worker (in this process when the tasks run inline) before its tasks:
     state every task needs, sent once instead of with each task. ``preload`` names modules the fork server
@@ -119,13 +124,20 @@ def fork_server_held() -> Iterator[None]:
         _stop_forkserver()
 
 
-def _pooled(ctx: ForkServerContext, tasks: Iterable[Task], workers: int, init: tuple[Callable[..., Any], tuple[Any, ...]] | None,
-            ) -> Iterator[tuple[Any, Any, BaseException | None]]:
+def _pooled(
+    ctx: ForkServerContext,
+    tasks: Iterable[Task],
+    workers: int,
+    init: tuple[Callable[..., Any], tuple[Any, ...]] | None,
+) -> Iterator[tuple[Any, Any, BaseException | None]]:
     root = _spool_root()
     sweep_spools(root)
-    with tempfile.TemporaryDirectory(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root) as spool, \
-            ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                initargs=(init, os.getpid())) as ex:
+    with (
+        tempfile.TemporaryDirectory(prefix=f"{SPOOL_PREFIX}{os.getpid()}-", dir=root) as spool,
+        ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(init, os.getpid())
+        ) as ex,
+    ):
         inflight: deque[tuple[Any, Future[Any]]] = deque()
         for fn, args, tag in tasks:
             inflight.append((tag, _submit(ex, fn, args, spool)))
@@ -207,9 +219,14 @@ def sweep_spools(root: str | None) -> None:
     """Remove the spools of forensics processes that are gone. SIGKILL runs no cleanup, and /dev/shm is RAM:
     without this, every killed import would keep its spilled tables in memory until reboot."""
     for p in Path(root or tempfile.gettempdir()).glob(f"{SPOOL_PREFIX}*-*"):
-        pid = p.name[len(SPOOL_PREFIX):].split("-", 1)[0]
+        pid = p.name[len(SPOOL_PREFIX) :].split("-", 1)[0]
         try:
-            stale = pid.isascii() and pid.isdigit() and not _alive(int(pid)) and time.time() - p.stat().st_mtime > STALE_SECONDS
+            stale = (
+                pid.isascii()
+                and pid.isdigit()
+                and not _alive(int(pid))
+                and time.time() - p.stat().st_mtime > STALE_SECONDS
+            )
         except OSError:  # removed meanwhile by its owner or another sweep
             continue
         if stale:

@@ -1,5 +1,6 @@
 """Run the selected analyzers over a warehouse and collect their sections (secrets already masked), the answer
 first (``digest``), labels people recognise and the messages the shown findings cite."""
+
 from __future__ import annotations
 
 import logging
@@ -90,10 +91,18 @@ class Report:
         return sorted(sec.findings, key=lambda f: tuple(-x for x in digests.strength(f)))[:SHOWN]
 
 
-def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selection: Selection | None = None,
-                 only: str | list[str] | None = None, labels: str | None = None, questions: str | None = None, *,
-                 recommend: digests.Recommender | None = None, persist_findings: bool = False,
-                 charts: bool = False) -> Report:
+def build_report(
+    db: str | os.PathLike[str],
+    cfg: Config | None = None,
+    selection: Selection | None = None,
+    only: str | list[str] | None = None,
+    labels: str | None = None,
+    questions: str | None = None,
+    *,
+    recommend: digests.Recommender | None = None,
+    persist_findings: bool = False,
+    charts: bool = False,
+) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
     file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
     its tuner fits on). ``recommend``: `forensics tune`'s tuners (``forensics.tuning.advise``) for *What to change*,
@@ -108,10 +117,20 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
     # writable: analyzers keep their derived tables in the warehouse
     with open_warehouse(db) as wh, drawn.Painter(wh.con) if charts else nullcontext() as painter:
         # what the report reads, as the key of the report kept whole (``report.kept``)
-        want = kept.key(wh.con, {"warehouse": str(db), "config": [str(cfg.path) if cfg.path else None, cfg.values],
-                                 "selection": selection.describe(), "label": selection.label, "analyzers": names,
-                                 "recommend": recommend is not None, "persist": persist_findings, "charts": charts},
-                        [labels, questions])
+        want = kept.key(
+            wh.con,
+            {
+                "warehouse": str(db),
+                "config": [str(cfg.path) if cfg.path else None, cfg.values],
+                "selection": selection.describe(),
+                "label": selection.label,
+                "analyzers": names,
+                "recommend": recommend is not None,
+                "persist": persist_findings,
+                "charts": charts,
+            },
+            [labels, questions],
+        )
         again = _kept(wh.con, want, wh.kept_key, persist_findings)
         if again is not None:
             return again
@@ -137,8 +156,22 @@ def build_report(db: str | os.PathLike[str], cfg: Config | None = None, selectio
 
 
 # the classes a kept report is built from (``report.kept``): nothing else is read back
-KEPT_CLASSES = (Report, Section, Table, Chart, Finding, Label, evidence.Message, evidence.Call, digests.Digest,
-                digests.Change, digests.Norm, digests.Ranked, digests.Worst, digests.KindShare)
+KEPT_CLASSES = (
+    Report,
+    Section,
+    Table,
+    Chart,
+    Finding,
+    Label,
+    evidence.Message,
+    evidence.Call,
+    digests.Digest,
+    digests.Change,
+    digests.Norm,
+    digests.Ranked,
+    digests.Worst,
+    digests.KindShare,
+)
 
 
 def _kept(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_findings: bool) -> Report | None:
@@ -162,8 +195,12 @@ def _kept(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_f
     if persist_findings:
         persist.log_run(con, report)
     kept.revive(con, want)  # its body and pages are as stored
-    progress.info("%-14s %7.1f s  nothing it reads changed since the report of %s: kept whole", "report",
-                  time.perf_counter() - started, first)
+    progress.info(
+        "%-14s %7.1f s  nothing it reads changed since the report of %s: kept whole",
+        "report",
+        time.perf_counter() - started,
+        first,
+    )
     return report
 
 
@@ -199,8 +236,11 @@ def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
     worst-conversation ranking (the outcome analyzer holds both against outcomes)."""
     if not a.inputs:
         return ctx
-    return replace(ctx, sections=list(sections) if "sections" in a.inputs else [],
-                   ranking=digests.scores if "ranking" in a.inputs else None)
+    return replace(
+        ctx,
+        sections=list(sections) if "sections" in a.inputs else [],
+        ranking=digests.scores if "ranking" in a.inputs else None,
+    )
 
 
 def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
@@ -210,14 +250,20 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     tally.clear()
-    meta = {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": toolkit_version(),
-            "generated_at": _now(),
-            **{k: v for k, v in source.items() if k not in TRAILING}, "config": str(cfg.path) if cfg.path else None,
-            "selection": selection.describe(), "label": selection.label, "conversations": ctx.selected,
-            "analyzers": names,
-            # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
-            **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
-            **{k: source.get(k) for k in TRAILING}}
+    meta = {
+        "schema_version": METRICS_SCHEMA_VERSION,
+        "toolkit_version": toolkit_version(),
+        "generated_at": _now(),
+        **{k: v for k, v in source.items() if k not in TRAILING},
+        "config": str(cfg.path) if cfg.path else None,
+        "selection": selection.describe(),
+        "label": selection.label,
+        "conversations": ctx.selected,
+        "analyzers": names,
+        # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
+        **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
+        **{k: source.get(k) for k in TRAILING},
+    }
     report = Report(meta, labels=ctx.conversation_labels)
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
@@ -234,10 +280,23 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
             if i == last_pooled:
                 held.close()
             # its kept result with the most conversations computed (drift's lags after a topic refit, say)
-            kept = max(((t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
-                        for k, t in tally.items() if "." not in k), key=lambda rc: (rc[1], sum(rc)), default=(0, 0))
-            progress.info("%-14s %7.1f s  (%d/%d)%s", name, time.perf_counter() - started, i, len(names),
-                          f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "")
+            kept = max(
+                (
+                    (t.reused - before.get(k, (0, 0))[0], t.computed - before.get(k, (0, 0))[1])
+                    for k, t in tally.items()
+                    if "." not in k
+                ),
+                key=lambda rc: (rc[1], sum(rc)),
+                default=(0, 0),
+            )
+            progress.info(
+                "%-14s %7.1f s  (%d/%d)%s",
+                name,
+                time.perf_counter() - started,
+                i,
+                len(names),
+                f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
+            )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
     report.digest = digests.build(report.sections, ctx.selected)
     return report

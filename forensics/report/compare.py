@@ -1,4 +1,5 @@
 """Before/after: two reports side by side, every numeric summary figure with its delta."""
+
 from __future__ import annotations
 
 import os
@@ -67,21 +68,41 @@ def parse_selection(text: str, label: str) -> Selection:
     for part in text.split():
         m = re.fullmatch(r"(conversation|model|source|since|until)=(.+)", part)
         if not m:
-            raise ForensicsError(f"bad selection {part!r}: use key=value with keys conversation, model, source, since, until")
+            raise ForensicsError(
+                f"bad selection {part!r}: use key=value with keys conversation, model, source, since, until"
+            )
         k, v = m.groups()
         (lists[k].append(v) if k in lists else single.__setitem__(k, v))
-    return Selection(tuple(lists["conversation"]), single.get("since"), single.get("until"), tuple(lists["model"]),
-                     tuple(lists["source"]), label=label)
+    return Selection(
+        tuple(lists["conversation"]),
+        single.get("since"),
+        single.get("until"),
+        tuple(lists["model"]),
+        tuple(lists["source"]),
+        label=label,
+    )
 
 
-def build_comparison(db: str | os.PathLike[str], cfg: Config, base: Selection, only: str | None, *,
-                     other_db: str | None = None, split_at: str | None = None, before: str | None = None,
-                     after: str | None = None, questions: str | None = None) -> Comparison:
+def build_comparison(
+    db: str | os.PathLike[str],
+    cfg: Config,
+    base: Selection,
+    only: str | None,
+    *,
+    other_db: str | None = None,
+    split_at: str | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    questions: str | None = None,
+) -> Comparison:
     """One of: another warehouse (before) vs ``db`` (after); a split in time; two explicit selections."""
     modes = sum(x is not None for x in (other_db, split_at)) + (before is not None or after is not None)
     if modes != 1 or (before is None) != (after is None):
-        raise ForensicsError("compare with exactly one of --compare OTHER.duckdb, --split-at TIMESTAMP, "
-                             "or --before SELECTION --after SELECTION")
+        raise ForensicsError(
+            "compare with exactly one of --compare OTHER.duckdb, --split-at TIMESTAMP, "
+            "or --before SELECTION --after SELECTION"
+        )
+
     def run(where: str | os.PathLike[str], sel: Selection) -> Report:
         return build_report(where, cfg, sel, only, questions=questions)
 
@@ -100,5 +121,10 @@ def build_comparison(db: str | os.PathLike[str], cfg: Config, base: Selection, o
 
 
 def _fields(s: Selection) -> dict[str, Any]:
-    return {"conversations": s.conversations, "since": s.since, "until": s.until, "models": s.models,
-            "sources": s.sources}
+    return {
+        "conversations": s.conversations,
+        "since": s.since,
+        "until": s.until,
+        "models": s.models,
+        "sources": s.sources,
+    }

@@ -11,6 +11,7 @@ often). *Worst conversations* weighs each conversation's findings by severity an
 (a kind that fires everywhere says little about one conversation), so a run flagged by several analyzers
 outranks one flagged many times by one rule; a conversation's length is never a weight.
 """
+
 from __future__ import annotations
 
 import math
@@ -106,18 +107,30 @@ class Digest:
         def finding(r: Ranked) -> dict[str, Any]:
             return {"section": r.section, "label": labels.get(r.finding.conversation_id), **asdict(r.finding)}
 
-        return {"what_to_change": {"changes": [{**asdict(c), "harness": c.harness} for c in self.changes],
-                                   "tunables_checked": self.checked,
-                                   "tuned_over": self.tuned_over, "toml": self.toml, "toml_drift": self.toml_drift,
-                                   "command": self.command,
-                                   "skipped": self.skipped,
-                                   "left_alone": [{"key": c.key, "value": c.current, "why": c.evidence}
-                                                  for c in self.kept]},
-                "corpus_norms": [asdict(n) for n in self.norms],
-                "finding_kinds": [asdict(k) for k in self.kinds],
-                "worst_conversations": [{"conversation_id": w.conversation_id, "label": labels.get(w.conversation_id),
-                                         "score": w.score, "reasons": w.reasons} for w in self.worst],
-                "strongest_findings": [finding(r) for r in self.strongest]}
+        return {
+            "what_to_change": {
+                "changes": [{**asdict(c), "harness": c.harness} for c in self.changes],
+                "tunables_checked": self.checked,
+                "tuned_over": self.tuned_over,
+                "toml": self.toml,
+                "toml_drift": self.toml_drift,
+                "command": self.command,
+                "skipped": self.skipped,
+                "left_alone": [{"key": c.key, "value": c.current, "why": c.evidence} for c in self.kept],
+            },
+            "corpus_norms": [asdict(n) for n in self.norms],
+            "finding_kinds": [asdict(k) for k in self.kinds],
+            "worst_conversations": [
+                {
+                    "conversation_id": w.conversation_id,
+                    "label": labels.get(w.conversation_id),
+                    "score": w.score,
+                    "reasons": w.reasons,
+                }
+                for w in self.worst
+            ],
+            "strongest_findings": [finding(r) for r in self.strongest],
+        }
 
 
 def strength(f: Finding) -> tuple[int, float]:
@@ -136,8 +149,9 @@ def norms(sections: list[Section], conversations: int) -> list[Norm]:
                 flagged.setdefault(f.kind, set()).add(f.conversation_id)
         for kind, convs in flagged.items():
             if kind not in named and conversations >= MIN_CORPUS and len(convs) > MOST * conversations:
-                out.append(Norm(s.name, kind, f"{kind.replace('_', ' ')} in {len(convs)} of {conversations} "
-                                              "conversations"))
+                out.append(
+                    Norm(s.name, kind, f"{kind.replace('_', ' ')} in {len(convs)} of {conversations} conversations")
+                )
     return out
 
 
@@ -152,8 +166,9 @@ def rank(sections: list[Section], norm_kinds: set[str]) -> list[Ranked]:
             key = (f.conversation_id or f"-{f.native_id}", f.kind)
             if key not in best or strength(f) > strength(best[key].finding):
                 best[key] = Ranked(s.name, f)
-    return sorted(best.values(), key=lambda r: (*(-x for x in strength(r.finding)), r.finding.kind,
-                                                r.finding.conversation_id))
+    return sorted(
+        best.values(), key=lambda r: (*(-x for x in strength(r.finding)), r.finding.kind, r.finding.conversation_id)
+    )
 
 
 def strongest(ranked: list[Ranked]) -> list[Ranked]:
@@ -162,8 +177,11 @@ def strongest(ranked: list[Ranked]) -> list[Ranked]:
     picked: list[Ranked] = []
     for cap in (PER_KIND, STRONGEST):
         for r in ranked:
-            if len(picked) < STRONGEST and r not in picked and sum(p.finding.kind == r.finding.kind
-                                                                  for p in picked) < cap:
+            if (
+                len(picked) < STRONGEST
+                and r not in picked
+                and sum(p.finding.kind == r.finding.kind for p in picked) < cap
+            ):
                 picked.append(r)
     return sorted(picked, key=ranked.index)
 
@@ -177,8 +195,10 @@ def kinds(sections: list[Section], conversations: int) -> list[KindShare]:
         for f in s.findings:
             counts[f.kind] += 1
             convs.setdefault(f.kind, set()).update([f.conversation_id] if f.conversation_id else [])
-        out += [KindShare(s.name, k, counts[k], len(convs[k]), len(convs[k]) / conversations if conversations else None)
-                for k in counts]
+        out += [
+            KindShare(s.name, k, counts[k], len(convs[k]), len(convs[k]) / conversations if conversations else None)
+            for k in counts
+        ]
     return sorted(out, key=lambda k: (-k.conversations, k.section, k.kind))
 
 
@@ -259,19 +279,26 @@ Recommender = Callable[[duckdb.DuckDBPyConnection, Config, list[str], "str | Non
 connection, after the analyzers, so the tuners see the tables they wrote."""
 
 
-def recommend(d: Digest, advice: Advice, cfg: Config, analyzers: list[str], db: str, questions: str | None = None) -> None:
+def recommend(
+    d: Digest, advice: Advice, cfg: Config, analyzers: list[str], db: str, questions: str | None = None
+) -> None:
     """Fill *What to change* from ``advice``: the changes, the TOML to paste and the command that writes it."""
     if not advice.checked:
-        d.skipped = (f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
-                     "gives every recommendation")
+        d.skipped = (
+            f"no tuner sweeps what this report ran ({', '.join(analyzers)}); `forensics tune --db {db}` "
+            "gives every recommendation"
+        )
         return
     d.changes = sorted(advice.changes, key=lambda c: (not c.harness, c.key))
     d.kept = sorted(advice.kept, key=lambda c: (not c.harness, c.key))
     d.checked, d.tuned_over = advice.checked, advice.tuned_over
     d.toml = toml_lines([c for c in d.changes if c.harness])
     d.toml_drift = toml_lines([c for c in d.changes if not c.harness])
-    d.command = (f"forensics tune --db {db} --config {cfg.path or 'harness.toml'}"
-                 + (f" --questions {questions}" if questions else "") + " --write")
+    d.command = (
+        f"forensics tune --db {db} --config {cfg.path or 'harness.toml'}"
+        + (f" --questions {questions}" if questions else "")
+        + " --write"
+    )
 
 
 def toml_lines(cs: list[Change]) -> str:
@@ -280,8 +307,11 @@ def toml_lines(cs: list[Change]) -> str:
     lines: list[str] = []
     for section in dict.fromkeys(c.key.split(".", 1)[0] for c in cs):
         lines.append(f"[{section}]")
-        lines += [f"{c.key.split('.', 1)[1]} = {tomlkit.item(c.recommended).as_string()}  # was {c.current!r}"
-                  for c in cs if c.key.startswith(section + ".")]
+        lines += [
+            f"{c.key.split('.', 1)[1]} = {tomlkit.item(c.recommended).as_string()}  # was {c.current!r}"
+            for c in cs
+            if c.key.startswith(section + ".")
+        ]
     return "\n".join(lines)
 
 

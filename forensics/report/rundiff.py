@@ -1,5 +1,6 @@
 """`forensics diff` in the terminal: two runs aligned step by step, the first divergence marked, secrets
 masked. The data (and its JSON) come from ``forensics.analyzers.diff``."""
+
 from __future__ import annotations
 
 from forensics.analyzers.diff import Run, RunDiff, Step
@@ -39,10 +40,15 @@ def render(d: RunDiff) -> str:
         for name, run, step in (("A", a, sa), ("B", b, sb)):
             text = " ".join(run.said.get(step.position, "").split()) if step else ""
             if text:
-                lines.append(f"  {name} wrote beside it: {redact(text)[:SAID_SHOWN]}" + ("…" if len(text) > SAID_SHOWN else ""))
+                lines.append(
+                    f"  {name} wrote beside it: {redact(text)[:SAID_SHOWN]}" + ("…" if len(text) > SAID_SHOWN else "")
+                )
     counts = {op: sum(x.op == op for x in d.aligned) for op in MARK}
-    lines.append("aligned: " + ", ".join(f"{n} {op}" for op, n in counts.items())
-                 + "   (= same, ~ other arguments, < only in A, > only in B; [position] as `forensics show` takes it)")
+    lines.append(
+        "aligned: "
+        + ", ".join(f"{n} {op}" for op, n in counts.items())
+        + "   (= same, ~ other arguments, < only in A, > only in B; [position] as `forensics show` takes it)"
+    )
     for x in d.aligned:
         pa = f"[{a.steps[x.a].position}]" if x.a is not None else ""
         pb = f"[{b.steps[x.b].position}]" if x.b is not None else ""
@@ -59,6 +65,8 @@ def _at(step: Step | None) -> str:
 def render_runs(key: str, runs: list[Run]) -> str:
     """The runs of task ``key`` as `forensics diff --task` lists them: outcome, native id, model, steps, id."""
     lines = [f"task {key}: {len(runs)} runs"]
-    lines.extend(f"  {outcome(r):10} {r.native_id}  {r.model or 'no model'}  {len(r.steps)} steps  {r.conversation_id}"
-                 for r in runs)
+    lines.extend(
+        f"  {outcome(r):10} {r.native_id}  {r.model or 'no model'}  {len(r.steps)} steps  {r.conversation_id}"
+        for r in runs
+    )
     return "\n".join(lines)

@@ -4,6 +4,7 @@ export` leaves out the ones that only hold what a report keeps to reuse.
 
     python -m forensics.report.tables > docs/warehouse.md     (a test fails when the file is stale)
 """
+
 from __future__ import annotations
 
 from forensics import analyzers
@@ -14,10 +15,16 @@ REPORT = (
     Table("report_findings", "selection", "every finding of the report's analyzers, with its positions"),
     Table("report_conversations", "selection", "per conversation: its label and the baseline figures"),
     Table("report_runs", "log", "one row per report: time, selection, analyzers, the digest as JSON"),
-    Table("report_charts", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code",
-          reuse=True),
-    Table(KEPT_TABLE, "cache", "the last report whole, under a digest of all it read; dead after any other writer "
-          "opens the warehouse (``forensics.report.kept``)", reuse=True),
+    Table(
+        "report_charts", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code", reuse=True
+    ),
+    Table(
+        KEPT_TABLE,
+        "cache",
+        "the last report whole, under a digest of all it read; dead after any other writer "
+        "opens the warehouse (``forensics.report.kept``)",
+        reuse=True,
+    ),
 )
 
 

@@ -1,6 +1,7 @@
 """The words and numbers every rendering of a report shares (report.md, report.html and `forensics serve`): how a
 value, a run of positions, a finding's standing and its `forensics show` line are written. No markup here: each
 medium escapes what it takes from these."""
+
 from __future__ import annotations
 
 import re
@@ -73,7 +74,9 @@ def source_text(m: dict[str, Any]) -> str:
 def generated_text(m: dict[str, Any]) -> str:
     """When the report was written, and, for a report kept whole (``report.kept``), when it was computed."""
     kept = m.get("kept_from")
-    return str(m["generated_at"]) + (f" (kept whole from the report of {kept}: nothing it reads changed)" if kept else "")
+    return str(m["generated_at"]) + (
+        f" (kept whole from the report of {kept}: nothing it reads changed)" if kept else ""
+    )
 
 
 CHANGE_HEAD = ["key", "now", "recommended", "evidence", "expected effect"]
@@ -89,8 +92,10 @@ def thresholds_text(changes: list[Any]) -> str:
 
     how = analyzers.detector_sections()
     sections = list(dict.fromkeys(c.key.partition(".")[0] for c in changes))
-    return (f"And {len(changes)} detector thresholds ({', '.join(f'[{s}]' for s in sections)}: what forensics flags, "
-            f"not what the harness does) {'; '.join(how[s] for s in sections)}")
+    return (
+        f"And {len(changes)} detector thresholds ({', '.join(f'[{s}]' for s in sections)}: what forensics flags, "
+        f"not what the harness does) {'; '.join(how[s] for s in sections)}"
+    )
 
 
 NUMERIC = re.compile(r"[-+–]?[\d.,]+%?( / [\d.,]+)*( \(\d+%\))?|[\d/ ]+")  # right-aligned table cells
@@ -138,14 +143,17 @@ def kind_row(k: Any) -> list[str]:
     return [k.kind, k.section, str(k.findings), str(k.conversations), "–" if k.share is None else f"{k.share:.0%}"]
 
 
-
 def usage_text(shown: pl.DataFrame, width: int | None = None) -> str:
     """`forensics usage` in the terminal: the usage analyzer's display rows as aligned columns within ``width``
     (the terminal's): the grouping columns (model, project, ...) lose their middles, the figures never."""
     if shown.is_empty():
         return "no conversation"
     figures = {"runs", "input", "cached", "cache write", "output", "cost USD", "tool errors", "compactions", "success"}
-    short = {"cost USD": "USD", "cache write": "cache wr.", "compactions": "compact."}  # headers no wider than their figures, for the keys' room
+    short = {
+        "cost USD": "USD",
+        "cache write": "cache wr.",
+        "compactions": "compact.",
+    }  # headers no wider than their figures, for the keys' room
     empty = [c for c in ("compactions", "success") if shown[c].cast(pl.Utf8).is_in(["0", "–"]).all()]
     shown = shown.drop(empty)  # a figure no row has (no compaction, no graded run) leaves the keys its room
     rows = [[short.get(c, c) for c in shown.columns]] + [[str(v) for v in r] for r in shown.iter_rows()]

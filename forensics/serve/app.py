@@ -4,6 +4,7 @@ Each request opens the warehouse read-only for its own duration (so `forensics r
 clicks), every route answers GET only (anything else gets 405), every rendered string is masked
 (``forensics.kernel.redact``), and templates and static files ship inside the package: no CDN, no network.
 """
+
 from __future__ import annotations
 
 import html
@@ -56,16 +57,24 @@ def _finalize(value: Any) -> Any:
 
 
 def _env() -> Environment:
-    env = Environment(loader=PackageLoader("forensics.serve", "templates"), autoescape=select_autoescape(),
-                      finalize=_finalize, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("forensics.serve", "templates"),
+        autoescape=select_autoescape(),
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["positions"] = positions_text
     env.filters["size"] = lambda b: "–" if b is None else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
     env.filters["num"] = lambda v: "–" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
     env.filters["tokens"] = lambda v: "–" if v is None else (f"{v / 1e6:.1f} M" if v >= 1e6 else f"{v:,}")
     env.filters["markdown"] = markdown
-    env.filters["outcome"] = lambda r: ("passed" if r["success"] else "failed") if r["success"] is not None else (
-        f"score {r['score']:.3g}" if r["score"] is not None else "")
+    env.filters["outcome"] = lambda r: (
+        ("passed" if r["success"] else "failed")
+        if r["success"] is not None
+        else (f"score {r['score']:.3g}" if r["score"] is not None else "")
+    )
     env.tests["folded"] = lambda m: m["role"] == "tool" or m["origin"] == "tool_result"
     return env
 
@@ -84,11 +93,13 @@ def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
                 with open_warehouse(db, read_only=True, sealed=True) as wh:
                     ctx = build(wh.con, request)
                 if ctx is None:
-                    return HTMLResponse(env.get_template("missing.html").render(db=str(db), path=request.url.path),
-                                        status_code=404)
+                    return HTMLResponse(
+                        env.get_template("missing.html").render(db=str(db), path=request.url.path), status_code=404
+                    )
                 status = ctx.pop("status", 200)
-                return HTMLResponse(shown(env.get_template(template).render(db=str(db), request=request, **ctx)),
-                                    status_code=status)
+                return HTMLResponse(
+                    shown(env.get_template(template).render(db=str(db), request=request, **ctx)), status_code=status
+                )
             except HTTPException:
                 raise
             except ForensicsError as e:  # the warehouse cannot be read now (a report holds it): say so, in one line
@@ -96,23 +107,27 @@ def create_app(db: str | os.PathLike[str], personal: bool = True) -> Starlette:
             except Exception as e:  # a bug: one line in the log, a plain page to the browser, no traceback
                 log.error("%s %s: %s", request.method, request.url.path, redact(f"{type(e).__name__}: {e}")[:300])
                 return HTMLResponse("internal error; the explorer's log says what", status_code=500)
+
         return endpoint
 
-    routes = [Route("/", page("overview.html", _overview), methods=["GET"]),
-              Route("/conversations", page("conversations.html", _conversations), methods=["GET"]),
-              Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
-              Route("/c/{cid:str}/m/{position:str}", page("message.html", _message), methods=["GET"]),
-              Route("/findings", page("findings.html", _findings), methods=["GET"]),
-              Route("/secrets", page("secrets.html", _secrets), methods=["GET"]),
-              Route("/search", page("search.html", _search), methods=["GET"]),
-              Route("/diff", page("diff.html", _diff), methods=["GET"]),
-              Route("/queries", page("queries.html", lambda con, r: {"queries": analyzers.named_queries()}), methods=["GET"]),
-              Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
-              Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
-              # the report's script: the same table sorting as report.html
-              Mount("/report-assets", StaticFiles(packages=[("forensics.report", "assets")]), name="report-assets")]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=HOSTS),
-                                                Middleware(SecurityHeaders)])
+    routes = [
+        Route("/", page("overview.html", _overview), methods=["GET"]),
+        Route("/conversations", page("conversations.html", _conversations), methods=["GET"]),
+        Route("/c/{cid:str}", page("conversation.html", _conversation), methods=["GET"]),
+        Route("/c/{cid:str}/m/{position:str}", page("message.html", _message), methods=["GET"]),
+        Route("/findings", page("findings.html", _findings), methods=["GET"]),
+        Route("/secrets", page("secrets.html", _secrets), methods=["GET"]),
+        Route("/search", page("search.html", _search), methods=["GET"]),
+        Route("/diff", page("diff.html", _diff), methods=["GET"]),
+        Route("/queries", page("queries.html", lambda con, r: {"queries": analyzers.named_queries()}), methods=["GET"]),
+        Route("/queries/{name:str}", page("query.html", _query), methods=["GET"]),
+        Mount("/static", StaticFiles(packages=[("forensics.serve", "static")]), name="static"),
+        # the report's script: the same table sorting as report.html
+        Mount("/report-assets", StaticFiles(packages=[("forensics.report", "assets")]), name="report-assets"),
+    ]
+    return Starlette(
+        routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=HOSTS), Middleware(SecurityHeaders)]
+    )
 
 
 def _int(request: Request, name: str, default: int, low: int = 1, high: int = PAGE_MAX) -> int:
@@ -127,20 +142,39 @@ def _int(request: Request, name: str, default: int, low: int = 1, high: int = PA
 
 
 def _overview(con: Any, request: Request) -> dict[str, Any]:
-    return {"digest": data.digest(con), "reported": data.reported(con), "wrong": data.what_went_wrong(con),
-            "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0]}
+    return {
+        "digest": data.digest(con),
+        "reported": data.reported(con),
+        "wrong": data.what_went_wrong(con),
+        "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0],
+    }
 
 
 def _conversations(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
-    f = data.Filters(q.get("source", ""), q.get("model", ""), q.get("since", ""), q.get("until", ""), q.get("kind", ""),
-                     q.get("agent", ""), q.get("outcome", ""),
-                     q.get("sort", "findings" if data.reported(con) else "label"), q.get("dir", "desc") == "desc",
-                     _int(request, "page", 1))
+    f = data.Filters(
+        q.get("source", ""),
+        q.get("model", ""),
+        q.get("since", ""),
+        q.get("until", ""),
+        q.get("kind", ""),
+        q.get("agent", ""),
+        q.get("outcome", ""),
+        q.get("sort", "findings" if data.reported(con) else "label"),
+        q.get("dir", "desc") == "desc",
+        _int(request, "page", 1),
+    )
     rows, total = data.conversations(con, f)
-    return {"rows": rows, "total": total, "filters": f, "choices": data.choices(con), "reported": data.reported(con),
-            "metrics": data.METRICS, "pages": max(1, -(-total // data.PAGE)),
-            "query": {k: v for k, v in q.items() if k not in ("page", "sort", "dir")}}
+    return {
+        "rows": rows,
+        "total": total,
+        "filters": f,
+        "choices": data.choices(con),
+        "reported": data.reported(con),
+        "metrics": data.METRICS,
+        "pages": max(1, -(-total // data.PAGE)),
+        "query": {k: v for k, v in q.items() if k not in ("page", "sort", "dir")},
+    }
 
 
 def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
@@ -157,11 +191,23 @@ def _conversation(con: Any, request: Request) -> dict[str, Any] | None:
     start = max(0, at - data.CONTEXT) if at >= 0 else _int(request, "from", 0, low=0)
     messages = data.transcript(con, cid, start)
     windows = data.windows(con, cid)
-    return {"conv": conv, "findings": found, "cited": cited, "start": start, "at": at,
-            "shown": {m["position"] for m in messages}, "messages": messages, "windows": windows,
-            "earlier": max([w for w in windows if w < start] or [-1]), "page_size": data.TRANSCRIPT_PAGE,
-            "later": None if len(messages) < data.TRANSCRIPT_PAGE else messages[-1]["position"] + 1,
-            "text_max": data.TEXT_MAX, "fold_chars": FOLD_CHARS, "fold_lines": FOLD_LINES, "markdown_origins": MARKDOWN}
+    return {
+        "conv": conv,
+        "findings": found,
+        "cited": cited,
+        "start": start,
+        "at": at,
+        "shown": {m["position"] for m in messages},
+        "messages": messages,
+        "windows": windows,
+        "earlier": max([w for w in windows if w < start] or [-1]),
+        "page_size": data.TRANSCRIPT_PAGE,
+        "later": None if len(messages) < data.TRANSCRIPT_PAGE else messages[-1]["position"] + 1,
+        "text_max": data.TEXT_MAX,
+        "fold_chars": FOLD_CHARS,
+        "fold_lines": FOLD_LINES,
+        "markdown_origins": MARKDOWN,
+    }
 
 
 def _message(con: Any, request: Request) -> dict[str, Any] | None:
@@ -175,11 +221,19 @@ def _message(con: Any, request: Request) -> dict[str, Any] | None:
 
 def _findings(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
-    rows, total = data.findings(con, kind=q.get("kind", ""), severity=q.get("severity", ""),
-                                page=_int(request, "page", 1))
-    return {"rows": rows, "total": total, "kind": q.get("kind", ""), "severity": q.get("severity", ""),
-            "kinds": data.choices(con)["kinds"], "page": _int(request, "page", 1),
-            "pages": max(1, -(-total // data.FINDINGS_PAGE)), "reported": data.reported(con)}
+    rows, total = data.findings(
+        con, kind=q.get("kind", ""), severity=q.get("severity", ""), page=_int(request, "page", 1)
+    )
+    return {
+        "rows": rows,
+        "total": total,
+        "kind": q.get("kind", ""),
+        "severity": q.get("severity", ""),
+        "kinds": data.choices(con)["kinds"],
+        "page": _int(request, "page", 1),
+        "pages": max(1, -(-total // data.FINDINGS_PAGE)),
+        "reported": data.reported(con),
+    }
 
 
 def _secrets(con: Any, request: Request) -> dict[str, Any]:
@@ -194,9 +248,15 @@ def _search(con: Any, request: Request) -> dict[str, Any]:
     q = request.query_params
     s = search.Search(q.get("q", ""), q.get("mode") == "regex", q.get("role", ""), q.get("agent", ""))
     after = _int(request, "after", 0, low=0, high=ROW_MAX)
-    ctx: dict[str, Any] = {"s": s, "result": None, "error": "", "agents": data.choices(con)["agents"],
-                           "page_size": search.PAGE,
-                           "after": after, "query": {k: v for k, v in q.items() if k != "after"}}
+    ctx: dict[str, Any] = {
+        "s": s,
+        "result": None,
+        "error": "",
+        "agents": data.choices(con)["agents"],
+        "page_size": search.PAGE,
+        "after": after,
+        "query": {k: v for k, v in q.items() if k != "after"},
+    }
     if s.q:
         try:
             ctx["result"] = result = search.search(con, s, after)
@@ -218,12 +278,21 @@ def _diff(con: Any, request: Request) -> dict[str, Any]:
     except ForensicsError as e:  # an unknown or ambiguous id: said on the page
         return {"d": None, "error": redact(str(e)), "pairs": [], "status": 404}
     if len(ra.steps) * len(rb.steps) > DIFF_CELLS:
-        return {"d": None, "pairs": [], "status": 400,
-                "error": f"{len(ra.steps)} and {len(rb.steps)} steps are too many to align here; "
-                         f"`forensics diff {ra.conversation_id} {rb.conversation_id}` does it in the terminal"}
+        return {
+            "d": None,
+            "pairs": [],
+            "status": 400,
+            "error": f"{len(ra.steps)} and {len(rb.steps)} steps are too many to align here; "
+            f"`forensics diff {ra.conversation_id} {rb.conversation_id}` does it in the terminal",
+        }
     d = rundiff.between(ra, rb)
-    return {"d": d, "rows": _aligned(d), "error": "", "pairs": [],
-            "counts": {op: sum(x.op == op for x in d.aligned) for op in ("same", "changed", "only_a", "only_b")}}
+    return {
+        "d": d,
+        "rows": _aligned(d),
+        "error": "",
+        "pairs": [],
+        "counts": {op: sum(x.op == op for x in d.aligned) for op in ("same", "changed", "only_a", "only_b")},
+    }
 
 
 def _aligned(d: rundiff.RunDiff) -> list[dict[str, Any]]:
@@ -241,8 +310,13 @@ def _step(run: rundiff.Run, i: int | None) -> dict[str, Any] | None:
     if i is None:
         return None
     s = run.steps[i]
-    return {"conv": run.conversation_id, "position": s.position, "name": s.name, "arguments": redact(s.arguments),
-            "said": " ".join(redact(run.said.get(s.position) or "").split())}  # masked whole, before any cut
+    return {
+        "conv": run.conversation_id,
+        "position": s.position,
+        "name": s.name,
+        "arguments": redact(s.arguments),
+        "said": " ".join(redact(run.said.get(s.position) or "").split()),
+    }  # masked whole, before any cut
 
 
 def _query(con: Any, request: Request) -> dict[str, Any] | None:
@@ -261,8 +335,14 @@ def _query(con: Any, request: Request) -> dict[str, Any] | None:
     except Exception as e:  # a derived table not written yet: say so on the page
         df, error = None, redact(str(e).splitlines()[0])
     rows = [] if df is None else [[_cell(v) for v in r] for r in df.head(QUERY_ROWS).iter_rows()]
-    return {"q": q, "columns": [] if df is None else df.columns, "rows": rows, "error": error,
-            "more": df is not None and df.height > QUERY_ROWS, "limit": QUERY_ROWS}
+    return {
+        "q": q,
+        "columns": [] if df is None else df.columns,
+        "rows": rows,
+        "error": error,
+        "more": df is not None and df.height > QUERY_ROWS,
+        "limit": QUERY_ROWS,
+    }
 
 
 def _cell(v: Any) -> str:

@@ -6,6 +6,7 @@ keeps its text but becomes a link only for ``http``, ``https`` and ``mailto`` (n
 an image becomes a link to it, never a request the page makes on its own (the CSP would block it anyway).
 The text is masked before it is parsed, so a secret split by Markdown syntax is still caught whole.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -36,8 +37,11 @@ def _image(self: RendererHTML, tokens: Sequence[Token], idx: int, options: Optio
     token = tokens[idx]
     alt = self.renderInlineAsText(token.children or [], options, env) or "image"
     src = str(token.attrGet("src") or "")
-    return (f'<a class="img" href="{escape(src)}" rel="noopener noreferrer nofollow">[image: {escape(alt)}]</a>'
-            if _valid(src) else f"[image: {escape(alt)}]")
+    return (
+        f'<a class="img" href="{escape(src)}" rel="noopener noreferrer nofollow">[image: {escape(alt)}]</a>'
+        if _valid(src)
+        else f"[image: {escape(alt)}]"
+    )
 
 
 def _parser() -> MarkdownIt:

@@ -1,4 +1,5 @@
 """Serving the explorer with uvicorn, bound to 127.0.0.1 only (the warehouse is the user's own data)."""
+
 from __future__ import annotations
 
 import socket
@@ -11,8 +12,9 @@ from forensics.kernel.errors import ForensicsError
 HOST = "127.0.0.1"
 
 
-def serve(db: str, port: int, open_browser: bool = False, announce: Callable[[str], None] = print,
-          personal: bool = True) -> None:
+def serve(
+    db: str, port: int, open_browser: bool = False, announce: Callable[[str], None] = print, personal: bool = True
+) -> None:
     import uvicorn
 
     from forensics.serve.app import create_app

@@ -14,6 +14,7 @@ DuckDB holding whole conversations' rows of the lake.
 
 The output types of each fact are found by running it on the driver over empty tables of the lake's schemas.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -54,8 +55,13 @@ def bundle(lake: Lake, groups: int) -> DataFrame:
     parts = []
     for name in (t for t in TABLES if lake.has(t)):
         df = lake.table(name).filter(F.col("conversation_id").isNotNull())
-        parts.append(df.select(F.pmod(F.xxhash64("conversation_id"), F.lit(groups)).alias(KEY), F.lit(name).alias(TAG),
-                               F.struct(*df.columns).alias(name)))
+        parts.append(
+            df.select(
+                F.pmod(F.xxhash64("conversation_id"), F.lit(groups)).alias(KEY),
+                F.lit(name).alias(TAG),
+                F.struct(*df.columns).alias(name),
+            )
+        )
     out = parts[0]
     for p in parts[1:]:
         out = out.unionByName(p, allowMissingColumns=True)
@@ -79,8 +85,9 @@ def spark_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, spark_type(f.type)) for f in schema])
 
 
-def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[str],
-                 whole: dict[str, pa.Table]) -> dict[str, pa.Schema]:
+def fact_schemas(
+    table_schemas: dict[str, pa.Schema], cfg: Config, names: list[str], whole: dict[str, pa.Table]
+) -> dict[str, pa.Schema]:
     """Each fact's output schema: the fact run on the driver over empty tables of the lake's schemas."""
     con = _connect(cfg)
     for t, schema in table_schemas.items():
@@ -92,13 +99,19 @@ def fact_schemas(table_schemas: dict[str, pa.Schema], cfg: Config, names: list[s
 
 
 def output_schema(schemas: dict[str, pa.Schema]) -> pa.Schema:
-    return pa.schema([pa.field(KEY, pa.int64()), *(pa.field(n, pa.list_(pa.struct(list(s)))) for n, s in
-                                                   schemas.items())])
+    return pa.schema(
+        [pa.field(KEY, pa.int64()), *(pa.field(n, pa.list_(pa.struct(list(s)))) for n, s in schemas.items())]
+    )
 
 
-def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, pa.Schema],
-                       schemas: dict[str, pa.Schema], selected: Any, whole: dict[str, pa.Table]
-                       ) -> Callable[[pa.Table], pa.Table]:
+def conversation_facts(
+    cfg: Config,
+    names: list[str],
+    table_schemas: dict[str, pa.Schema],
+    schemas: dict[str, pa.Schema],
+    selected: Any,
+    whole: dict[str, pa.Table],
+) -> Callable[[pa.Table], pa.Table]:
     """The function ``applyInArrow`` calls with one group's bundled rows (whole conversations). ``selected``: a
     broadcast set of the selected conversation ids, or None for every conversation; the others count only for the
     whole-history facts (the sentinel's), as ``sel_conversations`` does on a warehouse. ``whole``: small tables
@@ -114,13 +127,15 @@ def conversation_facts(cfg: Config, names: list[str], table_schemas: dict[str, p
             con.register(t, table)
         ids = [r[0] for r in con.execute("SELECT conversation_id FROM conversations").fetchall()]
         chosen = [c for c in ids if selected is None or c in selected.value]
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                    [chosen])
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {SELECTED} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [chosen]
+        )
         cols: dict[str, pa.Array] = {KEY: pa.array([group[KEY][0].as_py()], pa.int64())}
         for n in names:
             rows = declared(n).fn(con, cfg).cast(schemas[n])
-            cols[n] = pa.ListArray.from_arrays(pa.array([0, rows.num_rows], pa.int32()),
-                                               rows.to_struct_array().combine_chunks())
+            cols[n] = pa.ListArray.from_arrays(
+                pa.array([0, rows.num_rows], pa.int32()), rows.to_struct_array().combine_chunks()
+            )
         for t in [*table_schemas, *whole]:
             con.unregister(t)
         return pa.table(cols, schema=out_schema)
@@ -149,8 +164,14 @@ def _connect(cfg: Config) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selected_ids: list[str] | None,
-            judged: str | None = None) -> dict[str, pl.DataFrame]:
+def compute(
+    lake: Lake,
+    cfg: Config,
+    names: list[str],
+    conversations: int,
+    selected_ids: list[str] | None,
+    judged: str | None = None,
+) -> dict[str, pl.DataFrame]:
     """Every fact in ``names`` over the lake (of ``conversations``), collected to the driver in its order.
     ``judged``: the fact whose rows the sentinel replays in Spark; it comes back replayed (``replayed``), under
     ``REPLAYED``."""
@@ -160,15 +181,20 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
     from forensics.analyzers.sentinel.tables import REPLAYED
 
     spark = lake.spark
-    per_group = int(spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)) or GROUP_CONVERSATIONS)
+    per_group = int(
+        spark.conf.get("spark.forensics.groupConversations", str(GROUP_CONVERSATIONS)) or GROUP_CONVERSATIONS
+    )
     rows = bundle(lake, max(1, -(-conversations // per_group)))
-    table_schemas = {t: spark_schema(to_arrow_schema(cast("StructType", rows.schema[t].dataType)))
-                     for t in TABLES if lake.has(t)}
+    table_schemas = {
+        t: spark_schema(to_arrow_schema(cast("StructType", rows.schema[t].dataType))) for t in TABLES if lake.has(t)
+    }
     whole = {t: lake.arrow(t) for t in WHOLE if lake.has(t)}
     schemas = fact_schemas(table_schemas, cfg, names, whole)
     selected = None if selected_ids is None else spark.sparkContext.broadcast(frozenset(selected_ids))
-    per = rows.groupBy(KEY).applyInArrow(conversation_facts(cfg, names, table_schemas, schemas, selected, whole),
-                                         from_arrow_schema(output_schema(schemas)))
+    per = rows.groupBy(KEY).applyInArrow(
+        conversation_facts(cfg, names, table_schemas, schemas, selected, whole),
+        from_arrow_schema(output_schema(schemas)),
+    )
     per = per.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         collected = per.drop(judged).toArrow() if judged else per.toArrow()
@@ -183,8 +209,11 @@ def compute(lake: Lake, cfg: Config, names: list[str], conversations: int, selec
 
 
 def _flatten(collected: pa.Table, name: str, schema: pa.Schema) -> pl.DataFrame:
-    structs = pc.list_flatten(collected[name].combine_chunks()) if collected.num_rows else pa.array([], pa.struct(
-        list(schema)))
+    structs = (
+        pc.list_flatten(collected[name].combine_chunks())
+        if collected.num_rows
+        else pa.array([], pa.struct(list(schema)))
+    )
     return ordered(name, arrow_frame(pa.Table.from_struct_array(structs).cast(schema)))
 
 
@@ -206,6 +235,10 @@ def replayed(per: DataFrame, judged: str, schema: pa.Schema, window: int) -> pl.
             yield from out.to_arrow().cast(out_schema).to_batches()
 
     order = [F.col(c).asc_nulls_last() for c in declared(judged).order]
-    result = (replies.repartition("compliance_key").sortWithinPartitions(*order)
-              .mapInArrow(run, from_arrow_schema(out_schema)).toArrow())
+    result = (
+        replies.repartition("compliance_key")
+        .sortWithinPartitions(*order)
+        .mapInArrow(run, from_arrow_schema(out_schema))
+        .toArrow()
+    )
     return arrow_frame(result.cast(out_schema))

@@ -5,6 +5,7 @@ and ``month`` live in the paths and are left out, as DuckDB's views leave them o
 folder or an object-store URL Spark reads (``s3a://bucket/lake``); a ``*`` in it reads every host's export
 below it (``s3a://bucket/lake/*``), with ``views.sql`` taken from the first one.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,11 +47,14 @@ class Lake:
 
     def table(self, name: str) -> DataFrame:
         if not self.has(name):
-            raise ForensicsError(f"the lake at {self.root} has no {name} table; export a warehouse that has it "
-                                 "(derived tables appear after `forensics report`)")
+            raise ForensicsError(
+                f"the lake at {self.root} has no {name} table; export a warehouse that has it "
+                "(derived tables appear after `forensics report`)"
+            )
         if name not in self._read:  # mergeSchema: exports of older toolkits may lack a newer column
-            self._read[name] = (self.spark.read.option("mergeSchema", "true").parquet(f"{self.root}/{name}")
-                                .select(*self.columns[name]))
+            self._read[name] = (
+                self.spark.read.option("mergeSchema", "true").parquet(f"{self.root}/{name}").select(*self.columns[name])
+            )
         return self._read[name]
 
     def arrow(self, name: str) -> pa.Table:
@@ -66,7 +70,8 @@ def _views_sql(spark: SparkSession, root: str) -> str:
         rows = spark.read.text(f"{root}/views.sql", wholetext=True).collect()
     except Exception as e:  # Spark's AnalysisException: PATH_NOT_FOUND
         if "PATH_NOT_FOUND" in str(e) or "does not exist" in str(e):
-            raise ForensicsError(f"{root}: no views.sql; --lake takes the folder `forensics export --format parquet "
-                                 "--out DIR` wrote") from None
+            raise ForensicsError(
+                f"{root}: no views.sql; --lake takes the folder `forensics export --format parquet --out DIR` wrote"
+            ) from None
         raise
     return rows[0][0] if rows else ""

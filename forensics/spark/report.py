@@ -6,6 +6,7 @@ in-memory DuckDB beside the lake's conversations and sources, and runs the analy
 the same percentiles, means and rankings as a local report. The messages the shown findings cite are read from
 the lake by Spark, and nothing is written back to the lake.
 """
+
 from __future__ import annotations
 
 import duckdb
@@ -33,13 +34,20 @@ def names(only: str | list[str] | None) -> list[str]:
     picked = analyzers.parse_only(",".join(only) if isinstance(only, list) else only) if only else spark
     other = [n for n in picked if n not in spark]
     if other:
-        raise ForensicsError(f"--engine spark runs {', '.join(spark)}; {', '.join(other)} run on a warehouse "
-                             "only (forensics report --db)")
+        raise ForensicsError(
+            f"--engine spark runs {', '.join(spark)}; {', '.join(other)} run on a warehouse "
+            "only (forensics report --db)"
+        )
     return [n for n in analyzers.names() if n in picked]
 
 
-def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None = None,
-                       only: str | list[str] | None = None, master: str | None = None) -> Report:
+def build_spark_report(
+    lake_root: str,
+    cfg: Config,
+    selection: Selection | None = None,
+    only: str | list[str] | None = None,
+    master: str | None = None,
+) -> Report:
     """The report of the analyzers ``only`` (default: every one declared for Spark) over the lake at ``lake_root``."""
     selection = selection or Selection()
     chosen = names(only)
@@ -61,13 +69,15 @@ def build_spark_report(lake_root: str, cfg: Config, selection: Selection | None 
     running = lake.spark.sparkContext.master  # a session already running keeps its master
     report = analyze(ctx, chosen, {"lake": lake.root, "engine": "spark", "spark_master": running})
     report.evidence = fetch_evidence(lake, meta, cited(report))
-    report.digest.skipped = ("not computed on Spark: `forensics tune` fits the thresholds on a warehouse "
-                             "(forensics tune --db)")
+    report.digest.skipped = (
+        "not computed on Spark: `forensics tune` fits the thresholds on a warehouse (forensics tune --db)"
+    )
     return report
 
 
-def fetch_evidence(lake: Lake, meta: duckdb.DuckDBPyConnection, cited: dict[str, set[int]]
-                   ) -> dict[str, dict[int, evidence.Message]]:
+def fetch_evidence(
+    lake: Lake, meta: duckdb.DuckDBPyConnection, cited: dict[str, set[int]]
+) -> dict[str, dict[int, evidence.Message]]:
     """The cited messages and their context, read from the lake by Spark, shaped as a local report's."""
     pairs = [(cid, p) for cid, ps in cited.items() for p in evidence.windows(ps)]
     if not pairs:
@@ -81,4 +91,3 @@ def fetch_evidence(lake: Lake, meta: duckdb.DuckDBPyConnection, cited: dict[str,
         meta.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * FROM _{t}")
         meta.unregister(f"_{t}")
     return evidence.fetch(meta, cited)
-

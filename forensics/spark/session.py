@@ -5,6 +5,7 @@ Local masters (``local``, ``local[2]``, ``local[*]``) bind to 127.0.0.1 and run 
 cluster master the executors' Python is the cluster's business (``spark.pyspark.python``, a packed venv:
 docs/scale.md). No ``spark.jars.packages``: reading an S3 or GCS lake needs the connector jars on the cluster.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,26 +39,34 @@ def session(master: str | None = None) -> SparkSession:
     submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started this process and holds its --master
     master = master or (None if submitted else DEFAULT_MASTER)
     builder = SparkSession.builder if master is None else SparkSession.builder.master(master)
-    builder = (builder.appName("forensics")
-               .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")  # month=2026-06 stays text
-               # DuckDB's semantics for the named queries: an index past a list's end is NULL, not an error
-               .config("spark.sql.ansi.enabled", "false")
-               .config("spark.log.structuredLogging.enabled", "false")
-               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}"))
+    builder = (
+        builder.appName("forensics")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")  # month=2026-06 stays text
+        # DuckDB's semantics for the named queries: an index past a list's end is NULL, not an error
+        .config("spark.sql.ansi.enabled", "false")
+        .config("spark.log.structuredLogging.enabled", "false")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}")
+    )
     if master is not None and is_local(master):
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # never bind to the machine's other interfaces
-        builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-                   .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS)))
+        builder = (
+            builder.config("spark.driver.host", "127.0.0.1")
+            .config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", str(LOCAL_SHUFFLE_PARTITIONS))
+        )
     try:
         spark = builder.getOrCreate()
     except Exception as e:  # pyspark's JAVA_GATEWAY_EXITED when there is no Java
         if "JAVA_GATEWAY_EXITED" in str(e) or "JAVA_HOME" in str(e):
-            raise ForensicsError("--engine spark needs a Java runtime (17 or later): apt-get install "
-                                 "openjdk-17-jre-headless, or set JAVA_HOME") from None
+            raise ForensicsError(
+                "--engine spark needs a Java runtime (17 or later): apt-get install "
+                "openjdk-17-jre-headless, or set JAVA_HOME"
+            ) from None
         raise
     spark.sparkContext.setLogLevel("OFF")  # a failure reaches the user as one line (forensics.cli), not a log
     from pyspark.logger import PySparkLogger

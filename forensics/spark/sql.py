@@ -6,6 +6,7 @@ default applies (``coalesce(getvariable('x'), default)``), as in a `forensics qu
 the query names is a temporary view over the lake. A query Spark cannot run is named in ``UNSUPPORTED`` with the
 reason, and asking for it fails with that reason.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -20,19 +21,19 @@ if TYPE_CHECKING:
 
 UNSUPPORTED = {  # named query -> why Spark cannot run it (and where its figures come from there instead)
     "compression_replay": "it re-implements extract_key_info with DuckDB list slices (1-based, inclusive), lambdas "
-                          "over (element, index) and MATERIALIZED CTEs, which have no faithful Spark spelling; "
-                          "`forensics report --engine spark` replays compression with the same SQL on DuckDB inside "
-                          "the Spark workers",
+    "over (element, index) and MATERIALIZED CTEs, which have no faithful Spark spelling; "
+    "`forensics report --engine spark` replays compression with the same SQL on DuckDB inside "
+    "the Spark workers",
     "skill_loads": "it reads skill names with DuckDB's regexp_extract into a struct of named groups and tests "
-                   "json_valid, which sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
+    "json_valid, which sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
     "tool_turns": "it tells a command given as an argv list from one given as a string with DuckDB's json_type, "
-                  "which Spark has no spelling of (get_json_object returns a string's value and an array's JSON "
-                  "alike); `forensics report --engine spark` computes the same turns with this SQL on DuckDB inside "
-                  "the Spark workers",
+    "which Spark has no spelling of (get_json_object returns a string's value and an array's JSON "
+    "alike); `forensics report --engine spark` computes the same turns with this SQL on DuckDB inside "
+    "the Spark workers",
     "skill_messages": "it reads skill names with DuckDB's regexp_extract into a struct of named groups, which "
-                      "sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
+    "sqlglot does not translate to Spark yet; run it on a warehouse (--db)",
     "memory_findings": "not yet checked on Spark against the warehouse (the suite's lake has no decision memory); "
-                       "run it on a warehouse (--db)",
+    "run it on a warehouse (--db)",
 }
 
 
@@ -46,8 +47,9 @@ def spark_sql(sql: str) -> tuple[str, set[str]]:
     except sqlglot.errors.ParseError as e:
         raise ForensicsError(f"SQL does not parse: {str(e).splitlines()[0]}") from None
     if not isinstance(tree, exp.Query):
-        raise ForensicsError(f"refused: {tree.key.upper()} statements would change the lake; `forensics query` only "
-                             "reads")
+        raise ForensicsError(
+            f"refused: {tree.key.upper()} statements would change the lake; `forensics query` only reads"
+        )
 
     def variable_to_null(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable":

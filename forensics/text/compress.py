@@ -15,6 +15,7 @@ minified JSON result is one line; uncut it would pass through whole). The output
 2·N + 20 lines of ≤ 501 characters, plus one omission marker per gap. Input where nothing would be dropped
 or cut (empty, short, few short lines) comes back unchanged, the very same string.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,9 @@ def omission_marker(lines: int) -> str:
     return f"[... {lines} lines omitted ...]"
 
 
-def should_summarize(result_bytes: int, context_bytes: int, summarize_bytes: int = 2000,
-                     summarize_share: float = 0.40) -> bool:
+def should_summarize(
+    result_bytes: int, context_bytes: int, summarize_bytes: int = 2000, summarize_share: float = 0.40
+) -> bool:
     """More than ``summarize_bytes`` (2000 is kept, 2001 summarized), or more than ``summarize_share`` of the
     context before it; an empty context (nothing before the result) gives the share rule nothing to say."""
     return result_bytes > summarize_bytes or (context_bytes > 0 and result_bytes > summarize_share * context_bytes)

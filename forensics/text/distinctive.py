@@ -8,6 +8,7 @@ that the others do not. ``forensics.text.tfidf`` does the weighting, equal to sc
 The topic analyzer calls these with a segment's texts: ``keyword_summary(texts)`` for one segment,
 ``distinctive_terms([texts of segment 1, texts of segment 2, ...])`` across segments.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -18,8 +19,9 @@ from forensics.text.tfidf import Tfidf
 Tokens = Callable[[str], list[str]]
 
 
-def distinctive_terms(documents: Sequence[Sequence[str]], top_k: int = 5, mode: str = "jieba+bigram",
-                      tokens: Tokens | None = None) -> list[list[tuple[str, float]]]:
+def distinctive_terms(
+    documents: Sequence[Sequence[str]], top_k: int = 5, mode: str = "jieba+bigram", tokens: Tokens | None = None
+) -> list[list[tuple[str, float]]]:
     """For each document (a list of texts), its ``top_k`` terms by TF-IDF weight, best first.
 
     ``tokens`` maps one text to its content tokens (pass a memoised one to tokenize each text once).

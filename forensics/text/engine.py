@@ -9,6 +9,7 @@ bench/topics.py and the judged findings tests were run with both (docs/scale.md,
 ``FORENSICS_TOKENIZER=jieba`` forces the Python segmenter (for a comparison, or if a platform lacks rjieba's wheel).
 ``ENGINE`` names the one in use; cached terms are keyed by it, so switching recomputes them.
 """
+
 from __future__ import annotations
 
 import logging

@@ -5,6 +5,7 @@ terminal an ESC or a bidi override rewrites what the reader sees; in report.md r
 allows it and Markdown syntax restyles or links (chart labels are kept from mathtext by ``text.parse_math`` in
 ``forensics.draw``). Each function keeps the text readable and makes it inert.
 """
+
 from __future__ import annotations
 
 import re

@@ -5,6 +5,7 @@ Evidence must be specific. Plain words (src, cargo, test, build) occur in every 
 something are kept: paths (with their parent folder and file name), identifiers with ``_`` or ``.``
 (send_message, stream_recv.rs) and camelCase names (useAiSend). ``target_tokens`` lower-cases them.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,18 +17,24 @@ _TOKEN = re.compile(r"[\w\-.]+(?:/[\w\-.]+)*")
 _CANDIDATE = re.compile(r"(?<![\w\-.])(?=[\w\-./]*?(?:[_./]|[a-z][A-Z]))" + _TOKEN.pattern)
 _CAMEL = re.compile(r"[a-z][A-Z]")
 
-EXTENSIONS = ("py|pyi|ipynb|rs|go|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|mm|js|jsx|ts|tsx|mjs|cjs|vue|"
-              "svelte|sh|bash|zsh|ps1|md|mdx|rst|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|xml|html|htm|css|scss|"
-              "less|sql|lock|gradle|proto|tf|csv|tsv|log|pdf|zig|lua|ex|exs|erl|dart|r|jl|vim")
+EXTENSIONS = (
+    "py|pyi|ipynb|rs|go|java|kt|kts|scala|rb|php|c|h|cc|cpp|hpp|cs|swift|m|mm|js|jsx|ts|tsx|mjs|cjs|vue|"
+    "svelte|sh|bash|zsh|ps1|md|mdx|rst|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|xml|html|htm|css|scss|"
+    "less|sql|lock|gradle|proto|tf|csv|tsv|log|pdf|zig|lua|ex|exs|erl|dart|r|jl|vim"
+)
 _SEG = r"[\w\-.\u4e00-\u9fff@+]+"
 # a path with a folder (a/b, ./a/b.py) or a file name with a known extension; never inside a URL's host part
-PATH = re.compile(rf"(?<![\w/.\-:])(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG}|(?<![\w/.\-])[\w\-\u4e00-\u9fff]+\.(?:{EXTENSIONS})\b")
+PATH = re.compile(
+    rf"(?<![\w/.\-:])(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG}|(?<![\w/.\-])[\w\-\u4e00-\u9fff]+\.(?:{EXTENSIONS})\b"
+)
 # words that may be identifiers (has _, an inner dot or a camelCase hump); ``is_specific`` decides
 IDENTIFIER = re.compile(r"(?<![\w.])(?=[\w.]*?(?:_|\w\.\w|[a-z][A-Z]))[A-Za-z_][\w.]*\w")
 # the looser forms a topic signal takes as a named entity in chat: any a/b, a file of a common source extension,
 # snake_case, camelCase and PascalCase words
-ENTITY_PATH = re.compile(r"(?:[\w.\-]+/)+[\w.\-]+|\b[\w\-]+\.(?:rs|py|ts|tsx|js|jsx|go|java|md|json|toml|ya?ml|sql|c|h|cpp|"
-                         r"txt|log|sh|html|css|vue|kt|swift|rb|php|db)\b")
+ENTITY_PATH = re.compile(
+    r"(?:[\w.\-]+/)+[\w.\-]+|\b[\w\-]+\.(?:rs|py|ts|tsx|js|jsx|go|java|md|json|toml|ya?ml|sql|c|h|cpp|"
+    r"txt|log|sh|html|css|vue|kt|swift|rb|php|db)\b"
+)
 ENTITY_IDENTIFIER = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]+|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b")
 
 

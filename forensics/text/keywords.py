@@ -8,6 +8,7 @@ All-stop-word input gives an empty summary, never an error.
 ``keyword_summary`` is the one function every summary uses: per conversation (user messages, the seed's
 fallback), per topic segment (the topic analyzer passes a segment's texts), per selection.
 """
+
 from __future__ import annotations
 
 from collections import Counter

@@ -9,6 +9,7 @@ prefix, a bracketed area code, the 3-3-4 grouping of North American numbers, or 
 number (11 digits from 13-19) standing alone. Dates, times, versions, IP addresses, ports, line numbers and
 hashes have none of these shapes; a card number must pass the Luhn check and an IBAN its mod-97 check.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,10 @@ MODES = ("pages", "all", "off")  # [redact] personal: report.html and the explor
 EMAIL_MASK, PHONE_MASK, CARD_MASK, IBAN_MASK = "[EMAIL]", "[PHONE]", "[CARD]", "[IBAN]"
 # addresses that name no person: SSH remotes (git@github.com:...), bots' no-reply senders, the documentation domains
 _NOT_PERSONAL = re.compile(r"(?i:git|noreply|no-reply|donotreply|do-not-reply)@|@example\.(?:com|org|net)$")
-_EMAIL = re.compile(r"(?<![\w.%+\\-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
-                    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])")
+_EMAIL = re.compile(
+    r"(?<![\w.%+\\-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}(?![\w-])"
+)
 _SEP = r"[ .\-\u00a0]"
 _PHONE = re.compile(
     r"(?<![\w+\-.:/#=])(?:"
@@ -33,7 +36,8 @@ _PHONE = re.compile(
     rf"|\([2-9]\d{{2}}\){_SEP}?[2-9]\d{{2}}[ .\-]\d{{4}}|[2-9]\d{{2}}(?P<s>[ .\-])[2-9]\d{{2}}(?P=s)\d{{4}}"
     # 13812345678: a mainland Chinese mobile number, alone (not inside a longer run of digits)
     r"|1[3-9]\d{9}"
-    r")(?![\w\-.:/]\d|\w)")
+    r")(?![\w\-.:/]\d|\w)"
+)
 # grouped in fours, or a bare run from an issuer's first digit (3-6): a bare run from 1 is a Unix time in ms or µs
 _CARD = re.compile(r"(?<![\w\-.+])(?:\d{4}[ \-]){3}\d{1,7}(?![\w\-.])|(?<![\w\-.+])[3-6]\d{12,18}(?![\w\-.])")
 _TEXT_NODE = re.compile(r">([^<]+)<")
@@ -91,11 +95,17 @@ def mask_frame(df: pl.DataFrame) -> pl.DataFrame:
     import polars as pl
 
     def texts(t: Any) -> bool:
-        return t == pl.String or (isinstance(t, (pl.List, pl.Array)) and texts(t.inner)) or (
-            isinstance(t, pl.Struct) and any(texts(f.dtype) for f in t.fields))
+        return (
+            t == pl.String
+            or (isinstance(t, (pl.List, pl.Array)) and texts(t.inner))
+            or (isinstance(t, pl.Struct) and any(texts(f.dtype) for f in t.fields))
+        )
 
-    cols = [pl.col(c).map_elements(mask if t == pl.String else mask_value, return_dtype=t)
-            for c, t in df.schema.items() if texts(t)]
+    cols = [
+        pl.col(c).map_elements(mask if t == pl.String else mask_value, return_dtype=t)
+        for c, t in df.schema.items()
+        if texts(t)
+    ]
     return df.with_columns(cols) if cols else df
 
 

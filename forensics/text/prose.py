@@ -10,6 +10,7 @@ and context their tool prepends (Codex's IDE extension writes "# Context from my
 ``request_sentences`` the part of it where a request is made: all of a short message, the opening and the
 closing sentences of a long one (a person who pastes a page unmarked asks about it before or after it).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,11 @@ _FENCED = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.M
 _WRAPPED = re.compile(
     r"<(ide_opened_file|ide_selection|ide_diagnostics|system-reminder|file|document)\b[^>]*>.*?(?:</\1>|\Z)"  # Claude Code (VS Code)
     r"|--- Content from referenced files ---.*?(?:--- End of content ---|\Z)",  # Gemini CLI: @file contents
-    re.DOTALL | re.IGNORECASE)
-_CODEX_IDE = re.compile(r"^\s*# Context from my IDE setup:.*?## My request for Codex:\s*", re.DOTALL)  # Codex IDE extension
+    re.DOTALL | re.IGNORECASE,
+)
+_CODEX_IDE = re.compile(
+    r"^\s*# Context from my IDE setup:.*?## My request for Codex:\s*", re.DOTALL
+)  # Codex IDE extension
 _QUOTED = re.compile(r"^[ \t]*>")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
 # Lines of program output: a traceback and its frames, log lines (timestamp or level first), compiler errors,
@@ -31,11 +35,14 @@ _INDENTED = re.compile(r"^(?: {4}|\t)")
 _OUTPUT_LINE = re.compile(
     r"^\s*(?:Traceback \(most recent call last\)|File \"[^\"]+\", line \d+|at [\w$.<>]+ ?\(|at .+:\d+:\d+"
     r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d|\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|TRACE)\]?[: ]"
-    r"|[\w./-]+\.\w+:\d+(?::\d+)?:|\$ |[\w.-]+@[\w.-]+[:~]|\(\.?venv\)|FAILED |PASSED |E {3})")
+    r"|[\w./-]+\.\w+:\d+(?::\d+)?:|\$ |[\w.-]+@[\w.-]+[:~]|\(\.?venv\)|FAILED |PASSED |E {3})"
+)
 # A line that reads as code: ends in an opening or closing bracket or a semicolon, or is mostly symbols.
-_CODE_LINE = re.compile(r"[{};(\[]\s*$|^\s*[})\]]|^\s*(?:import [\w.]+|from [\w.]+ import|def \w+\(|class \w+[(:]|"
-                        r"function\b|(?:const|let|var) \w+ ?=|return\b.*;|export (?:default|const|function|class)|"
-                        r"#include|(?:public|private|protected) \w|(?:if|for|while) ?\()")
+_CODE_LINE = re.compile(
+    r"[{};(\[]\s*$|^\s*[})\]]|^\s*(?:import [\w.]+|from [\w.]+ import|def \w+\(|class \w+[(:]|"
+    r"function\b|(?:const|let|var) \w+ ?=|return\b.*;|export (?:default|const|function|class)|"
+    r"#include|(?:public|private|protected) \w|(?:if|for|while) ?\()"
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 LONG_CHARS = 300  # own words longer than this are searched for a request in their opening and closing sentences
 

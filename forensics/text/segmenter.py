@@ -4,6 +4,7 @@ jieba's dictionary, its prefix table and its tagger's tables take about 200 MB o
 fork server, before any worker is forked, they are shared by every worker's pages instead of loaded by each; the
 objects are frozen (``gc.freeze``) so that a collection in a worker does not write to their pages and copy them.
 """
+
 from __future__ import annotations
 
 import gc

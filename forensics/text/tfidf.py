@@ -11,6 +11,7 @@ the same operations in the same order: the counts' logarithm and the idf by nump
 row's sum of squares added one by one in the order scikit-learn stores it (the order its terms were first seen
 in the corpus for fitted documents, the terms' sorted order for transformed ones).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -67,7 +68,7 @@ class Tfidf:
         out: list[Weights] = []
         start = 0
         for row in rows:
-            values = data[start:start + len(row)].tolist()
+            values = data[start : start + len(row)].tolist()
             start += len(row)
             total = 0.0
             for v in values:  # one by one, as scikit-learn's l2 normalisation adds them

@@ -17,6 +17,7 @@ jieba's words of three or more characters, which pairs cannot represent, are add
 
 ``iter_tokens`` yields lazily so a caller can count a 10 MB text without holding its token list.
 """
+
 from __future__ import annotations
 
 import re
@@ -90,7 +91,7 @@ def spans(text: str) -> Iterator[Span]:
         run = m.group()
         if m.lastgroup == "han":
             for start in range(0, len(run), JIEBA_CHUNK):
-                for w, a, b in engine.spans(run[start:start + JIEBA_CHUNK]):
+                for w, a, b in engine.spans(run[start : start + JIEBA_CHUNK]):
                     yield Span(m.start() + start + a, m.start() + start + b, w, True)
         elif _LETTER.search(run):
             yield Span(m.start(), m.end(), run.lower(), False)
@@ -112,10 +113,10 @@ def _pieces(text: str) -> Iterator[str]:
 def han_tokens(run: str, mode: str) -> Iterator[str]:
     if mode == "bigram":
         yield from run
-        yield from (run[i:i + 2] for i in range(len(run) - 1))
+        yield from (run[i : i + 2] for i in range(len(run) - 1))
         return
     for start in range(0, len(run), JIEBA_CHUNK):
-        chunk = run[start:start + JIEBA_CHUNK]
+        chunk = run[start : start + JIEBA_CHUNK]
         words = _words(chunk)
         if mode == "jieba":
             yield from words
@@ -124,7 +125,7 @@ def han_tokens(run: str, mode: str) -> Iterator[str]:
         yield from _agreed_pairs(chunk, words, engine.pair_words(WORD_FREQ))
         yield from (w for w in words if len(w) > 2)
         if start + JIEBA_CHUNK < len(run):  # the pair across a chunk edge: no jieba opinion there
-            yield run[start + JIEBA_CHUNK - 1:start + JIEBA_CHUNK + 1]
+            yield run[start + JIEBA_CHUNK - 1 : start + JIEBA_CHUNK + 1]
 
 
 def _words(chunk: str) -> tuple[str, ...]:
@@ -162,6 +163,6 @@ def _agreed_pairs(chunk: str, words: tuple[str, ...], lexicon: frozenset[str]) -
         a, b = word_of[i], word_of[i + 1]
         if a != b and (len(words[a]) > 1 or len(words[b]) > 1):
             continue  # straddles a word boundary jieba is sure of
-        if a == b and len(words[a]) > 2 and chunk[i:i + 2] not in lexicon:
+        if a == b and len(words[a]) > 2 and chunk[i : i + 2] not in lexicon:
             continue  # the inside of a long word that is no word by itself
-        yield chunk[i:i + 2]
+        yield chunk[i : i + 2]

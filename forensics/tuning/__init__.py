@@ -11,6 +11,7 @@ on its own SQLite, JSONL and decision-memory logs, this tool's detector threshol
 ``sel_conversations`` narrowed to those conversations; with none, each of its keys is left alone with one line
 saying why (and what the warehouse holds instead). A recommendation never comes from an agent without the knob.
 """
+
 from __future__ import annotations
 
 import os
@@ -47,8 +48,9 @@ __all__ = ["Recommendation", "TuneContext", "TuneResult", "advise", "declared_tu
 def declared_tuners(analyzers: list[str] | None = None) -> list[tuple[TunerFn, tuple[str, ...]]]:
     """The declared tuners with the harness keys each fits: those of ``analyzers`` (None: every analyzer's), in
     report order."""
-    return [(t.run, t.keys) for a in registry.declarations()
-            if analyzers is None or a.name in analyzers for t in a.tuners]
+    return [
+        (t.run, t.keys) for a in registry.declarations() if analyzers is None or a.name in analyzers for t in a.tuners
+    ]
 
 
 def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
@@ -57,8 +59,9 @@ def tune(db: str | os.PathLike[str], cfg: Config, **options: Any) -> TuneResult:
         return tune_connection(wh.con, cfg, **options)
 
 
-def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str] | None = None,
-                    **options: Any) -> TuneResult:
+def tune_connection(
+    con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str] | None = None, **options: Any
+) -> TuneResult:
     """The tuners over the whole warehouse on an open, writable ``con``; with ``analyzers``, only the tuners
     of those analyzers."""
     from forensics.analyzers.base import Context
@@ -66,7 +69,8 @@ def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list
     ctx = TuneContext(con, cfg, Context.open(con, cfg, Selection()), **options)
     result = TuneResult()
     result.conversations, result.messages = con.execute(
-        "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path").fetchall()[0]
+        "SELECT count(DISTINCT conversation_id), count(*) FROM messages WHERE on_main_path"
+    ).fetchall()[0]
     formats = harness.by_format(con, "conversations")
     own = {f: n for f, n in formats.items() if f in HARNESS_FORMATS}
     try:
@@ -77,24 +81,38 @@ def tune_connection(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list
     return result
 
 
-def _scoped(fn: TunerFn, keys: tuple[str, ...], ctx: TuneContext, formats: dict[str, int], own: dict[str, int]
-            ) -> list[Recommendation]:
+def _scoped(
+    fn: TunerFn, keys: tuple[str, ...], ctx: TuneContext, formats: dict[str, int], own: dict[str, int]
+) -> list[Recommendation]:
     """Run ``fn`` over the conversations its keys govern: a harness tuner over the harness's own logs (every key left
     alone when there are none), a detector's over all."""
     if not keys:
         Selection().materialize(ctx.con)
         return fn(ctx)
     if not own:
-        return [Recommendation(k, ctx.cfg[k], ctx.cfg[k], f"no conversation from a harness with this knob "
-                               f"({harness.elsewhere(formats)})") for k in keys]
+        return [
+            Recommendation(
+                k,
+                ctx.cfg[k],
+                ctx.cfg[k],
+                f"no conversation from a harness with this knob ({harness.elsewhere(formats)})",
+            )
+            for k in keys
+        ]
     Selection(formats=HARNESS_FORMATS).materialize(ctx.con)
     recs = fn(ctx)
     others = {f: n for f, n in formats.items() if f not in own}
     if others:  # say what the fit left out
-        where = (f"; fitted on the harness's own {sum(own.values())} conversations ({harness.elsewhere(own, ())}), "
-                 f"not the {sum(others.values())} of other agents ({harness.elsewhere(others)})")
-        recs = [r if r.recommended == r.current and r.evidence.startswith("no ") else
-                Recommendation(r.key, r.current, r.recommended, r.evidence + where, r.effect) for r in recs]
+        where = (
+            f"; fitted on the harness's own {sum(own.values())} conversations ({harness.elsewhere(own, ())}), "
+            f"not the {sum(others.values())} of other agents ({harness.elsewhere(others)})"
+        )
+        recs = [
+            r
+            if r.recommended == r.current and r.evidence.startswith("no ")
+            else Recommendation(r.key, r.current, r.recommended, r.evidence + where, r.effect)
+            for r in recs
+        ]
     return recs
 
 
@@ -102,8 +120,13 @@ def advise(con: duckdb.DuckDBPyConnection, cfg: Config, analyzers: list[str], qu
     """The report's *What to change* (a ``forensics.report.digest.Recommender``): the tuners of the analyzers
     the report ran, on its connection, as the digest's data (the tables those analyzers wrote are fresh)."""
     result = tune_connection(con, cfg, analyzers, fresh=tuple(analyzers), questions=questions)
-    return Advice([Change(r.key, r.current, r.recommended, r.evidence, r.effect)
-                   for r in result.recommendations if r.changed], len(result.recommendations),
-                  f"{result.conversations} conversations, {result.messages} messages",
-                  [Change(r.key, r.current, r.recommended, r.evidence, r.effect)
-                   for r in result.recommendations if not r.changed])
+    return Advice(
+        [Change(r.key, r.current, r.recommended, r.evidence, r.effect) for r in result.recommendations if r.changed],
+        len(result.recommendations),
+        f"{result.conversations} conversations, {result.messages} messages",
+        [
+            Change(r.key, r.current, r.recommended, r.evidence, r.effect)
+            for r in result.recommendations
+            if not r.changed
+        ],
+    )

@@ -1,4 +1,5 @@
 """The tuned values as constants for a harness written in another language (the seed's harness is Rust)."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Rewrite the harness config in place with tomlkit: comments, order and layout kept, changed keys stamped."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,10 @@ def write_config(path: str | os.PathLike[str], result: TuneResult, today: date |
             doc.add(tomlkit.nl())
             doc.add(section, tomlkit.table())
         item = tomlkit.item(r.recommended)
-        item.comment(f"tuned {stamp}: was {r.current!r}; {r.evidence} (corpus: {result.conversations} conversations, "
-                     f"{result.messages} messages)")
+        item.comment(
+            f"tuned {stamp}: was {r.current!r}; {r.evidence} (corpus: {result.conversations} conversations, "
+            f"{result.messages} messages)"
+        )
         doc[section][name] = item
     tmp = p.with_suffix(p.suffix + ".tmp")
     tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")

@@ -3,6 +3,7 @@
 The names below are loaded on first use (PEP 562): a light module of this package (``origin``, the migrations)
 or a command that only prints its help must not pay for DuckDB and polars at start-up.
 """
+
 from __future__ import annotations
 
 from importlib import import_module

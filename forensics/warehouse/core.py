@@ -1,4 +1,5 @@
 """Opening the one DuckDB file everything reads and writes, migrating it on the way."""
+
 from __future__ import annotations
 
 import os
@@ -55,8 +56,9 @@ class Warehouse:
         return _version(self.con)
 
 
-def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = False, *,
-                   sealed: bool = False) -> Warehouse:
+def open_warehouse(
+    path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = False, *, sealed: bool = False
+) -> Warehouse:
     """Open (creating and migrating when writable) the warehouse at ``path``. ``sealed`` (read-only): the
     connection reaches no file but the warehouse and its settings are locked (SEALED), for SQL a user wrote."""
     path = Path(path)
@@ -68,8 +70,10 @@ def open_warehouse(path: str | os.PathLike[str] = DEFAULT_DB, read_only: bool = 
     try:
         version = _version(con)
         if version > SCHEMA_VERSION:
-            raise WarehouseError(f"{path}: made by a newer forensics (schema {version}, this one knows {SCHEMA_VERSION});"
-                                 " upgrade forensics to read it")
+            raise WarehouseError(
+                f"{path}: made by a newer forensics (schema {version}, this one knows {SCHEMA_VERSION});"
+                " upgrade forensics to read it"
+            )
         if version < SCHEMA_VERSION:
             if read_only:  # upgrade in place once, then continue read-only
                 con.close()
@@ -95,9 +99,11 @@ def _connect(path: Path, read_only: bool, sealed: bool = False) -> duckdb.DuckDB
         # threads from the machine (its cores and CPU quota, or FORENSICS_DUCKDB_THREADS), not every host core;
         # the allocator's background threads give freed memory back to the system as queries end: without them a
         # report's main process kept 50-70 MB more between analyzers (docs/scale.md, "Issue 28 in stop 38")
-        con = duckdb.connect(str(path), read_only=read_only,
-                             config={"threads": machine.threads(), "allocator_background_threads": True,
-                                     **(SEALED if sealed else {})})
+        con = duckdb.connect(
+            str(path),
+            read_only=read_only,
+            config={"threads": machine.threads(), "allocator_background_threads": True, **(SEALED if sealed else {})},
+        )
     except duckdb.IOException as e:
         if "lock" in str(e).lower():
             raise WarehouseError(f"{path}: the warehouse is open in another process; close it and retry") from None

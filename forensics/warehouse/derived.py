@@ -11,6 +11,7 @@ computed again from the imported rows (a report recomputes the conversations it 
 come back with the next report that selects them). Imported tables are never touched here: their changes are
 migrations (``forensics.warehouse.migrations``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,8 +45,13 @@ SELECTED_ROWS = "conversation_id IN (SELECT conversation_id FROM sel_conversatio
 _ROWS = "_derived_rows"
 
 
-def replace_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str = SELECTED_ROWS,
-                 params: list[Any] | None = None) -> None:
+def replace_rows(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    rows: pa.Table,
+    where: str = SELECTED_ROWS,
+    params: list[Any] | None = None,
+) -> None:
     """Delete the rows ``where`` holds (default: the selected conversations'; its ``?`` bound to ``params``) and
     insert ``rows`` by name."""
     _write(con, table, rows, where, params)
@@ -71,13 +77,19 @@ def kill_kept(con: duckdb.DuckDBPyConnection) -> str | None:
 
 def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
     """(name, type) of a table of the warehouse, in order; empty when there is no such table."""
-    return [(n, t) for n, t in con.execute(
-        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
-        "ORDER BY column_index", [table]).fetchall()]
+    return [
+        (n, t)
+        for n, t in con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+            "ORDER BY column_index",
+            [table],
+        ).fetchall()
+    ]
 
 
-def _write(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None,
-           params: list[Any] | None) -> None:
+def _write(
+    con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None, params: list[Any] | None
+) -> None:
     con.register(_ROWS, rows)
     try:
         want = [(n, t) for n, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {_ROWS}").fetchall()]

@@ -3,6 +3,7 @@ cannot drift from them. The list of derived tables comes from above (``forensics
 
     python -m forensics.report.tables > docs/warehouse.md     (a test fails when the file is stale)
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -21,13 +22,17 @@ read-only. Positions are 0-based indices on a conversation's main path (system m
 def render(derived: Iterable[tuple[str, Table]]) -> str:
     """The document; ``derived``: (writer, table) of every derived table, in the order listed."""
     with open_warehouse(":memory:") as wh:
-        tables = wh.con.execute("SELECT table_name, comment FROM duckdb_tables() WHERE comment IS NOT NULL "
-                                "ORDER BY table_name").fetchall()
+        tables = wh.con.execute(
+            "SELECT table_name, comment FROM duckdb_tables() WHERE comment IS NOT NULL ORDER BY table_name"
+        ).fetchall()
         out = [INTRO.format(version=SCHEMA_VERSION)]
         for name, comment in tables:
             out.append(f"## `{name}`\n\n{comment}\n\n| column | type | meaning |\n|---|---|---|")
-            cols = wh.con.execute("SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ? "
-                                  "ORDER BY column_index", [name]).fetchall()
+            cols = wh.con.execute(
+                "SELECT column_name, data_type, comment FROM duckdb_columns() WHERE table_name = ? "
+                "ORDER BY column_index",
+                [name],
+            ).fetchall()
             out.extend(f"| `{c}` | {t} | {(d or '').replace('|', '/')} |" for c, t, d in cols)
             out.append("")
     out.append(DERIVED)

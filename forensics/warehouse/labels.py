@@ -5,6 +5,7 @@ is the label; a long one (a UUID) gives way to the title. When two conversations
 same native id imported from two sources), each gets its source's short name; the full ids are the hover
 text (``Label.full``). Computed over the whole warehouse so a report of a selection and the explorer agree.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,10 @@ def _base(native: str | None, title: str | None, cid: str) -> str:
 
 def conversation_labels(con: duckdb.DuckDBPyConnection) -> dict[str, Label]:
     """conversation_id -> Label for every conversation in the warehouse."""
-    rows = con.execute("SELECT c.conversation_id, c.native_id, c.title, s.path FROM conversations c "
-                       "LEFT JOIN sources s USING (source_id) ORDER BY c.conversation_id").fetchall()
+    rows = con.execute(
+        "SELECT c.conversation_id, c.native_id, c.title, s.path FROM conversations c "
+        "LEFT JOIN sources s USING (source_id) ORDER BY c.conversation_id"
+    ).fetchall()
     groups: dict[str, list[tuple[str, str | None, str]]] = defaultdict(list)
     for cid, native, title, path in rows:
         groups[_base(native, title, cid)].append((cid, native, path or ""))

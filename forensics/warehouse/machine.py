@@ -10,6 +10,7 @@ the limit across a report's analyzers).
 
 Both are read once per process (docs/scale.md, "DuckDB's threads and memory").
 """
+
 from __future__ import annotations
 
 import functools

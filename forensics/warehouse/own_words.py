@@ -20,13 +20,16 @@ A message with no words of the person left (a bare command, a template invoked w
 selection sent alone) gets ``""``: still the person's turn, no title or keyword comes from it. The patterns are
 RE2 (DuckDB) and Python ``re`` alike, so the Python function and the SQL expression agree.
 """
+
 from __future__ import annotations
 
 import re
 
 # Context blocks a tool puts before what the person typed (Claude Code 2.x, its VS Code and JetBrains extensions)
-CONTEXT = r"(?:<ide_opened_file>.*?</ide_opened_file>|<ide_selection>.*?</ide_selection>" \
-          r"|<ide_diagnostics>.*?</ide_diagnostics>|<system-reminder>.*?</system-reminder>)"
+CONTEXT = (
+    r"(?:<ide_opened_file>.*?</ide_opened_file>|<ide_selection>.*?</ide_selection>"
+    r"|<ide_diagnostics>.*?</ide_diagnostics>|<system-reminder>.*?</system-reminder>)"
+)
 LEADING_CONTEXT = rf"^(?:\s*{CONTEXT})+\s*"
 COMMAND = r"^\s*(?:<command-message>.*?</command-message>\s*)?<command-name>\s*(.*?)\s*</command-name>"
 COMMAND_ARGS = r"<command-args>(.*?)</command-args>"
@@ -67,10 +70,12 @@ def own_words_sql(text: str) -> str:
     args = _trim(f"regexp_extract({text}, {_q(COMMAND_ARGS)}, 1)")
     regexp = f"regexp_extract({text}, {_q(TEMPLATE)}, 1)"
     ide = f"regexp_extract({text}, {_q(IDE_REQUEST)}, 1)"
-    return (f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
-            f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
-            f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
-            f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END")
+    return (
+        f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
+        f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
+        f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
+        f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END"
+    )
 
 
 def has_command_args(text: str) -> bool:

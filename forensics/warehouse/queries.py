@@ -5,6 +5,7 @@ analyzer's own, in its package (``forensics/analyzers/<name>/<query>.sql``), fou
 Each file starts with a ``-- description`` line; the rest is plain DuckDB SQL against the warehouse tables,
 so any DuckDB client can run it. Tunables appear as ``coalesce(getvariable('name'), default)``.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,11 @@ from forensics.kernel.errors import ForensicsError
 # runs; the sealed connection (forensics.warehouse.core.SEALED) is the second line.
 READ_ONLY_TYPES = {"SELECT", "EXPLAIN"}
 VARIABLE = re.compile(r"\s*(?:SET|RESET)\s+VARIABLE\b", re.IGNORECASE)
-READ_PRAGMAS = re.compile(r"\s*PRAGMA\s+(?:table_info|show_tables|show_tables_expanded|show|database_list|version|"
-                          r"database_size|storage_info)\b", re.IGNORECASE)
+READ_PRAGMAS = re.compile(
+    r"\s*PRAGMA\s+(?:table_info|show_tables|show_tables_expanded|show|database_list|version|"
+    r"database_size|storage_info)\b",
+    re.IGNORECASE,
+)
 
 
 class NamedQuery(NamedTuple):
@@ -88,9 +92,11 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         if kind == "EXPLAIN" and not _explains_a_read(con, st.query):
             kind = "EXPLAIN of a write"
         if kind not in READ_ONLY_TYPES:
-            raise ForensicsError(f"refused: {kind} statements may change the warehouse, its settings or files "
-                                 "beside it; `forensics query` only reads (use a DuckDB client on a copy to "
-                                 "experiment)")
+            raise ForensicsError(
+                f"refused: {kind} statements may change the warehouse, its settings or files "
+                "beside it; `forensics query` only reads (use a DuckDB client on a copy to "
+                "experiment)"
+            )
 
 
 def _explains_a_read(con: duckdb.DuckDBPyConnection, sql: str) -> bool:

@@ -8,6 +8,7 @@ matches, ordered and cut to one page, and only that page's messages are masked a
 a word found in most messages costs no more than a rare one; how the scan is bounded is ``search``'s docstring
 (timings in docs/serve.md).
 """
+
 from __future__ import annotations
 
 import re
@@ -48,8 +49,10 @@ class Search:
             parts.append("m.role = ?")
             params.append(self.role)
         if self.agent:
-            parts.append("m.conversation_id IN (SELECT conversation_id FROM conversations JOIN sources "
-                         "USING (source_id) WHERE format = ?)")
+            parts.append(
+                "m.conversation_id IN (SELECT conversation_id FROM conversations JOIN sources "
+                "USING (source_id) WHERE format = ?)"
+            )
             params.append(self.agent)
         return " AND ".join(parts), params
 
@@ -81,7 +84,9 @@ def search(con: duckdb.DuckDBPyConnection, s: Search, after: int = 0) -> Result:
         while lo < total and len(found) <= PAGE:
             found += con.execute(
                 f"SELECT m.rowid, m.conversation_id, m.position FROM messages m WHERE m.rowid >= ? AND m.rowid < ? "
-                f"AND {where} ORDER BY m.rowid LIMIT {PAGE + 1 - len(found)}", [lo, lo + CHUNK, *params]).fetchall()
+                f"AND {where} ORDER BY m.rowid LIMIT {PAGE + 1 - len(found)}",
+                [lo, lo + CHUNK, *params],
+            ).fetchall()
             lo += CHUNK
             if time.perf_counter() - began > BUDGET:
                 break
@@ -90,16 +95,24 @@ def search(con: duckdb.DuckDBPyConnection, s: Search, after: int = 0) -> Result:
     following = found[PAGE][0] if len(found) > PAGE else (min(lo, total) if lo < total else None)
     keys = found[:PAGE]
     ids = [k[0] for k in keys]  # rows by rowid, inside their range (DuckDB prunes the rest of the table)
-    rows = frame(con, """
+    rows = (
+        frame(
+            con,
+            """
         SELECT m.rowid AS i, m.conversation_id, m.position, m.role, m.origin, m.content_chars, c.native_id, c.model,
                src.format AS agent, forensics_masked(m.content) AS text
         FROM messages m JOIN conversations c USING (conversation_id) LEFT JOIN sources src USING (source_id)
         WHERE m.rowid BETWEEN ? AND ? AND list_contains(?::BIGINT[], m.rowid)
-        ORDER BY m.rowid""", [min(ids), max(ids), ids]).to_dicts() if ids else []
+        ORDER BY m.rowid""",
+            [min(ids), max(ids), ids],
+        ).to_dicts()
+        if ids
+        else []
+    )
     finder = _finder(s)
     for r in rows:
         r["before"], r["hit"], r["after"] = snippet(redact(r.pop("text") or ""), finder)
-    scanned = (found[PAGE][0] if len(found) > PAGE else min(lo, total))
+    scanned = found[PAGE][0] if len(found) > PAGE else min(lo, total)
     return Result(rows, following, scanned, total)
 
 
@@ -116,9 +129,12 @@ def snippet(text: str, finder: re.Pattern[str] | None) -> tuple[str, str, str]:
     m = finder.search(text) if finder else None
     if m is None or m.end() == m.start():
         return "", "", _fold(text[: 2 * AROUND]) + ("…" if len(text) > 2 * AROUND else "")
-    before, after = text[max(0, m.start() - AROUND): m.start()], text[m.end(): m.end() + AROUND]
-    return (("…" if m.start() > AROUND else "") + _fold(before), _fold(m.group(0)),
-            _fold(after) + ("…" if m.end() + AROUND < len(text) else ""))
+    before, after = text[max(0, m.start() - AROUND) : m.start()], text[m.end() : m.end() + AROUND]
+    return (
+        ("…" if m.start() > AROUND else "") + _fold(before),
+        _fold(m.group(0)),
+        _fold(after) + ("…" if m.end() + AROUND < len(text) else ""),
+    )
 
 
 def _fold(text: str) -> str:

@@ -9,66 +9,103 @@ warehouse the same way. The patterns are RE2 (DuckDB's regex engine; Python's ``
 A search that matches nothing is not an error: ``grep``/``rg``/``findstr``... exiting 1 with no output, flagged
 by the format or by ``exit_code``, is cleared (``NO_MATCH``), ``is_error`` false and ``error_source`` NULL.
 """
+
 from __future__ import annotations
 
 # (name, RE2 pattern, what it catches), first match names the rule
 RULES: tuple[tuple[str, str, str], ...] = (
-    ("traceback", r"(?m)^\s*Traceback \(most recent call last\):",
-     "a Python traceback"),
-    ("shell_error", r"(?m)^(?:/\S*/)?(?:ba|z|da|k)?sh: (?:(?:line )?\d+: )?(?:[^wl\d\n]|w[^a\n]|wa[^r\n]|l[^i\n]|li[^n\n])",
-     "a shell's own error line (`/bin/bash: line 3: foo: ...`, `sh: 1: ...`); its `warning:` lines are not errors"),
-    ("command_not_found", r"(?m)(?::|^) ?command not found\b|is not recognized as (?:an internal or external "
-                          r"command|the name of a cmdlet)",
-     "`command not found` (sh, bash, zsh), `is not recognized as ...` (cmd, PowerShell)"),
-    ("no_such_file", r"(?m)No such file or directory|cannot find the (?:file|path) specified|^FileNotFoundError: ",
-     "`No such file or directory` (and the Windows and Python forms)"),
-    ("exit_code", r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
-                  r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
-                  r"|<returncode>-?0*[1-9]\d*</returncode>",
-     "a non-zero exit status written in the output (Codex, Gemini CLI, OpenHands, mini-swe-agent forms), unless "
-     "the text also records a zero one (the wrapper's own status; the command's output quoted another)"),
-    ("http_status", r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b",
-     "an HTTP status of 400 or more: a status line, `404 Client Error` (requests), `returned error: 404` (curl)"),
+    ("traceback", r"(?m)^\s*Traceback \(most recent call last\):", "a Python traceback"),
+    (
+        "shell_error",
+        r"(?m)^(?:/\S*/)?(?:ba|z|da|k)?sh: (?:(?:line )?\d+: )?(?:[^wl\d\n]|w[^a\n]|wa[^r\n]|l[^i\n]|li[^n\n])",
+        "a shell's own error line (`/bin/bash: line 3: foo: ...`, `sh: 1: ...`); its `warning:` lines are not errors",
+    ),
+    (
+        "command_not_found",
+        r"(?m)(?::|^) ?command not found\b|is not recognized as (?:an internal or external "
+        r"command|the name of a cmdlet)",
+        "`command not found` (sh, bash, zsh), `is not recognized as ...` (cmd, PowerShell)",
+    ),
+    (
+        "no_such_file",
+        r"(?m)No such file or directory|cannot find the (?:file|path) specified|^FileNotFoundError: ",
+        "`No such file or directory` (and the Windows and Python forms)",
+    ),
+    (
+        "exit_code",
+        r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
+        r"exit code|command finished with exit code|command exited with code) ?-?0*[1-9]\d*\b"
+        r"|<returncode>-?0*[1-9]\d*</returncode>",
+        "a non-zero exit status written in the output (Codex, Gemini CLI, OpenHands, mini-swe-agent forms), unless "
+        "the text also records a zero one (the wrapper's own status; the command's output quoted another)",
+    ),
+    (
+        "http_status",
+        r"(?m)^HTTP/\d(?:\.\d)? [45]\d\d\b|\b[45]\d\d (?:Client|Server) Error\b|returned error: [45]\d\d\b",
+        "an HTTP status of 400 or more: a status line, `404 Client Error` (requests), `returned error: 404` (curl)",
+    ),
 )
 # a rule does not fire on a text that matches its exception: a zero exit status in one of the same forms is the
 # wrapper's own (Codex's `Exit code: 0` header over an output that prints `Process exited with code 9`)
 UNLESS: dict[str, str] = {
     "exit_code": r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
-                 r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>",
+    r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>",
 }
 # a search tool (its command names one) whose output is empty once the exit-status lines are taken out
 SEARCH_COMMAND = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
-WRAPPER_LINES = (r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|"
-                 r"<returncode>1</returncode>|</?output>|\[?command finished with exit code 1\]?)[ \t]*$")
+WRAPPER_LINES = (
+    r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|"
+    r"<returncode>1</returncode>|</?output>|\[?command finished with exit code 1\]?)[ \t]*$"
+)
 EMPTY_MAX = 200  # bytes: a longer result says something
 SEARCH_TOOLS = ("grep", "search_files", "Grep", "grep_search", "search", "ripgrep")
 
 
 # literal pieces one of which every rule's match holds (cheap substring tests decide most results)
-MARKERS = ("Traceback", "sh: ", "not found", "not recognized", "No such file", "cannot find", "FileNotFound",
-           "xit", "XIT", "returncode>", "HTTP/", " Error", "returned error")
+MARKERS = (
+    "Traceback",
+    "sh: ",
+    "not found",
+    "not recognized",
+    "No such file",
+    "cannot find",
+    "FileNotFound",
+    "xit",
+    "XIT",
+    "returncode>",
+    "HTTP/",
+    " Error",
+    "returned error",
+)
 HEAD = TAIL = 2000  # characters of a result the rules read: where errors are written, not a file's body
 
 
 def rule_sql(text: str) -> str:
     """SQL naming the first rule of ``RULES`` that matches ``text`` (its head and tail), else NULL. A text that
     holds none of ``MARKERS`` (most results) is passed by substring tests (memchr-fast) before any regex runs."""
-    t = f"CASE WHEN length({text}) > {HEAD + TAIL} THEN left({text}, {HEAD}) || chr(10) || right({text}, {TAIL}) " \
+    t = (
+        f"CASE WHEN length({text}) > {HEAD + TAIL} THEN left({text}, {HEAD}) || chr(10) || right({text}, {TAIL}) "
         f"ELSE {text} END"
+    )
     gate = " OR ".join(f"contains({text}, '{sql_str(m)}')" for m in MARKERS)
-    rules = " ".join(f"WHEN regexp_matches({t}, '{sql_str(p)}')"
-                     + (f" AND NOT regexp_matches({t}, '{sql_str(UNLESS[n])}')" if n in UNLESS else "")
-                     + f" THEN '{n}'" for n, p, _ in RULES)
+    rules = " ".join(
+        f"WHEN regexp_matches({t}, '{sql_str(p)}')"
+        + (f" AND NOT regexp_matches({t}, '{sql_str(UNLESS[n])}')" if n in UNLESS else "")
+        + f" THEN '{n}'"
+        for n, p, _ in RULES
+    )
     return f"CASE WHEN {gate} THEN CASE {rules} END END"
 
 
 def empty_output_sql(text: str) -> str:
     """SQL true when ``text`` says nothing once the exit-status lines (exit 1 at most) are taken out (only short
     texts are read: an empty search result with its wrapper lines is a few dozen characters)."""
-    return (f"CASE WHEN strlen(coalesce({text}, '')) <= {EMPTY_MAX} "
-            f"THEN NOT regexp_matches(coalesce({text}, ''), '(?i)exit code:? ?[2-9]|<returncode>-?[2-9]') "
-            f"AND regexp_full_match(regexp_replace(coalesce({text}, ''), '{sql_str(WRAPPER_LINES)}', '', 'g'), '\\s*') "
-            "ELSE false END")
+    return (
+        f"CASE WHEN strlen(coalesce({text}, '')) <= {EMPTY_MAX} "
+        f"THEN NOT regexp_matches(coalesce({text}, ''), '(?i)exit code:? ?[2-9]|<returncode>-?[2-9]') "
+        f"AND regexp_full_match(regexp_replace(coalesce({text}, ''), '{sql_str(WRAPPER_LINES)}', '', 'g'), '\\s*') "
+        "ELSE false END"
+    )
 
 
 def search_sql(name: str, arguments: str) -> str:
@@ -88,8 +125,10 @@ def error_source_sql(flagged: str, rule: str, empty: str, name: str, arguments: 
     """SQL for ``error_source`` from the format's flag and ``result_sql``'s two values: 'format', a rule's
     name, or NULL (not an error; a search that found nothing included). ``is_error`` is ``error_source IS NOT
     NULL``."""
-    return (f"CASE WHEN coalesce({empty}, false) AND {search_sql(name, arguments)} THEN NULL "
-            f"WHEN coalesce({flagged}, false) THEN 'format' ELSE {rule} END")
+    return (
+        f"CASE WHEN coalesce({empty}, false) AND {search_sql(name, arguments)} THEN NULL "
+        f"WHEN coalesce({flagged}, false) THEN 'format' ELSE {rule} END"
+    )
 
 
 def sql_str(s: str) -> str:

@@ -1,6 +1,7 @@
 """Baseline metrics (SPEC §4): the seed's table, per conversation and as means, plus three charts; and where the
 person said the assistant's work failed them (``user_pushback``: "still cannot drag", "same error", a traceback
 pasted back), the visible failure a reviewer opens a conversation for."""
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,19 @@ TITLE = "Baseline metrics"
 FACTS = ("baseline", "baseline_tool_sizes", "baseline_role_chars", "baseline_pushback")  # what run() reads
 PUSHBACK_HEAD = 400  # characters of a person's turn read for pushback: what they say, not the log they paste
 QUOTE = 80  # characters of a pushback turn quoted in its finding
-COUNTS = ["messages", "user", "assistant", "tool", "tool_calls", "parallel_turns", "tool_results_gt_2kb",
-          "tool_results_gt_10kb", "empty_assistant", "continue_nags", "short_user"]
+COUNTS = [
+    "messages",
+    "user",
+    "assistant",
+    "tool",
+    "tool_calls",
+    "parallel_turns",
+    "tool_results_gt_2kb",
+    "tool_results_gt_10kb",
+    "empty_assistant",
+    "continue_nags",
+    "short_user",
+]
 SHARES = ["empty_assistant_share", "short_user_share", "asst_tool_ratio"]
 METRICS = COUNTS + SHARES
 SIZE_BINS = [-1, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 1 << 62]
@@ -39,37 +51,56 @@ WIDE_LAYOUT_MAX = 40  # beyond the seed layout: a row per conversation, the larg
 
 def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The named query ``baseline``: one row per selected conversation."""
-    return arrow(con, f"SELECT * FROM ({load_query('baseline', __package__).sql}) q "
-                      f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})")
+    return arrow(
+        con,
+        f"SELECT * FROM ({load_query('baseline', __package__).sql}) q "
+        f"WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})",
+    )
 
 
 def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per conversation, its tool results in each size bin (``SIZE_BINS``)."""
-    bins = ", ".join(f"count(*) FILTER (WHERE content_bytes > {lo} AND content_bytes <= {hi})"
-                     for lo, hi in zip(SIZE_BINS, SIZE_BINS[1:]))
-    return arrow(con, f"SELECT conversation_id, [{bins}] AS counts FROM messages m JOIN {SELECTED} "
-                      "USING (conversation_id) WHERE m.on_main_path AND m.role = 'tool' GROUP BY 1")
+    bins = ", ".join(
+        f"count(*) FILTER (WHERE content_bytes > {lo} AND content_bytes <= {hi})"
+        for lo, hi in zip(SIZE_BINS, SIZE_BINS[1:])
+    )
+    return arrow(
+        con,
+        f"SELECT conversation_id, [{bins}] AS counts FROM messages m JOIN {SELECTED} "
+        "USING (conversation_id) WHERE m.on_main_path AND m.role = 'tool' GROUP BY 1",
+    )
 
 
 def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    return arrow(con, f"SELECT conversation_id, m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m "
-                      f"JOIN {SELECTED} USING (conversation_id) WHERE m.on_main_path GROUP BY 1, 2")
+    return arrow(
+        con,
+        f"SELECT conversation_id, m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m "
+        f"JOIN {SELECTED} USING (conversation_id) WHERE m.on_main_path GROUP BY 1, 2",
+    )
 
 
 def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """The person's turns, after the assistant answered at least once, that say its work failed them
     (``baseline.pushback_patterns`` in their first PUSHBACK_HEAD characters), with the words that did."""
     pattern = re.compile("|".join(f"(?:{p})" for p in BaselineSettings.of(cfg).pushback_patterns), re.I | re.M)
-    rows = con.execute(f"""
+    rows = (
+        con.execute(f"""
         SELECT m.conversation_id, m.position, left(m.content, {PUSHBACK_HEAD}) AS head
         FROM messages m JOIN {SELECTED} USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND m.position > (
             SELECT min(a.position) FROM messages a WHERE a.conversation_id = m.conversation_id AND a.on_main_path
-            AND a.role = 'assistant')""").fetchall() if BaselineSettings.of(cfg).pushback_patterns else []
+            AND a.role = 'assistant')""").fetchall()
+        if BaselineSettings.of(cfg).pushback_patterns
+        else []
+    )
     hits = [(cid, pos, _quote(head, m)) for cid, pos, head in rows if (m := pattern.search(head))]
-    return pa.table({"conversation_id": pa.array([h[0] for h in hits], pa.string()),
-                     "position": pa.array([h[1] for h in hits], pa.int32()),
-                     "quote": pa.array([h[2] for h in hits], pa.string())})
+    return pa.table(
+        {
+            "conversation_id": pa.array([h[0] for h in hits], pa.string()),
+            "position": pa.array([h[1] for h in hits], pa.int32()),
+            "quote": pa.array([h[2] for h in hits], pa.string()),
+        }
+    )
 
 
 def _quote(text: str, m: re.Match[str]) -> str:
@@ -77,7 +108,7 @@ def _quote(text: str, m: re.Match[str]) -> str:
     start = max(0, m.start() - (QUOTE - (m.end() - m.start())) // 2)
     if start and not text[start - 1].isspace():  # from the next whole word
         start = next((i + 1 for i in range(start, m.start()) if text[i].isspace()), m.start())
-    return " ".join(text[start:start + QUOTE].split())
+    return " ".join(text[start : start + QUOTE].split())
 
 
 def run(ctx: Context) -> Section:
@@ -90,8 +121,15 @@ def run(ctx: Context) -> Section:
     metrics: dict[str, Any] = {
         "conversation_count": per.height,
         "system_messages": int(per["system_messages"].sum()),
-        "conversations": {r["conversation_id"]: {"native_id": r["native_id"], "title": r["title"], "model": r["model"],
-                                                  **{m: r[m] for m in METRICS}} for r in per.iter_rows(named=True)},
+        "conversations": {
+            r["conversation_id"]: {
+                "native_id": r["native_id"],
+                "title": r["title"],
+                "model": r["model"],
+                **{m: r[m] for m in METRICS},
+            }
+            for r in per.iter_rows(named=True)
+        },
         "means": means,
         "tool_result_bytes_histogram": {"edges": SIZE_BINS[:-1], "counts": hist},
         "context_chars_by_role": role_chars,
@@ -103,14 +141,23 @@ def run(ctx: Context) -> Section:
     sec.findings = _pushback_findings(pushed, per)
     sec.grid = seed_table(per, means, ctx.names)
     roles_title = "Messages by role per conversation" + (
-        f" (the {WIDE_LAYOUT_MAX} longest of {per.height})" if per.height > WIDE_LAYOUT_MAX else "")
+        f" (the {WIDE_LAYOUT_MAX} longest of {per.height})" if per.height > WIDE_LAYOUT_MAX else ""
+    )
     longest = per.sort("messages", descending=True).head(WIDE_LAYOUT_MAX) if per.height > WIDE_LAYOUT_MAX else per
-    sec.charts += [Chart("messages_by_role", roles_title,  # thousands of bars say nothing and take a minute to draw
-                         {"labels": [ctx.names[c] for c in longest["conversation_id"]],
-                          **{role: longest[role].to_list() for role in ("user", "assistant", "tool")}}),
-                   Chart("tool_result_sizes", "Tool-result size distribution (UTF-8 bytes)",
-                         metrics["tool_result_bytes_histogram"]),
-                   Chart("context_share", "Share of context by role (characters)", role_chars)]
+    sec.charts += [
+        Chart(
+            "messages_by_role",
+            roles_title,  # thousands of bars say nothing and take a minute to draw
+            {
+                "labels": [ctx.names[c] for c in longest["conversation_id"]],
+                **{role: longest[role].to_list() for role in ("user", "assistant", "tool")},
+            },
+        ),
+        Chart(
+            "tool_result_sizes", "Tool-result size distribution (UTF-8 bytes)", metrics["tool_result_bytes_histogram"]
+        ),
+        Chart("context_share", "Share of context by role (characters)", role_chars),
+    ]
     return sec
 
 
@@ -120,13 +167,21 @@ def _pushback_findings(pushed: pl.DataFrame, per: pl.DataFrame) -> list[Finding]
     out = []
     for (cid,), rows in pushed.group_by("conversation_id", maintain_order=True):
         positions, quotes = rows["position"].to_list(), rows["quote"].to_list()
-        out.append(Finding("user_pushback", "high" if len(positions) > 1 else "low", str(cid), natives.get(cid),
-                           positions, f"the person said the work failed them {len(positions)} "
-                           f"time{'s' if len(positions) > 1 else ''}: " + "; ".join(
-                               f"[{p}] “{q}”" for p, q in list(zip(positions, quotes))[:3]),
-                           "a person's turn after an answer saying it failed (baseline.pushback_patterns; held against no norm: the "
-                           "person's own words, high when said twice or more)",
-                           float(len(positions))))
+        out.append(
+            Finding(
+                "user_pushback",
+                "high" if len(positions) > 1 else "low",
+                str(cid),
+                natives.get(cid),
+                positions,
+                f"the person said the work failed them {len(positions)} "
+                f"time{'s' if len(positions) > 1 else ''}: "
+                + "; ".join(f"[{p}] “{q}”" for p, q in list(zip(positions, quotes))[:3]),
+                "a person's turn after an answer saying it failed (baseline.pushback_patterns; held against no norm: the "
+                "person's own words, high when said twice or more)",
+                float(len(positions)),
+            )
+        )
     return out
 
 
@@ -148,24 +203,50 @@ def pct(x: float | None) -> str:
 
 
 def _cells(r: dict[str, Any]) -> list[str]:
-    return [str(r["messages"]), f"{r['user']} / {r['assistant']} / {r['tool']}", str(r["tool_calls"]),
-            str(r["parallel_turns"]), str(r["tool_results_gt_2kb"]), str(r["tool_results_gt_10kb"]),
-            f"{r['empty_assistant']}/{r['assistant']} ({pct(r['empty_assistant_share'])})", str(r["continue_nags"]),
-            f"{r['short_user']}/{r['user']}", fmt_half_up(r["asst_tool_ratio"], 2)]
+    return [
+        str(r["messages"]),
+        f"{r['user']} / {r['assistant']} / {r['tool']}",
+        str(r["tool_calls"]),
+        str(r["parallel_turns"]),
+        str(r["tool_results_gt_2kb"]),
+        str(r["tool_results_gt_10kb"]),
+        f"{r['empty_assistant']}/{r['assistant']} ({pct(r['empty_assistant_share'])})",
+        str(r["continue_nags"]),
+        f"{r['short_user']}/{r['user']}",
+        fmt_half_up(r["asst_tool_ratio"], 2),
+    ]
 
 
 def _mean_cells(m: dict[str, float | None]) -> list[str]:
     def i(k: str) -> str:
         return fmt_half_up(m[k], 0)  # the seed rounds count means to integers
 
-    return [i("messages"), f"{i('user')} / {i('assistant')} / {i('tool')}", i("tool_calls"), i("parallel_turns"),
-            i("tool_results_gt_2kb"), i("tool_results_gt_10kb"), pct(m["empty_assistant_share"]),
-            fmt_half_up(m["continue_nags"], 1), pct(m["short_user_share"]), fmt_half_up(m["asst_tool_ratio"], 2)]
+    return [
+        i("messages"),
+        f"{i('user')} / {i('assistant')} / {i('tool')}",
+        i("tool_calls"),
+        i("parallel_turns"),
+        i("tool_results_gt_2kb"),
+        i("tool_results_gt_10kb"),
+        pct(m["empty_assistant_share"]),
+        fmt_half_up(m["continue_nags"], 1),
+        pct(m["short_user_share"]),
+        fmt_half_up(m["asst_tool_ratio"], 2),
+    ]
 
 
-ROW_LABELS = ["messages", "user / assistant / tool", "tool_calls", "parallel_turns (≥3 calls)", "tool_results_gt_2kb",
-              "tool_results_gt_10kb", "empty_assistant (tool echo)", "continue_nags", "short_user (≤12 chars)",
-              "asst_tool_ratio (chars)"]
+ROW_LABELS = [
+    "messages",
+    "user / assistant / tool",
+    "tool_calls",
+    "parallel_turns (≥3 calls)",
+    "tool_results_gt_2kb",
+    "tool_results_gt_10kb",
+    "empty_assistant (tool echo)",
+    "continue_nags",
+    "short_user (≤12 chars)",
+    "asst_tool_ratio (chars)",
+]
 
 
 def seed_table(per: pl.DataFrame, means: dict[str, float | None], names: dict[str, str]) -> list[list[str]]:
@@ -189,11 +270,17 @@ def _summary(per: pl.DataFrame, means: dict[str, float | None]) -> str:
         return "No conversation in the selection."
     ratio = means["asst_tool_ratio"]
     share = None if ratio is None else 1 / (1 + ratio)
-    return (f"{per.height} conversations, {int(per['messages'].sum())} messages on their main paths "
-            f"({int(per['system_messages'].sum())} system messages counted apart). "
-            + (f"Tool output is about {pct(share)} of the text the assistant and tools produce "
-               f"(asst_tool_ratio {fmt_half_up(ratio, 2)}); " if share is not None else "")
-            + f"{pct(means['empty_assistant_share'])} of assistant turns are pure tool echo.")
+    return (
+        f"{per.height} conversations, {int(per['messages'].sum())} messages on their main paths "
+        f"({int(per['system_messages'].sum())} system messages counted apart). "
+        + (
+            f"Tool output is about {pct(share)} of the text the assistant and tools produce "
+            f"(asst_tool_ratio {fmt_half_up(ratio, 2)}); "
+            if share is not None
+            else ""
+        )
+        + f"{pct(means['empty_assistant_share'])} of assistant turns are pure tool echo."
+    )
 
 
 # What a person writes when the assistant's work failed them (their turn's first PUSHBACK_HEAD characters, after
@@ -204,25 +291,59 @@ PUSHBACK = [
     r"same|seeing|see)\b",
     r"\bsame (error|issue|problem|exception|result)\b",
     r"\b(doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(ing|s|ed)?\b",
-    r"\byou (broke|forgot|missed|ignored)\b", r"\b(it'?s|is|are|was) broken\b",
+    r"\byou (broke|forgot|missed|ignored)\b",
+    r"\b(it'?s|is|are|was) broken\b",
     r"\b(is|are|was|that'?s|it'?s|this is) (wrong|incorrect)\b",
-    r"^\W*nope\b", r"\bno go\b", r"\bI (said|told you|already told you)\b", r"\bwhy did you\b",
-    r"traceback \(most recent call last\)", r"\buncaught \w*error\b",
-    "不对", "错了", "还是不行", "还是报错", "没有用", "不起作用", "你忘了", "又错"]
+    r"^\W*nope\b",
+    r"\bno go\b",
+    r"\bI (said|told you|already told you)\b",
+    r"\bwhy did you\b",
+    r"traceback \(most recent call last\)",
+    r"\buncaught \w*error\b",
+    "不对",
+    "错了",
+    "还是不行",
+    "还是报错",
+    "没有用",
+    "不起作用",
+    "你忘了",
+    "又错",
+]
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     sections={"baseline": "Baseline metric definitions (docs/definitions.md#baseline-metrics)."},
     keys=(
-        Key("baseline", "continue_words", ["继续", "continue", "go on", "继续吧"],
-            "a user message whose stripped text is exactly one of these is a continue-nag", "words",
-            max_chars=TRIMMED_TEXT_MAX),  # longer user texts are not kept trimmed in the warehouse
-        Key("baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"),
-        Key("baseline", "pushback_patterns", PUSHBACK, "a person's turn after an answer whose first 400 characters match "
+        Key(
+            "baseline",
+            "continue_words",
+            ["继续", "continue", "go on", "继续吧"],
+            "a user message whose stripped text is exactly one of these is a continue-nag",
+            "words",
+            max_chars=TRIMMED_TEXT_MAX,
+        ),  # longer user texts are not kept trimmed in the warehouse
+        Key(
+            "baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"
+        ),
+        Key(
+            "baseline",
+            "pushback_patterns",
+            PUSHBACK,
+            "a person's turn after an answer whose first 400 characters match "
             "one of these says the work failed them (user_pushback): still cannot, same error, does not work, you broke, "
-            "a traceback pasted back, 还是不对", "regexes", validate=cues.invalid_regex),
-        Key("baseline", "parallel_calls", 3, "assistant messages with at least this many tool calls are parallel turns",
-            "calls"),
+            "a traceback pasted back, 还是不对",
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "baseline",
+            "parallel_calls",
+            3,
+            "assistant messages with at least this many tool calls are parallel turns",
+            "calls",
+        ),
     ),
     facts=(
         Fact("baseline", per_conversation, ("created_at", "native_id", "conversation_id"), kept=True),
@@ -240,8 +361,7 @@ ANALYZER = Analyzer(
         CheckRule("baseline.means.tool_results_gt_*", "lower", 0.05, True),
         CheckRule("baseline.means.parallel_turns", "lower", 0.10, True),
     ),
-    charts={"messages_by_role": draw.roles, "tool_result_sizes": draw.sizes,
-            "context_share": draw.context_share},
+    charts={"messages_by_role": draw.roles, "tool_result_sizes": draw.sizes, "context_share": draw.context_share},
     engines=("duckdb", "spark"),
     compared=("means.empty_assistant_share", "means.short_user_share", "means.asst_tool_ratio"),
     conversation_figures="conversations",

@@ -1,5 +1,6 @@
 """Drawing the baseline's charts: from the data its ``Chart`` holds, with the kit of ``forensics.draw`` (the analysis
 never draws; the report and the explorer call these through the declaration's ``charts``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -8,6 +9,7 @@ from forensics.draw import PALETTE, bytes_log_axis, figure, short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
 
 def roles(d: dict[str, list[Any]]) -> Figure:
     """``labels`` and a count per role and conversation."""

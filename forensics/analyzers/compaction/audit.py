@@ -20,6 +20,7 @@ constraint or asking for a task again, a question the fact answers). When the as
 own text, or a todo list brings the task back), it still knew it: re-entered, not a loss. A not-found path
 followed by a search between the compaction and the need is attached as evidence (``signs``).
 """
+
 from __future__ import annotations
 
 import re
@@ -82,10 +83,24 @@ class Row:
         return CATEGORY[self.kind]
 
 
-COLUMNS = {"conversation_id": pl.String, "native_id": pl.String, "event": pl.Int32, "event_position": pl.Int32,
-           "category": pl.String, "kind": pl.String, "fact": pl.String, "fact_position": pl.Int32, "first_position": pl.Int32,
-           "status": pl.String, "carried_by": pl.String, "needed_at": pl.Int32, "need": pl.String,
-           "re_entered_at": pl.Int32, "evidence": pl.List(pl.Int32), "severity": pl.String}
+COLUMNS = {
+    "conversation_id": pl.String,
+    "native_id": pl.String,
+    "event": pl.Int32,
+    "event_position": pl.Int32,
+    "category": pl.String,
+    "kind": pl.String,
+    "fact": pl.String,
+    "fact_position": pl.Int32,
+    "first_position": pl.Int32,
+    "status": pl.String,
+    "carried_by": pl.String,
+    "needed_at": pl.Int32,
+    "need": pl.String,
+    "re_entered_at": pl.Int32,
+    "evidence": pl.List(pl.Int32),
+    "severity": pl.String,
+}
 
 
 @dataclass
@@ -119,8 +134,11 @@ def carries(f: Fact, t: Text, r: Rules) -> bool:
         t.terms = terms_of(t.lower, r.tokenizer)
     shared = f.terms & t.terms
     # a share of its terms, a name of it, or two long words: one long word ("rounding") names a topic, not the fact
-    return bool(shared) and (len(shared) >= r.carry_share * len(f.terms) or any(is_name(x) for x in shared)
-                             or sum(is_strong(x) for x in shared) >= 2)
+    return bool(shared) and (
+        len(shared) >= r.carry_share * len(f.terms)
+        or any(is_name(x) for x in shared)
+        or sum(is_strong(x) for x in shared) >= 2
+    )
 
 
 def restates(f: Fact, t: Text, r: Rules) -> bool:
@@ -146,8 +164,9 @@ def comparable(f: Fact, t: Text) -> bool:
     return not (han >= 0.5 and t.han < 0.05) and not (han < 0.5 and t.han > 0.95)
 
 
-def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
-          signs: list[tuple[int, list[int], str]]) -> list[Row]:
+def audit(
+    c: Conversation, facts: list[Fact], r: Rules, keep_recent: int, signs: list[tuple[int, list[int], str]]
+) -> list[Row]:
     """The rows of one conversation's logged compactions, from its ``facts`` (``signs``: its not-found-then-search
     signs as (position, positions, failed target))."""
     if not c.compactions:
@@ -169,11 +188,24 @@ def audit(c: Conversation, facts: list[Fact], r: Rules, keep_recent: int,
                 continue
             if id(f) not in carried and before[-1].position < prev:
                 continue  # not mentioned since the previous compaction, which dropped it
-            row = Row(c.conversation_id, c.native_id, i, k.position, f.kind, f.text, before[-1].position,
-                      f.mentions[0].position, "dropped")
+            row = Row(
+                c.conversation_id,
+                c.native_id,
+                i,
+                k.position,
+                f.kind,
+                f.text,
+                before[-1].position,
+                f.mentions[0].position,
+                "dropped",
+            )
             error_terms(f, r.tokenizer)
-            if _kept_by_messages(f, before, k, c, keep_recent) or any(carries(f, t, r) for t in restored) \
-                    or kept is not None and _named_in(f, kept, r):
+            if (
+                _kept_by_messages(f, before, k, c, keep_recent)
+                or any(carries(f, t, r) for t in restored)
+                or kept is not None
+                and _named_in(f, kept, r)
+            ):
                 row.status, row.carried_by = "kept", "kept messages"
             elif summary is None:
                 row.status = "opaque" if k.opaque else "unjudged"
@@ -223,25 +255,44 @@ def _kept_by_messages(f: Fact, before: list[Mention], k: Compaction, c: Conversa
     return before[-1].position >= k.position - keep_recent
 
 
-def _need(row: Row, f: Fact, k: Compaction, assistant: list[tuple[int, Text]], later: list[Text], r: Rules,
-          signs: list[tuple[int, list[int], str]]) -> None:
+def _need(
+    row: Row,
+    f: Fact,
+    k: Compaction,
+    assistant: list[tuple[int, Text]],
+    later: list[Text],
+    r: Rules,
+    signs: list[tuple[int, list[int], str]],
+) -> None:
     after = [m for m in f.mentions if m.position >= k.position and (m.channel in NEEDS[f.kind] or m.channel in SOURCES)]
     first = after[0] if after else None
-    recall = next((p for p, t in assistant if p >= k.position and (first is None or p < first.position)
-                   and restates(f, t, r)), None)
+    recall = next(
+        (p for p, t in assistant if p >= k.position and (first is None or p < first.position) and restates(f, t, r)),
+        None,
+    )
     if first is None or recall is not None or first.channel not in NEEDS[f.kind]:
         row.re_entered_at = recall if recall is not None else first.position if first else None
         return
     if any(carries(f, t, r) for t in later if t):  # a later summary names it: it was not gone
         return
     row.needed_at, row.need = first.position, _how(f.kind, first)
-    row.evidence = [p for at, pos, target in signs if k.position <= at <= first.position
-                    and f.kind == "file" and _same_folder(f.key, target) for p in pos]
+    row.evidence = [
+        p
+        for at, pos, target in signs
+        if k.position <= at <= first.position and f.kind == "file" and _same_folder(f.key, target)
+        for p in pos
+    ]
     rediscovered = bool(row.evidence)
     if rediscovered:
         row.need += ", after a not-found path and a search"
-    row.severity = "high" if rediscovered or first.channel in ("user", "question") and f.kind in (*TEXT_KINDS, "number") \
-        or f.kind == "error" else "low"
+    row.severity = (
+        "high"
+        if rediscovered
+        or first.channel in ("user", "question")
+        and f.kind in (*TEXT_KINDS, "number")
+        or f.kind == "error"
+        else "low"
+    )
 
 
 def _same_folder(key: str, target: str) -> bool:
@@ -254,8 +305,11 @@ def _how(kind: str, m: Mention) -> str:
     if m.channel == "question":
         return f"asked about again: “{m.how}”"
     if m.channel == "user":
-        return {"constraint": "the user repeated it", "decision": "the user restated it",
-                "task": "the user asked for it again"}.get(kind, "named again by the user")
+        return {
+            "constraint": "the user repeated it",
+            "decision": "the user restated it",
+            "task": "the user asked for it again",
+        }.get(kind, "named again by the user")
     if kind == "error":
         return "the error recurred"
     if kind == "search":

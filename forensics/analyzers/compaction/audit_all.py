@@ -1,5 +1,6 @@
 """The audit run over a selection: every logged compaction judged (on both cores past a size), and the
 ``compaction_pairs`` cache the replay and `forensics tune` read, filled."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -33,16 +34,26 @@ class Event:
     rows: list[Row] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
-        return {"summary": self.compaction.summary_state if self.compaction.summary_state != "opaque" else
-                f"opaque ({self.compaction.opaque})", **tally(self.rows),
-                "lost_high": sum(r.lost and r.severity == "high" for r in self.rows)}
+        return {
+            "summary": self.compaction.summary_state
+            if self.compaction.summary_state != "opaque"
+            else f"opaque ({self.compaction.opaque})",
+            **tally(self.rows),
+            "lost_high": sum(r.lost and r.severity == "high" for r in self.rows),
+        }
 
 
 def tally(rows: list[Row]) -> dict[str, int]:
     """Facts held, kept, dropped, unjudged, opaque, and lost (dropped and needed again)."""
     st = [r.status for r in rows]
-    return {"held": len(st), "kept": st.count("kept"), "dropped": st.count("dropped"), "unjudged": st.count("unjudged"),
-            "opaque": st.count("opaque"), "lost": sum(r.lost for r in rows)}
+    return {
+        "held": len(st),
+        "kept": st.count("kept"),
+        "dropped": st.count("dropped"),
+        "unjudged": st.count("unjudged"),
+        "opaque": st.count("opaque"),
+        "lost": sum(r.lost for r in rows),
+    }
 
 
 @dataclass
@@ -61,8 +72,13 @@ def run_audit(con: duckdb.DuckDBPyConnection, cfg: Config) -> Audit:
     out, r = Audit(), rules(cfg)
     for s in not_found_then_search(con, int(cfg[REDISCOVERY_WINDOW])).iter_rows(named=True):
         out.signs.setdefault(s["conversation_id"], []).append(s)
-    logged = {cid for (cid,) in con.execute(f"SELECT DISTINCT conversation_id FROM events JOIN {selected(con)} "
-                                            "USING (conversation_id) WHERE kind = 'compaction'").fetchall()}
+    logged = {
+        cid
+        for (cid,) in con.execute(
+            f"SELECT DISTINCT conversation_id FROM events JOIN {selected(con)} "
+            "USING (conversation_id) WHERE kind = 'compaction'"
+        ).fetchall()
+    }
     for c, facts in _extracted(con, cfg, logged):
         signs = [(s["at"], s["positions"], s["detail"]) for s in out.signs.get(c.conversation_id, [])]
         rows = audit(c, facts, r, int(CompactionSettings.of(cfg).keep_recent), signs)
@@ -78,14 +94,21 @@ def fill_pairs(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:
         pass
 
 
-def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> Iterator[tuple[Conversation, list[Fact]]]:
+def _extracted(
+    con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]
+) -> Iterator[tuple[Conversation, list[Fact]]]:
     """Each conversation in ``also`` with its facts; the pairs of those that lack them are computed (on both cores
     for a large warehouse) and stored."""
     r = rules(cfg)
     key = pairs.rules_key(r)
     todo = set(pairs.prepare(con, key))
-    n = con.execute("SELECT count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [sorted(todo)]).fetchall()[0][0] if todo else 0
+    n = (
+        con.execute(
+            "SELECT count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[]))", [sorted(todo)]
+        ).fetchall()[0][0]
+        if todo
+        else 0
+    )
     audited: list[tuple[Conversation, list[Fact]]] = []
     local: dict[str, list[pairs.Pair]] = {}
 
@@ -96,11 +119,22 @@ def _extracted(con: duckdb.DuckDBPyConnection, cfg: Config, also: set[str]) -> I
                     audited.append((c, extract(c.msgs, r)))
                     if c.conversation_id in todo:
                         local[c.conversation_id] = pairs.of(audited[-1][1])
-            yield _pairs_of, ([(c.conversation_id, c.msgs) for c in batch
-                               if c.conversation_id in todo and c.conversation_id not in also], r), None
+            yield (
+                _pairs_of,
+                (
+                    [
+                        (c.conversation_id, c.msgs)
+                        for c in batch
+                        if c.conversation_id in todo and c.conversation_id not in also
+                    ],
+                    r,
+                ),
+                None,
+            )
 
-    for _, result, error in run_ordered(tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES,
-                                        preload=(SEGMENTER, __name__)):
+    for _, result, error in run_ordered(
+        tasks(), default_workers(), n >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)
+    ):
         if error is not None:
             raise error
         pairs.store(con, key, result)

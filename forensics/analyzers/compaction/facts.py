@@ -26,6 +26,7 @@ terms and at least two of them, or one name (a path, an identifier, a code such 
 sentence ending in ? or ？) that matches a stated fact the same way is a mention of it on channel
 ``question``.
 """
+
 from __future__ import annotations
 
 import re
@@ -51,16 +52,41 @@ TEXT_KINDS = ("constraint", "decision", "task")
 KINDS = ("file", "search", "command", "identifier", "number", "error", *TEXT_KINDS)
 # the categories of SPEC §26, each made of kinds: files and paths, commands (a search is one), errors seen, the
 # person's instructions (constraints and open tasks), decisions, numbers and identifiers
-CATEGORIES = {"path": ("file",), "command": ("command", "search"), "error": ("error",),
-              "instruction": ("constraint", "task"), "decision": ("decision",), "number": ("number", "identifier")}
+CATEGORIES = {
+    "path": ("file",),
+    "command": ("command", "search"),
+    "error": ("error",),
+    "instruction": ("constraint", "task"),
+    "decision": ("decision",),
+    "number": ("number", "identifier"),
+}
 CATEGORY = {k: c for c, kinds in CATEGORIES.items() for k in kinds}
 # the channels on which a later mention is a need, per kind; and the channels that state a fact
-NEEDS = {"file": {"call", "user"}, "search": {"call"}, "command": {"call"}, "identifier": {"call", "user"},
-         "number": {"call", "user"}, "error": {"result"},
-         "constraint": {"user", "question"}, "decision": {"user", "question"}, "task": {"user", "question"}}
+NEEDS = {
+    "file": {"call", "user"},
+    "search": {"call"},
+    "command": {"call"},
+    "identifier": {"call", "user"},
+    "number": {"call", "user"},
+    "error": {"result"},
+    "constraint": {"user", "question"},
+    "decision": {"user", "question"},
+    "task": {"user", "question"},
+}
 SOURCES = {"call", "user", "assistant", "result", "todo"}  # a question needs a fact, it does not state one
-PATH_ARGS = ("file_path", "path", "notebook_path", "filename", "file", "target_file", "filePath", "absolute_path",
-             "relative_workspace_path", "dir_path", "directory")
+PATH_ARGS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "filename",
+    "file",
+    "target_file",
+    "filePath",
+    "absolute_path",
+    "relative_workspace_path",
+    "dir_path",
+    "directory",
+)
 PATTERN_ARGS = ("pattern", "query", "regex", "search", "q", "glob", "search_term", "name_pattern")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?::\d+)?|#L\d+(?:-L?\d+)?)$")
 _WORD = re.compile(r"[A-Za-z_][\w.]*[\w]|[A-Za-z_]")
@@ -68,20 +94,67 @@ _DIGITS = re.compile(r"0x[0-9a-f]+|\d+")
 _BOUND = re.compile(r"[。！？!?；;\n]|\.(?=\s)")  # sentence ends (a dot only before a space: not in app/auth.py)
 _ASK = re.compile(r"[?？](?=\s|$)")
 # a conjunction that ends right where an opener starts a clause (and is trimmed off the clause before it)
-_JOIN_WORDS = r"(?:[,，、]\s*(?:and|but|also|then|并且|而且|同时|另外|并|但)?|\s(?:and|but|also|then)|并且|而且|同时|另外)\s*"
+_JOIN_WORDS = (
+    r"(?:[,，、]\s*(?:and|but|also|then|并且|而且|同时|另外|并|但)?|\s(?:and|but|also|then)|并且|而且|同时|另外)\s*"
+)
 _JOIN = re.compile(_JOIN_WORDS + r"$", re.I)
 SENTENCE_MAX = 300  # characters kept around a trigger in a long run without sentence ends
 RESTATED = 0.75  # a user sentence with no trigger asks for a task again when it holds this share of its terms
 _CAMEL = re.compile(r"[a-z][A-Z]|[a-z]{2,}[A-Z]")
 # a figure worth keeping: a number with a unit, a decimal, or three digits or more (not a year-like date part, a
 # version's or a path's piece: the look-arounds keep 1.2.3, v2, 2025-07-15 and file_42 out)
-NUMBER = re.compile(r"(?<![\w.\-/:#$])(\d+(?:\.\d+)?)(?:\s?(ms|sec|secs|seconds|s|minutes|mins|min|hours|h|kb|mb|gb|tb|"
-                    r"bytes|px|%|tokens|rpm|qps|fps|ghz|mhz|hz|x|k))?(?![\w.\-/]*\w)", re.I)
+NUMBER = re.compile(
+    r"(?<![\w.\-/:#$])(\d+(?:\.\d+)?)(?:\s?(ms|sec|secs|seconds|s|minutes|mins|min|hours|h|kb|mb|gb|tb|"
+    r"bytes|px|%|tokens|rpm|qps|fps|ghz|mhz|hz|x|k))?(?![\w.\-/]*\w)",
+    re.I,
+)
 # a shell program that only reads, lists or searches: such a command is the file or search fact of its call
-READ_PROGRAMS = frozenset({"cat", "head", "tail", "sed", "nl", "wc", "ls", "pwd", "echo", "grep", "egrep", "rg", "ag",
-                           "ack", "find", "fd", "tree", "file", "stat", "which", "less", "more", "awk", "cut", "sort",
-                           "uniq", "true", "jq", "printf", "du", "diff", "type", "realpath", "dirname", "basename",
-                           "git-show", "git-log", "git-diff", "git-status", "git-grep", "git-ls-files", "git-blame"})
+READ_PROGRAMS = frozenset(
+    {
+        "cat",
+        "head",
+        "tail",
+        "sed",
+        "nl",
+        "wc",
+        "ls",
+        "pwd",
+        "echo",
+        "grep",
+        "egrep",
+        "rg",
+        "ag",
+        "ack",
+        "find",
+        "fd",
+        "tree",
+        "file",
+        "stat",
+        "which",
+        "less",
+        "more",
+        "awk",
+        "cut",
+        "sort",
+        "uniq",
+        "true",
+        "jq",
+        "printf",
+        "du",
+        "diff",
+        "type",
+        "realpath",
+        "dirname",
+        "basename",
+        "git-show",
+        "git-log",
+        "git-diff",
+        "git-status",
+        "git-grep",
+        "git-ls-files",
+        "git-blame",
+    }
+)
 _SHELL_WRAP = re.compile(r"^(?:/\S*/)?(?:ba|z|da)?sh\s+-l?c\s+")
 _CD = re.compile(r"^cd\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s*(?:&&|;)\s*")
 _QUOTED = re.compile(r"'[^']*'" + r'|"(?:[^"\\]|\\.)*"')
@@ -209,7 +282,7 @@ def mentions_number(text_lower: str, key: str, code: bool = False) -> bool:
     In a command or a path (``code``) a bare number next to a comma, a colon or a dash is a range or a line
     (``sed -n 1,128p``, ``app.py:128``), not the figure."""
     digits = key.rstrip("abcdefghijklmnopqrstuvwxyz%")
-    unit = key[len(digits):]
+    unit = key[len(digits) :]
     if unit:
         tail = rf"\s?{re.escape(unit)}(?![a-z])"
     else:
@@ -225,11 +298,11 @@ def command_key(cmd: str) -> str | None:
     c = " ".join(cmd.split())
     wrapped = _SHELL_WRAP.match(c)
     if wrapped:
-        c = c[wrapped.end():].strip()
+        c = c[wrapped.end() :].strip()
         if len(c) >= 2 and c[0] == c[-1] and c[0] in "'\"":
             c = c[1:-1].strip()
     while (cd := _CD.match(c)) is not None:
-        c = c[cd.end():]
+        c = c[cd.end() :]
     if not c:
         return None
     programs = []
@@ -271,8 +344,7 @@ def overlap(a: frozenset[str], b: frozenset[str], share: float) -> bool:
     if not a or not b:
         return False
     both = a & b
-    return (len(both) >= share * min(len(a), len(b))
-            and (len(both) >= 2 or any(is_name(t) for t in both)))
+    return len(both) >= share * min(len(a), len(b)) and (len(both) >= 2 or any(is_name(t) for t in both))
 
 
 # ------------------------------------------------------------------ extraction
@@ -287,8 +359,15 @@ class Extractor:
         self.todos = False  # a todo list has named tasks
         self.figures: set[str] = set()  # the keys of the number facts so far
 
-    def add(self, kind: str, key: str, text: str, m: Mention, names: frozenset[str] = frozenset(),
-            terms: frozenset[str] = frozenset()) -> Fact:
+    def add(
+        self,
+        kind: str,
+        key: str,
+        text: str,
+        m: Mention,
+        names: frozenset[str] = frozenset(),
+        terms: frozenset[str] = frozenset(),
+    ) -> Fact:
         f = self.facts.get((kind, key))
         if f is None:
             f = self.facts[(kind, key)] = Fact(kind, key, text, names, terms)
@@ -348,10 +427,13 @@ class Extractor:
         """Stated facts and questions in one message's text (user or assistant): the sentence around each
         trigger (a constraint before a decision before a task), and each sentence that ends in a question mark."""
         blanked = self.r.blank(text)
-        kinds: tuple[tuple[str, re.Pattern[str]], ...] = (("constraint", self.r.constraint),) if channel == "user" else ()
+        kinds: tuple[tuple[str, re.Pattern[str]], ...] = (
+            (("constraint", self.r.constraint),) if channel == "user" else ()
+        )
         kinds += (("decision", self.r.decision), ("task", self.r.task))
-        hits = sorted((h.start(), rank, kind, h.group()) for rank, (kind, pat) in enumerate(kinds)
-                      for h in pat.finditer(blanked))
+        hits = sorted(
+            (h.start(), rank, kind, h.group()) for rank, (kind, pat) in enumerate(kinds) for h in pat.finditer(blanked)
+        )
         asks = [q.start() for q in _ASK.finditer(blanked)]
         if not hits and not asks:
             return
@@ -377,19 +459,25 @@ class Extractor:
         cuts = [start]
         for m in self.r.opener.finditer(blanked, start, end):
             join = _JOIN.search(blanked, cuts[-1], m.start())
-            if join is not None and any(cuts[-1] <= t < join.start() for t in triggers) and \
-                    len(terms_of(blanked[m.start():end], self.r.tokenizer, m.group())) >= 2:
+            if (
+                join is not None
+                and any(cuts[-1] <= t < join.start() for t in triggers)
+                and len(terms_of(blanked[m.start() : end], self.r.tokenizer, m.group())) >= 2
+            ):
                 cuts.append(m.start())  # (a clause of one word, 别改, only repeats the one before)
         i = bisect_right(cuts, at) - 1
         stop = cuts[i + 1] if i + 1 < len(cuts) else end
-        piece = blanked[cuts[i]:stop]
+        piece = blanked[cuts[i] : stop]
         trimmed = _JOIN.search(piece)
         return cuts[i], cuts[i] + (trimmed.start() if trimmed else len(piece))
 
     def restated(self, text: str, position: int) -> None:
         """A user sentence that asks again for an open task without a trigger word: most of the task's terms."""
-        tasks = [f for f in (*self.stated["task"], *(f for f in self.facts.values() if f.kind == "task"))
-                 if f.mentions[0].position < position and f.mentions[-1].position != position and f.terms]
+        tasks = [
+            f
+            for f in (*self.stated["task"], *(f for f in self.facts.values() if f.kind == "task"))
+            if f.mentions[0].position < position and f.mentions[-1].position != position and f.terms
+        ]
         start = 0
         for b in [*(x.end() for x in _BOUND.finditer(text)), len(text)]:
             sentence, start = text[start:b], b
@@ -419,8 +507,13 @@ class Extractor:
             if not isinstance(text, str) or not text.strip():
                 continue
             key = "todo:" + " ".join(text.lower().split())
-            f = self.add("task", key, text.strip()[:200], Mention(m.position, "todo", "todo list"),
-                         terms=terms_of(text, self.r.tokenizer))
+            f = self.add(
+                "task",
+                key,
+                text.strip()[:200],
+                Mention(m.position, "todo", "todo list"),
+                terms=terms_of(text, self.r.tokenizer),
+            )
             self.todos = True
             if it.get("status") == "completed" and f.closed_at is None:
                 f.closed_at = m.position
@@ -456,8 +549,15 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
     events: list[tuple[int, int, Any]] = []  # (position, order, item): stated facts need position order
     events += [(c.position, 1, c) for c in msgs.calls]
     # a command that only reads (cat, sed -n, rg) and did not fail shows a file's text: an "Error(" in it is code
-    reads = {c.result for c in msgs.calls if c.result is not None and not c.is_error and c.command
-             and _tool(c.name)[2] and command_key(command_text(c.command)) is None}
+    reads = {
+        c.result
+        for c in msgs.calls
+        if c.result is not None
+        and not c.is_error
+        and c.command
+        and _tool(c.name)[2]
+        and command_key(command_text(c.command)) is None
+    }
     events += [(p, 2, ("error", line)) for p, line in msgs.errors if p not in reads]
     events += [(p, 0, ("user", t, stated)) for p, t, stated in msgs.users if p not in msgs.skip]
     events += [(p, 0, ("assistant", spans, t)) for p, spans, t in msgs.assistant if p not in msgs.skip]
@@ -494,8 +594,11 @@ def extract(msgs: Messages, rules: Rules) -> list[Fact]:
 @lru_cache(maxsize=1024)
 def _tool(name: str) -> tuple[bool, bool, bool]:
     """(keeps a todo list, searches, runs commands)."""
-    return (TODO_TOOL.search(name) is not None, SEARCH_TOOL.search(name) is not None,
-            COMMAND_TOOL.search(name) is not None)
+    return (
+        TODO_TOOL.search(name) is not None,
+        SEARCH_TOOL.search(name) is not None,
+        COMMAND_TOOL.search(name) is not None,
+    )
 
 
 def _call(x: Extractor, c: Call) -> None:

@@ -5,6 +5,7 @@ result or a command's output, assistant messages that may state something) so Py
 hold a fact. Compaction events come from ``events`` whatever format logged them (kind ``compaction``); a
 ``summary`` event is Claude Code's session title, not a compaction.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -26,8 +27,10 @@ KEPT_MAX = 1_000_000  # characters of the messages a compaction keeps, read to j
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
 # the lines a harness writes above a command's output (Claude Code's "Exit code 1", Codex's exit code, wall time and
 # unified-exec chunk headers): taken off before the first error line is looked for, so the error is the output's
-RESULT_HEADERS = (r"(?m)^(?:Exit code:? -?\d+|Wall time: [^\n]*|Output:|Chunk ID: \S+|Process exited with code -?\d+|"
-                  r"Original token count: \d+|Process running with session ID \d+)[ \t]*(?:\n|$)")
+RESULT_HEADERS = (
+    r"(?m)^(?:Exit code:? -?\d+|Wall time: [^\n]*|Output:|Chunk ID: \S+|Process exited with code -?\d+|"
+    r"Original token count: \d+|Process running with session ID \d+)[ \t]*(?:\n|$)"
+)
 SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
 
@@ -75,8 +78,9 @@ def _args() -> tuple[str, list[str]]:
     paths, picks, at = [], [], 1
     for column, names in ARG_GROUPS.items():
         paths += [f"$.{n}" for n in names]
-        picks.append(f"forensics_scrubbed(list_filter(v[{at}:{at + len(names) - 1}], lambda x: x IS NOT NULL)[1]) "
-                     f"AS {column}")
+        picks.append(
+            f"forensics_scrubbed(list_filter(v[{at}:{at + len(names) - 1}], lambda x: x IS NOT NULL)[1]) AS {column}"
+        )
         at += len(names)
     return ", ".join(picks), paths
 
@@ -87,20 +91,27 @@ def selected(con: duckdb.DuckDBPyConnection) -> str:
     return SELECTED if exists.fetchall()[0][0] else "conversations"
 
 
-def batches(con: duckdb.DuckDBPyConnection, r: Rules, only: list[str], size: int = BATCH) -> Iterator[list[Conversation]]:
+def batches(
+    con: duckdb.DuckDBPyConnection, r: Rules, only: list[str], size: int = BATCH
+) -> Iterator[list[Conversation]]:
     """The conversations ``only`` names, ``size`` at a time, in native-id order. What can hold a fact is cut from
     the messages in one pass (``_stage``: a join per batch would read every message's text once per batch)."""
-    ids = con.execute("SELECT c.conversation_id, c.native_id, coalesce(s.format, '') FROM conversations c "
-                      "LEFT JOIN sources s USING (source_id) WHERE c.conversation_id IN (SELECT unnest(?::VARCHAR[])) "
-                      "ORDER BY c.native_id, c.conversation_id", [only]).fetchall()
+    ids = con.execute(
+        "SELECT c.conversation_id, c.native_id, coalesce(s.format, '') FROM conversations c "
+        "LEFT JOIN sources s USING (source_id) WHERE c.conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY c.native_id, c.conversation_id",
+        [only],
+    ).fetchall()
     if not ids:
         return
     try:
         _stage(con, r, [i[0] for i in ids])
         for start in range(0, len(ids), size):
-            part = ids[start:start + size]
-            con.execute("CREATE OR REPLACE TEMP TABLE _compaction_batch AS SELECT unnest(?::VARCHAR[]) AS "
-                        "conversation_id", [[p[0] for p in part]])
+            part = ids[start : start + size]
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE _compaction_batch AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
+                [[p[0] for p in part]],
+            )
             convs = {cid: Conversation(cid, native, fmt) for cid, native, fmt in part}
             _fill(con, r, convs)
             yield list(convs.values())
@@ -117,21 +128,26 @@ STAGED = ("_compaction_todo", "_compaction_batch", "_compaction_calls", "_compac
 def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
     """Temp tables of the candidate rows: tool-call targets, first error lines, user texts and assistant
     statements, questions and code spans; secrets taken out."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _compaction_todo AS SELECT unnest(?::VARCHAR[]) AS conversation_id",
-                [ids])
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _compaction_todo AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids]
+    )
     todo = "JOIN _compaction_todo USING (conversation_id)"
     picks, paths = _args()
-    con.execute(f"""
+    con.execute(
+        f"""
         CREATE OR REPLACE TEMP TABLE _compaction_calls AS
         SELECT conversation_id, position, call_index, name, result_position, {picks},
                CASE WHEN regexp_matches(name, '(?i)todo|plan') THEN forensics_scrubbed(arguments) END AS todo, is_error
         FROM (SELECT t.*, CASE WHEN json_valid(t.arguments) THEN json_extract_string(t.arguments, ?) END AS v
-              FROM tool_calls t {todo} WHERE t.position IS NOT NULL)""", [paths])
+              FROM tool_calls t {todo} WHERE t.position IS NOT NULL)""",
+        [paths],
+    )
     # each error pattern alone (RE2 runs one alternation of them all fifty times slower); the earliest line wins
     pats = r.error_patterns
     any_hit = " OR ".join("regexp_matches(c, ?)" for _ in pats) or "false"
     lines = ", ".join("regexp_extract(c, ?, 0)" for _ in pats) or "''"
-    con.execute(f"""
+    con.execute(
+        f"""
         CREATE OR REPLACE TEMP TABLE _compaction_errors AS
         WITH r AS (  -- one row per result message (parallel calls share one in some formats)
             SELECT t.conversation_id, t.result_position, bool_or(t.is_error) AS is_error
@@ -143,8 +159,11 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
                    CASE WHEN {any_hit} THEN list_sort(list_filter([struct_pack(at := instr(c, x), line := x)
                                                                     FOR x IN [{lines}]], lambda s: s.line <> ''))[1].line
                         WHEN is_error THEN regexp_extract(left(c, 2000), '\\S[^\\n]*', 0) END) AS line
-        FROM m""", [COMMAND_TOOL.pattern, *[f"(?im){p}" for p in pats], *[f"(?im)[^\\n]*(?:{p})[^\\n]*" for p in pats]])
-    con.execute(f"""
+        FROM m""",
+        [COMMAND_TOOL.pattern, *[f"(?im){p}" for p in pats], *[f"(?im)[^\\n]*(?:{p})[^\\n]*" for p in pats]],
+    )
+    con.execute(
+        f"""
         CREATE OR REPLACE TEMP TABLE _compaction_texts AS
         SELECT conversation_id, position, role,
                CASE WHEN role = 'user' THEN forensics_scrubbed(left(content, {TEXT_MAX}))
@@ -157,21 +176,25 @@ def _stage(con: duckdb.DuckDBPyConnection, r: Rules, ids: list[str]) -> None:
         FROM (SELECT m.*, CASE role WHEN 'user' THEN regexp_matches(content, ?) ELSE regexp_matches(content, ?) END
                           OR regexp_matches(content, '[?？](?:\\s|$)') AS stated
               FROM messages m {todo} WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant'))
-        WHERE role = 'user' OR stated OR contains(content, '`')""", [r.snippet_sql, r.user_sql, r.statement_sql])
+        WHERE role = 'user' OR stated OR contains(content, '`')""",
+        [r.snippet_sql, r.user_sql, r.statement_sql],
+    )
 
 
 def _fill(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversation]) -> None:
     b = "JOIN _compaction_batch USING (conversation_id)"
     for cid, pos, name, path, pattern, command, todo, err, res in con.execute(
-            f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error, result_position "
-            f"FROM _compaction_calls {b} ORDER BY 1, 2, call_index").fetchall():
+        f"SELECT conversation_id, position, name, path, pattern, command, todo, is_error, result_position "
+        f"FROM _compaction_calls {b} ORDER BY 1, 2, call_index"
+    ).fetchall():
         convs[cid].msgs.calls.append(Call(pos, name or "", path, pattern, command, todo, bool(err), res))
-    for cid, pos, line in con.execute(f"SELECT conversation_id, position, line FROM _compaction_errors {b} "
-                                      "WHERE line <> '' ORDER BY 1, 2").fetchall():
+    for cid, pos, line in con.execute(
+        f"SELECT conversation_id, position, line FROM _compaction_errors {b} WHERE line <> '' ORDER BY 1, 2"
+    ).fetchall():
         convs[cid].msgs.errors.append((pos, line))
     for cid, pos, role, text, stated, spans in con.execute(
-            f"SELECT conversation_id, position, role, text, stated, spans FROM _compaction_texts {b} "
-            "ORDER BY 1, 2").fetchall():
+        f"SELECT conversation_id, position, role, text, stated, spans FROM _compaction_texts {b} ORDER BY 1, 2"
+    ).fetchall():
         c = convs[cid]
         if role == "user":
             if not HARNESS_TEXT.match(text):
@@ -200,21 +223,34 @@ def _events(con: duckdb.DuckDBPyConnection, r: Rules, convs: dict[str, Conversat
         # Codex rebuilds the context from the summary and the recent user messages (its replacement history;
         # a newer one keeps the assistant's answers too, and the summary encrypted)
         counts = [o["kept_messages"] for o in objs if isinstance(o.get("kept_messages"), int)]
-        c.compactions.append(Compaction(pos, trigger, pre, post, summary, kept_users=c.format == "codex",
-                                        kept_assistant=any("assistant" in (o.get("kept_roles") or ()) for o in objs),
-                                        opaque=_opaque(objs), kept_messages=min(counts) if counts else None))
+        c.compactions.append(
+            Compaction(
+                pos,
+                trigger,
+                pre,
+                post,
+                summary,
+                kept_users=c.format == "codex",
+                kept_assistant=any("assistant" in (o.get("kept_roles") or ()) for o in objs),
+                opaque=_opaque(objs),
+                kept_messages=min(counts) if counts else None,
+            )
+        )
     audited = [cid for cid, c in convs.items() if c.compactions]
     if not audited:
         return
     _answers(con, [c for c in convs.values() if any(k.kept_assistant for k in c.compactions)])
     _windows(con, [c for c in convs.values() if any(k.kept_messages is not None for k in c.compactions)])
-    for cid, pos, role, text in con.execute(f"""
+    for cid, pos, role, text in con.execute(
+        f"""
             SELECT m.conversation_id, m.position, m.role, forensics_scrubbed(left(m.content, {SUMMARY_MAX}))
             FROM messages m JOIN (SELECT conversation_id, min(position) AS first FROM events
                                   WHERE kind = 'compaction' AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
                                   GROUP BY 1) e USING (conversation_id)
             WHERE m.on_main_path AND m.position >= e.first AND m.role IN ('user', 'assistant', 'system')
-                  AND NOT m.blank ORDER BY 1, 2""", [audited]).fetchall():
+                  AND NOT m.blank ORDER BY 1, 2""",
+        [audited],
+    ).fetchall():
         convs[cid].texts[pos] = (role, text)
     for c in (convs[cid] for cid in audited):
         for k in c.compactions:  # the summary as a message at the compaction (Claude Code's isCompactSummary)
@@ -236,21 +272,27 @@ def _answers(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
     if not convs:
         return
     msgs: dict[str, list[tuple[int, str, int | None, str | None, str]]] = {}
-    for cid, pos, role, nxt, next_role, text in con.execute(f"""
+    for cid, pos, role, nxt, next_role, text in con.execute(
+        f"""
             SELECT conversation_id, position, role, lead(position) OVER w, lead(role) OVER w,
                    forensics_scrubbed(left(content, {TEXT_MAX}))
             FROM messages WHERE on_main_path AND NOT blank AND role IN ('user', 'assistant')
                   AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
             WINDOW w AS (PARTITION BY conversation_id ORDER BY position)
-            ORDER BY conversation_id, position""", [[c.conversation_id for c in convs]]).fetchall():
+            ORDER BY conversation_id, position""",
+        [[c.conversation_id for c in convs]],
+    ).fetchall():
         msgs.setdefault(cid, []).append((pos, role, nxt, next_role, text))
     for c in convs:
         for k in c.compactions:
             if not k.kept_assistant:
                 continue
             before = [m for m in msgs.get(c.conversation_id, []) if m[0] < k.position]
-            k.answers = frozenset(p for p, role, nxt, nrole, _ in before if role == "assistant"
-                                  and (nxt is None or nxt >= k.position or nrole == "user"))
+            k.answers = frozenset(
+                p
+                for p, role, nxt, nrole, _ in before
+                if role == "assistant" and (nxt is None or nxt >= k.position or nrole == "user")
+            )
             kept = [t for p, role, *_, t in before if role == "user" and not HARNESS_TEXT.match(t) or p in k.answers]
             k.kept_text = "\n".join(kept)[-KEPT_MAX:]
 
@@ -261,17 +303,24 @@ def _windows(con: duckdb.DuckDBPyConnection, convs: list[Conversation]) -> None:
     if not convs:
         return
     spoken: dict[str, list[int]] = {}
-    for cid, pos in con.execute("""
+    for cid, pos in con.execute(
+        """
             SELECT conversation_id, position FROM messages WHERE on_main_path AND role IN ('user', 'assistant')
             AND conversation_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2""",
-                                [[c.conversation_id for c in convs]]).fetchall():
+        [[c.conversation_id for c in convs]],
+    ).fetchall():
         spoken.setdefault(cid, []).append(pos)
     for c in convs:
         for k in c.compactions:
             if k.kept_messages is not None:
                 before = [p for p in spoken.get(c.conversation_id, []) if p < k.position]
-                k.window = before[-k.kept_messages] if 0 < k.kept_messages <= len(before) else \
-                    before[0] if k.kept_messages and before else k.position
+                k.window = (
+                    before[-k.kept_messages]
+                    if 0 < k.kept_messages <= len(before)
+                    else before[0]
+                    if k.kept_messages and before
+                    else k.position
+                )
 
 
 def _detail(detail: str | None) -> dict[str, Any]:
@@ -286,8 +335,7 @@ def _opaque(objs: list[dict[str, Any]]) -> str | None:
     """Why the summary the log holds cannot be read: ``encrypted`` (Codex's replacement history carries only an
     ``encrypted_content``, or a newer rollout's ``compaction`` item), ``empty`` (the summary field is there and
     blank); None when no detail says a summary was written."""
-    if any(o.get("encrypted") is True or str(o.get("source", "")).startswith("response_item:compaction")
-           for o in objs):
+    if any(o.get("encrypted") is True or str(o.get("source", "")).startswith("response_item:compaction") for o in objs):
         return "encrypted"
     if any(isinstance(o.get(k), str) and not o[k].strip() for o in objs for k in ("summary", "message")):
         return "empty"
@@ -304,4 +352,3 @@ def _detail_summary(detail: str | None) -> str | None:
         if isinstance(v, str) and len(v.strip()) >= 40 and not v.lower().startswith("conversation compacted"):
             return v[:SUMMARY_MAX]
     return None
-

@@ -11,6 +11,7 @@ last such compaction kept (*outside the kept window*: only the summary could hav
 pooled over the selection; ``mean_context_tokens`` is the estimated context when each message is added,
 averaged over messages: what the setting costs per model call.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -61,13 +62,21 @@ class Point:
     messages: int = 0
 
     def figures(self) -> dict[str, Any]:
-        return {"max_tokens": self.max_tokens, "keep_recent": self.keep_recent, "conversations": self.conversations,
-                "conversations_compacted": self.conversations_compacted, "compactions": self.compactions,
-                "needed_later": self.needed_later, "needed_after_compaction": self.needed_after_compaction,
-                "outside_window": self.outside_window, "overflows": self.overflows,
-                "outside_share": (self.outside_window / self.needed_after_compaction
-                                  if self.needed_after_compaction else None),
-                "mean_context_tokens": float(self.context_chars / 4 / self.messages) if self.messages else None}
+        return {
+            "max_tokens": self.max_tokens,
+            "keep_recent": self.keep_recent,
+            "conversations": self.conversations,
+            "conversations_compacted": self.conversations_compacted,
+            "compactions": self.compactions,
+            "needed_later": self.needed_later,
+            "needed_after_compaction": self.needed_after_compaction,
+            "outside_window": self.outside_window,
+            "overflows": self.overflows,
+            "outside_share": (
+                self.outside_window / self.needed_after_compaction if self.needed_after_compaction else None
+            ),
+            "mean_context_tokens": float(self.context_chars / 4 / self.messages) if self.messages else None,
+        }
 
 
 @dataclass
@@ -139,12 +148,17 @@ def load(con: duckdb.DuckDBPyConnection, table: str | None = None) -> Iterable[C
     (``compaction_pairs`` filled)."""
     ids = [cid for (cid,) in con.execute(f"SELECT conversation_id FROM {table or selected(con)} ORDER BY 1").fetchall()]
     for i in range(0, len(ids), BATCH):
-        part = ids[i:i + BATCH]
-        pairs = {cid: (f, n) for cid, f, n in con.execute(
-            f"SELECT conversation_id, list(first ORDER BY need, first), list(need ORDER BY need, first) "
-            f"FROM {PAIRS} WHERE kind IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1",
-            [part]).fetchall()}
-        for cid, native, sizes, start, positions in con.execute("""
+        part = ids[i : i + BATCH]
+        pairs = {
+            cid: (f, n)
+            for cid, f, n in con.execute(
+                f"SELECT conversation_id, list(first ORDER BY need, first), list(need ORDER BY need, first) "
+                f"FROM {PAIRS} WHERE kind IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1",
+                [part],
+            ).fetchall()
+        }
+        for cid, native, sizes, start, positions in con.execute(
+            """
                 SELECT m.conversation_id, any_value(c.native_id),
                        list(m.content_chars + coalesce(a.chars, 0) ORDER BY m.position),
                        min(m.position) FILTER (WHERE m.role <> 'system'), list(m.position ORDER BY m.position)
@@ -152,17 +166,29 @@ def load(con: duckdb.DuckDBPyConnection, table: str | None = None) -> Iterable[C
                 LEFT JOIN (SELECT conversation_id, position, sum(length(arguments))::BIGINT AS chars
                            FROM tool_calls WHERE position IS NOT NULL GROUP BY ALL) a USING (conversation_id, position)
                 WHERE m.on_main_path AND m.conversation_id IN (SELECT unnest(?::VARCHAR[]))
-                GROUP BY 1 ORDER BY 1""", [part]).fetchall():
+                GROUP BY 1 ORDER BY 1""",
+            [part],
+        ).fetchall():
             f, n = pairs.get(cid, ([], []))
             pos = np.asarray(positions, dtype=np.int64)  # the replay counts messages; positions are mapped back
-            yield Conv(cid, native, np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))),
-                       len(pos) if start is None else int(np.searchsorted(pos, start)),
-                       np.searchsorted(pos, np.asarray(f, dtype=np.int64)),
-                       np.searchsorted(pos, np.asarray(n, dtype=np.int64)), pos)
+            yield Conv(
+                cid,
+                native,
+                np.concatenate(([0], np.cumsum(np.asarray(sizes, dtype=np.int64)))),
+                len(pos) if start is None else int(np.searchsorted(pos, start)),
+                np.searchsorted(pos, np.asarray(f, dtype=np.int64)),
+                np.searchsorted(pos, np.asarray(n, dtype=np.int64)),
+                pos,
+            )
 
 
-def sweep(con: duckdb.DuckDBPyConnection, settings: Sequence[tuple[int, int]], summary_tokens: int,
-          detail: tuple[int, int] | None = None, table: str | None = None) -> tuple[list[Point], list[Compacted]]:
+def sweep(
+    con: duckdb.DuckDBPyConnection,
+    settings: Sequence[tuple[int, int]],
+    summary_tokens: int,
+    detail: tuple[int, int] | None = None,
+    table: str | None = None,
+) -> tuple[list[Point], list[Compacted]]:
     """Every (max_tokens, keep_recent) of ``settings`` over the selection (or the conversations of ``table``);
     ``detail``: the setting whose replayed compactions are listed one by one."""
     points = {s: Point(*s) for s in settings}
@@ -192,20 +218,30 @@ def sweep(con: duckdb.DuckDBPyConnection, settings: Sequence[tuple[int, int]], s
     return list(points.values()), listed
 
 
-def _listed(c: Conv, comps: np.ndarray, keep: int, summary_chars: int, idx: np.ndarray, spanned: np.ndarray,
-            outside: np.ndarray) -> list[Compacted]:
+def _listed(
+    c: Conv, comps: np.ndarray, keep: int, summary_chars: int, idx: np.ndarray, spanned: np.ndarray, outside: np.ndarray
+) -> list[Compacted]:
     out = []
     _, b, seg, summ = _segments(c, comps, keep, summary_chars)
     for i, pos in enumerate(comps.tolist()):  # the stretch that ends at compaction i starts at seg[i]
         ctx = c.bounds[c.start] + int(summ[i]) + c.bounds[pos + 1] - c.bounds[int(seg[i])]
         mine = idx == i
-        out.append(Compacted(c.conversation_id, c.native_id, int(c.positions[pos]), ctx // 4,
-                             int(c.positions[max(c.start, pos - keep + 1)]), int((mine & spanned).sum()),
-                             int((mine & outside).sum())))
+        out.append(
+            Compacted(
+                c.conversation_id,
+                c.native_id,
+                int(c.positions[pos]),
+                ctx // 4,
+                int(c.positions[max(c.start, pos - keep + 1)]),
+                int((mine & spanned).sum()),
+                int((mine & outside).sum()),
+            )
+        )
     return out
 
 
-def grid(max_tokens: int, keep_recent: int, keeps: Iterable[int] = KEEP_RECENT,
-         windows: Iterable[int] = MAX_TOKENS) -> list[tuple[int, int]]:
+def grid(
+    max_tokens: int, keep_recent: int, keeps: Iterable[int] = KEEP_RECENT, windows: Iterable[int] = MAX_TOKENS
+) -> list[tuple[int, int]]:
     """The sweep's settings: ``windows`` × ``keeps`` with the configured values added."""
     return [(m, k) for m in sorted({*windows, max_tokens}) for k in sorted({*keeps, keep_recent})]

@@ -5,6 +5,7 @@ Patterns are RE2 (no look-around) matched case-insensitively, so DuckDB can use 
 candidate rows and Python finds the sentence in them. ``not_triggers`` are words that hold a trigger without
 being one (别人 holds 别); they are blanked out before matching, so 别 in 别人 never fires.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,13 +20,17 @@ SEARCH_TOOL = re.compile(r"(?i)search|grep|glob|find|list|ls\b|dir|lookup|query"
 COMMAND_TOOL = re.compile(r"(?i)bash|shell|command|exec|terminal|run|powershell|cmd")
 TODO_TOOL = re.compile(r"(?i)todo|update_plan|plan")
 # the shell programs whose first argument is what they look for: `grep -rn login app/` searches for login
-SEARCH_COMMAND = re.compile(r"(?:^|[;&|]\s*)(?:rg|grep|egrep|ag|ack|git grep)\s+(?:-{1,2}[\w=-]+\s+)*"
-                            r"(?P<q>'[^']+'|\"[^\"]+\"|[^\s|;&]+)")
+SEARCH_COMMAND = re.compile(
+    r"(?:^|[;&|]\s*)(?:rg|grep|egrep|ag|ack|git grep)\s+(?:-{1,2}[\w=-]+\s+)*"
+    r"(?P<q>'[^']+'|\"[^\"]+\"|[^\s|;&]+)"
+)
 FIND_COMMAND = re.compile(r"(?:^|[;&|]\s*)(?:find|fd)\s+.*?-(?:i?name|path)\s+(?P<q>'[^']+'|\"[^\"]+\"|\S+)")
 # user messages a harness wrote (Claude Code's slash commands and their output, system reminders, interruptions,
 # the files it reads back into the context after a compaction)
-HARNESS_TEXT = re.compile(r"^\s*(<[a-z][\w-]*>|\[Request interrupted|Caveat: The messages below|"
-                          r"Called the \w+ tool with the following input|Result of calling the \w+ tool)")
+HARNESS_TEXT = re.compile(
+    r"^\s*(<[a-z][\w-]*>|\[Request interrupted|Caveat: The messages below|"
+    r"Called the \w+ tool with the following input|Result of calling the \w+ tool)"
+)
 
 
 @dataclass(frozen=True)
@@ -52,18 +57,34 @@ class Rules:
 
 def rules(cfg: Config) -> Rules:
     c = CompactionSettings.of(cfg)
-    pats = {name: _compile(f"compaction.{name}", getattr(c, name))
-            for name in ("constraint_patterns", "clause_openers", "decision_patterns", "task_patterns", "error_patterns",
-                         "summary_patterns")}
+    pats = {
+        name: _compile(f"compaction.{name}", getattr(c, name))
+        for name in (
+            "constraint_patterns",
+            "clause_openers",
+            "decision_patterns",
+            "task_patterns",
+            "error_patterns",
+            "summary_patterns",
+        )
+    }
     words = [w for w in c.not_triggers if w.strip()]
-    return Rules(pats["constraint_patterns"], pats["clause_openers"], pats["decision_patterns"], pats["task_patterns"],
-                 pats["error_patterns"], pats["summary_patterns"],
-                 re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))), re.I) if words else None,
-                 tuple(c.error_patterns), "(?i)" + _alternation(c.decision_patterns + c.task_patterns),
-                 "(?i)" + _alternation(c.constraint_patterns + c.decision_patterns + c.task_patterns),
-                 "(?i)[^。！？!?；;\n]*(?:" + _alternation(c.decision_patterns + c.task_patterns)
-                 + ")[^。！？!?；;\n]*",
-                 float(c.carry_share), float(c.repeat_share), str(KeywordSettings.of(cfg).tokenizer))
+    return Rules(
+        pats["constraint_patterns"],
+        pats["clause_openers"],
+        pats["decision_patterns"],
+        pats["task_patterns"],
+        pats["error_patterns"],
+        pats["summary_patterns"],
+        re.compile("|".join(map(re.escape, sorted(words, key=len, reverse=True))), re.I) if words else None,
+        tuple(c.error_patterns),
+        "(?i)" + _alternation(c.decision_patterns + c.task_patterns),
+        "(?i)" + _alternation(c.constraint_patterns + c.decision_patterns + c.task_patterns),
+        "(?i)[^。！？!?；;\n]*(?:" + _alternation(c.decision_patterns + c.task_patterns) + ")[^。！？!?；;\n]*",
+        float(c.carry_share),
+        float(c.repeat_share),
+        str(KeywordSettings.of(cfg).tokenizer),
+    )
 
 
 def _alternation(patterns: list[str]) -> str:

@@ -1,5 +1,6 @@
 """[compaction] as a typed value, ``CompactionSettings.of(cfg)``: one field per key of the section the analyzer's declaration
 lists (the registry checks they agree), so mypy rejects a misspelled key."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

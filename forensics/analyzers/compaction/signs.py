@@ -9,6 +9,7 @@ type 3 reports the ones no logged fact explains (the fact was before the log beg
 Each sign says where the last logged compaction before it is (``events`` kind compaction, or a system
 message after the start that reads like a summary), NULL when the log marks none.
 """
+
 from __future__ import annotations
 
 import duckdb

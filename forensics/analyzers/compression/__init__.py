@@ -11,6 +11,7 @@ Figures: tool share of context = tool characters ÷ all characters on the main p
 estimate, so the share is the same in tokens), pooled over the selection; asst_tool_ratio is the baseline's
 (mean over conversations of assistant ÷ tool characters), recomputed with the summarized tool text.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -39,42 +40,57 @@ FACTS = ("compression",)  # what run() reads (``analyzers.facts``)
 SWEEP_BYTES = (1000, 2000, 3000, 5000, 10000)
 SWEEP_SHARES = (0.2, 0.4, 0.6, 1.0)
 RESULTS_TABLE = "compression_results"
-CONV_KEYS = ["results", "summarized", "tool_bytes_before", "tool_bytes_after", "tool_share_before", "tool_share_after",
-             "asst_tool_ratio_before", "asst_tool_ratio_after"]
+CONV_KEYS = [
+    "results",
+    "summarized",
+    "tool_bytes_before",
+    "tool_bytes_after",
+    "tool_share_before",
+    "tool_share_after",
+    "asst_tool_ratio_before",
+    "asst_tool_ratio_after",
+]
 # the loosest thresholds the report or the tuner sweeps (its tune module): the replay runs at these or looser
 LOOSEST = (250, 0.2)
 _REPLAY = "_compression_replay"  # temp: per result at the loosest thresholds of the last prepare()
 
 
-def replay(con: duckdb.DuckDBPyConnection, summarize_bytes: int = 2000, summarize_share: float = 0.40,
-           head_tail_lines: int = 5) -> dict[str, Any]:
+def replay(
+    con: duckdb.DuckDBPyConnection, summarize_bytes: int = 2000, summarize_share: float = 0.40, head_tail_lines: int = 5
+) -> dict[str, Any]:
     """Replay one setting over the selection (``sel_conversations`` when present, else every conversation)."""
     _prepare(con, summarize_bytes, summarize_share, head_tail_lines)
     return _totals(_per_conversation(con, [summarize_bytes], [summarize_share]))[0]
 
 
-def sweep(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_values: Sequence[float],
-          head_tail_lines: int = 5) -> pl.DataFrame:
+def sweep(
+    con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_values: Sequence[float], head_tail_lines: int = 5
+) -> pl.DataFrame:
     """One row per (summarize_bytes, summarize_share) with the figures of ``replay``."""
     _prepare(con, min(bytes_values), min(share_values), head_tail_lines)
     return pl.DataFrame(_totals(_per_conversation(con, bytes_values, share_values)))
 
 
-def _prepare(con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_share: float, head_tail_lines: int) -> None:
+def _prepare(
+    con: duckdb.DuckDBPyConnection, summarize_bytes: int, summarize_share: float, head_tail_lines: int
+) -> None:
     """The replay at ``LOOSEST`` or looser, so the report and the tuner share one, kept per conversation (``reuse``)
     while a selection is materialised."""
-    values = {"tool_result_summarize_bytes": min(int(summarize_bytes), LOOSEST[0]),
-              "tool_result_summarize_share": min(float(summarize_share), LOOSEST[1]),
-              "tool_result_head_tail_lines": int(head_tail_lines)}
+    values = {
+        "tool_result_summarize_bytes": min(int(summarize_bytes), LOOSEST[0]),
+        "tool_result_summarize_share": min(float(summarize_share), LOOSEST[1]),
+        "tool_result_head_tail_lines": int(head_tail_lines),
+    }
 
     def compute() -> pa.Table:
         with _variables(con, values), reuse.selected_only(con):
-            return con.sql(f"SELECT * FROM ({load_query('compression_replay', __package__).sql}) q WHERE q.conversation_id IN "
-                           f"({_selected(con)}) ORDER BY q.conversation_id, q.position").to_arrow_table()
+            return con.sql(
+                f"SELECT * FROM ({load_query('compression_replay', __package__).sql}) q WHERE q.conversation_id IN "
+                f"({_selected(con)}) ORDER BY q.conversation_id, q.position"
+            ).to_arrow_table()
 
     selected = _selected(con).endswith(SELECTED)
-    con.register("_compression_rows", reuse.rows(con, values, "compression_replay", compute)
-                 if selected else compute())
+    con.register("_compression_rows", reuse.rows(con, values, "compression_replay", compute) if selected else compute())
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_REPLAY} AS SELECT * FROM _compression_rows")
     finally:
@@ -95,14 +111,19 @@ def _variables(con: duckdb.DuckDBPyConnection, values: dict[str, Any]) -> Iterat
 
 
 def _selected(con: duckdb.DuckDBPyConnection) -> str:
-    exists = con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [SELECTED]).fetchall()
+    exists = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name = ?", [SELECTED]
+    ).fetchall()
     return f"SELECT conversation_id FROM {SELECTED}" if exists[0][0] else "SELECT conversation_id FROM conversations"
 
 
-def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int],
-                      share_values: Sequence[float]) -> pl.DataFrame:
+def _per_conversation(
+    con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_values: Sequence[float]
+) -> pl.DataFrame:
     """Per grid point and conversation: results, summarized, tool bytes/chars before and after, context chars."""
-    return frame(con, f"""
+    return frame(
+        con,
+        f"""
         WITH grid AS (
             SELECT b.b, s.s FROM (SELECT unnest(?::BIGINT[]) AS b) b CROSS JOIN (SELECT unnest(?::DOUBLE[]) AS s) s
         ),
@@ -132,7 +153,9 @@ def _per_conversation(con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int
         FROM grid g CROSS JOIN conv c
         LEFT JOIN per p ON p.b = g.b AND p.s = g.s AND p.conversation_id = c.conversation_id
         ORDER BY 1, 2, c.native_id
-    """, [list(map(int, bytes_values)), list(map(float, share_values))])
+    """,
+        [list(map(int, bytes_values)), list(map(float, share_values))],
+    )
 
 
 def _with_shares(per: pl.DataFrame) -> pl.DataFrame:
@@ -144,7 +167,9 @@ def _with_shares(per: pl.DataFrame) -> pl.DataFrame:
     return per.with_columns(
         tool_share_before=pl.when(pl.col("all_chars") > 0).then(pl.col("tool_chars_before") / pl.col("all_chars")),
         tool_share_after=pl.when(after_all > 0).then(pl.col("tool_chars_after") / after_all),
-        asst_tool_ratio_before=ratio("tool_chars_before"), asst_tool_ratio_after=ratio("tool_chars_after"))
+        asst_tool_ratio_before=ratio("tool_chars_before"),
+        asst_tool_ratio_after=ratio("tool_chars_after"),
+    )
 
 
 def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
@@ -152,16 +177,28 @@ def _totals(per: pl.DataFrame) -> list[dict[str, Any]]:
     per = _with_shares(per)
     out = []
     for (b, s), g in per.group_by(["summarize_bytes", "summarize_share"], maintain_order=True):
-        all_before, tb, ta = int(g["all_chars"].sum()), int(g["tool_chars_before"].sum()), int(g["tool_chars_after"].sum())
+        all_before, tb, ta = (
+            int(g["all_chars"].sum()),
+            int(g["tool_chars_before"].sum()),
+            int(g["tool_chars_after"].sum()),
+        )
         bb, ba, n, k = (int(g[c].sum()) for c in ("tool_bytes_before", "tool_bytes_after", "results", "summarized"))
-        out.append({
-            "summarize_bytes": int(b), "summarize_share": float(s), "results": n, "summarized": k,
-            "summarized_share": k / n if n else None, "tool_bytes_before": bb, "tool_bytes_after": ba,
-            "tool_bytes_saved_share": (bb - ba) / bb if bb else None,
-            "tool_share_before": tb / all_before if all_before else None,
-            "tool_share_after": ta / (all_before - tb + ta) if all_before - tb + ta else None,
-            "asst_tool_ratio_before": mean(g["asst_tool_ratio_before"]),
-            "asst_tool_ratio_after": mean(g["asst_tool_ratio_after"])})
+        out.append(
+            {
+                "summarize_bytes": int(b),
+                "summarize_share": float(s),
+                "results": n,
+                "summarized": k,
+                "summarized_share": k / n if n else None,
+                "tool_bytes_before": bb,
+                "tool_bytes_after": ba,
+                "tool_bytes_saved_share": (bb - ba) / bb if bb else None,
+                "tool_share_before": tb / all_before if all_before else None,
+                "tool_share_after": ta / (all_before - tb + ta) if all_before - tb + ta else None,
+                "asst_tool_ratio_before": mean(g["asst_tool_ratio_before"]),
+                "asst_tool_ratio_after": mean(g["asst_tool_ratio_after"]),
+            }
+        )
     return out
 
 
@@ -186,33 +223,64 @@ def run(ctx: Context) -> Section:
         return Section.idle(NAME, TITLE, "no conversation in the selection")
     here = next(p for p in points if p["summarize_bytes"] == b0 and p["summarize_share"] == s0)
     mine = per.filter((pl.col("summarize_bytes") == b0) & (pl.col("summarize_share") == s0))
-    if ctx.facts is not None and ctx.facts.local:  # the per-result table needs the replay the fact left on the warehouse connection
+    if (
+        ctx.facts is not None and ctx.facts.local
+    ):  # the per-result table needs the replay the fact left on the warehouse connection
         _write_results(ctx.con, b0, s0)
-    metrics = {**here, "head_tail_lines": ht, "compress_enabled": bool(tr.compress_enabled), "sweep": points,
-               "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)}}
+    metrics = {
+        **here,
+        "head_tail_lines": ht,
+        "compress_enabled": bool(tr.compress_enabled),
+        "sweep": points,
+        "conversations": {r["conversation_id"]: {k: r[k] for k in CONV_KEYS} for r in mine.iter_rows(named=True)},
+    }
     sec = Section(NAME, TITLE, metrics=metrics, summary=_summary(here, ht, bool(tr.compress_enabled)))
-    sec.tables += [Table("per_conversation", f"Replay per conversation (summarize_bytes {b0}, summarize_share {s0})",
-                         mine.select(pl.col("conversation_id").replace_strict(ctx.names).alias("conversation"),
-                                     *CONV_KEYS).sort("tool_bytes_before", descending=True)),
-                   Table("sweep", "Threshold sweep (pooled over the selection)",
-                         pl.DataFrame(points).select("summarize_bytes", "summarize_share", "summarized",
-                                                     "summarized_share", "tool_bytes_after", "tool_bytes_saved_share",
-                                                     "tool_share_after", "asst_tool_ratio_after"))]
-    sec.charts.append(Chart("sweep", "Tool share of context after compression, by threshold",
-                            {"points": points, "before": here["tool_share_before"]}))
+    sec.tables += [
+        Table(
+            "per_conversation",
+            f"Replay per conversation (summarize_bytes {b0}, summarize_share {s0})",
+            mine.select(pl.col("conversation_id").replace_strict(ctx.names).alias("conversation"), *CONV_KEYS).sort(
+                "tool_bytes_before", descending=True
+            ),
+        ),
+        Table(
+            "sweep",
+            "Threshold sweep (pooled over the selection)",
+            pl.DataFrame(points).select(
+                "summarize_bytes",
+                "summarize_share",
+                "summarized",
+                "summarized_share",
+                "tool_bytes_after",
+                "tool_bytes_saved_share",
+                "tool_share_after",
+                "asst_tool_ratio_after",
+            ),
+        ),
+    ]
+    sec.charts.append(
+        Chart(
+            "sweep",
+            "Tool share of context after compression, by threshold",
+            {"points": points, "before": here["tool_share_before"]},
+        )
+    )
     return sec
 
 
 def _write_results(con: duckdb.DuckDBPyConnection, b0: int, s0: float) -> None:
     """compression_results: per tool result of the selection at the configured thresholds."""
-    con.execute(f"""
+    con.execute(
+        f"""
         CREATE OR REPLACE TABLE {RESULTS_TABLE} AS
         SELECT native_id, conversation_id, position, result_bytes, result_chars, context_bytes, context_chars,
                summ AS summarized, CASE WHEN summ THEN after_bytes ELSE result_bytes END AS after_bytes,
                CASE WHEN summ THEN after_chars ELSE result_chars END AS after_chars
         FROM (SELECT *, result_bytes > ? OR (context_bytes > 0 AND result_bytes > ? * context_bytes) AS summ
               FROM {_REPLAY})
-        ORDER BY conversation_id, position""", [b0, s0])
+        ORDER BY conversation_id, position""",
+        [b0, s0],
+    )
 
 
 def _pct(x: float | None) -> str:
@@ -222,37 +290,64 @@ def _pct(x: float | None) -> str:
 def _summary(h: dict[str, Any], ht: int, enabled: bool) -> str:
     if not h["results"]:
         return "No tool results in the selection: nothing to compress."
-    return (f"Replaying the harness's rule (summarize a result over {h['summarize_bytes']} bytes or over "
-            f"{h['summarize_share']:.0%} of the context before it; keep error lines and the first and last {ht} "
-            f"lines): {h['summarized']} of {h['results']} tool results ({_pct(h['summarized_share'])}) would be "
-            f"summarized, cutting tool bytes {_pct(h['tool_bytes_saved_share'])} ({h['tool_bytes_before']:,} → "
-            f"{h['tool_bytes_after']:,}). Tool text would go from {_pct(h['tool_share_before'])} to "
-            f"{_pct(h['tool_share_after'])} of the context"
-            + (f"; asst_tool_ratio from {h['asst_tool_ratio_before']:.2f} to {h['asst_tool_ratio_after']:.2f}."
-               if h["asst_tool_ratio_after"] is not None else ".")
-            + ("" if enabled else " (The config has compress_enabled = false: this is what enabling it would do.)"))
+    return (
+        f"Replaying the harness's rule (summarize a result over {h['summarize_bytes']} bytes or over "
+        f"{h['summarize_share']:.0%} of the context before it; keep error lines and the first and last {ht} "
+        f"lines): {h['summarized']} of {h['results']} tool results ({_pct(h['summarized_share'])}) would be "
+        f"summarized, cutting tool bytes {_pct(h['tool_bytes_saved_share'])} ({h['tool_bytes_before']:,} → "
+        f"{h['tool_bytes_after']:,}). Tool text would go from {_pct(h['tool_share_before'])} to "
+        f"{_pct(h['tool_share_after'])} of the context"
+        + (
+            f"; asst_tool_ratio from {h['asst_tool_ratio_before']:.2f} to {h['asst_tool_ratio_after']:.2f}."
+            if h["asst_tool_ratio_after"] is not None
+            else "."
+        )
+        + ("" if enabled else " (The config has compress_enabled = false: this is what enabling it would do.)")
+    )
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     sections={"tool_result": "Tool-result compression (seed 001, improvement 4)."},
     keys=(
-        Key("tool_result", "compress_enabled", True, "summarize large tool results before they enter the context", "",
-            "TOOL_RESULT_COMPRESS_ENABLED"),
-        Key("tool_result", "summarize_bytes", 2000, "summarize a result larger than this", "UTF-8 bytes",
-            "TOOL_RESULT_SUMMARIZE_BYTES"),
-        Key("tool_result", "summarize_share", 0.40, "or larger than this share of the request context", "share",
-            "TOOL_RESULT_SUMMARIZE_SHARE"),
-        Key("tool_result", "head_tail_lines", 5, "lines kept from the start and the end of a summarized result", "lines",
-            "TOOL_RESULT_HEAD_TAIL_LINES"),
+        Key(
+            "tool_result",
+            "compress_enabled",
+            True,
+            "summarize large tool results before they enter the context",
+            "",
+            "TOOL_RESULT_COMPRESS_ENABLED",
+        ),
+        Key(
+            "tool_result",
+            "summarize_bytes",
+            2000,
+            "summarize a result larger than this",
+            "UTF-8 bytes",
+            "TOOL_RESULT_SUMMARIZE_BYTES",
+        ),
+        Key(
+            "tool_result",
+            "summarize_share",
+            0.40,
+            "or larger than this share of the request context",
+            "share",
+            "TOOL_RESULT_SUMMARIZE_SHARE",
+        ),
+        Key(
+            "tool_result",
+            "head_tail_lines",
+            5,
+            "lines kept from the start and the end of a summarized result",
+            "lines",
+            "TOOL_RESULT_HEAD_TAIL_LINES",
+        ),
     ),
-    facts=(
-        Fact("compression", replay_grid, ("summarize_bytes", "summarize_share", "native_id", "conversation_id")),
-    ),
+    facts=(Fact("compression", replay_grid, ("summarize_bytes", "summarize_share", "native_id", "conversation_id")),),
     reads=FACTS,
-    tuners=(
-        Tuner(tune.compression, ("tool_result.summarize_bytes", "tool_result.summarize_share")),
-    ),
+    tuners=(Tuner(tune.compression, ("tool_result.summarize_bytes", "tool_result.summarize_share")),),
     charts={"sweep": draw.sweep},
     engines=("duckdb", "spark"),
     maps=("conversations",),

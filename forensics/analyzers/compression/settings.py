@@ -1,5 +1,6 @@
 """[tool_result] as a typed value, ``ToolResultSettings.of(cfg)``: one field per key of the section the analyzer's declaration
 lists (the registry checks they agree), so mypy rejects a misspelled key."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
 """The compression rule's tuner: ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
+
 from __future__ import annotations
 
 from forensics.analyzers.compression.settings import ToolResultSettings
@@ -17,17 +18,27 @@ def compression(t: TuneContext) -> list[Recommendation]:
     tr = ToolResultSettings.of(t.cfg)
     grid = sweep(t.con, SWEEP_BYTES, SWEEP_SHARES, tr.head_tail_lines).to_dicts()
     if not grid or grid[0]["results"] == 0:
-        return [Recommendation(f"tool_result.{k}", tr_v, tr_v, "no tool results in the warehouse: kept")
-                for k, tr_v in (("summarize_bytes", tr.summarize_bytes), ("summarize_share", tr.summarize_share))]
+        return [
+            Recommendation(f"tool_result.{k}", tr_v, tr_v, "no tool results in the warehouse: kept")
+            for k, tr_v in (("summarize_bytes", tr.summarize_bytes), ("summarize_share", tr.summarize_share))
+        ]
     ok = [g for g in grid if g["tool_share_after"] is not None and g["tool_share_after"] <= t.target_tool_share]
-    pick = (min(ok, key=lambda g: (g["summarized"], -g["summarize_bytes"], -g["summarize_share"])) if ok
-            else min(grid, key=lambda g: (g["tool_share_after"] or 1.0, g["summarized"])))
+    pick = (
+        min(ok, key=lambda g: (g["summarized"], -g["summarize_bytes"], -g["summarize_share"]))
+        if ok
+        else min(grid, key=lambda g: (g["tool_share_after"] or 1.0, g["summarized"]))
+    )
     met = "meets" if ok else "cannot meet; the closest setting"
-    evidence = (f"summarizes {pct(pick['summarized_share'])} of {pick['results']} results, cuts tool bytes "
-                f"{pct(pick['tool_bytes_saved_share'])}, tool share of context {pct(pick['tool_share_before'])} → "
-                f"{pct(pick['tool_share_after'])} ({met} the target {pct(t.target_tool_share)})")
-    effect = (f"tool share of context {pct(pick['tool_share_before'])} → {pct(pick['tool_share_after'])}, "
-              f"{pct(pick['tool_bytes_saved_share'])} fewer tool bytes")
-    return [Recommendation("tool_result.summarize_bytes", tr.summarize_bytes, pick["summarize_bytes"], evidence, effect),
-            Recommendation("tool_result.summarize_share", tr.summarize_share, pick["summarize_share"], evidence,
-                           effect)]
+    evidence = (
+        f"summarizes {pct(pick['summarized_share'])} of {pick['results']} results, cuts tool bytes "
+        f"{pct(pick['tool_bytes_saved_share'])}, tool share of context {pct(pick['tool_share_before'])} → "
+        f"{pct(pick['tool_share_after'])} ({met} the target {pct(t.target_tool_share)})"
+    )
+    effect = (
+        f"tool share of context {pct(pick['tool_share_before'])} → {pct(pick['tool_share_after'])}, "
+        f"{pct(pick['tool_bytes_saved_share'])} fewer tool bytes"
+    )
+    return [
+        Recommendation("tool_result.summarize_bytes", tr.summarize_bytes, pick["summarize_bytes"], evidence, effect),
+        Recommendation("tool_result.summarize_share", tr.summarize_share, pick["summarize_share"], evidence, effect),
+    ]

@@ -2,6 +2,7 @@
 per kind of evidence: ``corpus`` (a request's targets against its agent's norm), ``interleave`` (the lag after a
 topic switch), ``rediscovery`` (what compaction dropped and the conversation needed again), ``targets`` (what a
 request reads)."""
+
 from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
 from forensics.analyzers.drift import draw, tune
 from forensics.analyzers.drift.section import (
@@ -28,28 +29,72 @@ __all__ = ["ANALYZER", "FACTS", "KINDS", "NAME", "TITLE", "run"]
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
-    sections={"drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first "
-                       "value, high at the second."},
+    NAME,
+    TITLE,
+    run,
+    sections={
+        "drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first "
+        "value, high at the second."
+    },
     keys=(
-        Key("drift", "crowding_ratio_low", 0.25, "tool-result crowding when asst_tool_ratio is at or below this and a "
-            "result exceeds tool_result.summarize_bytes (low)", "ratio"),
-        Key("drift", "crowding_ratio_high", 0.10, "... at or below this: high (the seed's conversations: 0.04-0.05)", "ratio"),
-        Key("drift", "dispersion_targets_low", 8, "tool-set dispersion when one user request reads this many distinct "
-            "targets (paths, queries, commands) (low)", "targets"),
+        Key(
+            "drift",
+            "crowding_ratio_low",
+            0.25,
+            "tool-result crowding when asst_tool_ratio is at or below this and a "
+            "result exceeds tool_result.summarize_bytes (low)",
+            "ratio",
+        ),
+        Key(
+            "drift",
+            "crowding_ratio_high",
+            0.10,
+            "... at or below this: high (the seed's conversations: 0.04-0.05)",
+            "ratio",
+        ),
+        Key(
+            "drift",
+            "dispersion_targets_low",
+            8,
+            "tool-set dispersion when one user request reads this many distinct "
+            "targets (paths, queries, commands) (low)",
+            "targets",
+        ),
         Key("drift", "dispersion_targets_high", 10, "... this many: high (the seed's examples: 11 and 12)", "targets"),
-        Key("drift", "dispersion_parallel_low", 6, "tool-set dispersion when one assistant message carries this many "
-            "calls (low)", "calls"),
+        Key(
+            "drift",
+            "dispersion_parallel_low",
+            6,
+            "tool-set dispersion when one assistant message carries this many calls (low)",
+            "calls",
+        ),
         Key("drift", "dispersion_parallel_high", 10, "... this many: high (the seed's widest round: 12)", "calls"),
-        Key("drift", "rediscovery_window", 6, "a search this many messages after a not-found failure re-discovers it",
-            "messages"),
-        Key("drift", "interleave_lag_low", 4, "multi-topic interleave when the assistant stays on the old topic this "
-            "many messages after a switch (low)", "messages"),
+        Key(
+            "drift",
+            "rediscovery_window",
+            6,
+            "a search this many messages after a not-found failure re-discovers it",
+            "messages",
+        ),
+        Key(
+            "drift",
+            "interleave_lag_low",
+            4,
+            "multi-topic interleave when the assistant stays on the old topic this many messages after a switch (low)",
+            "messages",
+        ),
         Key("drift", "interleave_lag_high", 10, "... this many: high (the seed's example: 12)", "messages"),
-        Key("drift", "echo_rate_low", 0.30, "no focus when this share of assistant messages is pure tool echo (low)",
-            "share"),
+        Key(
+            "drift",
+            "echo_rate_low",
+            0.30,
+            "no focus when this share of assistant messages is pure tool echo (low)",
+            "share",
+        ),
         Key("drift", "echo_rate_high", 0.50, "... this share: high (the seed: 36-62%)", "share"),
-        Key("drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"),
+        Key(
+            "drift", "continue_nags_low", 2, "no focus when the user nags 'continue' this many times (low)", "messages"
+        ),
         Key("drift", "continue_nags_high", 4, "... this many times: high (the seed's f89d129a: 5)", "messages"),
     ),
     facts=(
@@ -63,19 +108,17 @@ ANALYZER = Analyzer(
         Fact("drift_echo", echo, ("conversation_id",), kept=True),
     ),
     reads=FACTS,
-    checks=(
-        CheckRule("drift.*", "lower", 0.10, True),
-    ),
-    tuners=(
-        Tuner(tune.drift),
-    ),
+    checks=(CheckRule("drift.*", "lower", 0.10, True),),
+    tuners=(Tuner(tune.drift),),
     charts={"severity": draw.severity},
     engines=("duckdb", "spark"),
     after=("topics", "compaction"),
     detector_sections={"drift": "fitted to this warehouse's one kind of agent so that high flags its worst 10 %"},
     maps=("conversations",),
     tables=(
-        derived.Table("drift_findings", "selection", "one row per conversation and drift kind: severity, rule, positions"),
+        derived.Table(
+            "drift_findings", "selection", "one row per conversation and drift kind: severity, rule, positions"
+        ),
     ),
     settings=(DriftSettings,),
 )

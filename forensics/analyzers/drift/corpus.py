@@ -6,6 +6,7 @@ lies in the corpus it came from (``Distribution``), and tool-set dispersion coun
 outlier among the corpus's requests (``Distribution.fence``) or when the user had to step in afterwards
 (``interventions``): a continue-nag, a correction, an interruption.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -49,12 +50,13 @@ class Distribution:
         return q(0.75) + 1.5 * (q(0.75) - q(0.25))
 
 
-
 def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """(conversation_id, position of a person's message, next_position, why) where the person's next message steps
     in: a continue-nag, a correction (``[sentinel] correction_words``) or an interruption (which Claude Code writes
     on the user role when the person stops a run: the harness's text, the person's act)."""
-    return frame(con, f"""
+    return frame(
+        con,
+        f"""
         WITH u AS (
             SELECT conversation_id, position, origin, trimmed_text, content,
                    lead(position) OVER w AS next_position, lead(trimmed_text) OVER w AS next_trimmed,
@@ -75,4 +77,5 @@ def interventions(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
                    END AS why
             FROM u WHERE next_position IS NOT NULL AND origin = 'person'
         )
-        SELECT * FROM v WHERE why IS NOT NULL""")
+        SELECT * FROM v WHERE why IS NOT NULL""",
+    )

@@ -14,6 +14,7 @@ unlike agents: a customer-service agent's one-record requests would set a coding
   (one "continue", one call, one target is no pattern), high lies strictly beyond low, and a value that flags
   nothing where the current one flags nothing either is no evidence to move it.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,9 +30,13 @@ from forensics.analyzers.drift.settings import DriftSettings
 MIN_CONVERSATIONS = norms.MIN_VALUES  # conversations of the one kind before a percentile of them is a norm
 COUNT_FLOOR = 2  # the least count threshold: a single continue, call or target is no pattern
 KEYS = ("crowding_ratio", "echo_rate", "continue_nags", "dispersion_targets", "dispersion_parallel")
-WHAT = {"crowding_ratio": "what the assistant wrote / the tools' output", "echo_rate": "echo rate",
-        "continue_nags": "continue-nags from the person", "dispersion_targets": "distinct targets of one request",
-        "dispersion_parallel": "calls that read in one message"}
+WHAT = {
+    "crowding_ratio": "what the assistant wrote / the tools' output",
+    "echo_rate": "echo rate",
+    "continue_nags": "continue-nags from the person",
+    "dispersion_targets": "distinct targets of one request",
+    "dispersion_parallel": "calls that read in one message",
+}
 
 
 @dataclass
@@ -45,22 +50,28 @@ class Fitted:
 
 def kinds(ctx: Context) -> dict[str, str]:
     """conversation_id -> its kind of agent, as the drift analyzer reads it."""
-    return {r["conversation_id"]: norms.kind_of(r["format"], r["sub_agent"])
-            for r in ctx.fact("drift_kinds").iter_rows(named=True)}
+    return {
+        r["conversation_id"]: norms.kind_of(r["format"], r["sub_agent"])
+        for r in ctx.fact("drift_kinds").iter_rows(named=True)
+    }
 
 
 def series(ctx: Context) -> dict[str, tuple[pl.Series, bool]]:
     """Per key, the analyzer's per-conversation figure (``below``: small values are the bad end)."""
     written = ctx.fact("drift_context").filter(pl.col("tool_chars") > 0)
-    nags = ctx.fact("baseline").select("conversation_id").join(ctx.fact("drift_nags"), on="conversation_id",
-                                                                how="left")
-    turns = ctx.fact("tool_turns").group_by("conversation_id").agg(pl.col("distinct_targets").max(),
-                                                                   pl.col("widest_round").max())
-    return {"crowding_ratio": ((written["written_chars"] / written["tool_chars"]), True),
-            "echo_rate": (ctx.fact("baseline")["empty_assistant_share"], False),
-            "continue_nags": (nags["nag_positions"].list.len().fill_null(0), False),
-            "dispersion_targets": (turns["distinct_targets"], False),
-            "dispersion_parallel": (turns["widest_round"], False)}
+    nags = ctx.fact("baseline").select("conversation_id").join(ctx.fact("drift_nags"), on="conversation_id", how="left")
+    turns = (
+        ctx.fact("tool_turns")
+        .group_by("conversation_id")
+        .agg(pl.col("distinct_targets").max(), pl.col("widest_round").max())
+    )
+    return {
+        "crowding_ratio": ((written["written_chars"] / written["tool_chars"]), True),
+        "echo_rate": (ctx.fact("baseline")["empty_assistant_share"], False),
+        "continue_nags": (nags["nag_positions"].list.len().fill_null(0), False),
+        "dispersion_targets": (turns["distinct_targets"], False),
+        "dispersion_parallel": (turns["widest_round"], False),
+    }
 
 
 def fit(ctx: Context, d: DriftSettings, worst: float) -> list[Fitted]:
@@ -70,26 +81,36 @@ def fit(ctx: Context, d: DriftSettings, worst: float) -> list[Fitted]:
     keys = [f"{k}_{lvl}" for k in KEYS for lvl in ("low", "high")]
     if len(sizes) != 1:
         listing = ", ".join(f"{k} {n}" for k, n in sizes.most_common())
-        why = (f"{len(sizes)} kinds of agent here ({listing}) and one [drift] value for all of them: a fit over a pool "
-               "of unlike agents is no norm (the drift analyzer holds each kind against its own); tune a warehouse of "
-               "one kind to fit them") if sizes else "no conversations: kept"
+        why = (
+            (
+                f"{len(sizes)} kinds of agent here ({listing}) and one [drift] value for all of them: a fit over a pool "
+                "of unlike agents is no norm (the drift analyzer holds each kind against its own); tune a warehouse of "
+                "one kind to fit them"
+            )
+            if sizes
+            else "no conversations: kept"
+        )
         return [Fitted(k, getattr(d, k), getattr(d, k), why) for k in keys]
-    (kind, _), = sizes.items()
+    ((kind, _),) = sizes.items()
     out: list[Fitted] = []
     for key, (col, below) in series(ctx).items():
         vals = sorted(col.drop_nulls().cast(pl.Float64).to_list())
         if len(vals) < MIN_CONVERSATIONS:
-            why = (f"only {len(vals)} conversations of {kind} carry a figure for {WHAT[key]}, fewer than "
-                   f"{MIN_CONVERSATIONS}: the documented default is kept")
-            out += [Fitted(f"{key}_{lvl}", getattr(d, f"{key}_{lvl}"), getattr(d, f"{key}_{lvl}"), why) for lvl in ("low", "high")]
+            why = (
+                f"only {len(vals)} conversations of {kind} carry a figure for {WHAT[key]}, fewer than "
+                f"{MIN_CONVERSATIONS}: the documented default is kept"
+            )
+            out += [
+                Fitted(f"{key}_{lvl}", getattr(d, f"{key}_{lvl}"), getattr(d, f"{key}_{lvl}"), why)
+                for lvl in ("low", "high")
+            ]
             continue
         low = _one(key, "low", vals, min(2 * worst, 1.0), below, d, kind, None)
         out += [low, _one(key, "high", vals, worst, below, d, kind, low.recommended)]
     return out
 
 
-def _one(key: str, lvl: str, vals: list[float], share: float, below: bool, d: Any, kind: str,
-         low: Any) -> Fitted:
+def _one(key: str, lvl: str, vals: list[float], share: float, below: bool, d: Any, kind: str, low: Any) -> Fitted:
     current = getattr(d, f"{key}_{lvl}")
     real = isinstance(current, float)
     rec = _flag_at_most(vals, share, below, real)
@@ -101,13 +122,22 @@ def _one(key: str, lvl: str, vals: list[float], share: float, below: bool, d: An
     flagged, now = _flagged(vals, rec, below), _flagged(vals, current, below)
     name = f"{len(vals)} {kind} conversations"
     if flagged == 0 and now == 0:
-        return Fitted(f"{key}_{lvl}", current, current, f"neither the fitted {rec!r} nor the current value flags any "
-                      f"of {name} by {WHAT[key]}: no evidence to move it, kept")
+        return Fitted(
+            f"{key}_{lvl}",
+            current,
+            current,
+            f"neither the fitted {rec!r} nor the current value flags any "
+            f"of {name} by {WHAT[key]}: no evidence to move it, kept",
+        )
     extra = f"; {', '.join(floors)}" if floors else ""
-    return Fitted(f"{key}_{lvl}", current, rec,
-                  f"flags {flagged} of {name} ({lvl}: at most the worst {share:.0%}, by {'lowest' if below else 'highest'}"
-                  f" {WHAT[key]}){extra}",
-                  f"{key.replace('_', ' ')} crosses {lvl} in {flagged} conversations, not {now}")
+    return Fitted(
+        f"{key}_{lvl}",
+        current,
+        rec,
+        f"flags {flagged} of {name} ({lvl}: at most the worst {share:.0%}, by {'lowest' if below else 'highest'}"
+        f" {WHAT[key]}){extra}",
+        f"{key.replace('_', ' ')} crosses {lvl} in {flagged} conversations, not {now}",
+    )
 
 
 def _flagged(vals: list[float], at: float, below: bool) -> int:

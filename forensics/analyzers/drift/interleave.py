@@ -22,6 +22,7 @@ The lag starts only when the first tool round after s is old; it runs to the las
 first new one (neutral rounds in between count: 'ai_tools' in the seed's example is no file of either
 side) and includes that round's tool results. Lag = messages from s+1 to that end, evidence = the old rounds.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -36,9 +37,16 @@ from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
 NEW_WINDOW = 20  # messages after the switch's first turn whose targets are the new topic's own
-LAG_SCHEMA = pa.schema([("conversation_id", pa.string()), ("switch", pa.int32()), ("first", pa.int32()),
-                        ("last", pa.int32()), ("old_rounds", pa.list_(pa.int32())),
-                        ("old_targets", pa.list_(pa.string()))])  # a Lag as a row
+LAG_SCHEMA = pa.schema(
+    [
+        ("conversation_id", pa.string()),
+        ("switch", pa.int32()),
+        ("first", pa.int32()),
+        ("last", pa.int32()),
+        ("old_rounds", pa.list_(pa.int32())),
+        ("old_targets", pa.list_(pa.string())),
+    ]
+)  # a Lag as a row
 
 
 @dataclass
@@ -67,8 +75,9 @@ def _named(tokens: set[str]) -> set[str]:
 
 def available(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the switches are there: a warehouse table, or a view over another engine's rows."""
-    n: int = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                         [SWITCHES]).fetchall()[0][0]
+    n: int = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [SWITCHES]).fetchall()[
+        0
+    ][0]
     return n > 0
 
 

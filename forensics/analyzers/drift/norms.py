@@ -11,6 +11,7 @@ seed harness they were written for (``SEED_FORMATS``). And a drift kind flagged 
 of one agent (``MIN_AGENT_CONVERSATIONS`` or more) is that agent's way of working: it is said once, as a norm
 line, not as a finding per conversation (``agents_where_most``).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -41,12 +42,15 @@ class Norm:
     def text(self, default: str) -> str:
         """Which norm a finding was held against, for its rule and the report."""
         if self.fence is not None:
-            return (f"{self.kind}'s norm: fence {self.fence:.3g} over {self.values} {self.what}"
-                    + (f" of {self.conversations} conversations" if self.what != "conversations" else ""))
+            return f"{self.kind}'s norm: fence {self.fence:.3g} over {self.values} {self.what}" + (
+                f" of {self.conversations} conversations" if self.what != "conversations" else ""
+            )
         if self.what == "conversations":
             return f"no norm for {self.kind} ({self.values} conversations, fewer than {MIN_VALUES}): {default}"
-        return (f"no norm for {self.kind} ({self.values} {self.what} of {self.conversations} conversations, fewer "
-                f"than {MIN_VALUES} of {MIN_CONVERSATIONS}): {default}")
+        return (
+            f"no norm for {self.kind} ({self.values} {self.what} of {self.conversations} conversations, fewer "
+            f"than {MIN_VALUES} of {MIN_CONVERSATIONS}): {default}"
+        )
 
 
 def fit(rows: Iterable[tuple[str, str | None, str, float | None]], what: str) -> dict[tuple[str, str | None], Norm]:
@@ -77,5 +81,8 @@ def agents_where_most(flagged: dict[str, set[str]], conversations: dict[str, str
     sizes: dict[str, int] = defaultdict(int)
     for kind in conversations.values():
         sizes[kind] += 1
-    return {k: (len(c), sizes[k]) for k, c in flagged.items()
-            if sizes[k] >= MIN_AGENT_CONVERSATIONS and len(c) > sizes[k] / 2}
+    return {
+        k: (len(c), sizes[k])
+        for k, c in flagged.items()
+        if sizes[k] >= MIN_AGENT_CONVERSATIONS and len(c) > sizes[k] / 2
+    }

@@ -13,6 +13,7 @@ Three kinds of episode, each about what happened, never what a harness would hav
 An agent that logs its compactions (Claude Code, Codex, Gemini CLI, ...) and logged none did not compact: a
 re-read or a search there is no compaction's loss, and type 3 says nothing.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,25 +32,40 @@ def episodes(ctx: Context) -> list[dict[str, Any]]:
     """Type-3 episodes of the selection: conversation_id, sign, severity, at, positions, detail,
     compaction_position (the last logged compaction before it, or None), compaction_logged."""
     a = audit_of(ctx)
-    seed = {cid for (cid,) in ctx.con.execute(
-        "SELECT conversation_id FROM conversations JOIN sel_conversations USING (conversation_id) JOIN sources "
-        f"USING (source_id) WHERE format IN ({', '.join(repr(f) for f in UNLOGGED)})").fetchall()}
+    seed = {
+        cid
+        for (cid,) in ctx.con.execute(
+            "SELECT conversation_id FROM conversations JOIN sel_conversations USING (conversation_id) JOIN sources "
+            f"USING (source_id) WHERE format IN ({', '.join(repr(f) for f in UNLOGGED)})"
+        ).fetchall()
+    }
     out: list[dict[str, Any]] = []
     explained: set[tuple[str, int]] = set()
     for r in a.rows:
         if r.lost:
             explained.update((r.conversation_id, p) for p in r.evidence)
-            out.append({"conversation_id": r.conversation_id, "sign": "dropped_then_needed", "severity": r.severity,
-                        "at": r.needed_at,
-                        "positions": sorted({r.fact_position, r.event_position, r.needed_at, *r.evidence}),
-                        "detail": f"{r.kind} {r.fact}: {r.need}", "compaction_position": r.event_position,
-                        "compaction_logged": True})
+            out.append(
+                {
+                    "conversation_id": r.conversation_id,
+                    "sign": "dropped_then_needed",
+                    "severity": r.severity,
+                    "at": r.needed_at,
+                    "positions": sorted({r.fact_position, r.event_position, r.needed_at, *r.evidence}),
+                    "detail": f"{r.kind} {r.fact}: {r.need}",
+                    "compaction_position": r.event_position,
+                    "compaction_logged": True,
+                }
+            )
     for cid, signs in a.signs.items():
-        out += [{**s, "sign": "not_found_then_search", "severity": "high"} for s in signs
-                if not explained.intersection((cid, p) for p in s["positions"])
-                and (s["compaction_position"] is not None or cid in seed)]
+        out += [
+            {**s, "sign": "not_found_then_search", "severity": "high"}
+            for s in signs
+            if not explained.intersection((cid, p) for p in s["positions"])
+            and (s["compaction_position"] is not None or cid in seed)
+        ]
     logged = {e.conversation_id for e in a.events}
-    for cid, first, need, fact, marked in ctx.con.execute(f"""
+    for cid, first, need, fact, marked in ctx.con.execute(
+        f"""
             WITH sizes AS (
                 SELECT conversation_id, position,
                        sum(content_chars) OVER (PARTITION BY conversation_id ORDER BY position) AS chars_upto
@@ -63,9 +79,20 @@ def episodes(ctx: Context) -> list[dict[str, Any]]:
             JOIN sizes a ON a.conversation_id = p.conversation_id AND a.position = p.first
             JOIN sizes b ON b.conversation_id = p.conversation_id AND b.position = p.need
             WHERE p.reread AND (b.chars_upto - a.chars_upto) / 4 > ?
-            ORDER BY 1, 3""", [SUMMARY_TEXT, int(CompactionSettings.of(ctx.cfg).max_tokens)]).fetchall():
+            ORDER BY 1, 3""",
+        [SUMMARY_TEXT, int(CompactionSettings.of(ctx.cfg).max_tokens)],
+    ).fetchall():
         if cid not in logged and cid in seed:
-            out.append({"conversation_id": cid, "sign": "reread_after_compaction_budget", "severity": "low",
-                        "at": need, "positions": [first, need], "detail": fact, "compaction_position": None,
-                        "compaction_logged": marked})
+            out.append(
+                {
+                    "conversation_id": cid,
+                    "sign": "reread_after_compaction_budget",
+                    "severity": "low",
+                    "at": need,
+                    "positions": [first, need],
+                    "detail": fact,
+                    "compaction_position": None,
+                    "compaction_logged": marked,
+                }
+            )
     return sorted(out, key=lambda e: (e["conversation_id"], e["at"]))

@@ -1,4 +1,5 @@
 """Drift's tuner (the fitting is ``forensics.analyzers.drift.fit``): ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
+
 from __future__ import annotations
 
 from forensics.analyzers.drift.settings import DriftSettings
@@ -12,5 +13,7 @@ def drift(t: TuneContext) -> list[Recommendation]:
 
     from forensics.analyzers.drift.fit import fit
 
-    return [Recommendation(f"drift.{r.key}", r.current, r.recommended, r.evidence, r.effect)
-            for r in fit(replace(t.analysis, facts=None, memo={}), DriftSettings.of(t.cfg), t.worst_pct / 100)]
+    return [
+        Recommendation(f"drift.{r.key}", r.current, r.recommended, r.evidence, r.effect)
+        for r in fit(replace(t.analysis, facts=None, memo={}), DriftSettings.of(t.cfg), t.worst_pct / 100)
+    ]

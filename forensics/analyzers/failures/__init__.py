@@ -16,6 +16,7 @@ The rows go to ``run_failures`` (one per failed or problem-bearing run of the se
 position, agent and the rule that chose it) and the listed clusters to ``failure_clusters``, for notebooks, the
 explorer's home page, `forensics show --decisive` and CI.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -75,16 +76,28 @@ def run(ctx: Context) -> Section:
     if runs.is_empty():
         _store(ctx.con, [])
         _store_clusters(ctx.con, [])
-        return Section.idle(NAME, TITLE, "no selected run failed (by its outcome) or has a problem finding; graded "
-                                         "runs (`forensics outcomes FILE`, or a benchmark log that records its "
-                                         "grade) fill it")
+        return Section.idle(
+            NAME,
+            TITLE,
+            "no selected run failed (by its outcome) or has a problem finding; graded "
+            "runs (`forensics outcomes FILE`, or a benchmark log that records its "
+            "grade) fill it",
+        )
     graded = _graded_runs(ctx.con)
     msgs = messages(ctx.con, sorted(set(runs["conversation_id"].to_list()) | set(graded)))
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
     passed_sibling = _divergences(ctx.con, runs)
     loops = _loop_starts(ctx.con)
-    sigs = [signature(cid, msgs.get(cid, []), None if outcome[cid] is None else not outcome[cid],
-                      passed_sibling.get(cid), loops.get(cid)) for cid in runs["conversation_id"].to_list()]
+    sigs = [
+        signature(
+            cid,
+            msgs.get(cid, []),
+            None if outcome[cid] is None else not outcome[cid],
+            passed_sibling.get(cid),
+            loops.get(cid),
+        )
+        for cid in runs["conversation_id"].to_list()
+    ]
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
     # the passed runs count in the clusters too (a signature as common in passed runs tells nothing), but a
@@ -96,36 +109,55 @@ def run(ctx: Context) -> Section:
         c.pop("bearing")
     _store_clusters(ctx.con, clusters)
     diffs, end_states = _differences(ctx.con, graded, msgs)
-    sec.metrics = {"runs": len(sigs), "failed": sum(s.failed is True for s in sigs),
-                   "graded_failed": n_fail, "graded_passed": n_pass,
-                   "ended": dict(sorted(Counter(s.ended for s in sigs).items())),
-                   "decisive_rules": dict(sorted(Counter(s.decisive.rule for s in sigs if s.decisive).items())),
-                   "clusters": clusters[:SHOWN_CLUSTERS],
-                   "differences": [{"feature": d.feature, "failed": d.failed, "passed": d.passed, "lift": d.lift,
-                                    "lift_low": d.low, "lift_high": d.high, "within_task": d.within_task}
-                                   for d in diffs if d.stated],
-                   "features_tested": len(diffs), "grade_revealing_end_states": end_states}
-    sec.tables = [_cluster_table(clusters[:SHOWN_CLUSTERS]), _worst_table(sigs, msgs, ctx.names),
-                  _differences_table(diffs)]
+    sec.metrics = {
+        "runs": len(sigs),
+        "failed": sum(s.failed is True for s in sigs),
+        "graded_failed": n_fail,
+        "graded_passed": n_pass,
+        "ended": dict(sorted(Counter(s.ended for s in sigs).items())),
+        "decisive_rules": dict(sorted(Counter(s.decisive.rule for s in sigs if s.decisive).items())),
+        "clusters": clusters[:SHOWN_CLUSTERS],
+        "differences": [
+            {
+                "feature": d.feature,
+                "failed": d.failed,
+                "passed": d.passed,
+                "lift": d.lift,
+                "lift_low": d.low,
+                "lift_high": d.high,
+                "within_task": d.within_task,
+            }
+            for d in diffs
+            if d.stated
+        ],
+        "features_tested": len(diffs),
+        "grade_revealing_end_states": end_states,
+    }
+    sec.tables = [
+        _cluster_table(clusters[:SHOWN_CLUSTERS]),
+        _worst_table(sigs, msgs, ctx.names),
+        _differences_table(diffs),
+    ]
     sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states)
     return sec
 
 
-def signature(cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None,
-              loop_at: int | None = None) -> Signature:
+def signature(
+    cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None, loop_at: int | None = None
+) -> Signature:
     """One run's signature; the decisive step only for a failed run (from its divergence from a passed run of
     its task when given, else from its own messages; ``loop_at``: where a loop found in it starts)."""
     end, end_at = ended(msgs)
     template, first_at, count = recurring(errors(msgs))
     decisive = None
     if failed:
-        decisive = divergence or from_run(msgs, first_at if count >= 2 else None,
-                                          end_at if end == "claimed_success" else None, loop_at)
+        decisive = divergence or from_run(
+            msgs, first_at if count >= 2 else None, end_at if end == "claimed_success" else None, loop_at
+        )
     return Signature(cid, failed, end, end_at, template, count, decisive)
 
 
-def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None
-            ) -> list[dict[str, Any]]:
+def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None) -> list[dict[str, Any]]:
     """Clusters of equal signatures (end, error template), largest first, with their lift where both failed
     and passed runs are graded; ``bearing``: whether a failed run, or one of the ids given, is in it."""
     groups: dict[str, list[Signature]] = {}
@@ -138,49 +170,81 @@ def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] |
         b = sum(s.failed is False for s in members)
         r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
         shown = sorted(members, key=lambda s: (s.failed is not True, s.conversation_id))
-        out.append({"name": name, "runs": len(members), "failed": a, "passed": b, "lift": r, "lift_low": lo,
-                    "lift_high": hi, "examples": [s.conversation_id for s in shown[:EXAMPLES]],
-                    "harness_end": harness,
-                    "bearing": a > 0 or any(s.conversation_id in (bearing or ()) for s in members)})
+        out.append(
+            {
+                "name": name,
+                "runs": len(members),
+                "failed": a,
+                "passed": b,
+                "lift": r,
+                "lift_low": lo,
+                "lift_high": hi,
+                "examples": [s.conversation_id for s in shown[:EXAMPLES]],
+                "harness_end": harness,
+                "bearing": a > 0 or any(s.conversation_id in (bearing or ()) for s in members),
+            }
+        )
     return sorted(out, key=lambda c: (-c["runs"], -c["failed"], c["name"]))
 
 
 def _runs(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """The selected runs that failed or bear a problem, with their outcome (None: not graded)."""
     problems = "problem_findings" in _tables(con)
-    extra = ("UNION SELECT DISTINCT p.conversation_id FROM problem_findings p JOIN sel_conversations "
-             "USING (conversation_id)") if problems else ""
-    return pl.DataFrame(con.execute(
-        "WITH r AS (SELECT o.conversation_id FROM conversation_outcomes o JOIN sel_conversations "
-        f"USING (conversation_id) WHERE o.success = false {extra}) "
-        "SELECT r.conversation_id, o.success FROM r LEFT JOIN conversation_outcomes o USING (conversation_id) "
-        "ORDER BY 1").fetchall(), schema={"conversation_id": pl.String, "success": pl.Boolean}, orient="row")
+    extra = (
+        (
+            "UNION SELECT DISTINCT p.conversation_id FROM problem_findings p JOIN sel_conversations "
+            "USING (conversation_id)"
+        )
+        if problems
+        else ""
+    )
+    return pl.DataFrame(
+        con.execute(
+            "WITH r AS (SELECT o.conversation_id FROM conversation_outcomes o JOIN sel_conversations "
+            f"USING (conversation_id) WHERE o.success = false {extra}) "
+            "SELECT r.conversation_id, o.success FROM r LEFT JOIN conversation_outcomes o USING (conversation_id) "
+            "ORDER BY 1"
+        ).fetchall(),
+        schema={"conversation_id": pl.String, "success": pl.Boolean},
+        orient="row",
+    )
 
 
 def _loop_starts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     """Where the first loop the problem detectors found (``problem_findings``, kind ``loop``) starts, per run."""
     if "problem_findings" not in _tables(con):
         return {}
-    return {c: int(p) for c, p in con.execute(
-        "SELECT p.conversation_id, min(p.position) FROM problem_findings p JOIN sel_conversations "
-        "USING (conversation_id) WHERE p.kind = 'loop' AND p.position IS NOT NULL GROUP BY 1").fetchall()}
+    return {
+        c: int(p)
+        for c, p in con.execute(
+            "SELECT p.conversation_id, min(p.position) FROM problem_findings p JOIN sel_conversations "
+            "USING (conversation_id) WHERE p.kind = 'loop' AND p.position IS NOT NULL GROUP BY 1"
+        ).fetchall()
+    }
 
 
 def _graded_runs(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[bool, str | None]]:
     """Every selected graded run: failed, and its task key."""
-    return {c: (not ok, t) for c, ok, t in con.execute(
-        "SELECT o.conversation_id, o.success, json_extract_string(o.detail, '$.task') FROM conversation_outcomes o "
-        "JOIN sel_conversations USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1").fetchall()}
+    return {
+        c: (not ok, t)
+        for c, ok, t in con.execute(
+            "SELECT o.conversation_id, o.success, json_extract_string(o.detail, '$.task') FROM conversation_outcomes o "
+            "JOIN sel_conversations USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1"
+        ).fetchall()
+    }
 
 
-def _differences(con: duckdb.DuckDBPyConnection, graded: dict[str, tuple[bool, str | None]],
-                 msgs: dict[str, list[Msg]]) -> tuple[list[Difference], int]:
+def _differences(
+    con: duckdb.DuckDBPyConnection, graded: dict[str, tuple[bool, str | None]], msgs: dict[str, list[Msg]]
+) -> tuple[list[Difference], int]:
     """The features of every graded run compared between failed and passed runs, and how many runs ended in a
     way the harness decides (not used as a feature)."""
     problems: dict[str, set[str]] = {}
     if "problem_findings" in _tables(con):
-        for cid, kind in con.execute("SELECT DISTINCT p.conversation_id, p.kind FROM problem_findings p JOIN "
-                                     "sel_conversations USING (conversation_id)").fetchall():
+        for cid, kind in con.execute(
+            "SELECT DISTINCT p.conversation_id, p.kind FROM problem_findings p JOIN "
+            "sel_conversations USING (conversation_id)"
+        ).fetchall():
             problems.setdefault(cid, set()).add(str(kind))
     rows, revealing = [], 0
     for cid, (failed, task) in graded.items():
@@ -197,29 +261,59 @@ def _differences(con: duckdb.DuckDBPyConnection, graded: dict[str, tuple[bool, s
 
 
 def _differences_table(diffs: list[Difference]) -> Table:
-    rows = [{"feature": d.feature, "failed runs": d.failed, "passed runs": d.passed, "lift": d.lift, "low": d.low,
-             "high": d.high, "compared": "within task" if d.within_task else "overall"} for d in diffs if d.stated]
-    return Table("differences", "What failed runs did differently: features whose lift (share of failed runs with "
-                                "it / share of passed runs with it) has a 95 % interval excluding 1",
-                 pl.DataFrame(rows, schema={"feature": pl.String, "failed runs": pl.Int64, "passed runs": pl.Int64,
-                                            "lift": pl.Float64, "low": pl.Float64, "high": pl.Float64,
-                                            "compared": pl.String}))
+    rows = [
+        {
+            "feature": d.feature,
+            "failed runs": d.failed,
+            "passed runs": d.passed,
+            "lift": d.lift,
+            "low": d.low,
+            "high": d.high,
+            "compared": "within task" if d.within_task else "overall",
+        }
+        for d in diffs
+        if d.stated
+    ]
+    return Table(
+        "differences",
+        "What failed runs did differently: features whose lift (share of failed runs with "
+        "it / share of passed runs with it) has a 95 % interval excluding 1",
+        pl.DataFrame(
+            rows,
+            schema={
+                "feature": pl.String,
+                "failed runs": pl.Int64,
+                "passed runs": pl.Int64,
+                "lift": pl.Float64,
+                "low": pl.Float64,
+                "high": pl.Float64,
+                "compared": pl.String,
+            },
+        ),
+    )
 
 
 def _diff_summary(diffs: list[Difference], end_states: int) -> str:
     if not diffs:
         return ""
     stated = [d for d in diffs if d.stated]
-    text = (f"Of {len(diffs)} features of graded runs, {len(stated)} differ between failed and passed runs "
-            "(95 % interval of the lift excluding 1)")
+    text = (
+        f"Of {len(diffs)} features of graded runs, {len(stated)} differ between failed and passed runs "
+        "(95 % interval of the lift excluding 1)"
+    )
     text += (": " + "; ".join(f"{d.feature} (lift {d.lift:.2f})" for d in stated[:5]) + ". ") if stated else ". "
-    return text + (f"{end_states} graded runs end in a way the harness decides (a call nothing answered), "
-                   "not used as a feature. " if end_states else "")
+    return text + (
+        f"{end_states} graded runs end in a way the harness decides (a call nothing answered), not used as a feature. "
+        if end_states
+        else ""
+    )
 
 
 def _graded(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
-    row = con.execute("SELECT count(*) FILTER (WHERE NOT success), count(*) FILTER (WHERE success) FROM "
-                      "conversation_outcomes JOIN sel_conversations USING (conversation_id)").fetchall()[0]
+    row = con.execute(
+        "SELECT count(*) FILTER (WHERE NOT success), count(*) FILTER (WHERE success) FROM "
+        "conversation_outcomes JOIN sel_conversations USING (conversation_id)"
+    ).fetchall()[0]
     return int(row[0]), int(row[1])
 
 
@@ -233,7 +327,8 @@ def _divergences(con: duckdb.DuckDBPyConnection, runs: pl.DataFrame) -> dict[str
     rows = con.execute(
         "SELECT o.conversation_id, json_extract_string(o.detail, '$.task') AS task, o.success FROM "
         "conversation_outcomes o JOIN sel_conversations USING (conversation_id) WHERE o.success IS NOT NULL AND "
-        "json_extract_string(o.detail, '$.task') IS NOT NULL ORDER BY 1").fetchall()
+        "json_extract_string(o.detail, '$.task') IS NOT NULL ORDER BY 1"
+    ).fetchall()
     by_task: dict[str, list[tuple[str, bool]]] = {}
     for cid, task, ok in rows:
         by_task.setdefault(task, []).append((cid, bool(ok)))
@@ -250,30 +345,54 @@ def _divergences(con: duckdb.DuckDBPyConnection, runs: pl.DataFrame) -> dict[str
             f = diff.load_run(con, cid)
             if not f.steps:
                 continue
-            best = max((diff.first_divergence(loaded[p].steps, f.steps) for p in passed if loaded[p].steps),
-                       default=None)
+            best = max(
+                (diff.first_divergence(loaded[p].steps, f.steps) for p in passed if loaded[p].steps), default=None
+            )
             if best is None or best >= len(f.steps):
                 continue
             pos = f.steps[best].position
-            agent = con.execute("SELECT name FROM messages WHERE conversation_id = ? AND position = ?",
-                                [cid, pos]).fetchall()
+            agent = con.execute(
+                "SELECT name FROM messages WHERE conversation_id = ? AND position = ?", [cid, pos]
+            ).fetchall()
             out[cid] = Decisive(pos, agent[0][0] if agent else None, "divergence")
     return out
 
 
-RUN_FAILURES: dict[str, Any] = {"conversation_id": pl.String, "ended": pl.String, "error_template": pl.String,
-                                "cluster": pl.String, "decisive_position": pl.Int32, "decisive_agent": pl.String,
-                                "decisive_rule": pl.String}
-FAILURE_CLUSTERS: dict[str, Any] = {"cluster": pl.String, "runs": pl.Int64, "failed": pl.Int64, "passed": pl.Int64,
-                                    "lift": pl.Float64, "lift_low": pl.Float64, "lift_high": pl.Float64,
-                                    "harness_end": pl.Boolean, "examples": pl.List(pl.String)}
+RUN_FAILURES: dict[str, Any] = {
+    "conversation_id": pl.String,
+    "ended": pl.String,
+    "error_template": pl.String,
+    "cluster": pl.String,
+    "decisive_position": pl.Int32,
+    "decisive_agent": pl.String,
+    "decisive_rule": pl.String,
+}
+FAILURE_CLUSTERS: dict[str, Any] = {
+    "cluster": pl.String,
+    "runs": pl.Int64,
+    "failed": pl.Int64,
+    "passed": pl.Int64,
+    "lift": pl.Float64,
+    "lift_low": pl.Float64,
+    "lift_high": pl.Float64,
+    "harness_end": pl.Boolean,
+    "examples": pl.List(pl.String),
+}
 
 
 def _store(con: duckdb.DuckDBPyConnection, sigs: list[Signature]) -> None:
-    rows = [{"conversation_id": s.conversation_id, "ended": s.ended, "error_template": s.error_template,
-             "cluster": s.cluster, "decisive_position": s.decisive.position if s.decisive else None,
-             "decisive_agent": s.decisive.agent if s.decisive else None,
-             "decisive_rule": s.decisive.rule if s.decisive else None} for s in sigs]
+    rows = [
+        {
+            "conversation_id": s.conversation_id,
+            "ended": s.ended,
+            "error_template": s.error_template,
+            "cluster": s.cluster,
+            "decisive_position": s.decisive.position if s.decisive else None,
+            "decisive_agent": s.decisive.agent if s.decisive else None,
+            "decisive_rule": s.decisive.rule if s.decisive else None,
+        }
+        for s in sigs
+    ]
     derived.replace_rows(con, "run_failures", pl.DataFrame(rows, schema=RUN_FAILURES).to_arrow())
 
 
@@ -284,17 +403,43 @@ def _store_clusters(con: duckdb.DuckDBPyConnection, clusters: list[dict[str, Any
 
 
 def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
-    rows = [{"cluster": c["name"], "runs": c["runs"], "failed": c["failed"], "passed": c["passed"], "lift": c["lift"],
-             "low": c["lift_low"], "high": c["lift_high"],
-             "tells failed from passed": "not claimed: the harness decides this end" if c["harness_end"] else "yes"
-             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1) else "no",
-             "examples": ", ".join(c["examples"])} for c in clusters]
-    return Table("clusters", "Runs with equal signatures (how they ended, their recurring error): failed and passed "
-                             "runs in each, and the lift (failed share / passed share) with its 95 % interval",
-                 pl.DataFrame(rows, schema={"cluster": pl.String, "runs": pl.Int64, "failed": pl.Int64,
-                                            "passed": pl.Int64, "lift": pl.Float64, "low": pl.Float64,
-                                            "high": pl.Float64, "tells failed from passed": pl.String,
-                                            "examples": pl.String}))
+    rows = [
+        {
+            "cluster": c["name"],
+            "runs": c["runs"],
+            "failed": c["failed"],
+            "passed": c["passed"],
+            "lift": c["lift"],
+            "low": c["lift_low"],
+            "high": c["lift_high"],
+            "tells failed from passed": "not claimed: the harness decides this end"
+            if c["harness_end"]
+            else "yes"
+            if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1)
+            else "no",
+            "examples": ", ".join(c["examples"]),
+        }
+        for c in clusters
+    ]
+    return Table(
+        "clusters",
+        "Runs with equal signatures (how they ended, their recurring error): failed and passed "
+        "runs in each, and the lift (failed share / passed share) with its 95 % interval",
+        pl.DataFrame(
+            rows,
+            schema={
+                "cluster": pl.String,
+                "runs": pl.Int64,
+                "failed": pl.Int64,
+                "passed": pl.Int64,
+                "lift": pl.Float64,
+                "low": pl.Float64,
+                "high": pl.Float64,
+                "tells failed from passed": pl.String,
+                "examples": pl.String,
+            },
+        ),
+    )
 
 
 def _worst_table(sigs: list[Signature], msgs: dict[str, list[Msg]], names: dict[str, str]) -> Table:
@@ -306,40 +451,79 @@ def _worst_table(sigs: list[Signature], msgs: dict[str, list[Msg]], names: dict[
         d = s.decisive
         assert d is not None
         said = next((m.text for m in msgs.get(s.conversation_id, []) if m.position == d.position), "")
-        rows.append({"run": names.get(s.conversation_id, s.conversation_id), "conversation_id": s.conversation_id,
-                     "cluster": s.cluster, "decisive position": d.position, "agent": d.agent, "why": d.rule,
-                     "evidence": " ".join(said.split())[:QUOTE]})
-    return Table("worst_runs", "Failed runs, most common signature first: the step where each went wrong, who took "
-                               "it, the rule that chose it and what the step says",
-                 pl.DataFrame(rows, schema={"run": pl.String, "conversation_id": pl.String, "cluster": pl.String,
-                                            "decisive position": pl.Int64, "agent": pl.String, "why": pl.String,
-                                            "evidence": pl.String}))
+        rows.append(
+            {
+                "run": names.get(s.conversation_id, s.conversation_id),
+                "conversation_id": s.conversation_id,
+                "cluster": s.cluster,
+                "decisive position": d.position,
+                "agent": d.agent,
+                "why": d.rule,
+                "evidence": " ".join(said.split())[:QUOTE],
+            }
+        )
+    return Table(
+        "worst_runs",
+        "Failed runs, most common signature first: the step where each went wrong, who took "
+        "it, the rule that chose it and what the step says",
+        pl.DataFrame(
+            rows,
+            schema={
+                "run": pl.String,
+                "conversation_id": pl.String,
+                "cluster": pl.String,
+                "decisive position": pl.Int64,
+                "agent": pl.String,
+                "why": pl.String,
+                "evidence": pl.String,
+            },
+        ),
+    )
 
 
 def _summary(sigs: list[Signature], clusters: list[dict[str, Any]]) -> str:
     failed = [s for s in sigs if s.failed]
     ends = Counter(s.ended for s in failed).most_common(3)
-    text = (f"{len(sigs)} failed or problem-bearing runs, {len(failed)} of them failed, in {len(clusters)} "
-            f"signatures. Failed runs ended: " + (", ".join(f"{e.replace('_', ' ')} {n}" for e, n in ends) or "none")
-            + ". ")
+    text = (
+        f"{len(sigs)} failed or problem-bearing runs, {len(failed)} of them failed, in {len(clusters)} "
+        f"signatures. Failed runs ended: " + (", ".join(f"{e.replace('_', ' ')} {n}" for e, n in ends) or "none") + ". "
+    )
     telling = [c for c in clusters if c["lift_low"] is not None and c["lift_low"] > 1 and not c["harness_end"]]
     if telling:
-        text += "Signatures more common in failed runs than passed ones (95 % interval above 1): " + "; ".join(
-            f"{c['name']} ({c['failed']} failed, {c['passed']} passed, lift {c['lift']:.1f})" for c in telling[:5]) + ". "
+        text += (
+            "Signatures more common in failed runs than passed ones (95 % interval above 1): "
+            + "; ".join(
+                f"{c['name']} ({c['failed']} failed, {c['passed']} passed, lift {c['lift']:.1f})" for c in telling[:5]
+            )
+            + ". "
+        )
     elif clusters and clusters[0]["lift"] is not None:
-        text += "No signature is more common in failed runs than in passed ones beyond chance (every interval holds 1). "
+        text += (
+            "No signature is more common in failed runs than in passed ones beyond chance (every interval holds 1). "
+        )
     return text
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run, after=("outcomes",),
+    NAME,
+    TITLE,
+    run,
+    after=("outcomes",),
     lead=1,  # the report leads with what went wrong, before the runs
     views={"what_went_wrong": views.what_went_wrong, "decisive_step": views.decisive_step},
     tables=(
-        derived.Table("run_failures", "selection", "per failed or problem-bearing run: how it ended, its recurring "
-                      "error template, its cluster, its decisive step's position, agent and the rule that chose it"),
-        derived.Table("failure_clusters", "whole", "the last report's clusters of equal signatures, largest first: "
-                      "runs, failed, passed, lift with its 95 % interval, whether the harness decides the end, "
-                      "example runs"),
+        derived.Table(
+            "run_failures",
+            "selection",
+            "per failed or problem-bearing run: how it ended, its recurring "
+            "error template, its cluster, its decisive step's position, agent and the rule that chose it",
+        ),
+        derived.Table(
+            "failure_clusters",
+            "whole",
+            "the last report's clusters of equal signatures, largest first: "
+            "runs, failed, passed, lift with its 95 % interval, whether the harness decides the end, "
+            "example runs",
+        ),
     ),
 )

@@ -25,6 +25,7 @@
 The agent is the speaker of that message (``messages.name``), None where messages carry none. Judged on the
 labeled failures of ``../shared/data/failures`` by ``bench/failures.py`` (docs/failures-evaluation.md).
 """
+
 from __future__ import annotations
 
 import re
@@ -32,12 +33,18 @@ from dataclasses import dataclass
 
 from forensics.analyzers.signature import Msg, error_line, is_output
 
-ASSUMPTION = re.compile(r"\b(?:assum(?:e|es|ed|ing|ption)|hypothetical(?:ly)?|simulat(?:e|ed|ing|ion)|placeholder|"
-                        r"mock|dummy|sample data|example data|for demonstration|let'?s say|fictional|"
-                        r"hard-?cod\w*)\b", re.I)
-CLAIMS = re.compile(r"\b(?:based on|according to|the (?:result|answer|output)s? (?:is|are|shows?)|we (?:have )?"
-                    r"(?:found|identified|confirmed|verified|obtained)|here (?:is|are) the|has been (?:verified|"
-                    r"confirmed)|is confirmed|correct(?:ly)?)\b", re.I)
+ASSUMPTION = re.compile(
+    r"\b(?:assum(?:e|es|ed|ing|ption)|hypothetical(?:ly)?|simulat(?:e|ed|ing|ion)|placeholder|"
+    r"mock|dummy|sample data|example data|for demonstration|let'?s say|fictional|"
+    r"hard-?cod\w*)\b",
+    re.I,
+)
+CLAIMS = re.compile(
+    r"\b(?:based on|according to|the (?:result|answer|output)s? (?:is|are|shows?)|we (?:have )?"
+    r"(?:found|identified|confirmed|verified|obtained)|here (?:is|are) the|has been (?:verified|"
+    r"confirmed)|is confirmed|correct(?:ly)?)\b",
+    re.I,
+)
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
@@ -45,27 +52,32 @@ EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code")]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
-RULES = {"divergence": "the first divergence from a passed run of the same task",
-         "assumption": "it works from something it does not have (an assumption, a placeholder, simulated data)",
-         "after_error": "it goes on without code right after a tool output that shows an error",
-         "unsupported_claim": "it states figures as found before any tool output",
-         "failed_code": "it runs code whose output is an error or empty",
-         "recurring_error": "the first occurrence of the run's recurring error",
-         "loop": "the start of a loop",
-         "first_reply": "the first reply after the task (no other rule fired)",
-         "false_claim": "the false claim of success"}
+RULES = {
+    "divergence": "the first divergence from a passed run of the same task",
+    "assumption": "it works from something it does not have (an assumption, a placeholder, simulated data)",
+    "after_error": "it goes on without code right after a tool output that shows an error",
+    "unsupported_claim": "it states figures as found before any tool output",
+    "failed_code": "it runs code whose output is an error or empty",
+    "recurring_error": "the first occurrence of the run's recurring error",
+    "loop": "the start of a loop",
+    "first_reply": "the first reply after the task (no other rule fired)",
+    "false_claim": "the false claim of success",
+}
 
 
 @dataclass(frozen=True)
 class Decisive:
     position: int | None
     agent: str | None
-    rule: str  # divergence, assumption, after_error, unsupported_claim, failed_code, recurring_error, loop, first_reply,
+    rule: (
+        str  # divergence, assumption, after_error, unsupported_claim, failed_code, recurring_error, loop, first_reply,
+    )
     # false_claim
 
 
-def from_run(msgs: list[Msg], recurring_at: int | None = None, claim_at: int | None = None,
-             loop_at: int | None = None) -> Decisive:
+def from_run(
+    msgs: list[Msg], recurring_at: int | None = None, claim_at: int | None = None, loop_at: int | None = None
+) -> Decisive:
     """The decisive step of a failed run read from its own messages (rule 2 of the module docstring).
     ``recurring_at``: the position of the first occurrence of its recurring error; ``claim_at``: of its false
     claim (a ``claimed_success`` end); ``loop_at``: where a loop the problem detectors found starts."""
@@ -117,8 +129,11 @@ def _rules(m: Msg, prev: Msg | None, res: Msg | None) -> list[str]:
         out.append("after_error")
     if not code and prev is None and re.search(r"\d", m.text) and CLAIMS.search(m.text):
         out.append("unsupported_claim")
-    if code and res is not None and (error_line(res.text, res.error) is not None
-                                     or EMPTY_OUTPUT.search(res.text.strip() + "\n")):
+    if (
+        code
+        and res is not None
+        and (error_line(res.text, res.error) is not None or EMPTY_OUTPUT.search(res.text.strip() + "\n"))
+    ):
         out.append("failed_code")
     return out
 

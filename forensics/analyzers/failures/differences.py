@@ -12,6 +12,7 @@ is not taken for a cause of failure; otherwise the crude ratio with Katz's inter
 feature seen in fewer than ``MIN_RUNS`` runs is not tested, and only a feature whose interval excludes 1 is
 stated as a difference.
 """
+
 from __future__ import annotations
 
 import math

@@ -1,6 +1,7 @@
 """What the layers above read of the failures analyzer's tables, by name (``Analyzer.views``, ``analyzers.view``):
 the explorer's home page (``what_went_wrong``) and `forensics show` (``decisive_step``). A table of another
 build's shape (another version's columns, a hand-made one) is not read: the caller says there is nothing."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,20 +16,29 @@ CLUSTER_COLUMNS = ("cluster", "runs", "failed", "passed", "lift", "lift_low", "l
 RUN_COLUMNS = {"conversation_id", "cluster", "decisive_position", "decisive_agent"}
 
 
-def what_went_wrong(con: duckdb.DuckDBPyConnection, clusters: int = 15, runs: int = 15, chars: int = 800
-                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def what_went_wrong(
+    con: duckdb.DuckDBPyConnection, clusters: int = 15, runs: int = 15, chars: int = 800
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The last report's clusters (``failure_clusters``, largest first, ``clusters`` of them) and its failed runs
     with a decisive step (``run_failures``: most common failed signature first, ``runs`` of them), each with the
     step's text masked (``forensics_masked``) and cut to ``chars``."""
     held = {c for c, _ in columns(con, "failure_clusters")}
-    found = (frame(con, f"SELECT {', '.join(CLUSTER_COLUMNS)} FROM failure_clusters ORDER BY runs DESC, "
-                        f"failed DESC, cluster LIMIT {int(clusters)}").to_dicts()
-             if held >= set(CLUSTER_COLUMNS) else [])
+    found = (
+        frame(
+            con,
+            f"SELECT {', '.join(CLUSTER_COLUMNS)} FROM failure_clusters ORDER BY runs DESC, "
+            f"failed DESC, cluster LIMIT {int(clusters)}",
+        ).to_dicts()
+        if held >= set(CLUSTER_COLUMNS)
+        else []
+    )
     held = {c for c, _ in columns(con, "run_failures")}
     if not held >= RUN_COLUMNS:
         return found, []
     rule = "f.decisive_rule" if "decisive_rule" in held else "NULL"
-    worst = frame(con, f"""
+    worst = frame(
+        con,
+        f"""
         WITH failed AS (
             SELECT f.*, {rule} AS rule FROM run_failures f JOIN conversation_outcomes o USING (conversation_id)
             WHERE o.success = false AND f.decisive_position IS NOT NULL
@@ -37,7 +47,8 @@ def what_went_wrong(con: duckdb.DuckDBPyConnection, clusters: int = 15, runs: in
                left(forensics_masked(m.content), {int(chars)}) AS text
         FROM failed f LEFT JOIN messages m ON m.conversation_id = f.conversation_id
              AND m.position = f.decisive_position AND m.on_main_path
-        ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {int(runs)}""").to_dicts()
+        ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {int(runs)}""",
+    ).to_dicts()
     return found, worst
 
 
@@ -48,8 +59,11 @@ def decisive_step(con: duckdb.DuckDBPyConnection, cid: str) -> tuple[int, str | 
     if not held >= RUN_COLUMNS:
         return None
     rule = "decisive_rule" if "decisive_rule" in held else "NULL"
-    row = con.execute(f"SELECT decisive_position, decisive_agent, {rule} FROM run_failures WHERE conversation_id = ? "
-                      "AND decisive_position IS NOT NULL", [cid]).fetchall()
+    row = con.execute(
+        f"SELECT decisive_position, decisive_agent, {rule} FROM run_failures WHERE conversation_id = ? "
+        "AND decisive_position IS NOT NULL",
+        [cid],
+    ).fetchall()
     if not row:
         return None
     at, agent, why = row[0]

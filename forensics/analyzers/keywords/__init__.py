@@ -6,6 +6,7 @@ message, a command's expansion or a template's body gives no keyword. Each disti
 thousands of times), with the tokenizer mode and top_k of ``[keyword]``. The terms land in the warehouse
 table ``conversation_keywords`` (one row per conversation and term) for `forensics query` and notebooks.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -38,19 +39,25 @@ def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     """Per selected conversation, its user messages and their content tokens with counts, in first-seen order
     (what the top keywords break ties by, and what TF-IDF reads)."""
     mode = str(KeywordSettings.of(cfg).tokenizer)
-    rows = con.execute("SELECT c.conversation_id, c.native_id, "
-                       "list(forensics_scrubbed(CASE WHEN m.origin = 'person' THEN m.person_text ELSE '' END) "
-                       "ORDER BY m.position) AS texts "
-                       "FROM messages m JOIN conversations c USING (conversation_id) "
-                       f"JOIN {SELECTED} USING (conversation_id) "
-                       "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL").fetchall()
+    rows = con.execute(
+        "SELECT c.conversation_id, c.native_id, "
+        "list(forensics_scrubbed(CASE WHEN m.origin = 'person' THEN m.person_text ELSE '' END) "
+        "ORDER BY m.position) AS texts "
+        "FROM messages m JOIN conversations c USING (conversation_id) "
+        f"JOIN {SELECTED} USING (conversation_id) "
+        "WHERE m.on_main_path AND m.role = 'user' GROUP BY ALL"
+    ).fetchall()
     tokens = lru_cache(maxsize=None)(lambda text: content_tokens(text, mode))
     tallies = [Counter(w for t in texts for w in tokens(t or "")) for _, _, texts in rows]
-    return pa.table({"conversation_id": pa.array([r[0] for r in rows], pa.string()),
-                     "native_id": pa.array([r[1] for r in rows], pa.string()),
-                     "user_messages": pa.array([len(r[2]) for r in rows], pa.int32()),
-                     "terms": pa.array([list(c) for c in tallies], pa.list_(pa.string())),
-                     "counts": pa.array([list(c.values()) for c in tallies], pa.list_(pa.int32()))})
+    return pa.table(
+        {
+            "conversation_id": pa.array([r[0] for r in rows], pa.string()),
+            "native_id": pa.array([r[1] for r in rows], pa.string()),
+            "user_messages": pa.array([len(r[2]) for r in rows], pa.int32()),
+            "terms": pa.array([list(c) for c in tallies], pa.list_(pa.string())),
+            "counts": pa.array([list(c.values()) for c in tallies], pa.list_(pa.int32())),
+        }
+    )
 
 
 def run(ctx: Context) -> Section:
@@ -61,58 +68,117 @@ def run(ctx: Context) -> Section:
     sizes = rows["user_messages"].to_list()
     tallies = [Counter(dict(zip(t, n))) for t, n in zip(rows["terms"].to_list(), rows["counts"].to_list())]
     tops = [top_keywords(c, top_k) for c in tallies]
+
     def weigh() -> list[list[tuple[str, float]]]:
         return distinctive_of([list(c.elements()) for c in tallies], DISTINCTIVE_K)
 
     if ctx.facts is not None and ctx.facts.local:  # TF-IDF is corpus-wide: kept while no conversation's counts moved
-        distinct = [[(w, x) for w, x in d] for d in reuse.corpus(
-            ctx.con, "keywords.distinctive", reuse.inputs(ctx.con, ctx.cfg, "keyword_counts"), weigh)]
+        distinct = [
+            [(w, x) for w, x in d]
+            for d in reuse.corpus(
+                ctx.con, "keywords.distinctive", reuse.inputs(ctx.con, ctx.cfg, "keyword_counts"), weigh
+            )
+        ]
     else:
         distinct = weigh()
     _write_table(ctx, ids, tops, distinct)
     metrics: dict[str, Any] = {
-        "tokenizer": mode, "top_k": top_k, "conversation_count": len(ids),
+        "tokenizer": mode,
+        "top_k": top_k,
+        "conversation_count": len(ids),
         "conversations_without_keywords": sum(1 for t in tops if not t),
-        "conversations": {cid: {"native_id": nid, "user_messages": users, "keywords": [[w, n] for w, n in top],
-                                "distinctive": [[w, round(s, 6)] for w, s in dist]}
-                          for cid, nid, users, top, dist in zip(ids, natives, sizes, tops, distinct)}}
-    table = pl.DataFrame({"conversation": [ctx.names[c] for c in ids], "user_messages": sizes,
-                          "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
-                          "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct]},
-                         schema={"conversation": pl.String, "user_messages": pl.Int64, "keywords": pl.String,
-                                 "distinctive terms (TF-IDF)": pl.String})
-    sec = Section(NAME, TITLE, metrics=metrics, tables=[Table("per_conversation", "Keywords of user messages per "
-                                                              "conversation", table)])
-    sec.summary = (f"Top {top_k} keywords of each conversation's user messages (tokenizer {mode}, stop words "
-                   "removed) and the terms TF-IDF finds distinctive for it against the other conversations.")
+        "conversations": {
+            cid: {
+                "native_id": nid,
+                "user_messages": users,
+                "keywords": [[w, n] for w, n in top],
+                "distinctive": [[w, round(s, 6)] for w, s in dist],
+            }
+            for cid, nid, users, top, dist in zip(ids, natives, sizes, tops, distinct)
+        },
+    }
+    table = pl.DataFrame(
+        {
+            "conversation": [ctx.names[c] for c in ids],
+            "user_messages": sizes,
+            "keywords": [", ".join(f"{w} ({n})" for w, n in top) for top in tops],
+            "distinctive terms (TF-IDF)": [", ".join(w for w, _ in d) for d in distinct],
+        },
+        schema={
+            "conversation": pl.String,
+            "user_messages": pl.Int64,
+            "keywords": pl.String,
+            "distinctive terms (TF-IDF)": pl.String,
+        },
+    )
+    sec = Section(
+        NAME,
+        TITLE,
+        metrics=metrics,
+        tables=[Table("per_conversation", "Keywords of user messages per conversation", table)],
+    )
+    sec.summary = (
+        f"Top {top_k} keywords of each conversation's user messages (tokenizer {mode}, stop words "
+        "removed) and the terms TF-IDF finds distinctive for it against the other conversations."
+    )
     charted = sorted(range(len(ids)), key=lambda i: -sizes[i])[:CHART_CONVERSATIONS]
-    chart_data = [{"conversation": ctx.names[ids[i]], "terms": [[w, s] for w, s in distinct[i]]} for i in charted
-                  if distinct[i]]
+    chart_data = [
+        {"conversation": ctx.names[ids[i]], "terms": [[w, s] for w, s in distinct[i]]} for i in charted if distinct[i]
+    ]
     if chart_data:
-        sec.charts.append(Chart("distinctive_terms", "Distinctive terms (TF-IDF) of the conversations with the most "
-                                "user messages", chart_data))
+        sec.charts.append(
+            Chart(
+                "distinctive_terms",
+                "Distinctive terms (TF-IDF) of the conversations with the most user messages",
+                chart_data,
+            )
+        )
     return sec
 
 
-def _write_table(ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]],
-                 distinct: list[list[tuple[str, float]]]) -> None:
+def _write_table(
+    ctx: Context, ids: list[str], tops: list[list[tuple[str, int]]], distinct: list[list[tuple[str, float]]]
+) -> None:
     """conversation_keywords: kind 'keyword' (count) or 'distinctive' (TF-IDF weight), rank 1 = best."""
     rows = [(cid, "keyword", r, w, float(n)) for cid, top in zip(ids, tops) for r, (w, n) in enumerate(top, 1)]
     rows += [(cid, "distinctive", r, w, s) for cid, d in zip(ids, distinct) for r, (w, s) in enumerate(d, 1)]
-    df = pl.DataFrame(rows, schema={"conversation_id": pl.String, "kind": pl.String, "rank": pl.Int32,
-                                    "term": pl.String, "weight": pl.Float64}, orient="row")
+    df = pl.DataFrame(
+        rows,
+        schema={
+            "conversation_id": pl.String,
+            "kind": pl.String,
+            "rank": pl.Int32,
+            "term": pl.String,
+            "weight": pl.Float64,
+        },
+        orient="row",
+    )
     derived.replace_rows(ctx.con, "conversation_keywords", df.to_arrow())
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     sections={"keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2)."},
     keys=(
-        Key("keyword", "fallback_enabled", True, "use the keyword summary when compaction fails", "",
-            "KEYWORD_FALLBACK_ENABLED"),
+        Key(
+            "keyword",
+            "fallback_enabled",
+            True,
+            "use the keyword summary when compaction fails",
+            "",
+            "KEYWORD_FALLBACK_ENABLED",
+        ),
         Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
-        Key("keyword", "tokenizer", "jieba+bigram", "bigram, jieba or jieba+bigram", "",
-            choices=("bigram", "jieba", "jieba+bigram")),
+        Key(
+            "keyword",
+            "tokenizer",
+            "jieba+bigram",
+            "bigram, jieba or jieba+bigram",
+            "",
+            choices=("bigram", "jieba", "jieba+bigram"),
+        ),
     ),
     facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), kept=True),),
     reads=("keyword_counts",),

@@ -1,5 +1,6 @@
 """Drawing the keywords' chart: from the data its ``Chart`` holds, with the kit of ``forensics.draw`` (the analysis
 never draws; the report and the explorer call these through the declaration's ``charts``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -8,6 +9,7 @@ from forensics.draw import figure, short_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
 
 def terms(data: list[dict[str, Any]]) -> Figure:
     """Per conversation: ``conversation`` (label) and ``terms`` [[term, weight], ...]."""
@@ -19,6 +21,6 @@ def terms(data: list[dict[str, Any]]) -> Figure:
         ax.set_title(short_label(conv["conversation"], 24), fontsize=9)
         ax.tick_params(axis="y", labelsize=8)
         ax.tick_params(axis="x", labelsize=7)
-    for ax in axes[len(data):]:
+    for ax in axes[len(data) :]:
         ax.set_visible(False)
     return fig

@@ -7,6 +7,7 @@ for the option being judged (``not X``: "not MongoDB"). Names of options match c
 proper names of up to three letters in their own case: Go, not "go ahead") and, at a Latin edge, as whole words
 (SQL is not named inside MySQL). Sentences end at 。！？!?；; a newline, or a full stop before whitespace.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,9 +26,39 @@ _LATIN_EDGE = re.compile(r"[0-9A-Za-z_]")
 _HAN_CHAR = re.compile(f"[{HAN}]")
 SHORT_NAME = 3  # Latin proper names this short match in their own case only
 # verbs of choosing: a decision's content names its option beside them ("使用 PostgreSQL")
-GENERIC = frozenset(("使用", "采用", "选用", "选择", "决定", "改用", "继续", "用于", "作为", "方案", "最终", "统一",
-                     "use", "using", "used", "adopt", "choose", "chosen", "go", "with", "switch", "keep", "stay",
-                     "move", "decided", "decision", "pick", "picked", "option"))
+GENERIC = frozenset(
+    (
+        "使用",
+        "采用",
+        "选用",
+        "选择",
+        "决定",
+        "改用",
+        "继续",
+        "用于",
+        "作为",
+        "方案",
+        "最终",
+        "统一",
+        "use",
+        "using",
+        "used",
+        "adopt",
+        "choose",
+        "chosen",
+        "go",
+        "with",
+        "switch",
+        "keep",
+        "stay",
+        "move",
+        "decided",
+        "decision",
+        "pick",
+        "picked",
+        "option",
+    )
+)
 
 
 def sentences(text: str) -> list[str]:

@@ -5,6 +5,7 @@ A decision is *made* when its source message was written (else when it was recor
 later decision of its project and type with a matching title (``[memory] conflict_title_match``) follows it:
 after that, naming its rejected options is the new decision's business, not a relitigation.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,12 @@ class Decision:
             after = self.turn_end is not None and position >= self.turn_end
         else:
             after = at is not None and self.made_at is not None and at > self.made_at
-        return after and not (self.successor is not None and self.successor.made_at is not None
-                              and at is not None and at >= self.successor.made_at)
+        return after and not (
+            self.successor is not None
+            and self.successor.made_at is not None
+            and at is not None
+            and at >= self.successor.made_at
+        )
 
     def recalled_by(self, text: str) -> bool:
         """``text`` names the decided option or the decision's title."""
@@ -79,8 +84,9 @@ def load(con: duckdb.DuckDBPyConnection, cfg: Config) -> list[Decision]:
     """).fetchall()
     out = [Decision(*r) for r in rows]
     by_key = {d.key: d for d in out}
-    for sid, did, alt, name in con.execute(f"SELECT source_id, decision_id, alternative, {NAME_SQL} "
-                                           "FROM decision_alternatives ORDER BY ALL").fetchall():
+    for sid, did, alt, name in con.execute(
+        f"SELECT source_id, decision_id, alternative, {NAME_SQL} FROM decision_alternatives ORDER BY ALL"
+    ).fetchall():
         if (sid, did) in by_key and name:
             by_key[(sid, did)].alternatives.append((alt, name))
     for d in out:
@@ -100,8 +106,10 @@ def _link(decisions: list[Decision], threshold: float) -> None:
     seen: dict[tuple[str, str], list[Decision]] = {}
     for d in decisions:
         same = seen.setdefault((d.project, d.decision_type), [])
-        prev = next((p for p in reversed(same) if p.successor is None and jaccard(p.title_terms, d.title_terms)
-                     >= threshold), None)
+        prev = next(
+            (p for p in reversed(same) if p.successor is None and jaccard(p.title_terms, d.title_terms) >= threshold),
+            None,
+        )
         if prev is not None:
             prev.successor, d.predecessor = d, prev
         same.append(d)

@@ -1,5 +1,6 @@
 """Drawing the retrieval sweep's chart: from the data its ``Chart`` holds, with the kit of ``forensics.draw`` (the analysis
 never draws; the report and the explorer call these through the declaration's ``charts``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -8,6 +9,7 @@ from forensics.draw import figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
 
 def retrieval_sweep(rows: list[dict[str, Any]]) -> Figure:
     """One panel per key of the rows (key, value, recall_at_k, mrr, current): recall@k (solid) and MRR (dashed)

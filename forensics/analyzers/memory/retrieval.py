@@ -12,6 +12,7 @@ tokens of the question and the decision's title + content (scikit-learn: raw cou
 Similarities and ages are computed once; any setting, and the whole sweep, ranks from them. The injected
 size is the length of the block the seed's ``build_decision_context`` writes for the injected decisions.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,8 +37,12 @@ DAY = 86400.0
 EPS = 1e-12  # a cosine computed as 0.29999999999 still meets a threshold of 0.3
 HEADER = "历史决策记录(以下决策优先级最高。除非用户明确表示要变更决策,否则回答必须与以下决策保持一致):"
 KEYS = ("top_k", "similarity_threshold", "time_decay", "importance_weight")
-GRID = {"top_k": (1, 2, 3, 5, 10), "similarity_threshold": (0.2, 0.3, 0.4, 0.5, 0.6),
-        "time_decay": (0.0, 0.01, 0.02, 0.05, 0.1, 0.2), "importance_weight": (0.0, 0.1, 0.2, 0.3, 0.5)}
+GRID = {
+    "top_k": (1, 2, 3, 5, 10),
+    "similarity_threshold": (0.2, 0.3, 0.4, 0.5, 0.6),
+    "time_decay": (0.0, 0.01, 0.02, 0.05, 0.1, 0.2),
+    "importance_weight": (0.0, 0.1, 0.2, 0.3, 0.5),
+}
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,12 @@ class Params:
 
     @classmethod
     def of(cls, memory: Any) -> Params:
-        return cls(int(memory.top_k), float(memory.similarity_threshold), float(memory.time_decay),
-                   float(memory.importance_weight))
+        return cls(
+            int(memory.top_k),
+            float(memory.similarity_threshold),
+            float(memory.time_decay),
+            float(memory.importance_weight),
+        )
 
 
 def read_questions(path: str | os.PathLike[str]) -> list[Question]:
@@ -78,8 +87,10 @@ def read_questions(path: str | os.PathLike[str]) -> list[Question]:
 
 def _question(p: Path, n: int, q: dict[str, Any]) -> Question:
     def bad(what: str) -> ForensicsError:
-        return ForensicsError(f"{p}:{n}: {what} (a line is {{\"project_id\", \"question\", \"at\", \"expected\": "
-                              "[decision ids], \"embedding\"?: [numbers]}})")
+        return ForensicsError(
+            f'{p}:{n}: {what} (a line is {{"project_id", "question", "at", "expected": '
+            '[decision ids], "embedding"?: [numbers]}})'
+        )
 
     project, text, at, expected = q.get("project_id"), q.get("question"), _epoch(q.get("at")), q.get("expected")
     if not isinstance(project, (str, int)) or isinstance(project, bool):
@@ -88,15 +99,25 @@ def _question(p: Path, n: int, q: dict[str, Any]) -> Question:
         raise bad("question missing or empty")
     if at is None:
         raise bad(f"at {q.get('at')!r} is not an ISO time or epoch seconds")
-    if not isinstance(expected, list) or not all(isinstance(x, (str, int)) and not isinstance(x, bool)
-                                                 for x in expected):
+    if not isinstance(expected, list) or not all(
+        isinstance(x, (str, int)) and not isinstance(x, bool) for x in expected
+    ):
         raise bad("expected must be a list of decision ids")
     emb = q.get("embedding")
-    if emb is not None and not (isinstance(emb, list) and emb and all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in emb)):
+    if emb is not None and not (
+        isinstance(emb, list)
+        and emb
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in emb)
+    ):
         raise bad("embedding must be a non-empty list of numbers")
-    return Question(n, str(project), text, at, tuple(dict.fromkeys(str(x) for x in expected)),
-                    tuple(float(x) for x in emb) if emb else None)
+    return Question(
+        n,
+        str(project),
+        text,
+        at,
+        tuple(dict.fromkeys(str(x) for x in expected)),
+        tuple(float(x) for x in emb) if emb else None,
+    )
 
 
 def _epoch(v: Any) -> float | None:
@@ -142,8 +163,9 @@ class Replay:
         asked: dict[str, list[int]] = {}
         for i, q in enumerate(questions):
             asked.setdefault(q.project, []).append(i)
-        self.projects = {k: _project(docs[k], [questions[i] for i in v], v, mode)
-                         for k, v in asked.items() if k in docs}
+        self.projects = {
+            k: _project(docs[k], [questions[i] for i in v], v, mode) for k, v in asked.items() if k in docs
+        }
         self.where = {i: (p, n) for p in self.projects.values() for n, i in enumerate(p.rows)}
         self.scored = [i for i, q in enumerate(questions) if q.expected]
 
@@ -153,15 +175,16 @@ class Replay:
             return np.zeros(0, dtype=int)
         proj, n = self.where[i]
         sim = proj.sim[n]
-        order = np.argsort(-(sim / (1.0 + p.time_decay * proj.age[n]) + p.importance_weight * proj.importance),
-                           kind="stable")
+        order = np.argsort(
+            -(sim / (1.0 + p.time_decay * proj.age[n]) + p.importance_weight * proj.importance), kind="stable"
+        )
         picked: np.ndarray = order[sim[order] >= p.similarity_threshold - EPS]
         return picked
 
     def per_question(self, p: Params) -> list[dict[str, Any]]:
         out = []
         for i, q in enumerate(self.questions):
-            picked = self.ranking(i, p)[:p.top_k]
+            picked = self.ranking(i, p)[: p.top_k]
             proj = self.where[i][0] if i in self.where else None
             out.append(_judge(q, [proj.ids[j] for j in picked] if proj else [], _chars(proj, picked)))
         return out
@@ -172,15 +195,21 @@ class Replay:
         scored = [rows[i] for i in self.scored]
         base = [_judge(self.questions[i], self._recent(i, p.top_k), 0) for i in self.scored]
         known = {d for proj in self.projects.values() for d in proj.ids}
-        return {**_params_dict(p), "questions": len(scored), "unscored_questions": len(rows) - len(scored),
-                "unknown_projects": sum(q.project not in self.projects for q in self.questions),
-                "unknown_expected_ids": sum(e not in known for q in self.questions for e in q.expected),
-                "recall_at_k": _mean([r["recall"] for r in scored]),
-                "mrr": _mean([r["reciprocal_rank"] for r in scored]),
-                "injected_chars": _mean([r["injected_chars"] for r in scored]),
-                "recent_baseline": {"recall_at_k": _mean([r["recall"] for r in base]),
-                                    "mrr": _mean([r["reciprocal_rank"] for r in base])},
-                "per_question": rows}
+        return {
+            **_params_dict(p),
+            "questions": len(scored),
+            "unscored_questions": len(rows) - len(scored),
+            "unknown_projects": sum(q.project not in self.projects for q in self.questions),
+            "unknown_expected_ids": sum(e not in known for q in self.questions for e in q.expected),
+            "recall_at_k": _mean([r["recall"] for r in scored]),
+            "mrr": _mean([r["reciprocal_rank"] for r in scored]),
+            "injected_chars": _mean([r["injected_chars"] for r in scored]),
+            "recent_baseline": {
+                "recall_at_k": _mean([r["recall"] for r in base]),
+                "mrr": _mean([r["reciprocal_rank"] for r in base]),
+            },
+            "per_question": rows,
+        }
 
     def _recent(self, i: int, k: int) -> list[str]:
         """The trivial baseline: the k decisions of the project recorded last before the question."""
@@ -210,11 +239,19 @@ class Replay:
                     got = hit & take
                     first = np.where(got.any(axis=1), np.where(got, rank, k + 1).min(axis=1), 0)
                     n_in = take.sum(axis=1)
-                    out.append({"time_decay": decay, "importance_weight": weight, "top_k": k,
-                                "similarity_threshold": thr, "recall_at_k": float((got.sum(axis=1) / need).sum() / n),
-                                "mrr": float(np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0).sum() / n),
-                                "injected_chars": float(np.where(n_in > 0, len(HEADER) + (c_sorted * take).sum(axis=1)
-                                                                 + n_in, 0).sum() / n)})
+                    out.append(
+                        {
+                            "time_decay": decay,
+                            "importance_weight": weight,
+                            "top_k": k,
+                            "similarity_threshold": thr,
+                            "recall_at_k": float((got.sum(axis=1) / need).sum() / n),
+                            "mrr": float(np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0).sum() / n),
+                            "injected_chars": float(
+                                np.where(n_in > 0, len(HEADER) + (c_sorted * take).sum(axis=1) + n_in, 0).sum() / n
+                            ),
+                        }
+                    )
         return pl.DataFrame(out)
 
     def _stacked(self) -> tuple[np.ndarray, ...]:
@@ -243,8 +280,16 @@ def _project(docs: list[tuple[Any, ...]], questions: list[Question], rows: list[
     at = np.array([q.at for q in questions])[:, None]
     age = np.maximum(np.nan_to_num(np.floor((at - created[None, :]) / DAY), nan=0.0), 0.0)
     expected = np.array([[d in q.expected for d in ids] for q in questions], dtype=bool).reshape(len(questions), -1)
-    return _Project(ids, created, np.array([float(r[7]) if r[7] is not None else 1.0 for r in docs]),
-                    np.array([len(_line(r)) for r in docs]), rows, sim, age, expected)
+    return _Project(
+        ids,
+        created,
+        np.array([float(r[7]) if r[7] is not None else 1.0 for r in docs]),
+        np.array([len(_line(r)) for r in docs]),
+        rows,
+        sim,
+        age,
+        expected,
+    )
 
 
 def _params_dict(p: Params) -> dict[str, Any]:
@@ -254,9 +299,17 @@ def _params_dict(p: Params) -> dict[str, Any]:
 def _judge(q: Question, injected: list[str], chars: int) -> dict[str, Any]:
     first = next((n for n, d in enumerate(injected, 1) if d in q.expected), None)
     hits = sum(e in injected for e in q.expected)
-    return {"line": q.line, "project_id": q.project, "question": q.text, "expected": list(q.expected),
-            "injected": injected, "first_rank": first, "recall": hits / len(q.expected) if q.expected else None,
-            "reciprocal_rank": 1.0 / first if first else 0.0, "injected_chars": chars}
+    return {
+        "line": q.line,
+        "project_id": q.project,
+        "question": q.text,
+        "expected": list(q.expected),
+        "injected": injected,
+        "first_rank": first,
+        "recall": hits / len(q.expected) if q.expected else None,
+        "reciprocal_rank": 1.0 / first if first else 0.0,
+        "injected_chars": chars,
+    }
 
 
 def _chars(proj: _Project | None, picked: np.ndarray) -> int:
@@ -270,8 +323,10 @@ def _line(r: tuple[Any, ...]) -> str:
     """One decision as the seed's build_decision_context writes it."""
     _, _, title, content, reason, rejected, dtype, _, _, created, _ = r
     stamp = created.isoformat() if created is not None else ""
-    return (f"- [{stamp}] [{dtype or ''}] {title or ''}。结论:{content or ''}。理由:{reason or '未记录'}。"
-            f"被否决方案:{rejected or '无'}。")
+    return (
+        f"- [{stamp}] [{dtype or ''}] {title or ''}。结论:{content or ''}。理由:{reason or '未记录'}。"
+        f"被否决方案:{rejected or '无'}。"
+    )
 
 
 def _mean(xs: list[float]) -> float | None:

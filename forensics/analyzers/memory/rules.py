@@ -4,6 +4,7 @@ DuckDB narrows the messages to candidates (an assistant message holding a reject
 message holding a question cue, a message holding a decision cue); Python reads their sentences. Each rule
 leans to silence where the text is ambiguous: a false finding costs more than a missed one.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,25 +63,38 @@ class Readers:
         after = [c.strip()[1:] for c in m.decision_cues if _AFTER.match(c.strip())]
         wrapped = [c.strip() for c in m.decision_cues if _WRAPPED.match(c.strip())]
         before = [c for c in m.decision_cues if not _AFTER.match(c.strip()) and c.strip() not in wrapped]
-        return cls(Cues.of(m.negation_cues), Cues.of(m.weighing_cues), Cues.of(before, align_han=True),
-                   Cues.of(after, align_han=True), Cues.of(m.undecided_cues), Cues.of(m.supersede_cues),
-                   Cues.of(m.question_cues), Cues.of(m.declined_cues, align_han=True),
-                   Cues.of(m.weak_decision_cues), Cues.of(m.contrast_cues), Cues.of(m.agreement_cues, align_han=True),
-                   Cues.of(m.recommend_cues), tuple(_wrapped(c) for c in wrapped))
+        return cls(
+            Cues.of(m.negation_cues),
+            Cues.of(m.weighing_cues),
+            Cues.of(before, align_han=True),
+            Cues.of(after, align_han=True),
+            Cues.of(m.undecided_cues),
+            Cues.of(m.supersede_cues),
+            Cues.of(m.question_cues),
+            Cues.of(m.declined_cues, align_han=True),
+            Cues.of(m.weak_decision_cues),
+            Cues.of(m.contrast_cues),
+            Cues.of(m.agreement_cues, align_han=True),
+            Cues.of(m.recommend_cues),
+            tuple(_wrapped(c) for c in wrapped),
+        )
 
 
 def _wrapped(cue: str) -> re.Pattern[str]:
-    """"就 X 吧" as a pattern: the cue's ends around nothing but a product's name (Latin, up to three words): 就玩
+    """ "就 X 吧" as a pattern: the cue's ends around nothing but a product's name (Latin, up to three words): 就玩
     2-3 小时吧 and 就帮我找一个…的景点吧 name none."""
     head, tail = (p.strip() for p in _PLACEHOLDER.split(cue, maxsplit=1))
-    return re.compile(re.escape(head) + r"\s*([A-Za-z][\w.+#-]*(?:\s+[A-Za-z0-9][\w.+#-]*){0,2})\s*"
-                      + re.escape(tail))
+    return re.compile(re.escape(head) + r"\s*([A-Za-z][\w.+#-]*(?:\s+[A-Za-z0-9][\w.+#-]*){0,2})\s*" + re.escape(tail))
 
 
 def candidates(cues: list[str]) -> list[str]:
     """What a message must contain (lower case) to be read for a decision: each cue, its fixed part for X cues."""
-    return [p.strip().lower() for c in cues for p in _PLACEHOLDER.split(c)[:1 if _AFTER.match(c.strip()) is None
-                                                                             else 2][-1:] if p.strip()]
+    return [
+        p.strip().lower()
+        for c in cues
+        for p in _PLACEHOLDER.split(c)[: 1 if _AFTER.match(c.strip()) is None else 2][-1:]
+        if p.strip()
+    ]
 
 
 _AFTER = re.compile(r"X(?![A-Za-z])\s*\S")  # a cue written "X 定了"
@@ -94,8 +108,13 @@ _NAMED = re.compile(r"[A-Za-z0-9]")  # what a clause before a postfix cue must n
 def find(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision]) -> list[Hit]:
     r = Readers.of(cfg)
     stated = list(unrecorded(con, cfg, decisions, r))
-    hits = [*relitigation(con, decisions, r), *not_recalled(con, cfg, decisions, r),
-            *conflict(con, decisions, r), *stated, *chosen_over_two_turns(con, cfg, decisions, r, stated)]
+    hits = [
+        *relitigation(con, decisions, r),
+        *not_recalled(con, cfg, decisions, r),
+        *conflict(con, decisions, r),
+        *stated,
+        *chosen_over_two_turns(con, cfg, decisions, r, stated),
+    ]
     return sorted(hits, key=lambda h: (KINDS.index(h.kind), h.native_id or "", h.position or -1, h.decision_id or ""))
 
 
@@ -113,13 +132,13 @@ def relitigation(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: R
     by_key = {d.key: d for d in decisions}
     rows = con.execute(f"""
         SELECT m.conversation_id, c.native_id, m.position, m.created_at, m.content, a.source_id, a.decision_id,
-               a.alternative, {NAME_SQL.replace('alternative', 'a.alternative')}
+               a.alternative, {NAME_SQL.replace("alternative", "a.alternative")}
         FROM messages m JOIN conversations c ON c.conversation_id = m.conversation_id
         JOIN decisions d ON d.project = c.project
         JOIN decision_alternatives a ON a.source_id = d.source_id AND a.decision_id = d.decision_id
         WHERE m.on_main_path AND m.role = 'assistant' AND c.project IS NOT NULL
           AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
-          AND contains(lower(m.content), lower({NAME_SQL.replace('alternative', 'a.alternative')}))
+          AND contains(lower(m.content), lower({NAME_SQL.replace("alternative", "a.alternative")}))
         ORDER BY 1, 3, 6, 7, 8""").fetchall()
     for cid, native, pos, at, text, sid, did, alt, name in rows:
         d = by_key.get((sid, did))
@@ -130,9 +149,19 @@ def relitigation(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: R
         if not open_:
             continue  # not named as a word, or only ever in a sentence that rejects it
         weighs = r.weighing.search(text)
-        yield Hit("relitigation", "high" if weighs else "low", did, cid, native, pos, alt,
-                  f"{'weighs' if weighs else 'names'} {alt!r}, rejected by decision {did} ({d.title}) on {_when(d)}: "
-                  f"{_quote(open_[0])}", [pos], d.project)
+        yield Hit(
+            "relitigation",
+            "high" if weighs else "low",
+            did,
+            cid,
+            native,
+            pos,
+            alt,
+            f"{'weighs' if weighs else 'names'} {alt!r}, rejected by decision {did} ({d.title}) on {_when(d)}: "
+            f"{_quote(open_[0])}",
+            [pos],
+            d.project,
+        )
 
 
 def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
@@ -142,7 +171,8 @@ def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[De
     for d in decisions:
         if len(d.title_terms) >= 2 and d.options:  # without an option to name, a reply cannot be judged
             by_project.setdefault(d.project, []).append(d)
-    rows = con.execute(f"""
+    rows = con.execute(
+        f"""
         WITH u AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.created_at, m.content,
                    lead(m.position) OVER (PARTITION BY m.conversation_id ORDER BY m.position) AS next_user
@@ -155,7 +185,9 @@ def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[De
         FROM u LEFT JOIN messages a ON a.conversation_id = u.conversation_id AND a.on_main_path
              AND a.role = 'assistant' AND a.position > u.position AND (u.next_user IS NULL OR a.position < u.next_user)
         WHERE len(list_filter(?::VARCHAR[], lambda x: contains(lower(u.content), x))) > 0
-        GROUP BY ALL ORDER BY 1, 4""", [[c.lower() for c in MemorySettings.of(cfg).question_cues]]).fetchall()
+        GROUP BY ALL ORDER BY 1, 4""",
+        [[c.lower() for c in MemorySettings.of(cfg).question_cues]],
+    ).fetchall()
     for cid, native, project, pos, at, text, reply, reply_pos in rows:
         if reply is None or not r.question.search(text):
             continue
@@ -173,26 +205,47 @@ def not_recalled(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[De
         if mentions_any(text, d.options) or d.recalled_by(reply):
             continue  # the question names the option itself, or the answer recalls the decision
         rejected = [alt for alt, name in d.alternatives if names(reply, name)]
-        yield Hit("decision_not_recalled", "high" if rejected else "low", d.decision_id, cid, native, reply_pos, None,
-                  f"asks about decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}); the answer names "
-                  f"neither" + (f" and weighs rejected {', '.join(map(repr, rejected))}" if rejected else "")
-                  + f": {_quote(reply)}", [pos, reply_pos], project)
+        yield Hit(
+            "decision_not_recalled",
+            "high" if rejected else "low",
+            d.decision_id,
+            cid,
+            native,
+            reply_pos,
+            None,
+            f"asks about decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}); the answer names "
+            f"neither"
+            + (f" and weighs rejected {', '.join(map(repr, rejected))}" if rejected else "")
+            + f": {_quote(reply)}",
+            [pos, reply_pos],
+            project,
+        )
 
 
 def conflict(con: duckdb.DuckDBPyConnection, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
     """A decision contradicting the one before it on the same matter without saying it replaces it."""
     selected = {c for (c,) in con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
-    natives = dict(con.execute("SELECT conversation_id, native_id FROM conversations WHERE project IS NOT NULL")
-                   .fetchall())
+    natives = dict(
+        con.execute("SELECT conversation_id, native_id FROM conversations WHERE project IS NOT NULL").fetchall()
+    )
     for d in decisions:
         p = d.predecessor
         if p is None or (d.conversation_id is not None and d.conversation_id not in selected):
             continue
         if conflicts(d, p) and not supersedes(d, p, r.supersede):
-            yield Hit("decision_conflict", "high", d.decision_id, d.conversation_id, natives.get(d.conversation_id),
-                      d.position, None, f"decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}) contradicts "
-                      f"decision {p.decision_id} ({p.title}: {p.content}, {_when(p)}) and does not say it replaces it",
-                      [d.position] if d.position is not None else [], d.project)
+            yield Hit(
+                "decision_conflict",
+                "high",
+                d.decision_id,
+                d.conversation_id,
+                natives.get(d.conversation_id),
+                d.position,
+                None,
+                f"decision {d.decision_id} ({d.title}: {d.content}, {_when(d)}) contradicts "
+                f"decision {p.decision_id} ({p.title}: {p.content}, {_when(p)}) and does not say it replaces it",
+                [d.position] if d.position is not None else [],
+                d.project,
+            )
 
 
 def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers) -> Iterator[Hit]:
@@ -208,7 +261,8 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
     for d in decisions:
         by_project.setdefault(d.project, []).append(d)
     cues = [c.strip() for c in MemorySettings.of(cfg).decision_cues if c.strip()]
-    rows = con.execute(f"""
+    rows = con.execute(
+        f"""
         WITH t AS (
             SELECT m.conversation_id, c.native_id, c.project, m.position, m.role, m.content,
                    max(CASE WHEN m.role = 'user' THEN m.position END) OVER w AS turn_start,
@@ -226,15 +280,20 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
                     AND answer.position = t.turn_end
         WHERE t.role IN (SELECT unnest(?::VARCHAR[]))
           AND len(list_filter(?::VARCHAR[], lambda x: contains(lower(t.content), x))) > 0
-        ORDER BY 1, 4""", [list(MemorySettings.of(cfg).decision_roles),
-                           candidates(cues + list(MemorySettings.of(cfg).weak_decision_cues))]).fetchall()
+        ORDER BY 1, 4""",
+        [
+            list(MemorySettings.of(cfg).decision_roles),
+            candidates(cues + list(MemorySettings.of(cfg).weak_decision_cues)),
+        ],
+    ).fetchall()
     done: set[tuple[str, int | None]] = set()
     for cid, native, project, pos, role, text, start, end, asked, answer in rows:
         turn = (cid, start if start is not None else pos)
         if turn in done:
             continue
-        if any((start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())) or \
-                pos in sourced.get(cid, ()):
+        if any(
+            (start is None or p >= start) and (end is None or p < end) for p in sourced.get(cid, ())
+        ) or pos in sourced.get(cid, ()):
             continue  # a decision was recorded from this turn
         agreed = role != "user" and _agreed(answer, r)
         if role != "user" and not (agreed or _accepted(asked, answer, r)):
@@ -248,8 +307,18 @@ def unrecorded(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Deci
         if any(d.recalled_by(statement) or mentions_any(statement, [n for _, n in d.alternatives]) for d in known):
             continue  # restates a recorded decision (or one of its rejections)
         done.add(turn)
-        yield Hit("decision_unrecorded", "low", None, cid, native, pos, None,
-                  f"states a decision no decision_events row was recorded from: {_quote(statement)}", [pos], project)
+        yield Hit(
+            "decision_unrecorded",
+            "low",
+            None,
+            cid,
+            native,
+            pos,
+            None,
+            f"states a decision no decision_events row was recorded from: {_quote(statement)}",
+            [pos],
+            project,
+        )
 
 
 def _accepted(asked: str | None, answer: str | None, r: Readers) -> bool:
@@ -275,15 +344,20 @@ def _states(sentence: str, r: Readers, mode: str, agreed: bool = False) -> bool:
     if any(p.search(sentence) for p in r.wrapped):
         return True
     span = r.weak.span(sentence)
-    if span is not None and (agreed or r.contrast.search(sentence)) and terms(sentence[span[1]:], mode) - GENERIC:
+    if span is not None and (agreed or r.contrast.search(sentence)) and terms(sentence[span[1] :], mode) - GENERIC:
         return True
     span = r.decision.span(sentence)
-    if span is not None and not _negated(sentence, span[0]) and not sentence[span[1]:].startswith("的") and terms(sentence[span[1]:], mode) - GENERIC:
+    if (
+        span is not None
+        and not _negated(sentence, span[0])
+        and not sentence[span[1] :].startswith("的")
+        and terms(sentence[span[1] :], mode) - GENERIC
+    ):
         return True
     span = r.decided_after.span(sentence)
     if span is None or _negated(sentence, span[0]):
         return False
-    clause = _CLAUSE.split(sentence[:span[0]])[-1]
+    clause = _CLAUSE.split(sentence[: span[0]])[-1]
     return bool(_NAMED.search(clause)) and bool(terms(clause, mode) - GENERIC)
 
 
@@ -293,13 +367,16 @@ def _negated(sentence: str, start: int) -> bool:
 
 _NAME = r"[A-Za-z][\w.+#-]*"
 _EITHER = re.compile(rf"({_NAME})\s*(?:,?\s*or|还是|或者|或是|vs\.?|versus)\s*({_NAME})", re.IGNORECASE)
-_ORDINALS = ((re.compile(r"(?i)\b(first|former)\b|第一|前者|前一个"), 0),
-             (re.compile(r"(?i)\b(second|latter)\b|第二|后者|后一个"), 1))
+_ORDINALS = (
+    (re.compile(r"(?i)\b(first|former)\b|第一|前者|前一个"), 0),
+    (re.compile(r"(?i)\b(second|latter)\b|第二|后者|后一个"), 1),
+)
 SHORT_ANSWER = 40  # characters: a longer reply is more than an answer to "X or Y?"
 
 
-def chosen_over_two_turns(con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers,
-                          stated: list[Hit]) -> Iterator[Hit]:
+def chosen_over_two_turns(
+    con: duckdb.DuckDBPyConnection, cfg: Config, decisions: list[Decision], r: Readers, stated: list[Hit]
+) -> Iterator[Hit]:
     """A decision spread over two turns: the user asks "X or Y?", the assistant answers, and the user's next
     message picks one (names only it, "the second", or agrees — 好, ok — with the one the assistant recommended).
     Silent when a decision was recorded from either turn, when the assistant's answer already stated it, or when
@@ -331,12 +408,25 @@ def chosen_over_two_turns(con: duckdb.DuckDBPyConnection, cfg: Config, decisions
         if asked is not None and between:
             chosen = _picked(text, asked[2], [t for _, t in between], r)
             turn = {asked[0], pos, *(p for p, _ in between)}
-            if chosen is not None and not (turn & sourced.get(cid, set())) \
-                    and not any((cid, p) in flagged for p in turn) \
-                    and not any(d.recalled_by(chosen) for d in by_project.get(project, ())):
-                yield Hit("decision_unrecorded", "low", None, cid, native, pos, None,
-                          f"chooses {chosen!r} of {_quote(asked[1])} and no decision_events row was recorded "
-                          f"from it: {_quote(text)}", [asked[0], pos], project)
+            if (
+                chosen is not None
+                and not (turn & sourced.get(cid, set()))
+                and not any((cid, p) in flagged for p in turn)
+                and not any(d.recalled_by(chosen) for d in by_project.get(project, ()))
+            ):
+                yield Hit(
+                    "decision_unrecorded",
+                    "low",
+                    None,
+                    cid,
+                    native,
+                    pos,
+                    None,
+                    f"chooses {chosen!r} of {_quote(asked[1])} and no decision_events row was recorded "
+                    f"from it: {_quote(text)}",
+                    [asked[0], pos],
+                    project,
+                )
         options = _options(text, r, mode)
         asked, between = ((pos, text, options) if options else None), []
 
@@ -347,8 +437,7 @@ def _options(text: str, r: Readers, mode: str) -> list[str]:
         if not r.question.search(s):
             continue
         m = _EITHER.search(s)
-        if m and m.group(1).lower() != m.group(2).lower() and all(terms(o, mode) - GENERIC
-                                                                   for o in m.groups()):
+        if m and m.group(1).lower() != m.group(2).lower() and all(terms(o, mode) - GENERIC for o in m.groups()):
             return [m.group(1), m.group(2)]
     return []
 
@@ -357,8 +446,7 @@ def _picked(reply: str, options: list[str], answer: list[str], r: Readers) -> st
     """The option a short reply picks: the only one it names, the one its ordinal points at, or the one the
     assistant recommended when the reply agrees."""
     reply = reply.strip()
-    if len(reply) > SHORT_ANSWER or r.question.search(reply) or r.undecided.search(reply) \
-            or r.declined.search(reply):
+    if len(reply) > SHORT_ANSWER or r.question.search(reply) or r.undecided.search(reply) or r.declined.search(reply):
         return None
     named = [o for o in options if names(reply, o)]
     if len(named) == 1:

@@ -17,6 +17,7 @@ kinds are kept as detail: the baseline's ``user_pushback`` is the English core o
 ``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
 ``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,8 +39,15 @@ TITLE = "Problems a reviewer flags"
 TABLE = "problem_findings"
 FAMILY_MOST = 0.5  # a kind on more than this share of a family's conversations is the family's way of working
 FAMILY_MIN = 5  # an agent with fewer conversations says little about its way of working (the bar every finding kind is held to: tests/test_drift_judged.py)
-COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "kind": pl.String, "position": pl.Int32, "positions": pl.List(pl.Int32),
-           "quote": pl.String, "rule": pl.String, "norm": pl.String}
+COLUMNS: dict[str, Any] = {
+    "conversation_id": pl.String,
+    "kind": pl.String,
+    "position": pl.Int32,
+    "positions": pl.List(pl.Int32),
+    "quote": pl.String,
+    "rule": pl.String,
+    "norm": pl.String,
+}
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
 
 
@@ -48,10 +56,16 @@ def detect(ctx: Context) -> list[Problem]:
     con = ctx.con
     actions.prepare(con)
     turns = person.person_turns(con)
-    found = (context.crowded(con) + person.user_repeated(turns) + instructions.violated(con)
-             + _covered(actions.repeated_actions(con) + actions.reread_files(con)) + actions.recurring_errors(con)
-             + replies.asked_again(con)
-             + endings.false_success(con, turns) + person.frustration(turns))
+    found = (
+        context.crowded(con)
+        + person.user_repeated(turns)
+        + instructions.violated(con)
+        + _covered(actions.repeated_actions(con) + actions.reread_files(con))
+        + actions.recurring_errors(con)
+        + replies.asked_again(con)
+        + endings.false_success(con, turns)
+        + person.frustration(turns)
+    )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
 
 
@@ -61,25 +75,56 @@ def _covered(found: list[Problem]) -> list[Problem]:
     out: list[Problem] = []
     for i, p in enumerate(found):
         mine = set(p.positions)
-        if not any(q.kind == p.kind and q.conversation_id == p.conversation_id
-                   and (mine < set(q.positions) or (mine == set(q.positions) and j < i))
-                   for j, q in enumerate(found) if j != i):
+        if not any(
+            q.kind == p.kind
+            and q.conversation_id == p.conversation_id
+            and (mine < set(q.positions) or (mine == set(q.positions) and j < i))
+            for j, q in enumerate(found)
+            if j != i
+        ):
             out.append(p)
     return out
 
 
 def run(ctx: Context) -> Section:
     found = detect(ctx)
-    family = dict(ctx.con.execute(f"SELECT c.conversation_id, s.format FROM conversations c JOIN sources s "
-                                  f"USING (source_id) JOIN {SELECTED} USING (conversation_id)").fetchall())
-    length = dict(ctx.con.execute(f"SELECT conversation_id, count(*) FROM messages JOIN {SELECTED} USING (conversation_id) "
-                                  "WHERE on_main_path GROUP BY 1").fetchall())
+    family = dict(
+        ctx.con.execute(
+            f"SELECT c.conversation_id, s.format FROM conversations c JOIN sources s "
+            f"USING (source_id) JOIN {SELECTED} USING (conversation_id)"
+        ).fetchall()
+    )
+    length = dict(
+        ctx.con.execute(
+            f"SELECT conversation_id, count(*) FROM messages JOIN {SELECTED} USING (conversation_id) "
+            "WHERE on_main_path GROUP BY 1"
+        ).fetchall()
+    )
     found, norms = _family_norms(found, family, length)
-    natives = dict(ctx.con.execute(f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} "
-                                   "USING (conversation_id)").fetchall())
-    derived.replace_rows(ctx.con, TABLE, pl.DataFrame(
-        [{"conversation_id": p.conversation_id, "kind": p.kind, "position": p.position, "positions": p.positions,
-          "quote": p.quote, "rule": p.rule, "norm": p.norm} for p in found], schema=COLUMNS).to_arrow())
+    natives = dict(
+        ctx.con.execute(
+            f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} USING (conversation_id)"
+        ).fetchall()
+    )
+    derived.replace_rows(
+        ctx.con,
+        TABLE,
+        pl.DataFrame(
+            [
+                {
+                    "conversation_id": p.conversation_id,
+                    "kind": p.kind,
+                    "position": p.position,
+                    "positions": p.positions,
+                    "quote": p.quote,
+                    "rule": p.rule,
+                    "norm": p.norm,
+                }
+                for p in found
+            ],
+            schema=COLUMNS,
+        ).to_arrow(),
+    )
     total = ctx.selected
     kinds = {}
     for k in KINDS:
@@ -87,23 +132,36 @@ def run(ctx: Context) -> Section:
         convs = len({p.conversation_id for p in mine})
         kinds[k] = {"findings": len(mine), "conversations": convs, "share": convs / total if total else 0.0}
     sec = Section(NAME, TITLE, metrics={"kinds": kinds, "conversations": total})
-    sec.findings = [Finding(p.kind, "high" if p.kind in SEVERE or len(p.positions) >= 3 else "low", p.conversation_id,
-                            natives.get(p.conversation_id), p.positions,
-                            f"[{p.position}] “{p.quote}”", f"{p.rule}; held against {p.norm}",
-                            float(len(p.positions))) for p in found]
+    sec.findings = [
+        Finding(
+            p.kind,
+            "high" if p.kind in SEVERE or len(p.positions) >= 3 else "low",
+            p.conversation_id,
+            natives.get(p.conversation_id),
+            p.positions,
+            f"[{p.position}] “{p.quote}”",
+            f"{p.rule}; held against {p.norm}",
+            float(len(p.positions)),
+        )
+        for p in found
+    ]
     sec.norms = norms
     fired = [k for k in KINDS if kinds[k]["findings"]]
-    sec.summary = (f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
-                   + (": " + ", ".join(f"{k} {kinds[k]['findings']}" for k in fired) if fired else "")
-                   + ". Each cites a verbatim quote, the rule that fired and the norm it was held against; "
-                     "lost_focus has no mechanical rule and stays silent.")
+    sec.summary = (
+        f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
+        + (": " + ", ".join(f"{k} {kinds[k]['findings']}" for k in fired) if fired else "")
+        + ". Each cites a verbatim quote, the rule that fired and the norm it was held against; "
+        "lost_focus has no mechanical rule and stays silent."
+    )
     sec.grid = [["kind", "findings", "conversations", "share of conversations"]] + [
-        [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS]
+        [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS
+    ]
     return sec
 
 
-def _family_norms(found: list[Problem], family: dict[str, str],
-                  length: dict[str, int]) -> tuple[list[Problem], dict[str, str]]:
+def _family_norms(
+    found: list[Problem], family: dict[str, str], length: dict[str, int]
+) -> tuple[list[Problem], dict[str, str]]:
     """Where a kind fires on most conversations of a family, hold each conversation against that family's norm:
     the share of its main-path messages the kind cites, kept only above the family's median share (every
     conversation of the family counted, those without the kind at 0). Say so once per (kind, family)."""
@@ -113,8 +171,9 @@ def _family_norms(found: list[Problem], family: dict[str, str],
     for p in found:
         hit[(p.kind, family.get(p.conversation_id, ""))].add(p.conversation_id)
         cited[(p.kind, p.conversation_id)].update(p.positions)
-    common = {key for key, convs in hit.items()
-              if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]}
+    common = {
+        key for key, convs in hit.items() if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]
+    }
     keep: dict[tuple[str, str], set[str]] = {}
     norms = {}
     for kind, fam in sorted(common):
@@ -125,7 +184,8 @@ def _family_norms(found: list[Problem], family: dict[str, str],
         norms[f"{kind}:{fam}"] = (
             f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} conversations: this family's "
             f"way of working; kept only where it cites more than the family's median share of messages "
-            f"({median:.1%}): {len(keep[(kind, fam)])} conversations")
+            f"({median:.1%}): {len(keep[(kind, fam)])} conversations"
+        )
     out = []
     for p in found:
         key = (p.kind, family.get(p.conversation_id, ""))
@@ -137,10 +197,16 @@ def _family_norms(found: list[Problem], family: dict[str, str],
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
     tables=(
-        derived.Table(TABLE, "selection", "one row per problem a reviewer flags (SPEC §24): kind, the first cited "
-                      "main-path position, every cited position, a verbatim quote, the rule and the norm"),
+        derived.Table(
+            TABLE,
+            "selection",
+            "one row per problem a reviewer flags (SPEC §24): kind, the first cited "
+            "main-path position, every cited position, a verbatim quote, the rule and the norm",
+        ),
     ),
 )

@@ -6,6 +6,7 @@ An action is a tool and its canonical arguments (the JSON re-serialised); its re
 digits masked (timings and ids change between identical runs). "Nothing changed" means no call that changes
 files or state (``MUTATING_*``) succeeded between two occurrences (a failed edit changed nothing).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,14 +21,18 @@ from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
-MUTATING_NAME = (r"(?i)edit|write|patch|replace|create|insert|delete|remove|rename|move|apply|save|commit|install|"
-                 r"update|modify|upload|set_|put_")
+MUTATING_NAME = (
+    r"(?i)edit|write|patch|replace|create|insert|delete|remove|rename|move|apply|save|commit|install|"
+    r"update|modify|upload|set_|put_"
+)
 VIEW_COMMAND = r"\"command\"\s*:\s*\"view\""
-MUTATING_COMMAND = (r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\bmv\s|\bcp\s|\brm\s|\btouch\s|mkdir\s|"
-                    r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"
-                    r"\b(?:npm|pnpm|yarn|pip|pip3|uv|cargo|go|brew|apt|apt-get) (?:install|add|i|get|remove)\b|"
-                    r"<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|write_text|\.write\(|kill\b|taskkill|docker|systemctl|"
-                    r"just\s|make\b")
+MUTATING_COMMAND = (
+    r"apply_patch|sed -i|perl -pi|\s>>?\s*[\w./~\"'$]|\btee\b|\bmv\s|\bcp\s|\brm\s|\btouch\s|mkdir\s|"
+    r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"
+    r"\b(?:npm|pnpm|yarn|pip|pip3|uv|cargo|go|brew|apt|apt-get) (?:install|add|i|get|remove)\b|"
+    r"<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|write_text|\.write\(|kill\b|taskkill|docker|systemctl|"
+    r"just\s|make\b"
+)
 REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
 ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
 CALLS = "_problem_calls"
@@ -92,8 +97,16 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
         out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
         if len(cited) >= 3:
-            out.append(Problem(str(cid), "loop", cited, quote, f"same_action_{len(cited)}_times ({name})",
-                               f"{what} {len(cited)} times with nothing changed between (GUIDE §5: 3 or more)"))
+            out.append(
+                Problem(
+                    str(cid),
+                    "loop",
+                    cited,
+                    quote,
+                    f"same_action_{len(cited)}_times ({name})",
+                    f"{what} {len(cited)} times with nothing changed between (GUIDE §5: 3 or more)",
+                )
+            )
         del rpos
     return out
 
@@ -102,8 +115,10 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 # range (sed's A,Bp; a read tool's offset, limit or view_range)
 READ_TOOL = r"(?i)^(?:read|read_file|view|view_file|open_file|cat|readfile|read_many_files)$"
 PATH_ARG = r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\""
-SHELL_READ = (r"(?:^|[\s\"(;&|])(?:cat|nl(?: -ba)?|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|"
-              r"sed -n [\\\"']*\d+,\d+p[\\\"']*)\s+([\w./~-]+\.\w+)")
+SHELL_READ = (
+    r"(?:^|[\s\"(;&|])(?:cat|nl(?: -ba)?|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|"
+    r"sed -n [\\\"']*\d+,\d+p[\\\"']*)\s+([\w./~-]+\.\w+)"
+)
 RANGE = r"(\d+\s*,\s*\d+)p|\"(?:offset|limit|view_range|start_line|end_line|line_start)\"\s*:\s*([\[\d, \]]+)"
 
 
@@ -136,9 +151,17 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 quote = quote or args_quote(str(args or ""))
             seen.append((pos, lo, hi))
         if len(cited) >= 2:
-            out.append(Problem(str(cid), "redundant_work", sorted(cited), quote, "reread_unchanged",
-                               f"{file}: lines already read, read again with no successful edit or writing "
-                               "command between (GUIDE §5: re-reading the same unchanged file)"))
+            out.append(
+                Problem(
+                    str(cid),
+                    "redundant_work",
+                    sorted(cited),
+                    quote,
+                    "reread_unchanged",
+                    f"{file}: lines already read, read again with no successful edit or writing "
+                    "command between (GUIDE §5: re-reading the same unchanged file)",
+                )
+            )
     return out
 
 
@@ -190,9 +213,17 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:QUOTE]
                 cited = sorted({at[r][0] for r in stretch} | set(stretch))
                 distinct = len({at[r][1] for r in stretch})
-                out.append(Problem(cid, "loop", cited, line, f"same_error_{n}_times ({name})",
-                                   f"{name} failed {n} times in a row with the same error, {distinct} distinct "
-                                   f"argument sets (GUIDE §5: 3 or more without progress)"))
+                out.append(
+                    Problem(
+                        cid,
+                        "loop",
+                        cited,
+                        line,
+                        f"same_error_{n}_times ({name})",
+                        f"{name} failed {n} times in a row with the same error, {distinct} distinct "
+                        f"argument sets (GUIDE §5: 3 or more without progress)",
+                    )
+                )
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 

@@ -7,6 +7,7 @@ largest tool outputs. ``lost_focus``
 (scattering, thrashing, going off-task) has no mechanical rule that a reader agreed with often enough, so it
 stays silent (docs/failures-evaluation.md); drift's ``no_focus`` and ``tool_dispersion`` stay its detail.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,9 +41,16 @@ def crowded(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 AND x.position = arg_max(top.position, top.chars))
         FROM s JOIN top ON top.cid = s.cid AND top.r <= {CITED} GROUP BY s.cid, s.chars, s.tool_chars
         ORDER BY 1""").fetchall()
-    return [Problem(str(cid), "context_crowded", [int(p) for p in pos], quote_at(str(text or ""), LINE.search(str(text or ""))),
-                    "tool_output_share",
-                    f"~{int(chars) // 4:,} tokens on the main path, {tool / chars:.0%} tool output, much of it in "
-                    f"outputs of {BULKY_CHARS:,}+ characters (GUIDE §5: {CROWDED_TOKENS:,} tokens; here {TOOL_SHARE:.0%} "
-                    f"tool output, {BULKY_SHARE:.0%} of it bulky)")
-            for cid, chars, tool, pos, text in rows]
+    return [
+        Problem(
+            str(cid),
+            "context_crowded",
+            [int(p) for p in pos],
+            quote_at(str(text or ""), LINE.search(str(text or ""))),
+            "tool_output_share",
+            f"~{int(chars) // 4:,} tokens on the main path, {tool / chars:.0%} tool output, much of it in "
+            f"outputs of {BULKY_CHARS:,}+ characters (GUIDE §5: {CROWDED_TOKENS:,} tokens; here {TOOL_SHARE:.0%} "
+            f"tool output, {BULKY_SHARE:.0%} of it bulky)",
+        )
+        for cid, chars, tool, pos, text in rows
+    ]

@@ -1,6 +1,7 @@
 """Claims held against the run's own evidence (SPEC §24 ``gave_up_or_false_success``): the assistant says the
 work is done while its last results are errors, or the person's next turn says it failed; it declines a task its
 tools could do. SQL preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
+
 from __future__ import annotations
 
 import re
@@ -14,43 +15,60 @@ from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
 # the assistant says the work is done or works (not a plan: "I will fix")
-CLAIM = (r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
-         r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
-         r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
-         r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
-         r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
-         r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功")
+CLAIM = (
+    r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
+    r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
+    r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
+    r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
+    r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
+    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功"
+)
 # the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
-DECLINE = (r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
-           r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b")
+DECLINE = (
+    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
+    r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b"
+)
 # the assistant says it changed something (past tense, first person)
-CHANGED = (r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
-           r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
-           r"我已(?:经)?(?:修改|更新|添加|修复)")
+CHANGED = (
+    r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
+    r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
+    r"我已(?:经)?(?:修改|更新|添加|修复)"
+)
 # the person's turn shows the work failed: the user_repeated words, a regression named, a crash pasted back (a
 # traceback, an uncaught error; a plain error line may be a new issue)
-FAILED = re.compile(r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
-                    r"\bUncaught \w*Error\b")
+FAILED = re.compile(
+    r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
+    r"\bUncaught \w*Error\b"
+)
 # the assistant says it looked (checked, scanned, verified) or states what looking found ("no X was found", "no
 # changes are needed", "is already compliant"): a claim that needs evidence a call would have produced
-LOOKED = (r"(?i)\b(?:after (?:scanning|checking|reviewing|searching|inspecting|analy[sz]ing)|I (?:have |'ve )?(?:just )?"
-          r"(?:scanned|checked|verified|searched|inspected|reviewed|confirmed|tested)|no [\w`./*-]+(?: [\w`./*-]+){0,4} "
-          r"(?:was|were) (?:found|detected)|no changes (?:are|were) (?:needed|required|necessary)|(?:is|are) (?:fully|"
-          r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j'ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)")
-CLAIM_RE, DECLINE_RE, CHANGED_RE, LOOKED_RE = re.compile(CLAIM), re.compile(DECLINE), re.compile(CHANGED), re.compile(LOOKED)
+LOOKED = (
+    r"(?i)\b(?:after (?:scanning|checking|reviewing|searching|inspecting|analy[sz]ing)|I (?:have |'ve )?(?:just )?"
+    r"(?:scanned|checked|verified|searched|inspected|reviewed|confirmed|tested)|no [\w`./*-]+(?: [\w`./*-]+){0,4} "
+    r"(?:was|were) (?:found|detected)|no changes (?:are|were) (?:needed|required|necessary)|(?:is|are) (?:fully|"
+    r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j'ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
+)
+CLAIM_RE, DECLINE_RE, CHANGED_RE, LOOKED_RE = (
+    re.compile(CLAIM),
+    re.compile(DECLINE),
+    re.compile(CHANGED),
+    re.compile(LOOKED),
+)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 
 
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    return (_contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con)
-            + _unlooked(con))
+    return _contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con) + _unlooked(con)
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
     """``claim_contradicted``: the last assistant text before a person turn claims success, and that person turn
     says the work failed them (the user_repeated patterns, a regression named, an error pasted back)."""
-    pushed = {(t.conversation_id, t.position) for t in turns
-              if t.index > 0 and t.replied and t.answered and (REPEATED.search(t.text) or FAILED.search(t.text))}
+    pushed = {
+        (t.conversation_id, t.position)
+        for t in turns
+        if t.index > 0 and t.replied and t.answered and (REPEATED.search(t.text) or FAILED.search(t.text))
+    }
     if not pushed:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
@@ -69,8 +87,16 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     out = []
     for cid, pos, apos, text in rows:
         m = CLAIM_RE.search(text)
-        out.append(Problem(str(cid), "gave_up_or_false_success", [int(apos), int(pos)], quote_at(text, m),
-                           "claim_contradicted", "the person's next turn says the claimed work failed them"))
+        out.append(
+            Problem(
+                str(cid),
+                "gave_up_or_false_success",
+                [int(apos), int(pos)],
+                quote_at(text, m),
+                "claim_contradicted",
+                "the person's next turn says the claimed work failed them",
+            )
+        )
     return out
 
 
@@ -93,8 +119,16 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     out = []
     for cid, rpos, pos, text in rows:
         m = CLAIM_RE.search(text)
-        out.append(Problem(str(cid), "gave_up_or_false_success", [int(rpos), int(pos)], quote_at(text, m),
-                           "claim_over_errors", "the run's last result before the claim is an error"))
+        out.append(
+            Problem(
+                str(cid),
+                "gave_up_or_false_success",
+                [int(rpos), int(pos)],
+                quote_at(text, m),
+                "claim_over_errors",
+                "the run's last result before the claim is an error",
+            )
+        )
     return out
 
 
@@ -109,9 +143,17 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         SELECT cid, pos, text FROM fin
         WHERE regexp_matches(text, '{sql_str(DECLINE)}')
           AND fin.cid IN (SELECT cid FROM ({calls_sql()}) WHERE mut) ORDER BY 1""").fetchall()
-    return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, DECLINE_RE.search(text)),
-                    "declined_with_tools", "the agent changed things with its tools in this run, so the task was in its reach")
-            for cid, pos, text in rows]
+    return [
+        Problem(
+            str(cid),
+            "gave_up_or_false_success",
+            [int(pos)],
+            quote_at(text, DECLINE_RE.search(text)),
+            "declined_with_tools",
+            "the agent changed things with its tools in this run, so the task was in its reach",
+        )
+        for cid, pos, text in rows
+    ]
 
 
 def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -129,9 +171,17 @@ def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.mut
                                                   AND c.pos > a.since AND c.pos <= a.pos)
         ORDER BY 1, 2""").fetchall()
-    return [Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, CHANGED_RE.search(text)),
-                    "claimed_without_change", "no call since the person's last turn changed anything, and this "
-                    "agent does make changes in this run") for cid, pos, text in rows]
+    return [
+        Problem(
+            str(cid),
+            "gave_up_or_false_success",
+            [int(pos)],
+            quote_at(text, CHANGED_RE.search(text)),
+            "claimed_without_change",
+            "no call since the person's last turn changed anything, and this agent does make changes in this run",
+        )
+        for cid, pos, text in rows
+    ]
 
 
 def _unlooked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -149,6 +199,15 @@ def _unlooked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = a.cid
                                                   AND t.position > a.since AND t.position <= a.pos)
         ORDER BY 1, 3""").fetchall()
-    return [Problem(str(cid), "gave_up_or_false_success", [int(since), int(pos)], quote_at(text, LOOKED_RE.search(text)),
-                    "claimed_without_looking", "no call ran since the person's last turn, and this agent does call "
-                    "tools in this run: what it says it checked, it did not look at") for cid, since, pos, text in rows]
+    return [
+        Problem(
+            str(cid),
+            "gave_up_or_false_success",
+            [int(since), int(pos)],
+            quote_at(text, LOOKED_RE.search(text)),
+            "claimed_without_looking",
+            "no call ran since the person's last turn, and this agent does call "
+            "tools in this run: what it says it checked, it did not look at",
+        )
+        for cid, since, pos, text in rows
+    ]

@@ -13,6 +13,7 @@ SPEC §27), which the rules audit reads too:
 
 An instruction counts from the turn that gives it to the next person turn (``one_at_a_time`` for ``STANDING``
 messages); instructions no program can check are left alone, never guessed."""
+
 from __future__ import annotations
 
 import re
@@ -28,8 +29,14 @@ from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUES
 
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
-KINDS = {"format_fence": "fence", "format_json": "json_only", "banned_word": "banned_word",
-         "one_question_at_a_time": "one_at_a_time", "code_banned": "code_banned", "no_changes": "no_changes"}
+KINDS = {
+    "format_fence": "fence",
+    "format_json": "json_only",
+    "banned_word": "banned_word",
+    "one_question_at_a_time": "one_at_a_time",
+    "code_banned": "code_banned",
+    "no_changes": "no_changes",
+}
 OPEN = 2147483647  # an instruction that holds to the end of the run
 
 
@@ -55,8 +62,11 @@ def extract(con: duckdb.DuckDBPyConnection, given: list[Rule] | None = None) -> 
         if r.standing or r.check is None or r.check.kind not in KINDS:
             continue
         until = OPEN if r.until is None else r.until + 1
-        values = r.check.target or {"format_json": ("JSON",), "one_question_at_a_time": ("one question",),
-                                    "no_changes": ("no change",)}.get(r.check.kind, ("",))
+        values = r.check.target or {
+            "format_json": ("JSON",),
+            "one_question_at_a_time": ("one question",),
+            "no_changes": ("no change",),
+        }.get(r.check.kind, ("",))
         out += [Instruction(r.conversation_id, r.position, until, KINDS[r.check.kind], v, r.text) for v in values]
     return out
 
@@ -80,39 +90,61 @@ def standing(found: Audit) -> list[Problem]:
         r = by_key[v.rule]
         if v.verdict == "broke" and r.standing and r.check is not None and r.source != "system prompt":
             where = f"{r.source} {r.path}".strip() if r.source != "person" else "the instruction"
-            out.append(Problem(v.conversation_id, "instruction_violated", [v.position, v.said_at], v.quote[:100],
-                               r.check.kind, f"{where} at [{v.said_at}]: “{r.text[:80]}”"))
+            out.append(
+                Problem(
+                    v.conversation_id,
+                    "instruction_violated",
+                    [v.position, v.said_at],
+                    v.quote[:100],
+                    r.check.kind,
+                    f"{where} at [{v.said_at}]: “{r.text[:80]}”",
+                )
+            )
     return out
 
 
 def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Problem]:
     if unknown := sorted({i.kind for i in given} - set(CHECKS) - set(CALL_CHECKS)):
-        raise ValueError(f"instruction kinds with no check: {', '.join(unknown)} "
-                         f"(known: {', '.join([*CHECKS, *CALL_CHECKS])})")
+        raise ValueError(
+            f"instruction kinds with no check: {', '.join(unknown)} (known: {', '.join([*CHECKS, *CALL_CHECKS])})"
+        )
     if not given:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _instructions (k INTEGER, cid VARCHAR, pos INTEGER, upto INTEGER)")
-    con.executemany("INSERT INTO _instructions VALUES (?, ?, ?, ?)",
-                    [[k, i.conversation_id, i.position, i.until] for k, i in enumerate(given)])
+    con.executemany(
+        "INSERT INTO _instructions VALUES (?, ?, ?, ?)",
+        [[k, i.conversation_id, i.position, i.until] for k, i in enumerate(given)],
+    )
     rows = con.execute("""
         SELECT i.k, r.position, r.content FROM _instructions i
         JOIN messages r ON r.conversation_id = i.cid AND r.on_main_path AND r.role = 'assistant' AND NOT r.blank
              AND r.position > i.pos AND r.position < i.upto
         ORDER BY i.cid, r.position, i.pos DESC, i.k""").fetchall()
     # the instructions checked against calls: the first successful change in the span, with its arguments
-    changed = con.execute(f"""
+    changed = (
+        con.execute(f"""
         SELECT i.k, arg_min(c.pos, c.pos * 100000 + c.k), arg_min(c.args, c.pos * 100000 + c.k)
         FROM _instructions i JOIN ({calls_sql()}) c ON c.cid = i.cid AND c.mut AND c.pos > i.pos AND c.pos < i.upto
-        GROUP BY i.k""").fetchall() if any(i.kind in CALL_CHECKS for i in given) else []
+        GROUP BY i.k""").fetchall()
+        if any(i.kind in CALL_CHECKS for i in given)
+        else []
+    )
     con.execute("DROP TABLE _instructions")
     out: list[Problem] = []
     seen: set[tuple[str, int, str]] = set()
     for k, cpos, args in changed:
         ins = given[k]
         if ins.kind in CALL_CHECKS:
-            out.append(Problem(ins.conversation_id, "instruction_violated", [int(cpos), ins.position],
-                               args_quote(str(args or "")), CALL_CHECKS[ins.kind],
-                               f"the instruction at [{ins.position}]: “{ins.quote}”"))
+            out.append(
+                Problem(
+                    ins.conversation_id,
+                    "instruction_violated",
+                    [int(cpos), ins.position],
+                    args_quote(str(args or "")),
+                    CALL_CHECKS[ins.kind],
+                    f"the instruction at [{ins.position}]: “{ins.quote}”",
+                )
+            )
     for k, rpos, reply in rows:
         ins = given[k]
         if ins.kind in CALL_CHECKS:
@@ -124,8 +156,16 @@ def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Pro
         if (ins.conversation_id, rpos, rule) in seen:
             continue
         seen.add((ins.conversation_id, rpos, rule))
-        out.append(Problem(ins.conversation_id, "instruction_violated", [int(rpos), ins.position], broke, rule,
-                           f"the instruction at [{ins.position}]: “{ins.quote}”"))
+        out.append(
+            Problem(
+                ins.conversation_id,
+                "instruction_violated",
+                [int(rpos), ins.position],
+                broke,
+                rule,
+                f"the instruction at [{ins.position}]: “{ins.quote}”",
+            )
+        )
     return out
 
 
@@ -158,9 +198,12 @@ def _code_banned(ins: Instruction, reply: str) -> tuple[str, str] | None:
 
 
 CHECKS: dict[str, Callable[[Instruction, str], tuple[str, str] | None]] = {
-    "fence": _fence, "json_only": _json_only, "one_at_a_time": _one_at_a_time, "banned_word": _banned_word,
-    "code_banned": _code_banned}
+    "fence": _fence,
+    "json_only": _json_only,
+    "one_at_a_time": _one_at_a_time,
+    "banned_word": _banned_word,
+    "code_banned": _code_banned,
+}
 # instructions held against the calls in their span (``actions.prepare`` first): the kind, and the rule when a
 # successful change breaks it
 CALL_CHECKS: dict[str, str] = {"no_changes": "changed_when_told_not_to"}
-

@@ -1,11 +1,20 @@
 """A problem a reviewer flags (SPEC §24): its kind, where it shows, a verbatim quote, the rule and the norm."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-KINDS = ("lost_focus", "context_crowded", "user_repeated", "instruction_violated", "redundant_work", "loop",
-         "gave_up_or_false_success", "frustration")
+KINDS = (
+    "lost_focus",
+    "context_crowded",
+    "user_repeated",
+    "instruction_violated",
+    "redundant_work",
+    "loop",
+    "gave_up_or_false_success",
+    "frustration",
+)
 QUOTE = 100  # characters of a quote at most
 
 

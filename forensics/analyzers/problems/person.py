@@ -3,6 +3,7 @@ exasperated with the assistant (``frustration``). Only ``messages.origin = 'pers
 person's own words (``messages.person_text``: not a slash command's expansion, a template's body or the IDE's
 context); SQL picks them, the rules read each one's first ``HEAD`` characters (what they say, not the log they
 paste)."""
+
 from __future__ import annotations
 
 import functools
@@ -18,42 +19,103 @@ HEAD = 400
 
 # the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
 # baseline's user_pushback patterns are its English core)
-REPEATED = re.compile("|".join([
-    r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
-    r"same|seeing|see|laggy|there|missing|happening)\b",
-    r"\bsame (?:error|issue|problem|exception|result|thing)\b", r"\bit'?s the same\b",
-    r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b",
-    r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
-    r"^\W*(?:nope|no)\b[,.!]", r"^\W*nope\b", r"\bno go\b",
-    r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b", r"\bas I said\b",
-    r"\bwhy did you\b", r"\bis still (?:there|here|happening|broken|not)\b", r"\bstill (?:seems?|appears?) to\b",
-    r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
-    r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
-    # French, German, Spanish
-    r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b", r"\bje ne vois (?:pas|rien)\b",
-    r"\bne (?:marche|fonctionne) (?:pas|toujours pas)\b", r"\bimmer noch\b", r"\bfunktioniert (?:nicht|immer)\b",
-    r"\bsigue sin\b", r"\bno funciona\b",
-    # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
-    "还是不[行对]", "还是报错", "不对", "错了", "没有用", "不起作用", "你忘了", "又错", "我说了", "我已经说",
-    "(?:자|라)니까", "했잖아", "하라고", "또 안", "안되(?:네|는데|잖아)", "여전히", "똑같이 안",
-]), re.IGNORECASE | re.MULTILINE)
+REPEATED = re.compile(
+    "|".join(
+        [
+            r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+            r"same|seeing|see|laggy|there|missing|happening)\b",
+            r"\bsame (?:error|issue|problem|exception|result|thing)\b",
+            r"\bit'?s the same\b",
+            r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b",
+            r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
+            r"^\W*(?:nope|no)\b[,.!]",
+            r"^\W*nope\b",
+            r"\bno go\b",
+            r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b",
+            r"\bas I said\b",
+            r"\bwhy did you\b",
+            r"\bis still (?:there|here|happening|broken|not)\b",
+            r"\bstill (?:seems?|appears?) to\b",
+            r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
+            r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+            # French, German, Spanish
+            r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b",
+            r"\bje ne vois (?:pas|rien)\b",
+            r"\bne (?:marche|fonctionne) (?:pas|toujours pas)\b",
+            r"\bimmer noch\b",
+            r"\bfunktioniert (?:nicht|immer)\b",
+            r"\bsigue sin\b",
+            r"\bno funciona\b",
+            # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
+            "还是不[行对]",
+            "还是报错",
+            "不对",
+            "错了",
+            "没有用",
+            "不起作用",
+            "你忘了",
+            "又错",
+            "我说了",
+            "我已经说",
+            "(?:자|라)니까",
+            "했잖아",
+            "하라고",
+            "또 안",
+            "안되(?:네|는데|잖아)",
+            "여전히",
+            "똑같이 안",
+        ]
+    ),
+    re.IGNORECASE | re.MULTILINE,
+)
 
 # a standing directive; said again within DIRECTIVE_TURNS person turns of an earlier one, it is a repeat
-DIRECTIVES = [re.compile(p, re.IGNORECASE) for p in (
-    r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b", r"\bstep[ -]by[ -]step\b",
-    r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b", r"\bonly (?:propose|suggest|show)\b",
-    r"\b(?:be )?(?:more )?concise\b", "변경하지\\s*말", "제안만", "一个一个", "不要(?:改|修改|动)")]
+DIRECTIVES = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b",
+        r"\bstep[ -]by[ -]step\b",
+        r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b",
+        r"\bonly (?:propose|suggest|show)\b",
+        r"\b(?:be )?(?:more )?concise\b",
+        "변경하지\\s*말",
+        "제안만",
+        "一个一个",
+        "不要(?:改|修改|动)",
+    )
+]
 DIRECTIVE_TURNS = 10
 
 # exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
-FRUSTRATED = re.compile("|".join([
-    r"\?{4,}", r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
-    r"\byou should know\b", r"\bare you (?:kidding|serious|stupid|dumb|even)\b", r"\bwhat the (?:hell|fuck)\b",
-    r"\bwtf\b", r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
-    r"\bidiot\b", r"\bhow many times\b", r"\bfor the (?:third|fourth|fifth|tenth|\d+(?:rd|th)) time\b",
-    r"\bI suspect you are not\b", r"\byou (?:wasted|ruined)\b", r"\bseriously[?!]", r"\bI'?m (?:so )?(?:tired|sick) of\b",
-    "이해(?:를)? ?못", "도대체", "왜 자꾸", "내말을", "到底", "你怎么又", "垃圾", "废物",
-]), re.IGNORECASE)
+FRUSTRATED = re.compile(
+    "|".join(
+        [
+            r"\?{4,}",
+            r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
+            r"\byou should know\b",
+            r"\bare you (?:kidding|serious|stupid|dumb|even)\b",
+            r"\bwhat the (?:hell|fuck)\b",
+            r"\bwtf\b",
+            r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
+            r"\bidiot\b",
+            r"\bhow many times\b",
+            r"\bfor the (?:third|fourth|fifth|tenth|\d+(?:rd|th)) time\b",
+            r"\bI suspect you are not\b",
+            r"\byou (?:wasted|ruined)\b",
+            r"\bseriously[?!]",
+            r"\bI'?m (?:so )?(?:tired|sick) of\b",
+            "이해(?:를)? ?못",
+            "도대체",
+            "왜 자꾸",
+            "내말을",
+            "到底",
+            "你怎么又",
+            "垃圾",
+            "废物",
+        ]
+    ),
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -91,8 +153,10 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
         LEFT JOIN a USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank AND coalesce(m.person_text, m.content) <> ''
         ORDER BY 1, 2""").fetchall()
-    return [Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n), str(f))
-            for c, p, t, r, i, n, f, a, x in rows]
+    return [
+        Turn(str(c), int(p), str(t), bool(r), bool(a), bool(x), int(i), int(n), str(f))
+        for c, p, t, r, i, n, f, a, x in rows
+    ]
 
 
 def user_repeated(turns: list[Turn]) -> list[Problem]:
@@ -109,12 +173,16 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
                 continue
             if m := REPEATED.search(t.text):
                 hits.append((t, "said_again", quote_at(t.text, m)))
-            elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS):k]):
+            elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS) : k]):
                 hits.append((t, "directive_again", quote_at(t.text, m)))
-            elif _asked_before(t, [e for e in conv[max(0, k - 6):k] if e.answered_next]) is not None:
+            elif _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next]) is not None:
                 hits.append((t, "asked_again", quote_at(t.text)))
-    return _incidents(hits, by_conv, "user_repeated",
-                      "the person's own earlier turns in this conversation (no corpus norm: their words)")
+    return _incidents(
+        hits,
+        by_conv,
+        "user_repeated",
+        "the person's own earlier turns in this conversation (no corpus norm: their words)",
+    )
 
 
 def frustration(turns: list[Turn]) -> list[Problem]:
@@ -126,8 +194,9 @@ def frustration(turns: list[Turn]) -> list[Problem]:
     return _incidents(hits, by_conv, "frustration", "the person's own words (no corpus norm)")
 
 
-def _incidents(hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str,
-               norm: str) -> list[Problem]:
+def _incidents(
+    hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str, norm: str
+) -> list[Problem]:
     out: list[Problem] = []
     last: dict[str, int] = {}  # conversation -> index of the last flagged person turn
     for t, rule, quote in hits:
@@ -194,7 +263,7 @@ def _resent(t: Turn, earlier: list[Turn]) -> Turn | None:
 
 def _words(text: str) -> frozenset[tuple[str, ...]]:
     w = WORD.findall(text.lower())
-    return frozenset(tuple(w[k:k + 3]) for k in range(len(w) - 2))
+    return frozenset(tuple(w[k : k + 3]) for k in range(len(w) - 2))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -204,7 +273,7 @@ def _norm(text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _grams(text: str) -> frozenset[str]:
-    return frozenset(text[k:k + 3] for k in range(len(text) - 2))
+    return frozenset(text[k : k + 3] for k in range(len(text) - 2))
 
 
 def _similar(a: str, b: str) -> bool:

@@ -3,6 +3,7 @@ doing the task. Three or more replies in a row that each ask the person to add, 
 with no call of the agent and no person turn between (only the harness's turns: confirmations, files added), are
 the same action repeated without progress (GUIDE §5 loop): rule ``asked_for_input_N_times``. SQL picks the replies
 that ask and the turns that end a chain; Python chains them."""
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,10 @@ from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
 # a request for input from the person, read in the reply's last TAIL characters (where a reply asks)
-ASKS = (r"(?i)\b(?:please|could you|can you|you (?:should|need to|must))\s+(?:also\s+)?(?:add|provide|share|paste|"
-        r"upload|send|attach)\b|\brecommend (?:that )?you (?:also )?add\b")
+ASKS = (
+    r"(?i)\b(?:please|could you|can you|you (?:should|need to|must))\s+(?:also\s+)?(?:add|provide|share|paste|"
+    r"upload|send|attach)\b|\brecommend (?:that )?you (?:also )?add\b"
+)
 ASKS_RE = re.compile(ASKS)
 TAIL = 1500
 IN_A_ROW = 3
@@ -37,10 +40,17 @@ def asked_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         if cid != last or not asks:
             if len(chain) >= IN_A_ROW and last is not None:
                 first = chain[0][1]
-                out.append(Problem(str(last), "loop", [p for p, _ in chain], quote_at(first, ASKS_RE.search(first)),
-                                   f"asked_for_input_{len(chain)}_times",
-                                   f"{len(chain)} replies in a row ask the person for more input, with no call and no "
-                                   f"person turn between (GUIDE §5: 3 or more without progress)"))
+                out.append(
+                    Problem(
+                        str(last),
+                        "loop",
+                        [p for p, _ in chain],
+                        quote_at(first, ASKS_RE.search(first)),
+                        f"asked_for_input_{len(chain)}_times",
+                        f"{len(chain)} replies in a row ask the person for more input, with no call and no "
+                        f"person turn between (GUIDE §5: 3 or more without progress)",
+                    )
+                )
             chain = []
         if asks:
             chain.append((int(pos), str(text)))

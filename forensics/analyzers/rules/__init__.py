@@ -7,6 +7,7 @@ check it, each later turn that kept or broke it, with its evidence.
 run's turns against them, ``load`` reads the warehouse, ``section`` reports. Rules no program can check are listed
 as ``unchecked``, never guessed.
 """
+
 from forensics.analyzers.declare import Analyzer, CheckRule, Mark
 from forensics.analyzers.rules.extract import Rule, rules_of
 from forensics.analyzers.rules.load import Audit, audit, rules
@@ -16,7 +17,9 @@ from forensics.warehouse import derived
 __all__ = ["ANALYZER", "NAME", "TITLE", "Audit", "Rule", "audit", "rules", "rules_of", "run"]
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     checks=(
         CheckRule("rules.adherence", "higher", 0.05, False),  # a share of turns: five points down is a regression
         CheckRule("rules.by_rule.*.adherence", "higher", 0.10, False),
@@ -27,12 +30,23 @@ ANALYZER = Analyzer(
     ),
     marks=(Mark(MARKS_TABLE, ("rules",)),),
     tables=(
-        derived.Table(RULES_TABLE, "selection", "one row per rule a run was given (SPEC §27): where it came from "
-                      "(instruction file and path, system prompt, the person), the position that put it in the context "
-                      "(and the last it holds at), its words, its check or `unchecked`, turns kept and broken"),
-        derived.Table(VERDICTS_TABLE, "selection", "one row per turn a checkable rule bore on: kept or broke, a "
-                      "verbatim quote of the evidence, the saying it was held to, whether a compaction fell between"),
-        derived.Table(MARKS_TABLE, "selection", "per message, for the explorer's transcript: the rules it loaded and "
-                      "the rules it broke"),
+        derived.Table(
+            RULES_TABLE,
+            "selection",
+            "one row per rule a run was given (SPEC §27): where it came from "
+            "(instruction file and path, system prompt, the person), the position that put it in the context "
+            "(and the last it holds at), its words, its check or `unchecked`, turns kept and broken",
+        ),
+        derived.Table(
+            VERDICTS_TABLE,
+            "selection",
+            "one row per turn a checkable rule bore on: kept or broke, a "
+            "verbatim quote of the evidence, the saying it was held to, whether a compaction fell between",
+        ),
+        derived.Table(
+            MARKS_TABLE,
+            "selection",
+            "per message, for the explorer's transcript: the rules it loaded and the rules it broke",
+        ),
     ),
 )

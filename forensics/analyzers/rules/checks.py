@@ -5,6 +5,7 @@ instead of another (a package manager), a path not to touch, tests before a comm
 and the per-request formats of the person's turn (a fenced block of a language, JSON only, a word not to use, one
 question at a time). Every other rule is ``unchecked``: listed, never guessed.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,61 +18,153 @@ ARG = r"(?:`(?P<tick>[^`\n]{1,80})`|(?P<word>[A-Za-z0-9_](?:[\w.+/-]*[\w+/-])?))
 
 # package managers, by the ecosystem whose installs they compete for
 FAMILIES = (("npm", "yarn", "pnpm", "bun"), ("pip", "pip3", "uv", "poetry", "pipenv", "conda"))
-PROGRAMS = frozenset({p for f in FAMILIES for p in f} | {
-    "rg", "grep", "find", "fd", "cat", "bat", "ls", "sed", "awk", "curl", "wget", "make", "cargo", "go", "docker",
-    "podman", "python", "python3", "node", "deno", "npx", "bunx", "pytest", "jest", "vitest", "git", "sudo", "tsc",
-    "eslint", "prettier", "black", "ruff", "mypy", "kubectl", "helm", "terraform", "just", "task", "gh"})
+PROGRAMS = frozenset(
+    {p for f in FAMILIES for p in f}
+    | {
+        "rg",
+        "grep",
+        "find",
+        "fd",
+        "cat",
+        "bat",
+        "ls",
+        "sed",
+        "awk",
+        "curl",
+        "wget",
+        "make",
+        "cargo",
+        "go",
+        "docker",
+        "podman",
+        "python",
+        "python3",
+        "node",
+        "deno",
+        "npx",
+        "bunx",
+        "pytest",
+        "jest",
+        "vitest",
+        "git",
+        "sudo",
+        "tsc",
+        "eslint",
+        "prettier",
+        "black",
+        "ruff",
+        "mypy",
+        "kubectl",
+        "helm",
+        "terraform",
+        "just",
+        "task",
+        "gh",
+    }
+)
 # what a bare word after a prohibition stands for: "never push" is `git push`, "never commit" `git commit`
-BARE = {"force push": "git push --force", "force-push": "git push --force", "push": "git push",
-        "commit": "git commit", "use sudo": "sudo", "sudo": "sudo", "rm -rf": "rm -rf",
-        "git reset --hard": "git reset --hard", "reset --hard": "git reset --hard", "amend": "git commit --amend"}
+BARE = {
+    "force push": "git push --force",
+    "force-push": "git push --force",
+    "push": "git push",
+    "commit": "git commit",
+    "use sudo": "sudo",
+    "sudo": "sudo",
+    "rm -rf": "rm -rf",
+    "git reset --hard": "git reset --hard",
+    "reset --hard": "git reset --hard",
+    "amend": "git commit --amend",
+}
 
-LANGUAGES = {"chinese": "zh", "mandarin": "zh", "english": "en", "japanese": "ja", "korean": "ko", "russian": "ru",
-             "french": "fr", "german": "de", "spanish": "es", "portuguese": "pt", "italian": "it"}
-LANGUAGE = re.compile(r"(?i)\b(?:answer|reply|respond|write|talk|speak|communicate|converse|responses?|replies|answers)"
-                      r"\w*\b(?:[^.\n]{0,30})\b(?:in|using)\s+(" + "|".join(LANGUAGES) + r")\b")
-LANGUAGE_ZH = re.compile(r"(?:用|使用|以)(中文|英文|日文|日语|英语|汉语)(?:来)?(?:回答|回复|交流|沟通|答复|输出|写)"
-                         r"|(中文|英文)(?:回答|回复|答复)")
+LANGUAGES = {
+    "chinese": "zh",
+    "mandarin": "zh",
+    "english": "en",
+    "japanese": "ja",
+    "korean": "ko",
+    "russian": "ru",
+    "french": "fr",
+    "german": "de",
+    "spanish": "es",
+    "portuguese": "pt",
+    "italian": "it",
+}
+LANGUAGE = re.compile(
+    r"(?i)\b(?:answer|reply|respond|write|talk|speak|communicate|converse|responses?|replies|answers)"
+    r"\w*\b(?:[^.\n]{0,30})\b(?:in|using)\s+(" + "|".join(LANGUAGES) + r")\b"
+)
+LANGUAGE_ZH = re.compile(
+    r"(?:用|使用|以)(中文|英文|日文|日语|英语|汉语)(?:来)?(?:回答|回复|交流|沟通|答复|输出|写)"
+    r"|(中文|英文)(?:回答|回复|答复)"
+)
 ZH_NAMES = {"中文": "zh", "汉语": "zh", "英文": "en", "英语": "en", "日文": "ja", "日语": "ja"}
-EMOJI = re.compile(r"(?i)\b(?:never|don'?t|do not|no|avoid|without|must not)\b[^.\n]{0,30}\bemojis?\b"
-                   r"|(?:不要|禁止|别|不准)(?:使用|用|加)?(?:表情|emoji)")
-TESTS_FIRST = re.compile(r"(?i)\btests?\b[^.\n]{0,60}\bbefore\b[^.\n]{0,30}\bcommit"
-                         r"|\bbefore\b[^.\n]{0,30}\bcommit\w*\b[^.\n]{0,60}\b(?:run|pass)\w*\b[^.\n]{0,30}\btests?\b"
-                         r"|提交前[^。\n]{0,20}(?:运行|跑)[^。\n]{0,10}测试")
-INSTEAD = re.compile(r"(?i)\b(?:use|run|prefer|always use)\s+" + ARG.replace("tick", "a1").replace("word", "a2")
-                     + r"\s*,?\s*(?:instead of|rather than|not|over|in place of)\s+(?:using\s+)?"
-                     + ARG.replace("tick", "b1").replace("word", "b2"))
+EMOJI = re.compile(
+    r"(?i)\b(?:never|don'?t|do not|no|avoid|without|must not)\b[^.\n]{0,30}\bemojis?\b"
+    r"|(?:不要|禁止|别|不准)(?:使用|用|加)?(?:表情|emoji)"
+)
+TESTS_FIRST = re.compile(
+    r"(?i)\btests?\b[^.\n]{0,60}\bbefore\b[^.\n]{0,30}\bcommit"
+    r"|\bbefore\b[^.\n]{0,30}\bcommit\w*\b[^.\n]{0,60}\b(?:run|pass)\w*\b[^.\n]{0,30}\btests?\b"
+    r"|提交前[^。\n]{0,20}(?:运行|跑)[^。\n]{0,10}测试"
+)
+INSTEAD = re.compile(
+    r"(?i)\b(?:use|run|prefer|always use)\s+"
+    + ARG.replace("tick", "a1").replace("word", "a2")
+    + r"\s*,?\s*(?:instead of|rather than|not|over|in place of)\s+(?:using\s+)?"
+    + ARG.replace("tick", "b1").replace("word", "b2")
+)
 INSTEAD_ZH = re.compile(r"(?:用|使用)\s*`?(?P<a>[\w.+-]+)`?\s*(?:而不是|代替|替代|不要用)\s*`?(?P<b>[\w.+-]+)`?")
-USE_MANAGER = re.compile(r"(?i)\b(?:always\s+|only\s+)?use\s+(?:only\s+)?`?(" + "|".join(p for f in FAMILIES for p in f)
-                         + r")`?(?=[\s,.;:)]|$)(?:\s+(?:as|for)\b)?")
-PATH_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
-                       r"update|rewrite)\w*\s+(?:(?:the|any|anything in|files? (?:in|under|inside))\s+)*"
-                       r"(?:files?\s+(?:in|under)\s+)?(?:`(?P<tick>[^`\n]{2,120})`|(?P<word>[\w.-]*[/.][\w./*-]+))")
-COMMAND_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:run|use|call|execute|invoke|type)\s+(?:the\s+)?"
-                          r"`(?P<cmd>[^`\n]{1,80})`")
+USE_MANAGER = re.compile(
+    r"(?i)\b(?:always\s+|only\s+)?use\s+(?:only\s+)?`?("
+    + "|".join(p for f in FAMILIES for p in f)
+    + r")`?(?=[\s,.;:)]|$)(?:\s+(?:as|for)\b)?"
+)
+PATH_RULE = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
+    r"update|rewrite)\w*\s+(?:(?:the|any|anything in|files? (?:in|under|inside))\s+)*"
+    r"(?:files?\s+(?:in|under)\s+)?(?:`(?P<tick>[^`\n]{2,120})`|(?P<word>[\w.-]*[/.][\w./*-]+))"
+)
+COMMAND_RULE = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:run|use|call|execute|invoke|type)\s+(?:the\s+)?"
+    r"`(?P<cmd>[^`\n]{1,80})`"
+)
 COMMAND_ZH = re.compile(NEG_ZH + r"\s*(?:运行|使用|执行|调用|用)?\s*`(?P<cmd>[^`\n]{1,80})`")
-BARE_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:(?:run|use)\s+)?(?P<what>force[- ]push|push|commit|"
-                       r"use sudo|sudo|rm -rf|git reset --hard|reset --hard|amend)\b(?P<rest>[^.\n]{0,60})")
+BARE_RULE = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:(?:run|use)\s+)?(?P<what>force[- ]push|push|commit|"
+    r"use sudo|sudo|rm -rf|git reset --hard|reset --hard|amend)\b(?P<rest>[^.\n]{0,60})"
+)
 # what may follow a bare "never commit"/"never push" for it to mean the action itself ("never commit credentials"
 # is about what goes into a commit: unchecked)
-BARE_OBJECT = re.compile(r"(?i)^\s*(?:$|[.,;:!)]|(?:unless|without|until|yet|before|anything|any|your|the|changes|code|"
-                         r"directly|(?:a |the )?commits?\b|to\b|on\b|or\b|and\b|--))")
-PATH_LIST = re.compile(r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
-                       r"update|rewrite)\w*\b(?P<rest>.{0,200})")
+BARE_OBJECT = re.compile(
+    r"(?i)^\s*(?:$|[.,;:!)]|(?:unless|without|until|yet|before|anything|any|your|the|changes|code|"
+    r"directly|(?:a |the )?commits?\b|to\b|on\b|or\b|and\b|--))"
+)
+PATH_LIST = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
+    r"update|rewrite)\w*\b(?P<rest>.{0,200})"
+)
 TICKED_PATH = re.compile(r"`([^`\s]*[/.][^`\s]*)`")
 CONDITION = re.compile(r"(?i)\b(?:unless|except|without|until|before|if|when)\b")
-INSTALL_RULE = re.compile(r"(?i)\b" + NEG + r"\s+(?:try to\s+)?install\b[^.\n]{0,40}?\b(?:with|using|via|through)\s+"
-                          r"(?P<rest>[^.\n]+)")
-UNLESS = re.compile(r"(?i)\bunless\b|\bwithout (?:being |explicit(?:ly)? )?(?:asked|told|permission|approval)"
-                    r"|\bexplicitly (?:asked|requested|told)|\bwhen (?:asked|told)")
+INSTALL_RULE = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:try to\s+)?install\b[^.\n]{0,40}?\b(?:with|using|via|through)\s+"
+    r"(?P<rest>[^.\n]+)"
+)
+UNLESS = re.compile(
+    r"(?i)\bunless\b|\bwithout (?:being |explicit(?:ly)? )?(?:asked|told|permission|approval)"
+    r"|\bexplicitly (?:asked|requested|told)|\bwhen (?:asked|told)"
+)
 TOOL_NAME = re.compile(r"^[A-Z][A-Za-z]+$")
 
 # the per-request formats of a person's (or system) turn, the ``instruction_violated`` kind's first rules
 FENCE_ASKED = re.compile(r"(?i)(?:in|use|using) the format of ```(\w+)```|(?:wrapped|enclosed) in (?:a )?```(\w+)")
-JSON_ONLY = re.compile(r"(?i)\b(?:respond|reply|answer|output|return)(?: with)? only (?:with )?(?:valid )?JSON\b"
-                       r"|\bonly (?:output|return) (?:valid )?JSON\b")
-WORD_BANNED = re.compile(r"(?i)without (?:using|mentioning|saying) the words? ((?:\"[^\"]{2,40}\"(?:,? (?:or|and) )?"
-                         r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)")
+JSON_ONLY = re.compile(
+    r"(?i)\b(?:respond|reply|answer|output|return)(?: with)? only (?:with )?(?:valid )?JSON\b"
+    r"|\bonly (?:output|return) (?:valid )?JSON\b"
+)
+WORD_BANNED = re.compile(
+    r"(?i)without (?:using|mentioning|saying) the words? ((?:\"[^\"]{2,40}\"(?:,? (?:or|and) )?"
+    r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)"
+)
 QUOTED = re.compile(r"\"([^\"]{2,40})\"|“([^”]{2,40})”")
 ONE_AT_A_TIME = re.compile(r"(?i)\bone(?:[ -]question)?[ -]at[ -]a[ -]time\b")
 # "one at a time" is about questions when the turn says so, or is a bare reply to a list of them; "make the changes
@@ -84,32 +177,52 @@ SHORT_ASK = 40
 # declarations", "- No f-strings", "Do not use list comprehensions."): the ban ends the item (a scoped ban, "do not
 # use loops for output definitions", is not checked); judged in the reply's fenced code only
 CONSTRUCTS: dict[str, re.Pattern[str]] = {
-    "functions": re.compile(r"(?m)^[ \t]*(?:def|function)\s+\w+\s*\(|^[ \t]*(?:void|int|float|double|char|auto)\s+\w+"
-                            r"\s*\([^;\n]*\)\s*\{"),
-    "variable declarations": re.compile(r"(?m)^[ \t]*(?:(?:var|let|const|int|float|double|char|auto)\s+)?"
-                                        r"[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=(?!=)[^,\n]*$"),
+    "functions": re.compile(
+        r"(?m)^[ \t]*(?:def|function)\s+\w+\s*\(|^[ \t]*(?:void|int|float|double|char|auto)\s+\w+"
+        r"\s*\([^;\n]*\)\s*\{"
+    ),
+    "variable declarations": re.compile(
+        r"(?m)^[ \t]*(?:(?:var|let|const|int|float|double|char|auto)\s+)?"
+        r"[A-Za-z_][\w.]*\s*(?:,\s*[A-Za-z_]\w*\s*)*=(?!=)[^,\n]*$"
+    ),
     "f-strings": re.compile(r"(?<![\w\"'])[fF]\"[^\"\n]*\{|(?<![\w\"'])[fF]'[^'\n]*\{"),
     "list comprehensions": re.compile(r"\[[^\[\]\n]*\bfor\b[^\[\]\n]*\bin\b[^\[\]\n]*\]"),
     "imports": re.compile(r"(?m)^[ \t]*(?:import\s+\w|from\s+[\w.]+\s+import\b|#include\b)"),
     "comments": re.compile(r"(?m)^[ \t]*(?:#(?!!|include)|//)"),
     "loops": re.compile(r"(?m)^[ \t]*(?:for|while)\b[^\n]*[:{]?[ \t]*$"),
 }
-CONSTRUCT_NAMES = {"function": "functions", "functions": "functions", "variables": "variable declarations",
-                   "variable declaration": "variable declarations", "variable declarations": "variable declarations",
-                   "f-string": "f-strings", "f-strings": "f-strings", "list comprehension": "list comprehensions",
-                   "list comprehensions": "list comprehensions", "import": "imports", "imports": "imports",
-                   "comment": "comments", "comments": "comments", "loop": "loops", "loops": "loops"}
+CONSTRUCT_NAMES = {
+    "function": "functions",
+    "functions": "functions",
+    "variables": "variable declarations",
+    "variable declaration": "variable declarations",
+    "variable declarations": "variable declarations",
+    "f-string": "f-strings",
+    "f-strings": "f-strings",
+    "list comprehension": "list comprehensions",
+    "list comprehensions": "list comprehensions",
+    "import": "imports",
+    "imports": "imports",
+    "comment": "comments",
+    "comments": "comments",
+    "loop": "loops",
+    "loops": "loops",
+}
 _ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
-CODE_BANNED = re.compile(rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
-                         rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
-                         rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
-                         r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))")
+CODE_BANNED = re.compile(
+    rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
+    rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
+    rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
+    r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))"
+)
 # the person asks for no change at all ("Do not modify files.", "don't make any changes", "without changing
 # anything"): held against the calls that follow, a change breaks it (a change scoped to some files, "don't modify
 # the tests", is not this rule)
-NO_CHANGES = re.compile(r"(?i)\b(?:do not|don'?t|never|without)\s+(?:make\s+any\s+|making\s+any\s+)?(?:modify|modifying|"
-                        r"change|changing|edit|editing|touch|touching|changes|edits)\s+(?:any\s+)?(?:files?|code|anything|"
-                        r"the (?:code|files|repo(?:sitory)?|codebase))?\s*(?=[.;,!)\n]|$|yet\b|for now\b)")
+NO_CHANGES = re.compile(
+    r"(?i)\b(?:do not|don'?t|never|without)\s+(?:make\s+any\s+|making\s+any\s+)?(?:modify|modifying|"
+    r"change|changing|edit|editing|touch|touching|changes|edits)\s+(?:any\s+)?(?:files?|code|anything|"
+    r"the (?:code|files|repo(?:sitory)?|codebase))?\s*(?=[.;,!)\n]|$|yet\b|for now\b)"
+)
 
 
 @dataclass(frozen=True)
@@ -144,7 +257,7 @@ def asks_of(text: str) -> list[Check]:
     if m := JSON_ONLY.search(text):
         out.append(Check("format_json", (), m.span()))
     if m := WORD_BANNED.search(text):
-        rest = text[m.end():].lower()  # a word the ask goes on to use itself is not banned by it
+        rest = text[m.end() :].lower()  # a word the ask goes on to use itself is not banned by it
         words = tuple(w for q in QUOTED.finditer(m.group(1)) if (w := q.group(1) or q.group(2)).lower() not in rest)
         if words:
             out.append(Check("banned_word", words, m.span()))
@@ -158,7 +271,7 @@ def asks_of(text: str) -> list[Check]:
 
 
 def no_changes(text: str) -> Check | None:
-    """"Do not modify files": a person's ask for no change at all, up to their next turn."""
+    """ "Do not modify files": a person's ask for no change at all, up to their next turn."""
     return Check("no_changes", (), m.span()) if (m := NO_CHANGES.search(text)) else None
 
 
@@ -190,9 +303,9 @@ def _instead(text: str) -> Check | None:
 
 
 def _manager(text: str) -> Check | None:
-    """"Use pnpm": the other managers of its family are the ones not to use."""
+    """ "Use pnpm": the other managers of its family are the ones not to use."""
     m = USE_MANAGER.search(text)
-    if not m or re.search(r"(?i)\b(?:not|never|don'?t|do not)\s+(?:\w+\s+){0,2}$", text[:m.start()]):
+    if not m or re.search(r"(?i)\b(?:not|never|don'?t|do not)\s+(?:\w+\s+){0,2}$", text[: m.start()]):
         return None
     use = m.group(1).lower()
     family = next(f for f in FAMILIES if use in f)
@@ -201,7 +314,7 @@ def _manager(text: str) -> Check | None:
 
 
 def _install(text: str) -> Check | None:
-    """"Do not install packages with `pip` or `conda`": each named installer's ``install`` is forbidden."""
+    """ "Do not install packages with `pip` or `conda`": each named installer's ``install`` is forbidden."""
     m = INSTALL_RULE.search(text)
     if not m:
         return None
@@ -227,8 +340,8 @@ def _command(text: str) -> Check | None:
     if not m:
         return None
     cmd = m.group("cmd").strip()
-    tool = (TOOL_NAME.match(cmd) or ("_" in cmd and " " not in cmd) or re.search(r"(?i)\b(?:call|invoke)\s", m.group(0)))
-    if CONDITION.search(text[m.end():]) and not UNLESS.search(text):
+    tool = TOOL_NAME.match(cmd) or ("_" in cmd and " " not in cmd) or re.search(r"(?i)\b(?:call|invoke)\s", m.group(0))
+    if CONDITION.search(text[m.end() :]) and not UNLESS.search(text):
         return None  # "never call X without loading Y first": a condition no verdict can see
     if tool and cmd.lower() not in PROGRAMS:
         return Check("tool_forbidden", (cmd,), m.span())

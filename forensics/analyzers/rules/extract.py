@@ -11,6 +11,7 @@ Three kinds of rule, each with the position where it entered the model's context
 
 Each rule carries its ``Check`` (``checks``) or none: unchecked, listed, never guessed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,10 +29,13 @@ DIRECTIVE = re.compile(
     r"(?i)\b(?:never|always|don'?t|do not|must|mustn'?t|should(?:n'?t| not)?|avoid|make sure|ensure|remember to|"
     r"instead of|rather than|prefer|required?|forbidden|prohibited|not allowed)\b"
     r"|^(?:only|use|run|answer|reply|respond|keep|please|write|prefer)\b"
-    r"|不要|禁止|必须|务必|一定要|只能|只用|请用|请使用|始终|永远|一律|切勿|不得|不准|不许")
-PERSON_START = re.compile(r"(?i)^(?:(?:please|and|also|so|ok(?:ay)?|from now on|going forward|remember|note|"
-                          r"important)[,:]?\s+)*(?:never|always|don'?t|do not|stop using|no more|only ever)\b"
-                          r"|^(?:请|以后|今后|永远|始终|一律|不要|别再|禁止)")
+    r"|不要|禁止|必须|务必|一定要|只能|只用|请用|请使用|始终|永远|一律|切勿|不得|不准|不许"
+)
+PERSON_START = re.compile(
+    r"(?i)^(?:(?:please|and|also|so|ok(?:ay)?|from now on|going forward|remember|note|"
+    r"important)[,:]?\s+)*(?:never|always|don'?t|do not|stop using|no more|only ever)\b"
+    r"|^(?:请|以后|今后|永远|始终|一律|不要|别再|禁止)"
+)
 FOR_NOW = re.compile(r"(?i)\b(?:yet|for now|right now|this time|until (?:i|we)|at the moment)\b|暂时|先不要|先别")
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s+(?=\S)")
 BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|>)\s*(?:\[[ xX]\]\s*)?")
@@ -93,16 +97,35 @@ def rules_of(cid: str, messages: Iterable[Message]) -> list[Rule]:
             asked = checks.asks_of(said)
             if m.origin == "person" and (c := checks.no_changes(said)):
                 asked.append(c)
-            out += [Rule(cid, "person" if m.origin == "person" else "system prompt", "", m.position,
-                         _quote(said, c.span), c, _ask_until(c, m.position, nxt), standing=False)
-                    for c in asked]
+            out += [
+                Rule(
+                    cid,
+                    "person" if m.origin == "person" else "system prompt",
+                    "",
+                    m.position,
+                    _quote(said, c.span),
+                    c,
+                    _ask_until(c, m.position, nxt),
+                    standing=False,
+                )
+                for c in asked
+            ]
         if m.origin == "person":
             nxt = next((p for p in persons if p > m.position), None)
             for s in sentences_of(own):
                 check = checks.check_of(s)
                 if PERSON_START.search(s) or check:
-                    out.append(Rule(cid, "person", "", m.position, s, check,
-                                    nxt - 1 if nxt is not None and FOR_NOW.search(s) else None))
+                    out.append(
+                        Rule(
+                            cid,
+                            "person",
+                            "",
+                            m.position,
+                            s,
+                            check,
+                            nxt - 1 if nxt is not None and FOR_NOW.search(s) else None,
+                        )
+                    )
     return _superseded(out)
 
 
@@ -112,8 +135,14 @@ def _superseded(rules: list[Rule]) -> list[Rule]:
     out = []
     for i, r in enumerate(rules):
         if not r.standing and r.check is not None:
-            later = [q.position for q in rules[i + 1:] if not q.standing and q.check is not None
-                     and (q.check.kind, q.check.target) == (r.check.kind, r.check.target) and q.position > r.position]
+            later = [
+                q.position
+                for q in rules[i + 1 :]
+                if not q.standing
+                and q.check is not None
+                and (q.check.kind, q.check.target) == (r.check.kind, r.check.target)
+                and q.position > r.position
+            ]
             if later and (r.until is None or r.until >= later[0]):
                 r = replace(r, until=later[0] - 1)
         out.append(r)
@@ -125,8 +154,9 @@ def lines_of(body: str, directive: bool = True) -> list[str]:
     sentence when not ``directive``."""
     out: list[str] = []
     for line in _paragraphs(body):
-        out += [s for s in SENTENCE.split(line)
-                if RULE_MIN <= len(s) <= RULE_MAX and (not directive or DIRECTIVE.search(s))]
+        out += [
+            s for s in SENTENCE.split(line) if RULE_MIN <= len(s) <= RULE_MAX and (not directive or DIRECTIVE.search(s))
+        ]
     return out
 
 

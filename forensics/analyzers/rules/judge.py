@@ -6,6 +6,7 @@ against every edit, tests before a commit against each commit, a reply's languag
 reply. A turn it does not bear on gets no verdict. The verdict's rule saying is the latest one before the turn;
 ``after_compaction``: a compaction was logged between that saying and the turn.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,14 +24,18 @@ ENV = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)+")
 LAUNCHERS = ("sudo ", "env ", "time ", "exec ", "nohup ", "command ")
 EDITOR = re.compile(r"(?i)editor|str_replace|_file\b")
 EDIT_TOOL = re.compile(r"(?i)edit|write|patch|replace|create|insert|notebook|str_replace|apply_diff|save")
-SHELL_CHANGE = re.compile(r"(?:^|[\s;&|(])(?:rm|mv|cp|touch|tee|truncate|chmod|unlink|mkdir|rmdir)\s|\bsed\s+-i|\bperl\s+-[a-z]*i"
-                          r"|(?<![<>=!&\d-])>>?(?![=&>])\s*(?!/dev/null\b)[^\s&|;<>]+|\bgit\s+(?:checkout|restore|rm|mv)\b")
+SHELL_CHANGE = re.compile(
+    r"(?:^|[\s;&|(])(?:rm|mv|cp|touch|tee|truncate|chmod|unlink|mkdir|rmdir)\s|\bsed\s+-i|\bperl\s+-[a-z]*i"
+    r"|(?<![<>=!&\d-])>>?(?![=&>])\s*(?!/dev/null\b)[^\s&|;<>]+|\bgit\s+(?:checkout|restore|rm|mv)\b"
+)
 QUOTED = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"")
-TESTS = re.compile(r"(?i)\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|unittest|go test|"
-                   r"cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test\w*|make (?:test|check)\w*|"
-                   r"dotnet test|mvn (?:\S+ )*test|gradlew? test|deno test|just test)\b")
+TESTS = re.compile(
+    r"(?i)\b(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|unittest|go test|"
+    r"cargo (?:test|nextest)|(?:npm|pnpm|yarn|bun)(?: run)? test\w*|make (?:test|check)\w*|"
+    r"dotnet test|mvn (?:\S+ )*test|gradlew? test|deno test|just test)\b"
+)
 COMMIT = re.compile(r"(?:^|\s)git\s+(?:-\S+\s+)*commit\b")
-EMOJI = re.compile("[\U0001F300-\U0001FAFF\U0001F000-\U0001F2FF\u2600-\u26FF\u2700-\u27BF]")
+EMOJI = re.compile("[\U0001f300-\U0001faff\U0001f000-\U0001f2ff\u2600-\u26ff\u2700-\u27bf]")
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 QUOTE = 160  # characters of evidence
 
@@ -83,8 +88,11 @@ def command_of(name: str, arguments: str) -> str | None:
     cmd = args.get("command", args.get("cmd", args.get("script")))
     if isinstance(cmd, list):
         argv = [str(a) for a in cmd]
-        if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "pwsh", "powershell") \
-                and argv[1] in ("-lc", "-c", "-Command"):
+        if (
+            len(argv) >= 3
+            and argv[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh", "pwsh", "powershell")
+            and argv[1] in ("-lc", "-c", "-Command")
+        ):
             return argv[-1]
         return " ".join(argv)
     return cmd if isinstance(cmd, str) and cmd.strip() else None
@@ -223,8 +231,11 @@ def _tests_first(run: Run) -> Iterator[tuple[int, str, str]]:
             continue
         if COMMIT.search(c.command):
             m = COMMIT.search(c.command)
-            yield c.position, "kept" if last_test > last_change and last_test >= 0 else "broke", \
-                _cut(c.command, m.start() if m else 0)
+            yield (
+                c.position,
+                "kept" if last_test > last_change and last_test >= 0 else "broke",
+                _cut(c.command, m.start() if m else 0),
+            )
         if TESTS.search(c.command):
             last_test = c.position
         elif changes(c.command) and not COMMIT.search(c.command):
@@ -242,7 +253,11 @@ def _command_pattern(cmd: str) -> re.Pattern[str]:
     (``*``: any words between)."""
     words = [r".*?" if w == "*" else re.escape(w) for w in cmd.split()]
     body = r"\s+".join(words).replace(r"\s+.*?\s+", r"\s+(?:\S+\s+)*?")
-    return re.compile(r"(?:^|[;&|(`\n]\s*|\bsudo\s+|\benv\s+)(?:[A-Za-z_]\w*=\S*\s+)*(?:python3?\s+-m\s+)?" + body + r"(?=$|[\s;&|)`'\"])")
+    return re.compile(
+        r"(?:^|[;&|(`\n]\s*|\bsudo\s+|\benv\s+)(?:[A-Za-z_]\w*=\S*\s+)*(?:python3?\s+-m\s+)?"
+        + body
+        + r"(?=$|[\s;&|)`'\"])"
+    )
 
 
 def _path_pattern(path: str) -> re.Pattern[str]:
@@ -270,7 +285,7 @@ def _invokes(segment: str, program: str) -> bool:
     first = words[0].rsplit("/", 1)[-1]
     if first in ("python", "python3") and want[0] in ("pip", "pip3") and words[1:3] == ["-m", want[0]]:
         return True
-    return [first, *words[1:len(want)]] == want
+    return [first, *words[1 : len(want)]] == want
 
 
 def _asked(persons: list[tuple[int, str]], position: int, verb: str) -> bool:
@@ -279,7 +294,6 @@ def _asked(persons: list[tuple[int, str]], position: int, verb: str) -> bool:
     return bool(before) and re.search(rf"(?i)\b{re.escape(verb)}", before[-1]) is not None
 
 
-
 def _cut(text: str, at: int = 0) -> str:
     start = max(0, at - QUOTE // 4)
-    return " ".join(text[start:start + QUOTE].split())
+    return " ".join(text[start : start + QUOTE].split())

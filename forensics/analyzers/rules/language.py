@@ -1,5 +1,6 @@
 """The language a reply is written in, from its scripts and its commonest words, or None when the reply is too
 short or too mixed to say (a reply-language rule then has no verdict on it: never guessed)."""
+
 from __future__ import annotations
 
 import re

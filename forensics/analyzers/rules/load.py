@@ -1,5 +1,6 @@
 """The rules of the selected runs and what each run did, read from the warehouse: the one place both the rules
 audit and the ``instruction_violated`` problem kind get their rules and verdicts from."""
+
 from __future__ import annotations
 
 from collections import defaultdict

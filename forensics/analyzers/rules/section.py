@@ -1,5 +1,6 @@
 """The rules audit's section: every rule a run was given, whether it was in the context, and where a program can
 check it, how often it was kept, per rule, per model, by position in the run and before/after a compaction."""
+
 from __future__ import annotations
 
 import re
@@ -18,19 +19,48 @@ from forensics.warehouse import derived
 NAME = "rules"
 TITLE = "Rules a run was given, and kept"
 RULES_TABLE, VERDICTS_TABLE, MARKS_TABLE = "run_rules", "rule_verdicts", "rule_marks"
-FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", ".clinerules", ".cursorrules", ".windsurfrules",
-         "rules")
+FILES = (
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "AGENTS.md",
+    "GEMINI.md",
+    ".clinerules",
+    ".cursorrules",
+    ".windsurfrules",
+    "rules",
+)
 POSITIONS = ((0, 50), (50, 150), (150, 400), (400, None))  # message positions: does adherence fall as the run grows?
-SPLIT = {"before": "before a compaction", "after": "after a compaction",
-         "after_dropped": "after a compaction whose summary dropped the rule"}
+SPLIT = {
+    "before": "before a compaction",
+    "after": "after a compaction",
+    "after_dropped": "after a compaction whose summary dropped the rule",
+}
 SHOWN = 40  # rules listed per table in the report (the derived tables hold every one)
 RULE_COLUMNS: dict[str, Any] = {
-    "conversation_id": pl.String, "rule": pl.String, "source": pl.String, "path": pl.String, "position": pl.Int32,
-    "until": pl.Int32, "standing": pl.Boolean, "text": pl.String, "check": pl.String, "target": pl.List(pl.String),
-    "kept": pl.Int32, "broke": pl.Int32, "dropped_at": pl.Int32}
+    "conversation_id": pl.String,
+    "rule": pl.String,
+    "source": pl.String,
+    "path": pl.String,
+    "position": pl.Int32,
+    "until": pl.Int32,
+    "standing": pl.Boolean,
+    "text": pl.String,
+    "check": pl.String,
+    "target": pl.List(pl.String),
+    "kept": pl.Int32,
+    "broke": pl.Int32,
+    "dropped_at": pl.Int32,
+}
 VERDICT_COLUMNS: dict[str, Any] = {
-    "conversation_id": pl.String, "position": pl.Int32, "rule": pl.String, "verdict": pl.String, "quote": pl.String,
-    "said_at": pl.Int32, "after_compaction": pl.Boolean, "in_context": pl.Boolean}
+    "conversation_id": pl.String,
+    "position": pl.Int32,
+    "rule": pl.String,
+    "verdict": pl.String,
+    "quote": pl.String,
+    "said_at": pl.Int32,
+    "after_compaction": pl.Boolean,
+    "in_context": pl.Boolean,
+}
 MARK_COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "position": pl.Int32, "rules": pl.String}
 
 
@@ -38,16 +68,31 @@ def run(ctx: Context) -> Section:
     found = audit(ctx.con)
     _write(ctx, found)
     if not found.rules:
-        return Section.idle(NAME, TITLE, "no instruction file, system prompt or standing instruction in any selected run")
-    natives = dict(ctx.con.execute(f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} "
-                                   "USING (conversation_id)").fetchall())
+        return Section.idle(
+            NAME, TITLE, "no instruction file, system prompt or standing instruction in any selected run"
+        )
+    natives = dict(
+        ctx.con.execute(
+            f"SELECT conversation_id, native_id FROM conversations JOIN {SELECTED} USING (conversation_id)"
+        ).fetchall()
+    )
     metrics = figures(found, ctx.selected)
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.findings = _findings(found, natives)
-    sec.tables = _tables(found) + [_receipt(ctx, found), Table("by_model", "Adherence per model (every checkable rule's turns)", pl.DataFrame(
-        [{"model": k, "verdicts": b["verdicts"], "broke": b["broke"], "adherence": _pct(b["adherence"])}
-         for k, b in metrics["by_model"].items()],
-        schema={"model": pl.String, "verdicts": pl.Int64, "broke": pl.Int64, "adherence": pl.String}))]
+    sec.tables = _tables(found) + [
+        _receipt(ctx, found),
+        Table(
+            "by_model",
+            "Adherence per model (every checkable rule's turns)",
+            pl.DataFrame(
+                [
+                    {"model": k, "verdicts": b["verdicts"], "broke": b["broke"], "adherence": _pct(b["adherence"])}
+                    for k, b in metrics["by_model"].items()
+                ],
+                schema={"model": pl.String, "verdicts": pl.Int64, "broke": pl.Int64, "adherence": pl.String},
+            ),
+        ),
+    ]
     v = metrics["verdicts"]
     adherence = f"{metrics['adherence']:.0%}" if metrics["adherence"] is not None else "–"
     sec.summary = (
@@ -57,11 +102,19 @@ def run(ctx: Context) -> Section:
         f"{metrics['from_system']} of system prompts); {metrics['checkable']} can be checked by a program, "
         f"{metrics['unchecked']} cannot (listed, never guessed). Of {v['kept'] + v['broke']} turns a checkable rule "
         f"bore on, {v['broke']} broke it: adherence {adherence} (the trivial reading, every turn kept, says 100%)."
-        + _compaction_line(metrics))
-    sec.grid = [["where in the run", "verdicts", "broke", "adherence"]] + [
-        [f"messages {k}", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
-        for k, b in metrics["by_position"].items()] + [
-        [SPLIT[k], str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])] for k, b in metrics["compaction"].items()]
+        + _compaction_line(metrics)
+    )
+    sec.grid = (
+        [["where in the run", "verdicts", "broke", "adherence"]]
+        + [
+            [f"messages {k}", str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
+            for k, b in metrics["by_position"].items()
+        ]
+        + [
+            [SPLIT[k], str(b["verdicts"]), str(b["broke"]), _pct(b["adherence"])]
+            for k, b in metrics["compaction"].items()
+        ]
+    )
     return sec
 
 
@@ -81,19 +134,27 @@ def figures(found: Audit, selected: int) -> dict[str, Any]:
         per_model[found.runs[v.conversation_id].model or "unknown"].append(v)
         per_position[next(_bucket(lo, hi) for lo, hi in POSITIONS if hi is None or v.position < hi)].append(v)
     return {
-        "runs": selected, "runs_with_rules": len({r.conversation_id for r in found.rules}),
+        "runs": selected,
+        "runs_with_rules": len({r.conversation_id for r in found.rules}),
         "runs_with_files": len({r.conversation_id for r in found.rules if r.source in FILES}),
-        "rules": len(rules), "checkable": sum(r.check is not None for r in rules),
+        "rules": len(rules),
+        "checkable": sum(r.check is not None for r in rules),
         "unchecked": sum(r.check is None for r in rules),
-        "from_files": sum(r.source in FILES for r in rules), "from_person": sum(r.source == "person" for r in rules),
+        "from_files": sum(r.source in FILES for r in rules),
+        "from_person": sum(r.source == "person" for r in rules),
         "from_system": sum(r.source == "system prompt" for r in rules),
-        "verdicts": {"kept": kept, "broke": broke}, "adherence": _rate(found.verdicts),
-        "by_rule": {k: _summary(vs) | {"runs": len({v.conversation_id for v in vs})} for k, vs in sorted(per_rule.items())},
+        "verdicts": {"kept": kept, "broke": broke},
+        "adherence": _rate(found.verdicts),
+        "by_rule": {
+            k: _summary(vs) | {"runs": len({v.conversation_id for v in vs})} for k, vs in sorted(per_rule.items())
+        },
         "by_model": {k: _summary(vs) for k, vs in sorted(per_model.items())},
         "by_position": {k: _summary(vs) for k, vs in per_position.items()},
-        "compaction": {"before": _summary([v for v in found.verdicts if not v.after_compaction]),
-                       "after": _summary([v for v in found.verdicts if v.after_compaction]),
-                       "after_dropped": _summary([v for v in found.verdicts if not v.in_context])},
+        "compaction": {
+            "before": _summary([v for v in found.verdicts if not v.after_compaction]),
+            "after": _summary([v for v in found.verdicts if v.after_compaction]),
+            "after_dropped": _summary([v for v in found.verdicts if not v.in_context]),
+        },
     }
 
 
@@ -132,8 +193,10 @@ def _compaction_line(m: dict[str, Any]) -> str:
     after = m["compaction"]["after"]
     if not after["verdicts"]:
         return " No verdict fell after a logged compaction."
-    return (f" Before a compaction {_pct(m['compaction']['before']['adherence'])}, after one "
-            f"{_pct(after['adherence'])} ({after['verdicts']} verdicts).")
+    return (
+        f" Before a compaction {_pct(m['compaction']['before']['adherence'])}, after one "
+        f"{_pct(after['adherence'])} ({after['verdicts']} verdicts)."
+    )
 
 
 def _findings(found: Audit, natives: dict[str, str | None]) -> list[Finding]:
@@ -150,13 +213,19 @@ def _findings(found: Audit, natives: dict[str, str | None]) -> list[Finding]:
     for (cid, key), vs in sorted(broken.items()):
         r, first = by_key[key], vs[0]
         kept = kept_of[(cid, key)]
-        out.append(Finding(
-            "rule_broken", "high" if r.source != "system prompt" else "low", cid, natives.get(cid),
-            [first.said_at, *[v.position for v in vs]],
-            f"broke “{r.text[:120]}” ({r.source}{' ' + r.path if r.path else ''}, said at [{first.said_at}]) "
-            f"{len(vs)}× of {len(vs) + kept}; first at [{first.position}]: “{first.quote}”",
-            f"{r.check.label if r.check else ''}" + ("; after a compaction" if first.after_compaction else ""),
-            float(len(vs))))
+        out.append(
+            Finding(
+                "rule_broken",
+                "high" if r.source != "system prompt" else "low",
+                cid,
+                natives.get(cid),
+                [first.said_at, *[v.position for v in vs]],
+                f"broke “{r.text[:120]}” ({r.source}{' ' + r.path if r.path else ''}, said at [{first.said_at}]) "
+                f"{len(vs)}× of {len(vs) + kept}; first at [{first.position}]: “{first.quote}”",
+                f"{r.check.label if r.check else ''}" + ("; after a compaction" if first.after_compaction else ""),
+                float(len(vs)),
+            )
+        )
     return out
 
 
@@ -169,47 +238,106 @@ def _tables(found: Audit) -> list[Table]:
     for r in _distinct(found.rules):
         if not r.standing:
             continue
-        a = agg.setdefault((r.source, r.text), {"source": r.source, "rule": r.text[:160], "check": r.check.label
-                                                if r.check else "unchecked", "runs": set(), "keys": set()})
+        a = agg.setdefault(
+            (r.source, r.text),
+            {
+                "source": r.source,
+                "rule": r.text[:160],
+                "check": r.check.label if r.check else "unchecked",
+                "runs": set(),
+                "keys": set(),
+            },
+        )
         a["runs"].add(r.conversation_id)
         a["keys"].add(r.key)
     rows = []
     for a in agg.values():
         kept = sum(counts[k][0] for k in a["keys"])
         broke = sum(counts[k][1] for k in a["keys"])
-        rows.append({"source": a["source"], "rule": a["rule"], "check": a["check"], "runs": len(a["runs"]),
-                     "kept": kept, "broke": broke, "adherence": _pct(kept / (kept + broke) if kept + broke else None)})
+        rows.append(
+            {
+                "source": a["source"],
+                "rule": a["rule"],
+                "check": a["check"],
+                "runs": len(a["runs"]),
+                "kept": kept,
+                "broke": broke,
+                "adherence": _pct(kept / (kept + broke) if kept + broke else None),
+            }
+        )
     checked = sorted((r for r in rows if r["check"] != "unchecked"), key=lambda r: (-r["broke"], -r["runs"], r["rule"]))
-    unchecked = sorted((r for r in rows if r["check"] == "unchecked"),
-                       key=lambda r: (r["source"] == "system prompt", -r["runs"], r["rule"]))
-    schema = {"source": pl.String, "rule": pl.String, "check": pl.String, "runs": pl.Int64, "kept": pl.Int64,
-              "broke": pl.Int64, "adherence": pl.String}
-    return [Table("checked", f"Checkable rules ({len(checked)}; the first {SHOWN}): turns kept and broken over every run",
-                  pl.DataFrame(checked[:SHOWN], schema=schema)),
-            Table("unchecked", f"Rules no program can check ({len(unchecked)}; the first {SHOWN}): listed, never guessed",
-                  pl.DataFrame([{k: r[k] for k in ("source", "rule", "runs")} for r in unchecked[:SHOWN]],
-                               schema={"source": pl.String, "rule": pl.String, "runs": pl.Int64}))]
+    unchecked = sorted(
+        (r for r in rows if r["check"] == "unchecked"),
+        key=lambda r: (r["source"] == "system prompt", -r["runs"], r["rule"]),
+    )
+    schema = {
+        "source": pl.String,
+        "rule": pl.String,
+        "check": pl.String,
+        "runs": pl.Int64,
+        "kept": pl.Int64,
+        "broke": pl.Int64,
+        "adherence": pl.String,
+    }
+    return [
+        Table(
+            "checked",
+            f"Checkable rules ({len(checked)}; the first {SHOWN}): turns kept and broken over every run",
+            pl.DataFrame(checked[:SHOWN], schema=schema),
+        ),
+        Table(
+            "unchecked",
+            f"Rules no program can check ({len(unchecked)}; the first {SHOWN}): listed, never guessed",
+            pl.DataFrame(
+                [{k: r[k] for k in ("source", "rule", "runs")} for r in unchecked[:SHOWN]],
+                schema={"source": pl.String, "rule": pl.String, "runs": pl.Int64},
+            ),
+        ),
+    ]
 
 
 def _receipt(ctx: Context, found: Audit) -> Table:
     """Per run, the instruction files its log shows loaded (where), its rules, how many a program can check, the
     turns that broke one: the receipt of what a run was given."""
-    titles = dict(ctx.con.execute(f"SELECT conversation_id, coalesce(title, native_id, conversation_id) FROM "
-                                  f"conversations JOIN {SELECTED} USING (conversation_id)").fetchall())
+    titles = dict(
+        ctx.con.execute(
+            f"SELECT conversation_id, coalesce(title, native_id, conversation_id) FROM "
+            f"conversations JOIN {SELECTED} USING (conversation_id)"
+        ).fetchall()
+    )
     broke: dict[str, int] = defaultdict(int)
     for v in found.verdicts:
         broke[v.conversation_id] += v.verdict == "broke"
     per: dict[str, list[Rule]] = defaultdict(list)
     for r in _distinct(found.rules):
         per[r.conversation_id].append(r)
-    rows: list[dict[str, Any]] = [{"run": str(titles.get(cid, cid))[:60], "conversation_id": cid,
-             "files": ", ".join(sorted({f"{r.source} at [{r.position}]" for r in rs if r.source in FILES})) or "none",
-             "rules": len(rs), "checkable": sum(r.check is not None for r in rs), "broke": broke[cid]}
-            for cid, rs in per.items()]
+    rows: list[dict[str, Any]] = [
+        {
+            "run": str(titles.get(cid, cid))[:60],
+            "conversation_id": cid,
+            "files": ", ".join(sorted({f"{r.source} at [{r.position}]" for r in rs if r.source in FILES})) or "none",
+            "rules": len(rs),
+            "checkable": sum(r.check is not None for r in rs),
+            "broke": broke[cid],
+        }
+        for cid, rs in per.items()
+    ]
     rows.sort(key=lambda r: (-r["broke"], r["files"] == "none", -r["rules"], r["conversation_id"]))
-    return Table("receipt", f"Instruction files each run loaded ({len(rows)} runs with a rule; the first {SHOWN})",
-                 pl.DataFrame(rows[:SHOWN], schema={"run": pl.String, "conversation_id": pl.String, "files": pl.String,
-                                                    "rules": pl.Int64, "checkable": pl.Int64, "broke": pl.Int64}))
+    return Table(
+        "receipt",
+        f"Instruction files each run loaded ({len(rows)} runs with a rule; the first {SHOWN})",
+        pl.DataFrame(
+            rows[:SHOWN],
+            schema={
+                "run": pl.String,
+                "conversation_id": pl.String,
+                "files": pl.String,
+                "rules": pl.Int64,
+                "checkable": pl.Int64,
+                "broke": pl.Int64,
+            },
+        ),
+    )
 
 
 def _write(ctx: Context, found: Audit) -> None:
@@ -219,20 +347,56 @@ def _write(ctx: Context, found: Audit) -> None:
     said: dict[tuple[str, str], list[int]] = defaultdict(list)
     for r in found.rules:
         said[(r.conversation_id, r.key)].append(r.position)
-    dropped = {k: dropped_at(r, said[k], found.runs[r.conversation_id]) if r.standing else None
-               for r in found.rules if (k := (r.conversation_id, r.key))}
-    derived.replace_rows(ctx.con, RULES_TABLE, pl.DataFrame([
-        {"conversation_id": r.conversation_id, "rule": r.key, "source": r.source, "path": r.path,
-         "position": r.position, "until": r.until, "standing": r.standing, "text": r.text,
-         "check": r.check.kind if r.check else "unchecked", "target": list(r.check.target) if r.check else [],
-         "kept": counts[(r.conversation_id, r.key)][0], "broke": counts[(r.conversation_id, r.key)][1],
-         "dropped_at": dropped[(r.conversation_id, r.key)]}
-        for r in found.rules], schema=RULE_COLUMNS).to_arrow())
-    derived.replace_rows(ctx.con, VERDICTS_TABLE, pl.DataFrame([
-        {"conversation_id": v.conversation_id, "position": v.position, "rule": v.rule, "verdict": v.verdict,
-         "quote": v.quote, "said_at": v.said_at, "after_compaction": v.after_compaction, "in_context": v.in_context}
-        for v in found.verdicts],
-        schema=VERDICT_COLUMNS).to_arrow())
+    dropped = {
+        k: dropped_at(r, said[k], found.runs[r.conversation_id]) if r.standing else None
+        for r in found.rules
+        if (k := (r.conversation_id, r.key))
+    }
+    derived.replace_rows(
+        ctx.con,
+        RULES_TABLE,
+        pl.DataFrame(
+            [
+                {
+                    "conversation_id": r.conversation_id,
+                    "rule": r.key,
+                    "source": r.source,
+                    "path": r.path,
+                    "position": r.position,
+                    "until": r.until,
+                    "standing": r.standing,
+                    "text": r.text,
+                    "check": r.check.kind if r.check else "unchecked",
+                    "target": list(r.check.target) if r.check else [],
+                    "kept": counts[(r.conversation_id, r.key)][0],
+                    "broke": counts[(r.conversation_id, r.key)][1],
+                    "dropped_at": dropped[(r.conversation_id, r.key)],
+                }
+                for r in found.rules
+            ],
+            schema=RULE_COLUMNS,
+        ).to_arrow(),
+    )
+    derived.replace_rows(
+        ctx.con,
+        VERDICTS_TABLE,
+        pl.DataFrame(
+            [
+                {
+                    "conversation_id": v.conversation_id,
+                    "position": v.position,
+                    "rule": v.rule,
+                    "verdict": v.verdict,
+                    "quote": v.quote,
+                    "said_at": v.said_at,
+                    "after_compaction": v.after_compaction,
+                    "in_context": v.in_context,
+                }
+                for v in found.verdicts
+            ],
+            schema=VERDICT_COLUMNS,
+        ).to_arrow(),
+    )
     derived.replace_rows(ctx.con, MARKS_TABLE, pl.DataFrame(marks(found), schema=MARK_COLUMNS).to_arrow())
 
 
@@ -245,9 +409,13 @@ def marks(found: Audit) -> list[dict[str, Any]]:
         if r.standing:
             loaded[(r.conversation_id, r.position)][r.source].append(r)
     for at, sources in loaded.items():
-        lines[at] += [f"loaded {len(rs)} rules of {src} ({sum(r.check is not None for r in rs)} checkable)"
-                      for src, rs in sources.items()]
+        lines[at] += [
+            f"loaded {len(rs)} rules of {src} ({sum(r.check is not None for r in rs)} checkable)"
+            for src, rs in sources.items()
+        ]
     for v in found.verdicts:
         if v.verdict == "broke":
             lines[(v.conversation_id, v.position)].append(f"broke “{by_key[v.rule].text[:80]}” (said at [{v.said_at}])")
-    return [{"conversation_id": cid, "position": pos, "rules": "; ".join(ls)} for (cid, pos), ls in sorted(lines.items())]
+    return [
+        {"conversation_id": cid, "position": pos, "rules": "; ".join(ls)} for (cid, pos), ls in sorted(lines.items())
+    ]

@@ -13,6 +13,7 @@ Each harness injects its instruction files in its own words, and those words are
 
 A system prompt holding none of these is itself a source (``system prompt``).
 """
+
 from __future__ import annotations
 
 import re
@@ -29,16 +30,24 @@ class Injected:
 
 
 CLAUDE_FILE = re.compile(r"Contents of (?P<path>[^\n]+?) \((?P<what>[^)\n]*)\):[ \t]*\n")
-CLAUDE_END = re.compile(r"\nContents of [^\n]+? \([^)\n]*\):[ \t]*\n|</system-reminder>|\n# currentDate\b"
-                        r"|\n\s*IMPORTANT: this context may or may not be relevant")
-CODEX_AGENTS = re.compile(r"# AGENTS\.md instructions for (?P<dir>[^\n]+)\s*<INSTRUCTIONS>\n?(?P<body>.*?)"
-                          r"(?:</INSTRUCTIONS>|\Z)", re.DOTALL)
+CLAUDE_END = re.compile(
+    r"\nContents of [^\n]+? \([^)\n]*\):[ \t]*\n|</system-reminder>|\n# currentDate\b"
+    r"|\n\s*IMPORTANT: this context may or may not be relevant"
+)
+CODEX_AGENTS = re.compile(
+    r"# AGENTS\.md instructions for (?P<dir>[^\n]+)\s*<INSTRUCTIONS>\n?(?P<body>.*?)"
+    r"(?:</INSTRUCTIONS>|\Z)",
+    re.DOTALL,
+)
 CODEX_USER = re.compile(r"<user_instructions>\n?(?P<body>.*?)(?:</user_instructions>|\Z)", re.DOTALL)
 PROJECT_DOC = "--- project-doc ---"
-GEMINI = re.compile(r"--- Context from: (?P<path>[^\n]+?) ---\n(?P<body>.*?)(?:--- End of Context from: [^\n]*---|\Z)",
-                    re.DOTALL)
-CLINE = re.compile(r"^# (?P<name>\.clinerules/?|\.cursorrules|\.windsurfrules)[^\n]*\n(?P<body>.*?)(?=\n={4,}|\Z)",
-                   re.DOTALL | re.MULTILINE)
+GEMINI = re.compile(
+    r"--- Context from: (?P<path>[^\n]+?) ---\n(?P<body>.*?)(?:--- End of Context from: [^\n]*---|\Z)", re.DOTALL
+)
+CLINE = re.compile(
+    r"^# (?P<name>\.clinerules/?|\.cursorrules|\.windsurfrules)[^\n]*\n(?P<body>.*?)(?=\n={4,}|\Z)",
+    re.DOTALL | re.MULTILINE,
+)
 TAGGED = re.compile(r"<(?P<tag>user_rules|project_rules|cursor_rules|rules)>\n?(?P<body>.*?)</(?P=tag)>", re.DOTALL)
 TAG_SOURCE = {"user_rules": "rules", "project_rules": "rules", "cursor_rules": ".cursorrules", "rules": "rules"}
 
@@ -50,7 +59,7 @@ def injected(text: str, system: bool) -> list[Injected]:
     for m in CLAUDE_FILE.finditer(text):
         end = CLAUDE_END.search(text, m.end())
         path = m.group("path").strip()
-        out.append(Injected(_name(path, "CLAUDE.md"), path, text[m.end():end.start() if end else len(text)]))
+        out.append(Injected(_name(path, "CLAUDE.md"), path, text[m.end() : end.start() if end else len(text)]))
     for m in CODEX_AGENTS.finditer(text):
         out += _codex(m.group("body"), m.group("dir").strip())
     if not out:
@@ -81,5 +90,9 @@ def _codex(body: str, where: str) -> list[Injected]:
 def _name(path: str, default: str) -> str:
     """The file's name as the rule's source (GEMINI.md for a ``gemini.md``; the harness's own name otherwise)."""
     base = re.split(r"[\\/]", path)[-1].upper()
-    return {"CLAUDE.MD": "CLAUDE.md", "CLAUDE.LOCAL.MD": "CLAUDE.local.md", "AGENTS.MD": "AGENTS.md",
-            "GEMINI.MD": "GEMINI.md"}.get(base, default)
+    return {
+        "CLAUDE.MD": "CLAUDE.md",
+        "CLAUDE.LOCAL.MD": "CLAUDE.local.md",
+        "AGENTS.MD": "AGENTS.md",
+        "GEMINI.MD": "GEMINI.md",
+    }.get(base, default)

@@ -4,6 +4,7 @@ state machine over history, find each degraded conversation's onset and whether 
 The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``ComplianceTracker`` and
 ``window_sweep`` are the library twins a notebook or `forensics tune` calls directly.
 """
+
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.analyzers.sentinel import draw, tune
@@ -16,44 +17,83 @@ from forensics.analyzers.sentinel.tables import build_tables, failures, judged, 
 from forensics.config import Key
 from forensics.warehouse import derived
 
-__all__ = ["ANALYZER", "FACTS", "NAME", "TITLE", "ComplianceTracker", "Sentinel", "Verdict", "build_tables", "classify",
-           "compliance_key", "run", "strip_for_display", "window_sweep"]
+__all__ = [
+    "ANALYZER",
+    "FACTS",
+    "NAME",
+    "TITLE",
+    "ComplianceTracker",
+    "Sentinel",
+    "Verdict",
+    "build_tables",
+    "classify",
+    "compliance_key",
+    "run",
+    "strip_for_display",
+    "window_sweep",
+]
 
 
 SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     sections={"sentinel": "Sentinel (canary) compliance (seed 000, §三)."},
     keys=(
         Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
         Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
         Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
-        Key("sentinel", "compliance_window", 3, "judged replies without a Healthy one before a model is muted",
-            "replies", "SENTINEL_COMPLIANCE_WINDOW"),
-        Key("sentinel", "correction_words", ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot",
-                                             "I said"],
-            "a user message containing one of these is a correction (a visible failure)", "phrases"),
+        Key(
+            "sentinel",
+            "compliance_window",
+            3,
+            "judged replies without a Healthy one before a model is muted",
+            "replies",
+            "SENTINEL_COMPLIANCE_WINDOW",
+        ),
+        Key(
+            "sentinel",
+            "correction_words",
+            ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot", "I said"],
+            "a user message containing one of these is a correction (a visible failure)",
+            "phrases",
+        ),
         Key("sentinel", "closing", "]]", "what ends the sentinel line", ""),
-        Key("sentinel", "tool_error_patterns",
-            [r"\[exit code: [1-9][0-9]*\]", r"^error(\[E[0-9]+\])?:", "panicked at", r"traceback \(most recent call last\)",
-             "test result: failed", "no such file or directory", "permission denied", "command not found"],
+        Key(
+            "sentinel",
+            "tool_error_patterns",
+            [
+                r"\[exit code: [1-9][0-9]*\]",
+                r"^error(\[E[0-9]+\])?:",
+                "panicked at",
+                r"traceback \(most recent call last\)",
+                "test result: failed",
+                "no such file or directory",
+                "permission denied",
+                "command not found",
+            ],
             "a tool result matching one of these (RE2, case-insensitive, ^ at line starts) is a tool error even "
-            "without the error flag", "regexes"),
+            "without the error flag",
+            "regexes",
+        ),
     ),
     facts=(
-        Fact("sentinel_judged", judged, ("created_at", "native_id", "conversation_id", "position"), kept=True,
-             shadows=("conversations", "messages", "tool_calls")),
+        Fact(
+            "sentinel_judged",
+            judged,
+            ("created_at", "native_id", "conversation_id", "position"),
+            kept=True,
+            shadows=("conversations", "messages", "tool_calls"),
+        ),
         Fact("sentinel_turns", turns, ("conversation_id",)),
         Fact("sentinel_failures", failures, ("conversation_id", "position", "kind")),
     ),
     reads=FACTS,
-    tuners=(
-        Tuner(tune.sentinel_window, ("sentinel.compliance_window",)),
-    ),
+    tuners=(Tuner(tune.sentinel_window, ("sentinel.compliance_window",)),),
     marks=(Mark("sentinel_replies", ("status", "drifted")),),
-    charts={"status_over_turns": draw.status_over_turns,
-            "onset_by_context": draw.onset_by_context},
+    charts={"status_over_turns": draw.status_over_turns, "onset_by_context": draw.onset_by_context},
     engines=("duckdb", "spark"),
     maps=("models", "degraded"),
     tables=(

@@ -5,6 +5,7 @@ quotes the marker in its body (a closed marker followed by more text, or an uncl
 newline and more text); that is not a sentinel, so the reply is Missing and the display keeps the quote.
 Trailing whitespace never matters: a stream often ends with a newline or two.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,12 +44,15 @@ class Sentinel:
     def __post_init__(self) -> None:
         parts = [self.marker, self.closing, *self.tokens]
         if not self.tokens or any(not p or p != p.strip() for p in parts):
-            raise ForensicsError("[sentinel] marker, closing and every token must be non-empty with no surrounding "
-                                 f"spaces (got marker {self.marker!r}, tokens {list(self.tokens)!r}, "
-                                 f"closing {self.closing!r})")
+            raise ForensicsError(
+                "[sentinel] marker, closing and every token must be non-empty with no surrounding "
+                f"spaces (got marker {self.marker!r}, tokens {list(self.tokens)!r}, "
+                f"closing {self.closing!r})"
+            )
         if any(self.marker in t or self.closing in t or any(c.isspace() for c in t) for t in self.tokens):
-            raise ForensicsError(f"[sentinel] tokens may not contain spaces, the marker or the closing: "
-                                 f"{list(self.tokens)!r}")
+            raise ForensicsError(
+                f"[sentinel] tokens may not contain spaces, the marker or the closing: {list(self.tokens)!r}"
+            )
 
     @property
     def line(self) -> str:
@@ -69,10 +73,10 @@ def _trailing_marker(body: str, marker: str, closing: str) -> int:
     i = body.rfind(marker)
     if i < 0:
         return -1
-    rest = body[i + len(marker):]
+    rest = body[i + len(marker) :]
     j = rest.find(closing)
     if j >= 0:
-        return -1 if rest[j + len(closing):].strip() else i
+        return -1 if rest[j + len(closing) :].strip() else i
     return -1 if "\n" in rest else i
 
 
@@ -82,17 +86,18 @@ def _token_patterns(tokens: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]
     return tuple((t, re.compile(rf"(?<!\w){re.escape(t)}(?!\w)")) for t in tokens)
 
 
-def classify(text: str, marker: str = MARKER, tokens: tuple[str, ...] | list[str] = TOKENS,
-             closing: str = CLOSING) -> Verdict:
+def classify(
+    text: str, marker: str = MARKER, tokens: tuple[str, ...] | list[str] = TOKENS, closing: str = CLOSING
+) -> Verdict:
     """Healthy, Mutated (with the drifted segment) or Missing for one final reply."""
     body = text.rstrip()
     i = _trailing_marker(body, marker, closing)
     if i < 0:
         return Verdict(MISSING)
     tokens = tuple(tokens)
-    if body[body.rfind("\n") + 1:] == f"{marker} {' '.join(tokens)}{closing}":
+    if body[body.rfind("\n") + 1 :] == f"{marker} {' '.join(tokens)}{closing}":
         return Verdict(HEALTHY)
-    segment = body[i + len(marker):]
+    segment = body[i + len(marker) :]
     j = segment.find(closing)
     inside = segment if j < 0 else segment[:j]
     for token, pattern in _token_patterns(tokens):

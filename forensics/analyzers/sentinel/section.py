@@ -1,6 +1,7 @@
 """The report section: which models comply, where each degraded conversation started, and whether the
 sentinel warned before the user or a tool did (SPEC §9). Model states come from the whole history; every
 count is restricted to the selection."""
+
 from __future__ import annotations
 
 import math
@@ -34,13 +35,20 @@ def run(ctx: Context) -> Section:
     replies = ctx.df("SELECT r.* FROM sentinel_replies r JOIN sel_conversations USING (conversation_id)")
     if not replies.height:
         anywhere = ctx.con.execute("SELECT count(*) FROM sentinel_replies").fetchall()[0][0]
-        return Section.idle(NAME, TITLE, "no conversation of the selection asks for the sentinel" if anywhere else
-                            f"no `{sentinel.marker}` in any system prompt, injected text or reply of the "
-                            f"{ctx.selected} conversations: no model was asked for the sentinel")
+        return Section.idle(
+            NAME,
+            TITLE,
+            "no conversation of the selection asks for the sentinel"
+            if anywhere
+            else f"no `{sentinel.marker}` in any system prompt, injected text or reply of the "
+            f"{ctx.selected} conversations: no model was asked for the sentinel",
+        )
     states = ctx.df("SELECT * FROM sentinel_models")
-    convs = ctx.df("SELECT s.* FROM sentinel_conversations s JOIN sel_conversations USING "
-                   "(conversation_id) JOIN conversations c USING (conversation_id) WHERE s.judged > 0 "
-                   "ORDER BY c.created_at NULLS LAST, s.native_id, s.conversation_id")
+    convs = ctx.df(
+        "SELECT s.* FROM sentinel_conversations s JOIN sel_conversations USING "
+        "(conversation_id) JOIN conversations c USING (conversation_id) WHERE s.judged > 0 "
+        "ORDER BY c.created_at NULLS LAST, s.native_id, s.conversation_id"
+    )
     models = _models(replies, states)
     degraded = convs.filter(pl.col("degraded"))
     compliant_keys = [k for k, m in models.items() if m["known_compliant"] and not m["muted"]]
@@ -60,9 +68,11 @@ def run(ctx: Context) -> Section:
         "conversations_compliant": compliant_convs,
         "degraded_conversations": degraded.height,
         "degraded_share": degraded.height / compliant_convs if compliant_convs else None,
-        "onset": {"turn_median": _median(degraded["onset_turn"]),
-                  "context_tokens_median": _median(degraded["onset_context_tokens"]),
-                  "context_tokens_histogram": onset_hist},
+        "onset": {
+            "turn_median": _median(degraded["onset_turn"]),
+            "context_tokens_median": _median(degraded["onset_context_tokens"]),
+            "context_tokens_histogram": onset_hist,
+        },
         "lead": _lead(degraded),
         "degraded": {r["conversation_id"]: _degraded_row(r) for r in degraded.iter_rows(named=True)},
         "window_sweep": sweep.to_dicts(),
@@ -70,14 +80,20 @@ def run(ctx: Context) -> Section:
     }
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.summary = _summary(metrics)
-    sec.tables = [Table("sentinel_models", "Compliance per model (state over the whole history)", _model_table(models)),
-                  Table("sentinel_degraded", "Degraded conversations: onset and lead over visible failure",
-                        _degraded_table(degraded, ctx.names)),
-                  Table("sentinel_window_sweep", "compliance_window sweep (whole history)", sweep)]
+    sec.tables = [
+        Table("sentinel_models", "Compliance per model (state over the whole history)", _model_table(models)),
+        Table(
+            "sentinel_degraded",
+            "Degraded conversations: onset and lead over visible failure",
+            _degraded_table(degraded, ctx.names),
+        ),
+        Table("sentinel_window_sweep", "compliance_window sweep (whole history)", sweep),
+    ]
     sec.findings = _findings(degraded, models, window)
-    sec.charts = [Chart("status_over_turns", "Sentinel status over turns per model",
-                        {"by_turn": by_turn, "labels": labels}),
-                  Chart("onset_by_context", "Degradation onset by estimated context size", onset_hist)]
+    sec.charts = [
+        Chart("status_over_turns", "Sentinel status over turns per model", {"by_turn": by_turn, "labels": labels}),
+        Chart("onset_by_context", "Degradation onset by estimated context size", onset_hist),
+    ]
     return sec
 
 
@@ -101,14 +117,27 @@ def _models(replies: pl.DataFrame, states: pl.DataFrame) -> dict[str, dict[str, 
         counts = _counts(r["status"], STATUSES)
         drift = r["drifted"].drop_nulls().value_counts(sort=True).sort(["count", "drifted"], descending=[True, False])
         out[key] = {
-            "provider": st["provider"], "model": st["model"], "conversations": r["conversation_id"].n_unique(),
-            "judged": r.height, **counts, "healthy_share": counts["healthy"] / r.height,
+            "provider": st["provider"],
+            "model": st["model"],
+            "conversations": r["conversation_id"].n_unique(),
+            "judged": r.height,
+            **counts,
+            "healthy_share": counts["healthy"] / r.height,
             "drifted": dict(zip(drift["drifted"].to_list(), drift["count"].to_list())),
-            "known_compliant": st["known_compliant"], "muted": st["muted"],
+            "known_compliant": st["known_compliant"],
+            "muted": st["muted"],
             "muted_since": st["muted_since"].isoformat() if st["muted_since"] else None,
-            "muted_at": ({"conversation_id": st["muted_conversation_id"], "native_id": st["muted_native_id"],
-                          "position": st["muted_position"]} if st["muted"] else None),
-            "healthy_after_mute": st["healthy_after_mute"], "false_mute": st["false_mute"],
+            "muted_at": (
+                {
+                    "conversation_id": st["muted_conversation_id"],
+                    "native_id": st["muted_native_id"],
+                    "position": st["muted_position"],
+                }
+                if st["muted"]
+                else None
+            ),
+            "healthy_after_mute": st["healthy_after_mute"],
+            "false_mute": st["false_mute"],
             "degraded_conversations": int(r.filter(pl.col("outcome") == "alarm").height),
         }
     return out
@@ -132,8 +161,9 @@ def _lead(degraded: pl.DataFrame) -> dict[str, Any]:
         "first_failure_after": _counts(followed["failure_kind"], FAILURE_KINDS),
         # background rate check: visible failures per turn before and after onset (turns up to and after it)
         "failures_per_turn_before": _rate(degraded["failures_before"].sum(), degraded["onset_turn"].sum()),
-        "failures_per_turn_after": _rate(degraded["failures_after"].sum(),
-                                         (degraded["turns"] - degraded["onset_turn"]).sum()),
+        "failures_per_turn_after": _rate(
+            degraded["failures_after"].sum(), (degraded["turns"] - degraded["onset_turn"]).sum()
+        ),
     }
 
 
@@ -143,9 +173,24 @@ def _rate(num: Any, den: Any) -> float | None:
 
 
 def _degraded_row(r: dict[str, Any]) -> dict[str, Any]:
-    keys = ("native_id", "compliance_key", "onset_position", "onset_turn", "onset_context_tokens", "onset_status",
-            "onset_drifted", "failure_before_position", "failure_before_kind", "failure_position", "failure_kind",
-            "lead_turns", "lead_messages", "failures_before", "failures_after", "sentinel_first")
+    keys = (
+        "native_id",
+        "compliance_key",
+        "onset_position",
+        "onset_turn",
+        "onset_context_tokens",
+        "onset_status",
+        "onset_drifted",
+        "failure_before_position",
+        "failure_before_kind",
+        "failure_position",
+        "failure_kind",
+        "lead_turns",
+        "lead_messages",
+        "failures_before",
+        "failures_after",
+        "sentinel_first",
+    )
     return {k: r[k] for k in keys}
 
 
@@ -166,8 +211,9 @@ def _status_by_turn(replies: pl.DataFrame) -> dict[str, Any]:
 def _onset_histogram(degraded: pl.DataFrame) -> dict[str, Any]:
     edges = ONSET_EDGES
     counts: dict[str, list[int]] = {}
-    for key, tokens in degraded.group_by("compliance_key").agg(pl.col("onset_context_tokens")).sort(
-            "compliance_key").iter_rows():
+    for key, tokens in (
+        degraded.group_by("compliance_key").agg(pl.col("onset_context_tokens")).sort("compliance_key").iter_rows()
+    ):
         row = [0] * len(edges)
         for t in tokens:
             row[sum(t >= e for e in edges) - 1] += 1
@@ -183,12 +229,21 @@ def _state_text(m: dict[str, Any]) -> str:
 
 
 def _model_table(models: dict[str, dict[str, Any]]) -> pl.DataFrame:
-    rows = [{"model": k, "judged": m["judged"], "healthy": m["healthy"], "mutated": m["mutated"],
-             "missing": m["missing"], "healthy %": round(100 * m["healthy_share"], 1),
-             "drifted (top)": ", ".join(f"{s} {n}" for s, n in list(m["drifted"].items())[:3]),
-             "state": _state_text(m), "false mute": "yes" if m["false_mute"] else "",
-             "degraded / conversations": f"{m['degraded_conversations']}/{m['conversations']}"}
-            for k, m in models.items()]
+    rows = [
+        {
+            "model": k,
+            "judged": m["judged"],
+            "healthy": m["healthy"],
+            "mutated": m["mutated"],
+            "missing": m["missing"],
+            "healthy %": round(100 * m["healthy_share"], 1),
+            "drifted (top)": ", ".join(f"{s} {n}" for s, n in list(m["drifted"].items())[:3]),
+            "state": _state_text(m),
+            "false mute": "yes" if m["false_mute"] else "",
+            "degraded / conversations": f"{m['degraded_conversations']}/{m['conversations']}",
+        }
+        for k, m in models.items()
+    ]
     return pl.DataFrame(rows) if rows else pl.DataFrame({"model": []}, schema={"model": pl.String})
 
 
@@ -197,12 +252,20 @@ def _at(kind: str | None, pos: int | None) -> str:
 
 
 def _degraded_table(degraded: pl.DataFrame, names: dict[str, str]) -> pl.DataFrame:
-    rows = [{"conversation": names[r["conversation_id"]], "model": r["compliance_key"], "onset": f"[{r['onset_position']}]",
-             "turn": r["onset_turn"], "~tokens": r["onset_context_tokens"],
-             "verdict": r["onset_status"] + (f": {r['onset_drifted']}" if r["onset_drifted"] else ""),
-             "failure before": _at(r["failure_before_kind"], r["failure_before_position"]),
-             "first failure after": _at(r["failure_kind"], r["failure_position"]), "lead (turns)": r["lead_turns"]}
-            for r in degraded.iter_rows(named=True)]
+    rows = [
+        {
+            "conversation": names[r["conversation_id"]],
+            "model": r["compliance_key"],
+            "onset": f"[{r['onset_position']}]",
+            "turn": r["onset_turn"],
+            "~tokens": r["onset_context_tokens"],
+            "verdict": r["onset_status"] + (f": {r['onset_drifted']}" if r["onset_drifted"] else ""),
+            "failure before": _at(r["failure_before_kind"], r["failure_before_position"]),
+            "first failure after": _at(r["failure_kind"], r["failure_position"]),
+            "lead (turns)": r["lead_turns"],
+        }
+        for r in degraded.iter_rows(named=True)
+    ]
     return pl.DataFrame(rows) if rows else pl.DataFrame({"conversation": []}, schema={"conversation": pl.String})
 
 
@@ -211,23 +274,47 @@ def _findings(degraded: pl.DataFrame, models: dict[str, dict[str, Any]], window:
     for key, m in models.items():
         if m["false_mute"]:
             at = m["muted_at"]
-            out.append(Finding("sentinel_false_mute", "low", at["conversation_id"], at["native_id"], [at["position"]],
-                               f"{key} was muted here after {window} judged replies without a Healthy one, yet "
-                               f"produced {m['healthy_after_mute']} Healthy replies later: its degradations go "
-                               "unreported", f"compliance_window {window}; see the window sweep"))
+            out.append(
+                Finding(
+                    "sentinel_false_mute",
+                    "low",
+                    at["conversation_id"],
+                    at["native_id"],
+                    [at["position"]],
+                    f"{key} was muted here after {window} judged replies without a Healthy one, yet "
+                    f"produced {m['healthy_after_mute']} Healthy replies later: its degradations go "
+                    "unreported",
+                    f"compliance_window {window}; see the window sweep",
+                )
+            )
     rule = f"first non-Healthy final reply of a known-compliant model (compliance_window {window})"
     ranked = degraded.with_columns((pl.col("sentinel_first") & pl.col("failure_position").is_not_null()).alias("led"))
     for r in ranked.sort(["led", "onset_turn"], descending=[True, False]).head(MAX_FINDINGS).iter_rows(named=True):
         verdict = r["onset_status"] + (f" ({r['onset_drifted']})" if r["onset_drifted"] else "")
-        after = ("no visible failure followed" if r["failure_position"] is None else
-                 f"first visible failure after it: {r['failure_kind']} at [{r['failure_position']}], "
-                 f"{r['lead_turns']} turn(s) later")
-        before = ("" if r["failure_before_position"] is None else
-                  f"; a {r['failure_before_kind']} at [{r['failure_before_position']}] came first")
+        after = (
+            "no visible failure followed"
+            if r["failure_position"] is None
+            else f"first visible failure after it: {r['failure_kind']} at [{r['failure_position']}], "
+            f"{r['lead_turns']} turn(s) later"
+        )
+        before = (
+            ""
+            if r["failure_before_position"] is None
+            else f"; a {r['failure_before_kind']} at [{r['failure_before_position']}] came first"
+        )
         positions = [r["onset_position"]] + ([r["failure_position"]] if r["failure_position"] is not None else [])
-        out.append(Finding("sentinel_degraded", "high" if r["led"] else "low", r["conversation_id"], r["native_id"],
-                           positions, f"{r['compliance_key']} sentinel {verdict} at turn {r['onset_turn']} "
-                           f"(~{r['onset_context_tokens']} tokens); {after}{before}", rule))
+        out.append(
+            Finding(
+                "sentinel_degraded",
+                "high" if r["led"] else "low",
+                r["conversation_id"],
+                r["native_id"],
+                positions,
+                f"{r['compliance_key']} sentinel {verdict} at turn {r['onset_turn']} "
+                f"(~{r['onset_context_tokens']} tokens); {after}{before}",
+                rule,
+            )
+        )
     return out
 
 
@@ -239,23 +326,33 @@ def _summary(m: dict[str, Any]) -> str:
     sc, models, lead = m["status_counts"], m["models"], m["lead"]
     compliant = [k for k, v in models.items() if v["known_compliant"] and not v["muted"]]
     muted = [k for k, v in models.items() if v["muted"]]
-    text = (f"{m['judged_replies']} final replies judged for `{m['sentinel_line']}`: {sc['healthy']} healthy, "
-            f"{sc['mutated']} mutated, {sc['missing']} missing. Known compliant: {', '.join(compliant) or 'none'}; "
-            f"muted (no Healthy reply in their first {m['compliance_window']}): {', '.join(muted) or 'none'}. ")
+    text = (
+        f"{m['judged_replies']} final replies judged for `{m['sentinel_line']}`: {sc['healthy']} healthy, "
+        f"{sc['mutated']} mutated, {sc['missing']} missing. Known compliant: {', '.join(compliant) or 'none'}; "
+        f"muted (no Healthy reply in their first {m['compliance_window']}): {', '.join(muted) or 'none'}. "
+    )
     if not compliant:
         return text + "No model ever complied, so the probe stays silent and nothing degrades."
-    text += (f"{m['degraded_conversations']} of {m['conversations_compliant']} conversations by compliant models "
-             f"degraded ({_pct(m['degraded_share'])})")
+    text += (
+        f"{m['degraded_conversations']} of {m['conversations_compliant']} conversations by compliant models "
+        f"degraded ({_pct(m['degraded_share'])})"
+    )
     if lead["degraded"]:
-        text += (f", median onset at turn {m['onset']['turn_median']:g}, ~{m['onset']['context_tokens_median']:,.0f} "
-                 f"tokens. The sentinel failed before any visible failure (tool error, correction, continue-nag) in "
-                 f"{lead['sentinel_first']} of {lead['degraded']} ({_pct(lead['sentinel_first_share'])})")
+        text += (
+            f", median onset at turn {m['onset']['turn_median']:g}, ~{m['onset']['context_tokens_median']:,.0f} "
+            f"tokens. The sentinel failed before any visible failure (tool error, correction, continue-nag) in "
+            f"{lead['sentinel_first']} of {lead['degraded']} ({_pct(lead['sentinel_first_share'])})"
+        )
         if lead["median_lead_turns"] is not None:
             text += f"; where a failure followed, it came a median {lead['median_lead_turns']:g} turn(s) later"
         if lead["median_lead_turns_all"] is not None:
-            text += (f". In all degraded conversations, the next visible failure after onset came a median "
-                     f"{lead['median_lead_turns_all']:g} turn(s) later")
+            text += (
+                f". In all degraded conversations, the next visible failure after onset came a median "
+                f"{lead['median_lead_turns_all']:g} turn(s) later"
+            )
         if lead["failures_per_turn_before"] is not None and lead["failures_per_turn_after"] is not None:
-            text += (f". Visible failures per turn: {lead['failures_per_turn_before']:.2f} before onset, "
-                     f"{lead['failures_per_turn_after']:.2f} after")
+            text += (
+                f". Visible failures per turn: {lead['failures_per_turn_before']:.2f} before onset, "
+                f"{lead['failures_per_turn_after']:.2f} after"
+            )
     return text + "."

@@ -6,6 +6,7 @@ no Healthy reply among its first ``window`` judged replies is Muted for good, ac
 For a known-compliant model the first non-Healthy reply of a conversation latches that conversation as
 degraded; only a new conversation starts clean.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

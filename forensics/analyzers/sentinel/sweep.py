@@ -11,6 +11,7 @@ pass over ``sentinel_replies`` answers every window:
 - noise_replies: misses of never-compliant models judged before their mute (``min(judged, w)`` each);
 - degraded_conversations: conversations latched degraded under w (alarms raised).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -52,8 +53,13 @@ ORDER BY w.window
 """
 
 
-def window_sweep(con: duckdb.DuckDBPyConnection, cfg: Config | None = None, windows: Iterable[int] = WINDOWS,
-                 rebuild: bool = True, conversations: str | None = None) -> pl.DataFrame:
+def window_sweep(
+    con: duckdb.DuckDBPyConnection,
+    cfg: Config | None = None,
+    windows: Iterable[int] = WINDOWS,
+    rebuild: bool = True,
+    conversations: str | None = None,
+) -> pl.DataFrame:
     """One row per candidate window. ``rebuild`` replays the probe first (the tables reflect the warehouse
     and ``cfg``'s marker and tokens) unless ``build_tables`` ran on ``con`` with ``cfg``; pass False when it just ran. ``conversations``: a table whose
     conversations' replies are counted (default all; a model's ordinals still come from its whole history)."""

@@ -11,6 +11,7 @@ as in the seed where a compliance record is read when a chat starts.
 Classifying a reply needs only its conversation (the fact ``sentinel_judged``); the state machine needs every
 reply of a model in time order (``replay``), which the Spark engine runs per model after a sort in Spark.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -66,14 +67,31 @@ WHERE w.role = 'assistant' AND w.tool_call_count = 0
 ORDER BY c.created_at NULLS LAST, c.native_id, c.conversation_id, w.position
 """
 
-REPLY_SCHEMA: dict[str, Any] = {"conversation_id": pl.String, "native_id": pl.String, "position": pl.Int32, "turn": pl.Int32,
-                "context_chars": pl.Int64, "context_tokens": pl.Int64, "compliance_key": pl.String,
-                "provider": pl.String, "model": pl.String, "model_ordinal": pl.Int32, "status": pl.String,
-                "drifted": pl.String, "outcome": pl.String, "degraded": pl.Boolean}
+REPLY_SCHEMA: dict[str, Any] = {
+    "conversation_id": pl.String,
+    "native_id": pl.String,
+    "position": pl.Int32,
+    "turn": pl.Int32,
+    "context_chars": pl.Int64,
+    "context_tokens": pl.Int64,
+    "compliance_key": pl.String,
+    "provider": pl.String,
+    "model": pl.String,
+    "model_ordinal": pl.Int32,
+    "status": pl.String,
+    "drifted": pl.String,
+    "outcome": pl.String,
+    "degraded": pl.Boolean,
+}
 # what ``replay`` adds to each reply: its conversation's time (the replay's order) and the model's state after
 # the reply (its last reply's is the model's state at the end of the history)
-STATE_SCHEMA: dict[str, Any] = {"created_at": pl.Datetime("us"), "known_compliant": pl.Boolean, "muted": pl.Boolean,
-                "muted_ordinal": pl.Int32, "healthy_after_mute": pl.Int32}
+STATE_SCHEMA: dict[str, Any] = {
+    "created_at": pl.Datetime("us"),
+    "known_compliant": pl.Boolean,
+    "muted": pl.Boolean,
+    "muted_ordinal": pl.Int32,
+    "healthy_after_mute": pl.Int32,
+}
 REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay`` itself
 BUILT = "_sentinel_built"  # temp: the config key of the last ``build_tables`` on this connection
 
@@ -84,14 +102,23 @@ def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     rows = frame(con, JUDGED_SQL, [s.marker])
     verdicts = [classify(t, s.marker, s.tokens, s.closing) for t in rows["content"].to_list()]
     keys = [compliance_key(p, m) for p, m in zip(rows["provider"].to_list(), rows["model"].to_list())]
-    return rows.drop("content").with_columns(
-        pl.Series("compliance_key", keys, pl.String), pl.Series("status", [v.status for v in verdicts], pl.String),
-        pl.Series("drifted", [v.drifted for v in verdicts], pl.String)).to_arrow()
+    return (
+        rows.drop("content")
+        .with_columns(
+            pl.Series("compliance_key", keys, pl.String),
+            pl.Series("status", [v.status for v in verdicts], pl.String),
+            pl.Series("drifted", [v.drifted for v in verdicts], pl.String),
+        )
+        .to_arrow()
+    )
 
 
 def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    return arrow(con, "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
-                      "WHERE on_main_path AND role = 'user' GROUP BY 1")
+    return arrow(
+        con,
+        "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
+        "WHERE on_main_path AND role = 'user' GROUP BY 1",
+    )
 
 
 def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pa.Table:
@@ -99,13 +126,17 @@ def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None 
     when given: a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs, so the error
     regex reads only the tool results of those conversations."""
     where = "" if ids is None else "WHERE q.conversation_id IN (SELECT unnest(?::VARCHAR[]))"
-    return arrow(con, f"""
-        WITH f AS (SELECT q.* FROM ({load_query('sentinel_failures', __package__).sql}) q {where}),
+    return arrow(
+        con,
+        f"""
+        WITH f AS (SELECT q.* FROM ({load_query("sentinel_failures", __package__).sql}) q {where}),
         users AS (SELECT conversation_id, position FROM messages
                   WHERE on_main_path AND role = 'user' AND conversation_id IN (SELECT conversation_id FROM f))
         SELECT f.*, (SELECT count(*) FROM users u WHERE u.conversation_id = f.conversation_id
                      AND u.position <= f.position)::INTEGER AS turn
-        FROM f""", None if ids is None else [ids])
+        FROM f""",
+        None if ids is None else [ids],
+    )
 
 
 def asked(judged: pl.DataFrame) -> pl.DataFrame:
@@ -122,22 +153,39 @@ def replay(batches: Iterable[pl.DataFrame], tracker: ComplianceTracker) -> Itera
     observe, onsets, models = tracker.observe, tracker.onsets, tracker.models
     for judged in batches:
         ordinals, outcomes, degraded, states = [], [], [], []
-        for key, conv, pos, status in zip(judged["compliance_key"].to_list(), judged["conversation_id"].to_list(),
-                                          judged["position"].to_list(), judged["status"].to_list()):
+        for key, conv, pos, status in zip(
+            judged["compliance_key"].to_list(),
+            judged["conversation_id"].to_list(),
+            judged["position"].to_list(),
+            judged["status"].to_list(),
+        ):
             ordinals.append(models[key].judged if key in models else 0)
             outcomes.append(observe(key, conv, pos, status))
             degraded.append(conv in onsets)  # latched at this reply or earlier
             m = models[key]
             states.append((m.known_compliant, m.muted, m.muted_at, m.healthy_after_mute))
-        state = pl.DataFrame(states, schema={k: v for k, v in STATE_SCHEMA.items() if k != "created_at"},
-                             orient="row").insert_column(0, judged["created_at"].cast(pl.Datetime("us")))
-        yield pl.DataFrame({
-            "conversation_id": judged["conversation_id"], "native_id": judged["native_id"],
-            "position": judged["position"], "turn": judged["turn"], "context_chars": judged["context_chars"],
-            "context_tokens": judged["context_chars"] // 4, "compliance_key": judged["compliance_key"],
-            "provider": judged["provider"], "model": judged["model"], "model_ordinal": ordinals,
-            "status": judged["status"], "drifted": judged["drifted"], "outcome": outcomes, "degraded": degraded},
-            schema=REPLY_SCHEMA).hstack(state)
+        state = pl.DataFrame(
+            states, schema={k: v for k, v in STATE_SCHEMA.items() if k != "created_at"}, orient="row"
+        ).insert_column(0, judged["created_at"].cast(pl.Datetime("us")))
+        yield pl.DataFrame(
+            {
+                "conversation_id": judged["conversation_id"],
+                "native_id": judged["native_id"],
+                "position": judged["position"],
+                "turn": judged["turn"],
+                "context_chars": judged["context_chars"],
+                "context_tokens": judged["context_chars"] // 4,
+                "compliance_key": judged["compliance_key"],
+                "provider": judged["provider"],
+                "model": judged["model"],
+                "model_ordinal": ordinals,
+                "status": judged["status"],
+                "drifted": judged["drifted"],
+                "outcome": outcomes,
+                "degraded": degraded,
+            },
+            schema=REPLY_SCHEMA,
+        ).hstack(state)
 
 
 def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | None = None) -> ComplianceTracker | None:
@@ -146,8 +194,12 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
     facts = facts or Facts(con, cfg)
     tracker = ComplianceTracker(SentinelSettings.of(cfg).compliance_window) if facts.local else None
     if tracker is not None:
-        replayed = pl.concat([*replay([asked(facts.get("sentinel_judged"))], tracker), pl.DataFrame(
-            schema={**REPLY_SCHEMA, **STATE_SCHEMA})])
+        replayed = pl.concat(
+            [
+                *replay([asked(facts.get("sentinel_judged"))], tracker),
+                pl.DataFrame(schema={**REPLY_SCHEMA, **STATE_SCHEMA}),
+            ]
+        )
     else:
         replayed = ordered("sentinel_judged", facts.get(REPLAYED))
     replies = replayed.select(list(REPLY_SCHEMA))
@@ -171,8 +223,12 @@ def built(con: duckdb.DuckDBPyConnection, cfg: Config) -> bool:
 
 
 def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
-    states = (replayed.sort("model_ordinal").group_by("compliance_key", maintain_order=True).last()
-              .select("compliance_key", *[c for c in STATE_SCHEMA if c != "created_at"]))
+    states = (
+        replayed.sort("model_ordinal")
+        .group_by("compliance_key", maintain_order=True)
+        .last()
+        .select("compliance_key", *[c for c in STATE_SCHEMA if c != "created_at"])
+    )
     con.register("_sentinel_states", states.to_arrow())
     try:
         con.execute("""
@@ -212,8 +268,10 @@ def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
 
 def _conversations(con: duckdb.DuckDBPyConnection, facts: Facts) -> None:
     """Per conversation: onset, and the first visible failure before and after it (failures of degraded ones only)."""
-    degraded = [r[0] for r in con.execute("SELECT DISTINCT conversation_id FROM sentinel_replies "
-                                          "WHERE outcome = 'alarm'").fetchall()]
+    degraded = [
+        r[0]
+        for r in con.execute("SELECT DISTINCT conversation_id FROM sentinel_replies WHERE outcome = 'alarm'").fetchall()
+    ]
     con.register("_sentinel_failures", facts.get("sentinel_failures", degraded).to_arrow())
     con.register("_sentinel_turns", facts.get("sentinel_turns").to_arrow())
     try:

@@ -14,6 +14,7 @@ once, by phrases that never saw it. Four routers are replayed on each held-out h
 A proposal does no harm when ``table + proposed`` gains at least as many hits net of false fires as the table
 alone; a router is worth running only when its net is above mark nothing's (0) and its F1 above mark everything's.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,15 @@ class Score:
         return self.hits - self.false_fires
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"hits": self.hits, "false_fires": self.false_fires, "misses": self.misses, "precision": self.precision,
-                "recall": self.recall, "f1": self.f1, "net": self.net}
+        return {
+            "hits": self.hits,
+            "false_fires": self.false_fires,
+            "misses": self.misses,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "net": self.net,
+        }
 
 
 @dataclass
@@ -85,8 +93,9 @@ def holdout(db: str | os.PathLike[str], cfg: Config, path: str | os.PathLike[str
     """Fit on one half of ``db``'s conversations, replay the four routers on the other, both ways (read-only)."""
     table = read_table(path)
     with open_warehouse(db, read_only=True) as wh:
-        ids = wh.con.execute("SELECT conversation_id, coalesce(native_id, conversation_id) FROM conversations "
-                             "ORDER BY 1").fetchall()
+        ids = wh.con.execute(
+            "SELECT conversation_id, coalesce(native_id, conversation_id) FROM conversations ORDER BY 1"
+        ).fetchall()
         halves = [tuple(c for c, native in ids if fold_of(native) == k) for k in range(FOLDS)]
         if not all(halves):  # an empty Selection is every conversation: it would judge on what it fitted
             raise ForensicsError(f"{db}: --holdout needs conversations in both halves ({len(ids)} in the warehouse)")
@@ -97,17 +106,29 @@ def holdout(db: str | os.PathLike[str], cfg: Config, path: str | os.PathLike[str
     return out
 
 
-def _fold(con: duckdb.DuckDBPyConnection, cfg: Config, table: TriggerTable, fit: tuple[str, ...],
-          held: tuple[str, ...], out: Holdout) -> None:
+def _fold(
+    con: duckdb.DuckDBPyConnection,
+    cfg: Config,
+    table: TriggerTable,
+    fit: tuple[str, ...],
+    held: tuple[str, ...],
+    out: Holdout,
+) -> None:
     _, rows, proposals = analyse(Context.open(con, cfg, Selection(conversations=fit)), table)
     loads = tally(rows, list(table.skills))
     fitted = {s: list(ps) for s, ps in table.skills.items()}
     for p in proposals:
         fitted.setdefault(p.skill, []).append(p.phrase)
-    busiest = sorted((s for s, c in loads.items() if c["model"] + c["already_loaded"]),
-                     key=lambda s: (-(loads[s]["model"] + loads[s]["already_loaded"]), s))
-    routers = {"mark nothing": {}, "mark everything": {s: [""] for s in busiest}, "table": table.skills,
-               "table + proposed": fitted}
+    busiest = sorted(
+        (s for s, c in loads.items() if c["model"] + c["already_loaded"]),
+        key=lambda s: (-(loads[s]["model"] + loads[s]["already_loaded"]), s),
+    )
+    routers = {
+        "mark nothing": {},
+        "mark everything": {s: [""] for s in busiest},
+        "table": table.skills,
+        "table + proposed": fitted,
+    }
     Context.open(con, cfg, Selection(conversations=held))
     for name, skills in routers.items():
         rp = gather(con, TriggerTable(table.path, skills, {}))
@@ -124,22 +145,29 @@ def _fold(con: duckdb.DuckDBPyConnection, cfg: Config, table: TriggerTable, fit:
 def render(h: Holdout) -> str:
     """The held-out scoring as `forensics tune --triggers --holdout` prints it: what each half proposed, then every
     router's hits, false fires, misses, precision, recall and F1 beside the trivial routers."""
-    lines = [f"held out: {FOLDS} halves by session id ({' + '.join(map(str, h.conversations))} conversations, "
-             f"{' + '.join(map(str, h.requests))} requests); phrases proposed on one half, scored on the other"]
+    lines = [
+        f"held out: {FOLDS} halves by session id ({' + '.join(map(str, h.conversations))} conversations, "
+        f"{' + '.join(map(str, h.requests))} requests); phrases proposed on one half, scored on the other"
+    ]
     for k, got in enumerate(h.proposed):
         said = ", ".join(f"{s} += {p!r}" for s, p in got) or "nothing"
         lines.append(f"  half {k + 1}, scored with what the other proposed: {said}")
     head = ("router", "hits", "false fires", "misses", "precision", "recall", "F1", "net")
-    rows = [head] + [(name, str(s.hits), str(s.false_fires), str(s.misses), _f(s.precision), _f(s.recall), _f(s.f1),
-                      str(s.net)) for name, s in h.scores.items()]
+    rows = [head] + [
+        (name, str(s.hits), str(s.false_fires), str(s.misses), _f(s.precision), _f(s.recall), _f(s.f1), str(s.net))
+        for name, s in h.scores.items()
+    ]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines += ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-              for r in rows]
+    lines += [
+        "  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows
+    ]
     s, t, every = h.scores["table + proposed"], h.scores["table"], h.scores["mark everything"]
-    lines.append(f"table + proposed: net {s.net:+d} against the table's {t.net:+d} "
-                 f"({'no harm' if h.no_harm else 'HARM: the proposals lose held-out hits net of false fires'}); "
-                 f"against mark nothing's 0 and mark everything's F1 {_f(every.f1)}: "
-                 + ("beats both" if s.net > 0 and s.f1 > every.f1 else "does NOT beat both"))
+    lines.append(
+        f"table + proposed: net {s.net:+d} against the table's {t.net:+d} "
+        f"({'no harm' if h.no_harm else 'HARM: the proposals lose held-out hits net of false fires'}); "
+        f"against mark nothing's 0 and mark everything's F1 {_f(every.f1)}: "
+        + ("beats both" if s.net > 0 and s.f1 > every.f1 else "does NOT beat both")
+    )
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ Among equals: the skill's own words first, then fewer false fires, the more dist
 specific phrase: on requests not seen yet, "browser tests" fires wrongly less often than "tests"), the shorter;
 last, the phrase itself, so the result does not depend on any order.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -56,12 +57,16 @@ def candidates(text: str) -> frozenset[str]:
     out: set[str] = set()
     for i, first in enumerate(words):
         for j in range(i, min(i + MAX_WORDS, len(words))):
-            if j > i and text[words[j - 1].end:words[j].start] not in ("", " "):
+            if j > i and text[words[j - 1].end : words[j].start] not in ("", " "):
                 break
             last = words[j]
-            phrase = text[first.start:last.end]
-            if (_content(first, stops) and _content(last, stops) and len(phrase) <= MAX_CHARS
-                    and redact(phrase) == phrase):
+            phrase = text[first.start : last.end]
+            if (
+                _content(first, stops)
+                and _content(last, stops)
+                and len(phrase) <= MAX_CHARS
+                and redact(phrase) == phrase
+            ):
                 out.add(phrase)
     return frozenset(out)
 
@@ -89,12 +94,22 @@ def propose(con: duckdb.DuckDBPyConnection, rp: Replay, rows: list[Row], skills:
         base[r.conversation_id].append(r)
     out: list[Proposal] = []
     for s in skills:
-        missed = sorted({(r.conversation_id, r.position) for rows in base.values() for r in rows
-                         if r.verdict == "model_only" and r.model_skill == s and r.position is not None})
+        missed = sorted(
+            {
+                (r.conversation_id, r.position)
+                for rows in base.values()
+                for r in rows
+                if r.verdict == "model_only" and r.model_skill == s and r.position is not None
+            }
+        )
         if not missed:
             continue
-        loaded = {(r.conversation_id, r.position) for rows in base.values() for r in rows
-                  if r.model_skill == s and r.position is not None}
+        loaded = {
+            (r.conversation_id, r.position)
+            for rows in base.values()
+            for r in rows
+            if r.model_skill == s and r.position is not None
+        }
         pool = _pool(con, missed, loaded)
         rank = (skills.index(s), max((p.rank[1] for p in rp.phrases if p.skill == s), default=-1) + 1)
         tried: dict[str, Trial] = {}  # a candidate's replay holds until a kept phrase changes one of its conversations
@@ -119,8 +134,9 @@ class Candidate:
     misses: int  # how many of them are misses: no replay can gain it more hits than that
 
 
-def _pool(con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]],
-          loaded: set[tuple[str, int]]) -> dict[str, Candidate]:
+def _pool(
+    con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]], loaded: set[tuple[str, int]]
+) -> dict[str, Candidate]:
     """The POOL candidates covering the most misses, those distinctive enough to replay."""
     texts = _texts(con, missed)
     cover: dict[str, int] = defaultdict(int)
@@ -137,10 +153,11 @@ def _pool(con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]],
         con.unregister("_skill_candidate_rows")
     hold: dict[str, list[tuple[str, int]]] = defaultdict(list)
     for phrase, cid, pos in con.execute(  # no more requests than MIN_SHARE allows: fetch no common word's thousands
-            f"SELECT phrase, conversation_id, position FROM (SELECT c.phrase, r.conversation_id, r.position, "
-            f"count(*) OVER (PARTITION BY c.phrase) AS n FROM {CANDIDATES} c JOIN {MESSAGES} r "
-            f"ON r.kind = 'request' AND contains(r.request, c.phrase)) WHERE n * ? <= ? ORDER BY 1, 2, 3",
-            [MIN_SHARE, len(loaded)]).fetchall():
+        f"SELECT phrase, conversation_id, position FROM (SELECT c.phrase, r.conversation_id, r.position, "
+        f"count(*) OVER (PARTITION BY c.phrase) AS n FROM {CANDIDATES} c JOIN {MESSAGES} r "
+        f"ON r.kind = 'request' AND contains(r.request, c.phrase)) WHERE n * ? <= ? ORDER BY 1, 2, 3",
+        [MIN_SHARE, len(loaded)],
+    ).fetchall():
         hold[phrase].append((cid, pos))
     out, misses = {}, set(missed)
     for phrase, where in hold.items():
@@ -151,11 +168,15 @@ def _pool(con: duckdb.DuckDBPyConnection, missed: list[tuple[str, int]],
 
 
 def _texts(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
-    con.register("_skill_keys", pl.DataFrame(keys, schema={"conversation_id": pl.String, "position": pl.Int32},
-                                             orient="row").to_arrow())
+    con.register(
+        "_skill_keys",
+        pl.DataFrame(keys, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row").to_arrow(),
+    )
     try:
-        rows = con.execute(f"SELECT r.conversation_id, r.position, r.request FROM {MESSAGES} r JOIN _skill_keys k "
-                           "USING (conversation_id, position)").fetchall()
+        rows = con.execute(
+            f"SELECT r.conversation_id, r.position, r.request FROM {MESSAGES} r JOIN _skill_keys k "
+            "USING (conversation_id, position)"
+        ).fetchall()
     finally:
         con.unregister("_skill_keys")
     return {(cid, pos): text for cid, pos, text in rows}
@@ -170,8 +191,14 @@ class Trial:
     own: bool
 
 
-def _best(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int], pool: dict[str, Candidate],
-          tried: dict[str, Trial]) -> Trial | None:
+def _best(
+    rp: Replay,
+    base: dict[str, list[Row]],
+    skill: str,
+    rank: tuple[int, int],
+    pool: dict[str, Candidate],
+    tried: dict[str, Trial],
+) -> Trial | None:
     """The candidate that gains the most hits net of the false fires it adds, if it catches more than it costs.
     Those that could gain most are replayed first; one that cannot even tie the best so far is not replayed."""
     best, score = None, None
@@ -188,8 +215,7 @@ def _best(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, i
     return best
 
 
-def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int], key: str,
-         c: Candidate) -> Trial:
+def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, int], key: str, c: Candidate) -> Trial:
     at: dict[str, set[int]] = defaultdict(set)
     for cid, pos in c.where:
         at[cid].add(pos)
@@ -202,16 +228,20 @@ def _try(rp: Replay, base: dict[str, list[Row]], skill: str, rank: tuple[int, in
     gained = sum(_count(changed[c], "hit") - _count(before[c], "hit") for c in changed)
     added = sum(_count(changed[c], "router_only") - _count(before[c], "router_only") for c in changed)
     catches = sorted(_hits(changed) - _hits(before))
-    return Trial(Proposal(skill, key, gained, added, catches, c.share, len(c.where)), changed,
-                 key in rp.own.get(skill, ""))
+    return Trial(
+        Proposal(skill, key, gained, added, catches, c.share, len(c.where)), changed, key in rp.own.get(skill, "")
+    )
 
 
 def _hits(replayed: dict[str, list[Row]]) -> set[tuple[str, int]]:
     """The requests a phrase fires on that the model loaded the skill for (a hit always has its request)."""
-    return {(r.conversation_id, r.position) for rows in replayed.values() for r in rows
-            if r.verdict == "hit" and r.position is not None}
+    return {
+        (r.conversation_id, r.position)
+        for rows in replayed.values()
+        for r in rows
+        if r.verdict == "hit" and r.position is not None
+    }
 
 
 def _count(rows: list[Row], verdict: str) -> int:
     return sum(r.verdict == verdict for r in rows)
-

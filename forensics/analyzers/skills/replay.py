@@ -19,6 +19,7 @@ A request's *turn* runs to the next request. Verdicts, one row per judged event:
 SQL finds the matches and the loads (a cross join of requests and phrases, ASOF joins for the turns); only
 the sparse events run through Python, whose order the loaded-state needs.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,9 +36,16 @@ from forensics.warehouse.queries import load_query
 MESSAGES = "_skill_messages"  # temp: the selection's user messages as skill_messages classifies them
 PHRASES = "_skill_phrases"  # temp: the phrases being replayed, lower-cased as DuckDB lowers the requests
 JUDGED = ("hit", "router_only", "model_only")
-ROW_SCHEMA = {"conversation_id": pl.String, "position": pl.Int32, "router_skill": pl.String,
-              "model_skill": pl.String, "verdict": pl.String, "phrase": pl.String, "load_position": pl.Int32,
-              "via": pl.String}
+ROW_SCHEMA = {
+    "conversation_id": pl.String,
+    "position": pl.Int32,
+    "router_skill": pl.String,
+    "model_skill": pl.String,
+    "verdict": pl.String,
+    "phrase": pl.String,
+    "load_position": pl.Int32,
+    "via": pl.String,
+}
 
 
 @dataclass(frozen=True)
@@ -94,10 +102,29 @@ class Replay:
             fire = min(live, key=lambda p: (-len(p.key), p.rank)) if live else None
             here = turns.get(q, [])
             for ld in here:
-                verdict = ("hit" if fire and ld.skill == fire.skill else "already_loaded" if ld.skill in loaded
-                           else "command" if ld.via == "command" else "no_request" if q is None else "model_only")
-                rows.append(Row(cid, q, ld.skill if verdict == "hit" else None, ld.skill, verdict,
-                                fire.text if verdict == "hit" and fire else None, ld.position, ld.via))
+                verdict = (
+                    "hit"
+                    if fire and ld.skill == fire.skill
+                    else "already_loaded"
+                    if ld.skill in loaded
+                    else "command"
+                    if ld.via == "command"
+                    else "no_request"
+                    if q is None
+                    else "model_only"
+                )
+                rows.append(
+                    Row(
+                        cid,
+                        q,
+                        ld.skill if verdict == "hit" else None,
+                        ld.skill,
+                        verdict,
+                        fire.text if verdict == "hit" and fire else None,
+                        ld.position,
+                        ld.via,
+                    )
+                )
             if fire and all(ld.skill != fire.skill for ld in here):
                 rows.append(Row(cid, q, fire.skill, None, "router_only", fire.text, None, None))
             loaded.update(ld.skill for ld in here)
@@ -121,8 +148,10 @@ def canonical(name: str, ids: dict[str, str]) -> str:
 def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay:
     """Classify the selection's user messages, match the table, find the loads (needs ``sel_conversations``)."""
     sel = f"conversation_id IN (SELECT conversation_id FROM {SELECTED})"
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {MESSAGES} AS SELECT * FROM ({load_query('skill_messages', __package__).sql}) q "
-                f"WHERE q.{sel}")
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {MESSAGES} AS SELECT * FROM ({load_query('skill_messages', __package__).sql}) q "
+        f"WHERE q.{sel}"
+    )
     skills = table.skills if table else {}
     ids = {s.lower(): s for s in reversed(list(skills))}  # the first spelling wins, as the first skill wins ties
     phrases = [Phrase(s, text, "", (i, j)) for i, (s, ps) in enumerate(skills.items()) for j, text in enumerate(ps)]
@@ -130,11 +159,13 @@ def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay
     rp = Replay(phrases, defaultdict(dict), defaultdict(lambda: defaultdict(list)))
     rp.kinds = dict(con.execute(f"SELECT kind, count(*) FROM {MESSAGES} GROUP BY 1 ORDER BY 1").fetchall())
     rp.requests = rp.kinds.get("request", 0)
-    rp.conversations = con.execute(f"SELECT count(DISTINCT conversation_id) FROM {MESSAGES} WHERE kind = 'request'"
-                                   ).fetchall()[0][0]
+    rp.conversations = con.execute(
+        f"SELECT count(DISTINCT conversation_id) FROM {MESSAGES} WHERE kind = 'request'"
+    ).fetchall()[0][0]
     for cid, pos, idx in con.execute(
-            f"SELECT r.conversation_id, r.position, list(p.i ORDER BY p.i) FROM {MESSAGES} r JOIN {PHRASES} p "
-            f"ON r.kind = 'request' AND contains(r.request, p.key) GROUP BY 1, 2").fetchall():
+        f"SELECT r.conversation_id, r.position, list(p.i ORDER BY p.i) FROM {MESSAGES} r JOIN {PHRASES} p "
+        f"ON r.kind = 'request' AND contains(r.request, p.key) GROUP BY 1, 2"
+    ).fetchall():
         rp.matches[cid][pos] = idx
     _loads(con, rp, ids)
     return rp
@@ -143,8 +174,9 @@ def gather(con: duckdb.DuckDBPyConnection, table: TriggerTable | None) -> Replay
 def _set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[Phrase]:
     """Put ``phrases`` in the temp table the matching joins, lower-cased by DuckDB (as the requests are, so
     a phrase matches exactly what it should); returns them with their keys."""
-    df = pl.DataFrame({"i": list(range(len(phrases))), "text": [p.text for p in phrases]},
-                      schema={"i": pl.Int32, "text": pl.String})
+    df = pl.DataFrame(
+        {"i": list(range(len(phrases))), "text": [p.text for p in phrases]}, schema={"i": pl.Int32, "text": pl.String}
+    )
     con.register("_skill_phrase_rows", df.to_arrow())
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {PHRASES} AS SELECT i, lower(text) AS key FROM _skill_phrase_rows")
@@ -168,7 +200,7 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
             SELECT q.conversation_id, q.position, q.call_index AS k, q.skill,
                    CASE WHEN q.synthetic THEN 'synthetic' WHEN q.failed THEN 'failed'
                         WHEN q.skill IS NULL THEN 'unnamed' ELSE 'tool' END AS via, q.result_position AS text_at
-            FROM ({load_query('skill_loads', __package__).sql}) q
+            FROM ({load_query("skill_loads", __package__).sql}) q
             WHERE q.conversation_id IN (SELECT conversation_id FROM {SELECTED})
         ),
         events AS (
@@ -219,8 +251,11 @@ def _loads(con: duckdb.DuckDBPyConnection, rp: Replay, ids: dict[str, str]) -> N
 
 
 def frame_of(rows: list[Row]) -> pl.DataFrame:
-    return pl.DataFrame([r.__dict__ for r in rows], schema=ROW_SCHEMA, orient="row") if rows else pl.DataFrame(
-        schema=ROW_SCHEMA)
+    return (
+        pl.DataFrame([r.__dict__ for r in rows], schema=ROW_SCHEMA, orient="row")
+        if rows
+        else pl.DataFrame(schema=ROW_SCHEMA)
+    )
 
 
 def tally(rows: list[Row], skills: list[str]) -> dict[str, dict[str, int]]:
@@ -233,7 +268,14 @@ def tally(rows: list[Row], skills: list[str]) -> dict[str, dict[str, int]]:
         for r in rows:
             if s in (r.router_skill, r.model_skill):
                 c[r.verdict] += 1
-        out[s] = {"router": c["hit"] + c["router_only"], "model": c["hit"] + c["model_only"], "hits": c["hit"],
-                  "router_only": c["router_only"], "model_only": c["model_only"],
-                  "already_loaded": c["already_loaded"], "command": c["command"], "no_request": c["no_request"]}
+        out[s] = {
+            "router": c["hit"] + c["router_only"],
+            "model": c["hit"] + c["model_only"],
+            "hits": c["hit"],
+            "router_only": c["router_only"],
+            "model_only": c["model_only"],
+            "already_loaded": c["already_loaded"],
+            "command": c["command"],
+            "no_request": c["no_request"],
+        }
     return out

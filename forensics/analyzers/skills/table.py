@@ -5,6 +5,7 @@ ties between equally long phrases); other top-level keys (a comment, a note) are
 rewritten. A file that is missing, not JSON or not this shape is a one-line error naming what is wrong: a
 table the replay misreads would measure a router nobody runs.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,7 @@ def read_table(path: str | os.PathLike[str]) -> TriggerTable:
     except json.JSONDecodeError as e:
         raise TriggerTableError(f"{p}:{e.lineno}: not valid JSON ({e.msg}); a trigger table is {SHAPE}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("skills"), dict):
-        raise TriggerTableError(f"{p}: no \"skills\" object; a trigger table is {SHAPE}")
+        raise TriggerTableError(f'{p}: no "skills" object; a trigger table is {SHAPE}')
     if doc.get("schema", SCHEMA) != SCHEMA:
         raise TriggerTableError(f"{p}: schema {doc['schema']!r} is not supported (this version reads schema 1)")
     skills: dict[str, list[str]] = {}

@@ -1,6 +1,7 @@
 """`forensics tune --triggers FILE`: the trigger table's misses turned into phrases, old -> new per skill, each
 with the hits it gains and the false fires it adds over the whole warehouse; ``write_triggers`` adds them to the
 file, keeping its skills' order, their phrases and every other key (``schema`` too)."""
+
 from __future__ import annotations
 
 import json
@@ -62,21 +63,29 @@ def render(t: TriggerTune, writing: bool = False) -> str:
             continue
         state = "new skill" if skill not in t.table.skills else "kept" if not new else f"{len(new)} new"
         lines.append(f"{skill} ({state}): {_json(old)} -> {_json(old + new)}")
-        lines.append(f"    hits {b['hits']} -> {c['hits']}, false fires {b['router_only']} -> {c['router_only']}, "
-                     f"misses {b['model_only']} -> {c['model_only']}")
+        lines.append(
+            f"    hits {b['hits']} -> {c['hits']}, false fires {b['router_only']} -> {c['router_only']}, "
+            f"misses {b['model_only']} -> {c['model_only']}"
+        )
         for p in (p for p in t.proposals if p.skill == skill):
-            lines.append(f"  + {_json(p.phrase)}: {p.hits_gained} hits gained, "
-                         f"{p.false_fires_added} false fires added ({round(p.share * p.requests)} of the "
-                         f"{p.requests} requests holding it loaded {skill})")
-            lines += [f"      {short_label(t.labels.get(cid, cid), LABEL)} [{pos}]: {t.texts.get((cid, pos), '')}"
-                      for cid, pos in p.catches[:SHOWN]]
+            lines.append(
+                f"  + {_json(p.phrase)}: {p.hits_gained} hits gained, "
+                f"{p.false_fires_added} false fires added ({round(p.share * p.requests)} of the "
+                f"{p.requests} requests holding it loaded {skill})"
+            )
+            lines += [
+                f"      {short_label(t.labels.get(cid, cid), LABEL)} [{pos}]: {t.texts.get((cid, pos), '')}"
+                for cid, pos in p.catches[:SHOWN]
+            ]
             if len(p.catches) > SHOWN:
                 lines.append(f"      ... and {len(p.catches) - SHOWN} more")
     tb, ta = _total(t.before), _total(t.after)
-    lines.append(f"{len(t.proposals)} phrases for {len({p.skill for p in t.proposals})} skills over {t.requests} "
-                 f"requests in {t.conversations} conversations: hits {tb['hits']} -> {ta['hits']}, false fires "
-                 f"{tb['router_only']} -> {ta['router_only']}, misses {tb['model_only']} -> {ta['model_only']}"
-                 + ("" if writing else "; nothing written without --write"))
+    lines.append(
+        f"{len(t.proposals)} phrases for {len({p.skill for p in t.proposals})} skills over {t.requests} "
+        f"requests in {t.conversations} conversations: hits {tb['hits']} -> {ta['hits']}, false fires "
+        f"{tb['router_only']} -> {ta['router_only']}, misses {tb['model_only']} -> {ta['model_only']}"
+        + ("" if writing else "; nothing written without --write")
+    )
     return "\n".join(lines)
 
 
@@ -111,8 +120,10 @@ def dumps(doc: dict[str, Any], indent: str, inline: bool) -> str:
             body = ",\n".join(f"{indent * 2}{_json(s)}: {_json(ps)}" for s, ps in value.items())
             items.append(f"{indent}{_json(key)}: {{\n{body}\n{indent}}}")
         else:
-            items.append(f"{indent}{_json(key)}: " + json.dumps(value, ensure_ascii=False, indent=indent)
-                         .replace("\n", "\n" + indent))
+            items.append(
+                f"{indent}{_json(key)}: "
+                + json.dumps(value, ensure_ascii=False, indent=indent).replace("\n", "\n" + indent)
+            )
     return "{\n" + ",\n".join(items) + "\n}\n"
 
 

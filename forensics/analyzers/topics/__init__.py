@@ -6,6 +6,7 @@ and ``topic_switches`` (one row per marker: topic before/after, both confidences
 drove it). The section reports the selection; with ``--labels`` it also scores the markers against the
 labels beside four baselines computed in the same run.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -67,10 +68,18 @@ def run(ctx: Context) -> Section:
     embed = key == "topic.embedding_switch_score"
     judging += embedding.MODE_SUFFIX if embed else ""
     model, lexical = load_models(judging)
-    settings = Settings(KeywordSettings.of(cfg).tokenizer, roles, replace(model, anchor=cfg[key]),
-                        replace(lexical, anchor=cfg[key]), Cues.from_settings(TopicSettings.of(cfg)), _lexicon(TopicSettings.of(cfg).lexicon),
-                        TopicSettings.of(cfg).min_confidence, keep_tokens=bool(ctx.labels), embed=embed,
-                        work=load_model(work.MODE) if judging == "user" and has_mode(work.MODE) else None)
+    settings = Settings(
+        KeywordSettings.of(cfg).tokenizer,
+        roles,
+        replace(model, anchor=cfg[key]),
+        replace(lexical, anchor=cfg[key]),
+        Cues.from_settings(TopicSettings.of(cfg)),
+        _lexicon(TopicSettings.of(cfg).lexicon),
+        TopicSettings.of(cfg).min_confidence,
+        keep_tokens=bool(ctx.labels),
+        embed=embed,
+        work=load_model(work.MODE) if judging == "user" and has_mode(work.MODE) else None,
+    )
     selected = {r[0] for r in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
     results: dict[str, list[Judged]] = {}
     keywords: dict[str, dict[str, list[str]]] = {}
@@ -90,40 +99,78 @@ def run(ctx: Context) -> Section:
     _write_tables(ctx, results, keywords, labels)
     sel = {cid: js for cid, js in results.items() if cid in selected}
     sec = Section(NAME, TITLE)
-    switches = ctx.df("SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
-                      f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
-                      "ORDER BY c.native_id, s.position")
+    switches = ctx.df(
+        "SELECT s.*, c.native_id AS conversation FROM topic_switches s JOIN conversations c "
+        f"USING (conversation_id) JOIN {SELECTED} USING (conversation_id) "
+        "ORDER BY c.native_id, s.position"
+    )
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
     sec.metrics["not_judged"] = "open-domain" if open_domain else None
-    sec.metrics["corpus_model"] = ({"fitted": True, "messages": analysis.corpus.units,
-                                    "words": len(analysis.corpus.vocabulary)} if analysis.corpus else
-                                   {"fitted": False, "messages": None, "words": None})
+    sec.metrics["corpus_model"] = (
+        {"fitted": True, "messages": analysis.corpus.units, "words": len(analysis.corpus.vocabulary)}
+        if analysis.corpus
+        else {"fitted": False, "messages": None, "words": None}
+    )
     sec.findings = [_finding(r) for r in switches.iter_rows(named=True)]
     if switches.height:
-        sec.tables.append(Table("topic_switches", "Topic switches (conservative markers)",
-                                switches.with_columns(conversation=pl.col("conversation_id").replace_strict(
-                                    ctx.names)).select("conversation", "position", "label_before", "label_after",
-                                                       "conf_before", "conf_after", "score", "keywords")
-                                .head(SWITCH_ROWS)))
+        sec.tables.append(
+            Table(
+                "topic_switches",
+                "Topic switches (conservative markers)",
+                switches.with_columns(conversation=pl.col("conversation_id").replace_strict(ctx.names))
+                .select(
+                    "conversation",
+                    "position",
+                    "label_before",
+                    "label_after",
+                    "conf_before",
+                    "conf_after",
+                    "score",
+                    "keywords",
+                )
+                .head(SWITCH_ROWS),
+            )
+        )
     if ctx.labels:
         ev = score_labels(ctx.labels, tokens, results, native)
         sec.metrics["evaluation"] = ev
         sec.grid = evaluation_grid(ev)
     sec.summary = _summary(sec.metrics)
     if TopicSettings.of(cfg).embedding and not embed:
-        sec.summary += (f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
-                        "embeddings: lexical signals only.")
+        sec.summary += (
+            f" [topic] embedding is on, but the {judging} mode has no weights fitted with sentence "
+            "embeddings: lexical signals only."
+        )
     timeline = _timeline_data(sel, labels, ctx.names)
     if timeline:
-        sec.tables.append(Table("topic_segments", "Topic segments of the conversations in the timeline, with labels "
-                                "(their most distinctive words in the corpus)",
-                                pl.DataFrame([{"conversation": c["label"], "topic": t, "start": a, "end": b - 1,
-                                               "label": LABEL_JOIN.join(kw)} for c in timeline
-                                              for a, b, t, kw in c["segments"]],
-                                             schema={"conversation": pl.String, "topic": pl.String, "start": pl.Int64,
-                                                     "end": pl.Int64, "label": pl.String})))
-        sec.charts.append(Chart("topic_timeline", "Topic timeline per conversation (segments with their labels, "
-                                "switch markers)", timeline))
+        sec.tables.append(
+            Table(
+                "topic_segments",
+                "Topic segments of the conversations in the timeline, with labels "
+                "(their most distinctive words in the corpus)",
+                pl.DataFrame(
+                    [
+                        {"conversation": c["label"], "topic": t, "start": a, "end": b - 1, "label": LABEL_JOIN.join(kw)}
+                        for c in timeline
+                        for a, b, t, kw in c["segments"]
+                    ],
+                    schema={
+                        "conversation": pl.String,
+                        "topic": pl.String,
+                        "start": pl.Int64,
+                        "end": pl.Int64,
+                        "label": pl.String,
+                    },
+                ),
+            )
+        )
+        sec.charts.append(
+            Chart(
+                "topic_timeline",
+                "Topic timeline per conversation (segments with their labels, switch markers)",
+                timeline,
+            )
+        )
     return sec
 
 
@@ -138,49 +185,110 @@ def _conversations(rows: pl.DataFrame, roles: set[str], mode: str) -> dict[str, 
 def _lexicon(value: Any) -> dict[str, list[str]]:
     if not value:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(v, list) and all(isinstance(p, str) and p for p in v)
-                                              for v in value.values()):
-        raise ConfigError("topic.lexicon must be a table of topic = [\"phrase\", ...]")
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and all(isinstance(p, str) and p for p in v) for v in value.values()
+    ):
+        raise ConfigError('topic.lexicon must be a table of topic = ["phrase", ...]')
     return {str(k): list(v) for k, v in value.items()}
 
 
-def _write_tables(ctx: Context, results: Mapping[str, list[Judged]], keywords: Mapping[str, dict[str, list[str]]],
-                  labels: Mapping[str, dict[int, list[str]]]) -> None:
-    mt: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic", "label", "confidence",
-                                                 "score", "keywords", "marker")}
-    ts: dict[str, list[Any]] = {k: [] for k in ("conversation_id", "position", "topic_before", "topic_after",
-                                                 "label_before", "label_after", "conf_before", "conf_after", "score",
-                                                 "keywords")}
+def _write_tables(
+    ctx: Context,
+    results: Mapping[str, list[Judged]],
+    keywords: Mapping[str, dict[str, list[str]]],
+    labels: Mapping[str, dict[int, list[str]]],
+) -> None:
+    mt: dict[str, list[Any]] = {
+        k: [] for k in ("conversation_id", "position", "topic", "label", "confidence", "score", "keywords", "marker")
+    }
+    ts: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "conversation_id",
+            "position",
+            "topic_before",
+            "topic_after",
+            "label_before",
+            "label_after",
+            "conf_before",
+            "conf_after",
+            "score",
+            "keywords",
+        )
+    }
     for cid, js in results.items():
         prev = None
         label = {p: LABEL_JOIN.join(t) or None for p, t in labels[cid].items()}
         for j in js:
-            for k, v in (("conversation_id", cid), ("position", j.position), ("topic", j.topic),
-                         ("label", label.get(j.position)), ("confidence", j.confidence), ("score", j.score),
-                         ("keywords", keywords[cid].get(j.topic, []) if j.topic else []), ("marker", j.marker)):
+            for k, v in (
+                ("conversation_id", cid),
+                ("position", j.position),
+                ("topic", j.topic),
+                ("label", label.get(j.position)),
+                ("confidence", j.confidence),
+                ("score", j.score),
+                ("keywords", keywords[cid].get(j.topic, []) if j.topic else []),
+                ("marker", j.marker),
+            ):
                 mt[k].append(v)
             if j.marker and prev is not None:
-                for k, v in (("conversation_id", cid), ("position", j.position), ("topic_before", prev.topic),
-                             ("topic_after", j.topic), ("label_before", label.get(prev.position)),
-                             ("label_after", label.get(j.position)), ("conf_before", prev.confidence),
-                             ("conf_after", j.confidence), ("score", j.score), ("keywords", j.drivers)):
+                for k, v in (
+                    ("conversation_id", cid),
+                    ("position", j.position),
+                    ("topic_before", prev.topic),
+                    ("topic_after", j.topic),
+                    ("label_before", label.get(prev.position)),
+                    ("label_after", label.get(j.position)),
+                    ("conf_before", prev.confidence),
+                    ("conf_after", j.confidence),
+                    ("score", j.score),
+                    ("keywords", j.drivers),
+                ):
                     ts[k].append(v)
             prev = j
-    schema: dict[str, pl.DataType | type[pl.DataType]] = {"conversation_id": pl.String, "position": pl.Int32, "score": pl.Float64, "keywords": pl.List(pl.String)}
-    _topics_m = pl.DataFrame(mt, schema={**schema, "topic": pl.String, "label": pl.String,  # noqa: F841
-                                         "confidence": pl.Float64, "marker": pl.Boolean}).to_arrow()
-    _topics_s = pl.DataFrame(ts, schema={**schema, "topic_before": pl.String, "topic_after": pl.String,  # noqa: F841
-                                         "label_before": pl.String, "label_after": pl.String,
-                                         "conf_before": pl.Float64, "conf_after": pl.Float64}).to_arrow()
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "conversation_id": pl.String,
+        "position": pl.Int32,
+        "score": pl.Float64,
+        "keywords": pl.List(pl.String),
+    }
+    _topics_m = pl.DataFrame(
+        mt,
+        schema={
+            **schema,
+            "topic": pl.String,
+            "label": pl.String,  # noqa: F841
+            "confidence": pl.Float64,
+            "marker": pl.Boolean,
+        },
+    ).to_arrow()
+    _topics_s = pl.DataFrame(
+        ts,
+        schema={
+            **schema,
+            "topic_before": pl.String,
+            "topic_after": pl.String,  # noqa: F841
+            "label_before": pl.String,
+            "label_after": pl.String,
+            "conf_before": pl.Float64,
+            "conf_after": pl.Float64,
+        },
+    ).to_arrow()
     # read by replacement scans; the messages' native ids joined here, not carried through the workers
-    native = ("LEFT JOIN (SELECT conversation_id, position, native_id FROM messages WHERE on_main_path) m "
-              "USING (conversation_id, position)")
-    ctx.con.execute("CREATE OR REPLACE TABLE message_topics AS SELECT conversation_id, position, m.native_id, topic, "
-                    f"confidence, score, keywords, marker, label FROM _topics_m {native} "
-                    "ORDER BY conversation_id, position")
-    ctx.con.execute("CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, m.native_id, "
-                    f"topic_before, topic_after, conf_before, conf_after, score, keywords, label_before, label_after "
-                    f"FROM _topics_s {native} ORDER BY conversation_id, position")
+    native = (
+        "LEFT JOIN (SELECT conversation_id, position, native_id FROM messages WHERE on_main_path) m "
+        "USING (conversation_id, position)"
+    )
+    ctx.con.execute(
+        "CREATE OR REPLACE TABLE message_topics AS SELECT conversation_id, position, m.native_id, topic, "
+        f"confidence, score, keywords, marker, label FROM _topics_m {native} "
+        "ORDER BY conversation_id, position"
+    )
+    ctx.con.execute(
+        "CREATE OR REPLACE TABLE topic_switches AS SELECT conversation_id, position, m.native_id, "
+        f"topic_before, topic_after, conf_before, conf_after, score, keywords, label_before, label_after "
+        f"FROM _topics_s {native} ORDER BY conversation_id, position"
+    )
 
 
 def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: list[str], mode: str) -> dict[str, Any]:
@@ -188,35 +296,60 @@ def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: lis
     per = {}
     for cid, js in sel.items():
         topics = {j.topic for j in js if j.topic}
-        per[cid] = {"judged": len(js), "content_free": sum(j.topic is None for j in js), "topics": len(topics),
-                    "switches": sum(j.marker for j in js)}
-    return {"roles": roles, "mode": mode, "conversations": len(sel), "judged_messages": len(judged),
-            "content_free_messages": sum(j.topic is None for j in judged),
-            "switches": switches.height,
-            "switches_per_100_judged": 100 * switches.height / len(judged) if judged else None,
-            "per_conversation": per}
+        per[cid] = {
+            "judged": len(js),
+            "content_free": sum(j.topic is None for j in js),
+            "topics": len(topics),
+            "switches": sum(j.marker for j in js),
+        }
+    return {
+        "roles": roles,
+        "mode": mode,
+        "conversations": len(sel),
+        "judged_messages": len(judged),
+        "content_free_messages": sum(j.topic is None for j in judged),
+        "switches": switches.height,
+        "switches_per_100_judged": 100 * switches.height / len(judged) if judged else None,
+        "per_conversation": per,
+    }
 
 
 def _finding(r: dict[str, Any]) -> Finding:
     kw = ", ".join(r["keywords"] or [])
-    before, after = (f"{r[f'topic_{s}']} ({r[f'label_{s}']})" if r[f"label_{s}"] else r[f"topic_{s}"]
-                     for s in ("before", "after"))
-    return Finding("topic_switch", "info", r["conversation_id"], r["conversation"], [r["position"]],
-                   f"[{r['position']}] {before} → {after} (score {r['score']:.2f}, "
-                   f"confidence {r['conf_before']:.2f} / {r['conf_after']:.2f})" + (f"; new terms: {kw}" if kw else ""),
-                   "both judged messages have a topic with confidence >= topic.min_confidence and they differ")
+    before, after = (
+        f"{r[f'topic_{s}']} ({r[f'label_{s}']})" if r[f"label_{s}"] else r[f"topic_{s}"] for s in ("before", "after")
+    )
+    return Finding(
+        "topic_switch",
+        "info",
+        r["conversation_id"],
+        r["conversation"],
+        [r["position"]],
+        f"[{r['position']}] {before} → {after} (score {r['score']:.2f}, "
+        f"confidence {r['conf_before']:.2f} / {r['conf_after']:.2f})" + (f"; new terms: {kw}" if kw else ""),
+        "both judged messages have a topic with confidence >= topic.min_confidence and they differ",
+    )
 
 
 # ------------------------------------------------------------------------------------------- evaluation
 
 DETECTORS = ("ours", "ours_tuned", "all", "random", "none", "tfidf")
-DETECTOR_LABELS = {"ours": "ours (conservative marker)", "ours_tuned": "ours (score ≥ tuned threshold)",
-                   "all": "mark every judged turn", "random": "random at the base rate", "none": "mark nothing",
-                   "tfidf": "TF-IDF cosine, tuned threshold"}
+DETECTOR_LABELS = {
+    "ours": "ours (conservative marker)",
+    "ours_tuned": "ours (score ≥ tuned threshold)",
+    "all": "mark every judged turn",
+    "random": "random at the base rate",
+    "none": "mark nothing",
+    "tfidf": "TF-IDF cosine, tuned threshold",
+}
 
 
-def score_labels(labels_path: str, tokens: Mapping[str, dict[int, list[str]]], results: Mapping[str, list[Judged]],
-                 native: Mapping[str, str | None]) -> dict[str, Any]:
+def score_labels(
+    labels_path: str,
+    tokens: Mapping[str, dict[int, list[str]]],
+    results: Mapping[str, list[Judged]],
+    native: Mapping[str, str | None],
+) -> dict[str, Any]:
     """Score our markers and the baselines on the labeled conversations in the selection (``tokens``: the
     selected conversations' judged messages, position -> tokens, in order)."""
     labels = read_labels(labels_path)
@@ -233,18 +366,26 @@ def score_labels(labels_path: str, tokens: Mapping[str, dict[int, list[str]]], r
         toks[key] = tokens[cid]
         preds[key] = {j.position for j in results[cid] if j.marker}
         scores[key] = {j.position: j.score for j in results[cid] if j.score is not None}
-    out: dict[str, Any] = {"labels": str(labels.path), "dialogues": len(refs),
-                           "dialogues_not_found": len(labels.shifts) - len(refs),
-                           "judged_turns": sum(len(r.units) for r in refs),
-                           "reference_shifts": sum(len(r.shifts) for r in refs)}
+    out: dict[str, Any] = {
+        "labels": str(labels.path),
+        "dialogues": len(refs),
+        "dialogues_not_found": len(labels.shifts) - len(refs),
+        "judged_turns": sum(len(r.units) for r in refs),
+        "reference_shifts": sum(len(r.shifts) for r in refs),
+    }
     if not refs:
         return out
     th_ours, s_tuned = tuned_threshold(refs, scores, higher_is_switch=True)
     cos = tfidf_cosines(refs, toks)
     th_tfidf, s_tfidf = tuned_threshold(refs, cos, higher_is_switch=False)
-    res: dict[str, Scores] = {"ours": score(refs, preds), "ours_tuned": s_tuned, "all": score(refs, mark_all(refs)),
-                              "random": score(refs, mark_random(refs)), "none": score(refs, mark_none(refs)),
-                              "tfidf": s_tfidf}
+    res: dict[str, Scores] = {
+        "ours": score(refs, preds),
+        "ours_tuned": s_tuned,
+        "all": score(refs, mark_all(refs)),
+        "random": score(refs, mark_random(refs)),
+        "none": score(refs, mark_none(refs)),
+        "tfidf": s_tfidf,
+    }
     out["detectors"] = {k: res[k].as_dict() for k in DETECTORS}
     out["thresholds"] = {"ours_tuned_score": th_ours, "tfidf_cosine": th_tfidf}
     return out
@@ -255,8 +396,19 @@ def evaluation_grid(ev: Mapping[str, Any]) -> list[list[str]]:
         return []
     head = ["detector", "predicted", "P", "R", "F1", "F1 ±1", "Pk", "WindowDiff"]
     f = _figure
-    return [head] + [[DETECTOR_LABELS[k], str(d["predicted"]), f(d["precision"]), f(d["recall"]), f(d["f1"]),
-                      f(d["f1_within1"]), f(d["pk"]), f(d["windowdiff"])] for k, d in ev["detectors"].items()]
+    return [head] + [
+        [
+            DETECTOR_LABELS[k],
+            str(d["predicted"]),
+            f(d["precision"]),
+            f(d["recall"]),
+            f(d["f1"]),
+            f(d["f1_within1"]),
+            f(d["pk"]),
+            f(d["windowdiff"]),
+        ]
+        for k, d in ev["detectors"].items()
+    ]
 
 
 def _figure(x: float | None) -> str:
@@ -266,34 +418,48 @@ def _figure(x: float | None) -> str:
 def _summary(m: Mapping[str, Any]) -> str:
     if not m["conversations"]:
         return "No conversation in the selection."
-    s = (f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
-         f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. ")
+    s = (
+        f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
+        f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. "
+    )
     if m.get("not_judged") == "open-domain":
-        s += ("Not judged: open-domain. Both parties' turns are judged (human-human talk), where the marker does "
-              "not beat marking every turn on chit-chat: no switch is marked (topic.open_domain = true marks them).")
+        s += (
+            "Not judged: open-domain. Both parties' turns are judged (human-human talk), where the marker does "
+            "not beat marking every turn on chit-chat: no switch is marked (topic.open_domain = true marks them)."
+        )
     else:
-        s += (f"{m['switches']} topic switches marked (both messages confident, topics different)." if m["switches"] else
-              "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with "
-              "a message that has a topic before it).")
+        s += (
+            f"{m['switches']} topic switches marked (both messages confident, topics different)."
+            if m["switches"]
+            else "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with "
+            "a message that has a topic before it)."
+        )
     if m["mode"] == "user":
         cm = m["corpus_model"]
-        s += (f" The corpus's own topic model was fitted on {cm['messages']} judged messages ({cm['words']} recurring "
-              "words)." if cm["fitted"] else
-              f" The corpus is too small for its own topic model (fewer than {corpus.MIN_UNITS} judged messages with "
-              "words that recur across conversations): judged by the lexical signals and cues alone.")
+        s += (
+            f" The corpus's own topic model was fitted on {cm['messages']} judged messages ({cm['words']} recurring "
+            "words)."
+            if cm["fitted"]
+            else f" The corpus is too small for its own topic model (fewer than {corpus.MIN_UNITS} judged messages with "
+            "words that recur across conversations): judged by the lexical signals and cues alone."
+        )
     ev = m.get("evaluation")
     if ev and "detectors" in ev:
         o, n = ev["detectors"]["ours"], ev["detectors"]["none"]
-        s += (f" Against {ev['reference_shifts']} labeled shifts in {ev['dialogues']} dialogues: precision "
-              f"{o['precision']:.2f}, recall {o['recall']:.2f}, F1 {o['f1']:.2f}, Pk {o['pk']:.3f} "
-              f"(marking nothing: Pk {n['pk']:.3f}).")
+        s += (
+            f" Against {ev['reference_shifts']} labeled shifts in {ev['dialogues']} dialogues: precision "
+            f"{o['precision']:.2f}, recall {o['recall']:.2f}, F1 {o['f1']:.2f}, Pk {o['pk']:.3f} "
+            f"(marking nothing: Pk {n['pk']:.3f})."
+        )
     return s
 
 
 # ------------------------------------------------------------------------------------------- timeline
 
-def _timeline_data(sel: Mapping[str, list[Judged]], labels: Mapping[str, dict[int, list[str]]],
-                   native: Mapping[str, str | None]) -> list[dict[str, Any]]:
+
+def _timeline_data(
+    sel: Mapping[str, list[Judged]], labels: Mapping[str, dict[int, list[str]]], native: Mapping[str, str | None]
+) -> list[dict[str, Any]]:
     """Per conversation (those with the most switches first): segments (start, end, topic, label terms), markers."""
     ranked = sorted(sel, key=lambda c: (-sum(j.marker for j in sel[c]), str(native.get(c))))[:TIMELINE_MAX]
     out = []
@@ -311,49 +477,144 @@ def _timeline_data(sel: Mapping[str, list[Judged]], labels: Mapping[str, dict[in
         for a, b in zip(segs, segs[1:]):
             a[1] = b[0]
         segs[-1][1] = max(segs[-1][1], end) + 1
-        out.append({"label": str(native.get(cid) or cid)[:24],
-                    "segments": [(s, e, t, labels[cid].get(s, [])) for s, e, t in segs],
-                    "markers": [j.position for j in sel[cid] if j.marker]})
+        out.append(
+            {
+                "label": str(native.get(cid) or cid)[:24],
+                "segments": [(s, e, t, labels[cid].get(s, [])) for s, e, t in segs],
+                "markers": [j.position for j in sel[cid] if j.marker],
+            }
+        )
     return out
 
 
 ANALYZER = Analyzer(
-    NAME, TITLE, run,
+    NAME,
+    TITLE,
+    run,
     sections={"topic": "Topic-switch detection (seed 001, improvement 5)."},
     keys=(
         Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
-        Key("topic", "open_domain", False, "mark switches in open-domain talk too (the dialogue mode: roles with "
-            "\"assistant\"); off: such talk is not judged and nothing is marked, since on PersonaChat chit-chat "
-            "(TIAGE) the marker's F1 is under marking every turn (docs/topics-evaluation.md, issue 43)", ""),
-        Key("topic", "min_confidence", 0.7, "both messages need a topic this confident for a switch marker",
-            "probability", "TOPIC_MIN_CONFIDENCE"),
-        Key("topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES),
-        Key("topic", "switch_score", 0.39, "when only user turns are judged (assistant logs): a judged message whose "
+        Key(
+            "topic",
+            "open_domain",
+            False,
+            "mark switches in open-domain talk too (the dialogue mode: roles with "
+            '"assistant"); off: such talk is not judged and nothing is marked, since on PersonaChat chit-chat '
+            "(TIAGE) the marker's F1 is under marking every turn (docs/topics-evaluation.md, issue 43)",
+            "",
+        ),
+        Key(
+            "topic",
+            "min_confidence",
+            0.7,
+            "both messages need a topic this confident for a switch marker",
+            "probability",
+            "TOPIC_MIN_CONFIDENCE",
+        ),
+        Key(
+            "topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES
+        ),
+        Key(
+            "topic",
+            "switch_score",
+            0.39,
+            "when only user turns are judged (assistant logs): a judged message whose "
             "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
-            "anchor): lower trades precision for recall", "score in [0, 1]"),
-        Key("topic", "dialogue_switch_score", 0.32, "the same when assistant turns are judged too (human-human "
-            "dialogue, roles with \"assistant\"); weights.json modes.dialogue anchor", "score in [0, 1]"),
-        Key("topic", "embedding", False, "also judge cohesion by sentence embeddings (needs the optional extra "
-            "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)", ""),
-        Key("topic", "embedding_switch_score", 0.29, "the switch score threshold when the embedding signals are used "
-            "(weights.json modes.dialogue+embedding anchor)", "score in [0, 1]"),
-        Key("topic", "lexicon", {}, "optional table topic = [phrases]: a message containing a phrase has that topic",
-            "phrases"),
-        Key("topic", "request_cues", cues.REQUEST_CUES, "a judged message matching one of these opens a request "
-            "(a verb and an indefinite object: \"looking for a\", \"推荐一家\")", "regexes", validate=cues.invalid_regex),
-        Key("topic", "addition_cues", cues.ADDITION_CUES, "... adds a request (\"I also need\", \"另外\")", "regexes", validate=cues.invalid_regex),
-        Key("topic", "reference_cues", cues.REFERENCE_CUES, "... refers back to the current subject (\"it\", "
-            "\"这家\")", "regexes", validate=cues.invalid_regex),
-        Key("topic", "offer_cues", cues.OFFER_CUES, "a message before a judged one matching these (in its last 200 "
-            "characters) offers more help (\"anything else?\")", "regexes", validate=cues.invalid_regex),
-        Key("topic", "proposal_cues", cues.PROPOSAL_CUES, "a reply closing with one of these proposes to do something "
-            "(\"I can expand the schema\", \"需要我帮你预订吗\"): a request in the sentence that accepts it (\"yes, please "
-            "do\") takes the proposal up", "regexes", validate=cues.invalid_regex),
-        Key("topic", "social_words", cues.SOCIAL_WORDS, "a judged message whose content words are all among these "
-            "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one", "words"),
-        Key("topic", "register_words", cues.REGISTER_WORDS, "how people talk rather than what about (sorry, "
+            "anchor): lower trades precision for recall",
+            "score in [0, 1]",
+        ),
+        Key(
+            "topic",
+            "dialogue_switch_score",
+            0.32,
+            "the same when assistant turns are judged too (human-human "
+            'dialogue, roles with "assistant"); weights.json modes.dialogue anchor',
+            "score in [0, 1]",
+        ),
+        Key(
+            "topic",
+            "embedding",
+            False,
+            "also judge cohesion by sentence embeddings (needs the optional extra "
+            "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)",
+            "",
+        ),
+        Key(
+            "topic",
+            "embedding_switch_score",
+            0.29,
+            "the switch score threshold when the embedding signals are used "
+            "(weights.json modes.dialogue+embedding anchor)",
+            "score in [0, 1]",
+        ),
+        Key(
+            "topic",
+            "lexicon",
+            {},
+            "optional table topic = [phrases]: a message containing a phrase has that topic",
+            "phrases",
+        ),
+        Key(
+            "topic",
+            "request_cues",
+            cues.REQUEST_CUES,
+            "a judged message matching one of these opens a request "
+            '(a verb and an indefinite object: "looking for a", "推荐一家")',
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "topic",
+            "addition_cues",
+            cues.ADDITION_CUES,
+            '... adds a request ("I also need", "另外")',
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "topic",
+            "reference_cues",
+            cues.REFERENCE_CUES,
+            '... refers back to the current subject ("it", "这家")',
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "topic",
+            "offer_cues",
+            cues.OFFER_CUES,
+            "a message before a judged one matching these (in its last 200 "
+            'characters) offers more help ("anything else?")',
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "topic",
+            "proposal_cues",
+            cues.PROPOSAL_CUES,
+            "a reply closing with one of these proposes to do something "
+            '("I can expand the schema", "需要我帮你预订吗"): a request in the sentence that accepts it ("yes, please '
+            'do") takes the proposal up',
+            "regexes",
+            validate=cues.invalid_regex,
+        ),
+        Key(
+            "topic",
+            "social_words",
+            cues.SOCIAL_WORDS,
+            "a judged message whose content words are all among these "
+            "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one",
+            "words",
+        ),
+        Key(
+            "topic",
+            "register_words",
+            cues.REGISTER_WORDS,
+            "how people talk rather than what about (sorry, "
             "frustrated, urgent, kindly): left out of the corpus topic model's words, so it learns subjects, not "
-            "registers", "words"),
+            "registers",
+            "words",
+        ),
     ),
     tuners=(
         Tuner(tune.topic_confidence, ("topic.min_confidence",)),
@@ -368,7 +629,9 @@ ANALYZER = Analyzer(
         derived.Table("message_topics", "whole", "each judged message's topic and confidence"),
         derived.Table("topic_switches", "whole", "the switch markers (drift type 4 reads them)"),
         derived.Table("topic_corpus", "cache", "the corpus state: message count, document frequencies, topic model"),
-        derived.Table("topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"),
+        derived.Table(
+            "topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"
+        ),
     ),
     settings=(TopicSettings,),
 )

@@ -23,6 +23,7 @@ at least ``MIN_CONVERSATIONS`` conversations (a conversation's own names cannot 
 corpus topic; the lexical signals see them). A corpus too small to fit (fewer than ``MIN_UNITS`` messages
 with such words) gets no model, and is judged by the mode's lexical twin (``model.load_models``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -106,8 +107,10 @@ def fit(conversations: Iterable[Sequence[Sequence[str]]]) -> CorpusTopics | None
     x = _matrix(rows, len(vocabulary))
     st, ln = np.array(starts), np.array(lengths)
     with one_thread():
-        chains = (_fit(x, st, ln, TOPIC_STATES, FUNCTION_STATES, TOPIC_STAY, learn_stay=False, seed=1),
-                  _fit(x, st, ln, PLAIN_STATES, 1, 0.8, learn_stay=True, seed=0))
+        chains = (
+            _fit(x, st, ln, TOPIC_STATES, FUNCTION_STATES, TOPIC_STAY, learn_stay=False, seed=1),
+            _fit(x, st, ln, PLAIN_STATES, 1, 0.8, learn_stay=True, seed=0),
+        )
     return CorpusTopics(vocabulary, chains, len(rows))
 
 
@@ -132,8 +135,16 @@ def _matrix(rows: list[list[int]], width: int) -> sp.csr_matrix:
     return sp.csr_matrix((data, np.concatenate(rows) if rows else np.zeros(0, int), indptr), shape=(len(rows), width))
 
 
-def _fit(x: sp.csr_matrix, starts: np.ndarray, lengths: np.ndarray, topics: int, functions: int, stay: float,
-         learn_stay: bool, seed: int) -> Chain:
+def _fit(
+    x: sp.csr_matrix,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    topics: int,
+    functions: int,
+    stay: float,
+    learn_stay: bool,
+    seed: int,
+) -> Chain:
     """Baum-Welch for a chain whose state is (topic, function): the topic is sticky, the function topic is drawn
     afresh for every message; a word comes from the topic's distribution or from the function topic's."""
     rng = np.random.default_rng(seed)
@@ -165,7 +176,7 @@ def _fit(x: sp.csr_matrix, starts: np.ndarray, lengths: np.ndarray, topics: int,
         p_topic = (g.sum((0, 2)) + 1) / (n + topics)
         p_function = (g.sum((0, 1)) + 1) / (n + functions)
         if learn_stay:  # E[same topic] = stay + (1 - stay) * sum p^2
-            q = float((p_topic ** 2).sum())
+            q = float((p_topic**2).sum())
             stay = min(0.98, max(0.05, (float(p_same[~firsts].mean()) - q) / (1 - q)))
         if last_ll is not None and abs(ll - last_ll) < TOLERANCE * abs(last_ll):
             break
@@ -173,8 +184,15 @@ def _fit(x: sp.csr_matrix, starts: np.ndarray, lengths: np.ndarray, topics: int,
     return _chain(phi, psi, w_topic, p_topic, p_function, stay, same)
 
 
-def _chain(phi: np.ndarray, psi: np.ndarray, w_topic: float, p_topic: np.ndarray, p_function: np.ndarray,
-           stay: float, same: np.ndarray) -> Chain:
+def _chain(
+    phi: np.ndarray,
+    psi: np.ndarray,
+    w_topic: float,
+    p_topic: np.ndarray,
+    p_function: np.ndarray,
+    stay: float,
+    same: np.ndarray,
+) -> Chain:
     topics, functions = len(phi), len(psi)
     mix = w_topic * phi[:, None, :] + (1 - w_topic) * psi[None, :, :]
     moves = stay * np.eye(topics) + (1 - stay) * p_topic[None, :]
@@ -189,8 +207,12 @@ def _switches(chain: Chain, x: sp.csr_matrix, starts: np.ndarray, lengths: np.nd
     return out
 
 
-def _forward_backward(chain: Chain, log_e: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                      ) -> tuple[np.ndarray, np.ndarray, float]:
+def _forward_backward(
+    chain: Chain,
+    log_e: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, float]:
     """Scaled forward-backward over every conversation, batched by length. Returns the state posteriors
     (messages x states), P(same topic as the previous message) per message (1 for a first), and the
     log-likelihood."""
@@ -199,7 +221,7 @@ def _forward_backward(chain: Chain, log_e: np.ndarray, starts: np.ndarray, lengt
     gamma, p_same, ll = np.zeros((n, s)), np.ones(n), 0.0
     order = np.argsort(lengths, kind="stable")
     for b in range(0, len(order), BATCH):
-        pick = order[b:b + BATCH]
+        pick = order[b : b + BATCH]
         t_max = int(lengths[pick].max())
         steps = np.arange(t_max)
         valid = steps[None, :] < lengths[pick][:, None]
@@ -215,12 +237,12 @@ def _forward_backward(chain: Chain, log_e: np.ndarray, starts: np.ndarray, lengt
             f = (alpha[:, t - 1] @ a) * e[:, t]
             ok = valid[:, t]
             scale[:, t] = np.where(ok, f.sum(1), 1.0)
-            alpha[:, t] = np.where(ok[:, None], f / scale[:, t:t + 1], alpha[:, t - 1])
+            alpha[:, t] = np.where(ok[:, None], f / scale[:, t : t + 1], alpha[:, t - 1])
         beta, same = np.ones_like(e), np.ones(valid.shape)
         for t in range(t_max - 2, -1, -1):
             ok = valid[:, t + 1]
             eb = e[:, t + 1] * beta[:, t + 1]
-            beta[:, t] = np.where(ok[:, None], (eb @ a.T) / scale[:, t + 1:t + 2], 1.0)
+            beta[:, t] = np.where(ok[:, None], (eb @ a.T) / scale[:, t + 1 : t + 2], 1.0)
             same[:, t + 1] = np.where(ok, (alpha[:, t] * (eb @ a_same.T)).sum(1) / scale[:, t + 1], 1.0)
         post = alpha * beta
         post /= post.sum(2, keepdims=True)

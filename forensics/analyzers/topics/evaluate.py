@@ -9,6 +9,7 @@ mean reference segment length of that dialogue (rounded half up, at least 1), an
 dialogues: a long dialogue does not outweigh many short ones. Lower is better; marking nothing scores the
 share of windows that straddle a reference boundary, which is the floor a detector has to beat.
 """
+
 from __future__ import annotations
 
 import math
@@ -63,11 +64,20 @@ class Scores:
         return _f1(self.tp_within1, self.predicted, self.reference)
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {"predicted": self.predicted, "reference": self.reference, "tp": self.tp,
-                "precision": self.precision, "recall": self.recall, "f1": self.f1,
-                "tp_within1": self.tp_within1, "precision_within1": self.precision_within1,
-                "recall_within1": self.recall_within1, "f1_within1": self.f1_within1,
-                "pk": self.pk, "windowdiff": self.windowdiff}
+        return {
+            "predicted": self.predicted,
+            "reference": self.reference,
+            "tp": self.tp,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "tp_within1": self.tp_within1,
+            "precision_within1": self.precision_within1,
+            "recall_within1": self.recall_within1,
+            "f1_within1": self.f1_within1,
+            "pk": self.pk,
+            "windowdiff": self.windowdiff,
+        }
 
 
 def _f1(tp: int, predicted: int, reference: int) -> float:
@@ -104,7 +114,7 @@ def pk_windowdiff(ref: Reference, predicted: Iterable[int]) -> tuple[float, floa
     r, h = _boundaries(ref, ref.shifts), _boundaries(ref, predicted)
     pk = wd = 0
     for i in range(n - k):
-        rc, hc = sum(r[i + 1:i + k + 1]), sum(h[i + 1:i + k + 1])
+        rc, hc = sum(r[i + 1 : i + k + 1]), sum(h[i + 1 : i + k + 1])
         pk += (rc > 0) != (hc > 0)
         wd += rc != hc
     return pk / (n - k), wd / (n - k)
@@ -139,11 +149,13 @@ def score(refs: Sequence[Reference], predictions: Mapping[str, Iterable[int]]) -
         if pw is not None:
             pks.append(pw[0])
             wds.append(pw[1])
-    return Scores(predicted, reference_n, tp, tp1, sum(pks) / len(pks) if pks else None,
-                  sum(wds) / len(wds) if wds else None)
+    return Scores(
+        predicted, reference_n, tp, tp1, sum(pks) / len(pks) if pks else None, sum(wds) / len(wds) if wds else None
+    )
 
 
 # ------------------------------------------------------------------------------------------- baselines
+
 
 def mark_all(refs: Sequence[Reference]) -> dict[str, set[int]]:
     return {r.key: set(r.units[1:]) for r in refs}
@@ -161,8 +173,9 @@ def mark_random(refs: Sequence[Reference], seed: int = 0) -> dict[str, set[int]]
     return {r.key: {u for u in r.units[1:] if rng.random() < rate} for r in refs}
 
 
-def tfidf_cosines(refs: Sequence[Reference], tokens: Mapping[str, Mapping[int, list[str]]],
-                  window: int = 2) -> dict[str, dict[int, float]]:
+def tfidf_cosines(
+    refs: Sequence[Reference], tokens: Mapping[str, Mapping[int, list[str]]], window: int = 2
+) -> dict[str, dict[int, float]]:
     """Cosine (sublinear TF x smoothed IDF over the judged units) between each unit and the ``window`` before it."""
     df: Counter[str] = Counter()
     n = 0
@@ -178,8 +191,11 @@ def tfidf_cosines(refs: Sequence[Reference], tokens: Mapping[str, Mapping[int, l
     out: dict[str, dict[int, float]] = {}
     for r in refs:
         toks = [tokens[r.key].get(u, []) for u in r.units]
-        out[r.key] = {u: _cosine(vec(toks[i]), vec(t for j in range(max(0, i - window), i) for t in toks[j]))
-                      for i, u in enumerate(r.units) if i}
+        out[r.key] = {
+            u: _cosine(vec(toks[i]), vec(t for j in range(max(0, i - window), i) for t in toks[j]))
+            for i, u in enumerate(r.units)
+            if i
+        }
     return out
 
 
@@ -189,12 +205,15 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
     return num / den if den else 0.0
 
 
-def tuned_threshold(refs: Sequence[Reference], values: Mapping[str, Mapping[int, float]],
-                    higher_is_switch: bool) -> tuple[float, Scores]:
+def tuned_threshold(
+    refs: Sequence[Reference], values: Mapping[str, Mapping[int, float]], higher_is_switch: bool
+) -> tuple[float, Scores]:
     """The threshold on a per-unit value that maximises exact F1 (ties: the more conservative one)."""
     sign = 1.0 if higher_is_switch else -1.0
-    items = sorted(((sign * v, u in r.shifts) for r in refs for u, v in values.get(r.key, {}).items()
-                    if u != r.units[0]), key=lambda x: -x[0])
+    items = sorted(
+        ((sign * v, u in r.shifts) for r in refs for u, v in values.get(r.key, {}).items() if u != r.units[0]),
+        key=lambda x: -x[0],
+    )
     total = sum(len(r.shifts) for r in refs)
     best_f1, best_i, tp = -1.0, -1, 0
     for i, (v, hit) in enumerate(items):  # marking the i+1 highest values
@@ -205,6 +224,7 @@ def tuned_threshold(refs: Sequence[Reference], values: Mapping[str, Mapping[int,
         if f1 > best_f1 + 1e-12:
             best_f1, best_i = f1, i
     th = sign * items[best_i][0] if best_i >= 0 else (1.0 if higher_is_switch else 0.0)
-    pred = {r.key: {u for u, v in values.get(r.key, {}).items() if (v >= th if higher_is_switch else v <= th)}
-            for r in refs}
+    pred = {
+        r.key: {u for u, v in values.get(r.key, {}).items() if (v >= th if higher_is_switch else v <= th)} for r in refs
+    }
     return th, score(refs, pred)

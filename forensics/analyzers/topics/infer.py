@@ -9,6 +9,7 @@ The marker (seed 001, improvement 5, ``pending_topic_marker``) is set on a judge
 the previous judged message both have a topic with confidence >= ``min_confidence`` and the topics differ;
 if either has none, there is no marker, so a short follow-up never causes or carries a false alarm.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -41,9 +42,17 @@ class Judged:
     drivers: list[str] = field(default_factory=list)  # the message's terms that the topic before lacked
 
 
-def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: CorpusTopics | None = None,
-          lexicon: Mapping[str, Sequence[str]] | None = None, min_confidence: float = 0.7,
-          vectors: Sequence[Any] | None = None, work_model: Model | None = None) -> list[Judged]:
+def infer(
+    msgs: Sequence[Message],
+    idf: Idf,
+    model: Model,
+    cues: Cues,
+    corpus: CorpusTopics | None = None,
+    lexicon: Mapping[str, Sequence[str]] | None = None,
+    min_confidence: float = 0.7,
+    vectors: Sequence[Any] | None = None,
+    work_model: Model | None = None,
+) -> list[Judged]:
     """One entry per judged message, in order (``msgs``: user/assistant messages of one main path; ``corpus``:
     the corpus's topic model; ``vectors``: their sentence vectors when the model uses the embedding signals;
     ``work_model``: the request scorer of ``work.py``, which judges beside ``model`` when the assistant works in
@@ -94,9 +103,15 @@ def infer(msgs: Sequence[Message], idf: Idf, model: Model, cues: Cues, corpus: C
 def mark(judged: list[Judged], min_confidence: float) -> None:
     """The conservative rule, in place: both confident, topics differ; either none -> no marker."""
     for prev, cur in zip(judged, judged[1:]):
-        cur.marker = (prev.topic is not None and cur.topic is not None and prev.topic != cur.topic
-                      and prev.confidence is not None and cur.confidence is not None
-                      and prev.confidence >= min_confidence and cur.confidence >= min_confidence)
+        cur.marker = (
+            prev.topic is not None
+            and cur.topic is not None
+            and prev.topic != cur.topic
+            and prev.confidence is not None
+            and cur.confidence is not None
+            and prev.confidence >= min_confidence
+            and cur.confidence >= min_confidence
+        )
 
 
 def _lexicon_topic(text: str, lex: Mapping[str, list[str]]) -> str | None:

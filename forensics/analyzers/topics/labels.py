@@ -6,6 +6,7 @@ Accepted lines (one object per conversation):
   gen_corpus labels files work as they are).
 The id is matched against conversations' native ids; indices are main-path positions.
 """
+
 from __future__ import annotations
 
 import os

@@ -26,6 +26,7 @@ Confidence is the decision margin on a probability scale anchored at the default
 a message whose score equals the fitted operating point ``anchor`` gets confidence 0.7 for a switch,
 higher scores more; a message well below it gets a high confidence that it continues the current topic.
 """
+
 from __future__ import annotations
 
 import math
@@ -78,8 +79,9 @@ def judging_mode(roles: Iterable[str]) -> str:
 
 
 def _modes() -> dict[str, Any]:
-    modes: dict[str, Any] = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json")
-                                         .read_bytes())["modes"]
+    modes: dict[str, Any] = orjson.loads((resources.files("forensics.analyzers.topics") / "weights.json").read_bytes())[
+        "modes"
+    ]
     return modes
 
 

@@ -10,6 +10,7 @@ current one. The inference then runs conversation chunks on both cores with the 
 (``corpus.py``, fitted once per report on a sample of the stored words), and only the per-message verdicts
 come back.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -51,8 +52,11 @@ HANDOFF_CHARS = 200  # a repeated reply this long is a hand-off; "hi" answered w
 TOOL_COMMAND = r"^\s*(?:/[a-z][\w-]*(?:\s|$)|!\S)"
 TOOL_MESSAGE = r"^\s*/(?:ask|code|architect|context)\s+\S"  # RE2 (DuckDB): no look-ahead, so a second pattern
 LISTS = ("tokens", "names", "target_tokens", "words", "keywords")
-COLUMNS = ("conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, key VARCHAR, "
-           + ", ".join(f"{c} VARCHAR[]" for c in LISTS) + ", opens_lightly BOOLEAN")
+COLUMNS = (
+    "conversation_id VARCHAR, fingerprint VARCHAR, position INTEGER, key VARCHAR, "
+    + ", ".join(f"{c} VARCHAR[]" for c in LISTS)
+    + ", opens_lightly BOOLEAN"
+)
 
 
 def messages_sql(where: str = "") -> str:
@@ -132,25 +136,43 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     state = _prepared(con, s, workers)
     key = store.digest({"settings": replace(s, keep_tokens=False), "corpus": state.identity})
     kept = store.valid(con, key)
-    todo = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} WHERE conversation_id NOT IN "
-                        "(SELECT unnest($ids::VARCHAR[])) GROUP BY 1 ORDER BY 1", {"ids": kept})
+    todo = _chunks(
+        con,
+        f"SELECT conversation_id, count(*) FROM {TABLE} WHERE conversation_id NOT IN "
+        "(SELECT unnest($ids::VARCHAR[])) GROUP BY 1 ORDER BY 1",
+        {"ids": kept},
+    )
     fingerprints = dict(con.execute("SELECT conversation_id, fingerprint FROM conversations").fetchall())
     reused = store.load(con, kept, TABLE if s.keep_tokens else None)
 
     def computed() -> Iterator[Verdicts]:
         tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
-        for _, result, error in run_ordered(tasks, workers, sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
-                                            init=(_set_state, (state.messages, state.df, state.model)),
-                                            preload=(SEGMENTER, __name__)):
+        for _, result, error in run_ordered(
+            tasks,
+            workers,
+            sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
+            init=(_set_state, (state.messages, state.df, state.model)),
+            preload=(SEGMENTER, __name__),
+        ):
             if error is not None:
                 raise error
             store.save(con, key, fingerprints, result)
             yield from result
 
-    _log.info("%-14s corpus state %s; %d of %d conversations' verdicts reused", "topics",
-              "fitted" if state.refitted else "reused", len(reused), len(reused) + len(todo.sizes))
-    return Analysis(state.model, heapq.merge(reused, computed(), key=lambda v: v.conversation_id),
-                    len(reused) + len(todo.sizes), len(reused), state.refitted)
+    _log.info(
+        "%-14s corpus state %s; %d of %d conversations' verdicts reused",
+        "topics",
+        "fitted" if state.refitted else "reused",
+        len(reused),
+        len(reused) + len(todo.sizes),
+    )
+    return Analysis(
+        state.model,
+        heapq.merge(reused, computed(), key=lambda v: v.conversation_id),
+        len(reused) + len(todo.sizes),
+        len(reused),
+        state.refitted,
+    )
 
 
 def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, list[Message], list[Any]]]:
@@ -172,8 +194,13 @@ def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int) -> stor
 
     def count() -> tuple[int, Counter[str]]:
         n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
-        return n, Counter(dict(con.execute(f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t "
-                                           f"FROM {TABLE}) GROUP BY 1").fetchall()))
+        return n, Counter(
+            dict(
+                con.execute(
+                    f"SELECT t, count(*) FROM (SELECT unnest(list_distinct(tokens)) AS t FROM {TABLE}) GROUP BY 1"
+                ).fetchall()
+            )
+        )
 
     return store.corpus_state(con, f"{key}|{store.digest(s.cues)}", TABLE, count, lambda: fit_corpus(con, s.cues))
 
@@ -189,9 +216,11 @@ def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | Non
             break
         picked.append(cid)
         total += n
-    rows = con.execute(f"SELECT conversation_id, words FROM {TABLE} WHERE len(words) > 0 AND conversation_id IN "
-                       "(SELECT unnest($ids::VARCHAR[])) ORDER BY conversation_id, position",
-                       {"ids": picked}).fetchall()
+    rows = con.execute(
+        f"SELECT conversation_id, words FROM {TABLE} WHERE len(words) > 0 AND conversation_id IN "
+        "(SELECT unnest($ids::VARCHAR[])) ORDER BY conversation_id, position",
+        {"ids": picked},
+    ).fetchall()
     convs: dict[str, list[list[str]]] = {}
     for cid, words in rows:
         if not cues.social_only(words):
@@ -202,28 +231,40 @@ def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | Non
 def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int) -> None:
     """Compute and store the terms of the messages that lack valid ones (each chunk commits on its own: an
     interrupted report keeps what it finished, whole conversations)."""
-    have = con.execute("SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index) FROM "
-                       "duckdb_columns() WHERE table_name = ? AND schema_name = 'main'", [TABLE]).fetchall()[0][0]
+    have = con.execute(
+        "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index) FROM "
+        "duckdb_columns() WHERE table_name = ? AND schema_name = 'main'",
+        [TABLE],
+    ).fetchall()[0][0]
     if have is not None and have != COLUMNS:  # written by another version of this cache: start over
         con.execute(f"DROP TABLE {TABLE}")
     con.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} ({COLUMNS})")
-    con.execute(f"DELETE FROM {TABLE} t WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
-                "c.conversation_id = t.conversation_id AND c.fingerprint IS NOT DISTINCT FROM t.fingerprint)", [key])
+    con.execute(
+        f"DELETE FROM {TABLE} t WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
+        "c.conversation_id = t.conversation_id AND c.fingerprint IS NOT DISTINCT FROM t.fingerprint)",
+        [key],
+    )
     # a conversation without an assistant message on its main path has no judged rows (``messages_sql``): not
     # left out here, it would be prepared again by every report
-    todo = _chunks(con, "SELECT conversation_id, count(*) FROM messages WHERE on_main_path AND role IN "
-                        f"('user', 'assistant') AND conversation_id NOT IN (SELECT conversation_id FROM {TABLE}) "
-                        "AND conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND "
-                        "on_main_path) GROUP BY 1 ORDER BY 1")
+    todo = _chunks(
+        con,
+        "SELECT conversation_id, count(*) FROM messages WHERE on_main_path AND role IN "
+        f"('user', 'assistant') AND conversation_id NOT IN (SELECT conversation_id FROM {TABLE}) "
+        "AND conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND "
+        "on_main_path) GROUP BY 1 ORDER BY 1",
+    )
     total = sum(n for _, n in todo.sizes)
     tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
     for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
         _terms = result  # noqa: F841 - read by the replacement scan below
-        con.execute(f"INSERT INTO {TABLE} SELECT t.conversation_id, c.fingerprint, t.position, ?, "
-                    f"{', '.join(f't.{c}' for c in LISTS)}, t.opens_lightly FROM _terms t "
-                    "JOIN conversations c USING (conversation_id)", [key])
+        con.execute(
+            f"INSERT INTO {TABLE} SELECT t.conversation_id, c.fingerprint, t.position, ?, "
+            f"{', '.join(f't.{c}' for c in LISTS)}, t.opens_lightly FROM _terms t "
+            "JOIN conversations c USING (conversation_id)",
+            [key],
+        )
 
 
 class _Chunks:
@@ -252,8 +293,10 @@ def _chunks(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
 def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
     sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
     if joined:  # with each message's stored terms
-        sql = (f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
-               "USING (conversation_id, position) ORDER BY q.conversation_id, q.position")
+        sql = (
+            f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
+            "USING (conversation_id, position) ORDER BY q.conversation_id, q.position"
+        )
     return con.sql(sql, params={"ids": ids}).to_arrow_table()
 
 
@@ -271,8 +314,14 @@ def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tup
             cid, msgs = c, []
         role = col["role"][i]
         text = col["content"][i] or ""
-        m = Message(col["position"][i], role, unwrapped(text) if role == "user" else text, role in roles,
-                    col["targets"][i] or [], native=col["native_id"][i])
+        m = Message(
+            col["position"][i],
+            role,
+            unwrapped(text) if role == "user" else text,
+            role in roles,
+            col["targets"][i] or [],
+            native=col["native_id"][i],
+        )
         if cached:
             m.tokens, m.names, m.target_tokens = col["tokens"][i], set(col["names"][i]), col["target_tokens"][i]
             m.words, m.keywords, m.opens_lightly = col["words"][i], col["keywords"][i], col["opens_lightly"][i]
@@ -292,9 +341,17 @@ def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
             for c, v in zip(LISTS, (m.tokens, sorted(m.names), m.target_tokens, m.words, m.keywords)):
                 out[c].append(v)
             out["opens_lightly"].append(m.opens_lightly)
-    return pa.table(out, schema=pa.schema([("conversation_id", pa.string()), ("position", pa.int32()),
-                                           *((c, pa.list_(pa.string())) for c in LISTS),
-                                           ("opens_lightly", pa.bool_())]))
+    return pa.table(
+        out,
+        schema=pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("position", pa.int32()),
+                *((c, pa.list_(pa.string())) for c in LISTS),
+                ("opens_lightly", pa.bool_()),
+            ]
+        ),
+    )
 
 
 _IDF: Idf | None = None
@@ -318,8 +375,7 @@ def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
             model = s.model if _CORPUS is not None else s.lexical
             judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid), s.work)
             tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
-            out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF),
-                                tokens))
+            out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens))
     return out
 
 

@@ -29,6 +29,7 @@ A message made only of social words (thanks, bye, 好的; ``cues.Cues.social_onl
 content-free one it carries no topic, so it never starts one. No signal needs labels. How they combine into
 one switch score lives in ``model.py``.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,10 +47,35 @@ from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens, content_tokens_modes
 from forensics.text.prose import own_words, request_sentences
 
-FEATURES = ("cos_prev", "cos_ctx", "novel", "handoff", "entity_new", "entity_handoff", "length", "question",
-            "answers", "ack_then_question", "cue_shift", "cue_continue", "depth",
-            "cos_judged", "cos_judged_ctx", "cos_targets", "novel_judged", "entity_new_judged", "insists",
-            "gap", "next_departs", "request", "addition", "reference", "offered", "topic_switch", "plain_switch")
+FEATURES = (
+    "cos_prev",
+    "cos_ctx",
+    "novel",
+    "handoff",
+    "entity_new",
+    "entity_handoff",
+    "length",
+    "question",
+    "answers",
+    "ack_then_question",
+    "cue_shift",
+    "cue_continue",
+    "depth",
+    "cos_judged",
+    "cos_judged_ctx",
+    "cos_targets",
+    "novel_judged",
+    "entity_new_judged",
+    "insists",
+    "gap",
+    "next_departs",
+    "request",
+    "addition",
+    "reference",
+    "offered",
+    "topic_switch",
+    "plain_switch",
+)
 # cos_judged .. insists compare a message with the earlier *judged* messages and the tool-call targets only. When just the
 # user is judged (assistant logs) the previous message is a long assistant reply that echoes every term, so
 # cohesion and novelty must be measured against the user's own line of requests and where the tools pointed.
@@ -78,27 +104,106 @@ _CODE = re.compile(r"`([^`\n]{2,80})`")
 _ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:panic|traceback|errno|E\d{3,4})\b")
 _NAME = re.compile(r"(?<![.!?。]\s)(?<!^)\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})*")
 
-SHIFT_CUES = ("by the way", "btw", "anyway", "another thing", "switching topic", "on another note", "speaking of",
-              "let's park", "lets park", "changing the subject", "new topic", "unrelated", "separately",
-              "另外", "对了", "换个话题", "顺便", "说到", "话说", "先放一放", "这个先放", "题外话", "还有个问题", "另一个问题")
-CONTINUE_CUES = ("yes", "yeah", "yep", "yup", "no", "nope", "me too", "same", "also", "too", "and ", "so ", "it ",
-                 "it's", "that", "this", "they", "he ", "she ", "his ", "her ", "them", "thanks", "thank you", "ok",
-                 "是的", "是啊", "对", "嗯", "哦", "噢", "啊", "确实", "没错", "那", "还", "也", "这", "他", "她", "它",
-                 "该", "此", "再", "继续", "然后", "而且", "所以", "不过", "但")
+SHIFT_CUES = (
+    "by the way",
+    "btw",
+    "anyway",
+    "another thing",
+    "switching topic",
+    "on another note",
+    "speaking of",
+    "let's park",
+    "lets park",
+    "changing the subject",
+    "new topic",
+    "unrelated",
+    "separately",
+    "另外",
+    "对了",
+    "换个话题",
+    "顺便",
+    "说到",
+    "话说",
+    "先放一放",
+    "这个先放",
+    "题外话",
+    "还有个问题",
+    "另一个问题",
+)
+CONTINUE_CUES = (
+    "yes",
+    "yeah",
+    "yep",
+    "yup",
+    "no",
+    "nope",
+    "me too",
+    "same",
+    "also",
+    "too",
+    "and ",
+    "so ",
+    "it ",
+    "it's",
+    "that",
+    "this",
+    "they",
+    "he ",
+    "she ",
+    "his ",
+    "her ",
+    "them",
+    "thanks",
+    "thank you",
+    "ok",
+    "是的",
+    "是啊",
+    "对",
+    "嗯",
+    "哦",
+    "噢",
+    "啊",
+    "确实",
+    "没错",
+    "那",
+    "还",
+    "也",
+    "这",
+    "他",
+    "她",
+    "它",
+    "该",
+    "此",
+    "再",
+    "继续",
+    "然后",
+    "而且",
+    "所以",
+    "不过",
+    "但",
+)
 # acknowledgments a reply opens with before it goes on ("OK, and ...", "好的，那..."): what follows them is the reply
-_ACK = re.compile(r"^(?:[\s,.!，。！、]*(?:ok(?:ay)?|great|thanks|thank you|sure|right|cool|good|yes|yeah|好的|好|嗯|行|"
-                  r"对|是的|谢谢))+[\s,.!，。！、]*", re.IGNORECASE)
+_ACK = re.compile(
+    r"^(?:[\s,.!，。！、]*(?:ok(?:ay)?|great|thanks|thank you|sure|right|cool|good|yes|yeah|好的|好|嗯|行|"
+    r"对|是的|谢谢))+[\s,.!，。！、]*",
+    re.IGNORECASE,
+)
 _CLOSED = re.compile(r"[.!,;:。！，；：~～…]\s*$")  # an opening sentence closed by its punctuation
 # A sentence that accepts what was offered or proposed: "yes", "sure", "ok", "please do", "go ahead", "好的".
-_ACCEPT = re.compile(r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|please do|please go ahead|go ahead|do it|"
-                     r"sounds good|let'?s do (?:it|that)|agreed|好的|好|可以|行|嗯|是的)\b", re.IGNORECASE)
+_ACCEPT = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|please do|please go ahead|go ahead|do it|"
+    r"sounds good|let'?s do (?:it|that)|agreed|好的|好|可以|行|嗯|是的)\b",
+    re.IGNORECASE,
+)
 _DECLINE = re.compile(r"^\W*(?:no|nope|nah|not now|not yet|don'?t|do not|不用|不要|不了|不必|算了)\b", re.IGNORECASE)
 CLOSING_CHARS = 400  # the end of a reply where it proposes what to do next ("Would you like me to:" and a list)
 _ELLIPSIS = re.compile(r"^\W*(?:and\s+)?(?:what|how)\s+about\b(.*)$", re.IGNORECASE | re.DOTALL)
 ELLIPSIS_TERMS = 2  # "what about <this one>?": at most this many content words after the cue
-_DEMONSTRATIVE = re.compile(r"\b(?:this|these|those)\s+(?!is\b|are\b|was\b|were\b|will\b|would\b|should\b|could\b|"
-                            r"can\b|may\b|might\b|must\b|has\b|have\b|had\b|does\b|do\b|did\b)[a-z]{3,}|这个|这些|那个|那些",
-                            re.IGNORECASE)  # a demonstrative naming a thing: "this variable", "these files", "这个函数"
+_DEMONSTRATIVE = re.compile(
+    r"\b(?:this|these|those)\s+(?!is\b|are\b|was\b|were\b|will\b|would\b|should\b|could\b|"
+    r"can\b|may\b|might\b|must\b|has\b|have\b|had\b|does\b|do\b|did\b)[a-z]{3,}|这个|这些|那个|那些",
+    re.IGNORECASE,
+)  # a demonstrative naming a thing: "this variable", "these files", "这个函数"
 ACK_MAX_TOKENS = 3  # an opening sentence this light ("that is nice.", "哈哈，好的。") is an acknowledgment
 
 
@@ -154,8 +259,10 @@ _HAN = re.compile(r"[\u4e00-\u9fff]")
 
 _NAMES = re.compile(rf"`[^`\n]*`|{ENTITY_PATH.pattern}|{ENTITY_IDENTIFIER.pattern}")  # code spans, paths, identifiers
 _NAME_PART = re.compile(r"[^a-z\u00c0-\u024f\u0400-\u04ff]+")  # "extra/kvantum-qt5" -> extra, kvantum, qt
-_COMMON_CAPS = frozenset("the this that what when where why how yes yeah well okay also there they then and but "
-                         "hello thanks thank sure please let can could would will just maybe".split())
+_COMMON_CAPS = frozenset(
+    "the this that what when where why how yes yeah well okay also there they then and but "
+    "hello thanks thank sure please let can could would will just maybe".split()
+)
 
 
 def is_question(text: str) -> bool:
@@ -270,8 +377,13 @@ def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     return num / den if den else 0.0
 
 
-def features(msgs: Sequence[Message], idf: Idf, cues: Cues, corpus: CorpusTopics | None = None,
-             vectors: Sequence[Any] | None = None) -> list[dict[str, float] | None]:
+def features(
+    msgs: Sequence[Message],
+    idf: Idf,
+    cues: Cues,
+    corpus: CorpusTopics | None = None,
+    vectors: Sequence[Any] | None = None,
+) -> list[dict[str, float] | None]:
     """Per message: the signal values if it is judged and carries a topic, else None.
 
     ``msgs`` are the conversation's user and assistant messages on the main path, in order (tool output is
@@ -371,14 +483,22 @@ def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, bef
         if proposal:
             if takes_up and _ACCEPT.match(sents[0]):
                 f["request"], f["addition"] = rest["request"], rest["addition"]
-        elif before is not None and f["answers"] and not f["offered"] and _takes_up(m.tokens, _closing(before.text),
-                                                                                    cues):
+        elif (
+            before is not None
+            and f["answers"]
+            and not f["offered"]
+            and _takes_up(m.tokens, _closing(before.text), cues)
+        ):
             f["request"], f["addition"] = 0.0, rest["addition"]
     ellipsis = _ELLIPSIS.match(said)
     if ellipsis and not f["request"] and len(terms(ellipsis.group(1))) <= ELLIPSIS_TERMS:
         f["addition"] = 0.0
-    if f["addition"] and not f["request"] and f["cos_judged_ctx"] > 0 and all(
-            _DEMONSTRATIVE.search(x) for x in sents if cues.signals(x, "")["addition"]):
+    if (
+        f["addition"]
+        and not f["request"]
+        and f["cos_judged_ctx"] > 0
+        and all(_DEMONSTRATIVE.search(x) for x in sents if cues.signals(x, "")["addition"])
+    ):
         f["addition"] = 0.0
 
 
@@ -431,8 +551,8 @@ def _embedding_cohesion(vectors: Sequence[Any], i: int) -> dict[str, float]:
     normalised sum of the last CONTEXT_MESSAGES vectors) and with the next message's (a new subject is one the
     other party takes up: look-ahead, like ``gap``); messages without text are skipped."""
     v = vectors[i]
-    before = [u for u in vectors[max(0, i - CONTEXT_MESSAGES):i] if u is not None]
-    after = next((u for u in vectors[i + 1:] if u is not None), None)
+    before = [u for u in vectors[max(0, i - CONTEXT_MESSAGES) : i] if u is not None]
+    after = next((u for u in vectors[i + 1 :] if u is not None), None)
     nxt = float(v @ after) if v is not None and after is not None else 0.0
     out = {"emb_prev": 0.0, "emb_ctx": 0.0, "emb_next": nxt}
     if v is None or not before:
@@ -456,8 +576,10 @@ def _look_ahead(msgs: Sequence[Message], i: int, idf: Idf) -> dict[str, float]:
         return {"gap": 0.0, "next_departs": 0.0}
     vb = _vector(before, idf)
     nxt = msgs[i + 1].tokens if i + 1 < len(msgs) else []
-    return {"gap": 1.0 - cosine(_vector(after, idf), vb),
-            "next_departs": 1.0 - cosine(message_vector(msgs[i + 1], idf), vb) if nxt else 0.0}
+    return {
+        "gap": 1.0 - cosine(_vector(after, idf), vb),
+        "next_departs": 1.0 - cosine(message_vector(msgs[i + 1], idf), vb) if nxt else 0.0,
+    }
 
 
 @dataclass
@@ -512,8 +634,15 @@ def _insists(msgs: Sequence[Message], i: int, p: int | None, v: dict[str, float]
     return max(0.0, cosine(v, message_vector(msgs[p], idf)) - cosine(v, _vector(between, idf))) * ignored
 
 
-def _one(msgs: Sequence[Message], i: int, p: int | None, idf: Idf, first: dict[str, int],
-         first_name: dict[str, int], depth: int) -> dict[str, float]:
+def _one(
+    msgs: Sequence[Message],
+    i: int,
+    p: int | None,
+    idf: Idf,
+    first: dict[str, int],
+    first_name: dict[str, int],
+    depth: int,
+) -> dict[str, float]:
     m = msgs[i]
     prev = msgs[p] if p is not None else None
     cur = Counter(m.tokens)

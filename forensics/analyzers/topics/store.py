@@ -21,6 +21,7 @@ Two derived tables (``forensics.warehouse.derived``) now keep them:
 
 Everything here can be recomputed from the imported rows: a table of another shape is dropped and rebuilt.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,13 +47,34 @@ REFIT_SHARE = 0.05  # above it, the corpus state is kept while the messages that
 VERSION = 1  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed
 
 _STRINGS = pa.list_(pa.string())
-VERDICT_SCHEMA = pa.schema([("conversation_id", pa.string()), ("fingerprint", pa.string()), ("key", pa.string()),
-                            ("position", pa.int32()), ("topic", pa.string()), ("confidence", pa.float64()),
-                            ("score", pa.float64()), ("marker", pa.bool_()), ("drivers", _STRINGS),
-                            ("label", _STRINGS), ("keywords", _STRINGS)])
-CORPUS_SCHEMA = pa.schema([("key", pa.string()), ("identity", pa.string()), ("conversations", _STRINGS),
-                           ("fingerprints", _STRINGS), ("sizes", pa.list_(pa.int64())), ("messages", pa.int64()),
-                           ("terms", _STRINGS), ("frequencies", pa.list_(pa.int64())), ("model", pa.binary())])
+VERDICT_SCHEMA = pa.schema(
+    [
+        ("conversation_id", pa.string()),
+        ("fingerprint", pa.string()),
+        ("key", pa.string()),
+        ("position", pa.int32()),
+        ("topic", pa.string()),
+        ("confidence", pa.float64()),
+        ("score", pa.float64()),
+        ("marker", pa.bool_()),
+        ("drivers", _STRINGS),
+        ("label", _STRINGS),
+        ("keywords", _STRINGS),
+    ]
+)
+CORPUS_SCHEMA = pa.schema(
+    [
+        ("key", pa.string()),
+        ("identity", pa.string()),
+        ("conversations", _STRINGS),
+        ("fingerprints", _STRINGS),
+        ("sizes", pa.list_(pa.int64())),
+        ("messages", pa.int64()),
+        ("terms", _STRINGS),
+        ("frequencies", pa.list_(pa.int64())),
+        ("model", pa.binary()),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -80,21 +102,27 @@ class Verdicts:
 
 def digest(value: Any) -> str:  # noqa: ANN401 - settings: a dataclass (nested ones too) or JSON-able values
     """A stable digest of settings: sets sorted, so it is the same on every run whatever the string hashing."""
+
     def default(o: Any) -> Any:  # noqa: ANN401
         if isinstance(o, (set, frozenset)):
             return sorted(o)
         raise TypeError(type(o).__name__)
+
     plain = asdict(value) if is_dataclass(value) and not isinstance(value, type) else value
     raw = orjson.dumps(plain, default=default, option=orjson.OPT_SORT_KEYS)
     return hashlib.blake2b(raw + f"|v{VERSION}".encode(), digest_size=16).hexdigest()
 
 
-def corpus_state(con: duckdb.DuckDBPyConnection, key: str, table: str, count: Callable[[], tuple[int, Counter[str]]],
-                 fit: Callable[[], CorpusTopics | None]) -> CorpusState:
+def corpus_state(
+    con: duckdb.DuckDBPyConnection,
+    key: str,
+    table: str,
+    count: Callable[[], tuple[int, Counter[str]]],
+    fit: Callable[[], CorpusTopics | None],
+) -> CorpusState:
     """The corpus state for the terms in ``table`` under ``key``: the stored one when its input is unchanged, or
     moved by at most REFIT_SHARE on a large warehouse; else ``count`` and ``fit`` anew, stored for next time."""
-    rows = con.execute(f"SELECT conversation_id, fingerprint, count(*) FROM {table} GROUP BY ALL ORDER BY 1"
-                       ).fetchall()
+    rows = con.execute(f"SELECT conversation_id, fingerprint, count(*) FROM {table} GROUP BY ALL ORDER BY 1").fetchall()
     now = {cid: (fp, int(n)) for cid, fp, n in rows}
     identity = digest({"key": key, "input": rows})
     stored = _stored_state(con, key)
@@ -104,11 +132,25 @@ def corpus_state(con: duckdb.DuckDBPyConnection, key: str, table: str, count: Ca
             return state
     n, df = count()
     model = fit()
-    derived.replace_rows(con, CORPUS_TABLE, pa.table({
-        "key": [key], "identity": [identity], "conversations": [list(now)],
-        "fingerprints": [[fp for fp, _ in now.values()]], "sizes": [[k for _, k in now.values()]],
-        "messages": [n], "terms": [list(df)], "frequencies": [list(df.values())], "model": [_dump(model)]},
-        schema=CORPUS_SCHEMA), "true")
+    derived.replace_rows(
+        con,
+        CORPUS_TABLE,
+        pa.table(
+            {
+                "key": [key],
+                "identity": [identity],
+                "conversations": [list(now)],
+                "fingerprints": [[fp for fp, _ in now.values()]],
+                "sizes": [[k for _, k in now.values()]],
+                "messages": [n],
+                "terms": [list(df)],
+                "frequencies": [list(df.values())],
+                "model": [_dump(model)],
+            },
+            schema=CORPUS_SCHEMA,
+        ),
+        "true",
+    )
     return CorpusState(n, df, model, identity, refitted=True)
 
 
@@ -122,13 +164,18 @@ def _close(before: dict[str, tuple[str | None, int]], now: dict[str, tuple[str |
     return moved <= REFIT_SHARE * total
 
 
-def _stored_state(con: duckdb.DuckDBPyConnection, key: str,
-                  ) -> tuple[CorpusState, dict[str, tuple[str | None, int]]] | None:
+def _stored_state(
+    con: duckdb.DuckDBPyConnection,
+    key: str,
+) -> tuple[CorpusState, dict[str, tuple[str | None, int]]] | None:
     if not derived.columns(con, CORPUS_TABLE):
         return None
     try:
-        rows = con.execute(f"SELECT identity, conversations, fingerprints, sizes, messages, terms, frequencies, "
-                           f"model FROM {CORPUS_TABLE} WHERE key = ?", [key]).fetchall()
+        rows = con.execute(
+            f"SELECT identity, conversations, fingerprints, sizes, messages, terms, frequencies, "
+            f"model FROM {CORPUS_TABLE} WHERE key = ?",
+            [key],
+        ).fetchall()
     except duckdb.BinderException:  # written by another version: fitted anew (and the table rebuilt)
         return None
     if not rows:
@@ -141,8 +188,10 @@ def _stored_state(con: duckdb.DuckDBPyConnection, key: str,
 def _dump(model: CorpusTopics | None) -> bytes | None:
     if model is None:
         return None
-    arrays: dict[str, Any] = {"vocabulary": np.array(sorted(model.vocabulary, key=model.vocabulary.__getitem__)),
-                              "units": np.array(model.units)}
+    arrays: dict[str, Any] = {
+        "vocabulary": np.array(sorted(model.vocabulary, key=model.vocabulary.__getitem__)),
+        "units": np.array(model.units),
+    }
     for i, c in enumerate(model.chains):
         arrays.update({f"{k}{i}": getattr(c, k) for k in ("log_emission", "start", "transition", "same")})
     out = io.BytesIO()
@@ -154,27 +203,43 @@ def _load(raw: bytes | None) -> CorpusTopics | None:
     if raw is None:
         return None
     z = np.load(io.BytesIO(raw), allow_pickle=False)
-    chains = tuple(Chain(*(z[f"{k}{i}"] for k in ("log_emission", "start", "transition", "same")))
-                   for i in range(sum(1 for f in z.files if f.startswith("same"))))
+    chains = tuple(
+        Chain(*(z[f"{k}{i}"] for k in ("log_emission", "start", "transition", "same")))
+        for i in range(sum(1 for f in z.files if f.startswith("same")))
+    )
     return CorpusTopics({str(w): i for i, w in enumerate(z["vocabulary"])}, chains, int(z["units"]))
 
 
 def valid(con: duckdb.DuckDBPyConnection, key: str) -> list[str]:
     """Drop the verdicts of another key or fingerprint; the conversations whose verdicts are left, in order."""
     derived.append_rows(con, VERDICT_TABLE, VERDICT_SCHEMA.empty_table())  # the table, rebuilt if of another shape
-    con.execute(f"DELETE FROM {VERDICT_TABLE} v WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
-                "c.conversation_id = v.conversation_id AND c.fingerprint IS NOT DISTINCT FROM v.fingerprint)", [key])
-    return [c for c, in con.execute(f"SELECT DISTINCT conversation_id FROM {VERDICT_TABLE} ORDER BY 1").fetchall()]
+    con.execute(
+        f"DELETE FROM {VERDICT_TABLE} v WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
+        "c.conversation_id = v.conversation_id AND c.fingerprint IS NOT DISTINCT FROM v.fingerprint)",
+        [key],
+    )
+    return [c for (c,) in con.execute(f"SELECT DISTINCT conversation_id FROM {VERDICT_TABLE} ORDER BY 1").fetchall()]
 
 
-def save(con: duckdb.DuckDBPyConnection, key: str, fingerprints: dict[str, str | None],
-         verdicts: Iterable[Verdicts]) -> None:
+def save(
+    con: duckdb.DuckDBPyConnection, key: str, fingerprints: dict[str, str | None], verdicts: Iterable[Verdicts]
+) -> None:
     """Store conversations' verdicts (their raw markers: ``topic.marker_enabled`` applies when they are read)."""
     cols: dict[str, list[Any]] = {f.name: [] for f in VERDICT_SCHEMA}
     for v in verdicts:
         rows: Sequence[tuple[Any, ...]] = [(None, None, None, None, None, [], None, None)] + [
-            (j.position, j.topic, j.confidence, j.score, j.marker, j.drivers, v.labels.get(j.position),
-             v.keywords.get(j.topic) if j.topic else None) for j in v.judged]
+            (
+                j.position,
+                j.topic,
+                j.confidence,
+                j.score,
+                j.marker,
+                j.drivers,
+                v.labels.get(j.position),
+                v.keywords.get(j.topic) if j.topic else None,
+            )
+            for j in v.judged
+        ]
         for r in rows:
             for name, value in zip(VERDICT_SCHEMA.names, (v.conversation_id, fingerprints[v.conversation_id], key, *r)):
                 cols[name].append(value)
@@ -184,9 +249,12 @@ def save(con: duckdb.DuckDBPyConnection, key: str, fingerprints: dict[str, str |
 def load(con: duckdb.DuckDBPyConnection, ids: list[str], terms: str | None = None) -> list[Verdicts]:
     """The stored verdicts of ``ids`` (valid ones: see ``valid``), in conversation order; with the judged
     messages' tokens read from the ``terms`` table when one is named."""
-    rows = con.sql(f"SELECT conversation_id, position, topic, confidence, score, marker, drivers, label, keywords "
-                   f"FROM {VERDICT_TABLE} WHERE conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
-                   "ORDER BY conversation_id, position NULLS FIRST", params={"ids": ids}).to_arrow_table()
+    rows = con.sql(
+        f"SELECT conversation_id, position, topic, confidence, score, marker, drivers, label, keywords "
+        f"FROM {VERDICT_TABLE} WHERE conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
+        "ORDER BY conversation_id, position NULLS FIRST",
+        params={"ids": ids},
+    ).to_arrow_table()
     col = {name: rows.column(name).to_pylist() for name in rows.column_names}
     out: list[Verdicts] = []
     for i, cid in enumerate(col["conversation_id"]):
@@ -195,7 +263,9 @@ def load(con: duckdb.DuckDBPyConnection, ids: list[str], terms: str | None = Non
             out.append(Verdicts(cid, [], {}, {}))
             continue
         cur, topic = out[-1], col["topic"][i]
-        cur.judged.append(Judged(pos, topic, col["confidence"][i], col["score"][i], col["marker"][i], col["drivers"][i]))
+        cur.judged.append(
+            Judged(pos, topic, col["confidence"][i], col["score"][i], col["marker"][i], col["drivers"][i])
+        )
         if col["label"][i] is not None:
             cur.labels[pos] = col["label"][i]
         if topic is not None and col["keywords"][i] is not None:
@@ -203,9 +273,11 @@ def load(con: duckdb.DuckDBPyConnection, ids: list[str], terms: str | None = Non
     if terms is not None:
         tokens: dict[str, dict[int, list[str]]] = {v.conversation_id: {} for v in out}
         for cid, pos, toks in con.execute(
-                f"SELECT v.conversation_id, v.position, t.tokens FROM {VERDICT_TABLE} v JOIN {terms} t USING "
-                "(conversation_id, position) WHERE v.conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
-                "ORDER BY 1, 2", {"ids": ids}).fetchall():
+            f"SELECT v.conversation_id, v.position, t.tokens FROM {VERDICT_TABLE} v JOIN {terms} t USING "
+            "(conversation_id, position) WHERE v.conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
+            "ORDER BY 1, 2",
+            {"ids": ids},
+        ).fetchall():
             tokens[cid][pos] = toks
         for v in out:
             v.tokens = tokens[v.conversation_id]

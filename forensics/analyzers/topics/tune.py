@@ -1,4 +1,5 @@
 """The topic tuners: ``(TuneContext) -> [Recommendation]``, named by the declaration (``Analyzer.tuners``)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -25,17 +26,29 @@ def topic_confidence(t: TuneContext) -> list[Recommendation]:
         return [Recommendation("topic.min_confidence", current, current, "no judged messages: kept")]
 
     def markers(c: float) -> dict[str, set[int]]:
-        return {k: {b[0] for a, b in zip(v, v[1:]) if a[1] and b[1] and a[1] != b[1] and a[2] is not None
-                    and b[2] is not None and a[2] >= c and b[2] >= c} for k, v in judged.items()}
+        return {
+            k: {
+                b[0]
+                for a, b in zip(v, v[1:])
+                if a[1] and b[1] and a[1] != b[1] and a[2] is not None and b[2] is not None and a[2] >= c and b[2] >= c
+            }
+            for k, v in judged.items()
+        }
 
     refs = _references(t, judged)
     if refs:
         return [_best_on_labels(t, "topic.min_confidence", current, CONFIDENCES, refs, markers)]
     rate = {c: sum(map(len, markers(c).values())) / n for c in CONFIDENCES}
     best = min(CONFIDENCES, key=lambda c: (abs(rate[c] - t.marker_rate), abs(c - current)))
-    return [Recommendation("topic.min_confidence", current, best,
-                           f"no labels used: {rate[best] * 100:.1f} markers per 100 judged messages, closest to the "
-                           f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)")]
+    return [
+        Recommendation(
+            "topic.min_confidence",
+            current,
+            best,
+            f"no labels used: {rate[best] * 100:.1f} markers per 100 judged messages, closest to the "
+            f"stated rate {t.marker_rate * 100:.1f} (pass --labels to tune on precision and F1)",
+        )
+    ]
 
 
 def topic_switch_score(t: TuneContext) -> list[Recommendation]:
@@ -49,8 +62,14 @@ def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     key = topics.threshold_key(t.cfg)
     current = t.cfg[key]
     if not t.labels:
-        return [Recommendation(key, current, current, "no labels: kept (pass --labels to fit the operating point "
-                                                      "on your own labeled conversations)")]
+        return [
+            Recommendation(
+                key,
+                current,
+                current,
+                "no labels: kept (pass --labels to fit the operating point on your own labeled conversations)",
+            )
+        ]
     marked: dict[float, dict[str, set[int]]] = {}
     for x in [*sorted(set(SWITCH_SCORES) - {current}), current]:  # current last: the tables end as the config has them
         cfg = t.cfg.with_settings(replace(TopicSettings.of(t.cfg), **{key.partition(".")[2]: x}))
@@ -62,7 +81,9 @@ def topic_switch_score(t: TuneContext) -> list[Recommendation]:
     return [_best_on_labels(t, key, current, tuple(sorted(marked)), refs, marked.__getitem__)]
 
 
-def _judged(t: TuneContext, analysis: Context | None = None) -> dict[str, list[tuple[int, str | None, float | None, bool]]]:
+def _judged(
+    t: TuneContext, analysis: Context | None = None
+) -> dict[str, list[tuple[int, str | None, float | None, bool]]]:
     """Run the topic analyzer (with ``analysis``'s config, default the current one); per conversation (native
     id, as labels name them), its judged messages as (position, topic, confidence, marker)."""
     from forensics.analyzers import topics
@@ -70,9 +91,12 @@ def _judged(t: TuneContext, analysis: Context | None = None) -> dict[str, list[t
 
     if analysis is not None or "topics" not in t.fresh:
         topics.run(analysis or t.analysis)
-    rows = frame(t.con, "SELECT c.native_id, m.position, m.topic, m.confidence, m.marker FROM message_topics m "
-                        "JOIN conversations c USING (conversation_id) JOIN sel_conversations USING (conversation_id) "
-                        "ORDER BY m.conversation_id, m.position")
+    rows = frame(
+        t.con,
+        "SELECT c.native_id, m.position, m.topic, m.confidence, m.marker FROM message_topics m "
+        "JOIN conversations c USING (conversation_id) JOIN sel_conversations USING (conversation_id) "
+        "ORDER BY m.conversation_id, m.position",
+    )
     judged: dict[str, list[tuple[int, str | None, float | None, bool]]] = {}
     for native, *row in rows.iter_rows():
         judged.setdefault(native, []).append(tuple(row))
@@ -90,8 +114,14 @@ def _references(t: TuneContext, judged: dict[str, list[tuple[int, str | None, fl
     return [reference(k, [row[0] for row in judged[k]], s) for k, s in shifts.items() if judged.get(k)]
 
 
-def _best_on_labels(t: TuneContext, key: str, current: float, candidates: tuple[float, ...], refs: list[Any],
-                    markers: Callable[[float], dict[str, set[int]]]) -> Recommendation:
+def _best_on_labels(
+    t: TuneContext,
+    key: str,
+    current: float,
+    candidates: tuple[float, ...],
+    refs: list[Any],
+    markers: Callable[[float], dict[str, set[int]]],
+) -> Recommendation:
     """The candidate with the best F1 among those credibly at least ``min_precision`` precise (else the most
     credibly precise); ties go to the value closest to the current one. Credibly: the precision's 95 % lower
     bound, so two markers with one hit do not pass a floor of 0.5 (they did, on KdConv, at recall 0.01)."""
@@ -100,11 +130,19 @@ def _best_on_labels(t: TuneContext, key: str, current: float, candidates: tuple[
     sc = {c: score(refs, markers(c)) for c in candidates}
     low = {c: lower_bound(sc[c].precision, sc[c].predicted) for c in candidates}
     ok = [c for c in candidates if low[c] >= t.min_precision]
-    best = (max(ok, key=lambda c: (sc[c].f1, -abs(c - current))) if ok
-            else max(candidates, key=lambda c: (low[c], -abs(c - current))))
+    best = (
+        max(ok, key=lambda c: (sc[c].f1, -abs(c - current)))
+        if ok
+        else max(candidates, key=lambda c: (low[c], -abs(c - current)))
+    )
     s = sc[best]
     now = score(refs, markers(current)) if current not in sc else sc[current]
     met = "" if ok else f"; no value is credibly {t.min_precision:.2f} precise, the most credible one"
-    return Recommendation(key, current, best, f"against {len(refs)} labeled conversations: precision "
-                          f"{s.precision:.2f} (≥ {low[best]:.2f} at 95 %), recall {s.recall:.2f}, F1 {s.f1:.2f} "
-                          f"(now {now.f1:.2f}){met}")
+    return Recommendation(
+        key,
+        current,
+        best,
+        f"against {len(refs)} labeled conversations: precision "
+        f"{s.precision:.2f} (≥ {low[best]:.2f} at 95 %), recall {s.recall:.2f}, F1 {s.f1:.2f} "
+        f"(now {now.f1:.2f}){met}",
+    )

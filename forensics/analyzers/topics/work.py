@@ -27,6 +27,7 @@ Which conversations are judged this way (``is_work``): those where the assistant
 on the main path, or a reply of at least WORK_REPLY_CHARS characters (code, a plan, a diff). A booking or
 chit-chat exchange (short replies, no tools) keeps the topic model.
 """
+
 from __future__ import annotations
 
 import math
@@ -41,19 +42,27 @@ FEATURES = ("own_words", "work", "request_form", "own_question", "entity_new_jud
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
-_ACK = r"(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|sure|alright|cool|now|then|next|also|and|so|" \
-       r"lastly|finally|first|hmm|oh|btw)[\s,.!:;-]+)*"
-_ASK = r"(?:please\s+|pls\s+|now\s+|let'?s\s+|can (?:you|we|i)\s+|could (?:you|we)\s+|would you\s+|" \
-       r"i (?:want|need|would like|'d like)(?: you)?(?: to)?\s+)?"
-_DO = r"(?:add|create|make|implement|write|build|update|generate|scan|audit|prepare|refactor|remove|delete|rename|" \
-      r"move|convert|collect|describe|explain|support|set up|setup|install|run|deploy|design|review|document|" \
-      r"fix|test|check|get started|start|proceed|complete|show|list|find|search|summari[sz]e|translate|" \
-      r"compare|analy[sz]e|save|export|import|migrate|integrate|replace|use)\b"
+_ACK = (
+    r"(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|sure|alright|cool|now|then|next|also|and|so|"
+    r"lastly|finally|first|hmm|oh|btw)[\s,.!:;-]+)*"
+)
+_ASK = (
+    r"(?:please\s+|pls\s+|now\s+|let'?s\s+|can (?:you|we|i)\s+|could (?:you|we)\s+|would you\s+|"
+    r"i (?:want|need|would like|'d like)(?: you)?(?: to)?\s+)?"
+)
+_DO = (
+    r"(?:add|create|make|implement|write|build|update|generate|scan|audit|prepare|refactor|remove|delete|rename|"
+    r"move|convert|collect|describe|explain|support|set up|setup|install|run|deploy|design|review|document|"
+    r"fix|test|check|get started|start|proceed|complete|show|list|find|search|summari[sz]e|translate|"
+    r"compare|analy[sz]e|save|export|import|migrate|integrate|replace|use)\b"
+)
 # Other languages of the logs: a request's usual opening ("I would like", "can you", "help me"). Not a bare "can
 # you" with no verb of doing ("能不能把 X 改成 Y": a change to the work at hand), and no "change": re-specifying
 # what is being built is a continuation (S4), not a new request.
-_OTHER = r"(?:je (?:voudrais|souhaite|veux)|peux[- ]tu|pourrais[- ]tu|quiero|quisiera|puedes|podr[ií]as|" \
-         r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
+_OTHER = (
+    r"(?:je (?:voudrais|souhaite|veux)|peux[- ]tu|pourrais[- ]tu|quiero|quisiera|puedes|podr[ií]as|"
+    r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
+)
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
 
 
@@ -69,7 +78,7 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None]) -> No
         if not m.judged:
             continue
         if f is not None:
-            between = msgs[previous + 1:i] if previous is not None else msgs[:i]
+            between = msgs[previous + 1 : i] if previous is not None else msgs[:i]
             replies = [x for x in between if x.role == "assistant"]
             chars = sum(len(x.text) for x in replies)
             said = own_words(m.text)

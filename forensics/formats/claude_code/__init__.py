@@ -14,6 +14,7 @@ hook feedback and interruptions are recognised by their opening; the rest is the
 ``.meta.json`` is a side file (its title comes from it); ``~/.claude/history.jsonl``: see
 ``claude_code_history``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -47,21 +48,80 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 NAME = "claude-code"
-LINE_TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation",
-              "attachment", "permission-mode", "last-prompt", "ai-title", "custom-title"}
+LINE_TYPES = {
+    "user",
+    "assistant",
+    "system",
+    "summary",
+    "progress",
+    "file-history-snapshot",
+    "queue-operation",
+    "attachment",
+    "permission-mode",
+    "last-prompt",
+    "ai-title",
+    "custom-title",
+}
 TITLES = {"custom-title": "customTitle", "ai-title": "aiTitle"}  # a title the person set beats the generated one
-KNOWN_FIELDS = frozenset((
-    "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch",
-    "slug", "type", "uuid", "timestamp", "message", "requestId", "toolUseResult", "isMeta", "isCompactSummary",
-    "isVisibleInTranscriptOnly", "agentId", "subtype", "content", "level", "compactMetadata", "summary",
-    "leafUuid", "isApiErrorMessage", "thinkingMetadata", "todos", "data", "messageId", "snapshot",
-    "isSnapshotUpdate", "toolUseID", "parentToolUseID", "durationMs", "operation",
-    # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
-    "entrypoint", "promptId", "sourceToolAssistantUUID", "permissionMode", "attachment", "error", "hasOutput",
-    "hookCount", "hookErrors", "hookInfos", "lastPrompt", "messageCount", "preventedContinuation", "stopReason",
-    "aiTitle", "customTitle",
-    # 2.1.x: a forked session's copies of its parent's lines (--fork-session, /branch)
-    "forkedFrom"))
+KNOWN_FIELDS = frozenset(
+    (
+        "parentUuid",
+        "logicalParentUuid",
+        "isSidechain",
+        "userType",
+        "cwd",
+        "sessionId",
+        "version",
+        "gitBranch",
+        "slug",
+        "type",
+        "uuid",
+        "timestamp",
+        "message",
+        "requestId",
+        "toolUseResult",
+        "isMeta",
+        "isCompactSummary",
+        "isVisibleInTranscriptOnly",
+        "agentId",
+        "subtype",
+        "content",
+        "level",
+        "compactMetadata",
+        "summary",
+        "leafUuid",
+        "isApiErrorMessage",
+        "thinkingMetadata",
+        "todos",
+        "data",
+        "messageId",
+        "snapshot",
+        "isSnapshotUpdate",
+        "toolUseID",
+        "parentToolUseID",
+        "durationMs",
+        "operation",
+        # 2.1.x: entry point, prompt ids, hook summaries, permission modes, titles, attachments
+        "entrypoint",
+        "promptId",
+        "sourceToolAssistantUUID",
+        "permissionMode",
+        "attachment",
+        "error",
+        "hasOutput",
+        "hookCount",
+        "hookErrors",
+        "hookInfos",
+        "lastPrompt",
+        "messageCount",
+        "preventedContinuation",
+        "stopReason",
+        "aiTitle",
+        "customTitle",
+        # 2.1.x: a forked session's copies of its parent's lines (--fork-session, /branch)
+        "forkedFrom",
+    )
+)
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
@@ -257,8 +317,16 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                         f.nodes[uid] = (parent, ts or "", lineno)
                         f.part_of[uid] = g.part
                         continue
-                msg = _Msg(lineno, uid, parent, kind, m.get("content"), ts, part,
-                           meta=any(obj.get(k) is True for k in META_FLAGS))
+                msg = _Msg(
+                    lineno,
+                    uid,
+                    parent,
+                    kind,
+                    m.get("content"),
+                    ts,
+                    part,
+                    meta=any(obj.get(k) is True for k in META_FLAGS),
+                )
                 if kind == "assistant":
                     msg.content = _blocks(msg.content)
                     msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
@@ -270,15 +338,34 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 f.owner[uid] = msg
             elif kind == "system" and obj.get("subtype") == "compact_boundary":
                 meta = mapping(obj.get("compactMetadata"))
-                f.events.append(_Event(lineno, part, "compaction", _str(meta.get("trigger")), _int(meta.get("preTokens")),
-                                       _int(meta.get("postTokens")), None,
-                                       _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp"))))
+                f.events.append(
+                    _Event(
+                        lineno,
+                        part,
+                        "compaction",
+                        _str(meta.get("trigger")),
+                        _int(meta.get("preTokens")),
+                        _int(meta.get("postTokens")),
+                        None,
+                        _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp")),
+                    )
+                )
             elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
                 f.titles[kind] = obj[TITLES[kind]]
                 f.skipped[f"{kind} (-> title)"] += 1
             elif kind == "summary":
-                f.events.append(_Event(lineno, "", "summary", None, None, None, _str(obj.get("leafUuid")),
-                                       _detail(obj, ("summary", "leafUuid"))))
+                f.events.append(
+                    _Event(
+                        lineno,
+                        "",
+                        "summary",
+                        None,
+                        None,
+                        None,
+                        _str(obj.get("leafUuid")),
+                        _detail(obj, ("summary", "leafUuid")),
+                    )
+                )
             else:
                 f.skipped[f"system:{obj.get('subtype')}" if kind == "system" else str(kind)] += 1
             f.nodes[uid] = (parent, ts or "", lineno)
@@ -322,8 +409,11 @@ def _find_resumed(f: _File, p: Path) -> None:
     size = p.stat().st_size
     # with the ids rewritten, a continuation is a larger file than the one it continues: the few largest smaller
     # files that begin with the same line (copies of one file, of the same size, are never read against each other)
-    smaller = sorted(((n, s) for s, (u, n) in _first_uuids(p.parent).items() if u == first and n < size),
-                     reverse=True)[:4] if first else []
+    smaller = (
+        sorted(((n, s) for s, (u, n) in _first_uuids(p.parent).items() if u == first and n < size), reverse=True)[:4]
+        if first
+        else []
+    )
     for sid in sorted(named | {s for _, s in smaller}):
         sibling = p.parent / f"{sid}.jsonl"
         if sid in f.copy_kind or not sibling.is_file():
@@ -362,8 +452,12 @@ def _first_uuids(folder: Path) -> dict[str, tuple[str, int]]:
             continue
         for raw in head.split(b"\n")[:-1]:
             _, obj = _load(raw)
-            if isinstance(obj, dict) and obj.get("type") in ("user", "assistant") and isinstance(obj.get("uuid"), str) \
-                    and obj.get("isSidechain") is not True:
+            if (
+                isinstance(obj, dict)
+                and obj.get("type") in ("user", "assistant")
+                and isinstance(obj.get("uuid"), str)
+                and obj.get("isSidechain") is not True
+            ):
                 out[path.stem] = (obj["uuid"], path.stat().st_size)
                 break
     _FIRST[str(folder)] = (stamp, out)
@@ -405,14 +499,36 @@ def _copy_events(f: _File) -> list[_Event]:
         copies = [m for m in f.msgs if f.copied.get(m.uuid) == sid]
         last = max((f.nodes[u][2] for u, s in f.copied.items() if s == sid and u in f.nodes), default=0)
         own = next((m for m in f.msgs if not m.part and m.uuid not in f.copied and m.line > last), None)
-        out.append(_Event(last, "", kind, sid, None, None, own.uuid if own else None,
-                          {"from_session": sid, "copied_messages": len(copies),
-                           "from_message": copies[-1].uuid if copies else None}))
+        out.append(
+            _Event(
+                last,
+                "",
+                kind,
+                sid,
+                None,
+                None,
+                own.uuid if own else None,
+                {
+                    "from_session": sid,
+                    "copied_messages": len(copies),
+                    "from_message": copies[-1].uuid if copies else None,
+                },
+            )
+        )
     return out
 
 
-def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: str | None, fingerprint: str,
-              events: Columns, usage: Columns) -> None:
+def _add_part(
+    b: Batch,
+    f: _File,
+    part: str,
+    cid: str,
+    native: str,
+    parent_cid: str | None,
+    fingerprint: str,
+    events: Columns,
+    usage: Columns,
+) -> None:
     """One conversation: the main transcript (part "") or one in-file sidechain (part = its root uuid)."""
     msgs = [m for m in f.msgs if m.part == part]
     position = _main_path(f, part)
@@ -430,17 +546,39 @@ def _add_part(b: Batch, f: _File, part: str, cid: str, native: str, parent_cid: 
         entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
         if m.role == "assistant" and m.usage is not None:
             u = m.usage
-            usage.add(cid, i, position.get(id(m)), m.ids[0], m.ids[1], m.model, *(_int(u.get(k)) for k in USAGE_KEYS),
-                      _one_hour(u))
+            usage.add(
+                cid,
+                i,
+                position.get(id(m)),
+                m.ids[0],
+                m.ids[1],
+                m.model,
+                *(_int(u.get(k)) for k in USAGE_KEYS),
+                _one_hour(u),
+            )
     for ev in f.events:
         if ev.part != part:
             continue
         target = f.owner.get(ev.attach) if ev.attach else next((m for m in msgs if m.line > ev.line), None)
         seq = seq_of.get(id(target)) if target is not None else None
-        events.add(cid, seq, position.get(id(target)) if seq is not None else None, ev.kind, ev.trigger, ev.pre,
-                   ev.post, orjson.dumps(ev.detail).decode())
-    title = next((e.detail.get("summary") for e in f.events if e.kind == "summary" and e.attach in f.owner
-                  and f.owner[e.attach].part == part), None)
+        events.add(
+            cid,
+            seq,
+            position.get(id(target)) if seq is not None else None,
+            ev.kind,
+            ev.trigger,
+            ev.pre,
+            ev.post,
+            orjson.dumps(ev.detail).decode(),
+        )
+    title = next(
+        (
+            e.detail.get("summary")
+            for e in f.events
+            if e.kind == "summary" and e.attach in f.owner and f.owner[e.attach].part == part
+        ),
+        None,
+    )
     if not part:
         title = f.titles.get("custom-title") or f.titles.get("ai-title") or f.agent or title
     model = next((m.model for m in msgs if m.model and not m.model.startswith("<")), None)
@@ -480,8 +618,9 @@ def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
     yet part of the same turn. Such a tool-result line joins the main path right after the message it
     answers (in file order among the results there)."""
     on_path = {id(m) for m in order}
-    for m in sorted((m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)),
-                    key=lambda m: m.line):
+    for m in sorted(
+        (m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)), key=lambda m: m.line
+    ):
         parent = f.owner.get(m.parent) if m.parent else None
         if parent is None or id(parent) not in on_path:
             continue
@@ -493,8 +632,12 @@ def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
 
 
 def _only_results(m: _Msg) -> bool:
-    return m.role == "user" and isinstance(m.content, list) and bool(m.content) and all(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
+    return (
+        m.role == "user"
+        and isinstance(m.content, list)
+        and bool(m.content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
+    )
 
 
 def _parent_message(f: _File, m: _Msg) -> str | None:
@@ -651,8 +794,16 @@ def _sniff(probe: Probe) -> bool:
     return any(isinstance(r, dict) and looks_like_claude_code(r) for r in probe.records)
 
 
-FORMAT = Format(NAME, "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents), "
-                "~/.claude/history.jsonl",
-                _sniff, task=parse_file, suffixes=(".jsonl",), hashes=True, claims=("*/.claude/projects/*.jsonl",),
-                sides=(Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
-                       Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False)))
+FORMAT = Format(
+    NAME,
+    "Claude Code transcripts, ~/.claude/projects/<project>/<session>.jsonl (and sub-agents), ~/.claude/history.jsonl",
+    _sniff,
+    task=parse_file,
+    suffixes=(".jsonl",),
+    hashes=True,
+    claims=("*/.claude/projects/*.jsonl",),
+    sides=(
+        Side("tool-results/*", "../../{parent}.jsonl", "a tool's output stored beside the session"),
+        Side("*.meta.json", "{base}.jsonl", "the sub-agent's type and description", read=False),
+    ),
+)

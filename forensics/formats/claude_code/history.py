@@ -7,6 +7,7 @@ whose session (by ``sessionId``, else by project folder) has a transcript there 
 counted. The others (transcripts Claude Code has since cleaned up) become one conversation of the person's
 messages per session, or per project when the line names no session.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,8 +39,10 @@ def read(path: str, log: Log) -> list[Conversation]:
         prompts.setdefault(key, []).append(Turn("user", text, at=obj.get("timestamp"), origin="person"))
     if prompts:
         log.notes.append("prompt history: the person's prompts only (no replies in this file)")
-    return [Conversation(key, turns, title="Claude Code prompt history", provider="anthropic", created=turns[0].at)
-            for key, turns in prompts.items()]
+    return [
+        Conversation(key, turns, title="Claude Code prompt history", provider="anthropic", created=turns[0].at)
+        for key, turns in prompts.items()
+    ]
 
 
 def _folder(project: object) -> str | None:

@@ -22,6 +22,7 @@ is the harness's, any other the person's. A tool result failed when its exit cod
 (``exec_command_end`` or the output's own header or metadata) or a tool handler answered with its failure.
 ``~/.codex/history.jsonl`` and ``session_index.jsonl`` beside the rollouts: see ``codex_history``.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,11 +41,14 @@ ITEMS = (*CALLS, *OUTPUTS, "message", "reasoning")
 # User-role fragments Codex injects itself (codex-rs core/src/context/contextual_user_message.rs and the
 # legacy list in rollout_migration): a user message holding any of them is the harness's, never a turn the
 # person typed. Matched at the start of a fragment, case-insensitively, as Codex does.
-CONTEXTUAL = re.compile(r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<INSTRUCTIONS>|<agents_instructions>"
-                        r"|<environment_context>|<context_update>|<multiagent_context>|<agent_message_board_notification>"
-                        r"|<skill>|<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>"
-                        r"|<codex_internal_context|<goal_context>|<recommended_plugins>|<hook_prompt "
-                        r"|<permissions instructions>)", re.IGNORECASE)
+CONTEXTUAL = re.compile(
+    r"\s*(?:# AGENTS\.md instructions|<user_instructions>|<INSTRUCTIONS>|<agents_instructions>"
+    r"|<environment_context>|<context_update>|<multiagent_context>|<agent_message_board_notification>"
+    r"|<skill>|<skills_instructions>|<user_shell_command>|<turn_aborted>|<subagent_notification>"
+    r"|<codex_internal_context|<goal_context>|<recommended_plugins>|<hook_prompt "
+    r"|<permissions instructions>)",
+    re.IGNORECASE,
+)
 # The header unified exec and shell_command put above a command's output ("Exit code: 1", "Process exited with
 # code 2"), read up to the "Output:" line so that a command printing such a line is not mistaken for it.
 EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
@@ -52,8 +56,11 @@ EXIT = re.compile(r"(?:Exit code|Process exited with code):? (-?\d+)")
 # how the older shell tool reported a patch that did not apply ("error: Failed to find expected lines") or a
 # command the sandbox stopped ("failed in sandbox LinuxSeccomp with execution error: ..., exit code: 2"), and an
 # MCP call that failed (protocol/src/models.rs: "err: {error:?}").
-FAILURES = re.compile(r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
-                      r"function arguments|unsupported call|error:|failed in sandbox|err: )", re.IGNORECASE)
+FAILURES = re.compile(
+    r"\s*(?:execution error:|apply_patch verification failed|write_stdin failed|failed to parse "
+    r"function arguments|unsupported call|error:|failed in sandbox|err: )",
+    re.IGNORECASE,
+)
 ROLES = {"user": "user", "assistant": "assistant", "developer": "system", "system": "system"}
 TS_DOC = re.compile(rb'^\s*\{\s*"session"\s*:\s*\{')
 
@@ -65,8 +72,9 @@ def read(path: str, log: Log) -> list[Conversation]:
         if not isinstance(doc, dict):
             return []
         session = mapping(doc.get("session"))
-        lines = [(0, session, "session_meta")] + [(i + 1, it, "response_item") for i, it in
-                                                   enumerate(listed(doc.get("items"))) if isinstance(it, dict)]
+        lines = [(0, session, "session_meta")] + [
+            (i + 1, it, "response_item") for i, it in enumerate(listed(doc.get("items"))) if isinstance(it, dict)
+        ]
         return _build(path, log, lines, f"{log.name}")
     index = codex_history.kind_of(Path(path), _first(data))
     if index is not None:
@@ -162,12 +170,19 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
                 st.compacted_lines += 1
                 log.skip("compacted (-> events)")
                 history = [h for h in listed(obj.get("replacement_history")) if isinstance(h, dict)]
-                st.events.append(Event("compaction", len(st.turns), detail={
-                    "summary": obj.get("message"),
-                    "replacement_items": len(history),
-                    # what the rebuilt context kept, and whether its summary is only an encrypted blob
-                    "kept_roles": sorted({str(h.get("role")) for h in history if h.get("type") == "message"}),
-                    "encrypted": any("encrypted_content" in h for h in history)}))
+                st.events.append(
+                    Event(
+                        "compaction",
+                        len(st.turns),
+                        detail={
+                            "summary": obj.get("message"),
+                            "replacement_items": len(history),
+                            # what the rebuilt context kept, and whether its summary is only an encrypted blob
+                            "kept_roles": sorted({str(h.get("role")) for h in history if h.get("type") == "message"}),
+                            "encrypted": any("encrypted_content" in h for h in history),
+                        },
+                    )
+                )
                 st.open = None
             elif kind == "event_msg" and obj.get("type") == "user_message":
                 _user_message(log, st, n, obj)
@@ -181,8 +196,9 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
         log.skip("event_msg:user_message", st.from_events)
         log.notes.append("messages taken from event_msg (no response_item message in the file)")
     elif st.from_events:
-        log.notes.append(f"{st.from_events} turns of the person taken from event_msg user_message (no response_item "
-                         "carries them)")
+        log.notes.append(
+            f"{st.from_events} turns of the person taken from event_msg user_message (no response_item carries them)"
+        )
     _place_pending(log, st)
     if not st.compacted_lines:
         st.events.extend(st.compaction_events)
@@ -196,8 +212,10 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
         if code is not None:
             t.is_error = code != 0
     if st.copied:
-        log.notes.append(f"{st.copied} messages of the history copied from the thread this one was forked from "
-                         "kept off the main path")
+        log.notes.append(
+            f"{st.copied} messages of the history copied from the thread this one was forked from "
+            "kept off the main path"
+        )
     instructions = meta.get("instructions")
     base = meta.get("base_instructions")
     text = instructions if isinstance(instructions, str) else text_of(base) if isinstance(base, dict) else ""
@@ -208,9 +226,19 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
     native = given if isinstance(given := meta.get("id"), str) else _id_from_name(Path(path).name)
     provider = meta.get("model_provider") if isinstance(meta.get("model_provider"), str) else "openai"
     git = mapping(meta.get("git"))
-    return [Conversation(native, st.turns, provider=provider, model=st.first_model or st.model,
-                         created=meta.get("timestamp"), parent=_parent(meta), events=st.events,
-                         workdir=_str(meta.get("cwd")), branch=_str(git.get("branch")))]
+    return [
+        Conversation(
+            native,
+            st.turns,
+            provider=provider,
+            model=st.first_model or st.model,
+            created=meta.get("timestamp"),
+            parent=_parent(meta),
+            events=st.events,
+            workdir=_str(meta.get("cwd")),
+            branch=_str(git.get("branch")),
+        )
+    ]
 
 
 def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
@@ -258,7 +286,11 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
         st.open = None
     elif kind == "reasoning":
         log.skip("reasoning")
-    elif kind in ("compaction", "compaction_summary", "context_compaction"):  # newer versions: the compacted history, encrypted
+    elif kind in (
+        "compaction",
+        "compaction_summary",
+        "context_compaction",
+    ):  # newer versions: the compacted history, encrypted
         st.compacted_lines += 1
         log.skip(f"response_item:{kind} (-> events)")
         st.events.append(Event("compaction", len(st.turns), detail={"source": f"response_item:{kind}"}))
@@ -276,8 +308,14 @@ def _event(log: Log, st: _State, ev: dict[str, Any]) -> None:
     elif kind == "context_compacted":
         st.compaction_events.append(Event("compaction", len(st.turns), detail={"source": "event_msg"}))
     elif kind in ("turn_aborted", "error", "stream_error", "warning"):
-        st.events.append(Event(kind, len(st.turns), trigger=_str(ev.get("reason")) or _str(ev.get("codex_error_info")),
-                               detail={k: v for k, v in ev.items() if k in ("message", "reason", "turn_id")}))
+        st.events.append(
+            Event(
+                kind,
+                len(st.turns),
+                trigger=_str(ev.get("reason")) or _str(ev.get("codex_error_info")),
+                detail={k: v for k, v in ev.items() if k in ("message", "reason", "turn_id")},
+            )
+        )
         log.skip(f"event_msg:{kind} (-> events)")
     elif kind in ("exec_command_end", "patch_apply_end") and isinstance(ev.get("call_id"), str):
         code = ev.get("exit_code") if type(ev.get("exit_code")) is int else None
@@ -310,8 +348,16 @@ def _user_message(log: Log, st: _State, n: int, ev: dict[str, Any]) -> None:
         return
     st.flush()
     contextual = bool(CONTEXTUAL.match(text))
-    st.prompt = (Turn("system" if contextual else "user", text, at=at, id=f"line:{n}",
-                      origin="harness" if contextual else "person"), said)
+    st.prompt = (
+        Turn(
+            "system" if contextual else "user",
+            text,
+            at=at,
+            id=f"line:{n}",
+            origin="harness" if contextual else "person",
+        ),
+        said,
+    )
 
 
 def _said(content: Any) -> str:
@@ -320,8 +366,11 @@ def _said(content: Any) -> str:
     if isinstance(content, str):
         text = content
     else:
-        text = "\n".join(p["text"] for p in listed(content) if isinstance(p, dict) and p.get("type") == "input_text"
-                         and isinstance(p.get("text"), str))
+        text = "\n".join(
+            p["text"]
+            for p in listed(content)
+            if isinstance(p, dict) and p.get("type") == "input_text" and isinstance(p.get("text"), str)
+        )
     return " ".join(text.split())
 
 
@@ -367,8 +416,12 @@ def _usage(log: Log, st: _State, ev: dict[str, Any]) -> None:
         log.skip("event_msg:token_count (before any response)")
         return
     cached = values.count(last.get("cached_input_tokens")) or 0
-    u = Usage(prompt_tokens=last.get("input_tokens"), output_tokens=last.get("output_tokens"),
-              cache_read_input_tokens=cached, model=st.model)
+    u = Usage(
+        prompt_tokens=last.get("input_tokens"),
+        output_tokens=last.get("output_tokens"),
+        cache_read_input_tokens=cached,
+        model=st.model,
+    )
     target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
     if target is None:  # responses that reached only the UI events (agent_message): on the next assistant message
         st.pending.append(u)
@@ -470,7 +523,9 @@ def _own_turn(obj: dict[str, Any], kind: str, meta: dict[str, Any]) -> bool:
     """Whether a turn boundary in a forked thread's file starts a turn of that thread, not one copied from its
     parent: the turn began after the thread was created (``turn_id`` and thread ids are time-ordered UUIDv7;
     ``started_at`` is in seconds). A boundary that says neither ends the copy."""
-    if kind not in ("turn_context",) and not (kind == "event_msg" and obj.get("type") in ("task_started", "turn_started")):
+    if kind not in ("turn_context",) and not (
+        kind == "event_msg" and obj.get("type") in ("task_started", "turn_started")
+    ):
         return False
     turn, thread = _uuid7_ms(obj.get("turn_id")), _uuid7_ms(meta.get("id"))
     if turn is not None and thread is not None:
@@ -517,10 +572,20 @@ def _sniff(probe: Probe) -> bool:
         return True
     if any(r.get("record_type") == "state" for r in recs):
         return True
-    return bool(recs) and "id" in recs[0] and "timestamp" in recs[0] and "type" not in recs[0] \
-        and "role" not in recs[0] and any(r.get("type") in ITEMS for r in recs[1:])
+    return (
+        bool(recs)
+        and "id" in recs[0]
+        and "timestamp" in recs[0]
+        and "type" not in recs[0]
+        and "role" not in recs[0]
+        and any(r.get("type") in ITEMS for r in recs[1:])
+    )
 
 
-FORMAT = Format("codex", "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts), "
-                "~/.codex/history.jsonl",
-                _sniff, read=read, claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"))
+FORMAT = Format(
+    "codex",
+    "Codex CLI rollouts, ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (and the older layouts), ~/.codex/history.jsonl",
+    _sniff,
+    read=read,
+    claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"),
+)

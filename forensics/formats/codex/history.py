@@ -6,6 +6,7 @@
 of the person's messages per session. ``session_index.jsonl`` (``{"id", "thread_name", "updated_at"}``) names
 threads: a side file, counted, no conversation.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,13 @@ def read(path: str, log: Log, kind: str) -> list[Conversation]:
         log.notes.append("side file: thread names of the rollouts in sessions/")
         return []
     home = Path(path).parent
-    recorded = {m.group(1) for folder in ("sessions", "archived_sessions") if (home / folder).is_dir()
-                for f in (home / folder).rglob("rollout-*") if (m := UUID.search(f.name))}
+    recorded = {
+        m.group(1)
+        for folder in ("sessions", "archived_sessions")
+        if (home / folder).is_dir()
+        for f in (home / folder).rglob("rollout-*")
+        if (m := UUID.search(f.name))
+    }
     prompts: dict[str, list[Turn]] = {}
     for n, _raw, obj in log.json_lines(data):
         sid, text = obj.get("session_id"), obj.get("text")
@@ -49,5 +55,7 @@ def read(path: str, log: Log, kind: str) -> list[Conversation]:
             prompts.setdefault(sid, []).append(Turn("user", text, at=obj.get("ts"), origin="person"))
     if prompts:
         log.notes.append("message history: the person's messages only (no replies in this file)")
-    return [Conversation(sid, turns, title="Codex message history", provider="openai", created=turns[0].at)
-            for sid, turns in prompts.items()]
+    return [
+        Conversation(sid, turns, title="Codex message history", provider="openai", created=turns[0].at)
+        for sid, turns in prompts.items()
+    ]

@@ -1,6 +1,7 @@
 """What a format declares: its name, a content sniff over a ``Probe`` (a file's first bytes), a reader or
 a columnar task, and its side files (``Side``). The registry (``forensics.ingestion.registry``) lists the
 formats and detects with these; a format imports only this and the rest of the kit."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -45,10 +46,11 @@ class Side:
 
     def main_of(self, path: Path) -> Path | None:
         """The main file this file is a side file of, or None."""
-        if not fnmatch.fnmatchcase("/".join(path.parts[-(self.name.count("/") + 1):]), self.name):
+        if not fnmatch.fnmatchcase("/".join(path.parts[-(self.name.count("/") + 1) :]), self.name):
             return None
-        pattern = self.main.format(base=glob.escape(path.name.split(".", 1)[0]),
-                                   parent=glob.escape(path.parent.parent.name))
+        pattern = self.main.format(
+            base=glob.escape(path.name.split(".", 1)[0]), parent=glob.escape(path.parent.parent.name)
+        )
         return next((m for m in sorted(path.parent.glob(pattern)) if m != path and m.is_file()), None)
 
 
@@ -102,7 +104,9 @@ class Format:
         full = path.as_posix()
         return any(fnmatch.fnmatchcase(full if "/" in c else path.name, c) for c in self.claims)
 
-    def worker(self, path: str, source_id: str, fingerprint: str, options: dict[str, Any]) -> tuple[Callable[..., Parsed], tuple[Any, ...]]:
+    def worker(
+        self, path: str, source_id: str, fingerprint: str, options: dict[str, Any]
+    ) -> tuple[Callable[..., Parsed], tuple[Any, ...]]:
         """The parse task for one file: a function and its (picklable) arguments."""
         if self.task is not None:
             return self.task, (path, source_id, fingerprint, *(options.get(k) for k in self.options))
@@ -185,8 +189,10 @@ class Probe:
             con = connect_ro(self.path)
             try:
                 names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-                return {t: [r[1] for r in con.execute(f"PRAGMA table_info(\"{t.replace(chr(34), chr(34) * 2)}\")")]
-                        for t in names}
+                return {
+                    t: [r[1] for r in con.execute(f'PRAGMA table_info("{t.replace(chr(34), chr(34) * 2)}")')]
+                    for t in names
+                }
             finally:
                 con.close()
         except sqlite3.Error:

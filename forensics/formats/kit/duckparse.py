@@ -17,6 +17,7 @@ Python, so both paths give the same rows, counts and quarantine reasons (tests/t
 The text of messages that still travel as their JSON literal (``JsonText``, the fast decoder's) is unescaped
 here too (``unescape``), before secrets are masked: the masking filter reads plain text.
 """
+
 from __future__ import annotations
 
 import functools
@@ -68,8 +69,9 @@ def unescape(msg: pa.Table) -> pa.Table:
 
 def _role_case(col: str) -> str:
     """The canonical role of a role's JSON text (``"human"`` -> user), NULL for any other value."""
-    return "CASE " + col + " " + " ".join(f"WHEN '{json.dumps(k)}' THEN '{v}'" for k, v in ROLE_ALIASES.items()) \
-        + " END"
+    return (
+        "CASE " + col + " " + " ".join(f"WHEN '{json.dumps(k)}' THEN '{v}'" for k, v in ROLE_ALIASES.items()) + " END"
+    )
 
 
 NUMBER = "('BIGINT', 'UBIGINT', 'DOUBLE')"
@@ -79,9 +81,11 @@ SHAPE = json.dumps([{"content": "VARCHAR", **dict.fromkeys(FIELDS, "JSON")}])  #
 # ``bad``: the message needs that path. The struct keeps the first of a key written twice (orjson the last):
 # such a message is bad. ``content`` comes as text whatever its JSON type: a text that reads as JSON other
 # than a string (true, 12, [...], {...}) may have been one, and is bad too.
-NOT_STRING = (r"content_s IN ('true', 'false') OR regexp_full_match(content_s, '-?(0|[1-9][0-9]*)(\.[0-9]+)?"
-              r"([eE][+-]?[0-9]+)?') OR (starts_with(content_s, '[') AND ends_with(content_s, ']')) "
-              r"OR (starts_with(content_s, '{') AND ends_with(content_s, '}'))")
+NOT_STRING = (
+    r"content_s IN ('true', 'false') OR regexp_full_match(content_s, '-?(0|[1-9][0-9]*)(\.[0-9]+)?"
+    r"([eE][+-]?[0-9]+)?') OR (starts_with(content_s, '[') AND ends_with(content_s, ']')) "
+    r"OR (starts_with(content_s, '{') AND ends_with(content_s, '}'))"
+)
 MESSAGES = f"""
 CREATE OR REPLACE TEMP TABLE _dp_msg AS
 WITH a AS (SELECT k, from_json(raw, '{SHAPE}') AS arr, json_keys(raw, '$[*]') AS keys FROM _rows),
@@ -94,7 +98,7 @@ f AS (
          THEN m.created_at ELSE m.createdAt END AS ts_j
   FROM u),
 g AS (
-  SELECT *, {_role_case('role_j')} AS role,
+  SELECT *, {_role_case("role_j")} AS role,
     CASE WHEN content_s IS NULL THEN '' WHEN NOT ({NOT_STRING}) THEN content_s END AS text,
     CASE flag_j WHEN 'true' THEN true WHEN 'false' THEN false END AS flag,
     json_type(id_j) AS id_type, json_type(ts_j) AS ts_type
@@ -237,8 +241,9 @@ def _read(rows: dict[int, bytes]) -> Read:
     offsets = [0]
     for raw in rows.values():
         offsets.append(offsets[-1] + len(raw))
-    text = pa.Array.from_buffers(pa.large_string(), len(rows), [None, pa.array(offsets, pa.int64()).buffers()[1],
-                                                                pa.py_buffer(data)])  # checked UTF-8: no copy
+    text = pa.Array.from_buffers(
+        pa.large_string(), len(rows), [None, pa.array(offsets, pa.int64()).buffers()[1], pa.py_buffer(data)]
+    )  # checked UTF-8: no copy
     _rows = pa.table({"k": pa.array(list(rows), pa.int32()), "raw": text})
     _memory(max(MEMORY_MB, 32 * (len(data) >> 20)))  # a task takes ~12 times its JSON
     try:
@@ -250,9 +255,16 @@ def _read(rows: dict[int, bytes]) -> Read:
     c.execute(CALLS)
     c.execute(_BAD)
     may_fail = c.execute(_MAY_FAIL).fetchall()
-    errs = [(k, i, bool(flag) or failed_exit(t) or (flag is None and starts_like_error(t))) for k, i, t, flag in may_fail]
-    _errs = pa.table({"k": pa.array([e[0] for e in errs], pa.int32()), "i": pa.array([e[1] for e in errs], pa.int32()),
-                      "err": pa.array([e[2] for e in errs], pa.bool_())})  # noqa: F841 - read by the scan below
+    errs = [
+        (k, i, bool(flag) or failed_exit(t) or (flag is None and starts_like_error(t))) for k, i, t, flag in may_fail
+    ]
+    _errs = pa.table(
+        {
+            "k": pa.array([e[0] for e in errs], pa.int32()),
+            "i": pa.array([e[1] for e in errs], pa.int32()),
+            "err": pa.array([e[2] for e in errs], pa.bool_()),
+        }
+    )  # noqa: F841 - read by the scan below
     c.execute(_LINKS)
     summary = {k: Summary(n, lo, hi, first) for k, n, lo, hi, first in c.execute(_SUMMARY).fetchall()}
     read_ok = set(_rows.column("k").to_pylist()) - {k for (k,) in c.execute("SELECT k FROM _dp_bad").fetchall()}

@@ -10,6 +10,7 @@ unexpected type, a huge integer) raises ``Unusual`` and the caller re-reads that
 The caller must have checked that the bytes are valid UTF-8 (``valid_utf8``): msgspec does not check the
 strings it skips, where orjson rejects the record.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -62,8 +63,9 @@ def valid_utf8(chunks: list[bytes]) -> bool:
     import pyarrow as pa
 
     data = b"".join(chunks)
-    arr = pa.Array.from_buffers(pa.binary(), 1, [None, pa.array([0, len(data)], pa.int32()).buffers()[1],
-                                                 pa.py_buffer(data)])
+    arr = pa.Array.from_buffers(
+        pa.binary(), 1, [None, pa.array([0, len(data)], pa.int32()).buffers()[1], pa.py_buffer(data)]
+    )
     try:
         arr.cast(pa.string())
     except pa.ArrowInvalid:
@@ -114,7 +116,21 @@ def message(m: _Msg, no_u_escapes: bool = False) -> Message:
         for c in m.tool_calls:
             f = c.function if c.function is not None else c
             calls.append((c.id, f.name, f.arguments if f.arguments is not None else ""))
-    ts = m.timestamp if m.timestamp is not UNSET else m.created_at if m.created_at is not UNSET else (
-        m.createdAt if m.createdAt is not UNSET else None)
-    return finish(role, text, calls, results, check_int(m.is_error), answered(role, m.tool_call_id, m.id),
-                  check_int(ts), name=check_int(m.name), speaker=check_int(m.name))
+    ts = (
+        m.timestamp
+        if m.timestamp is not UNSET
+        else m.created_at
+        if m.created_at is not UNSET
+        else (m.createdAt if m.createdAt is not UNSET else None)
+    )
+    return finish(
+        role,
+        text,
+        calls,
+        results,
+        check_int(m.is_error),
+        answered(role, m.tool_call_id, m.id),
+        check_int(ts),
+        name=check_int(m.name),
+        speaker=check_int(m.name),
+    )

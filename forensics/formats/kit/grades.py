@@ -5,6 +5,7 @@ Benchmarks grade with a reward (tau-bench, tau2: success is a reward of at least
 (MINT ``state.success``, SWE-bench's resolved list, terminal-bench ``is_resolved``). Anything else is not a
 grade: the run gets no outcome rather than a guessed one.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,10 +15,12 @@ from typing import Any
 from forensics.formats.kit import values
 from forensics.formats.kit.model import Outcome
 
-PASSED = frozenset({"true", "1", "pass", "passed", "c", "correct", "success", "succeeded", "resolved", "yes",
-                    "completedcorrect"})
-FAILED = frozenset({"false", "0", "fail", "failed", "i", "incorrect", "failure", "unresolved", "no",
-                    "completedincorrect"})
+PASSED = frozenset(
+    {"true", "1", "pass", "passed", "c", "correct", "success", "succeeded", "resolved", "yes", "completedcorrect"}
+)
+FAILED = frozenset(
+    {"false", "0", "fail", "failed", "i", "incorrect", "failure", "unresolved", "no", "completedincorrect"}
+)
 
 
 def verdict(v: Any) -> bool | None:
@@ -70,9 +73,11 @@ def openhands_resolved(test_result: Any, task: Any, report: Any = None) -> Outco
     evaluation), else ``test_result.resolved``."""
     tested = test_result if isinstance(test_result, dict) else {}
     inner = tested.get("report")
-    for by, v in (("report.resolved", report.get("resolved") if isinstance(report, dict) else None),
-                  ("test_result.report.resolved", inner.get("resolved") if isinstance(inner, dict) else None),
-                  ("test_result.resolved", tested.get("resolved"))):
+    for by, v in (
+        ("report.resolved", report.get("resolved") if isinstance(report, dict) else None),
+        ("test_result.report.resolved", inner.get("resolved") if isinstance(inner, dict) else None),
+        ("test_result.resolved", tested.get("resolved")),
+    ):
         if isinstance(v, bool):
             return Outcome(v, float(v), by, v, _task(task))
     return None
@@ -134,8 +139,14 @@ def swebench_results(traj: str, instance: str) -> Outcome | None:
     instance in ``resolved`` (``resolved_ids``) passed; one listed only elsewhere (submitted, applied,
     unresolved...) failed; one it does not list has no outcome."""
     here = Path(traj).resolve().parent
-    for folder in (here, here / "results", here.parent, here.parent / "results", here.parent.parent,
-                   here.parent.parent / "results"):
+    for folder in (
+        here,
+        here / "results",
+        here.parent,
+        here.parent / "results",
+        here.parent.parent,
+        here.parent.parent / "results",
+    ):
         doc = _json_file(folder / "results.json")
         if not isinstance(doc, dict):
             continue

@@ -8,6 +8,7 @@ messages holding their results, usage and events rows, parent links, checked num
 accounting ``messages_read = imported + quarantined + skipped`` (an event is a skipped record that was
 kept in ``events``).
 """
+
 from __future__ import annotations
 
 import errno
@@ -49,20 +50,41 @@ def arrow_schemas() -> dict[str, pa.Schema]:
     import pyarrow as pa
 
     return {
-        "EVENT_SCHEMA": pa.schema([("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-                                   ("kind", pa.string()), ("trigger", pa.string()), ("pre_tokens", pa.int64()),
-                                   ("post_tokens", pa.int64()), ("detail", pa.string())]),
-        "USAGE_SCHEMA": pa.schema([
-            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-            ("message_id", pa.string()), ("request_id", pa.string()), ("model", pa.string()),
-            ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-            ("cache_creation_input_tokens", pa.int64()), ("cache_read_input_tokens", pa.int64()),
-            ("cache_creation_1h_input_tokens", pa.int64())]),
+        "EVENT_SCHEMA": pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("seq", pa.int32()),
+                ("position", pa.int32()),
+                ("kind", pa.string()),
+                ("trigger", pa.string()),
+                ("pre_tokens", pa.int64()),
+                ("post_tokens", pa.int64()),
+                ("detail", pa.string()),
+            ]
+        ),
+        "USAGE_SCHEMA": pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("seq", pa.int32()),
+                ("position", pa.int32()),
+                ("message_id", pa.string()),
+                ("request_id", pa.string()),
+                ("model", pa.string()),
+                ("input_tokens", pa.int64()),
+                ("output_tokens", pa.int64()),
+                ("cache_creation_input_tokens", pa.int64()),
+                ("cache_read_input_tokens", pa.int64()),
+                ("cache_creation_1h_input_tokens", pa.int64()),
+            ]
+        ),
     }
 
 
 def __getattr__(name: str) -> pa.Schema:
-    if name not in ("EVENT_SCHEMA", "USAGE_SCHEMA"):  # the import system asks for __path__ and such: no pyarrow for those
+    if name not in (
+        "EVENT_SCHEMA",
+        "USAGE_SCHEMA",
+    ):  # the import system asks for __path__ and such: no pyarrow for those
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return arrow_schemas()[name]
 
@@ -316,9 +338,19 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
             log.quarantine(f"{log.name}#{native[:60]}[{i}]", f"unknown role {str(t.role)[:40]!r}", _raw(t))
             continue
         calls = [(_opt_str(c.id), _opt_str(c.name), _args(c.arguments)) for c in t.calls]
-        msg = finish(role, t.text if isinstance(t.text, str) else _args(t.text), calls, [], t.is_error,
-                     _opt_str(t.answers), t.at, t.origin if t.origin in ORIGINS else None, t.tool, t.about,
-                     _opt_str(t.speaker))
+        msg = finish(
+            role,
+            t.text if isinstance(t.text, str) else _args(t.text),
+            calls,
+            [],
+            t.is_error,
+            _opt_str(t.answers),
+            t.at,
+            t.origin if t.origin in ORIGINS else None,
+            t.tool,
+            t.about,
+            _opt_str(t.speaker),
+        )
         nid = str(t.id) if t.id is not None else str(i)
         parent = (str(t.parent) or None) if t.parent is not None else prev  # "": a root
         entries.append(Entry(len(entries), nid, parent, position if t.main else None, msg))
@@ -327,21 +359,54 @@ def _add(log: Log, rows: _Rows, conv: Conversation, cid: str, native: str) -> No
         prev = nid
     title = conv.title if isinstance(conv.title, str) and conv.title.strip() else None
     fp = _digest(conv)  # not the file's size and time: a grown export leaves its old conversations unchanged
-    log.batch.add_conversation(cid, native, title, _opt_str(conv.provider), _opt_str(conv.model),
-                               values.epoch(conv.created), values.epoch(conv.updated), fp, entries)
+    log.batch.add_conversation(
+        cid,
+        native,
+        title,
+        _opt_str(conv.provider),
+        _opt_str(conv.model),
+        values.epoch(conv.created),
+        values.epoch(conv.updated),
+        fp,
+        entries,
+    )
     for e, i in zip(entries, kept):
         for u in conv.turns[i].usage:
-            rows.usage.add(cid, e.seq, e.position, _opt_str(u.message_id), _opt_str(u.request_id),
-                           _opt_str(u.model), _input_tokens(u), *(values.count(v) for v in (
-                               u.output_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens,
-                               u.cache_creation_1h_input_tokens)))
+            rows.usage.add(
+                cid,
+                e.seq,
+                e.position,
+                _opt_str(u.message_id),
+                _opt_str(u.request_id),
+                _opt_str(u.model),
+                _input_tokens(u),
+                *(
+                    values.count(v)
+                    for v in (
+                        u.output_tokens,
+                        u.cache_creation_input_tokens,
+                        u.cache_read_input_tokens,
+                        u.cache_creation_1h_input_tokens,
+                    )
+                ),
+            )
     seq_of = {i: e for e, i in zip(entries, kept)}
     for ev in conv.events:
-        target = next((seq_of[i] for i in range(ev.before, len(conv.turns)) if i in seq_of), None) \
-            if isinstance(ev.before, int) else None
-        rows.events.add(cid, target.seq if target else None, target.position if target else None, str(ev.kind),
-                        _opt_str(ev.trigger), values.count(ev.pre_tokens), values.count(ev.post_tokens),
-                        dumps(ev.detail).decode())
+        target = (
+            next((seq_of[i] for i in range(ev.before, len(conv.turns)) if i in seq_of), None)
+            if isinstance(ev.before, int)
+            else None
+        )
+        rows.events.add(
+            cid,
+            target.seq if target else None,
+            target.position if target else None,
+            str(ev.kind),
+            _opt_str(ev.trigger),
+            values.count(ev.pre_tokens),
+            values.count(ev.post_tokens),
+            dumps(ev.detail).decode(),
+        )
     if conv.parent is not None and str(conv.parent) != native:
         rows.parents[cid] = str(conv.parent)
     if (workdir := _opt_str(conv.workdir)) is not None and workdir.strip():
@@ -423,8 +488,11 @@ def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "outp
         for part in v:
             if isinstance(part, str):
                 out.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str) and (
-                    kinds is None or part.get("type", "text") in kinds):
+            elif (
+                isinstance(part, dict)
+                and isinstance(part.get("text"), str)
+                and (kinds is None or part.get("type", "text") in kinds)
+            ):
                 out.append(part["text"])
         return "\n".join(out)
     if isinstance(v, dict) and isinstance(text := v.get("text"), str):

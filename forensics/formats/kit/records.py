@@ -6,6 +6,7 @@ DuckDB on insert, not here. A message's text may arrive still JSON-escaped (``Js
 decoder in ``fastpath.py``): it travels as bytes and DuckDB unescapes it on insert, so the hot path never
 builds a Python string for the bulk of the corpus.
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,15 +31,26 @@ from forensics.warehouse.own_words import own_words
 if TYPE_CHECKING:
     import pyarrow as pa
 
-ROLE_ALIASES = {"system": "system", "developer": "system", "user": "user", "human": "user",
-                "assistant": "assistant", "ai": "assistant", "model": "assistant", "tool": "tool",
-                "function": "tool", "tool_result": "tool"}
+ROLE_ALIASES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "tool": "tool",
+    "function": "tool",
+    "tool_result": "tool",
+}
 ERROR_START = re.compile(r"\s*(?:error\b|错误|失败|fatal\b|traceback\b)", re.IGNORECASE)
 # A line of a tool's output that gives the command's exit status, as the tools write it: Codex ("Process exited
 # with code 2", "Exit code: 1"), Gemini CLI's shell tool ("Exit Code: 1"), OpenHands ("[The command completed
 # with exit code 1.]", "[Command finished with exit code 1]"). -1 is no status (OpenHands: still running).
-EXIT_LINE = (r"\[?(?:process exited with code|exit code:|exit status:|the command completed with exit code|"
-             r"command finished with exit code) ?(-?\d+)\.?\]?")
+EXIT_LINE = (
+    r"\[?(?:process exited with code|exit code:|exit status:|the command completed with exit code|"
+    r"command finished with exit code) ?(-?\d+)\.?\]?"
+)
 EXIT_STATUS = re.compile(rf"^[ \t]*{EXIT_LINE}[ \t]*$", re.IGNORECASE | re.MULTILINE)
 EXIT_STATUS_JSON = re.compile(rf"(?:^\"|\\n)[ \t]*{EXIT_LINE}[ \t]*(?=\\n|\"$)".encode(), re.IGNORECASE)
 RAW_CAP = 1 << 20  # quarantine keeps at most 1 MiB of a record's raw bytes
@@ -131,7 +143,8 @@ def read_object(raw: bytes) -> tuple[Any, str]:
 def kind(obj: Any) -> str:
     """A JSON value's kind, as quarantine reasons name it."""
     return {list: "JSON array", str: "JSON string", type(None): "JSON null", bool: "JSON boolean"}.get(
-        type(obj), "JSON number")
+        type(obj), "JSON number"
+    )
 
 
 def stable_id(*parts: str) -> str:
@@ -150,8 +163,11 @@ def _block_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_text(b.get("text")) if isinstance(b, dict) else str(b) for b in content
-                         if not isinstance(b, dict) or b.get("type", "text") == "text")
+        return "\n".join(
+            _text(b.get("text")) if isinstance(b, dict) else str(b)
+            for b in content
+            if not isinstance(b, dict) or b.get("type", "text") == "text"
+        )
     return "" if content is None else json_text(content)
 
 
@@ -193,9 +209,17 @@ def normalize(m: Any) -> Message:
             function = c.get("function")
             f = function if isinstance(function, dict) else c
             calls.append((_key(c.get("id")), _key(f.get("name")), _args(f.get("arguments"))))
-    return finish(role, text, calls, results, m.get("is_error"), answered(role, m.get("tool_call_id"), m.get("id")),
-                  m.get("timestamp", m.get("created_at", m.get("createdAt"))), name=m.get("name"),
-                  speaker=m.get("name"))
+    return finish(
+        role,
+        text,
+        calls,
+        results,
+        m.get("is_error"),
+        answered(role, m.get("tool_call_id"), m.get("id")),
+        m.get("timestamp", m.get("created_at", m.get("createdAt"))),
+        name=m.get("name"),
+        speaker=m.get("name"),
+    )
 
 
 Calls = list[tuple[str | None, str | None, str]]
@@ -240,9 +264,19 @@ def answered(role: str, tool_call_id: Any, own_id: Any) -> Any:
     return tool_call_id if tool_call_id is not None or role != "tool" else own_id
 
 
-def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag: Any, tcid: Any,
-           stamp: Any, origin: str | None = None, name: Any = None, about: Any = None,
-           speaker: Any = None) -> Message:
+def finish(
+    role: str,
+    text: str | JsonText,
+    calls: Calls,
+    results: Results,
+    flag: Any,
+    tcid: Any,
+    stamp: Any,
+    origin: str | None = None,
+    name: Any = None,
+    about: Any = None,
+    speaker: Any = None,
+) -> Message:
     """The Message from its interpreted parts: shared by ``normalize``, the fast decoder and the format
     modules (``model``). A tool message is an error when the format says so (``flag``), when its output
     gives a non-zero exit status, or (the format silent) when it opens like an error. ``speaker``: who wrote it,
@@ -251,9 +285,19 @@ def finish(role: str, text: str | JsonText, calls: Calls, results: Results, flag
         calls = []  # only assistant turns call tools
     tool = role == "tool" and not results
     is_error = bool(flag) or (tool and failed_exit(text)) or (flag is None and tool and starts_like_error(text))
-    return Message(role, text, calls, results, tcid if isinstance(tcid, str) else None, is_error, to_epoch(stamp),
-                   origin, _key(name) if tool else None, about if tool and isinstance(about, str) and about else None,
-                   _key(speaker))
+    return Message(
+        role,
+        text,
+        calls,
+        results,
+        tcid if isinstance(tcid, str) else None,
+        is_error,
+        to_epoch(stamp),
+        origin,
+        _key(name) if tool else None,
+        about if tool and isinstance(about, str) and about else None,
+        _key(speaker),
+    )
 
 
 def failed_exit(text: str | JsonText) -> bool:
@@ -279,7 +323,7 @@ def starts_like_error(text: str | JsonText) -> bool:
             i += 2
         else:
             break
-    head = text[i:min(i + ERROR_WINDOW, end)]
+    head = text[i : min(i + ERROR_WINDOW, end)]
     if head.isascii() and b"\\" not in head:
         return bool(ERROR_START_ASCII.match(head))
     return bool(ERROR_START.match(text.text()))
@@ -303,26 +347,62 @@ def arrow_schemas() -> dict[str, pa.Schema]:
     import pyarrow as pa
 
     return {
-        "MSG_SCHEMA": pa.schema([
-            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-            ("native_id", pa.string()), ("parent_native_id", pa.string()),
-            ("role", pa.string()), ("content", pa.string()), ("content_json", pa.string()),
-            ("tool_call_count", pa.int32()), ("created_at", pa.float64()), ("tool_call_id", pa.string()),
-            ("origin", pa.string()), ("name", pa.string())]),
-        "CALL_SCHEMA": pa.schema([
-            ("conversation_id", pa.string()), ("seq", pa.int32()), ("position", pa.int32()),
-            ("call_index", pa.int32()), ("call_id", pa.string()), ("name", pa.string()),
-            ("arguments", pa.string()), ("result_seq", pa.int32()), ("result_position", pa.int32()),
-            ("result_bytes", pa.int32()), ("is_error", pa.bool_())]),
-        "CONV_SCHEMA": pa.schema([
-            ("conversation_id", pa.string()), ("native_id", pa.string()), ("title", pa.string()),
-            ("provider", pa.string()), ("model", pa.string()), ("created_at", pa.float64()),
-            ("updated_at", pa.float64()), ("message_count", pa.int32()), ("fingerprint", pa.string())]),
-        "QUAR_SCHEMA": pa.schema([("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()),
-                                  ("raw_bytes", pa.int64())]),
-        "OUTCOME_SCHEMA": pa.schema([  # conversation_outcomes rows read from the log (SPEC §20)
-            ("conversation_id", pa.string()), ("success", pa.bool_()), ("score", pa.float64()),
-            ("detail", pa.string())]),
+        "MSG_SCHEMA": pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("seq", pa.int32()),
+                ("position", pa.int32()),
+                ("native_id", pa.string()),
+                ("parent_native_id", pa.string()),
+                ("role", pa.string()),
+                ("content", pa.string()),
+                ("content_json", pa.string()),
+                ("tool_call_count", pa.int32()),
+                ("created_at", pa.float64()),
+                ("tool_call_id", pa.string()),
+                ("origin", pa.string()),
+                ("name", pa.string()),
+            ]
+        ),
+        "CALL_SCHEMA": pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("seq", pa.int32()),
+                ("position", pa.int32()),
+                ("call_index", pa.int32()),
+                ("call_id", pa.string()),
+                ("name", pa.string()),
+                ("arguments", pa.string()),
+                ("result_seq", pa.int32()),
+                ("result_position", pa.int32()),
+                ("result_bytes", pa.int32()),
+                ("is_error", pa.bool_()),
+            ]
+        ),
+        "CONV_SCHEMA": pa.schema(
+            [
+                ("conversation_id", pa.string()),
+                ("native_id", pa.string()),
+                ("title", pa.string()),
+                ("provider", pa.string()),
+                ("model", pa.string()),
+                ("created_at", pa.float64()),
+                ("updated_at", pa.float64()),
+                ("message_count", pa.int32()),
+                ("fingerprint", pa.string()),
+            ]
+        ),
+        "QUAR_SCHEMA": pa.schema(
+            [("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()), ("raw_bytes", pa.int64())]
+        ),
+        "OUTCOME_SCHEMA": pa.schema(
+            [  # conversation_outcomes rows read from the log (SPEC §20)
+                ("conversation_id", pa.string()),
+                ("success", pa.bool_()),
+                ("score", pa.float64()),
+                ("detail", pa.string()),
+            ]
+        ),
     }
 
 
@@ -331,7 +411,13 @@ def _schema(name: str) -> pa.Schema:
 
 
 def __getattr__(name: str) -> pa.Schema:
-    if name not in ("MSG_SCHEMA", "CALL_SCHEMA", "CONV_SCHEMA", "QUAR_SCHEMA", "OUTCOME_SCHEMA"):  # the import system asks for __path__ and such: no pyarrow for those
+    if name not in (
+        "MSG_SCHEMA",
+        "CALL_SCHEMA",
+        "CONV_SCHEMA",
+        "QUAR_SCHEMA",
+        "OUTCOME_SCHEMA",
+    ):  # the import system asks for __path__ and such: no pyarrow for those
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return arrow_schemas()[name]
 
@@ -364,9 +450,19 @@ class Batch:
         for col, v in zip(_schema("OUTCOME_SCHEMA").names, (cid, success, score, json_text(detail))):
             self.outcome[col].append(v)
 
-    def add_conversation(self, cid: str, native_id: str, title: str | None, provider: str | None,
-                         model: str | None, created_at: float | None, updated_at: float | None,
-                         fingerprint: str, entries: list[Entry], named_by: list[Entry] | None = None) -> None:
+    def add_conversation(
+        self,
+        cid: str,
+        native_id: str,
+        title: str | None,
+        provider: str | None,
+        model: str | None,
+        created_at: float | None,
+        updated_at: float | None,
+        fingerprint: str,
+        entries: list[Entry],
+        named_by: list[Entry] | None = None,
+    ) -> None:
         """Append one conversation: its row, its messages, its tool calls linked to their results. Without a
         ``title`` it is named by the first words of ``named_by`` (default: all its entries).
 
@@ -377,13 +473,22 @@ class Batch:
         """
         first = "" if title is not None else _first_words(entries if named_by is None else named_by)
         stamps = [e.msg.ts for e in entries if e.msg.ts is not None]
-        cid = self.conversation(cid, native_id, first if title is None else title, title is None, provider, model,
-                                created_at if created_at is not None else min(stamps, default=None),
-                                updated_at if updated_at is not None else max(stamps, default=None), len(entries),
-                                fingerprint)
+        cid = self.conversation(
+            cid,
+            native_id,
+            first if title is None else title,
+            title is None,
+            provider,
+            model,
+            created_at if created_at is not None else min(stamps, default=None),
+            updated_at if updated_at is not None else max(stamps, default=None),
+            len(entries),
+            fingerprint,
+        )
         m = self.msg
-        (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts,
-         a_tcid, a_origin, a_name) = (m[n].append for n in _schema("MSG_SCHEMA").names)
+        (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts, a_tcid, a_origin, a_name) = (
+            m[n].append for n in _schema("MSG_SCHEMA").names
+        )
         k = self.call
         k_cols = [k[n].append for n in _schema("CALL_SCHEMA").names]
         by_id: dict[str, int] = {}  # call id -> row in self.call
@@ -423,9 +528,19 @@ class Batch:
                 else:
                     self._link(self._by_name(by_name, g.name, g.about), e, None, g.is_error)
 
-    def conversation(self, cid: str, native_id: str, title: str | None, from_text: bool, provider: str | None,
-                     model: str | None, created_at: float | None, updated_at: float | None, messages: int,
-                     fingerprint: str) -> str:
+    def conversation(
+        self,
+        cid: str,
+        native_id: str,
+        title: str | None,
+        from_text: bool,
+        provider: str | None,
+        model: str | None,
+        created_at: float | None,
+        updated_at: float | None,
+        messages: int,
+        fingerprint: str,
+    ) -> str:
         """Append a conversation's row and return its id, made distinct when it was added before. ``from_text``:
         ``title`` is its first user text that is not blank (or ""), of which the first line is the title."""
         self.ids[cid] += 1
@@ -433,8 +548,10 @@ class Batch:
             cid = stable_id(cid, str(self.ids[cid]))
         if from_text:
             title = mask((title or "").strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
-        for col, v in zip(_schema("CONV_SCHEMA").names, (cid, native_id, title, provider, model, created_at,
-                                                         updated_at, messages, fingerprint)):
+        for col, v in zip(
+            _schema("CONV_SCHEMA").names,
+            (cid, native_id, title, provider, model, created_at, updated_at, messages, fingerprint),
+        ):
             self.conv[col].append(v)
         return cid
 
@@ -495,11 +612,16 @@ class Parsed:
         notes = list(b.notes)
         repeated = sum(n - 1 for n in b.ids.values() if n > 1)
         if repeated:
-            notes.append(f"{repeated} conversations repeat the id of one before them: kept as distinct conversations "
-                         "(same native id)")
+            notes.append(
+                f"{repeated} conversations repeat the id of one before them: kept as distinct conversations "
+                "(same native id)"
+            )
         if b.unlinked:
-            notes.append(f"{sum(b.unlinked.values())} tool results linked to no call (they carry "
-                         + ", ".join(f"{why} x{n}" for why, n in sorted(b.unlinked.items())) + ")")
+            notes.append(
+                f"{sum(b.unlinked.values())} tool results linked to no call (they carry "
+                + ", ".join(f"{why} x{n}" for why, n in sorted(b.unlinked.items()))
+                + ")"
+            )
         return cls(b.tables(), b.rows_read, b.messages_read, notes, b.state)
 
 

@@ -13,6 +13,7 @@ the reason and the bytes from the bad item on (the reader quarantines them; noth
 delimited). A file that ends inside an item or before the array's closing bracket was cut off (a download or
 a copy that stopped): :class:`Truncated` says at which byte.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -87,8 +88,9 @@ def export_items(path: str, log: Log, what: str) -> Iterator[tuple[int, str, Any
             log.error = f"not {what}: {e}"
         except Broken as e:
             log.rows += 1
-            log.quarantine(f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)",
-                           e.raw + f.read(RAW_CAP))
+            log.quarantine(
+                f"{log.name}[{i + 1}:]", f"{e} (the rest of the file from this item on)", e.raw + f.read(RAW_CAP)
+            )
             if isinstance(e, Truncated):
                 log.error = str(e)  # the source fails with it when nothing before the cut is kept
                 log.notes.append(f"{e}: the {i + 1} items before it read, the rest quarantined")
@@ -133,8 +135,9 @@ class _Text:
                 cut = e.pos >= len(self.buf) - CUT_MARGIN or e.msg.startswith("Unterminated string")
                 if not (cut and self.more(len(self.buf) - pos)):  # an item that big: read as much again
                     if self.eof and (e.pos >= len(self.buf.rstrip()) or e.msg.startswith("Unterminated string")):
-                        raise Truncated(f"truncated at byte {self.size} (the file ends inside an item)",
-                                        self.rest(pos)) from None
+                        raise Truncated(
+                            f"truncated at byte {self.size} (the file ends inside an item)", self.rest(pos)
+                        ) from None
                     raise Broken(f"invalid JSON: {e.msg}", self.rest(pos)) from None
             except RecursionError:
                 raise Broken("JSON nested too deeply", self.rest(pos)) from None

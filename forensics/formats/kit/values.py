@@ -7,6 +7,7 @@ source: such a value becomes NULL and is counted, and the count ends up in the i
 (``1e400``) makes orjson refuse the whole record; :func:`loads` then reads it with the standard library,
 so the record is kept and the number is dropped like any other out-of-range value.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,8 +50,9 @@ def note(c: Counter[str]) -> str:
     """The import-run note for what :func:`counting` saw ("" when nothing)."""
     if not c:
         return ""
-    return (f"{sum(c.values())} out-of-range or malformed values set to NULL: "
-            + ", ".join(f"{k} x{n}" for k, n in sorted(c.items())))
+    return f"{sum(c.values())} out-of-range or malformed values set to NULL: " + ", ".join(
+        f"{k} x{n}" for k, n in sorted(c.items())
+    )
 
 
 def epoch(v: Any, what: str = "timestamp") -> float | None:

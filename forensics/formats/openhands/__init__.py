@@ -22,6 +22,7 @@ the user's until the agent has acted. The fake user's "Please continue on whatev
 harness's (the origin classifier knows it). The server's ``/trajectory`` answer saved as is
 (``{"trajectory": [...]}``) is read like the UI's download of it.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,16 +38,31 @@ from forensics.formats.openhands import v1 as openhands_v1
 SKIPPED_ACTIONS = ("change_agent_state", "null", "pause", "resume", "stop", "recall", "condensation_request", "start")
 SKIPPED_OBSERVATIONS = ("agent_state_changed", "null", "recall", "condense")
 SDK_KIND = re.compile(rb'"kind"\s*:\s*"(?:' + "|".join(openhands_v1.SDK_KINDS).encode() + rb')"')
-SDK_FIELDS = re.compile(rb'^\[\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:\s*"\w+"\s*,'
-                        rb'\s*"(?:system_prompt|llm_message|thought|observation)"')
+SDK_FIELDS = re.compile(
+    rb'^\[\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:\s*"\w+"\s*,'
+    rb'\s*"(?:system_prompt|llm_message|thought|observation)"'
+)
 BASE_STATE = re.compile(rb'"baseState"\s*:\s*\{|"persistence_dir"\s*:|"agent"\s*:\s*\{\s*"llm"\s*:')
 TRAJECTORY = re.compile(rb'\{\s*"trajectory"\s*:\s*\[\s*\{\s*"id"\s*:\s*\d+\s*,\s*"timestamp"')
 EVENT_FILE = re.compile(rb'\{\s*"id"\s*:\s*(?:"[^"]*"|\d+)\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"source"\s*:')
 EVAL_LINE = re.compile(rb'\{\s*"instance_id"\s*:\s*"')
 EVAL_HISTORY = re.compile(rb'"history"\s*:\s*\[\s*[\[{]')
 ERROR_OBSERVATIONS = ("error", "user_rejected", "reject")
-EVENT_KEYS = ("id", "source", "cause", "timestamp", "message", "action", "observation", "tool_call_metadata",
-              "llm_metrics", "args", "extras", "content", "success")
+EVENT_KEYS = (
+    "id",
+    "source",
+    "cause",
+    "timestamp",
+    "message",
+    "action",
+    "observation",
+    "tool_call_metadata",
+    "llm_metrics",
+    "args",
+    "extras",
+    "content",
+    "success",
+)
 ECHOED = ("command", "code", "path", "url", "query")  # arguments an observation repeats from its action
 
 
@@ -83,8 +99,9 @@ def read(path: str, log: Log) -> list[Conversation]:
             continue
         meta = mapping(rec.get("metadata"))
         issue = mapping(rec.get("issue"))
-        native = str(rec.get("instance_id") or (f"issue {issue['number']}" if issue.get("number") is not None
-                                                 else f"line {n}"))
+        native = str(
+            rec.get("instance_id") or (f"issue {issue['number']}" if issue.get("number") is not None else f"line {n}")
+        )
         history = [e for pair in rec["history"] for e in (pair if isinstance(pair, list) else [pair])]
         conv = _conversation(log, native, history, meta, where)
         conv.outcome = grades.openhands_resolved(rec.get("test_result"), rec.get("instance_id"), rec.get("report"))
@@ -127,10 +144,16 @@ def _conversation(log: Log, native: str, events: list[Any], meta: dict[str, Any]
     for rid, turn in st.by_response.items():
         u = usages.get(rid)
         if u is not None:
-            turn.usage.append(Usage(prompt_tokens=u.get("prompt_tokens"), output_tokens=u.get("completion_tokens"),
-                                    cache_creation_input_tokens=u.get("cache_write_tokens"),
-                                    cache_read_input_tokens=u.get("cache_read_tokens"), message_id=rid,
-                                    model=u.get("model") or None))
+            turn.usage.append(
+                Usage(
+                    prompt_tokens=u.get("prompt_tokens"),
+                    output_tokens=u.get("completion_tokens"),
+                    cache_creation_input_tokens=u.get("cache_write_tokens"),
+                    cache_read_input_tokens=u.get("cache_read_tokens"),
+                    message_id=rid,
+                    model=u.get("model") or None,
+                )
+            )
     llm = mapping(meta.get("llm_config"))
     model = llm.get("model") or next((u.model for t in st.turns for u in t.usage if u.model), None)
     first = next((e.get("timestamp") for e in events if isinstance(e, dict) and e.get("timestamp")), None)
@@ -150,14 +173,29 @@ def _action(log: Log, ev: dict[str, Any], st: _State, i: int) -> None:
     at, eid = ev.get("timestamp"), ev.get("id")
     if kind == "message":
         user = source == "user" or (source is None and not st.acted)
-        st.turns.append(Turn("user" if user else "assistant", text_of(args.get("content", ev.get("message"))),
-                             at=at, id=eid))
+        st.turns.append(
+            Turn("user" if user else "assistant", text_of(args.get("content", ev.get("message"))), at=at, id=eid)
+        )
     elif kind == "system":
         st.turns.append(Turn("system", text_of(args.get("content")), at=at, id=eid))
     elif kind == "condensation":
-        st.events.append(Event("compaction", len(st.turns), detail={
-            k: args[k] for k in ("forgotten_event_ids", "forgotten_events_start_id", "forgotten_events_end_id",
-                                 "summary", "summary_offset") if args.get(k) is not None}))
+        st.events.append(
+            Event(
+                "compaction",
+                len(st.turns),
+                detail={
+                    k: args[k]
+                    for k in (
+                        "forgotten_event_ids",
+                        "forgotten_events_start_id",
+                        "forgotten_events_end_id",
+                        "summary",
+                        "summary_offset",
+                    )
+                    if args.get(k) is not None
+                },
+            )
+        )
         log.skip("condensation (-> events)")
     elif kind in SKIPPED_ACTIONS:
         log.skip(f"action:{kind}")
@@ -191,8 +229,11 @@ def _observation(log: Log, ev: dict[str, Any], st: _State, i: int) -> None:
         log.skip(f"observation:{kind}")
         return
     meta = mapping(ev.get("tool_call_metadata"))
-    extras = mapping(ev["extras"]) if isinstance(ev.get("extras"), dict) else {
-        k: v for k, v in ev.items() if k not in EVENT_KEYS}
+    extras = (
+        mapping(ev["extras"])
+        if isinstance(ev.get("extras"), dict)
+        else {k: v for k, v in ev.items() if k not in EVENT_KEYS}
+    )
     if meta.get("tool_call_id"):
         answers = str(meta["tool_call_id"])
     elif ev.get("cause") is not None:
@@ -203,8 +244,16 @@ def _observation(log: Log, ev: dict[str, Any], st: _State, i: int) -> None:
     cmd = mapping(extras.get("metadata"))
     code = cmd.get("exit_code", extras.get("exit_code"))
     error = kind in ERROR_OBSERVATIONS or ev.get("success") is False or (isinstance(code, int) and code not in (0, -1))
-    st.turns.append(Turn("tool", text_of(ev.get("content", ev.get("message"))), answers=answers, is_error=error,
-                         at=ev.get("timestamp"), id=ev.get("id")))
+    st.turns.append(
+        Turn(
+            "tool",
+            text_of(ev.get("content", ev.get("message"))),
+            answers=answers,
+            is_error=error,
+            at=ev.get("timestamp"),
+            id=ev.get("id"),
+        )
+    )
 
 
 def _echoed(st: _State, kind: str, extras: dict[str, Any]) -> str | None:
@@ -229,8 +278,9 @@ def _response_id(meta: dict[str, Any]) -> str | None:
 
 
 def _is_event(v: Any) -> bool:
-    return isinstance(v, dict) and (isinstance(v.get("action"), str) or isinstance(v.get("observation"), str)
-                                    or openhands_v1.kind_of(v) is not None)
+    return isinstance(v, dict) and (
+        isinstance(v.get("action"), str) or isinstance(v.get("observation"), str) or openhands_v1.kind_of(v) is not None
+    )
 
 
 def _sniff(probe: Probe) -> bool:
@@ -241,9 +291,13 @@ def _sniff(probe: Probe) -> bool:
         doc = probe.document
         if isinstance(doc, list):
             return bool(doc) and _is_event(doc[0])
-        return SDK_KIND.search(head) is not None or SDK_FIELDS.match(head) is not None \
-            or b'"action"' in head[:2000] and (b'"source"' in head[:2000] or b'"args"' in head[:2000]) \
+        return (
+            SDK_KIND.search(head) is not None
+            or SDK_FIELDS.match(head) is not None
+            or b'"action"' in head[:2000]
+            and (b'"source"' in head[:2000] or b'"args"' in head[:2000])
             and head[1:].lstrip()[:1] == b"{"
+        )
     if head[:1] == b"{" and TRAJECTORY.match(head):
         return True
     if head[:1] == b"{" and BASE_STATE.search(head[:4096]):  # a base state, the visualizer's summary
@@ -264,6 +318,11 @@ def _sniff(probe: Probe) -> bool:
     return b'"instance_id"' in head[:4096] and b'"history"' in head[:4096] and b'"observation"' in head
 
 
-FORMAT = Format("openhands", "OpenHands event trajectories (a JSON list of events), evaluation and resolver "
-                "output.jsonl, V1 persisted conversations (base_state.json + events/)", _sniff, read=read,
-                claims=("output.jsonl", "*/evaluation_outputs/*.jsonl", "*/sessions/*/events/*.json"))
+FORMAT = Format(
+    "openhands",
+    "OpenHands event trajectories (a JSON list of events), evaluation and resolver "
+    "output.jsonl, V1 persisted conversations (base_state.json + events/)",
+    _sniff,
+    read=read,
+    claims=("output.jsonl", "*/evaluation_outputs/*.jsonl", "*/sessions/*/events/*.json"),
+)

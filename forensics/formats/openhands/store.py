@@ -9,6 +9,7 @@ folder; an event file is read with it (or, without one, with the first event fil
 otherwise skipped and counted, as are cache pages. A base state or the trajectory visualizer's
 ``trajectory.json`` (which embeds it as ``baseState``) beside an ``events.json`` gives that file's model.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -49,8 +50,9 @@ def meta_beside(folder: Path) -> dict[str, Any]:
                 doc = mapping(values.loads(f.read_bytes()))
             except (orjson.JSONDecodeError, OSError):
                 continue
-            model = mapping(mapping(mapping(base_state(doc)).get("agent")).get("llm")).get("model") \
-                or doc.get("llm_model")
+            model = mapping(mapping(mapping(base_state(doc)).get("agent")).get("llm")).get("model") or doc.get(
+                "llm_model"
+            )
             if isinstance(model, str):
                 return {"llm_config": {"model": model}}
     return {}
@@ -63,8 +65,10 @@ def read_file(path: Path, doc: dict[str, Any], log: Log, conversation: Builder) 
         if path.name in MAIN_FILES and (folder / "events").is_dir():
             return [conversation(log, folder.name, _events(folder / "events", log), meta_beside(folder), log.name)]
         beside = "events.json" if (folder / "events.json").is_file() else None
-        log.notes.append(f"the base state of conversation {folder.name} (agent and LLM config, stats): "
-                         + (f"its events are read from {beside}" if beside else "no events beside it"))
+        log.notes.append(
+            f"the base state of conversation {folder.name} (agent and LLM config, stats): "
+            + (f"its events are read from {beside}" if beside else "no events beside it")
+        )
         log.skip("base state")
         return []
     if kind_of(doc) is None and not is_v0_event(doc):

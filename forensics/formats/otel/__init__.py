@@ -33,6 +33,7 @@ of the model response before it. A session whose spans carry no model messages a
 top spans' ``input.value``/``output.value`` (OpenInference chains and agents). Other spans are skipped and
 counted.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,14 @@ from forensics.formats.otel.messages import Msg, first, messages, usage
 from forensics.formats.otel.spans import Span, decode
 
 MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b'"span_kind"', b".llm.")
-SESSION_KEYS = ("gen_ai.conversation.id", "session.id", "gen_ai.session.id", "ai.telemetry.metadata.sessionId",
-                "ai.telemetry.metadata.session_id", "ai.telemetry.metadata.conversationId")
+SESSION_KEYS = (
+    "gen_ai.conversation.id",
+    "session.id",
+    "gen_ai.session.id",
+    "ai.telemetry.metadata.sessionId",
+    "ai.telemetry.metadata.session_id",
+    "ai.telemetry.metadata.conversationId",
+)
 MODEL_OPS = ("chat", "text_completion", "generate_content", "completion", "llm")
 VERCEL_CALL = re.compile(r"^ai\.\w+\.do(?:Generate|Stream)$")
 VERCEL_OUTER = re.compile(r"^ai\.(?:generate|stream)(?:Text|Object)$")
@@ -79,13 +86,16 @@ def read(path: str, log: Log) -> list[Conversation]:
         group.sort(key=_when)
         out.extend(_group(log, native, group, by_id, kinds))
     if spans and not out:
-        log.notes.append(f"{len(spans)} spans, none a model call, a tool call or a top span with input/output "
-                         f"(operations: {', '.join(f'{k} x{n}' for k, n in kinds.most_common(5))})")
+        log.notes.append(
+            f"{len(spans)} spans, none a model call, a tool call or a top span with input/output "
+            f"(operations: {', '.join(f'{k} x{n}' for k, n in kinds.most_common(5))})"
+        )
     return out
 
 
-def _group(log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str], Span],
-           kinds: Counter[str]) -> list[Conversation]:
+def _group(
+    log: Log, native: str, group: list[Span], by_id: dict[tuple[str, str], Span], kinds: Counter[str]
+) -> list[Conversation]:
     threads: dict[tuple[str, str], Thread] = {}
     agents_with_messages: list[Span] = []
     for s in group:
@@ -163,15 +173,23 @@ def _natives(group: str, threads: dict[tuple[str, str], Thread]) -> dict[tuple[s
 
 def _kind(s: Span) -> str:
     op = _op(s)
-    if op == "execute_tool" or s.attrs.get("openinference.span.kind") in ("TOOL", "tool") \
-            or s.name.startswith("execute_tool") or s.attrs.get("ai.operationId") == "ai.toolCall":
+    if (
+        op == "execute_tool"
+        or s.attrs.get("openinference.span.kind") in ("TOOL", "tool")
+        or s.name.startswith("execute_tool")
+        or s.attrs.get("ai.operationId") == "ai.toolCall"
+    ):
         return "tool"
     if _is_agent(s):
         return "agent"
     if VERCEL_OUTER.match(str(s.attrs.get("ai.operationId") or "")):
         return "other"
-    if op in MODEL_OPS or str(s.attrs.get("openinference.span.kind")).upper() == "LLM" \
-            or VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or "")) or any(messages(s)):
+    if (
+        op in MODEL_OPS
+        or str(s.attrs.get("openinference.span.kind")).upper() == "LLM"
+        or VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or ""))
+        or any(messages(s))
+    ):
         return "model"
     return "other"
 
@@ -182,8 +200,12 @@ def _op(s: Span) -> str:
 
 def _is_agent(s: Span) -> bool:
     a = s.attrs
-    return _op(s) in ("invoke_agent", "create_agent") or str(a.get("openinference.span.kind")).upper() == "AGENT" \
-        or "agent" in (a.get("traceloop.span.kind"), a.get("ioa_observe.span.kind")) or s.name.startswith("invoke_agent")
+    return (
+        _op(s) in ("invoke_agent", "create_agent")
+        or str(a.get("openinference.span.kind")).upper() == "AGENT"
+        or "agent" in (a.get("traceloop.span.kind"), a.get("ioa_observe.span.kind"))
+        or s.name.startswith("invoke_agent")
+    )
 
 
 def _agent_key(s: Span, by_id: dict[tuple[str, str], Span], inclusive: bool) -> tuple[str, str]:
@@ -200,8 +222,9 @@ def _up(s: Span, by_id: dict[tuple[str, str], Span]) -> Span | None:
     return by_id.get((s.trace, s.parent)) if s.parent else None
 
 
-def _parent_thread(t: Thread, threads: dict[tuple[str, str], Thread],
-                   by_id: dict[tuple[str, str], Span]) -> tuple[str, str] | None:
+def _parent_thread(
+    t: Thread, threads: dict[tuple[str, str], Thread], by_id: dict[tuple[str, str], Span]
+) -> tuple[str, str] | None:
     """The agent whose spans this one's first call sits under (a caller with model calls of its own)."""
     first = (t.model or t.tools)[0]
     cur = _up(first, by_id)
@@ -225,8 +248,12 @@ def _conversation(native: str, t: Thread, sub: bool) -> Conversation:
     model = provider = None
     for s in t.model:
         inputs, outputs = messages(s)
-        if not inputs and not outputs and "input.value" in s.attrs and not VERCEL_CALL.match(
-                str(s.attrs.get("ai.operationId") or "")):
+        if (
+            not inputs
+            and not outputs
+            and "input.value" in s.attrs
+            and not VERCEL_CALL.match(str(s.attrs.get("ai.operationId") or ""))
+        ):
             inputs = [Msg("user", text_of(s.attrs.get("input.value")))]
             outputs = [Msg("assistant", text_of(s.attrs.get("output.value")))] if "output.value" in s.attrs else []
         _merge(conv, inputs)
@@ -237,16 +264,28 @@ def _conversation(native: str, t: Thread, sub: bool) -> Conversation:
             m.at = s.start
         conv.extend(outputs)
         anchors.append(outputs[-1] if outputs[-1].role == "assistant" else outputs[0])
-        model = model or first(s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name",
-                                "ai.model.id")
-        provider = provider or first(s.attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system",
-                                      "ai.model.provider")
+        model = model or first(
+            s.attrs, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.model.id"
+        )
+        provider = provider or first(
+            s.attrs, "gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system", "ai.model.provider"
+        )
     _tool_results(conv, anchors, t.tools)
-    turns = [Turn(m.role, m.text, calls=m.calls, answers=m.answers, is_error=m.error, usage=m.usage, at=m.at,
-                  origin="harness" if sub and m.role == "user" else None) for m in conv]
+    turns = [
+        Turn(
+            m.role,
+            m.text,
+            calls=m.calls,
+            answers=m.answers,
+            is_error=m.error,
+            usage=m.usage,
+            at=m.at,
+            origin="harness" if sub and m.role == "user" else None,
+        )
+        for m in conv
+    ]
     spans = t.model or t.tools
-    return Conversation(native, turns, model=model, provider=provider, created=spans[0].start,
-                        updated=spans[-1].start)
+    return Conversation(native, turns, model=model, provider=provider, created=spans[0].start, updated=spans[-1].start)
 
 
 def _merge(conv: list[Msg], inputs: list[Msg]) -> None:
@@ -257,8 +296,12 @@ def _merge(conv: list[Msg], inputs: list[Msg]) -> None:
         return
     last = max((i for i, m in enumerate(inputs) if m.role == "assistant"), default=-1)
     known = {m.answers for m in conv if m.role == "tool"}
-    conv.extend(m for m in inputs[last + 1:] if not (m.role == "tool" and m.answers in known)
-                and not (m.role == "system" and any(c.role == "system" for c in conv)))
+    conv.extend(
+        m
+        for m in inputs[last + 1 :]
+        if not (m.role == "tool" and m.answers in known)
+        and not (m.role == "system" and any(c.role == "system" for c in conv))
+    )
 
 
 def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -> None:
@@ -271,8 +314,19 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
         cid = first(a, "gen_ai.tool.call.id", "tool_call.id", "tool.call.id", "tool.id", "ai.toolCall.id")
         if cid is None:  # no id: the first call of that tool no span has claimed yet
             name = first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name")
-            cid = next((c.id for m in conv for c in m.calls if c.name == name and c.id not in claimed
-                        and c.id is not None), None) if name is not None else None
+            cid = (
+                next(
+                    (
+                        c.id
+                        for m in conv
+                        for c in m.calls
+                        if c.name == name and c.id not in claimed and c.id is not None
+                    ),
+                    None,
+                )
+                if name is not None
+                else None
+            )
         cid = str(cid) if cid is not None else f"span-{s.span}"
         claimed.add(cid)
         if cid in answered:  # the message has the text, the span whether it failed
@@ -285,9 +339,13 @@ def _tool_results(conv: list[Msg], anchors: list[Msg], tool_spans: list[Span]) -
                 owner = Msg("assistant", at=s.start)
                 conv.append(owner)
                 anchors.append(owner)
-            owner.calls.append(ToolCall(first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
-                                        first(a, "gen_ai.tool.call.arguments", "input.value",
-                                               "ai.toolCall.args", "ai.toolCall.input"), cid))
+            owner.calls.append(
+                ToolCall(
+                    first(a, "gen_ai.tool.name", "tool.name", "ai.toolCall.name") or s.name,
+                    first(a, "gen_ai.tool.call.arguments", "input.value", "ai.toolCall.args", "ai.toolCall.input"),
+                    cid,
+                )
+            )
             at = conv.index(owner)
         result = first(a, "gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "ai.toolCall.output")
         msg = Msg("tool", text_of(result) if result is not None else s.status, answers=cid, error=s.error, at=s.start)
@@ -305,10 +363,17 @@ def _sniff(probe: Probe) -> bool:
     if b'"resourceSpans"' in head[:4096]:
         return True
     jaeger = b'"traceID"' in head and b'"spanID"' in head and b'"operationName"' in head
-    spanlike = (b'span_id"' in head and b'trace_id"' in head) or (b'"spanContext"' in head and b'"traceId"' in head) \
-        or (b'"traceId"' in head and b'"localEndpoint"' in head)  # Zipkin
+    spanlike = (
+        (b'span_id"' in head and b'trace_id"' in head)
+        or (b'"spanContext"' in head and b'"traceId"' in head)
+        or (b'"traceId"' in head and b'"localEndpoint"' in head)
+    )  # Zipkin
     return (jaeger or spanlike) and any(m in head for m in MARKERS) or jaeger and b'"spans"' in head[:4096]
 
 
-FORMAT = Format("otel", "OpenTelemetry GenAI spans (OTLP JSON, SDK/console dumps, Jaeger exports) and "
-                "OpenInference/Phoenix span exports", _sniff, read=read)
+FORMAT = Format(
+    "otel",
+    "OpenTelemetry GenAI spans (OTLP JSON, SDK/console dumps, Jaeger exports) and OpenInference/Phoenix span exports",
+    _sniff,
+    read=read,
+)

@@ -4,6 +4,7 @@ indexed attributes (OpenLLMetry ``gen_ai.prompt.N.*``, OpenInference ``llm.input
 the request/response JSON OpenInference keeps in ``input.value``/``output.value``, and the Vercel AI SDK's
 ``ai.*`` attributes; with the usage of the response.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,19 +41,26 @@ def messages(s: Span) -> tuple[list[Msg], list[Msg]]:
         a = {**a, **details}  # 1.37+: the messages recorded as an event instead of span attributes
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
         system = json_value(a.get("gen_ai.system_instructions"))
-        inputs = [Msg("system", text_of([{"text": p.get("content")} for p in system if isinstance(p, dict)]))] \
-            if isinstance(system, list) and system else []
-        return inputs + _parts_messages(json_value(a.get("gen_ai.input.messages"))), \
-            _parts_messages(json_value(a.get("gen_ai.output.messages")))
+        inputs = (
+            [Msg("system", text_of([{"text": p.get("content")} for p in system if isinstance(p, dict)]))]
+            if isinstance(system, list) and system
+            else []
+        )
+        return inputs + _parts_messages(json_value(a.get("gen_ai.input.messages"))), _parts_messages(
+            json_value(a.get("gen_ai.output.messages"))
+        )
     if any(k.startswith("llm.input_messages.") or k.startswith("llm.output_messages.") for k in a):
-        return _indexed_messages(a, "llm.input_messages", "message."), _indexed_messages(a, "llm.output_messages",
-                                                                                         "message.")
+        return _indexed_messages(a, "llm.input_messages", "message."), _indexed_messages(
+            a, "llm.output_messages", "message."
+        )
     if any(k.startswith("gen_ai.prompt.") or k.startswith("gen_ai.completion.") for k in a):
         return _indexed_messages(a, "gen_ai.prompt", ""), _indexed_messages(a, "gen_ai.completion", "")
     if "ai.prompt.messages" in a:
         return _vercel_messages(json_value(a["ai.prompt.messages"])), _vercel_output(a)
     if isinstance(json_value(a.get("gen_ai.prompt")), list) or isinstance(json_value(a.get("gen_ai.completion")), list):
-        return _plain_messages(json_value(a.get("gen_ai.prompt"))), _plain_messages(json_value(a.get("gen_ai.completion")))
+        return _plain_messages(json_value(a.get("gen_ai.prompt"))), _plain_messages(
+            json_value(a.get("gen_ai.completion"))
+        )
     inputs, outputs = _event_messages(s)
     if inputs or outputs or str(a.get("openinference.span.kind")).upper() != "LLM":
         return inputs, outputs
@@ -66,7 +74,9 @@ def _parts_messages(msgs: Any) -> list[Msg]:
             continue
         parts = [p for p in listed(m.get("parts")) if isinstance(p, dict)]
         texts = [text_of(p.get("content")) for p in parts if p.get("type") == "text"]
-        calls = [ToolCall(p.get("name"), p.get("arguments"), p.get("id")) for p in parts if p.get("type") == "tool_call"]
+        calls = [
+            ToolCall(p.get("name"), p.get("arguments"), p.get("id")) for p in parts if p.get("type") == "tool_call"
+        ]
         responses = [p for p in parts if p.get("type") == "tool_call_response"]
         if responses:
             out.extend(Msg("tool", text_of(p.get("response")), answers=opt_str(p.get("id"))) for p in responses)
@@ -80,9 +90,9 @@ def _indexed_messages(a: dict[str, Any], prefix: str, inner: str) -> list[Msg]:
     rows: dict[int, dict[str, Any]] = defaultdict(dict)
     for k, v in a.items():
         if k.startswith(prefix + "."):
-            m = INDEX.match(k[len(prefix) + 1:])
+            m = INDEX.match(k[len(prefix) + 1 :])
             if m:
-                rows[int(m.group(1))][m.group(2)[len(inner):] if m.group(2).startswith(inner) else m.group(2)] = v
+                rows[int(m.group(1))][m.group(2)[len(inner) :] if m.group(2).startswith(inner) else m.group(2)] = v
     out = []
     for _, r in sorted(rows.items()):
         text = r.get("content")
@@ -95,7 +105,7 @@ def _indexed_messages(a: dict[str, Any], prefix: str, inner: str) -> list[Msg]:
 def _indexed_calls(r: dict[str, Any]) -> list[ToolCall]:
     calls: dict[int, dict[str, Any]] = defaultdict(dict)
     for k, v in r.items():
-        m = INDEX.match(k[len("tool_calls."):]) if k.startswith("tool_calls.") else None
+        m = INDEX.match(k[len("tool_calls.") :]) if k.startswith("tool_calls.") else None
         if m:
             calls[int(m.group(1))][m.group(2).replace("tool_call.", "").replace("function.", "")] = v
     return [ToolCall(c.get("name"), c.get("arguments"), c.get("id")) for _, c in sorted(calls.items())]
@@ -111,13 +121,21 @@ def _vercel_messages(msgs: Any) -> list[Msg]:
         parts = [p for p in listed(content) if isinstance(p, dict)]
         results = [p for p in parts if p.get("type") == "tool-result"]
         if results:
-            out.extend(Msg("tool", text_of(_result_value(p.get("output", p.get("result")))),
-                           answers=opt_str(p.get("toolCallId")),
-                           error=True if mapping(p.get("output")).get("type") in ("error-text", "error-json") else None)
-                       for p in results)
+            out.extend(
+                Msg(
+                    "tool",
+                    text_of(_result_value(p.get("output", p.get("result")))),
+                    answers=opt_str(p.get("toolCallId")),
+                    error=True if mapping(p.get("output")).get("type") in ("error-text", "error-json") else None,
+                )
+                for p in results
+            )
             continue
-        calls = [ToolCall(p.get("toolName"), p.get("input", p.get("args")), p.get("toolCallId")) for p in parts
-                 if p.get("type") == "tool-call"]
+        calls = [
+            ToolCall(p.get("toolName"), p.get("input", p.get("args")), p.get("toolCallId"))
+            for p in parts
+            if p.get("type") == "tool-call"
+        ]
         out.append(Msg(role, content if isinstance(content, str) else text_of(parts), calls))
     return out
 
@@ -131,8 +149,11 @@ def _vercel_output(a: dict[str, Any]) -> list[Msg]:
     text = a.get("ai.response.text")
     if text is None:
         text = a.get("ai.response.object")
-    calls = [ToolCall(c.get("toolName"), c.get("input", c.get("args")), c.get("toolCallId"))
-             for c in listed(json_value(a.get("ai.response.toolCalls"))) if isinstance(c, dict)]
+    calls = [
+        ToolCall(c.get("toolName"), c.get("input", c.get("args")), c.get("toolCallId"))
+        for c in listed(json_value(a.get("ai.response.toolCalls")))
+        if isinstance(c, dict)
+    ]
     return [Msg("assistant", text_of(text), calls)] if text is not None or calls else []
 
 
@@ -146,11 +167,19 @@ def _plain_messages(msgs: Any) -> list[Msg]:
         blocks = [b for b in listed(content) if isinstance(b, dict)]
         results = [b for b in blocks if b.get("type") == "tool_result"]
         if results:
-            out.extend(Msg("tool", text_of(b.get("content"), None), answers=opt_str(b.get("tool_use_id")),
-                           error=b.get("is_error") is True or None) for b in results)
+            out.extend(
+                Msg(
+                    "tool",
+                    text_of(b.get("content"), None),
+                    answers=opt_str(b.get("tool_use_id")),
+                    error=b.get("is_error") is True or None,
+                )
+                for b in results
+            )
             continue
-        calls = _plain_calls(m.get("tool_calls")) + [ToolCall(b.get("name"), b.get("input"), b.get("id"))
-                                                     for b in blocks if b.get("type") == "tool_use"]
+        calls = _plain_calls(m.get("tool_calls")) + [
+            ToolCall(b.get("name"), b.get("input"), b.get("id")) for b in blocks if b.get("type") == "tool_use"
+        ]
         out.append(Msg(str(m.get("role") or "assistant"), text_of(content), calls, opt_str(m.get("tool_call_id"))))
     return out
 
@@ -164,8 +193,9 @@ def _request_messages(a: dict[str, Any]) -> tuple[list[Msg], list[Msg]]:
         inputs.insert(0, Msg("system", req["system"]))
     if isinstance(resp, dict):
         choices = [c for c in listed(resp.get("choices")) if isinstance(c, dict)]
-        outputs = _plain_messages([mapping(choices[0].get("message"))] if choices else [resp] if "content" in resp
-                                  else [])
+        outputs = _plain_messages(
+            [mapping(choices[0].get("message"))] if choices else [resp] if "content" in resp else []
+        )
     else:
         outputs = []
     return inputs, outputs
@@ -176,8 +206,11 @@ def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
     events as one ``events`` JSON attribute); before them, the prompt and completion as JSON in the
     ``gen_ai.content.prompt``/``gen_ai.content.completion`` events."""
     inputs, outputs = [], []
-    listed_events = [{"name": e.get("event.name"), "attrs": e} for e in listed(json_value(s.attrs.get("events")))
-                     if isinstance(e, dict)]  # Pydantic AI / Logfire keep the events as one JSON attribute
+    listed_events = [
+        {"name": e.get("event.name"), "attrs": e}
+        for e in listed(json_value(s.attrs.get("events")))
+        if isinstance(e, dict)
+    ]  # Pydantic AI / Logfire keep the events as one JSON attribute
     for e in s.events + listed_events:
         name, a = str(e.get("name")), e.get("attrs") or {}
         if name == "gen_ai.choice":
@@ -188,9 +221,15 @@ def _event_messages(s: Span) -> tuple[list[Msg], list[Msg]]:
         elif name == "gen_ai.content.completion":
             outputs.extend(_plain_messages(json_value(a.get("gen_ai.completion"))))
         elif name.startswith("gen_ai.") and name.endswith(".message"):
-            role = name[len("gen_ai."):-len(".message")]
-            inputs.append(Msg(role, text_of(json_value(a.get("content"))), _plain_calls(a.get("tool_calls")),
-                              opt_str(a.get("id")) if role == "tool" else None))
+            role = name[len("gen_ai.") : -len(".message")]
+            inputs.append(
+                Msg(
+                    role,
+                    text_of(json_value(a.get("content"))),
+                    _plain_calls(a.get("tool_calls")),
+                    opt_str(a.get("id")) if role == "tool" else None,
+                )
+            )
     return inputs, outputs
 
 
@@ -206,19 +245,44 @@ def _plain_calls(v: Any) -> list[ToolCall]:
 
 def usage(s: Span) -> Usage:
     a = s.attrs
-    inp = values.count(first(a, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt",
-                              "ai.usage.inputTokens", "ai.usage.promptTokens"))
-    cached = values.count(first(a, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-                                 "llm.token_count.prompt_details.cache_read", "ai.usage.cachedInputTokens"))
-    return Usage(prompt_tokens=inp,
-                 output_tokens=first(a, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
-                                      "llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens"),
-                 cache_read_input_tokens=cached,
-                 cache_creation_input_tokens=first(a, "gen_ai.usage.cache_creation.input_tokens",
-                                                    "llm.token_count.prompt_details.cache_write"),
-                 message_id=first(a, "gen_ai.response.id", "ai.response.id"),
-                 model=first(a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model",
-                              "ai.model.id"))
+    inp = values.count(
+        first(
+            a,
+            "gen_ai.usage.input_tokens",
+            "gen_ai.usage.prompt_tokens",
+            "llm.token_count.prompt",
+            "ai.usage.inputTokens",
+            "ai.usage.promptTokens",
+        )
+    )
+    cached = values.count(
+        first(
+            a,
+            "gen_ai.usage.cache_read.input_tokens",
+            "gen_ai.usage.cache_read_input_tokens",
+            "llm.token_count.prompt_details.cache_read",
+            "ai.usage.cachedInputTokens",
+        )
+    )
+    return Usage(
+        prompt_tokens=inp,
+        output_tokens=first(
+            a,
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+            "llm.token_count.completion",
+            "ai.usage.outputTokens",
+            "ai.usage.completionTokens",
+        ),
+        cache_read_input_tokens=cached,
+        cache_creation_input_tokens=first(
+            a, "gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"
+        ),
+        message_id=first(a, "gen_ai.response.id", "ai.response.id"),
+        model=first(
+            a, "gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model", "ai.model.id"
+        ),
+    )
 
 
 def first(a: dict[str, Any], *keys: str) -> Any:

@@ -20,6 +20,7 @@ A trace reaches a disk in several encodings, all read here:
 The console exporter prints a span each time a processor hands it over, so the same span can appear twice:
 repeats are merged (the later attributes win) and counted.
 """
+
 from __future__ import annotations
 
 import json
@@ -109,10 +110,15 @@ def _utf8_lines(data: bytes, log: Log) -> str:
 
 def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
     if isinstance(rec.get("resourceSpans"), list):
-        return [_otlp_span(sp, _kv(mapping(rs.get("resource")).get("attributes")))
-                for rs in rec["resourceSpans"] if isinstance(rs, dict)
-                for ss in listed(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans")) if isinstance(ss, dict)
-                for sp in listed(ss.get("spans")) if isinstance(sp, dict)]
+        return [
+            _otlp_span(sp, _kv(mapping(rs.get("resource")).get("attributes")))
+            for rs in rec["resourceSpans"]
+            if isinstance(rs, dict)
+            for ss in listed(rs.get("scopeSpans") or rs.get("instrumentationLibrarySpans"))
+            if isinstance(ss, dict)
+            for sp in listed(ss.get("spans"))
+            if isinstance(sp, dict)
+        ]
     if isinstance(rec.get("data"), list) and any(isinstance(t, dict) and "spans" in t for t in rec["data"]):
         return [s for t in rec["data"] if isinstance(t, dict) for s in _jaeger_trace(t)]
     if isinstance(rec.get("spans"), list):  # a trace or an agent run wrapping its spans
@@ -144,16 +150,28 @@ def _spans(rec: dict[str, Any], log: Log) -> list[Span]:
 def _otlp_span(sp: dict[str, Any], resource: dict[str, Any]) -> Span:
     status = mapping(sp.get("status"))
     code = status.get("code")
-    return Span(str(sp.get("traceId")), str(sp.get("spanId")), _opt(sp.get("parentSpanId")), str(sp.get("name")),
-                seconds(sp.get("startTimeUnixNano")), code in (2, "STATUS_CODE_ERROR", "ERROR"),
-                str(status.get("message") or ""), _kv(sp.get("attributes")),
-                [{"name": e.get("name"), "attrs": _kv(e.get("attributes"))} for e in listed(sp.get("events"))
-                 if isinstance(e, dict)], str(resource.get("service.name") or ""))
+    return Span(
+        str(sp.get("traceId")),
+        str(sp.get("spanId")),
+        _opt(sp.get("parentSpanId")),
+        str(sp.get("name")),
+        seconds(sp.get("startTimeUnixNano")),
+        code in (2, "STATUS_CODE_ERROR", "ERROR"),
+        str(status.get("message") or ""),
+        _kv(sp.get("attributes")),
+        [
+            {"name": e.get("name"), "attrs": _kv(e.get("attributes"))}
+            for e in listed(sp.get("events"))
+            if isinstance(e, dict)
+        ],
+        str(resource.get("service.name") or ""),
+    )
 
 
 def _kv(items: Any) -> dict[str, Any]:
-    return {a["key"]: _value(a.get("value")) for a in listed(items)
-            if isinstance(a, dict) and isinstance(a.get("key"), str)}
+    return {
+        a["key"]: _value(a.get("value")) for a in listed(items) if isinstance(a, dict) and isinstance(a.get("key"), str)
+    }
 
 
 def _value(v: Any) -> Any:
@@ -183,41 +201,83 @@ def _jaeger_trace(t: dict[str, Any]) -> list[Span]:
         if not isinstance(sp, dict):
             continue
         tags = {x["key"]: x.get("value") for x in listed(sp.get("tags")) if isinstance(x, dict) and "key" in x}
-        parent = next((r.get("spanID") for r in listed(sp.get("references"))
-                       if isinstance(r, dict) and r.get("refType") == "CHILD_OF"), None)
+        parent = next(
+            (
+                r.get("spanID")
+                for r in listed(sp.get("references"))
+                if isinstance(r, dict) and r.get("refType") == "CHILD_OF"
+            ),
+            None,
+        )
         events = []
         for lg in listed(sp.get("logs")):
-            fields = {x["key"]: x.get("value") for x in listed(mapping(lg).get("fields")) if isinstance(x, dict) and "key" in x}
+            fields = {
+                x["key"]: x.get("value")
+                for x in listed(mapping(lg).get("fields"))
+                if isinstance(x, dict) and "key" in x
+            }
             events.append({"name": fields.pop("event", None), "attrs": fields})
         code = str(tags.get("otel.status_code") or "").upper()
         proc = mapping(processes.get(sp.get("processID"))) or mapping(sp.get("process"))
-        out.append(Span(str(sp.get("traceID") or t.get("traceID")), str(sp.get("spanID")), _opt(parent),
-                        str(sp.get("operationName")), seconds(sp.get("startTime"), "us"),
-                        code == "ERROR" or tags.get("error") is True, str(tags.get("otel.status_description") or ""),
-                        tags, events, str(proc.get("serviceName") or "")))
+        out.append(
+            Span(
+                str(sp.get("traceID") or t.get("traceID")),
+                str(sp.get("spanID")),
+                _opt(parent),
+                str(sp.get("operationName")),
+                seconds(sp.get("startTime"), "us"),
+                code == "ERROR" or tags.get("error") is True,
+                str(tags.get("otel.status_description") or ""),
+                tags,
+                events,
+                str(proc.get("serviceName") or ""),
+            )
+        )
     return out
 
 
 def _zipkin_span(rec: dict[str, Any]) -> Span:
     """Zipkin v2 JSON (the OTel Zipkin exporter): ``tags`` are the attributes, ``annotations`` the events."""
     tags = dict(rec["tags"])
-    events: list[dict[str, Any]] = [{"name": a.get("value"), "attrs": {}} for a in listed(rec.get("annotations")) if isinstance(a, dict)]
-    return Span(str(rec.get("traceId")), str(rec.get("id")), _opt(rec.get("parentId")), str(rec.get("name")),
-                seconds(rec.get("timestamp"), "us"), str(tags.get("otel.status_code") or "").upper() == "ERROR"
-                or "error" in tags, str(tags.get("error") or ""), tags, events,
-                str(mapping(rec.get("localEndpoint")).get("serviceName") or ""))
+    events: list[dict[str, Any]] = [
+        {"name": a.get("value"), "attrs": {}} for a in listed(rec.get("annotations")) if isinstance(a, dict)
+    ]
+    return Span(
+        str(rec.get("traceId")),
+        str(rec.get("id")),
+        _opt(rec.get("parentId")),
+        str(rec.get("name")),
+        seconds(rec.get("timestamp"), "us"),
+        str(tags.get("otel.status_code") or "").upper() == "ERROR" or "error" in tags,
+        str(tags.get("error") or ""),
+        tags,
+        events,
+        str(mapping(rec.get("localEndpoint")).get("serviceName") or ""),
+    )
 
 
 def _js_span(rec: dict[str, Any]) -> Span:
     ctx = mapping(rec.get("spanContext"))
     status = mapping(rec.get("status"))
     parent = rec.get("parentSpanId") or mapping(rec.get("parentSpanContext")).get("spanId")
-    events = [{"name": e.get("name"), "attrs": mapping(e.get("attributes"))} for e in listed(rec.get("events"))
-              if isinstance(e, dict)]
+    events = [
+        {"name": e.get("name"), "attrs": mapping(e.get("attributes"))}
+        for e in listed(rec.get("events"))
+        if isinstance(e, dict)
+    ]
     service = mapping(mapping(rec.get("resource")).get("attributes")).get("service.name")
-    return Span(str(ctx.get("traceId")), str(ctx.get("spanId")), _opt(parent), str(rec.get("name")),
-                seconds(rec.get("startTime")), status.get("code") == 2, str(status.get("message") or ""),
-                dict(mapping(rec.get("attributes"))), events, str(service or ""))
+    return Span(
+        str(ctx.get("traceId")),
+        str(ctx.get("spanId")),
+        _opt(parent),
+        str(rec.get("name")),
+        seconds(rec.get("startTime")),
+        status.get("code") == 2,
+        str(status.get("message") or ""),
+        dict(mapping(rec.get("attributes"))),
+        events,
+        str(service or ""),
+    )
 
 
 def _sdk_span(rec: dict[str, Any]) -> Span:
@@ -227,19 +287,29 @@ def _sdk_span(rec: dict[str, Any]) -> Span:
     _flatten("", mapping(rec.get("attributes")), attrs)
     for k, v in rec.items():
         if k.startswith("attributes."):
-            _flatten(k[len("attributes."):], v, attrs)
+            _flatten(k[len("attributes.") :], v, attrs)
     if "span_kind" in rec and "openinference.span.kind" not in attrs:
         attrs["openinference.span.kind"] = rec["span_kind"]
     status = mapping(rec.get("status"))
     code = status.get("status_code", rec.get("status_code"))
-    events = [{"name": e.get("name"), "attrs": mapping(e.get("attributes"))} for e in listed(rec.get("events"))
-              if isinstance(e, dict)]
+    events = [
+        {"name": e.get("name"), "attrs": mapping(e.get("attributes"))}
+        for e in listed(rec.get("events"))
+        if isinstance(e, dict)
+    ]
     service = mapping(mapping(rec.get("resource")).get("attributes")).get("service.name")
-    return Span(str(ctx.get("trace_id") or rec.get("context.trace_id") or rec.get("trace_id")),
-                str(ctx.get("span_id") or rec.get("context.span_id") or rec.get("span_id")),
-                _opt(rec.get("parent_id") if "parent_id" in rec else rec.get("parent_span_id")), str(rec.get("name")),
-                seconds(rec.get("start_time")), str(code).upper() in ("ERROR", "STATUSCODE.ERROR"),
-                str(status.get("description") or rec.get("status_message") or ""), attrs, events, str(service or ""))
+    return Span(
+        str(ctx.get("trace_id") or rec.get("context.trace_id") or rec.get("trace_id")),
+        str(ctx.get("span_id") or rec.get("context.span_id") or rec.get("span_id")),
+        _opt(rec.get("parent_id") if "parent_id" in rec else rec.get("parent_span_id")),
+        str(rec.get("name")),
+        seconds(rec.get("start_time")),
+        str(code).upper() in ("ERROR", "STATUSCODE.ERROR"),
+        str(status.get("description") or rec.get("status_message") or ""),
+        attrs,
+        events,
+        str(service or ""),
+    )
 
 
 def _flatten(prefix: str, v: Any, out: dict[str, Any]) -> None:

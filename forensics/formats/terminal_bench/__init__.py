@@ -25,6 +25,7 @@ instruction. An agent that keeps its own log elsewhere (an installed Claude Code
 run with its instruction and outcome, said in the run's note. The run's
 ``results.json`` and ``run_metadata.json`` hold no run of their own: skipped and counted.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,17 +70,31 @@ def read(path: str, log: Log) -> list[Conversation]:
         target.usage.append(Usage(prompt_tokens=tokens[0], output_tokens=tokens[1], model=model))
     task = doc.get("task_id")
     resolved = doc.get("is_resolved")
-    conv = Conversation(str(doc["trial_name"]), turns, title=str(task), model=model,
-                        created=doc.get("trial_started_at"), updated=doc.get("trial_ended_at"))
-    conv.outcome = Outcome(resolved is True, 1.0 if resolved is True else 0.0, "results.json is_resolved", resolved,
-                           None if task is None else str(task))
+    conv = Conversation(
+        str(doc["trial_name"]),
+        turns,
+        title=str(task),
+        model=model,
+        created=doc.get("trial_started_at"),
+        updated=doc.get("trial_ended_at"),
+    )
+    conv.outcome = Outcome(
+        resolved is True,
+        1.0 if resolved is True else 0.0,
+        "results.json is_resolved",
+        resolved,
+        None if task is None else str(task),
+    )
     return [conv]
 
 
 def _episodes(log: Log, root: Path) -> list[Turn]:
     """The Terminus episodes in order: each prompt after the first answers the previous episode's commands."""
-    found = sorted((int(m.group(1)), p) for p in (root.iterdir() if root.is_dir() else [])
-                   if p.is_dir() and (m := EPISODE.match(p.name)))
+    found = sorted(
+        (int(m.group(1)), p)
+        for p in (root.iterdir() if root.is_dir() else [])
+        if p.is_dir() and (m := EPISODE.match(p.name))
+    )
     turns: list[Turn] = []
     for n, ep in found:
         prompt = _text(ep / "prompt.txt")
@@ -106,14 +121,22 @@ def _printed(log: Log, agent_log: Path) -> list[Turn]:
         data = b""
     run = printed.mini_swe_agent(data) if data.strip() else None
     if run is None:
-        log.notes.append("no Terminus episodes in agent-logs/" + (
-            ", and sessions/agent.log holds no conversation this reader knows (mini-swe-agent's printed one)"
-            if data.strip() else "") + ": the run holds its instruction and outcome only")
+        log.notes.append(
+            "no Terminus episodes in agent-logs/"
+            + (
+                ", and sessions/agent.log holds no conversation this reader knows (mini-swe-agent's printed one)"
+                if data.strip()
+                else ""
+            )
+            + ": the run holds its instruction and outcome only"
+        )
         return []
     cost = "" if run.cost is None else f", ${run.cost:.2f} as printed"
-    log.notes.append(f"sessions/agent.log: {run.agent} {run.version}, {run.steps} steps{cost}; left out: "
-                     f"{run.records} lines of other programs' log records, {run.outside} terminal lines between "
-                     f"messages" + ("" if run.ended else "; the log stops inside the run"))
+    log.notes.append(
+        f"sessions/agent.log: {run.agent} {run.version}, {run.steps} steps{cost}; left out: "
+        f"{run.records} lines of other programs' log records, {run.outside} terminal lines between "
+        f"messages" + ("" if run.ended else "; the log stops inside the run")
+    )
     if run.exits:
         log.skip("exit message", run.exits)
     return run.turns
@@ -174,18 +197,37 @@ def _sniff(probe: Probe) -> bool:
     return all(k in first for k in TRIAL_KEYS) and "is_resolved" in first
 
 
-FORMAT = Format("terminal-bench", "terminal-bench trial results.json: one run per trial, outcome is_resolved, "
-                "steps from the Terminus agent's agent-logs/episode-* or mini-swe-agent's sessions/agent.log", _sniff,
-                read=read, suffixes=(".json",),
-                sides=(Side(f"{AGENT_LOGS}/episode-*/response.json", "../../results.json",
-                            "a Terminus episode's answer, read with the trial"),
-                       Side(f"{AGENT_LOGS}/episode-*/response.txt", "../../results.json",
-                            "a Terminus 2 episode's answer, read with the trial"),
-                       Side(f"{AGENT_LOGS}/episode-*/prompt.txt", "../../results.json",
-                            "what a Terminus episode sent the model, read with the trial"),
-                       Side("episode-*/debug.json", "../../results.json", "the model call's debug log", read=False),
-                       Side("commands.txt", "results.json", "the keystrokes sent to the terminal", read=False),
-                       Side("panes/*.txt", "../results.json", "the terminal's screen before and after", read=False),
-                       Side(AGENT_LOG, "../results.json", "the agent's terminal, read with the trial (an installed "
-                            "agent's printed conversation)"),
-                       Side("sessions/*", "../results.json", "the terminal's recording", read=False)))
+FORMAT = Format(
+    "terminal-bench",
+    "terminal-bench trial results.json: one run per trial, outcome is_resolved, "
+    "steps from the Terminus agent's agent-logs/episode-* or mini-swe-agent's sessions/agent.log",
+    _sniff,
+    read=read,
+    suffixes=(".json",),
+    sides=(
+        Side(
+            f"{AGENT_LOGS}/episode-*/response.json",
+            "../../results.json",
+            "a Terminus episode's answer, read with the trial",
+        ),
+        Side(
+            f"{AGENT_LOGS}/episode-*/response.txt",
+            "../../results.json",
+            "a Terminus 2 episode's answer, read with the trial",
+        ),
+        Side(
+            f"{AGENT_LOGS}/episode-*/prompt.txt",
+            "../../results.json",
+            "what a Terminus episode sent the model, read with the trial",
+        ),
+        Side("episode-*/debug.json", "../../results.json", "the model call's debug log", read=False),
+        Side("commands.txt", "results.json", "the keystrokes sent to the terminal", read=False),
+        Side("panes/*.txt", "../results.json", "the terminal's screen before and after", read=False),
+        Side(
+            AGENT_LOG,
+            "../results.json",
+            "the agent's terminal, read with the trial (an installed agent's printed conversation)",
+        ),
+        Side("sessions/*", "../results.json", "the terminal's recording", read=False),
+    ),
+)

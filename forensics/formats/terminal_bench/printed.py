@@ -18,6 +18,7 @@ escape codes are dropped), then read: the spinner's lines, the rules and the log
 conversation and are counted; the text of each message is what rich printed, so a line longer than the
 terminal (the rule's width) is broken where rich wrapped it.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,8 +36,10 @@ SPINNER = re.compile(r"^(?:[⠀-⣿] Waiting for the LM to respond\.\.\.)+")  # 
 PROMPT = re.compile(r"^[\w.-]+@[\w.-]+:[^#$\n]*[#$](?: |$)")  # the container's shell again: the agent has exited
 SAVED = re.compile(r"^Saved trajectory to '")
 LOG_RECORD = re.compile(r"^\d\d:\d\d:\d\d - LiteLLM(?:[:.][\w.]+)*:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b")
-TRACEBACK_GOES_ON = re.compile(r"^(?:Traceback \(most recent call last\):|During handling of the above exception|"
-                               r"The above exception was the direct cause|\s|$)")
+TRACEBACK_GOES_ON = re.compile(
+    r"^(?:Traceback \(most recent call last\):|During handling of the above exception|"
+    r"The above exception was the direct cause|\s|$)"
+)
 EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)\b")
 
 
@@ -49,7 +52,7 @@ def screen_lines(data: bytes) -> list[str]:
         col = 0
         pos = 0
         for m in ESCAPE.finditer(raw):
-            col = _put(buf, col, raw[pos:m.start()])
+            col = _put(buf, col, raw[pos : m.start()])
             pos = m.end()
             if m.group(2) == "K":  # erase in line: 0 to the end, 1 to the start, 2 all
                 mode = m.group(1) or "0"
@@ -124,7 +127,9 @@ def mini_swe_agent(data: bytes) -> Printed | None:
         step, role = STEP.match(line), ROLE.match(line)
         if step or role:
             current = []
-            messages.append((f"step {step.group(1)} {step.group(2)}" if step else role.group(1) if role else "", current))
+            messages.append(
+                (f"step {step.group(1)} {step.group(2)}" if step else role.group(1) if role else "", current)
+            )
         elif RULE.match(line):
             current = None
             out.outside += 1
