@@ -1,7 +1,7 @@
 """The yardsticks `bench/run.py` measures beside `forensics`, each runnable on its own.
 
 - ``naive DB``: the seed's own approach: sqlite3 + json.loads per conversation + a Python loop counting the
-  SPEC §4 baseline metrics (as ``gen_corpus.py figures()`` defines them). Ingest and report must beat it.
+  docs/definitions.md#baseline-metrics baseline metrics (as ``gen_corpus.py figures()`` defines them). Ingest and report must beat it.
 - ``read_json DIR``: DuckDB's own JSON reader over the session folder computing the same counts: the floor
   for JSONL (nothing parses JSON faster here).
 - ``io DB``: fetch every ``messages`` string from SQLite and nothing else: the floor for SQLite.
@@ -20,7 +20,7 @@ CONTINUE_WORDS = ("继续", "continue", "go on", "继续吧")
 
 
 def naive(db: str) -> dict[str, float]:
-    """Totals of the §4 metrics over every conversation, the way the seed computes them."""
+    """Totals of the baseline metrics (docs/definitions.md#baseline-metrics) over every conversation, the way the seed computes them."""
     t = dict.fromkeys(
         (
             "conversations",

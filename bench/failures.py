@@ -1,4 +1,4 @@
-"""Every figure of the failure analysis (SPEC §25) beside its trivial references, dev and held-out:
+"""Every figure of the failure analysis (docs/definitions.md#failure-analysis) beside its trivial references, dev and held-out:
 
     python bench/failures.py [SHARED]     (SHARED: ../shared beside the repo, or $FORENSICS_SHARED)
 

@@ -3,7 +3,7 @@
 
     python bench/memory.py [--projects 400]
 
-Builds (once, cached in bench/.cache/) a harness database laid out like seed 003's: the fixture projects of
+Builds (once, cached in bench/.cache/) a harness database laid out like the decision-memory format's (docs/formats.md#decision-memory-harness-databases-decision-memory): the fixture projects of
 fixtures/make_memory.py replicated ``--projects`` times (each copy its own project, messages, decisions and
 vectors, shifted in time), plus the fixture's questions for every copy. Then times, each in a subprocess:
 

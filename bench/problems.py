@@ -1,4 +1,4 @@
-"""The problem detectors (SPEC §24) judged against the reviewer's labels, dev and held-out halves apart.
+"""The problem detectors (docs/definitions.md#problems-a-reviewer-flags) judged against the reviewer's labels, dev and held-out halves apart.
 
     python -m bench.problems [--shared ../shared] [--db W.duckdb] [--json]
 

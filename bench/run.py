@@ -102,7 +102,7 @@ STEPS: list[Step] = [
     Step("import_click", "anchor: python -c 'import click'", lambda p: [PY, "-c", "import click"], min_runs=BLINK),
     Step("help", "forensics --help", lambda p: _forensics("--help"), min_runs=BLINK),
     Step("version", "forensics --version", lambda p: _forensics("--version"), min_runs=BLINK),
-    Step("naive", "anchor: sqlite3 + json.loads + Python §4 counts", _anchor("naive", lambda p: p.db)),
+    Step("naive", "anchor: sqlite3 + json.loads + Python baseline counts", _anchor("naive", lambda p: p.db)),
     Step("io_floor", "anchor: fetch every messages string from SQLite", _anchor("io", lambda p: p.db)),
     Step(
         "read_json", "anchor: DuckDB read_json over sessions/, same counts", _anchor("read_json", lambda p: p.sessions)
@@ -170,7 +170,7 @@ STEPS: list[Step] = [
         max_runs=1,
         setup=_grow,
     ),
-    # SPEC §18: the lake, then the per-conversation analyzers on DuckDB and on Spark local[2] over it (after
+    # docs/scale.md#spark-the-analyzers-and-the-named-queries-tested: the lake, then the per-conversation analyzers on DuckDB and on Spark local[2] over it (after
     # report_full: the lake carries its topic switches, which drift type 4 reads on both engines)
     Step(
         "export_lake",

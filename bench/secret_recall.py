@@ -1,4 +1,4 @@
-"""Secret detection measured (SPEC §28, issue 45): precision and recall per rule family on a planted corpus
+"""Secret detection measured (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom, issue 45): precision and recall per rule family on a planted corpus
 (bench/secrets_corpus.py), ours beside detect-secrets (its plugins and default filters) and gitleaks' rules.
 
     python bench/secret_recall.py              # dev half, held-out half, all; per family; the near-misses flagged

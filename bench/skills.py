@@ -6,7 +6,7 @@
 Builds (once, cached in bench/.cache/skills-*) a Claude Code corpus: ``--copies`` copies of the sessions of
 fixtures/make_skill_sessions.py, each with fresh ids, and ``--plain`` ordinary sessions of
 fixtures/make_claude_code.py per copy (requests that load no skill), ingested into one warehouse. Then times,
-round-robin, each in its own process: ``report --only baseline`` (the §4 table, one pass of SQL: the floor a
+round-robin, each in its own process: ``report --only baseline`` (the baseline table, one pass of SQL: the floor a
 report costs), ``report --only skills --triggers`` and ``tune --triggers``. Prints medians, their ratio to the
 floor, and checks the answers scale with the corpus: every figure is ``copies`` times the fixture's, and the
 proposed phrases are the fixture's, each gaining ``2 x copies`` hits.

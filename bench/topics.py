@@ -1,4 +1,4 @@
-"""Topic-switch benchmark on every labeled set, through the real pipeline (SPEC §8, issue 14).
+"""Topic-switch benchmark on every labeled set, through the real pipeline (docs/definitions.md#topic-switches, issue 14).
 
     python bench/topics.py            # each set ingested into a fresh warehouse, the topics analyzer run with
                                       # --labels at the default config: ours beside mark nothing, mark every

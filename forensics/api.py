@@ -293,7 +293,7 @@ def report(
     """Build the report (or a before/after comparison) and write it; returns it and the files written.
 
     ``labels``: a labels file; labeled dialogues it carries are imported first when missing (docs/topics-evaluation.md).
-    ``questions``: a decision-memory question file (JSONL) whose retrieval the memory section replays (§15).
+    ``questions``: a decision-memory question file (JSONL) whose retrieval the memory section replays (docs/memory.md#retrieval-replay---questions-file).
     ``engine="spark"``: the per-conversation analyzers on Spark over the Parquet ``lake`` (``forensics.spark``).
     """
     from forensics.analyzers.schema import load_config
@@ -445,7 +445,7 @@ def import_outcomes(path: PathLike, db: PathLike = DEFAULT_DB) -> LabelImport:
 
 def secrets(db: PathLike = DEFAULT_DB) -> dict[str, Any]:
     """What ingest masked (``secrets_found``): totals, and finds by kind, field, agent and source, and the ledger
-    (SPEC §28): ``secrets``, one row per distinct secret with its copies, their arrival, the models it was sent
+    (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom): ``secrets``, one row per distinct secret with its copies, their arrival, the models it was sent
     to, first and last seen, and ``rotation``, the checklist by provider; never a value. Empty when the warehouse
     predates masking at ingest."""
     from forensics.analyzers.exposure import ledger

@@ -556,7 +556,7 @@ def usage(
 @click.option(
     "--triggers",
     type=click.Path(dir_okay=False),
-    help="Skill trigger table (JSON, seed 000's skill_triggers.json) to replay; default [skills] triggers.",
+    help="Skill trigger table (JSON, docs/metrics.md#skills) to replay; default [skills] triggers.",
 )
 @questions_option
 @engine_options

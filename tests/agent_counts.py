@@ -1261,7 +1261,7 @@ RUNS: dict[str, tuple[str, Callable[[Path], Run]]] = {
 }
 
 
-# SPEC §24, restated from docs/warehouse.md (``error_source``) for the counters, independent of the importer's SQL
+# docs/definitions.md#tool-errors, restated from docs/warehouse.md (``error_source``) for the counters, independent of the importer's SQL
 # (test_tool_errors checks the names agree): a result is an error when the format flags it, else when one of these
 # matches the first and last 2,000 characters of its text; a search (grep, rg, findstr, ...) exiting 1 with no
 # output is neither.

@@ -82,7 +82,7 @@ def test_codex_contextual_fragments_exit_codes_and_events(tmp_path: Path) -> Non
     ingest(f, db)
     assert [(r, o) for r, o, _ in origins(db)] == [("system", "harness"), ("system", "harness"), ("user", "person")]
     # b: the header's exit 0 is the command's status; the output quoting "Process exited with code 9" is no error
-    # (SPEC §24's exit_code rule yields to a zero status in the text). d: a failed patch is an error, flagged by the
+    # (the exit_code rule of docs/definitions.md#tool-errors yields to a zero status in the text). d: a failed patch is an error, flagged by the
     # format (its handler's failure words) before the content rules (no_such_file would name it too).
     assert query(db, "SELECT call_id, is_error, error_source FROM tool_calls ORDER BY call_id") == [
         ("a", True, "format"),

@@ -1,4 +1,4 @@
-"""Tool-result compression (SPEC §6): the seed's unit cases, the SQL replay against the Python functions, and a
+"""Tool-result compression (docs/definitions.md#tool-result-compression-replay): the seed's unit cases, the SQL replay against the Python functions, and a
 replay small enough to check by hand, cut from the seed fixture."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`forensics diff` (SPEC §21): steps, first divergence and a minimal-edit alignment of two runs."""
+"""`forensics diff` (docs/outcomes.md#run-diff): steps, first divergence and a minimal-edit alignment of two runs."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
         "working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
-        # the problems section holds each kind against the agent family (SPEC §24): the scripted corrections, the
+        # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections, the
         # seed's crowded contexts and its claims the next scripted correction contradicts are said once, and only the
         # conversations above the family's median share of messages cited keep their findings
         **{

@@ -209,7 +209,7 @@ def test_a_generated_corpus_gives_the_same_warehouse_either_way(
 
 
 def test_speaker_names_are_kept_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """messages.name (SPEC §25): a string name kept by both paths; a number or an object sends the row to Python."""
+    """messages.name (docs/definitions.md#failure-analysis): a string name kept by both paths; a number or an object sends the row to Python."""
     db = tmp_path / "names.db"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE ai_conversations (id TEXT, title TEXT, messages TEXT, created_at TEXT, updated_at TEXT)")

@@ -1,5 +1,5 @@
 """`forensics serve`'s third-round pages: search, agent/model/outcome/tokens columns and filters, source names,
-Markdown, folded tool results, tokens per turn, origin, and the run diff (SPEC §20, §21, §23)."""
+Markdown, folded tool results, tokens per turn, origin, and the run diff (docs/outcomes.md#where-outcomes-come-from, docs/outcomes.md#run-diff, docs/definitions.md#whose-turn-it-is)."""
 
 from __future__ import annotations
 

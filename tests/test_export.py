@@ -15,7 +15,7 @@ from tests.conftest import FIXTURES, run_cli
 # arg_max(position, tool_call_count) picks among equally wide rounds by scan order, which Parquet's
 # partitioned layout changes
 TIES = {"tool_turns": "widest_round_position"}
-# The §4 baseline per conversation: the shape of query the report and queries/ run.
+# The baseline (docs/definitions.md#baseline-metrics) per conversation: the shape of query the report and queries/ run.
 BASELINE = """
 SELECT c.native_id, count(*) FILTER (m.role != 'system') AS messages,
        count(*) FILTER (m.role = 'user') AS "user", count(*) FILTER (m.role = 'tool') AS tool,

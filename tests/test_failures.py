@@ -1,4 +1,4 @@
-"""Failure signatures, clusters and the decisive step (SPEC §25), on small real-shaped runs and, when the
+"""Failure signatures, clusters and the decisive step (docs/definitions.md#failure-analysis), on small real-shaped runs and, when the
 shared data is there, on the labeled failures of ../shared/data/failures (read from the file, never copied)."""
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path
 
 
 def test_problem_findings_are_read_when_present(tmp_path: Path) -> None:
-    """The problem detectors' table (SPEC §24), when a warehouse has it: a passed run with a problem is signed
+    """The problem detectors' table (docs/definitions.md#problems-a-reviewer-flags), when a warehouse has it: a passed run with a problem is signed
     (no decisive step), and the run ranking puts runs with problems first."""
     from tests.conftest import FIXTURES, run_cli
 

@@ -1,4 +1,4 @@
-"""Decision-memory harness databases (SPEC §15): recognised by their tables, every row accounted for, sources
+"""Decision-memory harness databases (docs/formats.md#decision-memory-harness-databases-decision-memory): recognised by their tables, every row accounted for, sources
 untouched, and the shapes other harnesses give the same tables."""
 
 from __future__ import annotations

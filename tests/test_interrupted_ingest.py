@@ -1,5 +1,5 @@
 """A kill mid-import leaves whole conversations only, and the same command run again completes the warehouse
-exactly as an uninterrupted import (SPEC §14); the spools of killed runs do not stay in /dev/shm."""
+exactly as an uninterrupted import (docs/definitions.md#sources-are-never-written); the spools of killed runs do not stay in /dev/shm."""
 
 from __future__ import annotations
 

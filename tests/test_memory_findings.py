@@ -1,4 +1,4 @@
-"""The memory analyzer's findings (SPEC §15) on the planted fixture: every label found at its position, no trap
+"""The memory analyzer's findings (docs/memory.md#the-four-findings) on the planted fixture: every label found at its position, no trap
 flagged, and the cue lists of the config doing what they say."""
 
 from __future__ import annotations

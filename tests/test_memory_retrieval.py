@@ -1,4 +1,4 @@
-"""Decision-memory retrieval replay (SPEC §15): recall@k, MRR and injected size against a hand computation.
+"""Decision-memory retrieval replay (docs/memory.md#retrieval-replay---questions-file): recall@k, MRR and injected size against a hand computation.
 
 The expectation is computed here, from the seed's formula and the fixture's own SQLite files (read with
 sqlite3, not through the warehouse): cosine of the stored float32 vectors, else TF-IDF written out with

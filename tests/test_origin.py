@@ -1,4 +1,4 @@
-"""Whose turn it is (SPEC §23): the classifier in SQL and in Python agree, and a quoted notice stays the person's."""
+"""Whose turn it is (docs/definitions.md#whose-turn-it-is): the classifier in SQL and in Python agree, and a quoted notice stays the person's."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Outcomes read from benchmark logs (SPEC §20): MINT, AgentBench and tau2 runs, each with its grade.
+"""Outcomes read from benchmark logs (docs/outcomes.md#where-outcomes-come-from): MINT, AgentBench and tau2 runs, each with its grade.
 
 The real sets (SHARED/data/outcomes, 1,392 runs) are checked against the labels counted from the raw
 files in outcomes.jsonl; the committed excerpts (fixtures/outcomes) check how runs become messages.

@@ -1,4 +1,4 @@
-"""The report's outcome section (SPEC §20): success rates with intervals, lift per finding kind, and the
+"""The report's outcome section (docs/outcomes.md#where-outcomes-come-from): success rates with intervals, lift per finding kind, and the
 worst-conversation ranking's AUC beside trivial rankings, on text before the grade was revealed."""
 
 from __future__ import annotations

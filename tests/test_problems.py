@@ -1,4 +1,4 @@
-"""The problems a reviewer flags (SPEC §24): each detector on small sessions written for the case, ingested and
+"""The problems a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): each detector on small sessions written for the case, ingested and
 reported through the real pipeline; the warehouse table other analyses read (``problem_findings``)."""
 
 from __future__ import annotations

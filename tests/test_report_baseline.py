@@ -67,7 +67,7 @@ def test_seed_layout_has_a_column_per_conversation(seed_report: Path) -> None:
 
 
 def _boundary_db(path: Path) -> None:
-    """One conversation whose every message sits on a SPEC §4 boundary."""
+    """One conversation whose every message sits on a boundary of docs/definitions.md#baseline-metrics."""
 
     def call(i: int) -> dict:
         return {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}

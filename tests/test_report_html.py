@@ -31,7 +31,7 @@ def test_html_loads_nothing_from_the_network(page: str) -> None:
 
 def test_the_answer_comes_before_any_section(page: str) -> None:
     ids = re.findall(r"<section id=([\w-]+)>", page)
-    # the runs first (issue 26, SPEC §22: tokens, cost, errors per agent and model), then data quality (issue 24):
+    # the runs first (issue 26, docs/usage.md: tokens, cost, errors per agent and model), then data quality (issue 24):
     # what of the sources' text is gone, before any finding is read; what went wrong (the failed runs' clusters and
     # their decisive steps, issue 41) opens the report when some run failed
     assert ids[:6] == ["failures", "usage", "data-quality", "what-to-change", "worst", "strongest"]

@@ -1,4 +1,4 @@
-"""The rules audit (SPEC §27): instruction files found as each harness injects them, rules mapped to checks (and
+"""The rules audit (docs/definitions.md#rules-a-run-was-given): instruction files found as each harness injects them, rules mapped to checks (and
 the ones no program can check left unchecked), turns judged, and the planted corpus of fixtures/make_rules.py
 scored exactly; the report section on it and on the real agent logs."""
 

@@ -1,4 +1,4 @@
-"""The secret exposure ledger (SPEC §28, issue 45): one key copied into a Claude Code session (read from .env by
+"""The secret exposure ledger (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom, issue 45): one key copied into a Claude Code session (read from .env by
 a tool), typed again by the person, and printed by a command in its sub-agent's transcript is one secret with 3
 copies, each with its arrival, the models it was sent to and the rotation line; in the terminal, the JSON, the
 report and the explorer, and no output holds the key or a piece of it."""

@@ -1,4 +1,4 @@
-"""The sentinel classifier and display stripping (SPEC §9), then the whole analyzer against generator labels."""
+"""The sentinel classifier and display stripping (docs/definitions.md#sentinel-compliance), then the whole analyzer against generator labels."""
 
 from __future__ import annotations
 

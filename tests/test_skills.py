@@ -1,4 +1,4 @@
-"""Skill-trigger replay (SPEC §19): on Claude Code sessions written by fixtures/make_skill_sessions.py, every
+"""Skill-trigger replay (docs/metrics.md#skills): on Claude Code sessions written by fixtures/make_skill_sessions.py, every
 routing row, count and position equals the generator's labels, harness text is never a request, and the proposed
 phrases recover the planted misses without a new false fire."""
 
@@ -54,7 +54,7 @@ def labelled() -> dict[str, list[tuple]]:
 
 
 def counts_from_labels() -> dict[str, dict]:
-    """Per skill, from the labels alone: what §19 says the metrics are."""
+    """Per skill, from the labels alone: what docs/metrics.md#skills says the metrics are."""
     c: dict[str, Counter] = {}
     for s in LABELS["sessions"].values():
         for r in s["rows"]:
@@ -159,7 +159,7 @@ def test_proposals_recover_the_planted_misses_without_new_false_fires(db: Path, 
 
 def test_held_out_the_proposals_beat_marking_nothing_and_everything(db: Path) -> None:
     """Phrases proposed on one half of the conversations, scored on the other (both ways), beside the trivial
-    routers: every conversation judged once, by phrases that never saw it (SPEC's do-no-harm rule)."""
+    routers: every conversation judged once, by phrases that never saw it (the do-no-harm rule of docs/definitions.md#topic-switches)."""
     from forensics.analyzers.skills.holdout import fold_of
 
     code, out, err = run_cli("tune", "--db", str(db), "--triggers", str(TABLE), "--holdout", "--json")

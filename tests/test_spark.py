@@ -1,5 +1,5 @@
 """`--engine spark`: the per-conversation analyzers and the named queries on Spark local mode over the lake of the
-fixtures give what the warehouse gives (SPEC §18). The commands are docs/scale.md's own (its spark-local block), so
+fixtures give what the warehouse gives (docs/scale.md#spark-the-analyzers-and-the-named-queries-tested). The commands are docs/scale.md's own (its spark-local block), so
 the documented path is the tested one. One SparkSession for the whole module (pytest-xdist's loadfile: one worker
 runs this file)."""
 

@@ -1,4 +1,4 @@
-"""terminal-bench run folders (SPEC §20): one run per trial, its outcome from the trial's results.json (null
+"""terminal-bench run folders (docs/outcomes.md#where-outcomes-come-from): one run per trial, its outcome from the trial's results.json (null
 counts as failed), the Terminus agent's episodes as steps, the run's own files skipped and counted. The fixture
 is synthetic, written to the layout and models of terminal-bench's harness (terminal_bench/handlers/
 trial_handler.py TrialPaths, harness/models.py TrialResults and RunMetadata, the Terminus agents' episode logs)."""

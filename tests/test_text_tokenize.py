@@ -1,4 +1,4 @@
-"""Tokenizer table tests (SPEC §7, seed 001 P2) and keyword summaries on the seed fixture."""
+"""Tokenizer table tests (docs/definitions.md#tokenizer-and-keywords) and keyword summaries on the seed fixture."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Errors read right (SPEC §24): the format's flag, else one documented set of content rules; a search that
+"""Errors read right (docs/definitions.md#tool-errors): the format's flag, else one documented set of content rules; a search that
 matched nothing is no error. The rules run in SQL at ingest; migration m010 reads an older warehouse alike."""
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def test_every_rule_is_documented() -> None:
 
 
 def test_the_independent_counter_restates_the_same_rules() -> None:
-    """tests/agent_counts.py re-states SPEC §24 in plain Python; the two lists name the same rules in one order, and
+    """tests/agent_counts.py re-states docs/definitions.md#tool-errors in plain Python; the two lists name the same rules in one order, and
     classify every case above alike."""
     from tests.agent_counts import ERROR_RULES, error_rule, is_error
 

@@ -1,4 +1,4 @@
-"""The do-no-harm floor of topic-switch detection (SPEC §8), on every labeled set, at the default config.
+"""The do-no-harm floor of topic-switch detection (docs/definitions.md#topic-switches), on every labeled set, at the default config.
 
 At the default operating point the marker must never segment worse than marking nothing (Pk), and must beat
 marking every judged turn on F1 in the default (user) mode, random marking at the base rate in the dialogue

@@ -1,4 +1,4 @@
-"""Usage and cost (SPEC §22): token sums equal to the ones counted straight from the real logs (each format's
+"""Usage and cost (docs/usage.md): token sums equal to the ones counted straight from the real logs (each format's
 rules as its tool documents them, read here with json alone), prices matched by the documented names, costs
 from the shipped table and the config's [prices], and the report leading with the runs."""
 

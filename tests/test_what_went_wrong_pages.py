@@ -1,4 +1,4 @@
-"""What went wrong where a reader looks (issue 41 item 7, SPEC §25): the explorer's home page opens with the
+"""What went wrong where a reader looks (issue 41 item 7, docs/definitions.md#failure-analysis): the explorer's home page opens with the
 last report's failure clusters and the failed runs at their decisive step, and `forensics show` opens a failed
 run there. On the graded fixture runs (tau2, MINT, MedAgentBench), with the report really run."""
 

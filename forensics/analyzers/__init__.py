@@ -24,7 +24,7 @@ from forensics.warehouse.queries import NamedQuery, list_queries, load_query
 
 ENTRY_POINT_GROUP = "forensics.analyzers"
 REGISTRY: dict[str, str] = {
-    "usage": "forensics.analyzers.usage",  # first: the report leads with the runs (SPEC §22)
+    "usage": "forensics.analyzers.usage",  # first: the report leads with the runs (docs/usage.md)
     "baseline": "forensics.analyzers.baseline",
     "keywords": "forensics.analyzers.keywords",
     "compression": "forensics.analyzers.compression",
@@ -34,8 +34,8 @@ REGISTRY: dict[str, str] = {
     "sentinel": "forensics.analyzers.sentinel",
     "skills": "forensics.analyzers.skills",
     "memory": "forensics.analyzers.memory",
-    "rules": "forensics.analyzers.rules",  # the rules a run was given and kept (SPEC §27); problems reads them
-    "problems": "forensics.analyzers.problems",  # the eight kinds a reviewer flags (SPEC §24)
+    "rules": "forensics.analyzers.rules",  # the rules a run was given and kept (docs/definitions.md#rules-a-run-was-given); problems reads them
+    "problems": "forensics.analyzers.problems",  # the eight kinds a reviewer flags (docs/definitions.md#problems-a-reviewer-flags)
     "outcomes": "forensics.analyzers.outcomes",  # it compares the findings above with outcomes
     "failures": "forensics.analyzers.failures",  # signatures of failed runs; shown first (report.build.LEAD)
     "secrets": "forensics.analyzers.secrets",  # what ingest masked: no finding of its own

@@ -1,4 +1,4 @@
-"""Two runs of the same task side by side (SPEC §21): where they first did something different, and a
+"""Two runs of the same task side by side (docs/outcomes.md#run-diff): where they first did something different, and a
 step-by-step alignment of what each did.
 
 A run's steps are its tool calls on the main path, in order, each as (tool name, arguments as canonical
@@ -58,7 +58,7 @@ class RunDiff:
     aligned: list[Aligned]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of SPEC §21."""
+        """The JSON of docs/outcomes.md#run-diff (`forensics diff --format json`)."""
 
         def pos(run: Run, i: int | None) -> int | None:
             return run.steps[i].position if i is not None and i < len(run.steps) else None

@@ -1,4 +1,4 @@
-"""The secret exposure ledger (SPEC §28): per distinct secret, built from ``secrets_found`` alone (the warehouse
+"""The secret exposure ledger (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom): per distinct secret, built from ``secrets_found`` alone (the warehouse
 never had a value): its kind and fingerprint, every copy with its conversation (a sub-agent's transcript named
 as such), its position and how it arrived (the tool that read or printed it, the arguments the model wrote, the
 person, a file name, a title), the models and providers each carrying conversation sent it to afterwards, first

@@ -1,4 +1,4 @@
-"""Which conversations came from the seed harness (SPEC §10): its own rules (compaction at max_tokens keeping
+"""Which conversations came from the seed harness (docs/definitions.md#words): its own rules (compaction at max_tokens keeping
 keep_recent messages, tool-result summarizing) are replayed, and its knobs tuned, on its own logs only. Replaying
 them over Claude Code or a ChatGPT export would judge an agent by a rule it never had."""
 

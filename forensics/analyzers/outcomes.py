@@ -1,4 +1,4 @@
-"""Outcomes (SPEC §20): which runs failed, whether the findings tell them apart, and whether the report's
+"""Outcomes (docs/outcomes.md#where-outcomes-come-from): which runs failed, whether the findings tell them apart, and whether the report's
 *Worst conversations* ranking points at the failed runs better than trivial rankings do.
 
 Read from ``conversation_outcomes`` over the selected conversations that have one. Per agent (the format
@@ -264,7 +264,7 @@ def _kinds(
 
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
-    """The report's run ranking (SPEC §25): the number of problems found in a run first (``_problem_kinds``),
+    """The report's run ranking (docs/definitions.md#failure-analysis): the number of problems found in a run first (``_problem_kinds``),
     then its length, then its tool errors. Length is the mean of the run's rank by messages and by the
     characters the agent wrote (characters alone ranked failed runs higher overall but lower within a task on
     MINT; both stay trivial references beside it), as a share of the runs, below 1 so that one more problem
@@ -331,7 +331,7 @@ NEVER_ACTED = 100  # more problems than a run can have: a run whose agent never 
 
 
 def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
-    """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (SPEC §24) when
+    """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (docs/definitions.md#problems-a-reviewer-flags) when
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and one more
     when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off, never
     replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""

@@ -1,4 +1,4 @@
-"""What a model's tokens cost (SPEC §22): the shipped, dated price table (``prices.toml`` beside this module)
+"""What a model's tokens cost (docs/usage.md): the shipped, dated price table (``prices.toml`` beside this module)
 under the harness config's ``[prices]``, and the one documented way a logged model name finds its price.
 
 A price is USD per million tokens of each kind: ``input`` (sent, not from the cache), ``output``,

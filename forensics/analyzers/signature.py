@@ -1,4 +1,4 @@
-"""What a run's failure signature is made of (SPEC §25): how it ended and its recurring error as a template
+"""What a run's failure signature is made of (docs/definitions.md#failure-analysis): how it ended and its recurring error as a template
 (the step where it went wrong is ``failures.decisive``'s). A module of its own, read by the failures analyzer
 and by the outcome analyzer's run ranking (which runs before it).
 

@@ -1,4 +1,4 @@
-"""The runs first (SPEC §22, issue 26): per agent and model, and per day, how many runs, the tokens they used,
+"""The runs first (docs/usage.md, issue 26): per agent and model, and per day, how many runs, the tokens they used,
 what that cost, how often their tool calls failed, how often the context was compacted, and, where outcomes
 exist, how often they succeeded (95 % Wilson interval).
 

@@ -115,7 +115,7 @@ def _remove_export(out: Path) -> None:
 
 
 def _install_masking(con: duckdb.DuckDBPyConnection) -> None:
-    """Secrets are masked in every export (SPEC §14): text in SQL (the warehouse connection has
+    """Secrets are masked in every export (docs/definitions.md#masking): text in SQL (the warehouse connection has
     ``forensics_masked``: JSON stays JSON), raw quarantined bytes (maybe not UTF-8) in Python, where rows are few."""
     con.create_function("forensics_redact_bytes", redact.redact_bytes, ["BLOB"], "BLOB")
 

@@ -1,4 +1,4 @@
-"""`forensics secrets --export-redacted OUT` (SPEC §28): a copy of a warehouse's sources with every secret
+"""`forensics secrets --export-redacted OUT` (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom): a copy of a warehouse's sources with every secret
 replaced by the mask, each file still valid in its format, for sharing logs. The sources are only read.
 
 What is copied: every file under the folder the sources share (so the side files a format reads beside its main

@@ -1,7 +1,7 @@
 """`forensics show`: the messages behind a finding, by conversation and position, secrets masked (and personal data
 when ./harness.toml says ``[redact] personal = "all"``).
 
-A failed run the last report signed (the failures analyzer's ``decisive_step`` view, SPEC §25) opens at its
+A failed run the last report signed (the failures analyzer's ``decisive_step`` view, docs/definitions.md#failure-analysis) opens at its
 decisive step when no positions are asked for (``--decisive`` asks for it explicitly): one line says which step,
 who took it and by which rule, then the messages from BEFORE before it to AFTER after it."""
 
@@ -60,7 +60,7 @@ def show_messages(
                 + ", ".join(c[0] for c in conv)
             )
         cid, nid, title, model = conv[0]
-        read = analyzers.view("decisive_step")  # the failures analyzer's (SPEC §25)
+        read = analyzers.view("decisive_step")  # the failures analyzer's (docs/definitions.md#failure-analysis)
         step = read(wh.con, cid) if read is not None and (decisive or not positions) else None
         if decisive and step is None:
             raise ForensicsError(

@@ -33,8 +33,8 @@ PRICES_DOC = [
 ]
 
 
-# The seed harness (SPEC §10): the assistant whose constants this file holds writes the SQLite ai_conversations
-# database (seed 001), the JSONL sessions (seed 004) and the decision-memory database (seed 003). Its knobs are
+# The seed harness (docs/definitions.md#words): the assistant whose constants this file holds writes the SQLite ai_conversations
+# database, the JSONL sessions and the decision-memory database. Its knobs are
 # replayed and tuned on its own logs only; Claude Code, Codex and the other agents have none of them.
 HARNESS_FORMATS = ("sqlite", "jsonl", "decision-memory")
 # ... and the keys that are this tool's own detector thresholds, not a harness's: fitted on any agent's logs
@@ -95,7 +95,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
 # The keys no analyzer reads: the seed harness's own (shown to `tune --emit`) and what forensics masks. Every
 # other key is declared by the analyzer that reads it (``forensics.analyzers.declare``).
 GENERAL_SECTIONS = {
-    "intent": "Intent recognition (seed 001, P0).",
+    "intent": "Intent recognition (a seed harness constant).",
     "redact": "What is masked in what forensics shows (the warehouse keeps the raw text).",
 }
 GENERAL: tuple[Key, ...] = (

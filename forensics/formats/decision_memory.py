@@ -1,4 +1,4 @@
-"""Decision-memory harness databases (SPEC §15, seed 003): ``conversation_messages`` + ``decision_events``
+"""Decision-memory harness databases (docs/formats.md#decision-memory-harness-databases-decision-memory): ``conversation_messages`` + ``decision_events``
 (+ ``decision_embeddings``) in one SQLite file, recognised by those tables.
 
 Messages become conversations keyed by project_id + conversation_id (native id ``project/conversation``),
@@ -451,7 +451,7 @@ def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> No
 
 FORMAT = Format(
     NAME,
-    "a decision-memory harness database (conversation_messages + decision_events, seed 003)",
+    "a decision-memory harness database (conversation_messages + decision_events)",
     _sniff,
     task=parse_file,
     suffixes=(".db", ".sqlite", ".sqlite3"),

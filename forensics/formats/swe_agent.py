@@ -15,7 +15,7 @@ text-based models), each answered by the next ``tool`` message or, for text-base
 ``user`` message; ``extra.response.usage`` is the response's usage. The closing ``exit`` message is
 skipped and counted.
 
-Whose turn it is (SPEC §23). SWE-agent: the system prompt and the demonstrations (``is_demo``: one user
+Whose turn it is (docs/definitions.md#whose-turn-it-is). SWE-agent: the system prompt and the demonstrations (``is_demo``: one user
 message or a whole demonstrated history) are the harness's; the first user message before any action is
 the instance template carrying the problem statement, the person's request (one per issue); other user
 messages before the first action (a separate strategy template) are the harness's; after an action, a user

@@ -17,7 +17,7 @@ ENTRY_POINT_GROUP = "forensics.formats"
 _M = "forensics.formats."
 BUILTIN = (
     ("dialogues", _M + "dialogues:FORMAT"),  # before the chat sniffs: labeled turns also carry a role
-    ("mint", _M + "mint:FORMAT"),  # benchmark outputs with their outcomes (SPEC §20)
+    ("mint", _M + "mint:FORMAT"),  # benchmark outputs with their outcomes (docs/outcomes.md#where-outcomes-come-from)
     ("agentbench", _M + "agentbench:FORMAT"),
     ("tau2", _M + "tau2:FORMAT"),
     ("terminal-bench", _M + "terminal_bench:FORMAT"),

@@ -39,7 +39,9 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
-RESULT_RULE, RESULT_EMPTY = result_sql("content", "role")  # m011: what a result's text says (SPEC §24)
+RESULT_RULE, RESULT_EMPTY = result_sql(
+    "content", "role"
+)  # m011: what a result's text says (docs/definitions.md#tool-errors)
 ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.arguments")
 OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
@@ -343,7 +345,7 @@ class Loader:
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
             cols = ", ".join(schema.names)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
-        # an outcome read from the log never overrides one the user imported from a labels file (SPEC §20)
+        # an outcome read from the log never overrides one the user imported from a labels file (docs/outcomes.md#where-outcomes-come-from)
         con.execute(
             "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
             "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"

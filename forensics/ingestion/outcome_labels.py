@@ -1,5 +1,5 @@
 """Outcomes kept outside the logs (a CI job's verdicts, a grader's spreadsheet), imported into
-``conversation_outcomes`` by ``forensics outcomes FILE`` (SPEC §20).
+``conversation_outcomes`` by ``forensics outcomes FILE`` (docs/outcomes.md#where-outcomes-come-from).
 
 A labels file is CSV with a header or JSONL: ``id`` (a conversation's native id or its conversation id),
 ``success`` (true/false, 1/0, pass/fail, as :func:`grades.verdict` reads them) and optionally ``score``. A file

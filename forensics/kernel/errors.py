@@ -1,6 +1,6 @@
 """Exceptions the library raises for expected failures, and the exit codes the CLI maps them to.
 
-Library code never prints or exits; the CLI turns these into one-line messages (see STYLE §2).
+Library code never prints or exits; the CLI turns these into one-line messages.
 """
 
 from __future__ import annotations

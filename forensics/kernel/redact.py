@@ -1,4 +1,4 @@
-"""Secrets never leave through a report, a query result or an export (seed 000's Redactor rule).
+"""Secrets never leave through a report, a query result or an export (docs/definitions.md#masking).
 
 The warehouse keeps the raw text (it is the user's own data); everything rendered from it passes here, and
 the terms analyzers derive (keywords, topic terms) are cut from text with the secrets taken out. A snippet

@@ -237,7 +237,7 @@ def _findings(con: Any, request: Request) -> dict[str, Any]:
 
 
 def _secrets(con: Any, request: Request) -> dict[str, Any]:
-    """The secret exposure ledger (SPEC §28), read through the view an analyzer declares: each secret by kind and
+    """The secret exposure ledger (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom), read through the view an analyzer declares: each secret by kind and
     fingerprint, each copy linked to its masked position, the rotation checklist."""
     read = analyzers.view("secret_ledger")
     found = read(con) if read is not None else {"secrets": [], "rotation": []}
@@ -297,7 +297,7 @@ def _diff(con: Any, request: Request) -> dict[str, Any]:
 
 def _aligned(d: rundiff.RunDiff) -> list[dict[str, Any]]:
     """The alignment as the page's rows: each side's step (or none), the op, and whether it holds the first
-    divergence (SPEC §21: step ``d.divergence`` of A or of B)."""
+    divergence (docs/outcomes.md#run-diff: step ``d.divergence`` of A or of B)."""
     rows, marked = [], False
     for x in d.aligned:
         past = (x.a is not None and x.a >= d.divergence) or (x.b is not None and x.b >= d.divergence)

@@ -35,8 +35,8 @@ OUTCOMES = {
     "failed": "NOT o.success",
     "scored": "o.success IS NULL AND o.score IS NOT NULL",
     "unknown": "o.conversation_id IS NULL",
-}  # the outcome filter's choices (SPEC §20)
-# tokens sent (cached ones included, as SPEC §22 counts input) and received, per assistant message
+}  # the outcome filter's choices (docs/outcomes.md#where-outcomes-come-from)
+# tokens sent (cached ones included, as docs/usage.md#what-the-columns-mean counts input) and received, per assistant message
 TOKENS_IN = (
     "coalesce(u.input_tokens, 0) + coalesce(u.cache_read_input_tokens, 0) + coalesce(u.cache_creation_input_tokens, 0)"
 )

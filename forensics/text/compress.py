@@ -1,4 +1,4 @@
-"""Tool-result compression as the seed's harness does it (seed 001, improvement 4; SPEC §6).
+"""Tool-result compression as the seed harness does it (docs/definitions.md#tool-result-compression-replay).
 
 ``should_summarize`` decides, ``extract_key_info`` shrinks. Both are pure, so the replay over the warehouse
 (``forensics.analyzers.compression``, SQL in ``queries/compression_replay.sql``) can be checked against
@@ -7,7 +7,7 @@ them result by result.
 Units: sizes are UTF-8 bytes on both sides of the share rule, as the harness (Rust ``str::len``) measures
 them. The context of a tool result is everything before it on the main path.
 
-The bound. The seed keeps *every* error/panic/失败 line and promises the output "never grows too long"
+The bound. The seed harness keeps *every* error/panic/失败 line and promises the output "never grows too long"
 (全错误行 ... 不超长), so an input made only of error lines needs a cap. Ours: besides the first and last
 ``head_tail_lines`` lines, at most ``MAX_KEY_LINES`` (20) matching lines from the middle (the first ones:
 where a failure starts), and every kept line cut to ``MAX_LINE_CHARS`` (500) characters plus "…" (a

@@ -1,4 +1,4 @@
-"""Distinctive terms: TF-IDF over documents (conversations, topic segments) with our tokenizer (SPEC §7).
+"""Distinctive terms: TF-IDF over documents (conversations, topic segments) with our tokenizer (docs/definitions.md#tokenizer-and-keywords).
 
 A keyword summary says what a conversation talks about most; a distinctive term says what it talks about
 that the others do not. ``forensics.text.tfidf`` does the weighting, equal to scikit-learn's ``TfidfVectorizer``

@@ -1,11 +1,11 @@
-"""Keyword summaries (seed 001, improvement 3): the top content tokens of a set of messages.
+"""Keyword summaries (docs/definitions.md#tokenizer-and-keywords): the top content tokens of a set of messages.
 
 Stop words (Chinese and English lists shipped as files) are removed; single Han characters and one-letter
 tokens are tokens for matching but too ambiguous to stand as keywords, so summaries skip them. A token that
 only ever occurs inside a longer keyword (下文 inside 上下文) adds nothing and is folded into it.
 All-stop-word input gives an empty summary, never an error.
 
-``keyword_summary`` is the one function every summary uses: per conversation (user messages, the seed's
+``keyword_summary`` is the one function every summary uses: per conversation (user messages, the seed harness's
 fallback), per topic segment (the topic analyzer passes a segment's texts), per selection.
 """
 

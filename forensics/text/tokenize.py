@@ -1,8 +1,8 @@
-"""Tokenizer modes of SPEC §7: ``bigram``, ``jieba`` and ``jieba+bigram``.
+"""Tokenizer modes (docs/definitions.md#tokenizer-and-keywords): ``bigram``, ``jieba`` and ``jieba+bigram``.
 
 Text is NFKC-normalised first, so full-width letters and digits (ＡＢＣ１２) read as their ASCII forms.
 
-``bigram`` (seed 001, P2): every Han character is a token and so is every adjacent pair of Han characters
+``bigram``: every Han character is a token and so is every adjacent pair of Han characters
 (压缩架构 → 压 缩 架 构 压缩 缩架 架构); any non-Han character resets the window, so pairs never cross it.
 Words of other scripts, identifiers and paths (``useAiSend.ts``, ``src/ai/compact.rs``) stay whole,
 lower-cased; numbers (tokens without a letter: 42, 2025-07-15, 1.2.3) are dropped.

@@ -1,4 +1,4 @@
-"""The tuned values as constants for a harness written in another language (the seed's harness is Rust)."""
+"""The tuned values as constants for a harness written in another language (the seed harness is written in Rust)."""
 
 from __future__ import annotations
 

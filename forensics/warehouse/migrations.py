@@ -270,7 +270,7 @@ def m003_skipped_counts(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"COMMENT ON COLUMN {column} IS '{_sql_str(doc)}'")
 
 
-# Python's str.strip() whitespace (Unicode), for the §4 metrics computed once at import (see m004)
+# Python's str.strip() whitespace (Unicode), for the baseline metrics (docs/definitions.md#baseline-metrics) computed once at import (see m004)
 WHITESPACE = r"[\s\p{Z}\x{0B}\x{1C}-\x{1F}\x{85}]"
 TRIMMED_TEXT_MAX = 64  # characters: longer trimmed user messages are no continue-word nag, whatever the config
 
@@ -288,7 +288,7 @@ def derived_text_columns(text: str, role: str) -> dict[str, str]:
 
 @migration
 def m004_trimmed_text(con: duckdb.DuckDBPyConnection) -> None:
-    """The §4 baseline needs each user message stripped and each reply tested for blankness: a regex over
+    """The baseline (docs/definitions.md#baseline-metrics) needs each user message stripped and each reply tested for blankness: a regex over
     every message per report (2 s on a million) becomes three columns filled once, at import."""
     for column, typ, doc in (
         (
@@ -359,7 +359,7 @@ def m005_format_registry(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m006_decision_memory(con: duckdb.DuckDBPyConnection) -> None:
-    """Decision-memory harness databases (SPEC §15): conversations keep their project; decisions and their
+    """Decision-memory harness databases (docs/formats.md#decision-memory-harness-databases-decision-memory): conversations keep their project; decisions and their
     rejected options get tables of their own."""
     con.execute("ALTER TABLE conversations ADD COLUMN project VARCHAR")
     con.execute(
@@ -408,7 +408,7 @@ def m006_decision_memory(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m007_origin(con: duckdb.DuckDBPyConnection) -> None:
-    """Whose turn it is (SPEC §23): the harness's and the tools' text on the user role is not the person's."""
+    """Whose turn it is (docs/definitions.md#whose-turn-it-is): the harness's and the tools' text on the user role is not the person's."""
     con.execute("ALTER TABLE messages ADD COLUMN origin VARCHAR")
     con.execute(
         "COMMENT ON COLUMN messages.origin IS 'who wrote it: person, harness (text the tool wrote on the "
@@ -420,7 +420,7 @@ def m007_origin(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m008_outcomes(con: duckdb.DuckDBPyConnection) -> None:
-    """Which runs failed (SPEC §20): a benchmark's reward, an eval's score, a harness's resolved list, read
+    """Which runs failed (docs/outcomes.md#where-outcomes-come-from): a benchmark's reward, an eval's score, a harness's resolved list, read
     from the log or from a labels file, so that findings can be compared with outcomes."""
     _table(
         con,
@@ -485,7 +485,7 @@ def m009_secrets_found(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m010_speaker_name(con: duckdb.DuckDBPyConnection) -> None:
-    """Who spoke in a multi-agent run (SPEC §25): the decisive step's agent is a message's author."""
+    """Who spoke in a multi-agent run (docs/definitions.md#failure-analysis): the decisive step's agent is a message's author."""
     con.execute("ALTER TABLE messages ADD COLUMN name VARCHAR")
     con.execute(
         "COMMENT ON COLUMN messages.name IS 'the author''s name as the format gives it: OpenAI chat `name` "
@@ -496,7 +496,7 @@ def m010_speaker_name(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m011_error_source(con: duckdb.DuckDBPyConnection) -> None:
-    """Errors read right (SPEC §24): a result is an error when the format flags it or by one documented set of
+    """Errors read right (docs/definitions.md#tool-errors): a result is an error when the format flags it or by one documented set of
     content rules (``forensics.warehouse.tool_errors``); the column says which. A search that matched nothing
     is not an error. Existing rows are read again the way ingest reads new ones."""
     rules = "; ".join(f"{n}: {d}" for n, d in tool_errors.documented())
@@ -572,7 +572,7 @@ def m014_working_dir_branch(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m015_secret_call(con: duckdb.DuckDBPyConnection) -> None:
-    """The secret exposure ledger (SPEC §28) names the tool whose arguments carried a secret: a message with
+    """The secret exposure ledger (docs/secrets.md#the-exposure-ledger-which-secret-where-seen-by-whom) names the tool whose arguments carried a secret: a message with
     several calls needs the call's index beside its seq."""
     con.execute("ALTER TABLE secrets_found ADD COLUMN call_index INTEGER")
     con.execute(

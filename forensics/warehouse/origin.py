@@ -1,4 +1,4 @@
-"""Whose turn it is (SPEC §23): ``messages.origin`` says who wrote a message, whatever role it was logged on.
+"""Whose turn it is (docs/definitions.md#whose-turn-it-is): ``messages.origin`` says who wrote a message, whatever role it was logged on.
 
 ``person``       a human (or a simulated user) typing
 ``harness``      text the tool wrote on the user or system role: continue and resumption prompts, error notices

@@ -1,5 +1,5 @@
 """The person's own words in a person's message (``messages.person_text``): its text, less what the tool wrapped
-around them. A slash command or a prompt template the person invoked is the person's turn (SPEC §23, the
+around them. A slash command or a prompt template the person invoked is the person's turn (docs/definitions.md#whose-turn-it-is, the
 labeling guide §3), but its expanded body is the tool's text: titles, keywords, topic cues and the findings
 read these words, never the body.
 

@@ -1,4 +1,4 @@
-"""When a tool result is an error (SPEC §24): the format flags it, or one documented set of content rules does.
+"""When a tool result is an error (docs/definitions.md#tool-errors): the format flags it, or one documented set of content rules does.
 
 ``tool_calls.is_error`` is true when the importer read the format's own flag (an ``is_error`` field, an exit
 status the format records, a failure the format writes in its own words), ``error_source = 'format'``; else

@@ -1,4 +1,4 @@
-"""Baseline metrics (SPEC §4): the seed's table, per conversation and as means, plus three charts; and where the
+"""Baseline metrics (docs/definitions.md#baseline-metrics): the seed's table, per conversation and as means, plus three charts; and where the
 person said the assistant's work failed them (``user_pushback``: "still cannot drag", "same error", a traceback
 pasted back), the visible failure a reviewer opens a conversation for."""
 

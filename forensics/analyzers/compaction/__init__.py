@@ -93,7 +93,7 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"compaction": "Context compaction (seed 004): when the harness summarises old messages."},
+    sections={"compaction": "Context compaction: when the harness summarises old messages."},
     keys=(
         Key(
             "compaction",
@@ -115,7 +115,7 @@ ANALYZER = Analyzer(
             "compaction",
             "summary_tokens",
             500,
-            "the summary's size when the audit replays the rule (the seed's target length)",
+            "the summary's size when the audit replays the rule (the seed harness's target length)",
             "tokens (chars/4)",
             "COMPACTION_SUMMARY_TOKENS",
         ),

@@ -79,7 +79,7 @@ class Row:
 
     @property
     def category(self) -> str:
-        """SPEC §26's category: path, command, error, instruction, decision, number."""
+        """The category (docs/metrics.md#compaction): path, command, error, instruction, decision, number."""
         return CATEGORY[self.kind]
 
 

@@ -20,7 +20,7 @@ Kinds and where they come from (``Mention.channel``):
 - ``task``        a sentence matching ``task_patterns``, and every todo-list item (TodoWrite, update_plan)
                   that is not completed.
 
-Stated facts (constraint, decision, task) are sets of terms (the §7 tokenizer's content tokens, the trigger
+Stated facts (constraint, decision, task) are sets of terms (the tokenizer's content tokens, docs/definitions.md#tokenizer-and-keywords; the trigger
 words left out); two statements are the same fact when they share ``repeat_share`` of the shorter one's
 terms and at least two of them, or one name (a path, an identifier, a code such as E0425). A question (a
 sentence ending in ? or ？) that matches a stated fact the same way is a mention of it on channel
@@ -50,7 +50,7 @@ from forensics.text.keywords import content_tokens
 
 TEXT_KINDS = ("constraint", "decision", "task")
 KINDS = ("file", "search", "command", "identifier", "number", "error", *TEXT_KINDS)
-# the categories of SPEC §26, each made of kinds: files and paths, commands (a search is one), errors seen, the
+# the categories (docs/metrics.md#compaction), each made of kinds: files and paths, commands (a search is one), errors seen, the
 # person's instructions (constraints and open tasks), decisions, numbers and identifiers
 CATEGORIES = {
     "path": ("file",),

@@ -1,9 +1,9 @@
-"""Replay of the harness's compaction rule (seed 004) over every conversation, and a sweep of its settings.
+"""Replay of the harness's compaction rule (the seed harness's, docs/harness-config.md#compaction) over every conversation, and a sweep of its settings.
 
 The rule: the context is estimated at characters / 4 (message text and tool-call arguments; a leading system
 prompt always stays); once it exceeds ``max_tokens``, the old messages become one summary of
 ``summary_tokens`` and the ``keep_recent`` most recent messages stay verbatim. The check runs after every
-message, as the seed's agent loop does before each model call.
+message, as the seed harness's agent loop does before each model call.
 
 For each pair of ``compaction_pairs`` (a fact mentioned at ``first``, needed again at ``need``) the replay asks:
 did a compaction fall between them (*needed after a compaction*), and was ``first`` outside the window the

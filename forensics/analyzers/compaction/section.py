@@ -1,4 +1,4 @@
-"""What compaction dropped (seed 001 类型3, seed 004's rule): an audit of every logged compaction with evidence,
+"""What compaction dropped (drift type 3 of docs/definitions.md#drift-phenomena; the seed harness's rule): an audit of every logged compaction with evidence,
 and a replay of the harness's ``[compaction]`` rule with a sweep of its settings.
 
 Per logged compaction (``events`` kind compaction: Claude Code's compact_boundary, Codex's compacted, ...):
@@ -166,7 +166,7 @@ def _metrics(a: Audit, rows: list[Row], here: dict[str, Any], sweep: list[dict[s
 
 
 def by_category(rows: list[Row], shares: bool = True) -> dict[str, dict[str, Any]]:
-    """Per SPEC §26 category: the tally, and over the corpus ``kept_share`` (kept of the judged: kept and dropped),
+    """Per category (docs/metrics.md#compaction): the tally, and over the corpus ``kept_share`` (kept of the judged: kept and dropped),
     ``summary_kept_share`` (kept by the summary of the facts only the summary could keep: those no kept message
     holds) and ``needed_after_share`` (needed again of the dropped); None where there is nothing to share."""
     out: dict[str, dict[str, Any]] = {}

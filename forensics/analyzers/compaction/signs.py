@@ -1,4 +1,4 @@
-"""Signs that the context lacked something it once had, found without knowing what it held (seed 001 §三 类型3).
+"""Signs that the context lacked something it once had, found without knowing what it held (drift type 3, docs/definitions.md#drift-phenomena).
 
 **Not found, then search**: a call fails on a path or name ("not found", 不存在, ENOENT, os error 2) and
 within ``drift.rediscovery_window`` messages a search or listing looks for it (its target is the failed path's

@@ -1,4 +1,4 @@
-"""Tool-result compression replay (SPEC §6): what the seed's harness would cut, and what a threshold sweep does.
+"""Tool-result compression replay (docs/definitions.md#tool-result-compression-replay): what the seed harness would cut, and what a threshold sweep does.
 
 The per-result work (context before each result, should_summarize, the size extract_key_info leaves) is the
 named query ``compression_replay`` (DuckDB, mirrors ``forensics.text.compress``). It runs once, at the loosest
@@ -310,7 +310,7 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"tool_result": "Tool-result compression (seed 001, improvement 4)."},
+    sections={"tool_result": "Tool-result compression (docs/definitions.md#tool-result-compression-replay)."},
     keys=(
         Key(
             "tool_result",

@@ -1,4 +1,4 @@
--- Tool-result compression replay (SPEC §6): every tool result, its context, whether it is summarized and its size after
+-- Tool-result compression replay (docs/definitions.md#tool-result-compression-replay): every tool result, its context, whether it is summarized and its size after
 -- should_summarize and extract_key_info of forensics/text/compress.py, line for line: summarized when over
 -- [tool_result] summarize_bytes or over summarize_share of the context (UTF-8 bytes of everything before it on the
 -- main path); the summary keeps the first and last head_tail_lines lines, at most 20 error/panic/失败 lines between

@@ -8,7 +8,7 @@ badly. For each switch at position s (a user message):
   specific targets (``identifiers.target_tokens``) of its tool-call argument values (not their keys: every call of
   a tool shares those) and of the person's and the assistant's text (not the harness's, not tool output); a
   number, an abbreviation or a bare id (a user or reservation id both topics use) is no evidence
-  (``identifiers.names_something``); requests start at the person's turns (``messages.origin``, SPEC §23);
+  (``identifiers.names_something``); requests start at the person's turns (``messages.origin``, docs/definitions.md#whose-turn-it-is);
 - the new topic's vocabulary is the user message at s (targets and content tokens) plus the targets of its
   segment after this turn, at most ``NEW_WINDOW`` messages of it (a file the new topic keeps using is no
   evidence of the old one: topics share files, e.g. src/ai/agentic.rs; but further on the segment may hold a

@@ -23,7 +23,10 @@ from forensics.analyzers.drift.corpus import Distribution
 MIN_VALUES = 20  # values of one kind before its fence is fitted (Tukey's fence over fewer says little)
 MIN_CONVERSATIONS = 5  # ... coming from at least this many conversations: one long session is no norm
 MIN_AGENT_CONVERSATIONS = 5  # conversations of one agent before "most of them" is a property of the agent
-SEED_FORMATS = ("sqlite", "jsonl")  # the seed harness's own stores: the kind of agent seed 001's thresholds describe
+SEED_FORMATS = (
+    "sqlite",
+    "jsonl",
+)  # the seed harness's own stores: the kind of agent the seed harness's thresholds describe
 
 
 def kind_of(fmt: str | None, sub_agent: bool = False) -> str:

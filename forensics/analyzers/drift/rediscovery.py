@@ -1,4 +1,4 @@
-"""Drift type 3, compaction topic loss (seed 001 §三 类型3), read from the compaction audit (``forensics.analyzers.compaction``).
+"""Drift type 3, compaction topic loss (docs/definitions.md#drift-phenomena), read from the compaction audit (``forensics.analyzers.compaction``).
 
 Three kinds of episode, each about what happened, never what a harness would have done:
 - **dropped, then needed** (the audit's severity): a logged compaction dropped a fact (in neither its summary

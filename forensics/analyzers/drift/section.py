@@ -1,10 +1,10 @@
-"""Drift phenomena (SPEC §5, seed 001 §三): the five ways long conversations lose the thread, with evidence.
+"""Drift phenomena (docs/definitions.md#drift-phenomena): the five ways long conversations lose the thread, with evidence.
 
 Per conversation each type gets a severity (none / low / high, thresholds in ``[drift]``), the rule that
 fired and the positions that prove it; type 4 says "not computed" until the topic analyzer's
 ``topic_switches`` table exists. Every episode lands in the warehouse table ``drift_findings`` (one row per
 episode, plus a 'none' row per conversation and type so a query sees all five), and the worst episode of
-each type becomes a report finding. Secondary signals (seed §四): echo rate and continue-fatigue.
+each type becomes a report finding. Secondary signals: echo rate and continue-fatigue.
 
 1 tool_result_crowding  asst_tool_ratio low while a result exceeds tool_result.summarize_bytes; evidence:
                         the largest results
@@ -421,7 +421,7 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str], kinds: dict[str, 
 
 
 def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    """The person's continue-nags (SPEC §23: a harness's "Please continue" is none) with their positions, and the
+    """The person's continue-nags (docs/definitions.md#whose-turn-it-is: a harness's "Please continue" is none) with their positions, and the
     tool calls in the turn before each (mean)."""
     return arrow(
         con,

@@ -1,9 +1,9 @@
 -- Tool use per request (a person's message and everything up to their next one): calls, distinct targets a reader would count, rounds, widest round, and the kind of agent (format, model) whose norm it is held against
--- A request starts at a message whose origin is 'person' (SPEC §23): harness text and tool output on the user role
+-- A request starts at a message whose origin is 'person' (docs/definitions.md#whose-turn-it-is): harness text and tool output on the user role
 -- start none. A target is what a call names: a file or path, a URL, a query or pattern, a command (digit runs
 -- made N, so paging through one file with sed -n 1,200p / 201,400p is one target), else the call's arguments with
 -- id fields taken out (get_reservation_details for two reservations is one target). Not targets: writes (Write,
--- Edit, apply_patch, replace...: SPEC §5 counts what a request *reads*; a heredoc's body is no target), build, test
+-- Edit, apply_patch, replace...: docs/definitions.md#drift-phenomena counts what a request *reads*; a heredoc's body is no target), build, test
 -- and package runs naming no file (cargo, npm, make, pytest, ...: the work, not a read), state-keeping
 -- tools (todo lists, plans: Claude Code's TodoWrite, Codex's update_plan, Gemini CLI's write_todos, Cursor's
 -- todo_write), questions to the person and completion calls, polls of one running process (Codex's write_stdin,
@@ -23,7 +23,7 @@ raw AS (
                           || 'sequential_?thinking|ask_?user(?:_?question)?|ask_followup_question|request_user_input|'
                           || 'attempt_completion|complete_task|submit|write_stdin|bash_?output|kill_?(?:shell|bash)|'
                           || 'task_?output)$')
-           -- writes: the request's work, not what it read (SPEC §5: targets *read* for one request)
+           -- writes: the request's work, not what it read (docs/definitions.md#drift-phenomena: targets *read* for one request)
            OR regexp_matches(t.name, '(?i)^(?:mcp__\w+__)?(?:write|edit|multi_?edit|apply_patch|replace|'
                              || 'replace_in_file|write_(?:to_)?file|edit_file|create|insert|notebook_?edit|'
                              || 'search_replace|canmore\.\w+)$') AS uncounted,

@@ -1,9 +1,9 @@
-"""What went wrong (SPEC §25): each failed or problem-bearing run's signature (how it ended, its recurring
+"""What went wrong (docs/definitions.md#failure-analysis): each failed or problem-bearing run's signature (how it ended, its recurring
 error as a template, its decisive step and agent), the clusters of equal signatures with their lift, and the
 worst runs with the step where they went wrong.
 
 A run is *failed* when ``conversation_outcomes`` says so, *problem-bearing* when ``problem_findings`` (the
-problem detectors of SPEC §24, when that table exists) holds a finding of it. A cluster is the runs whose
+problem detectors (docs/definitions.md#problems-a-reviewer-flags), when that table exists) holds a finding of it. A cluster is the runs whose
 (end, error template) are equal; its name is made of those parts. Every graded run is signed, so a cluster
 counts the passed runs with the same signature too, but only clusters holding a failed or problem-bearing run
 are listed. Its lift is the share of failed runs in it over the share of passed runs in it, with a 95 %

@@ -1,7 +1,7 @@
-"""Where a failed run went wrong (SPEC §25): the decisive step and the agent that took it.
+"""Where a failed run went wrong (docs/definitions.md#failure-analysis): the decisive step and the agent that took it.
 
 1. **Against a passed run of the same task** (``outcomes.detail.task``): the first divergence of the run diff
-   (SPEC §21, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
+   (docs/outcomes.md#run-diff, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
    have tool-call steps and the failed one has a step there.
 2. **Else from the run itself**, the earliest reply (an assistant message after the task, with something to
    say) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement

@@ -1,6 +1,6 @@
-"""What failed runs did differently (SPEC §25): features of graded runs compared between failed and passed ones.
+"""What failed runs did differently (docs/definitions.md#failure-analysis): features of graded runs compared between failed and passed ones.
 
-Features of a run: ``problem: <kind>`` (a finding in ``problem_findings``, SPEC §24, when the table exists),
+Features of a run: ``problem: <kind>`` (a finding in ``problem_findings``, docs/definitions.md#problems-a-reviewer-flags, when the table exists),
 ``ended: <how>`` (its end, except the ends the harness decides: ``signature.GRADE_REVEALING_ENDS``, counted
 instead), ``error: <template>`` (an error template it shows at least once) and ``tools: <a> → <b>`` (two tool
 calls in a row, by name). All are read on the messages before any grade-revealing text.

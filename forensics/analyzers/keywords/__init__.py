@@ -1,6 +1,6 @@
-"""Keywords (SPEC §7): per conversation, the top keywords of its user messages and its distinctive terms.
+"""Keywords (docs/definitions.md#tokenizer-and-keywords): per conversation, the top keywords of its user messages and its distinctive terms.
 
-The user messages are what the seed's fallback summarises (extract_keyword_summary: the user's words are
+The user messages are what the seed harness's fallback summarises (extract_keyword_summary: the user's words are
 the anchors a compaction must keep), read by the person's own words (``messages.person_text``): a harness
 message, a command's expansion or a template's body gives no keyword. Each distinct text is tokenized once (short replies such as 继续 repeat
 thousands of times), with the tokenizer mode and top_k of ``[keyword]``. The terms land in the warehouse
@@ -160,7 +160,7 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"keyword": "Keyword summaries and the tokenizer (seed 001, improvement 3 and P2)."},
+    sections={"keyword": "Keyword summaries and the tokenizer (docs/definitions.md#tokenizer-and-keywords)."},
     keys=(
         Key(
             "keyword",

@@ -1,9 +1,9 @@
-"""Decision memory (SPEC §15, seed 003): settled decisions re-opened, forgotten, contradicted or never recorded,
+"""Decision memory (docs/memory.md): settled decisions re-opened, forgotten, contradicted or never recorded,
 and a replay of the harness's retrieval on a fixed question set.
 
 The findings come from ``rules`` over the conversations of decision-memory sources (``conversations.project``)
 and land in ``memory_findings``. With a question file (``--questions``) the section also replays the seed's
-ranking (``retrieval``) at the config's ``[memory]`` values and over the sweep of §15; its ``retrieval_sweep``
+ranking (``retrieval``) at the config's ``[memory]`` values and over the sweep of docs/memory.md#retrieval-replay---questions-file; its ``retrieval_sweep``
 chart carries the one-key-at-a-time rows (the report layer draws it). ``replay`` is what the tuner calls.
 """
 
@@ -236,8 +236,7 @@ ANALYZER = Analyzer(
     TITLE,
     run,
     sections={
-        "memory": "Decision memory (seed 003; docs/memory.md): the harness's retrieval and the cues the memory "
-        "analyzer reads."
+        "memory": "Decision memory (docs/memory.md): the harness's retrieval and the cues the memory analyzer reads."
     },
     keys=(
         Key("memory", "top_k", 5, "decisions injected into the prompt per question", "decisions", "MEMORY_TOP_K"),

@@ -160,7 +160,7 @@ def _on_word_boundaries(text: str, cue: str) -> tuple[int, int] | None:
 
 
 def terms(text: str, mode: str) -> set[str]:
-    """The §7 content tokens of ``text`` as a set (what titles and questions are matched on)."""
+    """The tokenizer's content tokens of ``text`` as a set (what titles and questions are matched on)."""
     return set(content_tokens(text or "", mode))
 
 

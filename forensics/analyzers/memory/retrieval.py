@@ -1,11 +1,11 @@
-"""Retrieval replay (SPEC §15): the seed's ``retrieve_decisions`` ranking, question by question.
+"""Retrieval replay (docs/memory.md#retrieval-replay---questions-file): the seed's ``retrieve_decisions`` ranking, question by question.
 
 For a question of project P at time ``at``, every decision of P scores
 ``similarity / (1 + time_decay * age_days) + importance_weight * importance_score``; those with
 similarity ≥ ``similarity_threshold`` are ranked (ties: the newer first, as the seed's ``ORDER BY created_at
 DESC`` then a stable sort) and the ``top_k`` best are injected. ``age_days`` is whole days, as the seed's
 ``(now - created_at).days``, never negative. similarity is the cosine of the stored embeddings when the
-question carries one and the decision has one of the same length, else the TF-IDF cosine of the §7 content
+question carries one and the decision has one of the same length, else the TF-IDF cosine of the tokenizer's content
 tokens of the question and the decision's title + content (scikit-learn: raw counts, smoothed idf
 ``ln((1 + n) / (1 + df)) + 1`` over the n decisions of the project, l2 norm).
 

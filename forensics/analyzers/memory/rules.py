@@ -1,4 +1,4 @@
-"""The four findings of SPEC §15 over the selected conversations of decision-memory sources.
+"""The four findings (docs/memory.md#the-four-findings) over the selected conversations of decision-memory sources.
 
 DuckDB narrows the messages to candidates (an assistant message holding a rejected option's name, a user
 message holding a question cue, a message holding a decision cue); Python reads their sentences. Each rule

@@ -8,7 +8,7 @@ from forensics.analyzers.tuner import Recommendation, TuneContext
 
 
 def memory_retrieval(t: TuneContext) -> list[Recommendation]:
-    """[memory] retrieval keys on a question set (SPEC §15): the sweep point with the highest recall@k, then MRR,
+    """[memory] retrieval keys on a question set (docs/memory.md#retrieval-replay---questions-file): the sweep point with the highest recall@k, then MRR,
     then the smallest injected size; among equals the fewest and smallest changes from the current values."""
     from forensics.analyzers.memory import replay
     from forensics.analyzers.memory.retrieval import KEYS

@@ -1,4 +1,4 @@
-"""The problems a reviewer flags (SPEC §24): eight kinds, one module per family of evidence.
+"""The problems a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): eight kinds, one module per family of evidence.
 
 - ``person``: the person's own turns: ``user_repeated`` (said again / asked again), ``frustration``;
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
@@ -205,7 +205,7 @@ ANALYZER = Analyzer(
         derived.Table(
             TABLE,
             "selection",
-            "one row per problem a reviewer flags (SPEC §24): kind, the first cited "
+            "one row per problem a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): kind, the first cited "
             "main-path position, every cited position, a verbatim quote, the rule and the norm",
         ),
     ),

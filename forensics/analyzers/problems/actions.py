@@ -1,4 +1,4 @@
-"""What the agent's calls show (SPEC §24): the same action repeated with the same result while nothing changed
+"""What the agent's calls show (docs/definitions.md#problems-a-reviewer-flags): the same action repeated with the same result while nothing changed
 (``redundant_work``, and ``loop`` from the third time), and the same error met again and again by one tool
 (``loop``; "the same error" as the failure signature reads it, ``forensics.analyzers.signature``). SQL does the grouping over every call; Python only shapes the few groups that repeat.
 

@@ -1,4 +1,4 @@
-"""The context a run built (SPEC §24 ``context_crowded``, ``lost_focus``).
+"""The context a run built (docs/definitions.md#problems-a-reviewer-flags ``context_crowded``, ``lost_focus``).
 
 ``context_crowded``: the main path holds at least ``CROWDED_TOKENS`` (characters / 4, GUIDE §5), tool output
 makes up at least ``TOOL_SHARE`` of it, and bulky outputs (``BULKY_CHARS`` each) at least ``BULKY_SHARE`` of

@@ -1,4 +1,4 @@
-"""Claims held against the run's own evidence (SPEC §24 ``gave_up_or_false_success``): the assistant says the
+"""Claims held against the run's own evidence (docs/definitions.md#problems-a-reviewer-flags ``gave_up_or_false_success``): the assistant says the
 work is done while its last results are errors, or the person's next turn says it failed; it declines a task its
 tools could do. SQL preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
 

@@ -1,10 +1,10 @@
-"""Instructions checked against the replies that follow them, where a check is mechanical (SPEC §24
+"""Instructions checked against the replies that follow them, where a check is mechanical (docs/definitions.md#problems-a-reviewer-flags
 ``instruction_violated``): a format asked for (a fenced code block of a language, JSON only), a word not to be
 used, one question at a time, a code construct banned ("No functions or variable declarations", "No f-strings"),
 no change at all ("Do not modify files": held against the calls that follow).
 
 Two steps; the instructions come from the one extractor of the rules of a run (``forensics.analyzers.rules``,
-SPEC §27), which the rules audit reads too:
+docs/definitions.md#rules-a-run-was-given), which the rules audit reads too:
 
 - ``extract(con)`` lists the explicit instructions (``Instruction``: where it was given, what it asks, the
   positions it holds over): the per-request asks of person turns and system prompts among the rules;

@@ -1,4 +1,4 @@
-"""A problem a reviewer flags (SPEC §24): its kind, where it shows, a verbatim quote, the rule and the norm."""
+"""A problem a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): its kind, where it shows, a verbatim quote, the rule and the norm."""
 
 from __future__ import annotations
 

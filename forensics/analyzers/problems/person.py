@@ -1,4 +1,4 @@
-"""What the person's own turns show (SPEC §24): they had to repeat or correct (``user_repeated``), they are
+"""What the person's own turns show (docs/definitions.md#problems-a-reviewer-flags): they had to repeat or correct (``user_repeated``), they are
 exasperated with the assistant (``frustration``). Only ``messages.origin = 'person'`` turns are read, in the
 person's own words (``messages.person_text``: not a slash command's expansion, a template's body or the IDE's
 context); SQL picks them, the rules read each one's first ``HEAD`` characters (what they say, not the log they

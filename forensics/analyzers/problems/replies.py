@@ -1,4 +1,4 @@
-"""What the assistant's replies show (SPEC §24 ``loop``): asking the person for input again and again instead of
+"""What the assistant's replies show (docs/definitions.md#problems-a-reviewer-flags ``loop``): asking the person for input again and again instead of
 doing the task. Three or more replies in a row that each ask the person to add, provide, share or paste something,
 with no call of the agent and no person turn between (only the harness's turns: confirmations, files added), are
 the same action repeated without progress (GUIDE §5 loop): rule ``asked_for_input_N_times``. SQL picks the replies

@@ -1,4 +1,4 @@
-"""Rules per run (SPEC §27): the rules a run was given (instruction files the log shows injected, system prompts,
+"""Rules per run (docs/definitions.md#rules-a-run-was-given): the rules a run was given (instruction files the log shows injected, system prompts,
 the person's standing instructions and per-request asks), whether each was in the context, and where a program can
 check it, each later turn that kept or broke it, with its evidence.
 
@@ -33,7 +33,7 @@ ANALYZER = Analyzer(
         derived.Table(
             RULES_TABLE,
             "selection",
-            "one row per rule a run was given (SPEC §27): where it came from "
+            "one row per rule a run was given (docs/definitions.md#rules-a-run-was-given): where it came from "
             "(instruction file and path, system prompt, the person), the position that put it in the context "
             "(and the last it holds at), its words, its check or `unchecked`, turns kept and broken",
         ),

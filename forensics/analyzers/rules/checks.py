@@ -1,4 +1,4 @@
-"""Which rules a program can check, and how: a rule's words mapped to a ``Check`` (SPEC §27).
+"""Which rules a program can check, and how: a rule's words mapped to a ``Check`` (docs/definitions.md#rules-a-run-was-given).
 
 A rule is checkable when its words name something the log records: a command or tool it forbids, a program to use
 instead of another (a package manager), a path not to touch, tests before a commit, the reply's language, no emoji,

@@ -1,5 +1,5 @@
 """The rules a run was given, from its own log: the one extractor the rules audit and the ``instruction_violated``
-problem kind both read (SPEC §27, §24).
+problem kind both read (docs/definitions.md#rules-a-run-was-given, docs/definitions.md#problems-a-reviewer-flags).
 
 Three kinds of rule, each with the position where it entered the model's context:
 

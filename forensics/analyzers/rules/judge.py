@@ -1,4 +1,4 @@
-"""Each later turn that kept or broke a checkable rule, with its evidence (SPEC §27).
+"""Each later turn that kept or broke a checkable rule, with its evidence (docs/definitions.md#rules-a-run-was-given).
 
 A rule is judged only where the log records what it is about: a forbidden command against every shell command
 run after it, a program to use instead of another against the commands that run either, a path not to touch

@@ -1,4 +1,4 @@
-"""Where a log shows an instruction file was put into the model's context, and its text (SPEC §27).
+"""Where a log shows an instruction file was put into the model's context, and its text (docs/definitions.md#rules-a-run-was-given).
 
 Each harness injects its instruction files in its own words, and those words are what a transcript keeps:
 

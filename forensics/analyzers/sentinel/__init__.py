@@ -1,4 +1,4 @@
-"""Sentinel compliance (SPEC §9, seed 000 §三): classify every final reply, replay the per-model compliance
+"""Sentinel compliance (docs/definitions.md#sentinel-compliance): classify every final reply, replay the per-model compliance
 state machine over history, find each degraded conversation's onset and whether it led visible failure.
 
 The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``ComplianceTracker`` and
@@ -40,7 +40,7 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"sentinel": "Sentinel (canary) compliance (seed 000, §三)."},
+    sections={"sentinel": "Sentinel (canary) compliance (docs/definitions.md#sentinel-compliance)."},
     keys=(
         Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
         Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),

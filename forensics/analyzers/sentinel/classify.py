@@ -1,4 +1,4 @@
-"""The sentinel line and the verdict on one reply (SPEC §9; seed 000 §三.2 stripForDisplay, §三.3 classify).
+"""The sentinel line and the verdict on one reply (docs/definitions.md#sentinel-compliance; the seed harness's stripForDisplay and classify).
 
 Only the trailing sentinel counts: the *last* marker in the reply. A model that talks about the protocol
 quotes the marker in its body (a closed marker followed by more text, or an unclosed one followed by a

@@ -1,5 +1,5 @@
 """The report section: which models comply, where each degraded conversation started, and whether the
-sentinel warned before the user or a tool did (SPEC §9). Model states come from the whole history; every
+sentinel warned before the user or a tool did (docs/definitions.md#sentinel-compliance). Model states come from the whole history; every
 count is restricted to the selection."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The per-model compliance state machine (SPEC §9; seed 000 §三.3 evaluateReply), replayed over history.
+"""The per-model compliance state machine (docs/definitions.md#sentinel-compliance; the seed harness's evaluateReply), replayed over history.
 
 The probe must stay silent on models that never comply (a probe users learn to ignore is worse than none),
 so only a model that has produced a Healthy reply is *known compliant* and can raise an alarm; a model with

@@ -142,7 +142,7 @@ def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None 
 def asked(judged: pl.DataFrame) -> pl.DataFrame:
     """The judged replies of the harness installations that ask for the sentinel: a reply is judged when some
     conversation kept in its folder carries the marker (a system prompt or injected text asking for it, or a reply
-    writing it: no model writes it unasked). A model never asked is not Missing; it is not judged (SPEC §9)."""
+    writing it: no model writes it unasked). A model never asked is not Missing; it is not judged (docs/definitions.md#sentinel-compliance)."""
     scopes = judged.filter(pl.col("asks"))["scope"].unique()
     return judged.filter(pl.col("scope").is_in(scopes.implode()))
 

@@ -1,4 +1,4 @@
-"""Skill-trigger replay (SPEC §19, seed 000 §六): the harness's trigger table held against the skills the model
+"""Skill-trigger replay (docs/metrics.md#skills): the harness's trigger table held against the skills the model
 loaded, per skill, with the requests that prove it and the phrases that would catch the misses.
 
 The replay and its verdicts: ``replay``; the proposed phrases: ``propose``; the table: ``table``. Without a
@@ -398,15 +398,14 @@ ANALYZER = Analyzer(
     TITLE,
     run,
     sections={
-        "skills": "Skill routing (seed 000, §六; docs/metrics.md#skills): the harness's trigger table and how "
-        "the model loads skills."
+        "skills": "Skill routing (docs/metrics.md#skills): the harness's trigger table and how the model loads skills."
     },
     keys=(
         Key(
             "skills",
             "triggers",
             "",
-            "the trigger table the harness routes skills with (seed 000's skill_triggers.json: "
+            "the trigger table the harness routes skills with (skill_triggers.json: "
             '{"schema": 1, "skills": {"<skill id>": ["phrase", ...]}}); relative to this file; empty: none',
             "path",
         ),

@@ -1,5 +1,5 @@
 """`forensics tune --triggers FILE --holdout`: the proposed phrases judged on conversations they were not cut from,
-beside the trivial routers (SPEC's do-no-harm rule).
+beside the trivial routers (the do-no-harm rule of docs/definitions.md#topic-switches, applied to routers).
 
 The conversations are split in two by a hash of their id. Phrases are proposed on one half and the router is
 replayed on the other, then the halves swap, and the counts of both are added: every conversation is judged

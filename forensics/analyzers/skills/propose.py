@@ -1,12 +1,12 @@
 """Trigger phrases for the table's misses: words of the requests before the model's own loads of a skill.
 
 Candidates are cut from the missed requests themselves (a phrase must be a substring of what it should match):
-runs of one to three words (jieba's words in Chinese, SPEC §7; whole words elsewhere) with nothing but one
+runs of one to three words (jieba's words in Chinese, docs/definitions.md#tokenizer-and-keywords; whole words elsewhere) with nothing but one
 space between them, starting and ending on a content word (no stop word, no single Han character or letter,
 no number, path or identifier, nothing a secret rule matches). How distinctive a candidate is of the skill:
 of the requests holding it (every request of the selection), the share whose turn loaded that skill. The
 router is replayed with each candidate added and, one at a time, the one that gains the most hits net of the
-false fires it adds is kept, only while it catches more requests than it fires on wrongly (seed 000: better to
+false fires it adds is kept, only while it catches more requests than it fires on wrongly (the seed harness's rule: better to
 miss than to fire wrongly) and more than one, unless the skill's own words (its id, the body it was loaded
 with) hold the phrase: one request alone is an anecdote ("great, now make slides" is no trigger for slides).
 Among equals: the skill's own words first, then fewer false fires, the more distinctive, more words (the more

@@ -1,6 +1,6 @@
-"""The seed's SkillRouter replayed over the user's requests, held against the skills the model loaded itself.
+"""The seed harness's SkillRouter replayed over the user's requests, held against the skills the model loaded itself.
 
-The router (seed 000 §六): a user message is matched against every phrase of the table, case-insensitive; of
+The router (docs/metrics.md#skills): a user message is matched against every phrase of the table, case-insensitive; of
 the skills not yet loaded in the conversation, the one with the longest matching phrase is injected (ties: the
 table's order), at most one per message. A skill counts as loaded once the replayed router or the model has
 loaded it. Requests and harness text are told apart by the named query ``skill_messages``; the model's loads

@@ -1,8 +1,8 @@
 -- Every tool call that loads a skill ([skills] tools), with the skill it names ([skills] argument_keys)
--- SPEC §19: Claude Code's Skill tool (input {"skill": "pdf"}, older {"command": "pdf"}), a harness's
+-- docs/metrics.md#skills: Claude Code's Skill tool (input {"skill": "pdf"}, older {"command": "pdf"}), a harness's
 -- meta.loadSkill ({"name": ...}). `skill` is the first of the argument keys that holds text (or the argument
 -- itself when it is a JSON string); `failed`: the call's result is an error (no skill was loaded); `synthetic`:
--- the harness's own router injected it (`"_synthetic": true`, seed 000), so it is no load of the model's;
+-- the harness's own router injected it (`"_synthetic": true`, the seed harness), so it is no load of the model's;
 -- `result_position`: the message holding the call's result (a meta.loadSkill result is the skill's body).
 SELECT t.conversation_id, t.position, t.call_index, t.name AS tool, t.result_position,
        CASE WHEN NOT json_valid(t.arguments) THEN NULL

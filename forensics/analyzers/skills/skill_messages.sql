@@ -1,5 +1,5 @@
 -- Every main-path user message as a skill router sees it: a request, or harness text (skill body, command, ...)
--- SPEC §19. `kind`: request (what the router is replayed over); skill_body (the text of a loaded skill: Claude
+-- What the router reads: docs/metrics.md#skills. `kind`: request (what the router is replayed over); skill_body (the text of a loaded skill: Claude
 -- Code's "Base directory for this skill: <dir>" body, or its note that a skill was loaded before); command (a
 -- slash command, <command-name>/x</command-name>); compaction (a summary that continues a compacted session);
 -- notice (an interruption, hook feedback, the local-command caveat); tool_result (the message carries tool

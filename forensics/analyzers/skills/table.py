@@ -1,4 +1,4 @@
-"""The trigger table a harness routes skills with (seed 000's ``skill_triggers.json``), read and checked.
+"""The trigger table a harness routes skills with (``skill_triggers.json``: docs/metrics.md#skills), read and checked.
 
 ``{"schema": 1, "skills": {"<skill id>": ["phrase", ...]}}``: skills and phrases in file order (the order breaks
 ties between equally long phrases); other top-level keys (a comment, a note) are kept when the file is
@@ -23,7 +23,7 @@ SHAPE = '{"schema": 1, "skills": {"<skill id>": ["phrase", ...]}}'
 
 
 class TriggerTableError(ForensicsError):
-    """The trigger table is missing, not JSON, or not seed 000's shape."""
+    """The trigger table is missing, not JSON, or not of the table's shape (``SHAPE``)."""
 
 
 @dataclass(frozen=True)

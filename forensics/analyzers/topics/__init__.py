@@ -1,4 +1,4 @@
-"""Topic-switch detection (SPEC §8, seed 001 improvement 5): topics per judged message, conservative markers.
+"""Topic-switch detection (docs/definitions.md#topic-switches): topics per judged message, conservative markers.
 
 Writes two warehouse tables for every conversation (so `forensics query topic_switches` and the interleave
 analysis read them): ``message_topics`` (one row per judged message: topic, confidence, raw switch score)
@@ -491,7 +491,7 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"topic": "Topic-switch detection (seed 001, improvement 5)."},
+    sections={"topic": "Topic-switch detection (docs/definitions.md#topic-switches)."},
     keys=(
         Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
         Key(

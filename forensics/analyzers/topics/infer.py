@@ -1,11 +1,11 @@
-"""Topic inference per judged message, and the seed's conservative switch marker.
+"""Topic inference per judged message, and the conservative switch marker (docs/definitions.md#topic-switches).
 
 Walking a conversation in order, each judged message either continues the current topic or starts one:
 a new topic (T1, T2, ... in order of appearance) or a return to an earlier topic it resembles. A message
 with no content token (继续, ok, why?) or only social words (thanks, bye, 好的谢谢) gets no topic at all. A topic-lexicon phrase in the message
 (config ``[topic] lexicon``) names its topic outright.
 
-The marker (seed 001, improvement 5, ``pending_topic_marker``) is set on a judged message only when it and
+The marker (the seed harness's ``pending_topic_marker``) is set on a judged message only when it and
 the previous judged message both have a topic with confidence >= ``min_confidence`` and the topics differ;
 if either has none, there is no marker, so a short follow-up never causes or carries a false alarm.
 """

@@ -60,7 +60,7 @@ COLUMNS = (
 
 
 def messages_sql(where: str = "") -> str:
-    """The assistant messages and the person's messages (SPEC §23: ``origin = 'person'``) of the main paths,
+    """The assistant messages and the person's messages (docs/definitions.md#whose-turn-it-is: ``origin = 'person'``) of the main paths,
     with their tool calls' targets; ``where`` (an SQL condition on ``conversation_id``) restricts both.
 
     What the harness wrote on the user role (continue prompts, notices, environment context) and tool output

@@ -3,7 +3,7 @@
 For each judged message the signals compare it with what came before on the main path (every role's text,
 plus the targets of the assistant's tool calls: paths, queries, commands):
 
-- lexical cohesion (TF-IDF cosine, the §7 tokenizer) with the previous message and with the recent context;
+- lexical cohesion (TF-IDF cosine, docs/definitions.md#tokenizer-and-keywords) with the previous message and with the recent context;
 - novelty: the share of its weighted terms the conversation has not used yet, and whether it names an
   entity or identifier (a title, a name, a file path, an error string) never seen before;
 - hand-off: whether it picks up terms or an entity that the previous message just introduced (the other
@@ -215,7 +215,7 @@ def stem(tok: str) -> str:
 
 
 def terms(text: str, mode: str = "jieba+bigram") -> list[str]:
-    """Content tokens (§7 tokenizer, stop words out), English plurals folded."""
+    """Content tokens (the tokenizer, stop words out), English plurals folded."""
     return [stem(t) for t in content_tokens(text, mode)]
 
 

@@ -1,4 +1,4 @@
-"""How logs and labels files write whether a run passed, read the same way everywhere (SPEC §20).
+"""How logs and labels files write whether a run passed, read the same way everywhere (docs/outcomes.md#where-outcomes-come-from).
 
 Benchmarks grade with a reward (tau-bench, tau2: success is a reward of at least 1), a verdict string
 (Inspect's ``C``/``I``, AgentBench's ``completedCorrect``, a labels file's ``pass``/``fail``) or a boolean

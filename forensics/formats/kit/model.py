@@ -141,7 +141,9 @@ class Turn:
     parent: str | None = None
     main: bool = True
     usage: list[Usage] = field(default_factory=list)  # the model responses that produced it (usually one)
-    origin: str | None = None  # person, harness or tool_result where the format says (SPEC §23); None: classified
+    origin: str | None = (
+        None  # person, harness or tool_result where the format says (docs/definitions.md#whose-turn-it-is); None: classified
+    )
     tool: str | None = None
     about: str | None = None
     speaker: str | None = None  # the author's name where the format gives one (an agent of a group chat): messages.name
@@ -162,7 +164,7 @@ class Event:
 
 @dataclass
 class Outcome:
-    """How the run ended, as its log records it (SPEC §20): ``success`` (None: only a score is known), the
+    """How the run ended, as its log records it (docs/outcomes.md#where-outcomes-come-from): ``success`` (None: only a score is known), the
     ``score`` as recorded, and ``detail``: the field read (``by``), its raw ``value`` and the ``task`` key
     when the log names the task (runs of one task are compared by ``forensics diff --task``)."""
 

@@ -396,7 +396,7 @@ def arrow_schemas() -> dict[str, pa.Schema]:
             [("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()), ("raw_bytes", pa.int64())]
         ),
         "OUTCOME_SCHEMA": pa.schema(
-            [  # conversation_outcomes rows read from the log (SPEC §20)
+            [  # conversation_outcomes rows read from the log (docs/outcomes.md#where-outcomes-come-from)
                 ("conversation_id", pa.string()),
                 ("success", pa.bool_()),
                 ("score", pa.float64()),

@@ -1,0 +1,66 @@
+"""Code and docs point at pages of docs/, never at documents outside the repository (a working specification's
+numbered sections, the seed harness's design notes), and every such pointer names a page and a heading that exist."""
+
+import re
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+# what once pointed outside: "SPEC §24", "SPEC's rule", "seed 001 §三", "seed 000's shape", "(seed 003)"
+OUTSIDE = re.compile(r"SPEC §|\bSPEC's\b|\.\./shared/SPEC|\bseed 00\d|seed §|§[三四六]")
+TREES = ("forensics", "bench", "fixtures", "tests", "docs", "tools", "queries")
+SUFFIXES = {".py", ".sql", ".md", ".html", ".toml", ".json", ".ipynb"}
+DOC_POINTER = re.compile(r"(?<![\w/`])docs/([\w.-]+\.md)(?:#([\w-]+))?", re.ASCII)  # a quoted `docs/x.md` is data
+MD_LINK = re.compile(r"\]\(([\w./-]*\.md)?#([^)\s]+)\)")
+
+
+def _files() -> list[Path]:
+    found = [ROOT / "README.md"]
+    for tree in TREES:
+        found += [p for p in sorted((ROOT / tree).rglob("*")) if p.suffix in SUFFIXES and p.is_file()]
+    return [p for p in found if "fixtures/built" not in p.as_posix() and p.name != "test_words.py"]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    return {_slug(m.group(1)) for m in re.finditer(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)}
+
+
+def test_no_pointer_leaves_the_repository() -> None:
+    hits = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()[:100]}"
+        for p in _files()
+        for n, line in enumerate(p.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert hits == [], "link the docs/ page that says it instead:\n" + "\n".join(hits)
+
+
+def test_every_docs_pointer_names_a_page_and_heading_that_exist() -> None:
+    docs = ROOT / "docs"
+    broken = []
+    for p in _files():
+        text = p.read_text(encoding="utf-8", errors="replace")
+        pointers = [(m.group(1), m.group(2)) for m in DOC_POINTER.finditer(text)]
+        if p.suffix == ".md" and p.parent == docs:
+            pointers += [(m.group(1) or p.name, m.group(2)) for m in MD_LINK.finditer(text)]
+        for page, anchor in pointers:
+            target = docs / page
+            if not target.is_file() or (anchor and anchor not in _anchors(target)):
+                broken.append(f"{p.relative_to(ROOT)}: docs/{page}#{anchor or ''}")
+    assert broken == [], "\n".join(sorted(set(broken)))
+
+
+def test_the_slug_is_githubs() -> None:
+    assert _slug("Retrieval replay: `--questions FILE`") == "retrieval-replay---questions-file"
+    assert _slug("Decision-memory harness databases (`decision-memory`)") == (
+        "decision-memory-harness-databases-decision-memory"
+    )
+    assert _slug("The exposure ledger: which secret, where, seen by whom") == (
+        "the-exposure-ledger-which-secret-where-seen-by-whom"
+    )
