@@ -298,7 +298,7 @@ def report(
     """
     from forensics.analyzers.schema import load_config
     from forensics.kernel.selection import Selection
-    from forensics.report.build import Report, build_report, keep_pages
+    from forensics.report.build import Report, build_report, cache_pages
     from forensics.report.compare import build_comparison
     from forensics.report.render import FORMATS, write
     from forensics.tuning import advise
@@ -344,7 +344,7 @@ def report(
     had = set(result.pages) if isinstance(result, Report) else set()
     written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
     if isinstance(result, Report) and set(result.pages) - had:
-        keep_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
+        cache_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
     return result, written
 
 

@@ -1,4 +1,4 @@
-"""Issue 28 part 2: a report that reuses the kept per-conversation facts equals one computed from scratch, again on
+"""Issue 28 part 2: a report that reuses the cached per-conversation facts equals one computed from scratch, again on
 the same warehouse, after new conversations were ingested, and after a config change."""
 
 from __future__ import annotations
@@ -27,16 +27,16 @@ TIMING = ("generated_at", "warehouse", "reused")  # what differs between two run
 
 
 def _report(db: Path, cfg: Any = None, selection: Selection | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The report's figures and what it reused per kept fact; the last report kept whole is dropped first, so
-    that these tests see the per-conversation reuse (tests/test_report_kept.py tests the whole report's)."""
+    """The report's figures and what it reused per cached fact; the whole-report cache is dropped first, so
+    that these tests see the per-conversation reuse (tests/test_report_cache.py tests the whole report's)."""
     with duckdb.connect(str(db)) as con:
-        con.execute("DROP TABLE IF EXISTS report_kept")
+        con.execute("DROP TABLE IF EXISTS report_cache")
     doc = metrics_document(build_report(db, cfg or defaults(), selection, only=ONLY))
     return {k: v for k, v in doc.items() if k not in TIMING}, doc["reused"]
 
 
 def _scratch(db: Path, tmp: Path) -> Path:
-    """A copy of ``db`` without any kept result."""
+    """A copy of ``db`` without any cached result."""
     copy = tmp / f"scratch-{len(list(tmp.iterdir()))}.duckdb"
     shutil.copy(db, copy)
     con = duckdb.connect(str(copy))
@@ -47,7 +47,7 @@ def _scratch(db: Path, tmp: Path) -> Path:
 
 
 def _from_scratch(db: Path, tmp: Path, cfg: Any = None) -> dict[str, Any]:
-    """The same report on a copy of ``db`` without any kept result."""
+    """The same report on a copy of ``db`` without any cached result."""
     return _report(_scratch(db, tmp), cfg)[0]
 
 
@@ -112,7 +112,7 @@ def test_an_empty_selection_with_nothing_kept(wh: Path, tmp_path: Path) -> None:
 
 
 def test_every_kept_fact_has_a_declared_table() -> None:
-    kept = {n for n, f in all_facts().items() if f.kept}
+    kept = {n for n, f in all_facts().items() if f.cached}
     assert len(kept) == 15 and "drift_lags" in kept and "sentinel_turns" not in kept
     assert {reuse.PREFIX + n for n in kept | {"compression_replay"}} | {reuse.DONE, reuse.CORPUS} <= {
         t.name for _, t in every()

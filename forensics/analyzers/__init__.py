@@ -147,7 +147,7 @@ def on(engine: str) -> list[str]:
 
 
 def _tables(a: Analyzer) -> list[Table]:
-    return [*a.tables, *(reuse.kept_table(f.name) for f in a.facts if f.kept)]
+    return [*a.tables, *(reuse.cached_table(f.name) for f in a.facts if f.cached)]
 
 
 def derived_tables() -> list[tuple[str, Table]]:

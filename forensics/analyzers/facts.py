@@ -36,10 +36,10 @@ class Fact:
     name: str
     fn: Callable[..., pa.Table]  # (con, cfg) -> rows; may take ``ids`` (restrict to these conversations)
     order: tuple[str, ...]  # a total order of the rows (nulls last, as DuckDB's ORDER BY)
-    kept: bool = False  # its rows are kept between reports, per conversation (``reuse``)
-    also_reads: str | None = None  # kept: a table another analyzer writes that feeds it (drift's lags read the
-    # topic switches): a conversation's rows of it join what its kept rows are valid for
-    shadows: tuple[str, ...] = ()  # kept, covering every conversation (not the selection: the sentinel replays the
+    cached: bool = False  # its rows are cached between reports, per conversation (``reuse``)
+    also_reads: str | None = None  # cached: a table another analyzer writes that feeds it (drift's lags read the
+    # topic switches): a conversation's rows of it join what its cached rows are valid for
+    shadows: tuple[str, ...] = ()  # cached, covering every conversation (not the selection: the sentinel replays the
     # whole history): the tables it reads, narrowed to the conversations to compute
 
     @property
@@ -93,10 +93,10 @@ class Facts:
         f = declared(name)
         if ids is not None and f.by_ids:
             return ordered(name, arrow_frame(f.fn(self.con, self.cfg, ids=ids)))
-        if name not in self._cache:  # a kept fact computes only the conversations that changed (``reuse``)
+        if name not in self._cache:  # a cached fact computes only the conversations that changed (``reuse``)
             rows = (
                 reuse.rows(self.con, self.cfg, name, lambda: f.fn(self.con, self.cfg), f.also_reads, f.shadows)
-                if f.kept
+                if f.cached
                 else f.fn(self.con, self.cfg)
             )
             self._cache[name] = ordered(name, arrow_frame(rows))

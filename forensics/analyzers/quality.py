@@ -57,7 +57,7 @@ def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
 
 
 # declared with the baseline analyzer's facts (the report's head is counted over the same main paths)
-FACT = Fact("data_quality", per_conversation, ("conversation_id",), kept=True)
+FACT = Fact("data_quality", per_conversation, ("conversation_id",), cached=True)
 
 
 def summarize(ctx: Context) -> dict[str, Any]:

@@ -1,7 +1,7 @@
-"""Per-conversation facts kept between reports (issue 28): a report recomputes only the conversations that changed.
+"""The per-conversation cache of facts between reports (issue 28): a report recomputes only the conversations that changed.
 
 A fact (``forensics.analyzers.facts``) is a function of one conversation's rows and the config, so its rows can be
-kept: each fact declared ``kept`` (and the compression replay of every tool result, no fact) has a warehouse table ``reuse_<fact>`` (its own columns, written through
+cached: each fact declared ``cached`` (and the compression replay of every tool result, no fact) has a warehouse table ``reuse_<fact>`` (its own columns, written through
 ``forensics.warehouse.derived``) and ``reuse_done`` says which conversations' rows it holds, under which *stamp*
 and *key*:
 
@@ -41,19 +41,19 @@ from forensics.warehouse import SCHEMA_VERSION, derived
 DONE = "reuse_done"
 CORPUS = "reuse_corpus"
 PREFIX = "reuse_"
-# the tables of the reuse itself (the kept rows of each fact are ``kept_table(fact)``, listed by the registry)
+# the tables of the reuse itself (the cached rows of each fact are ``cached_table(fact)``, listed by the registry)
 TABLES = (
     derived.Table(
-        DONE, "cache", "per kept fact and conversation: the fingerprint and config key its rows hold", reuse=True
+        DONE, "cache", "per cached fact and conversation: the fingerprint and config key its rows hold", reuse=True
     ),
-    derived.Table(CORPUS, "cache", "corpus-level results (TF-IDF) kept under a digest of their inputs", reuse=True),
+    derived.Table(CORPUS, "cache", "corpus-level results (TF-IDF) cached under a digest of their inputs", reuse=True),
 )
 _STALE = "_reuse_stale"
 
 
-def kept_table(name: str) -> derived.Table:
-    """The table the kept rows of ``name`` (a kept fact, ``Fact(kept=True)``, or a kept result) live in."""
-    return derived.Table(PREFIX + name, "cache", f"the kept rows of the fact {name}", reuse=True)
+def cached_table(name: str) -> derived.Table:
+    """The table the cached rows of ``name`` (a cached fact, ``Fact(cached=True)``, or a cached result) live in."""
+    return derived.Table(PREFIX + name, "cache", f"the cached rows of the fact {name}", reuse=True)
 
 
 @dataclass
@@ -64,14 +64,14 @@ class Tally:
     computed: int = 0
 
 
-# per kept result, since the report began (``forensics.report.build`` clears it and reports it in its meta)
+# per cached result, since the report began (``forensics.report.build`` clears it and reports it in its meta)
 TALLY: dict[str, Tally] = {}
 
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
     """A hash of every file of the package (code, templates, assets) and the named queries: another release (or an
-    edited analyzer) recomputes; a report kept whole is keyed by it too (``report.kept``)."""
+    edited analyzer) recomputes; the whole-report cache is keyed by it too (``report.cache``)."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha1()
     for folder in (root, root.parent / "queries"):
@@ -97,15 +97,15 @@ def rows(
     also_reads: str | None = None,
     shadows: tuple[str, ...] = (),
 ) -> pa.Table:
-    """The rows of ``name`` (a kept fact, or another per-conversation result) for the selection, computing only the
-    conversations without valid kept rows. ``also_reads``: a table another analyzer writes that feeds the rows;
+    """The rows of ``name`` (a cached fact, or another per-conversation result) for the selection, computing only the
+    conversations without valid cached rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
     to compute (``forensics.analyzers.facts.Fact`` says both)."""
     scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
         scope == SELECTED and not _exists(con, SELECTED)
     ):
-        return compute()  # nothing can be kept (a notebook's read-only warehouse), or nothing is selected
+        return compute()  # nothing can be cached (a notebook's read-only warehouse), or nothing is selected
     k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
@@ -152,14 +152,14 @@ def rows(
             }
         )
         derived.replace_rows(con, DONE, done, f"fact = ? AND ({where})", [name])
-    if not derived.columns(con, table):  # nothing selected, nothing kept yet: the fact's own (empty) rows
+    if not derived.columns(con, table):  # nothing selected, nothing cached yet: the fact's own (empty) rows
         return compute()
     return con.sql(f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)").to_arrow_table()
 
 
 def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
-    """A digest of the selection's kept rows of fact ``name`` (each conversation's stamp, and the key), read after
-    the fact: the same digest, the same rows. None when a selected conversation's rows are not kept (no fingerprint)."""
+    """A digest of the selection's cached rows of fact ``name`` (each conversation's stamp, and the key), read after
+    the fact: the same digest, the same rows. None when a selected conversation's rows are not cached (no fingerprint)."""
     if not derived.columns(con, DONE):
         return None
     whole, digest = con.execute(
@@ -172,7 +172,7 @@ def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None
 
 
 def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, compute: Callable[[], Any]) -> Any:
-    """A corpus-level result (JSON) kept under the digest of its inputs (``inputs``): computed again only when
+    """A corpus-level result (JSON) cached under the digest of its inputs (``inputs``): computed again only when
     they moved. One row per part; ``digest`` None always computes."""
     tally = TALLY.setdefault(part, Tally())
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only":

@@ -1,7 +1,7 @@
 """`forensics export`: the warehouse as a hive-partitioned Parquet dataset, for engines beyond one machine.
 
 Layout (documented in docs/scale.md): one folder per table, the tables `forensics report` derives (drift
-findings, keywords, topics ...) included, not what a report keeps only to reuse (``reuse_*``, ``report_charts``).
+findings, keywords, topics ...) included, not the caches a report reuses (``reuse_*``, ``report_charts``, ``report_cache``).
 Every table with a ``conversation_id`` (``conversations``, ``messages``, ``tool_calls`` ...) is partitioned by
 ``source`` and ``month``, so all rows of a conversation sit in one partition; ``quarantine`` by ``source``; the
 small bookkeeping tables are single files.
@@ -80,16 +80,16 @@ def export(
 
 def tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     """Every table of the warehouse → its partition columns (none for the bookkeeping tables)."""
-    from forensics.report.tables import kept_only
+    from forensics.report.tables import cache_only
 
-    kept = kept_only()
+    caches = cache_only()
     names = [
         r[0]
         for r in con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
         ).fetchall()
-        if r[0] not in kept
-    ]  # what a report kept to reuse: no data
+        if r[0] not in caches
+    ]  # the caches a report reuses: no data
     by_conversation = {
         r[0]
         for r in con.execute(

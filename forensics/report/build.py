@@ -26,8 +26,8 @@ from forensics.kernel import workers
 from forensics.kernel.errors import WarehouseError
 from forensics.kernel.redact import mask_frame, redact, redact_value
 from forensics.kernel.selection import Selection
+from forensics.report import cache, drawn, evidence, persist
 from forensics.report import digest as digests
-from forensics.report import drawn, evidence, kept, persist
 from forensics.warehouse import open_warehouse, set_memory_limit
 from forensics.warehouse.labels import Label
 
@@ -57,9 +57,9 @@ class Report:
     labels: dict[str, Label] = field(default_factory=dict)  # conversation_id -> label, every conversation
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
     drawn: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, when drawn with the warehouse (``drawn``)
-    # kept whole in the warehouse under this key (``report.kept``; "" when not kept), and its rendered files
-    # (``render.write``; not part of what is kept as the report: ``keep_pages`` adds them)
-    kept_key: str = ""
+    # kept whole in the warehouse under this key (``report.cache``; "" when not kept), and its rendered files
+    # (``render.write``; not part of what is kept as the report: ``cache_pages`` adds them)
+    cache_key: str = ""
     pages: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -116,8 +116,8 @@ def build_report(
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     # writable: analyzers keep their derived tables in the warehouse
     with open_warehouse(db) as wh, drawn.Painter(wh.con) if charts else nullcontext() as painter:
-        # what the report reads, as the key of the report kept whole (``report.kept``)
-        want = kept.key(
+        # what the report reads, as the key of the report kept whole (``report.cache``)
+        want = cache.key(
             wh.con,
             {
                 "warehouse": str(db),
@@ -131,7 +131,7 @@ def build_report(
             },
             [labels, questions],
         )
-        again = _kept(wh.con, want, wh.kept_key, persist_findings)
+        again = _cached(wh.con, want, wh.cache_key, persist_findings)
         if again is not None:
             return again
         # DuckDB would otherwise keep up to 80 % of RAM as cache across the analyzers; beyond this it spills
@@ -155,8 +155,8 @@ def build_report(
     return report
 
 
-# the classes a kept report is built from (``report.kept``): nothing else is read back
-KEPT_CLASSES = (
+# the classes a kept report is built from (``report.cache``): nothing else is read back
+CACHED_CLASSES = (
     Report,
     Section,
     Table,
@@ -174,27 +174,27 @@ KEPT_CLASSES = (
 )
 
 
-def _kept(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_findings: bool) -> Report | None:
+def _cached(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist_findings: bool) -> Report | None:
     """The last report, read back whole when nothing it read changed since (its key is ``want`` and it was live
     when the warehouse was opened); None otherwise. Its run is logged again, with this time."""
-    found = kept.load(con, want, live)
+    found = cache.load(con, want, live)
     if found is None:
         return None
     started = time.perf_counter()
     body, pages = found
     try:
-        report: Report = kept.decode(body, KEPT_CLASSES)
-    except kept.NotKept:
+        report: Report = cache.decode(body, CACHED_CLASSES)
+    except cache.NotCacheable:
         return None
     first = report.meta.get("generated_at")
     if not isinstance(first, str) or not _STAMPED.fullmatch(first):  # it goes to the terminal and every page
         return None
     report.meta["generated_at"] = _now()
     report.meta["kept_from"] = first
-    report.kept_key, report.pages = want, pages
+    report.cache_key, report.pages = want, pages
     if persist_findings:
         persist.log_run(con, report)
-    kept.revive(con, want)  # its body and pages are as stored
+    cache.revive(con, want)  # its body and pages are as stored
     progress.info(
         "%-14s %7.1f s  nothing it reads changed since the report of %s: kept whole",
         "report",
@@ -208,20 +208,20 @@ def _keep(con: duckdb.DuckDBPyConnection, want: str, report: Report) -> None:
     """Keep ``report`` whole under ``want``, after every derived table it wrote; a report holding a value the
     encoding cannot give back exactly is not kept (the table is cleared: the next report recomputes)."""
     try:
-        body: bytes | None = kept.encode(replace(report, kept_key="", pages={}), KEPT_CLASSES)
-    except kept.NotKept as e:
+        body: bytes | None = cache.encode(replace(report, cache_key="", pages={}), CACHED_CLASSES)
+    except cache.NotCacheable as e:
         progress.debug("report not kept whole: %s", e)
         body = None
-    kept.store(con, want, body)
-    report.kept_key = want if body is not None else ""
+    cache.store(con, want, body)
+    report.cache_key = want if body is not None else ""
 
 
-def keep_pages(db: str | os.PathLike[str], report: Report) -> None:
+def cache_pages(db: str | os.PathLike[str], report: Report) -> None:
     """Add the files ``render.write`` made of ``report`` to the report kept whole, so that the next report of the
     same inputs writes them without rendering again; nothing when another writer opened the warehouse since."""
-    if report.kept_key and report.pages:
+    if report.cache_key and report.pages:
         with open_warehouse(db) as wh:
-            kept.store_pages(wh.con, report.kept_key, wh.kept_key, report.pages)
+            cache.store_pages(wh.con, report.cache_key, wh.cache_key, report.pages)
 
 
 _STAMPED = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")  # what ``_now`` writes

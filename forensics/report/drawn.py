@@ -1,8 +1,8 @@
-"""Charts kept in the warehouse by a hash of what they show (issue 28): a report whose chart data did not move
+"""The chart cache: charts stored in the warehouse by a hash of what they show (issue 28): a report whose chart data did not move
 reuses the SVG the previous report drew instead of starting matplotlib (its import and ``savefig`` were most of
 an unchanged report's drawing time).
 
-The charts not kept are drawn in a process beside the report while its later analyzers run (``Painter``).
+The charts not cached are drawn in a process beside the report while its later analyzers run (``Painter``).
 
 The key hashes the chart's data (its ``repr``: plain lists, dicts, numbers and strings), its section and name, the
 package's source (``reuse.code_digest``: the drawers) and matplotlib's version; the SVG of the same key is the same bytes
@@ -69,7 +69,7 @@ class Painter:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.charts: dict[str, tuple[str, Chart, str]] = {}  # section_chart -> (section, chart, key)
-        self.kept: dict[str, str] = {}  # key -> SVG, read from the warehouse
+        self.cached: dict[str, str] = {}  # key -> SVG, read from the warehouse
         self.drawing: dict[str, Future[str]] = {}  # key -> SVG being drawn beside
         self.started = False
         # the side process is gone (a Ctrl-C reaches every process of the terminal's group; the kernel's OOM killer):
@@ -97,14 +97,14 @@ class Painter:
         self._submit()
 
     def finish(self) -> dict[str, str]:
-        """Chart name -> SVG of every chart added: kept ones read back, the others drawn (waited for) and kept."""
+        """Chart name -> SVG of every chart added: cached ones read back, the others drawn (waited for) and cached."""
         self.start()
         out, new = {}, []
         for name, (section, chart, k) in self.charts.items():
-            if k not in self.kept:
-                self.kept[k] = self._drawn(section, chart, k)
-                new.append((name, k, self.kept[k]))
-            out[name] = self.kept[k]
+            if k not in self.cached:
+                self.cached[k] = self._drawn(section, chart, k)
+                new.append((name, k, self.cached[k]))
+            out[name] = self.cached[k]
         self._side.close()  # the side process and its fork server end here, not idle through the rest
         if new:
             derived.replace_rows(
@@ -127,15 +127,15 @@ class Painter:
         return charts.drawn(figures.drawer(section, chart.name), chart.data)
 
     def _submit(self) -> None:
-        todo = {k: (s, c) for s, c, k in self.charts.values() if k not in self.kept and k not in self.drawing}
+        todo = {k: (s, c) for s, c, k in self.charts.values() if k not in self.cached and k not in self.drawing}
         if todo and derived.columns(self.con, TABLE):
-            self.kept.update(
+            self.cached.update(
                 self.con.execute(
                     f"SELECT key, svg FROM {TABLE} WHERE key IN (SELECT unnest(?::VARCHAR[]))", [list(todo)]
                 ).fetchall()
             )
         for k, (section, chart) in todo.items():
-            if k in self.kept or self.lost:
+            if k in self.cached or self.lost:
                 continue
             try:
                 if self._pool is None:

@@ -1,6 +1,6 @@
-"""Every derived table of the warehouse: the report's own (its findings, runs, charts and the report it keeps whole)
+"""Every derived table of the warehouse: the report's own (its findings, runs, charts and the whole-report cache)
 and those the analyzers declare (``forensics.analyzers.derived_tables``). docs/warehouse.md lists them, `forensics
-export` leaves out the ones that only hold what a report keeps to reuse.
+export` leaves out the caches: tables that only hold what a report reuses.
 
     python -m forensics.report.tables > docs/warehouse.md     (a test fails when the file is stale)
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from forensics import analyzers
 from forensics.warehouse import docs
-from forensics.warehouse.derived import KEPT_TABLE, Table
+from forensics.warehouse.derived import REPORT_CACHE, Table
 
 REPORT = (
     Table("report_findings", "selection", "every finding of the report's analyzers, with its positions"),
@@ -19,10 +19,10 @@ REPORT = (
         "report_charts", "cache", "per chart: the SVG last drawn and the hash of its data and drawing code", reuse=True
     ),
     Table(
-        KEPT_TABLE,
+        REPORT_CACHE,
         "cache",
         "the last report whole, under a digest of all it read; dead after any other writer "
-        "opens the warehouse (``forensics.report.kept``)",
+        "opens the warehouse (``forensics.report.cache``)",
         reuse=True,
     ),
 )
@@ -33,8 +33,8 @@ def every() -> list[tuple[str, Table]]:
     return sorted([*(("report", t) for t in REPORT), *analyzers.derived_tables()], key=lambda wt: wt[1].name)
 
 
-def kept_only() -> set[str]:
-    """The tables that hold only what a report keeps to reuse: no data of their own."""
+def cache_only() -> set[str]:
+    """The caches: tables that hold only what a report reuses, no data of their own."""
     return {t.name for _, t in every() if t.reuse}
 
 

@@ -40,8 +40,8 @@ class Warehouse:
 
     def __init__(self, path: str | os.PathLike[str], con: duckdb.DuckDBPyConnection, read_only: bool) -> None:
         self.path, self.con, self.read_only = Path(path), con, read_only
-        # the key the last report was kept under when this writable open found it live (it is dead now)
-        self.kept_key = None if read_only else derived.kill_kept(con)
+        # the key the last report was cached under when this writable open found it live (it is dead now)
+        self.cache_key = None if read_only else derived.expire_report_cache(con)
 
     def close(self) -> None:
         self.con.close()

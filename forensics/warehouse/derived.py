@@ -20,10 +20,10 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-# the table the last report is kept whole in (``forensics.report.kept``), and its columns: whoever opens the warehouse
-# to write kills it (``kill_kept``)
-KEPT_TABLE = "report_kept"
-KEPT_COLUMNS = (("key", "VARCHAR"), ("live", "BOOLEAN"), ("body", "BLOB"), ("pages", "BLOB"))
+# the whole-report cache: the table the last report is stored in (``forensics.report.cache``), and its columns: whoever opens the warehouse
+# to write kills it (``expire_report_cache``)
+REPORT_CACHE = "report_cache"
+REPORT_CACHE_COLUMNS = (("key", "VARCHAR"), ("live", "BOOLEAN"), ("body", "BLOB"), ("pages", "BLOB"))
 WRITTEN = ("selection", "whole", "cache", "log")
 
 
@@ -31,7 +31,7 @@ WRITTEN = ("selection", "whole", "cache", "log")
 class Table:
     """A derived table as its writer declares it (an analyzer in its declaration, ``Analyzer.tables``; the report
     its own): docs/warehouse.md lists them, `forensics export` reads them. ``written``: "selection", the selected
-    conversations' rows replaced; "whole", recreated by each report of its analyzer; "cache", kept per
+    conversations' rows replaced; "whole", recreated by each report of its analyzer; "cache", cached per
     conversation fingerprint and rules key, recomputed when either changes; "log", appended. ``reuse``: it holds
     only what a report keeps to reuse (no data of its own: an export leaves it out)."""
 
@@ -62,16 +62,16 @@ def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> N
     _write(con, table, rows, None, None)
 
 
-def kill_kept(con: duckdb.DuckDBPyConnection) -> str | None:
-    """Mark the kept report dead (``forensics.report.kept``) and return the key it was live under, if it was:
+def expire_report_cache(con: duckdb.DuckDBPyConnection) -> str | None:
+    """Mark the cached report dead (``forensics.report.cache``) and return the key it was live under, if it was:
     whoever opens the warehouse to write may change what that report read."""
-    have = columns(con, KEPT_TABLE)
+    have = columns(con, REPORT_CACHE)
     if not have:
         return None
-    if have != list(KEPT_COLUMNS):  # made by another build: nothing in it can be read back
-        con.execute(f"DROP TABLE {KEPT_TABLE}")
+    if have != list(REPORT_CACHE_COLUMNS):  # made by another build: nothing in it can be read back
+        con.execute(f"DROP TABLE {REPORT_CACHE}")
         return None
-    rows = con.execute(f"UPDATE {KEPT_TABLE} SET live = false WHERE live RETURNING key").fetchall()
+    rows = con.execute(f"UPDATE {REPORT_CACHE} SET live = false WHERE live RETURNING key").fetchall()
     return str(rows[0][0]) if rows else None
 
 

@@ -47,7 +47,7 @@ A report writes these beside the imported rows (`forensics.warehouse.derived`). 
 the analyzer hands over, inserted by name; a table whose columns differ (written by another version) is dropped and
 recreated, since all of it can be computed again from the imported rows: a warehouse of an earlier release reports
 as it is. How each is written: *selection*, the selected conversations' rows are replaced; *whole*, recreated by each
-report of its analyzer; *cache*, kept per conversation fingerprint and rules, recomputed when either changes;
+report of its analyzer; *cache*, cached per conversation fingerprint and rules, recomputed when either changes;
 *log*, appended.
 
 | table | analyzer | written | what |

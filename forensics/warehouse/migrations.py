@@ -579,3 +579,10 @@ def m015_secret_call(con: duckdb.DuckDBPyConnection) -> None:
         "COMMENT ON COLUMN secrets_found.call_index IS 'for a secret in tool_calls: the call''s index "
         "within its message (tool_calls.call_index); NULL elsewhere and in finds recorded before it was kept'"
     )
+
+
+@migration
+def m016_report_cache(con: duckdb.DuckDBPyConnection) -> None:
+    """The whole-report cache is called a cache (issue 40): ``report_kept`` is now ``report_cache``
+    (``forensics.report.cache``). Its rows are only a cache, so the old table goes: the next report computes."""
+    con.execute("DROP TABLE IF EXISTS report_kept")

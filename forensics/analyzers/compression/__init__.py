@@ -353,7 +353,7 @@ ANALYZER = Analyzer(
     maps=("conversations",),
     tables=(
         derived.Table("compression_results", "whole", "each tool result replayed under the compression rule"),
-        reuse.kept_table("compression_replay"),
+        reuse.cached_table("compression_replay"),
     ),
     settings=(ToolResultSettings,),
 )

@@ -180,7 +180,7 @@ ANALYZER = Analyzer(
             choices=("bigram", "jieba", "jieba+bigram"),
         ),
     ),
-    facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), kept=True),),
+    facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), cached=True),),
     reads=("keyword_counts",),
     charts={"distinctive_terms": draw.terms},
     maps=("conversations",),

