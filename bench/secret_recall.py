@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 from bench.secrets_corpus import Sample, corpus, held_out  # noqa: E402
-from forensics.kernel import secrets as ours  # noqa: E402
+from forensics.kernel import secret_rules as ours  # noqa: E402
 
 GITLEAKS = Path(__file__).resolve().parent / "gitleaks" / "gitleaks.toml"
 PIECE = 12

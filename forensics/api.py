@@ -657,7 +657,7 @@ def serve(
     """The read-only explorer (`forensics serve`) on 127.0.0.1:``port`` until interrupted; ``announce`` is told its
     address. Personal data is masked on its pages unless the config says ``[redact] personal = "off"``."""
     from forensics.analyzers.schema import load_config
-    from forensics.serve.run import serve as run_serve
+    from forensics.serve.server import serve as run_serve
     from forensics.text.personal import applies
 
     personal = applies((cfg or load_config())["redact.personal"], page=True)

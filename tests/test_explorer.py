@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from forensics.analyzers.diff import diff
 from forensics.serve.app import FOLD_CHARS, create_app
 from forensics.serve.data import source_names
-from forensics.serve.markdown import render
+from forensics.serve.message_markdown import render
 from forensics.warehouse import open_warehouse
 from forensics.warehouse.search import literal
 from tests.conftest import FIXTURES, query, run_cli

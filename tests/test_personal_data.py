@@ -69,7 +69,7 @@ def test_what_only_looks_personal_is_kept(text: str) -> None:
 
 
 def test_no_term_is_a_piece_of_an_address() -> None:
-    from forensics.text.tokenize import tokenize
+    from forensics.text.tokenizer import tokenize
 
     assert tokenize("write to jane.doe@acme-mail.io, or see user@example.com") == [
         "write",

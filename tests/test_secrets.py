@@ -17,7 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from forensics import ingest
-from forensics.kernel import secrets as rules
+from forensics.kernel import secret_rules as rules
 from forensics.serve.app import create_app
 from tests.conftest import SHARED, run_cli
 

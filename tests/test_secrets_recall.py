@@ -14,7 +14,7 @@ import pytest
 
 from bench.secret_recall import SCANNERS, report, score
 from bench.secrets_corpus import corpus, held_out
-from forensics.kernel import secrets
+from forensics.kernel import secret_rules
 from tests.conftest import query, run_cli
 
 
@@ -79,7 +79,7 @@ def test_encoded_and_wrapped_keys_are_masked_at_ingest(tmp_path: Path) -> None:
 
 def test_a_key_at_the_end_of_the_longest_line_keeps_the_next_line() -> None:
     text = "$ cat .env\nOPENAI_API_KEY=sk-proj-" + "aB3" * 30 + "\nREGION=eu-west-1\nPORT=3000\n"
-    masked = secrets.mask(text)
+    masked = secret_rules.mask(text)
     assert masked.endswith("=[REDACTED]\nREGION=eu-west-1\nPORT=3000\n")
 
 
@@ -91,4 +91,4 @@ def test_examples_and_placeholders_are_not_secrets() -> None:
         "api_key: sk-1234567890abcdef1234567890abcdef",
         'stripe.api_key = "sk_test_4eC39HqLyjWDarjtT1zdp7dc"',
     ):
-        assert secrets.scan(text) == [], text
+        assert secret_rules.scan(text) == [], text

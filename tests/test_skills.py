@@ -390,7 +390,7 @@ def test_the_report_shows_the_section_with_its_evidence(db: Path, tmp_path: Path
 
 
 def test_phrases_are_whole_words_a_person_writes() -> None:
-    from forensics.analyzers.skills.propose import candidates
+    from forensics.analyzers.skills.proposals import candidates
 
     zh = candidates("帮我做个周会汇报用的ppt")
     assert {"ppt", "周会", "汇报", "周会汇报"} <= zh

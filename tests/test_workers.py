@@ -19,7 +19,7 @@ def seen(_: int) -> tuple[bool, bool, bool]:
     loaded = "jieba" in sys.modules
     import jieba
 
-    from forensics.text.tokenize import SEGMENTER
+    from forensics.text.tokenizer import SEGMENTER
 
     return SEGMENTER in sys.modules, jieba.dt.initialized, loaded
 
@@ -27,7 +27,7 @@ def seen(_: int) -> tuple[bool, bool, bool]:
 def test_workers_of_a_preloading_pool_find_jieba_loaded_before_their_first_task() -> None:
     script = textwrap.dedent("""
         import sys
-        from forensics.text.tokenize import SEGMENTER
+        from forensics.text.tokenizer import SEGMENTER
         from forensics.kernel.workers import run_ordered
         from tests.test_workers import seen
 

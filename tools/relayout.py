@@ -71,6 +71,22 @@ MODULES["compress"] = "text.compress"
 for m in ["check", "show", "export", "summary", "output"]:
     MODULES[m] = f"commands.{m}"
 MODULES["importers"] = INGEST  # the package itself (docs)
+# issue 40 item 6, after the move: modules renamed so that no name clashes (a stdlib module's, a sibling
+# package's, a function its own package exports) and caches are called caches. `rewrite` applies these too
+# (to dotted names with their ``forensics.`` prefix and to paths), `move` does not (it rebuilds the move only).
+RENAMED = {
+    "kernel.secrets": "kernel.secret_rules",
+    "text.tokenize": "text.tokenizer",
+    "analyzers.jsonl": "analyzers.input_jsonl",
+    "serve.markdown": "serve.message_markdown",
+    "serve.run": "serve.server",
+    "formats.otel.messages": "formats.otel.span_messages",
+    "analyzers.skills.propose": "analyzers.skills.proposals",
+    "analyzers.sentinel.classify": "analyzers.sentinel.verdict",
+    "analyzers.failures.differences": "analyzers.failures.contrast",
+    "report.kept": "report.cache",
+}
+REWRITE = {**{k: RENAMED.get(v, v) for k, v in MODULES.items()}, **RENAMED}
 # the Format declaration moved out of the registry (the formats import it; the registry detects with it)
 DECLARE = {
     "Format",
@@ -99,7 +115,7 @@ def old_file(dotted: str) -> str:
     return "forensics/" + dotted.replace(".", "/") + ".py"
 
 
-_KEYS = sorted((k for k in MODULES if k != "importers"), key=len, reverse=True)
+_KEYS = sorted((k for k in REWRITE if k != "importers"), key=len, reverse=True)
 _DOTTED = re.compile(r"(?<![\w.])(forensics\.)?(" + "|".join(re.escape(k) for k in _KEYS) + r"|importers)(?![\w])")
 _PATHS = re.compile(r"(?<![\w.])(forensics/)?(" + "|".join(re.escape(k.replace(".", "/")) for k in _KEYS) + r")\.py\b")
 _FROM_PKG = re.compile(r"^(\s*)from forensics(\.importers)? import ([\w ,]+?)(\s*#.*)?$")
@@ -112,14 +128,14 @@ def _dotted(m: re.Match[str]) -> str:
         return f"forensics.{INGEST}" if prefix else m.group(0)
     if not prefix and not key.startswith("importers."):
         return m.group(0)  # a bare word like "errors" or "labels" is no module name
-    return (prefix or "") + MODULES[key]
+    return (prefix or "") + REWRITE[key]
 
 
 def _path(m: re.Match[str]) -> str:
     prefix, key = m.group(1), m.group(2).replace("/", ".")
     if not prefix and not key.startswith("importers."):
         return m.group(0)
-    new = file_of(MODULES[key])
+    new = file_of(REWRITE[key])
     return new if prefix else new.removeprefix("forensics/")
 
 
@@ -147,13 +163,13 @@ def _from_line(line: str) -> str | None:
         return None
     indent, pkg, names, comment = m.group(1), m.group(2), _names(m.group(3)), m.group(4) or ""
     base = "importers." if pkg else ""
-    if not any(base + n in MODULES for n, _ in names):
+    if not any(base + n in REWRITE for n, _ in names):
         return None
     groups: dict[str, list[tuple[str, str | None]]] = {}
     for name, alias in names:
         key = base + name
-        if key in MODULES:
-            parent, _, leaf = MODULES[key].rpartition(".")
+        if key in REWRITE:
+            parent, _, leaf = REWRITE[key].rpartition(".")
             groups.setdefault(f"forensics.{parent}" if parent else "forensics", []).append(
                 (leaf, alias or (name if leaf != name else None))
             )

@@ -29,7 +29,7 @@ from typing import Any
 
 import duckdb
 
-from forensics.kernel import secrets
+from forensics.kernel import secret_rules
 from forensics.kernel.errors import ForensicsError
 
 SQLITE = b"SQLite format 3\x00"
@@ -54,14 +54,14 @@ def _maybe(texts: list[str]) -> list[bool]:
 
     cells = pa.array(texts, pa.large_string())
     hit = [False] * len(texts)
-    for p in secrets.prefilter():
+    for p in secret_rules.prefilter():
         for i in pc.indices_nonzero(pc.fill_null(pc.match_substring_regex(cells, p), False)).to_pylist():
             hit[i] = True
     return hit
 
 
-def _scan(text: str) -> list[secrets.Find]:
-    return secrets.scan(text) if _maybe([text])[0] else []
+def _scan(text: str) -> list[secret_rules.Find]:
+    return secret_rules.scan(text) if _maybe([text])[0] else []
 
 
 def mask_lines(text: str) -> tuple[str, int]:
@@ -70,11 +70,11 @@ def mask_lines(text: str) -> tuple[str, int]:
     return (_apply(text, finds), len(finds)) if finds else (text, 0)
 
 
-def _apply(text: str, finds: list[secrets.Find]) -> str:
+def _apply(text: str, finds: list[secret_rules.Find]) -> str:
     out, last = [], 0
     for f in finds:
         out.append(text[last : f.start])
-        out.append("\n".join(secrets.MASK if part else "" for part in text[f.start : f.end].split("\n")))
+        out.append("\n".join(secret_rules.MASK if part else "" for part in text[f.start : f.end].split("\n")))
         last = f.end
     out.append(text[last:])
     return "".join(out)
@@ -110,7 +110,7 @@ def _masked_strings(strings: list[str]) -> tuple[dict[str, str], int]:
     masked, n = {}, 0
     for text, maybe in zip(strings, _maybe(strings) if strings else []):
         if maybe and text not in masked:
-            finds = secrets.scan(text)
+            finds = secret_rules.scan(text)
             if finds:
                 masked[text] = _apply(text, finds)
                 n += len(finds)
@@ -265,12 +265,12 @@ def export_redacted(con: duckdb.DuckDBPyConnection, out: str | os.PathLike[str])
         raise ForensicsError(
             "the sources share no folder but the file system's root; export them one warehouse per folder"
         )
-    result = Redacted(str(root), str(dest_root), missing=[secrets.mask(p) for p in paths if not Path(p).is_file()])
+    result = Redacted(str(root), str(dest_root), missing=[secret_rules.mask(p) for p in paths if not Path(p).is_file()])
     for src in sorted(root.rglob("*")):
         if not src.is_file() or src.is_symlink():
             continue
         rel = str(src.relative_to(root))
-        masked_rel = secrets.mask(rel)
+        masked_rel = secret_rules.mask(rel)
         dest = dest_root / masked_rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         with src.open("rb") as fh:

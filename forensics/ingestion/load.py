@@ -25,7 +25,7 @@ from forensics.formats.kit.model import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.formats.kit.records import OUTCOME_SCHEMA, Parsed
 from forensics.formats.kit.values import EPOCH_MAX
 from forensics.ingestion.mask import FINDS_SCHEMA, Finds, mask_tables
-from forensics.kernel import secrets
+from forensics.kernel import secret_rules
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
@@ -201,7 +201,7 @@ def _mask_side(p: Parsed, source_id: str) -> None:
     finds = Finds()
     if "tables" in p.state:
         p.state["tables"] = mask_tables(p.state["tables"], finds, {}, source_id, names={})
-    p.notes = [secrets.mask(n) for n in p.notes]
+    p.notes = [secret_rules.mask(n) for n in p.notes]
     p.tables["secret"] = finds.table()
 
 
@@ -418,9 +418,9 @@ class Loader:
         if not self.keep_secrets:  # a key in a file name: the path is stored masked, the find recorded
             finds = Finds()
             for k, pl in enumerate(plans):
-                found = secrets.scan(paths[k])
+                found = secret_rules.scan(paths[k])
                 finds.add(pl.result.source_id or "", "sources.path", found)
-                paths[k] = secrets.mask(paths[k], found)
+                paths[k] = secret_rules.mask(paths[k], found)
             _b_paths = finds.table()  # noqa: F841 - read by the replacement scan below
             con.execute(
                 "DELETE FROM secrets_found WHERE field = 'sources.path' AND source_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -546,7 +546,7 @@ def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> 
         "SELECT DISTINCT path, note FROM import_runs WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [source_ids]
     ).fetchall()
     for path, note in rows:
-        masked = secrets.mask(path), secrets.mask(note) if note else note
+        masked = secret_rules.mask(path), secret_rules.mask(note) if note else note
         if masked != (path, note):
             con.execute(
                 "UPDATE import_runs SET path = ?, note = ? WHERE path = ? AND note IS NOT DISTINCT FROM ? "
@@ -557,7 +557,7 @@ def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> 
 
 def mask_result(r: Any) -> None:
     """A source's result (path, note, error) masked, for the run's row and the ingest summary."""
-    r.path, r.note, r.error = secrets.mask(r.path), secrets.mask(r.note), secrets.mask(r.error)
+    r.path, r.note, r.error = secret_rules.mask(r.path), secret_rules.mask(r.note), secret_rules.mask(r.error)
 
 
 def _ts(col: str) -> str:

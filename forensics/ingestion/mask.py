@@ -3,7 +3,7 @@
 Every text column of every table a parser hands over (message text, tool arguments, titles, model names,
 native ids, event details, a harness's side tables) and the quarantined raw bytes pass here, in the worker,
 so the one place that feeds the warehouse is covered whatever the format. One RE2 pass per column
-(``forensics.kernel.secrets.prefilter``, in pyarrow's C++) picks the few cells that may hold a secret; only those
+(``forensics.kernel.secret_rules.prefilter``, in pyarrow's C++) picks the few cells that may hold a secret; only those
 are scanned in Python. Each find becomes a ``secrets_found`` row: where it was and what kind, never the value.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from forensics.kernel import secrets
+from forensics.kernel import secret_rules
 
 WAREHOUSE = {
     "conv": "conversations",
@@ -52,14 +52,14 @@ class Finds:
         self,
         source_id: str,
         field: str,
-        found: list[secrets.Find],
+        found: list[secret_rules.Find],
         conversation_id: str | None = None,
         seq: int | None = None,
         position: int | None = None,
         location: str | None = None,
         call_index: int | None = None,
     ) -> None:
-        location = secrets.mask(location) if location else location  # a file name that holds a key, say
+        location = secret_rules.mask(location) if location else location  # a file name that holds a key, say
         for f in found:
             for col, v in zip(
                 FINDS_SCHEMA.names,
@@ -102,7 +102,7 @@ def mask_tables(
     for key, _ in cols:
         starts.append(n)
         n += tables[key].num_rows
-    hits = _hits(cells, secrets.prefilter())
+    hits = _hits(cells, secret_rules.prefilter())
     values: dict[tuple[str, str], list[Any]] = {}
     for cell in sorted(hits):
         c = bisect.bisect_right(starts, cell) - 1
@@ -138,14 +138,14 @@ def _mask_cell(
     Message text arrives plain (``duckparse.unescape``), so the filter's groups are the ones to scan."""
     text = t.column(name)[row].as_py()
     field = f"{names.get(key, key)}.{name}"
-    found = secrets.scan(text, only)
+    found = secret_rules.scan(text, only)
     if not found:
         return
     where = _where(t, row)
     finds.add(
         source_of.get(where.get("conversation_id") or "", where.pop("source_id", default_source)), field, found, **where
     )
-    masked = secrets.mask(text, found)
+    masked = secret_rules.mask(text, found)
     if (key, name) not in values:  # the column as a list, once
         values[key, name] = t.column(name).to_pylist()
     values[key, name][row] = masked
@@ -181,7 +181,7 @@ def _mask_bytes(
         if not raw:
             continue
         text = raw.decode("utf-8", "surrogateescape")
-        found = secrets.scan(text)
+        found = secret_rules.scan(text)
         if found:
             where = _where(t, r)
             finds.add(
@@ -190,6 +190,6 @@ def _mask_bytes(
                 found,
                 **where,
             )
-            values[r] = secrets.mask(text, found).encode("utf-8", "surrogateescape")
+            values[r] = secret_rules.mask(text, found).encode("utf-8", "surrogateescape")
             changed = True
     return t.set_column(i, t.field(i), pa.array(values, t.field(i).type)) if changed else t

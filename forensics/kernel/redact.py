@@ -28,7 +28,7 @@ _SNIPPET_EDGE = " \t\r\n\"'`:=,;()[]{}"  # what may surround the masks of a snip
 _TOK = r"[A-Za-z0-9_\-]"
 _NAME = r"[A-Za-z0-9_.\-]*"  # the rest of a variable's name around a keyword: DB_PASSWORD, aws_secret_access_key
 _KEEP, _KEEP_BOTH = r"\1" + MASK, r"\1" + MASK + r"\2"
-# (pattern, replacement), applied in this order: the same shapes as ingest's rules (forensics.kernel.secrets), in the
+# (pattern, replacement), applied in this order: the same shapes as ingest's rules (forensics.kernel.secret_rules), in the
 # syntax both engines read; a token's prefix with 8 characters after it is masked (a key cut short by a title)
 _RULES: tuple[tuple[str, str], ...] = (
     # an unterminated key runs to the end of the text, or of the JSON string it sits in

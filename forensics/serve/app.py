@@ -25,13 +25,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from forensics import analyzers
-from forensics.analyzers import diff as rundiff
+from forensics.analyzers.diff import Run, RunDiff, between, load_run, resolve
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
 from forensics.report.text import positions_text
 from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
-from forensics.serve.markdown import render as markdown
+from forensics.serve.message_markdown import render as markdown
 from forensics.text import personal as personal_data
 from forensics.warehouse import frame, open_warehouse, search
 from forensics.warehouse.queries import check_read_only
@@ -274,7 +274,7 @@ def _diff(con: Any, request: Request) -> dict[str, Any]:
     if not a or not b:
         return {"d": None, "error": "", "pairs": data.task_pairs(con)}
     try:
-        ra, rb = (rundiff.load_run(con, rundiff.resolve(con, x)) for x in (a, b))
+        ra, rb = (load_run(con, resolve(con, x)) for x in (a, b))
     except ForensicsError as e:  # an unknown or ambiguous id: said on the page
         return {"d": None, "error": redact(str(e)), "pairs": [], "status": 404}
     if len(ra.steps) * len(rb.steps) > DIFF_CELLS:
@@ -285,7 +285,7 @@ def _diff(con: Any, request: Request) -> dict[str, Any]:
             "error": f"{len(ra.steps)} and {len(rb.steps)} steps are too many to align here; "
             f"`forensics diff {ra.conversation_id} {rb.conversation_id}` does it in the terminal",
         }
-    d = rundiff.between(ra, rb)
+    d = between(ra, rb)
     return {
         "d": d,
         "rows": _aligned(d),
@@ -295,7 +295,7 @@ def _diff(con: Any, request: Request) -> dict[str, Any]:
     }
 
 
-def _aligned(d: rundiff.RunDiff) -> list[dict[str, Any]]:
+def _aligned(d: RunDiff) -> list[dict[str, Any]]:
     """The alignment as the page's rows: each side's step (or none), the op, and whether it holds the first
     divergence (docs/outcomes.md#run-diff: step ``d.divergence`` of A or of B)."""
     rows, marked = [], False
@@ -306,7 +306,7 @@ def _aligned(d: rundiff.RunDiff) -> list[dict[str, Any]]:
     return rows
 
 
-def _step(run: rundiff.Run, i: int | None) -> dict[str, Any] | None:
+def _step(run: Run, i: int | None) -> dict[str, Any] | None:
     if i is None:
         return None
     s = run.steps[i]

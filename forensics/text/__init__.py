@@ -1,7 +1,7 @@
 """Text: the tokenizer (Han 2-grams, jieba) and keyword summaries shared by every text analyzer."""
 
 from forensics.text.keywords import content_tokens, keyword_counts, keyword_summary, stop_words, top_keywords
-from forensics.text.tokenize import MODES, iter_tokens, tokenize
+from forensics.text.tokenizer import MODES, iter_tokens, tokenize
 
 __all__ = [
     "MODES",

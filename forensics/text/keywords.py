@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import resources
 
-from forensics.text.tokenize import SHORT_CHUNK, check_mode, han_tokens, runs
+from forensics.text.tokenizer import SHORT_CHUNK, check_mode, han_tokens, runs
 
 
 @lru_cache(maxsize=1)

@@ -18,7 +18,7 @@ from forensics.analyzers.compaction.settings import CompactionSettings
 from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW, not_found_then_search
 from forensics.config import Config
 from forensics.kernel.workers import default_workers, run_ordered
-from forensics.text.tokenize import SEGMENTER
+from forensics.text.tokenizer import SEGMENTER
 
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 

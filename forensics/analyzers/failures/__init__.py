@@ -30,8 +30,8 @@ from forensics.analyzers import diff
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
+from forensics.analyzers.failures.contrast import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.failures.differences import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
 from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring
 from forensics.analyzers.signature import messages as read_messages

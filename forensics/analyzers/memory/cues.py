@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from forensics.text import engine
 from forensics.text.keywords import content_tokens
-from forensics.text.tokenize import HAN
+from forensics.text.tokenizer import HAN
 
 _END = re.compile(r"([。！？!?；;\n]|\.(?=\s|$))")
 _FENCE = re.compile(r"^[ \t]*(```|~~~).*?(^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)

@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from forensics.analyzers.jsonl import json_lines
+from forensics.analyzers.input_jsonl import json_lines
 from forensics.kernel.errors import ForensicsError
 from forensics.text.keywords import content_tokens
 from forensics.text.tfidf import Tfidf, cosines

@@ -8,12 +8,12 @@ The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``Comp
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.analyzers.sentinel import draw, tune
-from forensics.analyzers.sentinel.classify import Sentinel, Verdict, classify, strip_for_display
 from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
 from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables, failures, judged, turns
+from forensics.analyzers.sentinel.verdict import Sentinel, Verdict, classify, strip_for_display
 from forensics.config import Key
 from forensics.warehouse import derived
 

@@ -10,11 +10,11 @@ from typing import Any, cast
 import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
-from forensics.analyzers.sentinel.classify import STATUSES, Sentinel
 from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import OUTCOMES
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables
+from forensics.analyzers.sentinel.verdict import STATUSES, Sentinel
 
 NAME = "sentinel"
 TITLE = "Sentinel compliance"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from forensics.analyzers.sentinel.classify import HEALTHY
+from forensics.analyzers.sentinel.verdict import HEALTHY
 from forensics.kernel.errors import ForensicsError
 
 # what the probe did with one reply

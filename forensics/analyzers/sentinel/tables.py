@@ -23,9 +23,9 @@ import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.facts import Facts, arrow, ordered
-from forensics.analyzers.sentinel.classify import Sentinel, classify
 from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
+from forensics.analyzers.sentinel.verdict import Sentinel, classify
 from forensics.config import Config
 from forensics.warehouse import frame
 from forensics.warehouse.queries import load_query

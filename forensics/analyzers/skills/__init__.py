@@ -1,7 +1,7 @@
 """Skill-trigger replay (docs/metrics.md#skills): the harness's trigger table held against the skills the model
 loaded, per skill, with the requests that prove it and the phrases that would catch the misses.
 
-The replay and its verdicts: ``replay``; the proposed phrases: ``propose``; the table: ``table``. Without a
+The replay and its verdicts: ``replay``; the proposed phrases: ``proposals``; the table: ``table``. Without a
 table the section lists the skills the model loaded and the requests before each load (every load is then a
 miss) with phrases to start a table from. The warehouse keeps every verdict in ``skill_routing`` (one row per
 judged event, selection's conversations). Findings are info: they point at the table, not at a conversation
@@ -18,7 +18,7 @@ import polars as pl
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.skills import draw
-from forensics.analyzers.skills.propose import Proposal, propose
+from forensics.analyzers.skills.proposals import Proposal, propose
 from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, gather, tally
 from forensics.analyzers.skills.settings import SkillsSettings
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from forensics.analyzers.jsonl import json_lines
+from forensics.analyzers.input_jsonl import json_lines
 from forensics.kernel.errors import ForensicsError
 
 

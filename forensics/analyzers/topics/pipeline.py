@@ -33,7 +33,7 @@ from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text import engine
 from forensics.text.cues import Cues
 from forensics.text.prose import unwrapped
-from forensics.text.tokenize import SEGMENTER
+from forensics.text.tokenizer import SEGMENTER
 
 TABLE = "message_terms"
 TERMS_VERSION = 7  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no

@@ -24,7 +24,7 @@ import orjson
 
 from forensics.formats.kit import values
 from forensics.formats.kit.values import epoch
-from forensics.kernel.secrets import mask
+from forensics.kernel.secret_rules import mask
 from forensics.warehouse.origin import origin_of
 from forensics.warehouse.own_words import own_words
 

@@ -44,7 +44,7 @@ from typing import Any
 
 from forensics.formats.kit.declare import Format, Probe
 from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, text_of
-from forensics.formats.otel.messages import Msg, first, messages, usage
+from forensics.formats.otel.span_messages import Msg, first, messages, usage
 from forensics.formats.otel.spans import Span, decode
 
 MARKERS = (b'"gen_ai.', b"openinference.span.kind", b'"llm.', b'"ai.operationId"', b'"span_kind"', b".llm.")

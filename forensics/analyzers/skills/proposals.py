@@ -26,7 +26,7 @@ import polars as pl
 from forensics.analyzers.skills.replay import MESSAGES, Phrase, Replay, Row
 from forensics.kernel.redact import redact
 from forensics.text.keywords import stop_words
-from forensics.text.tokenize import Span, spans
+from forensics.text.tokenizer import Span, spans
 
 MAX_WORDS = 3
 MAX_CHARS = 40
