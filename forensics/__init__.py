@@ -15,7 +15,8 @@ from forensics.warehouse import DEFAULT_DB
 
 if TYPE_CHECKING:
     from forensics.api import findings, outcomes, usage
-    from forensics.ingestion.run import IngestResult, SourceResult, ingest
+    from forensics.ingestion.accounting import IngestResult, SourceResult
+    from forensics.ingestion.run import ingest
     from forensics.warehouse.core import Warehouse, open_warehouse
 
 __all__ = [
@@ -34,8 +35,8 @@ __all__ = [
     "usage",
 ]
 _LAZY = {
-    "IngestResult": "forensics.ingestion.run",
-    "SourceResult": "forensics.ingestion.run",
+    "IngestResult": "forensics.ingestion.accounting",
+    "SourceResult": "forensics.ingestion.accounting",
     "ingest": "forensics.ingestion.run",
     "Warehouse": "forensics.warehouse.core",
     "open_warehouse": "forensics.warehouse.core",

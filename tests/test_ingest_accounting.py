@@ -1,129 +1,94 @@
-"""A folder ingest accounts for every file under it: a source (imported, unchanged or failed, each with its
-row in import_runs), a side file its format reads with (or keeps beside) a main file, or not recognised;
-a file named like a format's files that auto-detection cannot read is told which --format to try."""
+"""A source's counters belong to its ``accounting.SourceResult``: the planner and the loader change them only
+through its methods, and the methods keep the run's row exactly as it was written before the split."""
 
-from __future__ import annotations
+import ast
+from dataclasses import fields
 
-import json
-import os
-import shutil
-from pathlib import Path
+from forensics.ingestion.accounting import COUNTS, TOTALS, SourceResult
+from forensics.ingestion.load import RUN_COLUMNS
+from tests.conftest import ROOT
 
-import pytest
-
-from tests.conftest import FIXTURES, SHARED, query, run_cli
-
-REAL = SHARED / "data" / "agent-logs"
-STATUSES = {"imported", "unchanged", "failed", "side", "unrecognised"}
+FIELDS = {f.name for f in fields(SourceResult)}
 
 
-def on_disk(root: Path) -> set[str]:
-    """Every regular file under ``root``, counted by os.walk (not by the code under test)."""
-    return {os.path.join(d, f) for d, _, names in os.walk(root) for f in names}
+def test_no_module_of_the_pipeline_writes_a_result_field() -> None:
+    """No ``x.result.<field> = ...`` or ``r.<field> += ...`` on a SourceResult field outside accounting.py."""
+    writes = []
+    for path in sorted((ROOT / "forensics" / "ingestion").glob("*.py")):
+        if path.name == "accounting.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AugAssign | ast.AnnAssign)
+                else []
+            )
+            for t in targets:
+                for leaf in t.elts if isinstance(t, ast.Tuple) else [t]:
+                    if isinstance(leaf, ast.Attribute) and leaf.attr in FIELDS - {"path"}:
+                        writes.append(f"{path.name}:{leaf.lineno} .{leaf.attr}")
+    assert writes == []
 
 
-def accounted(out: dict) -> dict[str, str]:
-    return {row["path"]: row["status"] for row in out["sources"] + out["others"]}
-
-
-@pytest.fixture(scope="module")
-def real(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
-    if not REAL.is_dir():
-        pytest.skip(f"{REAL} not found (set FORENSICS_SHARED)")
-    db = tmp_path_factory.mktemp("real") / "w.duckdb"
-    _, out, _ = run_cli("ingest", str(REAL), "--db", str(db), "--json")
-    _, text, _ = run_cli("ingest", str(REAL), "--db", str(tmp_path_factory.mktemp("text") / "w.duckdb"))
-    return db, json.loads(out), text
-
-
-def test_every_file_of_the_real_logs_is_listed_and_counted(real: tuple[Path, dict, str]) -> None:
-    _, out, text = real
-    files = on_disk(REAL)
-    manifest = set()  # family, owner/repository, commit, path in that repository
-    for line in (REAL / "manifest.tsv").read_text().splitlines():
-        family, repo, _, rel = line.split("\t")
-        manifest.add(str(REAL / family / repo.replace("/", "+") / rel))
-    assert len(manifest) == 69 and manifest <= files
-    status = accounted(out)
-    assert set(status) == files and set(status.values()) <= STATUSES
-    assert out["totals"]["files"] == len(files)
-    total = text.strip().splitlines()[-1]
-    assert f" = {len(files)} files: " in total
-    t = out["totals"]
-    assert t["sources"] + t["side"] + t["unrecognised"] == len(files)
-    sides = {Path(p).name for p, s in status.items() if s == "side"}
-    assert {"ui_messages.json", "task_metadata.json", "sessions.json", "shared_conversations.json"} <= sides
-    assert status[str(REAL / "manifest.tsv")] == "unrecognised"
-
-
-def test_every_source_of_the_real_logs_has_its_run_row(real: tuple[Path, dict, str]) -> None:
-    db, out, _ = real
-    runs = dict(query(db, "SELECT path, status FROM import_runs"))
-    assert runs == {s["path"]: s["status"] for s in out["sources"]}
-
-
-def test_re_importing_the_real_logs_adds_nothing(real: tuple[Path, dict, str], tmp_path: Path) -> None:
-    db, first, _ = real
-    copy = tmp_path / "w.duckdb"
-    shutil.copy(db, copy)
-    _, out, _ = run_cli("ingest", str(REAL), "--db", str(copy), "--json")
-    t = out and json.loads(out)["totals"]
-    assert (t["conversations_new"], t["conversations_updated"], t["messages_imported"]) == (0, 0, 0)
-    assert accounted(json.loads(out)).keys() == accounted(first).keys()
-
-
-@pytest.mark.parametrize(
-    ("name", "fmt"),
-    [
-        ("rollout-2025-01-01T00-00-00-abc.jsonl", "codex"),
-        ("run.traj", "swe-agent"),
-        (".aider.chat.history.md", "aider"),
-        ("state.vscdb", "cursor"),
-        ("output.jsonl", "openhands"),
-    ],
-)
-def test_a_file_named_like_a_format_that_detection_cannot_read_is_told_which_format_to_try(
-    tmp_path: Path, name: str, fmt: str
-) -> None:
-    folder = tmp_path / "logs"
-    folder.mkdir()
-    (folder / name).write_text("a log in a layout no format knows\n")
-    shutil.copy(FIXTURES / "sessions" / "sess_0974a9ce8167.jsonl", folder)
-    db = tmp_path / "w.duckdb"
-    code, _, err = run_cli("ingest", str(folder), "--db", str(db))
-    assert code == 1
-    (line,) = err.splitlines()
-    assert line.startswith(f"forensics: {folder / name}: ") and line.endswith(
-        f"; it is named like {fmt} files: try --format {fmt}"
+def test_a_failed_source_loses_what_it_counted_but_its_rows_read() -> None:
+    r = SourceResult("a.db", "sqlite", source_id="s")
+    r.planned(rows_read=10, conversations_unchanged=2)
+    r.parsed(None, 8, 1, ["n1"], 1, 7)
+    r.conversation(None, "f")
+    r.fail("a.db: broken; check the file")
+    assert (r.status, r.error, r.rows_read, r.conversations_unchanged) == (
+        "failed",
+        "a.db: broken; check the file",
+        10,
+        2,
     )
-    assert query(db, "SELECT status, note FROM import_runs WHERE path = ?", [str(folder / name)]) == [
-        ("failed", line.removeprefix("forensics: "))
-    ]
+    assert all(getattr(r, k) == 0 for k in COUNTS)
+    assert r.row()[-1] == "a.db: broken; check the file"  # a failed source's row carries its error, not its note
 
 
-def test_a_file_named_like_a_format_but_read_by_a_catch_all_says_so(tmp_path: Path) -> None:
-    odd = tmp_path / "rollout-2025-01-01T00-00-00-abc.jsonl"
-    shutil.copy(FIXTURES / "sessions" / "sess_0974a9ce8167.jsonl", odd)
-    code, out, _ = run_cli("ingest", str(odd), "--db", str(tmp_path / "w.duckdb"), "--json")
-    (s,) = json.loads(out)["sources"]
-    assert code == 0 and s["format"] == "jsonl"
-    assert s["note"].startswith("named like codex files but read as jsonl; if that is wrong, try --format codex")
+def test_counts_and_notes_add_up_in_the_order_of_the_run_row() -> None:
+    r = SourceResult("s.jsonl", "jsonl", source_id="s")
+    r.parsed(5, 4, 0, ["skipped 1 line"], 1, 3)
+    r.parsed(2, 2, 1, ["skipped 1 line", "b"], 0, 2)  # the note so far is not said twice
+    for stored, fp in ((None, "x"), ("x", "x"), ("x", "y")):
+        r.conversation(stored, fp)
+    r.same_messages(2)
+    r.secrets_kept("secrets kept")
+    assert r.note == "skipped 1 line; b; secrets kept"
+    assert r.row() == (
+        "s",
+        "s.jsonl",
+        "jsonl",
+        "imported",
+        7,
+        6,
+        3,
+        2,
+        1,
+        1,
+        1,
+        1,
+        1,
+        "skipped 1 line; b; secrets kept",
+    )
+    # the run row is run_id, the four identity columns, started_at, finished_at, the counters, the note
+    assert RUN_COLUMNS == (
+        "run_id",
+        "source_id",
+        "path",
+        "format",
+        "status",
+        "started_at",
+        "finished_at",
+        *TOTALS,
+        "note",
+    )
 
 
-def test_a_side_file_named_alone_brings_its_main_file(tmp_path: Path) -> None:
-    task = next((FIXTURES / "agents" / "cline").rglob("ui_messages.json")).parent
-    code, out, err = run_cli("ingest", str(task / "ui_messages.json"), "--db", str(tmp_path / "w.duckdb"), "--json")
-    assert code == 0, err
-    out = json.loads(out)
-    assert [(Path(s["path"]).name, s["status"]) for s in out["sources"]] == [
-        ("api_conversation_history.json", "imported")
-    ]
-    assert [(Path(s["path"]).name, s["status"]) for s in out["others"]] == [("ui_messages.json", "side")]
-
-
-def test_a_folder_of_nothing_readable_exits_2_and_lists_its_files(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("not a log")
-    (tmp_path / "settings.json").write_text('{"theme": "dark"}')
-    code, out, _ = run_cli("ingest", str(tmp_path), "--db", str(tmp_path / "w.duckdb"))
-    assert code == 2 and not (tmp_path / "w.duckdb").exists()
-    assert out.strip().splitlines()[-1].startswith("0 sources (0 failed), 2 not recognised = 2 files: ")
+def test_a_chunked_source_counts_its_rows_when_planned_only() -> None:
+    r = SourceResult("t.db")
+    r.planned(rows_read=100, conversations_unchanged=0)
+    r.parsed(None, 50, 0, [], 0, 50)
+    assert (r.rows_read, r.messages_read) == (100, 50)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from textwrap import fill
 
-from forensics.ingestion.run import IngestResult, SourceResult
+from forensics.ingestion.accounting import IngestResult, SourceResult
 from forensics.kernel.columns import UNBOUNDED, middle, terminal_width
 
 ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row

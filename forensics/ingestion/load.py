@@ -33,7 +33,7 @@ from forensics.warehouse.own_words import own_words_sql
 from forensics.warehouse.tool_errors import error_source_sql, result_sql
 
 if TYPE_CHECKING:
-    from forensics.ingestion.run import Plan
+    from forensics.ingestion.plan import Plan
 
 GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
@@ -81,15 +81,6 @@ RUN_COLUMNS = (
     "conversations_updated",
     "conversations_unchanged",
     "note",
-)
-COUNTS = (
-    "messages_read",
-    "messages_imported",
-    "messages_unchanged",
-    "quarantined",
-    "skipped",
-    "conversations_new",
-    "conversations_updated",
 )
 
 
@@ -265,10 +256,7 @@ class Loader:
         if self.chunked is pl:
             self.con.execute("ROLLBACK")
             self.chunked = None
-        r = pl.result
-        r.status, r.error = "failed", message
-        for k in COUNTS:
-            setattr(r, k, 0)
+        pl.result.fail(message)
 
     def flush(self) -> None:
         if not self.ready and not self.open:
@@ -396,9 +384,7 @@ class Loader:
             "WHERE m.conversation_id IN (SELECT conversation_id FROM _b_old) GROUP BY 1"
         ).fetchall()
         for cid, n in same:
-            r = owner[cid].result
-            r.messages_unchanged += n
-            r.messages_imported -= n
+            owner[cid].result.same_messages(n)
         for tbl in ("messages", "tool_calls", "events", "message_usage", "conversations"):
             con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN (SELECT conversation_id FROM _b_old)")
         con.execute(
@@ -477,27 +463,22 @@ def tune(con: duckdb.DuckDBPyConnection, largest_task: int = 0) -> None:
 
 
 def _count(pl: Plan, f: FileResult, owner: dict[str, Plan]) -> None:
-    r = pl.result
     pl.found += f.state.get("found", 0)
     pl.if_none_found = pl.if_none_found or f.state.get("if_none_found", "")
     pl.sha256 = f.state.get("sha256", pl.sha256)
-    if not pl.chunked:  # a chunked source counts its rows when it plans its parts
-        r.rows_read += f.rows_read
-    r.messages_read += f.messages_read
-    r.skipped += f.state.get("skipped", 0)
-    r.note = "; ".join(dict.fromkeys([*filter(None, [r.note]), *f.notes]))
-    r.quarantined += f.quar_rows
-    r.messages_imported += f.msg_rows
+    pl.result.parsed(
+        None if pl.chunked else f.rows_read,  # a chunked source counts its rows when it plans its parts
+        f.messages_read,
+        f.state.get("skipped", 0),
+        f.notes,
+        f.quar_rows,
+        f.msg_rows,
+    )
     for cid, fp in f.convs:
         old = pl.stored.get(cid)
-        if old is None:
-            r.conversations_new += 1
-            continue
-        owner[cid] = pl
-        if old == fp:
-            r.conversations_unchanged += 1
-        else:
-            r.conversations_updated += 1
+        if old is not None:
+            owner[cid] = pl
+        pl.result.conversation(old, fp)
 
 
 def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan], keep_secrets: bool) -> None:
@@ -507,31 +488,11 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan],
     for pl in plans:
         r = pl.result
         if keep_secrets:
-            r.note = "; ".join(filter(None, [r.note, KEPT]))
+            r.secrets_kept(KEPT)
         else:
-            mask_result(r)
-        for c, v in zip(
-            RUN_COLUMNS,
-            (
-                run_id,
-                r.source_id,
-                r.path,
-                r.format,
-                r.status,
-                pl.started_at,
-                now,
-                r.rows_read,
-                r.messages_read,
-                r.messages_imported,
-                r.messages_unchanged,
-                r.quarantined,
-                r.skipped,
-                r.conversations_new,
-                r.conversations_updated,
-                r.conversations_unchanged,
-                (r.error if r.status == "failed" else r.note) or None,
-            ),
-        ):
+            r.mask()
+        row = r.row()  # source_id, path, format, status, the counters, the note
+        for c, v in zip(RUN_COLUMNS, (run_id, *row[:4], pl.started_at, now, *row[4:]), strict=True):
             cols[c].append(v)
     _b_runs = pa.table(cols)  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
@@ -553,11 +514,6 @@ def _mask_runs(con: duckdb.DuckDBPyConnection, source_ids: list[str | None]) -> 
                 "AND source_id IN (SELECT unnest(?::VARCHAR[]))",
                 [*masked, path, note, source_ids],
             )
-
-
-def mask_result(r: Any) -> None:
-    """A source's result (path, note, error) masked, for the run's row and the ingest summary."""
-    r.path, r.note, r.error = secret_rules.mask(r.path), secret_rules.mask(r.note), secret_rules.mask(r.error)
 
 
 def _ts(col: str) -> str:
