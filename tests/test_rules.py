@@ -223,6 +223,13 @@ def test_report_only_rules_on_the_planted_corpus(tmp_path: Path) -> None:
     assert m["runs_with_files"] == 9
     md = (out / "report.md").read_text()
     assert "Checkable rules" in md and "Rules no program can check" in md and "Keep functions small" in md
+    # per loaded instruction file and per rule: kept, broke, not checkable (half the Claude Code runs load it through
+    # the 2.1.x attachment line, half through the reminder)
+    assert "| CLAUDE.md /home/dev/proj0/CLAUDE.md | 2 | 9 | 6 | 3 | 25 | 7 | 78% |" in md
+    assert "| CLAUDE.md /home/dev/proj2/CLAUDE.md | Never run \\`git push\\`; the maintainer pushes. | " in md
+    assert (
+        "| CLAUDE.md /home/dev/proj0/CLAUDE.md | Keep functions small and focused. | unchecked | 2 | – | – | not " in md
+    )
     w = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
     assert w.execute("SELECT count(*) FROM rule_verdicts WHERE verdict = 'broke'").fetchone() == (23,)
     assert (

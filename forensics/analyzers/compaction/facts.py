@@ -232,7 +232,16 @@ def path_forms(key: str) -> tuple[str, ...]:
     return (key, base) if base != key and "." in base.strip(".") and len(base) >= 4 else (key,)
 
 
+MODULE_FILES = (".ex", ".exs", ".rb")  # languages where a file holds the module its name spells (pane_list_live.ex)
+
+
 def mentions_path(text_lower: str, key: str) -> bool:
+    """``text`` names the file: its key or file name standing alone, or, for a snake_case file of a language where
+    a file holds one module, that module's CamelCase name (``PaneListLive`` is ``pane_list_live.ex``)."""
+    base = key.rsplit("/", 1)[-1]
+    stem, dot, ext = base.rpartition(".")
+    if dot and f".{ext}" in MODULE_FILES and stem.count("_") >= 1 and mentions_word(text_lower, stem.replace("_", "")):
+        return True
     for form in path_forms(key):
         for m in re.finditer(re.escape(form), text_lower):
             before = text_lower[m.start() - 1] if m.start() else " "
@@ -319,8 +328,24 @@ def command_key(cmd: str) -> str | None:
     return c[:200]
 
 
+# an option's quoted argument of three words or more (a commit or close message), to its closing quote or to the end
+# of a command cut short
+_MESSAGE_ARG = re.compile(
+    r"""\s+(?:-m|--[a-z][\w-]*)(?:=|\s+)(?:"[^"]*\s[^"]*\s[^"]*(?:"|$)|'[^']*\s[^']*\s[^']*(?:'|$))"""
+)
+
+
 def mentions_command(text_lower: str, key: str) -> bool:
-    return " ".join(key.lower().split()) in " ".join(text_lower.replace("`", " ").split())
+    """``text`` holds the command; or, for one that carries a message (``--reason="…"``, ``-m '…'``: a quoted
+    argument of three words or more), the command without its messages, standing alone (``bd close x-1``)."""
+    text = " ".join(text_lower.replace("`", " ").split())
+    cmd = " ".join(key.lower().split())
+    if cmd in text:
+        return True
+    head = " ".join(_MESSAGE_ARG.sub(" ", cmd).split())
+    if head == cmd or len(head.split()) < 2:
+        return False
+    return re.search(rf"(?<![\w.-]){re.escape(head)}(?![\w.-])", text) is not None
 
 
 def is_name(t: str) -> bool:
@@ -617,8 +642,12 @@ def _call(x: Extractor, c: Call) -> None:
             for s in rx.finditer(cmd):
                 x.search(s.group("q"), m)
         if "/" in cmd or "." in cmd:
-            for w in PATH.findall(cmd):
+            code = _MESSAGE_ARG.sub(" ", cmd)  # a commit or close message is prose: its paths are read as prose
+            for w in PATH.findall(code):
                 x.file(w, m)
+            for msg in _MESSAGE_ARG.findall(cmd):
+                for w in PATH.findall(msg):
+                    x.file(w, m, prose=True)
         key = command_key(cmd)
         if key is not None:
             x.add("command", key.lower(), key, m)

@@ -184,6 +184,9 @@ def _turns(rule: Rule, run: Run) -> Iterator[tuple[int, str, str]]:
         yield from _replies(kind, target, run)
 
 
+ASKS = re.compile(r"[?？]")
+
+
 def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int, str, str]]:
     for position, text in run.replies:
         broke: re.Match[str] | None | bool = None
@@ -211,6 +214,8 @@ def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int
                 yield position, "broke", _cut(text, at + QUOTE // 4)
                 continue
         elif kind == "one_question_at_a_time":
+            if not ASKS.search(text):
+                continue  # a reply that asks nothing is no turn the rule bears on (an answer, a report of work)
             if questions(text) >= 2:
                 broke = QUESTION_HEAD.search(text) or NUMBERED_QUESTION.search(text) or True
             else:

@@ -25,13 +25,19 @@ class Audit:
 
 
 def rules(con: duckdb.DuckDBPyConnection) -> list[Rule]:
-    """The rules of every selected conversation, read from its person, system and harness turns."""
+    """The rules of every selected conversation, read from its person, system and harness turns. The harness's
+    turns off the main path before the person's first turn on it (the history a forked thread copies from the thread
+    it was forked from) were in the context too: an instruction file there is the run's from its start (position
+    0)."""
     rows = con.execute(f"""
-        SELECT m.conversation_id, m.position, m.role, m.origin, m.content, m.person_text
-        FROM messages m JOIN {SELECTED} USING (conversation_id)
-        WHERE m.on_main_path AND m.position IS NOT NULL AND m.role IN ('user', 'system')
-          AND coalesce(m.origin, '') NOT IN ('tool', 'tool_result')
-        ORDER BY 1, 2""").fetchall()
+        WITH first AS (SELECT conversation_id, min(seq) AS seq FROM messages WHERE on_main_path AND origin = 'person'
+                       GROUP BY 1)
+        SELECT m.conversation_id, coalesce(m.position, 0), m.role, m.origin, m.content, m.person_text
+        FROM messages m JOIN {SELECTED} USING (conversation_id) LEFT JOIN first f USING (conversation_id)
+        WHERE m.role IN ('user', 'system') AND coalesce(m.origin, '') NOT IN ('tool', 'tool_result')
+          AND (m.on_main_path AND m.position IS NOT NULL OR NOT m.on_main_path AND m.seq < f.seq
+               AND m.origin = 'harness')
+        ORDER BY 1, 2, m.seq""").fetchall()
     by: dict[str, list[Message]] = defaultdict(list)
     for cid, pos, role, origin, content, own in rows:
         by[cid].append(Message(pos, role, origin, content or "", own))

@@ -22,6 +22,8 @@ RULES_TABLE, VERDICTS_TABLE, MARKS_TABLE = "run_rules", "rule_verdicts", "rule_m
 FILES = (
     "CLAUDE.md",
     "CLAUDE.local.md",
+    ".claude/rules",
+    "MEMORY.md",
     "AGENTS.md",
     "GEMINI.md",
     ".clinerules",
@@ -80,6 +82,7 @@ def run(ctx: Context) -> Section:
     sec = Section(NAME, TITLE, metrics=metrics)
     sec.findings = _findings(found, natives)
     sec.tables = _tables(found) + [
+        *_per_file(found),
         _receipt(ctx, found),
         Table(
             "by_model",
@@ -291,6 +294,99 @@ def _tables(found: Audit) -> list[Table]:
             pl.DataFrame(
                 [{k: r[k] for k in ("source", "rule", "runs")} for r in unchecked[:SHOWN]],
                 schema={"source": pl.String, "rule": pl.String, "runs": pl.Int64},
+            ),
+        ),
+    ]
+
+
+def _per_file(found: Audit) -> list[Table]:
+    """Per instruction file a log shows loaded (its source and path): the runs that loaded it, its rules, and per
+    rule the turns that kept and broke it, or ``unchecked``: what a CLAUDE.md or AGENTS.md asked and how often it was
+    kept."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for v in found.verdicts:
+        counts[v.rule][v.verdict == "broke"] += 1
+    files: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in _distinct(found.rules):
+        if r.source not in FILES:
+            continue
+        f = files.setdefault((r.source, r.path), {"runs": set(), "rules": {}})
+        f["runs"].add(r.conversation_id)
+        row = f["rules"].setdefault(
+            r.text, {"check": r.check.label if r.check else "unchecked", "runs": set(), "keys": set()}
+        )
+        row["runs"].add(r.conversation_id)
+        row["keys"].add(r.key)
+    summary, rows = [], []
+    for (source, path), f in sorted(files.items(), key=lambda kv: (-len(kv[1]["runs"]), kv[0])):
+        name = f"{source} {path}".strip() if path and path != source else source
+        per = []
+        for text, row in f["rules"].items():
+            kept = sum(counts[k][0] for k in row["keys"])
+            broke = sum(counts[k][1] for k in row["keys"])
+            checked = row["check"] != "unchecked"
+            per.append(
+                {
+                    "file": name,
+                    "rule": text[:160],
+                    "check": row["check"],
+                    "runs": len(row["runs"]),
+                    "kept": kept if checked else None,
+                    "broke": broke if checked else None,
+                    "adherence": _pct(kept / (kept + broke) if kept + broke else None) if checked else "not checkable",
+                }
+            )
+        per.sort(key=lambda r: (r["check"] == "unchecked", -(r["broke"] or 0), r["rule"]))
+        rows += per
+        judged = [r for r in per if r["check"] != "unchecked"]
+        kept, broke = sum(r["kept"] or 0 for r in judged), sum(r["broke"] or 0 for r in judged)
+        summary.append(
+            {
+                "file": name,
+                "runs": len(f["runs"]),
+                "rules": len(per),
+                "checkable": len(judged),
+                "not_checkable": len(per) - len(judged),
+                "kept": kept,
+                "broke": broke,
+                "adherence": _pct(kept / (kept + broke) if kept + broke else None),
+            }
+        )
+    shown = [r for r in rows if r["check"] != "unchecked"] + [r for r in rows if r["check"] == "unchecked"]
+    return [
+        Table(
+            "files",
+            f"Instruction files loaded ({len(summary)}): their rules, how many a program can check, turns kept and "
+            "broken",
+            pl.DataFrame(
+                summary,
+                schema={
+                    "file": pl.String,
+                    "runs": pl.Int64,
+                    "rules": pl.Int64,
+                    "checkable": pl.Int64,
+                    "not_checkable": pl.Int64,
+                    "kept": pl.Int64,
+                    "broke": pl.Int64,
+                    "adherence": pl.String,
+                },
+            ),
+        ),
+        Table(
+            "file_rules",
+            f"Per rule of each loaded instruction file ({len(rows)}; the checkable first, then the first "
+            f"{max(SHOWN - sum(r['check'] != 'unchecked' for r in rows), 0)} not checkable): turns kept and broken",
+            pl.DataFrame(
+                shown[: max(SHOWN, sum(r["check"] != "unchecked" for r in rows))],
+                schema={
+                    "file": pl.String,
+                    "rule": pl.String,
+                    "check": pl.String,
+                    "runs": pl.Int64,
+                    "kept": pl.Int64,
+                    "broke": pl.Int64,
+                    "adherence": pl.String,
+                },
             ),
         ),
     ]

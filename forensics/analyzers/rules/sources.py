@@ -3,7 +3,10 @@
 Each harness injects its instruction files in its own words, and those words are what a transcript keeps:
 
 - Claude Code: a ``<system-reminder>`` on the first prompt, ``Contents of /path/CLAUDE.md (project instructions,
-  checked into the codebase):`` then the file, up to the next ``Contents of`` or the reminder's end;
+  checked into the codebase):`` then the file, up to the next ``Contents of``, the next section of the reminder
+  (``# currentDate``, ``# userEmail``, ``# gitStatus``) or the reminder's end; a file read on the way (a
+  ``nested_memory`` attachment, which the importer turns into Claude Code's own message) as ``Contents of PATH:``
+  with no parenthesis, taken only when PATH is a path to a ``.md`` file;
 - Codex: ``# AGENTS.md instructions for DIR`` then ``<INSTRUCTIONS>…</INSTRUCTIONS>`` (2026), or
   ``<user_instructions>…</user_instructions>`` (2025) in the first user message; ``--- project-doc ---`` parts the
   person's own instructions from the repository's AGENTS.md;
@@ -24,15 +27,17 @@ from dataclasses import dataclass
 class Injected:
     """An instruction file (or a system prompt) as the log shows it: what it is, its path when named, its text."""
 
-    source: str  # CLAUDE.md | AGENTS.md | GEMINI.md | .clinerules | .cursorrules | rules | system prompt
+    source: str  # CLAUDE.md | .claude/rules | MEMORY.md | AGENTS.md | GEMINI.md | .clinerules | .cursorrules | rules | system prompt
     path: str
     body: str
 
 
-CLAUDE_FILE = re.compile(r"Contents of (?P<path>[^\n]+?) \((?P<what>[^)\n]*)\):[ \t]*\n")
+CLAUDE_FILE = re.compile(
+    r"Contents of (?:(?P<path>[^\n]+?) \((?P<what>[^)\n]*)\)|(?P<md>[^\s(]*[\\/][^\s\\/]+\.md)):[ \t]*\n"
+)
 CLAUDE_END = re.compile(
-    r"\nContents of [^\n]+? \([^)\n]*\):[ \t]*\n|</system-reminder>|\n# currentDate\b"
-    r"|\n\s*IMPORTANT: this context may or may not be relevant"
+    r"\nContents of (?:[^\n]+? \([^)\n]*\)|[^\s(]*[\\/][^\s\\/]+\.md):[ \t]*\n|</system-reminder>"
+    r"|\n# [a-z]+[A-Z][A-Za-z]*[ \t]*\n|\n\s*IMPORTANT: this context may or may not be relevant"
 )
 CODEX_AGENTS = re.compile(
     r"# AGENTS\.md instructions for (?P<dir>[^\n]+)\s*<INSTRUCTIONS>\n?(?P<body>.*?)"
@@ -58,7 +63,7 @@ def injected(text: str, system: bool) -> list[Injected]:
     out: list[Injected] = []
     for m in CLAUDE_FILE.finditer(text):
         end = CLAUDE_END.search(text, m.end())
-        path = m.group("path").strip()
+        path = (m.group("path") or m.group("md")).strip()
         out.append(Injected(_name(path, "CLAUDE.md"), path, text[m.end() : end.start() if end else len(text)]))
     for m in CODEX_AGENTS.finditer(text):
         out += _codex(m.group("body"), m.group("dir").strip())
@@ -89,8 +94,12 @@ def _codex(body: str, where: str) -> list[Injected]:
 
 def _name(path: str, default: str) -> str:
     """The file's name as the rule's source (GEMINI.md for a ``gemini.md``; the harness's own name otherwise)."""
-    base = re.split(r"[\\/]", path)[-1].upper()
+    parts = re.split(r"[\\/]", path)
+    base = parts[-1].upper()
+    if len(parts) > 2 and parts[-3:-1] == [".claude", "rules"]:
+        return ".claude/rules"
     return {
+        "MEMORY.MD": "MEMORY.md",
         "CLAUDE.MD": "CLAUDE.md",
         "CLAUDE.LOCAL.MD": "CLAUDE.local.md",
         "AGENTS.MD": "AGENTS.md",

@@ -6,7 +6,8 @@ lines are merged back into one assistant message, so parallel tool calls are one
 counted once: each count is the largest any line of the response gives (the lines are written as the response
 streams, so an early line's ``output_tokens`` is a partial count, 0 or 3 where the last line says 592). Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
 and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
-boundaries and ``summary`` lines become events. The format drifts between versions, so any other line type
+boundaries and ``summary`` lines become events; an ``attachment`` line that loads an instruction file
+(``nested_memory``, ``instructions``) becomes Claude Code's own user message, in the words the model read. The format drifts between versions, so any other line type
 is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
 
 Whose turn a user line is: Claude Code flags its own (``isMeta``, ``isCompactSummary``); command wrappers,
@@ -136,6 +137,14 @@ REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTA
 # the session's last prompt, repeated, and Claude Code's request for the summary, never a new turn of the person
 COMPACTION_AGENT = "agent-acompact-"
 COMPACTION_TITLE = "compaction: the summary of the conversation so far"
+# What each kind of instruction file is, in the words Claude Code puts after its path (``Contents of PATH (...):``)
+MEMORY_KINDS = {
+    "Project": "project instructions, checked into the codebase",
+    "Local": "user's private project instructions, not checked in",
+    "User": "user's private global instructions for all projects",
+    "Managed": "managed instructions",
+    "AutoMem": "user's auto-memory, persists across conversations",
+}
 UUID_NAME = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
@@ -336,6 +345,12 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                         groups[(msg.ids[0], msg.ids[1])] = msg
                 f.msgs.append(msg)
                 f.owner[uid] = msg
+            elif kind == "attachment" and (text := _memory_text(obj.get("attachment"))):
+                # an instruction file Claude Code put into the context: the text the model read, Claude Code's
+                # own line (isMeta), so the rules audit finds the file where it entered the context
+                msg = _Msg(lineno, uid, parent, "user", text, ts, part, meta=True)
+                f.msgs.append(msg)
+                f.owner[uid] = msg
             elif kind == "system" and obj.get("subtype") == "compact_boundary":
                 meta = mapping(obj.get("compactMetadata"))
                 f.events.append(
@@ -375,6 +390,32 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             f.bad += 1
     _bridge_compactions(f)
     return f
+
+
+def _memory_text(att: Any) -> str | None:
+    """The text an instruction-file attachment puts before the model, as Claude Code renders it
+    (``normalizeAttachmentForAPI``): ``nested_memory`` (a CLAUDE.md or ``.claude/rules`` file read on the way, 2.0.x+)
+    as ``Contents of PATH:`` then the file; ``instructions`` (the files loaded at a session's start, newer 2.1.x) as
+    one ``Contents of PATH (what it is):`` per file. None for any other attachment."""
+    if not isinstance(att, dict):
+        return None
+    if att.get("type") == "nested_memory":
+        body = att.get("content")
+        path = att.get("path")
+        if isinstance(body, dict):
+            path = path if isinstance(path, str) else body.get("path")
+            body = body.get("content")
+        if isinstance(path, str) and isinstance(body, str) and body.strip():
+            return f"Contents of {path}:\n\n{body}"
+        return None
+    if att.get("type") == "instructions" and isinstance(att.get("files"), list):
+        parts = [
+            f"Contents of {x['path']} ({MEMORY_KINDS.get(str(x.get('type')), 'instructions')}):\n\n{x['content']}"
+            for x in att["files"]
+            if isinstance(x, dict) and isinstance(x.get("path"), str) and isinstance(x.get("content"), str)
+        ]
+        return "\n\n".join(parts) or None
+    return None
 
 
 def _bridge_compactions(f: _File) -> None:
