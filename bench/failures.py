@@ -8,9 +8,11 @@
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
-3. *Ranking* and *what failed runs did differently* on every folder of ``data/outcomes``: the report's run ranking (``outcomes.run_scores``, with the
-   problems it can count here: the ends of ``signature.BAD_ENDS``) beside length in messages and in characters,
-   tool calls, errors and random, overall and within task; halves by task (a stable hash of the task key).
+3. *Ranking* and *what failed runs did differently* on every folder of ``data/outcomes``: the report's run
+   ranking with the report's defaults (every analyzer runs, so the problems of docs/definitions.md#failure-analysis and the ends of
+   ``signature.BAD_ENDS`` count; ``outcomes.run_scores``) beside length in messages and in characters, tool
+   calls, errors and random, overall and within task, with 95 % intervals (Hanley–McNeil; within task, a
+   bootstrap over tasks); halves by task (a stable hash of the task key), and the mean over the folders per half.
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from forensics.analyzers import outcomes as oc  # noqa: E402
 from forensics.analyzers.failures import messages, signature  # noqa: E402
-from forensics.analyzers.signature import BAD_ENDS, ended, error_line, is_output  # noqa: E402
-from forensics.analyzers.signature import messages as read_messages  # noqa: E402
+from forensics.analyzers.signature import error_line, is_output  # noqa: E402
 from forensics.cli import cli  # noqa: E402
 
 
@@ -134,76 +135,68 @@ def _share(sub: list[dict], got: list[tuple[int | None, str | None]], k: int) ->
     return sum(abs(g[0] - x["step"]) <= k for g, x in zip(got, sub) if g[0] is not None) / len(sub)
 
 
+def _cell(a: float | None, lo: float | None = None, hi: float | None = None) -> str:
+    if a is None:
+        return "–"
+    return f"{a:.3f}" if lo is None or hi is None else f"{a:.3f} ({lo:.2f}–{hi:.2f})"
+
+
 def ranking(shared: Path, work: Path) -> None:
-    print("\n## Ranking (data/outcomes): AUC for failure, overall and within task\n")
+    """The report's own ranking, with its defaults (every analyzer, so the problems of docs/definitions.md#failure-analysis count), per half."""
+    import polars as pl
+
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    print("\n## Ranking (data/outcomes): AUC for failure, overall and within task, 95 % intervals\n")
     print(
         "| folder | half | runs | failed | ranking | by length (messages) | by characters written | by tool calls | "
         "by errors | random | within task (pairs) | within, by messages | within, by characters |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
-    means = []
+    means: dict[str, list[float]] = {}
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
         db = work / f"{folder.name}.duckdb"
         run_cli("ingest", str(folder), "--db", str(db))
-        run_cli(
-            "report",
-            "--db",
-            str(db),
-            "--only",
-            "outcomes,failures",
-            "--format",
-            "json",
-            "--out",
-            str(work / folder.name),
-        )
-        con = duckdb.connect(str(db), read_only=True)
-        con.execute("CREATE TEMP VIEW sel_conversations AS SELECT conversation_id FROM conversations")
-        runs = _outcome_runs(con)
-        ends = {
-            c: ended(ms)[0]
-            for c, ms in read_messages(con, [r["conversation_id"] for r in runs], oc.GRADE_REVEALING).items()
-        }
-        bad = {c: 1 for c, e in ends.items() if e in BAD_ENDS}
+        run_cli("report", "--db", str(db), "--format", "json", "--out", str(work / folder.name))
+        con = duckdb.connect(str(db))
+        ctx = Context.open(con, load_config(None), Selection())
+        runs = oc._runs(ctx)
+        problems = oc._problem_kinds(ctx, runs, [])
+        con.close()
         for h in ("dev", "held-out", "all"):
-            sub = runs if h == "all" else [r for r in runs if half(str(r["task"])) == h]
-            if not sub:
+            df = runs if h == "all" else runs.filter(pl.Series([half(str(t)) == h for t in runs["task"]]))
+            if not len(df):
                 continue
-            import polars as pl
-
-            df = pl.DataFrame(sub)
             failed = [not s for s in df["success"].to_list()]
-            score = oc.run_scores(df, bad)
+            pos, neg = sum(failed), len(failed) - sum(failed)
+            score = oc.run_scores(df, problems)
             tasks = df["task"].to_list()
-            cols = [
-                oc.auc(score, failed),
-                oc.auc([float(v) for v in df["messages"]], failed),
-                oc.auc([float(v) for v in df["assistant_chars"]], failed),
-                oc.auc([float(v) for v in df["tool_calls"]], failed),
-                oc.auc([float(v) for v in df["tool_errors"]], failed),
-            ]
+            a = oc.auc(score, failed)
+            lo, hi = oc.auc_interval(a, pos, neg) if a is not None else (None, None)
+            refs = [oc.auc([float(v) for v in df[c]], failed) for c in MEASURES]
             w, pairs = oc.auc_within(score, failed, tasks)
+            wlo, whi = oc.auc_within_interval(score, failed, tasks) if w is not None else (None, None)
             wl, _ = oc.auc_within([float(v) for v in df["messages"]], failed, tasks)
             wc, _ = oc.auc_within([float(v) for v in df["assistant_chars"]], failed, tasks)
-            if h == "all" and cols[0] is not None:
-                means.append(cols[0])
+            if a is not None:
+                means.setdefault(h, []).append(a)
             print(
-                f"| {folder.name} | {h} | {len(sub)} | {sum(failed)} | "
-                + " | ".join("–" if c is None else f"{c:.3f}" for c in cols)
+                f"| {folder.name} | {h} | {len(df)} | {pos} | {_cell(a, lo, hi)} | "
+                + " | ".join(_cell(r) for r in refs)
                 + " | 0.500 | "
-                + ("–" if w is None else f"{w:.3f} ({pairs})")
-                + " | "
-                + ("–" if wl is None else f"{wl:.3f}")
-                + " | "
-                + ("–" if wc is None else f"{wc:.3f}")
-                + " |"
+                + ("–" if w is None else f"{_cell(w, wlo, whi)} [{pairs}]")
+                + f" | {_cell(wl)} | {_cell(wc)} |"
             )
         rev = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["outcomes"]["grade_revealing"]
         print(
             f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
             "end on an unanswered call | | | | | | | | | | | |"
         )
-    if means:
-        print(f"\nMean AUC of the ranking over the folders: {sum(means) / len(means):.3f} (target 0.70)")
+    for h, got in means.items():
+        print(f"\nMean AUC of the ranking over the folders, {h}: {sum(got) / len(got):.3f} (target 0.70)", end="")
+    print()
     print("\n## Signatures and features that tell failed from passed runs (95 % interval of the lift excluding 1)\n")
     print("| folder | what | failed | passed | lift (95 %) | compared |\n|---|---|---|---|---|---|")
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
@@ -225,23 +218,7 @@ def ranking(shared: Path, work: Path) -> None:
         )
 
 
-def _outcome_runs(con: duckdb.DuckDBPyConnection) -> list[dict]:
-    cols = ["conversation_id", "success", "task", "messages", "assistant_chars", "tool_calls", "tool_errors"]
-    q = (
-        "WITH rev AS (SELECT conversation_id, min(position) AS cutoff FROM messages WHERE on_main_path AND role IN "
-        "('user', 'tool') AND regexp_matches(content, ?, 'i') GROUP BY 1) "
-        "SELECT o.conversation_id, o.success, coalesce(json_extract_string(o.detail, '$.task'), o.conversation_id), "
-        "(SELECT count(*) FROM messages m WHERE m.conversation_id = o.conversation_id AND m.on_main_path AND m.role "
-        "!= 'system' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
-        "(SELECT coalesce(sum(m.content_chars), 0) FROM messages m WHERE m.conversation_id = o.conversation_id AND "
-        "m.on_main_path AND m.role = 'assistant' AND (rev.cutoff IS NULL OR m.position < rev.cutoff)), "
-        "(SELECT count(*) FROM tool_calls t WHERE t.conversation_id = o.conversation_id AND t.position IS NOT NULL "
-        "AND (rev.cutoff IS NULL OR t.position < rev.cutoff)), "
-        "(SELECT count(*) FILTER (WHERE t.is_error) FROM tool_calls t WHERE t.conversation_id = o.conversation_id "
-        "AND t.position IS NOT NULL AND (rev.cutoff IS NULL OR t.position < rev.cutoff)) "
-        "FROM conversation_outcomes o LEFT JOIN rev USING (conversation_id) WHERE o.success IS NOT NULL ORDER BY 1"
-    )
-    return [dict(zip(cols, r)) for r in con.execute(q, [oc.GRADE_REVEALING]).fetchall()]
+MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
 
 def main() -> None:

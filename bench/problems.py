@@ -130,7 +130,10 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
             any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
             for cid, k, pos in labels_all
         )
+        last = {c.conversation_id: c.last_person for c in part}
+        at_last = sum(last[cid] is not None and near([last[cid]], pos) for cid, _, pos in labels_all)
         every = {
+            "last_person_found": at_last,
             "labels": len(labels_all),
             "found": got,
             "recall": got / len(labels_all) if labels_all else None,
@@ -182,6 +185,13 @@ def render(res: dict[str, Any]) -> str:
             f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
             f"{h['all']['findings']} findings"
         )
+        a = h["all"]
+        lines.append(
+            f"  trivial references, every kind at once: nothing 0/{a['labels']} (0%); the last person turn "
+            f"{a['last_person_found']}/{a['labels']} ({_pct(a['last_person_found'] / a['labels'] if a['labels'] else None)}); "
+            f"every conversation as a whole {a['labels']}/{a['labels']} (100%, "
+            f"{a['conversations'] * len(h['kinds'])} marks)"
+        )
         lines.append(
             f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
             f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
@@ -196,6 +206,12 @@ def render(res: dict[str, Any]) -> str:
                 f"{_pct(z['recall']):>15}"
             )
         lines.append("")
+    both = [res["halves"][x]["all"] for x in ("dev", "held")]
+    found, labels = sum(b["found"] for b in both), sum(b["labels"] for b in both)
+    lines.append(
+        f"both halves: all detectors find {found} of {labels} labels ({_pct(found / labels if labels else None)})"
+    )
+    lines.append("")
     lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
     for kind, w in res["families"].items():
         lines.append(f"  {kind:26} {w['conversations']} of {w['of']} {w['family']} conversations")

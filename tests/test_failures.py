@@ -95,6 +95,21 @@ def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
     assert signature("r", msgs, False).decisive is None  # a passed run gets no decisive step
 
 
+def test_the_task_message_is_a_step_when_a_tool_output_answers_it() -> None:
+    plan = "The task: count the rows. Plan: load the file and count.\n```python\nprint(len(open('d.csv').readlines()))\n```"
+    msgs = [
+        Msg(0, "assistant", "assistant", "data", plan),
+        Msg(1, "tool", "tool", "terminal", "Traceback (most recent call last):\nFileNotFoundError: d.csv"),
+        Msg(2, "assistant", "assistant", "checker", "The file could not be read, so the count is unknown. TERMINATE"),
+    ]
+    d = signature("r", msgs, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (0, "data", "failed_code")
+    # a task message nothing answers stays the task, never a step
+    said = [msgs[0], Msg(1, "assistant", "assistant", "checker", "Assuming 12 rows, the answer is 12. TERMINATE")]
+    d = signature("r", said, True).decisive
+    assert d is not None and (d.position, d.rule) == (1, "assumption")
+
+
 WHOWHEN = SHARED / "data" / "failures" / "whowhen.jsonl"
 
 
@@ -119,8 +134,9 @@ def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp
         near += abs(d.position - step) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
         first += step == 0
-    # the measured figures (docs/failures-evaluation.md): exact 52 (41 %), ±1 70 (56 %), agent 76 (60 %) of 126
-    assert (exact, near, agent) == (52, 70, 76)
+    # the measured figures (docs/failures-evaluation.md): exact 60 (48 %), ±1 76 (60 %), agent 86 (68 %) of 126
+    # (before the task's own message counted as a step when it ran code: 52, 70, 76)
+    assert (exact, near, agent) == (60, 76, 86)
     assert exact > first  # the first-step baseline: 20
 
 

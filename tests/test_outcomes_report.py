@@ -85,10 +85,11 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     }
     assert m["grade_revealing"]["messages"] == revealing == 598
     assert 0.5 < m["ranking"]["auc_by_messages"] < 1 and m["ranking"]["auc_by_worst_score"] is None  # none ran before
-    # the run ranking (ends that did not finish the task, then length in messages and characters, then errors)
-    # beats the length in messages on the three sets pooled (not the characters alone there)
+    # the run ranking (ends that did not finish the task, then length in messages and characters among all runs and
+    # among the same model's, then errors) beats the length in messages on the three sets pooled (not the characters
+    # alone there); 0.648 before the model's own runs entered the length
     rk = m["ranking"]
-    assert round(rk["auc"], 3) == 0.648 and rk["auc"] > rk["auc_by_messages"]  # by characters: 0.658
+    assert round(rk["auc"], 3) == 0.652 and rk["auc"] > rk["auc_by_messages"]  # by characters: 0.658
     assert (
         rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
     )
@@ -123,3 +124,28 @@ def test_a_run_whose_agent_never_replied_ranks_first(tmp_path: Path) -> None:
     rk = _report(db, tmp_path / "r", "outcomes")["ranking"]
     # failed: the two idle runs (above all 3 passed runs) and run-4 (above run-5 only): 7 of 9 pairs
     assert rk["auc"] == pytest.approx(7 / 9) and rk["auc_by_messages"] == pytest.approx(1 / 9)
+
+
+def test_length_is_held_against_the_runs_of_the_same_model() -> None:
+    """MINT's pairs are two models on one task, one of which writes half as much again: a run long for its own model
+    ranks above a run short for its own, whatever the other model's style; without a model column all runs are one
+    model."""
+    import polars as pl
+
+    from forensics.analyzers.outcomes import run_scores
+
+    runs = pl.DataFrame(
+        {
+            "conversation_id": ["a1", "a2", "a3", "b1", "b2", "b3"],
+            "model": ["verbose"] * 3 + ["terse"] * 3,
+            "messages": [4] * 6,
+            "assistant_chars": [3000, 4000, 5000, 1000, 2000, 2500],
+            "tool_errors": [0] * 6,
+        }
+    )
+    score = dict(zip(runs["conversation_id"], run_scores(runs, {})))
+    assert score["b3"] > score["a1"]  # the terse model's longest run above the verbose model's shortest
+    assert score["a3"] > score["b3"] and score["b3"] > score["b2"]
+    one = dict(zip(runs["conversation_id"], run_scores(runs.drop("model"), {})))
+    assert one["a1"] > one["b3"]
+    assert max(score.values()) < 1 and run_scores(runs, {"b1": 1})[3] > max(score.values())  # a problem outranks length

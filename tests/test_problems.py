@@ -176,6 +176,53 @@ def test_the_same_error_from_different_attempts_is_a_loop(tmp_path: Path) -> Non
     assert "3 distinct argument sets" in loop["norm"]
 
 
+def test_the_same_rejection_the_harness_does_not_flag_is_a_loop(tmp_path: Path) -> None:
+    """A harness that rejects an edit and asks for a retry answers without an error flag; its first line says it
+    failed. Three in a row are a loop; three reads whose first lines merely mention errors are not."""
+    s = Session("rejected").add("user", "add the route")
+    for i in range(3):
+        s.call(
+            "run_ipython",
+            {"code": f"edit_file_by_replace('App.tsx', 'route{i}(')"},
+            "[Your proposed edit has introduced new syntax error(s). Please retry your edit command.]\nApp.tsx:22",
+        )
+    reads = Session("reads").add("user", "explain the error handling")
+    for name in ("errors.py", "handlers.py", "views.py"):
+        reads.call("read", {"path": name}, f"# {name}: error handling of the app\nimport logging\n")
+    found, _ = run(tmp_path, s, reads)
+    loops = [(f["native_id"], f["rule"]) for f in found if f["kind"] == "loop"]
+    assert loops == [("rejected", "same_error_3_times (run_ipython)")]
+
+
+def test_declining_a_doable_request_or_a_tool_the_run_uses(tmp_path: Path) -> None:
+    """``declined_doable``: the whole request declined by an agent that acts with its tools in other runs (aider's
+    "I cannot fulfill this request" for "say hi"), or a tool named as unusable that the run calls successfully;
+    a step declined for want of a tool the run does not have is no finding."""
+    acts = (
+        Session("acts")
+        .add("user", "rename the helper")
+        .call("write_file", {"path": "a.py", "content": "def helper(): ..."}, "ok")
+        .add("assistant", "Renamed.")
+    )
+    hi = Session("hi").add("user", "say hi").add("assistant", "I cannot fulfill this request with the files available.")
+    tool = (
+        Session("tool")
+        .add("user", "what do the endpoints do?")
+        .call("read_file", {"path": "main.py"}, "from fastapi import FastAPI\napp = FastAPI()\n")
+        .add("assistant", "Since I am in plan mode, I can't use read_file to examine endpoints/ directly.")
+        .add("user", "ok")
+    )
+    missing = (
+        Session("missing")
+        .add("user", "point firebase at dist")
+        .call("read_file", {"path": "firebase.json"}, '{"hosting": {"public": "build"}}')
+        .add("assistant", "I am unable to modify the firebase.json file directly. Please update it yourself.")
+    )
+    found, _ = run(tmp_path, acts, hi, tool, missing)
+    got = {(f["native_id"], f["rule"], tuple(f["positions"])) for f in found if f["kind"] == "gave_up_or_false_success"}
+    assert got == {("hi", "declined_doable", (1,)), ("tool", "declined_doable", (3,))}
+
+
 def test_a_final_claim_over_an_error_and_a_claim_without_change(tmp_path: Path) -> None:
     over = (
         Session("over")

@@ -106,7 +106,7 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
     """docs/failures-evaluation.md quotes these: labels found by any detector of the right kind, per half."""
     res = bench.evaluate(SHARED, Path(real["db"]))
     got = {h: (v["all"]["found"], v["all"]["labels"]) for h, v in res["halves"].items()}
-    assert got == {"dev": (31, 40), "held": (5, 17)}
+    assert got == {"dev": (32, 40), "held": (6, 17)}
     dev = res["halves"]["dev"]["kinds"]
     assert {k: dev[k]["detector"]["found"] for k in KINDS} == {
         "lost_focus": 0,
@@ -115,7 +115,7 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "instruction_violated": 3,
         "redundant_work": 4,
         "loop": 2,
-        "gave_up_or_false_success": 8,
+        "gave_up_or_false_success": 9,
         "frustration": 2,
     }
     assert {k: (dev[k]["detector"]["right"], dev[k]["detector"]["findings"]) for k in KINDS} == {
@@ -125,6 +125,6 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "instruction_violated": (5, 5),
         "redundant_work": (9, 14),
         "loop": (4, 7),
-        "gave_up_or_false_success": (9, 18),
+        "gave_up_or_false_success": (10, 19),
         "frustration": (7, 8),
     }

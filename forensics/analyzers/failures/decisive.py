@@ -4,7 +4,9 @@
    (docs/outcomes.md#run-diff, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
    have tool-call steps and the failed one has a step there.
 2. **Else from the run itself**, the earliest reply (an assistant message after the task, with something to
-   say) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement
+   say; the task's own message too when a tool output answers it, as in a group chat whose first expert writes
+   the task, the plan and its first code in one message: on the labeled failures the label blames that message
+   in 20 of 126 runs) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement
    (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
    ``failed_code``), since a crash is seen and retried while an unfounded fact is built on:
 
@@ -85,7 +87,6 @@ def from_run(
     if not msgs:
         return Decisive(None, None, "first_reply")
     task_at = next((m.position for m in msgs if m.origin == "person"), msgs[0].position)
-    after_task = [m for m in replies if m.position > task_at]
     output_after: dict[int, Msg] = {}
     output_before: dict[int, Msg | None] = {}
     last_output: Msg | None = None
@@ -96,6 +97,9 @@ def from_run(
             last_output = m
         else:
             output_before[m.position] = last_output
+    # the task's own message is a step when it acted: an assistant message a tool output answers (a group chat's
+    # first expert writes the plan and its first code in one message)
+    after_task = [m for m in replies if m.position > task_at or (m.position == task_at and m.position in output_after)]
     found: dict[str, Msg] = {}
     for m in after_task:
         for rule in _rules(m, output_before.get(m.position), output_after.get(m.position)):

@@ -37,6 +37,10 @@ REREAD_WINDOW = 30  # messages: a read further back may have left the context (c
 ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
 CALLS = "_problem_calls"
 HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashed: alike there, alike in practice
+# a result whose first line says the call failed, read as a failure by the loop rule even when the warehouse's
+# error rules do not flag it: "[Your proposed edit has introduced new syntax error(s). Please ... retry ...]"
+SAYS_FAILED = r"(?i)\b(?:error|errors|failed|failure|invalid|rejected|denied)\b"
+SAYS_FAILED_CHARS = 300
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 
@@ -185,13 +189,18 @@ def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
 
 def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """One tool failing with the same error three or more times in a row: no success of that tool between, each
-    within ``ERROR_GAP`` messages of the last (``loop``, rule ``same_error_N_times``). "The same error" is the failure
+    within ``ERROR_GAP`` messages of the last (``loop``, rule ``same_error_N_times``). A failure is a result the
+    warehouse reads as an error, or one whose first line says it failed (``SAYS_FAILED``: a harness that rejects
+    an edit and asks for a retry answers without an error flag). "The same error" is the failure
     signature's (``signature.errors``: the line naming the error, values masked; ``signature.occurrences`` groups
     them), so a run's loop and its recurring error are read alike. SQL keeps the tools that failed three times."""
     rows = con.execute(f"""
-        WITH c AS ({calls_sql()}),
-        e AS (SELECT c.*, sum((NOT err)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
-        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE err)
+        WITH c0 AS ({calls_sql()}),
+        c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
+                                                   '{_q(SAYS_FAILED)}') AS bad
+              FROM c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos AND m.on_main_path),
+        e AS (SELECT c.*, sum((NOT bad)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
+        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE bad)
         SELECT f.cid, f.name, f.run, f.pos, f.rpos, f.canon,
                CASE WHEN m.content_chars > 2 * {TEXT_CHARS} THEN left(m.content, {TEXT_CHARS}) || chr(10)
                     || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END

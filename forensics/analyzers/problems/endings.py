@@ -58,7 +58,15 @@ HEAD = 1500  # characters of a reply read for a claim: its summary, not the code
 
 
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    return _contradicted(con, turns) + _over_errors(con) + _declined(con) + _unbacked(con) + _unlooked(con)
+    declined = _declined(con)
+    return (
+        _contradicted(con, turns)
+        + _over_errors(con)
+        + declined
+        + _declined_doable(con, declined)
+        + _unbacked(con)
+        + _unlooked(con)
+    )
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
@@ -154,6 +162,55 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         )
         for cid, pos, text in rows
     ]
+
+
+# the reply declines the request as a whole (not one step of it: "I am unable to modify firebase.json" when the
+# editing tool is missing is a reason, not a refusal of the task)
+WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|that|the|your)\s+(?:request|task)\b")
+# calls that only talk to the person (ask, answer, report completion): no step of the task
+TALK_CALL = r"(?i)ask|respond|question|followup|follow_up|completion|complete_task|reply|message|notify"
+
+
+def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list[Problem]:
+    """``declined_doable`` (GUIDE §5: "stopping or handing off early when the task was doable"): a reply says it
+    cannot ("I cannot fulfill this request", "I can't use `read_file`") and hands the turn back (no call but one
+    that talks to the person before the person's next turn or the end), while the means are there: it declines
+    the request as a whole in a run of an agent family that changes things with its tools elsewhere, or it names
+    as unusable a tool this conversation calls successfully."""
+    seen = {(p.conversation_id, p.positions[0]) for p in already}
+    rows = con.execute(f"""
+        WITH c AS ({calls_sql()}),
+        fam AS (SELECT c2.conversation_id AS cid, s.format FROM conversations c2 JOIN sources s USING (source_id)),
+        acting AS (SELECT DISTINCT f.format FROM c JOIN fam f USING (cid) WHERE c.mut),
+        used AS (SELECT cid, list(DISTINCT name) AS names FROM c WHERE NOT err GROUP BY 1),
+        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
+                     (SELECT min(position) FROM messages q WHERE q.conversation_id = m.conversation_id
+                      AND q.on_main_path AND q.origin = 'person' AND q.position > m.position) AS nextp
+              FROM messages m JOIN {SELECTED} USING (conversation_id)
+              WHERE m.on_main_path AND m.role = 'assistant' AND NOT m.blank
+                AND regexp_matches(left(m.content, {HEAD}), '{sql_str(DECLINE)}'))
+        SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, [])
+        FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid)
+        WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.pos >= a.pos
+                          AND (a.nextp IS NULL OR c.pos < a.nextp) AND NOT regexp_matches(c.name, '{sql_str(TALK_CALL)}'))
+        ORDER BY 1, 2""").fetchall()
+    out = []
+    for cid, pos, text, family_acts, names in rows:
+        m = DECLINE_RE.search(text)
+        if m is None or (str(cid), int(pos)) in seen:
+            continue
+        after = text[m.start() : m.end() + 80]
+        named = next((n for n in names if n and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", after)), None)
+        if named is not None:
+            norm = f"this conversation calls {named} successfully, so the step was in its reach"
+        elif family_acts and WHOLE_REQUEST.search(after):
+            norm = "this agent changes things with its tools in other runs, so the request was in its reach"
+        else:
+            continue
+        out.append(
+            Problem(str(cid), "gave_up_or_false_success", [int(pos)], quote_at(text, m), "declined_doable", norm)
+        )
+    return out
 
 
 def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
