@@ -113,6 +113,8 @@ SOURCES = [
         "built/terminal_bench/2025-08-07__20-46-16/count-log-lines/"
         "count-log-lines.1-of-1.2025-08-07__20-46-16/results.json",
     ),
+    # issue 42 item 4: the new agent families' real files
+    ("pi", "real/pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"),
 ]
 
 

@@ -44,6 +44,7 @@ BUILTIN = (
     ("kimi-cli", _M + "kimi_cli:FORMAT"),
     ("atif", _M + "atif:FORMAT"),
     ("goose", _M + "goose:FORMAT"),
+    ("pi", _M + "pi_agent:PI"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),
