@@ -115,6 +115,7 @@ SOURCES = [
     ),
     # issue 42 item 4: the new agent families' real files
     ("pi", "real/pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"),
+    ("openclaw", "real/openclaw/Gracula-bot+Gracula/.openclaw/agents/main/sessions/model-test-kilocode.jsonl"),
 ]
 
 
