@@ -1994,3 +1994,19 @@ def pi_file(path: Path) -> Tally:
         if msg["role"] == "assistant"
     )
     return Tally(1, person, len(calls), len(linked), sum(results[c] for c in linked), tokens)
+
+
+def crush_file(path: Path) -> Tally:
+    """Crush's crush.db: a conversation per sessions row; the person's messages are messages of role user; each
+    tool_call part of an assistant message is a call, answered by the tool_result part of its id (failed when
+    is_error); tokens are only session totals, so none per response."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    msgs = [(role, json.loads(parts)) for role, parts in con.execute("SELECT role, parts FROM messages")]
+    con.close()
+    parts = [(role, p["type"], p["data"]) for role, ps in msgs for p in ps]
+    calls = [d["id"] for role, t, d in parts if role == "assistant" and t == "tool_call"]
+    results = {d["tool_call_id"]: d.get("is_error") is True for _, t, d in parts if t == "tool_result"}
+    linked = [c for c in calls if c in results]
+    person = sum(role == "user" for role, _ in msgs)
+    return Tally(sessions, person, len(calls), len(linked), sum(results[c] for c in linked), 0)

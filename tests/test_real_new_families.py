@@ -13,7 +13,7 @@ import pytest
 
 from forensics.formats.kit.declare import Probe
 from forensics.ingestion import registry
-from tests.agent_counts import Tally, pi_file
+from tests.agent_counts import Tally, crush_file, pi_file
 from tests.conftest import FIXTURES, query, run_cli
 from tests.test_real_logs_2026 import figures
 
@@ -30,6 +30,7 @@ CASES: dict[str, tuple[list[str], Callable[[Path], Tally], list[Tally]]] = {
         pi_file,
         [Tally(1, 1, 0, 0, 0, 0)],
     ),
+    "crush": (["crush/dbos-inc+dbos-transact-golang/.crush/crush.db"], crush_file, [Tally(2, 13, 41, 41, 8, 0)]),
 }
 
 
