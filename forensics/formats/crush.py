@@ -98,7 +98,10 @@ def _conversation(
                 continue
             if mid == summary:
                 events.append(Event("compaction", len(turns), trigger="summarize"))
-            texts, calls, results, failure = [], [], [], None
+            texts: list[str] = []
+            calls: list[ToolCall] = []
+            results: list[Turn] = []
+            failure = None
             for p in parts:
                 kind, data = mapping(p).get("type"), mapping(mapping(p).get("data"))
                 if kind == "text" and isinstance(data.get("text"), str):
