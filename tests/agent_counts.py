@@ -1963,3 +1963,50 @@ def goose_file(path: Path) -> Tally:
     linked = [c for c in calls if c in answers]
     person = sum(role == "user" and any(b["type"] == "text" for b in content) for role, content in msgs)
     return Tally(convs, person, len(calls), len(linked), sum(answers[c] for c in linked), 0)
+
+
+def pi_file(path: Path) -> Tally:
+    """pi coding agent / OpenClaw session JSONL (pi-mono docs/session.md): one conversation; the leaf is the last
+    entry, the main path its parentId chain (version 1 files have no ids: every entry is on it); the person's
+    messages are message entries of role user on it; each toolCall block of an assistant message is a call,
+    answered by the toolResult message of its toolCallId (failed when isError); tokens are each assistant
+    message's usage input + output + cacheRead + cacheWrite."""
+    recs = [r for r in json_lines(path) if r.get("type") != "session"]
+    if any("id" in r for r in recs):
+        parent = {r["id"]: r.get("parentId") for r in recs}
+        main, cur = set(), recs[-1]["id"]
+        while cur and cur not in main:
+            main.add(cur)
+            cur = parent.get(cur)
+        on_main = [r.get("id") in main for r in recs]
+    else:
+        on_main = [True] * len(recs)
+    msgs = [(r["message"], m) for r, m in zip(recs, on_main) if r["type"] == "message"]
+    person = sum(msg["role"] == "user" and m for msg, m in msgs)
+    calls = [
+        b["id"] for msg, _ in msgs if msg["role"] == "assistant" for b in msg["content"] if b["type"] == "toolCall"
+    ]
+    results = {msg["toolCallId"]: msg.get("isError") is True for msg, _ in msgs if msg["role"] == "toolResult"}
+    linked = [c for c in calls if c in results]
+    tokens = sum(
+        sum((msg.get("usage") or {}).get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
+        for msg, _ in msgs
+        if msg["role"] == "assistant"
+    )
+    return Tally(1, person, len(calls), len(linked), sum(results[c] for c in linked), tokens)
+
+
+def crush_file(path: Path) -> Tally:
+    """Crush's crush.db: a conversation per sessions row; the person's messages are messages of role user; each
+    tool_call part of an assistant message is a call, answered by the tool_result part of its id (failed when
+    is_error); tokens are only session totals, so none per response."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+    msgs = [(role, json.loads(parts)) for role, parts in con.execute("SELECT role, parts FROM messages")]
+    con.close()
+    parts = [(role, p["type"], p["data"]) for role, ps in msgs for p in ps]
+    calls = [d["id"] for role, t, d in parts if role == "assistant" and t == "tool_call"]
+    results = {d["tool_call_id"]: d.get("is_error") is True for _, t, d in parts if t == "tool_result"}
+    linked = [c for c in calls if c in results]
+    person = sum(role == "user" for role, _ in msgs)
+    return Tally(sessions, person, len(calls), len(linked), sum(results[c] for c in linked), 0)

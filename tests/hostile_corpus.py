@@ -113,6 +113,10 @@ SOURCES = [
         "built/terminal_bench/2025-08-07__20-46-16/count-log-lines/"
         "count-log-lines.1-of-1.2025-08-07__20-46-16/results.json",
     ),
+    # issue 42 item 4: the new agent families' real files
+    ("pi", "real/pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"),
+    ("openclaw", "real/openclaw/Gracula-bot+Gracula/.openclaw/agents/main/sessions/model-test-kilocode.jsonl"),
+    ("crush", "real/crush/dbos-inc+dbos-transact-golang/.crush/crush.db"),
 ]
 
 
@@ -260,6 +264,9 @@ def _tables(con: sqlite3.Connection) -> list[tuple[str, list[tuple[str, str, boo
 def _sql_each(path: Path, fn: Callable[[sqlite3.Connection, str, list[tuple[str, str, bool]]], None]) -> None:
     con = sqlite3.connect(path)
     try:
+        # a store's triggers (Crush keeps message counts with them) would refuse the mutations: the file loses them
+        for (trigger,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
+            con.execute(f'DROP TRIGGER "{trigger}"')
         for table, cols in _tables(con):
             fn(con, table, cols)
         con.commit()

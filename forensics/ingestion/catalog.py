@@ -44,6 +44,9 @@ BUILTIN = (
     ("kimi-cli", _M + "kimi_cli:FORMAT"),
     ("atif", _M + "atif:FORMAT"),
     ("goose", _M + "goose:FORMAT"),
+    ("crush", _M + "crush:FORMAT"),
+    ("openclaw", _M + "pi_agent:OPENCLAW"),  # pi's session file written by OpenClaw: before pi
+    ("pi", _M + "pi_agent:PI"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),

@@ -1,7 +1,7 @@
 """Where each agent keeps its logs on Linux and macOS: `forensics ingest --from AGENT`.
 
 The agent's own variable for its home is honoured (``CODEX_HOME``, ``GEMINI_CLI_HOME``, ``CLAUDE_CONFIG_DIR``,
-``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``, ``XDG_DATA_HOME`` for OpenCode); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
+``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``, ``XDG_DATA_HOME`` for OpenCode, ``PI_CODING_AGENT_DIR`` for pi); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
 or ``--path`` overrides everything. Editors' extension folders are looked up for VS Code and the editors
 built on it (Cursor, Windsurf, VSCodium, Insiders).
 """
@@ -96,6 +96,10 @@ def _kimi() -> list[Path]:
     return [_home() / ".kimi" / "sessions"]
 
 
+def _pi() -> list[Path]:
+    return [(_env("PI_CODING_AGENT_DIR") or _home() / ".pi" / "agent") / "sessions"]
+
+
 AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "codex": ("Codex CLI", _codex, "CODEX_HOME"),
     "gemini": ("Gemini CLI", _gemini, "GEMINI_CLI_HOME"),
@@ -108,6 +112,7 @@ AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "qwen-code": ("Qwen Code", _qwen, ""),
     "opencode": ("OpenCode", _opencode, "XDG_DATA_HOME"),
     "kimi-cli": ("Kimi CLI", _kimi, ""),
+    "pi": ("pi coding agent", _pi, "PI_CODING_AGENT_DIR"),
 }
 
 
