@@ -1731,6 +1731,50 @@ def aider_file(path: Path) -> FileFigures:
     return FileFigures(len(sessions), person, calls, linked, errors)
 
 
+# --- Tokens of the real files kept in fixtures/real (fixtures/real/SOURCES.md), each counted from the raw file by
+# its tool's documented rules: input (cache reads and writes included) + output. ---
+
+
+def codex_tokens(path: Path) -> int:
+    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones)."""
+    totals = [
+        r["payload"]["info"]["total_token_usage"]
+        for r in json_lines(path)
+        if r.get("type") == "event_msg"
+        and r["payload"].get("type") == "token_count"
+        and r["payload"].get("info")
+    ]
+    return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
+
+
+def mini_swe_agent_tokens(path: Path) -> int:
+    """mini-swe-agent .traj.json: each assistant message's extra.response.usage prompt + completion tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    usages = [((m.get("extra") or {}).get("response") or {}).get("usage") for m in doc["messages"]]
+    return sum(u["prompt_tokens"] + u["completion_tokens"] for u in usages if u)
+
+
+def otel_tokens(path: Path) -> int:
+    """An array of spans: gen_ai.usage.input_tokens + output_tokens of each span that has them (the model call's
+    span; its parent repeats the figures under ai.usage.* only)."""
+    spans = json.loads(path.read_text(encoding="utf-8"))
+    return sum(
+        int(s["attributes"].get("gen_ai.usage.input_tokens", 0)) + int(s["attributes"].get("gen_ai.usage.output_tokens", 0))
+        for s in spans
+    )
+
+
+def inspect_tokens(path: Path) -> int:
+    """Inspect .eval: each sample's model_usage, input + output tokens per model (input holds cache reads)."""
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    return sum(
+        u.get("input_tokens", 0) + u.get("output_tokens", 0)
+        for s in samples
+        for u in (s.get("model_usage") or {}).values()
+    )
+
+
 # --- The families added for issue 42 (Copilot CLI, Qwen Code, OpenCode, ...): real files, one at a time, six
 # figures each, the sixth the tokens the file records (input with the cache's + output), counted from the raw
 # file by each tool's documented rules. ---

@@ -1,0 +1,81 @@
+"""The real files kept in this repository (fixtures/real, SOURCES.md there: copied byte for byte from public
+repositories whose licence allows it) of the families whose other real files live only in ../shared (no licence):
+each file, pointed at alone with no flags, is detected as its format, nothing is quarantined, every record read is
+imported or skipped, and its figures (conversations, the person's messages on the main path, tool calls, answered
+calls, failed calls, tokens) equal those counted from the raw file by tests/agent_counts.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tests import agent_counts as ac
+from tests.conftest import FIXTURES, query, run_cli
+
+REAL = FIXTURES / "real"
+
+
+class Case(NamedTuple):
+    fmt: str
+    figures: Callable[[Path], tuple[int, int, int, int, int]]  # conversations, person, calls, linked, errors
+    tokens: Callable[[Path], int]
+    errors_need_result: bool  # the counter counts failed calls among the answered ones only
+
+
+CASES: dict[str, Case] = {
+    # file (under fixtures/real) -> its format and counters
+    "codex/jnarowski+agentcmd/packages/agent-cli-sdk/tests/fixtures/codex/full/"
+    "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": Case(
+        "codex", ac.codex_file, ac.codex_tokens, True
+    ),
+    "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
+    "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
+    "otel/Arize-ai+openinference/js/packages/openinference-vercel/test/__fixtures__/v6-spans/all-spans.json": Case(
+        "otel", ac.otel_run, ac.otel_tokens, False
+    ),
+    "inspect/UKGovernmentBEIS+inspect_ai/tests/scorer/logs/"
+    "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": Case(
+        "inspect", ac.inspect_run, ac.inspect_tokens, False
+    ),
+}
+
+
+def warehouse_figures(db: Path, errors_need_result: bool) -> tuple[int, ...]:
+    errors = "is_error AND result_seq IS NOT NULL" if errors_need_result else "is_error"
+    return tuple(
+        query(
+            db,
+            "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' "
+            "AND on_main_path), (SELECT count(*) FROM tool_calls), (SELECT count(result_seq) FROM tool_calls), "
+            f"(SELECT count(*) FROM tool_calls WHERE {errors}), (SELECT coalesce(sum(coalesce(input_tokens, 0) + "
+            "coalesce(output_tokens, 0) + coalesce(cache_read_input_tokens, 0) + "
+            "coalesce(cache_creation_input_tokens, 0)), 0) FROM message_usage)",
+        )[0]
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_licensed_real_file_imports_as_its_format_with_the_raw_files_figures(name: str, tmp_path: Path) -> None:
+    path, case = REAL / name, CASES[name]
+    assert path.is_file(), name
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    ((fmt, status, read, imported, quarantined, skipped),) = query(
+        db, "SELECT format, status, messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    )
+    assert (fmt, status) == (case.fmt, "imported")
+    assert quarantined == 0 and read == imported + skipped
+    assert warehouse_figures(db, case.errors_need_result) == (*case.figures(path), case.tokens(path))
+
+
+def test_every_licensed_real_file_is_listed_in_sources_md() -> None:
+    sources = (REAL / "SOURCES.md").read_text(encoding="utf-8")
+    for name in CASES:
+        family, repo, *rest = name.split("/")
+        assert f"`{'/'.join(rest)}`" in sources, name
+        assert repo.replace("+", "/") in sources, name
+        assert any(p.name.startswith("LICENSE") for p in (REAL / family / repo).iterdir()), name
