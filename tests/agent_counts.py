@@ -1747,6 +1747,16 @@ def codex_tokens(path: Path) -> int:
     return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
 
 
+def gemini_tokens(path: Path) -> int:
+    """Gemini CLI chat recording: each message's tokens, input (the cached included) + output + thoughts."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return sum(
+        t.get("input", 0) + t.get("output", 0) + t.get("thoughts", 0)
+        for t in (m.get("tokens") for m in doc["messages"])
+        if t
+    )
+
+
 def mini_swe_agent_tokens(path: Path) -> int:
     """mini-swe-agent .traj.json: each assistant message's extra.response.usage prompt + completion tokens."""
     doc = json.loads(path.read_text(encoding="utf-8"))

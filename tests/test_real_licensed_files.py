@@ -31,6 +31,7 @@ CASES: dict[str, Case] = {
     "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": Case(
         "codex", ac.codex_file, ac.codex_tokens, True
     ),
+    "gemini_cli/entireio+cli/ab/2b9748b105/0/full.jsonl": Case("gemini-cli", ac.gemini_file, ac.gemini_tokens, True),
     "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
     "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
     "otel/Arize-ai+openinference/js/packages/openinference-vercel/test/__fixtures__/v6-spans/all-spans.json": Case(
