@@ -1800,11 +1800,13 @@ class Tally(NamedTuple):
 
 
 def copilot_file(path: Path) -> Tally:
-    """Copilot CLI events.jsonl: person = user.message events; calls = assistant.message toolRequests; a call is
+    """Copilot CLI events.jsonl: person = user.message events with no source of the CLI's own (1.0.72 marks an
+    instruction file it found, or a notice, with data.source); calls = assistant.message toolRequests; a call is
     answered by the tool.execution_complete of its toolCallId, failed when its success is false; tokens from
-    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model)."""
+    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model), or,
+    in a file with no shutdown, each assistant.message's outputTokens."""
     recs = [r for r in json_lines(path) if "type" in r]
-    person = sum(r["type"] == "user.message" for r in recs)
+    person = sum(r["type"] == "user.message" and r["data"].get("source") in (None, "user") for r in recs)
     calls = [
         q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []
     ]
@@ -1814,6 +1816,8 @@ def copilot_file(path: Path) -> Tally:
         if r["type"] == "session.shutdown":
             last.update({m: v["usage"] for m, v in (r["data"].get("modelMetrics") or {}).items()})
     tokens = sum(u.get("inputTokens", 0) + u.get("outputTokens", 0) for u in last.values())
+    if not last:
+        tokens = sum(r["data"].get("outputTokens", 0) for r in recs if r["type"] == "assistant.message")
     linked = [c for c in calls if c in done]
     return Tally(1, person, len(calls), len(linked), sum(done[c] is False for c in linked), tokens)
 

@@ -31,6 +31,9 @@ CASES: dict[str, Case] = {
     "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": Case(
         "codex", ac.codex_file, ac.codex_tokens, True
     ),
+    "copilot_cli/JeffreyCA+azure-dev/0/full.jsonl": Case(
+        "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
+    ),
     "gemini_cli/entireio+cli/ab/2b9748b105/0/full.jsonl": Case("gemini-cli", ac.gemini_file, ac.gemini_tokens, True),
     "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
     "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
@@ -80,3 +83,21 @@ def test_every_licensed_real_file_is_listed_in_sources_md() -> None:
         assert f"`{'/'.join(rest)}`" in sources, name
         assert repo.replace("+", "/") in sources, name
         assert any(p.name.startswith("LICENSE") for p in (REAL / family / repo).iterdir()), name
+
+
+def test_copilot_cli_messages_the_cli_wrote_as_the_user_are_not_the_persons(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.72 writes an AGENTS.md it discovered (``source: instruction-discovery``) and an empty
+    ``source: system`` message as user.message events: harness turns, never the person's; the title is the
+    person's first prompt, and the responses' own output tokens are kept (the file has no shutdown)."""
+    path = REAL / "copilot_cli/JeffreyCA+azure-dev/0/full.jsonl"
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    rows = query(db, "SELECT origin, left(content, 40) FROM messages WHERE role = 'user' ORDER BY seq")
+    assert [o for o, _ in rows] == ["person", "harness", "harness", "person"]
+    assert rows[2][1].lstrip().startswith("<system_reminder>")
+    ((title,),) = query(db, "SELECT title FROM conversations")
+    assert title.startswith("Can you, without using gh cli or ado tools")
+    assert query(db, "SELECT count(*), sum(output_tokens), min(model) FROM message_usage") == [
+        (29, 18112, "gpt-5.6-sol")  # 29 of the 35 responses carry a count above 0
+    ]
