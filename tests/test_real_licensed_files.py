@@ -34,6 +34,10 @@ CASES: dict[str, Case] = {
     "copilot_cli/JeffreyCA+azure-dev/0/full.jsonl": Case(
         "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
     ),
+    "copilot_cli/EntityProcess+agentv/4f/8edb57e3d1/1/full.jsonl": Case(
+        "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
+    ),
+    "codex/EntityProcess+agentv/a3/92ff332928/0/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True),
     "gemini_cli/entireio+cli/ab/2b9748b105/0/full.jsonl": Case("gemini-cli", ac.gemini_file, ac.gemini_tokens, True),
     "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
     "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
