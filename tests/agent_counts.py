@@ -1740,9 +1740,7 @@ def codex_tokens(path: Path) -> int:
     totals = [
         r["payload"]["info"]["total_token_usage"]
         for r in json_lines(path)
-        if r.get("type") == "event_msg"
-        and r["payload"].get("type") == "token_count"
-        and r["payload"].get("info")
+        if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")
     ]
     return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
 
@@ -1769,7 +1767,8 @@ def otel_tokens(path: Path) -> int:
     span; its parent repeats the figures under ai.usage.* only)."""
     spans = json.loads(path.read_text(encoding="utf-8"))
     return sum(
-        int(s["attributes"].get("gen_ai.usage.input_tokens", 0)) + int(s["attributes"].get("gen_ai.usage.output_tokens", 0))
+        int(s["attributes"].get("gen_ai.usage.input_tokens", 0))
+        + int(s["attributes"].get("gen_ai.usage.output_tokens", 0))
         for s in spans
     )
 
