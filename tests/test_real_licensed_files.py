@@ -105,3 +105,34 @@ def test_copilot_cli_messages_the_cli_wrote_as_the_user_are_not_the_persons(tmp_
     assert query(db, "SELECT count(*), sum(output_tokens), min(model) FROM message_usage") == [
         (29, 18112, "gpt-5.6-sol")  # 29 of the 35 responses carry a count above 0
     ]
+
+
+# the real files tested elsewhere, each against its own counter
+ELSEWHERE = {
+    "aider/tom-doerr+simple_test_project/custom_aider_history.md": "tests/test_aider_reflections.py",
+    "claude_code/marot+spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (
+        "tests/test_real_claude_code_compaction.py"
+    ),
+    "claude_code/marot+spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569/subagents/"
+    "agent-acompact-e1f845.jsonl": "tests/test_real_claude_code_compaction.py",
+    "goose/jwp23+dotfiles/.local/share/goose/sessions/sessions.db": "tests/test_real_logs_2026.py",
+    "openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl": "tests/test_openhands_eval.py",
+    "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
+    "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
+    "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",
+}
+
+
+def test_every_real_file_here_is_tested() -> None:
+    """A real file added to fixtures/real without a test of its figures fails here, naming it."""
+    here = {
+        p.relative_to(REAL).as_posix()
+        for p in REAL.rglob("*")
+        if p.is_file() and not p.name.startswith("LICENSE") and p.name != "SOURCES.md"
+    }
+    assert sorted(here - set(CASES) - set(ELSEWHERE)) == []
+    for name, test in ELSEWHERE.items():
+        assert (REAL.parent.parent / test).is_file(), test
+        assert name.rsplit("/", 1)[-1].split("-")[0] in (REAL.parent.parent / test).read_text(encoding="utf-8") or (
+            name.split("/")[0] in (REAL.parent.parent / test).read_text(encoding="utf-8")
+        ), (name, test)
