@@ -1731,6 +1731,59 @@ def aider_file(path: Path) -> FileFigures:
     return FileFigures(len(sessions), person, calls, linked, errors)
 
 
+# --- Tokens of the real files kept in fixtures/real (fixtures/real/SOURCES.md), each counted from the raw file by
+# its tool's documented rules: input (cache reads and writes included) + output. ---
+
+
+def codex_tokens(path: Path) -> int:
+    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones)."""
+    totals = [
+        r["payload"]["info"]["total_token_usage"]
+        for r in json_lines(path)
+        if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")
+    ]
+    return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
+
+
+def gemini_tokens(path: Path) -> int:
+    """Gemini CLI chat recording: each message's tokens, input (the cached included) + output + thoughts."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return sum(
+        t.get("input", 0) + t.get("output", 0) + t.get("thoughts", 0)
+        for t in (m.get("tokens") for m in doc["messages"])
+        if t
+    )
+
+
+def mini_swe_agent_tokens(path: Path) -> int:
+    """mini-swe-agent .traj.json: each assistant message's extra.response.usage prompt + completion tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    usages = [((m.get("extra") or {}).get("response") or {}).get("usage") for m in doc["messages"]]
+    return sum(u["prompt_tokens"] + u["completion_tokens"] for u in usages if u)
+
+
+def otel_tokens(path: Path) -> int:
+    """An array of spans: gen_ai.usage.input_tokens + output_tokens of each span that has them (the model call's
+    span; its parent repeats the figures under ai.usage.* only)."""
+    spans = json.loads(path.read_text(encoding="utf-8"))
+    return sum(
+        int(s["attributes"].get("gen_ai.usage.input_tokens", 0))
+        + int(s["attributes"].get("gen_ai.usage.output_tokens", 0))
+        for s in spans
+    )
+
+
+def inspect_tokens(path: Path) -> int:
+    """Inspect .eval: each sample's model_usage, input + output tokens per model (input holds cache reads)."""
+    with zipfile.ZipFile(path) as z:
+        samples = [json.loads(z.read(n)) for n in z.namelist() if n.startswith("samples/")]
+    return sum(
+        u.get("input_tokens", 0) + u.get("output_tokens", 0)
+        for s in samples
+        for u in (s.get("model_usage") or {}).values()
+    )
+
+
 # --- The families added for issue 42 (Copilot CLI, Qwen Code, OpenCode, ...): real files, one at a time, six
 # figures each, the sixth the tokens the file records (input with the cache's + output), counted from the raw
 # file by each tool's documented rules. ---
@@ -1746,11 +1799,13 @@ class Tally(NamedTuple):
 
 
 def copilot_file(path: Path) -> Tally:
-    """Copilot CLI events.jsonl: person = user.message events; calls = assistant.message toolRequests; a call is
+    """Copilot CLI events.jsonl: person = user.message events with no source of the CLI's own (1.0.72 marks an
+    instruction file it found, or a notice, with data.source); calls = assistant.message toolRequests; a call is
     answered by the tool.execution_complete of its toolCallId, failed when its success is false; tokens from
-    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model)."""
+    session.shutdown modelMetrics, each shutdown counting from the session's start (the last one per model), or,
+    in a file with no shutdown, each assistant.message's outputTokens."""
     recs = [r for r in json_lines(path) if "type" in r]
-    person = sum(r["type"] == "user.message" for r in recs)
+    person = sum(r["type"] == "user.message" and r["data"].get("source") in (None, "user") for r in recs)
     calls = [
         q["toolCallId"] for r in recs if r["type"] == "assistant.message" for q in r["data"].get("toolRequests") or []
     ]
@@ -1760,6 +1815,8 @@ def copilot_file(path: Path) -> Tally:
         if r["type"] == "session.shutdown":
             last.update({m: v["usage"] for m, v in (r["data"].get("modelMetrics") or {}).items()})
     tokens = sum(u.get("inputTokens", 0) + u.get("outputTokens", 0) for u in last.values())
+    if not last:
+        tokens = sum(r["data"].get("outputTokens", 0) for r in recs if r["type"] == "assistant.message")
     linked = [c for c in calls if c in done]
     return Tally(1, person, len(calls), len(linked), sum(done[c] is False for c in linked), tokens)
 

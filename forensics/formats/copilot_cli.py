@@ -7,10 +7,13 @@ the Copilot SDK documents). What a conversation is made of:
 * ``user.message``: the person's turn. ``data.content`` is what was typed (a slash command such as ``/init``
   stays as typed: the expanded template is ``data.transformedContent``, the model's view, not kept as the
   person's words). The VS Code agent writes the request inside ``<userRequest>`` after its own
-  ``<reminder>``/``<attachments>``: the text inside ``<userRequest>`` is the person's.
+  ``<reminder>``/``<attachments>``: the text inside ``<userRequest>`` is the person's. A ``user.message`` with a
+  ``data.source`` is the CLI's, not the person's (harness): 1.0.72 writes ``source: system`` (empty) and
+  ``source: instruction-discovery`` (an AGENTS.md it found, inside ``<system_reminder>``).
 * ``system.message``: the system prompt (harness).
 * ``assistant.message``: the model's text and its ``toolRequests`` (``toolCallId``, ``name``, ``arguments``);
-  ``data.model`` names the model that wrote it.
+  ``data.model`` names the model that wrote it; ``data.outputTokens`` (1.0.72) its output tokens, kept when the
+  file has no ``session.shutdown`` (a session still running, or cut before it ended), whose totals hold them.
 * ``tool.execution_complete``: a call's result (``success``; ``result.content`` or ``error.message``), linked by
   ``toolCallId``. ``tool.execution_start`` repeats the request: skipped.
 * ``session.shutdown``: the session's tokens per model (``modelMetrics.<model>.usage``: ``inputTokens``, the
@@ -22,7 +25,8 @@ the Copilot SDK documents). What a conversation is made of:
 Everything else (``session.start``/``resume``/``info``/``error``/``model_change``, ``assistant.turn_start``/
 ``turn_end``/``reasoning``, ``hook.*``, ``permission.*``, ``abort``, ``subagent.*``, and any type a later
 version adds) holds no message: skipped and counted by type. Seen on real files of Copilot CLI 1.0.60
-(2026-06) and of the VS Code agent (``copilotVersion: unknown``, 2026-03/04); docs/formats.md.
+(2026-06), 1.0.72-1 (2026-07, a running session as the Entire CLI saved it) and of the VS Code agent
+(``copilotVersion: unknown``, 2026-03/04); docs/formats.md.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ def read(path: str, log: Log) -> list[Conversation]:
     model: str | None = None
     totals: dict[str, dict[str, int]] = {}  # model -> the previous shutdown's counts
     usage: dict[str, Usage] = {}  # model -> this session's usage so far (summed over runs)
+    own: list[tuple[Turn, Usage]] = []  # each response's own output tokens, used when no shutdown counted them
     for n, _raw, obj in log.json_lines(data):
         kind, body = obj.get("type"), mapping(obj.get("data"))
         if not isinstance(kind, str) or "data" not in obj:
@@ -72,7 +77,10 @@ def read(path: str, log: Log) -> list[Conversation]:
                 model = _str(body.get("newModel")) or _str(body.get("selectedModel")) or model
                 log.skip(kind)
             elif kind == "user.message":
-                turns.append(Turn("user", _person(body), at=at, id=eid, origin="person"))
+                if _str(body.get("source")) in (None, "user"):
+                    turns.append(Turn("user", _person(body), at=at, id=eid, origin="person"))
+                else:  # the CLI's own message: an instruction file it found, a system notice
+                    turns.append(Turn("user", text_of(body.get("content")), at=at, id=eid, origin="harness"))
             elif kind == "system.message":
                 turns.append(Turn("system", text_of(body.get("content")), at=at, id=eid, origin="harness"))
             elif kind == "assistant.message":
@@ -84,6 +92,9 @@ def read(path: str, log: Log) -> list[Conversation]:
                 ]
                 t = Turn("assistant", text_of(body.get("content")), calls, at=at, id=eid)
                 t.about = m  # the model of this message, read back when the session's usage is placed
+                out = body.get("outputTokens")
+                if isinstance(out, int) and not isinstance(out, bool) and out > 0:
+                    own.append((t, Usage(output_tokens=out, model=m)))
                 turns.append(t)
             elif kind == "tool.execution_complete":
                 turns.append(_result(body, at, eid))
@@ -104,13 +115,17 @@ def read(path: str, log: Log) -> list[Conversation]:
     if not meta and not turns:
         log.error = "no line is a Copilot session event (session.start, user.message, ...)"
         return []
-    _place(turns, usage, log)
+    if usage:
+        _place(turns, usage, log)
+    else:
+        for t, u in own:
+            t.usage.append(u)
     for t in turns:
         if t.role == "assistant":
             t.about = None
     first_model = next((u.model for u in usage.values()), None) or _str(meta.get("selectedModel"))
     sid = _str(meta.get("sessionId")) or Path(path).parent.name
-    title = next((t.text for t in turns if t.role == "user" and t.text.strip()), None)
+    title = next((t.text for t in turns if t.role == "user" and t.origin == "person" and t.text.strip()), None)
     return [
         Conversation(
             sid,

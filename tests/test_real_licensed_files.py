@@ -1,0 +1,138 @@
+"""The real files kept in this repository (fixtures/real, SOURCES.md there: copied byte for byte from public
+repositories whose licence allows it) of the families whose other real files live only in ../shared (no licence):
+each file, pointed at alone with no flags, is detected as its format, nothing is quarantined, every record read is
+imported or skipped, and its figures (conversations, the person's messages on the main path, tool calls, answered
+calls, failed calls, tokens) equal those counted from the raw file by tests/agent_counts.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from tests import agent_counts as ac
+from tests.conftest import FIXTURES, query, run_cli
+
+REAL = FIXTURES / "real"
+
+
+class Case(NamedTuple):
+    fmt: str
+    figures: Callable[[Path], tuple[int, int, int, int, int]]  # conversations, person, calls, linked, errors
+    tokens: Callable[[Path], int]
+    errors_need_result: bool  # the counter counts failed calls among the answered ones only
+
+
+CASES: dict[str, Case] = {
+    # file (under fixtures/real) -> its format and counters
+    "codex/jnarowski+agentcmd/packages/agent-cli-sdk/tests/fixtures/codex/full/"
+    "rollout-2025-09-24T20-12-23-01997ea4-a70d-7da3-8c20-c736db82a7c5.jsonl": Case(
+        "codex", ac.codex_file, ac.codex_tokens, True
+    ),
+    "copilot_cli/JeffreyCA+azure-dev/0/full.jsonl": Case(
+        "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
+    ),
+    "copilot_cli/EntityProcess+agentv/4f/8edb57e3d1/1/full.jsonl": Case(
+        "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
+    ),
+    "codex/EntityProcess+agentv/a3/92ff332928/0/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True),
+    "gemini_cli/entireio+cli/ab/2b9748b105/0/full.jsonl": Case("gemini-cli", ac.gemini_file, ac.gemini_tokens, True),
+    "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
+    "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
+    "otel/Arize-ai+openinference/js/packages/openinference-vercel/test/__fixtures__/v6-spans/all-spans.json": Case(
+        "otel", ac.otel_run, ac.otel_tokens, False
+    ),
+    "inspect/UKGovernmentBEIS+inspect_ai/tests/scorer/logs/"
+    "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": Case(
+        "inspect", ac.inspect_run, ac.inspect_tokens, False
+    ),
+}
+
+
+def warehouse_figures(db: Path, errors_need_result: bool) -> tuple[int, ...]:
+    errors = "is_error AND result_seq IS NOT NULL" if errors_need_result else "is_error"
+    return tuple(
+        query(
+            db,
+            "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' "
+            "AND on_main_path), (SELECT count(*) FROM tool_calls), (SELECT count(result_seq) FROM tool_calls), "
+            f"(SELECT count(*) FROM tool_calls WHERE {errors}), (SELECT coalesce(sum(coalesce(input_tokens, 0) + "
+            "coalesce(output_tokens, 0) + coalesce(cache_read_input_tokens, 0) + "
+            "coalesce(cache_creation_input_tokens, 0)), 0) FROM message_usage)",
+        )[0]
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_licensed_real_file_imports_as_its_format_with_the_raw_files_figures(name: str, tmp_path: Path) -> None:
+    path, case = REAL / name, CASES[name]
+    assert path.is_file(), name
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    ((fmt, status, read, imported, quarantined, skipped),) = query(
+        db, "SELECT format, status, messages_read, messages_imported, quarantined, skipped FROM import_runs"
+    )
+    assert (fmt, status) == (case.fmt, "imported")
+    assert quarantined == 0 and read == imported + skipped
+    assert warehouse_figures(db, case.errors_need_result) == (*case.figures(path), case.tokens(path))
+
+
+def test_every_licensed_real_file_is_listed_in_sources_md() -> None:
+    sources = (REAL / "SOURCES.md").read_text(encoding="utf-8")
+    for name in CASES:
+        family, repo, *rest = name.split("/")
+        assert f"`{'/'.join(rest)}`" in sources, name
+        assert repo.replace("+", "/") in sources, name
+        assert any(p.name.startswith("LICENSE") for p in (REAL / family / repo).iterdir()), name
+
+
+def test_copilot_cli_messages_the_cli_wrote_as_the_user_are_not_the_persons(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.72 writes an AGENTS.md it discovered (``source: instruction-discovery``) and an empty
+    ``source: system`` message as user.message events: harness turns, never the person's; the title is the
+    person's first prompt, and the responses' own output tokens are kept (the file has no shutdown)."""
+    path = REAL / "copilot_cli/JeffreyCA+azure-dev/0/full.jsonl"
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    rows = query(db, "SELECT origin, left(content, 40) FROM messages WHERE role = 'user' ORDER BY seq")
+    assert [o for o, _ in rows] == ["person", "harness", "harness", "person"]
+    assert rows[2][1].lstrip().startswith("<system_reminder>")
+    ((title,),) = query(db, "SELECT title FROM conversations")
+    assert title.startswith("Can you, without using gh cli or ado tools")
+    assert query(db, "SELECT count(*), sum(output_tokens), min(model) FROM message_usage") == [
+        (29, 18112, "gpt-5.6-sol")  # 29 of the 35 responses carry a count above 0
+    ]
+
+
+# the real files tested elsewhere, each against its own counter
+ELSEWHERE = {
+    "aider/tom-doerr+simple_test_project/custom_aider_history.md": "tests/test_aider_reflections.py",
+    "claude_code/marot+spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569.jsonl": (
+        "tests/test_real_claude_code_compaction.py"
+    ),
+    "claude_code/marot+spotter/test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569/subagents/"
+    "agent-acompact-e1f845.jsonl": "tests/test_real_claude_code_compaction.py",
+    "goose/jwp23+dotfiles/.local/share/goose/sessions/sessions.db": "tests/test_real_logs_2026.py",
+    "openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl": "tests/test_openhands_eval.py",
+    "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
+    "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
+    "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",
+}
+
+
+def test_every_real_file_here_is_tested() -> None:
+    """A real file added to fixtures/real without a test of its figures fails here, naming it."""
+    here = {
+        p.relative_to(REAL).as_posix()
+        for p in REAL.rglob("*")
+        if p.is_file() and not p.name.startswith("LICENSE") and p.name != "SOURCES.md"
+    }
+    assert sorted(here - set(CASES) - set(ELSEWHERE)) == []
+    for name, test in ELSEWHERE.items():
+        assert (REAL.parent.parent / test).is_file(), test
+        assert name.rsplit("/", 1)[-1].split("-")[0] in (REAL.parent.parent / test).read_text(encoding="utf-8") or (
+            name.split("/")[0] in (REAL.parent.parent / test).read_text(encoding="utf-8")
+        ), (name, test)
