@@ -66,7 +66,12 @@ def page(result: Report | Comparison, charts: dict[str, tuple[str, str]]) -> str
     if isinstance(result, Comparison):
         body = [
             "<h1>forensics report: before / after</h1>",
-            f"<p class=meta>before: {e(result.before.meta['label'])} · after: {e(result.after.meta['label'])}</p>",
+            "<ul>"
+            + "".join(
+                f"<li>{side}: {e(str(r.meta['label']))} — {r.meta['conversations']} conversations</li>"
+                for side, r in (("before", result.before), ("after", result.after))
+            )
+            + "</ul>",
             table(["metric", "before", "after", "delta"], [[k, fmt(b), fmt(a), fmt(d)] for k, b, a, d in result.rows]),
             _figure(charts, "before_after"),
         ]
@@ -144,7 +149,7 @@ def _quality(meta: dict[str, Any]) -> list[str]:
     return [
         "<section id=data-quality><h2>Data quality</h2>",
         f"<p>{e(text)}</p>",
-        table(head, rows) if rows else "",
+        *([table(head, rows)] if rows else []),
         "</section>",
     ]
 
@@ -161,7 +166,7 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         )
     out.append(f"<section id={prefix}what-to-change><h2>What to change</h2>")
     if d.skipped:
-        out.append(f"<p class=meta>{e(d.skipped)}.</p>")
+        out.append(f"<p class=meta>{e(d.skipped[0].upper() + d.skipped[1:])}.</p>")
     elif not d.changes:
         out.append(
             f"<p><code>forensics tune</code> recommends no change: the {d.checked} tunables it checked hold "
@@ -210,7 +215,7 @@ def _digest(rep: Report, prefix: str) -> list[str]:
         )
     else:
         out.append("<p>No finding above info in the selection.</p>")
-    out.append(f"</section><section id={prefix}strongest><h2>Strongest findings</h2>")
+    out += ["</section>", f"<section id={prefix}strongest><h2>Strongest findings</h2>"]
     if d.norms:
         out.append(
             "<p>Across this corpus (said once, not per conversation):</p><ul class=norms>"

@@ -114,7 +114,7 @@ def _md_digest(rep: Report, level: int) -> list[str]:
         harness, thresholds = [c for c in d.changes if c.harness], [c for c in d.changes if not c.harness]
         lines += (
             [
-                f"What `forensics tune` recommends, from {d.tuned_over} (the whole warehouse):",
+                f"What `forensics tune` recommends for the harness, from {d.tuned_over} (the whole warehouse):",
                 "",
                 _md_table(CHANGE_HEAD, [change_row(c) for c in harness]),
                 "",
@@ -181,7 +181,7 @@ def _md_sections(
         if s.findings:
             shown = rep.shown(s)
             more = (
-                f" (the strongest {len(shown)} of {len(s.findings)}; all in metrics.json)"
+                f" (the strongest {len(shown)} of {len(s.findings)}; all in metrics.json and `forensics serve`)"
                 if len(shown) < len(s.findings)
                 else ""
             )
