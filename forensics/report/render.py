@@ -43,6 +43,7 @@ def write(
 ) -> list[Path]:
     """The chosen formats under ``out``; personal data masked in report.html unless ``personal`` is "off", and in
     every file when it is "all" (``[redact] personal``)."""
+    from forensics.report.compose import document
     from forensics.report.html import page
     from forensics.report.markdown import markdown
 
@@ -74,7 +75,7 @@ def write(
                 stage(out / "charts" / f"{name}.svg", mask_markup(doc) if everywhere else doc)
             stage(
                 out / "report.md",
-                _page(result, "report.md", lambda r: markdown(r, charts), mask if everywhere else None),
+                _page(result, "report.md", lambda r: markdown(document(r, charts)), mask if everywhere else None),
             )
         if "html" in formats:
             stage(
