@@ -83,7 +83,7 @@ def write(
                 _page(
                     result,
                     "report.html",
-                    lambda r: page(r, charts),
+                    lambda r: page(document(r, charts)),
                     mask_markup if applies(personal, page=True) else None,
                 ),
             )
