@@ -43,6 +43,15 @@ def test_overview_shows_the_reports_answer_first(client: TestClient, reported_wh
     assert re.findall(r'<li><a href="/c/[0-9a-f]+">([^<]+)</a> —', text) == worst
 
 
+def test_the_overviews_what_to_change_is_the_reports_own_blocks(client: TestClient, reported_wh: Path) -> None:
+    """One document model (issue 40): the explorer renders *What to change* from the blocks report.html renders."""
+    page = (reported_wh.parent / "r" / "report.html").read_text()
+    inner = re.compile(r'<section id="?what-to-change"?><h2>What to change</h2>\n(.*?)\n</section>', re.S)
+    ours, theirs = inner.search(client.get("/").text), inner.search(page)
+    assert ours and theirs and "<code>forensics tune</code>" in theirs[1]
+    assert ours[1] == theirs[1]
+
+
 def test_conversations_carry_unique_labels_and_every_finding_of_the_report(
     client: TestClient, reported_wh: Path
 ) -> None:

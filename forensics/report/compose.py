@@ -12,6 +12,7 @@ from typing import Any
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding, Section
+from forensics.report import digest as digests
 from forensics.report.build import Report
 from forensics.report.compare import Comparison
 from forensics.report.document import (
@@ -167,7 +168,27 @@ def digest(rep: Report, prefix: str) -> list[Block]:
     ]
 
 
-def _changes(d: Any) -> list[Block]:
+def what_to_change(stored: dict[str, Any]) -> tuple[Block, ...]:
+    """*What to change* from the digest a report stored (``Digest.as_dict``, the warehouse's ``report_runs``): the
+    explorer's home shows the same blocks as the report."""
+    fields = ("key", "current", "recommended", "evidence", "effect")
+    d = digests.Digest(
+        changes=[digests.Change(*(c.get(k) for k in fields)) for c in stored.get("changes", [])],
+        checked=stored.get("tunables_checked", 0),
+        tuned_over=stored.get("tuned_over", ""),
+        toml=stored.get("toml", ""),
+        toml_drift=stored.get("toml_drift", ""),
+        command=stored.get("command", ""),
+        skipped=stored.get("skipped", ""),
+        kept=[
+            digests.Change(c.get("key"), c.get("value"), None, c.get("why", ""), "")
+            for c in stored.get("left_alone", [])
+        ],
+    )
+    return tuple(_changes(d))
+
+
+def _changes(d: digests.Digest) -> list[Block]:
     out: list[Block] = []
     if d.skipped:
         out.append(Paragraph((Prose(d.skipped[0].upper() + d.skipped[1:] + "."),), meta=True))

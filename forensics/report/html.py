@@ -55,7 +55,7 @@ def page(doc: Document) -> str:
     )
     text = redact("\n".join([nav, *(line for b in doc.blocks for line in block(b))]))
     return (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{doc.title}</title>"
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>{e(doc.title)}</title>"
         f'<meta name=viewport content="width=device-width, initial-scale=1"><style>{asset("report.css")}</style>'
         f'</head><body>{text}<script type="application/json" id=evidence-data>{redact(data)}</script>'
         f"<script>{asset('report.js')}</script></body></html>\n"
@@ -77,7 +77,7 @@ def runs(rs: Runs) -> str:
 
 
 def one(b: Block) -> str:
-    """A block that is one line of the page."""
+    """A block as one string, its lines glued (inside a fold, after its lead-in, in the explorer's page)."""
     return "".join(block(b))
 
 

@@ -28,6 +28,8 @@ from forensics import analyzers
 from forensics.analyzers.diff import Run, RunDiff, between, load_run, resolve
 from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
+from forensics.report import compose
+from forensics.report import html as report_html
 from forensics.report.text import positions_text
 from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
@@ -142,8 +144,13 @@ def _int(request: Request, name: str, default: int, low: int = 1, high: int = PA
 
 
 def _overview(con: Any, request: Request) -> dict[str, Any]:
+    digest = data.digest(con)
     return {
-        "digest": data.digest(con),
+        "digest": digest,
+        # the report's own blocks (report.compose), rendered as report.html renders them
+        "what_to_change": Markup("\n".join(map(report_html.one, compose.what_to_change(digest["what_to_change"]))))
+        if digest
+        else "",
         "reported": data.reported(con),
         "wrong": data.what_went_wrong(con),
         "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0],
