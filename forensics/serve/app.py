@@ -30,6 +30,7 @@ from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
 from forensics.report import compose
 from forensics.report import html as report_html
+from forensics.report.document import Block
 from forensics.report.text import positions_text
 from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
@@ -143,14 +144,17 @@ def _int(request: Request, name: str, default: int, low: int = 1, high: int = PA
     return int(raw)
 
 
+def _blocks(blocks: tuple[Block, ...]) -> Markup:
+    """The report's own blocks (``report.compose``) as report.html renders them, masked as every string a template
+    renders is (``_finalize``)."""
+    return Markup(redact("\n".join(map(report_html.one, blocks))))
+
+
 def _overview(con: Any, request: Request) -> dict[str, Any]:
     digest = data.digest(con)
     return {
         "digest": digest,
-        # the report's own blocks (report.compose), rendered as report.html renders them
-        "what_to_change": Markup("\n".join(map(report_html.one, compose.what_to_change(digest["what_to_change"]))))
-        if digest
-        else "",
+        "what_to_change": _blocks(compose.what_to_change(digest["what_to_change"])) if digest else "",
         "reported": data.reported(con),
         "wrong": data.what_went_wrong(con),
         "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0],
