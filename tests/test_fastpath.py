@@ -113,7 +113,7 @@ def test_error_start_is_decided_alike_on_raw_json(text: str) -> None:
 def test_duckdb_unescapes_json_text_as_orjson_does() -> None:
     texts = ["a\nb", 'q"uote', "back\\slash\\\\", "tab\tend", "/slash", "中文\r\n", " \f\b", "", "e\u0301"]
     raws = [json.dumps(t, ensure_ascii=False) for t in texts]
-    got = duckdb.sql("SELECT json_extract_string(unnest(?::VARCHAR[]), '$')", params=[raws]).fetchall()
+    got = duckdb.connect().execute("SELECT json_extract_string(unnest(?::VARCHAR[]), '$')", [raws]).fetchall()
     assert [g[0] for g in got] == texts
 
 
