@@ -33,7 +33,8 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     base = _base([s.path for s in listed]) if cols < UNBOUNDED else ""  # a pipe or a CI log: whole paths
     rows = [head] + [_row(s, skipped, base) for s in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    widths[0] = max(len(head[0]), min(widths[0], cols - sum(widths[1:]) - 2 * (len(widths) - 1)), 16)
+    room = cols - sum(widths[1:]) - 2 * (len(widths) - 1)  # what the other columns leave the source
+    widths[0] = max(len(head[0]), min(widths[0], room))
     lines = (
         [
             "  ".join(
@@ -84,8 +85,10 @@ def _noted(f: SourceResult) -> bool:
 
 
 def _base(paths: list[str]) -> str:
-    """The folder every absolute path of the run is under (the argument), shown once; "" for relative paths."""
-    if not paths or not all(os.path.isabs(p) for p in paths):
+    """The folder every path of the run is under (the argument), shown once; "" when they share none (or mix
+    absolute and relative paths)."""
+    absolute = {os.path.isabs(p) for p in paths}
+    if len(absolute) != 1:
         return ""
     return os.path.commonpath([os.path.dirname(p) for p in paths])
 
