@@ -110,6 +110,8 @@ def test_ingest_of_relative_paths_with_a_wide_status_fits_120_columns(tmp_path: 
     assert any(ln.startswith("README.md ") and "not recognised" in ln for ln in lines)
     assert max(map(len, lines[:-1])) <= 120, max(lines[:-1], key=len)
     assert not any(ln.startswith("fixtures/") for ln in lines[1:-1])
+    assert lines[0].split()[3:6] == ["conv.", "new/upd/same", "msgs"]  # two long headers gave way to the source
+    assert any(ln.startswith("agentbench/") for ln in lines)  # its folder kept: 20 characters of source, not 16
 
 
 def test_check_table_fits_120_columns_and_keeps_every_figure(db: Path) -> None:
