@@ -41,6 +41,9 @@ class ForensicsGroup(click.Group):
             _interrupted(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit, GeneratorExit):
             raise
+        except BrokenPipeError:  # `forensics formats | head`: the reader has what it wanted; no error to print
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor at exit, when Python flushes stdout
+            ctx.exit(0)
         except BaseException as e:  # Exception, and a Rust panic from polars (pyo3's PanicException is a BaseException)
             if _after_interrupt(e):
                 _interrupted(ctx)

@@ -159,3 +159,19 @@ def test_the_package_root_holds_the_cli_and_the_api_and_every_package_is_a_layer
     named = {m.strip().removeprefix("forensics.") for layer in layers for m in layer.split("|")}
     packages = {p.parent.name for p in package.glob("*/__init__.py")}
     assert packages - named == set(), "packages outside the layers contract"
+
+
+def test_a_reader_that_stops_early_is_no_error() -> None:
+    """`forensics formats | head -1`: the pipe closes under the writer; no "internal error", exit 0 (it was 70)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "forensics", "formats"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # as head does after its line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 0, err
+    assert first.split()[0] == b"dialogues" and err == ""

@@ -91,3 +91,37 @@ def test_middle_and_aligned_edges() -> None:
     out = aligned(rows, width=20, elide=[0]).splitlines()
     assert max(map(len, out)) <= 20 and out[1].endswith("123456")  # the figure whole, the key cut
     assert aligned(rows, width=200, elide=[0]).splitlines()[1].startswith("a" * 50)  # room: nothing cut
+
+
+def test_ingest_of_relative_paths_with_a_wide_status_fits_120_columns(tmp_path: Path) -> None:
+    """fixtures/outcomes given as a relative path: a file not recognised widens the status column, and the source
+    (relative to the common folder, its middle elided) gives way so no row passes 120 (it was 121)."""
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run(
+        [sys.executable, "-m", "forensics", "ingest", "fixtures/outcomes", "--db", str(tmp_path / "o.duckdb")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "CI": "true", "COLUMNS": "120", "PYTHONPATH": str(root)},
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "(sources under fixtures/outcomes/)" in lines
+    assert any(ln.startswith("README.md ") and "not recognised" in ln for ln in lines)
+    assert max(map(len, lines[:-1])) <= 120, max(lines[:-1], key=len)
+    assert not any(ln.startswith("fixtures/") for ln in lines[1:-1])
+    assert lines[0].split()[3:6] == ["conv.", "new/upd/same", "msgs"]  # two long headers gave way to the source
+    assert any(ln.startswith("agentbench/") for ln in lines)  # its folder kept: 20 characters of source, not 16
+
+
+def test_check_table_fits_120_columns_and_keeps_every_figure(db: Path) -> None:
+    """`forensics check`: the metric's name loses its middle (74 characters for a model's tool error rate), never
+    a figure or the verdict."""
+    base = db.parent / "baseline.json"
+    cli("report", "--db", str(db), "--out", str(db.parent / "r"), "--format", "json", "--write-baseline", str(base))
+    out = cli("check", "--db", str(db), "--baseline", str(base)).splitlines()
+    table = [ln for ln in out if ln.endswith((" ok", " better", " REGRESSED", " verdict"))]
+    assert len(table) > 50 and max(map(len, table)) <= 120, max(table, key=len)
+    assert any("…" in ln.split()[0] for ln in table)
+    verdicts = {ln.split()[-1] for ln in table}
+    assert "verdict" in verdicts and not verdicts & {"REGRESSED"}, verdicts  # the same warehouse: nothing moved

@@ -194,3 +194,45 @@ def test_names_tagged_block_by_block_are_the_names_of_the_whole_text() -> None:
         assert tagged_names(text) == whole, text
         found += len(whole)
     assert found > 600  # the sets are full of names: the comparison is not over empty sets
+
+
+def test_shipped_pair_words_are_jiebas_dictionary() -> None:
+    """pair_words.txt (shipped so jieba is only an extra) holds exactly the two-character words of jieba's own
+    dictionary from frequency 100, at every floor the tokenizer could ask for; below the file's floor it refuses."""
+    from importlib import resources
+
+    from forensics.text import engine
+
+    def from_jieba(min_freq: int) -> frozenset[str]:
+        out = set()
+        for raw in resources.files("jieba").joinpath("dict.txt").read_bytes().splitlines():
+            word, freq = raw.decode("utf-8").split(" ")[:2]
+            if len(word) == 2 and int(freq) >= min_freq:
+                out.add(word)
+        return frozenset(out)
+
+    for floor in (engine.PAIR_FLOOR, 500, 10_000):
+        assert engine.pair_words(floor) == from_jieba(floor)
+    assert len(engine.pair_words(engine.PAIR_FLOOR)) == 23_630
+    with pytest.raises(ValueError, match="from frequency 100"):
+        engine.pair_words(5)
+
+
+def test_forcing_jieba_without_the_extra_says_which_extra() -> None:
+    """FORENSICS_TOKENIZER=jieba where jieba is not installed (the runtime install has only rjieba): a
+    ForensicsError (the CLI's one line, exit 2) naming the extra."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['jieba'] = None\n"  # as if not installed: importing it raises ImportError
+        "from forensics.kernel.errors import ForensicsError\n"
+        "from forensics.text import engine\n"
+        "try:\n    engine.cut('今天我们讨论数据库')\nexcept ForensicsError as e:\n    print(engine.NAME, e)\n"
+    )
+    env = {**os.environ, "FORENSICS_TOKENIZER": "jieba"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("jieba the Python segmenter jieba is not installed")
+    assert done.stdout.strip().endswith("pip install 'forensics[jieba]'")

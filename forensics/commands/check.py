@@ -17,6 +17,7 @@ import orjson
 
 from forensics import analyzers
 from forensics.analyzers.declare import CheckRule
+from forensics.kernel.columns import middle, terminal_width
 from forensics.kernel.errors import ForensicsError
 
 BASELINE_SCHEMA = 1
@@ -185,7 +186,9 @@ def table(verdicts: list[Verdict]) -> str:
         for v in verdicts
     ]
     w = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
+    # on a terminal the metric's name gives way (its middle elided: its section and its figure stay), never a figure
+    w[0] = max(len(rows[0][0]), min(w[0], terminal_width() - sum(w[1:]) - 2 * 4))
+    lines = ["  ".join(middle(c, w[0]).ljust(w[0]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)) for r in rows]
     n = sum(v.failed for v in verdicts)
     skipped: dict[str, list[str]] = {}
     for v in verdicts:

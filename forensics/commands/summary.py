@@ -10,6 +10,7 @@ from forensics.kernel.columns import UNBOUNDED, middle, terminal_width
 
 ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row
 STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised"}
+SHORT = {"conversations new/upd/same": "conv. new/upd/same", "messages added": "msgs added"}  # on a narrow terminal
 
 
 def format_ingest(r: IngestResult, verbose: bool = False) -> str:
@@ -33,7 +34,12 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
     base = _base([s.path for s in listed]) if cols < UNBOUNDED else ""  # a pipe or a CI log: whole paths
     rows = [head] + [_row(s, skipped, base) for s in listed]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
-    widths[0] = max(len(head[0]), min(widths[0], cols - sum(widths[1:]) - 2 * (len(widths) - 1)), 16)
+    room = cols - sum(widths[1:]) - 2 * (len(widths) - 1)  # what the other columns leave the source
+    if room < widths[0]:  # the source would lose its middle: two long headers give way first (their figures are short)
+        rows[0] = head = tuple(SHORT.get(h, h) for h in head)
+        widths[1:] = [max(len(row[i]) for row in rows) for i in range(1, len(head))]
+        room = cols - sum(widths[1:]) - 2 * (len(widths) - 1)
+    widths[0] = max(len(head[0]), min(widths[0], room))
     lines = (
         [
             "  ".join(
@@ -84,8 +90,10 @@ def _noted(f: SourceResult) -> bool:
 
 
 def _base(paths: list[str]) -> str:
-    """The folder every absolute path of the run is under (the argument), shown once; "" for relative paths."""
-    if not paths or not all(os.path.isabs(p) for p in paths):
+    """The folder every path of the run is under (the argument), shown once; "" when they share none (or mix
+    absolute and relative paths)."""
+    absolute = {os.path.isabs(p) for p in paths}
+    if len(absolute) != 1:
         return ""
     return os.path.commonpath([os.path.dirname(p) for p in paths])
 

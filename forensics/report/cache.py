@@ -48,7 +48,7 @@ LIBRARIES = (
     "polars",
     "pyarrow",
     "numpy",
-    "scipy",
+    "rjieba",
     "jieba",
     "matplotlib",
     "detect-secrets",

@@ -2,11 +2,12 @@
 
 rjieba cuts the same words as jieba from the same dictionary (bench/tokenizer.py measures it on the shared
 dialogue sets and the bench corpus) in a fraction of the time, and it needs no 200 MB of Python dictionaries:
-the pair lexicon the ``jieba+bigram`` mode asks for is read from jieba's dictionary file once, two-character words
-only. Its tagger differs from jieba.posseg on a few messages (its HMM does not tag unknown words the same way);
+the pair lexicon the ``jieba+bigram`` mode asks for is ``pair_words.txt`` (jieba's dictionary's two-character
+words from frequency 100, 265 KB), so jieba (42 MB) is only the extra ``forensics[jieba]``. Its tagger differs from jieba.posseg on a few messages (its HMM does not tag unknown words the same way);
 bench/topics.py and the judged findings tests were run with both (docs/scale.md, "Issue 46").
 
-``FORENSICS_TOKENIZER=jieba`` forces the Python segmenter (for a comparison, or if a platform lacks rjieba's wheel).
+``FORENSICS_TOKENIZER=jieba`` forces the Python segmenter (for a comparison, or if a platform lacks rjieba's wheel;
+it needs ``pip install 'forensics[jieba]'``).
 ``ENGINE`` names the one in use; cached terms are keyed by it, so switching recomputes them.
 """
 
@@ -20,6 +21,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from forensics.kernel.errors import ForensicsError
+
 _lock = threading.Lock()
 
 
@@ -28,7 +31,7 @@ def _choose() -> str:
         return "jieba"
     try:
         import rjieba  # noqa: F401
-    except ImportError:
+    except ImportError:  # a platform without rjieba's wheel: jieba, when the extra is installed
         return "jieba"
     return "rjieba"
 
@@ -60,19 +63,22 @@ def tag(text: str) -> list[tuple[str, str]]:
     return [(p.word, p.flag) for p in _posseg().lcut(text)]
 
 
+PAIR_FLOOR = 100  # the lowest frequency pair_words.txt keeps
+
+
 @lru_cache(maxsize=4)
 def pair_words(min_freq: int) -> frozenset[str]:
-    """The two-character words of jieba's dictionary with a frequency of at least ``min_freq``."""
-    if NAME == "jieba":
-        return frozenset(w for w, f in _jieba().dt.FREQ.items() if len(w) == 2 and f >= min_freq)
+    """The two-character words of jieba's dictionary with a frequency of at least ``min_freq`` (at least
+    ``PAIR_FLOOR``): read from ``pair_words.txt``, the dictionary's two-character words from that frequency up, which
+    ships in the package so that rjieba alone does the segmenting (jieba is an extra)."""
+    if min_freq < PAIR_FLOOR:
+        raise ValueError(f"pair_words.txt keeps the words from frequency {PAIR_FLOOR}, not {min_freq}")
     out = set()
-    with resources.files("jieba").joinpath("dict.txt").open("rb") as fh:
-        for raw in fh:
-            parts = raw.split(b" ", 2)
-            if len(parts) >= 2 and int(parts[1]) >= min_freq:
-                word = parts[0].decode("utf-8")
-                if len(word) == 2:
-                    out.add(word)
+    for line in resources.files("forensics.text").joinpath("pair_words.txt").read_text("utf-8").splitlines():
+        if not line.startswith("#"):
+            word, freq = line.split(" ")
+            if int(freq) >= min_freq:
+                out.add(word)
     return frozenset(out)
 
 
@@ -97,8 +103,13 @@ def _rjieba() -> Any:  # noqa: ANN401 - the rjieba module
 def _jieba() -> Any:  # noqa: ANN401 - the jieba module
     """Import and initialise jieba once, quietly, from its bundled dictionary."""
     with _lock:
-        import jieba
-
+        try:
+            import jieba
+        except ImportError:
+            raise ForensicsError(
+                "the Python segmenter jieba is not installed (FORENSICS_TOKENIZER=jieba, or no rjieba for this "
+                "platform): pip install 'forensics[jieba]'"
+            ) from None
         jieba.setLogLevel(logging.WARNING)
         jieba.initialize()
         return jieba
