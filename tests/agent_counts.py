@@ -2023,7 +2023,7 @@ def goose_file(path: Path) -> Tally:
 
 
 def pi_file(path: Path) -> Tally:
-    """pi coding agent / OpenClaw session JSONL (pi-mono docs/session.md): one conversation; the leaf is the last
+    """pi coding agent / OpenClaw session JSONL (the session format pi-mono documents in its session.md): one conversation; the leaf is the last
     entry, the main path its parentId chain (version 1 files have no ids: every entry is on it); the person's
     messages are message entries of role user on it; each toolCall block of an assistant message is a call,
     answered by the toolResult message of its toolCallId (failed when isError); tokens are each assistant

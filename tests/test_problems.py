@@ -461,7 +461,9 @@ def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:
         + "\n## My request for Codex:\n"
     )
     assert own_words(ide + "Ok it is still not working either way.\n") == "Ok it is still not working either way."
-    assert duckdb.connect().execute(f"SELECT {own_words_sql('$1')}", [ide + "Is this done?\n"]).fetchone() == ("Is this done?",)
+    assert duckdb.connect().execute(f"SELECT {own_words_sql('$1')}", [ide + "Is this done?\n"]).fetchone() == (
+        "Is this done?",
+    )
     s = (
         Session("ide")
         .add("user", ide + "Show the team stats on the dashboard.\n")
