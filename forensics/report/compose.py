@@ -130,7 +130,7 @@ def data_quality(rep: Report, charts: Charts) -> list[Block]:
         return []
     text, head, rows = quality.lines(rep.meta["data_quality"])
     table = [Table(tuple(head), tuple(map(tuple, rows)))] if rows else []
-    return [Part("data-quality", "Data quality", (Paragraph((Prose(text),)), *table))]
+    return [Part("data-quality", "Data quality", (Paragraph(prose(text)), *table))]
 
 
 def the_digest(rep: Report, charts: Charts) -> list[Block]:
@@ -191,7 +191,7 @@ def what_to_change(stored: dict[str, Any]) -> tuple[Block, ...]:
 def _changes(d: digests.Digest) -> list[Block]:
     out: list[Block] = []
     if d.skipped:
-        out.append(Paragraph((Prose(d.skipped[0].upper() + d.skipped[1:] + "."),), meta=True))
+        out.append(Paragraph(prose(d.skipped[0].upper() + d.skipped[1:] + "."), meta=True))
     elif not d.changes:
         out.append(
             Paragraph(
@@ -296,7 +296,7 @@ def section(rep: Report, s: Section, charts: Charts, prefix: str) -> Part:
     hover = {lab.text: lab.full for lab in rep.labels.values()}
     out: list[Block] = []
     if s.summary:
-        out.append(Paragraph((Prose(s.summary),)))
+        out.append(Paragraph(prose(s.summary)))
     if s.grid:
         out.append(Table(tuple(s.grid[0]), tuple(map(tuple, s.grid[1:])), hover=hover))
     for t in s.tables:
