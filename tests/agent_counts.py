@@ -32,6 +32,45 @@ def json_lines(path: Path) -> Iterator[dict]:
             yield obj
 
 
+USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+
+
+def claude_code_usage(o: dict) -> tuple[tuple, dict[str, int]] | None:
+    """A Claude Code assistant line's response key (message.id, requestId) and its usage so far (Anthropic's sense:
+    input_tokens without the cache reads and writes); None for any other line. A response's counts are the
+    largest its lines give (one content block per line, each repeating the usage)."""
+    m = o.get("message")
+    if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
+        return None
+    return (m.get("id"), o.get("requestId")), {k: m["usage"].get(k) or 0 for k in USAGE_KEYS}
+
+
+def codex_rollout_spend(f: Path) -> tuple[dict, dict[str, int]]:
+    """A Codex rollout's first session_meta and its own spend: the last token_count event's running total
+    (total_token_usage, OpenAI's sense: input_tokens holds cached_input_tokens; output_tokens the reasoning), less
+    the total a forked thread's file copied from its parent before its own turns (theirs start with a turn_id, a
+    UUIDv7, newer than the thread's id). The spend is empty when the rollout has no token count."""
+    total, inherited, meta, copied = None, None, None, False
+    for o in json_lines(f):
+        p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
+        if o.get("type") == "session_meta":
+            copied = meta is not None and p.get("id") != meta.get("id")
+            meta = meta or p
+        elif o.get("type") == "turn_context" and copied and isinstance(p.get("turn_id"), str):
+            copied = int(p["turn_id"][:8] + p["turn_id"][9:13], 16) < int(meta["id"][:8] + meta["id"][9:13], 16)
+        if o.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
+            total = p["info"]["total_token_usage"]
+            inherited = total if copied else inherited
+    if not total:
+        return meta or {}, {}
+    before = inherited or dict.fromkeys(total, 0)
+    return meta or {}, {
+        "input": total["input_tokens"] - before["input_tokens"],
+        "cached": total["cached_input_tokens"] - before["cached_input_tokens"],
+        "output": total["output_tokens"] - before["output_tokens"],
+    }
+
+
 def _add(*fs: Figures) -> Figures:
     return Figures(*(sum(x) for x in zip(*fs)))
 

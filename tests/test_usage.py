@@ -13,7 +13,7 @@ from forensics import api
 from forensics.analyzers.prices import PriceTable, candidates, table
 from forensics.analyzers.schema import load_config
 from forensics.config import ConfigError
-from tests.agent_counts import json_lines
+from tests.agent_counts import claude_code_usage, codex_rollout_spend, json_lines
 from tests.conftest import FIXTURES, SHARED, run_cli
 
 LOGS = SHARED / "data" / "agent-logs"
@@ -27,15 +27,12 @@ def claude_code_responses(root: Path) -> dict[tuple, dict[str, int]]:
     best: dict[tuple, dict[str, int]] = {}
     for f in sorted(root.rglob("*.jsonl")):
         for o in json_lines(f):
-            m = o.get("message")
-            if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
+            if (usage := claude_code_usage(o)) is None:
                 continue
-            u, key = m["usage"], (m.get("id"), o.get("requestId"))
-            got = {
-                k: u.get(k) or 0
-                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+            key, got = usage
+            best[key] = {k: max(v, best.get(key, got)[k]) for k, v in got.items()} | {
+                "model": o["message"].get("model")
             }
-            best[key] = {k: max(v, best.get(key, got)[k]) for k, v in got.items()} | {"model": m.get("model")}
     return best
 
 
@@ -51,28 +48,11 @@ def claude_code(root: Path) -> dict[str, int]:
 
 
 def codex(root: Path) -> dict[str, int]:
-    """Codex's last token_count event of a rollout holds the session's running total (total_token_usage, OpenAI's
-    sense: input_tokens holds cached_input_tokens; output_tokens holds the reasoning). A forked thread's file
-    first replays its parent's history, token counts included (issue 42): the parent's total at the end of that
-    copy is the parent's spend, taken off (its own turns start with a turn_id, a UUIDv7, newer than its id)."""
+    """Codex rollouts' own spend (``codex_rollout_spend``: a forked thread's copy of its parent's history taken off)."""
     out = dict.fromkeys(KINDS, 0)
     for f in sorted(root.rglob("rollout-*.jsonl")):
-        total, inherited, meta, copied = None, None, None, False
-        for o in json_lines(f):
-            p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
-            if o.get("type") == "session_meta":
-                copied = meta is not None and p.get("id") != meta.get("id")
-                meta = meta or p
-            elif o.get("type") == "turn_context" and copied and isinstance(p.get("turn_id"), str):
-                copied = int(p["turn_id"][:8] + p["turn_id"][9:13], 16) < int(meta["id"][:8] + meta["id"][9:13], 16)
-            if o.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
-                total = p["info"]["total_token_usage"]
-                inherited = total if copied else inherited
-        if total:
-            before = inherited or dict.fromkeys(total, 0)
-            out["input"] += total["input_tokens"] - before["input_tokens"]
-            out["cached"] += total["cached_input_tokens"] - before["cached_input_tokens"]
-            out["output"] += total["output_tokens"] - before["output_tokens"]
+        for k, v in codex_rollout_spend(f)[1].items():
+            out[k] += v
     return out
 
 

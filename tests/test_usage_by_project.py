@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from forensics import api
-from tests.agent_counts import json_lines
+from tests.agent_counts import claude_code_usage, codex_rollout_spend, json_lines
 from tests.conftest import SHARED, run_cli
 
 LOGS = SHARED / "data" / "agent-logs"
@@ -35,14 +35,9 @@ def claude_code(root: Path) -> dict[tuple, dict[str, int]]:
         named = Counter(o["gitBranch"] for o in lines if isinstance(o.get("gitBranch"), str) and o["gitBranch"])
         runs[("claude-code", cwd, named.most_common(1)[0][0] if named else None)] += 1
         for o in lines:
-            m = o.get("message")
-            if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
+            if (usage := claude_code_usage(o)) is None:
                 continue
-            u, key = m["usage"], (m.get("id"), o.get("requestId"))
-            got = {
-                k: u.get(k) or 0
-                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
-            }
+            key, got = usage
             best[key] = {k: max(v, best.get(key, got)[k]) for k, v in got.items()}
             here = (nested, ("claude-code", o.get("cwd"), o.get("gitBranch") or None))
             if key not in where or (where[key][0] and not nested):
@@ -65,25 +60,12 @@ def codex(root: Path) -> dict[tuple, dict[str, int]]:
     total its forked history copied from the parent thread; its cwd and git branch from its first session_meta."""
     out: dict[tuple, dict[str, int]] = defaultdict(lambda: dict.fromkeys(("runs", *KINDS), 0))
     for f in sorted(root.rglob("rollout-*.jsonl")):
-        total, inherited, meta, copied = None, None, None, False
-        for o in json_lines(f):
-            p = o.get("payload") if isinstance(o.get("payload"), dict) else {}
-            if o.get("type") == "session_meta":
-                copied = meta is not None and p.get("id") != meta.get("id")
-                meta = meta or p
-            elif o.get("type") == "turn_context" and copied and isinstance(p.get("turn_id"), str):
-                copied = int(p["turn_id"][:8] + p["turn_id"][9:13], 16) < int(meta["id"][:8] + meta["id"][9:13], 16)
-            if o.get("type") == "event_msg" and p.get("type") == "token_count" and isinstance(p.get("info"), dict):
-                total = p["info"]["total_token_usage"]
-                inherited = total if copied else inherited
-        git = (meta or {}).get("git") or {}
-        g = out[("codex", (meta or {}).get("cwd"), git.get("branch") or None)]
+        meta, spend = codex_rollout_spend(f)
+        git = meta.get("git") or {}
+        g = out[("codex", meta.get("cwd"), git.get("branch") or None)]
         g["runs"] += 1
-        if total:
-            before = inherited or dict.fromkeys(total, 0)
-            g["input"] += total["input_tokens"] - before["input_tokens"]
-            g["cached"] += total["cached_input_tokens"] - before["cached_input_tokens"]
-            g["output"] += total["output_tokens"] - before["output_tokens"]
+        for k, v in spend.items():
+            g[k] += v
     return dict(out)
 
 
