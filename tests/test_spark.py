@@ -95,6 +95,46 @@ def test_every_figure_of_the_four_sections_is_the_local_reports(lake: dict[str, 
     assert (sentinel["judged_replies"], sentinel["degraded_conversations"]) == (481, 10)
 
 
+# what says which engine ran (or what a warehouse alone has: its import tally, the tuners, the cache's tally)
+ENGINE_KEYS = {
+    "engine",
+    "lake",
+    "spark_master",
+    "warehouse",
+    "generated_at",
+    "reused",
+    "data_quality",
+    "what_to_change",
+}
+
+
+def leaves(x: Any, path: str = "") -> dict[str, Any]:
+    """Every figure of a metrics.json as path -> value (lists by index), so a difference names its figure."""
+    if isinstance(x, dict):
+        return {k: v for key, val in x.items() for k, v in leaves(val, f"{path}.{key}").items()}
+    if isinstance(x, list):
+        return {k: v for i, val in enumerate(x) for k, v in leaves(val, f"{path}[{i}]").items()} or {path: []}
+    return {path: x}
+
+
+def test_every_figure_of_metrics_json_is_a_local_four_section_reports(lake: dict[str, Any]) -> None:
+    """Not only the four sections: the findings, the worst conversations, the strongest findings, the norms, the
+    selection... every figure a local report of the same analyzers writes, but for what names the engine."""
+    d = lake["dir"]
+    code, _, err = run_cli(
+        "report", "--db", str(d / "forensics.duckdb"), "--only", ",".join(SECTIONS), "--format", "json",
+        "--out", str(d / "four-local"),
+    )  # fmt: skip
+    assert code == 0, err
+    local = json.loads((d / "four-local" / "metrics.json").read_text())
+    spark = lake["spark"]
+    assert set(local) - ENGINE_KEYS == set(spark) - ENGINE_KEYS
+    mine, theirs = (leaves({k: v for k, v in r.items() if k not in ENGINE_KEYS}) for r in (local, spark))
+    differ = {k: (mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)}
+    assert not differ, sorted(differ.items())[:20]
+    assert len(mine) > 3000  # the figures compared (the fixtures' 42 conversations)
+
+
 def test_the_spark_report_is_written_as_a_local_one_with_its_evidence(lake: dict[str, Any]) -> None:
     d, out = lake["dir"], Path("reports") / "spark"
     assert lake["out"].split() == [str(out / f) for f in ("metrics.json", "report.md", "report.html")]
