@@ -431,13 +431,38 @@ def terminal(paths: Paths) -> dict[str, object] | None:
 
 
 def same_figures(paths: Paths) -> str | None:
-    """Whether the Spark report's figures are the DuckDB report's, section by section (None: one did not run)."""
+    """Whether every figure of the Spark report's metrics.json is the DuckDB report's (None: one did not run)."""
     files = [paths.cache / d / "metrics.json" for d in ("reports-duckdb", "reports-spark")]
     if not all(f.exists() for f in files):
         return None
-    local, spark = (json.loads(f.read_text())["sections"] for f in files)
-    differ = [k for k in FOUR.split(",") if local.get(k) != spark.get(k)]
-    return "every figure of " + FOUR + " equal" if not differ else "DIFFERENT in " + ", ".join(differ)
+    local, spark = (_figures(json.loads(f.read_text())) for f in files)
+    differ = sorted(k for k in local.keys() | spark.keys() if local.get(k) != spark.get(k))
+    if not differ:
+        return f"every figure of metrics.json equal ({len(local)} figures; {FOUR})"
+    return f"DIFFERENT: {len(differ)} of {len(local)} figures, e.g. " + ", ".join(differ[:5])
+
+
+# what names the engine in a metrics.json, or only a warehouse has (tests/test_spark.py compares the same way)
+ENGINE_KEYS = {
+    "engine",
+    "lake",
+    "spark_master",
+    "warehouse",
+    "generated_at",
+    "reused",
+    "data_quality",
+    "what_to_change",
+}
+
+
+def _figures(x: object, path: str = "") -> dict[str, object]:
+    """Every figure of a metrics.json (the engine's own keys left out) as path -> value."""
+    if isinstance(x, dict):
+        keep = {k: v for k, v in x.items() if path or k not in ENGINE_KEYS}
+        return {k: v for key, val in keep.items() for k, v in _figures(val, f"{path}.{key}").items()}
+    if isinstance(x, list):
+        return {k: v for i, val in enumerate(x) for k, v in _figures(val, f"{path}[{i}]").items()} or {path: []}
+    return {path: x}
 
 
 def python_share(paths: Paths) -> dict[str, int] | None:
