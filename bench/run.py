@@ -435,14 +435,15 @@ def same_figures(paths: Paths) -> str | None:
     files = [paths.cache / d / "metrics.json" for d in ("reports-duckdb", "reports-spark")]
     if not all(f.exists() for f in files):
         return None
-    local, spark = (_figures(json.loads(f.read_text())) for f in files)
+    local, spark = (figures(json.loads(f.read_text())) for f in files)
     differ = sorted(k for k in local.keys() | spark.keys() if local.get(k) != spark.get(k))
     if not differ:
         return f"every figure of metrics.json equal ({len(local)} figures; {FOUR})"
     return f"DIFFERENT: {len(differ)} of {len(local)} figures, e.g. " + ", ".join(differ[:5])
 
 
-# what names the engine in a metrics.json, or only a warehouse has (tests/test_spark.py compares the same way)
+# what names the engine in a metrics.json, or only a warehouse has (its import tally, the tuners, the cache's
+# tally); tests/test_spark.py compares with these
 ENGINE_KEYS = {
     "engine",
     "lake",
@@ -455,13 +456,13 @@ ENGINE_KEYS = {
 }
 
 
-def _figures(x: object, path: str = "") -> dict[str, object]:
+def figures(x: object, path: str = "") -> dict[str, object]:
     """Every figure of a metrics.json (the engine's own keys left out) as path -> value."""
     if isinstance(x, dict):
         keep = {k: v for k, v in x.items() if path or k not in ENGINE_KEYS}
-        return {k: v for key, val in keep.items() for k, v in _figures(val, f"{path}.{key}").items()}
+        return {k: v for key, val in keep.items() for k, v in figures(val, f"{path}.{key}").items()}
     if isinstance(x, list):
-        return {k: v for i, val in enumerate(x) for k, v in _figures(val, f"{path}[{i}]").items()} or {path: []}
+        return {k: v for i, val in enumerate(x) for k, v in figures(val, f"{path}[{i}]").items()} or {path: []}
     return {path: x}
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench.run import ENGINE_KEYS, figures
 from forensics import ingest
 from forensics.analyzers import named_queries
 from forensics.report import evidence
@@ -95,28 +96,6 @@ def test_every_figure_of_the_four_sections_is_the_local_reports(lake: dict[str, 
     assert (sentinel["judged_replies"], sentinel["degraded_conversations"]) == (481, 10)
 
 
-# what says which engine ran (or what a warehouse alone has: its import tally, the tuners, the cache's tally)
-ENGINE_KEYS = {
-    "engine",
-    "lake",
-    "spark_master",
-    "warehouse",
-    "generated_at",
-    "reused",
-    "data_quality",
-    "what_to_change",
-}
-
-
-def leaves(x: Any, path: str = "") -> dict[str, Any]:
-    """Every figure of a metrics.json as path -> value (lists by index), so a difference names its figure."""
-    if isinstance(x, dict):
-        return {k: v for key, val in x.items() for k, v in leaves(val, f"{path}.{key}").items()}
-    if isinstance(x, list):
-        return {k: v for i, val in enumerate(x) for k, v in leaves(val, f"{path}[{i}]").items()} or {path: []}
-    return {path: x}
-
-
 def test_every_figure_of_metrics_json_is_a_local_four_section_reports(lake: dict[str, Any]) -> None:
     """Not only the four sections: the findings, the worst conversations, the strongest findings, the norms, the
     selection... every figure a local report of the same analyzers writes, but for what names the engine."""
@@ -129,7 +108,7 @@ def test_every_figure_of_metrics_json_is_a_local_four_section_reports(lake: dict
     local = json.loads((d / "four-local" / "metrics.json").read_text())
     spark = lake["spark"]
     assert set(local) - ENGINE_KEYS == set(spark) - ENGINE_KEYS
-    mine, theirs = (leaves({k: v for k, v in r.items() if k not in ENGINE_KEYS}) for r in (local, spark))
+    mine, theirs = (figures(r) for r in (local, spark))
     differ = {k: (mine.get(k), theirs.get(k)) for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k)}
     assert not differ, sorted(differ.items())[:20]
     assert len(mine) > 3000  # the figures compared (the fixtures' 42 conversations)
