@@ -242,10 +242,11 @@ class Log:
             yield n, raw, obj
 
     def json_document(self, data: bytes) -> Any:
-        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON."""
+        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON. A value in
+        it nested too deep is NULLed and counted (``values.loads``): the file's other records are kept."""
         self.rows += 1
         try:
-            return values.loads(data)
+            return values.loads(data, deep=True)
         except orjson.JSONDecodeError as e:
             self.quarantine(self.name, values.json_reason(e), data)
             return None
