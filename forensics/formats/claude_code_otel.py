@@ -40,9 +40,9 @@ SCOPE = "com.anthropic.claude_code"
 def read(path: str, log: Log) -> list[Conversation]:
     data = Path(path).read_bytes()
     docs: list[tuple[str, Any]] = []
-    stripped = data.strip()
+    stripped = data.removeprefix(values.BOM).strip()
     try:
-        whole = values.loads(stripped) if stripped[:1] == b"{" and b"\n{" not in stripped else None
+        whole = values.loads(stripped, deep=True) if stripped[:1] == b"{" and b"\n{" not in stripped else None
     except (orjson.JSONDecodeError, ValueError):
         whole = None
     if isinstance(whole, dict):

@@ -29,8 +29,9 @@ import orjson
 EPOCH_MAX = 253402300800.0  # 10000-01-01: later instants are not dates but noise (or 1e308)
 MS_FROM, US_FROM, NS_FROM = 1e11, 1e14, 1e17  # above these a number is ms, µs, ns (1e11 s is the year 5138)
 INT64_MAX = (1 << 63) - 1
-DEPTH_MAX = 512  # deeper JSON values are set to NULL (orjson refuses past 1,024; the standard library recurses)
-INT_DIGITS = 4000  # longer integers are read as floats (infinity): Python refuses to convert past 4,300 digits
+BOM = b"\xef\xbb\xbf"
+DEPTH_MAX = 100  # deeper JSON values are set to NULL where orjson refused past 1,024 (readers walk values recursively)
+INT_DIGITS = 300  # longer integers are read as floats (past 308 digits, infinity): Python refuses int() past 4,300
 REPLACED = {"lone surrogate": "U+FFFD", "invalid UTF-8 text": "U+FFFD"}  # kinds of bad value replaced (not NULLed): what replaces them
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -118,7 +119,7 @@ def count(v: Any, what: str = "token count") -> int | None:
     if v is None:
         return None
     if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():  # "²" is a digit to isdigit
-        v = int(v.strip())
+        v = int(v.strip()) if len(v.strip()) <= 20 else -1  # longer is past a BIGINT (and 4,300 digits, int())
     if isinstance(v, float) and math.isfinite(v) and v.is_integer():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= INT64_MAX:
@@ -155,6 +156,8 @@ def loads(raw: bytes | str, deep: bool = False) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:
+        if raw[:3] == BOM or raw[:1] == "\ufeff":  # a byte-order mark before the JSON (Windows editors write it)
+            return loads(raw[3:] if isinstance(raw, bytes) else raw[1:], deep)
         msg = str(e)
         if not ("infinity" in msg or "surrogate" in msg or deep and "depth limit" in msg):
             raise
