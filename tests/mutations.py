@@ -53,7 +53,6 @@ class Case:
     fixture: str  # relative to fixtures/
     mutation: str
     path: Path
-    records: int = 0  # records in the file (JSONL lines, a document's record list; 0: not counted)
 
 
 # --- one record ----------------------------------------------------------------------------------------------
@@ -397,14 +396,11 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> Iterator[C
             target.write_bytes(b"")
             yield Case(fmt, rel, "empty", target)
         else:
-            data = src.read_bytes()
-            lines = _lines(data)
-            records = len(_records(json.loads(data))) if lines is None else sum(x is not None for x in lines)
-            for name, raw in text_mutations(data, rng):
+            for name, raw in text_mutations(src.read_bytes(), rng):
                 if raw is None:
                     continue
                 (target := place(name)).write_bytes(raw)
-                yield Case(fmt, rel, name, target, records)
+                yield Case(fmt, rel, name, target)
 
 
 RAW_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception)\b|Traceback")
@@ -418,8 +414,9 @@ class Outcome:
     detail: str = ""
 
 
-def check(case: Case, r: Any, good: Any | None) -> Outcome:
-    """What happened to a mutated file (``r``: its ``SourceResult``) beside its good file (``good``)."""
+def check(case: Case, r: Any, good: Any | None, whole: bool = False) -> Outcome:
+    """What happened to a mutated file (``r``: its ``SourceResult``) beside its good file (``good``); ``whole``:
+    the file was quarantined as one record."""
     if r.status == "failed":
         tb = " (a raw exception)" if "\n" in r.error or RAW_EXCEPTION.search(r.error) else ""
         return Outcome(case, "failed", f"the whole source failed{tb}: {r.error[:240]}")
@@ -444,7 +441,7 @@ def check(case: Case, r: Any, good: Any | None) -> Outcome:
             f"{r.messages_imported} messages imported (the good file: {good.messages_imported}) and nothing "
             "quarantined, skipped or nulled",
         )
-    single = case.records == 1 and r.quarantined  # the file's one record (a MINT results line) is the bad one
+    single = r.quarantined and not whole  # the bad record quarantined was the file's only one (a MINT line)
     if (
         good is not None
         and good.messages_imported >= 2
@@ -455,6 +452,16 @@ def check(case: Case, r: Any, good: Any | None) -> Outcome:
         return Outcome(case, "lost", f"nothing imported for one bad record (the good file: {good.messages_imported})")
     how = "quarantined" if r.quarantined else "skipped" if r.skipped else "imported"
     return Outcome(case, how, "", f"{r.messages_imported}/{r.quarantined}/{r.skipped}")
+
+
+def quarantined_at(db: Path) -> set[str]:
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {loc for (loc,) in con.execute("SELECT DISTINCT location FROM quarantine").fetchall()}
+    finally:
+        con.close()
 
 
 def quarantine_problems(db: Path) -> list[str]:
@@ -496,7 +503,8 @@ def run_case(case: Case, work: Path, good: Any | None = None, masked: bool = Tru
     if not mine:
         return Outcome(case, "missing", "no import result for the file"), None
     r = mine[0]
-    out = check(case, r, good)
+    whole = db.exists() and case.path.name in quarantined_at(db)
+    out = check(case, r, good, whole)
     if not out.problem and db.exists():
         problems = quarantine_problems(db)
         if problems:

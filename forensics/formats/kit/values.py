@@ -152,7 +152,10 @@ def loads(raw: bytes | str, deep: bool = False) -> Any:
     record: a number beyond a double (``1e400``) or an integer of thousands of digits (infinity), a lone
     surrogate escape (U+FFFD); with ``deep`` (a file that is one JSON document, where the record is the whole
     file) a value nested too deep (NULL). Raises ``orjson.JSONDecodeError`` for anything else that is not JSON
-    (a line nested 10,000 deep among them: the line is quarantined)."""
+    (a line nested 10,000 deep among them: the line is quarantined), and for a value that is no text at all (a
+    SQLite cell of another type)."""
+    if not isinstance(raw, (bytes, str, bytearray, memoryview)):
+        raise orjson.JSONDecodeError(f"not JSON text but {type(raw).__name__}", "", 0)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:

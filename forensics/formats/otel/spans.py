@@ -348,7 +348,7 @@ def seconds(v: Any, unit: str = "") -> float | None:
     if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
         return float(v[0]) + float(v[1]) / 1e9
     if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
-        v = int(v)
+        v = int(v) if len(v.strip()) <= 20 else float(v)  # longer: past any time (and Python's int limit)
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         if unit == "us" or 1e14 < v < 1e17:
             return v / 1e6
