@@ -64,11 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = sweep(Path(tmp), sources)
     mutated = [o for o in outcomes if o.case.mutation != "none"]
     bad = [o for o in outcomes if o.problem]
-    print(f"mutation sweep: {len(sources)} fixtures of {len({f for f, _ in sources})} formats, {len(mutated)} mutated files")
-    print(f"  failed sources {sum(o.how == 'failed' for o in bad)}, silent imports {sum(o.how == 'silent' for o in bad)}, "
-          f"losses {sum(o.how == 'lost' for o in bad)}, other problems "
-          f"{sum(_kind(o) in ('crashed', 'other') for o in bad)}; the good files' own problems "
-          f"{sum(o.case.mutation == 'none' for o in bad)}; {time.monotonic() - t0:.0f} s")
+    print(
+        f"mutation sweep: {len(sources)} fixtures of {len({f for f, _ in sources})} formats, {len(mutated)} mutated files"
+    )
+    print(
+        f"  failed sources {sum(o.how == 'failed' for o in bad)}, silent imports {sum(o.how == 'silent' for o in bad)}, "
+        f"losses {sum(o.how == 'lost' for o in bad)}, other problems "
+        f"{sum(_kind(o) in ('crashed', 'other') for o in bad)}; the good files' own problems "
+        f"{sum(o.case.mutation == 'none' for o in bad)}; {time.monotonic() - t0:.0f} s"
+    )
     print()
     print("\n".join(table(mutated, "format")))
     print()

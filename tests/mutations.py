@@ -203,7 +203,10 @@ def text_mutations(data: bytes, rng: random.Random) -> Iterator[tuple[str, bytes
         line = data.split(b"\n")[at]
         mid = line.find(b'"', len(line) // 2)
         yield "nul-raw", data.replace(line, line[: mid + 1] + b"\x00" + line[mid + 1 :], 1) if mid >= 0 else None
-        yield "surrogate-raw", data.replace(line, line[: mid + 1] + b"\xed\xa0\x80" + line[mid + 1 :], 1) if mid >= 0 else None
+        yield (
+            "surrogate-raw",
+            data.replace(line, line[: mid + 1] + b"\xed\xa0\x80" + line[mid + 1 :], 1) if mid >= 0 else None,
+        )
         return
     doc = json.loads(data)
     records = _records(doc)
@@ -241,7 +244,9 @@ def _cells(con: sqlite3.Connection, t: str, cols: list[tuple[str, bool]], rowid:
     names = [c for c, key in cols if not key]
     if not names:
         return {}
-    row = con.execute(f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in names)} FROM "{t}" WHERE rowid = ?', (rowid,)).fetchone()
+    row = con.execute(
+        f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in names)} FROM "{t}" WHERE rowid = ?', (rowid,)
+    ).fetchone()
     return dict(zip(names, row, strict=True))
 
 

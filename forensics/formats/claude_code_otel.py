@@ -70,7 +70,9 @@ def read(path: str, log: Log) -> list[Conversation]:
             # time first: a session resumed in a new process (the same session.id) counts its sequence from 1 again
             order = (
                 _time_ns(rec, attrs),
-                int(seq) if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit() and len(seq) <= 20) else 1 << 40,
+                int(seq)
+                if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit() and len(seq) <= 20)
+                else 1 << 40,
             )
             sessions.setdefault(sid, []).append((order, loc, rec, attrs))
     if not sessions and not any(log.skipped.values()):

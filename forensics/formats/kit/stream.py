@@ -142,7 +142,9 @@ class _Text:
             try:
                 item, end = _DECODER.raw_decode(self.buf, pos)
                 if end < len(self.buf) or not self.more():  # a number cut by the chunk's end decodes too
-                    return (values.without_surrogates(item) if values.surrogate_escapes(self.buf, pos, end) else item), end
+                    return (
+                        values.without_surrogates(item) if values.surrogate_escapes(self.buf, pos, end) else item
+                    ), end
             except json.JSONDecodeError as e:
                 cut = e.pos >= len(self.buf) - CUT_MARGIN or e.msg.startswith("Unterminated string")
                 if not (cut and self.more(len(self.buf) - pos)):  # an item that big: read as much again

@@ -32,7 +32,10 @@ INT64_MAX = (1 << 63) - 1
 BOM = b"\xef\xbb\xbf"
 DEPTH_MAX = 100  # deeper JSON values are set to NULL where orjson refused past 1,024 (readers walk values recursively)
 INT_DIGITS = 300  # longer integers are read as floats (past 308 digits, infinity): Python refuses int() past 4,300
-REPLACED = {"lone surrogate": "U+FFFD", "invalid UTF-8 text": "U+FFFD"}  # kinds of bad value replaced (not NULLed): what replaces them
+REPLACED = {
+    "lone surrogate": "U+FFFD",
+    "invalid UTF-8 text": "U+FFFD",
+}  # kinds of bad value replaced (not NULLed): what replaces them
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
