@@ -19,6 +19,8 @@ per class; ``tests/test_mutations.py`` runs a fixed seeded sample of them.
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import random
 import re
@@ -43,7 +45,6 @@ RAW = {
     "surrogate": '"before \\ud800 after"',
     "nul": '"before \\u0000 after"',
 }
-SAMPLE_SHARE = 0.3  # the test's sample: each class of a fixture drawn with this chance (seeded), up to its size
 WHOLE_FILE = {"bom", "empty", "truncated-last-line"}  # the others damage one record
 
 
@@ -531,25 +532,20 @@ def sweep(
     warehouse after its good file (whose result the case is judged beside). ``masked``: secrets masked at
     ingest, as by default (the scan is most of the time a case takes; the test's sample goes without)."""
     outcomes: list[Outcome] = []
-    good: dict[str, Any] = {}
-    chosen: dict[str, set[str]] = {}
-    for case in build(out / "corpus", sources):
-        work = out / "work"
-        work.mkdir(exist_ok=True)
-        if case.mutation == "none":
-            o, r = run_case(case, work, masked=masked)
-            good[case.fixture] = r
-            if o.problem:
-                outcomes.append(o)
-            continue
-        if sample is not None:
-            picked = chosen.setdefault(case.fixture, set())
-            rng = random.Random(f"sample:{case.fixture}:{case.mutation}")
-            if len(picked) >= sample or rng.random() > SAMPLE_SHARE:
-                shutil.rmtree(case.path.parent.parent, ignore_errors=True)
-                continue
-            picked.add(case.mutation)
-        o, _ = run_case(case, work, good.get(case.fixture), masked)
-        outcomes.append(o)
-        shutil.rmtree(case.path.parent.parent, ignore_errors=True)
+    work = out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    for _, group in itertools.groupby(build(out / "corpus", sources), key=lambda c: c.fixture):
+        good_case, *cases = group  # the good file comes first
+        o, good = run_case(good_case, work, masked=masked)
+        if o.problem:
+            outcomes.append(o)
+        if sample is not None:  # the classes drawn for this fixture: the first by a seeded order
+            order = sorted(cases, key=lambda c: hashlib.sha256(f"{c.fixture}:{c.mutation}".encode()).digest())
+            for c in order[sample:]:
+                shutil.rmtree(c.path.parent.parent, ignore_errors=True)
+            cases = order[:sample]
+        for case in cases:
+            o, _ = run_case(case, work, good, masked)
+            outcomes.append(o)
+            shutil.rmtree(case.path.parent.parent, ignore_errors=True)
     return outcomes
