@@ -123,7 +123,7 @@ class Probe:
         self.path, self.messages_key = path, messages_key
         try:
             with open(path, "rb") as f:
-                self.head = f.read(SNIFF_BYTES)
+                self.head = f.read(SNIFF_BYTES).removeprefix(values.BOM)  # a byte-order mark tells no format
                 self.complete = not f.read(1)  # the head is the whole file
         except OSError as e:
             raise SourceError(str(path), f"cannot read ({e.strerror or e})", "check the path and permissions") from None
@@ -153,7 +153,7 @@ class Probe:
         if not self.complete or self.head.lstrip()[:1] not in (b"{", b"["):
             return None
         try:
-            return values.loads(self.head)
+            return values.loads(self.head, deep=True)
         except (orjson.JSONDecodeError, ValueError):
             return None
 
