@@ -70,6 +70,9 @@ def read(path: str, log: Log) -> list[Conversation]:
     for n, _, obj in log.json_lines(Path(path).read_bytes()):
         where = f"{log.name}:{n}"
         kind = obj.get("type")
+        if not isinstance(kind, str):  # a list or an object of a damaged line: that line alone
+            log.quarantine(where, f"entry type is not a string ({type(kind).__name__})", obj)
+            continue
         if kind == "session" and not header and not entries:
             header = obj
         elif kind in ENTRY_TYPES:
