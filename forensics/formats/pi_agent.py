@@ -221,7 +221,7 @@ def _pi_shaped(probe: Probe) -> bool:
         and isinstance(first.get("cwd"), str)
     ):
         return False
-    rest = recs[1:]
+    rest = [r for r in recs[1:] if isinstance(r.get("type"), str)]  # a damaged line's type tells nothing
     return all(r.get("type") in ENTRY_TYPES and "role" not in r for r in rest) and all(
         isinstance(r.get("message"), dict) for r in rest if r.get("type") == "message"
     )
