@@ -8,8 +8,13 @@ disk produces: a file cut in half, bytes flipped, invalid UTF-8, records or valu
 wrong type (an object for a role, ``"²"`` for a token count), numbers beyond a double or a 64-bit integer,
 a value nested 10,000 deep, a line of a few MB, every record twice (duplicate ids), an empty file. SQLite
 sources get their own: column types swapped, text as blobs, cells nulled, rows duplicated in a table
-without a key, one cell nested 10,000 deep, the file cut or flipped. Nothing here is random: the same
-fixtures give the same corpus.
+without a key, one cell nested 10,000 deep, the file cut or flipped. Issue 45 adds the cases of the mutation
+sweep (``tests/mutations.py``) that damage one record in the middle of a file, for every format: a 5,000-digit
+number or numeric string, a 40-digit integer, the record nulled or its values nulled, a list or an object where
+a string belongs, a string where a list belongs, a lone surrogate (escaped, or raw bytes), a NUL (escaped, or
+raw), a value 10,000 deep, and for SQLite one row of swapped types, nulled, of raw surrogate bytes, of
+JSON mutated so; and a byte-order mark, the last line cut. None of these may fail the source (``ONE_RECORD``).
+Nothing here is random: the same fixtures give the same corpus.
 """
 
 from __future__ import annotations
@@ -36,6 +41,41 @@ BIG = 3 << 20  # a line of 3 MB (the attack used 50 MB; a few MB exercise the sa
 HUGE = "__HUGE_NUMBER__"  # json.dumps cannot write 1e400: the text replaces this marker
 WITH_SIDES = {"cline", "continue", "claude-code", "terminal-bench"}  # formats that read files beside the source
 WRONG = [{"$": "object"}, ["list"], "²", True, 2**70]
+
+# the sweep's classes kept here (its 1 MB value is left to the sweep: the corpus's own big-value has it); the
+# SQLite ones are named "row-..." beside the corpus's whole-column ones
+RECORD_CLASSES = (
+    "bom",
+    "truncated-last-line",
+    "digits-5000",
+    "digits-5000-string",
+    "int-40",
+    "null-record",
+    "null-values",
+    "list-for-string",
+    "object-for-string",
+    "string-for-list",
+    "surrogate-escape",
+    "surrogate-raw",
+    "nul-escape",
+    "nul-raw",
+    "deep-10000",
+)
+ONE_RECORD = {*RECORD_CLASSES} - {"truncated-last-line"} | {
+    "row-swapped-types",
+    "row-null-record",
+    "row-digits-5000",
+    "row-int-40",
+    "row-digits-5000-json",
+    "row-list-for-string",
+    "row-null-values-json",
+    "row-list-for-string-json",
+    "row-string-for-list-json",
+    "row-surrogate-escape-json",
+    "row-surrogate-raw",
+    "row-deep-10000",
+    "row-nul-raw",
+}  # a case of these that fails its source is a problem (one bad record fails nothing but itself)
 
 # (format, fixture file): one or two files of each format; the files beside each are copied with it
 SOURCES = [
@@ -375,8 +415,20 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]
                 shutil.copy2(src, folder)
             return folder / src.name
 
+        from tests import mutations  # it reads this module's SOURCES: imported once both are defined
+
         if src.suffix in (".db", ".vscdb"):
             cases += [Case(name, fmt, p) for name, p in _sqlite_cases(src, place, rng)]
+            for name, fn in mutations.SQLITE_MUTATIONS.items():
+                if f"row-{name}" in ONE_RECORD:
+                    target = place(f"row-{name}")
+                    con = sqlite3.connect(target)
+                    try:
+                        fn(con, random.Random(f"{n}:{rel}:{name}"))
+                        con.commit()
+                    finally:
+                        con.close()
+                    cases.append(Case(f"row-{name}", fmt, target))
         elif src.suffix == ".eval":  # a zip: cut and flipped only (its members are JSON like the .json logs)
             data = src.read_bytes()
             for name, raw in (("truncated", data[: len(data) // 2]), ("flipped", _flip(data, rng, 16))):
@@ -386,6 +438,10 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]
             for name, raw in _text_mutations(src.read_bytes(), rng):
                 (target := place(name)).write_bytes(raw)
                 cases.append(Case(name, fmt, target))
+            for name, one in mutations.text_mutations(src.read_bytes(), random.Random(f"mutations:{n}:{rel}")):
+                if name in RECORD_CLASSES and one is not None:
+                    (target := place(name)).write_bytes(one)
+                    cases.append(Case(name, fmt, target))
     return cases + specials(out / "special")
 
 
@@ -464,6 +520,8 @@ def judge(r: Any, case: Case) -> tuple[str, str]:
     if r.status == "failed":
         if "\n" in r.error or RAW_EXCEPTION.search(r.error):
             return "failed", f"not a one-line refusal: {r.error[:300]!r}"
+        if case.name in ONE_RECORD:
+            return "failed", f"one bad record failed the whole source: {r.error[:300]!r}"
         return "refused", ""
     if r.status not in ("imported", "unchanged", "unrecognised", "side", "empty"):
         return r.status, f"status {r.status!r}"

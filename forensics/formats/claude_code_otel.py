@@ -40,9 +40,9 @@ SCOPE = "com.anthropic.claude_code"
 def read(path: str, log: Log) -> list[Conversation]:
     data = Path(path).read_bytes()
     docs: list[tuple[str, Any]] = []
-    stripped = data.strip()
+    stripped = data.removeprefix(values.BOM).strip()
     try:
-        whole = values.loads(stripped) if stripped[:1] == b"{" and b"\n{" not in stripped else None
+        whole = values.loads(stripped, deep=True) if stripped[:1] == b"{" and b"\n{" not in stripped else None
     except (orjson.JSONDecodeError, ValueError):
         whole = None
     if isinstance(whole, dict):
@@ -70,7 +70,9 @@ def read(path: str, log: Log) -> list[Conversation]:
             # time first: a session resumed in a new process (the same session.id) counts its sequence from 1 again
             order = (
                 _time_ns(rec, attrs),
-                int(seq) if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit()) else 1 << 40,
+                int(seq)
+                if isinstance(seq, int) or (isinstance(seq, str) and seq.isdigit() and len(seq) <= 20)
+                else 1 << 40,
             )
             sessions.setdefault(sid, []).append((order, loc, rec, attrs))
     if not sessions and not any(log.skipped.values()):
@@ -109,7 +111,7 @@ def _value(v: Any) -> Any:
         return v["stringValue"]
     if "intValue" in v:
         iv = v["intValue"]
-        return int(iv) if isinstance(iv, str) and iv.lstrip("-").isdigit() else iv
+        return int(iv) if isinstance(iv, str) and iv.lstrip("-").isdigit() and len(iv) <= 21 else iv
     for k in ("doubleValue", "boolValue", "bytesValue"):
         if k in v:
             return v[k]
@@ -122,7 +124,7 @@ def _value(v: Any) -> Any:
 
 def _time_ns(rec: dict[str, Any], attrs: dict[str, Any]) -> int:
     ns = rec.get("timeUnixNano")
-    if isinstance(ns, int) or (isinstance(ns, str) and ns.isdigit()):
+    if isinstance(ns, int) or (isinstance(ns, str) and ns.isdigit() and len(ns) <= 20):
         return int(ns)
     at = values.epoch(attrs.get("event.timestamp")) if attrs.get("event.timestamp") else None
     return int(at * 1e9) if at is not None else 0
@@ -337,7 +339,7 @@ def _tool(turns: list[Turn], attrs: dict[str, Any], at: Any, loc: str, calls: di
 
 
 def _ns(v: Any) -> Any:
-    n = values.count(v) if not isinstance(v, str) else (int(v) if v.isdigit() else None)
+    n = values.count(v) if not isinstance(v, str) else (int(v) if v.isdigit() and len(v) <= 20 else None)
     return n / 1e9 if n else None
 
 

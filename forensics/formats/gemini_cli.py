@@ -45,7 +45,7 @@ FUNCTION_RESPONSE = "[Function Response:"
 
 def read(path: str, log: Log) -> list[Conversation]:
     data = Path(path).read_bytes()
-    head = data[:4096].lstrip()
+    head = data[:4096].removeprefix(values.BOM).lstrip()
     if head[:1] == b"[" or Path(path).name.startswith("checkpoint-"):
         parsed = log.json_document(data)
         if parsed == [] or (isinstance(parsed, dict) and parsed.get("history") == []):
@@ -350,7 +350,7 @@ def _nums(*vs: Any) -> bool:
 
 def _document(data: bytes) -> dict[str, Any] | None:
     try:
-        doc = values.loads(data)
+        doc = values.loads(data, deep=True)
     except ValueError:  # JSONL, or not JSON at all (then each line is judged on its own)
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("messages"), list) else None

@@ -91,7 +91,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
     """(location, ordinal id, raw bytes, record, quarantine reason) per record of a JSONL file or JSON document."""
     if _is_document(data):
         try:
-            doc = values.loads(data)
+            doc = values.loads(data, deep=True)
         except orjson.JSONDecodeError as e:
             yield name, "#0", data, None, json_reason(e)
             return
@@ -115,7 +115,7 @@ def _records(data: bytes, name: str) -> Iterator[tuple[str, str, bytes, Any, str
 
 def _is_document(data: bytes) -> bool:
     """One JSON document (a list, or an object spread over lines) rather than one record per line."""
-    head = data.lstrip()[:1]
+    head = data.removeprefix(values.BOM).lstrip()[:1]
     if head == b"[":
         return True
     first = data.split(b"\n", 1)[0]

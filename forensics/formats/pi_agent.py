@@ -70,6 +70,9 @@ def read(path: str, log: Log) -> list[Conversation]:
     for n, _, obj in log.json_lines(Path(path).read_bytes()):
         where = f"{log.name}:{n}"
         kind = obj.get("type")
+        if not isinstance(kind, str):  # a list or an object of a damaged line: that line alone
+            log.quarantine(where, f"entry type is not a string ({type(kind).__name__})", obj)
+            continue
         if kind == "session" and not header and not entries:
             header = obj
         elif kind in ENTRY_TYPES:
@@ -218,7 +221,7 @@ def _pi_shaped(probe: Probe) -> bool:
         and isinstance(first.get("cwd"), str)
     ):
         return False
-    rest = recs[1:]
+    rest = [r for r in recs[1:] if isinstance(r.get("type"), str)]  # a damaged line's type tells nothing
     return all(r.get("type") in ENTRY_TYPES and "role" not in r for r in rest) and all(
         isinstance(r.get("message"), dict) for r in rest if r.get("type") == "message"
     )

@@ -123,7 +123,7 @@ class Probe:
         self.path, self.messages_key = path, messages_key
         try:
             with open(path, "rb") as f:
-                self.head = f.read(SNIFF_BYTES)
+                self.head = f.read(SNIFF_BYTES).removeprefix(values.BOM)  # a byte-order mark tells no format
                 self.complete = not f.read(1)  # the head is the whole file
         except OSError as e:
             raise SourceError(str(path), f"cannot read ({e.strerror or e})", "check the path and permissions") from None
@@ -153,7 +153,7 @@ class Probe:
         if not self.complete or self.head.lstrip()[:1] not in (b"{", b"["):
             return None
         try:
-            return values.loads(self.head)
+            return values.loads(self.head, deep=True)
         except (orjson.JSONDecodeError, ValueError):
             return None
 
@@ -214,5 +214,15 @@ def connect_ro(path: str | Path, raw_text: bool = False) -> sqlite3.Connection:
     """Open read-only; the source is never written. ``raw_text`` returns TEXT as bytes (no decode copy)."""
     uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
     con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    con.text_factory = bytes if raw_text else (lambda b: b.decode("utf-8", "replace"))
+    con.text_factory = bytes if raw_text else _text
     return con
+
+
+def _text(b: bytes) -> str:
+    """A TEXT cell as a string: bytes that are not UTF-8 (a lone surrogate's, a cut character) replaced by
+    U+FFFD and counted (``values``), never failing the row."""
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        values.bad("invalid UTF-8 text")
+        return b.decode("utf-8", "replace")

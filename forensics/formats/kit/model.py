@@ -242,10 +242,11 @@ class Log:
             yield n, raw, obj
 
     def json_document(self, data: bytes) -> Any:
-        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON."""
+        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON. A value in
+        it nested too deep is NULLed and counted (``values.loads``): the file's other records are kept."""
         self.rows += 1
         try:
-            return values.loads(data)
+            return values.loads(data, deep=True)
         except orjson.JSONDecodeError as e:
             self.quarantine(self.name, values.json_reason(e), data)
             return None
@@ -503,8 +504,13 @@ def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "outp
 
 
 def listed(v: Any) -> list[Any]:
-    """``v`` when it is a list, else an empty one (a field of another type in a log of another version)."""
-    return v if isinstance(v, list) else []
+    """``v`` when it is a list, else an empty one (a field of another type in a log of another version: what
+    it held is counted as a value dropped, so that records lost with it are said to be)."""
+    if isinstance(v, list):
+        return v
+    if v is not None and v != "":
+        values.bad("list of another type")
+    return []
 
 
 def mapping(v: Any) -> dict[str, Any]:

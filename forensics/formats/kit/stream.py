@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from forensics.formats.kit import values
 from forensics.formats.kit.model import Log
 from forensics.formats.kit.records import RAW_CAP
 
@@ -42,6 +43,14 @@ class Broken(ValueError):
     def __init__(self, message: str, raw: bytes) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class BadItem:
+    """An item that was delimited but cannot be read (nested too deep): ``array_items`` yields it in its place,
+    the reader quarantines it alone and goes on with the next."""
+
+    def __init__(self, reason: str, raw: bytes) -> None:
+        self.reason, self.raw = reason, raw
 
 
 class Truncated(Broken):
@@ -83,6 +92,9 @@ def export_items(path: str, log: Log, what: str) -> Iterator[tuple[int, str, Any
         try:
             for i, item in enumerate(array_items(f)):
                 log.rows += 1
+                if isinstance(item, BadItem):
+                    log.quarantine(f"{log.name}[{i}]", item.reason, item.raw)
+                    continue
                 yield i, f"{log.name}[{i}]", item
         except NotAnArray as e:
             log.error = f"not {what}: {e}"
@@ -130,7 +142,9 @@ class _Text:
             try:
                 item, end = _DECODER.raw_decode(self.buf, pos)
                 if end < len(self.buf) or not self.more():  # a number cut by the chunk's end decodes too
-                    return item, end
+                    return (
+                        values.without_surrogates(item) if values.surrogate_escapes(self.buf, pos, end) else item
+                    ), end
             except json.JSONDecodeError as e:
                 cut = e.pos >= len(self.buf) - CUT_MARGIN or e.msg.startswith("Unterminated string")
                 if not (cut and self.more(len(self.buf) - pos)):  # an item that big: read as much again
@@ -139,8 +153,23 @@ class _Text:
                             f"truncated at byte {self.size} (the file ends inside an item)", self.rest(pos)
                         ) from None
                     raise Broken(f"invalid JSON: {e.msg}", self.rest(pos)) from None
-            except RecursionError:
-                raise Broken("JSON nested too deeply", self.rest(pos)) from None
+            except (RecursionError, ValueError):  # too deep, or an integer too long for Python: this item alone
+                return self.tolerant(pos)
+
+    def tolerant(self, pos: int) -> tuple[Any, int]:
+        """The item at ``pos`` read by ``values.tolerant`` (its integers too long made infinite), reading on
+        until its end is found; a ``BadItem`` when it is nested too deep."""
+        if self.buf[pos] not in "[{":
+            raise Broken("invalid JSON: a number too long", self.rest(pos))
+        while (end := values.value_end(self.buf, pos)) < 0:
+            if not self.more(len(self.buf) - pos):
+                raise Truncated(f"truncated at byte {self.size} (the file ends inside an item)", self.rest(pos))
+        try:
+            return values.tolerant(self.buf[pos:end], deep=False), end
+        except RecursionError:
+            return BadItem("JSON nested too deeply", self.buf[pos:end].encode("utf-8", "surrogatepass")), end
+        except ValueError as e:
+            raise Broken(values.json_reason(e), self.rest(pos)) from None
 
     def trim(self, pos: int) -> int:
         """Drop what was read before ``pos`` once it is most of the buffer; the new position."""

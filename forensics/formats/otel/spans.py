@@ -74,12 +74,16 @@ def _records(data: bytes, log: Log) -> list[dict[str, Any]]:
             break
         try:
             obj, end = dec.raw_decode(text, i)
+            if values.surrogate_escapes(text, i, end):
+                obj = values.without_surrogates(obj)
         except (ValueError, RecursionError) as e:
-            rest = text[i:].split("\n", 1)
-            log.rows += 1
-            log.quarantine(f"{log.name}@{i}", f"invalid JSON: {str(e)[:100]}", rest[0])
-            i += len(rest[0]) + 1
-            continue
+            obj, end = _tolerant(text, i, e)
+            if end < 0:
+                rest = text[i:].split("\n", 1)
+                log.rows += 1
+                log.quarantine(f"{log.name}@{i}", f"invalid JSON: {str(e)[:100]}", rest[0])
+                i += len(rest[0]) + 1
+                continue
         i = end
         for rec in obj if isinstance(obj, list) else [obj]:
             log.rows += 1
@@ -88,6 +92,17 @@ def _records(data: bytes, log: Log) -> list[dict[str, Any]]:
             else:
                 log.quarantine(f"{log.name}#{log.rows}", "not a JSON object", json.dumps(rec)[:1000])
     return out
+
+
+def _tolerant(text: str, i: int, e: Exception) -> tuple[Any, int]:
+    """The object or list at ``i`` that the decoder refused for one value in it (nested too deep, an integer
+    too long), read by ``values.tolerant``; (None, -1) when it is not JSON."""
+    if isinstance(e, json.JSONDecodeError) or text[i] not in "[{" or (end := values.value_end(text, i)) < 0:
+        return None, -1
+    try:
+        return values.tolerant(text[i:end]), end
+    except (ValueError, RecursionError):
+        return None, -1
 
 
 def _utf8_lines(data: bytes, log: Log) -> str:
@@ -333,7 +348,7 @@ def seconds(v: Any, unit: str = "") -> float | None:
     if isinstance(v, list) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
         return float(v[0]) + float(v[1]) / 1e9
     if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit():
-        v = int(v)
+        v = int(v) if len(v.strip()) <= 20 else float(v)  # longer: past any time (and Python's int limit)
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         if unit == "us" or 1e14 < v < 1e17:
             return v / 1e6
