@@ -55,7 +55,7 @@ def main() -> None:
     url = f"http://127.0.0.1:{port}"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 1000})
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.goto((work / "reports" / "report.html").as_uri())
         page.screenshot(path=str(ROOT / "docs" / "report-html.png"))
         finding = page.locator("#s1")
@@ -71,7 +71,7 @@ def main() -> None:
         page.wait_for_url("**#m141")
         page.evaluate("() => window.scrollBy(0, -120)")
         page.screenshot(path=str(ROOT / "docs" / "serve-transcript.png"))
-        wide = browser.new_page(viewport={"width": 1400, "height": 900})
+        wide = browser.new_page(viewport={"width": 1280, "height": 900})
         wide.goto(url + "/conversations?sort=tokens_in&dir=desc")
         wide.screenshot(path=str(ROOT / "docs" / "serve-conversations.png"))
         wide.goto(url + "/search?q=compaction")

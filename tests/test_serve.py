@@ -56,7 +56,7 @@ def test_conversations_carry_unique_labels_and_every_finding_of_the_report(
     client: TestClient, reported_wh: Path
 ) -> None:
     rows = client.get("/conversations?sort=label&dir=asc").text
-    labels = re.findall(r'<td><a href="/c/[0-9a-f]+" title="[^"]*">([^<]+)</a></td>', rows)
+    labels = re.findall(r'<td[^>]*><a href="/c/[0-9a-f]+" title="[^"]*">([^<]+)</a></td>', rows)
     assert len(labels) == len(set(labels)) == min(PAGE, query(reported_wh, "SELECT count(*) FROM conversations")[0][0])
     assert {"aeb4919b · anthropic.db", "aeb4919b · realistic.db", "d6614e0b"} <= set(labels)
     doc = json.loads((reported_wh.parent / "r" / "metrics.json").read_text())

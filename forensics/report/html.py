@@ -6,6 +6,7 @@ from the network. Every text of the document is escaped here (``html.escape``)."
 from __future__ import annotations
 
 import html
+import re
 from functools import cache, singledispatch
 from importlib.resources import files
 
@@ -173,6 +174,16 @@ def finding(f: FindingItem) -> str:
     )
 
 
+# a word long enough to widen its column past the page (an id, a path, a hash): the cell may break it anywhere
+LONG_TOKEN = re.compile(r"\S{17,}")
+
+
+def breakable(h: str) -> str:
+    """``h`` escaped, with a line-break opportunity after each ``_`` and ``/``: a column name such as
+    ``tool_results_gt_10kb`` wraps at its parts instead of widening its column (the text stays the same)."""
+    return re.sub(r"([_/])(?=\w)", r"\1<wbr>", e(h))
+
+
 def table(
     head: list[str],
     rows: list[list[str]],
@@ -186,11 +197,12 @@ def table(
 
     def cell(c: str) -> str:
         c = str(c)
-        attrs = (" class=n" if NUMERIC.fullmatch(c) else "") + (f' title="{e(hover[c])}"' if c in hover else "")
+        kind = "n" if NUMERIC.fullmatch(c) else ("id" if LONG_TOKEN.search(c) else "")
+        attrs = (f" class={kind}" if kind else "") + (f' title="{e(hover[c])}"' if c in hover else "")
         return f"<td{attrs}>{e(c)}</td>"
 
     def th(h: str) -> str:
-        return f'<th title="{e(hover[h])}">{e(h)}</th>' if h in hover else f"<th>{e(h)}</th>"
+        return f'<th title="{e(hover[h])}">{breakable(h)}</th>' if h in hover else f"<th>{breakable(h)}</th>"
 
     head_html = "".join(th(str(h)) for h in head)
     classes = " ".join(c for c, on in (("sortable", sortable), ("wrap", wrap)) if on)

@@ -78,6 +78,14 @@ def _env() -> Environment:
         if r["success"] is not None
         else (f"score {r['score']:.3g}" if r["score"] is not None else "")
     )
+    # a column name wraps at its _ and / (issue 47: tables fit a 1,280 px window); a cell's class: n for a number
+    # (kept on one line, right-aligned), id for a long word such as an id or a path (broken anywhere)
+    env.filters["breakable"] = lambda h: Markup(report_html.breakable(redact(str(h))))
+    env.filters["cellclass"] = lambda v: (
+        "n"
+        if isinstance(v, int | float) and not isinstance(v, bool)
+        else ("id" if isinstance(v, str) and report_html.LONG_TOKEN.search(v) else "")
+    )
     env.tests["folded"] = lambda m: m["role"] == "tool" or m["origin"] == "tool_result"
     return env
 
