@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from forensics.analyzers.topics import embedding, evaluation_grid  # noqa: E402
 from forensics.analyzers.topics.evaluate import Reference, reference, score, tfidf_cosines, tuned_threshold  # noqa: E402
 from forensics.analyzers.topics.settings import TopicSettings  # noqa: E402
+from forensics.analyzers.topics.signals import FEATURES  # noqa: E402
 
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
 GEN = SHARED / "bench" / "gen_corpus.py"
@@ -76,21 +77,7 @@ SIGNS = {
 }
 # The dialogue mode keeps round 1's signals: the user-side, look-ahead, cue and corpus signals were tried on
 # TIAGE/KdConv and did not lift the held-out marker (docs/topics-evaluation.md).
-DIALOGUE_FEATURES = (
-    "cos_prev",
-    "cos_ctx",
-    "novel",
-    "handoff",
-    "entity_new",
-    "entity_handoff",
-    "length",
-    "question",
-    "answers",
-    "ack_then_question",
-    "cue_shift",
-    "cue_continue",
-    "depth",
-)
+DIALOGUE_FEATURES = FEATURES[: FEATURES.index("cos_judged")]  # round 1: up to the corpus signals
 
 
 @dataclass
@@ -220,7 +207,7 @@ def fit(mode: str, sets: list[LabeledSet]) -> None:
     import math
 
     from forensics.analyzers.topics.model import LEXICAL_SUFFIX, load_model
-    from forensics.analyzers.topics.signals import CORPUS_FEATURES, FEATURES
+    from forensics.analyzers.topics.signals import CORPUS_FEATURES
 
     names = [
         k
