@@ -397,6 +397,18 @@ def _flip(data: bytes, rng: random.Random, n: int) -> bytes:
 # --- the corpus ----------------------------------------------------------------------------------------------
 
 
+def copy_fixture(out: Path, n: int, fmt: str, name: str, src: Path) -> Path:
+    """A copy of fixture ``n``'s folder (with its side files where the format reads them) for the case ``name``;
+    the fixture's copy in it, to mutate."""
+    folder = out / f"{n:02d}-{fmt}" / name / src.parent.name
+    if fmt in WITH_SIDES:
+        shutil.copytree(src.parent, folder)
+    else:
+        folder.mkdir(parents=True)
+        shutil.copy2(src, folder)
+    return folder / src.name
+
+
 def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]:
     """Write every case under ``out`` (which must not exist) and list them."""
     out.mkdir(parents=True)
@@ -406,14 +418,7 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> list[Case]
         rng = random.Random(f"{n}:{rel}")
 
         def place(name: str, src: Path = src, fmt: str = fmt, n: int = n) -> Path:
-            """A copy of the fixture's folder for one case; the fixture's copy in it (to mutate)."""
-            folder = out / f"{n:02d}-{fmt}" / name / src.parent.name
-            if fmt in WITH_SIDES:
-                shutil.copytree(src.parent, folder)
-            else:
-                folder.mkdir(parents=True)
-                shutil.copy2(src, folder)
-            return folder / src.name
+            return copy_fixture(out, n, fmt, name, src)
 
         from tests import mutations  # it reads this module's SOURCES: imported once both are defined
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.hostile_corpus import FIXTURES, SOURCES, WITH_SIDES, _records
+from tests.hostile_corpus import FIXTURES, SOURCES, _records, copy_fixture
 
 DEPTH = 10_000
 BIG = 1 << 20  # a line of 1 MB: past any line buffer; bigger lines only cost the secret scan time
@@ -372,13 +372,7 @@ def build(out: Path, sources: list[tuple[str, str]] | None = None) -> Iterator[C
         rng = random.Random(f"mutations:{n}:{rel}")
 
         def place(name: str, src: Path = src, fmt: str = fmt, n: int = n) -> Path:
-            folder = out / f"{n:02d}-{fmt}" / name / src.parent.name
-            if fmt in WITH_SIDES:
-                shutil.copytree(src.parent, folder)
-            else:
-                folder.mkdir(parents=True)
-                shutil.copy2(src, folder)
-            return folder / src.name
+            return copy_fixture(out, n, fmt, name, src)
 
         yield Case(fmt, rel, "none", place("none"))
         if src.suffix in (".db", ".vscdb"):

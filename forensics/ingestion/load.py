@@ -24,6 +24,7 @@ from forensics.formats.kit import duckparse
 from forensics.formats.kit.model import EVENT_SCHEMA, USAGE_SCHEMA
 from forensics.formats.kit.records import OUTCOME_SCHEMA, Parsed
 from forensics.formats.kit.values import EPOCH_MAX
+from forensics.ingestion.accounting import TOTALS
 from forensics.ingestion.mask import FINDS_SCHEMA, Finds, mask_tables
 from forensics.kernel import secret_rules
 from forensics.warehouse.core import set_memory_limit, utcnow
@@ -63,25 +64,7 @@ EMPTY = {
         ("secret", FINDS_SCHEMA),
     )
 }
-RUN_COLUMNS = (
-    "run_id",
-    "source_id",
-    "path",
-    "format",
-    "status",
-    "started_at",
-    "finished_at",
-    "rows_read",
-    "messages_read",
-    "messages_imported",
-    "messages_unchanged",
-    "quarantined",
-    "skipped",
-    "conversations_new",
-    "conversations_updated",
-    "conversations_unchanged",
-    "note",
-)
+RUN_COLUMNS = ("run_id", "source_id", "path", "format", "status", "started_at", "finished_at", *TOTALS, "note")
 
 
 @dataclass
