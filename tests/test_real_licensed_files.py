@@ -117,6 +117,14 @@ ELSEWHERE = {
     "agent-acompact-e1f845.jsonl": "tests/test_real_claude_code_compaction.py",
     "goose/jwp23+dotfiles/.local/share/goose/sessions/sessions.db": "tests/test_real_logs_2026.py",
     "openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl": "tests/test_openhands_eval.py",
+    # the families of issue 42 added with their real files; the Crush store is read with its WAL and shared memory
+    "crush/dbos-inc+dbos-transact-golang/.crush/crush.db": "tests/test_real_new_families.py",
+    "crush/dbos-inc+dbos-transact-golang/.crush/crush.db-shm": "tests/test_real_new_families.py",
+    "crush/dbos-inc+dbos-transact-golang/.crush/crush.db-wal": "tests/test_real_new_families.py",
+    "openclaw/Gracula-bot+Gracula/.openclaw/agents/main/sessions/model-test-kilocode.jsonl": (
+        "tests/test_real_new_families.py"
+    ),
+    "pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl": "tests/test_real_new_families.py",
     "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
     "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
     "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",
