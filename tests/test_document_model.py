@@ -70,7 +70,10 @@ def test_a_section_is_written_once_and_each_medium_escapes_it(tmp_path: Path) ->
         "- **high** `toy_kind` — c1 [3]–[4], [9]: a \\`tick\\` \\*and\\* &lt;b&gt;bold&lt;/b&gt; _(rule: n &gt; 2)_ · "
         "`forensics show c1 --positions 3-4,9`\n" in md
     )
-    assert "<section id=toyan><h2>Toy analyzer</h2>\n<p>Said <code>once</code>.</p>\n<h3>Findings</h3><ul class=findings>" in page
+    assert (
+        "<section id=toyan><h2>Toy analyzer</h2>\n<p>Said <code>once</code>.</p>\n<h3>Findings</h3><ul class=findings>"
+        in page
+    )
     assert (
         '<li><details class=finding id="toyan-1" data-c="c1" data-p="3,4,9"><summary><span class=sev-high>high</span> '
         "<code>toy_kind</code> — <b>c1</b> [3]–[4], [9]: a `tick` *and* &lt;b&gt;bold&lt;/b&gt; <i>(rule: n &gt; 2)</i>"
