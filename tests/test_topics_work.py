@@ -17,11 +17,8 @@ CUES = Cues.from_settings(TopicSettings.of(defaults()))
 LONG = "Implemented the drag handle in `src/canvas/Node.tsx` and wired it into the graph store. " * 20
 
 
-EDITS = ["src/canvas/Node.tsx", "src/canvas/store.ts"]  # an agent's work: the files its tool calls edited
-
-
-def _conversation(*turns: tuple[str, str] | tuple[str, str, list[str]]) -> list[Message]:
-    msgs = [Message(i, t[0], t[1], t[0] == "user", list(t[2]) if len(t) > 2 else []) for i, t in enumerate(turns)]
+def _conversation(*turns: tuple[str, str]) -> list[Message]:
+    msgs = [Message(i, role, text, role == "user") for i, (role, text) in enumerate(turns)]
     prepare(msgs)
     return msgs
 
@@ -36,7 +33,6 @@ def test_request_form_reads_the_persons_opening_not_a_paste() -> None:
     for text in (
         "Now add type declarations for the core modules",
         "OK, great. Now implement the plan.",
-        "Can we now add a settings page?",
         "please create a e2e testsuite",
         "je voudrais lister les utilisateurs",
         "帮我写一个脚本",
@@ -49,9 +45,9 @@ def test_request_form_reads_the_persons_opening_not_a_paste() -> None:
 def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
     msgs = _conversation(
         ("user", "Make nodes draggable on the canvas in src/canvas/Node.tsx"),
-        ("assistant", LONG, EDITS),
+        ("assistant", LONG),
         ("user", "still cannot drag the node"),
-        ("assistant", LONG, EDITS),
+        ("assistant", LONG),
         ("user", "Now add an export of the workspace to JSON in src/io/export.ts, with a test for it"),
         ("assistant", LONG),
     )
