@@ -47,7 +47,7 @@ _ACK = (
     r"lastly|finally|first|hmm|oh|btw)[\s,.!:;-]+)*"
 )
 _ASK = (
-    r"(?:please\s+|pls\s+|now\s+|let'?s\s+|(?:can (?:you|we|i)|could (?:you|we)|would you)\s+(?:(?:now|also|then|please|just)\s+)?|"
+    r"(?:please\s+|pls\s+|now\s+|let'?s\s+|can (?:you|we|i)\s+|could (?:you|we)\s+|would you\s+|"
     r"i (?:want|need|would like|'d like)(?: you)?(?: to)?\s+)?"
 )
 _DO = (
