@@ -252,3 +252,95 @@ def fit_work(shared: Path, weights: Path) -> None:
         f"cross-entropy {-np.mean(y * np.log(held + 1e-9) + (1 - y) * np.log(1 - held + 1e-9)):.3f}; "
         f"log 2 = {math.log(2):.3f})"
     )
+
+
+# ------------------------------------------------------------------------------ leave one family out (dev half)
+
+FAMILY_THRESHOLDS = tuple(i / 100 for i in range(20, 62, 4))
+
+
+def family_out(shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS) -> dict[str, Any]:
+    """The dev half only (the held-out half is never read here): each log format's conversations judged with a
+    request scorer fitted on the *other* formats' work turns (the ``work`` signals, scikit-learn
+    LogisticRegression(C=WORK_C)), through the report's own inference (``infer.infer``: the topic model beside it,
+    the marker rule), at each threshold; every dev person turn is a unit, judged or not. This is how the detector
+    meets a format it was not fitted on; a threshold or a signal is chosen here, the held-out half printed once."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from forensics.analyzers.keywords.settings import KeywordSettings
+    from forensics.analyzers.schema import defaults
+    from forensics.analyzers.topics import Settings, pipeline, work
+    from forensics.analyzers.topics.evaluate import mark_all, mark_none, reference, score
+    from forensics.analyzers.topics.infer import infer
+    from forensics.analyzers.topics.model import Model, load_models
+    from forensics.analyzers.topics.settings import TopicSettings
+    from forensics.text.cues import Cues
+    from forensics.warehouse import open_warehouse
+
+    cfg = defaults()
+    topic = TopicSettings.of(cfg)
+    model, lexical = load_models("user")
+    settings = Settings(
+        KeywordSettings.of(cfg).tokenizer,
+        frozenset(topic.roles),
+        model,
+        lexical,
+        Cues.from_settings(topic),
+        {},
+        topic.min_confidence,
+        keep_tokens=False,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        db = warehouse(shared, Path(tmp))
+        x_, y_, groups = training_rows(db, shared)
+        with open_warehouse(db) as wh:
+            dev = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
+            convs = [(cid, msgs) for cid, msgs, _ in pipeline.signals(wh.con, settings) if cid in dev]
+            idf, corpus = pipeline._IDF, pipeline._CORPUS  # noqa: SLF001 - the state signals() set, as a report's
+    assert idf is not None
+    x, y = np.array(x_), np.array(y_)
+    family = [dev[cid].family for cid in groups]
+    fitted: dict[str, tuple[dict[str, float], float]] = {}
+    for fam in sorted(set(family)):
+        keep = [i for i, f in enumerate(family) if f != fam]
+        m = LogisticRegression(C=WORK_C, max_iter=1000).fit(x[keep], y[keep])
+        fitted[fam] = ({k: float(c) for k, c in zip(work.FEATURES, m.coef_[0])}, float(m.intercept_[0]))
+    refs = [reference(c.cid, c.units, c.shifts) for c in dev.values() if c.units]
+    out: dict[str, Any] = {
+        "conversations": len(refs),
+        "person_turns": sum(len(r.units) for r in refs),
+        "shifts": sum(len(r.shifts) for r in refs),
+        "families": sorted(set(family)),
+        "references": {
+            k: score(refs, v).as_dict()
+            for k, v in (("every person turn", mark_all(refs)), ("nothing", mark_none(refs)))
+        },
+        "thresholds": {},
+    }
+    topic_model = model if corpus is not None else lexical
+    for th in thresholds:
+        found: dict[str, set[int]] = {}
+        for cid, msgs in convs:
+            fam = dev[cid].family
+            w = Model(*fitted[fam], th) if fam in fitted else None  # a family without work turns: no scorer to fit
+            judged = infer(msgs, idf, topic_model, settings.cues, corpus, {}, settings.min_confidence, None, w)
+            found[cid] = {j.position for j in judged if j.marker}
+        ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
+        out["thresholds"][th] = score(refs, ours).as_dict()
+    return out
+
+
+def render_family_out(res: dict[str, Any]) -> str:
+    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    lines = [
+        f"\nlabeled agent logs, dev half, leave one family out ({len(res['families'])} families with work turns): "
+        f"{res['conversations']} conversations, {res['person_turns']} person turns, {res['shifts']} labeled shifts",
+        f"  {'threshold':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6}",
+    ]
+    rows = [(f"{th:.2f}", s) for th, s in res["thresholds"].items()] + list(res["references"].items())
+    for k, s in rows:
+        lines.append(
+            f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} {f(s['pk']):>6}"
+        )
+    return "\n".join(lines)

@@ -6,6 +6,7 @@
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
     python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
+    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread)
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -118,8 +119,17 @@ def main() -> None:
     ap.add_argument(
         "--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half"
     )
+    ap.add_argument(
+        "--work-family-out",
+        action="store_true",
+        help="the agent logs' dev half, leave one log format out, at several thresholds (never the held-out half)",
+    )
     args = ap.parse_args()
     from bench import topic_agent_logs
+
+    if args.work_family_out:
+        print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED)))
+        return
 
     if args.fit_work:
         topic_agent_logs.fit_work(SHARED, WEIGHTS)
