@@ -106,6 +106,7 @@ def run(ctx: Context) -> Section:
     )
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
     sec.metrics["not_judged"] = "open-domain" if open_domain else None
+    sec.metrics["prompt_logs"] = _prompt_logs(ctx)
     sec.metrics["corpus_model"] = (
         {"fitted": True, "messages": analysis.corpus.units, "words": len(analysis.corpus.vocabulary)}
         if analysis.corpus
@@ -314,6 +315,19 @@ def _metrics(sel: Mapping[str, list[Judged]], switches: pl.DataFrame, roles: lis
     }
 
 
+def _prompt_logs(ctx: Context) -> dict[str, int]:
+    """Selected conversations holding the person's prompts and no reply on the main path: prompt logs (Cursor's
+    prompt history, Gemini CLI's logs.json, Codex's and Claude Code's history.jsonl), never judged
+    (``pipeline.messages_sql``). Counted so a report says so rather than marking nothing in silence."""
+    row = ctx.con.execute(
+        "SELECT count(*), coalesce(sum(p), 0) FROM (SELECT conversation_id, count(*) FILTER (WHERE origin = 'person') "
+        "AS p, count(*) FILTER (WHERE role = 'assistant') AS a FROM messages "
+        f"JOIN {SELECTED} USING (conversation_id) WHERE on_main_path GROUP BY 1) WHERE a = 0 AND p >= 2"
+    ).fetchall()
+    n, prompts = row[0] if row else (0, 0)
+    return {"conversations": int(n), "prompts": int(prompts)}
+
+
 def _finding(r: dict[str, Any]) -> Finding:
     kw = ", ".join(r["keywords"] or [])
     before, after = (
@@ -416,8 +430,20 @@ def _figure(x: float | None) -> str:
 
 
 def _summary(m: Mapping[str, Any]) -> str:
+    logs = m.get("prompt_logs") or {}
+    not_judged = (
+        f" Not judged: {logs['conversations']} prompt log(s), {logs['prompts']} prompts with no reply between them: "
+        "without the work done in between, a new request is not told from a follow-up (judged by their content alone, "
+        "a labeled prompt log segmented worse than marking nothing: docs/topics-evaluation.md)."
+        if logs.get("conversations")
+        else ""
+    )
     if not m["conversations"]:
-        return "No conversation in the selection."
+        return (
+            ("No judged conversation in the selection." + not_judged)
+            if not_judged
+            else "No conversation in the selection."
+        )
     s = (
         f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
         f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. "
@@ -434,6 +460,7 @@ def _summary(m: Mapping[str, Any]) -> str:
             else "No switch marked: the evidence stays below the floor (no judged message reaches the switch score with "
             "a message that has a topic before it)."
         )
+    s += not_judged
     if m["mode"] == "user":
         cm = m["corpus_model"]
         s += (
