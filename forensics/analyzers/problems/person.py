@@ -167,6 +167,7 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
+    templates = _templates(turns)
     for conv in by_conv.values():
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
@@ -175,7 +176,7 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
                 hits.append((t, "said_again", quote_at(t.text, m)))
             elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS) : k]):
                 hits.append((t, "directive_again", quote_at(t.text, m)))
-            elif _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next]) is not None:
+            elif _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates) is not None:
                 hits.append((t, "asked_again", quote_at(t.text)))
     return _incidents(
         hits,
@@ -214,6 +215,10 @@ def _incidents(
 MIN_WORDS = 5  # shorter turns ("yes please", "OK, continue", "????") repeat without asking anything again
 SIMILAR = 0.6  # share of character trigrams two turns share (Jaccard) to be the same request re-asked
 RESENT = 0.9  # share of word trigrams a long turn shares with an earlier one (Jaccard) to be the same text sent again
+GROWN = 2.0  # ... or opens with its words, holds RESENT of its trigrams and is at most this many times as long: the
+# request sent again with more said
+OPENING = 12  # the words a turn opens with; an opening that person turns of TEMPLATE or more conversations share is a
+TEMPLATE = 3  # harness's or a benchmark's prompt template, not one person's request
 LONG_WORDS = 20  # word trigrams a long turn needs to be compared at all
 LONG_CHARS = 20_000  # characters of a long turn compared
 WORD = re.compile(r"\w+")
@@ -226,7 +231,20 @@ def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
     return None
 
 
-def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
+def _opening(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(text.lower())[:OPENING])
+
+
+def _templates(turns: list[Turn]) -> frozenset[tuple[str, ...]]:
+    """The openings that person turns of ``TEMPLATE`` or more conversations share (a prompt template)."""
+    seen: dict[tuple[str, ...], set[str]] = {}
+    for t in turns:
+        if len(o := _opening(t.text)) == OPENING:
+            seen.setdefault(o, set()).add(t.conversation_id)
+    return frozenset(o for o, c in seen.items() if len(c) >= TEMPLATE)
+
+
+def _asked_before(t: Turn, earlier: list[Turn], templates: frozenset[tuple[str, ...]] = frozenset()) -> Turn | None:
     """The latest of ``earlier`` (turns the assistant answered) whose text is nearly ``t``'s. Short turns of one
     or two lines by their character trigrams; a long one (a pasted log or script, a harness's templated prompt:
     benchmark steps share most of their words and ask something new each time) only when it is the same text
@@ -234,7 +252,7 @@ def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
     if len(t.text.split()) < MIN_WORDS:
         return None
     if t.chars > HEAD or t.text.strip().count("\n") > 1:
-        return _resent(t, earlier)
+        return _resent(t, earlier, templates)
     mine = _norm(t.text)
     for e in reversed(earlier):
         if e.chars > HEAD:
@@ -247,16 +265,26 @@ def _asked_before(t: Turn, earlier: list[Turn]) -> Turn | None:
     return None
 
 
-def _resent(t: Turn, earlier: list[Turn]) -> Turn | None:
-    """The latest of ``earlier`` that ``t`` sends again: their word trigrams agree on ``RESENT`` of their union (a
-    request pasted again after an answer that did not do it). Not the turn just before it sent twice in a row (a
-    re-delivery)."""
+def _resent(t: Turn, earlier: list[Turn], templates: frozenset[tuple[str, ...]] = frozenset()) -> Turn | None:
+    """The latest of ``earlier`` that ``t`` sends again: their word trigrams agree on ``RESENT`` of their union, or
+    ``t`` opens with the earlier one's ``OPENING`` words (not a template's), holds ``RESENT`` of its trigrams and is
+    at most ``GROWN`` times as many (a request pasted again, maybe with more said, after an answer that did not do
+    it; a turn that only attaches the same file again opens otherwise). Not the turn just before it sent twice in a
+    row (a re-delivery)."""
     mine = _words(t.full or t.text)
+    opening = _opening(t.text)
     for e in reversed(earlier):
         theirs = _words(e.full or e.text)
         if len(mine) < LONG_WORDS or len(theirs) < LONG_WORDS:
             continue
-        if len(mine & theirs) / len(mine | theirs) >= RESENT:
+        shared = len(mine & theirs)
+        if shared / len(mine | theirs) >= RESENT or (
+            shared / len(theirs) >= RESENT
+            and len(mine) <= GROWN * len(theirs)
+            and len(opening) == OPENING
+            and opening == _opening(e.text)
+            and opening not in templates
+        ):
             return None if e.index == t.index - 1 and mine == theirs else e
     return None
 
