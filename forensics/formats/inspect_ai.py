@@ -105,7 +105,8 @@ def _sample(log: Log, s: dict[str, Any], model: Any, created: Any) -> Conversati
     if any(_missing(r, known) for r in replies):
         msgs = _from_events(generations, replies)
         log.notes.append("replies missing from a sample's messages were rebuilt from its model events")
-    turns = [_turn(m, i) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
+    read = [(_turn(m, i), m) for i, _, m in log.objects(msgs, f"{log.name}#{s.get('id')}", "message")]
+    turns = [t for t, _ in read]
     _attach_usage(log, s, turns)
     out = mapping(s.get("output"))
     return Conversation(
@@ -114,9 +115,31 @@ def _sample(log: Log, s: dict[str, Any], model: Any, created: Any) -> Conversati
         model=out.get("model") or model,
         created=s.get("started_at") or created,
         updated=s.get("completed_at"),
-        events=_outcomes(s),
+        events=_reasoning([m for _, m in read]) + _outcomes(s),
         outcome=grades.inspect_scores(s.get("scores"), s.get("id")),
     )
+
+
+def _reasoning(msgs: list[dict[str, Any]]) -> list[Event]:
+    """An assistant message's ``reasoning`` parts (not redacted), one ``reasoning`` event on that message with the
+    text in ``detail.text``: what the model wrote before its reply, which an instruction may govern ("without
+    using the word X in your reasoning")."""
+    out = []
+    for k, m in enumerate(msgs):
+        if m.get("role") != "assistant" or not isinstance(m.get("content"), list):
+            continue
+        text = "\n\n".join(
+            p["reasoning"]
+            for p in m["content"]
+            if isinstance(p, dict)
+            and p.get("type") == "reasoning"
+            and isinstance(p.get("reasoning"), str)
+            and p["reasoning"].strip()
+            and not p.get("redacted")
+        )
+        if text:
+            out.append(Event("reasoning", before=k, detail={"text": text}))
+    return out
 
 
 def _missing(reply: dict[str, Any] | None, known: set[Any]) -> bool:

@@ -33,6 +33,7 @@ KINDS = {
     "format_fence": "fence",
     "format_json": "json_only",
     "banned_word": "banned_word",
+    "banned_word_reasoning": "banned_word_reasoning",
     "one_question_at_a_time": "one_at_a_time",
     "code_banned": "code_banned",
     "no_changes": "no_changes",
@@ -104,7 +105,7 @@ def standing(found: Audit) -> list[Problem]:
 
 
 def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Problem]:
-    if unknown := sorted({i.kind for i in given} - set(CHECKS) - set(CALL_CHECKS)):
+    if unknown := sorted({i.kind for i in given} - set(CHECKS) - set(CALL_CHECKS) - set(REASONING_CHECKS)):
         raise ValueError(
             f"instruction kinds with no check: {', '.join(unknown)} (known: {', '.join([*CHECKS, *CALL_CHECKS])})"
         )
@@ -120,6 +121,12 @@ def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Pro
         JOIN messages r ON r.conversation_id = i.cid AND r.on_main_path AND r.role = 'assistant' AND NOT r.blank
              AND r.position > i.pos AND r.position < i.upto
         ORDER BY i.cid, r.position, i.pos DESC, i.k""").fetchall()
+    # what the model reasoned before a reply (a format's ``reasoning`` events) is held to a word not to be used
+    thought = con.execute("""
+        SELECT i.k, e.position, json_extract_string(e.detail, '$.text') FROM _instructions i
+        JOIN events e ON e.conversation_id = i.cid AND e.kind = 'reasoning' AND e.position > i.pos
+             AND e.position < i.upto
+        ORDER BY i.cid, e.position, i.pos DESC, i.k""").fetchall()
     # the instructions checked against calls: the first successful change in the span, with its arguments
     changed = (
         con.execute(f"""
@@ -145,11 +152,14 @@ def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Pro
                     f"the instruction at [{ins.position}]: “{ins.quote}”",
                 )
             )
-    for k, rpos, reply in rows:
+    read = [(k, p, r, CHECKS.get(given[k].kind)) for k, p, r in rows] + [
+        (k, p, r, REASONING_CHECKS[given[k].kind]) for k, p, r in thought if given[k].kind in REASONING_CHECKS
+    ]
+    for k, rpos, reply, check in read:
         ins = given[k]
-        if ins.kind in CALL_CHECKS:
+        if check is None:
             continue
-        hit = CHECKS[ins.kind](ins, str(reply))
+        hit = check(ins, str(reply or ""))
         if hit is None:
             continue
         rule, broke = hit
@@ -188,6 +198,11 @@ def _banned_word(ins: Instruction, reply: str) -> tuple[str, str] | None:
     return ("banned_word_used", quote_at(reply, w)) if w else None
 
 
+def _banned_word_reasoning(ins: Instruction, reasoning: str) -> tuple[str, str] | None:
+    w = re.search(rf"(?i)\b{re.escape(ins.value)}", reasoning)
+    return ("banned_word_in_reasoning", quote_at(reasoning, w)) if w else None
+
+
 def _code_banned(ins: Instruction, reply: str) -> tuple[str, str] | None:
     """The construct in the reply's code (its fenced blocks; a reply without one wrote no code to check)."""
     for block in CODE_BLOCK.finditer(reply):
@@ -203,6 +218,12 @@ CHECKS: dict[str, Callable[[Instruction, str], tuple[str, str] | None]] = {
     "one_at_a_time": _one_at_a_time,
     "banned_word": _banned_word,
     "code_banned": _code_banned,
+}
+# instructions also held against the model's reasoning before a reply (``events.kind = 'reasoning'``, where the format
+# keeps it): a word not to be used is not to be used in the reasoning either
+REASONING_CHECKS: dict[str, Callable[[Instruction, str], tuple[str, str] | None]] = {
+    "banned_word": _banned_word_reasoning,
+    "banned_word_reasoning": _banned_word_reasoning,
 }
 # instructions held against the calls in their span (``actions.prepare`` first): the kind, and the rule when a
 # successful change breaks it

@@ -166,6 +166,14 @@ WORD_BANNED = re.compile(
     r"|“[^”]{2,40}”(?:,? (?:or|and) )?)+)"
 )
 QUOTED = re.compile(r"\"([^\"]{2,40})\"|“([^”]{2,40})”")
+# "Do not use the word 'X' (or its synonyms: 'Y', 'Z') in your reasoning": a word banned from what the model reasons
+# (the reasoning a format keeps: ``events.kind = 'reasoning'``), the reply left free
+WORD_BANNED_USE = re.compile(
+    r"(?i)\b(?:do not|don'?t|never|must not|should not|avoid) (?:use|using|mention|mentioning|say|saying) the words? "
+    r"((?:[\"“'‘][^\"”'’\n]{2,40}[\"”'’](?:,? (?:or|and) )?)+)((?:[^.\n]{0,20}\bsynonyms?\b[^\n]{0,200})?)"
+)
+IN_REASONING = re.compile(r"(?i)^[^.\n]{0,240}\bin (?:your|the) (?:reasoning|thinking|chain[ -]of[ -]thought)")
+QUOTED_ANY = re.compile(r"[\"“'‘]([^\"”'’\[\]\n]{2,40})[\"”'’](?!\w)")
 ONE_AT_A_TIME = re.compile(r"(?i)\bone(?:[ -]question)?[ -]at[ -]a[ -]time\b")
 # "one at a time" is about questions when the turn says so, or is a bare reply to a list of them; "make the changes
 # one at a time" is about the work, which no reply's format shows
@@ -261,6 +269,11 @@ def asks_of(text: str) -> list[Check]:
         words = tuple(w for q in QUOTED.finditer(m.group(1)) if (w := q.group(1) or q.group(2)).lower() not in rest)
         if words:
             out.append(Check("banned_word", words, m.span()))
+    if m := WORD_BANNED_USE.search(text):
+        words = tuple(dict.fromkeys(q.group(1) for q in QUOTED_ANY.finditer(m.group(1) + " " + m.group(2))))
+        if words:
+            scoped = IN_REASONING.search(text[m.end(1) :])
+            out.append(Check("banned_word_reasoning" if scoped else "banned_word", words, m.span()))
     if (m := ONE_AT_A_TIME.search(text)) and (ABOUT_QUESTIONS.search(text) or len(text.strip()) <= SHORT_ASK):
         out.append(Check("one_question_at_a_time", (), m.span()))
     for m in CODE_BANNED.finditer(text):
