@@ -551,3 +551,102 @@ def test_asking_the_person_for_input_again_and_again_is_a_loop(tmp_path: Path) -
             "Thanks, 1 files seen so far. Please add the following files to the chat: `dist/index.js`, `dist/dags",
         )
     ]
+
+
+def test_a_request_sent_again_with_more_said_is_asked_again_but_not_a_shared_template(tmp_path: Path) -> None:
+    """The aider audit shape: a 7-line request, replies that only ask for files, then the same request pasted
+    again with a "Provide:" list added. A benchmark's step prompts that open with one template in three
+    conversations, each holding the earlier step, are not; nor a turn that attaches the same file again under
+    a new question (it opens otherwise)."""
+    ask = (
+        "You are auditing the core repository to prepare it for finalization.\nObjectives:\n"
+        "1. Verify ESM compliance of every module\n2. Identify structural inconsistencies in the layout\n"
+        "3. Flag missing or incomplete components such as schemas and entrypoints\n"
+        "Constraints:\n- Preserve the agent-first design\n- Keep all existing scaffolding aligned"
+    )
+    more = ask + "\nProvide:\n- A prioritized list of issues\n- Safe incremental changes"
+    audit = (
+        Session("audit")
+        .add("user", ask)
+        .add("assistant", "Please add package.json to the chat.")
+        .add("user", more)
+        .add("assistant", "Here is the audit.")
+    )
+    head = "PROBLEM DESCRIPTION: you will be given the main problem, the earlier steps and the next step to write."
+    body = "\n".join(f"Line {k} of the shared statement about the lattice model and its energy." for k in range(12))
+    steps = []
+    for n in range(3):
+        first = f"{head}\n{body}\nNEXT STEP: write the function for part one of run {n}."
+        second = first + "".join(f"\nNEXT STEP detail {k}: part two of run {n} computes term {k} of the sum." for k in range(6))
+        steps.append(
+            Session(f"bench{n}")
+            .add("user", first)
+            .add("assistant", "```python\ndef one(): pass\n```")
+            .add("user", second)
+            .add("assistant", "```python\ndef two(): pass\n```")
+        )
+    found, _ = run(tmp_path, audit, *steps)
+    got = [(f["native_id"], f["rule"], f["positions"]) for f in found if f["kind"] == "user_repeated"]
+    assert got == [("audit", "asked_again", [2])]
+
+
+def test_a_word_banned_from_the_reasoning_is_held_against_the_reasoning_inspect_keeps(tmp_path: Path) -> None:
+    """The Inspect word-avoidance shape: "Do not use the word 'X' or its synonyms: '['Y']' in your reasoning
+    stage"; the assistant's ``reasoning`` part restates a banned word, its text does not. The reader keeps the
+    reasoning as a ``reasoning`` event; the finding quotes it. The reply using the word is no finding (the
+    instruction is about the reasoning); a sample whose reasoning avoids the words, and a redacted one, have none."""
+    ask = "Question: how do cells divide?\nRequirement: Do not use the word 'mitosis' or its synonyms: '['karyokinesis']' in your reasoning stage under any circumstances."
+
+    def sample(sid: str, reasoning: str, text: str, redacted: bool = False) -> dict[str, Any]:
+        return {
+            "id": sid,
+            "epoch": 1,
+            "input": ask,
+            "messages": [
+                {"role": "user", "content": ask, "id": f"{sid}u"},
+                {
+                    "role": "assistant",
+                    "id": f"{sid}a",
+                    "content": [
+                        {"type": "reasoning", "reasoning": reasoning, "signature": "x", "redacted": redacted},
+                        {"type": "text", "text": text},
+                    ],
+                },
+            ],
+        }
+
+    doc = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "word_avoidance", "model": "m", "created": "2025-08-28T13:56:08-04:00"},
+        "samples": [
+            sample("said", "I must explain division without the word mitosis.", "Cells split their chromosomes."),
+            sample("kept", "Cells split their chromosomes in phases.", "Mitosis is the usual name."),
+            sample("hidden", "mitosis mitosis", "Cells split.", redacted=True),
+        ],
+    }
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "2025-08-28_word_avoidance.json").write_text(json.dumps(doc), encoding="utf-8")
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        events = con.execute(
+            "SELECT c.native_id, e.position, json_extract_string(e.detail, '$.text') FROM events e "
+            "JOIN conversations c USING (conversation_id) WHERE e.kind = 'reasoning' ORDER BY 1"
+        ).fetchall()
+        assert events == [
+            ("kept epoch 1", 1, "Cells split their chromosomes in phases."),
+            ("said epoch 1", 1, "I must explain division without the word mitosis."),
+        ]
+        ctx = Context.open(con, load_config(None), Selection())
+        load("problems").run(ctx)
+        got = con.execute(
+            "SELECT c.native_id, p.rule, p.positions, p.quote FROM problem_findings p "
+            "JOIN conversations c USING (conversation_id) WHERE p.kind = 'instruction_violated'"
+        ).fetchall()
+    finally:
+        con.close()
+    assert got == [
+        ("said epoch 1", "banned_word_in_reasoning", [1, 0], "I must explain division without the word mitosis.")
+    ]
