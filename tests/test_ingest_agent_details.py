@@ -67,7 +67,7 @@ def test_codex_rollback_environment_context_compaction_and_sub_agent(db: Path) -
     cid = conv(db, CODEX_MAIN)
     assert query(
         db,
-        "SELECT kind, position, json_extract_string(detail, '$.summary') FROM events WHERE conversation_id = ?",
+        "SELECT kind, position, json_extract_string(detail, '$.summary') FROM events WHERE conversation_id = ? AND kind <> 'reasoning'",
         [cid],
     ) == [("compaction", None, "用户要求修复结账测试；已将合计改为两位小数，测试通过。")]
     assert query(
@@ -145,7 +145,9 @@ def test_openhands_parallel_calls_condensation_and_usage_per_response(db: Path) 
         [cid],
     ) == [("resp-1", 2104, 4096), ("resp-2", 956, 6144)]
     assert query(
-        db, "SELECT kind, json_extract_string(detail, '$.summary') FROM events WHERE conversation_id = ?", [cid]
+        db,
+        "SELECT kind, json_extract_string(detail, '$.summary') FROM events WHERE conversation_id = ? AND kind <> 'reasoning'",
+        [cid],
     ) == [("compaction", "Listed the repository and read setup.py.")]
     assert query(db, "SELECT reason FROM quarantine WHERE location = 'output.jsonl:5'") == [
         ("no history list (an OpenHands evaluation output line holds one)",)

@@ -114,7 +114,7 @@ def test_main_path_drops_the_edited_prompt_and_crosses_the_compaction(warehouse:
     events = query(
         warehouse,
         "SELECT kind, seq, position, trigger, pre_tokens, post_tokens FROM events "
-        "WHERE conversation_id = ? ORDER BY seq",
+        "WHERE conversation_id = ? AND kind <> 'reasoning' ORDER BY seq",
         [cid],
     )
     assert events == [("summary", 0, 0, None, None, None), ("compaction", 14, 12, "auto", 155000, 4200)]

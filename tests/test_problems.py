@@ -577,7 +577,9 @@ def test_a_request_sent_again_with_more_said_is_asked_again_but_not_a_shared_tem
     steps = []
     for n in range(3):
         first = f"{head}\n{body}\nNEXT STEP: write the function for part one of run {n}."
-        second = first + "".join(f"\nNEXT STEP detail {k}: part two of run {n} computes term {k} of the sum." for k in range(6))
+        second = first + "".join(
+            f"\nNEXT STEP detail {k}: part two of run {n} computes term {k} of the sum." for k in range(6)
+        )
         steps.append(
             Session(f"bench{n}")
             .add("user", first)

@@ -104,7 +104,7 @@ def test_the_main_path_runs_through_the_compaction_to_the_first_prompt(db: Path)
         db,
         "SELECT e.position, e.kind, e.trigger, e.pre_tokens, m.native_id, m.origin, m.on_main_path "
         "FROM events e JOIN messages m ON m.conversation_id = e.conversation_id AND m.position = e.position "
-        "WHERE e.conversation_id = ?",
+        "WHERE e.conversation_id = ? AND e.kind <> 'reasoning'",
         [cid],
     ) == [(132, "compaction", "auto", 170251, summary, "harness", True)]
     assert query(

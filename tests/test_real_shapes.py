@@ -267,13 +267,13 @@ def test_a_compacted_claude_code_session_runs_through_the_compaction_to_its_firs
         db,
         "SELECT e.kind, e.trigger, e.pre_tokens, m.native_id, m.origin FROM events e JOIN messages m "
         "ON m.conversation_id = e.conversation_id AND m.position = e.position "
-        "WHERE e.conversation_id = ?",
+        "WHERE e.conversation_id = ? AND e.kind <> 'reasoning'",
         [cid],
     ) == [("compaction", "auto", c.pre_tokens, summary, "harness")]
     before = query(
         db,
         "SELECT count(*) FROM messages m WHERE conversation_id = ? AND on_main_path AND origin = 'person' "
-        "AND position < (SELECT position FROM events WHERE conversation_id = m.conversation_id)",
+        "AND position < (SELECT position FROM events WHERE conversation_id = m.conversation_id AND kind = 'compaction')",
         [cid],
     )
     assert before == [(c.before,)]  # the person's turns before the compaction are reachable
@@ -310,7 +310,7 @@ def test_the_transcript_shows_the_compaction_where_it_happened(warehouses: dict[
     assert c.session is not None
     db = warehouses["claude_code"]
     cid = conversation(db, c.session)
-    ((at,),) = query(db, "SELECT position FROM events WHERE conversation_id = ?", [cid])
+    ((at,),) = query(db, "SELECT position FROM events WHERE conversation_id = ? AND kind = 'compaction'", [cid])
     client = TestClient(create_app(db), base_url="http://127.0.0.1")
     first = client.get(f"/c/{cid}").text
     assert 'data-position="0"' in first

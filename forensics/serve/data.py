@@ -332,7 +332,8 @@ def transcript(con: duckdb.DuckDBPyConnection, cid: str, start: int = 0) -> list
         happened AS (
             SELECT position, list({{'kind': kind, 'trigger': trigger, 'pre_tokens': pre_tokens,
                    'post_tokens': post_tokens}} ORDER BY seq) AS events
-            FROM events WHERE conversation_id = ? AND position IN (SELECT position FROM page) GROUP BY 1
+            FROM events WHERE conversation_id = ? AND kind <> 'reasoning' AND position IN (SELECT position FROM page)
+            GROUP BY 1
         )
         SELECT m.position, m.role, m.origin, strftime(m.created_at, '%Y-%m-%d %H:%M:%S') AS created_at,
                m.content_bytes, m.content_chars, left(forensics_masked(m.content), {TEXT_MAX}) AS text,

@@ -207,6 +207,7 @@ class _File:
 
     msgs: list[_Msg] = field(default_factory=list)
     events: list[_Event] = field(default_factory=list)
+    thoughts: list[_Event] = field(default_factory=list)  # ``reasoning`` events: the thinking blocks of replies
     nodes: dict[str, tuple[str | None, str, int]] = field(default_factory=dict)  # uuid -> (parent, ts, line)
     owner: dict[str, _Msg] = field(default_factory=dict)  # line uuid -> the message it belongs to
     part_of: dict[str | None, str] = field(default_factory=dict)  # line uuid -> conversation part ("" = main)
@@ -258,6 +259,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
     b.messages_read = len(f.msgs) + f.bad + len(f.events) + sum(f.skipped.values())
     b.state["skipped"] = len(f.events) + sum(f.skipped.values())
     f.events.extend(_copy_events(f) if f.msgs else [])
+    f.events.extend(t for t in f.thoughts if t.part in parts)  # blocks of lines counted as messages already
     main_cid = stable_id(source_id, p.stem)
     parent_cid = _parent_conversation(p, f.session_id, subagent)
     if f.copy_kind:  # a fork or a continuation: its parent is the session whose lines it copied (the first one)
@@ -320,6 +322,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     g = groups.get(key)
                     if g is not None:  # another block of a response already seen
                         g.content.extend(_blocks(m.get("content")))
+                        f.thoughts += _thoughts(m.get("content"), lineno, g.part, uid)
                         g.usage = _latest_usage(g.usage, m.get("usage"))
                         f.merged += 1
                         f.owner[uid] = g
@@ -338,6 +341,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 )
                 if kind == "assistant":
                     msg.content = _blocks(msg.content)
+                    f.thoughts += _thoughts(msg.content, lineno, part, uid)
                     msg.usage = m.get("usage") if isinstance(m.get("usage"), dict) else None
                     msg.model = m.get("model") if isinstance(m.get("model"), str) else None
                     msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
@@ -784,7 +788,7 @@ def _notes(f: _File) -> list[str]:
     if f.merged:
         out.append(f"{f.merged} continuation lines of split responses merged")
     if f.events:
-        out.append("events: " + _counts(Counter(e.kind for e in f.events)))
+        out.append("events: " + _counts(Counter(e.kind for e in f.events if e.kind != "reasoning")))
     if f.skipped:
         out.append("skipped line types: " + _counts(f.skipped))
     if f.fields:
@@ -802,6 +806,24 @@ def _load(raw: bytes) -> tuple[str, Any]:
     """(quarantine reason or "", the parsed line)."""
     obj, reason = read_object(raw)
     return reason, obj
+
+
+def _thoughts(content: Any, line: int, part: str, uid: str) -> list[_Event]:
+    """A reply's ``thinking`` blocks (not ``redacted_thinking``) as one ``reasoning`` event on its message, the text
+    in ``detail.text``: what the model reasoned before it answered, which an instruction may govern."""
+    text = (
+        "\n\n".join(
+            b["thinking"]
+            for b in content or []
+            if isinstance(b, dict)
+            and b.get("type") == "thinking"
+            and isinstance(b.get("thinking"), str)
+            and b["thinking"].strip()
+        )
+        if isinstance(content, list)
+        else ""
+    )
+    return [_Event(line, part, "reasoning", None, None, None, uid, {"text": text})] if text else []
 
 
 def _blocks(content: Any) -> list[Any]:

@@ -285,7 +285,9 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
         st.append(Turn("tool", text, answers=_str(it.get("call_id")), is_error=error, at=at, id=_nid(it, n)))
         st.open = None
     elif kind == "reasoning":
-        log.skip("reasoning")
+        log.skip("reasoning")  # not a message; its readable summary is kept as a ``reasoning`` event on the next turn
+        if thought := _reasoning_text(it):
+            st.events.append(Event("reasoning", len(st.turns), detail={"text": thought}))
     elif kind in (
         "compaction",
         "compaction_summary",
@@ -589,3 +591,12 @@ FORMAT = Format(
     read=read,
     claims=("rollout-*.jsonl", "*/.codex/sessions/*.jsonl"),
 )
+
+
+def _reasoning_text(it: dict[str, Any]) -> str:
+    """A reasoning item's readable text: its ``summary`` parts and its ``content`` parts (``encrypted_content`` is
+    not readable)."""
+    parts = [*listed(it.get("summary")), *listed(it.get("content"))]
+    return "\n\n".join(
+        p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
+    )

@@ -1,0 +1,48 @@
+"""What a model reasoned before it replied, kept as ``reasoning`` events (docs/formats.md): Claude Code's
+``thinking`` blocks (not ``redacted_thinking``), Codex's reasoning items' readable ``summary`` and ``content``
+(not ``encrypted_content``), Inspect's ``reasoning`` parts (tests/test_problems.py). Each sits on the assistant
+message it came before; the messages, their counts and the import's accounting do not change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import FIXTURES, query, run_cli
+
+CODEX = (
+    FIXTURES
+    / "built"
+    / "codex"
+    / ".codex"
+    / "sessions"
+    / "2025"
+    / "12"
+    / "25"
+    / "rollout-2025-12-25T10-00-03-019b6a2e-1f00-7c3a-9d2e-5a7b3c9e1f20.jsonl"
+)
+CLAUDE = FIXTURES / "claude_code" / "-home-dev-webapp" / "144a6dea-b560-5e09-ae81-65ecd1f3a9df.jsonl"
+ON_REPLY = (
+    "SELECT e.position, m.role, json_extract_string(e.detail, '$.text') FROM events e "
+    "JOIN messages m USING (conversation_id, position) WHERE e.kind = 'reasoning' ORDER BY 1"
+)
+
+
+def _ingest(path: Path, db: Path) -> str:
+    code, out, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    return out
+
+
+def test_claude_codes_thinking_block_is_a_reasoning_event_on_its_reply(tmp_path: Path) -> None:
+    out = _ingest(CLAUDE, tmp_path / "w.duckdb")
+    assert query(tmp_path / "w.duckdb", ON_REPLY) == [(1, "assistant", "The test probably uses the old token.")]
+    assert "reasoning" not in out  # the import's line accounting is the lines', not the blocks'
+
+
+def test_codexs_reasoning_summary_is_a_reasoning_event_on_the_next_reply(tmp_path: Path) -> None:
+    _ingest(CODEX, tmp_path / "w.duckdb")
+    got = query(tmp_path / "w.duckdb", ON_REPLY)
+    assert [p for p, _, _ in got] == [4, 10, 14, 20, 24, 30]
+    assert {(r, t) for _, r, t in got} == {("assistant", "**Looking at the project**")}
+    # the encrypted part is never stored
+    assert query(tmp_path / "w.duckdb", "SELECT count(*) FROM events WHERE detail LIKE '%gAAAA%'") == [(0,)]
