@@ -46,3 +46,38 @@ def test_codexs_reasoning_summary_is_a_reasoning_event_on_the_next_reply(tmp_pat
     assert {(r, t) for _, r, t in got} == {("assistant", "**Looking at the project**")}
     # the encrypted part is never stored
     assert query(tmp_path / "w.duckdb", "SELECT count(*) FROM events WHERE detail LIKE '%gAAAA%'") == [(0,)]
+
+
+def test_a_secret_in_the_reasoning_is_masked_like_any_stored_text(tmp_path: Path) -> None:
+    import json
+
+    key = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    reply = [
+        {"type": "reasoning", "reasoning": f"the token is {key} ok", "signature": "x", "redacted": False},
+        {"type": "text", "text": "hello"},
+    ]
+    doc = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "t", "model": "m", "created": "2025-08-28T13:56:08-04:00"},
+        "samples": [
+            {
+                "id": "s",
+                "epoch": 1,
+                "input": "hi",
+                "messages": [
+                    {"role": "user", "content": "hi", "id": "u"},
+                    {"role": "assistant", "id": "a", "content": reply},
+                ],
+            }
+        ],
+    }
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "eval.json").write_text(json.dumps(doc), encoding="utf-8")
+    _ingest(tmp_path / "logs", tmp_path / "w.duckdb")
+    db = tmp_path / "w.duckdb"
+    assert query(db, "SELECT detail FROM events WHERE kind = 'reasoning'") == [
+        ('{"text":"the token is [REDACTED] ok"}',)
+    ]
+    assert query(db, "SELECT count(*) FROM secrets_found") == [(1,)]
+    assert Path(db).read_bytes().find(key.encode()) == -1
