@@ -2015,6 +2015,7 @@ def kimi_context_file(path: Path) -> Tally:
     line naming the id (failed when its first part starts <system>ERROR:); a response's tokens are the _usage
     line right after it (usage.total: input + output)."""
     recs = list(json_lines(path))
+    sub_agent = re.fullmatch(r".+_[a-z]+_[0-9]+", path.stem) is not None  # <session>_sub_<n>: the parent wrote it
 
     def texts(content: object) -> list[str]:
         parts = content if isinstance(content, list) else [content]
@@ -2022,7 +2023,7 @@ def kimi_context_file(path: Path) -> Tally:
 
     person = sum(
         r["role"] == "user" and not all(t.strip().startswith("<system>") for t in texts(r["content"])) for r in recs
-    )
+    ) * (not sub_agent)
     calls = [c["id"] for r in recs if r["role"] == "assistant" for c in r.get("tool_calls") or []]
     results = {
         r["tool_call_id"]: texts(r["content"])[0].startswith("<system>ERROR:") for r in recs if r["role"] == "tool"

@@ -38,9 +38,11 @@ CASES: dict[str, tuple[list[str], Callable[[Path], Tally], list[Tally]]] = {
             KIMI + "20251030-164452/00d5060aaec3fda180930ea52304b87b/531d195b-6436-426e-b010-4bf723a992de.jsonl",
             KIMI
             + "20251030-165708/sessions/00d5060aaec3fda180930ea52304b87b/d8447fa8-9d8e-41af-9fc6-a12e4a196b6c.jsonl",
+            # the first session's ReadContext sub-agent, beside it
+            KIMI + "20251030-164452/00d5060aaec3fda180930ea52304b87b/531d195b-6436-426e-b010-4bf723a992de_read_2.jsonl",
         ],
         kimi_context_file,
-        [Tally(1, 1, 27, 27, 0, 330_240), Tally(1, 1, 46, 46, 0, 874_596)],
+        [Tally(1, 1, 27, 27, 0, 330_240), Tally(1, 1, 46, 46, 0, 874_596), Tally(1, 0, 17, 17, 0, 274_338)],
     ),
 }
 
@@ -213,3 +215,29 @@ def test_a_plain_chat_jsonl_with_roles_is_not_taken_for_a_kimi_context(tmp_path:
     f.write_text('{"role": "user", "content": "hi"}\n{"role": "assistant", "content": "hello"}\n')
     found = registry.sniff(Probe(f))
     assert found is None or found[0].name != "kimi-cli"
+
+
+def test_a_kimi_cli_sub_agents_file_is_its_sessions_child_and_its_prompt_the_parent_models(tmp_path: Path) -> None:
+    """The real session's ReadContext sub-agent (``<session>_read_2.jsonl`` beside ``<session>.jsonl``): its one
+    prompt was written by the main agent, so it is harness, and the conversation is linked to the session."""
+    folder = REAL / KIMI / "20251030-164452/00d5060aaec3fda180930ea52304b87b"
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(folder), "--db", str(db))[0] == 0
+    rows = query(
+        db,
+        "SELECT c.native_id, p.native_id, m.origin, left(m.content, 40) FROM conversations c "
+        "LEFT JOIN conversations p ON p.conversation_id = c.parent_conversation_id "
+        "JOIN messages m ON m.conversation_id = c.conversation_id AND m.role = 'user' ORDER BY 1",
+    )
+    assert rows == [
+        ("531d195b-6436-426e-b010-4bf723a992de", None, "person", "You will be provided with a partial code"),
+        (
+            "531d195b-6436-426e-b010-4bf723a992de_read_2",
+            "531d195b-6436-426e-b010-4bf723a992de",
+            "harness",
+            "You are assisting the main agent by gath",
+        ),
+    ]
+    assert query(db, "SELECT title FROM conversations WHERE native_id LIKE '%_read_2'")[0][0].startswith(
+        "You are assisting the main agent"
+    )
