@@ -2009,6 +2009,30 @@ def kimi_file(path: Path) -> Tally:
     )
 
 
+def kimi_context_file(path: Path) -> Tally:
+    """Kimi CLI 0.58-or-earlier session (its context file, one line a message or marker): the person's turns are
+    the user lines with text outside <system> tags; each assistant line's tool_calls are calls, answered by a tool
+    line naming the id (failed when its first part starts <system>ERROR:); a response's tokens are the _usage
+    line right after it (usage.total: input + output)."""
+    recs = list(json_lines(path))
+    sub_agent = re.fullmatch(r".+_[a-z]+_[0-9]+", path.stem) is not None  # <session>_sub_<n>: the parent wrote it
+
+    def texts(content: object) -> list[str]:
+        parts = content if isinstance(content, list) else [content]
+        return [p if isinstance(p, str) else p.get("text", "") for p in parts if p]
+
+    person = sum(
+        r["role"] == "user" and not all(t.strip().startswith("<system>") for t in texts(r["content"])) for r in recs
+    ) * (not sub_agent)
+    calls = [c["id"] for r in recs if r["role"] == "assistant" for c in r.get("tool_calls") or []]
+    results = {
+        r["tool_call_id"]: texts(r["content"])[0].startswith("<system>ERROR:") for r in recs if r["role"] == "tool"
+    }
+    tokens = sum(b["token_count"] for a, b in zip(recs, recs[1:]) if a["role"] == "assistant" and b["role"] == "_usage")
+    linked = [c for c in calls if c in results]
+    return Tally(1, person, len(calls), len(linked), sum(results[c] for c in linked), tokens)
+
+
 def _kimi_user_turns(path: Path) -> int:
     """Every TurnBegin, the session's and its sub-agents' (a sub-agent's prompt is a user turn the parent wrote)."""
     n = 0

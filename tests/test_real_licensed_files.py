@@ -125,6 +125,14 @@ ELSEWHERE = {
         "tests/test_real_new_families.py"
     ),
     "pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl": "tests/test_real_new_families.py",
+    "kimi_cli/MoonshotAI+kimi-cli/outputs/scikit-learn__scikit-learn-26323/20251030-164452/"
+    "00d5060aaec3fda180930ea52304b87b/531d195b-6436-426e-b010-4bf723a992de.jsonl": "tests/test_real_new_families.py",
+    "kimi_cli/MoonshotAI+kimi-cli/outputs/scikit-learn__scikit-learn-26323/20251030-164452/"
+    "00d5060aaec3fda180930ea52304b87b/531d195b-6436-426e-b010-4bf723a992de_read_2.jsonl": (
+        "tests/test_real_new_families.py"
+    ),
+    "kimi_cli/MoonshotAI+kimi-cli/outputs/scikit-learn__scikit-learn-26323/20251030-165708/sessions/"
+    "00d5060aaec3fda180930ea52304b87b/d8447fa8-9d8e-41af-9fc6-a12e4a196b6c.jsonl": "tests/test_real_new_families.py",
     "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
     "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
     "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",

@@ -19,7 +19,10 @@ The first line is ``{"type": "metadata", "protocol_version"}``; then ``{"timesta
 * ``TurnEnd``, ``StepInterrupted``, ``ApprovalRequest``/``ApprovalResponse``, ``metadata`` and any other type:
   skipped and counted.
 
-Seen on real sessions of Kimi CLI (wire protocol 1.3, 2026-03); docs/formats.md.
+A session of Kimi CLI 0.58 or earlier is its context file alone (``<dir hash>/<session id>.jsonl``, lines
+``{"role": ...}``): kimi_context.py reads it.
+
+Seen on real sessions of Kimi CLI (wire protocol 1.3, 2026-03; the 0.42 context file, 2025-10); docs/formats.md.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from forensics.formats import kimi_context
 from forensics.formats.kit.declare import Format, Probe, Side
 from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, mapping
 
@@ -47,6 +53,8 @@ class _Thread:
 
 def read(path: str, log: Log) -> list[Conversation]:
     data = Path(path).read_bytes()
+    if _first_role(data):
+        return kimi_context.read(path, log)  # a session of Kimi CLI 0.58 or earlier: its context file
     sid = Path(path).parent.name
     main = _Thread(sid)
     threads: dict[str, _Thread] = {sid: main}
@@ -177,10 +185,22 @@ def _text(v: Any) -> str:
     return ""
 
 
+def _first_role(data: bytes) -> bool:
+    """The first line is a context record (``{"role": ...}``), not a wire one."""
+    first = data.lstrip().split(b"\n", 1)[0]
+    try:
+        obj = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and "role" in obj and "message" not in obj
+
+
 def _sniff(probe: Probe) -> bool:
     recs = [r for r in probe.records if isinstance(r, dict)]
     if not recs:
         return False
+    if kimi_context.looks_like(probe):
+        return True
     first = recs[0]
     if first.get("type") == "metadata" and "protocol_version" in first:
         return True
@@ -192,7 +212,7 @@ def _sniff(probe: Probe) -> bool:
 FORMAT = Format(
     "kimi-cli",
     "Kimi CLI sessions, ~/.kimi/sessions/<dir hash>/<session>/wire.jsonl (turns, steps, "
-    "tool calls and results, token usage, sub-agents)",
+    "tool calls and results, token usage, sub-agents); up to 0.58 <dir hash>/<session>.jsonl (the context)",
     _sniff,
     read=read,
     suffixes=(".jsonl",),
@@ -201,5 +221,5 @@ FORMAT = Format(
         Side("context_*.jsonl", "wire.jsonl", "an older or a sub-agent's context", read=False),
         Side("state.json", "wire.jsonl", "the session's approval state", read=False),
     ),
-    claims=("*/.kimi/sessions/*/*/wire.jsonl",),
+    claims=("*/.kimi/sessions/*/*/wire.jsonl", "*/.kimi/sessions/*/*.jsonl"),
 )
