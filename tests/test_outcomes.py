@@ -550,3 +550,36 @@ def test_swe_bench_results_in_a_sibling_results_folder(tmp_path: Path) -> None:
     )
     where = f"{run.name}/results/results.json resolved"
     assert got == [("marshmallow-code__marshmallow-1867", True, where), ("swe-agent__test-repo-i1", False, where)]
+
+
+def test_swe_bench_predictions_name_the_model_of_an_older_trajectory(tmp_path: Path) -> None:
+    """The SWE-bench experiments layout (``<run>/trajs/<instance>.traj``, ``<run>/all_preds.jsonl``,
+    ``<run>/results/results.json``, as Multi-SWE-bench's SWE-agent runs of 2024): an older trajectory names no
+    model; the predictions give SWE-agent's run name, whose first part is the model. The predictions file is a
+    side file of the run, not a failed source; a line that is not a prediction is passed over."""
+    run = tmp_path / "20240825_SWE-agent_gpt-4o-2024-05-13"
+    (run / "trajs").mkdir(parents=True)
+    real = FIXTURES / "real" / "swe_agent" / "trajectories" / "demonstrations" / "function_calling_simple.traj"
+    assert "replay_config" not in real.read_text()
+    for inst in ("apache__dubbo-7041", "google__gson-1093"):
+        shutil.copy(real, run / "trajs" / f"{inst}.traj")
+    name = "gpt-4o-2024-05-13__swe-bench-java__default__t-0.00__p-0.95__c-1.50__install-0__swe-bench-java"
+    (run / "all_preds.jsonl").write_text(
+        json.dumps({"model_name_or_path": name, "instance_id": "apache__dubbo-7041", "model_patch": "diff"})
+        + "\nnot json\n"
+        + json.dumps({"instance_id": "google__gson-1093", "model_patch": None})
+        + "\n"
+    )
+    (run / "results").mkdir()
+    (run / "results" / "results.json").write_text(
+        json.dumps({"resolved_ids": ["apache__dubbo-7041"], "unresolved_ids": ["google__gson-1093"]})
+    )
+    db = tmp_path / "w.duckdb"
+    _ingest(db, run)
+    got = query(
+        db,
+        "SELECT c.native_id, c.model, o.success FROM conversations c JOIN conversation_outcomes o "
+        "USING (conversation_id) ORDER BY 1",
+    )
+    assert got == [("apache__dubbo-7041", "gpt-4o-2024-05-13", True), ("google__gson-1093", None, False)]
+    assert query(db, "SELECT format, count(*) FROM sources GROUP BY 1") == [("swe-agent", 2)]

@@ -342,10 +342,20 @@ NEVER_ACTED = 100  # more problems than a run can have: a run whose agent never 
 
 
 def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
+    """Per run, the number of problem kinds found before its grade was revealed (``problem_kind_sets``); a run
+    whose agent never replied counts ``NEVER_ACTED`` more."""
+    kinds = problem_kind_sets(ctx, runs, sections)
+    # a run whose agent never replied did nothing of its task: it ranks above every run that acted (on
+    # terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the ranking
+    # was inverted, AUC 0.30)
+    return {c: len(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+
+
+def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, set[str]]:
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (docs/definitions.md#problems-a-reviewer-flags) when
-    the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and one more
-    when the run ended without finishing its task (gave up, hit a limit, ended on an error, handed off, never
-    replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""
+    the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and
+    ``ended: <how>`` when the run ended without finishing its task (gave up, hit a limit, ended on an error,
+    handed off, never replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""
     has = ctx.con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
     ).fetchall()[0]
@@ -368,10 +378,7 @@ def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) ->
         end, _ = ended(msgs)
         if end in BAD_ENDS:
             kinds.setdefault(cid, set()).add(f"ended: {end}")
-    # a run whose agent never replied did nothing of its task: it ranks above every run that acted (on
-    # terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the ranking
-    # was inverted, AUC 0.30)
-    return {c: len(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+    return kinds
 
 
 def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:

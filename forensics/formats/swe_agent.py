@@ -28,12 +28,13 @@ the action unanswered.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
 
 from forensics.formats.kit import grades, values
-from forensics.formats.kit.declare import Format, Probe
+from forensics.formats.kit.declare import Format, Probe, Side
 from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 
 # sweagent/types.py: a trajectory step's keys, and the message types of a history item
@@ -76,7 +77,8 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
             t.main = False
             t.parent = "" if i == 0 else None  # each discarded attempt is a tree of its own
         turns.extend(off)
-    return [Conversation(native, turns, model=_swe_model(doc), outcome=grades.swebench_results(path, native))]
+    model = _swe_model(doc) or _preds_model(path, native)
+    return [Conversation(native, turns, model=model, outcome=grades.swebench_results(path, native))]
 
 
 def _swe_turns(log: Log, doc: dict[str, Any], prefix: str) -> list[Turn]:
@@ -189,6 +191,46 @@ def _swe_model(doc: dict[str, Any]) -> str | None:
     model = agent.get("model") if isinstance(agent, dict) else None
     name = model.get("name") if isinstance(model, dict) else None
     return name if isinstance(name, str) else None
+
+
+def _preds_model(traj: str, instance: str) -> str | None:
+    """The model of an older SWE-agent trajectory, which names none: the SWE-bench predictions file
+    ``all_preds.jsonl`` of its run (the ``.traj`` file's folder or the two above it, as in the SWE-bench and
+    Multi-SWE-bench experiments repositories) gives the instance's ``model_name_or_path``, SWE-agent's run name
+    ``<model>__<dataset>__<config>__t-…``, whose first part is the model."""
+    here = Path(traj).resolve().parent
+    for folder in (here, here.parent, here.parent.parent):
+        f = folder / "all_preds.jsonl"
+        try:
+            stamp = f.stat().st_mtime_ns
+        except OSError:
+            continue
+        preds = _preds(f, stamp)
+        if preds is not None:
+            name = preds.get(instance)
+            return name.split("__", 1)[0] or None if name else None
+    return None
+
+
+@functools.lru_cache(maxsize=16)
+def _preds(path: Path, stamp: int) -> dict[str, str] | None:
+    """instance id -> model_name_or_path of a predictions file (as of its modification time ``stamp``), None
+    when it is not one."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return None
+    out: dict[str, str] = {}
+    for line in lines:
+        try:
+            rec = values.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("instance_id"), str):
+            name = rec.get("model_name_or_path")
+            if isinstance(name, str):
+                out[rec["instance_id"]] = name
+    return out or None
 
 
 def read_mini(path: str, log: Log) -> list[Conversation]:
@@ -310,6 +352,15 @@ SWE_AGENT = Format(
     read=read_swe_agent,
     suffixes=(".traj", ".json"),
     claims=("*.traj",),
+    sides=(
+        Side(
+            "all_preds.jsonl", "trajs/*.traj", "the SWE-bench predictions of the run: each instance's patch and model"
+        ),
+        Side("all_preds.jsonl", "*.traj", "the SWE-bench predictions of the run: each instance's patch and model"),
+        Side(
+            "all_preds.jsonl", "trajs/*/*.traj", "the SWE-bench predictions of the run: each instance's patch and model"
+        ),
+    ),
 )
 MINI_SWE_AGENT = Format(
     "mini-swe-agent",
