@@ -265,14 +265,17 @@ def _kinds(
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
     """The report's run ranking (docs/definitions.md#failure-analysis): the number of problems found in a run first (``_problem_kinds``),
-    then its length, then its tool errors. Length is the mean of four ranks, each as a share of its runs: by
-    messages and by the characters the agent wrote, among all runs and among the runs of the same model. The
-    model's own runs are the norm because models differ in style: on MINT gpt-3.5 writes half as much again as
-    claude-2 at the same success rate, so raw characters ranked the pairs of runs of one task (two models) below
-    the message count (0.550 vs 0.625); where one model also writes more and fails more (MedAgentBench's
-    llama-3.3), the ranks among all runs keep that. Length stays below 1 so that one more problem always ranks
-    higher; errors only break ties of length (mixed in with equal weight they lowered the AUC on MINT). Measured on
-    the messages before any grade-revealing text; an end the harness decides is not used."""
+    then its length, then its tool errors. Length is the mean of three ranks, each as a share of its runs: by
+    messages among all runs, and by the characters the agent wrote among all runs and among the runs of the same
+    model. Messages are the run's steps, the work it did, compared across models: a model that flounders until
+    its cost limit fails more (Multi-SWE-bench's SWE-agent runs: ranked among the same model's runs, messages
+    fell from 0.734 to 0.627 AUC). Characters are partly the model's style: on MINT gpt-3.5 writes half as much
+    again as claude-2 at the same success rate, so raw characters ranked the pairs of runs of one task (two
+    models) below the message count (0.550 vs 0.625), and the model's own runs are their norm too; where one model
+    also writes more and fails more (MedAgentBench's llama-3.3), the rank among all runs keeps that. Length stays
+    below 1 so that one more problem always ranks higher; errors only break ties of length (mixed in with equal
+    weight they lowered the AUC on MINT). Measured on the messages before any grade-revealing text; an end the
+    harness decides is not used."""
     n = len(runs)
     if not n:
         return []
@@ -282,12 +285,11 @@ def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
     ).with_columns(
         pl.col("m").rank("average").alias("m_all") / n,
         pl.col("k").rank("average").alias("k_all") / n,
-        (pl.col("m").rank("average").over("model") / pl.len().over("model")).alias("m_own"),
         (pl.col("k").rank("average").over("model") / pl.len().over("model")).alias("k_own"),
         pl.col("e").rank("average").alias("e_all"),
     )
     # length first, errors only within equal length (the dense rank of length steps by 1, errors add < 1)
-    length = (ranked["m_all"] + ranked["k_all"] + ranked["m_own"] + ranked["k_own"]).rank("dense")
+    length = (ranked["m_all"] + ranked["k_all"] + ranked["k_own"]).rank("dense")
     key = length.cast(pl.Float64) + ranked["e_all"] / (n + 1)
     order = key.rank("average").to_list()
     return [problems.get(c, 0) + (r - 0.5) / n * 0.999 for c, r in zip(runs["conversation_id"].to_list(), order)]
