@@ -57,6 +57,8 @@ def _rows(name: str, df, kinds: dict[str, set[str]]) -> list[str]:  # type: igno
 
 
 def measure(folder: Path, work: Path) -> None:
+    import polars as pl
+
     from forensics.analyzers.base import Context
     from forensics.analyzers.schema import load_config
     from forensics.kernel.selection import Selection
@@ -83,6 +85,11 @@ def measure(folder: Path, work: Path) -> None:
             print(line)
     if len(groups) > 1:
         for line in _rows("all", runs, kinds):
+            print(line)
+    silent = [("ended: no_reply" in kinds.get(c, ())) for c in runs["conversation_id"].to_list()]
+    if any(silent):  # trials whose agent never started: the ranking puts them first; the rest judged apart
+        acted = runs.filter(pl.Series([not x for x in silent]))
+        for line in _rows(f"runs the agent replied in ({sum(silent)} without a reply left out)", acted, kinds):
             print(line)
     ids = runs["conversation_id"].to_list()
     failed = dict(zip(ids, [not s for s in runs["success"].to_list()]))
