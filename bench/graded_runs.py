@@ -18,16 +18,20 @@ import argparse
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from bench.failures import _cell, half, run_cli
 from forensics.analyzers import outcomes as oc
 
+if TYPE_CHECKING:
+    import polars
+
 MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
 
-def _rows(name: str, df, kinds: dict[str, set[str]]) -> list[str]:  # type: ignore[no-untyped-def]
+def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[str]:
     import polars as pl
 
     out = []
