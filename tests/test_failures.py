@@ -79,6 +79,35 @@ def test_how_it_ended() -> None:
     assert ended(limit)[0] == "limit"
 
 
+def test_a_submission_command_ends_the_run() -> None:
+    """mini-swe-agent submits with a shell command whose output the harness reads and stops on (terminal-bench's
+    trials: 166 of 170 that replied ended so and were read as cut off); the run's end is then read from its words."""
+
+    def run(final: str) -> list[Msg]:
+        return [
+            Msg(0, "user", "person", None, "Create the bucket and make it public."),
+            Msg(
+                1,
+                "assistant",
+                "assistant",
+                None,
+                f"{final}\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```",
+                1,
+            ),
+            Msg(2, "tool", "tool_result", None, ""),
+        ]
+
+    assert ended(run("The bucket was created successfully."))[0] == "claimed_success"
+    assert (
+        ended(run("Since I cannot execute the AWS commands without credentials, the script is ready."))[0] == "gave_up"
+    )
+    assert ended(run("The file is written."))[0] == "answered"
+    v2 = run("")[:1] + [Msg(1, "assistant", "assistant", None, '```bash\necho "MINI_SWE_AGENT_FINAL_OUTPUT"\n```', 1)]
+    assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "answered"
+    other = run("")[:1] + [Msg(1, "assistant", "assistant", None, "```bash\necho COMPLETE\n```", 1)]
+    assert ended(other + [Msg(2, "tool", "tool_result", None, "COMPLETE")])[0] == "cut_off"  # not a submission
+
+
 def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
     msgs = [
         Msg(0, "user", "person", None, "What did the two houses sell for?"),

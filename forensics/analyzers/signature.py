@@ -56,6 +56,9 @@ LIMIT = re.compile(
 )
 # a last call that ends the run by itself (MedAgentBench's FINISH, a submit tool): no answer is expected
 FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|exit)\b", re.I)
+# a submission written as a shell command: mini-swe-agent's (agents/default.py: the output's first line ends the
+# run; 1.x `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`, 2.x `MINI_SWE_AGENT_FINAL_OUTPUT`)
+SUBMIT_COMMAND = re.compile(r"\becho\s+['\"]?(?:COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b")
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
 HANDOFF_TEXT = re.compile(
     r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
@@ -194,8 +197,15 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
     final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
+    # the output of a submission command ends the run: it is read by the harness, not left unread by the agent
+    submitted = (
+        last.role != "assistant"
+        and len(msgs) > 1
+        and msgs[-2].role == "assistant"
+        and bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+    )
     if (last.role == "assistant" and last.unanswered and not final_action) or (
-        last.role != "assistant" and last.origin != "person"
+        last.role != "assistant" and last.origin != "person" and not submitted
     ):
         if not (is_output(last) and error_line(last.text, last.error)):
             return "cut_off", last.position
