@@ -48,13 +48,14 @@ def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[s
         lo, hi = oc.auc_interval(a, pos, len(sub) - pos) if a is not None else (None, None)
         refs = [oc.auc([float(v) for v in sub[c]], failed) for c in MEASURES]
         w, pairs = oc.auc_within(score, failed, tasks)
+        wlo, whi = oc.auc_within_interval(score, failed, tasks) if w is not None else (None, None)
         wl, _ = oc.auc_within([float(v) for v in sub["messages"]], failed, tasks)
         wc, _ = oc.auc_within([float(v) for v in sub["assistant_chars"]], failed, tasks)
         out.append(
             f"| {name} | {h} | {len(sub)} | {pos} | {_cell(a, lo, hi)} | "
             + " | ".join(_cell(r) for r in refs)
             + " | 0.500 | "
-            + ("–" if w is None else f"{_cell(w)} [{pairs}]")
+            + ("–" if w is None else f"{_cell(w, wlo, whi)} [{pairs}]")
             + f" | {_cell(wl)} | {_cell(wc)} |"
         )
     return out
@@ -79,7 +80,7 @@ def measure(folder: Path, work: Path) -> None:
     print(f"\n## {folder}\n")
     print(
         "| agent / model | half | runs | failed | ranking (95 %) | by messages | by characters written | by tool calls | "
-        "by errors | random | within task [pairs] | within, by messages | within, by characters |\n"
+        "by errors | random | within task (95 %) [pairs] | within, by messages | within, by characters |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     )
     groups = sorted({(a, m) for a, m in zip(runs["agent"].to_list(), runs["model"].to_list())})
