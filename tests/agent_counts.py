@@ -2130,3 +2130,131 @@ def crush_file(path: Path) -> Tally:
     linked = [c for c in calls if c in results]
     person = sum(role == "user" for role, _ in msgs)
     return Tally(sessions, person, len(calls), len(linked), sum(results[c] for c in linked), 0)
+
+
+def letta_file(path: Path) -> Tally:
+    """A Letta agent file (.af; Letta's AgentFileSchema, or the older one-agent AgentSchema; either possibly
+    written as one JSON string): a conversation per agent; the person's messages are user messages whose text
+    is Letta's {"type": "user_message"} envelope, or plain text that is not only <system-reminder> blocks (none
+    of a sleep-time agent's: its manager's transcripts), and
+    approval answers (an approval message with no tool_calls); each tool_calls entry of an assistant message (or
+    an approval request) is a call, answered by the tool message of its tool_call_id (failed
+    when a tool_returns entry has status error or the result envelope says status Failed); no tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(doc, str):
+        doc = json.loads(doc)
+    agents = doc["agents"] if "agents" in doc else [doc]
+    person, calls, results = 0, [], {}
+    for agent in agents:
+        sleeptime = str(agent.get("agent_type")).endswith("sleeptime_agent")  # its user messages: the manager's
+        for m in agent["messages"]:
+            texts = [p["text"] for p in m.get("content") or [] if p.get("type") == "text"]
+            if m["role"] == "user":
+                try:
+                    env = json.loads(texts[0]) if len(texts) == 1 else None
+                except json.JSONDecodeError:
+                    env = None
+                if sleeptime:
+                    pass
+                elif isinstance(env, dict) and "type" in env:
+                    person += env["type"] == "user_message"
+                else:
+                    person += any(re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", t).strip() for t in texts)
+            elif m["role"] == "approval" and not m.get("tool_calls"):
+                person += 1  # the person's answer to an approval request
+            elif m["role"] in ("assistant", "approval"):
+                calls += [c["id"] for c in m.get("tool_calls") or []]
+            elif m["role"] == "tool":
+                try:
+                    env = json.loads(texts[0]) if len(texts) == 1 else {}
+                except json.JSONDecodeError:
+                    env = {}
+                failed = any(r.get("status") == "error" for r in m.get("tool_returns") or [])
+                results[m["tool_call_id"]] = failed or (isinstance(env, dict) and env.get("status") == "Failed")
+    linked = [c for c in calls if c in results]
+    return Tally(len(agents), person, len(calls), len(linked), sum(results[c] for c in linked), 0)
+
+
+def nanobot_file(path: Path) -> Tally:
+    """A nanobot session JSONL (session/manager.py): one conversation; a metadata line, then chat messages; the
+    person's messages are user messages that are not nanobot's own (a sub-agent's "[Subagent '...'" announcement,
+    "[System: ...]"-prefixed ones) in a session that is not the heartbeat's or a cron job's; each tool_calls entry
+    of an assistant message is a call, answered by the tool message of its tool_call_id, failed when its text opens with "Error" (the tool
+    registry's failures) or holds the exec tool's "Exit code: N" line with N not 0; no tokens."""
+    lines = list(json_lines(path))
+    key = next((o.get("key") or "" for o in lines if o.get("_type") == "metadata"), "")
+    scheduled = key == "heartbeat" or key.startswith("cron:")
+    msgs = [o for o in lines if "role" in o]
+    person = sum(
+        m["role"] == "user"
+        and not scheduled
+        and not re.match(r"\s*(\[System: [^\]]*\]|\[Subagent ')", m["content"] if isinstance(m["content"], str) else "")
+        for m in msgs
+    )
+    calls = [c["id"] for m in msgs if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    answered = {
+        m["tool_call_id"]: str(m.get("content")).startswith("Error")
+        or bool(re.search(r"(?m)^Exit code: [1-9]\d*$", str(m.get("content"))))
+        for m in msgs
+        if m["role"] == "tool"
+    }
+    return Tally(1, person, len(calls), sum(c in answered for c in calls), sum(answered.get(c, 0) for c in calls), 0)
+
+
+def moatless_file(path: Path) -> Tally:
+    """A Moatless Tools trajectory.json (2024, moatless/trajectory.py): one conversation; the person's message
+    is initial_message; each action of each transition is a call, answered when it has a response, failed when
+    the response's trigger is retry or reject; tokens are each completion's usage prompt_tokens +
+    completion_tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    actions = [a for t in doc["transitions"] for a in t.get("actions") or []]
+    answered = [a["response"] for a in actions if a.get("response") is not None]
+    usage = [(a.get("completion") or {}).get("usage") or {} for a in actions]
+    return Tally(
+        1,
+        int(isinstance(doc.get("initial_message"), str)),
+        len(actions),
+        len(answered),
+        sum(r.get("trigger") in ("retry", "reject") for r in answered),
+        sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) for u in usage),
+    )
+
+
+HERMES_OWN = (
+    "[System: ",
+    "[SYSTEM: ",
+    "Review the conversation above and consider saving ",
+    "You just executed tool calls but returned an empty response",
+    "You've reached the maximum number of tool-calling iterations",
+    "[CONTEXT COMPACTION",
+    "[CONTEXT SUMMARY]:",
+    "[Your active task list was preserved",
+)
+
+
+def hermes_file(path: Path) -> Tally:
+    """A Hermes Agent session log (run_agent.py _save_session_log): one conversation; the person's messages are
+    user messages that do not open with one of the texts Hermes sends as the user itself (its review prompts,
+    nudges, [System: ...] notes, compaction summaries, the preserved task list), a skill the person invoked
+    ([SYSTEM: The user has invoked the "..." skill) counting as theirs; each tool_calls entry of an assistant
+    message is a call, answered by the tool message of its tool_call_id, failed when that message is a JSON
+    object with an error; no tokens."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    msgs = doc["messages"]
+
+    def person(text: str) -> bool:
+        t = text.lstrip()
+        return t.startswith('[SYSTEM: The user has invoked the "') or not t.startswith(HERMES_OWN)
+
+    def failed(text: str) -> bool:
+        try:
+            v = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(v, dict) and bool(v.get("error"))
+
+    users = sum(m["role"] == "user" and person(m["content"] or "") for m in msgs)
+    calls = [c["id"] for m in msgs if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    results = {m["tool_call_id"]: failed(m["content"] or "") for m in msgs if m["role"] == "tool"}
+    linked = [c for c in calls if c in results]
+    return Tally(1, users, len(calls), len(linked), sum(results[c] for c in linked), 0)

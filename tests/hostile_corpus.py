@@ -157,6 +157,12 @@ SOURCES = [
     ("pi", "real/pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"),
     ("openclaw", "real/openclaw/Gracula-bot+Gracula/.openclaw/agents/main/sessions/model-test-kilocode.jsonl"),
     ("crush", "real/crush/dbos-inc+dbos-transact-golang/.crush/crush.db"),
+    ("letta", "real/letta/letta-ai+agent-file/memgpt_agent/memgpt_agent_with_convo.af"),
+    ("letta", "real/letta/letta-ai+agent-file/agents/@letta-ai/loop/loop.af"),
+    ("letta", "real/letta/letta-ai+agent-file/workflow_agent/outreach_workflow_agent.af"),
+    ("nanobot", "real/nanobot/niancpu+nanobot/.nanobot/workspace/sessions/cli_direct.jsonl"),
+    ("moatless", "real/moatless/aorwall+moatless-tools/tests/trajectories/django__django-9296/trajectory.json"),
+    ("hermes", "real/hermes/foodoaiprojects+hermes-agent/.hermes/sessions/session_20260421_163501_b244f5.json"),
 ]
 
 

@@ -23,7 +23,8 @@ HEADINGS = [
 
 def test_the_catalog_lists_every_format_module_once() -> None:
     modules = {spec.split(":")[0] for _, spec in BUILTIN + FALLBACK}
-    assert len(NAMES) == len(set(NAMES)) == 35  # 25, and 10 of issue 42: copilot-cli ... goose, pi, openclaw, crush
+    # 25, and 14 of issue 42: copilot-cli ... goose, pi, openclaw, crush, letta, nanobot, moatless, hermes
+    assert len(NAMES) == len(set(NAMES)) == 39
     assert all(m.startswith("forensics.formats.") and ".kit" not in m for m in modules)
 
 

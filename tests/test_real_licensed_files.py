@@ -133,6 +133,20 @@ ELSEWHERE = {
     ),
     "kimi_cli/MoonshotAI+kimi-cli/outputs/scikit-learn__scikit-learn-26323/20251030-165708/sessions/"
     "00d5060aaec3fda180930ea52304b87b/d8447fa8-9d8e-41af-9fc6-a12e4a196b6c.jsonl": "tests/test_real_new_families.py",
+    "letta/letta-ai+agent-file/memgpt_agent/memgpt_agent_with_convo.af": "tests/test_real_new_families.py",
+    "letta/letta-ai+agent-file/customer_service_agent/customer_service.af": "tests/test_real_new_families.py",
+    "letta/letta-ai+agent-file/agents/@letta-ai/loop/loop.af": "tests/test_real_new_families.py",
+    "letta/letta-ai+agent-file/workflow_agent/outreach_workflow_agent.af": "tests/test_real_new_families.py",
+    "nanobot/niancpu+nanobot/.nanobot/workspace/sessions/cli_direct.jsonl": "tests/test_real_new_families.py",
+    "moatless/aorwall+moatless-tools/tests/trajectories/django__django-9296/trajectory.json": (
+        "tests/test_real_new_families.py"
+    ),
+    "moatless/aorwall+moatless-tools/tests/trajectories/psf__requests-1724/trajectory.json": (
+        "tests/test_real_new_families.py"
+    ),
+    "hermes/foodoaiprojects+hermes-agent/.hermes/sessions/session_20260421_163501_b244f5.json": (
+        "tests/test_real_new_families.py"
+    ),
     "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
     "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
     "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",

@@ -47,6 +47,10 @@ BUILTIN = (
     ("crush", _M + "crush:FORMAT"),
     ("openclaw", _M + "pi_agent:OPENCLAW"),  # pi's session file written by OpenClaw: before pi
     ("pi", _M + "pi_agent:PI"),
+    ("letta", _M + "letta:FORMAT"),
+    ("nanobot", _M + "nanobot:FORMAT"),
+    ("moatless", _M + "moatless:FORMAT"),
+    ("hermes", _M + "hermes:FORMAT"),
 )
 FALLBACK = (
     ("openai", _M + "openai_chat:OPENAI_FORMAT"),

@@ -1,7 +1,7 @@
 """Where each agent keeps its logs on Linux and macOS: `forensics ingest --from AGENT`.
 
 The agent's own variable for its home is honoured (``CODEX_HOME``, ``GEMINI_CLI_HOME``, ``CLAUDE_CONFIG_DIR``,
-``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``, ``XDG_DATA_HOME`` for OpenCode, ``PI_CODING_AGENT_DIR`` for pi); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
+``CONTINUE_GLOBAL_DIR``, ``AIDER_CHAT_HISTORY_FILE``, ``XDG_DATA_HOME`` for OpenCode, ``PI_CODING_AGENT_DIR`` for pi, ``HERMES_HOME`` for Hermes Agent); ``FORENSICS_<AGENT>_PATH`` (``FORENSICS_CLAUDE_CODE_PATH``...)
 or ``--path`` overrides everything. Editors' extension folders are looked up for VS Code and the editors
 built on it (Cursor, Windsurf, VSCodium, Insiders).
 """
@@ -100,6 +100,14 @@ def _pi() -> list[Path]:
     return [(_env("PI_CODING_AGENT_DIR") or _home() / ".pi" / "agent") / "sessions"]
 
 
+def _hermes() -> list[Path]:
+    return [(_env("HERMES_HOME") or _home() / ".hermes") / "sessions"]
+
+
+def _nanobot() -> list[Path]:
+    return [_home() / ".nanobot" / "workspace" / "sessions"]  # the default workspace (config.json may move it)
+
+
 AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "codex": ("Codex CLI", _codex, "CODEX_HOME"),
     "gemini": ("Gemini CLI", _gemini, "GEMINI_CLI_HOME"),
@@ -113,6 +121,8 @@ AGENTS: dict[str, tuple[str, Callable[[], list[Path]], str]] = {
     "opencode": ("OpenCode", _opencode, "XDG_DATA_HOME"),
     "kimi-cli": ("Kimi CLI", _kimi, ""),
     "pi": ("pi coding agent", _pi, "PI_CODING_AGENT_DIR"),
+    "hermes": ("Hermes Agent", _hermes, "HERMES_HOME"),
+    "nanobot": ("nanobot", _nanobot, ""),
 }
 
 

@@ -16,6 +16,10 @@ What is taken off, each as the tool writes it:
   ``## User Input`` then a fenced ``text`` block holding what the person typed after the command, then the
   template's body (``You **MUST** consider the user input before proceeding``): the words are the fenced block.
 
+- Hermes Agent runs a skill the person invoked as ``[SYSTEM: The user has invoked the "<skill>" skill, ...]``, the
+  skill's body, then ``The user has provided the following instruction alongside the skill invocation: <words>``
+  (and, on some platforms, ``[Runtime note: ...]``): the words are ``/<skill> <words>``.
+
 A message with no words of the person left (a bare command, a template invoked with nothing after it, an IDE
 selection sent alone) gets ``""``: still the person's turn, no title or keyword comes from it. The patterns are
 RE2 (DuckDB) and Python ``re`` alike, so the Python function and the SQL expression agree.
@@ -35,12 +39,16 @@ COMMAND = r"^\s*(?:<command-message>.*?</command-message>\s*)?<command-name>\s*(
 COMMAND_ARGS = r"<command-args>(.*?)</command-args>"
 TEMPLATE = r"^\s*## User Input\s*\n\s*```(?:text)?[ \t]*\n(.*?)```"
 IDE_REQUEST = r"^\s*# Context from my IDE setup:.*?\n## My request for Codex:[ \t]*\n(.*)$"
+SKILL = r'^\s*\[SYSTEM: The user has invoked the "([^"\n]*)" skill'
+SKILL_ARGS = r"\nThe user has provided the following instruction alongside the skill invocation: (.*?)(?:\n\n\[Runtime note: .*)?$"
 
 _LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
 _COMMAND = re.compile(COMMAND, re.DOTALL)
 _ARGS = re.compile(COMMAND_ARGS, re.DOTALL)
 _TEMPLATE = re.compile(TEMPLATE, re.DOTALL)
 _IDE_REQUEST = re.compile(IDE_REQUEST, re.DOTALL)
+_SKILL = re.compile(SKILL, re.DOTALL)
+_SKILL_ARGS = re.compile(SKILL_ARGS, re.DOTALL)
 WS = " \t\r\n"
 
 
@@ -50,6 +58,10 @@ def own_words(text: str) -> str:
     if m:
         args = _ARGS.search(text)
         return f"{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
+    m = _SKILL.match(text)
+    if m:
+        args = _SKILL_ARGS.search(text)
+        return f"/{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
     m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text)
     if m:
         return m.group(1).strip(WS)
@@ -70,8 +82,11 @@ def own_words_sql(text: str) -> str:
     args = _trim(f"regexp_extract({text}, {_q(COMMAND_ARGS)}, 1)")
     regexp = f"regexp_extract({text}, {_q(TEMPLATE)}, 1)"
     ide = f"regexp_extract({text}, {_q(IDE_REQUEST)}, 1)"
+    skill = f"'/' || regexp_extract({text}, {_q(SKILL)}, 1)"
+    skill_args = _trim(f"regexp_extract({text}, {_q(SKILL_ARGS)}, 1)")
     return (
         f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
+        f"WHEN regexp_matches({text}, {_q(SKILL)}) THEN {_trim(f'{skill} || {chr(39)} {chr(39)} || {skill_args}')} "
         f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
         f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
         f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END"
