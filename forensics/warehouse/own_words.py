@@ -78,6 +78,11 @@ def own_words_sql(text: str) -> str:
     )
 
 
+def is_command(text: str) -> bool:
+    """Claude Code's record of a slash command (``<command-name>``, with or without words after it)."""
+    return _COMMAND.match(text) is not None
+
+
 def has_command_args(text: str) -> bool:
     """A slash command the person gave words to (``<command-args>`` not empty): the person's turn, not the
     tool's notice of a command run with none (``/model``, ``/clear``)."""

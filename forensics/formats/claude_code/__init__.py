@@ -43,7 +43,7 @@ from forensics.formats.kit.records import (
     stable_id,
 )
 from forensics.warehouse.origin import origin_of
-from forensics.warehouse.own_words import has_command_args
+from forensics.warehouse.own_words import has_command_args, is_command
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -225,6 +225,7 @@ class _File:
     line_sessions: set[str] = field(default_factory=set)  # the sessionId values the lines carry
     cwd: str | None = None  # the working folder of the first line naming one (the session's project)
     branches: Counter[str] = field(default_factory=Counter)  # gitBranch -> lines naming it
+    expanded: set[str] = field(default_factory=set)  # uuids of the lines an isMeta user line (an expansion) answers
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -347,6 +348,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
                     if msg.ids[0] is not None:
                         groups[(msg.ids[0], msg.ids[1])] = msg
+                if kind == "user" and obj.get("isMeta") is True and parent is not None:
+                    f.expanded.add(parent)  # a prompt command's or skill's body, sent to the model after the command
                 f.msgs.append(msg)
                 f.owner[uid] = msg
             elif kind == "attachment" and (text := _memory_text(obj.get("attachment"))):
@@ -392,7 +395,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
         except MAP_ERRORS as e:
             b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
             f.bad += 1
-    _bridge_compactions(f)
+    _bridge_missing_parents(f)
     return f
 
 
@@ -422,21 +425,30 @@ def _memory_text(att: Any) -> str | None:
     return None
 
 
-def _bridge_compactions(f: _File) -> None:
-    """A compaction boundary starts a new root (``parentUuid`` null) and names the last message before it in
-    ``logicalParentUuid``; that uuid is not always in the file (2.1.68: an auto-compaction right after a prompt names
-    a uuid no line has, the prompt is the line before the boundary). Then the boundary continues the line written just before
-    it in the same part, so the main path runs through the compaction to the session's first prompt."""
+def _bridge_missing_parents(f: _File) -> None:
+    """A line whose parent is in no line of the file continues the line written just before it in the same part,
+    so the main path runs on to the session's first prompt. Claude Code writes such lines: a compaction boundary
+    starts a new root (``parentUuid`` null) and names the last message before it in ``logicalParentUuid``, which is
+    not always in the file (2.1.68: an auto-compaction right after a prompt names a uuid no line has, the prompt is
+    the line before the boundary); and a hook's ``progress`` line names the message it ran after, which is not
+    always written (2.1.x: the ``SessionStart:compact`` hook's line before a boundary names the compacted
+    conversation's last uuid; a ``Stop`` hook's line names a response no line holds, 1 file in 20 of 2026's). Each
+    would end the path there, and every turn before it would be off the main path."""
     by_line = sorted((v[2], u) for u, v in f.nodes.items())
+    before: dict[str, str] = {}  # part -> the uuid of the last line written so far that has one
+    bridged: dict[str, str] = {}
+    for line, u in by_line:
+        part = f.part_of.get(u, "")
+        parent, ts, _ = f.nodes[u]
+        if parent is not None and parent not in f.nodes and part in before:
+            f.nodes[u] = (before[part], ts, line)
+            bridged[u] = before[part]
+        if not u.startswith("line:"):  # a line with no uuid (a file snapshot, a queue operation) is in no tree
+            before[part] = u
     for ev in f.events:
         u = ev.detail.get("uuid") if ev.kind == "compaction" else None
-        if not isinstance(u, str) or u not in f.nodes or f.nodes[u][0] in f.nodes:
-            continue
-        before = [w for line, w in by_line if line < ev.line and f.part_of.get(w) == ev.part]
-        if before:
-            _, ts, line = f.nodes[u]
-            f.nodes[u] = (before[-1], ts, line)
-            ev.detail["bridged_to"] = before[-1]
+        if isinstance(u, str) and u in bridged:
+            ev.detail["bridged_to"] = bridged[u]
 
 
 def _find_resumed(f: _File, p: Path) -> None:
@@ -582,7 +594,7 @@ def _add_part(
     for i, m in enumerate(msgs):
         msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
         if msg.role == "user":
-            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text())
+            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text(), f.expanded)
         if isinstance(m.content, list):
             for blk in m.content:
                 kind = blk.get("type") if isinstance(blk, dict) else None
@@ -730,16 +742,19 @@ def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
     return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
 
 
-def _origin(m: _Msg, text: str) -> str:
+def _origin(m: _Msg, text: str, expanded: set[str]) -> str:
     """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
-    person's; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    person's; a slash command the person gave words to, or one whose body Claude Code sent the model next (a prompt
+    command or a skill: ``/review``, ``/superpowers:write-plan``, the body an ``isMeta`` line answering it), is the
+    person's turn; a local command run with no words (``/exit``, ``/compact``, ``/model``: ``<local-command-stdout>``
+    answers it) is not; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
     if m.meta:
         return "harness"
     if REMINDED.match(text):
         return "person"
     if text.lstrip().startswith(INJECTED):
         return "harness"
-    if has_command_args(text):  # a slash command the person gave words to: their turn (its expansion is isMeta)
+    if has_command_args(text) or (m.uuid in expanded and is_command(text)):
         return "person"
     return origin_of("user", text)
 

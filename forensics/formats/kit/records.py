@@ -519,11 +519,12 @@ class Batch:
                 if call_id:
                     by_id[call_id] = row
                 by_name.setdefault(name, []).append(row)
-            if g.role == "tool":
-                if g.results:
-                    for use_id, text, err in g.results:
-                        self._link(self._by_id(by_id, use_id), e, len(text.encode("utf-8")), err)
-                elif g.tool_call_id:  # the text's size comes from DuckDB
+            if g.results:  # tool_result blocks answer their calls whatever the role: Claude Code 2.1.x writes what
+                # the person typed while a tool ran in the line of that tool's result (a user message, its text theirs)
+                for use_id, text, err in g.results:
+                    self._link(self._by_id(by_id, use_id), e, len(text.encode("utf-8")), err)
+            elif g.role == "tool":
+                if g.tool_call_id:  # the text's size comes from DuckDB
                     self._link(self._by_id(by_id, g.tool_call_id), e, None, g.is_error)
                 else:
                     self._link(self._by_name(by_name, g.name, g.about), e, None, g.is_error)
