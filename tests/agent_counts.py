@@ -42,6 +42,8 @@ def claude_code_usage(o: dict) -> tuple[tuple, dict[str, int]] | None:
     m = o.get("message")
     if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
         return None
+    if m.get("model") == "<synthetic>":  # Claude Code's own message (an API error): no model answered
+        return None
     return (m.get("id"), o.get("requestId")), {k: m["usage"].get(k) or 0 for k in USAGE_KEYS}
 
 

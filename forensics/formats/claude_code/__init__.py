@@ -126,6 +126,7 @@ KNOWN_FIELDS = frozenset(
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+SYNTHETIC = "<synthetic>"  # the model Claude Code names on the assistant lines it writes itself
 META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
 # person typed; text after the block is the person's.
@@ -601,7 +602,9 @@ def _add_part(
                 if str(kind) not in KNOWN_BLOCKS:  # a type of any JSON kind is counted, never hashed
                     f.blocks[str(kind)] += 1
         entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
-        if m.role == "assistant" and m.usage is not None:
+        # "<synthetic>": a message Claude Code wrote itself (an API error, "No response requested."), usage all 0:
+        # no model answered, so no usage row (it would show as a model beside the session's own)
+        if m.role == "assistant" and m.usage is not None and m.model != SYNTHETIC:
             u = m.usage
             usage.add(
                 cid,
