@@ -676,27 +676,27 @@ def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
     """Claude Code writes the calls of one response one per line, each line the child of the one before, and
     the result of an earlier call as a child of its call's line: a branch off the path to the newest leaf,
     yet part of the same turn. Such a tool-result line joins the main path right after the message it
-    answers (in file order among the results there)."""
+    answers (in file order among the results there). So does a result line that also carries what the person
+    typed while the tools ran (2.1.x): the model read it with the results."""
     on_path = {id(m) for m in order}
     for m in sorted(
-        (m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)), key=lambda m: m.line
+        (m for m in f.msgs if m.part == part and id(m) not in on_path and _carries_results(m)), key=lambda m: m.line
     ):
         parent = f.owner.get(m.parent) if m.parent else None
         if parent is None or id(parent) not in on_path:
             continue
         k = next(i for i, o in enumerate(order) if o is parent) + 1
-        while k < len(order) and order[k].line < m.line and _only_results(order[k]):
+        while k < len(order) and order[k].line < m.line and _carries_results(order[k]):
             k += 1
         order.insert(k, m)
         on_path.add(id(m))
 
 
-def _only_results(m: _Msg) -> bool:
+def _carries_results(m: _Msg) -> bool:
     return (
         m.role == "user"
         and isinstance(m.content, list)
-        and bool(m.content)
-        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
     )
 
 
