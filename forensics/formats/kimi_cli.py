@@ -90,7 +90,7 @@ def read(path: str, log: Log) -> list[Conversation]:
             Conversation(
                 t.id,
                 t.turns,
-                    provider="moonshot",
+                provider="moonshot",
                 model=t.model,
                 created=t.created,
                 parent=t.parent,

@@ -1,0 +1,113 @@
+"""Claude Code 2.1.x and Codex 0.141 sessions of 2026 (fixtures/real, SOURCES.md there: the Entire CLI's checkpoint
+branches of entireio/cli and EntityProcess/agentv, MIT), each the smallest real file that showed a reader defect
+when 2026's sessions were counted against the raw files. Every figure here was read off the raw file; the reader
+got each wrong before (the comment says what it said)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests import agent_counts as ac
+from tests.conftest import FIXTURES, query, run_cli
+
+CC = FIXTURES / "real" / "claude_code" / "entireio+cli"
+BLOCKED = CC / "00/c9e2351016/3/full.jsonl"  # 2.1.29: a hook's progress line names a uuid no line has
+COMMAND = CC / "8e/0a64736bc7/0/full.jsonl"  # 2.1.12: /pr, a prompt command given no words
+TYPED = CC / "d6/5f53d0e8e2/0/full.jsonl"  # 2.1.36: a prompt typed while parallel tools ran
+SYNTHETIC = CC / "b1/5d3b4e29e9/0/full.jsonl"  # 2.1.17: Claude Code's own "<synthetic>" message
+CODEX = FIXTURES / "real" / "codex" / "EntityProcess+agentv" / "3c/162d1d8ad4/1/full.jsonl"  # 0.141.0, aborted turn
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cc2026") / "w.duckdb"
+    code, _, err = run_cli("ingest", str(CC), str(CODEX), "--db", str(out))
+    assert code == 0, err
+    return out
+
+
+def _cid(db: Path, path: Path) -> str:
+    return query(
+        db,
+        "SELECT conversation_id FROM conversations JOIN sources USING (source_id) WHERE path = ?",
+        [str(path.resolve())],
+    )[0][0]
+
+
+def _person(db: Path, path: Path) -> list[tuple]:
+    return query(
+        db,
+        "SELECT position, person_text FROM messages WHERE conversation_id = ? AND origin = 'person' ORDER BY seq",
+        [_cid(db, path)],
+    )
+
+
+def test_a_progress_line_whose_parent_is_in_no_line_does_not_cut_the_session(db: Path) -> None:
+    # line 6's hook stopped the first prompt; a later Stop hook's progress line names a response no line holds:
+    # the main path ended there and none of the person's turns was on it (was: 0 of 3 on the main path)
+    assert _person(db, BLOCKED) == [(0, "fix tests"), (2, "fix tests"), (12, "fix the test, the code is right")]
+    assert ac.claude_code_file(BLOCKED).person == 3
+
+
+def test_a_hook_that_stopped_the_turn_is_the_harness(db: Path) -> None:
+    # Claude Code writes "Operation stopped by hook: <stopReason>" on the user role (was: the person's)
+    got = query(
+        db,
+        "SELECT position, origin FROM messages WHERE conversation_id = ? AND content LIKE 'Operation stopped by hook%'",
+        [_cid(db, BLOCKED)],
+    )
+    assert got == [(1, "harness")]
+
+
+def test_a_prompt_command_given_no_words_is_the_persons_turn_and_a_local_one_is_not(db: Path) -> None:
+    # /pr's body follows it (isMeta): the person asked for it (was: harness); /mcp is answered by its local output
+    person = _person(db, COMMAND)
+    assert person[-1] == (53, "/pr") and len(person) == 5
+    origins = query(
+        db,
+        "SELECT position, origin FROM messages WHERE conversation_id = ? AND content LIKE '%<command-name>%' "
+        "ORDER BY seq",
+        [_cid(db, COMMAND)],
+    )
+    assert origins == [(1, "harness"), (53, "person")]
+    title = query(db, "SELECT title FROM conversations WHERE conversation_id = ?", [_cid(db, COMMAND)])
+    assert title == [("I'm working on linear ENT-98. keep our working documentation in linear.",)]
+
+
+def test_a_prompt_typed_while_tools_ran_is_on_the_main_path_and_its_result_linked(db: Path) -> None:
+    # line 56 holds a tool's result and the person's words: the call was unanswered (59 of 60) and the words off
+    # the main path (4 of 5 person turns on it)
+    cid = _cid(db, TYPED)
+    assert _person(db, TYPED)[1] == (22, "do we need to fix up the downstream uses of LastInteractionAt?")
+    calls, linked = query(db, "SELECT count(*), count(result_seq) FROM tool_calls WHERE conversation_id = ?", [cid])[0]
+    assert (calls, linked) == (60, 60) == ac.claude_code_file(TYPED)[2:4]
+    assert query(
+        db,
+        "SELECT m.position FROM tool_calls t JOIN messages m ON m.conversation_id = t.conversation_id "
+        "AND m.seq = t.result_seq WHERE t.conversation_id = ? AND t.call_id = 'toolu_01S13G7bwysrzFABcSuaQUnJ'",
+        [cid],
+    ) == [(22,)]
+
+
+def test_synthetic_messages_are_no_model(db: Path) -> None:
+    # an API error Claude Code wrote itself: model "<synthetic>", usage all 0 (was: a usage row, a second model)
+    cid = _cid(db, SYNTHETIC)
+    assert query(db, "SELECT DISTINCT model FROM message_usage WHERE conversation_id = ?", [cid]) == [
+        ("claude-opus-4-5-20251101",)
+    ]
+    assert query(db, "SELECT count(*) FROM message_usage WHERE conversation_id = ?", [cid]) == [(18,)]
+    assert query(db, "SELECT count(*) FROM messages WHERE conversation_id = ? AND role = 'assistant'", [cid]) == [(19,)]
+
+
+def test_codex_spend_of_a_turn_aborted_while_it_streamed_is_counted(db: Path) -> None:
+    # the total grew by 177,139 where the response's own count said 88,735: the aborted response's 88,404 were
+    # spent (was: 9,747,041 of the rollout's 9,835,445)
+    cid = _cid(db, CODEX)
+    (tokens,) = query(
+        db,
+        "SELECT sum(input_tokens + cache_read_input_tokens + output_tokens) FROM message_usage WHERE conversation_id = ?",
+        [cid],
+    )[0]
+    assert tokens == ac.codex_tokens(CODEX) == 9_835_445
