@@ -1518,8 +1518,9 @@ CLAUDE_HARNESS = (
 
 def claude_code_main_path(recs: list[dict]) -> set[str]:
     """The uuids on the path from the newest leaf to the root. A line whose parent is in no line of the file (a
-    compaction boundary's ``logicalParentUuid``, a hook's progress line naming a response never written) continues
-    the line with a uuid written before it (off sidechains). A line carrying tool results whose call is on the path
+    compaction boundary's ``logicalParentUuid``, a hook's progress line naming a response never written), or the
+    new root after a plan accepted with a cleared context, continues the line with a uuid written before it (off
+    sidechains). A line carrying tool results whose call is on the path
     is on it too (parallel calls: each result hangs from its own call's line)."""
     nodes = {}  # uuid -> (parent, timestamp, line)
     ids = {r["uuid"] for r in recs if isinstance(r.get("uuid"), str)}
@@ -1527,7 +1528,11 @@ def claude_code_main_path(recs: list[dict]) -> set[str]:
     for n, r in enumerate(recs):
         if isinstance(r.get("uuid"), str):
             parent = r.get("parentUuid") or r.get("logicalParentUuid")
-            if parent is not None and parent not in ids and not r.get("isSidechain") and last is not None:
+            cleared = parent is None and (  # a plan accepted with a cleared context: the session goes on
+                (r.get("data") or {}).get("hookName") == "SessionStart:clear"
+                or str((r.get("message") or {}).get("content")).startswith("Implement the following plan:")
+            )
+            if (cleared or (parent is not None and parent not in ids)) and not r.get("isSidechain") and last:
                 parent = last
             nodes[r["uuid"]] = (parent, r.get("timestamp") or "", n)
             last = r["uuid"] if not r.get("isSidechain") else last

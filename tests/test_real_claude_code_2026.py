@@ -17,6 +17,7 @@ BLOCKED = CC / "00/c9e2351016/3/full.jsonl"  # 2.1.29: a hook's progress line na
 COMMAND = CC / "8e/0a64736bc7/0/full.jsonl"  # 2.1.12: /pr, a prompt command given no words
 TYPED = CC / "d6/5f53d0e8e2/0/full.jsonl"  # 2.1.36: a prompt typed while parallel tools ran
 SYNTHETIC = CC / "b1/5d3b4e29e9/0/full.jsonl"  # 2.1.17: Claude Code's own "<synthetic>" message
+CLEARED = CC / "37/995ebed6e4/3/full.jsonl"  # 2.1.12: a plan accepted with a cleared context
 CODEX = FIXTURES / "real" / "codex" / "EntityProcess+agentv" / "3c/162d1d8ad4/1/full.jsonl"  # 0.141.0, aborted turn
 
 
@@ -111,3 +112,11 @@ def test_codex_spend_of_a_turn_aborted_while_it_streamed_is_counted(db: Path) ->
         [cid],
     )[0]
     assert tokens == ac.codex_tokens(CODEX) == 9_835_445
+
+
+def test_a_plan_accepted_with_a_cleared_context_keeps_the_turns_before_it(db: Path) -> None:
+    # line 109's SessionStart:clear progress starts a new root in the same file: the two prompts before it were off
+    # the main path (1 of 3 person turns on it)
+    assert [p for p, _ in _person(db, CLEARED)] == [0, 13, 58]
+    assert _person(db, CLEARED)[0][1].startswith("I do want to use my goreleaser pro")
+    assert ac.claude_code_file(CLEARED).person == 3

@@ -44,7 +44,7 @@ CASES: dict[str, Case] = {
         f"claude_code/entireio+cli/{p}/full.jsonl": Case(
             "claude-code", ac.claude_code_file, ac.claude_code_tokens, True
         )
-        for p in ("00/c9e2351016/3", "8e/0a64736bc7/0", "d6/5f53d0e8e2/0", "b1/5d3b4e29e9/0")
+        for p in ("00/c9e2351016/3", "8e/0a64736bc7/0", "d6/5f53d0e8e2/0", "b1/5d3b4e29e9/0", "37/995ebed6e4/3")
     },
     "codex/EntityProcess+agentv/3c/162d1d8ad4/1/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True),
     "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"

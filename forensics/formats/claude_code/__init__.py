@@ -126,6 +126,7 @@ KNOWN_FIELDS = frozenset(
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+PLAN_HANDOVER = "Implement the following plan:"  # the prompt a plan accepted with a cleared context starts with
 SYNTHETIC = "<synthetic>"  # the model Claude Code names on the assistant lines it writes itself
 META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
@@ -227,6 +228,7 @@ class _File:
     cwd: str | None = None  # the working folder of the first line naming one (the session's project)
     branches: Counter[str] = field(default_factory=Counter)  # gitBranch -> lines naming it
     expanded: set[str] = field(default_factory=set)  # uuids of the lines an isMeta user line (an expansion) answers
+    cleared: set[str] = field(default_factory=set)  # root lines that start again after the context was cleared
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -306,6 +308,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             parent = parent if isinstance(parent, str) else None
             ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            if parent is None and f.nodes and _starts_after_clear(obj):
+                f.cleared.add(uid)
             forked = obj.get("forkedFrom")
             if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and not part:
                 f.copied[uid] = forked["sessionId"]
@@ -434,14 +438,15 @@ def _bridge_missing_parents(f: _File) -> None:
     the line before the boundary); and a hook's ``progress`` line names the message it ran after, which is not
     always written (2.1.x: the ``SessionStart:compact`` hook's line before a boundary names the compacted
     conversation's last uuid; a ``Stop`` hook's line names a response no line holds, 1 file in 20 of 2026's). Each
-    would end the path there, and every turn before it would be off the main path."""
+    would end the path there, and every turn before it would be off the main path. So does a root written when
+    the person accepted a plan and cleared the context (``_starts_after_clear``)."""
     by_line = sorted((v[2], u) for u, v in f.nodes.items())
     before: dict[str, str] = {}  # part -> the uuid of the last line written so far that has one
     bridged: dict[str, str] = {}
     for line, u in by_line:
         part = f.part_of.get(u, "")
         parent, ts, _ = f.nodes[u]
-        if parent is not None and parent not in f.nodes and part in before:
+        if ((parent is not None and parent not in f.nodes) or u in f.cleared) and part in before:
             f.nodes[u] = (before[part], ts, line)
             bridged[u] = before[part]
         if not u.startswith("line:"):  # a line with no uuid (a file snapshot, a queue operation) is in no tree
@@ -450,6 +455,18 @@ def _bridge_missing_parents(f: _File) -> None:
         u = ev.detail.get("uuid") if ev.kind == "compaction" else None
         if isinstance(u, str) and u in bridged:
             ev.detail["bridged_to"] = bridged[u]
+
+
+def _starts_after_clear(obj: dict[str, Any]) -> bool:
+    """A root line Claude Code writes when the person accepts a plan and clears the context (2.1.x): the
+    ``SessionStart:clear`` hook's progress line, or, with no hook, the prompt that hands the plan over. The session
+    goes on in the same file from a new root; its turns before the clear stay the session's."""
+    data = obj.get("data")
+    if obj.get("type") == "progress" and isinstance(data, dict) and data.get("hookName") == "SessionStart:clear":
+        return True
+    m = obj.get("message")
+    content = m.get("content") if isinstance(m, dict) else None
+    return obj.get("type") == "user" and isinstance(content, str) and content.startswith(PLAN_HANDOVER)
 
 
 def _find_resumed(f: _File, p: Path) -> None:
