@@ -120,3 +120,25 @@ def test_a_plan_accepted_with_a_cleared_context_keeps_the_turns_before_it(db: Pa
     assert [p for p, _ in _person(db, CLEARED)] == [0, 13, 58]
     assert _person(db, CLEARED)[0][1].startswith("I do want to use my goreleaser pro")
     assert ac.claude_code_file(CLEARED).person == 3
+
+
+def test_a_plan_handover_titles_the_session_by_the_plan_not_the_handover_line(db: Path) -> None:
+    # Claude Code's "Implement the following plan:" titled 48 of 357 sessions of 2026; the words are the plan
+    got = query(
+        db,
+        "SELECT person_text[:48] FROM messages WHERE conversation_id = ? AND position = 58",
+        [_cid(db, CLEARED)],
+    )
+    assert got == [("# Plan: Configure GoReleaser Pro for Homebrew Ta",)]
+
+
+def test_copilot_titles_are_the_first_line_of_the_persons_words(tmp_path: Path) -> None:
+    # an evaluation harness's field marker above the prompt; the title was the whole message, marker and all
+    real = FIXTURES / "real" / "copilot_cli"
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(real), "--db", str(db))[0] == 0
+    titles = sorted(t for (t,) in query(db, "SELECT title FROM conversations"))
+    assert titles == [
+        "Can you, without using gh cli or ado tools, on best effort basis, improve these ",
+        'Write FizzBuzz in Python. Use lowercase output strings "fizz", "buzz", and "fizz',
+    ]

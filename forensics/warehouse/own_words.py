@@ -15,6 +15,9 @@ What is taken off, each as the tool writes it:
 - A prompt template expanded in place (Codex custom prompts, spec-kit's ``/speckit.*`` commands in any agent):
   ``## User Input`` then a fenced ``text`` block holding what the person typed after the command, then the
   template's body (``You **MUST** consider the user input before proceeding``): the words are the fenced block.
+- Claude Code's plan handover (``Implement the following plan:`` then the plan the person accepted, when they
+  cleared the context) and a field marker an evaluation harness puts above its prompt (``[[ ## user_query ## ]]``,
+  DSPy's form): the words are what follows the line.
 
 A message with no words of the person left (a bare command, a template invoked with nothing after it, an IDE
 selection sent alone) gets ``""``: still the person's turn, no title or keyword comes from it. The patterns are
@@ -35,12 +38,16 @@ COMMAND = r"^\s*(?:<command-message>.*?</command-message>\s*)?<command-name>\s*(
 COMMAND_ARGS = r"<command-args>(.*?)</command-args>"
 TEMPLATE = r"^\s*## User Input\s*\n\s*```(?:text)?[ \t]*\n(.*?)```"
 IDE_REQUEST = r"^\s*# Context from my IDE setup:.*?\n## My request for Codex:[ \t]*\n(.*)$"
+# Claude Code's prompt when the person accepts a plan and clears the context (2.1.x): the plan follows; and a
+# DSPy-style field marker an evaluation harness puts above the prompt it sends (AgentV: ``[[ ## user_query ## ]]``)
+HANDOVER = r"^\s*(?:Implement the following plan:|\[\[ ## \w+ ## \]\])[ \t]*\n(.*)$"
 
 _LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
 _COMMAND = re.compile(COMMAND, re.DOTALL)
 _ARGS = re.compile(COMMAND_ARGS, re.DOTALL)
 _TEMPLATE = re.compile(TEMPLATE, re.DOTALL)
 _IDE_REQUEST = re.compile(IDE_REQUEST, re.DOTALL)
+_HANDOVER = re.compile(HANDOVER, re.DOTALL)
 WS = " \t\r\n"
 
 
@@ -50,7 +57,7 @@ def own_words(text: str) -> str:
     if m:
         args = _ARGS.search(text)
         return f"{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
-    m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text)
+    m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text) or _HANDOVER.match(text)
     if m:
         return m.group(1).strip(WS)
     return _LEADING.sub("", text, count=1).strip(WS)
@@ -70,10 +77,12 @@ def own_words_sql(text: str) -> str:
     args = _trim(f"regexp_extract({text}, {_q(COMMAND_ARGS)}, 1)")
     regexp = f"regexp_extract({text}, {_q(TEMPLATE)}, 1)"
     ide = f"regexp_extract({text}, {_q(IDE_REQUEST)}, 1)"
+    handover = f"regexp_extract({text}, {_q(HANDOVER)}, 1)"
     return (
         f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
         f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
         f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
+        f"WHEN regexp_matches({text}, {_q(HANDOVER)}) THEN {_trim(handover)} "
         f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END"
     )
 
