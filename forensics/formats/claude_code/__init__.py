@@ -452,9 +452,9 @@ def _bridge_missing_parents(f: _File) -> None:
         if not u.startswith("line:"):  # a line with no uuid (a file snapshot, a queue operation) is in no tree
             before[part] = u
     for ev in f.events:
-        u = ev.detail.get("uuid") if ev.kind == "compaction" else None
-        if isinstance(u, str) and u in bridged:
-            ev.detail["bridged_to"] = bridged[u]
+        uid = ev.detail.get("uuid") if ev.kind == "compaction" else None
+        if isinstance(uid, str) and uid in bridged:
+            ev.detail["bridged_to"] = bridged[uid]
 
 
 def _starts_after_clear(obj: dict[str, Any]) -> bool:
