@@ -122,14 +122,25 @@ def test_a_plan_accepted_with_a_cleared_context_keeps_the_turns_before_it(db: Pa
     assert ac.claude_code_file(CLEARED).person == 3
 
 
-def test_a_plan_handover_titles_the_session_by_the_plan_not_the_handover_line(db: Path) -> None:
-    # Claude Code's "Implement the following plan:" titled 48 of 357 sessions of 2026; the words are the plan
-    got = query(
-        db,
-        "SELECT person_text[:48] FROM messages WHERE conversation_id = ? AND position = 58",
-        [_cid(db, CLEARED)],
-    )
-    assert got == [("# Plan: Configure GoReleaser Pro for Homebrew Ta",)]
+def test_a_plan_handover_is_the_persons_turn_with_no_words_of_theirs(db: Path) -> None:
+    # Claude Code's "Implement the following plan:" titled 48 of 357 sessions of 2026 and its plan (the model's
+    # text) gave their keywords and topic cues; the person accepted it: their turn, no words
+    cid = _cid(db, CLEARED)
+    got = query(db, "SELECT origin, person_text FROM messages WHERE conversation_id = ? AND position = 58", [cid])
+    assert got == [("person", "")]
+    assert query(db, "SELECT title FROM conversations WHERE conversation_id = ?", [cid]) == [
+        ("I do want to use my goreleaser pro to release this go project, I do have already",)
+    ]
+
+
+def test_a_session_that_starts_with_a_plan_handover_is_titled_by_the_plan(tmp_path: Path) -> None:
+    lines = CLEARED.read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, x in enumerate(lines) if "SessionStart:clear" in x)
+    one = tmp_path / "after-clear.jsonl"
+    one.write_text("".join(lines[start:]), encoding="utf-8")  # the file as it would be had the session begun there
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(one), "--db", str(db))[0] == 0
+    assert query(db, "SELECT title FROM conversations") == [("# Plan: Configure GoReleaser Pro for Homebrew Tap",)]
 
 
 def test_copilot_titles_are_the_first_line_of_the_persons_words(tmp_path: Path) -> None:

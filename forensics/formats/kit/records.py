@@ -26,7 +26,7 @@ from forensics.formats.kit import values
 from forensics.formats.kit.values import epoch
 from forensics.kernel.secret_rules import mask
 from forensics.warehouse.origin import origin_of
-from forensics.warehouse.own_words import own_words
+from forensics.warehouse.own_words import handed_over, own_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -637,5 +637,5 @@ def _first_words(entries: list[Entry]) -> str:
         if (e.msg.origin or origin_of("user", text)) == "person" and (words := own_words(text)):
             return words
         if fallback is None and text.strip():
-            fallback = text
+            fallback = handed_over(text) or text  # a plan handed over: the plan's first line, not the handover's
     return fallback or ""
