@@ -153,3 +153,28 @@ def test_copilot_titles_are_the_first_line_of_the_persons_words(tmp_path: Path) 
         "Can you, without using gh cli or ado tools, on best effort basis, improve these ",
         'Write FizzBuzz in Python. Use lowercase output strings "fizz", "buzz", and "fizz',
     ]
+
+
+def test_a_record_appended_to_a_line_with_no_newline_is_read(tmp_path: Path) -> None:
+    # 7 of 357 sessions of 2026 have a line holding an assistant or progress record and, right after it with no
+    # newline, a summary or file-history-snapshot (entireio/cli 37/995ebed6e4/2, line 128): the line was
+    # quarantined whole and the response lost. Built from the real file: one such join where it has both kinds.
+    lines = CLEARED.read_text(encoding="utf-8").splitlines(keepends=True)
+    k = next(
+        i
+        for i in range(len(lines) - 1)
+        if '"type":"assistant"' in lines[i] and lines[i + 1].startswith('{"type":"file-history-snapshot"')
+    )
+    joined = tmp_path / "joined.jsonl"
+    joined.write_text("".join(lines[:k] + [lines[k].rstrip("\n") + lines[k + 1]] + lines[k + 2 :]), encoding="utf-8")
+    counts = {}
+    for f in (CLEARED, joined):
+        db = tmp_path / f"{f.stem}-{len(counts)}.duckdb"
+        assert run_cli("ingest", str(f), "--db", str(db))[0] == 0
+        counts[f.name] = query(
+            db,
+            "SELECT (SELECT count(*) FROM quarantine), (SELECT count(*) FROM messages), "
+            "(SELECT count(*) FROM messages WHERE on_main_path), (SELECT count(*) FROM tool_calls)",
+        )[0]
+    assert counts[joined.name] == counts[CLEARED.name]
+    assert counts[joined.name][0] == 0

@@ -19,9 +19,11 @@ hook feedback and interruptions are recognised by their opening; the rest is the
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -287,8 +289,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
 def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _File:
     f = _File()
     groups: dict[tuple[str, str | None], _Msg] = {}
-    for lineno, raw in enumerate(lines, 1):
-        reason, obj = _load(raw)
+    for lineno, raw, reason, obj in _records(lines):
         if reason:
             b.quarantine(f"{name}:{lineno}", reason, raw)
             f.bad += 1
@@ -835,6 +836,43 @@ def _notes(f: _File) -> list[str]:
 
 def _counts(c: Counter[str]) -> str:
     return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
+
+
+def _records(lines: list[bytes]) -> Iterator[tuple[int, bytes, str, Any]]:
+    """(line number, raw line, quarantine reason or "", the parsed record) of each record. Claude Code sometimes
+    appends a record to a line that has no newline yet (2.1.x: a ``summary`` or ``file-history-snapshot`` written
+    right after an ``assistant`` or ``progress`` line; 7 of 357 sessions of 2026): each object of such a line is a
+    record of its own, read with that line's number."""
+    for lineno, raw in enumerate(lines, 1):
+        reason, obj = _load(raw)
+        joined = _joined(raw) if reason else None
+        if joined:
+            for one in joined:
+                yield lineno, raw, "", one
+        else:
+            yield lineno, raw, reason, obj
+
+
+def _joined(raw: bytes) -> list[dict[str, Any]] | None:
+    """The JSON objects a line holds one after another, when it holds two or more and nothing else."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i == len(text):
+            break
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        out.append(obj)
+    return out if len(out) > 1 else None
 
 
 def _load(raw: bytes) -> tuple[str, Any]:
