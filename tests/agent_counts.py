@@ -42,6 +42,8 @@ def claude_code_usage(o: dict) -> tuple[tuple, dict[str, int]] | None:
     m = o.get("message")
     if o.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
         return None
+    if m.get("model") == "<synthetic>":  # Claude Code's own message (an API error): no model answered
+        return None
     return (m.get("id"), o.get("requestId")), {k: m["usage"].get(k) or 0 for k in USAGE_KEYS}
 
 
@@ -1506,6 +1508,7 @@ CLAUDE_HARNESS = (
     "<user-prompt-submit-hook>",
     "<system-reminder>",
     "Stop hook feedback:",
+    "Operation stopped by hook",
     "[Request interrupted by user",
     "Request interrupted by user",
     "This session is being continued from a previous conversation",
@@ -1514,15 +1517,22 @@ CLAUDE_HARNESS = (
 
 
 def claude_code_main_path(recs: list[dict]) -> set[str]:
-    """The uuids on the path from the newest leaf to the root. ``logicalParentUuid`` bridges a compaction; a
-    boundary whose logical parent is not in the file continues the line before it (off sidechains)."""
+    """The uuids on the path from the newest leaf to the root. A line whose parent is in no line of the file (a
+    compaction boundary's ``logicalParentUuid``, a hook's progress line naming a response never written), or the
+    new root after a plan accepted with a cleared context, continues the line with a uuid written before it (off
+    sidechains). A line carrying tool results whose call is on the path
+    is on it too (parallel calls: each result hangs from its own call's line)."""
     nodes = {}  # uuid -> (parent, timestamp, line)
     ids = {r["uuid"] for r in recs if isinstance(r.get("uuid"), str)}
-    last = None  # the uuid of the line before, off sidechains: what a boundary whose logical parent is absent continues
+    last = None  # the uuid of the line before, off sidechains: what a line whose parent is absent continues
     for n, r in enumerate(recs):
         if isinstance(r.get("uuid"), str):
             parent = r.get("parentUuid") or r.get("logicalParentUuid")
-            if r.get("subtype") == "compact_boundary" and parent not in ids:
+            cleared = parent is None and (  # a plan accepted with a cleared context: the session goes on
+                (r.get("data") or {}).get("hookName") == "SessionStart:clear"
+                or str((r.get("message") or {}).get("content")).startswith("Implement the following plan:")
+            )
+            if (cleared or (parent is not None and parent not in ids)) and not r.get("isSidechain") and last:
                 parent = last
             nodes[r["uuid"]] = (parent, r.get("timestamp") or "", n)
             last = r["uuid"] if not r.get("isSidechain") else last
@@ -1532,6 +1542,13 @@ def claude_code_main_path(recs: list[dict]) -> set[str]:
     while leaf in nodes and leaf not in path_ids:
         path_ids.add(leaf)
         leaf = nodes[leaf][0]
+    for r in recs:
+        content = (r.get("message") or {}).get("content")
+        results = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
+        if r.get("type") == "user" and results and r.get("parentUuid") in path_ids:
+            path_ids.add(r["uuid"])
     return path_ids
 
 
@@ -1546,6 +1563,8 @@ def claude_code_file(path: Path) -> FileFigures:
         return FileFigures(0, 0, 0, 0, 0)  # a sub-agent's type and description: read with its transcript
     recs = list(json_lines(path))
     path_ids = claude_code_main_path(recs)
+    # the lines an isMeta user line answers: a prompt command's or a skill's body follows the command the person gave
+    expanded = {r.get("parentUuid") for r in recs if r.get("type") == "user" and r.get("isMeta") is True}
     person = 0
     uses: dict[str, tuple[str, str]] = {}  # id -> (tool name, input)
     results: dict[str, bool] = {}
@@ -1577,7 +1596,9 @@ def claude_code_file(path: Path) -> FileFigures:
         reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
         meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
         args = re.search(r"<command-args>\s*(\S.*?)</command-args>", text, re.DOTALL)  # a command given words
-        commanded = text.startswith(("<command-name>", "<command-message>")) and args is not None
+        commanded = text.startswith(("<command-name>", "<command-message>")) and (
+            args is not None or r.get("uuid") in expanded
+        )
         person += not meta and (bool(reminded) or commanded or not text.startswith(CLAUDE_HARNESS))
     if path.name.startswith(
         "agent-acompact-"
@@ -1772,6 +1793,18 @@ def aider_file(path: Path) -> FileFigures:
 
 # --- Tokens of the real files kept in fixtures/real (fixtures/real/SOURCES.md), each counted from the raw file by
 # its tool's documented rules: input (cache reads and writes included) + output. ---
+
+
+def claude_code_tokens(path: Path) -> int:
+    """Claude Code transcript: each response (message id, request id) once, at the largest figures its lines give,
+    input + output + cache reads + cache writes; Claude Code's own "<synthetic>" messages answer nothing."""
+    got: dict[tuple, dict[str, int]] = {}
+    for r in json_lines(path):
+        one = claude_code_usage(r)
+        if one is not None:
+            key, u = one
+            got[key] = {k: max(v, got.get(key, {}).get(k, 0)) for k, v in u.items()}
+    return sum(sum(u.values()) for u in got.values())
 
 
 def codex_tokens(path: Path) -> int:

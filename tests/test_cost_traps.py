@@ -52,6 +52,8 @@ def _responses(folder: Path) -> dict[tuple, dict]:
             m = r.get("message")
             if r.get("type") != "assistant" or not isinstance(m, dict) or not isinstance(m.get("usage"), dict):
                 continue
+            if m.get("model") == "<synthetic>":  # Claude Code's own message (an API error): no model answered
+                continue
             u, key = m["usage"], (m.get("id"), r.get("requestId"))
             one_h = (u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0)
             got = {

@@ -153,12 +153,13 @@ def test_titles_and_the_compaction_sub_agent(db: Path) -> None:
         ("compaction: the summary of the conversation so far", cid)
     ]
     # 2.1.39 writes three hook reminders of the session before the summary request, no prompt of the person; two of
-    # them hang from lines before the session's last (roots here): harness, off the path that leads to the summary
+    # them hang from lines of the session (in no line of this file): each continues the line before it, so the
+    # path to the summary runs through all of them, as the summarizer was sent them
     assert query(
         db,
         "SELECT origin, on_main_path, count(*) FROM messages WHERE conversation_id = ? GROUP BY ALL ORDER BY ALL",
         [sub],
-    ) == [("assistant", True, 1), ("harness", False, 2), ("harness", True, 2)]
+    ) == [("assistant", True, 1), ("harness", True, 4)]
     lines = [json.loads(x) for x in COMPACTOR.read_text().splitlines()]
     assert [x["message"]["content"][:40] for x in lines if x["type"] == "user"][
         3

@@ -39,6 +39,14 @@ CASES: dict[str, Case] = {
     ),
     "codex/EntityProcess+agentv/a3/92ff332928/0/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True),
     "gemini_cli/entireio+cli/ab/2b9748b105/0/full.jsonl": Case("gemini-cli", ac.gemini_file, ac.gemini_tokens, True),
+    # 2026's Claude Code 2.1.x and Codex 0.141 (tests/test_real_claude_code_2026.py says what each showed)
+    **{
+        f"claude_code/entireio+cli/{p}/full.jsonl": Case(
+            "claude-code", ac.claude_code_file, ac.claude_code_tokens, True
+        )
+        for p in ("00/c9e2351016/3", "8e/0a64736bc7/0", "d6/5f53d0e8e2/0", "b1/5d3b4e29e9/0", "37/995ebed6e4/3")
+    },
+    "codex/EntityProcess+agentv/3c/162d1d8ad4/1/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True),
     "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/"
     "django__django-11001.traj.json": Case("mini-swe-agent", ac.mini_swe_agent_run, ac.mini_swe_agent_tokens, False),
     "otel/Arize-ai+openinference/js/packages/openinference-vercel/test/__fixtures__/v6-spans/all-spans.json": Case(

@@ -125,12 +125,10 @@ def read(path: str, log: Log) -> list[Conversation]:
             t.about = None
     first_model = next((u.model for u in usage.values()), None) or _str(meta.get("selectedModel"))
     sid = _str(meta.get("sessionId")) or Path(path).parent.name
-    title = next((t.text for t in turns if t.role == "user" and t.origin == "person" and t.text.strip()), None)
     return [
         Conversation(
             sid,
             turns,
-            title=title[:200] if title else None,
             provider="github-copilot",
             model=first_model,
             created=meta.get("startTime"),

@@ -86,12 +86,10 @@ def read(path: str, log: Log) -> list[Conversation]:
         return []
     out = []
     for t in threads.values():
-        title = next((x.text for x in t.turns if x.role == "user" and x.text.strip()), None)
         out.append(
             Conversation(
                 t.id,
                 t.turns,
-                title=title[:200] if title else None,
                 provider="moonshot",
                 model=t.model,
                 created=t.created,

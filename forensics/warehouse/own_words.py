@@ -15,6 +15,11 @@ What is taken off, each as the tool writes it:
 - A prompt template expanded in place (Codex custom prompts, spec-kit's ``/speckit.*`` commands in any agent):
   ``## User Input`` then a fenced ``text`` block holding what the person typed after the command, then the
   template's body (``You **MUST** consider the user input before proceeding``): the words are the fenced block.
+- A field marker an evaluation harness puts above its prompt (``[[ ## user_query ## ]]``, DSPy's form): the words
+  are what follows the line.
+- Claude Code's plan handover (``Implement the following plan:`` then the plan the person accepted when they
+  cleared the context): the plan is the model's text, so no words; a session with no other words is titled by the
+  plan's first line (``handed_over``).
 
 - Hermes Agent runs a skill the person invoked as ``[SYSTEM: The user has invoked the "<skill>" skill, ...]``, the
   skill's body, then ``The user has provided the following instruction alongside the skill invocation: <words>``
@@ -41,6 +46,11 @@ TEMPLATE = r"^\s*## User Input\s*\n\s*```(?:text)?[ \t]*\n(.*?)```"
 IDE_REQUEST = r"^\s*# Context from my IDE setup:.*?\n## My request for Codex:[ \t]*\n(.*)$"
 SKILL = r'^\s*\[SYSTEM: The user has invoked the "([^"\n]*)" skill'
 SKILL_ARGS = r"\nThe user has provided the following instruction alongside the skill invocation: (.*?)(?:\n\n\[Runtime note: .*)?$"
+# A DSPy-style field marker an evaluation harness puts above the prompt it sends (AgentV: ``[[ ## user_query ## ]]``)
+FIELD_MARKER = r"^\s*\[\[ ## \w+ ## \]\][ \t]*\n(.*)$"
+# Claude Code's prompt when the person accepts a plan and clears the context (2.1.x): the plan (the model's text)
+# follows; the person's turn, with no words of theirs
+HANDOVER = r"^\s*Implement the following plan:[ \t]*\n(.*)$"
 
 _LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
 _COMMAND = re.compile(COMMAND, re.DOTALL)
@@ -49,6 +59,8 @@ _TEMPLATE = re.compile(TEMPLATE, re.DOTALL)
 _IDE_REQUEST = re.compile(IDE_REQUEST, re.DOTALL)
 _SKILL = re.compile(SKILL, re.DOTALL)
 _SKILL_ARGS = re.compile(SKILL_ARGS, re.DOTALL)
+_FIELD_MARKER = re.compile(FIELD_MARKER, re.DOTALL)
+_HANDOVER = re.compile(HANDOVER, re.DOTALL)
 WS = " \t\r\n"
 
 
@@ -62,7 +74,9 @@ def own_words(text: str) -> str:
     if m:
         args = _SKILL_ARGS.search(text)
         return f"/{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
-    m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text)
+    if _HANDOVER.match(text):
+        return ""
+    m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text) or _FIELD_MARKER.match(text)
     if m:
         return m.group(1).strip(WS)
     return _LEADING.sub("", text, count=1).strip(WS)
@@ -84,13 +98,27 @@ def own_words_sql(text: str) -> str:
     ide = f"regexp_extract({text}, {_q(IDE_REQUEST)}, 1)"
     skill = f"'/' || regexp_extract({text}, {_q(SKILL)}, 1)"
     skill_args = _trim(f"regexp_extract({text}, {_q(SKILL_ARGS)}, 1)")
+    marked = f"regexp_extract({text}, {_q(FIELD_MARKER)}, 1)"
     return (
         f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
         f"WHEN regexp_matches({text}, {_q(SKILL)}) THEN {_trim(f'{skill} || {chr(39)} {chr(39)} || {skill_args}')} "
         f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
         f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
+        f"WHEN regexp_matches({text}, {_q(HANDOVER)}) THEN '' "
+        f"WHEN regexp_matches({text}, {_q(FIELD_MARKER)}) THEN {_trim(marked)} "
         f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END"
     )
+
+
+def handed_over(text: str) -> str | None:
+    """The plan in Claude Code's plan handover, else None: a title when the person wrote nothing else."""
+    m = _HANDOVER.match(text)
+    return m.group(1).strip(WS) if m else None
+
+
+def is_command(text: str) -> bool:
+    """Claude Code's record of a slash command (``<command-name>``, with or without words after it)."""
+    return _COMMAND.match(text) is not None
 
 
 def has_command_args(text: str) -> bool:

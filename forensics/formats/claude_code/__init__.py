@@ -19,9 +19,11 @@ hook feedback and interruptions are recognised by their opening; the rest is the
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +45,7 @@ from forensics.formats.kit.records import (
     stable_id,
 )
 from forensics.warehouse.origin import origin_of
-from forensics.warehouse.own_words import has_command_args
+from forensics.warehouse.own_words import has_command_args, is_command
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -126,6 +128,8 @@ KNOWN_FIELDS = frozenset(
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
 # Flags on a user line that Claude Code wrote itself: the caveat before a local command's output, the
 # "Continue from where you left off." nudge, skill and command expansions (isMeta), compaction summaries.
+PLAN_HANDOVER = "Implement the following plan:"  # the prompt a plan accepted with a cleared context starts with
+SYNTHETIC = "<synthetic>"  # the model Claude Code names on the assistant lines it writes itself
 META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
 # person typed; text after the block is the person's.
@@ -225,6 +229,8 @@ class _File:
     line_sessions: set[str] = field(default_factory=set)  # the sessionId values the lines carry
     cwd: str | None = None  # the working folder of the first line naming one (the session's project)
     branches: Counter[str] = field(default_factory=Counter)  # gitBranch -> lines naming it
+    expanded: set[str] = field(default_factory=set)  # uuids of the lines an isMeta user line (an expansion) answers
+    cleared: set[str] = field(default_factory=set)  # root lines that start again after the context was cleared
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -283,8 +289,7 @@ def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
 def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _File:
     f = _File()
     groups: dict[tuple[str, str | None], _Msg] = {}
-    for lineno, raw in enumerate(lines, 1):
-        reason, obj = _load(raw)
+    for lineno, raw, reason, obj in _records(lines):
         if reason:
             b.quarantine(f"{name}:{lineno}", reason, raw)
             f.bad += 1
@@ -304,6 +309,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             parent = parent if isinstance(parent, str) else None
             ts = obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None
             part = f.part_of.get(parent, uid) if obj.get("isSidechain") is True and not subagent else ""
+            if parent is None and f.nodes and _starts_after_clear(obj):
+                f.cleared.add(uid)
             forked = obj.get("forkedFrom")
             if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and not part:
                 f.copied[uid] = forked["sessionId"]
@@ -347,6 +354,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
                     if msg.ids[0] is not None:
                         groups[(msg.ids[0], msg.ids[1])] = msg
+                if kind == "user" and obj.get("isMeta") is True and parent is not None:
+                    f.expanded.add(parent)  # a prompt command's or skill's body, sent to the model after the command
                 f.msgs.append(msg)
                 f.owner[uid] = msg
             elif kind == "attachment" and (text := _memory_text(obj.get("attachment"))):
@@ -392,7 +401,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
         except MAP_ERRORS as e:
             b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
             f.bad += 1
-    _bridge_compactions(f)
+    _bridge_missing_parents(f)
     return f
 
 
@@ -422,21 +431,43 @@ def _memory_text(att: Any) -> str | None:
     return None
 
 
-def _bridge_compactions(f: _File) -> None:
-    """A compaction boundary starts a new root (``parentUuid`` null) and names the last message before it in
-    ``logicalParentUuid``; that uuid is not always in the file (2.1.68: an auto-compaction right after a prompt names
-    a uuid no line has, the prompt is the line before the boundary). Then the boundary continues the line written just before
-    it in the same part, so the main path runs through the compaction to the session's first prompt."""
+def _bridge_missing_parents(f: _File) -> None:
+    """A line whose parent is in no line of the file continues the line written just before it in the same part,
+    so the main path runs on to the session's first prompt. Claude Code writes such lines: a compaction boundary
+    starts a new root (``parentUuid`` null) and names the last message before it in ``logicalParentUuid``, which is
+    not always in the file (2.1.68: an auto-compaction right after a prompt names a uuid no line has, the prompt is
+    the line before the boundary); and a hook's ``progress`` line names the message it ran after, which is not
+    always written (2.1.x: the ``SessionStart:compact`` hook's line before a boundary names the compacted
+    conversation's last uuid; a ``Stop`` hook's line names a response no line holds, 1 file in 20 of 2026's). Each
+    would end the path there, and every turn before it would be off the main path. So does a root written when
+    the person accepted a plan and cleared the context (``_starts_after_clear``)."""
     by_line = sorted((v[2], u) for u, v in f.nodes.items())
+    before: dict[str, str] = {}  # part -> the uuid of the last line written so far that has one
+    bridged: dict[str, str] = {}
+    for line, u in by_line:
+        part = f.part_of.get(u, "")
+        parent, ts, _ = f.nodes[u]
+        if ((parent is not None and parent not in f.nodes) or u in f.cleared) and part in before:
+            f.nodes[u] = (before[part], ts, line)
+            bridged[u] = before[part]
+        if not u.startswith("line:"):  # a line with no uuid (a file snapshot, a queue operation) is in no tree
+            before[part] = u
     for ev in f.events:
-        u = ev.detail.get("uuid") if ev.kind == "compaction" else None
-        if not isinstance(u, str) or u not in f.nodes or f.nodes[u][0] in f.nodes:
-            continue
-        before = [w for line, w in by_line if line < ev.line and f.part_of.get(w) == ev.part]
-        if before:
-            _, ts, line = f.nodes[u]
-            f.nodes[u] = (before[-1], ts, line)
-            ev.detail["bridged_to"] = before[-1]
+        uid = ev.detail.get("uuid") if ev.kind == "compaction" else None
+        if isinstance(uid, str) and uid in bridged:
+            ev.detail["bridged_to"] = bridged[uid]
+
+
+def _starts_after_clear(obj: dict[str, Any]) -> bool:
+    """A root line Claude Code writes when the person accepts a plan and clears the context (2.1.x): the
+    ``SessionStart:clear`` hook's progress line, or, with no hook, the prompt that hands the plan over. The session
+    goes on in the same file from a new root; its turns before the clear stay the session's."""
+    data = obj.get("data")
+    if obj.get("type") == "progress" and isinstance(data, dict) and data.get("hookName") == "SessionStart:clear":
+        return True
+    m = obj.get("message")
+    content = m.get("content") if isinstance(m, dict) else None
+    return obj.get("type") == "user" and isinstance(content, str) and content.startswith(PLAN_HANDOVER)
 
 
 def _find_resumed(f: _File, p: Path) -> None:
@@ -582,14 +613,16 @@ def _add_part(
     for i, m in enumerate(msgs):
         msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
         if msg.role == "user":
-            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text())
+            msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text(), f.expanded)
         if isinstance(m.content, list):
             for blk in m.content:
                 kind = blk.get("type") if isinstance(blk, dict) else None
                 if str(kind) not in KNOWN_BLOCKS:  # a type of any JSON kind is counted, never hashed
                     f.blocks[str(kind)] += 1
         entries.append(Entry(i, m.uuid, _parent_message(f, m), position.get(id(m)), msg))
-        if m.role == "assistant" and m.usage is not None:
+        # "<synthetic>": a message Claude Code wrote itself (an API error, "No response requested."), usage all 0:
+        # no model answered, so no usage row (it would show as a model beside the session's own)
+        if m.role == "assistant" and m.usage is not None and m.model != SYNTHETIC:
             u = m.usage
             usage.add(
                 cid,
@@ -661,27 +694,27 @@ def _add_parallel_results(f: _File, part: str, order: list[_Msg]) -> None:
     """Claude Code writes the calls of one response one per line, each line the child of the one before, and
     the result of an earlier call as a child of its call's line: a branch off the path to the newest leaf,
     yet part of the same turn. Such a tool-result line joins the main path right after the message it
-    answers (in file order among the results there)."""
+    answers (in file order among the results there). So does a result line that also carries what the person
+    typed while the tools ran (2.1.x): the model read it with the results."""
     on_path = {id(m) for m in order}
     for m in sorted(
-        (m for m in f.msgs if m.part == part and id(m) not in on_path and _only_results(m)), key=lambda m: m.line
+        (m for m in f.msgs if m.part == part and id(m) not in on_path and _carries_results(m)), key=lambda m: m.line
     ):
         parent = f.owner.get(m.parent) if m.parent else None
         if parent is None or id(parent) not in on_path:
             continue
         k = next(i for i, o in enumerate(order) if o is parent) + 1
-        while k < len(order) and order[k].line < m.line and _only_results(order[k]):
+        while k < len(order) and order[k].line < m.line and _carries_results(order[k]):
             k += 1
         order.insert(k, m)
         on_path.add(id(m))
 
 
-def _only_results(m: _Msg) -> bool:
+def _carries_results(m: _Msg) -> bool:
     return (
         m.role == "user"
         and isinstance(m.content, list)
-        and bool(m.content)
-        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
+        and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in m.content)
     )
 
 
@@ -730,16 +763,19 @@ def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
     return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
 
 
-def _origin(m: _Msg, text: str) -> str:
+def _origin(m: _Msg, text: str, expanded: set[str]) -> str:
     """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
-    person's; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    person's; a slash command the person gave words to, or one whose body Claude Code sent the model next (a prompt
+    command or a skill: ``/review``, ``/superpowers:write-plan``, the body an ``isMeta`` line answering it), is the
+    person's turn; a local command run with no words (``/exit``, ``/compact``, ``/model``: ``<local-command-stdout>``
+    answers it) is not; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
     if m.meta:
         return "harness"
     if REMINDED.match(text):
         return "person"
     if text.lstrip().startswith(INJECTED):
         return "harness"
-    if has_command_args(text):  # a slash command the person gave words to: their turn (its expansion is isMeta)
+    if has_command_args(text) or (m.uuid in expanded and is_command(text)):
         return "person"
     return origin_of("user", text)
 
@@ -800,6 +836,43 @@ def _notes(f: _File) -> list[str]:
 
 def _counts(c: Counter[str]) -> str:
     return ", ".join(f"{k} x{n}" for k, n in sorted(c.items()))
+
+
+def _records(lines: list[bytes]) -> Iterator[tuple[int, bytes, str, Any]]:
+    """(line number, raw line, quarantine reason or "", the parsed record) of each record. Claude Code sometimes
+    appends a record to a line that has no newline yet (2.1.x: a ``summary`` or ``file-history-snapshot`` written
+    right after an ``assistant`` or ``progress`` line; 7 of 357 sessions of 2026): each object of such a line is a
+    record of its own, read with that line's number."""
+    for lineno, raw in enumerate(lines, 1):
+        reason, obj = _load(raw)
+        joined = _joined(raw) if reason else None
+        if joined:
+            for one in joined:
+                yield lineno, raw, "", one
+        else:
+            yield lineno, raw, reason, obj
+
+
+def _joined(raw: bytes) -> list[dict[str, Any]] | None:
+    """The JSON objects a line holds one after another, when it holds two or more and nothing else."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder, out, i = json.JSONDecoder(), [], 0
+    while i < len(text):
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        if i == len(text):
+            break
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        if not isinstance(obj, dict):
+            return None
+        out.append(obj)
+    return out if len(out) > 1 else None
 
 
 def _load(raw: bytes) -> tuple[str, Any]:

@@ -408,28 +408,39 @@ def _usage(log: Log, st: _State, ev: dict[str, Any]) -> None:
         st.last_total = total or st.last_total
         log.skip("event_msg:token_count (copied from the thread this one was forked from)")
         return
-    if last is None and total is not None:
+    gap: dict[str, int] | None = None
+    if total is not None:
         prev = st.last_total or {}
         diff = {k: (values.count(total.get(k)) or 0) - (values.count(prev.get(k)) or 0) for k in total}
-        # a running total that went down was reset (a new process): the new total is this response's own
-        last = dict(total) if any(v < 0 for v in diff.values()) else diff
+        if last is None:  # a running total that went down was reset (a new process): the new total is this one's
+            last = dict(total) if any(v < 0 for v in diff.values()) else diff
+        elif st.last_total is not None and all(v >= 0 for v in diff.values()):
+            # the total grew by more than this response: a response whose own count was never written (a turn
+            # aborted while it streamed, 0.141) was spent all the same, its usage the rest of the growth
+            rest = {k: diff[k] - (values.count(last.get(k)) or 0) for k in ("input_tokens", "output_tokens")}
+            if all(v >= 0 for v in rest.values()) and any(v > 0 for v in rest.values()):
+                cached = diff.get("cached_input_tokens", 0) - (values.count(last.get("cached_input_tokens")) or 0)
+                gap = rest | {"cached_input_tokens": min(max(cached, 0), rest["input_tokens"])}
     st.last_total = total or st.last_total
     if last is None:
         log.skip("event_msg:token_count (before any response)")
         return
-    cached = values.count(last.get("cached_input_tokens")) or 0
-    u = Usage(
-        prompt_tokens=last.get("input_tokens"),
-        output_tokens=last.get("output_tokens"),
-        cache_read_input_tokens=cached,
-        model=st.model,
-    )
+    rows = [_one_usage(last, st.model)] + ([_one_usage(gap, st.model)] if gap else [])
     target = next((t for t in reversed(st.turns) if t.role == "assistant"), None)
     if target is None:  # responses that reached only the UI events (agent_message): on the next assistant message
-        st.pending.append(u)
+        st.pending.append(rows[0])  # (one row per record waits; no gap arises before a first assistant message)
         return
     log.skip("event_msg:token_count (-> message_usage)")
-    target.usage.append(u)
+    target.usage.extend(rows)
+
+
+def _one_usage(last: dict[str, Any], model: str | None) -> Usage:
+    return Usage(
+        prompt_tokens=last.get("input_tokens"),
+        output_tokens=last.get("output_tokens"),
+        cache_read_input_tokens=values.count(last.get("cached_input_tokens")) or 0,
+        model=model,
+    )
 
 
 def _roll_back(log: Log, st: _State, n: int) -> None:

@@ -26,7 +26,7 @@ from forensics.formats.kit import values
 from forensics.formats.kit.values import epoch
 from forensics.kernel.secret_rules import mask
 from forensics.warehouse.origin import origin_of
-from forensics.warehouse.own_words import own_words
+from forensics.warehouse.own_words import handed_over, own_words
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -519,11 +519,12 @@ class Batch:
                 if call_id:
                     by_id[call_id] = row
                 by_name.setdefault(name, []).append(row)
-            if g.role == "tool":
-                if g.results:
-                    for use_id, text, err in g.results:
-                        self._link(self._by_id(by_id, use_id), e, len(text.encode("utf-8")), err)
-                elif g.tool_call_id:  # the text's size comes from DuckDB
+            if g.results:  # tool_result blocks answer their calls whatever the role: Claude Code 2.1.x writes what
+                # the person typed while a tool ran in the line of that tool's result (a user message, its text theirs)
+                for use_id, text, err in g.results:
+                    self._link(self._by_id(by_id, use_id), e, len(text.encode("utf-8")), err)
+            elif g.role == "tool":
+                if g.tool_call_id:  # the text's size comes from DuckDB
                     self._link(self._by_id(by_id, g.tool_call_id), e, None, g.is_error)
                 else:
                     self._link(self._by_name(by_name, g.name, g.about), e, None, g.is_error)
@@ -636,5 +637,5 @@ def _first_words(entries: list[Entry]) -> str:
         if (e.msg.origin or origin_of("user", text)) == "person" and (words := own_words(text)):
             return words
         if fallback is None and text.strip():
-            fallback = text
+            fallback = handed_over(text) or text  # a plan handed over: the plan's first line, not the handover's
     return fallback or ""
