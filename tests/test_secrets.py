@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from forensics import ingest
 from forensics.kernel import secret_rules as rules
 from forensics.serve.app import create_app
-from tests.conftest import SHARED, run_cli
+from tests.conftest import ROOT, SHARED, run_cli
 
 PIECE = 12
 _rng = random.Random(27)
@@ -345,6 +345,22 @@ def test_real_logs_lose_almost_nothing_to_false_masks(tmp_path: Path) -> None:
     ingest([REAL], db=db)
     con = duckdb.connect(str(db), read_only=True)
     assert con.execute("SELECT count(*) FROM secrets_found").fetchone() == (0,)
+
+
+def test_a_rate_under_a_pass_key_is_no_password() -> None:
+    """A real Codex rollout (fixtures/real/codex/EntityProcess+agentv) writes ``"attempt_pass_rate": 0.6``: a rate, not
+    a password; a password with digits and a dot, or a quoted one, is still masked."""
+    from forensics.kernel.secret_rules import mask
+
+    assert mask('"attempt_pass_rate": 0.6, "mean_assertion_pass_rate": 0.82') == (
+        '"attempt_pass_rate": 0.6, "mean_assertion_pass_rate": 0.82'
+    )
+    assert mask("pass_rate: 0.82") == "pass_rate: 0.82"
+    assert mask("PASS=Zq8w1.2") == "PASS=[REDACTED]"
+    assert mask('"password": "0.6ab-9x"') == '"password": "[REDACTED]"'
+    real = next((ROOT / "fixtures/real/codex/EntityProcess+agentv").rglob("full.jsonl"))
+    assert '_pass_rate\\": 0.6' in real.read_text()
+    assert "[REDACTED]" not in mask(real.read_text())
 
 
 def test_check_fails_when_secrets_appear(planted: dict[str, Path]) -> None:

@@ -301,6 +301,8 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
     return start, start + len(value), "aws-secret-key" if "aws" in key.lower() else "secret-keyword"
 
 
+DECIMAL = re.compile(r"\d+\.\d+")
+WORDS = re.compile(r"[A-Za-z]+(?:[/-][A-Za-z]+)+")  # letters only, like the identifier rule below
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 
 
@@ -319,6 +321,8 @@ def _password_like(value: str, strict: bool) -> bool:
         return False
     if not strict:
         return True
+    if DECIMAL.fullmatch(v) or WORDS.fullmatch(v):
+        return False  # a rate (pass_rate: 0.6) or words (pass_rate = assertion/expectation ...): a PIN stays one
     if "(" in v or "[" in v or v.startswith(("os.", "self.", "env.", "process.", "config.", "settings.")):
         return False
     if IDENTIFIER.fullmatch(v) and (not any(c.isdigit() for c in v) or "_" in v.strip("_")):
