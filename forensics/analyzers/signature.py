@@ -39,7 +39,7 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
-STREAM_ROWS = 20_000  # messages fetched at a time by stream()
+RUNS_PER_QUERY = 250  # runs whose messages stream() reads at a time
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
 BAD_ENDS = (
     "gave_up",
@@ -282,35 +282,35 @@ def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) ->
 
 
 def stream(
-    con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, rows: int = STREAM_ROWS
+    con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, runs: int = RUNS_PER_QUERY
 ) -> Iterator[tuple[str, list[Msg]]]:
-    """:func:`messages` one run at a time, in conversation id order (runs without a message left out): Python
-    holds ``rows`` fetched messages and one run, not every run's text (a million-message corpus's failures held
-    them all). The result is read from ``con`` as the runs are consumed: the consumer runs no query on ``con``
-    in between."""
-    result = con.execute(
-        "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
-        "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
-        "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
-        "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
-        "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
-        "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
-        "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
-        "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
-        "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
-        "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
-        "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
-        "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
-        "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
-        "ORDER BY m.conversation_id, m.position",
-        [cids, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
-    )
-    run: list[Msg] = []
-    at: str | None = None
-    while chunk := result.fetchmany(rows):
-        for cid, pos, role, origin, name, text, calls, unanswered, err, names in chunk:
+    """:func:`messages` one run at a time, in conversation id order (runs without a message left out), read
+    ``runs`` runs per query: Python and DuckDB hold a batch's messages, not every run's text (a million-message
+    corpus's failures held them all, and the one query ordering them all ran out of the report's DuckDB memory)."""
+    ordered = sorted(set(cids))
+    for start in range(0, len(ordered), runs):
+        rows = con.execute(
+            "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
+            "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
+            "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+            "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
+            "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
+            "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
+            "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
+            "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
+            "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
+            "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
+            "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
+            "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
+            "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
+            "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
+            "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
+            "ORDER BY m.conversation_id, m.position",
+            [ordered[start : start + runs], revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
+        ).fetchall()
+        run: list[Msg] = []
+        at: str | None = None
+        for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
             if cid != at:
                 if run:
                     yield str(at), run
@@ -318,5 +318,5 @@ def stream(
             run.append(
                 Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
             )
-    if run:
-        yield str(at), run
+        if run:
+            yield str(at), run
