@@ -243,3 +243,94 @@ def test_problem_findings_are_read_when_present(tmp_path: Path) -> None:
     # every failed run has a problem, one passed run too: failed runs rank above all but that one
     n_pass = con.execute("SELECT count(*) FROM conversation_outcomes WHERE success").fetchall()[0][0]
     assert m["outcomes"]["ranking"]["auc"] > 1 - 1 / n_pass
+
+
+def _slow_error_line(text: str, flagged: bool = False) -> str | None:
+    """``error_line`` as it was written before its fast path: every pattern on every line (the oracle)."""
+    import re
+
+    from forensics.analyzers.signature import ERROR_LINE, EXCEPTION_LINE, FAILED_EXIT, PREAMBLE
+
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    exits = FAILED_EXIT.search(text[:400])
+    failed_exit = exits is not None and int(exits.group(1)) not in (0, -1)
+    for ln in reversed(lines):
+        if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
+            return ln.strip()
+    for ln in lines:
+        if (
+            ERROR_LINE.match(ln)
+            and not PREAMBLE.match(ln)
+            and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b", ln, re.I)
+        ):
+            return ln.strip()
+    if flagged or failed_exit:
+        rest = [ln for ln in lines if not PREAMBLE.match(ln)]
+        return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
+    return None
+
+
+EDGES = [
+    "timeout",
+    "  Timeout  ",
+    "x timeout y",
+    "timeouts",
+    "timedout",
+    "time out",
+    "TIMED OUT",
+    "runtime: 3",
+    "/bin/sh: 1: foo: not found",
+    " /BIN/BASH: line 3: foo",
+    "/bin/bash:x",
+    "see /bin/sh: x",
+    "Error: x",
+    "xerror: y",
+    "errors: y",
+    "error !",
+    "FAILED!",
+    "failure :",
+    "fatal:",
+    "0 errors: ok",
+    "no failures: fine",
+    "command not found",
+    "notfound",
+    "No Such File Or Directory",
+    "permission denied",
+    "faİled: x",  # İ and ı match i under re.I, ſ matches s: the non-ASCII path
+    "faıled: x",
+    "no ſuch file or directory",
+    "KeyError: 'x'",
+    "a.b.CError here",
+    "Traceback (most recent call last):",
+    "exitcode: 1 (execution failed)",
+    "exit code 2",
+    "exit status 0",
+    "\x0bError: x\x1c y",
+    "",
+    "   ",
+    "密钥 Error: 坏了",
+]
+
+
+def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:
+    """``error_line`` skips the patterns on lines that cannot match and runs ERROR_LINE without its backtracking
+    (a million-message report spent most of the failures analyzer there); its answer stays the patterns' own, on
+    the fixtures' tool outputs, the edges above and random mixes of them, flagged or not."""
+    import random
+
+    from forensics.analyzers.signature import ERROR_LINE, is_error_line
+
+    texts = list(EDGES)
+    for path in sorted(Path(__file__).resolve().parent.parent.joinpath("fixtures").rglob("*.jsonl"))[:200]:
+        texts += [ln[:600] for ln in path.read_text(errors="replace").splitlines() if "rror" in ln or "ail" in ln][:20]
+    rnd = random.Random(46)
+    for _ in range(400):
+        picked = rnd.choices(texts, k=rnd.randint(1, 6))
+        mixed = rnd.choice(["\n", "\r\n", " ", "\x0c", "\u2028"]).join(picked)
+        texts.append(mixed.swapcase() if rnd.random() < 0.3 else mixed)
+    for text in texts:
+        for line in text.splitlines():
+            assert is_error_line(line) == (ERROR_LINE.match(line) is not None), line
+        assert error_line(text) == _slow_error_line(text), text
+        assert error_line(text, True) == _slow_error_line(text, True), text
+    assert sum(_slow_error_line(t) is not None for t in texts) > 100  # the mixes hold errors to find

@@ -29,6 +29,7 @@ recurring error is its most frequent template (the earliest among equals).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import duckdb
@@ -38,6 +39,7 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
+RUNS_PER_QUERY = 250  # runs whose messages stream() reads at a time
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
 BAD_ENDS = (
     "gave_up",
@@ -92,6 +94,20 @@ ERROR_LINE = re.compile(
     r"\s*timeout\s*)$",
     re.I,
 )
+# what a line must hold for EXCEPTION_LINE (case as written) or ERROR_LINE (in any case, as re.I reads it) to match:
+# looked for first, so that the patterns run only on lines that can match
+EXCEPTION_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Warning")
+ERROR_WORDS = ("error", "fatal", "fail", "not found", "no such file", "permission denied", "time", "/bin/")
+_ERROR_WORDS = re.compile("|".join(map(re.escape, ERROR_WORDS)), re.I)
+# ERROR_LINE as Python's re runs it fast (its ``.*`` before each alternative backtracks over every position):
+# a shell's error at the start, or one of the other alternatives anywhere (tests/test_failures.py holds it to
+# ERROR_LINE line for line)
+_SHELL_ERROR = re.compile(r"\s*/bin/(?:ba)?sh: ", re.I)
+_ERROR_IN = re.compile(
+    r"\b(?:error|fatal|failed|failure)\b\s*[:!]|command not found|no such file or directory|permission denied|"
+    r"\btimed? ?out\b|\bnot found\b",
+    re.I,
+)
 FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
 
 MASKS = [
@@ -130,15 +146,17 @@ def is_output(m: Msg) -> bool:
 def error_line(text: str, flagged: bool = False) -> str | None:
     """The line that names the error of a tool output, or None when it shows none (see the module docstring).
     ``flagged``: the warehouse already says it is an error (then the first line that is no preamble will do)."""
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     exits = FAILED_EXIT.search(text[:400])
     failed_exit = exits is not None and int(exits.group(1)) not in (0, -1)
+    if not (flagged or failed_exit or _may_name_error(text)):
+        return None
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     for ln in reversed(lines):
-        if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
+        if _may_be_exception(ln) and EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
             return ln.strip()
     for ln in lines:
         if (
-            ERROR_LINE.match(ln)
+            is_error_line(ln)
             and not PREAMBLE.match(ln)
             and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b", ln, re.I)
         ):
@@ -147,6 +165,28 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         rest = [ln for ln in lines if not PREAMBLE.match(ln)]
         return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
     return None
+
+
+def _may_be_exception(text: str) -> bool:
+    return any(w in text for w in EXCEPTION_WORDS)
+
+
+def _may_be_error(text: str) -> bool:
+    """Whether ``text`` holds one of ERROR_WORDS in any case (re.I's: on ASCII text, ``str.lower`` is the same)."""
+    if text.isascii():
+        low = text.lower()
+        return any(w in low for w in ERROR_WORDS)
+    return _ERROR_WORDS.search(text) is not None
+
+
+def _may_name_error(text: str) -> bool:
+    """Whether some line of ``text`` may match EXCEPTION_LINE or ERROR_LINE (False: none does)."""
+    return _may_be_exception(text) or _may_be_error(text)
+
+
+def is_error_line(line: str) -> bool:
+    """``ERROR_LINE.match(line)`` for a line of ``str.splitlines`` (no line break in it), without its backtracking."""
+    return _may_be_error(line) and (_SHELL_ERROR.match(line) is not None or _ERROR_IN.search(line) is not None)
 
 
 def template(line: str) -> str:
@@ -238,28 +278,45 @@ def _claim_position(msgs: list[Msg], final: Msg) -> int:
 def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> dict[str, list[Msg]]:
     """The main-path messages of the runs, each cut before its first message matching ``revealing`` (the
     grade-revealing text, ``outcomes.GRADE_REVEALING``)."""
-    rows = con.execute(
-        "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
-        "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
-        "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
-        "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
-        "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
-        "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
-        "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
-        "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
-        "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
-        "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
-        "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
-        "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
-        "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
-        "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
-        "ORDER BY m.conversation_id, m.position",
-        [cids, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
-    ).fetchall()
-    out: dict[str, list[Msg]] = {}
-    for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
-        out.setdefault(cid, []).append(
-            Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
-        )
-    return out
+    return dict(stream(con, cids, revealing))
+
+
+def stream(
+    con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, runs: int = RUNS_PER_QUERY
+) -> Iterator[tuple[str, list[Msg]]]:
+    """:func:`messages` one run at a time, in conversation id order (runs without a message left out), read
+    ``runs`` runs per query: Python and DuckDB hold a batch's messages, not every run's text (a million-message
+    corpus's failures held them all, and the one query ordering them all ran out of the report's DuckDB memory)."""
+    ordered = sorted(set(cids))
+    for start in range(0, len(ordered), runs):
+        rows = con.execute(
+            "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
+            "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
+            "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+            "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
+            "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
+            "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
+            "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
+            "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
+            "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
+            "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
+            "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
+            "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
+            "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
+            "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
+            "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
+            "ORDER BY m.conversation_id, m.position",
+            [ordered[start : start + runs], revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
+        ).fetchall()
+        run: list[Msg] = []
+        at: str | None = None
+        for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
+            if cid != at:
+                if run:
+                    yield str(at), run
+                at, run = cid, []
+            run.append(
+                Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
+            )
+        if run:
+            yield str(at), run

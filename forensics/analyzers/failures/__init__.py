@@ -33,7 +33,7 @@ from forensics.analyzers.failures import views
 from forensics.analyzers.failures.contrast import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
-from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring
+from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring, stream
 from forensics.analyzers.signature import messages as read_messages
 from forensics.warehouse import derived
 
@@ -84,31 +84,46 @@ def run(ctx: Context) -> Section:
             "grade) fill it",
         )
     graded = _graded_runs(ctx.con)
-    msgs = messages(ctx.con, sorted(set(runs["conversation_id"].to_list()) | set(graded)))
     outcome = dict(zip(runs["conversation_id"].to_list(), runs["success"].to_list()))
     passed_sibling = _divergences(ctx.con, runs)
     loops = _loop_starts(ctx.con)
-    sigs = [
-        signature(
-            cid,
-            msgs.get(cid, []),
-            None if outcome[cid] is None else not outcome[cid],
-            passed_sibling.get(cid),
-            loops.get(cid),
-        )
-        for cid in runs["conversation_id"].to_list()
-    ]
-    _store(ctx.con, sigs)
-    n_fail, n_pass = _graded(ctx.con)
+    problems = _problem_kinds(ctx.con)
     # the passed runs count in the clusters too (a signature as common in passed runs tells nothing), but a
     # cluster is listed only when a failed or problem-bearing run is in it
     bearing = set(outcome)
-    others = [signature(cid, msgs.get(cid, []), failed) for cid, (failed, _) in graded.items() if cid not in bearing]
+    # one run's messages at a time (signature.stream): its signature and, when graded, its features
+    by_run: dict[str, Signature] = {}
+    by_other: dict[str, Signature] = {}
+    features: dict[str, tuple[Graded, bool]] = {}
+
+    def read(cid: str, ms: list[Msg]) -> None:
+        errs = errors(ms)
+        if cid in outcome:
+            failed = None if outcome[cid] is None else not outcome[cid]
+            by_run[cid] = signature(cid, ms, failed, passed_sibling.get(cid), loops.get(cid), errs)
+        if cid in graded:
+            if cid not in bearing:
+                by_other[cid] = signature(cid, ms, graded[cid][0], errs=errs)
+            features[cid] = _features(cid, graded[cid], ms, errs, problems)
+
+    ids = sorted(bearing | set(graded))
+    seen: set[str] = set()
+    for cid, ms in stream(ctx.con, ids, GRADE_REVEALING):
+        seen.add(cid)
+        read(cid, ms)
+    for cid in ids:
+        if cid not in seen:
+            read(cid, [])
+    sigs = [by_run[cid] for cid in runs["conversation_id"].to_list()]
+    _store(ctx.con, sigs)
+    n_fail, n_pass = _graded(ctx.con)
+    others = [by_other[cid] for cid in graded if cid not in bearing]
     clusters = [c for c in cluster(sigs + others, n_fail, n_pass, bearing) if c["bearing"]]
     for c in clusters:
         c.pop("bearing")
     _store_clusters(ctx.con, clusters)
-    diffs, end_states = _differences(ctx.con, graded, msgs)
+    rows = [features[cid] for cid in graded]
+    diffs, end_states = differences([g for g, _ in rows]), sum(revealing for _, revealing in rows)
     sec.metrics = {
         "runs": len(sigs),
         "failed": sum(s.failed is True for s in sigs),
@@ -135,7 +150,7 @@ def run(ctx: Context) -> Section:
     }
     sec.tables = [
         _cluster_table(clusters[:SHOWN_CLUSTERS]),
-        _worst_table(sigs, msgs, ctx.names),
+        _worst_table(ctx.con, sigs, ctx.names),
         _differences_table(diffs),
     ]
     sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states)
@@ -143,12 +158,18 @@ def run(ctx: Context) -> Section:
 
 
 def signature(
-    cid: str, msgs: list[Msg], failed: bool | None, divergence: Decisive | None = None, loop_at: int | None = None
+    cid: str,
+    msgs: list[Msg],
+    failed: bool | None,
+    divergence: Decisive | None = None,
+    loop_at: int | None = None,
+    errs: list[tuple[int, str]] | None = None,
 ) -> Signature:
     """One run's signature; the decisive step only for a failed run (from its divergence from a passed run of
-    its task when given, else from its own messages; ``loop_at``: where a loop found in it starts)."""
+    its task when given, else from its own messages; ``loop_at``: where a loop found in it starts; ``errs``: its
+    ``errors(msgs)`` when already read)."""
     end, end_at = ended(msgs)
-    template, first_at, count = recurring(errors(msgs))
+    template, first_at, count = recurring(errors(msgs) if errs is None else errs)
     decisive = None
     if failed:
         decisive = divergence or from_run(
@@ -234,11 +255,8 @@ def _graded_runs(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[bool, str | 
     }
 
 
-def _differences(
-    con: duckdb.DuckDBPyConnection, graded: dict[str, tuple[bool, str | None]], msgs: dict[str, list[Msg]]
-) -> tuple[list[Difference], int]:
-    """The features of every graded run compared between failed and passed runs, and how many runs ended in a
-    way the harness decides (not used as a feature)."""
+def _problem_kinds(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The kinds of problem found in each selected run (``problem_findings``), a feature of the comparison."""
     problems: dict[str, set[str]] = {}
     if "problem_findings" in _tables(con):
         for cid, kind in con.execute(
@@ -246,18 +264,26 @@ def _differences(
             "sel_conversations USING (conversation_id)"
         ).fetchall():
             problems.setdefault(cid, set()).add(str(kind))
-    rows, revealing = [], 0
-    for cid, (failed, task) in graded.items():
-        ms = msgs.get(cid, [])
-        end, _ = ended(ms)
-        feats = {f"problem: {k}" for k in problems.get(cid, ())} | {f"error: {t}" for _, t in errors(ms)}
-        feats |= tool_bigrams([n for m in ms for n in m.call_names])
-        if end in GRADE_REVEALING_ENDS:
-            revealing += 1
-        else:
-            feats.add(f"ended: {end.replace('_', ' ')}")
-        rows.append(Graded(cid, failed, task, frozenset(feats)))
-    return differences(rows), revealing
+    return problems
+
+
+def _features(
+    cid: str,
+    grade: tuple[bool, str | None],
+    ms: list[Msg],
+    errs: list[tuple[int, str]],
+    problems: dict[str, set[str]],
+) -> tuple[Graded, bool]:
+    """A graded run's features, compared between failed and passed runs (``differences``), and whether it ended
+    in a way the harness decides (not used as a feature)."""
+    failed, task = grade
+    end, _ = ended(ms)
+    feats = {f"problem: {k}" for k in problems.get(cid, ())} | {f"error: {t}" for _, t in errs}
+    feats |= tool_bigrams([n for m in ms for n in m.call_names])
+    revealing = end in GRADE_REVEALING_ENDS
+    if not revealing:
+        feats.add(f"ended: {end.replace('_', ' ')}")
+    return Graded(cid, failed, task, frozenset(feats)), revealing
 
 
 def _differences_table(diffs: list[Difference]) -> Table:
@@ -442,10 +468,11 @@ def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
     )
 
 
-def _worst_table(sigs: list[Signature], msgs: dict[str, list[Msg]], names: dict[str, str]) -> Table:
+def _worst_table(con: duckdb.DuckDBPyConnection, sigs: list[Signature], names: dict[str, str]) -> Table:
     """The failed runs of the most common failed signatures, each with its decisive step and what it says."""
     common = Counter(s.cluster for s in sigs if s.failed)
     worst = sorted((s for s in sigs if s.failed and s.decisive), key=lambda s: (-common[s.cluster], s.conversation_id))
+    msgs = messages(con, sorted({s.conversation_id for s in worst[:WORST]}))
     rows = []
     for s in worst[:WORST]:
         d = s.decisive
