@@ -216,20 +216,10 @@ def _preds_model(traj: str, instance: str) -> str | None:
 def _preds(path: Path, stamp: int) -> dict[str, str] | None:
     """instance id -> model_name_or_path of a predictions file (as of its modification time ``stamp``), None
     when it is not one."""
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError:
+    records = grades.instance_records(path)
+    if records is None:
         return None
-    out: dict[str, str] = {}
-    for line in lines:
-        try:
-            rec = values.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and isinstance(rec.get("instance_id"), str):
-            name = rec.get("model_name_or_path")
-            if isinstance(name, str):
-                out[rec["instance_id"]] = name
+    out = {i: name for i, rec in records if isinstance(name := rec.get("model_name_or_path"), str)}
     return out or None
 
 

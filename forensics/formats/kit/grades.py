@@ -108,21 +108,33 @@ def openhands_reports(output: str) -> tuple[str, dict[str, bool]] | None:
             graded.update({_msb_id(i): True for i in doc["resolved_ids"] if isinstance(i, str)})
             return rel, graded
     remote = out.with_name(out.name.removesuffix(".jsonl") + ".swebench_eval.jsonl")
-    try:
-        lines = remote.read_bytes().splitlines()
-    except OSError:
+    records = instance_records(remote)
+    if records is None:
         return None
     graded = {}
+    for instance, rec in records:
+        o = openhands_resolved(rec.get("test_result"), None)
+        if o is not None and o.success is not None:
+            graded[instance] = o.success
+    return (remote.name, graded) if graded else None
+
+
+def instance_records(path: Path) -> list[tuple[str, dict[str, Any]]] | None:
+    """The records of a harness's JSONL side file (predictions, evaluations) that name an ``instance_id``, with it;
+    lines that do not parse are passed over; None when the file cannot be read."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError:
+        return None
+    out = []
     for line in lines:
         try:
             rec = values.loads(line)
         except ValueError:
             continue
         if isinstance(rec, dict) and isinstance(rec.get("instance_id"), str):
-            o = openhands_resolved(rec.get("test_result"), None)
-            if o is not None and o.success is not None:
-                graded[rec["instance_id"]] = o.success
-    return (remote.name, graded) if graded else None
+            out.append((rec["instance_id"], rec))
+    return out
 
 
 def _msb_id(i: str) -> str:
