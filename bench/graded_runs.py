@@ -121,7 +121,7 @@ def main() -> None:
     args = ap.parse_args()
     missing = [str(f) for f in args.folders if not f.is_dir()]
     if missing:
-        raise SystemExit(f"error: not a folder: {', '.join(missing)}")
+        ap.error(f"not a folder: {', '.join(missing)}")  # exit 2, as for any bad usage
     with tempfile.TemporaryDirectory() as tmp:
         work = args.db_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
