@@ -1,6 +1,6 @@
 """The problem detectors (docs/definitions.md#problems-a-reviewer-flags) judged against the reviewer's labels, dev and held-out halves apart.
 
-    python -m bench.problems [--shared ../shared] [--db W.duckdb] [--json]
+    python -m bench.problems [--shared ../shared] [--db W.duckdb] [--dev] [--json]
 
 Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from the same folder), runs the
 ``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
@@ -8,13 +8,18 @@ prints per kind and half: findings on the labeled conversations, precision (a fi
 its kind lies within ``WINDOW`` messages of one of its positions), recall of the labels, beside the trivial
 references: every conversation marked at its last person turn, every conversation marked as a whole, and
 nothing marked. The split is fixed in
-``bench.problem_labels.half``.
+``bench.problem_labels.half``. ``--dev`` prints the dev half only (develop without looking at the held-out half).
+
+Leave one family out (dev half): a dev label counts only when a rule that finds it (its name without the tool or the
+count: ``same_action_N_times``) also finds a dev label of another agent family, i.e. the rule would have been
+written without the label's family: the estimate of what carries to agents no one here has read (``lofo``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -64,6 +69,43 @@ def score(labeled: list[Labeled], found: list[dict[str, Any]], kind: str) -> dic
         "found": got,
         "recall": got / len(labels) if labels else None,
         "conversations": len({f["conversation_id"] for f in mine}),
+    }
+
+
+def rule_names(rule: str) -> set[str]:
+    """The rules a finding's ``rule`` names, without the tool or the count: ``same_action_3_times (Bash)`` ->
+    {``same_action_N_times``}; ``said_again+asked_again`` names two."""
+    bare = re.sub(r"\s*\([^)]*\)", "", rule)
+    return {re.sub(r"_\d+_", "_N_", r) for r in bare.split("+") if r}
+
+
+def lofo(labeled: list[Labeled], found: list[dict[str, Any]]) -> dict[str, Any]:
+    """Leave one family out on ``labeled`` (the dev half): a label counts when a rule that finds it (a finding of its
+    kind within ``WINDOW`` messages) finds a label of another family too. Per label: its family, kind, positions,
+    the rules that find it and whether it counts."""
+    rows = []
+    for c in labeled:
+        for p in c.problems:
+            rules: set[str] = set()
+            for f in found:
+                if (
+                    f["conversation_id"] == c.conversation_id
+                    and f["kind"] == p["kind"]
+                    and near(f["positions"], p["positions"])
+                ):
+                    rules |= rule_names(f["rule"])
+            rows.append({"family": c.family, "kind": p["kind"], "positions": p["positions"], "rules": sorted(rules)})
+    families: dict[str, set[str]] = {}
+    for r in rows:
+        for name in r["rules"]:
+            families.setdefault(name, set()).add(r["family"])
+    for r in rows:
+        r["counts"] = any(families[n] - {r["family"]} for n in r["rules"])
+    return {
+        "found": sum(r["counts"] for r in rows),
+        "labels": len(rows),
+        "rows": rows,
+        "rules": {n: sorted(f) for n, f in sorted(families.items())},
     }
 
 
@@ -149,6 +191,7 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
     )
     con.close()
     out["families"] = _widest(found, family)
+    out["lofo"] = lofo([c for c in labeled if c.half == "dev"], found)
     return out
 
 
@@ -173,12 +216,13 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.0%}"
 
 
-def render(res: dict[str, Any]) -> str:
+def render(res: dict[str, Any], dev_only: bool = False) -> str:
     lines = [
         f"Problem detectors against the reviewer's labels (a match: same kind within {res['window']} messages)",
         "",
     ]
-    for half, name in (("dev", "dev half"), ("held", "held-out half")):
+    halves = (("dev", "dev half"),) if dev_only else (("dev", "dev half"), ("held", "held-out half"))
+    for half, name in halves:
         h = res["halves"][half]
         lines.append(
             f"{name}: {h['all']['conversations']} conversations, {h['all']['labels']} labels; "
@@ -206,26 +250,50 @@ def render(res: dict[str, Any]) -> str:
                 f"{_pct(z['recall']):>15}"
             )
         lines.append("")
-    both = [res["halves"][x]["all"] for x in ("dev", "held")]
-    found, labels = sum(b["found"] for b in both), sum(b["labels"] for b in both)
-    lines.append(
-        f"both halves: all detectors find {found} of {labels} labels ({_pct(found / labels if labels else None)})"
-    )
-    lines.append("")
+        if half == "dev":
+            lines.extend(_render_lofo(res["lofo"], h["all"]))
+    if not dev_only:
+        both = [res["halves"][x]["all"] for x in ("dev", "held")]
+        found, labels = sum(b["found"] for b in both), sum(b["labels"] for b in both)
+        lines.append(
+            f"both halves: all detectors find {found} of {labels} labels ({_pct(found / labels if labels else None)})"
+        )
+        lines.append("")
     lines.append("widest reach per kind, over every conversation of the warehouse (agent family = format):")
     for kind, w in res["families"].items():
         lines.append(f"  {kind:26} {w['conversations']} of {w['of']} {w['family']} conversations")
     return "\n".join(lines)
 
 
+def _render_lofo(lo: dict[str, Any], dev: dict[str, Any]) -> list[str]:
+    n = dev["labels"]
+    lines = [
+        f"dev half, leave one family out: {lo['found']}/{lo['labels']} ({_pct(lo['found'] / n if n else None)}) "
+        f"(a label counts when a rule that finds it finds a label of another family too); trivial references: "
+        f"nothing 0/{n}, the last person turn {dev['last_person_found']}/{n}",
+        "  labels not counted (family, kind, positions: the rules that find it, each with the families it finds):",
+    ]
+    for r in lo["rows"]:
+        if not r["counts"]:
+            why = ", ".join(f"{x} [{'/'.join(lo['rules'][x])}]" for x in r["rules"]) or "no rule"
+            lines.append(f"    {r['family']:16} {r['kind']:26} {r['positions']}: {why}")
+    lines.append("")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--db", type=Path, help="a warehouse ingested from SHARED/data/agent-logs (default: a fresh one)")
+    ap.add_argument(
+        "--dev", action="store_true", help="the dev half only (never look at the held-out half while developing)"
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     res = evaluate(a.shared, a.db)
-    print(json.dumps(res, indent=1) if a.json else render(res))
+    if a.dev:
+        res["halves"].pop("held")
+    print(json.dumps(res, indent=1) if a.json else render(res, a.dev))
     return 0
 
 
