@@ -71,18 +71,30 @@ def detect(ctx: Context) -> list[Problem]:
 
 def _covered(found: list[Problem]) -> list[Problem]:
     """Without the findings whose positions another finding of the same kind and conversation already cites
-    (two rules seeing one incident: the first kept)."""
-    out: list[Problem] = []
+    (two rules seeing one incident: the first kept, its rule naming the other's too, ``a+b``)."""
+    keep: dict[int, Problem] = {}
+    also: dict[int, list[str]] = {}
     for i, p in enumerate(found):
         mine = set(p.positions)
-        if not any(
-            q.kind == p.kind
-            and q.conversation_id == p.conversation_id
-            and (mine < set(q.positions) or (mine == set(q.positions) and j < i))
-            for j, q in enumerate(found)
-            if j != i
-        ):
-            out.append(p)
+        by = next(
+            (
+                j
+                for j, q in enumerate(found)
+                if j != i
+                and q.kind == p.kind
+                and q.conversation_id == p.conversation_id
+                and (mine < set(q.positions) or (mine == set(q.positions) and j < i))
+            ),
+            None,
+        )
+        if by is None:
+            keep[i] = p
+        else:
+            also.setdefault(by, []).append(p.rule.split(" (")[0])
+    out = []
+    for i, p in keep.items():
+        extra = [r for r in dict.fromkeys(also.get(i, [])) if r not in p.rule]
+        out.append(dataclasses.replace(p, rule="+".join([p.rule, *extra])) if extra else p)
     return out
 
 

@@ -10,6 +10,7 @@ files or state (``MUTATING_*``) succeeded between two occurrences (a failed edit
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import duckdb
@@ -123,7 +124,6 @@ SHELL_READ = (
     r"(?:^|[\s\"(;&|])(?:cat|nl(?: -ba)?|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|"
     r"sed -n [\\\"']*\d+,\d+p[\\\"']*)\s+([\w./~-]+\.\w+)"
 )
-RANGE = r"(\d+\s*,\s*\d+)p|\"(?:offset|limit|view_range|start_line|end_line|line_start)\"\s*:\s*([\[\d, \]]+)"
 
 
 def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -133,23 +133,25 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         r AS (SELECT *, CASE WHEN regexp_matches(name, '{_q(READ_TOOL)}') THEN regexp_extract(args, '{_q(PATH_ARG)}', 1)
-                             ELSE regexp_extract(args, '{_q(SHELL_READ)}', 1) END AS file,
-                        regexp_extract(args, '{_q(RANGE)}', 1) AS span
+                             ELSE regexp_extract(args, '{_q(SHELL_READ)}', 1) END AS file
               FROM c),
         w AS (SELECT *, coalesce(sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED
                                                      PRECEDING AND 1 PRECEDING), 0) AS muts_before FROM r),
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
-        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(span ORDER BY pos, k), list(args ORDER BY pos, k)
+        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(args ORDER BY pos, k)
         FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos), file, muts_before""").fetchall()
     out = []
-    for cid, file, _, positions, spans, argss in rows:
+    for cid, file, _, positions, argss in rows:
         seen: list[tuple[int, float, float]] = []  # (position, first line, last line) of each earlier read
         cited: set[int] = set()
         quote = ""
-        for pos, span, args in zip(positions, spans, argss):
-            lo, hi = _span(span)
-            near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos]
+        for pos, args in zip(positions, argss):
+            span = lines_read(str(args or ""))
+            if span is None:
+                continue  # lines not known (tail, a negative offset): neither read again nor read before
+            lo, hi = span
+            near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos and a <= hi and lo <= b]
             if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
                 cited |= {p for _, _, p in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
@@ -169,22 +171,55 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
-def _span(span: str | None) -> tuple[float, float]:
-    if not span:
-        return (1, float("inf"))  # the whole file
-    a, b = (int(x) for x in span.replace(" ", "").split(","))
-    return (a, b)
+WHOLE = (1.0, float("inf"))
+SED_RANGE = re.compile(r"\bsed\s+-n\s+[\\\"']*(\d+)\s*,\s*(\d+)p")
+HEAD_LINES = re.compile(r"\bhead\s+(?:-n\s*|-)(\d+)")
+TAIL = re.compile(r"\btail\b")
+
+
+def lines_read(args: str) -> tuple[float, float] | None:
+    """The lines a read call reads, first and last (1-based; the whole file ``(1, inf)``), from its arguments: a
+    read tool's ``offset``/``limit``, ``view_range``, ``start_line``/``end_line``; a command's ``sed -n A,Bp`` or
+    ``head -n N``. None when the lines are not known from the call (``tail``, a negative offset)."""
+    try:
+        value: Any = json.loads(args)
+    except ValueError:
+        value = args
+    if isinstance(value, dict):
+        value = {k: int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for k, v in value.items()}
+        if isinstance(r := value.get("view_range"), list) and len(r) == 2 and all(isinstance(x, int) for x in r):
+            return (max(r[0], 1), float("inf") if r[1] < 0 else r[1])
+        start = value.get("start_line", value.get("line_start"))
+        end = value.get("end_line", value.get("line_end"))
+        if isinstance(start, int) or isinstance(end, int):
+            return (start if isinstance(start, int) else 1, end if isinstance(end, int) else float("inf"))
+        offset, limit = value.get("offset"), value.get("limit")
+        if isinstance(offset, int) or isinstance(limit, int):
+            lo = offset if isinstance(offset, int) else 1
+            if lo < 0:
+                return None
+            lo = max(lo, 1)
+            return (lo, lo + limit - 1 if isinstance(limit, int) and limit > 0 else float("inf"))
+    command = " ".join(_strings(value))
+    if m := SED_RANGE.search(command):
+        return (int(m.group(1)), int(m.group(2)))
+    if m := HEAD_LINES.search(command):
+        return (1, int(m.group(1)))
+    if TAIL.search(command):
+        return None
+    return WHOLE
 
 
 def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
-    """Lines lo..hi all lie in the union of the ``seen`` ranges."""
+    """Lines lo..hi all lie in the union of the ``seen`` ranges (a whole file read, ``(1, inf)``, covers a later
+    whole read of it)."""
     at = lo
     for a, b in sorted(seen):
         if a <= at <= b:
+            if b >= hi:
+                return True
             at = b + 1
-        if at > hi:
-            return True
-    return at > hi
+    return False
 
 
 def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
