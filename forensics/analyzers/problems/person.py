@@ -69,7 +69,8 @@ REPEATED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
-# a standing directive; said again within DIRECTIVE_TURNS person turns of an earlier one, it is a repeat
+# a standing directive; said again anywhere later in the conversation (GUIDE §5: "within this conversation"), it is
+# a repeat: the person re-states a constraint (each pattern one constraint, in its languages)
 DIRECTIVES = [
     re.compile(p, re.IGNORECASE)
     for p in (
@@ -78,13 +79,17 @@ DIRECTIVES = [
         r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b",
         r"\bonly (?:propose|suggest|show)\b",
         r"\b(?:be )?(?:more )?concise\b",
-        "변경하지\\s*말",
+        # "don't change / modify it" and "only suggest" in the other languages people write to agents in
+        "(?:변경|수정)\\s*하지\\s*말|(?:변경|수정)하면\\s*안",
         "제안만",
         "一个一个",
         "不要(?:改|修改|动)",
+        "(?:変更|修正)しないで|触らないで",
+        r"\bne (?:modifie|change|touche)[sz]? (?:pas|rien)\b",
+        r"\b(?:nicht (?:ändern|verändern|anfassen)|ändere nichts)\b",
+        r"\bno (?:modifiques|cambies|toques)\b",
     )
 ]
-DIRECTIVE_TURNS = 10
 
 # exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
 FRUSTRATED = re.compile(
@@ -172,12 +177,12 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
                 continue
-            if m := REPEATED.search(t.text):
-                hits.append((t, "said_again", quote_at(t.text, m)))
-            elif m := _directive_again(t, conv[max(0, k - DIRECTIVE_TURNS) : k]):
-                hits.append((t, "directive_again", quote_at(t.text, m)))
-            elif _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates) is not None:
-                hits.append((t, "asked_again", quote_at(t.text)))
+            said = REPEATED.search(t.text)
+            directive = _directive_again(t, conv[:k])
+            asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
+            rules = [r for r, x in (("said_again", said), ("directive_again", directive), ("asked_again", asked)) if x]
+            if rules:  # every rule that reads the turn is named; the quote is the first one's
+                hits.append((t, "+".join(rules), quote_at(t.text, said or directive)))
     return _incidents(
         hits,
         by_conv,
@@ -204,8 +209,7 @@ def _incidents(
         prev = last.get(t.conversation_id)
         if prev is not None and t.index - prev <= 1 and out and out[-1].conversation_id == t.conversation_id:
             out[-1].positions.append(t.position)
-            if rule not in out[-1].rule.split("+"):
-                out[-1].rule += f"+{rule}"
+            out[-1].rule = "+".join(dict.fromkeys(out[-1].rule.split("+") + rule.split("+")))
         else:
             out.append(Problem(t.conversation_id, kind, [t.position], quote, rule, norm))
         last[t.conversation_id] = t.index
