@@ -8,7 +8,7 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems.actions import calls_sql
+from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.person import REPEATED, Turn
 from forensics.kernel.selection import SELECTED
@@ -108,22 +108,35 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     return out
 
 
+# a call that acts (not a read or a listing): it runs a command or edits; the claim that ends a turn is about it
+COMMAND_NAME = r"(?i)bash|shell|exec|run|terminal|command|ipython|python|execute"
+COMMAND_ARG = r"\"(?:command|cmd|code)\"\s*:"
+
+
 def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
-    """``claim_over_errors``: the run's final answer claims success while the last result before it (after the
-    last person turn) is an error and none succeeded after it."""
+    """``claim_over_errors``: a turn's last reply (before the person's next turn, or the run's end) claims success
+    while the turn's last step failed and nothing it did after that step succeeded: the last call that acts (a
+    command or an edit, tried: ``COMMAND_*``, ``actions.MUTATING_*``) or, where none acts after it, the turn's last
+    result, is an error. The reads that follow a failed edit ("string not found") change nothing it claims."""
     rows = con.execute(f"""
-        WITH fin AS (SELECT conversation_id AS cid, arg_max(position, position) AS pos,
-                            arg_max(left(content, {HEAD}), position) AS text
-                     FROM messages JOIN {SELECTED} USING (conversation_id)
-                     WHERE on_main_path AND role = 'assistant' AND NOT blank GROUP BY 1),
-        lastp AS (SELECT conversation_id AS cid, max(position) AS pos FROM messages JOIN {SELECTED} USING (conversation_id)
-                  WHERE on_main_path AND origin = 'person' GROUP BY 1),
-        res AS (SELECT t.conversation_id AS cid, arg_max(t.is_error, t.result_position) AS err,
-                       max(t.result_position) AS rpos
-                FROM tool_calls t JOIN fin ON fin.cid = t.conversation_id LEFT JOIN lastp ON lastp.cid = t.conversation_id
-                WHERE t.result_position < fin.pos AND t.result_position > coalesce(lastp.pos, -1) GROUP BY 1)
-        SELECT fin.cid, res.rpos, fin.pos, fin.text FROM fin JOIN res USING (cid)
-        WHERE res.err AND regexp_matches(fin.text, '{sql_str(CLAIM)}') ORDER BY 1""").fetchall()
+        WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank, content,
+                          sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
+                   FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
+        fin AS (SELECT cid, turn, arg_max(pos, pos) AS pos, arg_max(left(content, {HEAD}), pos) AS text FROM m
+                WHERE role = 'assistant' AND NOT blank GROUP BY 1, 2),
+        c AS (SELECT c.cid, m.turn, c.pos, c.k, c.rpos, c.err,
+                     c.mut OR regexp_matches(c.name, '{sql_str(COMMAND_NAME)}')
+                       OR regexp_matches(c.args, '{sql_str(COMMAND_ARG)}')
+                       OR c.err AND regexp_matches(c.name, '{sql_str(MUTATING_NAME)}')
+                       OR c.err AND regexp_matches(c.args, '{sql_str(MUTATING_COMMAND)}') AS acts
+              FROM ({calls_sql()}) c JOIN m ON m.cid = c.cid AND m.pos = c.pos),
+        step AS (SELECT fin.cid, fin.turn, fin.pos, fin.text,
+                        arg_max(c.err, c.pos * 100000 + c.k) FILTER (WHERE c.acts) AS acted_err,
+                        arg_max(c.rpos, c.pos * 100000 + c.k) FILTER (WHERE c.acts) AS acted_rpos,
+                        arg_max(c.err, c.rpos) AS last_err, max(c.rpos) AS last_rpos
+                 FROM fin JOIN c ON c.cid = fin.cid AND c.turn = fin.turn AND c.rpos < fin.pos GROUP BY 1, 2, 3, 4)
+        SELECT cid, coalesce(acted_rpos, last_rpos), pos, text FROM step
+        WHERE coalesce(acted_err, last_err) AND regexp_matches(text, '{sql_str(CLAIM)}') ORDER BY 1, 3""").fetchall()
     out = []
     for cid, rpos, pos, text in rows:
         m = CLAIM_RE.search(text)
@@ -134,7 +147,7 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 [int(rpos), int(pos)],
                 quote_at(text, m),
                 "claim_over_errors",
-                "the run's last result before the claim is an error",
+                "the turn's last step before the claim (a command or an edit, else its last result) failed",
             )
         )
     return out
