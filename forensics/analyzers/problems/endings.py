@@ -21,7 +21,15 @@ CLAIM = (
     r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
     r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
     r"fully (?:\w+-)?compliant|complete[ds]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
-    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功"
+    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|成功|"
+    # the same claims in the other languages agents answer in (they reply in the person's language)
+    r"\bhe (?:añadido|actualizado|corregido|implementado|creado|aplicado)\b|\bcon éxito\b|"
+    r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert|erstellt)\b|\berfolgreich\b|"
+    r"\b(?:adicionei|atualizei|corrigi|implementei)\b|\bcom sucesso\b|"
+    r"\bho (?:aggiunto|aggiornato|corretto|implementato|creato)\b|\bcon successo\b|"
+    r"(?:исправил|добавил|обновил|реализовал|исправлено|готово|успешно)|"
+    r"(?:修正|追加|更新|実装|完了)しました|"
+    r"(?:수정|추가|변경|구현|완료)(?:했습니다|하였습니다|했어요)|성공적으로"
 )
 # the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
 DECLINE = (
@@ -32,7 +40,11 @@ DECLINE = (
 CHANGED = (
     r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
     r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
-    r"我已(?:经)?(?:修改|更新|添加|修复)"
+    r"我已(?:经)?(?:修改|更新|添加|修复)|\bhe (?:añadido|actualizado|corregido|implementado|modificado)\b|"
+    r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert)\b|"
+    r"\b(?:adicionei|atualizei|corrigi|implementei|modifiquei)\b|\bho (?:aggiunto|aggiornato|corretto|modificato)\b|"
+    r"\bя (?:исправил|добавил|обновил|изменил|реализовал)|(?:修正|追加|更新|変更)しました|"
+    r"(?:수정|추가|변경)(?:했습니다|하였습니다|했어요)"
 )
 # the person's turn shows the work failed: the user_repeated words, a regression named, a crash pasted back (a
 # traceback, an uncaught error; a plain error line may be a new issue)

@@ -46,8 +46,23 @@ REPEATED = re.compile(
             r"\bfunktioniert (?:nicht|immer)\b",
             r"\bsigue sin\b",
             r"\bno funciona\b",
+            r"\btodavía no (?:funciona|aparece|sale|va)\b",
+            r"\b(?:ya )?te (?:lo )?dije\b",
+            r"\bich habe (?:doch |dir )?(?:gesagt|geschrieben)\b",
+            r"\b(?:geht|klappt) (?:immer )?noch nicht\b",
+            # Portuguese, Italian, Russian
+            r"\bainda não (?:funciona|está|aparece|deu)\b",
+            r"\bnão funciona\b",
+            r"\beu (?:já )?(?:disse|pedi)\b",
+            r"\bancora non\b",
+            r"\bnon funziona\b",
+            r"\bte l'ho (?:già )?detto\b",
+            r"\bвс[её] ещё не\b|\bпо-прежнему не\b|\b(?:опять|снова) (?:не|ничего|нечего)\b|\bне работает\b",
+            r"\b(?:опять|снова|вс[её]) (?:то ?же самое|тоже самое)\b|\bничего не изменилось\b",
+            r"\bя (?:же |уже )(?:сказал|говорил|просил)\b",
             # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
             "还是不[行对]",
+            "(?:还是|仍然|依然)(?:没|不)",
             "还是报错",
             "不对",
             "错了",
@@ -64,6 +79,8 @@ REPEATED = re.compile(
             "안되(?:네|는데|잖아)",
             "여전히",
             "똑같이 안",
+            # Japanese: "still doesn't work", "not fixed", "I said (it) earlier"
+            "まだ(?:動かない|直って|エラー|同じ)|動きません|動かない|直ってない|さっき(?:も)?言った|言ったのに",
         ]
     ),
     re.IGNORECASE | re.MULTILINE,
