@@ -130,6 +130,7 @@ FRUSTRATED = re.compile(
             "도대체",
             "왜 자꾸",
             "내말을",
+            r"\bты (?:что-ли |что ли )?(?:тупой|тупая|идиот|дебил)\b",
             "到底",
             "你怎么又",
             "垃圾",
@@ -208,9 +209,36 @@ def user_repeated(turns: list[Turn]) -> list[Problem]:
     )
 
 
+# shouting (GUIDE §5 frustration): a line in capitals, SHOUT_WORDS words or more of 3+ letters in capitals and
+# SHOUT_SHARE of its cased letters upper case, in any cased script ("ПОСМОТРИ БЛЯТЬ СПИСОК ПАПОК ..."); a short line in
+# capitals is a heading or an emphasis ("DELETE THE FINAL FUNCTION")
+SHOUT_WORDS = 5
+SHOUT_SHARE = 0.7
+CASED_WORD = re.compile(r"(?<!\w)[^\W\d_]{3,}(?!\w)")
+
+
+def _shouting(text: str) -> re.Match[str] | None:
+    """The first line of ``text`` in capitals (its match), if it is shouted."""
+    for m in re.finditer(r"[^\n]+", text):
+        line = m.group()
+        caps = [w for w in CASED_WORD.findall(line) if w.isupper()]
+        cased = [c for c in line if c.isupper() or c.islower()]
+        if len(caps) >= SHOUT_WORDS and sum(c.isupper() for c in cased) >= SHOUT_SHARE * len(cased):
+            return m
+    return None
+
+
 def frustration(turns: list[Turn]) -> list[Problem]:
-    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know"."""
-    hits = [(t, "exasperated", quote_at(t.text, m)) for t in turns if t.index > 0 and (m := FRUSTRATED.search(t.text))]
+    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know", or a line
+    shouted in capitals (``shouting``)."""
+    hits = []
+    for t in turns:
+        if t.index == 0:
+            continue
+        said, shout = FRUSTRATED.search(t.text), _shouting(t.text)
+        rules = [r for r, x in (("exasperated", said), ("shouting", shout)) if x]
+        if rules:
+            hits.append((t, "+".join(rules), quote_at(t.text, said or shout)))
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
