@@ -129,7 +129,9 @@ SHELL_READ = (
 def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """A file's lines read again, by any read command or tool, when earlier reads of that file already covered
     them and nothing changed between (``nl -ba f | sed -n '50,120p'`` after ``sed -n '1,260p' f``):
-    ``redundant_work``, rule ``reread_unchanged``. SQL keeps the files read twice or more."""
+    ``redundant_work``, rule ``reread_unchanged``. A whole file read again counts only when it reads the same text as
+    the earlier whole read (other text: the file changed outside the agent's calls, by the person or a process).
+    SQL keeps the files read twice or more."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         r AS (SELECT *, CASE WHEN regexp_matches(name, '{_q(READ_TOOL)}') THEN regexp_extract(args, '{_q(PATH_ARG)}', 1)
@@ -139,23 +141,31 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                                                      PRECEDING AND 1 PRECEDING), 0) AS muts_before FROM r),
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
-        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(args ORDER BY pos, k)
+        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(args ORDER BY pos, k),
+               list(coalesce(h, '') ORDER BY pos, k)
         FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos), file, muts_before""").fetchall()
     out = []
-    for cid, file, _, positions, argss in rows:
-        seen: list[tuple[int, float, float]] = []  # (position, first line, last line) of each earlier read
+    for cid, file, _, positions, argss, hashes in rows:
+        seen: list[tuple[int, float, float, str]] = []  # (position, first line, last line, text) of each earlier read
         cited: set[int] = set()
         quote = ""
-        for pos, args in zip(positions, argss):
+        for pos, args, h in zip(positions, argss, hashes):
             span = lines_read(str(args or ""))
             if span is None:
                 continue  # lines not known (tail, a negative offset): neither read again nor read before
             lo, hi = span
-            near = [(a, b, p) for p, a, b in seen if pos - REREAD_WINDOW <= p < pos and a <= hi and lo <= b]
+            near = [
+                (a, b, p)
+                for p, a, b, text in seen
+                if pos - REREAD_WINDOW <= p < pos
+                and a <= hi
+                and lo <= b
+                and (span != WHOLE or (a, b) != WHOLE or text == h != "")
+            ]
             if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
                 cited |= {p for _, _, p in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
-            seen.append((pos, lo, hi))
+            seen.append((pos, lo, hi, h))
         if len(cited) >= 2:
             out.append(
                 Problem(
