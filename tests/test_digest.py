@@ -28,16 +28,16 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
         "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
         "working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
-        # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections, the
-        # seed's crowded contexts and its claims the next scripted correction contradicts are said once, and only the
-        # conversations above the family's median share of messages cited keep their findings
+        # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
+        # the seed's crowded contexts are said once, and only the conversations above the family's median share of
+        # messages cited keep their findings (its claims are no longer on most of them: "before X completes" and a
+        # bare 成功 in a proposal are no claim, so gave_up_or_false_success fires on fewer than half)
         **{
             f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 sqlite conversations: this family's way of working; "
             f"kept only where it cites more than the family's median share of messages ({m}): "
             "11 conversations"
             for k, n, m in (
                 ("context_crowded", 19, "1.4%"),
-                ("gave_up_or_false_success", 14, "0.8%"),
                 ("user_repeated", 18, "1.4%"),
             )
         },
@@ -63,35 +63,29 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
     """Weighed by severity, by how rare the kind is here (user pushback fires on 82 % of the fixtures: the scripted
     corrections, a corpus norm, so it ranks nothing) and how far out in its norm, a second kind of one analyzer at
-    half: f89d129a (the seed's no-focus conversation, no focus on 5 % of the conversations) first, then d6614e0b (the
-    one compaction topic loss); length is no weight. Held against sqlite's own norms (issue 24). a82389b1's Anthropic
-    twin is fourth by its loop (run_command failing three times on one error line, the failure signature's); the
-    aeb4919b Anthropic twin falls to eighth, under its sqlite twin (5.81 against 6.06)."""
+    half: f89d129a (the seed's no-focus conversation, no focus on 5 % of the conversations) first, then the aeb4919b
+    twins (the realistic fixture and its Anthropic rewrite): their "- update manifest: fixed" that the next scripted
+    correction contradicts is kept now that claims are no longer sqlite's way of working (23 % of the conversations,
+    not most), then d6614e0b (the one compaction topic loss) and 2bae3528 (a "fixed" over a failing build); length is
+    no weight. Held against sqlite's own norms (issue 24)."""
     worst = doc["worst_conversations"]
     assert [w["label"] for w in worst] == [
         "f89d129a",
-        "d6614e0b",
-        "a9ce8167",
-        "a82389b1 · anthropic.db",
         "aeb4919b · realistic.db",
+        "aeb4919b · anthropic.db",
+        "d6614e0b",
+        "2bae3528",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[3]["reasons"][0].startswith(
-        "loop (high, fires on 5% of conversations): same_error_3_times (run_command)"
-    )
-    assert worst[4]["reasons"][:2] == [
+    assert worst[1]["reasons"][:2] == [
         "topic interleave (high, fires on 23% of conversations): 17 messages ([26]–[42]) on the old topic after the "
         "switch at [25] (the seed's lag thresholds: a lag in messages means the same for every agent); held against 17 "
         "topic switches of sqlite",
-        "tool dispersion (high, fires on 41% of conversations): 14 distinct targets for the request at [25]: above "
-        "sqlite gpt-mini's outlier fence 9.5 (sqlite gpt-mini's norm: fence 9.5 over 90 requests with tool calls of 7 "
-        "conversations); held against 310 requests with tool calls of sqlite",
+        "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
     ]
-    assert worst[2]["reasons"][1].startswith(
-        "sentinel degraded (low, fires on 23% of conversations): zhipu_glm-5.2 sentinel missing"
-    )  # not the shared rule
+    assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
     assert worst[0]["reasons"][0].startswith("no focus (high, fires on 5%")  # the rarest first
-    assert worst[1]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")
+    assert worst[3]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")
 
 
 def test_weights_favour_rare_kinds_and_severity_never_length() -> None:
