@@ -56,6 +56,8 @@ CASES: dict[str, Case] = {
     "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval": Case(
         "inspect", ac.inspect_run, ac.inspect_tokens, False
     ),
+    # stop 43: the families whose first real file came here (SOURCES.md, last table)
+    "cursor/slevin48+cursor-history/state.vscdb": Case("cursor", lambda p: ac.real_cursor(p.parent), lambda p: 0, True),
 }
 
 
