@@ -630,9 +630,17 @@ def real_cline(root: Path) -> Real:
             text = "\n\n".join(b["text"] for b in blocks if b["type"] == "text")
             if m["role"] == "assistant":
                 last = [{name} for name in re.findall(r"<(" + "|".join(CLINE_TOOLS) + r")>", text)]
+                # native tool calling: tool_use blocks, answered by a tool_result of their id or, as Cline 3.x
+                # of 2026 writes them, by the same "[name for 'x'] Result:" text
+                last += [{b["name"], b["id"]} for b in blocks if b["type"] == "tool_use"]
                 calls += len(last)
                 continue
             person += sum(bool(body.strip()) for _, body in CLINE_PERSON.findall(text))
+            for b in blocks:
+                if b["type"] == "tool_result" and (hit := next((c for c in last if b["tool_use_id"] in c), None)):
+                    last.remove(hit)
+                    linked += 1
+                    errors += is_error(bool(b.get("is_error")), str(b.get("content")), "")
             n, e = _cline_results(text, last)
             linked, errors, last = linked + n, errors + e, []
         out.append(Real(1, person, calls, linked, errors))
@@ -660,6 +668,24 @@ def real_cline(root: Path) -> Real:
             calls += kind not in ("user_feedback", "text", "api_req_started")
         out.append(Real(1, person, calls, linked, errors))
     return Real(*(sum(x) for x in zip(*out)))
+
+
+def cline_tokens(root: Path) -> int:
+    """Every request's tokens of a task folder: the UI's api_req_started records (tokensIn, tokensOut, cacheWrites,
+    cacheReads), or the history's metrics (prompt, completion, cached) when there is no UI file."""
+    total = 0
+    for f in sorted(root.rglob("api_conversation_history.json")):
+        ui = f.parent / "ui_messages.json"
+        if ui.exists():
+            for m in json.loads(ui.read_text(encoding="utf-8")):
+                if m.get("say") == "api_req_started":
+                    r = json.loads(m["text"])
+                    total += sum(r.get(k) or 0 for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))
+        else:
+            for m in json.loads(f.read_text(encoding="utf-8")):
+                t = (m.get("metrics") or {}).get("tokens") or {}
+                total += sum(t.get(k) or 0 for k in ("prompt", "completion", "cached"))
+    return total
 
 
 def real_continue(root: Path) -> Real:

@@ -451,3 +451,54 @@ def test_a_model_switch_inside_a_gemini_session_is_not_hidden_under_its_first_mo
         [m for _, m in shown] == changes == ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-pro"]
     )
     assert [bool(arrow) for arrow, _ in shown] == [False, True, True, True]
+
+
+# Cline 3.x of 2026 (native tool calling; the history's metrics lump the cache writes with the reads)
+CLINE_REAL = ("gmfstu/Online-Card-Architecture", "exported_conversation_1769053680585/api_conversation_history.json")
+CLINE_CASES = {
+    # name: (history file, figures (conversations, person, calls, linked, errors), (input, output, cache read, write))
+    "built": (
+        BUILT / "cline" / "1767000000000" / "api_conversation_history.json",
+        (1, 1, 3, 2, 1),
+        (30, 694, 18466, 9768),
+    ),
+    "real": (
+        (lambda p: p)(
+            Path(os.environ["FORENSICS_REAL_SHAPES"]) / "cline" / CLINE_REAL[1]
+            if os.environ.get("FORENSICS_REAL_SHAPES")
+            else SHARED / "data" / "agent-logs" / "cline_roo" / CLINE_REAL[0].replace("/", "+") / CLINE_REAL[1]
+        ),
+        (1, 1, 47, 46, 1),
+        (470, 23389, 1514932, 66105),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLINE_CASES))
+def test_cline_2026_native_calls_and_the_cache_writes_apart_from_the_reads(case: str, tmp_path: Path) -> None:
+    """gmfstu/Online-Card-Architecture's exported Cline task (2026-01, claude-sonnet-4-5; no licence, so its shape
+    is built in fixtures/built/cline): every response one ``tool_use`` block, its result user text
+    ``[name for '…'] Result:`` (no ``tool_result`` block), ``metrics.tokens.cached`` = the request's cache writes
+    + reads (47 of 47 requests), which the UI's ``api_req_started`` gives apart. Read as cache reads alone, the
+    66,105 tokens written were priced at a tenth of their price."""
+    from tests.agent_counts import cline_tokens, real_cline
+
+    history, figures, usage = CLINE_CASES[case]
+    if not history.is_file():
+        pytest.skip(f"the real Cline task is not here ({history})")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(history.parent), "--db", str(db))
+    assert code == 0, err
+    got = query(
+        db,
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' AND "
+        "on_main_path), count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS NOT NULL AND is_error) "
+        "FROM tool_calls",
+    )[0]
+    assert got == figures == tuple(real_cline(history.parent))
+    tokens = query(
+        db,
+        "SELECT sum(input_tokens), sum(output_tokens), sum(cache_read_input_tokens), "
+        "sum(cache_creation_input_tokens) FROM message_usage",
+    )[0]
+    assert tokens == usage and sum(tokens) == cline_tokens(history.parent)

@@ -384,6 +384,24 @@ def _request_usage(info: dict[str, Any], m: dict[str, Any]) -> list[Usage]:
     ]
 
 
+def _split_of(usage: list[Usage], ui: Usage) -> bool:
+    """Whether the UI's counts of a request are the history's ``metrics`` of its reply, with the cache writes
+    told apart from the reads (``cached`` = writes + reads)."""
+    if len(usage) != 1 or not _n(ui.cache_creation_input_tokens):
+        return False
+    one = usage[0]
+    cached = _n(ui.cache_creation_input_tokens) + _n(ui.cache_read_input_tokens)
+    return (_n(one.prompt_tokens), _n(one.output_tokens), _n(one.cache_read_input_tokens)) == (
+        _n(ui.input_tokens),
+        _n(ui.output_tokens),
+        cached,
+    )
+
+
+def _n(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+
+
 def _side(path: Path, log: Log) -> Any:
     """A side file of the task, read with its history and named in the run's note."""
     doc = _json(path)
@@ -404,11 +422,18 @@ def _usage_and_events(ui: list[Any], turns: list[Turn], at_index: dict[int, int]
     used, events, in_order = 0, [], []
     for u in (u for u in ui if isinstance(u, dict)):
         say = u.get("say") or u.get("ask")
-        if say == "api_req_started" and need:
+        if say == "api_req_started":
             info = _loads(u.get("text"))
             got = _request_usage(info, u) if isinstance(info, dict) else []
             k = u.get("conversationHistoryIndex")
             target = at_index.get(k + 2) if isinstance(k, int) and not isinstance(k, bool) else None
+            if not need:
+                # the history's ``metrics.tokens.cached`` is the cache writes and reads together (Cline 3.x of
+                # 2026): the UI's record of the same request splits them
+                if target is not None and got and _split_of(turns[target].usage, got[0]):
+                    turns[target].usage = got
+                    used += 1
+                continue
             if target is not None:
                 turns[target].usage += got
                 used += bool(got)
