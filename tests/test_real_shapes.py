@@ -463,11 +463,9 @@ CLINE_CASES = {
         (30, 694, 18466, 9768),
     ),
     "real": (
-        (lambda p: p)(
-            Path(os.environ["FORENSICS_REAL_SHAPES"]) / "cline" / CLINE_REAL[1]
-            if os.environ.get("FORENSICS_REAL_SHAPES")
-            else SHARED / "data" / "agent-logs" / "cline_roo" / CLINE_REAL[0].replace("/", "+") / CLINE_REAL[1]
-        ),
+        Path(os.environ["FORENSICS_REAL_SHAPES"]) / "cline" / CLINE_REAL[1]
+        if os.environ.get("FORENSICS_REAL_SHAPES")
+        else SHARED / "data" / "agent-logs" / "cline_roo" / CLINE_REAL[0].replace("/", "+") / CLINE_REAL[1],
         (1, 1, 47, 46, 1),
         (470, 23389, 1514932, 66105),
     ),
