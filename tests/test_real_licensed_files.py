@@ -58,6 +58,18 @@ CASES: dict[str, Case] = {
     ),
     # stop 43: the families whose first real file came here (SOURCES.md, last table)
     "cursor/slevin48+cursor-history/state.vscdb": Case("cursor", lambda p: ac.real_cursor(p.parent), lambda p: 0, True),
+    # `opencode export` files of OpenCode 1.2.5, two longer than the sniff's head (the info and the first message's
+    # info alone tell the format; lucky-cabin's first msg_ id is past the head, behind a summary of diffs)
+    **{
+        f"opencode/victoryforphil+dark-factory/docs/chats/opencode/session__{name}.json": Case(
+            "opencode", lambda p: ac.opencode_file(p)[:5], lambda p: ac.opencode_file(p).tokens, False
+        )
+        for name in (
+            "jolly-eagle__ses_39b5d713cffeRgAoxPIwS3Plus",
+            "quiet-meadow__ses_39c0a3da8ffeFQWvKTGUJWivpv",
+            "lucky-cabin__ses_39b430a8affeJ8s45wKs0BBaz9",
+        )
+    },
 }
 
 

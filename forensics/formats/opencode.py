@@ -26,6 +26,8 @@ conversation and are never read. Seen on a real store of OpenCode 1.17 (2026-06)
 
 from __future__ import annotations
 
+import re
+
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -240,7 +242,15 @@ def _sniff(probe: Probe) -> bool:
             and isinstance(first.get("parts"), list)
             and str(mapping(first.get("info")).get("id", "")).startswith("msg_")
         )
-    return False
+    # an export longer than the head (most real ones: 150 KB to 4 MB): the session's info, then its messages
+    return doc is None and bool(EXPORT_HEAD.match(probe.head))
+
+
+# `opencode export` (JSON.stringify with two-space indent): the session's info opening with its ses_ id, then
+# the first message's info (whose own msg_ id can come after a summary of diffs longer than the head)
+EXPORT_HEAD = re.compile(
+    rb'\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_[^"]*"[^\[]*?"messages"\s*:\s*\[\s*\{\s*"info"', re.DOTALL
+)
 
 
 FORMAT = Format(
