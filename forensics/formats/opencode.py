@@ -27,7 +27,6 @@ conversation and are never read. Seen on a real store of OpenCode 1.17 (2026-06)
 from __future__ import annotations
 
 import re
-
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
