@@ -312,7 +312,12 @@ def open_webui(root: Path) -> Figures:
             users += nodes[cur]["role"] == "user"
             cur = nodes[cur].get("parentId") if "history" in chat else None
         users = users if "history" in chat else sum(m["role"] == "user" for m in chat["messages"])
-        details = [d for m in nodes.values() for d in re.findall(r'<details type="tool_calls"[^>]*>', m["content"])]
+        # a tool call and a code-interpreter run are each a call (done="true" once its result is in)
+        details = [
+            d
+            for m in nodes.values()
+            for d in re.findall(r'<details type="(?:tool_calls|code_interpreter)"[^>]*>', m["content"])
+        ]
         out.append(Figures(1, users, len(details), sum('done="true"' in d for d in details)))
     con.close()
     return _add(*out)

@@ -58,6 +58,9 @@ CASES: dict[str, Case] = {
     ),
     # stop 43: the families whose first real file came here (SOURCES.md, last table)
     "cursor/slevin48+cursor-history/state.vscdb": Case("cursor", lambda p: ac.real_cursor(p.parent), lambda p: 0, True),
+    "open_webui/apukone+self-hosted-ai-rag/webui.db": Case(
+        "open-webui", lambda p: (*ac.open_webui(p.parent), 0), lambda p: 0, True
+    ),
     # `opencode export` files of OpenCode 1.2.5, two longer than the sniff's head (the info and the first message's
     # info alone tell the format; lucky-cabin's first msg_ id is past the head, behind a summary of diffs)
     **{
