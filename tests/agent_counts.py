@@ -696,36 +696,38 @@ def cline_tokens(root: Path) -> int:
 def real_continue(root: Path) -> Real:
     """core/index.d.ts: Session.history of ChatHistoryItem; a call's result is a tool message or, before
     those, its ToolCallState's ``output``; a state ``errored`` or ``canceled`` is a failure."""
-    out = []
-    for f in sorted(root.rglob("*.json")):
-        if f.name == "sessions.json":
-            continue  # the index of the sessions, not a session
-        items = json.loads(f.read_text(encoding="utf-8"))["history"]
-        msgs = [i["message"] for i in items]
-        states = {s["toolCallId"]: s for i in items for s in i.get("toolCallStates") or []}
-        ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | set(states)
-        answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
-            k for k, s in states.items() if isinstance(s.get("output"), list)
-        }
-        said = {m["toolCallId"]: str(m.get("content") or "") for m in msgs if m["role"] == "tool"}
-        said.update(
-            (k, "\n".join(str(o.get("content", "")) for o in s["output"] if isinstance(o, dict)))
-            for k, s in states.items()
-            if isinstance(s.get("output"), list) and k not in said
-        )
-        fn = {k: s.get("toolCall", {}).get("function") or {} for k, s in states.items()}
-        failed = {
-            k
-            for k in ids & answered
-            if is_error(
-                states.get(k, {}).get("status") in ("errored", "canceled"),
-                said.get(k, ""),
-                fn.get(k, {}).get("name", ""),
-                str(fn.get(k, {}).get("arguments", "")),
-            )
-        }
-        out.append(Real(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered), len(failed)))
+    # sessions.json is the index of the sessions, not a session
+    out = [continue_file(f) for f in sorted(root.rglob("*.json")) if f.name != "sessions.json"]
     return Real(*(sum(x) for x in zip(*out)))
+
+
+def continue_file(f: Path) -> Real:
+    """One Continue session file, as real_continue counts it."""
+    items = json.loads(f.read_text(encoding="utf-8"))["history"]
+    msgs = [i["message"] for i in items]
+    states = {s["toolCallId"]: s for i in items for s in i.get("toolCallStates") or []}
+    ids = {c["id"] for m in msgs for c in m.get("toolCalls") or []} | set(states)
+    answered = {m["toolCallId"] for m in msgs if m["role"] == "tool"} | {
+        k for k, s in states.items() if isinstance(s.get("output"), list)
+    }
+    said = {m["toolCallId"]: str(m.get("content") or "") for m in msgs if m["role"] == "tool"}
+    said.update(
+        (k, "\n".join(str(o.get("content", "")) for o in s["output"] if isinstance(o, dict)))
+        for k, s in states.items()
+        if isinstance(s.get("output"), list) and k not in said
+    )
+    fn = {k: s.get("toolCall", {}).get("function") or {} for k, s in states.items()}
+    failed = {
+        k
+        for k in ids & answered
+        if is_error(
+            states.get(k, {}).get("status") in ("errored", "canceled"),
+            said.get(k, ""),
+            fn.get(k, {}).get("name", ""),
+            str(fn.get(k, {}).get("arguments", "")),
+        )
+    }
+    return Real(1, sum(m["role"] == "user" for m in msgs), len(ids), len(ids & answered), len(failed))
 
 
 def real_cursor(root: Path) -> Real:

@@ -58,6 +58,17 @@ CASES: dict[str, Case] = {
     ),
     # stop 43: the families whose first real file came here (SOURCES.md, last table)
     "cursor/slevin48+cursor-history/state.vscdb": Case("cursor", lambda p: ac.real_cursor(p.parent), lambda p: 0, True),
+    # Continue sessions of 2024-12 (chat mode: no tool call, no token count)
+    **{
+        f"continue/oleg121203+Developer/.continue/sessions/{sid}.json": Case(
+            "continue", ac.continue_file, lambda p: 0, True
+        )
+        for sid in (
+            "525473ea-56fc-4902-9c8f-21ad3262cd24",
+            "67733f7c-959d-4521-b326-779efe1967e7",
+            "a0f97f97-4bf0-4e19-9278-63ec2a715c7c",
+        )
+    },
     "open_webui/apukone+self-hosted-ai-rag/webui.db": Case(
         "open-webui", lambda p: (*ac.open_webui(p.parent), 0), lambda p: 0, True
     ),
