@@ -163,6 +163,15 @@ SOURCES = [
     ("nanobot", "real/nanobot/niancpu+nanobot/.nanobot/workspace/sessions/cli_direct.jsonl"),
     ("moatless", "real/moatless/aorwall+moatless-tools/tests/trajectories/django__django-9296/trajectory.json"),
     ("hermes", "real/hermes/foodoaiprojects+hermes-agent/.hermes/sessions/session_20260421_163501_b244f5.json"),
+    # stop 43: the first real files of Cursor, Continue, Open WebUI and OpenCode (an export past the sniff's head)
+    ("cursor", "real/cursor/slevin48+cursor-history/state.vscdb"),
+    ("continue", "real/continue/oleg121203+Developer/.continue/sessions/67733f7c-959d-4521-b326-779efe1967e7.json"),
+    ("open-webui", "real/open_webui/apukone+self-hosted-ai-rag/webui.db"),
+    (
+        "opencode",
+        "real/opencode/victoryforphil+dark-factory/docs/chats/opencode/"
+        "session__quiet-meadow__ses_39c0a3da8ffeFQWvKTGUJWivpv.json",
+    ),
 ]
 
 
