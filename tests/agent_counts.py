@@ -656,7 +656,8 @@ def real_cline(root: Path) -> Real:
         sent, response = False, []
         for m in json.loads(f.read_text(encoding="utf-8")):
             kind = m.get("say") or m.get("ask")
-            if m["type"] == "say" and (kind == "user_feedback" or kind == "text" and not sent):
+            # the task opens as a `task` record (2026) or as the first `text` (late 2025)
+            if m["type"] == "say" and (kind in ("user_feedback", "task") or kind == "text" and not sent):
                 person += 1
             elif kind == "api_req_started":
                 sent = True
@@ -670,7 +671,7 @@ def real_cline(root: Path) -> Real:
                 response.append({CLINE_UI_ASKS[kind]})
             else:
                 continue
-            calls += kind not in ("user_feedback", "text", "api_req_started")
+            calls += kind not in ("user_feedback", "task", "text", "api_req_started")
         out.append(Real(1, person, calls, linked, errors))
     return Real(*(sum(x) for x in zip(*out)))
 
@@ -690,6 +691,12 @@ def cline_tokens(root: Path) -> int:
             for m in json.loads(f.read_text(encoding="utf-8")):
                 t = (m.get("metrics") or {}).get("tokens") or {}
                 total += sum(t.get(k) or 0 for k in ("prompt", "completion", "cached"))
+    for ui in sorted(root.rglob("ui_messages.json")):  # a task shared without its history
+        if not (ui.parent / "api_conversation_history.json").exists():
+            for m in json.loads(ui.read_text(encoding="utf-8")):
+                if m.get("say") == "api_req_started":
+                    r = json.loads(m["text"])
+                    total += sum(r.get(k) or 0 for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))
     return total
 
 

@@ -500,3 +500,47 @@ def test_cline_2026_native_calls_and_the_cache_writes_apart_from_the_reads(case:
         "sum(cache_creation_input_tokens) FROM message_usage",
     )[0]
     assert tokens == usage and sum(tokens) == cline_tokens(history.parent)
+
+
+CLINE_UI_REAL = ("CoreGems/Cline-Xray", "task_sample/ui_messages.json")
+CLINE_UI_CASES = {
+    # name: (ui_messages.json, figures (conversations, person, calls, linked, errors), tokens)
+    "built": (BUILT / "cline_ui" / "1770500000000" / "ui_messages.json", (1, 2, 5, 4, 0), 23120),
+    "real": (
+        Path(os.environ["FORENSICS_REAL_SHAPES"]) / "cline" / CLINE_UI_REAL[1]
+        if os.environ.get("FORENSICS_REAL_SHAPES")
+        else SHARED / "data" / "agent-logs" / "cline_roo" / CLINE_UI_REAL[0].replace("/", "+") / CLINE_UI_REAL[1],
+        (1, 7, 73, 71, 0),
+        6748422,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLINE_UI_CASES))
+def test_cline_ui_alone_links_results_that_name_the_edited_file_in_full(case: str, tmp_path: Path) -> None:
+    """CoreGems/Cline-Xray's sample task (a Cline viewer's `task_sample/ui_messages.json` of 2026-02, Windows; no
+    licence, so its shape is built in fixtures/built/cline_ui): the task opens with a `say: task` record (the
+    person's), and a response that made two edits (`editedExistingFile`, the path relative to the workspace) is
+    answered by results naming each file absolute with backslashes: matched by neither the echo nor "the only
+    open call of that tool", both stayed unlinked (69 of 73 answered, the counter 71)."""
+    from tests.agent_counts import cline_tokens, real_cline
+
+    ui, figures, tokens = CLINE_UI_CASES[case]
+    if not ui.is_file():
+        pytest.skip(f"the real Cline task is not here ({ui})")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(ui), "--db", str(db))
+    assert code == 0, err
+    got = query(
+        db,
+        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' AND "
+        "on_main_path), count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS NOT NULL AND is_error) "
+        "FROM tool_calls",
+    )[0]
+    assert got == figures == tuple(real_cline(ui.parent))
+    (total,) = query(
+        db,
+        "SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_input_tokens, 0) "
+        "+ coalesce(cache_creation_input_tokens, 0)) FROM message_usage",
+    )[0]
+    assert total == tokens == cline_tokens(ui.parent)

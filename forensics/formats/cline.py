@@ -147,7 +147,9 @@ class _Open:
     def answer(self, name: str, arg: str | None) -> str | None:
         mine = [c for c in self.calls if name in c[1]]
         want = _norm(arg) if arg and arg != "undefined" else None
-        found = next((c for c in mine if want is None or want in c[2]), mine[0] if len(mine) == 1 else None)
+        found = next(
+            (c for c in mine if want is None or want in c[2] or _under(want, c[2])), mine[0] if len(mine) == 1 else None
+        )
         if found is None:
             return None
         self.calls.remove(found)
@@ -519,6 +521,13 @@ def _loads(v: Any) -> Any:
 
 def _norm(s: str) -> str:
     return s.replace("\\\\", "/").replace("\\", "/").strip()
+
+
+def _under(echoed: str, arguments: str) -> bool:
+    """Whether a result echoes an argument's path in full: Cline's result names the absolute path
+    (``[replace_in_file for 'c:\\Users\\…\\src\\server.rs']``) of an edit its UI record names relative to
+    the workspace (``src/server.rs``)."""
+    return any(echoed.endswith("/" + v) for v in arguments.split("\n") if len(v) > 2 and "/" in v)
 
 
 def _flat(v: Any) -> str:
