@@ -18,11 +18,14 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
 GEN = SHARED / "bench" / "gen_corpus.py"
-IN_CI = bool(os.environ.get("CI"))  # read before the autouse fixture below sets CI for every test
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 os.environ.pop("COLUMNS", None)  # pytest-xdist's workers are given one: every output as in a pipe (whole paths)
+# GNU readline (imported by pytest on a terminal) exports COLUMNS/LINES into the C environment, which os.environ does
+# not see and subprocesses inherit: unset them there too, so a child's output is as in a pipe in every shell
+os.unsetenv("COLUMNS")
+os.unsetenv("LINES")
 IN_CI = bool(os.environ.get("CI"))  # read at import: the autouse fixture sets CI=true for every test
 BROWSER_ARGS = [
     "--headless",
