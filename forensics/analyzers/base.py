@@ -37,6 +37,10 @@ class Finding:
     value: float | None = None  # the figure the rule compared (a lag in messages, distinct targets, an echo rate)
     percentile: float | None = None  # share of the corpus (0-100) less far out than this one, by that figure
     among: str = ""  # what the percentile is taken over, e.g. "450 requests with tool calls"
+    # the rule in a reader's words, on the finding's line ("Codex CLI: only 1 conversation (5 needed) to learn the
+    # usual width of a request, so the default limit of 10 targets applies"); ``rule`` keeps the rule's own
+    # terms (thresholds, fences, rule names), which the report and the explorer show one click away
+    said: str = ""
 
 
 @dataclass

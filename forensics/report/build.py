@@ -315,7 +315,9 @@ def _masked(sec: Section) -> Section:
     sec.summary = redact(sec.summary)
     sec.grid = [[redact(c) for c in row] for row in sec.grid]
     sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
-    sec.findings = [replace(f, summary=redact(f.summary), rule=redact(f.rule)) for f in sec.findings]
+    sec.findings = [
+        replace(f, summary=redact(f.summary), rule=redact(f.rule), said=redact(f.said)) for f in sec.findings
+    ]
     sec.metrics = redact_value(sec.metrics)
     sec.norms = {k: redact(v) for k, v in sec.norms.items()}
     sec.not_in_use = {k: redact(v) for k, v in sec.not_in_use.items()}

@@ -337,6 +337,7 @@ def finding(rep: Report, f: Finding, prefix: str, anchor: str) -> FindingItem:
         who=_who(rep, f.conversation_id, rep.finding_label(f)),
         where=positions_text(f.positions),
         summary=f.summary,
+        said=f.said,
         rule=f.rule if f.rule and f.rule != f.summary else "",
         standing=standing(f),
         show=show_command(rep, f),

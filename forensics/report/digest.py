@@ -224,13 +224,13 @@ def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -
             per.setdefault(r.finding.conversation_id, []).append(r)
     generic = Counter(r.finding.rule for r in ranked)  # a rule many findings share says less than their summary
 
-    def line(f: Finding) -> str:
-        return f.rule if f.rule and generic[f.rule] < 2 else f.summary
+    def line(f: Finding) -> str:  # the rule in a reader's words where the analyzer says it
+        return f.said or (f.rule if f.rule and generic[f.rule] < 2 else f.summary)
 
     def reason(f: Finding) -> str:
         share = shares.get(f.kind)
         fires = "" if share is None else f", fires on {share:.0%} of conversations"
-        held = f"; held against {f.among}" if f.among else ""
+        held = f"; held against {f.among}" if f.among and not f.said else ""
         return f"{f.kind.replace('_', ' ')} ({f.severity}{fires}): {line(f)}{held}"
 
     scored = []

@@ -102,7 +102,8 @@ class FindingItem:
     who: Strong  # whom it is about (its conversation's label)
     where: str  # its positions, "[9]–[11], [58]"
     summary: str
-    rule: str  # "" when the summary says it already
+    said: str  # the rule in a reader's words, on the line ("" when the analyzer has none)
+    rule: str  # the rule in its own terms, one click away ("" when the summary says it already)
     standing: str  # "further out than 99% of ..."
     show: str  # the `forensics show` line ("" without a conversation)
     anchor: str  # its id in the document

@@ -35,7 +35,7 @@ from forensics.report.document import (
     Table,
     Text,
 )
-from forensics.report.text import NUMERIC
+from forensics.report.text import NUMERIC, kind_words
 
 e = html.escape
 
@@ -161,17 +161,25 @@ def _(b: Part) -> list[str]:
 def finding(f: FindingItem) -> str:
     """One finding: its line, and a <details> that opens to its messages in context."""
     line = (
-        f"<span class=sev-{e(f.severity)}>{e(f.severity)}</span> <code>{e(f.kind)}</code> — "
+        f"<span class=sev-{e(f.severity)}>{e(f.severity)}</span> "
+        f'<span class=kind title="{e(f.kind)}">{e(kind_words(f.kind))}</span> — '
         f"{inline(f.who)}{' ' + e(f.where) if f.where else ''}: {e(f.summary)}"
-        + (f" <i>(rule: {e(f.rule)})</i>" if f.rule else "")
+        + (f" <span class=said>— {e(f.said)}</span>" if f.said else "")
         + (f" <span class=standing>· {e(f.standing)}</span>" if f.standing else "")
     )
     return (
         f'<li><details class=finding id="{e(f.anchor)}" data-c="{e(f.evidence)}" '
-        f'data-p="{",".join(map(str, f.positions))}"><summary>{line}</summary><div class=ev></div>'
+        f'data-p="{",".join(map(str, f.positions))}"><summary>{line}</summary>{rule_line(f.kind, f.rule)}'
+        "<div class=ev></div>"
         + (f"<p class=meta>In a terminal: <code>{e(f.show)}</code></p>" if f.show else "")
         + "</details></li>"
     )
+
+
+def rule_line(kind: str, rule: str) -> str:
+    """How a finding was decided, in the rule's own terms, shown when the finding is opened: its kind's identifier
+    (what ``--kind`` and metrics.json take) and the rule with its thresholds and norm."""
+    return f"<p class=rule>How it was decided: <code>{e(kind)}</code>{': ' + e(rule) if rule else ''}</p>"
 
 
 # a word long enough to widen its column past the page (an id, a path, a hash): the cell may break it anywhere

@@ -32,6 +32,7 @@ from forensics.report.document import (
     Table,
     Text,
 )
+from forensics.report.text import kind_words
 from forensics.text.escape import inert_html, markdown_code
 from forensics.text.escape import markdown as md
 
@@ -117,10 +118,13 @@ def _(b: Part) -> list[str]:
 def finding(f: FindingItem) -> str:
     who = " ".join(filter(None, [md(f.who.text), f.where]))
     return (
-        f"- **{f.severity}** `{f.kind}` — {who}: {md(f.summary)}"
-        + (f" _(rule: {md(f.rule)})_" if f.rule else "")
+        f"- **{f.severity}** {kind_words(f.kind)} — {who}: {md(f.summary)}"
+        + (f" — {md(f.said)}" if f.said else "")
         + (f" · {md(f.standing)}" if f.standing else "")
         + (f" · {markdown_code(f.show)}" if f.show else "")
+        # how it was decided, in the rule's own terms: a line under the finding (the HTML opens it in place)
+        + f"\n  - how it was decided: `{f.kind}`"
+        + (f": {md(f.rule)}" if f.rule else "")
     )
 
 

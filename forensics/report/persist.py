@@ -37,6 +37,7 @@ FINDINGS: dict[str, Any] = {
     "value": pl.Float64,
     "percentile": pl.Float64,
     "among": pl.String,
+    "said": pl.String,
     "corpus_norm": pl.Boolean,
 }
 METRICS = [
@@ -85,6 +86,7 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
             "value": f.value,
             "percentile": f.percentile,
             "among": f.among,
+            "said": f.said,
             "corpus_norm": f.kind in norm_kinds,
         }
         for s in report.sections

@@ -177,6 +177,7 @@ def _finding_dict(f: Finding, section: str, labels: dict[str, str]) -> dict[str,
         "value": f.value,
         "percentile": f.percentile,
         "among": f.among,
+        "said": f.said,
     }
 
 

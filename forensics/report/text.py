@@ -24,6 +24,12 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
+def kind_words(kind: str) -> str:
+    """A finding kind as a reader says it (``tool_result_crowding`` -> "tool result crowding"); the identifier
+    itself (what ``--kind`` and metrics.json take) stays one click away, beside the rule."""
+    return kind.replace("_", " ")
+
+
 def positions_text(pos: list[int]) -> str:
     """[9, 10, 11, 58] -> "[9]–[11], [58]"."""
     return ", ".join(f"[{a}]" if a == b else f"[{a}]–[{b}]" for a, b in runs(pos))

@@ -31,7 +31,7 @@ from forensics.kernel.redact import mask_frame, redact
 from forensics.report import compose
 from forensics.report import html as report_html
 from forensics.report.document import Block
-from forensics.report.text import positions_text
+from forensics.report.text import kind_words, positions_text
 from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
 from forensics.serve.message_markdown import render as markdown
@@ -68,6 +68,7 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["positions"] = positions_text
+    env.filters["kindwords"] = kind_words
     env.filters["size"] = lambda b: "–" if b is None else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
     env.filters["num"] = lambda v: "–" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from forensics.analyzers.drift.corpus import Distribution
+from forensics.text.agents import agent_name
 
 MIN_VALUES = 20  # values of one kind before its fence is fitted (Tukey's fence over fewer says little)
 MIN_CONVERSATIONS = 5  # ... coming from at least this many conversations: one long session is no norm
@@ -42,8 +43,40 @@ class Norm:
     values: int
     conversations: int
 
+    @property
+    def agent(self) -> str:
+        """The kind of agent as a reader says it ("Codex CLI", "Claude Code's sub-agents")."""
+        return agent_name(self.kind)
+
+    def learned(self) -> str:
+        """Where a fitted norm came from, in a reader's words: "learned from its 450 requests in 30 conversations"."""
+        unit = self.what.split(" ")[0]  # "requests with tool calls" -> "requests"
+        if self.what == "conversations":
+            return f"learned from its {_count(self.values, 'conversation')}"
+        return f"learned from its {self.values} {unit} in {_count(self.conversations, 'conversation')}"
+
+    def said(self, measure: str, default: str) -> str:
+        """Which norm a finding was held against, in a reader's words (the finding's line; ``text`` is the rule's
+        detail): ``measure`` what the norm would have learned ("the usual width of a request"), ``default``
+        what applies without one ("the default limit of 10 targets applies").
+
+        "Codex CLI: only 1 conversation (5 needed) to learn the usual width of a request, so the default limit of 10
+        targets applies"; with a norm: "judged against Codex CLI's own runs (learned from its 450 requests in
+        30 conversations)"."""
+        if self.fence is not None:
+            return f"judged against {self.agent}'s own runs ({self.learned()})"
+        unit = self.what.split(" ")[0].rstrip("s")  # "requests with tool calls" -> "request"
+        if self.what != "conversations" and self.values < MIN_VALUES:
+            few = f"only {_count(self.values, unit)} ({MIN_VALUES} needed)"
+        elif self.what != "conversations":
+            few = f"only {_count(self.conversations, 'conversation')} ({MIN_CONVERSATIONS} needed)"
+        else:
+            few = f"only {_count(self.values, 'conversation')} ({MIN_VALUES} needed)"
+        return f"{self.agent}: {few} to learn {measure}, so {default}"
+
     def text(self, default: str) -> str:
-        """Which norm a finding was held against, for its rule and the report."""
+        """Which norm a finding was held against, in the rule's own terms (its detail, one click away; ``said`` is
+        what the finding's line says)."""
         if self.fence is not None:
             return f"{self.kind}'s norm: fence {self.fence:.3g} over {self.values} {self.what}" + (
                 f" of {self.conversations} conversations" if self.what != "conversations" else ""
@@ -54,6 +87,10 @@ class Norm:
             f"no norm for {self.kind} ({self.values} {self.what} of {self.conversations} conversations, fewer "
             f"than {MIN_VALUES} of {MIN_CONVERSATIONS}): {default}"
         )
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'}"
 
 
 def fit(rows: Iterable[tuple[str, str | None, str, float | None]], what: str) -> dict[tuple[str, str | None], Norm]:

@@ -39,6 +39,7 @@ from forensics.analyzers.drift.settings import DriftSettings
 from forensics.analyzers.facts import arrow
 from forensics.config import Config
 from forensics.kernel.selection import SELECTED, Selection
+from forensics.text.agents import agent_name
 from forensics.warehouse import derived
 from forensics.warehouse.queries import load_query
 
@@ -135,7 +136,10 @@ def _ep(
     follows: bool | None = None,
     percentile: float | None = None,
     among: str = "",
+    said: str = "",
 ) -> dict[str, Any]:
+    """An episode: ``rule`` in the rule's own terms (kept in drift_findings, one click away in the report), ``said``
+    the same in a reader's words (the finding's line), ``detail`` what the episode shows (the finding's summary)."""
     return {
         "conversation_id": cid,
         "native_id": native,
@@ -149,6 +153,7 @@ def _ep(
         "follows_compaction": follows,
         "percentile": percentile,
         "among": among,
+        "said": said,
     }
 
 
@@ -246,6 +251,16 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
             norm.fence is not None and f is not None and f <= norm.fence
         )  # as crowded as this kind of agent usually is
         held = norm.text("the seed's ratios apply")
+        limit = d.crowding_ratio_high if sev == "high" else d.crowding_ratio_low
+        said = (
+            f"more tool output than {norm.agent} usually has ({norm.learned()})"
+            if norm.fence is not None
+            else norm.said(
+                "the usual share of tool output",
+                f"the default limit applies (tool output at {1 / (1 + limit):.0%} or more, in a context of "
+                f"~{tokens:,} tokens)",
+            )
+        )
         out.append(
             _ep(
                 cid,
@@ -260,7 +275,8 @@ def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dic
                 "tool output; largest results first",
                 percentile=spread[kinds.get(cid, "")].standing(far(r)),
                 among=f"{len(spread[kinds.get(cid, '')].values)} conversations with tool output of "
-                f"{kinds.get(cid, '')}",
+                f"{agent_name(kinds.get(cid, ''))}",
+                said=said,
             )
             | {"usual": usual}
         )
@@ -318,6 +334,7 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
             "the seed's high threshold for the seed harness's logs; for other agents only a request "
             "the person stepped in after counts"
         )
+        said = _dispersion_said(r, by_targets, sev, d, norm, seed, outlier, step)
         mine = spread["distinct_targets" if by_targets else "widest_round"][kind(r)]
         positions = (
             [int(x) for x in r["round_positions"].split(",")]
@@ -335,10 +352,42 @@ def _dispersion(ctx: Context, d: Any) -> list[dict[str, Any]]:
                 positions + ([step[0]] if step else []),
                 f"{r['calls']} calls in {r['rounds']} rounds before the answer",
                 percentile=mine.standing(value),
-                among=f"{len(mine.values)} requests with tool calls of {kind(r)}",
+                among=f"{len(mine.values)} requests with tool calls of {agent_name(kind(r))}",
+                said=said,
             )
         )
     return out
+
+
+STEPPED = {"a continue-nag": "the person had to say “continue”"}  # why -> how a reader says it
+
+
+def _dispersion_said(
+    r: dict[str, Any], by_targets: bool, sev: str, d: Any, norm: norms.Norm, seed: bool, outlier: bool, step: Any
+) -> str:
+    """A wide request in a reader's words: how wide, and why it counts (its agent's own runs, the default limit, or
+    the person stepping in), e.g. "14 distinct targets for the request at [25]: Codex CLI: only 1 conversation
+    (5 needed) to learn the usual width of a request, so the default limit of 10 targets applies"."""
+    if by_targets:
+        what = f"{r['distinct_targets']} distinct targets for the request at [{r['user_position']}]"
+        limit, unit = (d.dispersion_targets_high if sev == "high" else d.dispersion_targets_low), "targets"
+    else:
+        what = f"{r['widest_round']} parallel calls in one message"
+        limit, unit = (d.dispersion_parallel_high if sev == "high" else d.dispersion_parallel_low), "parallel calls"
+    stepped = ""
+    if step:
+        stepped = f"the person stepped in after it at [{step[0]}] ({STEPPED.get(step[1], step[1])})"
+    why = []
+    if outlier:
+        why.append(f"wider than {norm.agent}'s requests usually are ({norm.learned()}: at most {norm.fence:g})")
+    elif seed:
+        why.append(norm.said("the usual width of a request", f"the default limit of {limit:g} {unit} applies"))
+    elif norm.fence is None:
+        why.append(norm.said("the usual width of a request", f"it counts only because {stepped}"))
+        stepped = ""
+    if stepped:
+        why.append(stepped)
+    return f"{what}: {'; '.join(why)}"
 
 
 def _within(rows: list[dict[str, Any]], kind: Any, col: str) -> dict[str, Distribution]:
@@ -355,6 +404,12 @@ def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
         "dropped_then_needed": "a logged compaction dropped it (summary and kept messages), then it was needed",
         "reread_after_compaction_budget": f"re-read after > {CompactionSettings.of(ctx.cfg).max_tokens} estimated tokens, the "
         "budget at which the seed harness compacts without logging it",
+    }
+    said_rules = {
+        "not_found_then_search": "a call failed on a missing path, then the agent searched for it",
+        "dropped_then_needed": "the log's context compaction dropped it, then the agent needed it again",
+        "reread_after_compaction_budget": "read again after the context grew past the size at which the harness "
+        f"compacts it (~{CompactionSettings.of(ctx.cfg).max_tokens:,} tokens) without logging it",
     }
     out = []
     for r in ctx.fact("drift_rediscovery").iter_rows(named=True):
@@ -377,6 +432,7 @@ def _rediscovery(ctx: Context, natives: dict[str, str]) -> list[dict[str, Any]]:
                 r["positions"],
                 f"{r['detail']}; {where}",
                 follows,
+                said=said_rules[r["sign"]],
             )
         )
     return out
@@ -414,7 +470,10 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str], kinds: dict[str, 
                     lag.old_rounds,
                     "old-topic targets: " + ", ".join(lag.old_targets[:6]),
                     percentile=population[kind].standing(lag.messages),
-                    among=f"{switches.get(kind, 0)} topic switches of {kind}",
+                    among=f"{switches.get(kind, 0)} topic switches of {agent_name(kind)}",
+                    said=f"{lag.messages} messages stayed on the old topic after the switch at [{lag.switch}] (the "
+                    f"limit, {d.interleave_lag_high if sev == 'high' else d.interleave_lag_low:g} messages, is the "
+                    "same for every agent)",
                 )
             )
     return out
@@ -486,6 +545,21 @@ def _no_focus(signals: pl.DataFrame, kinds: dict[str, str], d: Any) -> list[dict
             continue
         rate = "–" if r["echo_rate"] is None else f"{r['echo_rate']:.0%}"
         held = norm.text("the seed's echo rates apply") if norm else "no echo rate"
+        nagged = f"the person said “continue” {_times(r['continue_nags'])}"
+        limit = d.echo_rate_high if se == "high" else d.echo_rate_low
+        quiet = (
+            "tool calls without a word"
+            if r["echo_rate"] is None
+            else f"{rate} of its replies were tool calls without a word"
+        )
+        said = f"{quiet} and {nagged}" + (
+            ""
+            if norm is None
+            else f"; more than {norm.agent} usually has ({norm.learned()})"
+            if norm.fence is not None
+            else "; "
+            + norm.said("the usual share of tool calls without a word", f"the default limit of {limit:.0%} applies")
+        )
         out.append(
             _ep(
                 r["conversation_id"],
@@ -497,10 +571,15 @@ def _no_focus(signals: pl.DataFrame, kinds: dict[str, str], d: Any) -> list[dict
                 (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
                 "continue-nags first, then the first pure tool-echo messages",
                 percentile=spread[k].standing(r["echo_rate"]),
-                among=f"{len(spread[k].values)} conversations of {k} by echo rate",
+                among=f"{len(spread[k].values)} conversations of {agent_name(k)} by echo rate",
+                said=said,
             )
         )
     return out
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 def _ways_of_working(eps: list[dict[str, Any]], kinds: dict[str, str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -517,7 +596,7 @@ def _ways_of_working(eps: list[dict[str, Any]], kinds: dict[str, str]) -> tuple[
     for kind, by_agent in flagged.items():
         for agent, (n, of) in norms.agents_where_most(by_agent, kinds).items():
             lines[f"{kind}:{agent}"] = (
-                f"{kind.replace('_', ' ')} in {n} of {of} {agent} conversations: this agent's "
+                f"{kind.replace('_', ' ')} in {n} of {of} conversations of {agent_name(agent)}: this agent's "
                 "way of working, not a finding per conversation"
             )
             dropped.add((kind, agent))
@@ -632,6 +711,7 @@ def _section(
             e["value"],
             e["percentile"],
             e["among"],
+            e["said"],
         )
         for e in sorted(worst.values(), key=lambda e: (-RANK[e["severity"]], e["native_id"] or "", e["kind"]))
     ]
@@ -690,8 +770,8 @@ def _norms(
             and at > rated.len() / 2
         ):  # most of its conversations, too
             out[f"echo_rate:{agent[0]}"] = (
-                f"tool calls without text are {agent[0]}'s way of working: {echo:.0%} of its assistant turns ({at} of "
-                f"{rated.len()} conversations with assistant turns at ≥ {d.echo_rate_low:.0%})"
+                f"{agent_name(str(agent[0]))}: {echo:.0%} of the replies are tool calls without a word ({at} of "
+                f"{rated.len()} conversations at {d.echo_rate_low:.0%} or more), the way this agent works"
             )
     if n < MIN_CORPUS:
         return out
@@ -699,8 +779,8 @@ def _norms(
     ratio = base["asst_tool_ratio"].drop_nulls()
     texts = {
         "tool_result_crowding": lambda c: (
-            f"tool output crowds the context in most conversations here: {c} of {n} have asst_tool_ratio ≤ "
-            f"{d.crowding_ratio_low:g} and results over {big} bytes (median ratio "
+            f"tool output crowds the context in most conversations here: in {c} of {n} the assistant wrote at most "
+            f"{d.crowding_ratio_low:g} times as much as its tools returned, with results over {big:,} bytes (median "
             f"{cast(float, ratio.median()) if ratio.len() else float('nan'):.2f})"
         ),
         "tool_dispersion": lambda c: f"wide tool runs are this corpus's way of working: {c} of {n} conversations",

@@ -21,6 +21,7 @@ kinds are kept as detail: the baseline's ``user_pushback`` is the English core o
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 from collections import Counter, defaultdict
 from typing import Any
@@ -32,6 +33,7 @@ from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.kernel.selection import SELECTED
+from forensics.text.agents import agent_name
 from forensics.warehouse import derived
 
 NAME = "problems"
@@ -67,6 +69,23 @@ def detect(ctx: Context) -> list[Problem]:
         + person.frustration(turns)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
+
+
+# the rule's own references, one click away (in ``rule``), never on the finding's line
+REFERENCES = re.compile(r"\s*\((?:GUIDE §5|no corpus norm)[^)]*\)")
+
+
+def said(p: Problem) -> str:
+    """What a problem was held against, in a reader's words: the norm without the rule's references (GUIDE §5) and
+    without "the main path"; nothing where it was the person's own words (the quote says it)."""
+    norm = REFERENCES.sub("", p.norm).replace(" on the main path", "")
+    if norm.startswith("the person's own"):
+        return ""
+    if p.kind == "instruction_violated":
+        return "broke " + norm
+    if p.kind == "context_crowded":
+        return "a context of " + norm
+    return norm
 
 
 def _covered(found: list[Problem]) -> list[Problem]:
@@ -154,6 +173,7 @@ def run(ctx: Context) -> Section:
             f"[{p.position}] “{p.quote}”",
             f"{p.rule}; held against {p.norm}",
             float(len(p.positions)),
+            said=said(p),
         )
         for p in found
     ]
@@ -194,9 +214,9 @@ def _family_norms(
         median = statistics.median(share.values())
         keep[(kind, fam)] = {c for c in hit[(kind, fam)] if share[c] > median}
         norms[f"{kind}:{fam}"] = (
-            f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} {fam} conversations: this family's "
-            f"way of working; kept only where it cites more than the family's median share of messages "
-            f"({median:.1%}): {len(keep[(kind, fam)])} conversations"
+            f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} conversations of {agent_name(fam)}: "
+            f"how this agent works, so a conversation is flagged only where it cites more of its messages than the "
+            f"agent's median ({median:.1%}): {len(keep[(kind, fam)])} conversations"
         )
     out = []
     for p in found:
@@ -204,7 +224,9 @@ def _family_norms(
         if key not in common:
             out.append(p)
         elif p.conversation_id in keep[key]:
-            out.append(dataclasses.replace(p, norm=f"{p.norm}; above {key[1]}'s median share of messages cited"))
+            out.append(
+                dataclasses.replace(p, norm=f"{p.norm}; above {agent_name(key[1])}'s median share of messages cited")
+            )
     return out, norms
 
 
