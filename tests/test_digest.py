@@ -23,19 +23,19 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     # agent's way of working, said once (issue 24), and no conversation is a finding of it
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
     assert norms == {
-        "echo_rate:sqlite": "tool calls without text are sqlite's way of working: 45% of its assistant turns (22 of 22 "
-        "conversations with assistant turns at ≥ 30%)",
-        "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 sqlite conversations: this agent's way of "
-        "working, not a finding per conversation",
+        "echo_rate:sqlite": "the SQLite harness: 45% of the replies are tool calls without a word (22 of 22 "
+        "conversations at 30% or more), the way this agent works",
+        "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 conversations of the SQLite harness: this "
+        "agent's way of working, not a finding per conversation",
         "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
         # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
         # the seed's crowded contexts are said once, and only the conversations above the family's median share of
         # messages cited keep their findings (its claims are no longer on most of them: "before X completes" and a
         # bare 成功 in a proposal are no claim, so gave_up_or_false_success fires on fewer than half)
         **{
-            f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 sqlite conversations: this family's way of working; "
-            f"kept only where it cites more than the family's median share of messages ({m}): "
-            "11 conversations"
+            f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 conversations of the SQLite harness: how this agent "
+            f"works, so a conversation is flagged only where it cites more of its messages than the agent's median "
+            f"({m}): 11 conversations"
             for k, n, m in (
                 ("context_crowded", 19, "1.4%"),
                 ("user_repeated", 18, "1.4%"),
@@ -77,10 +77,9 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
         "2bae3528",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[1]["reasons"][:2] == [
-        "topic interleave (high, fires on 23% of conversations): 17 messages ([26]–[42]) on the old topic after the "
-        "switch at [25] (the seed's lag thresholds: a lag in messages means the same for every agent); held against 17 "
-        "topic switches of sqlite",
+    assert worst[1]["reasons"][:2] == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
+        "topic interleave (high, fires on 23% of conversations): 17 messages stayed on the old topic after the switch "
+        "at [25] (the limit, 10 messages, is the same for every agent)",
         "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
     ]
     assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")

@@ -24,7 +24,9 @@ def _report() -> Report:
         "toolkit_version": "0",
         "generated_at": "2026-01-01T00:00:00+00:00",
     }
-    finding = Finding("toy_kind", "high", "c1", None, [3, 4, 9], "a `tick` *and* <b>bold</b>", rule="n > 2")
+    finding = Finding(
+        "toy_kind", "high", "c1", None, [3, 4, 9], "a `tick` *and* <b>bold</b>", rule="n > 2", said="more than <2>"
+    )
     return Report(meta, sections=[Section("toyan", "Toy analyzer", summary="Said `once`.", findings=[finding])])
 
 
@@ -66,9 +68,11 @@ def test_a_section_is_written_once_and_each_medium_escapes_it(tmp_path: Path) ->
     page = (tmp_path / "report.html").read_text()
     # the analyzer's summary is its Markdown (written as is in report.md); the finding's summary is log text
     assert "## Toy analyzer\n\nSaid `once`.\n\n### Findings\n\n" in md
+    # the line says the kind and the rule in a reader's words; the kind's identifier and the rule's own terms are
+    # one click away (a line under it in Markdown, inside the opened finding in HTML)
     assert (
-        "- **high** `toy_kind` — c1 [3]–[4], [9]: a \\`tick\\` \\*and\\* &lt;b&gt;bold&lt;/b&gt; _(rule: n &gt; 2)_ · "
-        "`forensics show c1 --positions 3-4,9`\n" in md
+        "- **high** toy kind — c1 [3]–[4], [9]: a \\`tick\\` \\*and\\* &lt;b&gt;bold&lt;/b&gt; — more than &lt;2&gt; · "
+        "`forensics show c1 --positions 3-4,9`\n  - how it was decided: `toy_kind`: n &gt; 2\n" in md
     )
     assert (
         "<section id=toyan><h2>Toy analyzer</h2>\n<p>Said <code>once</code>.</p>\n<h3>Findings</h3><ul class=findings>"
@@ -76,9 +80,10 @@ def test_a_section_is_written_once_and_each_medium_escapes_it(tmp_path: Path) ->
     )
     assert (
         '<li><details class=finding id="toyan-1" data-c="c1" data-p="3,4,9"><summary><span class=sev-high>high</span> '
-        "<code>toy_kind</code> — <b>c1</b> [3]–[4], [9]: a `tick` *and* &lt;b&gt;bold&lt;/b&gt; <i>(rule: n &gt; 2)</i>"
-        "</summary><div class=ev></div><p class=meta>In a terminal: <code>forensics show c1 --positions 3-4,9</code>"
-        "</p></details></li>" in page
+        '<span class=kind title="toy_kind">toy kind</span> — <b>c1</b> [3]–[4], [9]: a `tick` *and* '
+        "&lt;b&gt;bold&lt;/b&gt; <span class=said>— more than &lt;2&gt;</span></summary>"
+        "<p class=rule>How it was decided: <code>toy_kind</code>: n &gt; 2</p><div class=ev></div>"
+        "<p class=meta>In a terminal: <code>forensics show c1 --positions 3-4,9</code></p></details></li>" in page
     )
 
 

@@ -41,8 +41,8 @@ NAMES = {
     "agentbench": "AgentBench",
     "openai": "OpenAI-style chat logs",
     "sharegpt": "ShareGPT logs",
-    "sqlite": "the harness (SQLite logs)",
-    "jsonl": "the harness (JSONL logs)",
+    "sqlite": "the SQLite harness",
+    "jsonl": "the JSONL harness",
     "dialogues": "labeled dialogues",
     "unknown": "an unknown agent",
 }
@@ -52,11 +52,11 @@ SUB_AGENT = " sub-agent"
 def agent_name(kind: str) -> str:
     """A kind of agent as a reader says it: its format's name, "sub-agents of" when it is a sub-agent's transcript,
     and the model after it when the kind is one model's (``"claude-code sub-agent"`` -> "Claude Code's sub-agents",
-    ``"codex gpt-5"`` -> "Codex CLI (gpt-5)")."""
+    ``"codex gpt-5"`` -> "Codex CLI with gpt-5")."""
     fmt, _, rest = kind.partition(" ")
     sub = rest == SUB_AGENT.strip() or rest.startswith(SUB_AGENT.strip() + " ")
     model = rest[len(SUB_AGENT.strip()) :].strip() if sub else rest.strip()
     name = NAMES.get(fmt, fmt)
     if sub:
         name = f"{name}'s sub-agents"
-    return f"{name} ({model})" if model else name
+    return f"{name} with {model}" if model else name

@@ -61,10 +61,10 @@ class Norm:
         what applies without one ("the default limit of 10 targets applies").
 
         "Codex CLI: only 1 conversation (5 needed) to learn the usual width of a request, so the default limit of 10
-        targets applies"; with a norm: "judged against Codex CLI's own runs (learned from its 450 requests in
+        targets applies"; with a norm: "judged against the runs of Codex CLI (learned from its 450 requests in
         30 conversations)"."""
         if self.fence is not None:
-            return f"judged against {self.agent}'s own runs ({self.learned()})"
+            return f"judged against the runs of {self.agent} ({self.learned()})"
         unit = self.what.split(" ")[0].rstrip("s")  # "requests with tool calls" -> "request"
         if self.what != "conversations" and self.values < MIN_VALUES:
             few = f"only {_count(self.values, unit)} ({MIN_VALUES} needed)"

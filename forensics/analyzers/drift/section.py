@@ -379,7 +379,7 @@ def _dispersion_said(
         stepped = f"the person stepped in after it at [{step[0]}] ({STEPPED.get(step[1], step[1])})"
     why = []
     if outlier:
-        why.append(f"wider than {norm.agent}'s requests usually are ({norm.learned()}: at most {norm.fence:g})")
+        why.append(f"wider than the usual request of {norm.agent} ({norm.learned()}: at most {norm.fence:g} {unit})")
     elif seed:
         why.append(norm.said("the usual width of a request", f"the default limit of {limit:g} {unit} applies"))
     elif norm.fence is None:
