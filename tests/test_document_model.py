@@ -81,7 +81,7 @@ def test_a_section_is_written_once_and_each_medium_escapes_it(tmp_path: Path) ->
     assert (
         '<li><details class=finding id="toyan-1" data-c="c1" data-p="3,4,9"><summary><span class=sev-high>high</span> '
         '<span class=kind title="toy_kind">toy kind</span> — <b>c1</b> [3]–[4], [9]: a `tick` *and* '
-        "&lt;b&gt;bold&lt;/b&gt; <span class=said>— more than &lt;2&gt;</span></summary>"
+        "&lt;b&gt;bold&lt;/b&gt; <span class=held>— more than &lt;2&gt;</span></summary>"
         "<p class=rule>How it was decided: <code>toy_kind</code>: n &gt; 2</p><div class=ev></div>"
         "<p class=meta>In a terminal: <code>forensics show c1 --positions 3-4,9</code></p></details></li>" in page
     )

@@ -442,8 +442,8 @@ def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() ->
     kept, norms = _family_norms(found, family, length)
     assert sorted(p.conversation_id for p in kept) == ["c1", "c2", "c3", "s0", "s1", "s2"]
     assert norms == {
-        "redundant_work:codex": "redundant work in 4 of 6 codex conversations: this family's way of "
-        "working; kept only where it cites more than the family's median share of messages (2.5%): "
+        "redundant_work:codex": "redundant work in 4 of 6 conversations of Codex CLI: how this agent works, so a "
+        "conversation is flagged only where it cites more of its messages than the agent's median (2.5%): "
         "3 conversations"
     }
     assert [p.norm for p in kept if p.conversation_id == "c1"] == ["n; above codex's median share of messages cited"]

@@ -10,6 +10,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from textwrap import fill
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -198,8 +199,14 @@ def table(verdicts: list[Verdict]) -> str:
         f"{len(verdicts)} metrics: {n} regressed, {sum(v.verdict == 'better' for v in verdicts)} better"
         + (f", {sum(map(len, skipped.values()))} skipped as not in use" if skipped else "")
     )
-    lines += [
-        f"not in use ({', '.join(sorted({k.split('.')[0] for k in keys}))}, {len(keys)} metrics): {why}"
+    lines += [  # wrapped at a terminal's width (issue 47), whole on a pipe
+        fill(
+            f"not in use ({', '.join(sorted({k.split('.')[0] for k in keys}))}, {len(keys)} metrics): {why}",
+            terminal_width(),
+            subsequent_indent="  ",
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
         for why, keys in skipped.items()
     ]
     return "\n".join(lines)

@@ -82,7 +82,8 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
         f"{t['messages_read']} messages read = {t['messages_imported']} added + {t['messages_unchanged']} unchanged"
         f" + {t['quarantined']} quarantined" + (f" + {t['skipped']} skipped" if skipped else "") + f" -> {r.db}"
     )
-    return "\n".join(lines + notes + [total])
+    # on a terminal the totals wrap at its width like the notes (issue 47: a 120-column terminal); a pipe: one line
+    return "\n".join(lines + notes + [fill(total, cols, subsequent_indent="  ", break_on_hyphens=False)])
 
 
 def _noted(f: SourceResult) -> bool:

@@ -164,7 +164,7 @@ def finding(f: FindingItem) -> str:
         f"<span class=sev-{e(f.severity)}>{e(f.severity)}</span> "
         f'<span class=kind title="{e(f.kind)}">{e(kind_words(f.kind))}</span> — '
         f"{inline(f.who)}{' ' + e(f.where) if f.where else ''}: {e(f.summary)}"
-        + (f" <span class=said>— {e(f.said)}</span>" if f.said else "")
+        + (f" <span class=held>— {e(f.said)}</span>" if f.said else "")
         + (f" <span class=standing>· {e(f.standing)}</span>" if f.standing else "")
     )
     return (

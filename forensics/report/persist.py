@@ -54,6 +54,21 @@ METRICS = [
     "short_user_share",
     "asst_tool_ratio",
 ]
+# each figure as a reader says it (the explorer's conversations page shows these, the identifier on hover)
+METRIC_WORDS = {
+    "messages": "messages",
+    "user": "user messages",
+    "assistant": "replies",
+    "tool": "tool messages",
+    "tool_calls": "tool calls",
+    "parallel_turns": "replies with parallel calls",
+    "tool_results_gt_2kb": "tool results over 2 KB",
+    "tool_results_gt_10kb": "tool results over 10 KB",
+    "empty_assistant_share": "share of replies without text",
+    "continue_nags": "“continue” nudges",
+    "short_user_share": "share of short user turns",
+    "asst_tool_ratio": "reply text per tool output",
+}
 CONVERSATIONS: dict[str, Any] = {
     "conversation_id": pl.String,
     "label": pl.String,

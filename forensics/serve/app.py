@@ -192,6 +192,7 @@ def _conversations(con: Any, request: Request) -> dict[str, Any]:
         "choices": data.choices(con),
         "reported": data.reported(con),
         "metrics": data.METRICS,
+        "metric_words": data.METRIC_WORDS,
         "pages": max(1, -(-total // data.PAGE)),
         "query": {k: v for k, v in q.items() if k not in ("page", "sort", "dir")},
     }

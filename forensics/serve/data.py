@@ -19,6 +19,7 @@ import orjson
 
 from forensics import analyzers
 from forensics.kernel.selection import Selection
+from forensics.report.persist import METRIC_WORDS as METRIC_WORDS
 from forensics.report.persist import METRICS as METRICS
 from forensics.text.escape import terminal
 from forensics.warehouse import frame

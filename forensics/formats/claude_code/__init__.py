@@ -823,8 +823,9 @@ def _notes(f: _File) -> list[str]:
         out.append(f"{n} messages copied from session {sid} ({how} it) kept off the main path")
     if f.merged:
         out.append(f"{f.merged} continuation lines of split responses merged")
-    if f.events:
-        out.append("events: " + _counts(Counter(e.kind for e in f.events if e.kind != "reasoning")))
+    shown = Counter(e.kind for e in f.events if e.kind != "reasoning")  # reasoning is no event a reader counts
+    if shown:
+        out.append("events: " + _counts(shown))
     if f.skipped:
         out.append("skipped line types: " + _counts(f.skipped))
     if f.fields:
