@@ -446,7 +446,9 @@ def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() ->
         "conversation is flagged only where it cites more of its messages than the agent's median (2.5%): "
         "3 conversations"
     }
-    assert [p.norm for p in kept if p.conversation_id == "c1"] == ["n; above codex's median share of messages cited"]
+    assert [p.norm for p in kept if p.conversation_id == "c1"] == [
+        "n; above Codex CLI's median share of messages cited"
+    ]
 
 
 def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:

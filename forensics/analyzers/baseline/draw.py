@@ -12,17 +12,22 @@ if TYPE_CHECKING:
 
 
 def roles(d: dict[str, list[Any]]) -> Figure:
-    """``labels`` and a count per role and conversation."""
-    fig = figure(max(6.0, 0.45 * len(d["labels"]) + 2))
+    """``labels`` and a count per role and conversation: one bar per conversation, across, the longest first, so
+    the chart grows down the page with the number of conversations and never wider than it (issue 47: a 1,280 px
+    window shows all of it)."""
+    n = len(d["labels"])
+    fig = figure(8.0, max(2.4, 0.2 * n + 1.2))
     ax = fig.axes[0]
-    labels = [short_label(x) for x in d["labels"]]
-    bottom = [0] * len(labels)
+    labels = [short_label(x, 24) for x in d["labels"]]
+    rows = list(range(n))
+    left = [0] * n
     for role in ("user", "assistant", "tool"):
-        ax.bar(labels, d[role], bottom=bottom, label=role, color=PALETTE[role])
-        bottom = [b + v for b, v in zip(bottom, d[role])]
-    ax.set_ylabel("messages")
-    ax.tick_params(axis="x", labelrotation=60, labelsize=7)
-    ax.legend(fontsize=8)
+        ax.barh(rows, d[role], left=left, label=role, color=PALETTE[role])
+        left = [b + v for b, v in zip(left, d[role])]
+    ax.set_yticks(rows, labels, fontsize=7)
+    ax.invert_yaxis()  # the first (longest) at the top
+    ax.set_xlabel("messages")
+    ax.legend(fontsize=8, loc="lower right")
     return fig
 
 
