@@ -73,12 +73,15 @@ def detect(ctx: Context) -> list[Problem]:
 
 # the rule's own references, one click away (in ``rule``), never on the finding's line
 REFERENCES = re.compile(r"\s*\((?:GUIDE §5|no corpus norm)[^)]*\)")
+ABOVE = "; above {family}'s median share of messages cited"  # a family's finding kept (``_family_norms``)
+ABOVE_AT = re.compile(re.escape(ABOVE).replace(r"\{family\}", r"(\S+)") + "$")
 
 
 def said(p: Problem) -> str:
     """What a problem was held against, in a reader's words: the norm without the rule's references (GUIDE §5) and
     without "the main path"; nothing where it was the person's own words (the quote says it)."""
     norm = REFERENCES.sub("", p.norm).replace(" on the main path", "")
+    norm = ABOVE_AT.sub(lambda m: f"; a larger share of the conversation than is usual for {agent_name(m[1])}", norm)
     if norm.startswith("the person's own"):
         return ""
     if p.kind == "instruction_violated":
@@ -224,9 +227,7 @@ def _family_norms(
         if key not in common:
             out.append(p)
         elif p.conversation_id in keep[key]:
-            out.append(
-                dataclasses.replace(p, norm=f"{p.norm}; above {agent_name(key[1])}'s median share of messages cited")
-            )
+            out.append(dataclasses.replace(p, norm=f"{p.norm}{ABOVE.format(family=key[1])}"))
     return out, norms
 
 
