@@ -50,10 +50,13 @@ def test_a_folder_of_agent_logs_recommends_nothing_for_the_seed_harness(agents: 
         "topic.min_confidence",
         "memory.top_k",
     ):
-        assert left[key].startswith("no conversation from a harness with this knob (aider "), (key, left.get(key))
+        assert left[key].startswith("no conversation from the harness this setting belongs to (aider "), (
+            key,
+            left.get(key),
+        )
         assert "claude-code " in left[key] and "codex " in left[key]
     md = (agents / "r" / "report.md").read_text()
-    assert "- compaction.keep_recent (10): no conversation from a harness with this knob (aider " in md
+    assert "- compaction.keep_recent (10): no conversation from the harness this setting belongs to (aider " in md
     code, out, err = run_cli("tune", "--db", str(agents / "w.duckdb"), "--json")
     assert code == 0, err
     assert all(r["recommended"] == r["current"] for r in json.loads(out) if formats_of(r["key"]) is not None)
@@ -65,7 +68,9 @@ def test_analyzers_without_input_say_not_in_use_and_gate_nothing(agents: Path) -
     assert idle["sentinel"].startswith("no `[[SS-CHECK` in any system prompt, injected text or reply of the ")
     assert idle["memory"].startswith("no decision records")
     assert idle["skills"].startswith("no trigger table")
-    assert idle["compaction.replay"].startswith("no conversation from a harness with this rule (aider ")
+    assert idle["compaction.replay"].startswith(
+        "no conversation from the harness whose compaction this replays (aider "
+    )
     for name in ("sentinel", "memory", "skills"):
         assert doc["sections"][name] == {} and not [f for f in doc["findings"] if f["section"] == name]
     assert "replay" not in doc["sections"].get("compaction", {})

@@ -17,9 +17,9 @@ from tests.conftest import FIXTURES, SHARED, run_cli
 REAL = SHARED / "data" / "agent-logs"
 AGENTS = ("claude_code", "codex_cli", "aider")  # issue 24's folder of Claude Code, Codex and aider logs
 MIXED = (
-    "5 kinds of agent here (aider 48, codex 6, claude-code sub-agent 5, claude-code 3, codex sub-agent 1) and "
-    "one [drift] value for all of them: a fit over a pool of unlike agents is no norm (the drift analyzer holds "
-    "each kind against its own); tune a warehouse of one kind to fit them"
+    "5 kinds of agent here (aider 48, codex 6, claude-code sub-agent 5, claude-code 3, codex sub-agent 1), and "
+    "one [drift] value for all of them cannot fit them all (each kind is judged against its own runs); tune a "
+    "warehouse of one kind to fit them"
 )
 
 

@@ -122,7 +122,7 @@ def not_in_use_lines(rep: Report) -> list[str]:
 
 
 def kept_line(c: Any) -> str:
-    """A key tune left alone: "compaction.keep_recent (10): no conversation from a harness with this knob"."""
+    """A key tune left alone: "compaction.keep_recent (10): no conversation from the harness this setting belongs to"."""
     return f"{c.key} ({c.current!r}): {c.evidence}"
 
 

@@ -95,7 +95,7 @@ def _scoped(
                 k,
                 ctx.cfg[k],
                 ctx.cfg[k],
-                f"no conversation from a harness with this knob ({harness.elsewhere(formats)})",
+                f"no conversation from the harness this setting belongs to ({harness.elsewhere(formats)})",
             )
             for k in keys
         ]

@@ -80,7 +80,7 @@ def run(ctx: Context) -> Section:
     if not own:
         idle.update(
             {
-                f"{NAME}.{part}": f"no conversation from a harness with this rule ({harness.elsewhere(formats)})"
+                f"{NAME}.{part}": f"no conversation from the harness whose compaction this replays ({harness.elsewhere(formats)})"
                 for part in ("replay", "sweep")
             }
         )

@@ -83,9 +83,8 @@ def fit(ctx: Context, d: DriftSettings, worst: float) -> list[Fitted]:
         listing = ", ".join(f"{k} {n}" for k, n in sizes.most_common())
         why = (
             (
-                f"{len(sizes)} kinds of agent here ({listing}) and one [drift] value for all of them: a fit over a pool "
-                "of unlike agents is no norm (the drift analyzer holds each kind against its own); tune a warehouse of "
-                "one kind to fit them"
+                f"{len(sizes)} kinds of agent here ({listing}), and one [drift] value for all of them cannot fit "
+                "them all (each kind is judged against its own runs); tune a warehouse of one kind to fit them"
             )
             if sizes
             else "no conversations: kept"
