@@ -88,7 +88,7 @@ def test_the_seed_harness_two_stores_are_two_kinds(tmp_path: Path) -> None:
     recs = _drift(tmp_path / "w.duckdb")
     assert all(
         r["recommended"] == r["current"]
-        and r["evidence"].startswith("2 kinds of agent here (sqlite 12, jsonl 8) and one [drift] value")
+        and r["evidence"].startswith("2 kinds of agent here (sqlite 12, jsonl 8), and one [drift] value")
         for r in recs.values()
     )
 

@@ -69,6 +69,7 @@ def _env() -> Environment:
     )
     env.filters["positions"] = positions_text
     env.filters["kindwords"] = kind_words
+    env.globals["metric_words"] = data.METRIC_WORDS  # a figure as a reader says it, its column name on hover
     env.filters["size"] = lambda b: "–" if b is None else (f"{b / 1024:.1f} KB" if b >= 1024 else f"{b} B")
     env.filters["num"] = lambda v: "–" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
     env.filters["pct"] = lambda v: "–" if v is None else f"{v:.0%}"
@@ -192,7 +193,6 @@ def _conversations(con: Any, request: Request) -> dict[str, Any]:
         "choices": data.choices(con),
         "reported": data.reported(con),
         "metrics": data.METRICS,
-        "metric_words": data.METRIC_WORDS,
         "pages": max(1, -(-total // data.PAGE)),
         "query": {k: v for k, v in q.items() if k not in ("page", "sort", "dir")},
     }
