@@ -184,9 +184,9 @@ def run(ctx: Context) -> Section:
     fired = [k for k in KINDS if kinds[k]["findings"]]
     sec.summary = (
         f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
-        + (": " + ", ".join(f"{k} {kinds[k]['findings']}" for k in fired) if fired else "")
-        + ". Each cites a verbatim quote, the rule that fired and the norm it was held against; "
-        "lost_focus has no mechanical rule and stays silent."
+        + (": " + ", ".join(f"{k.replace('_', ' ')} {kinds[k]['findings']}" for k in fired) if fired else "")
+        + ". Each cites a verbatim quote, the rule that fired and what it was held against; "
+        "lost focus has no rule a program can check, so it is never flagged."
     )
     sec.grid = [["kind", "findings", "conversations", "share of conversations"]] + [
         [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS
