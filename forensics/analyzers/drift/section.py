@@ -569,9 +569,9 @@ def _no_focus(signals: pl.DataFrame, kinds: dict[str, str], d: Any) -> list[dict
                 f"echo rate {rate}, {r['continue_nags']} continue-nags from the person ({held})",
                 r["echo_rate"],
                 (r["nag_positions"] or []) + (r["echo_positions"] or [])[: EVIDENCE_MAX // 2],
-                "continue-nags first, then the first pure tool-echo messages",
+                "the person's “continue” turns first, then the first replies that were tool calls without a word",
                 percentile=spread[k].standing(r["echo_rate"]),
-                among=f"{len(spread[k].values)} conversations of {agent_name(k)} by echo rate",
+                among=f"{len(spread[k].values)} conversations of {agent_name(k)} by their share of replies without a word",
                 said=said,
             )
         )
