@@ -222,10 +222,13 @@ def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -
     for r in ranked:
         if r.finding.conversation_id:
             per.setdefault(r.finding.conversation_id, []).append(r)
-    generic = Counter(r.finding.rule for r in ranked)  # a rule many findings share says less than their summary
+    # the rule in a reader's words where the analyzer says them, else in its own; one many findings share says less
+    # than their summary (a quote)
+    generic = Counter(r.finding.said or r.finding.rule for r in ranked)
 
-    def line(f: Finding) -> str:  # the rule in a reader's words where the analyzer says it
-        return f.said or (f.rule if f.rule and generic[f.rule] < 2 else f.summary)
+    def line(f: Finding) -> str:
+        why = f.said or f.rule
+        return why if why and generic[why] < 2 else f.summary
 
     def reason(f: Finding) -> str:
         share = shares.get(f.kind)
