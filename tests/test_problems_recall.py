@@ -112,6 +112,36 @@ def test_reads_of_other_lines_are_not_a_reread(tmp_path: Path) -> None:
     ]
 
 
+# terminal-bench-leaderboard, mini-swe-agent with Claude Sonnet 4, intrusion-detection (positions 59-67): the
+# script that writes alert.json run, the file shown; the script run again (alert.json written anew), the file
+# shown again beside the first 50 lines of another file
+RUN_AND_SHOW = './intrusion_detector.sh && echo "" && echo "=== Updated alert.json ===" && cat alert.json'
+SHOW_BOTH = (
+    'echo "=== alert.json content ===" && cat alert.json && echo "" && '
+    "head -50 incident_45.32.67.89_20250814_051902.txt"
+)
+
+
+def test_a_range_read_in_another_step_of_the_command_is_not_the_files() -> None:
+    """``cat alert.json && head -50 incident….txt`` reads alert.json whole: head's 50 lines are the other file's."""
+    assert lines_read(json.dumps({"command": SHOW_BOTH})) == (1, float("inf"))
+    assert lines_read(json.dumps({"command": "cd /app && nl -ba a.py | sed -n '50,120p' && head -5 b.py"})) == (50, 120)
+    assert lines_read(json.dumps({"command": "head -5 b.py; sed -n '50,120p' a.py"})) == (1, 5)
+
+
+def test_a_file_a_script_wrote_again_shown_whole_is_no_reread(tmp_path: Path) -> None:
+    """The second show of alert.json reads another text (the script wrote it again, a new timestamp): the file
+    changed outside the agent's edits, so no reread_unchanged (it was cited when head's range was read as
+    alert.json's)."""
+    s = Session("tb").add("user", "Create an intrusion detection system that can analyze log files")
+    s.call("bash", {"command": RUN_AND_SHOW}, '{\n  "timestamp": "2025-08-14T05:18:45Z",\n  "alerts": []\n}')
+    s.call("bash", {"command": "./intrusion_detector.sh"}, "Analysis complete. Generated alert.json and report.json")
+    s.call("bash", {"command": SHOW_BOTH}, '{\n  "timestamp": "2025-08-14T05:19:01Z",\n  "alerts": []\n}\nINCIDENT')
+    s.add("assistant", "Both scripts are working perfectly and meet all the requirements.")
+    found, _ = run(tmp_path, s)
+    assert [f["rule"] for f in found if f["kind"] == "redundant_work"] == []
+
+
 def test_a_directive_said_again_much_later_and_in_other_words(tmp_path: Path) -> None:
     """cursor/choigoyoon+Oifunding: "변경하지말고 코드만 제안해봐" (don't change anything, only suggest code) at one turn,
     "니가 수정하면 안된다" (you must not modify it) many turns later: the person re-states the constraint."""

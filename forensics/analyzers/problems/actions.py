@@ -210,7 +210,7 @@ def lines_read(args: str) -> tuple[float, float] | None:
                 return None
             lo = max(lo, 1)
             return (lo, lo + limit - 1 if isinstance(limit, int) and limit > 0 else float("inf"))
-    command = " ".join(_strings(value))
+    command = _read_step(" ".join(_strings(value)))
     if m := SED_RANGE.search(command):
         return (int(m.group(1)), int(m.group(2)))
     if m := HEAD_LINES.search(command):
@@ -218,6 +218,22 @@ def lines_read(args: str) -> tuple[float, float] | None:
     if TAIL.search(command):
         return None
     return WHOLE
+
+
+SHELL_READ_PY = re.compile(SHELL_READ)
+STEP_SEPARATOR = re.compile(r"&&|\|\||;|\n")
+
+
+def _read_step(command: str) -> str:
+    """The step of a chained command (``&&``, ``||``, ``;``, a new line) that holds its first file read, the one the
+    rule names (SQL's ``regexp_extract``); a pipe stays in it (``nl -ba f | sed -n '50,120p'``). A range written in
+    another step reads another file: ``cat alert.json && head -50 incident.txt`` reads alert.json whole."""
+    m = SHELL_READ_PY.search(command)
+    if m is None:
+        return command
+    starts = [s.end() for s in STEP_SEPARATOR.finditer(command, 0, m.start(1))]
+    end = STEP_SEPARATOR.search(command, m.end(1))
+    return command[starts[-1] if starts else 0 : end.start() if end else len(command)]
 
 
 def _covered_by(lo: float, hi: float, seen: list[tuple[float, float]]) -> bool:
