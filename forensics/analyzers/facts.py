@@ -23,10 +23,10 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.config import Config
+from forensics.kernel.arrow import sql_frame
 
 TABLES = ("conversations", "messages", "tool_calls", "events", "topic_switches")  # what a fact may read
 
@@ -34,7 +34,7 @@ TABLES = ("conversations", "messages", "tool_calls", "events", "topic_switches")
 @dataclass(frozen=True)
 class Fact:
     name: str
-    fn: Callable[..., pa.Table]  # (con, cfg) -> rows; may take ``ids`` (restrict to these conversations)
+    fn: Callable[..., pl.DataFrame]  # (con, cfg) -> rows; may take ``ids`` (restrict to these conversations)
     order: tuple[str, ...]  # a total order of the rows (nulls last, as DuckDB's ORDER BY)
     cached: bool = False  # its rows are cached between reports, per conversation (``reuse``)
     also_reads: str | None = None  # cached: a table another analyzer writes that feeds it (drift's lags read the
@@ -54,12 +54,16 @@ def declared(name: str) -> Fact:
     return all_facts()[name]
 
 
-def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pa.Table:
-    return con.sql(sql, params=params or None).to_arrow_table()
+def arrow(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
+    """The rows of ``sql`` as a polars frame (DuckDB's Arrow stream, no pyarrow)."""
+    return sql_frame(con, sql, params)
 
 
-def arrow_frame(table: pa.Table | pa.RecordBatch) -> pl.DataFrame:
-    """An Arrow table or batch as a polars frame (``pl.from_arrow`` is typed to return a Series too)."""
+def arrow_frame(table: Any) -> pl.DataFrame:
+    """A fact's rows as a polars frame: a frame as it is; an Arrow table or batch (the Spark engine's, which has
+    pyarrow) through ``pl.from_arrow``, which is typed to return a Series too."""
+    if isinstance(table, pl.DataFrame):
+        return table
     df = pl.from_arrow(table)
     assert isinstance(df, pl.DataFrame)
     return df

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
+import polars as pl
 
 from forensics.analyzers.facts import Fact, arrow
 from forensics.config import Config
+from forensics.kernel.arrow import stream
 from forensics.kernel.redact import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ TRUNCATED = "|".join(
 )
 
 
-def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per selected conversation: its source and its main path's messages, redacted, wholly redacted, empty, cut."""
     return arrow(
         con,
@@ -64,7 +65,7 @@ def summarize(ctx: Context) -> dict[str, Any]:
     """{"sources": [{source, format, messages, redacted, wholly_redacted, empty, truncated}], "totals": {...}}
     for the selected conversations (``sel_conversations``); sources with none of the three are left out."""
     keys = ("messages", "redacted", "wholly_redacted", "empty", "truncated")
-    ctx.con.register("_quality_rows", ctx.fact("data_quality").to_arrow())
+    ctx.con.register("_quality_rows", stream(ctx.fact("data_quality")))
     try:
         rows = ctx.con.execute(
             f"SELECT s.path, s.format, {', '.join(f'sum({k})' for k in keys)} FROM _quality_rows "

@@ -31,10 +31,10 @@ from typing import Any
 
 import duckdb
 import orjson
-import pyarrow as pa
-import pyarrow.compute as pc
+import polars as pl
 
 from forensics.config import Config
+from forensics.kernel.arrow import sql_frame
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import SCHEMA_VERSION, derived
 
@@ -93,10 +93,10 @@ def rows(
     con: duckdb.DuckDBPyConnection,
     settings: Config | dict[str, Any],
     name: str,
-    compute: Callable[[], pa.Table],
+    compute: Callable[[], pl.DataFrame],
     also_reads: str | None = None,
     shadows: tuple[str, ...] = (),
-) -> pa.Table:
+) -> pl.DataFrame:
     """The rows of ``name`` (a cached fact, or another per-conversation result) for the selection, computing only the
     conversations without valid cached rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
@@ -135,7 +135,7 @@ def rows(
         ids = [cid for cid, _ in stale]
         with narrowed(con, ids, shadows):
             fresh = compute()
-        fresh = fresh.filter(pc.is_in(fresh["conversation_id"], pa.array(ids, pa.string())))  # a fact may read more
+        fresh = fresh.filter(pl.col("conversation_id").is_in(ids))  # a fact may read more
         # (a fact computed inside ``compute`` used _STALE too: the ids again)
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_STALE} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
         where = (
@@ -143,7 +143,7 @@ def rows(
             "(SELECT conversation_id FROM conversations)"
         )
         derived.replace_rows(con, table, fresh, where)
-        done = pa.table(
+        done = pl.DataFrame(
             {
                 "fact": [name] * len(stale),
                 "conversation_id": ids,
@@ -154,7 +154,7 @@ def rows(
         derived.replace_rows(con, DONE, done, f"fact = ? AND ({where})", [name])
     if not derived.columns(con, table):  # nothing selected, nothing cached yet: the fact's own (empty) rows
         return compute()
-    return con.sql(f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)").to_arrow_table()
+    return sql_frame(con, f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)")
 
 
 def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
@@ -188,7 +188,7 @@ def corpus(con: duckdb.DuckDBPyConnection, part: str, digest: str | None, comput
         derived.replace_rows(
             con,
             CORPUS,
-            pa.table({"part": [part], "inputs": [digest or ""], "value": [orjson.dumps(value).decode()]}),
+            pl.DataFrame({"part": [part], "inputs": [digest or ""], "value": [orjson.dumps(value).decode()]}),
             "part = ?",
             [part],
         )

@@ -24,6 +24,7 @@ from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.outcomes import wilson
 from forensics.analyzers.prices import PriceTable, table
+from forensics.kernel.arrow import stream
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived, frame
 
@@ -176,7 +177,7 @@ def run(ctx: Context) -> Section:
     rows = runs(ctx.con, prices, selected=True)
     if rows.is_empty():
         return Section.idle(NAME, TITLE, "no conversation selected")
-    ctx.con.register("_usage_runs", rows.to_arrow())
+    ctx.con.register("_usage_runs", stream(rows))
     ctx.con.execute("CREATE OR REPLACE TABLE usage_runs AS SELECT * FROM _usage_runs")
     ctx.con.unregister("_usage_runs")
     by_model, by_day = summarize(rows, ["agent", "model"]), summarize(rows, ["day"])

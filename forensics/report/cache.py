@@ -46,7 +46,6 @@ from forensics.warehouse.derived import REPORT_CACHE, REPORT_CACHE_COLUMNS
 LIBRARIES = (
     "duckdb",
     "polars",
-    "pyarrow",
     "numpy",
     "rjieba",
     "jieba",

@@ -21,7 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from types import TracebackType
 
 import duckdb
-import pyarrow as pa
+import polars as pl
 
 from forensics import draw as charts
 from forensics.analyzers import reuse
@@ -110,7 +110,7 @@ class Painter:
             derived.replace_rows(
                 self.con,
                 TABLE,
-                pa.table(
+                pl.DataFrame(
                     {"name": [n for n, _, _ in new], "key": [k for _, k, _ in new], "svg": [d for _, _, d in new]}
                 ),
                 "name IN (SELECT unnest(?::VARCHAR[]))",

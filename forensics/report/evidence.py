@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import duckdb
 import polars as pl
 
+from forensics.kernel.arrow import stream
 from forensics.kernel.redact import redact
 from forensics.warehouse import frame
 
@@ -70,7 +71,7 @@ def fetch(
     if not pairs:
         return {}
     want = pl.DataFrame(pairs, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row")
-    con.register("_evidence_wanted", want.to_arrow())
+    con.register("_evidence_wanted", stream(want))
     try:
         msgs = frame(
             con,

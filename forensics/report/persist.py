@@ -113,7 +113,7 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
     derived.replace_rows(
         con,
         "report_findings",
-        pl.DataFrame(rows, schema=FINDINGS).to_arrow(),
+        pl.DataFrame(rows, schema=FINDINGS),
         f"({selected} OR conversation_id = '') AND section IN ({sections})",
     )
     base = next(
@@ -131,7 +131,7 @@ def write(con: duckdb.DuckDBPyConnection, report: Report) -> None:
             }
             for cid, v in per.items()
         ]
-        derived.replace_rows(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS).to_arrow(), selected)
+        derived.replace_rows(con, "report_conversations", pl.DataFrame(conv, schema=CONVERSATIONS), selected)
     log_run(con, report)
 
 
@@ -155,5 +155,5 @@ def log_run(con: duckdb.DuckDBPyConnection, report: Report) -> None:
                 "digest": [orjson.dumps(report.digest.as_dict(labels), option=orjson.OPT_NON_STR_KEYS).decode()],
             },
             schema=RUNS,
-        ).to_arrow(),
+        ),
     )

@@ -95,7 +95,13 @@ def fact_schemas(
     for t, table in whole.items():
         con.register(t, table)
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SELECTED} (conversation_id VARCHAR)")
-    return {n: spark_schema(declared(n).fn(con, cfg).schema) for n in names}
+    return {n: spark_schema(_arrow(declared(n).fn(con, cfg)).schema) for n in names}
+
+
+def _arrow(rows: pl.DataFrame) -> pa.Table:
+    """A fact's rows (a polars frame) as a pyarrow table: the Spark engine's workers trade Arrow (pyspark brings
+    pyarrow: the ``spark`` extra)."""
+    return rows.to_arrow()
 
 
 def output_schema(schemas: dict[str, pa.Schema]) -> pa.Schema:
@@ -132,7 +138,7 @@ def conversation_facts(
         )
         cols: dict[str, pa.Array] = {KEY: pa.array([group[KEY][0].as_py()], pa.int64())}
         for n in names:
-            rows = declared(n).fn(con, cfg).cast(schemas[n])
+            rows = _arrow(declared(n).fn(con, cfg)).cast(schemas[n])
             cols[n] = pa.ListArray.from_arrays(
                 pa.array([0, rows.num_rows], pa.int32()), rows.to_struct_array().combine_chunks()
             )

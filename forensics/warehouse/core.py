@@ -10,6 +10,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from forensics.kernel.arrow import sql_frame
 from forensics.kernel.errors import WarehouseError
 from forensics.kernel.redact import install_sql
 from forensics.warehouse import DEFAULT_DB, derived, machine
@@ -19,10 +20,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: list[Any] | None = None) -> pl.DataFrame:
-    """Run SQL and return a polars DataFrame (through Arrow, no row loop)."""
-    out = pl.from_arrow(con.sql(sql, params=params or None).to_arrow_table())
-    assert isinstance(out, pl.DataFrame)  # a table, never a Series
-    return out
+    """Run SQL and return a polars DataFrame (through the Arrow C stream, no row loop, no pyarrow)."""
+    return sql_frame(con, sql, params)
 
 
 def set_memory_limit(con: duckdb.DuckDBPyConnection, budget_mb: int) -> None:

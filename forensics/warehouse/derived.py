@@ -4,8 +4,8 @@ declaration, the report in ``forensics.report.tables``, which lists them all); t
 written, so that a warehouse written by an earlier release keeps reporting after a table gains, loses or retypes
 a column.
 
-A derived table's columns are the declared schema of the rows its analyzer hands over (an Arrow table built from
-a typed frame). Rows go in by column name, never by position, so the order of the columns does not matter. When
+A derived table's columns are the declared schema of the rows its analyzer hands over (a typed polars frame, read by
+DuckDB through the Arrow C stream). Rows go in by column name, never by position, so the order of the columns does not matter. When
 the table in the warehouse has other columns (names or types) than the rows, it was written by another version: it is dropped and recreated, since everything in it can be
 computed again from the imported rows (a report recomputes the conversations it selects; the rows of others
 come back with the next report that selects them). Imported tables are never touched here: their changes are
@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
-import pyarrow as pa
+import polars as pl
+
+from forensics.kernel.arrow import stream
 
 # the whole-report cache: the table the last report is stored in (``forensics.report.cache``), and its columns: whoever opens the warehouse
 # to write kills it (``expire_report_cache``)
@@ -48,7 +50,7 @@ _ROWS = "_derived_rows"
 def replace_rows(
     con: duckdb.DuckDBPyConnection,
     table: str,
-    rows: pa.Table,
+    rows: pl.DataFrame,
     where: str = SELECTED_ROWS,
     params: list[Any] | None = None,
 ) -> None:
@@ -57,7 +59,7 @@ def replace_rows(
     _write(con, table, rows, where, params)
 
 
-def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+def append_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame) -> None:
     """Insert ``rows`` by name, keeping what is there (a log of report runs)."""
     _write(con, table, rows, None, None)
 
@@ -88,9 +90,9 @@ def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]
 
 
 def _write(
-    con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, where: str | None, params: list[Any] | None
+    con: duckdb.DuckDBPyConnection, table: str, rows: pl.DataFrame, where: str | None, params: list[Any] | None
 ) -> None:
-    con.register(_ROWS, rows)
+    con.register(_ROWS, stream(rows))
     try:
         want = [(n, t) for n, t, *_ in con.execute(f"DESCRIBE SELECT * FROM {_ROWS}").fetchall()]
         have = columns(con, table)

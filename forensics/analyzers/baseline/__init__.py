@@ -10,7 +10,6 @@ from typing import Any, cast
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import quality
 from forensics.analyzers.base import Chart, Context, Finding, Section
@@ -49,7 +48,7 @@ SEED_LAYOUT_MAX = 8  # up to this many conversations, one column each (the seed'
 WIDE_LAYOUT_MAX = 40  # beyond the seed layout: a row per conversation, the largest ones
 
 
-def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """The named query ``baseline``: one row per selected conversation."""
     return arrow(
         con,
@@ -58,7 +57,7 @@ def per_conversation(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per conversation, its tool results in each size bin (``SIZE_BINS``)."""
     bins = ", ".join(
         f"count(*) FILTER (WHERE content_bytes > {lo} AND content_bytes <= {hi})"
@@ -71,7 +70,7 @@ def tool_sizes(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     return arrow(
         con,
         f"SELECT conversation_id, m.role, sum(m.content_chars)::BIGINT AS chars FROM messages m "
@@ -79,7 +78,7 @@ def role_chars(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """The person's turns, after the assistant answered at least once, that say its work failed them
     (``baseline.pushback_patterns`` in their first PUSHBACK_HEAD characters), with the words that did."""
     pattern = re.compile("|".join(f"(?:{p})" for p in BaselineSettings.of(cfg).pushback_patterns), re.I | re.M)
@@ -94,11 +93,11 @@ def pushback(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         else []
     )
     hits = [(cid, pos, _quote(head, m)) for cid, pos, head in rows if (m := pattern.search(head))]
-    return pa.table(
+    return pl.DataFrame(
         {
-            "conversation_id": pa.array([h[0] for h in hits], pa.string()),
-            "position": pa.array([h[1] for h in hits], pa.int32()),
-            "quote": pa.array([h[2] for h in hits], pa.string()),
+            "conversation_id": pl.Series([h[0] for h in hits], dtype=pl.String),
+            "position": pl.Series([h[1] for h in hits], dtype=pl.Int32),
+            "quote": pl.Series([h[2] for h in hits], dtype=pl.String),
         }
     )
 

@@ -18,6 +18,7 @@ import polars as pl
 from forensics.analyzers.compaction.facts import NEEDS, SOURCES, Fact
 from forensics.analyzers.compaction.load import selected
 from forensics.analyzers.compaction.rules import READ_TOOL, Rules
+from forensics.kernel.arrow import stream
 
 TABLE = "compaction_pairs"
 PAIRS_VERSION = 3  # 2: constraints cut at the clause; 3: commands and figures, read commands raise no error
@@ -143,6 +144,6 @@ def store(con: duckdb.DuckDBPyConnection, key: str, rows: dict[str, list[Pair]])
                 "reread": None,
             }
         ]
-    con.register("_compaction_new_pairs", pl.DataFrame(data, schema=SCHEMA).to_arrow())
+    con.register("_compaction_new_pairs", stream(pl.DataFrame(data, schema=SCHEMA)))
     con.execute(f"INSERT INTO {TABLE} SELECT * FROM _compaction_new_pairs")
     con.unregister("_compaction_new_pairs")

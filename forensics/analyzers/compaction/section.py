@@ -501,4 +501,4 @@ def _lost_of(rows: list[Row]) -> str:
 
 def _store(ctx: Context, table: str, rows: list[dict[str, Any]], schema: dict[str, Any]) -> None:
     """Replace the selection's rows of a derived table."""
-    derived.replace_rows(ctx.con, table, pl.DataFrame(rows, schema=schema).to_arrow())
+    derived.replace_rows(ctx.con, table, pl.DataFrame(rows, schema=schema))

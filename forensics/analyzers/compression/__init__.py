@@ -20,7 +20,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
@@ -30,6 +29,7 @@ from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.analyzers.facts import Fact
 from forensics.config import Config, Key
+from forensics.kernel.arrow import relation_frame, stream
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived, frame
 from forensics.warehouse.queries import load_query
@@ -82,15 +82,19 @@ def _prepare(
         "tool_result_head_tail_lines": int(head_tail_lines),
     }
 
-    def compute() -> pa.Table:
+    def compute() -> pl.DataFrame:
         with _variables(con, values), reuse.selected_only(con):
-            return con.sql(
-                f"SELECT * FROM ({load_query('compression_replay', __package__).sql}) q WHERE q.conversation_id IN "
-                f"({_selected(con)}) ORDER BY q.conversation_id, q.position"
-            ).to_arrow_table()
+            return relation_frame(
+                con.sql(
+                    f"SELECT * FROM ({load_query('compression_replay', __package__).sql}) q WHERE q.conversation_id IN "
+                    f"({_selected(con)}) ORDER BY q.conversation_id, q.position"
+                )
+            )
 
     selected = _selected(con).endswith(SELECTED)
-    con.register("_compression_rows", reuse.rows(con, values, "compression_replay", compute) if selected else compute())
+    con.register(
+        "_compression_rows", stream(reuse.rows(con, values, "compression_replay", compute) if selected else compute())
+    )
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_REPLAY} AS SELECT * FROM _compression_rows")
     finally:
@@ -207,11 +211,11 @@ def _grid(cfg: Config) -> tuple[list[int], list[float]]:
     return sorted({*SWEEP_BYTES, int(tr.summarize_bytes)}), sorted({*SWEEP_SHARES, float(tr.summarize_share)})
 
 
-def replay_grid(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def replay_grid(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per point of the report's sweep and selected conversation: the replay's counts (``_per_conversation``)."""
     grid_b, grid_s = _grid(cfg)
     _prepare(con, grid_b[0], grid_s[0], int(ToolResultSettings.of(cfg).head_tail_lines))
-    return _per_conversation(con, grid_b, grid_s).to_arrow()
+    return _per_conversation(con, grid_b, grid_s)
 
 
 def run(ctx: Context) -> Section:

@@ -30,22 +30,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
-import pyarrow as pa
+import polars as pl
 
 from forensics.text.identifiers import names_something, target_tokens, union, values_text
 from forensics.text.keywords import content_tokens
 
 SWITCHES = "topic_switches"
 NEW_WINDOW = 20  # messages after the switch's first turn whose targets are the new topic's own
-LAG_SCHEMA = pa.schema(
-    [
-        ("conversation_id", pa.string()),
-        ("switch", pa.int32()),
-        ("first", pa.int32()),
-        ("last", pa.int32()),
-        ("old_rounds", pa.list_(pa.int32())),
-        ("old_targets", pa.list_(pa.string())),
-    ]
+LAG_SCHEMA = pl.Schema(
+    {
+        "conversation_id": pl.String(),
+        "switch": pl.Int32(),
+        "first": pl.Int32(),
+        "last": pl.Int32(),
+        "old_rounds": pl.List(pl.Int32),
+        "old_targets": pl.List(pl.String),
+    }
 )  # a Lag as a row
 
 

@@ -27,7 +27,6 @@ from typing import Any, cast
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
@@ -58,17 +57,17 @@ FACTS = (
 )  # what run() reads (``analyzers.facts``)
 KINDS = ["tool_result_crowding", "tool_dispersion", "compaction_topic_loss", "topic_interleave", "no_focus"]
 RANK = {"none": 0, "low": 1, "high": 2}
-EPISODE_SCHEMA = pa.schema(
-    [
-        ("conversation_id", pa.string()),
-        ("sign", pa.string()),
-        ("severity", pa.string()),
-        ("at", pa.int32()),
-        ("positions", pa.list_(pa.int32())),
-        ("detail", pa.string()),
-        ("compaction_position", pa.int32()),
-        ("compaction_logged", pa.bool_()),
-    ]
+EPISODE_SCHEMA = pl.Schema(
+    {
+        "conversation_id": pl.String(),
+        "sign": pl.String(),
+        "severity": pl.String(),
+        "at": pl.Int32(),
+        "positions": pl.List(pl.Int32),
+        "detail": pl.String(),
+        "compaction_position": pl.Int32(),
+        "compaction_logged": pl.Boolean(),
+    }
 )  # type 3's rows
 EVIDENCE_MAX = 12
 CHART_ROWS = 30
@@ -78,16 +77,16 @@ CROWDING_MIN_TOKENS = 16_000  # a context smaller than this (chars / 4) holds ro
 TOOL_TEXT = "(role = 'tool' OR origin = 'tool_result')"  # a tool's output, on the tool role or carried on the user's
 TABLE = "drift_findings"
 COLUMNS: dict[str, pl.DataType | type[pl.DataType]] = {
-    "conversation_id": pl.String,
-    "native_id": pl.String,
-    "drift_type": pl.Int32,
-    "kind": pl.String,
-    "severity": pl.String,
-    "rule": pl.String,
-    "value": pl.Float64,
+    "conversation_id": pl.String(),
+    "native_id": pl.String(),
+    "drift_type": pl.Int32(),
+    "kind": pl.String(),
+    "severity": pl.String(),
+    "rule": pl.String(),
+    "value": pl.Float64(),
     "positions": pl.List(pl.Int32),
-    "detail": pl.String,
-    "follows_compaction": pl.Boolean,
+    "detail": pl.String(),
+    "follows_compaction": pl.Boolean(),
 }
 
 
@@ -157,7 +156,7 @@ def _ep(
     }
 
 
-def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per conversation, what its context held: the assistant's text and what it wrote through tool arguments
     (a file written with Write, an Edit's new text, a patch: its output too), the tools' output (tool messages
     and tool output carried on the user role), everything (chars), its largest tool outputs and how many exceed
@@ -180,7 +179,7 @@ def context(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per conversation, the kind of agent whose norms it is held against (``norms.kind_of``)."""
     return arrow(
         con,
@@ -191,7 +190,7 @@ def agent_kinds(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """The named query ``tool_turns`` for the selected conversations."""
     with reuse.selected_only(con, ("messages", "tool_calls")):
         return arrow(
@@ -201,19 +200,19 @@ def tool_turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
         )
 
 
-def stepped_in(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
-    return interventions(con).to_arrow()
+def stepped_in(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
+    return interventions(con)
 
 
-def rediscovered(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def rediscovered(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Type 3's episodes, read from the compaction audit of the conversations on ``con`` (sel_conversations)."""
-    return pa.Table.from_pylist(rediscovery.episodes(Context(con, cfg, Selection())), schema=EPISODE_SCHEMA)
+    return pl.DataFrame(rediscovery.episodes(Context(con, cfg, Selection())), schema=EPISODE_SCHEMA)
 
 
-def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def lags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Type 4's lags (``forensics.analyzers.drift.interleave``); none until the topic analyzer wrote topic_switches."""
     found = interleave.lags(con) if interleave.available(con) else []
-    return pa.Table.from_pylist([vars(lag) for lag in found], schema=interleave.LAG_SCHEMA)
+    return pl.DataFrame([vars(lag) for lag in found], schema=interleave.LAG_SCHEMA)
 
 
 def _crowding(ctx: Context, kinds: dict[str, str], d: Any, big: int) -> list[dict[str, Any]]:
@@ -479,7 +478,7 @@ def _interleave(ctx: Context, d: Any, natives: dict[str, str], kinds: dict[str, 
     return out
 
 
-def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """The person's continue-nags (docs/definitions.md#whose-turn-it-is: a harness's "Please continue" is none) with their positions, and the
     tool calls in the turn before each (mean)."""
     return arrow(
@@ -502,7 +501,7 @@ def nags(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def echo(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def echo(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Positions of the pure tool-echo messages (assistant, blank, with tool calls)."""
     return arrow(
         con,
@@ -634,9 +633,7 @@ def _store(
             if (cid, kind) not in worst:
                 sev = "not computed" if kind == "topic_interleave" and not computed else "none"
                 rows.append(_ep(cid, native, kind, sev, "", None, []))
-    derived.replace_rows(
-        ctx.con, TABLE, pl.DataFrame([{k: r[k] for k in COLUMNS} for r in rows], schema=COLUMNS).to_arrow()
-    )
+    derived.replace_rows(ctx.con, TABLE, pl.DataFrame([{k: r[k] for k in COLUMNS} for r in rows], schema=COLUMNS))
 
 
 def _section(
@@ -692,10 +689,10 @@ def _section(
             for cid, c in convs.items()
         ],
         schema={
-            "conversation": pl.String,
+            "conversation": pl.String(),
             **{k: pl.String for k in KINDS},
-            "echo_rate": pl.Float64,
-            "continue_nags": pl.Int64,
+            "echo_rate": pl.Float64(),
+            "continue_nags": pl.Int64(),
         },
     )
     grid = grid.sort(pl.sum_horizontal([pl.col(k).replace_strict(RANK, default=0) for k in KINDS]), descending=True)

@@ -419,13 +419,13 @@ def _store(con: duckdb.DuckDBPyConnection, sigs: list[Signature]) -> None:
         }
         for s in sigs
     ]
-    derived.replace_rows(con, "run_failures", pl.DataFrame(rows, schema=RUN_FAILURES).to_arrow())
+    derived.replace_rows(con, "run_failures", pl.DataFrame(rows, schema=RUN_FAILURES))
 
 
 def _store_clusters(con: duckdb.DuckDBPyConnection, clusters: list[dict[str, Any]]) -> None:
     """The listed clusters of this report, largest first (the table is the last report's: recreated whole)."""
     rows = [{"cluster": c["name"], **{k: c[k] for k in FAILURE_CLUSTERS if k != "cluster"}} for c in clusters]
-    derived.replace_rows(con, "failure_clusters", pl.DataFrame(rows, schema=FAILURE_CLUSTERS).to_arrow(), "TRUE")
+    derived.replace_rows(con, "failure_clusters", pl.DataFrame(rows, schema=FAILURE_CLUSTERS), "TRUE")
 
 
 def _cluster_table(clusters: list[dict[str, Any]]) -> Table:

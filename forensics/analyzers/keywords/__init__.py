@@ -15,7 +15,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
@@ -35,7 +34,7 @@ DISTINCTIVE_K = 5
 CHART_CONVERSATIONS = 6
 
 
-def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Per selected conversation, its user messages and their content tokens with counts, in first-seen order
     (what the top keywords break ties by, and what TF-IDF reads)."""
     mode = str(KeywordSettings.of(cfg).tokenizer)
@@ -49,13 +48,13 @@ def counts(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     ).fetchall()
     tokens = lru_cache(maxsize=None)(lambda text: content_tokens(text, mode))
     tallies = [Counter(w for t in texts for w in tokens(t or "")) for _, _, texts in rows]
-    return pa.table(
+    return pl.DataFrame(
         {
-            "conversation_id": pa.array([r[0] for r in rows], pa.string()),
-            "native_id": pa.array([r[1] for r in rows], pa.string()),
-            "user_messages": pa.array([len(r[2]) for r in rows], pa.int32()),
-            "terms": pa.array([list(c) for c in tallies], pa.list_(pa.string())),
-            "counts": pa.array([list(c.values()) for c in tallies], pa.list_(pa.int32())),
+            "conversation_id": pl.Series([r[0] for r in rows], dtype=pl.String),
+            "native_id": pl.Series([r[1] for r in rows], dtype=pl.String),
+            "user_messages": pl.Series([len(r[2]) for r in rows], dtype=pl.Int32),
+            "terms": pl.Series([list(c) for c in tallies], dtype=pl.List(pl.String)),
+            "counts": pl.Series([list(c.values()) for c in tallies], dtype=pl.List(pl.Int32)),
         }
     )
 
@@ -153,7 +152,7 @@ def _write_table(
         },
         orient="row",
     )
-    derived.replace_rows(ctx.con, "conversation_keywords", df.to_arrow())
+    derived.replace_rows(ctx.con, "conversation_keywords", df)
 
 
 ANALYZER = Analyzer(

@@ -14,7 +14,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, CheckRule, Tuner
@@ -25,6 +24,7 @@ from forensics.analyzers.memory.retrieval import KEYS, Params, Replay, read_ques
 from forensics.analyzers.memory.rules import KINDS, Hit, find
 from forensics.analyzers.memory.settings import MemorySettings
 from forensics.config import Config, Key
+from forensics.kernel.arrow import stream
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
@@ -151,11 +151,11 @@ def _setting(p: Params) -> str:
 def _write(con: duckdb.DuckDBPyConnection, hits: list[Hit]) -> None:
     cols = ("kind", "severity", "decision_id", "conversation_id", "position", "alternative", "detail", "project")
     data = {c: [getattr(h, c) for h in hits] for c in cols}
-    _hits = pa.table(
-        {**data, "positions": [h.positions for h in hits]},  # noqa: F841 - read by the scan below
-        pa.schema(
-            [*((c, pa.int32() if c == "position" else pa.string()) for c in cols), ("positions", pa.list_(pa.int32()))]
-        ),
+    _hits = stream(  # noqa: F841 - read by the scan below
+        pl.DataFrame(
+            {**data, "positions": [h.positions for h in hits]},
+            {**{c: pl.Int32 if c == "position" else pl.String for c in cols}, "positions": pl.List(pl.Int32)},
+        )
     )
     con.execute(f"CREATE OR REPLACE TABLE {FINDINGS_TABLE} AS SELECT * FROM _hits")
 

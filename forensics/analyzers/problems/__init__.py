@@ -157,7 +157,7 @@ def run(ctx: Context) -> Section:
                 for p in found
             ],
             schema=COLUMNS,
-        ).to_arrow(),
+        ),
     )
     total = ctx.selected
     kinds = {}

@@ -471,7 +471,7 @@ def _write(ctx: Context, found: Audit) -> None:
                 for r in found.rules
             ],
             schema=RULE_COLUMNS,
-        ).to_arrow(),
+        ),
     )
     derived.replace_rows(
         ctx.con,
@@ -491,9 +491,9 @@ def _write(ctx: Context, found: Audit) -> None:
                 for v in found.verdicts
             ],
             schema=VERDICT_COLUMNS,
-        ).to_arrow(),
+        ),
     )
-    derived.replace_rows(ctx.con, MARKS_TABLE, pl.DataFrame(marks(found), schema=MARK_COLUMNS).to_arrow())
+    derived.replace_rows(ctx.con, MARKS_TABLE, pl.DataFrame(marks(found), schema=MARK_COLUMNS))
 
 
 def marks(found: Audit) -> list[dict[str, Any]]:

@@ -19,7 +19,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-import pyarrow as pa
 
 from forensics.analyzers import reuse
 from forensics.analyzers.facts import Facts, arrow, ordered
@@ -27,6 +26,7 @@ from forensics.analyzers.sentinel.settings import SentinelSettings
 from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.verdict import Sentinel, classify
 from forensics.config import Config
+from forensics.kernel.arrow import stream
 from forensics.warehouse import frame
 from forensics.warehouse.queries import load_query
 
@@ -96,24 +96,20 @@ REPLAYED = "sentinel_replayed"  # what an engine hands over when it ran ``replay
 BUILT = "_sentinel_built"  # temp: the config key of the last ``build_tables`` on this connection
 
 
-def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def judged(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     """Every final reply with its verdict and compliance key, without its text (one tight loop over the text)."""
     s = Sentinel.from_config(cfg)
     rows = frame(con, JUDGED_SQL, [s.marker])
     verdicts = [classify(t, s.marker, s.tokens, s.closing) for t in rows["content"].to_list()]
     keys = [compliance_key(p, m) for p, m in zip(rows["provider"].to_list(), rows["model"].to_list())]
-    return (
-        rows.drop("content")
-        .with_columns(
-            pl.Series("compliance_key", keys, pl.String),
-            pl.Series("status", [v.status for v in verdicts], pl.String),
-            pl.Series("drifted", [v.drifted for v in verdicts], pl.String),
-        )
-        .to_arrow()
+    return rows.drop("content").with_columns(
+        pl.Series("compliance_key", keys, pl.String),
+        pl.Series("status", [v.status for v in verdicts], pl.String),
+        pl.Series("drifted", [v.drifted for v in verdicts], pl.String),
     )
 
 
-def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
+def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pl.DataFrame:
     return arrow(
         con,
         "SELECT conversation_id, count(*)::INTEGER AS turns FROM messages "
@@ -121,7 +117,7 @@ def turns(con: duckdb.DuckDBPyConnection, cfg: Config) -> pa.Table:
     )
 
 
-def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pa.Table:
+def failures(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str] | None = None) -> pl.DataFrame:
     """The named query ``sentinel_failures`` with each failure's turn (user messages up to it), of ``ids`` only
     when given: a bound id list (not a subquery) lets DuckDB push the filter under the query's CTEs, so the error
     regex reads only the tool results of those conversations."""
@@ -203,7 +199,7 @@ def build_tables(con: duckdb.DuckDBPyConnection, cfg: Config, facts: Facts | Non
     else:
         replayed = ordered("sentinel_judged", facts.get(REPLAYED))
     replies = replayed.select(list(REPLY_SCHEMA))
-    con.register("_sentinel_replies", replies.to_arrow())
+    con.register("_sentinel_replies", stream(replies))
     try:
         con.execute("CREATE OR REPLACE TABLE sentinel_replies AS SELECT * FROM _sentinel_replies")
     finally:
@@ -229,7 +225,7 @@ def _models(con: duckdb.DuckDBPyConnection, replayed: pl.DataFrame) -> None:
         .last()
         .select("compliance_key", *[c for c in STATE_SCHEMA if c != "created_at"])
     )
-    con.register("_sentinel_states", states.to_arrow())
+    con.register("_sentinel_states", stream(states))
     try:
         con.execute("""
         CREATE OR REPLACE TABLE sentinel_models AS
@@ -272,8 +268,8 @@ def _conversations(con: duckdb.DuckDBPyConnection, facts: Facts) -> None:
         r[0]
         for r in con.execute("SELECT DISTINCT conversation_id FROM sentinel_replies WHERE outcome = 'alarm'").fetchall()
     ]
-    con.register("_sentinel_failures", facts.get("sentinel_failures", degraded).to_arrow())
-    con.register("_sentinel_turns", facts.get("sentinel_turns").to_arrow())
+    con.register("_sentinel_failures", stream(facts.get("sentinel_failures", degraded)))
+    con.register("_sentinel_turns", stream(facts.get("sentinel_turns")))
     try:
         _conversations_table(con)
     finally:

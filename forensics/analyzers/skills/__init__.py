@@ -23,6 +23,7 @@ from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, g
 from forensics.analyzers.skills.settings import SkillsSettings
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers
 from forensics.config import Key
+from forensics.kernel.arrow import stream
 from forensics.warehouse import derived
 
 NAME = "skills"
@@ -208,7 +209,7 @@ def _tables(
 
 def _write(ctx: Context, rows: list[Row]) -> None:
     """skill_routing: every verdict of the last replay, for `forensics query` and notebooks."""
-    ctx.con.register("_skill_rows", frame_of(rows).to_arrow())
+    ctx.con.register("_skill_rows", stream(frame_of(rows)))
     try:
         ctx.con.execute(
             f"CREATE OR REPLACE TABLE {TABLE} AS SELECT * FROM _skill_rows "
@@ -337,7 +338,7 @@ def excerpts(
     if not keys:
         return {}
     df = pl.DataFrame(keys, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row")
-    con.register("_skill_keys", df.to_arrow())
+    con.register("_skill_keys", stream(df))
     try:
         got = con.execute(
             "SELECT m.conversation_id, m.position, left(regexp_replace(forensics_scrubbed(m.content), '\\s+', ' ', "

@@ -24,6 +24,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.skills.replay import MESSAGES, Phrase, Replay, Row
+from forensics.kernel.arrow import stream
 from forensics.kernel.redact import redact
 from forensics.text.keywords import stop_words
 from forensics.text.tokenizer import Span, spans
@@ -146,7 +147,7 @@ def _pool(
     chosen = sorted(cover, key=lambda c: (-cover[c], words(c), len(c), c))[:POOL]
     if not chosen:
         return {}
-    con.register("_skill_candidate_rows", pl.DataFrame({"phrase": chosen}).to_arrow())
+    con.register("_skill_candidate_rows", stream(pl.DataFrame({"phrase": chosen})))
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {CANDIDATES} AS SELECT phrase FROM _skill_candidate_rows")
     finally:
@@ -170,7 +171,7 @@ def _pool(
 def _texts(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
     con.register(
         "_skill_keys",
-        pl.DataFrame(keys, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row").to_arrow(),
+        stream(pl.DataFrame(keys, schema={"conversation_id": pl.String, "position": pl.Int32}, orient="row")),
     )
     try:
         rows = con.execute(

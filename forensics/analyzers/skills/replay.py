@@ -30,6 +30,7 @@ import duckdb
 import polars as pl
 
 from forensics.analyzers.skills.table import TriggerTable
+from forensics.kernel.arrow import stream
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.queries import load_query
 
@@ -177,7 +178,7 @@ def _set_phrases(con: duckdb.DuckDBPyConnection, phrases: list[Phrase]) -> list[
     df = pl.DataFrame(
         {"i": list(range(len(phrases))), "text": [p.text for p in phrases]}, schema={"i": pl.Int32, "text": pl.String}
     )
-    con.register("_skill_phrase_rows", df.to_arrow())
+    con.register("_skill_phrase_rows", stream(df))
     try:
         con.execute(f"CREATE OR REPLACE TEMP TABLE {PHRASES} AS SELECT i, lower(text) AS key FROM _skill_phrase_rows")
     finally:

@@ -37,6 +37,7 @@ from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_
 from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Message, prepare
 from forensics.config import ROLES, Config, ConfigError, Key
+from forensics.kernel.arrow import stream
 from forensics.kernel.selection import SELECTED
 from forensics.text import cues
 from forensics.text.cues import Cues
@@ -253,28 +254,32 @@ def _write_tables(
         "score": pl.Float64,
         "keywords": pl.List(pl.String),
     }
-    _topics_m = pl.DataFrame(
-        mt,
-        schema={
-            **schema,
-            "topic": pl.String,
-            "label": pl.String,  # noqa: F841
-            "confidence": pl.Float64,
-            "marker": pl.Boolean,
-        },
-    ).to_arrow()
-    _topics_s = pl.DataFrame(
-        ts,
-        schema={
-            **schema,
-            "topic_before": pl.String,
-            "topic_after": pl.String,  # noqa: F841
-            "label_before": pl.String,
-            "label_after": pl.String,
-            "conf_before": pl.Float64,
-            "conf_after": pl.Float64,
-        },
-    ).to_arrow()
+    _topics_m = stream(
+        pl.DataFrame(
+            mt,
+            schema={
+                **schema,
+                "topic": pl.String,
+                "label": pl.String,  # noqa: F841
+                "confidence": pl.Float64,
+                "marker": pl.Boolean,
+            },
+        )
+    )
+    _topics_s = stream(
+        pl.DataFrame(
+            ts,
+            schema={
+                **schema,
+                "topic_before": pl.String,
+                "topic_after": pl.String,  # noqa: F841
+                "label_before": pl.String,
+                "label_after": pl.String,
+                "conf_before": pl.Float64,
+                "conf_after": pl.Float64,
+            },
+        )
+    )
     # read by replacement scans; the messages' native ids joined here, not carried through the workers
     native = (
         "LEFT JOIN (SELECT conversation_id, position, native_id FROM messages WHERE on_main_path) m "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
-import pyarrow as pa
+import polars as pl
 
 from forensics.analyzers.topics import corpus, store
 from forensics.analyzers.topics.corpus import CorpusTopics
@@ -29,6 +29,7 @@ from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywor
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
+from forensics.kernel.arrow import relation_frame
 from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text import engine
 from forensics.text.cues import Cues
@@ -290,20 +291,20 @@ def _chunks(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | N
     return _Chunks([(cid, int(n)) for cid, n in con.execute(sql, params).fetchall()])
 
 
-def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pa.Table:
+def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pl.DataFrame:
     sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
     if joined:  # with each message's stored terms
         sql = (
             f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
             "USING (conversation_id, position) ORDER BY q.conversation_id, q.position"
         )
-    return con.sql(sql, params={"ids": ids}).to_arrow_table()
+    return relation_frame(con.sql(sql, params={"ids": ids}))
 
 
-def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
+def conversation_messages(rows: pl.DataFrame, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
     """The rows of a chunk as each conversation's Messages, in order (columns converted whole: row dicts
     cost a tenth of the inference)."""
-    col = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    col = {name: rows[name].to_list() for name in rows.columns}
     cached = "tokens" in col
     cid: str | None = None
     msgs: list[Message] = []
@@ -330,7 +331,7 @@ def conversation_messages(rows: pa.Table, roles: frozenset[str]) -> Iterator[tup
         yield cid, msgs
 
 
-def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
+def _prepare(rows: pl.DataFrame, mode: str, roles: frozenset[str]) -> pl.DataFrame:
     """Worker: the terms of a chunk's messages, one row each."""
     out: dict[str, list[Any]] = {"conversation_id": [], "position": [], **{c: [] for c in LISTS}, "opens_lightly": []}
     for cid, msgs in conversation_messages(rows, roles):
@@ -341,16 +342,14 @@ def _prepare(rows: pa.Table, mode: str, roles: frozenset[str]) -> pa.Table:
             for c, v in zip(LISTS, (m.tokens, sorted(m.names), m.target_tokens, m.words, m.keywords)):
                 out[c].append(v)
             out["opens_lightly"].append(m.opens_lightly)
-    return pa.table(
+    return pl.DataFrame(
         out,
-        schema=pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("position", pa.int32()),
-                *((c, pa.list_(pa.string())) for c in LISTS),
-                ("opens_lightly", pa.bool_()),
-            ]
-        ),
+        schema={
+            "conversation_id": pl.String,
+            "position": pl.Int32,
+            **{c: pl.List(pl.String) for c in LISTS},
+            "opens_lightly": pl.Boolean,
+        },
     )
 
 
@@ -364,7 +363,7 @@ def _set_state(n: int, df: Counter[str], model: CorpusTopics | None) -> None:
     _IDF, _CORPUS = Idf.from_counts(n, df), model
 
 
-def _judge(rows: pa.Table, s: Settings) -> list[Verdicts]:
+def _judge(rows: pl.DataFrame, s: Settings) -> list[Verdicts]:
     """Worker: infer every conversation of a chunk."""
     assert _IDF is not None, "the pool initializer sets the IDF"
     out = []

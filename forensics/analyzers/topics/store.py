@@ -34,10 +34,11 @@ from typing import Any
 import duckdb
 import numpy as np
 import orjson
-import pyarrow as pa
+import polars as pl
 
 from forensics.analyzers.topics.corpus import Chain, CorpusTopics
 from forensics.analyzers.topics.infer import Judged
+from forensics.kernel.arrow import relation_frame
 from forensics.warehouse import derived
 
 CORPUS_TABLE = "topic_corpus"
@@ -46,34 +47,33 @@ REUSE_MIN_MESSAGES = 40_000  # below this, any change to the corpus refits its s
 REFIT_SHARE = 0.05  # above it, the corpus state is kept while the messages that moved are at most this share
 VERSION = 1  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed
 
-_STRINGS = pa.list_(pa.string())
-VERDICT_SCHEMA = pa.schema(
-    [
-        ("conversation_id", pa.string()),
-        ("fingerprint", pa.string()),
-        ("key", pa.string()),
-        ("position", pa.int32()),
-        ("topic", pa.string()),
-        ("confidence", pa.float64()),
-        ("score", pa.float64()),
-        ("marker", pa.bool_()),
-        ("drivers", _STRINGS),
-        ("label", _STRINGS),
-        ("keywords", _STRINGS),
-    ]
+VERDICT_SCHEMA = pl.Schema(
+    {
+        "conversation_id": pl.String(),
+        "fingerprint": pl.String(),
+        "key": pl.String(),
+        "position": pl.Int32(),
+        "topic": pl.String(),
+        "confidence": pl.Float64(),
+        "score": pl.Float64(),
+        "marker": pl.Boolean(),
+        "drivers": pl.List(pl.String),
+        "label": pl.List(pl.String),
+        "keywords": pl.List(pl.String),
+    }
 )
-CORPUS_SCHEMA = pa.schema(
-    [
-        ("key", pa.string()),
-        ("identity", pa.string()),
-        ("conversations", _STRINGS),
-        ("fingerprints", _STRINGS),
-        ("sizes", pa.list_(pa.int64())),
-        ("messages", pa.int64()),
-        ("terms", _STRINGS),
-        ("frequencies", pa.list_(pa.int64())),
-        ("model", pa.binary()),
-    ]
+CORPUS_SCHEMA = pl.Schema(
+    {
+        "key": pl.String(),
+        "identity": pl.String(),
+        "conversations": pl.List(pl.String),
+        "fingerprints": pl.List(pl.String),
+        "sizes": pl.List(pl.Int64),
+        "messages": pl.Int64(),
+        "terms": pl.List(pl.String),
+        "frequencies": pl.List(pl.Int64),
+        "model": pl.Binary(),
+    }
 )
 
 
@@ -135,7 +135,7 @@ def corpus_state(
     derived.replace_rows(
         con,
         CORPUS_TABLE,
-        pa.table(
+        pl.DataFrame(
             {
                 "key": [key],
                 "identity": [identity],
@@ -212,7 +212,9 @@ def _load(raw: bytes | None) -> CorpusTopics | None:
 
 def valid(con: duckdb.DuckDBPyConnection, key: str) -> list[str]:
     """Drop the verdicts of another key or fingerprint; the conversations whose verdicts are left, in order."""
-    derived.append_rows(con, VERDICT_TABLE, VERDICT_SCHEMA.empty_table())  # the table, rebuilt if of another shape
+    derived.append_rows(
+        con, VERDICT_TABLE, pl.DataFrame(schema=VERDICT_SCHEMA)
+    )  # the table, rebuilt if of another shape
     con.execute(
         f"DELETE FROM {VERDICT_TABLE} v WHERE key <> ? OR NOT EXISTS (SELECT 1 FROM conversations c WHERE "
         "c.conversation_id = v.conversation_id AND c.fingerprint IS NOT DISTINCT FROM v.fingerprint)",
@@ -225,7 +227,7 @@ def save(
     con: duckdb.DuckDBPyConnection, key: str, fingerprints: dict[str, str | None], verdicts: Iterable[Verdicts]
 ) -> None:
     """Store conversations' verdicts (their raw markers: ``topic.marker_enabled`` applies when they are read)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in VERDICT_SCHEMA}
+    cols: dict[str, list[Any]] = {name: [] for name in VERDICT_SCHEMA}
     for v in verdicts:
         rows: Sequence[tuple[Any, ...]] = [(None, None, None, None, None, [], None, None)] + [
             (
@@ -241,21 +243,23 @@ def save(
             for j in v.judged
         ]
         for r in rows:
-            for name, value in zip(VERDICT_SCHEMA.names, (v.conversation_id, fingerprints[v.conversation_id], key, *r)):
+            for name, value in zip(list(VERDICT_SCHEMA), (v.conversation_id, fingerprints[v.conversation_id], key, *r)):
                 cols[name].append(value)
-    derived.append_rows(con, VERDICT_TABLE, pa.table(cols, schema=VERDICT_SCHEMA))
+    derived.append_rows(con, VERDICT_TABLE, pl.DataFrame(cols, schema=VERDICT_SCHEMA))
 
 
 def load(con: duckdb.DuckDBPyConnection, ids: list[str], terms: str | None = None) -> list[Verdicts]:
     """The stored verdicts of ``ids`` (valid ones: see ``valid``), in conversation order; with the judged
     messages' tokens read from the ``terms`` table when one is named."""
-    rows = con.sql(
-        f"SELECT conversation_id, position, topic, confidence, score, marker, drivers, label, keywords "
-        f"FROM {VERDICT_TABLE} WHERE conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
-        "ORDER BY conversation_id, position NULLS FIRST",
-        params={"ids": ids},
-    ).to_arrow_table()
-    col = {name: rows.column(name).to_pylist() for name in rows.column_names}
+    rows = relation_frame(
+        con.sql(
+            f"SELECT conversation_id, position, topic, confidence, score, marker, drivers, label, keywords "
+            f"FROM {VERDICT_TABLE} WHERE conversation_id IN (SELECT unnest($ids::VARCHAR[])) "
+            "ORDER BY conversation_id, position NULLS FIRST",
+            params={"ids": ids},
+        )
+    )
+    col = {name: rows[name].to_list() for name in rows.columns}
     out: list[Verdicts] = []
     for i, cid in enumerate(col["conversation_id"]):
         pos = col["position"][i]

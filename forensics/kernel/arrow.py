@@ -1,0 +1,48 @@
+"""DuckDB and polars hand each other columns through the Arrow C stream interface, without pyarrow.
+
+DuckDB 2.0 converts a polars frame it scans or registers through pyarrow, and fails without it; an object that only
+has ``__arrow_c_stream__`` it reads through the C interface, so ``stream(df)`` wraps the frame. The other way,
+``pl.DataFrame(relation)`` reads DuckDB's own stream (``frame``). Nothing here imports pyarrow: it is not a runtime
+dependency (only the ``spark`` extra brings it), and ``tests/test_no_pyarrow.py`` runs ingest and report with its
+import blocked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import polars as pl
+
+
+class Stream:
+    """A polars frame seen only through the Arrow C stream interface (what DuckDB scans without pyarrow). Each scan
+    asks for a new stream, so a registered view can be read any number of times."""
+
+    __slots__ = ("df",)
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self.df = df
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        return self.df.__arrow_c_stream__(requested_schema)
+
+
+def stream(df: pl.DataFrame) -> Stream:
+    """``df`` for ``con.register(name, ...)`` or a replacement scan by variable name."""
+    return Stream(df)
+
+
+def relation_frame(rel: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    """A DuckDB relation's rows as a polars frame, read through its Arrow stream."""
+    return pl.DataFrame(rel)
+
+
+def sql_frame(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> pl.DataFrame:
+    """Run SQL and return its rows as a polars frame."""
+    return pl.DataFrame(con.sql(sql, params=params or None))
+
+
+def register(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> None:
+    """Make ``df`` readable as the view ``name`` on ``con``."""
+    con.register(name, Stream(df))
