@@ -178,7 +178,7 @@ def ingest(
             f"{redact(str(db))}; anyone who can read that file can read them",
             err=True,
         )
-    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: fewer cycle collections
     if watch:
         if fmt != "auto" or table or column or messages_key or as_json or keep_secrets:
             raise click.UsageError(
@@ -606,7 +606,7 @@ def report(
     fmts = parse_formats(formats)
     cfg = with_triggers(load_config(config_path), triggers)
     _show_progress("forensics.report")
-    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: fewer cycle collections
     result, written = run_report(
         db,
         out,
@@ -758,7 +758,7 @@ def check(
     from forensics.api import check_table as table
     from forensics.api import load_config
 
-    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: fewer cycle collections
     existed = os.path.exists(baseline_path)
     verdicts = run_check(
         db,
@@ -889,7 +889,7 @@ def tune(
             raise click.UsageError("--triggers tunes the trigger table only; it takes --write, --json and --holdout")
         _tune_triggers(db, cfg, triggers, write, as_json, holdout)
         return
-    batch_process()  # forensics.kernel.batch: no pandas probe, fewer cycle collections
+    batch_process()  # forensics.kernel.batch: fewer cycle collections
     result = run_tune(
         db,
         cfg,
@@ -1227,9 +1227,6 @@ class _progress:
 
 
 def main() -> None:
-    from forensics.kernel.workers import system_allocator
-
-    system_allocator()
     # SIGTERM (a CI timeout, `kill`) ends the run as Ctrl-C does: transactions roll back, temporary files go
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     cli(prog_name="forensics")

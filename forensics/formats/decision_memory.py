@@ -402,43 +402,41 @@ def _read_embeddings(b: Batch, reader: _Reader, decisions: dict[str, dict[str, A
 
 def _store(b: Batch, source_id: str, decisions: dict[str, dict[str, Any]]) -> None:
     """The source's side tables (replaced whole on a re-read) and the counts in the run's note."""
-    import pyarrow as pa
+    import polars as pl
 
-    decision_schema = pa.schema(
-        [
-            ("source_id", pa.string()),
-            ("decision_id", pa.string()),
-            ("project", pa.string()),
-            ("conversation_id", pa.string()),
-            ("native_conversation_id", pa.string()),
-            ("source_message_id", pa.string()),
-            ("source_position", pa.int32()),
-            ("decision_type", pa.string()),
-            ("title", pa.string()),
-            ("decision_content", pa.string()),
-            ("reason", pa.string()),
-            ("alternative_rejected", pa.string()),
-            ("importance_score", pa.float64()),
-            ("created_at", pa.timestamp("us")),
-            ("updated_at", pa.timestamp("us")),
-            ("embedding", pa.list_(pa.float32())),
-            ("embedding_model", pa.string()),
-        ]
+    decision_schema = pl.Schema(
+        {
+            "source_id": pl.String(),
+            "decision_id": pl.String(),
+            "project": pl.String(),
+            "conversation_id": pl.String(),
+            "native_conversation_id": pl.String(),
+            "source_message_id": pl.String(),
+            "source_position": pl.Int32(),
+            "decision_type": pl.String(),
+            "title": pl.String(),
+            "decision_content": pl.String(),
+            "reason": pl.String(),
+            "alternative_rejected": pl.String(),
+            "importance_score": pl.Float64(),
+            "created_at": pl.Datetime("us"),
+            "updated_at": pl.Datetime("us"),
+            "embedding": pl.List(pl.Float32()),
+            "embedding_model": pl.String(),
+        }
     )
-    alternative_schema = pa.schema(
-        [("source_id", pa.string()), ("decision_id", pa.string()), ("alternative", pa.string())]
-    )
+    alternative_schema = pl.Schema({"source_id": pl.String(), "decision_id": pl.String(), "alternative": pl.String()})
     rows = list(decisions.values())
     alts = [(d["decision_id"], a) for d in rows for a in split_alternatives(d["alternative_rejected"])]
     b.state["tables"] = {
-        "decisions": pa.Table.from_pylist(rows, decision_schema),
-        "decision_alternatives": pa.table(
+        "decisions": pl.DataFrame(rows, schema=decision_schema),
+        "decision_alternatives": pl.DataFrame(
             {
                 "source_id": [source_id] * len(alts),
                 "decision_id": [a[0] for a in alts],
                 "alternative": [a[1] for a in alts],
             },
-            alternative_schema,
+            schema=alternative_schema,
         ),
     }
     b.state["skipped"] = b.state.get("skipped", 0) + len(rows)

@@ -167,7 +167,7 @@ IN_DUCKDB = False
 def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) -> Parsed:
     """Worker: fetch the given rows (by rowid range) and parse their message arrays: in DuckDB when ``IN_DUCKDB``
     (``duckparse``; the rows of an unusual shape in Python), else in Python."""
-    import pyarrow as pa
+    import polars as pl
 
     from forensics.formats.kit import duckparse
 
@@ -196,8 +196,8 @@ def parse_rows(path: str, target: Target, source_id: str, rows: list[IndexRow]) 
         del b, fetched  # freed before the collector runs again
     if cids:
         msg, call = duckparse.tables(cids)
-        parsed.tables["msg"] = pa.concat_tables([parsed.tables["msg"], msg])
-        parsed.tables["call"] = pa.concat_tables([parsed.tables["call"], call])
+        parsed.tables["msg"] = pl.concat([parsed.tables["msg"], msg])
+        parsed.tables["call"] = pl.concat([parsed.tables["call"], call])
     return parsed
 
 

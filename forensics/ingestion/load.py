@@ -7,7 +7,9 @@ as they arrive, not buffered: DuckDB's memory limit, not the group size, bounds 
 every COMMIT re-compresses the tables' last row groups, so commits are few. A source read in parts (a format with
 ``chunks``: a SQLite table, in chunks of rows) has its transaction to itself.
 Either way every source lands whole or not at all. Workers hand back a :class:`Bundle` per task, its
-files' tables already concatenated: pickling hundreds of small arrow tables costs more than parsing them.
+files' tables already concatenated: pickling hundreds of small frames costs more than parsing them.
+The tables are polars frames; DuckDB reads them through the Arrow C stream (``forensics.kernel.arrow``: no
+pyarrow). ``polars`` is imported by its name: ``pl`` is a plan here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
-import pyarrow as pa
+import polars
 
 from forensics.formats.kit import duckparse
 from forensics.formats.kit.model import EVENT_SCHEMA, USAGE_SCHEMA
@@ -27,6 +29,7 @@ from forensics.formats.kit.values import EPOCH_MAX
 from forensics.ingestion.accounting import TOTALS
 from forensics.ingestion.mask import FINDS_SCHEMA, Finds, mask_tables
 from forensics.kernel import secret_rules
+from forensics.kernel.arrow import Stream, relation_frame, stream
 from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
@@ -54,9 +57,9 @@ LINKS = (
     "workdirs",
     "branches",
 )  # Parsed.state keys per conversation: columns of conversations
-# only some formats have these (columns of zero nulls: Schema.empty_table() imports pandas when it is installed)
+# only some formats have these
 EMPTY = {
-    k: pa.Table.from_arrays([pa.nulls(0, f.type) for f in s], schema=s)
+    k: polars.DataFrame(schema=s)
     for k, s in (
         ("event", EVENT_SCHEMA),
         ("usage", USAGE_SCHEMA),
@@ -85,7 +88,7 @@ class Bundle:
     """The sources of one parse task: one table of each kind for all of them, and each one's result (or the
     one-line error that fails it)."""
 
-    tables: dict[str, pa.Table] | None
+    tables: dict[str, polars.DataFrame] | None
     files: list[FileResult | str]
     spilled: str | None = None  # where spill() put the tables
 
@@ -95,17 +98,16 @@ class Bundle:
         if self.tables:
             self.spilled = os.path.join(folder, uuid.uuid4().hex)
             for name, table in self.tables.items():
-                with pa.OSFile(f"{self.spilled}.{name}.arrow", "wb") as f, pa.ipc.new_file(f, table.schema) as w:
-                    w.write_table(table)
-            self.tables = dict.fromkeys(self.tables)
+                table.write_ipc(f"{self.spilled}.{name}.arrow", compression="uncompressed")
+            self.tables = cast("dict[str, polars.DataFrame]", dict.fromkeys(self.tables))  # sent empty
         return self
 
     def unspill(self) -> Bundle:
-        """Loader side: the tables back, memory-mapped (no copy); the files are unlinked at once."""
+        """Loader side: the tables back (read by polars); the files are unlinked at once."""
         if self.spilled and self.tables:
             for name in self.tables:
                 path = f"{self.spilled}.{name}.arrow"
-                self.tables[name] = pa.ipc.open_file(pa.memory_map(path)).read_all()  # the map lives with it
+                self.tables[name] = polars.read_ipc(path)
                 os.unlink(path)
             self.spilled = None
         return self
@@ -114,7 +116,7 @@ class Bundle:
 def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) -> Bundle:
     """Worker side: (parsed file or its error, source id) pairs → one Bundle, source ids on the rows, secrets
     masked (unless ``keep_secrets``) and their finds in the bundle's ``secret`` table."""
-    parts: dict[str, list[pa.Table]] = {n: [] for n in TABLES}
+    parts: dict[str, list[polars.DataFrame]] = {n: [] for n in TABLES}
     files: list[FileResult | str] = []
     conv_sources: list[str] = []
     quar_sources: list[str] = []
@@ -130,7 +132,7 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
         if not keep_secrets:
             _mask_side(p, source_id)
         t = p.tables
-        ids = t["conv"].column("conversation_id").to_pylist()
+        ids = t["conv"]["conversation_id"].to_list()
         links, by_native = p.state.get("parents", {}), p.state.get("parent_natives", {})
         parents.extend(links.get(c) for c in ids)
         natives.extend(by_native.get(c) for c in ids)
@@ -138,7 +140,7 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
         workdirs.extend(p.state.get("workdirs", {}).get(c) for c in ids)
         branches.extend(p.state.get("branches", {}).get(c) for c in ids)
         conv_sources.extend([source_id] * len(ids))
-        quar_sources.extend([source_id] * t["quar"].num_rows)
+        quar_sources.extend([source_id] * t["quar"].height)
         for n in TABLES:
             parts[n].append(t[n] if n in t else EMPTY[n])
         files.append(
@@ -147,24 +149,23 @@ def bundle(results: list[tuple[Parsed | str, str]], keep_secrets: bool = False) 
                 p.messages_read,
                 p.notes,
                 {k: v for k, v in p.state.items() if k not in LINKS},
-                list(zip(ids, t["conv"].column("fingerprint").to_pylist())),
-                t["msg"].num_rows,
-                t["quar"].num_rows,
+                list(zip(ids, t["conv"]["fingerprint"].to_list())),
+                t["msg"].height,
+                t["quar"].height,
             )
         )
     if not parts["conv"]:
         return Bundle(None, files)
-    tables = {n: pa.concat_tables(v).combine_chunks() for n, v in parts.items()}  # one chunk pickles fast
-    tables["conv"] = (
-        tables["conv"]
-        .append_column("source_id", pa.array(conv_sources, pa.string()))
-        .append_column("parent_conversation_id", pa.array(parents, pa.string()))
-        .append_column("parent_native_id", pa.array(natives, pa.string()))
-        .append_column("project", pa.array(projects, pa.string()))
-        .append_column("working_dir", pa.array(workdirs, pa.string()))
-        .append_column("git_branch", pa.array(branches, pa.string()))
+    tables = {n: polars.concat(v, rechunk=True) for n, v in parts.items()}  # one chunk pickles fast
+    tables["conv"] = tables["conv"].with_columns(
+        polars.Series("source_id", conv_sources, dtype=polars.String),
+        polars.Series("parent_conversation_id", parents, dtype=polars.String),
+        polars.Series("parent_native_id", natives, dtype=polars.String),
+        polars.Series("project", projects, dtype=polars.String),
+        polars.Series("working_dir", workdirs, dtype=polars.String),
+        polars.Series("git_branch", branches, dtype=polars.String),
     )
-    tables["quar"] = tables["quar"].append_column("source_id", pa.array(quar_sources, pa.string()))
+    tables["quar"] = tables["quar"].with_columns(polars.Series("source_id", quar_sources, dtype=polars.String))
     tables["msg"] = duckparse.unescape(tables["msg"])  # plain text before masking: its filter reads text
     return Bundle(tables if keep_secrets else _mask_bundle(tables), files)
 
@@ -179,13 +180,13 @@ def _mask_side(p: Parsed, source_id: str) -> None:
     p.tables["secret"] = finds.table()
 
 
-def _mask_bundle(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+def _mask_bundle(tables: dict[str, polars.DataFrame]) -> dict[str, polars.DataFrame]:
     """The bundle's tables with their secrets masked, the finds added to its ``secret`` table."""
     finds = Finds()
     conv = tables["conv"]
-    source_of = dict(zip(conv.column("conversation_id").to_pylist(), conv.column("source_id").to_pylist()))
+    source_of = dict(zip(conv["conversation_id"].to_list(), conv["source_id"].to_list()))
     out = mask_tables({k: t for k, t in tables.items() if k != "secret"}, finds, source_of)
-    out["secret"] = pa.concat_tables([tables["secret"], finds.table()])
+    out["secret"] = polars.concat([tables["secret"], finds.table()])
     return out
 
 
@@ -217,14 +218,14 @@ class Loader:
                 self.flush()
                 self.con.execute("BEGIN TRANSACTION")
                 self.chunked = pl
-            self._write([cast("dict[str, pa.Table]", b.tables)], [(pl, f)])
+            self._write([cast("dict[str, polars.DataFrame]", b.tables)], [(pl, f)])
             if last:
                 self._finish_chunked(pl)
             return
         if not self.open:  # whole files: written as they come, committed with their sources' rows at flush
             self.con.execute("BEGIN TRANSACTION")
             self.open = True
-        self._write([cast("dict[str, pa.Table]", b.tables)], [(pl, f) for pl, _, f in ok])
+        self._write([cast("dict[str, polars.DataFrame]", b.tables)], [(pl, f) for pl, _, f in ok])
         for pl, _, _ in ok:
             self.ready.append(pl)
             self.bytes += pl.todo_bytes
@@ -268,16 +269,16 @@ class Loader:
         self.con.execute("COMMIT")
         self.chunked = None
 
-    def _write(self, bundles: list[dict[str, pa.Table]], items: list[tuple[Plan, FileResult]]) -> None:
+    def _write(self, bundles: list[dict[str, polars.DataFrame]], items: list[tuple[Plan, FileResult]]) -> None:
         con = self.con
         owner: dict[str, Plan] = {}  # stored conversation id -> the source re-importing it
         for pl, f in items:
             _count(pl, f, owner)
         # Batches reach SQL through replacement scans (the names below are these locals): a registered Arrow
         # table stays referenced after unregister in DuckDB 2.x, which kept every batch of a run in memory.
-        b = {n: pa.concat_tables([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
+        b = {n: polars.concat([t[n] for t in bundles]) if len(bundles) > 1 else bundles[0][n] for n in TABLES}
         _b_conv, _b_msg, _b_call, _b_quar, _b_event, _b_usage, _b_outcome, _b_secret = (  # noqa: F841
-            b[n] for n in TABLES
+            stream(b[n]) for n in TABLES
         )
         if owner:
             self._replace(owner, _b_msg)
@@ -290,14 +291,18 @@ class Loader:
         )
         # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
         # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
-        _sizes = con.sql(  # noqa: F841
-            "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-            "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-            f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
-            f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
-            f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg)) "
-            f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
-        ).to_arrow_table()
+        _sizes = stream(  # noqa: F841
+            relation_frame(
+                con.sql(
+                    "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+                    "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
+                    f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
+                    f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
+                    f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg)) "
+                    f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
+                )
+            )
+        )
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
         # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string; an error is the
         # format's flag or a content rule's (forensics.warehouse.tool_errors), a search without a match none
@@ -314,7 +319,7 @@ class Loader:
             "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)"
         )
         for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
-            cols = ", ".join(schema.names)
+            cols = ", ".join(schema.names())
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
         # an outcome read from the log never overrides one the user imported from a labels file (docs/outcomes.md#where-outcomes-come-from)
         con.execute(
@@ -343,18 +348,19 @@ class Loader:
                     [pl.result.source_id],
                 )
         con.execute(
-            f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
-            f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_secret"
+            f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
+            f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_secret"
         )
         con.execute(
             "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar", [self.run_id]
         )
         for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
-            for name, _b_side in f.state.get("tables", {}).items():  # noqa: B007 - read by the scan below
+            for name, side in f.state.get("tables", {}).items():
+                _b_side = stream(side)  # noqa: F841 - read by the scan below
                 con.execute(f"DELETE FROM {name} WHERE source_id = ?", [pl.result.source_id])
                 con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _b_side")
 
-    def _replace(self, owner: dict[str, Plan], _b_msg: pa.Table) -> None:
+    def _replace(self, owner: dict[str, Plan], _b_msg: Stream) -> None:
         """Count the re-imported conversations' identical messages, then drop their old rows."""
         con = self.con
         con.execute(
@@ -390,14 +396,14 @@ class Loader:
                 found = secret_rules.scan(paths[k])
                 finds.add(pl.result.source_id or "", "sources.path", found)
                 paths[k] = secret_rules.mask(paths[k], found)
-            _b_paths = finds.table()  # noqa: F841 - read by the replacement scan below
+            _b_paths = stream(finds.table())  # noqa: F841 - read by the replacement scan below
             con.execute(
                 "DELETE FROM secrets_found WHERE field = 'sources.path' AND source_id IN (SELECT unnest(?::VARCHAR[]))",
                 [[pl.result.source_id for pl in plans]],
             )
             con.execute(
-                f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names)}) "
-                f"SELECT {', '.join(FINDS_SCHEMA.names)} FROM _b_paths"
+                f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
+                f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_paths"
             )
             _mask_runs(con, [pl.result.source_id for pl in plans])
         rows = {
@@ -410,7 +416,7 @@ class Loader:
             "options": [pl.options for pl in plans],
             "imported_at": [now] * len(plans),
         }
-        _b_src = pa.table(rows)  # noqa: F841 - read by the replacement scan below
+        _b_src = stream(polars.DataFrame(rows))  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans, self.keep_secrets)
 
@@ -477,7 +483,7 @@ def _insert_runs(con: duckdb.DuckDBPyConnection, run_id: str, plans: list[Plan],
         row = r.row()  # source_id, path, format, status, the counters, the note
         for c, v in zip(RUN_COLUMNS, (run_id, *row[:4], pl.started_at, now, *row[4:]), strict=True):
             cols[c].append(v)
-    _b_runs = pa.table(cols)  # noqa: F841  (read by name)
+    _b_runs = stream(polars.DataFrame(cols))  # noqa: F841  (read by name)
     con.execute(f"INSERT INTO import_runs ({', '.join(RUN_COLUMNS)}) SELECT {', '.join(RUN_COLUMNS)} FROM _b_runs")
 
 

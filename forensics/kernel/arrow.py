@@ -2,7 +2,7 @@
 
 DuckDB 2.0 converts a polars frame it scans or registers through pyarrow, and fails without it; an object that only
 has ``__arrow_c_stream__`` it reads through the C interface, so ``stream(df)`` wraps the frame. The other way,
-``pl.DataFrame(relation)`` reads DuckDB's own stream (``frame``). Nothing here imports pyarrow: it is not a runtime
+``pl.DataFrame(relation)`` reads DuckDB's own stream (``relation_frame``). Nothing here imports pyarrow: it is not a runtime
 dependency (only the ``spark`` extra brings it), and ``tests/test_no_pyarrow.py`` runs ingest and report with its
 import blocked.
 """
@@ -17,12 +17,15 @@ import polars as pl
 
 class Stream:
     """A polars frame seen only through the Arrow C stream interface (what DuckDB scans without pyarrow). Each scan
-    asks for a new stream, so a registered view can be read any number of times."""
+    asks for a new stream, so a registered view can be read any number of times. A column of polars' Null type
+    (every value None, no type given) goes as INTEGER, as DuckDB types a NULL it stores: DuckDB 2.0 refuses polars'
+    Arrow null array ("a non-zero null count but no validity bitmap")."""
 
     __slots__ = ("df",)
 
     def __init__(self, df: pl.DataFrame) -> None:
-        self.df = df
+        nulls = [n for n, t in df.schema.items() if t == pl.Null]
+        self.df = df.with_columns(pl.col(nulls).cast(pl.Int32)) if nulls else df
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         return self.df.__arrow_c_stream__(requested_schema)

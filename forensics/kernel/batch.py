@@ -1,6 +1,5 @@
 """What a batch process sets for itself: the CLI's commands that read or write a warehouse, and every worker.
 
-- pyarrow's probe for pandas fails (``forensics.kernel.nopandas``).
 - The garbage collector looks for reference cycles less often. A report makes millions of small objects that
   reference counting frees on its own (tokens, term lists, rows) while it holds a few hundred thousand for its
   whole length (jieba's dictionary, the sections done). With Python's thresholds (700, 10, 10) the collector ran
@@ -15,12 +14,9 @@ from __future__ import annotations
 
 import gc
 
-from forensics.kernel.nopandas import skip_pandas_probe
-
 GC_THRESHOLDS = (10_000, 50, 100)  # new objects before a young collection; young ones per middle; middle per full
 
 
 def batch_process() -> None:
     """Set this process up for a batch run (see the module's docstring)."""
-    skip_pandas_probe()
     gc.set_threshold(*GC_THRESHOLDS)

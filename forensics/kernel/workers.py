@@ -10,7 +10,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -188,24 +187,9 @@ def _stop_forkserver() -> None:
         stop()
 
 
-def system_allocator() -> None:
-    """Arrow allocations through malloc: mimalloc, pyarrow's default pool, keeps the pages it frees, so a
-    parse worker sat at ~135 MB after a few tasks (bench: ingest of sessions/ 569 -> 435 MB for the process
-    tree, same speed). For our own processes only: a notebook importing forensics keeps its pool. Before pyarrow
-    is loaded this is Arrow's own variable (read when the default pool is first made, inherited by the workers),
-    so that `forensics --help` does not load pyarrow; one the user set is kept."""
-    if "pyarrow" not in sys.modules:
-        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-        return
-    import pyarrow as pa
-
-    pa.set_memory_pool(pa.system_memory_pool())
-
-
 def _init_worker(init: tuple[Callable[..., Any], tuple[Any, ...]] | None, owner: int) -> None:
     threading.Thread(target=_watch, args=(owner,), daemon=True).start()
-    system_allocator()
-    batch_process()  # a worker's tasks never hand pyarrow a pandas object; fewer cycle collections (``forensics.kernel.batch``)
+    batch_process()  # fewer cycle collections (``forensics.kernel.batch``)
     if init:
         init[0](*init[1])
 

@@ -178,7 +178,7 @@ def run(ctx: Context) -> Section:
 
 def _conversations(rows: pl.DataFrame, roles: set[str], mode: str) -> dict[str, list[Message]]:
     """Rows of MESSAGES_SQL as prepared Messages per conversation, all in memory (for fitting on small sets)."""
-    convs = dict(conversation_messages(rows.to_arrow(), frozenset(roles)))
+    convs = dict(conversation_messages(rows, frozenset(roles)))
     for msgs in convs.values():
         prepare(msgs, mode)
     return convs

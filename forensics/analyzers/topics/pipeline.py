@@ -29,7 +29,7 @@ from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywor
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
-from forensics.kernel.arrow import relation_frame
+from forensics.kernel.arrow import relation_frame, stream
 from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text import engine
 from forensics.text.cues import Cues
@@ -259,7 +259,7 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
     for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
-        _terms = result  # noqa: F841 - read by the replacement scan below
+        _terms = stream(result)  # noqa: F841 - read by the replacement scan below
         con.execute(
             f"INSERT INTO {TABLE} SELECT t.conversation_id, c.fingerprint, t.position, ?, "
             f"{', '.join(f't.{c}' for c in LISTS)}, t.opens_lightly FROM _terms t "

@@ -48,7 +48,7 @@ from forensics.warehouse.origin import origin_of
 from forensics.warehouse.own_words import has_command_args, is_command
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import polars as pl
 
 NAME = "claude-code"
 LINE_TYPES = {
@@ -750,17 +750,17 @@ def _stored_sizes(path: str, subagent: bool) -> dict[str, int]:
         return {}
 
 
-def _stored_results(calls: pa.Table, sizes: dict[str, int]) -> pa.Table:
+def _stored_results(calls: pl.DataFrame, sizes: dict[str, int]) -> pl.DataFrame:
     """A call answered by a stored output counts the whole output (the inline text is only its preview)."""
-    import pyarrow as pa
+    import polars as pl
 
-    if not sizes or not calls.num_rows:
+    if not sizes or not calls.height:
         return calls
-    ids = calls.column("call_id").to_pylist()
-    answered = calls.column("result_seq").is_valid().to_pylist()
-    old = calls.column("result_bytes").to_pylist()
+    ids = calls["call_id"].to_list()
+    answered = calls["result_seq"].is_not_null().to_list()
+    old = calls["result_bytes"].to_list()
     new = [sizes.get(c, o) if a else o for c, a, o in zip(ids, answered, old)]
-    return calls.set_column(calls.schema.get_field_index("result_bytes"), "result_bytes", pa.array(new, pa.int32()))
+    return calls.with_columns(pl.Series("result_bytes", new, dtype=pl.Int32))
 
 
 def _origin(m: _Msg, text: str, expanded: set[str]) -> str:

@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import duckdb
 import msgspec
-import pyarrow as pa
+import polars as pl
 
 from forensics.formats.kit import fastpath
 from forensics.formats.kit.records import ROLE_ALIASES, arrow_schemas, failed_exit, starts_like_error
+from forensics.kernel.arrow import relation_frame, stream
 from forensics.warehouse.core import set_memory_limit
 
 MEMORY_MB = 128  # a parse worker's DuckDB (4 MB tasks need ~60 MB); more for a task of one huge row
@@ -53,18 +54,17 @@ def con() -> duckdb.DuckDBPyConnection:
     return c
 
 
-def unescape(msg: pa.Table) -> pa.Table:
+def unescape(msg: pl.DataFrame) -> pl.DataFrame:
     """A batch's message table with every JSON-literal text (``content_json``) unescaped into ``content``."""
-    if msg.column("content_json").null_count == msg.num_rows:
+    if msg["content_json"].null_count() == msg.height:
         return msg
-    _m = msg  # noqa: F841 - read by the replacement scan below
+    _m = stream(msg.select("content", "content_json"))  # noqa: F841 - read by the replacement scan below
     # a connection of its own, closed at once: the worker's kept one held ~30 MB of the ingest's peak (issue 28)
     with duckdb.connect(config={"threads": 1}) as c:
-        text = c.sql("SELECT coalesce(content, json_extract_string(content_json, '$')) AS c FROM _m").to_arrow_table()
-    i = msg.column_names.index("content")
-    j = msg.column_names.index("content_json")
-    msg = msg.set_column(i, msg.field(i), text.column(0).cast(pa.string()))
-    return msg.set_column(j, msg.field(j), pa.nulls(msg.num_rows, pa.string()))
+        text = relation_frame(c.sql("SELECT coalesce(content, json_extract_string(content_json, '$')) AS c FROM _m"))
+    return msg.with_columns(
+        text.to_series().cast(pl.String).alias("content"), pl.lit(None, dtype=pl.String).alias("content_json")
+    )
 
 
 def _role_case(col: str) -> str:
@@ -237,20 +237,20 @@ def read(rows: dict[int, bytes]) -> Read:
 
 def _read(rows: dict[int, bytes]) -> Read:
     c = con()
-    data = b"".join(rows.values())
-    offsets = [0]
-    for raw in rows.values():
-        offsets.append(offsets[-1] + len(raw))
-    text = pa.Array.from_buffers(
-        pa.large_string(), len(rows), [None, pa.array(offsets, pa.int64()).buffers()[1], pa.py_buffer(data)]
-    )  # checked UTF-8: no copy
-    _rows = pa.table({"k": pa.array(list(rows), pa.int32()), "raw": text})
-    _memory(max(MEMORY_MB, 32 * (len(data) >> 20)))  # a task takes ~12 times its JSON
+    size = sum(len(raw) for raw in rows.values())
+    table = pl.DataFrame(
+        {
+            "k": pl.Series(list(rows), dtype=pl.Int32),
+            "raw": pl.Series(list(rows.values()), dtype=pl.Binary).cast(pl.String),  # checked UTF-8, in Rust
+        }
+    )
+    _rows = stream(table)
+    _memory(max(MEMORY_MB, 32 * (size >> 20)))  # a task takes ~12 times its JSON
     try:
         c.execute(MESSAGES)
     except duckdb.Error:  # a JSON escape DuckDB refuses (a lone surrogate): those rows take Python
-        valid = c.sql("SELECT json_valid(raw) FROM _rows").to_arrow_table().column(0)
-        _rows = _rows.filter(valid)
+        table = table.filter(relation_frame(c.sql("SELECT json_valid(raw) FROM _rows")).to_series())
+        _rows = stream(table)
         c.execute(MESSAGES)
     c.execute(CALLS)
     c.execute(_BAD)
@@ -258,16 +258,18 @@ def _read(rows: dict[int, bytes]) -> Read:
     errs = [
         (k, i, bool(flag) or failed_exit(t) or (flag is None and starts_like_error(t))) for k, i, t, flag in may_fail
     ]
-    _errs = pa.table(
-        {
-            "k": pa.array([e[0] for e in errs], pa.int32()),
-            "i": pa.array([e[1] for e in errs], pa.int32()),
-            "err": pa.array([e[2] for e in errs], pa.bool_()),
-        }
-    )  # noqa: F841 - read by the scan below
+    _errs = stream(  # noqa: F841 - read by the scan below
+        pl.DataFrame(
+            {
+                "k": pl.Series([e[0] for e in errs], dtype=pl.Int32),
+                "i": pl.Series([e[1] for e in errs], dtype=pl.Int32),
+                "err": pl.Series([e[2] for e in errs], dtype=pl.Boolean),
+            }
+        )
+    )
     c.execute(_LINKS)
     summary = {k: Summary(n, lo, hi, first) for k, n, lo, hi, first in c.execute(_SUMMARY).fetchall()}
-    read_ok = set(_rows.column("k").to_pylist()) - {k for (k,) in c.execute("SELECT k FROM _dp_bad").fetchall()}
+    read_ok = set(table["k"].to_list()) - {k for (k,) in c.execute("SELECT k FROM _dp_bad").fetchall()}
     for k in read_ok - set(summary):
         summary[k] = Summary()  # an empty array: a conversation without messages
     unlinked = Counter(dict(c.execute(_UNLINKED).fetchall()))
@@ -276,13 +278,17 @@ def _read(rows: dict[int, bytes]) -> Read:
     return Read(summary, unlinked)
 
 
-def tables(cids: dict[int, str]) -> tuple[pa.Table, pa.Table]:
+def tables(cids: dict[int, str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The message and tool-call tables of the rows ``read`` read, with their conversation ids."""
     c = con()
-    _cids = pa.table({"k": pa.array(list(cids), pa.int32()), "cid": pa.array(list(cids.values()), pa.string())})  # noqa: F841
+    _cids = stream(  # noqa: F841
+        pl.DataFrame(
+            {"k": pl.Series(list(cids), dtype=pl.Int32), "cid": pl.Series(list(cids.values()), dtype=pl.String)}
+        )
+    )
     schemas = arrow_schemas()
-    msg = c.sql(_MSG_OUT).to_arrow_table().cast(schemas["MSG_SCHEMA"])
-    call = c.sql(_CALL_OUT).to_arrow_table().cast(schemas["CALL_SCHEMA"])
+    msg = relation_frame(c.sql(_MSG_OUT)).select(schemas["MSG_SCHEMA"].names()).cast(schemas["MSG_SCHEMA"])
+    call = relation_frame(c.sql(_CALL_OUT)).select(schemas["CALL_SCHEMA"].names()).cast(schemas["CALL_SCHEMA"])
     _drop()
     return msg, call
 

@@ -40,51 +40,51 @@ from forensics.formats.kit.records import (
 from forensics.warehouse.origin import ORIGINS
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import polars as pl
 
 
 @functools.cache
-def arrow_schemas() -> dict[str, pa.Schema]:
+def arrow_schemas() -> dict[str, pl.Schema]:
     """The events and usage tables' Arrow schemas, also module attributes (``EVENT_SCHEMA``, ``USAGE_SCHEMA``),
-    built on first use: `forensics formats` imports this module and should not load pyarrow."""
-    import pyarrow as pa
+    built on first use: `forensics formats` imports this module and should not load polars."""
+    import polars as pl
 
     return {
-        "EVENT_SCHEMA": pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("seq", pa.int32()),
-                ("position", pa.int32()),
-                ("kind", pa.string()),
-                ("trigger", pa.string()),
-                ("pre_tokens", pa.int64()),
-                ("post_tokens", pa.int64()),
-                ("detail", pa.string()),
-            ]
+        "EVENT_SCHEMA": pl.Schema(
+            {
+                "conversation_id": pl.String(),
+                "seq": pl.Int32(),
+                "position": pl.Int32(),
+                "kind": pl.String(),
+                "trigger": pl.String(),
+                "pre_tokens": pl.Int64(),
+                "post_tokens": pl.Int64(),
+                "detail": pl.String(),
+            }
         ),
-        "USAGE_SCHEMA": pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("seq", pa.int32()),
-                ("position", pa.int32()),
-                ("message_id", pa.string()),
-                ("request_id", pa.string()),
-                ("model", pa.string()),
-                ("input_tokens", pa.int64()),
-                ("output_tokens", pa.int64()),
-                ("cache_creation_input_tokens", pa.int64()),
-                ("cache_read_input_tokens", pa.int64()),
-                ("cache_creation_1h_input_tokens", pa.int64()),
-            ]
+        "USAGE_SCHEMA": pl.Schema(
+            {
+                "conversation_id": pl.String(),
+                "seq": pl.Int32(),
+                "position": pl.Int32(),
+                "message_id": pl.String(),
+                "request_id": pl.String(),
+                "model": pl.String(),
+                "input_tokens": pl.Int64(),
+                "output_tokens": pl.Int64(),
+                "cache_creation_input_tokens": pl.Int64(),
+                "cache_read_input_tokens": pl.Int64(),
+                "cache_creation_1h_input_tokens": pl.Int64(),
+            }
         ),
     }
 
 
-def __getattr__(name: str) -> pa.Schema:
+def __getattr__(name: str) -> pl.Schema:
     if name not in (
         "EVENT_SCHEMA",
         "USAGE_SCHEMA",
-    ):  # the import system asks for __path__ and such: no pyarrow for those
+    ):  # the import system asks for __path__ and such: no polars for those
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return arrow_schemas()[name]
 
@@ -462,20 +462,20 @@ def _opt_str(v: Any) -> str | None:
 
 
 class Columns:
-    """Column lists for one arrow table, filled row by row."""
+    """Column lists for one table (a polars frame), filled row by row."""
 
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pl.Schema) -> None:
         self.schema = schema
-        self.cols: list[list[Any]] = [[] for _ in schema.names]
+        self.cols: list[list[Any]] = [[] for _ in schema.names()]
 
     def add(self, *row: Any) -> None:
         for col, v in zip(self.cols, row):
             col.append(v)
 
-    def table(self) -> pa.Table:
-        import pyarrow as pa
+    def table(self) -> pl.DataFrame:
+        import polars as pl
 
-        return pa.table(dict(zip(self.schema.names, self.cols)), schema=self.schema)
+        return pl.DataFrame(dict(zip(self.schema.names(), self.cols)), schema=self.schema)
 
 
 def text_of(v: Any, kinds: tuple[str, ...] | None = ("text", "input_text", "output_text")) -> str:

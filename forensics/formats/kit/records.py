@@ -1,7 +1,7 @@
 """Turn parsed messages of either shape (OpenAI or Anthropic) into columnar batches for the warehouse.
 
 Parsing runs in worker processes, so everything here is plain Python over dicts and lists, and the output
-is a set of pyarrow tables that DuckDB ingests without a row loop. Sizes (chars, bytes) are computed by
+is a set of polars frames that DuckDB ingests without a row loop (``forensics.kernel.arrow``). Sizes (chars, bytes) are computed by
 DuckDB on insert, not here. A message's text may arrive still JSON-escaped (``JsonText``, from the fast
 decoder in ``fastpath.py``): it travels as bytes and DuckDB unescapes it on insert, so the hot path never
 builds a Python string for the bulk of the corpus.
@@ -29,7 +29,7 @@ from forensics.warehouse.origin import origin_of
 from forensics.warehouse.own_words import handed_over, own_words
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import polars as pl
 
 ROLE_ALIASES = {
     "system": "system",
@@ -341,83 +341,83 @@ class Entry:
 
 
 @functools.cache
-def arrow_schemas() -> dict[str, pa.Schema]:
+def arrow_schemas() -> dict[str, pl.Schema]:
     """The batch tables' Arrow schemas, also module attributes (``MSG_SCHEMA``...), built on first use: listing
-    the formats (`forensics formats`) imports every importer, and pyarrow costs a third of a second at start-up."""
-    import pyarrow as pa
+    the formats (`forensics formats`) imports every importer, and polars costs a tenth of a second at start-up."""
+    import polars as pl
 
     return {
-        "MSG_SCHEMA": pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("seq", pa.int32()),
-                ("position", pa.int32()),
-                ("native_id", pa.string()),
-                ("parent_native_id", pa.string()),
-                ("role", pa.string()),
-                ("content", pa.string()),
-                ("content_json", pa.string()),
-                ("tool_call_count", pa.int32()),
-                ("created_at", pa.float64()),
-                ("tool_call_id", pa.string()),
-                ("origin", pa.string()),
-                ("name", pa.string()),
-            ]
+        "MSG_SCHEMA": pl.Schema(
+            {
+                "conversation_id": pl.String(),
+                "seq": pl.Int32(),
+                "position": pl.Int32(),
+                "native_id": pl.String(),
+                "parent_native_id": pl.String(),
+                "role": pl.String(),
+                "content": pl.String(),
+                "content_json": pl.String(),
+                "tool_call_count": pl.Int32(),
+                "created_at": pl.Float64(),
+                "tool_call_id": pl.String(),
+                "origin": pl.String(),
+                "name": pl.String(),
+            }
         ),
-        "CALL_SCHEMA": pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("seq", pa.int32()),
-                ("position", pa.int32()),
-                ("call_index", pa.int32()),
-                ("call_id", pa.string()),
-                ("name", pa.string()),
-                ("arguments", pa.string()),
-                ("result_seq", pa.int32()),
-                ("result_position", pa.int32()),
-                ("result_bytes", pa.int32()),
-                ("is_error", pa.bool_()),
-            ]
+        "CALL_SCHEMA": pl.Schema(
+            {
+                "conversation_id": pl.String(),
+                "seq": pl.Int32(),
+                "position": pl.Int32(),
+                "call_index": pl.Int32(),
+                "call_id": pl.String(),
+                "name": pl.String(),
+                "arguments": pl.String(),
+                "result_seq": pl.Int32(),
+                "result_position": pl.Int32(),
+                "result_bytes": pl.Int32(),
+                "is_error": pl.Boolean(),
+            }
         ),
-        "CONV_SCHEMA": pa.schema(
-            [
-                ("conversation_id", pa.string()),
-                ("native_id", pa.string()),
-                ("title", pa.string()),
-                ("provider", pa.string()),
-                ("model", pa.string()),
-                ("created_at", pa.float64()),
-                ("updated_at", pa.float64()),
-                ("message_count", pa.int32()),
-                ("fingerprint", pa.string()),
-            ]
+        "CONV_SCHEMA": pl.Schema(
+            {
+                "conversation_id": pl.String(),
+                "native_id": pl.String(),
+                "title": pl.String(),
+                "provider": pl.String(),
+                "model": pl.String(),
+                "created_at": pl.Float64(),
+                "updated_at": pl.Float64(),
+                "message_count": pl.Int32(),
+                "fingerprint": pl.String(),
+            }
         ),
-        "QUAR_SCHEMA": pa.schema(
-            [("location", pa.string()), ("reason", pa.string()), ("raw", pa.binary()), ("raw_bytes", pa.int64())]
+        "QUAR_SCHEMA": pl.Schema(
+            {"location": pl.String(), "reason": pl.String(), "raw": pl.Binary(), "raw_bytes": pl.Int64()}
         ),
-        "OUTCOME_SCHEMA": pa.schema(
-            [  # conversation_outcomes rows read from the log (docs/outcomes.md#where-outcomes-come-from)
-                ("conversation_id", pa.string()),
-                ("success", pa.bool_()),
-                ("score", pa.float64()),
-                ("detail", pa.string()),
-            ]
+        "OUTCOME_SCHEMA": pl.Schema(
+            {  # conversation_outcomes rows read from the log (docs/outcomes.md#where-outcomes-come-from)
+                "conversation_id": pl.String(),
+                "success": pl.Boolean(),
+                "score": pl.Float64(),
+                "detail": pl.String(),
+            }
         ),
     }
 
 
-def _schema(name: str) -> pa.Schema:
+def _schema(name: str) -> pl.Schema:
     return arrow_schemas()[name]
 
 
-def __getattr__(name: str) -> pa.Schema:
+def __getattr__(name: str) -> pl.Schema:
     if name not in (
         "MSG_SCHEMA",
         "CALL_SCHEMA",
         "CONV_SCHEMA",
         "QUAR_SCHEMA",
         "OUTCOME_SCHEMA",
-    ):  # the import system asks for __path__ and such: no pyarrow for those
+    ):  # the import system asks for __path__ and such: no polars for those
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return arrow_schemas()[name]
 
@@ -426,11 +426,11 @@ def __getattr__(name: str) -> pa.Schema:
 class Batch:
     """Columnar output of one parse task, plus what was read."""
 
-    conv: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CONV_SCHEMA").names})
-    msg: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("MSG_SCHEMA").names})
-    call: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CALL_SCHEMA").names})
-    quar: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("QUAR_SCHEMA").names})
-    outcome: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("OUTCOME_SCHEMA").names})
+    conv: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CONV_SCHEMA").names()})
+    msg: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("MSG_SCHEMA").names()})
+    call: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("CALL_SCHEMA").names()})
+    quar: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("QUAR_SCHEMA").names()})
+    outcome: dict[str, list[Any]] = field(default_factory=lambda: {n: [] for n in _schema("OUTCOME_SCHEMA").names()})
     rows_read: int = 0
     messages_read: int = 0
     notes: list[str] = field(default_factory=list)
@@ -447,7 +447,7 @@ class Batch:
 
     def add_outcome(self, cid: str, success: bool | None, score: float | None, detail: dict[str, Any]) -> None:
         """The run's outcome as its log records it (one per conversation; the loader replaces older ones)."""
-        for col, v in zip(_schema("OUTCOME_SCHEMA").names, (cid, success, score, json_text(detail))):
+        for col, v in zip(_schema("OUTCOME_SCHEMA").names(), (cid, success, score, json_text(detail))):
             self.outcome[col].append(v)
 
     def add_conversation(
@@ -487,10 +487,10 @@ class Batch:
         )
         m = self.msg
         (a_cid, a_seq, a_pos, a_nid, a_parent, a_role, a_text, a_json, a_ncalls, a_ts, a_tcid, a_origin, a_name) = (
-            m[n].append for n in _schema("MSG_SCHEMA").names
+            m[n].append for n in _schema("MSG_SCHEMA").names()
         )
         k = self.call
-        k_cols = [k[n].append for n in _schema("CALL_SCHEMA").names]
+        k_cols = [k[n].append for n in _schema("CALL_SCHEMA").names()]
         by_id: dict[str, int] = {}  # call id -> row in self.call
         by_name: dict[str | None, list[int]] = {}  # tool name -> its calls' rows (for results without ids)
         for e in entries:
@@ -550,7 +550,7 @@ class Batch:
         if from_text:
             title = mask((title or "").strip().split("\n", 1)[0])[:80] or None  # cut after masking: no key fragment
         for col, v in zip(
-            _schema("CONV_SCHEMA").names,
+            _schema("CONV_SCHEMA").names(),
             (cid, native_id, title, provider, model, created_at, updated_at, messages, fingerprint),
         ):
             self.conv[col].append(v)
@@ -587,22 +587,22 @@ class Batch:
         k["result_seq"][row], k["result_position"][row] = e.seq, e.position
         k["result_bytes"][row], k["is_error"][row] = nbytes, err
 
-    def tables(self) -> dict[str, pa.Table]:
-        import pyarrow as pa
+    def tables(self) -> dict[str, pl.DataFrame]:
+        import polars as pl
 
-        # JsonText is valid UTF-8 already (the decoder checked its record): built as binary and viewed as
-        # string, it skips pyarrow's per-value check, which cost 5 s per million messages.
-        escaped = pa.array(self.msg["content_json"], pa.binary()).view(pa.string())
-        msg = {**self.msg, "content_json": escaped}
+        # JsonText is valid UTF-8 already (the decoder checked its record): built as bytes and cast to text in
+        # Rust, no Python string is made for it.
+        escaped = pl.Series("content_json", self.msg["content_json"], dtype=pl.Binary).cast(pl.String)
+        msg: dict[str, Any] = {**self.msg, "content_json": escaped}
         cols = {"conv": self.conv, "msg": msg, "call": self.call, "quar": self.quar, "outcome": self.outcome}
-        return {k: pa.table(v, schema=_schema(f"{k.upper()}_SCHEMA")) for k, v in cols.items()}
+        return {k: pl.DataFrame(v, schema=_schema(f"{k.upper()}_SCHEMA")) for k, v in cols.items()}
 
 
 @dataclass
 class Parsed:
-    """What a worker sends back: arrow tables plus counters (pickles cheaply)."""
+    """What a worker sends back: polars frames plus counters (pickles cheaply)."""
 
-    tables: dict[str, pa.Table]
+    tables: dict[str, pl.DataFrame]
     rows_read: int
     messages_read: int
     notes: list[str]
