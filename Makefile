@@ -1,5 +1,5 @@
-# make demo installs the runtime only (what `pip install .` brings); make test / lint / bench / baseline add the dev
-# extras (pytest, Playwright, pyspark, the linters...). Each creates .venv when missing and reinstalls only when
+# make demo installs the runtime and the report's charts (`pip install '.[charts]'`: what a user sees in the demo
+# has its charts); make test / lint / bench / baseline add the dev extras (pytest, Playwright, pyspark, the linters...). Each creates .venv when missing and reinstalls only when
 # pyproject.toml changed: one stamp per set.
 PYTHON ?= python3
 VENV := .venv
@@ -23,7 +23,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(RUNTIME): pyproject.toml | $(BIN)/python
-	$(PIP) -e .
+	$(PIP) -e '.[charts]'
 	touch $@
 
 $(DEV): pyproject.toml $(RUNTIME)

@@ -4,7 +4,8 @@ pyarrow unimportable, and DuckDB and polars trade columns through the Arrow C st
 Every process started here (the CLI and its parse and report workers) reads a ``sitecustomize`` that makes
 ``import pyarrow`` fail as on a machine without it (``sys.modules['pyarrow'] = None``: ``find_spec`` says absent,
 so polars and DuckDB take it as not installed); pandas is refused the same way, since nothing here should reach
-for it either. The fixtures cover both parse paths (SQLite message arrays in DuckDB, JSONL in Python), side
+for it either, and matplotlib (the ``charts`` extra): the report then has every section, no chart, and one line
+that says how to get them. The fixtures cover both parse paths (SQLite message arrays in DuckDB, JSONL in Python), side
 tables (decision memory), secrets masked on the way in, and a report with every section."""
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ import duckdb
 import polars as pl
 
 from forensics.kernel.arrow import relation_frame, stream
+from forensics.draw import MISSING
 from tests.conftest import FIXTURES, ROOT
 
 BLOCK = textwrap.dedent("""
     import sys
     sys.modules["pyarrow"] = None  # as if not installed: import fails, find_spec finds nothing
     sys.modules["pandas"] = None
+    sys.modules["matplotlib"] = None  # the charts extra not installed either: the bare runtime
 """)
 
 
@@ -40,7 +43,7 @@ def _run(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_ingest_and_report_run_with_pyarrow_and_pandas_unimportable_in_every_process(tmp_path: Path) -> None:
+def test_ingest_and_report_run_with_pyarrow_pandas_and_matplotlib_unimportable_in_every_process(tmp_path: Path) -> None:
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(BLOCK)
     db = tmp_path / "w.duckdb"
@@ -49,7 +52,14 @@ def test_ingest_and_report_run_with_pyarrow_and_pandas_unimportable_in_every_pro
     assert done.returncode == 0, done.stderr[-3000:]
     done = _run(tmp_path, "report", "--db", str(db), "--out", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (tmp_path / "out" / "report.md").read_text().count("\n") > 100
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert md.count("\n") > 100 and "## " in md
+    assert (
+        md.count(MISSING) == 1
+        and MISSING == "No charts drawn: matplotlib is not installed (pip install 'forensics[charts]')."
+    )
+    assert "No charts drawn" in (tmp_path / "out" / "report.html").read_text()
+    assert not list((tmp_path / "out" / "charts").glob("*.svg"))
     con = duckdb.connect(str(db), read_only=True)
     (messages, convs, finds, decisions) = con.execute(
         "SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM conversations), "

@@ -23,6 +23,15 @@ if TYPE_CHECKING:
 
 # a chart's drawer: the data of its ``Chart`` -> a figure
 Drawer = Callable[[Any], "Figure"]
+# matplotlib and its fonts, images and solvers are ~100 MB: the ``charts`` extra, which `make demo` installs
+MISSING = "No charts drawn: matplotlib is not installed (pip install 'forensics[charts]')."
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported (the ``charts`` extra): without it a report has every section but no chart."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 PALETTE = {"system": "#9e9e9e", "user": "#1f77b4", "assistant": "#2ca02c", "tool": "#ff7f0e"}
 # used, when installed, only to measure Chinese labels for the layout (the browser draws them with its own fonts)
 CJK_FONTS = (

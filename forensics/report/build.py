@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from forensics import analyzers
+from forensics import draw as draw_kit
 from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
@@ -115,6 +116,8 @@ def build_report(
     if not Path(db).exists():
         raise WarehouseError(f"{db}: no warehouse here; run `forensics ingest SOURCE --db {db}` first")
     # writable: analyzers keep their derived tables in the warehouse
+    # no matplotlib (the ``charts`` extra): nothing drawn, the report says so in one line
+    charts = charts and draw_kit.available()
     with open_warehouse(db) as wh, drawn.Painter(wh.con) if charts else nullcontext() as painter:
         # what the report reads, as the key of the report kept whole (``report.cache``)
         want = cache.key(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from forensics import draw
 from forensics.analyzers import quality
 from forensics.analyzers.base import Finding, Section
 from forensics.report import digest as digests
@@ -79,7 +80,7 @@ def document(result: Report | Comparison, charts: Charts) -> Document:
         blocks = _comparison(result, charts)
         title = "forensics: before / after"
     else:
-        blocks = [Heading((Prose("forensics report"),)), _meta(result.meta)]
+        blocks = [Heading((Prose("forensics report"),)), _meta(result.meta), *_no_charts(charts)]
         for part in PARTS:
             blocks += part(result, charts)
         title = "forensics report"
@@ -96,7 +97,8 @@ def _comparison(result: Comparison, charts: Charts) -> list[Block]:
             )
         ),
         Table(("metric", "before", "after", "delta"), tuple((k, fmt(b), fmt(a), fmt(d)) for k, b, a, d in result.rows)),
-        _figure(charts, "before_after"),
+        *_no_charts(charts),
+        *_figures(charts, ["before_after"]),
     ]
     for prefix, rep in (("before_", result.before), ("after_", result.after)):
         blocks += [Heading((Text(str(rep.meta["label"])),)), *digest(rep, prefix), *sections(rep, charts, prefix)]
@@ -316,13 +318,18 @@ def section(rep: Report, s: Section, charts: Charts, prefix: str) -> Part:
                 (Prose("Findings"), *cut),
             )
         )
-    out += [_figure(charts, f"{prefix}{s.name}_{c.name}") for c in s.charts]
+    out += _figures(charts, [f"{prefix}{s.name}_{c.name}" for c in s.charts])
     return Part(prefix + s.name, s.title, tuple(out))
 
 
-def _figure(charts: Charts, name: str) -> Figure:
-    caption, svg = charts[name]
-    return Figure(name, caption, svg)
+def _figures(charts: Charts, names: list[str]) -> list[Block]:
+    """The charts drawn of ``names``: none without matplotlib (``_no_charts`` says so once)."""
+    return [Figure(n, *charts[n]) for n in names if n in charts]
+
+
+def _no_charts(charts: Charts) -> list[Block]:
+    """One line when the charts could not be drawn (matplotlib, the ``charts`` extra, is not installed)."""
+    return [] if charts or draw.available() else [Paragraph((Prose(draw.MISSING),), meta=True)]
 
 
 def _who(rep: Report, cid: str, text: str | None = None) -> Strong:

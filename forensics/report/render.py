@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from forensics.analyzers.base import Finding
+from forensics.draw import available as charts_available
 from forensics.draw import svg
 from forensics.kernel.errors import ForensicsError
 from forensics.report import figures
@@ -182,8 +183,11 @@ def _finding_dict(f: Finding, section: str, labels: dict[str, str]) -> dict[str,
 
 
 def draw(result: Report | Comparison) -> dict[str, tuple[str, str]]:
-    """name -> (title, SVG document), drawn once for both md and html."""
+    """name -> (title, SVG document), drawn once for both md and html; none without matplotlib (the ``charts``
+    extra): the report then says so in one line (``compose.document``)."""
     out: dict[str, tuple[str, str]] = {}
+    if not charts_available():
+        return out
     if isinstance(result, Comparison):
         out["before_after"] = (
             "Before / after",
