@@ -489,7 +489,7 @@ def machine() -> dict[str, object]:
     )
     mem = int(Path("/proc/meminfo").read_text().split()[1]) / (1 << 20)
     import duckdb
-    import pyarrow
+    import polars
 
     return {
         "cpu": cpu,
@@ -497,7 +497,7 @@ def machine() -> dict[str, object]:
         "ram_gb": round(mem, 1),
         "python": platform.python_version(),
         "duckdb": duckdb.__version__,
-        "pyarrow": pyarrow.__version__,
+        "polars": polars.__version__,
         "os": platform.platform(),
     }
 

@@ -53,12 +53,11 @@ Scanner = Callable[[str], list[Find]]
 
 
 def scan_ours(text: str) -> list[Find]:
-    """As ingest scans a cell: the RE2 prefilter (pyarrow) picks the groups, then the scan runs on them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """As ingest scans a cell: the prefilter (polars, Rust's regex) picks the groups, then the scan runs on them."""
+    import polars as pl
 
-    cell = pa.array([text], pa.large_string())
-    only = [k for k, p in enumerate(ours.prefilter()) if pc.match_substring_regex(cell, p)[0].as_py()]
+    cell = pl.Series([text], dtype=pl.String)
+    only = [k for k, p in enumerate(ours.prefilter()) if cell.str.contains(p)[0]]
     return [Find(f.start, f.end, f.kind) for f in ours.scan(text, only)] if only else []
 
 

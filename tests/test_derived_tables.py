@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
+import polars as pl
 import pytest
 
 from forensics import ingest
@@ -60,12 +60,12 @@ def test_a_warehouse_of_another_version_reports_and_its_derived_tables_take_the_
 
 def test_rows_go_in_by_name_and_replace_only_what_the_filter_holds(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    derived.replace_rows(con, "t", pa.table({"conversation_id": ["a", "b"], "n": [1, 2]}), "true")
-    derived.replace_rows(con, "t", pa.table({"conversation_id": ["b"], "n": [3]}), "conversation_id = 'b'")
+    derived.replace_rows(con, "t", pl.DataFrame({"conversation_id": ["a", "b"], "n": [1, 2]}), "true")
+    derived.replace_rows(con, "t", pl.DataFrame({"conversation_id": ["b"], "n": [3]}), "conversation_id = 'b'")
     assert con.execute("SELECT * FROM t ORDER BY 1").fetchall() == [("a", 1), ("b", 3)]
-    derived.append_rows(con, "t", pa.table({"n": [4], "conversation_id": ["c"]}))  # another order: same columns
+    derived.append_rows(con, "t", pl.DataFrame({"n": [4], "conversation_id": ["c"]}))  # another order: same columns
     assert con.execute("SELECT * FROM t ORDER BY 1").fetchall() == [("a", 1), ("b", 3), ("c", 4)]
-    derived.replace_rows(con, "t", pa.table({"conversation_id": ["d"], "n": [5], "m": ["x"]}), "true")
+    derived.replace_rows(con, "t", pl.DataFrame({"conversation_id": ["d"], "n": [5], "m": ["x"]}), "true")
     assert derived.columns(con, "t") == [("conversation_id", "VARCHAR"), ("n", "BIGINT"), ("m", "VARCHAR")]
     assert con.execute("SELECT * FROM t").fetchall() == [("d", 5, "x")]
 

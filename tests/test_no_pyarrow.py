@@ -19,8 +19,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from forensics.kernel.arrow import relation_frame, stream
 from forensics.draw import MISSING
+from forensics.kernel.arrow import relation_frame, stream
 from tests.conftest import FIXTURES, ROOT
 
 BLOCK = textwrap.dedent("""

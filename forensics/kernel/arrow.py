@@ -24,6 +24,8 @@ class Stream:
     __slots__ = ("df",)
 
     def __init__(self, df: pl.DataFrame) -> None:
+        if not isinstance(df, pl.DataFrame):  # an Arrow table a plug-in hands over (pyarrow is then installed)
+            df = pl.DataFrame(df)
         nulls = [n for n, t in df.schema.items() if t == pl.Null]
         self.df = df.with_columns(pl.col(nulls).cast(pl.Int32)) if nulls else df
 
