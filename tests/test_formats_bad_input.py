@@ -216,7 +216,7 @@ def test_any_single_mutation_is_imported_quarantined_or_skipped_never_fatal(
         p = fn(*args)
     state = {k: v for k, v in p.state.items() if k not in ("parents", "parent_natives")}
     tables = p.tables
-    imported, quarantined = tables["msg"].num_rows, tables["quar"].num_rows
+    imported, quarantined = tables["msg"].height, tables["quar"].height
     if not state.get("error"):
         assert p.messages_read == imported + quarantined + state.get("skipped", 0)
-    assert tables["conv"].num_rows <= max(1, p.messages_read)
+    assert tables["conv"].height <= max(1, p.messages_read)

@@ -146,4 +146,4 @@ def test_any_bytes_as_a_line_never_crash_the_parser(tmp_path: Path, line: bytes)
     p = parse_file(str(src), "sid", "fp")
     n_lines = len((HEADER + line + b"\n").split(b"\n")) - 1
     assert p.rows_read == n_lines
-    assert p.messages_read == p.tables["msg"].num_rows + p.tables["quar"].num_rows
+    assert p.messages_read == p.tables["msg"].height + p.tables["quar"].height

@@ -160,4 +160,4 @@ def test_any_bytes_as_a_record_never_crash_the_parser(tmp_path: Path, line: byte
     src.write_bytes(good + line.replace(b"\n", b" ") + b"\n")
     p = parse_file(str(src), "sid", None)
     assert p.rows_read == 2
-    assert p.messages_read == p.tables["msg"].num_rows + p.tables["quar"].num_rows
+    assert p.messages_read == p.tables["msg"].height + p.tables["quar"].height
