@@ -2,7 +2,7 @@
 
 The supported Python API; every CLI command is a thin call into one of these. The importer and the
 warehouse are loaded on first use (``forensics.ingest``, ``forensics.open_warehouse``): a report or a query should
-not pay for pyarrow, and `forensics --help` not for DuckDB, at start-up.
+not pay for the importers, and `forensics --help` not for DuckDB, at start-up.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The formats `forensics ingest` knows, by name, apart from their modules so that the CLI can offer them
-without importing any importer (pyarrow and friends cost a third of a second at every start).
+without importing any importer (polars and friends cost a tenth of a second at every start).
 
 Detection tries BUILTIN in this order (specific shapes first), then plug-ins (entry-point group
 ``forensics.formats``), then FALLBACK (the catch-alls). Each entry is ``(name, "module:attribute")`` naming

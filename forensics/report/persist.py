@@ -143,7 +143,6 @@ def _declared(name: str) -> Analyzer | None:
 def log_run(con: duckdb.DuckDBPyConnection, report: Report) -> None:
     """Append the report's row to ``report_runs`` (a report kept whole logs its run again: ``report.cache``)."""
     labels = {cid: lab.text for cid, lab in report.labels.items()}
-    # built with polars: pyarrow's array() from Python values imports pandas (0.3 s of a report kept whole)
     derived.append_rows(
         con,
         "report_runs",
