@@ -2,7 +2,8 @@
 calls nothing else.
 
 Every function opens the warehouse for the duration of the call, so notebooks can interleave them with
-`forensics` commands. DataFrames are polars (Arrow underneath: ``.to_pandas()``/``.to_arrow()`` work).
+`forensics` commands. DataFrames are polars (``.to_pandas()``/``.to_arrow()`` need pandas and pyarrow, which forensics
+does not install: the `spark` extra brings both).
 Importing this module loads nothing heavy (no DuckDB, polars or analysis): each name is loaded on first use,
 so `forensics --help` stays instant.
 """
