@@ -39,7 +39,7 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
 TAIL = 3  # the last messages read for a limit notice
-RUNS_PER_QUERY = 250  # runs whose messages stream() reads at a time
+MESSAGES_PER_QUERY = 10_000  # stream() reads runs a batch at a time, about this many messages (a run never split)
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
 BAD_ENDS = (
     "gave_up",
@@ -99,6 +99,8 @@ ERROR_LINE = re.compile(
 EXCEPTION_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Warning")
 ERROR_WORDS = ("error", "fatal", "fail", "not found", "no such file", "permission denied", "time", "/bin/")
 _ERROR_WORDS = re.compile("|".join(map(re.escape, ERROR_WORDS)), re.I)
+_EXCEPTION_WORDS = re.compile("|".join(map(re.escape, EXCEPTION_WORDS)))
+_NO_ERRORS = re.compile(r"\b(?:0|no) (?:errors?|failures?)\b", re.I)
 # ERROR_LINE as Python's re runs it fast (its ``.*`` before each alternative backtracks over every position):
 # a shell's error at the start, or one of the other alternatives anywhere (tests/test_failures.py holds it to
 # ERROR_LINE line for line)
@@ -151,20 +153,64 @@ def error_line(text: str, flagged: bool = False) -> str | None:
     if not (flagged or failed_exit or _may_name_error(text)):
         return None
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
-    for ln in reversed(lines):
-        if _may_be_exception(ln) and EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
+    # the lines that hold a word the patterns need, found over the lines joined by line breaks (no word spans one)
+    # instead of by a test per line: the per-line loops were most of the failures analyzer
+    joined = "\n".join(lines)
+    for i in reversed(_exception_word_lines(joined)):
+        ln = lines[i]
+        if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
             return ln.strip()
-    for ln in lines:
+    for i in _error_word_lines(lines, joined):
+        ln = lines[i]
         if (
-            is_error_line(ln)
+            (_SHELL_ERROR.match(ln) is not None or _ERROR_IN.search(ln) is not None)
             and not PREAMBLE.match(ln)
-            and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b", ln, re.I)
+            and not _NO_ERRORS.search(ln)
         ):
             return ln.strip()
     if flagged or failed_exit:
         rest = [ln for ln in lines if not PREAMBLE.match(ln)]
         return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
     return None
+
+
+def _exception_word_lines(joined: str) -> list[int]:
+    """The indexes, ascending, of the lines of ``joined`` (lines joined by line breaks) holding one of
+    EXCEPTION_WORDS (as written)."""
+    out: list[int] = []
+    line = last = 0
+    for m in _EXCEPTION_WORDS.finditer(joined):
+        line += joined.count("\n", last, m.start())
+        last = m.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
+def _error_word_lines(lines: list[str], joined: str) -> Iterator[int]:
+    """The indexes, ascending, of the ``lines`` (``joined`` by line breaks) holding one of ERROR_WORDS in any
+    case (``_may_be_error``'s answer for each line), found as they are asked for: on ASCII text, the next
+    occurrence of each word in the text folded to lower case (re.I's search over the whole text costs three
+    times the per-line test)."""
+    if not joined.isascii():
+        yield from (i for i, ln in enumerate(lines) if _may_be_error(ln))
+        return
+    low = joined.lower()
+    at = {w: low.find(w) for w in ERROR_WORDS}
+    line = last = 0
+    while True:
+        pos = min((p for p in at.values() if p >= 0), default=-1)
+        if pos < 0:
+            return
+        line += low.count("\n", last, pos)
+        last = pos
+        yield line
+        end = low.find("\n", pos)
+        if end < 0:
+            return
+        for w, p in at.items():
+            if 0 <= p < end:
+                at[w] = low.find(w, end + 1)
 
 
 def _may_be_exception(text: str) -> bool:
@@ -282,13 +328,13 @@ def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) ->
 
 
 def stream(
-    con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, runs: int = RUNS_PER_QUERY
+    con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, messages: int = MESSAGES_PER_QUERY
 ) -> Iterator[tuple[str, list[Msg]]]:
-    """:func:`messages` one run at a time, in conversation id order (runs without a message left out), read
-    ``runs`` runs per query: Python and DuckDB hold a batch's messages, not every run's text (a million-message
-    corpus's failures held them all, and the one query ordering them all ran out of the report's DuckDB memory)."""
-    ordered = sorted(set(cids))
-    for start in range(0, len(ordered), runs):
+    """:func:`messages` one run at a time, in conversation id order (runs without a message left out), read in
+    batches of runs of about ``messages`` messages per query: Python and DuckDB hold a batch's messages, not every
+    run's text (a million-message corpus's failures held them all, and the one query ordering them all ran out
+    of the report's DuckDB memory; batches of 250 runs were the first report's peak at a tenth of it)."""
+    for batch in _batches(con, sorted(set(cids)), messages):
         rows = con.execute(
             "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
             "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
@@ -306,7 +352,7 @@ def stream(
             "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
             "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
             "ORDER BY m.conversation_id, m.position",
-            [ordered[start : start + runs], revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
+            [batch, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
         ).fetchall()
         run: list[Msg] = []
         at: str | None = None
@@ -320,3 +366,26 @@ def stream(
             )
         if run:
             yield str(at), run
+
+
+def _batches(con: duckdb.DuckDBPyConnection, ordered: list[str], messages: int) -> Iterator[list[str]]:
+    """``ordered`` cut, in order, into runs of about ``messages`` main-path messages together (a run is never
+    split: a longer one is a batch of its own)."""
+    sizes = dict(
+        con.execute(
+            "SELECT conversation_id, count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+            "AND on_main_path AND role != 'system' GROUP BY 1",
+            [ordered],
+        ).fetchall()
+    )
+    batch: list[str] = []
+    count = 0
+    for cid in ordered:
+        n = sizes.get(cid, 0)
+        if batch and count + n > messages:
+            yield batch
+            batch, count = [], 0
+        batch.append(cid)
+        count += n
+    if batch:
+        yield batch

@@ -32,6 +32,7 @@ from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
+from forensics.analyzers.rules.load import audit_of
 from forensics.kernel.selection import SELECTED
 from forensics.text.agents import agent_name
 from forensics.warehouse import derived
@@ -61,7 +62,7 @@ def detect(ctx: Context) -> list[Problem]:
     found = (
         context.crowded(con)
         + person.user_repeated(turns)
-        + instructions.violated(con)
+        + instructions.violated(con, found=audit_of(ctx))
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
         + actions.recurring_errors(con)
         + replies.asked_again(con)

@@ -72,13 +72,16 @@ def extract(con: duckdb.DuckDBPyConnection, given: list[Rule] | None = None) -> 
     return out
 
 
-def violated(con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | None = None) -> list[Problem]:
+def violated(
+    con: duckdb.DuckDBPyConnection, instructions: list[Instruction] | None = None, found: Audit | None = None
+) -> list[Problem]:
     """Each instruction (``extract``'s by default) against the assistant's text replies in its span: one finding per
     reply and rule, citing the reply and the instruction. By default also each turn that broke a standing rule of
     an instruction file or of the person (the rules audit's verdicts: a command forbidden, a path not to touch, a
-    package manager, tests before a commit, a reply's language, no emoji)."""
+    package manager, tests before a commit, a reply's language, no emoji); ``found``: that audit, when the
+    report has it already."""
     if instructions is None:
-        found = audit(con)
+        found = audit(con) if found is None else found
         return _given(con, extract(con, found.rules)) + standing(found)
     return _given(con, instructions)
 

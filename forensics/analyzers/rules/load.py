@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from forensics.analyzers.base import Context
 from forensics.analyzers.rules.extract import Message, Rule, rules_of
 from forensics.analyzers.rules.judge import Call, Run, Verdict, command_of, judge
 from forensics.kernel.selection import SELECTED
@@ -54,6 +55,16 @@ def audit(con: duckdb.DuckDBPyConnection) -> Audit:
     runs = _runs(con, sorted(mine))
     verdicts = [v for cid, rs in mine.items() if any(r.check is not None for r in rs) for v in judge(rs, runs[cid])]
     return Audit(found, verdicts, runs)
+
+
+def audit_of(ctx: Context) -> Audit:
+    """The selection's audit, computed once per report: the rules section and the ``instruction_violated``
+    problem kind read the same one (each computed it: the rules of every run extracted twice)."""
+    key = ("rules", "audit")
+    if key not in ctx.memo:
+        ctx.memo[key] = audit(ctx.con)
+    found: Audit = ctx.memo[key]
+    return found
 
 
 def _runs(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, Run]:

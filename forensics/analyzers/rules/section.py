@@ -12,7 +12,7 @@ import polars as pl
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.rules.extract import Rule
 from forensics.analyzers.rules.judge import Verdict, dropped_at
-from forensics.analyzers.rules.load import Audit, audit
+from forensics.analyzers.rules.load import Audit, audit_of
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
@@ -67,7 +67,7 @@ MARK_COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "position": pl.Int
 
 
 def run(ctx: Context) -> Section:
-    found = audit(ctx.con)
+    found = audit_of(ctx)
     _write(ctx, found)
     if not found.rules:
         return Section.idle(
