@@ -334,3 +334,21 @@ def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:
         assert error_line(text) == _slow_error_line(text), text
         assert error_line(text, True) == _slow_error_line(text, True), text
     assert sum(_slow_error_line(t) is not None for t in texts) > 100  # the mixes hold errors to find
+
+
+def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> None:
+    """``signature.stream`` reads runs in batches of about ``messages`` messages (a run never split: the first
+    report's peak memory was its batches of 250 runs): any batch size gives the same runs, in id order, each cut
+    before its grade-revealing message."""
+    from forensics.analyzers.outcomes import GRADE_REVEALING
+    from forensics.analyzers.signature import stream
+    from tests.conftest import FIXTURES, run_cli
+
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(db))[0] == 0
+    con = duckdb.connect(str(db), read_only=True)
+    ids = [r[0] for r in con.execute("SELECT conversation_id FROM conversations ORDER BY 1").fetchall()]
+    whole = list(stream(con, [*ids, "no-such-run"], GRADE_REVEALING, messages=10**9))
+    assert [cid for cid, _ in whole] == ids and sum(len(ms) for _, ms in whole) > 100
+    for size in (1, 7, 60):
+        assert list(stream(con, ids[::-1] + ids[:3], GRADE_REVEALING, messages=size)) == whole
