@@ -338,8 +338,8 @@ def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:
 
 def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> None:
     """``signature.stream`` reads runs in batches of about ``messages`` messages (a run never split: the first
-    report's peak memory was its batches of 250 runs): any batch size gives the same runs, in id order, each cut
-    before its grade-revealing message."""
+    report's peak memory was its batches of 250 runs), each batch the range of rows its runs are stored in: any
+    batch size gives the same runs, each once, cut before its grade-revealing message."""
     from forensics.analyzers.outcomes import GRADE_REVEALING
     from forensics.analyzers.signature import stream
     from tests.conftest import FIXTURES, run_cli
@@ -351,4 +351,6 @@ def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> No
     whole = list(stream(con, [*ids, "no-such-run"], GRADE_REVEALING, messages=10**9))
     assert [cid for cid, _ in whole] == ids and sum(len(ms) for _, ms in whole) > 100
     for size in (1, 7, 60):
-        assert list(stream(con, ids[::-1] + ids[:3], GRADE_REVEALING, messages=size)) == whole
+        batched = list(stream(con, ids[::-1] + ids[:3], GRADE_REVEALING, messages=size))
+        assert sorted(batched, key=lambda run: run[0]) == whole
+    assert list(messages(con, ids[::-1])) == ids  # messages() keeps the id order

@@ -323,36 +323,41 @@ def _claim_position(msgs: list[Msg], final: Msg) -> int:
 
 def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> dict[str, list[Msg]]:
     """The main-path messages of the runs, each cut before its first message matching ``revealing`` (the
-    grade-revealing text, ``outcomes.GRADE_REVEALING``)."""
-    return dict(stream(con, cids, revealing))
+    grade-revealing text, ``outcomes.GRADE_REVEALING``), in conversation id order."""
+    return dict(sorted(stream(con, cids, revealing), key=lambda run: run[0]))
 
 
 def stream(
     con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str, messages: int = MESSAGES_PER_QUERY
 ) -> Iterator[tuple[str, list[Msg]]]:
-    """:func:`messages` one run at a time, in conversation id order (runs without a message left out), read in
-    batches of runs of about ``messages`` messages per query: Python and DuckDB hold a batch's messages, not every
-    run's text (a million-message corpus's failures held them all, and the one query ordering them all ran out
-    of the report's DuckDB memory; batches of 250 runs were the first report's peak at a tenth of it)."""
-    for batch in _batches(con, sorted(set(cids)), messages):
+    """:func:`messages` one run at a time (runs without a message left out), read in batches of runs of about
+    ``messages`` messages per query: Python and DuckDB hold a batch's messages, not every run's text (a
+    million-message corpus's failures held them all, and the one query ordering them all ran out of the report's
+    DuckDB memory; batches of 250 runs were the first report's peak at a tenth of it). The batches follow the
+    warehouse's row order (a run's rows are stored together) and each query reads only its batch's range of rows:
+    a query per batch over the whole table would read it once per batch. Runs come in id order inside a batch,
+    not across batches."""
+    for batch, lo, hi in _batches(con, sorted(set(cids)), messages):
         rows = con.execute(
-            "WITH sel AS (SELECT unnest(?::VARCHAR[]) AS conversation_id), "
+            "WITH sel AS (SELECT unnest($batch::VARCHAR[]) AS conversation_id), "
             "cut AS (SELECT m.conversation_id, min(m.position) AS cutoff FROM messages m JOIN sel USING (conversation_id) "
-            "WHERE m.on_main_path AND m.role IN ('user', 'tool') AND regexp_matches(m.content, ?, 'i') GROUP BY 1), "
+            "WHERE m.rowid BETWEEN $lo AND $hi AND m.on_main_path AND m.role IN ('user', 'tool') "
+            "AND regexp_matches(m.content, $revealing, 'i') GROUP BY 1), "
             "calls AS (SELECT t.conversation_id, t.position, count(*) AS calls, count(*) FILTER (WHERE t.result_position "
             "IS NULL) AS unanswered, list(coalesce(t.name, '') ORDER BY t.call_index) AS names FROM tool_calls t "
             "JOIN sel USING (conversation_id) WHERE t.position IS NOT NULL GROUP BY ALL), "
             "errs AS (SELECT DISTINCT t.conversation_id, t.result_position AS position FROM tool_calls t "
             "JOIN sel USING (conversation_id) WHERE t.is_error AND t.result_position IS NOT NULL) "
-            "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * ? "
-            "THEN left(m.content, ?) || chr(10) || right(m.content, ?) ELSE m.content END, coalesce(c.calls, 0), "
+            "SELECT m.conversation_id, m.position, m.role, m.origin, m.name, CASE WHEN length(m.content) > 2 * $chars "
+            "THEN left(m.content, $chars) || chr(10) || right(m.content, $chars) ELSE m.content END, coalesce(c.calls, 0), "
             "coalesce(c.unanswered, 0), e.position IS NOT NULL, coalesce(c.names, []) "
             "FROM messages m JOIN sel USING (conversation_id) LEFT JOIN cut USING (conversation_id) "
             "LEFT JOIN calls c ON c.conversation_id = m.conversation_id AND c.position = m.position "
             "LEFT JOIN errs e ON e.conversation_id = m.conversation_id AND e.position = m.position "
-            "WHERE m.on_main_path AND m.role != 'system' AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
+            "WHERE m.rowid BETWEEN $lo AND $hi AND m.on_main_path AND m.role != 'system' "
+            "AND (cut.cutoff IS NULL OR m.position < cut.cutoff) "
             "ORDER BY m.conversation_id, m.position",
-            [batch, revealing, TEXT_CHARS, TEXT_CHARS, TEXT_CHARS],
+            {"batch": batch, "lo": lo, "hi": hi, "revealing": revealing, "chars": TEXT_CHARS},
         ).fetchall()
         run: list[Msg] = []
         at: str | None = None
@@ -368,24 +373,25 @@ def stream(
             yield str(at), run
 
 
-def _batches(con: duckdb.DuckDBPyConnection, ordered: list[str], messages: int) -> Iterator[list[str]]:
-    """``ordered`` cut, in order, into runs of about ``messages`` main-path messages together (a run is never
-    split: a longer one is a batch of its own)."""
-    sizes = dict(
-        con.execute(
-            "SELECT conversation_id, count(*) FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[])) "
-            "AND on_main_path AND role != 'system' GROUP BY 1",
-            [ordered],
-        ).fetchall()
-    )
+def _batches(con: duckdb.DuckDBPyConnection, ordered: list[str], messages: int) -> Iterator[tuple[list[str], int, int]]:
+    """The runs of ``ordered`` cut into batches of about ``messages`` main-path messages together (a run is never
+    split: a longer one is a batch of its own), in the order their rows are stored, each with the range of row ids
+    its runs' rows lie in."""
+    runs = con.execute(
+        "SELECT conversation_id, count(*) FILTER (WHERE on_main_path AND role != 'system'), min(rowid), max(rowid) "
+        "FROM messages WHERE conversation_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1 ORDER BY 3, 1",
+        [ordered],
+    ).fetchall()
     batch: list[str] = []
-    count = 0
-    for cid in ordered:
-        n = sizes.get(cid, 0)
+    count, lo, hi = 0, 0, 0
+    for cid, n, first, last in runs:
         if batch and count + n > messages:
-            yield batch
+            yield batch, lo, hi
             batch, count = [], 0
+        if not batch:
+            lo, hi = first, last
         batch.append(cid)
         count += n
+        lo, hi = min(lo, first), max(hi, last)
     if batch:
-        yield batch
+        yield batch, lo, hi
