@@ -259,8 +259,11 @@ def test_a_conflict_without_its_conversation_is_ranked_by_its_decision_and_kept_
     assert "" not in [w["conversation_id"] for w in m["worst_conversations"]]
     assert ("decision_conflict", "decision 6") in [(f["kind"], f["native_id"]) for f in m["strongest_findings"]]
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
-    line = next(x for x in md.splitlines() if "`decision_conflict`" in x)
-    assert line.startswith("- **high** `decision_conflict` — decision 6: decision 6 (用户服务数据库选型: 使用 MySQL")
+    lines = md.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("- **high** ") and "decision 6: decision 6" in x)
+    line = lines[at]  # the kind in words; its identifier and rule on the line below ("how it was decided")
+    assert line.startswith("- **high** decision conflict — decision 6: decision 6 (用户服务数据库选型: 使用 MySQL"), line
+    assert lines[at + 1].startswith("  - how it was decided: `decision_conflict`: same project and type")
     assert "forensics show" not in line
 
 
