@@ -262,7 +262,9 @@ def test_a_conflict_without_its_conversation_is_ranked_by_its_decision_and_kept_
     lines = md.splitlines()
     at = next(i for i, x in enumerate(lines) if x.startswith("- **high** ") and "decision 6: decision 6" in x)
     line = lines[at]  # the kind in words; its identifier and rule on the line below ("how it was decided")
-    assert line.startswith("- **high** decision conflict — decision 6: decision 6 (用户服务数据库选型: 使用 MySQL"), line
+    assert line.startswith("- **high** decision conflict — decision 6: decision 6 (用户服务数据库选型: 使用 MySQL"), (
+        line
+    )
     assert lines[at + 1].startswith("  - how it was decided: `decision_conflict`: same project and type")
     assert "forensics show" not in line
 
