@@ -487,12 +487,7 @@ def test_cline_2026_native_calls_and_the_cache_writes_apart_from_the_reads(case:
     db = tmp_path / "w.duckdb"
     code, _, err = run_cli("ingest", str(history.parent), "--db", str(db))
     assert code == 0, err
-    got = query(
-        db,
-        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' AND "
-        "on_main_path), count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS NOT NULL AND is_error) "
-        "FROM tool_calls",
-    )[0]
+    got = _cline_figures(db)
     assert got == figures == tuple(real_cline(history.parent))
     tokens = query(
         db,
@@ -500,6 +495,18 @@ def test_cline_2026_native_calls_and_the_cache_writes_apart_from_the_reads(case:
         "sum(cache_creation_input_tokens) FROM message_usage",
     )[0]
     assert tokens == usage and sum(tokens) == cline_tokens(history.parent)
+
+
+def _cline_figures(db: Path) -> tuple[int, ...]:
+    """Conversations, person turns on the main path, calls, linked calls, linked calls whose result is an error."""
+    return tuple(
+        query(
+            db,
+            "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' "
+            "AND on_main_path), count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS NOT NULL AND "
+            "is_error) FROM tool_calls",
+        )[0]
+    )
 
 
 CLINE_UI_REAL = ("CoreGems/Cline-Xray", "task_sample/ui_messages.json")
@@ -531,12 +538,7 @@ def test_cline_ui_alone_links_results_that_name_the_edited_file_in_full(case: st
     db = tmp_path / "w.duckdb"
     code, _, err = run_cli("ingest", str(ui), "--db", str(db))
     assert code == 0, err
-    got = query(
-        db,
-        "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages WHERE origin = 'person' AND "
-        "on_main_path), count(*), count(result_seq), count(*) FILTER (WHERE result_seq IS NOT NULL AND is_error) "
-        "FROM tool_calls",
-    )[0]
+    got = _cline_figures(db)
     assert got == figures == tuple(real_cline(ui.parent))
     (total,) = query(
         db,
