@@ -842,7 +842,7 @@ def real_chatgpt(root: Path) -> Real:
                     m["content"]["content_type"] == "system_error"
                     or bool(
                         re.search(
-                            "failed|error|exception",
+                            "failed|error|exception|cancel",  # a run that never ended is a failed call
                             str((m["metadata"].get("aggregate_result") or {}).get("status")),
                             re.IGNORECASE,
                         )

@@ -69,6 +69,10 @@ CASES: dict[str, Case] = {
             "a0f97f97-4bf0-4e19-9278-63ec2a715c7c",
         )
     },
+    # a ChatGPT data export of 2023-09 (code interpreter), re-indented by the repository's formatter
+    "chatgpt/realazthat+chatgpt2graph/examples/conversations.json": Case(
+        "chatgpt", lambda p: ac.real_chatgpt(p.parent), lambda p: 0, True
+    ),
     "open_webui/apukone+self-hosted-ai-rag/webui.db": Case(
         "open-webui", lambda p: (*ac.open_webui(p.parent), 0), lambda p: 0, True
     ),
@@ -140,6 +144,27 @@ def test_copilot_cli_messages_the_cli_wrote_as_the_user_are_not_the_persons(tmp_
     assert title.startswith("Can you, without using gh cli or ado tools")
     assert query(db, "SELECT count(*), sum(output_tokens), min(model) FROM message_usage") == [
         (29, 18112, "gpt-5.6-sol")  # 29 of the 35 responses carry a count above 0
+    ]
+
+
+def test_a_chatgpt_code_run_cancelled_by_a_sandbox_reset_is_a_failed_call(tmp_path: Path) -> None:
+    """In the real 2023 export, ChatGPT's sandbox was reset under the seventh of eleven python runs: its result says
+    ``Code execution state reset.`` with ``aggregate_result.status: cancelled`` (the code never ran to an end), and
+    the model reruns it. That call failed; the ten others succeeded, the first two returning a wrong ``0``."""
+    path = REAL / "chatgpt/realazthat+chatgpt2graph/examples/conversations.json"
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    rows = query(
+        db,
+        "SELECT t.name, t.is_error, m.content FROM tool_calls t JOIN messages m "
+        "ON m.conversation_id = t.conversation_id AND m.seq = t.result_seq ORDER BY t.seq",
+    )
+    assert len(rows) == 11 and {n for n, _, _ in rows} == {"python"}
+    assert [i for i, (_, e, _) in enumerate(rows) if e] == [6]
+    assert rows[6][2] == "Code execution state reset."
+    assert query(db, "SELECT title, model FROM conversations") == [
+        ("Average Distance in U(0,1)", "gpt-4-code-interpreter")
     ]
 
 

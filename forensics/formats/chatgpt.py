@@ -34,7 +34,9 @@ from forensics.formats.kit.records import chain
 
 HIDDEN = ("thoughts", "reasoning_recap")
 SYSTEM_CONTENT = ("user_editable_context", "model_editable_context")
-FAILED_STATUS = re.compile(r"failed|error|exception", re.IGNORECASE)
+# a code run that failed, or that never ended: `cancelled` when the sandbox was reset under it ("Code execution
+# state reset.", the real export of fixtures/real/chatgpt) or the person stopped it
+FAILED_STATUS = re.compile(r"failed|error|exception|cancel", re.IGNORECASE)
 SHARED, MAIN = "shared_conversations.json", "conversations.json"
 FIRST_KEYS = ("title", "create_time", "update_time", "mapping")  # how a conversation starts (2023 and 2025 layouts)
 EXTRAS = {
