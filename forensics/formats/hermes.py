@@ -40,10 +40,7 @@ _HEAD = re.compile(rb'^\{\s*"session_id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"model"\s
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    raw = Path(path).read_bytes()
-    doc = log.json_document(raw)
-    if doc is None and raw.removeprefix(b"\xef\xbb\xbf").strip() == b"null":
-        doc = []  # JSON null: a document of another shape, said so below
+    doc = log.json_document(Path(path).read_bytes(), null=[])  # JSON null: a document of another shape, said below
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         if doc is not None:
             log.error = "not a Hermes Agent session log (an object with session_id, model and messages)"

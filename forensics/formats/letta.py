@@ -54,10 +54,7 @@ _V1_HEAD = re.compile(rb'^\{\s*"agent_type"\s*:\s*("(?:[^"\\]|\\.)*"|null)\s*,\s
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    raw = Path(path).read_bytes()
-    doc = log.json_document(raw)
-    if doc is None and raw.removeprefix(b"\xef\xbb\xbf").strip() == b"null":
-        doc = []  # JSON null: a document of another shape, said so below
+    doc = log.json_document(Path(path).read_bytes(), null=[])  # JSON null: a document of another shape, said below
     if isinstance(doc, str):  # the document written as one JSON string
         try:
             doc = values.loads(doc, deep=True)

@@ -35,10 +35,7 @@ _HEAD = re.compile(rb'^\{\s*"(name|transition_rules)"\s*:')
 
 
 def read(path: str, log: Log) -> list[Conversation]:
-    raw = Path(path).read_bytes()
-    doc = log.json_document(raw)
-    if doc is None and raw.removeprefix(b"\xef\xbb\xbf").strip() == b"null":
-        doc = []  # JSON null: a document of another shape, said so below
+    doc = log.json_document(Path(path).read_bytes(), null=[])  # JSON null: a document of another shape, said below
     if not isinstance(doc, dict) or not isinstance(doc.get("transitions"), list):
         if doc is not None:
             log.error = "not a Moatless trajectory (an object with transition_rules and transitions)"

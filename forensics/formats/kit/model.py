@@ -241,15 +241,17 @@ class Log:
                 continue
             yield n, raw, obj
 
-    def json_document(self, data: bytes) -> Any:
-        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON. A value in
-        it nested too deep is NULLed and counted (``values.loads``): the file's other records are kept."""
+    def json_document(self, data: bytes, null: Any = None) -> Any:
+        """The file as one JSON value (one row read); None, quarantined whole, when it is not JSON. A file holding
+        JSON ``null`` gives ``null`` (a reader passes ``[]`` to tell it from unreadable and fail it as another shape).
+        A value in it nested too deep is NULLed and counted (``values.loads``): the file's other records are kept."""
         self.rows += 1
         try:
-            return values.loads(data, deep=True)
+            value = values.loads(data, deep=True)
         except orjson.JSONDecodeError as e:
             self.quarantine(self.name, values.json_reason(e), data)
             return None
+        return null if value is None else value
 
     def json_list(self, data: bytes, what: str) -> list[Any]:
         """The file as a JSON list (one row read); else [] and, when it is JSON of another shape, the error
