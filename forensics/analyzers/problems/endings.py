@@ -1,6 +1,8 @@
 """Claims held against the run's own evidence (docs/definitions.md#problems-a-reviewer-flags ``gave_up_or_false_success``): the assistant says the
-work is done while its last results are errors, or the person's next turn says it failed; it declines a task its
-tools could do. SQL preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
+work is done while its last results are errors, or the person's next turn says it failed, or no call of the sort the
+claim needs ran since the person asked; it declines a task its tools could do. A reply is its text and the words of
+the call that ends a turn (``said_sql``: Cline's attempt_completion, OpenHands' finish ...), whatever the agent. SQL
+preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
 
 from __future__ import annotations
 
