@@ -710,3 +710,25 @@ def test_a_claim_of_an_act_no_call_of_its_sort_backs(tmp_path: Path) -> None:
         ),
         ("tested", "claimed_without_acting", [4, 5], "parse() now accepts empty input and all tests pass."),
     ]
+
+
+def test_a_completion_calls_claim_the_person_then_contradicts(tmp_path: Path) -> None:
+    """A turn that ends in a completion call with no text of its own (Cline's attempt_completion, OpenHands' finish):
+    its words are the claim the person's next turn is held against; a talk call's words are not read as one."""
+    done = (
+        Session("done")
+        .add("user", "make the logo link to the home page")
+        .call("write_file", {"path": "nav.js", "content": "x"}, "ok")
+        .call("attempt_completion", {"result": "Fixed: the logo links to the home page."}, "")
+        .add("user", "it still doesn't work, the logo does nothing")
+    )
+    asked = (
+        Session("asked")
+        .add("user", "make the logo link to the home page")
+        .call("write_file", {"path": "nav.js", "content": "x"}, "ok")
+        .call("ask_followup_question", {"question": "Fixed: the logo links to a page. Which page is home?"}, "")
+        .add("user", "it still doesn't work, the logo does nothing")
+    )
+    found, _ = run(tmp_path, done, asked)
+    got = [(f["native_id"], f["rule"], f["positions"]) for f in found if f["kind"] == "gave_up_or_false_success"]
+    assert got == [("done", "claim_contradicted", [3, 5])]

@@ -90,15 +90,22 @@ def said_sql() -> str:
         WHERE m.on_main_path AND m.role = 'assistant' AND (NOT m.blank OR f.said IS NOT NULL)"""
 
 
+SAID = "_problem_said"  # said_sql() materialised once per run: every claim rule reads the replies from it
+
+
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    declined = _declined(con)
-    return (
-        _contradicted(con, turns)
-        + _over_errors(con)
-        + declined
-        + _declined_doable(con, declined)
-        + _without_acting(con)
-    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {SAID} AS {said_sql()}")
+    try:
+        declined = _declined(con)
+        return (
+            _contradicted(con, turns)
+            + _over_errors(con)
+            + declined
+            + _declined_doable(con, declined)
+            + _without_acting(con)
+        )
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {SAID}")
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
@@ -114,14 +121,13 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
     con.executemany("INSERT INTO _pushed VALUES (?, ?)", [list(k) for k in pushed])
     rows = con.execute(f"""
-        SELECT p.cid, p.pos, a.position, left(a.content, {HEAD})
+        SELECT p.cid, p.pos, a.position, a.content
         FROM _pushed p JOIN LATERAL (
-            SELECT position, content FROM messages m WHERE m.conversation_id = p.cid AND m.on_main_path
-              AND m.role = 'assistant' AND NOT m.blank AND m.position < p.pos
-              AND m.position > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
+            SELECT s.pos AS position, s.text AS content FROM {SAID} s WHERE s.cid = p.cid AND s.pos < p.pos
+              AND s.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
                   AND q.on_main_path AND q.origin = 'person' AND q.position < p.pos), -1)
-            ORDER BY position DESC LIMIT 1) a ON true
-        WHERE regexp_matches(left(a.content, {HEAD}), '{sql_str(CLAIM)}')
+            ORDER BY s.pos DESC LIMIT 1) a ON true
+        WHERE regexp_matches(a.content, '{sql_str(CLAIM)}')
         ORDER BY 1, 2""").fetchall()
     con.execute("DROP TABLE _pushed")
     out = []
@@ -155,7 +161,7 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                           sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
                    FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
         fin AS (SELECT m.cid, m.turn, arg_max(m.pos, m.pos) AS pos, arg_max(s.text, m.pos) AS text
-                FROM m JOIN ({said_sql()}) s ON s.cid = m.cid AND s.pos = m.pos GROUP BY 1, 2),
+                FROM m JOIN {SAID} s ON s.cid = m.cid AND s.pos = m.pos GROUP BY 1, 2),
         c AS (SELECT c.cid, m.turn, c.pos, c.k, c.rpos, c.err,
                      c.mut OR regexp_matches(c.name, '{sql_str(COMMAND_NAME)}')
                        OR regexp_matches(c.args, '{sql_str(COMMAND_ARG)}')
@@ -190,7 +196,7 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     with its tools (a successful editing or writing call in this conversation): the task was in its reach."""
     rows = con.execute(f"""
         WITH fin AS (SELECT cid, arg_max(pos, pos) AS pos, arg_max(text, pos) AS text
-                     FROM ({said_sql()}) GROUP BY 1)
+                     FROM {SAID} GROUP BY 1)
         SELECT cid, pos, text FROM fin
         WHERE regexp_matches(text, '{sql_str(DECLINE)}')
           AND fin.cid IN (SELECT cid FROM ({calls_sql()}) WHERE mut) ORDER BY 1""").fetchall()
@@ -226,12 +232,10 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> 
         fam AS (SELECT c2.conversation_id AS cid, s.format FROM conversations c2 JOIN sources s USING (source_id)),
         acting AS (SELECT DISTINCT f.format FROM c JOIN fam f USING (cid) WHERE c.mut),
         used AS (SELECT cid, list(DISTINCT name) AS names FROM c WHERE NOT err GROUP BY 1),
-        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
-                     (SELECT min(position) FROM messages q WHERE q.conversation_id = m.conversation_id
-                      AND q.on_main_path AND q.origin = 'person' AND q.position > m.position) AS nextp
-              FROM messages m JOIN {SELECTED} USING (conversation_id)
-              WHERE m.on_main_path AND m.role = 'assistant' AND NOT m.blank
-                AND regexp_matches(left(m.content, {HEAD}), '{sql_str(DECLINE)}'))
+        a AS (SELECT s.cid, s.pos, s.text,
+                     (SELECT min(position) FROM messages q WHERE q.conversation_id = s.cid
+                      AND q.on_main_path AND q.origin = 'person' AND q.position > s.pos) AS nextp
+              FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(DECLINE)}'))
         SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, [])
         FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid)
         WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.pos >= a.pos
@@ -288,7 +292,7 @@ def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         a AS (SELECT s.cid, s.pos, s.text,
                      (SELECT max(position) FROM messages q WHERE q.conversation_id = s.cid AND q.on_main_path
                       AND q.origin = 'person' AND q.position < s.pos) AS since
-              FROM ({said_sql()}) s WHERE s.cid IN (SELECT cid FROM can)
+              FROM {SAID} s WHERE s.cid IN (SELECT cid FROM can)
                 AND regexp_matches(s.text, '{sql_str(CHANGED)}|{sql_str(RAN)}|{sql_str(LOOKED)}'))
         SELECT a.cid, a.since, a.pos, a.text, can.changed, can.ran,
                coalesce(bool_or(r.mut), false), coalesce(bool_or(r.runs), false), count(r.pos) > 0
