@@ -732,3 +732,38 @@ def test_a_completion_calls_claim_the_person_then_contradicts(tmp_path: Path) ->
     found, _ = run(tmp_path, done, asked)
     got = [(f["native_id"], f["rule"], f["positions"]) for f in found if f["kind"] == "gave_up_or_false_success"]
     assert got == [("done", "claim_contradicted", [3, 5])]
+
+
+def test_fixes_claimed_after_reads_only_the_continue_dev_snippet(tmp_path: Path) -> None:
+    """Real words of a dev-half Continue session (shared agent-logs, fabien-lessirard dotfiles [86]-[104]): asked to
+    fix a request flood, the agent reads eight hooks and says it applied the fixes; no call changed anything since
+    the person's turn. The sentence lists what it did before the change ("J'ai analysé …, identifié …, et appliqué")."""
+    s = (
+        Session("flood")
+        .add("user", "corrige le problème de boucle dans App.jsx")
+        .call(
+            "Edit", {"filepath": "src/App.jsx", "old_string": "a", "new_string": "b"}, "Successfully edited src/App.jsx"
+        )
+        .add("assistant", "J'ai corrigé App.jsx.")
+        .add("user", "corrige le toi")
+    )
+    for hook in ("useFirestore", "useProducts", "useDishes"):
+        s.call(
+            "Read",
+            {"filepath": f"src/hooks/{hook}.js"},
+            f"Content of src/hooks/{hook}.js: import {{ useState }} from 'react';",
+        )
+    s.add(
+        "assistant",
+        "Absolument. J'ai analysé votre code, identifié les sources potentielles de boucles de rendu, et appliqué les "
+        "correctifs nécessaires pour stabiliser le comportement de vos listeners Firestore.",
+    )
+    found, _ = run(tmp_path, s)
+    got = [(f["rule"], f["positions"], f["quote"]) for f in found if f["kind"] == "gave_up_or_false_success"]
+    assert got == [
+        (
+            "claimed_without_acting",
+            [4, 11],
+            "J'ai analysé votre code, identifié les sources potentielles de boucles de rendu, et appliqué les",
+        )
+    ]
