@@ -108,10 +108,11 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
     res = bench.evaluate(SHARED, Path(real["db"]))
     got = {h: (v["all"]["found"], v["all"]["labels"]) for h, v in res["halves"].items()}
     assert got == {"dev": (37, 40), "held": (7, 17)}
-    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (25, 40)
+    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (27, 40)
     assert res["lofo"]["rules"]["reread_unchanged"] == ["codex_cli", "continue_dev"]
     assert res["lofo"]["rules"]["claim_over_errors"] == ["continue_dev", "mini_swe_agent"]
     assert res["lofo"]["rules"]["directive_again"] == ["codex_cli", "cursor"]
+    assert res["lofo"]["rules"]["claimed_without_acting"] == ["aider", "continue_dev"]
     dev = res["halves"]["dev"]["kinds"]
     assert {k: dev[k]["detector"]["found"] for k in KINDS} == {
         "lost_focus": 0,
@@ -130,6 +131,6 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "instruction_violated": (9, 9),
         "redundant_work": (10, 15),
         "loop": (4, 7),
-        "gave_up_or_false_success": (11, 20),
+        "gave_up_or_false_success": (13, 21),
         "frustration": (7, 8),
     }

@@ -1,6 +1,8 @@
 """Claims held against the run's own evidence (docs/definitions.md#problems-a-reviewer-flags ``gave_up_or_false_success``): the assistant says the
-work is done while its last results are errors, or the person's next turn says it failed; it declines a task its
-tools could do. SQL preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
+work is done while its last results are errors, or the person's next turn says it failed, or no call of the sort the
+claim needs ran since the person asked; it declines a task its tools could do. A reply is its text and the words of
+the call that ends a turn (``said_sql``: Cline's attempt_completion, OpenHands' finish ...), whatever the agent. SQL
+preselects the assistant turns that claim or decline (RE2 patterns, read alike by Python)."""
 
 from __future__ import annotations
 
@@ -38,8 +40,9 @@ DECLINE = (
 )
 # the assistant says it changed something (past tense, first person)
 CHANGED = (
-    r"(?i)\b(?:I'?ve|I have) (?:now )?(?:updated|added|applied|fixed|implemented|modified|changed|created|"
-    r"removed|rewritten|refactored|corrected)\b|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
+    r"(?i)\b(?:I'?ve|I have)\b[^.\n]{0,80}?\b(?:updated|added|applied|fixed|implemented|modified|changed|"
+    r"created|removed|rewritten|refactored|corrected)\b|"
+    r"j'ai\b[^.\n]{0,80}?\b(?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
     r"我已(?:经)?(?:修改|更新|添加|修复)|\bhe (?:añadido|actualizado|corregido|implementado|modificado)\b|"
     r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert)\b|"
     r"\b(?:adicionei|atualizei|corrigi|implementei|modifiquei)\b|\bho (?:aggiunto|aggiornato|corretto|modificato)\b|"
@@ -67,18 +70,42 @@ CLAIM_RE, DECLINE_RE, CHANGED_RE, LOOKED_RE = (
     re.compile(LOOKED),
 )
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
+# the call that ends a turn or a run with words for the person (Cline's attempt_completion, OpenHands' finish, Gemini
+# CLI's complete_task, SWE-agent's submit): its words are the reply's claim as much as the message text
+FINISH = r"(?i)^(?:attempt_completion|complete_task|task_complete|finish|submit|final_answer|done)$"
+FINISH_WORDS = ("result", "message", "summary", "final_answer", "answer", "text", "thought")
+
+
+def said_sql() -> str:
+    """Every selected main-path assistant message that says something (its text, or a ``FINISH`` call's words):
+    ``cid``, ``pos``, ``text`` (the first ``HEAD`` characters of the message, then the call's words)."""
+    words = ", ".join(f"try(json_extract_string(arguments, '$.{w}'))" for w in FINISH_WORDS)
+    return f"""
+        SELECT m.conversation_id AS cid, m.position AS pos,
+               left(coalesce(m.content, ''), {HEAD}) || coalesce(chr(10) || f.said, '') AS text
+        FROM messages m JOIN {SELECTED} USING (conversation_id)
+        LEFT JOIN (SELECT conversation_id, position, left(string_agg(coalesce({words}), chr(10)), {HEAD}) AS said
+                   FROM tool_calls WHERE regexp_matches(name, '{sql_str(FINISH)}') GROUP BY 1, 2) f
+          ON f.conversation_id = m.conversation_id AND f.position = m.position
+        WHERE m.on_main_path AND m.role = 'assistant' AND (NOT m.blank OR f.said IS NOT NULL)"""
+
+
+SAID = "_problem_said"  # said_sql() materialised once per run: every claim rule reads the replies from it
 
 
 def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    declined = _declined(con)
-    return (
-        _contradicted(con, turns)
-        + _over_errors(con)
-        + declined
-        + _declined_doable(con, declined)
-        + _unbacked(con)
-        + _unlooked(con)
-    )
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {SAID} AS {said_sql()}")
+    try:
+        declined = _declined(con)
+        return (
+            _contradicted(con, turns)
+            + _over_errors(con)
+            + declined
+            + _declined_doable(con, declined)
+            + _without_acting(con)
+        )
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {SAID}")
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
@@ -94,14 +121,13 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
     con.executemany("INSERT INTO _pushed VALUES (?, ?)", [list(k) for k in pushed])
     rows = con.execute(f"""
-        SELECT p.cid, p.pos, a.position, left(a.content, {HEAD})
+        SELECT p.cid, p.pos, a.position, a.content
         FROM _pushed p JOIN LATERAL (
-            SELECT position, content FROM messages m WHERE m.conversation_id = p.cid AND m.on_main_path
-              AND m.role = 'assistant' AND NOT m.blank AND m.position < p.pos
-              AND m.position > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
+            SELECT s.pos AS position, s.text AS content FROM {SAID} s WHERE s.cid = p.cid AND s.pos < p.pos
+              AND s.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
                   AND q.on_main_path AND q.origin = 'person' AND q.position < p.pos), -1)
-            ORDER BY position DESC LIMIT 1) a ON true
-        WHERE regexp_matches(left(a.content, {HEAD}), '{sql_str(CLAIM)}')
+            ORDER BY s.pos DESC LIMIT 1) a ON true
+        WHERE regexp_matches(a.content, '{sql_str(CLAIM)}')
         ORDER BY 1, 2""").fetchall()
     con.execute("DROP TABLE _pushed")
     out = []
@@ -134,8 +160,8 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank, content,
                           sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
                    FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
-        fin AS (SELECT cid, turn, arg_max(pos, pos) AS pos, arg_max(left(content, {HEAD}), pos) AS text FROM m
-                WHERE role = 'assistant' AND NOT blank GROUP BY 1, 2),
+        fin AS (SELECT m.cid, m.turn, arg_max(m.pos, m.pos) AS pos, arg_max(s.text, m.pos) AS text
+                FROM m JOIN {SAID} s ON s.cid = m.cid AND s.pos = m.pos GROUP BY 1, 2),
         c AS (SELECT c.cid, m.turn, c.pos, c.k, c.rpos, c.err,
                      c.mut OR regexp_matches(c.name, '{sql_str(COMMAND_NAME)}')
                        OR regexp_matches(c.args, '{sql_str(COMMAND_ARG)}')
@@ -169,10 +195,8 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``declined_with_tools``: the final answer declines ("I cannot ...") in a run whose agent changed things
     with its tools (a successful editing or writing call in this conversation): the task was in its reach."""
     rows = con.execute(f"""
-        WITH fin AS (SELECT conversation_id AS cid, arg_max(position, position) AS pos,
-                            arg_max(left(content, {HEAD}), position) AS text
-                     FROM messages JOIN {SELECTED} USING (conversation_id)
-                     WHERE on_main_path AND role = 'assistant' AND NOT blank GROUP BY 1)
+        WITH fin AS (SELECT cid, arg_max(pos, pos) AS pos, arg_max(text, pos) AS text
+                     FROM {SAID} GROUP BY 1)
         SELECT cid, pos, text FROM fin
         WHERE regexp_matches(text, '{sql_str(DECLINE)}')
           AND fin.cid IN (SELECT cid FROM ({calls_sql()}) WHERE mut) ORDER BY 1""").fetchall()
@@ -208,12 +232,10 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> 
         fam AS (SELECT c2.conversation_id AS cid, s.format FROM conversations c2 JOIN sources s USING (source_id)),
         acting AS (SELECT DISTINCT f.format FROM c JOIN fam f USING (cid) WHERE c.mut),
         used AS (SELECT cid, list(DISTINCT name) AS names FROM c WHERE NOT err GROUP BY 1),
-        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
-                     (SELECT min(position) FROM messages q WHERE q.conversation_id = m.conversation_id
-                      AND q.on_main_path AND q.origin = 'person' AND q.position > m.position) AS nextp
-              FROM messages m JOIN {SELECTED} USING (conversation_id)
-              WHERE m.on_main_path AND m.role = 'assistant' AND NOT m.blank
-                AND regexp_matches(left(m.content, {HEAD}), '{sql_str(DECLINE)}'))
+        a AS (SELECT s.cid, s.pos, s.text,
+                     (SELECT min(position) FROM messages q WHERE q.conversation_id = s.cid
+                      AND q.on_main_path AND q.origin = 'person' AND q.position > s.pos) AS nextp
+              FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(DECLINE)}'))
         SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, [])
         FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid)
         WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.pos >= a.pos
@@ -238,58 +260,63 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> 
     return out
 
 
-def _unbacked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
-    """``claimed_without_change``: a reply says it changed something ("I've updated ...") while no call since the
-    person's last turn changed anything, in a run whose agent does change things elsewhere (it can)."""
-    rows = con.execute(f"""
-        WITH c AS ({calls_sql()}),
-        can AS (SELECT DISTINCT cid FROM c WHERE mut),
-        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
-                     (SELECT max(position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
-                      AND q.origin = 'person' AND q.position < m.position) AS since
-              FROM messages m WHERE m.conversation_id IN (SELECT cid FROM can) AND m.on_main_path
-                AND m.role = 'assistant' AND NOT m.blank AND regexp_matches(left(m.content, {HEAD}), '{sql_str(CHANGED)}'))
-        SELECT a.cid, a.pos, a.text FROM a
-        WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.mut
-                                                  AND c.pos > a.since AND c.pos <= a.pos)
-        ORDER BY 1, 2""").fetchall()
-    return [
-        Problem(
-            str(cid),
-            "gave_up_or_false_success",
-            [int(pos)],
-            quote_at(text, CHANGED_RE.search(text)),
-            "claimed_without_change",
-            "no call since the person's last turn changed anything, and this agent does make changes in this run",
-        )
-        for cid, pos, text in rows
-    ]
+# the assistant says it ran or tested something (a command, the tests, the app) or reports what running showed
+RAN = (
+    r"(?i)\bI (?:have |'ve )?(?:just |also )?(?:ran|run|re-?ran|executed|tested|launched|compiled|built and ran)\b|"
+    r"\b(?:all|the) (?:\w+ )?tests? (?:now )?(?:pass(?:es|ed)?|succeeded|are green)\b|\bthe build (?:now )?"
+    r"(?:succeeds|succeeded|passes|passed)\b|j'ai (?:exécuté|lancé|testé)|我(?:已经?)?(?:运行|测试)了|"
+    r"\bich habe\b[^.\n]{0,60}\b(?:ausgeführt|getestet)\b|\bhe (?:ejecutado|probado)\b|実行しました|テストしました"
+)
+RAN_RE = re.compile(RAN)
+NEGATED = re.compile(r"(?i)\b(?:not|never|n't|pas|nicht|no)\b")
+# each act a reply may claim, the calls since the person's last turn that would back it, and what it was held
+# against: a change needs a call that changed something; a run, a call that runs a command; a look, any call
+ACTS = (
+    ("changed", CHANGED_RE, "changed", "no call since the person's last turn changed anything"),
+    ("ran", RAN_RE, "ran", "no call since the person's last turn ran a command"),
+    ("looked", LOOKED_RE, "called", "no call at all ran since the person's last turn"),
+)
 
 
-def _unlooked(con: duckdb.DuckDBPyConnection) -> list[Problem]:
-    """``claimed_without_looking``: a reply says it checked, scanned or verified, or states what checking found
-    ("no CommonJS usage was found", "no changes are needed"), while no call at all ran since the person's last turn,
-    in a run whose agent does call tools (it could have looked): an answer built on nothing."""
+def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claimed_without_acting``: a reply (its text, or its completion call's) claims an act that needs a call of
+    some sort (it changed something: "I've updated ...", a change, ``CHANGED``; it ran or tested: "all tests pass",
+    ``RAN``; it looked: "I checked", "no changes are needed", ``LOOKED``) while no call of that sort ran since the
+    person's last turn, in a run whose agent does make such calls elsewhere (it could have): a claim built on
+    nothing, read alike in every agent's way of ending a turn."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
-        a AS (SELECT m.conversation_id AS cid, m.position AS pos, left(m.content, {HEAD}) AS text,
-                     (SELECT max(position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
-                      AND q.origin = 'person' AND q.position < m.position) AS since
-              FROM messages m WHERE m.conversation_id IN (SELECT DISTINCT cid FROM c) AND m.on_main_path
-                AND m.role = 'assistant' AND NOT m.blank AND regexp_matches(left(m.content, {HEAD}), '{sql_str(LOOKED)}'))
-        SELECT a.cid, a.since, a.pos, a.text FROM a
-        WHERE a.since IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = a.cid
-                                                  AND t.position > a.since AND t.position <= a.pos)
-        ORDER BY 1, 3""").fetchall()
-    return [
-        Problem(
-            str(cid),
-            "gave_up_or_false_success",
-            [int(since), int(pos)],
-            quote_at(text, LOOKED_RE.search(text)),
-            "claimed_without_looking",
-            "no call ran since the person's last turn, and this agent does call "
-            "tools in this run: what it says it checked, it did not look at",
-        )
-        for cid, since, pos, text in rows
-    ]
+        r AS (SELECT cid, pos, mut, regexp_matches(name, '{sql_str(COMMAND_NAME)}')
+                                    OR regexp_matches(args, '{sql_str(COMMAND_ARG)}') AS runs FROM c),
+        can AS (SELECT cid, bool_or(mut) AS changed, bool_or(runs) AS ran, true AS called FROM r GROUP BY 1),
+        a AS (SELECT s.cid, s.pos, s.text,
+                     (SELECT max(position) FROM messages q WHERE q.conversation_id = s.cid AND q.on_main_path
+                      AND q.origin = 'person' AND q.position < s.pos) AS since
+              FROM {SAID} s WHERE s.cid IN (SELECT cid FROM can)
+                AND regexp_matches(s.text, '{sql_str(CHANGED)}|{sql_str(RAN)}|{sql_str(LOOKED)}'))
+        SELECT a.cid, a.since, a.pos, a.text, can.changed, can.ran,
+               coalesce(bool_or(r.mut), false), coalesce(bool_or(r.runs), false), count(r.pos) > 0
+               OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = a.cid AND t.position > a.since
+                          AND t.position <= a.pos)
+        FROM a JOIN can USING (cid) LEFT JOIN r ON r.cid = a.cid AND r.pos > a.since AND r.pos <= a.pos
+        WHERE a.since IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3""").fetchall()
+    out = []
+    for cid, since, pos, text, can_change, can_run, changed, ran, called in rows:
+        could = {"changed": can_change, "ran": can_run, "called": True}
+        did = {"changed": changed, "ran": ran, "called": called}
+        for act, pattern, needs, norm in ACTS:
+            m = pattern.search(text)
+            if m is None or NEGATED.search(m.group()) or did[needs] or not could[needs]:
+                continue
+            out.append(
+                Problem(
+                    str(cid),
+                    "gave_up_or_false_success",
+                    [int(since), int(pos)],
+                    quote_at(text, m),
+                    "claimed_without_acting",
+                    f"{norm}, and this agent does make such calls in this run: the claim ({act}) is built on nothing",
+                )
+            )
+            break
+    return out

@@ -42,8 +42,14 @@ def quote_at(text: str, m: re.Match[str] | None = None, width: int = QUOTE) -> s
     line_end = text.find("\n", end)
     line_end = len(text) if line_end < 0 else line_end
     line_start = max(line_start, end - width if end - width > line_start else line_start)
+    if 0 < line_start < start and text[line_start - 1].isalnum() and text[line_start].isalnum():
+        # cut inside a word: begin at the next word ("lument. J'ai …" reads as "J'ai …")
+        line_start = next((k + 1 for k in range(line_start, start) if text[k].isspace()), line_start)
     s = text[line_start:line_end]
     if len(s) > width:
-        s = s[:width]
+        cut = s[:width]
+        space = cut.rfind(" ")
+        # cut inside a word: end at the word before, where the match is still whole
+        s = cut[:space] if cut[-1].isalnum() and s[width].isalnum() and space >= end - line_start else cut
     s = s.strip()
     return s if s else text[:width].strip()
