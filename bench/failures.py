@@ -230,7 +230,9 @@ def main() -> None:
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m bench.failures", description=__doc__.split("\n\n")[0])
-    ap.add_argument("shared", nargs="?", help="the shared folder (default ../shared beside the repo, $FORENSICS_SHARED)")
+    ap.add_argument(
+        "shared", nargs="?", help="the shared folder (default ../shared beside the repo, $FORENSICS_SHARED)"
+    )
     ap.add_argument(
         "--hand",
         help="Who&When Hand-Crafted runs converted by bench/whowhen_hand.py (default $FORENSICS_WHOWHEN_HAND)",
