@@ -48,6 +48,12 @@ CLAIMS = re.compile(
     re.I,
 )
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # a figure; the task's own figures restated are no claim
+# a coordinator saying the request is done (Magentic-One's "Request satisfied.", a ledger's reason "the request has
+# been satisfied"); "not yet satisfied" is no such declaration
+SATISFIED = re.compile(
+    r"\b(?:request|task|query) (?:is |has been |was )?(?:now )?(?:satisfied|fulfilled|completed?|answered|resolved)\b",
+    re.I,
+)
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
@@ -65,6 +71,7 @@ RULES = {
     "recurring_error": "the first occurrence of the run's recurring error",
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
+    "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
     "first_report": "the first step an agent took for the coordinator that hands every turn (its first report)",
     "false_claim": "the false claim of success",
 }
@@ -125,8 +132,21 @@ def from_run(
         ]
         if hits:
             return _at(found[min(hits)[1]], min(hits)[1])
-    if report is not None and report.position != claim_at:
-        return _at(report, "first_report")
+    if report is not None:
+        # the hub declared the request satisfied in a run that failed: the answer it accepted came from the last
+        # report before that declaration
+        done = next(
+            (m for m in msgs if m.position > report.position and speaker(m.name) == hub and SATISFIED.search(m.text)),
+            None,
+        )
+        if done is not None:
+            accepted = next(
+                (m for m in reversed(after_task) if m.position < done.position and speaker(m.name) != hub), None
+            )
+            if accepted is not None:
+                return _at(accepted, "accepted_report")
+        if report.position != claim_at:
+            return _at(report, "first_report")
     by_pos = {m.position: m for m in msgs}
     if recurring_at is not None:
         author = next((m for m in reversed(msgs) if m.role == "assistant" and m.position < recurring_at), None)
