@@ -16,15 +16,25 @@
    - ``after_error``: it goes on without code right after a tool output that shows an error (an answer or
      plan built on a failed step);
    - ``unsupported_claim``: it states figures as found or verified ("based on", "we found", "here are the",
-     "is confirmed") when no tool output came before it;
+     "is confirmed") when no tool output came before it (the task's own figures restated are no claim);
    - ``failed_code``: it runs code whose output is an error or empty;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
      when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
      of 7 dev runs where it was tried before the first reply).
+3. **An orchestrated run** (a *hub*: the first speaker after the task hands every turn, so each message of another
+   named agent comes right after one of its, at least twice: Magentic-One's orchestrator and its WebSurfer,
+   FileSurfer, Coder): the hub plans, keeps its ledger and delegates; its agents act and report in their own
+   messages, which carry what they saw (a page's text), so the statement rules read only the hub's messages.
+   Of those, an unfounded statement or failed step before the first report outranks it; else, when the hub
+   declared the request satisfied (``SATISFIED``: "Request satisfied.", "the request has been satisfied") in a
+   run that failed, the report it accepted, the last before that declaration (``accepted_report``); else the
+   first report (``first_report``), the first step that acted. On the Hand-Crafted runs of Who&When (58
+   Magentic-One runs, hand-labeled) the labels blame a report in 40 and the orchestrator in 18.
 
-The agent is the speaker of that message (``messages.name``), None where messages carry none. Judged on the
+The agent is the speaker of that message (``messages.name``) without a trailing qualifier of what it is doing
+(``Orchestrator (-> WebSurfer)`` is ``Orchestrator``), None where messages carry none. Judged on the
 labeled failures of ``../shared/data/failures`` by ``bench/failures.py`` (docs/failures-evaluation.md).
 """
 
