@@ -5,8 +5,10 @@
         ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND, kept outside the repository)
 
 1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
-   the agent's accuracy, beside the first step, the last step, a random step (its expected accuracy, exact),
-   the step before the first error and the agent with the most messages. The method reads the warehouse only
+   the agent's accuracy, beside the first step, the first reply, the last step, a random step (its expected
+   accuracy, exact), the step before the first error and the agent with the most messages; then the same on the
+   58 Magentic-One runs of Who&When Hand-Crafted when PATH is given (one line saying so when not). The method
+   reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
@@ -243,6 +245,8 @@ def main() -> None:
     if not (shared / "data" / "failures" / "whowhen.jsonl").exists():
         sys.exit(f"error: {shared}/data/failures/whowhen.jsonl not found (pass SHARED or set FORENSICS_SHARED)")
     hand = a.hand or os.environ.get("FORENSICS_WHOWHEN_HAND")
+    if a.hand and not Path(a.hand).is_file():
+        ap.error(f"--hand {a.hand}: no such file (make it with python -m bench.whowhen_hand GIT_DIR OUT)")
     with tempfile.TemporaryDirectory() as tmp:
         where(shared / "data" / "failures" / "whowhen.jsonl", Path(tmp), "failed AG2 group chats, Algorithm-Generated")
         if hand and Path(hand).is_file():
@@ -250,8 +254,8 @@ def main() -> None:
             where(Path(hand), Path(tmp), "failed Magentic-One runs, Hand-Crafted")
         else:
             print(
-                "\nWho&When Hand-Crafted: skipped (no --hand PATH or $FORENSICS_WHOWHEN_HAND; "
-                "make it with python -m bench.whowhen_hand)"
+                f"\nWho&When Hand-Crafted: skipped ({'$FORENSICS_WHOWHEN_HAND=' + hand + ' is no file' if hand else 'no --hand PATH or $FORENSICS_WHOWHEN_HAND'}; "
+                "make it with python -m bench.whowhen_hand GIT_DIR OUT)"
             )
         if not a.no_ranking:
             ranking(shared, Path(tmp))

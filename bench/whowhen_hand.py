@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 SUBSET = "Who&When/Hand-Crafted"
 
@@ -76,15 +77,21 @@ def convert(rec: dict, number: int, commit: str) -> dict:
     }
 
 
+def fail(message: str) -> NoReturn:
+    """One line on stderr, exit 2 (bad input), nothing written."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
     if len(sys.argv) != 3:
-        sys.exit("usage: python -m bench.whowhen_hand GIT_DIR OUT_JSONL")
+        fail("usage: python -m bench.whowhen_hand GIT_DIR OUT_JSONL")
     git, out = sys.argv[1], Path(sys.argv[2])
 
     def show(spec: str) -> str:
         r = subprocess.run(["git", "-C", git, "show", spec], capture_output=True, text=True)
         if r.returncode:
-            sys.exit(f"error: git show {spec} in {git}: {r.stderr.strip().splitlines()[-1:]}")
+            fail(f"error: git show {spec} in {git}: {' '.join(r.stderr.strip().splitlines()[-1:])}")
         return r.stdout
 
     commit = subprocess.run(["git", "-C", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
@@ -93,7 +100,7 @@ def main() -> None:
     ).stdout.split()
     numbers = sorted(int(n[:-5]) for n in listing if re.fullmatch(r"\d+\.json", n))
     if not numbers:
-        sys.exit(f"error: no {SUBSET}/N.json in {git}")
+        fail(f"error: no {SUBSET}/N.json in {git}")
     lines = [json.dumps(convert(json.loads(show(f"HEAD:{SUBSET}/{n}.json")), n, commit)) for n in numbers]
     out.write_text("\n".join(lines) + "\n")
     print(f"{len(lines)} runs → {out}")
