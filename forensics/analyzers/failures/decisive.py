@@ -82,7 +82,7 @@ RULES = {
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
     "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
-    "first_report": "the first step an agent took for the coordinator that hands every turn (its first report)",
+    "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
     "false_claim": "the false claim of success",
 }
 
