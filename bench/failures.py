@@ -1,10 +1,14 @@
 """Every figure of the failure analysis (docs/definitions.md#failure-analysis) beside its trivial references, dev and held-out:
 
-    python bench/failures.py [SHARED]     (SHARED: ../shared beside the repo, or $FORENSICS_SHARED)
+    python -m bench.failures [SHARED] [--hand PATH] [--no-ranking]
+        (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; PATH: the Who&When Hand-Crafted runs converted by
+        ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND, kept outside the repository)
 
 1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
-   the agent's accuracy, beside the first step, the last step, a random step (its expected accuracy, exact),
-   the step before the first error and the agent with the most messages. The method reads the warehouse only
+   the agent's accuracy, beside the first step, the first reply, the last step, a random step (its expected
+   accuracy, exact), the step before the first error and the agent with the most messages; then the same on the
+   58 Magentic-One runs of Who&When Hand-Crafted when PATH is given (one line saying so when not). The method
+   reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
@@ -51,11 +55,10 @@ def run_cli(*args: str) -> None:
                 raise
 
 
-def where(shared: Path, work: Path) -> None:
-    path = shared / "data" / "failures" / "whowhen.jsonl"
+def where(path: Path, work: Path, title: str) -> None:
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    db = work / "whowhen.duckdb"
-    labels = work / "whowhen-failed.csv"
+    db = work / f"{path.stem}.duckdb"
+    labels = work / f"{path.stem}-failed.csv"
     labels.write_text("id,success\n" + "".join(f"{r['id']},false\n" for r in recs))
     run_cli("ingest", str(path), "--db", str(db))
     run_cli("outcomes", str(labels), "--db", str(db))
@@ -69,7 +72,9 @@ def where(shared: Path, work: Path) -> None:
         d = sig.decisive
         assert d is not None and d.position is not None
         names = [m.name for m in ms]
+        assert [m.position for m in ms] == list(range(len(r["messages"]))), r["id"]  # messages.seq is the step
         first_err = next((m.position for m in ms if is_output(m) and error_line(m.text, m.error)), None)
+        first_reply = next((m.position for m in ms if m.role == "assistant" and m.origin != "person"), 0)
         before_err = max(0, first_err - 1) if first_err is not None else len(ms) - 1
         most = Counter(n for m, n in zip(ms, names) if m.role == "assistant").most_common(1)[0][0]
         rows.append(
@@ -83,17 +88,19 @@ def where(shared: Path, work: Path) -> None:
                 "our_agent": d.agent,
                 "rule": d.rule,
                 "before_err": before_err,
+                "first_reply": first_reply,
                 "most": most,
                 "sig": sig,
             }
         )
-    print("## Where it went wrong (whowhen.jsonl, 126 failed AG2 group chats)\n")
+    print(f"## Where it went wrong ({path.name}, {len(recs)} {title})\n")
     print("| method | half | runs | exact | ±1 | ±3 | agent |\n|---|---|---|---|---|---|---|")
     for h in ("dev", "held-out", "all"):
         sub = [x for x in rows if h == "all" or x["half"] == h]
         for name, pick in (
             ("decisive step (ours)", lambda x: (x["ours"], x["our_agent"])),
             ("first step", lambda x: (0, x["names"][0])),
+            ("first reply", lambda x: (x["first_reply"], x["names"][x["first_reply"]])),
             ("last step", lambda x: (x["n"] - 1, x["names"][-1])),
             ("step before the first error", lambda x: (x["before_err"], x["names"][x["before_err"]])),
             ("agent with the most messages", lambda x: (None, x["most"])),
@@ -222,12 +229,36 @@ MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
 
 def main() -> None:
-    shared = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m bench.failures", description=__doc__.split("\n\n")[0])
+    ap.add_argument(
+        "shared", nargs="?", help="the shared folder (default ../shared beside the repo, $FORENSICS_SHARED)"
+    )
+    ap.add_argument(
+        "--hand",
+        help="Who&When Hand-Crafted runs converted by bench/whowhen_hand.py (default $FORENSICS_WHOWHEN_HAND)",
+    )
+    ap.add_argument("--no-ranking", action="store_true", help="only where it went wrong (the ranking takes minutes)")
+    a = ap.parse_args()
+    shared = Path(a.shared or os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
     if not (shared / "data" / "failures" / "whowhen.jsonl").exists():
         sys.exit(f"error: {shared}/data/failures/whowhen.jsonl not found (pass SHARED or set FORENSICS_SHARED)")
+    hand = a.hand or os.environ.get("FORENSICS_WHOWHEN_HAND")
+    if a.hand and not Path(a.hand).is_file():
+        ap.error(f"--hand {a.hand}: no such file (make it with python -m bench.whowhen_hand GIT_DIR OUT)")
     with tempfile.TemporaryDirectory() as tmp:
-        where(shared, Path(tmp))
-        ranking(shared, Path(tmp))
+        where(shared / "data" / "failures" / "whowhen.jsonl", Path(tmp), "failed AG2 group chats, Algorithm-Generated")
+        if hand and Path(hand).is_file():
+            print()
+            where(Path(hand), Path(tmp), "failed Magentic-One runs, Hand-Crafted")
+        else:
+            print(
+                f"\nWho&When Hand-Crafted: skipped ({'$FORENSICS_WHOWHEN_HAND=' + hand + ' is no file' if hand else 'no --hand PATH or $FORENSICS_WHOWHEN_HAND'}; "
+                "make it with python -m bench.whowhen_hand GIT_DIR OUT)"
+            )
+        if not a.no_ranking:
+            ranking(shared, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ shared data is there, on the labeled failures of ../shared/data/failures (read f
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -139,6 +140,79 @@ def test_the_task_message_is_a_step_when_a_tool_output_answers_it() -> None:
     assert d is not None and (d.position, d.rule) == (1, "assumption")
 
 
+def _orchestrated(satisfied: bool) -> list[Msg]:
+    """A run in Magentic-One's shape (invented text): the orchestrator plans, keeps a ledger and hands every turn
+    to a web surfer, whose reports carry the page's own words."""
+    ledger = (
+        'Updated Ledger:\n{"is_request_satisfied": {"reason": "The request is not yet satisfied.", "answer": false}}'
+    )
+    msgs = [
+        Msg(0, "user", "person", None, "Which 3 bakeries near the old harbour open before 6 am?"),
+        Msg(1, "assistant", "assistant", "Orchestrator", "Initial plan:\n1. WebSurfer searches for the 3 bakeries."),
+        Msg(2, "assistant", "assistant", "Orchestrator", ledger),
+        Msg(3, "assistant", "assistant", "Orchestrator", "Please search for bakeries near the old harbour."),
+        Msg(
+            4,
+            "assistant",
+            "assistant",
+            "WebSurfer",
+            "I typed 'bakeries old harbour' into the search bar. The page says: "
+            "Hypothetical opening hours are assumed for placeholder listings.",
+        ),
+        Msg(5, "assistant", "assistant", "Orchestrator", ledger),
+        Msg(6, "assistant", "assistant", "Orchestrator", "Next speaker WebSurfer"),
+        Msg(7, "assistant", "assistant", "WebSurfer", "I clicked 'Harbour Bakery'. The page lists it as open at 5 am."),
+    ]
+    if satisfied:
+        return msgs + [
+            Msg(8, "assistant", "assistant", "Orchestrator", "Request satisfied."),
+            Msg(9, "assistant", "assistant", "Orchestrator", "No agent selected. FINAL ANSWER: Harbour Bakery"),
+        ]
+    return msgs + [Msg(8, "assistant", "assistant", "Orchestrator", "Max rounds (30) reached. FINAL ANSWER: none")]
+
+
+def test_an_orchestrated_run_goes_wrong_at_a_report_not_at_the_plan() -> None:
+    """The coordinator that hands every turn plans, and its agents act: the first report is the step (the page's
+    "hypothetical", "assumed", "placeholder" are the page's words, not the agent's); where the coordinator declared
+    the request satisfied, the report it accepted; the agent named without its qualifier."""
+    d = signature("r", _orchestrated(False), True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (4, "WebSurfer", "first_report")
+    d = signature("r", _orchestrated(True), True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "WebSurfer", "accepted_report")
+    # the same run logged with Magentic-One's own roles as names
+    raw = [
+        Msg(m.position, m.role, m.origin, "Orchestrator (thought)" if m.name == "Orchestrator" else m.name, m.text)
+        for m in _orchestrated(True)
+    ]
+    raw[3] = Msg(3, "assistant", "assistant", "Orchestrator (-> WebSurfer)", raw[3].text)
+    d = signature("r", raw, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "WebSurfer", "accepted_report")
+    # the coordinator's own unfounded statement before the first report outranks it
+    said = _orchestrated(False)
+    said[1] = Msg(
+        1, "assistant", "assistant", "Orchestrator", "Plan: assume the bakeries open at 5 am; WebSurfer checks."
+    )
+    d = signature("r", said, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (1, "Orchestrator", "assumption")
+    # a group chat whose experts answer one another is no orchestrated run (one hand-off, then an expert follows
+    # an expert): every message is its speaker's own statement
+    chat = _orchestrated(False)[:5] + [
+        Msg(5, "assistant", "assistant", "Checker", "I checked the listing, it is fine.")
+    ]
+    d = signature("r", chat, True).decisive
+    assert d is not None and (d.position, d.rule) == (4, "assumption")
+
+
+def test_the_tasks_own_figures_restated_are_no_claim() -> None:
+    task = Msg(0, "user", "person", None, "How many of the 3 bakeries open before 6 am?")
+    restated = Msg(1, "assistant", "assistant", "a", "Based on the question, we need the 3 bakeries open before 6 am.")
+    found = Msg(1, "assistant", "assistant", "a", "Based on the listings, 2 of the 3 bakeries open before 6 am.")
+    d = signature("r", [task, restated], True).decisive
+    assert d is not None and d.rule == "first_reply"
+    d = signature("r", [task, found], True).decisive
+    assert d is not None and d.rule == "unsupported_claim"
+
+
 WHOWHEN = SHARED / "data" / "failures" / "whowhen.jsonl"
 
 
@@ -163,9 +237,10 @@ def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp
         near += abs(d.position - step) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
         first += step == 0
-    # the measured figures (docs/failures-evaluation.md): exact 60 (48 %), ±1 76 (60 %), agent 86 (68 %) of 126
-    # (before the task's own message counted as a step when it ran code: 52, 70, 76)
-    assert (exact, near, agent) == (60, 76, 86)
+    # the measured figures (docs/failures-evaluation.md): exact 61 (48 %), ±1 77 (61 %), agent 87 (69 %) of 126
+    # (before the task's own figures restated stopped counting as a claim: 60, 76, 86; before the task's own
+    # message counted as a step when it ran code: 52, 70, 76)
+    assert (exact, near, agent) == (61, 77, 87)
     assert exact > first  # the first-step baseline: 20
 
 
@@ -354,3 +429,67 @@ def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> No
         batched = list(stream(con, ids[::-1] + ids[:3], GRADE_REVEALING, messages=size))
         assert sorted(batched, key=lambda run: run[0]) == whole
     assert list(messages(con, ids[::-1])) == ids  # messages() keeps the id order
+
+
+def test_the_hand_crafted_converter_keeps_every_message_and_the_step() -> None:
+    """bench/whowhen_hand.py on a record of the Who&When Hand-Crafted shape (invented text): one message per
+    history entry, the orchestrator's roles one agent, the terminal a tool, the step an index into them."""
+    from bench.whowhen_hand import convert
+
+    rec = {
+        "history": [
+            {"role": "human", "content": "Which bakery opens first?"},
+            {"role": "Orchestrator (thought)", "content": "Initial plan: search."},
+            {"role": "Orchestrator (-> WebSurfer)", "content": "Please search."},
+            {"role": "WebSurfer", "content": "I typed 'bakery' into the search bar."},
+            {"role": "Orchestrator (-> ComputerTerminal)", "content": "Run it."},
+            {"role": "ComputerTerminal", "content": "exitcode: 0"},
+            {"role": "Orchestrator (termination condition)", "content": "FINAL ANSWER: none"},
+        ],
+        "question": "q",
+        "ground_truth": "g",
+        "is_corrected": False,
+        "question_ID": "x",
+        "mistake_agent": "WebSurfer",
+        "mistake_step": "3",
+        "mistake_reason": "r",
+    }
+    out = convert(rec, 7, "c" * 40)
+    assert [(m["role"], m.get("name")) for m in out["messages"]] == [
+        ("user", None),
+        ("assistant", "Orchestrator"),
+        ("assistant", "Orchestrator"),
+        ("assistant", "WebSurfer"),
+        ("assistant", "Orchestrator"),
+        ("tool", "ComputerTerminal"),
+        ("assistant", "Orchestrator"),
+    ]
+    assert out["id"] == "whowhen-hand-7" and out["label"]["mistake_step"] == 3
+    assert out["meta"]["agent_matches_step"] is True and out["meta"]["orig_roles"][2] == "Orchestrator (-> WebSurfer)"
+
+
+HAND = Path(os.environ.get("FORENSICS_WHOWHEN_HAND", "/nonexistent"))
+
+
+@pytest.mark.skipif(not HAND.is_file(), reason="$FORENSICS_WHOWHEN_HAND not set (python -m bench.whowhen_hand)")
+def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
+    """The 58 Magentic-One runs (kept outside the repository: GAIA questions), the figures of
+    docs/failures-evaluation.md: exact 16, ±1 19, agent 38 of 58 (before this branch: 8, 13, 30)."""
+    recs = [json.loads(line) for line in HAND.read_text().splitlines() if line.strip()]
+    db = tmp_path / "h.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["ingest", str(HAND), "--db", str(db)], standalone_mode=False)
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+    msgs = messages(con, list(ids.values()))
+    exact = near = agent = 0
+    for r in recs:
+        ms = msgs[ids[r["id"]]]
+        assert [m.position for m in ms] == list(range(len(r["messages"])))  # messages.seq is the step
+        d = signature(ids[r["id"]], ms, True).decisive
+        assert d is not None and d.position is not None
+        exact += d.position == r["label"]["mistake_step"]
+        near += abs(d.position - r["label"]["mistake_step"]) <= 1
+        agent += d.agent == r["label"]["mistake_agent"]
+    assert (len(recs), exact, near, agent) == (58, 16, 19, 38)

@@ -16,15 +16,25 @@
    - ``after_error``: it goes on without code right after a tool output that shows an error (an answer or
      plan built on a failed step);
    - ``unsupported_claim``: it states figures as found or verified ("based on", "we found", "here are the",
-     "is confirmed") when no tool output came before it;
+     "is confirmed") when no tool output came before it (the task's own figures restated are no claim);
    - ``failed_code``: it runs code whose output is an error or empty;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
      when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
      of 7 dev runs where it was tried before the first reply).
+3. **An orchestrated run** (a *hub*: the first speaker after the task hands every turn, so each message of another
+   named agent comes right after one of its, at least twice: Magentic-One's orchestrator and its WebSurfer,
+   FileSurfer, Coder): the hub plans, keeps its ledger and delegates; its agents act and report in their own
+   messages, which carry what they saw (a page's text), so the statement rules read only the hub's messages.
+   Of those, an unfounded statement or failed step before the first report outranks it; else, when the hub
+   declared the request satisfied (``SATISFIED``: "Request satisfied.", "the request has been satisfied") in a
+   run that failed, the report it accepted, the last before that declaration (``accepted_report``); else the
+   first report (``first_report``), the first step that acted. On the Hand-Crafted runs of Who&When (58
+   Magentic-One runs, hand-labeled) the labels blame a report in 40 and the orchestrator in 18.
 
-The agent is the speaker of that message (``messages.name``), None where messages carry none. Judged on the
+The agent is the speaker of that message (``messages.name``) without a trailing qualifier of what it is doing
+(``Orchestrator (-> WebSurfer)`` is ``Orchestrator``), None where messages carry none. Judged on the
 labeled failures of ``../shared/data/failures`` by ``bench/failures.py`` (docs/failures-evaluation.md).
 """
 
@@ -47,6 +57,14 @@ CLAIMS = re.compile(
     r"confirmed)|is confirmed|correct(?:ly)?)\b",
     re.I,
 )
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # a figure; the task's own figures restated are no claim
+# a coordinator saying the request is done (Magentic-One's "Request satisfied.", a ledger's reason "the request has
+# been satisfied"); "not yet satisfied" is no such declaration
+SATISFIED = re.compile(
+    r"\b(?:request|task|query) (?:is |has been |was )?(?:now )?(?:satisfied|fulfilled|completed?|answered|resolved)\b",
+    re.I,
+)
+QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
@@ -63,6 +81,8 @@ RULES = {
     "recurring_error": "the first occurrence of the run's recurring error",
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
+    "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
+    "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
     "false_claim": "the false claim of success",
 }
 
@@ -100,14 +120,43 @@ def from_run(
     # the task's own message is a step when it acted: an assistant message a tool output answers (a group chat's
     # first expert writes the plan and its first code in one message)
     after_task = [m for m in replies if m.position > task_at or (m.position == task_at and m.position in output_after)]
+    hub = _hub(msgs, task_at)
+    task = next((m for m in msgs if m.position == task_at), msgs[0])
+    given = set(NUMBER.findall(task.text))
     found: dict[str, Msg] = {}
     for m in after_task:
-        for rule in _rules(m, output_before.get(m.position), output_after.get(m.position)):
+        if hub is not None and speaker(m.name) != hub:
+            continue  # a report carries what its agent saw (a page's text), not the agent's own statement
+        for rule in _rules(m, output_before.get(m.position), output_after.get(m.position), given):
             found.setdefault(rule, m)
+    # an orchestrated run: the hub plans and delegates, the agents it hands the turn to act and report in their own
+    # messages (Magentic-One's WebSurfer: "I typed ... Here is a screenshot of ..."); the first report is the first
+    # step that acted, and a later step is built on it: only the hub's own unfounded statement or failed step
+    # before it outranks it
+    report = next((m for m in after_task if speaker(m.name) not in (hub, None)), None) if hub is not None else None
     for tier in TIERS:
-        hits = [(found[r].position, r) for r in tier if r in found]
+        hits = [
+            (found[r].position, r)
+            for r in tier
+            if r in found and (report is None or found[r].position < report.position)
+        ]
         if hits:
             return _at(found[min(hits)[1]], min(hits)[1])
+    if report is not None:
+        # the hub declared the request satisfied in a run that failed: the answer it accepted came from the last
+        # report before that declaration
+        done = next(
+            (m for m in msgs if m.position > report.position and speaker(m.name) == hub and SATISFIED.search(m.text)),
+            None,
+        )
+        if done is not None:
+            accepted = next(
+                (m for m in reversed(after_task) if m.position < done.position and speaker(m.name) != hub), None
+            )
+            if accepted is not None:
+                return _at(accepted, "accepted_report")
+        if report.position != claim_at:
+            return _at(report, "first_report")
     by_pos = {m.position: m for m in msgs}
     if recurring_at is not None:
         author = next((m for m in reversed(msgs) if m.role == "assistant" and m.position < recurring_at), None)
@@ -122,16 +171,34 @@ def from_run(
     return _at(replies[0] if replies else msgs[0], "first_reply")
 
 
-def _rules(m: Msg, prev: Msg | None, res: Msg | None) -> list[str]:
+def _hub(msgs: list[Msg], task_at: int) -> str | None:
+    """The agent that coordinates the run, when there is one: the first speaker after the task, when every
+    message of another named agent comes right after one of its messages (it hands every turn) and it did so
+    at least twice."""
+    named = [m for m in msgs if m.position > task_at and m.role == "assistant" and m.name is not None]
+    if not named:
+        return None
+    hub = speaker(named[0].name)
+    handed = 0
+    for prev, m in zip(msgs, msgs[1:]):
+        if m.position <= task_at or m.role != "assistant" or speaker(m.name) in (hub, None):
+            continue
+        if prev.role != "assistant" or speaker(prev.name) != hub:
+            return None
+        handed += 1
+    return hub if handed >= 2 else None
+
+
+def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[str]:
     """The rules of the module docstring a reply meets: ``prev`` is the last tool output before it, ``res`` the
-    output that answers it."""
+    output that answers it, ``given`` the figures of the task (restated, they are no claim)."""
     code = CODE.search(m.text) is not None
     out = []
     if ASSUMPTION.search(m.text):
         out.append("assumption")
     if not code and prev is not None and error_line(prev.text, prev.error) is not None:
         out.append("after_error")
-    if not code and prev is None and re.search(r"\d", m.text) and CLAIMS.search(m.text):
+    if not code and prev is None and set(NUMBER.findall(m.text)) - given and CLAIMS.search(m.text):
         out.append("unsupported_claim")
     if (
         code
@@ -143,4 +210,11 @@ def _rules(m: Msg, prev: Msg | None, res: Msg | None) -> list[str]:
 
 
 def _at(m: Msg, rule: str) -> Decisive:
-    return Decisive(m.position, m.name, rule)
+    return Decisive(m.position, speaker(m.name), rule)
+
+
+def speaker(name: str | None) -> str | None:
+    """The agent a message's name says, without a qualifier of what it is doing: Magentic-One logs its
+    orchestrator's messages as ``Orchestrator (thought)``, ``Orchestrator (-> WebSurfer)``, ``Orchestrator
+    (termination condition)``, all of one agent."""
+    return QUALIFIER.sub("", name) if name else name
