@@ -2117,21 +2117,30 @@ def _kimi_user_turns(path: Path) -> int:
 
 
 def atif_file(path: Path) -> Tally:
-    """ATIF trajectory.json (Harbor RFC 0001): one conversation; the person's steps are source user; each
-    tool_call is a call, answered by an observation result naming it (source_call_id), or by a result without an
-    id when its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    calls = linked = tokens = 0
-    for s in doc["steps"]:
-        ids = [c["tool_call_id"] for c in s.get("tool_calls") or []]
-        results = (s.get("observation") or {}).get("results") or []
-        named = {r["source_call_id"] for r in results if "source_call_id" in r}
-        unnamed = sum("source_call_id" not in r for r in results)
-        calls += len(ids)
-        linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
-        m = s.get("metrics") or {}
-        tokens += m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
-    return Tally(1, sum(s["source"] == "user" for s in doc["steps"]), calls, linked, 0, tokens)
+    """ATIF trajectory.json (Harbor RFC 0001, v1.0 to v1.8): one conversation, and one more for each trajectory
+    embedded in subagent_trajectories (v1.7, at any depth); steps marked is_copied_context (a continuation's
+    copy of what it continues) count for nothing; the person's steps are source user; each tool_call is a call,
+    answered by an observation result (on any step) naming it (source_call_id), or by a result without an id when
+    its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
+    docs = [json.loads(path.read_text(encoding="utf-8"))]
+    convs = person = calls = linked = tokens = 0
+    while docs:
+        doc = docs.pop()
+        docs.extend(doc.get("subagent_trajectories") or [])
+        convs += 1
+        for s in doc["steps"]:
+            if s.get("is_copied_context") is True:
+                continue
+            person += s["source"] == "user"
+            ids = [c["tool_call_id"] for c in s.get("tool_calls") or []] if s["source"] == "agent" else []
+            results = (s.get("observation") or {}).get("results") or []
+            named = {r["source_call_id"] for r in results if r.get("source_call_id")}
+            unnamed = sum(not r.get("source_call_id") for r in results)
+            calls += len(ids)
+            linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
+            m = s.get("metrics") or {} if s["source"] == "agent" else {}
+            tokens += (m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0)
+    return Tally(convs, person, calls, linked, 0, tokens)
 
 
 def goose_file(path: Path) -> Tally:

@@ -1,0 +1,237 @@
+"""Each field ATIF added from v1.2 to v1.8, read as its schema says (Harbor RFC 0001 and the models that write it;
+docs/formats.md lists what each version added). Every document here is built from the schema, one field at a time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from forensics.formats import atif
+from forensics.formats.kit.model import Conversation, Log
+from tests.agent_counts import Tally, atif_file
+from tests.conftest import query, run_cli
+
+
+def _doc(steps: list[dict[str, Any]], version: str = "ATIF-v1.8", **top: Any) -> dict[str, Any]:
+    return {
+        "schema_version": version,
+        "session_id": "s-1",
+        "agent": {"name": "terminus-2", "version": "2.0.0", "model_name": "m-agent"},
+        "steps": steps,
+        **top,
+    }
+
+
+def _read(tmp_path: Path, doc: dict[str, Any]) -> tuple[list[Conversation], Log]:
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    log = Log(str(path))
+    return atif.read(str(path), log), log
+
+
+def _call(cid: str, name: str = "bash") -> dict[str, Any]:
+    return {"tool_call_id": cid, "function_name": name, "arguments": {"keystrokes": "ls\n"}}
+
+
+def test_v1_2_observation_on_a_system_step_is_a_tool_message(tmp_path: Path) -> None:
+    convs, _ = _read(
+        tmp_path,
+        _doc(
+            [
+                {"step_id": 1, "source": "user", "message": "fix it"},
+                {
+                    "step_id": 2,
+                    "source": "system",
+                    "message": "context",
+                    "observation": {"results": [{"content": "$ ls\nREADME"}]},
+                },
+            ],
+            "ATIF-v1.2",
+        ),
+    )
+    roles = [(t.role, t.text) for t in convs[0].turns]
+    assert roles == [("user", "fix it"), ("system", "context"), ("tool", "$ ls\nREADME")]
+    assert convs[0].turns[2].answers is None
+
+
+def test_v1_3_v1_4_token_ids_and_logprobs_are_not_tokens_counted(tmp_path: Path) -> None:
+    step = {
+        "step_id": 2,
+        "source": "agent",
+        "message": "done",
+        "metrics": {
+            "prompt_tokens": 120,
+            "completion_tokens": 7,
+            "cached_tokens": 100,
+            "cost_usd": 0.01,
+            "prompt_token_ids": [1, 2, 3],
+            "completion_token_ids": [4, 5],
+            "logprobs": [-0.1, -0.2],
+        },
+    }
+    convs, _ = _read(tmp_path, _doc([{"step_id": 1, "source": "user", "message": "go"}, step], "ATIF-v1.4"))
+    (u,) = convs[0].turns[1].usage
+    assert (u.prompt_tokens, u.output_tokens, u.cache_read_input_tokens, u.model) == (120, 7, 100, "m-agent")
+
+
+def test_v1_5_tool_definitions_are_counted_not_read(tmp_path: Path) -> None:
+    doc = _doc([{"step_id": 1, "source": "user", "message": "go"}], "ATIF-v1.5")
+    doc["agent"]["tool_definitions"] = [{"type": "function", "function": {"name": "bash"}}]
+    convs, log = _read(tmp_path, doc)
+    assert len(convs[0].turns) == 1 and log.ignored["agent.tool_definitions"] == 1
+
+
+def test_v1_6_content_parts_text_read_images_counted(tmp_path: Path) -> None:
+    msg = [
+        {"type": "text", "text": "What is on this card?"},
+        {"type": "image", "source": {"media_type": "image/png", "path": "media/card.png"}},
+    ]
+    result = [
+        {"type": "text", "text": "screenshot taken"},
+        {"type": "image", "source": {"media_type": "image/png", "path": "media/shot.png"}},
+    ]
+    steps = [
+        {"step_id": 1, "source": "user", "message": msg},
+        {
+            "step_id": 2,
+            "source": "agent",
+            "message": "",
+            "tool_calls": [_call("c1", "screenshot")],
+            "observation": {"results": [{"source_call_id": "c1", "content": result}]},
+        },
+    ]
+    convs, log = _read(tmp_path, _doc(steps, "ATIF-v1.6"))
+    assert [t.text for t in convs[0].turns] == ["What is on this card?", "", "screenshot taken"]
+    assert convs[0].turns[2].answers == "c1" and log.ignored["image part"] == 2
+
+
+def test_v1_8_audio_parts_are_counted(tmp_path: Path) -> None:
+    msg = [
+        {"type": "text", "text": "listen"},
+        {"type": "audio", "source": {"media_type": "audio/wav", "path": "media/a.wav", "duration_sec": 1.5}},
+    ]
+    convs, log = _read(tmp_path, _doc([{"step_id": 1, "source": "user", "message": msg}]))
+    assert convs[0].turns[0].text == "listen" and log.ignored["audio part"] == 1
+
+
+def _parent_with_children() -> dict[str, Any]:
+    child = {
+        "schema_version": "ATIF-v1.8",
+        "session_id": "s-1",  # a child may share the parent's session: the document id names it
+        "trajectory_id": "search-1",
+        "agent": {"name": "searcher", "version": "1", "model_name": "m-small"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "find the config"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "config.toml",
+                "model_name": "m-small",
+                "metrics": {"prompt_tokens": 50, "completion_tokens": 5},
+            },
+        ],
+    }
+    steps = [
+        {"step_id": 1, "source": "user", "message": "set the port"},
+        {
+            "step_id": 2,
+            "source": "agent",
+            "message": "",
+            "tool_calls": [_call("d1", "delegate"), _call("d2", "delegate")],
+            "observation": {
+                "results": [
+                    {
+                        "source_call_id": "d1",
+                        "content": None,
+                        "subagent_trajectory_ref": [{"trajectory_id": "search-1", "session_id": "s-1"}],
+                    },
+                    {"source_call_id": "d2", "subagent_trajectory_ref": [{"trajectory_path": "subagents/lint.json"}]},
+                ]
+            },
+            "metrics": {"prompt_tokens": 200, "completion_tokens": 20},
+            "llm_call_count": 1,
+        },
+    ]
+    return _doc(steps, trajectory_id="root", subagent_trajectories=[child])
+
+
+def test_v1_7_embedded_subagents_are_children_and_refs_answer_their_calls(tmp_path: Path) -> None:
+    convs, _ = _read(tmp_path, _parent_with_children())
+    assert [(c.id, c.parent) for c in convs] == [("s-1", None), ("s-1/search-1", "s-1")]
+    assert convs[1].model == "m-small" and convs[1].provider == "searcher"
+    results = [t for t in convs[0].turns if t.role == "tool"]
+    assert [(t.answers, t.text) for t in results] == [
+        ("d1", "sub-agent trajectory search-1"),
+        ("d2", "sub-agent trajectory subagents/lint.json"),
+    ]
+
+
+def test_v1_6_subagent_ref_as_one_object(tmp_path: Path) -> None:
+    step = {
+        "step_id": 2,
+        "source": "agent",
+        "message": "",
+        "tool_calls": [_call("d1", "delegate")],
+        "observation": {
+            "results": [
+                {
+                    "source_call_id": "d1",
+                    "subagent_trajectory_ref": {"session_id": "sub-9", "trajectory_path": "sub-9.json"},
+                }
+            ]
+        },
+    }
+    convs, _ = _read(tmp_path, _doc([{"step_id": 1, "source": "user", "message": "go"}, step], "ATIF-v1.6"))
+    assert convs[0].turns[-1].text == "sub-agent trajectory sub-9.json"
+
+
+def test_copied_context_is_skipped_and_marks_the_continuation(tmp_path: Path) -> None:
+    steps = [
+        {"step_id": 1, "source": "user", "message": "the task", "is_copied_context": True},
+        {
+            "step_id": 2,
+            "source": "agent",
+            "message": "earlier answer",
+            "is_copied_context": True,
+            "metrics": {"prompt_tokens": 10, "completion_tokens": 1},
+        },
+        {"step_id": 3, "source": "user", "message": "Here is a summary of the work so far"},
+        {
+            "step_id": 4,
+            "source": "agent",
+            "message": "continuing",
+            "metrics": {"prompt_tokens": 30, "completion_tokens": 3},
+        },
+    ]
+    convs, log = _read(tmp_path, _doc(steps, "ATIF-v1.7", continued_trajectory_ref="trajectory.cont-2.json"))
+    assert [t.text for t in convs[0].turns] == ["Here is a summary of the work so far", "continuing"]
+    (ev,) = convs[0].events
+    assert (ev.kind, ev.before, ev.trigger, ev.detail) == ("compaction", 0, "continuation", {"copied_steps": 2})
+    assert log.skipped["copied context step"] == 2 and log.ignored["continued_trajectory_ref"] == 1
+
+
+def test_an_unknown_source_is_quarantined_not_guessed(tmp_path: Path) -> None:
+    convs, log = _read(
+        tmp_path,
+        _doc([{"step_id": 1, "source": "tool", "message": "x"}, {"step_id": 2, "source": "user", "message": "hi"}]),
+    )
+    assert [t.text for t in convs[0].turns] == ["hi"] and len(log.batch.quar["location"]) == 1
+
+
+def test_the_warehouse_links_children_results_and_counts_as_the_counter(tmp_path: Path) -> None:
+    trial = tmp_path / "trial" / "agent"
+    trial.mkdir(parents=True)
+    path = trial / "trajectory.json"
+    path.write_text(json.dumps(_parent_with_children()), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    assert atif_file(path) == Tally(2, 2, 2, 2, 0, 275)
+    rows = query(
+        db,
+        "SELECT c.native_id, p.native_id FROM conversations c LEFT JOIN conversations p ON p.conversation_id = c.parent_conversation_id ORDER BY 1",
+    )
+    assert rows == [("s-1", None), ("s-1/search-1", "s-1")]
+    (linked,) = query(db, "SELECT count(result_seq) FROM tool_calls")[0]
+    assert linked == 2
