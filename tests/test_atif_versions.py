@@ -207,7 +207,7 @@ def test_copied_context_is_skipped_and_marks_the_continuation(tmp_path: Path) ->
     convs, log = _read(tmp_path, _doc(steps, "ATIF-v1.7", continued_trajectory_ref="trajectory.cont-2.json"))
     assert [t.text for t in convs[0].turns] == ["Here is a summary of the work so far", "continuing"]
     (ev,) = convs[0].events
-    assert (ev.kind, ev.before, ev.trigger, ev.detail) == ("compaction", 0, "continuation", {"copied_steps": 2})
+    assert (ev.kind, ev.before, ev.trigger, ev.detail) == ("continuation", 0, None, {"copied_steps": 2})
     assert log.skipped["copied context step"] == 2 and log.ignored["continued_trajectory_ref"] == 1
 
 
@@ -235,3 +235,68 @@ def test_the_warehouse_links_children_results_and_counts_as_the_counter(tmp_path
     assert rows == [("s-1", None), ("s-1/search-1", "s-1")]
     (linked,) = query(db, "SELECT count(result_seq) FROM tool_calls")[0]
     assert linked == 2
+
+
+HARBOR = (
+    Path(__file__).parent.parent
+    / "fixtures"
+    / "real"
+    / "atif"
+    / "meridianlabs-ai+inspect_scout"
+    / "tests"
+    / "sources"
+    / "atif_source"
+    / "fixtures"
+)
+
+
+def test_harbors_terminus_2_summarisation_and_its_continuation(tmp_path: Path) -> None:
+    """Harbor v0.16.1's own golden run (ATIF-v1.7): the handoff step's context_management is a compaction naming its
+    three summarising sub-agents (no message of their references), the continuation's four copied steps are skipped
+    behind a continuation event, and the task, not Terminus 2's template, is the person's words and the title."""
+    db = tmp_path / "w.duckdb"
+    for name in ("", ".cont-1"):
+        code, _, err = run_cli(
+            "ingest",
+            str(HARBOR / f"terminus_2_hello-world-context-summarization-linear-history.trajectory{name}.json"),
+            "--db",
+            str(db),
+        )
+        assert code == 0, err
+    events = query(db, "SELECT kind, position, detail FROM events ORDER BY kind")
+    assert [(k, p) for k, p, _ in events] == [("compaction", 7), ("continuation", 0)]
+    assert json.loads(events[0][2])["subagents"] == [
+        f"trajectory.summarization-1-{s}.json" for s in ("summary", "questions", "answers")
+    ]
+    assert json.loads(events[1][2]) == {"copied_steps": 4}
+    task = 'Create a file called hello.txt with "Hello, world!" as the content.'
+    assert query(db, "SELECT title FROM conversations WHERE title IS NOT NULL") == [(task,)]
+    assert query(db, "SELECT person_text FROM messages WHERE origin = 'person'") == [(task,)]
+
+
+def test_openhands_example_prompt_gives_the_task_as_the_persons_words(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli(
+        "ingest", str(HARBOR / "openhands_hello-world.trajectory.no_function_calling.json"), "--db", str(db)
+    )
+    assert code == 0, err
+    task = 'Create a file called hello.txt with "Hello, world!" as the content.'
+    assert query(db, "SELECT title FROM conversations") == [(task,)]
+
+
+def test_task_templates_own_words_python_and_sql_agree() -> None:
+    import duckdb
+
+    from forensics.warehouse.own_words import own_words, own_words_sql
+
+    terminus = "You are an AI assistant tasked with solving command-line tasks in a Linux environment. Format...\n\nTask Description:\nFix the build.\nThen run tests.\n\nCurrent terminal state:\n$ "
+    openhands = "Here's a running example of how to perform a task with the provided tools.\n...\n--------------------- NEW TASK DESCRIPTION ---------------------\nCount the lines.\n\n--------------------- END OF NEW TASK DESCRIPTION ---------------------\n"
+    quoted = "Please explain this prompt:\nTask Description:\nx\n\nCurrent terminal state:"  # not the harness's opening
+    con = duckdb.connect()
+    for text, words in (
+        (terminus, "Fix the build.\nThen run tests."),
+        (openhands, "Count the lines."),
+        (quoted, quoted),
+    ):
+        assert own_words(text) == words
+        assert con.execute(f"SELECT {own_words_sql('$1')}", [text]).fetchone() == (words,)

@@ -18,8 +18,10 @@ id answers the step's only call, or none. A result's ``subagent_trajectory_ref``
 {``trajectory_id``, ``trajectory_path``, ``session_id``}; v1.6: one object) names a delegated sub-agent: one
 embedded in the document's ``subagent_trajectories`` (v1.7) is read as its own conversation, the parent's child;
 one in another file is read from that file. Steps with ``is_copied_context`` (a continuation's copy of the
-trajectory it continues, ``continued_trajectory_ref``) are not new: skipped, with a ``compaction`` event
-(trigger ``continuation``) before the first new step.
+trajectory it continues, ``continued_trajectory_ref``) are not new: skipped, with a ``continuation`` event
+before the first new step. A step whose ``extra.context_management`` says Harbor summarised the context (Terminus 2:
+``{"type": "compaction", "boundary": "replace"}`` on the handoff step) is an event of that type before it, naming
+the summarising sub-agents; a result that only references sub-agents, answering no call, is no message.
 
 The trial's ``result.json`` two folders up (Harbor: ``<trial>/result.json``) gives the outcome:
 ``verifier_result.rewards.reward`` (success when it is 1 or more) and ``task_name``. ``final_metrics`` (totals),
@@ -89,9 +91,17 @@ def _trajectory(
                 log.skip("copied context step")
                 continue
             if copied and not events:
-                events.append(Event("compaction", len(turns), trigger="continuation", detail={"copied_steps": copied}))
+                events.append(Event("continuation", len(turns), detail={"copied_steps": copied}))
             sid, at = step.get("step_id"), step.get("timestamp")
             text = _message(step.get("message"), log)
+            results = [r for r in listed(mapping(step.get("observation")).get("results")) if isinstance(r, dict)]
+            managed = mapping(mapping(step.get("extra")).get("context_management"))
+            if managed:  # Harbor's context summarization: the handoff step, its summarising sub-agents referenced
+                kind = managed.get("type")
+                detail = dict(managed, subagents=[n for r in results for n in _refs(r.get("subagent_trajectory_ref"))])
+                events.append(
+                    Event(kind if isinstance(kind, str) and kind else "compaction", len(turns), detail=detail)
+                )
             calls: list[ToolCall] = []
             if role != "assistant":
                 turns.append(Turn(role, text, at=at, id=str(sid), origin="harness" if role == "system" else "person"))
@@ -115,16 +125,18 @@ def _trajectory(
                         )
                     )
                 turns.append(t)
-            results = [r for r in listed(mapping(step.get("observation")).get("results")) if isinstance(r, dict)]
             for k, r in enumerate(results):
                 cid = _text(r.get("source_call_id")) or (calls[0].id if len(calls) == 1 else None)
                 refs = _refs(r.get("subagent_trajectory_ref"))
                 body = _message(r.get("content"), log)
+                if not body and refs and cid is None:  # only names sub-agents (a summarisation's): no message
+                    log.skip("sub-agent reference")
+                    continue
                 if not body and refs:  # a delegation whose answer is the sub-agent's trajectory
                     body = "sub-agent trajectory " + ", ".join(refs)
                 turns.append(Turn("tool", body, answers=cid, at=at, id=f"{sid}:result{k}", origin="tool_result"))
     if copied and not events:  # a continuation with nothing new after the copy
-        events.append(Event("compaction", len(turns), trigger="continuation", detail={"copied_steps": copied}))
+        events.append(Event("continuation", len(turns), detail={"copied_steps": copied}))
     for key in ("final_metrics", "notes", "extra", "continued_trajectory_ref"):
         if doc.get(key) is not None:
             log.ignore(key)
