@@ -1650,6 +1650,7 @@ def claude_code_file(path: Path) -> FileFigures:
 
 GEMINI_NOT_PERSON = (
     "System: Please continue.",
+    "<state_snapshot>",  # chat compression's summary
     "[Function Response:",
     "This is the Gemini CLI. We are setting up the context",
     "<session_context>",
@@ -1690,7 +1691,9 @@ def gemini_file(path: Path) -> FileFigures:
     if isinstance(doc, dict) and "messages" in doc:  # a chat recording
         msgs = doc["messages"]
         person = sum(
-            m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON) for m in msgs
+            m["type"] == "user"
+            and not _gemini_text(m.get("displayContent", m["content"])).lstrip().startswith(GEMINI_NOT_PERSON)
+            for m in msgs
         )
         calls = [c for m in msgs for c in m.get("toolCalls") or []]
         done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
