@@ -167,7 +167,7 @@ def test_v1_7_embedded_subagents_are_children_and_refs_answer_their_calls(tmp_pa
     ]
 
 
-def test_v1_6_subagent_ref_as_one_object(tmp_path: Path) -> None:
+def test_a_subagent_ref_written_as_one_object(tmp_path: Path) -> None:
     step = {
         "step_id": 2,
         "source": "agent",

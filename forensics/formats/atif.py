@@ -15,7 +15,7 @@ One trajectory is one conversation (``session_id``, else ``trajectory_id``): ``a
 (a ``source`` path, never opened) are counted. A step's ``observation.results`` [{``source_call_id``,
 ``content``}] (v1.2: on any step, not only the agent's) are tool messages after it, linked by id; one without an
 id answers the step's only call, or none. A result's ``subagent_trajectory_ref`` (v1.7: a list of
-{``trajectory_id``, ``trajectory_path``, ``session_id``}; v1.6: one object) names a delegated sub-agent: one
+{``trajectory_id``, ``trajectory_path``, ``session_id``}; one object in some writers) names a delegated sub-agent: one
 embedded in the document's ``subagent_trajectories`` (v1.7) is read as its own conversation, the parent's child;
 one in another file is read from that file. Steps with ``is_copied_context`` (a continuation's copy of the
 trajectory it continues, ``continued_trajectory_ref``) are not new: skipped, with a ``continuation`` event
@@ -184,8 +184,8 @@ def _message(v: Any, log: Log) -> str:
 
 def _refs(v: Any) -> list[str]:
     """What a result's ``subagent_trajectory_ref`` names: each reference's ``trajectory_id``, else its path, else
-    its session (v1.6 wrote one object keyed by ``session_id``; v1.7 a list keyed by ``trajectory_id`` or
-    ``trajectory_path``)."""
+    its session (to v1.6 a list keyed by ``session_id``, one object in some writers; v1.7 keyed by ``trajectory_id``
+    or ``trajectory_path``)."""
     items = [v] if isinstance(v, dict) else listed(v)
     names = []
     for ref in items:
