@@ -2119,10 +2119,19 @@ def _kimi_user_turns(path: Path) -> int:
     return n
 
 
+ATIF_HANDOFF = (  # Terminus 2's summarisation prompts on the user role (harbor/agents/terminus_2/terminus_2.py)
+    "You are about to hand off your work to another AI agent.",
+    "You are picking up work from a previous AI agent on this task",
+    "The next agent has a few questions for you, please answer",
+    "Here are the answers the other agent provided.",
+)
+
+
 def atif_file(path: Path) -> Tally:
     """ATIF trajectory.json (Harbor RFC 0001, v1.0 to v1.8): one conversation, and one more for each trajectory
     embedded in subagent_trajectories (v1.7, at any depth); steps marked is_copied_context (a continuation's
-    copy of what it continues) count for nothing; the person's steps are source user; each tool_call is a call,
+    copy of what it continues) count for nothing; the person's steps are source user, but Terminus 2's summarisation
+    prompts; each tool_call is a call,
     answered by an observation result (on any step) naming it (source_call_id), or by a result without an id when
     its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
     docs = [json.loads(path.read_text(encoding="utf-8"))]
@@ -2134,7 +2143,7 @@ def atif_file(path: Path) -> Tally:
         for s in doc["steps"]:
             if s.get("is_copied_context") is True:
                 continue
-            person += s["source"] == "user"
+            person += s["source"] == "user" and not str(s["message"]).lstrip().startswith(ATIF_HANDOFF)
             ids = [c["tool_call_id"] for c in s.get("tool_calls") or []] if s["source"] == "agent" else []
             results = (s.get("observation") or {}).get("results") or []
             named = {r["source_call_id"] for r in results if r.get("source_call_id")}

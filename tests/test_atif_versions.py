@@ -300,3 +300,87 @@ def test_task_templates_own_words_python_and_sql_agree() -> None:
     ):
         assert own_words(text) == words
         assert con.execute(f"SELECT {own_words_sql('$1')}", [text]).fetchone() == (words,)
+
+
+def test_terminus_2_summarisation_prompts_are_the_harness_words(tmp_path: Path) -> None:
+    """Terminus 2 (harbor/agents/terminus_2/terminus_2.py) writes its summarisation's prompts as user steps: the
+    handoff request, the new agent's questions and the answers handed over are the harness's, the task the person's."""
+    steps = [
+        {"step_id": 1, "source": "user", "message": "Create hello.txt."},
+        {
+            "step_id": 2,
+            "source": "system",
+            "message": "Performed context summarization and handoff to continue task.",
+            "extra": {"context_management": {"type": "compaction", "boundary": "replace"}},
+            "observation": {
+                "results": [
+                    {
+                        "subagent_trajectory_ref": [
+                            {
+                                "session_id": "s-1-summarization-1-summary",
+                                "trajectory_path": "trajectory.summarization-1-summary.json",
+                            }
+                        ]
+                    }
+                ]
+            },
+        },
+        {
+            "step_id": 3,
+            "source": "user",
+            "message": "Here are the answers the other agent provided.\n\nHere are the answers:\n\n1. ...",
+        },
+        {
+            "step_id": 4,
+            "source": "user",
+            "message": "The next agent has a few questions for you, please answer each of them one by one in detail:\n\n1. ?",
+        },
+        {
+            "step_id": 5,
+            "source": "user",
+            "message": "You are about to hand off your work to another AI agent.\n            Please provide a comprehensive summary",
+        },
+        {
+            "step_id": 6,
+            "source": "user",
+            "message": "You are picking up work from a previous AI agent on this task:\n\n**Original Task:** Create hello.txt.",
+        },
+    ]
+    convs, log = _read(tmp_path, _doc(steps, "ATIF-v1.5"))
+    assert [t.origin for t in convs[0].turns] == ["person", "harness", "harness", "harness", "harness", "harness"]
+    assert [(e.kind, e.before) for e in convs[0].events] == [("compaction", 1)] and log.skipped[
+        "sub-agent reference"
+    ] == 1
+    assert atif_file(tmp_path / "trajectory.json").person == 1
+
+
+def test_a_subagent_file_names_its_parent_session(tmp_path: Path) -> None:
+    """Terminus 2's summarising sub-agents are written to their own files, agent.extra.parent_session_id naming the
+    trajectory they summarise: the warehouse links them, in whichever order the files are read."""
+    parent = _doc([{"step_id": 1, "source": "user", "message": "Create hello.txt."}], "ATIF-v1.5")
+    child = _doc(
+        [
+            {
+                "step_id": 1,
+                "source": "user",
+                "message": "You are about to hand off your work to another AI agent.",
+                "is_copied_context": True,
+            },
+            {"step_id": 2, "source": "agent", "message": "Summary: created test_dir."},
+        ],
+        "ATIF-v1.5",
+        session_id="s-1-summarization-1-summary",
+    )
+    child["agent"]["extra"] = {"parent_session_id": "s-1", "summarization_index": 1}
+    agent = tmp_path / "trial" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "trajectory.summarization-1-summary.json").write_text(json.dumps(child), encoding="utf-8")
+    (agent / "trajectory.json").write_text(json.dumps(parent), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(agent), "--db", str(db))
+    assert code == 0, err
+    rows = query(
+        db,
+        "SELECT c.native_id, p.native_id FROM conversations c LEFT JOIN conversations p ON p.conversation_id = c.parent_conversation_id ORDER BY 1",
+    )
+    assert rows == [("s-1", None), ("s-1-summarization-1-summary", "s-1")]

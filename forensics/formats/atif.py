@@ -4,7 +4,8 @@
 One trajectory is one conversation (``session_id``, else ``trajectory_id``): ``agent`` {``name``, ``version``,
 ``model_name``} and ``steps``, each ``{step_id, timestamp, source, message, ...}``:
 
-* ``source: user``: the task or the person's message, the person's;
+* ``source: user``: the task or the person's message, the person's (but the prompts Terminus 2 writes there when it
+  summarises its context: the harness's);
 * ``source: system``: the system prompt (harness);
 * ``source: agent``: one model response (``llm_call_count`` of them where a step aggregates several; 0: a
   dispatch the harness made without the model): ``message``, ``reasoning_content`` (left out), ``tool_calls``
@@ -17,7 +18,8 @@ One trajectory is one conversation (``session_id``, else ``trajectory_id``): ``a
 id answers the step's only call, or none. A result's ``subagent_trajectory_ref`` (v1.7: a list of
 {``trajectory_id``, ``trajectory_path``, ``session_id``}; one object in some writers) names a delegated sub-agent: one
 embedded in the document's ``subagent_trajectories`` (v1.7) is read as its own conversation, the parent's child;
-one in another file is read from that file. Steps with ``is_copied_context`` (a continuation's copy of the
+one in another file is read from that file, the child of the session its ``agent.extra.parent_session_id`` names
+(Terminus 2's summarising sub-agents). Steps with ``is_copied_context`` (a continuation's copy of the
 trajectory it continues, ``continued_trajectory_ref``) are not new: skipped, with a ``continuation`` event
 before the first new step. A step whose ``extra.context_management`` says Harbor summarised the context (Terminus 2:
 ``{"type": "compaction", "boundary": "replace"}`` on the handoff step) is an event of that type before it, naming
@@ -52,6 +54,14 @@ from forensics.formats.kit.model import (
 )
 
 SOURCES = {"user": "user", "agent": "assistant", "system": "system"}
+# the prompts Terminus 2 writes on the user role when it summarises its context (harbor/agents/terminus_2): the
+# handoff, the new agent's questions, the answers: the harness's words, not the person's
+HANDOFF = (
+    "You are about to hand off your work to another AI agent.",
+    "You are picking up work from a previous AI agent on this task",
+    "The next agent has a few questions for you, please answer",
+    "Here are the answers the other agent provided.",
+)
 MEDIA = ("image", "audio")  # content parts that hold no text: a file the step names (v1.6 image, v1.8 audio)
 
 
@@ -63,7 +73,9 @@ def read(path: str, log: Log) -> list[Conversation]:
         return []
     native = _text(doc.get("session_id")) or _text(doc.get("trajectory_id")) or Path(path).parent.parent.name
     out: list[Conversation] = []
-    _trajectory(doc, native, None, log, log.name, out)
+    # a sub-agent Harbor wrote to its own file (Terminus 2's summarisers) names its parent in agent.extra
+    parent = _text(mapping(mapping(doc.get("agent")).get("extra")).get("parent_session_id"))
+    _trajectory(doc, native, parent, log, log.name, out)
     if out:
         out[0].outcome = _outcome(path, log)
     return out
@@ -104,7 +116,8 @@ def _trajectory(
                 )
             calls: list[ToolCall] = []
             if role != "assistant":
-                turns.append(Turn(role, text, at=at, id=str(sid), origin="harness" if role == "system" else "person"))
+                person = role == "user" and not text.lstrip().startswith(HANDOFF)
+                turns.append(Turn(role, text, at=at, id=str(sid), origin="person" if person else "harness"))
             else:
                 calls = [
                     ToolCall(c.get("function_name"), c.get("arguments"), c.get("tool_call_id"))
