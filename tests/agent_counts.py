@@ -1650,6 +1650,7 @@ def claude_code_file(path: Path) -> FileFigures:
 
 GEMINI_NOT_PERSON = (
     "System: Please continue.",
+    "<state_snapshot>",  # chat compression's summary
     "[Function Response:",
     "This is the Gemini CLI. We are setting up the context",
     "<session_context>",
@@ -1690,7 +1691,9 @@ def gemini_file(path: Path) -> FileFigures:
     if isinstance(doc, dict) and "messages" in doc:  # a chat recording
         msgs = doc["messages"]
         person = sum(
-            m["type"] == "user" and not _gemini_text(m["content"]).lstrip().startswith(GEMINI_NOT_PERSON) for m in msgs
+            m["type"] == "user"
+            and not _gemini_text(m.get("displayContent", m["content"])).lstrip().startswith(GEMINI_NOT_PERSON)
+            for m in msgs
         )
         calls = [c for m in msgs for c in m.get("toolCalls") or []]
         done = [c for c in calls if c.get("result") is not None or c.get("resultDisplay") is not None]
@@ -2116,22 +2119,40 @@ def _kimi_user_turns(path: Path) -> int:
     return n
 
 
+ATIF_HANDOFF = (  # Terminus 2's summarisation prompts on the user role (harbor/agents/terminus_2/terminus_2.py)
+    "You are about to hand off your work to another AI agent.",
+    "You are picking up work from a previous AI agent on this task",
+    "The next agent has a few questions for you, please answer",
+    "Here are the answers the other agent provided.",
+)
+
+
 def atif_file(path: Path) -> Tally:
-    """ATIF trajectory.json (Harbor RFC 0001): one conversation; the person's steps are source user; each
-    tool_call is a call, answered by an observation result naming it (source_call_id), or by a result without an
-    id when its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    calls = linked = tokens = 0
-    for s in doc["steps"]:
-        ids = [c["tool_call_id"] for c in s.get("tool_calls") or []]
-        results = (s.get("observation") or {}).get("results") or []
-        named = {r["source_call_id"] for r in results if "source_call_id" in r}
-        unnamed = sum("source_call_id" not in r for r in results)
-        calls += len(ids)
-        linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
-        m = s.get("metrics") or {}
-        tokens += m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
-    return Tally(1, sum(s["source"] == "user" for s in doc["steps"]), calls, linked, 0, tokens)
+    """ATIF trajectory.json (Harbor RFC 0001, v1.0 to v1.8): one conversation, and one more for each trajectory
+    embedded in subagent_trajectories (v1.7, at any depth); steps marked is_copied_context (a continuation's
+    copy of what it continues) count for nothing; the person's steps are source user, but Terminus 2's summarisation
+    prompts; each tool_call is a call,
+    answered by an observation result (on any step) naming it (source_call_id), or by a result without an id when
+    its step made exactly one call; tokens are each step's prompt_tokens + completion_tokens."""
+    docs = [json.loads(path.read_text(encoding="utf-8"))]
+    convs = person = calls = linked = tokens = 0
+    while docs:
+        doc = docs.pop()
+        docs.extend(doc.get("subagent_trajectories") or [])
+        convs += 1
+        for s in doc["steps"]:
+            if s.get("is_copied_context") is True:
+                continue
+            person += s["source"] == "user" and not str(s["message"]).lstrip().startswith(ATIF_HANDOFF)
+            ids = [c["tool_call_id"] for c in s.get("tool_calls") or []] if s["source"] == "agent" else []
+            results = (s.get("observation") or {}).get("results") or []
+            named = {r["source_call_id"] for r in results if r.get("source_call_id")}
+            unnamed = sum(not r.get("source_call_id") for r in results)
+            calls += len(ids)
+            linked += sum(i in named for i in ids) + (1 if len(ids) == 1 and unnamed and ids[0] not in named else 0)
+            m = s.get("metrics") or {} if s["source"] == "agent" else {}
+            tokens += (m.get("prompt_tokens") or 0) + (m.get("completion_tokens") or 0)
+    return Tally(convs, person, calls, linked, 0, tokens)
 
 
 def goose_file(path: Path) -> Tally:

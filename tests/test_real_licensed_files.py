@@ -76,6 +76,19 @@ CASES: dict[str, Case] = {
     "open_webui/apukone+self-hosted-ai-rag/webui.db": Case(
         "open-webui", lambda p: (*ac.open_webui(p.parent), 0), lambda p: 0, True
     ),
+    # Harbor's own trajectories (ATIF-v1.5 OpenHands, ATIF-v1.7 Terminus 2 with a context summarisation and its
+    # continuation), written by Harbor's integration tests and copied into inspect_scout's fixtures
+    **{
+        f"atif/meridianlabs-ai+inspect_scout/tests/sources/atif_source/fixtures/{name}.json": Case(
+            "atif", lambda p: ac.atif_file(p)[:5], lambda p: ac.atif_file(p).tokens, False
+        )
+        for name in (
+            "openhands_hello-world.trajectory",
+            "openhands_hello-world.trajectory.no_function_calling",
+            "terminus_2_hello-world-context-summarization-linear-history.trajectory",
+            "terminus_2_hello-world-context-summarization-linear-history.trajectory.cont-1",
+        )
+    },
     # `opencode export` files of OpenCode 1.2.5, two longer than the sniff's head (the info and the first message's
     # info alone tell the format; lucky-cabin's first msg_ id is past the head, behind a summary of diffs)
     **{

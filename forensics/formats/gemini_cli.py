@@ -7,10 +7,13 @@ the text), ``{"$set": {...}}`` metadata updates (``$set.messages`` re-syncs the 
 ``{"$rewindTo": id}``, which drops that message and everything after it: they stay, off the main path. A
 sub-agent writes ``chats/<parent session id>/<session id>.jsonl`` with ``kind: "subagent"``.
 
+A user message's ``displayContent`` (2026), where there is one, is what the person typed, and ``content`` what the
+CLI expanded it to (the contents of ``@``-referenced files, a custom command's prompt): its text is the former.
+
 A ``gemini`` message holds its tool calls with their results (``toolCalls[].result``, function responses),
 so each result becomes a tool message right after its call. ``info``/``error``/``warning`` messages are the
 CLI's own notices: skipped and counted. A user message is the person's, except the next-speaker check's
-``System: Please continue.`` (harness) and a ``[Function Response: name]`` carrying a tool's extra output.
+``System: Please continue.`` and chat compression's ``<state_snapshot>`` summary (harness) and a ``[Function Response: name]`` carrying a tool's extra output.
 
 Two other files sit in the project folder (packages/core/src/core/logger.ts):
 
@@ -40,6 +43,7 @@ NOTICES = ("info", "error", "warning")
 # getEnvironmentContext, the first user content (wrapped in <session_context> from 2026)
 PREAMBLE = ("This is the Gemini CLI. We are setting up the context", "<session_context>")
 CONTINUE = "System: Please continue."  # the next-speaker check's nudge (checkNextSpeaker)
+SNAPSHOT = "<state_snapshot>"  # chat compression's summary, a user turn the CLI writes into the history
 FUNCTION_RESPONSE = "[Function Response:"
 
 
@@ -185,7 +189,7 @@ def _user_origin(text: str) -> str:
     opening = text.lstrip()
     if opening.startswith(FUNCTION_RESPONSE):
         return "tool_result"
-    if opening.startswith((CONTINUE, *PREAMBLE)):
+    if opening.startswith((CONTINUE, SNAPSHOT, *PREAMBLE)):
         return "harness"
     return "person"
 
@@ -194,7 +198,10 @@ def _turns(m: dict[str, Any], off: bool) -> list[Turn]:
     """A message, and for a ``gemini`` one the tool message of each call that has a result."""
     mid, at = m.get("id"), m.get("timestamp")
     if m.get("type") == "user":
-        text = text_of(m.get("content"))
+        # displayContent (2026): what the person typed, where content is its expansion (@-file contents, a custom
+        # command's prompt): the person's words
+        shown = m.get("displayContent")
+        text = text_of(shown if shown is not None else m.get("content"))
         return [Turn("user", text, at=at, id=mid, main=not off, origin=_user_origin(text))]
     calls = [c for c in listed(m.get("toolCalls")) if isinstance(c, dict)]
     turn = Turn(

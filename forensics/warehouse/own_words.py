@@ -21,6 +21,11 @@ What is taken off, each as the tool writes it:
   cleared the context): the plan is the model's text, so no words; a session with no other words is titled by the
   plan's first line (``handed_over``).
 
+- A benchmark harness's prompt template holding the task it was given (Harbor's Terminus 2: ``You are an AI
+  assistant tasked with solving command-line tasks…``, then ``Task Description:`` and the task, then ``Current
+  terminal state:``; OpenHands without function calling: its worked example, then the task between
+  ``--- NEW TASK DESCRIPTION ---`` and ``--- END OF NEW TASK DESCRIPTION ---`` rules): the words are the task.
+
 - Hermes Agent runs a skill the person invoked as ``[SYSTEM: The user has invoked the "<skill>" skill, ...]``, the
   skill's body, then ``The user has provided the following instruction alongside the skill invocation: <words>``
   (and, on some platforms, ``[Runtime note: ...]``): the words are ``/<skill> <words>``.
@@ -51,6 +56,13 @@ FIELD_MARKER = r"^\s*\[\[ ## \w+ ## \]\][ \t]*\n(.*)$"
 # Claude Code's prompt when the person accepts a plan and clears the context (2.1.x): the plan (the model's text)
 # follows; the person's turn, with no words of theirs
 HANDOVER = r"^\s*Implement the following plan:[ \t]*\n(.*)$"
+# A benchmark harness's task template (Harbor's Terminus 2; OpenHands' prompt without function calling): the task
+TASK = (
+    r"^\s*(?:You are an AI assistant tasked with solving command-line tasks in a Linux environment\..*?"
+    r"\nTask Description:[ \t]*\n(.*?)\n[ \t]*\nCurrent [Tt]erminal [Ss]tate:"
+    r"|Here's a running example of how to perform a task with the provided tools\..*?"
+    r"\n-+ NEW TASK DESCRIPTION -+[ \t]*\n(.*?)\n\s*-+ END OF NEW TASK DESCRIPTION -+)"
+)
 
 _LEADING = re.compile(LEADING_CONTEXT, re.DOTALL)
 _COMMAND = re.compile(COMMAND, re.DOTALL)
@@ -61,6 +73,7 @@ _SKILL = re.compile(SKILL, re.DOTALL)
 _SKILL_ARGS = re.compile(SKILL_ARGS, re.DOTALL)
 _FIELD_MARKER = re.compile(FIELD_MARKER, re.DOTALL)
 _HANDOVER = re.compile(HANDOVER, re.DOTALL)
+_TASK = re.compile(TASK, re.DOTALL)
 WS = " \t\r\n"
 
 
@@ -76,6 +89,9 @@ def own_words(text: str) -> str:
         return f"/{m.group(1)} {args.group(1).strip(WS) if args else ''}".strip(WS)
     if _HANDOVER.match(text):
         return ""
+    m = _TASK.match(text)
+    if m:
+        return (m.group(1) if m.group(1) is not None else m.group(2)).strip(WS)
     m = _TEMPLATE.match(text) or _IDE_REQUEST.match(text) or _FIELD_MARKER.match(text)
     if m:
         return m.group(1).strip(WS)
@@ -99,12 +115,14 @@ def own_words_sql(text: str) -> str:
     skill = f"'/' || regexp_extract({text}, {_q(SKILL)}, 1)"
     skill_args = _trim(f"regexp_extract({text}, {_q(SKILL_ARGS)}, 1)")
     marked = f"regexp_extract({text}, {_q(FIELD_MARKER)}, 1)"
+    task = f"regexp_extract({text}, {_q(TASK)}, 1) || regexp_extract({text}, {_q(TASK)}, 2)"
     return (
         f"CASE WHEN regexp_matches({text}, {_q(COMMAND)}) THEN {_trim(f'{command} || {chr(39)} {chr(39)} || {args}')} "
         f"WHEN regexp_matches({text}, {_q(SKILL)}) THEN {_trim(f'{skill} || {chr(39)} {chr(39)} || {skill_args}')} "
         f"WHEN regexp_matches({text}, {_q(TEMPLATE)}) THEN {_trim(regexp)} "
         f"WHEN regexp_matches({text}, {_q(IDE_REQUEST)}) THEN {_trim(ide)} "
         f"WHEN regexp_matches({text}, {_q(HANDOVER)}) THEN '' "
+        f"WHEN regexp_matches({text}, {_q(TASK)}) THEN {_trim(task)} "
         f"WHEN regexp_matches({text}, {_q(FIELD_MARKER)}) THEN {_trim(marked)} "
         f"ELSE {_trim(f'regexp_replace({text}, {_q(LEADING_CONTEXT)}, {chr(39)}{chr(39)})')} END"
     )
