@@ -39,21 +39,33 @@ class Labeled:
     last_person: int | None = None  # main-path position of the last person turn
 
 
-def load(labels: Path, con: duckdb.DuckDBPyConnection, root: Path) -> list[Labeled]:
+def load(
+    labels: Path, con: duckdb.DuckDBPyConnection, root: Path, roots: dict[str, Path] | None = None
+) -> list[Labeled]:
     """Every labeled conversation found in the warehouse (``root``: the agent-logs folder it was ingested
-    from); positions checked against ``text_prefix``. A conversation not found is an error."""
-    where = {
-        (p.removeprefix(str(root.resolve()) + "/"), n): cid
-        for cid, p, n in con.execute(
-            "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
-        ).fetchall()
-    }
+    from); positions checked against ``text_prefix``. A conversation not found is an error. With ``roots`` (the
+    fresh labels, ``bench.fresh_labels``), each line's ``root`` field names its folder and every conversation is
+    in the half ``fresh``."""
+    bases: dict[str | None, Path] = dict(roots) if roots else {None: root}
+    where = {}
+    for cid, p, n in con.execute(
+        "SELECT c.conversation_id, s.path, c.native_id FROM conversations c JOIN sources s USING (source_id)"
+    ).fetchall():
+        for key, base in bases.items():
+            prefix = str(base.resolve()) + "/"
+            if p.startswith(prefix):
+                where[(key, p[len(prefix) :], n)] = cid
     out = []
     for line in labels.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
         d = json.loads(line)
-        cid = where.get((d["source"], d["native_id"]))
+        key = d.get("root") if roots else None
+        cid = where.get((key, d["source"], d["native_id"]))
         if cid is None:
-            raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse (ingest {root} into it)")
+            raise SystemExit(
+                f"{d['source']} {d['native_id']}: not in the warehouse (ingest {bases.get(key, key)} into it)"
+            )
         text = dict(
             con.execute(
                 "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
@@ -70,7 +82,7 @@ def load(labels: Path, con: duckdb.DuckDBPyConnection, root: Path) -> list[Label
                 d["native_id"],
                 d["family"],
                 cid,
-                half(d["source"], d["native_id"]),
+                "fresh" if roots else half(d["source"], d["native_id"]),
                 problems,
                 max(persons) if persons else None,
             )

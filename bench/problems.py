@@ -1,6 +1,7 @@
 """The problem detectors (docs/definitions.md#problems-a-reviewer-flags) judged against the reviewer's labels, dev and held-out halves apart.
 
     python -m bench.problems [--shared ../shared] [--db W.duckdb] [--dev] [--json]
+    python -m bench.problems --fresh-only [--fresh bench/data/problems-fresh.jsonl]
 
 Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from the same folder), runs the
 ``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
@@ -9,6 +10,10 @@ its kind lies within ``WINDOW`` messages of one of its positions), recall of the
 references: every conversation marked at its last person turn, every conversation marked as a whole, and
 nothing marked. The split is fixed in
 ``bench.problem_labels.half``. ``--dev`` prints the dev half only (develop without looking at the held-out half).
+
+The fresh set (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl`` when present; ``bench.fresh_labels``):
+conversations labeled blind by the same guide, which no detector was tuned on; its files are ingested alone into a
+scratch warehouse and scored like a half, with the same trivial references. ``--dev`` leaves it out.
 
 Leave one family out (dev half): a dev label counts only when a rule that finds it (its name without the tool or the
 count: ``same_action_N_times``) also finds a dev label of another agent family, i.e. the rule would have been
@@ -133,6 +138,63 @@ def trivial_every(labeled: list[Labeled], kind: str) -> dict[str, Any]:
     }
 
 
+def part_scores(part: list[Labeled], found: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per kind and for every kind at once, on these labeled conversations: the detectors' findings, precision
+    and recall beside the trivial references (the last person turn, every conversation, nothing)."""
+    rows = {}
+    for kind in KINDS:
+        rows[kind] = {
+            "detector": score(part, found, kind),
+            "last_person": trivial_last_person(part, kind),
+            "every": trivial_every(part, kind),
+            "nothing": {
+                "findings": 0,
+                "precision": None,
+                "recall": 0.0 if any(p["kind"] == kind for c in part for p in c.problems) else None,
+            },
+        }
+    labels_all = [(c.conversation_id, p["kind"], p["positions"]) for c in part for p in c.problems]
+    ours = [f for f in found if f["conversation_id"] in {c.conversation_id for c in part}]
+    got = sum(
+        any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
+        for cid, k, pos in labels_all
+    )
+    right = sum(
+        any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for cid, k, pos in labels_all)
+        for f in ours
+    )
+    last = {c.conversation_id: c.last_person for c in part}
+    at_last = sum(last[cid] is not None and near([last[cid]], pos) for cid, _, pos in labels_all)
+    every = {
+        "last_person_found": at_last,
+        "labels": len(labels_all),
+        "found": got,
+        "recall": got / len(labels_all) if labels_all else None,
+        "findings": len(ours),
+        "right": right,
+        "precision": right / len(ours) if ours else None,
+        "conversations": len(part),
+    }
+    return {"kinds": rows, "all": every}
+
+
+def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
+    """The fresh labels (``bench.fresh_labels``): their files ingested alone into a scratch warehouse, the
+    ``problems`` analyzer run there, scored as one more half (``fresh``)."""
+    from bench import fresh_labels
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = fresh_labels.warehouse(path, shared, Path(tmp))
+        found = findings(db)
+        con = duckdb.connect(str(db), read_only=True)
+        labeled = load(path, con, shared, fresh_labels.roots(shared))
+        con.close()
+    res = part_scores(labeled, found)
+    res["families"] = len({c.family for c in labeled})
+    res["file"] = path.name
+    return res
+
+
 def evaluate(shared: Path, db: Path | None) -> dict[str, Any]:
     logs, labels = shared / "data" / "agent-logs", shared / "data" / "problems" / "problems.jsonl"
     if not logs.is_dir() or not labels.is_file():
@@ -153,36 +215,7 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
     con.close()
     out: dict[str, Any] = {"window": WINDOW, "halves": {}}
     for half in ("dev", "held"):
-        part = [c for c in labeled if c.half == half]
-        rows = {}
-        for kind in KINDS:
-            rows[kind] = {
-                "detector": score(part, found, kind),
-                "last_person": trivial_last_person(part, kind),
-                "every": trivial_every(part, kind),
-                "nothing": {
-                    "findings": 0,
-                    "precision": None,
-                    "recall": 0.0 if any(p["kind"] == kind for c in part for p in c.problems) else None,
-                },
-            }
-        labels_all = [(c.conversation_id, p["kind"], p["positions"]) for c in part for p in c.problems]
-        ours = [f for f in found if f["conversation_id"] in {c.conversation_id for c in part}]
-        got = sum(
-            any(f["conversation_id"] == cid and f["kind"] == k and near(f["positions"], pos) for f in ours)
-            for cid, k, pos in labels_all
-        )
-        last = {c.conversation_id: c.last_person for c in part}
-        at_last = sum(last[cid] is not None and near([last[cid]], pos) for cid, _, pos in labels_all)
-        every = {
-            "last_person_found": at_last,
-            "labels": len(labels_all),
-            "found": got,
-            "recall": got / len(labels_all) if labels_all else None,
-            "findings": len(ours),
-            "conversations": len(part),
-        }
-        out["halves"][half] = {"kinds": rows, "all": every}
+        out["halves"][half] = part_scores([c for c in labeled if c.half == half], found)
     con = duckdb.connect(str(db), read_only=True)
     family = dict(
         con.execute(
@@ -216,6 +249,41 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.0%}"
 
 
+def render_part(name: str, h: dict[str, Any]) -> list[str]:
+    """One half (or the fresh set): every kind at once, then per kind, each beside the trivial references."""
+    a = h["all"]
+    lines = [
+        f"{name}: {a['conversations']} conversations, {a['labels']} labels; "
+        f"all detectors find {a['found']} ({_pct(a['recall'])}) with {a['findings']} findings, "
+        f"{a['right']} of them near a label of their kind (precision {_pct(a['precision'])})",
+        f"  trivial references, every kind at once: nothing 0/{a['labels']} (0%); the last person turn "
+        f"{a['last_person_found']}/{a['labels']} ({_pct(a['last_person_found'] / a['labels'] if a['labels'] else None)}); "
+        f"every conversation as a whole {a['labels']}/{a['labels']} (100%, "
+        f"{a['conversations'] * len(h['kinds'])} marks)",
+        f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
+        f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
+        f"{'nothing: recall':>15}",
+    ]
+    for kind, r in h["kinds"].items():
+        d, t, e, z = r["detector"], r["last_person"], r["every"], r["nothing"]
+        lines.append(
+            f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
+            f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
+            f"{_pct(t['recall']):>7}   {_pct(e['precision']):>17} {_pct(e['recall']):>7}   "
+            f"{_pct(z['recall']):>15}"
+        )
+    return lines
+
+
+def render_fresh(res: dict[str, Any]) -> str:
+    """The fresh set (``--fresh``): labeled blind, never tuned on."""
+    name = (
+        f"fresh set ({res['file']}, labeled blind, no detector tuned on it; {res['families']} families; "
+        f"a match: same kind within {WINDOW} messages)"
+    )
+    return "\n".join(render_part(name, res))
+
+
 def render(res: dict[str, Any], dev_only: bool = False) -> str:
     lines = [
         f"Problem detectors against the reviewer's labels (a match: same kind within {res['window']} messages)",
@@ -224,31 +292,7 @@ def render(res: dict[str, Any], dev_only: bool = False) -> str:
     halves = (("dev", "dev half"),) if dev_only else (("dev", "dev half"), ("held", "held-out half"))
     for half, name in halves:
         h = res["halves"][half]
-        lines.append(
-            f"{name}: {h['all']['conversations']} conversations, {h['all']['labels']} labels; "
-            f"all detectors find {h['all']['found']} ({_pct(h['all']['recall'])}) with "
-            f"{h['all']['findings']} findings"
-        )
-        a = h["all"]
-        lines.append(
-            f"  trivial references, every kind at once: nothing 0/{a['labels']} (0%); the last person turn "
-            f"{a['last_person_found']}/{a['labels']} ({_pct(a['last_person_found'] / a['labels'] if a['labels'] else None)}); "
-            f"every conversation as a whole {a['labels']}/{a['labels']} (100%, "
-            f"{a['conversations'] * len(h['kinds'])} marks)"
-        )
-        lines.append(
-            f"  {'kind':26} {'findings':>8} {'precision':>9} {'recall':>10}   "
-            f"{'last-person: prec':>17} {'recall':>7}   {'every conv.: prec':>17} {'recall':>7}   "
-            f"{'nothing: recall':>15}"
-        )
-        for kind, r in h["kinds"].items():
-            d, t, e, z = r["detector"], r["last_person"], r["every"], r["nothing"]
-            lines.append(
-                f"  {kind:26} {d['findings']:>8} {_pct(d['precision']):>9} "
-                f"{_pct(d['recall']):>4} ({d['found']}/{d['labels']})   {_pct(t['precision']):>17} "
-                f"{_pct(t['recall']):>7}   {_pct(e['precision']):>17} {_pct(e['recall']):>7}   "
-                f"{_pct(z['recall']):>15}"
-            )
+        lines.extend(render_part(name, h))
         lines.append("")
         if half == "dev":
             lines.extend(_render_lofo(res["lofo"], h["all"]))
@@ -282,18 +326,39 @@ def _render_lofo(lo: dict[str, Any], dev: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from bench.fresh_labels import FRESH
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--db", type=Path, help="a warehouse ingested from SHARED/data/agent-logs (default: a fresh one)")
     ap.add_argument(
         "--dev", action="store_true", help="the dev half only (never look at the held-out half while developing)"
     )
+    ap.add_argument(
+        "--fresh",
+        type=Path,
+        default=FRESH if FRESH.is_file() else None,
+        help=f"fresh labels, labeled blind (default {FRESH.relative_to(ROOT)} when present); printed after the halves",
+    )
+    ap.add_argument("--no-fresh", action="store_true", help="leave the fresh labels out")
+    ap.add_argument("--fresh-only", action="store_true", help="the fresh labels alone (no shared halves)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    res = evaluate(a.shared, a.db)
+    fresh = None if a.no_fresh or a.dev else a.fresh
+    if a.fresh_only and fresh is None:
+        raise SystemExit("--fresh-only: no fresh labels (pass --fresh PATH)")
+    res: dict[str, Any] = {} if a.fresh_only else evaluate(a.shared, a.db)
     if a.dev:
         res["halves"].pop("held")
-    print(json.dumps(res, indent=1) if a.json else render(res, a.dev))
+    if fresh is not None:
+        res["fresh"] = evaluate_fresh(fresh, a.shared)
+    if a.json:
+        print(json.dumps(res, indent=1))
+        return 0
+    parts = [] if a.fresh_only else [render(res, a.dev)]
+    if fresh is not None:
+        parts.append(render_fresh(res["fresh"]))
+    print("\n\n".join(parts))
     return 0
 
 

@@ -14,7 +14,9 @@ Sets (FORENSICS_SHARED, default ../shared):
   seed, seeds 1-6; seeds 5-6 held out);
 - dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat);
 - the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
-  held-out halves by ``bench.problem_labels.half``), printed first.
+  held-out halves by ``bench.problem_labels.half``), printed first;
+- the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 21 conversations labeled blind,
+  never tuned on; ``--only fresh`` alone), printed next.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -42,6 +44,7 @@ from forensics.analyzers.topics.settings import TopicSettings  # noqa: E402
 from forensics.analyzers.topics.signals import FEATURES  # noqa: E402
 
 SHARED = Path(os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
+FRESH = ROOT / "bench" / "data" / "problems-fresh.jsonl"  # bench.fresh_labels.FRESH
 GEN = SHARED / "bench" / "gen_corpus.py"
 GEN_SEEDS, GEN_HELD_OUT = (1, 2, 3, 4, 5, 6), (5, 6)
 WEIGHTS = ROOT / "forensics" / "analyzers" / "topics" / "weights.json"
@@ -120,6 +123,13 @@ def main() -> None:
         "--fit-work", action="store_true", help="refit weights.json's work mode on the agent logs' dev half"
     )
     ap.add_argument(
+        "--fresh",
+        type=Path,
+        default=FRESH if FRESH.is_file() else None,
+        help="fresh labels, labeled blind (default bench/data/problems-fresh.jsonl when present): their shifts are "
+        "printed after the labeled agent logs ('--only fresh' alone)",
+    )
+    ap.add_argument(
         "--work-family-out",
         action="store_true",
         help="the agent logs' dev half, leave one log format out, at several thresholds (never the held-out half)",
@@ -133,10 +143,13 @@ def main() -> None:
 
     if args.fit_work:
         topic_agent_logs.fit_work(SHARED, WEIGHTS)
-    if not args.only or any("agent".startswith(p) or p.startswith("agent") for p in args.only.split(",")):
+    only = args.only.split(",") if args.only else []
+    if not only or any("agent".startswith(p) or p.startswith("agent") for p in only):
         print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED)))
-        if args.only and all(p.startswith("agent") for p in args.only.split(",")):
-            return
+    if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):
+        print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED)))
+    if only and all(p.startswith(("agent", "fresh")) for p in only):
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for s in SETS:
             prepare(s, Path(tmp))

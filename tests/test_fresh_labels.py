@@ -1,0 +1,151 @@
+"""The fresh problem labels (``bench/data/problems-fresh.jsonl``, bench/data/README.md): 21 real conversations
+labeled blind by ``SHARED/data/problems/GUIDE.md`` that no detector was tuned on.
+
+The file parses; every label sits on the warehouse built from the files it names (every main-path user-role
+message listed with its text prefix, a shift on every person turn and only there, the first never one, each quote
+verbatim at its positions); and both benches print the fresh figures, pinned (a change to a detector that moves
+them is measured again: ``python -m bench.problems --fresh-only``, ``python bench/topics.py --only fresh``).
+Eighteen conversations are files of ``fixtures/real``; three are shared agent logs (skipped without them).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from bench import fresh_labels
+from bench.problem_labels import KINDS
+from tests.conftest import SHARED
+
+LINES = [json.loads(x) for x in fresh_labels.FRESH.read_text(encoding="utf-8").splitlines()]
+FIELDS = {"source", "native_id", "title", "family", "root", "conversation_id", "user_turns", "problems", "outcome",
+          "accomplished", "outcome_judged", "outcome_why", "selection"}  # fmt: skip
+
+
+def _needs_shared() -> None:
+    if any(d["root"] == "agent-logs" for d in LINES) and not (SHARED / "data" / "agent-logs").is_dir():
+        pytest.skip(f"{SHARED / 'data' / 'agent-logs'} not found (set FORENSICS_SHARED)")
+
+
+def test_the_fresh_file_parses_in_the_shared_schema() -> None:
+    assert len(LINES) == 21
+    assert all(set(d) == FIELDS for d in LINES)
+    assert sum(d["root"] == "fixtures/real" for d in LINES) == 18
+    assert len({(d["root"], d["source"], d["native_id"]) for d in LINES}) == 21
+    kinds = [p["kind"] for d in LINES for p in d["problems"]]
+    assert set(kinds) <= set(KINDS) and len(kinds) == 25 and kinds.count("user_repeated") == 14
+    turns = [t for d in LINES for t in d["user_turns"]]
+    assert (len(turns), sum(t["origin"] == "person" for t in turns), sum(bool(t["shift"]) for t in turns)) == (
+        172,
+        131,
+        34,
+    )
+    assert all(d["outcome_judged"] in ("success", "partial", "failure", "unclear") for d in LINES)
+    # none of them is one of the shared labeled conversations
+    shared_labels = SHARED / "data" / "problems" / "problems.jsonl"
+    if shared_labels.is_file():
+        taken = {(json.loads(x)["source"], json.loads(x)["native_id"]) for x in shared_labels.read_text().splitlines()}
+        assert not {(d["source"], d["native_id"]) for d in LINES if d["root"] == "agent-logs"} & taken
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    _needs_shared()
+    return fresh_labels.warehouse(fresh_labels.FRESH, SHARED, tmp_path_factory.mktemp("fresh"))
+
+
+def test_every_label_sits_on_the_warehouse_of_the_named_files(wh: Path) -> None:
+    con = duckdb.connect(str(wh), read_only=True)
+    bases = {k: str(v.resolve()) + "/" for k, v in fresh_labels.roots(SHARED).items()}
+    for d in LINES:
+        cid = con.execute(
+            "SELECT conversation_id FROM conversations c JOIN sources s USING (source_id) "
+            "WHERE s.path = ? AND c.native_id = ?",
+            [bases[d["root"]] + d["source"], d["native_id"]],
+        ).fetchone()
+        assert cid, d["source"]
+        rows = con.execute(
+            "SELECT position, role, content FROM messages WHERE conversation_id = ? AND on_main_path ORDER BY position",
+            [cid[0]],
+        ).fetchall()
+        text = {p: c for p, _, c in rows}
+        args: dict[int, list[str]] = {}
+        for p, a in con.execute(
+            "SELECT position, arguments FROM tool_calls WHERE conversation_id = ?", [cid[0]]
+        ).fetchall():
+            args.setdefault(p, []).append(a or "")
+        users = [(t["position"], t["text_prefix"]) for t in d["user_turns"]]
+        assert users == [(p, c[:80]) for p, r, c in rows if r == "user"], d["source"]
+        persons = [t for t in d["user_turns"] if t["origin"] == "person"]
+        assert persons and persons[0]["shift"] is False, d["source"]
+        assert all(isinstance(t["shift"], bool) == (t["origin"] == "person") for t in d["user_turns"]), d["source"]
+        for pr in d["problems"]:
+            assert all(q in text for q in pr["positions"]), (d["source"], pr)
+            assert any(
+                pr["quote"] in text[q] or any(pr["quote"] in a for a in args.get(q, [])) for q in pr["positions"]
+            )
+    con.close()
+
+
+def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    _needs_shared()
+    from bench.problems import main
+
+    assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "21 conversations, 25 labels; all detectors find 4 (16%) with 8 findings, 4 of them near a label of their "
+        "kind (precision 50%)" in out
+    )
+    assert "nothing 0/25 (0%); the last person turn 8/25 (32%); every conversation as a whole 25/25 (100%" in out
+    assert "  user_repeated                     2      100%  14% (2/14)                 19%     29%" in out
+    assert "  gave_up_or_false_success          0         –   0% (0/3)                 10%     67%" in out
+    assert "dev half" not in out  # --fresh-only: the shared halves are not run
+
+
+def test_the_topics_bench_prints_the_fresh_shifts() -> None:
+    _needs_shared()
+    from bench.topic_agent_logs import evaluate_fresh, render
+
+    res = evaluate_fresh(fresh_labels.FRESH, SHARED)
+    (r,) = res.values()
+    assert (r["conversations"], r["person_turns"], r["shifts"]) == (21, 131, 34)
+    d = {
+        k: (s["predicted"], round(s["precision"], 3), round(s["recall"], 3), round(s["f1"], 3))
+        for k, s in r["detectors"].items()
+    }
+    assert d["ours"] == (28, 0.536, 0.441, 0.484)
+    assert d["every person turn"] == (110, 0.309, 1.0, 0.472)
+    assert d["nothing"][:1] == (0,) and round(r["detectors"]["nothing"]["pk"], 3) == 0.386
+    assert (
+        "fresh (problems-fresh.jsonl, labeled blind): 21 conversations, 131 person turns, 34 labeled shifts"
+        in render(res)
+    )
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ("{not json\n", "1: not JSON"),
+        ('{"source": "x.jsonl"}\n', "1: a label line needs root"),
+        ('{"root": "elsewhere", "source": "x.jsonl"}\n', "1: a label line needs root"),
+    ],
+)
+def test_bad_fresh_labels_are_one_line(tmp_path: Path, text: str, says: str) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(text)
+    with pytest.raises(SystemExit) as e:
+        fresh_labels.lines(bad)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_named_file_that_is_missing_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"root": "fixtures/real", "source": "nowhere/none.jsonl", "native_id": "x"}\n')
+    with pytest.raises(SystemExit, match="named by bad.jsonl but not found"):
+        fresh_labels.files(bad, SHARED)
+    with pytest.raises(SystemExit, match="cannot read"):
+        fresh_labels.lines(tmp_path / "absent.jsonl")
