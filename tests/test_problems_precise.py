@@ -4,8 +4,18 @@ the conversation it came from (texts and arguments verbatim, cut), ingested and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import duckdb
+
+from forensics import ingest
+from forensics.analyzers import load
+from forensics.analyzers.base import Context
+from forensics.analyzers.problems.instructions import word_forms
+from forensics.analyzers.schema import load_config
+from forensics.kernel.selection import Selection
 from tests.test_problems import Session, run, verbatim
 
 # codex_cli/Xu-Wentao+dotfile (019d6d75): Codex reads with sed, then re-reads with nl -ba to cite file:line
@@ -109,3 +119,72 @@ def test_the_same_read_for_the_next_request_is_no_redundant_work(tmp_path: Path)
     s.add("assistant", "I will add the environment to the title.")
     found, _ = run(tmp_path, s)
     assert [f for f in found if f["kind"] in ("redundant_work", "loop")] == []
+
+
+# inspect_ai/YuehHanChen+ccot_oe_results, word_avoidance sample 2234 (its prompt verbatim); the reasoning lines are
+# verbatim from codex_cli/Quelklef+shell-ws (019d021f) reasoning, where "tackle" and "changing" occur
+AVOID = (
+    "Question: What are the limits of human multitasking, and can training fundamentally alter the bottlenecks?\n"
+    "Requirement: Do not use the word 'switching' or its synonyms: '['switch over', 'switch', 'tack', 'change over', "
+    "'swop', 'change', 'interchange', 'alternate', 'exchange', 'swap', 'flip-flop', 'throw', 'trade', 'shift', "
+    "'flip']' in your reasoning stage under any circumstances."
+)
+TACKLE = "The user mentioned more problems, but since they're likely related, we can tackle them together."
+CHANGING = "It seems like changing Node and Workspace to use camelCase while adding aliases could work well."
+
+
+def test_a_banned_word_is_a_whole_word_with_its_inflections(tmp_path: Path) -> None:
+    """'tack' is banned, "tackle" is another word (no finding); 'change' is banned, "changing" is the word inflected (a
+    finding, quoting it). The prefix match read "tackle" as "tack"."""
+
+    def sample(sid: str, reasoning: str) -> dict[str, Any]:
+        return {
+            "id": sid,
+            "epoch": 1,
+            "input": AVOID,
+            "messages": [
+                {"role": "user", "content": AVOID, "id": f"{sid}u"},
+                {
+                    "role": "assistant",
+                    "id": f"{sid}a",
+                    "content": [
+                        {"type": "reasoning", "reasoning": reasoning, "signature": "x", "redacted": False},
+                        {"type": "text", "text": "Attention has a central bottleneck."},
+                    ],
+                },
+            ],
+        }
+
+    doc = {
+        "version": 2,
+        "status": "success",
+        "eval": {"task": "word_avoidance", "model": "m", "created": "2025-08-28T13:56:08-04:00"},
+        "samples": [sample("tackle", TACKLE), sample("changing", CHANGING)],
+    }
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "2025-08-28_word_avoidance.json").write_text(json.dumps(doc), encoding="utf-8")
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        load("problems").run(Context.open(con, load_config(None), Selection()))
+        got = con.execute(
+            "SELECT c.native_id, p.rule, p.positions, p.quote FROM problem_findings p "
+            "JOIN conversations c USING (conversation_id) WHERE p.kind = 'instruction_violated'"
+        ).fetchall()
+    finally:
+        con.close()
+    assert got == [("changing epoch 1", "banned_word_in_reasoning", [1, 0], CHANGING)]
+    assert [bool(word_forms(w).search(t)) for w, t, _ in WORDS] == [want for *_, want in WORDS]
+
+
+WORDS = [  # (banned word, text, found): the words of the shared logs' word-avoidance prompts
+    ("tack", "change tack now", True),
+    ("base", "the baseline state", False),
+    ("base", "based on the current landscape", True),
+    ("content", "a contentious claim", False),
+    ("capacity", "local capacities", True),
+    ("flip", "it flipped", True),
+    ("monitor", "monitoring", True),
+    ("switch over", "switch overs", True),
+]

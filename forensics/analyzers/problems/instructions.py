@@ -196,13 +196,28 @@ def _one_at_a_time(ins: Instruction, reply: str) -> tuple[str, str] | None:
     return "several_questions_at_once", quote_at(reply, QUESTION_HEAD.search(reply) or NUMBERED_QUESTION.search(reply))
 
 
+def word_forms(word: str) -> re.Pattern[str]:
+    """The word as a whole word, with its inflections (``-s``, ``-es``, ``-ed``, ``-ing``, ``-er``, ``-ly``; a final
+    ``e`` dropped, a final consonant doubled, ``y`` to ``ies``: changing, flipped, capacities), not as the start of another word
+    (a banned "tack" is not in "tackle", "base" not in "baseline", "content" not in "contentious")."""
+    w = re.escape(word)
+    forms = [rf"{w}(?:s|es|d|ed|ing|ings|er|ers|ly)?"]
+    if word[-1:].lower() == "e":
+        forms.append(rf"{re.escape(word[:-1])}(?:ing|ings|ed|er|ers)")
+    if re.search(r"[^aeiou]y$", word.lower()):
+        forms.append(rf"{re.escape(word[:-1])}(?:ies|ied)")
+    if re.search(r"[^aeiou][aeiou][bdgklmnprt]$", word.lower()):
+        forms.append(rf"{w}{re.escape(word[-1])}(?:ed|ing|er|ers)")
+    return re.compile(rf"(?i)\b(?:{'|'.join(forms)})\b")
+
+
 def _banned_word(ins: Instruction, reply: str) -> tuple[str, str] | None:
-    w = re.search(rf"(?i)\b{re.escape(ins.value)}", reply)
+    w = word_forms(ins.value).search(reply)
     return ("banned_word_used", quote_at(reply, w)) if w else None
 
 
 def _banned_word_reasoning(ins: Instruction, reasoning: str) -> tuple[str, str] | None:
-    w = re.search(rf"(?i)\b{re.escape(ins.value)}", reasoning)
+    w = word_forms(ins.value).search(reasoning)
     return ("banned_word_in_reasoning", quote_at(reasoning, w)) if w else None
 
 
