@@ -13,7 +13,7 @@ import duckdb
 from forensics import ingest
 from forensics.analyzers import load
 from forensics.analyzers.base import Context
-from forensics.analyzers.problems.instructions import word_forms
+from forensics.analyzers.rules.checks import word_forms
 from forensics.analyzers.schema import load_config
 from forensics.kernel.selection import Selection
 from tests.test_problems import Session, run, verbatim

@@ -25,7 +25,14 @@ import duckdb
 from forensics.analyzers.problems.actions import args_quote, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.rules import Audit, Rule, audit, rules
-from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUESTION_HEAD, is_json, questions
+from forensics.analyzers.rules.checks import (
+    CONSTRUCTS,
+    NUMBERED_QUESTION,
+    QUESTION_HEAD,
+    is_json,
+    questions,
+    word_forms,
+)
 
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
@@ -194,21 +201,6 @@ def _one_at_a_time(ins: Instruction, reply: str) -> tuple[str, str] | None:
     if questions(reply) < 2:
         return None
     return "several_questions_at_once", quote_at(reply, QUESTION_HEAD.search(reply) or NUMBERED_QUESTION.search(reply))
-
-
-def word_forms(word: str) -> re.Pattern[str]:
-    """The word as a whole word, with its inflections (``-s``, ``-es``, ``-ed``, ``-ing``, ``-er``, ``-ly``; a final
-    ``e`` dropped, a final consonant doubled, ``y`` to ``ies``: changing, flipped, capacities), not as the start of another word
-    (a banned "tack" is not in "tackle", "base" not in "baseline", "content" not in "contentious")."""
-    w = re.escape(word)
-    forms = [rf"{w}(?:s|es|d|ed|ing|ings|er|ers|ly)?"]
-    if word[-1:].lower() == "e":
-        forms.append(rf"{re.escape(word[:-1])}(?:ing|ings|ed|er|ers)")
-    if re.search(r"[^aeiou]y$", word.lower()):
-        forms.append(rf"{re.escape(word[:-1])}(?:ies|ied)")
-    if re.search(r"[^aeiou][aeiou][bdgklmnprt]$", word.lower()):
-        forms.append(rf"{w}{re.escape(word[-1])}(?:ed|ing|er|ers)")
-    return re.compile(rf"(?i)\b(?:{'|'.join(forms)})\b")
 
 
 def _banned_word(ins: Instruction, reply: str) -> tuple[str, str] | None:
