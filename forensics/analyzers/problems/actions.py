@@ -303,7 +303,10 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 if n < 3:
                     continue
                 text = at[stretch[0]][2]
-                line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:QUOTE]
+                # the line that names the error (the signature's), else the first: "AssertionError: Expected 18 but
+                # got 19", not MINT's "Observation:" header
+                first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+                line = (signature.error_line(text, flagged=True) or first)[:QUOTE]
                 cited = sorted({at[r][0] for r in stretch} | set(stretch))
                 distinct = len({at[r][1] for r in stretch})
                 out.append(
