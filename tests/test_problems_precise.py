@@ -188,3 +188,40 @@ WORDS = [  # (banned word, text, found): the words of the shared logs' word-avoi
     ("monitor", "monitoring", True),
     ("switch over", "switch overs", True),
 ]
+
+
+# mint (data/outcomes, gpt-3.5-turbo-0613, MBPP task 60): the same assertion fails four times in a row; the
+# observation's first line is the harness's "Observation:" header
+def observation(cell: int, got: str, left: int) -> str:
+    return (
+        "Observation:\n---------------------------------------------------------------------------\n"
+        "AssertionError                            Traceback (most recent call last)\n"
+        f'Cell In[{cell}], line 8\n----> 8 assert volume == 18, "Expected 18 but got {{}}".format(volume)\n\n'
+        f"AssertionError: Expected 18 but got {got}\nYou have {left} steps left and 2 chances to propose solution left.\n"
+    )
+
+
+def test_a_loop_quotes_the_line_that_names_the_error(tmp_path: Path) -> None:
+    s = Session("mint").add(
+        "user", "Write a python function to find the maximum volume of a cuboid with given sum of sides."
+    )
+    for cell, (code, got) in enumerate(
+        [("side1 = sum_of_sides / 3", "18.962962962962965"), ("volume = round(volume)", "19")] * 2, start=1
+    ):
+        s.calls += 1
+        s.add(
+            "assistant",
+            "",
+            tool_calls=[
+                {
+                    "id": f"c{cell}",
+                    "type": "function",
+                    "function": {"name": "execute", "arguments": json.dumps({"code": code})},
+                }
+            ],
+        )
+        s.add("tool", observation(cell, got, 5 - cell), tool_call_id=f"c{cell}", is_error=True)
+    found, _ = run(tmp_path, s)
+    loops = [(f["rule"], f["quote"]) for f in found if f["kind"] == "loop"]
+    assert loops == [("same_error_4_times (execute)", "AssertionError: Expected 18 but got 18.962962962962965")]
+    assert all(verbatim(tmp_path, f) for f in found)
