@@ -63,28 +63,29 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
     """Weighed by severity, by how rare the kind is here (user pushback fires on 82 % of the fixtures: the scripted
     corrections, a corpus norm, so it ranks nothing) and how far out in its norm, a second kind of one analyzer at
-    half: f89d129a (the seed's no-focus conversation, no focus on 5 % of the conversations) first, then the aeb4919b
-    twins (the realistic fixture and its Anthropic rewrite): their "- update manifest: fixed" that the next scripted
-    correction contradicts is kept now that claims are no longer sqlite's way of working (23 % of the conversations,
-    not most), then d6614e0b (the one compaction topic loss) and 2bae3528 (a "fixed" over a failing build); length is
-    no weight. Held against sqlite's own norms (issue 24)."""
+    half: the aeb4919b twins (the realistic fixture and its Anthropic rewrite) first: their "- update manifest: fixed"
+    that the next scripted correction contradicts is kept now that claims are no longer sqlite's way of working (23 %
+    of the conversations, not most), then d6614e0b (the one compaction topic loss), 2bae3528 (a "fixed" over a failing
+    build) and a9ce8167 (a long interleave, a crowded context); length is no weight. Held against sqlite's own norms
+    (issue 24). f89d129a (the seed's no-focus conversation) left the five when its one redundant_work went: a file
+    read again after two person turns and a new request is no re-read (issue 41, branch precise)."""
     worst = doc["worst_conversations"]
     assert [w["label"] for w in worst] == [
-        "f89d129a",
         "aeb4919b · realistic.db",
         "aeb4919b · anthropic.db",
         "d6614e0b",
         "2bae3528",
+        "a9ce8167",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[1]["reasons"][:2] == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
+    assert worst[0]["reasons"][:2] == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
         "topic interleave (high, fires on 23% of conversations): 17 messages stayed on the old topic after the switch "
         "at [25] (the limit, 10 messages, is the same for every agent)",
         "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
     ]
-    assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
-    assert worst[0]["reasons"][0].startswith("no focus (high, fires on 5%")  # the rarest first
-    assert worst[3]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")
+    assert worst[3]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
+    assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
+    assert worst[4]["reasons"][0].startswith("topic interleave (high, fires on 23% of conversations): 18 messages")
 
 
 def test_weights_favour_rare_kinds_and_severity_never_length() -> None:

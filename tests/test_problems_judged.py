@@ -27,9 +27,12 @@ JUDGED = ROOT / "tests" / "data" / "judged"
 SAMPLE = 15  # findings read per kind (all when fewer)
 
 
-def judged(kind: str) -> list[dict[str, Any]]:
+def judged(kind: str, fires: bool = True) -> list[dict[str, Any]]:
+    """The judged findings of a kind that the detectors make (``fires``), or those a fix stopped (``"fires": false``,
+    kept with the reader's verdict and why they no longer fire)."""
     path = JUDGED / f"problems-{kind}.jsonl"
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x] if path.exists() else []
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x] if path.exists() else []
+    return [r for r in rows if r.get("fires", True) == fires]
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +76,24 @@ def test_judged_true_findings_still_fire(real: dict[str, Any], kind: str) -> Non
     ]
     assert not missing, f"{kind}: judged-true findings no longer fire: {missing}"
     assert sum(s["verdict"] for s in sample) / len(sample) >= 0.8
+
+
+@pytest.mark.parametrize("kind", ["redundant_work", "loop"])
+def test_findings_a_fix_stopped_stay_stopped(real: dict[str, Any], kind: str) -> None:
+    """A judged finding a fix stopped (``"fires": false``): no finding of its kind cites all its positions again."""
+    ours: dict[tuple[str, str], list[set[int]]] = defaultdict(list)
+    for f in real["raw"]:
+        if f["kind"] == kind:
+            src, native, _ = real["where"][f["conversation_id"]]
+            ours[(src, native)].append(set(f["positions"]))
+    stopped = judged(kind, fires=False)
+    assert stopped, f"no stopped finding of {kind} kept"
+    back = [
+        (s["native_id"], s["positions"])
+        for s in stopped
+        if any(set(s["positions"]) <= p for p in ours[(s["source"], s["native_id"])])
+    ]
+    assert not back, f"{kind}: findings a fix stopped fire again: {back}"
 
 
 @pytest.mark.parametrize("kind", [k for k in KINDS if k != "lost_focus"])
@@ -129,8 +150,8 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "context_crowded": (2, 2),
         "user_repeated": (20, 27),
         "instruction_violated": (9, 9),
-        "redundant_work": (10, 15),
-        "loop": (4, 7),
+        "redundant_work": (6, 10),
+        "loop": (4, 6),
         "gave_up_or_false_success": (13, 21),
         "frustration": (7, 8),
     }

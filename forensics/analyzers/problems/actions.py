@@ -44,6 +44,14 @@ SAYS_FAILED = r"(?i)\b(?:error|errors|failed|failure|invalid|rejected|denied)\b"
 SAYS_FAILED_CHARS = 300
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
+# a result that shows its lines numbered (``nl -ba``, ``cat -n``, a read tool's "  40\t" or "40|" or "40: "): three
+# numbered lines in a row within its first NUMBERED_HEAD characters
+NUMBERED = r"(?m)(?:^[ \t]*[0-9]+(?:\t|→|\||: )[^\n]*\n){3}"
+NUMBERED_HEAD = 3000
+# lines: a numbered re-read of at most this many lines, of lines read before without numbers, is a citation view
+# (Codex's ``nl -ba f | sed -n '290,340p'`` to cite f:307 after ``sed -n '280,380p' f``), not work done twice;
+# re-reading pages (200-500 lines) again numbered is (the reviewer's label in codex_cli 019d021f and 019d6d75)
+CITE_LINES = 150
 
 
 def _calls_sql() -> str:
@@ -59,13 +67,19 @@ def _calls_sql() -> str:
                    count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
             FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
                   WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL
-                    AND result_seq IS NOT NULL))
+                    AND result_seq IS NOT NULL)),
+        p AS (SELECT conversation_id AS cid, position AS ppos,
+                     row_number() OVER (PARTITION BY conversation_id ORDER BY position) AS turns
+              FROM messages WHERE on_main_path AND origin = 'person'
+                AND conversation_id IN (SELECT conversation_id FROM {SELECTED}))
         SELECT t.cid, t.pos, t.k, t.name, t.canon, t.args, t.err, t.rpos, t.mut,
-               coalesce(m.content_chars, 0) AS rchars,
+               coalesce(m.content_chars, 0) AS rchars, coalesce(p.turns, 0) AS turns,
+               regexp_matches(left(coalesce(m.content, ''), {NUMBERED_HEAD}), '{NUMBERED}') AS numbered,
                CASE WHEN t.same >= 2 THEN md5(regexp_replace(CASE WHEN m.content_chars > {HASHED} + {HASHED_TAIL}
                    THEN left(m.content, {HASHED}) || right(m.content, {HASHED_TAIL}) ELSE coalesce(m.content, '') END,
                    '{MASK}', '0', 'g')) END AS h
-        FROM t LEFT JOIN messages m ON m.conversation_id = t.cid AND m.seq = t.result_seq"""
+        FROM t LEFT JOIN messages m ON m.conversation_id = t.cid AND m.seq = t.result_seq
+        ASOF LEFT JOIN p ON p.cid = t.cid AND t.pos >= p.ppos"""
 
 
 def prepare(con: duckdb.DuckDBPyConnection) -> None:
@@ -81,7 +95,8 @@ def calls_sql() -> str:
 def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """Chains of one action with one result and no change between, in two or more messages (calls of one message
     go out together): two make ``redundant_work`` (rule ``same_action_same_result``), three or more a ``loop`` as
-    well."""
+    well. A person turn ends a chain: the person may have changed the files or asked for the call again (a file
+    read for one request, read again to edit it for the next)."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         w AS (SELECT *, sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
@@ -91,14 +106,14 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
               FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w) WHERE n >= 2)
         SELECT cid, name, arg_min(args, pos * 100000 + k), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                max(rchars)
-        FROM g GROUP BY cid, name, canon, h, quiet
+        FROM g GROUP BY cid, name, canon, h, quiet, turns
         HAVING count(DISTINCT pos) >= 2 AND (bool_or(err) OR max(rchars) >= {MIN_RESULT})
-        ORDER BY cid, min(pos), name, canon, h, quiet""").fetchall()
+        ORDER BY cid, min(pos), name, canon, h, quiet, turns""").fetchall()
     out: list[Problem] = []
     for cid, name, args, err, pos, rpos, _ in rows:
         quote = args_quote(str(args or ""))
         what = "the same failing call" if err else "the same call with the same result"
-        norm = "nothing changed between them: no successful edit or writing command (GUIDE §5)"
+        norm = "nothing changed between them: no successful edit or writing command, no person turn (GUIDE §5)"
         cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
         out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
         if len(cited) >= 3:
@@ -128,10 +143,16 @@ SHELL_READ = (
 
 def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """A file's lines read again, by any read command or tool, when earlier reads of that file already covered
-    them and nothing changed between (``nl -ba f | sed -n '50,120p'`` after ``sed -n '1,260p' f``):
-    ``redundant_work``, rule ``reread_unchanged``. A whole file read again counts only when it reads the same text as
-    the earlier whole read (other text: the file changed outside the agent's calls, by the person or a process).
-    SQL keeps the files read twice or more."""
+    them and nothing changed between (``sed -n '1,260p' f`` then ``sed -n '50,120p' f``): ``redundant_work``, rule
+    ``reread_unchanged``. A whole file read again counts only when it reads the same text as the earlier whole read
+    (other text: the file changed outside the agent's calls, by the person or a process). Not a re-read:
+
+    - a read after a person turn of one before it: the person shares the workspace and may have changed the file, or
+      asked for the work the read starts (a plan approved, then "implement the plan");
+    - a citation view: a numbered read of at most ``CITE_LINES`` lines (``nl -ba f | sed -n '290,340p'``) of lines
+      the earlier reads showed without numbers, made to cite ``f:307`` in the answer.
+
+    SQL keeps the files read twice or more between two person turns."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
         r AS (SELECT *, CASE WHEN regexp_matches(name, '{_q(READ_TOOL)}') THEN regexp_extract(args, '{_q(PATH_ARG)}', 1)
@@ -139,33 +160,35 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
               FROM c),
         w AS (SELECT *, coalesce(sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED
                                                      PRECEDING AND 1 PRECEDING), 0) AS muts_before FROM r),
-        g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before) AS n FROM w
+        g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before, turns) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
-        SELECT cid, file, muts_before, list(pos ORDER BY pos, k), list(args ORDER BY pos, k),
-               list(coalesce(h, '') ORDER BY pos, k)
-        FROM g GROUP BY cid, file, muts_before ORDER BY cid, min(pos), file, muts_before""").fetchall()
+        SELECT cid, file, list(pos ORDER BY pos, k), list(args ORDER BY pos, k),
+               list(coalesce(h, '') ORDER BY pos, k), list(numbered ORDER BY pos, k)
+        FROM g GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
     out = []
-    for cid, file, _, positions, argss, hashes in rows:
-        seen: list[tuple[int, float, float, str]] = []  # (position, first line, last line, text) of each earlier read
+    for cid, file, positions, argss, hashes, numbered in rows:
+        # (position, first line, last line, text, numbered) of each earlier read
+        seen: list[tuple[int, float, float, str, bool]] = []
         cited: set[int] = set()
         quote = ""
-        for pos, args, h in zip(positions, argss, hashes):
+        for pos, args, h, num in zip(positions, argss, hashes, numbered):
             span = lines_read(str(args or ""))
             if span is None:
                 continue  # lines not known (tail, a negative offset): neither read again nor read before
             lo, hi = span
             near = [
-                (a, b, p)
-                for p, a, b, text in seen
+                (a, b, p, was)
+                for p, a, b, text, was in seen
                 if pos - REREAD_WINDOW <= p < pos
                 and a <= hi
                 and lo <= b
                 and (span != WHOLE or (a, b) != WHOLE or text == h != "")
             ]
-            if near and _covered_by(lo, hi, [(a, b) for a, b, _ in near]):
-                cited |= {p for _, _, p in near} | {pos}
+            cites = bool(num) and hi - lo + 1 <= CITE_LINES and not any(was for *_, was in near)
+            if near and not cites and _covered_by(lo, hi, [(a, b) for a, b, _, _ in near]):
+                cited |= {p for _, _, p, _ in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
-            seen.append((pos, lo, hi, h))
+            seen.append((pos, lo, hi, h, bool(num)))
         if len(cited) >= 2:
             out.append(
                 Problem(
@@ -175,7 +198,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                     quote,
                     "reread_unchanged",
                     f"{file}: lines already read, read again with no successful edit or writing "
-                    "command between (GUIDE §5: re-reading the same unchanged file)",
+                    "command and no person turn between (GUIDE §5: re-reading the same unchanged file)",
                 )
             )
     return out
@@ -280,7 +303,10 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 if n < 3:
                     continue
                 text = at[stretch[0]][2]
-                line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")[:QUOTE]
+                # the line that names the error (the signature's), else the first: "AssertionError: Expected 18 but
+                # got 19", not MINT's "Observation:" header
+                first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+                line = (signature.error_line(text, flagged=True) or first)[:QUOTE]
                 cited = sorted({at[r][0] for r in stretch} | set(stretch))
                 distinct = len({at[r][1] for r in stretch})
                 out.append(

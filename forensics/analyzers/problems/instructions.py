@@ -25,7 +25,14 @@ import duckdb
 from forensics.analyzers.problems.actions import args_quote, calls_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.rules import Audit, Rule, audit, rules
-from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUESTION_HEAD, is_json, questions
+from forensics.analyzers.rules.checks import (
+    CONSTRUCTS,
+    NUMBERED_QUESTION,
+    QUESTION_HEAD,
+    is_json,
+    questions,
+    word_forms,
+)
 
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
@@ -197,12 +204,12 @@ def _one_at_a_time(ins: Instruction, reply: str) -> tuple[str, str] | None:
 
 
 def _banned_word(ins: Instruction, reply: str) -> tuple[str, str] | None:
-    w = re.search(rf"(?i)\b{re.escape(ins.value)}", reply)
+    w = word_forms(ins.value).search(reply)
     return ("banned_word_used", quote_at(reply, w)) if w else None
 
 
 def _banned_word_reasoning(ins: Instruction, reasoning: str) -> tuple[str, str] | None:
-    w = re.search(rf"(?i)\b{re.escape(ins.value)}", reasoning)
+    w = word_forms(ins.value).search(reasoning)
     return ("banned_word_in_reasoning", quote_at(reasoning, w)) if w else None
 
 

@@ -396,3 +396,18 @@ def is_json(reply: str) -> bool:
 def questions(reply: str) -> int:
     """Questions a reply asks as separate items: "Question N" headings or numbered items that end in a question."""
     return max(len(QUESTION_HEAD.findall(reply)), len(NUMBERED_QUESTION.findall(reply)))
+
+
+def word_forms(word: str) -> re.Pattern[str]:
+    """The word as a whole word, with its inflections (``-s``, ``-es``, ``-ed``, ``-ing``, ``-er``, ``-ly``; a final
+    ``e`` dropped, a final consonant doubled, ``y`` to ``ies``: changing, flipped, capacities), not as the start of another word
+    (a banned "tack" is not in "tackle", "base" not in "baseline", "content" not in "contentious")."""
+    w = re.escape(word)
+    forms = [rf"{w}(?:s|es|d|ed|ing|ings|er|ers|ly)?"]
+    if word[-1:].lower() == "e":
+        forms.append(rf"{re.escape(word[:-1])}(?:ing|ings|ed|er|ers)")
+    if re.search(r"[^aeiou]y$", word.lower()):
+        forms.append(rf"{re.escape(word[:-1])}(?:ies|ied)")
+    if re.search(r"[^aeiou][aeiou][bdgklmnprt]$", word.lower()):
+        forms.append(rf"{w}{re.escape(word[-1])}(?:ed|ing|er|ers)")
+    return re.compile(rf"(?i)\b(?:{'|'.join(forms)})\b")

@@ -15,7 +15,14 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from forensics.analyzers.rules.checks import CONSTRUCTS, NUMBERED_QUESTION, QUESTION_HEAD, is_json, questions
+from forensics.analyzers.rules.checks import (
+    CONSTRUCTS,
+    NUMBERED_QUESTION,
+    QUESTION_HEAD,
+    is_json,
+    questions,
+    word_forms,
+)
 from forensics.analyzers.rules.extract import Rule
 from forensics.analyzers.rules.language import language_of
 
@@ -202,7 +209,7 @@ def _replies(kind: str, target: tuple[str, ...], run: Run) -> Iterator[tuple[int
         elif kind == "format_json":
             broke = not is_json(text)
         elif kind == "banned_word":
-            broke = next((m for w in target if (m := re.search(rf"(?i)\b{re.escape(w)}", text))), None)
+            broke = next((m for w in target if (m := word_forms(w).search(text))), None)
         elif kind == "code_banned":
             blocks = list(CODE_BLOCK.finditer(text))
             if not blocks:
