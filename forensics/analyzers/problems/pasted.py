@@ -39,7 +39,8 @@ CODE_LINE = re.compile(
 # an exception line as a runtime prints it: the exception's name then a colon, or the name alone ("ValueError for any
 # invalid input" is a task's prose)
 EXCEPTION_PRINTED = re.compile(r"(?:Error|Exception|Failure)(?::|\s*$)")
-TEMPLATE_WORDS = 3  # words of 3+ letters outside the masks a template needs: "(error: <url>" names no error
+TEMPLATE_WORDS = 3  # words of 3+ letters outside the masks a template needs: "(error: <url>" names no error ...
+NAMED = re.compile(r"^[\w.]*\w(?:error|exception):")  # ... unless it opens with the exception's name: "keyerror: '<q>'"
 LINES = 400  # lines of a text read for error lines (``signature.error_line`` reads as many)
 OUTPUT_CHARS = 6000  # of each end of a tool result (an error line is near the end of a log)
 RESENT_AFTER = 5  # seconds between a message and the same message sent again, at least
@@ -71,12 +72,12 @@ def error_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def templates(text: str) -> dict[str, tuple[int, str]]:
-    """The error templates of ``text`` that name an error in words (``TEMPLATE_WORDS``), each with its first line
-    and offset."""
+    """The error templates of ``text`` that name an error in words (``TEMPLATE_WORDS``, or an exception's name:
+    ``NAMED``), each with its first line and offset."""
     out: dict[str, tuple[int, str]] = {}
     for at, line in error_lines(text):
         t = template(line)
-        if len(WORDS.findall(MASKED.sub(" ", t))) >= TEMPLATE_WORDS:
+        if len(WORDS.findall(MASKED.sub(" ", t))) >= TEMPLATE_WORDS or NAMED.match(t):
             out.setdefault(t, (at, line))
     return out
 
