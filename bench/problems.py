@@ -33,7 +33,8 @@ from typing import Any
 
 import duckdb
 
-from bench.problem_labels import KINDS, Labeled, half, load
+from bench.problem_labels import KINDS, Labeled, load
+from bench.problem_labels import half as shared_half
 
 WINDOW = 5
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,7 +185,7 @@ FRESH_HALVES = ("fresh-dev", "fresh-held")
 
 def fresh_half(source: str, native_id: str) -> str:
     """'fresh-dev' or 'fresh-held': the fresh set split by the shared set's hash (``bench.problem_labels.half``)."""
-    return f"fresh-{half(source, native_id)}"
+    return f"fresh-{shared_half(source, native_id)}"
 
 
 def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:

@@ -26,7 +26,10 @@ def test_the_error_pasted_back_after_a_fix_is_a_repeat(tmp_path: Path) -> None:
         .add("user", f"the build fails:\n{TSC}\nfix it")
         .add("assistant", "Create the page first:\n```ts\nexport class SettingsPage {}\n```")
         # other numbers, another log around it: one template
-        .add("user", f"polyfills.js:12 [webpack-dev-server] Errors while compiling. Reload prevented.\n{TSC.replace('13:23', '14:5')}")
+        .add(
+            "user",
+            f"polyfills.js:12 [webpack-dev-server] Errors while compiling. Reload prevented.\n{TSC.replace('13:23', '14:5')}",
+        )
         .add("assistant", "Then add it to tsconfig.")
     )
     (f,) = _user_repeated(tmp_path, s)
@@ -77,7 +80,9 @@ def test_code_that_names_an_error_is_not_error_output() -> None:
         ]
     )
     assert pasted.templates(code) == {}
-    out = "Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'theme'\nerror[E0308]: mismatched types"
+    out = (
+        "Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'theme'\nerror[E0308]: mismatched types"
+    )
     assert set(pasted.templates(out)) == {"keyerror: '<q>'", "error[<id>]: mismatched types"}
 
 
@@ -86,7 +91,9 @@ def test_a_message_sent_again_after_no_reply_is_a_repeat_a_redelivery_is_not(tmp
     s.lines.append(json.dumps({"id": 4, "parent_id": 3, "timestamp": 1780000064, "role": "user", "content": "nihao"}))
     s.n = 4
     s.add("assistant", "Hello again!")
-    twice = Session("twice").add("user", "hi").add("assistant", "Hello!").add("user", "build it").add("user", "build it")
+    twice = (
+        Session("twice").add("user", "hi").add("assistant", "Hello!").add("user", "build it").add("user", "build it")
+    )
     twice.add("assistant", "Building.")  # one second between: the log's re-delivery
     found = _user_repeated(tmp_path, s, twice)
     assert [(f["native_id"], f["positions"], f["rule"], f["quote"]) for f in found] == [

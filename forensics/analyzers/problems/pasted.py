@@ -5,7 +5,7 @@ caused by the assistant's non-answer or non-fix also count"; docs/definitions.md
   ``signature.error_line``: tracebacks, ``error:`` lines, shell errors; and compiler errors with a code, ``error
   TS2307:``, ``error[E0308]:``, and an HTTP status of 400 or more) whose masked template (``signature.template``)
   an earlier person turn or tool result of the conversation already showed, after a reply that changed something
-  or proposed a change (a call, a code block, "I've fixed ..."). The person pastes back the error the assistant's
+  or proposed a change (a call, a code block). The person pastes back the error the assistant's
   change did not remove.
 - ``sent_again``: a person turn sent again unchanged, word for word, after the earlier one got no reply and some
   time passed (``RESENT_AFTER`` seconds: a log's own re-delivery of one message carries one time).
@@ -105,12 +105,10 @@ def _context(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[
 
 
 def _proposed_change(replies: list[tuple[int, str, bool, str]]) -> tuple[int, str] | None:
-    """The first reply of ``replies`` that changed something or proposed a change: a call, a code block, a claim
-    of a change (``endings.CHANGED``); (position, its first line) or None."""
-    from forensics.analyzers.problems.endings import CHANGED_RE
-
+    """The first reply of ``replies`` that changed something or proposed a change: a call, or a code block to apply;
+    (position, its first line) or None."""
     for pos, role, called, text in replies:
-        if role == "assistant" and (called or "```" in text or CHANGED_RE.search(text[:1500])):
+        if role == "assistant" and (called or "```" in text):
             first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "(a call)")
             return pos, first
     return None
@@ -122,7 +120,9 @@ def errors_again(
     """``error_again`` over one conversation's person turns: per turn index, (rule, the match of the error line in
     its text, the norm naming where the error showed before and the change between). A turn that opens with a
     prompt template (``prompts``: a benchmark's task text) is never one."""
-    pasted = {k: templates(t.full or t.text) for k, t in enumerate(conv) if t.index > 0 and t.replied and not prompts(t)}
+    pasted = {
+        k: templates(t.full or t.text) for k, t in enumerate(conv) if t.index > 0 and t.replied and not prompts(t)
+    }
     pasted = {k: v for k, v in pasted.items() if v}
     if not pasted:
         return {}
@@ -151,8 +151,7 @@ def errors_again(
         out[k] = (
             "error_again",
             match,
-            f"the same error at [{seen[same[0]]}], before the assistant's change at [{change[0]}] "
-            f"(“{change[1][:60]}”)",
+            f"the same error at [{seen[same[0]]}], before the assistant's change at [{change[0]}] (“{change[1][:60]}”)",
         )
     return out
 

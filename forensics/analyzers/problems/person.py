@@ -243,7 +243,8 @@ def _resent_after_silence(con: duckdb.DuckDBPyConnection, by_conv: dict[str, lis
         for cid, conv in by_conv.items()
         if conv[0].answered
         and any(
-            not conv[k - 1].answered_next and _norm(conv[k - 1].text) == _norm(conv[k].text) for k in range(1, len(conv))
+            not conv[k - 1].answered_next and _norm(conv[k - 1].text) == _norm(conv[k].text)
+            for k in range(1, len(conv))
         )
     ]
     if not cands:
@@ -305,7 +306,12 @@ def _incidents(
         else:
             out.append(
                 Problem(
-                    t.conversation_id, kind, [t.position], quote, rule, (norms or {}).get((t.conversation_id, t.position), norm)
+                    t.conversation_id,
+                    kind,
+                    [t.position],
+                    quote,
+                    rule,
+                    (norms or {}).get((t.conversation_id, t.position), norm),
                 )
             )
         last[t.conversation_id] = t.index
