@@ -13,7 +13,8 @@ nothing marked. The split is fixed in
 
 The fresh set (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl`` when present; ``bench.fresh_labels``):
 conversations labeled blind by the same guide, which no detector was tuned on; its files are ingested alone into a
-scratch warehouse and scored like a half, with the same trivial references. ``--dev`` leaves it out.
+scratch warehouse and scored like a half, with the same trivial references; then split by the same hash into
+fresh-dev and fresh-held (``fresh_half``). ``--dev`` prints its fresh-dev half alone.
 
 Leave one family out (dev half): a dev label counts only when a rule that finds it (its name without the tool or the
 count: ``same_action_N_times``) also finds a dev label of another agent family, i.e. the rule would have been
@@ -33,6 +34,7 @@ from typing import Any
 import duckdb
 
 from bench.problem_labels import KINDS, Labeled, load
+from bench.problem_labels import half as shared_half
 
 WINDOW = 5
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,9 +180,18 @@ def part_scores(part: list[Labeled], found: list[dict[str, Any]]) -> dict[str, A
     return {"kinds": rows, "all": every}
 
 
+FRESH_HALVES = ("fresh-dev", "fresh-held")
+
+
+def fresh_half(source: str, native_id: str) -> str:
+    """'fresh-dev' or 'fresh-held': the fresh set split by the shared set's hash (``bench.problem_labels.half``)."""
+    return f"fresh-{shared_half(source, native_id)}"
+
+
 def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
     """The fresh labels (``bench.fresh_labels``): their files ingested alone into a scratch warehouse, the
-    ``problems`` analyzer run there, scored as one more half (``fresh``)."""
+    ``problems`` analyzer run there, scored as one more set (``fresh``), whole and in its two halves
+    (``fresh_half``: develop on fresh-dev, look at fresh-held once)."""
     from bench import fresh_labels
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -192,6 +203,9 @@ def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
     res = part_scores(labeled, found)
     res["families"] = len({c.family for c in labeled})
     res["file"] = path.name
+    res["halves"] = {
+        h: part_scores([c for c in labeled if fresh_half(c.source, c.native_id) == h], found) for h in FRESH_HALVES
+    }
     return res
 
 
@@ -275,13 +289,19 @@ def render_part(name: str, h: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_fresh(res: dict[str, Any]) -> str:
-    """The fresh set (``--fresh``): labeled blind, never tuned on."""
+def render_fresh(res: dict[str, Any], dev_only: bool = False) -> str:
+    """The fresh set (``--fresh``): labeled blind, never tuned on; whole, then its halves (``--dev``: fresh-dev
+    alone)."""
     name = (
         f"fresh set ({res['file']}, labeled blind, no detector tuned on it; {res['families']} families; "
         f"a match: same kind within {WINDOW} messages)"
     )
-    return "\n".join(render_part(name, res))
+    if dev_only:
+        return "\n".join(render_part(f"fresh-dev half of the {name}", res["halves"]["fresh-dev"]))
+    lines = render_part(name, res)
+    for h in FRESH_HALVES:
+        lines += ["", *render_part(f"{h} half", res["halves"][h])]
+    return "\n".join(lines)
 
 
 def render(res: dict[str, Any], dev_only: bool = False) -> str:
@@ -332,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
     ap.add_argument("--db", type=Path, help="a warehouse ingested from SHARED/data/agent-logs (default: a fresh one)")
     ap.add_argument(
-        "--dev", action="store_true", help="the dev half only (never look at the held-out half while developing)"
+        "--dev",
+        action="store_true",
+        help="the dev half and the fresh-dev half only (never look at a held-out half while developing)",
     )
     ap.add_argument(
         "--fresh",
@@ -344,20 +366,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fresh-only", action="store_true", help="the fresh labels alone (no shared halves)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    fresh = None if a.no_fresh or a.dev else a.fresh
+    fresh = None if a.no_fresh else a.fresh
     if a.fresh_only and fresh is None:
         raise SystemExit("--fresh-only: no fresh labels (pass --fresh PATH)")
     res: dict[str, Any] = {} if a.fresh_only else evaluate(a.shared, a.db)
-    if a.dev:
+    if a.dev and "halves" in res:
         res["halves"].pop("held")
     if fresh is not None:
         res["fresh"] = evaluate_fresh(fresh, a.shared)
+        if a.dev:  # the fresh-dev half alone
+            res["fresh"] = {k: v for k, v in res["fresh"].items() if k in ("file", "families")} | {
+                "halves": {"fresh-dev": res["fresh"]["halves"]["fresh-dev"]}
+            }
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
     parts = [] if a.fresh_only else [render(res, a.dev)]
     if fresh is not None:
-        parts.append(render_fresh(res["fresh"]))
+        parts.append(render_fresh(res["fresh"], a.dev))
     print("\n\n".join(parts))
     return 0
 

@@ -61,7 +61,7 @@ def detect(ctx: Context) -> list[Problem]:
     turns = person.person_turns(con)
     found = (
         context.crowded(con)
-        + person.user_repeated(turns)
+        + person.user_repeated(turns, con)
         + instructions.violated(con, found=audit_of(ctx))
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
         + actions.recurring_errors(con)

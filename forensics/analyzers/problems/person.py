@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from forensics.analyzers.problems import pasted
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
 
@@ -182,31 +183,74 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
     ]
 
 
-def user_repeated(turns: list[Turn]) -> list[Problem]:
+def user_repeated(turns: list[Turn], con: duckdb.DuckDBPyConnection | None = None) -> list[Problem]:
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
-    or that asks again, nearly word for word, what one of their last turns asked (``asked_again``). Turns that
-    follow one another, each flagged, are one incident: one finding."""
+    or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
+    warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
+    sends the same message again after it got no reply (``sent_again``, ``pasted``). Turns that follow one
+    another, each flagged, are one incident: one finding."""
     hits: list[tuple[Turn, str, str]] = []
+    norms: dict[tuple[str, int], str] = {}
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
     templates = _templates(turns)
-    for conv in by_conv.values():
+    resent = _resent_after_silence(con, by_conv) if con is not None else {}
+    for cid, conv in by_conv.items():
+        again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
+                if k in resent.get(cid, {}):
+                    hits.append((t, "sent_again", quote_at(t.text)))
                 continue
             said = REPEATED.search(t.text)
             directive = _directive_again(t, conv[:k])
             asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
-            rules = [r for r, x in (("said_again", said), ("directive_again", directive), ("asked_again", asked)) if x]
+            error = again.get(k)
+            rules = [
+                r
+                for r, x in (
+                    ("said_again", said),
+                    ("directive_again", directive),
+                    ("asked_again", asked),
+                    ("error_again", error),
+                    ("sent_again", k in resent.get(cid, {})),
+                )
+                if x
+            ]
             if rules:  # every rule that reads the turn is named; the quote is the first one's
-                hits.append((t, "+".join(rules), quote_at(t.text, said or directive)))
+                if said or directive or not error:
+                    quote = quote_at(t.text, said or directive)
+                else:
+                    quote = quote_at(t.full or t.text, error[1])
+                hits.append((t, "+".join(rules), quote))
+                if error and not (said or directive or asked):
+                    norms[(cid, t.position)] = error[2]
     return _incidents(
         hits,
         by_conv,
         "user_repeated",
         "the person's own earlier turns in this conversation (no corpus norm: their words)",
+        norms,
     )
+
+
+def _resent_after_silence(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> dict[str, dict[int, str]]:
+    """``pasted.sent_again`` over the conversations whose log keeps replies and where a person turn is the one
+    before it again with no reply between (their times read only there)."""
+    cands = [
+        cid
+        for cid, conv in by_conv.items()
+        if conv[0].answered
+        and any(
+            not conv[k - 1].answered_next and _norm(conv[k - 1].text) == _norm(conv[k].text)
+            for k in range(1, len(conv))
+        )
+    ]
+    if not cands:
+        return {}
+    when = pasted.times(con, cands)
+    return {cid: found for cid in cands if (found := pasted.sent_again(by_conv[cid], when.get(cid, {})))}
 
 
 # shouting (GUIDE §5 frustration): a line in capitals, SHOUT_WORDS words or more of 3+ letters in capitals and
@@ -246,7 +290,11 @@ def frustration(turns: list[Turn]) -> list[Problem]:
 
 
 def _incidents(
-    hits: list[tuple[Turn, str, str]], by_conv: dict[str, list[Turn]], kind: str, norm: str
+    hits: list[tuple[Turn, str, str]],
+    by_conv: dict[str, list[Turn]],
+    kind: str,
+    norm: str,
+    norms: dict[tuple[str, int], str] | None = None,
 ) -> list[Problem]:
     out: list[Problem] = []
     last: dict[str, int] = {}  # conversation -> index of the last flagged person turn
@@ -256,7 +304,16 @@ def _incidents(
             out[-1].positions.append(t.position)
             out[-1].rule = "+".join(dict.fromkeys(out[-1].rule.split("+") + rule.split("+")))
         else:
-            out.append(Problem(t.conversation_id, kind, [t.position], quote, rule, norm))
+            out.append(
+                Problem(
+                    t.conversation_id,
+                    kind,
+                    [t.position],
+                    quote,
+                    rule,
+                    (norms or {}).get((t.conversation_id, t.position), norm),
+                )
+            )
         last[t.conversation_id] = t.index
     return out
 

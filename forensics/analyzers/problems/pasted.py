@@ -1,0 +1,184 @@
+"""``user_repeated`` from what the person pastes or sends again, not from what they say about it (GUIDE §5: "repeats
+caused by the assistant's non-answer or non-fix also count"; docs/definitions.md#problems-a-reviewer-flags):
+
+- ``error_again``: a person turn carries an error (the failure signature's error-line reader,
+  ``signature.error_line``: tracebacks, ``error:`` lines, shell errors; and compiler errors with a code, ``error
+  TS2307:``, ``error[E0308]:``, and an HTTP status of 400 or more) whose masked template (``signature.template``)
+  an earlier person turn or tool result of the conversation already showed, after a reply that changed something
+  or proposed a change (a call, a code block). The person pastes back the error the assistant's
+  change did not remove.
+- ``sent_again``: a person turn sent again unchanged, word for word, after the earlier one got no reply and some
+  time passed (``RESENT_AFTER`` seconds: a log's own re-delivery of one message carries one time).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_error_line, template
+from forensics.kernel.selection import SELECTED
+
+if TYPE_CHECKING:
+    from forensics.analyzers.problems.person import Turn
+
+# a compiler's or a server's error that ``signature.error_line`` does not read as one: a code between "error" and
+# the colon (tsc, Angular, rustc, C#), an HTTP status of 400 or more
+COMPILER_ERROR = re.compile(r"\berror\s*(?:\[[A-Z]{0,3}\d{3,5}\]|[A-Z]{1,4}\d{3,5})\s*:", re.I)
+HTTP_ERROR = re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?:?)\s*[45]\d\d\b", re.I)
+# a line of code that names an error without being one: a comment, a throw or raise, a call that builds or prints
+# one, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
+# 'vim.notify("Error: " .. result)')
+CODE_LINE = re.compile(
+    r"^\s*(?:#|//|--|/?\*|<!--)|\b(?:throw|raise|echo|printf?|return)\b|\b(?:console|log|logger|fmt|t)\.\w+\(|"
+    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)"
+)
+# an exception line as a runtime prints it: the exception's name then a colon, or the name alone ("ValueError for any
+# invalid input" is a task's prose)
+EXCEPTION_PRINTED = re.compile(r"(?:Error|Exception|Failure)(?::|\s*$)")
+TEMPLATE_WORDS = 3  # words of 3+ letters outside the masks a template needs: "(error: <url>" names no error ...
+NAMED = re.compile(r"^[\w.]*\w(?:error|exception):")  # ... unless it opens with the exception's name: "keyerror: '<q>'"
+LINES = 400  # lines of a text read for error lines (``signature.error_line`` reads as many)
+OUTPUT_CHARS = 6000  # of each end of a tool result (an error line is near the end of a log)
+RESENT_AFTER = 5  # seconds between a message and the same message sent again, at least
+QUOTE_FROM = 60  # characters of the error line quoted from its start (a long line is cut at the end, not the start)
+MASKED = re.compile(r"<\w+>|'<q>'")
+WORDS = re.compile(r"[^\W\d_]{3,}")
+
+
+def error_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, line) of every line of ``text`` that names an error, in order (of its first ``LINES`` lines)."""
+    at = 0
+    for n, line in enumerate(text.split("\n")):
+        if n >= LINES:
+            return
+        s = line.strip()
+        if (
+            s
+            and not PREAMBLE.match(s)
+            and not CODE_LINE.search(s)
+            and (
+                is_error_line(s)
+                or (EXCEPTION_LINE.match(s) and EXCEPTION_PRINTED.search(s))
+                or COMPILER_ERROR.search(s)
+                or HTTP_ERROR.search(s)
+            )
+        ):
+            yield at, line
+        at += len(line) + 1
+
+
+def templates(text: str) -> dict[str, tuple[int, str]]:
+    """The error templates of ``text`` that name an error in words (``TEMPLATE_WORDS``, or an exception's name:
+    ``NAMED``), each with its first line and offset."""
+    out: dict[str, tuple[int, str]] = {}
+    for at, line in error_lines(text):
+        t = template(line)
+        if len(WORDS.findall(MASKED.sub(" ", t))) >= TEMPLATE_WORDS or NAMED.match(t):
+            out.setdefault(t, (at, line))
+    return out
+
+
+def _context(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[tuple[int, str, bool, str]]]:
+    """Per conversation, its main-path assistant messages and tool outputs: (position, role, made a call, text)."""
+    rows = con.execute(
+        f"""SELECT m.conversation_id, m.position,
+                   CASE WHEN m.role = 'tool' OR m.origin = 'tool_result' THEN 'tool' ELSE 'assistant' END,
+                   EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = m.conversation_id
+                           AND t.position = m.position),
+                   CASE WHEN length(m.content) > 2 * {OUTPUT_CHARS}
+                        THEN left(m.content, {OUTPUT_CHARS}) || chr(10) || right(m.content, {OUTPUT_CHARS})
+                        ELSE coalesce(m.content, '') END
+            FROM messages m WHERE m.conversation_id IN (SELECT unnest(?::VARCHAR[])) AND m.on_main_path
+            AND (m.role IN ('assistant', 'tool') OR m.origin = 'tool_result')
+            AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            ORDER BY 1, 2""",
+        [cids],
+    ).fetchall()
+    out: dict[str, list[tuple[int, str, bool, str]]] = {}
+    for cid, pos, role, called, text in rows:
+        out.setdefault(str(cid), []).append((int(pos), str(role), bool(called), str(text)))
+    return out
+
+
+def _proposed_change(replies: list[tuple[int, str, bool, str]]) -> tuple[int, str] | None:
+    """The first reply of ``replies`` that changed something or proposed a change: a call, or a code block to apply;
+    (position, its first line) or None."""
+    for pos, role, called, text in replies:
+        if role == "assistant" and (called or "```" in text):
+            first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "(a call)")
+            return pos, first
+    return None
+
+
+def errors_again(
+    con: duckdb.DuckDBPyConnection, conv: list[Turn], prompts: Callable[[Turn], bool] = lambda t: False
+) -> dict[int, tuple[str, re.Match[str] | None, str]]:
+    """``error_again`` over one conversation's person turns: per turn index, (rule, the match of the error line in
+    its text, the norm naming where the error showed before and the change between). A turn that opens with a
+    prompt template (``prompts``: a benchmark's task text) is never one."""
+    pasted = {
+        k: templates(t.full or t.text) for k, t in enumerate(conv) if t.index > 0 and t.replied and not prompts(t)
+    }
+    pasted = {k: v for k, v in pasted.items() if v}
+    if not pasted:
+        return {}
+    context = _context(con, [conv[0].conversation_id]).get(conv[0].conversation_id, [])
+    out: dict[int, tuple[str, re.Match[str] | None, str]] = {}
+    for k, mine in pasted.items():
+        t = conv[k]
+        since = conv[k - 1].position if k else -1
+        change = _proposed_change([r for r in context if since < r[0] < t.position])
+        if change is None:
+            continue
+        seen: dict[str, int] = {}
+        for e in conv[:k]:
+            for tpl in templates(e.full or e.text):
+                seen.setdefault(tpl, e.position)
+        for pos, role, _, text in context:
+            if role == "tool" and pos < t.position:
+                for tpl in templates(text):
+                    seen.setdefault(tpl, pos)
+        same = [tpl for tpl in mine if tpl in seen]
+        if not same:
+            continue
+        at, line = mine[same[0]]
+        text = t.full or t.text
+        match = re.compile(re.escape(line.strip()[:QUOTE_FROM])).search(text, at)
+        out[k] = (
+            "error_again",
+            match,
+            f"the same error at [{seen[same[0]]}], before the assistant's change at [{change[0]}] (“{change[1][:60]}”)",
+        )
+    return out
+
+
+def sent_again(conv: list[Turn], times: dict[int, float | None]) -> dict[int, str]:
+    """``sent_again`` over one conversation's person turns: per turn index, the rule, where the turn before it is
+    the same text, got no reply, and was sent ``RESENT_AFTER`` seconds or more earlier (``times``: epoch seconds
+    by position; without times, never)."""
+    out = {}
+    for k in range(1, len(conv)):
+        e, t = conv[k - 1], conv[k]
+        if e.answered_next or " ".join(e.text.split()) != " ".join(t.text.split()) or not t.text.strip():
+            continue
+        a, b = times.get(e.position), times.get(t.position)
+        if a is not None and b is not None and b - a >= RESENT_AFTER:
+            out[k] = "sent_again"
+    return out
+
+
+def times(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int, float | None]]:
+    """Per conversation, each person turn's time (epoch seconds) by position."""
+    rows = con.execute(
+        "SELECT conversation_id, position, epoch(created_at) FROM messages "
+        "WHERE conversation_id IN (SELECT unnest(?::VARCHAR[])) AND on_main_path AND origin = 'person'",
+        [cids],
+    ).fetchall()
+    out: dict[str, dict[int, float | None]] = {}
+    for cid, pos, ts in rows:
+        out.setdefault(str(cid), {})[int(pos)] = None if ts is None else float(ts)
+    return out
