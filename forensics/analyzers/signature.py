@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 
@@ -56,11 +56,49 @@ LIMIT = re.compile(
     r"ran out of (?:steps|turns|time|budget)|autosubmi)",
     re.I,
 )
+# the notices a harness writes when it stops a run, as each harness's source spells them, read on a line of any of
+# the last messages whoever's name it is logged under: Magentic-One's orchestrator logs its own termination
+# conditions; SWE-agent writes its exit as the assistant's turn; a console's tail can be appended to an agent's
+# message (Who&When Hand-Crafted)
+HARNESS_LIMIT = re.compile(
+    r"^[^\w\n]{0,12}(?:TERMINATING RUN \([^)\n]*\): )?(?:"
+    # autogen-magentic-one orchestrator.py: max_rounds, max_time, max_replans
+    r"Max rounds \(\d+\) reached|Max time \(\d+(?:\.\d+)?s\) reached|Replan counter exceeded\.\.\. Terminating|"
+    # AG2 ConversableAgent.run (max_turns) and GroupChat (max_round): ">>>>>>>> TERMINATING RUN (<uuid>): ..."
+    r"Maximum (?:turns|rounds) \(\d+\) reached|"
+    # SWE-agent agents.py: exit_cost, exit_context, exit_total_execution_time, exit_command_timeout
+    r"Exit due to (?:cost limit|context window|total execution time exceeded|multiple consecutive command timeouts)|"
+    # OpenHands: the iteration and budget control flags' RuntimeError (AgentLimitExceededError in later versions)
+    r"(?:RuntimeError|AgentLimitExceededError): ?Agent reached maximum (?:iteration|budget)"
+    r")",
+    re.M,
+)
+HARNESS_ERROR = re.compile(
+    r"^[^\w\n]{0,12}(?:"
+    # autogen_core's runtime: an agent's handler raised (the team stops: no reply comes)
+    r"Error processing publish message|"
+    # AutoGenBench's run.sh: the scenario's process exited non-zero
+    r"SCENARIO\.PY EXITED WITH CODE: [1-9]\d* !#!#|"
+    # SWE-agent agents.py: exit_error, exit_api, exit_environment_error and the like
+    r"Exit due to (?:runtime|retry|unexpected|environment) error"
+    r")",
+    re.M,
+)
+# a harness's logged stop status (a ``stop`` event: SWE-agent's and mini-swe-agent's ``info.exit_status``, an
+# OpenHands evaluation record's ``error``, an Inspect sample's ``limit``) that says a limit or an error ended the run;
+# any other status (``submitted``, ``Submitted``) leaves the end to the messages
+STOP_LIMIT = re.compile(
+    r"\bexit_(?:cost|context|total_execution_time|command_timeout)\b|^LimitsExceeded$|"
+    r"^(?:context|time|working|message|token|operator|cost|custom) limit$"
+)
+STOP_ERROR = re.compile(r"\bexit_(?:error|api|format|environment_error)\b|^[\w.]*(?:Error|Exception)\b")
+HARNESS_TAIL_CHARS = 20_000  # of each of the last messages: a console tail appended to a long page text
 # a last call that ends the run by itself (MedAgentBench's FINISH, a submit tool): no answer is expected
 FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|exit)\b", re.I)
 # a submission written as a shell command: mini-swe-agent's (agents/default.py: the output's first line ends the
 # run; 1.x `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`, 2.x `MINI_SWE_AGENT_FINAL_OUTPUT`)
 SUBMIT_COMMAND = re.compile(r"\becho\s+['\"]?(?:COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b")
+SUBMIT_CALL = re.compile(r"submit\b", re.I)  # a call that hands in the work to be graded (SWE-agent's ``submit``)
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
 HANDOFF_TEXT = re.compile(
     r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
@@ -138,6 +176,7 @@ class Msg:
     unanswered: int = 0  # of them, without a result
     error: bool = False  # a tool result the warehouse flags as an error
     call_names: tuple[str, ...] = ()
+    stop: str | None = None  # on a run's last message: how the harness logged that the run stopped (a ``stop`` event)
 
 
 def is_output(m: Msg) -> bool:
@@ -279,16 +318,36 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     last = msgs[-1]
     if not any(m.role == "assistant" for m in msgs):
         return "no_reply", last.position
+    stop = harness_stop(msgs)
+    if stop is not None:
+        return stop
     for m in msgs[-TAIL:]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
     final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
-    # the output of a submission command ends the run: it is read by the harness, not left unread by the agent
+    # the agent handed in its work: a submission command (mini-swe-agent), or a ``submit`` call last or answered last
+    submission = bool(
+        (last.role == "assistant" and any(SUBMIT_CALL.match(n) for n in last.call_names))
+        or (
+            last.role != "assistant"
+            and len(msgs) > 1
+            and msgs[-2].role == "assistant"
+            and (
+                SUBMIT_COMMAND.search(msgs[-2].text[-1500:])
+                or any(SUBMIT_CALL.match(n) for n in msgs[-2].call_names)
+            )
+        )
+    )
+    # the output of a submission ends the run: it is read by the harness, not left unread by the agent (a submission
+    # command; a call that ends the run by itself, answered: SWE-agent's ``submit`` answered by the patch)
     submitted = (
         last.role != "assistant"
         and len(msgs) > 1
         and msgs[-2].role == "assistant"
-        and bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+        and (
+            bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+            or (is_output(last) and any(FINAL_ACTION.match(n) for n in msgs[-2].call_names))
+        )
     )
     if (last.role == "assistant" and last.unanswered and not final_action) or (
         last.role != "assistant" and last.origin != "person" and not submitted
@@ -298,6 +357,10 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     final = next((m for m in reversed(msgs) if m.role == "assistant" and m.text.strip()), None)
     if any(HANDOFF_TOOL.search(n) for n in last.call_names) or (final and HANDOFF_TEXT.search(final.text[-1500:])):
         return "handed_off", (final or last).position
+    # a run the agent ended by submitting its work claims it done, even when its last words hedge ("Since I
+    # cannot run the tests, I will submit the changes": 33 Multi-SWE-bench runs of SWE-agent)
+    if submission:
+        return "claimed_success", _claim_position(msgs, final) if final is not None else last.position
     if final is not None and GAVE_UP.search(final.text[-1500:]):
         return "gave_up", final.position
     outputs = [m for m in msgs if is_output(m)]
@@ -310,6 +373,29 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if final is not None and CLAIM.search(final.text[-1500:]):
         return "claimed_success", _claim_position(msgs, final)
     return "answered", final.position if final else last.position
+
+
+def harness_stop(msgs: list[Msg]) -> tuple[str, int] | None:
+    """(``limit`` or ``errored``, position) when the harness says a limit or an error stopped the run: its logged
+    stop status (``Msg.stop``: ``STOP_LIMIT``, ``STOP_ERROR``, or a notice below in it), else a stop notice in one of
+    the last messages (``HARNESS_LIMIT``, ``HARNESS_ERROR``), whatever its role or speaker (of several, the last one
+    written ended the run). None when neither says so."""
+    status = msgs[-1].stop
+    if status:
+        if STOP_LIMIT.search(status) or HARNESS_LIMIT.search(status):
+            return "limit", msgs[-1].position
+        if STOP_ERROR.search(status) or HARNESS_ERROR.search(status):
+            return "errored", msgs[-1].position
+    last: tuple[int, int, str] | None = None
+    for m in msgs[-TAIL:]:
+        text = m.text[-HARNESS_TAIL_CHARS:]
+        if not any(w in text for w in ("reach", "Replan", "Exit due", "Error processing", "!#!#")):
+            continue
+        for end, pattern in (("limit", HARNESS_LIMIT), ("errored", HARNESS_ERROR)):
+            for hit in pattern.finditer(text):
+                if last is None or (m.position, hit.start()) > (last[0], last[1]):
+                    last = (m.position, hit.start(), end)
+    return (last[2], last[0]) if last is not None else None
 
 
 def _claim_position(msgs: list[Msg], final: Msg) -> int:
@@ -359,18 +445,31 @@ def stream(
             "ORDER BY m.conversation_id, m.position",
             {"batch": batch, "lo": lo, "hi": hi, "revealing": revealing, "chars": TEXT_CHARS},
         ).fetchall()
+        stops = dict(
+            con.execute(
+                "SELECT conversation_id, arg_max(\"trigger\", coalesce(seq, 2147483647)) FROM events "
+                "WHERE kind = 'stop' AND \"trigger\" IS NOT NULL AND conversation_id IN (SELECT unnest($batch::VARCHAR[])) "
+                "GROUP BY 1",
+                {"batch": batch},
+            ).fetchall()
+        )
         run: list[Msg] = []
         at: str | None = None
         for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
             if cid != at:
                 if run:
-                    yield str(at), run
+                    yield str(at), _with_stop(run, stops.get(at))
                 at, run = cid, []
             run.append(
                 Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
             )
         if run:
-            yield str(at), run
+            yield str(at), _with_stop(run, stops.get(at))
+
+
+def _with_stop(run: list[Msg], stop: str | None) -> list[Msg]:
+    """The run with the harness's logged stop status on its last message."""
+    return run if stop is None else run[:-1] + [replace(run[-1], stop=stop)]
 
 
 def _batches(con: duckdb.DuckDBPyConnection, ordered: list[str], messages: int) -> Iterator[tuple[list[str], int, int]]:
