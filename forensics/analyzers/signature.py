@@ -98,7 +98,7 @@ FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|
 # a submission written as a shell command: mini-swe-agent's (agents/default.py: the output's first line ends the
 # run; 1.x `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`, 2.x `MINI_SWE_AGENT_FINAL_OUTPUT`)
 SUBMIT_COMMAND = re.compile(r"\becho\s+['\"]?(?:COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b")
-SUBMIT_CALL = re.compile(r"submit\b", re.I)  # a call that hands in the work to be graded (SWE-agent's ``submit``)
+SUBMITTED = re.compile(r"submitted$", re.I)  # a stop status: the agent submitted (``submitted``, ``Submitted``)
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
 HANDOFF_TEXT = re.compile(
     r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
@@ -325,22 +325,11 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
     final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
-    # the agent handed in its work: a submission command (mini-swe-agent), or a ``submit`` call last or answered last
-    submission = bool(
-        (last.role == "assistant" and any(SUBMIT_CALL.match(n) for n in last.call_names))
-        or (
-            last.role != "assistant"
-            and len(msgs) > 1
-            and msgs[-2].role == "assistant"
-            and (
-                SUBMIT_COMMAND.search(msgs[-2].text[-1500:])
-                or any(SUBMIT_CALL.match(n) for n in msgs[-2].call_names)
-            )
-        )
-    )
-    # the output of a submission ends the run: it is read by the harness, not left unread by the agent (a submission
-    # command; a call that ends the run by itself, answered: SWE-agent's ``submit`` answered by the patch)
-    submitted = (
+    # the run ends on a submission, read by the harness, not left unread by the agent: the harness's stop status
+    # says so (SWE-agent's and mini-swe-agent's ``submitted``, whose closing exit message is not a message), or the
+    # last output is a submission's (mini-swe-agent's submission command; a call that ends the run by itself:
+    # SWE-agent's ``submit`` answered by the patch)
+    submitted = bool(SUBMITTED.match(last.stop or "")) or (
         last.role != "assistant"
         and len(msgs) > 1
         and msgs[-2].role == "assistant"
@@ -349,18 +338,15 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
             or (is_output(last) and any(FINAL_ACTION.match(n) for n in msgs[-2].call_names))
         )
     )
-    if (last.role == "assistant" and last.unanswered and not final_action) or (
-        last.role != "assistant" and last.origin != "person" and not submitted
+    if not submitted and (
+        (last.role == "assistant" and last.unanswered and not final_action)
+        or (last.role != "assistant" and last.origin != "person")
     ):
         if not (is_output(last) and error_line(last.text, last.error)):
             return "cut_off", last.position
     final = next((m for m in reversed(msgs) if m.role == "assistant" and m.text.strip()), None)
     if any(HANDOFF_TOOL.search(n) for n in last.call_names) or (final and HANDOFF_TEXT.search(final.text[-1500:])):
         return "handed_off", (final or last).position
-    # a run the agent ended by submitting its work claims it done, even when its last words hedge ("Since I
-    # cannot run the tests, I will submit the changes": 33 Multi-SWE-bench runs of SWE-agent)
-    if submission:
-        return "claimed_success", _claim_position(msgs, final) if final is not None else last.position
     if final is not None and GAVE_UP.search(final.text[-1500:]):
         return "gave_up", final.position
     outputs = [m for m in msgs if is_output(m)]
