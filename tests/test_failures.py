@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -103,9 +104,9 @@ def test_a_submission_command_ends_the_run() -> None:
     assert (
         ended(run("Since I cannot execute the AWS commands without credentials, the script is ready."))[0] == "gave_up"
     )
-    assert ended(run("The file is written."))[0] == "answered"
+    assert ended(run("The file is written."))[0] == "claimed_success"  # a submission is a claim (SPEC §25)
     v2 = run("")[:1] + [Msg(1, "assistant", "assistant", None, '```bash\necho "MINI_SWE_AGENT_FINAL_OUTPUT"\n```', 1)]
-    assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "answered"
+    assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "claimed_success"
     other = run("")[:1] + [Msg(1, "assistant", "assistant", None, "```bash\necho COMPLETE\n```", 1)]
     assert ended(other + [Msg(2, "tool", "tool_result", None, "COMPLETE")])[0] == "cut_off"  # not a submission
 
@@ -181,7 +182,16 @@ def test_swe_agent_ag2_and_openhands_stops_are_limits() -> None:
     ]
     assert ended(ag2) == ("limit", 2)
     submitted = cost[:-1] + [
-        Msg(3, "assistant", "assistant", None, "Since I cannot run the tests, let's submit.", 1, 0, call_names=("submit",)),
+        Msg(
+            3,
+            "assistant",
+            "assistant",
+            None,
+            "Since I cannot run the tests, let's submit.",
+            1,
+            0,
+            call_names=("submit",),
+        ),
         Msg(4, "tool", "tool", None, "diff --git a/Parser.java b/Parser.java"),
     ]
     assert ended(submitted)[0] != "cut_off"
@@ -193,7 +203,10 @@ def test_swe_agent_ag2_and_openhands_stops_are_limits() -> None:
         ("submitted (exit_context)", "limit"),
         ("LimitsExceeded", "limit"),
         ("message limit", "limit"),
-        ("RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: 50, max iteration: 50", "limit"),
+        (
+            "RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: 50, max iteration: 50",
+            "limit",
+        ),
         ("litellm.APIError: upstream connect error", "errored"),
         ("exit_format", "errored"),
         ("submitted", "claimed_success"),
@@ -212,7 +225,8 @@ def test_real_harness_stop_statuses_are_kept_and_read(tmp_path: Path) -> None:
         real
         / "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source"
         / "marshmallow-code__marshmallow-1867.traj",
-        real / "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/django__django-11001.traj.json",
+        real
+        / "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/django__django-11001.traj.json",
     ]
     db = tmp_path / "r.duckdb"
     for f in files:
@@ -373,6 +387,9 @@ def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp
     # message counted as a step when it ran code: 52, 70, 76)
     assert (exact, near, agent) == (61, 77, 87)
     assert exact > first  # the first-step baseline: 20
+    # how they ended (no AG2 log here prints a turn or round limit: 47 runs stop at 10 messages without one)
+    ends = Counter(ended(ms)[0] for ms in msgs.values())
+    assert ends == {"claimed_success": 86, "answered": 18, "cut_off": 13, "errored": 6, "gave_up": 3}
 
 
 def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path) -> None:
@@ -624,3 +641,9 @@ def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
     assert (len(recs), exact, near, agent) == (58, 16, 19, 38)
+    # how they ended, by cause: the orchestrator's max rounds (6), max time (4) and replans (3) are limits, an
+    # agent's exception the runtime logged (25) and a scenario that exited with code 1 (1) errored, "Request
+    # satisfied." claims (18); one log stops on a page with no notice (answered). Before, read from the speaker's
+    # role only: claimed_success 55, answered 2, gave_up 1
+    ends = Counter(ended(ms)[0] for ms in msgs.values())
+    assert ends == {"errored": 26, "claimed_success": 18, "limit": 13, "answered": 1}

@@ -6,9 +6,17 @@ and by the outcome analyzer's run ranking (which runs before it).
 
 - ``no_reply``: the agent never replied (no message of the assistant: a harness whose agent never started, a
   person turn left unanswered); an agent that never acted did not do its task;
-- ``limit``: the harness or a tool says a turn, step, iteration, time or context limit was reached;
+- ``limit`` or ``errored`` by the harness's own word, whoever's name it is logged under: its logged stop status
+  (``Msg.stop``, a ``stop`` event: SWE-agent's ``exit_cost``, mini-swe-agent's ``LimitsExceeded``, an OpenHands
+  record's "Agent reached maximum iteration", an Inspect sample's ``message limit``; an error status is
+  ``errored``), else a stop notice as each harness's source writes it on a line of one of the last messages, in any
+  role (``HARNESS_LIMIT``: Magentic-One's "Max rounds (30) reached.", SWE-agent's "Exit due to cost limit" written
+  as the assistant's turn; ``HARNESS_ERROR``: autogen_core's "Error processing publish message" in a console tail
+  appended to an agent's message); of several notices, the last one written;
+- ``limit``: a tool or harness message says a turn, step, iteration, time or context limit was reached;
 - ``cut_off``: the run stops on a call no result answers (other than a call that ends the run by itself:
-  ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
+  ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (other
+  than a submission's: the harness's ``submitted`` status, a submission command's or a ``submit`` call's output) (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
 - ``handed_off``: the last step hands the task to someone else (a transfer or escalation tool, "a human agent");
 - ``gave_up``: the final reply says it cannot do the task ("I was unable to", "I cannot", "I'm sorry, but");
 - ``errored``: the last tool result is an error and no reply follows it;
@@ -356,7 +364,8 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
         and not any(m.role == "assistant" and m.text.strip() and m.position > outputs[-1].position for m in msgs)
     ):
         return "errored", outputs[-1].position
-    if final is not None and CLAIM.search(final.text[-1500:]):
+    # a submission is a claim (the agent handed its work in), unless its words gave up above
+    if final is not None and (submitted or CLAIM.search(final.text[-1500:])):
         return "claimed_success", _claim_position(msgs, final)
     return "answered", final.position if final else last.position
 
@@ -433,7 +442,7 @@ def stream(
         ).fetchall()
         stops = dict(
             con.execute(
-                "SELECT conversation_id, arg_max(\"trigger\", coalesce(seq, 2147483647)) FROM events "
+                'SELECT conversation_id, arg_max("trigger", coalesce(seq, 2147483647)) FROM events '
                 "WHERE kind = 'stop' AND \"trigger\" IS NOT NULL AND conversation_id IN (SELECT unnest($batch::VARCHAR[])) "
                 "GROUP BY 1",
                 {"batch": batch},
