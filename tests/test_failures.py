@@ -642,7 +642,7 @@ def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
         agent += d.agent == r["label"]["mistake_agent"]
     assert (len(recs), exact, near, agent) == (58, 16, 19, 38)
     # how they ended, by cause: the orchestrator's max rounds (6), max time (4) and replans (3) are limits, an
-    # agent's exception the runtime logged (25) and a scenario that exited with code 1 (1) errored, "Request
+    # agent's exception the runtime logged (26; one scenario also exited with code 1) errored, "Request
     # satisfied." claims (18); one log stops on a page with no notice (answered). Before, read from the speaker's
     # role only: claimed_success 55, answered 2, gave_up 1
     ends = Counter(ended(ms)[0] for ms in msgs.values())
