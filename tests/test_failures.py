@@ -254,6 +254,26 @@ def test_real_harness_stop_statuses_are_kept_and_read(tmp_path: Path) -> None:
     }
 
 
+def test_the_graded_folders_ends_do_not_move(tmp_path: Path) -> None:
+    """The graded runs' real files (fixtures/outcomes: MedAgentBench, MINT, tau2) carry no harness stop notice: their
+    ends are as before the harness rules (on the shared folders too: 0 of 1,392 runs changed)."""
+    db = tmp_path / "o.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(
+            ["ingest", str(Path(__file__).resolve().parents[1] / "fixtures" / "outcomes"), "--db", str(db)],
+            standalone_mode=False,
+        )
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ends = Counter(
+        ended(ms)[0]
+        for ms in messages(
+            con, [r[0] for r in con.execute("SELECT conversation_id FROM conversations").fetchall()]
+        ).values()
+    )
+    assert ends == {"answered": 5, "claimed_success": 3, "handed_off": 2}
+
+
 def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
     msgs = [
         Msg(0, "user", "person", None, "What did the two houses sell for?"),
