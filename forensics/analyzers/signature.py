@@ -418,6 +418,15 @@ def stream(
     warehouse's row order (a run's rows are stored together) and each query reads only its batch's range of rows:
     a query per batch over the whole table would read it once per batch. Runs come in id order inside a batch,
     not across batches."""
+    # the harness's logged stop status of each run (few runs have one: read once, not per batch)
+    stops: dict[str, str] = dict(
+        con.execute(
+            'SELECT conversation_id, arg_max("trigger", coalesce(seq, 2147483647)) FROM events '
+            "WHERE kind = 'stop' AND \"trigger\" IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+            "GROUP BY 1",
+            [sorted(set(cids))],
+        ).fetchall()
+    )
     for batch, lo, hi in _batches(con, sorted(set(cids)), messages):
         rows = con.execute(
             "WITH sel AS (SELECT unnest($batch::VARCHAR[]) AS conversation_id), "
@@ -440,26 +449,18 @@ def stream(
             "ORDER BY m.conversation_id, m.position",
             {"batch": batch, "lo": lo, "hi": hi, "revealing": revealing, "chars": TEXT_CHARS},
         ).fetchall()
-        stops = dict(
-            con.execute(
-                'SELECT conversation_id, arg_max("trigger", coalesce(seq, 2147483647)) FROM events '
-                "WHERE kind = 'stop' AND \"trigger\" IS NOT NULL AND conversation_id IN (SELECT unnest($batch::VARCHAR[])) "
-                "GROUP BY 1",
-                {"batch": batch},
-            ).fetchall()
-        )
         run: list[Msg] = []
         at: str | None = None
         for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
             if cid != at:
                 if run:
-                    yield str(at), _with_stop(run, stops.get(at))
+                    yield str(at), _with_stop(run, stops.get(str(at)))
                 at, run = cid, []
             run.append(
                 Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
             )
         if run:
-            yield str(at), _with_stop(run, stops.get(at))
+            yield str(at), _with_stop(run, stops.get(str(at)))
 
 
 def _with_stop(run: list[Msg], stop: str | None) -> list[Msg]:
