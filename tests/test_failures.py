@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import duckdb
@@ -102,11 +104,174 @@ def test_a_submission_command_ends_the_run() -> None:
     assert (
         ended(run("Since I cannot execute the AWS commands without credentials, the script is ready."))[0] == "gave_up"
     )
-    assert ended(run("The file is written."))[0] == "answered"
+    assert ended(run("The file is written."))[0] == "claimed_success"  # a submission is a claim (SPEC §25)
     v2 = run("")[:1] + [Msg(1, "assistant", "assistant", None, '```bash\necho "MINI_SWE_AGENT_FINAL_OUTPUT"\n```', 1)]
-    assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "answered"
+    assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "claimed_success"
     other = run("")[:1] + [Msg(1, "assistant", "assistant", None, "```bash\necho COMPLETE\n```", 1)]
     assert ended(other + [Msg(2, "tool", "tool_result", None, "COMPLETE")])[0] == "cut_off"  # not a submission
+
+
+def _magentic(last: list[Msg]) -> list[Msg]:
+    """A Magentic-One run in the shape of Who&When Hand-Crafted (invented text): the orchestrator hands each turn
+    to its agents; the harness's termination notice and the console's tail are logged under an agent's name."""
+    return [
+        Msg(0, "user", "person", "human", "Which bakery near the harbour opens first on Sundays?"),
+        Msg(1, "assistant", "assistant", "Orchestrator", "Initial plan: search the map, then read the pages."),
+        Msg(2, "assistant", "assistant", "Orchestrator", "Next speaker WebSurfer"),
+        Msg(3, "assistant", "assistant", "WebSurfer", "I typed 'bakery harbour' into the search bar."),
+        *last,
+    ]
+
+
+def test_a_harness_stop_notice_ends_the_run_whoever_logs_it() -> None:
+    """The notices each harness's source writes when it stops a run, under an agent's name or the assistant role:
+    the orchestrator's max rounds, max time and replans (limit), autogen_core's "Error processing publish message"
+    and AutoGenBench's non-zero exit (errored); the last one written ended the run."""
+    tail = "\nFINAL ANSWER: Harbour Bakery\nSCENARIO.PY COMPLETE !#!#\nRUN.SH COMPLETE !#!#"
+    rounds = _magentic([Msg(4, "assistant", "assistant", "Orchestrator", "Max rounds (30) reached." + tail)])
+    assert ended(rounds) == ("limit", 4)
+    clock = _magentic([Msg(4, "assistant", "assistant", "Orchestrator", "Max time (1500s) reached." + tail)])
+    assert ended(clock) == ("limit", 4)
+    replans = _magentic(
+        [
+            Msg(4, "assistant", "assistant", "Orchestrator", "Replan counter exceeded... Terminating."),
+            Msg(5, "assistant", "assistant", "Orchestrator", "No agent selected." + tail),
+        ]
+    )
+    assert ended(replans) == ("limit", 4)
+    satisfied = _magentic(
+        [
+            Msg(4, "assistant", "assistant", "Orchestrator", "Request satisfied."),
+            Msg(5, "assistant", "assistant", "Orchestrator", "No agent selected." + tail),
+        ]
+    )
+    assert ended(satisfied)[0] == "claimed_success"
+    crash = (
+        "Harbour Bakery opens at 7.\nError processing publish message\nTraceback (most recent call last):\n"
+        '  File "/usr/lib/agent.py", line 9, in on_message\nopenai.BadRequestError: Error code: 400' + tail
+    )
+    assert ended(_magentic([Msg(4, "assistant", "assistant", "WebSurfer", crash)])) == ("errored", 4)
+    exited = "The page did not load.\nSCENARIO.PY EXITED WITH CODE: 1 !#!#\nRUN.SH COMPLETE !#!#"
+    assert ended(_magentic([Msg(4, "assistant", "assistant", "WebSurfer", exited)])) == ("errored", 4)
+    # the last notice written wins: an error logged, then the round limit
+    both = crash.replace(tail, "") + "\nMax rounds (30) reached." + tail
+    assert ended(_magentic([Msg(4, "assistant", "assistant", "Orchestrator", both)])) == ("limit", 4)
+    # the words inside a sentence are no notice
+    said = "The site says: after Max rounds (3) reached, stop. I found Harbour Bakery. FINAL ANSWER: Harbour Bakery"
+    assert ended(_magentic([Msg(4, "assistant", "assistant", "WebSurfer", said)]))[0] == "claimed_success"
+
+
+def test_swe_agent_ag2_and_openhands_stops_are_limits() -> None:
+    """SWE-agent writes its exit as the assistant's turn (a call to ``exit_cost`` nothing answers: it read as cut
+    off), AG2 prints its turn limit, OpenHands raises on its iteration limit; a ``submit`` answered by the patch ends
+    the run (not cut off), its end read from the words like mini-swe-agent's submission."""
+    task = [Msg(0, "user", "person", None, "Fix the NPE in Parser.java")]
+    cost = task + [
+        Msg(1, "assistant", "assistant", None, "Let me open the file.", 1, 0, call_names=("open",)),
+        Msg(2, "tool", "tool", None, "[File: Parser.java (120 lines total)]"),
+        Msg(3, "assistant", "assistant", None, "Exit due to cost limit", 1, 1, call_names=("exit_cost",)),
+    ]
+    assert ended(cost) == ("limit", 3)
+    context = cost[:-1] + [Msg(3, "assistant", "assistant", None, "Exit due to context window", 1, 1)]
+    assert ended(context) == ("limit", 3)
+    retry = cost[:-1] + [Msg(3, "assistant", "assistant", None, "Exit due to retry error: 429 Too Many Requests", 1, 1)]
+    assert ended(retry) == ("errored", 3)
+    ag2 = task + [
+        Msg(1, "assistant", "assistant", "coder", "Here is the patch."),
+        Msg(2, "user", "harness", None, ">>>>>>>> TERMINATING RUN (6e4611af-00a7): Maximum turns (8) reached"),
+    ]
+    assert ended(ag2) == ("limit", 2)
+    submitted = cost[:-1] + [
+        Msg(
+            3,
+            "assistant",
+            "assistant",
+            None,
+            "Since I cannot run the tests, let's submit.",
+            1,
+            0,
+            call_names=("submit",),
+        ),
+        Msg(4, "tool", "tool", None, "diff --git a/Parser.java b/Parser.java"),
+    ]
+    assert ended(submitted)[0] != "cut_off"
+    # the harness's logged stop status, on the last message (a ``stop`` event), decides before the words
+    said = cost[:-1] + [Msg(3, "assistant", "assistant", None, "The fix is done.")]
+    assert ended(said)[0] == "claimed_success"
+    for status, end in (
+        ("exit_cost", "limit"),
+        ("submitted (exit_context)", "limit"),
+        ("LimitsExceeded", "limit"),
+        ("message limit", "limit"),
+        (
+            "RuntimeError: Agent reached maximum iteration in headless mode. Current iteration: 50, max iteration: 50",
+            "limit",
+        ),
+        ("litellm.APIError: upstream connect error", "errored"),
+        ("exit_format", "errored"),
+        ("submitted", "claimed_success"),
+        ("Submitted", "claimed_success"),
+    ):
+        assert ended(said[:-1] + [replace(said[-1], stop=status)])[0] == end, status
+
+
+def test_real_harness_stop_statuses_are_kept_and_read(tmp_path: Path) -> None:
+    """Real files: OpenHands' Multi-SWE-bench evaluation output (one of its three runs stopped by "Agent reached
+    maximum iteration in headless mode", logged in the record's ``error``, no message: it read as errored, its last
+    output an error), SWE-agent's and mini-swe-agent's ``info.exit_status``."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    files = [
+        real / "openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl",
+        real
+        / "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source"
+        / "marshmallow-code__marshmallow-1867.traj",
+        real
+        / "mini_swe_agent/SWE-agent+mini-swe-agent/output/deepseek_bench1/django__django-11001/django__django-11001.traj.json",
+    ]
+    db = tmp_path / "r.duckdb"
+    for f in files:
+        with pytest.raises(SystemExit) as done:
+            cli.main(["ingest", str(f), "--db", str(db)], standalone_mode=False)
+        assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    stops = con.execute(
+        "SELECT c.native_id, e.trigger FROM events e JOIN conversations c USING (conversation_id) "
+        "WHERE e.kind = 'stop' ORDER BY 1"
+    ).fetchall()
+    assert [(n, t[:58]) for n, t in stops] == [
+        ("django__django-11001", "Submitted"),
+        ("marshmallow-code__marshmallow-1867", "submitted"),
+        ("ponylang__ponyc-4588", "RuntimeError: Agent reached maximum iteration in headless "),
+    ]
+    ids = dict(con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
+    got = {ids[c]: ended(ms)[0] for c, ms in messages(con, list(ids)).items()}
+    assert got == {
+        "ponylang__ponyc-4593": "gave_up",
+        "ponylang__ponyc-4595": "claimed_success",
+        "ponylang__ponyc-4588": "limit",
+        "marshmallow-code__marshmallow-1867": "claimed_success",
+        "django__django-11001": "claimed_success",
+    }
+
+
+def test_the_graded_folders_ends_do_not_move(tmp_path: Path) -> None:
+    """The graded runs' real files (fixtures/outcomes: MedAgentBench, MINT, tau2) carry no harness stop notice: their
+    ends are as before the harness rules (on the shared folders too: 0 of 1,392 runs changed)."""
+    db = tmp_path / "o.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(
+            ["ingest", str(Path(__file__).resolve().parents[1] / "fixtures" / "outcomes"), "--db", str(db)],
+            standalone_mode=False,
+        )
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ends = Counter(
+        ended(ms)[0]
+        for ms in messages(
+            con, [r[0] for r in con.execute("SELECT conversation_id FROM conversations").fetchall()]
+        ).values()
+    )
+    assert ends == {"answered": 5, "claimed_success": 3, "handed_off": 2}
 
 
 def test_decisive_step_is_the_first_assumption_and_names_its_agent() -> None:
@@ -242,6 +407,9 @@ def test_whowhen_speakers_kept_and_decisive_step_beats_the_trivial_baselines(tmp
     # message counted as a step when it ran code: 52, 70, 76)
     assert (exact, near, agent) == (61, 77, 87)
     assert exact > first  # the first-step baseline: 20
+    # how they ended (no AG2 log here prints a turn or round limit: 47 runs stop at 10 messages without one)
+    ends = Counter(ended(ms)[0] for ms in msgs.values())
+    assert ends == {"claimed_success": 86, "answered": 18, "cut_off": 13, "errored": 6, "gave_up": 3}
 
 
 def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path) -> None:
@@ -493,3 +661,9 @@ def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
     assert (len(recs), exact, near, agent) == (58, 16, 19, 38)
+    # how they ended, by cause: the orchestrator's max rounds (6), max time (4) and replans (3) are limits, an
+    # agent's exception the runtime logged (26; one scenario also exited with code 1) errored, "Request
+    # satisfied." claims (18); one log stops on a page with no notice (answered). Before, read from the speaker's
+    # role only: claimed_success 55, answered 2, gave_up 1
+    ends = Counter(ended(ms)[0] for ms in msgs.values())
+    assert ends == {"errored": 26, "claimed_success": 18, "limit": 13, "answered": 1}

@@ -6,9 +6,17 @@ and by the outcome analyzer's run ranking (which runs before it).
 
 - ``no_reply``: the agent never replied (no message of the assistant: a harness whose agent never started, a
   person turn left unanswered); an agent that never acted did not do its task;
-- ``limit``: the harness or a tool says a turn, step, iteration, time or context limit was reached;
+- ``limit`` or ``errored`` by the harness's own word, whoever's name it is logged under: its logged stop status
+  (``Msg.stop``, a ``stop`` event: SWE-agent's ``exit_cost``, mini-swe-agent's ``LimitsExceeded``, an OpenHands
+  record's "Agent reached maximum iteration", an Inspect sample's ``message limit``; an error status is
+  ``errored``), else a stop notice as each harness's source writes it on a line of one of the last messages, in any
+  role (``HARNESS_LIMIT``: Magentic-One's "Max rounds (30) reached.", SWE-agent's "Exit due to cost limit" written
+  as the assistant's turn; ``HARNESS_ERROR``: autogen_core's "Error processing publish message" in a console tail
+  appended to an agent's message); of several notices, the last one written;
+- ``limit``: a tool or harness message says a turn, step, iteration, time or context limit was reached;
 - ``cut_off``: the run stops on a call no result answers (other than a call that ends the run by itself:
-  ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
+  ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (other
+  than a submission's: the harness's ``submitted`` status, a submission command's or a ``submit`` call's output) (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
 - ``handed_off``: the last step hands the task to someone else (a transfer or escalation tool, "a human agent");
 - ``gave_up``: the final reply says it cannot do the task ("I was unable to", "I cannot", "I'm sorry, but");
 - ``errored``: the last tool result is an error and no reply follows it;
@@ -30,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 
@@ -56,11 +64,49 @@ LIMIT = re.compile(
     r"ran out of (?:steps|turns|time|budget)|autosubmi)",
     re.I,
 )
+# the notices a harness writes when it stops a run, as each harness's source spells them, read on a line of any of
+# the last messages whoever's name it is logged under: Magentic-One's orchestrator logs its own termination
+# conditions; SWE-agent writes its exit as the assistant's turn; a console's tail can be appended to an agent's
+# message (Who&When Hand-Crafted)
+HARNESS_LIMIT = re.compile(
+    r"^[^\w\n]{0,12}(?:TERMINATING RUN \([^)\n]*\): )?(?:"
+    # autogen-magentic-one orchestrator.py: max_rounds, max_time, max_replans
+    r"Max rounds \(\d+\) reached|Max time \(\d+(?:\.\d+)?s\) reached|Replan counter exceeded\.\.\. Terminating|"
+    # AG2 ConversableAgent.run (max_turns) and GroupChat (max_round): ">>>>>>>> TERMINATING RUN (<uuid>): ..."
+    r"Maximum (?:turns|rounds) \(\d+\) reached|"
+    # SWE-agent agents.py: exit_cost, exit_context, exit_total_execution_time, exit_command_timeout
+    r"Exit due to (?:cost limit|context window|total execution time exceeded|multiple consecutive command timeouts)|"
+    # OpenHands: the iteration and budget control flags' RuntimeError (AgentLimitExceededError in later versions)
+    r"(?:RuntimeError|AgentLimitExceededError): ?Agent reached maximum (?:iteration|budget)"
+    r")",
+    re.M,
+)
+HARNESS_ERROR = re.compile(
+    r"^[^\w\n]{0,12}(?:"
+    # autogen_core's runtime: an agent's handler raised (the team stops: no reply comes)
+    r"Error processing publish message|"
+    # AutoGenBench's run.sh: the scenario's process exited non-zero
+    r"SCENARIO\.PY EXITED WITH CODE: [1-9]\d* !#!#|"
+    # SWE-agent agents.py: exit_error, exit_api, exit_environment_error and the like
+    r"Exit due to (?:runtime|retry|unexpected|environment) error"
+    r")",
+    re.M,
+)
+# a harness's logged stop status (a ``stop`` event: SWE-agent's and mini-swe-agent's ``info.exit_status``, an
+# OpenHands evaluation record's ``error``, an Inspect sample's ``limit``) that says a limit or an error ended the run;
+# any other status (``submitted``, ``Submitted``) leaves the end to the messages
+STOP_LIMIT = re.compile(
+    r"\bexit_(?:cost|context|total_execution_time|command_timeout)\b|^LimitsExceeded$|"
+    r"^(?:context|time|working|message|token|operator|cost|custom) limit$"
+)
+STOP_ERROR = re.compile(r"\bexit_(?:error|api|format|environment_error)\b|^[\w.]*(?:Error|Exception)\b")
+HARNESS_TAIL_CHARS = 20_000  # of each of the last messages: a console tail appended to a long page text
 # a last call that ends the run by itself (MedAgentBench's FINISH, a submit tool): no answer is expected
 FINAL_ACTION = re.compile(r"(?:finish|submit|final_answer|answer|done|terminate|exit)\b", re.I)
 # a submission written as a shell command: mini-swe-agent's (agents/default.py: the output's first line ends the
 # run; 1.x `COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`, 2.x `MINI_SWE_AGENT_FINAL_OUTPUT`)
 SUBMIT_COMMAND = re.compile(r"\becho\s+['\"]?(?:COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b")
+SUBMITTED = re.compile(r"submitted$", re.I)  # a stop status: the agent submitted (``submitted``, ``Submitted``)
 HANDOFF_TOOL = re.compile(r"transfer|escalat|hand_?off|human", re.I)
 HANDOFF_TEXT = re.compile(
     r"\btransfer(?:ring)? you\b|\bhuman (?:agent|representative)\b|\bescalat(?:e|ing)\b|"
@@ -138,6 +184,7 @@ class Msg:
     unanswered: int = 0  # of them, without a result
     error: bool = False  # a tool result the warehouse flags as an error
     call_names: tuple[str, ...] = ()
+    stop: str | None = None  # on a run's last message: how the harness logged that the run stopped (a ``stop`` event)
 
 
 def is_output(m: Msg) -> bool:
@@ -279,19 +326,29 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     last = msgs[-1]
     if not any(m.role == "assistant" for m in msgs):
         return "no_reply", last.position
+    stop = harness_stop(msgs)
+    if stop is not None:
+        return stop
     for m in msgs[-TAIL:]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
     final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
-    # the output of a submission command ends the run: it is read by the harness, not left unread by the agent
-    submitted = (
+    # the run ends on a submission, read by the harness, not left unread by the agent: the harness's stop status
+    # says so (SWE-agent's and mini-swe-agent's ``submitted``, whose closing exit message is not a message), or the
+    # last output is a submission's (mini-swe-agent's submission command; a call that ends the run by itself:
+    # SWE-agent's ``submit`` answered by the patch)
+    submitted = bool(SUBMITTED.match(last.stop or "")) or (
         last.role != "assistant"
         and len(msgs) > 1
         and msgs[-2].role == "assistant"
-        and bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+        and (
+            bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+            or (is_output(last) and any(FINAL_ACTION.match(n) for n in msgs[-2].call_names))
+        )
     )
-    if (last.role == "assistant" and last.unanswered and not final_action) or (
-        last.role != "assistant" and last.origin != "person" and not submitted
+    if not submitted and (
+        (last.role == "assistant" and last.unanswered and not final_action)
+        or (last.role != "assistant" and last.origin != "person")
     ):
         if not (is_output(last) and error_line(last.text, last.error)):
             return "cut_off", last.position
@@ -307,9 +364,33 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
         and not any(m.role == "assistant" and m.text.strip() and m.position > outputs[-1].position for m in msgs)
     ):
         return "errored", outputs[-1].position
-    if final is not None and CLAIM.search(final.text[-1500:]):
+    # a submission is a claim (the agent handed its work in), unless its words gave up above
+    if final is not None and (submitted or CLAIM.search(final.text[-1500:])):
         return "claimed_success", _claim_position(msgs, final)
     return "answered", final.position if final else last.position
+
+
+def harness_stop(msgs: list[Msg]) -> tuple[str, int] | None:
+    """(``limit`` or ``errored``, position) when the harness says a limit or an error stopped the run: its logged
+    stop status (``Msg.stop``: ``STOP_LIMIT``, ``STOP_ERROR``, or a notice below in it), else a stop notice in one of
+    the last messages (``HARNESS_LIMIT``, ``HARNESS_ERROR``), whatever its role or speaker (of several, the last one
+    written ended the run). None when neither says so."""
+    status = msgs[-1].stop
+    if status:
+        if STOP_LIMIT.search(status) or HARNESS_LIMIT.search(status):
+            return "limit", msgs[-1].position
+        if STOP_ERROR.search(status) or HARNESS_ERROR.search(status):
+            return "errored", msgs[-1].position
+    last: tuple[int, int, str] | None = None
+    for m in msgs[-TAIL:]:
+        text = m.text[-HARNESS_TAIL_CHARS:]
+        if not any(w in text for w in ("reach", "Replan", "Exit due", "Error processing", "!#!#")):
+            continue
+        for end, pattern in (("limit", HARNESS_LIMIT), ("errored", HARNESS_ERROR)):
+            for hit in pattern.finditer(text):
+                if last is None or (m.position, hit.start()) > (last[0], last[1]):
+                    last = (m.position, hit.start(), end)
+    return (last[2], last[0]) if last is not None else None
 
 
 def _claim_position(msgs: list[Msg], final: Msg) -> int:
@@ -337,6 +418,15 @@ def stream(
     warehouse's row order (a run's rows are stored together) and each query reads only its batch's range of rows:
     a query per batch over the whole table would read it once per batch. Runs come in id order inside a batch,
     not across batches."""
+    # the harness's logged stop status of each run (few runs have one: read once, not per batch)
+    stops: dict[str, str] = dict(
+        con.execute(
+            'SELECT conversation_id, arg_max("trigger", coalesce(seq, 2147483647)) FROM events '
+            "WHERE kind = 'stop' AND \"trigger\" IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+            "GROUP BY 1",
+            [sorted(set(cids))],
+        ).fetchall()
+    )
     for batch, lo, hi in _batches(con, sorted(set(cids)), messages):
         rows = con.execute(
             "WITH sel AS (SELECT unnest($batch::VARCHAR[]) AS conversation_id), "
@@ -364,13 +454,18 @@ def stream(
         for cid, pos, role, origin, name, text, calls, unanswered, err, names in rows:
             if cid != at:
                 if run:
-                    yield str(at), run
+                    yield str(at), _with_stop(run, stops.get(str(at)))
                 at, run = cid, []
             run.append(
                 Msg(int(pos), role, origin, name, text or "", int(calls), int(unanswered), bool(err), tuple(names))
             )
         if run:
-            yield str(at), run
+            yield str(at), _with_stop(run, stops.get(str(at)))
+
+
+def _with_stop(run: list[Msg], stop: str | None) -> list[Msg]:
+    """The run with the harness's logged stop status on its last message."""
+    return run if stop is None else run[:-1] + [replace(run[-1], stop=stop)]
 
 
 def _batches(con: duckdb.DuckDBPyConnection, ordered: list[str], messages: int) -> Iterator[tuple[list[str], int, int]]:

@@ -237,6 +237,10 @@ def _outcomes(s: dict[str, Any]) -> list[Event]:
         )
     if s.get("error"):
         out.append(Event("error", None, detail={"error": s["error"]}))
+    limit = mapping(s.get("limit"))
+    if isinstance(limit.get("type"), str):  # EvalSampleLimit: the sample was stopped by its message, token, time,
+        # working-time, cost or custom limit
+        out.append(Event("stop", None, trigger=f"{limit['type']} limit", detail={"by": "limit", "value": limit}))
     return out
 
 

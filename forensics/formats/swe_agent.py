@@ -35,7 +35,7 @@ from typing import Any
 
 from forensics.formats.kit import grades, values
 from forensics.formats.kit.declare import Format, Probe, Side
-from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage, listed, mapping, text_of
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage, listed, mapping, text_of
 
 # sweagent/types.py: a trajectory step's keys, and the message types of a history item
 STEP_KEYS = re.compile(rb'"trajectory"\s*:\s*\[\s*\{\s*"(?:action|response|thought)"')
@@ -78,7 +78,18 @@ def read_swe_agent(path: str, log: Log) -> list[Conversation]:
             t.parent = "" if i == 0 else None  # each discarded attempt is a tree of its own
         turns.extend(off)
     model = _swe_model(doc) or _preds_model(path, native)
-    return [Conversation(native, turns, model=model, outcome=grades.swebench_results(path, native))]
+    return [
+        Conversation(
+            native, turns, model=model, outcome=grades.swebench_results(path, native), events=_stop(doc.get("info"))
+        )
+    ]
+
+
+def _stop(info: Any) -> list[Event]:
+    """The harness's own word on how the run stopped, ``info.exit_status`` (SWE-agent: ``submitted``, ``exit_cost``,
+    ``submitted (exit_context)``...; mini-swe-agent: ``Submitted``, ``LimitsExceeded``...), as a ``stop`` event."""
+    status = mapping(info).get("exit_status") if isinstance(info, dict) else None
+    return [Event("stop", None, trigger=status, detail={"by": "info.exit_status"})] if isinstance(status, str) else []
 
 
 def _swe_turns(log: Log, doc: dict[str, Any], prefix: str) -> list[Turn]:
@@ -269,7 +280,13 @@ def read_mini(path: str, log: Log) -> list[Conversation]:
                 turns.append(Turn(role if isinstance(role, str) else "?", text, at=at, origin=origin))
     native = _instance(path)
     return [
-        Conversation(native, turns, model=model_cfg.get("model_name"), outcome=grades.swebench_results(path, native))
+        Conversation(
+            native,
+            turns,
+            model=model_cfg.get("model_name"),
+            outcome=grades.swebench_results(path, native),
+            events=_stop(info),
+        )
     ]
 
 

@@ -108,6 +108,9 @@ def read(path: str, log: Log) -> list[Conversation]:
         if conv.outcome is None and beside is not None and native in beside[1]:
             ok = beside[1][native]
             conv.outcome = Outcome(ok, float(ok), f"{beside[0]} resolved_ids", ok, native)
+        if isinstance(rec.get("error"), str) and rec["error"].strip():  # the run stopped on it ("Agent reached
+            # maximum iteration in headless mode...", an LLM error): the harness's word on how it stopped
+            conv.events.append(Event("stop", None, trigger=rec["error"].strip()[:500], detail={"by": "error"}))
         if isinstance(rec.get("instruction"), str) and not any(t.role == "user" for t in conv.turns):
             conv.turns.insert(0, Turn("user", rec["instruction"], id="instruction"))
         out.append(conv)
