@@ -1,11 +1,12 @@
-"""The fresh problem labels (``bench/data/problems-fresh.jsonl``, bench/data/README.md): 21 real conversations
-labeled blind by ``SHARED/data/problems/GUIDE.md`` that no detector was tuned on.
+"""The fresh problem labels (``bench/data/problems-fresh.jsonl``, bench/data/README.md): 43 real conversations
+labeled blind by ``SHARED/data/problems/GUIDE.md`` (two rounds, two reviewers; the last 22 lines were labeled after
+the fresh-dev half was used for development, and no detector has seen them).
 
 The file parses; every label sits on the warehouse built from the files it names (every main-path user-role
 message listed with its text prefix, a shift on every person turn and only there, the first never one, each quote
 verbatim at its positions); and both benches print the fresh figures, pinned (a change to a detector that moves
 them is measured again: ``python -m bench.problems --fresh-only``, ``python bench/topics.py --only fresh``).
-Eighteen conversations are files of ``fixtures/real``; three are shared agent logs (skipped without them).
+Thirty-three conversations are files of ``fixtures/real``; ten are shared agent logs (skipped without them).
 """
 
 from __future__ import annotations
@@ -31,17 +32,17 @@ def _needs_shared() -> None:
 
 
 def test_the_fresh_file_parses_in_the_shared_schema() -> None:
-    assert len(LINES) == 21
+    assert len(LINES) == 43
     assert all(set(d) == FIELDS for d in LINES)
-    assert sum(d["root"] == "fixtures/real" for d in LINES) == 18
-    assert len({(d["root"], d["source"], d["native_id"]) for d in LINES}) == 21
+    assert sum(d["root"] == "fixtures/real" for d in LINES) == 33
+    assert len({(d["root"], d["source"], d["native_id"]) for d in LINES}) == 43
     kinds = [p["kind"] for d in LINES for p in d["problems"]]
-    assert set(kinds) <= set(KINDS) and len(kinds) == 25 and kinds.count("user_repeated") == 14
+    assert set(kinds) <= set(KINDS) and len(kinds) == 51 and kinds.count("user_repeated") == 23
     turns = [t for d in LINES for t in d["user_turns"]]
     assert (len(turns), sum(t["origin"] == "person" for t in turns), sum(bool(t["shift"]) for t in turns)) == (
-        172,
-        131,
-        34,
+        437,
+        304,
+        71,
     )
     assert all(d["outcome_judged"] in ("success", "partial", "failure", "unclear") for d in LINES)
     # none of them is one of the shared labeled conversations
@@ -97,18 +98,20 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "21 conversations, 25 labels; all detectors find 10 (40%) with 14 findings, 10 of them near a label of their "
-        "kind (precision 71%)" in out
+        "43 conversations, 51 labels; all detectors find 21 (41%) with 45 findings, 21 of them near a label of "
+        "their kind (precision 47%)" in out
     )
-    assert "nothing 0/25 (0%); the last person turn 8/25 (32%); every conversation as a whole 25/25 (100%" in out
-    # moved on purpose (was 2/14 with 2 findings): error_again and sent_again (forensics/analyzers/problems/pasted.py)
-    assert "  user_repeated                     8      100%  57% (8/14)                 19%     29%" in out
+    assert "nothing 0/51 (0%); the last person turn 11/51 (22%); every conversation as a whole 51/51 (100%" in out
+    # the second round (22 conversations, 26 labels) moved every figure; was 10/25 with 14 findings on the first 21
+    assert "  user_repeated                    15       67%  43% (10/23)                 12%     22%" in out
     # the halves by the shared set's hash: developed on fresh-dev; fresh-held printed once, at the end
-    assert "fresh-dev half: 11 conversations, 17 labels; all detectors find 9 (53%) with 10 findings" in out
-    assert "fresh-held half: 10 conversations, 8 labels; all detectors find 1 (12%) with 4 findings" in out
-    assert "  user_repeated                     7      100%  64% (7/11)                 27%     27%" in out
-    assert "  user_repeated                     1      100%  33% (1/3)                 10%     33%" in out
-    assert "  gave_up_or_false_success          0         –   0% (0/3)                 10%     67%" in out
+    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 15 (42%) with 31 findings" in out
+    assert "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 14 findings" in out
+    assert "  user_repeated                    12       67%  44% (8/18)                 15%     17%" in out
+    assert "  user_repeated                     3       67%  40% (2/5)                  9%     40%" in out
+    assert "  gave_up_or_false_success          6       33%  29% (2/7)                  5%     29%" in out
+    assert "  loop                              8       50%  57% (4/7)                  5%     29%" in out
+    assert "  frustration                       2        0%   0% (0/3)                  0%      0%" in out
     assert "Problem detectors" not in out and "held-out half" not in out  # --fresh-only: the shared halves are not run
 
 
@@ -118,16 +121,16 @@ def test_the_topics_bench_prints_the_fresh_shifts() -> None:
 
     res = evaluate_fresh(fresh_labels.FRESH, SHARED)
     (r,) = res.values()
-    assert (r["conversations"], r["person_turns"], r["shifts"]) == (21, 131, 34)
+    assert (r["conversations"], r["person_turns"], r["shifts"]) == (43, 304, 71)
     d = {
         k: (s["predicted"], round(s["precision"], 3), round(s["recall"], 3), round(s["f1"], 3))
         for k, s in r["detectors"].items()
     }
-    assert d["ours"] == (28, 0.536, 0.441, 0.484)
-    assert d["every person turn"] == (110, 0.309, 1.0, 0.472)
-    assert d["nothing"][:1] == (0,) and round(r["detectors"]["nothing"]["pk"], 3) == 0.386
+    assert d["ours"] == (62, 0.387, 0.338, 0.361)
+    assert d["every person turn"] == (261, 0.272, 1.0, 0.428)
+    assert d["nothing"][:1] == (0,) and round(r["detectors"]["nothing"]["pk"], 3) == 0.308
     assert (
-        "fresh (problems-fresh.jsonl, labeled blind): 21 conversations, 131 person turns, 34 labeled shifts"
+        "fresh (problems-fresh.jsonl, labeled blind): 43 conversations, 304 person turns, 71 labeled shifts"
         in render(res)
     )
 
