@@ -285,8 +285,8 @@ def _fitted(names: list[str], fixed: dict[str, float], mode: str, data: list) ->
     return {"weights": weights, "bias": bias, "anchor": _anchor(data, {**weights, **fixed}, bias, mode), "fixed": fixed}
 
 
-def _logistic(x, y, w, offset, signs: list[int]):  # noqa: ANN001, ANN202 - numpy arrays
-    """L2-regularised logistic regression (``C``) whose weights keep the sign each signal's meaning gives it
+def _logistic(x, y, w, offset, signs: list[int], c: float = C):  # noqa: ANN001, ANN202 - numpy arrays
+    """L2-regularised logistic regression (inverse regularisation ``c``) whose weights keep the sign each signal's meaning gives it
     (+1: evidence for a switch, -1: against, 0: free): a weight against its meaning would be an artefact of
     one set (templated requests, one label convention) that turns into false switches elsewhere. ``offset``:
     the hand-set signals' part of each row's score, which the fitted weights must work with."""
@@ -300,9 +300,9 @@ def _logistic(x, y, w, offset, signs: list[int]):  # noqa: ANN001, ANN202 - nump
     def loss(beta):  # noqa: ANN001, ANN202
         z = xb @ beta + offset
         p = 1 / (1 + np.exp(-z))
-        value = (w * (np.logaddexp(0, z) - yy * z)).sum() + 0.5 / C * (beta[:k] ** 2).sum()
+        value = (w * (np.logaddexp(0, z) - yy * z)).sum() + 0.5 / c * (beta[:k] ** 2).sum()
         grad = xb.T @ (w * (p - yy))
-        grad[:k] += beta[:k] / C
+        grad[:k] += beta[:k] / c
         return value, grad
 
     bounds = [(0, None) if s > 0 else (None, 0) if s < 0 else (None, None) for s in signs] + [(None, None)]

@@ -53,7 +53,7 @@ def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
     )
     idf = Idf([m.tokens for m in msgs])
     feats = features(msgs, idf, CUES)
-    work.signals(msgs, feats)
+    work.signals(msgs, feats, idf)
     assert feats[2] is not None and feats[4] is not None
     assert feats[4]["request_form"] == 1.0 and feats[2]["request_form"] == 0.0
     assert feats[4]["own_words"] > feats[2]["own_words"]
