@@ -17,7 +17,6 @@ first, nothing, random at the base rate. The split is ``bench.problem_labels.hal
 from __future__ import annotations
 
 import json
-import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -425,11 +424,18 @@ def family_out(
 def render_family_out(res: dict[str, Any]) -> str:
     f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     lines = [
-        f"\nlabeled agent logs, dev half, leave one family out ({len(res['families'])} families with work turns): "
+        f"\nlabeled agent logs, dev half, leave one log format out (each format judged by a combiner fitted on the "
+        f"other {len(res['families']) - 1} formats with work turns; the held-out half unread): "
         f"{res['conversations']} conversations, {res['person_turns']} person turns, {res['shifts']} labeled shifts",
         f"  {'threshold':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6}",
     ]
-    rows = [(f"{th:.2f}", s) for th, s in res["thresholds"].items()] + list(res["references"].items())
+    from forensics.analyzers.topics import work
+    from forensics.analyzers.topics.model import load_model
+
+    anchor = load_model(work.MODE).anchor
+    rows = [(f"{th:.2f}" + (" (shipped)" if th == anchor else ""), s) for th, s in res["thresholds"].items()] + list(
+        res["references"].items()
+    )
     for k, s in rows:
         lines.append(
             f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} {f(s['pk']):>6}"

@@ -6,7 +6,8 @@
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
     python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
-    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread)
+    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
+                                      # every run prints it before the agent logs' halves
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -145,7 +146,10 @@ def main() -> None:
         topic_agent_logs.fit_work(SHARED, WEIGHTS)
     only = args.only.split(",") if args.only else []
     if not only or any("agent".startswith(p) or p.startswith("agent") for p in only):
-        print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED)))
+        with tempfile.TemporaryDirectory() as tmp:  # the dev half left one format out first, the held-out half last
+            db = topic_agent_logs.warehouse(SHARED, Path(tmp))
+            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db)))
+            print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED, db)))
     if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):
         print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED)))
     if only and all(p.startswith(("agent", "fresh")) for p in only):

@@ -90,7 +90,9 @@ _OTHER = (
     r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
 )
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
-CLOSING_CHARS = 400  # the close of a reply, where it reports, offers or asks (the pipeline keeps a long reply's last 400)
+CLOSING_CHARS = (
+    400  # the close of a reply, where it reports, offers or asks (the pipeline keeps a long reply's last 400)
+)
 ASKS_CHARS = 200  # the last characters of a reply where its question to the person stands
 CUE_CHARS = 300  # the opening of the person's own words where an S-rule cue is looked for
 NEWNESS_CHARS = 200
