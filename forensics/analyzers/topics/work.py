@@ -18,9 +18,14 @@ model found 8 % of the labeled switches. What a reader goes by there is what the
 - ``entity_new_judged`` (from ``signals``): the turn names a file, path or identifier that neither the person's
   earlier turns nor the tools' targets named: the content that is new against the current work.
 
-A logistic regression over these five (``weights.json`` mode ``work``: fitted by ``python bench/topics.py
---fit-work`` on the dev half of the labeled shared agent logs, threshold at the best leave-one-conversation-out
-F1 there) scores each person turn beside the user mode's topic model: a turn switches when either
+Beside these five, ``CONTEXT`` reads the turn against the work around it (the S-rules' cues: the last reply
+reported work done, offered a step, asked something; the person assents, insists, clarifies, asks how, moves on
+with "now / next / also"; overlap with the last reply, the first request and the current request). A small
+learned combiner weighs all 22 (``weights.json`` mode ``work``: an L2 logistic regression fitted by ``python
+bench/topics.py --fit-work`` on the dev half of the labeled shared agent logs, class-balanced, each log format
+weighing alike, every weight held to the sign its S-rule gives it; its threshold is the best leave-one-format-out
+F1 there; docs/topics-evaluation.md, issue 43 round 4). Its coefficients are a table in weights.json: nothing is
+fitted at run time. It scores each person turn beside the user mode's topic model: a turn switches when either
 says so (a new subject still is a new request); the marker rule (``infer.mark``) is the same as in every mode.
 
 Which conversations are judged this way (``is_work``): those where the assistant works, not chats: a tool call
