@@ -17,7 +17,6 @@ first, nothing, random at the base rate. The split is ``bench.problem_labels.hal
 from __future__ import annotations
 
 import json
-import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +24,33 @@ from typing import Any
 
 from bench.problem_labels import half, relocate
 
-WORK_C = 1.0  # the logistic regression's inverse regularisation (raw signals: they are all of order 1)
-F1_SLACK = 0.02  # the operating point: the highest threshold whose F1 is within this of the best (the F1 curve is flat
-# from 0.2 to 0.4; the F1-best point, at precision 0.5, segmented worse than marking nothing on short conversations,
-# and a precision floor of 0.7 halved the recall: the most precise point of the flat top is the one kept)
+WORK_C = 0.3  # the combiner's inverse regularisation, on standardised signals (chosen by leave one format out)
+# The sign each signal's meaning gives it (+1 evidence for a new request, -1 against; cos_first alone is free: the
+# first request's words again are a continuation or a return, S2), as the user
+# mode's fit holds its weights (bench/topics.py SIGNS): a weight against its meaning would be one format's quirk.
+WORK_SIGNS = {
+    "own_words": 1,
+    "work": 1,
+    "request_form": 1,
+    "own_question": 1,
+    "entity_new_judged": 1,
+    "reply_done": 1,  # the last step was reported done: the next request can be new
+    "reply_offer": -1,  # S4: taking the step the reply offered
+    "reply_asks": -1,  # S4: answering the reply's question, supplying what it asked for
+    "accept": -1,  # S4: confirming (a request after the assent is read by request_form and newness)
+    "insist": -1,  # S4: insisting, re-asking
+    "clarify": -1,  # S4: clarification
+    "means": -1,  # S5: a how-to question for the task at hand
+    "newness": 1,  # "now / next / also / another": moving on
+    "errorish": -1,  # S6: an error the last step produced
+    "chars": 1,
+    "after_greeting": -1,  # S7: the first real request after a greeting
+    "cos_reply": -1,
+    "cos_request": -1,  # the current request's words again: the same request
+    "new_vs_reply": 1,
+    "files_reply": -1,  # S4: a follow-up on the last answer names what the reply named
+    "tools": 1,
+}
 
 
 @dataclass
@@ -221,14 +243,13 @@ def render(res: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------------------- fitting
 
 
-def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int], list[str]]:
-    """The dev half's judged person turns with a topic in work conversations: their ``work`` signals, label and
-    conversation (what the report's inference computes, ``infer.infer``)."""
+def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int], list[str], list[str]]:
+    """The dev half's judged person turns with a topic in work conversations: their ``work`` signals, label,
+    conversation and log format (what the report's inference computes, ``infer.infer``)."""
     from forensics.analyzers.keywords.settings import KeywordSettings
     from forensics.analyzers.schema import defaults
-    from forensics.analyzers.topics import Settings, work
+    from forensics.analyzers.topics import Settings, pipeline, work
     from forensics.analyzers.topics.model import load_models
-    from forensics.analyzers.topics.pipeline import signals
     from forensics.analyzers.topics.settings import TopicSettings
     from forensics.text.cues import Cues
     from forensics.warehouse import open_warehouse
@@ -244,90 +265,104 @@ def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int],
         topic.min_confidence,
         keep_tokens=False,
     )
-    x, y, groups = [], [], []
+    x, y, groups, families = [], [], [], []
     with open_warehouse(db) as wh:
         convs = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
-        for cid, msgs, feats in signals(wh.con, settings):
+        for cid, msgs, feats in pipeline.signals(wh.con, settings):
             c = convs.get(cid)
             if c is None or not work.is_work(msgs):
                 continue
-            work.signals(msgs, feats)
+            assert pipeline._IDF is not None  # noqa: SLF001 - the state signals() set, as a report's
+            work.signals(msgs, feats, pipeline._IDF)  # noqa: SLF001
             first = min(c.units) if c.units else None
             for m, f in zip(msgs, feats):
                 if m.judged and f is not None and m.position != first and m.position in c.units:
                     x.append([f[k] for k in work.FEATURES])
                     y.append(int(m.position in c.shifts))
                     groups.append(cid)
-    return x, y, groups
+                    families.append(c.family)
+    return x, y, groups, families
+
+
+def combine(x: Any, y: Any, families: list[str], c: float = WORK_C) -> tuple[dict[str, float], float]:  # noqa: ANN401
+    """The combiner's raw weights and bias: an L2 logistic regression on standardised signals, class-balanced
+    (scikit-learn's ``class_weight="balanced"``, by count) with each log format weighing alike (the turns of one
+    long session do not outvote the other formats), every weight of a signed signal held to its sign (``WORK_SIGNS``). The fit is
+    ``bench/topics.py``'s ``_logistic`` (L-BFGS-B with bounds: scikit-learn's LogisticRegression has none)."""
+    import numpy as np
+
+    from bench.topics import _logistic
+    from forensics.analyzers.topics import work
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y)
+    count = {f: families.count(f) for f in set(families)}
+    w = np.array([1.0 / count[f] for f in families])  # each format weighs alike ...
+    w *= len(y) / w.sum()
+    w *= np.where(y == 1, len(y) / (2 * y.sum()), len(y) / (2 * (len(y) - y.sum())))  # ... and each class (by count)
+    mu, sd = x.mean(0), x.std(0) + 1e-9
+    std_coef, intercept = _logistic(
+        (x - mu) / sd, y, w, np.zeros(len(y)), [WORK_SIGNS.get(k, 0) for k in work.FEATURES], c
+    )
+    coef = std_coef / sd
+    return {k: float(v) for k, v in zip(work.FEATURES, coef)}, float(intercept - (coef * mu).sum())
 
 
 def fit_work(shared: Path, weights: Path) -> None:
-    """Logistic regression (scikit-learn) of the ``work`` signals on the dev half; the threshold is the best F1 of
-    leave-one-conversation-out predictions on the dev half (so it is chosen on turns each model did not see)."""
-    import numpy as np
+    """The combiner (``combine``) fitted on the dev half's work turns; its operating point is the threshold with
+    the best leave-one-format-out F1 on the dev half, through the report's marker (``family_out``), so it is chosen
+    on formats each model did not see."""
     import orjson
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import LeaveOneGroupOut
 
     from forensics.analyzers.topics import work
     from forensics.analyzers.topics.model import load_model
 
     with tempfile.TemporaryDirectory() as tmp:
-        x_, y_, groups = training_rows(warehouse(shared, Path(tmp)), shared)
-    x, y = np.array(x_), np.array(y_)
-    held = np.zeros(len(y))
-    for train, test in LeaveOneGroupOut().split(x, y, groups):
-        held[test] = LogisticRegression(C=WORK_C, max_iter=1000).fit(x[train], y[train]).predict_proba(x[test])[:, 1]
-
-    def f1(th: float) -> float:
-        tp = int(((held >= th) & (y == 1)).sum())
-        return 2 * tp / (int((held >= th).sum()) + int(y.sum()))
-
-    def precision(th: float) -> float:
-        return int(((held >= th) & (y == 1)).sum()) / max(1, int((held >= th).sum()))
-
-    best = max(f1(i / 100) for i in range(10, 95))
-    anchor = max(i / 100 for i in range(10, 95) if f1(i / 100) >= best - F1_SLACK)
-    m = LogisticRegression(C=WORK_C, max_iter=1000).fit(x, y)
+        db = warehouse(shared, Path(tmp))
+        x, y, _, families = training_rows(db, shared)
+        lofo = family_out(shared, db=db)
+    best = max(lofo["thresholds"].items(), key=lambda kv: (round(kv[1]["f1"], 9), kv[0]))
+    anchor, at = best
+    coef, bias = combine(x, y, families)
     doc = orjson.loads(weights.read_bytes())
     doc["modes"][work.MODE] = {
-        "weights": {k: round(float(c), 4) for k, c in zip(work.FEATURES, m.coef_[0])},
-        "bias": round(float(m.intercept_[0]), 4),
+        "weights": {k: round(v, 4) for k, v in coef.items()},
+        "bias": round(bias, 4),
         "anchor": anchor,
         "fixed": {},
         "fitted_on": f"shared agent logs (problems.jsonl), dev half (bench.problem_labels.half): {len(y)} judged "
-        f"person turns of work conversations, {int(y.sum())} switches; scikit-learn "
-        f"LogisticRegression(C={WORK_C})",
-        "anchor_rule": f"the highest threshold whose leave-one-conversation-out F1 on the dev half is within "
-        f"{F1_SLACK} of the best ({best:.3f}): F1 {f1(anchor):.3f}, precision {precision(anchor):.3f}",
+        f"person turns of work conversations in {len(set(families))} log formats, {sum(y)} switches; "
+        f"L2 logistic regression (C={WORK_C}) on standardised signals, class-balanced, formats weighed alike, "
+        "signed weights held to their sign (bench/topic_agent_logs.py combine)",
+        "anchor_rule": f"the threshold with the best leave-one-format-out F1 on the dev half's person turns, "
+        f"through the marker: P {at['precision']:.3f} R {at['recall']:.3f} F1 {at['f1']:.3f} Pk {at['pk']:.3f}",
     }
     weights.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     load_model.cache_clear()
     print(
-        f"fit-work: {len(y)} turns, {int(y.sum())} switches; weights {doc['modes'][work.MODE]['weights']}, "
-        f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave-one-conversation-out F1 {f1(anchor):.3f}, "
-        f"cross-entropy {-np.mean(y * np.log(held + 1e-9) + (1 - y) * np.log(1 - held + 1e-9)):.3f}; "
-        f"log 2 = {math.log(2):.3f})"
+        f"fit-work: {len(y)} turns, {sum(y)} switches; weights {doc['modes'][work.MODE]['weights']}, "
+        f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave one format out: F1 {at['f1']:.3f}, "
+        f"P {at['precision']:.3f})"
     )
 
 
 # ------------------------------------------------------------------------------ leave one family out (dev half)
 
-FAMILY_THRESHOLDS = tuple(i / 100 for i in range(20, 62, 4))
+FAMILY_THRESHOLDS = tuple(i / 100 for i in range(20, 86, 5))
 
 
-def family_out(shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS) -> dict[str, Any]:
+def family_out(
+    shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS, db: Path | None = None
+) -> dict[str, Any]:
     """The dev half only (the held-out half is never read here): each log format's conversations judged with a
-    request scorer fitted on the *other* formats' work turns (the ``work`` signals, scikit-learn
-    LogisticRegression(C=WORK_C)), through the report's own inference (``infer.infer``: the topic model beside it,
-    the marker rule), at each threshold; every dev person turn is a unit, judged or not. This is how the detector
-    meets a format it was not fitted on; a threshold or a signal is chosen here, the held-out half printed once."""
+    combiner fitted on the *other* formats' work turns (``combine``), through the report's own inference
+    (``infer.infer``: the topic model beside it, the marker rule), at each threshold; every dev person turn is a
+    unit, judged or not. This is how the detector meets a format it was not fitted on; a threshold or a signal is
+    chosen here, the held-out half printed once."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
     from forensics.analyzers.keywords.settings import KeywordSettings
     from forensics.analyzers.schema import defaults
-    from forensics.analyzers.topics import Settings, pipeline, work
+    from forensics.analyzers.topics import Settings, pipeline
     from forensics.analyzers.topics.evaluate import mark_all, mark_none, reference, score
     from forensics.analyzers.topics.infer import infer
     from forensics.analyzers.topics.model import Model, load_models
@@ -349,20 +384,18 @@ def family_out(shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS) 
         keep_tokens=False,
     )
     with tempfile.TemporaryDirectory() as tmp:
-        db = warehouse(shared, Path(tmp))
-        x_, y_, groups = training_rows(db, shared)
+        db = db or warehouse(shared, Path(tmp))
+        x_, y_, _, family = training_rows(db, shared)
         with open_warehouse(db) as wh:
             dev = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
             convs = [(cid, msgs) for cid, msgs, _ in pipeline.signals(wh.con, settings) if cid in dev]
             idf, corpus = pipeline._IDF, pipeline._CORPUS  # noqa: SLF001 - the state signals() set, as a report's
     assert idf is not None
     x, y = np.array(x_), np.array(y_)
-    family = [dev[cid].family for cid in groups]
     fitted: dict[str, tuple[dict[str, float], float]] = {}
     for fam in sorted(set(family)):
         keep = [i for i, f in enumerate(family) if f != fam]
-        m = LogisticRegression(C=WORK_C, max_iter=1000).fit(x[keep], y[keep])
-        fitted[fam] = ({k: float(c) for k, c in zip(work.FEATURES, m.coef_[0])}, float(m.intercept_[0]))
+        fitted[fam] = combine(x[keep], y[keep], [family[i] for i in keep])
     refs = [reference(c.cid, c.units, c.shifts) for c in dev.values() if c.units]
     out: dict[str, Any] = {
         "conversations": len(refs),
@@ -391,11 +424,18 @@ def family_out(shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS) 
 def render_family_out(res: dict[str, Any]) -> str:
     f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     lines = [
-        f"\nlabeled agent logs, dev half, leave one family out ({len(res['families'])} families with work turns): "
+        f"\nlabeled agent logs, dev half, leave one log format out (each format judged by a combiner fitted on the "
+        f"other {len(res['families']) - 1} formats with work turns; the held-out half unread): "
         f"{res['conversations']} conversations, {res['person_turns']} person turns, {res['shifts']} labeled shifts",
         f"  {'threshold':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6}",
     ]
-    rows = [(f"{th:.2f}", s) for th, s in res["thresholds"].items()] + list(res["references"].items())
+    from forensics.analyzers.topics import work
+    from forensics.analyzers.topics.model import load_model
+
+    anchor = load_model(work.MODE).anchor
+    rows = [(f"{th:.2f}" + (" (shipped)" if th == anchor else ""), s) for th, s in res["thresholds"].items()] + list(
+        res["references"].items()
+    )
     for k, s in rows:
         lines.append(
             f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} {f(s['pk']):>6}"

@@ -6,7 +6,8 @@
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
     python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
-    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread)
+    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
+                                      # every run prints it before the agent logs' halves
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -145,7 +146,10 @@ def main() -> None:
         topic_agent_logs.fit_work(SHARED, WEIGHTS)
     only = args.only.split(",") if args.only else []
     if not only or any("agent".startswith(p) or p.startswith("agent") for p in only):
-        print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED)))
+        with tempfile.TemporaryDirectory() as tmp:  # the dev half left one format out first, the held-out half last
+            db = topic_agent_logs.warehouse(SHARED, Path(tmp))
+            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db)))
+            print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED, db)))
     if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):
         print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED)))
     if only and all(p.startswith(("agent", "fresh")) for p in only):
@@ -285,8 +289,8 @@ def _fitted(names: list[str], fixed: dict[str, float], mode: str, data: list) ->
     return {"weights": weights, "bias": bias, "anchor": _anchor(data, {**weights, **fixed}, bias, mode), "fixed": fixed}
 
 
-def _logistic(x, y, w, offset, signs: list[int]):  # noqa: ANN001, ANN202 - numpy arrays
-    """L2-regularised logistic regression (``C``) whose weights keep the sign each signal's meaning gives it
+def _logistic(x, y, w, offset, signs: list[int], c: float = C):  # noqa: ANN001, ANN202 - numpy arrays
+    """L2-regularised logistic regression (inverse regularisation ``c``) whose weights keep the sign each signal's meaning gives it
     (+1: evidence for a switch, -1: against, 0: free): a weight against its meaning would be an artefact of
     one set (templated requests, one label convention) that turns into false switches elsewhere. ``offset``:
     the hand-set signals' part of each row's score, which the fitted weights must work with."""
@@ -300,9 +304,9 @@ def _logistic(x, y, w, offset, signs: list[int]):  # noqa: ANN001, ANN202 - nump
     def loss(beta):  # noqa: ANN001, ANN202
         z = xb @ beta + offset
         p = 1 / (1 + np.exp(-z))
-        value = (w * (np.logaddexp(0, z) - yy * z)).sum() + 0.5 / C * (beta[:k] ** 2).sum()
+        value = (w * (np.logaddexp(0, z) - yy * z)).sum() + 0.5 / c * (beta[:k] ** 2).sum()
         grad = xb.T @ (w * (p - yy))
-        grad[:k] += beta[:k] / C
+        grad[:k] += beta[:k] / c
         return value, grad
 
     bounds = [(0, None) if s > 0 else (None, 0) if s < 0 else (None, None) for s in signs] + [(None, None)]

@@ -53,7 +53,7 @@ def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
     )
     idf = Idf([m.tokens for m in msgs])
     feats = features(msgs, idf, CUES)
-    work.signals(msgs, feats)
+    work.signals(msgs, feats, idf)
     assert feats[2] is not None and feats[4] is not None
     assert feats[4]["request_form"] == 1.0 and feats[2]["request_form"] == 0.0
     assert feats[4]["own_words"] > feats[2]["own_words"]
@@ -62,3 +62,46 @@ def test_a_new_request_after_work_switches_and_feedback_does_not() -> None:
     judged = infer(msgs, idf, load_models("user")[1], CUES, work_model=model)
     assert [j.position for j in judged if j.marker] == [4]
     assert Counter(j.topic for j in judged)["T1"] == 2
+
+
+def test_the_combiners_signals_read_the_turn_against_the_reply_and_the_requests_before_it() -> None:
+    """A greeting, a first request, assent with a refinement (S4), insisting (S4), then a new request after the
+    work was reported done (S1): each signal says what it reads, and only the new request switches."""
+    msgs = _conversation(
+        ("user", "hello"),
+        ("assistant", "Hi! What are we working on?"),
+        ("user", "Make nodes draggable on the canvas in src/canvas/Node.tsx"),
+        ("assistant", LONG + " Want me to add a test for the drag handle?"),
+        ("user", "yes, and make the handle bigger"),
+        ("assistant", LONG + " I've added the test; all tests pass."),
+        ("user", "still cannot drag the node, same error"),
+        ("assistant", LONG),
+        ("user", "Now add an export of the workspace to JSON in src/io/export.ts, with a test for it"),
+        ("assistant", LONG),
+    )
+    idf = Idf([m.tokens for m in msgs])
+    feats = features(msgs, idf, CUES)
+    work.signals(msgs, feats, idf)
+    first, assent, insist, new = feats[2], feats[4], feats[6], feats[8]
+    assert first is not None and assent is not None and insist is not None and new is not None
+    assert first["after_greeting"] == 1.0 and first["reply_asks"] == 1.0  # S7: the first request after "hello"
+    assert (assent["accept"], assent["reply_offer"], assent["reply_asks"]) == (1.0, 1.0, 1.0)
+    assert (insist["insist"], insist["reply_done"], insist["request_form"]) == (1.0, 1.0, 0.0)
+    assert round(insist["cos_first"], 3) == 0.286  # the first request's words again: the node that will not drag
+    assert (new["newness"], new["request_form"], new["entity_new_judged"], new["reply_done"]) == (1.0, 1.0, 1.0, 1.0)
+    assert (new["cos_first"], new["cos_request"], new["new_vs_reply"]) == (0.0, 0.0, 1.0)
+    model = load_model(work.MODE)
+    assert [round(model.score(f), 3) for f in (first, assent, insist, new)] == [0.003, 0.163, 0.012, 0.904]
+    assert [i for i, f in enumerate(feats) if f is not None and model.switches(model.score(f))] == [8]
+
+
+def test_the_shipped_combiner_keeps_every_signal_to_the_sign_its_meaning_gives_it() -> None:
+    """weights.json's work mode is the combiner of ``bench/topic_agent_logs.py``: one weight per signal, none
+    against its meaning (a weight against it would be one log format's quirk)."""
+    from bench.topic_agent_logs import WORK_SIGNS
+
+    weights = load_model(work.MODE).weights
+    assert tuple(weights) == work.FEATURES and len(work.FEATURES) == 22
+    assert set(WORK_SIGNS) == set(work.FEATURES) - {"cos_first"}
+    for k, sign in WORK_SIGNS.items():
+        assert weights[k] * sign >= 0, k

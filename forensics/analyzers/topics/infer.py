@@ -61,7 +61,7 @@ def infer(
     feats = features(msgs, idf, cues, corpus, vectors)
     working = work_model is not None and work.is_work(msgs)
     if working:
-        work.signals(msgs, feats)
+        work.signals(msgs, feats, idf)
     topic_model = model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}

@@ -18,9 +18,14 @@ model found 8 % of the labeled switches. What a reader goes by there is what the
 - ``entity_new_judged`` (from ``signals``): the turn names a file, path or identifier that neither the person's
   earlier turns nor the tools' targets named: the content that is new against the current work.
 
-A logistic regression over these five (``weights.json`` mode ``work``: fitted by ``python bench/topics.py
---fit-work`` on the dev half of the labeled shared agent logs, threshold at the best leave-one-conversation-out
-F1 there) scores each person turn beside the user mode's topic model: a turn switches when either
+Beside these five, ``CONTEXT`` reads the turn against the work around it (the S-rules' cues: the last reply
+reported work done, offered a step, asked something; the person assents, insists, clarifies, asks how, moves on
+with "now / next / also"; overlap with the last reply, the first request and the current request). A small
+learned combiner weighs all 22 (``weights.json`` mode ``work``: an L2 logistic regression fitted by ``python
+bench/topics.py --fit-work`` on the dev half of the labeled shared agent logs, class-balanced, each log format
+weighing alike, every weight held to the sign its S-rule gives it; its threshold is the best leave-one-format-out
+F1 there; docs/topics-evaluation.md, issue 43 round 4). Its coefficients are a table in weights.json: nothing is
+fitted at run time. It scores each person turn beside the user mode's topic model: a turn switches when either
 says so (a new subject still is a new request); the marker rule (``infer.mark``) is the same as in every mode.
 
 Which conversations are judged this way (``is_work``): those where the assistant works, not chats: a tool call
@@ -34,11 +39,37 @@ import math
 import re
 from collections.abc import Sequence
 
-from forensics.analyzers.topics.signals import Message, is_question, terms
+from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, terms
 from forensics.text.prose import own_words
 
 MODE = "work"  # its entry in weights.json
-FEATURES = ("own_words", "work", "request_form", "own_question", "entity_new_judged")
+BASE = ("own_words", "work", "request_form", "own_question", "entity_new_judged")  # issue 43's first five
+# What the turn does against the work around it (GUIDE rules S1-S8), read from what the detector already computes:
+# the last reply's close (it reports work done, offers a next step, asks the person something), the person's
+# opening (assent, insisting, clarifying, a means question, a "now / next / also" that moves on), an error or
+# output quoted, the turn's length, a greeting before it (S7), and its overlap with the last reply, with the
+# person's first request, with the current request (the last turn that asked for something) and with the files
+# and identifiers the reply named; ``tools``: the tool calls since the person's previous turn.
+CONTEXT = (
+    "reply_done",
+    "reply_offer",
+    "reply_asks",
+    "accept",
+    "insist",
+    "clarify",
+    "means",
+    "newness",
+    "errorish",
+    "chars",
+    "after_greeting",
+    "cos_reply",
+    "cos_first",
+    "cos_request",
+    "new_vs_reply",
+    "files_reply",
+    "tools",
+)
+FEATURES = BASE + CONTEXT
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
@@ -64,6 +95,49 @@ _OTHER = (
     r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
 )
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
+CLOSING_CHARS = (
+    400  # the close of a reply, where it reports, offers or asks (the pipeline keeps a long reply's last 400)
+)
+ASKS_CHARS = 200  # the last characters of a reply where its question to the person stands
+CUE_CHARS = 300  # the opening of the person's own words where an S-rule cue is looked for
+NEWNESS_CHARS = 200
+FIRST_TERMS = 3  # the first person turn with this many content words is the first request
+_DONE = re.compile(
+    r"\b(?:done|implemented|added|created|updated|fixed|completed|finished|all tests pass\w*|tests? pass\w*|"
+    r"now (?:works|supports|has)|successfully|i(?:'ve| have) (?:added|implemented|created|updated|fixed|made|changed|"
+    r"written))\b|✅|✓",
+    re.IGNORECASE,
+)
+_OFFER = re.compile(
+    r"\b(?:want me to|would you like|shall i|should i|if you(?:'d)? (?:want|like)|i can (?:also|now|add|then)|"
+    r"next(?: step)?s?:|let me know)\b|要我|需要我|是否",
+    re.IGNORECASE,
+)
+_ACCEPT = re.compile(
+    r"^\W*(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|please do|go ahead|do it|sounds good|great|perfect|nice|thanks|"
+    r"thank you|good|好的|好|可以|行|嗯|是的)\b",
+    re.IGNORECASE,
+)
+_INSIST = re.compile(
+    r"\b(?:still|again|same (?:error|issue|problem|thing)|(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) "
+    r"(?:work|working|fix\w*|change\w*)|nope|broke\w*|wrong|not what|no go)\b|还是|仍然|依然|没用",
+    re.IGNORECASE,
+)
+_CLARIFY = re.compile(
+    r"^\W*(?:no[,. ]|actually|i mean|i meant|instead|rather|not that|wait)|\b(?:i mean|i meant|what i mean|to clarify)\b",
+    re.IGNORECASE,
+)
+_MEANS = re.compile(
+    r"\b(?:how (?:do|can|should|would) (?:i|we)|how to|where (?:do|should|can) i|is there a way|what command)\b|怎么|如何",
+    re.IGNORECASE,
+)
+_NEWNESS = re.compile(r"\b(?:now|next|also|another|new|lastly|finally|then)\b|另外|接下来|然后|现在", re.IGNORECASE)
+_ERRORISH = re.compile(r"Traceback|Error\b|Exception\b|error:|failed|FAILED|warning:|Uncaught|panic", re.IGNORECASE)
+_GREETING = re.compile(
+    r"^\W*(?:hi|hello|hey|yo|good (?:morning|afternoon|evening)|你好|您好|hallo|bonjour|hola)\W*$|we were working on|"
+    r"continue from where|pick up where",
+    re.IGNORECASE,
+)
 
 
 def is_work(msgs: Sequence[Message]) -> bool:
@@ -71,19 +145,70 @@ def is_work(msgs: Sequence[Message]) -> bool:
     return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
 
 
-def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None]) -> None:
+def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
     """Add FEATURES to every judged message's signals, in place (``feats`` from ``signals.features``)."""
     previous: int | None = None
+    reply: Message | None = None  # the last assistant message before the turn
+    first: Message | None = None  # the person's first request (a turn with FIRST_TERMS content words)
+    request: Message | None = None  # the current request: the last turn that asked for something
+    said_before: list[str] = []  # the person's own words of the earlier judged turns
     for i, (m, f) in enumerate(zip(msgs, feats)):
+        if m.role == "assistant":
+            reply = m
         if not m.judged:
             continue
+        said = own_words(m.text)
+        asks = bool(REQUEST.search(said[:OPENING_CHARS]))
         if f is not None:
             between = msgs[previous + 1 : i] if previous is not None else msgs[:i]
             replies = [x for x in between if x.role == "assistant"]
             chars = sum(len(x.text) for x in replies)
-            said = own_words(m.text)
+            calls = sum(len(x.targets) for x in replies)
             f["own_words"] = math.log1p(len(terms(said)) if said else 0)
-            f["work"] = math.log1p(chars / WORK_CHARS_UNIT + sum(len(x.targets) for x in replies))
-            f["request_form"] = float(bool(REQUEST.search(said[:OPENING_CHARS])))
+            f["work"] = math.log1p(chars / WORK_CHARS_UNIT + calls)
+            f["request_form"] = float(asks)
             f["own_question"] = float(is_question(said))
+            f.update(_context(m, said, reply, first, request, said_before, idf))
+            f["tools"] = math.log1p(calls)
+            if first is None and len(m.tokens) >= FIRST_TERMS:
+                first = m
+            if asks or request is None:
+                request = m
+        said_before.append(said)
         previous = i
+
+
+def _context(
+    m: Message,
+    said: str,
+    reply: Message | None,
+    first: Message | None,
+    request: Message | None,
+    said_before: list[str],
+    idf: Idf,
+) -> dict[str, float]:
+    closing = reply.text[-CLOSING_CHARS:] if reply is not None else ""
+    opening = said[:CUE_CHARS]
+    v = message_vector(m, idf)
+    reply_terms = set(reply.tokens) if reply is not None else set()
+    own = set(m.tokens)
+    return {
+        "reply_done": float(bool(_DONE.search(closing))),
+        "reply_offer": float(bool(_OFFER.search(closing))),
+        "reply_asks": float("?" in closing[-ASKS_CHARS:] or "？" in closing[-ASKS_CHARS:]),
+        "accept": float(bool(_ACCEPT.search(said))),
+        "insist": float(bool(_INSIST.search(said[:OPENING_CHARS]))),
+        "clarify": float(bool(_CLARIFY.search(opening))),
+        "means": float(bool(_MEANS.search(opening))),
+        "newness": float(bool(_NEWNESS.search(said[:NEWNESS_CHARS]))),
+        "errorish": float(bool(_ERRORISH.search(m.text))),
+        "chars": math.log1p(len(said) / 100),
+        "after_greeting": float(
+            bool(said_before) and all(_GREETING.search(t) or len(terms(t)) < 2 for t in said_before)
+        ),
+        "cos_reply": cosine(v, message_vector(reply, idf)) if reply is not None else 0.0,
+        "cos_first": cosine(v, message_vector(first, idf)) if first is not None else 0.0,
+        "cos_request": cosine(v, message_vector(request, idf)) if request is not None else 0.0,
+        "new_vs_reply": len(own - reply_terms) / len(own) if own else 0.0,
+        "files_reply": float(any(n in reply.text.lower() for n in m.names)) if reply is not None and m.names else 0.0,
+    }
