@@ -1851,13 +1851,11 @@ def claude_code_tokens(path: Path) -> int:
 
 
 def codex_tokens(path: Path) -> int:
-    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones)."""
-    totals = [
-        r["payload"]["info"]["total_token_usage"]
-        for r in json_lines(path)
-        if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")
-    ]
-    return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
+    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones), less
+    what a forked thread's file copied from its parent (a 0.14x sub-agent's rollout starts with the parent's
+    history and running totals; its own totals go on from the parent's)."""
+    _, spend = codex_rollout_spend(path)
+    return spend["input"] + spend["output"] if spend else 0
 
 
 def gemini_tokens(path: Path) -> int:
