@@ -2196,7 +2196,8 @@ def pi_file(path: Path) -> Tally:
     messages are message entries of role user on it; each toolCall block of an assistant message is a call,
     answered by the toolResult message of its toolCallId (failed when isError); tokens are each assistant
     message's usage input + output + cacheRead + cacheWrite."""
-    recs = [r for r in json_lines(path) if r.get("type") != "session"]
+    # the header, and Oh My Pi's title line before it (no id, in no tree)
+    recs = [r for r in json_lines(path) if r.get("type") not in ("session", "title")]
     if any("id" in r for r in recs):
         parent = {r["id"]: r.get("parentId") for r in recs}
         main, cur = set(), recs[-1]["id"]
