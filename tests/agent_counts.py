@@ -1778,11 +1778,18 @@ def aider_file(path: Path) -> FileFigures:
         last_reply, handoff = None, False
         for i, (kind, lines) in enumerate(groups):
             plain = "\n".join(ln.rstrip() for ln in lines if ln.strip())
+            for ln in lines if kind == "tool" and i > 0 else []:  # /architect, /model: announced again
+                if m := re.match(r"(?:Main )?[Mm]odel: \S+ with (\S+) edit format", ln):
+                    formats = {"main": m.group(1), "editor": None}
+                if m := re.match(r"Editor model: \S+ with (\S+) edit format", ln):
+                    formats["editor"] = m.group(1)
             if kind == "user":
                 handoff = last_reply is not None and plain == last_reply
                 person += not handoff
             elif kind == "reply":
-                body_text = "\n".join(lines)
+                # aider parses edits from, and hands the editor, the reply without the thinking a reasoning model
+                # wrote into it (reasoning_tags.py: between <thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b> tags)
+                body_text = re.sub(r"<(thinking-content-[0-9a-f]{32})>.*?</\1>", "", "\n".join(lines), flags=re.S)
                 paths = [
                     m.group(1).strip().strip("`*")
                     for m in re.finditer(
@@ -1805,6 +1812,12 @@ def aider_file(path: Path) -> FileFigures:
                         )
                     ]
                 out = groups[i + 1][1] if i + 1 < len(groups) and groups[i + 1][0] == "tool" else []
+                # linter.py's report, up to "Attempt to fix lint errors? … y": aider sends it to the model (a
+                # reflection), it is not what applying the edit said
+                cut = [k for k, ln in enumerate(out) if ln.startswith("# Fix any errors below, if possible.")]
+                end = [k for k, ln in enumerate(out) if re.match(r"Attempt to fix (?:lint|test) errors\?", ln)]
+                if cut and end and end[-1] > cut[0]:
+                    out = out[: cut[0]] + out[end[-1] :]
                 said: dict[
                     int, list[str]
                 ] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
@@ -1821,16 +1834,16 @@ def aider_file(path: Path) -> FileFigures:
                             re.search(
                                 r"(?i)\b(?:error|exception|failed|did not conform|no exact "
                                 r"match|unable to|traceback)\b",
-                                "\n".join(said[k]),
+                                "\n".join(ln for ln in said[k] if not re.match(r"Commit [0-9a-f]{7,} ", ln)),
                             )
                         ),
-                        "\n".join(said[k]),
+                        "\n".join(ln for ln in said[k] if not re.match(r"Commit [0-9a-f]{7,} ", ln)),
                         "edit",
                     )
                     for k in answered
                 )
                 calls += len(paths)
-                last_reply, handoff = plain, False
+                last_reply, handoff = "\n".join(ln.rstrip() for ln in body_text.splitlines() if ln.strip()), False
     return FileFigures(len(sessions), person, calls, linked, errors)
 
 
@@ -1851,13 +1864,11 @@ def claude_code_tokens(path: Path) -> int:
 
 
 def codex_tokens(path: Path) -> int:
-    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones)."""
-    totals = [
-        r["payload"]["info"]["total_token_usage"]
-        for r in json_lines(path)
-        if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")
-    ]
-    return totals[-1]["input_tokens"] + totals[-1]["output_tokens"] if totals else 0
+    """Codex rollout: the last token_count event's total_token_usage (input_tokens holds the cached ones), less
+    what a forked thread's file copied from its parent (a 0.14x sub-agent's rollout starts with the parent's
+    history and running totals; its own totals go on from the parent's)."""
+    _, spend = codex_rollout_spend(path)
+    return spend["input"] + spend["output"] if spend else 0
 
 
 def gemini_tokens(path: Path) -> int:
@@ -2185,7 +2196,8 @@ def pi_file(path: Path) -> Tally:
     messages are message entries of role user on it; each toolCall block of an assistant message is a call,
     answered by the toolResult message of its toolCallId (failed when isError); tokens are each assistant
     message's usage input + output + cacheRead + cacheWrite."""
-    recs = [r for r in json_lines(path) if r.get("type") != "session"]
+    # the header, and Oh My Pi's title line before it (no id, in no tree)
+    recs = [r for r in json_lines(path) if r.get("type") not in ("session", "title")]
     if any("id" in r for r in recs):
         parent = {r["id"]: r.get("parentId") for r in recs}
         main, cur = set(), recs[-1]["id"]

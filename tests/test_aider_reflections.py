@@ -59,8 +59,9 @@ def test_reflections_are_the_harness_and_each_retry_its_own_turn(tmp_path: Path)
         ("user", "harness", reflections),
         ("user", "person", person),
     ]
+    # 8 failed: an applied edit whose commit message says "Improve error handling" is not one (was 9)
     assert query(db, "SELECT count(*), count(result_position), count(*) FILTER (WHERE is_error) FROM tool_calls") == [
-        (edits, edits, 9)
+        (edits, edits, 8)
     ]
     # the session that loops: a reply, three attempts, two reflections sent, the third not ("Only 3 reflections")
     ((cid,),) = query(db, "SELECT conversation_id FROM conversations WHERE native_id = '2025-03-18 10:30:55'")
@@ -127,3 +128,51 @@ def test_a_hand_edited_history_without_breaks_keeps_its_lines(tmp_path: Path) ->
         ("tool", "tool"),
         ("user", "person"),
     ]
+
+
+TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"  # aider/reasoning_tags.py REASONING_TAG
+
+
+def test_aider_086_architect_switch_with_a_reasoning_model(tmp_path: Path) -> None:
+    """aider 0.86 (2026) with a reasoning model writes its thinking into the reply between ``<thinking-content-…>``
+    tags, and hands the editor the reply without it (``remove_reasoning_content``); ``/architect`` mid-session
+    prints the announcement again, with the editor's edit format. Real 0.86.2 histories of 2026 (0202alcc/luvatrix,
+    AlexShchuka/mozgoslav; no licence, so this is built from aider's source, every text invented) showed three
+    defects: the handed-over reply read as the person's (6 person turns for 4), the editor's whole-file edit not
+    read (the editor format announced after the switch was never taken), and an applied edit whose commit message
+    said "error handling" counted as failed."""
+    history = (
+        "\n# aider chat started at 2026-05-02 13:55:39\n\n"
+        "> Aider v0.86.2  \n> Model: openai/qwen-9b with whole edit format  \n> Git repo: .git with 3 files  \n\n"
+        "#### /architect  \n"
+        "> Aider v0.86.2  \n> Model: openai/qwen-9b with architect edit format  \n"
+        "> Editor model: openai/qwen-9b with editor-whole edit format  \n\n"
+        "#### Make the loader retry twice.  \n\n"
+        f"<{TAG}>\n\nThe person wants retries. I will plan it.\n\n</{TAG}>\n\n"
+        "Add a retry loop around `load()` in loader.py, two attempts.\n\n"
+        "> Tokens: 2.1k sent, 300 received.  \n> Edit the files? (Y)es/(N)o [Yes]: y  \n\n"
+        "#### Add a retry loop around `load()` in loader.py, two attempts.  \n\n"
+        f"<{TAG}>\n\nI return the whole file.\n\n</{TAG}>\n\n"
+        "loader.py\n```\ndef load():\n    for _ in range(2):\n        pass\n```\n\n"
+        "> Tokens: 3.0k sent, 120 received.  \n> Applied edit to loader.py  \n"
+        "> Commit 1a2b3c4 fix: improve error handling in the loader  \n\n"
+        "#### thanks  \n\n"
+        "You're welcome.\n\n"
+    )
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(history, encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    got = query(db, "SELECT origin, left(content, 30) FROM messages WHERE role = 'user' ORDER BY position")
+    assert got == [
+        ("person", "/architect"),
+        ("person", "Make the loader retry twice."),
+        ("harness", "Add a retry loop around `load("),
+        ("person", "thanks"),
+    ]
+    calls = query(db, "SELECT name, arguments::JSON->>'path', is_error, result_seq IS NOT NULL FROM tool_calls")
+    assert calls == [("edit", "loader.py", False, True)]
+    from tests.agent_counts import aider_file
+
+    assert tuple(aider_file(path)) == (1, 3, 1, 1, 0)

@@ -68,6 +68,7 @@ FAILED_MATCH = re.compile(r"^# \d+ SEARCH/REPLACE blocks? failed to match!")
 LINT_ERRORS = "# Fix any errors below, if possible."  # linter.py, the start of what lint_edited reflects
 STOPPED = re.compile(r"^Only \d+ reflections allowed, stopping\.")
 LINT_FIX = re.compile(r"^Attempt to fix (?:lint|test) errors\?")
+COMMIT = re.compile(r"^Commit [0-9a-f]{7,40} ")  # repo.py commit(): "Commit <hash> <message>", the edit applied
 FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|unable to|traceback)\b")
 
 
@@ -199,24 +200,48 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
                     formats["editor"] = m.group(1)
             log.skip("startup notices")
         elif kind == "tool":
+            _announced(lines, formats)
             rest, reflected = _reflection(lines)
             _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model)
             if reflected:  # sent to the model as the next user message: the harness's, and the reply is a retry
                 turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
             reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
-            handoff = reply is not None and _norm(reply.text) == _norm(text) != ""
+            handoff = reply is not None and _norm(_without_reasoning(reply.text)) == _norm(text) != ""
             turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
         elif kind == "confirm":
             turns.append(Turn("user", text, origin="harness"))
         else:
             fmt = formats["editor"] if handoff else formats["main"]
-            turns.append(Turn("assistant", text, calls=_edits(text, len(turns), whole=fmt in WHOLE_FORMATS)))
+            said = _without_reasoning(text)  # what aider parses edits from and hands the editor
+            turns.append(Turn("assistant", text, calls=_edits(said, len(turns), whole=fmt in WHOLE_FORMATS)))
             handoff = False
     return Conversation(native, turns, provider=None, model=model, created=started)
 
 
 WHOLE_FORMATS = ("whole", "editor-whole")
+
+
+def _announced(lines: list[str], formats: dict[str, str | None]) -> None:
+    """A switch mid-session (``/architect``, ``/chat-mode``, ``/model``: main.py prints the announcements again) sets
+    the edit formats of the replies after it; a main model announced without an editor model has none."""
+    for ln in lines:
+        if (m := MODEL.match(ln)) and m.group(2):
+            formats["main"], formats["editor"] = m.group(2), None
+        elif m := EDITOR.match(ln):
+            formats["editor"] = m.group(1)
+
+
+# aider/reasoning_tags.py: a reasoning model's thinking is written into the reply between these tags
+REASONING = re.compile(r"<(thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b)>.*?</\1>", re.DOTALL)
+REASONING_END = "</thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
+
+
+def _without_reasoning(text: str) -> str:
+    """The reply without its thinking (reasoning_tags.py ``remove_reasoning_content``): what aider parses edits from
+    and, in architect mode, hands the editor as its input (aider 0.86 with a reasoning model, 2026)."""
+    text = REASONING.sub("", text).strip()
+    return text.split(REASONING_END, 1)[1].strip() if REASONING_END in text else text
 
 
 def _norm(text: str) -> str:
@@ -273,7 +298,8 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
     for i, bucket in sorted(buckets.items()):
         text = "\n".join(bucket).strip("\n")
         if i < len(calls):
-            turns.append(Turn("tool", text, answers=calls[i].id, is_error=bool(FAILED.search(text))))
+            said = "\n".join(ln for ln in bucket if not COMMIT.match(ln))  # a commit's message is the model's summary
+            turns.append(Turn("tool", text, answers=calls[i].id, is_error=bool(FAILED.search(said))))
         elif text.strip():  # output that answers no edit (a command's, a notice): aider's own
             turns.append(Turn("system", text, origin="harness"))
 

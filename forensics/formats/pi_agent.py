@@ -51,9 +51,25 @@ ENTRY_TYPES = frozenset(
         "custom_message",
         "label",
         "session_info",
+        # Oh My Pi (a pi fork, 2026): the system prompt, a title set later, a credential's hash, rules injected
+        "session_init",
+        "title_change",
+        "credential_pin",
+        "ttsr_injection",
     }
 )
-SKIPPED = ("model_change", "thinking_level_change", "custom", "label", "session_info")
+SKIPPED = (
+    "model_change",
+    "thinking_level_change",
+    "custom",
+    "label",
+    "session_info",
+    "title_change",
+    "credential_pin",
+    "ttsr_injection",
+)
+# Oh My Pi writes a title line before the header, padded so it can be rewritten in place; it is in no tree
+TITLE_LINE = "title"
 HARNESS_ROLES = {"custom": "custom message", "branchSummary": "branch summary", "compactionSummary": "compaction"}
 OPENCLAW_MARKS = (
     b'"customType":"model-snapshot"',
@@ -67,6 +83,7 @@ OPENCLAW_PATH = re.compile(r"(?:^|/)(?:\.openclaw[^/]*|\.clawdbot|\.moltbot)/age
 def read(path: str, log: Log) -> list[Conversation]:
     entries: list[tuple[str, dict[str, Any]]] = []  # (where, entry) in file order
     header: dict[str, Any] = {}
+    header_title: str | None = None
     for n, _, obj in log.json_lines(Path(path).read_bytes()):
         where = f"{log.name}:{n}"
         kind = obj.get("type")
@@ -75,6 +92,10 @@ def read(path: str, log: Log) -> list[Conversation]:
             continue
         if kind == "session" and not header and not entries:
             header = obj
+        elif kind == TITLE_LINE and not header and not entries:
+            if isinstance(obj.get("title"), str) and obj["title"].strip():
+                header_title = obj["title"]
+            log.skip("title line")
         elif kind in ENTRY_TYPES:
             entries.append((where, obj))
         else:
@@ -112,7 +133,7 @@ def read(path: str, log: Log) -> list[Conversation]:
 
     turns: list[Turn] = []
     events: list[Event] = []
-    title = None
+    title = header_title
     model = None
     for nid, (where, e) in zip(ids, entries):
         with log.guard(where, e):
@@ -126,12 +147,16 @@ def read(path: str, log: Log) -> list[Conversation]:
             elif kind == "compaction":
                 events.append(Event("compaction", len(turns), pre_tokens=e.get("tokensBefore")))
                 new = [Turn("user", text_of(e.get("summary")), id=nid, at=at, origin="harness")]
+            elif kind == "session_init" and isinstance(e.get("systemPrompt"), str):  # Oh My Pi: the system prompt
+                new = [Turn("system", e["systemPrompt"], id=nid, at=at, origin="harness")]
             elif kind in ("branch_summary", "custom_message"):
                 text = text_of(e.get("summary") if kind == "branch_summary" else e.get("content"))
                 new = [Turn("user", text, id=nid, at=at, origin="harness")]
             else:
                 if kind == "session_info" and isinstance(e.get("name"), str):
                     title = e["name"]
+                elif kind == "title_change" and isinstance(e.get("title"), str) and e["title"].strip():
+                    title = e["title"]
                 log.skip(kind)
             if not new:
                 turn_of[nid] = nearest(parents.get(nid))
@@ -200,6 +225,8 @@ def _message(m: dict[str, Any], nid: str, at: Any, log: Log) -> list[Turn]:
                 tool=m.get("toolName") if isinstance(m.get("toolName"), str) else None,
             )
         ]
+    if role == "developer":  # Oh My Pi's reminders to the model (``<system-reminder>``): its own text
+        return [Turn("system", text_of(content), id=nid, at=at, origin="harness")]
     if role == "bashExecution":  # the person's `!command`: the command and its output go to the model
         text = f"!{m.get('command', '')}\n{m.get('output', '')}"
         return [Turn("user", text, id=nid, at=at, origin="harness")]
@@ -213,6 +240,8 @@ def _pi_shaped(probe: Probe) -> bool:
     recs = [r for r in probe.records if isinstance(r, dict)]
     if not recs:
         return False
+    if recs[0].get("type") == TITLE_LINE and len(recs) > 1:  # Oh My Pi: the title line, then the header
+        recs = recs[1:]
     first = recs[0]
     if not (
         first.get("type") == "session"
@@ -222,7 +251,8 @@ def _pi_shaped(probe: Probe) -> bool:
     ):
         return False
     rest = [r for r in recs[1:] if isinstance(r.get("type"), str)]  # a damaged line's type tells nothing
-    return all(r.get("type") in ENTRY_TYPES and "role" not in r for r in rest) and all(
+    # a role beside a type is a chat message's, except Oh My Pi's temporary model switch (``role: temporary``)
+    return all(r.get("type") in ENTRY_TYPES and ("role" not in r or r["type"] == "model_change") for r in rest) and all(
         isinstance(r.get("message"), dict) for r in rest if r.get("type") == "message"
     )
 

@@ -18,8 +18,9 @@ What is taken off, each as the tool writes it:
 - A field marker an evaluation harness puts above its prompt (``[[ ## user_query ## ]]``, DSPy's form): the words
   are what follows the line.
 - Claude Code's plan handover (``Implement the following plan:`` then the plan the person accepted when they
-  cleared the context): the plan is the model's text, so no words; a session with no other words is titled by the
-  plan's first line (``handed_over``).
+  cleared the context) and Codex's (``A previous agent produced the plan below to accomplish the user's task.
+  Implement the plan in a fresh context. …`` then the plan, 0.14x): the plan is the model's text, so no words; a
+  session with no other words is titled by the plan's first line (``handed_over``).
 
 - A benchmark harness's prompt template holding the task it was given (Harbor's Terminus 2: ``You are an AI
   assistant tasked with solving command-line tasks…``, then ``Task Description:`` and the task, then ``Current
@@ -53,9 +54,13 @@ SKILL = r'^\s*\[SYSTEM: The user has invoked the "([^"\n]*)" skill'
 SKILL_ARGS = r"\nThe user has provided the following instruction alongside the skill invocation: (.*?)(?:\n\n\[Runtime note: .*)?$"
 # A DSPy-style field marker an evaluation harness puts above the prompt it sends (AgentV: ``[[ ## user_query ## ]]``)
 FIELD_MARKER = r"^\s*\[\[ ## \w+ ## \]\][ \t]*\n(.*)$"
-# Claude Code's prompt when the person accepts a plan and clears the context (2.1.x): the plan (the model's text)
-# follows; the person's turn, with no words of theirs
-HANDOVER = r"^\s*Implement the following plan:[ \t]*\n(.*)$"
+# Claude Code's prompt when the person accepts a plan and clears the context (2.1.x), and Codex's when the person
+# implements a plan in a fresh context (0.14x, codex-rs ``PLAN_IMPLEMENTATION_CLEAR_CONTEXT_PREFIX``): the plan (the
+# model's text) follows; the person's turn, with no words of theirs
+HANDOVER = (
+    r"^\s*(?:Implement the following plan:|A previous agent produced the plan below to accomplish the user['’]s "
+    r"task\. Implement the plan in a fresh context\.[^\n]*)[ \t]*\n(.*)$"
+)
 # A benchmark harness's task template (Harbor's Terminus 2; OpenHands' prompt without function calling): the task
 TASK = (
     r"^\s*(?:You are an AI assistant tasked with solving command-line tasks in a Linux environment\..*?"
@@ -129,7 +134,7 @@ def own_words_sql(text: str) -> str:
 
 
 def handed_over(text: str) -> str | None:
-    """The plan in Claude Code's plan handover, else None: a title when the person wrote nothing else."""
+    """The plan in Claude Code's or Codex's plan handover, else None: a title when the person wrote nothing else."""
     m = _HANDOVER.match(text)
     return m.group(1).strip(WS) if m else None
 

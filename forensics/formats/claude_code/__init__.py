@@ -673,7 +673,10 @@ def _main_path(f: _File, part: str) -> dict[int, int]:
     """id(message) -> 0-based position on the path from the root to the newest leaf of this part."""
     nodes = {u: v for u, v in f.nodes.items() if f.part_of.get(u) == part}
     has_child = {p for p, _, _ in nodes.values() if p is not None}
-    leaf = max((u for u in nodes if u not in has_child), key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
+    # a line with no uuid and no message (a queue operation, a file snapshot) is in no tree: never the newest leaf
+    # (2.1.4x writes a queue operation's ``remove`` after the last turn's end, the file's latest timestamp)
+    leaves = (u for u in nodes if u not in has_child and (not u.startswith("line:") or u in f.owner))
+    leaf = max(leaves, key=lambda u: (nodes[u][1], nodes[u][2]), default=None)
     path, seen = [], set()
     while leaf is not None and leaf in nodes and leaf not in seen:
         seen.add(leaf)

@@ -234,6 +234,7 @@ def _build(path: str, log: Log, lines: list[tuple[int, dict[str, Any], str]], na
             model=st.first_model or st.model,
             created=meta.get("timestamp"),
             parent=_parent(meta),
+            title=_subagent_title(meta),
             events=st.events,
             workdir=_str(meta.get("cwd")),
             branch=_str(git.get("branch")),
@@ -288,6 +289,12 @@ def _item(log: Log, st: _State, n: int, it: dict[str, Any]) -> None:
         log.skip("reasoning")  # not a message; its readable summary is kept as a ``reasoning`` event on the next turn
         if thought := _reasoning_text(it):
             st.events.append(Event("reasoning", len(st.turns), detail={"text": thought}))
+    elif kind == "agent_message":  # multi-agent v2 (0.14x): one agent's message to another (a sub-agent's task)
+        st.flush()
+        text = text_of(it.get("content"))  # its payload beyond the header is encrypted
+        author = _str(it.get("author"))
+        st.append(Turn("user", text, at=at, id=_nid(it, n), origin="harness", speaker=author))
+        st.open = None
     elif kind in (
         "compaction",
         "compaction_summary",
@@ -519,6 +526,20 @@ def _parent(meta: dict[str, Any]) -> str | None:
     if isinstance(spawn, dict) and isinstance(parent := spawn.get("parent_thread_id"), str):
         return parent
     return _str(meta.get("forked_from_id"))
+
+
+def _subagent_title(meta: dict[str, Any]) -> str | None:
+    """A sub-agent thread spawned by another agent (0.14x multi-agent v2: ``agent_path``, ``agent_nickname``) is
+    titled by its task's path and nickname: its own first user message is the parent's task message, whose text
+    beyond a header is encrypted, and the person's prompts in its file are the parent's, copied."""
+    src = meta.get("source")
+    spawn = src.get("subagent") if isinstance(src, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    path = _str(meta.get("agent_path")) or (_str(spawn.get("agent_path")) if isinstance(spawn, dict) else None)
+    if not path:
+        return None
+    nick = _str(meta.get("agent_nickname")) or (_str(spawn.get("agent_nickname")) if isinstance(spawn, dict) else None)
+    return f"sub-agent {path}" + (f" ({nick})" if nick else "")
 
 
 def _id_from_name(name: str) -> str:
