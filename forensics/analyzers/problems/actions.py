@@ -19,6 +19,7 @@ from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
 from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import search_sql
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
@@ -42,6 +43,9 @@ HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashe
 # error rules do not flag it: "[Your proposed edit has introduced new syntax error(s). Please ... retry ...]"
 SAYS_FAILED = r"(?i)\b(?:error|errors|failed|failure|invalid|rejected|denied)\b"
 SAYS_FAILED_CHARS = 300
+# a search that matched nothing, as a harness words it when the warehouse's reader does not know the wording (pi's
+# "Command exited with code 1" for a grep): no failure, so searches for what is not there are no loop
+NO_MATCH = r"(?is)\s*(?:command )?exit(?:ed with)? code:? ?1\s*"
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 # a result that shows its lines numbered (``nl -ba``, ``cat -n``, a read tool's "  40\t" or "40|" or "40: "): three
@@ -280,8 +284,10 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     them), so a run's loop and its recurring error are read alike. SQL keeps the tools that failed three times."""
     rows = con.execute(f"""
         WITH c0 AS ({calls_sql()}),
-        c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
-                                                   '{_q(SAYS_FAILED)}') AS bad
+        c AS (SELECT c0.*, c0.err AND NOT ({search_sql("c0.name", "c0.args")}
+                                          AND regexp_full_match(coalesce(m.content, ''), '{_q(NO_MATCH)}'))
+                           OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
+                                             '{_q(SAYS_FAILED)}') AS bad
               FROM c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos AND m.on_main_path),
         e AS (SELECT c.*, sum((NOT bad)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
         f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE bad)
@@ -293,12 +299,13 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     groups: dict[tuple[str, str, int], list[tuple[int, int, str, str]]] = {}
     for cid, name, run, pos, rpos, canon, text in rows:
         groups.setdefault((str(cid), str(name), int(run)), []).append((int(pos), int(rpos), str(canon), str(text)))
+    edits = _edits(con, sorted({cid for cid, *_ in groups}))
     out: list[Problem] = []
     for (cid, name, _), calls in groups.items():
-        outputs = [Msg(rpos, "tool", "tool", None, text, error=True) for _, rpos, _, text in calls]
+        outputs = [Msg(rpos, "tool", "tool", None, _named(text), error=True) for _, rpos, _, text in calls]
         at = {rpos: (pos, canon, text) for pos, rpos, canon, text in calls}
         for rposs in signature.occurrences(signature.errors(outputs)).values():
-            for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at):
+            for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at, edits.get(cid, [])):
                 n = len({at[r][0] for r in stretch})
                 if n < 3:
                     continue
@@ -306,7 +313,9 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 # the line that names the error (the signature's), else the first: "AssertionError: Expected 18 but
                 # got 19", not MINT's "Observation:" header
                 first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-                line = (signature.error_line(text, flagged=True) or first)[:QUOTE]
+                header = BARE_HEADER.match(text)
+                named = text[header.end() :].split("\n", 1)[0].strip() if header else ""
+                line = (named or signature.error_line(text, flagged=True) or first)[:QUOTE]
                 cited = sorted({at[r][0] for r in stretch} | set(stretch))
                 distinct = len({at[r][1] for r in stretch})
                 out.append(
@@ -323,14 +332,54 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 
-def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]]) -> list[list[int]]:
-    """The results split where a call is more than ``ERROR_GAP`` messages from the last one."""
+# a first line that only says the call failed ("ERROR:" then the error on the next line, OpenHands' editor): it names
+# no error, so the error is read with the line after it ("ERROR: Parameter `old_str` is required ...")
+BARE_HEADER = re.compile(r"\A\s*((?i:errors?|failed|failure))\s*:?[ \t]*\n\s*")
+
+
+def _named(text: str) -> str:
+    """The output with a bare failure header joined to the line that names the error (``BARE_HEADER``)."""
+    return BARE_HEADER.sub(r"\1: ", text, count=1)
+
+
+def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]], edits: list[int]) -> list[list[int]]:
+    """The results split where a call is more than ``ERROR_GAP`` messages from the last one, or where it made
+    progress: a change succeeded between the two calls (``edits``: positions of successful changing calls) and the
+    output is another (``progressed``: fewer errors, other errors, other lines; the same error line may stay, as a
+    type checker's errors in code the agent does not own stay while its own shrink). The same output after a change
+    is the change not touching the error: the loop goes on."""
     out: list[list[int]] = []
     for r in rposs:
-        if out and at[r][0] - at[out[-1][-1]][0] <= ERROR_GAP:
-            out[-1].append(r)
-        else:
-            out.append([r])
+        if out:
+            last = out[-1][-1]
+            a, b = at[last][0], at[r][0]
+            if b - a <= ERROR_GAP and not (any(a < e < b for e in edits) and progressed(at[last][2], at[r][2])):
+                out[-1].append(r)
+                continue
+        out.append([r])
+    return out
+
+
+# what differs between two runs of one command that did the same: durations, clock times, hex ids, fractions
+RUN_NOISE = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds|µs)\b|\d{1,2}:\d{2}(?::\d{2})?|\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,}\b|\d+\.\d+"
+)
+
+
+def progressed(before: str, after: str) -> bool:
+    """Two outputs of a failing step tell of progress: they differ once run noise (``RUN_NOISE``) is masked."""
+    return RUN_NOISE.sub("#", before).strip() != RUN_NOISE.sub("#", after).strip()
+
+
+def _edits(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[int]]:
+    """Per conversation, the positions of the calls that changed something and succeeded (``mut``)."""
+    if not cids:
+        return {}
+    out: dict[str, list[int]] = {}
+    for cid, pos in con.execute(
+        f"SELECT cid, pos FROM {CALLS} WHERE mut AND cid IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2", [cids]
+    ).fetchall():
+        out.setdefault(str(cid), []).append(int(pos))
     return out
 
 
