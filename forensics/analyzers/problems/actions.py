@@ -19,7 +19,6 @@ from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
 from forensics.kernel.selection import SELECTED
-from forensics.warehouse.tool_errors import search_sql
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
@@ -43,9 +42,6 @@ HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashe
 # error rules do not flag it: "[Your proposed edit has introduced new syntax error(s). Please ... retry ...]"
 SAYS_FAILED = r"(?i)\b(?:error|errors|failed|failure|invalid|rejected|denied)\b"
 SAYS_FAILED_CHARS = 300
-# a search that matched nothing, as a harness words it when the warehouse's reader does not know the wording (pi's
-# "Command exited with code 1" for a grep): no failure, so searches for what is not there are no loop
-NO_MATCH = r"(?is)\s*(?:command )?exit(?:ed with)? code:? ?1\s*"
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 # a result that shows its lines numbered (``nl -ba``, ``cat -n``, a read tool's "  40\t" or "40|" or "40: "): three
@@ -284,31 +280,45 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     them), so a run's loop and its recurring error are read alike. SQL keeps the tools that failed three times."""
     rows = con.execute(f"""
         WITH c0 AS ({calls_sql()}),
-        c AS (SELECT c0.*, c0.err AND NOT ({search_sql("c0.name", "c0.args")}
-                                          AND regexp_full_match(coalesce(m.content, ''), '{_q(NO_MATCH)}'))
-                           OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
+        c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
                                              '{_q(SAYS_FAILED)}') AS bad
               FROM c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos AND m.on_main_path),
         e AS (SELECT c.*, sum((NOT bad)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
-        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE bad)
+        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n,
+                     count(DISTINCT pos) OVER (PARTITION BY cid) AS n_all FROM e WHERE bad)
         SELECT f.cid, f.name, f.run, f.pos, f.rpos, f.canon,
                CASE WHEN m.content_chars > 2 * {TEXT_CHARS} THEN left(m.content, {TEXT_CHARS}) || chr(10)
-                    || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END
+                    || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END, f.n >= 3
         FROM f JOIN messages m ON m.conversation_id = f.cid AND m.position = f.rpos AND m.on_main_path
-        WHERE f.n >= 3 ORDER BY f.cid, f.name, f.run, f.pos, f.k""").fetchall()
+        WHERE f.n_all >= 3 ORDER BY f.cid, f.name, f.run, f.pos, f.k""").fetchall()
+    # per tool (a run of its failures, no success of it between) and, across tools, every failure of the
+    # conversation: one error met through several tools (``"replace" not found``, then ``"write_file" not found``)
     groups: dict[tuple[str, str, int], list[tuple[int, int, str, str]]] = {}
-    for cid, name, run, pos, rpos, canon, text in rows:
-        groups.setdefault((str(cid), str(name), int(run)), []).append((int(pos), int(rpos), str(canon), str(text)))
-    edits = _edits(con, sorted({cid for cid, *_ in groups}))
+    names: dict[tuple[str, int], str] = {}
+    for cid, name, run, pos, rpos, canon, text, own in rows:
+        call = (int(pos), int(rpos), str(canon), str(text))
+        if own:
+            groups.setdefault((str(cid), str(name), int(run)), []).append(call)
+        groups.setdefault((str(cid), ANY_TOOL, 0), []).append(call)
+        names[(str(cid), int(rpos))] = str(name)
+    cids = sorted({cid for cid, *_ in groups})
+    edits, successes = _edits(con, cids), _successes(con, cids)
     out: list[Problem] = []
     for (cid, name, _), calls in groups.items():
-        outputs = [Msg(rpos, "tool", "tool", None, _named(text), error=True) for _, rpos, _, text in calls]
+        calls.sort()
+        outputs = [Msg(rpos, "tool", "tool", None, text, error=True) for _, rpos, _, text in calls]
         at = {rpos: (pos, canon, text) for pos, rpos, canon, text in calls}
         for rposs in signature.occurrences(signature.errors(outputs)).values():
             for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at, edits.get(cid, [])):
                 n = len({at[r][0] for r in stretch})
                 if n < 3:
                     continue
+                if name == ANY_TOOL:
+                    tools = {names[(cid, r)] for r in stretch}
+                    lo, hi = at[stretch[0]][0], at[stretch[-1]][0]
+                    if len(tools) < 2 or any(lo < p < hi and t in tools for p, t in successes.get(cid, [])):
+                        continue  # one tool's (read above), or one of them worked between
+                    name = "+".join(sorted(tools))
                 text = at[stretch[0]][2]
                 # the line that names the error (the signature's), else the first: "AssertionError: Expected 18 but
                 # got 19", not MINT's "Observation:" header
@@ -332,14 +342,10 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 
-# a first line that only says the call failed ("ERROR:" then the error on the next line, OpenHands' editor): it names
-# no error, so the error is read with the line after it ("ERROR: Parameter `old_str` is required ...")
-BARE_HEADER = re.compile(r"\A\s*((?i:errors?|failed|failure))\s*:?[ \t]*\n\s*")
-
-
-def _named(text: str) -> str:
-    """The output with a bare failure header joined to the line that names the error (``BARE_HEADER``)."""
-    return BARE_HEADER.sub(r"\1: ", text, count=1)
+# a first line that only says the call failed ("ERROR:" then the error on the next line, OpenHands' editor): the
+# quote is the line after it. The errors stay grouped by the bare header: three failed edits of one spot, each
+# refused in other words, are the same action without progress (GUIDE §5; the blind labels mark them so)
+BARE_HEADER = re.compile(r"\A\s*(?i:errors?|failed|failure)\s*:?[ \t]*\n\s*")
 
 
 def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]], edits: list[int]) -> list[list[int]]:
@@ -369,6 +375,22 @@ RUN_NOISE = re.compile(
 def progressed(before: str, after: str) -> bool:
     """Two outputs of a failing step tell of progress: they differ once run noise (``RUN_NOISE``) is masked."""
     return RUN_NOISE.sub("#", before).strip() != RUN_NOISE.sub("#", after).strip()
+
+
+ANY_TOOL = "*"
+
+
+def _successes(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Per conversation, (position, tool) of the calls that did not fail."""
+    if not cids:
+        return {}
+    out: dict[str, list[tuple[int, str]]] = {}
+    for cid, pos, name in con.execute(
+        f"SELECT cid, pos, name FROM {CALLS} WHERE NOT err AND cid IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2",
+        [cids],
+    ).fetchall():
+        out.setdefault(str(cid), []).append((int(pos), str(name)))
+    return out
 
 
 def _edits(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[int]]:
