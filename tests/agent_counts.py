@@ -1373,7 +1373,9 @@ _ZERO_EXIT = (
 _SEARCH = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 _SEARCH_TOOLS = ("grep", "search_files", "Grep", "grep_search", "search", "ripgrep")
 _WRAPPER = (
-    r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|<returncode>1</returncode>|"
+    # Codex's chunk header and pi's exit line wrap an empty search too (docs/failures-evaluation.md, "Errors read right")
+    r"(?im)^[ \t]*(?:exit code:? ?1|(?:process|command) exited with code 1|wall time:.*|output:|chunk id:.*|"
+    r"original token count:.*|<returncode>1</returncode>|"
     r"</?output>|\[?command finished with exit code 1\]?)[ \t]*$"
 )
 
@@ -2212,7 +2214,25 @@ def pi_file(path: Path) -> Tally:
     calls = [
         b["id"] for msg, _ in msgs if msg["role"] == "assistant" for b in msg["content"] if b["type"] == "toolCall"
     ]
-    results = {msg["toolCallId"]: msg.get("isError") is True for msg, _ in msgs if msg["role"] == "toolResult"}
+    args = {
+        b["id"]: (str(b.get("name") or ""), json.dumps(b.get("arguments") or {}))
+        for msg, _ in msgs
+        if msg["role"] == "assistant"
+        for b in msg["content"]
+        if b["type"] == "toolCall"
+    }
+    # failed when isError (the tool's own flag), but a search that matched nothing ("Command exited with code 1"
+    # alone) is no failure
+    results = {
+        msg["toolCallId"]: msg.get("isError") is True
+        and is_error(
+            True,
+            "\n".join(b.get("text") or "" for b in msg.get("content") or [] if isinstance(b, dict)),
+            *args.get(msg["toolCallId"], ("", "")),
+        )
+        for msg, _ in msgs
+        if msg["role"] == "toolResult"
+    }
     linked = [c for c in calls if c in results]
     tokens = sum(
         sum((msg.get("usage") or {}).get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite"))

@@ -98,19 +98,22 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "43 conversations, 51 labels; all detectors find 21 (41%) with 45 findings, 21 of them near a label of "
-        "their kind (precision 47%)" in out
+        "43 conversations, 51 labels; all detectors find 23 (45%) with 47 findings, 24 of them near a label of "
+        "their kind (precision 51%)" in out
     )
+    # branch ending2 moved these on purpose: loop 4/7 -> 5/7, 8 -> 10 findings (a change between two failures that changes the output is
+    # progress; one error pasted back three times; one refusal through several tools), gave_up 2/7 -> 3/7, 6 findings (a shell
+    # step handed back in a session that has a shell); was 21/51 with 45 findings, 21 near a label
+    assert "  loop                             10       60%  71% (5/7)" in out
+    assert "  gave_up_or_false_success          6       50%  43% (3/7)" in out
     assert "nothing 0/51 (0%); the last person turn 11/51 (22%); every conversation as a whole 51/51 (100%" in out
     # the second round (22 conversations, 26 labels) moved every figure; was 10/25 with 14 findings on the first 21
     assert "  user_repeated                    15       67%  43% (10/23)                 12%     22%" in out
     # the halves by the shared set's hash: developed on fresh-dev; fresh-held printed once, at the end
-    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 15 (42%) with 31 findings" in out
-    assert "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 14 findings" in out
+    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 17 (47%) with 34 findings" in out  # 15, 31
+    assert "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 13 findings" in out  # 6, 14
     assert "  user_repeated                    12       67%  44% (8/18)                 15%     17%" in out
     assert "  user_repeated                     3       67%  40% (2/5)                  9%     40%" in out
-    assert "  gave_up_or_false_success          6       33%  29% (2/7)                  5%     29%" in out
-    assert "  loop                              8       50%  57% (4/7)                  5%     29%" in out
     assert "  frustration                       2        0%   0% (0/3)                  0%      0%" in out
     assert "Problem detectors" not in out and "held-out half" not in out  # --fresh-only: the shared halves are not run
 

@@ -33,7 +33,9 @@ CASES: dict[str, tuple[list[str], Callable[[Path], Tally], list[Tally]]] = {
     "pi": (
         ["pi/badlogic+pi-mono/packages/coding-agent/test/fixtures/large-session.jsonl"],
         pi_file,
-        [Tally(1, 88, 391, 373, 19, 47_609_906)],
+        # errors 19 -> 8 on purpose (branch ending2): 11 greps that matched nothing ("Command exited with code 1")
+        # are no failure, whoever flagged them
+        [Tally(1, 88, 391, 373, 8, 47_609_906)],
     ),
     "openclaw": (
         ["openclaw/Gracula-bot+Gracula/.openclaw/agents/main/sessions/model-test-kilocode.jsonl"],

@@ -54,7 +54,8 @@ UNLESS: dict[str, str] = {
 # a search tool (its command names one) whose output is empty once the exit-status lines are taken out
 SEARCH_COMMAND = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 WRAPPER_LINES = (
-    r"(?im)^[ \t]*(?:exit code:? ?1|process exited with code 1|wall time:.*|output:|"
+    r"(?im)^[ \t]*(?:exit code:? ?1|(?:process|command) exited with code 1|wall time:.*|output:|chunk id:.*|"
+    r"original token count:.*|"
     r"<returncode>1</returncode>|</?output>|\[?command finished with exit code 1\]?)[ \t]*$"
 )
 EMPTY_MAX = 200  # bytes: a longer result says something

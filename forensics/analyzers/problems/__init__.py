@@ -65,6 +65,7 @@ def detect(ctx: Context) -> list[Problem]:
         + instructions.violated(con, found=audit_of(ctx))
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
         + actions.recurring_errors(con)
+        + person.pasted_loops(turns, con)
         + replies.asked_again(con)
         + endings.false_success(con, turns)
         + person.frustration(turns)

@@ -281,32 +281,51 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     rows = con.execute(f"""
         WITH c0 AS ({calls_sql()}),
         c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}), chr(10), 1), ''),
-                                                   '{_q(SAYS_FAILED)}') AS bad
+                                             '{_q(SAYS_FAILED)}') AS bad
               FROM c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos AND m.on_main_path),
         e AS (SELECT c.*, sum((NOT bad)::INT) OVER (PARTITION BY cid, name ORDER BY pos, k) AS run FROM c),
-        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n FROM e WHERE bad)
+        f AS (SELECT e.*, count(DISTINCT pos) OVER (PARTITION BY cid, name, run) AS n,
+                     count(DISTINCT pos) OVER (PARTITION BY cid) AS n_all FROM e WHERE bad)
         SELECT f.cid, f.name, f.run, f.pos, f.rpos, f.canon,
                CASE WHEN m.content_chars > 2 * {TEXT_CHARS} THEN left(m.content, {TEXT_CHARS}) || chr(10)
-                    || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END
+                    || right(m.content, {TEXT_CHARS}) ELSE coalesce(m.content, '') END, f.n >= 3
         FROM f JOIN messages m ON m.conversation_id = f.cid AND m.position = f.rpos AND m.on_main_path
-        WHERE f.n >= 3 ORDER BY f.cid, f.name, f.run, f.pos, f.k""").fetchall()
+        WHERE f.n_all >= 3 ORDER BY f.cid, f.name, f.run, f.pos, f.k""").fetchall()
+    # per tool (a run of its failures, no success of it between) and, across tools, every failure of the
+    # conversation: one error met through several tools (``"replace" not found``, then ``"write_file" not found``)
     groups: dict[tuple[str, str, int], list[tuple[int, int, str, str]]] = {}
-    for cid, name, run, pos, rpos, canon, text in rows:
-        groups.setdefault((str(cid), str(name), int(run)), []).append((int(pos), int(rpos), str(canon), str(text)))
+    names: dict[tuple[str, int], str] = {}
+    for cid, name, run, pos, rpos, canon, text, own in rows:
+        call = (int(pos), int(rpos), str(canon), str(text))
+        if own:
+            groups.setdefault((str(cid), str(name), int(run)), []).append(call)
+        groups.setdefault((str(cid), ANY_TOOL, 0), []).append(call)
+        names[(str(cid), int(rpos))] = str(name)
+    cids = sorted({cid for cid, *_ in groups})
+    edits, successes = _edits(con, cids), _successes(con, cids)
     out: list[Problem] = []
     for (cid, name, _), calls in groups.items():
+        calls.sort()
         outputs = [Msg(rpos, "tool", "tool", None, text, error=True) for _, rpos, _, text in calls]
         at = {rpos: (pos, canon, text) for pos, rpos, canon, text in calls}
         for rposs in signature.occurrences(signature.errors(outputs)).values():
-            for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at):
+            for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at, edits.get(cid, [])):
                 n = len({at[r][0] for r in stretch})
                 if n < 3:
                     continue
+                if name == ANY_TOOL:
+                    tools = {names[(cid, r)] for r in stretch}
+                    lo, hi = at[stretch[0]][0], at[stretch[-1]][0]
+                    if len(tools) < 2 or any(lo < p < hi and t in tools for p, t in successes.get(cid, [])):
+                        continue  # one tool's (read above), or one of them worked between
+                    name = "+".join(sorted(tools))
                 text = at[stretch[0]][2]
                 # the line that names the error (the signature's), else the first: "AssertionError: Expected 18 but
                 # got 19", not MINT's "Observation:" header
                 first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-                line = (signature.error_line(text, flagged=True) or first)[:QUOTE]
+                header = BARE_HEADER.match(text)
+                named = text[header.end() :].split("\n", 1)[0].strip() if header else ""
+                line = (named or signature.error_line(text, flagged=True) or first)[:QUOTE]
                 cited = sorted({at[r][0] for r in stretch} | set(stretch))
                 distinct = len({at[r][1] for r in stretch})
                 out.append(
@@ -323,14 +342,66 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 
-def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]]) -> list[list[int]]:
-    """The results split where a call is more than ``ERROR_GAP`` messages from the last one."""
+# a first line that only says the call failed ("ERROR:" then the error on the next line, OpenHands' editor): the
+# quote is the line after it. The errors stay grouped by the bare header: three failed edits of one spot, each
+# refused in other words, are the same action without progress (GUIDE §5; the blind labels mark them so)
+BARE_HEADER = re.compile(r"\A\s*(?i:errors?|failed|failure)\s*:?[ \t]*\n\s*")
+
+
+def _stretches(rposs: list[int], at: dict[int, tuple[int, str, str]], edits: list[int]) -> list[list[int]]:
+    """The results split where a call is more than ``ERROR_GAP`` messages from the last one, or where it made
+    progress: a change succeeded between the two calls (``edits``: positions of successful changing calls) and the
+    output is another (``progressed``: fewer errors, other errors, other lines; the same error line may stay, as a
+    type checker's errors in code the agent does not own stay while its own shrink). The same output after a change
+    is the change not touching the error: the loop goes on."""
     out: list[list[int]] = []
     for r in rposs:
-        if out and at[r][0] - at[out[-1][-1]][0] <= ERROR_GAP:
-            out[-1].append(r)
-        else:
-            out.append([r])
+        if out:
+            last = out[-1][-1]
+            a, b = at[last][0], at[r][0]
+            if b - a <= ERROR_GAP and not (any(a < e < b for e in edits) and progressed(at[last][2], at[r][2])):
+                out[-1].append(r)
+                continue
+        out.append([r])
+    return out
+
+
+# what differs between two runs of one command that did the same: durations, clock times, hex ids, fractions
+RUN_NOISE = re.compile(
+    r"\b\d+(?:\.\d+)?\s*(?:ms|s|sec|seconds|µs)\b|\d{1,2}:\d{2}(?::\d{2})?|\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,}\b|\d+\.\d+"
+)
+
+
+def progressed(before: str, after: str) -> bool:
+    """Two outputs of a failing step tell of progress: they differ once run noise (``RUN_NOISE``) is masked."""
+    return RUN_NOISE.sub("#", before).strip() != RUN_NOISE.sub("#", after).strip()
+
+
+ANY_TOOL = "*"
+
+
+def _successes(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[tuple[int, str]]]:
+    """Per conversation, (position, tool) of the calls that did not fail."""
+    if not cids:
+        return {}
+    out: dict[str, list[tuple[int, str]]] = {}
+    for cid, pos, name in con.execute(
+        f"SELECT cid, pos, name FROM {CALLS} WHERE NOT err AND cid IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2",
+        [cids],
+    ).fetchall():
+        out.setdefault(str(cid), []).append((int(pos), str(name)))
+    return out
+
+
+def _edits(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[int]]:
+    """Per conversation, the positions of the calls that changed something and succeeded (``mut``)."""
+    if not cids:
+        return {}
+    out: dict[str, list[int]] = {}
+    for cid, pos in con.execute(
+        f"SELECT cid, pos FROM {CALLS} WHERE mut AND cid IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2", [cids]
+    ).fetchall():
+        out.setdefault(str(cid), []).append(int(pos))
     return out
 
 

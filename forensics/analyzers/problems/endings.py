@@ -216,6 +216,16 @@ def _declined(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 # the reply declines the request as a whole (not one step of it: "I am unable to modify firebase.json" when the
 # editing tool is missing is a reason, not a refusal of the task)
 WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|that|the|your)\s+(?:request|task)\b")
+# the reply declines a step a shell does ("I cannot directly install software or modify your system's PATH"): in a
+# conversation whose agent has a command tool and used it, the step is handed back to the person for nothing
+SHELL_STEP = (
+    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to|am not able to|don't have the ability to) "
+    r"(?:directly |actually |myself )?(?:install|run|execute|set up|set|modify|configure|download|restart)\b"
+)
+SHELL_STEP_RE = re.compile(SHELL_STEP)
+# a call answered by the harness that the tool is missing: the session has no such tool ("Tool "run_shell_command" not
+# found in registry"), so a step declined for want of it is a reason, not a hand-back
+NO_TOOL = r"(?i)\btool\b[^\n]{0,60}\bnot (?:found|available|registered|enabled)|\bunknown tool\b|\bno such tool\b"
 # calls that only talk to the person (ask, answer, report completion): no step of the task
 TALK_CALL = r"(?i)ask|respond|question|followup|follow_up|completion|complete_task|reply|message|notify"
 
@@ -232,26 +242,34 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> 
         fam AS (SELECT c2.conversation_id AS cid, s.format FROM conversations c2 JOIN sources s USING (source_id)),
         acting AS (SELECT DISTINCT f.format FROM c JOIN fam f USING (cid) WHERE c.mut),
         used AS (SELECT cid, list(DISTINCT name) AS names FROM c WHERE NOT err GROUP BY 1),
+        shell AS (SELECT c.cid, min(c.name) AS shell FROM c LEFT JOIN messages r
+                    ON r.conversation_id = c.cid AND r.position = c.rpos AND r.on_main_path
+                  WHERE (regexp_matches(c.name, '{sql_str(COMMAND_NAME)}')
+                         OR regexp_matches(c.args, '{sql_str(COMMAND_ARG)}'))
+                    AND NOT (c.err AND regexp_matches(left(coalesce(r.content, ''), 400), '{sql_str(NO_TOOL)}'))
+                  GROUP BY 1),
         a AS (SELECT s.cid, s.pos, s.text,
                      (SELECT min(position) FROM messages q WHERE q.conversation_id = s.cid
                       AND q.on_main_path AND q.origin = 'person' AND q.position > s.pos) AS nextp
-              FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(DECLINE)}'))
-        SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, [])
-        FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid)
+              FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(DECLINE)}|{sql_str(SHELL_STEP)}'))
+        SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, []), sh.shell
+        FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid) LEFT JOIN shell sh USING (cid)
         WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.pos >= a.pos
                           AND (a.nextp IS NULL OR c.pos < a.nextp) AND NOT regexp_matches(c.name, '{sql_str(TALK_CALL)}'))
         ORDER BY 1, 2""").fetchall()
     out = []
-    for cid, pos, text, family_acts, names in rows:
-        m = DECLINE_RE.search(text)
-        if m is None or (str(cid), int(pos)) in seen:
+    for cid, pos, text, family_acts, names, shell in rows:
+        if (str(cid), int(pos)) in seen:
             continue
-        after = text[m.start() : m.end() + 80]
+        m = DECLINE_RE.search(text)
+        after = text[m.start() : m.end() + 80] if m else ""
         named = next((n for n in names if n and re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", after)), None)
-        if named is not None:
+        if m and named is not None:
             norm = f"this conversation calls {named} successfully, so the step was in its reach"
-        elif family_acts and WHOLE_REQUEST.search(after):
+        elif m and family_acts and WHOLE_REQUEST.search(after):
             norm = "this agent changes things with its tools in other runs, so the request was in its reach"
+        elif shell is not None and (m := SHELL_STEP_RE.search(text)):
+            norm = f"this conversation runs commands with {shell}, so the step it hands back was in its reach"
         else:
             continue
         out.append(

@@ -116,10 +116,10 @@ def _proposed_change(replies: list[tuple[int, str, bool, str]]) -> tuple[int, st
 
 def errors_again(
     con: duckdb.DuckDBPyConnection, conv: list[Turn], prompts: Callable[[Turn], bool] = lambda t: False
-) -> dict[int, tuple[str, re.Match[str] | None, str]]:
+) -> dict[int, tuple[str, re.Match[str] | None, str, int]]:
     """``error_again`` over one conversation's person turns: per turn index, (rule, the match of the error line in
-    its text, the norm naming where the error showed before and the change between). A turn that opens with a
-    prompt template (``prompts``: a benchmark's task text) is never one."""
+    its text, the norm naming where the error showed before and the change between, the position where it showed
+    first). A turn that opens with a prompt template (``prompts``: a benchmark's task text) is never one."""
     pasted = {
         k: templates(t.full or t.text) for k, t in enumerate(conv) if t.index > 0 and t.replied and not prompts(t)
     }
@@ -127,7 +127,7 @@ def errors_again(
     if not pasted:
         return {}
     context = _context(con, [conv[0].conversation_id]).get(conv[0].conversation_id, [])
-    out: dict[int, tuple[str, re.Match[str] | None, str]] = {}
+    out: dict[int, tuple[str, re.Match[str] | None, str, int]] = {}
     for k, mine in pasted.items():
         t = conv[k]
         since = conv[k - 1].position if k else -1
@@ -152,6 +152,7 @@ def errors_again(
             "error_again",
             match,
             f"the same error at [{seen[same[0]]}], before the assistant's change at [{change[0]}] (“{change[1][:60]}”)",
+            seen[same[0]],
         )
     return out
 

@@ -235,6 +235,42 @@ def user_repeated(turns: list[Turn], con: duckdb.DuckDBPyConnection | None = Non
     )
 
 
+def pasted_loops(turns: list[Turn], con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``loop`` where the agent's changes never touch the error (GUIDE §5: the same action repeated without
+    progress; "the same error recurring while the changes do not touch it"), read from the person's side: one error
+    pasted back two or more times (``pasted.errors_again``, each after a reply that changed something or proposed a
+    change), so it showed three times or more, each proposal leaving it as it was (rule
+    ``same_error_pasted_N_times``). The tool-less counterpart of ``actions.recurring_errors``: the person runs
+    what the assistant proposes and brings the output back."""
+    by_conv: dict[str, list[Turn]] = {}
+    for t in turns:
+        by_conv.setdefault(t.conversation_id, []).append(t)
+    templates = _templates(turns)
+    out = []
+    for cid, conv in by_conv.items():
+        again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates)
+        first: dict[int, list[int]] = {}
+        for k in sorted(again):
+            first.setdefault(again[k][3], []).append(k)
+        for at, ks in first.items():
+            if len(ks) < 2:
+                continue
+            last = conv[ks[-1]]
+            n = len(ks) + 1
+            out.append(
+                Problem(
+                    cid,
+                    "loop",
+                    [at] + [conv[k].position for k in ks],
+                    quote_at(last.full or last.text, again[ks[-1]][1]),
+                    f"same_error_pasted_{n}_times",
+                    f"the error first shown at [{at}] came back {n - 1} times, each after the assistant changed or "
+                    "proposed a change (GUIDE §5: 3 or more without progress)",
+                )
+            )
+    return out
+
+
 def _resent_after_silence(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> dict[str, dict[int, str]]:
     """``pasted.sent_again`` over the conversations whose log keeps replies and where a person turn is the one
     before it again with no reply between (their times read only there)."""
