@@ -38,7 +38,7 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
             f"({m}): 11 conversations"
             for k, n, m in (
                 ("context_crowded", 19, "1.4%"),
-                ("user_repeated", 18, "1.4%"),
+                ("user_repeated", 18, "1.5%"),  # 1.4 % before an error pasted back counted (issue 41, repeat2)
             )
         },
     }
@@ -63,7 +63,8 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
     """Weighed by severity, by how rare the kind is here (user pushback fires on 82 % of the fixtures: the scripted
     corrections, a corpus norm, so it ranks nothing) and how far out in its norm, a second kind of one analyzer at
-    half: the aeb4919b twins (the realistic fixture and its Anthropic rewrite) first: their "- update manifest: fixed"
+    half: the aeb4919b twins (the Anthropic rewrite of the realistic fixture, then the realistic one: their scores are
+    within 2 %, 8.71 and 8.55, and the rewrite moved ahead when this stop's problem rules moved the family's norms) first: their "- update manifest: fixed"
     that the next scripted correction contradicts is kept now that claims are no longer sqlite's way of working (23 %
     of the conversations, not most), then d6614e0b (the one compaction topic loss), 2bae3528 (a "fixed" over a failing
     build) and a9ce8167 (a long interleave, a crowded context); length is no weight. Held against sqlite's own norms
@@ -71,17 +72,17 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     read again after two person turns and a new request is no re-read (issue 41, branch precise)."""
     worst = doc["worst_conversations"]
     assert [w["label"] for w in worst] == [
-        "aeb4919b · realistic.db",
         "aeb4919b · anthropic.db",
+        "aeb4919b · realistic.db",
         "d6614e0b",
         "2bae3528",
         "a9ce8167",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
     assert worst[0]["reasons"][:2] == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
-        "topic interleave (high, fires on 23% of conversations): 17 messages stayed on the old topic after the switch "
-        "at [25] (the limit, 10 messages, is the same for every agent)",
-        "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
+        "topic interleave (high, fires on 23% of conversations): 12 messages stayed on the old topic after the switch "
+        "at [21] (the limit, 10 messages, is the same for every agent)",
+        "gave up or false success (high, fires on 23% of conversations): [20] “- update manifest: fixed”",
     ]
     assert worst[3]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
     assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
