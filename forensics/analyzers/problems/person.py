@@ -183,18 +183,23 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
     ]
 
 
-def user_repeated(turns: list[Turn], con: duckdb.DuckDBPyConnection | None = None) -> list[Problem]:
+def user_repeated(
+    turns: list[Turn],
+    con: duckdb.DuckDBPyConnection | None = None,
+    templates: frozenset[tuple[str, ...]] | None = None,
+) -> list[Problem]:
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
     warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
     sends the same message again after it got no reply (``sent_again``, ``pasted``). Turns that follow one
-    another, each flagged, are one incident: one finding."""
+    another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
+    default: of ``turns``)."""
     hits: list[tuple[Turn, str, str]] = []
     norms: dict[tuple[str, int], str] = {}
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    templates = _templates(turns)
+    templates = _templates(turns) if templates is None else templates
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
@@ -375,6 +380,12 @@ def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
 
 def _opening(text: str) -> tuple[str, ...]:
     return tuple(WORD.findall(text.lower())[:OPENING])
+
+
+def templates(con: duckdb.DuckDBPyConnection) -> frozenset[tuple[str, ...]]:
+    """The openings that person turns of ``TEMPLATE`` or more selected conversations share: what a conversation's
+    ``user_repeated`` findings read from the others."""
+    return _templates(person_turns(con))
 
 
 def _templates(turns: list[Turn]) -> frozenset[tuple[str, ...]]:
