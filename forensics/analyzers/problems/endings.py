@@ -159,7 +159,7 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     command or an edit, tried: ``COMMAND_*``, ``actions.MUTATING_*``) or, where none acts after it, the turn's last
     result, is an error. The reads that follow a failed edit ("string not found") change nothing it claims."""
     rows = con.execute(f"""
-        WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank, content,
+        WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank,
                           sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
                    FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
         fin AS (SELECT m.cid, m.turn, arg_max(m.pos, m.pos) AS pos, arg_max(s.text, m.pos) AS text

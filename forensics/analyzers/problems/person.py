@@ -171,9 +171,10 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
                EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
                        AND r.role = 'assistant' AND r.position > m.position
                        AND r.position < coalesce(m.next_person, 2147483647))
-        FROM (SELECT *, lead(position) OVER (PARTITION BY conversation_id, on_main_path, origin = 'person'
-                                             ORDER BY position) AS next_person FROM messages
-              WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
+        FROM (SELECT conversation_id, position, on_main_path, origin, blank, person_text, content,
+                     lead(position) OVER (PARTITION BY conversation_id ORDER BY position) AS next_person FROM messages
+              WHERE on_main_path AND origin = 'person'
+                AND conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
         LEFT JOIN a USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank AND coalesce(m.person_text, m.content) <> ''
         ORDER BY 1, 2""").fetchall()
