@@ -55,6 +55,7 @@ COLUMNS: dict[str, Any] = {
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
 
 
+TEMPLATES = "_problem_templates"  # per conversation, the prompt templates' openings its turns open with
 CACHED = (
     "problems_found"  # the per-conversation findings kept between reports (``reuse.rows``), before the family norms
 )
@@ -72,13 +73,19 @@ FOUND: dict[str, Any] = {
 def detect(ctx: Context) -> list[Problem]:
     """Every detector's problems over the selected conversations, in kind order. A conversation's findings depend
     on its own rows, the config and the code, and on two things from the others, the agent families that change
-    things with their tools (``endings.acting_formats``) and the prompt templates' openings (``person.templates``):
-    under the same, an unchanged conversation's are read back from the warehouse (``reuse.rows``: a report after a
-    day of new logs runs the detectors on the new ones only)."""
+    things with their tools (``endings.acting_formats``: part of the key) and which of its turns open with a prompt
+    template's opening (``person.templates``: part of its stamp, ``TEMPLATES``): under the same, an unchanged
+    conversation's are read back from the warehouse (``reuse.rows``: a report after a day of new logs runs the
+    detectors on the new ones only)."""
     acting = endings.acting_formats(ctx.con)
-    shared = person.templates(ctx.con)
-    settings = {**ctx.cfg.values, "problems.acting_formats": acting, "problems.templates": sorted(shared)}
-    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detect(ctx, acting, shared)))
+    shared, opens = person.templates(ctx.con)
+    ctx.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {TEMPLATES} AS SELECT unnest(?::VARCHAR[]) AS conversation_id, "
+        "unnest(?::VARCHAR[]) AS opening",
+        [[c for c, _ in opens], [o for _, o in opens]],
+    )
+    settings = {**ctx.cfg.values, "problems.acting_formats": acting}
+    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detect(ctx, acting, shared)), also_reads=TEMPLATES)
     problems = [
         (seq, Problem(cid, kind, list(positions), quote, rule, norm))
         for cid, kind, positions, quote, rule, norm, seq in found.select(list(FOUND)).iter_rows()

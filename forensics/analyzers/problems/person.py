@@ -383,10 +383,13 @@ def _opening(text: str) -> tuple[str, ...]:
     return tuple(WORD.findall(text.lower())[:OPENING])
 
 
-def templates(con: duckdb.DuckDBPyConnection) -> frozenset[tuple[str, ...]]:
-    """The openings that person turns of ``TEMPLATE`` or more selected conversations share: what a conversation's
+def templates(con: duckdb.DuckDBPyConnection) -> tuple[frozenset[tuple[str, ...]], list[tuple[str, str]]]:
+    """The openings that person turns of ``TEMPLATE`` or more selected conversations share, and per conversation
+    the ones of them its turns open with (conversation_id, the opening's words): what a conversation's
     ``user_repeated`` findings read from the others."""
-    return _templates(person_turns(con))
+    turns = person_turns(con)
+    shared = _templates(turns)
+    return shared, sorted({(t.conversation_id, "\x1f".join(o)) for t in turns if (o := _opening(t.text)) in shared})
 
 
 def _templates(turns: list[Turn]) -> frozenset[tuple[str, ...]]:
