@@ -74,7 +74,7 @@ def detect(ctx: Context) -> list[Problem]:
     """Every detector's problems over the selected conversations, in kind order. A conversation's findings depend
     on its own rows, the config and the code, and on two things from the others, the agent families that change
     things with their tools (``endings.acting_formats``: part of the key) and which of its turns open with a prompt
-    template's opening (``person.templates``: part of its stamp, ``TEMPLATES``): under the same, an unchanged
+    template's opening (``person.templates``, read by user_repeated and pasted_loops: part of its stamp, ``TEMPLATES``): under the same, an unchanged
     conversation's are read back from the warehouse (``reuse.rows``: a report after a day of new logs runs the
     detectors on the new ones only)."""
     acting = endings.acting_formats(ctx.con)
@@ -112,7 +112,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + instructions.violated(con, found=mine)
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
         + actions.recurring_errors(con)
-        + person.pasted_loops(turns, con)
+        + person.pasted_loops(turns, con, shared)
         + replies.asked_again(con)
         + endings.false_success(con, turns, acting)
         + person.frustration(turns)

@@ -241,7 +241,9 @@ def user_repeated(
     )
 
 
-def pasted_loops(turns: list[Turn], con: duckdb.DuckDBPyConnection) -> list[Problem]:
+def pasted_loops(
+    turns: list[Turn], con: duckdb.DuckDBPyConnection, templates: frozenset[tuple[str, ...]] | None = None
+) -> list[Problem]:
     """``loop`` where the agent's changes never touch the error (GUIDE §5: the same action repeated without
     progress; "the same error recurring while the changes do not touch it"), read from the person's side: one error
     pasted back two or more times (``pasted.errors_again``, each after a reply that changed something or proposed a
@@ -251,7 +253,7 @@ def pasted_loops(turns: list[Turn], con: duckdb.DuckDBPyConnection) -> list[Prob
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    templates = _templates(turns)
+    templates = _templates(turns) if templates is None else templates  # (``templates``: of the whole selection)
     out = []
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates)
