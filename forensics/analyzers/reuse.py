@@ -1,7 +1,8 @@
 """The per-conversation cache of facts between reports (issue 28): a report recomputes only the conversations that changed.
 
 A fact (``forensics.analyzers.facts``) is a function of one conversation's rows and the config, so its rows can be
-cached: each fact declared ``cached`` (and the compression replay of every tool result, no fact) has a warehouse table ``reuse_<fact>`` (its own columns, written through
+cached: each fact declared ``cached`` (and results that are no fact: the compression replay of every tool result, the
+problem detectors' findings, the rules audit, the failure signatures' reading of a run) has a warehouse table ``reuse_<fact>`` (its own columns, written through
 ``forensics.warehouse.derived``) and ``reuse_done`` says which conversations' rows it holds, under which *stamp*
 and *key*:
 

@@ -26,7 +26,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from forensics.analyzers import diff
+from forensics.analyzers import diff, reuse
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
@@ -35,6 +35,7 @@ from forensics.analyzers.failures.decisive import Decisive, from_run
 from forensics.analyzers.outcomes import GRADE_REVEALING, lift
 from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring, stream
 from forensics.analyzers.signature import messages as read_messages
+from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
 NAME = "failures"
@@ -91,29 +92,24 @@ def run(ctx: Context) -> Section:
     # the passed runs count in the clusters too (a signature as common in passed runs tells nothing), but a
     # cluster is listed only when a failed or problem-bearing run is in it
     bearing = set(outcome)
-    # one run's messages at a time (signature.stream): its signature and, when graded, its features
+    # each run read once (how it ended, its errors, its calls: ``_readings``, kept between reports); the messages
+    # read again only for a failed run whose decisive step comes from its own messages
+    ids = sorted(bearing | set(graded))
+    readings = _readings(ctx, ids)
+    own = [c for c in outcome if outcome[c] is False and c not in passed_sibling]
+    msgs = dict(stream(ctx.con, own, GRADE_REVEALING)) if own else {}
     by_run: dict[str, Signature] = {}
     by_other: dict[str, Signature] = {}
     features: dict[str, tuple[Graded, bool]] = {}
-
-    def read(cid: str, ms: list[Msg]) -> None:
-        errs = errors(ms)
+    for cid in ids:
+        r = readings[cid]
         if cid in outcome:
             failed = None if outcome[cid] is None else not outcome[cid]
-            by_run[cid] = signature(cid, ms, failed, passed_sibling.get(cid), loops.get(cid), errs)
+            by_run[cid] = _signed(cid, r, failed, passed_sibling.get(cid), loops.get(cid), msgs.get(cid, []))
         if cid in graded:
             if cid not in bearing:
-                by_other[cid] = signature(cid, ms, graded[cid][0], errs=errs)
-            features[cid] = _features(cid, graded[cid], ms, errs, problems)
-
-    ids = sorted(bearing | set(graded))
-    seen: set[str] = set()
-    for cid, ms in stream(ctx.con, ids, GRADE_REVEALING):
-        seen.add(cid)
-        read(cid, ms)
-    for cid in ids:
-        if cid not in seen:
-            read(cid, [])
+                by_other[cid] = _signed(cid, r, graded[cid][0])
+            features[cid] = _features(cid, graded[cid], r, problems)
     sigs = [by_run[cid] for cid in runs["conversation_id"].to_list()]
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
@@ -157,6 +153,34 @@ def run(ctx: Context) -> Section:
     return sec
 
 
+@dataclass(frozen=True)
+class Reading:
+    """What a run's signature and features read from its messages: how it ended (and where), its errors'
+    (position, template), its calls' names in order."""
+
+    ended: str
+    ended_at: int | None
+    errors: list[tuple[int, str]]
+    call_names: list[str]
+
+
+READ = "failures_read"  # the readings kept between reports (``reuse.rows``)
+READ_COLUMNS: dict[str, Any] = {
+    "conversation_id": pl.String,
+    "ended": pl.String,
+    "ended_at": pl.Int32,
+    "error_positions": pl.List(pl.Int32),
+    "error_templates": pl.List(pl.String),
+    "call_names": pl.List(pl.String),
+}
+
+
+def reading(msgs: list[Msg], errs: list[tuple[int, str]] | None = None) -> Reading:
+    """A run's reading of its messages (``errs``: its ``errors(msgs)`` when already read)."""
+    end, end_at = ended(msgs)
+    return Reading(end, end_at, errors(msgs) if errs is None else errs, [n for m in msgs for n in m.call_names])
+
+
 def signature(
     cid: str,
     msgs: list[Msg],
@@ -168,14 +192,46 @@ def signature(
     """One run's signature; the decisive step only for a failed run (from its divergence from a passed run of
     its task when given, else from its own messages; ``loop_at``: where a loop found in it starts; ``errs``: its
     ``errors(msgs)`` when already read)."""
-    end, end_at = ended(msgs)
-    template, first_at, count = recurring(errors(msgs) if errs is None else errs)
+    return _signed(cid, reading(msgs, errs), failed, divergence, loop_at, msgs)
+
+
+def _signed(
+    cid: str,
+    r: Reading,
+    failed: bool | None,
+    divergence: Decisive | None = None,
+    loop_at: int | None = None,
+    msgs: list[Msg] | None = None,
+) -> Signature:
+    """``signature`` from the run's reading (``msgs``: its messages, read only for a failed run's decisive step)."""
+    template, first_at, count = recurring(r.errors)
     decisive = None
     if failed:
         decisive = divergence or from_run(
-            msgs, first_at if count >= 2 else None, end_at if end == "claimed_success" else None, loop_at
+            msgs or [], first_at if count >= 2 else None, r.ended_at if r.ended == "claimed_success" else None, loop_at
         )
-    return Signature(cid, failed, end, end_at, template, count, decisive)
+    return Signature(cid, failed, r.ended, r.ended_at, template, count, decisive)
+
+
+def _readings(ctx: Context, ids: list[str]) -> dict[str, Reading]:
+    """The readings of the runs ``ids``: an unchanged run's read back from the warehouse (its fingerprint, the
+    config and the code unchanged), the others read from their messages a batch at a time (``signature.stream``)."""
+
+    def compute() -> pl.DataFrame:
+        sel = [c for (c,) in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED} ORDER BY 1").fetchall()]
+        got = {cid: reading(ms) for cid, ms in stream(ctx.con, sel, GRADE_REVEALING)}
+        rows = []
+        for cid in sel:
+            r = got.get(cid) or reading([])
+            rows.append((cid, r.ended, r.ended_at, [p for p, _ in r.errors], [t for _, t in r.errors], r.call_names))
+        return pl.DataFrame(rows, schema=READ_COLUMNS, orient="row")
+
+    with reuse.narrowed(ctx.con, ids):
+        frame = reuse.rows(ctx.con, ctx.cfg, READ, compute)
+    return {
+        cid: Reading(end, end_at, list(zip(positions, templates)), names)
+        for cid, end, end_at, positions, templates, names in frame.select(list(READ_COLUMNS)).iter_rows()
+    }
 
 
 def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None) -> list[dict[str, Any]]:
@@ -268,18 +324,14 @@ def _problem_kinds(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
 
 
 def _features(
-    cid: str,
-    grade: tuple[bool, str | None],
-    ms: list[Msg],
-    errs: list[tuple[int, str]],
-    problems: dict[str, set[str]],
+    cid: str, grade: tuple[bool, str | None], r: Reading, problems: dict[str, set[str]]
 ) -> tuple[Graded, bool]:
     """A graded run's features, compared between failed and passed runs (``differences``), and whether it ended
     in a way the harness decides (not used as a feature)."""
     failed, task = grade
-    end, _ = ended(ms)
-    feats = {f"problem: {k}" for k in problems.get(cid, ())} | {f"error: {t}" for _, t in errs}
-    feats |= tool_bigrams([n for m in ms for n in m.call_names])
+    end = r.ended
+    feats = {f"problem: {k}" for k in problems.get(cid, ())} | {f"error: {t}" for _, t in r.errors}
+    feats |= tool_bigrams(r.call_names)
     revealing = end in GRADE_REVEALING_ENDS
     if not revealing:
         feats.add(f"ended: {end.replace('_', ' ')}")
@@ -539,6 +591,7 @@ ANALYZER = Analyzer(
     lead=1,  # the report leads with what went wrong, before the runs
     views={"what_went_wrong": views.what_went_wrong, "decisive_step": views.decisive_step},
     tables=(
+        reuse.cached_table(READ),
         derived.Table(
             "run_failures",
             "selection",

@@ -28,11 +28,12 @@ from typing import Any
 
 import polars as pl
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
-from forensics.analyzers.rules.load import audit_of
+from forensics.analyzers.rules.load import Audit, audit_of
 from forensics.kernel.selection import SELECTED
 from forensics.text.agents import agent_name
 from forensics.warehouse import derived
@@ -54,23 +55,80 @@ COLUMNS: dict[str, Any] = {
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
 
 
+TEMPLATES = "_problem_templates"  # per conversation, the prompt templates' openings its turns open with
+CACHED = (
+    "problems_found"  # the per-conversation findings kept between reports (``reuse.rows``), before the family norms
+)
+FOUND: dict[str, Any] = {
+    "conversation_id": pl.String,
+    "kind": pl.String,
+    "positions": pl.List(pl.Int32),
+    "quote": pl.String,
+    "rule": pl.String,
+    "norm": pl.String,
+    "seq": pl.Int32,  # its place among the conversation's findings: ties of (kind, positions) keep their order
+}
+
+
 def detect(ctx: Context) -> list[Problem]:
-    """Every detector's problems over the selected conversations, in kind order."""
+    """Every detector's problems over the selected conversations, in kind order. A conversation's findings depend
+    on its own rows, the config and the code, and on two things from the others, the agent families that change
+    things with their tools (``endings.acting_formats``: part of the key) and which of its turns open with a prompt
+    template's opening (``person.templates``, read by user_repeated and pasted_loops: part of its stamp, ``TEMPLATES``): under the same, an unchanged
+    conversation's are read back from the warehouse (``reuse.rows``: a report after a day of new logs runs the
+    detectors on the new ones only)."""
+    acting = endings.acting_formats(ctx.con)
+    shared, opens = person.templates(ctx.con)
+    ctx.con.execute(
+        f"CREATE OR REPLACE TEMP TABLE {TEMPLATES} AS SELECT unnest(?::VARCHAR[]) AS conversation_id, "
+        "unnest(?::VARCHAR[]) AS opening",
+        [[c for c, _ in opens], [o for _, o in opens]],
+    )
+    settings = {**ctx.cfg.values, "problems.acting_formats": acting}
+    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detect(ctx, acting, shared)), also_reads=TEMPLATES)
+    problems = [
+        (seq, Problem(cid, kind, list(positions), quote, rule, norm))
+        for cid, kind, positions, quote, rule, norm, seq in found.select(list(FOUND)).iter_rows()
+    ]
+    problems.sort(key=lambda sp: (KINDS.index(sp[1].kind), sp[1].conversation_id, sp[1].positions, sp[0]))
+    return [p for _, p in problems]
+
+
+def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]]) -> list[Problem]:
+    """Every detector's problems over the selected conversations, in kind order (the rules audit's of them)."""
     con = ctx.con
+    ids = {c for (c,) in con.execute(f"SELECT conversation_id FROM {SELECTED}").fetchall()}
+    full = audit_of(ctx)
+    mine = Audit(
+        [r for r in full.rules if r.conversation_id in ids],
+        [v for v in full.verdicts if v.conversation_id in ids],
+        full.runs,
+    )
     actions.prepare(con)
     turns = person.person_turns(con)
     found = (
         context.crowded(con)
-        + person.user_repeated(turns, con)
-        + instructions.violated(con, found=audit_of(ctx))
+        + person.user_repeated(turns, con, shared)
+        + instructions.violated(con, found=mine)
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
         + actions.recurring_errors(con)
-        + person.pasted_loops(turns, con)
+        + person.pasted_loops(turns, con, shared)
         + replies.asked_again(con)
-        + endings.false_success(con, turns)
+        + endings.false_success(con, turns, acting)
         + person.frustration(turns)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
+
+
+def _frame(found: list[Problem]) -> pl.DataFrame:
+    seq: Counter[str] = Counter()
+    rows = []
+    for p in found:
+        rows.append(
+            (p.conversation_id, p.kind, p.positions, p.quote, p.rule, p.norm, seq[p.conversation_id]),
+        )
+        seq[p.conversation_id] += 1
+    return pl.DataFrame(rows, schema=FOUND, orient="row")
 
 
 # the rule's own references, one click away (in ``rule``), never on the finding's line
@@ -239,6 +297,7 @@ ANALYZER = Analyzer(
     run,
     checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
     tables=(
+        reuse.cached_table(CACHED),
         derived.Table(
             TABLE,
             "selection",

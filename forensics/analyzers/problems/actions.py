@@ -54,6 +54,16 @@ NUMBERED_HEAD = 3000
 CITE_LINES = 150
 
 
+def mutating_sql() -> str:
+    """Whether a row of ``tool_calls`` changed something: it did not fail, and it is an editing tool (not its view
+    command) or a command that writes."""
+    return (
+        f"NOT coalesce(is_error, false) AND (regexp_matches(name, '{_q(MUTATING_NAME)}') "
+        f"AND NOT regexp_matches(coalesce(arguments, ''), '{_q(VIEW_COMMAND)}') "
+        f"OR regexp_matches(coalesce(arguments, ''), '{_q(MUTATING_COMMAND)}'))"
+    )
+
+
 def _calls_sql() -> str:
     """Every selected main-path call with an answer: its action, result hash (only where the action repeats: the
     one costly column) and size, error and whether it changed something (``mut``)."""
@@ -61,9 +71,7 @@ def _calls_sql() -> str:
         WITH t AS (
             SELECT conversation_id AS cid, position AS pos, call_index AS k, name, canon, arguments AS args,
                    coalesce(is_error, false) AS err, result_seq, result_position AS rpos,
-                   NOT coalesce(is_error, false) AND (regexp_matches(name, '{_q(MUTATING_NAME)}')
-                     AND NOT regexp_matches(coalesce(arguments, ''), '{_q(VIEW_COMMAND)}')
-                     OR regexp_matches(coalesce(arguments, ''), '{_q(MUTATING_COMMAND)}')) AS mut,
+                   {mutating_sql()} AS mut,
                    count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
             FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
                   WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL

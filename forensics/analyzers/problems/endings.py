@@ -10,7 +10,7 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql
+from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.person import REPEATED, Turn
 from forensics.kernel.selection import SELECTED
@@ -93,7 +93,9 @@ def said_sql() -> str:
 SAID = "_problem_said"  # said_sql() materialised once per run: every claim rule reads the replies from it
 
 
-def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
+def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn], acting: list[str] | None = None) -> list[Problem]:
+    """The claims and refusals of the selected runs; ``acting``: the agent families (source formats) that change
+    things with their tools in some selected run (``acting_formats``, default: of the selection)."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SAID} AS {said_sql()}")
     try:
         declined = _declined(con)
@@ -101,7 +103,7 @@ def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
             _contradicted(con, turns)
             + _over_errors(con)
             + declined
-            + _declined_doable(con, declined)
+            + _declined_doable(con, declined, acting_formats(con) if acting is None else acting)
             + _without_acting(con)
         )
     finally:
@@ -157,7 +159,7 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     command or an edit, tried: ``COMMAND_*``, ``actions.MUTATING_*``) or, where none acts after it, the turn's last
     result, is an error. The reads that follow a failed edit ("string not found") change nothing it claims."""
     rows = con.execute(f"""
-        WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank, content,
+        WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank,
                           sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
                    FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
         fin AS (SELECT m.cid, m.turn, arg_max(m.pos, m.pos) AS pos, arg_max(s.text, m.pos) AS text
@@ -230,17 +232,30 @@ NO_TOOL = r"(?i)\btool\b[^\n]{0,60}\bnot (?:found|available|registered|enabled)|
 TALK_CALL = r"(?i)ask|respond|question|followup|follow_up|completion|complete_task|reply|message|notify"
 
 
-def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list[Problem]:
+def acting_formats(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The agent families (source formats) with a call that changed something, answered, on the main path, in some
+    selected conversation: the one thing a conversation's findings read from the others (``_declined_doable``)."""
+    return [
+        str(f)
+        for (f,) in con.execute(f"""
+            SELECT DISTINCT s.format FROM tool_calls t JOIN {SELECTED} USING (conversation_id)
+            JOIN conversations c USING (conversation_id) JOIN sources s USING (source_id)
+            WHERE t.position IS NOT NULL AND t.result_seq IS NOT NULL AND s.format IS NOT NULL AND {mutating_sql()}
+            ORDER BY 1""").fetchall()
+    ]
+
+
+def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem], acting: list[str]) -> list[Problem]:
     """``declined_doable`` (GUIDE §5: "stopping or handing off early when the task was doable"): a reply says it
     cannot ("I cannot fulfill this request", "I can't use `read_file`") and hands the turn back (no call but one
     that talks to the person before the person's next turn or the end), while the means are there: it declines
     the request as a whole in a run of an agent family that changes things with its tools elsewhere, or it names
     as unusable a tool this conversation calls successfully."""
     seen = {(p.conversation_id, p.positions[0]) for p in already}
-    rows = con.execute(f"""
+    rows = con.execute(
+        f"""
         WITH c AS ({calls_sql()}),
         fam AS (SELECT c2.conversation_id AS cid, s.format FROM conversations c2 JOIN sources s USING (source_id)),
-        acting AS (SELECT DISTINCT f.format FROM c JOIN fam f USING (cid) WHERE c.mut),
         used AS (SELECT cid, list(DISTINCT name) AS names FROM c WHERE NOT err GROUP BY 1),
         shell AS (SELECT c.cid, min(c.name) AS shell FROM c LEFT JOIN messages r
                     ON r.conversation_id = c.cid AND r.position = c.rpos AND r.on_main_path
@@ -252,11 +267,13 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> 
                      (SELECT min(position) FROM messages q WHERE q.conversation_id = s.cid
                       AND q.on_main_path AND q.origin = 'person' AND q.position > s.pos) AS nextp
               FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(DECLINE)}|{sql_str(SHELL_STEP)}'))
-        SELECT a.cid, a.pos, a.text, f.format IN (SELECT format FROM acting), coalesce(u.names, []), sh.shell
+        SELECT a.cid, a.pos, a.text, list_contains($acting::VARCHAR[], f.format), coalesce(u.names, []), sh.shell
         FROM a JOIN fam f USING (cid) LEFT JOIN used u USING (cid) LEFT JOIN shell sh USING (cid)
         WHERE NOT EXISTS (SELECT 1 FROM c WHERE c.cid = a.cid AND c.pos >= a.pos
                           AND (a.nextp IS NULL OR c.pos < a.nextp) AND NOT regexp_matches(c.name, '{sql_str(TALK_CALL)}'))
-        ORDER BY 1, 2""").fetchall()
+        ORDER BY 1, 2""",
+        {"acting": acting},
+    ).fetchall()
     out = []
     for cid, pos, text, family_acts, names, shell in rows:
         if (str(cid), int(pos)) in seen:

@@ -171,9 +171,10 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
                EXISTS (SELECT 1 FROM messages r WHERE r.conversation_id = m.conversation_id AND r.on_main_path
                        AND r.role = 'assistant' AND r.position > m.position
                        AND r.position < coalesce(m.next_person, 2147483647))
-        FROM (SELECT *, lead(position) OVER (PARTITION BY conversation_id, on_main_path, origin = 'person'
-                                             ORDER BY position) AS next_person FROM messages
-              WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
+        FROM (SELECT conversation_id, position, on_main_path, origin, blank, person_text, content,
+                     lead(position) OVER (PARTITION BY conversation_id ORDER BY position) AS next_person FROM messages
+              WHERE on_main_path AND origin = 'person'
+                AND conversation_id IN (SELECT conversation_id FROM {SELECTED})) m
         LEFT JOIN a USING (conversation_id)
         WHERE m.on_main_path AND m.origin = 'person' AND NOT m.blank AND coalesce(m.person_text, m.content) <> ''
         ORDER BY 1, 2""").fetchall()
@@ -183,18 +184,23 @@ def person_turns(con: duckdb.DuckDBPyConnection) -> list[Turn]:
     ]
 
 
-def user_repeated(turns: list[Turn], con: duckdb.DuckDBPyConnection | None = None) -> list[Problem]:
+def user_repeated(
+    turns: list[Turn],
+    con: duckdb.DuckDBPyConnection | None = None,
+    templates: frozenset[tuple[str, ...]] | None = None,
+) -> list[Problem]:
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
     warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
     sends the same message again after it got no reply (``sent_again``, ``pasted``). Turns that follow one
-    another, each flagged, are one incident: one finding."""
+    another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
+    default: of ``turns``)."""
     hits: list[tuple[Turn, str, str]] = []
     norms: dict[tuple[str, int], str] = {}
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    templates = _templates(turns)
+    templates = _templates(turns) if templates is None else templates
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
@@ -235,7 +241,9 @@ def user_repeated(turns: list[Turn], con: duckdb.DuckDBPyConnection | None = Non
     )
 
 
-def pasted_loops(turns: list[Turn], con: duckdb.DuckDBPyConnection) -> list[Problem]:
+def pasted_loops(
+    turns: list[Turn], con: duckdb.DuckDBPyConnection, templates: frozenset[tuple[str, ...]] | None = None
+) -> list[Problem]:
     """``loop`` where the agent's changes never touch the error (GUIDE §5: the same action repeated without
     progress; "the same error recurring while the changes do not touch it"), read from the person's side: one error
     pasted back two or more times (``pasted.errors_again``, each after a reply that changed something or proposed a
@@ -245,7 +253,7 @@ def pasted_loops(turns: list[Turn], con: duckdb.DuckDBPyConnection) -> list[Prob
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)
-    templates = _templates(turns)
+    templates = _templates(turns) if templates is None else templates  # (``templates``: of the whole selection)
     out = []
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates)
@@ -375,6 +383,15 @@ def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
 
 def _opening(text: str) -> tuple[str, ...]:
     return tuple(WORD.findall(text.lower())[:OPENING])
+
+
+def templates(con: duckdb.DuckDBPyConnection) -> tuple[frozenset[tuple[str, ...]], list[tuple[str, str]]]:
+    """The openings that person turns of ``TEMPLATE`` or more selected conversations share, and per conversation
+    the ones of them its turns open with (conversation_id, the opening's words): what a conversation's
+    ``user_repeated`` findings read from the others."""
+    turns = person_turns(con)
+    shared = _templates(turns)
+    return shared, sorted({(t.conversation_id, "\x1f".join(o)) for t in turns if (o := _opening(t.text)) in shared})
 
 
 def _templates(turns: list[Turn]) -> frozenset[tuple[str, ...]]:

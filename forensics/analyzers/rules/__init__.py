@@ -8,9 +8,10 @@ run's turns against them, ``load`` reads the warehouse, ``section`` reports. Rul
 as ``unchecked``, never guessed.
 """
 
+from forensics.analyzers import reuse
 from forensics.analyzers.declare import Analyzer, CheckRule, Mark
 from forensics.analyzers.rules.extract import Rule, rules_of
-from forensics.analyzers.rules.load import Audit, audit, rules
+from forensics.analyzers.rules.load import CACHED, Audit, audit, rules
 from forensics.analyzers.rules.section import MARKS_TABLE, NAME, RULES_TABLE, TITLE, VERDICTS_TABLE, run
 from forensics.warehouse import derived
 
@@ -30,6 +31,7 @@ ANALYZER = Analyzer(
     ),
     marks=(Mark(MARKS_TABLE, ("rules",)),),
     tables=(
+        reuse.cached_table(CACHED),
         derived.Table(
             RULES_TABLE,
             "selection",

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 import duckdb
+import orjson
+import polars as pl
 
+from forensics.analyzers import reuse
 from forensics.analyzers.base import Context
+from forensics.analyzers.rules.checks import Check
 from forensics.analyzers.rules.extract import Message, Rule, rules_of
 from forensics.analyzers.rules.judge import Call, Run, Verdict, command_of, judge
 from forensics.kernel.selection import SELECTED
@@ -59,11 +64,56 @@ def audit(con: duckdb.DuckDBPyConnection) -> Audit:
 
 def audit_of(ctx: Context) -> Audit:
     """The selection's audit, computed once per report: the rules section and the ``instruction_violated``
-    problem kind read the same one (each computed it: the rules of every run extracted twice)."""
+    problem kind read the same one (each computed it: the rules of every run extracted twice). A run's rules and
+    verdicts depend on its own rows only: an unchanged run's are read back from the warehouse (``reuse.rows``)."""
     key = ("rules", "audit")
     if key not in ctx.memo:
-        ctx.memo[key] = audit(ctx.con)
+        kept = reuse.rows(ctx.con, ctx.cfg, CACHED, lambda: _encoded(audit(ctx.con)))
+        ctx.memo[key] = _decoded(kept)
     found: Audit = ctx.memo[key]
+    return found
+
+
+CACHED = "rules_audit"  # per run with a rule: its rules, verdicts and what the section reads of the run, as JSON
+CACHED_COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "audit": pl.String}
+
+
+def _encoded(found: Audit) -> pl.DataFrame:
+    """One row per run with a rule: its rules, its verdicts and of the run what is read after judging (its model,
+    end, compactions and their summaries), in their order."""
+    per: dict[str, dict[str, Any]] = {}
+    for r in found.rules:
+        run = found.runs[r.conversation_id]
+        mine = per.setdefault(
+            r.conversation_id,
+            {
+                "rules": [],
+                "verdicts": [],
+                "run": [run.model, run.end, run.compactions, [[p, t] for p, t in run.summaries.items()]],
+            },
+        )
+        check = [r.check.kind, list(r.check.target), list(r.check.span)] if r.check else None
+        mine["rules"].append([r.source, r.path, r.position, r.text, check, r.until, r.standing])
+    for v in found.verdicts:
+        per[v.conversation_id]["verdicts"].append(
+            [v.rule, v.position, v.verdict, v.quote, v.said_at, v.after_compaction, v.in_context]
+        )
+    return pl.DataFrame(
+        [(cid, orjson.dumps(a).decode()) for cid, a in per.items()], schema=CACHED_COLUMNS, orient="row"
+    )
+
+
+def _decoded(kept: pl.DataFrame) -> Audit:
+    """``_encoded``'s rows as the audit ``audit`` computed: runs in id order, each run's rules and verdicts in theirs."""
+    found = Audit([], [], {})
+    for cid, raw in sorted(kept.select(list(CACHED_COLUMNS)).iter_rows()):
+        a = orjson.loads(raw)
+        model, end, compactions, summaries = a["run"]
+        found.runs[cid] = Run(cid, model, compactions=compactions, summaries={int(p): t for p, t in summaries}, end=end)
+        for source, path, position, text, check, until, standing in a["rules"]:
+            c = Check(check[0], tuple(check[1]), (check[2][0], check[2][1])) if check is not None else None
+            found.rules.append(Rule(cid, source, path, position, text, c, until, standing))
+        found.verdicts += [Verdict(cid, *v) for v in a["verdicts"]]
     return found
 
 

@@ -60,7 +60,7 @@ COLUMNS = (
 )
 
 
-def messages_sql(where: str = "") -> str:
+def messages_sql(where: str = "", rows: str = "") -> str:
     """The assistant messages and the person's messages (docs/definitions.md#whose-turn-it-is: ``origin = 'person'``) of the main paths,
     with their tool calls' targets; ``where`` (an SQL condition on ``conversation_id``) restricts both.
 
@@ -74,6 +74,7 @@ def messages_sql(where: str = "") -> str:
     history: the person's prompts of many sessions without one reply): with no answer between two prompts there
     is no conversation whose topic could switch, so nothing of it is judged."""
     cond = f"AND {where}" if where else ""
+    mcond = cond + (f" AND {rows}" if rows else "")  # ``rows``: a condition on the messages' row ids alone
     return f"""
 WITH targets AS (  -- per call its targets in TARGET_KEYS order, calls in order: a deterministic list
     SELECT conversation_id, position, list(forensics_scrubbed(v) ORDER BY call_index, k) AS targets
@@ -90,9 +91,9 @@ SELECT m.conversation_id, m.position, m.native_id, m.role,
 FROM (SELECT *, forensics_scrubbed(CASE WHEN origin = 'person' THEN person_text ELSE content END) AS scrubbed,
              last_value(CASE WHEN role = 'assistant' THEN trim(content) END IGNORE NULLS) OVER (
           PARTITION BY conversation_id ORDER BY position ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reply
-      FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {cond}) m
+      FROM messages WHERE on_main_path AND role IN ('user', 'assistant') {mcond}) m
 LEFT JOIN targets t USING (conversation_id, position)
-WHERE m.conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND on_main_path {cond})
+WHERE m.conversation_id IN (SELECT conversation_id FROM messages WHERE role = 'assistant' AND on_main_path {mcond})
   AND (m.role = 'assistant' OR (m.origin = 'person' AND m.person_text <> ''
                                AND (length(trim(m.content)) < {HANDOFF_CHARS} OR trim(m.content) IS DISTINCT FROM m.reply)
                                AND (NOT regexp_matches(m.person_text, '{TOOL_COMMAND}')
@@ -147,7 +148,10 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     reused = store.load(con, kept, TABLE if s.keep_tokens else None)
 
     def computed() -> Iterator[Verdicts]:
-        tasks = ((_judge, (_chunk_rows(con, ids, joined=True), s), None) for ids in todo)
+        # the chunks come in the warehouse's row order (``_Chunks``): their verdicts are sorted by conversation once
+        # all are judged (the section keeps every one anyway)
+        done: list[Verdicts] = []
+        tasks = ((_judge, (_chunk_rows(con, chunk, joined=True), s), None) for chunk in todo)
         for _, result, error in run_ordered(
             tasks,
             workers,
@@ -158,7 +162,9 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
             if error is not None:
                 raise error
             store.save(con, key, fingerprints, result)
-            yield from result
+            done += result
+        done.sort(key=lambda v: v.conversation_id)
+        yield from done
 
     _log.info(
         "%-14s corpus state %s; %d of %d conversations' verdicts reused",
@@ -182,8 +188,9 @@ def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, 
     state = _prepared(con, s, default_workers())
     _set_state(state.messages, state.df, state.model)
     assert _IDF is not None
-    for ids in _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1"):
-        for cid, msgs in conversation_messages(_chunk_rows(con, ids, joined=True), s.roles):
+    chunks = _chunks(con, f"SELECT conversation_id, count(*) FROM {TABLE} GROUP BY 1 ORDER BY 1", by_rows=False)
+    for chunk in chunks:
+        for cid, msgs in conversation_messages(_chunk_rows(con, chunk, joined=True), s.roles):
             yield cid, msgs, features(msgs, _IDF, s.cues, _CORPUS)
 
 
@@ -255,7 +262,7 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
         "on_main_path) GROUP BY 1 ORDER BY 1",
     )
     total = sum(n for _, n in todo.sizes)
-    tasks = ((_prepare, (_chunk_rows(con, ids, joined=False), mode, roles), None) for ids in todo)
+    tasks = ((_prepare, (_chunk_rows(con, chunk, joined=False), mode, roles), None) for chunk in todo)
     for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
         if error is not None:
             raise error
@@ -268,37 +275,69 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
         )
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """Conversations judged together, and the range of ``messages`` row ids their rows lie in."""
+
+    ids: list[str]
+    first: int
+    last: int
+
+
 class _Chunks:
-    """Conversation ids in groups of about CHUNK_MESSAGES messages (a conversation is never split)."""
+    """Conversation ids in groups of about CHUNK_MESSAGES messages (a conversation is never split), each with the
+    range of row ids its messages lie in: in the order the rows are stored (``by_rows``; a conversation's rows are
+    stored together, its id is a hash), so that each chunk's query reads its own range of the table, not all of it
+    once per chunk; else in id order."""
 
-    def __init__(self, sizes: list[tuple[str, int]]) -> None:
+    def __init__(self, sizes: list[tuple[str, int]], ranges: dict[str, tuple[int, int]], by_rows: bool) -> None:
         self.sizes = sizes
+        self.ranges = ranges
+        self.by_rows = by_rows
 
-    def __iter__(self) -> Iterator[list[str]]:
+    def __iter__(self) -> Iterator[Chunk]:
+        order = (
+            sorted(self.sizes, key=lambda s: (self.ranges.get(s[0], (-1, -1)), s[0])) if self.by_rows else self.sizes
+        )
         group: list[str] = []
         count = 0
-        for cid, n in self.sizes:
+        for cid, n in order:
             group.append(cid)
             count += n
             if count >= CHUNK_MESSAGES:
-                yield group
+                yield self._chunk(group)
                 group, count = [], 0
         if group:
-            yield group
+            yield self._chunk(group)
+
+    def _chunk(self, ids: list[str]) -> Chunk:
+        held = [self.ranges[c] for c in ids if c in self.ranges]  # (none: a conversation without messages)
+        return Chunk(ids, min((lo for lo, _ in held), default=0), max((hi for _, hi in held), default=-1))
 
 
-def _chunks(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> _Chunks:
-    return _Chunks([(cid, int(n)) for cid, n in con.execute(sql, params).fetchall()])
+def _chunks(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None, by_rows: bool = True
+) -> _Chunks:
+    sizes = [(cid, int(n)) for cid, n in con.execute(sql, params).fetchall()]
+    ranges = {
+        cid: (int(lo), int(hi))
+        for cid, lo, hi in con.execute(
+            "SELECT conversation_id, min(rowid), max(rowid) FROM messages WHERE conversation_id IN "
+            "(SELECT unnest($ids::VARCHAR[])) GROUP BY 1",
+            {"ids": [cid for cid, _ in sizes]},
+        ).fetchall()
+    }
+    return _Chunks(sizes, ranges, by_rows)
 
 
-def _chunk_rows(con: duckdb.DuckDBPyConnection, ids: list[str], joined: bool) -> pl.DataFrame:
-    sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))")
+def _chunk_rows(con: duckdb.DuckDBPyConnection, chunk: Chunk, joined: bool) -> pl.DataFrame:
+    sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))", "rowid BETWEEN $first AND $last")
     if joined:  # with each message's stored terms
         sql = (
             f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
             "USING (conversation_id, position) ORDER BY q.conversation_id, q.position"
         )
-    return relation_frame(con.sql(sql, params={"ids": ids}))
+    return relation_frame(con.sql(sql, params={"ids": chunk.ids, "first": chunk.first, "last": chunk.last}))
 
 
 def conversation_messages(rows: pl.DataFrame, roles: frozenset[str]) -> Iterator[tuple[str, list[Message]]]:
