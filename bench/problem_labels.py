@@ -66,12 +66,7 @@ def load(
             raise SystemExit(
                 f"{d['source']} {d['native_id']}: not in the warehouse (ingest {bases.get(key, key)} into it)"
             )
-        text = dict(
-            con.execute(
-                "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
-            ).fetchall()
-        )
-        moved = relocate(d["user_turns"], text)
+        moved = relocate(d["user_turns"], main_path_prefixes(con, cid))
         if isinstance(moved, list):
             raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         problems = [dict(p, positions=[shifted(x, moved) for x in p["positions"]]) for p in d["problems"]]
@@ -91,6 +86,15 @@ def load(
 
 
 REACH = 20  # how far a reader's change may have moved a labeled turn (messages it now adds or no longer makes)
+
+
+def main_path_prefixes(con: duckdb.DuckDBPyConnection, conversation_id: str) -> dict[int, str]:
+    """The first 80 characters of each main-path message of a conversation, by position: what a label's
+    ``text_prefix`` is held against (``relocate``)."""
+    rows = con.execute(
+        "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [conversation_id]
+    ).fetchall()
+    return dict(rows)
 
 
 def relocate(turns: list[dict[str, Any]], text: dict[int, str]) -> dict[int, int] | list[int]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.problem_labels import half, relocate
+from bench.problem_labels import half, main_path_prefixes, relocate
 
 WORK_C = 0.3  # the combiner's inverse regularisation, on standardised signals (chosen by leave one format out)
 # The sign each signal's meaning gives it (+1 evidence for a new request, -1 against; cos_first alone is free: the
@@ -76,12 +76,9 @@ def labeled(con: Any, shared: Path) -> list[Labeled]:  # noqa: ANN401 - duckdb c
         cid = where.get((d["source"], d["native_id"]))
         if cid is None:
             raise SystemExit(f"{d['source']} {d['native_id']}: not in the warehouse of {logs}")
-        text = dict(
-            con.execute(
-                "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
-            ).fetchall()
-        )
-        moved = relocate(d["user_turns"], text)  # a reader's change may have moved a labeled turn
+        moved = relocate(
+            d["user_turns"], main_path_prefixes(con, cid)
+        )  # a reader's change may have moved a labeled turn
         if isinstance(moved, list):
             raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         persons = [t for t in d["user_turns"] if t["origin"] == "person"]
@@ -160,12 +157,7 @@ def fresh_labeled(con: Any, path: Path, shared: Path) -> list[Labeled]:  # noqa:
         cid = where.get((d["root"], d["source"], d["native_id"]))
         if cid is None:
             raise SystemExit(f"{d['root']}/{d['source']} {d['native_id']}: not in the fresh warehouse")
-        text = dict(
-            con.execute(
-                "SELECT position, left(content, 80) FROM messages WHERE conversation_id = ? AND on_main_path", [cid]
-            ).fetchall()
-        )
-        moved = relocate(d["user_turns"], text)
+        moved = relocate(d["user_turns"], main_path_prefixes(con, cid))
         if isinstance(moved, list):
             raise SystemExit(f"{d['source']}: positions {moved[:5]} do not hold their text_prefix")
         persons = [t for t in d["user_turns"] if t["origin"] == "person"]
