@@ -492,7 +492,7 @@ def _slow_error_line(text: str, flagged: bool = False) -> str | None:
     """``error_line`` as it was written before its fast path: every pattern on every line (the oracle)."""
     import re
 
-    from forensics.analyzers.signature import ERROR_LINE, EXCEPTION_LINE, FAILED_EXIT, PREAMBLE
+    from forensics.analyzers.signature import CODE_LINE, ERROR_LINE, EXCEPTION_LINE, FAILED_EXIT, PREAMBLE
 
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     exits = FAILED_EXIT.search(text[:400])
@@ -503,6 +503,7 @@ def _slow_error_line(text: str, flagged: bool = False) -> str | None:
     for ln in lines:
         if (
             ERROR_LINE.match(ln)
+            and (re.match(r"\s*/bin/(?:ba)?sh: ", ln, re.I) or not CODE_LINE.search(ln))
             and not PREAMBLE.match(ln)
             and not re.search(r"\b(?:0|no) (?:errors?|failures?)\b", ln, re.I)
         ):
@@ -552,7 +553,30 @@ EDGES = [
     "",
     "   ",
     "密钥 Error: 坏了",
+    "console.debug('Admin auto-init skipped or failed:', error.code);",
+    "// fails with: permission denied",
+    "throw new Error(`user ${id} not found`)",
+    "if (error.code === 'ENOENT') return 'no such file or directory';",
+    "/bin/sh: 1: echo: not found",
 ]
+
+
+def test_error_line_skips_code_that_only_mentions_an_error() -> None:
+    """A source file a tool shows is no error: its code that mentions one (a ``console.*(`` call, a comment, a throw,
+    a statement) is not read as the error line (a real Continue session's read of ``useAuth.js`` made the cluster
+    "console.debug('<q>', error.code);"); the error a runtime or a shell prints after code is still read."""
+    source = (
+        "Content of src/hooks/useAuth.js:\nexport function useAuth() {\n      } catch (error) {\n"
+        "        // 'auth/email-already-in-use' is the standard SDK error code\n"
+        "        if (error.code === 'auth/email-already-in-use') {\n"
+        "          console.debug('Admin auto-init skipped or failed:', error.code);\n"
+        "    throw new Error(`user ${id} not found`);\n  }\n"
+    )
+    assert error_line(source) is None
+    assert error_line(source + "npm error: build failed: exit 1\n") == "npm error: build failed: exit 1"
+    assert error_line(source + "/bin/sh: 1: echo: not found") == "/bin/sh: 1: echo: not found"
+    # flagged by the warehouse, the first line that is no preamble stands in, as before
+    assert error_line(source, flagged=True) == "Content of src/hooks/useAuth.js:"
 
 
 def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:

@@ -26,7 +26,8 @@ and by the outcome analyzer's run ranking (which runs before it).
 
 **The error template**: of each error text (a tool result the warehouse flags as an error, or whose text holds
 an error line), the line that names the error: the last exception line (``KeyError: 'x'``), else an
-``error:``/``fatal:`` line, a shell error (``/bin/bash: line 3: foo: command not found``), ``No such file``,
+``error:``/``fatal:`` line that is no line of code mentioning an error (``is_code_line``: a source file a tool
+shows holds ``console.debug('init failed:', error.code);``, comments, throws), a shell error (``/bin/bash: line 3: foo: command not found``), ``No such file``,
 ``Permission denied``, ``command not found``, a timeout; a preamble (``Traceback (most recent call last):``,
 ``exitcode: 1 (execution failed)``, ``Code output:``) is never the template, so three causes behind one preamble
 stay three. Then masked, so one cause phrased with other values is one template: quoted values ``'<q>'``, paths
@@ -156,6 +157,13 @@ _ERROR_IN = re.compile(
     r"\btimed? ?out\b|\bnot found\b",
     re.I,
 )
+# a line of code that names an error without being one (``is_code_line``): a comment, a throw or raise, a call that
+# builds or prints one, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
+# 'vim.notify("Error: " .. result)')
+CODE_LINE = re.compile(
+    r"^\s*(?:#|//|--|/?\*|<!--)|\b(?:throw|raise|echo|printf?|return)\b|\b(?:console|log|logger|fmt|t)\.\w+\(|"
+    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)"
+)
 FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
 
 MASKS = [
@@ -210,7 +218,7 @@ def error_line(text: str, flagged: bool = False) -> str | None:
     for i in _error_word_lines(lines, joined):
         ln = lines[i]
         if (
-            (_SHELL_ERROR.match(ln) is not None or _ERROR_IN.search(ln) is not None)
+            (_SHELL_ERROR.match(ln) is not None or (_ERROR_IN.search(ln) is not None and not is_code_line(ln)))
             and not PREAMBLE.match(ln)
             and not _NO_ERRORS.search(ln)
         ):
@@ -280,6 +288,13 @@ def _may_name_error(text: str) -> bool:
 def is_error_line(line: str) -> bool:
     """``ERROR_LINE.match(line)`` for a line of ``str.splitlines`` (no line break in it), without its backtracking."""
     return _may_be_error(line) and (_SHELL_ERROR.match(line) is not None or _ERROR_IN.search(line) is not None)
+
+
+def is_code_line(line: str) -> bool:
+    """Whether ``line`` is a line of code that names an error without being one (``CODE_LINE``: a comment, a throw, a
+    ``console.*(`` call, a statement ending in ``;`` or ``{``...): a source file shown by a tool, code pasted by a
+    person. A shell's own error line (``/bin/sh: 1: echo: not found``) is output, never code."""
+    return CODE_LINE.search(line) is not None and _SHELL_ERROR.match(line) is None
 
 
 def template(line: str) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_error_line, template
+from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line, template
 from forensics.kernel.selection import SELECTED
 
 if TYPE_CHECKING:
@@ -29,13 +29,6 @@ if TYPE_CHECKING:
 # the colon (tsc, Angular, rustc, C#), an HTTP status of 400 or more
 COMPILER_ERROR = re.compile(r"\berror\s*(?:\[[A-Z]{0,3}\d{3,5}\]|[A-Z]{1,4}\d{3,5})\s*:", re.I)
 HTTP_ERROR = re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?:?)\s*[45]\d\d\b", re.I)
-# a line of code that names an error without being one: a comment, a throw or raise, a call that builds or prints
-# one, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
-# 'vim.notify("Error: " .. result)')
-CODE_LINE = re.compile(
-    r"^\s*(?:#|//|--|/?\*|<!--)|\b(?:throw|raise|echo|printf?|return)\b|\b(?:console|log|logger|fmt|t)\.\w+\(|"
-    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)"
-)
 # an exception line as a runtime prints it: the exception's name then a colon, or the name alone ("ValueError for any
 # invalid input" is a task's prose)
 EXCEPTION_PRINTED = re.compile(r"(?:Error|Exception|Failure)(?::|\s*$)")
@@ -59,7 +52,7 @@ def error_lines(text: str) -> Iterator[tuple[int, str]]:
         if (
             s
             and not PREAMBLE.match(s)
-            and not CODE_LINE.search(s)
+            and not is_code_line(s)
             and (
                 is_error_line(s)
                 or (EXCEPTION_LINE.match(s) and EXCEPTION_PRINTED.search(s))
