@@ -558,6 +558,9 @@ EDGES = [
     "throw new Error(`user ${id} not found`)",
     "if (error.code === 'ENOENT') return 'no such file or directory';",
     "/bin/sh: 1: echo: not found",
+    "error: error instanceof Error ? error : new Error(String(error)),",
+    "} catch (error) { failed: true",
+    "res.json({ message: 'Redis connection failed', error: error.message })",
 ]
 
 
@@ -573,6 +576,9 @@ def test_error_line_skips_code_that_only_mentions_an_error() -> None:
         "    throw new Error(`user ${id} not found`);\n  }\n"
     )
     assert error_line(source) is None
+    for line in ("error: error instanceof Error ? error : new Error(String(error)),", "failed: err?.message"):
+        assert error_line(line) is None, line
+    assert error_line("/var/log/nginx/error.log: No such file or directory")  # a path is no property read
     assert error_line(source + "npm error: build failed: exit 1\n") == "npm error: build failed: exit 1"
     assert error_line(source + "/bin/sh: 1: echo: not found") == "/bin/sh: 1: echo: not found"
     # flagged by the warehouse, the first line that is no preamble stands in, as before

@@ -158,11 +158,13 @@ _ERROR_IN = re.compile(
     re.I,
 )
 # a line of code that names an error without being one (``is_code_line``): a comment, a throw or raise, a call that
-# builds or prints one, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
+# builds or prints one, a catch clause, a read of an error's property, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
 # 'vim.notify("Error: " .. result)')
 CODE_LINE = re.compile(
     r"^\s*(?:#|//|--|/?\*|<!--)|\b(?:throw|raise|echo|printf?|return)\b|\b(?:console|log|logger|fmt|t)\.\w+\(|"
-    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)"
+    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)|"
+    # a catch clause, an error built with ``new``, an error's property read (``error.code``, ``err?.message``)
+    r"\bcatch\s*\(|\bnew\s+[\w.]*(?:Error|Exception)\(|\b(?:err|error|\w+Error)\??\.(?:code|message|stack|status|response)\b"
 )
 FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
 
