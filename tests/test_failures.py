@@ -104,7 +104,8 @@ def test_a_submission_command_ends_the_run() -> None:
     assert (
         ended(run("Since I cannot execute the AWS commands without credentials, the script is ready."))[0] == "gave_up"
     )
-    assert ended(run("The file is written."))[0] == "claimed_success"  # a submission is a claim (SPEC §25)
+    # a submission is a claim: docs/failures-evaluation.md#how-runs-end-read-by-cause
+    assert ended(run("The file is written."))[0] == "claimed_success"
     v2 = run("")[:1] + [Msg(1, "assistant", "assistant", None, '```bash\necho "MINI_SWE_AGENT_FINAL_OUTPUT"\n```', 1)]
     assert ended(v2 + [Msg(2, "tool", "tool_result", None, "")])[0] == "claimed_success"
     other = run("")[:1] + [Msg(1, "assistant", "assistant", None, "```bash\necho COMPLETE\n```", 1)]
