@@ -120,6 +120,16 @@ def errors_again(
     if not pasted:
         return {}
     context = _context(con, [conv[0].conversation_id]).get(conv[0].conversation_id, [])
+    # where each template first showed, read once per message: in a person turn (first), else in a tool result
+    by_turn: dict[str, int] = {}
+    for e in conv:
+        for tpl in templates(e.full or e.text):
+            by_turn.setdefault(tpl, e.position)
+    by_tool: dict[str, int] = {}
+    for pos, role, _, text in context:
+        if role == "tool":
+            for tpl in templates(text):
+                by_tool.setdefault(tpl, pos)
     out: dict[int, tuple[str, re.Match[str] | None, str, int]] = {}
     for k, mine in pasted.items():
         t = conv[k]
@@ -128,13 +138,10 @@ def errors_again(
         if change is None:
             continue
         seen: dict[str, int] = {}
-        for e in conv[:k]:
-            for tpl in templates(e.full or e.text):
-                seen.setdefault(tpl, e.position)
-        for pos, role, _, text in context:
-            if role == "tool" and pos < t.position:
-                for tpl in templates(text):
-                    seen.setdefault(tpl, pos)
+        for tpl in mine:
+            turn_at, tool_at = by_turn.get(tpl, t.position), by_tool.get(tpl, t.position)
+            if turn_at < t.position or tool_at < t.position:
+                seen[tpl] = turn_at if turn_at < t.position else tool_at
         same = [tpl for tpl in mine if tpl in seen]
         if not same:
             continue
