@@ -167,8 +167,14 @@ def rank(sections: list[Section], norm_kinds: set[str]) -> list[Ranked]:
             if key not in best or strength(f) > strength(best[key].finding):
                 best[key] = Ranked(s.name, f)
     return sorted(
-        best.values(), key=lambda r: (*(-x for x in strength(r.finding)), r.finding.kind, r.finding.conversation_id)
-    )
+        best.values(),
+        key=lambda r: (
+            *(-x for x in strength(r.finding)),
+            r.finding.kind,
+            r.finding.summary,
+            r.finding.conversation_id,
+        ),
+    )  # ties by what a reader sees, then the id (it hashes the file's path: another folder, another order)
 
 
 def strongest(ranked: list[Ranked]) -> list[Ranked]:
@@ -240,7 +246,9 @@ def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -
     for cid, rs in per.items():
         rs = sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind)))
         scored.append(Worst(cid, round(score_of(rs, shares), 3), [reason(r.finding) for r in rs[:3]], rs))
-    return sorted(scored, key=lambda w: (-w.score, w.conversation_id))[:WORST]
+    # a tie is broken by what the reader sees (its reasons), not by the id: ids hash the file's path, so the same logs
+    # read from another folder would list another conversation
+    return sorted(scored, key=lambda w: (-w.score, w.reasons, w.conversation_id))[:WORST]
 
 
 def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
