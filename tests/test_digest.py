@@ -148,3 +148,19 @@ def test_a_corpus_distribution_places_a_value_and_fences_its_outliers() -> None:
     assert d.fence() == 12.0  # Q3 7 + 1.5 x IQR (7 - 2)
     assert (d.standing(30), d.standing(2), d.standing(1, below=True)) == (100 * 20 / 21, 100 * 4 / 21, 100 * 17 / 21)
     assert Distribution([1] * 19).fence() is None and Distribution([]).standing(3) is None
+
+
+def test_a_tie_is_broken_by_what_the_reader_sees_not_by_the_path_hashed_id() -> None:
+    from forensics.analyzers.base import Finding
+    from forensics.report.digest import Ranked, worst
+
+    def f(cid: str, quote: str) -> Ranked:
+        return Ranked("problems", Finding("rule_broken", "high", cid, cid, [3], quote, "", percentile=None))
+
+    # the same two runs read from two folders: their ids (hashes of the path) sort the other way round
+    for a, b in (("0aaa", "ffff"), ("ffff", "0aaa")):
+        tied = [f(a, "[3] “# Background: Replicator”"), f(b, "[3] “# Background: Laminar”")]
+        assert [w.reasons[0].split(": ", 1)[1] for w in worst(tied, {"rule_broken": 0.07})] == [
+            "[3] “# Background: Laminar”",
+            "[3] “# Background: Replicator”",
+        ]
