@@ -115,17 +115,19 @@ def prf(truth: list[bool], guess: list[bool]) -> dict[str, Any]:
 
 def shift_agreement(ps: list[tuple[Line, Line]]) -> dict[str, Any]:
     """On the turns both readers call person: kappa of shift, and the second reader's P/R/F1 against the first."""
-    xs, ys = [], []
+    xs, ys, every = [], [], []
     for a, b in ps:
+        first_turn = True
         for ta, tb in aligned_turns(a, b)[0]:
             if ta["origin"] == tb["origin"] == "person":
                 xs.append(bool(ta["shift"]))
                 ys.append(bool(tb["shift"]))
+                every.append(not first_turn)  # the first person turn is never a shift
+                first_turn = False
     out = kappa([str(x) for x in xs], [str(y) for y in ys])
     out |= prf(xs, ys)
     out["first_shifts"], out["second_shifts"] = sum(xs), sum(ys)
-    every = prf(xs, [True] * len(xs))  # a reader who marks every person turn, held against the first
-    out["every_turn_f1"] = every["f1"]
+    out["every_turn_f1"] = prf(xs, every)["f1"]  # every person turn after the first marked, held against the first
     return out
 
 
@@ -308,7 +310,7 @@ def render_part(name: str, r: dict[str, Any]) -> list[str]:
         f"  shift on the {s['n']} turns both call person: {s['agree']}/{s['n']} agree ({_f(s['share'])}), kappa "
         f"{_f(s['kappa'])} (chance {_f(s['chance'])}); shifts: first {s['first_shifts']}, second "
         f"{s['second_shifts']}, both {s['both']}; second against first P {_f(s['precision'])} R {_f(s['recall'])} "
-        f"F1 {_f(s['f1'])} (marking every person turn: F1 {_f(s['every_turn_f1'])})"
+        f"F1 {_f(s['f1'])} (marking every person turn after the first: F1 {_f(s['every_turn_f1'])})"
     )
     out.append(f"  problems, a match = same kind within ±{WINDOW} positions (one to one):")
     out.append(f"    {'kind':26} {'first':>5} {'second':>6} {'matched':>7} {'only 1st':>8} {'only 2nd':>8} {'F1':>5}")
