@@ -31,7 +31,7 @@ import polars as pl
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
+from forensics.analyzers.problems import actions, context, endings, focus, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.analyzers.rules.load import Audit, audit_of
 from forensics.kernel.selection import SELECTED
@@ -108,6 +108,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
     turns = person.person_turns(con)
     found = (
         context.crowded(con)
+        + focus.off_task(con)
         + person.user_repeated(turns, con, shared)
         + instructions.violated(con, found=mine)
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
