@@ -6,7 +6,9 @@
   between; the same error again and again);
 - ``replies``: ``loop`` in prose (the person asked for input again and again);
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
-- ``context``: ``context_crowded``; ``lost_focus`` stays silent (no rule a reader agreed with often enough).
+- ``context``: ``context_crowded``;
+- ``focus``: ``lost_focus`` where a program can check it (work destroyed right after it was called done; an edit
+  that removes far more than the add it announced).
 
 Each finding cites its conversation, positions, a verbatim quote of one of them, the rule that fired and the
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
@@ -247,7 +249,8 @@ def run(ctx: Context) -> Section:
         f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
         + (": " + ", ".join(f"{k.replace('_', ' ')} {kinds[k]['findings']}" for k in fired) if fired else "")
         + ". Each cites a verbatim quote, the rule that fired and what it was held against; "
-        "lost focus has no rule a program can check, so it is never flagged."
+        "lost focus is flagged only where a program can check it (work destroyed right after it was called done, an "
+        "edit removing far more than the add it announced)."
     )
     sec.grid = [["kind", "findings", "conversations", "share of conversations"]] + [
         [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS

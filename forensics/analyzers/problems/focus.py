@@ -39,7 +39,9 @@ DONE = re.compile(
 DELETES_COMMAND = re.compile(r"(?:^|[\s;&|(\"])(?:rm|rmdir|del|unlink|Remove-Item)\s")
 DELETES_NAME = re.compile(r"(?i)^(?:delete|remove)|_(?:delete|remove)")
 WIPES_COMMAND = re.compile(r"\bgit (?:reset --hard|checkout (?:--|\.)|restore|clean|stash)(?:\s|$)")
-RUNS = re.compile(r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|deno|bun|tsx|ts-node|go run)\s+|(?<![\w/])\./)([\w./-]+)")
+RUNS = re.compile(
+    r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|deno|bun|tsx|ts-node|go run)\s+|(?<![\w/])\./)([\w./-]+)"
+)
 CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
 # a file a claim names: a word with a path separator or an extension ("docs/blue.md", `index.ts`)
 NAMED = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z][\w]{0,7}\b|[\w.-]+(?:/[\w.-]+)+")

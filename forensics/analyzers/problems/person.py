@@ -336,7 +336,8 @@ ADDRESSED = re.compile(
 )
 # a turn that opens by rejecting the reply
 REJECTS = re.compile(
-    r"^\W*(?:no|nope|wrong|that'?s not (?:it|right|what)|нет|не то|nein|non|não|不是|不对|아니|違う)(?!\w)", re.IGNORECASE
+    r"^\W*(?:no|nope|wrong|that'?s not (?:it|right|what)|нет|не то|nein|non|não|不是|不对|아니|違う)(?!\w)",
+    re.IGNORECASE,
 )
 SENTENCE = re.compile(r"[^.!?\n。！？]+[.!?\n。！？]*")
 
