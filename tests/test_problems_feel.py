@@ -57,6 +57,7 @@ def test_swearing_aimed_at_the_assistant_is_frustration(text: str) -> None:
         "some differences, muted and dim are the same in vs code terminal, wtf?",  # pi [355]
         "omfg that's it, now shit renders the same. ok, let's modify the ",  # pi [381]: relief
         "мне не нравится kvantum я его стер, излишняя хуйня которая вся прозрачная",  # the person's situation
+        "merde, le bug du parser revient à chaque build",  # French "du" is "of the", not "you"
     ],
 )
 def test_swearing_at_the_situation_is_not(text: str) -> None:

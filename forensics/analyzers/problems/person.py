@@ -328,10 +328,10 @@ SWEAR = re.compile(
     re.IGNORECASE,
 )
 # the assistant addressed: a second-person pronoun (English, Russian, German, French, Spanish, Portuguese, Italian,
-# Chinese, Korean, Japanese)
+# Chinese, Korean, Japanese; German "du" only before its verb in -st, French "du" is "of the")
 ADDRESSED = re.compile(
-    r"(?<!\w)(?:you|your|you'?re|yours|u|ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|вы|вас|вам|ваш\w*|du|dich|"
-    r"dir|dein\w*|tu|toi|ton|ta|tes|vous|votre|tú|ti|usted|você|voce|vc)(?!\w)|你|너|니가|네가|당신|お前|おまえ|あなた|君",
+    r"(?<!\w)(?:you|your|you'?re|yours|u|ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|вы|вас|вам|ваш\w*|du\s+\w+st|"
+    r"dich|dir|dein\w*|tu|toi|ton|ta|tes|vous|votre|tú|ti|usted|você|voce|vc)(?!\w)|你|너|니가|네가|당신|お前|おまえ|あなた|君",
     re.IGNORECASE,
 )
 # a turn that opens by rejecting the reply
