@@ -103,9 +103,9 @@ def _command(args: str) -> str:
     return " ".join(" ".join(map(str, p)) if isinstance(p, list) else str(p) for p in parts if p)
 
 
-def _destroys(name: str, args: str, err: bool, claimed: set[str]) -> bool:
-    """The call deletes a file the claim names (``claimed``: base names, the scripts the run executed left out) or
-    wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run)."""
+def _destroys(name: str, args: str, err: bool, claimed: set[str] | None) -> bool:
+    """The call deletes a file the claim names (``claimed``: base names, the scripts the run executed left out; None:
+    any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run)."""
     if err:
         return False
     command = _command(args)
@@ -113,6 +113,8 @@ def _destroys(name: str, args: str, err: bool, claimed: set[str]) -> bool:
         return True
     if not (DELETES_NAME.search(name) or DELETES_COMMAND.search(command)):
         return False
+    if claimed is None:
+        return True
     return any(n.rsplit("/", 1)[-1] in claimed for n in NAMED.findall(command if command != args else args))
 
 
@@ -127,22 +129,30 @@ def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]
 
 
 def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> list[Problem]:
+    """Per turn (the messages between two user-role messages) that deletes or wipes at all: its first claim of work
+    done, and the calls after it that destroy what the claim names."""
     out = []
-    k = 0
-    while k < len(msgs):
-        pos, role, text, _ = msgs[k]
-        m = (DONE.search(text) or CLAIM_RE.search(text)) if role == "assistant" else None
+    starts = [k for k in range(len(msgs)) if msgs[k][1] != "user" and (k == 0 or msgs[k - 1][1] == "user")]
+    for start in starts:
+        end = next((j for j in range(start, len(msgs)) if msgs[j][1] == "user"), len(msgs))
+        turn = msgs[start:end]
+        if not any(_destroys(n, a, e, None) for _, _, _, calls in turn for n, a, e, _ in calls):
+            continue  # the claims are read only where something was deleted (the claim patterns are costly)
+        k, m = next(
+            ((k, m) for k, (_, _, text, _) in enumerate(turn) if (m := DONE.search(text) or CLAIM_RE.search(text))),
+            (0, None),
+        )
         if m is None:
-            k += 1
             continue
-        # the files the claim names, unless it announces their removal itself (a planned clean-up)
+        pos, _, text, _ = turn[k]
+        # the files the claim names, unless it announces their removal itself (a planned clean-up); the scripts the
+        # run executed are scratch
         claimed = set() if CLEANUP.search(text) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(text)}
-        claimed -= _executed(msgs[:k])
-        hits = []
-        j = k + 1
-        while j < len(msgs) and msgs[j][1] != "user":
-            hits += [msgs[j][0] for name, args, err, _ in msgs[j][3] if _destroys(name, args, err, claimed)]
-            j += 1
+        after = turn[k + 1 :]
+        hits = [p for p, _, _, calls in after for name, args, err, _ in calls if _destroys(name, args, err, claimed)]
+        if hits:
+            claimed -= _executed(msgs[: start + k])
+            hits = [p for p, _, _, calls in after for n, a, e, _ in calls if _destroys(n, a, e, claimed)]
         if hits:
             cited = list(dict.fromkeys(hits))[:CITED]
             out.append(
@@ -156,7 +166,6 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
                     "anything (GUIDE §5: destructive side actions)",
                 )
             )
-        k = j  # one finding per turn
     return out
 
 
