@@ -98,8 +98,8 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "43 conversations, 51 labels; all detectors find 23 (45%) with 47 findings, 24 of them near a label of "
-        "their kind (precision 51%)" in out
+        "43 conversations, 51 labels; all detectors find 28 (55%) with 50 findings, 29 of them near a label of "
+        "their kind (precision 58%)" in out
     )
     # branch ending2 moved these on purpose: loop 4/7 -> 5/7, 8 -> 10 findings (a change between two failures that changes the output is
     # progress; one error pasted back three times; one refusal through several tools), gave_up 2/7 -> 3/7, 6 findings (a shell
@@ -110,11 +110,14 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     # the second round (22 conversations, 26 labels) moved every figure; was 10/25 with 14 findings on the first 21
     assert "  user_repeated                    15       67%  43% (10/23)                 12%     22%" in out
     # the halves by the shared set's hash: developed on fresh-dev; fresh-held printed once, at the end
-    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 17 (47%) with 34 findings" in out  # 15, 31
+    # branch feel moved fresh-dev on purpose: frustration 0/3 -> 3/3 (swearing aimed at the assistant), lost_focus 0/2 -> 2/2
+    # (work destroyed right after it was called done; an edit removing far more than the add it announced); was 17, 34
+    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 22 (61%) with 37 findings" in out
     assert "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 13 findings" in out  # 6, 14
     assert "  user_repeated                    12       67%  44% (8/18)                 15%     17%" in out
     assert "  user_repeated                     3       67%  40% (2/5)                  9%     40%" in out
-    assert "  frustration                       2        0%   0% (0/3)                  0%      0%" in out
+    assert "  frustration                       3      100% 100% (3/3)                  0%      0%" in out
+    assert "  lost_focus                        2      100% 100% (2/2)                  0%      0%" in out
     assert "Problem detectors" not in out and "held-out half" not in out  # --fresh-only: the shared halves are not run
 
 

@@ -6,7 +6,9 @@
   between; the same error again and again);
 - ``replies``: ``loop`` in prose (the person asked for input again and again);
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
-- ``context``: ``context_crowded``; ``lost_focus`` stays silent (no rule a reader agreed with often enough).
+- ``context``: ``context_crowded``;
+- ``focus``: ``lost_focus`` where a program can check it (work destroyed right after it was called done; an edit
+  that removes far more than the add it announced).
 
 Each finding cites its conversation, positions, a verbatim quote of one of them, the rule that fired and the
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
@@ -31,7 +33,7 @@ import polars as pl
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.analyzers.problems import actions, context, endings, instructions, person, replies
+from forensics.analyzers.problems import actions, context, endings, focus, instructions, person, replies
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.analyzers.rules.load import Audit, audit_of
 from forensics.kernel.selection import SELECTED
@@ -108,6 +110,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
     turns = person.person_turns(con)
     found = (
         context.crowded(con)
+        + focus.off_task(con)
         + person.user_repeated(turns, con, shared)
         + instructions.violated(con, found=mine)
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
@@ -246,7 +249,8 @@ def run(ctx: Context) -> Section:
         f"{len(found)} problems in {len({p.conversation_id for p in found})} of {total} conversations"
         + (": " + ", ".join(f"{k.replace('_', ' ')} {kinds[k]['findings']}" for k in fired) if fired else "")
         + ". Each cites a verbatim quote, the rule that fired and what it was held against; "
-        "lost focus has no rule a program can check, so it is never flagged."
+        "lost focus is flagged only where a program can check it (work destroyed right after it was called done, an "
+        "edit removing far more than the add it announced)."
     )
     sec.grid = [["kind", "findings", "conversations", "share of conversations"]] + [
         [k, str(kinds[k]["findings"]), str(kinds[k]["conversations"]), f"{kinds[k]['share']:.0%}"] for k in KINDS

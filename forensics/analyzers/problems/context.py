@@ -3,9 +3,8 @@
 ``context_crowded``: the main path holds at least ``CROWDED_TOKENS`` (characters / 4, GUIDE §5), tool output
 makes up at least ``TOOL_SHARE`` of it, and bulky outputs (``BULKY_CHARS`` each) at least ``BULKY_SHARE`` of
 that: a run that reads much relevant code a page at a time is not crowded by bulk. The finding cites the
-largest tool outputs. ``lost_focus``
-(scattering, thrashing, going off-task) has no mechanical rule that a reader agreed with often enough, so it
-stays silent (docs/failures-evaluation.md); drift's ``no_focus`` and ``tool_dispersion`` stay its detail.
+largest tool outputs. ``lost_focus`` is read from the agent's own calls (``focus``); drift's ``no_focus`` and
+``tool_dispersion`` stay its detail.
 """
 
 from __future__ import annotations

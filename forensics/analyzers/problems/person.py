@@ -116,9 +116,7 @@ FRUSTRATED = re.compile(
             r"\?{4,}",
             r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
             r"\byou should know\b",
-            r"\bare you (?:kidding|serious|stupid|dumb|even)\b",
-            r"\bwhat the (?:hell|fuck)\b",
-            r"\bwtf\b",
+            r"\bare you (?:\w+ )?(?:kidding|serious|stupid|dumb|even|blind|insane|crazy)\b",
             r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
             r"\bidiot\b",
             r"\bhow many times\b",
@@ -316,17 +314,57 @@ def _shouting(text: str) -> re.Match[str] | None:
     return None
 
 
+# swearing (GUIDE §5 frustration: "with the assistant or the interaction", not the person's situation): a swear word
+# or curse, in the languages people write to agents in, counts only where it is aimed at the assistant: a second person
+# in its sentence or one beside it ("you fucked that up", "are you fucking stupid?", "ты свой gemini.md изучи блять"),
+# or a turn that opens by rejecting the reply ("no, that's not it ... fucking hell"). "the OCR shit", "fuck that
+# language", "wtf" at a terminal's rendering are the person's situation.
+SWEAR = re.compile(
+    r"(?<!\w)(?:fuck\w*|f+u+c+k+\w*|shit\w*|bullshit|crap|crappy|damn\w*|goddamn\w*|dammit|wtf|omfg|ffs|"
+    r"what the (?:hell|fuck|heck)|"
+    r"блят\w*|бля|хуй\w*|хуе\w*|хуё\w*|нахуй|нехуя|пизд\w*|ёб\w*|еба\w*|заеб\w*|выбляд\w*|сука|"
+    r"scheiß\w*|scheiss\w*|verdammt\w*|putain|merde|bordel|joder|mierda|coño|carajo|porra|caralho|cazzo|vaffanculo)"
+    r"(?!\w)|卧槽|我操|妈的|他妈|你妈|씨발|시발|ㅅㅂ|존나|개같|クソ|くそ|ふざけ",
+    re.IGNORECASE,
+)
+# the assistant addressed: a second-person pronoun (English, Russian, German, French, Spanish, Portuguese, Italian,
+# Chinese, Korean, Japanese; German "du" only before its verb in -st, French "du" is "of the")
+ADDRESSED = re.compile(
+    r"(?<!\w)(?:you|your|you'?re|yours|u|ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|вы|вас|вам|ваш\w*|du\s+\w+st|"
+    r"dich|dir|dein\w*|tu|toi|ton|ta|tes|vous|votre|tú|ti|usted|você|voce|vc)(?!\w)|你|너|니가|네가|당신|お前|おまえ|あなた|君",
+    re.IGNORECASE,
+)
+# a turn that opens by rejecting the reply
+REJECTS = re.compile(
+    r"^\W*(?:no|nope|wrong|that'?s not (?:it|right|what)|нет|не то|nein|non|não|不是|不对|아니|違う)(?!\w)",
+    re.IGNORECASE,
+)
+SENTENCE = re.compile(r"[^.!?\n。！？]+[.!?\n。！？]*")
+
+
+def _swearing(text: str) -> re.Match[str] | None:
+    """The first swear word of ``text`` aimed at the assistant (``SWEAR``)."""
+    sentences = list(SENTENCE.finditer(text))
+    rejects = REJECTS.search(text) is not None
+    for i, s in enumerate(sentences):
+        if (m := SWEAR.search(text, s.start(), s.end())) is None:
+            continue
+        if rejects or any(ADDRESSED.search(text, x.start(), x.end()) for x in sentences[max(0, i - 1) : i + 2]):
+            return m
+    return None
+
+
 def frustration(turns: list[Turn]) -> list[Problem]:
-    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know", or a line
-    shouted in capitals (``shouting``)."""
+    """A person turn that shows exasperation with the assistant: runs of ?/!, insults, "you should know", swearing
+    aimed at the assistant (``swore_at_assistant``), or a line shouted in capitals (``shouting``)."""
     hits = []
     for t in turns:
         if t.index == 0:
             continue
-        said, shout = FRUSTRATED.search(t.text), _shouting(t.text)
-        rules = [r for r, x in (("exasperated", said), ("shouting", shout)) if x]
+        said, swore, shout = FRUSTRATED.search(t.text), _swearing(t.text), _shouting(t.text)
+        rules = [r for r, x in (("exasperated", said), ("swore_at_assistant", swore), ("shouting", shout)) if x]
         if rules:
-            hits.append((t, "+".join(rules), quote_at(t.text, said or shout)))
+            hits.append((t, "+".join(rules), quote_at(t.text, said or swore or shout)))
     by_conv: dict[str, list[Turn]] = {}
     for t in turns:
         by_conv.setdefault(t.conversation_id, []).append(t)

@@ -1,0 +1,273 @@
+"""The agent drifts from what it was asked (docs/definitions.md#problems-a-reviewer-flags ``lost_focus``; GUIDE §5:
+"scatters over unrelated work, thrashes (destructive or contradictory side actions while stuck), or goes off-task").
+Two rules a program can check, each on what the run itself shows, with no person turn between (a person may ask for
+anything next):
+
+- ``kept_going_after_done``: the agent says the task (or a piece of work) is done, then, still in the same turn, destroys what it
+  had just called finished: it deletes a file its claim names, or resets, restores or cleans the work tree. (Deleting
+  a scratch script is tidying up, not lost focus: one the claim does not name, or one the run executed.)
+- ``removed_more_than_said``: the agent says it will add something (an import, a line, a check), and the edit that
+  follows removes far more than it adds (``REMOVED`` lines or more, at least ``SHRINK`` times what it adds), with no
+  word of removing, replacing, moving or rewriting said since its last edit: a side action that destroys code.
+
+Many calls the task needs are not lost focus: reads, tests, and edits that do what the agent said are never read here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+
+from forensics.analyzers.problems.endings import CLAIM_RE
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.kernel.selection import SELECTED
+
+# the agent says the whole task is done; or any claim of work done (``endings.CLAIM_RE``: "Fixed the import."): the file
+# it then deletes must be one the claim names
+DONE = re.compile(
+    r"(?im)\b(?:the )?task (?:is )?(?:now )?(?:complete|completed|done|finished)\b|\ball done\b|"
+    r"\bfulfill(?:ing|s|ed)? (?:your|the) request\b|"
+    r"\bthe (?:task|request|work) (?:has been|is) (?:now )?(?:complete|completed|fulfilled|done|finished)\b|"
+    r"\b(?:I have|I'?ve) (?:now )?(?:successfully )?(?:completed|finished) (?:the|your) (?:task|request)\b|"
+    r"\bla tâche est (?:terminée|accomplie)\b|\btarea (?:completada|terminada)\b|\bAufgabe (?:ist )?(?:erledigt|"
+    r"abgeschlossen)\b|\btarefa (?:concluída|completa)\b|\bcompito (?:completato|svolto)\b|задача выполнена|"
+    r"任务(?:已)?完成|작업(?:이|을)? 완료|タスク(?:は|が)?完了"
+)
+# a call that deletes a file; one that wipes the work tree's changes
+DELETES_COMMAND = re.compile(r"(?:^|[\s;&|(\"])(?:rm|rmdir|del|unlink|Remove-Item)\s")
+DELETES_NAME = re.compile(r"(?i)^(?:delete|remove)|_(?:delete|remove)")
+WIPES_COMMAND = re.compile(r"\bgit (?:reset --hard|checkout (?:--|\.)|restore|clean|stash)(?:\s|$)")
+RUNS = re.compile(
+    r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|deno|bun|tsx|ts-node|go run)\s+|(?<![\w/])\./)([\w./-]+)"
+)
+CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
+# a file a claim names: a word with a path separator or an extension ("docs/blue.md", `index.ts`)
+NAMED = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z][\w]{0,7}\b|[\w.-]+(?:/[\w.-]+)+")
+COMMAND_KEYS = ("command", "cmd", "script", "input")
+CITED = 3  # destroying calls cited after the claim
+
+# the agent says it will add; and whether it said it would take something away
+ADDS = re.compile(
+    r"(?i)\b(?:add|adding|insert|inserting|import|importing|append|appending|include|including)\b|"
+    r"(?:ajout|añad|hinzufüg|adicion|aggiung|добав|添加|加入|추가|追加)"
+)
+TAKES = re.compile(
+    r"(?i)\b(?:remov\w*|delet\w*|replac\w*|mov(?:e|es|ed|ing)|rewrit\w*|refactor\w*|extract\w*|split\w*|"
+    r"clean\w*|drop\w*|simplif\w*|consolidat\w*|dedup\w*|strip\w*|prune\w*|trim\w*|restructur\w*|reorganiz\w*|"
+    r"migrat\w*|convert\w*|collaps\w*|merg\w*|revert\w*|undo\w*|shorten\w*|reduc\w*|condens\w*)\b|"
+    r"(?:supprim|elimin|entfern|ersetz|remplac|sustitu|удал|замен|删除|移除|替换|삭제|제거|削除|置き換)"
+)
+REMOVED = 30  # lines an edit removes, at least
+SHRINK = 4  # ... and at least this many times the lines it adds
+EDIT_NAME = re.compile(r"(?i)edit|patch|replace|write|apply|str_replace|update_file|modify")
+OLD_KEYS = ("old_str", "old_string", "oldText", "old_text", "search")
+NEW_KEYS = ("new_str", "new_string", "newText", "new_text", "replace")
+SAID_KEYS = ("instructions", "instruction", "description", "thought", "explanation", "reason", "plan")
+HEAD = 20_000  # characters of a call's arguments or result read for a diff
+
+
+def off_task(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """Both rules over the selected conversations' main paths."""
+    rows = con.execute(f"""
+        SELECT m.conversation_id, m.position, m.role, left(coalesce(m.content, ''), 4000),
+               list((t.name, left(coalesce(t.arguments, ''), {HEAD}),
+                     coalesce(t.is_error, false) OR t.result_position IS NULL,
+                     left(coalesce(r.content, ''), {HEAD})) ORDER BY t.call_index)
+                 FILTER (WHERE t.name IS NOT NULL)
+        FROM messages m JOIN {SELECTED} USING (conversation_id)
+        LEFT JOIN tool_calls t ON t.conversation_id = m.conversation_id AND t.position = m.position
+        LEFT JOIN messages r ON r.conversation_id = t.conversation_id AND r.position = t.result_position
+             AND r.on_main_path
+        WHERE m.on_main_path AND m.role IN ('user', 'assistant')
+          AND m.conversation_id IN (SELECT conversation_id FROM tool_calls)
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2""").fetchall()
+    by: dict[str, list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]] = {}
+    for cid, pos, role, text, calls in rows:
+        by.setdefault(str(cid), []).append((int(pos), str(role), str(text), list(calls or [])))
+    out: list[Problem] = []
+    for cid, msgs in by.items():
+        out += _after_done(cid, msgs) + _shrinking_edits(cid, msgs)
+    return out
+
+
+def _command(args: str) -> str:
+    try:
+        d = json.loads(args)
+    except ValueError:
+        return args
+    if not isinstance(d, dict):
+        return args
+    parts = [d.get(k) for k in COMMAND_KEYS]
+    return " ".join(" ".join(map(str, p)) if isinstance(p, list) else str(p) for p in parts if p)
+
+
+def _destroys(name: str, args: str, err: bool, claimed: set[str] | None) -> bool:
+    """The call deletes a file the claim names (``claimed``: base names, the scripts the run executed left out; None:
+    any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run)."""
+    if err:
+        return False
+    command = _command(args)
+    if WIPES_COMMAND.search(command):
+        return True
+    if not (DELETES_NAME.search(name) or DELETES_COMMAND.search(command)):
+        return False
+    if claimed is None:
+        return True
+    return any(n.rsplit("/", 1)[-1] in claimed for n in NAMED.findall(command if command != args else args))
+
+
+def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[str]:
+    """The base names of the scripts these messages' commands ran (``python reproduce.py``, ``./run.sh``)."""
+    out = set()
+    for _, _, _, calls in msgs:
+        for _, args, _, _ in calls:
+            for m in RUNS.finditer(_command(args)):
+                out.add(m.group(1).rsplit("/", 1)[-1])
+    return out
+
+
+def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> list[Problem]:
+    """Per turn (the messages between two user-role messages) that deletes or wipes at all: its first claim of work
+    done, and the calls after it that destroy what the claim names."""
+    out = []
+    starts = [k for k in range(len(msgs)) if msgs[k][1] != "user" and (k == 0 or msgs[k - 1][1] == "user")]
+    for start in starts:
+        end = next((j for j in range(start, len(msgs)) if msgs[j][1] == "user"), len(msgs))
+        turn = msgs[start:end]
+        if not any(_destroys(n, a, e, None) for _, _, _, calls in turn for n, a, e, _ in calls):
+            continue  # the claims are read only where something was deleted (the claim patterns are costly)
+        k, m = next(
+            ((k, m) for k, (_, _, text, _) in enumerate(turn) if (m := DONE.search(text) or CLAIM_RE.search(text))),
+            (0, None),
+        )
+        if m is None:
+            continue
+        pos, _, text, _ = turn[k]
+        # the files the claim names, unless it announces their removal itself (a planned clean-up); the scripts the
+        # run executed are scratch
+        claimed = set() if CLEANUP.search(text) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(text)}
+        after = turn[k + 1 :]
+        hits = [p for p, _, _, calls in after for name, args, err, _ in calls if _destroys(name, args, err, claimed)]
+        if hits:
+            claimed -= _executed(msgs[: start + k])
+            hits = [p for p, _, _, calls in after for n, a, e, _ in calls if _destroys(n, a, e, claimed)]
+        if hits:
+            cited = list(dict.fromkeys(hits))[:CITED]
+            out.append(
+                Problem(
+                    cid,
+                    "lost_focus",
+                    [pos, *cited],
+                    quote_at(text, m),
+                    "kept_going_after_done",
+                    f"said the work was done at [{pos}], then destroyed it at {cited} before the person said "
+                    "anything (GUIDE §5: destructive side actions)",
+                )
+            )
+    return out
+
+
+def _lines(text: str) -> int:
+    return text.count("\n") + 1 if text else 0
+
+
+def _diff(text: str) -> tuple[int, int]:
+    """Lines a unified diff or a patch removes and adds."""
+    minus = plus = 0
+    for line in text.splitlines():
+        if line.startswith(("---", "+++", "***")):
+            continue
+        if line.startswith("-"):
+            minus += 1
+        elif line.startswith("+"):
+            plus += 1
+    return minus, plus
+
+
+def _strings(x: object) -> list[str]:
+    """Every string in a parsed JSON value (a diff may sit in a result's nested field)."""
+    if isinstance(x, str):
+        return [x]
+    if isinstance(x, dict):
+        return [s for v in x.values() for s in _strings(v)]
+    if isinstance(x, list):
+        return [s for v in x for s in _strings(v)]
+    return []
+
+
+def _change(args: str, result: str) -> tuple[int, int] | None:
+    """Lines an edit call removes and adds: its old and new text, a patch in its arguments, or the diff its result
+    shows; None when none of them is there."""
+    try:
+        d = json.loads(args)
+    except ValueError:
+        d = None
+    if isinstance(d, dict):
+        old = next((d[k] for k in OLD_KEYS if isinstance(d.get(k), str)), None)
+        new = next((d[k] for k in NEW_KEYS if isinstance(d.get(k), str)), None)
+        if old is not None and new is not None:
+            return _lines(old), _lines(new)
+        for s in _strings(d):
+            if "\n@@" in s or s.startswith("*** Begin Patch"):
+                return _diff(s)
+    try:
+        r = json.loads(result)
+    except ValueError:
+        r = result
+    for s in _strings(r):
+        if s.startswith("--- ") or "\n@@ " in s:
+            return _diff(s)
+    return None
+
+
+def _said(text: str, calls: list[tuple[str, str, bool, str]]) -> str:
+    """What an assistant message says: its text and its calls' words of intent."""
+    words = [text]
+    for _, args, _, _ in calls:
+        try:
+            d = json.loads(args)
+        except ValueError:
+            continue
+        if isinstance(d, dict):
+            words += [str(d[k]) for k in SAID_KEYS if isinstance(d.get(k), str)]
+    return "\n".join(w for w in words if w)
+
+
+def _shrinking_edits(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> list[Problem]:
+    out = []
+    said: list[tuple[int, str]] = []  # what the assistant said since its last edit (or the person's last turn)
+    for pos, role, text, calls in msgs:
+        if role == "user":
+            said = []
+            continue
+        words = _said(text, calls)
+        if words.strip():
+            said.append((pos, words))
+        for name, args, err, result in calls:
+            if err or not EDIT_NAME.search(name):
+                continue
+            change = _change(args, result)
+            if change is None:
+                continue
+            removed, added = change
+            intent = "\n".join(w for _, w in said)
+            add = next(((p, m) for p, w in reversed(said) if (m := ADDS.search(w))), None)
+            if removed >= REMOVED and removed >= SHRINK * added and add and not TAKES.search(intent):
+                at, m = add
+                text_at = next(w for p, w in said if p == at)
+                out.append(
+                    Problem(
+                        cid,
+                        "lost_focus",
+                        sorted({at, pos}),
+                        quote_at(text_at, m),
+                        "removed_more_than_said",
+                        f"said at [{at}] it would add, then an edit removed {removed} lines and added {added} "
+                        f"(GUIDE §5: destructive side actions; here {REMOVED}+ lines removed, {SHRINK}x what it adds, "
+                        "no removal said)",
+                    )
+                )
+            said = []
+    return out
