@@ -5,9 +5,11 @@
                                       # judged turn, random at the base rate, TF-IDF (threshold tuned on the other
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
-    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
-    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
-                                      # every run prints it before the agent logs' halves
+    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the dev halves of the labeled agent
+                                      # logs and of the fresh labels
+    python bench/topics.py --work-family-out  # those dev halves, leave one log format out (the held-out halves
+                                      # unread); every run prints it before the agent logs' halves
+    python bench/topics.py --dev      # the dev halves only (never look at a held-out half while developing)
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -16,8 +18,9 @@ Sets (FORENSICS_SHARED, default ../shared):
 - dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat);
 - the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
   held-out halves by ``bench.problem_labels.half``), printed first;
-- the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 21 conversations labeled blind,
-  never tuned on; ``--only fresh`` alone), printed next.
+- the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 43 conversations labeled blind;
+  ``--only fresh`` alone), printed next: whole, then the fresh-dev half (fitted on beside the shared dev half) and the
+  fresh-held half (never fitted on), split by the shared set's hash.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -131,6 +134,11 @@ def main() -> None:
         "printed after the labeled agent logs ('--only fresh' alone)",
     )
     ap.add_argument(
+        "--dev",
+        action="store_true",
+        help="the agent logs' dev half and the fresh-dev half only (never look at a held-out half while developing)",
+    )
+    ap.add_argument(
         "--work-family-out",
         action="store_true",
         help="the agent logs' dev half, leave one log format out, at several thresholds (never the held-out half)",
@@ -138,20 +146,22 @@ def main() -> None:
     args = ap.parse_args()
     from bench import topic_agent_logs
 
+    fresh = args.fresh or FRESH  # the fresh labels' dev half is fitted on beside the shared one
     if args.work_family_out:
-        print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED)))
+        print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, fresh=fresh)))
         return
 
     if args.fit_work:
-        topic_agent_logs.fit_work(SHARED, WEIGHTS)
+        topic_agent_logs.fit_work(SHARED, WEIGHTS, fresh)
     only = args.only.split(",") if args.only else []
     if not only or any("agent".startswith(p) or p.startswith("agent") for p in only):
         with tempfile.TemporaryDirectory() as tmp:  # the dev half left one format out first, the held-out half last
             db = topic_agent_logs.warehouse(SHARED, Path(tmp))
-            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db)))
-            print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED, db)))
+            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db, fresh=fresh)))
+            res = topic_agent_logs.evaluate(SHARED, db)
+            print(topic_agent_logs.render({"dev": res["dev"]} if args.dev else res))
     if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):
-        print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED)))
+        print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED, args.dev)))
     if only and all(p.startswith(("agent", "fresh")) for p in only):
         return
     with tempfile.TemporaryDirectory() as tmp:
