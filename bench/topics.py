@@ -173,7 +173,7 @@ def main() -> None:
             _check_defaults()
         for s in SETS:
             if not args.only or any(s.name.startswith(p) for p in args.only.split(",")):
-                bench(s)
+                bench(s, args.dev)
 
 
 def prepare(s: LabeledSet, tmp: Path) -> None:
@@ -428,8 +428,9 @@ def _check_defaults() -> None:
 # ------------------------------------------------------------------------------------------------- bench
 
 
-def bench(s: LabeledSet) -> None:
-    """The default config of the set's mode: the whole set, then the held-out half, each with verdicts."""
+def bench(s: LabeledSet, dev_only: bool = False) -> None:
+    """The default config of the set's mode: the whole set, then the held-out half, each with verdicts
+    (``dev_only``: the training half alone)."""
     from forensics.api import report
     from forensics.kernel.selection import Selection
     from forensics.warehouse import open_warehouse
@@ -440,11 +441,13 @@ def bench(s: LabeledSet) -> None:
         whole, _ = report(s.db, Path(tmp) / "all", ["json"], "topics", Selection(), cfg, labels=str(s.labels))
         took = time.perf_counter() - t0
         with open_warehouse(s.db, read_only=True) as wh:
-            held_cids = tuple(
-                c
-                for c, n in wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall()
-                if n in s.held
-            )
+            ids = wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall()
+        if dev_only:
+            train = tuple(c for c, n in ids if n not in s.held)
+            dev, _ = report(s.db, Path(tmp) / "dev", ["json"], "topics", Selection(train), cfg, labels=str(s.labels))
+            _print_set(f"{s.name}: training half (fitted on)", dev, s, None)
+            return
+        held_cids = tuple(c for c, n in ids if n in s.held)
         held, _ = report(s.db, Path(tmp) / "held", ["json"], "topics", Selection(held_cids), cfg, labels=str(s.labels))
         tfidf = _tfidf_other_half(s)
     roles = "user" if s.mode == "user" else "user+assistant, topic.open_domain = true: the default marks nothing"
