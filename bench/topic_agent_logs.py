@@ -242,31 +242,21 @@ def render(res: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------------- fitting
 
-DEV_HALVES = ("dev", "fresh-dev")  # the halves the combiner is fitted on and its threshold chosen on
 
-
-@dataclass
-class DevHalf:
-    """One dev half as the report's inference reads it: its labeled conversations and their main paths."""
-
-    name: str  # "dev" (the shared agent logs) or "fresh-dev" (the fresh labels' dev half)
-    convs: dict[str, Labeled]
-    paths: list[tuple[str, Any, Any]]  # (conversation id, messages, signals) from pipeline.signals
-    idf: Any
-    corpus: Any
-
-
-def _settings() -> Any:  # noqa: ANN401 - forensics.analyzers.topics.Settings
+def training_rows(db: Path, shared: Path) -> tuple[list[list[float]], list[int], list[str], list[str]]:
+    """The dev half's judged person turns with a topic in work conversations: their ``work`` signals, label,
+    conversation and log format (what the report's inference computes, ``infer.infer``)."""
     from forensics.analyzers.keywords.settings import KeywordSettings
     from forensics.analyzers.schema import defaults
-    from forensics.analyzers.topics import Settings
+    from forensics.analyzers.topics import Settings, pipeline, work
     from forensics.analyzers.topics.model import load_models
     from forensics.analyzers.topics.settings import TopicSettings
     from forensics.text.cues import Cues
+    from forensics.warehouse import open_warehouse
 
     cfg = defaults()
     topic = TopicSettings.of(cfg)
-    return Settings(
+    settings = Settings(
         KeywordSettings.of(cfg).tokenizer,
         frozenset(topic.roles),
         *load_models("user"),
@@ -275,38 +265,15 @@ def _settings() -> Any:  # noqa: ANN401 - forensics.analyzers.topics.Settings
         topic.min_confidence,
         keep_tokens=False,
     )
-
-
-def dev_halves(shared: Path, fresh: Path, tmp: Path, db: Path | None = None) -> list[DevHalf]:
-    """The shared agent logs' dev half and the fresh labels' dev half (``bench.fresh_labels``), each read from its
-    own warehouse (``db``: one already ingested from the shared logs); the held-out halves are never read."""
-    from bench.fresh_labels import warehouse as fresh_warehouse
-    from forensics.analyzers.topics import pipeline
-    from forensics.warehouse import open_warehouse
-
-    settings = _settings()
-    out = []
-    for name, path in (("dev", db or warehouse(shared, tmp)), ("fresh-dev", fresh_warehouse(fresh, shared, tmp))):
-        with open_warehouse(path) as wh:
-            convs = labeled(wh.con, shared) if name == "dev" else fresh_labeled(wh.con, fresh, shared)
-            keep = {c.cid: c for c in convs if c.half == name}
-            paths = [(cid, msgs, feats) for cid, msgs, feats in pipeline.signals(wh.con, settings) if cid in keep]
-            out.append(DevHalf(name, keep, paths, pipeline._IDF, pipeline._CORPUS))  # noqa: SLF001 - as a report's
-    return out
-
-
-def training_rows(halves: list[DevHalf]) -> tuple[list[list[float]], list[int], list[str], list[str]]:
-    """The dev halves' judged person turns with a topic in work conversations: their ``work`` signals, label,
-    conversation and log format (what the report's inference computes, ``infer.infer``)."""
-    from forensics.analyzers.topics import work
-
     x, y, groups, families = [], [], [], []
-    for h in halves:
-        for cid, msgs, feats in h.paths:
-            c = h.convs[cid]
-            if not work.is_work(msgs):
+    with open_warehouse(db) as wh:
+        convs = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
+        for cid, msgs, feats in pipeline.signals(wh.con, settings):
+            c = convs.get(cid)
+            if c is None or not work.is_work(msgs):
                 continue
-            work.signals(msgs, feats, h.idf)
+            assert pipeline._IDF is not None  # noqa: SLF001 - the state signals() set, as a report's
+            work.signals(msgs, feats, pipeline._IDF)  # noqa: SLF001
             first = min(c.units) if c.units else None
             for m, f in zip(msgs, feats):
                 if m.judged and f is not None and m.position != first and m.position in c.units:
@@ -340,144 +307,137 @@ def combine(x: Any, y: Any, families: list[str], c: float = WORK_C) -> tuple[dic
     return {k: float(v) for k, v in zip(work.FEATURES, coef)}, float(intercept - (coef * mu).sum())
 
 
-def operating_point(lofo: dict[str, Any]) -> tuple[float, bool]:
-    """The threshold with the best leave-one-format-out F1 pooled over the dev halves among those whose Pk is below
-    marking nothing on each half (do no harm, SPEC §8); False when no threshold is (then the best pooled F1)."""
-    ok, best = [], []
-    for th in lofo["thresholds"]:
-        parts = [h["thresholds"][th] for h in lofo["halves"].values()]
-        tp, pred, ref = (sum(p[k] for p in parts) for k in ("tp", "predicted", "reference"))
-        f1 = round(2 * tp / (pred + ref), 9) if pred + ref else 0.0
-        best.append((f1, th))
-        if all(
-            h["thresholds"][th]["pk"] < h["references"]["nothing"]["pk"] for h in lofo["halves"].values()
-        ):
-            ok.append((f1, th))
-    return (max(ok)[1], True) if ok else (max(best)[1], False)
-
-
-def fit_work(shared: Path, weights: Path, fresh: Path) -> None:
-    """The combiner (``combine``) fitted on the work turns of both dev halves (the shared agent logs' and the fresh
-    labels'); its operating point (``operating_point``) is chosen leave one format out on them (``family_out``),
-    through the report's marker, so it is chosen on formats each model did not see."""
+def fit_work(shared: Path, weights: Path) -> None:
+    """The combiner (``combine``) fitted on the dev half's work turns; its operating point is the threshold with
+    the best leave-one-format-out F1 on the dev half, through the report's marker (``family_out``), so it is chosen
+    on formats each model did not see."""
     import orjson
 
     from forensics.analyzers.topics import work
     from forensics.analyzers.topics.model import load_model
 
     with tempfile.TemporaryDirectory() as tmp:
-        halves = dev_halves(shared, fresh, Path(tmp))
-        x, y, _, families = training_rows(halves)
-        lofo = family_out(shared, fresh=fresh, halves=halves)
-    anchor, safe = operating_point(lofo)
+        db = warehouse(shared, Path(tmp))
+        x, y, _, families = training_rows(db, shared)
+        lofo = family_out(shared, db=db)
+    best = max(lofo["thresholds"].items(), key=lambda kv: (round(kv[1]["f1"], 9), kv[0]))
+    anchor, at = best
     coef, bias = combine(x, y, families)
-    at = {k: h["thresholds"][anchor] for k, h in lofo["halves"].items()}
     doc = orjson.loads(weights.read_bytes())
     doc["modes"][work.MODE] = {
         "weights": {k: round(v, 4) for k, v in coef.items()},
         "bias": round(bias, 4),
         "anchor": anchor,
         "fixed": {},
-        "fitted_on": f"the dev halves of the shared agent logs (problems.jsonl) and of the fresh labels "
-        f"(problems-fresh.jsonl; bench.problem_labels.half): {len(y)} judged person turns of work conversations in "
-        f"{len(set(families))} log formats, {sum(y)} switches; L2 logistic regression (C={WORK_C}) on standardised "
-        "signals, class-balanced, formats weighed alike, signed weights held to their sign "
-        "(bench/topic_agent_logs.py combine)",
-        "anchor_rule": "the threshold with the best leave-one-format-out F1 pooled over the two dev halves, through "
-        "the marker, among those whose Pk is below marking nothing on each half"
-        + ("" if safe else " (none is: the best pooled F1)")
-        + ": "
-        + "; ".join(
-            f"{k} P {a['precision']:.3f} R {a['recall']:.3f} F1 {a['f1']:.3f} Pk {a['pk']:.3f}" for k, a in at.items()
-        ),
+        "fitted_on": f"shared agent logs (problems.jsonl), dev half (bench.problem_labels.half): {len(y)} judged "
+        f"person turns of work conversations in {len(set(families))} log formats, {sum(y)} switches; "
+        f"L2 logistic regression (C={WORK_C}) on standardised signals, class-balanced, formats weighed alike, "
+        "signed weights held to their sign (bench/topic_agent_logs.py combine)",
+        "anchor_rule": f"the threshold with the best leave-one-format-out F1 on the dev half's person turns, "
+        f"through the marker: P {at['precision']:.3f} R {at['recall']:.3f} F1 {at['f1']:.3f} Pk {at['pk']:.3f}",
     }
     weights.write_text(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
     load_model.cache_clear()
     print(
         f"fit-work: {len(y)} turns, {sum(y)} switches; weights {doc['modes'][work.MODE]['weights']}, "
-        f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} ({doc['modes'][work.MODE]['anchor_rule']})"
+        f"bias {doc['modes'][work.MODE]['bias']}, anchor {anchor} (leave one format out: F1 {at['f1']:.3f}, "
+        f"P {at['precision']:.3f})"
     )
 
 
-# ----------------------------------------------------------------------------- leave one family out (dev halves)
+# ------------------------------------------------------------------------------ leave one family out (dev half)
 
 FAMILY_THRESHOLDS = tuple(i / 100 for i in range(20, 86, 5))
 
 
 def family_out(
-    shared: Path,
-    thresholds: tuple[float, ...] = FAMILY_THRESHOLDS,
-    db: Path | None = None,
-    fresh: Path | None = None,
-    halves: list[DevHalf] | None = None,
+    shared: Path, thresholds: tuple[float, ...] = FAMILY_THRESHOLDS, db: Path | None = None
 ) -> dict[str, Any]:
-    """The dev halves only (the held-out halves are never read here): each log format's conversations judged with a
-    combiner fitted on the *other* formats' work turns of both dev halves (``combine``), through the report's own
-    inference (``infer.infer``: the topic model beside it, the marker rule), at each threshold; every dev person
-    turn is a unit, judged or not. This is how the detector meets a format it was not fitted on; a threshold or a
-    signal is chosen here, the held-out halves printed once."""
+    """The dev half only (the held-out half is never read here): each log format's conversations judged with a
+    combiner fitted on the *other* formats' work turns (``combine``), through the report's own inference
+    (``infer.infer``: the topic model beside it, the marker rule), at each threshold; every dev person turn is a
+    unit, judged or not. This is how the detector meets a format it was not fitted on; a threshold or a signal is
+    chosen here, the held-out half printed once."""
     import numpy as np
 
-    from bench.fresh_labels import FRESH
+    from forensics.analyzers.keywords.settings import KeywordSettings
+    from forensics.analyzers.schema import defaults
+    from forensics.analyzers.topics import Settings, pipeline
     from forensics.analyzers.topics.evaluate import mark_all, mark_none, reference, score
     from forensics.analyzers.topics.infer import infer
-    from forensics.analyzers.topics.model import Model
+    from forensics.analyzers.topics.model import Model, load_models
+    from forensics.analyzers.topics.settings import TopicSettings
+    from forensics.text.cues import Cues
+    from forensics.warehouse import open_warehouse
 
-    settings = _settings()
+    cfg = defaults()
+    topic = TopicSettings.of(cfg)
+    model, lexical = load_models("user")
+    settings = Settings(
+        KeywordSettings.of(cfg).tokenizer,
+        frozenset(topic.roles),
+        model,
+        lexical,
+        Cues.from_settings(topic),
+        {},
+        topic.min_confidence,
+        keep_tokens=False,
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        halves = halves or dev_halves(shared, fresh or FRESH, Path(tmp), db)
-    x_, y_, _, family = training_rows(halves)
+        db = db or warehouse(shared, Path(tmp))
+        x_, y_, _, family = training_rows(db, shared)
+        with open_warehouse(db) as wh:
+            dev = {c.cid: c for c in labeled(wh.con, shared) if c.half == "dev"}
+            convs = [(cid, msgs) for cid, msgs, _ in pipeline.signals(wh.con, settings) if cid in dev]
+            idf, corpus = pipeline._IDF, pipeline._CORPUS  # noqa: SLF001 - the state signals() set, as a report's
+    assert idf is not None
     x, y = np.array(x_), np.array(y_)
     fitted: dict[str, tuple[dict[str, float], float]] = {}
     for fam in sorted(set(family)):
         keep = [i for i, f in enumerate(family) if f != fam]
         fitted[fam] = combine(x[keep], y[keep], [family[i] for i in keep])
-    out: dict[str, Any] = {"families": sorted(set(family)), "thresholds": list(thresholds), "halves": {}}
-    for h in halves:
-        refs = [reference(c.cid, c.units, c.shifts) for c in h.convs.values() if c.units]
-        part: dict[str, Any] = {
-            "conversations": len(refs),
-            "person_turns": sum(len(r.units) for r in refs),
-            "shifts": sum(len(r.shifts) for r in refs),
-            "references": {
-                k: score(refs, v).as_dict()
-                for k, v in (("every person turn", mark_all(refs)), ("nothing", mark_none(refs)))
-            },
-            "thresholds": {},
-        }
-        topic_model = settings.model if h.corpus is not None else settings.lexical
-        for th in thresholds:
-            found: dict[str, set[int]] = {}
-            for cid, msgs, _ in h.paths:
-                fam = h.convs[cid].family
-                w = Model(*fitted[fam], th) if fam in fitted else None  # a format without work turns: no scorer
-                judged = infer(msgs, h.idf, topic_model, settings.cues, h.corpus, {}, settings.min_confidence, None, w)
-                found[cid] = {j.position for j in judged if j.marker}
-            ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
-            part["thresholds"][th] = score(refs, ours).as_dict()
-        out["halves"][h.name] = part
+    refs = [reference(c.cid, c.units, c.shifts) for c in dev.values() if c.units]
+    out: dict[str, Any] = {
+        "conversations": len(refs),
+        "person_turns": sum(len(r.units) for r in refs),
+        "shifts": sum(len(r.shifts) for r in refs),
+        "families": sorted(set(family)),
+        "references": {
+            k: score(refs, v).as_dict()
+            for k, v in (("every person turn", mark_all(refs)), ("nothing", mark_none(refs)))
+        },
+        "thresholds": {},
+    }
+    topic_model = model if corpus is not None else lexical
+    for th in thresholds:
+        found: dict[str, set[int]] = {}
+        for cid, msgs in convs:
+            fam = dev[cid].family
+            w = Model(*fitted[fam], th) if fam in fitted else None  # a family without work turns: no scorer to fit
+            judged = infer(msgs, idf, topic_model, settings.cues, corpus, {}, settings.min_confidence, None, w)
+            found[cid] = {j.position for j in judged if j.marker}
+        ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
+        out["thresholds"][th] = score(refs, ours).as_dict()
     return out
 
 
 def render_family_out(res: dict[str, Any]) -> str:
+    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
+    lines = [
+        f"\nlabeled agent logs, dev half, leave one log format out (each format judged by a combiner fitted on the "
+        f"other {len(res['families']) - 1} formats with work turns; the held-out half unread): "
+        f"{res['conversations']} conversations, {res['person_turns']} person turns, {res['shifts']} labeled shifts",
+        f"  {'threshold':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6}",
+    ]
     from forensics.analyzers.topics import work
     from forensics.analyzers.topics.model import load_model
 
-    f = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     anchor = load_model(work.MODE).anchor
-    lines = []
-    for name, h in res["halves"].items():
-        title = "labeled agent logs, dev half" if name == "dev" else "fresh labels, fresh-dev half"
-        lines += [
-            f"\n{title}, leave one log format out (each format judged by a combiner fitted on the other "
-            f"{len(res['families']) - 1} formats with work turns of both dev halves; the held-out halves unread): "
-            f"{h['conversations']} conversations, {h['person_turns']} person turns, {h['shifts']} labeled shifts",
-            f"  {'threshold':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6}",
-        ]
-        rows = [(f"{th:.2f}" + (" (shipped)" if th == anchor else ""), s) for th, s in h["thresholds"].items()]
-        for k, s in rows + list(h["references"].items()):
-            lines.append(
-                f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} "
-                f"{f(s['pk']):>6}"
-            )
+    rows = [(f"{th:.2f}" + (" (shipped)" if th == anchor else ""), s) for th, s in res["thresholds"].items()] + list(
+        res["references"].items()
+    )
+    for k, s in rows:
+        lines.append(
+            f"  {k:24} {s['predicted']:>6} {f(s['precision']):>6} {f(s['recall']):>6} {f(s['f1']):>6} {f(s['pk']):>6}"
+        )
     return "\n".join(lines)

@@ -5,10 +5,9 @@
                                       # judged turn, random at the base rate, TF-IDF (threshold tuned on the other
                                       # half); whole set, then the held-out half; floor and target verdicts
     python bench/topics.py --fit      # refit forensics/analyzers/topics/weights.json on the training halves first
-    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the dev halves of the labeled agent
-                                      # logs and of the fresh labels
-    python bench/topics.py --work-family-out  # those dev halves, leave one log format out (the held-out halves
-                                      # unread); every run prints it before the agent logs' halves
+    python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
+    python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
+                                      # every run prints it before the agent logs' halves
     python bench/topics.py --dev      # the dev halves only (never look at a held-out half while developing)
 
 Sets (FORENSICS_SHARED, default ../shared):
@@ -19,8 +18,8 @@ Sets (FORENSICS_SHARED, default ../shared):
 - the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
   held-out halves by ``bench.problem_labels.half``), printed first;
 - the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 43 conversations labeled blind;
-  ``--only fresh`` alone), printed next: whole, then the fresh-dev half (fitted on beside the shared dev half) and the
-  fresh-held half (never fitted on), split by the shared set's hash.
+  ``--only fresh`` alone), printed next: whole, then the fresh-dev half (developed on) and the fresh-held half (printed
+  once, at the end of a round), split by the shared set's hash as bench.problems splits it.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -146,18 +145,17 @@ def main() -> None:
     args = ap.parse_args()
     from bench import topic_agent_logs
 
-    fresh = args.fresh or FRESH  # the fresh labels' dev half is fitted on beside the shared one
     if args.work_family_out:
-        print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, fresh=fresh)))
+        print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED)))
         return
 
     if args.fit_work:
-        topic_agent_logs.fit_work(SHARED, WEIGHTS, fresh)
+        topic_agent_logs.fit_work(SHARED, WEIGHTS)
     only = args.only.split(",") if args.only else []
     if not only or any("agent".startswith(p) or p.startswith("agent") for p in only):
         with tempfile.TemporaryDirectory() as tmp:  # the dev half left one format out first, the held-out half last
             db = topic_agent_logs.warehouse(SHARED, Path(tmp))
-            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db, fresh=fresh)))
+            print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db)))
             res = topic_agent_logs.evaluate(SHARED, db)
             print(topic_agent_logs.render({"dev": res["dev"]} if args.dev else res))
     if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):

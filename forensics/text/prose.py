@@ -73,36 +73,6 @@ def own_words(text: str) -> str:
     return "\n".join(keep).strip()
 
 
-# What own_words keeps of unfenced program output pasted as it was on the screen (a browser console, a build log, a
-# crashed CLI, a diff from the agent's UI): a console frame ("(anonymous) @ polyfills.js:12"), a line that opens with
-# a file and line ("polyfills.js:12 ...") or with a path, a program's own line ("remote: ...", "grep: ..."), a diff
-# line with its line number ("+ 8 - ..."), an exception's message ("Error: ...", "ChunkLoadError: ..."), a line with a
-# terminal's glyphs (box drawing, prompt arrows, spinners) or padded with spaces to the terminal's width, and a line
-# the message already holds (a log repeats itself).
-_PASTED_LINE = re.compile(
-    r"^\s*(?:\(anonymous\) @|\S+ @ \S+:\d+|[\w./\\-]+\.\w{1,5}:\d+(?::\d+)?\b"
-    r"|(?:remote|fatal|error|warning|note|hint|npm ERR!|grep|sed|bash|zsh|sh|cp|mv|rm|cat|ls|git|make|cargo|go|"
-    r"python\d?|node|npm|pip)\d*: |(?:/|\./|~/|[A-Za-z]:\\)[\w.@~-]+[/\\]\S*|[+-]\s*\d+\s|\w*(?:Error|Exception)\b:)"
-)
-_TERMINAL = re.compile(r"[│├└┌┐┘─═▶➜✗✓⠇⠋⠙⠹⠸⠼⠴⠦⠧⠏❯↑↓→]|\S {3,}$")
-
-
-def typed_words(text: str) -> str:
-    """``own_words`` less the program output pasted without a fence (``_PASTED_LINE``, ``_TERMINAL``, repeated
-    lines): how much the person wrote, and whether they asked for something, read in what they typed. A pasted
-    error or terminal session is the last step's outcome (the labeling guide's S6), not a new request's words."""
-    seen: set[str] = set()
-    keep = []
-    for line in own_words(text).split("\n"):
-        s = line.strip()
-        if s and (_PASTED_LINE.match(line) or _TERMINAL.search(line) or s in seen):
-            seen.add(s)
-            continue
-        seen.add(s)
-        keep.append(line)
-    return "\n".join(keep).strip()
-
-
 def request_sentences(text: str) -> str:
     """Where a request is made in a person's message: the opening and closing sentences of its own words."""
     own = own_words(text)

@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 
 from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, terms
-from forensics.text.prose import own_words, typed_words
+from forensics.text.prose import own_words
 
 MODE = "work"  # its entry in weights.json
 BASE = ("own_words", "work", "request_form", "own_question", "entity_new_judged")  # issue 43's first five
@@ -158,18 +158,17 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
         if not m.judged:
             continue
         said = own_words(m.text)
-        typed = typed_words(m.text)  # less pasted program output: how much they wrote, whether they asked
-        asks = bool(REQUEST.search(typed[:OPENING_CHARS]))
+        asks = bool(REQUEST.search(said[:OPENING_CHARS]))
         if f is not None:
             between = msgs[previous + 1 : i] if previous is not None else msgs[:i]
             replies = [x for x in between if x.role == "assistant"]
             chars = sum(len(x.text) for x in replies)
             calls = sum(len(x.targets) for x in replies)
-            f["own_words"] = math.log1p(len(terms(typed)) if typed else 0)
+            f["own_words"] = math.log1p(len(terms(said)) if said else 0)
             f["work"] = math.log1p(chars / WORK_CHARS_UNIT + calls)
             f["request_form"] = float(asks)
-            f["own_question"] = float(is_question(typed))
-            f.update(_context(m, said, typed, reply, first, request, said_before, idf))
+            f["own_question"] = float(is_question(said))
+            f.update(_context(m, said, reply, first, request, said_before, idf))
             f["tools"] = math.log1p(calls)
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
@@ -182,7 +181,6 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
 def _context(
     m: Message,
     said: str,
-    typed: str,
     reply: Message | None,
     first: Message | None,
     request: Message | None,
@@ -204,7 +202,7 @@ def _context(
         "means": float(bool(_MEANS.search(opening))),
         "newness": float(bool(_NEWNESS.search(said[:NEWNESS_CHARS]))),
         "errorish": float(bool(_ERRORISH.search(m.text))),
-        "chars": math.log1p(len(typed) / 100),
+        "chars": math.log1p(len(said) / 100),
         "after_greeting": float(
             bool(said_before) and all(_GREETING.search(t) or len(terms(t)) < 2 for t in said_before)
         ),
