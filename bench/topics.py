@@ -135,7 +135,8 @@ def main() -> None:
     ap.add_argument(
         "--dev",
         action="store_true",
-        help="the agent logs' dev half and the fresh-dev half only (never look at a held-out half while developing)",
+        help="the dev halves only: the agent logs' dev half, the fresh-dev half, the dialogue sets' training halves "
+        "(never look at a held-out half while developing)",
     )
     ap.add_argument(
         "--work-family-out",
