@@ -164,7 +164,7 @@ def fresh_labeled(con: Any, path: Path, shared: Path) -> list[Labeled]:  # noqa:
         out.append(
             Labeled(
                 cid,
-                "fresh",
+                f"fresh-{half(d['source'], d['native_id'])}",
                 d["family"],
                 [moved[t["position"]] for t in persons],
                 {moved[t["position"]] for t in persons if t["shift"]},
@@ -173,9 +173,13 @@ def fresh_labeled(con: Any, path: Path, shared: Path) -> list[Labeled]:  # noqa:
     return out
 
 
-def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
+FRESH_HALVES = ("fresh-dev", "fresh-held")  # the fresh set split by the shared set's hash (``half``), as bench.problems
+
+
+def evaluate_fresh(path: Path, shared: Path, dev_only: bool = False) -> dict[str, Any]:
     """The fresh labels' shifts: their files ingested alone, the topics analyzer at the default config, scored
-    like the halves (``evaluate``) beside every person turn, nothing and random at the base rate."""
+    like the halves (``evaluate``) beside every person turn, nothing and random at the base rate: the whole set,
+    then its halves (``FRESH_HALVES``; ``dev_only``: the fresh-dev half alone, what is developed on)."""
     from bench.fresh_labels import warehouse as fresh_warehouse
     from forensics.warehouse import open_warehouse
 
@@ -184,7 +188,11 @@ def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
         found = switches(db)
         with open_warehouse(db, read_only=True) as wh:
             convs = fresh_labeled(wh.con, path, shared)
-    return {f"fresh ({path.name}, labeled blind)": _scores(convs, found)}
+    name = f"fresh ({path.name}, labeled blind)"
+    halves = {f"{name}: {h} half": _scores([c for c in convs if c.half == h], found) for h in FRESH_HALVES}
+    if dev_only:
+        return {k: v for k, v in halves.items() if k.endswith("fresh-dev half")}
+    return {name: _scores(convs, found), **halves}
 
 
 def _scores(part: list[Labeled], found: dict[str, set[int]]) -> dict[str, Any]:

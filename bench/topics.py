@@ -8,6 +8,7 @@
     python bench/topics.py --fit-work # refit its ``work`` mode (agent logs) on the labeled agent logs' dev half
     python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
                                       # every run prints it before the agent logs' halves
+    python bench/topics.py --dev      # the dev halves only (never look at a held-out half while developing)
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -16,8 +17,9 @@ Sets (FORENSICS_SHARED, default ../shared):
 - dialogue mode (roles user+assistant): kdconv-dev.zh, tiage-train-dev (human-human chat);
 - the labeled shared agent logs (``bench/topic_agent_logs.py``: person turns of 60 real conversations, dev and
   held-out halves by ``bench.problem_labels.half``), printed first;
-- the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 21 conversations labeled blind,
-  never tuned on; ``--only fresh`` alone), printed next.
+- the fresh labels (``--fresh PATH``, default ``bench/data/problems-fresh.jsonl``: 43 conversations labeled blind;
+  ``--only fresh`` alone), printed next: whole, then the fresh-dev half (developed on) and the fresh-held half (printed
+  once, at the end of a round), split by the shared set's hash as bench.problems splits it.
 The shared sets are split by a stable hash of the dialogue id (``held_out``); only the other half is fitted on.
 Nothing is downloaded.
 """
@@ -131,6 +133,12 @@ def main() -> None:
         "printed after the labeled agent logs ('--only fresh' alone)",
     )
     ap.add_argument(
+        "--dev",
+        action="store_true",
+        help="the dev halves only: the agent logs' dev half, the fresh-dev half, the dialogue sets' training halves "
+        "(never look at a held-out half while developing)",
+    )
+    ap.add_argument(
         "--work-family-out",
         action="store_true",
         help="the agent logs' dev half, leave one log format out, at several thresholds (never the held-out half)",
@@ -149,9 +157,10 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:  # the dev half left one format out first, the held-out half last
             db = topic_agent_logs.warehouse(SHARED, Path(tmp))
             print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED, db=db)))
-            print(topic_agent_logs.render(topic_agent_logs.evaluate(SHARED, db)))
+            res = topic_agent_logs.evaluate(SHARED, db)
+            print(topic_agent_logs.render({"dev": res["dev"]} if args.dev else res))
     if args.fresh is not None and (not only or any(p.startswith(("agent", "fresh")) for p in only)):
-        print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED)))
+        print(topic_agent_logs.render(topic_agent_logs.evaluate_fresh(args.fresh, SHARED, args.dev)))
     if only and all(p.startswith(("agent", "fresh")) for p in only):
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -163,7 +172,7 @@ def main() -> None:
             _check_defaults()
         for s in SETS:
             if not args.only or any(s.name.startswith(p) for p in args.only.split(",")):
-                bench(s)
+                bench(s, args.dev)
 
 
 def prepare(s: LabeledSet, tmp: Path) -> None:
@@ -418,8 +427,9 @@ def _check_defaults() -> None:
 # ------------------------------------------------------------------------------------------------- bench
 
 
-def bench(s: LabeledSet) -> None:
-    """The default config of the set's mode: the whole set, then the held-out half, each with verdicts."""
+def bench(s: LabeledSet, dev_only: bool = False) -> None:
+    """The default config of the set's mode: the whole set, then the held-out half, each with verdicts
+    (``dev_only``: the training half alone)."""
     from forensics.api import report
     from forensics.kernel.selection import Selection
     from forensics.warehouse import open_warehouse
@@ -430,11 +440,13 @@ def bench(s: LabeledSet) -> None:
         whole, _ = report(s.db, Path(tmp) / "all", ["json"], "topics", Selection(), cfg, labels=str(s.labels))
         took = time.perf_counter() - t0
         with open_warehouse(s.db, read_only=True) as wh:
-            held_cids = tuple(
-                c
-                for c, n in wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall()
-                if n in s.held
-            )
+            ids = wh.con.execute("SELECT conversation_id, native_id FROM conversations").fetchall()
+        if dev_only:
+            train = tuple(c for c, n in ids if n not in s.held)
+            dev, _ = report(s.db, Path(tmp) / "dev", ["json"], "topics", Selection(train), cfg, labels=str(s.labels))
+            _print_set(f"{s.name}: training half (fitted on)", dev, s, None)
+            return
+        held_cids = tuple(c for c, n in ids if n in s.held)
         held, _ = report(s.db, Path(tmp) / "held", ["json"], "topics", Selection(held_cids), cfg, labels=str(s.labels))
         tfidf = _tfidf_other_half(s)
     roles = "user" if s.mode == "user" else "user+assistant, topic.open_domain = true: the default marks nothing"
