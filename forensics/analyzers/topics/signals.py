@@ -468,6 +468,8 @@ def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, bef
         f["offered"] = 0.0
     said = request_sentences(m.text)
     sents = sentences(said)
+    if len(sents) > 1 and _ACCEPT.match(sents[0]) and not cues.topical(terms(sents[0])):
+        sents = [sents[0] + " " + sents[1], *sents[2:]]  # "Yes. Please make a reservation": one acceptance
     tail = before.text[-CLOSING_CHARS:] if before is not None else ""
     proposal = bool(sents) and cues.proposes(tail)
     takes_up = proposal and _takes_up(terms(sents[0]), tail, cues)
