@@ -506,7 +506,13 @@ def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, bef
 
 def _takes_up(tokens: Sequence[str], closing: str, cues: Cues) -> bool:
     """The tokens use a topical word of a reply's closing (its question, its proposal)."""
-    return bool(set(cues.topical(terms(closing))) & set(tokens))
+    said = {_root(t) for t in cues.topical(terms(closing))}
+    return any(_root(t) in said for t in tokens)
+
+
+def _root(token: str) -> str:
+    """A word without its -ing / -ed / -ation ending: "booking" takes up "book", "reservation" "reserve"."""
+    return re.sub(r"(?:ing|ed|ation|e)$", "", token) if len(token) > 5 else token
 
 
 def _closing(text: str) -> str:
