@@ -207,8 +207,11 @@ def test_a_negated_request_asks_for_nothing() -> None:
         "好。女朋友特别说想找一个能走1小时的地方。",
         "I could use some help finding a room in the east.",
         "I was wondering if there are any parks on the south side.",
+        "No, that's ok. I actually need to book a taxi to leave by 21:00.",
+        "Can you also give me information on the mumford theatre?",
     ):
         assert CUES.signals(asked, "")["request"] == 1.0, asked
+    assert CUES.signals("It also needs to be a cheap guesthouse, is that one?", "")["request"] == 0.0  # a constraint
     assert CUES.offers("You 're welcome . What else can I help you with ?")
 
 

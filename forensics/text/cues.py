@@ -26,7 +26,7 @@ REQUEST_CUES = [
     r"\b(?:looking for|look for|search(?:ing)? for|need|want|find(?:ing)?|recommend|suggest|is there|are there|"
     r"if there (?:is|are)|do you have|"
     r"do you know|know of|help me with|would like|interested in|add|write|create|implement|build|make|set up|"
-    r"design|start)\b(?: me| to [a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"design|start)\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
     r"\binformation (?:on|about|regarding|for) (?:a|an|the|some)\b",  # "I need information on the corn exchange"
     r"(?:找|推荐|订|预订|预定|叫|安排|有没有|想去|想找|想吃|想住|查一下|查查|帮我查|再来|需要|想要|要|写|加|做|建)"
     r"(?:一个|一家|一间|一辆|一下|个|家|些|一些|一处|一条|一份)",
