@@ -190,3 +190,50 @@ def test_a_pasted_name_with_a_word_the_talk_used_is_no_new_question() -> None:
     )
     f = features(msgs, idf, CUES)[4]
     assert f is not None and f["fresh"] == 0.0 and f["ack_then_question"] == 0.0
+
+
+def test_a_negated_request_asks_for_nothing() -> None:
+    """Declining what was offered ("I don't need a table, but ...") is no new request (issue 43: MultiWOZ's false
+    switches); a negation further back, or a word that only contains one (特别), leaves the request."""
+    for declined in (
+        "I don't need a table right now, but I do need the postcode.",
+        "I do n't need a booking , just the address .",
+        "We do not really want a new API for this.",
+        "不需要一个导游，告诉我地址就行。",
+    ):
+        assert CUES.signals(declined, "")["request"] == 0.0, declined
+    for asked in (
+        "I don't know the area. Can you find me a hotel?",
+        "好。女朋友特别说想找一个能走1小时的地方。",
+        "I could use some help finding a room in the east.",
+        "I was wondering if there are any parks on the south side.",
+        "No, that's ok. I actually need to book a taxi to leave by 21:00.",
+        "Can you also give me information on the mumford theatre?",
+    ):
+        assert CUES.signals(asked, "")["request"] == 1.0, asked
+    assert CUES.signals("It would need to be a cheap guesthouse, is that one?", "")["request"] == 0.0  # a constraint
+    assert CUES.offers("You 're welcome . What else can I help you with ?")
+
+
+def test_a_bare_yes_accepts_with_the_sentence_after_it() -> None:
+    """ "Yes. Can you make a reservation for 3?" after "Would you like me to make a reservation?" takes the proposal
+    up, as "Yes, please make it" does; "booking" takes up "book". A new subject after the yes stays a request."""
+
+    def request(reply: str, person: str) -> float:
+        f = features(
+            *_conversation([("user", "I need a cheap Thai restaurant."), ("assistant", reply), ("user", person)]), CUES
+        )[2]
+        assert f is not None
+        return f["request"] + f["addition"]
+
+    assert (
+        request(
+            "Sala Thong is cheap. Would you like me to make a reservation ?",
+            "Yes . Can you make a reservation for 3 people ?",
+        )
+        == 0.0
+    )
+    assert (
+        request("Sala Thong is cheap. Would you like me to book it ?", "Yes . I need a booking for 6 people .") == 0.0
+    )
+    assert request("Sala Thong is cheap. Would you like me to book it ?", "Yes . I also need a train to London .") > 0.0

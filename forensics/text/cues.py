@@ -23,9 +23,11 @@ from typing import Protocol
 from forensics.text.prose import request_sentences
 
 REQUEST_CUES = [
-    r"\b(?:looking for|look for|search for|need|want|find|recommend|suggest|is there|are there|do you have|"
+    r"\b(?:looking for|look for|search(?:ing)? for|need|want|find(?:ing)?|recommend|suggest|is there|are there|"
+    r"if there (?:is|are)|do you have|"
     r"do you know|know of|help me with|would like|interested in|add|write|create|implement|build|make|set up|"
-    r"design|start)\b(?: me| to find| to get| to see| to visit| to go to| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"design|start)\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"\binformation (?:on|about|regarding|for) (?:a|an|the|some)\b",  # "I need information on the corn exchange"
     r"(?:找|推荐|订|预订|预定|叫|安排|有没有|想去|想找|想吃|想住|查一下|查查|帮我查|再来|需要|想要|要|写|加|做|建)"
     r"(?:一个|一家|一间|一辆|一下|个|家|些|一些|一处|一条|一份)",
 ]
@@ -40,7 +42,8 @@ REFERENCE_CUES = [
     r"这家|这个|那家|那个|该|它|这里|那里|这些|那些|此",
 ]
 OFFER_CUES = [
-    r"anything else|something else|else (?:i|we) can|further assist|help you with (?:anything|something)",
+    r"anything else|something else|else (?:i|we) can|what else can (?:i|we)|further assist|"
+    r"help you with (?:anything|something)",
     r"还有(?:什么|其他|别的)|其他(?:需要|问题)|还需要(?:什么|帮)",
 ]
 # A reply that closes by proposing to do something specific ("If you want more fields, I can expand the schema",
@@ -227,6 +230,14 @@ REGISTER_WORDS = [
     "确实",
 ]
 OFFER_TAIL_CHARS = 200  # an offer closes a reply: only its end is searched
+# A request cue just after a negation asks for nothing ("I don't need a table", "we do not want a new API", "不需要一个"):
+# the words between the negation and the cue (at most two: "don't really need a") stay in the same clause; in Chinese
+# only a negation right before the cue ("不需要", "不想找": 特别 or 没 inside a word would read as one).
+NEGATION_CHARS = 24
+_NEGATED = re.compile(
+    r"(?:\bn[o']?t|n ?['’]t|\bnever|\bno longer|\bwithout)\s+(?:\w+\s+){0,2}$|(?:不|不用|无需)$",
+    re.IGNORECASE,
+)
 
 
 class CueSettings(Protocol):
@@ -278,7 +289,7 @@ class Cues:
         message's cues are searched where the person makes a request (``prose.request_sentences``)."""
         said = request_sentences(text)
         return {
-            "request": float(_any(self.request, said)),
+            "request": float(_asks(self.request, said)),
             "addition": float(_any(self.addition, said)),
             "reference": float(_any(self.reference, said)),
             "offered": float(self.offers(before)),
@@ -300,6 +311,17 @@ class Cues:
     def social_only(self, words: Iterable[str]) -> bool:
         """Every content word is a social one (thanks, bye, help, 好的): a closing or an acknowledgment."""
         return all(w.lower() in self.social for w in words)
+
+
+def _asks(patterns: tuple[str, ...], text: str) -> bool:
+    """A request cue that is not negated: "I don't need a table" declines what was offered, it asks for nothing."""
+    return any(
+        not _NEGATED.search(text[max(0, m.start() - NEGATION_CHARS) : m.start()]) for m in _matches(patterns, text)
+    )
+
+
+def _matches(patterns: tuple[str, ...], text: str) -> list[re.Match[str]]:
+    return [m for p in patterns for m in _compiled(p).finditer(text)]
 
 
 def _any(patterns: tuple[str, ...], text: str) -> bool:

@@ -591,7 +591,8 @@ ANALYZER = Analyzer(
             "request_cues",
             cues.REQUEST_CUES,
             "a judged message matching one of these opens a request "
-            '(a verb and an indefinite object: "looking for a", "推荐一家")',
+            '(a verb and an indefinite object: "looking for a", "推荐一家"; not right after a negation: '
+            '"I do not need a table", "不需要一个")',
             "regexes",
             validate=cues.invalid_regex,
         ),

@@ -468,6 +468,8 @@ def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, bef
         f["offered"] = 0.0
     said = request_sentences(m.text)
     sents = sentences(said)
+    if len(sents) > 1 and _ACCEPT.match(sents[0]) and not cues.topical(terms(sents[0])):
+        sents = [sents[0] + " " + sents[1], *sents[2:]]  # "Yes. Please make a reservation": one acceptance
     tail = before.text[-CLOSING_CHARS:] if before is not None else ""
     proposal = bool(sents) and cues.proposes(tail)
     takes_up = proposal and _takes_up(terms(sents[0]), tail, cues)
@@ -504,7 +506,13 @@ def _continuing(f: dict[str, float], sign_off: bool, cues: Cues, m: Message, bef
 
 def _takes_up(tokens: Sequence[str], closing: str, cues: Cues) -> bool:
     """The tokens use a topical word of a reply's closing (its question, its proposal)."""
-    return bool(set(cues.topical(terms(closing))) & set(tokens))
+    said = {_root(t) for t in cues.topical(terms(closing))}
+    return any(_root(t) in said for t in tokens)
+
+
+def _root(token: str) -> str:
+    """A word without its -ing / -ed / -ation ending: "booking" takes up "book", "reservation" "reserve"."""
+    return re.sub(r"(?:ing|ed|ation|e)$", "", token) if len(token) > 5 else token
 
 
 def _closing(text: str) -> str:
