@@ -198,3 +198,37 @@ def test_an_sdk_prompt_is_the_request_the_run_answers(tmp_path: Path) -> None:
     origins = query(db, "SELECT origin FROM messages WHERE role = 'user' ORDER BY seq")
     assert [o for (o,) in origins] == ["person", "harness"]
     assert ac.claude_code_file(path)[1] == 1
+
+
+REAL = Path(__file__).parent.parent / "fixtures/real/claude_code/JanDeDobbeleer+oh-my-posh/1c/fa5e2d5f1f/0/full.jsonl"
+
+
+def test_a_real_desktop_session_reads_its_queued_prompt_and_its_notices(tmp_path: Path) -> None:
+    """Claude Code 2.1.218 through the desktop app (2026-07, JanDeDobbeleer/oh-my-posh's Entire checkpoint, MIT):
+    every prompt is ``promptSource: sdk`` with ``origin.kind: human`` (the person's), four background-task notices
+    are ``sdk``/``task-notification`` (Claude Code's), and one prompt typed while a turn ran is only a
+    ``queued_command`` attachment: it was missing, now the person's eighth turn. Every figure equals the counter's."""
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(REAL), "--db", str(db))
+    assert code == 0, err
+    ((person, notices),) = query(
+        db,
+        "SELECT count(*) FILTER (WHERE origin = 'person'), count(*) FILTER (WHERE origin = 'harness' AND "
+        "content LIKE '<task-notification>%') FROM messages WHERE on_main_path",
+    )
+    assert (person, notices) == (8, 4)
+    assert query(
+        db, "SELECT position, left(content, 40) FROM messages WHERE native_id = '5632e611-7047-45d8-b166-c14f81a384ef'"
+    ) == [(135, "how does the SVG handle the correct font")]
+    calls = query(
+        db,
+        "SELECT count(*), count(result_seq), count(*) FILTER (WHERE is_error AND error_source = 'format' "
+        "AND result_seq IS NOT NULL) FROM tool_calls",
+    )[0]
+    ((tokens,),) = query(
+        db,
+        "SELECT sum(coalesce(input_tokens, 0) + coalesce(output_tokens, 0) + coalesce(cache_read_input_tokens, 0) "
+        "+ coalesce(cache_creation_input_tokens, 0)) FROM message_usage",
+    )
+    assert (1, person, *calls) == tuple(ac.claude_code_file(REAL)) == (1, 8, 84, 84, 2)
+    assert tokens == ac.claude_code_tokens(REAL) == 11_320_792

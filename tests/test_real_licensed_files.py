@@ -233,6 +233,8 @@ ELSEWHERE = {
         )
         for name in names
     },
+    "claude_code/JanDeDobbeleer+oh-my-posh/1c/fa5e2d5f1f/0/full.jsonl": "tests/test_claude_code_origins.py",
+    "claude_code/JanDeDobbeleer+oh-my-posh/1c/fa5e2d5f1f/0/metadata.json": "tests/test_claude_code_origins.py",
     "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
     "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
     "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",
