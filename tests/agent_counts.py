@@ -1619,6 +1619,14 @@ def claude_code_file(path: Path) -> FileFigures:
                 for b in blocks
                 if b.get("type") == "tool_use"
             )
+        att = r.get("attachment") if r.get("type") == "attachment" else None
+        if isinstance(att, dict) and att.get("type") == "queued_command":  # a prompt typed while a turn ran
+            r = {**r, "type": "user", "message": {"content": att.get("prompt")}, "origin": att.get("origin")}
+            r["isMeta"] = att.get("isMeta") is True or (
+                not isinstance(att.get("origin"), dict) and att.get("commandMode") == "task-notification"
+            )
+            content = att.get("prompt")
+            blocks = content if isinstance(content, list) else []
         if r.get("type") != "user":
             continue
         results.update(
@@ -1632,9 +1640,14 @@ def claude_code_file(path: Path) -> FileFigures:
             if b.get("type") == "tool_result"
         )
         texts = [content] if isinstance(content, str) else [b["text"] for b in blocks if b.get("type") == "text"]
-        if not texts or r.get("uuid") not in path_ids:
+        pasted = any(b.get("type") == "image" for b in blocks if isinstance(b, dict))  # a screenshot alone
+        if not (texts or pasted) or r.get("uuid") not in path_ids:
             continue
         text = "\n".join(texts).lstrip()
+        kind = (r.get("origin") or {}).get("kind") if isinstance(r.get("origin"), dict) else None
+        if kind not in (None, "human") or r.get("promptSource") == "system":  # who sent it, as the line says
+            person += kind == "channel"  # a chat bridge's message is the person's; any other sender is not
+            continue
         reminded = re.match(r"<system-reminder>.*?</system-reminder>\s*\S", text, re.DOTALL)
         meta = any(r.get(k) is True for k in ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly"))
         args = re.search(r"<command-args>\s*(\S.*?)</command-args>", text, re.DOTALL)  # a command given words

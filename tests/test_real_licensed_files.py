@@ -221,6 +221,20 @@ ELSEWHERE = {
     "hermes/foodoaiprojects+hermes-agent/.hermes/sessions/session_20260421_163501_b244f5.json": (
         "tests/test_real_new_families.py"
     ),
+    # the Entire CLI's checkpoints of one session each (full.jsonl beside its metadata.json): one conversation
+    **{
+        f"{family}/entireio+cli/{checkpoint}/0/{name}": "tests/test_entire_checkpoints.py"
+        for family, checkpoint, names in (
+            ("claude_code", "9b/3838281539", ("full.jsonl", "metadata.json")),
+            ("claude_code", "9f/e3cfdef74d", ("full.jsonl", "metadata.json")),
+            ("gemini_cli", "9c/53780d06b7", ("full.jsonl", "metadata.json")),
+            ("gemini_cli", "c9/45f262e88d", ("full.jsonl", "metadata.json")),
+            ("gemini_cli", "ab/2b9748b105", ("metadata.json",)),
+        )
+        for name in names
+    },
+    "claude_code/JanDeDobbeleer+oh-my-posh/1c/fa5e2d5f1f/0/full.jsonl": "tests/test_claude_code_origins.py",
+    "claude_code/JanDeDobbeleer+oh-my-posh/1c/fa5e2d5f1f/0/metadata.json": "tests/test_claude_code_origins.py",
     "swe_agent/trajectories/demonstrations/function_calling_simple.traj": "tests/test_real_shapes.py",
     "swe_agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_"
     "from_source/marshmallow-code__marshmallow-1867.traj": "tests/test_real_shapes.py",

@@ -9,7 +9,7 @@ from forensics.ingestion.accounting import IngestResult, SourceResult
 from forensics.kernel.columns import UNBOUNDED, middle, terminal_width
 
 ROWS_MAX = 20  # more files than this: only the failed sources and those imported with a note get a row
-STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised"}
+STATUS = {"side": "side file", "empty": "empty", "unrecognised": "not recognised", "superseded": "superseded"}
 SHORT = {"conversations new/upd/same": "conv. new/upd/same", "messages added": "msgs added"}  # on a narrow terminal
 
 
@@ -69,6 +69,7 @@ def format_ingest(r: IngestResult, verbose: bool = False) -> str:
         f", {t[k]} {label}"
         for k, label in (
             ("side", "side file" if t["side"] == 1 else "side files"),
+            ("superseded", "superseded"),
             ("empty", "empty"),
             ("unrecognised", "not recognised"),
         )

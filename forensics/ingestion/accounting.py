@@ -43,7 +43,7 @@ class SourceResult:
 
     path: str
     format: str | None = None
-    status: str = "imported"  # imported | unchanged | failed; a file that is no source: side | empty | unrecognised
+    status: str = "imported"  # imported | unchanged | failed | superseded; no source: side | empty | unrecognised
     source_id: str | None = None
     rows_read: int = 0
     messages_read: int = 0
@@ -68,6 +68,17 @@ class SourceResult:
     def advise(self, note: str) -> None:
         """A note for the person who ran the import (a file named like another format's, say)."""
         self.note = note
+
+    def superseded(self, note: str) -> None:
+        """Not read: a later copy of the same session, read in its place, holds it (``ingestion.checkpoints``)."""
+        self.status, self.note = "superseded", note
+        for k in COUNTS:
+            setattr(self, k, 0)
+
+    def retired(self, n: int) -> None:
+        """Superseded after an earlier run stored it: its ``n`` stored conversations were removed."""
+        if n:
+            self.note += f"; its {n} conversation{'s' * (n > 1)} stored by an earlier run removed"
 
     def not_a_source(self, status: str, note: str, fmt: str | None = None) -> None:
         """A side file, an empty file or one no format recognised: counted, never a failure."""
@@ -190,6 +201,7 @@ class IngestResult:
             failed=sum(s.status == "failed" for s in sources),
             files=len(self.files),
             side=sum(f.status == "side" for f in self.files),
+            superseded=sum(f.status == "superseded" for f in self.files),
             empty=sum(f.status == "empty" for f in self.files),
             unrecognised=sum(f.status == "unrecognised" for f in self.files),
         )

@@ -253,13 +253,17 @@ class Loader:
         self.open, self.ready, self.bytes = False, [], 0
 
     def close(self, others: list[Plan]) -> None:
-        """Write what is buffered, and a run row for each source that was not re-read or failed."""
+        """Write what is buffered, and a run row for each source that was not re-read, failed or was superseded
+        (one stored by an earlier run loses its conversations: ``retire``)."""
         self.flush()
-        resolve_parents(self.con)
         if others:
             self.con.execute("BEGIN TRANSACTION")
+            for pl in others:
+                if pl.retire and pl.result.source_id:
+                    pl.result.retired(retire(self.con, pl.result.source_id))
             _insert_runs(self.con, self.run_id, others, self.keep_secrets)
             self.con.execute("COMMIT")
+        resolve_parents(self.con)
 
     def _finish_chunked(self, pl: Plan) -> None:
         if pl.found == 0:
@@ -419,6 +423,18 @@ class Loader:
         _b_src = stream(polars.DataFrame(rows))  # noqa: F841 - read by the replacement scan below
         con.execute(f"INSERT INTO sources ({', '.join(rows)}) SELECT {', '.join(rows)} FROM _b_src")
         _insert_runs(con, self.run_id, plans, self.keep_secrets)
+
+
+def retire(con: duckdb.DuckDBPyConnection, source_id: str) -> int:
+    """Remove a stored source and everything read from it (a transcript another one now holds whole); returns how
+    many conversations it had."""
+    ((n,),) = con.execute("SELECT count(*) FROM conversations WHERE source_id = ?", [source_id]).fetchall()
+    owned = "SELECT conversation_id FROM conversations WHERE source_id = ?"
+    for tbl in ("messages", "tool_calls", "events", "message_usage", "conversation_outcomes"):
+        con.execute(f"DELETE FROM {tbl} WHERE conversation_id IN ({owned})", [source_id])
+    for tbl in ("conversations", "quarantine", "secrets_found", "sources"):
+        con.execute(f"DELETE FROM {tbl} WHERE source_id = ?", [source_id])
+    return int(n)
 
 
 def resolve_parents(con: duckdb.DuckDBPyConnection) -> None:

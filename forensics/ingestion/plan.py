@@ -19,7 +19,7 @@ import orjson
 
 from forensics.formats.kit import declare
 from forensics.formats.kit.records import Parsed, source_key
-from forensics.ingestion import discover, registry
+from forensics.ingestion import checkpoints, discover, registry
 from forensics.ingestion.accounting import SourceResult
 from forensics.ingestion.discover import Found, NotRecognised, Source, detect, real_path, refuse_irregular
 from forensics.kernel.errors import SourceError
@@ -56,6 +56,7 @@ class Plan:
     found: int = 0  # parts of a chunked source that held messages
     if_none_found: str = ""  # its error when none did
     sha256: str | None = None  # when the parser hashed the bytes it read (no second read)
+    retire: bool = False  # superseded (``checkpoints``) after an earlier run stored it: its conversations go
 
 
 class _Hasher(threading.Thread):
@@ -93,6 +94,7 @@ def plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str],
             row[3:] = [None, None]
         known.setdefault(path, []).append(tuple(row))
     plans = [_identify(f, fmt, given, known) for f in found]
+    plans += _supersede(plans, known)
     stored = {sid for rows in known.values() for sid, *_ in rows}
     by_id = {pl.result.source_id: pl for pl in plans if pl.result.source_id in stored}
     if by_id:
@@ -108,6 +110,25 @@ def plan_all(wh: Warehouse, found: list[Found], fmt: str, given: dict[str, str],
         elif pl.result.status == "imported":
             _schedule(pl)
     return plans
+
+
+def _supersede(plans: list[Plan], known: dict[str, list[tuple[Any, ...]]]) -> list[Plan]:
+    """The Entire CLI's earlier checkpoints of a session whose later checkpoint holds them whole (``checkpoints``):
+    not read, counted as superseded. One stored by an earlier run is retired (its conversations removed); one
+    stored but not among this run's files gets a plan of its own. Returns those extra plans."""
+    run = {pl.resolved: pl for pl in plans if pl.resolved and pl.result.status in ("imported", "unchanged")}
+    stored = [p for p in known if p not in run and os.path.basename(p) == checkpoints.TRANSCRIPT]
+    extra = []
+    for s in checkpoints.supersede(Path(p) for p in [*run, *stored]):
+        key = str(s.path)
+        pl = run.get(key)
+        if pl is None:
+            pl = Plan(SourceResult(key), resolved=key, started_at=utcnow())
+            pl.result.identified(known[key][0][1], known[key][0][0])
+            extra.append(pl)
+        pl.retire = key in known
+        pl.result.superseded(s.note())
+    return extra
 
 
 def _identify(f: Found, fmt: str, given: dict[str, str], known: dict[str, list[tuple[Any, ...]]]) -> Plan:

@@ -123,7 +123,7 @@ def _execute(
     if detected:
         for pl in plans:
             _suggest(pl.result)
-    loader.close([pl for pl in plans if pl.result.status in ("unchanged", "failed")])
+    loader.close([pl for pl in plans if pl.result.status in ("unchanged", "failed", "superseded")])
 
 
 def _tasks(plans: list[Plan], keep: bool) -> Iterator[tuple[Callable[..., Bundle], tuple[Any, ...], Tag]]:

@@ -123,6 +123,9 @@ KNOWN_FIELDS = frozenset(
         "customTitle",
         # 2.1.x: a forked session's copies of its parent's lines (--fork-session, /branch)
         "forkedFrom",
+        # 2.1.2xx: who sent a user line (``origin.kind``) and how the prompt came in (``promptSource``)
+        "origin",
+        "promptSource",
     )
 )
 KNOWN_BLOCKS = frozenset(("text", "thinking", "redacted_thinking", "tool_use", "tool_result", "image"))
@@ -168,6 +171,8 @@ class _Msg:
     model: str | None = None
     ids: tuple[str | None, str | None] = (None, None)  # (message.id, requestId)
     meta: bool = False  # a line Claude Code marks as its own (isMeta, isCompactSummary, ...)
+    declared: str | None = None  # the origin the line's ``origin.kind`` / ``promptSource`` gives (``_declared``)
+    speaker: str | None = None  # who sent it, where the line names them (a peer session, a channel's server)
 
 
 def _one_hour(u: dict[str, Any]) -> int | None:
@@ -354,8 +359,16 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                     msg.ids = (m.get("id") if isinstance(m.get("id"), str) else None, _str(obj.get("requestId")))
                     if msg.ids[0] is not None:
                         groups[(msg.ids[0], msg.ids[1])] = msg
-                if kind == "user" and obj.get("isMeta") is True and parent is not None:
-                    f.expanded.add(parent)  # a prompt command's or skill's body, sent to the model after the command
+                if kind == "user":
+                    msg.declared, msg.speaker = _declared(obj.get("origin"), obj.get("promptSource"))
+                    if obj.get("isMeta") is True and parent is not None:
+                        f.expanded.add(parent)  # a prompt command's or skill's body, sent to the model after it
+                f.msgs.append(msg)
+                f.owner[uid] = msg
+            elif kind == "attachment" and (queued := _queued(obj.get("attachment"))) is not None:
+                # a prompt that came in while a turn ran (2.1.2xx): the model read it mid-turn; no user line repeats it
+                msg = _Msg(lineno, uid, parent, "user", queued[0], ts, part, meta=queued[1])
+                msg.declared, msg.speaker = queued[2], queued[3]
                 f.msgs.append(msg)
                 f.owner[uid] = msg
             elif kind == "attachment" and (text := _memory_text(obj.get("attachment"))):
@@ -403,6 +416,50 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             f.bad += 1
     _bridge_missing_parents(f)
     return f
+
+
+# ``origin.kind`` (2.1.2xx) names who sent a user line: the person (``human``), or Claude Code's others: another
+# session (``peer``), a background task (``task-notification``), the coordinator of a team, an observer, the
+# continuation after a usage limit (``auto-continuation``), ``unclassified``. ``channel``: an MCP channel (a chat
+# bridge such as Telegram or Discord) delivering what a person wrote there.
+PERSON_KINDS = ("human",)
+CHANNEL = "channel"
+# ``promptSource`` says how the prompt came in: typed, queued (typed while a turn ran), suggestion_accepted (the
+# person took the suggested prompt), sdk (through the Agent SDK: the desktop and IDE apps, ``claude -p``, a program's
+# task), system (Claude Code's own: notifications, scheduled tasks, peer messages)
+SYSTEM_SOURCE = "system"
+
+
+def _declared(origin: Any, source: Any) -> tuple[str | None, str | None]:
+    """(the origin a line declares, who sent it): ``None`` when it declares none, or declares the person's kind
+    (``human``: then its text decides, as for every older line). Any other ``origin.kind`` is Claude Code's own
+    message (``harness``), named by its sender where the line gives one; an MCP channel's is the person's words,
+    named by the server that delivered them; a line with no ``origin`` but ``promptSource: system`` is Claude
+    Code's."""
+    kind = origin.get("kind") if isinstance(origin, dict) else None
+    if isinstance(kind, str):
+        if kind in PERSON_KINDS:
+            return None, None
+        who = origin.get("server") if kind == CHANNEL else origin.get("name") or origin.get("from")
+        return ("person" if kind == CHANNEL else "harness"), str(who)[:200] if isinstance(who, str) and who else None
+    if source == SYSTEM_SOURCE:
+        return "harness", None
+    return None, None
+
+
+def _queued(att: Any) -> tuple[Any, bool, str | None, str | None] | None:
+    """A ``queued_command`` attachment: (its prompt, whether it is Claude Code's own line, its declared origin, who
+    sent it); None for any other attachment. A prompt queued with no ``origin`` but ``commandMode:
+    task-notification`` is a background task's notice."""
+    if not isinstance(att, dict) or att.get("type") != "queued_command":
+        return None
+    prompt = att.get("prompt")
+    if not isinstance(prompt, str | list) or not prompt:
+        return None
+    declared, who = _declared(att.get("origin"), None)
+    if declared is None and att.get("commandMode") == "task-notification":
+        declared = "harness"
+    return prompt, att.get("isMeta") is True, declared, who
 
 
 def _memory_text(att: Any) -> str | None:
@@ -611,7 +668,7 @@ def _add_part(
     seq_of = {id(m): i for i, m in enumerate(msgs)}
     entries = []
     for i, m in enumerate(msgs):
-        msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts})  # roles are always valid here
+        msg = normalize({"role": m.role, "content": m.content, "timestamp": m.ts, "name": m.speaker})  # valid roles
         if msg.role == "user":
             msg.origin = _origin(m, msg.content if isinstance(msg.content, str) else msg.content.text(), f.expanded)
         if isinstance(m.content, list):
@@ -767,11 +824,13 @@ def _stored_results(calls: pl.DataFrame, sizes: dict[str, int]) -> pl.DataFrame:
 
 
 def _origin(m: _Msg, text: str, expanded: set[str]) -> str:
-    """Whose a user message is: Claude Code's own lines by their flags; a prompt after a reminder block is the
+    """Whose a user message is: as the line declares it (``_declared``); Claude Code's own lines by their flags; a prompt after a reminder block is the
     person's; a slash command the person gave words to, or one whose body Claude Code sent the model next (a prompt
     command or a skill: ``/review``, ``/superpowers:write-plan``, the body an ``isMeta`` line answering it), is the
     person's turn; a local command run with no words (``/exit``, ``/compact``, ``/model``: ``<local-command-stdout>``
     answers it) is not; else the shared classifier (command wrappers, hook feedback, interruptions, summaries)."""
+    if m.declared is not None:  # who sent it, as the line says (origin.kind, promptSource: system)
+        return m.declared
     if m.meta:
         return "harness"
     if REMINDED.match(text):
