@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from forensics.analyzers.problems import pasted
+from forensics.analyzers.problems import pasted, restated
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
 
@@ -202,6 +202,8 @@ def user_repeated(
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
+        prompts = frozenset(k for k, t in enumerate(conv) if _opening(t.text) in templates)
+        reworded = restated.restated(con, conv, prompts)
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
                 if k in resent.get(cid, {}):
@@ -211,6 +213,7 @@ def user_repeated(
             directive = _directive_again(t, conv[:k])
             asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)
+            other = reworded.get(k)
             rules = [
                 r
                 for r, x in (
@@ -219,6 +222,7 @@ def user_repeated(
                     ("asked_again", asked),
                     ("error_again", error),
                     ("sent_again", k in resent.get(cid, {})),
+                    (other[0] if other else "", other),
                 )
                 if x
             ]
@@ -230,6 +234,8 @@ def user_repeated(
                 hits.append((t, "+".join(rules), quote))
                 if error and not (said or directive or asked):
                     norms[(cid, t.position)] = error[2]
+                if other and not (said or directive or asked or error):
+                    norms[(cid, t.position)] = other[1]
     return _incidents(
         hits,
         by_conv,

@@ -1,0 +1,220 @@
+"""``user_repeated`` for a request restated in new words (GUIDE §5: "the person repeats an instruction or request
+... repeats caused by the assistant's non-answer or non-fix also count"; docs/definitions.md#problems-a-reviewer-flags).
+A reviewer reads a restatement from what the request is about and what was done since it was first asked, not from
+its wording: a later person turn asks again for the *object* of an earlier one (its content words, names, paths),
+and the replies since did not do it. Two rules:
+
+- ``asked_again_reworded``: the later turn holds ``COVER`` or more of the earlier request's content terms, at least
+  ``MIN_SHARED`` of them (all of them when the earlier request names fewer): the same deliverable asked for again
+  in other words, with more said or fewer ("create a custom theme for me then open it with the code command" ...
+  "ok, create a new custom theme and open it with code command"). Word-for-word repeats are ``asked_again``'s.
+- ``asked_again_undone``: since the earlier request, the agent's call for it was refused (the harness's own words:
+  Claude Code "The user doesn't want to proceed", Codex "patch rejected by user", Gemini CLI "User did not allow",
+  Crush "Permission denied", SWE-agent "The user rejected"), or the agent declined it ("I don't have a way to"),
+  and the later turn, neither a question nor
+  an addition nor an approval ("looks good but add ..."), names what the earlier request or the refused call named
+  (``UNDONE_COVER`` of the request's terms, or one of the refused call's or of the words that announced it), or
+  only says "again". It must be the person's next turn after the refusal or the decline: their answer to it.
+
+Content terms: the person's own words (``prose.own_words``: no pasted code, logs or IDE context), stop words out,
+Han text as character pairs (``keywords.content_tokens``, ``bigram``), Latin words folded by a light stemmer
+(themes/theme, created/create), identifiers and paths whole.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+import duckdb
+
+from forensics.kernel.selection import SELECTED
+from forensics.text.cues import ADDITION_CUES
+from forensics.text.identifiers import target_tokens, values_text
+from forensics.text.keywords import content_tokens
+from forensics.text.prose import own_words
+
+if TYPE_CHECKING:
+    from forensics.analyzers.problems.person import Turn
+
+COVER = 0.7  # share of the earlier request's content terms the later turn holds: the same request asked again
+MIN_SHARED = 4  # ... and at least this many of them (a short request: all of them, and at least MIN_SHORT)
+MIN_SHORT = 3
+OWN_SHARE = 0.5  # ... and they are at least this share of the later turn's own terms
+UNDONE_COVER = 0.5  # after a refusal, a decline or no action: the share of the request's terms that is enough
+BACK = 4  # earlier person turns compared (the last BACK that got an answer)
+MAX_TERMS = 40  # a request with more content terms than this is a document or a task text, not one request
+ARGS_CHARS = 300  # of a refused call's argument values read for what it named
+CONTEXT_CHARS = 400  # of each reply or tool result read for a refusal or a decline
+
+# a tool call the person or the harness's permission prompt refused: each harness's own words
+REFUSED = re.compile(
+    r"^\W*(?:The user doesn't want to proceed with this tool use|\[Request interrupted by user for tool use\]|"
+    r"patch rejected by user|\[Operation Cancelled\] Reason: User did not allow|Permission denied\s*$|"
+    r"Commands? not executed\. The user rejected|user_rejected)",
+    re.IGNORECASE,
+)
+# a decline the endings' DECLINE does not read: "I don't have a way to", "there is no way for me to"
+DECLINED = re.compile(r"(?i)\bI (?:don'?t|do not) have (?:a|any) way to\b|\bno way for me to\b")
+# the turn approves what was done before asking for more ("looks good but add ...", "great, now ...")
+APPROVAL = re.compile(
+    r"(?i)^\W*(?:looks? (?:good|great|fine)|lgtm|great|perfect|nice|awesome|excellent|thanks?|thank you|"
+    r"好的|很好|不错|谢谢|отлично|спасибо|хорошо|いいね|ありがとう|parfait|super|genial|perfekt)\b"
+)
+ADDITION = re.compile("|".join(ADDITION_CUES), re.IGNORECASE)
+# the whole turn asks for the last thing again, in so many words
+AGAIN_ONLY = re.compile(
+    r"(?i)^\W*(?:(?:try|do it|do that|run it|please)?\s*(?:again|once more|one more time)|retry|redo|"
+    r"еще раз|ещё раз|снова|再来一次|再试一次|重试|もう一度|nochmal|noch einmal|encore|otra vez|de nuevo)\W*$"
+)
+QUESTION = re.compile(r"\?\s*$|？\s*$")
+WORD = re.compile(r"[a-z]+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem(word: str) -> str:
+    """A Latin word folded to a rough stem: plural, past and gerund endings off (themes, created, creating)."""
+    if not WORD.fullmatch(word) or len(word) <= 4:
+        return word
+    for end in ("ing", "ed", "es", "s"):
+        if word.endswith(end) and len(word) - len(end) >= 4:
+            return word[: -len(end)].rstrip("e") if end in ("ing", "ed") else word[: -len(end)]
+    return word.rstrip("e")
+
+
+@functools.lru_cache(maxsize=8192)
+def terms(text: str) -> frozenset[str]:
+    """The content terms of a person's own words: content tokens (stop words out, Han pairs), stemmed, and the
+    identifiers and paths they name."""
+    own = own_words(text)
+    out = {_stem(t) for t in content_tokens(own, "bigram") if len(t) > 2 or not t.isascii()}
+    out |= target_tokens(own, folders=False)
+    return frozenset(out)
+
+
+def _is_question(text: str) -> bool:
+    own = own_words(text).strip()
+    return bool(QUESTION.search(own))
+
+
+def restated(
+    con: duckdb.DuckDBPyConnection | None, conv: list[Turn], prompts: frozenset[int] = frozenset()
+) -> dict[int, tuple[str, str, int]]:
+    """Per index of ``conv`` (one conversation's person turns), the rule, the norm naming the earlier request and
+    what was done since, and the earlier turn's position. ``prompts``: indexes of turns that open with a prompt
+    template (never compared, never compared with). ``con``: the warehouse, for what the replies did (without it,
+    ``asked_again_reworded`` alone, with no reply read)."""
+    replies = _replies(con, conv[0].conversation_id) if con is not None and conv else []
+    out: dict[int, tuple[str, str, int]] = {}
+    for k, t in enumerate(conv):
+        if t.index == 0 or not t.replied or k in prompts:
+            continue
+        hit = _reworded(conv, k, prompts, replies) or (_undone(conv, k, prompts, replies) if replies else None)
+        if hit:
+            out[k] = hit
+    return out
+
+
+Reply = tuple[int, str, str, list[str]]  # position, role, the first CONTEXT_CHARS characters, its calls (name, args)
+
+
+def _between(replies: list[Reply], lo: int, hi: int) -> list[Reply]:
+    return [r for r in replies if lo < r[0] < hi]
+
+
+def _reworded(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[Reply]) -> tuple[str, str, int] | None:
+    """``asked_again_reworded``: the latest of the last ``BACK`` answered turns whose request ``conv[k]`` asks again:
+    it holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
+    ``MIN_SHORT``), and they are ``OWN_SHARE`` of its own (a new request that reuses the old one's words says more
+    besides); and the reply to that request did not say it was done (``endings.CLAIM``: a request done and then
+    asked for again in a variant is a new request)."""
+    from forensics.analyzers.problems.endings import CLAIM_RE  # endings reads person, which reads this module
+
+    t = conv[k]
+    mine = terms(t.full or t.text)
+    if not mine or len(mine) > MAX_TERMS:
+        return None
+    earlier = [j for j in range(k - 1, -1, -1) if conv[j].answered_next and j not in prompts][:BACK]
+    for j in earlier:
+        theirs = terms(conv[j].full or conv[j].text)
+        if not theirs or len(theirs) > MAX_TERMS:
+            continue
+        shared = mine & theirs
+        need = MIN_SHARED if len(theirs) >= MIN_SHARED else max(len(theirs), MIN_SHORT)
+        if len(shared) < need or len(shared) < COVER * len(theirs) or len(shared) < OWN_SHARE * len(mine):
+            continue
+        answer = _between(replies, conv[j].position, conv[j + 1].position)
+        claimed = next((r[2] for r in answer if r[1] == "assistant" and CLAIM_RE.search(r[2])), None)
+        if claimed is not None:
+            continue
+        return (
+            "asked_again_reworded",
+            f"the request at [{conv[j].position}], not said to be done, asked again: {len(shared)} of its "
+            f"{len(theirs)} content terms ({', '.join(sorted(shared)[:5])})",
+            conv[j].position,
+        )
+    return None
+
+
+def _undone(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[Reply]) -> tuple[str, str, int] | None:
+    """``asked_again_undone``: between the person's last turn and this one, a call was refused (``REFUSED``) or the
+    last reply declined (``DECLINED``, ``endings.DECLINE``); this turn is the person's answer to that, and it is
+    neither a question nor an addition nor an approval, and names what the request or the refused call named
+    (``UNDONE_COVER`` of the request's terms, or a term of the refused call or of what the agent said it would
+    do with it), or only says "again"."""
+    from forensics.analyzers.problems.endings import DECLINE_RE  # endings reads person, which reads this module
+
+    t, e = conv[k], conv[k - 1]
+    if not e.answered_next or k - 1 in prompts:
+        return None
+    since = _between(replies, e.position, t.position)
+    refused_terms: set[str] = set()
+    refused = ""
+    last_calls: list[str] = []
+    last_said = ""
+    for _pos, role, text, calls in since:
+        if role == "assistant":
+            last_calls, last_said = calls, text
+        elif REFUSED.search(text):
+            refused = refused or text.strip()
+            refused_terms |= terms(last_said)  # what the agent said the refused call would do
+            for c in last_calls:
+                name, _, arguments = c.partition("\n")
+                refused_terms |= terms(name.replace("_", " ") + "\n" + values_text(arguments)[:ARGS_CHARS])
+    said = [r[2] for r in since if r[1] == "assistant" and r[2].strip()]
+    declined = ""
+    if said and (m := DECLINE_RE.search(said[-1]) or DECLINED.search(said[-1])):
+        declined = said[-1][m.start() :].strip()
+    if not refused and not declined:
+        return None
+    text = t.full or t.text
+    own = own_words(text)
+    if QUESTION.search(own.strip()) or APPROVAL.search(own) or ADDITION.search(own[:200]):
+        return None
+    mine, theirs = terms(text), terms(e.full or e.text)
+    shared = (mine & theirs) | (mine & refused_terms)
+    named = bool(theirs) and len(mine & theirs) >= UNDONE_COVER * len(theirs) or bool(mine & refused_terms)
+    if not (AGAIN_ONLY.match(own) or (shared and named)):
+        return None
+    why = f"its call refused (“{refused[:50]}”)" if refused else f"the agent declined (“{declined[:50]}”)"
+    return (
+        "asked_again_undone",
+        f"the request at [{e.position}], {why}; asked again" + (f" ({', '.join(sorted(shared)[:5])})" if shared else ""),
+        e.position,
+    )
+
+
+def _replies(con: duckdb.DuckDBPyConnection, cid: str) -> list[Reply]:
+    """The conversation's main-path messages that are not the person's: position, role, the first ``CONTEXT_CHARS``
+    characters, its calls (name, a newline, the arguments)."""
+    rows = con.execute(
+        f"""SELECT m.position, m.role, left(coalesce(m.content, ''), {CONTEXT_CHARS}),
+                   (SELECT list(coalesce(t.name, '') || chr(10) || coalesce(t.arguments, '') ORDER BY t.call_index)
+                    FROM tool_calls t WHERE t.conversation_id = m.conversation_id AND t.position = m.position)
+            FROM messages m WHERE m.conversation_id = ? AND m.on_main_path AND coalesce(m.origin, '') <> 'person'
+              AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            ORDER BY m.position""",
+        [cid],
+    ).fetchall()
+    return [(int(p), str(r), str(x), [str(c) for c in (calls or [])]) for p, r, x, calls in rows]
