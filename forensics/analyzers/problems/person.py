@@ -39,6 +39,7 @@ REPEATED = re.compile(
             r"\bstill (?:seems?|appears?) to\b",
             r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
             r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+            r"(?<!please )\btry (?:it |that |this )?again\b(?! later)",  # the person asks for the last request again
             # French, German, Spanish
             r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b",
             r"\bje ne vois (?:pas|rien)\b",
@@ -61,6 +62,7 @@ REPEATED = re.compile(
             r"\bвс[её] ещё не\b|\bпо-прежнему не\b|\b(?:опять|снова) (?:не|ничего|нечего)\b|\bне работает\b",
             r"\b(?:опять|снова|вс[её]) (?:то ?же самое|тоже самое)\b|\bничего не изменилось\b",
             r"\bя (?:же |уже )(?:сказал|говорил|просил)\b",
+            r"\bпопробуй (?:ещё|еще) раз\b",
             # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
             "还是不[行对]",
             "(?:还是|仍然|依然)(?:没|不)",
@@ -73,6 +75,7 @@ REPEATED = re.compile(
             "又错",
             "我说了",
             "我已经说",
+            "再试一次",
             "(?:자|라)니까",
             "했잖아",
             "하라고",
