@@ -205,7 +205,7 @@ def user_repeated(
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
-        prompts = frozenset(k for k, t in enumerate(conv) if _opening(t.text) in templates)
+        prompts = {k: o for k, t in enumerate(conv) if (o := _opening(t.text)) in templates}
         reworded = restated.restated(con, conv, prompts)
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:

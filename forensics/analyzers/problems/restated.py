@@ -99,16 +99,18 @@ def _is_question(text: str) -> bool:
 
 
 def restated(
-    con: duckdb.DuckDBPyConnection | None, conv: list[Turn], prompts: frozenset[int] = frozenset()
+    con: duckdb.DuckDBPyConnection | None, conv: list[Turn], prompts: dict[int, tuple[str, ...]] | None = None
 ) -> dict[int, tuple[str, str, int]]:
     """Per index of ``conv`` (one conversation's person turns), the rule, the norm naming the earlier request and
-    what was done since, and the earlier turn's position. ``prompts``: indexes of turns that open with a prompt
-    template (never compared, never compared with). ``con``: the warehouse, for what the replies did (without it,
+    what was done since, and the earlier turn's position. ``prompts``: the turns (by index) that open with a prompt
+    template, with that opening: two turns that open with the same template share its words, not a request (a
+    benchmark's step prompts), and are never compared. ``con``: the warehouse, for what the replies did (without it,
     ``asked_again_reworded`` alone, with no reply read)."""
     replies = _replies(con, conv[0].conversation_id) if con is not None and conv else []
+    prompts = prompts or {}
     out: dict[int, tuple[str, str, int]] = {}
     for k, t in enumerate(conv):
-        if t.index == 0 or not t.replied or k in prompts:
+        if t.index == 0 or not t.replied:
             continue
         hit = _reworded(conv, k, prompts, replies) or (_undone(conv, k, prompts, replies) if replies else None)
         if hit:
@@ -123,7 +125,9 @@ def _between(replies: list[Reply], lo: int, hi: int) -> list[Reply]:
     return [r for r in replies if lo < r[0] < hi]
 
 
-def _reworded(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[Reply]) -> tuple[str, str, int] | None:
+def _reworded(
+    conv: list[Turn], k: int, prompts: dict[int, tuple[str, ...]], replies: list[Reply]
+) -> tuple[str, str, int] | None:
     """``asked_again_reworded``: the latest of the last ``BACK`` answered turns whose request ``conv[k]`` asks again:
     it holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
     ``MIN_SHORT``), and they are ``OWN_SHARE`` of its own (a new request that reuses the old one's words says more
@@ -135,7 +139,9 @@ def _reworded(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[R
     mine = terms(t.full or t.text)
     if not mine or len(mine) > MAX_TERMS:
         return None
-    earlier = [j for j in range(k - 1, -1, -1) if conv[j].answered_next and j not in prompts][:BACK]
+    earlier = [
+        j for j in range(k - 1, -1, -1) if conv[j].answered_next and (j not in prompts or prompts[j] != prompts.get(k))
+    ][:BACK]
     for j in earlier:
         theirs = terms(conv[j].full or conv[j].text)
         if not theirs or len(theirs) > MAX_TERMS:
@@ -157,23 +163,57 @@ def _reworded(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[R
     return None
 
 
-def _undone(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[Reply]) -> tuple[str, str, int] | None:
+def _undone(
+    conv: list[Turn], k: int, prompts: dict[int, tuple[str, ...]], replies: list[Reply]
+) -> tuple[str, str, int] | None:
     """``asked_again_undone``: between the person's last turn and this one, a call was refused (``REFUSED``) or the
     last reply declined (``DECLINED``, ``endings.DECLINE``); this turn is the person's answer to that, and it is
     neither a question nor an addition nor an approval, and names what the request or the refused call named
     (``UNDONE_COVER`` of the request's terms, or a term of the refused call or of what the agent said it would
-    do with it), or only says "again"."""
+    do with it), or only says "again". A declined request may come back one turn later (the person first says
+    something else, then asks again): then ``UNDONE_COVER`` of its terms, the decline being the last reply to it."""
+    t = conv[k]
+    text = t.full or t.text
+    own = own_words(text)
+    if QUESTION.search(own.strip()) or APPROVAL.search(own) or ADDITION.search(own[:200]):
+        return None
+    for back in (1, 2):
+        j = k - back
+        if j < 0 or (back == 2 and conv[j + 1].index == 0):
+            break
+        e = conv[j]
+        if not e.answered_next or (j in prompts and prompts[j] == prompts.get(k)):
+            continue
+        refused, refused_terms, declined = _what_was_refused(_between(replies, e.position, conv[j + 1].position))
+        if back == 2:
+            refused, refused_terms = "", frozenset()
+        if not refused and not declined:
+            continue
+        mine, theirs = terms(text), terms(e.full or e.text)
+        shared = (mine & theirs) | (mine & refused_terms)
+        named = bool(theirs) and len(mine & theirs) >= UNDONE_COVER * len(theirs) or bool(mine & refused_terms)
+        if not ((back == 1 and AGAIN_ONLY.match(own)) or (shared and named)):
+            continue
+        why = f"its call refused (“{refused[:50]}”)" if refused else f"the agent declined (“{declined[:50]}”)"
+        return (
+            "asked_again_undone",
+            f"the request at [{e.position}], {why}; asked again"
+            + (f" ({', '.join(sorted(shared)[:5])})" if shared else ""),
+            e.position,
+        )
+    return None
+
+
+def _what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:
+    """Of the replies to a request: the first refusal of a call (its text), the content terms of what was refused
+    (the calls' names and argument values, and what the agent said they would do), and the last reply's decline."""
     from forensics.analyzers.problems.endings import DECLINE_RE  # endings reads person, which reads this module
 
-    t, e = conv[k], conv[k - 1]
-    if not e.answered_next or k - 1 in prompts:
-        return None
-    since = _between(replies, e.position, t.position)
     refused_terms: set[str] = set()
     refused = ""
     last_calls: list[str] = []
     last_said = ""
-    for _pos, role, text, calls in since:
+    for _pos, role, text, calls in answer:
         if role == "assistant":
             last_calls, last_said = calls, text
         elif REFUSED.search(text):
@@ -182,27 +222,11 @@ def _undone(conv: list[Turn], k: int, prompts: frozenset[int], replies: list[Rep
             for c in last_calls:
                 name, _, arguments = c.partition("\n")
                 refused_terms |= terms(name.replace("_", " ") + "\n" + values_text(arguments)[:ARGS_CHARS])
-    said = [r[2] for r in since if r[1] == "assistant" and r[2].strip()]
+    said = [r[2] for r in answer if r[1] == "assistant" and r[2].strip()]
     declined = ""
     if said and (m := DECLINE_RE.search(said[-1]) or DECLINED.search(said[-1])):
         declined = said[-1][m.start() :].strip()
-    if not refused and not declined:
-        return None
-    text = t.full or t.text
-    own = own_words(text)
-    if QUESTION.search(own.strip()) or APPROVAL.search(own) or ADDITION.search(own[:200]):
-        return None
-    mine, theirs = terms(text), terms(e.full or e.text)
-    shared = (mine & theirs) | (mine & refused_terms)
-    named = bool(theirs) and len(mine & theirs) >= UNDONE_COVER * len(theirs) or bool(mine & refused_terms)
-    if not (AGAIN_ONLY.match(own) or (shared and named)):
-        return None
-    why = f"its call refused (“{refused[:50]}”)" if refused else f"the agent declined (“{declined[:50]}”)"
-    return (
-        "asked_again_undone",
-        f"the request at [{e.position}], {why}; asked again" + (f" ({', '.join(sorted(shared)[:5])})" if shared else ""),
-        e.position,
-    )
+    return refused, frozenset(refused_terms), declined
 
 
 def _replies(con: duckdb.DuckDBPyConnection, cid: str) -> list[Reply]:
