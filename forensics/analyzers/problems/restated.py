@@ -93,6 +93,15 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def _shown(text: str, shared: frozenset[str] | set[str], n: int = 5) -> str:
+    """The words of ``text`` whose terms are ``shared``, as the person wrote them (the first ``n``, in order)."""
+    own = own_words(text)
+    words = [w for w in content_tokens(own, "bigram") if _stem(w) in shared] + [
+        w for w in target_tokens(own, folders=False) if w in shared
+    ]
+    return ", ".join(list(dict.fromkeys(words))[:n])
+
+
 def _is_question(text: str) -> bool:
     own = own_words(text).strip()
     return bool(QUESTION.search(own))
@@ -131,20 +140,21 @@ def _reworded(
     """``asked_again_reworded``: the latest of the last ``BACK`` answered turns whose request ``conv[k]`` asks again:
     it holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
     ``MIN_SHORT``), and they are ``OWN_SHARE`` of its own (a new request that reuses the old one's words says more
-    besides); and the reply to that request did not say it was done (``endings.CLAIM``: a request done and then
+    besides); neither is a question (a question's words come back in the person's report of what its answer
+    found: "I've checked: mobile data is enabled ... what next?"); and the reply to that request did not say it was done (``endings.CLAIM``: a request done and then
     asked for again in a variant is a new request)."""
     from forensics.analyzers.problems.endings import CLAIM_RE  # endings reads person, which reads this module
 
     t = conv[k]
     mine = terms(t.full or t.text)
-    if not mine or len(mine) > MAX_TERMS:
+    if not mine or len(mine) > MAX_TERMS or _is_question(t.full or t.text):
         return None
     earlier = [
         j for j in range(k - 1, -1, -1) if conv[j].answered_next and (j not in prompts or prompts[j] != prompts.get(k))
     ][:BACK]
     for j in earlier:
         theirs = terms(conv[j].full or conv[j].text)
-        if not theirs or len(theirs) > MAX_TERMS:
+        if not theirs or len(theirs) > MAX_TERMS or _is_question(conv[j].full or conv[j].text):
             continue
         shared = mine & theirs
         need = MIN_SHARED if len(theirs) >= MIN_SHARED else max(len(theirs), MIN_SHORT)
@@ -157,7 +167,7 @@ def _reworded(
         return (
             "asked_again_reworded",
             f"the request at [{conv[j].position}], not said to be done, asked again: {len(shared)} of its "
-            f"{len(theirs)} content terms ({', '.join(sorted(shared)[:5])})",
+            f"{len(theirs)} content terms ({_shown(conv[j].full or conv[j].text, shared)})",
             conv[j].position,
         )
     return None
@@ -198,7 +208,7 @@ def _undone(
         return (
             "asked_again_undone",
             f"the request at [{e.position}], {why}; asked again"
-            + (f" ({', '.join(sorted(shared)[:5])})" if shared else ""),
+            + (f" ({_shown(text, shared)})" if shared else ""),
             e.position,
         )
     return None
