@@ -193,7 +193,8 @@ def user_repeated(
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
     warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
-    sends the same message again after it got no reply (``sent_again``, ``pasted``). Turns that follow one
+    sends the same message again after it got no reply (``sent_again``, ``pasted``), or restates a request in new
+    words (``asked_again_reworded``, ``asked_again_undone``: ``restated``). Turns that follow one
     another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
     default: of ``turns``)."""
     hits: list[tuple[Turn, str, str]] = []
@@ -217,6 +218,8 @@ def user_repeated(
             asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)
             other = reworded.get(k)
+            if other and asked and other[0] == "asked_again_reworded":
+                other = None  # the same request asked again word for word: asked_again's reading
             rules = [
                 r
                 for r, x in (

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from forensics.analyzers.problems.said import CLAIM_RE, DECLINE_RE
 from forensics.kernel.selection import SELECTED
 from forensics.text.cues import ADDITION_CUES
 from forensics.text.identifiers import target_tokens, values_text
@@ -141,10 +142,8 @@ def _reworded(
     it holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
     ``MIN_SHORT``), and they are ``OWN_SHARE`` of its own (a new request that reuses the old one's words says more
     besides); neither is a question (a question's words come back in the person's report of what its answer
-    found: "I've checked: mobile data is enabled ... what next?"); and the reply to that request did not say it was done (``endings.CLAIM``: a request done and then
+    found: "I've checked: mobile data is enabled ... what next?"); and the reply to that request did not say it was done (``said.CLAIM``: a request done and then
     asked for again in a variant is a new request)."""
-    from forensics.analyzers.problems.endings import CLAIM_RE  # endings reads person, which reads this module
-
     t = conv[k]
     mine = terms(t.full or t.text)
     if not mine or len(mine) > MAX_TERMS or _is_question(t.full or t.text):
@@ -177,7 +176,7 @@ def _undone(
     conv: list[Turn], k: int, prompts: dict[int, tuple[str, ...]], replies: list[Reply]
 ) -> tuple[str, str, int] | None:
     """``asked_again_undone``: between the person's last turn and this one, a call was refused (``REFUSED``) or the
-    last reply declined (``DECLINED``, ``endings.DECLINE``); this turn is the person's answer to that, and it is
+    last reply declined (``DECLINED``, ``said.DECLINE``); this turn is the person's answer to that, and it is
     neither a question nor an addition nor an approval, and names what the request or the refused call named
     (``UNDONE_COVER`` of the request's terms, or a term of the refused call or of what the agent said it would
     do with it), or only says "again". A declined request may come back one turn later (the person first says
@@ -207,8 +206,7 @@ def _undone(
         why = f"its call refused (“{refused[:50]}”)" if refused else f"the agent declined (“{declined[:50]}”)"
         return (
             "asked_again_undone",
-            f"the request at [{e.position}], {why}; asked again"
-            + (f" ({_shown(text, shared)})" if shared else ""),
+            f"the request at [{e.position}], {why}; asked again" + (f" ({_shown(text, shared)})" if shared else ""),
             e.position,
         )
     return None
@@ -217,8 +215,6 @@ def _undone(
 def _what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:
     """Of the replies to a request: the first refusal of a call (its text), the content terms of what was refused
     (the calls' names and argument values, and what the agent said they would do), and the last reply's decline."""
-    from forensics.analyzers.problems.endings import DECLINE_RE  # endings reads person, which reads this module
-
     refused_terms: set[str] = set()
     refused = ""
     last_calls: list[str] = []
