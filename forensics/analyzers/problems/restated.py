@@ -69,7 +69,7 @@ AGAIN_ONLY = re.compile(
     r"(?i)^\W*(?:(?:try|do it|do that|run it|please)?\s*(?:again|once more|one more time)|retry|redo|"
     r"еще раз|ещё раз|снова|再来一次|再试一次|重试|もう一度|nochmal|noch einmal|encore|otra vez|de nuevo)\W*$"
 )
-QUESTION = re.compile(r"\?\s*$|？\s*$")
+QUESTION = re.compile(r"\?(?:\s|$)|？")
 WORD = re.compile(r"[a-z]+")
 
 
@@ -104,8 +104,8 @@ def _shown(text: str, shared: frozenset[str] | set[str], n: int = 5) -> str:
 
 
 def _is_question(text: str) -> bool:
-    own = own_words(text).strip()
-    return bool(QUESTION.search(own))
+    """The person's own words ask a question somewhere ("Why does X return nothing? The tests fail.")."""
+    return bool(QUESTION.search(own_words(text)))
 
 
 def restated(
@@ -139,14 +139,15 @@ def _reworded(
     conv: list[Turn], k: int, prompts: dict[int, tuple[str, ...]], replies: list[Reply]
 ) -> tuple[str, str, int] | None:
     """``asked_again_reworded``: the latest of the last ``BACK`` answered turns whose request ``conv[k]`` asks again:
-    it holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
+    it is no addition (``cues.ADDITION_CUES``), holds ``COVER`` of that request's terms (at least ``MIN_SHARED``; all of a short one's, at least
     ``MIN_SHORT``), and they are ``OWN_SHARE`` of its own (a new request that reuses the old one's words says more
     besides); neither is a question (a question's words come back in the person's report of what its answer
     found: "I've checked: mobile data is enabled ... what next?"); and the reply to that request did not say it was done (``said.CLAIM``: a request done and then
     asked for again in a variant is a new request)."""
     t = conv[k]
     mine = terms(t.full or t.text)
-    if not mine or len(mine) > MAX_TERMS or _is_question(t.full or t.text):
+    own = own_words(t.full or t.text)
+    if not mine or len(mine) > MAX_TERMS or _is_question(t.full or t.text) or ADDITION.search(own[:200]):
         return None
     earlier = [
         j for j in range(k - 1, -1, -1) if conv[j].answered_next and (j not in prompts or prompts[j] != prompts.get(k))
@@ -184,7 +185,7 @@ def _undone(
     t = conv[k]
     text = t.full or t.text
     own = own_words(text)
-    if QUESTION.search(own.strip()) or APPROVAL.search(own) or ADDITION.search(own[:200]):
+    if QUESTION.search(own) or APPROVAL.search(own) or ADDITION.search(own[:200]):
         return None
     for back in (1, 2):
         j = k - back
