@@ -20,7 +20,7 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems.endings import CLAIM_RE
+from forensics.analyzers.problems.said import CLAIM_RE
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
 
