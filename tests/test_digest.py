@@ -22,26 +22,33 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     # crowding crosses the seed's ratios in 21 of 22 sqlite conversations: held against its own kind it is that
     # agent's way of working, said once (issue 24), and no conversation is a finding of it
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
-    assert norms == {
-        "echo_rate:sqlite": "the SQLite harness: 45% of the replies are tool calls without a word (22 of 22 "
-        "conversations at 30% or more), the way this agent works",
-        "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 conversations of the SQLite harness: this "
-        "agent's way of working, not a finding per conversation",
-        "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
-        # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
-        # the seed's crowded contexts are said once, and only the conversations above the family's median share of
-        # messages cited keep their findings (its claims are no longer on most of them: "before X completes" and a
-        # bare 成功 in a proposal are no claim, so gave_up_or_false_success fires on fewer than half)
-        **{
-            f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 conversations of the SQLite harness: how this agent "
-            f"works, so a conversation is flagged only where it cites more of its messages than the agent's median "
-            f"({m}): 11 conversations"
-            for k, n, m in (
-                ("context_crowded", 19, "1.4%"),
-                ("user_repeated", 18, "1.5%"),  # 1.4 % before an error pasted back counted (issue 41, repeat2)
-            )
-        },
-    }
+    assert (
+        norms
+        == {
+            "echo_rate:sqlite": "the SQLite harness: 45% of the replies are tool calls without a word (22 of 22 "
+            "conversations at 30% or more), the way this agent works",
+            "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 conversations of the SQLite harness: this "
+            "agent's way of working, not a finding per conversation",
+            "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
+            # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
+            # the seed's crowded contexts are said once, and only the conversations above the family's median share of
+            # messages cited keep their findings (its claims are no longer on most of them: "before X completes" and a
+            # bare 成功 in a proposal are no claim, so gave_up_or_false_success fires on fewer than half)
+            **{
+                f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 conversations of the SQLite harness: how this agent "
+                f"works, so a conversation is flagged only where it cites more of its messages than the agent's median "
+                f"({m}): 11 conversations"
+                for k, n, m in (
+                    ("context_crowded", 19, "1.4%"),
+                    (
+                        "user_repeated",
+                        18,
+                        "1.9%",
+                    ),  # restate: one more templated "还是有问题" turn read as a restatement (was 1.5%),  # 1.4 % before an error pasted back counted (issue 41, repeat2)
+                )
+            },
+        }
+    )
     assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
 
 
@@ -64,7 +71,8 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     """Weighed by severity, by how rare the kind is here (user pushback fires on 82 % of the fixtures: the scripted
     corrections, a corpus norm, so it ranks nothing) and how far out in its norm, a second kind of one analyzer at
     half: the aeb4919b twins (the Anthropic rewrite of the realistic fixture, then the realistic one: their scores are
-    within 2 %, 8.71 and 8.55, and the rewrite moved ahead when this stop's problem rules moved the family's norms) first: their "- update manifest: fixed"
+    within 2 %; the rewrite moved ahead when one stop's problem rules moved the family's norms, and back behind when
+    restate's read one more templated turn as a restatement) first: their "- update manifest: fixed"
     that the next scripted correction contradicts is kept now that claims are no longer sqlite's way of working (23 %
     of the conversations, not most), then d6614e0b (the one compaction topic loss), 2bae3528 (a "fixed" over a failing
     build) and a9ce8167 (a long interleave, a crowded context); length is no weight. Held against sqlite's own norms
@@ -72,18 +80,21 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     read again after two person turns and a new request is no re-read (issue 41, branch precise)."""
     worst = doc["worst_conversations"]
     assert [w["label"] for w in worst] == [
+        "aeb4919b · realistic.db",  # the twins within 2 %: restate's family norm for user_repeated put it back ahead
         "aeb4919b · anthropic.db",
-        "aeb4919b · realistic.db",
         "d6614e0b",
         "2bae3528",
         "a9ce8167",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
-    assert worst[0]["reasons"][:2] == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
-        "topic interleave (high, fires on 23% of conversations): 12 messages stayed on the old topic after the switch "
-        "at [21] (the limit, 10 messages, is the same for every agent)",
-        "gave up or false success (high, fires on 23% of conversations): [20] “- update manifest: fixed”",
-    ]
+    assert (
+        worst[0]["reasons"][:2]
+        == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
+            "topic interleave (high, fires on 23% of conversations): 17 messages stayed on the old topic after the switch "
+            "at [25] (the limit, 10 messages, is the same for every agent)",  # the realistic twin (the Anthropic one: 12, [21])
+            "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
+        ]
+    )
     assert worst[3]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
     assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
     assert worst[4]["reasons"][0].startswith("topic interleave (high, fires on 23% of conversations): 18 messages")

@@ -98,8 +98,8 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "43 conversations, 51 labels; all detectors find 28 (55%) with 50 findings, 29 of them near a label of "
-        "their kind (precision 58%)" in out
+        "43 conversations, 51 labels; all detectors find 35 (69%) with 58 findings, 36 of them near a label of "
+        "their kind (precision 62%)" in out
     )
     # branch ending2 moved these on purpose: loop 4/7 -> 5/7, 8 -> 10 findings (a change between two failures that changes the output is
     # progress; one error pasted back three times; one refusal through several tools), gave_up 2/7 -> 3/7, 6 findings (a shell
@@ -108,13 +108,17 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert "  gave_up_or_false_success          6       50%  43% (3/7)" in out
     assert "nothing 0/51 (0%); the last person turn 11/51 (22%); every conversation as a whole 51/51 (100%" in out
     # the second round (22 conversations, 26 labels) moved every figure; was 10/25 with 14 findings on the first 21
-    assert "  user_repeated                    15       67%  43% (10/23)                 12%     22%" in out
+    # branch restate moved user_repeated on purpose: 10/23 (15 findings) -> 17/23 (23 findings): a request restated in
+    # new words (asked_again_reworded, asked_again_undone) and "try again"; fresh-dev 8/18 -> 15/18, fresh-held unchanged
+    assert "  user_repeated                    23       74%  74% (17/23)                 12%     22%" in out
     # the halves by the shared set's hash: developed on fresh-dev; fresh-held printed once, at the end
     # branch feel moved fresh-dev on purpose: frustration 0/3 -> 3/3 (swearing aimed at the assistant), lost_focus 0/2 -> 2/2
     # (work destroyed right after it was called done; an edit removing far more than the add it announced); was 17, 34
-    assert "fresh-dev half: 20 conversations, 36 labels; all detectors find 22 (61%) with 37 findings" in out
+    assert (
+        "fresh-dev half: 20 conversations, 36 labels; all detectors find 29 (81%) with 45 findings" in out
+    )  # restate: 22, 37
     assert "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 13 findings" in out  # 6, 14
-    assert "  user_repeated                    12       67%  44% (8/18)                 15%     17%" in out
+    assert "  user_repeated                    20       75%  83% (15/18)                 15%     17%" in out
     assert "  user_repeated                     3       67%  40% (2/5)                  9%     40%" in out
     assert "  frustration                       3      100% 100% (3/3)                  0%      0%" in out
     assert "  lost_focus                        2      100% 100% (2/2)                  0%      0%" in out

@@ -1,6 +1,7 @@
 """The problems a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): eight kinds, one module per family of evidence.
 
-- ``person``: the person's own turns: ``user_repeated`` (said again / asked again), ``frustration``;
+- ``person``: the person's own turns: ``user_repeated`` (said again / asked again; ``pasted``: an error pasted back, a
+  message sent again; ``restated``: a request restated in new words), ``frustration``;
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);

@@ -13,31 +13,10 @@ import duckdb
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.person import REPEATED, Turn
+from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
-# the assistant says the work is done or works (not a plan: "I will fix")
-CLAIM = (
-    r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
-    r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
-    r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
-    r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
-    r"fully (?:\w+-)?compliant|complete[d]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
-    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|(?:已|已经)?成功(?:地)?(?:修复|完成|运行|通过|实现|添加|更新|解决)|"
-    # the same claims in the other languages agents answer in (they reply in the person's language)
-    r"\bhe (?:añadido|actualizado|corregido|implementado|creado|aplicado)\b|\bcon éxito\b|"
-    r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert|erstellt)\b|\berfolgreich\b|"
-    r"\b(?:adicionei|atualizei|corrigi|implementei)\b|\bcom sucesso\b|"
-    r"\bho (?:aggiunto|aggiornato|corretto|implementato|creato)\b|\bcon successo\b|"
-    r"(?:исправил|добавил|обновил|реализовал|исправлено|готово|успешно)|"
-    r"(?:修正|追加|更新|実装|完了)しました|"
-    r"(?:수정|추가|변경|구현|완료)(?:했습니다|하였습니다|했어요)|성공적으로"
-)
-# the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
-DECLINE = (
-    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
-    r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b"
-)
 # the assistant says it changed something (past tense, first person)
 CHANGED = (
     r"(?i)\b(?:I'?ve|I have)\b[^.\n]{0,80}?\b(?:updated|added|applied|fixed|implemented|modified|changed|"
@@ -63,12 +42,7 @@ LOOKED = (
     r"(?:was|were) (?:found|detected)|no changes (?:are|were) (?:needed|required|necessary)|(?:is|are) (?:fully|"
     r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j'ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
 )
-CLAIM_RE, DECLINE_RE, CHANGED_RE, LOOKED_RE = (
-    re.compile(CLAIM),
-    re.compile(DECLINE),
-    re.compile(CHANGED),
-    re.compile(LOOKED),
-)
+CHANGED_RE, LOOKED_RE = re.compile(CHANGED), re.compile(LOOKED)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 # the call that ends a turn or a run with words for the person (Cline's attempt_completion, OpenHands' finish, Gemini
 # CLI's complete_task, SWE-agent's submit): its words are the reply's claim as much as the message text

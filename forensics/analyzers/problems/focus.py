@@ -20,11 +20,11 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems.endings import CLAIM_RE
 from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.analyzers.problems.said import CLAIM_RE
 from forensics.kernel.selection import SELECTED
 
-# the agent says the whole task is done; or any claim of work done (``endings.CLAIM_RE``: "Fixed the import."): the file
+# the agent says the whole task is done; or any claim of work done (``said.CLAIM_RE``: "Fixed the import."): the file
 # it then deletes must be one the claim names
 DONE = re.compile(
     r"(?im)\b(?:the )?task (?:is )?(?:now )?(?:complete|completed|done|finished)\b|\ball done\b|"

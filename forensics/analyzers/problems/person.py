@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from forensics.analyzers.problems import pasted
+from forensics.analyzers.problems import pasted, restated
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
 
@@ -39,6 +39,7 @@ REPEATED = re.compile(
             r"\bstill (?:seems?|appears?) to\b",
             r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
             r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+            r"(?<!please )\btry (?:it |that |this )?again\b(?! later)",  # the person asks for the last request again
             # French, German, Spanish
             r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b",
             r"\bje ne vois (?:pas|rien)\b",
@@ -61,6 +62,7 @@ REPEATED = re.compile(
             r"\bвс[её] ещё не\b|\bпо-прежнему не\b|\b(?:опять|снова) (?:не|ничего|нечего)\b|\bне работает\b",
             r"\b(?:опять|снова|вс[её]) (?:то ?же самое|тоже самое)\b|\bничего не изменилось\b",
             r"\bя (?:же |уже )(?:сказал|говорил|просил)\b",
+            r"\bпопробуй (?:ещё|еще) раз\b",
             # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
             "还是不[行对]",
             "(?:还是|仍然|依然)(?:没|不)",
@@ -73,6 +75,7 @@ REPEATED = re.compile(
             "又错",
             "我说了",
             "我已经说",
+            "再试一次",
             "(?:자|라)니까",
             "했잖아",
             "하라고",
@@ -190,7 +193,8 @@ def user_repeated(
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
     warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
-    sends the same message again after it got no reply (``sent_again``, ``pasted``). Turns that follow one
+    sends the same message again after it got no reply (``sent_again``, ``pasted``), or restates a request in new
+    words (``asked_again_reworded``, ``asked_again_undone``: ``restated``). Turns that follow one
     another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
     default: of ``turns``)."""
     hits: list[tuple[Turn, str, str]] = []
@@ -202,6 +206,8 @@ def user_repeated(
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
+        prompts = {k: o for k, t in enumerate(conv) if (o := _opening(t.text)) in templates}
+        reworded = restated.restated(con, conv, prompts)
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
                 if k in resent.get(cid, {}):
@@ -211,6 +217,9 @@ def user_repeated(
             directive = _directive_again(t, conv[:k])
             asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)
+            other = reworded.get(k)
+            if other and asked and other[0] == "asked_again_reworded":
+                other = None  # the same request asked again word for word: asked_again's reading
             rules = [
                 r
                 for r, x in (
@@ -219,6 +228,7 @@ def user_repeated(
                     ("asked_again", asked),
                     ("error_again", error),
                     ("sent_again", k in resent.get(cid, {})),
+                    (other[0] if other else "", other),
                 )
                 if x
             ]
@@ -230,6 +240,8 @@ def user_repeated(
                 hits.append((t, "+".join(rules), quote))
                 if error and not (said or directive or asked):
                     norms[(cid, t.position)] = error[2]
+                if other and not (said or directive or asked or error):
+                    norms[(cid, t.position)] = other[1]
     return _incidents(
         hits,
         by_conv,

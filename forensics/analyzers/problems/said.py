@@ -1,0 +1,32 @@
+"""What a reply says about the request (docs/definitions.md#problems-a-reviewer-flags): that it is done (``CLAIM``), or
+that the agent will not do it (``DECLINE``). The claim rules (``endings``) hold these against the run's evidence; the
+restatement rules (``restated``) read whether a request was said done or declined before the person asked again.
+RE2 patterns (SQL preselects with them), read alike by Python."""
+
+from __future__ import annotations
+
+import re
+
+# the assistant says the work is done or works (not a plan: "I will fix")
+CLAIM = (
+    r"(?im)\b(?:done|fixed|resolved|works now|now works|should now (?:work|be)|is now (?:fixed|working|"
+    r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
+    r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
+    r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
+    r"fully (?:\w+-)?compliant|complete[d]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
+    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|(?:已|已经)?成功(?:地)?(?:修复|完成|运行|通过|实现|添加|更新|解决)|"
+    # the same claims in the other languages agents answer in (they reply in the person's language)
+    r"\bhe (?:añadido|actualizado|corregido|implementado|creado|aplicado)\b|\bcon éxito\b|"
+    r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert|erstellt)\b|\berfolgreich\b|"
+    r"\b(?:adicionei|atualizei|corrigi|implementei)\b|\bcom sucesso\b|"
+    r"\bho (?:aggiunto|aggiornato|corretto|implementato|creato)\b|\bcon successo\b|"
+    r"(?:исправил|добавил|обновил|реализовал|исправлено|готово|успешно)|"
+    r"(?:修正|追加|更新|実装|完了)しました|"
+    r"(?:수정|추가|변경|구현|완료)(?:했습니다|하였습니다|했어요)|성공적으로"
+)
+# the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
+DECLINE = (
+    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
+    r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b"
+)
+CLAIM_RE, DECLINE_RE = re.compile(CLAIM), re.compile(DECLINE)
