@@ -101,6 +101,9 @@ def test_checkable_rules(text: str, label: str) -> None:
     "text",
     [
         "Never commit credentials to the repo, even in `.env` files.",  # about what a commit holds, not committing
+        # AGENTS.md of EntityProcess/agentv (fixtures/real): which files a commit may hold, not whether to commit
+        "never commit the embedded Dolt database, JSONL exports, backups, locks, logs, or runtime state.",
+        "Never commit any secrets or tokens.",
         "Prefer composition over inheritance.",  # not programs
         "Keep functions small and focused.",
         "NEVER call `use_figma` directly without loading this skill first.",  # a condition no verdict can see

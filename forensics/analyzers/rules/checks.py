@@ -134,10 +134,11 @@ BARE_RULE = re.compile(
     r"use sudo|sudo|rm -rf|git reset --hard|reset --hard|amend)\b(?P<rest>[^.\n]{0,60})"
 )
 # what may follow a bare "never commit"/"never push" for it to mean the action itself ("never commit credentials"
-# is about what goes into a commit: unchecked)
+# is about what goes into a commit: unchecked; so is "never commit the embedded database": "the", "any", "your" only
+# before the work itself, "the changes", "your code")
 BARE_OBJECT = re.compile(
-    r"(?i)^\s*(?:$|[.,;:!)]|(?:unless|without|until|yet|before|anything|any|your|the|changes|code|"
-    r"directly|(?:a |the )?commits?\b|to\b|on\b|or\b|and\b|--))"
+    r"(?i)^\s*(?:$|[.,;:!)]|(?:unless|without|until|yet|before|anything|changes|code|directly|"
+    r"(?:any|your|the|a)\s+(?:changes|code|work|commits?|files?|edits?)\b|commits?\b|to\b|on\b|or\b|and\b|--))"
 )
 PATH_LIST = re.compile(
     r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:edit|modify|change|touch|delete|remove|overwrite|write to|"
