@@ -8,6 +8,7 @@ import multiprocessing.forkserver as fs
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from forensics import ingest
 from forensics.draw import svg
@@ -53,3 +54,27 @@ def test_charts_are_drawn_here_when_the_side_process_dies(tmp_path: Path) -> Non
     assert painter.lost
     assert drawn == {f"{s.name}_{c.name}": svg(draw(s.name, c.name, c.data)) for s in sections for c in s.charts}
     assert multiprocessing.active_children() == []
+
+
+def test_the_side_process_starts_after_the_pools_and_the_analyzer_holding_the_most_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process drawing the charts (matplotlib, 90 MB with its fork server) starts once the analyzers that run
+    pools (``Analyzer.workers``) and the one whose own memory is the report's largest after them (``heavy``:
+    problems) are done, not beside them: their peak is the report's. Every chart is still drawn beside."""
+    from forensics import analyzers
+    from forensics.report.drawn import Painter
+
+    added: list[str] = []
+    at_start: list[list[str]] = []
+    add, start = Painter.add, Painter.start
+    monkeypatch.setattr(Painter, "add", lambda self, s: (added.append(s.name), add(self, s))[1])
+    monkeypatch.setattr(Painter, "start", lambda self: (at_start.append(list(added)), start(self))[1])
+    db = tmp_path / "w.duckdb"
+    ingest([FIXTURES / "seed" / "seed.db"], db=db)
+    report = build_report(db, charts=True)
+    names = analyzers.names()
+    last = max(i for i, n in enumerate(names) if analyzers.load(n).workers or analyzers.load(n).heavy)
+    assert names[last] == "problems" and analyzers.load("topics").workers
+    assert at_start[0] == names[: last + 1]  # started right after problems
+    assert len(report.drawn) >= 5

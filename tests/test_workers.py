@@ -133,3 +133,41 @@ def test_a_pool_stops_the_fork_server_it_started_and_keeps_one_already_running()
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "4 False 4 False 4 True False 4 True"
+
+
+def test_ahead_bounds_the_tasks_made_before_each_result_is_handed_back() -> None:
+    """``run_ordered(..., ahead=k)`` holds at most k x workers tasks (their arguments, then their results) in this
+    process: the tasks are drawn from their generator only as results are handed back. The topic workers run with
+    one each (a chunk's frame and its tokens are the first report's peak: docs/scale.md)."""
+    script = textwrap.dedent("""
+        from forensics.kernel.workers import run_ordered
+        from tests.test_workers import thresholds
+
+        for ahead in (1, 2):
+            made = []
+            def tasks():
+                for i in range(8):
+                    made.append(i)
+                    yield thresholds, (i,), i
+            print([len(made) for _, r, e in run_ordered(tasks(), 2, True, ahead=ahead)], end=" ")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [
+        "[2,",
+        "3,",
+        "4,",
+        "5,",
+        "6,",
+        "7,",
+        "8,",
+        "8]",
+        "[4,",
+        "5,",
+        "6,",
+        "7,",
+        "8,",
+        "8,",
+        "8,",
+        "8]",
+    ]

@@ -98,3 +98,6 @@ class Analyzer:
     compared: tuple[str, ...] = ()  # metric keys the before/after chart shows besides every share and rate
     maps: tuple[str, ...] = ()  # metric keys holding a map keyed by conversation or model: no summary figure
     workers: bool = False  # it runs worker pools: the report keeps their fork server up until the last such has run
+    # its own process's memory is the report's largest after the pools' (the problems' claim tables): the process
+    # drawing the charts beside the report starts after it, not beside it
+    heavy: bool = False

@@ -44,8 +44,10 @@ def run_ordered(
     parallel: bool,
     init: tuple[Callable[..., Any], tuple[Any, ...]] | None = None,
     preload: tuple[str, ...] = (),
+    ahead: int = 2,
 ) -> Iterator[tuple[Any, Any, BaseException | None]]:
-    """Yield (tag, result, error) per task in submission order, at most 2 x workers in flight. ``init``
+    """Yield (tag, result, error) per task in submission order, at most ``ahead`` x workers in flight (each holds
+    its arguments and result in this process until yielded; 1 keeps a worker idle while its next task is made). ``init``
     (function, args) runs once in each worker (in this process when the tasks run inline) before its tasks:
     state every task needs, sent once instead of with each task. ``preload`` names modules the fork server
     imports before it forks the first worker: what they load (jieba's dictionary) is then shared by every
@@ -63,7 +65,7 @@ def run_ordered(
                 yield tag, None, e
         return
     with _fork_server(preload) as ctx:
-        yield from _pooled(ctx, tasks, workers, init)
+        yield from _pooled(ctx, tasks, workers, init, ahead)
 
 
 @contextmanager
@@ -128,6 +130,7 @@ def _pooled(
     tasks: Iterable[Task],
     workers: int,
     init: tuple[Callable[..., Any], tuple[Any, ...]] | None,
+    ahead: int = 2,
 ) -> Iterator[tuple[Any, Any, BaseException | None]]:
     root = _spool_root()
     sweep_spools(root)
@@ -140,7 +143,7 @@ def _pooled(
         inflight: deque[tuple[Any, Future[Any]]] = deque()
         for fn, args, tag in tasks:
             inflight.append((tag, _submit(ex, fn, args, spool)))
-            while len(inflight) >= 2 * workers:
+            while len(inflight) >= ahead * workers:
                 yield _done(*inflight.popleft())
         while inflight:
             yield _done(*inflight.popleft())

@@ -249,7 +249,8 @@ def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
 def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
     or a lake and its engine) in the report's meta. ``painter`` gets each section as it is done, and is started
-    after the last analyzer that runs pools."""
+    after the last analyzer that runs pools or holds the most memory (``Analyzer.workers``, ``heavy``): its process
+    (matplotlib, 90 MB with its fork server) is not added to their peak."""
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     tally.clear()
@@ -270,10 +271,12 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
     report = Report(meta, labels=ctx.conversation_labels)
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
+    paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)
+    paint_after = max(paint_after, last_pooled)
     with ExitStack() as held:
         held.enter_context(workers.fork_server_held())
         for i, name in enumerate(names, 1):
-            if painter and i == last_pooled + 1:
+            if painter and i == paint_after + 1:
                 painter.start()
             started, before = time.perf_counter(), {k: (t.reused, t.computed) for k, t in tally.items()}
             a = analyzers.load(name)

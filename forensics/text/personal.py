@@ -40,6 +40,9 @@ _PHONE = re.compile(
 )
 # grouped in fours, or a bare run from an issuer's first digit (3-6): a bare run from 1 is a Unix time in ms or µs
 _CARD = re.compile(r"(?<![\w\-.+])(?:\d{4}[ \-]){3}\d{1,7}(?![\w\-.])|(?<![\w\-.+])[3-6]\d{12,18}(?![\w\-.])")
+# what every card number contains (four groups of four, or 13 digits in a run): ``_CARD``'s two look-behinds are tried at
+# every position of a text, 0.17 s of a report page's 0.4 s of masking; a text without this is not scanned by it
+_CARD_NEEDS = re.compile(r"\d{4}[ \-]\d{4}[ \-]\d{4}[ \-]\d|\d{13}")
 _TEXT_NODE = re.compile(r">([^<]+)<")
 _TITLE = re.compile(r'(\stitle=")([^"]*)"')
 _NUMBER = re.compile(r"\s*\d+(?:\.\d+)?\s*")
@@ -55,7 +58,8 @@ def mask(text: str) -> str:
     if not any(c.isdigit() for c in text):
         return text
     text = _IBAN.sub(lambda m: IBAN_MASK if _iban_ok(m.group()) else m.group(), text)
-    text = _CARD.sub(lambda m: CARD_MASK if _luhn_ok(m.group()) else m.group(), text)
+    if _CARD_NEEDS.search(text):
+        text = _CARD.sub(lambda m: CARD_MASK if _luhn_ok(m.group()) else m.group(), text)
     return _PHONE.sub(lambda m: PHONE_MASK if 7 <= sum(c.isdigit() for c in m.group()) <= 15 else m.group(), text)
 
 

@@ -301,6 +301,7 @@ ANALYZER = Analyzer(
     TITLE,
     run,
     checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
+    heavy=True,  # the claim rules' reply table and every person turn: the report's peak once topics is done
     tables=(
         reuse.cached_table(CACHED),
         derived.Table(

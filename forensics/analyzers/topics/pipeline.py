@@ -43,7 +43,10 @@ TERMS_VERSION = 7  # bump when what prepare derives changes (3: cut from scrubbe
 CONTEXT_CHARS = 2000  # of an assistant message's text: its gist and its close (CLOSING_CHARS: where it asks or
 # proposes what next); long answers would dominate the profile
 TARGET_KEYS = ("path", "file_path", "file", "query", "pattern", "command", "url")
-CHUNK_MESSAGES = 10_000  # per task: big enough that pickling is cheap beside the work, small for memory
+# per task: big enough that pickling is cheap beside the work, small for memory (each worker holds a chunk's tokens
+# as Python lists; 10,000 made the two workers and the frames in flight the first report's peak: docs/scale.md)
+CHUNK_MESSAGES = 5_000
+AHEAD = 1  # tasks in flight per worker (``run_ordered``): each holds its chunk's frame and its result here
 PARALLEL_MIN_MESSAGES = 40_000  # below this, starting worker processes costs more than it saves
 _log = logging.getLogger("forensics.report")  # the report's progress lines (shown on a terminal)
 # A message that is a slash command (aider logs /add, /clear, /ls as "#### /add ..." user lines; any tool that
@@ -158,6 +161,7 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
             sum(n for _, n in todo.sizes) >= PARALLEL_MIN_MESSAGES,
             init=(_set_state, (state.messages, state.df, state.model)),
             preload=(SEGMENTER, __name__),
+            ahead=AHEAD,
         ):
             if error is not None:
                 raise error
@@ -263,7 +267,9 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
     )
     total = sum(n for _, n in todo.sizes)
     tasks = ((_prepare, (_chunk_rows(con, chunk, joined=False), mode, roles), None) for chunk in todo)
-    for _, result, error in run_ordered(tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__)):
+    for _, result, error in run_ordered(
+        tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__), ahead=AHEAD
+    ):
         if error is not None:
             raise error
         _terms = stream(result)  # noqa: F841 - read by the replacement scan below
