@@ -304,14 +304,14 @@ def failed_exit(text: str | JsonText) -> bool:
     """The output gives the command's exit status on a line of its own, and it is not 0 (see EXIT_LINE).
     Every form of that line says "exit": a text without it (ASCII case folded; text that is not ASCII always takes
     the pattern, whose IGNORECASE also folds ı and İ) is not searched, a tenth of an import's CPU before."""
-    if type(text) is JsonText:
+    if isinstance(text, JsonText):
         if b"exit" not in text.lower():  # a bytes pattern folds ASCII only
             return False
-        m = EXIT_STATUS_JSON.search(text)
-    else:
-        if text.isascii() and "exit" not in text.lower():  # type: ignore[union-attr]
-            return False
-        m = EXIT_STATUS.search(text)  # type: ignore[arg-type]
+        status = EXIT_STATUS_JSON.search(text)
+        return status is not None and int(status.group(1)) not in (0, -1)
+    if text.isascii() and "exit" not in text.lower():
+        return False
+    m = EXIT_STATUS.search(text)
     return m is not None and int(m.group(1)) not in (0, -1)
 
 
