@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import sys
 from pathlib import Path
 
 import duckdb
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 from forensics import ingest
 from forensics.formats.kit import duckparse, fastpath
 from forensics.formats.kit.records import (
+    EXIT_LOWER,
     EXIT_STATUS,
     EXIT_STATUS_JSON,
     JsonText,
@@ -173,6 +176,17 @@ def test_failed_exit_skips_only_texts_the_pattern_cannot_match() -> None:
             assert failed_exit(raw) == _oracle(raw), raw
         flagged += _oracle(text)
     assert 500 < flagged < 19_500  # the mixes hold both answers
+
+
+def test_what_ignorecase_reads_as_exit_is_folded() -> None:
+    """``failed_exit`` looks for "exit" in the text lower-cased (EXIT_LOWER): every character Python's IGNORECASE
+    matches to one of its letters must lower-case to one of those."""
+    for k, letter in enumerate("exit"):
+        same = re.compile(letter, re.IGNORECASE)
+        for c in range(sys.maxunicode + 1):
+            if same.fullmatch(chr(c)):
+                low = chr(c).lower()
+                assert any(w[k : k + len(low)] == low for w in EXIT_LOWER), hex(c)
 
 
 def test_unescape_reads_json_text_as_orjson_does() -> None:
