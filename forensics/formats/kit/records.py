@@ -3,8 +3,8 @@
 Parsing runs in worker processes, so everything here is plain Python over dicts and lists, and the output
 is a set of polars frames that DuckDB ingests without a row loop (``forensics.kernel.arrow``). Sizes (chars, bytes) are computed by
 DuckDB on insert, not here. A message's text may arrive still JSON-escaped (``JsonText``, from the fast
-decoder in ``fastpath.py``): it travels as bytes and DuckDB unescapes it on insert, so the hot path never
-builds a Python string for the bulk of the corpus.
+decoder in ``fastpath.py``): it travels as bytes and polars unescapes the batch's texts at once in the worker
+(``duckparse.unescape``), so the hot path never builds a Python string for the bulk of the corpus.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class BadRecord(ValueError):
 
 class JsonText(bytes):
     """A JSON string literal exactly as in the source (quotes and escapes included), valid UTF-8 and free of
-    ``\\u`` escapes; DuckDB turns it into the text on insert (``json_extract_string``)."""
+    ``\\u`` escapes; the worker turns a batch of them into text (``duckparse.unescape``: polars' JSON reader)."""
 
     def text(self) -> str:
         return str(orjson.loads(bytes(self)))
