@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import json
+import random
+import re
+import sys
 from pathlib import Path
 
 import duckdb
 import orjson
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forensics import ingest
-from forensics.formats.kit import fastpath
-from forensics.formats.kit.records import JsonText, normalize, plain, starts_like_error
+from forensics.formats.kit import duckparse, fastpath
+from forensics.formats.kit.records import (
+    EXIT_LOWER,
+    EXIT_STATUS,
+    EXIT_STATUS_JSON,
+    JsonText,
+    failed_exit,
+    normalize,
+    plain,
+    starts_like_error,
+)
 from tests.conftest import FIXTURES
 
 TRICKY = st.sampled_from(
@@ -115,6 +128,88 @@ def test_duckdb_unescapes_json_text_as_orjson_does() -> None:
     raws = [json.dumps(t, ensure_ascii=False) for t in texts]
     got = duckdb.connect().execute("SELECT json_extract_string(unnest(?::VARCHAR[]), '$')", [raws]).fetchall()
     assert [g[0] for g in got] == texts
+
+
+EXIT_PIECES = [
+    "Process exited with code 2",
+    "process exited with code 0",
+    "Exit code: 1",
+    "EXIT CODE: -1",
+    "exit status: 127",
+    "[The command completed with exit code 1.]",
+    "[Command finished with exit code 0]",
+    "exıt code: 3",  # dotless i: Python's IGNORECASE reads it as i
+    "EXİT CODE: 4",
+    "exit code 5",
+    "exited",
+    "Exit",
+    "xit code: 1",
+    "e x i t",
+    "\n",
+    "\r\n",
+    " ",
+    "\t",
+    "ok",
+    "中文",
+    '"',
+    "\\",
+    "code: 1",
+    "\u212a",
+]
+
+
+def _oracle(text: str | JsonText) -> bool:
+    """``failed_exit`` as it was: the pattern searched on every text."""
+    m = (EXIT_STATUS_JSON if type(text) is JsonText else EXIT_STATUS).search(text)  # type: ignore[arg-type]
+    return m is not None and int(m.group(1)) not in (0, -1)
+
+
+def test_failed_exit_skips_only_texts_the_pattern_cannot_match() -> None:
+    rng = random.Random(46)
+    flagged = 0
+    for _ in range(20_000):
+        pieces = rng.choices(EXIT_PIECES, k=rng.randint(0, 6))
+        text = "".join(p.swapcase() if rng.random() < 0.2 else p for p in pieces)
+        raw = JsonText(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+        assert failed_exit(text) == _oracle(text), text
+        if b"\\u" not in raw:  # a JsonText never holds a \u escape (the fast decoder's contract)
+            assert failed_exit(raw) == _oracle(raw), raw
+        flagged += _oracle(text)
+    assert 500 < flagged < 19_500  # the mixes hold both answers
+
+
+def test_what_ignorecase_reads_as_exit_is_folded() -> None:
+    """``failed_exit`` looks for "exit" in the text lower-cased (EXIT_LOWER): every character Python's IGNORECASE
+    matches to one of its letters must lower-case to one of those."""
+    for k, letter in enumerate("exit"):
+        same = re.compile(letter, re.IGNORECASE)
+        for c in range(sys.maxunicode + 1):
+            if same.fullmatch(chr(c)):
+                low = chr(c).lower()
+                assert any(w[k : k + len(low)] == low for w in EXIT_LOWER), hex(c)
+
+
+def test_unescape_reads_json_text_as_orjson_does() -> None:
+    texts = [
+        "a\nb",
+        'q"uote',
+        "back\\slash\\\\",
+        "tab\tend",
+        "/slash",
+        "中文\r\n",
+        " \f\b",
+        "",
+        "e\u0301",
+        "x" * 70_000,
+    ]
+    raws = [json.dumps(t, ensure_ascii=False) for t in texts] + ['"a\\/b"', None]
+    msg = pl.DataFrame(
+        {"content": ["kept", *[None] * (len(raws) - 1)], "content_json": raws, "seq": list(range(len(raws)))},
+        schema={"content": pl.String, "content_json": pl.String, "seq": pl.Int32},
+    )
+    out = duckparse.unescape(msg)
+    assert out["content"].to_list() == ["kept", *texts[1:], "a/b", None]
+    assert out["content_json"].null_count() == out.height and out["seq"].to_list() == msg["seq"].to_list()
 
 
 def test_rows_with_invalid_utf8_take_the_general_path() -> None:

@@ -2,7 +2,7 @@
 without a Python string per message text.
 
 msgspec decodes straight into typed structs, skipping fields nobody reads, and keeps a string ``content``
-as its raw JSON literal (``JsonText``): DuckDB unescapes it on insert. This cuts the per-message cost of a
+as its raw JSON literal (``JsonText``): polars unescapes a batch of them (``duckparse.unescape``). This cuts the per-message cost of a
 million-message import by about three (see docs/scale.md). Anything unusual (an unknown role, a field of an
 unexpected type, a huge integer) raises ``Unusual`` and the caller re-reads that record with orjson and
 ``normalize``, so both paths give the same rows and quarantine reasons.
