@@ -121,3 +121,12 @@ def test_copies_without_the_checkpoint_metadata_are_not_grouped(tmp_path: Path) 
     db = tmp_path / "w.duckdb"
     assert "superseded" not in _ingest(db, tmp_path / "a", tmp_path / "b")
     assert query(db, "SELECT count(*) FROM conversations") == [(2,)]
+
+
+def test_an_earlier_checkpoint_named_after_its_later_one_is_stored_exits_0(tmp_path: Path) -> None:
+    db = tmp_path / "w.duckdb"
+    _ingest(db, KEPT)
+    code, out, err = run_cli("ingest", str(EARLIER), "--db", str(db))  # nothing to read is no failure
+    assert (code, err) == (0, "")
+    assert "0 sources (0 failed), 1 superseded = 1 files" in out
+    assert query(db, "SELECT count(*) FROM conversations") == [(1,)]

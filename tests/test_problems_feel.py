@@ -87,7 +87,7 @@ def test_pi_frustration_is_the_three_insults_not_the_wtfs(real: list[dict]) -> N
 def test_lost_focus_on_the_gemini_and_moatless_runs_only(real: list[dict]) -> None:
     got = sorted((f["positions"], f["rule"], f["quote"]) for f in real if f["kind"] == "lost_focus")
     assert got == [
-        # gemini_cli: "Task complete." then rm docs/blue.md, the file the claim names
+        # gemini_cli: "Task complete." then rm `docs/blue.md`, the file the claim names
         ([3, 8], "kept_going_after_done",
          "have successfully created `docs/blue.md` with content about the color blue, fulfilling your request"),
         # moatless: asked to add `import six`, the edit replaces Session.request with the imports

@@ -140,13 +140,23 @@ def files(family: str) -> list[Path]:
         p
         for root in (REAL, BUILT)
         for p in (root / family).rglob("*")
-        if p.is_file() and p.suffix != ".py" and p.name != "LICENSE"
-    ]  # a repository's licence, kept beside its files
+        if p.is_file() and p.suffix != ".py" and p.name not in ("LICENSE", "metadata.json")
+    ]  # a repository's licence, kept beside its files; an Entire checkpoint's metadata, read with its transcript
     extra = {
         "claude_code": [p for c in COMPACTED.values() for p in (c.session, c.compactor)],
         "codex": [t.rollout for t in TEMPLATED.values()],
     }.get(family, [])
-    return sorted({*here, *(p for p in extra if p is not None)})
+    return sorted({*here, *(p for p in extra if p is not None)} - superseded(here))
+
+
+def superseded(paths: list[Path]) -> set[Path]:
+    """Entire's earlier checkpoints of a session (its ``metadata.json`` names the session): the longest copy is read,
+    the others are counted as superseded (tests/test_entire_checkpoints.py), so they have no figures of their own."""
+    sessions: dict[str, list[Path]] = {}
+    for p in paths:
+        if p.name == "full.jsonl" and (meta := p.with_name("metadata.json")).is_file():
+            sessions.setdefault(json.loads(meta.read_text(encoding="utf-8"))["session_id"], []).append(p)
+    return {p for copies in sessions.values() for p in sorted(copies, key=lambda p: p.stat().st_size)[:-1]}
 
 
 def compacted(case: str) -> Compacted:

@@ -186,10 +186,11 @@ class IngestResult:
 
     @property
     def exit_code(self) -> ExitCode:
-        """OK when no source failed and there was one (or only empty files: nothing to read is no failure)."""
+        """OK when no source failed and there was one (or only empty files, or only earlier checkpoints of a session
+        the warehouse holds whole: nothing to read is no failure)."""
         sources = self.sources
         failed = sum(s.status == "failed" for s in sources)
-        if failed == 0 and (sources or any(f.status == "empty" for f in self.files)):
+        if failed == 0 and (sources or any(f.status in ("empty", "superseded") for f in self.files)):
             return ExitCode.OK
         return ExitCode.USAGE if failed == len(sources) else ExitCode.PARTIAL
 

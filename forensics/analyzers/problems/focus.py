@@ -43,7 +43,7 @@ RUNS = re.compile(
     r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|deno|bun|tsx|ts-node|go run)\s+|(?<![\w/])\./)([\w./-]+)"
 )
 CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
-# a file a claim names: a word with a path separator or an extension ("docs/blue.md", `index.ts`)
+# a file a claim names: a word with a path separator or an extension (`docs/blue.md`, `index.ts`)
 NAMED = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z][\w]{0,7}\b|[\w.-]+(?:/[\w.-]+)+")
 COMMAND_KEYS = ("command", "cmd", "script", "input")
 CITED = 3  # destroying calls cited after the claim
