@@ -135,6 +135,20 @@ def test_the_same_failing_call_three_times_is_a_loop_and_redundant(tmp_path: Pat
     assert all(verbatim(tmp_path, f) for f in found)
 
 
+def test_polling_a_running_process_is_waiting_not_work_done_twice(tmp_path: Path) -> None:
+    """Codex's ``write_stdin`` sending nothing (the EntityProcess/agentv session a reviewer read in fixtures/real)."""
+    s = Session("poll").add("user", "run the eval workers and report")
+    for _ in range(4):
+        s.call("write_stdin", {"session_id": 54893, "chars": "", "yield_time_ms": 30000}, "waiting for 3 workers ...")
+    for _ in range(2):
+        s.call("write_stdin", {"session_id": 54893, "chars": "y\n"}, "Overwrite results.json? [y/N] and again")
+    s.add("assistant", "The workers finished.")
+    found, _ = run(tmp_path, s)
+    assert [(f["kind"], f["positions"]) for f in found if f["kind"] in ("loop", "redundant_work")] == [
+        ("redundant_work", [9, 11])  # sending the same keys again with the same answer still is
+    ]
+
+
 def test_a_change_between_two_runs_is_progress_not_redundancy(tmp_path: Path) -> None:
     s = (
         Session("progress")

@@ -52,6 +52,13 @@ NUMBERED_HEAD = 3000
 # (Codex's ``nl -ba f | sed -n '290,340p'`` to cite f:307 after ``sed -n '280,380p' f``), not work done twice;
 # re-reading pages (200-500 lines) again numbered is (the reviewer's label in codex_cli 019d021f and 019d6d75)
 CITE_LINES = 150
+# a call that only waits on a process it started (Codex's ``write_stdin`` sending nothing, Claude Code's
+# ``BashOutput``): polled again with the same output is waiting, not work done twice (a reviewer read such a finding
+# as false: the agent polling a worker it spawned)
+POLL = (
+    "(name = 'write_stdin' AND coalesce(json_extract_string(TRY_CAST(args AS JSON), '$.chars'), 'x') = '') "
+    "OR name IN ('BashOutput', 'TaskOutput')"
+)
 
 
 def mutating_sql() -> str:
@@ -111,7 +118,8 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                                              AND 1 PRECEDING) AS muts_before FROM c),
         g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(mut::INT) OVER (PARTITION BY cid, name, canon, h
                   ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS quiet
-              FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w) WHERE n >= 2)
+              FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w WHERE NOT ({POLL}))
+              WHERE n >= 2)
         SELECT cid, name, arg_min(args, pos * 100000 + k), bool_or(err), list(pos ORDER BY pos, k), list(rpos ORDER BY pos, k),
                max(rchars)
         FROM g GROUP BY cid, name, canon, h, quiet, turns
