@@ -109,6 +109,26 @@ def test_the_person_repeating_and_a_claim_they_contradict(tmp_path: Path) -> Non
     assert metrics["kinds"]["lost_focus"] == {"findings": 0, "conversations": 0, "share": 0.0}
 
 
+def test_a_first_it_does_not_work_is_a_report_the_second_a_repeat(tmp_path: Path) -> None:
+    """A reviewer read a first "it does not work" counted as the person repeating as false (claude_code 3676610e)."""
+    s = (
+        Session("shortcut")
+        .add("user", "Bind the palette to Alt+P")
+        .call("apply_patch", {"patch": "*** Begin Patch\n*** Update File: keys.json"}, "Done!")
+        .add("assistant", "Bound to Alt+P. That should work now.")
+        .add("user", "it does not work")
+        .call("apply_patch", {"patch": "*** Begin Patch\n*** Update File: keys.ts"}, "Done!")
+        .add("assistant", "Updated to Alt+M. That should work without conflicts.")
+        .add("user", "does not work")
+        .add("assistant", "Let me look at the handler.")
+    )
+    found, _ = run(tmp_path, s)
+    repeated = [(f["positions"], f["rule"]) for f in found if f["kind"] == "user_repeated"]
+    assert repeated == [([8], "said_again")]  # [0] ask, [1] call, [2] result, [3] claim, [4] report, ... [8]
+    claims = [f["positions"] for f in found if f["kind"] == "gave_up_or_false_success"]
+    assert claims == [[7, 8]]  # "does not work" still contradicts the claim before it (the last one)
+
+
 def test_first_turns_and_satisfied_replies_say_nothing(tmp_path: Path) -> None:
     s = (
         Session("calm")

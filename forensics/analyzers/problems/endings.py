@@ -12,7 +12,7 @@ import duckdb
 
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.person import REPEATED, Turn
+from forensics.analyzers.problems.person import NOT_WORK, REPEATED, Turn
 from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
@@ -90,7 +90,10 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     pushed = {
         (t.conversation_id, t.position)
         for t in turns
-        if t.index > 0 and t.replied and t.answered and (REPEATED.search(t.text) or FAILED.search(t.text))
+        if t.index > 0
+        and t.replied
+        and t.answered
+        and (REPEATED.search(t.text) or NOT_WORK.search(t.text) or FAILED.search(t.text))
     }
     if not pushed:
         return []

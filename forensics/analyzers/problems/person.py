@@ -27,7 +27,6 @@ REPEATED = re.compile(
             r"same|seeing|see|laggy|there|missing|happening)\b",
             r"\bsame (?:error|issue|problem|exception|result|thing)\b",
             r"\bit'?s the same\b",
-            r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b",
             r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
             r"^\W*(?:nope|no)\b[,.!]",
             r"^\W*nope\b",
@@ -111,6 +110,12 @@ DIRECTIVES = [
         r"\bno (?:modifiques|cambies|toques)\b",
     )
 ]
+
+# "it doesn't work": the person's first report that the work failed them is a report (user_pushback), not a repeat;
+# said again after an earlier report in the conversation, it is the person repeating that the work is not done (a
+# reviewer read a first "it does not work" counted as a repeat as false)
+NOT_WORK = re.compile(r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b", re.IGNORECASE)
+
 
 # exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
 FRUSTRATED = re.compile(
@@ -213,7 +218,11 @@ def user_repeated(
                 if k in resent.get(cid, {}):
                     hits.append((t, "sent_again", quote_at(t.text)))
                 continue
-            said = REPEATED.search(t.text)
+            said = REPEATED.search(t.text) or (
+                NOT_WORK.search(t.text)
+                if any(NOT_WORK.search(e.text) or REPEATED.search(e.text) for e in conv[:k])
+                else None
+            )
             directive = _directive_again(t, conv[:k])
             asked = _asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)
