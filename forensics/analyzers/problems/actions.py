@@ -249,7 +249,7 @@ def lines_read(args: str) -> tuple[float, float] | None:
                 return None
             lo = max(lo, 1)
             return (lo, lo + limit - 1 if isinstance(limit, int) and limit > 0 else float("inf"))
-    command = _read_step(" ".join(_strings(value)))
+    command = _read_step(" ".join(strings(value)))
     if m := SED_RANGE.search(command):
         return (int(m.group(1)), int(m.group(2)))
     if m := HEAD_LINES.search(command):
@@ -428,18 +428,19 @@ def args_quote(args: str) -> str:
         value: Any = json.loads(args)
     except ValueError:
         return args[:QUOTE]
-    for v in sorted(_strings(value), key=len, reverse=True):
+    for v in sorted(strings(value), key=len, reverse=True):
         line = v.strip().split("\n", 1)[0][:QUOTE]
         if len(line) >= 3 and line in args:
             return line
     return args[:QUOTE]
 
 
-def _strings(v: Any) -> list[str]:
+def strings(v: Any) -> list[str]:
+    """Every string in a parsed JSON value, nested ones too."""
     if isinstance(v, str):
         return [v]
     if isinstance(v, dict):
-        return [s for x in v.values() for s in _strings(x)]
+        return [s for x in v.values() for s in strings(x)]
     if isinstance(v, list):
-        return [s for x in v for s in _strings(x)]
+        return [s for x in v for s in strings(x)]
     return []

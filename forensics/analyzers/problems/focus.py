@@ -20,6 +20,7 @@ import re
 
 import duckdb
 
+from forensics.analyzers.problems.actions import strings as _strings  # a diff may sit in a nested field
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.said import CLAIM_RE
 from forensics.kernel.selection import SELECTED
@@ -74,7 +75,8 @@ def off_task(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         SELECT m.conversation_id, m.position, m.role, left(coalesce(m.content, ''), 4000),
                list((t.name, left(coalesce(t.arguments, ''), {HEAD}),
                      coalesce(t.is_error, false) OR t.result_position IS NULL,
-                     left(coalesce(r.content, ''), {HEAD})) ORDER BY t.call_index)
+                     CASE WHEN regexp_matches(t.name, '{EDIT_NAME.pattern}') THEN left(coalesce(r.content, ''), {HEAD})
+                          ELSE '' END) ORDER BY t.call_index)
                  FILTER (WHERE t.name IS NOT NULL)
         FROM messages m JOIN {SELECTED} USING (conversation_id)
         LEFT JOIN tool_calls t ON t.conversation_id = m.conversation_id AND t.position = m.position
@@ -184,17 +186,6 @@ def _diff(text: str) -> tuple[int, int]:
         elif line.startswith("+"):
             plus += 1
     return minus, plus
-
-
-def _strings(x: object) -> list[str]:
-    """Every string in a parsed JSON value (a diff may sit in a result's nested field)."""
-    if isinstance(x, str):
-        return [x]
-    if isinstance(x, dict):
-        return [s for v in x.values() for s in _strings(v)]
-    if isinstance(x, list):
-        return [s for v in x for s in _strings(v)]
-    return []
 
 
 def _change(args: str, result: str) -> tuple[int, int] | None:

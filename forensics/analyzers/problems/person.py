@@ -209,10 +209,12 @@ def user_repeated(
         by_conv.setdefault(t.conversation_id, []).append(t)
     templates = _templates(turns) if templates is None else templates
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
+    # what the replies did, for the conversations where a turn may restate an earlier one (two person turns or more)
+    replies_of = restated.replies(con, [c for c, v in by_conv.items() if len(v) > 1]) if con is not None else None
     for cid, conv in by_conv.items():
         again = pasted.errors_again(con, conv, lambda t: _opening(t.text) in templates) if con is not None else {}
         prompts = {k: o for k, t in enumerate(conv) if (o := _opening(t.text)) in templates}
-        reworded = restated.restated(con, conv, prompts)
+        reworded = restated.restated(replies_of.get(cid, []) if replies_of is not None else None, conv, prompts)
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
                 if k in resent.get(cid, {}):

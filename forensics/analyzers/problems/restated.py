@@ -103,20 +103,23 @@ def _shown(text: str, shared: frozenset[str] | set[str], n: int = 5) -> str:
     return ", ".join(list(dict.fromkeys(words))[:n])
 
 
+Reply = tuple[int, str, str, list[str]]  # position, role, the first CONTEXT_CHARS characters, its calls (name, args)
+
+
 def _is_question(text: str) -> bool:
     """The person's own words ask a question somewhere ("Why does X return nothing? The tests fail.")."""
     return bool(QUESTION.search(own_words(text)))
 
 
 def restated(
-    con: duckdb.DuckDBPyConnection | None, conv: list[Turn], prompts: dict[int, tuple[str, ...]] | None = None
+    replies: list[Reply] | None, conv: list[Turn], prompts: dict[int, tuple[str, ...]] | None = None
 ) -> dict[int, tuple[str, str, int]]:
     """Per index of ``conv`` (one conversation's person turns), the rule, the norm naming the earlier request and
     what was done since, and the earlier turn's position. ``prompts``: the turns (by index) that open with a prompt
     template, with that opening: two turns that open with the same template share its words, not a request (a
-    benchmark's step prompts), and are never compared. ``con``: the warehouse, for what the replies did (without it,
-    ``asked_again_reworded`` alone, with no reply read)."""
-    replies = _replies(con, conv[0].conversation_id) if con is not None and conv else []
+    benchmark's step prompts), and are never compared. ``replies``: the conversation's replies (``replies``: what they
+    did; None without a warehouse, ``asked_again_reworded`` alone, with no reply read)."""
+    replies = replies or []
     prompts = prompts or {}
     out: dict[int, tuple[str, str, int]] = {}
     for k, t in enumerate(conv):
@@ -126,9 +129,6 @@ def restated(
         if hit:
             out[k] = hit
     return out
-
-
-Reply = tuple[int, str, str, list[str]]  # position, role, the first CONTEXT_CHARS characters, its calls (name, args)
 
 
 def _between(replies: list[Reply], lo: int, hi: int) -> list[Reply]:
@@ -236,16 +236,21 @@ def _what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:
     return refused, frozenset(refused_terms), declined
 
 
-def _replies(con: duckdb.DuckDBPyConnection, cid: str) -> list[Reply]:
-    """The conversation's main-path messages that are not the person's: position, role, the first ``CONTEXT_CHARS``
-    characters, its calls (name, a newline, the arguments)."""
+def replies(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[Reply]]:
+    """Per conversation of ``cids`` (selected ones), its main-path messages that are not the person's: position, role,
+    the first ``CONTEXT_CHARS`` characters, its calls (name, a newline, the arguments). One query for all of them."""
+    if not cids:
+        return {}
     rows = con.execute(
-        f"""SELECT m.position, m.role, left(coalesce(m.content, ''), {CONTEXT_CHARS}),
+        f"""SELECT m.conversation_id, m.position, m.role, left(coalesce(m.content, ''), {CONTEXT_CHARS}),
                    (SELECT list(coalesce(t.name, '') || chr(10) || coalesce(t.arguments, '') ORDER BY t.call_index)
                     FROM tool_calls t WHERE t.conversation_id = m.conversation_id AND t.position = m.position)
-            FROM messages m WHERE m.conversation_id = ? AND m.on_main_path AND coalesce(m.origin, '') <> 'person'
-              AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
-            ORDER BY m.position""",
-        [cid],
+            FROM messages m WHERE m.conversation_id IN (SELECT unnest(?::VARCHAR[])) AND m.on_main_path
+              AND coalesce(m.origin, '') <> 'person' AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            ORDER BY m.conversation_id, m.position""",
+        [cids],
     ).fetchall()
-    return [(int(p), str(r), str(x), [str(c) for c in (calls or [])]) for p, r, x, calls in rows]
+    out: dict[str, list[Reply]] = {}
+    for cid, p, r, x, calls in rows:
+        out.setdefault(str(cid), []).append((int(p), str(r), str(x), [str(c) for c in (calls or [])]))
+    return out
