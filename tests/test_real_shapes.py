@@ -150,13 +150,11 @@ def files(family: str) -> list[Path]:
 
 
 def superseded(paths: list[Path]) -> set[Path]:
-    """Entire's earlier checkpoints of a session (its ``metadata.json`` names the session): the longest copy is read,
-    the others are counted as superseded (tests/test_entire_checkpoints.py), so they have no figures of their own."""
-    sessions: dict[str, list[Path]] = {}
-    for p in paths:
-        if p.name == "full.jsonl" and (meta := p.with_name("metadata.json")).is_file():
-            sessions.setdefault(json.loads(meta.read_text(encoding="utf-8"))["session_id"], []).append(p)
-    return {p for copies in sessions.values() for p in sorted(copies, key=lambda p: p.stat().st_size)[:-1]}
+    """Entire's earlier checkpoints of a session: the longest copy is read, the others are counted as superseded
+    (tests/test_entire_checkpoints.py), so they have no figures of their own."""
+    from forensics.ingestion.checkpoints import supersede
+
+    return {s.path for s in supersede(paths)}
 
 
 def compacted(case: str) -> Compacted:
