@@ -150,6 +150,7 @@ def test_copilot_titles_are_the_first_line_of_the_persons_words(tmp_path: Path) 
     assert run_cli("ingest", str(real), "--db", str(db))[0] == 0
     titles = sorted(t for (t,) in query(db, "SELECT title FROM conversations"))
     assert titles == [
+        "# Task: Brainstorm a no-force-push merge-conflict resolution workflow for AgentV",  # fifth labelling round
         "Can you, without using gh cli or ado tools, on best effort basis, improve these ",
         'Write FizzBuzz in Python. Use lowercase output strings "fizz", "buzz", and "fizz',
     ]

@@ -67,8 +67,36 @@ CASES: dict[str, Case] = {
             "525473ea-56fc-4902-9c8f-21ad3262cd24",
             "67733f7c-959d-4521-b326-779efe1967e7",
             "a0f97f97-4bf0-4e19-9278-63ec2a715c7c",
+            "16ecb5fa-56b3-4b28-8633-0b5bfd43cfbc",  # the fifth labelling round (bench/data/problems-fresh-r5.jsonl)
         )
     },
+    # the fifth labelling round's files from Entire CLI checkpoint stores (bench/data/problems-fresh-r5.jsonl)
+    **{
+        f"claude_code/{p}/full.jsonl": Case("claude-code", ac.claude_code_file, ac.claude_code_tokens, True)
+        for p in (
+            "JanDeDobbeleer+oh-my-posh/09/11216ed051/1",
+            "JanDeDobbeleer+oh-my-posh/0d/cae3896550/1",
+            "MoonshotAI+kimi-cli/08/60e52c3d41/0",
+            "MoonshotAI+kimi-cli/08/60e52c3d41/1",
+            "Nomos-N4s+nomos/0",
+            "PackmindHub+context-evaluator/09/597b5bde42/0",
+            "PackmindHub+context-evaluator/1b/0a9a02ca76/0",
+            "entireio+cli/00/c9e2351016/0",
+            "teslamint+entirecontext/0",
+        )
+    },
+    **{
+        f"codex/{p}/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True)
+        for p in (
+            "EntityProcess+agentv/00/34f597b72d/1",
+            "EntityProcess+agentv/0b/9f2ac6f3aa/2",
+            "jdx+communique/42/7d4e76cb81/0",
+            "teslamint+entirecontext/0",
+        )
+    },
+    "copilot_cli/EntityProcess+agentv/b4/5ebb0fe0c0/0/full.jsonl": Case(
+        "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
+    ),
     # a ChatGPT data export of 2023-09 (code interpreter), re-indented by the repository's formatter
     "chatgpt/realazthat+chatgpt2graph/examples/conversations.json": Case(
         "chatgpt", lambda p: ac.real_chatgpt(p.parent), lambda p: 0, True

@@ -358,7 +358,7 @@ def test_a_rate_under_a_pass_key_is_no_password() -> None:
     assert mask("pass_rate: 0.82") == "pass_rate: 0.82"
     assert mask("PASS=Zq8w1.2") == "PASS=[REDACTED]"
     assert mask('"password": "0.6ab-9x"') == '"password": "[REDACTED]"'
-    real = next((ROOT / "fixtures/real/codex/EntityProcess+agentv").rglob("full.jsonl"))
+    real = ROOT / "fixtures/real/codex/EntityProcess+agentv/3c/162d1d8ad4/1/full.jsonl"  # the 0.141.0 rollout
     assert '_pass_rate\\": 0.6' in real.read_text()
     assert "[REDACTED]" not in mask(real.read_text())
 
