@@ -23,15 +23,18 @@
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
      when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
      of 7 dev runs where it was tried before the first reply).
-3. **An orchestrated run** (a *hub*: the first speaker after the task hands every turn, so each message of another
-   named agent comes right after one of its, at least twice: Magentic-One's orchestrator and its WebSurfer,
-   FileSurfer, Coder): the hub plans, keeps its ledger and delegates; its agents act and report in their own
-   messages, which carry what they saw (a page's text), so the statement rules read only the hub's messages.
-   Of those, an unfounded statement or failed step before the first report outranks it; else, when the hub
-   declared the request satisfied (``SATISFIED``: "Request satisfied.", "the request has been satisfied") in a
-   run that failed, the report it accepted, the last before that declaration (``accepted_report``); else the
-   first report (``first_report``), the first step that acted. On the Hand-Crafted runs of Who&When (58
-   Magentic-One runs, hand-labeled) the labels blame a report in 40 and the orchestrator in 18.
+3. **An orchestrated run** (a *hub*: the first speaker after the task speaks twice before anyone else, it plans and
+   then instructs, and hands every turn, so each message of another named agent comes right after one of its:
+   Magentic-One's orchestrator and its WebSurfer, FileSurfer, Coder): the hub plans, keeps its ledger and
+   delegates; its agents act and report in their own messages, which carry what they saw (a page's text), so the
+   statement rules read only the hub's messages. Of those, an unfounded statement or failed step before the first
+   report outranks it; else, when the hub declared the request satisfied (``SATISFIED``: "Request satisfied.",
+   "the request has been satisfied") in a run that failed, the report it accepted, the last before that
+   declaration (``accepted_report``), unless that report only showed a page (``SHOWN``: a screenshot, the
+   viewport, OCR of it, a file viewer's address): then the answer is the hub's own, drawn in its first message
+   after it (``accepted_conclusion``); else the first report (``first_report``), the first step that acted. On the
+   Hand-Crafted runs of Who&When (58 Magentic-One runs, hand-labeled) the labels blame a report in 40 and the
+   orchestrator in 18.
 
 The agent is the speaker of that message (``messages.name``) without a trailing qualifier of what it is doing
 (``Orchestrator (-> WebSurfer)`` is ``Orchestrator``), None where messages carry none. Judged on the
@@ -64,6 +67,12 @@ SATISFIED = re.compile(
     r"\b(?:request|task|query) (?:is |has been |was )?(?:now )?(?:satisfied|fulfilled|completed?|answered|resolved)\b",
     re.I,
 )
+# a report that shows what its agent saw (a page's screenshot, its viewport, the OCR of it, a file viewer's address
+# header) rather than says an answer: the conclusion drawn from it is its reader's
+SHOWN = re.compile(
+    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|^\s*Address: \S+",
+    re.I | re.M,
+)
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
@@ -82,6 +91,7 @@ RULES = {
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
     "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
+    "accepted_conclusion": "the coordinator's answer drawn from a page its agent showed, when it declared the request satisfied",
     "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
     "false_claim": "the false claim of success",
 }
@@ -154,6 +164,15 @@ def from_run(
                 (m for m in reversed(after_task) if m.position < done.position and speaker(m.name) != hub), None
             )
             if accepted is not None:
+                # a report that only showed a page: the coordinator drew the answer from it, in its first message
+                # after it (Magentic-One's ledger that says the request is satisfied)
+                concluded = (
+                    next((m for m in msgs if m.position > accepted.position and speaker(m.name) == hub), None)
+                    if SHOWN.search(accepted.text)
+                    else None
+                )
+                if concluded is not None:
+                    return _at(concluded, "accepted_conclusion")
                 return _at(accepted, "accepted_report")
         if report.position != claim_at:
             return _at(report, "first_report")
@@ -172,13 +191,16 @@ def from_run(
 
 
 def _hub(msgs: list[Msg], task_at: int) -> str | None:
-    """The agent that coordinates the run, when there is one: the first speaker after the task, when every
-    message of another named agent comes right after one of its messages (it hands every turn) and it did so
-    at least twice."""
-    named = [m for m in msgs if m.position > task_at and m.role == "assistant" and m.name is not None]
-    if not named:
+    """The agent that coordinates the run, when there is one: the first speaker after the task, when it speaks twice
+    before anyone else does (it plans, then instructs) and every message of another named agent comes right after
+    one of its messages (it hands every turn), at least once."""
+    after_task = [m for m in msgs if m.position > task_at]
+    named = [m for m in after_task if m.role == "assistant" and m.name is not None]
+    if len(after_task) < 2 or not named or after_task[0] is not named[0]:
         return None
     hub = speaker(named[0].name)
+    if after_task[1].role != "assistant" or speaker(after_task[1].name) != hub:
+        return None
     handed = 0
     for prev, m in zip(msgs, msgs[1:]):
         if m.position <= task_at or m.role != "assistant" or speaker(m.name) in (hub, None):
@@ -186,7 +208,7 @@ def _hub(msgs: list[Msg], task_at: int) -> str | None:
         if prev.role != "assistant" or speaker(prev.name) != hub:
             return None
         handed += 1
-    return hub if handed >= 2 else None
+    return hub if handed else None
 
 
 def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[str]:
