@@ -799,9 +799,10 @@ TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
 
 @pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
 def test_agentrx_tau_figures(tmp_path: Path) -> None:
-    """The 29 labeled tau-bench failures of AgentRx, a never-seen check (docs/failures-evaluation.md): the first
-    figures, before any rule read them: exact 2, ±1 2, agent 21 of 29 (the step before the first error: exact 3,
-    ±1 6). The system prompt is the conversation's, so message 0 has no row and the rest keep their index."""
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 6, ±1 7, agent 21 of 29 after
+    the tool-call rules read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
+    before the first error: exact 3, ±1 6). The system prompt is the conversation's, so message 0 has no row and the
+    rest keep their index."""
     recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
     db = tmp_path / "t.duckdb"
     with pytest.raises(SystemExit) as done:
@@ -819,6 +820,38 @@ def test_agentrx_tau_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (29, 2, 2, 21)
+    assert (len(recs), exact, near, agent) == (29, 6, 7, 21)
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
+
+
+def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
+    """A single agent that acts by tool calls (tau-bench's shape, invented text): a message that only calls a tool is
+    a step; a lookup that found nothing is retried, no failed step; a call that changes something and fails is; where
+    nothing failed, the first call that changes something."""
+
+    def call(position: int, name: str) -> Msg:
+        return Msg(position, "assistant", "assistant", "Assistant", "", calls=1, call_names=(name,))
+
+    msgs = [
+        Msg(0, "user", "person", "User", "Please exchange the lamp of my order #W1 for the blue one."),
+        call(1, "find_user_id_by_email"),
+        Msg(2, "tool", "tool", None, "Error: user not found", error=True),
+        call(3, "find_user_id_by_name_zip"),
+        Msg(4, "tool", "tool", None, "alice_1"),
+        call(5, "get_order_details"),
+        Msg(6, "tool", "tool", None, '{"order_id": "#W1", "status": "pending"}'),
+        call(7, "modify_pending_order_items"),
+        Msg(8, "tool", "tool", None, '{"order_id": "#W1", "status": "pending (item modified)"}'),
+        Msg(9, "assistant", "assistant", "Assistant", "Your lamp has been exchanged for the blue one."),
+    ]
+    d = signature("r", msgs, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
+    # the change itself failed: a failed step, the same message
+    failed = [*msgs[:8], Msg(8, "tool", "tool", None, "Error: non-delivered order cannot be exchanged", error=True)]
+    d = signature("r", failed, True).decisive
+    assert d is not None and (d.position, d.rule) == (7, "failed_code")
+    # only reads: the first step is the first call
+    reads = msgs[:7] + [Msg(7, "assistant", "assistant", "Assistant", "Your order #W1 is still pending, sorry.")]
+    d = signature("r", reads, True).decisive
+    assert d is not None and (d.position, d.rule) == (1, "first_reply")

@@ -78,7 +78,15 @@ CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
 # unfounded fact or assumption is built on by the replies after it
-TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code")]
+# a tool whose name says it changes something (its first word a write verb: ``modify_pending_order_items``,
+# ``cancel_pending_order``, ``transfer_to_human_agents``), not one that reads (``get_order_details``, ``find_user``)
+WRITE = re.compile(
+    r"(?:modify|update|cancel|return|exchange|transfer|delete|remove|create|write|edit|insert|add|set|submit|book|"
+    r"send|pay|refund|purchase|replace|move|rename|apply|commit|push|deploy|enable|disable|activate|deactivate|"
+    r"reset|toggle|grant|revoke|assign|approve|upgrade|downgrade|suspend|resume|refuel|charge)(?:$|[_\-.\s])",
+    re.I,
+)
+TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code"), ("first_write",)]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
 RULES = {
@@ -86,7 +94,8 @@ RULES = {
     "assumption": "it works from something it does not have (an assumption, a placeholder, simulated data)",
     "after_error": "it goes on without code right after a tool output that shows an error",
     "unsupported_claim": "it states figures as found before any tool output",
-    "failed_code": "it runs code whose output is an error or empty",
+    "failed_code": "it runs code or calls a tool whose output is an error or empty",
+    "first_write": "its first call that changes something (a tool named for a write: modify, cancel, return, ...)",
     "recurring_error": "the first occurrence of the run's recurring error",
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
@@ -113,7 +122,8 @@ def from_run(
     """The decisive step of a failed run read from its own messages (rule 2 of the module docstring).
     ``recurring_at``: the position of the first occurrence of its recurring error; ``claim_at``: of its false
     claim (a ``claimed_success`` end); ``loop_at``: where a loop the problem detectors found starts."""
-    replies = [m for m in msgs if m.role == "assistant" and len(m.text.strip()) >= SUBSTANCE]
+    # a step says something or acts: a message that only calls a tool (no text) is a step too
+    replies = [m for m in msgs if m.role == "assistant" and (len(m.text.strip()) >= SUBSTANCE or m.calls)]
     if not msgs:
         return Decisive(None, None, "first_reply")
     task_at = next((m.position for m in msgs if m.origin == "person"), msgs[0].position)
@@ -214,13 +224,19 @@ def _hub(msgs: list[Msg], task_at: int) -> str | None:
 def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[str]:
     """The rules of the module docstring a reply meets: ``prev`` is the last tool output before it, ``res`` the
     output that answers it, ``given`` the figures of the task (restated, they are no claim)."""
-    code = CODE.search(m.text) is not None
+    # code acts, and so does a call that changes something; a call that only reads and fails (a lookup that found
+    # nothing) is retried, no failed step
+    writes = any(WRITE.match(n) for n in m.call_names)
+    code = CODE.search(m.text) is not None or writes
+    acts = code or m.calls > 0
     out = []
     if ASSUMPTION.search(m.text):
         out.append("assumption")
-    if not code and prev is not None and error_line(prev.text, prev.error) is not None:
+    if writes:
+        out.append("first_write")
+    if not acts and prev is not None and error_line(prev.text, prev.error) is not None:
         out.append("after_error")
-    if not code and prev is None and set(NUMBER.findall(m.text)) - given and CLAIMS.search(m.text):
+    if not acts and prev is None and set(NUMBER.findall(m.text)) - given and CLAIMS.search(m.text):
         out.append("unsupported_claim")
     if (
         code
