@@ -4,11 +4,12 @@
    (docs/outcomes.md#run-diff, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
    have tool-call steps and the failed one has a step there.
 2. **Else from the run itself**, the earliest reply (an assistant message after the task, with something to
-   say; the task's own message too when a tool output answers it, as in a group chat whose first expert writes
+   say or a tool call; the task's own message too when a tool output answers it, as in a group chat whose first expert writes
    the task, the plan and its first code in one message: on the labeled failures the label blames that message
-   in 20 of 126 runs) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement
-   (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
-   ``failed_code``), since a crash is seen and retried while an unfounded fact is built on:
+   in 20 of 126 runs) that does one of the things a failed run's decisive step does, in three tiers: an unfounded
+   statement (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
+   ``failed_code``), since a crash is seen and retried while an unfounded fact is built on, and a failed step
+   before the first change (``first_write``):
 
    - ``assumption``: it works from something it does not have: "assume", "hypothetical", "simulate",
      "placeholder", "mock", "dummy", "example data", "let's say", "hard-coded" (softer words, "manually",
@@ -17,7 +18,12 @@
      plan built on a failed step);
    - ``unsupported_claim``: it states figures as found or verified ("based on", "we found", "here are the",
      "is confirmed") when no tool output came before it (the task's own figures restated are no claim);
-   - ``failed_code``: it runs code whose output is an error or empty;
+   - ``failed_code``: it runs code, or calls a tool that changes something (``WRITE``), whose output is an error
+     or empty (a call that only reads and fails, a lookup that found nothing, is retried: no failed step; a
+     message that calls a tool is code for the other rules: it acts);
+   - ``first_write``: its first call of a tool named for a change (``WRITE``: the name's first word a write verb,
+     ``modify_pending_order_items``, ``cancel_…``, ``transfer_to_human_agents``); on AgentRx's labeled tau-bench
+     failures the label is that call in 6 of 15 dev runs;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
