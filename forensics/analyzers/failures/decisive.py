@@ -82,8 +82,6 @@ SHOWN = re.compile(
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
-# a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
-# unfounded fact or assumption is built on by the replies after it
 # a tool whose name says it changes something (its first word a write verb: ``modify_pending_order_items``,
 # ``cancel_pending_order``, ``transfer_to_human_agents``), not one that reads (``get_order_details``, ``find_user``)
 WRITE = re.compile(
@@ -92,6 +90,9 @@ WRITE = re.compile(
     r"reset|toggle|grant|revoke|assign|approve|upgrade|downgrade|suspend|resume|refuel|charge)(?:$|[_\-.\s])",
     re.I,
 )
+# a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
+# unfounded fact or assumption is built on by the replies after it; where nothing failed, the first change (on the
+# graded tau2 runs a first change before a failed step was a right one: enabling roaming)
 TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code"), ("first_write",)]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
