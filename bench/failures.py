@@ -1,13 +1,16 @@
 """Every figure of the failure analysis (docs/definitions.md#failure-analysis) beside its trivial references, dev and held-out:
 
-    python -m bench.failures [SHARED] [--hand PATH] [--no-ranking]
-        (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; PATH: the Who&When Hand-Crafted runs converted by
-        ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND, kept outside the repository)
+    python -m bench.failures [SHARED] [--hand PATH] [--tau PATH] [--no-ranking]
+        (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; --hand: the Who&When Hand-Crafted runs converted by
+        ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND; --tau: AgentRx's labeled tau-bench failures
+        converted by ``python -m bench.agentrx_tau``, or $FORENSICS_AGENTRX_TAU; both kept outside the repository,
+        each skipped in one line when absent)
 
 1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
    the agent's accuracy, beside the first step, the first reply, the last step, a random step (its expected
    accuracy, exact), the step before the first error and the agent with the most messages; then the same on the
-   58 Magentic-One runs of Who&When Hand-Crafted when PATH is given (one line saying so when not). The method
+   58 Magentic-One runs of Who&When Hand-Crafted and the 29 tau-bench retail runs of AgentRx when given (one line
+   saying so when not). The method
    reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
