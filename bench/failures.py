@@ -1,13 +1,16 @@
 """Every figure of the failure analysis (docs/definitions.md#failure-analysis) beside its trivial references, dev and held-out:
 
-    python -m bench.failures [SHARED] [--hand PATH] [--no-ranking]
-        (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; PATH: the Who&When Hand-Crafted runs converted by
-        ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND, kept outside the repository)
+    python -m bench.failures [SHARED] [--hand PATH] [--tau PATH] [--no-ranking]
+        (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; --hand: the Who&When Hand-Crafted runs converted by
+        ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND; --tau: AgentRx's labeled tau-bench failures
+        converted by ``python -m bench.agentrx_tau``, or $FORENSICS_AGENTRX_TAU; both kept outside the repository,
+        each skipped in one line when absent)
 
 1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
    the agent's accuracy, beside the first step, the first reply, the last step, a random step (its expected
    accuracy, exact), the step before the first error and the agent with the most messages; then the same on the
-   58 Magentic-One runs of Who&When Hand-Crafted when PATH is given (one line saying so when not). The method
+   58 Magentic-One runs of Who&When Hand-Crafted and the 29 tau-bench retail runs of AgentRx when given (one line
+   saying so when not). The method
    reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
    to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
@@ -71,16 +74,20 @@ def where(path: Path, work: Path, title: str) -> None:
         sig = signature(ids[r["id"]], ms, True)
         d = sig.decisive
         assert d is not None and d.position is not None
-        names = [m.name for m in ms]
-        assert [m.position for m in ms] == list(range(len(r["messages"]))), r["id"]  # messages.seq is the step
+        # messages.seq is the step: every message of the file at its index (a system prompt is kept as the
+        # conversation's, not as a message, so its index 0 has no row)
+        n = len(r["messages"])
+        assert [m.position for m in ms] == list(range(n - len(ms), n)), r["id"]
+        by_pos = {m.position: m.name for m in ms}
+        names = [by_pos.get(i) for i in range(n)]
         first_err = next((m.position for m in ms if is_output(m) and error_line(m.text, m.error)), None)
         first_reply = next((m.position for m in ms if m.role == "assistant" and m.origin != "person"), 0)
-        before_err = max(0, first_err - 1) if first_err is not None else len(ms) - 1
-        most = Counter(n for m, n in zip(ms, names) if m.role == "assistant").most_common(1)[0][0]
+        before_err = max(0, first_err - 1) if first_err is not None else n - 1
+        most = Counter(m.name for m in ms if m.role == "assistant").most_common(1)[0][0]
         rows.append(
             {
                 "half": half(f"{r['source']}:{r['id']}"),
-                "n": len(ms),
+                "n": n,
                 "step": r["label"]["mistake_step"],
                 "agent": r["label"]["mistake_agent"],
                 "names": names,
@@ -225,6 +232,11 @@ def ranking(shared: Path, work: Path) -> None:
         )
 
 
+# the labeled failures of other systems, never read while the rules were written: --flag → (title, env, converter)
+NEVER_SEEN = {
+    "--hand": ("failed Magentic-One runs, Who&When Hand-Crafted", "FORENSICS_WHOWHEN_HAND", "bench.whowhen_hand"),
+    "--tau": ("failed tau-bench retail runs, AgentRx", "FORENSICS_AGENTRX_TAU", "bench.agentrx_tau"),
+}
 MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
 
@@ -239,24 +251,32 @@ def main() -> None:
         "--hand",
         help="Who&When Hand-Crafted runs converted by bench/whowhen_hand.py (default $FORENSICS_WHOWHEN_HAND)",
     )
+    ap.add_argument(
+        "--tau",
+        help="AgentRx's labeled tau-bench failures converted by bench/agentrx_tau.py (default $FORENSICS_AGENTRX_TAU)",
+    )
     ap.add_argument("--no-ranking", action="store_true", help="only where it went wrong (the ranking takes minutes)")
     a = ap.parse_args()
     shared = Path(a.shared or os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
     if not (shared / "data" / "failures" / "whowhen.jsonl").exists():
         sys.exit(f"error: {shared}/data/failures/whowhen.jsonl not found (pass SHARED or set FORENSICS_SHARED)")
     hand = a.hand or os.environ.get("FORENSICS_WHOWHEN_HAND")
-    if a.hand and not Path(a.hand).is_file():
-        ap.error(f"--hand {a.hand}: no such file (make it with python -m bench.whowhen_hand GIT_DIR OUT)")
+    tau = a.tau or os.environ.get("FORENSICS_AGENTRX_TAU")
+    for flag, given in (("--hand", a.hand), ("--tau", a.tau)):
+        if given and not Path(given).is_file():
+            ap.error(f"{flag} {given}: no such file (make it with python -m {NEVER_SEEN[flag][2]} GIT_DIR OUT)")
     with tempfile.TemporaryDirectory() as tmp:
         where(shared / "data" / "failures" / "whowhen.jsonl", Path(tmp), "failed AG2 group chats, Algorithm-Generated")
-        if hand and Path(hand).is_file():
-            print()
-            where(Path(hand), Path(tmp), "failed Magentic-One runs, Hand-Crafted")
-        else:
-            print(
-                f"\nWho&When Hand-Crafted: skipped ({'$FORENSICS_WHOWHEN_HAND=' + hand + ' is no file' if hand else 'no --hand PATH or $FORENSICS_WHOWHEN_HAND'}; "
-                "make it with python -m bench.whowhen_hand GIT_DIR OUT)"
-            )
+        for flag, path in (("--hand", hand), ("--tau", tau)):
+            title, env, maker = NEVER_SEEN[flag]
+            if path and Path(path).is_file():
+                print()
+                where(Path(path), Path(tmp), title)
+            else:
+                print(
+                    f"\n{title}: skipped ({'$' + env + '=' + path + ' is no file' if path else 'no ' + flag + ' PATH or $' + env}; "
+                    f"make it with python -m {maker} GIT_DIR OUT)"
+                )
         if not a.no_ranking:
             ranking(shared, Path(tmp))
 

@@ -360,6 +360,38 @@ def test_an_orchestrated_run_goes_wrong_at_a_report_not_at_the_plan() -> None:
     )
     d = signature("r", said, True).decisive
     assert d is not None and (d.position, d.agent, d.rule) == (1, "Orchestrator", "assumption")
+    # the report it accepted only showed a page (a screenshot and the page's text): the answer is the coordinator's,
+    # drawn in its first message after it
+    shown = _orchestrated(True)
+    shown[7] = Msg(
+        7,
+        "assistant",
+        "assistant",
+        "WebSurfer",
+        "I clicked 'Harbour Bakery'.\n\nHere is a screenshot of [Harbour Bakery](https://example.org/harbour). The "
+        "viewport shows 40% of the webpage.\nAutomatic OCR of the page screenshot: Opens 5 am, Closed Mondays",
+    )
+    d = signature("r", shown, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (8, "Orchestrator", "accepted_conclusion")
+    # a coordinator that planned, handed the turn once and took it back to declare the request satisfied
+    once = _orchestrated(True)[:5] + [
+        Msg(5, "assistant", "assistant", "Orchestrator", "The request has been satisfied: Harbour Bakery opens at 5."),
+        Msg(6, "assistant", "assistant", "Orchestrator", "Request satisfied."),
+    ]
+    d = signature("r", once, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (4, "WebSurfer", "accepted_report")
+    # ... but a first speaker that did not speak twice before handing the turn is no coordinator (a group chat's
+    # expert, answered by its terminal, then another expert once)
+    chat = [
+        Msg(0, "user", "person", None, "Which 3 bakeries near the old harbour open before 6 am?"),
+        Msg(1, "assistant", "assistant", "Food_Expert", "```python\nprint(search('bakeries old harbour'))\n```"),
+        Msg(2, "tool", "tool", "Computer_terminal", "exitcode: 0\nCode output: Harbour Bakery, Quay Bread, Mill"),
+        Msg(3, "assistant", "assistant", "Food_Expert", "The three bakeries are Harbour Bakery, Quay Bread and Mill."),
+        Msg(4, "assistant", "assistant", "Verification_Expert", "Let's say all three open at 5 am; verified."),
+        Msg(5, "assistant", "assistant", "Food_Expert", "Then the answer is all three. TERMINATE"),
+    ]
+    d = signature("r", chat, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (4, "Verification_Expert", "assumption")
     # a group chat whose experts answer one another is no orchestrated run (one hand-off, then an expert follows
     # an expert): every message is its speaker's own statement
     chat = _orchestrated(False)[:5] + [
@@ -673,7 +705,8 @@ HAND = Path(os.environ.get("FORENSICS_WHOWHEN_HAND", "/nonexistent"))
 @pytest.mark.skipif(not HAND.is_file(), reason="$FORENSICS_WHOWHEN_HAND not set (python -m bench.whowhen_hand)")
 def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
     """The 58 Magentic-One runs (kept outside the repository: GAIA questions), the figures of
-    docs/failures-evaluation.md: exact 16, ±1 19, agent 38 of 58 (before this branch: 8, 13, 30)."""
+    docs/failures-evaluation.md: exact 18, ±1 22, agent 43 of 58 (branch ``hand5``; before it 16, 19, 38; before
+    branch ``failgen``: 8, 13, 30)."""
     recs = [json.loads(line) for line in HAND.read_text().splitlines() if line.strip()]
     db = tmp_path / "h.duckdb"
     with pytest.raises(SystemExit) as done:
@@ -691,10 +724,134 @@ def test_whowhen_hand_crafted_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (58, 16, 19, 38)
+    assert (len(recs), exact, near, agent) == (58, 18, 22, 43)
     # how they ended, by cause: the orchestrator's max rounds (6), max time (4) and replans (3) are limits, an
     # agent's exception the runtime logged (26; one scenario also exited with code 1) errored, "Request
     # satisfied." claims (18); one log stops on a page with no notice (answered). Before, read from the speaker's
     # role only: claimed_success 55, answered 2, gave_up 1
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"errored": 26, "claimed_success": 18, "limit": 13, "answered": 1}
+
+
+def test_the_agentrx_tau_converter_keeps_every_message_and_the_root_cause_step() -> None:
+    """bench/agentrx_tau.py on a run of AgentRx's tau-bench shape (invented text): every ``traj`` entry one message in
+    its chat shape, the agent and the customer named as the labels spell them, the root cause's 1-based step an
+    index into the messages."""
+    from bench.agentrx_tau import convert
+
+    call = {"id": "call_1", "type": "function", "function": {"name": "find_user", "arguments": '{"zip": "1"}'}}
+    run = {
+        "task_id": 7,
+        "trial": 0,
+        "traj": [
+            {"role": "system", "content": "Authenticate the user first.", "index": 1},
+            {"role": "user", "content": "Return my lamp.", "index": 2},
+            {"role": "assistant", "content": None, "tool_calls": [call], "index": 3},
+            {
+                "role": "tool",
+                "tool_call_id": "call_1",
+                "name": "find_user",
+                "content": "Error: user not found",
+                "index": 4,
+            },
+            {"role": "assistant", "content": "Your lamp is returned.", "index": 5},
+        ],
+    }
+    truth = {
+        "trajectory_id": 7,
+        "failures": [
+            {
+                "failure_id": 2,
+                "step_number": 5,
+                "failed_agent": "Assistant",
+                "failure_category": "c",
+                "step_reason": "r",
+            },
+            {
+                "failure_id": 1,
+                "step_number": 3,
+                "failed_agent": "Assistant",
+                "failure_category": "d",
+                "step_reason": "s",
+            },
+        ],
+        "root_cause": {"failure_id": 2},
+    }
+    out = convert(run, truth, "c" * 40)
+    assert [(m["role"], m.get("name")) for m in out["messages"]] == [
+        ("system", None),
+        ("user", "User"),
+        ("assistant", "Assistant"),
+        ("tool", "find_user"),
+        ("assistant", "Assistant"),
+    ]
+    assert out["messages"][2]["tool_calls"] == [call] and out["messages"][3]["tool_call_id"] == "call_1"
+    assert out["id"] == "agentrx-tau-7" and out["label"]["mistake_step"] == 4 and out["label"]["first_step"] == 2
+    assert out["label"]["mistake_agent"] == "Assistant" and [f["step"] for f in out["label"]["failures"]] == [2, 4]
+    # an entry out of order is the wrong shape, not a silently shifted step
+    run["traj"][1]["index"] = 9
+    with pytest.raises(ValueError, match="index 9"):
+        convert(run, truth, "c" * 40)
+
+
+TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
+
+
+@pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
+def test_agentrx_tau_figures(tmp_path: Path) -> None:
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 6, ±1 7, agent 21 of 29 after
+    the tool-call rules read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
+    before the first error: exact 3, ±1 6). The system prompt is the conversation's, so message 0 has no row and the
+    rest keep their index."""
+    recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
+    db = tmp_path / "t.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["ingest", str(TAU), "--db", str(db)], standalone_mode=False)
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+    msgs = messages(con, list(ids.values()))
+    exact = near = agent = 0
+    for r in recs:
+        ms = msgs[ids[r["id"]]]
+        assert [m.position for m in ms] == list(range(1, len(r["messages"])))  # messages.seq is the step
+        d = signature(ids[r["id"]], ms, True).decisive
+        assert d is not None and d.position is not None
+        exact += d.position == r["label"]["mistake_step"]
+        near += abs(d.position - r["label"]["mistake_step"]) <= 1
+        agent += d.agent == r["label"]["mistake_agent"]
+    assert (len(recs), exact, near, agent) == (29, 6, 7, 21)
+    ends = Counter(ended(ms)[0] for ms in msgs.values())
+    assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
+
+
+def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
+    """A single agent that acts by tool calls (tau-bench's shape, invented text): a message that only calls a tool is
+    a step; a lookup that found nothing is retried, no failed step; a call that changes something and fails is; where
+    nothing failed, the first call that changes something."""
+
+    def call(position: int, name: str) -> Msg:
+        return Msg(position, "assistant", "assistant", "Assistant", "", calls=1, call_names=(name,))
+
+    msgs = [
+        Msg(0, "user", "person", "User", "Please exchange the lamp of my order #W1 for the blue one."),
+        call(1, "find_user_id_by_email"),
+        Msg(2, "tool", "tool", None, "Error: user not found", error=True),
+        call(3, "find_user_id_by_name_zip"),
+        Msg(4, "tool", "tool", None, "alice_1"),
+        call(5, "get_order_details"),
+        Msg(6, "tool", "tool", None, '{"order_id": "#W1", "status": "pending"}'),
+        call(7, "modify_pending_order_items"),
+        Msg(8, "tool", "tool", None, '{"order_id": "#W1", "status": "pending (item modified)"}'),
+        Msg(9, "assistant", "assistant", "Assistant", "Your lamp has been exchanged for the blue one."),
+    ]
+    d = signature("r", msgs, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
+    # the change itself failed: a failed step, the same message
+    failed = [*msgs[:8], Msg(8, "tool", "tool", None, "Error: non-delivered order cannot be exchanged", error=True)]
+    d = signature("r", failed, True).decisive
+    assert d is not None and (d.position, d.rule) == (7, "failed_code")
+    # only reads: the first step is the first call
+    reads = msgs[:7] + [Msg(7, "assistant", "assistant", "Assistant", "Your order #W1 is still pending, sorry.")]
+    d = signature("r", reads, True).decisive
+    assert d is not None and (d.position, d.rule) == (1, "first_reply")

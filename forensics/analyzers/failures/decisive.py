@@ -4,11 +4,12 @@
    (docs/outcomes.md#run-diff, ``forensics.analyzers.diff``), at the failed run's step (its assistant message), when both runs
    have tool-call steps and the failed one has a step there.
 2. **Else from the run itself**, the earliest reply (an assistant message after the task, with something to
-   say; the task's own message too when a tool output answers it, as in a group chat whose first expert writes
+   say or a tool call; the task's own message too when a tool output answers it, as in a group chat whose first expert writes
    the task, the plan and its first code in one message: on the labeled failures the label blames that message
-   in 20 of 126 runs) that does one of the things a failed run's decisive step does, in two tiers: an unfounded statement
-   (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
-   ``failed_code``), since a crash is seen and retried while an unfounded fact is built on:
+   in 20 of 126 runs) that does one of the things a failed run's decisive step does, in three tiers: an unfounded
+   statement (``assumption``, ``unsupported_claim``) anywhere in the run before a failed step (``after_error``,
+   ``failed_code``), since a crash is seen and retried while an unfounded fact is built on, and a failed step
+   before the first change (``first_write``):
 
    - ``assumption``: it works from something it does not have: "assume", "hypothetical", "simulate",
      "placeholder", "mock", "dummy", "example data", "let's say", "hard-coded" (softer words, "manually",
@@ -17,21 +18,29 @@
      plan built on a failed step);
    - ``unsupported_claim``: it states figures as found or verified ("based on", "we found", "here are the",
      "is confirmed") when no tool output came before it (the task's own figures restated are no claim);
-   - ``failed_code``: it runs code whose output is an error or empty;
+   - ``failed_code``: it runs code, or calls a tool that changes something (``WRITE``), whose output is an error
+     or empty (a call that only reads and fails, a lookup that found nothing, is retried: no failed step; a
+     message that calls a tool is code for the other rules: it acts);
+   - ``first_write``: its first call of a tool named for a change (``WRITE``: the name's first word a write verb,
+     ``modify_pending_order_items``, ``cancel_…``, ``transfer_to_human_agents``); on AgentRx's labeled tau-bench
+     failures the label is that call in 6 of 15 dev runs;
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
      when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
      of 7 dev runs where it was tried before the first reply).
-3. **An orchestrated run** (a *hub*: the first speaker after the task hands every turn, so each message of another
-   named agent comes right after one of its, at least twice: Magentic-One's orchestrator and its WebSurfer,
-   FileSurfer, Coder): the hub plans, keeps its ledger and delegates; its agents act and report in their own
-   messages, which carry what they saw (a page's text), so the statement rules read only the hub's messages.
-   Of those, an unfounded statement or failed step before the first report outranks it; else, when the hub
-   declared the request satisfied (``SATISFIED``: "Request satisfied.", "the request has been satisfied") in a
-   run that failed, the report it accepted, the last before that declaration (``accepted_report``); else the
-   first report (``first_report``), the first step that acted. On the Hand-Crafted runs of Who&When (58
-   Magentic-One runs, hand-labeled) the labels blame a report in 40 and the orchestrator in 18.
+3. **An orchestrated run** (a *hub*: the first speaker after the task speaks twice before anyone else, it plans and
+   then instructs, and hands every turn, so each message of another named agent comes right after one of its:
+   Magentic-One's orchestrator and its WebSurfer, FileSurfer, Coder): the hub plans, keeps its ledger and
+   delegates; its agents act and report in their own messages, which carry what they saw (a page's text), so the
+   statement rules read only the hub's messages. Of those, an unfounded statement or failed step before the first
+   report outranks it; else, when the hub declared the request satisfied (``SATISFIED``: "Request satisfied.",
+   "the request has been satisfied") in a run that failed, the report it accepted, the last before that
+   declaration (``accepted_report``), unless that report only showed a page (``SHOWN``: a screenshot, the
+   viewport, OCR of it, a file viewer's address): then the answer is the hub's own, drawn in its first message
+   after it (``accepted_conclusion``); else the first report (``first_report``), the first step that acted. On the
+   Hand-Crafted runs of Who&When (58 Magentic-One runs, hand-labeled) the labels blame a report in 40 and the
+   orchestrator in 18.
 
 The agent is the speaker of that message (``messages.name``) without a trailing qualifier of what it is doing
 (``Orchestrator (-> WebSurfer)`` is ``Orchestrator``), None where messages carry none. Judged on the
@@ -64,12 +73,27 @@ SATISFIED = re.compile(
     r"\b(?:request|task|query) (?:is |has been |was )?(?:now )?(?:satisfied|fulfilled|completed?|answered|resolved)\b",
     re.I,
 )
+# a report that shows what its agent saw (a page's screenshot, its viewport, the OCR of it, a file viewer's address
+# header) rather than says an answer: the conclusion drawn from it is its reader's
+SHOWN = re.compile(
+    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|^\s*Address: \S+",
+    re.I | re.M,
+)
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
+# a tool whose name says it changes something (its first word a write verb: ``modify_pending_order_items``,
+# ``cancel_pending_order``, ``transfer_to_human_agents``), not one that reads (``get_order_details``, ``find_user``)
+WRITE = re.compile(
+    r"(?:modify|update|cancel|return|exchange|transfer|delete|remove|create|write|edit|insert|add|set|submit|book|"
+    r"send|pay|refund|purchase|replace|move|rename|apply|commit|push|deploy|enable|disable|activate|deactivate|"
+    r"reset|toggle|grant|revoke|assign|approve|upgrade|downgrade|suspend|resume|refuel|charge)(?:$|[_\-.\s])",
+    re.I,
+)
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
-# unfounded fact or assumption is built on by the replies after it
-TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code")]
+# unfounded fact or assumption is built on by the replies after it; where nothing failed, the first change (on the
+# graded tau2 runs a first change before a failed step was a right one: enabling roaming)
+TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code"), ("first_write",)]
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
 RULES = {
@@ -77,11 +101,13 @@ RULES = {
     "assumption": "it works from something it does not have (an assumption, a placeholder, simulated data)",
     "after_error": "it goes on without code right after a tool output that shows an error",
     "unsupported_claim": "it states figures as found before any tool output",
-    "failed_code": "it runs code whose output is an error or empty",
+    "failed_code": "it runs code or calls a tool whose output is an error or empty",
+    "first_write": "its first call that changes something (a tool named for a write: modify, cancel, return, ...)",
     "recurring_error": "the first occurrence of the run's recurring error",
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
     "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
+    "accepted_conclusion": "the coordinator's answer drawn from a page its agent showed, when it declared the request satisfied",
     "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
     "false_claim": "the false claim of success",
 }
@@ -103,7 +129,8 @@ def from_run(
     """The decisive step of a failed run read from its own messages (rule 2 of the module docstring).
     ``recurring_at``: the position of the first occurrence of its recurring error; ``claim_at``: of its false
     claim (a ``claimed_success`` end); ``loop_at``: where a loop the problem detectors found starts."""
-    replies = [m for m in msgs if m.role == "assistant" and len(m.text.strip()) >= SUBSTANCE]
+    # a step says something or acts: a message that only calls a tool (no text) is a step too
+    replies = [m for m in msgs if m.role == "assistant" and (len(m.text.strip()) >= SUBSTANCE or m.calls)]
     if not msgs:
         return Decisive(None, None, "first_reply")
     task_at = next((m.position for m in msgs if m.origin == "person"), msgs[0].position)
@@ -154,6 +181,15 @@ def from_run(
                 (m for m in reversed(after_task) if m.position < done.position and speaker(m.name) != hub), None
             )
             if accepted is not None:
+                # a report that only showed a page: the coordinator drew the answer from it, in its first message
+                # after it (Magentic-One's ledger that says the request is satisfied)
+                concluded = (
+                    next((m for m in msgs if m.position > accepted.position and speaker(m.name) == hub), None)
+                    if SHOWN.search(accepted.text)
+                    else None
+                )
+                if concluded is not None:
+                    return _at(concluded, "accepted_conclusion")
                 return _at(accepted, "accepted_report")
         if report.position != claim_at:
             return _at(report, "first_report")
@@ -172,13 +208,16 @@ def from_run(
 
 
 def _hub(msgs: list[Msg], task_at: int) -> str | None:
-    """The agent that coordinates the run, when there is one: the first speaker after the task, when every
-    message of another named agent comes right after one of its messages (it hands every turn) and it did so
-    at least twice."""
-    named = [m for m in msgs if m.position > task_at and m.role == "assistant" and m.name is not None]
-    if not named:
+    """The agent that coordinates the run, when there is one: the first speaker after the task, when it speaks twice
+    before anyone else does (it plans, then instructs) and every message of another named agent comes right after
+    one of its messages (it hands every turn), at least once."""
+    after_task = [m for m in msgs if m.position > task_at]
+    named = [m for m in after_task if m.role == "assistant" and m.name is not None]
+    if len(after_task) < 2 or not named or after_task[0] is not named[0]:
         return None
     hub = speaker(named[0].name)
+    if after_task[1].role != "assistant" or speaker(after_task[1].name) != hub:
+        return None
     handed = 0
     for prev, m in zip(msgs, msgs[1:]):
         if m.position <= task_at or m.role != "assistant" or speaker(m.name) in (hub, None):
@@ -186,19 +225,25 @@ def _hub(msgs: list[Msg], task_at: int) -> str | None:
         if prev.role != "assistant" or speaker(prev.name) != hub:
             return None
         handed += 1
-    return hub if handed >= 2 else None
+    return hub if handed else None
 
 
 def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[str]:
     """The rules of the module docstring a reply meets: ``prev`` is the last tool output before it, ``res`` the
     output that answers it, ``given`` the figures of the task (restated, they are no claim)."""
-    code = CODE.search(m.text) is not None
+    # code acts, and so does a call that changes something; a call that only reads and fails (a lookup that found
+    # nothing) is retried, no failed step
+    writes = any(WRITE.match(n) for n in m.call_names)
+    code = CODE.search(m.text) is not None or writes
+    acts = code or m.calls > 0
     out = []
     if ASSUMPTION.search(m.text):
         out.append("assumption")
-    if not code and prev is not None and error_line(prev.text, prev.error) is not None:
+    if writes:
+        out.append("first_write")
+    if not acts and prev is not None and error_line(prev.text, prev.error) is not None:
         out.append("after_error")
-    if not code and prev is None and set(NUMBER.findall(m.text)) - given and CLAIMS.search(m.text):
+    if not acts and prev is None and set(NUMBER.findall(m.text)) - given and CLAIMS.search(m.text):
         out.append("unsupported_claim")
     if (
         code
