@@ -374,6 +374,15 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     return "answered", final.position if final else last.position
 
 
+DONE_ENDS = ("claimed_success", "answered")  # the run handed its work over, as far as its log shows
+
+
+def done(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> set[str]:
+    """The runs of ``cids`` that ended with their work handed over (``DONE_ENDS``: a reply that answers or claims it
+    done), not cut off, stopped by a limit or an error, given up or handed off."""
+    return {cid for cid, msgs in stream(con, cids, revealing) if ended(msgs)[0] in DONE_ENDS}
+
+
 def _submission(msgs: list[Msg]) -> tuple[bool, bool]:
     """(the last message is a reply calling a final action, the run ends on a submission the harness read)."""
     last = msgs[-1]
