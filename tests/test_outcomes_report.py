@@ -175,6 +175,8 @@ def test_a_run_that_does_not_hand_its_work_in_where_its_harness_runs_do() -> Non
     assert _hands_in(*runs("medagentbench", [finish] * 8 + [prose] * 2)) == {"medagentbench"}
     assert _hands_in(*runs("mint", [finish] * 5 + [prose] * 5)) == set()  # half is no norm
     assert _hands_in(*runs("few", [finish] * (HANDS_IN_RUNS - 1))) == set()
+    # runs whose agent never replied (terminal-bench's trials that never started) say nothing of how runs end
+    assert _hands_in(*runs("started", [finish] * 10 + [prose] + [[task]] * 15)) == {"started"}
 
 
 def test_kinds_read_off_the_same_calls_count_once() -> None:
