@@ -9,7 +9,8 @@ further out in its norm's distribution (its percentile) ranks first. Beside ever
 conversations it fires on (the trivial reference: a reviewer who marked every conversation would be right that
 often). *Worst conversations* weighs each conversation's findings by severity and by how rare their kind is
 (a kind that fires everywhere says little about one conversation), so a run flagged by several analyzers
-outranks one flagged many times by one rule; a conversation's length is never a weight.
+outranks one flagged many times by one rule; a conversation's length is never a weight, nor a measurement of its
+shape (``Analyzer.measures``) when the run ended with its work handed over.
 """
 
 from __future__ import annotations
