@@ -95,6 +95,24 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     assert (
         rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
     )
+    # MedAgentBench's runs that end without a parsed FINISH call, where its other 184 do: all 16 failed (graded
+    # "agent invalid action"); MINT's and tau2's runs end in words, so none of theirs
+    import duckdb
+
+    from forensics.analyzers import outcomes as oc
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    con = duckdb.connect(str(db), read_only=True)
+    ctx = Context.open(con, load_config(None), Selection())
+    runs = oc._runs(ctx)
+    kinds = oc.problem_kind_sets(ctx, runs, [])
+    con.close()
+    agent = dict(zip(runs["conversation_id"], runs["agent"]))
+    success = dict(zip(runs["conversation_id"], runs["success"]))
+    marked = [c for c, k in kinds.items() if oc.NOT_HANDED_IN in k]
+    assert Counter((agent[c], success[c]) for c in marked) == {("agentbench", False): 16}
 
 
 def test_a_run_whose_agent_never_replied_ranks_first(tmp_path: Path) -> None:
