@@ -41,7 +41,7 @@ def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[s
         pos = sum(failed)
         if not len(sub) or pos in (0, len(sub)):
             continue
-        problems = {c: len(k) + (oc.NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+        problems = oc.problem_counts(kinds)
         score = oc.run_scores(sub, problems)
         tasks = sub["task"].to_list()
         a = oc.auc(score, failed)

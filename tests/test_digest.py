@@ -70,34 +70,34 @@ def test_strongest_findings_are_most_severe_first_then_furthest_out(doc: dict) -
 def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict) -> None:
     """Weighed by severity, by how rare the kind is here (user pushback fires on 82 % of the fixtures: the scripted
     corrections, a corpus norm, so it ranks nothing) and how far out in its norm, a second kind of one analyzer at
-    half: the aeb4919b twins (the Anthropic rewrite of the realistic fixture, then the realistic one: their scores are
-    within 2 %; the rewrite moved ahead when one stop's problem rules moved the family's norms, and back behind when
-    restate's read one more templated turn as a restatement) first: their "- update manifest: fixed"
-    that the next scripted correction contradicts is kept now that claims are no longer sqlite's way of working (23 %
-    of the conversations, not most), then d6614e0b (the one compaction topic loss), 2bae3528 (a "fixed" over a failing
-    build) and a9ce8167 (a long interleave, a crowded context); length is no weight. Held against sqlite's own norms
-    (issue 24). f89d129a (the seed's no-focus conversation) left the five when its one redundant_work went: a file
-    read again after two person turns and a new request is no re-read (issue 41, branch precise)."""
+    half; length is no weight, and neither is a measurement (a topic interleave, a crowded context, a wide request) of
+    a run that ended with its work handed over (issue 41, branch rank5). So the 2e4215f0 twins (the realistic
+    fixture and its Anthropic rewrite, equal scores: a "- namespace: fixed" the person's next turn contradicts, a
+    sentinel lost before a tool error, a request said again) come first, then a82389b1 (run_command failing three
+    times with the same error, then "还是不对"), d6614e0b (the one compaction topic loss) and 2bae3528 (a "fixed" over a
+    failing build). Before, the aeb4919b twins led on their topic interleave beside a false "fixed", and a9ce8167 was
+    fifth on a long interleave and a crowded context alone: all runs that end on a reply. Held against sqlite's own
+    norms (issue 24)."""
     worst = doc["worst_conversations"]
+    # the twins tie: their order is their reasons' (the rewrite's quotes sit at other positions), never the id
     assert [w["label"] for w in worst] == [
-        "aeb4919b · realistic.db",  # the twins within 2 %: restate's family norm for user_repeated put it back ahead
-        "aeb4919b · anthropic.db",
+        "2e4215f0 · anthropic.db",
+        "2e4215f0 · realistic.db",
+        "a82389b1 · anthropic.db",
         "d6614e0b",
         "2bae3528",
-        "a9ce8167",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
+    assert worst[0]["score"] == worst[1]["score"]
     assert (
-        worst[0]["reasons"][:2]
-        == [  # in a reader's words: the rule's own terms are in metrics.json's "rule"
-            "topic interleave (high, fires on 23% of conversations): 17 messages stayed on the old topic after the switch "
-            "at [25] (the limit, 10 messages, is the same for every agent)",  # the realistic twin (the Anthropic one: 12, [21])
-            "gave up or false success (high, fires on 23% of conversations): [24] “- update manifest: fixed”",
-        ]
+        worst[0]["reasons"][0]
+        == "gave up or false success (high, fires on 23% of conversations): [26] “- namespace: fixed”"
     )
-    assert worst[3]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
-    assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
-    assert worst[4]["reasons"][0].startswith("topic interleave (high, fires on 23% of conversations): 18 messages")
+    assert worst[2]["reasons"][0].startswith("loop (high, fires on 5% of conversations): run_command failed 3 times")
+    assert worst[3]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
+    assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
+    measures = {"tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus", "context_crowded"}
+    assert not [r for w in worst for r in w["reasons"] if r.split(" (")[0].replace(" ", "_") in measures]
 
 
 def test_weights_favour_rare_kinds_and_severity_never_length() -> None:
@@ -175,3 +175,30 @@ def test_a_tie_is_broken_by_what_the_reader_sees_not_by_the_path_hashed_id() -> 
             "[3] “# Background: Laminar”",
             "[3] “# Background: Replicator”",
         ]
+
+
+def test_a_measurement_does_not_rank_a_run_that_ended_with_its_work_handed_over() -> None:
+    """A request read widely or a large context is true of the run and says nothing went wrong when the run ended on
+    its answer (the real logs' Claude Code session that read 22 files and finished was third of the five worst on
+    width and size alone). It still ranks a run that was cut off or stopped, and a finding of something that went
+    wrong ranks a finished run as before."""
+    from forensics import analyzers
+    from forensics.analyzers.base import Finding
+    from forensics.report.digest import Ranked, weighed, worst
+
+    assert {"tool_dispersion", "context_crowded"} <= analyzers.measure_kinds()
+    assert "gave_up_or_false_success" not in analyzers.measure_kinds()
+
+    def f(cid: str, kind: str) -> Ranked:
+        return Ranked("s", Finding(kind, "high", cid, cid, [3], f"{kind} of {cid}"))
+
+    ranked = [f("wide", "tool_dispersion"), f("wide", "context_crowded"), f("cut", "tool_dispersion")]
+    ranked += [f("claimed", "gave_up_or_false_success"), f("claimed", "tool_dispersion")]
+    assert sorted(w.conversation_id for w in worst(ranked, {})) == ["claimed", "cut", "wide"]
+    kept = weighed(ranked, {"wide", "claimed"})
+    assert [(r.finding.conversation_id, r.finding.kind) for r in kept] == [
+        ("cut", "tool_dispersion"),
+        ("claimed", "gave_up_or_false_success"),
+    ]
+    assert [w.conversation_id for w in worst(ranked, {}, {"wide", "claimed"})] == ["claimed", "cut"]
+    assert weighed(ranked, ()) == ranked

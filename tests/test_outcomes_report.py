@@ -87,13 +87,32 @@ def test_section_on_the_shared_sets(tmp_path: Path) -> None:
     assert 0.5 < m["ranking"]["auc_by_messages"] < 1 and m["ranking"]["auc_by_worst_score"] is None  # none ran before
     # the run ranking (ends that did not finish the task, then length: messages among all runs, characters among all
     # runs and among the same model's, then errors) beats the length in messages and the characters alone on the
-    # three sets pooled; 0.648 before the model's own runs entered the length, 0.652 with messages among them too
+    # three sets pooled; 0.648 before the model's own runs entered the length, 0.652 with messages among them too,
+    # 0.659 before MedAgentBench's runs that did not hand their work in (no FINISH call) counted
     rk = m["ranking"]
-    assert round(rk["auc"], 3) == 0.659 and rk["auc"] > rk["auc_by_messages"]
+    assert round(rk["auc"], 3) == 0.666 and rk["auc"] > rk["auc_by_messages"]
     assert rk["auc"] > rk["auc_by_assistant_chars"]  # 0.658
     assert (
         rk["pairs_within_task"] > 0 and rk["auc_within_task_low"] <= rk["auc_within_task"] <= rk["auc_within_task_high"]
     )
+    # MedAgentBench's runs that end without a parsed FINISH call, where its other 184 do: all 16 failed (graded
+    # "agent invalid action"); MINT's and tau2's runs end in words, so none of theirs
+    import duckdb
+
+    from forensics.analyzers import outcomes as oc
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    con = duckdb.connect(str(db), read_only=True)
+    ctx = Context.open(con, load_config(None), Selection())
+    runs = oc._runs(ctx)
+    kinds = oc.problem_kind_sets(ctx, runs, [])
+    con.close()
+    agent = dict(zip(runs["conversation_id"], runs["agent"]))
+    success = dict(zip(runs["conversation_id"], runs["success"]))
+    marked = [c for c, k in kinds.items() if oc.NOT_HANDED_IN in k]
+    assert Counter((agent[c], success[c]) for c in marked) == {("agentbench", False): 16}
 
 
 def test_a_run_whose_agent_never_replied_ranks_first(tmp_path: Path) -> None:
@@ -150,3 +169,38 @@ def test_length_is_held_against_the_runs_of_the_same_model() -> None:
     one = dict(zip(runs["conversation_id"], run_scores(runs.drop("model"), {})))
     assert one["a1"] > one["b3"]
     assert max(score.values()) < 1 and run_scores(runs, {"b1": 1})[3] > max(score.values())  # a problem outranks length
+
+
+def test_a_run_that_does_not_hand_its_work_in_where_its_harness_runs_do() -> None:
+    """MedAgentBench's runs end on ``FINISH(...)``; 16 of its 200 answer in prose or write ``FINISH [...]`` (no call),
+    and the harness fails them all. Where an agent's runs mostly end on a final action, one that ends otherwise did
+    not hand its work in; where runs end in words (MINT, tau2), nothing is said. Ten runs make a norm."""
+    import polars as pl
+
+    from forensics.analyzers.outcomes import HANDS_IN_RUNS, _hands_in
+    from forensics.analyzers.signature import Msg, handed_in
+
+    task = Msg(0, "user", "person", None, "Order an HbA1C test if the last is older than a year.")
+    finish = [task, Msg(1, "assistant", "assistant", None, 'FINISH([5.5, "2023-10-14"])', 1, 1, call_names=("FINISH",))]
+    prose = [task, Msg(1, "assistant", "assistant", None, 'The last value is 5.5. FINISH [5.5, "2023-10-14"]')]
+    submitted = [*prose[:1], Msg(1, "assistant", "assistant", None, "done", stop="submitted")]
+    assert handed_in(finish) and handed_in(submitted) and not handed_in(prose) and not handed_in([])
+
+    def runs(agent: str, ends: list[list[Msg]]) -> tuple[pl.DataFrame, dict[str, list[Msg]]]:
+        ids = [f"{agent}{i}" for i in range(len(ends))]
+        return pl.DataFrame({"conversation_id": ids, "agent": [agent] * len(ids)}), dict(zip(ids, ends))
+
+    assert _hands_in(*runs("medagentbench", [finish] * 8 + [prose] * 2)) == {"medagentbench"}
+    assert _hands_in(*runs("mint", [finish] * 5 + [prose] * 5)) == set()  # half is no norm
+    assert _hands_in(*runs("few", [finish] * (HANDS_IN_RUNS - 1))) == set()
+    # runs whose agent never replied (terminal-bench's trials that never started) say nothing of how runs end
+    assert _hands_in(*runs("started", [finish] * 10 + [prose] + [[task]] * 15)) == {"started"}
+
+
+def test_kinds_read_off_the_same_calls_count_once() -> None:
+    """A loop is redundant work done three times: on tau2 a passed run's three reads of one record were both, and
+    ranked above failed runs that handed the customer off. They count as one problem."""
+    from forensics.analyzers.outcomes import counted
+
+    assert counted({"loop", "redundant_work"}) == counted({"loop"}) == counted({"redundant_work"}) == 1
+    assert counted({"loop", "redundant_work", "ended: handed_off"}) == 2 and counted(set()) == 0

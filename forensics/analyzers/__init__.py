@@ -167,6 +167,11 @@ def detector_sections() -> dict[str, str]:
     return {s: how for a in declarations() for s, how in (a.detector_sections or {}).items()}
 
 
+def measure_kinds() -> set[str]:
+    """The finding kinds that measure a run's shape, not that its work went wrong (``Analyzer.measures``)."""
+    return {k for a in declarations() for k in a.measures}
+
+
 def packages() -> list[str]:
     """The package of each analyzer that is one (where its named queries live beside its code), in report order."""
     found = [getattr(sys.modules[a.run.__module__], "__package__", None) or "" for a in declarations()]

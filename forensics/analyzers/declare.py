@@ -87,6 +87,10 @@ class Analyzer:
     # its config sections of this tool's own detector thresholds (no harness reads them) -> how its tuner fits them:
     # *What to change* lists their changes apart, after the harness's
     detector_sections: dict[str, str] | None = None
+    # its finding kinds that measure a run's shape (how wide, how large, how crowded, how interleaved) against a limit or
+    # a norm: true as measurements, and no sign by themselves that the work went wrong. *Worst conversations* does not
+    # rank a run on them when it ended with its work handed over (``signature.DONE_ENDS``)
+    measures: tuple[str, ...] = ()
     conversation_figures: str | None = None  # the metric holding its per-conversation figures the explorer lists
     marks: tuple[Mark, ...] = ()  # its per-message verdicts the explorer's transcript shows
     # named reads over its tables that the layers above call by name (``analyzers.view``): the explorer's home

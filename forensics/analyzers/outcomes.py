@@ -27,7 +27,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
-from forensics.analyzers.signature import BAD_ENDS, ended, messages
+from forensics.analyzers.signature import BAD_ENDS, GRADE_REVEALING_ENDS, Msg, ended, handed_in, messages
 
 NAME = "outcomes"
 TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
@@ -346,18 +346,36 @@ NEVER_ACTED = 100  # more problems than a run can have: a run whose agent never 
 def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
     """Per run, the number of problem kinds found before its grade was revealed (``problem_kind_sets``); a run
     whose agent never replied counts ``NEVER_ACTED`` more."""
-    kinds = problem_kind_sets(ctx, runs, sections)
+    return problem_counts(problem_kind_sets(ctx, runs, sections))
+
+
+def problem_counts(kinds: dict[str, set[str]]) -> dict[str, int]:
+    """Per run, what its problem kinds count for in the ranking (``counted``), and ``NEVER_ACTED`` more for a run
+    whose agent never replied."""
     # a run whose agent never replied did nothing of its task: it ranks above every run that acted (on
     # terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the ranking
     # was inverted, AUC 0.30)
-    return {c: len(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+    return {c: counted(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+
+
+# kinds read off the same evidence, counted once: a loop is redundant work done three times or more (the same action
+# and result, GUIDE.md), and both rules fire on the same calls (tau2: a passed run's three reads of one record were a
+# loop and redundant work, two problems, above failed runs that handed the customer off, one)
+SAME_EVIDENCE = {"loop": "redundant_work"}
+
+
+def counted(kinds: set[str]) -> int:
+    """The problems a run's kinds count for in the ranking: kinds read off the same evidence once (``SAME_EVIDENCE``)."""
+    return len({SAME_EVIDENCE.get(k, k) for k in kinds})
 
 
 def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, set[str]]:
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (docs/definitions.md#problems-a-reviewer-flags) when
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and
     ``ended: <how>`` when the run ended without finishing its task (gave up, hit a limit, ended on an error,
-    handed off, never replied: ``signature.BAD_ENDS``; never the ends the harness decides)."""
+    handed off, never replied: ``signature.BAD_ENDS``; never the ends the harness decides), or ``ended:
+    not_handed_in`` when it ended otherwise without the act that hands the work in where its agent's runs mostly end
+    on it (``_hands_in``)."""
     has = ctx.con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
     ).fetchall()[0]
@@ -376,11 +394,36 @@ def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section])
             for f in sec.findings:
                 if f.conversation_id in cutoff:
                     kinds.setdefault(f.conversation_id, set()).add(f.kind)
-    for cid, msgs in messages(ctx.con, list(cutoff), GRADE_REVEALING).items():
+    read = messages(ctx.con, list(cutoff), GRADE_REVEALING)
+    expects = _hands_in(runs, read)
+    agent = dict(zip(runs["conversation_id"].to_list(), runs["agent"].to_list()))
+    for cid, msgs in read.items():
         end, _ = ended(msgs)
         if end in BAD_ENDS:
             kinds.setdefault(cid, set()).add(f"ended: {end}")
+        elif agent.get(cid) in expects and end not in GRADE_REVEALING_ENDS and not handed_in(msgs):
+            kinds.setdefault(cid, set()).add(NOT_HANDED_IN)
     return kinds
+
+
+NOT_HANDED_IN = "ended: not_handed_in"
+HANDS_IN_RUNS = 10  # runs of one agent it takes to say how its runs end
+
+
+def _hands_in(runs: pl.DataFrame, read: dict[str, list[Msg]]) -> set[str]:
+    """The agents (the format that read the runs) whose runs mostly end on the act that hands the work in
+    (``signature.handed_in``: a ``FINISH`` or submit call, a submission the harness read), of at least
+    ``HANDS_IN_RUNS`` runs it replied in (a run with no reply ends ``no_reply`` and says nothing of how runs end).
+    There a run that ends otherwise, and not on a limit, an error, a hand-off or a cut, did not hand its work in:
+    MedAgentBench's 16 runs that answer in prose or write ``FINISH [...]`` unparsed, where 184 call ``FINISH(...)``.
+    Where runs end in words (MINT's ``<solution>``, tau2's reply to the customer), or half of them do not submit
+    (Multi-SWE-bench's SWE-agent runs, most stopped by a limit), nothing is said."""
+    agent = dict(zip(runs["conversation_id"].to_list(), runs["agent"].to_list()))
+    by: dict[str, list[bool]] = {}
+    for cid, msgs in read.items():
+        if any(m.role == "assistant" for m in msgs):
+            by.setdefault(str(agent.get(cid)), []).append(handed_in(msgs))
+    return {a for a, hs in by.items() if len(hs) >= HANDS_IN_RUNS and sum(hs) > len(hs) / 2}
 
 
 def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tuple[dict[str, Any], pl.DataFrame]:

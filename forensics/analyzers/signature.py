@@ -349,20 +349,7 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     for m in msgs[-TAIL:]:
         if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
             return "limit", m.position
-    final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
-    # the run ends on a submission, read by the harness, not left unread by the agent: the harness's stop status
-    # says so (SWE-agent's and mini-swe-agent's ``submitted``, whose closing exit message is not a message), or the
-    # last output is a submission's (mini-swe-agent's submission command; a call that ends the run by itself:
-    # SWE-agent's ``submit`` answered by the patch)
-    submitted = bool(SUBMITTED.match(last.stop or "")) or (
-        last.role != "assistant"
-        and len(msgs) > 1
-        and msgs[-2].role == "assistant"
-        and (
-            bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
-            or (is_output(last) and any(FINAL_ACTION.match(n) for n in msgs[-2].call_names))
-        )
-    )
+    final_action, submitted = _submission(msgs)
     if not submitted and (
         (last.role == "assistant" and last.unanswered and not final_action)
         or (last.role != "assistant" and last.origin != "person")
@@ -385,6 +372,41 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if final is not None and (submitted or CLAIM.search(final.text[-1500:])):
         return "claimed_success", _claim_position(msgs, final)
     return "answered", final.position if final else last.position
+
+
+DONE_ENDS = ("claimed_success", "answered")  # the run handed its work over, as far as its log shows
+
+
+def done(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> set[str]:
+    """The runs of ``cids`` that ended with their work handed over (``DONE_ENDS``: a reply that answers or claims it
+    done), not cut off, stopped by a limit or an error, given up or handed off."""
+    return {cid for cid, msgs in stream(con, cids, revealing) if ended(msgs)[0] in DONE_ENDS}
+
+
+def _submission(msgs: list[Msg]) -> tuple[bool, bool]:
+    """(the last message is a reply calling a final action, the run ends on a submission the harness read)."""
+    last = msgs[-1]
+    final_action = last.role == "assistant" and any(FINAL_ACTION.match(n) for n in last.call_names)
+    # the run ends on a submission, read by the harness, not left unread by the agent: the harness's stop status
+    # says so (SWE-agent's and mini-swe-agent's ``submitted``, whose closing exit message is not a message), or the
+    # last output is a submission's (mini-swe-agent's submission command; a call that ends the run by itself:
+    # SWE-agent's ``submit`` answered by the patch)
+    submitted = bool(SUBMITTED.match(last.stop or "")) or (
+        last.role != "assistant"
+        and len(msgs) > 1
+        and msgs[-2].role == "assistant"
+        and (
+            bool(SUBMIT_COMMAND.search(msgs[-2].text[-1500:]))
+            or (is_output(last) and any(FINAL_ACTION.match(n) for n in msgs[-2].call_names))
+        )
+    )
+    return final_action, submitted
+
+
+def handed_in(msgs: list[Msg]) -> bool:
+    """The run ends on the act that hands its work in: a reply calling a final action (``FINISH``, ``submit``) or a
+    submission the harness read (``_submission``). A harness whose runs mostly end so expects it of each run."""
+    return bool(msgs) and any(_submission(msgs))
 
 
 def harness_stop(msgs: list[Msg]) -> tuple[str, int] | None:

@@ -18,9 +18,10 @@ import duckdb
 
 from forensics import analyzers
 from forensics import draw as draw_kit
-from forensics.analyzers import quality, reuse
+from forensics.analyzers import quality, reuse, signature
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.outcomes import GRADE_REVEALING
 from forensics.analyzers.schema import load_config
 from forensics.config import Config
 from forensics.kernel import workers
@@ -242,8 +243,16 @@ def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
     return replace(
         ctx,
         sections=list(sections) if "sections" in a.inputs else [],
-        ranking=digests.scores if "ranking" in a.inputs else None,
+        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs))) if "ranking" in a.inputs else None,
     )
+
+
+def done(con: duckdb.DuckDBPyConnection, sections: list[Section]) -> set[str]:
+    """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
+    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``)."""
+    kinds = analyzers.measure_kinds()
+    cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
+    return signature.done(con, cids, GRADE_REVEALING) if cids else set()
 
 
 def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
@@ -304,7 +313,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected)
+    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections))
     return report
 
 

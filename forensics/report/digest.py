@@ -9,14 +9,15 @@ further out in its norm's distribution (its percentile) ranks first. Beside ever
 conversations it fires on (the trivial reference: a reviewer who marked every conversation would be right that
 often). *Worst conversations* weighs each conversation's findings by severity and by how rare their kind is
 (a kind that fires everywhere says little about one conversation), so a run flagged by several analyzers
-outranks one flagged many times by one rule; a conversation's length is never a weight.
+outranks one flagged many times by one rule; a conversation's length is never a weight, nor a measurement of its
+shape (``Analyzer.measures``) when the run ended with its work handed over.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -218,14 +219,31 @@ def weight(f: Finding, share: float | None) -> float:
     return (2 if f.severity == "high" else 1) * max(rarity, 0.25) * out
 
 
-def worst(ranked: list[Ranked], shares: dict[str, float | None] | None = None) -> list[Worst]:
+def weighed(ranked: list[Ranked], done: Collection[str]) -> list[Ranked]:
+    """The findings *Worst conversations* weighs: ``ranked`` without the measurements (``Analyzer.measures``: a
+    request read widely, a large or crowded context) of the runs in ``done``, which ended with their work handed over.
+    There the measurement is true and says nothing went wrong: a run that read 22 files and answered, all done, was
+    third of the real logs' five worst on its width and size alone. Beside a finding of something that went wrong,
+    or in a run cut off, stopped or given up, it still weighs."""
+    if not done:
+        return ranked
+    from forensics import analyzers
+
+    kinds = analyzers.measure_kinds()
+    return [r for r in ranked if not (r.finding.kind in kinds and r.finding.conversation_id in done)]
+
+
+def worst(
+    ranked: list[Ranked], shares: dict[str, float | None] | None = None, done: Collection[str] = ()
+) -> list[Worst]:
     """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``; the n-th kind of
     one analyzer divided by n, its detectors read the same turns), so findings of several analyzers add up and a
-    kind that fires everywhere adds little; a finding of no conversation is in *Strongest findings* only. Each comes
-    with why: its findings, strongest first, and their norms."""
+    kind that fires everywhere adds little; a finding of no conversation is in *Strongest findings* only; a
+    measurement of a run in ``done`` not at all (``weighed``). Each comes with why: its findings, strongest first,
+    and their norms."""
     shares = shares or {}
     per: dict[str, list[Ranked]] = {}
-    for r in ranked:
+    for r in weighed(ranked, done):
         if r.finding.conversation_id:
             per.setdefault(r.finding.conversation_id, []).append(r)
     # the rule in a reader's words where the analyzer says them, else in its own; one many findings share says less
@@ -262,13 +280,13 @@ def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
     return score
 
 
-def scores(sections: list[Section], conversations: int) -> dict[str, float]:
+def scores(sections: list[Section], conversations: int, done: Collection[str] = ()) -> dict[str, float]:
     """Every conversation's *Worst conversations* score (those without a ranked finding are absent: 0), the
-    ranking the outcome analyzer checks against which runs failed."""
+    ranking the outcome analyzer checks against which runs failed; ``done`` as in ``worst``."""
     ranked = rank(sections, {n.kind for n in norms(sections, conversations)})
     shares: dict[str, float | None] = {k.kind: k.share for k in kinds(sections, conversations)}
     per: dict[str, list[Ranked]] = {}
-    for r in ranked:
+    for r in weighed(ranked, done):
         if r.finding.conversation_id:
             per.setdefault(r.finding.conversation_id, []).append(r)
     return {cid: score_of(rs, shares) for cid, rs in per.items()}
@@ -326,12 +344,14 @@ def toml_lines(cs: list[Change]) -> str:
     return "\n".join(lines)
 
 
-def build(sections: list[Section], conversations: int) -> Digest:
+def build(sections: list[Section], conversations: int, done: Collection[str] = ()) -> Digest:
+    """The digest of ``sections`` over ``conversations``; ``done``: the runs that ended with their work handed over
+    (``worst``)."""
     d = Digest()
     d.not_in_use = {k: v for s in sections for k, v in s.not_in_use.items()}
     d.norms = norms(sections, conversations)
     d.kinds = kinds(sections, conversations)
     ranked = rank(sections, {n.kind for n in d.norms})
     d.strongest = strongest(ranked)
-    d.worst = worst(ranked, {k.kind: k.share for k in d.kinds})
+    d.worst = worst(ranked, {k.kind: k.share for k in d.kinds}, done)
     return d

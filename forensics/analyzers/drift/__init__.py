@@ -32,6 +32,8 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
+    # a request read widely, a context of tool output, a topic left late, no focus: the run's shape against a norm
+    measures=("tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus"),
     sections={
         "drift": "Drift phenomena thresholds (docs/definitions.md#drift-phenomena): severity low at the first "
         "value, high at the second."
