@@ -12,8 +12,9 @@ import duckdb
 
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.person import NOT_WORK, REPEATED, Turn
+from forensics.analyzers.problems.repeat_words import NOT_WORK, REPEATED
 from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE
+from forensics.analyzers.problems.turns import Turn
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 

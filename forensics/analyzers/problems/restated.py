@@ -37,7 +37,7 @@ from forensics.text.keywords import content_tokens
 from forensics.text.prose import own_words
 
 if TYPE_CHECKING:
-    from forensics.analyzers.problems.person import Turn
+    from forensics.analyzers.problems.turns import Turn
 
 COVER = 0.7  # share of the earlier request's content terms the later turn holds: the same request asked again
 MIN_SHARED = 4  # ... and at least this many of them (a short request: all of them, and at least MIN_SHORT)
