@@ -8,7 +8,8 @@
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
 - ``replies``: ``loop`` in prose (the person asked for input again and again);
-- ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
+- ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined); ``doable``:
+  a decline the agent took back once the person asked again;
 - ``context``: ``context_crowded``;
 - ``focus``: ``lost_focus`` where a program can check it (work destroyed right after it was called done; an edit
   that removes far more than the add it announced).
@@ -39,6 +40,7 @@ from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.problems import (
     actions,
     context,
+    doable,
     endings,
     focus,
     frustration,
@@ -133,7 +135,8 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + actions.failed_edits(con, recurring)
         + pasted.pasted_loops(person, con, shared)
         + replies.asked_again(con)
-        + endings.false_success(con, person, acting)
+        + (ended := endings.false_success(con, person, acting))
+        + doable.declined_then_done(con, person, shared, ended)
         + frustration.frustration(person)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))

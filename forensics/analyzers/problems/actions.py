@@ -368,8 +368,8 @@ def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list
     in a row, no other call between, each call failing (an error, or a result whose first line says it failed,
     ``SAYS_FAILED``), on one file where the calls name one: the same change tried again and again and refused each
     time, whatever the words of the refusals (a failed edit changes nothing, so nothing progressed; GUIDE §5: the
-    same action repeated 3 or more times without progress). A stretch the same-error rule cites already
-    (``already``) is left to it."""
+    same action repeated 3 or more times without progress). A stretch one of whose calls the same-error rule cites
+    (``already``) is left to it: one incident, one finding."""
     rows = con.execute(f"""
         WITH c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}),
                                                    chr(10), 1), ''), '{_q(SAYS_FAILED)}') AS bad,
@@ -398,8 +398,8 @@ def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list
         if len(positions) < FAILED_EDITS:
             continue
         cid, name, file = run[0][0], run[0][2], run[0][3]
-        if all((cid, x) in cited for x in positions):
-            continue
+        if any((cid, x) in cited for x in positions):
+            continue  # the same-error rule reads this incident
         where = f" on {file}" if file else ""
         out.append(
             Problem(
