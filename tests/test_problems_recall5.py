@@ -97,3 +97,25 @@ def test_a_decline_held_when_asked_again_is_no_finding_of_this_rule(tmp_path: Pa
     )
     found, _ = run(tmp_path, s)
     assert [f["rule"] for f in found if f["kind"] == "gave_up_or_false_success"] == []
+
+
+def test_a_follow_up_that_embeds_the_request_and_asks_more_is_no_repeat(tmp_path: Path) -> None:
+    """ChatGPT export (a reviewer read it false): "how to do a crashing schedule", an answer, then "example of how to
+    do a crashing schedule". The near miss: the same request again with only "please" added is a repeat."""
+    follow = (
+        Session("follow")
+        .add("user", "how to do a crashing schedule")
+        .add("assistant", "Creating a crashing schedule involves compressing the timeline: 1. Analyze ...")
+        .add("user", "example of how to do a crashing schedule")
+        .add("assistant", "Here's an example for a hypothetical project: ...")
+    )
+    again = (
+        Session("again")
+        .add("user", "how to do a crashing schedule")
+        .add("assistant", "Creating a crashing schedule involves compressing the timeline: 1. Analyze ...")
+        .add("user", "how to do a crashing schedule please")
+        .add("assistant", "Sure: ...")
+    )
+    found, _ = run(tmp_path, follow, again)
+    repeated = [(f["native_id"], f["positions"], f["rule"]) for f in found if f["kind"] == "user_repeated"]
+    assert repeated == [("again", [2], "asked_again")]

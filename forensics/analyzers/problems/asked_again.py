@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+from forensics.analyzers.problems.restated import terms
 from forensics.analyzers.problems.templates import OPENING, WORD, opening
 from forensics.analyzers.problems.turns import HEAD, Turn
 
@@ -33,9 +34,19 @@ def asked_before(t: Turn, earlier: list[Turn], templates: frozenset[tuple[str, .
         theirs = norm(e.text)
         if mine == theirs and e.index == t.index - 1:
             return None  # the same text twice in a row: a re-delivery, not a repeat after an answer
-        if _similar(mine, theirs):
+        if _similar(mine, theirs) and not _narrows(mine, theirs):
             return e
     return None
+
+
+def _narrows(mine: str, theirs: str) -> bool:
+    """``mine`` holds all of ``theirs`` and adds a content term of its own ("example of how to do a crashing schedule"
+    after "how to do a crashing schedule"): a follow-up that asks for something more about the answer, not the
+    request asked again (which adds nothing but its courtesy and its urgency: "please", "now", "!!!")."""
+    if theirs not in mine or mine == theirs:
+        return False
+    added = mine.replace(theirs, " ", 1)
+    return any(len(w) > 3 for w in terms(added))
 
 
 def resent(t: Turn, earlier: list[Turn], templates: frozenset[tuple[str, ...]] = frozenset()) -> Turn | None:
