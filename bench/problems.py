@@ -18,7 +18,9 @@ fresh-dev and fresh-held (``fresh_half``). ``--dev`` prints its fresh-dev half a
 
 Leave one family out (dev half): a dev label counts only when a rule that finds it (its name without the tool or the
 count: ``same_action_N_times``) also finds a dev label of another agent family, i.e. the rule would have been
-written without the label's family: the estimate of what carries to agents no one here has read (``lofo``).
+written without the label's family: the estimate of what carries to agents no one here has read (``lofo``). With the
+fresh set, the same on both dev halves at once (shared dev + fresh-dev, one agent under its two folder names one
+family, ``FAMILY_ALIASES``), with the labels lost that way and the labels never found, by kind: the guide to develop by.
 """
 
 from __future__ import annotations
@@ -86,10 +88,16 @@ def rule_names(rule: str) -> set[str]:
     return {re.sub(r"_\d+_", "_N_", r) for r in bare.split("+") if r}
 
 
-def lofo(labeled: list[Labeled], found: list[dict[str, Any]]) -> dict[str, Any]:
+# one agent under two folder names: the shared logs' folders and fixtures/real's (the fresh set) name some agents
+# apart; leaving one family out leaves the agent out under both names
+FAMILY_ALIASES = {"codex_cli": "codex", "continue_dev": "continue", "chatgpt_export": "chatgpt"}
+
+
+def lofo(labeled: list[Labeled], found: list[dict[str, Any]], aliases: dict[str, str] | None = None) -> dict[str, Any]:
     """Leave one family out on ``labeled`` (the dev half): a label counts when a rule that finds it (a finding of its
     kind within ``WINDOW`` messages) finds a label of another family too. Per label: its family, kind, positions,
-    the rules that find it and whether it counts."""
+    the rules that find it and whether it counts. ``aliases``: family names that name one agent (``FAMILY_ALIASES``,
+    for the two dev halves at once)."""
     rows = []
     for c in labeled:
         for p in c.problems:
@@ -101,7 +109,8 @@ def lofo(labeled: list[Labeled], found: list[dict[str, Any]]) -> dict[str, Any]:
                     and near(f["positions"], p["positions"])
                 ):
                     rules |= rule_names(f["rule"])
-            rows.append({"family": c.family, "kind": p["kind"], "positions": p["positions"], "rules": sorted(rules)})
+            family = (aliases or {}).get(c.family, c.family)
+            rows.append({"family": family, "kind": p["kind"], "positions": p["positions"], "rules": sorted(rules)})
     families: dict[str, set[str]] = {}
     for r in rows:
         for name in r["rules"]:
@@ -201,6 +210,7 @@ def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
         labeled = load(path, con, shared, fresh_labels.roots(shared))
         con.close()
     res = part_scores(labeled, found)
+    res["_dev"] = ([c for c in labeled if fresh_half(c.source, c.native_id) == "fresh-dev"], found)
     res["families"] = len({c.family for c in labeled})
     res["file"] = path.name
     res["halves"] = {
@@ -239,6 +249,7 @@ def _evaluate(db: Path, logs: Path, labels: Path) -> dict[str, Any]:
     con.close()
     out["families"] = _widest(found, family)
     out["lofo"] = lofo([c for c in labeled if c.half == "dev"], found)
+    out["_dev"] = ([c for c in labeled if c.half == "dev"], found)
     return out
 
 
@@ -345,6 +356,35 @@ def _render_lofo(lo: dict[str, Any], dev: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _render_lofo_both(lo: dict[str, Any]) -> list[str]:
+    """Leave one family out on both dev halves at once (shared dev and fresh-dev): per kind, labels found and
+    counted, then the labels lost (found by rules of one family alone) and the labels never found."""
+    from bench.problem_labels import KINDS as ORDER
+
+    n = lo["labels"]
+    lines = [
+        f"both dev halves (shared dev + fresh-dev), leave one family out: {lo['found']}/{n} counted, "
+        f"{lo['found_any']}/{n} found at all (a label counts when a rule that finds it finds a label of another "
+        "family too; Codex, Continue and ChatGPT one family each under their two folder names)",
+        f"  {'kind':26} {'labels':>6} {'found':>6} {'counted':>8}",
+    ]
+    for kind in ORDER:
+        rows = [r for r in lo["rows"] if r["kind"] == kind]
+        if rows:
+            found, counted = sum(bool(r["rules"]) for r in rows), sum(r["counts"] for r in rows)
+            lines.append(f"  {kind:26} {len(rows):>6} {found:>6} {counted:>8}")
+    lines.append("  lost: found by rules of one family alone (family, kind, positions: rules [their families]):")
+    for r in lo["rows"]:
+        if r["rules"] and not r["counts"]:
+            why = ", ".join(f"{x} [{'/'.join(lo['rules'][x])}]" for x in r["rules"])
+            lines.append(f"    {r['family']:16} {r['kind']:26} {r['positions']}: {why}")
+    lines.append("  never found:")
+    for r in lo["rows"]:
+        if not r["rules"]:
+            lines.append(f"    {r['family']:16} {r['kind']:26} {r['positions']}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.fresh_labels import FRESH
 
@@ -374,16 +414,25 @@ def main(argv: list[str] | None = None) -> int:
         res["halves"].pop("held")
     if fresh is not None:
         res["fresh"] = evaluate_fresh(fresh, a.shared)
+        if "_dev" in res:  # both dev halves at once, one agent under its two folder names one family
+            (mine, ours), (theirs, their_found) = res["_dev"], res["fresh"]["_dev"]
+            res["lofo_both"] = lofo(mine + theirs, ours + their_found, FAMILY_ALIASES)
+            res["lofo_both"]["found_any"] = sum(bool(r["rules"]) for r in res["lofo_both"]["rows"])
         if a.dev:  # the fresh-dev half alone
             res["fresh"] = {k: v for k, v in res["fresh"].items() if k in ("file", "families")} | {
                 "halves": {"fresh-dev": res["fresh"]["halves"]["fresh-dev"]}
             }
+    res.pop("_dev", None)
+    if "fresh" in res:
+        res["fresh"].pop("_dev", None)
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
     parts = [] if a.fresh_only else [render(res, a.dev)]
     if fresh is not None:
         parts.append(render_fresh(res["fresh"], a.dev))
+    if "lofo_both" in res:
+        parts.append("\n".join(_render_lofo_both(res["lofo_both"])))
     print("\n\n".join(parts))
     return 0
 

@@ -11,8 +11,8 @@ import pytest
 
 from bench.problems import findings
 from forensics import ingest
-from forensics.analyzers.problems import focus, person
-from forensics.analyzers.problems.person import Turn
+from forensics.analyzers.problems import focus, frustration
+from forensics.analyzers.problems.turns import Turn
 from tests.conftest import FIXTURES
 
 REAL = FIXTURES / "real"
@@ -43,7 +43,7 @@ def turn(text: str, index: int = 1) -> Turn:
     ],
 )
 def test_swearing_aimed_at_the_assistant_is_frustration(text: str) -> None:
-    (p,) = person.frustration([turn(text)])
+    (p,) = frustration.frustration([turn(text)])
     assert "swore_at_assistant" in p.rule and p.quote in text
 
 
@@ -61,11 +61,11 @@ def test_swearing_aimed_at_the_assistant_is_frustration(text: str) -> None:
     ],
 )
 def test_swearing_at_the_situation_is_not(text: str) -> None:
-    assert person.frustration([turn(text)]) == []
+    assert frustration.frustration([turn(text)]) == []
 
 
 def test_the_first_turn_is_never_read() -> None:
-    assert person.frustration([turn("are you fucking stupid?", index=0)]) == []
+    assert frustration.frustration([turn("are you fucking stupid?", index=0)]) == []
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,7 @@ def test_judged_true_findings_still_fire(real: dict[str, Any], kind: str) -> Non
     assert sum(s["verdict"] for s in sample) / len(sample) >= 0.8
 
 
-@pytest.mark.parametrize("kind", ["redundant_work", "loop"])
+@pytest.mark.parametrize("kind", ["redundant_work", "loop", "user_repeated"])
 def test_findings_a_fix_stopped_stay_stopped(real: dict[str, Any], kind: str) -> None:
     """A judged finding a fix stopped (``"fires": false``): no finding of its kind cites all its positions again."""
     ours: dict[tuple[str, str], list[set[int]]] = defaultdict(list)

@@ -1,12 +1,15 @@
 """The problems a reviewer flags (docs/definitions.md#problems-a-reviewer-flags): eight kinds, one module per family of evidence.
 
-- ``person``: the person's own turns: ``user_repeated`` (said again / asked again; ``pasted``: an error pasted back, a
-  message sent again; ``restated``: a request restated in new words), ``frustration``;
+- the person's own turns (``turns``): ``repeated``: ``user_repeated`` (said again, ``repeat_words``; asked again,
+  ``asked_again``; ``pasted``: an error pasted back, a message sent again; ``restated``: a request restated in new
+  words; a prompt template's opening is never compared, ``templates``); ``frustration``; ``pasted``'s ``loop`` (one
+  error pasted back again and again);
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
 - ``replies``: ``loop`` in prose (the person asked for input again and again);
-- ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined);
+- ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined); ``doable``:
+  a decline the agent took back once the person asked again;
 - ``context``: ``context_crowded``;
 - ``focus``: ``lost_focus`` where a program can check it (work destroyed right after it was called done; an edit
   that removes far more than the add it announced).
@@ -34,7 +37,20 @@ import polars as pl
 from forensics.analyzers import reuse
 from forensics.analyzers.base import Context, Finding, Section
 from forensics.analyzers.declare import Analyzer, CheckRule
-from forensics.analyzers.problems import actions, context, endings, focus, instructions, person, replies
+from forensics.analyzers.problems import (
+    actions,
+    context,
+    doable,
+    endings,
+    focus,
+    frustration,
+    instructions,
+    pasted,
+    repeated,
+    replies,
+    templates,
+    turns,
+)
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.analyzers.rules.load import Audit, audit_of
 from forensics.kernel.selection import SELECTED
@@ -77,11 +93,11 @@ def detect(ctx: Context) -> list[Problem]:
     """Every detector's problems over the selected conversations, in kind order. A conversation's findings depend
     on its own rows, the config and the code, and on two things from the others, the agent families that change
     things with their tools (``endings.acting_formats``: part of the key) and which of its turns open with a prompt
-    template's opening (``person.templates``, read by user_repeated and pasted_loops: part of its stamp, ``TEMPLATES``): under the same, an unchanged
+    template's opening (``templates.read``, read by user_repeated and pasted_loops: part of its stamp, ``TEMPLATES``): under the same, an unchanged
     conversation's are read back from the warehouse (``reuse.rows``: a report after a day of new logs runs the
     detectors on the new ones only)."""
     acting = endings.acting_formats(ctx.con)
-    shared, opens = person.templates(ctx.con)
+    shared, opens = templates.read(ctx.con)
     ctx.con.execute(
         f"CREATE OR REPLACE TEMP TABLE {TEMPLATES} AS SELECT unnest(?::VARCHAR[]) AS conversation_id, "
         "unnest(?::VARCHAR[]) AS opening",
@@ -108,18 +124,20 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         full.runs,
     )
     actions.prepare(con)
-    turns = person.person_turns(con)
+    person = turns.person_turns(con)
     found = (
         context.crowded(con)
         + focus.off_task(con)
-        + person.user_repeated(turns, con, shared)
+        + repeated.user_repeated(person, con, shared)
         + instructions.violated(con, found=mine)
         + _covered(actions.repeated_actions(con) + actions.reread_files(con))
-        + actions.recurring_errors(con)
-        + person.pasted_loops(turns, con, shared)
+        + (recurring := actions.recurring_errors(con))
+        + actions.failed_edits(con, recurring)
+        + pasted.pasted_loops(person, con, shared)
         + replies.asked_again(con)
-        + endings.false_success(con, turns, acting)
-        + person.frustration(turns)
+        + (ended := endings.false_success(con, person, acting))
+        + doable.declined_then_done(con, person, shared, ended)
+        + frustration.frustration(person)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
 

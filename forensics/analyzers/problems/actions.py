@@ -358,6 +358,63 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 
+# an editing tool (``failed_edits``): it changes a file's text when it works (not a shell, not its view command)
+EDIT_TOOL = r"(?i)edit|patch|replace|write|apply|update_file|modify|insert"
+FAILED_EDITS = 3  # failed edits of one tool in a row, at least
+
+
+def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list[Problem]:
+    """``loop``, rule ``failed_edit_N_times``: one editing tool (``EDIT_TOOL``) called ``FAILED_EDITS`` or more times
+    in a row, no other call between, each call failing (an error, or a result whose first line says it failed,
+    ``SAYS_FAILED``), on one file where the calls name one: the same change tried again and again and refused each
+    time, whatever the words of the refusals (a failed edit changes nothing, so nothing progressed; GUIDE §5: the
+    same action repeated 3 or more times without progress). A stretch one of whose calls the same-error rule cites
+    (``already``) is left to it: one incident, one finding."""
+    rows = con.execute(f"""
+        WITH c AS (SELECT c0.*, c0.err OR regexp_matches(coalesce(split_part(left(m.content, {SAYS_FAILED_CHARS}),
+                                                   chr(10), 1), ''), '{_q(SAYS_FAILED)}') AS bad,
+                          regexp_extract(c0.args, '{_q(PATH_ARG)}', 1) AS file,
+                          regexp_matches(c0.name, '{_q(EDIT_TOOL)}')
+                            AND NOT regexp_matches(coalesce(c0.args, ''), '{_q(VIEW_COMMAND)}') AS edit
+                   FROM {CALLS} c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos
+                        AND m.on_main_path),
+        n AS (SELECT cid FROM c WHERE bad AND edit GROUP BY cid HAVING count(DISTINCT pos) >= {FAILED_EDITS})
+        SELECT cid, pos, name, bad AND edit, file, args, rpos FROM c WHERE cid IN (SELECT cid FROM n)
+        ORDER BY cid, pos, k""").fetchall()
+    cited = {(p.conversation_id, x) for p in already for x in p.positions}
+    out: list[Problem] = []
+    runs: list[list[tuple[str, int, str, str, str, int]]] = []
+    for cid, pos, name, failed, file, args, rpos in rows:
+        call = (str(cid), int(pos), str(name), str(file or ""), str(args or ""), int(rpos))
+        last = runs[-1][-1] if runs and runs[-1] and failed else None
+        if last is not None and last[0] == call[0] and last[2] == call[2] and last[3] == call[3]:
+            runs[-1].append(call)
+        elif failed:
+            runs.append([call])
+        else:
+            runs.append([])  # another call between: the run is over
+    for run in runs:
+        positions = sorted({c[1] for c in run})
+        if len(positions) < FAILED_EDITS:
+            continue
+        cid, name, file = run[0][0], run[0][2], run[0][3]
+        if any((cid, x) in cited for x in positions):
+            continue  # the same-error rule reads this incident
+        where = f" on {file}" if file else ""
+        out.append(
+            Problem(
+                cid,
+                "loop",
+                sorted(set(positions) | {c[5] for c in run}),
+                args_quote(run[-1][4]),
+                f"failed_edit_{len(positions)}_times ({name})",
+                f"{name} failed {len(positions)} times in a row{where}, no other call between: a failed edit changes "
+                "nothing (GUIDE §5: 3 or more without progress)",
+            )
+        )
+    return out
+
+
 # a first line that only says the call failed ("ERROR:" then the error on the next line, OpenHands' editor): the
 # quote is the line after it. The errors stay grouped by the bare header: three failed edits of one spot, each
 # refused in other words, are the same action without progress (GUIDE §5; the blind labels mark them so)

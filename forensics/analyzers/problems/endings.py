@@ -12,8 +12,9 @@ import duckdb
 
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.person import NOT_WORK, REPEATED, Turn
+from forensics.analyzers.problems.repeat_words import NOT_WORK, REPEATED
 from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE
+from forensics.analyzers.problems.turns import Turn
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
 
@@ -33,6 +34,16 @@ CHANGED = (
 FAILED = re.compile(
     r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
     r"\bUncaught \w*Error\b"
+)
+# a regression named: what worked no longer does ("nothing is loading now", "the button stopped working")
+REGRESSED = re.compile(
+    r"(?i)\bno longer (?:\w+ )?(?:works?|working|loads?|loading|shows?|showing|appears?|renders?|runs?|builds?|compiles?|"
+    r"starts?|opens?|displays?)\b|\bstopped (?:working|loading|showing|rendering|running|responding)\b|"
+    r"\b(?:not|no|nothing|n't)\b[^.\n?!]{0,60}\b(?:loading|showing|rendering|appearing|displaying|working|updating|"
+    r"saving|responding)\b[^.\n?!]{0,40}\b(?:now|anymore|any more)\b|"
+    r"\bne (?:marche|fonctionne|s'affiche|charge) plus\b|\b(?:funktioniert|lädt|geht) (?:jetzt )?nicht mehr\b|"
+    r"\bya no (?:funciona|carga|aparece|sale)\b|\bбольше не (?:работает|загружается|показывает|открывается)|"
+    r"不再(?:工作|显示|加载|运行)|더 이상 (?:안|작동하지)|もう動かない"
 )
 # the assistant says it looked (checked, scanned, verified) or states what looking found ("no X was found", "no
 # changes are needed", "is already compliant"): a claim that needs evidence a call would have produced
@@ -85,41 +96,56 @@ def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn], acting: lis
 
 
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
-    """``claim_contradicted``: the last assistant text before a person turn claims success, and that person turn
-    says the work failed them (the user_repeated patterns, a regression named, an error pasted back)."""
+    """``claim_contradicted``: the last thing the assistant said before a person turn claims success, and that person
+    turn says the work failed them (the user_repeated patterns, a crash pasted back, a regression named).
+    ``changes_reported_broken``: that person turn names a regression (``REGRESSED``: "nothing is loading now", "it
+    stopped working") and the last thing said reported changes the assistant made (a change succeeded in the turn
+    it ends), in whatever words: the work was handed over as done and broke what worked. The last
+    thing said may come before an earlier person turn the assistant answered with calls alone ("run the tests" after
+    "done", then "nothing loads now"): it is still what the person holds the work to."""
     pushed = {
         (t.conversation_id, t.position)
         for t in turns
         if t.index > 0
         and t.replied
         and t.answered
-        and (REPEATED.search(t.text) or NOT_WORK.search(t.text) or FAILED.search(t.text))
+        and (REPEATED.search(t.text) or NOT_WORK.search(t.text) or FAILED.search(t.text) or REGRESSED.search(t.text))
     }
     if not pushed:
         return []
-    con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER)")
-    con.executemany("INSERT INTO _pushed VALUES (?, ?)", [list(k) for k in pushed])
+    regressed = {(t.conversation_id, t.position) for t in turns if REGRESSED.search(t.text)}
+    con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER, regressed BOOLEAN)")
+    con.executemany("INSERT INTO _pushed VALUES (?, ?, ?)", [[*k, k in regressed] for k in sorted(pushed)])
     rows = con.execute(f"""
-        SELECT p.cid, p.pos, a.position, a.content
+        SELECT p.cid, p.pos, a.position, a.content, regexp_matches(a.content, '{sql_str(CLAIM)}')
         FROM _pushed p JOIN LATERAL (
             SELECT s.pos AS position, s.text AS content FROM {SAID} s WHERE s.cid = p.cid AND s.pos < p.pos
-              AND s.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
-                  AND q.on_main_path AND q.origin = 'person' AND q.position < p.pos), -1)
+              AND trim(s.text) <> ''
             ORDER BY s.pos DESC LIMIT 1) a ON true
         WHERE regexp_matches(a.content, '{sql_str(CLAIM)}')
+           OR (p.regressed AND EXISTS (
+                SELECT 1 FROM ({calls_sql()}) c WHERE c.cid = p.cid AND c.mut AND c.pos < a.position
+                  AND c.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
+                      AND q.on_main_path AND q.origin = 'person' AND q.position < a.position), -1)))
         ORDER BY 1, 2""").fetchall()
     con.execute("DROP TABLE _pushed")
     out = []
-    for cid, pos, apos, text in rows:
-        m = CLAIM_RE.search(text)
+    for cid, pos, apos, text, claims in rows:
+        if claims:
+            rule, norm = "claim_contradicted", "the person's next turn says the claimed work failed them"
+        else:
+            rule, norm = (
+                "changes_reported_broken",
+                "the person's next turn says what the changes touched no longer works",
+            )
         out.append(
             Problem(
                 str(cid),
                 "gave_up_or_false_success",
                 [int(apos), int(pos)],
-                quote_at(text, m),
-                "claim_contradicted",
-                "the person's next turn says the claimed work failed them",
+                quote_at(text, CLAIM_RE.search(text)),
+                rule,
+                norm,
             )
         )
     return out

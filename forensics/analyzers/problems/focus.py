@@ -23,6 +23,7 @@ import duckdb
 from forensics.analyzers.problems.actions import strings as _strings  # a diff may sit in a nested field
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.said import CLAIM_RE
+from forensics.analyzers.rules.judge import command_of
 from forensics.kernel.selection import SELECTED
 
 # the agent says the whole task is done; or any claim of work done (``said.CLAIM_RE``: "Fixed the import."): the file
@@ -46,7 +47,6 @@ RUNS = re.compile(
 CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
 # a file a claim names: a word with a path separator or an extension (`docs/blue.md`, `index.ts`)
 NAMED = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z][\w]{0,7}\b|[\w.-]+(?:/[\w.-]+)+")
-COMMAND_KEYS = ("command", "cmd", "script", "input")
 CITED = 3  # destroying calls cited after the claim
 
 # the agent says it will add; and whether it said it would take something away
@@ -94,15 +94,19 @@ def off_task(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
-def _command(args: str) -> str:
+def _command(name: str, args: str) -> str:
+    """The shell command a call runs (``rules.judge.command_of``: the one reader of commands), else what it types into
+    a process it started (``input``), else the raw arguments of a call that is no JSON object."""
+    if (cmd := command_of(name, args)) is not None:
+        return cmd
     try:
         d = json.loads(args)
     except ValueError:
         return args
     if not isinstance(d, dict):
         return args
-    parts = [d.get(k) for k in COMMAND_KEYS]
-    return " ".join(" ".join(map(str, p)) if isinstance(p, list) else str(p) for p in parts if p)
+    typed = d.get("input")
+    return " ".join(map(str, typed)) if isinstance(typed, list) else str(typed or "")
 
 
 def _destroys(name: str, args: str, err: bool, claimed: set[str] | None) -> bool:
@@ -110,7 +114,7 @@ def _destroys(name: str, args: str, err: bool, claimed: set[str] | None) -> bool
     any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run)."""
     if err:
         return False
-    command = _command(args)
+    command = _command(name, args)
     if WIPES_COMMAND.search(command):
         return True
     if not (DELETES_NAME.search(name) or DELETES_COMMAND.search(command)):
@@ -124,8 +128,8 @@ def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]
     """The base names of the scripts these messages' commands ran (``python reproduce.py``, ``./run.sh``)."""
     out = set()
     for _, _, _, calls in msgs:
-        for _, args, _, _ in calls:
-            for m in RUNS.finditer(_command(args)):
+        for name, args, _, _ in calls:
+            for m in RUNS.finditer(_command(name, args)):
                 out.add(m.group(1).rsplit("/", 1)[-1])
     return out
 

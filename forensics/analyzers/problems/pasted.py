@@ -9,6 +9,8 @@ caused by the assistant's non-answer or non-fix also count"; docs/definitions.md
   change did not remove.
 - ``sent_again``: a person turn sent again unchanged, word for word, after the earlier one got no reply and some
   time passed (``RESENT_AFTER`` seconds: a log's own re-delivery of one message carries one time).
+
+And ``loop`` from the person's side (``pasted_loops``): one error pasted back two or more times, each after a change.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.analyzers.problems.templates import opening, shared
+from forensics.analyzers.problems.turns import by_conversation
 from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line, template
 from forensics.kernel.selection import SELECTED
 
 if TYPE_CHECKING:
-    from forensics.analyzers.problems.person import Turn
+    from forensics.analyzers.problems.turns import Turn
 
 # a compiler's or a server's error that ``signature.error_line`` does not read as one: a code between "error" and
 # the colon (tsc, Angular, rustc, C#), an HTTP status of 400 or more
@@ -182,4 +187,40 @@ def times(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int
     out: dict[str, dict[int, float | None]] = {}
     for cid, pos, ts in rows:
         out.setdefault(str(cid), {})[int(pos)] = None if ts is None else float(ts)
+    return out
+
+
+def pasted_loops(
+    turns: list[Turn], con: duckdb.DuckDBPyConnection, templates: frozenset[tuple[str, ...]] | None = None
+) -> list[Problem]:
+    """``loop`` where the agent's changes never touch the error (GUIDE §5: the same action repeated without
+    progress; "the same error recurring while the changes do not touch it"), read from the person's side: one error
+    pasted back two or more times (``pasted.errors_again``, each after a reply that changed something or proposed a
+    change), so it showed three times or more, each proposal leaving it as it was (rule
+    ``same_error_pasted_N_times``). The tool-less counterpart of ``actions.recurring_errors``: the person runs
+    what the assistant proposes and brings the output back."""
+    by_conv = by_conversation(turns)
+    templates = shared(turns) if templates is None else templates  # (``templates``: of the whole selection)
+    out = []
+    for cid, conv in by_conv.items():
+        again = errors_again(con, conv, lambda t: opening(t.text) in templates)
+        first: dict[int, list[int]] = {}
+        for k in sorted(again):
+            first.setdefault(again[k][3], []).append(k)
+        for at, ks in first.items():
+            if len(ks) < 2:
+                continue
+            last = conv[ks[-1]]
+            n = len(ks) + 1
+            out.append(
+                Problem(
+                    cid,
+                    "loop",
+                    [at] + [conv[k].position for k in ks],
+                    quote_at(last.full or last.text, again[ks[-1]][1]),
+                    f"same_error_pasted_{n}_times",
+                    f"the error first shown at [{at}] came back {n - 1} times, each after the assistant changed or "
+                    "proposed a change (GUIDE §5: 3 or more without progress)",
+                )
+            )
     return out

@@ -37,7 +37,7 @@ from forensics.text.keywords import content_tokens
 from forensics.text.prose import own_words
 
 if TYPE_CHECKING:
-    from forensics.analyzers.problems.person import Turn
+    from forensics.analyzers.problems.turns import Turn
 
 COVER = 0.7  # share of the earlier request's content terms the later turn holds: the same request asked again
 MIN_SHARED = 4  # ... and at least this many of them (a short request: all of them, and at least MIN_SHORT)
@@ -131,7 +131,8 @@ def restated(
     return out
 
 
-def _between(replies: list[Reply], lo: int, hi: int) -> list[Reply]:
+def between(replies: list[Reply], lo: int, hi: int) -> list[Reply]:
+    """The replies strictly between two positions."""
     return [r for r in replies if lo < r[0] < hi]
 
 
@@ -160,7 +161,7 @@ def _reworded(
         need = MIN_SHARED if len(theirs) >= MIN_SHARED else max(len(theirs), MIN_SHORT)
         if len(shared) < need or len(shared) < COVER * len(theirs) or len(shared) < OWN_SHARE * len(mine):
             continue
-        answer = _between(replies, conv[j].position, conv[j + 1].position)
+        answer = between(replies, conv[j].position, conv[j + 1].position)
         claimed = next((r[2] for r in answer if r[1] == "assistant" and CLAIM_RE.search(r[2])), None)
         if claimed is not None:
             continue
@@ -194,7 +195,7 @@ def _undone(
         e = conv[j]
         if not e.answered_next or (j in prompts and prompts[j] == prompts.get(k)):
             continue
-        refused, refused_terms, declined = _what_was_refused(_between(replies, e.position, conv[j + 1].position))
+        refused, refused_terms, declined = what_was_refused(between(replies, e.position, conv[j + 1].position))
         if back == 2:
             refused, refused_terms = "", frozenset()
         if not refused and not declined:
@@ -213,7 +214,7 @@ def _undone(
     return None
 
 
-def _what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:
+def what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:
     """Of the replies to a request: the first refusal of a call (its text), the content terms of what was refused
     (the calls' names and argument values, and what the agent said they would do), and the last reply's decline."""
     refused_terms: set[str] = set()

@@ -218,11 +218,15 @@ CONSTRUCT_NAMES = {
     "loops": "loops",
 }
 _ONE = r"(?:functions?|variable declarations?|variables|f-strings?|list comprehensions?|imports?|comments|loops?)"
+# the verbs of the ban ("do not use / define / write / add / include any functions") and the scope it may name ("... in
+# the script", "... in your code"): the code the reply writes, which is what the check reads
+_BAN_VERB = r"(?:use|define|write|add|include|create)"
 CODE_BANNED = re.compile(
     rf"(?im)(?:^|[.;:]\s+|\s{{2,}}|\s(?=(?-i:No|Do not|Don't|Never) ))[-*•\s]*"
-    rf"((?:no|do not use|don'?t use|never use|without(?: using)?)"
+    rf"((?:no|do not {_BAN_VERB}|don'?t {_BAN_VERB}|never {_BAN_VERB}|without(?: using)?)"
     rf" (?:any )?({_ONE}(?:\s*(?:,|/|or|and|,\s*or|,\s*and)\s*{_ONE})*))"
-    r"(?=\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))"
+    r"(?=(?:\s+in (?:the|your|this) (?:script|code|answer|response|solution|program|snippet))?"
+    r"\s*(?:[.;(]|\r?\n|$|\s{2,}|\s+(?:no|do not)\b))"
 )
 # the person asks for no change at all ("Do not modify files.", "don't make any changes", "without changing
 # anything"): held against the calls that follow, a change breaks it (a change scoped to some files, "don't modify

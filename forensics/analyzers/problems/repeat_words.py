@@ -1,0 +1,105 @@
+"""The person's words of repeating (docs/definitions.md#problems-a-reviewer-flags ``user_repeated``): that the
+work failed them or that they said it before (``REPEATED``), a standing directive (``DIRECTIVES``), "it doesn't
+work" (``NOT_WORK``). Read by ``repeated`` and by the claim rules (``endings``: a report that contradicts a claim)."""
+
+from __future__ import annotations
+
+import re
+
+# the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
+# baseline's user_pushback patterns are its English core)
+REPEATED = re.compile(
+    "|".join(
+        [
+            r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+            r"same|seeing|see|laggy|there|missing|happening)\b",
+            r"\bsame (?:error|issue|problem|exception|result|thing)\b",
+            r"\bit'?s the same\b",
+            r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
+            r"^\W*(?:nope|no)\b[,.!]",
+            r"^\W*nope\b",
+            r"\bno go\b",
+            r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b",
+            r"\bas I said\b",
+            r"\bwhy did you\b",
+            r"\bis still (?:there|here|happening|broken|not)\b",
+            r"\bstill (?:seems?|appears?) to\b",
+            r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
+            r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
+            r"(?<!please )\btry (?:it |that |this )?again\b(?! later)",  # the person asks for the last request again
+            # French, German, Spanish
+            r"\btoujours (?:pas|le même|la même|les mêmes|rien)\b",
+            r"\bje ne vois (?:pas|rien)\b",
+            r"\bne (?:marche|fonctionne) (?:pas|toujours pas)\b",
+            r"\bimmer noch\b",
+            r"\bfunktioniert (?:nicht|immer)\b",
+            r"\bsigue sin\b",
+            r"\bno funciona\b",
+            r"\btodavía no (?:funciona|aparece|sale|va)\b",
+            r"\b(?:ya )?te (?:lo )?dije\b",
+            r"\bich habe (?:doch |dir )?(?:gesagt|geschrieben)\b",
+            r"\b(?:geht|klappt) (?:immer )?noch nicht\b",
+            # Portuguese, Italian, Russian
+            r"\bainda não (?:funciona|está|aparece|deu)\b",
+            r"\bnão funciona\b",
+            r"\beu (?:já )?(?:disse|pedi)\b",
+            r"\bancora non\b",
+            r"\bnon funziona\b",
+            r"\bte l'ho (?:già )?detto\b",
+            r"\bвс[её] ещё не\b|\bпо-прежнему не\b|\b(?:опять|снова) (?:не|ничего|нечего)\b|\bне работает\b",
+            r"\b(?:опять|снова|вс[её]) (?:то ?же самое|тоже самое)\b|\bничего не изменилось\b",
+            r"\bя (?:же |уже )(?:сказал|говорил|просил)\b",
+            r"\bпопробуй (?:ещё|еще) раз\b",
+            # Chinese, Korean: "still wrong", "I said", "again doesn't work", "I told you to ..."
+            "还是不[行对]",
+            "(?:还是|仍然|依然)(?:没|不)",
+            "还是报错",
+            "不对",
+            "错了",
+            "没有用",
+            "不起作用",
+            "你忘了",
+            "又错",
+            "我说了",
+            "我已经说",
+            "再试一次",
+            "(?:자|라)니까",
+            "했잖아",
+            "하라고",
+            "또 안",
+            "안되(?:네|는데|잖아)",
+            "여전히",
+            "똑같이 안",
+            # Japanese: "still doesn't work", "not fixed", "I said (it) earlier"
+            "まだ(?:動かない|直って|エラー|同じ)|動きません|動かない|直ってない|さっき(?:も)?言った|言ったのに",
+        ]
+    ),
+    re.IGNORECASE | re.MULTILINE,
+)
+
+# a standing directive; said again anywhere later in the conversation (GUIDE §5: "within this conversation"), it is
+# a repeat: the person re-states a constraint (each pattern one constraint, in its languages)
+DIRECTIVES = [
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b",
+        r"\bstep[ -]by[ -]step\b",
+        r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b",
+        r"\bonly (?:propose|suggest|show)\b",
+        r"\b(?:be )?(?:more )?concise\b",
+        # "don't change / modify it" and "only suggest" in the other languages people write to agents in
+        "(?:변경|수정)\\s*하지\\s*말|(?:변경|수정)하면\\s*안",
+        "제안만",
+        "一个一个",
+        "不要(?:改|修改|动)",
+        "(?:変更|修正)しないで|触らないで",
+        r"\bne (?:modifie|change|touche)[sz]? (?:pas|rien)\b",
+        r"\b(?:nicht (?:ändern|verändern|anfassen)|ändere nichts)\b",
+        r"\bno (?:modifiques|cambies|toques)\b",
+    )
+]
+
+# "it doesn't work": the person's first report that the work failed them is a report (user_pushback), not a repeat;
+# said again after an earlier report in the conversation, it is the person repeating that the work is not done (a
+# reviewer read a first "it does not work" counted as a repeat as false)
+NOT_WORK = re.compile(r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b", re.IGNORECASE)
