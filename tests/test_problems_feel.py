@@ -5,6 +5,7 @@ files of ``fixtures/real`` (ingested whole, exact findings), with their near mis
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,39 @@ def test_edit_sizes_from_arguments_patches_and_result_diffs() -> None:
     result = '{"output": {"diff": "--- f.py\\n+++ f.py\\n@@ -1,3 +1,1 @@\\n-x\\n-y\\n+z\\n"}}'
     assert focus._change('{"content": "z"}', result) == (2, 1)
     assert focus._change('{"content": "z"}', "Applied.") is None
+
+
+NOMOS = REAL / "claude_code" / "Nomos-N4s+nomos" / "0" / "full.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("command", "wipes"),
+    [
+        ("git stash -q -- src/keys.py && python check.py; git stash pop -q", False),  # set aside to compare, given back
+        ("git stash pop", False),
+        ("git restore --staged .", False),  # unstages: the work tree is untouched
+        ("git checkout main", False),
+        ("git stash", True),
+        ("git reset --hard HEAD", True),
+        ("git checkout -- .", True),
+        ("git restore .", True),
+        ("git clean -fd", True),
+    ],
+)
+def test_what_wipes_the_work_tree(command: str, wipes: bool) -> None:
+    assert focus._destroys("Bash", json.dumps({"command": command}), False, set()) is wipes
+
+
+def test_a_file_put_back_from_git_counts_only_when_the_claim_names_it() -> None:
+    args = json.dumps({"command": "git checkout -- tests/test_provenance.py && pytest -q"})
+    assert focus._destroys("Bash", args, False, {"test_provenance.py"})
+    assert not focus._destroys("Bash", args, False, {"rl_sweep.py"})
+    assert not focus._destroys("Bash", args, False, set())
+
+
+def test_no_lost_focus_in_the_nomos_session(tmp_path: Path) -> None:
+    """Claude Code on Nomos (reader5 judged both findings false): it stashed its fix to show the check fail before it,
+    popping it in the same command, and later put one test file back from git; neither destroys finished work."""
+    db = tmp_path / "w.duckdb"
+    ingest([NOMOS], db=db)
+    assert [f for f in findings(Path(db)) if f["kind"] == "lost_focus"] == []
