@@ -225,3 +225,23 @@ def test_a_loop_quotes_the_line_that_names_the_error(tmp_path: Path) -> None:
     loops = [(f["rule"], f["quote"]) for f in found if f["kind"] == "loop"]
     assert loops == [("same_error_4_times (execute)", "AssertionError: Expected 18 but got 18.962962962962965")]
     assert all(verbatim(tmp_path, f) for f in found)
+
+
+def test_a_view_past_a_read_tools_first_2000_lines_is_no_reread(tmp_path: Path) -> None:
+    """Crush (dbos-transact-golang, reader5 judged it false): ``view`` of workflows_test.go with no range shows lines
+    1-2000, the later ``view`` with ``offset: 2000`` reads on; a second view with no range, or one of lines 100-300, is
+    read again."""
+    path = "/Users/max/dbos/workflows_test.go"
+    body = "<file>\n" + "".join(f"{i}|line {i}\n" for i in range(1, 40)) + "</file>"
+    s = Session("view").add("user", "add a new test in dbos/workflows_test.go")
+    s.call("view", {"file_path": path}, body)
+    s.call("view", {"file_path": path, "offset": 2000}, body)
+    (tmp_path / "on").mkdir()
+    found, _ = run(tmp_path / "on", s)
+    assert [f for f in found if f["kind"] == "redundant_work"] == []
+    s.call("view", {"file_path": path, "offset": 100, "limit": 200}, body)
+    (tmp_path / "again").mkdir()
+    found, _ = run(tmp_path / "again", s)
+    assert [(f["rule"], f["positions"]) for f in found if f["kind"] == "redundant_work"] == [
+        ("reread_unchanged", [1, 5])
+    ]

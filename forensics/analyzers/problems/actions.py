@@ -179,22 +179,24 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before, turns) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
         SELECT cid, file, list(pos ORDER BY pos, k), list(args ORDER BY pos, k),
-               list(coalesce(h, '') ORDER BY pos, k), list(numbered ORDER BY pos, k)
+               list(coalesce(h, '') ORDER BY pos, k), list(numbered ORDER BY pos, k),
+               list(regexp_matches(name, '{_q(READ_TOOL)}') ORDER BY pos, k)
         FROM g GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
     out = []
-    for cid, file, positions, argss, hashes, numbered in rows:
-        # (position, first line, last line, text, numbered) of each earlier read
-        seen: list[tuple[int, float, float, str, bool]] = []
+    for cid, file, positions, argss, hashes, numbered, tools in rows:
+        # (position, first line, last line, text, numbered) of each earlier read; a read tool's read with no range
+        # showed its first TOOL_READ_LINES lines only, which a later read of lines past them does not repeat
+        seen: list[tuple[int, float, float, str, bool, bool]] = []
         cited: set[int] = set()
         quote = ""
-        for pos, args, h, num in zip(positions, argss, hashes, numbered):
+        for pos, args, h, num, tool in zip(positions, argss, hashes, numbered, tools):
             span = lines_read(str(args or ""))
             if span is None:
                 continue  # lines not known (tail, a negative offset): neither read again nor read before
             lo, hi = span
             near = [
-                (a, b, p, was)
-                for p, a, b, text, was in seen
+                (a, TOOL_READ_LINES if was_tool and (a, b) == WHOLE and span != WHOLE else b, p, was)
+                for p, a, b, text, was, was_tool in seen
                 if pos - REREAD_WINDOW <= p < pos
                 and a <= hi
                 and lo <= b
@@ -204,7 +206,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             if near and not cites and _covered_by(lo, hi, [(a, b) for a, b, _, _ in near]):
                 cited |= {p for _, _, p, _ in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
-            seen.append((pos, lo, hi, h, bool(num)))
+            seen.append((pos, lo, hi, h, bool(num), bool(tool)))
         if len(cited) >= 2:
             out.append(
                 Problem(
@@ -221,6 +223,9 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
 
 WHOLE = (1.0, float("inf"))
+# lines a read tool shows when no range is asked: Claude Code's Read, Crush's and OpenCode's view/read and Gemini CLI's
+# read_file all stop at 2,000 (their tool descriptions say so); a shell ``cat`` shows the whole file
+TOOL_READ_LINES = 2000
 SED_RANGE = re.compile(r"\bsed\s+-n\s+[\\\"']*(\d+)\s*,\s*(\d+)p")
 HEAD_LINES = re.compile(r"\bhead\s+(?:-n\s*|-)(\d+)")
 TAIL = re.compile(r"\btail\b")
