@@ -218,7 +218,8 @@ def test_a_negated_request_asks_for_nothing() -> None:
 def test_booking_the_thing_in_play_is_no_new_request() -> None:
     """A request whose object books what is being discussed ("a table for 7", "a reference number", "订一间房") acts
     on the current request; booking a new thing ("book a taxi"), searching for one ("finding a room") or building
-    one ("add a table") is a new request (issue 43: MultiWOZ's false switches were bookings)."""
+    one ("add a table") is a new request (issue 43: MultiWOZ's false switches were bookings). Booking what is in play
+    ("book me for one", "book it") points back at it, as "it" does."""
     for booking in (
         "I need a table for 7 at 11:30 on Thursday .",
         "I would like to book a table for 5 people .",
@@ -239,6 +240,16 @@ def test_booking_the_thing_in_play_is_no_new_request() -> None:
         "帮我找一个票价免费的景点。",
     ):
         assert CUES.signals(asked, "")["request"] == 1.0, asked
+    for back in (
+        "Could you book me for one on Friday ?",
+        "Will you book it for a party of 7 .",
+        "Can you reserve a table there ?",
+        "I 'd like to make the reservation now .",
+    ):
+        assert CUES.signals(back, "")["reference"] == 1.0, back
+    assert (
+        CUES.signals("Can you book me a taxi to the museum ?", "")["reference"] == 0.0
+    )  # a new thing, not the one in play
 
 
 def test_a_bare_yes_accepts_with_the_sentence_after_it() -> None:
