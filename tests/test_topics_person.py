@@ -229,6 +229,7 @@ def test_booking_the_thing_in_play_is_no_new_request() -> None:
         "I need a room for one person starting sunday for 3 nights",
         "Yes , please I need tickets for all 6 of us",
         "帮我订一间房，两晚。",
+        "I'd like a table for 2 at 19:00 .",
     ):
         assert CUES.signals(booking, "")["request"] == 0.0, booking
     for asked in (
@@ -238,6 +239,9 @@ def test_booking_the_thing_in_play_is_no_new_request() -> None:
         "Please add a table of contents to the README.",
         "Now create a booking form for the clinic.",
         "帮我找一个票价免费的景点。",
+        "I 'd like a taxi to take me from the hotel to Curry Garden .",
+        "I'd like an expensive restaurant in the west.",
+        "Can you tell me about a hotel called the Avalon ?",
     ):
         assert CUES.signals(asked, "")["request"] == 1.0, asked
     for back in (

@@ -30,7 +30,7 @@ from forensics.text.prose import request_sentences
 IN_PLAY = r"(?:reservations?|bookings?|reference|tables?|rooms?|tickets?|seats?|one)\b"
 REQUEST_CUES = [
     r"\b(?:need|want|recommend|suggest|is there|are there|if there (?:is|are)|do you have|do you know|know of|"
-    r"help me with|would like|interested in|book|reserve)\b"
+    r"help me with|would like|i ?['’]d like|tell me about|interested in|book|reserve)\b"
     rf"(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b(?!\s+{IN_PLAY})",
     r"\b(?:looking for|look for|search(?:ing)? for|find(?:ing)?|add|write|create|implement|build|set up|design|"
     r"start)\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
