@@ -30,8 +30,9 @@ RJIEBA = engine.NAME == "rjieba"  # its tagger names a few more places and peopl
 # set: (files, config, baseline the F1 must beat, (markers, hits) at the defaults)
 SETS = {
     "crosswoz": (["crosswoz-val.zh.jsonl"], defaults(), "all", (920, 740) if RJIEBA else (919, 739)),
-    # was (1026, 767): negated and more request phrasings, a bare "Yes." accepting with the next sentence (issue 43 item 3)
-    "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (1047, 789)),
+    # was (1026, 767): negated and more request phrasings, a bare "Yes." accepting with the next sentence; then (1047,
+    # 789): a request whose object books the thing in play is none, "book a taxi" is one (issue 43 item 3)
+    "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (978, 807)),
     # was (90, 90), then (111, 92): the work scorer, then its combiner (issue 43; docs/topics-evaluation.md, round 4)
     "generated": (["gen5.db", "gen6.db"], defaults(), "all", (123, 91)),
     "kdconv": (["kdconv-dev.zh.jsonl"], DIALOGUE, "random", (299, 106) if RJIEBA else (293, 103)),

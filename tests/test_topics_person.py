@@ -215,6 +215,47 @@ def test_a_negated_request_asks_for_nothing() -> None:
     assert CUES.offers("You 're welcome . What else can I help you with ?")
 
 
+def test_booking_the_thing_in_play_is_no_new_request() -> None:
+    """A request whose object books what is being discussed ("a table for 7", "a reference number", "订一间房") acts
+    on the current request; booking a new thing ("book a taxi"), searching for one ("finding a room") or building
+    one ("add a table") is a new request (issue 43: MultiWOZ's false switches were bookings). Booking what is in play
+    ("book me for one", "book it") points back at it, as "it" does."""
+    for booking in (
+        "I need a table for 7 at 11:30 on Thursday .",
+        "I would like to book a table for 5 people .",
+        "Can you make a reservation for Saturday for 7 people ?",
+        "Could you make a booking for 6 people and give me the reference number ?",
+        "Is there a reference number I need ?",
+        "I need a room for one person starting sunday for 3 nights",
+        "Yes , please I need tickets for all 6 of us",
+        "帮我订一间房，两晚。",
+        "I'd like a table for 2 at 19:00 .",
+    ):
+        assert CUES.signals(booking, "")["request"] == 0.0, booking
+    for asked in (
+        "Can you book a taxi for me ?",
+        "I would also like to book a train departing from Cambridge on Saturday .",
+        "I need to find a room in the north as well .",
+        "Please add a table of contents to the README.",
+        "Now create a booking form for the clinic.",
+        "帮我找一个票价免费的景点。",
+        "I 'd like a taxi to take me from the hotel to Curry Garden .",
+        "I'd like an expensive restaurant in the west.",
+        "Can you tell me about a hotel called the Avalon ?",
+    ):
+        assert CUES.signals(asked, "")["request"] == 1.0, asked
+    for back in (
+        "Could you book me for one on Friday ?",
+        "Will you book it for a party of 7 .",
+        "Can you reserve a table there ?",
+        "I 'd like to make the reservation now .",
+    ):
+        assert CUES.signals(back, "")["reference"] == 1.0, back
+    assert (
+        CUES.signals("Can you book me a taxi to the museum ?", "")["reference"] == 0.0
+    )  # a new thing, not the one in play
+
+
 def test_a_bare_yes_accepts_with_the_sentence_after_it() -> None:
     """ "Yes. Can you make a reservation for 3?" after "Would you like me to make a reservation?" takes the proposal
     up, as "Yes, please make it" does; "booking" takes up "book". A new subject after the yes stays a request."""

@@ -22,14 +22,22 @@ from typing import Protocol
 
 from forensics.text.prose import request_sentences
 
+# A request names what it wants after its verb and an indefinite article. When that object is the booking of the thing
+# being discussed ("I need a table for 7", "book a room there", "is there a reference number", "订一间房"; not 票价 or 房价, a price), the person
+# acts on the current request, not a new one; a booking whose object is a new thing ("book a taxi", "I need to book a
+# train") is one. Searching for or building something is a new request whatever its object ("finding a room",
+# "add a table", "create a booking form"), but "make a reservation / booking" books.
+IN_PLAY = r"(?:reservations?|bookings?|reference|tables?|rooms?|tickets?|seats?|one)\b"
 REQUEST_CUES = [
-    r"\b(?:looking for|look for|search(?:ing)? for|need|want|find(?:ing)?|recommend|suggest|is there|are there|"
-    r"if there (?:is|are)|do you have|"
-    r"do you know|know of|help me with|would like|interested in|add|write|create|implement|build|make|set up|"
-    r"design|start)\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"\b(?:need|want|recommend|suggest|is there|are there|if there (?:is|are)|do you have|do you know|know of|"
+    r"help me with|would like|i ?['’]d like|tell me about|interested in|book|reserve)\b"
+    rf"(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b(?!\s+{IN_PLAY})",
+    r"\b(?:looking for|look for|search(?:ing)? for|find(?:ing)?|add|write|create|implement|build|set up|design|"
+    r"start)\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b",
+    r"\bmake\b(?: me| to (?!be\b)[a-z]+| for)?\s+(?:a|an|some|another|any|new)\b(?!\s+(?:reservations?|bookings?)\b)",
     r"\binformation (?:on|about|regarding|for) (?:a|an|the|some)\b",  # "I need information on the corn exchange"
     r"(?:找|推荐|订|预订|预定|叫|安排|有没有|想去|想找|想吃|想住|查一下|查查|帮我查|再来|需要|想要|要|写|加|做|建)"
-    r"(?:一个|一家|一间|一辆|一下|个|家|些|一些|一处|一条|一份)",
+    r"(?:一个|一家|一间|一辆|一下|个|家|些|一些|一处|一条|一份)(?!房(?!价)|位子|座位|桌位|票(?!价))",
 ]
 ADDITION_CUES = [
     r"\b(?:i also|i'd also|i would also|also need|also looking|also want|also like|also interested|now i|next,? i|"
@@ -39,6 +47,10 @@ ADDITION_CUES = [
 REFERENCE_CUES = [
     r"^(?:it|its|it's|they|their|them|that|this|those|these|the same|he|she|his|her)\b|"
     r"\b(?:it|its|their|them|that one|this one|the same)\b",
+    # booking what is being discussed points back at it: "book me for one", "book that for 5 nights", "reserve a table
+    # there", "make the reservation" (not "book me a taxi": a new thing; in Chinese 这家 / 它 above already say it)
+    r"\b(?:book|reserve)\s+(?:(?:me|us)\s+(?:for|in|at|into)\b|(?:it|that|this|them|one|for|there)\b|"
+    r"a (?:table|room|seat)s?\b)|\b(?:a|the) (?:reservation|booking)\b",
     r"这家|这个|那家|那个|该|它|这里|那里|这些|那些|此",
 ]
 OFFER_CUES = [
