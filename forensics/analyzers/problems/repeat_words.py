@@ -24,7 +24,10 @@ REPEATED = re.compile(
             r"\bwhy did you\b",
             r"\bis still (?:there|here|happening|broken|not)\b",
             r"\bstill (?:seems?|appears?) to\b",
-            r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b",
+            # "I don't see the change", not "I don't see the point of it" / "why we need it" (an opinion, a question)
+            r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b(?! (?:the (?:point|need|reason|"
+            r"value|benefit|use|harm|problem with)|any (?:point|need|reason|benefit|harm|problem)|a (?:reason|need|"
+            r"problem)|much (?:point|value|difference)|why|how|what)\b)",
             r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
             r"(?<!please )\btry (?:it |that |this )?again\b(?! later)",  # the person asks for the last request again
             # French, German, Spanish
