@@ -161,9 +161,10 @@ def is_work(msgs: Sequence[Message]) -> bool:
 def reports_output(text: str) -> bool:
     """The turn is mostly pasted program output, with little typed around it (S4: supplying output; S6: the last
     step's consequence). A new request typed beside a paste (S8) is longer than ``REPORT_TYPED_CHARS``."""
-    return output_chars(text) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0 and len(
-        typed_prose(text)
-    ) <= REPORT_TYPED_CHARS
+    return (
+        output_chars(text) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0
+        and len(typed_prose(text)) <= REPORT_TYPED_CHARS
+    )
 
 
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
