@@ -31,6 +31,12 @@ says so (a new subject still is a new request); the marker rule (``infer.mark``)
 Which conversations are judged this way (``is_work``): those where the assistant works, not chats: a tool call
 on the main path, or a reply of at least WORK_REPLY_CHARS characters (code, a plan, a diff). A booking or
 chit-chat exchange (short replies, no tools) keeps the topic model.
+
+Three rules hold beside the combiner in these conversations, not fitted (issue 43 round 6): a turn that is mostly
+pasted program output with a line or two typed continues (``reports_output``: S4, S6); the turn after a
+content-free one is read against the last turn with a topic (``infer.mark``); a conversation of at most
+``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
+there than a true one gains).
 """
 
 from __future__ import annotations
