@@ -21,7 +21,8 @@ from tests.conftest import SHARED
 
 LOGS = SHARED / "data" / "agent-logs"
 # (marked, hits) of ours, as measured (docs/topics-evaluation.md, issue 43)
-PINNED = {"whole": (108, 63), "held-out": (31, 23)}  # held-out P 0.742 R 0.575 F1 0.648 Pk 0.272
+# held-out P 0.774 R 0.600 F1 0.676 Pk 0.213; before round 6 (108, 63) and (31, 23): P 0.742 R 0.575 F1 0.648 Pk 0.272
+PINNED = {"whole": (113, 69), "held-out": (31, 24)}
 
 
 @pytest.fixture(scope="module")
@@ -69,5 +70,6 @@ def test_leave_one_format_out_reads_the_dev_half_only() -> None:
     assert len(res["families"]) == 8
     s, every, nothing = res["thresholds"][0.30], res["references"]["every person turn"], res["references"]["nothing"]
     assert s["f1"] > every["f1"] and s["pk"] <= nothing["pk"]
-    assert (s["predicted"], s["tp"]) == (60, 37)  # P 0.617 R 0.487 F1 0.544 Pk 0.265 (docs/topics-evaluation.md)
+    assert (s["predicted"], s["tp"]) == (63, 41)  # P 0.651 R 0.539 F1 0.590 Pk 0.177 (docs/topics-evaluation.md)
+    # before round 6 (a marker across a content-free turn, pasted output, short conversations): 60 / 37, F1 0.544
     # the five signals before the combiner read 57 / 32 here (F1 0.481)

@@ -105,3 +105,74 @@ def test_the_shipped_combiner_keeps_every_signal_to_the_sign_its_meaning_gives_i
     assert set(WORK_SIGNS) == set(work.FEATURES) - {"cos_first"}
     for k, sign in WORK_SIGNS.items():
         assert weights[k] * sign >= 0, k
+
+
+WEBPACK = """polyfills.js:12  [webpack-dev-server] Errors while compiling. Reload prevented.
+(anonymous) @ polyfills.js:12
+(anonymous) @ polyfills.js:21
+value @ polyfills.js:7
+polyfills.js:12  [webpack-dev-server] ERROR in ./src/app/app.routes.ts 7:23-57
+Module not found: Error: Can't resolve './settings/settings.page' in 'c:\\Users\\me\\mobilechat\\src\\app'
+src/app/app.routes.ts:12:14 - error TS2307: Cannot find module './settings/settings.page'"""
+
+
+def test_a_turn_of_pasted_program_output_with_a_line_typed_reports_the_last_step() -> None:
+    """S4 / S6: mostly program output, two or three sentences typed around it at most; a request typed at length
+    beside a paste (S8) and a long prompt that pastes code are not reports; a shell command line is not prose."""
+    assert work.reports_output(WEBPACK)
+    assert work.reports_output("fix this please\n" + WEBPACK)
+    assert work.reports_output('Traceback (most recent call last):\n  File "a.py", line 3, in <module>\nValueError: x')
+    typed = " ".join(
+        ["Now build the settings page with a form for the API key, a theme switch and a reset button."] * 4
+    )
+    assert not work.reports_output(typed + "\n" + WEBPACK)  # S8: a new request typed beside the paste
+    code = "def area(r):\n    return 3.14 * r * r\n"
+    assert not work.reports_output("Write the next step: the volume of a cylinder.\n```python\n" + code + "```")
+    assert not work.reports_output("still cannot drag the node")  # no output at all
+    from forensics.text.prose import typed_prose
+
+    line = "cd '/usr/lib/bitcode' && /usr/lib/llvm-17/bin/llvm-lto -thinlto -o vector.index.bc vector/src/a.bc"
+    assert typed_prose("the same again\n" + line) == "the same again"
+
+
+def _scored(turns: int, score_bias: float) -> list[bool]:
+    """A work conversation of ``turns`` person turns, each a request form, scored by a one-signal work model whose
+    score is sigmoid(2 + bias); the topic model never switches. Returns the markers."""
+    from forensics.analyzers.topics.model import Model
+
+    pairs: list[tuple[str, str]] = []
+    for i in range(turns):
+        pairs += [("user", f"add feature number {i} to the exporter module"), ("assistant", LONG)]
+    msgs = _conversation(*pairs)
+    idf = Idf([m.tokens for m in msgs])
+    never = Model({}, -20.0, 0.5)
+    w = Model({"request_form": 2.0}, score_bias, 0.3)
+    return [j.marker for j in infer(msgs, idf, never, CUES, work_model=w)]
+
+
+def test_a_short_work_conversation_switches_only_well_past_the_operating_point() -> None:
+    """At most SHORT_TURNS person turns: a score past the operating point but less than SHORT_MARGIN past it marks
+    nothing; the same score marks in a longer conversation, and a score well past it marks in both."""
+    assert work.SHORT_TURNS == 5
+    assert _scored(2, -1.5) == [False, False]  # score 0.62: margin 1.35
+    assert _scored(6, -1.5) == [False] + [True] * 5
+    assert _scored(2, -1.0) == [False, True]  # score 0.73... score 0.73: margin 1.85, past the bar
+
+
+def test_after_a_content_free_assent_a_new_request_is_read_against_the_last_topic() -> None:
+    """In work with an agent "yes please" carries no topic; the new request after the work it started is compared
+    with the turn before the assent (S1). In other conversations the seed's rule stays: no marker after it."""
+    from forensics.analyzers.topics.infer import Judged, mark
+
+    def judged() -> list[Judged]:
+        return [Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T2", 0.9, 0.9)]
+
+    rows = judged()
+    mark(rows, 0.7)
+    assert [j.marker for j in rows] == [False, False, False]
+    rows = judged()
+    mark(rows, 0.7, across_empty=True)
+    assert [j.marker for j in rows] == [False, False, True]
+    rows = [Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T1", 0.9, 0.1)]
+    mark(rows, 0.7, across_empty=True)
+    assert not any(j.marker for j in rows)  # the same topic again: no marker

@@ -73,6 +73,60 @@ def own_words(text: str) -> str:
     return "\n".join(keep).strip()
 
 
+# What own_words keeps of program output pasted without a fence (a browser console, a build log, a crashed CLI, a diff
+# from the agent's UI): a console frame ("(anonymous) @ polyfills.js:12"), a line that opens with a file and line
+# ("polyfills.js:12 ...") or with a path, a program's own line ("remote: ...", "grep: ..."), a diff line with its line
+# number ("+ 8 - ..."), an exception's message ("Error: ...", "ChunkLoadError: ..."), a line with a terminal's glyphs
+# (box drawing, prompt arrows, spinners) or padded with spaces to the terminal's width. (Branch pk's ``typed_words``.)
+_PASTED_LINE = re.compile(
+    r"^\s*(?:\(anonymous\) @|\S+ @ \S+:\d+|[\w./\\-]+\.\w{1,5}:\d+(?::\d+)?\b"
+    r"|(?:remote|fatal|error|warning|note|hint|npm ERR!|grep|sed|bash|zsh|sh|cp|mv|rm|cat|ls|git|make|cargo|go|"
+    r"python\d?|node|npm|pip)\d*: |(?:/|\./|~/|[A-Za-z]:\\)[\w.@~-]+[/\\]\S*|[+-]\s*\d+\s|\w*(?:Error|Exception)\b:)"
+)
+_TERMINAL = re.compile(r"[│├└┌┐┘─═▶➜✗✓⠇⠋⠙⠹⠸⠼⠴⠦⠧⠏❯↑↓→]|\S {3,}$")
+
+
+def typed_words(text: str) -> str:
+    """``own_words`` less the program output pasted without a fence (``_PASTED_LINE``, ``_TERMINAL``) and the lines
+    the message already holds (a log repeats itself): what the person typed."""
+    seen: set[str] = set()
+    keep = []
+    for line in own_words(text).split("\n"):
+        s = line.strip()
+        if s and (_PASTED_LINE.match(line) or _TERMINAL.search(line) or s in seen):
+            seen.add(s)
+            continue
+        seen.add(s)
+        keep.append(line)
+    return "\n".join(keep).strip()
+
+
+def _prose(line: str) -> bool:
+    """Most of the line's tokens are words (letters, in any script, punctuation around them aside): a sentence,
+    not a command line, a progress line or a list of paths."""
+    tokens = line.split()
+    words = sum(t.strip(_PUNCTUATION).isalpha() for t in tokens)
+    return bool(tokens) and words * 2 >= len(tokens)
+
+
+_PUNCTUATION = "\"'`.,:;!?()[]{}<>«»“”‘’-–—…。，：；！？（）"
+
+
+def typed_prose(text: str) -> str:
+    """The lines of ``typed_words`` that read as sentences (``_prose``): what the person wrote in their own words."""
+    return "\n".join(line for line in typed_words(text).split("\n") if _prose(line)).strip()
+
+
+def output_chars(text: str) -> int:
+    """Characters of the lines of ``text`` that read as program output (a traceback or its frames, log and compiler
+    lines, a shell session, a console, a diff from a terminal), fenced or not; not code, not prose."""
+    return sum(
+        len(line) + 1
+        for line in unwrapped(text).split("\n")
+        if _OUTPUT_LINE.match(line) or _PASTED_LINE.match(line) or _TERMINAL.search(line)
+    )
+
+
 def request_sentences(text: str) -> str:
     """Where a request is made in a person's message: the opening and closing sentences of its own words."""
     own = own_words(text)

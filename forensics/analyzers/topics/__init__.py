@@ -247,7 +247,8 @@ def _write_tables(
                     ("keywords", j.drivers),
                 ):
                     ts[k].append(v)
-            prev = j
+            if j.topic is not None:  # a marker is read against the last turn with a topic (``infer.mark``)
+                prev = j
     schema: dict[str, pl.DataType | type[pl.DataType]] = {
         "conversation_id": pl.String,
         "position": pl.Int32,

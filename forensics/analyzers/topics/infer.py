@@ -62,6 +62,7 @@ def infer(
     working = work_model is not None and work.is_work(msgs)
     if working:
         work.signals(msgs, feats, idf)
+    bar = work.SHORT_MARGIN if working and sum(m.judged for m in msgs) <= work.SHORT_TURNS else 0.0
     topic_model = model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
     profiles: dict[str, Counter[str]] = {}
@@ -83,12 +84,14 @@ def infer(
             w = work_model.score(f)
             if work_model.margin(w) > model.margin(s):  # the request scorer is the surer that a switch happens
                 model, s = work_model, w
+            if f.get("reports_output"):  # pasted output, a line typed around it: it continues (work.reports_output)
+                model, s = work_model, min(w, _below(work_model))
         named = _lexicon_topic(m.text, lex)
         if named:
             topic, conf = named, LEXICON_CONFIDENCE
         elif current is None:
             topic, conf = f"T{len(profiles) + 1}", model.confidence(s)
-        elif model.switches(s):
+        elif model.switches(s) and model.margin(s) >= bar:
             topic, conf = _new_or_return(m, profiles, current, idf), model.confidence(s)
         else:
             topic, conf = current, model.confidence(s)
@@ -96,13 +99,28 @@ def infer(
         profiles.setdefault(topic, Counter()).update(m.tokens)
         current = topic
         out.append(Judged(m.position, topic, conf, s, drivers=drivers))
-    mark(out, min_confidence)
+    mark(out, min_confidence, across_empty=working)
     return out
 
 
-def mark(judged: list[Judged], min_confidence: float) -> None:
-    """The conservative rule, in place: both confident, topics differ; either none -> no marker."""
+def _below(model: Model) -> float:
+    """A score just under the model's operating point: the turn continues the topic."""
+    return model.anchor * 0.999
+
+
+def mark(judged: list[Judged], min_confidence: float, across_empty: bool = False) -> None:
+    """The conservative rule, in place: both confident, topics differ; either none -> no marker.
+
+    ``across_empty`` (work conversations): a content-free turn ("yes please", "continue") between two requests
+    carries no topic, and the turn after it is compared with the last turn that had one. In work with an agent
+    "yes please" is followed by a stretch of work, and the next request can be new (a new deliverable after the
+    assent is S1); in a booking dialogue the rule stays as it was."""
+    last: Judged | None = None
     for prev, cur in zip(judged, judged[1:]):
+        if prev.topic is not None:
+            last = prev
+        if across_empty and prev.topic is None and last is not None:
+            prev = last
         cur.marker = (
             prev.topic is not None
             and cur.topic is not None

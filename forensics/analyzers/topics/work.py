@@ -31,6 +31,12 @@ says so (a new subject still is a new request); the marker rule (``infer.mark``)
 Which conversations are judged this way (``is_work``): those where the assistant works, not chats: a tool call
 on the main path, or a reply of at least WORK_REPLY_CHARS characters (code, a plan, a diff). A booking or
 chit-chat exchange (short replies, no tools) keeps the topic model.
+
+Three rules hold beside the combiner in these conversations, not fitted (issue 43 round 6): a turn that is mostly
+pasted program output with a line or two typed continues (``reports_output``: S4, S6); the turn after a
+content-free one is read against the last turn with a topic (``infer.mark``); a conversation of at most
+``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
+there than a true one gains).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import re
 from collections.abc import Sequence
 
 from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, terms
-from forensics.text.prose import own_words
+from forensics.text.prose import output_chars, own_words, typed_prose
 
 MODE = "work"  # its entry in weights.json
 BASE = ("own_words", "work", "request_form", "own_question", "entity_new_judged")  # issue 43's first five
@@ -70,6 +76,19 @@ CONTEXT = (
     "tools",
 )
 FEATURES = BASE + CONTEXT
+# S4 / S6: a turn that is mostly pasted program output (a traceback, a build log, a terminal session) with a
+# sentence or two typed around it supplies what was asked or reports what the last step produced: it continues the
+# work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
+REPORT_OUTPUT_SHARE = 0.5  # of the message's characters in lines that read as program output, at least
+REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or three sentences)
+# A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
+# true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
+# one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
+# conversation of at most SHORT_TURNS judged person turns a turn switches only when its score is SHORT_MARGIN past
+# the operating point on the logit scale: the work scorer's 0.70 (its anchor 0.30), where the markers of the dev
+# halves reach a precision of 2/3 (0.76 above it, 0.32 between 0.60 and 0.70).
+SHORT_TURNS = 5
+SHORT_MARGIN = 1.7
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
@@ -145,6 +164,15 @@ def is_work(msgs: Sequence[Message]) -> bool:
     return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
 
 
+def reports_output(text: str) -> bool:
+    """The turn is mostly pasted program output, with little typed around it (S4: supplying output; S6: the last
+    step's consequence). A new request typed beside a paste (S8) is longer than ``REPORT_TYPED_CHARS``."""
+    return (
+        output_chars(text) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0
+        and len(typed_prose(text)) <= REPORT_TYPED_CHARS
+    )
+
+
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
     """Add FEATURES to every judged message's signals, in place (``feats`` from ``signals.features``)."""
     previous: int | None = None
@@ -170,6 +198,7 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f["own_question"] = float(is_question(said))
             f.update(_context(m, said, reply, first, request, said_before, idf))
             f["tools"] = math.log1p(calls)
+            f["reports_output"] = float(reports_output(m.text))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
