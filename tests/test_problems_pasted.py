@@ -6,6 +6,7 @@ sent twice with no time between."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from forensics.analyzers.problems import pasted
@@ -99,3 +100,116 @@ def test_a_message_sent_again_after_no_reply_is_a_repeat_a_redelivery_is_not(tmp
     assert [(f["native_id"], f["positions"], f["rule"], f["quote"]) for f in found] == [
         ("again", [3], "sent_again", "nihao")
     ]
+
+
+def _every_line(text: str) -> list[tuple[int, str]]:
+    """``pasted.error_lines`` as it was written first: every line of ``text`` tested (the reference)."""
+    from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line
+
+    out, at = [], 0
+    for n, line in enumerate(text.split("\n")):
+        if n >= pasted.LINES:
+            break
+        s = line.strip()
+        if (
+            s
+            and not PREAMBLE.match(s)
+            and not is_code_line(s)
+            and (
+                is_error_line(s)
+                or (EXCEPTION_LINE.match(s) and pasted.EXCEPTION_PRINTED.search(s))
+                or pasted.COMPILER_ERROR.search(s)
+                or pasted.HTTP_ERROR.search(s)
+            )
+        ):
+            out.append((at, line))
+        at += len(line) + 1
+    return out
+
+
+PIECES = [
+    "error",
+    "Error:",
+    "ERROR:",
+    "eRRor",
+    "fatal:",
+    "failed!",
+    "Failure",
+    "Exception",
+    "ValueError: bad",
+    "KeyError",
+    "HTTP/1.1 404",
+    "status: 503",
+    "ſtatus 500",  # re.I reads ſ as s
+    "STATUS code 418",
+    "hTtP 500",
+    "error TS2307:",
+    "error[E0308]:",
+    "tİme out",  # İ and ı: re.I reads both as i
+    "tıme",
+    "timed out",
+    "not found",
+    "No such file or directory",
+    "permission denied",
+    "/bin/sh: 1: x: not found",
+    "command not found",
+    "Traceback (most recent call last):",
+    "stderr:",
+    "// error: a comment",
+    "throw new Error('x not found')",
+    "raise ValueError",
+    "print('failed')",
+    "console.log(error.message);",
+    "x = 1;",
+    "{",
+    "K",
+    "é",
+    "错误",
+    " ",
+    "\t",
+    "\r",
+    "'quoted'",
+    "https://x.y/z",
+    "42",
+    "word",
+]
+
+
+def test_error_lines_tests_only_the_lines_that_hold_an_error_word() -> None:
+    """The lines ``error_lines`` tests are found by the words every test needs, over the text lower-cased (ASCII) or
+    by re.I (ı, İ, ſ): the same lines and offsets as testing every line, on 20,000 random mixes and past LINES."""
+    rng = random.Random(46)
+    for _ in range(20_000):
+        text = "".join(rng.choice(PIECES + ["\n"] * 12) for _ in range(rng.randint(0, 40)))
+        assert list(pasted.error_lines(text)) == _every_line(text), text
+    lines = [rng.choice(PIECES) for _ in range(pasted.LINES + 50)]
+    long = "\n".join(lines)
+    assert list(pasted.error_lines(long)) == _every_line(long)
+    # the lines past LINES hold errors, and none is read
+    assert _every_line("\n".join(lines[pasted.LINES :]))
+    assert max(at for at, _ in pasted.error_lines(long)) < len("\n".join(lines[: pasted.LINES]))
+
+
+def test_the_templates_read_by_their_anchor_are_every_template_with_one() -> None:
+    """``_templates_among`` reads only the lines holding an anchor (the longest run of ASCII letters of a template
+    outside its masks): it gives every template of the text whose anchor is asked for, and none the text lacks; on
+    20,000 random mixes with K and İ (which lower-case to ASCII letters), quotes, paths and numbers masked, and lines
+    past TEMPLATE_CHARS (a mask cut in two)."""
+    from forensics.analyzers.signature import TEMPLATE_CHARS
+
+    rng = random.Random(47)
+    words = PIECES + ["\u212aeyError: 'x'", "İmportError: no module", "Mismatched types", "x" * TEMPLATE_CHARS]
+    for _ in range(20_000):
+        text = "".join(rng.choice(words + ["\n"] * 10 + [" "] * 6) for _ in range(rng.randint(0, 40)))
+        every = pasted.templates(text)
+        if not every:
+            assert pasted._templates_among(text, {"error"}) == set()
+            continue
+        asked = rng.sample(sorted(every), rng.randint(1, len(every)))
+        anchors = {pasted.anchor(t) for t in asked}
+        got = pasted._templates_among(text, anchors)
+        assert set(asked) <= got <= set(every), text
+        assert {t for t in every if pasted.anchor(t) in anchors} <= got
+    cut = "ValueError: " + "y" * (TEMPLATE_CHARS - 16) + " /usr/lib/a.py"  # the path's mask cut to "<pa"
+    (t,) = pasted.templates(cut)
+    assert t.endswith("<pa") and pasted.anchor(t) == "y" * (TEMPLATE_CHARS - 16)

@@ -51,3 +51,23 @@ def sql_frame(con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> p
 def register(con: duckdb.DuckDBPyConnection, name: str, df: pl.DataFrame) -> None:
     """Make ``df`` readable as the view ``name`` on ``con``."""
     con.register(name, Stream(df))
+
+
+def string_lists(name: str, lists: list[list[str]]) -> pl.Series:
+    """``pl.Series(name, lists, dtype=pl.List(pl.String))`` (the same series), built from the strings in one flat
+    column grouped by row: polars makes a series of each inner list otherwise, five times the time (docs/scale.md)."""
+    import numpy as np
+
+    n = len(lists)
+    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=n)
+    flat = pl.DataFrame(
+        {
+            "row": np.repeat(np.arange(n, dtype=np.int64), lengths),
+            "v": pl.Series([s for v in lists for s in v], dtype=pl.String),
+        }
+    )
+    grouped = flat.group_by("row", maintain_order=True).agg(pl.col("v"))
+    rows = pl.DataFrame({"row": np.arange(n, dtype=np.int64)}).join(
+        grouped, on="row", how="left", maintain_order="left"
+    )
+    return rows["v"].fill_null(pl.lit([], dtype=pl.List(pl.String))).alias(name)

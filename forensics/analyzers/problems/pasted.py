@@ -24,7 +24,14 @@ import duckdb
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.templates import opening, shared
 from forensics.analyzers.problems.turns import by_conversation
-from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line, template
+from forensics.analyzers.signature import (
+    ERROR_WORDS,
+    EXCEPTION_LINE,
+    PREAMBLE,
+    is_code_line,
+    is_error_line,
+    template,
+)
 from forensics.kernel.selection import SELECTED
 
 if TYPE_CHECKING:
@@ -47,26 +54,49 @@ MASKED = re.compile(r"<\w+>|'<q>'")
 WORDS = re.compile(r"[^\W\d_]{3,}")
 
 
+# what a line must hold for any of ``error_lines``' tests to read it (``is_error_line``'s ERROR_WORDS, an exception's
+# name, COMPILER_ERROR's "error", HTTP_ERROR's "http" or "status"), in any case as re.I reads it (ı, İ as i, ſ as s):
+# found first over the whole text, so that the tests run only on the lines that hold one
+_ERRORISH_WORDS = (*ERROR_WORDS, "exception", "http", "status")
+_ERRORISH = re.compile("|".join(map(re.escape, _ERRORISH_WORDS)))  # on ASCII text folded by ``str.lower``
+_ERRORISH_I = re.compile(_ERRORISH.pattern, re.I)
+
+
+def _names_error(s: str) -> bool:
+    """Whether the stripped line ``s`` is one ``error_lines`` yields."""
+    return (
+        (
+            is_error_line(s)
+            or (EXCEPTION_LINE.match(s) is not None and EXCEPTION_PRINTED.search(s) is not None)
+            or COMPILER_ERROR.search(s) is not None
+            or HTTP_ERROR.search(s) is not None
+        )
+        and not PREAMBLE.match(s)
+        and not is_code_line(s)
+    )
+
+
 def error_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, line) of every line of ``text`` that names an error, in order (of its first ``LINES`` lines)."""
-    at = 0
-    for n, line in enumerate(text.split("\n")):
+    """(offset, line) of every line of ``text`` that names an error, in order (of its first ``LINES`` lines).
+    Only the lines holding one of ``_ERRORISH_WORDS`` are tested (every test needs one: the others were most of the
+    problems analyzer's time); ``tests/test_problems_pasted.py`` holds it to the test of every line."""
+    found = _ERRORISH.finditer(text.lower()) if text.isascii() else _ERRORISH_I.finditer(text)
+    n = last = 0  # the line number of offset ``last``
+    after = -1  # the end of the last line tested: later words on it are skipped
+    for m in found:
+        if m.start() <= after:
+            continue
+        at = text.rfind("\n", 0, m.start()) + 1
+        n += text.count("\n", last, at)
+        last = at
         if n >= LINES:
             return
+        end = text.find("\n", m.start())
+        after = len(text) if end < 0 else end
+        line = text[at:after]
         s = line.strip()
-        if (
-            s
-            and not PREAMBLE.match(s)
-            and not is_code_line(s)
-            and (
-                is_error_line(s)
-                or (EXCEPTION_LINE.match(s) and EXCEPTION_PRINTED.search(s))
-                or COMPILER_ERROR.search(s)
-                or HTTP_ERROR.search(s)
-            )
-        ):
+        if s and _names_error(s):
             yield at, line
-        at += len(line) + 1
 
 
 def templates(text: str) -> dict[str, tuple[int, str]]:
@@ -74,9 +104,58 @@ def templates(text: str) -> dict[str, tuple[int, str]]:
     ``NAMED``), each with its first line and offset."""
     out: dict[str, tuple[int, str]] = {}
     for at, line in error_lines(text):
-        t = template(line)
-        if len(WORDS.findall(MASKED.sub(" ", t))) >= TEMPLATE_WORDS or NAMED.match(t):
+        if _named(t := template(line)):
             out.setdefault(t, (at, line))
+    return out
+
+
+def _named(t: str) -> bool:
+    """Whether the template ``t`` names an error in words (``TEMPLATE_WORDS``, or an exception's name: ``NAMED``)."""
+    return len(WORDS.findall(MASKED.sub(" ", t))) >= TEMPLATE_WORDS or NAMED.match(t) is not None
+
+
+_LETTERS = re.compile(r"(?<![<a-z])[a-z]+")  # a run of ASCII letters, not the rest of a mask cut at TEMPLATE_CHARS
+
+
+def anchor(tpl: str) -> str:
+    """The longest run of ASCII letters of the template ``tpl`` outside its masks: the lower-cased text of any line
+    whose template it is holds it (``template`` masks, collapses whitespace and lower-cases, so a run of letters it
+    keeps comes from letters in a row of the line, and only K and İ lower-case to ASCII letters, as ``str.lower``
+    of the whole text does); "" when it has none (every text may hold it)."""
+    return max(_LETTERS.findall(MASKED.sub(" ", tpl)), key=len, default="")
+
+
+def _templates_among(text: str, anchors: set[str]) -> set[str]:
+    """The templates of ``templates(text)`` whose ``anchor`` is one of ``anchors`` (and maybe others of it): only the
+    lines whose lower-cased form holds one of ``anchors`` are read."""
+    if "" in anchors:
+        return set(templates(text))
+    low = text.lower()  # the same lines as ``text`` (no character lower-cases to a line break or from one)
+    found: set[int] = set()  # offsets in ``low`` of the lines holding an anchor
+    for a in anchors:
+        at = low.find(a)
+        while at >= 0:
+            found.add(low.rfind("\n", 0, at) + 1)
+            end = low.find("\n", at)
+            at = -1 if end < 0 else low.find(a, end + 1)
+    out: set[str] = set()
+    ascii_ = len(low) == len(text)  # offsets in ``low`` are offsets in ``text`` (else its lines are counted)
+    n = last = 0  # the line number of offset ``last`` of ``low``
+    start = 0  # where line ``n`` starts in ``text``
+    for at in sorted(found):
+        k = n + low.count("\n", last, at)
+        if k >= LINES:
+            break
+        if ascii_:
+            start = at
+        else:
+            for _ in range(k - n):
+                start = text.index("\n", start) + 1
+        n, last = k, at
+        end = text.find("\n", start)
+        line = text[start:] if end < 0 else text[start:end]
+        if (s := line.strip()) and _names_error(s) and _named(t := template(line)):
+            out.add(t)
     return out
 
 
@@ -112,30 +191,69 @@ def _proposed_change(replies: list[tuple[int, str, bool, str]]) -> tuple[int, st
     return None
 
 
+CONTEXT_BATCH = 50  # conversations whose replies and tool outputs one query reads (``errors_again_all``)
+
+Again = dict[int, tuple[str, re.Match[str] | None, str, int]]
+
+
 def errors_again(
     con: duckdb.DuckDBPyConnection, conv: list[Turn], prompts: Callable[[Turn], bool] = lambda t: False
-) -> dict[int, tuple[str, re.Match[str] | None, str, int]]:
+) -> Again:
     """``error_again`` over one conversation's person turns: per turn index, (rule, the match of the error line in
     its text, the norm naming where the error showed before and the change between, the position where it showed
     first). A turn that opens with a prompt template (``prompts``: a benchmark's task text) is never one."""
-    pasted = {
-        k: templates(t.full or t.text) for k, t in enumerate(conv) if t.index > 0 and t.replied and not prompts(t)
-    }
-    pasted = {k: v for k, v in pasted.items() if v}
-    if not pasted:
-        return {}
-    context = _context(con, [conv[0].conversation_id]).get(conv[0].conversation_id, [])
-    # where each template first showed, read once per message: in a person turn (first), else in a tool result
+    return errors_again_all(con, {conv[0].conversation_id: conv} if conv else {}, prompts).get(
+        conv[0].conversation_id if conv else "", {}
+    )
+
+
+def errors_again_all(
+    con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]], prompts: Callable[[Turn], bool] = lambda t: False
+) -> dict[str, Again]:
+    """``errors_again`` of every conversation of ``by_conv`` (conversation id -> its person turns), by id (a
+    conversation without one is left out): the replies and tool outputs read ``CONTEXT_BATCH`` conversations a
+    query, and only for the conversations where a person turn pastes an error."""
+    pasted: dict[str, dict[int, dict[str, tuple[int, str]]]] = {}
+    for cid, conv in by_conv.items():
+        mine = {
+            k: tpl
+            for k, t in enumerate(conv)
+            if t.index > 0 and t.replied and not prompts(t) and (tpl := templates(t.full or t.text))
+        }
+        if mine:
+            pasted[cid] = mine
+    out: dict[str, Again] = {}
+    cids = list(pasted)
+    for i in range(0, len(cids), CONTEXT_BATCH):
+        batch = cids[i : i + CONTEXT_BATCH]
+        context = _context(con, batch)
+        for cid in batch:
+            if again := _again(by_conv[cid], pasted[cid], context.get(cid, [])):
+                out[cid] = again
+    return out
+
+
+def _again(
+    conv: list[Turn], pasted: dict[int, dict[str, tuple[int, str]]], context: list[tuple[int, str, bool, str]]
+) -> Again:
+    """``errors_again`` of one conversation from its turns' pasted templates and its replies and tool outputs."""
+    # where each template first showed, read once per message: in a person turn (first), else in a tool result;
+    # what shows at or after the last pasted turn is never "before" one
+    last = max(conv[k].position for k in pasted)
+    # only the pasted templates are looked up: a text whose lower-cased form lacks a word of each is not read
+    anchors = {anchor(tpl) for mine in pasted.values() for tpl in mine}
     by_turn: dict[str, int] = {}
-    for e in conv:
-        for tpl in templates(e.full or e.text):
+    for k, e in enumerate(conv):
+        if e.position >= last:
+            continue
+        for tpl in pasted[k] if k in pasted else _templates_among(e.full or e.text, anchors):
             by_turn.setdefault(tpl, e.position)
     by_tool: dict[str, int] = {}
     for pos, role, _, text in context:
-        if role == "tool":
-            for tpl in templates(text):
+        if role == "tool" and pos < last:
+            for tpl in _templates_among(text, anchors):
                 by_tool.setdefault(tpl, pos)
-    out: dict[int, tuple[str, re.Match[str] | None, str, int]] = {}
+    out: Again = {}
     for k, mine in pasted.items():
         t = conv[k]
         since = conv[k - 1].position if k else -1
@@ -190,20 +308,33 @@ def times(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int
     return out
 
 
+def errors_again_of(
+    con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]], templates: frozenset[tuple[str, ...]]
+) -> dict[str, Again]:
+    """``errors_again`` of each conversation (its person turns ``by_conv``), a turn opening with a prompt template's
+    opening (``templates``) never one: what ``repeated.user_repeated`` and ``pasted_loops`` both read."""
+    return errors_again_all(con, by_conv, lambda t: opening(t.text) in templates)
+
+
 def pasted_loops(
-    turns: list[Turn], con: duckdb.DuckDBPyConnection, templates: frozenset[tuple[str, ...]] | None = None
+    turns: list[Turn],
+    con: duckdb.DuckDBPyConnection,
+    templates: frozenset[tuple[str, ...]] | None = None,
+    again_of: dict[str, Again] | None = None,
 ) -> list[Problem]:
     """``loop`` where the agent's changes never touch the error (GUIDE §5: the same action repeated without
     progress; "the same error recurring while the changes do not touch it"), read from the person's side: one error
     pasted back two or more times (``pasted.errors_again``, each after a reply that changed something or proposed a
     change), so it showed three times or more, each proposal leaving it as it was (rule
     ``same_error_pasted_N_times``). The tool-less counterpart of ``actions.recurring_errors``: the person runs
-    what the assistant proposes and brings the output back."""
+    what the assistant proposes and brings the output back. ``again_of``: ``errors_again_of``, when computed already."""
     by_conv = by_conversation(turns)
     templates = shared(turns) if templates is None else templates  # (``templates``: of the whole selection)
+    if again_of is None:
+        again_of = errors_again_of(con, by_conv, templates)
     out = []
     for cid, conv in by_conv.items():
-        again = errors_again(con, conv, lambda t: opening(t.text) in templates)
+        again = again_of.get(cid, {})
         first: dict[int, list[int]] = {}
         for k in sorted(again):
             first.setdefault(again[k][3], []).append(k)

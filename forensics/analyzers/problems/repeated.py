@@ -21,6 +21,7 @@ def user_repeated(
     turns: list[Turn],
     con: duckdb.DuckDBPyConnection | None = None,
     templates: frozenset[tuple[str, ...]] | None = None,
+    again_of: dict[str, pasted.Again] | None = None,
 ) -> list[Problem]:
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
@@ -28,7 +29,8 @@ def user_repeated(
     sends the same message again after it got no reply (``sent_again``, ``pasted``), or restates a request in new
     words (``asked_again_reworded``, ``asked_again_undone``: ``restated``). Turns that follow one
     another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
-    default: of ``turns``)."""
+    default: of ``turns``); ``again_of``: ``pasted.errors_again_of``, when computed already (for ``pasted_loops``
+    too)."""
     hits: list[tuple[Turn, str, str]] = []
     norms: dict[tuple[str, int], str] = {}
     by_conv = by_conversation(turns)
@@ -36,8 +38,12 @@ def user_repeated(
     resent = _resent_after_silence(con, by_conv) if con is not None else {}
     # what the replies did, for the conversations where a turn may restate an earlier one (two person turns or more)
     replies_of = restated.replies(con, [c for c, v in by_conv.items() if len(v) > 1]) if con is not None else None
+    if again_of is None:
+        again_of = pasted.errors_again_of(con, by_conv, templates) if con is not None else {}
     for cid, conv in by_conv.items():
-        again = pasted.errors_again(con, conv, lambda t: opening(t.text) in templates) if con is not None else {}
+        again = again_of.get(cid, {})
+        # the first turn that says the work failed them or that they said it before: a later "not working" is said again
+        said_at = next((j for j, e in enumerate(conv) if NOT_WORK.search(e.text) or REPEATED.search(e.text)), len(conv))
         prompts = {k: o for k, t in enumerate(conv) if (o := opening(t.text)) in templates}
         reworded = restated.restated(replies_of.get(cid, []) if replies_of is not None else None, conv, prompts)
         for k, t in enumerate(conv):
@@ -45,11 +51,7 @@ def user_repeated(
                 if k in resent.get(cid, {}):
                     hits.append((t, "sent_again", quote_at(t.text)))
                 continue
-            said = REPEATED.search(t.text) or (
-                NOT_WORK.search(t.text)
-                if any(NOT_WORK.search(e.text) or REPEATED.search(e.text) for e in conv[:k])
-                else None
-            )
+            said = REPEATED.search(t.text) or (NOT_WORK.search(t.text) if said_at < k else None)
             directive = _directive_again(t, conv[:k])
             asked = asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)

@@ -29,7 +29,7 @@ from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywor
 from forensics.analyzers.topics.model import Model
 from forensics.analyzers.topics.signals import CLOSING_CHARS, Idf, Message, features, prepare
 from forensics.analyzers.topics.store import Verdicts
-from forensics.kernel.arrow import relation_frame, stream
+from forensics.kernel.arrow import relation_frame, stream, string_lists
 from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text import engine
 from forensics.text.cues import Cues
@@ -388,13 +388,12 @@ def _prepare(rows: pl.DataFrame, mode: str, roles: frozenset[str]) -> pl.DataFra
                 out[c].append(v)
             out["opens_lightly"].append(m.opens_lightly)
     return pl.DataFrame(
-        out,
-        schema={
-            "conversation_id": pl.String,
-            "position": pl.Int32,
-            **{c: pl.List(pl.String) for c in LISTS},
-            "opens_lightly": pl.Boolean,
-        },
+        [
+            pl.Series("conversation_id", out["conversation_id"], dtype=pl.String),
+            pl.Series("position", out["position"], dtype=pl.Int32),
+            *(string_lists(c, out[c]) for c in LISTS),
+            pl.Series("opens_lightly", out["opens_lightly"], dtype=pl.Boolean),
+        ]
     )
 
 
