@@ -646,8 +646,7 @@ def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> No
     """``signature.stream`` reads runs in batches of about ``messages`` messages (a run never split: the first
     report's peak memory was its batches of 250 runs), each batch the range of rows its runs are stored in: any
     batch size gives the same runs, each once, cut before its grade-revealing message."""
-    from forensics.analyzers.outcomes import GRADE_REVEALING
-    from forensics.analyzers.signature import stream
+    from forensics.analyzers.signature import GRADE_REVEALING, stream
     from tests.conftest import FIXTURES, run_cli
 
     db = tmp_path / "w.duckdb"

@@ -27,19 +27,19 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
-from forensics.analyzers.signature import BAD_ENDS, GRADE_REVEALING_ENDS, Msg, ended, handed_in, messages
+from forensics.analyzers.signature import (
+    BAD_ENDS,
+    GRADE_REVEALING,
+    GRADE_REVEALING_ENDS,
+    Msg,
+    ended,
+    handed_in,
+    messages,
+)
 
 NAME = "outcomes"
 TITLE = "Outcomes: which runs failed, and what the failed ones did differently"
 Z = 1.959964  # 95 %
-# What environments tell an agent about its grade, on the user or tool role (RE2, case-insensitive)
-GRADE_REVEALING = "|".join(
-    [
-        r"your answer is wrong",  # MINT (mint/datatypes.py StepOutput.to_str)
-        r"your submission was incorrect",  # Inspect AI basic_agent's default incorrect_message
-        r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
-    ]
-)
 MEASURES = {
     "messages": "messages",
     "tool_calls": "tool calls",

@@ -47,6 +47,14 @@ ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_
 # ends decided by the harness, not the agent: compared with outcomes, they can read the grade (MINT's ALFWorld
 # stops a successful episode right after the winning action, with no observation)
 GRADE_REVEALING_ENDS = ("cut_off",)
+# What environments tell an agent about its grade, on the user or tool role (RE2, case-insensitive)
+GRADE_REVEALING = "|".join(
+    [
+        r"your answer is wrong",  # MINT (mint/datatypes.py StepOutput.to_str)
+        r"your submission was incorrect",  # Inspect AI basic_agent's default incorrect_message
+        r"your (?:answer|solution|submission) (?:is|was) (?:not correct|incorrect)",  # the same, reworded
+    ]
+)
 TAIL = 3  # the last messages read for a limit notice
 MESSAGES_PER_QUERY = 10_000  # stream() reads runs a batch at a time, about this many messages (a run never split)
 TEXT_CHARS = 6000  # of each end of a long message (an error line is near the end of a traceback)
@@ -443,7 +451,7 @@ def _claim_position(msgs: list[Msg], final: Msg) -> int:
 
 def messages(con: duckdb.DuckDBPyConnection, cids: list[str], revealing: str) -> dict[str, list[Msg]]:
     """The main-path messages of the runs, each cut before its first message matching ``revealing`` (the
-    grade-revealing text, ``outcomes.GRADE_REVEALING``), in conversation id order."""
+    grade-revealing text, ``GRADE_REVEALING``), in conversation id order."""
     return dict(sorted(stream(con, cids, revealing), key=lambda run: run[0]))
 
 

@@ -21,7 +21,6 @@ from forensics import draw as draw_kit
 from forensics.analyzers import quality, reuse, signature
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
-from forensics.analyzers.outcomes import GRADE_REVEALING
 from forensics.analyzers.schema import load_config
 from forensics.config import Config
 from forensics.kernel import cputime, workers
@@ -268,7 +267,7 @@ def done(con: duckdb.DuckDBPyConnection, sections: list[Section]) -> set[str]:
     (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``)."""
     kinds = analyzers.measure_kinds()
     cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
-    return signature.done(con, cids, GRADE_REVEALING) if cids else set()
+    return signature.done(con, cids, signature.GRADE_REVEALING) if cids else set()
 
 
 def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:

@@ -9,7 +9,7 @@ counts the passed runs with the same signature too, but only clusters holding a 
 are listed. Its lift is the share of failed runs in it over the share of passed runs in it, with a 95 %
 interval (``outcomes.lift``); a cluster whose interval holds 1 does not tell failed from passed runs, and one
 whose end the harness decides (``signature.GRADE_REVEALING_ENDS``: MINT's ALFWorld stops a won episode on its
-last action) is not claimed to (``harness_end``). Grade-revealing text (``outcomes.GRADE_REVEALING``) is cut from each
+last action) is not claimed to (``harness_end``). Grade-revealing text (``signature.GRADE_REVEALING``) is cut from each
 run before it is read, so no signature is built on the environment saying the answer was wrong.
 
 The rows go to ``run_failures`` (one per failed or problem-bearing run of the selection: its decisive step's
@@ -32,8 +32,8 @@ from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
 from forensics.analyzers.failures.contrast import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.outcomes import GRADE_REVEALING, lift
-from forensics.analyzers.signature import GRADE_REVEALING_ENDS, Msg, ended, errors, recurring, stream
+from forensics.analyzers.outcomes import lift
+from forensics.analyzers.signature import GRADE_REVEALING, GRADE_REVEALING_ENDS, Msg, ended, errors, recurring, stream
 from forensics.analyzers.signature import messages as read_messages
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
