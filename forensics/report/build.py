@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -33,6 +34,8 @@ from forensics.warehouse import open_warehouse, set_memory_limit
 from forensics.warehouse.labels import Label
 
 METRICS_SCHEMA_VERSION = 1
+# copies the named conversations' rows into the report's connection (a report on Spark: ``spark.report``)
+Runs = Callable[[list[str]], None]
 # DuckDB's share of a report's memory (at most a quarter of the machine's; FORENSICS_DUCKDB_MEMORY overrides:
 # warehouse.machine). The compaction audit's staging ran out at 192 MB on the shared agent logs while it extracted
 # each argument key with a JSON call of its own; one extraction per argument runs there in 32 MB.
@@ -250,7 +253,7 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
+def _given(ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None = None) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
     worst-conversation ranking (the outcome analyzer holds both against outcomes)."""
     if not a.inputs:
@@ -258,23 +261,35 @@ def _given(ctx: Context, a: Analyzer, sections: list[Section]) -> Context:
     return replace(
         ctx,
         sections=list(sections) if "sections" in a.inputs else [],
-        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs))) if "ranking" in a.inputs else None,
+        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs, runs))) if "ranking" in a.inputs else None,
     )
 
 
-def done(con: duckdb.DuckDBPyConnection, sections: list[Section]) -> set[str]:
+def done(con: duckdb.DuckDBPyConnection, sections: list[Section], runs: Runs | None = None) -> set[str]:
     """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
     (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``)."""
     kinds = analyzers.measure_kinds()
     cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
-    return signature.done(con, cids, signature.GRADE_REVEALING) if cids else set()
+    if not cids:
+        return set()
+    if runs is not None:
+        runs(cids)  # a report on Spark: these runs' rows, read from the lake into ``con``
+    return signature.done(con, cids, signature.GRADE_REVEALING)
 
 
-def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: drawn.Painter | None = None) -> Report:
+def analyze(
+    ctx: Context,
+    names: list[str],
+    source: dict[str, Any],
+    painter: drawn.Painter | None = None,
+    runs: Runs | None = None,
+) -> Report:
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
     or a lake and its engine) in the report's meta. ``painter`` gets each section as it is done, and is started
     after the last analyzer that runs pools or holds the most memory (``Analyzer.workers``, ``heavy``): its process
-    (matplotlib, 90 MB with its fork server) is not added to their peak."""
+    (matplotlib, 90 MB with its fork server) is not added to their peak. ``runs``: where ``ctx.con`` holds no
+    warehouse (a report on Spark), what copies the named runs' messages, calls and events into it, for the worst list's
+    reading of how runs ended."""
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     tally.clear()
@@ -304,7 +319,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
                 painter.start()
             started, before = _clock(), {k: (t.reused, t.computed) for k, t in tally.items()}
             a = analyzers.load(name)
-            report.sections.append(_masked(a.run(_given(ctx, a, report.sections))))
+            report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs))))
             if painter:
                 painter.add(report.sections[-1])
             if i == last_pooled:
@@ -328,7 +343,7 @@ def analyze(ctx: Context, names: list[str], source: dict[str, Any], painter: dra
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections))
+    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs))
     return report
 
 

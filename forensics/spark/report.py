@@ -67,12 +67,32 @@ def build_spark_report(
     given = compute(lake, cfg, wanted, total, ids, judged=JUDGED if JUDGED in wanted else None)
     ctx = Context.open(meta, cfg, selection, facts=Facts(meta, cfg, given))
     running = lake.spark.sparkContext.master  # a session already running keeps its master
-    report = analyze(ctx, chosen, {"lake": lake.root, "engine": "spark", "spark_master": running})
+    report = analyze(
+        ctx,
+        chosen,
+        {"lake": lake.root, "engine": "spark", "spark_master": running},
+        runs=lambda cids: copy_runs(lake, meta, cids),
+    )
     report.evidence = fetch_evidence(lake, meta, cited(report))
     report.digest.skipped = (
         "not computed on Spark: `forensics tune` fits the thresholds on a warehouse (forensics tune --db)"
     )
     return report
+
+
+def copy_runs(lake: Lake, meta: duckdb.DuckDBPyConnection, cids: list[str]) -> None:
+    """The runs ``cids``' messages, tool calls and events, read from the lake by Spark into ``meta`` (the worst list
+    reads how these runs ended, as a local report does from the warehouse); an absent table is an empty one."""
+    from pyspark.sql import functions as F
+
+    wanted = F.broadcast(lake.spark.createDataFrame([(c,) for c in cids], "conversation_id string"))
+    for t in ("messages", "tool_calls", "events"):
+        if not lake.has(t):
+            continue
+        rows = lake.table(t).join(wanted, ["conversation_id"], "left_semi").toArrow()
+        meta.register(f"_{t}", rows)
+        meta.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * FROM _{t}")
+        meta.unregister(f"_{t}")
 
 
 def fetch_evidence(
