@@ -112,6 +112,95 @@ def test_a_submission_command_ends_the_run() -> None:
     assert ended(other + [Msg(2, "tool", "tool_result", None, "COMPLETE")])[0] == "cut_off"  # not a submission
 
 
+def test_a_limit_is_what_a_tool_or_the_harness_says_happened() -> None:
+    """A limit ends a run when a tool or the harness says one was reached, never on the task's or the person's own
+    words (a SciCode step's docstring says "Maximum iterations.": 4 shared runs read ``limit``), nor on a line a tool
+    shows from code (a patch's ``throw …("Exceeded maximum depth …")``, a traceback frame in ``time_limit``) or the
+    task quoted back by the harness; the notices themselves still end it."""
+    task = (
+        "Implement the next step.\n    maxiter: int\n        number of maximum iterations\n"
+        "    max_iter : int\n        Maximum number of iterations.\n    tol: float\n"
+    )
+    scicode = [
+        Msg(0, "user", "person", None, task),
+        Msg(1, "assistant", "assistant", None, "```python\ndef f(): ...```"),
+    ]
+    assert ended(scicode) == ("answered", 1)
+    said = [Msg(0, "user", "person", None, "Stop when you have reached the maximum number of steps (30).")]
+    assert ended(said + [Msg(1, "assistant", "assistant", None, "Here is the plan.")]) == ("answered", 1)
+    quoted = said + [
+        Msg(1, "assistant", "assistant", None, "Working on it."),
+        Msg(
+            2,
+            "user",
+            "harness",
+            None,
+            "[TASK RESUMPTION] The task was:\nStop when you have reached the maximum number of steps (30).",
+        ),
+        Msg(3, "assistant", "assistant", None, "Resuming."),
+    ]
+    assert ended(quoted) == ("answered", 3)
+    patch = (
+        'diff --git a/S.java b/S.java\n+    throw ctxt.mappingException("Exceeded maximum depth for array nesting");\n'
+    )
+    submitted = [
+        Msg(0, "user", "person", None, "Fix the deep nesting."),
+        Msg(1, "assistant", "assistant", None, "The check is added.", 1, call_names=("submit",)),
+        Msg(2, "tool", "tool", None, patch, stop="submitted"),
+    ]
+    assert ended(submitted) == ("claimed_success", 1)
+    frame = (
+        "TimeoutError   Traceback (most recent call last)\nFile <hidden_filepath>:32, in "
+        'PythonREPL.time_limit.<locals>.signal_handler(signum, frame)\n---> 32     raise TimeoutError(f"Timed out")\n'
+        "TimeoutError: Timed out after 30 seconds."
+    )
+    mint = [
+        Msg(0, "user", "person", None, "Find n."),
+        Msg(1, "assistant", "assistant", None, "<execute>slow()</execute>", 1),
+        Msg(2, "tool", "tool", None, frame, error=True),
+        Msg(3, "assistant", "assistant", None, "The answer is <solution> [] </solution>."),
+    ]
+    assert ended(mint) == ("answered", 3)
+    # the notices, from a tool or the harness, whatever the task said before
+    for notice in (
+        "Reached the maximum number of steps (30).",
+        "Error: exceeded max steps",
+        "openai.BadRequestError: This model's maximum context length is 8192 tokens. However, you requested 9120.",
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "context window exceeded",
+        "Token limit exceeded.",
+    ):
+        for m in (Msg(2, "tool", "tool", None, notice), Msg(2, "user", "harness", None, notice)):
+            assert ended(scicode + [m]) == ("limit", 2), notice
+    # a person's words are no notice even when a harness would write them so; the harness's own stop still is
+    assert ended(scicode + [Msg(2, "user", "person", None, "Reached the maximum number of steps (30).")])[0] != "limit"
+    ag2 = scicode + [
+        Msg(2, "assistant", "assistant", None, ">>>>>>>> TERMINATING RUN (ab12): Maximum turns (10) reached")
+    ]
+    assert ended(ag2) == ("limit", 2)
+
+
+SCICODE = (
+    SHARED
+    / "data/agent-logs/inspect_ai/Raheemrana+scicode-bench/logs/2026-02-06T01-49-23-07-00_scicode_fXKJvoyJdbtWYQAWpTYDvJ.eval"
+)
+
+
+@pytest.mark.skipif(not SCICODE.exists(), reason=f"{SCICODE} not found (set FORENSICS_SHARED)")
+def test_a_scicode_step_that_names_its_maximum_iterations_did_not_hit_a_limit(tmp_path: Path) -> None:
+    """The shared SciCode Inspect log's 50 steps each end on the model's answer; 4 step prompts (21, 37, 47, 48)
+    describe a ``maxiter`` argument ("Maximum iterations.") and were read as a limit."""
+    db = tmp_path / "s.duckdb"
+    with pytest.raises(SystemExit) as done:
+        cli.main(["ingest", str(SCICODE), "--db", str(db)], standalone_mode=False)
+    assert done.value.code in (0, None)
+    con = duckdb.connect(str(db), read_only=True)
+    ids = dict(con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
+    got = {ids[c]: ended(ms)[0] for c, ms in messages(con, list(ids)).items()}
+    assert Counter(got.values()) == {"answered": 50}
+    assert {got[f"{n} epoch 1"] for n in (21, 37, 47, 48)} == {"answered"}
+
+
 def _magentic(last: list[Msg]) -> list[Msg]:
     """A Magentic-One run in the shape of Who&When Hand-Crafted (invented text): the orchestrator hands each turn
     to its agents; the harness's termination notice and the console's tail are logged under an agent's name."""

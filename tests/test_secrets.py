@@ -363,6 +363,29 @@ def test_a_rate_under_a_pass_key_is_no_password() -> None:
     assert "[REDACTED]" not in mask(real.read_text())
 
 
+def test_a_contraction_after_a_pass_is_no_password() -> None:
+    """A real Codex rollout (fixtures/real/codex/EntityProcess+agentv, the fifth round's) writes "do a docs-only pass:
+    I’ll locate …": the keyword rule read ``pass`` as the name and ``I’ll`` as its value (the value stops at an ASCII
+    quote, not at a typographic apostrophe, so the word was no identifier and read as a literal). A contraction is
+    words, like a value of letters only; a password after ``pass:`` with a digit or a sign is still masked, whatever
+    apostrophe it holds."""
+    from forensics.kernel.secret_rules import mask
+
+    line = "Got it. I’ll skip core changes and do a docs-only pass: I’ll locate the triage/staleness guidance in-repo"
+    assert mask(line) == line
+    assert mask("password: don’t know it yet") == "password: don’t know it yet"
+    assert mask("PASS=it's") == "PASS=it's"  # the ASCII quote ends the value: ``it``, three letters short
+    assert mask("pass: Tr0ub4dor&3") == "pass: [REDACTED]"
+    assert mask("the login is admin, pass: hunter2!") == "the login is admin, pass: [REDACTED]"
+    assert mask("pass: O’Br1en#42") == "pass: [REDACTED]"
+    assert mask("pass: can’t9") == "pass: [REDACTED]"
+    assert mask("DB_PASS=I’ll.2") == "DB_PASS=[REDACTED]"
+    real = ROOT / "fixtures/real/codex/EntityProcess+agentv/00/34f597b72d/1/full.jsonl"
+    text = real.read_text()
+    assert text.count("docs-only pass: I’ll locate") == 2
+    assert "[REDACTED]" not in mask(text)
+
+
 def test_check_fails_when_secrets_appear(planted: dict[str, Path]) -> None:
     baseline = planted["dir"] / "baseline.json"
     baseline.write_text(

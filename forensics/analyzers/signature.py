@@ -13,7 +13,10 @@ and by the outcome analyzer's run ranking (which runs before it).
   role (``HARNESS_LIMIT``: Magentic-One's "Max rounds (30) reached.", SWE-agent's "Exit due to cost limit" written
   as the assistant's turn; ``HARNESS_ERROR``: autogen_core's "Error processing publish message" in a console tail
   appended to an agent's message); of several notices, the last one written;
-- ``limit``: a tool or harness message says a turn, step, iteration, time or context limit was reached;
+- ``limit``: a tool or the harness says a turn, step, iteration, time, token or context limit was reached
+  (``limit_notice``): a tool output or a harness turn, never the person's or the task's own words (a SciCode step's
+  docstring "Maximum iterations."), nor a line of code, a listing or a traceback frame a tool shows, nor the task
+  quoted back;
 - ``cut_off``: the run stops on a call no result answers (other than a call that ends the run by itself:
   ``finish``, ``submit``, ``final_answer``...), or on a tool result or harness turn the agent never read (other
   than a submission's: the harness's ``submitted`` status, a submission command's or a ``submit`` call's output) (the harness stopped it; in benchmarks this end can itself reveal the grade: see ``GRADE_REVEALING_ENDS``);
@@ -66,13 +69,25 @@ BAD_ENDS = (
     "no_reply",
 )  # ends the agent did not finish the task by: the run ranking's
 
+# a limit notice: a tool or the harness says a turn, step, iteration, time, token or context limit was reached (an
+# event: "Reached the maximum number of steps (30).", "exceeded max steps", "token limit exceeded", "context window
+# exceeded", a provider's context-length error), never the bare name of a limit ("maxiter: Maximum iterations." in a
+# docstring, a ``time_limit`` frame of a traceback, "Exceeded maximum depth" thrown by the code under test)
+_LIMITED = r"(?:turns?|steps?|iterations?|rounds?|tokens?|time|budget|cost|context(?: length| window)?)"
 LIMIT = re.compile(
-    r"\b(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|"
-    r"round|time|token|cost|budget)[ _-]?limit|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
-    r"exceeded[^.\n]{0,40}(?:limit|budget|maximum)|too many (?:steps|turns|iterations)|"
-    r"ran out of (?:steps|turns|time|budget)|autosubmi)",
+    r"\b(?:(?:reached|hit|exceeded|exhausted)\s+(?:(?:the|its|your|my|our)\s+)?(?:(?:max(?:imum)?|allowed|allotted)"
+    rf"[ _-]?(?:number of )?{_LIMITED}\b|{_LIMITED}[ _-]?(?:limit|budget))|"
+    r"(?:max(?:imum)?[ _-]?(?:number of )?(?:turns?|steps?|iterations?|rounds?|tokens?)|(?:turn|step|iteration|round|"
+    r"time|token|cost|budget|context)[ _-]?limit)\s*(?:\(\d+\)\s*)?(?:(?:has been|was|is)\s+)?(?:reached|exceeded|hit|"
+    r"exhausted)|context[ _-](?:length|window)[^.\n]{0,40}exceed|"
+    rf"exceeded[^.\n]{{0,40}}\b{_LIMITED}[ _-]?(?:limit|budget)|too many (?:steps|turns|iterations)|"
+    r"ran out of (?:steps|turns|time|budget)|maximum context length is \d+ tokens|prompt is too long: \d+ tokens|"
+    r"autosubmi)",
     re.I,
 )
+# a line a tool shows from a file or a traceback, not a notice it writes: a numbered listing line (``423:``, ``cat -n``),
+# a diff line, a traceback frame (``File "x.py", line 3, in f``, IPython's ``---> 32``)
+SHOWN_LINE = re.compile(r"^\s*(?:\d+(?::|\t|\s{2})|[+-](?![+-])|-*>\s*\d+\s|File [\"<])")
 # the notices a harness writes when it stops a run, as each harness's source spells them, read on a line of any of
 # the last messages whoever's name it is logged under: Magentic-One's orchestrator logs its own termination
 # conditions; SWE-agent writes its exit as the assistant's turn; a console's tail can be appended to an agent's
@@ -355,7 +370,7 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if stop is not None:
         return stop
     for m in msgs[-TAIL:]:
-        if m.role != "assistant" and LIMIT.search(m.text[-2000:]):
+        if limit_notice(m, msgs):
             return "limit", m.position
     final_action, submitted = _submission(msgs)
     if not submitted and (
@@ -380,6 +395,30 @@ def ended(msgs: list[Msg]) -> tuple[str, int | None]:
     if final is not None and (submitted or CLAIM.search(final.text[-1500:])):
         return "claimed_success", _claim_position(msgs, final)
     return "answered", final.position if final else last.position
+
+
+def limit_notice(m: Msg, msgs: list[Msg]) -> bool:
+    """Whether ``m`` is a tool's or the harness's notice that a limit was reached (``LIMIT`` on a line of its last
+    2,000 characters). The person's and the task's own words are never one ("Maximum iterations." in a SciCode step's
+    docstring): only a tool output or a harness turn is read, and of it no line of code (``is_code_line``), no line
+    shown from a file or a traceback (``SHOWN_LINE``) and no line that is the person's text quoted back (a harness
+    turn restating the task, a tool echoing the prompt)."""
+    if not (is_output(m) or m.origin == "harness"):
+        return False
+    said: list[str] | None = None
+    for hit in LIMIT.finditer(m.text[-2000:]):
+        text = m.text[-2000:]
+        line = text[
+            text.rfind("\n", 0, hit.start()) + 1 : (text.find("\n", hit.end()) + 1 or len(text) + 1) - 1
+        ].strip()
+        if is_code_line(line) or SHOWN_LINE.match(line):
+            continue
+        if said is None:
+            said = [p.text for p in msgs if p.origin == "person" and p.position != m.position]
+        if any(line in t for t in said):
+            continue
+        return True
+    return False
 
 
 DONE_ENDS = ("claimed_success", "answered")  # the run handed its work over, as far as its log shows

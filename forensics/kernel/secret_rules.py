@@ -348,7 +348,9 @@ def _keep(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int, str] | Non
 
 
 DECIMAL = re.compile(r"\d+\.\d+")
-WORDS = re.compile(r"[A-Za-z]+(?:[/-][A-Za-z]+)+")  # letters only, like the identifier rule below
+# letters only, like the identifier rule below: words joined by a hyphen or a slash (assertion/expectation), or an
+# English contraction, its apostrophe typographic (I’ll, don’t: the value stops at an ASCII quote, not at ’)
+WORDS = re.compile(r"[A-Za-z]+(?:[/-][A-Za-z]+)+|[A-Za-z]+(?:['’ʼ][A-Za-z]+)+")
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\)?)?")
 
 
@@ -368,7 +370,8 @@ def _password_like(value: str, strict: bool) -> bool:
     if not strict:
         return True
     if DECIMAL.fullmatch(v) or WORDS.fullmatch(v):
-        return False  # a rate (pass_rate: 0.6) or words (pass_rate = assertion/expectation ...): a PIN stays one
+        return False  # a rate (pass_rate: 0.6) or words (pass_rate = assertion/expectation ..., "a docs-only pass: I’ll
+        # locate"): a PIN stays one
     if "(" in v or "[" in v or v.startswith(("os.", "self.", "env.", "process.", "config.", "settings.")):
         return False
     if IDENTIFIER.fullmatch(v) and (not any(c.isdigit() for c in v) or "_" in v.strip("_")):
