@@ -22,10 +22,11 @@ Mapping (one ``traj`` entry is one message, in order, nothing added or dropped):
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn
+
+from bench import git_snapshot as snapshot
+from bench.git_snapshot import fail
 
 RUNS = "data/tau_retail/tau_dataset_failed.json"
 LABELS = "data/ground_truth/tau_ground_truth.json"
@@ -68,24 +69,15 @@ def convert(run: dict, truth: dict, commit: str) -> dict:
     }
 
 
-def fail(message: str) -> NoReturn:
-    """One line on stderr, exit 2 (bad input), nothing written."""
-    print(message, file=sys.stderr)
-    sys.exit(2)
-
-
 def main() -> None:
     if len(sys.argv) != 3:
         fail("usage: python -m bench.agentrx_tau GIT_DIR OUT_JSONL")
     git, out = sys.argv[1], Path(sys.argv[2])
 
     def show(spec: str) -> str:
-        r = subprocess.run(["git", "-C", git, "show", spec], capture_output=True, text=True)
-        if r.returncode:
-            fail(f"error: git show {spec} in {git}: {' '.join(r.stderr.strip().splitlines()[-1:])}")
-        return r.stdout
+        return snapshot.show(git, spec)
 
-    commit = subprocess.run(["git", "-C", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = snapshot.head(git)
     try:
         runs = json.loads(show(f"HEAD:{RUNS}"))
         truth = {t["trajectory_id"]: t for t in json.loads(show(f"HEAD:{LABELS}"))}

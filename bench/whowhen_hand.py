@@ -29,7 +29,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import NoReturn
+
+from bench import git_snapshot as snapshot
+from bench.git_snapshot import fail
 
 SUBSET = "Who&When/Hand-Crafted"
 
@@ -77,24 +79,15 @@ def convert(rec: dict, number: int, commit: str) -> dict:
     }
 
 
-def fail(message: str) -> NoReturn:
-    """One line on stderr, exit 2 (bad input), nothing written."""
-    print(message, file=sys.stderr)
-    sys.exit(2)
-
-
 def main() -> None:
     if len(sys.argv) != 3:
         fail("usage: python -m bench.whowhen_hand GIT_DIR OUT_JSONL")
     git, out = sys.argv[1], Path(sys.argv[2])
 
     def show(spec: str) -> str:
-        r = subprocess.run(["git", "-C", git, "show", spec], capture_output=True, text=True)
-        if r.returncode:
-            fail(f"error: git show {spec} in {git}: {' '.join(r.stderr.strip().splitlines()[-1:])}")
-        return r.stdout
+        return snapshot.show(git, spec)
 
-    commit = subprocess.run(["git", "-C", git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = snapshot.head(git)
     listing = subprocess.run(
         ["git", "-C", git, "ls-tree", "--name-only", f"HEAD:{SUBSET}"], capture_output=True, text=True
     ).stdout.split()
