@@ -119,3 +119,19 @@ def test_a_follow_up_that_embeds_the_request_and_asks_more_is_no_repeat(tmp_path
     found, _ = run(tmp_path, follow, again)
     repeated = [(f["native_id"], f["positions"], f["rule"]) for f in found if f["kind"] == "user_repeated"]
     assert repeated == [("again", [2], "asked_again")]
+
+
+def test_a_regression_named_with_a_contraction_is_one() -> None:
+    """``REGRESSED``'s negation "n't" sits inside its word ("isn't", "aren’t"): no word boundary before it, so it
+    must be read without one; "not" and "no" stay whole words ("nothing" is one, "note" and "knot" are none)."""
+    from forensics.analyzers.problems.endings import REGRESSED
+
+    for said in (
+        "the list isn't loading now",
+        "the pane isn’t updating now",
+        "the buttons aren't showing anymore",
+        "it's not loading now",
+    ):
+        assert REGRESSED.search(said), said
+    for said in ("a knot is loading now", "the note showing now", "loading now"):
+        assert not REGRESSED.search(said), said
