@@ -119,3 +119,48 @@ def test_a_follow_up_that_embeds_the_request_and_asks_more_is_no_repeat(tmp_path
     found, _ = run(tmp_path, follow, again)
     repeated = [(f["native_id"], f["positions"], f["rule"]) for f in found if f["kind"] == "user_repeated"]
     assert repeated == [("again", [2], "asked_again")]
+
+
+def test_a_regression_named_with_a_contraction_is_one() -> None:
+    """``REGRESSED``'s negation "n't" sits inside its word ("isn't", "aren’t"): no word boundary before it, so it
+    must be read without one; "not" and "no" stay whole words ("nothing" is one, "note" and "knot" are none)."""
+    from forensics.analyzers.problems.endings import REGRESSED
+
+    for said in (
+        "the list isn't loading now",
+        "the pane isn’t updating now",
+        "the buttons aren't showing anymore",
+        "it's not loading now",
+    ):
+        assert REGRESSED.search(said), said
+    for said in ("a knot is loading now", "the note showing now", "loading now"):
+        assert not REGRESSED.search(said), said
+
+
+def test_refused_edits_beside_a_call_whose_answer_is_off_the_main_path(tmp_path: Path) -> None:
+    """A call answered on another branch (``tool_calls.result_position`` NULL: "off path") in a conversation with
+    three refused edits in a row: the loop is still found, and the other call neither breaks the analyzer nor joins
+    the loop."""
+    import duckdb
+
+    from forensics import ingest
+    from forensics.analyzers import load
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    s = Session("offpath").add("user", "Add an __iter__ method to Paginator")
+    s.call("read_file", {"path": "p.py"}, CODE)
+    for kind in ("CLASS", "FUNCTION", "FUNCTION"):
+        s.call("EditCode", {"content": CODE}, f"{kind} has invalid code:\n\n```\n{CODE}```", "I apologize.")
+    (tmp_path / "logs").mkdir()
+    s.write(tmp_path / "logs")
+    ingest([tmp_path / "logs"], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        con.execute("UPDATE tool_calls SET result_position = NULL WHERE name = 'read_file'")
+        load("problems").run(Context.open(con, load_config(None), Selection()))
+        found = con.execute("SELECT positions, rule FROM problem_findings WHERE kind = 'loop'").fetchall()
+    finally:
+        con.close()
+    assert found == [([3, 4, 5, 6, 7, 8], "failed_edit_3_times (EditCode)")]

@@ -406,8 +406,8 @@ def limit_notice(m: Msg, msgs: list[Msg]) -> bool:
     if not (is_output(m) or m.origin == "harness"):
         return False
     said: list[str] | None = None
-    for hit in LIMIT.finditer(m.text[-2000:]):
-        text = m.text[-2000:]
+    text = m.text[-2000:]
+    for hit in LIMIT.finditer(text):
         line = text[
             text.rfind("\n", 0, hit.start()) + 1 : (text.find("\n", hit.end()) + 1 or len(text) + 1) - 1
         ].strip()

@@ -117,10 +117,7 @@ RULES = {
 class Decisive:
     position: int | None
     agent: str | None
-    rule: (
-        str  # divergence, assumption, after_error, unsupported_claim, failed_code, recurring_error, loop, first_reply,
-    )
-    # false_claim
+    rule: str  # a key of RULES: the rule that picked the step
 
 
 def from_run(

@@ -388,9 +388,9 @@ def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list
         ORDER BY cid, pos, k""").fetchall()
     cited = {(p.conversation_id, x) for p in already for x in p.positions}
     out: list[Problem] = []
-    runs: list[list[tuple[str, int, str, str, str, int]]] = []
+    runs: list[list[tuple[str, int, str, str, str, int | None]]] = []
     for cid, pos, name, failed, file, args, rpos in rows:
-        call = (str(cid), int(pos), str(name), str(file or ""), str(args or ""), int(rpos))
+        call = (str(cid), int(pos), str(name), str(file or ""), str(args or ""), None if rpos is None else int(rpos))
         last = runs[-1][-1] if runs and runs[-1] and failed else None
         if last is not None and last[0] == call[0] and last[2] == call[2] and last[3] == call[3]:
             runs[-1].append(call)
@@ -410,7 +410,7 @@ def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list
             Problem(
                 cid,
                 "loop",
-                sorted(set(positions) | {c[5] for c in run}),
+                sorted(set(positions) | {c[5] for c in run if c[5] is not None}),
                 args_quote(run[-1][4]),
                 f"failed_edit_{len(positions)}_times ({name})",
                 f"{name} failed {len(positions)} times in a row{where}, no other call between: a failed edit changes "

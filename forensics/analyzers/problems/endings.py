@@ -35,11 +35,12 @@ FAILED = re.compile(
     r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
     r"\bUncaught \w*Error\b"
 )
-# a regression named: what worked no longer does ("nothing is loading now", "the button stopped working")
+# a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
+# loading now": the "n't" of a contraction has no word boundary before it)
 REGRESSED = re.compile(
     r"(?i)\bno longer (?:\w+ )?(?:works?|working|loads?|loading|shows?|showing|appears?|renders?|runs?|builds?|compiles?|"
     r"starts?|opens?|displays?)\b|\bstopped (?:working|loading|showing|rendering|running|responding)\b|"
-    r"\b(?:not|no|nothing|n't)\b[^.\n?!]{0,60}\b(?:loading|showing|rendering|appearing|displaying|working|updating|"
+    r"(?:\b(?:not|no|nothing)|n['’]t)\b[^.\n?!]{0,60}\b(?:loading|showing|rendering|appearing|displaying|working|updating|"
     r"saving|responding)\b[^.\n?!]{0,40}\b(?:now|anymore|any more)\b|"
     r"\bne (?:marche|fonctionne|s'affiche|charge) plus\b|\b(?:funktioniert|lädt|geht) (?:jetzt )?nicht mehr\b|"
     r"\bya no (?:funciona|carga|aparece|sale)\b|\bбольше не (?:работает|загружается|показывает|открывается)|"

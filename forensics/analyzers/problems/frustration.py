@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.turns import Turn, by_conversation, incidents
+from forensics.analyzers.problems.turns import Turn, incidents
 
 # exasperation with the assistant or the interaction (GUIDE §5 frustration), not with the person's own situation
 FRUSTRATED = re.compile(
@@ -110,4 +110,4 @@ def frustration(turns: list[Turn]) -> list[Problem]:
         rules = [r for r, x in (("exasperated", said), ("swore_at_assistant", swore), ("shouting", shout)) if x]
         if rules:
             hits.append((t, "+".join(rules), quote_at(t.text, said or swore or shout)))
-    return incidents(hits, by_conversation(turns), "frustration", "the person's own words (no corpus norm)")
+    return incidents(hits, "frustration", "the person's own words (no corpus norm)")

@@ -82,7 +82,6 @@ def user_repeated(
                     norms[(cid, t.position)] = other[1]
     return incidents(
         hits,
-        by_conv,
         "user_repeated",
         "the person's own earlier turns in this conversation (no corpus norm: their words)",
         norms,

@@ -68,12 +68,11 @@ def by_conversation(turns: list[Turn]) -> dict[str, list[Turn]]:
 
 
 def incidents(
-    hits: list[tuple[Turn, str, str]],
-    by_conv: dict[str, list[Turn]],
-    kind: str,
-    norm: str,
-    norms: dict[tuple[str, int], str] | None = None,
+    hits: list[tuple[Turn, str, str]], kind: str, norm: str, norms: dict[tuple[str, int], str] | None = None
 ) -> list[Problem]:
+    """The findings of kind ``kind`` of ``hits`` (a flagged turn, its rule, its quote; in conversation and turn
+    order): flagged turns that follow one another are one incident, its rules joined; ``norm`` unless ``norms`` says
+    the turn's own."""
     out: list[Problem] = []
     last: dict[str, int] = {}  # conversation -> index of the last flagged person turn
     for t, rule, quote in hits:
