@@ -202,3 +202,35 @@ def test_a_measurement_does_not_rank_a_run_that_ended_with_its_work_handed_over(
     ]
     assert [w.conversation_id for w in worst(ranked, {}, {"wide", "claimed"})] == ["claimed", "cut"]
     assert weighed(ranked, ()) == ranked
+
+
+def test_findings_of_two_analyzers_read_off_the_same_evidence_count_once() -> None:
+    """Drift's tool_result_crowding and problems' context_crowded both read the share of tool output in the context;
+    the rules audit's rule_broken and problems' instruction_violated the same verdicts. A conversation with both
+    counts the stronger once (Crush's run that read its repository was third of the real logs' worst on bulky tool
+    output counted twice); a conversation with one of them, or with two findings of other evidence, is unchanged."""
+    from forensics import analyzers
+    from forensics.analyzers.base import Finding
+    from forensics.report.digest import Ranked, once, score_of, worst
+
+    assert analyzers.restated() == {
+        "tool_result_crowding": "context_crowded",
+        "rule_broken": "instruction_violated",
+    }
+
+    def f(section: str, cid: str, kind: str, severity: str = "high") -> Ranked:
+        return Ranked(section, Finding(kind, severity, cid, cid, [3], f"{kind} of {cid}"))
+
+    crowded = [f("drift", "twice", "tool_result_crowding", "low"), f("problems", "twice", "context_crowded")]
+    apart = [f("drift", "apart", "topic_interleave", "low"), f("problems", "apart", "context_crowded")]
+    shares: dict[str, float | None] = {"tool_result_crowding": 0.5, "context_crowded": 0.5, "topic_interleave": 0.5}
+    # counted once: the stronger of the two (high, 2 x rarity 1 x 0.75); another evidence adds up (low: 0.75)
+    assert [r.finding.kind for r in once(crowded, shares)] == ["context_crowded"]
+    assert score_of(crowded, shares) == 1.5
+    assert score_of(apart, shares) == 1.5 + 0.75
+    assert [w.conversation_id for w in worst(crowded + apart, shares)] == ["apart", "twice"]
+    assert [w.reasons[0].split(" (")[0] for w in worst(crowded, shares)] == ["context crowded"]
+    # either one alone weighs as before
+    assert score_of(crowded[:1], shares) == 0.75
+    ruled = [f("rules", "r", "rule_broken"), f("problems", "r", "instruction_violated")]
+    assert len(once(ruled, {})) == 1

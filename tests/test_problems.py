@@ -801,3 +801,51 @@ def test_fixes_claimed_after_reads_only_the_continue_dev_snippet(tmp_path: Path)
             "J'ai analysé votre code, identifié les sources potentielles de boucles de rendu, et appliqué les",
         )
     ]
+
+
+def test_an_edit_blocks_body_is_the_files_words_not_a_claim(tmp_path: Path) -> None:
+    """aider's SEARCH/REPLACE blocks, an apply_patch body, a fenced diff: what the edit writes, not what the agent
+    tells the person. The real aider run (fixtures/real) whose failed edit quoted the notes file ("Created `.pylintrc`
+    to ... resolve the pylint error") was a claim over errors; the same reply's words ("I will correct ...") claim
+    nothing. Words outside the block still do, and a block cut off at the reply's end is left out to its end."""
+    import shutil
+
+    from tests.conftest import ROOT
+
+    real = tmp_path / "real"
+    shutil.copytree(ROOT / "fixtures" / "real" / "aider", real)
+    block = (
+        "\n```python\n<<<<<<< SEARCH\nold()\n=======\n# Fixed the parser, all tests pass\nnew()\n>>>>>>> REPLACE\n```\n"
+    )
+    edits = (
+        Session("inside")
+        .add("user", "fix the parser")
+        .call("bash", {"command": "pytest"}, "Error: 2 failed")
+        .add("assistant", "I will correct the parser." + block)
+    )
+    outside = (
+        Session("outside")
+        .add("user", "fix the parser")
+        .call("bash", {"command": "pytest"}, "Error: 2 failed")
+        .add("assistant", "parser.py" + block + "\nThe parser is fixed and the tests pass now.")
+    )
+    cut = (
+        Session("cut")
+        .add("user", "fix the parser")
+        .call("bash", {"command": "pytest"}, "Error: 2 failed")
+        .add("assistant", "I will patch it.\n*** Begin Patch\n*** Update File: parser.py\n+# fixed successfully")
+    )
+    found, _ = run(tmp_path, edits, outside, cut)
+    claims = {f["native_id"]: f["quote"] for f in found if f["kind"] == "gave_up_or_false_success"}
+    assert claims == {"outside": "The parser is fixed and the tests pass now."}
+    ingest([real], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        load("problems").run(Context.open(con, load_config(None), Selection()))
+        aider = con.execute(
+            "SELECT p.position, p.quote FROM problem_findings p JOIN conversations c USING (conversation_id) "
+            "WHERE p.kind = 'gave_up_or_false_success' AND c.native_id NOT IN ('inside', 'outside', 'cut')"
+        ).fetchall()
+    finally:
+        con.close()
+    assert not [q for _, q in aider if "pylintrc" in q]

@@ -172,6 +172,12 @@ def measure_kinds() -> set[str]:
     return {k for a in declarations() for k in a.measures}
 
 
+def restated() -> dict[str, str]:
+    """Finding kinds that restate another analyzer's kind, read off the same evidence -> that kind
+    (``Analyzer.restates``): a conversation with both counts them once."""
+    return {k: of for a in declarations() for k, of in (a.restates or {}).items()}
+
+
 def packages() -> list[str]:
     """The package of each analyzer that is one (where its named queries live beside its code), in report order."""
     found = [getattr(sys.modules[a.run.__module__], "__package__", None) or "" for a in declarations()]

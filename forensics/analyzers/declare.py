@@ -91,6 +91,10 @@ class Analyzer:
     # a norm: true as measurements, and no sign by themselves that the work went wrong. *Worst conversations* does not
     # rank a run on them when it ended with its work handed over (``signature.DONE_ENDS``)
     measures: tuple[str, ...] = ()
+    # its finding kinds that restate another analyzer's, read off the same evidence -> that kind (drift's
+    # ``tool_result_crowding`` and problems' ``context_crowded`` both read the share of tool output in the context): in
+    # one conversation the two count once in *Worst conversations* and in the outcome ranking (``analyzers.restated``)
+    restates: dict[str, str] | None = None
     conversation_figures: str | None = None  # the metric holding its per-conversation figures the explorer lists
     marks: tuple[Mark, ...] = ()  # its per-message verdicts the explorer's transcript shows
     # named reads over its tables that the layers above call by name (``analyzers.view``): the explorer's home

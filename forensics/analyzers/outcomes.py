@@ -365,8 +365,12 @@ SAME_EVIDENCE = {"loop": "redundant_work"}
 
 
 def counted(kinds: set[str]) -> int:
-    """The problems a run's kinds count for in the ranking: kinds read off the same evidence once (``SAME_EVIDENCE``)."""
-    return len({SAME_EVIDENCE.get(k, k) for k in kinds})
+    """The problems a run's kinds count for in the ranking: kinds read off the same evidence once (``SAME_EVIDENCE``,
+    and the kinds an analyzer declares restate another's, ``Analyzer.restates``)."""
+    from forensics import analyzers
+
+    same = {**analyzers.restated(), **SAME_EVIDENCE}
+    return len({same.get(k, k) for k in kinds})
 
 
 def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, set[str]]:

@@ -262,19 +262,39 @@ def worst(
 
     scored = []
     for cid, rs in per.items():
-        rs = sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind)))
+        rs = once(rs, shares)
         scored.append(Worst(cid, round(score_of(rs, shares), 3), [reason(r.finding) for r in rs[:3]], rs))
     # a tie is broken by what the reader sees (its reasons), not by the id: ids hash the file's path, so the same logs
     # read from another folder would list another conversation
     return sorted(scored, key=lambda w: (-w.score, w.reasons, w.conversation_id))[:WORST]
 
 
+def once(rs: list[Ranked], shares: dict[str, float | None]) -> list[Ranked]:
+    """One conversation's findings, strongest first, each evidence once: a finding whose kind restates another
+    analyzer's kind, read off the same evidence (``Analyzer.restates``: drift's ``tool_result_crowding`` restates
+    problems' ``context_crowded``, both the share of tool output in the context), is left out beside a stronger
+    finding of the two. Bulky tool output counted twice put a Crush run that only read files third of the real logs'
+    five worst."""
+    from forensics import analyzers
+
+    same = analyzers.restated()
+    kept: list[Ranked] = []
+    evidence: set[str] = set()
+    for r in sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind))):
+        read = same.get(r.finding.kind, r.finding.kind)
+        if read not in evidence:
+            kept.append(r)
+            evidence.add(read)
+    return kept
+
+
 def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
-    """A conversation's score in *Worst conversations*: its findings' weights, strongest first, the n-th kind of one
-    analyzer divided by n (a second kind of one analyzer mostly re-reads the same turns)."""
+    """A conversation's score in *Worst conversations*: its findings' weights, strongest first, each evidence once
+    (``once``), the n-th kind of one analyzer divided by n (a second kind of one analyzer mostly re-reads the same
+    turns)."""
     seen: Counter[str] = Counter()
     score = 0.0
-    for r in sorted(rs, key=lambda r: -weight(r.finding, shares.get(r.finding.kind))):
+    for r in once(rs, shares):
         score += weight(r.finding, shares.get(r.finding.kind)) / (1 + seen[r.section])
         seen[r.section] += 1
     return score

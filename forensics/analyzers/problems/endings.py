@@ -13,7 +13,7 @@ import duckdb
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.repeat_words import NOT_WORK, REPEATED
-from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE
+from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE, EDIT_MARKS, EDITS
 from forensics.analyzers.problems.turns import Turn
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
@@ -64,11 +64,14 @@ FINISH_WORDS = ("result", "message", "summary", "final_answer", "answer", "text"
 
 def said_sql() -> str:
     """Every selected main-path assistant message that says something (its text, or a ``FINISH`` call's words):
-    ``cid``, ``pos``, ``text`` (the first ``HEAD`` characters of the message, then the call's words)."""
+    ``cid``, ``pos``, ``text`` (the first ``HEAD`` characters of the message without its edits' bodies,
+    ``said.EDITS``: an aider SEARCH/REPLACE block, a patch, a fenced diff; then the call's words)."""
     words = ", ".join(f"try(json_extract_string(arguments, '$.{w}'))" for w in FINISH_WORDS)
+    marks = " OR ".join(f"contains(m.content, '{sql_str(k)}')" for k in EDIT_MARKS)
     return f"""
         SELECT m.conversation_id AS cid, m.position AS pos,
-               left(coalesce(m.content, ''), {HEAD}) || coalesce(chr(10) || f.said, '') AS text
+               left(CASE WHEN {marks} THEN regexp_replace(m.content, '{sql_str(EDITS)}', chr(10), 'g')
+                    ELSE coalesce(m.content, '') END, {HEAD}) || coalesce(chr(10) || f.said, '') AS text
         FROM messages m JOIN {SELECTED} USING (conversation_id)
         LEFT JOIN (SELECT conversation_id, position, left(string_agg(coalesce({words}), chr(10)), {HEAD}) AS said
                    FROM tool_calls WHERE regexp_matches(name, '{sql_str(FINISH)}') GROUP BY 1, 2) f

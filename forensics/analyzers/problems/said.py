@@ -29,4 +29,14 @@ DECLINE = (
     r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
     r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b"
 )
+# an edit's body in a reply, the file's words and not the agent's to the person: aider's SEARCH/REPLACE blocks (to
+# their ``>>>>>>> REPLACE``, or the reply's end when it was cut), an apply_patch body (``*** Begin Patch`` to ``*** End
+# Patch``), a fenced diff or patch. The claim rules read a reply without them: an aider reply whose SEARCH block quoted
+# the notes file ("Created `.pylintrc` to ... resolve the pylint error") was read as a claim of work done
+EDITS = (
+    r"(?ms)^[ \t]*<{7} SEARCH[^\n]*$.*?(?:^[ \t]*>{7} REPLACE[^\n]*$|(?-m:$))|"
+    r"^[ \t]*\*\*\* Begin Patch[^\n]*$.*?(?:^[ \t]*\*\*\* End Patch[^\n]*$|(?-m:$))|"
+    r"^[ \t]*```[ \t]*(?:diff|patch|udiff)[ \t]*$.*?(?:^[ \t]*```[ \t]*$|(?-m:$))"
+)
+EDIT_MARKS = ("<<<<<<< SEARCH", "*** Begin Patch", "```diff", "```patch", "```udiff")  # a reply without these has none
 CLAIM_RE, DECLINE_RE = re.compile(CLAIM), re.compile(DECLINE)

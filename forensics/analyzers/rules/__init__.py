@@ -30,6 +30,9 @@ ANALYZER = Analyzer(
         CheckRule("rules.verdicts.broke", "lower", 0.10, True),
     ),
     marks=(Mark(MARKS_TABLE, ("rules",)),),
+    # a rule broken: problems' ``instruction_violated`` holds the same verdicts of this audit against the same turns
+    # (``problems.instructions.standing``)
+    restates={"rule_broken": "instruction_violated"},
     tables=(
         reuse.cached_table(CACHED),
         derived.Table(
