@@ -13,7 +13,8 @@ import threading
 from pathlib import Path
 
 ONLY = "baseline,compression"
-LINE = re.compile(r"^forensics: (\S+) +\d+\.\d s  \((\d)/2\)(?:  reused \d+ of \d+ conversations)?$")
+# name, wall time, CPU time (its own process and its workers: branch speed5), which of the two, what was reused
+LINE = re.compile(r"^forensics: (\S+) +\d+\.\d s +\d+\.\d CPU s  \((\d)/2\)(?:  reused \d+ of \d+ conversations)?$")
 
 
 def _report(db: Path, out: Path, stderr_on_terminal: bool) -> tuple[int, str, str]:

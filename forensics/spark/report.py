@@ -82,13 +82,12 @@ def build_spark_report(
 
 def copy_runs(lake: Lake, meta: duckdb.DuckDBPyConnection, cids: list[str]) -> None:
     """The runs ``cids``' messages, tool calls and events, read from the lake by Spark into ``meta`` (the worst list
-    reads how these runs ended, as a local report does from the warehouse); an absent table is an empty one."""
+    reads how these runs ended, as a local report does from the warehouse). ``export`` writes every warehouse table, and
+    a lake without one of them cannot be opened, so each is there."""
     from pyspark.sql import functions as F
 
     wanted = F.broadcast(lake.spark.createDataFrame([(c,) for c in cids], "conversation_id string"))
     for t in ("messages", "tool_calls", "events"):
-        if not lake.has(t):
-            continue
         rows = lake.table(t).join(wanted, ["conversation_id"], "left_semi").toArrow()
         meta.register(f"_{t}", rows)
         meta.execute(f"CREATE OR REPLACE TABLE {t} AS SELECT * FROM _{t}")
