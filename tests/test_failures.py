@@ -887,8 +887,8 @@ TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
 
 @pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
 def test_agentrx_tau_figures(tmp_path: Path) -> None:
-    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 7, ±1 8, agent 21 of 29 after
-    the tool-call rules and the changed request read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 6, ±1 7, agent 21 of 29 after
+    the tool-call rules read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
     before the first error: exact 3, ±1 6). The system prompt is the conversation's, so message 0 has no row and the
     rest keep their index."""
     recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
@@ -908,7 +908,7 @@ def test_agentrx_tau_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (29, 7, 8, 21)
+    assert (len(recs), exact, near, agent) == (29, 6, 7, 21)
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
 
@@ -943,56 +943,3 @@ def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
     reads = msgs[:7] + [Msg(7, "assistant", "assistant", "Assistant", "Your order #W1 is still pending, sorry.")]
     d = signature("r", reads, True).decisive
     assert d is not None and (d.position, d.rule) == (1, "first_reply")
-
-
-def test_a_request_the_customer_changed_when_told_no_is_the_step() -> None:
-    """A simulated customer (tau-bench's shape, invented text) told its request cannot be done as asked swaps it for
-    another, and the agent's first change acts on that: the customer's turn is the step, and the customer the agent.
-    Where the agent's own change failed before the customer changed anything, the step stays the agent's; a new request
-    that follows no refusal is no change of this kind."""
-
-    def call(position: int, name: str) -> Msg:
-        return Msg(position, "assistant", "assistant", "Assistant", "", calls=1, call_names=(name,))
-
-    head = [
-        Msg(0, "user", "person", "User", "I want to return the pricier tablet and get the refund to my credit card."),
-        call(1, "get_order_details"),
-        Msg(2, "tool", "tool", None, '{"order_id": "#W1", "status": "delivered"}'),
-        Msg(
-            3,
-            "assistant",
-            "assistant",
-            "Assistant",
-            "The refund would go back to the original payment method, a gift card.",
-        ),
-        Msg(4, "user", "person", "User", "If I can't get it on my card, I might as well return both tablets instead."),
-        Msg(
-            5,
-            "assistant",
-            "assistant",
-            "Assistant",
-            "Understood: both tablets, refunded to the gift card. Shall I go ahead?",
-        ),
-        Msg(6, "user", "person", "User", "Yes, go ahead."),
-        call(7, "return_delivered_order_items"),
-        Msg(8, "tool", "tool", None, '{"order_id": "#W1", "status": "return requested"}'),
-    ]
-    d = signature("r", head, True).decisive
-    assert d is not None and (d.position, d.agent, d.rule) == (4, "User", "changed_request")
-    # no refusal before it: a second request of the customer's own, the agent's first change stays the step
-    asked = [
-        *head[:3],
-        Msg(3, "assistant", "assistant", "Assistant", "I found your order #W1 with two tablets."),
-        *head[4:],
-    ]
-    d = signature("r", asked, True).decisive
-    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
-    # the agent's own change failed first, before the customer changed the request: the agent's failed step
-    failed = [
-        head[0],
-        call(1, "exchange_delivered_order_items"),
-        Msg(2, "tool", "tool", None, "Error: non-delivered order cannot be exchanged", error=True),
-        *head[3:],
-    ]
-    d = signature("r", failed, True).decisive
-    assert d is not None and (d.position, d.rule) == (1, "failed_code")

@@ -24,13 +24,6 @@
    - ``first_write``: its first call of a tool named for a change (``WRITE``: the name's first word a write verb,
      ``modify_pending_order_items``, ``cancel_…``, ``transfer_to_human_agents``); on AgentRx's labeled tau-bench
      failures the label is that call in 6 of 15 dev runs;
-   - ``changed_request``: where the step so found acts (``after_error``, ``failed_code``, ``first_write``), a person's
-     turn before it that asked for something else in its place (``FALLBACK``: "instead", "might as well", "in that
-     case", "if that's not possible") right after the agent said the request cannot be done as asked (``REFUSED``:
-     "cannot", "not possible", "no longer", "would go back to the original payment method") is the step, and its
-     speaker the agent: the agent acted on the changed request (a simulated customer that broadens or swaps its
-     request when told no; on AgentRx's labeled tau-bench failures the customer's root causes and other failures on
-     the dev half are such turns in 2 of 3, and where the agent's own failed step came first the label is the agent's);
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
@@ -86,19 +79,6 @@ SHOWN = re.compile(
     r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|^\s*Address: \S+",
     re.I | re.M,
 )
-# the agent saying the request cannot be done as asked (a policy, a status, where a refund goes)
-REFUSED = re.compile(
-    r"\b(?:can(?:no|')t|cannot|unable to|not (?:possible|able|allowed|eligible|supported)|no longer|only be|"
-    r"(?:would|will|must|can only) (?:go )?(?:back )?to (?:the|your) original)\b",
-    re.I,
-)
-# a person's turn that asks for something else in its place: "instead", "might as well", "in that case", "if that's not
-# possible"
-FALLBACK = re.compile(
-    r"\b(?:instead|might as well|in that case|rather|if (?:I|you|that|it) (?:can(?:no|')t|cannot|(?:is|'s) not "
-    r"possible)|then just)\b",
-    re.I,
-)
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
@@ -114,8 +94,6 @@ WRITE = re.compile(
 # unfounded fact or assumption is built on by the replies after it; where nothing failed, the first change (on the
 # graded tau2 runs a first change before a failed step was a right one: enabling roaming)
 TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code"), ("first_write",)]
-# the tiers of a step that acts; the person's changed request it acted on outranks it
-ACTING = {"after_error", "failed_code", "first_write"}
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
 RULES = {
@@ -132,7 +110,6 @@ RULES = {
     "accepted_conclusion": "the coordinator's answer drawn from a page its agent showed, when it declared the request satisfied",
     "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
     "false_claim": "the false claim of success",
-    "changed_request": "the person's turn that asked for something else after being told the request cannot be done as asked, which the agent's step then acted on",
 }
 
 
@@ -188,12 +165,7 @@ def from_run(
             if r in found and (report is None or found[r].position < report.position)
         ]
         if hits:
-            step, rule = found[min(hits)[1]], min(hits)[1]
-            if hub is None and rule in ACTING:
-                changed = _changed_request(msgs, task_at, step.position)
-                if changed is not None:
-                    return _at(changed, "changed_request")
-            return _at(step, rule)
+            return _at(found[min(hits)[1]], min(hits)[1])
     if report is not None:
         # the hub declared the request satisfied in a run that failed: the answer it accepted came from the last
         # report before that declaration
@@ -251,18 +223,6 @@ def _hub(msgs: list[Msg], task_at: int) -> str | None:
             return None
         handed += 1
     return hub if handed else None
-
-
-def _changed_request(msgs: list[Msg], task_at: int, before: int) -> Msg | None:
-    """The person's turn that changed the request the step acted on: the last one before ``before`` (and after the
-    task) that asks for something else in its place (``FALLBACK``) right after the agent said the request cannot be
-    done as asked (``REFUSED``); None when there is none."""
-    for prev, m in zip(reversed(msgs[:-1]), reversed(msgs)):
-        if m.position >= before or m.position <= task_at:
-            continue
-        if m.origin == "person" and prev.role == "assistant" and REFUSED.search(prev.text) and FALLBACK.search(m.text):
-            return m
-    return None
 
 
 def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[str]:
