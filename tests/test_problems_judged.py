@@ -145,17 +145,20 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "gave_up_or_false_success": 9,
         "frustration": 2,
     }
-    assert {k: (dev[k]["detector"]["right"], dev[k]["detector"]["findings"]) for k in KINDS} == {
-        "lost_focus": (0, 0),
-        "context_crowded": (2, 2),
-        "user_repeated": (
-            20,
-            29,
-        ),  # sent_again: "OK, continue" three times with no reply (read true; no label); restate:
-        # asked_again_reworded, the aider audit loop pasted again after a reply that only named files (read true; no label)
-        "instruction_violated": (9, 9),
-        "redundant_work": (6, 10),
-        "loop": (4, 6),
-        "gave_up_or_false_success": (13, 21),
-        "frustration": (7, 8),
-    }
+    assert (
+        {k: (dev[k]["detector"]["right"], dev[k]["detector"]["findings"]) for k in KINDS}
+        == {
+            "lost_focus": (0, 0),
+            "context_crowded": (2, 2),
+            "user_repeated": (
+                20,
+                28,
+            ),  # recall6: 29 -> 28, "make the following changes one at a time" is no "one question at a time" again; sent_again: "OK, continue" three times with no reply (read true; no label); restate:
+            # asked_again_reworded, the aider audit loop pasted again after a reply that only named files (read true; no label)
+            "instruction_violated": (9, 9),
+            "redundant_work": (6, 10),
+            "loop": (4, 6),
+            "gave_up_or_false_success": (13, 21),
+            "frustration": (7, 8),
+        }
+    )

@@ -20,9 +20,9 @@ from forensics.warehouse.tool_errors import sql_str
 
 # the assistant says it changed something (past tense, first person)
 CHANGED = (
-    r"(?i)\b(?:I'?ve|I have)\b[^.\n]{0,80}?\b(?:updated|added|applied|fixed|implemented|modified|changed|"
+    r"(?i)\b(?:I['’]?ve|I have)\b[^.\n]{0,80}?\b(?:updated|added|applied|fixed|implemented|modified|changed|"
     r"created|removed|rewritten|refactored|corrected)\b|"
-    r"j'ai\b[^.\n]{0,80}?\b(?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
+    r"j['’]ai\b[^.\n]{0,80}?\b(?:mis à jour|ajouté|corrigé|appliqué|modifié|implémenté)|"
     r"我已(?:经)?(?:修改|更新|添加|修复)|\bhe (?:añadido|actualizado|corregido|implementado|modificado)\b|"
     r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert)\b|"
     r"\b(?:adicionei|atualizei|corrigi|implementei|modifiquei)\b|\bho (?:aggiunto|aggiornato|corretto|modificato)\b|"
@@ -32,7 +32,7 @@ CHANGED = (
 # the person's turn shows the work failed: the user_repeated words, a regression named, a crash pasted back (a
 # traceback, an uncaught error; a plain error line may be a new issue)
 FAILED = re.compile(
-    r"(?i)\byou broke\b|\b(?:it'?s|is|are|was) broken\b|traceback \(most recent call last\)|"
+    r"(?i)\byou broke\b|\b(?:it['’]?s|is|are|was) broken\b|traceback \(most recent call last\)|"
     r"\bUncaught \w*Error\b"
 )
 # a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
@@ -42,17 +42,17 @@ REGRESSED = re.compile(
     r"starts?|opens?|displays?)\b|\bstopped (?:working|loading|showing|rendering|running|responding)\b|"
     r"(?:\b(?:not|no|nothing)|n['’]t)\b[^.\n?!]{0,60}\b(?:loading|showing|rendering|appearing|displaying|working|updating|"
     r"saving|responding)\b[^.\n?!]{0,40}\b(?:now|anymore|any more)\b|"
-    r"\bne (?:marche|fonctionne|s'affiche|charge) plus\b|\b(?:funktioniert|lädt|geht) (?:jetzt )?nicht mehr\b|"
+    r"\bne (?:marche|fonctionne|s['’]affiche|charge) plus\b|\b(?:funktioniert|lädt|geht) (?:jetzt )?nicht mehr\b|"
     r"\bya no (?:funciona|carga|aparece|sale)\b|\bбольше не (?:работает|загружается|показывает|открывается)|"
     r"不再(?:工作|显示|加载|运行)|더 이상 (?:안|작동하지)|もう動かない"
 )
 # the assistant says it looked (checked, scanned, verified) or states what looking found ("no X was found", "no
 # changes are needed", "is already compliant"): a claim that needs evidence a call would have produced
 LOOKED = (
-    r"(?i)\b(?:after (?:scanning|checking|reviewing|searching|inspecting|analy[sz]ing)|I (?:have |'ve )?(?:just )?"
+    r"(?i)\b(?:after (?:scanning|checking|reviewing|searching|inspecting|analy[sz]ing)|I(?: have|['’]ve)? (?:just )?"
     r"(?:scanned|checked|verified|searched|inspected|reviewed|confirmed|tested)|no [\w`./*-]+(?: [\w`./*-]+){0,4} "
     r"(?:was|were) (?:found|detected)|no changes (?:are|were) (?:needed|required|necessary)|(?:is|are) (?:fully|"
-    r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j'ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
+    r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j['’]ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
 )
 CHANGED_RE, LOOKED_RE = re.compile(CHANGED), re.compile(LOOKED)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
@@ -228,7 +228,7 @@ WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|t
 # the reply declines a step a shell does ("I cannot directly install software or modify your system's PATH"): in a
 # conversation whose agent has a command tool and used it, the step is handed back to the person for nothing
 SHELL_STEP = (
-    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to|am not able to|don't have the ability to) "
+    r"(?i)\bI (?:cannot|can['’]t|can ?not|am unable to|['’]m unable to|am not able to|don['’]t have the ability to) "
     r"(?:directly |actually |myself )?(?:install|run|execute|set up|set|modify|configure|download|restart)\b"
 )
 SHELL_STEP_RE = re.compile(SHELL_STEP)
@@ -304,13 +304,13 @@ def _declined_doable(con: duckdb.DuckDBPyConnection, already: list[Problem], act
 
 # the assistant says it ran or tested something (a command, the tests, the app) or reports what running showed
 RAN = (
-    r"(?i)\bI (?:have |'ve )?(?:just |also )?(?:ran|run|re-?ran|executed|tested|launched|compiled|built and ran)\b|"
+    r"(?i)\bI(?: have|['’]ve)? (?:just |also )?(?:ran|run|re-?ran|executed|tested|launched|compiled|built and ran)\b|"
     r"\b(?:all|the) (?:\w+ )?tests? (?:now )?(?:pass(?:es|ed)?|succeeded|are green)\b|\bthe build (?:now )?"
-    r"(?:succeeds|succeeded|passes|passed)\b|j'ai (?:exécuté|lancé|testé)|我(?:已经?)?(?:运行|测试)了|"
+    r"(?:succeeds|succeeded|passes|passed)\b|j['’]ai (?:exécuté|lancé|testé)|我(?:已经?)?(?:运行|测试)了|"
     r"\bich habe\b[^.\n]{0,60}\b(?:ausgeführt|getestet)\b|\bhe (?:ejecutado|probado)\b|実行しました|テストしました"
 )
 RAN_RE = re.compile(RAN)
-NEGATED = re.compile(r"(?i)\b(?:not|never|n't|pas|nicht|no)\b")
+NEGATED = re.compile(r"(?i)\b(?:not|never|n['’]t|pas|nicht|no)\b")
 # each act a reply may claim, the calls since the person's last turn that would back it, and what it was held
 # against: a change needs a call that changed something; a run, a call that runs a command; a look, any call
 ACTS = (

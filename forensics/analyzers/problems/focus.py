@@ -34,7 +34,7 @@ DONE = re.compile(
     r"(?im)\b(?:the )?task (?:is )?(?:now )?(?:complete|completed|done|finished)\b|\ball done\b|"
     r"\bfulfill(?:ing|s|ed)? (?:your|the) request\b|"
     r"\bthe (?:task|request|work) (?:has been|is) (?:now )?(?:complete|completed|fulfilled|done|finished)\b|"
-    r"\b(?:I have|I'?ve) (?:now )?(?:successfully )?(?:completed|finished) (?:the|your) (?:task|request)\b|"
+    r"\b(?:I have|I['’]?ve) (?:now )?(?:successfully )?(?:completed|finished) (?:the|your) (?:task|request)\b|"
     r"\bla tâche est (?:terminée|accomplie)\b|\btarea (?:completada|terminada)\b|\bAufgabe (?:ist )?(?:erledigt|"
     r"abgeschlossen)\b|\btarefa (?:concluída|completa)\b|\bcompito (?:completato|svolto)\b|задача выполнена|"
     r"任务(?:已)?完成|작업(?:이|을)? 완료|タスク(?:は|が)?完了"

@@ -17,14 +17,14 @@ FRUSTRATED = re.compile(
             r"\?!\?|!\?!",  # runs of question marks; not of exclamation marks ("thanks!!!!")
             r"\byou should know\b",
             r"\bare you (?:\w+ )?(?:kidding|serious|stupid|dumb|even|blind|insane|crazy)\b",
-            r"\b(?:you(?:'re| are)|this is|that'?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
+            r"\b(?:you(?:['’]re| are)|this is|that['’]?s|so) (?:pathetic|useless|ridiculous|stupid|incompetent)\b",
             r"\bidiot\b",
             r"\bhow many times\b",
             r"\bfor the (?:third|fourth|fifth|tenth|\d+(?:rd|th)) time\b",
             r"\bI suspect you are not\b",
             r"\byou (?:wasted|ruined)\b",
             r"\bseriously[?!]",
-            r"\bI'?m (?:so )?(?:tired|sick) of\b",
+            r"\bI['’]?m (?:so )?(?:tired|sick) of\b",
             "이해(?:를)? ?못",
             "도대체",
             "왜 자꾸",
@@ -75,13 +75,13 @@ SWEAR = re.compile(
 # the assistant addressed: a second-person pronoun (English, Russian, German, French, Spanish, Portuguese, Italian,
 # Chinese, Korean, Japanese; German "du" only before its verb in -st, French "du" is "of the")
 ADDRESSED = re.compile(
-    r"(?<!\w)(?:you|your|you'?re|yours|u|ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|вы|вас|вам|ваш\w*|du\s+\w+st|"
+    r"(?<!\w)(?:you|your|you['’]?re|yours|u|ты|тебя|тебе|тобой|твой|твоя|твоё|твое|твои|твою|вы|вас|вам|ваш\w*|du\s+\w+st|"
     r"dich|dir|dein\w*|tu|toi|ton|ta|tes|vous|votre|tú|ti|usted|você|voce|vc)(?!\w)|你|너|니가|네가|당신|お前|おまえ|あなた|君",
     re.IGNORECASE,
 )
 # a turn that opens by rejecting the reply
 REJECTS = re.compile(
-    r"^\W*(?:no|nope|wrong|that'?s not (?:it|right|what)|нет|не то|nein|non|não|不是|不对|아니|違う)(?!\w)",
+    r"^\W*(?:no|nope|wrong|that['’]?s not (?:it|right|what)|нет|не то|nein|non|não|不是|不对|아니|違う)(?!\w)",
     re.IGNORECASE,
 )
 SENTENCE = re.compile(r"[^.!?\n。！？]+[.!?\n。！？]*")

@@ -11,11 +11,11 @@ import re
 REPEATED = re.compile(
     "|".join(
         [
-            r"\bstill (?:doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
+            r"\bstill (?:doesn['’]?t|does not|isn['’]?t|is not|not|no|cannot|can['’]?t|won['’]?t|getting|get|fails?|failing|broken|the "
             r"same|seeing|see|laggy|there|missing|happening)\b",
             r"\bsame (?:error|issue|problem|exception|result|thing)\b",
-            r"\bit'?s the same\b",
-            r"\byou (?:forgot|missed|ignored|didn'?t|did not|haven'?t|have not)\b",
+            r"\bit['’]?s the same\b",
+            r"\byou (?:forgot|missed|ignored|didn['’]?t|did not|haven['’]?t|have not)\b",
             r"^\W*(?:nope|no)\b[,.!]",
             r"^\W*nope\b",
             r"\bno go\b",
@@ -25,7 +25,7 @@ REPEATED = re.compile(
             r"\bis still (?:there|here|happening|broken|not)\b",
             r"\bstill (?:seems?|appears?) to\b",
             # "I don't see the change", not "I don't see the point of it" / "why we need it" (an opinion, a question)
-            r"\bI (?:didn'?t|did not|don'?t|do not|can'?t|cannot|never) (?:see|saw)\b(?! (?:the (?:point|need|reason|"
+            r"\bI (?:didn['’]?t|did not|don['’]?t|do not|can['’]?t|cannot|never) (?:see|saw)\b(?! (?:the (?:point|need|reason|"
             r"value|benefit|use|harm|problem with)|any (?:point|need|reason|benefit|harm|problem)|a (?:reason|need|"
             r"problem)|much (?:point|value|difference)|why|how|what)\b)",
             r"\b(?:again|once more)[,:]? (?:it|the|this|that|same)\b",
@@ -48,7 +48,7 @@ REPEATED = re.compile(
             r"\beu (?:já )?(?:disse|pedi)\b",
             r"\bancora non\b",
             r"\bnon funziona\b",
-            r"\bte l'ho (?:già )?detto\b",
+            r"\bte l['’]ho (?:già )?detto\b",
             r"\bвс[её] ещё не\b|\bпо-прежнему не\b|\b(?:опять|снова) (?:не|ничего|нечего)\b|\bне работает\b",
             r"\b(?:опять|снова|вс[её]) (?:то ?же самое|тоже самое)\b|\bничего не изменилось\b",
             r"\bя (?:же |уже )(?:сказал|говорил|просил)\b",
@@ -80,14 +80,39 @@ REPEATED = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
+# "one at a time", and the unit it names, in the phrase ("one question at a time") or just before it ("make the
+# changes one at a time"); "them", "it" or nothing name no unit
+UNITS = r"questions|steps|changes|files|edits|fixes|tasks|tests|commands|issues|items"  # plural: "fix" is a verb
+ONE_AT_A_TIME = (
+    rf"(?:\b(?P<before>{UNITS})\s+)?\bone(?:[ -](?P<unit>question|step|thing|change|file|edit|fix|task|test|command|"
+    r"issue|item))?[ -]at[ -]a[ -]time\b"
+)
+
+
+def unit(m: re.Match[str]) -> str | None:
+    """The unit a directive's match names (``ONE_AT_A_TIME``'s: "question" for "one question at a time" and for "the
+    questions one at a time"), singular; None when it names none. A directive that names its unit is the same
+    constraint only as one naming the same unit: "make the changes one at a time" is not "one question at a time"
+    said again (a reviewer read that finding as false); a bare one is about the unit of the nearest one naming its
+    unit (``repeated._directives``)."""
+    groups = m.re.groupindex
+    if "unit" not in groups:
+        return None
+    word = m.group("unit") or m.group("before")
+    if not word or word.lower() == "thing":  # "one thing at a time" names no unit
+        return None
+    word = word.lower()
+    return word[:-2] if word.endswith("xes") else word[:-1] if word.endswith("s") else word
+
+
 # a standing directive; said again anywhere later in the conversation (GUIDE §5: "within this conversation"), it is
 # a repeat: the person re-states a constraint (each pattern one constraint, in its languages)
 DIRECTIVES = [
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"\bone(?:[ -](?:question|step|thing|change|file))?[ -]at[ -]a[ -]time\b",
+        ONE_AT_A_TIME,
         r"\bstep[ -]by[ -]step\b",
-        r"\b(?:don'?t|do not|never) (?:change|modify|touch|edit|delete)\b",
+        r"\b(?:don['’]?t|do not|never) (?:change|modify|touch|edit|delete)\b",
         r"\bonly (?:propose|suggest|show)\b",
         r"\b(?:be )?(?:more )?concise\b",
         # "don't change / modify it" and "only suggest" in the other languages people write to agents in
@@ -105,4 +130,6 @@ DIRECTIVES = [
 # "it doesn't work": the person's first report that the work failed them is a report (user_pushback), not a repeat;
 # said again after an earlier report in the conversation, it is the person repeating that the work is not done (a
 # reviewer read a first "it does not work" counted as a repeat as false)
-NOT_WORK = re.compile(r"\b(?:doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(?:ing|s|ed)?\b", re.IGNORECASE)
+NOT_WORK = re.compile(
+    r"\b(?:doesn['’]?t|does not|didn['’]?t|did not|isn['’]?t|is not|not) work(?:ing|s|ed)?\b", re.IGNORECASE
+)

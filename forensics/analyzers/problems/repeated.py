@@ -12,7 +12,7 @@ import duckdb
 from forensics.analyzers.problems import pasted, restated
 from forensics.analyzers.problems.asked_again import asked_before, norm
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.repeat_words import DIRECTIVES, NOT_WORK, REPEATED
+from forensics.analyzers.problems.repeat_words import DIRECTIVES, NOT_WORK, REPEATED, unit
 from forensics.analyzers.problems.templates import opening, shared
 from forensics.analyzers.problems.turns import Turn, by_conversation, incidents
 
@@ -45,6 +45,7 @@ def user_repeated(
         # the first turn that says the work failed them or that they said it before: a later "not working" is said again
         said_at = next((j for j, e in enumerate(conv) if NOT_WORK.search(e.text) or REPEATED.search(e.text)), len(conv))
         prompts = {k: o for k, t in enumerate(conv) if (o := opening(t.text)) in templates}
+        directives = _directives(conv)
         reworded = restated.restated(replies_of.get(cid, []) if replies_of is not None else None, conv, prompts)
         for k, t in enumerate(conv):
             if t.index == 0 or not t.replied:
@@ -52,7 +53,7 @@ def user_repeated(
                     hits.append((t, "sent_again", quote_at(t.text)))
                 continue
             said = REPEATED.search(t.text) or (NOT_WORK.search(t.text) if said_at < k else None)
-            directive = _directive_again(t, conv[:k])
+            directive = _directive_again(directives, k)
             asked = asked_before(t, [e for e in conv[max(0, k - 6) : k] if e.answered_next], templates)
             error = again.get(k)
             other = reworded.get(k)
@@ -105,8 +106,28 @@ def _resent_after_silence(con: duckdb.DuckDBPyConnection, by_conv: dict[str, lis
     return {cid: found for cid in cands if (found := pasted.sent_again(by_conv[cid], when.get(cid, {})))}
 
 
-def _directive_again(t: Turn, earlier: list[Turn]) -> re.Match[str] | None:
-    for d in DIRECTIVES:
-        if (m := d.search(t.text)) and any(d.search(e.text) for e in earlier):
+def _directives(conv: list[Turn]) -> list[dict[int, tuple[re.Match[str], str | None]]]:
+    """Per turn of ``conv``, the standing directives it says (by their index in ``DIRECTIVES``), each with its match
+    and the unit it is about (``repeat_words.unit``): the one it names, else the one the nearest turn saying the same
+    directive names (before or after it: "let's go through them one at a time" answered by "one question at a time
+    plz" is about questions), else none."""
+    said = [{i: m for i, d in enumerate(DIRECTIVES) if (m := d.search(t.text))} for t in conv]
+    out: list[dict[int, tuple[re.Match[str], str | None]]] = [{} for _ in conv]
+    for k, found in enumerate(said):
+        for i, m in found.items():
+            named = unit(m)
+            if named is None:
+                near = sorted((abs(j - k), j) for j, f in enumerate(said) if i in f and unit(f[i]) is not None)
+                named = unit(said[near[0][1]][i]) if near else None
+            out[k][i] = (m, named)
+    return out
+
+
+def _directive_again(said: list[dict[int, tuple[re.Match[str], str | None]]], k: int) -> re.Match[str] | None:
+    """The first standing directive turn ``k`` says that an earlier turn said too, about the same unit where both are
+    about one (``_directives``): "make the following changes one at a time" is a new directive after the questions
+    were gone through one at a time (a reviewer read that finding as false); a bare "one at a time" is said again."""
+    for i, (m, mine) in said[k].items():
+        if any(i in e and (mine is None or e[i][1] is None or e[i][1] == mine) for e in said[:k]):
             return m
     return None

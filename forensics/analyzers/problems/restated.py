@@ -57,7 +57,7 @@ REFUSED = re.compile(
     re.IGNORECASE,
 )
 # a decline the endings' DECLINE does not read: "I don't have a way to", "there is no way for me to"
-DECLINED = re.compile(r"(?i)\bI (?:don'?t|do not) have (?:a|any) way to\b|\bno way for me to\b")
+DECLINED = re.compile(r"(?i)\bI (?:don['’]?t|do not) have (?:a|any) way to\b|\bno way for me to\b")
 # the turn approves what was done before asking for more ("looks good but add ...", "great, now ...")
 APPROVAL = re.compile(
     r"(?i)^\W*(?:looks? (?:good|great|fine)|lgtm|great|perfect|nice|awesome|excellent|thanks?|thank you|"

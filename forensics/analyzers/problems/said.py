@@ -14,7 +14,7 @@ CLAIM = (
     r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
     r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
     r"fully (?:\w+-)?compliant|complete[d]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
-    r"✅|j'ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|(?:已|已经)?成功(?:地)?(?:修复|完成|运行|通过|实现|添加|更新|解决)|"
+    r"✅|j['’]ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|(?:已|已经)?成功(?:地)?(?:修复|完成|运行|通过|实现|添加|更新|解决)|"
     # the same claims in the other languages agents answer in (they reply in the person's language)
     r"\bhe (?:añadido|actualizado|corregido|implementado|creado|aplicado)\b|\bcon éxito\b|"
     r"\bich habe\b[^.\n]{0,60}\b(?:hinzugefügt|aktualisiert|behoben|implementiert|geändert|erstellt)\b|\berfolgreich\b|"
@@ -26,8 +26,8 @@ CLAIM = (
 )
 # the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
 DECLINE = (
-    r"(?i)\bI (?:cannot|can't|can ?not|am unable to|'m unable to) (?:fulfill|complete|do|help with|"
-    r"perform|run|execute|use|access|edit|modify|make)\b|\bI don't have (?:access|the ability)\b"
+    r"(?i)\bI (?:cannot|can['’]t|can ?not|am unable to|['’]m unable to) (?:fulfill|complete|do|help with|"
+    r"perform|run|execute|use|access|edit|modify|make)\b|\bI don['’]t have (?:access|the ability)\b"
 )
 # an edit's body in a reply, the file's words and not the agent's to the person: aider's SEARCH/REPLACE blocks (to
 # their ``>>>>>>> REPLACE``, or the reply's end when it was cut), an apply_patch body (``*** Begin Patch`` to ``*** End
