@@ -133,6 +133,23 @@ def load_script(path: Path) -> Any:
     return mod
 
 
+SESSION_TEMP = ("reported",)  # tmp_path_factory folders of session-scoped fixtures: kept for the whole process
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _free_module_temp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Delete the temp folders a test module made once it is done (its module fixtures' warehouses, ~9 MB each even
+    when nearly empty), so the suite's disk use stays that of one module at a time, not of all ~1,900 tests: CI
+    machines can be small, and one ran out of space at 83 %. Tests' own tmp_path folders go as each test passes
+    (tmp_path_retention_policy in pyproject.toml)."""
+    base = tmp_path_factory.getbasetemp()
+    before = set(base.iterdir())
+    yield
+    for p in set(base.iterdir()) - before:
+        if not p.name.startswith(SESSION_TEMP):
+            shutil.rmtree(p, ignore_errors=True)
+
+
 @pytest.fixture(scope="module")
 def seed_wh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The seed table fixture ingested once per test module (tests copy it before writing)."""
