@@ -308,3 +308,33 @@ def test_a_search_asked_again_is_no_redundant_work(tmp_path: Path) -> None:
     assert [(f["kind"], f["rule"]) for f in found if f["kind"] in ("redundant_work", "loop")] == [
         ("loop", "same_action_3_times (glob)")
     ]
+
+
+def test_a_state_the_agents_last_edit_wrote_needs_no_new_look(tmp_path: Path) -> None:
+    """pi large-session (fixtures/real, redund6 judged it false): asked "what about the tool and user bgs??" right after
+    its edit wrote them, the reply says they are already correct and cites the values the edit holds: no claim built on
+    nothing. The same words citing what no change of the last exchange wrote still are."""
+    old = '\t\t"green": "#5fff00",\n\t\t"userMsgBg": "#343541",\n\t\t"toolPendingBg": "#282832"'
+    new = '\t\t"green": "#b5bd68",\n\t\t"userMsgBg": "#343541",\n\t\t"toolPendingBg": "#282832"'
+
+    def session(sid: str, reply: str) -> Session:
+        s = Session(sid).add("user", "green diff is #b5bd68\nuser bg 343541\ntool pending bg 282832")
+        s.call(
+            "edit",
+            {"path": "src/theme/dark.json", "oldText": old, "newText": new},
+            "Successfully replaced text in src/theme/dark.json.",
+        )
+        s.add("assistant", "Perfect! Updated the dark theme with all your specified colors.")
+        s.add("user", "what about the tool and user bgs??")
+        return s.add("assistant", reply)
+
+    wrote = session(
+        "wrote",
+        "You're right - those are already correct in the theme! They're in the `vars` section:\n\n"
+        "- `userMsgBg`: `#343541` ✓\n- `toolPendingBg`: `#282832` ✓",
+    )
+    other = session("other", "Those are already correct in the theme: `src/theme/light.json` sets `toolBg` too.")
+    found, _ = run(tmp_path, wrote, other)
+    assert [(f["native_id"], f["rule"]) for f in found if f["kind"] == "gave_up_or_false_success"] == [
+        ("other", "claimed_without_acting")
+    ]
