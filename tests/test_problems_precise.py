@@ -256,3 +256,85 @@ def test_not_seeing_the_point_is_an_opinion_not_a_repeat() -> None:
     assert not REPEATED.search("i don't see why we need a second folder")
     assert REPEATED.search("I don't see the change in the sidebar")
     assert REPEATED.search("I can't see any difference")
+
+
+def test_a_relative_file_read_from_another_directory_is_another_file(tmp_path: Path) -> None:
+    """claude_code Nomos (fixtures/real, redund6 judged it false): ``cat opencode.jsonc`` after ``cd`` into one clone,
+    then after ``cd`` into another, reads two files; the same read from the same directory again is a re-read."""
+    config = '{\n  "$schema": "https://opencode.ai/config.json",\n  "plugin": ["opencode-pty"]\n}\n'
+    s = Session("clones").add("user", "is the entire.io opencode setup in this repo or another clone?")
+    s.call(
+        "Bash", {"command": 'MAIN="/c/repos/nomos-1"; cd "$MAIN" && cat opencode.jsonc 2>/dev/null | head -40'}, config
+    )
+    s.call("Bash", {"command": 'cd "/c/repos/nomos" && cat opencode.jsonc 2>/dev/null | head -30'}, config)
+    s.call("Bash", {"command": 'cd "/c/repos/nomos" && cat opencode.jsonc 2>/dev/null | head -30'}, config)
+    s.add("assistant", "The opencode setup lives in the other clone, repos/nomos.")
+    found, _ = run(tmp_path, s)
+    assert [(f["rule"], f["positions"]) for f in found if f["kind"] == "redundant_work"] == [
+        ("same_action_same_result (Bash)+reread_unchanged", [3, 5])
+    ]
+
+
+def test_the_last_lines_of_a_head_are_the_lines_read() -> None:
+    """kimi-cli (scikit-learn 26323): ``head -n 310 f | tail -n 40`` reads lines 271-310, not 1-310."""
+    from forensics.analyzers.problems.actions import lines_read
+
+    cmd = "cd /testbed && head -n {} ./sklearn/compose/_column_transformer.py | tail -n {}"
+    assert lines_read(json.dumps({"command": cmd.format(310, 40)})) == (271, 310)
+    assert lines_read(json.dumps({"command": cmd.format(305, 35)})) == (271, 305)
+    assert lines_read(json.dumps({"command": "head -50 a.py | tail -n +10"})) == (10, 50)
+    assert lines_read(json.dumps({"command": "head -50 a.py | tail"})) is None
+
+
+def test_a_search_asked_again_is_no_redundant_work(tmp_path: Path) -> None:
+    """opencode dark-factory (fixtures/real, redund6 judged it unclear): ``glob **/package.json`` asked again in a second
+    survey batch with the same one-line answer is neither a file re-read nor a failing command re-run (GUIDE §5); the
+    same search three times is a loop still, and a file read twice stays redundant."""
+    found_one = "/Users/alex/repos/vfp/dark-factory/.opencode/package.json"
+    glob = {"pattern": "**/package.json", "path": "/Users/alex/repos/vfp/dark-factory"}
+    s = Session("survey").add("user", "Please analyze this codebase and create an AGENTS.md file")
+    s.call("glob", glob, found_one)
+    s.call("bash", {"command": "git ls-files"}, ".gitignore\nAGENTS.md\nREADME.md\nopencode.jsonc\n")
+    s.call("glob", glob, found_one)
+    s.call("bash", {"command": "rg -n opencode README.md | sort"}, "12: opencode is the agent of this repository")
+    s.call("bash", {"command": "rg -n opencode README.md | sort"}, "12: opencode is the agent of this repository")
+    s.add("assistant", "I will write AGENTS.md now.")
+    (tmp_path / "twice").mkdir()
+    found, _ = run(tmp_path / "twice", s)
+    assert [f for f in found if f["kind"] in ("redundant_work", "loop")] == []
+    s.call("glob", glob, found_one)
+    (tmp_path / "thrice").mkdir()
+    found, _ = run(tmp_path / "thrice", s)
+    assert [(f["kind"], f["rule"]) for f in found if f["kind"] in ("redundant_work", "loop")] == [
+        ("loop", "same_action_3_times (glob)")
+    ]
+
+
+def test_a_state_the_agents_last_edit_wrote_needs_no_new_look(tmp_path: Path) -> None:
+    """pi large-session (fixtures/real, redund6 judged it false): asked "what about the tool and user bgs??" right after
+    its edit wrote them, the reply says they are already correct and cites the values the edit holds: no claim built on
+    nothing. The same words citing what no change of the last exchange wrote still are."""
+    old = '\t\t"green": "#5fff00",\n\t\t"userMsgBg": "#343541",\n\t\t"toolPendingBg": "#282832"'
+    new = '\t\t"green": "#b5bd68",\n\t\t"userMsgBg": "#343541",\n\t\t"toolPendingBg": "#282832"'
+
+    def session(sid: str, reply: str) -> Session:
+        s = Session(sid).add("user", "green diff is #b5bd68\nuser bg 343541\ntool pending bg 282832")
+        s.call(
+            "edit",
+            {"path": "src/theme/dark.json", "oldText": old, "newText": new},
+            "Successfully replaced text in src/theme/dark.json.",
+        )
+        s.add("assistant", "Perfect! Updated the dark theme with all your specified colors.")
+        s.add("user", "what about the tool and user bgs??")
+        return s.add("assistant", reply)
+
+    wrote = session(
+        "wrote",
+        "You're right - those are already correct in the theme! They're in the `vars` section:\n\n"
+        "- `userMsgBg`: `#343541` ✓\n- `toolPendingBg`: `#282832` ✓",
+    )
+    other = session("other", "Those are already correct in the theme: `src/theme/light.json` sets `toolBg` too.")
+    found, _ = run(tmp_path, wrote, other)
+    assert [(f["native_id"], f["rule"]) for f in found if f["kind"] == "gave_up_or_false_success"] == [
+        ("other", "claimed_without_acting")
+    ]

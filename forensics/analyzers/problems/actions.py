@@ -131,7 +131,8 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         what = "the same failing call" if err else "the same call with the same result"
         norm = "nothing changed between them: no successful edit or writing command, no person turn (GUIDE §5)"
         cited = sorted(set(pos))  # calls in one message are sent together, before any result: one time
-        out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
+        if err or not lookup(str(name), str(args or "")):
+            out.append(Problem(str(cid), "redundant_work", cited, quote, f"same_action_same_result ({name})", norm))
         if len(cited) >= 3:
             out.append(
                 Problem(
@@ -145,6 +146,33 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             )
         del rpos
     return out
+
+
+# a lookup: a search or listing tool, or a command each of whose steps only searches or lists. Run again with the
+# same result it is neither a file re-read nor a failing command re-run (GUIDE §5's redundant work): a survey's
+# ``glob **/package.json`` asked twice costs a line, not work (read as unclear by a reviewer). Three times is a loop.
+LOOKUP_TOOL = re.compile(
+    r"(?i)^(?:glob|grep|rg|search|find|ls|list|find_files|search_files|file_search|grep_search|codebase_search|"
+    r"list_dir|list_directory|list_files)$"
+)
+LOOKUP_STEP = re.compile(r"^\s*(?:rg|grep|egrep|fgrep|find|fd|ls|tree|cd|sort|uniq|wc)\b")
+STEP_OR_PIPE = re.compile(r"&&|\|\||;|\n|\|")
+
+
+def lookup(name: str, args: str) -> bool:
+    """A call that only searches or lists (``LOOKUP_TOOL``, or a shell command all of whose steps do)."""
+    if LOOKUP_TOOL.match(name):
+        return True
+    try:
+        value: Any = json.loads(args)
+    except ValueError:
+        value = args
+    if isinstance(value, dict):
+        value = value.get("command", value.get("cmd", ""))
+    if isinstance(value, list):
+        value = value[-1] if value else ""  # ["bash", "-lc", "..."]
+    steps = [x for x in STEP_OR_PIPE.split(str(value)) if x.strip()]
+    return bool(steps) and all(LOOKUP_STEP.match(x) for x in steps)
 
 
 # what a call reads: a file (a read tool's path argument, or the file of cat / nl / head / tail / sed -n) and the
@@ -186,7 +214,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     for cid, file, positions, argss, hashes, numbered, tools in rows:
         # (position, first line, last line, text, numbered) of each earlier read; a read tool's read with no range
         # showed its first TOOL_READ_LINES lines only, which a later read of lines past them does not repeat
-        seen: list[tuple[int, float, float, str, bool, bool]] = []
+        seen: list[tuple[int, float, float, str, bool, bool, tuple[str, str]]] = []
         cited: set[int] = set()
         quote = ""
         for pos, args, h, num, tool in zip(positions, argss, hashes, numbered, tools):
@@ -194,10 +222,12 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             if span is None:
                 continue  # lines not known (tail, a negative offset): neither read again nor read before
             lo, hi = span
+            where = ("", "") if tool else read_dir(str(args or ""), str(file))
             near = [
                 (a, TOOL_READ_LINES if was_tool and (a, b) == WHOLE and span != WHOLE else b, p, was)
-                for p, a, b, text, was, was_tool in seen
+                for p, a, b, text, was, was_tool, was_where in seen
                 if pos - REREAD_WINDOW <= p < pos
+                and was_where == where
                 and a <= hi
                 and lo <= b
                 and (span != WHOLE or (a, b) != WHOLE or text == h != "")
@@ -206,7 +236,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             if near and not cites and _covered_by(lo, hi, [(a, b) for a, b, _, _ in near]):
                 cited |= {p for _, _, p, _ in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
-            seen.append((pos, lo, hi, h, bool(num), bool(tool)))
+            seen.append((pos, lo, hi, h, bool(num), bool(tool), where))
         if len(cited) >= 2:
             out.append(
                 Problem(
@@ -222,6 +252,33 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
+# the directory a shell read's relative path is read from: the call's working directory argument (Codex's
+# ``workdir``) and the last ``cd`` before the read in its command; ``cat opencode.jsonc`` after ``cd repos/a`` and
+# after ``cd repos/b`` read two files
+WORKDIR_ARGS = ("workdir", "cwd", "dir_path", "directory")
+CD = re.compile(r"\bcd\s+(?:\"([^\"]*)\"|'([^']*)'|([^\s;&|]+))")
+
+
+def read_dir(args: str, file: str) -> tuple[str, str]:
+    """Where a shell read of ``file`` reads from, as (working directory argument, last ``cd`` target before the
+    read); ``("", "")`` for an absolute path (``/``, ``~`` or a drive letter), which names its file wherever it is
+    read from. A ``cd`` to a variable stays its text (``$MAIN``): two reads compare only when they name the same."""
+    if file.startswith(("/", "~")) or re.match(r"[A-Za-z]:[\\/]", file):
+        return ("", "")
+    try:
+        value: Any = json.loads(args)
+    except ValueError:
+        value = args
+    workdir = next((str(value[k]) for k in WORKDIR_ARGS if isinstance(value, dict) and value.get(k)), "")
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k not in WORKDIR_ARGS}
+    command = " ".join(strings(value))
+    m = SHELL_READ_PY.search(command)
+    cds = list(CD.finditer(command, 0, m.start(1) if m else len(command)))
+    last = cds[-1] if cds else None
+    return (workdir, next((g for g in last.groups() if g is not None), "") if last else "")
+
+
 WHOLE = (1.0, float("inf"))
 # lines a read tool shows when no range is asked: Claude Code's Read, Crush's and OpenCode's view/read and Gemini CLI's
 # read_file all stop at 2,000 (their tool descriptions say so); a shell ``cat`` shows the whole file
@@ -229,6 +286,7 @@ TOOL_READ_LINES = 2000
 SED_RANGE = re.compile(r"\bsed\s+-n\s+[\\\"']*(\d+)\s*,\s*(\d+)p")
 HEAD_LINES = re.compile(r"\bhead\s+(?:-n\s*|-)(\d+)")
 TAIL = re.compile(r"\btail\b")
+TAIL_LINES = re.compile(r"\btail\s+(?:-n\s*|-)(\+?)(\d+)")
 
 
 def lines_read(args: str) -> tuple[float, float] | None:
@@ -258,7 +316,10 @@ def lines_read(args: str) -> tuple[float, float] | None:
     if m := SED_RANGE.search(command):
         return (int(m.group(1)), int(m.group(2)))
     if m := HEAD_LINES.search(command):
-        return (1, int(m.group(1)))
+        n = int(m.group(1))
+        if t := TAIL_LINES.search(command, m.end()):  # head -n N | tail -n M: the last M of N; tail -n +K: K..N
+            return (int(t.group(2)), n) if t.group(1) else (max(n - int(t.group(2)) + 1, 1), n)
+        return None if TAIL.search(command, m.end()) else (1, n)
     if TAIL.search(command):
         return None
     return WHOLE

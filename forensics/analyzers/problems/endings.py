@@ -55,6 +55,14 @@ LOOKED = (
     r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j['’]ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
 )
 CHANGED_RE, LOOKED_RE = re.compile(CHANGED), re.compile(LOOKED)
+# of the looked claims, those that state what is (not that the agent looked): "no changes are needed", "is already
+# correct". A state the agent's own last change left (``left_by``: the changes that worked in the exchange before the
+# person's turn wrote what the reply cites) is known without a new call: "those are already correct" about the values
+# its last edit wrote is no claim built on nothing (a reviewer read such a finding as false)
+STATE_RE = re.compile(
+    r"(?i)\bno changes (?:are|were) (?:needed|required|necessary)|\b(?:is|are) (?:fully|already) (?:[\w-]+-)?"
+    r"(?:compliant|correct|up to date)"
+)
 HEAD = 1500  # characters of a reply read for a claim: its summary, not the code it quotes
 # the call that ends a turn or a run with words for the person (Cline's attempt_completion, OpenHands' finish, Gemini
 # CLI's complete_task, SWE-agent's submit): its words are the reply's claim as much as the message text
@@ -319,6 +327,15 @@ ACTS = (
     ("looked", LOOKED_RE, "called", "no call at all ran since the person's last turn"),
 )
 
+CODE_SPAN = re.compile(r"`([^`\n]{1,80})`")
+
+
+def left_by(reply: str, changes: str) -> bool:
+    """The reply's code spans (```userMsgBg```, ```#343541```) are mostly (half or more) in the arguments of the changes
+    its agent made just before (``changes``): it states what it wrote."""
+    spans = {x.strip() for x in CODE_SPAN.findall(reply[:HEAD]) if x.strip()}
+    return bool(spans) and bool(changes) and 2 * sum(x in changes for x in spans) >= len(spans)
+
 
 def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``claimed_without_acting``: a reply (its text, or its completion call's) claims an act that needs a call of
@@ -328,28 +345,34 @@ def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     nothing, read alike in every agent's way of ending a turn."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
-        r AS (SELECT cid, pos, mut, regexp_matches(name, '{sql_str(COMMAND_NAME)}')
+        r AS (SELECT cid, pos, mut, args, regexp_matches(name, '{sql_str(COMMAND_NAME)}')
                                     OR regexp_matches(args, '{sql_str(COMMAND_ARG)}') AS runs FROM c),
         can AS (SELECT cid, bool_or(mut) AS changed, bool_or(runs) AS ran, true AS called FROM r GROUP BY 1),
         a AS (SELECT s.cid, s.pos, s.text,
                      (SELECT max(position) FROM messages q WHERE q.conversation_id = s.cid AND q.on_main_path
                       AND q.origin = 'person' AND q.position < s.pos) AS since
               FROM {SAID} s WHERE s.cid IN (SELECT cid FROM can)
-                AND regexp_matches(s.text, '{sql_str(CHANGED)}|{sql_str(RAN)}|{sql_str(LOOKED)}'))
-        SELECT a.cid, a.since, a.pos, a.text, can.changed, can.ran,
+                AND regexp_matches(s.text, '{sql_str(CHANGED)}|{sql_str(RAN)}|{sql_str(LOOKED)}')),
+        b AS (SELECT a.*, (SELECT max(position) FROM messages q WHERE q.conversation_id = a.cid AND q.on_main_path
+                           AND q.origin = 'person' AND q.position < a.since) AS before FROM a)
+        SELECT b.cid, b.since, b.pos, b.text, can.changed, can.ran,
                coalesce(bool_or(r.mut), false), coalesce(bool_or(r.runs), false), count(r.pos) > 0
-               OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = a.cid AND t.position > a.since
-                          AND t.position <= a.pos)
-        FROM a JOIN can USING (cid) LEFT JOIN r ON r.cid = a.cid AND r.pos > a.since AND r.pos <= a.pos
-        WHERE a.since IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 3""").fetchall()
+               OR EXISTS (SELECT 1 FROM tool_calls t WHERE t.conversation_id = b.cid AND t.position > b.since
+                          AND t.position <= b.pos),
+               (SELECT string_agg(q.args, chr(10)) FROM r q WHERE q.cid = b.cid AND q.mut
+                AND q.pos > coalesce(b.before, -1) AND q.pos < b.since)
+        FROM b JOIN can USING (cid) LEFT JOIN r ON r.cid = b.cid AND r.pos > b.since AND r.pos <= b.pos
+        WHERE b.since IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6, b.before ORDER BY 1, 3""").fetchall()
     out = []
-    for cid, since, pos, text, can_change, can_run, changed, ran, called in rows:
+    for cid, since, pos, text, can_change, can_run, changed, ran, called, last_changes in rows:
         could = {"changed": can_change, "ran": can_run, "called": True}
         did = {"changed": changed, "ran": ran, "called": called}
         for act, pattern, needs, norm in ACTS:
             m = pattern.search(text)
             if m is None or NEGATED.search(m.group()) or did[needs] or not could[needs]:
                 continue
+            if act == "looked" and STATE_RE.search(m.group()) and left_by(text, str(last_changes or "")):
+                continue  # the state its own last change left (STATE_RE)
             out.append(
                 Problem(
                     str(cid),
