@@ -278,3 +278,58 @@ def test_a_bare_yes_accepts_with_the_sentence_after_it() -> None:
         request("Sala Thong is cheap. Would you like me to book it ?", "Yes . I need a booking for 6 people .") == 0.0
     )
     assert request("Sala Thong is cheap. Would you like me to book it ?", "Yes . I also need a train to London .") > 0.0
+
+
+def test_a_booking_of_the_thing_in_play_gives_its_particulars() -> None:
+    """Booking what is being discussed, with only its particulars ("book it for a party of 7", "a stay for eight"
+    after "a place to stay"), serves the current request whatever its words; booking a thing the conversation has
+    not named, another booking added ("I'm also looking to book a room at ..."), or a request beside it is new
+    (issue 43: MultiWOZ's false switches)."""
+    used = {"stay", "hotels", "anatolia", "expensive"}.__contains__
+    for booking in (
+        "Will you book it for a party of 7 . 5 days beginning Friday .",
+        "Could you book a stay for eight , starting that same day ?",
+        "Firat , lets book the anatolia for 2 people on Saturday at 16:30 .",
+        "Can you make a reservation for Friday at 17:15 for 3 people ?",
+        "Please , book for 7 people at 20:30 pm on Saturday . I need the reference number .",
+        "Yes , I would like to book starting Friday , for four nights and five people please .",
+        "I 'll need it booked for Saturday , 4 nights , and 8 people . Can I have the reference number please ?",
+        "Book rooms for 3 people for 4 nights starting Sunday , please .",
+        "Can you book that for me . Monday , 2 nights , 7 people ? I 'll also need the reference number please ?",
+        "I would like to book one of the hotels . I will need it for 4 people for 2 nights .",
+    ):
+        assert CUES.books_in_play(booking, used), booking
+    for new in (
+        "Can you book me a taxi to the museum ?",
+        "I also need to book a train on the same day .",
+        "Thank you . I 'm also looking to book a room at the autumn house hotel .",
+        "Please book it . I also need a taxi .",
+        "I am looking for a restaurant named la mimosa and I would like to book a table for 7 people .",
+        "I need to book a expensive hotel that has free wifi , can you help me ?",  # "hotel" not named yet
+        "I read a book about Cambridge for fun .",  # the noun, not the act
+        "What is the address of the hotel ?",  # no booking at all
+    ):
+        assert not CUES.books_in_play(new, used), new
+
+
+def test_a_retried_search_after_nothing_found_is_the_choice_asked_for() -> None:
+    """ "No steakhouses, something else perhaps?" "Are there any Portuguese restaurants?": the request is the other
+    choice the reply asked for, the same search retried; not after a reply that offered help in general, nor once
+    the person declines the choice or adds a request (issue 43: MultiWOZ's false switches)."""
+    from forensics.analyzers.topics.signals import retries
+
+    def reads(reply: str, turn: str) -> bool:
+        msgs, idf = _conversation(
+            [("user", "I want a steakhouse in the centre ."), ("assistant", reply), ("user", turn)]
+        )
+        f = features(msgs, idf, CUES)[2]
+        assert f is not None
+        return retries(msgs[2], msgs[1], f) and bool(f["retries"])
+
+    assert reads("no I am sorry no steakhouses , something else perhaps ?", "Are there any Portuguese restaurants ?")
+    assert reads("Unfortunately there are none . Would you like to try a different cuisine ?", "How about Turkish ?")
+    assert not reads("There is no entrance fee . Is there anything else today ?", "I need a taxi to the hotel .")
+    assert not reads("No steakhouses . Can I help you with something else ?", "Are there any Italian places ?")
+    assert not reads("They do not open until 10 , can I try another time ?", "No , that 's ok . I need a taxi .")
+    assert not reads("No steakhouses . Something else ?", "I also need a hotel in the north .")
+    assert not reads("I found 3 steakhouses . Would you like another area ?", "Are there any Italian places ?")

@@ -15,7 +15,7 @@ language, not analysis.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Protocol
@@ -65,6 +65,45 @@ PROPOSAL_CUES = [
     r"if you(?:'d)? (?:like|want|prefer)|let me know if you(?:'d)? (?:like|want))\b",
     r"需要我|要不要我|要我|我可以(?:帮|为|给|再)|是否需要|如果(?:你|您)?(?:需要|愿意|想)",
 ]
+# A booking act, read as a verb ("can you book", "I'd like to book", "Book rooms ...", "make a reservation", "I'll need
+# it booked"), not the noun ("a book for my son"); group 1 / 2: the words after it up to its particulars ("for 7
+# people", "on Friday"), its object when it has one ("a expensive hotel", "the one on Regent": "one").
+_PARTICULAR = r"(?:for|on|at|in|from|starting|beginning|with|to|and|please|there|now)\b"
+_OBJECT = rf"((?!{_PARTICULAR})[\w'’]+(?:\s+(?!{_PARTICULAR})[\w'’]+){{0,2}})?"  # up to its particulars
+_BOOKING_ACT = re.compile(
+    r"(?:^|[.!?,;]\s*|\b(?:to|please|you|i|we|let'?s|and|then|just)\s+)(?:book|reserve)\b\s*(?:(?:me|us|you)\s+)?"
+    rf"(?:(?:a|an|the|one|some)\s+)?{_OBJECT}|"
+    rf"\b(?:make|get|have|need|want|like|book)\s+(?:a|the)\s+(?:reservation|booking)s?\b\s*{_OBJECT}|"
+    r"\b(?:it|that|them)\s+(?:booked|reserved)\b()",
+    re.IGNORECASE,
+)
+# What a booking act's object can be when it books the thing in play: nothing (straight to its particulars: "book
+# for 7 people", "book starting Friday"), a reference back ("book it / that / the one on Regent"), a number.
+_NO_OBJECT = frozenset(
+    "for on at in from starting beginning just please now it that this them there one of with to and a an the".split()
+)
+_IN_PLAY_OBJECT = re.compile(IN_PLAY, re.IGNORECASE)
+_IN_PLAY_WORD = re.compile(r"\b" + IN_PLAY, re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def books_in_play(said: str, used: Callable[[str], bool]) -> bool:
+    """The person's request words book the thing in play, and nothing new: every booking act's object is absent, a
+    reference back, a number, a unit booked ("a table", "rooms", ``IN_PLAY``) or a word the conversation has already
+    used (``used``: "book a stay for eight" after "a place to stay"), and no other request asks for a new thing
+    (the caller checks the request cues). "Will you book it for a party of 7", "Can you make a reservation for
+    Friday at 17:15 for 3 people?": the particulars of the request being served, not a new one; "I need to book a
+    train" (a word not used yet) and "book me a taxi" are new requests."""
+    acts = list(_BOOKING_ACT.finditer(said))
+    if not acts:
+        return False
+    for a in acts:
+        for word in (a.group(1) or a.group(2) or "").lower().split():
+            if word not in _NO_OBJECT and not word.isdigit() and not _IN_PLAY_OBJECT.match(word) and not used(word):
+                return False
+    return True
+
+
 SOCIAL_WORDS = [
     "thanks",
     "thank",
@@ -315,6 +354,22 @@ class Cues:
         """The closing sentences of a reply propose to do something specific ("I can expand the schema"), not
         just more help in general ("anything else I can do?")."""
         return _any(self.proposal, closing) and not _any(self.offer, closing)
+
+    def books_in_play(self, text: str, used: Callable[[str], bool]) -> bool:
+        """The message books the thing in play (``books_in_play``) and asks for no new thing: no request cue beside
+        the booking acts ("book a stay" is one when its object is in play), and a
+        sentence with an addition cue asks for a unit in play ("I'll also need the reference number"), not for
+        something else ("I also need a taxi") nor for another booking ("I'm also looking to book a room at the
+        Autumn House")."""
+        said = request_sentences(text)
+        return (
+            books_in_play(said, used)
+            and not _asks(self.request, _BOOKING_ACT.sub(" ", said))
+            and not any(
+                _any(self.addition, x) and (_BOOKING_ACT.search(x) or not _IN_PLAY_WORD.search(x))
+                for x in _SENTENCE_END.split(said)
+            )
+        )
 
     def topical(self, words: Iterable[str]) -> list[str]:
         """The words that can say what a message is about: social and register words left out."""

@@ -86,6 +86,14 @@ def infer(
                 model, s = work_model, w
             if f.get("reports_output"):  # pasted output, a line typed around it: it continues (work.reports_output)
                 model, s = work_model, min(w, _below(work_model))
+        if f.get("books_in_play") and work_model is not None and not working:
+            # the user mode off work (a person booking with an assistant): booking the thing in play, with only its
+            # particulars ("book it for a party of 7"), serves the request being made (signals: books_in_play)
+            s = min(s, _below(model))
+        if f.get("retries") and work_model is not None and not working:
+            # a request that answers "nothing found; something else?" retries the search asked for: neither a new
+            # request nor one the reply's offer opened (signals.retries)
+            s = min(s, model.score({**f, "request": 0.0, "offered": 0.0}))
         named = _lexicon_topic(m.text, lex)
         if named:
             topic, conf = named, LEXICON_CONFIDENCE

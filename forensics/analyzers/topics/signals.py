@@ -196,6 +196,17 @@ _ACCEPT = re.compile(
     re.IGNORECASE,
 )
 _DECLINE = re.compile(r"^\W*(?:no|nope|nah|not now|not yet|don'?t|do not|不用|不要|不了|不必|算了)\b", re.IGNORECASE)
+# A reply that found nothing and closes by asking for another choice ("There are no matching options for japanese
+# restaurants, can I lookup something else?", "Unfortunately there are none. Would you like to try a different
+# cuisine?"), not by offering help in general ("Can I help you with something else?", "Is there anything else
+# today?"): the person's next request is
+# the choice it asks for, the same search retried (see retries).
+_FOUND_NOTHING = re.compile(r"\b(?:no|none|nothing|unfortunately|n'?t|not|cannot|unable)\b", re.IGNORECASE)
+_ASKS_OTHER = re.compile(
+    r"^(?!.*\b(?:help|assist|anything)\b).*(?:\b(?:something|somewhere) else\b|\b(?:a different|another|other)\s+\w|"
+    r"\binstead\b)",
+    re.IGNORECASE | re.DOTALL,
+)
 CLOSING_CHARS = 400  # the end of a reply where it proposes what to do next ("Would you like me to:" and a list)
 _ELLIPSIS = re.compile(r"^\W*(?:and\s+)?(?:what|how)\s+about\b(.*)$", re.IGNORECASE | re.DOTALL)
 ELLIPSIS_TERMS = 2  # "what about <this one>?": at most this many content words after the cue
@@ -406,6 +417,8 @@ def features(
             f.update(cues.signals(m.text, msgs[prev].text if prev is not None else ""))
             _continuing(f, sign_off, cues, m, msgs[prev] if prev is not None else None)
             f["fresh"] = float(prev is not None and not msgs[prev].judged and _fresh(m, f, idf, first, cues))
+            f["books_in_play"] = float(cues.books_in_play(m.text, lambda w: stem(w) in first))
+            f["retries"] = float(prev is not None and retries(m, msgs[prev], f))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
@@ -427,6 +440,18 @@ def features(
             if vectors is not None:
                 f.update(_embedding_cohesion(vectors, i))
     return out
+
+
+def retries(m: Message, before: Message, f: dict[str, float]) -> bool:
+    """The message answers a reply that found nothing and asked for another choice (``_ASKS_OTHER`` in its
+    closing sentence): its request retries the same search with another value ("Are there any Portuguese
+    restaurants?" after "no steakhouses, something else perhaps?"), unless it declines the choice first ("No,
+    that's ok. I need a taxi") or adds a request ("I also need ...")."""
+    if before.judged or f["addition"] or not _FOUND_NOTHING.search(before.text):
+        return False
+    closing = sentences(before.text)[-1:] or [""]
+    said = sentences(request_sentences(m.text))
+    return bool(_ASKS_OTHER.search(closing[0])) and bool(said) and not _DECLINE.match(said[0])
 
 
 def _names_only(m: Message, cues: Cues) -> bool:
