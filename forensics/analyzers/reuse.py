@@ -97,17 +97,19 @@ def rows(
     compute: Callable[[], pl.DataFrame],
     also_reads: str | None = None,
     shadows: tuple[str, ...] = (),
+    counted: bool = True,
 ) -> pl.DataFrame:
     """The rows of ``name`` (a cached fact, or another per-conversation result) for the selection, computing only the
     conversations without valid cached rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
-    to compute (``forensics.analyzers.facts.Fact`` says both)."""
+    to compute (``forensics.analyzers.facts.Fact`` says both). ``counted``: the conversations go into ``TALLY`` (the
+    report's meta); not for rows read again for another purpose than the result's own (the worst list's ends)."""
     scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
         scope == SELECTED and not _exists(con, SELECTED)
     ):
         return compute()  # nothing can be cached (a notebook's read-only warehouse), or nothing is selected
-    k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
+    k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally()) if counted else Tally()
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
     extra = ""
