@@ -295,7 +295,7 @@ def analyze(
     reading of how runs ended."""
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
-    tally.clear()
+    reuse.clear_tally()
     meta = {
         "schema_version": METRICS_SCHEMA_VERSION,
         "toolkit_version": toolkit_version(),
