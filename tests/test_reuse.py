@@ -16,7 +16,7 @@ from forensics.analyzers import all_facts, reuse
 from forensics.analyzers.drift.settings import DriftSettings
 from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.schema import defaults
-from forensics.kernel.selection import Selection
+from forensics.kernel.selection import SELECTED, Selection
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
 from forensics.report.tables import every
@@ -122,3 +122,29 @@ def test_every_kept_fact_has_a_declared_table() -> None:
 def test_key_moves_with_the_config(wh: Path) -> None:
     cfg = defaults().with_settings(replace(KeywordSettings.of(defaults()), top_k=4))
     assert reuse.key("keyword_counts", cfg) != reuse.key("keyword_counts", defaults())
+
+
+def test_rows_computed_uncounted_are_counted_computed_by_the_next_counted_call(wh: Path, tmp_path: Path) -> None:
+    """``reuse.rows(counted=False)`` (the worst list's ends) keeps what it computes, but the result's own call after
+    it counts those conversations computed, not reused: the report's ``meta.reused`` is what it was without it."""
+    import polars as pl
+
+    db = tmp_path / "lent.duckdb"
+    shutil.copy(wh, db)
+    with duckdb.connect(str(db)) as con:
+        n = Selection().materialize(con)
+        ids = sorted(c for (c,) in con.execute("SELECT conversation_id FROM conversations").fetchall())
+
+        def compute() -> pl.DataFrame:
+            sel = [c for (c,) in con.execute(f"SELECT conversation_id FROM {SELECTED} ORDER BY 1").fetchall()]
+            return pl.DataFrame({"conversation_id": sel, "n": [len(c) for c in sel]})
+
+        reuse.clear_tally()
+        with reuse.narrowed(con, ids[:2]):
+            reuse.rows(con, defaults(), "lent_test", compute, counted=False)
+        assert "lent_test" not in reuse.TALLY
+        got = reuse.rows(con, defaults(), "lent_test", compute)
+        assert sorted(got["conversation_id"].to_list()) == ids
+        assert reuse.TALLY["lent_test"] == reuse.Tally(reused=0, computed=n)
+        reuse.rows(con, defaults(), "lent_test", compute)  # lent once: read back now, counted reused
+        assert reuse.TALLY["lent_test"] == reuse.Tally(reused=n, computed=n)

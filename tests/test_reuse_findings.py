@@ -14,10 +14,12 @@ import pytest
 
 from bench import rules as _rules  # noqa: F401  (puts fixtures/ on the path, for make_rules)
 from forensics import ingest
-from forensics.analyzers.failures import READ
+from forensics.analyzers import reuse, signature
+from forensics.analyzers.failures import READ, handed_over
 from forensics.analyzers.problems import CACHED as FOUND
 from forensics.analyzers.rules.load import CACHED as AUDIT
 from forensics.analyzers.schema import defaults
+from forensics.kernel.selection import Selection
 from forensics.report.build import build_report
 from forensics.report.render import metrics_document
 from tests.conftest import FIXTURES
@@ -108,3 +110,24 @@ def test_the_families_that_act_are_part_of_the_key(wh: Path, tmp_path: Path) -> 
     assert kept[FOUND]["reused"] == 0
     scratch, _, scratch_wrote = _report(_scratch(wh, tmp_path), only)
     assert changed == scratch and wrote == scratch_wrote
+
+
+def test_the_worst_lists_ends_are_read_from_the_kept_readings(wh: Path) -> None:
+    """*Worst conversations* leaves out of the measurement ranking the runs that handed their work over: read from
+    the runs' kept readings (``failures.handed_over``), the same runs as from their messages (``signature.done``),
+    and an unchanged run's reading is not computed again (nor counted as the failures analyzer's)."""
+    with duckdb.connect(str(wh)) as con:  # every fixture run hands its work over: one cut before any reply
+        cids = sorted(c for (c,) in con.execute("SELECT conversation_id FROM conversations").fetchall())
+        con.execute("DELETE FROM messages WHERE conversation_id = ? AND role = 'assistant'", [cids[0]])
+    _report(wh)
+    with duckdb.connect(str(wh)) as con:
+        Selection().materialize(con)
+        want = signature.done(con, cids, signature.GRADE_REVEALING)
+        assert 0 < len(want) < len(cids)
+        reuse.TALLY.clear()
+        assert handed_over(con, defaults(), cids) == want  # some computed here: the failures analyzer read fewer
+        stamps = con.execute("SELECT * FROM reuse_done WHERE fact = ? ORDER BY ALL", [READ]).fetchall()
+        assert len(stamps) == len(cids)
+        assert handed_over(con, defaults(), cids[::2]) == {c for c in cids[::2] if c in want}
+        assert con.execute("SELECT * FROM reuse_done WHERE fact = ? ORDER BY ALL", [READ]).fetchall() == stamps
+        assert READ not in reuse.TALLY

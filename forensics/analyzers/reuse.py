@@ -67,6 +67,15 @@ class Tally:
 
 # per cached result, since the report began (``forensics.report.build`` clears it and reports it in its meta)
 TALLY: dict[str, Tally] = {}
+# per cached result, the conversations computed uncounted since the report began (``rows(counted=False)``): read back
+# by a counted call, they are counted computed, as they would have been without the uncounted call before it
+LENT: dict[str, set[str]] = {}
+
+
+def clear_tally() -> None:
+    """A report begins: nothing reused or computed yet."""
+    TALLY.clear()
+    LENT.clear()
 
 
 @lru_cache(maxsize=1)
@@ -97,17 +106,21 @@ def rows(
     compute: Callable[[], pl.DataFrame],
     also_reads: str | None = None,
     shadows: tuple[str, ...] = (),
+    counted: bool = True,
 ) -> pl.DataFrame:
     """The rows of ``name`` (a cached fact, or another per-conversation result) for the selection, computing only the
     conversations without valid cached rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
-    to compute (``forensics.analyzers.facts.Fact`` says both)."""
+    to compute (``forensics.analyzers.facts.Fact`` says both). ``counted``: the conversations go into ``TALLY`` (the
+    report's meta); not for rows read for another purpose than the result's own (the worst list's ends: those
+    it computes are counted computed by the result's own call after it, ``LENT``)."""
     scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
         scope == SELECTED and not _exists(con, SELECTED)
     ):
         return compute()  # nothing can be cached (a notebook's read-only warehouse), or nothing is selected
-    k, table, tally = key(name, settings), PREFIX + name, TALLY.setdefault(name, Tally())
+    k, table = key(name, settings), PREFIX + name
+    tally = TALLY.setdefault(name, Tally()) if counted else Tally()
     if not derived.columns(con, table) and derived.columns(con, DONE):  # its rows were dropped: none is held
         con.execute(f"DELETE FROM {DONE} WHERE fact = ?", [name])
     extra = ""
@@ -130,10 +143,20 @@ def rows(
             [name, k],
         )
     stale = con.execute(f"SELECT conversation_id, stamp FROM {_STALE} ORDER BY 1").fetchall()
-    tally.reused += selected - len(stale)
-    tally.computed += len(stale)
+    ids = [cid for cid, _ in stale]
+    lent = LENT.get(name, set())
+    if counted and lent:
+        scoped = {c for (c,) in con.execute(f"SELECT conversation_id FROM {scope}").fetchall()} - set(ids)
+        lent_here = scoped & lent
+        lent -= lent_here
+    else:
+        lent_here = set()
+    if counted:
+        tally.reused += selected - len(stale) - len(lent_here)
+        tally.computed += len(stale) + len(lent_here)
+    else:
+        LENT.setdefault(name, set()).update(ids)
     if stale:
-        ids = [cid for cid, _ in stale]
         with narrowed(con, ids, shadows):
             fresh = compute()
         fresh = fresh.filter(pl.col("conversation_id").is_in(ids))  # a fact may read more

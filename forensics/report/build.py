@@ -19,7 +19,7 @@ import duckdb
 
 from forensics import analyzers
 from forensics import draw as draw_kit
-from forensics.analyzers import quality, reuse, signature
+from forensics.analyzers import failures, quality, reuse, signature
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.schema import load_config
@@ -261,20 +261,23 @@ def _given(ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None
     return replace(
         ctx,
         sections=list(sections) if "sections" in a.inputs else [],
-        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs, runs))) if "ranking" in a.inputs else None,
+        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx, secs, runs))) if "ranking" in a.inputs else None,
     )
 
 
-def done(con: duckdb.DuckDBPyConnection, sections: list[Section], runs: Runs | None = None) -> set[str]:
+def done(ctx: Context, sections: list[Section], runs: Runs | None = None) -> set[str]:
     """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
-    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``)."""
+    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``). On a
+    warehouse, read from the runs' kept readings (``failures.handed_over``): an unchanged run is read once, not by
+    every report and twice in one."""
     kinds = analyzers.measure_kinds()
     cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
     if not cids:
         return set()
-    if runs is not None:
-        runs(cids)  # a report on Spark: these runs' rows, read from the lake into ``con``
-    return signature.done(con, cids, signature.GRADE_REVEALING)
+    if runs is None:
+        return failures.handed_over(ctx.con, ctx.cfg, cids)
+    runs(cids)  # a report on Spark: these runs' rows, read from the lake into ``con``
+    return signature.done(ctx.con, cids, signature.GRADE_REVEALING)
 
 
 def analyze(
@@ -292,7 +295,7 @@ def analyze(
     reading of how runs ended."""
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
-    tally.clear()
+    reuse.clear_tally()
     meta = {
         "schema_version": METRICS_SCHEMA_VERSION,
         "toolkit_version": toolkit_version(),
@@ -343,7 +346,7 @@ def analyze(
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs))
+    report.digest = digests.build(report.sections, ctx.selected, done(ctx, report.sections, runs))
     return report
 
 

@@ -33,8 +33,18 @@ from forensics.analyzers.failures import views
 from forensics.analyzers.failures.contrast import Difference, Graded, differences, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
 from forensics.analyzers.outcomes import lift
-from forensics.analyzers.signature import GRADE_REVEALING, GRADE_REVEALING_ENDS, Msg, ended, errors, recurring, stream
+from forensics.analyzers.signature import (
+    DONE_ENDS,
+    GRADE_REVEALING,
+    GRADE_REVEALING_ENDS,
+    Msg,
+    ended,
+    errors,
+    recurring,
+    stream,
+)
 from forensics.analyzers.signature import messages as read_messages
+from forensics.config import Config
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived
 
@@ -214,24 +224,37 @@ def _signed(
 
 
 def _readings(ctx: Context, ids: list[str]) -> dict[str, Reading]:
+    """The readings of the runs ``ids`` (``readings``)."""
+    return readings(ctx.con, ctx.cfg, ids)
+
+
+def readings(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str], counted: bool = True) -> dict[str, Reading]:
     """The readings of the runs ``ids``: an unchanged run's read back from the warehouse (its fingerprint, the
-    config and the code unchanged), the others read from their messages a batch at a time (``signature.stream``)."""
+    config and the code unchanged), the others read from their messages a batch at a time (``signature.stream``);
+    ``counted``: in the report's tally of kept results (``reuse.rows``)."""
 
     def compute() -> pl.DataFrame:
-        sel = [c for (c,) in ctx.con.execute(f"SELECT conversation_id FROM {SELECTED} ORDER BY 1").fetchall()]
-        got = {cid: reading(ms) for cid, ms in stream(ctx.con, sel, GRADE_REVEALING)}
+        sel = [c for (c,) in con.execute(f"SELECT conversation_id FROM {SELECTED} ORDER BY 1").fetchall()]
+        got = {cid: reading(ms) for cid, ms in stream(con, sel, GRADE_REVEALING)}
         rows = []
         for cid in sel:
             r = got.get(cid) or reading([])
             rows.append((cid, r.ended, r.ended_at, [p for p, _ in r.errors], [t for _, t in r.errors], r.call_names))
         return pl.DataFrame(rows, schema=READ_COLUMNS, orient="row")
 
-    with reuse.narrowed(ctx.con, ids):
-        frame = reuse.rows(ctx.con, ctx.cfg, READ, compute)
+    with reuse.narrowed(con, ids):
+        frame = reuse.rows(con, cfg, READ, compute, counted=counted)
     return {
         cid: Reading(end, end_at, list(zip(positions, templates)), names)
         for cid, end, end_at, positions, templates, names in frame.select(list(READ_COLUMNS)).iter_rows()
     }
+
+
+def handed_over(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str]) -> set[str]:
+    """``signature.done`` read from the runs' kept readings (``readings``): an unchanged run is not read again, and
+    the runs the failures analyzer read are not read twice. Not in the report's tally: the failures analyzer's
+    figures of reuse stay its own."""
+    return {cid for cid, r in readings(con, cfg, ids, counted=False).items() if r.ended in DONE_ENDS}
 
 
 def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None) -> list[dict[str, Any]]:

@@ -104,13 +104,22 @@ def detect(ctx: Context) -> list[Problem]:
         [[c for c, _ in opens], [o for _, o in opens]],
     )
     settings = {**ctx.cfg.values, "problems.acting_formats": acting}
-    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detect(ctx, acting, shared)), also_reads=TEMPLATES)
+    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detected(ctx, acting, shared)), also_reads=TEMPLATES)
     problems = [
         (seq, Problem(cid, kind, list(positions), quote, rule, norm))
         for cid, kind, positions, quote, rule, norm, seq in found.select(list(FOUND)).iter_rows()
     ]
     problems.sort(key=lambda sp: (KINDS.index(sp[1].kind), sp[1].conversation_id, sp[1].positions, sp[0]))
     return [p for _, p in problems]
+
+
+def _detected(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]]) -> list[Problem]:
+    """``_detect`` with the messages and calls of the selected conversations only (``reuse.selected_only``): a
+    detector's query joins the selection after reading the whole table, so a report after 1 % new conversations
+    read every conversation's rows to keep those of the new ones (0.4 of 1.3 CPU s at 404 conversations). Each
+    conversation's findings depend on its own rows (``detect``): the same either way."""
+    with reuse.selected_only(ctx.con, ("messages", "tool_calls")):
+        return _detect(ctx, acting, shared)
 
 
 def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]]) -> list[Problem]:
