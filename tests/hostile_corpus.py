@@ -509,7 +509,9 @@ def specials(folder: Path) -> list[Case]:
 
 RAW_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z]*(?:Error|Exception|Interrupt)\b:|Traceback")
 LINE_LEVEL = re.compile(r"UTF-8|invalid JSON|not JSON|empty line|nested too deeply")  # kept as read, byte for byte
-CASE_SECONDS = 30  # a case that takes longer hangs (a FIFO read would block for ever)
+CASE_SECONDS = 60  # a case that takes longer hangs (a FIFO read would block for ever): a hang guard, not a speed
+# limit, so wide enough for a CI machine under load (a report here took >120 s at load 16 on 2 cores)
+HANG_SECONDS = 900
 
 
 @dataclass
@@ -640,7 +642,7 @@ def run(cases: list[Case], work: Path, report_on: tuple[str, ...] = ()) -> list[
             out += [Outcome(Case("warehouse", label, db), "warehouse", p) for p in warehouse_problems(db, originals)]
         if label in report_on and db.exists():
             try:
-                with deadline(120):
+                with deadline(HANG_SECONDS):
                     api.report(db, work / f"{label}-report", formats=["json", "md"])
                 out.append(Outcome(Case("report", label, db), "reported"))
             except Exception as e:

@@ -62,7 +62,7 @@ def test_a_fifo_named_as_the_only_source_is_refused_in_one_line_with_exit_2(tmp_
     fifo = tmp_path / "conversations.json"
     os.mkfifo(fifo)
     for fmt in ("auto", "chatgpt", "dialogues", "otel"):
-        with deadline(20):
+        with deadline(120):
             code, out, err = run_cli("ingest", str(fifo), "--format", fmt, "--db", str(tmp_path / "w.duckdb"))
         assert code == 2
         assert (
@@ -77,7 +77,7 @@ def test_a_fifo_and_a_link_loop_in_a_folder_are_listed_as_not_read(tmp_path: Pat
     (folder / "s.jsonl").write_bytes((FIXTURES / "sessions" / "sess_0974a9ce8167.jsonl").read_bytes())
     os.mkfifo(folder / "pipe.jsonl")
     os.symlink("loop.jsonl", folder / "loop.jsonl")
-    with deadline(20):
+    with deadline(120):
         code, out, err = run_cli("ingest", str(folder), "--db", str(tmp_path / "w.duckdb"))
     assert (code, err) == (0, "")
     assert "pipe.jsonl: not read: not a regular file but a FIFO (named pipe)" in out
