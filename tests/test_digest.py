@@ -234,3 +234,49 @@ def test_findings_of_two_analyzers_read_off_the_same_evidence_count_once() -> No
     assert score_of(crowded[:1], shares) == 0.75
     ruled = [f("rules", "r", "rule_broken"), f("problems", "r", "instruction_violated")]
     assert len(once(ruled, {})) == 1
+
+
+def test_each_run_is_read_once_for_how_it_ended(tmp_path: Path) -> None:
+    """``build.done`` reads how a run with a measurement finding ended once per report: the outcome analyzer's ranking
+    and the digest share what it read (``known``), and a later call reads only the runs it has not read. A run that
+    ended on an answer is done; one that stops on a call no result answers is not."""
+    import duckdb
+
+    from forensics import ingest
+    from forensics.analyzers.base import Finding, Section
+    from forensics.report.build import done
+    from tests.test_problems import Session
+
+    answered = Session("answered").add("user", "List the files").add("assistant", "There are two: a.py and b.py.")
+    cut = (
+        Session("cut")
+        .add("user", "List the files")
+        .add(
+            "assistant",
+            "",
+            tool_calls=[{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        )
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for s in (answered, cut):
+        s.write(logs)
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+
+    def measured(*natives: str) -> list[Section]:
+        found = [Finding("tool_dispersion", "high", ids[n], n, [1], "wide") for n in natives]
+        return [Section("drift", "Drift", findings=found)]
+
+    other = Finding("no_focus", "high", "other", None, [1], "unread")
+    known: dict[str, bool] = {}
+    assert done(con, measured("answered"), known=known) == {ids["answered"]}
+    assert done(con, measured("answered", "cut"), known=known) == {ids["answered"]}
+    assert known == {ids["answered"]: True, ids["cut"]: False}
+    # read once: a warehouse with no messages at all gives the same answer for the runs already read...
+    empty = duckdb.connect()
+    assert done(empty, measured("answered", "cut"), known=known) == {ids["answered"]}
+    # ...and is read for a run that was not
+    with pytest.raises(duckdb.CatalogException):
+        done(empty, measured("answered", "cut") + [Section("drift", "Drift", findings=[other])], known=known)

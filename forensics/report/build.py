@@ -253,28 +253,42 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def _given(ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None = None) -> Context:
+def _given(
+    ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None = None, known: dict[str, bool] | None = None
+) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
-    worst-conversation ranking (the outcome analyzer holds both against outcomes)."""
+    worst-conversation ranking (the outcome analyzer holds both against outcomes); ``known`` as in ``done``."""
     if not a.inputs:
         return ctx
     return replace(
         ctx,
         sections=list(sections) if "sections" in a.inputs else [],
-        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs, runs))) if "ranking" in a.inputs else None,
+        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs, runs, known)))
+        if "ranking" in a.inputs
+        else None,
     )
 
 
-def done(con: duckdb.DuckDBPyConnection, sections: list[Section], runs: Runs | None = None) -> set[str]:
+def done(
+    con: duckdb.DuckDBPyConnection,
+    sections: list[Section],
+    runs: Runs | None = None,
+    known: dict[str, bool] | None = None,
+) -> set[str]:
     """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
-    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``)."""
+    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``).
+    ``known``: conversation id -> whether it is done, as read by an earlier call of the same report (the outcome
+    analyzer's ranking, then the digest): each run is read once, and the ones read here are added to it."""
     kinds = analyzers.measure_kinds()
     cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
-    if not cids:
-        return set()
-    if runs is not None:
-        runs(cids)  # a report on Spark: these runs' rows, read from the lake into ``con``
-    return signature.done(con, cids, signature.GRADE_REVEALING)
+    known = {} if known is None else known
+    new = [cid for cid in cids if cid not in known]
+    if new:
+        if runs is not None:
+            runs(new)  # a report on Spark: these runs' rows, read from the lake into ``con``
+        ended = signature.done(con, new, signature.GRADE_REVEALING)
+        known.update((cid, cid in ended) for cid in new)
+    return {cid for cid in cids if known[cid]}
 
 
 def analyze(
@@ -308,6 +322,7 @@ def analyze(
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
+    known: dict[str, bool] = {}  # conversation id -> its run handed its work over (``done``), read once
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)
@@ -319,7 +334,7 @@ def analyze(
                 painter.start()
             started, before = _clock(), {k: (t.reused, t.computed) for k, t in tally.items()}
             a = analyzers.load(name)
-            report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs))))
+            report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs, known))))
             if painter:
                 painter.add(report.sections[-1])
             if i == last_pooled:
@@ -343,7 +358,7 @@ def analyze(
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs))
+    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs, known))
     return report
 
 
