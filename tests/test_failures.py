@@ -462,6 +462,15 @@ def test_an_orchestrated_run_goes_wrong_at_a_report_not_at_the_plan() -> None:
     )
     d = signature("r", shown, True).decisive
     assert d is not None and (d.position, d.agent, d.rule) == (8, "Orchestrator", "accepted_conclusion")
+    # a file viewer's address header opens the report: it showed a file; an address in a list of the report's own
+    # answer is a street (Who&When Hand-Crafted 50's Assistant), no viewer's header: the report said the answer
+    for text, rule in (
+        ("Address: file:///workspace/bakeries.md\nViewport position: Showing page 1 of 1.", "accepted_conclusion"),
+        ("Harbour Bakery opens at 5 am.\n   Address: 28 Cornelia St, New York, NY 10014", "accepted_report"),
+    ):
+        shown[7] = Msg(7, "assistant", "assistant", "FileSurfer", text)
+        d = signature("r", shown, True).decisive
+        assert d is not None and d.rule == rule, text
     # a coordinator that planned, handed the turn once and took it back to declare the request satisfied
     once = _orchestrated(True)[:5] + [
         Msg(5, "assistant", "assistant", "Orchestrator", "The request has been satisfied: Harbour Bakery opens at 5."),

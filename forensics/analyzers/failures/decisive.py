@@ -74,9 +74,12 @@ SATISFIED = re.compile(
     re.I,
 )
 # a report that shows what its agent saw (a page's screenshot, its viewport, the OCR of it, a file viewer's address
-# header) rather than says an answer: the conclusion drawn from it is its reader's
+# header: a line that opens the message or the page, ``Address:`` and a URI, ``file:///workspace/…``, ``https://…``,
+# ``about:blank``, ``bing: the query``) rather than says an answer: the conclusion drawn from it is its reader's. An
+# indented or mid-line "Address: 28 Cornelia St" is a street in an answer, not a viewer's header
 SHOWN = re.compile(
-    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|^\s*Address: \S+",
+    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|"
+    r"^Address: [a-z][a-z0-9+.-]*:",
     re.I | re.M,
 )
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
