@@ -944,6 +944,10 @@ def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
     ]
     d = signature("r", msgs, True).decisive
     assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
+    # the same tools served by an MCP server, named with its namespace (``mcp__<server>__<tool>``): the same step
+    served = [replace(m, call_names=tuple(f"mcp__shop__{n}" for n in m.call_names)) for m in msgs]
+    d = signature("r", served, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
     # the change itself failed: a failed step, the same message
     failed = [*msgs[:8], Msg(8, "tool", "tool", None, "Error: non-delivered order cannot be exchanged", error=True)]
     d = signature("r", failed, True).decisive
