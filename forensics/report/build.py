@@ -254,7 +254,11 @@ def _now() -> str:
 
 
 def _given(
-    ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None = None, known: dict[str, bool] | None = None
+    ctx: Context,
+    a: Analyzer,
+    sections: list[Section],
+    runs: Runs | None = None,
+    known: dict[str | tuple[str, int], bool] | None = None,
 ) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
     worst-conversation ranking (the outcome analyzer holds both against outcomes); ``known`` as in ``done``."""
@@ -273,22 +277,31 @@ def done(
     con: duckdb.DuckDBPyConnection,
     sections: list[Section],
     runs: Runs | None = None,
-    known: dict[str, bool] | None = None,
-) -> set[str]:
-    """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
-    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``).
-    ``known``: conversation id -> whether it is done, as read by an earlier call of the same report (the outcome
-    analyzer's ranking, then the digest): each run is read once, and the ones read here are added to it."""
+    known: dict[str | tuple[str, int], bool] | None = None,
+) -> set[str | tuple[str, int]]:
+    """What *Worst conversations* does not rank on a measurement finding (``Analyzer.measures``, ``digest.weighed``):
+    the conversations whose run ended with its work handed over (``signature.done``), and the measurements whose turn
+    waits on a process the run started, a sub-agent or a worker it polls (``signature.waiting``: (conversation id,
+    the finding's first position)). There the measurement says nothing went wrong. ``known``: each of those keys ->
+    whether it holds, as read by an earlier call of the same report (the outcome analyzer's ranking, then the
+    digest): each is read once, and the ones read here are added to it."""
     kinds = analyzers.measure_kinds()
-    cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
+    measured = [f for s in sections for f in s.findings if f.kind in kinds and f.conversation_id]
+    cids = sorted({f.conversation_id for f in measured})
+    turns = sorted({(f.conversation_id, min(f.positions)) for f in measured if f.positions})
     known = {} if known is None else known
     new = [cid for cid in cids if cid not in known]
+    new_turns = [t for t in turns if t not in known]
+    if runs is not None and (new or new_turns):
+        runs(sorted(set(new) | {cid for cid, _ in new_turns}))  # a report on Spark: these runs' rows, from the lake
     if new:
-        if runs is not None:
-            runs(new)  # a report on Spark: these runs' rows, read from the lake into ``con``
         ended = signature.done(con, new, signature.GRADE_REVEALING)
         known.update((cid, cid in ended) for cid in new)
-    return {cid for cid in cids if known[cid]}
+    if new_turns:
+        waits = signature.waiting(con, new_turns)
+        known.update((t, t in waits) for t in new_turns)
+    keys: list[str | tuple[str, int]] = [*cids, *turns]
+    return {k for k in keys if known[k]}
 
 
 def analyze(
@@ -322,7 +335,7 @@ def analyze(
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
-    known: dict[str, bool] = {}  # conversation id -> its run handed its work over (``done``), read once
+    known: dict[str | tuple[str, int], bool] = {}  # what ``done`` read, read once
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)

@@ -52,13 +52,7 @@ NUMBERED_HEAD = 3000
 # (Codex's ``nl -ba f | sed -n '290,340p'`` to cite f:307 after ``sed -n '280,380p' f``), not work done twice;
 # re-reading pages (200-500 lines) again numbered is (the reviewer's label in codex_cli 019d021f and 019d6d75)
 CITE_LINES = 150
-# a call that only waits on a process it started (Codex's ``write_stdin`` sending nothing, Claude Code's
-# ``BashOutput``): polled again with the same output is waiting, not work done twice (a reviewer read such a finding
-# as false: the agent polling a worker it spawned)
-POLL = (
-    "(name = 'write_stdin' AND coalesce(json_extract_string(TRY_CAST(args AS JSON), '$.chars'), 'x') = '') "
-    "OR name IN ('BashOutput', 'TaskOutput')"
-)
+POLL = signature.POLL  # a call that only waits on a process it started (``signature.waiting``)
 
 
 def mutating_sql() -> str:

@@ -8,7 +8,8 @@ Its modules, by what they do:
   the first text that reveals the grade (``GRADE_REVEALING``);
 - ``error_lines``: the line that names the error of a tool output, and its template (``error_line``, ``template``,
   ``errors``, ``recurring``);
-- ``ends``: how the run ended (``ended``, ``ENDINGS``; ``done``: the runs that handed their work over).
+- ``ends``: how the run ended (``ended``, ``ENDINGS``; ``done``: the runs that handed their work over);
+- ``waiting``: the turns that wait on a process the run started, a sub-agent or a worker it polls (``waiting``).
 
 The names the rest of the toolkit reads are this package's too (``__all__``), as callers import them.
 """
@@ -33,6 +34,7 @@ from forensics.analyzers.signature.error_lines import (
     template,
 )
 from forensics.analyzers.signature.reading import GRADE_REVEALING, TEXT_CHARS, Msg, is_output, messages, stream
+from forensics.analyzers.signature.waiting import POLL, waiting
 
 __all__ = [
     "BAD_ENDS",
@@ -44,6 +46,7 @@ __all__ = [
     "GRADE_REVEALING",
     "GRADE_REVEALING_ENDS",
     "Msg",
+    "POLL",
     "PREAMBLE",
     "TEMPLATE_CHARS",
     "TEXT_CHARS",
@@ -60,4 +63,5 @@ __all__ = [
     "recurring",
     "stream",
     "template",
+    "waiting",
 ]
