@@ -250,6 +250,7 @@ def test_booking_the_thing_in_play_is_no_new_request() -> None:
         "Can you reserve a table there ?",
         "I 'd like to make the reservation now .",
         "Can you make a reservation for Saturday for 7 people ?",
+        "Sounds perfect . Could you make me a booking for 4 people ?",
     ):
         assert CUES.signals(back, "")["reference"] == 1.0, back
     assert (
