@@ -234,3 +234,98 @@ def test_findings_of_two_analyzers_read_off_the_same_evidence_count_once() -> No
     assert score_of(crowded[:1], shares) == 0.75
     ruled = [f("rules", "r", "rule_broken"), f("problems", "r", "instruction_violated")]
     assert len(once(ruled, {})) == 1
+
+
+def test_each_run_is_read_once_for_how_it_ended(tmp_path: Path) -> None:
+    """``build.done`` reads how a run with a measurement finding ended once per report: the outcome analyzer's ranking
+    and the digest share what it read (``known``), and a later call reads only the runs it has not read. A run that
+    ended on an answer is done; one that stops on a call no result answers is not."""
+    import duckdb
+
+    from forensics import ingest
+    from forensics.analyzers.base import Finding, Section
+    from forensics.report.build import done
+    from tests.test_problems import Session
+
+    answered = Session("answered").add("user", "List the files").add("assistant", "There are two: a.py and b.py.")
+    cut = (
+        Session("cut")
+        .add("user", "List the files")
+        .add(
+            "assistant",
+            "",
+            tool_calls=[{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}],
+        )
+    )
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for s in (answered, cut):
+        s.write(logs)
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+
+    def measured(*natives: str) -> list[Section]:
+        found = [Finding("tool_dispersion", "high", ids[n], n, [1], "wide") for n in natives]
+        return [Section("drift", "Drift", findings=found)]
+
+    other = Finding("no_focus", "high", "other", None, [1], "unread")
+    known: dict[str, bool] = {}
+    assert done(con, measured("answered"), known=known) == {ids["answered"]}
+    assert done(con, measured("answered", "cut"), known=known) == {ids["answered"]}
+    assert {k: v for k, v in known.items() if isinstance(k, str)} == {ids["answered"]: True, ids["cut"]: False}
+    # read once: a warehouse with no messages at all gives the same answer for the runs already read...
+    empty = duckdb.connect()
+    assert done(empty, measured("answered", "cut"), known=known) == {ids["answered"]}
+    # ...and is read for a run that was not
+    with pytest.raises(duckdb.CatalogException):
+        done(empty, measured("answered", "cut") + [Section("drift", "Drift", findings=[other])], known=known)
+
+
+def test_a_measurement_does_not_rank_a_turn_that_waits_on_a_process_it_started(tmp_path: Path) -> None:
+    """A coordinator that spawned a worker and polls it (Codex's ``write_stdin`` sending nothing) between status
+    checks waits; what its turn names is no work of its own (the real logs' Codex coordinator was third of the five
+    worst on the old topic's folder named in its status checks). A measurement whose turn is half polls or more is
+    not weighed, whatever its run's end; a turn that works (two polls of five calls) is. The key is the finding's
+    first position, so another measurement of the same run, in a turn that works, still weighs."""
+    import duckdb
+
+    from forensics import ingest
+    from forensics.analyzers.base import Finding, Section
+    from forensics.report.build import done
+    from forensics.report.digest import Ranked, weighed
+    from tests.test_problems import Session
+
+    def poll(s: Session) -> Session:
+        return s.call("write_stdin", {"session_id": 7, "chars": "", "yield_time_ms": 30000}, "Process running")
+
+    waits = Session("waits").add("user", "Read the notes, then spawn an agent to move the runs to results/")
+    waits.call("exec_command", {"cmd": "cat notes.md"}, "the notes " * 10)
+    waits.add("user", "Now spawn the worker")
+    waits.call("exec_command", {"cmd": "workmux add move-runs"}, "Spawned move-runs")
+    for _ in range(3):
+        poll(waits)
+    waits.call("exec_command", {"cmd": "workmux status move-runs"}, "move-runs working 4m")
+    works = Session("works").add("user", "Move the runs to results/")
+    for cmd in ("git mv runs results", "sed -i s/runs/results/ a.py", "pytest -q"):
+        works.call("exec_command", {"cmd": cmd}, f"ran {cmd}")
+    poll(poll(works))
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for s in (waits, works):
+        s.write(logs)
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    ids = dict(con.execute("SELECT native_id, conversation_id FROM conversations").fetchall())
+    found = [
+        Finding("topic_interleave", "high", ids["waits"], "waits", [5, 7], "the old topic after the switch"),
+        Finding("context_crowded", "high", ids["waits"], "waits", [2], "a crowded context"),
+        Finding("topic_interleave", "high", ids["works"], "works", [2, 4], "the old topic after the switch"),
+    ]
+    unweighed = done(con, [Section("drift", "Drift", findings=found)])
+    assert unweighed == {(ids["waits"], 5)}  # neither run ended on an answer: both are cut off on a call
+    kept = weighed([Ranked("drift", f) for f in found], unweighed)
+    assert [(r.finding.native_id, r.finding.kind) for r in kept] == [
+        ("waits", "context_crowded"),
+        ("works", "topic_interleave"),
+    ]

@@ -462,6 +462,15 @@ def test_an_orchestrated_run_goes_wrong_at_a_report_not_at_the_plan() -> None:
     )
     d = signature("r", shown, True).decisive
     assert d is not None and (d.position, d.agent, d.rule) == (8, "Orchestrator", "accepted_conclusion")
+    # a file viewer's address header opens the report: it showed a file; an address in a list of the report's own
+    # answer is a street (Who&When Hand-Crafted 50's Assistant), no viewer's header: the report said the answer
+    for text, rule in (
+        ("Address: file:///workspace/bakeries.md\nViewport position: Showing page 1 of 1.", "accepted_conclusion"),
+        ("Harbour Bakery opens at 5 am.\n   Address: 28 Cornelia St, New York, NY 10014", "accepted_report"),
+    ):
+        shown[7] = Msg(7, "assistant", "assistant", "FileSurfer", text)
+        d = signature("r", shown, True).decisive
+        assert d is not None and d.rule == rule, text
     # a coordinator that planned, handed the turn once and took it back to declare the request satisfied
     once = _orchestrated(True)[:5] + [
         Msg(5, "assistant", "assistant", "Orchestrator", "The request has been satisfied: Harbour Bakery opens at 5."),
@@ -934,6 +943,10 @@ def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
         Msg(9, "assistant", "assistant", "Assistant", "Your lamp has been exchanged for the blue one."),
     ]
     d = signature("r", msgs, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
+    # the same tools served by an MCP server, named with its namespace (``mcp__<server>__<tool>``): the same step
+    served = [replace(m, call_names=tuple(f"mcp__shop__{n}" for n in m.call_names)) for m in msgs]
+    d = signature("r", served, True).decisive
     assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "first_write")
     # the change itself failed: a failed step, the same message
     failed = [*msgs[:8], Msg(8, "tool", "tool", None, "Error: non-delivered order cannot be exchanged", error=True)]

@@ -37,6 +37,19 @@ def test_refused_edits_broken_by_another_call_or_another_file_are_no_loop(tmp_pa
     assert [f for f in found if f["kind"] == "loop"] == []
 
 
+def test_refused_todo_list_writes_are_no_failed_edits(tmp_path: Path) -> None:
+    """A to-do list is no file: three ``TodoWrite`` calls refused in a row (its name holds "Write") are no loop of
+    failed edits, where the same three refusals of ``Write`` are."""
+    found = {}
+    for name in ("TodoWrite", "Write"):
+        s = Session(name).add("user", "Add an __iter__ method to Paginator")
+        for k, error in enumerate(("todos is malformed", "content is required", "status must be one of")):
+            s.call(name, {"file_path": "todo.md", "todos": [{"content": f"step {k}"}]}, f"Error: {error}")
+        (tmp_path / name).mkdir()
+        found[name] = [f["rule"] for f in run(tmp_path / name, s)[0] if f["rule"].startswith("failed_edit")]
+    assert found == {"TodoWrite": [], "Write": ["failed_edit_3_times (Write)"]}
+
+
 def test_a_regression_named_after_reported_changes_contradicts_them(tmp_path: Path) -> None:
     """codex agentcmd: a summary of the changes (no claim word), the person asks for lint (answered by calls alone),
     then "No teams or leads are loading into the pane now"."""

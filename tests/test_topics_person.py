@@ -249,11 +249,16 @@ def test_booking_the_thing_in_play_is_no_new_request() -> None:
         "Will you book it for a party of 7 .",
         "Can you reserve a table there ?",
         "I 'd like to make the reservation now .",
+        "Can you make a reservation for Saturday for 7 people ?",
+        "Sounds perfect . Could you make me a booking for 4 people ?",
     ):
         assert CUES.signals(back, "")["reference"] == 1.0, back
     assert (
         CUES.signals("Can you book me a taxi to the museum ?", "")["reference"] == 0.0
     )  # a new thing, not the one in play
+    # a reservation named, not made: no reference back ("a booking" in a new request, a question about one)
+    for named in ("Do I need a reservation for the museum ?", "Now create a booking form for the clinic."):
+        assert CUES.signals(named, "")["reference"] == 0.0, named
 
 
 def test_a_bare_yes_accepts_with_the_sentence_after_it() -> None:

@@ -253,31 +253,61 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def _given(ctx: Context, a: Analyzer, sections: list[Section], runs: Runs | None = None) -> Context:
+def _given(
+    ctx: Context,
+    a: Analyzer,
+    sections: list[Section],
+    runs: Runs | None = None,
+    known: dict[str | tuple[str, int], bool] | None = None,
+) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
-    worst-conversation ranking (the outcome analyzer holds both against outcomes)."""
+    worst-conversation ranking (the outcome analyzer holds both against outcomes); ``known`` as in ``done``."""
     if not a.inputs:
         return ctx
     return replace(
         ctx,
         sections=list(sections) if "sections" in a.inputs else [],
-        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx, secs, runs))) if "ranking" in a.inputs else None,
+        ranking=(lambda secs, n: digests.scores(secs, n, done(ctx.con, secs, runs, known, ctx.cfg)))
+        if "ranking" in a.inputs
+        else None,
     )
 
 
-def done(ctx: Context, sections: list[Section], runs: Runs | None = None) -> set[str]:
-    """The conversations with a measurement finding (``Analyzer.measures``) whose run ended with its work handed over
-    (``signature.done``): *Worst conversations* does not rank them on the measurement (``digest.weighed``). On a
-    warehouse, read from the runs' kept readings (``failures.handed_over``): an unchanged run is read once, not by
-    every report and twice in one."""
+def done(
+    con: duckdb.DuckDBPyConnection,
+    sections: list[Section],
+    runs: Runs | None = None,
+    known: dict[str | tuple[str, int], bool] | None = None,
+    cfg: Config | None = None,
+) -> set[str | tuple[str, int]]:
+    """What *Worst conversations* does not rank on a measurement finding (``Analyzer.measures``, ``digest.weighed``):
+    the conversations whose run ended with its work handed over (``signature.done``), and the measurements whose turn
+    waits on a process the run started, a sub-agent or a worker it polls (``signature.waiting``: (conversation id,
+    the finding's first position)). There the measurement says nothing went wrong. On a warehouse, given the report's
+    ``cfg``, how runs ended is read from the runs' kept readings (``failures.handed_over``): an unchanged run is not
+    read again; on Spark (``runs``), or with no ``cfg``, from their messages (``signature.done``). ``known``: each
+    of those keys -> whether it holds, as read by an earlier call of the same report (the outcome analyzer's ranking,
+    then the digest): each is read once, and the ones read here are added to it."""
     kinds = analyzers.measure_kinds()
-    cids = sorted({f.conversation_id for s in sections for f in s.findings if f.kind in kinds and f.conversation_id})
-    if not cids:
-        return set()
-    if runs is None:
-        return failures.handed_over(ctx.con, ctx.cfg, cids)
-    runs(cids)  # a report on Spark: these runs' rows, read from the lake into ``con``
-    return signature.done(ctx.con, cids, signature.GRADE_REVEALING)
+    measured = [f for s in sections for f in s.findings if f.kind in kinds and f.conversation_id]
+    cids = sorted({f.conversation_id for f in measured})
+    turns = sorted({(f.conversation_id, min(f.positions)) for f in measured if f.positions})
+    known = {} if known is None else known
+    new = [cid for cid in cids if cid not in known]
+    new_turns = [t for t in turns if t not in known]
+    if runs is not None and (new or new_turns):
+        runs(sorted(set(new) | {cid for cid, _ in new_turns}))  # a report on Spark: these runs' rows, from the lake
+    if new:
+        if runs is None and cfg is not None:
+            ended = failures.handed_over(con, cfg, new)
+        else:
+            ended = signature.done(con, new, signature.GRADE_REVEALING)
+        known.update((cid, cid in ended) for cid in new)
+    if new_turns:
+        waits = signature.waiting(con, new_turns)
+        known.update((t, t in waits) for t in new_turns)
+    keys: list[str | tuple[str, int]] = [*cids, *turns]
+    return {k for k in keys if known[k]}
 
 
 def analyze(
@@ -311,6 +341,7 @@ def analyze(
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
+    known: dict[str | tuple[str, int], bool] = {}  # what ``done`` read, read once
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)
@@ -322,7 +353,7 @@ def analyze(
                 painter.start()
             started, before = _clock(), {k: (t.reused, t.computed) for k, t in tally.items()}
             a = analyzers.load(name)
-            report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs))))
+            report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs, known))))
             if painter:
                 painter.add(report.sections[-1])
             if i == last_pooled:
@@ -346,7 +377,7 @@ def analyze(
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx, report.sections, runs))
+    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs, known, ctx.cfg))
     return report
 
 

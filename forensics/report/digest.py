@@ -219,22 +219,34 @@ def weight(f: Finding, share: float | None) -> float:
     return (2 if f.severity == "high" else 1) * max(rarity, 0.25) * out
 
 
-def weighed(ranked: list[Ranked], done: Collection[str]) -> list[Ranked]:
+def weighed(ranked: list[Ranked], done: Collection[str | tuple[str, int]]) -> list[Ranked]:
     """The findings *Worst conversations* weighs: ``ranked`` without the measurements (``Analyzer.measures``: a
-    request read widely, a large or crowded context) of the runs in ``done``, which ended with their work handed over.
-    There the measurement is true and says nothing went wrong: a run that read 22 files and answered, all done, was
-    third of the real logs' five worst on its width and size alone. Beside a finding of something that went wrong,
-    or in a run cut off, stopped or given up, it still weighs."""
+    request read widely, a large or crowded context) of the runs in ``done``, which ended with their work handed over,
+    nor those whose turn waits on a process the run started (``done`` holds (conversation id, the finding's first
+    position): ``report.build.done``). There the measurement is true and says nothing went wrong: a run that read 22
+    files and answered, all done, was third of the real logs' five worst on its width and size alone, and a Codex
+    coordinator third on the old topic's folder named in its status checks while its worker did the new task. Beside
+    a finding of something that went wrong, or in a run cut off, stopped or given up, it still weighs."""
     if not done:
         return ranked
     from forensics import analyzers
 
     kinds = analyzers.measure_kinds()
-    return [r for r in ranked if not (r.finding.kind in kinds and r.finding.conversation_id in done)]
+    return [
+        r
+        for r in ranked
+        if not (
+            r.finding.kind in kinds
+            and (
+                r.finding.conversation_id in done
+                or (r.finding.positions and (r.finding.conversation_id, min(r.finding.positions)) in done)
+            )
+        )
+    ]
 
 
 def worst(
-    ranked: list[Ranked], shares: dict[str, float | None] | None = None, done: Collection[str] = ()
+    ranked: list[Ranked], shares: dict[str, float | None] | None = None, done: Collection[str | tuple[str, int]] = ()
 ) -> list[Worst]:
     """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``; the n-th kind of
     one analyzer divided by n, its detectors read the same turns), so findings of several analyzers add up and a
@@ -300,7 +312,9 @@ def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
     return score
 
 
-def scores(sections: list[Section], conversations: int, done: Collection[str] = ()) -> dict[str, float]:
+def scores(
+    sections: list[Section], conversations: int, done: Collection[str | tuple[str, int]] = ()
+) -> dict[str, float]:
     """Every conversation's *Worst conversations* score (those without a ranked finding are absent: 0), the
     ranking the outcome analyzer checks against which runs failed; ``done`` as in ``worst``."""
     ranked = rank(sections, {n.kind for n in norms(sections, conversations)})
@@ -364,7 +378,7 @@ def toml_lines(cs: list[Change]) -> str:
     return "\n".join(lines)
 
 
-def build(sections: list[Section], conversations: int, done: Collection[str] = ()) -> Digest:
+def build(sections: list[Section], conversations: int, done: Collection[str | tuple[str, int]] = ()) -> Digest:
     """The digest of ``sections`` over ``conversations``; ``done``: the runs that ended with their work handed over
     (``worst``)."""
     d = Digest()

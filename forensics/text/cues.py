@@ -48,9 +48,11 @@ REFERENCE_CUES = [
     r"^(?:it|its|it's|they|their|them|that|this|those|these|the same|he|she|his|her)\b|"
     r"\b(?:it|its|their|them|that one|this one|the same)\b",
     # booking what is being discussed points back at it: "book me for one", "book that for 5 nights", "reserve a table
-    # there", "make the reservation" (not "book me a taxi": a new thing; in Chinese 这家 / 它 above already say it)
+    # there", "the reservation", "make (me) a reservation", as REQUEST_CUES reads it (not "book me a taxi": a new thing;
+    # nor "I need a reservation at a new hotel": an indefinite reservation not being made is no reference; in Chinese
+    # 这家 / 它 above already say it)
     r"\b(?:book|reserve)\s+(?:(?:me|us)\s+(?:for|in|at|into)\b|(?:it|that|this|them|one|for|there)\b|"
-    r"a (?:table|room|seat)s?\b)|\b(?:a|the) (?:reservation|booking)\b",
+    r"a (?:table|room|seat)s?\b)|\b(?:the|make(?: me| us)? a) (?:reservation|booking)\b",
     r"这家|这个|那家|那个|该|它|这里|那里|这些|那些|此",
 ]
 OFFER_CUES = [

@@ -74,22 +74,35 @@ SATISFIED = re.compile(
     re.I,
 )
 # a report that shows what its agent saw (a page's screenshot, its viewport, the OCR of it, a file viewer's address
-# header) rather than says an answer: the conclusion drawn from it is its reader's
+# header: a line that opens the message or the page, ``Address:`` and a URI, ``file:///workspace/…``, ``https://…``,
+# ``about:blank``, ``bing: the query``) rather than says an answer: the conclusion drawn from it is its reader's. An
+# indented or mid-line "Address: 28 Cornelia St" is a street in an answer, not a viewer's header
 SHOWN = re.compile(
-    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|^\s*Address: \S+",
+    r"\b(?:here is a screenshot|screenshot of the|viewport (?:shows|position)|automatic OCR)\b|"
+    r"^Address: [a-z][a-z0-9+.-]*:",
     re.I | re.M,
 )
 QUALIFIER = re.compile(r"\s+\([^()]*\)\s*$")  # ``Orchestrator (-> WebSurfer)``: what the agent is doing
 CODE = re.compile(r"```|<execute>|^\s*(?:GET|POST) ", re.M)
 EMPTY_OUTPUT = re.compile(r"code output:\s*$", re.I)
 # a tool whose name says it changes something (its first word a write verb: ``modify_pending_order_items``,
-# ``cancel_pending_order``, ``transfer_to_human_agents``), not one that reads (``get_order_details``, ``find_user``)
+# ``cancel_pending_order``, ``transfer_to_human_agents``), not one that reads (``get_order_details``, ``find_user``);
+# of a namespaced name (an MCP server's tool as Claude Code and others name it, ``mcp__github__create_issue``), its
+# last segment (``tool_name``)
 WRITE = re.compile(
     r"(?:modify|update|cancel|return|exchange|transfer|delete|remove|create|write|edit|insert|add|set|submit|book|"
     r"send|pay|refund|purchase|replace|move|rename|apply|commit|push|deploy|enable|disable|activate|deactivate|"
     r"reset|toggle|grant|revoke|assign|approve|upgrade|downgrade|suspend|resume|refuel|charge)(?:$|[_\-.\s])",
     re.I,
 )
+NAMESPACE = "__"  # between a namespaced tool name's segments: ``mcp__github__create_issue``
+
+
+def tool_name(name: str) -> str:
+    """A tool's own name, without its namespace: the last segment (``mcp__x__write_file`` → ``write_file``)."""
+    return name.rsplit(NAMESPACE, 1)[-1]
+
+
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
 # unfounded fact or assumption is built on by the replies after it; where nothing failed, the first change (on the
 # graded tau2 runs a first change before a failed step was a right one: enabling roaming)
@@ -230,7 +243,7 @@ def _rules(m: Msg, prev: Msg | None, res: Msg | None, given: set[str]) -> list[s
     output that answers it, ``given`` the figures of the task (restated, they are no claim)."""
     # code acts, and so does a call that changes something; a call that only reads and fails (a lookup that found
     # nothing) is retried, no failed step
-    writes = any(WRITE.match(n) for n in m.call_names)
+    writes = any(WRITE.match(tool_name(n)) for n in m.call_names)
     code = CODE.search(m.text) is not None or writes
     acts = code or m.calls > 0
     out = []

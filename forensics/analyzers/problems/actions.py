@@ -52,13 +52,7 @@ NUMBERED_HEAD = 3000
 # (Codex's ``nl -ba f | sed -n '290,340p'`` to cite f:307 after ``sed -n '280,380p' f``), not work done twice;
 # re-reading pages (200-500 lines) again numbered is (the reviewer's label in codex_cli 019d021f and 019d6d75)
 CITE_LINES = 150
-# a call that only waits on a process it started (Codex's ``write_stdin`` sending nothing, Claude Code's
-# ``BashOutput``): polled again with the same output is waiting, not work done twice (a reviewer read such a finding
-# as false: the agent polling a worker it spawned)
-POLL = (
-    "(name = 'write_stdin' AND coalesce(json_extract_string(TRY_CAST(args AS JSON), '$.chars'), 'x') = '') "
-    "OR name IN ('BashOutput', 'TaskOutput')"
-)
+POLL = signature.POLL  # a call that only waits on a process it started (``signature.waiting``)
 
 
 def mutating_sql() -> str:
@@ -424,14 +418,16 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return sorted(out, key=lambda p: (p.conversation_id, p.positions))
 
 
-# an editing tool (``failed_edits``): it changes a file's text when it works (not a shell, not its view command)
+# an editing tool (``failed_edits``): it changes a file's text when it works (not a shell, not its view command, not
+# a to-do list: Claude Code's ``TodoWrite``, ``todo_write``, ``update_todos`` keep the agent's plan, not a file)
 EDIT_TOOL = r"(?i)edit|patch|replace|write|apply|update_file|modify|insert"
+NOT_EDIT_TOOL = r"(?i)todo"
 FAILED_EDITS = 3  # failed edits of one tool in a row, at least
 
 
 def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list[Problem]:
-    """``loop``, rule ``failed_edit_N_times``: one editing tool (``EDIT_TOOL``) called ``FAILED_EDITS`` or more times
-    in a row, no other call between, each call failing (an error, or a result whose first line says it failed,
+    """``loop``, rule ``failed_edit_N_times``: one editing tool (``EDIT_TOOL``, not ``NOT_EDIT_TOOL``) called
+    ``FAILED_EDITS`` or more times in a row, no other call between, each call failing (an error, or a result whose first line says it failed,
     ``SAYS_FAILED``), on one file where the calls name one: the same change tried again and again and refused each
     time, whatever the words of the refusals (a failed edit changes nothing, so nothing progressed; GUIDE §5: the
     same action repeated 3 or more times without progress). A stretch one of whose calls the same-error rule cites
@@ -441,6 +437,7 @@ def failed_edits(con: duckdb.DuckDBPyConnection, already: list[Problem]) -> list
                                                    chr(10), 1), ''), '{_q(SAYS_FAILED)}') AS bad,
                           regexp_extract(c0.args, '{_q(PATH_ARG)}', 1) AS file,
                           regexp_matches(c0.name, '{_q(EDIT_TOOL)}')
+                            AND NOT regexp_matches(c0.name, '{_q(NOT_EDIT_TOOL)}')
                             AND NOT regexp_matches(coalesce(c0.args, ''), '{_q(VIEW_COMMAND)}') AS edit
                    FROM {CALLS} c0 LEFT JOIN messages m ON m.conversation_id = c0.cid AND m.position = c0.rpos
                         AND m.on_main_path),

@@ -1,0 +1,205 @@
+"""The error lines of a run's tool outputs and their templates (``signature``).
+
+**The error template**: of each error text (a tool result the warehouse flags as an error, or whose text holds
+an error line), the line that names the error: the last exception line (``KeyError: 'x'``), else an
+``error:``/``fatal:`` line that is no line of code mentioning an error (``is_code_line``: a source file a tool
+shows holds ``console.debug('init failed:', error.code);``, comments, throws), a shell error (``/bin/bash: line 3: foo: command not found``), ``No such file``,
+``Permission denied``, ``command not found``, a timeout; a preamble (``Traceback (most recent call last):``,
+``exitcode: 1 (execution failed)``, ``Code output:``) is never the template, so three causes behind one preamble
+stay three. Then masked, so one cause phrased with other values is one template: quoted values ``'<q>'``, paths
+``<path>``, URLs ``<url>``, UUIDs and hex ``<hex>``, numbers ``<n>``, whitespace collapsed, lower case. A run's
+recurring error is its most frequent template (the earliest among equals).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from forensics.analyzers.signature.reading import Msg, is_output
+
+PREAMBLE = re.compile(
+    r"^\s*(?:traceback \(most recent call last\):|exitcode: ?-?\d+.*|code output:\s*|"
+    r"stderr:?\s*|stdout:?\s*|output:\s*|observation:\s*|during handling of the above exception.*|"
+    r"the above exception was the direct cause.*)\s*$",
+    re.I,
+)
+EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning)\b.*$")
+ERROR_LINE = re.compile(
+    r"^\s*(?:/bin/(?:ba)?sh: .*|.*\b(?:error|fatal|failed|failure)\b\s*[:!].*|.*command not found.*|"
+    r".*no such file or directory.*|.*permission denied.*|.*\btimed? ?out\b.*|.*\bnot found\b.*|"
+    r"\s*timeout\s*)$",
+    re.I,
+)
+# what a line must hold for EXCEPTION_LINE (case as written) or ERROR_LINE (in any case, as re.I reads it) to match:
+# looked for first, so that the patterns run only on lines that can match
+EXCEPTION_WORDS = ("Error", "Exception", "Exit", "Interrupt", "Failure", "Warning")
+ERROR_WORDS = ("error", "fatal", "fail", "not found", "no such file", "permission denied", "time", "/bin/")
+_ERROR_WORDS = re.compile("|".join(map(re.escape, ERROR_WORDS)), re.I)
+_EXCEPTION_WORDS = re.compile("|".join(map(re.escape, EXCEPTION_WORDS)))
+_NO_ERRORS = re.compile(r"\b(?:0|no) (?:errors?|failures?)\b", re.I)
+# ERROR_LINE as Python's re runs it fast (its ``.*`` before each alternative backtracks over every position):
+# a shell's error at the start, or one of the other alternatives anywhere (tests/test_failures.py holds it to
+# ERROR_LINE line for line)
+_SHELL_ERROR = re.compile(r"\s*/bin/(?:ba)?sh: ", re.I)
+_ERROR_IN = re.compile(
+    r"\b(?:error|fatal|failed|failure)\b\s*[:!]|command not found|no such file or directory|permission denied|"
+    r"\btimed? ?out\b|\bnot found\b",
+    re.I,
+)
+# a line of code that names an error without being one (``is_code_line``): a comment, a throw or raise, a call that
+# builds or prints one, a catch clause, a read of an error's property, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
+# 'vim.notify("Error: " .. result)')
+CODE_LINE = re.compile(
+    r"^\s*(?:#|//|--|/?\*|<!--)|\b(?:throw|raise|echo|printf?|return)\b|\b(?:console|log|logger|fmt|t)\.\w+\(|"
+    r"\w(?:Error|Exception)\(|=>|[;{]\s*$|\w\s*\([^)\n]*[\"'][^\"'\n]*(?i:error|fail|not found)|"
+    # a catch clause, an error built with ``new``, an error's property read (``error.code``, ``err?.message``)
+    r"\bcatch\s*\(|\bnew\s+[\w.]*(?:Error|Exception)\(|\b(?:err|error|\w+Error)\??\.(?:code|message|stack|status|response)\b"
+)
+FAILED_EXIT = re.compile(r"(?:exit ?code|exit status|returncode|return code)[\s:=]+(-?\d+)", re.I)
+
+MASKS = [
+    (re.compile(r"https?://\S+"), "<url>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<hex>"),
+    (re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`|‘[^’\n]{0,200}’|“[^”\n]{0,200}”"), "'<q>'"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?|(?:[\w.-]+/)+[\w.-]+\.\w+"), "<path>"),
+    (re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<hex>"),
+    (re.compile(r"\b[A-Za-z]+[-_]?\d[\w-]*\b"), "<id>"),  # ids that mix letters and digits: task-42, run_7a
+    (re.compile(r"-?\b\d+(?:\.\d+)?\b"), "<n>"),
+]
+TEMPLATE_CHARS = 160
+LEAD_IN = re.compile(r"^(?:code output|output|stderr|stdout|observation|result)\s*:\s*", re.I)
+
+
+def error_line(text: str, flagged: bool = False) -> str | None:
+    """The line that names the error of a tool output, or None when it shows none (see the module docstring).
+    ``flagged``: the warehouse already says it is an error (then the first line that is no preamble will do)."""
+    exits = FAILED_EXIT.search(text[:400])
+    failed_exit = exits is not None and int(exits.group(1)) not in (0, -1)
+    if not (flagged or failed_exit or _may_name_error(text)):
+        return None
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    # the lines that hold a word the patterns need, found over the lines joined by line breaks (no word spans one)
+    # instead of by a test per line: the per-line loops were most of the failures analyzer
+    joined = "\n".join(lines)
+    for i in reversed(_exception_word_lines(joined)):
+        ln = lines[i]
+        if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
+            return ln.strip()
+    for i in _error_word_lines(lines, joined):
+        ln = lines[i]
+        if (
+            (_SHELL_ERROR.match(ln) is not None or (_ERROR_IN.search(ln) is not None and not is_code_line(ln)))
+            and not PREAMBLE.match(ln)
+            and not _NO_ERRORS.search(ln)
+        ):
+            return ln.strip()
+    if flagged or failed_exit:
+        rest = [ln for ln in lines if not PREAMBLE.match(ln)]
+        return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
+    return None
+
+
+def _exception_word_lines(joined: str) -> list[int]:
+    """The indexes, ascending, of the lines of ``joined`` (lines joined by line breaks) holding one of
+    EXCEPTION_WORDS (as written)."""
+    out: list[int] = []
+    line = last = 0
+    for m in _EXCEPTION_WORDS.finditer(joined):
+        line += joined.count("\n", last, m.start())
+        last = m.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
+
+
+def _error_word_lines(lines: list[str], joined: str) -> Iterator[int]:
+    """The indexes, ascending, of the ``lines`` (``joined`` by line breaks) holding one of ERROR_WORDS in any
+    case (``_may_be_error``'s answer for each line), found as they are asked for: on ASCII text, the next
+    occurrence of each word in the text folded to lower case (re.I's search over the whole text costs three
+    times the per-line test)."""
+    if not joined.isascii():
+        yield from (i for i, ln in enumerate(lines) if _may_be_error(ln))
+        return
+    low = joined.lower()
+    at = {w: low.find(w) for w in ERROR_WORDS}
+    line = last = 0
+    while True:
+        pos = min((p for p in at.values() if p >= 0), default=-1)
+        if pos < 0:
+            return
+        line += low.count("\n", last, pos)
+        last = pos
+        yield line
+        end = low.find("\n", pos)
+        if end < 0:
+            return
+        for w, p in at.items():
+            if 0 <= p < end:
+                at[w] = low.find(w, end + 1)
+
+
+def _may_be_exception(text: str) -> bool:
+    return any(w in text for w in EXCEPTION_WORDS)
+
+
+def _may_be_error(text: str) -> bool:
+    """Whether ``text`` holds one of ERROR_WORDS in any case (re.I's: on ASCII text, ``str.lower`` is the same)."""
+    if text.isascii():
+        low = text.lower()
+        return any(w in low for w in ERROR_WORDS)
+    return _ERROR_WORDS.search(text) is not None
+
+
+def _may_name_error(text: str) -> bool:
+    """Whether some line of ``text`` may match EXCEPTION_LINE or ERROR_LINE (False: none does)."""
+    return _may_be_exception(text) or _may_be_error(text)
+
+
+def is_error_line(line: str) -> bool:
+    """``ERROR_LINE.match(line)`` for a line of ``str.splitlines`` (no line break in it), without its backtracking."""
+    return _may_be_error(line) and (_SHELL_ERROR.match(line) is not None or _ERROR_IN.search(line) is not None)
+
+
+def is_code_line(line: str) -> bool:
+    """Whether ``line`` is a line of code that names an error without being one (``CODE_LINE``: a comment, a throw, a
+    ``console.*(`` call, a statement ending in ``;`` or ``{``...): a source file shown by a tool, code pasted by a
+    person. A shell's own error line (``/bin/sh: 1: echo: not found``) is output, never code."""
+    return CODE_LINE.search(line) is not None and _SHELL_ERROR.match(line) is None
+
+
+def template(line: str) -> str:
+    """An error line with its values masked (see the module docstring)."""
+    t = LEAD_IN.sub("", line.strip())
+    for pattern, mask in MASKS:
+        t = pattern.sub(mask, t)
+    return re.sub(r"\s+", " ", t).lower()[:TEMPLATE_CHARS]
+
+
+def errors(msgs: list[Msg]) -> list[tuple[int, str]]:
+    """(position, template) of every error a tool output of the run shows, in order."""
+    out = []
+    for m in msgs:
+        if is_output(m):
+            line = error_line(m.text, m.error)
+            if line is not None:
+                out.append((m.position, template(line)))
+    return out
+
+
+def occurrences(errs: list[tuple[int, str]]) -> dict[str, list[int]]:
+    """The positions of each error template, in order, templates by first occurrence: what "the same error
+    again" means for the signature here and for the problems' ``same_error_N_times`` loop."""
+    out: dict[str, list[int]] = {}
+    for p, t in errs:
+        out.setdefault(t, []).append(p)
+    return out
+
+
+def recurring(errs: list[tuple[int, str]]) -> tuple[str | None, int | None, int]:
+    """(template, first position, count) of the run's most frequent error; (None, None, 0) without errors."""
+    if not errs:
+        return None, None, 0
+    seen = occurrences(errs)
+    best = max(seen, key=lambda t: (len(seen[t]), -seen[t][0]))
+    return best, seen[best][0], len(seen[best])
