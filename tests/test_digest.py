@@ -329,3 +329,59 @@ def test_a_measurement_does_not_rank_a_turn_that_waits_on_a_process_it_started(t
         ("waits", "context_crowded"),
         ("works", "topic_interleave"),
     ]
+
+
+def test_a_measurement_of_breadth_does_not_rank_a_turn_whose_request_asked_for_it(tmp_path: Path) -> None:
+    """A request that asks for all of something or names many things asks for a wide run (the real logs' Claude Code
+    session told to turn each finding of a long audit into an issue and fix all of them ranked on the 60 targets it
+    read). A measurement of breadth (``Analyzer.wide``) whose turn's request asks so is not weighed; the same kind in
+    a turn asking one thing is, and so is a measurement that is no breadth (topic interleave) in the wide turn."""
+    import duckdb
+
+    from forensics import analyzers, ingest
+    from forensics.analyzers.base import Finding, Section
+    from forensics.analyzers.signature import asks_wide
+    from forensics.report.build import done
+    from forensics.report.digest import Ranked, weighed
+    from tests.test_problems import Session
+
+    assert analyzers.wide_kinds() == {"tool_dispersion", "tool_result_crowding", "context_crowded"}
+    assert analyzers.wide_kinds() <= analyzers.measure_kinds()
+    for text in (
+        "Turn each one of them into a github issue, then fix all of them.",
+        "Run every test under tests/ and report",
+        "Look at a.py, b.py, src/c.py, d.ts and e.go",
+        "Fix #12, #15, #18, #20 and #31",
+        "Do these:\n- one\n- two\n- three\n1. four\n2) five",
+    ):
+        assert asks_wide(text), text
+    for text in (
+        "OK, great. Now implement the plan.",
+        "All right, that's all for now. Thanks all",
+        "try again",
+        "They help each other; check it every time",
+        "Fix the bug in a.py and b.py",
+        "- one\n- two\n- three\n- four",
+    ):
+        assert not asks_wide(text), text
+
+    wide = Session("wide").add("user", "Here is the audit. Turn each finding into an issue, and fix all of them.")
+    for name in ("a.py", "b.py", "c.py"):
+        wide.call("read", {"path": name}, f"{name} " * 10)
+    wide.add("user", "Now fix the login bug")
+    wide.call("read", {"path": "login.py"}, "def login(): ...")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    wide.write(logs)
+    ingest([logs], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    cid = con.execute("SELECT conversation_id FROM conversations").fetchone()[0]  # type: ignore[index]
+    found = [
+        Finding("tool_dispersion", "high", cid, "wide", [1, 3], "60 distinct targets"),
+        Finding("topic_interleave", "high", cid, "wide", [2], "the old topic after the switch"),
+        Finding("context_crowded", "high", cid, "wide", [8], "a crowded context"),
+    ]
+    unweighed = done(con, [Section("drift", "Drift", findings=found)])
+    assert unweighed == {(cid, 1, "tool_dispersion")}  # the run was cut off on a call; no turn polls
+    kept = weighed([Ranked("drift", f) for f in found], unweighed)
+    assert [r.finding.kind for r in kept] == ["topic_interleave", "context_crowded"]

@@ -172,6 +172,11 @@ def measure_kinds() -> set[str]:
     return {k for a in declarations() for k in a.measures}
 
 
+def wide_kinds() -> set[str]:
+    """The measurement kinds that measure a run's breadth (``Analyzer.wide``)."""
+    return {k for a in declarations() for k in a.wide}
+
+
 def restated() -> dict[str, str]:
     """Finding kinds that restate another analyzer's kind, read off the same evidence -> that kind
     (``Analyzer.restates``): a conversation with both counts them once."""

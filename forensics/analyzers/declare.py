@@ -91,6 +91,9 @@ class Analyzer:
     # a norm: true as measurements, and no sign by themselves that the work went wrong. *Worst conversations* does not
     # rank a run on them when it ended with its work handed over (``signature.DONE_ENDS``)
     measures: tuple[str, ...] = ()
+    # of ``measures``, the kinds that measure a run's breadth (targets read, a context filled with their output): nor
+    # does it rank a run on them where the person's request asked for that breadth (``signature.asked``)
+    wide: tuple[str, ...] = ()
     # its finding kinds that restate another analyzer's, read off the same evidence -> that kind (drift's
     # ``tool_result_crowding`` and problems' ``context_crowded`` both read the share of tool output in the context): in
     # one conversation the two count once in *Worst conversations* and in the outcome ranking (``analyzers.restated``)

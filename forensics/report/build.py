@@ -258,7 +258,7 @@ def _given(
     a: Analyzer,
     sections: list[Section],
     runs: Runs | None = None,
-    known: dict[str | tuple[str, int], bool] | None = None,
+    known: dict[digests.Key, bool] | None = None,
 ) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
     worst-conversation ranking (the outcome analyzer holds both against outcomes); ``known`` as in ``done``."""
@@ -277,13 +277,14 @@ def done(
     con: duckdb.DuckDBPyConnection,
     sections: list[Section],
     runs: Runs | None = None,
-    known: dict[str | tuple[str, int], bool] | None = None,
+    known: dict[digests.Key, bool] | None = None,
     cfg: Config | None = None,
-) -> set[str | tuple[str, int]]:
+) -> set[digests.Key]:
     """What *Worst conversations* does not rank on a measurement finding (``Analyzer.measures``, ``digest.weighed``):
     the conversations whose run ended with its work handed over (``signature.done``), and the measurements whose turn
     waits on a process the run started, a sub-agent or a worker it polls (``signature.waiting``: (conversation id,
-    the finding's first position)). There the measurement says nothing went wrong. On a warehouse, given the report's
+    the finding's first position)), and the measurements of breadth (``Analyzer.wide``) whose turn's request asked for
+    it (``signature.asked``: (conversation id, position, kind)). There the measurement says nothing went wrong. On a warehouse, given the report's
     ``cfg``, how runs ended is read from the runs' kept readings (``failures.handed_over``): an unchanged run is not
     read again; on Spark (``runs``), or with no ``cfg``, from their messages (``signature.done``). ``known``: each
     of those keys -> whether it holds, as read by an earlier call of the same report (the outcome analyzer's ranking,
@@ -292,11 +293,15 @@ def done(
     measured = [f for s in sections for f in s.findings if f.kind in kinds and f.conversation_id]
     cids = sorted({f.conversation_id for f in measured})
     turns = sorted({(f.conversation_id, min(f.positions)) for f in measured if f.positions})
+    wide = analyzers.wide_kinds()
+    asks = sorted({(f.conversation_id, min(f.positions), f.kind) for f in measured if f.positions and f.kind in wide})
     known = {} if known is None else known
     new = [cid for cid in cids if cid not in known]
     new_turns = [t for t in turns if t not in known]
-    if runs is not None and (new or new_turns):
-        runs(sorted(set(new) | {cid for cid, _ in new_turns}))  # a report on Spark: these runs' rows, from the lake
+    new_asks = [t for t in asks if t not in known]
+    if runs is not None and (new or new_turns or new_asks):
+        # a report on Spark: these runs' rows, from the lake
+        runs(sorted(set(new) | {cid for cid, _ in new_turns} | {t[0] for t in new_asks}))
     if new:
         if runs is None and cfg is not None:
             ended = failures.handed_over(con, cfg, new)
@@ -306,7 +311,10 @@ def done(
     if new_turns:
         waits = signature.waiting(con, new_turns)
         known.update((t, t in waits) for t in new_turns)
-    keys: list[str | tuple[str, int]] = [*cids, *turns]
+    if new_asks:
+        wanted = signature.asked(con, sorted({(cid, pos) for cid, pos, _ in new_asks}))
+        known.update((t, (t[0], t[1]) in wanted) for t in new_asks)
+    keys: list[digests.Key] = [*cids, *turns, *asks]
     return {k for k in keys if known[k]}
 
 
@@ -341,7 +349,7 @@ def analyze(
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
-    known: dict[str | tuple[str, int], bool] = {}  # what ``done`` read, read once
+    known: dict[digests.Key, bool] = {}  # what ``done`` read, read once
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)

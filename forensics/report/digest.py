@@ -28,6 +28,9 @@ from forensics.config import Config
 
 RANK = {"info": 0, "low": 1, "high": 2}
 WORST = 5  # conversations in *Worst conversations*
+# what *Worst conversations* does not rank a measurement of (``weighed``, ``report.build.done``): a run (its id), a
+# turn (conversation id, the finding's first position), or one kind at a turn (conversation id, position, kind)
+Key = str | tuple[str, int] | tuple[str, int, str]
 STRONGEST = 10  # findings in *Strongest findings*
 PER_KIND = 3  # ... at most this many of one kind while other kinds have findings to show
 MOST = 0.5  # a kind flagged in more than this share of the conversations is a property of the corpus
@@ -219,14 +222,17 @@ def weight(f: Finding, share: float | None) -> float:
     return (2 if f.severity == "high" else 1) * max(rarity, 0.25) * out
 
 
-def weighed(ranked: list[Ranked], done: Collection[str | tuple[str, int]]) -> list[Ranked]:
+def weighed(ranked: list[Ranked], done: Collection[Key]) -> list[Ranked]:
     """The findings *Worst conversations* weighs: ``ranked`` without the measurements (``Analyzer.measures``: a
     request read widely, a large or crowded context) of the runs in ``done``, which ended with their work handed over,
     nor those whose turn waits on a process the run started (``done`` holds (conversation id, the finding's first
-    position): ``report.build.done``). There the measurement is true and says nothing went wrong: a run that read 22
-    files and answered, all done, was third of the real logs' five worst on its width and size alone, and a Codex
-    coordinator third on the old topic's folder named in its status checks while its worker did the new task. Beside
-    a finding of something that went wrong, or in a run cut off, stopped or given up, it still weighs."""
+    position): ``report.build.done``), nor a measurement of breadth (``Analyzer.wide``) where the turn's request asked
+    for that breadth (``done`` holds (conversation id, position, kind)). There the measurement is true and says
+    nothing went wrong: a run that read 22 files and answered, all done, was third of the real logs' five worst on its
+    width and size alone, a Codex coordinator third on the old topic's folder named in its status checks while its
+    worker did the new task, and a session asked to turn each finding of a long audit into an issue and fix all of
+    them among the five worst on the 60 targets it read. Beside a finding of something that went wrong, or in a run
+    cut off, stopped or given up, it still weighs."""
     if not done:
         return ranked
     from forensics import analyzers
@@ -239,14 +245,20 @@ def weighed(ranked: list[Ranked], done: Collection[str | tuple[str, int]]) -> li
             r.finding.kind in kinds
             and (
                 r.finding.conversation_id in done
-                or (r.finding.positions and (r.finding.conversation_id, min(r.finding.positions)) in done)
+                or (
+                    r.finding.positions
+                    and (
+                        (r.finding.conversation_id, min(r.finding.positions)) in done
+                        or (r.finding.conversation_id, min(r.finding.positions), r.finding.kind) in done
+                    )
+                )
             )
         )
     ]
 
 
 def worst(
-    ranked: list[Ranked], shares: dict[str, float | None] | None = None, done: Collection[str | tuple[str, int]] = ()
+    ranked: list[Ranked], shares: dict[str, float | None] | None = None, done: Collection[Key] = ()
 ) -> list[Worst]:
     """Conversations by the summed weight of their findings (``weight``: one per kind, see ``rank``; the n-th kind of
     one analyzer divided by n, its detectors read the same turns), so findings of several analyzers add up and a
@@ -312,9 +324,7 @@ def score_of(rs: list[Ranked], shares: dict[str, float | None]) -> float:
     return score
 
 
-def scores(
-    sections: list[Section], conversations: int, done: Collection[str | tuple[str, int]] = ()
-) -> dict[str, float]:
+def scores(sections: list[Section], conversations: int, done: Collection[Key] = ()) -> dict[str, float]:
     """Every conversation's *Worst conversations* score (those without a ranked finding are absent: 0), the
     ranking the outcome analyzer checks against which runs failed; ``done`` as in ``worst``."""
     ranked = rank(sections, {n.kind for n in norms(sections, conversations)})
@@ -378,7 +388,7 @@ def toml_lines(cs: list[Change]) -> str:
     return "\n".join(lines)
 
 
-def build(sections: list[Section], conversations: int, done: Collection[str | tuple[str, int]] = ()) -> Digest:
+def build(sections: list[Section], conversations: int, done: Collection[Key] = ()) -> Digest:
     """The digest of ``sections`` over ``conversations``; ``done``: the runs that ended with their work handed over
     (``worst``)."""
     d = Digest()

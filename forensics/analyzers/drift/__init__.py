@@ -34,6 +34,7 @@ ANALYZER = Analyzer(
     run,
     # a request read widely, a context of tool output, a topic left late, no focus: the run's shape against a norm
     measures=("tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus"),
+    wide=("tool_dispersion", "tool_result_crowding"),
     # a context of tool output: problems' ``context_crowded`` reads the same share of tool output (GUIDE §5)
     restates={"tool_result_crowding": "context_crowded"},
     sections={

@@ -330,6 +330,7 @@ ANALYZER = Analyzer(
     run,
     checks=(CheckRule("problems.kinds.*", "lower", 0.10, True),),  # more problems found on the same logs: a regression
     heavy=True,  # the claim rules' reply table and every person turn: the report's peak once topics is done
+    wide=("context_crowded",),  # a context filled with what a request for breadth read is what it asked
     measures=("context_crowded",),  # the context's size and its share of tool output (GUIDE §5), a measurement
     tables=(
         reuse.cached_table(CACHED),

@@ -9,13 +9,15 @@ Its modules, by what they do:
 - ``error_lines``: the line that names the error of a tool output, and its template (``error_line``, ``template``,
   ``errors``, ``recurring``);
 - ``ends``: how the run ended (``ended``, ``ENDINGS``; ``done``: the runs that handed their work over);
-- ``waiting``: the turns that wait on a process the run started, a sub-agent or a worker it polls (``waiting``).
+- ``waiting``: the turns that wait on a process the run started, a sub-agent or a worker it polls (``waiting``);
+- ``asked``: the turns whose request asks for breadth, all of something or many things named (``asked``).
 
 The names the rest of the toolkit reads are this package's too (``__all__``), as callers import them.
 """
 
 from __future__ import annotations
 
+from forensics.analyzers.signature.asked import asked, asks_wide
 from forensics.analyzers.signature.ends import BAD_ENDS, DONE_ENDS, GRADE_REVEALING_ENDS, done, ended, handed_in
 from forensics.analyzers.signature.error_lines import (
     CODE_LINE,
@@ -51,6 +53,8 @@ __all__ = [
     "PREAMBLE",
     "TEMPLATE_CHARS",
     "TEXT_CHARS",
+    "asked",
+    "asks_wide",
     "done",
     "ended",
     "error_line",
