@@ -203,6 +203,12 @@ def decode(data: bytes, classes: Iterable[type]) -> Any:
         raise NotCacheable(f"an unreadable cached report ({type(e).__name__})") from None
 
 
+@cache
+def _init(cls: type) -> dict[str, bool]:
+    """A cached class's fields, each with whether its constructor takes it (a name it lacks: KeyError, not read)."""
+    return {f.name: f.init for f in dataclasses.fields(cls)}
+
+
 def _name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
@@ -248,20 +254,24 @@ def _ipc(df: pl.DataFrame) -> bytes:
     return df.write_ipc(None).getvalue()
 
 
+_NODES = (list, dict)  # what orjson.loads gives that holds more: every other value is read back as it is
+
+
 def _dec(v: Any, classes: dict[str, type]) -> Any:
-    if isinstance(v, list):
-        return [_dec(x, classes) for x in v]
-    if not isinstance(v, dict):
+    # a report's body holds some 160,000 values, most of them strings and numbers: those are not passed down again
+    if type(v) is list:
+        return [_dec(x, classes) if type(x) in _NODES else x for x in v]
+    if type(v) is not dict:
         return v
     if "c" in v:  # a dataclass of the list: built through its constructor (fields of init=False set after)
         cls = classes.get(v["c"])
         if cls is None or not dataclasses.is_dataclass(cls):
             raise NotCacheable(f"a class outside the list: {v['c']!r}")
-        values = {k: _dec(x, classes) for k, x in v["f"].items()}
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        obj = cls(**{k: x for k, x in values.items() if fields[k].init})
+        values = {k: _dec(x, classes) if type(x) in _NODES else x for k, x in v["f"].items()}
+        init = _init(cls)
+        obj = cls(**{k: x for k, x in values.items() if init[k]})
         for k, x in values.items():
-            if not fields[k].init:
+            if not init[k]:
                 object.__setattr__(obj, k, x)
         return obj
     if "n" in v:
@@ -271,11 +281,11 @@ def _dec(v: Any, classes: dict[str, type]) -> Any:
         return kind.type(_dec(v["v"], classes))
     ((tag, body),) = v.items()
     if tag == "d":
-        return {k: _dec(x, classes) for k, x in body.items()}
+        return {k: _dec(x, classes) if type(x) in _NODES else x for k, x in body.items()}
     if tag == "k":
         return {_dec(k, classes): _dec(x, classes) for k, x in body}
     if tag == "t":
-        return tuple(_dec(x, classes) for x in body)
+        return tuple(_dec(x, classes) if type(x) in _NODES else x for x in body)
     if tag == "x":
         return float(body)
     if tag == "p":
