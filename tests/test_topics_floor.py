@@ -33,8 +33,9 @@ SETS = {
     # was (1026, 767): negated and more request phrasings, a bare "Yes." accepting with the next sentence; then (1047,
     # 789): a request whose object books the thing in play is none, "book a taxi" is one (issue 43 item 3); then (978,
     # 807): a booking of the thing in play with only its particulars, a search retried after "nothing found; something
-    # else?" continue (issue 43, shift6: 55 markers fewer, 7 of them hits)
-    "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (924, 801)),
+    # else?" continue (issue 43, shift6: 55 markers fewer, 7 of them hits); then (924, 801): tidy6; then (921, 801): an
+    # accepted booking offer with only its particulars, a booking object in another form ("a stay" after "staying")
+    "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (921, 801)),
     # was (90, 90), then (111, 92): the work scorer, then its combiner (issue 43; docs/topics-evaluation.md, round 4)
     # then (123, 91) before round 6 (a marker across a content-free turn such as 继续: issue 43, topics-evaluation.md)
     "generated": (["gen5.db", "gen6.db"], defaults(), "all", (136, 96)),

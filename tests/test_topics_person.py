@@ -317,6 +317,57 @@ def test_a_booking_of_the_thing_in_play_gives_its_particulars() -> None:
         assert not CUES.books_in_play(new, used), new
 
 
+def test_a_booking_of_a_word_the_conversation_used_in_another_form_books_the_thing_in_play() -> None:
+    """ "a stay" after the reply's "staying": the booking object is compared with the conversation's words without
+    their endings (signals._root); a word the conversation never used in any form is still a new thing (issue 43)."""
+
+    def books(reply: str) -> bool:
+        msgs, idf = _conversation(
+            [
+                ("user", "I 'm looking for a particular hotel - hobsons house ."),
+                ("assistant", reply),
+                ("user", "Could you book a stay for eight , starting that same day ?"),
+            ]
+        )
+        f = features(msgs, idf, CUES)[2]
+        assert f is not None
+        return bool(f["books_in_play"])
+
+    assert books("Is there a particular room that you would be interested in staying ?")
+    assert books("Is there a particular room you would like for your stay ?")
+    assert not books("It is a guesthouse in the north . What else would you like to know ?")
+
+
+def test_accepting_the_offered_booking_with_only_its_particulars_books_the_thing_in_play() -> None:
+    """ "may I book that for you?" "Yes please, for 6 people and 2 nights starting Saturday. Could I also get the
+    reference number?": the offer accepted with the booking's particulars alone is the request being served; not an
+    acceptance that goes on to a new subject, one that asks for something else, nor an answer to a reply that
+    offered no booking (issue 43: MultiWOZ's false switches)."""
+
+    def books(reply: str, turn: str) -> bool:
+        msgs, idf = _conversation(
+            [("user", "I need an expensive hotel in the west ."), ("assistant", reply), ("user", turn)]
+        )
+        f = features(msgs, idf, CUES)[2]
+        assert f is not None
+        return bool(f["books_in_play"])
+
+    offer = "I have the Huntingdon Marriott . may I book that for you ?"
+    assert books(
+        offer, "Yes please , for 6 people and 2 nights starting Saturday . Could I also get the reference number ?"
+    )
+    assert books(
+        "Curry Garden is expensive . Would you like to make a booking ?",
+        "Yes please for 3 people at 17:45 on a Sunday .",
+    )
+    assert books(offer, "Sure , eight people , three nights from Friday .")
+    assert not books(offer, "Yes 5 please . Do you know the Williams Art & Antiques ?")  # a new subject
+    assert not books(offer, "Yes please , for 2 people . I also need a taxi .")
+    assert not books(offer, "Not yet . For 2 people , what is the price ?")  # no acceptance
+    assert not books("I have the Huntingdon Marriott . It has free parking .", "Yes please , for 6 people .")
+    assert not books("Would you like the phone number ?", "Yes please , for 6 people .")  # no booking offered
+
+
 def test_a_retried_search_after_nothing_found_is_the_choice_asked_for() -> None:
     """ "No steakhouses, something else perhaps?" "Are there any Portuguese restaurants?": the request is the other
     choice the reply asked for, the same search retried; not after a reply that offered help in general, nor once

@@ -85,6 +85,16 @@ _NO_OBJECT = frozenset(
     "for on at in from starting beginning just please now it that this them there one of with to and a an the".split()
 )
 _IN_PLAY_OBJECT = re.compile(IN_PLAY, re.IGNORECASE)
+# A reply's closing question that offers a booking ("may I book that for you?", "Would you like to make a booking?",
+# "Shall I reserve a room?"), and the words a booking's particulars are said in (English): a party, a stay, a day, a
+# time, the booking's reference. A person who accepts the offer with these words alone ("Yes please, for 6 people and
+# 2 nights starting Saturday. Could I also get the reference number?") books the thing in play (``signals.accepts_booking``).
+BOOKING_OFFER = re.compile(r"\b(?:book|reserve|booking|reservation)", re.IGNORECASE)
+BOOKING_PARTICULARS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve people person guest adult child children party "
+    "night day week weekend stay staying starting beginning arriving monday tuesday wednesday thursday friday "
+    "saturday sunday today tonight tomorrow am pm reference number reservation booking table room ticket seat".split()
+)
 _IN_PLAY_WORD = re.compile(r"\b" + IN_PLAY, re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
@@ -92,8 +102,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 def books_in_play(said: str, used: Callable[[str], bool]) -> bool:
     """The person's request words book the thing in play, and nothing new: every booking act's object is absent, a
     reference back, a number, a unit booked ("a table", "rooms", ``IN_PLAY``) or a word the conversation has already
-    used (``used``: "book a stay for eight" after "a place to stay"), and no other request asks for a new thing
-    (the caller checks the request cues). "Will you book it for a party of 7", "Can you make a reservation for
+    used, in any form (``used``: "book a stay for eight" after "a place to stay" or "staying"), and no other request
+    asks for a new thing (the caller checks the request cues). "Will you book it for a party of 7", "Can you make a reservation for
     Friday at 17:15 for 3 people?": the particulars of the request being served, not a new one; "I need to book a
     train" (a word not used yet) and "book me a taxi" are new requests."""
     acts = list(_BOOKING_ACT.finditer(said))

@@ -42,7 +42,7 @@ from typing import Any
 
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.text import engine
-from forensics.text.cues import Cues
+from forensics.text.cues import BOOKING_OFFER, BOOKING_PARTICULARS, Cues
 from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
 from forensics.text.keywords import content_tokens, content_tokens_modes
 from forensics.text.prose import own_words, request_sentences
@@ -406,6 +406,7 @@ def features(
     sign_off = _signs_off(msgs, cues)
     first: dict[str, int] = {}  # term -> index of the message that used it first
     first_name: dict[str, int] = {}
+    first_root: set[str] = set()  # the words used so far without their endings (_root: "staying" is "stay")
     seen: _Seen = _Seen(set(), set(), [])  # what the judged messages and the tool-call targets have used so far
     judged = 0
     prev: int | None = None
@@ -417,12 +418,16 @@ def features(
             f.update(cues.signals(m.text, msgs[prev].text if prev is not None else ""))
             _continuing(f, sign_off, cues, m, msgs[prev] if prev is not None else None)
             f["fresh"] = float(prev is not None and not msgs[prev].judged and _fresh(m, f, idf, first, cues))
-            f["books_in_play"] = float(cues.books_in_play(m.text, lambda w: stem(w) in first))
+            f["books_in_play"] = float(
+                cues.books_in_play(m.text, lambda w: _root(stem(w)) in first_root)
+                or (prev is not None and accepts_booking(m, msgs[prev], cues))
+            )
             f["retries"] = float(prev is not None and retries(m, msgs[prev], f))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
             first.setdefault(t, i)
+            first_root.add(_root(t))
         for n in m.names:
             first_name.setdefault(n, i)
         if m.text.strip() or m.targets:
@@ -452,6 +457,22 @@ def retries(m: Message, before: Message, f: dict[str, float]) -> bool:
     closing = sentences(before.text)[-1:] or [""]
     said = sentences(request_sentences(m.text))
     return bool(_ASKS_OTHER.search(closing[0])) and bool(said) and not _DECLINE.match(said[0])
+
+
+def accepts_booking(m: Message, before: Message, cues: Cues) -> bool:
+    """The message accepts the booking the reply closed by offering (its last sentence a question naming a booking:
+    "may I book that for you?") and says nothing else than the booking's particulars (``cues.BOOKING_PARTICULARS``:
+    "Yes please, for 6 people and 2 nights starting Saturday. Could I also get the reference number?"): the
+    thing in play booked, not a new request. Not "Yes 5 please. Do you know the Williams Art & Antiques?" (a new
+    subject after the acceptance), nor "Yes, and I need a taxi"."""
+    closing = sentences(before.text)[-1:]
+    if before.judged or not closing or not closing[0].rstrip().endswith("?"):
+        return False
+    said = request_sentences(m.text)
+    accepted = _ACCEPT.match(said)
+    if not BOOKING_OFFER.search(closing[0]) or accepted is None:
+        return False
+    return all(t in BOOKING_PARTICULARS for t in cues.topical(terms(said[accepted.end() :])))
 
 
 def _names_only(m: Message, cues: Cues) -> bool:
