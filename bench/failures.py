@@ -13,7 +13,8 @@
    saying so when not). The method
    reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
-   to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
+   to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``); AgentRx's
+   balanced by the root cause's agent (``stratified_halves``: within each agent, by that hash, alternately).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
 3. *Ranking* and *what failed runs did differently* on every folder of ``data/outcomes``: the report's run
    ranking with the report's defaults (every analyzer runs, so the problems of docs/definitions.md#failure-analysis and the ends of
@@ -48,6 +49,21 @@ def half(key: str) -> str:
     return "dev" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "held-out"
 
 
+def stratified_halves(recs: list[dict], stratum: str) -> dict[str, str]:
+    """Halves balanced by a label (``label[stratum]``, the root cause's agent): within each stratum the runs ordered
+    by the sha256 of ``source:id``, alternately dev and held-out, the first dev (a stratum of odd size puts one more
+    in dev). Decided from the labels only, before any result on them was read (AgentRx: the plain hash put 1 of the 8
+    runs whose root cause is the customer in dev)."""
+    by: dict[str, list[str]] = {}
+    for r in recs:
+        by.setdefault(str(r["label"][stratum]), []).append(f"{r['source']}:{r['id']}")
+    out = {}
+    for keys in by.values():
+        for i, k in enumerate(sorted(keys, key=lambda k: hashlib.sha256(k.encode()).hexdigest())):
+            out[k] = "dev" if i % 2 == 0 else "held-out"
+    return out
+
+
 def run_cli(*args: str) -> None:
     """One forensics command, its own output kept out of the tables."""
     with open(os.devnull, "w") as quiet, contextlib.redirect_stdout(quiet):
@@ -58,8 +74,10 @@ def run_cli(*args: str) -> None:
                 raise
 
 
-def where(path: Path, work: Path, title: str) -> None:
+def where(path: Path, work: Path, title: str, stratum: str | None = None) -> None:
+    """``stratum``: a label field to balance the halves by (``stratified_halves``); else the plain hash (``half``)."""
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    halves = stratified_halves(recs, stratum) if stratum else {}
     db = work / f"{path.stem}.duckdb"
     labels = work / f"{path.stem}-failed.csv"
     labels.write_text("id,success\n" + "".join(f"{r['id']},false\n" for r in recs))
@@ -86,7 +104,7 @@ def where(path: Path, work: Path, title: str) -> None:
         most = Counter(m.name for m in ms if m.role == "assistant").most_common(1)[0][0]
         rows.append(
             {
-                "half": half(f"{r['source']}:{r['id']}"),
+                "half": halves.get(f"{r['source']}:{r['id']}") or half(f"{r['source']}:{r['id']}"),
                 "n": n,
                 "step": r["label"]["mistake_step"],
                 "agent": r["label"]["mistake_agent"],
@@ -232,10 +250,11 @@ def ranking(shared: Path, work: Path) -> None:
         )
 
 
-# the labeled failures of other systems, never read while the rules were written: --flag → (title, env, converter)
+# the labeled failures of other systems, never read while the rules were written: --flag → (title, env, converter,
+# the label field the halves are balanced by, or None for the plain hash)
 NEVER_SEEN = {
-    "--hand": ("failed Magentic-One runs, Who&When Hand-Crafted", "FORENSICS_WHOWHEN_HAND", "bench.whowhen_hand"),
-    "--tau": ("failed tau-bench retail runs, AgentRx", "FORENSICS_AGENTRX_TAU", "bench.agentrx_tau"),
+    "--hand": ("failed Magentic-One runs, Who&When Hand-Crafted", "FORENSICS_WHOWHEN_HAND", "bench.whowhen_hand", None),
+    "--tau": ("failed tau-bench retail runs, AgentRx", "FORENSICS_AGENTRX_TAU", "bench.agentrx_tau", "mistake_agent"),
 }
 MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
@@ -268,10 +287,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where(shared / "data" / "failures" / "whowhen.jsonl", Path(tmp), "failed AG2 group chats, Algorithm-Generated")
         for flag, path in (("--hand", hand), ("--tau", tau)):
-            title, env, maker = NEVER_SEEN[flag]
+            title, env, maker, stratum = NEVER_SEEN[flag]
             if path and Path(path).is_file():
                 print()
-                where(Path(path), Path(tmp), title)
+                where(Path(path), Path(tmp), title, stratum)
             else:
                 print(
                     f"\n{title}: skipped ({'$' + env + '=' + path + ' is no file' if path else 'no ' + flag + ' PATH or $' + env}; "
