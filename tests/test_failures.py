@@ -896,10 +896,11 @@ TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
 
 @pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
 def test_agentrx_tau_figures(tmp_path: Path) -> None:
-    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 6, ±1 7, agent 21 of 29 after
-    the tool-call rules read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
-    before the first error: exact 3, ±1 6). The system prompt is the conversation's, so message 0 has no row and the
-    rest keep their index."""
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 11, ±1 12, agent 22 of 29
+    after the fallback of a run that serves a person and the consented change, read off the dev half balanced by the
+    root cause's agent (branch rx7; before: 6, 7, 21 after the tool-call rules; the first figures, before any rule
+    read them: 2, 2, 21; the step before the first error: exact 3, ±1 6). The system prompt is the conversation's, so
+    message 0 has no row and the rest keep their index."""
     recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
     db = tmp_path / "t.duckdb"
     with pytest.raises(SystemExit) as done:
@@ -917,7 +918,7 @@ def test_agentrx_tau_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (29, 6, 7, 21)
+    assert (len(recs), exact, near, agent) == (29, 11, 12, 22)
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
 
