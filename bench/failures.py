@@ -1,10 +1,10 @@
 """Every figure of the failure analysis (docs/definitions.md#failure-analysis) beside its trivial references, dev and held-out:
 
-    python -m bench.failures [SHARED] [--hand PATH] [--tau PATH] [--no-ranking]
+    python -m bench.failures [SHARED] [--hand PATH] [--tau PATH] [--no-ranking] [--dev]
         (SHARED: ../shared beside the repo, or $FORENSICS_SHARED; --hand: the Who&When Hand-Crafted runs converted by
         ``python -m bench.whowhen_hand``, or $FORENSICS_WHOWHEN_HAND; --tau: AgentRx's labeled tau-bench failures
         converted by ``python -m bench.agentrx_tau``, or $FORENSICS_AGENTRX_TAU; both kept outside the repository,
-        each skipped in one line when absent)
+        each skipped in one line when absent; --dev: the dev halves only, no ranking, while developing)
 
 1. *Where it went wrong* on ``data/failures/whowhen.jsonl``: the decisive step's exact, ±1 and ±3 accuracy and
    the agent's accuracy, beside the first step, the first reply, the last step, a random step (its expected
@@ -13,7 +13,8 @@
    saying so when not). The method
    reads the warehouse only
    (the file ingested as OpenAI chat, every run marked failed by a labels file of ids); ``label`` is read here,
-   to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``).
+   to score, and ``ground_truth`` never. Halves: a stable hash of source and id (``dev`` / ``held-out``); AgentRx's
+   balanced by the root cause's agent (``stratified_halves``: within each agent, by that hash, alternately).
 2. *Failure signatures* on the same runs: how they ended, clusters, the share of runs in a cluster of 2+.
 3. *Ranking* and *what failed runs did differently* on every folder of ``data/outcomes``: the report's run
    ranking with the report's defaults (every analyzer runs, so the problems of docs/definitions.md#failure-analysis and the ends of
@@ -43,9 +44,26 @@ from forensics.analyzers.failures import messages, signature  # noqa: E402
 from forensics.analyzers.signature import error_line, is_output  # noqa: E402
 from forensics.cli import cli  # noqa: E402
 
+HALVES = ("dev", "held-out", "all")
+
 
 def half(key: str) -> str:
     return "dev" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "held-out"
+
+
+def stratified_halves(recs: list[dict], stratum: str) -> dict[str, str]:
+    """Halves balanced by a label (``label[stratum]``, the root cause's agent): within each stratum the runs ordered
+    by the sha256 of ``source:id``, alternately dev and held-out, the first dev (a stratum of odd size puts one more
+    in dev). Decided from the labels only, before any result on them was read (AgentRx: the plain hash put 1 of the 8
+    runs whose root cause is the customer in dev)."""
+    by: dict[str, list[str]] = {}
+    for r in recs:
+        by.setdefault(str(r["label"][stratum]), []).append(f"{r['source']}:{r['id']}")
+    out = {}
+    for keys in by.values():
+        for i, k in enumerate(sorted(keys, key=lambda k: hashlib.sha256(k.encode()).hexdigest())):
+            out[k] = "dev" if i % 2 == 0 else "held-out"
+    return out
 
 
 def run_cli(*args: str) -> None:
@@ -58,8 +76,11 @@ def run_cli(*args: str) -> None:
                 raise
 
 
-def where(path: Path, work: Path, title: str) -> None:
+def located(path: Path, work: Path, stratum: str | None = None) -> list[dict]:
+    """Each labeled run of ``path`` with its decisive step, its label and the trivial baselines' steps.
+    ``stratum``: a label field to balance the halves by (``stratified_halves``); else the plain hash (``half``)."""
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    halves = stratified_halves(recs, stratum) if stratum else {}
     db = work / f"{path.stem}.duckdb"
     labels = work / f"{path.stem}-failed.csv"
     labels.write_text("id,success\n" + "".join(f"{r['id']},false\n" for r in recs))
@@ -86,7 +107,7 @@ def where(path: Path, work: Path, title: str) -> None:
         most = Counter(m.name for m in ms if m.role == "assistant").most_common(1)[0][0]
         rows.append(
             {
-                "half": half(f"{r['source']}:{r['id']}"),
+                "half": halves.get(f"{r['source']}:{r['id']}") or half(f"{r['source']}:{r['id']}"),
                 "n": n,
                 "step": r["label"]["mistake_step"],
                 "agent": r["label"]["mistake_agent"],
@@ -98,11 +119,20 @@ def where(path: Path, work: Path, title: str) -> None:
                 "first_reply": first_reply,
                 "most": most,
                 "sig": sig,
+                "id": r["id"],
+                "msgs": ms,
             }
         )
-    print(f"## Where it went wrong ({path.name}, {len(recs)} {title})\n")
+    con.close()
+    return rows
+
+
+def where(path: Path, work: Path, title: str, stratum: str | None = None, halves: tuple[str, ...] = HALVES) -> None:
+    """The table of where it went wrong, per half (``halves``: only ``("dev",)`` while developing)."""
+    rows = located(path, work, stratum)
+    print(f"## Where it went wrong ({path.name}, {len(rows)} {title})\n")
     print("| method | half | runs | exact | ±1 | ±3 | agent |\n|---|---|---|---|---|---|---|")
-    for h in ("dev", "held-out", "all"):
+    for h in halves:
         sub = [x for x in rows if h == "all" or x["half"] == h]
         for name, pick in (
             ("decisive step (ours)", lambda x: (x["ours"], x["our_agent"])),
@@ -130,7 +160,8 @@ def where(path: Path, work: Path, title: str) -> None:
             + " | ".join(f"{a:.1%}" for a in rnd)
             + f" | {ragent:.1%} |"
         )
-    print("\nRules that chose the step:", dict(Counter(x["rule"] for x in rows).most_common()))
+    shown = [x for x in rows if "all" in halves or x["half"] in halves]
+    print("\nRules that chose the step:", dict(Counter(x["rule"] for x in shown).most_common()))
     sigs = [x["sig"] for x in rows]
     clusters = Counter(s.cluster for s in sigs)
     print("\n## Failure signatures (the same runs)\n")
@@ -232,10 +263,11 @@ def ranking(shared: Path, work: Path) -> None:
         )
 
 
-# the labeled failures of other systems, never read while the rules were written: --flag → (title, env, converter)
+# the labeled failures of other systems, never read while the rules were written: --flag → (title, env, converter,
+# the label field the halves are balanced by, or None for the plain hash)
 NEVER_SEEN = {
-    "--hand": ("failed Magentic-One runs, Who&When Hand-Crafted", "FORENSICS_WHOWHEN_HAND", "bench.whowhen_hand"),
-    "--tau": ("failed tau-bench retail runs, AgentRx", "FORENSICS_AGENTRX_TAU", "bench.agentrx_tau"),
+    "--hand": ("failed Magentic-One runs, Who&When Hand-Crafted", "FORENSICS_WHOWHEN_HAND", "bench.whowhen_hand", None),
+    "--tau": ("failed tau-bench retail runs, AgentRx", "FORENSICS_AGENTRX_TAU", "bench.agentrx_tau", "mistake_agent"),
 }
 MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
@@ -256,6 +288,9 @@ def main() -> None:
         help="AgentRx's labeled tau-bench failures converted by bench/agentrx_tau.py (default $FORENSICS_AGENTRX_TAU)",
     )
     ap.add_argument("--no-ranking", action="store_true", help="only where it went wrong (the ranking takes minutes)")
+    ap.add_argument(
+        "--dev", action="store_true", help="where it went wrong on the dev halves only (while developing); no ranking"
+    )
     a = ap.parse_args()
     shared = Path(a.shared or os.environ.get("FORENSICS_SHARED", ROOT.parent / "shared"))
     if not (shared / "data" / "failures" / "whowhen.jsonl").exists():
@@ -266,18 +301,24 @@ def main() -> None:
         if given and not Path(given).is_file():
             ap.error(f"{flag} {given}: no such file (make it with python -m {NEVER_SEEN[flag][2]} GIT_DIR OUT)")
     with tempfile.TemporaryDirectory() as tmp:
-        where(shared / "data" / "failures" / "whowhen.jsonl", Path(tmp), "failed AG2 group chats, Algorithm-Generated")
+        shown = ("dev",) if a.dev else HALVES
+        where(
+            shared / "data" / "failures" / "whowhen.jsonl",
+            Path(tmp),
+            "failed AG2 group chats, Algorithm-Generated",
+            halves=shown,
+        )
         for flag, path in (("--hand", hand), ("--tau", tau)):
-            title, env, maker = NEVER_SEEN[flag]
+            title, env, maker, stratum = NEVER_SEEN[flag]
             if path and Path(path).is_file():
                 print()
-                where(Path(path), Path(tmp), title)
+                where(Path(path), Path(tmp), title, stratum, shown)
             else:
                 print(
                     f"\n{title}: skipped ({'$' + env + '=' + path + ' is no file' if path else 'no ' + flag + ' PATH or $' + env}; "
                     f"make it with python -m {maker} GIT_DIR OUT)"
                 )
-        if not a.no_ranking:
+        if not (a.no_ranking or a.dev):
             ranking(shared, Path(tmp))
 
 

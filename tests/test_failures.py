@@ -896,10 +896,11 @@ TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
 
 @pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
 def test_agentrx_tau_figures(tmp_path: Path) -> None:
-    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 6, ±1 7, agent 21 of 29 after
-    the tool-call rules read off its dev half (the first figures, before any rule read them: 2, 2, 21; the step
-    before the first error: exact 3, ±1 6). The system prompt is the conversation's, so message 0 has no row and the
-    rest keep their index."""
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 11, ±1 12, agent 22 of 29
+    after the fallback of a run that serves a person and the consented change, read off the dev half balanced by the
+    root cause's agent (branch rx7; before: 6, 7, 21 after the tool-call rules; the first figures, before any rule
+    read them: 2, 2, 21; the step before the first error: exact 3, ±1 6). The system prompt is the conversation's, so
+    message 0 has no row and the rest keep their index."""
     recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
     db = tmp_path / "t.duckdb"
     with pytest.raises(SystemExit) as done:
@@ -917,7 +918,7 @@ def test_agentrx_tau_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (29, 6, 7, 21)
+    assert (len(recs), exact, near, agent) == (29, 11, 12, 22)
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
 
@@ -956,3 +957,85 @@ def test_a_tool_call_is_a_step_and_a_failed_lookup_is_no_failed_step() -> None:
     reads = msgs[:7] + [Msg(7, "assistant", "assistant", "Assistant", "Your order #W1 is still pending, sorry.")]
     d = signature("r", reads, True).decisive
     assert d is not None and (d.position, d.rule) == (1, "first_reply")
+
+
+def test_a_run_that_serves_a_person_without_evidence_falls_back_to_the_step_before_the_first_error() -> None:
+    """Where no rule fires and the run has no signature step, the step is the trivial one that did best on the dev
+    half of labeled runs of its shape (docs/failures-evaluation.md): a run that serves a person (the agent calls
+    tools, the person speaks again after a reply; tau-bench's shape, invented text) the step before the first error
+    output, else the last step; a run where no person speaks after the task keeps the first reply after it."""
+
+    def call(position: int, name: str) -> Msg:
+        return Msg(position, "assistant", "assistant", "Assistant", "", calls=1, call_names=(name,))
+
+    served = [
+        Msg(0, "user", "person", "User", "Hi, where is my order #W1?"),
+        Msg(1, "assistant", "assistant", "Assistant", "Could you give me your email so I can find your account?"),
+        Msg(2, "user", "person", "User", "It is alice@example.com."),
+        call(3, "find_user_id_by_email"),
+        Msg(4, "tool", "tool", None, "alice_1"),
+        call(5, "get_order_details"),
+        Msg(6, "tool", "tool", None, '{"order_id": "#W1", "status": "processed"}'),
+        Msg(7, "assistant", "assistant", "Assistant", "Your order #W1 has been processed and ships soon."),
+        Msg(8, "user", "person", "User", "Thanks. ###STOP###"),
+    ]
+    d = signature("r", served, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (8, "User", "before_first_error")
+    # a lookup that failed is no failed step (it is retried), but it is the run's first error: the step before it
+    failed = [
+        *served[:4],
+        Msg(4, "tool", "tool", None, "Error: user not found", error=True),
+        call(5, "find_user_id_by_name_zip"),
+        Msg(6, "tool", "tool", None, "alice_1"),
+        *served[7:],
+    ]
+    d = signature("r", failed, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (3, "Assistant", "before_first_error")
+    # the same talk with no tool call at all is no run that serves a person by acting: the first reply
+    talk = [m for m in served if not m.calls and m.role != "tool"]
+    d = signature("r", talk, True).decisive
+    assert d is not None and (d.position, d.rule) == (1, "first_reply")
+    # the person speaks only the task (a group chat's shape, or one request): the first reply after the task
+    one = [served[0], *served[3:8]]
+    d = signature("r", one, True).decisive
+    assert d is not None and (d.position, d.rule) == (3, "first_reply")
+    # evidence of its own outranks the fallback: a change made is the first write
+    changed = [*served[:7], call(7, "cancel_pending_order"), Msg(8, "tool", "tool", None, '{"status": "cancelled"}')]
+    d = signature("r", changed + [served[8]], True).decisive
+    assert d is not None and (d.position, d.rule) == (7, "first_write")
+    # a change the person consented to was what they asked for given what they were told: the step is where the agent
+    # first told them what its tools found (its first reply after a tool output)
+    consented = [
+        *served[:8],
+        Msg(8, "user", "person", "User", "Oh, then please cancel it instead."),
+        Msg(9, "assistant", "assistant", "Assistant", "I will cancel order #W1 now. Shall I proceed?"),
+        Msg(10, "user", "person", "User", "Yes, go ahead."),
+        call(11, "cancel_pending_order"),
+        Msg(12, "tool", "tool", None, '{"status": "cancelled"}'),
+    ]
+    d = signature("r", consented, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "consented_change")
+    # one request, no person turn after a reply (no run that serves a person): the change stays the step, even
+    # when the request itself says yes
+    one_request = [
+        Msg(0, "user", "person", "User", "Yes, go ahead and cancel my order #W1, I told you before."),
+        *served[5:8],
+        *consented[11:],
+    ]
+    d = signature("r", one_request, True).decisive
+    assert d is not None and (d.position, d.rule) == (11, "first_write")
+
+
+def test_the_halves_balanced_by_a_label_split_each_stratum_by_the_hash() -> None:
+    """bench/failures.py's ``stratified_halves``: within each value of the label, the runs ordered by the sha256 of
+    ``source:id``, alternately dev and held-out (the first dev); the same runs give the same halves in any order."""
+    from bench.failures import stratified_halves
+
+    recs = [
+        {"source": "s", "id": f"r{i}", "label": {"agent": "User" if i % 4 == 0 else "Assistant"}} for i in range(29)
+    ]
+    got = stratified_halves(recs, "agent")
+    assert got == stratified_halves(list(reversed(recs)), "agent")
+    users = [f"s:r{i}" for i in range(29) if i % 4 == 0]
+    assert Counter(got[k] for k in users) == {"dev": 4, "held-out": 4}
+    assert Counter(got.values()) == {"dev": 15, "held-out": 14}

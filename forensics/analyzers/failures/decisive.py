@@ -23,12 +23,21 @@
      message that calls a tool is code for the other rules: it acts);
    - ``first_write``: its first call of a tool named for a change (``WRITE``: the name's first word a write verb,
      ``modify_pending_order_items``, ``cancel_…``, ``transfer_to_human_agents``); on AgentRx's labeled tau-bench
-     failures the label is that call in 6 of 15 dev runs;
+     failures the label is that call in 6 of 15 dev runs (of the plain-hash split); in a run that serves a
+     person (below), a first change the person consented to ("yes", "go ahead", "proceed", "I confirm" in their
+     last turn before it) was what they asked for given what they had been told, so the step is where the agent
+     first told them what its tools found: its first reply after a tool output (``consented_change``); a change
+     made without that consent stays the step (the policy of a customer-service agent: no change without an
+     explicit yes);
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
-     wrote it), else the first reply after the task, and the false claim of a ``claimed_success`` end only
-     when it is that first reply's own (on the labeled failures the final claim was never the labeled step: 0
-     of 7 dev runs where it was tried before the first reply).
+     wrote it), else (no evidence of its own) the trivial step that did best on the dev half of labeled runs of
+     the run's shape (docs/failures-evaluation.md, "the fallback"): in a run that serves a person (the agent calls
+     tools and the person speaks again after one of its replies, ``serves_person``: AgentRx's tau-bench runs) the
+     step before the first tool output that shows an error, else the last step (``before_first_error``); in any
+     other run the first reply after the task (Who&When's group chats), and the false claim of a
+     ``claimed_success`` end only when it is that first reply's own (on the labeled failures the final claim was
+     never the labeled step: 0 of 7 dev runs where it was tried before the first reply).
 3. **An orchestrated run** (a *hub*: the first speaker after the task speaks twice before anyone else, it plans and
    then instructs, and hands every turn, so each message of another named agent comes right after one of its:
    Magentic-One's orchestrator and its WebSurfer, FileSurfer, Coder): the hub plans, keeps its ledger and
@@ -116,9 +125,13 @@ RULES = {
     "unsupported_claim": "it states figures as found before any tool output",
     "failed_code": "it runs code or calls a tool whose output is an error or empty",
     "first_write": "its first call that changes something (a tool named for a write: modify, cancel, return, ...)",
+    "consented_change": "the first change was made with the person's consent: where the agent first told them what "
+    "its tools found",
     "recurring_error": "the first occurrence of the run's recurring error",
     "loop": "the start of a loop",
     "first_reply": "the first reply after the task (no other rule fired)",
+    "before_first_error": "no rule fired in a run that serves a person: the step before the first error output, else "
+    "the last step (the best trivial step on the dev half of such runs)",
     "accepted_report": "the report the coordinator accepted when it declared the request satisfied",
     "accepted_conclusion": "the coordinator's answer drawn from a page its agent showed, when it declared the request satisfied",
     "first_report": "the first step an agent took for the coordinator that hands every turn (its first report; no other rule fired)",
@@ -178,7 +191,12 @@ def from_run(
             if r in found and (report is None or found[r].position < report.position)
         ]
         if hits:
-            return _at(found[min(hits)[1]], min(hits)[1])
+            rule = min(hits)[1]
+            if rule == "first_write" and serves_person(msgs, task_at) and _consented(msgs, found[rule]):
+                told = _first_told(msgs, task_at)
+                if told is not None and told.position < found[rule].position:
+                    return _at(told, "consented_change")
+            return _at(found[rule], rule)
     if report is not None:
         # the hub declared the request satisfied in a run that failed: the answer it accepted came from the last
         # report before that declaration
@@ -210,11 +228,58 @@ def from_run(
             return _at(author, "recurring_error")
     if loop_at is not None and loop_at in by_pos:
         return _at(by_pos[loop_at], "loop")
+    if serves_person(msgs, task_at):
+        return _at(_before_first_error(msgs), "before_first_error")
     if after_task and (claim_at is None or after_task[0].position != claim_at):
         return _at(after_task[0], "first_reply")
     if claim_at is not None and claim_at in by_pos:
         return _at(by_pos[claim_at], "false_claim")
     return _at(replies[0] if replies else msgs[0], "first_reply")
+
+
+CONSENT = re.compile(r"\b(?:yes|yep|yeah|i confirm|go ahead|proceed|please do)\b", re.I)
+
+
+def _consented(msgs: list[Msg], m: Msg) -> bool:
+    """The person's last turn before ``m`` consents (yes, go ahead, proceed, I confirm)."""
+    last = next((x for x in reversed(msgs) if x.position < m.position and x.origin == "person"), None)
+    return last is not None and CONSENT.search(last.text) is not None
+
+
+def _first_told(msgs: list[Msg], task_at: int) -> Msg | None:
+    """The agent's first reply to the person after a tool output: the first time it tells what its tools found."""
+    seen = False
+    for m in msgs:
+        if m.position <= task_at:
+            continue
+        if is_output(m):
+            seen = True
+        elif seen and m.role == "assistant" and not m.calls and len(m.text.strip()) >= SUBSTANCE:
+            return m
+    return None
+
+
+def serves_person(msgs: list[Msg], task_at: int) -> bool:
+    """A run that serves a person: the agent calls tools (structured calls) and the person speaks again after one of
+    its replies (a customer-service run: AgentRx's tau-bench retail runs, tau2's; a chat with a coding agent too)."""
+    replied = False
+    for m in msgs:
+        if m.position <= task_at:
+            continue
+        if m.role == "assistant":
+            replied = True
+        elif m.origin == "person" and replied:
+            return any(x.calls for x in msgs)
+    return False
+
+
+def _before_first_error(msgs: list[Msg]) -> Msg:
+    """The message before the run's first tool output that shows an error, else its last message (the trivial step
+    "the step before the first error" of bench/failures.py)."""
+    for i, m in enumerate(msgs):
+        if i and is_output(m) and error_line(m.text, m.error) is not None:
+            return msgs[i - 1]
+    return msgs[-1]
 
 
 def _hub(msgs: list[Msg], task_at: int) -> str | None:
