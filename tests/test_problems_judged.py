@@ -158,7 +158,9 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
             "instruction_violated": (9, 9),
             "redundant_work": (6, 10),
             "loop": (4, 6),
-            "gave_up_or_false_success": (13, 21),
+            # recall7: 13/21 -> 14/25, a reply that hands its turn's changes over by the file they wrote (codex shell-ws
+            # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label)
+            "gave_up_or_false_success": (14, 25),
             "frustration": (7, 8),
         }
     )

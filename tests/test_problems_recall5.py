@@ -65,7 +65,7 @@ def test_a_regression_named_after_reported_changes_contradicts_them(tmp_path: Pa
     )
     found, _ = run(tmp_path, s)
     (claim,) = [f for f in found if f["kind"] == "gave_up_or_false_success"]
-    assert (claim["positions"], claim["rule"]) == ([3, 7], "changes_reported_broken")
+    assert (claim["positions"], claim["rule"]) == ([3, 7], "claim_contradicted")
     assert claim["quote"].startswith("TeamSheet now load-follows") and verbatim(tmp_path, claim)
 
 

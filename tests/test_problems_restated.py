@@ -72,7 +72,8 @@ def test_claude_code_a_question_and_a_next_step_after_a_refusal_are_no_repeat(tm
 
 
 def test_pi_restated_after_a_decline_and_an_unfinished_request(tmp_path: Path) -> None:
-    """pi: "i undid your changes, try again" [15]; asked to write markdown in chat, the agent says it has no way to,
+    """pi: "i undid your changes, try again" [15]; "sleep" answered by a session summary, spelled out at [409]
+    ("dude sleep 5 seconds via bash"); asked to write markdown in chat, the agent says it has no way to,
     the person names a colour, then asks again [445]; "create a custom theme ... open it with the code command"
     [721] never opened, asked again at [744]. Not [838]: the custom light theme of [776] was done and said done, the
     dark one is a new request."""
@@ -80,13 +81,18 @@ def test_pi_restated_after_a_decline_and_an_unfinished_request(tmp_path: Path) -
     assert [(p, r) for _, p, r, _ in got] == [
         ([15], "said_again"),
         ([347], "said_again"),
+        ([409], "asked_again_reworded"),
         ([431], "said_again"),
         ([445], "asked_again_undone"),
         ([469], "said_again"),
         ([744], "asked_again_reworded"),
     ]
-    assert got[3][3].startswith("the request at [434], the agent declined (“I don't have a way to directly interact")
-    assert got[5][3] == (
+    assert got[2][3] == (  # recall7: "sleep" answered by a summary of the session, spelled out at [409]
+        "the request at [407], its reply neither acting on it nor naming it, spelled out again: all of its 1 content "
+        "terms (sleep)"
+    )
+    assert got[4][3].startswith("the request at [434], the agent declined (“I don't have a way to directly interact")
+    assert got[6][3] == (
         "the request at [721], not said to be done, asked again: 6 of its 6 content terms (create, custom, theme, "
         "open, code)"
     )

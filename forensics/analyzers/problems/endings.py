@@ -110,9 +110,10 @@ def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn], acting: lis
 def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
     """``claim_contradicted``: the last thing the assistant said before a person turn claims success, and that person
     turn says the work failed them (the user_repeated patterns, a crash pasted back, a regression named).
-    ``changes_reported_broken``: that person turn names a regression (``REGRESSED``: "nothing is loading now", "it
-    stopped working") and the last thing said reported changes the assistant made (a change succeeded in the turn
-    it ends), in whatever words: the work was handed over as done and broke what worked. The last
+    The claim may be made in no claim word: the last thing said ends a turn whose change succeeded, and either the
+    person turn names a regression (``REGRESSED``: "nothing is loading now", "it stopped working") or the reply
+    names a file that change wrote (``handed_over``: "I changed the canvas ... in ui/src/App.tsx", then "Nope, still
+    cannot drag"): the work was handed over as done, in whatever words, and failed. The last
     thing said may come before an earlier person turn the assistant answered with calls alone ("run the tests" after
     "done", then "nothing loads now"): it is still what the person holds the work to."""
     pushed = {
@@ -129,27 +130,38 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER, regressed BOOLEAN)")
     con.executemany("INSERT INTO _pushed VALUES (?, ?, ?)", [[*k, k in regressed] for k in sorted(pushed)])
     rows = con.execute(f"""
-        SELECT p.cid, p.pos, a.position, a.content, regexp_matches(a.content, '{sql_str(CLAIM)}')
-        FROM _pushed p JOIN LATERAL (
-            SELECT s.pos AS position, s.text AS content FROM {SAID} s WHERE s.cid = p.cid AND s.pos < p.pos
-              AND trim(s.text) <> ''
-            ORDER BY s.pos DESC LIMIT 1) a ON true
-        WHERE regexp_matches(a.content, '{sql_str(CLAIM)}')
-           OR (p.regressed AND EXISTS (
-                SELECT 1 FROM ({calls_sql()}) c WHERE c.cid = p.cid AND c.mut AND c.pos < a.position
-                  AND c.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
-                      AND q.on_main_path AND q.origin = 'person' AND q.position < a.position), -1)))
+        WITH b AS (
+            SELECT p.cid, p.pos, p.regressed, a.position, a.content,
+                   regexp_matches(a.content, '{sql_str(CLAIM)}') AS claims,
+                   (SELECT string_agg(c.args, chr(10)) FROM ({calls_sql()}) c WHERE c.cid = p.cid AND c.mut
+                      AND c.pos < a.position
+                      AND c.pos > coalesce((SELECT max(position) FROM messages q WHERE q.conversation_id = p.cid
+                          AND q.on_main_path AND q.origin = 'person' AND q.position < a.position), -1)) AS changes
+            FROM _pushed p JOIN LATERAL (
+                SELECT s.pos AS position, s.text AS content FROM {SAID} s WHERE s.cid = p.cid AND s.pos < p.pos
+                  AND trim(s.text) <> ''
+                ORDER BY s.pos DESC LIMIT 1) a ON true)
+        SELECT cid, pos, position, content, claims, regressed, changes FROM b
+        WHERE claims OR changes IS NOT NULL
         ORDER BY 1, 2""").fetchall()
     con.execute("DROP TABLE _pushed")
     out = []
-    for cid, pos, apos, text, claims in rows:
+    for cid, pos, apos, text, claims, regressed, changes in rows:
         if claims:
             rule, norm = "claim_contradicted", "the person's next turn says the claimed work failed them"
-        else:
+        elif regressed:
             rule, norm = (
-                "changes_reported_broken",
-                "the person's next turn says what the changes touched no longer works",
+                "claim_contradicted",
+                "the reply handed over its turn's changes; the person's next turn says what they touched no longer "
+                "works",
             )
+        elif named := handed_over(text, str(changes)):
+            rule, norm = (
+                "claim_contradicted",
+                f"the reply handed over its turn's changes ({named}); the person's next turn says they failed them",
+            )
+        else:
+            continue
         out.append(
             Problem(
                 str(cid),
@@ -161,6 +173,40 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
             )
         )
     return out
+
+
+# the file a change wrote: an editing tool's path argument, a patch's file header (apply_patch's "*** Update File:", a
+# diff's "+++ b/"), or a path with a folder and an extension in a writing command ("Path('/w/ui/src/App.tsx')"), in
+# the change's arguments (JSON: a newline is written "\n")
+CHANGED_FILE = re.compile(
+    r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"|"
+    r"\*\*\* (?:Update|Add) File: ([^\s\\\"]+)|\+\+\+ (?:b/)?([^\s\\\"]+)|"
+    r"(?:[\w.~-]*/)+([\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7})\b"
+)
+# a file named in a reply by its stem alone ("TeamSheet now ...") when the stem is an identifier, not a word: at least
+# STEM_MIN characters with a capital inside, a digit, "_" or "-" (TeamSheet, user_message, app-shell; not "theme")
+STEM_MIN = 4
+IDENTIFIER = re.compile(r".[A-Z]|[0-9_-]")
+
+
+def handed_over(reply: str, changes: str) -> str:
+    """The first file the turn's changes wrote (``changes``: their arguments) that the reply names, by its file name
+    or by its stem when that is an identifier (``IDENTIFIER``), as a word: the reply reports those changes.
+    Nothing when it names none (an error, an abort, a guess about the cause)."""
+    seen: set[str] = set()
+    for m in CHANGED_FILE.finditer(changes):
+        name = (m.group(1) or m.group(2) or m.group(3) or m.group(4)).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        stem = name.rsplit(".", 1)[0]
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        if name in reply or (
+            len(stem) >= STEM_MIN
+            and IDENTIFIER.search(stem)
+            and re.search(rf"(?<![\w-]){re.escape(stem)}(?![\w-])", reply)
+        ):
+            return name
+    return ""
 
 
 # a call that acts (not a read or a listing): it runs a command or edits; the claim that ends a turn is about it

@@ -8,6 +8,8 @@ and the replies since did not do it. Two rules:
   ``MIN_SHARED`` of them (all of them when the earlier request names fewer): the same deliverable asked for again
   in other words, with more said or fewer ("create a custom theme for me then open it with the code command" ...
   "ok, create a new custom theme and open it with code command"). Word-for-word repeats are ``asked_again``'s.
+  A request shorter than ``MIN_SHORT`` terms counts when the person's next turn holds all of them and says more,
+  after a reply that did not take it up (no call, none of its terms named: ``_not_taken_up``).
 - ``asked_again_undone``: since the earlier request, the agent's call for it was refused (the harness's own words:
   Claude Code "The user doesn't want to proceed", Codex "patch rejected by user", Gemini CLI "User did not allow",
   Crush "Permission denied", SWE-agent "The user rejected"), or the agent declined it ("I don't have a way to"),
@@ -158,10 +160,17 @@ def _reworded(
         if not theirs or len(theirs) > MAX_TERMS or _is_question(conv[j].full or conv[j].text):
             continue
         shared = mine & theirs
+        answer = between(replies, conv[j].position, conv[j + 1].position)
+        if j == k - 1 and _not_taken_up(theirs, mine, answer):
+            return (
+                "asked_again_reworded",
+                f"the request at [{conv[j].position}], its reply neither acting on it nor naming it, spelled out "
+                f"again: all of its {len(theirs)} content terms ({_shown(conv[j].full or conv[j].text, shared)})",
+                conv[j].position,
+            )
         need = MIN_SHARED if len(theirs) >= MIN_SHARED else max(len(theirs), MIN_SHORT)
         if len(shared) < need or len(shared) < COVER * len(theirs) or len(shared) < OWN_SHARE * len(mine):
             continue
-        answer = between(replies, conv[j].position, conv[j + 1].position)
         claimed = next((r[2] for r in answer if r[1] == "assistant" and CLAIM_RE.search(r[2])), None)
         if claimed is not None:
             continue
@@ -172,6 +181,18 @@ def _reworded(
             conv[j].position,
         )
     return None
+
+
+def _not_taken_up(theirs: frozenset[str], mine: frozenset[str], answer: list[Reply]) -> bool:
+    """A short request (fewer than ``MIN_SHORT`` content terms: "sleep") that the person's next turn spells out
+    (it holds every one of them and says more: "dude sleep 5 seconds via bash"), after a reply that did not take it
+    up: it made no call and its words (the first ``CONTEXT_CHARS`` of each) name none of the request's terms (a
+    summary of the session instead of a sleep). A reply that names the request answered it, however briefly
+    ("how to do X" answered about X, then "an example of how to do X" is a new request)."""
+    said = [r for r in answer if r[1] == "assistant"]
+    if not theirs or len(theirs) >= MIN_SHORT or not theirs < mine or not said or any(r[3] for r in answer):
+        return False
+    return not any(theirs & terms(r[2]) for r in said)
 
 
 def _undone(
