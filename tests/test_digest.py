@@ -244,7 +244,7 @@ def test_each_run_is_read_once_for_how_it_ended(tmp_path: Path) -> None:
 
     from forensics import ingest
     from forensics.analyzers.base import Finding, Section
-    from forensics.report.build import done
+    from forensics.report.build import Known, done
     from tests.test_problems import Session
 
     answered = Session("answered").add("user", "List the files").add("assistant", "There are two: a.py and b.py.")
@@ -270,10 +270,15 @@ def test_each_run_is_read_once_for_how_it_ended(tmp_path: Path) -> None:
         return [Section("drift", "Drift", findings=found)]
 
     other = Finding("no_focus", "high", "other", None, [1], "unread")
-    known: dict[str, bool] = {}
+    known = Known()
     assert done(con, measured("answered"), known=known) == {ids["answered"]}
     assert done(con, measured("answered", "cut"), known=known) == {ids["answered"]}
-    assert {k: v for k, v in known.items() if isinstance(k, str)} == {ids["answered"]: True, ids["cut"]: False}
+    assert (known.handed_over.seen, known.handed_over.holds) == ({ids["answered"], ids["cut"]}, {ids["answered"]})
+    assert (known.waiting.seen, known.waiting.holds) == ({(ids["answered"], 1), (ids["cut"], 1)}, set())
+    assert (known.asked.seen, known.asked.holds) == (
+        {(ids["answered"], 1, "tool_dispersion"), (ids["cut"], 1, "tool_dispersion")},
+        set(),
+    )
     # read once: a warehouse with no messages at all gives the same answer for the runs already read...
     empty = duckdb.connect()
     assert done(empty, measured("answered", "cut"), known=known) == {ids["answered"]}
