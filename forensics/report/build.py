@@ -432,7 +432,7 @@ def _masked(sec: Section) -> Section:
     """Mask secrets in every string a section carries (tables, findings, grids, metrics, norms)."""
     sec.summary = redact(sec.summary)
     sec.grid = [[redact(c) for c in row] for row in sec.grid]
-    sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
+    sec.tables = [replace(t, df=mask_frame(t.df)) for t in sec.tables]
     sec.findings = [
         replace(f, summary=redact(f.summary), rule=redact(f.rule), said=redact(f.said)) for f in sec.findings
     ]
