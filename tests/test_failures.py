@@ -1039,3 +1039,31 @@ def test_the_halves_balanced_by_a_label_split_each_stratum_by_the_hash() -> None
     users = [f"s:r{i}" for i in range(29) if i % 4 == 0]
     assert Counter(got[k] for k in users) == {"dev": 4, "held-out": 4}
     assert Counter(got.values()) == {"dev": 15, "held-out": 14}
+
+
+def test_tables_that_need_graded_runs_say_so_where_there_are_none(tmp_path: Path) -> None:
+    """The demo's logs have problem-bearing runs and no outcomes: *Failed runs* and *What failed runs did differently*
+    say in one sentence that they need graded runs, in Markdown and HTML, instead of a header over no rows; the
+    signatures' table, which has rows, stays a table. Where runs are graded the tables are tables
+    (``test_report_leads_with_what_went_wrong_and_keeps_run_failures``)."""
+    from forensics.analyzers.failures import NO_GRADES
+    from tests.conftest import FIXTURES, run_cli
+
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "sessions"), "--db", str(db))[0] == 0
+    out = tmp_path / "r"
+    code, _, err = run_cli(
+        "report", "--db", str(db), "--out", str(out), "--format", "md,html", "--only", "problems,failures"
+    )
+    assert code == 0, err
+    md = (out / "report.md").read_text()
+    section = md[md.index("## What went wrong") : md.index("\n## ", md.index("## What went wrong") + 1)]
+    assert "0 of them failed" in section
+    for caption in ("Failed runs, most common signature first", "What failed runs did differently"):
+        line = next(x for x in section.splitlines() if x.startswith(caption))
+        assert line.endswith(". " + NO_GRADES), line
+    assert "| run | conversation_id |" not in section and "| feature | failed runs |" not in section
+    assert section.count("| cluster | runs |") == 1
+    html = (out / "report.html").read_text()
+    assert html.count("No graded runs: which runs failed") == 2
+    assert "<th>evidence</th>" not in html and "<th>compared</th>" not in html

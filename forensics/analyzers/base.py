@@ -48,6 +48,8 @@ class Table:
     name: str
     caption: str
     df: pl.DataFrame
+    # said in place of the table when it has no rows: why it is empty and what would fill it ("No graded runs: ...")
+    empty: str = ""
 
 
 @dataclass

@@ -7,13 +7,13 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import duckdb
 
@@ -253,12 +253,44 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
+K = TypeVar("K")  # a key of ``Known``: a run, a turn, a kind at a turn
+
+
+class Read(Generic[K]):
+    """Keys of one kind that ``done`` has read in a report (``seen``), and of them those that hold (``holds``)."""
+
+    def __init__(self) -> None:
+        self.seen: set[K] = set()
+        self.holds: set[K] = set()
+
+    def new(self, keys: list[K]) -> list[K]:
+        """Of ``keys``, those not read yet."""
+        return [k for k in keys if k not in self.seen]
+
+    def add(self, keys: list[K], holding: Collection[K]) -> None:
+        """``keys`` read: those in ``holding`` hold."""
+        self.seen.update(keys)
+        self.holds.update(k for k in keys if k in holding)
+
+
+@dataclass
+class Known:
+    """What ``done`` read in one report, each key read once (the outcome analyzer's ranking, then the digest): the runs
+    that ended with their work handed over (``handed_over``: conversation ids), the turns that wait on a process the
+    run started (``waiting``: (conversation id, the finding's first position)), and the measurements of breadth whose
+    turn's request asked for it (``asked``: (conversation id, position, kind))."""
+
+    handed_over: Read[str] = field(default_factory=Read)
+    waiting: Read[tuple[str, int]] = field(default_factory=Read)
+    asked: Read[tuple[str, int, str]] = field(default_factory=Read)
+
+
 def _given(
     ctx: Context,
     a: Analyzer,
     sections: list[Section],
     runs: Runs | None = None,
-    known: dict[digests.Key, bool] | None = None,
+    known: Known | None = None,
 ) -> Context:
     """``ctx`` with the report's inputs the analyzer ``a`` declares (``Analyzer.inputs``): the sections before it, the
     worst-conversation ranking (the outcome analyzer holds both against outcomes); ``known`` as in ``done``."""
@@ -277,45 +309,44 @@ def done(
     con: duckdb.DuckDBPyConnection,
     sections: list[Section],
     runs: Runs | None = None,
-    known: dict[digests.Key, bool] | None = None,
+    known: Known | None = None,
     cfg: Config | None = None,
 ) -> set[digests.Key]:
     """What *Worst conversations* does not rank on a measurement finding (``Analyzer.measures``, ``digest.weighed``):
     the conversations whose run ended with its work handed over (``signature.done``), and the measurements whose turn
     waits on a process the run started, a sub-agent or a worker it polls (``signature.waiting``: (conversation id,
     the finding's first position)), and the measurements of breadth (``Analyzer.wide``) whose turn's request asked for
-    it (``signature.asked``: (conversation id, position, kind)). There the measurement says nothing went wrong. On a warehouse, given the report's
-    ``cfg``, how runs ended is read from the runs' kept readings (``failures.handed_over``): an unchanged run is not
-    read again; on Spark (``runs``), or with no ``cfg``, from their messages (``signature.done``). ``known``: each
-    of those keys -> whether it holds, as read by an earlier call of the same report (the outcome analyzer's ranking,
-    then the digest): each is read once, and the ones read here are added to it."""
+    it (``signature.asked``: (conversation id, position, kind)). There the measurement says nothing went wrong. On a
+    warehouse, given the report's ``cfg``, how runs ended is read from the runs' kept readings
+    (``failures.handed_over``): an unchanged run is not read again; on Spark (``runs``), or with no ``cfg``, from
+    their messages (``signature.done``). ``known``: what an earlier call of the same report read (``Known``): each
+    key is read once, and the ones read here are added to it."""
     kinds = analyzers.measure_kinds()
     measured = [f for s in sections for f in s.findings if f.kind in kinds and f.conversation_id]
     cids = sorted({f.conversation_id for f in measured})
     turns = sorted({(f.conversation_id, min(f.positions)) for f in measured if f.positions})
     wide = analyzers.wide_kinds()
     asks = sorted({(f.conversation_id, min(f.positions), f.kind) for f in measured if f.positions and f.kind in wide})
-    known = {} if known is None else known
-    new = [cid for cid in cids if cid not in known]
-    new_turns = [t for t in turns if t not in known]
-    new_asks = [t for t in asks if t not in known]
+    known = Known() if known is None else known
+    new, new_turns, new_asks = known.handed_over.new(cids), known.waiting.new(turns), known.asked.new(asks)
     if runs is not None and (new or new_turns or new_asks):
         # a report on Spark: these runs' rows, from the lake
         runs(sorted(set(new) | {cid for cid, _ in new_turns} | {t[0] for t in new_asks}))
     if new:
         if runs is None and cfg is not None:
-            ended = failures.handed_over(con, cfg, new)
+            known.handed_over.add(new, failures.handed_over(con, cfg, new))
         else:
-            ended = signature.done(con, new, signature.GRADE_REVEALING)
-        known.update((cid, cid in ended) for cid in new)
+            known.handed_over.add(new, signature.done(con, new, signature.GRADE_REVEALING))
     if new_turns:
-        waits = signature.waiting(con, new_turns)
-        known.update((t, t in waits) for t in new_turns)
+        known.waiting.add(new_turns, signature.waiting(con, new_turns))
     if new_asks:
         wanted = signature.asked(con, sorted({(cid, pos) for cid, pos, _ in new_asks}))
-        known.update((t, (t[0], t[1]) in wanted) for t in new_asks)
-    keys: list[digests.Key] = [*cids, *turns, *asks]
-    return {k for k in keys if known[k]}
+        known.asked.add(new_asks, {t for t in new_asks if (t[0], t[1]) in wanted})
+    return {
+        *(c for c in cids if c in known.handed_over.holds),
+        *(t for t in turns if t in known.waiting.holds),
+        *(t for t in asks if t in known.asked.holds),
+    }
 
 
 def analyze(
@@ -349,7 +380,7 @@ def analyze(
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
-    known: dict[digests.Key, bool] = {}  # what ``done`` read, read once
+    known = Known()  # what ``done`` read, read once
     # the analyzers running worker pools share one fork server, stopped after the last of them (not held idle)
     last_pooled = max((i for i, name in enumerate(names, 1) if analyzers.load(name).workers), default=0)
     paint_after = max((i for i, name in enumerate(names, 1) if analyzers.load(name).heavy), default=0)
@@ -401,7 +432,7 @@ def _masked(sec: Section) -> Section:
     """Mask secrets in every string a section carries (tables, findings, grids, metrics, norms)."""
     sec.summary = redact(sec.summary)
     sec.grid = [[redact(c) for c in row] for row in sec.grid]
-    sec.tables = [Table(t.name, t.caption, mask_frame(t.df)) for t in sec.tables]
+    sec.tables = [replace(t, df=mask_frame(t.df)) for t in sec.tables]
     sec.findings = [
         replace(f, summary=redact(f.summary), rule=redact(f.rule), said=redact(f.said)) for f in sec.findings
     ]

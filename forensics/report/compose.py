@@ -302,6 +302,9 @@ def section(rep: Report, s: Section, charts: Charts, prefix: str) -> Part:
     if s.grid:
         out.append(Table(tuple(s.grid[0]), tuple(map(tuple, s.grid[1:])), hover=hover))
     for t in s.tables:
+        if t.empty and t.df.is_empty():  # a sentence, not a header over no rows
+            out.append(Paragraph(prose(f"{t.caption}. {t.empty}")))
+            continue
         cols, rows, n = df_rows(t.df)
         more = f" (first {MAX_TABLE_ROWS} of {n}; all in metrics.json)" if n > MAX_TABLE_ROWS else ""
         out.append(Table(tuple(cols), tuple(map(tuple, rows)), title=t.caption, note=more, hover=hover))

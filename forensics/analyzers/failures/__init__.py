@@ -20,7 +20,7 @@ explorer's home page, `forensics show --decisive` and CI.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import duckdb
@@ -154,10 +154,22 @@ def run(ctx: Context) -> Section:
         "features_tested": len(diffs),
         "grade_revealing_end_states": end_states,
     }
+    ungraded = NO_GRADES if not graded else ""
     sec.tables = [
         _cluster_table(clusters[:SHOWN_CLUSTERS]),
-        _worst_table(ctx.con, sigs, ctx.names),
-        _differences_table(diffs),
+        replace(
+            _worst_table(ctx.con, sigs, ctx.names),
+            empty=ungraded
+            or (
+                "No failed run has a step found where it went wrong."
+                if sec.metrics["failed"]
+                else "No selected run failed."
+            ),
+        ),
+        replace(
+            _differences_table(diffs),
+            empty=ungraded or f"No feature's lift has a 95 % interval excluding 1 ({len(diffs)} features tested).",
+        ),
     ]
     sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states)
     return sec
@@ -359,6 +371,13 @@ def _features(
     if not revealing:
         feats.add(f"ended: {end.replace('_', ' ')}")
     return Graded(cid, failed, task, frozenset(feats)), revealing
+
+
+# in place of the tables that need graded runs (``Table.empty``) where the selection has none (the demo's fixtures)
+NO_GRADES = (
+    "No graded runs: which runs failed, and what they did differently, needs their outcomes (`forensics outcomes "
+    "FILE`, or a benchmark log that records its grade; see docs/outcomes.md)."
+)
 
 
 def _differences_table(diffs: list[Difference]) -> Table:

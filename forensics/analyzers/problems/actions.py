@@ -150,11 +150,18 @@ LOOKUP_TOOL = re.compile(
     r"list_dir|list_directory|list_files)$"
 )
 LOOKUP_STEP = re.compile(r"^\s*(?:rg|grep|egrep|fgrep|find|fd|ls|tree|cd|sort|uniq|wc)\b")
+# a find or fd step that acts on what it finds: deletes it, writes a file, or runs a command on it other than one that
+# searches or lists (``find . -delete``, ``fd -x rm``; not ``find . -exec grep -l x {} +``): no lookup
+FINDS_AND_ACTS = re.compile(
+    r"^\s*(?:find|fd)\b.*\s(?:(?:-delete|-fprint0?|-fprintf|-fls)(?=\s|$)|"
+    r"(?:-exec(?:dir)?|-ok(?:dir)?|--exec(?:-batch)?|-[xX])\s+(?!(?:rg|grep|egrep|fgrep|ls|wc|file|stat)\b))"
+)
 STEP_OR_PIPE = re.compile(r"&&|\|\||;|\n|\|")
 
 
 def lookup(name: str, args: str) -> bool:
-    """A call that only searches or lists (``LOOKUP_TOOL``, or a shell command all of whose steps do)."""
+    """A call that only searches or lists (``LOOKUP_TOOL``, or a shell command all of whose steps do: a find that
+    deletes or runs a command on what it finds acts, ``FINDS_AND_ACTS``)."""
     if LOOKUP_TOOL.match(name):
         return True
     try:
@@ -166,7 +173,7 @@ def lookup(name: str, args: str) -> bool:
     if isinstance(value, list):
         value = value[-1] if value else ""  # ["bash", "-lc", "..."]
     steps = [x for x in STEP_OR_PIPE.split(str(value)) if x.strip()]
-    return bool(steps) and all(LOOKUP_STEP.match(x) for x in steps)
+    return bool(steps) and all(LOOKUP_STEP.match(x) and not FINDS_AND_ACTS.match(x) for x in steps)
 
 
 # what a call reads: a file (a read tool's path argument, or the file of cat / nl / head / tail / sed -n) and the

@@ -282,7 +282,7 @@ WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|t
 # the reply declines a step a shell does ("I cannot directly install software or modify your system's PATH"): in a
 # conversation whose agent has a command tool and used it, the step is handed back to the person for nothing
 SHELL_STEP = (
-    r"(?i)\bI (?:cannot|can['’]t|can ?not|am unable to|['’]m unable to|am not able to|don['’]t have the ability to) "
+    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to| am not able to| don['’]t have the ability to) "
     r"(?:directly |actually |myself )?(?:install|run|execute|set up|set|modify|configure|download|restart)\b"
 )
 SHELL_STEP_RE = re.compile(SHELL_STEP)
@@ -364,7 +364,7 @@ RAN = (
     r"\bich habe\b[^.\n]{0,60}\b(?:ausgeführt|getestet)\b|\bhe (?:ejecutado|probado)\b|実行しました|テストしました"
 )
 RAN_RE = re.compile(RAN)
-NEGATED = re.compile(r"(?i)\b(?:not|never|n['’]t|pas|nicht|no)\b")
+NEGATED = re.compile(r"(?i)(?:\b(?:not|never|pas|nicht|no)|n['’]t)\b")  # "n't" ends a word: no boundary before it
 # each act a reply may claim, the calls since the person's last turn that would back it, and what it was held
 # against: a change needs a call that changed something; a run, a call that runs a command; a look, any call
 ACTS = (

@@ -26,7 +26,7 @@ CLAIM = (
 )
 # the assistant declines or hands back a task (its tools could do it: only read where the run has tool calls)
 DECLINE = (
-    r"(?i)\bI (?:cannot|can['’]t|can ?not|am unable to|['’]m unable to) (?:fulfill|complete|do|help with|"
+    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to) (?:fulfill|complete|do|help with|"
     r"perform|run|execute|use|access|edit|modify|make)\b|\bI don['’]t have (?:access|the ability)\b"
 )
 # an edit's body in a reply, the file's words and not the agent's to the person: aider's SEARCH/REPLACE blocks (to

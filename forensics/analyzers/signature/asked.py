@@ -1,7 +1,8 @@
 """Which turns of a run the person asked to be wide (``signature``): their request names many things (files, issues,
 items of a list) or asks for all of something ("fix all of them", "each one", "every test"). There a measurement of
 the run's breadth (many targets read, a context filled with their output) is what was asked for, not a sign that the
-work went astray (``report.build.done``)."""
+work went astray (``report.build.done``). Read on the person's own words (``prose.own_words``: not the code, output
+and traces they paste, whose paths and "for each" are no request)."""
 
 from __future__ import annotations
 
@@ -9,28 +10,57 @@ import re
 
 import duckdb
 
-# a request for all of a kind: "all of them", "all the tests", "all their runs", "every file", "each one of them",
-# "each finding" (not "all right", "that's all", "all good": "all" counts before a determiner or "of" only)
+from forensics.text.prose import own_words
+
+# a verb of work (what an agent is asked to do to things), the head of a request for all of a kind
+WORK = (
+    r"check|review|fix|go (?:through|over)|read|update|analy[sz]e|list|move|turn|test|run|rename|migrate|convert|"
+    r"delete|remove|refactor|audit|inspect|scan|investigate|rank|look (?:at|through|into|over)|handle|implement|"
+    r"apply|address|process|create|add|make|write|document|clean(?: up)?|find|search|compare|verify|summari[sz]e|"
+    r"translate|port|change|replace|edit|modify|resolve|close|triage|categori[sz]e|label|tag|upgrade|install|build|"
+    r"deploy|commit|push|merge|copy|download|fetch|collect|gather|cover|do|try|debug|explain|describe|take|mark|sort|"
+    r"group|split|organi[sz]e|format|lint|rewrite|generate|extract|parse|validate|sync"
+)
+# a request for all of a kind: a verb of work whose object, in the same clause, is all, each or every of something
+# ("fix all of them", "check every issue", "take each one of them"; not "all right", "that's all", "each other",
+# "every time", nor a property said of each thing: "a plot at each point", "the pass rate of each assertion")
 ALL = re.compile(
-    r"\b(?:all\s+(?:of\s+)?(?:the|these|those|them|its|their|our|my|your)\b"
-    r"|(?:every|each)\s+(?!other\b|time\b|day\b|week\b|now\b)[a-z]+)",
+    rf"\b(?:{WORK})\b[^.?!;:\n]{{0,40}}?\b(?:all\s+(?:of\s+)?(?:the|these|those|them|its|their|our|my|your)\b"
+    r"|(?:every|each)\s+(?!other\b|time\b|day\b|week\b|now\b)[a-z]+)"
+    # or the work said after its object: "for each inline comment you addressed, post a reply" (not a format's
+    # "For each response: ...")
+    rf"|\bfor\s+(?:each|every)\s+[^.?!;:\n]{{1,80}}?,\s*(?:please\s+)?(?:{WORK}|post|reply|respond|comment)\b",
     re.IGNORECASE,
 )
+# a sentence asking why or how ("why did you change the header for each page", "how does it handle every icon"):
+# a question about what is, no request for breadth
+QUESTION = re.compile(r"^\W*(?:why|how|what|where|when|who|which)\b", re.IGNORECASE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # an item of a list the person wrote: a line opening with a bullet or a number ("- x", "* x", "3. x", "2) x")
 ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S", re.MULTILINE)
-# a thing the request names: a path or a file name with an extension, or an issue or pull request number
-NAMED = re.compile(r"(?<![\w/.])(?:[\w.-]+/)+[\w.-]+|\b[\w-]+\.[a-z]{1,5}\b(?![\w(])|(?<![\w&])#\d{1,6}\b")
+# a thing the request names: a path (a letter in it; "308/308" and "and/or" are none) or a file name with an
+# extension, or an issue or pull request number; never from the middle of a word or a path
+_NAMED = r"(?<![\w/.~-])(?:(?:[\w.-]+/)+[\w.-]*[A-Za-z][\w.-]*|[\w-]+\.[a-z]{1,5}\b(?![\w(/])|(?<!&)#\d{1,6}\b)"
+NAMED = re.compile(_NAMED)
+# things named as a list: one after another, separated by commas, "and", "or", or one per line ("a.py, b.py and
+# c.py"), in backticks or quotes or bare; not the paths a pasted log or trace scatters among its words
+_ONE = rf"[`'\"]?{_NAMED}[`'\"]?"
+LISTED = re.compile(rf"{_ONE}(?:(?:[ \t]*[,;\n][ \t]*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+){_ONE})+")
+URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)  # one thing, whatever its path
 ITEMS = 5  # list items or distinct things named at least this many: the request names its breadth
 
 
 def asks_wide(text: str) -> bool:
-    """Whether a person's request asks for breadth: all or each of something (``ALL``), or ``ITEMS`` or more items of
-    a list (``ITEM``) or distinct files, paths and issue numbers (``NAMED``)."""
-    if ALL.search(text):
+    """Whether a person's request asks for breadth, in their own words (``own_words``): all or each of something as
+    the object of a verb of work (``ALL``), outside a why or how question (``QUESTION``), or ``ITEMS`` or more items
+    of a list (``ITEM``) or distinct files, paths and issue numbers named as a list (``LISTED``)."""
+    own = own_words(text)
+    if any(ALL.search(s) for s in SENTENCE.split(own) if not QUESTION.match(s)):
         return True
-    if len(ITEM.findall(text)) >= ITEMS:
+    if len(ITEM.findall(own)) >= ITEMS:
         return True
-    return len({m.group(0).lower() for m in NAMED.finditer(text)}) >= ITEMS
+    listed = LISTED.finditer(URL.sub(" ", own))
+    return any(len({m.group(0).lower() for m in NAMED.finditer(x.group(0))}) >= ITEMS for x in listed)
 
 
 def asked(con: duckdb.DuckDBPyConnection, at: list[tuple[str, int]]) -> set[tuple[str, int]]:
