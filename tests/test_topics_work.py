@@ -176,3 +176,34 @@ def test_after_a_content_free_assent_a_new_request_is_read_against_the_last_topi
     rows = [Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T1", 0.9, 0.1)]
     mark(rows, 0.7, across_empty=True)
     assert not any(j.marker for j in rows)  # the same topic again: no marker
+
+
+def test_a_short_request_to_run_or_check_the_work_continues_it() -> None:
+    """S4: "run the test and check it works" verifies what was just made, the next step of the same task; a request
+    that opens otherwise, or that states more than a check, is read by the scorer."""
+    for said in (
+        "run the test and check it works",
+        "can you run lint, test and check-types",
+        "Can you run tests, lint and check-types to ensure all is green. It's loading the data now.",
+        "ok, try again",
+    ):
+        assert work.checks_work(said), said
+    assert not work.checks_work("testing is slow, add a cache to the exporter")
+    assert not work.checks_work("Runtime error in the exporter")
+    assert not work.checks_work("run the benchmarks, then " + "add a settings page with a theme switch " * 4)
+    pairs: list[tuple[str, str]] = []
+    for text in ("add feature number 1 to the exporter module", "run the tests and check they pass"):
+        pairs += [("user", text), ("assistant", LONG)]
+    msgs = _conversation(*pairs)
+    idf = Idf([m.tokens for m in msgs])
+    from forensics.analyzers.topics.model import Model
+
+    never = Model({}, -20.0, 0.5)
+    always = Model({"request_form": 2.0}, 3.0, 0.3)  # every request form far past the operating point
+    assert [j.marker for j in infer(msgs, idf, never, CUES, work_model=always)] == [False, False]
+    pairs[2] = ("user", "add an export of the workspace to JSON, with a test")
+    msgs = _conversation(*pairs)
+    assert [j.marker for j in infer(msgs, Idf([m.tokens for m in msgs]), never, CUES, work_model=always)] == [
+        False,
+        True,
+    ]

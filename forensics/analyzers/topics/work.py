@@ -81,6 +81,17 @@ FEATURES = BASE + CONTEXT
 # work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
 REPORT_OUTPUT_SHARE = 0.5  # of the message's characters in lines that read as program output, at least
 REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or three sentences)
+# S4: a short turn whose own words open by asking to run, test, check or build what is there ("run the test and
+# check it works", "can you run lint, test and check-types", "try again") asks to verify the work at hand, the next
+# step of the same task: it continues, as pasted output does (``checks_work``; a gate beside the combiner). A longer
+# turn states more than a check (a new request beside it, S8).
+_CHECK = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|now|then|and|so|alright)[\s,.!:;-]+)*"
+    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let'?s\s+|now\s+)?(?:re-?)?"
+    r"(?:run|test|check|verify|lint|build|compile|try)\b",
+    re.IGNORECASE,
+)
+CHECK_WORDS = 25  # the turn's own words, at most
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
 # one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
@@ -173,6 +184,11 @@ def reports_output(text: str) -> bool:
     )
 
 
+def checks_work(said: str) -> bool:
+    """The person's own words ask only to run, test, check or build what is there (S4: verifying the work at hand)."""
+    return bool(_CHECK.search(said)) and len(said.split()) <= CHECK_WORDS
+
+
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
     """Add FEATURES to every judged message's signals, in place (``feats`` from ``signals.features``)."""
     previous: int | None = None
@@ -199,6 +215,7 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f.update(_context(m, said, reply, first, request, said_before, idf))
             f["tools"] = math.log1p(calls)
             f["reports_output"] = float(reports_output(m.text))
+            f["checks_work"] = float(checks_work(said))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
