@@ -207,3 +207,16 @@ def test_a_short_request_to_run_or_check_the_work_continues_it() -> None:
         False,
         True,
     ]
+
+
+def test_a_result_of_the_last_step_not_seen_continues_unless_something_new_is_asked() -> None:
+    """S6: "I didn't see the new fields in the gui" reports the consequence of the last step in typed words; beside a
+    request form (S8), or at length, it is read by the scorer."""
+    assert work.misses_result("I didn't see the new fields in the gui for the custom m-code settings...")
+    assert work.misses_result(
+        "I am not seeing a network request when I load the TeamSheet. Is it supposed to trigger a network request?"
+    )
+    assert work.misses_result("the logo isn't showing on the login page")
+    assert not work.misses_result("I don't see a settings page.\nAdd one with a theme switch and an API key field")
+    assert not work.misses_result("I didn't see it coming, " + "a long story about the weekend " * 6)
+    assert not work.misses_result("see the new fields in the gui")

@@ -92,6 +92,17 @@ _CHECK = re.compile(
     re.IGNORECASE,
 )
 CHECK_WORDS = 25  # the turn's own words, at most
+# S6: a short turn saying in typed words that what the last step should have shown is not there ("I didn't see the
+# new fields in the gui", "I am not seeing a network request when I load the page. Is it supposed to ...?") reports
+# the consequence of that step: it continues (``misses_result``), unless it also asks for something new (a request
+# form, S8).
+_UNSEEN = re.compile(
+    r"\b(?:i(?:'m| am)? not seeing|i (?:don'?t|do not|didn'?t|did not|can'?t|cannot) see|"
+    r"nothing (?:happens|happened|changed|shows)|(?:is|are|was|were)n'?t (?:showing|shown|visible|displayed|appearing)|"
+    r"not (?:showing|shown|visible|displayed|appearing))\b",
+    re.IGNORECASE,
+)
+UNSEEN_WORDS = 30  # the turn's own words, at most
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
 # one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
@@ -189,6 +200,12 @@ def checks_work(said: str) -> bool:
     return bool(_CHECK.search(said)) and len(said.split()) <= CHECK_WORDS
 
 
+def misses_result(said: str) -> bool:
+    """The person's own words say that what the last step should have shown is not there (S6), and ask nothing
+    new."""
+    return bool(_UNSEEN.search(said)) and len(said.split()) <= UNSEEN_WORDS and not REQUEST.search(said)
+
+
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
     """Add FEATURES to every judged message's signals, in place (``feats`` from ``signals.features``)."""
     previous: int | None = None
@@ -216,6 +233,7 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f["tools"] = math.log1p(calls)
             f["reports_output"] = float(reports_output(m.text))
             f["checks_work"] = float(checks_work(said))
+            f["misses_result"] = float(misses_result(said))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
