@@ -220,3 +220,15 @@ def test_a_result_of_the_last_step_not_seen_continues_unless_something_new_is_as
     assert not work.misses_result("I don't see a settings page.\nAdd one with a theme switch and an API key field")
     assert not work.misses_result("I didn't see it coming, " + "a long story about the weekend " * 6)
     assert not work.misses_result("see the new fields in the gui")
+
+
+def test_the_replys_own_lines_pasted_back_with_a_line_typed_continue_the_same_artifact() -> None:
+    """S4: most lines of the turn are the assistant's lines since the person's last turn, with a line typed above
+    them; a step prompt quoting the code before it beside a long statement of the next step is read."""
+    script = "\n".join(f'echo "installing part {i} of the extension into the database"' for i in range(8))
+    reply = [Message(1, "assistant", "Here is the script:\n" + script + "\nRun it as root.", False)]
+    assert work.echoes_reply("make the whole script with the integration\n" + script, reply)
+    assert not work.echoes_reply("make the whole script with the integration\n" + script, [])  # not the reply's
+    step = "Write the next function: " + "the volume of the cylinder from its radius and height, in SI units. " * 6
+    assert not work.echoes_reply(step + "\n" + script, reply)
+    assert not work.echoes_reply("ok\n" + "\n".join(script.splitlines()[:2]), reply)  # two lines are too few

@@ -76,6 +76,9 @@ CONTEXT = (
     "tools",
 )
 FEATURES = BASE + CONTEXT
+# Gates beside the combiner (not its signals): a turn with any of them continues the work at hand, whatever its score
+# (S4 / S6; ``reports_output``, ``checks_work``, ``misses_result``, ``echoes_reply`` below)
+CONTINUES = ("reports_output", "checks_work", "misses_result", "echoes_reply")
 # S4 / S6: a turn that is mostly pasted program output (a traceback, a build log, a terminal session) with a
 # sentence or two typed around it supplies what was asked or reports what the last step produced: it continues the
 # work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
@@ -103,6 +106,13 @@ _UNSEEN = re.compile(
     re.IGNORECASE,
 )
 UNSEEN_WORDS = 30  # the turn's own words, at most
+# S4: a turn that pastes back what the assistant just wrote (most of its lines are lines of the replies since the
+# person's last turn) with a line or two typed ("make the whole script with the integration" above the script) works
+# on that same artifact: it continues (``echoes_reply``). A step prompt that quotes the steps before it states the
+# next step at length beside them (a SciCode step: its own text runs to thousands of characters), so it is read.
+ECHO_LINE_CHARS = 10  # a line shorter than this ("}", "fi") says nothing about where it came from
+ECHO_LINES = 3  # lines of the turn, at least
+ECHO_SHARE = 0.5  # of them found in the replies, at least
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
 # one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
@@ -206,6 +216,19 @@ def misses_result(said: str) -> bool:
     return bool(_UNSEEN.search(said)) and len(said.split()) <= UNSEEN_WORDS and not REQUEST.search(said)
 
 
+def echoes_reply(text: str, replies: Sequence[Message]) -> bool:
+    """Most of the turn's lines are the assistant's own lines since the person's last turn, and what is left of it
+    is at most ``REPORT_TYPED_CHARS`` (S4: the same artifact, re-specified)."""
+    said = set()
+    for r in replies:
+        said.update(line.strip() for line in r.text.splitlines())
+    lines = [line.strip() for line in text.splitlines() if len(line.strip()) > ECHO_LINE_CHARS]
+    if len(lines) < ECHO_LINES or sum(line in said for line in lines) < ECHO_SHARE * len(lines):
+        return False
+    rest = "\n".join(line for line in text.splitlines() if line.strip() not in said)
+    return len(rest.strip()) <= REPORT_TYPED_CHARS
+
+
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
     """Add FEATURES to every judged message's signals, in place (``feats`` from ``signals.features``)."""
     previous: int | None = None
@@ -234,6 +257,7 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f["reports_output"] = float(reports_output(m.text))
             f["checks_work"] = float(checks_work(said))
             f["misses_result"] = float(misses_result(said))
+            f["echoes_reply"] = float(echoes_reply(m.text, replies))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
