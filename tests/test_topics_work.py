@@ -232,3 +232,52 @@ def test_the_replys_own_lines_pasted_back_with_a_line_typed_continue_the_same_ar
     step = "Write the next function: " + "the volume of the cylinder from its radius and height, in SI units. " * 6
     assert not work.echoes_reply(step + "\n" + script, reply)
     assert not work.echoes_reply("ok\n" + "\n".join(script.splitlines()[:2]), reply)  # two lines are too few
+
+
+def test_an_open_chat_is_not_judged_and_marks_nothing() -> None:
+    """An assistant answering in paragraphs with no tool and no work product is open chat (work.declines): the user
+    mode's topic model, fitted on terse task dialogues, marks nothing there. A task dialogue's terse replies, a tool
+    call or a work product keep the conversation judged."""
+    from forensics.analyzers.topics.model import Model
+
+    para = "The average distance between two uniform points is one third; here is why, step by step. " * 4
+    assert len(para) >= work.OPEN_CHAT_REPLY_CHARS
+    turns = (
+        ("user", "what is the average distance between two random points in the unit interval?"),
+        ("assistant", para),
+        ("user", "now tell me about the best hiking trails of the French Alps in summer"),
+        ("assistant", para),
+    )
+    chat = _conversation(*turns)
+    assert work.declines(chat) == work.OPEN_CHAT
+    idf = Idf([m.tokens for m in chat])
+    always = Model({}, 20.0, 0.5)  # a topic model that switches on every turn
+    assert not any(j.marker for j in infer(chat, idf, always, CUES, work_model=load_model(work.MODE)))
+    assert [j.marker for j in infer(chat, idf, always, CUES)] == [False, True]  # no work model: the seed's path
+    terse = _conversation(
+        ("user", "I need a hotel in the north"),
+        ("assistant", "There are 3. Any price range?"),
+        ("user", "also a taxi to the station"),
+        ("assistant", "Booked, a red Skoda."),
+    )
+    assert work.declines(terse) is None
+    tools = _conversation(*turns)
+    tools[1].targets = ["src/stats.py"]
+    assert work.declines(tools) is None
+    assert work.declines(_conversation(turns[0], ("assistant", LONG))) is None  # a work product
+
+
+def test_the_reason_a_conversation_is_not_judged_is_stored_with_its_verdicts(tmp_path) -> None:  # noqa: ANN001
+    from forensics.analyzers.topics import store
+    from forensics.analyzers.topics.infer import Judged
+    from forensics.warehouse import open_warehouse
+
+    with open_warehouse(tmp_path / "w.duckdb") as wh:
+        verdicts = [
+            store.Verdicts("a", [Judged(1, "T1", 0.9, 0.1)], {}, {}, declined=work.OPEN_CHAT),
+            store.Verdicts("b", [Judged(1, "T1", 0.9, 0.1)], {}, {}),
+        ]
+        store.save(wh.con, "k", {"a": "fa", "b": "fb"}, verdicts)
+        back = {v.conversation_id: v for v in store.load(wh.con, ["a", "b"])}
+    assert back["a"].declined == work.OPEN_CHAT and back["b"].declined is None
+    assert [j.topic for j in back["a"].judged] == ["T1"]

@@ -110,6 +110,9 @@ def infer(
         current = topic
         out.append(Judged(m.position, topic, conf, s, drivers=drivers))
     mark(out, min_confidence, across_empty=working)
+    if work_model is not None and not working and work.declines(msgs):
+        for j in out:  # open chat: not judged, no marker (work.declines)
+            j.marker = False
     return out
 
 

@@ -121,6 +121,15 @@ ECHO_SHARE = 0.5  # of them found in the replies, at least
 # halves reach a precision of 2/3 (0.76 above it, 0.32 between 0.60 and 0.70).
 SHORT_TURNS = 5
 SHORT_MARGIN = 1.7
+# Open chat (issue 43 item 2): an assistant that touches no file, path, command or URL and produces no work
+# product, and answers in paragraphs (the median of its replies at least OPEN_CHAT_REPLY_CHARS), is a chatbot
+# talking through a series of questions, open-domain talk. The user mode's topic model was fitted on task dialogues,
+# whose replies are terse (the median reply of a MultiWOZ dialogue is at most 167 characters, of a CrossWOZ one 71;
+# the generated assistant logs call tools): on the agent logs' dev halves it set 2 markers in conversations without
+# work, none of them true. Such a conversation is not judged: it marks nothing (``declines``), never worse than
+# silence, as the dialogue mode's open-domain talk.
+OPEN_CHAT_REPLY_CHARS = 300
+OPEN_CHAT = "open chat"
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
@@ -194,6 +203,18 @@ _GREETING = re.compile(
 def is_work(msgs: Sequence[Message]) -> bool:
     """The assistant works in this conversation (tool calls, or long replies), so a switch is a new request."""
     return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
+
+
+def declines(msgs: Sequence[Message]) -> str | None:
+    """Why the conversation is not judged (``OPEN_CHAT``), or None: it is."""
+    if is_work(msgs) or any(m.targets for m in msgs if m.role == "assistant"):
+        return None
+    replies = sorted(len(m.text.strip()) for m in msgs if m.role == "assistant" and m.text.strip())
+    if not replies:
+        return None
+    half = len(replies) // 2
+    median = replies[half] if len(replies) % 2 else (replies[half - 1] + replies[half]) / 2
+    return OPEN_CHAT if median >= OPEN_CHAT_REPLY_CHARS else None
 
 
 def reports_output(text: str) -> bool:
