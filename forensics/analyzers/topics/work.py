@@ -240,7 +240,7 @@ def misses_result(said: str) -> bool:
 def echoes_reply(text: str, replies: Sequence[Message]) -> bool:
     """Most of the turn's lines are the assistant's own lines since the person's last turn, and what is left of it
     is at most ``REPORT_TYPED_CHARS`` (S4: the same artifact, re-specified)."""
-    said = set()
+    said: set[str] = set()
     for r in replies:
         said.update(line.strip() for line in r.text.splitlines())
     lines = [line.strip() for line in text.splitlines() if len(line.strip()) > ECHO_LINE_CHARS]
