@@ -37,6 +37,12 @@ pasted program output with a line or two typed continues (``reports_output``: S4
 content-free one is read against the last turn with a topic (``infer.mark``); a conversation of at most
 ``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
 there than a true one gains).
+
+Three more gates continue the work at hand whatever the score (issue 43, shift7; ``CONTINUES``): a short request to
+run, test or check what is there (``checks_work``), the last step's result reported unseen in typed words
+(``misses_result``), and the reply's own lines pasted back with a line typed (``echoes_reply``). A conversation without
+work whose assistant touches no file or command and answers in paragraphs is open chat: not judged, no marker
+(``declines``).
 """
 
 from __future__ import annotations
