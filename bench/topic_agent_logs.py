@@ -121,6 +121,21 @@ def switches(db: Path) -> dict[str, set[int]]:
     return out
 
 
+def declined(db: Path) -> set[str]:
+    """The conversations the detector declined to judge (``work.declines``: open chat), from the verdicts it stored
+    (run ``switches`` first)."""
+    from forensics.analyzers.topics.store import VERDICT_TABLE
+    from forensics.warehouse import open_warehouse
+
+    with open_warehouse(db, read_only=True) as wh:
+        return {
+            cid
+            for (cid,) in wh.con.execute(
+                f"SELECT DISTINCT conversation_id FROM {VERDICT_TABLE} WHERE position IS NULL AND topic IS NOT NULL"
+            ).fetchall()
+        }
+
+
 def evaluate(shared: Path, db: Path | None = None) -> dict[str, Any]:
     """Every detector's scores on the whole set and on each half."""
     from forensics.warehouse import open_warehouse
@@ -128,6 +143,7 @@ def evaluate(shared: Path, db: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         db = db or warehouse(shared, Path(tmp))
         found = switches(db)
+        off = declined(db)
         with open_warehouse(db, read_only=True) as wh:
             convs = labeled(wh.con, shared)
     out: dict[str, Any] = {}
@@ -136,7 +152,7 @@ def evaluate(shared: Path, db: Path | None = None) -> dict[str, Any]:
         ("dev", [c for c in convs if c.half == "dev"]),
         ("held-out", [c for c in convs if c.half == "held"]),
     ):
-        out[name] = _scores(part, found)
+        out[name] = _scores(part, found, off)
     return out
 
 
@@ -186,22 +202,27 @@ def evaluate_fresh(path: Path, shared: Path, dev_only: bool = False) -> dict[str
     with tempfile.TemporaryDirectory() as tmp:
         db = fresh_warehouse(path, shared, Path(tmp))
         found = switches(db)
+        off = declined(db)
         with open_warehouse(db, read_only=True) as wh:
             convs = fresh_labeled(wh.con, path, shared)
     name = f"fresh ({path.name}, labeled blind)"
-    halves = {f"{name}: {h} half": _scores([c for c in convs if c.half == h], found) for h in FRESH_HALVES}
+    halves = {f"{name}: {h} half": _scores([c for c in convs if c.half == h], found, off) for h in FRESH_HALVES}
     if dev_only:
         return {k: v for k, v in halves.items() if k.endswith("fresh-dev half")}
-    return {name: _scores(convs, found), **halves}
+    return {name: _scores(convs, found, off), **halves}
 
 
-def _scores(part: list[Labeled], found: dict[str, set[int]]) -> dict[str, Any]:
+def _scores(part: list[Labeled], found: dict[str, set[int]], off: set[str] | None = None) -> dict[str, Any]:
+    """``off``: the conversations the detector declined to judge (``declined``), counted (they are scored as the
+    detector leaves them: no marker)."""
     from forensics.analyzers.topics.evaluate import mark_all, mark_none, mark_random, reference, score
 
     refs = [reference(c.cid, c.units, c.shifts) for c in part if c.units]
     ours = {r.key: found.get(r.key, set()) & set(r.units) for r in refs}
     return {
         "conversations": len(refs),
+        "declined": sum(r.key in (off or set()) for r in refs),
+        "declined_shifts": sum(len(r.shifts) for r in refs if r.key in (off or set())),
         "person_turns": sum(len(r.units) for r in refs),
         "shifts": sum(len(r.shifts) for r in refs),
         "detectors": {
@@ -222,7 +243,8 @@ def render(res: dict[str, Any]) -> str:
     for name, r in res.items():
         lines.append(
             f"\nlabeled agent logs (person turns, default config): {name}: {r['conversations']} conversations, "
-            f"{r['person_turns']} person turns, {r['shifts']} labeled shifts"
+            f"{r['person_turns']} person turns, {r['shifts']} labeled shifts; not judged (open chat): "
+            f"{r.get('declined', 0)} conversations holding {r.get('declined_shifts', 0)} shifts"
         )
         lines.append(f"  {'detector':24} {'marked':>6} {'P':>6} {'R':>6} {'F1':>6} {'Pk':>6} {'WD':>6}")
         for k, s in r["detectors"].items():

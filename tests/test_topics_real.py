@@ -22,7 +22,9 @@ from tests.conftest import SHARED
 LOGS = SHARED / "data" / "agent-logs"
 # (marked, hits) of ours, as measured (docs/topics-evaluation.md, issue 43)
 # held-out P 0.774 R 0.600 F1 0.676 Pk 0.213; before round 6 (108, 63) and (31, 23): P 0.742 R 0.575 F1 0.648 Pk 0.272
-PINNED = {"whole": (113, 69), "held-out": (31, 24)}
+# shift7: 7 false markers fewer on the dev half, one held-out hit lost to work.checks_work ("Can you run the
+# lint_all.py?", labeled a new request); round 6: {"whole": (113, 69), "held-out": (31, 24)}
+PINNED = {"whole": (110, 68), "held-out": (30, 23)}
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +72,7 @@ def test_leave_one_format_out_reads_the_dev_half_only() -> None:
     assert len(res["families"]) == 8
     s, every, nothing = res["thresholds"][0.30], res["references"]["every person turn"], res["references"]["nothing"]
     assert s["f1"] > every["f1"] and s["pk"] <= nothing["pk"]
-    assert (s["predicted"], s["tp"]) == (63, 41)  # P 0.651 R 0.539 F1 0.590 Pk 0.177 (docs/topics-evaluation.md)
+    assert (s["predicted"], s["tp"]) == (62, 41)  # P 0.661 R 0.539 F1 0.594 Pk 0.176 (docs/topics-evaluation.md)
+    # round 6: 63 / 41 (P 0.651, F1 0.590, Pk 0.177)
     # before round 6 (a marker across a content-free turn, pasted output, short conversations): 60 / 37, F1 0.544
     # the five signals before the combiner read 57 / 32 here (F1 0.481)

@@ -176,3 +176,108 @@ def test_after_a_content_free_assent_a_new_request_is_read_against_the_last_topi
     rows = [Judged(0, "T1", 0.9, 0.1), Judged(2, None, None, None), Judged(4, "T1", 0.9, 0.1)]
     mark(rows, 0.7, across_empty=True)
     assert not any(j.marker for j in rows)  # the same topic again: no marker
+
+
+def test_a_short_request_to_run_or_check_the_work_continues_it() -> None:
+    """S4: "run the test and check it works" verifies what was just made, the next step of the same task; a request
+    that opens otherwise, or that states more than a check, is read by the scorer."""
+    for said in (
+        "run the test and check it works",
+        "can you run lint, test and check-types",
+        "Can you run tests, lint and check-types to ensure all is green. It's loading the data now.",
+        "ok, try again",
+    ):
+        assert work.checks_work(said), said
+    assert not work.checks_work("testing is slow, add a cache to the exporter")
+    assert not work.checks_work("Runtime error in the exporter")
+    assert not work.checks_work("run the benchmarks, then " + "add a settings page with a theme switch " * 4)
+    pairs: list[tuple[str, str]] = []
+    for text in ("add feature number 1 to the exporter module", "run the tests and check they pass"):
+        pairs += [("user", text), ("assistant", LONG)]
+    msgs = _conversation(*pairs)
+    idf = Idf([m.tokens for m in msgs])
+    from forensics.analyzers.topics.model import Model
+
+    never = Model({}, -20.0, 0.5)
+    always = Model({"request_form": 2.0}, 3.0, 0.3)  # every request form far past the operating point
+    assert [j.marker for j in infer(msgs, idf, never, CUES, work_model=always)] == [False, False]
+    pairs[2] = ("user", "add an export of the workspace to JSON, with a test")
+    msgs = _conversation(*pairs)
+    assert [j.marker for j in infer(msgs, Idf([m.tokens for m in msgs]), never, CUES, work_model=always)] == [
+        False,
+        True,
+    ]
+
+
+def test_a_result_of_the_last_step_not_seen_continues_unless_something_new_is_asked() -> None:
+    """S6: "I didn't see the new fields in the gui" reports the consequence of the last step in typed words; beside a
+    request form (S8), or at length, it is read by the scorer."""
+    assert work.misses_result("I didn't see the new fields in the gui for the custom m-code settings...")
+    assert work.misses_result(
+        "I am not seeing a network request when I load the TeamSheet. Is it supposed to trigger a network request?"
+    )
+    assert work.misses_result("the logo isn't showing on the login page")
+    assert not work.misses_result("I don't see a settings page.\nAdd one with a theme switch and an API key field")
+    assert not work.misses_result("I didn't see it coming, " + "a long story about the weekend " * 6)
+    assert not work.misses_result("see the new fields in the gui")
+
+
+def test_the_replys_own_lines_pasted_back_with_a_line_typed_continue_the_same_artifact() -> None:
+    """S4: most lines of the turn are the assistant's lines since the person's last turn, with a line typed above
+    them; a step prompt quoting the code before it beside a long statement of the next step is read."""
+    script = "\n".join(f'echo "installing part {i} of the extension into the database"' for i in range(8))
+    reply = [Message(1, "assistant", "Here is the script:\n" + script + "\nRun it as root.", False)]
+    assert work.echoes_reply("make the whole script with the integration\n" + script, reply)
+    assert not work.echoes_reply("make the whole script with the integration\n" + script, [])  # not the reply's
+    step = "Write the next function: " + "the volume of the cylinder from its radius and height, in SI units. " * 6
+    assert not work.echoes_reply(step + "\n" + script, reply)
+    assert not work.echoes_reply("ok\n" + "\n".join(script.splitlines()[:2]), reply)  # two lines are too few
+
+
+def test_an_open_chat_is_not_judged_and_marks_nothing() -> None:
+    """An assistant answering in paragraphs with no tool and no work product is open chat (work.declines): the user
+    mode's topic model, fitted on terse task dialogues, marks nothing there. A task dialogue's terse replies, a tool
+    call or a work product keep the conversation judged."""
+    from forensics.analyzers.topics.model import Model
+
+    para = "The average distance between two uniform points is one third; here is why, step by step. " * 4
+    assert len(para) >= work.OPEN_CHAT_REPLY_CHARS
+    turns = (
+        ("user", "what is the average distance between two random points in the unit interval?"),
+        ("assistant", para),
+        ("user", "now tell me about the best hiking trails of the French Alps in summer"),
+        ("assistant", para),
+    )
+    chat = _conversation(*turns)
+    assert work.declines(chat) == work.OPEN_CHAT
+    idf = Idf([m.tokens for m in chat])
+    always = Model({}, 20.0, 0.5)  # a topic model that switches on every turn
+    assert not any(j.marker for j in infer(chat, idf, always, CUES, work_model=load_model(work.MODE)))
+    assert [j.marker for j in infer(chat, idf, always, CUES)] == [False, True]  # no work model: the seed's path
+    terse = _conversation(
+        ("user", "I need a hotel in the north"),
+        ("assistant", "There are 3. Any price range?"),
+        ("user", "also a taxi to the station"),
+        ("assistant", "Booked, a red Skoda."),
+    )
+    assert work.declines(terse) is None
+    tools = _conversation(*turns)
+    tools[1].targets = ["src/stats.py"]
+    assert work.declines(tools) is None
+    assert work.declines(_conversation(turns[0], ("assistant", LONG))) is None  # a work product
+
+
+def test_the_reason_a_conversation_is_not_judged_is_stored_with_its_verdicts(tmp_path) -> None:  # noqa: ANN001
+    from forensics.analyzers.topics import store
+    from forensics.analyzers.topics.infer import Judged
+    from forensics.warehouse import open_warehouse
+
+    with open_warehouse(tmp_path / "w.duckdb") as wh:
+        verdicts = [
+            store.Verdicts("a", [Judged(1, "T1", 0.9, 0.1)], {}, {}, declined=work.OPEN_CHAT),
+            store.Verdicts("b", [Judged(1, "T1", 0.9, 0.1)], {}, {}),
+        ]
+        store.save(wh.con, "k", {"a": "fa", "b": "fb"}, verdicts)
+        back = {v.conversation_id: v for v in store.load(wh.con, ["a", "b"])}
+    assert back["a"].declined == work.OPEN_CHAT and back["b"].declined is None
+    assert [j.topic for j in back["a"].judged] == ["T1"]

@@ -88,7 +88,9 @@ def run(ctx: Context) -> Section:
     tokens: dict[str, dict[int, list[str]]] = {}
     analysis = analyze(ctx.con, settings)
     open_domain = judging.startswith("dialogue") and not TopicSettings.of(cfg).open_domain  # not judged: marks nothing
+    declined = 0  # selected conversations not judged (``work.declines``: open chat)
     for v in analysis.verdicts:
+        declined += bool(v.declined) and v.conversation_id in selected
         if not TopicSettings.of(cfg).marker_enabled or open_domain:
             for j in v.judged:
                 j.marker = False
@@ -107,6 +109,7 @@ def run(ctx: Context) -> Section:
     )
     sec.metrics = _metrics(sel, switches, sorted(roles), judging)
     sec.metrics["not_judged"] = "open-domain" if open_domain else None
+    sec.metrics["open_chats"] = declined
     sec.metrics["prompt_logs"] = _prompt_logs(ctx)
     sec.metrics["corpus_model"] = (
         {"fitted": True, "messages": analysis.corpus.units, "words": len(analysis.corpus.vocabulary)}
@@ -454,6 +457,12 @@ def _summary(m: Mapping[str, Any]) -> str:
         f"{m['judged_messages']} judged messages ({', '.join(m['roles'])}) in {m['conversations']} conversations; "
         f"{m['content_free_messages']} were content-free or only social (thanks, ok, 继续) and carry no topic. "
     )
+    if m.get("open_chats"):
+        s += (
+            f"Not judged: {m['open_chats']} open chat(s), an assistant answering in paragraphs with no tool and no "
+            "work product, where the topic model fitted on task dialogues marked no true switch: no switch is "
+            "marked there. "
+        )
     if m.get("not_judged") == "open-domain":
         s += (
             "Not judged: open-domain. Both parties' turns are judged (human-human talk), where the marker does "

@@ -84,7 +84,9 @@ def infer(
             w = work_model.score(f)
             if work_model.margin(w) > model.margin(s):  # the request scorer is the surer that a switch happens
                 model, s = work_model, w
-            if f.get("reports_output"):  # pasted output, a line typed around it: it continues (work.reports_output)
+            if any(f.get(k) for k in work.CONTINUES):
+                # pasted output with a line typed around it, a short request to run or check what is there, a result
+                # of the last step not seen, the reply's own lines pasted back: it continues the work at hand
                 model, s = work_model, min(w, _below(work_model))
         if f.get("books_in_play") and work_model is not None and not working:
             # the user mode off work (a person booking with an assistant): booking the thing in play, with only its
@@ -108,6 +110,9 @@ def infer(
         current = topic
         out.append(Judged(m.position, topic, conf, s, drivers=drivers))
     mark(out, min_confidence, across_empty=working)
+    if work_model is not None and not working and work.declines(msgs):
+        for j in out:  # open chat: not judged, no marker (work.declines)
+            j.marker = False
     return out
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from forensics.analyzers.topics import corpus, store
+from forensics.analyzers.topics import corpus, store, work
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywords
 from forensics.analyzers.topics.model import Model
@@ -418,7 +418,12 @@ def _judge(rows: pl.DataFrame, s: Settings) -> list[Verdicts]:
             model = s.model if _CORPUS is not None else s.lexical
             judged = infer(msgs, _IDF, model, s.cues, _CORPUS, s.lexicon, s.min_confidence, vectors.get(cid), s.work)
             tokens = {m.position: m.tokens for m in msgs if m.judged} if s.keep_tokens else None
-            out.append(Verdicts(cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens))
+            declined = work.declines(msgs) if s.work is not None else None
+            out.append(
+                Verdicts(
+                    cid, judged, topic_keywords(msgs, judged), segment_labels(msgs, judged, _IDF), tokens, declined
+                )
+            )
     return out
 
 

@@ -45,9 +45,10 @@ CORPUS_TABLE = "topic_corpus"
 VERDICT_TABLE = "topic_verdicts"
 REUSE_MIN_MESSAGES = 40_000  # below this, any change to the corpus refits its state (cheap there; exact)
 REFIT_SHARE = 0.05  # above it, the corpus state is kept while the messages that moved are at most this share
-VERSION = 3  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed (2: issue 43
+VERSION = 4  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed (2: issue 43
 # round 6: a marker across a content-free turn, pasted output, short work conversations; 3: a booking of the thing in
-# play and a retried search continue, shift6)
+# play and a retried search continue, shift6; 4: a request to run or check the work continues, open chat is not
+# judged (its reason in the header row's topic), shift7)
 
 VERDICT_SCHEMA = pl.Schema(
     {
@@ -100,6 +101,7 @@ class Verdicts:
     keywords: dict[str, list[str]]
     labels: dict[int, list[str]]  # judged position -> its segment's label terms
     tokens: dict[int, list[str]] | None = None
+    declined: str | None = None  # why it is not judged (``work.declines``: "open chat"), kept in its header row
 
 
 def digest(value: Any) -> str:  # noqa: ANN401 - settings: a dataclass (nested ones too) or JSON-able values
@@ -231,7 +233,7 @@ def save(
     """Store conversations' verdicts (their raw markers: ``topic.marker_enabled`` applies when they are read)."""
     cols: dict[str, list[Any]] = {name: [] for name in VERDICT_SCHEMA}
     for v in verdicts:
-        rows: Sequence[tuple[Any, ...]] = [(None, None, None, None, None, [], None, None)] + [
+        rows: Sequence[tuple[Any, ...]] = [(None, v.declined, None, None, None, [], None, None)] + [
             (
                 j.position,
                 j.topic,
@@ -266,7 +268,7 @@ def load(con: duckdb.DuckDBPyConnection, ids: list[str], terms: str | None = Non
     for i, cid in enumerate(col["conversation_id"]):
         pos = col["position"][i]
         if pos is None:
-            out.append(Verdicts(cid, [], {}, {}))
+            out.append(Verdicts(cid, [], {}, {}, declined=col["topic"][i]))
             continue
         cur, topic = out[-1], col["topic"][i]
         cur.judged.append(

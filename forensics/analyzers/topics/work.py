@@ -37,6 +37,12 @@ pasted program output with a line or two typed continues (``reports_output``: S4
 content-free one is read against the last turn with a topic (``infer.mark``); a conversation of at most
 ``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
 there than a true one gains).
+
+Three more gates continue the work at hand whatever the score (issue 43, shift7; ``CONTINUES``): a short request to
+run, test or check what is there (``checks_work``), the last step's result reported unseen in typed words
+(``misses_result``), and the reply's own lines pasted back with a line typed (``echoes_reply``). A conversation without
+work whose assistant touches no file or command and answers in paragraphs is open chat: not judged, no marker
+(``declines``).
 """
 
 from __future__ import annotations
@@ -76,11 +82,43 @@ CONTEXT = (
     "tools",
 )
 FEATURES = BASE + CONTEXT
+# Gates beside the combiner (not its signals): a turn with any of them continues the work at hand, whatever its score
+# (S4 / S6; ``reports_output``, ``checks_work``, ``misses_result``, ``echoes_reply`` below)
+CONTINUES = ("reports_output", "checks_work", "misses_result", "echoes_reply")
 # S4 / S6: a turn that is mostly pasted program output (a traceback, a build log, a terminal session) with a
 # sentence or two typed around it supplies what was asked or reports what the last step produced: it continues the
 # work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
 REPORT_OUTPUT_SHARE = 0.5  # of the message's characters in lines that read as program output, at least
 REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or three sentences)
+# S4: a short turn whose own words open by asking to run, test, check or build what is there ("run the test and
+# check it works", "can you run lint, test and check-types", "try again") asks to verify the work at hand, the next
+# step of the same task: it continues, as pasted output does (``checks_work``; a gate beside the combiner). A longer
+# turn states more than a check (a new request beside it, S8).
+_CHECK = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|now|then|and|so|alright)[\s,.!:;-]+)*"
+    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let'?s\s+|now\s+)?(?:re-?)?"
+    r"(?:run|test|check|verify|lint|build|compile|try)\b",
+    re.IGNORECASE,
+)
+CHECK_WORDS = 25  # the turn's own words, at most
+# S6: a short turn saying in typed words that what the last step should have shown is not there ("I didn't see the
+# new fields in the gui", "I am not seeing a network request when I load the page. Is it supposed to ...?") reports
+# the consequence of that step: it continues (``misses_result``), unless it also asks for something new (a request
+# form, S8).
+_UNSEEN = re.compile(
+    r"\b(?:i(?:'m| am)? not seeing|i (?:don'?t|do not|didn'?t|did not|can'?t|cannot) see|"
+    r"nothing (?:happens|happened|changed|shows)|(?:is|are|was|were)n'?t (?:showing|shown|visible|displayed|appearing)|"
+    r"not (?:showing|shown|visible|displayed|appearing))\b",
+    re.IGNORECASE,
+)
+UNSEEN_WORDS = 30  # the turn's own words, at most
+# S4: a turn that pastes back what the assistant just wrote (most of its lines are lines of the replies since the
+# person's last turn) with a line or two typed ("make the whole script with the integration" above the script) works
+# on that same artifact: it continues (``echoes_reply``). A step prompt that quotes the steps before it states the
+# next step at length beside them (a SciCode step: its own text runs to thousands of characters), so it is read.
+ECHO_LINE_CHARS = 10  # a line shorter than this ("}", "fi") says nothing about where it came from
+ECHO_LINES = 3  # lines of the turn, at least
+ECHO_SHARE = 0.5  # of them found in the replies, at least
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
 # one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
@@ -89,6 +127,15 @@ REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or thr
 # halves reach a precision of 2/3 (0.76 above it, 0.32 between 0.60 and 0.70).
 SHORT_TURNS = 5
 SHORT_MARGIN = 1.7
+# Open chat (issue 43 item 2): an assistant that touches no file, path, command or URL and produces no work
+# product, and answers in paragraphs (the median of its replies at least OPEN_CHAT_REPLY_CHARS), is a chatbot
+# talking through a series of questions, open-domain talk. The user mode's topic model was fitted on task dialogues,
+# whose replies are terse (the median reply of a MultiWOZ dialogue is at most 167 characters, of a CrossWOZ one 71;
+# the generated assistant logs call tools): on the agent logs' dev halves it set 2 markers in conversations without
+# work, none of them true. Such a conversation is not judged: it marks nothing (``declines``), never worse than
+# silence, as the dialogue mode's open-domain talk.
+OPEN_CHAT_REPLY_CHARS = 300
+OPEN_CHAT = "open chat"
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
@@ -164,6 +211,18 @@ def is_work(msgs: Sequence[Message]) -> bool:
     return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
 
 
+def declines(msgs: Sequence[Message]) -> str | None:
+    """Why the conversation is not judged (``OPEN_CHAT``), or None: it is."""
+    if is_work(msgs) or any(m.targets for m in msgs if m.role == "assistant"):
+        return None
+    replies = sorted(len(m.text.strip()) for m in msgs if m.role == "assistant" and m.text.strip())
+    if not replies:
+        return None
+    half = len(replies) // 2
+    median = replies[half] if len(replies) % 2 else (replies[half - 1] + replies[half]) / 2
+    return OPEN_CHAT if median >= OPEN_CHAT_REPLY_CHARS else None
+
+
 def reports_output(text: str) -> bool:
     """The turn is mostly pasted program output, with little typed around it (S4: supplying output; S6: the last
     step's consequence). A new request typed beside a paste (S8) is longer than ``REPORT_TYPED_CHARS``."""
@@ -171,6 +230,30 @@ def reports_output(text: str) -> bool:
         output_chars(text) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0
         and len(typed_prose(text)) <= REPORT_TYPED_CHARS
     )
+
+
+def checks_work(said: str) -> bool:
+    """The person's own words ask only to run, test, check or build what is there (S4: verifying the work at hand)."""
+    return bool(_CHECK.search(said)) and len(said.split()) <= CHECK_WORDS
+
+
+def misses_result(said: str) -> bool:
+    """The person's own words say that what the last step should have shown is not there (S6), and ask nothing
+    new."""
+    return bool(_UNSEEN.search(said)) and len(said.split()) <= UNSEEN_WORDS and not REQUEST.search(said)
+
+
+def echoes_reply(text: str, replies: Sequence[Message]) -> bool:
+    """Most of the turn's lines are the assistant's own lines since the person's last turn, and what is left of it
+    is at most ``REPORT_TYPED_CHARS`` (S4: the same artifact, re-specified)."""
+    said: set[str] = set()
+    for r in replies:
+        said.update(line.strip() for line in r.text.splitlines())
+    lines = [line.strip() for line in text.splitlines() if len(line.strip()) > ECHO_LINE_CHARS]
+    if len(lines) < ECHO_LINES or sum(line in said for line in lines) < ECHO_SHARE * len(lines):
+        return False
+    rest = "\n".join(line for line in text.splitlines() if line.strip() not in said)
+    return len(rest.strip()) <= REPORT_TYPED_CHARS
 
 
 def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: Idf) -> None:
@@ -199,6 +282,9 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f.update(_context(m, said, reply, first, request, said_before, idf))
             f["tools"] = math.log1p(calls)
             f["reports_output"] = float(reports_output(m.text))
+            f["checks_work"] = float(checks_work(said))
+            f["misses_result"] = float(misses_result(said))
+            f["echoes_reply"] = float(echoes_reply(m.text, replies))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
