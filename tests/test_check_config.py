@@ -233,3 +233,40 @@ def test_harness_config_docs_are_current() -> None:
     from tests.conftest import ROOT
 
     assert (ROOT / "docs" / "harness-config.md").read_text() == render_docs()
+
+
+def test_loading_a_config_imports_no_analyzer_and_reads_the_keys_they_declare(tmp_path: Path) -> None:
+    """The schema reads each built-in analyzer's keys from its light module (``forensics.analyzers.keys``), so a
+    report read back whole imports no analyzer; those are the very keys and sections each declaration holds, and
+    no built-in declares keys without one."""
+    import importlib
+    import subprocess
+    import sys
+
+    from forensics import analyzers
+    from forensics.analyzers import keys as light
+    from forensics.analyzers.schema import schema
+    from forensics.config import GENERAL, GENERAL_SECTIONS, Schema
+
+    code = (
+        "import sys\nfrom forensics import analyzers\nfrom forensics.analyzers.schema import load_config\n"
+        "load_config(); analyzers.parse_only(None); analyzers.parse_only('drift,topics'); analyzers.detector_sections()\n"
+        "print(sorted(p for p in analyzers.REGISTRY.values() if p in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    declared = analyzers.declarations()
+    assert not light.NAMES & light.NONE and light.NAMES | light.NONE == set(analyzers.REGISTRY)
+    for a in declared:
+        if a.name in light.NAMES:
+            module = importlib.import_module(f"forensics.analyzers.keys.{a.name}")
+            assert (a.keys, a.sections) == (module.KEYS, module.SECTIONS) and a.keys is module.KEYS, a.name
+            assert (a.detector_sections or {}) == getattr(module, "DETECTOR_SECTIONS", {}), a.name
+        else:
+            assert not (a.keys or a.sections or a.detector_sections), f"{a.name}: declare them in analyzers.keys"
+    assert analyzers.names() == [a.name for a in declared]
+    assert analyzers.detector_sections() == {s: how for a in declared for s, how in (a.detector_sections or {}).items()}
+    assert schema() == Schema(
+        GENERAL + tuple(k for a in declared for k in a.keys),
+        {**GENERAL_SECTIONS, **{s: doc for a in declared for s, doc in (a.sections or {}).items()}},
+    )

@@ -236,6 +236,35 @@ def test_sql_masking_equals_python_masking(leaky: Path) -> None:
     assert redact_snippet(EDGES[-1]) == '{"cmd": "export PASSWORD=\\"[REDACTED]\\" TOKEN=\\"[REDACTED]\\""}'
 
 
+def test_evidence_is_masked_once_whole_then_cut(leaky: Path) -> None:
+    """A report's evidence is masked once, in its query (RE2, held to Python's mask above), before it is cut: each
+    text is the whole text masked then cut, a secret across the cut masked whole, and none leaks."""
+    from forensics.report import evidence
+
+    con = duckdb.connect(str(leaky), read_only=True)
+    install_sql(con)
+    rows = con.execute("SELECT conversation_id, position, content FROM messages WHERE on_main_path").fetchall()
+    args = con.execute("SELECT conversation_id, position, arguments FROM tool_calls ORDER BY call_index").fetchall()
+    cited: dict[str, set[int]] = {}
+    for cid, pos, _ in rows:
+        cited.setdefault(cid, set()).add(pos)
+    for cut in (12, 40, evidence.TEXT_MAX):
+        got = evidence.fetch(con, cited, text_max=cut)
+        shown = {(cid, p): m for cid, ms in got.items() for p, m in ms.items()}
+        assert {(cid, p): m.text for (cid, p), m in shown.items()} == {
+            (cid, p): redact(t or "")[:cut] for cid, p, t in rows
+        }
+        assert sorted(c.arguments for m in shown.values() for c in m.calls) == sorted(
+            redact(a or "")[: evidence.ARGS_MAX] for _, _, a in args
+        )
+        for m in shown.values():
+            _assert_clean(m.text + "".join(c.arguments for c in m.calls))
+    # the fixture: 6 of its texts hold a secret; cut at 40 characters, 4 of them differ from the cut text masked
+    # (a secret across the cut, shown whole as the mask rather than in part)
+    assert sum(redact(t or "") != (t or "") for *_, t in rows) == 6
+    assert sum(redact(t or "")[:40] != redact((t or "")[:40]) for *_, t in rows) == 4
+
+
 def test_scrubbing_in_sql_masks_then_drops_placeholders(leaky: Path) -> None:
     """What analyzers cut terms from: secrets masked, then every placeholder (the mask too) a space; a text with
     neither comes back as it was."""

@@ -12,12 +12,14 @@ import functools
 import importlib
 import sys
 from collections.abc import Callable
-from importlib.metadata import entry_points
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from forensics.analyzers import reuse
+from forensics.analyzers import keys, reuse
 from forensics.analyzers.declare import INPUTS, Analyzer, CheckRule
 from forensics.analyzers.facts import Fact
+from forensics.config import Key
 from forensics.kernel.errors import ForensicsError
 from forensics.warehouse.derived import WRITTEN, Table
 from forensics.warehouse.queries import NamedQuery, list_queries, load_query
@@ -49,12 +51,18 @@ def declarations() -> tuple[Analyzer, ...]:
     that breaks a rule another relies on (a name, a config key or a fact declared twice; an analyzer before one
     it reads) is an error here, so no registry derived from them can disagree."""
     found = [_declaration(name, functools.partial(_builtin, path)) for name, path in REGISTRY.items()]
-    plugins = sorted(
-        (ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY), key=lambda ep: ep.name
-    )
-    found += [_declaration(ep.name, ep.load, f" (plug-in {ep.value})") for ep in plugins]
+    found += [_declaration(ep.name, ep.load, f" (plug-in {ep.value})") for ep in plugins()]
     _consistent(found)
     return tuple(found)
+
+
+@functools.cache
+def plugins() -> tuple[EntryPoint, ...]:
+    """The plug-in analyzers installed (entry points of ``ENTRY_POINT_GROUP`` not named like a built-in), by name;
+    none is loaded."""
+    return tuple(
+        sorted((ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in REGISTRY), key=lambda ep: ep.name)
+    )
 
 
 def _builtin(path: str) -> object:
@@ -104,7 +112,9 @@ def _consistent(found: list[Analyzer]) -> None:
 
 
 def names() -> list[str]:
-    return [a.name for a in declarations()]
+    """Every analyzer's name in report order, the built-ins then the plug-ins (none is loaded: a declaration's
+    name is its registry line's or its entry point's, ``_declaration``)."""
+    return [*REGISTRY, *(ep.name for ep in plugins())]
 
 
 def load(name: str) -> Analyzer:
@@ -120,9 +130,11 @@ def parse_only(only: str | None) -> list[str]:
     if not only:
         return names()
     wanted = [w.strip() for w in only.split(",") if w.strip()]
+    known = names()
     for w in wanted:
-        load(w)
-    return [n for n in names() if n in wanted]
+        if w not in known:
+            raise ForensicsError(f"unknown analyzer {w!r} (known: {', '.join(known)})")
+    return [n for n in known if n in wanted]
 
 
 @functools.cache
@@ -164,7 +176,39 @@ def leading() -> dict[str, int]:
 def detector_sections() -> dict[str, str]:
     """The config sections of this tool's own detector thresholds -> how they are fitted
     (``Analyzer.detector_sections``)."""
-    return {s: how for a in declarations() for s, how in (a.detector_sections or {}).items()}
+    return {s: how for c in configs() for s, how in c.detector_sections.items()}
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What an analyzer declares about the config: its sections, their keys and its detector sections."""
+
+    sections: dict[str, str]
+    keys: tuple[Key, ...]
+    detector_sections: dict[str, str]
+
+
+@functools.cache
+def configs() -> tuple[Configured, ...]:
+    """Each analyzer's config declarations, in report order, read without importing a built-in analyzer: from its
+    light module (``forensics.analyzers.keys.<name>``, which its declaration holds too; importing every analyzer
+    cost 0.8 CPU s, most of a report read back whole). With a plug-in installed, from every declaration (each
+    loaded and checked: a plug-in's keys are its declaration's). A registry line ``forensics.analyzers.keys`` does
+    not list (in ``NAMES`` or ``NONE``) is read from its declaration."""
+    if plugins():
+        return tuple(_configured(a) for a in declarations())
+    found = []
+    for name, path in REGISTRY.items():
+        if name in keys.NAMES:
+            m = importlib.import_module(f"{keys.__name__}.{name}")
+            found.append(Configured(m.SECTIONS, m.KEYS, getattr(m, "DETECTOR_SECTIONS", {})))
+        elif name not in keys.NONE:
+            found.append(_configured(_declaration(name, functools.partial(_builtin, path))))
+    return tuple(found)
+
+
+def _configured(a: Analyzer) -> Configured:
+    return Configured(a.sections or {}, a.keys, a.detector_sections or {})
 
 
 def measure_kinds() -> set[str]:

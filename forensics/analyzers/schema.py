@@ -5,6 +5,10 @@ analyzer reads; it sits below the analyzers, so this module, at the analyzers' l
 general keys, then each analyzer's in report order. Callers load a config here (``load_config``, ``defaults``), so
 a plug-in analyzer's keys are checked by `forensics config check` like the built-ins'.
 
+A built-in analyzer's keys are read from its light module (``forensics.analyzers.keys.<name>``, which its declaration
+holds too: ``analyzers.configs()``), so loading a config imports no analyzer. With a plug-in installed, its keys are
+its declaration's, so every declaration is loaded (and checked).
+
 docs/harness-config.md is generated: ``python -m forensics.analyzers.schema > docs/harness-config.md``.
 """
 
@@ -19,11 +23,12 @@ from forensics.config import GENERAL, GENERAL_SECTIONS, Config, Key, Schema
 
 @functools.cache
 def schema() -> Schema:
-    """Every key: ``config.GENERAL``, then every analyzer's declared keys (``analyzers.declarations()``)."""
-    found = analyzers.declarations()
+    """Every key: ``config.GENERAL``, then every analyzer's declared keys, in report order (``analyzers.configs()``:
+    the built-ins' read from ``forensics.analyzers.keys``, no analyzer imported)."""
+    found = analyzers.configs()
     return Schema(
-        GENERAL + tuple(k for a in found for k in a.keys),
-        {**GENERAL_SECTIONS, **{s: doc for a in found for s, doc in (a.sections or {}).items()}},
+        GENERAL + tuple(k for c in found for k in c.keys),
+        {**GENERAL_SECTIONS, **{s: doc for c in found for s, doc in c.sections.items()}},
     )
 
 

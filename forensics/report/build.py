@@ -19,7 +19,7 @@ import duckdb
 
 from forensics import analyzers
 from forensics import draw as draw_kit
-from forensics.analyzers import failures, quality, reuse, signature
+from forensics.analyzers import quality, reuse
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.schema import load_config
@@ -321,6 +321,8 @@ def done(
     (``failures.handed_over``): an unchanged run is not read again; on Spark (``runs``), or with no ``cfg``, from
     their messages (``signature.done``). ``known``: what an earlier call of the same report read (``Known``): each
     key is read once, and the ones read here are added to it."""
+    from forensics.analyzers import failures, signature  # here: a report read back whole imports neither
+
     kinds = analyzers.measure_kinds()
     measured = [f for s in sections for f in s.findings if f.kind in kinds and f.conversation_id]
     cids = sorted({f.conversation_id for f in measured})

@@ -1,8 +1,8 @@
 """The messages a finding cites, with two messages of context on each side, ready to show in place.
 
 One query for every finding of a report: only the cited windows are read, so a report of a million-message
-warehouse embeds a few hundred messages, not the corpus. Text is masked (``forensics.kernel.redact``) and cut at
-``TEXT_MAX`` characters with its full size kept; an assistant message's tool calls come folded with the size
+warehouse embeds a few hundred messages, not the corpus. Text is masked once, in the query (``forensics_masked``:
+``forensics.kernel.redact``'s rules in RE2), and cut at ``TEXT_MAX`` characters with its full size kept; an assistant message's tool calls come folded with the size
 of each result. The report (report.html) and the explorer (`forensics serve`) both show these.
 """
 
@@ -15,7 +15,6 @@ import duckdb
 import polars as pl
 
 from forensics.kernel.arrow import stream
-from forensics.kernel.redact import redact
 from forensics.warehouse import frame
 
 CONTEXT = 2  # messages shown before and after each cited one
@@ -80,8 +79,8 @@ def fetch(
                    left(forensics_masked(m.content), ?) AS text, m.content_chars AS chars, m.content_bytes AS bytes
             FROM messages m JOIN _evidence_wanted w USING (conversation_id, position)
             WHERE m.on_main_path ORDER BY 1, 2""",
-            [text_max + 200],
-        )  # masking may shorten: cut again below
+            [text_max],
+        )  # masked before it is cut: a secret across the cut is masked whole
         calls = frame(
             con,
             """
@@ -89,15 +88,14 @@ def fetch(
                    t.result_position, t.result_bytes, coalesce(t.is_error, false) AS is_error
             FROM tool_calls t JOIN _evidence_wanted w USING (conversation_id, position)
             ORDER BY t.conversation_id, t.position, t.call_index""",
-            [ARGS_MAX + 40],
+            [ARGS_MAX],
         )
     finally:
         con.unregister("_evidence_wanted")
     out: dict[str, dict[int, Message]] = {}
     for r in msgs.iter_rows(named=True):
-        text = redact(r["text"] or "")[:text_max]
         out.setdefault(r["conversation_id"], {})[r["position"]] = Message(
-            r["position"], r["role"], r["created_at"], text, r["chars"] or 0, r["bytes"] or 0
+            r["position"], r["role"], r["created_at"], r["text"] or "", r["chars"] or 0, r["bytes"] or 0
         )
     for r in calls.iter_rows(named=True):
         msg = out.get(r["conversation_id"], {}).get(r["position"])
@@ -105,7 +103,7 @@ def fetch(
             msg.calls.append(
                 Call(
                     r["name"] or "?",
-                    redact(r["arguments"] or "")[:ARGS_MAX],
+                    r["arguments"] or "",
                     r["result_position"],
                     r["result_bytes"],
                     bool(r["is_error"]),

@@ -17,10 +17,9 @@ from forensics.analyzers.baseline import draw
 from forensics.analyzers.baseline.settings import BaselineSettings
 from forensics.analyzers.declare import Analyzer, CheckRule
 from forensics.analyzers.facts import Fact, arrow
-from forensics.config import Config, Key
+from forensics.analyzers.keys import baseline as declared
+from forensics.config import Config
 from forensics.kernel.selection import SELECTED
-from forensics.text import cues
-from forensics.warehouse.migrations import TRIMMED_TEXT_MAX
 from forensics.warehouse.queries import load_query
 
 NAME = "baseline"
@@ -282,68 +281,12 @@ def _summary(per: pl.DataFrame, means: dict[str, float | None]) -> str:
     )
 
 
-# What a person writes when the assistant's work failed them (their turn's first PUSHBACK_HEAD characters, after
-# the assistant answered at least once): "still cannot drag", "same error", "it does not work", "you broke
-# something", a traceback pasted back, 还是不对. Python regexes, matched case-insensitively.
-PUSHBACK = [
-    r"\bstill (doesn'?t|does not|isn'?t|is not|not|no|cannot|can'?t|won'?t|getting|get|fails?|failing|broken|the "
-    r"same|seeing|see)\b",
-    r"\bsame (error|issue|problem|exception|result)\b",
-    r"\b(doesn'?t|does not|didn'?t|did not|isn'?t|is not|not) work(ing|s|ed)?\b",
-    r"\byou (broke|forgot|missed|ignored)\b",
-    r"\b(it'?s|is|are|was) broken\b",
-    r"\b(is|are|was|that'?s|it'?s|this is) (wrong|incorrect)\b",
-    r"^\W*nope\b",
-    r"\bno go\b",
-    r"\bI (said|told you|already told you)\b",
-    r"\bwhy did you\b",
-    r"traceback \(most recent call last\)",
-    r"\buncaught \w*error\b",
-    "不对",
-    "错了",
-    "还是不行",
-    "还是报错",
-    "没有用",
-    "不起作用",
-    "你忘了",
-    "又错",
-]
-
 ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"baseline": "Baseline metric definitions (docs/definitions.md#baseline-metrics)."},
-    keys=(
-        Key(
-            "baseline",
-            "continue_words",
-            ["继续", "continue", "go on", "继续吧"],
-            "a user message whose stripped text is exactly one of these is a continue-nag",
-            "words",
-            max_chars=TRIMMED_TEXT_MAX,
-        ),  # longer user texts are not kept trimmed in the warehouse
-        Key(
-            "baseline", "short_user_chars", 12, "user messages of at most this many characters are short", "characters"
-        ),
-        Key(
-            "baseline",
-            "pushback_patterns",
-            PUSHBACK,
-            "a person's turn after an answer whose first 400 characters match "
-            "one of these says the work failed them (user_pushback): still cannot, same error, does not work, you broke, "
-            "a traceback pasted back, 还是不对",
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "baseline",
-            "parallel_calls",
-            3,
-            "assistant messages with at least this many tool calls are parallel turns",
-            "calls",
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     facts=(
         Fact("baseline", per_conversation, ("created_at", "native_id", "conversation_id"), cached=True),
         Fact("baseline_tool_sizes", tool_sizes, ("conversation_id",), cached=True),

@@ -28,7 +28,8 @@ from forensics.analyzers.compression import draw, tune
 from forensics.analyzers.compression.settings import ToolResultSettings
 from forensics.analyzers.declare import Analyzer, Tuner
 from forensics.analyzers.facts import Fact
-from forensics.config import Config, Key
+from forensics.analyzers.keys import compression as declared
+from forensics.config import Config
 from forensics.kernel.arrow import relation_frame, stream
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse import derived, frame
@@ -314,41 +315,8 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"tool_result": "Tool-result compression (docs/definitions.md#tool-result-compression-replay)."},
-    keys=(
-        Key(
-            "tool_result",
-            "compress_enabled",
-            True,
-            "summarize large tool results before they enter the context",
-            "",
-            "TOOL_RESULT_COMPRESS_ENABLED",
-        ),
-        Key(
-            "tool_result",
-            "summarize_bytes",
-            2000,
-            "summarize a result larger than this",
-            "UTF-8 bytes",
-            "TOOL_RESULT_SUMMARIZE_BYTES",
-        ),
-        Key(
-            "tool_result",
-            "summarize_share",
-            0.40,
-            "or larger than this share of the request context",
-            "share",
-            "TOOL_RESULT_SUMMARIZE_SHARE",
-        ),
-        Key(
-            "tool_result",
-            "head_tail_lines",
-            5,
-            "lines kept from the start and the end of a summarized result",
-            "lines",
-            "TOOL_RESULT_HEAD_TAIL_LINES",
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     facts=(Fact("compression", replay_grid, ("summarize_bytes", "summarize_share", "native_id", "conversation_id")),),
     reads=FACTS,
     tuners=(Tuner(tune.compression, ("tool_result.summarize_bytes", "tool_result.summarize_share")),),

@@ -20,9 +20,10 @@ from forensics.analyzers import reuse
 from forensics.analyzers.base import Chart, Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.facts import Fact
+from forensics.analyzers.keys import keywords as declared
 from forensics.analyzers.keywords import draw
 from forensics.analyzers.keywords.settings import KeywordSettings
-from forensics.config import Config, Key
+from forensics.config import Config
 from forensics.kernel.selection import SELECTED
 from forensics.text.distinctive import distinctive_of
 from forensics.text.keywords import content_tokens, top_keywords
@@ -159,26 +160,8 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"keyword": "Keyword summaries and the tokenizer (docs/definitions.md#tokenizer-and-keywords)."},
-    keys=(
-        Key(
-            "keyword",
-            "fallback_enabled",
-            True,
-            "use the keyword summary when compaction fails",
-            "",
-            "KEYWORD_FALLBACK_ENABLED",
-        ),
-        Key("keyword", "top_k", 10, "keywords kept per summary", "tokens", "KEYWORD_TOP_K"),
-        Key(
-            "keyword",
-            "tokenizer",
-            "jieba+bigram",
-            "bigram, jieba or jieba+bigram",
-            "",
-            choices=("bigram", "jieba", "jieba+bigram"),
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     facts=(Fact("keyword_counts", counts, ("native_id", "conversation_id"), cached=True),),
     reads=("keyword_counts",),
     charts={"distinctive_terms": draw.terms},

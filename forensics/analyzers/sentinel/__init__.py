@@ -7,6 +7,7 @@ The analyzer entry point is ``run``; ``classify``, ``strip_for_display``, ``Comp
 
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
 from forensics.analyzers.facts import Fact
+from forensics.analyzers.keys import sentinel as declared
 from forensics.analyzers.sentinel import draw, tune
 from forensics.analyzers.sentinel.section import FACTS, NAME, TITLE, run
 from forensics.analyzers.sentinel.settings import SentinelSettings
@@ -14,7 +15,6 @@ from forensics.analyzers.sentinel.state import ComplianceTracker, compliance_key
 from forensics.analyzers.sentinel.sweep import window_sweep
 from forensics.analyzers.sentinel.tables import build_tables, failures, judged, turns
 from forensics.analyzers.sentinel.verdict import Sentinel, Verdict, classify, strip_for_display
-from forensics.config import Key
 from forensics.warehouse import derived
 
 __all__ = [
@@ -34,51 +34,12 @@ __all__ = [
 ]
 
 
-SENTINEL_TOKENS = ["toolsapproved", "untrusteddata", "idsfresh", "batchbulk", "saveauto"]
-
 ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"sentinel": "Sentinel (canary) compliance (docs/definitions.md#sentinel-compliance)."},
-    keys=(
-        Key("sentinel", "enabled", True, "judge final replies for the sentinel line", "", "SENTINEL_ENABLED"),
-        Key("sentinel", "marker", "[[SS-CHECK", "the sentinel line's opening marker", ""),
-        Key("sentinel", "tokens", SENTINEL_TOKENS, "the tokens expected after the marker, in order", "tokens"),
-        Key(
-            "sentinel",
-            "compliance_window",
-            3,
-            "judged replies without a Healthy one before a model is muted",
-            "replies",
-            "SENTINEL_COMPLIANCE_WINDOW",
-        ),
-        Key(
-            "sentinel",
-            "correction_words",
-            ["不对", "错了", "不是这个", "你忘了", "wrong", "that's not", "you forgot", "I said"],
-            "a user message containing one of these is a correction (a visible failure)",
-            "phrases",
-        ),
-        Key("sentinel", "closing", "]]", "what ends the sentinel line", ""),
-        Key(
-            "sentinel",
-            "tool_error_patterns",
-            [
-                r"\[exit code: [1-9][0-9]*\]",
-                r"^error(\[E[0-9]+\])?:",
-                "panicked at",
-                r"traceback \(most recent call last\)",
-                "test result: failed",
-                "no such file or directory",
-                "permission denied",
-                "command not found",
-            ],
-            "a tool result matching one of these (RE2, case-insensitive, ^ at line starts) is a tool error even "
-            "without the error flag",
-            "regexes",
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     facts=(
         Fact(
             "sentinel_judged",

@@ -17,12 +17,12 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.keys import skills as declared
 from forensics.analyzers.skills import draw
 from forensics.analyzers.skills.proposals import Proposal, propose
 from forensics.analyzers.skills.replay import MESSAGES, Replay, Row, frame_of, gather, tally
 from forensics.analyzers.skills.settings import SkillsSettings
 from forensics.analyzers.skills.table import TriggerTable, configured, read_table, with_triggers
-from forensics.config import Key
 from forensics.kernel.arrow import stream
 from forensics.warehouse import derived
 
@@ -398,33 +398,8 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={
-        "skills": "Skill routing (docs/metrics.md#skills): the harness's trigger table and how the model loads skills."
-    },
-    keys=(
-        Key(
-            "skills",
-            "triggers",
-            "",
-            "the trigger table the harness routes skills with (skill_triggers.json: "
-            '{"schema": 1, "skills": {"<skill id>": ["phrase", ...]}}); relative to this file; empty: none',
-            "path",
-        ),
-        Key(
-            "skills",
-            "tools",
-            ["Skill", "meta.loadSkill", "meta_loadSkill"],
-            "tool calls that load a skill (Claude Code's Skill tool, the seed harness's meta.loadSkill)",
-            "tool names",
-        ),
-        Key(
-            "skills",
-            "argument_keys",
-            ["skill", "command", "name"],
-            "the first of these arguments that holds text names the skill a load call loads",
-            "argument names",
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     charts={"routing": draw.routing},
     tables=(derived.Table("skill_routing", "whole", "each request replayed against the trigger table"),),
     settings=(SkillsSettings,),

@@ -17,6 +17,7 @@ import polars as pl
 
 from forensics.analyzers.base import Chart, Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer, Mark, Tuner
+from forensics.analyzers.keys import topics as declared
 from forensics.analyzers.keywords.settings import KeywordSettings
 from forensics.analyzers.topics import corpus, draw, embedding, tune, work
 from forensics.analyzers.topics.evaluate import (
@@ -36,10 +37,9 @@ from forensics.analyzers.topics.model import has_mode, judging_mode, load_model,
 from forensics.analyzers.topics.pipeline import Settings, analyze, conversation_messages, messages_sql
 from forensics.analyzers.topics.settings import TopicSettings
 from forensics.analyzers.topics.signals import Message, prepare
-from forensics.config import ROLES, Config, ConfigError, Key
+from forensics.config import Config, ConfigError
 from forensics.kernel.arrow import stream
 from forensics.kernel.selection import SELECTED
-from forensics.text import cues
 from forensics.text.cues import Cues
 from forensics.warehouse import derived
 
@@ -533,132 +533,8 @@ ANALYZER = Analyzer(
     NAME,
     TITLE,
     run,
-    sections={"topic": "Topic-switch detection (docs/definitions.md#topic-switches)."},
-    keys=(
-        Key("topic", "marker_enabled", True, "mark topic switches for the harness", "", "TOPIC_MARKER_ENABLED"),
-        Key(
-            "topic",
-            "open_domain",
-            False,
-            "mark switches in open-domain talk too (the dialogue mode: roles with "
-            '"assistant"); off: such talk is not judged and nothing is marked, since on PersonaChat chit-chat '
-            "(TIAGE) the marker's F1 is under marking every turn (docs/topics-evaluation.md, issue 43)",
-            "",
-        ),
-        Key(
-            "topic",
-            "min_confidence",
-            0.7,
-            "both messages need a topic this confident for a switch marker",
-            "probability",
-            "TOPIC_MIN_CONFIDENCE",
-        ),
-        Key(
-            "topic", "roles", ["user"], "roles whose messages are judged and may start a topic", "roles", choices=ROLES
-        ),
-        Key(
-            "topic",
-            "switch_score",
-            0.39,
-            "when only user turns are judged (assistant logs): a judged message whose "
-            "switch score reaches this starts a new topic; the fitted operating point (weights.json modes.user "
-            "anchor): lower trades precision for recall",
-            "score in [0, 1]",
-        ),
-        Key(
-            "topic",
-            "dialogue_switch_score",
-            0.32,
-            "the same when assistant turns are judged too (human-human "
-            'dialogue, roles with "assistant"); weights.json modes.dialogue anchor',
-            "score in [0, 1]",
-        ),
-        Key(
-            "topic",
-            "embedding",
-            False,
-            "also judge cohesion by sentence embeddings (needs the optional extra "
-            "forensics[embedding]; used where the judging mode has weights fitted with it: dialogue)",
-            "",
-        ),
-        Key(
-            "topic",
-            "embedding_switch_score",
-            0.29,
-            "the switch score threshold when the embedding signals are used "
-            "(weights.json modes.dialogue+embedding anchor)",
-            "score in [0, 1]",
-        ),
-        Key(
-            "topic",
-            "lexicon",
-            {},
-            "optional table topic = [phrases]: a message containing a phrase has that topic",
-            "phrases",
-        ),
-        Key(
-            "topic",
-            "request_cues",
-            cues.REQUEST_CUES,
-            "a judged message matching one of these opens a request "
-            '(a verb and an indefinite object: "looking for a", "推荐一家"; not right after a negation: '
-            '"I do not need a table", "不需要一个")',
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "topic",
-            "addition_cues",
-            cues.ADDITION_CUES,
-            '... adds a request ("I also need", "另外")',
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "topic",
-            "reference_cues",
-            cues.REFERENCE_CUES,
-            '... refers back to the current subject ("it", "这家")',
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "topic",
-            "offer_cues",
-            cues.OFFER_CUES,
-            "a message before a judged one matching these (in its last 200 "
-            'characters) offers more help ("anything else?")',
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "topic",
-            "proposal_cues",
-            cues.PROPOSAL_CUES,
-            "a reply closing with one of these proposes to do something "
-            '("I can expand the schema", "需要我帮你预订吗"): a request in the sentence that accepts it ("yes, please '
-            'do") takes the proposal up',
-            "regexes",
-            validate=cues.invalid_regex,
-        ),
-        Key(
-            "topic",
-            "social_words",
-            cues.SOCIAL_WORDS,
-            "a judged message whose content words are all among these "
-            "(thanks, bye, 好的) closes or acknowledges: it carries no topic and never starts one",
-            "words",
-        ),
-        Key(
-            "topic",
-            "register_words",
-            cues.REGISTER_WORDS,
-            "how people talk rather than what about (sorry, "
-            "frustrated, urgent, kindly): left out of the corpus topic model's words, so it learns subjects, not "
-            "registers",
-            "words",
-        ),
-    ),
+    sections=declared.SECTIONS,
+    keys=declared.KEYS,
     tuners=(
         Tuner(tune.topic_confidence, ("topic.min_confidence",)),
         Tuner(tune.topic_switch_score),
