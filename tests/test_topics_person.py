@@ -389,3 +389,30 @@ def test_a_retried_search_after_nothing_found_is_the_choice_asked_for() -> None:
     assert not reads("They do not open until 10 , can I try another time ?", "No , that 's ok . I need a taxi .")
     assert not reads("No steakhouses . Something else ?", "I also need a hotel in the north .")
     assert not reads("I found 3 steakhouses . Would you like another area ?", "Are there any Italian places ?")
+
+
+def test_a_new_request_after_a_content_free_turn_is_marked_in_a_booking_dialogue() -> None:
+    """ "Thank you so much !" carries no topic; the request after it ("I also need a train") is read against the last
+    turn with a topic and marked, in the user mode off work (a person booking with an assistant) as at work; "How
+    about 10:00 then ?" carries none either, and booking the train after it continues. Without the request scorer
+    (``work_model``: the user mode's) the seed's rule holds: no marker after a content-free turn (issue 43, woz7)."""
+    from forensics.analyzers.topics.model import load_model
+
+    msgs, idf = _conversation(
+        [
+            ("user", "I need a cheap hotel in the north with free parking ."),
+            ("assistant", "The Acorn Guest House is cheap and has free parking . Would you like to book it ?"),
+            ("user", "Thank you so much !"),
+            ("assistant", "You 're welcome . Is there anything else I can help you with ?"),
+            ("user", "I also need a train to London on Friday ."),
+            ("assistant", "TR1234 leaves at 09:00 ."),
+            ("user", "How about 10:00 then ?"),
+            ("assistant", "TR2345 leaves at 10:00 ."),
+            ("user", "Great , book it for 2 people please ."),
+        ]
+    )
+    lexical = load_models("user")[1]
+    marked = {j.position: (j.topic, j.marker) for j in infer(msgs, idf, lexical, CUES, work_model=load_model("work"))}
+    assert marked == {0: ("T1", False), 2: (None, False), 4: ("T2", True), 6: (None, False), 8: ("T2", False)}
+    seed = {j.position: j.marker for j in infer(msgs, idf, lexical, CUES)}
+    assert not any(seed.values())
