@@ -375,8 +375,10 @@ class Idf:
 
 
 def _vector(counts: Counter[str], idf: Idf) -> dict[str, float]:
-    # a term said once weighs its IDF: (1 + log 1) * w is w to the bit, and most terms are said once
-    return {t: idf(t) if c == 1 else (1 + math.log(c)) * idf(t) for t, c in counts.items()}
+    # a term said once weighs its IDF: (1 + log 1) * w is w to the bit, and most terms are said once; a weight is read
+    # from the memo without a call (an IDF is never 0: at least 1), computed by the call the first time
+    memo = idf._memo.get
+    return {t: (memo(t) or idf(t)) if c == 1 else (1 + math.log(c)) * (memo(t) or idf(t)) for t, c in counts.items()}
 
 
 def message_vector(m: Message, idf: Idf) -> dict[str, float]:
