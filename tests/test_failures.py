@@ -730,6 +730,10 @@ def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:
     rnd = random.Random(46)
     for _ in range(400):
         picked = rnd.choices(texts, k=rnd.randint(1, 6))
+        if rnd.random() < 0.4:  # text without FOLDS_TO_ASCII, not ASCII: the lower-case path (Chinese outputs)
+            picked.append(rnd.choice(["发布失败", "Ärger: 失败", "ошибка", "坏了 timeout", "naïve"]))
+        if rnd.random() < 0.1:  # and with one: re.I line by line
+            picked.append(rnd.choice(["faİled: x", "no ſuch file", "ERROR", "ﬁle"]))
         mixed = rnd.choice(["\n", "\r\n", " ", "\x0c", "\u2028"]).join(picked)
         texts.append(mixed.swapcase() if rnd.random() < 0.3 else mixed)
     for text in texts:
@@ -738,6 +742,23 @@ def test_error_line_fast_path_is_the_patterns_on_every_line() -> None:
         assert error_line(text) == _slow_error_line(text), text
         assert error_line(text, True) == _slow_error_line(text, True), text
     assert sum(_slow_error_line(t) is not None for t in texts) > 100  # the mixes hold errors to find
+
+
+def test_folds_to_ascii_is_every_character_re_i_or_its_case_reads_as_ascii() -> None:
+    """``error_lines.FOLDS_TO_ASCII`` is every character other than ASCII that re.I matches to an ASCII letter or
+    whose lower or upper case holds an ASCII character: a text without them is read by ``str.lower`` as re.I reads
+    it, where ASCII words are concerned."""
+    import re
+    import sys
+
+    from forensics.analyzers.signature.error_lines import FOLDS_TO_ASCII
+
+    chars = "".join(chr(c) for c in range(128, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    by_re = {m.group() for m in re.finditer("[a-z]", chars, re.I)} | {
+        m.group() for m in re.finditer("|".join("abcdefghijklmnopqrstuvwxyz"), chars, re.I)
+    }
+    by_case = {c for c in chars if any(x.isascii() for x in c.lower() + c.upper())}
+    assert by_re | by_case == set(FOLDS_TO_ASCII)
 
 
 def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> None:

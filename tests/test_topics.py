@@ -307,3 +307,33 @@ def test_a_closing_or_thank_you_never_starts_a_topic(tmp_path) -> None:
     assert {(c, p) for c, p, t in rows if t is None} >= closings
     assert [t for c, p, t in rows if (c, p) == ("tau-1", 0)] == ["T1"]  # the request itself carries a topic
     assert switches == 0
+
+
+def test_entities_runs_each_pattern_only_where_it_can_match() -> None:
+    """``entities`` skips a pattern on a text without what its every match holds (a title's bracket, the dot of a
+    Chinese name, a path's slash, a file name's dot, a backtick): the same names as every pattern on every text, on
+    random mixes of the forms."""
+    import random
+
+    from forensics.analyzers.topics import signals
+    from forensics.text.identifiers import ENTITY_IDENTIFIER, ENTITY_PATH
+
+    def every_pattern(text: str) -> set[str]:
+        out: set[str] = set()
+        for m in signals._TITLE.finditer(text):
+            out.add(next(g for g in m.groups() if g).strip().lower())
+        out.update(x.lower() for x in signals._DOT_NAME.findall(text))
+        out.update(x.lower() for x in ENTITY_PATH.findall(text))
+        out.update(x.strip().lower() for x in signals._CODE.findall(text))
+        out.update(x.lower() for x in ENTITY_IDENTIFIER.findall(text))
+        out.update(x.lower() for x in signals._ERROR.findall(text))
+        out.update(x.lower() for x in signals._NAME.findall(text) if x.lower() not in signals._COMMON_CAPS)
+        return {e for e in out if len(e) > 1}
+
+    forms = ["a/b", "src/x.py", "x.py", "foo-bar.rs", "《三体》", "【t】", "「名」", "王·小明", "`code`", " ", ".", "/",
+             "KeyError", "the Cat", "snake_case", "camelCase", "\n", "e.g."]  # fmt: skip
+    rnd = random.Random(46)
+    texts = ["".join(rnd.choice(forms) for _ in range(rnd.randint(1, 8))) for _ in range(3000)]
+    assert sum(bool(every_pattern(t)) for t in texts) > 2000
+    for text in texts:
+        assert entities(text, proper_nouns=False) == every_pattern(text), text

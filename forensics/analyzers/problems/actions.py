@@ -387,11 +387,17 @@ def recurring_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     cids = sorted({cid for cid, *_ in groups})
     edits, successes = _edits(con, cids), _successes(con, cids)
     out: list[Problem] = []
+    # each output's errors, read once: it is in its tool's group and in ANY_TOOL's
+    read: dict[tuple[str, int], list[tuple[int, str]]] = {}
     for (cid, name, _), calls in groups.items():
         calls.sort()
-        outputs = [Msg(rpos, "tool", "tool", None, text, error=True) for _, rpos, _, text in calls]
+        errs = []
+        for _, rpos, _, text in calls:
+            if (cid, rpos) not in read:
+                read[(cid, rpos)] = signature.errors([Msg(rpos, "tool", "tool", None, text, error=True)])
+            errs += read[(cid, rpos)]
         at = {rpos: (pos, canon, text) for pos, rpos, canon, text in calls}
-        for rposs in signature.occurrences(signature.errors(outputs)).values():
+        for rposs in signature.occurrences(errs).values():
             for stretch in _stretches(sorted(set(rposs), key=lambda r: at[r][0]), at, edits.get(cid, [])):
                 n = len({at[r][0] for r in stretch})
                 if n < 3:

@@ -102,6 +102,7 @@ _TITLE = re.compile(r"《([^》]{1,40})》|【([^】]{1,40})】|「([^」]{1,40}
 _DOT_NAME = re.compile(r"[\u4e00-\u9fff]{1,4}(?:·[\u4e00-\u9fff]{1,6})+")
 _CODE = re.compile(r"`([^`\n]{2,80})`")
 _ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\b(?:panic|traceback|errno|E\d{3,4})\b")
+_ENTITY_FILE = re.compile(ENTITY_PATH.pattern.split("|", 1)[1])  # ENTITY_PATH without its first form (a/b)
 _NAME = re.compile(r"(?<![.!?。]\s)(?<!^)\b[A-Z][a-z]{2,}(?:\s+[A-Z][a-z]{2,})*")
 
 SHIFT_CUES = (
@@ -234,11 +235,19 @@ def entities(text: str, proper_nouns: bool = True) -> set[str]:
     """Names and identifiers: titles in 《》【】, dotted Chinese names, paths, `code`, identifiers, errors, and
     (``proper_nouns``) the Chinese person/place/organisation names jieba's tagger finds."""
     out: set[str] = set()
-    for m in _TITLE.finditer(text):
-        out.add(next(g for g in m.groups() if g).strip().lower())
-    out.update(x.lower() for x in _DOT_NAME.findall(text))
-    out.update(x.lower() for x in ENTITY_PATH.findall(text))
-    out.update(x.strip().lower() for x in _CODE.findall(text))
+    # each pattern run only where the text holds what its every match must (most texts hold no title, dot name, code
+    # span or path)
+    if "《" in text or "【" in text or "「" in text:
+        for m in _TITLE.finditer(text):
+            out.add(next(g for g in m.groups() if g).strip().lower())
+    if "·" in text:
+        out.update(x.lower() for x in _DOT_NAME.findall(text))
+    if "/" in text:
+        out.update(x.lower() for x in ENTITY_PATH.findall(text))
+    elif "." in text:  # a file name alone (ENTITY_PATH's other form needs a /)
+        out.update(x.lower() for x in _ENTITY_FILE.findall(text))
+    if "`" in text:
+        out.update(x.strip().lower() for x in _CODE.findall(text))
     out.update(x.lower() for x in ENTITY_IDENTIFIER.findall(text))
     out.update(x.lower() for x in _ERROR.findall(text))
     out.update(x.lower() for x in _NAME.findall(text) if x.lower() not in _COMMON_CAPS)
@@ -366,8 +375,10 @@ class Idf:
 
 
 def _vector(counts: Counter[str], idf: Idf) -> dict[str, float]:
-    # a term said once weighs its IDF: (1 + log 1) * w is w to the bit, and most terms are said once
-    return {t: idf(t) if c == 1 else (1 + math.log(c)) * idf(t) for t, c in counts.items()}
+    # a term said once weighs its IDF: (1 + log 1) * w is w to the bit, and most terms are said once; a weight is read
+    # from the memo without a call (an IDF is never 0: at least 1), computed by the call the first time
+    memo = idf._memo.get
+    return {t: (memo(t) or idf(t)) if c == 1 else (1 + math.log(c)) * (memo(t) or idf(t)) for t, c in counts.items()}
 
 
 def message_vector(m: Message, idf: Idf) -> dict[str, float]:
