@@ -146,12 +146,17 @@ def _mask_cell(
 
 def _hits(col: pl.Series, patterns: tuple[str, ...]) -> dict[int, list[int]]:
     """The rows where any of ``patterns`` matches (Rust's regex, linear-time), each with the indices of those that
-    do."""
+    do; the keyword rule's pattern (the first) narrowed by ``secret_rules.keyword_kept``."""
     hits: dict[int, list[int]] = {}
     if col.null_count() == len(col):
         return hits
     for k, p in enumerate(patterns):
-        for r in col.str.contains(p).arg_true().to_list():
+        rows = col.str.contains(p).arg_true()
+        if k == 0 and len(rows):  # the keyword rule's: only where a match may be kept (most are code: token: str)
+            a, b, c = secret_rules.keyword_kept()
+            got = col.gather(rows)
+            rows = rows.filter((got.str.contains(a) & got.str.contains(b)) | got.str.contains(c))
+        for r in rows.to_list():
             hits.setdefault(r, []).append(k)
     return hits
 

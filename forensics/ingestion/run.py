@@ -109,10 +109,10 @@ def _execute(
     tune(wh.con, max((size for pl in todo for _, _, size in pl.tasks), default=0))
     loader = Loader(wh.con, run_id, keep_secrets)
     done = 0
-    # the fork server imports the importers once, before forking: their pages are shared by the parse workers
-    for tag, b, err in run_ordered(
-        _tasks(todo, keep_secrets), workers, total >= PARALLEL_MIN_BYTES, preload=(__name__,)
-    ):
+    # the fork server imports the importers (and compiles the secret rules) once, before forking: their pages are
+    # shared by the parse workers
+    preload = (__name__,) if keep_secrets else (__name__, "forensics.ingestion.warm")
+    for tag, b, err in run_ordered(_tasks(todo, keep_secrets), workers, total >= PARALLEL_MIN_BYTES, preload=preload):
         loader.add(b if err is None else Bundle(None, [_error(pl, err) for pl, _, _ in tag]), tag)
         done += sum(n for _, _, n in tag)
         if progress:

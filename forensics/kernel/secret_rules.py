@@ -11,8 +11,9 @@ it, so hashes, UUIDs, git SHAs and base64 images in ordinary text are left alone
 
 detect-secrets is imported on the first scan, not with this module (it costs half a second).
 Every rule also has an RE2 form (a superset: lookarounds dropped, back-references widened) so that a column
-of a million messages is filtered in Rust (``prefilter``: four patterns, run by polars) and only the
-texts that may hold a secret are scanned here, by the rules whose pattern matched. A find is reported by its span, its kind and a fingerprint: a slow,
+of a million messages is filtered in Rust (``prefilter``: four patterns, run by polars; the keyword rule's texts
+narrowed by ``keyword_kept`` to those where a value it keeps can be) and only the texts that may hold a secret are
+scanned here, by the rules whose pattern matched. A find is reported by its span, its kind and a fingerprint: a slow,
 salted hash of the value (PBKDF2), short enough to say "the same secret again" and never the value.
 """
 
@@ -125,11 +126,36 @@ def keyword_rule() -> Rule:
         "(?P<key>(?:" + "|".join(DENYLIST) + r"|token|credential|access_?key|api-key|storage_?key|pass|auth)"
         r"[A-Za-z0-9_.\-]*)"
     )
-    pattern = (
-        key + r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""
-        r"""(?P<value>[^\s"'`\\]{1,200})"""
-    )
+    pattern = key + ASSIGNED + r"""(?P<value>[^\s"'`\\]{1,200})"""
     return Rule("secret-keyword", re.compile(pattern), _re2(pattern, re.IGNORECASE), extend=False, check="keyword")
+
+
+ASSIGNED = r"""(?:\\?["'`\]]){0,2}""" + _W + r"(?::=|=>|==?|:)" + _W + r"""(?P<q>\\?["'`])?"""  # after the name
+PLAIN = r"""[^\s"'`\\(),;{}\[\]]"""  # what a kept credential value is made of (``_high_entropy``'s CODE aside from =)
+DIGIT = r"(?-i:[0-9\x{80}-\x{10FFFF}])"  # what str.isdigit may call a digit, and more
+LETTER = r"(?-i:[A-Za-z\x{80}-\x{10FFFF}])"  # what str.isalpha may call a letter, and more
+
+
+@lru_cache(maxsize=1)
+def keyword_kept() -> tuple[str, str, str]:
+    """Three patterns (Rust's regex) that say more narrowly where the keyword rule may keep a match (``_keep``), for
+    the texts its prefilter pattern flagged: a text where ``(a and b) or c`` holds. A kept credential's value
+    (``_high_entropy``) starts with 16 characters free of code (a), and holds a digit and a letter before any code
+    (b); a kept password's (``_password_like``) has 4 characters at least, under a name holding a password word
+    (c). Each one matches wherever its half of ``_keep`` can keep something, whatever else the text holds: a
+    superset, so the scan finds the same."""
+    key = keyword_rule().rx.pattern[: keyword_rule().rx.pattern.index(ASSIGNED)]
+    name = "[A-Za-z0-9_.\\-]*"
+    mixed = f"(?:{PLAIN}*{DIGIT}{PLAIN}*{LETTER}|{PLAIN}*{LETTER}{PLAIN}*{DIGIT})"
+    a, b, c = (
+        rust_classes(_re2(p, re.IGNORECASE))
+        for p in (
+            key + ASSIGNED + PLAIN + "{16}",
+            key + ASSIGNED + mixed,
+            name + "(?:pass|pwd|contrase)" + name + ASSIGNED + r"""[^\s"'`\\]{4}""",
+        )
+    )
+    return a, b, c
 
 
 NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
