@@ -225,8 +225,8 @@ class Target:
 
 
 TARGETS: list[Target] = [  # issue 28's table first, in its order, then the earlier rounds' targets
-    Target("ingest bench.db ≤ 1.5 × naive loop", "ingest_sqlite", 1.5, "naive"),
-    Target("ingest sessions/ ≤ 2 × read_json floor", "ingest_jsonl", 2.0, "read_json"),
+    Target("ingest bench.db ≤ 2 × naive loop (masking included)", "ingest_sqlite", 2.0, "naive"),  # issue 46
+    Target("ingest sessions/ ≤ 3 × read_json floor", "ingest_jsonl", 3.0, "read_json"),  # issue 46
     Target("report --only baseline ≤ 0.1 × naive loop", "report_baseline", 0.1, "naive"),
     Target("full report (first) ≤ 10 × naive loop", "report_full", 10, "naive"),
     Target("full report (again) ≤ 2 × naive loop", "report_full_again", 2, "naive"),
