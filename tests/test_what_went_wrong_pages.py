@@ -78,6 +78,33 @@ def test_home_opens_with_the_clusters_and_the_failed_runs_at_their_decisive_step
     assert r.status_code == 200 and 'hit" id="m20"' in r.text
 
 
+def test_home_says_the_reports_sentence_where_no_run_is_graded(reported: Path, tmp_path: Path) -> None:
+    """Clusters of problem-bearing runs and no grade: the report says why it lists no failed run in one sentence
+    (``Table.empty``); the home page says the same, escaped as the report's HTML is, its command as code."""
+    from forensics.analyzers.failures import NO_GRADES
+
+    db = tmp_path / "ungraded.duckdb"
+    assert run_cli("ingest", str(FIXTURES / "claude_code"), "--db", str(db))[0] == 0
+    out = tmp_path / "r"
+    code, _, err = run_cli(
+        "report", "--db", str(db), "--out", str(out), "--format", "md", "--only", "problems,usage,outcomes,failures"
+    )
+    assert code == 0, err
+    assert (out / "report.md").read_text().count(NO_GRADES) == 2  # failed runs, what they did differently
+    body = _section(_home(db))
+    rows = [re.findall(r"<td>(.*?)</td>", tr, re.S) for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S)]
+    assert [r for r in rows if r] == [
+        ["answered, no error", "1", "0", "0", "–"],
+        ["answered: error: ripgrep timed out after 30s", "1", "0", "0", "–"],
+    ]
+    assert body.rstrip().endswith(
+        "</table></div><p>No graded runs: which runs failed, and what they did differently, needs their outcomes "
+        "(<code>forensics outcomes FILE</code>, or a benchmark log that records its grade; see docs/outcomes.md).</p>"
+    )
+    assert "`" not in body and "<ol" not in body
+    assert "No graded runs" not in _section(_home(reported))  # graded runs: their failed runs, no sentence
+
+
 def test_home_says_so_in_one_line_when_the_tables_are_absent_or_empty(reported: Path, tmp_path: Path) -> None:
     bare = tmp_path / "bare.duckdb"  # ingested, never reported
     assert run_cli("ingest", str(FIXTURES / "outcomes"), "--db", str(bare))[0] == 0

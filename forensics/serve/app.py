@@ -30,7 +30,7 @@ from forensics.kernel.errors import ForensicsError
 from forensics.kernel.redact import mask_frame, redact
 from forensics.report import compose
 from forensics.report import html as report_html
-from forensics.report.document import Block
+from forensics.report.document import Block, Paragraph, prose
 from forensics.report.text import kind_words, positions_text
 from forensics.serve import data
 from forensics.serve.headers import SecurityHeaders
@@ -162,11 +162,14 @@ def _blocks(blocks: tuple[Block, ...]) -> Markup:
 
 def _overview(con: Any, request: Request) -> dict[str, Any]:
     digest = data.digest(con)
+    wrong = data.what_went_wrong(con)
+    if wrong and wrong["ungraded"]:  # as the report's HTML says it: escaped, its `code spans` as code
+        wrong["ungraded"] = _blocks((Paragraph(prose(wrong["ungraded"])),))
     return {
         "digest": digest,
         "what_to_change": _blocks(compose.what_to_change(digest["what_to_change"])) if digest else "",
         "reported": data.reported(con),
-        "wrong": data.what_went_wrong(con),
+        "wrong": wrong,
         "conversations": con.execute("SELECT count(*) FROM conversations").fetchall()[0][0],
     }
 

@@ -399,7 +399,8 @@ STEP_CHARS = 200  # characters of a decisive step's text on the home page (maske
 def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
     """The last report's "What went wrong" (the ``what_went_wrong`` view the failures analyzer declares): the
     clusters largest first, and the failed runs of the most common failed signatures with their decisive step
-    (position, agent, the rule that chose it, the step's text masked, escaped and cut). None when no report wrote
+    (position, agent, the rule that chose it, the step's text masked, escaped and cut), and where no failed run is
+    listed because no run is graded, the report's sentence saying so (``ungraded``). None when no report wrote
     them, they are empty, or no analyzer declares the view."""
     read = analyzers.view("what_went_wrong")
     if read is None:
@@ -412,4 +413,5 @@ def what_went_wrong(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
         w["label"] = labels[w["conversation_id"]].text if w["conversation_id"] in labels else w["conversation_id"]
     if not clusters and not worst:
         return None
-    return {"clusters": clusters, "worst": worst}
+    ungraded = analyzers.view("ungraded") if not worst else None  # the report's sentence in place of its failed runs
+    return {"clusters": clusters, "worst": worst, "ungraded": ungraded(con) if ungraded is not None else ""}

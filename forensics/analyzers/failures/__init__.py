@@ -373,11 +373,9 @@ def _features(
     return Graded(cid, failed, task, frozenset(feats)), revealing
 
 
-# in place of the tables that need graded runs (``Table.empty``) where the selection has none (the demo's fixtures)
-NO_GRADES = (
-    "No graded runs: which runs failed, and what they did differently, needs their outcomes (`forensics outcomes "
-    "FILE`, or a benchmark log that records its grade; see docs/outcomes.md)."
-)
+# in place of the tables that need graded runs (``Table.empty``) where the selection has none (the demo's fixtures);
+# the explorer says it too (``views.ungraded``)
+NO_GRADES = views.NO_GRADES
 
 
 def _differences_table(diffs: list[Difference]) -> Table:
@@ -631,7 +629,11 @@ ANALYZER = Analyzer(
     run,
     after=("outcomes",),
     lead=1,  # the report leads with what went wrong, before the runs
-    views={"what_went_wrong": views.what_went_wrong, "decisive_step": views.decisive_step},
+    views={
+        "what_went_wrong": views.what_went_wrong,
+        "decisive_step": views.decisive_step,
+        "ungraded": views.ungraded,
+    },
     tables=(
         reuse.cached_table(READ),
         derived.Table(

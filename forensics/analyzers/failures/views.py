@@ -12,6 +12,12 @@ from forensics.analyzers.failures.decisive import RULES
 from forensics.warehouse import frame
 from forensics.warehouse.derived import columns
 
+# said in place of the tables that need graded runs where none is graded: the report's ``Table.empty``, the explorer's
+# home page under the clusters (``ungraded``)
+NO_GRADES = (
+    "No graded runs: which runs failed, and what they did differently, needs their outcomes (`forensics outcomes "
+    "FILE`, or a benchmark log that records its grade; see docs/outcomes.md)."
+)
 CLUSTER_COLUMNS = ("cluster", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "harness_end")
 RUN_COLUMNS = {"conversation_id", "cluster", "decisive_position", "decisive_agent"}
 
@@ -50,6 +56,16 @@ def what_went_wrong(
         ORDER BY count(*) OVER (PARTITION BY f.cluster) DESC, f.conversation_id LIMIT {int(runs)}""",
     ).to_dicts()
     return found, worst
+
+
+def ungraded(con: duckdb.DuckDBPyConnection) -> str:
+    """The report's sentence in place of its failed runs (``NO_GRADES``) when no run of the warehouse has a grade
+    (``conversation_outcomes.success``; so none of the report's selection has), else "": the explorer says it under
+    clusters whose failed and passed runs are all 0."""
+    if "success" not in {c for c, _ in columns(con, "conversation_outcomes")}:
+        return NO_GRADES
+    graded = con.execute("SELECT count(*) FROM conversation_outcomes WHERE success IS NOT NULL").fetchall()[0][0]
+    return "" if graded else NO_GRADES
 
 
 def decisive_step(con: duckdb.DuckDBPyConnection, cid: str) -> tuple[int, str | None, str | None, str | None] | None:
