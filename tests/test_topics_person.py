@@ -391,6 +391,26 @@ def test_a_retried_search_after_nothing_found_is_the_choice_asked_for() -> None:
     assert not reads("I found 3 steakhouses . Would you like another area ?", "Are there any Italian places ?")
 
 
+def test_nothing_found_said_with_a_contraction_is_read() -> None:
+    """ "There isn't one", "we don’t have any": "n't" ends a word and has no word boundary before its "n", so the found
+    nothing cue reads it without one (MultiWOZ's tokenized "is n't" and "do nt" were read before; untokenized text
+    was not, issue 43); a word that merely ends in "nt" ("restaurant") is no such cue."""
+    from forensics.analyzers.topics.signals import _FOUND_NOTHING
+
+    for reply in ("Sorry, there isn't a steakhouse.", "We don’t have any.", "I couldn't find one.", "is n't", "do nt"):
+        assert _FOUND_NOTHING.search(reply), reply
+    assert not _FOUND_NOTHING.search("I found a restaurant in the centre, want its address?")
+    msgs, idf = _conversation(
+        [
+            ("user", "I want a steakhouse in the centre."),
+            ("assistant", "Sorry, there isn't a steakhouse there. Would you like a different cuisine?"),
+            ("user", "Are there any Portuguese restaurants?"),
+        ]
+    )
+    f = features(msgs, idf, CUES)[2]
+    assert f is not None and f["retries"] == 1.0
+
+
 def test_a_new_request_after_a_content_free_turn_is_marked_in_a_booking_dialogue() -> None:
     """ "Thank you so much !" carries no topic; the request after it ("I also need a train") is read against the last
     turn with a topic and marked, in the user mode off work (a person booking with an assistant) as at work; "How

@@ -202,7 +202,8 @@ _DECLINE = re.compile(r"^\W*(?:no|nope|nah|not now|not yet|don'?t|do not|不用|
 # cuisine?"), not by offering help in general ("Can I help you with something else?", "Is there anything else
 # today?"): the person's next request is
 # the choice it asks for, the same search retried (see retries).
-_FOUND_NOTHING = re.compile(r"\b(?:no|none|nothing|unfortunately|n'?t|not|cannot|unable)\b", re.IGNORECASE)
+# "n't" ends a word ("isn't", "don’t"): no word boundary before its "n"; MultiWOZ's tokenized "is n't", "do nt" have one
+_FOUND_NOTHING = re.compile(r"(?:\b(?:no|none|nothing|unfortunately|n'?t|not|cannot|unable)|n['’]t)\b", re.IGNORECASE)
 _ASKS_OTHER = re.compile(
     r"^(?!.*\b(?:help|assist|anything)\b).*(?:\b(?:something|somewhere) else\b|\b(?:a different|another|other)\s+\w|"
     r"\binstead\b)",
