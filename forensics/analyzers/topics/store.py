@@ -49,7 +49,8 @@ VERSION = 6  # bump when what a verdict or the corpus state holds changes: every
 # round 6: a marker across a content-free turn, pasted output, short work conversations; 3: a booking of the thing in
 # play and a retried search continue, shift6; 4: a request to run or check the work continues, open chat is not
 # judged (its reason in the header row's topic), shift7; 5: a marker across a content-free turn in every user-mode
-# conversation, woz7; 6: a reply that found nothing said with "n't" ("there isn't one") is read as such, found7)
+# conversation, woz7; 6: a reply that found nothing said with "n't" ("there isn't one") is read as such, and a search
+# asked for again after "nothing found; anything else?" continues, found7)
 
 VERDICT_SCHEMA = pl.Schema(
     {
