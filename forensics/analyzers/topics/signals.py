@@ -202,11 +202,18 @@ _DECLINE = re.compile(r"^\W*(?:no|nope|nah|not now|not yet|don'?t|do not|不用|
 # cuisine?"), not by offering help in general ("Can I help you with something else?", "Is there anything else
 # today?"): the person's next request is
 # the choice it asks for, the same search retried (see retries).
-_FOUND_NOTHING = re.compile(r"\b(?:no|none|nothing|unfortunately|n'?t|not|cannot|unable)\b", re.IGNORECASE)
+# "n't" ends a word ("isn't", "don’t"): no word boundary before its "n"; MultiWOZ's tokenized "is n't", "do nt" have one
+_FOUND_NOTHING = re.compile(r"(?:\b(?:no|none|nothing|unfortunately|n'?t|not|cannot|unable)|n['’]t)\b", re.IGNORECASE)
 _ASKS_OTHER = re.compile(
     r"^(?!.*\b(?:help|assist|anything)\b).*(?:\b(?:something|somewhere) else\b|\b(?:a different|another|other)\s+\w|"
     r"\binstead\b)",
     re.IGNORECASE | re.DOTALL,
+)
+# a request that asks for a search again: one opening "how about ...", "what about ...", "any ...?", or one asking
+# "are there any ...", "is there a ...", "do you have any ..." ("Since there are none, is there any Italian one?")
+_SEARCHES_AGAIN = re.compile(
+    r"^\W*(?:and\s+)?(?:how|what)\s+about\b|^\W*any\b|\b(?:(?:are|is)\s+there|do\s+you\s+have)\s+(?:a|an|any)\b",
+    re.IGNORECASE,
 )
 CLOSING_CHARS = 400  # the end of a reply where it proposes what to do next ("Would you like me to:" and a list)
 _ELLIPSIS = re.compile(r"^\W*(?:and\s+)?(?:what|how)\s+about\b(.*)$", re.IGNORECASE | re.DOTALL)
@@ -433,7 +440,8 @@ def features(
                 cues.books_in_play(m.text, lambda w: _root(stem(w)) in first_root)
                 or (prev is not None and accepts_booking(m, msgs[prev], cues))
             )
-            f["retries"] = float(prev is not None and retries(m, msgs[prev], f))
+            searched = msgs[seen.judged[-1]] if seen.judged else None
+            f["retries"] = float(prev is not None and retries(m, msgs[prev], f, searched))
         out.append(f)
         judged += m.judged
         for t in m.tokens:
@@ -458,16 +466,26 @@ def features(
     return out
 
 
-def retries(m: Message, before: Message, f: dict[str, float]) -> bool:
+def retries(m: Message, before: Message, f: dict[str, float], searched: Message | None = None) -> bool:
     """The message answers a reply that found nothing and asked for another choice (``_ASKS_OTHER`` in its
     closing sentence): its request retries the same search with another value ("Are there any Portuguese
     restaurants?" after "no steakhouses, something else perhaps?"), unless it declines the choice first ("No,
-    that's ok. I need a taxi") or adds a request ("I also need ...")."""
+    that's ok. I need a taxi") or adds a request ("I also need ..."). After a reply that found nothing and closed
+    otherwise ("Is there anything else I can help with?"), the request retries the search when it asks for one again
+    (``_SEARCHES_AGAIN``: "how about ...", "are there any ...") and names a word of ``searched``, the person's last
+    turn with a topic, the search that found nothing ("How about college attractions?" after "any multiple sports
+    attractions?"); not "Are there any restaurants near it?" after "the entrance fee?"."""
     if before.judged or f["addition"] or not _FOUND_NOTHING.search(before.text):
         return False
     closing = sentences(before.text)[-1:] or [""]
     said = sentences(request_sentences(m.text))
-    return bool(_ASKS_OTHER.search(closing[0])) and bool(said) and not _DECLINE.match(said[0])
+    if not said or _DECLINE.match(said[0]):
+        return False
+    if _ASKS_OTHER.search(closing[0]):
+        return True
+    return (
+        searched is not None and bool(_SEARCHES_AGAIN.search(said[0])) and not set(m.tokens).isdisjoint(searched.tokens)
+    )
 
 
 def accepts_booking(m: Message, before: Message, cues: Cues) -> bool:
