@@ -94,6 +94,28 @@ CASES: dict[str, Case] = {
             "teslamint+entirecontext/0",
         )
     },
+    # the sixth labelling round's files, from the same stores (bench/data/problems-fresh-r6.jsonl)
+    **{
+        f"claude_code/{p}/full.jsonl": Case("claude-code", ac.claude_code_file, ac.claude_code_tokens, True)
+        for p in (
+            "JanDeDobbeleer+oh-my-posh/22/523a93a015/0",
+            "JanDeDobbeleer+oh-my-posh/27/d853466055/0",
+            "JanDeDobbeleer+oh-my-posh/31/4ef6589731/0",
+            "MoonshotAI+kimi-cli/08/60e52c3d41/2",
+            "MoonshotAI+kimi-cli/3d/feb22da51f/3",
+            "MoonshotAI+kimi-cli/5b/2c427a42e0/0",
+            "PackmindHub+context-evaluator/4c/be888ae82f/0",
+            "PackmindHub+context-evaluator/5d/74e4f052ad/1",
+            "PackmindHub+context-evaluator/8c/5caff9d3ff/0",
+            "entireio+cli/01/3118c3a750/0",
+            "entireio+cli/19/1cb6003d79/0",
+            "entireio+cli/20/160c0576c0/0",
+        )
+    },
+    **{
+        f"codex/EntityProcess+agentv/{p}/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True)
+        for p in ("4f/7325a9ab13/0", "a5/7b22d8d4bd/0", "b9/220e73bdf9/1")
+    },
     "copilot_cli/EntityProcess+agentv/b4/5ebb0fe0c0/0/full.jsonl": Case(
         "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
     ),
