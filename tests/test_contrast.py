@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from forensics.analyzers.failures.contrast import Graded, contrast, differences, mantel_haenszel
+from forensics.analyzers.failures.contrast import contrast, differences
+from forensics.analyzers.outcomes import Graded, mantel_haenszel
 
 
 def _runs(spec: list[tuple[str, bool, bool]]) -> list[Graded]:

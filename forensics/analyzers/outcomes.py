@@ -21,7 +21,8 @@ not counted. Otherwise a finding that spots "wrong" would predict failure for a 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -222,10 +223,8 @@ def _kinds(
     task: dict[str, str | None] | None = None,
 ) -> tuple[dict[str, Any], pl.DataFrame]:
     """Per finding kind, the shares of failed and passed runs with it and the lift with its 95 % interval: within
-    task where tasks repeat (``failures.contrast``: Mantel–Haenszel over the tasks with both outcomes, so a kind
+    task where tasks repeat (``mantel_haenszel``, as ``failures.contrast``: over the tasks with both outcomes, so a kind
     common in hard tasks is not taken for a sign of failure; a kind in no such task gets no lift), else overall."""
-    from forensics.analyzers.failures.contrast import ZERO_CELL, Graded, mantel_haenszel, mixed_tasks
-
     seen: dict[str, set[str]] = {}
     for s in sections:
         for f in s.findings:
@@ -287,6 +286,52 @@ def _kinds(
             "separates failed from passed": pl.String,
         },
     )
+
+
+@dataclass(frozen=True)
+class Graded:
+    conversation_id: str
+    failed: bool
+    task: str | None
+    features: frozenset[str]
+
+
+ZERO_CELL = 0.5  # added to each cell of a task with an empty cell, where the ratio has no estimate without it
+
+
+def mantel_haenszel(
+    feature: str, strata: Iterable[list[Graded]], zero_cell: float = 0.0
+) -> tuple[float, float, float] | None:
+    """(ratio, low, high): the Mantel–Haenszel ratio of the shares of failed and passed runs with the feature,
+    over tasks, with the Greenland–Robins interval; None when a sum is 0 (no estimate). ``zero_cell``: added to
+    each of the four cells of a task that holds the feature and has an empty cell (a task without it tells
+    nothing of it and is left as it is)."""
+    num = den = var_num = 0.0
+    for runs in strata:
+        n1: float = sum(r.failed for r in runs)
+        n2: float = len(runs) - n1
+        a: float = sum(r.failed and feature in r.features for r in runs)
+        b: float = sum(not r.failed and feature in r.features for r in runs)
+        if zero_cell and a + b and 0 in (a, b, n1 - a, n2 - b):
+            a, b, n1, n2 = a + zero_cell, b + zero_cell, n1 + 2 * zero_cell, n2 + 2 * zero_cell
+        total = n1 + n2
+        num += a * n2 / total
+        den += b * n1 / total
+        var_num += (n1 * n2 * (a + b) - a * b * total) / (total * total)
+    if num <= 0 or den <= 0:
+        return None
+    ratio = num / den
+    se = math.sqrt(max(var_num, 0.0) / (num * den))
+    return ratio, ratio * math.exp(-Z * se), ratio * math.exp(Z * se)
+
+
+def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:
+    """The tasks with both a failed and a passed run (the only ones that compare within a task)."""
+    by: dict[str, list[Graded]] = {}
+    for r in runs:
+        if r.task is not None:
+            by.setdefault(r.task, []).append(r)
+    return [g for g in by.values() if len({r.failed for r in g}) == 2]
 
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:

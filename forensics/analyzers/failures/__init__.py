@@ -30,17 +30,9 @@ from forensics.analyzers import diff, reuse
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
-from forensics.analyzers.failures.contrast import (
-    ZERO_CELL,
-    Difference,
-    Graded,
-    contrast,
-    mantel_haenszel,
-    mixed_tasks,
-    tool_bigrams,
-)
+from forensics.analyzers.failures.contrast import Difference, contrast, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.outcomes import lift
+from forensics.analyzers.outcomes import ZERO_CELL, Graded, lift, mantel_haenszel, mixed_tasks
 from forensics.analyzers.signature import (
     DONE_ENDS,
     GRADE_REVEALING,

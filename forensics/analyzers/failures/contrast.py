@@ -20,20 +20,11 @@ difference.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 
-from forensics.analyzers.outcomes import Z, lift
+from forensics.analyzers.outcomes import ZERO_CELL, Graded, lift, mantel_haenszel, mixed_tasks
 
 MIN_RUNS = 5
-
-
-@dataclass(frozen=True)
-class Graded:
-    conversation_id: str
-    failed: bool
-    task: str | None
-    features: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -92,44 +83,6 @@ def contrast(runs: list[Graded]) -> Contrast:
             out.append(Difference(feature, a, b, *got, True))
     tested = sorted(out, key=lambda d: (not d.stated, -abs(math.log(d.lift)) if d.lift > 0 else 0.0, d.feature))
     return Contrast(tested, untested)
-
-
-ZERO_CELL = 0.5  # added to each cell of a task with an empty cell, where the ratio has no estimate without it
-
-
-def mantel_haenszel(
-    feature: str, strata: Iterable[list[Graded]], zero_cell: float = 0.0
-) -> tuple[float, float, float] | None:
-    """(ratio, low, high): the Mantel–Haenszel ratio of the shares of failed and passed runs with the feature,
-    over tasks, with the Greenland–Robins interval; None when a sum is 0 (no estimate). ``zero_cell``: added to
-    each of the four cells of a task that holds the feature and has an empty cell (a task without it tells
-    nothing of it and is left as it is)."""
-    num = den = var_num = 0.0
-    for runs in strata:
-        n1: float = sum(r.failed for r in runs)
-        n2: float = len(runs) - n1
-        a: float = sum(r.failed and feature in r.features for r in runs)
-        b: float = sum(not r.failed and feature in r.features for r in runs)
-        if zero_cell and a + b and 0 in (a, b, n1 - a, n2 - b):
-            a, b, n1, n2 = a + zero_cell, b + zero_cell, n1 + 2 * zero_cell, n2 + 2 * zero_cell
-        total = n1 + n2
-        num += a * n2 / total
-        den += b * n1 / total
-        var_num += (n1 * n2 * (a + b) - a * b * total) / (total * total)
-    if num <= 0 or den <= 0:
-        return None
-    ratio = num / den
-    se = math.sqrt(max(var_num, 0.0) / (num * den))
-    return ratio, ratio * math.exp(-Z * se), ratio * math.exp(Z * se)
-
-
-def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:
-    """The tasks with both a failed and a passed run (the only ones that compare within a task)."""
-    by: dict[str, list[Graded]] = {}
-    for r in runs:
-        if r.task is not None:
-            by.setdefault(r.task, []).append(r)
-    return [g for g in by.values() if len({r.failed for r in g}) == 2]
 
 
 def tool_bigrams(names: list[str]) -> set[str]:
