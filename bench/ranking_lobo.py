@@ -1,4 +1,4 @@
-"""The run ranking's form chosen leave one benchmark out (docs/failures-evaluation.md#the-ranking-fitted-leave-one-benchmark-out):
+"""The run ranking's form chosen leave one benchmark out (docs/failures-evaluation.md#multi-swe-bench-under-the-message-count-on-held-out-why-and-the-rankings-form-chosen-leave-one-benchmark-out-branch-rank8):
 
     python -m bench.ranking_lobo WAREHOUSE [WAREHOUSE...]
 
