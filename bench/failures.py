@@ -33,6 +33,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -43,6 +44,9 @@ from forensics.analyzers import outcomes as oc  # noqa: E402
 from forensics.analyzers.failures import messages, signature  # noqa: E402
 from forensics.analyzers.signature import error_line, is_output  # noqa: E402
 from forensics.cli import cli  # noqa: E402
+
+if TYPE_CHECKING:
+    import polars
 
 HALVES = ("dev", "held-out", "all")
 
@@ -186,6 +190,40 @@ def _cell(a: float | None, lo: float | None = None, hi: float | None = None) -> 
     return f"{a:.3f}" if lo is None or hi is None else f"{a:.3f} ({lo:.2f}–{hi:.2f})"
 
 
+RANKING_HEAD = (
+    "| set | half | runs | failed | ranking (95 %) | by messages (95 %) | by characters written | by tool calls | "
+    "by errors | random | within task (95 %) [pairs] | within, by messages | within, by characters | "
+    "within, by tool calls | within, by errors |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def ranking_row(name: str, h: str, df: polars.DataFrame, problems: dict[str, int]) -> tuple[str, float | None]:
+    """One row of the ranking table: the report's run ranking (``outcomes.run_scores``) beside each trivial ranking
+    and random, overall (Hanley–McNeil intervals for the ranking and the messages) and within task (pairs of runs of
+    one task with different outcomes; the ranking's interval a bootstrap over tasks); and the ranking's AUC."""
+    failed = [not s for s in df["success"].to_list()]
+    pos, neg = sum(failed), len(failed) - sum(failed)
+    score = oc.run_scores(df, problems)
+    tasks = df["task"].to_list()
+    a = oc.auc(score, failed)
+    lo, hi = oc.auc_interval(a, pos, neg) if a is not None else (None, None)
+    refs = [oc.auc([float(v) for v in df[c]], failed) for c in MEASURES]
+    mlo, mhi = oc.auc_interval(refs[0], pos, neg) if refs[0] is not None else (None, None)
+    w, pairs = oc.auc_within(score, failed, tasks)
+    wlo, whi = oc.auc_within_interval(score, failed, tasks) if w is not None else (None, None)
+    within = [oc.auc_within([float(v) for v in df[c]], failed, tasks)[0] for c in MEASURES]
+    line = (
+        f"| {name} | {h} | {len(df)} | {pos} | {_cell(a, lo, hi)} | {_cell(refs[0], mlo, mhi)} | "
+        + " | ".join(_cell(r) for r in refs[1:])
+        + " | 0.500 | "
+        + ("–" if w is None else f"{_cell(w, wlo, whi)} [{pairs}]")
+        + " | "
+        + " | ".join(_cell(x) for x in within)
+        + " |"
+    )
+    return line, a
+
+
 def ranking(shared: Path, work: Path) -> None:
     """The report's own ranking, with its defaults (every analyzer, so the problems of docs/definitions.md#failure-analysis count), per half."""
     import polars as pl
@@ -195,11 +233,7 @@ def ranking(shared: Path, work: Path) -> None:
     from forensics.kernel.selection import Selection
 
     print("\n## Ranking (data/outcomes): AUC for failure, overall and within task, 95 % intervals\n")
-    print(
-        "| folder | half | runs | failed | ranking | by length (messages) | by characters written | by tool calls | "
-        "by errors | random | within task (pairs) | within, by messages | within, by characters |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    )
+    print(RANKING_HEAD.replace("| set |", "| folder |"))
     means: dict[str, list[float]] = {}
     for folder in sorted(p for p in (shared / "data" / "outcomes").iterdir() if p.is_dir()):
         db = work / f"{folder.name}.duckdb"
@@ -214,26 +248,10 @@ def ranking(shared: Path, work: Path) -> None:
             df = runs if h == "all" else runs.filter(pl.Series([half(str(t)) == h for t in runs["task"]]))
             if not len(df):
                 continue
-            failed = [not s for s in df["success"].to_list()]
-            pos, neg = sum(failed), len(failed) - sum(failed)
-            score = oc.run_scores(df, problems)
-            tasks = df["task"].to_list()
-            a = oc.auc(score, failed)
-            lo, hi = oc.auc_interval(a, pos, neg) if a is not None else (None, None)
-            refs = [oc.auc([float(v) for v in df[c]], failed) for c in MEASURES]
-            w, pairs = oc.auc_within(score, failed, tasks)
-            wlo, whi = oc.auc_within_interval(score, failed, tasks) if w is not None else (None, None)
-            wl, _ = oc.auc_within([float(v) for v in df["messages"]], failed, tasks)
-            wc, _ = oc.auc_within([float(v) for v in df["assistant_chars"]], failed, tasks)
+            line, a = ranking_row(folder.name, h, df, problems)
             if a is not None:
                 means.setdefault(h, []).append(a)
-            print(
-                f"| {folder.name} | {h} | {len(df)} | {pos} | {_cell(a, lo, hi)} | "
-                + " | ".join(_cell(r) for r in refs)
-                + " | 0.500 | "
-                + ("–" if w is None else f"{_cell(w, wlo, whi)} [{pairs}]")
-                + f" | {_cell(wl)} | {_cell(wc)} |"
-            )
+            print(line)
         rev = json.loads((work / folder.name / "metrics.json").read_text())["sections"]["outcomes"]["grade_revealing"]
         print(
             f"|  | grade-revealing: {rev['messages']} messages in {rev['runs']} runs; {rev['end_states']} runs "
@@ -250,7 +268,8 @@ def ranking(shared: Path, work: Path) -> None:
             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1) and not c["harness_end"]:
                 print(
                     f"| {folder.name} | cluster: {c['name']} | {c['failed']} | {c['passed']} | "
-                    f"{c['lift']:.2f} ({c['lift_low']:.2f}–{c['lift_high']:.2f}) | overall |"
+                    f"{c['lift']:.2f} ({c['lift_low']:.2f}–{c['lift_high']:.2f}) | "
+                    f"{'within task' if c.get('within_task') else 'overall'} |"
                 )
         for d in f.get("differences", []):
             print(
@@ -258,7 +277,8 @@ def ranking(shared: Path, work: Path) -> None:
                 f"({d['lift_low']:.2f}–{d['lift_high']:.2f}) | {'within task' if d['within_task'] else 'overall'} |"
             )
         print(
-            f"| {folder.name} | ({f.get('features_tested', 0)} features tested; "
+            f"| {folder.name} | ({f.get('features_tested', 0)} features tested, "
+            f"{f.get('features_untested', 0)} in no task with both outcomes not compared; "
             f"{f.get('grade_revealing_end_states', 0)} runs with an end the harness decides, not used) | | | | |"
         )
 

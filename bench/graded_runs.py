@@ -22,42 +22,24 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from bench.failures import _cell, half, run_cli
+from bench.failures import RANKING_HEAD, half, ranking_row, run_cli
 from forensics.analyzers import outcomes as oc
 
 if TYPE_CHECKING:
     import polars
-
-MEASURES = ["messages", "assistant_chars", "tool_calls", "tool_errors"]
 
 
 def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[str]:
     import polars as pl
 
     out = []
+    problems = oc.problem_counts(kinds)
     for h in ("dev", "held-out", "all"):
         sub = df if h == "all" else df.filter(pl.Series([half(str(t)) == h for t in df["task"]]))
-        failed = [not s for s in sub["success"].to_list()]
-        pos = sum(failed)
+        pos = sum(not s for s in sub["success"].to_list())
         if not len(sub) or pos in (0, len(sub)):
             continue
-        problems = oc.problem_counts(kinds)
-        score = oc.run_scores(sub, problems)
-        tasks = sub["task"].to_list()
-        a = oc.auc(score, failed)
-        lo, hi = oc.auc_interval(a, pos, len(sub) - pos) if a is not None else (None, None)
-        refs = [oc.auc([float(v) for v in sub[c]], failed) for c in MEASURES]
-        w, pairs = oc.auc_within(score, failed, tasks)
-        wlo, whi = oc.auc_within_interval(score, failed, tasks) if w is not None else (None, None)
-        wl, _ = oc.auc_within([float(v) for v in sub["messages"]], failed, tasks)
-        wc, _ = oc.auc_within([float(v) for v in sub["assistant_chars"]], failed, tasks)
-        out.append(
-            f"| {name} | {h} | {len(sub)} | {pos} | {_cell(a, lo, hi)} | "
-            + " | ".join(_cell(r) for r in refs)
-            + " | 0.500 | "
-            + ("–" if w is None else f"{_cell(w, wlo, whi)} [{pairs}]")
-            + f" | {_cell(wl)} | {_cell(wc)} |"
-        )
+        out.append(ranking_row(name, h, sub, problems)[0])
     return out
 
 
@@ -78,11 +60,7 @@ def measure(folder: Path, work: Path) -> None:
     kinds = oc.problem_kind_sets(ctx, runs, [])
     con.close()
     print(f"\n## {folder}\n")
-    print(
-        "| agent / model | half | runs | failed | ranking (95 %) | by messages | by characters written | by tool calls | "
-        "by errors | random | within task (95 %) [pairs] | within, by messages | within, by characters |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    )
+    print(RANKING_HEAD.replace("| set |", "| agent / model |"))
     groups = sorted({(a, m) for a, m in zip(runs["agent"].to_list(), runs["model"].to_list())})
     for agent, model in groups:
         sub = runs.filter((runs["agent"] == agent) & (runs["model"] == model))

@@ -17,3 +17,38 @@ def test_a_missing_folder_is_bad_usage(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == f"graded_runs.py: error: not a folder: {missing}"
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_ranking_lobo_a_missing_warehouse_is_bad_usage(tmp_path: Path) -> None:
+    missing = tmp_path / "no.duckdb"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.ranking_lobo", str(missing)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == f"ranking_lobo.py: error: no such warehouse: {missing}"
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_ranking_lobo_scores_the_reports_form_as_the_report_does() -> None:
+    """The bench's family holds the report's own form; scored by the bench it orders runs as outcomes.run_scores
+    does (ties of length included: equal runs of two models, errors breaking a tie)."""
+    import polars as pl
+
+    from bench.ranking_lobo import LENGTHS, scores
+    from forensics.analyzers import outcomes as oc
+
+    df = pl.DataFrame(
+        {
+            "conversation_id": [f"c{i}" for i in range(8)],
+            "model": ["a", "a", "a", "a", "b", "b", "b", "b"],
+            "messages": [4, 10, 10, 22, 4, 10, 10, 30],
+            "assistant_chars": [100, 900, 900, 400, 100, 2000, 2000, 50],
+            "tool_calls": [1, 4, 4, 10, 1, 4, 4, 14],
+            "tool_errors": [0, 2, 0, 5, 0, 1, 3, 9],
+        }
+    )
+    counts = {"c3": 1, "c7": 2}
+    report = oc.run_scores(df, counts)
+    bench = scores(df, counts, "mean", LENGTHS[0], 1.0)
+    assert pl.Series(report).rank("dense").to_list() == pl.Series(bench).rank("dense").to_list()
+    assert max(bench) == bench[7] and bench[1] != bench[2]  # two problems first; errors break the tie of c1, c2

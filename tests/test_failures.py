@@ -572,7 +572,19 @@ def test_report_leads_with_what_went_wrong_and_keeps_run_failures(tmp_path: Path
     assert rows == (failed, failed, failed) and m["failures"]["runs"] == failed > 0
     for c in m["failures"]["clusters"]:
         assert (
-            set(c) == {"name", "runs", "failed", "passed", "lift", "lift_low", "lift_high", "examples", "harness_end"}
+            set(c)
+            == {
+                "name",
+                "runs",
+                "failed",
+                "passed",
+                "lift",
+                "lift_low",
+                "lift_high",
+                "examples",
+                "harness_end",
+                "within_task",
+            }
             and c["failed"] + c["passed"] == c["runs"]
         )
     assert m["outcomes"]["ranking"]["auc"] is not None and "auc_within_task" in m["outcomes"]["ranking"]

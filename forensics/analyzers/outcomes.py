@@ -5,8 +5,9 @@ Read from ``conversation_outcomes`` over the selected conversations that have on
 that read the run) and model: runs and success rate with a 95 % Wilson interval. Per finding kind of the
 analyzers that ran before this one: the share of failed and of passed runs with at least one finding of
 that kind, and the lift (failed share / passed share) with a 95 % interval (Katz's log method; half a run
-added to every cell when one is empty); a kind whose interval holds 1 does not separate the runs, and says
-so. Per-conversation measures (messages, tool calls, tool errors, repeated calls) get the AUC with which
+added to every cell when one is empty), or where tasks repeat the lift within task (Mantel–Haenszel over the
+tasks with both outcomes, ``failures.contrast``); a kind whose interval holds 1 does not separate the runs, and
+says so. Per-conversation measures (messages, tool calls, tool errors, repeated calls) get the AUC with which
 they rank failed runs above passed ones, and so does the digest's worst-conversation score: beside the
 trivial rankings (by length, by tool calls; random is 0.5), a ranking that does not beat them is reported
 as such.
@@ -20,7 +21,8 @@ not counted. Otherwise a finding that spots "wrong" would predict failure for a 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
@@ -110,7 +112,8 @@ def run(ctx: Context) -> Section:
         "failed": n_fail,
     }
     m["by_model"], by_agent = _by_model(runs)
-    m["kinds"], kinds_df = _kinds(kept, outcome, n_fail, n_pass)
+    task = dict(zip(runs["conversation_id"].to_list(), runs["task"].to_list()))
+    m["kinds"], kinds_df = _kinds(kept, outcome, n_fail, n_pass, task)
     m["ranking"], measures_df = _rankings(runs, kept, ctx)
     m["grade_revealing"] = {
         "messages": int(runs["revealing"].sum()),
@@ -124,7 +127,7 @@ def run(ctx: Context) -> Section:
         Table(
             "finding_kinds",
             "Share of failed and passed runs with at least one finding of each kind, and "
-            "the lift (failed / passed) with its 95 % interval",
+            "the lift (failed / passed; within task where tasks repeat) with its 95 % interval",
             kinds_df,
         ),
         Table(
@@ -213,18 +216,37 @@ def _by_model(runs: pl.DataFrame) -> tuple[dict[str, Any], pl.DataFrame]:
 
 
 def _kinds(
-    sections: list[Section], outcome: dict[str, bool], n_fail: int, n_pass: int
+    sections: list[Section],
+    outcome: dict[str, bool],
+    n_fail: int,
+    n_pass: int,
+    task: dict[str, str | None] | None = None,
 ) -> tuple[dict[str, Any], pl.DataFrame]:
+    """Per finding kind, the shares of failed and passed runs with it and the lift with its 95 % interval: within
+    task where tasks repeat (``mantel_haenszel``, as ``failures.contrast``: over the tasks with both outcomes, so a kind
+    common in hard tasks is not taken for a sign of failure; a kind in no such task gets no lift), else overall."""
     seen: dict[str, set[str]] = {}
     for s in sections:
         for f in s.findings:
             if f.conversation_id in outcome:
                 seen.setdefault(f.kind, set()).add(f.conversation_id)
+    graded = [
+        Graded(c, not ok, (task or {}).get(c), frozenset(k for k, cs in seen.items() if c in cs))
+        for c, ok in outcome.items()
+        if ok is not None
+    ]
+    strata = mixed_tasks(graded)
     out, rows = {}, []
     for kind, cids in sorted(seen.items()):
         a = sum(1 for c in cids if not outcome[c])
         b = len(cids) - a
-        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        r: float | None
+        if not (n_fail and n_pass):
+            r, lo, hi = None, None, None
+        elif strata:
+            r, lo, hi = mantel_haenszel(kind, strata) or mantel_haenszel(kind, strata, ZERO_CELL) or (None, None, None)
+        else:
+            r, lo, hi = lift(a, n_fail, b, n_pass)
         separates = "yes" if lo is not None and hi is not None and (lo > 1 or hi < 1) else "no"
         out[kind] = {
             "failed": a / n_fail if n_fail else None,
@@ -233,6 +255,7 @@ def _kinds(
             "lift_low": lo,
             "lift_high": hi,
             "separates": separates == "yes",
+            "within_task": bool(strata),
         }
         rows.append(
             {
@@ -244,6 +267,7 @@ def _kinds(
                 "lift": r,
                 "low": lo,
                 "high": hi,
+                "compared": "within task" if strata else "overall",
                 "separates failed from passed": separates,
             }
         )
@@ -258,9 +282,56 @@ def _kinds(
             "lift": pl.Float64,
             "low": pl.Float64,
             "high": pl.Float64,
+            "compared": pl.String,
             "separates failed from passed": pl.String,
         },
     )
+
+
+@dataclass(frozen=True)
+class Graded:
+    conversation_id: str
+    failed: bool
+    task: str | None
+    features: frozenset[str]
+
+
+ZERO_CELL = 0.5  # added to each cell of a task with an empty cell, where the ratio has no estimate without it
+
+
+def mantel_haenszel(
+    feature: str, strata: Iterable[list[Graded]], zero_cell: float = 0.0
+) -> tuple[float, float, float] | None:
+    """(ratio, low, high): the Mantel–Haenszel ratio of the shares of failed and passed runs with the feature,
+    over tasks, with the Greenland–Robins interval; None when a sum is 0 (no estimate). ``zero_cell``: added to
+    each of the four cells of a task that holds the feature and has an empty cell (a task without it tells
+    nothing of it and is left as it is)."""
+    num = den = var_num = 0.0
+    for runs in strata:
+        n1: float = sum(r.failed for r in runs)
+        n2: float = len(runs) - n1
+        a: float = sum(r.failed and feature in r.features for r in runs)
+        b: float = sum(not r.failed and feature in r.features for r in runs)
+        if zero_cell and a + b and 0 in (a, b, n1 - a, n2 - b):
+            a, b, n1, n2 = a + zero_cell, b + zero_cell, n1 + 2 * zero_cell, n2 + 2 * zero_cell
+        total = n1 + n2
+        num += a * n2 / total
+        den += b * n1 / total
+        var_num += (n1 * n2 * (a + b) - a * b * total) / (total * total)
+    if num <= 0 or den <= 0:
+        return None
+    ratio = num / den
+    se = math.sqrt(max(var_num, 0.0) / (num * den))
+    return ratio, ratio * math.exp(-Z * se), ratio * math.exp(Z * se)
+
+
+def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:
+    """The tasks with both a failed and a passed run (the only ones that compare within a task)."""
+    by: dict[str, list[Graded]] = {}
+    for r in runs:
+        if r.task is not None:
+            by.setdefault(r.task, []).append(r)
+    return [g for g in by.values() if len({r.failed for r in g}) == 2]
 
 
 def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:

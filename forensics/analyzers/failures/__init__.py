@@ -30,9 +30,9 @@ from forensics.analyzers import diff, reuse
 from forensics.analyzers.base import Context, Section, Table
 from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
-from forensics.analyzers.failures.contrast import Difference, Graded, differences, tool_bigrams
+from forensics.analyzers.failures.contrast import Difference, contrast, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.outcomes import lift
+from forensics.analyzers.outcomes import ZERO_CELL, Graded, lift, mantel_haenszel, mixed_tasks
 from forensics.analyzers.signature import (
     DONE_ENDS,
     GRADE_REVEALING,
@@ -124,12 +124,14 @@ def run(ctx: Context) -> Section:
     _store(ctx.con, sigs)
     n_fail, n_pass = _graded(ctx.con)
     others = [by_other[cid] for cid in graded if cid not in bearing]
-    clusters = [c for c in cluster(sigs + others, n_fail, n_pass, bearing) if c["bearing"]]
+    tasks = {cid: task for cid, (_, task) in graded.items()}
+    clusters = [c for c in cluster(sigs + others, n_fail, n_pass, bearing, tasks) if c["bearing"]]
     for c in clusters:
         c.pop("bearing")
     _store_clusters(ctx.con, clusters)
     rows = [features[cid] for cid in graded]
-    diffs, end_states = differences([g for g, _ in rows]), sum(revealing for _, revealing in rows)
+    compared, end_states = contrast([g for g, _ in rows]), sum(revealing for _, revealing in rows)
+    diffs = compared.tested
     sec.metrics = {
         "runs": len(sigs),
         "failed": sum(s.failed is True for s in sigs),
@@ -152,6 +154,7 @@ def run(ctx: Context) -> Section:
             if d.stated
         ],
         "features_tested": len(diffs),
+        "features_untested": compared.untested,
         "grade_revealing_end_states": end_states,
     }
     ungraded = NO_GRADES if not graded else ""
@@ -171,7 +174,7 @@ def run(ctx: Context) -> Section:
             empty=ungraded or f"No feature's lift has a 95 % interval excluding 1 ({len(diffs)} features tested).",
         ),
     ]
-    sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states)
+    sec.summary = _summary(sigs, clusters) + _diff_summary(diffs, end_states, compared.untested)
     return sec
 
 
@@ -269,18 +272,38 @@ def handed_over(con: duckdb.DuckDBPyConnection, cfg: Config, ids: list[str]) -> 
     return {cid for cid, r in readings(con, cfg, ids, counted=False).items() if r.ended in DONE_ENDS}
 
 
-def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] | None = None) -> list[dict[str, Any]]:
+def cluster(
+    sigs: list[Signature],
+    n_fail: int,
+    n_pass: int,
+    bearing: set[str] | None = None,
+    tasks: dict[str, str | None] | None = None,
+) -> list[dict[str, Any]]:
     """Clusters of equal signatures (end, error template), largest first, with their lift where both failed
-    and passed runs are graded; ``bearing``: whether a failed run, or one of the ids given, is in it."""
+    and passed runs are graded; ``bearing``: whether a failed run, or one of the ids given, is in it. ``tasks``:
+    each graded run's task; where tasks repeat (a task with a failed and a passed run) the lift is compared within
+    task as the features are (``contrast``: Mantel–Haenszel over those tasks; none for a cluster in no such task)."""
     groups: dict[str, list[Signature]] = {}
     for s in sigs:
         groups.setdefault(s.cluster, []).append(s)
+    graded = [
+        Graded(s.conversation_id, s.failed, (tasks or {}).get(s.conversation_id), frozenset({s.cluster}))
+        for s in sigs
+        if s.failed is not None
+    ]
+    strata = mixed_tasks(graded) if tasks else []
     out = []
     for name, members in groups.items():
         harness = members[0].ended in GRADE_REVEALING_ENDS
         a = sum(s.failed is True for s in members)
         b = sum(s.failed is False for s in members)
-        r, lo, hi = lift(a, n_fail, b, n_pass) if n_fail and n_pass else (None, None, None)
+        r: float | None
+        if not (n_fail and n_pass):
+            r, lo, hi = None, None, None
+        elif strata:
+            r, lo, hi = mantel_haenszel(name, strata) or mantel_haenszel(name, strata, ZERO_CELL) or (None, None, None)
+        else:
+            r, lo, hi = lift(a, n_fail, b, n_pass)
         shown = sorted(members, key=lambda s: (s.failed is not True, s.conversation_id))
         out.append(
             {
@@ -293,6 +316,7 @@ def cluster(sigs: list[Signature], n_fail: int, n_pass: int, bearing: set[str] |
                 "lift_high": hi,
                 "examples": [s.conversation_id for s in shown[:EXAMPLES]],
                 "harness_end": harness,
+                "within_task": bool(strata),
                 "bearing": a > 0 or any(s.conversation_id in (bearing or ()) for s in members),
             }
         )
@@ -411,14 +435,17 @@ def _differences_table(diffs: list[Difference]) -> Table:
     )
 
 
-def _diff_summary(diffs: list[Difference], end_states: int) -> str:
+def _diff_summary(diffs: list[Difference], end_states: int, untested: int = 0) -> str:
     if not diffs:
         return ""
     stated = [d for d in diffs if d.stated]
+    within = " within task" if diffs[0].within_task else ""
     text = (
-        f"Of {len(diffs)} features of graded runs, {len(stated)} differ between failed and passed runs "
-        "(95 % interval of the lift excluding 1)"
+        f"Of {len(diffs)} features of graded runs compared{within}, {len(stated)} differ between failed and passed "
+        "runs (95 % interval of the lift excluding 1)"
     )
+    if untested:
+        text = f"{untested} features found in no task with both outcomes are not compared. " + text
     text += (": " + "; ".join(f"{d.feature} (lift {d.lift:.2f})" for d in stated[:5]) + ". ") if stated else ". "
     return text + (
         f"{end_states} graded runs end in a way the harness decides (a call nothing answered), not used as a feature. "
@@ -530,10 +557,13 @@ def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
             "lift": c["lift"],
             "low": c["lift_low"],
             "high": c["lift_high"],
+            "lift compared": "within task" if c["within_task"] else "overall",
             "tells failed from passed": "not claimed: the harness decides this end"
             if c["harness_end"]
             else "yes"
             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1)
+            else "not compared: in no task with both outcomes"
+            if c["within_task"] and c["lift"] is None
             else "no",
             "examples": ", ".join(c["examples"]),
         }
@@ -542,7 +572,8 @@ def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
     return Table(
         "clusters",
         "Runs with equal signatures (how they ended, their recurring error): failed and passed "
-        "runs in each, and the lift (failed share / passed share) with its 95 % interval",
+        "runs in each, and the lift (failed share / passed share; within task where tasks repeat) with its 95 % "
+        "interval",
         pl.DataFrame(
             rows,
             schema={
@@ -553,6 +584,7 @@ def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
                 "lift": pl.Float64,
                 "low": pl.Float64,
                 "high": pl.Float64,
+                "lift compared": pl.String,
                 "tells failed from passed": pl.String,
                 "examples": pl.String,
             },

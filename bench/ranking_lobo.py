@@ -1,0 +1,152 @@
+"""The run ranking's form chosen leave one benchmark out (docs/failures-evaluation.md#multi-swe-bench-under-the-message-count-on-held-out-why-and-the-rankings-form-chosen-leave-one-benchmark-out-branch-rank8):
+
+    python -m bench.ranking_lobo WAREHOUSE [WAREHOUSE...]
+
+Each WAREHOUSE is a graded folder ingested and reported with the report's defaults (``bench.graded_runs --db-dir``,
+or ``forensics ingest`` then ``forensics report``). A family of rankings of the report's form is scored on the dev
+half of every warehouse (halves by task, ``bench.failures.half``): problems first or added to length with weight
+1/4 or 1/2; length the mean, the largest or both of the ranks by messages, characters the agent wrote (among all
+runs, among the model's), tool calls and tool errors; errors breaking ties. For each benchmark the form with the best
+mean dev AUC over the OTHER benchmarks is picked (ties: the report's own), and that benchmark's dev and held-out
+AUC printed for the report's own form and the pick, beside the trivial rankings. Then the pick on every dev half.
+No benchmark's own half, dev or held-out, chooses the form it is scored with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from bench.failures import half
+from forensics.analyzers import outcomes as oc
+
+RANKS = {
+    "messages": ("m", False),
+    "characters": ("k", False),
+    "characters, model's": ("k", True),
+    "tool calls": ("t", False),
+    "errors": ("e", False),
+}
+LENGTHS = [
+    ("messages", "characters", "characters, model's"),  # the report's
+    ("messages", "characters"),
+    ("messages", "characters, model's"),
+    ("messages",),
+    ("messages", "characters", "characters, model's", "errors"),
+    ("messages", "characters", "characters, model's", "tool calls"),
+]
+OWN = ("mean", LENGTHS[0], 1.0)
+
+
+def scores(df: pl.DataFrame, counts: dict[str, int], agg: str, parts: tuple[str, ...], weight: float) -> list[float]:
+    """A ranking of the report's form: problems times ``weight`` (1: first, as the report), plus length (the
+    ``agg`` of the ``parts``' ranks as shares), errors breaking ties of length."""
+    n = len(df)
+    base = pl.DataFrame(
+        {
+            "m": df["messages"],
+            "k": df["assistant_chars"],
+            "t": df["tool_calls"],
+            "e": df["tool_errors"],
+            "model": df["model"],
+        }
+    )
+    cols = []
+    for p in parts:
+        c, own = RANKS[p]
+        r = base.select(
+            (pl.col(c).rank("average").over("model") / pl.len().over("model"))
+            if own
+            else (pl.col(c).rank("average") / n)
+        ).to_series()
+        cols.append(r)
+    frame = pl.DataFrame({str(i): c for i, c in enumerate(cols)})
+    # a sum orders as the mean does, and adds the shares as outcomes.run_scores does (the same ties)
+    length = {"mean": frame.sum_horizontal(), "max": frame.max_horizontal()}.get(
+        agg, frame.mean_horizontal() + frame.max_horizontal()
+    )
+    key = length.rank("dense").cast(pl.Float64) + base["e"].rank("average") / (n + 1)
+    order = key.rank("average").to_list()
+    ids = df["conversation_id"].to_list()
+    if weight >= 1:
+        return [counts.get(c, 0) + (o - 0.5) / n * 0.999 for c, o in zip(ids, order)]
+    return [weight * counts.get(c, 0) + o / n for c, o in zip(ids, order)]
+
+
+def load(db: Path) -> tuple[pl.DataFrame, dict[str, int]]:
+    from forensics.analyzers.base import Context
+    from forensics.analyzers.schema import load_config
+    from forensics.kernel.selection import Selection
+
+    con = duckdb.connect(str(db), read_only=True)
+    ctx = Context.open(con, load_config(None), Selection())
+    runs = oc._runs(ctx)
+    counts = oc.problem_counts(oc.problem_kind_sets(ctx, runs, []))
+    con.close()
+    return runs, counts
+
+
+def part(runs: pl.DataFrame, h: str) -> pl.DataFrame:
+    return runs if h == "all" else runs.filter(pl.Series([half(str(t)) == h for t in runs["task"]]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("warehouses", nargs="+", type=Path)
+    args = ap.parse_args()
+    missing = [str(w) for w in args.warehouses if not w.is_file()]
+    if missing:
+        ap.error(f"no such warehouse: {', '.join(missing)}")
+    sets = {w.stem: load(w) for w in args.warehouses}
+    forms = list(itertools.product(("mean", "max", "mean+max"), LENGTHS, (0.25, 0.5, 1.0)))
+
+    def auc(name: str, h: str, form: tuple[str, tuple[str, ...], float]) -> float | None:
+        runs, counts = sets[name]
+        df = part(runs, h)
+        got = oc.run_scores(df, counts) if form == OWN else scores(df, counts, *form)
+        return oc.auc(got, [not s for s in df["success"].to_list()])
+
+    dev = {f: {n: auc(n, "dev", f) for n in sets} for f in forms}
+
+    def mean(f: tuple[str, tuple[str, ...], float], names: list[str]) -> float:
+        got = [a for n in names if (a := dev[f][n]) is not None]
+        return sum(got) / len(got)
+
+    def name_of(f: tuple[str, tuple[str, ...], float]) -> str:
+        agg, parts, w = f
+        return f"{agg} of {' + '.join(parts)}; problems {'first' if w >= 1 else f'× {w}'}"
+
+    print(
+        "| benchmark | half | the report's | picked on the other benchmarks' dev halves | its AUC | by messages | "
+        "by characters | by tool calls | by errors | random |\n|---|---|---|---|---|---|---|---|---|---|"
+    )
+    for name in sets:
+        others = [n for n in sets if n != name]
+        pick = max(forms, key=lambda f: (round(mean(f, others), 4), f == OWN))
+        for h in ("dev", "held-out", "all"):
+            runs, _ = sets[name]
+            df = part(runs, h)
+            failed = [not s for s in df["success"].to_list()]
+            refs = [
+                oc.auc([float(v) for v in df[c]], failed)
+                for c in ("messages", "assistant_chars", "tool_calls", "tool_errors")
+            ]
+            own, got = auc(name, h, OWN), auc(name, h, pick)
+            cell = lambda a: "–" if a is None else f"{a:.3f}"  # noqa: E731
+            print(
+                f"| {name} | {h} | {cell(own)} | {name_of(pick)} | {cell(got)} | "
+                + " | ".join(cell(r) for r in refs)
+                + " | 0.500 |"
+            )
+    best = max(forms, key=lambda f: (round(mean(f, list(sets)), 4), f == OWN))
+    print(
+        f"\nPicked on every dev half: {name_of(best)} (mean dev AUC {mean(best, list(sets)):.4f}; the report's {mean(OWN, list(sets)):.4f})"
+    )
+
+
+if __name__ == "__main__":
+    main()
