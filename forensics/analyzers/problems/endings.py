@@ -200,7 +200,7 @@ def handed_over(reply: str, changes: str) -> str:
         if not name or name in seen:
             continue
         seen.add(name)
-        if name in reply or (
+        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", reply) or (
             len(stem) >= STEM_MIN
             and IDENTIFIER.search(stem)
             and re.search(rf"(?<![\w-]){re.escape(stem)}(?![\w-])", reply)
