@@ -24,3 +24,15 @@ def test_handed_over_names_a_file_as_a_word_not_inside_another_name() -> None:
     assert handed_over("Updated io.py to log errors.", '{"path": "/w/src/io.py"}') == "io.py"
     assert handed_over("The fix is in src/utils.py.", '{"path": "/w/src/utils.py"}') == "utils.py"
     assert handed_over("Changed `utils.py`: the parser now strips.", '{"path": "/w/src/utils.py"}') == "utils.py"
+
+
+def test_and_or_is_no_path_a_request_names() -> None:
+    """``asked.NAMED``'s comment: "308/308" and "and/or" are no path. "and/or" was one, so four files and an "and/or"
+    in a list made five things named."""
+    from forensics.analyzers.signature.asked import NAMED, asks_wide
+
+    assert NAMED.findall("use a and/or b") == []
+    assert NAMED.findall("use a And/Or b") == []
+    assert NAMED.findall("see src/app.py and docs/and/or.md") == ["src/app.py", "docs/and/or.md"]
+    assert not asks_wide("Look at a.py, b.py, c.py, and/or d.py for the bug")
+    assert asks_wide("Look at a.py, b.py, c.py, d.py and e.py for the bug")

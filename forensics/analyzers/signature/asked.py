@@ -40,7 +40,10 @@ SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S", re.MULTILINE)
 # a thing the request names: a path (a letter in it; "308/308" and "and/or" are none) or a file name with an
 # extension, or an issue or pull request number; never from the middle of a word or a path
-_NAMED = r"(?<![\w/.~-])(?:(?:[\w.-]+/)+[\w.-]*[A-Za-z][\w.-]*|[\w-]+\.[a-z]{1,5}\b(?![\w(/])|(?<!&)#\d{1,6}\b)"
+_NAMED = (
+    r"(?<![\w/.~-])(?:(?!(?i:and/or)\b)(?:[\w.-]+/)+[\w.-]*[A-Za-z][\w.-]*|[\w-]+\.[a-z]{1,5}\b(?![\w(/])|"
+    r"(?<!&)#\d{1,6}\b)"
+)
 NAMED = re.compile(_NAMED)
 # things named as a list: one after another, separated by commas, "and", "or", or one per line ("a.py, b.py and
 # c.py"), in backticks or quotes or bare; not the paths a pasted log or trace scatters among its words
