@@ -36,3 +36,33 @@ def test_and_or_is_no_path_a_request_names() -> None:
     assert NAMED.findall("see src/app.py and docs/and/or.md") == ["src/app.py", "docs/and/or.md"]
     assert not asks_wide("Look at a.py, b.py, c.py, and/or d.py for the bug")
     assert asks_wide("Look at a.py, b.py, c.py, d.py and e.py for the bug")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Please don't proceed yet, I want to check the address first.",
+        "I'm not sure how to proceed with the exchange.",
+        "No, do not go ahead with that.",
+        "I don’t want you to proceed.",
+    ],
+)
+def test_a_negated_go_ahead_is_no_consent(said: str) -> None:
+    """``decisive._consented``: "don't proceed", "not sure how to proceed" (AgentRx's tau-bench run 80 says it) refuse
+    or hesitate; "No, go ahead" and "yes" consent."""
+    from forensics.analyzers.failures.decisive import _consented
+    from forensics.analyzers.signature import Msg
+
+    def run(text: str) -> list[Msg]:
+        return [
+            Msg(0, "user", "person", None, "I want to exchange my shirt"),
+            Msg(1, "assistant", "assistant", "agent", "Here is what I found."),
+            Msg(2, "user", "person", None, text),
+            Msg(3, "assistant", "assistant", "agent", "", calls=1, call_names=("exchange_items",)),
+        ]
+
+    msgs = run(said)
+    assert not _consented(msgs, msgs[3])
+    for yes in ("Yes, please.", "No, go ahead.", "Sounds good, proceed.", "YES I CONFIRM"):
+        msgs = run(yes)
+        assert _consented(msgs, msgs[3]), yes
