@@ -66,3 +66,36 @@ def test_a_negated_go_ahead_is_no_consent(said: str) -> None:
     for yes in ("Yes, please.", "No, go ahead.", "Sounds good, proceed.", "YES I CONFIRM"):
         msgs = run(yes)
         assert _consented(msgs, msgs[3]), yes
+
+
+def test_bench_failures_dev_prints_the_signatures_of_the_dev_half(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench/failures.py --dev`` shows the dev half only: the signatures section under the table, "the same runs",
+    counts the dev runs, not the held-out ones too."""
+    sys.path.insert(0, str(ROOT))
+    from bench import failures
+
+    def row(half: str, cluster: str) -> dict:
+        sig = SimpleNamespace(cluster=cluster, ended="gave_up", error_template=None)
+        return {
+            "half": half,
+            "n": 3,
+            "step": 1,
+            "agent": "a",
+            "ours": 1,
+            "our_agent": "a",
+            "rule": "first_reply",
+            "names": ["p", "a", "a"],
+            "before_err": 2,
+            "first_reply": 1,
+            "most": "a",
+            "sig": sig,
+        }
+
+    rows = [row("dev", "x"), row("dev", "x"), row("held-out", "y"), row("held-out", "y"), row("held-out", "z")]
+    monkeypatch.setattr(failures, "located", lambda *a: rows)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        failures.where(Path("runs.jsonl"), Path("."), "runs", halves=("dev",))
+    text = out.getvalue()
+    assert "signatures: 1; runs in a signature shared by 2 or more: 2 of 2" in text, text
+    assert "How they ended: {'gave_up': 2}" in text
