@@ -1,0 +1,26 @@
+"""The patterns the last stop added or changed (git diff 0f4e5e2 3ca9ba3), each family held to the edge cases where a
+miss is a defect: contractions with a typographic apostrophe (’, as chat models and phones write it), case, and the
+other languages the logs hold (Chinese)."""
+
+from __future__ import annotations
+
+import pytest
+
+APOSTROPHES = ("'", "’")
+
+
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_gave_up_reads_either_apostrophe(a: str) -> None:
+    """``signature.ends.GAVE_UP``: "I’m unable", "I can’t", "I couldn’t", "I’m sorry, but" end a run given up."""
+    from forensics.analyzers.signature import Msg, ended
+
+    for said in (
+        f"I{a}m unable to reach the server from this sandbox.",
+        f"I{a}m not able to reach the server from this sandbox.",
+        f"I can{a}t find the deployment key anywhere.",
+        f"I couldn{a}t find the deployment key anywhere.",
+        f"I{a}m sorry, but the deployment needs credentials I do not have.",
+        f"I{a}M UNABLE TO REACH THE SERVER.",
+    ):
+        run_ = [Msg(0, "user", "person", None, "Deploy the site"), Msg(1, "assistant", "assistant", "coder", said)]
+        assert ended(run_)[0] == "gave_up", said
