@@ -24,3 +24,22 @@ def test_gave_up_reads_either_apostrophe(a: str) -> None:
     ):
         run_ = [Msg(0, "user", "person", None, "Deploy the site"), Msg(1, "assistant", "assistant", "coder", said)]
         assert ended(run_)[0] == "gave_up", said
+
+
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_a_shell_step_declined_in_either_contraction(a: str) -> None:
+    """``problems.endings.SHELL_STEP``: "I am not able to install" is a shell step handed back, and so is "I’m not
+    able to install"; the DECLINE of said.py reads "I’m unable to" alike."""
+    from forensics.analyzers.problems.endings import SHELL_STEP_RE
+    from forensics.analyzers.problems.said import DECLINE_RE
+
+    for said in (
+        f"I{a}m not able to install Node for you.",
+        f"I{a}m unable to install Node for you.",
+        f"I can{a}t restart the server myself.",
+        f"I don{a}t have the ability to run commands.",
+        "I AM NOT ABLE TO INSTALL NODE FOR YOU.",
+    ):
+        assert SHELL_STEP_RE.search(said) is not None, said
+    assert DECLINE_RE.search(f"I{a}m unable to edit that file.") is not None
+    assert SHELL_STEP_RE.search(f"Once I{a}m able to install it, I will.") is None

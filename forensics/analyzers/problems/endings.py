@@ -282,7 +282,8 @@ WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|t
 # the reply declines a step a shell does ("I cannot directly install software or modify your system's PATH"): in a
 # conversation whose agent has a command tool and used it, the step is handed back to the person for nothing
 SHELL_STEP = (
-    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to| am not able to| don['’]t have the ability to) "
+    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to| am not able to|['’]m not able to|"
+    r" don['’]t have the ability to) "
     r"(?:directly |actually |myself )?(?:install|run|execute|set up|set|modify|configure|download|restart)\b"
 )
 SHELL_STEP_RE = re.compile(SHELL_STEP)
