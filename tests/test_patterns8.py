@@ -43,3 +43,36 @@ def test_a_shell_step_declined_in_either_contraction(a: str) -> None:
         assert SHELL_STEP_RE.search(said) is not None, said
     assert DECLINE_RE.search(f"I{a}m unable to edit that file.") is not None
     assert SHELL_STEP_RE.search(f"Once I{a}m able to install it, I will.") is None
+
+
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_a_request_to_check_the_work_in_either_spelling(a: str) -> None:
+    """``topics.work.checks_work``: "Let’s run the tests", in any case."""
+    from forensics.analyzers.topics.work import checks_work
+
+    for said in (
+        f"Let{a}s run the tests again",
+        "RUN THE TESTS",
+        "Thanks! Now try again",
+    ):
+        assert checks_work(said), said
+    for said in ("Let me know what you think", "Can you please add a login page", "the test run failed"):
+        assert not checks_work(said), said
+
+
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_a_result_not_seen_in_either_contraction(a: str) -> None:
+    """``topics.work.misses_result``: "I’m not seeing", "I don’t see", "it isn’t showing", in any case."""
+    from forensics.analyzers.topics.work import misses_result
+
+    for said in (
+        f"I{a}m not seeing a network request when I load the page",
+        f"I don{a}t see the new fields in the gui",
+        f"I didn{a}t see any change",
+        f"I can{a}t see the button",
+        f"the chart isn{a}t showing",
+        f"the rows weren{a}t displayed",
+        "NOTHING HAPPENS when I click it",
+    ):
+        assert misses_result(said), said
+    assert not misses_result("I see the new fields now, thanks")
