@@ -47,11 +47,14 @@ def test_a_shell_step_declined_in_either_contraction(a: str) -> None:
 
 @pytest.mark.parametrize("a", APOSTROPHES)
 def test_a_request_to_check_the_work_in_either_spelling(a: str) -> None:
-    """``topics.work.checks_work``: "Let’s run the tests", in any case."""
+    """``topics.work.checks_work``: "Let’s run the tests", "can you please run the tests", in any case."""
     from forensics.analyzers.topics.work import checks_work
 
     for said in (
         f"Let{a}s run the tests again",
+        "can you please run the tests",
+        "Could you please re-run the linter?",
+        "ok, please can you check it works",
         "RUN THE TESTS",
         "Thanks! Now try again",
     ):

@@ -96,7 +96,7 @@ REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or thr
 # turn states more than a check (a new request beside it, S8).
 _CHECK = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|now|then|and|so|alright)[\s,.!:;-]+)*"
-    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let['’]?s\s+|now\s+)?(?:re-?)?"
+    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let['’]?s\s+|now\s+)*(?:re-?)?"
     r"(?:run|test|check|verify|lint|build|compile|try)\b",
     re.IGNORECASE,
 )
