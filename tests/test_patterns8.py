@@ -79,3 +79,13 @@ def test_a_result_not_seen_in_either_contraction(a: str) -> None:
     ):
         assert misses_result(said), said
     assert not misses_result("I see the new fields now, thanks")
+
+
+def test_files_named_as_a_list_with_chinese_commas() -> None:
+    """``signature.asked.LISTED``: a Chinese request lists files with 、 or ，, as an English one with commas."""
+    from forensics.analyzers.signature.asked import asks_wide
+
+    assert asks_wide("修改 a.py, b.py, c.py, d.py 和 e.py 里的导入")
+    assert asks_wide("修改 a.py、b.py、c.py、d.py、e.py 里的导入")
+    assert asks_wide("请看一下 src/a.ts，src/b.ts，src/c.ts，src/d.ts，src/e.ts")
+    assert not asks_wide("修改 a.py 和 b.py 里的导入")

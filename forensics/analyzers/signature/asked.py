@@ -45,10 +45,11 @@ _NAMED = (
     r"(?<!&)#\d{1,6}\b)"
 )
 NAMED = re.compile(_NAMED)
-# things named as a list: one after another, separated by commas, "and", "or", or one per line ("a.py, b.py and
-# c.py"), in backticks or quotes or bare; not the paths a pasted log or trace scatters among its words
+# things named as a list: one after another, separated by commas, "and", "or" (in Chinese too: ，、 和 或), or one per
+# line ("a.py, b.py and c.py", "a.py、b.py 和 c.py"), in backticks or quotes or bare; not the paths a pasted log or
+# trace scatters among its words
 _ONE = rf"[`'\"]?{_NAMED}[`'\"]?"
-LISTED = re.compile(rf"{_ONE}(?:(?:[ \t]*[,;\n][ \t]*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+){_ONE})+")
+LISTED = re.compile(rf"{_ONE}(?:(?:[ \t]*[,;\n，、；][ \t]*(?:(?:and|or)\s+)?|\s+(?:and|or|和|或|及|以及)\s+){_ONE})+")
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)  # one thing, whatever its path
 ITEMS = 5  # list items or distinct things named at least this many: the request names its breadth
 
