@@ -81,6 +81,58 @@ def test_a_result_not_seen_in_either_contraction(a: str) -> None:
     assert not misses_result("I see the new fields now, thanks")
 
 
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_a_reply_that_found_nothing_in_either_contraction(a: str) -> None:
+    """``topics.signals._FOUND_NOTHING`` (found7) reads "isn’t", "don’t", tokenized "is n't", and any case;
+    ``_SEARCHES_AGAIN`` a search asked for again in any case."""
+    from forensics.analyzers.topics.signals import _FOUND_NOTHING, _SEARCHES_AGAIN
+
+    for reply in (
+        f"There isn{a}t one in that area.",
+        f"We don{a}t have any guesthouses there.",
+        "there is n't one in the north",
+        "UNFORTUNATELY THERE ARE NONE.",
+        "I cannot find one.",
+    ):
+        assert _FOUND_NOTHING.search(reply) is not None, reply
+    assert _FOUND_NOTHING.search("The Gonville Hotel is in the centre.") is None
+    for said in (
+        "HOW ABOUT a cheaper one?",
+        "And what about Italian?",
+        "Are there any in the east?",
+        "Do you have a 4 star one?",
+    ):
+        assert _SEARCHES_AGAIN.search(said) is not None, said
+    assert _SEARCHES_AGAIN.search("I need a taxi to the hotel.") is None
+
+
+def test_a_request_for_all_of_a_kind_in_any_case_apostrophe_and_language() -> None:
+    """``signature.asked.ALL``: the object of a verb of work is all or each of something, in any case, after a
+    contraction either way, in Chinese too (``ALL_ZH``); not a why or how question, nor work reported done."""
+    from forensics.analyzers.signature.asked import asks_wide
+
+    for said in (
+        "Fix all of them",
+        "FIX ALL THE FAILING TESTS",
+        "Can’t you just check every file?",
+        "Let’s review each commit in the branch",
+        "For each inline comment you addressed, post a reply",
+        "请修复所有失败的测试",
+        "好的。检查每个文件的导入",
+    ):
+        assert asks_wide(said), said
+    for said in (
+        "Why did you change the header for each page?",
+        "That's all, thanks",
+        "all good",
+        "每个人都有",
+        "我检查了所有文件",
+        "所有测试都通过了",
+        "为什么修改了每个页面的标题？",
+    ):
+        assert not asks_wide(said), said
+
+
 def test_files_named_as_a_list_with_chinese_commas() -> None:
     """``signature.asked.LISTED``: a Chinese request lists files with 、 or ，, as an English one with commas."""
     from forensics.analyzers.signature.asked import asks_wide
@@ -89,3 +141,41 @@ def test_files_named_as_a_list_with_chinese_commas() -> None:
     assert asks_wide("修改 a.py、b.py、c.py、d.py、e.py 里的导入")
     assert asks_wide("请看一下 src/a.ts，src/b.ts，src/c.ts，src/d.ts，src/e.ts")
     assert not asks_wide("修改 a.py 和 b.py 里的导入")
+
+
+@pytest.mark.parametrize("a", APOSTROPHES)
+def test_consent_in_any_case_and_not_when_negated(a: str) -> None:
+    """``failures.decisive.CONSENT``: a yes in any case consents; a go-ahead negated by a contraction either way does
+    not."""
+    from forensics.analyzers.failures.decisive import _consented
+    from forensics.analyzers.signature import Msg
+
+    def consented(text: str) -> bool:
+        msgs = [
+            Msg(0, "user", "person", None, "Exchange my shirt"),
+            Msg(1, "assistant", "assistant", "agent", "Found your order."),
+            Msg(2, "user", "person", None, text),
+            Msg(3, "assistant", "assistant", "agent", "", calls=1, call_names=("exchange_items",)),
+        ]
+        return _consented(msgs, msgs[3])
+
+    assert consented("YES")
+    assert consented("Yeah, go ahead")
+    assert not consented(f"Please don{a}t proceed yet")
+    assert not consented(f"I{a}m not sure how to proceed")
+
+
+def test_a_find_that_acts_in_any_spelling_of_its_flags() -> None:
+    """``problems.actions.FINDS_AND_ACTS``: fd's -X and --exec-batch act like -x; find's -execdir and -ok like -exec."""
+    import json
+
+    from forensics.analyzers.problems.actions import lookup
+
+    def shell(command: str) -> bool:
+        return lookup("bash", json.dumps({"command": command}))
+
+    assert not shell("fd -e tmp -X rm")
+    assert not shell("fd -e tmp --exec-batch rm")
+    assert not shell("find . -name '*.o' -execdir rm {} +")
+    assert not shell("find . -name '*.o' -ok rm {} \\;")
+    assert shell("fd -e py -x wc -l")
