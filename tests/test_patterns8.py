@@ -179,3 +179,16 @@ def test_a_find_that_acts_in_any_spelling_of_its_flags() -> None:
     assert not shell("find . -name '*.o' -execdir rm {} +")
     assert not shell("find . -name '*.o' -ok rm {} \\;")
     assert shell("fd -e py -x wc -l")
+
+
+def test_a_file_handed_over_in_chinese_text() -> None:
+    """``problems.endings.handed_over``: a Chinese reply writes a file name or its stem against its words, with no
+    space ("修改了App.tsx中的拖动逻辑"); a name inside a longer ASCII name is still another file."""
+    from forensics.analyzers.problems.endings import handed_over
+
+    edit = '{"path": "/w/ui/src/App.tsx"}'
+    assert handed_over("修改了App.tsx中的拖动逻辑", edit) == "App.tsx"
+    assert handed_over("已修复：App.tsx。", edit) == "App.tsx"
+    patch = '{"command": ["apply_patch", "*** Begin Patch\\n*** Update File: src/TeamSheet.tsx\\n@@"]}'
+    assert handed_over("TeamSheet现在只加载一个队伍", patch) == "TeamSheet.tsx"
+    assert handed_over("修改了MyApp.tsx", edit) == ""

@@ -187,6 +187,9 @@ CHANGED_FILE = re.compile(
 # STEM_MIN characters with a capital inside, a digit, "_" or "-" (TeamSheet, user_message, app-shell; not "theme")
 STEM_MIN = 4
 IDENTIFIER = re.compile(r".[A-Z]|[0-9_-]")
+# a name read as a word: no ASCII letter, digit, "_" or "-" against it (Chinese is written against a file name, with no
+# space: "修改了App.tsx中的拖动逻辑")
+_WORD = r"(?<![A-Za-z0-9_-]){}(?![A-Za-z0-9_-])"
 
 
 def handed_over(reply: str, changes: str) -> str:
@@ -200,10 +203,8 @@ def handed_over(reply: str, changes: str) -> str:
         if not name or name in seen:
             continue
         seen.add(name)
-        if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", reply) or (
-            len(stem) >= STEM_MIN
-            and IDENTIFIER.search(stem)
-            and re.search(rf"(?<![\w-]){re.escape(stem)}(?![\w-])", reply)
+        if re.search(_WORD.format(re.escape(name)), reply) or (
+            len(stem) >= STEM_MIN and IDENTIFIER.search(stem) and re.search(_WORD.format(re.escape(stem)), reply)
         ):
             return name
     return ""
