@@ -192,3 +192,14 @@ def test_a_file_handed_over_in_chinese_text() -> None:
     patch = '{"command": ["apply_patch", "*** Begin Patch\\n*** Update File: src/TeamSheet.tsx\\n@@"]}'
     assert handed_over("TeamSheet现在只加载一个队伍", patch) == "TeamSheet.tsx"
     assert handed_over("修改了MyApp.tsx", edit) == ""
+
+
+def test_a_file_name_outside_ascii_written_escaped_in_the_arguments() -> None:
+    """``problems.endings.handed_over``: arguments written by Python's json.dumps escape a name outside ASCII
+    ("\\u8bf4\\u660e.md"); the reply names it as it is ("说明.md"). A Windows path's escaped backslashes stay folders."""
+    from forensics.analyzers.problems.endings import handed_over
+
+    assert handed_over("已更新 说明.md 的目录", '{"path": "docs/\\u8bf4\\u660e.md"}') == "说明.md"
+    assert handed_over("Updated résumé.md", '{"path": "docs/r\\u00e9sum\\u00e9.md"}') == "résumé.md"
+    assert handed_over("The fix is in App.tsx.", '{"file_path": "C:\\\\w\\\\ui\\\\App.tsx"}') == "App.tsx"
+    assert handed_over("The fix is in App.tsx.", '{"file_path": "C:\\\\w\\\\ui\\\\Other.tsx"}') == ""

@@ -6,6 +6,7 @@ preselects the assistant turns that claim or decline (RE2 patterns, read alike b
 
 from __future__ import annotations
 
+import json
 import re
 
 import duckdb
@@ -192,13 +193,25 @@ IDENTIFIER = re.compile(r".[A-Z]|[0-9_-]")
 _WORD = r"(?<![A-Za-z0-9_-]){}(?![A-Za-z0-9_-])"
 
 
+def _unescaped(value: str | None) -> str | None:
+    """A JSON string's value (``value`` as written between its quotes): a name outside ASCII may be written escaped
+    ("docs/\\u8bf4\\u660e.md", as Python's json.dumps writes it), and a reply names it unescaped."""
+    if value is None or "\\" not in value:
+        return value
+    try:
+        return str(json.loads(f'"{value}"'))
+    except ValueError:
+        return value
+
+
 def handed_over(reply: str, changes: str) -> str:
     """The first file the turn's changes wrote (``changes``: their arguments) that the reply names, by its file name
     or by its stem when that is an identifier (``IDENTIFIER``), as a word: the reply reports those changes.
     Nothing when it names none (an error, an abort, a guess about the cause)."""
     seen: set[str] = set()
     for m in CHANGED_FILE.finditer(changes):
-        name = (m.group(1) or m.group(2) or m.group(3) or m.group(4)).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        name = (_unescaped(m.group(1)) or m.group(2) or m.group(3) or m.group(4)).replace("\\", "/")
+        name = name.rstrip("/").rsplit("/", 1)[-1]
         stem = name.rsplit(".", 1)[0]
         if not name or name in seen:
             continue
