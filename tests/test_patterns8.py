@@ -203,3 +203,13 @@ def test_a_file_name_outside_ascii_written_escaped_in_the_arguments() -> None:
     assert handed_over("Updated résumé.md", '{"path": "docs/r\\u00e9sum\\u00e9.md"}') == "résumé.md"
     assert handed_over("The fix is in App.tsx.", '{"file_path": "C:\\\\w\\\\ui\\\\App.tsx"}') == "App.tsx"
     assert handed_over("The fix is in App.tsx.", '{"file_path": "C:\\\\w\\\\ui\\\\Other.tsx"}') == ""
+
+
+def test_a_path_argument_in_any_case() -> None:
+    """``problems.endings.CHANGED_FILE``: an editing tool's path argument is read whatever the case of its key
+    (OpenCode's edit writes ``filePath``), a bare file name too."""
+    from forensics.analyzers.problems.endings import handed_over
+
+    assert handed_over("Fixed the drag in App.tsx.", '{"filePath": "App.tsx", "oldString": "a"}') == "App.tsx"
+    assert handed_over("Fixed the drag in App.tsx.", '{"FILE_PATH": "App.tsx"}') == "App.tsx"
+    assert handed_over("Fixed the drag in App.tsx.", '{"file_path": "App.tsx"}') == "App.tsx"

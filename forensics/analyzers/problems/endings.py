@@ -176,11 +176,11 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     return out
 
 
-# the file a change wrote: an editing tool's path argument, a patch's file header (apply_patch's "*** Update File:", a
-# diff's "+++ b/"), or a path with a folder and an extension in a writing command ("Path('/w/ui/src/App.tsx')"), in
-# the change's arguments (JSON: a newline is written "\n")
+# the file a change wrote: an editing tool's path argument (its key in any case: OpenCode's "filePath"), a patch's
+# file header (apply_patch's "*** Update File:", a diff's "+++ b/"), or a path with a folder and an extension in a
+# writing command ("Path('/w/ui/src/App.tsx')"), in the change's arguments (JSON: a newline is written "\n")
 CHANGED_FILE = re.compile(
-    r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"|"
+    r"\"(?i:file_?path|path|target_file|absolute_path|filename)\"\s*:\s*\"([^\"]+)\"|"
     r"\*\*\* (?:Update|Add) File: ([^\s\\\"]+)|\+\+\+ (?:b/)?([^\s\\\"]+)|"
     r"(?:[\w.~-]*/)+([\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7})\b"
 )
