@@ -166,7 +166,7 @@ def where(path: Path, work: Path, title: str, stratum: str | None = None, halves
         )
     shown = [x for x in rows if "all" in halves or x["half"] in halves]
     print("\nRules that chose the step:", dict(Counter(x["rule"] for x in shown).most_common()))
-    sigs = [x["sig"] for x in rows]
+    sigs = [x["sig"] for x in shown]  # the runs of the halves shown (--dev: the dev half's)
     clusters = Counter(s.cluster for s in sigs)
     print("\n## Failure signatures (the same runs)\n")
     print("How they ended:", dict(Counter(s.ended for s in sigs).most_common()))

@@ -238,12 +238,15 @@ def from_run(
 
 
 CONSENT = re.compile(r"\b(?:yes|yep|yeah|i confirm|go ahead|proceed|please do)\b", re.I)
+# a consent word negated in its clause ("don't proceed yet", "I'm not sure how to proceed"): no consent
+NEGATED = re.compile(r"(?:\b(?:not|never|no)|n['’]t)\b[^.!?,;:\n]{0,40}$", re.I)
 
 
 def _consented(msgs: list[Msg], m: Msg) -> bool:
-    """The person's last turn before ``m`` consents (yes, go ahead, proceed, I confirm)."""
+    """The person's last turn before ``m`` consents (yes, go ahead, proceed, I confirm; not negated in its clause:
+    ``NEGATED``)."""
     last = next((x for x in reversed(msgs) if x.position < m.position and x.origin == "person"), None)
-    return last is not None and CONSENT.search(last.text) is not None
+    return last is not None and any(NEGATED.search(last.text[: c.start()]) is None for c in CONSENT.finditer(last.text))
 
 
 def _first_told(msgs: list[Msg], task_at: int) -> Msg | None:

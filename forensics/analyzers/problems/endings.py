@@ -6,6 +6,7 @@ preselects the assistant turns that claim or decline (RE2 patterns, read alike b
 
 from __future__ import annotations
 
+import json
 import re
 
 import duckdb
@@ -175,11 +176,11 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     return out
 
 
-# the file a change wrote: an editing tool's path argument, a patch's file header (apply_patch's "*** Update File:", a
-# diff's "+++ b/"), or a path with a folder and an extension in a writing command ("Path('/w/ui/src/App.tsx')"), in
-# the change's arguments (JSON: a newline is written "\n")
+# the file a change wrote: an editing tool's path argument (its key in any case: OpenCode's "filePath"), a patch's
+# file header (apply_patch's "*** Update File:", a diff's "+++ b/"), or a path with a folder and an extension in a
+# writing command ("Path('/w/ui/src/App.tsx')"), in the change's arguments (JSON: a newline is written "\n")
 CHANGED_FILE = re.compile(
-    r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"|"
+    r"\"(?i:file_?path|path|target_file|absolute_path|filename)\"\s*:\s*\"([^\"]+)\"|"
     r"\*\*\* (?:Update|Add) File: ([^\s\\\"]+)|\+\+\+ (?:b/)?([^\s\\\"]+)|"
     r"(?:[\w.~-]*/)+([\w.-]+\.[A-Za-z][A-Za-z0-9]{0,7})\b"
 )
@@ -187,6 +188,20 @@ CHANGED_FILE = re.compile(
 # STEM_MIN characters with a capital inside, a digit, "_" or "-" (TeamSheet, user_message, app-shell; not "theme")
 STEM_MIN = 4
 IDENTIFIER = re.compile(r".[A-Z]|[0-9_-]")
+# a name read as a word: no ASCII letter, digit, "_" or "-" against it (Chinese is written against a file name, with no
+# space: "修改了App.tsx中的拖动逻辑")
+_WORD = r"(?<![A-Za-z0-9_-]){}(?![A-Za-z0-9_-])"
+
+
+def _unescaped(value: str | None) -> str | None:
+    """A JSON string's value (``value`` as written between its quotes): a name outside ASCII may be written escaped
+    ("docs/\\u8bf4\\u660e.md", as Python's json.dumps writes it), and a reply names it unescaped."""
+    if value is None or "\\" not in value:
+        return value
+    try:
+        return str(json.loads(f'"{value}"'))
+    except ValueError:
+        return value
 
 
 def handed_over(reply: str, changes: str) -> str:
@@ -195,15 +210,14 @@ def handed_over(reply: str, changes: str) -> str:
     Nothing when it names none (an error, an abort, a guess about the cause)."""
     seen: set[str] = set()
     for m in CHANGED_FILE.finditer(changes):
-        name = (m.group(1) or m.group(2) or m.group(3) or m.group(4)).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        name = (_unescaped(m.group(1)) or m.group(2) or m.group(3) or m.group(4)).replace("\\", "/")
+        name = name.rstrip("/").rsplit("/", 1)[-1]
         stem = name.rsplit(".", 1)[0]
         if not name or name in seen:
             continue
         seen.add(name)
-        if name in reply or (
-            len(stem) >= STEM_MIN
-            and IDENTIFIER.search(stem)
-            and re.search(rf"(?<![\w-]){re.escape(stem)}(?![\w-])", reply)
+        if re.search(_WORD.format(re.escape(name)), reply) or (
+            len(stem) >= STEM_MIN and IDENTIFIER.search(stem) and re.search(_WORD.format(re.escape(stem)), reply)
         ):
             return name
     return ""
@@ -282,7 +296,8 @@ WHOLE_REQUEST = re.compile(r"(?i)\b(?:fulfill|complete|do|help with)\s+(?:this|t
 # the reply declines a step a shell does ("I cannot directly install software or modify your system's PATH"): in a
 # conversation whose agent has a command tool and used it, the step is handed back to the person for nothing
 SHELL_STEP = (
-    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to| am not able to| don['’]t have the ability to) "
+    r"(?i)\bI(?: cannot| can['’]t| can ?not| am unable to|['’]m unable to| am not able to|['’]m not able to|"
+    r" don['’]t have the ability to) "
     r"(?:directly |actually |myself )?(?:install|run|execute|set up|set|modify|configure|download|restart)\b"
 )
 SHELL_STEP_RE = re.compile(SHELL_STEP)

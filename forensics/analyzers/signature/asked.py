@@ -32,30 +32,41 @@ ALL = re.compile(
     rf"|\bfor\s+(?:each|every)\s+[^.?!;:\n]{{1,80}}?,\s*(?:please\s+)?(?:{WORK}|post|reply|respond|comment)\b",
     re.IGNORECASE,
 )
+# the same in Chinese: a verb of work, not done already (了, 过), then in its clause all or each of something ("修复所有
+# 测试", "检查每个文件"; not "检查了所有文件", a report of work done, nor "所有测试都通过了", no work asked)
+WORK_ZH = (
+    "检查|审查|查看|修复|修改|修正|更新|处理|测试|运行|删除|移除|重构|分析|列出|实现|添加|创建|重命名|迁移|转换|整理|"
+    "翻译|替换|清理|优化|格式化|审核|排查|解决|补充|改写|生成"
+)
+ALL_ZH = re.compile(rf"(?:{WORK_ZH})(?![了过])[^。！？；\n]{{0,20}}?(?:所有|全部|每个|每一个|每条|每一条|每项|每一项)")
 # a sentence asking why or how ("why did you change the header for each page", "how does it handle every icon"):
 # a question about what is, no request for breadth
-QUESTION = re.compile(r"^\W*(?:why|how|what|where|when|who|which)\b", re.IGNORECASE)
-SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+QUESTION = re.compile(r"^\W*(?:(?:why|how|what|where|when|who|which)\b|为什么|为何|怎么|如何|哪)", re.IGNORECASE)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 # an item of a list the person wrote: a line opening with a bullet or a number ("- x", "* x", "3. x", "2) x")
 ITEM = re.compile(r"^[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S", re.MULTILINE)
 # a thing the request names: a path (a letter in it; "308/308" and "and/or" are none) or a file name with an
 # extension, or an issue or pull request number; never from the middle of a word or a path
-_NAMED = r"(?<![\w/.~-])(?:(?:[\w.-]+/)+[\w.-]*[A-Za-z][\w.-]*|[\w-]+\.[a-z]{1,5}\b(?![\w(/])|(?<!&)#\d{1,6}\b)"
+_NAMED = (
+    r"(?<![\w/.~-])(?:(?!(?i:and/or)\b)(?:[\w.-]+/)+[\w.-]*[A-Za-z][\w.-]*|[\w-]+\.[a-z]{1,5}\b(?![\w(/])|"
+    r"(?<!&)#\d{1,6}\b)"
+)
 NAMED = re.compile(_NAMED)
-# things named as a list: one after another, separated by commas, "and", "or", or one per line ("a.py, b.py and
-# c.py"), in backticks or quotes or bare; not the paths a pasted log or trace scatters among its words
+# things named as a list: one after another, separated by commas, "and", "or" (in Chinese too: ，、 和 或), or one per
+# line ("a.py, b.py and c.py", "a.py、b.py 和 c.py"), in backticks or quotes or bare; not the paths a pasted log or
+# trace scatters among its words
 _ONE = rf"[`'\"]?{_NAMED}[`'\"]?"
-LISTED = re.compile(rf"{_ONE}(?:(?:[ \t]*[,;\n][ \t]*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+){_ONE})+")
+LISTED = re.compile(rf"{_ONE}(?:(?:[ \t]*[,;\n，、；][ \t]*(?:(?:and|or)\s+)?|\s+(?:and|or|和|或|及|以及)\s+){_ONE})+")
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)  # one thing, whatever its path
 ITEMS = 5  # list items or distinct things named at least this many: the request names its breadth
 
 
 def asks_wide(text: str) -> bool:
     """Whether a person's request asks for breadth, in their own words (``own_words``): all or each of something as
-    the object of a verb of work (``ALL``), outside a why or how question (``QUESTION``), or ``ITEMS`` or more items
-    of a list (``ITEM``) or distinct files, paths and issue numbers named as a list (``LISTED``)."""
+    the object of a verb of work (``ALL``, ``ALL_ZH``), outside a why or how question (``QUESTION``), or ``ITEMS`` or
+    more items of a list (``ITEM``) or distinct files, paths and issue numbers named as a list (``LISTED``)."""
     own = own_words(text)
-    if any(ALL.search(s) for s in SENTENCE.split(own) if not QUESTION.match(s)):
+    if any(ALL.search(s) or ALL_ZH.search(s) for s in SENTENCE.split(own) if not QUESTION.match(s)):
         return True
     if len(ITEM.findall(own)) >= ITEMS:
         return True

@@ -117,8 +117,8 @@ HANDOFF_TEXT = re.compile(
     re.I,
 )
 GAVE_UP = re.compile(
-    r"\b(?:I(?: am| was|'m) (?:unable|not able)|I (?:cannot|can't|could not|couldn't)|"
-    r"unable to (?:complete|proceed|find|access|determine|solve|fix|locate)|I(?: am|'m) sorry,? but|"
+    r"\b(?:I(?: am| was|['’]m) (?:unable|not able)|I (?:cannot|can['’]t|could not|couldn['’]t)|"
+    r"unable to (?:complete|proceed|find|access|determine|solve|fix|locate)|I(?: am|['’]m) sorry,? but|"
     r"(?:is|was) not possible to|I give up|cannot be (?:determined|completed|solved))",
     re.I,
 )

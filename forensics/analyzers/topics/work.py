@@ -96,7 +96,7 @@ REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or thr
 # turn states more than a check (a new request beside it, S8).
 _CHECK = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|now|then|and|so|alright)[\s,.!:;-]+)*"
-    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let'?s\s+|now\s+)?(?:re-?)?"
+    r"(?:please\s+|pls\s+|can you\s+|could you\s+|let['’]?s\s+|now\s+)*(?:re-?)?"
     r"(?:run|test|check|verify|lint|build|compile|try)\b",
     re.IGNORECASE,
 )
@@ -106,8 +106,9 @@ CHECK_WORDS = 25  # the turn's own words, at most
 # the consequence of that step: it continues (``misses_result``), unless it also asks for something new (a request
 # form, S8).
 _UNSEEN = re.compile(
-    r"\b(?:i(?:'m| am)? not seeing|i (?:don'?t|do not|didn'?t|did not|can'?t|cannot) see|"
-    r"nothing (?:happens|happened|changed|shows)|(?:is|are|was|were)n'?t (?:showing|shown|visible|displayed|appearing)|"
+    r"\b(?:i(?:['’]m| am)? not seeing|i (?:don['’]?t|do not|didn['’]?t|did not|can['’]?t|cannot) see|"
+    r"nothing (?:happens|happened|changed|shows)|(?:is|are|was|were)n['’]?t (?:showing|shown|visible|displayed|"
+    r"appearing)|"
     r"not (?:showing|shown|visible|displayed|appearing))\b",
     re.IGNORECASE,
 )
