@@ -109,6 +109,7 @@ def false_success(
             + declined
             + _declined_doable(con, declined, acting_formats(con) if acting is None else acting)
             + _without_acting(con)
+            + _retracted(con)
         )
     finally:
         con.execute(f"DROP TABLE IF EXISTS {SAID}")
@@ -466,3 +467,34 @@ def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             )
             break
     return out
+
+
+# the agent says its earlier answer was invented ("You're right, I apologize - I made that up."): the answer it gave as
+# fact was none (GUIDE §5: claims correct while the conversation shows otherwise), whoever caught it
+RETRACTED = re.compile(
+    r"(?i)\bI (?:made (?:that|it|this|those|these) up|(?:invented|fabricated|hallucinated) (?:that|it|this|those|these)\b)"
+)
+
+
+def _retracted(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claim_retracted``: a reply says the agent made up what it said before (``RETRACTED``): cites the retraction
+    and the agent's last reply with words before the turn it answers (the person's, or the tool result that carries
+    their words), where the invented answer was given."""
+    rows = con.execute(f"""
+        SELECT s.cid, s.pos, s.text,
+               (SELECT max(q.pos) FROM {SAID} q WHERE q.cid = s.cid AND q.pos < s.pos AND trim(q.text) <> ''
+                  AND q.pos < coalesce((SELECT max(m.position) FROM messages m WHERE m.conversation_id = s.cid
+                      AND m.on_main_path AND m.role IN ('user', 'tool') AND m.position < s.pos
+                      AND (m.origin = 'person' OR m.content LIKE '%the user said%')), -1))
+        FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(RETRACTED.pattern)}') ORDER BY 1, 2""").fetchall()
+    return [
+        Problem(
+            str(cid),
+            "gave_up_or_false_success",
+            sorted({int(pos)} | ({int(before)} if before is not None else set())),
+            quote_at(text, RETRACTED.search(text)),
+            "claim_retracted",
+            "the agent says it made up what it answered before: an answer given as fact with nothing behind it",
+        )
+        for cid, pos, text, before in rows
+    ]
