@@ -2,6 +2,7 @@
 
     python -m bench.problems [--shared ../shared] [--db W.duckdb] [--dev] [--json]
     python -m bench.problems --fresh-only [--fresh bench/data/problems-fresh.jsonl]
+    python -m bench.problems --pool bench/data/problems-fresh-r4.jsonl --pool bench/data/problems-fresh-r5.jsonl
 
 Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from the same folder), runs the
 ``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
@@ -21,6 +22,8 @@ count: ``same_action_N_times``) also finds a dev label of another agent family, 
 written without the label's family: the estimate of what carries to agents no one here has read (``lofo``). With the
 fresh set, the same on both dev halves at once (shared dev + fresh-dev, one agent under its two folder names one
 family, ``FAMILY_ALIASES``), with the labels lost that way and the labels never found, by kind: the guide to develop by.
+With ``--pool FILE`` (repeatable: the fourth and fifth rounds, read as dev once measured), the same over the whole dev
+pool, those files counted whole, with every kind's precision at once and the last person turn beside it (``pool``).
 """
 
 from __future__ import annotations
