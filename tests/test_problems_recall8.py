@@ -1,8 +1,7 @@
 """Round 12 of the problem detectors' recall (issue 41): the fourth and fifth blind rounds read as dev. A file re-read
 whatever the reading command (PowerShell's Get-Content, a quoted path with a "(group)" folder, kimi's ReadFile
 line_offset / n_lines, the same file once plain and once numbered); a fix handed over in words and the same error
-pasted back; a turn that opens "I mean ..."; an answer the agent says it made up; a task's ban on the imports it
-lists; kinds read from the run's own evidence never held against a family's norm. Each case is a snippet of its real
+pasted back; a turn that opens "I mean ..."; an answer the agent says it made up. Each case is a snippet of its real
 conversation's shape, with the near misses beside it."""
 
 from __future__ import annotations
@@ -10,9 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from forensics.analyzers.problems import _family_norms
 from forensics.analyzers.problems.actions import SHELL_READ_PY, lines_read
-from forensics.analyzers.problems.model import Problem
 from tests.test_problems import Session, run, verbatim
 
 PYPROJECT = (
@@ -151,40 +148,3 @@ def test_an_answer_the_agent_says_it_made_up(tmp_path: Path) -> None:
     (f,) = [f for f in run(tmp_path, s)[0] if f["kind"] == "gave_up_or_false_success"]
     assert (f["positions"], f["rule"]) == ([1, 3], "claim_retracted")
     assert "I made that up" in f["quote"] and verbatim(tmp_path, f)
-
-
-TASK = (
-    "Write the function.\n\nDEPENDENCIES:\nUse only the following dependencies in your solution. Do not include "
-    "these dependencies at the beginning of your code.\nimport numpy as np\nfrom scipy import sparse\n\n"
-    "RESPONSE GUIDELINES:\nWrite the complete and executable Python program in a ```python``` block."
-)
-
-
-def test_a_task_that_bans_the_imports_it_lists(tmp_path: Path) -> None:
-    """SciCode (r4): the task lists its dependencies and says not to include them; the reply's code opens with them.
-    Near miss: a reply whose code starts at the function."""
-    found = {}
-    for sid, code in (
-        ("imports", "import numpy as np\nfrom scipy import sparse\ndef op(n):\n    return n"),
-        ("clean", "def op(n):\n    return n"),
-    ):
-        s = Session(sid).add("user", TASK).add("assistant", f"# Background: an operator.\n```python\n{code}\n```")
-        (tmp_path / sid).mkdir()
-        found[sid] = [
-            (f["positions"], f["rule"]) for f in run(tmp_path / sid, s)[0] if f["kind"] == "instruction_violated"
-        ]
-    assert found == {"imports": [([1, 0], "code_construct_banned (imports)")], "clean": []}
-
-
-def test_kinds_read_from_the_run_alone_are_never_held_against_a_family() -> None:
-    """Four of six runs of one family re-read a file: each keeps its finding (a reviewer flags it in each run); a
-    kind read against a norm (context_crowded) on four of six is kept only above the family's median share (3 of the 4)."""
-    family = {f"c{i}": "codex" for i in range(6)}
-    length = {f"c{i}": 100 for i in range(6)}
-    found = [
-        Problem(f"c{i}", "redundant_work", [1, 2 + i], "sed -n '1,200p' f", "reread_unchanged", "n") for i in range(4)
-    ]
-    found += [Problem(f"c{i}", "context_crowded", list(range(i + 1)), "q", "tool_output_share", "n") for i in range(4)]
-    kept, norms = _family_norms(found, family, length)
-    assert sum(p.kind == "redundant_work" for p in kept) == 4
-    assert sum(p.kind == "context_crowded" for p in kept) == 3 and list(norms) == ["context_crowded:codex"]

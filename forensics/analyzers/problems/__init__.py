@@ -18,9 +18,7 @@ Each finding cites its conversation, positions, a verbatim quote of one of them,
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
 ``FAMILY_MIN`` conversations) says something about the family, not a run: there each conversation is held against
 the family's own norm, the median share of its messages the kind cites, and only the conversations above it keep
-their findings (so the kind stays on at most half of that family); the section's norm line says so. Kinds read from
-the run's own evidence alone (``OWN_ACTIONS``: redundant work, loop, an instruction broken) are never held against a
-family. Earlier
+their findings (so the kind stays on at most half of that family); the section's norm line says so. Earlier
 kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
 ``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
 ``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
@@ -63,12 +61,6 @@ NAME = "problems"
 TITLE = "Problems a reviewer flags"
 TABLE = "problem_findings"
 FAMILY_MOST = 0.5  # a kind on more than this share of a family's conversations is the family's way of working
-# kinds read from the run's own evidence alone (the same action with the same result, nothing changed between; an
-# instruction the run was given, broken: GUIDE §5 defines them by the run, not by what is usual): never held against a
-# family's norm. A reviewer flags re-reading an unchanged file in every run that does it, however often the agent's
-# family does (the labels of five Codex runs, of seven the shared logs hold, are redundant_work), and a task's "do not
-# include these dependencies" broken in each of three SciCode runs of one log
-OWN_ACTIONS = ("redundant_work", "loop", "instruction_violated")
 FAMILY_MIN = 5  # an agent with fewer conversations says little about its way of working (the bar every finding kind is held to: tests/test_drift_judged.py)
 COLUMNS: dict[str, Any] = {
     "conversation_id": pl.String,
@@ -310,9 +302,7 @@ def _family_norms(
         hit[(p.kind, family.get(p.conversation_id, ""))].add(p.conversation_id)
         cited[(p.kind, p.conversation_id)].update(p.positions)
     common = {
-        key
-        for key, convs in hit.items()
-        if key[0] not in OWN_ACTIONS and size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]
+        key for key, convs in hit.items() if size[key[1]] >= FAMILY_MIN and len(convs) > FAMILY_MOST * size[key[1]]
     }
     keep: dict[tuple[str, str], set[str]] = {}
     norms = {}

@@ -33,8 +33,6 @@ from forensics.analyzers.rules.checks import (
     questions,
     word_forms,
 )
-from forensics.kernel.selection import SELECTED
-from forensics.warehouse.tool_errors import sql_str
 
 CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # the rules extractor's per-request ask kinds -> this kind's instruction kinds (``CHECKS``, ``CALL_CHECKS``)
@@ -64,37 +62,10 @@ class Instruction:
     quote: str
 
 
-# a task that lists the code's dependencies and bans them from the code ("DEPENDENCIES: Use only the following
-# dependencies in your solution. Do not include these dependencies at the beginning of your code."): a ban on the
-# imports construct (``rules.checks.CONSTRUCTS``), said where the rules extractor's list-item form ("No imports") is not
-IMPORTS_BANNED = re.compile(
-    r"(?i)\b(?:do not|don['’]t|never) (?:include|add|write|repeat|put) (?:these|the|the above|the following|any) "
-    r"(?:dependencies|imports|import statements)\b[^.\n]{0,60}\b(?:code|solution|answer|response)\b"
-)
-
-
-def _imports_banned(con: duckdb.DuckDBPyConnection) -> list[Instruction]:
-    """``IMPORTS_BANNED`` in the selected person turns: the imports construct banned up to the next person turn."""
-    rows = con.execute(f"""
-        SELECT m.conversation_id, m.position, m.content,
-               (SELECT min(q.position) FROM messages q WHERE q.conversation_id = m.conversation_id AND q.on_main_path
-                AND q.origin = 'person' AND q.position > m.position)
-        FROM messages m JOIN {SELECTED} USING (conversation_id)
-        WHERE m.on_main_path AND m.origin = 'person' AND regexp_matches(m.content, '{sql_str(IMPORTS_BANNED.pattern)}')
-        ORDER BY 1, 2""").fetchall()
-    out = []
-    for cid, pos, text, nxt in rows:
-        if m := IMPORTS_BANNED.search(str(text)):
-            until = OPEN if nxt is None else int(nxt)
-            out.append(Instruction(str(cid), int(pos), until, "code_banned", "imports", m.group()))
-    return out
-
-
 def extract(con: duckdb.DuckDBPyConnection, given: list[Rule] | None = None) -> list[Instruction]:
     """Every checkable per-request instruction of the selected conversations: the rules extractor's asks (a word
-    list asked for is one instruction per word), and a task's ban on the imports it lists (``IMPORTS_BANNED``)."""
-    out: list[Instruction] = _imports_banned(con)
-    seen = {(i.conversation_id, i.position, i.value) for i in out}
+    list asked for is one instruction per word)."""
+    out: list[Instruction] = []
     for r in rules(con) if given is None else given:
         if r.standing or r.check is None or r.check.kind not in KINDS:
             continue
@@ -104,11 +75,7 @@ def extract(con: duckdb.DuckDBPyConnection, given: list[Rule] | None = None) -> 
             "one_question_at_a_time": ("one question",),
             "no_changes": ("no change",),
         }.get(r.check.kind, ("",))
-        out += [
-            Instruction(r.conversation_id, r.position, until, KINDS[r.check.kind], v, r.text)
-            for v in values
-            if (r.conversation_id, r.position, v) not in seen
-        ]
+        out += [Instruction(r.conversation_id, r.position, until, KINDS[r.check.kind], v, r.text) for v in values]
     return out
 
 
