@@ -128,8 +128,11 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
     dev half leave one family out (a label counted when a rule that finds it finds a label of another family too)."""
     res = bench.evaluate(SHARED, Path(real["db"]))
     got = {h: (v["all"]["found"], v["all"]["labels"]) for h, v in res["halves"].items()}
-    assert got == {"dev": (37, 40), "held": (7, 17)}
-    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (27, 40)
+    # recall8: dev 37 -> 35, leave one family out 27 -> 25: two more Codex runs re-read files (Get-Content, a quoted
+    # "(group)" path), so redundant_work is on most Codex runs and the family norm keeps those above its median share;
+    # two labeled re-reads (019d021f, c61729d4) fall under it
+    assert got == {"dev": (35, 40), "held": (7, 17)}
+    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (25, 40)
     assert res["lofo"]["rules"]["reread_unchanged"] == ["codex_cli", "continue_dev"]
     assert res["lofo"]["rules"]["claim_over_errors"] == ["continue_dev", "mini_swe_agent"]
     assert res["lofo"]["rules"]["directive_again"] == ["codex_cli", "cursor"]
