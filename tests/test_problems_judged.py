@@ -143,7 +143,7 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "context_crowded": 2,
         "user_repeated": 11,
         "instruction_violated": 7,
-        "redundant_work": 4,
+        "redundant_work": 2,  # recall8: 4 -> 2, the two Codex re-reads under the family norm
         "loop": 2,
         "gave_up_or_false_success": 9,
         "frustration": 2,
@@ -159,7 +159,7 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
             ),  # recall6: 29 -> 28, "make the following changes one at a time" is no "one question at a time" again; sent_again: "OK, continue" three times with no reply (read true; no label); restate:
             # asked_again_reworded, the aider audit loop pasted again after a reply that only named files (read true; no label)
             "instruction_violated": (9, 9),
-            "redundant_work": (6, 10),
+            "redundant_work": (2, 2),  # recall8: (6, 10) -> (2, 2), 8 findings of two Codex runs under the family norm
             "loop": (4, 6),
             # recall7: 13/21 -> 14/25, a reply that hands its turn's changes over by the file they wrote (codex shell-ws
             # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label)
