@@ -2,6 +2,7 @@
 
     python -m bench.problems [--shared ../shared] [--db W.duckdb] [--dev] [--json]
     python -m bench.problems --fresh-only [--fresh bench/data/problems-fresh.jsonl]
+    python -m bench.problems --pool bench/data/problems-fresh-r4.jsonl --pool bench/data/problems-fresh-r5.jsonl
 
 Ingests ``agent-logs/`` into a fresh warehouse (or reads ``--db``, ingested from the same folder), runs the
 ``problems`` analyzer over every conversation, matches the 60 labeled conversations by source + native id, and
@@ -21,6 +22,8 @@ count: ``same_action_N_times``) also finds a dev label of another agent family, 
 written without the label's family: the estimate of what carries to agents no one here has read (``lofo``). With the
 fresh set, the same on both dev halves at once (shared dev + fresh-dev, one agent under its two folder names one
 family, ``FAMILY_ALIASES``), with the labels lost that way and the labels never found, by kind: the guide to develop by.
+With ``--pool FILE`` (repeatable: the fourth and fifth rounds, read as dev once measured), the same over the whole dev
+pool, those files counted whole, with every kind's precision at once and the last person turn beside it (``pool``).
 """
 
 from __future__ import annotations
@@ -211,6 +214,7 @@ def evaluate_fresh(path: Path, shared: Path) -> dict[str, Any]:
         con.close()
     res = part_scores(labeled, found)
     res["_dev"] = ([c for c in labeled if fresh_half(c.source, c.native_id) == "fresh-dev"], found)
+    res["_all"] = (labeled, found)
     res["families"] = len({c.family for c in labeled})
     res["file"] = path.name
     res["halves"] = {
@@ -356,14 +360,14 @@ def _render_lofo(lo: dict[str, Any], dev: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _render_lofo_both(lo: dict[str, Any]) -> list[str]:
+def _render_lofo_both(lo: dict[str, Any], title: str = "both dev halves (shared dev + fresh-dev)") -> list[str]:
     """Leave one family out on both dev halves at once (shared dev and fresh-dev): per kind, labels found and
     counted, then the labels lost (found by rules of one family alone) and the labels never found."""
     from bench.problem_labels import KINDS as ORDER
 
     n = lo["labels"]
     lines = [
-        f"both dev halves (shared dev + fresh-dev), leave one family out: {lo['found']}/{n} counted, "
+        f"{title}, leave one family out: {lo['found']}/{n} counted, "
         f"{lo['found_any']}/{n} found at all (a label counts when a rule that finds it finds a label of another "
         "family too; Codex, Continue and ChatGPT one family each under their two folder names)",
         f"  {'kind':26} {'labels':>6} {'found':>6} {'counted':>8}",
@@ -385,6 +389,25 @@ def _render_lofo_both(lo: dict[str, Any]) -> list[str]:
     return lines
 
 
+def pool(parts: list[tuple[list[Labeled], list[dict[str, Any]]]], extra: list[Path], shared: Path) -> dict[str, Any]:
+    """Leave one family out over the whole dev pool: the dev halves (``parts``) and each ``extra`` fresh file whole,
+    each set's findings kept on its own labeled conversations (one file can sit in two warehouses); with every
+    kind at once (precision as the bench counts it) and the last person turn's recall beside it."""
+    for path in extra:
+        parts = [*parts, evaluate_fresh(path, shared)["_all"]]
+    labeled: list[Labeled] = []
+    found: list[dict[str, Any]] = []
+    for mine, theirs in parts:
+        ids = {c.conversation_id for c in mine}
+        labeled += mine
+        found += [f for f in theirs if f["conversation_id"] in ids]
+    out = lofo(labeled, found, FAMILY_ALIASES)
+    out["found_any"] = sum(bool(r["rules"]) for r in out["rows"])
+    out["all"] = part_scores(labeled, found)["all"]
+    out["files"] = [x.name for x in extra]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from bench.fresh_labels import FRESH
 
@@ -404,6 +427,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-fresh", action="store_true", help="leave the fresh labels out")
     ap.add_argument("--fresh-only", action="store_true", help="the fresh labels alone (no shared halves)")
+    ap.add_argument(
+        "--pool",
+        type=Path,
+        action="append",
+        default=[],
+        help="a fresh label file counted whole in the dev pool (the fourth and fifth rounds, once read): leave one "
+        "family out over shared dev + fresh-dev + these files; repeatable",
+    )
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     fresh = None if a.no_fresh else a.fresh
@@ -418,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
             (mine, ours), (theirs, their_found) = res["_dev"], res["fresh"]["_dev"]
             res["lofo_both"] = lofo(mine + theirs, ours + their_found, FAMILY_ALIASES)
             res["lofo_both"]["found_any"] = sum(bool(r["rules"]) for r in res["lofo_both"]["rows"])
+            if a.pool:  # whole rounds joining the dev pool
+                res["lofo_pool"] = pool([(mine, ours), (theirs, their_found)], a.pool, a.shared)
         if a.dev:  # the fresh-dev half alone
             res["fresh"] = {k: v for k, v in res["fresh"].items() if k in ("file", "families")} | {
                 "halves": {"fresh-dev": res["fresh"]["halves"]["fresh-dev"]}
@@ -425,6 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     res.pop("_dev", None)
     if "fresh" in res:
         res["fresh"].pop("_dev", None)
+        res["fresh"].pop("_all", None)
     if a.json:
         print(json.dumps(res, indent=1))
         return 0
@@ -433,6 +467,15 @@ def main(argv: list[str] | None = None) -> int:
         parts.append(render_fresh(res["fresh"], a.dev))
     if "lofo_both" in res:
         parts.append("\n".join(_render_lofo_both(res["lofo_both"])))
+    if "lofo_pool" in res:
+        title = f"the whole dev pool (shared dev + fresh-dev + {' + '.join(res['lofo_pool']['files'])})"
+        al = res["lofo_pool"]["all"]
+        parts.append(
+            "\n".join(_render_lofo_both(res["lofo_pool"], title))
+            + f"\n  every kind at once: found {al['found']}/{al['labels']} with {al['findings']} findings, "
+            f"{al['right']} near a label of their kind (precision {_pct(al['precision'])}); the last person turn "
+            f"{al['last_person_found']}/{al['labels']}"
+        )
     print("\n\n".join(parts))
     return 0
 

@@ -98,9 +98,12 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "43 conversations, 51 labels; all detectors find 38 (75%) with 55 findings, 39 of them near a label of "
-        "their kind (precision 71%)" in out
-    )  # branch recall7: 37/53/38 -> 38/55/39, pi's "sleep" spelled out ("dude sleep 5 seconds via bash", the label at
+        "43 conversations, 51 labels; all detectors find 38 (75%) with 58 findings, 39 of them near a label of "
+        "their kind (precision 67%)" in out
+    )  # branch recall8: 55 -> 58 findings, none near a label: Codex's TeamSheet.tsx printed by sed, then again numbered
+    # (redundant_work, arguable), Continue's "I've ... made some corrections" then the same justfile error pasted back
+    # (gave_up, read true; the fifth round labels the same text), "I mean continue shortcuts" (user_repeated, read
+    # true); branch recall7: 37/53/38 -> 38/55/39, pi's "sleep" spelled out ("dude sleep 5 seconds via bash", the label at
     # [408, 409]) and pi's "I've ported the user-message-selector.ts" then "you fucked thet component up" (a reply naming
     # the file its turn wrote is a claim; read true, no gave_up label there); fresh-held unchanged; branch redund6: 55 -> 53, neither near a label (pi's "those are already correct", the state its own last edit
     # wrote; opencode's survey glob asked again, a lookup, no redundant work), both read false or unclear; branch twice: 56 -> 55 (an aider SEARCH block is no claim); lead, stop 48: 58 -> 56 findings: "I don't see the point of multiple runs" is an opinion, not a repeat; a Crush view of lines 2000+ after a view with no range (2,000 lines) is not a
@@ -113,28 +116,30 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     # step handed back in a session that has a shell); was 21/51 with 45 findings, 21 near a label
     assert "  loop                             11       64%  86% (6/7)" in out
     assert (
-        "  gave_up_or_false_success          7       71%  71% (5/7)" in out
-    )  # redund6: 7 -> 6 (pi, read false); recall7: 7 (pi [14, 15], read true)
+        "  gave_up_or_false_success          8       62%  71% (5/7)" in out
+    )  # recall8: 8 (Continue's "made some corrections" then the same error, read true); redund6: 7 -> 6 (pi, read false); recall7: 7 (pi [14, 15], read true)
     assert "nothing 0/51 (0%); the last person turn 11/51 (22%); every conversation as a whole 51/51 (100%" in out
     # the second round (22 conversations, 26 labels) moved every figure; was 10/25 with 14 findings on the first 21
     # branch restate moved user_repeated on purpose: 10/23 (15 findings) -> 17/23 (23 findings): a request restated in
     # new words (asked_again_reworded, asked_again_undone) and "try again"; fresh-dev 8/18 -> 15/18, fresh-held unchanged
     assert (
-        "  user_repeated                    23       78%  78% (18/23)                 12%     22%" in out
-    )  # recall7: pi [409]
+        "  user_repeated                    24       75%  78% (18/23)                 12%     22%" in out
+    )  # recall7: pi [409]; recall8: 24 ("I mean continue shortcuts", read true)
     # the halves by the shared set's hash: developed on fresh-dev; fresh-held printed once, at the end
     # branch feel moved fresh-dev on purpose: frustration 0/3 -> 3/3 (swearing aimed at the assistant), lost_focus 0/2 -> 2/2
     # (work destroyed right after it was called done; an edit removing far more than the add it announced); was 17, 34
     assert (
-        "fresh-dev half: 20 conversations, 36 labels; all detectors find 32 (89%) with 43 findings" in out
-    )  # recall7: 31, 41 -> 32, 43 (pi [409] user_repeated near its label, pi [14, 15] gave_up read true); redund6: 42 -> 41 (pi's "already correct"); twice: 43 -> 42; lead, stop 48: 45 -> 43 (the same two); restate: 22, 37 -> 29, 45; lead, stop 47: 28, 42 (the same three mends); recall5: 31, 45 (loop 4/4, gave_up 4/4)
+        "fresh-dev half: 20 conversations, 36 labels; all detectors find 32 (89%) with 45 findings" in out
+    )  # recall8: 43 -> 45 (TeamSheet.tsx read again numbered; "made some corrections" then the same error); recall7: 31, 41 -> 32, 43 (pi [409] user_repeated near its label, pi [14, 15] gave_up read true); redund6: 42 -> 41 (pi's "already correct"); twice: 43 -> 42; lead, stop 48: 45 -> 43 (the same two); restate: 22, 37 -> 29, 45; lead, stop 47: 28, 42 (the same three mends); recall5: 31, 45 (loop 4/4, gave_up 4/4)
     assert (
-        "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 12 findings" in out
-    )  # 6, 14; redund6: 13 -> 12 (opencode's survey glob asked again)
+        "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 13 findings" in out
+    )  # recall8: 12 -> 13 ("I mean continue shortcuts"); 6, 14; redund6: 13 -> 12 (opencode's survey glob asked again)
     assert (
         "  user_repeated                    20       80%  89% (16/18)                 15%     17%" in out
     )  # recall7: 19, 15 -> 20, 16
-    assert "  user_repeated                     3       67%  40% (2/5)                  9%     40%" in out
+    assert (
+        "  user_repeated                     4       50%  40% (2/5)                  9%     40%" in out
+    )  # recall8: 3 -> 4
     assert "  frustration                       3      100% 100% (3/3)                  0%      0%" in out
     assert "  lost_focus                        2      100% 100% (2/2)                  0%      0%" in out
     assert "Problem detectors" not in out and "held-out half" not in out  # --fresh-only: the shared halves are not run

@@ -180,9 +180,10 @@ def lookup(name: str, args: str) -> bool:
 # range (sed's A,Bp; a read tool's offset, limit or view_range)
 READ_TOOL = r"(?i)^(?:read|read_file|view|view_file|open_file|cat|readfile|read_many_files)$"
 PATH_ARG = r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\""
+# (PowerShell's Get-Content too; a path quoted, with a "(group)" folder, or Windows backslashes)
 SHELL_READ = (
     r"(?:^|[\s\"(;&|])(?:cat|nl(?: -ba)?|head(?: -n ?\d+| -\d+)?|tail(?: -n ?\d+| -\d+)?|"
-    r"sed -n [\\\"']*\d+,\d+p[\\\"']*)\s+([\w./~-]+\.\w+)"
+    r"sed -n [\\\"']*\d+,\d+p[\\\"']*|(?i:get-content)(?: -path)?)\s+'?((?:[\w./~!\\-]|\([\w-]+\))+\.\w+)"
 )
 
 
@@ -208,25 +209,36 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         g AS (SELECT * FROM (SELECT *, count(*) OVER (PARTITION BY cid, file, muts_before, turns) AS n FROM w
                              WHERE file <> '' AND NOT err AND NOT mut AND rchars > 0) WHERE n >= 2)
         SELECT cid, file, list(pos ORDER BY pos, k), list(args ORDER BY pos, k),
-               list(coalesce(h, '') ORDER BY pos, k), list(numbered ORDER BY pos, k),
-               list(regexp_matches(name, '{_q(READ_TOOL)}') ORDER BY pos, k)
-        FROM g GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
+               list(coalesce(md5(regexp_replace(regexp_replace(m.content, '{_q(LINE_NUMBER)}', '', 'g'),
+                                                '{MASK_RUN}', '0', 'g')), '') ORDER BY pos, k),
+               list(numbered ORDER BY pos, k),
+               list(regexp_matches(name, '{_q(READ_TOOL)}') ORDER BY pos, k),
+               list(coalesce(length(m.content) - length(replace(m.content, chr(10), '')), 0) ORDER BY pos, k)
+        FROM g LEFT JOIN (SELECT conversation_id AS mcid, position AS mpos, content FROM messages WHERE on_main_path) m
+          ON m.mcid = g.cid AND m.mpos = g.rpos
+        GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
     out = []
-    for cid, file, positions, argss, hashes, numbered, tools in rows:
-        # (position, first line, last line, text, numbered) of each earlier read; a read tool's read with no range
+    for cid, file, positions, argss, hashes, numbered, tools, newlines in rows:
+        # (position, first line, last line, text without line numbers, numbered, ...) of each earlier read; a read tool's read with no range
         # showed its first TOOL_READ_LINES lines only, which a later read of lines past them does not repeat
-        seen: list[tuple[int, float, float, str, bool, bool, tuple[str, str]]] = []
+        seen: list[tuple[int, float, float, str, bool, bool, tuple[str, str], bool]] = []
         cited: set[int] = set()
         quote = ""
-        for pos, args, h, num, tool in zip(positions, argss, hashes, numbered, tools):
+        for pos, args, h, num, tool, nl in zip(positions, argss, hashes, numbered, tools, newlines):
             span = lines_read(str(args or ""))
             if span is None:
                 continue  # lines not known (tail, a negative offset): neither read again nor read before
             lo, hi = span
+            # fewer lines came back than were asked from the top: the whole file was shown, unless the output was cut;
+            # held as the whole file only against a later whole read, whose text must then be the same
+            ended = lo == 1 and hi != float("inf") and nl + 1 < hi - lo + 1 - SHORT_BY
             where = ("", "") if tool else read_dir(str(args or ""), str(file))
             near = [
                 (a, TOOL_READ_LINES if was_tool and (a, b) == WHOLE and span != WHOLE else b, p, was)
-                for p, a, b, text, was, was_tool, was_where in seen
+                for p, a, b, text, was, was_tool, was_where in (
+                    (p, a, float("inf") if end and span == WHOLE else b, text, was, was_tool, was_where)
+                    for p, a, b, text, was, was_tool, was_where, end in seen
+                )
                 if pos - REREAD_WINDOW <= p < pos
                 and was_where == where
                 and a <= hi
@@ -237,7 +249,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             if near and not cites and _covered_by(lo, hi, [(a, b) for a, b, _, _ in near]):
                 cited |= {p for _, _, p, _ in near} | {pos}
                 quote = quote or args_quote(str(args or ""))
-            seen.append((pos, lo, hi, h, bool(num), bool(tool), where))
+            seen.append((pos, lo, hi, h, bool(num), bool(tool), where, ended))
         if len(cited) >= 2:
             out.append(
                 Problem(
@@ -281,6 +293,12 @@ def read_dir(args: str, file: str) -> tuple[str, str]:
 
 
 WHOLE = (1.0, float("inf"))
+# a read's result, compared with an earlier whole read's, without the line numbers a numbered read adds ("  12: ",
+# "12\t", "12→"): the same text read once plain and once numbered (Get-Content, then Get-Content numbered; sed -n
+# '1,200p' of a short file, then nl -ba) is the same unchanged file
+LINE_NUMBER = r"(?m)^[ \t]*[0-9]+(?:\t|→|\||: )"
+MASK_RUN = r"[0-9][0-9.]*"  # numbers masked whole ("Wall time: 4.6 seconds" and "3 seconds" alike)
+SHORT_BY = 5  # lines: a range from the top that came back this much shorter than asked reached the file's end
 # lines a read tool shows when no range is asked: Claude Code's Read, Crush's and OpenCode's view/read and Gemini CLI's
 # read_file all stop at 2,000 (their tool descriptions say so); a shell ``cat`` shows the whole file
 TOOL_READ_LINES = 2000
@@ -306,7 +324,7 @@ def lines_read(args: str) -> tuple[float, float] | None:
         end = value.get("end_line", value.get("line_end"))
         if isinstance(start, int) or isinstance(end, int):
             return (start if isinstance(start, int) else 1, end if isinstance(end, int) else float("inf"))
-        offset, limit = value.get("offset"), value.get("limit")
+        offset, limit = value.get("offset", value.get("line_offset")), value.get("limit", value.get("n_lines"))
         if isinstance(offset, int) or isinstance(limit, int):
             lo = offset if isinstance(offset, int) else 1
             if lo < 0:

@@ -91,24 +91,46 @@ def said_sql() -> str:
 SAID = "_problem_said"  # said_sql() materialised once per run: every claim rule reads the replies from it
 
 
-def false_success(con: duckdb.DuckDBPyConnection, turns: list[Turn], acting: list[str] | None = None) -> list[Problem]:
+def false_success(
+    con: duckdb.DuckDBPyConnection,
+    turns: list[Turn],
+    acting: list[str] | None = None,
+    errors_again: frozenset[tuple[str, int]] = frozenset(),
+) -> list[Problem]:
     """The claims and refusals of the selected runs; ``acting``: the agent families (source formats) that change
-    things with their tools in some selected run (``acting_formats``, default: of the selection)."""
+    things with their tools in some selected run (``acting_formats``, default: of the selection); ``errors_again``:
+    the person turns (conversation, position) that paste back an error the assistant's change did not remove
+    (``pasted.errors_again``)."""
     con.execute(f"CREATE OR REPLACE TEMP TABLE {SAID} AS {said_sql()}")
     try:
         declined = _declined(con)
         return (
-            _contradicted(con, turns)
+            _contradicted(con, turns, errors_again)
             + _over_errors(con)
             + declined
             + _declined_doable(con, declined, acting_formats(con) if acting is None else acting)
             + _without_acting(con)
+            + _retracted(con)
         )
     finally:
         con.execute(f"DROP TABLE IF EXISTS {SAID}")
 
 
-def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Problem]:
+# the reply hands over a change in words as the fix, with no claim word and no call: "I've made some corrections and
+# improvements. Here is the updated script:", "Here is the corrected version" (a chat agent's code for the person to
+# run); "here is the updated script" alone offers a change, not a fix
+HANDED_WORDS = re.compile(
+    r"(?i)\bI(?:['’]ve| have)\b[^.\n]{0,60}?\bmade (?:some |a few |several |the |these |all the )?(?:necessary |needed )?"
+    r"(?:corrections|fixes)\b|\bI(?:['’]ve| have) made the (?:necessary|needed|required) (?:changes|modifications)\b|"
+    r"\bhere(?:['’]s| is) (?:the|your|an?) (?:\w+ )?(?:corrected|fixed|working)\b"
+)
+# a fenced code block: a claim word inside it is the code's ("echo \"check passed\""), not the reply's
+FENCED = re.compile(r"(?s)```.*?(?:```|$)")
+
+
+def _contradicted(
+    con: duckdb.DuckDBPyConnection, turns: list[Turn], errors_again: frozenset[tuple[str, int]] = frozenset()
+) -> list[Problem]:
     """``claim_contradicted``: the last thing the assistant said before a person turn claims success, and that person
     turn says the work failed them (the user_repeated patterns, a crash pasted back, a regression named).
     The claim may be made in no claim word: the last thing said ends a turn whose change succeeded, and either the
@@ -116,14 +138,22 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
     names a file that change wrote (``handed_over``: "I changed the canvas ... in ui/src/App.tsx", then "Nope, still
     cannot drag"): the work was handed over as done, in whatever words, and failed. The last
     thing said may come before an earlier person turn the assistant answered with calls alone ("run the tests" after
-    "done", then "nothing loads now"): it is still what the person holds the work to."""
-    pushed = {
+    "done", then "nothing loads now"): it is still what the person holds the work to. A person turn that pastes back
+    the error the reply's change was to remove (``errors_again``, in any language: "всерівно ця помилка: error: ...")
+    says it failed them too; there the reply's hand-over may be in words alone (``HANDED_WORDS``: "I've made some
+    corrections ... Here is the updated script", a chat agent with no calls)."""
+    by_words = {
         (t.conversation_id, t.position)
         for t in turns
         if t.index > 0
         and t.replied
         and t.answered
         and (REPEATED.search(t.text) or NOT_WORK.search(t.text) or FAILED.search(t.text) or REGRESSED.search(t.text))
+    }
+    pushed = by_words | {
+        (t.conversation_id, t.position)
+        for t in turns
+        if t.index > 0 and t.replied and t.answered and (t.conversation_id, t.position) in errors_again
     }
     if not pushed:
         return []
@@ -143,12 +173,13 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
                   AND trim(s.text) <> ''
                 ORDER BY s.pos DESC LIMIT 1) a ON true)
         SELECT cid, pos, position, content, claims, regressed, changes FROM b
-        WHERE claims OR changes IS NOT NULL
+        WHERE claims OR changes IS NOT NULL OR regexp_matches(content, '{sql_str(HANDED_WORDS.pattern)}')
         ORDER BY 1, 2""").fetchall()
     con.execute("DROP TABLE _pushed")
     out = []
+    worded = {k for k in pushed if k not in errors_again or k in by_words}
     for cid, pos, apos, text, claims, regressed, changes in rows:
-        if claims:
+        if claims and ((str(cid), int(pos)) in worded or CLAIM_RE.search(FENCED.sub("\n", text))):
             rule, norm = "claim_contradicted", "the person's next turn says the claimed work failed them"
         elif regressed:
             rule, norm = (
@@ -161,6 +192,11 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
                 "claim_contradicted",
                 f"the reply handed over its turn's changes ({named}); the person's next turn says they failed them",
             )
+        elif (str(cid), int(pos)) in errors_again and HANDED_WORDS.search(FENCED.sub("\n", text)):
+            rule, norm = (
+                "claim_contradicted",
+                "the reply handed over a change in words; the person's next turn pastes back the error it was to remove",
+            )
         else:
             continue
         out.append(
@@ -168,7 +204,7 @@ def _contradicted(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Pro
                 str(cid),
                 "gave_up_or_false_success",
                 [int(apos), int(pos)],
-                quote_at(text, CLAIM_RE.search(text)),
+                quote_at(text, CLAIM_RE.search(text) or HANDED_WORDS.search(text)),
                 rule,
                 norm,
             )
@@ -446,3 +482,34 @@ def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             )
             break
     return out
+
+
+# the agent says its earlier answer was invented ("You're right, I apologize - I made that up."): the answer it gave as
+# fact was none (GUIDE §5: claims correct while the conversation shows otherwise), whoever caught it
+RETRACTED = re.compile(
+    r"(?i)\bI (?:made (?:that|it|this|those|these) up|(?:invented|fabricated|hallucinated) (?:that|it|this|those|these)\b)"
+)
+
+
+def _retracted(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``claim_retracted``: a reply says the agent made up what it said before (``RETRACTED``): cites the retraction
+    and the agent's last reply with words before the turn it answers (the person's, or the tool result that carries
+    their words), where the invented answer was given."""
+    rows = con.execute(f"""
+        SELECT s.cid, s.pos, s.text,
+               (SELECT max(q.pos) FROM {SAID} q WHERE q.cid = s.cid AND q.pos < s.pos AND trim(q.text) <> ''
+                  AND q.pos < coalesce((SELECT max(m.position) FROM messages m WHERE m.conversation_id = s.cid
+                      AND m.on_main_path AND m.role IN ('user', 'tool') AND m.position < s.pos
+                      AND (m.origin = 'person' OR m.content LIKE '%the user said%')), -1))
+        FROM {SAID} s WHERE regexp_matches(s.text, '{sql_str(RETRACTED.pattern)}') ORDER BY 1, 2""").fetchall()
+    return [
+        Problem(
+            str(cid),
+            "gave_up_or_false_success",
+            sorted({int(pos)} | ({int(before)} if before is not None else set())),
+            quote_at(text, RETRACTED.search(text)),
+            "claim_retracted",
+            "the agent says it made up what it answered before: an answer given as fact with nothing behind it",
+        )
+        for cid, pos, text, before in rows
+    ]

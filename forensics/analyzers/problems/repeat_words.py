@@ -21,6 +21,9 @@ REPEATED = re.compile(
             r"\bno go\b",
             r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b",
             r"\bas I said\b",
+            # the turn opens by correcting what the reply took the request to be ("i mean specific to content not
+            # policy", "I meant the Continue shortcuts"): the request said again, with what the reply missed
+            r"\A\W*(?:no[,.]?\s*|sorry[,.]?\s*)?(?:I mean(?:t)?|what I meant)\b",
             r"\bwhy did you\b",
             r"\bis still (?:there|here|happening|broken|not)\b",
             r"\bstill (?:seems?|appears?) to\b",
