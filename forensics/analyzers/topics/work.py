@@ -133,10 +133,9 @@ ECHO_SHARE = 0.5  # of them found in the replies, at least
 _WANTS = re.compile(
     r"\b(?:can|could|would|will)(?: you| we| i|n'?t we|n'?t you)\b|\b(?<!do )(?<!should )(?<!would )(?:we|i) "
     r"(?:also |really |still |will |'ll )?(?:need|want|should|must|have to|'d like|would like)\b|"
-    r"\blet'?s\b|\bplease\b|\bpls\b|\bpossible\b|"
-    r"\b(?:peux|pourrais|puedes|podr[ií]as|kannst)\b|je (?:voudrais|souhaite|veux)|quiero|帮我|请|能不能|可不可以",
+    r"\blet'?s\b|\bplease\b|\bpls\b|\bpossible\b|\b(?:peux|pourrais|puedes|podr[ií]as)\b|能不能|可不可以|请",
     re.IGNORECASE,
-)
+)  # and the other languages' request openings (``_OTHER``: je voudrais, quiero, 我想, ...) anywhere in the turn
 ABOUT_SHARE = 0.4
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
@@ -180,6 +179,7 @@ _OTHER = (
     r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
 )
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
+_OTHER_WANTS = re.compile(_OTHER, re.IGNORECASE)
 CLOSING_CHARS = (
     400  # the close of a reply, where it reports, offers or asks (the pipeline keeps a long reply's last 400)
 )
@@ -264,7 +264,7 @@ def misses_result(said: str) -> bool:
 
 def asks_about(said: str, tokens: Sequence[str], seen: set[str], new_name: bool) -> bool:
     """The person's own words ask a question about the work at hand and ask for nothing to be done (S4, S5)."""
-    if new_name or not tokens or not is_question(said) or _WANTS.search(said):
+    if new_name or not tokens or not is_question(said) or _WANTS.search(said) or _OTHER_WANTS.search(said):
         return False
     if any(REQUEST.match(s) for s in sentences(said)):
         return False
