@@ -324,6 +324,14 @@ def test_a_question_about_the_work_at_hand_continues_it() -> None:
     )  # "we also need"
     assert not work.asks_about("Do all nodes have IDs?", ["node", "id"], seen, True)  # names something new
     assert not work.asks_about("what is the capital of Peru?", ["capital", "peru"], seen, False)  # another subject
+    # another language's request opening anywhere in the turn ("I want to redesign the compaction; how would you do
+    # the token budget?"): a new request, whatever the question at its end
+    assert not work.asks_about(
+        "压缩这部分我想重新设计一下，token budget 你觉得怎么做比较好？",
+        ["压缩", "token", "budget"],
+        {"压缩", "token", "budget"},
+        False,
+    )
     assert not work.asks_about("apply the events to the graph", ["apply", "event", "graph"], seen, False)
     assert not work.asks_about(
         "What about the graph? Add a node for each event.", ["graph", "node", "event"], seen, False
