@@ -92,6 +92,82 @@ def test_a_text_the_card_pattern_matches_always_holds_what_lets_it_be_scanned() 
     assert mask("paid with 4111 1111 1111 1111 today") == "paid with [CARD] today"
 
 
+def test_a_text_a_pattern_matches_always_holds_its_gate_and_masks_as_every_pattern_run_in_turn() -> None:
+    """``mask`` runs the IBAN, card and phone patterns only over a text where their gates find something (each gate
+    starts with a literal or a class, which ``re`` skips ahead to): on 100,000 random mixes of the planted shapes,
+    digit runs (non-ASCII digits too), separators, brackets, plus signs and letters, every text a pattern matches
+    holds its gate, and ``mask`` masks exactly what the three patterns run in turn on every text mask."""
+    import random
+
+    from forensics.text import personal as p
+
+    def every_pattern(text: str) -> str:
+        """``mask`` as it was before the gates: each pattern over every text with a digit."""
+        if "@" in text:
+            text = p._EMAIL.sub(lambda m: m.group() if p._NOT_PERSONAL.search(m.group()) else p.EMAIL_MASK, text)
+        if not any(c.isdigit() for c in text):
+            return text
+        text = p._IBAN.sub(lambda m: p.IBAN_MASK if p._iban_ok(m.group()) else m.group(), text)
+        text = p._CARD.sub(lambda m: p.CARD_MASK if p._luhn_ok(m.group()) else m.group(), text)
+        return p._PHONE.sub(
+            lambda m: p.PHONE_MASK if 7 <= sum(c.isdigit() for c in m.group()) <= 15 else m.group(), text
+        )
+
+    def phone_gate(text: str) -> bool:
+        return bool(p._PHONE_PLUS.search(text) or p._PHONE_AREA.search(text) or p._PHONE_DIGITS.search(text))
+
+    rnd = random.Random(46)
+    shapes = [*PLANTED.values(), "+1-202-555-0143", "+8613812345678", "202.555.0143", "4111-1111-1111-1111"]
+    shapes += ["378282246310005", "GB82WEST12345698765432", "ES91 2100 0418 4502 0005 1332", "+44 (20) 7946 0958"]
+    bits = [
+        " ",
+        "-",
+        ".",
+        "\u00a0",
+        "/",
+        ":",
+        "+",
+        "(",
+        ")",
+        "#",
+        "=",
+        "_",
+        "\n",
+        "a",
+        "Z",
+        "DE",
+        "中",
+        "٣",
+        "３",
+        "@x.io",
+    ]
+    mixes = []
+    for _ in range(100_000):
+        pieces = []
+        for _ in range(rnd.randint(1, 8)):
+            r = rnd.random()
+            if r < 0.15:
+                pieces.append(rnd.choice(shapes))
+            elif r < 0.55:
+                pieces.append("".join(rnd.choice("0123456789") for _ in range(rnd.randint(1, 14))))
+            else:
+                pieces.append(rnd.choice(bits))
+        mixes.append("".join(pieces))
+    gates = {"iban": (p._IBAN, p._IBAN_NEEDS.search), "card": (p._CARD, p._CARD_NEEDS.search)}
+    gates |= {"card runs": (p._CARD, p._RUNS.search), "phone": (p._PHONE, phone_gate)}
+    gates |= {"phone runs": (p._PHONE_DIGITS, p._RUNS.search)}
+    reached = dict.fromkeys(gates, 0)
+    for text in mixes:
+        for name, (rx, gate) in gates.items():
+            if rx.search(text):
+                reached[name] += 1
+                assert gate(text), (name, text)
+    assert min(reached.values()) > 1_000, reached  # every pattern is reached, not only its samples
+    masked = [mask(t) for t in mixes]
+    assert masked == [every_pattern(t) for t in mixes]
+    assert sum(m != t for m, t in zip(masked, mixes)) > 10_000
+
+
 def test_no_term_is_a_piece_of_an_address() -> None:
     from forensics.text.tokenizer import tokenize
 

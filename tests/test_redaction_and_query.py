@@ -369,6 +369,9 @@ def test_redact_skips_only_rules_that_cannot_match() -> None:
         mixes.append("".join(rng.choice([" ", "", "\n", "中文", '"', "=", ":", "/"]) + p for p in parts))
     assert [redact(t) for t in mixes] == [every_rule(t) for t in mixes]
     assert sum(redact(t) != t for t in mixes) == 4227
+    # a text holding no rule's needed text (``_ANY_NEED``, ``_ANY_NEED_FOLDED``) is given back unscanned: no rule matches it
+    plain = [t for t in mixes if not module._ANY_NEED.search(t) and not module._ANY_NEED_FOLDED.search(t.lower())]
+    assert len(plain) > 100 and [t for t in plain if any(rx.search(t) for rx, *_ in module._COMPILED)] == []
 
 
 def test_a_text_a_rule_matches_always_holds_its_gate() -> None:

@@ -113,6 +113,14 @@ _COMPILED = [
     for (p, r), need, g in zip(_RULES, _NEEDS, _GATES, strict=True)
 ]
 ANY_SECRET = "|".join(f"(?:{p})" for p, _ in _RULES)  # one pass that tells whether any rule applies
+# any rule's needed text (``_NEEDS``), in the text and in the text folded to lower case: one search each, so that a
+# short text holding none (most of a report's strings: its metrics' values, its tables' cells) is given back without
+# a check per rule (the 16 checks were 0.43 CPU s over the 37,158 strings of a report's metrics.json; these two,
+# 0.05-0.07). Over a long text the substring checks cost less than the two searches: only a text shorter than
+# ``_SHORT`` is searched first.
+_SHORT = 500
+_ANY_NEED = re.compile("|".join(re.escape(n) for needs, fold in _NEEDS if not fold for n in needs))
+_ANY_NEED_FOLDED = re.compile("|".join(re.escape(n) for needs, fold in _NEEDS if fold for n in needs))
 # What a source wrote where it redacted text before we saw it: log sanitizers' [REDACTED_TEXT len=3021 sha=...],
 # [redacted_text len=.. sha256=..], [REDACTED_ARGUMENTS], [REDACTED_BATCH], bare [REDACTED] (this module's own mask
 # too) and the <redacted> form. The text is gone: it is never a term, a keyword or evidence.
@@ -124,9 +132,16 @@ def redact(text: str) -> str:
     if not text:
         return text
     folded = text.lower()
+    if len(text) < _SHORT and _ANY_NEED.search(text) is None and _ANY_NEED_FOLDED.search(folded) is None:
+        return text  # no rule's needed text: no rule is run (below), the text is as it was
     for rx, mask, needs, fold, gate in _COMPILED:
         hay = folded if fold else text
-        if any(n in hay for n in needs) and (gate is None or gate(text)):
+        for n in needs:  # (a loop, not ``any`` over a generator: 16 rules a text)
+            if n in hay:
+                break
+        else:
+            continue
+        if gate is None or gate(text):
             masked = rx.sub(mask, text)
             if masked != text:
                 text, folded = masked, masked.lower()
