@@ -34,7 +34,7 @@ from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
 from forensics.warehouse.own_words import own_words_sql
-from forensics.warehouse.tool_errors import error_source_sql, result_sql
+from forensics.warehouse.tool_errors import MARKED, empty_output_sql, error_source_sql, head_tail_sql, rules_sql
 
 if TYPE_CHECKING:
     from forensics.ingestion.plan import Plan
@@ -43,9 +43,14 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
-RESULT_RULE, RESULT_EMPTY = result_sql(
-    "content", "role"
-)  # m011: what a result's text says (docs/definitions.md#tool-errors)
+# m011: what a result's text says (docs/definitions.md#tool-errors), read from the batch beside the INSERT: the rules'
+# gate (``tool_errors.MARKED``) tested by polars (``marked``), each text's head and tail cut once (``head_tail``)
+RESULTS = (
+    "SELECT conversation_id, seq, strlen(text) AS content_bytes, CASE WHEN role IN ('tool', 'user') THEN CASE WHEN "
+    f"marked THEN {rules_sql('head_tail')} END END AS rule, "
+    f"CASE WHEN role IN ('tool', 'user') THEN {empty_output_sql('text')} END AS empty "
+    f"FROM (SELECT *, {TEXT} AS text, CASE WHEN marked THEN {head_tail_sql(TEXT)} END AS head_tail FROM _b_res)"
+)
 ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.arguments")
 OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
@@ -293,20 +298,18 @@ class Loader:
             f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
             "parent_conversation_id, parent_native_id, project, working_dir, git_branch FROM _b_conv"
         )
-        # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
-        # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
-        _sizes = stream(  # noqa: F841
-            relation_frame(
-                con.sql(
-                    "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-                    "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-                    f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
-                    f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
-                    f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg)) "
-                    f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
-                )
-            )
+        con.execute(
+            "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+            "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
+            f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
+            f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg))"
         )
+        # each stored message's size and what a result's text says, for the tool calls (their result size where
+        # the parser left it to DuckDB, their error): the same text read again from the batch, not from the table
+        res = b["msg"].select("conversation_id", "seq", "role", TEXT, marked=b["msg"][TEXT].str.contains(MARKED))
+        _b_res = stream(res)  # noqa: F841
+        _sizes = stream(relation_frame(con.sql(RESULTS)))  # noqa: F841
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
         # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string; an error is the
         # format's flag or a content rule's (forensics.warehouse.tool_errors), a search without a match none
