@@ -325,14 +325,21 @@ class Loader:
             "AS error_source, c.is_error AS flagged FROM _b_call c LEFT JOIN _sizes m "
             "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)"
         )
-        for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
-            cols = ", ".join(schema.names())
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        # a statement costs a millisecond or two whatever its rows: one over a batch's empty table (most formats
+        # have no events, usage, outcomes, quarantined lines or secrets) is not run, nothing to insert or delete
+        for table, key, name, schema in (
+            ("events", "event", "_b_event", EVENT_SCHEMA),
+            ("message_usage", "usage", "_b_usage", USAGE_SCHEMA),
+        ):
+            if b[key].height:
+                cols = ", ".join(schema.names())
+                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
         # an outcome read from the log never overrides one the user imported from a labels file (docs/outcomes.md#where-outcomes-come-from)
-        con.execute(
-            "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
-            "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"
-        )
+        if b["outcome"].height:
+            con.execute(
+                "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
+                "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"
+            )
         whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine and its finds are replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
@@ -342,25 +349,29 @@ class Loader:
                 [whole],
             )
         for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
-            if pl.chunked:
+            if pl.chunked and b["quar"].height:
                 con.execute(
                     "DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
                     "(SELECT split_part(location, '[', 1) FROM _b_quar)",
                     [pl.result.source_id],
                 )
+            if pl.chunked and (b["conv"].height or b["quar"].height):
                 con.execute(
                     "DELETE FROM secrets_found WHERE source_id = ? AND (conversation_id IN (SELECT "
                     "conversation_id FROM _b_conv) OR split_part(location, '[', 1) IN "
                     "(SELECT split_part(location, '[', 1) FROM _b_quar))",
                     [pl.result.source_id],
                 )
-        con.execute(
-            f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
-            f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_secret"
-        )
-        con.execute(
-            "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar", [self.run_id]
-        )
+        if b["secret"].height:
+            con.execute(
+                f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
+                f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_secret"
+            )
+        if b["quar"].height:
+            con.execute(
+                "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                [self.run_id],
+            )
         for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
             for name, side in f.state.get("tables", {}).items():
                 _b_side = stream(side)  # noqa: F841 - read by the scan below
