@@ -124,3 +124,57 @@ def test_the_independent_counter_restates_the_same_rules() -> None:
     assert not is_error(True, "Exit code: 1\nWall time: 0.2 seconds\nOutput:\n", "shell", '{"command": "rg foo"}')
     assert is_error(True, "Exit code: 1\nOutput:\nrg: x: Access is denied.", "shell", '{"command": "rg foo"}')
     assert is_error(False, "cat: x: No such file or directory", "bash", "cat x")
+
+
+def test_the_importers_reading_equals_the_rules_in_sql() -> None:
+    """At import the gate is polars' (``MARKED``) and each text's head and tail are cut once (``load.RESULTS``): the
+    same rule and emptiness as ``result_sql`` for every role, on the cases and on random mixes of the markers, the
+    rules' words, whitespace, non-ASCII text and lengths around the read window and the emptiness bound."""
+    import random
+
+    import polars as pl
+
+    from forensics.ingestion import load
+    from forensics.kernel.arrow import relation_frame, stream
+
+    rng = random.Random(46)
+    pieces = [
+        *tool_errors.MARKERS,
+        *(t for t, _ in CASES),
+        "Exit code: 1",
+        "exit code 0",
+        "<returncode>0</returncode>",
+        "Wall time: 1s",
+        "Output:",
+        "\n",
+        " ",
+        "\t",
+        "错误",
+        "İ",
+        "x" * 1990,
+        "é" * 700,
+        "sh:",
+        "XIT",
+        "returncode>",
+    ]
+    texts: list[str | None] = [None, "", *(t for t, _ in CASES)]
+    for _ in range(3000):
+        texts.append("".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))))
+    roles = [rng.choice(["tool", "user", "assistant", "system"]) for _ in texts]
+    msg = pl.DataFrame(
+        {"conversation_id": ["c"] * len(texts), "seq": range(len(texts)), "role": roles, "content": texts},
+        schema={"conversation_id": pl.String, "seq": pl.Int32, "role": pl.String, "content": pl.String},
+    )
+    con = duckdb.connect()
+    _b_res = stream(msg.with_columns(marked=msg["content"].str.contains(tool_errors.MARKED)))  # noqa: F841
+    got = relation_frame(con.sql(load.RESULTS)).sort("seq")
+    rule, empty = tool_errors.result_sql("content", "role")
+    _b_old = stream(msg)  # noqa: F841
+    want = relation_frame(
+        con.sql(
+            f"SELECT conversation_id, seq, strlen(content) AS content_bytes, {rule} AS rule, {empty} AS empty FROM _b_old"
+        )
+    ).sort("seq")
+    assert got.rows() == want.rows()
+    assert want["rule"].n_unique() == len(tool_errors.RULES) + 1  # every rule named, and none
+    assert want["empty"].sum() > 20

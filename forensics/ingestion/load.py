@@ -34,7 +34,7 @@ from forensics.warehouse.core import set_memory_limit, utcnow
 from forensics.warehouse.migrations import derived_text_columns
 from forensics.warehouse.origin import origin_sql
 from forensics.warehouse.own_words import own_words_sql
-from forensics.warehouse.tool_errors import error_source_sql, result_sql
+from forensics.warehouse.tool_errors import MARKED, empty_output_sql, error_source_sql, head_tail_sql, rules_sql
 
 if TYPE_CHECKING:
     from forensics.ingestion.plan import Plan
@@ -43,9 +43,14 @@ GROUP_BYTES = 256 << 20  # whole-file sources per transaction
 TEXT = "content"  # a JsonText (fastpath) arrives unescaped by the worker (duckparse.unescape)
 DERIVED = ", ".join(derived_text_columns("text", "role").values())  # m004's columns, computed in the INSERT
 ORIGIN = origin_sql("text", "role")  # m007: whose turn, where the format did not say
-RESULT_RULE, RESULT_EMPTY = result_sql(
-    "content", "role"
-)  # m011: what a result's text says (docs/definitions.md#tool-errors)
+# m011: what a result's text says (docs/definitions.md#tool-errors), read from the batch beside the INSERT: the rules'
+# gate (``tool_errors.MARKED``) tested by polars (``marked``), each text's head and tail cut once (``head_tail``)
+RESULTS = (
+    "SELECT conversation_id, seq, strlen(text) AS content_bytes, CASE WHEN role IN ('tool', 'user') THEN CASE WHEN "
+    f"marked THEN {rules_sql('head_tail')} END END AS rule, "
+    f"CASE WHEN role IN ('tool', 'user') THEN {empty_output_sql('text')} END AS empty "
+    f"FROM (SELECT *, {TEXT} AS text, CASE WHEN marked THEN {head_tail_sql(TEXT)} END AS head_tail FROM _b_res)"
+)
 ERROR_SOURCE = error_source_sql("c.is_error", "m.rule", "m.empty", "c.name", "c.arguments")
 OWN_WORDS = own_words_sql("text")  # m013: the person's own words in a person's message
 DEFAULT_MEMORY_MB = 160  # with 4 MB parse tasks the whole ingest stays under 500 MB (bench, PSS)
@@ -293,20 +298,18 @@ class Loader:
             f"{_ts('created_at')}, {_ts('updated_at')}, message_count, fingerprint, "
             "parent_conversation_id, parent_native_id, project, working_dir, git_branch FROM _b_conv"
         )
-        # con.sql runs the INSERT at once and keeps what RETURNING gives: each stored message's size, for the
-        # tool calls whose result size the parser left to DuckDB (a JsonText is still escaped in Python)
-        _sizes = stream(  # noqa: F841
-            relation_frame(
-                con.sql(
-                    "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
-                    "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
-                    f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
-                    f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
-                    f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg)) "
-                    f"RETURNING conversation_id, seq, content_bytes, {RESULT_RULE} AS rule, {RESULT_EMPTY} AS empty"
-                )
-            )
+        con.execute(
+            "INSERT INTO messages SELECT conversation_id, seq, position, native_id, parent_native_id, "
+            "position IS NOT NULL, role, text, length(text), strlen(text), tool_call_count, "
+            f"{_ts('created_at')}, tool_call_id, {DERIVED}, origin, name, "
+            f"CASE WHEN origin = 'person' THEN {OWN_WORDS} END "
+            f"FROM (SELECT * REPLACE (coalesce(origin, {ORIGIN}) AS origin) FROM (SELECT *, {TEXT} AS text FROM _b_msg))"
         )
+        # each stored message's size and what a result's text says, for the tool calls (their result size where
+        # the parser left it to DuckDB, their error): the same text read again from the batch, not from the table
+        res = b["msg"].select("conversation_id", "seq", "role", TEXT, marked=b["msg"][TEXT].str.contains(MARKED))
+        _b_res = stream(res)  # noqa: F841
+        _sizes = stream(relation_frame(con.sql(RESULTS)))  # noqa: F841
         # arguments are JSON (queries read them with json_extract): a tool whose input is plain text (Codex's
         # apply_patch, aider's edits) or a model's malformed JSON is kept as a JSON string; an error is the
         # format's flag or a content rule's (forensics.warehouse.tool_errors), a search without a match none
@@ -322,14 +325,21 @@ class Loader:
             "AS error_source, c.is_error AS flagged FROM _b_call c LEFT JOIN _sizes m "
             "ON m.conversation_id = c.conversation_id AND m.seq = c.result_seq)"
         )
-        for table, name, schema in (("events", "_b_event", EVENT_SCHEMA), ("message_usage", "_b_usage", USAGE_SCHEMA)):
-            cols = ", ".join(schema.names())
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
+        # a statement costs a millisecond or two whatever its rows: one over a batch's empty table (most formats
+        # have no events, usage, outcomes, quarantined lines or secrets) is not run, nothing to insert or delete
+        for table, key, name, schema in (
+            ("events", "event", "_b_event", EVENT_SCHEMA),
+            ("message_usage", "usage", "_b_usage", USAGE_SCHEMA),
+        ):
+            if b[key].height:
+                cols = ", ".join(schema.names())
+                con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
         # an outcome read from the log never overrides one the user imported from a labels file (docs/outcomes.md#where-outcomes-come-from)
-        con.execute(
-            "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
-            "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"
-        )
+        if b["outcome"].height:
+            con.execute(
+                "INSERT INTO conversation_outcomes SELECT conversation_id, success, score, 'log', detail "
+                "FROM _b_outcome WHERE conversation_id NOT IN (SELECT conversation_id FROM conversation_outcomes)"
+            )
         whole = [pl.result.source_id for pl, _ in items if not pl.chunked]
         if whole:  # a file is re-read whole: its quarantine and its finds are replaced
             con.execute("DELETE FROM quarantine WHERE source_id IN (SELECT unnest(?::VARCHAR[]))", [whole])
@@ -339,25 +349,29 @@ class Loader:
                 [whole],
             )
         for pl, _ in items:  # read in parts: only the parts re-read (rows, by location) lose their old entries
-            if pl.chunked:
+            if pl.chunked and b["quar"].height:
                 con.execute(
                     "DELETE FROM quarantine WHERE source_id = ? AND split_part(location, '[', 1) IN "
                     "(SELECT split_part(location, '[', 1) FROM _b_quar)",
                     [pl.result.source_id],
                 )
+            if pl.chunked and (b["conv"].height or b["quar"].height):
                 con.execute(
                     "DELETE FROM secrets_found WHERE source_id = ? AND (conversation_id IN (SELECT "
                     "conversation_id FROM _b_conv) OR split_part(location, '[', 1) IN "
                     "(SELECT split_part(location, '[', 1) FROM _b_quar))",
                     [pl.result.source_id],
                 )
-        con.execute(
-            f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
-            f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_secret"
-        )
-        con.execute(
-            "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar", [self.run_id]
-        )
+        if b["secret"].height:
+            con.execute(
+                f"INSERT INTO secrets_found ({', '.join(FINDS_SCHEMA.names())}) "
+                f"SELECT {', '.join(FINDS_SCHEMA.names())} FROM _b_secret"
+            )
+        if b["quar"].height:
+            con.execute(
+                "INSERT INTO quarantine SELECT source_id, ?, location, reason, raw, raw_bytes FROM _b_quar",
+                [self.run_id],
+            )
         for pl, f in items:  # tables a source owns beside its conversations (decisions): replaced whole
             for name, side in f.state.get("tables", {}).items():
                 _b_side = stream(side)  # noqa: F841 - read by the scan below
