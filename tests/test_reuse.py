@@ -148,3 +148,32 @@ def test_rows_computed_uncounted_are_counted_computed_by_the_next_counted_call(w
         assert reuse.TALLY["lent_test"] == reuse.Tally(reused=0, computed=n)
         reuse.rows(con, defaults(), "lent_test", compute)  # lent once: read back now, counted reused
         assert reuse.TALLY["lent_test"] == reuse.Tally(reused=n, computed=n)
+
+
+def test_batches_are_whole_conversations_of_at_most_so_many_messages() -> None:
+    sizes = [("a", 3), ("b", 4), ("c", 9), ("d", 1), ("e", 2), ("f", 0)]
+    assert reuse.batches(sizes, None) == [["a", "b", "c", "d", "e", "f"]]
+    assert reuse.batches(sizes, 7) == [["a", "b"], ["c"], ["d", "e", "f"]]  # c, larger than 7, is a batch alone
+    assert reuse.batches(sizes, 1) == [["a"], ["b"], ["c"], ["d"], ["e"], ["f"]]
+    assert reuse.batches([], 5) == []
+
+
+def test_problems_found_in_batches_equal_those_found_at_once(
+    wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The problem detectors run on batches of conversations (``problems.BATCH`` messages, each batch's messages and
+    calls copied): one conversation a batch finds what every conversation at once finds, in the same order."""
+    from forensics.analyzers import problems
+
+    def found(batch: int | None) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+        monkeypatch.setattr(problems, "BATCH", batch)
+        db = _scratch(wh, tmp_path)
+        report = build_report(db, defaults(), only=["rules", "problems"])
+        with duckdb.connect(str(db), read_only=True) as con:
+            rows = con.execute(f"SELECT * FROM {problems.TABLE} ORDER BY ALL").fetchall()
+        sec = report.section("problems")
+        assert sec is not None
+        return rows, {"findings": [repr(f) for f in sec.findings], "metrics": sec.metrics, "summary": sec.summary}
+
+    whole, one_by_one = found(None), found(1)
+    assert len(whole[0]) >= 10 and whole == one_by_one

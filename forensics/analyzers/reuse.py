@@ -107,13 +107,17 @@ def rows(
     also_reads: str | None = None,
     shadows: tuple[str, ...] = (),
     counted: bool = True,
+    batch: int | None = None,
 ) -> pl.DataFrame:
     """The rows of ``name`` (a cached fact, or another per-conversation result) for the selection, computing only the
     conversations without valid cached rows. ``also_reads``: a table another analyzer writes that feeds the rows;
     ``shadows``: the rows cover every conversation, not the selection, and these tables are narrowed to the ones
     to compute (``forensics.analyzers.facts.Fact`` says both). ``counted``: the conversations go into ``TALLY`` (the
     report's meta); not for rows read for another purpose than the result's own (the worst list's ends: those
-    it computes are counted computed by the result's own call after it, ``LENT``)."""
+    it computes are counted computed by the result's own call after it, ``LENT``). ``batch``: the conversations to
+    compute go to ``compute`` in batches of whole conversations of at most this many messages (a larger conversation
+    alone), so what it holds at once is bounded by the batch, not the corpus (``batches``); only for rows each
+    conversation's of which depend on its own rows alone, as every cached result's do."""
     scope = "conversations" if shadows else SELECTED
     if con.execute("SELECT current_setting('access_mode')").fetchall()[0][0] == "read_only" or (
         scope == SELECTED and not _exists(con, SELECTED)
@@ -132,7 +136,7 @@ def rows(
     stamp = "c.fingerprint || ':' || c.message_count" + (" || ':' || coalesce(e.extra, '')" if extra else "")
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE {_STALE} AS
-        SELECT s.conversation_id, CASE WHEN c.fingerprint IS NOT NULL THEN {stamp} END AS stamp
+        SELECT s.conversation_id, CASE WHEN c.fingerprint IS NOT NULL THEN {stamp} END AS stamp, c.message_count
         FROM {scope} s JOIN conversations c USING (conversation_id)
         {f"LEFT JOIN ({extra}) e USING (conversation_id)" if extra else ""}""")
     selected = con.execute(f"SELECT count(*) FROM {_STALE}").fetchall()[0][0]
@@ -142,8 +146,8 @@ def rows(
             "d.conversation_id = s.conversation_id AND d.stamp = s.stamp",
             [name, k],
         )
-    stale = con.execute(f"SELECT conversation_id, stamp FROM {_STALE} ORDER BY 1").fetchall()
-    ids = [cid for cid, _ in stale]
+    stale = con.execute(f"SELECT conversation_id, stamp, message_count FROM {_STALE} ORDER BY 1").fetchall()
+    ids = [cid for cid, _, _ in stale]
     lent = LENT.get(name, set())
     if counted and lent:
         scoped = {c for (c,) in con.execute(f"SELECT conversation_id FROM {scope}").fetchall()} - set(ids)
@@ -157,9 +161,12 @@ def rows(
     else:
         LENT.setdefault(name, set()).update(ids)
     if stale:
-        with narrowed(con, ids, shadows):
-            fresh = compute()
-        fresh = fresh.filter(pl.col("conversation_id").is_in(ids))  # a fact may read more
+        parts = []
+        for part in batches([(cid, n) for cid, _, n in stale], batch):
+            with narrowed(con, part, shadows):
+                parts.append(compute().filter(pl.col("conversation_id").is_in(part)))  # a fact may read more
+        fresh = parts[0] if len(parts) == 1 else pl.concat(parts)
+        del parts
         # (a fact computed inside ``compute`` used _STALE too: the ids again)
         con.execute(f"CREATE OR REPLACE TEMP TABLE {_STALE} AS SELECT unnest(?::VARCHAR[]) AS conversation_id", [ids])
         where = (
@@ -171,7 +178,7 @@ def rows(
             {
                 "fact": [name] * len(stale),
                 "conversation_id": ids,
-                "stamp": [s for _, s in stale],
+                "stamp": [s for _, s, _ in stale],
                 "key": [k] * len(stale),
             }
         )
@@ -179,6 +186,22 @@ def rows(
     if not derived.columns(con, table):  # nothing selected, nothing cached yet: the fact's own (empty) rows
         return compute()
     return sql_frame(con, f"SELECT r.* FROM {table} r JOIN {scope} USING (conversation_id)")
+
+
+def batches(sizes: list[tuple[str, int]], most: int | None) -> list[list[str]]:
+    """The conversations ``sizes`` ((id, messages), in order) cut in order into batches of at most ``most`` messages,
+    a conversation larger than ``most`` a batch of its own; one batch when ``most`` is None."""
+    if most is None:
+        return [[cid for cid, _ in sizes]]
+    out: list[list[str]] = []
+    held = most
+    for cid, n in sizes:
+        if not out or held + (n or 0) > most:
+            out.append([])
+            held = 0
+        out[-1].append(cid)
+        held += n or 0
+    return out
 
 
 def inputs(con: duckdb.DuckDBPyConnection, cfg: Config, name: str) -> str | None:
@@ -243,38 +266,46 @@ def narrowed(con: duckdb.DuckDBPyConnection, ids: list[str], shadow: tuple[str, 
 
 
 @contextmanager
-def selected_only(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] = ("messages",)) -> Iterator[None]:
+def selected_only(
+    con: duckdb.DuckDBPyConnection, tables: tuple[str, ...] = ("messages",), copied: bool = False
+) -> Iterator[None]:
     """``tables`` hold only the selected conversations' rows for the block (temporary views over the warehouse's
     tables, when a selection is materialised and no view shadows them already). For a query whose parts run over
     every conversation before its last filter (a materialised CTE, a window): a report after 1 % new
     conversations replayed the compression of every tool result to keep those of ten conversations (1.5 s; 0.07 s
-    so). A query of one conversation at a time gives the same rows either way."""
+    so). A query of one conversation at a time gives the same rows either way. ``copied``: temporary tables holding
+    those rows instead, read from the warehouse once for every query of the block (a batch of ``rows``)."""
     shadow = tuple(
         t
         for t in tables
-        if not con.execute("SELECT count(*) FROM duckdb_views() WHERE temporary AND view_name = ?", [t]).fetchall()[0][
-            0
-        ]
+        if not con.execute(
+            "SELECT count(*) FROM (SELECT view_name FROM duckdb_views() WHERE temporary UNION ALL "
+            "SELECT table_name FROM duckdb_tables() WHERE temporary) WHERE view_name = ?",
+            [t],
+        ).fetchall()[0][0]
     )
-    with _shadowed(con, shadow if _exists(con, SELECTED) else (), SELECTED):
+    with _shadowed(con, shadow if _exists(con, SELECTED) else (), SELECTED, copied):
         yield
 
 
 @contextmanager
-def _shadowed(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], ids: str) -> Iterator[None]:
+def _shadowed(
+    con: duckdb.DuckDBPyConnection, tables: tuple[str, ...], ids: str, copied: bool = False
+) -> Iterator[None]:
     """``tables`` shadowed for the block by temporary views of the warehouse's rows of the conversations in the
-    table ``ids``."""
+    table ``ids`` (``copied``: temporary tables holding those rows, read once)."""
     db = con.execute("SELECT current_database()").fetchall()[0][0]
+    kind = "TABLE" if copied else "VIEW"
     try:
         for t in tables:
             con.execute(
-                f'CREATE TEMP VIEW {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
+                f'CREATE TEMP {kind} {t} AS SELECT * FROM "{db}".main.{t} WHERE conversation_id IN '
                 f"(SELECT conversation_id FROM {ids})"
             )
         yield
     finally:
         for t in tables:
-            con.execute(f"DROP VIEW IF EXISTS temp.{t}")
+            con.execute(f"DROP {kind} IF EXISTS temp.{t}")
 
 
 def _exists(con: duckdb.DuckDBPyConnection, temp: str) -> bool:

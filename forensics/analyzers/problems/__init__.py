@@ -72,6 +72,10 @@ COLUMNS: dict[str, Any] = {
     "norm": pl.String,
 }
 SEVERE = ("gave_up_or_false_success", "instruction_violated", "loop", "frustration")
+# the detectors run on batches of conversations of at most this many messages (``reuse.rows``), each batch's
+# messages and calls copied once: every detector holds a batch's calls, person turns and replies at once, some
+# 2 KB a message (the 1/10 bench corpus's 102,135 messages at once held 220 MB more; docs/scale.md)
+BATCH = 20_000
 
 
 TEMPLATES = "_problem_templates"  # per conversation, the prompt templates' openings its turns open with
@@ -104,7 +108,9 @@ def detect(ctx: Context) -> list[Problem]:
         [[c for c, _ in opens], [o for _, o in opens]],
     )
     settings = {**ctx.cfg.values, "problems.acting_formats": acting}
-    found = reuse.rows(ctx.con, settings, CACHED, lambda: _frame(_detected(ctx, acting, shared)), also_reads=TEMPLATES)
+    found = reuse.rows(
+        ctx.con, settings, CACHED, lambda: _frame(_detected(ctx, acting, shared)), also_reads=TEMPLATES, batch=BATCH
+    )
     problems = [
         (seq, Problem(cid, kind, list(positions), quote, rule, norm))
         for cid, kind, positions, quote, rule, norm, seq in found.select(list(FOUND)).iter_rows()
@@ -116,9 +122,10 @@ def detect(ctx: Context) -> list[Problem]:
 def _detected(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]]) -> list[Problem]:
     """``_detect`` with the messages and calls of the selected conversations only (``reuse.selected_only``): a
     detector's query joins the selection after reading the whole table, so a report after 1 % new conversations
-    read every conversation's rows to keep those of the new ones (0.4 of 1.3 CPU s at 404 conversations). Each
+    read every conversation's rows to keep those of the new ones (0.4 of 1.3 CPU s at 404 conversations). The
+    selection is a batch of ``BATCH`` messages at most, so its rows are copied, read from the warehouse once. Each
     conversation's findings depend on its own rows (``detect``): the same either way."""
-    with reuse.selected_only(ctx.con, ("messages", "tool_calls")):
+    with reuse.selected_only(ctx.con, ("messages", "tool_calls"), copied=True):
         return _detect(ctx, acting, shared)
 
 
