@@ -6,26 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 
-def test_a_missing_folder_is_bad_usage(tmp_path: Path) -> None:
-    missing = tmp_path / "no-such-runs"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.graded_runs", str(missing)], cwd=ROOT, capture_output=True, text=True
-    )
+@pytest.mark.parametrize(
+    ("module", "name", "error"),
+    [("bench.graded_runs", "no-such-runs", "not a folder"), ("bench.ranking_lobo", "no.duckdb", "no such warehouse")],
+)
+def test_a_missing_input_is_bad_usage(tmp_path: Path, module: str, name: str, error: str) -> None:
+    missing = tmp_path / name
+    done = subprocess.run([sys.executable, "-m", module, str(missing)], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == f"graded_runs.py: error: not a folder: {missing}"
-    assert "Traceback" not in done.stderr and done.stdout == ""
-
-
-def test_ranking_lobo_a_missing_warehouse_is_bad_usage(tmp_path: Path) -> None:
-    missing = tmp_path / "no.duckdb"
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.ranking_lobo", str(missing)], cwd=ROOT, capture_output=True, text=True
-    )
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == f"ranking_lobo.py: error: no such warehouse: {missing}"
+    script = module.split(".")[1] + ".py"
+    assert done.stderr.strip().splitlines()[-1] == f"{script}: error: {error}: {missing}"
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 

@@ -240,13 +240,7 @@ def _kinds(
     for kind, cids in sorted(seen.items()):
         a = sum(1 for c in cids if not outcome[c])
         b = len(cids) - a
-        r: float | None
-        if not (n_fail and n_pass):
-            r, lo, hi = None, None, None
-        elif strata:
-            r, lo, hi = mantel_haenszel(kind, strata) or mantel_haenszel(kind, strata, ZERO_CELL) or (None, None, None)
-        else:
-            r, lo, hi = lift(a, n_fail, b, n_pass)
+        r, lo, hi = compared(kind, strata, a, n_fail, b, n_pass)
         separates = "yes" if lo is not None and hi is not None and (lo > 1 or hi < 1) else "no"
         out[kind] = {
             "failed": a / n_fail if n_fail else None,
@@ -323,6 +317,19 @@ def mantel_haenszel(
     ratio = num / den
     se = math.sqrt(max(var_num, 0.0) / (num * den))
     return ratio, ratio * math.exp(-Z * se), ratio * math.exp(Z * se)
+
+
+def compared(
+    feature: str, strata: list[list[Graded]], a: int, n_fail: int, b: int, n_pass: int
+) -> tuple[float | None, float | None, float | None]:
+    """(ratio, low, high) of a feature: within task where tasks repeat (Mantel–Haenszel, with the half-run
+    correction where a task has an empty cell), else the ratio of its shares over all runs; all None when there is
+    no failed or no passed run, or no task compares it."""
+    if not (n_fail and n_pass):
+        return None, None, None
+    if strata:
+        return mantel_haenszel(feature, strata) or mantel_haenszel(feature, strata, ZERO_CELL) or (None, None, None)
+    return lift(a, n_fail, b, n_pass)
 
 
 def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:

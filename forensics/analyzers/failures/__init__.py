@@ -32,7 +32,7 @@ from forensics.analyzers.declare import Analyzer
 from forensics.analyzers.failures import views
 from forensics.analyzers.failures.contrast import Difference, contrast, tool_bigrams
 from forensics.analyzers.failures.decisive import Decisive, from_run
-from forensics.analyzers.outcomes import ZERO_CELL, Graded, lift, mantel_haenszel, mixed_tasks
+from forensics.analyzers.outcomes import Graded, compared, mixed_tasks
 from forensics.analyzers.signature import (
     DONE_ENDS,
     GRADE_REVEALING,
@@ -297,13 +297,7 @@ def cluster(
         harness = members[0].ended in GRADE_REVEALING_ENDS
         a = sum(s.failed is True for s in members)
         b = sum(s.failed is False for s in members)
-        r: float | None
-        if not (n_fail and n_pass):
-            r, lo, hi = None, None, None
-        elif strata:
-            r, lo, hi = mantel_haenszel(name, strata) or mantel_haenszel(name, strata, ZERO_CELL) or (None, None, None)
-        else:
-            r, lo, hi = lift(a, n_fail, b, n_pass)
+        r, lo, hi = compared(name, strata, a, n_fail, b, n_pass)
         shown = sorted(members, key=lambda s: (s.failed is not True, s.conversation_id))
         out.append(
             {
