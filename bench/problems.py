@@ -308,7 +308,7 @@ def render_fresh(res: dict[str, Any], dev_only: bool = False) -> str:
     """The fresh set (``--fresh``): labeled blind, never tuned on; whole, then its halves (``--dev``: fresh-dev
     alone)."""
     name = (
-        f"fresh set ({res['file']}, labeled blind, no detector tuned on it; {res['families']} families; "
+        f"fresh set ({res['file']}, labeled blind, before any detector ran on it; {res['families']} families; "
         f"a match: same kind within {WINDOW} messages)"
     )
     if dev_only:
