@@ -24,10 +24,7 @@ LOGS = SHARED / "data" / "agent-logs"
 # held-out P 0.774 R 0.600 F1 0.676 Pk 0.213; before round 6 (108, 63) and (31, 23): P 0.742 R 0.575 F1 0.648 Pk 0.272
 # shift7: 7 false markers fewer on the dev half, one held-out hit lost to work.checks_work ("Can you run the
 # lint_all.py?", labeled a new request); round 6: {"whole": (113, 69), "held-out": (31, 24)}
-# pk8: a question about the work at hand continues (work.asks_about), a check naming a file the conversation never
-# named is judged: dev 80 / 45 -> 72 / 45, held-out (30, 23) -> (30, 24) (P 0.800 R 0.600 F1 0.686 Pk 0.195); shift7:
-# {"whole": (110, 68), "held-out": (30, 23)}
-PINNED = {"whole": (102, 69), "held-out": (30, 24)}
+PINNED = {"whole": (110, 68), "held-out": (30, 23)}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +72,7 @@ def test_leave_one_format_out_reads_the_dev_half_only() -> None:
     assert len(res["families"]) == 8
     s, every, nothing = res["thresholds"][0.30], res["references"]["every person turn"], res["references"]["nothing"]
     assert s["f1"] > every["f1"] and s["pk"] <= nothing["pk"]
-    assert (s["predicted"], s["tp"]) == (61, 41)  # P 0.672 R 0.539 F1 0.599 Pk 0.172 (docs/topics-evaluation.md)
-    # shift7: 62 / 41 (P 0.661, F1 0.594, Pk 0.176); pk8's asks_about removes one false marker here
+    assert (s["predicted"], s["tp"]) == (62, 41)  # P 0.661 R 0.539 F1 0.594 Pk 0.176 (docs/topics-evaluation.md)
     # round 6: 63 / 41 (P 0.651, F1 0.590, Pk 0.177)
     # before round 6 (a marker across a content-free turn, pasted output, short conversations): 60 / 37, F1 0.544
     # the five signals before the combiner read 57 / 32 here (F1 0.481)
