@@ -551,13 +551,15 @@ def _cluster_table(clusters: list[dict[str, Any]]) -> Table:
             "lift": c["lift"],
             "low": c["lift_low"],
             "high": c["lift_high"],
-            "lift compared": "within task" if c["within_task"] else "overall",
+            "lift compared": "within task" if c["within_task"] else "overall" if c["lift"] is not None else "–",
             "tells failed from passed": "not claimed: the harness decides this end"
             if c["harness_end"]
             else "yes"
             if c["lift_low"] is not None and (c["lift_low"] > 1 or c["lift_high"] < 1)
             else "not compared: in no task with both outcomes"
             if c["within_task"] and c["lift"] is None
+            else "not compared: no failed and passed runs to compare"
+            if c["lift"] is None
             else "no",
             "examples": ", ".join(c["examples"]),
         }
