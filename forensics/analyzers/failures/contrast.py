@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from forensics.analyzers.outcomes import ZERO_CELL, Graded, lift, mantel_haenszel, mixed_tasks
+from forensics.analyzers.outcomes import Graded, compared, mixed_tasks
 
 MIN_RUNS = 5
 
@@ -72,15 +72,11 @@ def contrast(runs: list[Graded]) -> Contrast:
             continue
         a = sum(r.failed and feature in r.features for r in runs)
         b = n - a
-        if not strata:
-            r_, lo, hi = lift(a, n_fail, b, n_pass)
-            out.append(Difference(feature, a, b, r_, lo, hi, False))
-            continue
-        got = mantel_haenszel(feature, strata) or mantel_haenszel(feature, strata, ZERO_CELL)
-        if got is None:
-            untested += 1
+        r_, lo, hi = compared(feature, strata, a, n_fail, b, n_pass)
+        if r_ is None or lo is None or hi is None:
+            untested += 1  # where tasks repeat: in no task with both outcomes
         else:
-            out.append(Difference(feature, a, b, *got, True))
+            out.append(Difference(feature, a, b, r_, lo, hi, bool(strata)))
     tested = sorted(out, key=lambda d: (not d.stated, -abs(math.log(d.lift)) if d.lift > 0 else 0.0, d.feature))
     return Contrast(tested, untested)
 
