@@ -929,9 +929,11 @@ TAU = Path(os.environ.get("FORENSICS_AGENTRX_TAU", "/nonexistent"))
 
 @pytest.mark.skipif(not TAU.is_file(), reason="$FORENSICS_AGENTRX_TAU not set (python -m bench.agentrx_tau)")
 def test_agentrx_tau_figures(tmp_path: Path) -> None:
-    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 11, ±1 12, agent 22 of 29
-    after the fallback of a run that serves a person and the consented change, read off the dev half balanced by the
-    root cause's agent (branch rx7; before: 6, 7, 21 after the tool-call rules; the first figures, before any rule
+    """The 29 labeled tau-bench failures of AgentRx (docs/failures-evaluation.md): exact 14, ±1 15, agent 22 of 29
+    after the run's own later evidence (branch step9: a change that set the state a later change failed on, a change
+    the person disowns, an absence a tool output contradicts; one dev run each, none on held-out); before it 11, 12,
+    22 after the fallback of a run that serves a person and the consented change, read off the dev half balanced by
+    the root cause's agent (branch rx7; before: 6, 7, 21 after the tool-call rules; the first figures, before any rule
     read them: 2, 2, 21; the step before the first error: exact 3, ±1 6). The system prompt is the conversation's, so
     message 0 has no row and the rest keep their index."""
     recs = [json.loads(line) for line in TAU.read_text().splitlines() if line.strip()]
@@ -951,7 +953,7 @@ def test_agentrx_tau_figures(tmp_path: Path) -> None:
         exact += d.position == r["label"]["mistake_step"]
         near += abs(d.position - r["label"]["mistake_step"]) <= 1
         agent += d.agent == r["label"]["mistake_agent"]
-    assert (len(recs), exact, near, agent) == (29, 11, 12, 22)
+    assert (len(recs), exact, near, agent) == (29, 14, 15, 22)
     ends = Counter(ended(ms)[0] for ms in msgs.values())
     assert ends == {"claimed_success": 13, "answered": 9, "cut_off": 4, "gave_up": 2, "errored": 1}
 
@@ -1057,6 +1059,72 @@ def test_a_run_that_serves_a_person_without_evidence_falls_back_to_the_step_befo
     ]
     d = signature("r", one_request, True).decisive
     assert d is not None and (d.position, d.rule) == (11, "first_write")
+
+
+def test_the_runs_own_later_evidence_names_the_step() -> None:
+    """Branch ``step9`` (tau-bench's shape, invented text): a change that set the state a later change of the same plan
+    failed on; a change the person's next turn disowns; a reply saying a thing has none of something that an earlier
+    tool output about it holds. Each outranks the first change, and none fires on its near miss."""
+
+    def call(position: int, name: str) -> Msg:
+        return Msg(position, "assistant", "assistant", "Assistant", "", calls=1, call_names=(name,))
+
+    head = [
+        Msg(0, "user", "person", "User", "Swap the lamp of order #W12345 for the blue one and fix my address."),
+        Msg(1, "assistant", "assistant", "Assistant", "Sure. Could you give me your email so I can find you?"),
+        Msg(2, "user", "person", "User", "It is alice@example.com. Yes, go ahead with both."),
+        call(3, "get_order_details"),
+        Msg(4, "tool", "tool", None, '{"order_id": "#W12345", "status": "pending", "fulfillments": []}'),
+        call(5, "modify_pending_order_items"),
+        Msg(6, "tool", "tool", None, '{"order_id": "#W12345", "status": "pending (item modified)"}'),
+        call(7, "modify_pending_order_address"),
+    ]
+    refused = Msg(8, "tool", "tool", None, "Error: non-pending order cannot be modified", error=True)
+    tail = [Msg(9, "assistant", "assistant", "Assistant", "The lamp is swapped; the address could not be changed.")]
+    d = signature("r", [*head, refused, *tail], True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (5, "Assistant", "earlier_change")
+    # an error that says the call was wrong, not that the state forbids it: the failed change is the step
+    wrong = replace(refused, text="Error: address line is missing")
+    d = signature("r", [*head, wrong, *tail], True).decisive
+    assert d is not None and (d.position, d.rule) == (7, "failed_code")
+    # the person spoke between the two changes: they are no one plan, the failed change is the step
+    apart = [*head[:7], Msg(7, "user", "person", "User", "Now the address, please."), replace(head[7], position=8)]
+    d = signature("r", [*apart, replace(refused, position=9)], True).decisive
+    assert d is not None and (d.position, d.rule) == (8, "failed_code")
+
+    done = [
+        *head[:5],
+        call(5, "cancel_pending_order"),
+        Msg(6, "tool", "tool", None, '{"order_id": "#W12345", "status": "cancelled"}'),
+        Msg(7, "assistant", "assistant", "Assistant", "Your order #W12345 has been cancelled and refunded."),
+    ]
+    d = signature("r", [*done, Msg(8, "user", "person", "User", "Thanks, that was all. ###STOP###")], True).decisive
+    assert d is not None and d.rule != "disowned_change"
+    disowned = Msg(8, "user", "person", "User", "I only wanted to cancel the lamp, not the entire order.")
+    d = signature("r", [*done, disowned], True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (5, "Assistant", "disowned_change")
+    # an instruction before a change is no disowning ("I only want ...", present tense)
+    asked = replace(disowned, text="I only want to cancel the lamp, not the entire order.")
+    d = signature("r", [*done, asked], True).decisive
+    assert d is not None and d.rule != "disowned_change"
+
+    shipped = '{"order_id": "#W12345", "status": "delivered", "fulfillments": [{"tracking_id": ["2864223389"]}]}'
+    told = [
+        *head[:3],
+        call(3, "get_order_details"),
+        Msg(4, "tool", "tool", None, shipped),
+        Msg(5, "assistant", "assistant", "Assistant", "Order #W12345 was delivered. Anything else?"),
+        Msg(6, "user", "person", "User", "What is its tracking number?"),
+        Msg(7, "assistant", "assistant", "Assistant", "Order #W12345 does not have a tracking number, sorry."),
+        Msg(8, "user", "person", "User", "Okay. ###STOP###"),
+    ]
+    d = signature("r", told, True).decisive
+    assert d is not None and (d.position, d.agent, d.rule) == (7, "Assistant", "contradicted_absence")
+    # the output holds the field empty ("fulfillments": []): the reply is borne out, no contradiction
+    empty = [*told[:4], head[4], *told[5:]]
+    empty[6] = replace(told[6], text="Order #W12345 does not have any fulfillment details yet.")
+    d = signature("r", empty, True).decisive
+    assert d is not None and d.rule != "contradicted_absence"
 
 
 def test_the_halves_balanced_by_a_label_split_each_stratum_by_the_hash() -> None:

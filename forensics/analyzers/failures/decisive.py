@@ -29,6 +29,13 @@
      first told them what its tools found: its first reply after a tool output (``consented_change``); a change
      made without that consent stays the step (the policy of a customer-service agent: no change without an
      explicit yes);
+   - the run's own later evidence (branch ``step9``, read off AgentRx's dev half): a reply saying a thing has none of
+     something that an earlier tool output about that thing holds (``contradicted_absence``, an unfounded
+     statement: "order #W1 does not have a tracking number" against its ``"tracking_id": [...]``); a change the
+     person's next turn disowns ("I only wanted to cancel the hose, not the entire order": ``disowned_change``, a
+     failed step shown by the person); and where a change failed because the thing's state forbids it ("non-pending
+     order cannot be modified", ``STATE_REFUSED``) right after another change of the same plan succeeded (no person
+     turn between them), that earlier change, which set the state (``earlier_change``);
    - else the first step of the signature: the first occurrence of the run's recurring error (the reply that
      caused it), else the start of a loop (``problem_findings`` of kind ``loop``, when the problem detectors
      wrote it), else (no evidence of its own) the trivial step that did best on the dev half of labeled runs of
@@ -115,7 +122,36 @@ def tool_name(name: str) -> str:
 # a statement the run has no ground for outranks a failed step: a crash is seen and usually retried, an
 # unfounded fact or assumption is built on by the replies after it; where nothing failed, the first change (on the
 # graded tau2 runs a first change before a failed step was a right one: enabling roaming)
-TIERS: list[tuple[str, ...]] = [("assumption", "unsupported_claim"), ("after_error", "failed_code"), ("first_write",)]
+TIERS: list[tuple[str, ...]] = [
+    ("assumption", "unsupported_claim", "contradicted_absence"),
+    ("after_error", "failed_code", "disowned_change"),
+    ("first_write",),
+]
+# a reply saying a thing has none of something ("the order #W1 does not have a tracking number", "it has no
+# refunds"): the noun (4+ letters) it says is missing
+ABSENT = re.compile(
+    r"\b(?:(?:does|do|did) ?n[o'’]t (?:have|include|contain|show|list)(?: (?:a|an|any))?|(?:has|have|had|with) no|"
+    r"there (?:is|are|was|were) no) ([a-z]{4,})",
+    re.I,
+)
+# an identifier a reply and a tool output can share: an order, account or record id (a digit, 5+ characters)
+IDENT = re.compile(r"#?\b[A-Za-z]*\d[\w-]{4,}\b")
+# an error that says the thing's state forbids the change ("non-pending order cannot be modified", "the order has
+# already been cancelled", "is locked"), not that the call was wrong (a bad id, an unexpected error, a text not found)
+STATE_REFUSED = re.compile(
+    r"\b(?:non-[a-z]+ \w+ cannot be|cannot be (?:modified|changed|updated|cancell?ed|exchanged|returned|edited) "
+    r"(?:in|when|after|once|because)|(?:is|has) already (?:been )?[a-z]+ed|is (?:locked|no longer (?:pending|editable|"
+    r"active))|(?:invalid|wrong) (?:state|status) (?:for|to))",
+    re.I,
+)
+# the person's next turn after a change says it was not what they wanted ("I only wanted to cancel the hose, not the
+# entire order", "that's not what I asked for", "I didn't ask for that"): past tense, about what was done, not a new
+# instruction ("I only want to return the backpack" is one)
+DISOWNED = re.compile(
+    r"\b(?:I only (?:wanted|asked|meant|said)|I (?:did ?n[o'’]t|never) (?:want|ask|mean|say|agree|authori[sz]e)|"
+    r"that(?:'|’)?s not what I (?:wanted|asked|meant|said))\b",
+    re.I,
+)
 SUBSTANCE = 20  # a reply shorter than this (TERMINATE, "ok") is no step
 # each rule in words, as `forensics show` and the explorer say why a step is the decisive one
 RULES = {
@@ -125,6 +161,9 @@ RULES = {
     "unsupported_claim": "it states figures as found before any tool output",
     "failed_code": "it runs code or calls a tool whose output is an error or empty",
     "first_write": "its first call that changes something (a tool named for a write: modify, cancel, return, ...)",
+    "contradicted_absence": "it says a thing has none of something that an earlier tool output about that thing holds",
+    "disowned_change": "a change the person's next turn says was not what they wanted",
+    "earlier_change": "the change that set the state a later change then failed on (no person turn between them)",
     "consented_change": "the first change was made with the person's consent: where the agent first told them what "
     "its tools found",
     "recurring_error": "the first occurrence of the run's recurring error",
@@ -179,6 +218,12 @@ def from_run(
             continue  # a report carries what its agent saw (a page's text), not the agent's own statement
         for rule in _rules(m, output_before.get(m.position), output_after.get(m.position), given):
             found.setdefault(rule, m)
+    contradicted = _contradicted(msgs, after_task, hub)
+    if contradicted is not None:
+        found.setdefault("contradicted_absence", contradicted)
+    disowned = _disowned(msgs, after_task, output_after)
+    if disowned is not None:
+        found.setdefault("disowned_change", disowned)
     # an orchestrated run: the hub plans and delegates, the agents it hands the turn to act and report in their own
     # messages (Magentic-One's WebSurfer: "I typed ... Here is a screenshot of ..."); the first report is the first
     # step that acted, and a later step is built on it: only the hub's own unfounded statement or failed step
@@ -192,6 +237,14 @@ def from_run(
         ]
         if hits:
             rule = min(hits)[1]
+            if (
+                rule == "failed_code"
+                and _writes(found[rule])
+                and STATE_REFUSED.search(output_after[found[rule].position].text)
+            ):
+                earlier = _earlier_change(msgs, found[rule], output_after)
+                if earlier is not None:
+                    return _at(earlier, "earlier_change")
             if rule == "first_write" and serves_person(msgs, task_at) and _consented(msgs, found[rule]):
                 told = _first_told(msgs, task_at)
                 if told is not None and told.position < found[rule].position:
@@ -240,6 +293,60 @@ def from_run(
 CONSENT = re.compile(r"\b(?:yes|yep|yeah|i confirm|go ahead|proceed|please do)\b", re.I)
 # a consent word negated in its clause ("don't proceed yet", "I'm not sure how to proceed"): no consent
 NEGATED = re.compile(r"(?:\b(?:not|never|no)|n['’]t)\b[^.!?,;:\n]{0,40}$", re.I)
+
+
+def _writes(m: Msg) -> bool:
+    """It calls a tool named for a change (``WRITE``)."""
+    return any(WRITE.match(tool_name(n)) for n in m.call_names)
+
+
+def _failed(res: Msg | None) -> bool:
+    return res is not None and error_line(res.text, res.error) is not None
+
+
+def _earlier_change(msgs: list[Msg], failed: Msg, output_after: dict[int, Msg]) -> Msg | None:
+    """The agent's last change that succeeded before the change ``failed``, with no person turn between them: it set
+    the state the later one failed on (an order modified, then its address refused: "non-pending order cannot be
+    modified"); the two were one plan, and its order was the mistake."""
+    for m in reversed([x for x in msgs if x.position < failed.position]):
+        if m.origin == "person":
+            return None
+        if m.role == "assistant" and _writes(m) and m.position in output_after:
+            return None if _failed(output_after[m.position]) else m
+    return None
+
+
+def _contradicted(msgs: list[Msg], after_task: list[Msg], hub: str | None) -> Msg | None:
+    """The first reply that says a thing has none of something (``ABSENT``) while an earlier tool output about that
+    thing (one sharing an identifier of the reply, ``IDENT``) holds a field of that name that is not empty
+    (``"tracking_id": ["2864…"]`` against "does not have a tracking number"): the run's own evidence contradicts it."""
+    outputs: list[tuple[Msg, set[str]]] | None = None  # each tool output with its identifiers, read once when needed
+    for m in after_task:
+        if hub is not None and speaker(m.name) != hub:
+            continue
+        absent = {a.group(1).lower() for a in ABSENT.finditer(m.text)}
+        ids = set(IDENT.findall(m.text)) if absent else set()
+        if not ids:
+            continue
+        if outputs is None:
+            outputs = [(o, set(IDENT.findall(o.text))) for o in msgs if is_output(o)]
+        for noun in sorted(absent):
+            field = re.compile(rf'"{re.escape(noun)}[a-z_]*"\s*:(?!\s*(?:\[\]|\{{\}}|null|""|0\b|false\b))', re.I)
+            if any(o.position < m.position and ids & oid and field.search(o.text) for o, oid in outputs):
+                return m
+    return None
+
+
+def _disowned(msgs: list[Msg], after_task: list[Msg], output_after: dict[int, Msg]) -> Msg | None:
+    """The first change that succeeded whose next person turn disowns it (``DISOWNED``): the person says it was not
+    what they wanted, the run's own evidence that the change was the mistake."""
+    for m in after_task:
+        if not _writes(m) or m.position not in output_after or _failed(output_after[m.position]):
+            continue
+        nxt = next((x for x in msgs if x.position > m.position and x.origin == "person"), None)
+        if nxt is not None and DISOWNED.search(nxt.text):
+            return m
+    return None
 
 
 def _consented(msgs: list[Msg], m: Msg) -> bool:
