@@ -325,6 +325,23 @@ def test_context_crowded_by_bulky_output(tmp_path: Path) -> None:
     assert metrics["kinds"]["context_crowded"]["share"] == pytest.approx(0.5)
 
 
+def test_context_crowded_quotes_the_output_not_the_harness_header(tmp_path: Path) -> None:
+    """Codex writes "Chunk ID", "Wall time" and "Output:" above a command's output: the quote is the output's line."""
+    header = (
+        "Chunk ID: 5f2c1a\nWall time: 0.0002 seconds\nProcess exited with code 0\nOriginal token count: 9000\nOutput:\n"
+    )
+    s = Session("codex").add("user", "show the module")
+    s.call(
+        "exec_command",
+        {"cmd": "cat src/strategy.go"},
+        header + "package strategy // the checkpoint strategies\n" * 3000,
+    )
+    s.add("assistant", "Read it.")
+    found, _ = run(tmp_path, s)
+    [f] = [f for f in found if f["kind"] == "context_crowded"]
+    assert f["quote"] == "package strategy // the checkpoint strategies"
+
+
 def test_a_claim_of_having_looked_with_no_call_since_the_persons_turn(tmp_path: Path) -> None:
     """The aider afi-core shape: asked to scan a folder, the reply says it scanned and found nothing, no call ran;
     the same words after a real search are no finding, nor in a run whose agent has no tools at all."""
