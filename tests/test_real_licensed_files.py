@@ -116,6 +116,32 @@ CASES: dict[str, Case] = {
         f"codex/EntityProcess+agentv/{p}/full.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True)
         for p in ("4f/7325a9ab13/0", "a5/7b22d8d4bd/0", "b9/220e73bdf9/1")
     },
+    # the seventh labelling round's files, from repositories new to the rounds (bench/data/problems-fresh-r7.jsonl):
+    # Entire CLI checkpoint stores of Claude Code sessions and Codex rollouts committed under .codex/sessions
+    **{
+        f"claude_code/{p}/full.jsonl": Case("claude-code", ac.claude_code_file, ac.claude_code_tokens, True)
+        for p in (
+            "tslateman+duet/63/8f582c9071/0",
+            "tslateman+duet/ee/9b82bc6f5a/2",
+            "Viniciuscarvalho+FitToday/5a/3bf5984554/1",
+            "Viniciuscarvalho+FitToday/96/5cae3c2e2c/0",
+            "Viniciuscarvalho+FitToday/f4/473875393c/4",
+            "yutakobayashidev+repiq/24/723c7a3c59/1",
+            "yutakobayashidev+repiq/75/bad684190c/1",
+            "yutakobayashidev+repiq/b4/907d0840f0/0",
+        )
+    },
+    **{
+        f"codex/EdouardZemb+test-framework/.codex/sessions/2026/01/30/rollout-2026-01-30T{r}.jsonl": Case(
+            "codex", ac.codex_file, ac.codex_tokens, True
+        )
+        for r in (
+            "15-15-10-019c0f42-0251-7e03-834f-645efc0e6c73",
+            "17-41-49-019c0fc8-46e4-7ae0-ae30-3d085f1d0e43",
+            "17-44-20-019c0fca-94b6-7473-9f02-1defdfc7f053",
+            "23-59-54-019c1122-6dd3-7010-bbb1-832f3f7479e8",
+        )
+    },
     "copilot_cli/EntityProcess+agentv/b4/5ebb0fe0c0/0/full.jsonl": Case(
         "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
     ),
