@@ -197,7 +197,7 @@ RANKING_HEAD = (
 )
 
 
-def ranking_row(name: str, h: str, df: polars.DataFrame, problems: dict[str, int]) -> tuple[str, float | None]:
+def ranking_row(name: str, h: str, df: polars.DataFrame, problems: dict[str, set[str]]) -> tuple[str, float | None]:
     """One row of the ranking table: the report's run ranking (``outcomes.run_scores``) beside each trivial ranking
     and random, overall (Hanley–McNeil intervals for the ranking and the messages) and within task (pairs of runs of
     one task with different outcomes; the ranking's interval a bootstrap over tasks); and the ranking's AUC."""
@@ -242,7 +242,7 @@ def ranking(shared: Path, work: Path) -> None:
         con = duckdb.connect(str(db))
         ctx = Context.open(con, load_config(None), Selection())
         runs = oc._runs(ctx)
-        problems = oc._problem_kinds(ctx, runs, [])
+        problems = oc.problem_kind_sets(ctx, runs, [])
         con.close()
         for h in ("dev", "held-out", "all"):
             df = runs if h == "all" else runs.filter(pl.Series([half(str(t)) == h for t in runs["task"]]))

@@ -33,13 +33,12 @@ def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[s
     import polars as pl
 
     out = []
-    problems = oc.problem_counts(kinds)
     for h in ("dev", "held-out", "all"):
         sub = df if h == "all" else df.filter(pl.Series([half(str(t)) == h for t in df["task"]]))
         pos = sum(not s for s in sub["success"].to_list())
         if not len(sub) or pos in (0, len(sub)):
             continue
-        out.append(ranking_row(name, h, sub, problems)[0])
+        out.append(ranking_row(name, h, sub, kinds)[0])
     return out
 
 

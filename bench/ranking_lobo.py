@@ -5,8 +5,9 @@
 Each WAREHOUSE is a graded folder ingested and reported with the report's defaults (``bench.graded_runs --db-dir``,
 or ``forensics ingest`` then ``forensics report``). A family of rankings of the report's form is scored on the dev
 half of every warehouse (halves by task, ``bench.failures.half``): problems first or added to length with weight
-1/4 or 1/2; length the mean, the largest or both of the ranks by messages, characters the agent wrote (among all
-runs, among the model's), tool calls and tool errors; errors breaking ties. For each benchmark the form with the best
+1/4, 1/2, 1 or 2; each problem counted 1, or weighed by its rarity among the runs ranked (``outcomes.rarity``);
+length the mean, the largest or both of the ranks by messages, characters the agent wrote (among all runs, among the
+model's), tool calls and tool errors; errors breaking ties. For each benchmark the form with the best
 mean dev AUC over the OTHER benchmarks is picked (ties: the report's own), and that benchmark's dev and held-out
 AUC printed for the report's own form and the pick, beside the trivial rankings. Then the pick on every dev half.
 No benchmark's own half, dev or held-out, chooses the form it is scored with.
@@ -39,12 +40,18 @@ LENGTHS = [
     ("messages", "characters", "characters, model's", "errors"),
     ("messages", "characters", "characters, model's", "tool calls"),
 ]
-OWN = ("mean", LENGTHS[0], 1.0)
+FIRST = float("inf")  # problems first, length only within an equal sum
+WEIGHTS = (0.25, 0.5, 1.0, 2.0, FIRST)
+Form = tuple[str, tuple[str, ...], float, str]
+OWN: Form = ("mean", LENGTHS[0], oc.PROBLEM_WEIGHT, "rarity")
 
 
-def scores(df: pl.DataFrame, counts: dict[str, int], agg: str, parts: tuple[str, ...], weight: float) -> list[float]:
-    """A ranking of the report's form: problems times ``weight`` (1: first, as the report), plus length (the
-    ``agg`` of the ``parts``' ranks as shares), errors breaking ties of length."""
+def scores(
+    df: pl.DataFrame, kinds: dict[str, set[str]], agg: str, parts: tuple[str, ...], weight: float, weigh: str
+) -> list[float]:
+    """A ranking of the report's form: problems (each counted 1, or ``weigh`` "rarity": ``outcomes.rarity`` among
+    the runs ranked) times ``weight`` (``FIRST``: problems first), plus length (the ``agg`` of the ``parts``' ranks as
+    shares), errors breaking ties of length; a run whose agent never replied first."""
     n = len(df)
     base = pl.DataFrame(
         {
@@ -72,12 +79,17 @@ def scores(df: pl.DataFrame, counts: dict[str, int], agg: str, parts: tuple[str,
     key = length.rank("dense").cast(pl.Float64) + base["e"].rank("average") / (n + 1)
     order = key.rank("average").to_list()
     ids = df["conversation_id"].to_list()
-    if weight >= 1:
-        return [counts.get(c, 0) + (o - 0.5) / n * 0.999 for c, o in zip(ids, order)]
-    return [weight * counts.get(c, 0) + o / n for c, o in zip(ids, order)]
+    own = {c: oc.counted_kinds(kinds.get(c, set())) for c in ids}
+    rare = oc.rarity({c: kinds.get(c, set()) for c in ids})
+    problems = [float(sum(rare[k] if weigh == "rarity" else 1.0 for k in own[c])) for c in ids]
+    never = [oc.NEVER_ACTED if oc.NO_REPLY in kinds.get(c, ()) else 0 for c in ids]
+    if weight == FIRST:  # the sum first: sums that differ are more than a length share (< 1) apart
+        ps = pl.Series(problems).rank("dense").to_list()
+        return [v * 1000 + p + (o - 0.5) / n * 0.999 for v, p, o in zip(never, ps, order)]
+    return [v + weight * p + (o - 0.5) / n * 0.999 for v, p, o in zip(never, problems, order)]
 
 
-def load(db: Path) -> tuple[pl.DataFrame, dict[str, int]]:
+def load(db: Path) -> tuple[pl.DataFrame, dict[str, set[str]]]:
     from forensics.analyzers.base import Context
     from forensics.analyzers.schema import load_config
     from forensics.kernel.selection import Selection
@@ -85,9 +97,9 @@ def load(db: Path) -> tuple[pl.DataFrame, dict[str, int]]:
     con = duckdb.connect(str(db), read_only=True)
     ctx = Context.open(con, load_config(None), Selection())
     runs = oc._runs(ctx)
-    counts = oc.problem_counts(oc.problem_kind_sets(ctx, runs, []))
+    kinds = oc.problem_kind_sets(ctx, runs, [])
     con.close()
-    return runs, counts
+    return runs, kinds
 
 
 def part(runs: pl.DataFrame, h: str) -> pl.DataFrame:
@@ -97,28 +109,30 @@ def part(runs: pl.DataFrame, h: str) -> pl.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("warehouses", nargs="+", type=Path)
+    ap.add_argument("--dev-only", action="store_true", help="print the dev halves only (while choosing)")
     args = ap.parse_args()
     missing = [str(w) for w in args.warehouses if not w.is_file()]
     if missing:
         ap.error(f"no such warehouse: {', '.join(missing)}")
     sets = {w.stem: load(w) for w in args.warehouses}
-    forms = list(itertools.product(("mean", "max", "mean+max"), LENGTHS, (0.25, 0.5, 1.0)))
+    forms: list[Form] = list(itertools.product(("mean", "max", "mean+max"), LENGTHS, WEIGHTS, ("count", "rarity")))
 
-    def auc(name: str, h: str, form: tuple[str, tuple[str, ...], float]) -> float | None:
-        runs, counts = sets[name]
+    def auc(name: str, h: str, form: Form) -> float | None:
+        runs, kinds = sets[name]
         df = part(runs, h)
-        got = oc.run_scores(df, counts) if form == OWN else scores(df, counts, *form)
+        got = oc.run_scores(df, kinds) if form == OWN else scores(df, kinds, *form)
         return oc.auc(got, [not s for s in df["success"].to_list()])
 
     dev = {f: {n: auc(n, "dev", f) for n in sets} for f in forms}
 
-    def mean(f: tuple[str, tuple[str, ...], float], names: list[str]) -> float:
+    def mean(f: Form, names: list[str]) -> float:
         got = [a for n in names if (a := dev[f][n]) is not None]
         return sum(got) / len(got)
 
-    def name_of(f: tuple[str, tuple[str, ...], float]) -> str:
-        agg, parts, w = f
-        return f"{agg} of {' + '.join(parts)}; problems {'first' if w >= 1 else f'× {w}'}"
+    def name_of(f: Form) -> str:
+        agg, parts, w, weigh = f
+        each = "each 1" if weigh == "count" else "each by its rarity"
+        return f"{agg} of {' + '.join(parts)}; problems ({each}) {'first' if w == FIRST else f'× {w:g}'}"
 
     print(
         "| benchmark | half | the report's | picked on the other benchmarks' dev halves | its AUC | by messages | "
@@ -127,7 +141,7 @@ def main() -> None:
     for name in sets:
         others = [n for n in sets if n != name]
         pick = max(forms, key=lambda f: (round(mean(f, others), 4), f == OWN))
-        for h in ("dev", "held-out", "all"):
+        for h in ("dev",) if args.dev_only else ("dev", "held-out", "all"):
             runs, _ = sets[name]
             df = part(runs, h)
             failed = [not s for s in df["success"].to_list()]

@@ -29,7 +29,7 @@ def test_ranking_lobo_scores_the_reports_form_as_the_report_does() -> None:
     does (ties of length included: equal runs of two models, errors breaking a tie)."""
     import polars as pl
 
-    from bench.ranking_lobo import LENGTHS, scores
+    from bench.ranking_lobo import FIRST, OWN, scores
     from forensics.analyzers import outcomes as oc
 
     df = pl.DataFrame(
@@ -42,8 +42,15 @@ def test_ranking_lobo_scores_the_reports_form_as_the_report_does() -> None:
             "tool_errors": [0, 2, 0, 5, 0, 1, 3, 9],
         }
     )
-    counts = {"c3": 1, "c7": 2}
-    report = oc.run_scores(df, counts)
-    bench = scores(df, counts, "mean", LENGTHS[0], 1.0)
+    kinds = {"c3": {"loop"}, "c7": {"loop", "ended: gave_up"}}
+    report = oc.run_scores(df, kinds)
+    bench = scores(df, kinds, *OWN)
     assert pl.Series(report).rank("dense").to_list() == pl.Series(bench).rank("dense").to_list()
     assert max(bench) == bench[7] and bench[1] != bench[2]  # two problems first; errors break the tie of c1, c2
+    # a kind on every run (loop and redundant work count once) tells none apart: length orders them, as without it
+    every = {f"c{i}": {"redundant_work"} for i in range(8)} | {"c7": {"loop"}}
+    assert pl.Series(oc.run_scores(df, every)).rank().to_list() == pl.Series(oc.run_scores(df, {})).rank().to_list()
+    first = scores(df, {"c0": {"loop"}, "c1": {"loop"}, "c2": {"loop"}, "c3": {"loop"}}, "mean", OWN[1], 1.0, "count")
+    top = scores(df, {"c0": {"lost_focus"}}, "mean", OWN[1], FIRST, "rarity")
+    assert max(top) == top[0]  # first: the shortest run with a problem above every run without
+    assert min(first[:4]) > max(first[4:])  # a problem in half the runs still counts 1 where each counts 1

@@ -168,7 +168,9 @@ def test_length_is_held_against_the_runs_of_the_same_model() -> None:
     assert score["a3"] > score["b3"] and score["b3"] > score["b2"]
     one = dict(zip(runs["conversation_id"], run_scores(runs.drop("model"), {})))
     assert one["a1"] > one["b3"]
-    assert max(score.values()) < 1 and run_scores(runs, {"b1": 1})[3] > max(score.values())  # a problem outranks length
+    assert max(score.values()) < 1 and run_scores(runs, {"b1": {"loop"}})[3] > max(
+        score.values()
+    )  # a problem outranks length
 
 
 def test_a_run_that_does_not_hand_its_work_in_where_its_harness_runs_do() -> None:
@@ -200,7 +202,8 @@ def test_a_run_that_does_not_hand_its_work_in_where_its_harness_runs_do() -> Non
 def test_kinds_read_off_the_same_calls_count_once() -> None:
     """A loop is redundant work done three times: on tau2 a passed run's three reads of one record were both, and
     ranked above failed runs that handed the customer off. They count as one problem."""
-    from forensics.analyzers.outcomes import counted
+    from forensics.analyzers.outcomes import counted_kinds
 
-    assert counted({"loop", "redundant_work"}) == counted({"loop"}) == counted({"redundant_work"}) == 1
-    assert counted({"loop", "redundant_work", "ended: handed_off"}) == 2 and counted(set()) == 0
+    assert counted_kinds({"loop", "redundant_work"}) == counted_kinds({"loop"}) == {"redundant_work"}
+    assert counted_kinds({"loop", "redundant_work", "ended: handed_off"}) == {"redundant_work", "ended: handed_off"}
+    assert counted_kinds({"ended: no_reply"}) == counted_kinds(set()) == set()

@@ -341,19 +341,22 @@ def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:
     return [g for g in by.values() if len({r.failed for r in g}) == 2]
 
 
-def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
-    """The report's run ranking (docs/definitions.md#failure-analysis): the number of problems found in a run first (``_problem_kinds``),
-    then its length, then its tool errors. Length is the mean of three ranks, each as a share of its runs: by
-    messages among all runs, and by the characters the agent wrote among all runs and among the runs of the same
-    model. Messages are the run's steps, the work it did, compared across models: a model that flounders until
-    its cost limit fails more (Multi-SWE-bench's SWE-agent runs: ranked among the same model's runs, messages
-    fell from 0.734 to 0.627 AUC). Characters are partly the model's style: on MINT gpt-3.5 writes half as much
-    again as claude-2 at the same success rate, so raw characters ranked the pairs of runs of one task (two
-    models) below the message count (0.550 vs 0.625), and the model's own runs are their norm too; where one model
-    also writes more and fails more (MedAgentBench's llama-3.3), the rank among all runs keeps that. Length stays
-    below 1 so that one more problem always ranks higher; errors only break ties of length (mixed in with equal
-    weight they lowered the AUC on MINT). Measured on the messages before any grade-revealing text; an end the
-    harness decides is not used."""
+def run_scores(runs: pl.DataFrame, kinds: dict[str, set[str]]) -> list[float]:
+    """The report's run ranking (docs/definitions.md#failure-analysis): the problems found in a run
+    (``problem_kind_sets``), each weighed by how rare it is among the runs ranked (``rarity``), added to its length,
+    errors breaking ties of length; a run whose agent never replied first (``NEVER_ACTED``). Length is the mean of
+    three ranks, each as a share of its runs: by messages among all runs, and by the characters the agent wrote among
+    all runs and among the runs of the same model. Messages are the run's steps, the work it did, compared across
+    models: a model that flounders until its cost limit fails more (Multi-SWE-bench's SWE-agent runs: ranked among
+    the same model's runs, messages fell from 0.734 to 0.627 AUC). Characters are partly the model's style: on MINT
+    gpt-3.5 writes half as much again as claude-2 at the same success rate, so raw characters ranked the pairs of
+    runs of one task (two models) below the message count (0.550 vs 0.625), and the model's own runs are their norm
+    too; where one model also writes more and fails more (MedAgentBench's llama-3.3), the rank among all runs keeps
+    that. Length is a share below 1 and a problem found in one run only adds ``PROBLEM_WEIGHT`` (2), so a rare
+    problem ranks its run above every run without one; a problem most runs have adds little, and length orders those
+    runs (Multi-SWE-bench's cost limit, hit by 51 % of its runs, passed runs among them). Errors only break ties of
+    length (mixed in with equal weight they lowered the AUC on MINT). Measured on the messages before any
+    grade-revealing text; an end the harness decides is not used."""
     n = len(runs)
     if not n:
         return []
@@ -370,7 +373,34 @@ def run_scores(runs: pl.DataFrame, problems: dict[str, int]) -> list[float]:
     length = (ranked["m_all"] + ranked["k_all"] + ranked["k_own"]).rank("dense")
     key = length.cast(pl.Float64) + ranked["e_all"] / (n + 1)
     order = key.rank("average").to_list()
-    return [problems.get(c, 0) + (r - 0.5) / n * 0.999 for c, r in zip(runs["conversation_id"].to_list(), order)]
+    ids = runs["conversation_id"].to_list()
+    own = {c: kinds.get(c, set()) for c in ids}
+    weight = rarity(own)
+    return [
+        (NEVER_ACTED if NO_REPLY in own[c] else 0)
+        + PROBLEM_WEIGHT * sum(weight[k] for k in counted_kinds(own[c]))
+        + (r - 0.5) / n * 0.999
+        for c, r in zip(ids, order)
+    ]
+
+
+PROBLEM_WEIGHT = 2.0  # a problem in one run only, against a length share below 1 (chosen leave one benchmark out)
+
+
+def rarity(kinds: dict[str, set[str]]) -> dict[str, float]:
+    """Per problem kind, how rare it is among the runs ranked that the agent replied in: log(runs / runs with it) /
+    log(runs), 1 for a kind in one run, 0 for a kind in every run (it tells no run from another: Multi-SWE-bench's
+    environment has no Java toolchain, and passed and failed runs alike hit the cost limit or submit untested
+    fixes). Kinds read off the same evidence count once (``counted_kinds``); with fewer than two such runs, 1."""
+    acted = [counted_kinds(ks) for ks in kinds.values() if NO_REPLY not in ks]
+    seen: dict[str, int] = {}
+    for ks in acted:
+        for k in ks:
+            seen[k] = seen.get(k, 0) + 1
+    every = {k for ks in kinds.values() for k in counted_kinds(ks)}
+    if len(acted) < 2:
+        return dict.fromkeys(every, 1.0)
+    return {k: math.log(len(acted) / seen[k]) / math.log(len(acted)) if seen.get(k) else 1.0 for k in every}
 
 
 def auc_within(scores: list[float], failed: list[bool], tasks: list[str | None]) -> tuple[float | None, int]:
@@ -418,22 +448,11 @@ def auc_within_interval(
     return got[int(0.025 * len(got))], got[min(len(got) - 1, int(0.975 * len(got)))]
 
 
-NEVER_ACTED = 100  # more problems than a run can have: a run whose agent never replied ranks first
-
-
-def _problem_kinds(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, int]:
-    """Per run, the number of problem kinds found before its grade was revealed (``problem_kind_sets``); a run
-    whose agent never replied counts ``NEVER_ACTED`` more."""
-    return problem_counts(problem_kind_sets(ctx, runs, sections))
-
-
-def problem_counts(kinds: dict[str, set[str]]) -> dict[str, int]:
-    """Per run, what its problem kinds count for in the ranking (``counted``), and ``NEVER_ACTED`` more for a run
-    whose agent never replied."""
-    # a run whose agent never replied did nothing of its task: it ranks above every run that acted (on
-    # terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the ranking
-    # was inverted, AUC 0.30)
-    return {c: counted(k) + (NEVER_ACTED if "ended: no_reply" in k else 0) for c, k in kinds.items()}
+# more than a run's problems can add: a run whose agent never replied did nothing of its task and ranks above every run
+# that acted (on terminal-bench, 197 of the 205 trials whose agent never started failed; ranked by their length, the
+# ranking was inverted, AUC 0.30)
+NEVER_ACTED = 100
+NO_REPLY = "ended: no_reply"
 
 
 # kinds read off the same evidence, counted once: a loop is redundant work done three times or more (the same action
@@ -442,13 +461,14 @@ def problem_counts(kinds: dict[str, set[str]]) -> dict[str, int]:
 SAME_EVIDENCE = {"loop": "redundant_work"}
 
 
-def counted(kinds: set[str]) -> int:
+def counted_kinds(kinds: set[str]) -> set[str]:
     """The problems a run's kinds count for in the ranking: kinds read off the same evidence once (``SAME_EVIDENCE``,
-    and the kinds an analyzer declares restate another's, ``Analyzer.restates``)."""
+    and the kinds an analyzer declares restate another's, ``Analyzer.restates``); a run that never replied is not a
+    problem counted but ranks first (``NEVER_ACTED``)."""
     from forensics import analyzers
 
     same = {**analyzers.restated(), **SAME_EVIDENCE}
-    return len({same.get(k, k) for k in kinds})
+    return {same.get(k, k) for k in kinds if k != NO_REPLY}
 
 
 def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, set[str]]:
@@ -512,9 +532,9 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
     ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
     tasks = runs["task"].to_list()
     worst = ctx.ranking(sections, ctx.selected) if ctx.ranking and sections else {}
-    ranking_scores = run_scores(runs, _problem_kinds(ctx, runs, sections))
+    ranking_scores = run_scores(runs, problem_kind_sets(ctx, runs, sections))
     columns = {
-        "run ranking (problems, then length and errors)": ranking_scores,
+        "run ranking (problems weighed by rarity, plus length; errors break ties)": ranking_scores,
         **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
         **{label: [float(v) for v in runs[col].to_list()] for col, label in MEASURES.items()},
     }
@@ -595,7 +615,7 @@ def _summary(m: dict[str, Any], n_fail: int, n_pass: int) -> str:
         best = max(rk["auc_by_messages"] or 0, rk["auc_by_tool_calls"] or 0)
         verdict = "beats" if rk["auc_low"] is not None and rk["auc_low"] > best else "does not beat"
         text += (
-            f"The run ranking (problems, then length and errors) finds failed runs with AUC {rk['auc']:.2f} (by length "
+            f"The run ranking (problems weighed by rarity, plus length) finds failed runs with AUC {rk['auc']:.2f} (by length "
             f"{rk['auc_by_messages']:.2f}, by tool calls {rk['auc_by_tool_calls']:.2f}, random 0.50): it "
             f"{verdict} the trivial rankings. "
         )
