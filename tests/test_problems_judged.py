@@ -160,7 +160,9 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
             ),  # recall6: 29 -> 28, "make the following changes one at a time" is no "one question at a time" again; sent_again: "OK, continue" three times with no reply (read true; no label); restate:
             # asked_again_reworded, the aider audit loop pasted again after a reply that only named files (read true; no label)
             "instruction_violated": (9, 9),
-            "redundant_work": (2, 2),  # recall8: (6, 10) -> (2, 2), 8 findings of two Codex runs under the family norm
+            # recall8: (6, 10) -> (2, 2), 8 findings of two Codex runs under the family norm; norm9: (6, 9), c61729d4's 6 back
+            # above Codex's runs of its length (all read true, 3 labeled) and one part_again on it ([758, 760], read true)
+            "redundant_work": (6, 9),
             "loop": (4, 6),
             # recall7: 13/21 -> 14/25, a reply that hands its turn's changes over by the file they wrote (codex shell-ws
             # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label)
