@@ -22,33 +22,24 @@ def test_a_kind_flagged_in_most_conversations_is_said_once_as_a_norm(doc: dict) 
     # crowding crosses the seed's ratios in 21 of 22 sqlite conversations: held against its own kind it is that
     # agent's way of working, said once (issue 24), and no conversation is a finding of it
     assert doc["sections"]["drift"]["conversations_flagged"]["tool_result_crowding"] == 0
-    assert (
-        norms
-        == {
-            "echo_rate:sqlite": "the SQLite harness: 45% of the replies are tool calls without a word (22 of 22 "
-            "conversations at 30% or more), the way this agent works",
-            "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 conversations of the SQLite harness: this "
-            "agent's way of working, not a finding per conversation",
-            "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
-            # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
-            # the seed's crowded contexts are said once, and only the conversations above the family's median share of
-            # messages cited keep their findings (its claims are no longer on most of them: "before X completes" and a
-            # bare 成功 in a proposal are no claim, so gave_up_or_false_success fires on fewer than half)
-            **{
-                f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 conversations of the SQLite harness: how this agent "
-                f"works, so a conversation is flagged only where it cites more of its messages than the agent's median "
-                f"({m}): 11 conversations"
-                for k, n, m in (
-                    ("context_crowded", 19, "1.4%"),
-                    (
-                        "user_repeated",
-                        18,
-                        "1.9%",
-                    ),  # restate: one more templated "还是有问题" turn read as a restatement (was 1.5%),  # 1.4 % before an error pasted back counted (issue 41, repeat2)
-                )
-            },
-        }
-    )
+    assert norms == {
+        "echo_rate:sqlite": "the SQLite harness: 45% of the replies are tool calls without a word (22 of 22 "
+        "conversations at 30% or more), the way this agent works",
+        "tool_result_crowding:sqlite": "tool result crowding in 21 of 22 conversations of the SQLite harness: this "
+        "agent's way of working, not a finding per conversation",
+        "user_pushback": "user pushback in 18 of 22 conversations",  # the fixtures' scripted corrections (不对)
+        # the problems section holds each kind against the agent family (docs/definitions.md#problems-a-reviewer-flags): the scripted corrections and
+        # the seed's crowded contexts are said once, and only the conversations above the family's runs of their
+        # length keep their findings (issue 41, norm9: the family's line of messages cited by length, through its
+        # median run). Every crowded context cites its three largest outputs, whatever its length: none is above
+        # the family's line (the median share kept the 11 shortest); 10 of the 18 with repeats are above it
+        **{
+            f"{k}:sqlite": f"{k.replace('_', ' ')} in {n} of 22 conversations of the SQLite harness: how this agent "
+            f"works, so a conversation is flagged only where it cites more of its messages than the agent's runs of "
+            f"its length (messages cited grow as length^{slope} over its runs): {kept} conversations"
+            for k, n, slope, kept in (("context_crowded", 19, "0.00", 0), ("user_repeated", 18, "0.69", 10))
+        },
+    }
     assert "tool_result_crowding" not in {f["kind"] for f in doc["strongest_findings"]}
 
 
@@ -73,9 +64,10 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     half; length is no weight, and neither is a measurement (a topic interleave, a crowded context, a wide request) of
     a run that ended with its work handed over (issue 41, branch rank5). So the 2e4215f0 twins (the realistic
     fixture and its Anthropic rewrite, equal scores: a "- namespace: fixed" the person's next turn contradicts, a
-    sentinel lost before a tool error, a request said again) come first, then a82389b1 (run_command failing three
-    times with the same error, then "还是不对"), d6614e0b (the one compaction topic loss) and 2bae3528 (a "fixed" over a
-    failing build). Before, the aeb4919b twins led on their topic interleave beside a false "fixed", and a9ce8167 was
+    sentinel lost before a tool error, a request said again) come first, then d6614e0b (the one compaction topic loss)
+    and a82389b1 (run_command failing three times with the same error), tied, in their reasons' order, and 2bae3528 (a
+    "fixed" over a failing build). a82389b1's "还是不对" is below the SQLite harness's runs of its length (issue 41,
+    norm9: it ranked third on it before). Before, the aeb4919b twins led on their topic interleave beside a false "fixed", and a9ce8167 was
     fifth on a long interleave and a crowded context alone: all runs that end on a reply. Held against sqlite's own
     norms (issue 24)."""
     worst = doc["worst_conversations"]
@@ -83,8 +75,8 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     assert [w["label"] for w in worst] == [
         "2e4215f0 · anthropic.db",
         "2e4215f0 · realistic.db",
-        "a82389b1 · anthropic.db",
         "d6614e0b",
+        "a82389b1 · anthropic.db",
         "2bae3528",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
@@ -93,8 +85,9 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
         worst[0]["reasons"][0]
         == "gave up or false success (high, fires on 23% of conversations): [26] “- namespace: fixed”"
     )
-    assert worst[2]["reasons"][0].startswith("loop (high, fires on 5% of conversations): run_command failed 3 times")
-    assert worst[3]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
+    assert worst[2]["score"] == worst[3]["score"]
+    assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
+    assert worst[3]["reasons"][0].startswith("loop (high, fires on 5% of conversations): run_command failed 3 times")
     assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
     measures = {"tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus", "context_crowded"}
     assert not [r for w in worst for r in w["reasons"] if r.split(" (")[0].replace(" ", "_") in measures]

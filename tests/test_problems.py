@@ -478,28 +478,33 @@ def test_instructions_are_an_explicit_list_another_extractor_can_hand_in(tmp_pat
         con.close()
 
 
-def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_median() -> None:
-    """Six conversations of one family, four with redundant work: the three citing more than the family's median
-    share of their messages (2.5 %: 0, 0, 2, 3, 4, 6 %) keep their findings, the norm line says so; a family of four
-    is never held so."""
-    from forensics.analyzers.problems import _family_norms, said
+def test_a_kind_common_in_a_family_keeps_the_conversations_above_its_runs_of_their_length() -> None:
+    """Six conversations of one family, four with redundant work, of 20 to 640 messages: held against the family's
+    line of log(1 + messages cited) by log(length) (Theil-Sen slope 0.20, through the median run), the three above it
+    keep their findings; the 640-message run citing 6 (0.9 % of its messages) is one of them, the 20-message run
+    citing 2 (10 %) is not (the median share of messages, 1.7 %, kept the 20-message run and held the long one).
+    The norm line says so; a family of four is never held so."""
+    from forensics.analyzers.problems import _family_norms, _length_norm, said
     from forensics.analyzers.problems.model import Problem
 
     family = {f"c{k}": "codex" for k in range(6)} | {f"s{k}": "small" for k in range(4)}
-    length = {f"c{k}": 100 for k in range(6)} | {f"s{k}": 10 for k in range(4)}
-    cites = {"c0": [1, 2], "c1": [5, 6, 7, 8], "c2": [9, 10, 11, 12, 13, 14], "c3": [3, 4, 20]}
+    length = {"c0": 20, "c1": 40, "c2": 80, "c3": 160, "c4": 640, "c5": 320} | {f"s{k}": 10 for k in range(4)}
+    cites = {"c0": [1, 2], "c1": [5, 6, 7], "c3": [3, 4, 20, 21], "c4": [9, 10, 11, 12, 13, 14]}
     found = [Problem(c, "redundant_work", pos, "q", "reread_unchanged", "n") for c, pos in cites.items()]
     found += [Problem(f"s{k}", "redundant_work", [1, 2], "q", "reread_unchanged", "n") for k in range(3)]
     kept, norms = _family_norms(found, family, length)
-    assert sorted(p.conversation_id for p in kept) == ["c1", "c2", "c3", "s0", "s1", "s2"]
+    assert sorted(p.conversation_id for p in kept) == ["c1", "c3", "c4", "s0", "s1", "s2"]
     assert norms == {
         "redundant_work:codex": "redundant work in 4 of 6 conversations of Codex CLI: how this agent works, so a "
-        "conversation is flagged only where it cites more of its messages than the agent's median (2.5%): "
-        "3 conversations"
+        "conversation is flagged only where it cites more of its messages than the agent's runs of its length "
+        "(messages cited grow as length^0.20 over its runs): 3 conversations"
     }
-    c1 = next(p for p in kept if p.conversation_id == "c1")
-    assert c1.norm == "n; above codex's median share of messages cited"  # the rule's own terms (one click away)
-    assert said(c1) == "n; a larger share of the conversation than is usual for Codex CLI"  # the finding's line
+    c4 = next(p for p in kept if p.conversation_id == "c4")
+    assert c4.norm == "n; above codex's runs of its length"  # the rule's own terms (one click away)
+    assert said(c4) == "n; more than is usual for Codex CLI in a conversation of this length"  # the finding's line
+    # one length: the line is flat, the median run's count; ties with it stay under it (at most half above)
+    assert _length_norm({"a": (50, 0), "b": (50, 2), "c": (50, 2), "d": (50, 5)}) == ({"d"}, 0.0)
+    assert _length_norm({"a": (50, 1), "b": (50, 2), "c": (50, 3)}) == ({"c"}, 0.0)
 
 
 def test_codex_ide_context_is_not_the_persons_words(tmp_path: Path) -> None:

@@ -130,9 +130,10 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
     got = {h: (v["all"]["found"], v["all"]["labels"]) for h, v in res["halves"].items()}
     # recall8: dev 37 -> 35, leave one family out 27 -> 25: two more Codex runs re-read files (Get-Content, a quoted
     # "(group)" path), so redundant_work is on most Codex runs and the family norm keeps those above its median share;
-    # two labeled re-reads (019d021f, c61729d4) fall under it
-    assert got == {"dev": (35, 40), "held": (7, 17)}
-    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (25, 40)
+    # two labeled re-reads (019d021f, c61729d4) fall under it. norm9: 35 -> 36, 25 -> 26: the family norm holds a run
+    # against the family's runs of its length, and the 920-message c61729d4 (13 messages cited, 1.4 %) is above them
+    assert got == {"dev": (36, 40), "held": (7, 17)}
+    assert (res["lofo"]["found"], res["lofo"]["labels"]) == (26, 40)
     assert res["lofo"]["rules"]["reread_unchanged"] == ["codex_cli", "continue_dev"]
     assert res["lofo"]["rules"]["claim_over_errors"] == ["continue_dev", "mini_swe_agent"]
     assert res["lofo"]["rules"]["directive_again"] == ["codex_cli", "cursor"]
@@ -143,7 +144,7 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
         "context_crowded": 2,
         "user_repeated": 11,
         "instruction_violated": 7,
-        "redundant_work": 2,  # recall8: 4 -> 2, the two Codex re-reads under the family norm
+        "redundant_work": 3,  # recall8: 4 -> 2, the two Codex re-reads under the family norm; norm9: 3 (c61729d4)
         "loop": 2,
         "gave_up_or_false_success": 9,
         "frustration": 2,
@@ -159,7 +160,9 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
             ),  # recall6: 29 -> 28, "make the following changes one at a time" is no "one question at a time" again; sent_again: "OK, continue" three times with no reply (read true; no label); restate:
             # asked_again_reworded, the aider audit loop pasted again after a reply that only named files (read true; no label)
             "instruction_violated": (9, 9),
-            "redundant_work": (2, 2),  # recall8: (6, 10) -> (2, 2), 8 findings of two Codex runs under the family norm
+            # recall8: (6, 10) -> (2, 2), 8 findings of two Codex runs under the family norm; norm9: (6, 9), c61729d4's 6 back
+            # above Codex's runs of its length (all read true, 3 labeled) and one part_again on it ([758, 760], read true)
+            "redundant_work": (6, 9),
             "loop": (4, 6),
             # recall7: 13/21 -> 14/25, a reply that hands its turn's changes over by the file they wrote (codex shell-ws
             # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label)

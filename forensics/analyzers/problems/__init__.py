@@ -17,8 +17,9 @@
 Each finding cites its conversation, positions, a verbatim quote of one of them, the rule that fired and the
 norm it was held against. A kind that fires on most conversations of one agent family (``FAMILY_MOST``, at least
 ``FAMILY_MIN`` conversations) says something about the family, not a run: there each conversation is held against
-the family's own norm, the median share of its messages the kind cites, and only the conversations above it keep
-their findings (so the kind stays on at most half of that family); the section's norm line says so. Earlier
+the family's runs of its length, the messages the kind cites against the family's line of cited messages by length
+(``_length_norm``), and only the conversations above it keep their findings (the line runs through the family's
+median run, so the kind stays on at most half of that family); the section's norm line says so. Earlier
 kinds are kept as detail: the baseline's ``user_pushback`` is the English core of
 ``user_repeated``'s ``said_again`` rule; drift's ``tool_result_crowding`` and ``no_focus`` stay beside
 ``context_crowded`` and ``lost_focus``. The findings are written to the derived table ``problem_findings``.
@@ -27,6 +28,8 @@ kinds are kept as detail: the baseline's ``user_pushback`` is the English core o
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -149,7 +152,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + focus.off_task(con)
         + repeated.user_repeated(person, con, shared, again)
         + instructions.violated(con, found=mine)
-        + _covered(actions.repeated_actions(con) + actions.reread_files(con))
+        + _covered(actions.repeated_actions(con) + actions.part_again(con) + actions.reread_files(con))
         + (recurring := actions.recurring_errors(con))
         + actions.failed_edits(con, recurring)
         + pasted.pasted_loops(person, con, shared, again)
@@ -174,7 +177,7 @@ def _frame(found: list[Problem]) -> pl.DataFrame:
 
 # the rule's own references, one click away (in ``rule``), never on the finding's line
 REFERENCES = re.compile(r"\s*\((?:GUIDE §5|no corpus norm)[^)]*\)")
-ABOVE = "; above {family}'s median share of messages cited"  # a family's finding kept (``_family_norms``)
+ABOVE = "; above {family}'s runs of its length"  # a family's finding kept (``_family_norms``)
 ABOVE_AT = re.compile(re.escape(ABOVE).replace(r"\{family\}", r"(\S+)") + "$")
 
 
@@ -182,7 +185,7 @@ def said(p: Problem) -> str:
     """What a problem was held against, in a reader's words: the norm without the rule's references (GUIDE §5) and
     without "the main path"; nothing where it was the person's own words (the quote says it)."""
     norm = REFERENCES.sub("", p.norm).replace(" on the main path", "")
-    norm = ABOVE_AT.sub(lambda m: f"; a larger share of the conversation than is usual for {agent_name(m[1])}", norm)
+    norm = ABOVE_AT.sub(lambda m: f"; more than is usual for {agent_name(m[1])} in a conversation of this length", norm)
     if norm.startswith("the person's own"):
         return ""
     if p.kind == "instruction_violated":
@@ -299,9 +302,11 @@ def run(ctx: Context) -> Section:
 def _family_norms(
     found: list[Problem], family: dict[str, str], length: dict[str, int]
 ) -> tuple[list[Problem], dict[str, str]]:
-    """Where a kind fires on most conversations of a family, hold each conversation against that family's norm:
-    the share of its main-path messages the kind cites, kept only above the family's median share (every
-    conversation of the family counted, those without the kind at 0). Say so once per (kind, family)."""
+    """Where a kind fires on most conversations of a family, hold each conversation against that family's runs of
+    its length: the messages the kind cites, kept only where the conversation cites more than the family's line at
+    its length (``_length_norm``; every conversation of the family counted, those without the kind at 0). The line
+    runs through the family's median run, so the kind stays on at most half of the family. Say so once per (kind,
+    family)."""
     size = Counter(family.values())
     hit: dict[tuple[str, str], set[str]] = defaultdict(set)
     cited: dict[tuple[str, str], set[int]] = defaultdict(set)
@@ -314,14 +319,15 @@ def _family_norms(
     keep: dict[tuple[str, str], set[str]] = {}
     norms = {}
     for kind, fam in sorted(common):
-        members = [c for c, f in family.items() if f == fam]
-        share = {c: len(cited[(kind, c)]) / max(length.get(c, 1), 1) for c in members}
-        median = statistics.median(share.values())
-        keep[(kind, fam)] = {c for c in hit[(kind, fam)] if share[c] > median}
+        members = sorted(c for c, f in family.items() if f == fam)
+        runs = {c: (max(length.get(c, 1), 1), len(cited[(kind, c)])) for c in members}
+        above, slope = _length_norm(runs)
+        keep[(kind, fam)] = {c for c in hit[(kind, fam)] if c in above}
         norms[f"{kind}:{fam}"] = (
             f"{kind.replace('_', ' ')} in {len(hit[(kind, fam)])} of {size[fam]} conversations of {agent_name(fam)}: "
             f"how this agent works, so a conversation is flagged only where it cites more of its messages than the "
-            f"agent's median ({median:.1%}): {len(keep[(kind, fam)])} conversations"
+            f"agent's runs of its length (messages cited grow as length^{slope:.2f} over its runs): "
+            f"{len(keep[(kind, fam)])} conversations"
         )
     out = []
     for p in found:
@@ -331,6 +337,22 @@ def _family_norms(
         elif p.conversation_id in keep[key]:
             out.append(dataclasses.replace(p, norm=f"{p.norm}{ABOVE.format(family=key[1])}"))
     return out, norms
+
+
+def _length_norm(runs: dict[str, tuple[int, int]]) -> tuple[set[str], float]:
+    """The runs of one family (main-path messages, messages a kind cites) that cite more than the family's runs of
+    their length, and the line's slope. A run's messages are not all calls, and an incident cites two or three of
+    them however long the run, so a long run's share of cited messages is small (the median share held every long
+    Codex session with re-reads under it): the family's line of log(1 + cited) against log(length), fitted by
+    Theil–Sen (the median of the slopes between pairs of runs of different lengths: a few odd runs do not tilt it;
+    0 when every run has one length) through the family's median run (the intercept is the median of the runs'
+    offsets). A run is above its length's norm when its offset exceeds that median, so at most half are."""
+    pts = {c: (math.log(n), math.log1p(k)) for c, (n, k) in runs.items()}
+    slopes = [(y2 - y1) / (x2 - x1) for (x1, y1), (x2, y2) in itertools.combinations(pts.values(), 2) if x1 != x2]
+    slope = round(statistics.median(slopes), 2) + 0.0 if slopes else 0.0  # (+ 0.0: never -0.00)
+    offset = {c: y - slope * x for c, (x, y) in pts.items()}
+    middle = statistics.median(offset.values())
+    return {c for c, o in offset.items() if o > middle + 1e-9}, slope
 
 
 ANALYZER = Analyzer(

@@ -142,6 +142,61 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
+def part_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``redundant_work``, rule ``same_action_same_result``, where the second call is a part of the first: the next
+    call of one tool whose lines (``action_lines``: blank lines and comments dropped) are all among the previous
+    call's, with the same non-empty result and nothing changed between (``mut``: no successful writing call, neither
+    call one, no person turn). The same statements run again after "let me correct that" (a ChatGPT code cell
+    re-running ``integrate(...)`` without its imports, 0 again), the same patch's hunk sent again: the same action,
+    its comments and the lines it already ran aside. The result's size does not matter here (``MIN_RESULT``): the
+    lines are the work, and they ran twice."""
+    rows = con.execute(f"""
+        WITH c AS (SELECT cid, pos, k, name, args, mut, turns, rpos, err,
+                          sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k) AS muts FROM {CALLS}),
+        l AS (SELECT *, lag(args) OVER w AS args0, lag(pos) OVER w AS pos0, lag(rpos) OVER w AS rpos0,
+                     lag(muts) OVER w AS muts0, lag(turns) OVER w AS turns0, lag(mut) OVER w AS mut0
+              FROM c WINDOW w AS (PARTITION BY cid, name ORDER BY pos, k))
+        SELECT l.cid, l.name, l.pos0, l.pos, l.args0, l.args, l.err
+        FROM l JOIN messages a ON a.conversation_id = l.cid AND a.position = l.rpos0 AND a.on_main_path
+               JOIN messages b ON b.conversation_id = l.cid AND b.position = l.rpos AND b.on_main_path
+        WHERE l.pos0 IS NOT NULL AND l.pos0 < l.pos AND NOT l.mut AND NOT l.mut0 AND l.muts = l.muts0
+          AND l.turns = l.turns0 AND l.args <> l.args0 AND coalesce(b.content, '') <> ''
+          AND md5(regexp_replace(a.content, '{MASK}', '0', 'g')) = md5(regexp_replace(b.content, '{MASK}', '0', 'g'))
+        ORDER BY 1, 4""").fetchall()
+    out = []
+    for cid, name, pos0, pos, args0, args, err in rows:
+        mine, theirs = action_lines(str(args or "")), action_lines(str(args0 or ""))
+        if mine and set(mine) <= set(theirs) and mine != theirs:
+            # the first line run again, where the arguments' JSON holds it as is
+            line = next((x[:QUOTE] for x in mine if len(x) >= 3 and x[:QUOTE] in str(args)), "")
+            out.append(
+                Problem(
+                    str(cid),
+                    "redundant_work",
+                    [int(pos0), int(pos)],
+                    line or args_quote(str(args or "")),
+                    f"same_action_same_result ({name})",
+                    f"{'the same failing call' if err else 'the same call with the same result'}, its lines a part of "
+                    "the last call's (comments aside), nothing changed between (GUIDE §5)",
+                )
+            )
+    return out
+
+
+COMMENT_LINE = re.compile(r"^(?:#|//|--\s)")
+
+
+def action_lines(args: str) -> list[str]:
+    """The lines of a call's longest argument (its code, command or patch), stripped, without blank lines and
+    comment lines (``#``, ``//``, ``-- ``)."""
+    try:
+        value: Any = json.loads(args)
+    except ValueError:
+        value = args
+    text = max(strings(value), key=len, default="")
+    return [ln for ln in (x.strip() for x in text.replace("\r", "").split("\n")) if ln and not COMMENT_LINE.match(ln)]
+
+
 # a lookup: a search or listing tool, or a command each of whose steps only searches or lists. Run again with the
 # same result it is neither a file re-read nor a failing command re-run (GUIDE §5's redundant work): a survey's
 # ``glob **/package.json`` asked twice costs a line, not work (read as unclear by a reviewer). Three times is a loop.
