@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forensics.analyzers.problems.endings import FAILS, OPENING, REGRESSED, RETRACTED
+from forensics.analyzers.problems.endings import FAILS, OPENING, REGRESSED, RETRACTED, fails
 from forensics.analyzers.problems.repeat_words import REPEATED
+from forensics.analyzers.problems.said import CLAIM_RE
 from tests.test_problems import Session, run, verbatim
 from tests.test_problems_endings2 import call
-
-DONE = "Done. Added `CollapseWhitespace` to `stringutil` and applied it before truncation."
 
 
 def kinds(tmp: Path, s: Session, kind: str) -> list[tuple[list[int], str]]:
@@ -30,8 +29,8 @@ def test_a_consequence_weighed_is_no_report_of_the_same_error() -> None:
 
 
 def test_a_turn_saying_what_was_meant_contradicts_no_claim(tmp_path: Path) -> None:
-    """Codex agentv (r6): an answer with "completed remote runs" in it, then "i meant for entireio/cli ...": the
-    request said again (user_repeated), not the work reported failed. Near miss: "no, it is still broken"."""
+    """Codex agentv (r6): an answer, then "i meant for entireio/cli ...": the request said again (user_repeated), not
+    the work reported failed. Near miss: "no, still broken" after the same claim."""
     found = {}
     for sid, turn in (
         ("meant", "i meant for entireio/cli which we setup in this repo"),
@@ -40,7 +39,7 @@ def test_a_turn_saying_what_was_meant_contradicts_no_claim(tmp_path: Path) -> No
         s = (
             Session(sid)
             .add("user", "how do i push checkpoints for the cli")
-            .add("assistant", "The dashboard shows completed remote runs on the configured results branch.")
+            .add("assistant", "Done: pushed. The dashboard shows completed remote runs on the results branch.")
             .add("user", turn)
             .add("assistant", "Let me look at the .entire folder.")
         )
@@ -76,7 +75,9 @@ def test_a_thing_the_person_says_fails_after_it_was_said_to_pass(tmp_path: Path)
     fails". Near miss: an error's own words pasted ("Error: failed to save changes") say nothing of the claim."""
     assert FAILS.search('"mise run test:ci" fails') is not None
     assert FAILS.search("Error: failed to save changes: failed to write temporary checkpoint") is None
-    assert FAILS.search(("x" * OPENING + " the build fails")[:OPENING]) is None  # read: the opening only
+    assert not fails("x" * OPENING + " the build fails")  # the person's opening only
+    assert fails("the tests fail") and fails("el build falla") and fails("测试失败了")
+    assert not fails("can you explain why they fail now?")  # asks about a failure the reply fixed (r6 [76])
     found = {}
     for sid, turn in (("fails", '"mise run test:ci" fails'), ("pasted", "Error: failed to save changes")):
         s = (
@@ -125,3 +126,13 @@ def test_the_agent_concedes_what_it_said_or_shipped_was_wrong(tmp_path: Path) ->
     (f,) = [f for f in run(tmp_path, s)[0] if f["kind"] == "gave_up_or_false_success"]
     assert (f["positions"], f["rule"]) == ([1, 3], "claim_retracted")
     assert f["norm"].startswith("the agent concedes") and verbatim(tmp_path, f)
+
+
+def test_complete_as_an_adjective_is_no_claim() -> None:
+    """Claude Code entireio/cli (r6): "Option A ... State is always complete from the start" describes an option;
+    "To get a complete list" names one. "The migration is complete", "Task completed", "I have completed the
+    requested task" claim the work done."""
+    for said in ("State is always complete from the start", "To get a complete list of the imports, run"):
+        assert CLAIM_RE.search(said) is None, said
+    for said in ("The migration is complete.", "Task completed.", "I have completed the requested task (Step 12)."):
+        assert CLAIM_RE.search(said) is not None, said

@@ -37,10 +37,26 @@ FAILED = re.compile(
     r"(?i)\byou broke\b|\b(?:it['’]?s|is|are|was) broken\b|traceback \(most recent call last\)|"
     r"\bUncaught \w*Error\b"
 )
-# the person's opening says a thing fails ("\"mise run test:ci\" fails", "the build is failing", "it crashed"): after a
+# the person's opening says a thing fails ("\"mise run test:ci\" fails", "the tests fail", "it crashed"): after a
 # claim that it was done, what was handed over failed them; "failed to ..." is an error's own words, pasted
-FAILS = re.compile(r"(?i)\b(?:fails|failing|failed|crashes|crashed|errors out)\b(?! to\b)")
+FAILS = re.compile(
+    r"(?i)\b(?:fails|failing|failed|crashes|crashed|errors out)\b(?! to\b)|"
+    r"\b(?:tests|builds|checks|they|these|those|both|all|still) (?:still )?(?:fail|crash)\b|"
+    # the same in the other languages people write to agents in
+    r"\b(?:échoue|plante|schlägt fehl|stürzt ab|fallan?|falló|falham?|falhou|fallisce|падает|упал[оа]?)\b|"
+    r"失败|崩溃|失敗|落ちる|실패"
+)
 OPENING = 200  # characters of the person's turn read for ``FAILS``: their own words, before what they paste
+# ... unless the sentence asks why ("can you explain why they fail now?" asks about a failure the reply fixed)
+ASKS_WHY = re.compile(r"(?i)\b(?:why|explain|how come)\b[^.!?\n]*$")
+
+
+def fails(text: str) -> bool:
+    """The person's opening says a thing fails (``FAILS``), not in a sentence that asks why."""
+    head = text[:OPENING]
+    return any(not ASKS_WHY.search(head[: m.start()]) for m in FAILS.finditer(head))
+
+
 # a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
 # loading now": the "n't" of a contraction has no word boundary before it)
 REGRESSED = re.compile(
@@ -161,7 +177,7 @@ def _contradicted(
             or NOT_WORK.search(t.text)
             or FAILED.search(t.text)
             or REGRESSED.search(t.text)
-            or FAILS.search(t.text[:OPENING])
+            or fails(t.text)
         )
     }
     pushed = by_words | {
