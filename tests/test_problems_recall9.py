@@ -72,14 +72,19 @@ def test_a_call_the_person_refused_is_no_failed_step(tmp_path: Path) -> None:
 
 def test_a_thing_the_person_says_fails_after_it_was_said_to_pass(tmp_path: Path) -> None:
     """Claude Code entireio/cli (r6): "Done. ... Build, tests, and lint all pass.", then "\\"mise run test:ci\\"
-    fails". Near miss: an error's own words pasted ("Error: failed to save changes") say nothing of the claim."""
+    fails". Near misses: an error's own words pasted ("Error: failed to save changes") say nothing of the claim, nor
+    does a failure named on a new point ("also ci failed please fix": another change broke that CI job)."""
     assert FAILS.search('"mise run test:ci" fails') is not None
     assert FAILS.search("Error: failed to save changes: failed to write temporary checkpoint") is None
     assert not fails("x" * OPENING + " the build fails")  # the person's opening only
     assert fails("the tests fail") and fails("el build falla") and fails("测试失败了")
     assert not fails("can you explain why they fail now?")  # asks about a failure the reply fixed (r6 [76])
     found = {}
-    for sid, turn in (("fails", '"mise run test:ci" fails'), ("pasted", "Error: failed to save changes")):
+    for sid, turn in (
+        ("fails", '"mise run test:ci" fails'),
+        ("pasted", "Error: failed to save changes"),
+        ("also", "also ci failed please fix. https://github.com/o/r/actions/runs/1"),  # a new point (r6, read false)
+    ):
         s = (
             Session(sid)
             .add("user", "remove the start command")
@@ -89,7 +94,7 @@ def test_a_thing_the_person_says_fails_after_it_was_said_to_pass(tmp_path: Path)
         )
         (tmp_path / sid).mkdir()
         found[sid] = kinds(tmp_path / sid, s, "gave_up_or_false_success")
-    assert found == {"fails": [([1, 2], "claim_contradicted")], "pasted": []}
+    assert found == {"fails": [([1, 2], "claim_contradicted")], "pasted": [], "also": []}
 
 
 def test_what_was_handed_over_is_no_longer_valid() -> None:

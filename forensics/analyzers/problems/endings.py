@@ -57,6 +57,12 @@ def fails(text: str) -> bool:
     return any(not ASKS_WHY.search(head[: m.start()]) for m in FAILS.finditer(head))
 
 
+# the turn opens on a new point ("also ci failed please fix", "different question first, ... throws this error"): what
+# fails there is another matter than the claim before it, unless the person says it again (``REPEATED``: "still")
+NEW_POINT = re.compile(
+    r"(?i)^\W*(?:also|btw|by the way|another thing|one more thing|separately|unrelated|different question|"
+    r"on another note|另外|顺便|对了|此外)(?!\w)"
+)
 # a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
 # loading now": the "n't" of a contraction has no word boundary before it)
 REGRESSED = re.compile(
@@ -165,7 +171,8 @@ def _contradicted(
     says it failed them too; there the reply's hand-over may be in words alone (``HANDED_WORDS``: "I've made some
     corrections ... Here is the updated script", a chat agent with no calls). A turn that opens by saying what the
     person meant (``MEANT``: "i meant for entireio/cli ...") corrects how the reply read the request, not the work it
-    handed over: its opening is no report of a failure (a reviewer read such a finding as false)."""
+    handed over: its opening is no report of a failure (a reviewer read such a finding as false); nor is a failure in a
+    turn that opens on a new point (``NEW_POINT``: "also ci failed please fix" named a CI job another change broke)."""
     by_words = {
         (t.conversation_id, t.position)
         for t in turns
@@ -174,10 +181,8 @@ def _contradicted(
         and t.answered
         and (
             REPEATED.search(MEANT_RE.sub("", t.text))
-            or NOT_WORK.search(t.text)
-            or FAILED.search(t.text)
-            or REGRESSED.search(t.text)
-            or fails(t.text)
+            or not NEW_POINT.search(t.text)
+            and (NOT_WORK.search(t.text) or FAILED.search(t.text) or REGRESSED.search(t.text) or fails(t.text))
         )
     }
     pushed = by_words | {
