@@ -28,6 +28,14 @@ def test_a_consequence_weighed_is_no_report_of_the_same_error() -> None:
     assert REPEATED.search("Sorry to say it's the same issue") is not None
 
 
+def test_a_thing_forbidden_with_an_exclamation_takes_back_what_the_reply_did() -> None:
+    """pi (fresh-dev): the reply logs errors to the console, "no conosle logs! setTheme should return an error". Near
+    misses: a courtesy ("no worries!"), "no ..." inside a sentence."""
+    assert REPEATED.search("no conosle logs! setTheme should return an error that the caller can display") is not None
+    assert REPEATED.search("thanks, and I want no console logs in there") is None
+    assert REPEATED.search("no worries! that works") is None and REPEATED.search("no rush!") is None
+
+
 def test_a_turn_saying_what_was_meant_contradicts_no_claim(tmp_path: Path) -> None:
     """Codex agentv (r6): an answer, then "i meant for entireio/cli ...": the request said again (user_repeated), not
     the work reported failed. Near miss: "no, still broken" after the same claim."""

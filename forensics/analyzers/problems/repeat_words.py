@@ -24,6 +24,10 @@ REPEATED = re.compile(
             r"\bit['’]?s the same\b",
             r"\byou (?:forgot|missed|ignored|didn['’]?t|did not|haven['’]?t|have not)\b",
             r"^\W*(?:nope|no)\b[,.!]",
+            # a thing forbidden with an exclamation, the turn's opening ("no conosle logs! setTheme should return an
+            # error"): the person takes back what the reply just did; not a courtesy ("no worries!", "no rush!")
+            r"\A\W*no (?!(?:worries|worry|problem|problems|prob|probs|rush|hurry|stress|pressure|biggie|need)\b)"
+            r"[\w.-]+(?: [\w.-]+){0,2}\s*!",
             r"^\W*nope\b",
             r"\bno go\b",
             r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b",
