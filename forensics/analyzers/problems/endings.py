@@ -61,7 +61,7 @@ def fails(text: str) -> bool:
 # fails there is another matter than the claim before it, unless the person says it again (``REPEATED``: "still")
 NEW_POINT = re.compile(
     r"(?i)^\W*(?:also|btw|by the way|another thing|one more thing|separately|unrelated|different question|"
-    r"on another note|另外|顺便|对了|此外)(?!\w)"
+    r"on another note|moving on|let['’]?s (?:park|leave) (?:that|this|it)|let['’]?s move on|另外|顺便|对了|此外)(?!\w)"
 )
 # a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
 # loading now": the "n't" of a contraction has no word boundary before it)
