@@ -85,10 +85,16 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
         worst[0]["reasons"][0]
         == "gave up or false success (high, fires on 23% of conversations): [26] “- namespace: fixed”"
     )
-    assert worst[2]["score"] == worst[3]["score"]
+    assert worst[2]["score"] == worst[3]["score"]  # norm9: two runs tie
     assert worst[2]["reasons"][0].startswith("compaction topic loss (high, fires on 5%")  # the rarest first
     assert worst[3]["reasons"][0].startswith("loop (high, fires on 5% of conversations): run_command failed 3 times")
-    assert worst[4]["reasons"][0].startswith("gave up or false success (high, fires on 23% of conversations): [25]")
+    # recall9: its "- codesign: fixed" and "- msi installer: fixed" the person's next turns contradict ("The msi
+    # installer part still looks wrong, `notarize_app` errors out", read true) join its "fixed" over a failing build at
+    # [25]: three claims of one kind, said by the norm they share; its place and score are unmoved
+    assert worst[4]["reasons"][0] == (
+        "gave up or false success (high, fires on 23% of conversations): the person's next turn says the claimed work "
+        "failed them"
+    )
     measures = {"tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus", "context_crowded"}
     assert not [r for w in worst for r in w["reasons"] if r.split(" (")[0].replace(" ", "_") in measures]
 

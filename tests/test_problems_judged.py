@@ -165,8 +165,9 @@ def test_the_bench_figures_are_the_documented_ones(real: dict[str, Any]) -> None
             "redundant_work": (6, 9),
             "loop": (4, 6),
             # recall7: 13/21 -> 14/25, a reply that hands its turn's changes over by the file they wrote (codex shell-ws
-            # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label)
-            "gave_up_or_false_success": (14, 25),
+            # x4, read true; the labels put those turns under user_repeated, one lies near a gave_up label); recall9 with
+            # norm9 (lead, stop 52): 15/26, the shared-dev Codex claim the person's next turn says fails (read true)
+            "gave_up_or_false_success": (15, 26),
             "frustration": (7, 8),
         }
     )

@@ -86,6 +86,7 @@ def test_pi_restated_after_a_decline_and_an_unfinished_request(tmp_path: Path) -
         ([445], "asked_again_undone"),
         ([469], "said_again"),
         ([744], "asked_again_reworded"),
+        ([758], "said_again"),  # recall9: "no conosle logs! setTheme should return an error" (its label, read true)
     ]
     assert got[2][3] == (  # recall7: "sleep" answered by a summary of the session, spelled out at [409]
         "the request at [407], its reply neither acting on it nor naming it, spelled out again: all of its 1 content "

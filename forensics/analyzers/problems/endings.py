@@ -13,7 +13,8 @@ import duckdb
 
 from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME, calls_sql, mutating_sql
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.repeat_words import NOT_WORK, REPEATED
+from forensics.analyzers.problems.repeat_words import MEANT_RE, NOT_WORK, REPEATED
+from forensics.analyzers.problems.restated import REFUSED
 from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE, EDIT_MARKS, EDITS
 from forensics.analyzers.problems.turns import Turn
 from forensics.kernel.selection import SELECTED
@@ -36,11 +37,37 @@ FAILED = re.compile(
     r"(?i)\byou broke\b|\b(?:it['’]?s|is|are|was) broken\b|traceback \(most recent call last\)|"
     r"\bUncaught \w*Error\b"
 )
+# the person's opening says a thing fails ("\"mise run test:ci\" fails", "the tests fail", "it crashed"): after a
+# claim that it was done, what was handed over failed them; "failed to ..." is an error's own words, pasted
+FAILS = re.compile(
+    r"(?i)\b(?:fails|failing|failed|crashes|crashed|errors out)\b(?! to\b)|"
+    r"\b(?:tests|builds|checks|they|these|those|both|all|still) (?:still )?(?:fail|crash)\b|"
+    # the same in the other languages people write to agents in
+    r"\b(?:échoue|plante|schlägt fehl|stürzt ab|fallan?|falló|falham?|falhou|fallisce|падает|упал[оа]?)\b|"
+    r"失败|崩溃|失敗|落ちる|실패"
+)
+OPENING = 200  # characters of the person's turn read for ``FAILS``: their own words, before what they paste
+# ... unless the sentence asks why ("can you explain why they fail now?" asks about a failure the reply fixed)
+ASKS_WHY = re.compile(r"(?i)\b(?:why|explain|how come)\b[^.!?\n]*$")
+
+
+def fails(text: str) -> bool:
+    """The person's opening says a thing fails (``FAILS``), not in a sentence that asks why."""
+    head = text[:OPENING]
+    return any(not ASKS_WHY.search(head[: m.start()]) for m in FAILS.finditer(head))
+
+
+# the turn opens on a new point ("also ci failed please fix", "different question first, ... throws this error"): what
+# fails there is another matter than the claim before it, unless the person says it again (``REPEATED``: "still")
+NEW_POINT = re.compile(
+    r"(?i)^\W*(?:also|btw|by the way|another thing|one more thing|separately|unrelated|different question|"
+    r"on another note|moving on|let['’]?s (?:park|leave) (?:that|this|it)|let['’]?s move on|另外|顺便|对了|此外)(?!\w)"
+)
 # a regression named: what worked no longer does ("nothing is loading now", "the button stopped working", "it isn't
 # loading now": the "n't" of a contraction has no word boundary before it)
 REGRESSED = re.compile(
     r"(?i)\bno longer (?:\w+ )?(?:works?|working|loads?|loading|shows?|showing|appears?|renders?|runs?|builds?|compiles?|"
-    r"starts?|opens?|displays?)\b|\bstopped (?:working|loading|showing|rendering|running|responding)\b|"
+    r"starts?|opens?|displays?|valid|compatible)\b|\bstopped (?:working|loading|showing|rendering|running|responding)\b|"
     r"(?:\b(?:not|no|nothing)|n['’]t)\b[^.\n?!]{0,60}\b(?:loading|showing|rendering|appearing|displaying|working|updating|"
     r"saving|responding)\b[^.\n?!]{0,40}\b(?:now|anymore|any more)\b|"
     r"\bne (?:marche|fonctionne|s['’]affiche|charge) plus\b|\b(?:funktioniert|lädt|geht) (?:jetzt )?nicht mehr\b|"
@@ -56,6 +83,7 @@ LOOKED = (
     r"already) (?:[\w-]+-)?(?:compliant|correct|up to date))|j['’]ai (?:vérifié|testé|contrôlé)|我(?:已经?)?(?:检查|验证)"
 )
 CHANGED_RE, LOOKED_RE = re.compile(CHANGED), re.compile(LOOKED)
+REFUSED_SQL = "(?i)" + REFUSED.pattern  # a refused call's result, read in SQL (RE2)
 # of the looked claims, those that state what is (not that the agent looked): "no changes are needed", "is already
 # correct". A state the agent's own last change left (``left_by``: the changes that worked in the exchange before the
 # person's turn wrote what the reply cites) is known without a new call: "those are already correct" about the values
@@ -141,14 +169,21 @@ def _contradicted(
     "done", then "nothing loads now"): it is still what the person holds the work to. A person turn that pastes back
     the error the reply's change was to remove (``errors_again``, in any language: "всерівно ця помилка: error: ...")
     says it failed them too; there the reply's hand-over may be in words alone (``HANDED_WORDS``: "I've made some
-    corrections ... Here is the updated script", a chat agent with no calls)."""
+    corrections ... Here is the updated script", a chat agent with no calls). A turn that opens by saying what the
+    person meant (``MEANT``: "i meant for entireio/cli ...") corrects how the reply read the request, not the work it
+    handed over: its opening is no report of a failure (a reviewer read such a finding as false); nor is a failure in a
+    turn that opens on a new point (``NEW_POINT``: "also ci failed please fix" named a CI job another change broke)."""
     by_words = {
         (t.conversation_id, t.position)
         for t in turns
         if t.index > 0
         and t.replied
         and t.answered
-        and (REPEATED.search(t.text) or NOT_WORK.search(t.text) or FAILED.search(t.text) or REGRESSED.search(t.text))
+        and (
+            REPEATED.search(MEANT_RE.sub("", t.text))
+            or not NEW_POINT.search(t.text)
+            and (NOT_WORK.search(t.text) or FAILED.search(t.text) or REGRESSED.search(t.text) or fails(t.text))
+        )
     }
     pushed = by_words | {
         (t.conversation_id, t.position)
@@ -268,19 +303,26 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``claim_over_errors``: a turn's last reply (before the person's next turn, or the run's end) claims success
     while the turn's last step failed and nothing it did after that step succeeded: the last call that acts (a
     command or an edit, tried: ``COMMAND_*``, ``actions.MUTATING_*``) or, where none acts after it, the turn's last
-    result, is an error. The reads that follow a failed edit ("string not found") change nothing it claims."""
+    result, is an error. The reads that follow a failed edit ("string not found") change nothing it claims. A call
+    the person refused (``restated.REFUSED``: "The user doesn't want to proceed with this tool use", then their words)
+    did not fail: the person stopped it, and the reply after it answers them (a reviewer read "Option A: ... State is
+    always complete from the start", an answer to the words that refused an edit, as no claim over an error)."""
     rows = con.execute(f"""
         WITH m AS (SELECT conversation_id AS cid, position AS pos, role, blank,
                           sum((origin = 'person')::INT) OVER (PARTITION BY conversation_id ORDER BY position) AS turn
                    FROM messages JOIN {SELECTED} USING (conversation_id) WHERE on_main_path),
         fin AS (SELECT m.cid, m.turn, arg_max(m.pos, m.pos) AS pos, arg_max(s.text, m.pos) AS text
                 FROM m JOIN {SAID} s ON s.cid = m.cid AND s.pos = m.pos GROUP BY 1, 2),
-        c AS (SELECT c.cid, m.turn, c.pos, c.k, c.rpos, c.err,
+        r AS (SELECT c.*, c.err AND NOT coalesce(regexp_matches(left(q.content, 300), '{sql_str(REFUSED_SQL)}'), false)
+                          AS failed
+              FROM ({calls_sql()}) c LEFT JOIN messages q
+                ON q.conversation_id = c.cid AND q.position = c.rpos AND q.on_main_path),
+        c AS (SELECT c.cid, m.turn, c.pos, c.k, c.rpos, c.failed AS err,
                      c.mut OR regexp_matches(c.name, '{sql_str(COMMAND_NAME)}')
                        OR regexp_matches(c.args, '{sql_str(COMMAND_ARG)}')
-                       OR c.err AND regexp_matches(c.name, '{sql_str(MUTATING_NAME)}')
-                       OR c.err AND regexp_matches(c.args, '{sql_str(MUTATING_COMMAND)}') AS acts
-              FROM ({calls_sql()}) c JOIN m ON m.cid = c.cid AND m.pos = c.pos),
+                       OR c.failed AND regexp_matches(c.name, '{sql_str(MUTATING_NAME)}')
+                       OR c.failed AND regexp_matches(c.args, '{sql_str(MUTATING_COMMAND)}') AS acts
+              FROM r c JOIN m ON m.cid = c.cid AND m.pos = c.pos),
         step AS (SELECT fin.cid, fin.turn, fin.pos, fin.text,
                         arg_max(c.err, c.pos * 100000 + c.k) FILTER (WHERE c.acts) AS acted_err,
                         arg_max(c.rpos, c.pos * 100000 + c.k) FILTER (WHERE c.acts) AS acted_rpos,
@@ -485,10 +527,19 @@ def _without_acting(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
 
 # the agent says its earlier answer was invented ("You're right, I apologize - I made that up."): the answer it gave as
-# fact was none (GUIDE §5: claims correct while the conversation shows otherwise), whoever caught it
+# fact was none (GUIDE §5: claims correct while the conversation shows otherwise), whoever caught it; or it concedes
+# that what it said or shipped was wrong, in the words that answer the person's doubt: "You're right to question this -
+# it's **not** different" (its diagnosis, acted on, taken back), "You're right — the editor only had Start/End" (work
+# called done, incomplete), "It identifies a real defect in the `fallback_template` code we shipped"
+MADE_UP = r"(?i)\bI (?:made (?:that|it|this|those|these) up|(?:invented|fabricated|hallucinated) (?:that|it|this|those|these)\b)"
 RETRACTED = re.compile(
-    r"(?i)\bI (?:made (?:that|it|this|those|these) up|(?:invented|fabricated|hallucinated) (?:that|it|this|those|these)\b)"
+    MADE_UP + r"|\byou['’]re (?:absolutely |totally |completely )?right\b[^.\n]{0,40}?[-—:,.!]\s*(?:\*\*)?(?:the|it|"
+    r"that|this|I|my|we)\b[^.\n]{0,60}?\b(?:only|never|didn['’]t|wasn['’]t|isn['’]t|doesn['’]t|did not|was not|is not|"
+    r"does not|not|missing|wrong|incorrect)\b|"
+    r"\b(?:defect|bug|regression) in (?:the|my|our) [^.\n]{0,40}?(?:code|change|fix|implementation) (?:I|we) "
+    r"(?:shipped|wrote|added|made|introduced)\b"
 )
+MADE_UP_RE = re.compile(MADE_UP)
 
 
 def _retracted(con: duckdb.DuckDBPyConnection) -> list[Problem]:
@@ -509,7 +560,10 @@ def _retracted(con: duckdb.DuckDBPyConnection) -> list[Problem]:
             sorted({int(pos)} | ({int(before)} if before is not None else set())),
             quote_at(text, RETRACTED.search(text)),
             "claim_retracted",
-            "the agent says it made up what it answered before: an answer given as fact with nothing behind it",
+            "the agent says it made up what it answered before: an answer given as fact with nothing behind it"
+            if MADE_UP_RE.search(text)
+            else "the agent concedes that what it said or shipped before was wrong: a claim the conversation shows "
+            "otherwise",
         )
         for cid, pos, text, before in rows
     ]

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import re
 
+# the turn opens by correcting what the reply took the request to be ("i mean specific to content not policy", "I meant
+# the Continue shortcuts"): the request said again, with what the reply missed; no report that work done failed
+MEANT = r"\A\W*(?:no[,.]?\s*|sorry[,.]?\s*)?(?:I mean(?:t)?|what I meant)\b"
+MEANT_RE = re.compile(MEANT, re.IGNORECASE)
+
 # the person says the assistant's work failed them or that they said it before (GUIDE §5 user_repeated; the
 # baseline's user_pushback patterns are its English core)
 REPEATED = re.compile(
@@ -13,17 +18,21 @@ REPEATED = re.compile(
         [
             r"\bstill (?:doesn['’]?t|does not|isn['’]?t|is not|not|no|cannot|can['’]?t|won['’]?t|getting|get|fails?|failing|broken|the "
             r"same|seeing|see|laggy|there|missing|happening)\b",
-            r"\bsame (?:error|issue|problem|exception|result|thing)\b",
+            # "same error", not a consequence weighed ("single quotes is then the same issue if someone uses them",
+            # "that would be the same problem"): a reviewer read that as no report of the work failing
+            r"(?<!\bthen the )(?<!\bbe the )\bsame (?:error|issue|problem|exception|result|thing)\b",
             r"\bit['’]?s the same\b",
             r"\byou (?:forgot|missed|ignored|didn['’]?t|did not|haven['’]?t|have not)\b",
             r"^\W*(?:nope|no)\b[,.!]",
+            # a thing forbidden with an exclamation, the turn's opening ("no conosle logs! setTheme should return an
+            # error"): the person takes back what the reply just did; not a courtesy ("no worries!", "no rush!")
+            r"\A\W*no (?!(?:worries|worry|problem|problems|prob|probs|rush|hurry|stress|pressure|biggie|need)\b)"
+            r"[\w.-]+(?: [\w.-]+){0,2}\s*!",
             r"^\W*nope\b",
             r"\bno go\b",
             r"\bI (?:said|told you|already told you|already said|asked (?:you )?(?:to|for))\b",
             r"\bas I said\b",
-            # the turn opens by correcting what the reply took the request to be ("i mean specific to content not
-            # policy", "I meant the Continue shortcuts"): the request said again, with what the reply missed
-            r"\A\W*(?:no[,.]?\s*|sorry[,.]?\s*)?(?:I mean(?:t)?|what I meant)\b",
+            MEANT,  # the request said again, with what the reply missed
             r"\bwhy did you\b",
             r"\bis still (?:there|here|happening|broken|not)\b",
             r"\bstill (?:seems?|appears?) to\b",

@@ -13,7 +13,9 @@ CLAIM = (
     r"correct|in place|compliant|implemented)|now (?:opens|shows|displays|loads|starts|runs|passes)|"
     r"(?:has|have|are|is) been (?:fixed|resolved|updated|implemented|added|applied)|successfully|"
     r"(?:tests?|checks?)\b[^.\n]{0,40}\b(?:pass(?:ed|es)?|green)|looks correct|no changes are needed|"
-    r"fully (?:\w+-)?compliant|complete[d]?\b)|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
+    r"fully (?:\w+-)?compliant|(?:is|are|was|were|now|all|fully|been|task|step|work|changes?|implementation|migration|"
+    r"refactor(?:ing)?)\s+(?:\*\*)?complete[d]?\b|I(?:['’]ve| have)? completed\b|completed (?:the|all|your|this|it|"
+    r"each|every)\b)|^\W*complete[d]?\b|^\W*(?:added|implemented|fixed|updated|created|scaffolded)\b|"
     r"✅|j['’]ai (?:mis à jour|ajouté|corrigé|appliqué|modifié)|appliqué les correctifs|已完成|已经(?:修复|完成|实现)|(?:已|已经)?成功(?:地)?(?:修复|完成|运行|通过|实现|添加|更新|解决)|"
     # the same claims in the other languages agents answer in (they reply in the person's language)
     r"\bhe (?:añadido|actualizado|corregido|implementado|creado|aplicado)\b|\bcon éxito\b|"
