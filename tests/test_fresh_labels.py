@@ -170,10 +170,12 @@ def test_the_topics_bench_prints_the_fresh_shifts() -> None:
     # the five signals before the combiner, whole: (62, 0.387, 0.338, 0.361, 0.385)
     # shift7 (three continuing gates, open chat not judged): 7 false markers fewer on the dev half; round 6: whole
     # (81, 0.519, 0.592, 0.553, 0.302), dev (70, 0.486, 0.63, 0.548, 0.334)
-    assert d["whole", "ours"] == (76, 0.553, 0.592, 0.571, 0.274)  # round 5: (90, 0.433, 0.549, 0.484, 0.406)
+    # topic9 (pk8 re-landed: a question about the work at hand continues): 2 false markers and 1 hit fewer on fresh-dev,
+    # fresh-held unchanged; shift7: whole (76, 0.553, 0.592, 0.571, 0.274), dev (65, 0.523, 0.63, 0.571, 0.267)
+    assert d["whole", "ours"] == (73, 0.562, 0.577, 0.569, 0.275)  # round 5: (90, 0.433, 0.549, 0.484, 0.406)
     assert d["whole", "every person turn"] == (261, 0.272, 1.0, 0.428, 0.692)
     assert d["whole", "nothing"] == (0, 0.0, 0.0, 0.0, 0.308)
-    assert d["dev", "ours"] == (65, 0.523, 0.63, 0.571, 0.267)  # round 5: (75, 0.413, 0.574, 0.481, 0.429)
+    assert d["dev", "ours"] == (62, 0.532, 0.611, 0.569, 0.268)  # round 5: (75, 0.413, 0.574, 0.481, 0.429)
     assert d["dev", "every person turn"][3:] == (0.437, 0.62) and d["dev", "nothing"][4] == 0.38
     assert d["held", "ours"] == (11, 0.727, 0.471, 0.571, 0.279)  # round 5: (15, 0.533, 0.471, 0.5, 0.39)
     assert d["held", "every person turn"][3:] == (0.4, 0.745) and d["held", "nothing"][4] == 0.255

@@ -24,7 +24,9 @@ LOGS = SHARED / "data" / "agent-logs"
 # held-out P 0.774 R 0.600 F1 0.676 Pk 0.213; before round 6 (108, 63) and (31, 23): P 0.742 R 0.575 F1 0.648 Pk 0.272
 # shift7: 7 false markers fewer on the dev half, one held-out hit lost to work.checks_work ("Can you run the
 # lint_all.py?", labeled a new request); round 6: {"whole": (113, 69), "held-out": (31, 24)}
-PINNED = {"whole": (110, 68), "held-out": (30, 23)}
+# topic9 (pk8 re-landed, "already said" read in the work's own words): dev 80 / 45 -> 73 / 45, held-out (30, 23) ->
+# (30, 24) (P 0.800 R 0.600 F1 0.686 Pk 0.195); pk8 as reverted read the person's words too: whole (102, 69)
+PINNED = {"whole": (103, 69), "held-out": (30, 24)}
 
 
 @pytest.fixture(scope="module")

@@ -281,3 +281,88 @@ def test_the_reason_a_conversation_is_not_judged_is_stored_with_its_verdicts(tmp
         back = {v.conversation_id: v for v in store.load(wh.con, ["a", "b"])}
     assert back["a"].declined == work.OPEN_CHAT and back["b"].declined is None
     assert [j.topic for j in back["a"].judged] == ["T1"]
+
+
+def test_a_check_that_names_a_file_the_work_never_touched_is_read_by_the_scorer() -> None:
+    """S1 by content: "Can you run the lint_all.py?" asks to run something the conversation never named, not to check
+    the work at hand; "can you run the tests and check they pass" checks what is there and continues."""
+    from forensics.analyzers.topics.model import Model
+
+    never = Model({}, -20.0, 0.5)
+    always = Model({}, 3.0, 0.3)  # every turn far past the operating point
+
+    def markers(check: str) -> list[bool]:
+        msgs = _conversation(
+            ("user", "add feature number 1 to the exporter module"),
+            ("assistant", LONG),
+            ("user", check),
+            ("assistant", LONG),
+        )
+        return [j.marker for j in infer(msgs, Idf([m.tokens for m in msgs]), never, CUES, work_model=always)]
+
+    assert markers("can you run the tests and check they pass") == [False, False]
+    assert markers("Can you run the lint_all.py?") == [False, True]
+
+
+def test_a_question_about_the_work_at_hand_continues_it() -> None:
+    """S4 / S5: a question in the person's own words that asks for nothing to be done, names nothing new and is about
+    what was said before follows up on it; a request put as a question, a new name, or a question on another subject
+    is read by the scorer."""
+    seen = {"node", "id", "graph", "event", "apply", "snapshot", "issue", "title", "feature", "request"}
+    assert work.asks_about(
+        "I think it's fine to apply events to a changed graph. Do all nodes have IDs?",
+        ["apply", "event", "graph", "node", "id"],
+        seen,
+        False,
+    )
+    assert work.asks_about("What would a good issue title be like?", ["good", "issue", "title"], seen, False)
+    assert not work.asks_about(
+        "Can we now add support for the graph snapshot?", ["add", "graph", "snapshot"], seen, False
+    )  # a request put as a question
+    assert not work.asks_about(
+        "Do we need events for the graph? We also need a snapshot?", ["event", "graph"], seen, False
+    )  # "we also need"
+    assert not work.asks_about("Do all nodes have IDs?", ["node", "id"], seen, True)  # names something new
+    assert not work.asks_about("what is the capital of Peru?", ["capital", "peru"], seen, False)  # another subject
+    # another language's request opening anywhere in the turn ("I want to redesign the compaction; how would you do
+    # the token budget?"): a new request, whatever the question at its end
+    assert not work.asks_about(
+        "压缩这部分我想重新设计一下，token budget 你觉得怎么做比较好？",
+        ["压缩", "token", "budget"],
+        {"压缩", "token", "budget"},
+        False,
+    )
+    assert not work.asks_about("apply the events to the graph", ["apply", "event", "graph"], seen, False)
+    assert not work.asks_about(
+        "What about the graph? Add a node for each event.", ["graph", "node", "event"], seen, False
+    )  # a request beside the question
+
+
+def test_a_question_is_about_the_work_at_hand_only_in_the_works_own_words() -> None:
+    """ "Already said" is what the work said and touched (the assistant's replies, its tools' targets), not the person's
+    own earlier turns: a question re-asking what the person asked before and the replies never took up returns to
+    that request (the seed's interleave, SPEC §5: "写文件为什么总写错日期？" after "再检查一下写文件的日期吧" answered with
+    other work), where the same question after a reply about it follows up on the work at hand."""
+    from forensics.analyzers.topics.model import Model
+
+    never = Model({}, -20.0, 0.5)
+    always = Model({}, 3.0, 0.3)  # every turn far past the operating point
+    other = "Refactored the cache layer in `src/store/cache.py`; the eviction tests pass now. " * 20
+    about = "The export writes the date from `datetime.now()` in the exporter; the export date is set there. " * 20
+
+    def markers(reply: str) -> list[bool]:
+        msgs = _conversation(
+            ("user", "check why the export writes the wrong date"),
+            ("assistant", reply),
+            ("user", "why is the export date wrong?"),
+            ("assistant", reply),
+        )
+        idf = Idf([m.tokens for m in msgs])
+        feats = features(msgs, idf, CUES)
+        work.signals(msgs, feats, idf)
+        assert feats[2] is not None
+        asked = bool(feats[2]["asks_about"])
+        return [asked] + [j.marker for j in infer(msgs, idf, never, CUES, work_model=always)]
+
+    assert markers(other) == [False, False, True]  # the person's own words only: the scorer reads it
+    assert markers(about) == [True, False, False]  # the work said it: a question about the work at hand

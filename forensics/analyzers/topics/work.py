@@ -38,9 +38,10 @@ content-free one is read against the last turn with a topic (``infer.mark``); a 
 ``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
 there than a true one gains).
 
-Three more gates continue the work at hand whatever the score (issue 43, shift7; ``CONTINUES``): a short request to
-run, test or check what is there (``checks_work``), the last step's result reported unseen in typed words
-(``misses_result``), and the reply's own lines pasted back with a line typed (``echoes_reply``). A conversation without
+Four more gates continue the work at hand whatever the score (issue 43, shift7 and pk8; ``CONTINUES``): a short request
+to run, test or check what is there and names nothing new (``checks_work``), the last step's result reported unseen in
+typed words (``misses_result``), the reply's own lines pasted back with a line typed (``echoes_reply``), and a question
+about the work at hand that asks for nothing to be done (``asks_about``). A conversation without
 work whose assistant touches no file or command and answers in paragraphs is open chat: not judged, no marker
 (``declines``).
 """
@@ -51,7 +52,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, terms
+from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, sentences, terms
 from forensics.text.prose import output_chars, own_words, typed_prose
 
 MODE = "work"  # its entry in weights.json
@@ -83,8 +84,8 @@ CONTEXT = (
 )
 FEATURES = BASE + CONTEXT
 # Gates beside the combiner (not its signals): a turn with any of them continues the work at hand, whatever its score
-# (S4 / S6; ``reports_output``, ``checks_work``, ``misses_result``, ``echoes_reply`` below)
-CONTINUES = ("reports_output", "checks_work", "misses_result", "echoes_reply")
+# (S4 / S5 / S6; ``reports_output``, ``checks_work``, ``misses_result``, ``echoes_reply``, ``asks_about`` below)
+CONTINUES = ("reports_output", "checks_work", "misses_result", "echoes_reply", "asks_about")
 # S4 / S6: a turn that is mostly pasted program output (a traceback, a build log, a terminal session) with a
 # sentence or two typed around it supplies what was asked or reports what the last step produced: it continues the
 # work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
@@ -93,7 +94,9 @@ REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or thr
 # S4: a short turn whose own words open by asking to run, test, check or build what is there ("run the test and
 # check it works", "can you run lint, test and check-types", "try again") asks to verify the work at hand, the next
 # step of the same task: it continues, as pasted output does (``checks_work``; a gate beside the combiner). A longer
-# turn states more than a check (a new request beside it, S8).
+# turn states more than a check (a new request beside it, S8). So does a turn that names a file or identifier the
+# conversation has not named (``entity_new_judged``: "Can you run the lint_all.py?" when the work never touched it):
+# it asks to run something else, a new request decided by its content (S1), and the combiner judges it.
 _CHECK = re.compile(
     r"^\W*(?:(?:ok(?:ay)?|great|good|nice|perfect|thanks|thank you|yes|now|then|and|so|alright)[\s,.!:;-]+)*"
     r"(?:please\s+|pls\s+|can you\s+|could you\s+|let['’]?s\s+|now\s+)*(?:re-?)?"
@@ -120,6 +123,23 @@ UNSEEN_WORDS = 30  # the turn's own words, at most
 ECHO_LINE_CHARS = 10  # a line shorter than this ("}", "fi") says nothing about where it came from
 ECHO_LINES = 3  # lines of the turn, at least
 ECHO_SHARE = 0.5  # of them found in the replies, at least
+# S4 / S5: a question about the work at hand ("Do all nodes have IDs?", "Is that intentional?", "What would a good issue
+# title be like?", "ou en est le déploiement de mes functions ?") asks to understand what was done or said: it follows
+# up on it (``asks_about``). It is a question in the person's own words that asks for nothing to be done (no request
+# form in any sentence, no "can you / could we / we need / let's / please / is it possible"), names no file or
+# identifier new to the conversation (``entity_new_judged``: "Can we now add support for OpenPrintTag?" does) and is
+# about the work: at least ABOUT_SHARE of its content words were used by the work itself so far, the assistant's
+# replies and its tools' targets. The person's own earlier turns do not count: a question re-asking what the person
+# asked before and the replies never took up ("写文件为什么总写错日期？" after "再检查一下写文件的日期吧", answered with other
+# work) returns to a request the work left (S2, the seed's interleave), it does not follow up on the work at hand. A
+# one-off question on another subject shares few of them (S1). ABOUT_SHARE is a guard, not a fitted value (docs).
+_WANTS = re.compile(
+    r"\b(?:can|could|would|will)(?: you| we| i|n'?t we|n'?t you)\b|\b(?<!do )(?<!should )(?<!would )(?:we|i) "
+    r"(?:also |really |still |will |'ll )?(?:need|want|should|must|have to|'d like|would like)\b|"
+    r"\blet'?s\b|\bplease\b|\bpls\b|\bpossible\b|\b(?:peux|pourrais|puedes|podr[ií]as)\b|能不能|可不可以|请",
+    re.IGNORECASE,
+)  # and the other languages' request openings (``_OTHER``: je voudrais, quiero, 我想, ...) anywhere in the turn
+ABOUT_SHARE = 0.4
 # A short work conversation holds one shift at most, as a rule: there one false marker costs its Pk more than a
 # true one gains (break-even at a precision of 2/3 for one marker in a conversation of 3 to 11 turns with at most
 # one shift, where it is 1/2 in a conversation with several: docs/topics-evaluation.md, issue 43 round 6). So in a
@@ -162,6 +182,7 @@ _OTHER = (
     r"帮我|请你|请帮|我想|我要|ich m[öo]chte|kannst du)"
 )
 REQUEST = re.compile(rf"^\W*{_ACK}(?:{_ASK}{_DO}|{_OTHER})", re.IGNORECASE | re.MULTILINE)
+_OTHER_WANTS = re.compile(_OTHER, re.IGNORECASE)
 CLOSING_CHARS = (
     400  # the close of a reply, where it reports, offers or asks (the pipeline keeps a long reply's last 400)
 )
@@ -244,6 +265,17 @@ def misses_result(said: str) -> bool:
     return bool(_UNSEEN.search(said)) and len(said.split()) <= UNSEEN_WORDS and not REQUEST.search(said)
 
 
+def asks_about(said: str, tokens: Sequence[str], worked: set[str], new_name: bool) -> bool:
+    """The person's own words ask a question about the work at hand and ask for nothing to be done (S4, S5): at
+    least ``ABOUT_SHARE`` of their content words are in ``worked``, the words the work itself used so far (the
+    assistant's replies, its tools' targets), not the person's own earlier turns."""
+    if new_name or not tokens or not is_question(said) or _WANTS.search(said) or _OTHER_WANTS.search(said):
+        return False
+    if any(REQUEST.match(s) for s in sentences(said)):
+        return False
+    return sum(t in worked for t in set(tokens)) >= ABOUT_SHARE * len(set(tokens))
+
+
 def echoes_reply(text: str, replies: Sequence[Message]) -> bool:
     """Most of the turn's lines are the assistant's own lines since the person's last turn, and what is left of it
     is at most ``REPORT_TYPED_CHARS`` (S4: the same artifact, re-specified)."""
@@ -264,9 +296,11 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
     first: Message | None = None  # the person's first request (a turn with FIRST_TERMS content words)
     request: Message | None = None  # the current request: the last turn that asked for something
     said_before: list[str] = []  # the person's own words of the earlier judged turns
+    worked: set[str] = set()  # the work's own words so far: the assistant's replies and its tools' targets
     for i, (m, f) in enumerate(zip(msgs, feats)):
         if m.role == "assistant":
             reply = m
+            worked.update(m.tokens)  # its text's terms and its tool calls' targets (``signals.prepare``)
         if not m.judged:
             continue
         said = own_words(m.text)
@@ -283,9 +317,10 @@ def signals(msgs: Sequence[Message], feats: list[dict[str, float] | None], idf: 
             f.update(_context(m, said, reply, first, request, said_before, idf))
             f["tools"] = math.log1p(calls)
             f["reports_output"] = float(reports_output(m.text))
-            f["checks_work"] = float(checks_work(said))
+            f["checks_work"] = float(checks_work(said) and not f.get("entity_new_judged"))
             f["misses_result"] = float(misses_result(said))
             f["echoes_reply"] = float(echoes_reply(m.text, replies))
+            f["asks_about"] = float(asks_about(said, m.tokens, worked, bool(f.get("entity_new_judged"))))
             if first is None and len(m.tokens) >= FIRST_TERMS:
                 first = m
             if asks or request is None:
