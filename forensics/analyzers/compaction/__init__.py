@@ -7,7 +7,8 @@ fact's needs in the warehouse; ``replay`` replays the rule over them and sweeps 
 analyzer reports all of it, drift type 3 reads its losses, `forensics tune` its sweep.
 """
 
-from forensics.analyzers.compaction import draw, tune
+from forensics.analyzers import reuse
+from forensics.analyzers.compaction import audit_all, draw, replay, signs, tune
 from forensics.analyzers.compaction.section import (
     FACTS_TABLE,
     MARKS_TABLE,
@@ -47,6 +48,10 @@ ANALYZER = Analyzer(
             "the explorer's note at each logged compaction (its summary's state, "
             "what it kept per category, what it lost) and where a dropped fact was needed again",
         ),
+        reuse.cached_table(signs.KEPT),
+        reuse.cached_table(audit_all.KEPT),
+        reuse.cached_table(replay.KEPT),
+        reuse.cached_table(replay.KEPT_TUNED),
     ),
     marks=(Mark(MARKS_TABLE, ("compaction_note",)),),
     settings=(CompactionSettings,),

@@ -8,14 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import orjson
+import polars as pl
 
+from forensics.analyzers import reuse
 from forensics.analyzers.compaction import pairs
 from forensics.analyzers.compaction.audit import Row, audit
 from forensics.analyzers.compaction.facts import Fact, Messages, extract
 from forensics.analyzers.compaction.load import Compaction, Conversation, batches, selected
 from forensics.analyzers.compaction.rules import Rules, rules
 from forensics.analyzers.compaction.settings import CompactionSettings
-from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW, not_found_then_search
+from forensics.analyzers.compaction.signs import REDISCOVERY_WINDOW, kept
 from forensics.config import Config
 from forensics.kernel.workers import default_workers, run_ordered
 from forensics.text.tokenizer import SEGMENTER
@@ -68,10 +71,30 @@ class Audit:
 
 
 def run_audit(con: duckdb.DuckDBPyConnection, cfg: Config) -> Audit:
-    """Audit the selection's logged compactions and make sure ``compaction_pairs`` covers the selection."""
-    out, r = Audit(), rules(cfg)
-    for s in not_found_then_search(con, int(cfg[REDISCOVERY_WINDOW])).iter_rows(named=True):
+    """Audit the selection's logged compactions and make sure ``compaction_pairs`` covers the selection. A
+    conversation's events, their facts and signs depend on its own rows and the config alone: an unchanged one's are
+    read back from the warehouse (``reuse_compaction_audit``, ``reuse_compaction_signs``), in the order a first
+    report audits them (by native id, then id)."""
+    out = Audit()
+    for s in kept(con, int(cfg[REDISCOVERY_WINDOW])).iter_rows(named=True):
         out.signs.setdefault(s["conversation_id"], []).append(s)
+    audited = reuse.rows(con, cfg, KEPT, lambda: _encoded(_audited(con, cfg, out.signs)))
+    fill_pairs(con, cfg)  # the conversations reused, or none logged: their pairs (none to compute once filled)
+    for (native, cid), off_path, events in sorted(_decoded(audited), key=lambda a: a[0]):
+        out.off_path_events += off_path
+        out.events += [Event(cid, native, i, k, rows) for i, k, rows in events]
+    return out
+
+
+KEPT = "compaction_audit"  # per conversation with a logged compaction: its events and their facts' rows, as JSON
+KEPT_COLUMNS: dict[str, Any] = {"conversation_id": pl.String, "audit": pl.String}
+
+
+def _audited(
+    con: duckdb.DuckDBPyConnection, cfg: Config, signs_of: dict[str, list[dict[str, Any]]]
+) -> Iterator[tuple[Conversation, list[tuple[int, Compaction, list[Row]]]]]:
+    """Each selected conversation with a logged compaction, its compactions in position order with their rows."""
+    r = rules(cfg)
     logged = {
         cid
         for (cid,) in con.execute(
@@ -80,12 +103,50 @@ def run_audit(con: duckdb.DuckDBPyConnection, cfg: Config) -> Audit:
         ).fetchall()
     }
     for c, facts in _extracted(con, cfg, logged):
-        signs = [(s["at"], s["positions"], s["detail"]) for s in out.signs.get(c.conversation_id, [])]
+        signs = [(s["at"], s["positions"], s["detail"]) for s in signs_of.get(c.conversation_id, [])]
         rows = audit(c, facts, r, int(CompactionSettings.of(cfg).keep_recent), signs)
-        out.off_path_events += c.off_path_events
-        for i, k in enumerate(sorted(c.compactions, key=lambda k: k.position), 1):
-            out.events.append(Event(c.conversation_id, c.native_id, i, k, [x for x in rows if x.event == i]))
-    return out
+        events = sorted(c.compactions, key=lambda k: k.position)
+        yield c, [(i, k, [x for x in rows if x.event == i]) for i, k in enumerate(events, 1)]
+
+
+def _encoded(audited: Iterator[tuple[Conversation, list[tuple[int, Compaction, list[Row]]]]]) -> pl.DataFrame:
+    ids, texts = [], []
+    for c, events in audited:
+        ids.append(c.conversation_id)
+        texts.append(
+            orjson.dumps(
+                {
+                    "native_id": c.native_id,
+                    "off_path_events": c.off_path_events,
+                    "events": [
+                        {
+                            "event": i,
+                            "compaction": {**vars(k), "answers": sorted(k.answers)},
+                            "rows": [vars(x) for x in rows],
+                        }
+                        for i, k, rows in events
+                    ],
+                }
+            ).decode()
+        )
+    return pl.DataFrame({"conversation_id": ids, "audit": texts}, schema=KEPT_COLUMNS)
+
+
+def _decoded(
+    kept_rows: pl.DataFrame,
+) -> Iterator[tuple[tuple[str, str], int, list[tuple[int, Compaction, list[Row]]]]]:
+    """((native id, conversation id), off-path events, events) per audited conversation."""
+    for cid, text in kept_rows.select("conversation_id", "audit").iter_rows():
+        a = orjson.loads(text)
+        events = [
+            (
+                e["event"],
+                Compaction(**{**e["compaction"], "answers": frozenset(e["compaction"]["answers"])}),
+                [Row(**x) for x in e["rows"]],
+            )
+            for e in a["events"]
+        ]
+        yield (a["native_id"], cid), a["off_path_events"], events
 
 
 def fill_pairs(con: duckdb.DuckDBPyConnection, cfg: Config) -> None:

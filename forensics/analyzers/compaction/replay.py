@@ -21,9 +21,14 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import orjson
+import polars as pl
 
+from forensics.analyzers import reuse
 from forensics.analyzers.compaction.load import selected
 from forensics.analyzers.compaction.pairs import TABLE as PAIRS
+from forensics.config import Config
+from forensics.kernel.selection import SELECTED
 
 KEEP_RECENT = (0, 5, 10, 20, 50)  # the report's sweep (every point is a pass over the needs)
 MAX_TOKENS = (32_000, 64_000, 100_000, 128_000, 200_000)
@@ -188,34 +193,119 @@ def sweep(
     summary_tokens: int,
     detail: tuple[int, int] | None = None,
     table: str | None = None,
+    kept: tuple[str, Config] | None = None,
 ) -> tuple[list[Point], list[Compacted]]:
     """Every (max_tokens, keep_recent) of ``settings`` over the selection (or the conversations of ``table``);
-    ``detail``: the setting whose replayed compactions are listed one by one."""
-    points = {s: Point(*s) for s in settings}
-    listed: list[Compacted] = []
+    ``detail``: the setting whose replayed compactions are listed one by one. ``kept``: (name, config) to keep each
+    conversation's share of every point between reports (``reuse``, the table ``reuse_<name>``): a point is a sum
+    over conversations, each share a function of that conversation's rows, its pairs and the config, so a report
+    after new conversations replays only theirs; the shares are added up in the order a replay of all of them adds
+    them (by conversation id), so every figure, the float sum of the context too, is what it would be."""
+    settings = list(dict.fromkeys(settings))  # a point per setting, as a dict of them kept
+    if kept is None or selected(con) != SELECTED:
+        return _merged(settings, _shares(con, settings, summary_tokens, detail, table))
+    name, cfg = kept
+    scope = table or SELECTED
+
+    def compute() -> pl.DataFrame:
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {_TODO} AS SELECT conversation_id FROM {scope} "
+            f"WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED})"
+        )
+        return _shares(con, settings, summary_tokens, detail, _TODO)
+
+    values = {**cfg.values, "compaction sweep": (tuple(settings), summary_tokens, detail)}
+    rows = reuse.rows(con, values, name, compute)
+    if table:
+        ids = [cid for (cid,) in con.execute(f"SELECT conversation_id FROM {table}").fetchall()]
+        rows = rows.filter(pl.col("conversation_id").is_in(ids))
+    return _merged(settings, rows.sort("conversation_id", "setting"))
+
+
+_TODO = "_compaction_sweep_todo"
+KEPT = "compaction_sweep"  # the report's sweep, kept per conversation (``sweep``)
+KEPT_TUNED = "compaction_sweep_tuned"  # the tuner's
+SHARES = {  # per conversation and point of the sweep: its share of the point (``sweep``)
+    "conversation_id": pl.String,
+    "setting": pl.Int32,  # the index of the point in the sweep's settings
+    "needed_later": pl.Int64,
+    "messages": pl.Int64,
+    "compacted": pl.Boolean,
+    "compactions": pl.Int64,
+    "needed_after_compaction": pl.Int64,
+    "outside_window": pl.Int64,
+    "overflows": pl.Int64,
+    "context_chars": pl.Float64,
+    "listed": pl.String,  # the detail setting's replayed compactions (``Compacted``), as JSON; else null
+}
+
+
+def _shares(
+    con: duckdb.DuckDBPyConnection,
+    settings: Sequence[tuple[int, int]],
+    summary_tokens: int,
+    detail: tuple[int, int] | None,
+    table: str | None,
+) -> pl.DataFrame:
+    """Each conversation's share of each point (``SHARES``), in conversation order."""
+    out: dict[str, list[Any]] = {k: [] for k in SHARES}
     summary = summary_tokens * 4
     none = np.zeros(0, dtype=np.int64)
     for c in load(con, table):
         total, messages = int(c.prefix[-1]), len(c.prefix) - 1 - c.start
         plain = _context_chars(c, none, 0, 0)  # never compacted: the same for every setting that does not
-        for (m, k), p in points.items():
-            p.conversations += 1
-            p.needed_later += len(c.need)
-            p.messages += messages
-            if total <= m * 4:
-                p.context_chars += plain
-                continue
-            comps = np.asarray(compactions(c.bounds, c.start, m * 4, k, summary), dtype=np.int64)
-            idx, spanned, outside = _spans(c, comps, k)
-            p.conversations_compacted += bool(len(comps))
-            p.compactions += len(comps)
-            p.needed_after_compaction += int(spanned.sum())
-            p.outside_window += int(outside.sum())
-            p.overflows += _overflows(c, comps, k, m * 4, summary)
-            p.context_chars += _context_chars(c, comps, k, summary)
-            if (m, k) == detail:
-                listed += _listed(c, comps, k, summary, idx, spanned, outside)
-    return list(points.values()), listed
+        for i, (m, k) in enumerate(settings):
+            share: dict[str, Any] = {
+                "conversation_id": c.conversation_id,
+                "setting": i,
+                "needed_later": len(c.need),
+                "messages": messages,
+                "compacted": False,
+                "compactions": 0,
+                "needed_after_compaction": 0,
+                "outside_window": 0,
+                "overflows": 0,
+                "context_chars": plain,
+                "listed": None,
+            }
+            if total > m * 4:
+                comps = np.asarray(compactions(c.bounds, c.start, m * 4, k, summary), dtype=np.int64)
+                idx, spanned, outside = _spans(c, comps, k)
+                share |= {
+                    "compacted": bool(len(comps)),
+                    "compactions": len(comps),
+                    "needed_after_compaction": int(spanned.sum()),
+                    "outside_window": int(outside.sum()),
+                    "overflows": _overflows(c, comps, k, m * 4, summary),
+                    "context_chars": _context_chars(c, comps, k, summary),
+                }
+                if (m, k) == detail:
+                    share["listed"] = orjson.dumps(
+                        [vars(x) for x in _listed(c, comps, k, summary, idx, spanned, outside)]
+                    ).decode()
+            for key, v in share.items():
+                out[key].append(v)
+    return pl.DataFrame(out, schema=SHARES)
+
+
+def _merged(settings: Sequence[tuple[int, int]], shares: pl.DataFrame) -> tuple[list[Point], list[Compacted]]:
+    """The points: each conversation's shares added in conversation order (as one replay of all adds them)."""
+    points = [Point(*s) for s in settings]
+    listed: list[Compacted] = []
+    for r in shares.iter_rows(named=True):
+        p = points[r["setting"]]
+        p.conversations += 1
+        p.needed_later += r["needed_later"]
+        p.messages += r["messages"]
+        p.conversations_compacted += r["compacted"]
+        p.compactions += r["compactions"]
+        p.needed_after_compaction += r["needed_after_compaction"]
+        p.outside_window += r["outside_window"]
+        p.overflows += r["overflows"]
+        p.context_chars += r["context_chars"]
+        if r["listed"] is not None:
+            listed += [Compacted(**x) for x in orjson.loads(r["listed"])]
+    return points, listed
 
 
 def _listed(

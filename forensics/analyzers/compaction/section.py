@@ -88,7 +88,12 @@ def run(ctx: Context) -> Section:
         return Section.idle(NAME, TITLE, " and ".join(sorted(set(idle.values()))))
     setting = (int(c.max_tokens), int(c.keep_recent))
     points, listed = replay.sweep(
-        ctx.con, replay.grid(*setting), int(c.summary_tokens), detail=setting, table=harness.HARNESS
+        ctx.con,
+        replay.grid(*setting),
+        int(c.summary_tokens),
+        detail=setting,
+        table=harness.HARNESS,
+        kept=(replay.KEPT, ctx.cfg),
     )
     sweep = [p.figures() for p in points]
     here = next(p for p in sweep if (p["max_tokens"], p["keep_recent"]) == setting)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
+from forensics.analyzers import reuse
 from forensics.warehouse import frame
 
 NOT_FOUND = r"(?i)not found|no such file|does not exist|cannot find|could not find|ENOENT|os error 2|不存在|找不到"
@@ -69,8 +70,20 @@ ORDER BY s.conversation_id, s.position
 # drift's [drift] rediscovery_window, read here by its path: drift imports this package (type 3 reads the audit), so
 # this package may not import drift's settings back (the one key read by path, not through its Settings)
 REDISCOVERY_WINDOW = "drift.rediscovery_window"
+KEPT = "compaction_signs"  # the signs kept per conversation between reports (``reuse``)
 
 
 def not_found_then_search(con: duckdb.DuckDBPyConnection, window: int) -> pl.DataFrame:
     """One row per sign in the selection (``sel_conversations``), with its compaction context."""
     return frame(con, SQL, [window])
+
+
+def kept(con: duckdb.DuckDBPyConnection, window: int) -> pl.DataFrame:
+    """``not_found_then_search``'s rows, kept per conversation between reports (``reuse_compaction_signs``): each
+    conversation's signs are a function of its own calls, messages and events and the window, so a report after new
+    conversations finds only theirs. The rows come back in the query's order (by conversation, then as the query
+    gave a conversation's: ``seq``), as a first report's."""
+    rows = reuse.rows(
+        con, {REDISCOVERY_WINDOW: window}, KEPT, lambda: not_found_then_search(con, window).with_row_index("seq")
+    )
+    return rows.sort("conversation_id", "seq").drop("seq")

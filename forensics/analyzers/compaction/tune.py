@@ -21,7 +21,8 @@ def compaction(t: TuneContext) -> list[Recommendation]:
     fill_pairs(t.con, t.cfg)  # what the report has not extracted yet (every conversation is tuned over)
     settings = replay.grid(m0, k0, TUNE_KEEPS, ()) + [(m0 // 2, k0), (m0 * 2, k0)]
     points = {
-        (p.max_tokens, p.keep_recent): p.figures() for p in replay.sweep(t.con, settings, int(c.summary_tokens))[0]
+        (p.max_tokens, p.keep_recent): p.figures()
+        for p in replay.sweep(t.con, settings, int(c.summary_tokens), kept=(replay.KEPT_TUNED, t.cfg))[0]
     }
     now = points[(m0, k0)]
     if not any(p["needed_after_compaction"] for (m, _), p in points.items() if m == m0):

@@ -65,11 +65,30 @@ def replay(
 
 
 def sweep(
-    con: duckdb.DuckDBPyConnection, bytes_values: Sequence[int], share_values: Sequence[float], head_tail_lines: int = 5
+    con: duckdb.DuckDBPyConnection,
+    bytes_values: Sequence[int],
+    share_values: Sequence[float],
+    head_tail_lines: int = 5,
+    kept: Config | None = None,
 ) -> pl.DataFrame:
-    """One row per (summarize_bytes, summarize_share) with the figures of ``replay``."""
-    _prepare(con, min(bytes_values), min(share_values), head_tail_lines)
-    return pl.DataFrame(_totals(_per_conversation(con, bytes_values, share_values)))
+    """One row per (summarize_bytes, summarize_share) with the figures of ``replay``. ``kept``: the config, to keep
+    each conversation's rows of the grid between reports (``reuse_compression_sweep_tuned``, what the tuner sweeps):
+    a row is a function of its conversation's rows and the config, so a report after new conversations replays only
+    theirs; the pooled figures are then computed from every conversation's rows, in the order one query of all of
+    them gives them (by point, then native id), as before."""
+
+    def compute() -> pl.DataFrame:
+        _prepare(con, min(bytes_values), min(share_values), head_tail_lines)
+        return _per_conversation(con, bytes_values, share_values)
+
+    if kept is None or not _selected(con).endswith(SELECTED):
+        return pl.DataFrame(_totals(compute()))
+    grid = (tuple(map(int, bytes_values)), tuple(map(float, share_values)), int(head_tail_lines))
+    rows = reuse.rows(con, {**kept.values, "compression sweep": grid}, KEPT_TUNED, compute)
+    return pl.DataFrame(_totals(rows.sort("summarize_bytes", "summarize_share", "native_id", "conversation_id")))
+
+
+KEPT_TUNED = "compression_sweep_tuned"  # the tuner's grid per conversation (``sweep``)
 
 
 def _prepare(
@@ -326,6 +345,7 @@ ANALYZER = Analyzer(
     tables=(
         derived.Table("compression_results", "whole", "each tool result replayed under the compression rule"),
         reuse.cached_table("compression_replay"),
+        reuse.cached_table(KEPT_TUNED),
     ),
     settings=(ToolResultSettings,),
 )

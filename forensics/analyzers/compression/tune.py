@@ -16,7 +16,7 @@ def compression(t: TuneContext) -> list[Recommendation]:
     from forensics.analyzers.compression import sweep
 
     tr = ToolResultSettings.of(t.cfg)
-    grid = sweep(t.con, SWEEP_BYTES, SWEEP_SHARES, tr.head_tail_lines).to_dicts()
+    grid = sweep(t.con, SWEEP_BYTES, SWEEP_SHARES, tr.head_tail_lines, kept=t.cfg).to_dicts()
     if not grid or grid[0]["results"] == 0:
         return [
             Recommendation(f"tool_result.{k}", tr_v, tr_v, "no tool results in the warehouse: kept")
