@@ -1555,7 +1555,47 @@ CLAUDE_HARNESS = (
     "Request interrupted by user",
     "This session is being continued from a previous conversation",
     "<task-notification>",
+    "<ci-monitor-event>",  # the desktop app's pull-request watcher
+    "Another Claude session sent a message:",  # a peer session's message
 )
+
+
+def claude_code_queued(recs: list[dict]) -> int:
+    """Prompts the person typed while a turn ran that reached the model mid-turn and no user line or
+    ``queued_command`` attachment holds: a ``remove`` queue operation (its ``content``, else the oldest enqueued)
+    followed, before any new prompt, by a reply or a tool result."""
+    attached = [
+        r["attachment"].get("prompt")
+        for r in recs
+        if r.get("type") == "attachment"
+        and isinstance(r.get("attachment"), dict)
+        and r["attachment"].get("type") == "queued_command"
+    ]
+    queue: list = []
+    n = 0
+    for i, r in enumerate(recs):
+        if r.get("type") != "queue-operation":
+            continue
+        op, content = r.get("operation"), r.get("content")
+        if op == "enqueue":
+            queue.append(content)
+            continue
+        if content is not None and content in queue:
+            queue.remove(content)
+        elif content is None and queue:
+            content = queue.pop(0)
+        if op != "remove" or not isinstance(content, str) or not content or content in attached:
+            continue
+        nxt = next(
+            (x for x in recs[i + 1 :] if x.get("type") in ("user", "assistant") and not x.get("isSidechain")), None
+        )
+        if nxt is None:
+            continue
+        body = (nxt.get("message") or {}).get("content")
+        results = isinstance(body, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in body)
+        if nxt.get("type") == "assistant" or results:
+            n += not content.lstrip().startswith(CLAUDE_HARNESS)
+    return n
 
 
 def claude_code_main_path(recs: list[dict]) -> set[str]:
@@ -1644,6 +1684,8 @@ def claude_code_file(path: Path) -> FileFigures:
         if not (texts or pasted) or r.get("uuid") not in path_ids:
             continue
         text = "\n".join(texts).lstrip()
+        if text.strip() == "Tool loaded." and any(b.get("type") == "tool_result" for b in blocks):
+            continue  # beside a deferred tool's loading: Claude Code's
         kind = (r.get("origin") or {}).get("kind") if isinstance(r.get("origin"), dict) else None
         if kind not in (None, "human") or r.get("promptSource") == "system":  # who sent it, as the line says
             person += kind == "channel"  # a chat bridge's message is the person's; any other sender is not
@@ -1655,6 +1697,7 @@ def claude_code_file(path: Path) -> FileFigures:
             args is not None or r.get("uuid") in expanded
         )
         person += not meta and (bool(reminded) or commanded or not text.startswith(CLAUDE_HARNESS))
+    person += claude_code_queued(recs)
     if path.name.startswith(
         "agent-acompact-"
     ):  # a compaction's summary request: the prompt it repeats is the session's

@@ -7,7 +7,9 @@ counted once: each count is the largest any line of the response gives (the line
 streams, so an early line's ``output_tokens`` is a partial count, 0 or 3 where the last line says 592). Lines link by ``uuid``/``parentUuid`` into a tree (``logicalParentUuid`` bridges a compaction)
 and the conversation is the path from the root to the newest leaf, as for JSONL sessions. Compaction
 boundaries and ``summary`` lines become events; an ``attachment`` line that loads an instruction file
-(``nested_memory``, ``instructions``) becomes Claude Code's own user message, in the words the model read. The format drifts between versions, so any other line type
+(``nested_memory``, ``instructions``) becomes Claude Code's own user message, in the words the model read; a prompt
+typed while a turn ran and read mid-turn is a user message where the model read it (its ``queued_command``
+attachment, or with none, 2.1.4x-2.1.6x, its ``queue-operation`` ``remove``: ``_queue_line``). The format drifts between versions, so any other line type
 is skipped and counted, and unknown fields and content blocks are counted in the run's note, never fatal.
 
 Whose turn a user line is: Claude Code flags its own (``isMeta``, ``isCompactSummary``); command wrappers,
@@ -137,8 +139,13 @@ META_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
 # /aside (2.1.9x) and prompts carrying reminders: a <system-reminder> block Claude Code puts before the text the
 # person typed; text after the block is the person's.
 TODO_LIST = re.compile(r"[0-9a-f-]{36}-agent-[0-9a-f-]{36}\.json")  # ~/.claude/todos/<session>-agent-<agent>.json
-# A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+)
-INJECTED = ("<task-notification>",)
+# A user line (string content, not isMeta) Claude Code writes when a background task or sub-agent finishes (2.0.6x+);
+# the desktop app's pull-request watcher's event (2.1.2xx, ``origin.kind: human`` though no one typed it: "Please
+# address the feedback and push a fix"); another session's message on a line with no ``origin`` (2.1.232)
+INJECTED = ("<task-notification>", "<ci-monitor-event>", "Another Claude session sent a message:")
+# The text Claude Code puts beside a tool result that loaded deferred tools (``tool_reference`` blocks: a ToolSearch
+# call, 2.1.x), so that the request does not end on the tool list (its TOOL_REFERENCE_TURN_BOUNDARY): not the person's
+TOOL_LOADED = "Tool loaded."
 REMINDED = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*\S", re.DOTALL)
 # 2.1.x: the sub-agent that writes a compaction's summary (subagents/agent-acompact-<id>.jsonl): its user lines are
 # the session's last prompt, repeated, and Claude Code's request for the summary, never a new turn of the person
@@ -236,6 +243,10 @@ class _File:
     branches: Counter[str] = field(default_factory=Counter)  # gitBranch -> lines naming it
     expanded: set[str] = field(default_factory=set)  # uuids of the lines an isMeta user line (an expansion) answers
     cleared: set[str] = field(default_factory=set)  # root lines that start again after the context was cleared
+    queue: list[tuple[int, Any, str | None]] = field(default_factory=list)  # prompts enqueued, not yet taken out
+    removed: list[tuple[int, Any, str | None]] = field(default_factory=list)  # (line, prompt, time) of each remove
+    queued: list[_Msg] = field(default_factory=list)  # prompts delivered mid-turn, known only by their queue lines
+    attached: set[str] = field(default_factory=set)  # uuids of the queued_command attachment lines
 
 
 def parse_file(path: str, source_id: str, fingerprint: str) -> Parsed:
@@ -369,6 +380,7 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                 # a prompt that came in while a turn ran (2.1.2xx): the model read it mid-turn; no user line repeats it
                 msg = _Msg(lineno, uid, parent, "user", queued[0], ts, part, meta=queued[1])
                 msg.declared, msg.speaker = queued[2], queued[3]
+                f.attached.add(uid)
                 f.msgs.append(msg)
                 f.owner[uid] = msg
             elif kind == "attachment" and (text := _memory_text(obj.get("attachment"))):
@@ -391,6 +403,8 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
                         _detail(obj, ("uuid", "logicalParentUuid", "content", "timestamp")),
                     )
                 )
+            elif kind == "queue-operation":
+                _queue_line(f, lineno, obj, ts)
             elif kind in TITLES and isinstance(obj.get(TITLES[kind]), str):
                 f.titles[kind] = obj[TITLES[kind]]
                 f.skipped[f"{kind} (-> title)"] += 1
@@ -415,7 +429,85 @@ def _read_lines(b: Batch, lines: list[bytes], name: str, subagent: bool) -> _Fil
             b.quarantine(f"{name}:{lineno}", f"cannot map this line ({type(e).__name__}: {str(e)[:120]})", raw)
             f.bad += 1
     _bridge_missing_parents(f)
+    _delivered_mid_turn(f)
     return f
+
+
+def _queue_line(f: _File, lineno: int, obj: dict[str, Any], ts: str | None) -> None:
+    """A ``queue-operation`` line: Claude Code's queue of prompts typed (or notices come in) while a turn runs.
+    ``enqueue`` holds the prompt; ``dequeue`` takes the oldest out to send as the next turn's prompt (its ``user``
+    line follows); ``popAll`` takes them all back into the input box to edit; ``remove`` takes the named ones out
+    to put before the model mid-turn, as a ``queued_command`` attachment to the next request (2.1.4x-2.1.6x write
+    no attachment line and no content on the remove: the remove is the only trace; the oldest queued prompt is the
+    one taken, as the queue is first in, first out). Each line is counted by what it did."""
+    op = obj.get("operation")
+    content = obj.get("content")
+    if op == "enqueue":
+        f.queue.append((lineno, content, ts))
+        f.skipped["queue-operation:enqueue"] += 1
+        return
+    if op in ("dequeue", "remove", "popAll"):
+        if content is not None:  # the prompt it names (2.0.4x, 2.1.2xx), else the oldest
+            taken = next((q for q in f.queue if q[1] == content), None)
+        else:
+            taken = f.queue[0] if f.queue else None
+        if op == "popAll" and content is None:
+            f.queue.clear()
+        elif taken is not None:
+            f.queue.remove(taken)
+        if op == "remove":
+            prompt = content if content is not None else taken[1] if taken is not None else None
+            f.removed.append((lineno, prompt, ts))
+            return
+        f.skipped[
+            "queue-operation:dequeue (sent as the next prompt)"
+            if op == "dequeue"
+            else "queue-operation:popAll (taken back to edit)"
+        ] += 1
+        return
+    f.skipped[f"queue-operation:{str(op)[:40]}"] += 1
+
+
+def _delivered_mid_turn(f: _File) -> None:
+    """Each ``remove`` of a prompt the model read mid-turn becomes that prompt's ``user`` message, placed before
+    the first reply written after the remove (``_add_queued``), timed by the remove. Not when a ``queued_command``
+    attachment line carries the prompt already (2.1.2xx), nor when no reply follows before the next prompt (the
+    turn had ended: taken out with no request to carry it); those removes are counted."""
+    if not f.removed:
+        return
+    attached = {_key(m.content) for m in f.msgs if m.uuid in f.attached}
+    main = sorted((m for m in f.msgs if not m.part), key=lambda m: m.line)
+    for lineno, prompt, ts in f.removed:
+        if not isinstance(prompt, str | list) or not prompt:
+            f.skipped["queue-operation:remove (no prompt queued)"] += 1
+            continue
+        if _key(prompt) in attached:
+            f.skipped["queue-operation:remove (its queued_command attachment)"] += 1
+            continue
+        after = next((m for m in main if m.line > lineno), None)
+        if after is None or not (after.role == "assistant" or _carries_results(after)):
+            f.skipped["queue-operation:remove (no reply read it)"] += 1
+            continue
+        msg = _Msg(lineno, f"queue-operation:{lineno}", None, "user", prompt, ts, "")
+        f.queued.append(msg)
+        f.owner[msg.uuid] = msg
+        k = next((i for i, m in enumerate(f.msgs) if m.line > lineno), len(f.msgs))
+        f.msgs.insert(k, msg)  # file order: a message's seq
+
+
+def _key(prompt: Any) -> str:
+    return prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+
+
+def _add_queued(f: _File, part: str, order: list[_Msg]) -> None:
+    """A prompt delivered mid-turn joins the main path where the model read it: after the tool results of the
+    request it rode with, before the first reply written after its ``remove`` line."""
+    for m in f.queued:
+        if m.part != part:
+            continue
+        k = next((i for i, o in enumerate(order) if o.role == "assistant" and o.line > m.line), len(order))
+        m.parent = order[k - 1].uuid if k else None
+        order.insert(k, m)
 
 
 # ``origin.kind`` (2.1.2xx) names who sent a user line: the person (``human``), or Claude Code's others: another
@@ -747,6 +839,7 @@ def _main_path(f: _File, part: str) -> dict[int, int]:
             placed.add(id(m))
             order.append(m)
     _add_parallel_results(f, part, order)
+    _add_queued(f, part, order)
     return {id(m): i for i, m in enumerate(order)}
 
 
@@ -833,6 +926,8 @@ def _origin(m: _Msg, text: str, expanded: set[str]) -> str:
         return m.declared
     if m.meta:
         return "harness"
+    if text.strip() == TOOL_LOADED and _carries_results(m):
+        return "harness"
     if REMINDED.match(text):
         return "person"
     if text.lstrip().startswith(INJECTED):
@@ -885,6 +980,8 @@ def _notes(f: _File) -> list[str]:
         out.append(f"{n} messages copied from session {sid} ({how} it) kept off the main path")
     if f.merged:
         out.append(f"{f.merged} continuation lines of split responses merged")
+    if f.queued:
+        out.append(f"{len(f.queued)} prompts read mid-turn, known only by their queue-operation remove, made messages")
     shown = Counter(e.kind for e in f.events if e.kind != "reasoning")  # reasoning is no event a reader counts
     if shown:
         out.append("events: " + _counts(shown))
