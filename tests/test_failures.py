@@ -773,6 +773,33 @@ def test_folds_to_ascii_is_every_character_re_i_or_its_case_reads_as_ascii() -> 
     assert by_re | by_case == set(FOLDS_TO_ASCII)
 
 
+def test_a_line_without_folds_to_ascii_reads_the_same_lower_cased() -> None:
+    """``error_line`` searches a line's lower case without re.I (``_error_in``, ``_shell_error``) where the text holds
+    no FOLDS_TO_ASCII: outside them every character lower-cases to one character, as much a word character, a
+    space and a line break as it was, so ``\\b``, ``\\s`` and the line breaks fall where they fell; the lines of the
+    lower-cased text are the lower-cased lines. Checked on every code point, and the two searches on the edges."""
+    import re
+    import sys
+
+    from forensics.analyzers.signature.error_lines import _ERROR_IN, FOLDS_TO_ASCII, _error_in, _shell_error
+
+    word, space = re.compile(r"\w"), re.compile(r"\s")
+    breaks = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+    for i in range(sys.maxunicode + 1):
+        c = chr(i)
+        if c in FOLDS_TO_ASCII or 0xD800 <= i <= 0xDFFF:
+            continue
+        low = c.lower()
+        assert len(low) == 1, hex(i)
+        assert bool(word.match(c)) == bool(word.match(low)) and bool(space.match(c)) == bool(space.match(low)), hex(i)
+        assert (c in breaks) == (low in breaks), hex(i)
+    for line in EDGES + [e.swapcase() for e in EDGES] + [e.upper() for e in EDGES]:
+        if not any(c in FOLDS_TO_ASCII for c in line):
+            assert _error_in(line, line.lower()) == (_ERROR_IN.search(line) is not None), line
+            shell = re.match(r"\s*/bin/(?:ba)?sh: ", line, re.I) is not None
+            assert _shell_error(line, line.lower()) == shell == _shell_error(line, None), line
+
+
 def test_stream_reads_the_same_runs_in_batches_of_any_size(tmp_path: Path) -> None:
     """``signature.stream`` reads runs in batches of about ``messages`` messages (a run never split: the first
     report's peak memory was its batches of 250 runs), each batch the range of rows its runs are stored in: any

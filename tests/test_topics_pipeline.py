@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from forensics import ingest
@@ -197,3 +198,51 @@ def test_the_scores_are_the_same_in_every_process(tmp_path: Path) -> None:
             )
         )
     assert rows[0] == rows[1] and len(rows[0]) > 50
+
+
+def test_the_judge_pass_reads_the_rows_the_terms_were_cut_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first report keeps the rows its fill pass read (``pipeline.Kept``) and judges from them: the same frames,
+    column for column and row for row, as ``messages_sql`` run again; a chunk with a conversation not kept reads the
+    query; the table is dropped once the verdicts are read."""
+    src = copy_fixture("sqlite/realistic.db", tmp_path)
+    db = tmp_path / "w.duckdb"
+    ingest([src], db=db)
+    monkeypatch.setattr(pipeline, "CHUNK_MESSAGES", 7)  # fill's chunks and the judge's differ (their counts do)
+    with open_warehouse(db) as wh:
+        con = wh.con
+        kept = pipeline.Kept()
+        key = f"jieba+bigram|user|v{pipeline.TERMS_VERSION}|{engine.ENGINE}"
+        pipeline.fill(con, key, "jieba+bigram", frozenset({"user"}), 1, kept)
+        chunks = list(
+            pipeline._chunks(con, f"SELECT conversation_id, count(*) FROM {pipeline.TABLE} GROUP BY 1 ORDER BY 1")
+        )
+        assert len(chunks) > 2 and all(kept.covers(c.ids) for c in chunks)
+        for c in chunks:
+            again = pipeline._chunk_rows(con, c, joined=True)
+            read = pipeline._chunk_rows(con, c, joined=True, kept=kept)
+            assert again.height > 0 and read.schema == again.schema and read.equals(again)
+        some = pipeline.Kept()  # the first conversation's rows only: the others read the query
+        first = pipeline._chunk_rows(con, chunks[0], joined=False)
+        some.add(con, first.filter(pl.col("conversation_id") == chunks[0].ids[0]))
+        both = pipeline.Chunk(chunks[0].ids[:1] + chunks[1].ids, chunks[0].first, chunks[1].last)
+        assert some.covers(chunks[0].ids[:1]) and not some.covers(both.ids)
+        assert pipeline._chunk_rows(con, both, joined=True, kept=some).equals(
+            pipeline._chunk_rows(con, both, joined=True)
+        )
+        some.drop(con)
+        settings = pipeline.Settings(
+            "jieba+bigram",
+            frozenset({"user"}),
+            *load_models("user"),
+            Cues.from_settings(TopicSettings.of(defaults())),
+            {},
+            0.7,
+            keep_tokens=False,
+        )
+        con.execute("DELETE FROM message_terms")
+        assert len(list(pipeline.analyze(con, settings, workers=1).verdicts)) == len(
+            {cid for c in chunks for cid in c.ids}
+        )
+        assert not con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [pipeline.ROWS]).fetchall()[
+            0
+        ][0]

@@ -55,6 +55,7 @@ _ERROR_IN = re.compile(
     r"\btimed? ?out\b|\bnot found\b",
     re.I,
 )
+_ERROR_IN_LOW = re.compile(_ERROR_IN.pattern)  # over a lower-cased line that reads as re.I does (``_folded``)
 # a line of code that names an error without being one (``is_code_line``): a comment, a throw or raise, a call that
 # builds or prints one, a catch clause, a read of an error's property, a statement ("throw new Error(`... not found`)", "-- Avoid showing the error if ... not found",
 # 'vim.notify("Error: " .. result)')
@@ -83,10 +84,13 @@ def error_line(text: str, flagged: bool = False) -> str | None:
     """The line that names the error of a tool output, or None when it shows none (see the module docstring).
     ``flagged``: the warehouse already says it is an error (then the first line that is no preamble will do)."""
     head = text[:400]
-    folded = _folded(head)  # FAILED_EXIT needs "exit" or "return" (in any case): looked for first
+    # a text without FOLDS_TO_ASCII holds an ASCII word in any case (as re.I reads it) exactly where its lower case
+    # holds it, and so does every part of it: looked for once, not in the head, the text and its lines each
+    plain = text.isascii() or _FOLDS_TO_ASCII.search(text) is None
+    folded = head.lower() if plain else None  # FAILED_EXIT needs "exit" or "return" (in any case): looked for first
     exits = FAILED_EXIT.search(head) if folded is None or "exit" in folded or "return" in folded else None
     failed_exit = exits is not None and int(exits.group(1)) not in (0, -1)
-    if not (flagged or failed_exit or _may_name_error(text)):
+    if not (flagged or failed_exit or _may_be_exception(text) or _may_be_error(text, plain)):
         return None
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     # the lines that hold a word the patterns need, found over the lines joined by line breaks (no word spans one)
@@ -96,10 +100,10 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         ln = lines[i]
         if EXCEPTION_LINE.match(ln) and not PREAMBLE.match(ln):
             return ln.strip()
-    for i in _error_word_lines(lines, joined):
+    for i, low in _error_word_lines(lines, joined, plain):
         ln = lines[i]
         if (
-            (_SHELL_ERROR.match(ln) is not None or (_ERROR_IN.search(ln) is not None and not is_code_line(ln)))
+            (_shell_error(ln, low) or (_error_in(ln, low) and not is_code_line(ln)))
             and not PREAMBLE.match(ln)
             and not _NO_ERRORS.search(ln)
         ):
@@ -108,6 +112,18 @@ def error_line(text: str, flagged: bool = False) -> str | None:
         rest = [ln for ln in lines if not PREAMBLE.match(ln)]
         return rest[0].strip() if rest else (lines[0].strip() if lines else "(empty error)")
     return None
+
+
+def _shell_error(line: str, low: str | None) -> bool:
+    """``_SHELL_ERROR.match(line)``; ``low``: the line's lower case where it reads as re.I does (``_folded``), or
+    None. Every match holds "/bin/" in any case: a line whose lower case lacks it is not matched."""
+    return (low is None or "/bin/" in low) and _SHELL_ERROR.match(line) is not None
+
+
+def _error_in(line: str, low: str | None) -> bool:
+    """``_ERROR_IN.search(line)``, searched without re.I in the line's lower case ``low`` when there is one (the
+    case-folding search costs half as much again)."""
+    return (_ERROR_IN.search(line) if low is None else _ERROR_IN_LOW.search(low)) is not None
 
 
 def _exception_word_lines(joined: str) -> list[int]:
@@ -123,15 +139,16 @@ def _exception_word_lines(joined: str) -> list[int]:
     return out
 
 
-def _error_word_lines(lines: list[str], joined: str) -> Iterator[int]:
+def _error_word_lines(lines: list[str], joined: str, plain: bool = True) -> Iterator[tuple[int, str | None]]:
     """The indexes, ascending, of the ``lines`` (``joined`` by line breaks) holding one of ERROR_WORDS in any
-    case (``_may_be_error``'s answer for each line), found as they are asked for: on text without FOLDS_TO_ASCII
-    (ASCII text, Chinese text ...), the next occurrence of each word in the text folded to lower case (re.I's search
-    over the whole text costs three times the per-line test; a test per line was a tenth of the failures analyzer's
-    reading on the bench corpus, two thirds of whose outputs hold Chinese)."""
-    low = _folded(joined)
+    case (``_may_be_error``'s answer for each line), each with the line's lower case where it reads as re.I does
+    (else None), found as they are asked for: on text without FOLDS_TO_ASCII (``plain``: ASCII text, Chinese text
+    ...), the next occurrence of each word in the text folded to lower case (re.I's search over the whole text costs
+    three times the per-line test; a test per line was a tenth of the failures analyzer's reading on the bench
+    corpus, two thirds of whose outputs hold Chinese)."""
+    low = joined.lower() if plain else None
     if low is None:
-        yield from (i for i, ln in enumerate(lines) if _may_be_error(ln))
+        yield from ((i, None) for i, ln in enumerate(lines) if _may_be_error(ln))
         return
     at = {w: low.find(w) for w in ERROR_WORDS}
     line = last = 0
@@ -141,8 +158,8 @@ def _error_word_lines(lines: list[str], joined: str) -> Iterator[int]:
             return
         line += low.count("\n", last, pos)
         last = pos
-        yield line
         end = low.find("\n", pos)
+        yield line, low[low.rfind("\n", 0, pos) + 1 : end if end >= 0 else len(low)]
         if end < 0:
             return
         for w, p in at.items():
@@ -154,10 +171,10 @@ def _may_be_exception(text: str) -> bool:
     return any(w in text for w in EXCEPTION_WORDS)
 
 
-def _may_be_error(text: str) -> bool:
+def _may_be_error(text: str, plain: bool | None = None) -> bool:
     """Whether ``text`` holds one of ERROR_WORDS in any case (re.I's: on text ``_folded`` reads, ``str.lower`` is the
-    same)."""
-    low = _folded(text)
+    same); ``plain``: whether it does read it (None: found here)."""
+    low = _folded(text) if plain is None else text.lower() if plain else None
     if low is not None:
         return any(w in low for w in ERROR_WORDS)
     return _ERROR_WORDS.search(text) is not None

@@ -37,6 +37,9 @@ from forensics.text.prose import unwrapped
 from forensics.text.tokenizer import SEGMENTER
 
 TABLE = "message_terms"
+# this report's rows of ``messages_sql`` for the conversations whose terms it cut (``fill``), kept until its judge pass
+# has read them: a first report ran the query twice over every conversation, once to cut the terms and once to judge
+ROWS = "topic_rows"
 TERMS_VERSION = 7  # bump when what prepare derives changes (3: cut from scrubbed text; 4: person turns only; 5: no
 # prompt logs; 6: an opening sentence must be closed to open lightly; 7: a long reply keeps its close): every
 # cached row is recomputed
@@ -138,7 +141,8 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     """Every conversation's verdicts: the stored ones of unchanged conversations under the same settings and
     corpus state, the others computed on both cores and stored."""
     workers = workers or default_workers()
-    state = _prepared(con, s, workers)
+    rows = Kept()
+    state = _prepared(con, s, workers, rows)
     key = store.digest({"settings": replace(s, keep_tokens=False), "corpus": state.identity})
     kept = store.valid(con, key)
     todo = _chunks(
@@ -154,7 +158,7 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
         # the chunks come in the warehouse's row order (``_Chunks``): their verdicts are sorted by conversation once
         # all are judged (the section keeps every one anyway)
         done: list[Verdicts] = []
-        tasks = ((_judge, (_chunk_rows(con, chunk, joined=True), s), None) for chunk in todo)
+        tasks = ((_judge, (_chunk_rows(con, chunk, joined=True, kept=rows), s), None) for chunk in todo)
         for _, result, error in run_ordered(
             tasks,
             workers,
@@ -167,6 +171,7 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
                 raise error
             store.save(con, key, fingerprints, result)
             done += result
+        rows.drop(con)
         done.sort(key=lambda v: v.conversation_id)
         yield from done
 
@@ -198,11 +203,12 @@ def signals(con: duckdb.DuckDBPyConnection, s: Settings) -> Iterator[tuple[str, 
             yield cid, msgs, features(msgs, _IDF, s.cues, _CORPUS)
 
 
-def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int) -> store.CorpusState:
+def _prepared(con: duckdb.DuckDBPyConnection, s: Settings, workers: int, rows: Kept | None = None) -> store.CorpusState:
     """Terms stored for every message, then what every worker needs: the message count, the document
-    frequencies and the corpus topic model (``store.corpus_state``: read back while its input holds)."""
+    frequencies and the corpus topic model (``store.corpus_state``: read back while its input holds). ``rows``: keep
+    the rows read to cut the terms for the judge pass (else none are kept)."""
     key = f"{s.mode}|{','.join(sorted(s.roles))}|v{TERMS_VERSION}|{engine.ENGINE}"  # a new segmenter recomputes
-    fill(con, key, s.mode, s.roles, workers)
+    fill(con, key, s.mode, s.roles, workers, rows)
 
     def count() -> tuple[int, Counter[str]]:
         n = con.execute(f"SELECT count(*) FROM {TABLE}").fetchall()[0][0]
@@ -240,9 +246,12 @@ def fit_corpus(con: duckdb.DuckDBPyConnection, cues: Cues) -> CorpusTopics | Non
     return corpus.fit(convs.values())
 
 
-def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int) -> None:
+def fill(
+    con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[str], workers: int, rows: Kept | None = None
+) -> None:
     """Compute and store the terms of the messages that lack valid ones (each chunk commits on its own: an
-    interrupted report keeps what it finished, whole conversations)."""
+    interrupted report keeps what it finished, whole conversations). ``rows``: keep each chunk's rows of
+    ``messages_sql`` there (``Kept``), for the judge pass to read instead of running the query again."""
     have = con.execute(
         "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY column_index) FROM "
         "duckdb_columns() WHERE table_name = ? AND schema_name = 'main'",
@@ -266,7 +275,14 @@ def fill(con: duckdb.DuckDBPyConnection, key: str, mode: str, roles: frozenset[s
         "on_main_path) GROUP BY 1 ORDER BY 1",
     )
     total = sum(n for _, n in todo.sizes)
-    tasks = ((_prepare, (_chunk_rows(con, chunk, joined=False), mode, roles), None) for chunk in todo)
+
+    def read(chunk: Chunk) -> pl.DataFrame:
+        frame = _chunk_rows(con, chunk, joined=False)
+        if rows is not None:
+            rows.add(con, frame)
+        return frame
+
+    tasks = ((_prepare, (read(chunk), mode, roles), None) for chunk in todo)
     for _, result, error in run_ordered(
         tasks, workers, total >= PARALLEL_MIN_MESSAGES, preload=(SEGMENTER, __name__), ahead=AHEAD
     ):
@@ -336,11 +352,60 @@ def _chunks(
     return _Chunks(sizes, ranges, by_rows)
 
 
-def _chunk_rows(con: duckdb.DuckDBPyConnection, chunk: Chunk, joined: bool) -> pl.DataFrame:
+class Kept:
+    """The rows of ``messages_sql`` a report read to cut terms (``fill``), in the temporary table ROWS, for its judge
+    pass: each with its number in the table (``i``, in the order added), each conversation with the range of numbers
+    its rows hold. The judge pass reads a chunk's rows there when every conversation of the chunk is kept (a first
+    report: all of them), else from ``messages_sql`` as before; the same rows, since the report writes no message."""
+
+    def __init__(self) -> None:
+        self.ranges: dict[str, tuple[int, int]] = {}
+        self.count = 0
+
+    def add(self, con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> None:
+        if not self.count:
+            con.execute(f"DROP TABLE IF EXISTS {ROWS}")
+        if not frame.height:
+            return
+        _rows = stream(frame.with_row_index("i", offset=self.count))  # noqa: F841 - read by the replacement scan
+        if self.count:
+            con.execute(f"INSERT INTO {ROWS} SELECT * FROM _rows")
+        else:
+            con.execute(f"CREATE TEMP TABLE {ROWS} AS SELECT * FROM _rows")
+        for cid, lo, hi in (
+            frame.with_row_index("i", offset=self.count)
+            .group_by("conversation_id", maintain_order=True)
+            .agg(pl.col("i").min().alias("lo"), pl.col("i").max().alias("hi"))
+            .iter_rows()
+        ):
+            self.ranges[cid] = (lo, hi)
+        self.count += frame.height
+
+    def covers(self, ids: list[str]) -> bool:
+        return bool(self.count) and all(c in self.ranges for c in ids)
+
+    def drop(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self.count:
+            con.execute(f"DROP TABLE IF EXISTS {ROWS}")
+        self.ranges, self.count = {}, 0
+
+
+def _chunk_rows(con: duckdb.DuckDBPyConnection, chunk: Chunk, joined: bool, kept: Kept | None = None) -> pl.DataFrame:
+    terms = f"{', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly"
+    if joined and kept is not None and kept.covers(chunk.ids):  # the rows the terms were cut from, kept (``Kept``)
+        held = [kept.ranges[c] for c in chunk.ids]
+        return relation_frame(
+            con.sql(
+                f"SELECT q.conversation_id, q.position, q.native_id, q.role, q.content, q.targets, {terms} "
+                f"FROM {ROWS} q JOIN {TABLE} k USING (conversation_id, position) WHERE q.i BETWEEN $lo AND $hi AND "
+                "q.conversation_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY q.conversation_id, q.position",
+                params={"ids": chunk.ids, "lo": min(lo for lo, _ in held), "hi": max(hi for _, hi in held)},
+            )
+        )
     sql = messages_sql("conversation_id IN (SELECT unnest($ids::VARCHAR[]))", "rowid BETWEEN $first AND $last")
     if joined:  # with each message's stored terms
         sql = (
-            f"SELECT q.*, {', '.join(f'k.{c}' for c in LISTS)}, k.opens_lightly FROM ({sql}) q JOIN {TABLE} k "
+            f"SELECT q.*, {terms} FROM ({sql}) q JOIN {TABLE} k "
             "USING (conversation_id, position) ORDER BY q.conversation_id, q.position"
         )
     return relation_frame(con.sql(sql, params={"ids": chunk.ids, "first": chunk.first, "last": chunk.last}))
