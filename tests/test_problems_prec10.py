@@ -33,11 +33,15 @@ def _reread(sid: str, edited: str) -> Session:
     )
 
 
-def test_a_read_after_a_failed_edit_of_that_file_is_no_reread(tmp_path: Path) -> None:
-    found, _ = run(tmp_path, _reread("same", "docs/epics.md"), _reread("other", "docs/prd.md"))
+def test_a_read_of_lines_after_a_failed_edit_of_that_file_is_no_reread(tmp_path: Path) -> None:
+    whole = _reread("whole", "docs/epics.md")
+    whole.lines[-3] = whole.lines[-3].replace("sed -n '112,135p' docs/epics.md", "cat docs/epics.md")
+    whole.lines[-2] = whole.lines[-2].replace(json.dumps(BODY[:800])[1:-1], json.dumps(BODY)[1:-1])
+    found, _ = run(tmp_path, _reread("same", "docs/epics.md"), _reread("other", "docs/prd.md"), whole)
     got = {f["native_id"]: f["positions"] for f in found if "reread_unchanged" in f["rule"]}
-    # the near miss: the failed edit was of another file, so the second read repeats lines of an unchanged file
-    assert got == {"other": [1, 5]}
+    # the near misses: the failed edit was of another file, so the second read repeats lines of an unchanged file;
+    # the whole file read again, the same text, after the failed edit (Continue e00926af [41]-[45], labeled redundant)
+    assert got == {"other": [1, 5], "whole": [1, 5]}
 
 
 def _turn(*calls: tuple[str, str, bool], claim: str) -> list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]:

@@ -252,9 +252,11 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
       asked for the work the read starts (a plan approved, then "implement the plan");
     - a citation view: a numbered read of at most ``CITE_LINES`` lines (``nl -ba f | sed -n '290,340p'``) of lines
       the earlier reads showed without numbers, made to cite ``f:307`` in the answer;
-    - a read after an edit of that file failed (``failed_edits_of``: Codex's ``apply_patch`` "Failed to find expected
-      lines", ``str_replace`` "old_str not found"): the agent reads the lines again to rebuild its patch, so reads
-      before the failed edit do not cover the reads after it.
+    - a read of some lines after an edit of that file failed (``failed_edits_of``: Codex's ``apply_patch`` "Failed to
+      find expected lines", then ``sed -n '112,135p'`` of the lines it patches): the agent looks at the lines again to
+      rebuild its patch, so reads before the failed edit do not cover it. The whole file read again after a failed
+      edit still counts (a Continue session's ``Read`` of AdminPanel.jsx, whole, right after a refused edit and
+      again later: labeled redundant by its reviewer).
 
     SQL keeps the files read twice or more between two person turns."""
     rows = con.execute(f"""
@@ -301,7 +303,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                     for p, a, b, text, was, was_tool, was_where, end in seen
                 )
                 if pos - REREAD_WINDOW <= p < pos
-                and not any(p <= f < pos for f in fails)
+                and (span == WHOLE or not any(p <= f < pos for f in fails))
                 and was_where == where
                 and a <= hi
                 and lo <= b
