@@ -251,7 +251,12 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     - a read after a person turn of one before it: the person shares the workspace and may have changed the file, or
       asked for the work the read starts (a plan approved, then "implement the plan");
     - a citation view: a numbered read of at most ``CITE_LINES`` lines (``nl -ba f | sed -n '290,340p'``) of lines
-      the earlier reads showed without numbers, made to cite ``f:307`` in the answer.
+      the earlier reads showed without numbers, made to cite ``f:307`` in the answer;
+    - a read of some lines after an edit of that file failed (``failed_edits_of``: Codex's ``apply_patch`` "Failed to
+      find expected lines", then ``sed -n '112,135p'`` of the lines it patches): the agent looks at the lines again to
+      rebuild its patch, so reads before the failed edit do not cover it. The whole file read again after a failed
+      edit still counts (a Continue session's ``Read`` of AdminPanel.jsx, whole, right after a refused edit and
+      again later: labeled redundant by its reviewer).
 
     SQL keeps the files read twice or more between two person turns."""
     rows = con.execute(f"""
@@ -273,7 +278,10 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
           ON m.mcid = g.cid AND m.mpos = g.rpos
         GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
     out = []
+    failed = failed_edits_of(con, {str(r[0]) for r in rows})
     for cid, file, positions, argss, hashes, numbered, tools, newlines in rows:
+        base = str(file).replace("\\", "/").rsplit("/", 1)[-1]
+        fails = [p for p, a in failed.get(str(cid), []) if base in a]
         # (position, first line, last line, text without line numbers, numbered, ...) of each earlier read; a read tool's read with no range
         # showed its first TOOL_READ_LINES lines only, which a later read of lines past them does not repeat
         seen: list[tuple[int, float, float, str, bool, bool, tuple[str, str], bool]] = []
@@ -295,6 +303,7 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                     for p, a, b, text, was, was_tool, was_where, end in seen
                 )
                 if pos - REREAD_WINDOW <= p < pos
+                and (span == WHOLE or not any(p <= f < pos for f in fails))
                 and was_where == where
                 and a <= hi
                 and lo <= b
@@ -317,6 +326,25 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                     "command and no person turn between (GUIDE §5: re-reading the same unchanged file)",
                 )
             )
+    return out
+
+
+def failed_edits_of(con: duckdb.DuckDBPyConnection, cids: set[str]) -> dict[str, list[tuple[int, str]]]:
+    """The failed edits of these conversations, (position, arguments) in order: an editing tool's call (not its view
+    command) or an ``apply_patch`` command, that failed."""
+    if not cids:
+        return {}
+    rows = con.execute(
+        rf"""SELECT cid, pos, args FROM {CALLS}
+            WHERE err AND cid IN (SELECT unnest(?::VARCHAR[]))
+              AND (regexp_matches(name, '{_q(MUTATING_NAME)}') AND NOT regexp_matches(args, '{_q(VIEW_COMMAND)}')
+                   OR regexp_matches(args, 'apply_patch|\*\*\* (?:Update|Add|Delete) File'))
+            ORDER BY cid, pos, k""",
+        [sorted(cids)],
+    ).fetchall()
+    out: dict[str, list[tuple[int, str]]] = {}
+    for cid, pos, args in rows:
+        out.setdefault(str(cid), []).append((int(pos), str(args or "")))
     return out
 
 

@@ -6,8 +6,11 @@ anything next):
 - ``kept_going_after_done``: the agent says the task (or a piece of work) is done, then, still in the same turn, destroys what it
   had just called finished: it deletes a file its claim names (putting a file back from git, ``git checkout -- f``,
   counts as deleting it), or resets, restores, stashes or cleans the whole work tree. (Deleting a scratch script is
-  tidying up, not lost focus: one the claim does not name, or one the run executed. A stash given back in the same
-  command, ``git stash && pytest; git stash pop``, sets the work aside to compare, and wipes nothing.)
+  tidying up, not lost focus: one the claim does not name, or one the run executed or compiled in that turn, before
+  or after the claim: "The code has been successfully added to `ReproduceBug.java`. Now, I will compile" and
+  ``javac ReproduceBug.java``, then ``rm ReproduceBug.java``. A stash given back, in the same command, ``git stash &&
+  pytest; git stash pop``, or by a later call of the run, ``git stash && git checkout main`` ... ``git checkout
+  feat && git stash pop``, sets the work aside, and wipes nothing.)
 - ``removed_more_than_said``: the agent says it will add something (an import, a line, a check), and the edit that
   follows removes far more than it adds (``REMOVED`` lines or more, at least ``SHRINK`` times what it adds), with no
   word of removing, replacing, moving or rewriting said since its last edit: a side action that destroys code.
@@ -50,8 +53,10 @@ WIPES_COMMAND = re.compile(
 STASH_BACK = re.compile(r"\bgit stash (?:pop|apply)\b")
 # files put back from git one by one (``git checkout -- a.py``, ``git restore a.py``): a deletion of those files
 RESTORES_FILES = re.compile(r"\bgit (?:checkout --|restore(?![^;&|\n]*--staged\b))\s+(?!\.(?:\s|$))")
+# a command that runs or compiles a script (its first file argument): the script is scratch the run tried out
 RUNS = re.compile(
-    r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|deno|bun|tsx|ts-node|go run)\s+|(?<![\w/])\./)([\w./-]+)"
+    r"(?:\b(?:python[0-9.]*|node|bash|sh|ruby|perl|php|deno|bun|tsx|ts-node|go run|javac|java|kotlinc|scalac|gcc|g\+\+|"
+    r"clang|rustc)\s+|(?<![\w/])\./)([\w./-]+)"
 )
 CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
 # a file a claim names: a word with a path separator or an extension (`docs/blue.md`, `index.ts`)
@@ -118,19 +123,56 @@ def _command(name: str, args: str) -> str:
     return " ".join(map(str, typed)) if isinstance(typed, list) else str(typed or "")
 
 
-def _destroys(name: str, args: str, err: bool, claimed: set[str] | None) -> bool:
+def _destroys(name: str, args: str, err: bool, claimed: set[str] | None, given_back: bool = False) -> bool:
     """The call deletes a file the claim names (``claimed``: base names, the scripts the run executed left out; None:
-    any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run)."""
+    any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run);
+    ``given_back``: a later call of the run pops or applies the stash this call makes (``_stashes_given_back``)."""
     if err:
         return False
     command = _command(name, args)
-    if (w := WIPES_COMMAND.search(command)) and not ("stash" in w.group(0) and STASH_BACK.search(command, w.end())):
+    if (w := WIPES_COMMAND.search(command)) and not (
+        "stash" in w.group(0) and (given_back or STASH_BACK.search(command, w.end()))
+    ):
         return True
     if not (DELETES_NAME.search(name) or DELETES_COMMAND.search(command) or RESTORES_FILES.search(command)):
         return False
     if claimed is None:
         return True
     return any(n.rsplit("/", 1)[-1] in claimed for n in NAMED.findall(command if command != args else args))
+
+
+def _stashes_given_back(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[tuple[int, int]]:
+    """The calls (message index, call index) whose ``git stash`` a later call of the run gives back (``git stash pop``
+    or ``apply``), stashes and pops paired last in, first out; a stash popped in its own command is not counted here
+    (``_destroys`` reads that one)."""
+    stack: list[tuple[int, int]] = []
+    back = set()
+    for i, (_, _, _, calls) in enumerate(msgs):
+        for j, (name, args, err, _) in enumerate(calls):
+            command = _command(name, args)
+            w = WIPES_COMMAND.search(command)
+            if w and "stash" in w.group(0):
+                if not err and not STASH_BACK.search(command, w.end()):
+                    stack.append((i, j))
+            elif STASH_BACK.search(command) and stack:
+                back.add(stack.pop())
+    return back
+
+
+def _hits(
+    msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]],
+    lo: int,
+    hi: int,
+    claimed: set[str],
+    back: set[tuple[int, int]],
+) -> list[int]:
+    """The positions of messages ``lo`` to ``hi`` (excluded) with a call that destroys what the claim names."""
+    return [
+        msgs[i][0]
+        for i in range(lo, hi)
+        for j, (n, a, e, _) in enumerate(msgs[i][3])
+        if _destroys(n, a, e, claimed, (i, j) in back)
+    ]
 
 
 def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[str]:
@@ -147,11 +189,16 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
     """Per turn (the messages between two user-role messages) that deletes or wipes at all: its first claim of work
     done, and the calls after it that destroy what the claim names."""
     out = []
+    back = _stashes_given_back(msgs)
     starts = [k for k in range(len(msgs)) if msgs[k][1] != "user" and (k == 0 or msgs[k - 1][1] == "user")]
     for start in starts:
         end = next((j for j in range(start, len(msgs)) if msgs[j][1] == "user"), len(msgs))
         turn = msgs[start:end]
-        if not any(_destroys(n, a, e, None) for _, _, _, calls in turn for n, a, e, _ in calls):
+        if not any(
+            _destroys(n, a, e, None, (start + i, j) in back)
+            for i, (_, _, _, calls) in enumerate(turn)
+            for j, (n, a, e, _) in enumerate(calls)
+        ):
             continue  # the claims are read only where something was deleted (the claim patterns are costly)
         k, m = next(
             ((k, m) for k, (_, _, text, _) in enumerate(turn) if (m := DONE.search(text) or CLAIM_RE.search(text))),
@@ -163,11 +210,10 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
         # the files the claim names, unless it announces their removal itself (a planned clean-up); the scripts the
         # run executed are scratch
         claimed = set() if CLEANUP.search(text) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(text)}
-        after = turn[k + 1 :]
-        hits = [p for p, _, _, calls in after for name, args, err, _ in calls if _destroys(name, args, err, claimed)]
+        hits = _hits(msgs, start + k + 1, end, claimed, back)
         if hits:
-            claimed -= _executed(msgs[: start + k])
-            hits = [p for p, _, _, calls in after for n, a, e, _ in calls if _destroys(n, a, e, claimed)]
+            claimed -= _executed(msgs[:end])  # the scripts run before the claim, with it or after it
+            hits = _hits(msgs, start + k + 1, end, claimed, back)
         if hits:
             cited = list(dict.fromkeys(hits))[:CITED]
             out.append(
