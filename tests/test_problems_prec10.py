@@ -104,3 +104,25 @@ def test_a_scratch_file_compiled_or_run_in_the_turn_is_tidied_not_destroyed(
         claim="The code has been successfully added to `ReproduceBug.java`. Now, I will compile and run this Java file",
     )
     assert bool(focus._after_done("c", msgs)) is fires
+
+
+@pytest.mark.parametrize(
+    ("claim", "fires"),
+    [
+        # terminal-bench 017e010d: the "claim" is a line of the script the reply writes, inside its fenced block
+        (
+            "THOUGHT: a simpler script.\n\n```bash\ncat <<'EOF' > q.py\nprint(\"Model loaded successfully!\")\nEOF\n```",
+            False,
+        ),
+        # terminal-bench ce34814f: a heredoc's loop end, `done < "$AUTH_LOG"`, in an unclosed block
+        ("THOUGHT: the detector.\n\n```bash\ncat <<'EOF' > d.sh\nwhile read l; do :; done < \"$AUTH_LOG\"\n", False),
+        # terminal-bench 3cc2d887 [13]: "the exact code that needs to be fixed" is work still to do
+        ("Let me examine FastText.py to see the exact code that needs to be fixed.", False),
+        ("The import is fixed.", True),
+        # the same words outside the block are the agent's: a claim
+        ("All done: the model loaded successfully.\n\n```bash\npython q.py\n```", True),
+    ],
+)
+def test_words_inside_a_replys_code_block_are_no_claim(claim: str, fires: bool) -> None:
+    msgs = _turn(("bash", "git reset --hard", False), claim=claim)
+    assert bool(focus._after_done("c", msgs)) is fires
