@@ -1,4 +1,4 @@
-"""Precision of three finding shapes reviewers read false (issue 41, SPEC §24): a file read again right after an edit
+"""Precision of three finding shapes reviewers read false (issue 41): a file read again right after an edit
 of it failed is the agent rebuilding its patch (not reread_unchanged); a stash popped back later in the run destroyed
 nothing; a scratch file the run compiled or ran, deleted after a step's "successfully added", is tidying up (not
 kept_going_after_done). Each with the real shape and the near miss that must still fire."""
@@ -22,22 +22,22 @@ def _reread(sid: str, edited: str) -> Session:
     return (
         Session(sid)
         .add("user", "Move FR25 to Epic 0 in the epics file")
-        .call("shell", {"command": "sed -n '1,220p' docs/epics.md"}, BODY)
+        .call("shell", {"command": "sed -n '1,220p' planning/epics.md"}, BODY)
         .call(
             "apply_patch",
             {"input": f"*** Begin Patch\n*** Update File: {edited}\n@@\n-FR25: Epic 6\n+FR25: Epic 0\n*** End Patch"},
             f"Error: apply_patch verification failed: Failed to find expected lines in {edited}",
         )
-        .call("shell", {"command": "sed -n '112,135p' docs/epics.md"}, BODY[:800])
+        .call("shell", {"command": "sed -n '112,135p' planning/epics.md"}, BODY[:800])
         .add("assistant", "Moved FR25.")
     )
 
 
 def test_a_read_of_lines_after_a_failed_edit_of_that_file_is_no_reread(tmp_path: Path) -> None:
-    whole = _reread("whole", "docs/epics.md")
-    whole.lines[-3] = whole.lines[-3].replace("sed -n '112,135p' docs/epics.md", "cat docs/epics.md")
+    whole = _reread("whole", "planning/epics.md")
+    whole.lines[-3] = whole.lines[-3].replace("sed -n '112,135p' planning/epics.md", "cat planning/epics.md")
     whole.lines[-2] = whole.lines[-2].replace(json.dumps(BODY[:800])[1:-1], json.dumps(BODY)[1:-1])
-    found, _ = run(tmp_path, _reread("same", "docs/epics.md"), _reread("other", "docs/prd.md"), whole)
+    found, _ = run(tmp_path, _reread("same", "planning/epics.md"), _reread("other", "planning/prd.md"), whole)
     got = {f["native_id"]: f["positions"] for f in found if "reread_unchanged" in f["rule"]}
     # the near misses: the failed edit was of another file, so the second read repeats lines of an unchanged file;
     # the whole file read again, the same text, after the failed edit (Continue e00926af [41]-[45], labeled redundant)

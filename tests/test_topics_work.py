@@ -341,7 +341,7 @@ def test_a_question_about_the_work_at_hand_continues_it() -> None:
 def test_a_question_is_about_the_work_at_hand_only_in_the_works_own_words() -> None:
     """ "Already said" is what the work said and touched (the assistant's replies, its tools' targets), not the person's
     own earlier turns: a question re-asking what the person asked before and the replies never took up returns to
-    that request (the seed's interleave, SPEC §5: "写文件为什么总写错日期？" after "再检查一下写文件的日期吧" answered with
+    that request (the seed's interleave: "写文件为什么总写错日期？" after "再检查一下写文件的日期吧" answered with
     other work), where the same question after a reply about it follows up on the work at hand."""
     from forensics.analyzers.topics.model import Model
 
