@@ -70,8 +70,14 @@ def _after_interrupt(e: BaseException | None) -> bool:
     return False
 
 
+INTERRUPTED_LINE = "forensics: interrupted; rerun the same command to finish"
+_told: list[bool] = []  # the interrupted line was written (main() writes it once at most)
+
+
 def _interrupted(ctx: click.Context) -> None:
-    click.echo("forensics: interrupted; rerun the same command to finish", err=True)
+    if not _told:
+        _told.append(True)
+        click.echo(INTERRUPTED_LINE, err=True)
     ctx.exit(ExitCode.INTERRUPTED)
 
 
@@ -1229,4 +1235,14 @@ class _progress:
 def main() -> None:
     # SIGTERM (a CI timeout, `kill`) ends the run as Ctrl-C does: transactions roll back, temporary files go
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    cli(prog_name="forensics")
+    try:
+        cli(prog_name="forensics")
+    except KeyboardInterrupt:
+        # an interrupt that escaped while the first one's clean-up unwound (a pool's shutdown, a finalizer): the
+        # same one line and code as anywhere else, not Python's own death by SIGINT (exit -2)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if not _told:
+            _told.append(True)
+            click.echo(INTERRUPTED_LINE, err=True)
+        sys.exit(ExitCode.INTERRUPTED)
