@@ -27,7 +27,7 @@ import duckdb
 
 from forensics.analyzers.problems.actions import strings as _strings  # a diff may sit in a nested field
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.said import CLAIM_RE
+from forensics.analyzers.problems.said import CLAIM_RE, prose
 from forensics.analyzers.rules.judge import command_of
 from forensics.kernel.selection import SELECTED
 
@@ -185,27 +185,6 @@ def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]
     return out
 
 
-# a fenced block of code in a reply (a script it writes: ``print("Model loaded successfully!")``, a heredoc's ``done <
-# "$LOG"``): words there are the program's, not the agent's claim; an unclosed fence runs to the end
-FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
-
-
-def _outside_code(text: str) -> str:
-    """The text with its fenced code blanked (same length and lines, so a match's place is the text's)."""
-    return FENCED.sub(lambda f: re.sub(r"[^\n]", " ", f.group()), text) if "```" in text else text
-
-
-# "… the code that needs to be fixed", "it will be done": work still to do, not a claim of it done
-TO_BE = re.compile(r"(?i)\bbe\s+$")
-
-
-def _claim(prose: str) -> re.Match[str] | None:
-    """The first claim of work done (``said.CLAIM_RE``) not said of work still to do."""
-    return next(
-        (m for m in CLAIM_RE.finditer(prose) if not TO_BE.search(prose, max(0, m.start() - 4), m.start())), None
-    )
-
-
 def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> list[Problem]:
     """Per turn (the messages between two user-role messages) that deletes or wipes at all: its first claim of work
     done, and the calls after it that destroy what the claim names."""
@@ -225,7 +204,7 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
             (
                 (k, m)
                 for k, (_, _, text, _) in enumerate(turn)
-                if (m := DONE.search(prose := _outside_code(text)) or _claim(prose))
+                if (m := DONE.search(words := prose(text)) or CLAIM_RE.search(words))
             ),
             (0, None),
         )
