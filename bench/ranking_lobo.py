@@ -1,16 +1,19 @@
 """The run ranking's form chosen leave one benchmark out (docs/failures-evaluation.md#multi-swe-bench-under-the-message-count-on-held-out-why-and-the-rankings-form-chosen-leave-one-benchmark-out-branch-rank8):
 
-    python -m bench.ranking_lobo WAREHOUSE [WAREHOUSE...]
+    python -m bench.ranking_lobo WAREHOUSE [WAREHOUSE...] [--dev-only]
 
 Each WAREHOUSE is a graded folder ingested and reported with the report's defaults (``bench.graded_runs --db-dir``,
 or ``forensics ingest`` then ``forensics report``). A family of rankings of the report's form is scored on the dev
 half of every warehouse (halves by task, ``bench.failures.half``): problems first or added to length with weight
-1/4, 1/2, 1 or 2; each problem counted 1, or weighed by its rarity among the runs ranked (``outcomes.rarity``);
-length the mean, the largest or both of the ranks by messages, characters the agent wrote (among all runs, among the
-model's), tool calls and tool errors; errors breaking ties. For each benchmark the form with the best
-mean dev AUC over the OTHER benchmarks is picked (ties: the report's own), and that benchmark's dev and held-out
-AUC printed for the report's own form and the pick, beside the trivial rankings. Then the pick on every dev half.
-No benchmark's own half, dev or held-out, chooses the form it is scored with.
+1/4, 1/2, 1 or 2; each problem counted 1, weighed by its rarity among the runs ranked (``outcomes.rarity``), or by
+its rarity capped (twice the rarity, at most 1: a kind in at most the square root of the runs counts whole); each
+of those also with the kinds silent elsewhere weighing nothing (found no more often on the failed than on the passed
+runs of the dev halves of the benchmarks other than the one scored: ``silent``); length the mean, the largest or
+both of the ranks by messages, characters the agent wrote (among all runs, among the model's), tool calls and tool
+errors; errors breaking ties. For each benchmark the form with the best mean dev AUC over the OTHER benchmarks is
+picked (ties: the report's own), and that benchmark's dev and held-out AUC printed for the report's own form and
+the pick, beside the trivial rankings. Then the pick on every dev half. No benchmark's own half, dev or held-out,
+chooses the form it is scored with, nor which of its kinds are silent.
 """
 
 from __future__ import annotations
@@ -42,16 +45,39 @@ LENGTHS = [
 ]
 FIRST = float("inf")  # problems first, length only within an equal sum
 WEIGHTS = (0.25, 0.5, 1.0, 2.0, FIRST)
+SIGNAL = " + signal"  # a weighing's kinds without signal on the other benchmarks' dev halves weigh nothing
+WEIGHS = tuple(w + s for s in ("", SIGNAL) for w in ("count", "rarity", "capped"))
 Form = tuple[str, tuple[str, ...], float, str]
 OWN: Form = ("mean", LENGTHS[0], oc.PROBLEM_WEIGHT, "rarity")
+Graded = tuple[pl.DataFrame, dict[str, set[str]]]
+
+
+def silent(dev: list[Graded]) -> frozenset[str]:
+    """The kinds that tell failed runs from passed ones nowhere among these dev halves: summed over the halves they are
+    found in, the share of failed runs with the kind less the share of passed runs with it is not above 0."""
+    gap: dict[str, float] = {}
+    for df, kinds in dev:
+        failed = [not s for s in df["success"].to_list()]
+        nf, np_ = sum(failed), len(failed) - sum(failed)
+        for c, f in zip(df["conversation_id"].to_list(), failed):
+            for k in oc.counted_kinds(kinds.get(c, set())):
+                gap[k] = gap.get(k, 0.0) + ((1 / nf if nf else 0.0) if f else -(1 / np_ if np_ else 0.0))
+    return frozenset(k for k, g in gap.items() if g <= 0)
 
 
 def scores(
-    df: pl.DataFrame, kinds: dict[str, set[str]], agg: str, parts: tuple[str, ...], weight: float, weigh: str
+    df: pl.DataFrame,
+    kinds: dict[str, set[str]],
+    agg: str,
+    parts: tuple[str, ...],
+    weight: float,
+    weigh: str,
+    mute: frozenset[str] = frozenset(),
 ) -> list[float]:
     """A ranking of the report's form: problems (each counted 1, or ``weigh`` "rarity": ``outcomes.rarity`` among
-    the runs ranked) times ``weight`` (``FIRST``: problems first), plus length (the ``agg`` of the ``parts``' ranks as
-    shares), errors breaking ties of length; a run whose agent never replied first."""
+    the runs ranked, "capped": twice that, at most 1; with ``SIGNAL``, the kinds in ``mute`` weigh nothing) times
+    ``weight`` (``FIRST``: problems first), plus length (the ``agg`` of the ``parts``' ranks as shares), errors
+    breaking ties of length; a run whose agent never replied first."""
     n = len(df)
     base = pl.DataFrame(
         {
@@ -81,7 +107,10 @@ def scores(
     ids = df["conversation_id"].to_list()
     own = {c: oc.counted_kinds(kinds.get(c, set())) for c in ids}
     rare = oc.rarity({c: kinds.get(c, set()) for c in ids})
-    problems = [float(sum(rare[k] if weigh == "rarity" else 1.0 for k in own[c])) for c in ids]
+    by = weigh.removesuffix(SIGNAL)
+    scale = {"count": lambda r: 1.0, "rarity": lambda r: r, "capped": lambda r: min(1.0, 2 * r)}[by]
+    each = {k: 0.0 if weigh.endswith(SIGNAL) and k in mute else scale(r) for k, r in rare.items()}
+    problems = [float(sum(each[k] for k in own[c])) for c in ids]
     never = [oc.NEVER_ACTED if oc.NO_REPLY in kinds.get(c, ()) else 0 for c in ids]
     if weight == FIRST:  # the sum first: sums that differ are more than a length share (< 1) apart
         ps = pl.Series(problems).rank("dense").to_list()
@@ -115,23 +144,36 @@ def main() -> None:
     if missing:
         ap.error(f"no such warehouse: {', '.join(missing)}")
     sets = {w.stem: load(w) for w in args.warehouses}
-    forms: list[Form] = list(itertools.product(("mean", "max", "mean+max"), LENGTHS, WEIGHTS, ("count", "rarity")))
+    forms: list[Form] = list(itertools.product(("mean", "max", "mean+max"), LENGTHS, WEIGHTS, WEIGHS))
+    dev_of = {n: (part(r, "dev"), k) for n, (r, k) in sets.items()}
 
-    def auc(name: str, h: str, form: Form) -> float | None:
+    muted = {
+        (name, o): silent([g for n, g in dev_of.items() if n not in (name, o)]) for name in sets for o in (None, *sets)
+    }
+
+    def mute(name: str, left_out: str | None) -> frozenset[str]:
+        """The kinds without signal on the dev halves of the benchmarks other than ``name`` and ``left_out``."""
+        return muted[(name, left_out)]
+
+    def auc(name: str, h: str, form: Form, left_out: str | None = None) -> float | None:
         runs, kinds = sets[name]
         df = part(runs, h)
-        got = oc.run_scores(df, kinds) if form == OWN else scores(df, kinds, *form)
+        got = oc.run_scores(df, kinds) if form == OWN else scores(df, kinds, *form, mute(name, left_out))
         return oc.auc(got, [not s for s in df["success"].to_list()])
 
-    dev = {f: {n: auc(n, "dev", f) for n in sets} for f in forms}
+    # each benchmark's dev half under every form, its silent kinds read on the others' dev halves less the one left
+    # out (so when a benchmark's pick is made on the other four, none of its own outcomes weighs their kinds)
+    dev = {(f, n, o): auc(n, "dev", f, o) for f in forms for n in sets for o in (None, *sets) if o != n}
 
-    def mean(f: Form, names: list[str]) -> float:
-        got = [a for n in names if (a := dev[f][n]) is not None]
+    def mean(f: Form, names: list[str], left_out: str | None = None) -> float:
+        got = [a for n in names if (a := dev[(f, n, left_out)]) is not None]
         return sum(got) / len(got)
 
     def name_of(f: Form) -> str:
         agg, parts, w, weigh = f
-        each = "each 1" if weigh == "count" else "each by its rarity"
+        base = weigh.removesuffix(SIGNAL)
+        each = {"count": "each 1", "rarity": "each by its rarity", "capped": "each by its rarity × 2, at most 1"}[base]
+        each += ", kinds silent elsewhere 0" if weigh.endswith(SIGNAL) else ""
         return f"{agg} of {' + '.join(parts)}; problems ({each}) {'first' if w == FIRST else f'× {w:g}'}"
 
     print(
@@ -140,7 +182,7 @@ def main() -> None:
     )
     for name in sets:
         others = [n for n in sets if n != name]
-        pick = max(forms, key=lambda f: (round(mean(f, others), 4), f == OWN))
+        pick = max(forms, key=lambda f: (round(mean(f, others, name), 4), f == OWN))
         for h in ("dev",) if args.dev_only else ("dev", "held-out", "all"):
             runs, _ = sets[name]
             df = part(runs, h)
