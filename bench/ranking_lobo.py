@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -46,10 +48,77 @@ LENGTHS = [
 FIRST = float("inf")  # problems first, length only within an equal sum
 WEIGHTS = (0.25, 0.5, 1.0, 2.0, FIRST)
 SIGNAL = " + signal"  # a weighing's kinds without signal on the other benchmarks' dev halves weigh nothing
-WEIGHS = tuple(w + s for s in ("", SIGNAL) for w in ("count", "rarity", "capped"))
+UNTESTED = ", untested edits read"  # the same with ``UNTESTED_EDIT`` counted as a problem kind
+WEIGHS = tuple(w + s + u for u in ("", UNTESTED) for s in ("", SIGNAL) for w in ("count", "rarity", "capped"))
 Form = tuple[str, tuple[str, ...], float, str]
 OWN: Form = ("mean", LENGTHS[0], oc.PROBLEM_WEIGHT, "rarity")
 Graded = tuple[pl.DataFrame, dict[str, set[str]]]
+
+
+UNTESTED_EDIT = "ended: untested_edit"
+# a call that changes a file: a tool named for it (an editor's ``view`` is no change), or a shell command that edits
+# in place, patches, or writes a source or data file (a redirect or a here-document into it)
+EDIT_TOOL = re.compile(r"(?i)edit|patch|replace|write|create|insert|update_file|modify")
+EDIT_COMMAND = re.compile(
+    r"\bsed\s+(?:-\w+\s+)*-i|\bpatch\s+-p|\bapply_patch\b|\bgit apply\b|<<.*?>\s*['\"]?[\w./-]+|"
+    r"(?<![>&\d])>{1,2}\s*['\"]?[\w./-]+\.(?:py|java|kt|scala|c|cc|cpp|h|hpp|js|ts|tsx|jsx|go|rs|rb|php|cs|sh|"
+    r"json|ya?ml|toml|ini|cfg|conf|xml|html|css|sql|md|txt)\b"
+)
+# a call that runs something: an interpreter, compiler, build or test tool, or a script of the work tree
+RUNS_SOMETHING = re.compile(
+    r"\b(?:python[0-9.]*|pytest|tox|javac|java|mvn|mvnw|gradle|gradlew|make|cmake|gcc|g\+\+|clang|node|npm|npx|yarn|"
+    r"pnpm|bun|deno|tsc|jest|go|cargo|rustc|ruby|rake|perl|php|dotnet|bash|sh)\b|(?<![\w/])\./[\w.-]+"
+)
+CALL_CHARS = 2000  # of a call's arguments read for its command
+
+
+def _said_command(args: str) -> str:
+    """A call's ``command`` argument (SWE-agent's ``edit 20:24 ...``, ``create Repro.java``), else its raw arguments."""
+    try:
+        parsed = json.loads(args)
+    except ValueError:
+        return args
+    said = parsed.get("command") if isinstance(parsed, dict) else None
+    return said if isinstance(said, str) else args
+
+
+def untested_edits(con: duckdb.DuckDBPyConnection, cutoff: dict[str, int | None]) -> set[str]:
+    """The runs whose last change to a file (``EDIT_TOOL``, ``EDIT_COMMAND``; a call that answered without error)
+    no later call ran anything that then succeeded (``RUNS_SOMETHING``, answered without error), before the grade
+    was revealed: the work handed in was never exercised. A run that changed no file is not one (MINT's, tau2's and
+    MedAgentBench's agents call no editor). On terminal-bench's dev half 24 of 72 failed trials the agent replied in
+    and 1 of 23 passed ones; on Multi-SWE-bench's 114 of 197 and 8 of 11 (no Java toolchain: nothing runs there).
+    A reading offered to the family (``UNTESTED``), not one the report's ranking takes: left out of the other four,
+    terminal-bench's dev half does not pick it, and Multi-SWE-bench's, which the other four pick it for, falls."""
+    from forensics.analyzers.rules.judge import command_of
+
+    rows = con.execute(
+        "SELECT conversation_id, position, name, left(coalesce(arguments, ''), ?), "
+        "coalesce(is_error, false) OR result_position IS NULL FROM tool_calls "
+        "WHERE position IS NOT NULL AND conversation_id IN (SELECT unnest(?::VARCHAR[])) "
+        "ORDER BY conversation_id, position, call_index",
+        [CALL_CHARS, sorted(cutoff)],
+    ).fetchall()
+    calls: dict[str, list[tuple[bool, bool]]] = {}  # per run, each call: (changes a file, runs something and succeeded)
+    for cid, pos, name, args, err in rows:
+        cut = cutoff.get(cid)
+        if cut is not None and pos >= cut:
+            continue
+        name = str(name or "")
+        shell = command_of(name, args)
+        command = shell if shell is not None else _said_command(args)
+        text = command if shell is not None else f"{name} {command}"  # a shell tool's name is no program it runs
+        edit = not err and (
+            bool(EDIT_COMMAND.search(command))
+            or (bool(EDIT_TOOL.search(name)) and not re.match(r"\s*(?:view|open|cat|ls)\b", command))
+        )
+        calls.setdefault(cid, []).append((edit, not err and not edit and bool(RUNS_SOMETHING.search(text))))
+    out = set()
+    for cid, seq in calls.items():
+        last = max((i for i, (edit, _) in enumerate(seq) if edit), default=None)
+        if last is not None and not any(ran for _, ran in seq[last + 1 :]):
+            out.add(cid)
+    return out
 
 
 def silent(dev: list[Graded]) -> frozenset[str]:
@@ -79,6 +148,10 @@ def scores(
     ``weight`` (``FIRST``: problems first), plus length (the ``agg`` of the ``parts``' ranks as shares), errors
     breaking ties of length; a run whose agent never replied first."""
     n = len(df)
+    if weigh.endswith(UNTESTED):
+        weigh = weigh.removesuffix(UNTESTED)
+    else:
+        kinds = {c: ks - {UNTESTED_EDIT} for c, ks in kinds.items()}
     base = pl.DataFrame(
         {
             "m": df["messages"],
@@ -127,6 +200,9 @@ def load(db: Path) -> tuple[pl.DataFrame, dict[str, set[str]]]:
     ctx = Context.open(con, load_config(None), Selection())
     runs = oc._runs(ctx)
     kinds = oc.problem_kind_sets(ctx, runs, [])
+    cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
+    for cid in untested_edits(con, cutoff):  # read only by the forms that count it (``UNTESTED``)
+        kinds.setdefault(cid, set()).add(UNTESTED_EDIT)
     con.close()
     return runs, kinds
 
@@ -158,7 +234,10 @@ def main() -> None:
     def auc(name: str, h: str, form: Form, left_out: str | None = None) -> float | None:
         runs, kinds = sets[name]
         df = part(runs, h)
-        got = oc.run_scores(df, kinds) if form == OWN else scores(df, kinds, *form, mute(name, left_out))
+        if form == OWN:
+            got = oc.run_scores(df, {c: ks - {UNTESTED_EDIT} for c, ks in kinds.items()})
+        else:
+            got = scores(df, kinds, *form, mute(name, left_out))
         return oc.auc(got, [not s for s in df["success"].to_list()])
 
     # each benchmark's dev half under every form, its silent kinds read on the others' dev halves less the one left
@@ -171,9 +250,12 @@ def main() -> None:
 
     def name_of(f: Form) -> str:
         agg, parts, w, weigh = f
+        read = weigh.endswith(UNTESTED)
+        weigh = weigh.removesuffix(UNTESTED)
         base = weigh.removesuffix(SIGNAL)
         each = {"count": "each 1", "rarity": "each by its rarity", "capped": "each by its rarity × 2, at most 1"}[base]
         each += ", kinds silent elsewhere 0" if weigh.endswith(SIGNAL) else ""
+        each += ", untested edits read" if read else ""
         return f"{agg} of {' + '.join(parts)}; problems ({each}) {'first' if w == FIRST else f'× {w:g}'}"
 
     print(
