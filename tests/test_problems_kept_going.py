@@ -1,7 +1,7 @@
 """kept_going_after_done read against the task (issue 41): on the graded runs every finding of the rule was false, a
 step's claim followed by a deletion the task asked for or of what the run itself made for that step. Each shape from a
 real run (terminal-bench's mini-swe-agent trials, a Codex session of the seventh round), with the near miss that must
-still fire (the Gemini CLI run that deletes `docs/blue.md` right after "fulfilling your request")."""
+still fire (the Gemini CLI run that deletes `blue.md` (in docs/) right after "fulfilling your request")."""
 
 from __future__ import annotations
 
@@ -101,7 +101,7 @@ def test_a_wipe_the_person_asked_for_in_the_turn_is_the_task(asks: str, fires: b
     [
         # a step's claim: the archive the run itself made for the step is its scratch once the step is done
         ("`out.tar.gz` was created successfully. Now encrypting it.", False),
-        # the whole task said done (Gemini CLI [3]-[8]: "fulfilling your request", then `rm docs/blue.md`)
+        # the whole task said done (Gemini CLI [3]-[8]: "fulfilling your request", then `rm` of `blue.md` (in docs/))
         ("Task complete: `out.tar.gz` was created successfully.", True),
     ],
 )

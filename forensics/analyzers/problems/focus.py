@@ -268,8 +268,8 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
         pos, _, text, _ = turn[k]
         # the files the claim names in its own words (not in a command it shows), unless it announces their removal
         # itself (a planned clean-up); the scripts the run executed are scratch
-        prose = _outside_code(text)
-        claimed = set() if CLEANUP.search(prose) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(prose)}
+        own = prose(text)
+        claimed = set() if CLEANUP.search(own) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(own)}
         # what the person asked for: the run's task (its first user-role message) and the request opening the turn;
         # a removal they asked for (a file they name, or a clean-up of the tree) is the task, not "kept going"
         first = next((i for i, m in enumerate(msgs) if m[1] == "user"), start)
@@ -280,7 +280,7 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
             claimed -= _executed(msgs[:end])  # the scripts run before the claim, with it or after it
             if not wipes:
                 claimed = {n for n in claimed if n not in asked}
-            if not DONE.search(prose):  # a step's claim: what the run itself made for a step is its scratch
+            if not DONE.search(own):  # a step's claim: what the run itself made for a step is its scratch
                 claimed -= _created(msgs[:end])
             hits = _hits(msgs, start + k + 1, end, claimed, back, wipes)
         if hits:
