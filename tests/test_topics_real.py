@@ -26,7 +26,11 @@ LOGS = SHARED / "data" / "agent-logs"
 # lint_all.py?", labeled a new request); round 6: {"whole": (113, 69), "held-out": (31, 24)}
 # topic9 (pk8 re-landed, "already said" read in the work's own words): dev 80 / 45 -> 73 / 45, held-out (30, 23) ->
 # (30, 24) (P 0.800 R 0.600 F1 0.686 Pk 0.195); pk8 as reverted read the person's words too: whole (102, 69)
-PINNED = {"whole": (103, 69), "held-out": (30, 24)}
+# own10 (a pasted log ending in an error is not the person's words, work.pasted_log): one false held-out marker less,
+# bf816c7d [28] (a traceback pasted under one typed line, "when I test this function I get this error:", S6), so
+# whole (103, 69) -> (102, 69) and held-out (30, 24) -> (29, 24) (P 0.828 R 0.600 F1 0.696 Pk 0.184); the dev half's
+# (73, 45) does not move (the dev pool's 2 false markers removed are in the fifth round)
+PINNED = {"whole": (102, 69), "held-out": (29, 24)}
 
 
 @pytest.fixture(scope="module")

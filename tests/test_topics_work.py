@@ -135,6 +135,58 @@ def test_a_turn_of_pasted_program_output_with_a_line_typed_reports_the_last_step
     assert typed_prose("the same again\n" + line) == "the same again"
 
 
+# a CI job's log pasted whole (the fifth round's kimi-cli check): ruff's own lines, which no output pattern reads,
+# then the make and runner error lines it ends with
+CI_LOG = """0s
+Run make check-kimi-cli
+==> Checking Kimi Code CLI (ruff + pyright + ty; ty is non-blocking)
+F401 [*] `pytest` imported but unused
+ --> tests/tools/test_extract_key_argument.py:3:8
+  |
+3 | import pytest
+  |        ^^^^^^
+help: Remove unused import: `pytest`
+
+Found 1 error.
+make: *** [Makefile:62: check-kimi-cli] Error 1
+Error: Process completed with exit code 2."""
+# a pip build's log: lines that read as sentences ("running install_scripts", "adding 'ai/utils.py'")
+BUILD_LOG = "\n".join(
+    [f"copying build/lib/ai/{m}.py -> build/bdist.linux-x86_64/wheel/./ai" for m in ("utils", "secrets")]
+    + ["running install_scripts"]
+    + [f"adding 'ai/{m}.py'" for m in ("__init__", "anthropic", "cohere", "ollama", "openai", "utils")]
+    + ["Successfully installed pgai-0.6.1.dev0", "Installing SQL files...", "BEGIN", "SET"]
+    + ["psql:/usr/share/postgresql/16/extension/pgai--0.6.1-dev.sql:55: ERROR:  query returned no rows"]
+    + ["Error: SQL syntax check failed", "hawk@hawk:~$ "]
+)
+# a documentation page copied whole: its headings and links stay
+PAGE = "\n".join(
+    ["> ## Documentation Index", "> Fetch the complete documentation index at: https://example.com/docs/llms.txt", ""]
+    + ["# Claude Code on Google Vertex AI", "", "## Prerequisites", "", "Before configuring it, ensure you have:", ""]
+    + ["* A project with the [Vertex AI API](https://cloud.google.com/vertex-ai) enabled"] * 2
+    + ["", "## Troubleshooting", "", "If you see quota errors, check the [quotas](https://cloud.google.com/q).", ""]
+    + ["## Additional resources", "", "* [Vertex AI pricing](https://cloud.google.com/vertex-ai/pricing)"]
+)
+
+
+def test_a_pasted_log_ending_in_an_error_or_a_pasted_page_is_not_the_persons_words() -> None:
+    """A log pasted whole is read to its last error line (``problems.pasted.error_lines``), a documentation page by
+    its headings and links: with little typed around them, the turn reports output (S4, S6); a request typed at length
+    beside them is still read (S8), and an error named in a sentence or a spec with headings but no links is no
+    paste."""
+    for paste in (CI_LOG, BUILD_LOG, PAGE):
+        assert work.reports_output(paste)
+        assert work.reports_output("the CI fails again:\n" + paste + "\nany idea?")
+    assert not work.reports_output(CI_LOG.replace("Error", "Note").replace("error", "note"))  # no error: not read
+    assert work.pasted_log(BUILD_LOG) == ("hawk@hawk:~$ ", len(BUILD_LOG) - len("hawk@hawk:~$ "))
+    typed = " ".join(["Now add a settings page with a form for the API key, a theme switch and a reset button."] * 4)
+    assert not work.reports_output(typed + "\n" + CI_LOG)
+    assert not work.reports_output(typed + "\n" + PAGE)
+    assert work.pasted_log("The build said Error: no such file when I ran it, please fix the path.")[1] == 0
+    spec = "## Goal\nA settings page.\n## Steps\n1. Add a form for the API key\n2. Add a theme switch\n"
+    assert work.pasted_page(spec) == (spec, 0) and not work.reports_output(spec)
+
+
 def _scored(turns: int, score_bias: float) -> list[bool]:
     """A work conversation of ``turns`` person turns, each a request form, scored by a one-signal work model whose
     score is sigmoid(2 + bias); the topic model never switches. Returns the markers."""

@@ -101,7 +101,7 @@ def typed_words(text: str) -> str:
     return "\n".join(keep).strip()
 
 
-def _prose(line: str) -> bool:
+def reads_as_prose(line: str) -> bool:
     """Most of the line's tokens are words (letters, in any script, punctuation around them aside): a sentence,
     not a command line, a progress line or a list of paths."""
     tokens = line.split()
@@ -113,8 +113,9 @@ _PUNCTUATION = "\"'`.,:;!?()[]{}<>«»“”‘’-–—…。，：；！？�
 
 
 def typed_prose(text: str) -> str:
-    """The lines of ``typed_words`` that read as sentences (``_prose``): what the person wrote in their own words."""
-    return "\n".join(line for line in typed_words(text).split("\n") if _prose(line)).strip()
+    """The lines of ``typed_words`` that read as sentences (``reads_as_prose``): what the person wrote in their own
+    words."""
+    return "\n".join(line for line in typed_words(text).split("\n") if reads_as_prose(line)).strip()
 
 
 def output_chars(text: str) -> int:

@@ -52,8 +52,9 @@ import math
 import re
 from collections.abc import Sequence
 
+from forensics.analyzers.problems.pasted import error_lines
 from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, sentences, terms
-from forensics.text.prose import output_chars, own_words, typed_prose
+from forensics.text.prose import output_chars, own_words, reads_as_prose, typed_prose, unwrapped
 
 MODE = "work"  # its entry in weights.json
 BASE = ("own_words", "work", "request_form", "own_question", "entity_new_judged")  # issue 43's first five
@@ -91,6 +92,20 @@ CONTINUES = ("reports_output", "checks_work", "misses_result", "echoes_reply", "
 # work at hand, whatever its length or wording (``reports_output``; a gate beside the combiner, not a signal of it)
 REPORT_OUTPUT_SHARE = 0.5  # of the message's characters in lines that read as program output, at least
 REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or three sentences)
+# A log pasted whole (a CI job's output, a build, a terminal session) has lines no pattern of program output reads
+# ("copying build/lib/ai/x.py -> ...", "1 | import pytest", "running install_scripts") but ends where the run failed:
+# an error line (``problems.pasted.error_lines``, the reading ``error_again`` uses). From the first line of the turn
+# that is not a sentence (``prose.reads_as_prose``) to its last error line, the turn is that paste, not the person's
+# words (``pasted_log``); what they typed is around it.
+LOG_LINES = 3  # lines of such a block, at least (one error line quoted in a sentence is no paste)
+# A page copied from a documentation site or a README keeps its markdown: headings and links (``[text](url)``). A person
+# typing to an agent writes a heading now and then (a spec's "## Goal"), a link rarely. From its first heading to its
+# last line with a heading or a link, a turn holding ``PAGE_LINKS`` links and ``PAGE_HEADINGS`` headings is that page
+# (``pasted_page``); what the person typed is around it.
+PAGE_LINKS = 3
+PAGE_HEADINGS = 2
+_HEADING = re.compile(r"^#{1,6} \S")
+_LINK = re.compile(r"\[[^\]\n]+\]\((?:https?://|#|/)[^)\s]*\)")
 # S4: a short turn whose own words open by asking to run, test, check or build what is there ("run the test and
 # check it works", "can you run lint, test and check-types", "try again") asks to verify the work at hand, the next
 # step of the same task: it continues, as pasted output does (``checks_work``; a gate beside the combiner). A longer
@@ -245,12 +260,44 @@ def declines(msgs: Sequence[Message]) -> str | None:
     return OPEN_CHAT if median >= OPEN_CHAT_REPLY_CHARS else None
 
 
+def pasted_log(text: str) -> tuple[str, int]:
+    """``text`` less a pasted log that ends in an error (``LOG_LINES`` lines or more, from the first line that is not
+    a sentence to the last error line), and the log's characters (0: none)."""
+    ends = [at for at, _ in error_lines(text)]
+    if not ends:
+        return text, 0
+    lines = text.split("\n")
+    last = text.count("\n", 0, ends[-1])
+    first = next((i for i in range(last + 1) if lines[i].strip() and not reads_as_prose(lines[i])), last)
+    if last - first + 1 < LOG_LINES:
+        return text, 0
+    log = lines[first : last + 1]
+    return "\n".join(lines[:first] + lines[last + 1 :]), sum(len(line) + 1 for line in log)
+
+
+def pasted_page(text: str) -> tuple[str, int]:
+    """``text`` less a markdown page pasted whole (``PAGE_LINKS`` links and ``PAGE_HEADINGS`` headings, from its first
+    heading to its last line with a heading or a link), and the page's characters (0: none)."""
+    if len(_LINK.findall(text)) < PAGE_LINKS:
+        return text, 0
+    lines = text.split("\n")
+    heads = [i for i, line in enumerate(lines) if _HEADING.match(line)]
+    if len(heads) < PAGE_HEADINGS:
+        return text, 0
+    last = max(i for i, line in enumerate(lines) if _HEADING.match(line) or _LINK.search(line))
+    page = lines[heads[0] : last + 1]
+    return "\n".join(lines[: heads[0]] + lines[last + 1 :]), sum(len(line) + 1 for line in page)
+
+
 def reports_output(text: str) -> bool:
-    """The turn is mostly pasted program output, with little typed around it (S4: supplying output; S6: the last
+    """The turn is mostly pasted program output (``prose.output_chars``, or a log ending in an error:
+    ``pasted_log``) or a page (``pasted_page``), with little typed around it (S4: supplying output; S6: the last
     step's consequence). A new request typed beside a paste (S8) is longer than ``REPORT_TYPED_CHARS``."""
+    rest, log = pasted_log(unwrapped(text))
+    rest, page = pasted_page(rest)
     return (
-        output_chars(text) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0
-        and len(typed_prose(text)) <= REPORT_TYPED_CHARS
+        log + page + output_chars(rest) >= REPORT_OUTPUT_SHARE * len(text.strip()) > 0
+        and len(typed_prose(rest)) <= REPORT_TYPED_CHARS
     )
 
 
