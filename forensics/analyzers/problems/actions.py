@@ -199,10 +199,10 @@ def part_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``redundant_work``, rule ``failed_step_again``: a call failed, and a later call of the same tool does it again
     with nothing changed between (no successful writing call, no person turn; calls that only look, ``git status``,
-    ``git log``, may come between; a variable exported or keys typed into another program are a change, ``MUTATING_COMMAND``)
-    and fails again the same way (the same first line past the harness's headers and the same error line, values
-    masked: ``_first_line``, ``_error``): GUIDE §5's "re-running the same
-    failing command without change", read from what the two calls run. A command is done again when each of its steps
+    ``git log``, may come between; keys typed into another program, ``MUTATING_COMMAND``, and a variable exported,
+    ``SETTING_COMMAND``, are changes) and fails again the same way (the same first line past the harness's headers
+    and the same error line, values masked: ``_first_line``, ``_error``): GUIDE §5's "re-running the same failing
+    command without change", read from what the two calls run. A command is done again when each of its steps
     (``steps``: its lines, cut at ``&&``, ``||`` and ``;``) is one of the failed command's (the commit re-run without
     the ``git add`` before it) and the text it writes is the same (``body``: an edit with a line dropped or a comment
     reworded is another edit); another call when its arguments are the same. Not when the first was refused by the
