@@ -54,7 +54,7 @@ UNLESS: dict[str, str] = {
     r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>",
 }
 # the lines a harness writes above a command's output, one pattern a line (Claude Code's "Exit code 1"; Codex's exit
-# code, wall time, "Output:" and unified-exec chunk headers): the compaction analyzer takes them off before it looks for
+# code, wall time, "Output:" and unified-exec chunk headers; mini-swe-agent's return code and output tags): the compaction analyzer takes them off before it looks for
 # the first error line, the problems analyzer quotes the first line past them
 HARNESS_HEADERS = (
     r"Exit code:? -?\d+",
@@ -64,6 +64,8 @@ HARNESS_HEADERS = (
     r"Process exited with code -?\d+",
     r"Original token count: \d+",
     r"Process running with session ID \d+",
+    r"<returncode>-?\d+</returncode>",  # mini-swe-agent's, with its output wrapped in <output> tags
+    r"</?output>",
 )
 HARNESS_HEADER = "(?:" + "|".join(HARNESS_HEADERS) + ")"  # one of them (RE2 and Python alike)
 # a search tool (its command names one) whose output is empty once the exit-status lines are taken out

@@ -4,7 +4,8 @@
 
 An action is a tool and its canonical arguments (the JSON re-serialised); its result is the result text with
 digits masked (timings and ids change between identical runs). "Nothing changed" means no call that changes
-files or state (``MUTATING_*``) succeeded between two occurrences (a failed edit changed nothing).
+files or state (``MUTATING_*``; for a step done again, the shell's own state too: ``SETTING_COMMAND``) succeeded between two
+occurrences (a failed edit changed nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import duckdb
 from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
+from forensics.analyzers.signature.error_lines import error_line, template
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import HARNESS_HEADER
 from forensics.warehouse.tool_errors import sql_str as _q
@@ -33,8 +35,14 @@ MUTATING_COMMAND = (
     r"chmod\s|git (?:commit|checkout|reset|apply|stash|merge|rebase|add|restore|switch)\b|"
     r"\b(?:npm|pnpm|yarn|pip|pip3|uv|cargo|go|brew|apt|apt-get) (?:install|add|i|get|remove)\b|"
     r"<<|\bpython[0-9.]*\s+-c|\bnode\s+-e|write_text|\.write\(|kill\b|taskkill|docker|systemctl|"
-    r"just\s|make\b"
+    r"just\s|make\b|"
+    # keystrokes typed into another program: an editor (vim in a tmux pane, terminal-bench), a shell; what they change
+    # no result shows
+    r"\btmux send-keys\b|\bscreen -X stuff\b"
 )
+# a change to the shell's own state (a variable set, a file sourced): a command run again after it runs in another
+# setting, so it is no step done again unchanged (``redundant_work``); the same error met across it is still a loop
+SETTING_COMMAND = r"(?:^|\\n|[\"\n;&|(])\s*(?:export\s+\w+=|unset\s+\w|source\s+\S|conda activate\b)"
 REREAD_WINDOW = 30  # messages: a read further back may have left the context (compaction, truncation)
 ERROR_GAP = 10  # messages: a failure further from the last one of its kind starts another stretch
 CALLS = "_problem_calls"
@@ -43,6 +51,7 @@ HASHED, HASHED_TAIL = 4000, 2000  # characters of a result's head and tail hashe
 # error rules do not flag it: "[Your proposed edit has introduced new syntax error(s). Please ... retry ...]"
 SAYS_FAILED = r"(?i)\b(?:error|errors|failed|failure|invalid|rejected|denied)\b"
 SAYS_FAILED_CHARS = 300
+ERROR_HEAD = 2000  # characters of a failed call's result read for its error line (where errors are written)
 MIN_RESULT = 20  # characters: an identical empty or one-word result repeated is no work done twice
 MASK = r"[0-9]+"
 # a result that shows its lines numbered (``nl -ba``, ``cat -n``, a read tool's "  40\t" or "40|" or "40: "): three
@@ -68,12 +77,15 @@ def mutating_sql() -> str:
 
 def _calls_sql() -> str:
     """Every selected main-path call with an answer: its action, result hash (only where the action repeats: the
-    one costly column) and size, error and whether it changed something (``mut``)."""
+    one costly column) and size, error and whether it changed something (``mut``; ``chg``: or the shell's own state,
+    ``SETTING_COMMAND``, read by the rules of a step done again unchanged)."""
     return f"""
         WITH t AS (
             SELECT conversation_id AS cid, position AS pos, call_index AS k, name, canon, arguments AS args,
                    coalesce(is_error, false) AS err, result_seq, result_position AS rpos,
                    {mutating_sql()} AS mut,
+                   {mutating_sql()} OR NOT coalesce(is_error, false)
+                       AND regexp_matches(coalesce(arguments, ''), '{_q(SETTING_COMMAND)}') AS chg,
                    count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
             FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
                   WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL
@@ -82,7 +94,7 @@ def _calls_sql() -> str:
                      row_number() OVER (PARTITION BY conversation_id ORDER BY position) AS turns
               FROM messages WHERE on_main_path AND origin = 'person'
                 AND conversation_id IN (SELECT conversation_id FROM {SELECTED}))
-        SELECT t.cid, t.pos, t.k, t.name, t.canon, t.args, t.err, t.rpos, t.mut,
+        SELECT t.cid, t.pos, t.k, t.name, t.canon, t.args, t.err, t.rpos, t.mut, t.chg,
                coalesce(m.content_chars, 0) AS rchars, coalesce(p.turns, 0) AS turns,
                regexp_matches(left(coalesce(m.content, ''), {NUMBERED_HEAD}), '{NUMBERED}') AS numbered,
                CASE WHEN t.same >= 2 THEN md5(regexp_replace(CASE WHEN m.content_chars > {HASHED} + {HASHED_TAIL}
@@ -109,9 +121,9 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     read for one request, read again to edit it for the next)."""
     rows = con.execute(f"""
         WITH c AS ({calls_sql()}),
-        w AS (SELECT *, sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
+        w AS (SELECT *, sum(chg::INT) OVER (PARTITION BY cid ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING
                                              AND 1 PRECEDING) AS muts_before FROM c),
-        g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(mut::INT) OVER (PARTITION BY cid, name, canon, h
+        g AS (SELECT *, coalesce(muts_before, 0) - coalesce(sum(chg::INT) OVER (PARTITION BY cid, name, canon, h
                   ORDER BY pos, k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS quiet
               FROM (SELECT *, count(*) OVER (PARTITION BY cid, name, canon, h) AS n FROM w WHERE NOT ({POLL}))
               WHERE n >= 2)
@@ -146,14 +158,14 @@ def repeated_actions(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 def part_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``redundant_work``, rule ``same_action_same_result``, where the second call is a part of the first: the next
     call of one tool whose lines (``action_lines``: blank lines and comments dropped) are all among the previous
-    call's, with the same non-empty result and nothing changed between (``mut``: no successful writing call, neither
+    call's, with the same non-empty result and nothing changed between (``chg``: no successful writing call, neither
     call one, no person turn). The same statements run again after "let me correct that" (a ChatGPT code cell
     re-running ``integrate(...)`` without its imports, 0 again), the same patch's hunk sent again: the same action,
     its comments and the lines it already ran aside. The result's size does not matter here (``MIN_RESULT``): the
     lines are the work, and they ran twice."""
     rows = con.execute(f"""
-        WITH c AS (SELECT cid, pos, k, name, args, mut, turns, rpos, err,
-                          sum(mut::INT) OVER (PARTITION BY cid ORDER BY pos, k) AS muts FROM {CALLS}),
+        WITH c AS (SELECT cid, pos, k, name, args, chg AS mut, turns, rpos, err,
+                          sum(chg::INT) OVER (PARTITION BY cid ORDER BY pos, k) AS muts FROM {CALLS}),
         l AS (SELECT *, lag(args) OVER w AS args0, lag(pos) OVER w AS pos0, lag(rpos) OVER w AS rpos0,
                      lag(muts) OVER w AS muts0, lag(turns) OVER w AS turns0, lag(mut) OVER w AS mut0
               FROM c WINDOW w AS (PARTITION BY cid, name ORDER BY pos, k))
@@ -187,10 +199,13 @@ def part_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     """``redundant_work``, rule ``failed_step_again``: a call failed, and a later call of the same tool does it again
     with nothing changed between (no successful writing call, no person turn; calls that only look, ``git status``,
-    ``git log``, may come between) and fails again: GUIDE §5's "re-running the same failing command without change",
-    read from what the two calls run, not from their results' words. A command is done again when each of its steps
+    ``git log``, may come between; keys typed into another program, ``MUTATING_COMMAND``, and a variable exported,
+    ``SETTING_COMMAND``, are changes) and fails again the same way (the same first line past the harness's headers
+    and the same error line, values masked: ``_first_line``, ``_error``): GUIDE §5's "re-running the same failing
+    command without change", read from what the two calls run. A command is done again when each of its steps
     (``steps``: its lines, cut at ``&&``, ``||`` and ``;``) is one of the failed command's (the commit re-run without
-    the ``git add`` before it); another call when its arguments are the same. Not when the first was refused by the
+    the ``git add`` before it) and the text it writes is the same (``body``: an edit with a line dropped or a comment
+    reworded is another edit); another call when its arguments are the same. Not when the first was refused by the
     person (their words came with it), nor when the second fails otherwise and a call between looked at the file the
     first one named (it read the file the failed edit needed read first: the retry follows what the failure said).
     The same-action rule's findings (the same arguments, the same result) are read there too."""
@@ -199,17 +214,18 @@ def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
     rows = con.execute(f"""
         WITH c AS (SELECT c.cid, c.pos, c.k, c.name, c.canon, c.args, c.err, c.turns, c.mut,
-                          sum(c.mut::INT) OVER (PARTITION BY c.cid ORDER BY c.pos, c.k) AS muts,
-                          left(coalesce(r.content, ''), {SAYS_FAILED_CHARS}) AS said
+                          sum(c.chg::INT) OVER (PARTITION BY c.cid ORDER BY c.pos, c.k) AS muts,
+                          left(coalesce(r.content, ''), {SAYS_FAILED_CHARS}) AS said,
+                          left(coalesce(r.content, ''), {ERROR_HEAD}) AS text
                    FROM (SELECT * FROM {CALLS} WHERE NOT ({POLL})) c LEFT JOIN messages r
                      ON r.conversation_id = c.cid AND r.position = c.rpos AND r.on_main_path),
         f AS (SELECT * FROM c WHERE err)
         SELECT b.cid, b.name, list(a.pos ORDER BY a.pos DESC, a.k DESC), list(a.args ORDER BY a.pos DESC, a.k DESC),
                list(a.canon ORDER BY a.pos DESC, a.k DESC), list(a.said ORDER BY a.pos DESC, a.k DESC),
-               b.pos, b.args, b.canon, b.said
+               list(a.text ORDER BY a.pos DESC, a.k DESC), b.pos, b.args, b.canon, b.said, b.text
         FROM f b JOIN f a ON a.cid = b.cid AND a.name = b.name AND a.pos < b.pos AND a.turns = b.turns
              AND a.muts = b.muts
-        GROUP BY b.cid, b.name, b.pos, b.k, b.args, b.canon, b.said ORDER BY 1, 7""").fetchall()
+        GROUP BY b.cid, b.name, b.pos, b.k, b.args, b.canon, b.said, b.text ORDER BY 1, 8""").fetchall()
     if not rows:
         return []
     looked: dict[str, list[tuple[int, str]]] = {}
@@ -221,20 +237,21 @@ def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     # a call -> the failed call it does again, the quote, the tool, and whether both are the same call with the same
     # result (the same-action rule reads those: a pair or a chain of them alone is its finding, not this rule's)
     links: dict[tuple[str, int], tuple[int, str, str, bool]] = {}
-    for cid, name, pos0s, args0s, canon0s, said0s, pos, args, canon, said in rows:
+    for cid, name, pos0s, args0s, canon0s, said0s, text0s, pos, args, canon, said, text in rows:
         command = command_of(str(name), str(args or ""))
         mine = steps(command) if command else []
-        for pos0, args0, canon0, said0 in zip(pos0s, args0s, canon0s, said0s):
+        error = _error(text)
+        for pos0, args0, canon0, said0, text0 in zip(pos0s, args0s, canon0s, said0s, text0s):
             if REFUSED.search(_first_line(said0, masked=False)):
                 continue
             if command:
                 theirs = command_of(str(name), str(args0 or "")) or ""
-                if not mine or not set(mine) <= set(steps(theirs)):
+                if not mine or not set(mine) <= set(steps(theirs)) or body(command) != body(theirs):
                     continue
             elif canon != canon0:
                 continue
-            again, stopped = _first_line(said), _first_line(said, masked=False)
-            if again != _first_line(said0) and (
+            stopped = _first_line(said, masked=False)
+            if (_first_line(said) != _first_line(said0) or error != _error(text0)) and (
                 not REFUSED.search(stopped) or _looked_at(str(args0 or ""), looked.get(str(cid), []), pos0, pos)
             ):
                 continue
@@ -267,6 +284,17 @@ def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
+def _error(text: Any) -> str:
+    """How a failed call failed, to tell "failed again the same way" with its first line (``_first_line``): the error
+    line the failure signature reads (``signature.error_lines``: the exception, the shell's error, else the first line
+    past any preamble) of the result past the harness's header lines (``tool_errors.HARNESS_HEADERS``), as its template
+    (values masked). The first line alone is a wrapper's in some harnesses: SWE-agent's ``[File: …]`` view above
+    ``/bin/bash: line 9: Step: command not found``; the error line alone is a build's closing line under another
+    cause."""
+    body = "\n".join(x for x in str(text or "").splitlines() if not HEADER_LINE.fullmatch(x))
+    return template(error_line(body, flagged=True) or "")
+
+
 FAILED_AGAIN = (
     "a failed call done again, nothing changed between (no successful edit or writing command, no person turn), and it "
     "failed again (GUIDE §5: the same failing command re-run without change)"
@@ -280,6 +308,29 @@ def steps(command: str) -> list[str]:
     ``;``."""
     lines = (x.strip() for x in command.replace("\r", "").split("\n"))
     return [x for ln in lines if ln and not COMMENT_LINE.match(ln) for x in SHELL_STEP.split(ln) if x]
+
+
+# where a command starts to carry a file's text: SWE-agent's ``edit 12:30`` (its lines up to ``end_of_edit``), a
+# here-document (``cat > f <<'EOF'``, ``apply_patch <<'PATCH'``, a commit message)
+BODY_START = re.compile(r"(?m)^\s*edit\s+\d+(?::\d+)?\s*$|<<-?\s*['\"]?(\w+)['\"]?[^\n]*$")
+
+
+def body(command: str) -> list[str]:
+    """The text a command writes (``BODY_START``, up to its ``end_of_edit`` or the here-document's closing word), its
+    lines that hold a letter or digit, stripped; [] when it carries none. Two commands that write different text are
+    two actions, though each line of one is a line of the other: the agent dropped a line of its edit, or reworded a
+    comment in it (its comments are the file's text, not the shell's)."""
+    m = BODY_START.search(command)
+    if not m:
+        return []
+    end = m.group(1) or "end_of_edit"
+    out: list[str] = []
+    for x in command[m.end() :].splitlines():
+        if x.strip() == end:
+            break
+        if re.search(r"\w", x):
+            out.append(x.strip())
+    return out
 
 
 HEADER_LINE = re.compile(rf"{HARNESS_HEADER}[ \t]*")
