@@ -65,8 +65,9 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     a run that ended with its work handed over (issue 41, branch rank5). So the 2e4215f0 twins (the realistic
     fixture and its Anthropic rewrite, equal scores: a "- namespace: fixed" the person's next turn contradicts, a
     sentinel lost before a tool error, a request said again) come first, then d6614e0b (the one compaction topic loss)
-    and a82389b1 (run_command failing three times with the same error), tied, in their reasons' order, and 2bae3528 (a
-    "fixed" over a failing build). a82389b1's "还是不对" is below the SQLite harness's runs of its length (issue 41,
+    and a82389b1 (run_command failing three times with the same error), tied, in their reasons' order, and aeb4919b's
+    Anthropic rewrite (a "- tracing subscriber: fixed" over failing tests, and `npm run typecheck` run again after it
+    failed with only reads between: recall10's failed_step_again; 2bae3528's "fixed" over a failing build was fifth). a82389b1's "还是不对" is below the SQLite harness's runs of its length (issue 41,
     norm9: it ranked third on it before). Before, the aeb4919b twins led on their topic interleave beside a false "fixed", and a9ce8167 was
     fifth on a long interleave and a crowded context alone: all runs that end on a reply. Held against sqlite's own
     norms (issue 24)."""
@@ -77,7 +78,7 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
         "2e4215f0 · realistic.db",
         "d6614e0b",
         "a82389b1 · anthropic.db",
-        "2bae3528",
+        "aeb4919b · anthropic.db",
     ]
     assert [w["score"] for w in worst] == sorted((w["score"] for w in worst), reverse=True)
     assert worst[0]["score"] == worst[1]["score"]
@@ -91,10 +92,10 @@ def test_worst_conversations_rank_by_their_findings_with_a_reason_each(doc: dict
     # recall9: its "- codesign: fixed" and "- msi installer: fixed" the person's next turns contradict ("The msi
     # installer part still looks wrong, `notarize_app` errors out", read true) join its "fixed" over a failing build at
     # [25]: three claims of one kind, said by the norm they share; its place and score are unmoved
-    assert worst[4]["reasons"][0] == (
-        "gave up or false success (high, fires on 23% of conversations): the person's next turn says the claimed work "
-        "failed them"
-    )
+    assert worst[4]["reasons"] == [
+        "gave up or false success (high, fires on 23% of conversations): [111] “- tracing subscriber: fixed”",
+        "redundant work (low, fires on 9% of conversations): [72] “npm run typecheck”",
+    ]
     measures = {"tool_dispersion", "tool_result_crowding", "topic_interleave", "no_focus", "context_crowded"}
     assert not [r for w in worst for r in w["reasons"] if r.split(" (")[0].replace(" ", "_") in measures]
 
