@@ -299,7 +299,7 @@ def report(
     """
     from forensics.analyzers.schema import load_config
     from forensics.kernel.selection import Selection
-    from forensics.report.build import Report, build_report, cache_pages
+    from forensics.report.build import Report, build_report, cache_pages, step
     from forensics.report.compare import build_comparison
     from forensics.report.render import FORMATS, write
     from forensics.tuning import advise
@@ -343,9 +343,11 @@ def report(
             charts=bool({"md", "html"} & set(formats or FORMATS)),
         )
     had = set(result.pages) if isinstance(result, Report) else set()
-    written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
+    with step("pages", "report.md, report.html, metrics.json and charts/ written"):
+        written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
     if isinstance(result, Report) and set(result.pages) - had:
-        cache_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
+        with step("pages_kept", "the pages added to the report kept whole"):
+            cache_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
     return result, written
 
 

@@ -7,8 +7,8 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Collection
-from contextlib import ExitStack, nullcontext
+from collections.abc import Callable, Collection, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -44,6 +44,19 @@ SHOWN = 100  # findings listed per section, strongest first (all of them: metric
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 # one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
 progress = logging.getLogger("forensics.report")
+# and one DEBUG record per part of the report outside the analyzers and the tuners (``step``): bench/shares.py reads
+# them, so that every share of a report's CPU is listed (docs/scale.md), not only the analyzers'
+
+
+@contextmanager
+def step(name: str, what: str) -> Iterator[None]:
+    """A DEBUG progress record of the block's wall and CPU seconds (``_clock``), when someone reads them."""
+    if not progress.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    started = _clock()
+    yield
+    progress.debug("%-14s %7.1f s %7.1f CPU s  %s", name, *_lapsed(started), what)
 
 
 def toolkit_version() -> str:
@@ -144,7 +157,8 @@ def build_report(
         set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions}, painter)
-        report.evidence = evidence.fetch(wh.con, cited(report))
+        with step("evidence", "the messages the shown findings cite"):
+            report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
             started = _clock()
             advice = recommend(wh.con, cfg, names, questions)
@@ -154,14 +168,19 @@ def build_report(
         else:
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
         if persist_findings:
-            persist.write(wh.con, report)
+            with step("persist", "the findings kept for `forensics serve`"):
+                persist.write(wh.con, report)
         if painter:
             started = _clock()
             report.drawn = painter.finish()
             progress.info(
                 "%-14s %7.1f s %7.1f CPU s  the charts' last drawings waited for", "charts", *_lapsed(started)
             )
-        _keep(wh.con, want, report)
+        with step("kept_whole", "the report kept in the warehouse (`report.cache`)"):
+            _keep(wh.con, want, report)
+        closing = _clock()
+    if progress.isEnabledFor(logging.DEBUG):
+        progress.debug("%-14s %7.1f s %7.1f CPU s  the warehouse closed (its checkpoint)", "closed", *_lapsed(closing))
     return report
 
 
@@ -367,6 +386,10 @@ def analyze(
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     reuse.clear_tally()
+    counted = None
+    if "warehouse" in source:  # data quality is counted over the warehouse's messages; a lake read on Spark has none
+        with step("data_quality", "the sources' text redacted, empty or cut (`analyzers.quality`)"):
+            counted = quality.summarize(ctx)
     meta = {
         "schema_version": METRICS_SCHEMA_VERSION,
         "toolkit_version": toolkit_version(),
@@ -377,8 +400,7 @@ def analyze(
         "label": selection.label,
         "conversations": ctx.selected,
         "analyzers": names,
-        # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
-        **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
+        **({"data_quality": counted} if counted is not None else {}),
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
@@ -418,7 +440,10 @@ def analyze(
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs, known, ctx.cfg))
+    with step("digest", "the worst conversations and the strongest findings"):
+        report.digest = digests.build(
+            report.sections, ctx.selected, done(ctx.con, report.sections, runs, known, ctx.cfg)
+        )
     return report
 
 
