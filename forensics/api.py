@@ -301,7 +301,7 @@ def report(
     from forensics.kernel.selection import Selection
     from forensics.report.build import Report, build_report, cache_pages, step
     from forensics.report.compare import build_comparison
-    from forensics.report.render import FORMATS, write
+    from forensics.report.render import FORMATS, prerender, write
     from forensics.tuning import advise
 
     cfg = cfg or load_config()
@@ -341,9 +341,11 @@ def report(
             recommend=advise,
             persist_findings=True,
             charts=bool({"md", "html"} & set(formats or FORMATS)),
+            # rendered before the report is kept whole, and kept with it (one write to the warehouse)
+            pages=lambda r: prerender(r, formats or list(FORMATS), cfg["redact.personal"]),
         )
     had = set(result.pages) if isinstance(result, Report) else set()
-    with step("pages", "report.md, report.html, metrics.json and charts/ written"):
+    with step("written", "report.md, report.html, metrics.json and charts/ written"):
         written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
     if isinstance(result, Report) and set(result.pages) - had:
         with step("pages_kept", "the pages added to the report kept whole"):

@@ -75,7 +75,7 @@ class Report:
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
     drawn: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, when drawn with the warehouse (``drawn``)
     # kept whole in the warehouse under this key (``report.cache``; "" when not kept), and its rendered files
-    # (``render.write``; not part of what is kept as the report: ``cache_pages`` adds them)
+    # (``render.write``, ``render.prerender``; kept beside the report's body, not in it)
     cache_key: str = ""
     pages: dict[str, str] = field(default_factory=dict)
 
@@ -119,13 +119,15 @@ def build_report(
     recommend: digests.Recommender | None = None,
     persist_findings: bool = False,
     charts: bool = False,
+    pages: Callable[[Report], None] | None = None,
 ) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
     file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
     its tuner fits on). ``recommend``: `forensics tune`'s tuners (``forensics.tuning.advise``) for *What to change*,
     run on the report's connection after the analyzers (None: not computed); ``persist_findings``:
     keep the findings in the warehouse for `forensics serve` (``report.persist``); ``charts``: draw the charts,
-    reusing the warehouse's SVG of unchanged data (``report.drawn``)."""
+    reusing the warehouse's SVG of unchanged data (``report.drawn``); ``pages``: renders the report's pages into
+    ``Report.pages`` (``render.prerender``), kept with the report in the same write."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -176,6 +178,9 @@ def build_report(
             progress.info(
                 "%-14s %7.1f s %7.1f CPU s  the charts' last drawings waited for", "charts", *_lapsed(started)
             )
+        if pages:
+            with step("pages", "report.md and report.html rendered (`render.prerender`)"):
+                pages(report)
         with step("kept_whole", "the report kept in the warehouse (`report.cache`)"):
             _keep(wh.con, want, report)
         closing = _clock()
@@ -234,14 +239,15 @@ def _cached(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist
 
 
 def _keep(con: duckdb.DuckDBPyConnection, want: str, report: Report) -> None:
-    """Keep ``report`` whole under ``want``, after every derived table it wrote; a report holding a value the
-    encoding cannot give back exactly is not kept (the table is cleared: the next report recomputes)."""
+    """Keep ``report`` whole under ``want``, after every derived table it wrote, with the pages rendered of it so far
+    (``Report.pages``); a report holding a value the encoding cannot give back exactly is not kept (the table is
+    cleared: the next report recomputes)."""
     try:
         body: bytes | None = cache.encode(replace(report, cache_key="", pages={}), CACHED_CLASSES)
     except cache.NotCacheable as e:
         progress.debug("report not kept whole: %s", e)
         body = None
-    cache.store(con, want, body)
+    cache.store(con, want, body, report.pages if body is not None else None)
     report.cache_key = want if body is not None else ""
 
 
