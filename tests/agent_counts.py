@@ -1491,6 +1491,9 @@ def _codex_text(output: object) -> str:
     return wrapped["output"] if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str) else output
 
 
+_CODEX_BARE = ("message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "local_shell_call")
+
+
 def codex_file(path: Path) -> FileFigures:
     recs = list(json_lines(path))
     meta: dict = {}
@@ -1503,6 +1506,8 @@ def codex_file(path: Path) -> FileFigures:
     rolled = 0
     for r in recs:
         kind, p = r.get("type"), r.get("payload") or {}
+        if kind in _CODEX_BARE and "payload" not in r:  # the 2025-08/09 layout: items without a response_item wrapper
+            kind, p = "response_item", r
         if kind == "session_meta":
             copied = bool(meta) and p.get("id") != meta.get("id")
             meta = meta or p
@@ -2300,18 +2305,32 @@ def pi_file(path: Path) -> Tally:
 
 def crush_file(path: Path) -> Tally:
     """Crush's crush.db: a conversation per sessions row; the person's messages are messages of role user; each
-    tool_call part of an assistant message is a call, answered by the tool_result part of its id (failed when
-    is_error); tokens are only session totals, so none per response."""
+    tool_call part of an assistant message is a call, answered by the next tool_result part of its id in the same
+    session (Kimi K2 through OpenRouter numbers every call ``0``, so an id is not unique; failed when is_error, else
+    by the content rules of ``is_error``, as the importer's shared toolkit decides); tokens are only session totals,
+    so none per response."""
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     sessions = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
-    msgs = [(role, json.loads(parts)) for role, parts in con.execute("SELECT role, parts FROM messages")]
+    msgs = [
+        (sid, role, json.loads(parts))
+        for sid, role, parts in con.execute("SELECT session_id, role, parts FROM messages ORDER BY created_at, rowid")
+    ]
     con.close()
-    parts = [(role, p["type"], p["data"]) for role, ps in msgs for p in ps]
-    calls = [d["id"] for role, t, d in parts if role == "assistant" and t == "tool_call"]
-    results = {d["tool_call_id"]: d.get("is_error") is True for _, t, d in parts if t == "tool_result"}
-    linked = [c for c in calls if c in results]
-    person = sum(role == "user" for role, _ in msgs)
-    return Tally(sessions, person, len(calls), len(linked), sum(results[c] for c in linked), 0)
+    calls = 0
+    pending: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    linked = errors = 0
+    for sid, role, ps in msgs:
+        for p in ps:
+            d = p["data"]
+            if role == "assistant" and p["type"] == "tool_call":
+                calls += 1
+                pending.setdefault((sid, d["id"]), []).append((d.get("name", ""), d.get("input", "")))
+            elif p["type"] == "tool_result" and pending.get((sid, d["tool_call_id"])):
+                name, args = pending[(sid, d["tool_call_id"])].pop(0)
+                linked += 1
+                errors += is_error(d.get("is_error") is True, d.get("content"), name, args)
+    person = sum(role == "user" for _, role, _ in msgs)
+    return Tally(sessions, person, calls, linked, errors, 0)
 
 
 def letta_file(path: Path) -> Tally:

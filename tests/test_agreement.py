@@ -147,3 +147,22 @@ def test_the_detectors_against_each_reader() -> None:
     t = {n: (r["shifts"], r["person_turns"]) for n, r in d["topics"].items()}
     assert t == {"first": (71, 304), "second": (61, 303)}
     assert "problems vs both readers: finds 33/37" in "\n".join(ag.render_detectors(d))
+
+
+def test_the_two_readers_of_the_eighth_round() -> None:
+    # bench/data/README.md, the eighth round's second reader (branch second10): blind, committed before this comparison
+    data = ag.ROOT / "bench" / "data"
+    first, second = ag.read(data / "problems-fresh-r8.jsonl"), ag.read(data / "problems-fresh-r8-second.jsonl")
+    assert len(first) == len(second) == 12 and all(d.get("labeler") == "second" for d in second)
+    res = ag.evaluate(first, second)
+    w = res["whole"]
+    o = w["origin"]
+    assert (o["agree"], o["n"], o["unaligned"], round(o["kappa"], 3), round(o["chance"], 3)) == (97, 97, 0, 1.0, 0.685)
+    s = w["shift"]
+    assert (s["n"], s["agree"], s["first_shifts"], s["second_shifts"], s["both"]) == (78, 77, 7, 8, 7)
+    assert (round(s["kappa"], 3), round(s["f1"], 3), round(s["every_turn_f1"], 3)) == (0.926, 0.933, 0.192)
+    p = w["problems"]
+    assert [p["all"][k] for k in ("first", "second", "matched")] == [19, 24, 16]
+    assert (round(p["all"]["f1"], 3), p["any_kind"]["matched"]) == (0.744, 18)
+    oc = w["outcome_judged"]
+    assert (oc["agree"], oc["n"], oc["disagreements"]) == (11, 12, {"success -> unclear": 1})

@@ -143,6 +143,56 @@ def test_source_file_is_never_modified(tmp_path: Path) -> None:
     assert stored == [(before, src.stat().st_size)]
 
 
+def _wal_db(path: Path, rows: int) -> sqlite3.Connection:
+    """A WAL-mode chats table; the open writer is returned with ``rows`` rows committed to its -wal only."""
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("CREATE TABLE chats (uid TEXT, messages TEXT)")
+    con.commit()
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for i in range(rows):
+        con.execute("INSERT INTO chats VALUES (?, ?)", [f"u{i}", MSGS.replace("#", str(i))])
+    con.commit()
+    return con
+
+
+def test_a_wal_mode_store_is_read_without_writing_beside_it(tmp_path: Path) -> None:
+    """SQLite writes a -shm and a -wal beside a WAL-mode database it reads, even with mode=ro: a store committed
+    without them (Crush's, the eighth round's) must be left as found."""
+    src = tmp_path / "s" / "crush.db"
+    src.parent.mkdir()
+    _wal_db(src, 3).close()  # the last close checkpoints and removes the -wal and -shm
+    assert sorted(p.name for p in src.parent.iterdir()) == ["crush.db"]
+    before = sha256(src)
+    s = ingest([src], db=tmp_path / "w.duckdb").sources[0]
+    assert (s.conversations_new, s.messages_imported) == (3, 6)
+    assert sorted(p.name for p in src.parent.iterdir()) == ["crush.db"] and sha256(src) == before
+
+
+def test_a_wal_beside_a_store_is_read_from_a_copy_and_nothing_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -wal with no -shm (copied from a live store): its committed rows are read, through a copy in a temporary
+    folder that goes when the store is closed; nothing is written beside the source."""
+    live = tmp_path / "live" / "c.db"
+    live.parent.mkdir()
+    writer = _wal_db(live, 2)
+    src = tmp_path / "s" / "c.db"
+    src.parent.mkdir()
+    for name in ("c.db", "c.db-wal"):
+        (src.parent / name).write_bytes((live.parent / name).read_bytes())
+    writer.close()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temp))
+    before = {p.name: sha256(p) for p in src.parent.iterdir()}
+    s = ingest([src], db=tmp_path / "w.duckdb").sources[0]
+    assert (s.conversations_new, s.messages_imported) == (2, 4)  # both rows live only in the -wal
+    assert {p.name: sha256(p) for p in src.parent.iterdir()} == before
+    assert list(temp.iterdir()) == []
+
+
 def _chat_db(path: Path, columns: dict[str, str]) -> None:
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE chats (uid TEXT, " + ", ".join(f"{c} TEXT" for c in columns) + ")")

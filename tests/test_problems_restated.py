@@ -82,7 +82,7 @@ def test_pi_restated_after_a_decline_and_an_unfinished_request(tmp_path: Path) -
         ([15], "said_again"),
         ([347], "said_again"),
         ([409], "asked_again_reworded"),
-        ([431], "said_again"),
+        ([431], "said_again+undone_after"),  # recall10: "no, the block should stay as is", the reply put the block back
         ([445], "asked_again_undone"),
         ([469], "said_again"),
         ([744], "asked_again_reworded"),

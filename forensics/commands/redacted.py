@@ -29,6 +29,7 @@ from typing import Any
 
 import duckdb
 
+from forensics.formats.kit.declare import connect_ro
 from forensics.kernel import secret_rules
 from forensics.kernel.errors import ForensicsError
 
@@ -207,8 +208,12 @@ def _jsonl(text: str) -> tuple[str, int]:
 
 def _sqlite_file(src: Path, dest: Path) -> int:
     """The database copied (through SQLite's backup, so a database in WAL mode comes whole), its text cells masked."""
-    with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as source, sqlite3.connect(dest) as copy:
-        source.backup(copy)
+    source = connect_ro(src)
+    try:
+        with sqlite3.connect(dest) as copy:
+            source.backup(copy)
+    finally:
+        source.close()
     n = 0
     con = sqlite3.connect(dest)
     try:

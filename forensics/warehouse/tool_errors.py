@@ -53,6 +53,19 @@ UNLESS: dict[str, str] = {
     "exit_code": r"(?im)^[ \t]*\[?(?:process exited with code|exit code:?|exit status:?|the command completed with "
     r"exit code|command finished with exit code|command exited with code) ?0+\b|<returncode>0+</returncode>",
 }
+# the lines a harness writes above a command's output, one pattern a line (Claude Code's "Exit code 1"; Codex's exit
+# code, wall time, "Output:" and unified-exec chunk headers): the compaction analyzer takes them off before it looks for
+# the first error line, the problems analyzer quotes the first line past them
+HARNESS_HEADERS = (
+    r"Exit code:? -?\d+",
+    r"Wall time: [^\n]*",
+    r"Output:",
+    r"Chunk ID: \S+",
+    r"Process exited with code -?\d+",
+    r"Original token count: \d+",
+    r"Process running with session ID \d+",
+)
+HARNESS_HEADER = "(?:" + "|".join(HARNESS_HEADERS) + ")"  # one of them (RE2 and Python alike)
 # a search tool (its command names one) whose output is empty once the exit-status lines are taken out
 SEARCH_COMMAND = r"\b(?:grep|egrep|fgrep|rg|ag|ack|findstr|Select-String|git grep)\b"
 WRAPPER_LINES = (

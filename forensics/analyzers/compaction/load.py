@@ -19,6 +19,7 @@ from forensics.analyzers.compaction.facts import PATH_ARGS, PATTERN_ARGS, Call, 
 from forensics.analyzers.compaction.rules import COMMAND_TOOL, HARNESS_TEXT, Rules
 from forensics.config import ConfigError
 from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import HARNESS_HEADER
 
 BATCH = 500  # conversations per batch
 TEXT_MAX = 20_000  # characters of a message read for facts (a longer one is a pasted block past that)
@@ -27,10 +28,7 @@ KEPT_MAX = 1_000_000  # characters of the messages a compaction keeps, read to j
 DETAIL_KEYS = ("summary", "message", "content", "text")  # where a format's event detail keeps the summary text
 # the lines a harness writes above a command's output (Claude Code's "Exit code 1", Codex's exit code, wall time and
 # unified-exec chunk headers): taken off before the first error line is looked for, so the error is the output's
-RESULT_HEADERS = (
-    r"(?m)^(?:Exit code:? -?\d+|Wall time: [^\n]*|Output:|Chunk ID: \S+|Process exited with code -?\d+|"
-    r"Original token count: \d+|Process running with session ID \d+)[ \t]*(?:\n|$)"
-)
+RESULT_HEADERS = rf"(?m)^{HARNESS_HEADER}[ \t]*(?:\n|$)"
 SUMMARY_SLACK = 3  # the summary message is at the compaction or one of the next two (after harness lines only)
 
 

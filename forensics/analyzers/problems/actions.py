@@ -19,6 +19,7 @@ from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
 from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import HARNESS_HEADER
 from forensics.warehouse.tool_errors import sql_str as _q
 
 # a call that changes something when it succeeds: an editing tool (not its view command), or a command that writes
@@ -181,6 +182,127 @@ def part_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                 )
             )
     return out
+
+
+def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``redundant_work``, rule ``failed_step_again``: a call failed, and a later call of the same tool does it again
+    with nothing changed between (no successful writing call, no person turn; calls that only look, ``git status``,
+    ``git log``, may come between) and fails again: GUIDE §5's "re-running the same failing command without change",
+    read from what the two calls run, not from their results' words. A command is done again when each of its steps
+    (``steps``: its lines, cut at ``&&``, ``||`` and ``;``) is one of the failed command's (the commit re-run without
+    the ``git add`` before it); another call when its arguments are the same. Not when the first was refused by the
+    person (their words came with it), nor when the second fails otherwise and a call between looked at the file the
+    first one named (it read the file the failed edit needed read first: the retry follows what the failure said).
+    The same-action rule's findings (the same arguments, the same result) are read there too."""
+    from forensics.analyzers.problems.restated import REFUSED
+    from forensics.analyzers.rules.judge import command_of
+
+    rows = con.execute(f"""
+        WITH c AS (SELECT c.cid, c.pos, c.k, c.name, c.canon, c.args, c.err, c.turns, c.mut,
+                          sum(c.mut::INT) OVER (PARTITION BY c.cid ORDER BY c.pos, c.k) AS muts,
+                          left(coalesce(r.content, ''), {SAYS_FAILED_CHARS}) AS said
+                   FROM (SELECT * FROM {CALLS} WHERE NOT ({POLL})) c LEFT JOIN messages r
+                     ON r.conversation_id = c.cid AND r.position = c.rpos AND r.on_main_path),
+        f AS (SELECT * FROM c WHERE err)
+        SELECT b.cid, b.name, list(a.pos ORDER BY a.pos DESC, a.k DESC), list(a.args ORDER BY a.pos DESC, a.k DESC),
+               list(a.canon ORDER BY a.pos DESC, a.k DESC), list(a.said ORDER BY a.pos DESC, a.k DESC),
+               b.pos, b.args, b.canon, b.said
+        FROM f b JOIN f a ON a.cid = b.cid AND a.name = b.name AND a.pos < b.pos AND a.turns = b.turns
+             AND a.muts = b.muts
+        GROUP BY b.cid, b.name, b.pos, b.k, b.args, b.canon, b.said ORDER BY 1, 7""").fetchall()
+    if not rows:
+        return []
+    looked: dict[str, list[tuple[int, str]]] = {}
+    for cid, pos, args in con.execute(
+        f"SELECT cid, pos, args FROM {CALLS} WHERE NOT err AND cid IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1, 2",
+        [sorted({str(r[0]) for r in rows})],
+    ).fetchall():
+        looked.setdefault(str(cid), []).append((int(pos), str(args or "")))
+    # a call -> the failed call it does again, the quote, the tool, and whether both are the same call with the same
+    # result (the same-action rule reads those: a pair or a chain of them alone is its finding, not this rule's)
+    links: dict[tuple[str, int], tuple[int, str, str, bool]] = {}
+    for cid, name, pos0s, args0s, canon0s, said0s, pos, args, canon, said in rows:
+        command = command_of(str(name), str(args or ""))
+        mine = steps(command) if command else []
+        for pos0, args0, canon0, said0 in zip(pos0s, args0s, canon0s, said0s):
+            if REFUSED.search(_first_line(said0, masked=False)):
+                continue
+            if command:
+                theirs = command_of(str(name), str(args0 or "")) or ""
+                if not mine or not set(mine) <= set(steps(theirs)):
+                    continue
+            elif canon != canon0:
+                continue
+            again, stopped = _first_line(said), _first_line(said, masked=False)
+            if again != _first_line(said0) and (
+                not REFUSED.search(stopped) or _looked_at(str(args0 or ""), looked.get(str(cid), []), pos0, pos)
+            ):
+                continue
+            quote = mine[0][:QUOTE] if mine else args_quote(str(args or ""))
+            links[(str(cid), int(pos))] = (int(pos0), quote, name, canon == canon0 and said == said0)
+            break
+    out: list[Problem] = []
+    redone = {(c, p0) for (c, _), (p0, _, _, _) in links.items()}
+    for (cid, pos), (pos0, quote, name, same) in links.items():
+        if not same:  # the same arguments with the same result: the same-action rule's finding
+            out.append(Problem(cid, "redundant_work", [pos0, pos], quote, f"failed_step_again ({name})", FAILED_AGAIN))
+        if (cid, pos) in redone:
+            continue  # a later call does it again too: the chain is cited from its last call
+        chain, alike = [pos], True
+        while (cid, chain[-1]) in links:
+            alike = alike and links[(cid, chain[-1])][3]
+            chain.append(links[(cid, chain[-1])][0])
+        if len(chain) >= 3 and not alike:
+            out.append(
+                Problem(
+                    cid,
+                    "loop",
+                    sorted(chain),
+                    quote,
+                    f"failed_step_{len(chain)}_times ({name})",
+                    f"a failed call done again {len(chain) - 1} times with nothing changed between, failing each time "
+                    "(GUIDE §5: 3 or more)",
+                )
+            )
+    return out
+
+
+FAILED_AGAIN = (
+    "a failed call done again, nothing changed between (no successful edit or writing command, no person turn), and it "
+    "failed again (GUIDE §5: the same failing command re-run without change)"
+)
+SHELL_STEP = re.compile(r"\s*(?:&&|\|\||;)\s*")
+PATH_ARG_RE = re.compile(r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"")
+
+
+def steps(command: str) -> list[str]:
+    """A command's steps: its lines, stripped, without blank and comment lines, each cut at ``&&``, ``||`` and
+    ``;``."""
+    lines = (x.strip() for x in command.replace("\r", "").split("\n"))
+    return [x for ln in lines if ln and not COMMENT_LINE.match(ln) for x in SHELL_STEP.split(ln) if x]
+
+
+HEADER_LINE = re.compile(rf"{HARNESS_HEADER}[ \t]*")
+
+
+def _first_line(text: Any, masked: bool = True) -> str:
+    """A result's first line that says something, past the harness's header lines (``tool_errors.HARNESS_HEADERS``:
+    "Exit code 1") and the command echoed ("$ cargo build"), digits masked unless ``masked`` is False."""
+    line = next(
+        (
+            x.strip()
+            for x in str(text or "").splitlines()
+            if x.strip() and not HEADER_LINE.fullmatch(x) and x[:2] != "$ "
+        ),
+        "",
+    )
+    return re.sub(MASK, "0", line) if masked else line
+
+
+def _looked_at(args: str, calls: list[tuple[int, str]], lo: int, hi: int) -> bool:
+    """A successful call strictly between ``lo`` and ``hi`` names the file ``args`` names (a path argument)."""
+    paths = set(PATH_ARG_RE.findall(args))
+    return bool(paths) and any(lo < p < hi and paths & set(PATH_ARG_RE.findall(a)) for p, a in calls)
 
 
 COMMENT_LINE = re.compile(r"^(?:#|//|--\s)")

@@ -15,6 +15,7 @@ import duckdb
 
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.kernel.selection import SELECTED
+from forensics.warehouse.tool_errors import HARNESS_HEADER
 
 CROWDED_TOKENS = 30_000
 TOOL_SHARE = 0.7
@@ -22,12 +23,8 @@ BULKY_CHARS = 10_000  # one tool output this long (~2,500 tokens) is bulky
 BULKY_SHARE = 0.4  # ... and such outputs make up this share of the tool output: crowded by bulk, not by steady reading
 CITED = 3  # largest tool outputs cited
 # the quote: the largest output's first line that says something (not "Exit code: 0"), past the lines a harness
-# writes above a command's output (Codex's chunk id, wall time, exit code and token count)
-LINE = re.compile(
-    r"^(?!(?:Chunk ID|Wall time|Process exited with code|Original token count|Process running with session ID)\b)"
-    r"[^\n]{20,}",
-    re.M,
-)
+# writes above a command's output (``tool_errors.HARNESS_HEADERS``: Codex's chunk id, wall time, exit code and token count)
+LINE = re.compile(rf"^(?!{HARNESS_HEADER}[ \t]*$)[^\n]{{20,}}", re.M)
 
 
 def crowded(con: duckdb.DuckDBPyConnection) -> list[Problem]:

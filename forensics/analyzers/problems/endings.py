@@ -15,7 +15,7 @@ from forensics.analyzers.problems.actions import MUTATING_COMMAND, MUTATING_NAME
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.repeat_words import MEANT_RE, NOT_WORK, REPEATED
 from forensics.analyzers.problems.restated import REFUSED
-from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE, EDIT_MARKS, EDITS
+from forensics.analyzers.problems.said import CLAIM, CLAIM_RE, DECLINE, DECLINE_RE, EDIT_MARKS, EDITS, prose
 from forensics.analyzers.problems.turns import Turn
 from forensics.kernel.selection import SELECTED
 from forensics.warehouse.tool_errors import sql_str
@@ -152,8 +152,6 @@ HANDED_WORDS = re.compile(
     r"(?:corrections|fixes)\b|\bI(?:['’]ve| have) made the (?:necessary|needed|required) (?:changes|modifications)\b|"
     r"\bhere(?:['’]s| is) (?:the|your|an?) (?:\w+ )?(?:corrected|fixed|working)\b"
 )
-# a fenced code block: a claim word inside it is the code's ("echo \"check passed\""), not the reply's
-FENCED = re.compile(r"(?s)```.*?(?:```|$)")
 
 
 def _contradicted(
@@ -214,7 +212,9 @@ def _contradicted(
     out = []
     worded = {k for k in pushed if k not in errors_again or k in by_words}
     for cid, pos, apos, text, claims, regressed, changes in rows:
-        if claims and ((str(cid), int(pos)) in worded or CLAIM_RE.search(FENCED.sub("\n", text))):
+        # a claim word in a fenced block is the code's ("echo \"check passed\""), not the reply's (``said.prose``),
+        # unless the person's words say the work failed them
+        if claims and CLAIM_RE.search(text if (str(cid), int(pos)) in worded else prose(text)):
             rule, norm = "claim_contradicted", "the person's next turn says the claimed work failed them"
         elif regressed:
             rule, norm = (
@@ -227,7 +227,7 @@ def _contradicted(
                 "claim_contradicted",
                 f"the reply handed over its turn's changes ({named}); the person's next turn says they failed them",
             )
-        elif (str(cid), int(pos)) in errors_again and HANDED_WORDS.search(FENCED.sub("\n", text)):
+        elif (str(cid), int(pos)) in errors_again and HANDED_WORDS.search(prose(text)):
             rule, norm = (
                 "claim_contradicted",
                 "the reply handed over a change in words; the person's next turn pastes back the error it was to remove",
@@ -332,7 +332,8 @@ def _over_errors(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         WHERE coalesce(acted_err, last_err) AND regexp_matches(text, '{sql_str(CLAIM)}') ORDER BY 1, 3""").fetchall()
     out = []
     for cid, rpos, pos, text in rows:
-        m = CLAIM_RE.search(text)
+        if (m := CLAIM_RE.search(text)) is None:
+            continue  # a claim word said of work still to do (``said.CLAIM_RE``)
         out.append(
             Problem(
                 str(cid),

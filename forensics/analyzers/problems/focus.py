@@ -10,7 +10,12 @@ anything next):
   or after the claim: "The code has been successfully added to `ReproduceBug.java`. Now, I will compile" and
   ``javac ReproduceBug.java``, then ``rm ReproduceBug.java``. A stash given back, in the same command, ``git stash &&
   pytest; git stash pop``, or by a later call of the run, ``git stash && git checkout main`` ... ``git checkout
-  feat && git stash pop``, sets the work aside, and wipes nothing.)
+  feat && git stash pop``, sets the work aside, and wipes nothing.) Read against the task: the files are the ones the
+  claim names in its own words, not in a command the reply shows; a deletion's files are its own command's (``rm -rf
+  out && ls | grep -E "(weights.json)"`` deletes no ``weights.json``); a removal the person asked for, in the run's
+  task or the request opening the turn ("securely delete the archive", "once done clean up and checkout latest
+  main"), is the task; after a step's claim (not the whole task said done), a file the run itself wrote is that
+  step's scratch ("The tar archive was created successfully", then it is shredded once encrypted).
 - ``removed_more_than_said``: the agent says it will add something (an import, a line, a check), and the edit that
   follows removes far more than it adds (``REMOVED`` lines or more, at least ``SHRINK`` times what it adds), with no
   word of removing, replacing, moving or rewriting said since its last edit: a side action that destroys code.
@@ -27,7 +32,7 @@ import duckdb
 
 from forensics.analyzers.problems.actions import strings as _strings  # a diff may sit in a nested field
 from forensics.analyzers.problems.model import Problem, quote_at
-from forensics.analyzers.problems.said import CLAIM_RE
+from forensics.analyzers.problems.said import CLAIM_RE, prose
 from forensics.analyzers.rules.judge import command_of
 from forensics.kernel.selection import SELECTED
 
@@ -59,6 +64,20 @@ RUNS = re.compile(
     r"clang|rustc)\s+|(?<![\w/])\./)([\w./-]+)"
 )
 CLEANUP = re.compile(r"(?i)\b(?:remov|delet|clean)\w*")
+# the person asks for a removal (the run's task, or the request that opens the turn): "Securely delete all original
+# files", "Delete the service configuration", "once done clean up and checkout latest main"
+ASKS_REMOVAL = re.compile(
+    r"(?i)\b(?:remov\w*|delet\w*|clean\w*|shred\w*|wip(?:e|es|ed|ing)\b|eras(?:e|es|ed|ing)\b|purg\w*|discard\w*|"
+    r"get rid of|reset\w*|revert\w*)|(?:supprim|elimin|entfern|löschen|borra|удал|删除|移除|삭제|削除)"
+)
+# the commands of a shell line: a deletion's names are its own segment's, not a later ``grep -E "(a|weights.json)"``
+SEGMENT = re.compile(r"&&|\|\||[;|\n]")
+# a call that writes a file: a redirect, tee, touch, mkdir, cp or mv's target, -o/--output, tar's archive, a create
+WRITES = re.compile(
+    r"(?:>>?|\btee(?:\s+-a)?|\btouch|\bmkdir(?:\s+-p)?|\bcreate|(?:^|\s)-o|--output(?:=|\s)|"
+    r"\btar\s+-?[a-zA-Z]*c[a-zA-Z]*f|\b(?:cp|mv)\s+(?:-\w+\s+)*[\w./-]+)\s*['\"]?([\w./-]+)"
+)
+WRITE_NAME = re.compile(r"(?i)write|create")
 # a file a claim names: a word with a path separator or an extension (`docs/blue.md`, `index.ts`)
 NAMED = re.compile(r"[\w.-]*[\w-](?:/[\w.-]+)*\.[A-Za-z][\w]{0,7}\b|[\w.-]+(?:/[\w.-]+)+")
 CITED = 3  # destroying calls cited after the claim
@@ -123,22 +142,41 @@ def _command(name: str, args: str) -> str:
     return " ".join(map(str, typed)) if isinstance(typed, list) else str(typed or "")
 
 
-def _destroys(name: str, args: str, err: bool, claimed: set[str] | None, given_back: bool = False) -> bool:
+def _deleted(name: str, args: str) -> set[str]:
+    """The base names a deleting call deletes: the operands of its deleting commands (``rm``, ``git checkout --``), each
+    read in its own segment of the line; every name of the arguments of a tool named for deleting."""
+    command = _command(name, args)
+    if DELETES_NAME.search(name) or command == args:
+        found = NAMED.findall(args)
+    else:
+        found = [
+            n
+            for seg in SEGMENT.split(command)
+            if DELETES_COMMAND.search(" " + seg) or RESTORES_FILES.search(seg)
+            for n in NAMED.findall(seg)
+        ]
+    return {n.rsplit("/", 1)[-1] for n in found}
+
+
+def _destroys(
+    name: str, args: str, err: bool, claimed: set[str] | None, given_back: bool = False, wipes: bool = True
+) -> bool:
     """The call deletes a file the claim names (``claimed``: base names, the scripts the run executed left out; None:
-    any file) or wipes the work tree; ``err``: the call failed or has no answer (cut off: it may never have run);
-    ``given_back``: a later call of the run pops or applies the stash this call makes (``_stashes_given_back``)."""
+    any file) or wipes the work tree (``wipes``: False when the person asked for a clean-up); ``err``: the call
+    failed or has no answer (cut off: it may never have run); ``given_back``: a later call of the run pops or applies
+    the stash this call makes (``_stashes_given_back``)."""
     if err:
         return False
     command = _command(name, args)
     if (w := WIPES_COMMAND.search(command)) and not (
         "stash" in w.group(0) and (given_back or STASH_BACK.search(command, w.end()))
     ):
-        return True
+        return wipes or claimed is None
     if not (DELETES_NAME.search(name) or DELETES_COMMAND.search(command) or RESTORES_FILES.search(command)):
         return False
     if claimed is None:
         return True
-    return any(n.rsplit("/", 1)[-1] in claimed for n in NAMED.findall(command if command != args else args))
+    return bool(_deleted(name, args) & claimed)
 
 
 def _stashes_given_back(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[tuple[int, int]]:
@@ -165,14 +203,31 @@ def _hits(
     hi: int,
     claimed: set[str],
     back: set[tuple[int, int]],
+    wipes: bool = True,
 ) -> list[int]:
     """The positions of messages ``lo`` to ``hi`` (excluded) with a call that destroys what the claim names."""
     return [
         msgs[i][0]
         for i in range(lo, hi)
         for j, (n, a, e, _) in enumerate(msgs[i][3])
-        if _destroys(n, a, e, claimed, (i, j) in back)
+        if _destroys(n, a, e, claimed, (i, j) in back, wipes)
     ]
+
+
+def _created(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[str]:
+    """The base names these messages' calls wrote: a shell redirect, ``tee``, ``touch``, ``mkdir``, the target of
+    ``cp`` or ``mv``, ``-o``/``--output``, ``tar -cf``'s archive, a ``create`` command; a tool named for writing or
+    creating, the names in its arguments."""
+    out = set()
+    for _, _, _, calls in msgs:
+        for name, args, err, _ in calls:
+            if err:
+                continue
+            command = _command(name, args)
+            if command == args and WRITE_NAME.search(name):
+                out |= {n.rsplit("/", 1)[-1] for n in NAMED.findall(args)}
+            out |= {m.group(1).rsplit("/", 1)[-1] for m in WRITES.finditer(command)}
+    return out
 
 
 def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> set[str]:
@@ -183,27 +238,6 @@ def _executed(msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]
             for m in RUNS.finditer(_command(name, args)):
                 out.add(m.group(1).rsplit("/", 1)[-1])
     return out
-
-
-# a fenced block of code in a reply (a script it writes: ``print("Model loaded successfully!")``, a heredoc's ``done <
-# "$LOG"``): words there are the program's, not the agent's claim; an unclosed fence runs to the end
-FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
-
-
-def _outside_code(text: str) -> str:
-    """The text with its fenced code blanked (same length and lines, so a match's place is the text's)."""
-    return FENCED.sub(lambda f: re.sub(r"[^\n]", " ", f.group()), text) if "```" in text else text
-
-
-# "… the code that needs to be fixed", "it will be done": work still to do, not a claim of it done
-TO_BE = re.compile(r"(?i)\bbe\s+$")
-
-
-def _claim(prose: str) -> re.Match[str] | None:
-    """The first claim of work done (``said.CLAIM_RE``) not said of work still to do."""
-    return next(
-        (m for m in CLAIM_RE.finditer(prose) if not TO_BE.search(prose, max(0, m.start() - 4), m.start())), None
-    )
 
 
 def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, bool, str]]]]) -> list[Problem]:
@@ -225,20 +259,30 @@ def _after_done(cid: str, msgs: list[tuple[int, str, str, list[tuple[str, str, b
             (
                 (k, m)
                 for k, (_, _, text, _) in enumerate(turn)
-                if (m := DONE.search(prose := _outside_code(text)) or _claim(prose))
+                if (m := DONE.search(words := prose(text)) or CLAIM_RE.search(words))
             ),
             (0, None),
         )
         if m is None:
             continue
         pos, _, text, _ = turn[k]
-        # the files the claim names, unless it announces their removal itself (a planned clean-up); the scripts the
-        # run executed are scratch
-        claimed = set() if CLEANUP.search(text) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(text)}
-        hits = _hits(msgs, start + k + 1, end, claimed, back)
+        # the files the claim names in its own words (not in a command it shows), unless it announces their removal
+        # itself (a planned clean-up); the scripts the run executed are scratch
+        own = prose(text)
+        claimed = set() if CLEANUP.search(own) else {n.rsplit("/", 1)[-1] for n in NAMED.findall(own)}
+        # what the person asked for: the run's task (its first user-role message) and the request opening the turn;
+        # a removal they asked for (a file they name, or a clean-up of the tree) is the task, not "kept going"
+        first = next((i for i, m in enumerate(msgs) if m[1] == "user"), start)
+        asked = "\n".join(msgs[i][2] for i in sorted({first, start - 1}) if 0 <= i < start and msgs[i][1] == "user")
+        wipes = not ASKS_REMOVAL.search(asked)
+        hits = _hits(msgs, start + k + 1, end, claimed, back, wipes)
         if hits:
             claimed -= _executed(msgs[:end])  # the scripts run before the claim, with it or after it
-            hits = _hits(msgs, start + k + 1, end, claimed, back)
+            if not wipes:
+                claimed = {n for n in claimed if n not in asked}
+            if not DONE.search(own):  # a step's claim: what the run itself made for a step is its scratch
+                claimed -= _created(msgs[:end])
+            hits = _hits(msgs, start + k + 1, end, claimed, back, wipes)
         if hits:
             cited = list(dict.fromkeys(hits))[:CITED]
             out.append(

@@ -9,7 +9,7 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems import pasted, restated
+from forensics.analyzers.problems import pasted, restated, undone
 from forensics.analyzers.problems.asked_again import asked_before, norm
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.repeat_words import DIRECTIVES, NOT_WORK, REPEATED, unit
@@ -40,6 +40,7 @@ def user_repeated(
     replies_of = restated.replies(con, [c for c, v in by_conv.items() if len(v) > 1]) if con is not None else None
     if again_of is None:
         again_of = pasted.errors_again_of(con, by_conv, templates) if con is not None else {}
+    undone_of = undone.undone_turns(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = again_of.get(cid, {})
         # the first turn that says the work failed them or that they said it before: a later "not working" is said again
@@ -68,6 +69,7 @@ def user_repeated(
                     ("error_again", error),
                     ("sent_again", k in resent.get(cid, {})),
                     (other[0] if other else "", other),
+                    ("undone_after", k in undone_of.get(cid, {})),
                 )
                 if x
             ]
@@ -81,6 +83,8 @@ def user_repeated(
                     norms[(cid, t.position)] = error[2]
                 if other and not (said or directive or asked or error):
                     norms[(cid, t.position)] = other[1]
+                elif (why := undone_of.get(cid, {}).get(k)) and not (said or directive or asked or error or other):
+                    norms[(cid, t.position)] = why
     return incidents(
         hits,
         "user_repeated",

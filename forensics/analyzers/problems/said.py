@@ -41,4 +41,19 @@ EDITS = (
     r"^[ \t]*```[ \t]*(?:diff|patch|udiff)[ \t]*$.*?(?:^[ \t]*```[ \t]*$|(?-m:$))"
 )
 EDIT_MARKS = ("<<<<<<< SEARCH", "*** Begin Patch", "```diff", "```patch", "```udiff")  # a reply without these has none
-CLAIM_RE, DECLINE_RE = re.compile(CLAIM), re.compile(DECLINE)
+# a claim word said of work still to do is no claim: "the code that needs to be fixed", "it will be done" (Python
+# only: RE2 has no look-behind, so SQL preselects with ``CLAIM`` and every rule confirms with ``CLAIM_RE``)
+CLAIM_RE = re.compile(r"(?im)(?<!\bbe\s)(?:" + CLAIM.removeprefix("(?im)") + ")")
+DECLINE_RE = re.compile(DECLINE)
+# any fenced block of code in a reply, an unclosed one to the reply's end: the words of a script it writes
+# (``print("Model loaded successfully!")``, a heredoc's ``done < "$LOG"``) are the program's, not the agent's claim
+FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+CODE_RE = re.compile(f"{EDITS}|{FENCED.pattern}", re.S | re.M)
+
+
+def prose(text: str) -> str:
+    """A reply's own words: its edits' bodies (``EDITS``) and every fenced block blanked, same length and lines (a
+    match's place in the prose is its place in the text)."""
+    if "```" not in text and not any(k in text for k in EDIT_MARKS):
+        return text
+    return CODE_RE.sub(lambda f: re.sub(r"[^\n]", " ", f.group()), text)

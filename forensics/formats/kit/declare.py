@@ -8,7 +8,9 @@ import fnmatch
 import functools
 import glob
 import re
+import shutil
 import sqlite3
+import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -211,11 +213,61 @@ class Probe:
 
 
 def connect_ro(path: str | Path, raw_text: bool = False) -> sqlite3.Connection:
-    """Open read-only; the source is never written. ``raw_text`` returns TEXT as bytes (no decode copy)."""
-    uri = "file:" + quote(str(Path(path).resolve())) + "?mode=ro"
-    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    """Open read-only; the source is never written, nor anything beside it. ``raw_text`` returns TEXT as bytes (no
+    decode copy).
+
+    SQLite writes a ``-shm`` (and an empty ``-wal``) beside a WAL-mode database whenever it reads one, even with
+    ``mode=ro``. So a WAL-mode file with no ``-wal`` beside it (nothing uncheckpointed to read) is opened
+    ``immutable``; one whose ``-wal`` lies beside it with no ``-shm`` is copied with its ``-wal`` to a temporary folder
+    and read there (removed on close); one with both (a live store) is read in place, as SQLite shares them.
+    """
+    src = Path(path).resolve()
+    wal, shm = src.with_name(src.name + "-wal"), src.with_name(src.name + "-shm")
+    flags, factory, target = "?mode=ro", sqlite3.Connection, src
+    if _wal_mode(src) and not shm.exists():
+        if not wal.exists():
+            flags = "?mode=ro&immutable=1"
+        else:
+            factory, target = _Copied, _copy_with_wal(src, wal)
+    uri = "file:" + quote(str(target)) + flags
+    try:
+        con = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=factory)
+    except sqlite3.Error:
+        if target != src:
+            shutil.rmtree(target.parent, ignore_errors=True)
+        raise
     con.text_factory = bytes if raw_text else _text
+    if isinstance(con, _Copied):
+        con.folder = target.parent
     return con
+
+
+def _wal_mode(path: Path) -> bool:
+    """The database header says WAL (bytes 18 and 19, the file format's read and write versions, are 2)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[:16] == b"SQLite format 3\x00" and head[18] == 2
+
+
+def _copy_with_wal(src: Path, wal: Path) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="forensics-sqlite-"))
+    shutil.copyfile(src, folder / src.name)
+    shutil.copyfile(wal, folder / wal.name)
+    return folder / src.name
+
+
+class _Copied(sqlite3.Connection):
+    """A connection to a temporary copy: its folder goes with it."""
+
+    folder: Path | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _text(b: bytes) -> str:
