@@ -1,5 +1,5 @@
 """Where a report's CPU goes: each analyzer's CPU seconds (its process and every worker it ran) and share of the
-whole report, beside the imports, the tuners, the charts left to wait for and the writing (docs/scale.md).
+whole report, beside the imports, the tuners, the charts left to wait for, the writing's parts (``build.step``) and the rest
 
     python bench/shares.py --db WAREHOUSE [--out DIR] [--format md,html,json] [--copy]
 
@@ -27,7 +27,7 @@ LINE = re.compile(r"(\S+)\s+([\d.]+) s\s+([\d.]+) CPU s")
 
 class Lines(logging.Handler):
     def __init__(self) -> None:
-        super().__init__(logging.INFO)
+        super().__init__(logging.DEBUG)  # the analyzers' lines (INFO) and the other parts' (DEBUG: ``build.step``)
         self.rows: list[tuple[str, float, float]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -60,7 +60,7 @@ def main() -> None:
     handler = Lines()
     log = logging.getLogger("forensics.report")
     log.addHandler(handler)
-    log.setLevel(logging.INFO)
+    log.setLevel(logging.DEBUG)
     log.propagate = False
     from forensics.analyzers.schema import load_config  # noqa: F401  (api.report's own imports, counted as imports)
     from forensics.report import build, render  # noqa: F401
@@ -71,9 +71,7 @@ def main() -> None:
     t2, c2 = time.perf_counter(), cputime.tree_seconds()
     total_cpu, total_wall = c2 - c0, t2 - t0
     rows = [("imports", t1 - t0, c1 - c0), *handler.rows]
-    rows.append(
-        ("the rest (writing)", t2 - t1 - sum(w for _, w, _ in handler.rows), c2 - c1 - sum(c for *_, c in handler.rows))
-    )
+    rows.append(("the rest", t2 - t1 - sum(w for _, w, _ in handler.rows), c2 - c1 - sum(c for *_, c in handler.rows)))
     print(f"{'step':20} {'wall s':>8} {'CPU s':>8} {'CPU share':>10}")
     for name, wall, cpu in sorted(rows, key=lambda r: -r[2]):
         print(f"{name:20} {wall:8.2f} {cpu:8.2f} {100 * cpu / total_cpu:9.1f} %")

@@ -299,9 +299,9 @@ def report(
     """
     from forensics.analyzers.schema import load_config
     from forensics.kernel.selection import Selection
-    from forensics.report.build import Report, build_report, cache_pages
+    from forensics.report.build import Report, build_report, cache_pages, step
     from forensics.report.compare import build_comparison
-    from forensics.report.render import FORMATS, write
+    from forensics.report.render import FORMATS, prerender, write
     from forensics.tuning import advise
 
     cfg = cfg or load_config()
@@ -341,11 +341,15 @@ def report(
             recommend=advise,
             persist_findings=True,
             charts=bool({"md", "html"} & set(formats or FORMATS)),
+            # rendered before the report is kept whole, and kept with it (one write to the warehouse)
+            pages=lambda r: prerender(r, formats or list(FORMATS), cfg["redact.personal"]),
         )
     had = set(result.pages) if isinstance(result, Report) else set()
-    written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
+    with step("written", "report.md, report.html, metrics.json and charts/ written"):
+        written = write(result, out, formats or list(FORMATS), cfg["redact.personal"])
     if isinstance(result, Report) and set(result.pages) - had:
-        cache_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
+        with step("pages_kept", "the pages added to the report kept whole"):
+            cache_pages(db, result)  # the next report of the same inputs writes these pages without rendering them
     return result, written
 
 

@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -103,18 +102,29 @@ def test_a_report_killed_half_way_leaves_the_previous_files_whole(tmp_path: Path
     assert run_subprocess("report", "--db", str(db), "--out", str(out), "--only", "baseline").returncode == 0
     files = lambda: {p.name: p.read_bytes() for p in out.glob("*.*") if not p.name.startswith(".")}  # noqa: E731
     before = files()
+    # killed where a page is staged after the new metrics.json: the pages are rendered before the report is kept
+    # (``render.prerender``), so writing them takes a blink and no poll from outside finds that moment
+    kill = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from forensics.report import render\n"
+        "page = render._page\n"
+        "def _page(*a, **k):\n"
+        f"    if list(Path({str(out)!r}).glob('.metrics.json.*.tmp')):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return page(*a, **k)\n"
+        "render._page = _page\n"
+        "from forensics.cli import main\n"
+        "sys.argv[0] = 'forensics'\n"
+        "main()\n"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "forensics", "report", "--db", str(db), "--out", str(out), *only],
+        [sys.executable, "-c", kill, "report", "--db", str(db), "--out", str(out), *only],
         env={**os.environ, "CI": "true"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    for _ in range(6000):  # until it has staged the new metrics.json (then it draws the charts): kill it there
-        if list(out.glob(".metrics.json.*.tmp")) or proc.poll() is not None:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    assert proc.wait() == -signal.SIGKILL  # killed, not finished
+    assert proc.wait(timeout=600) == -signal.SIGKILL  # killed, not finished
     assert files() == before and list(out.glob(".metrics.json.*.tmp"))  # what it staged never replaced them
     assert run_subprocess("report", "--db", str(db), "--out", str(out), *only).returncode == 0
     assert list(out.glob(".*.tmp")) == [] and json.loads((out / "metrics.json").read_text())["conversations"] == 3

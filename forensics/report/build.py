@@ -7,8 +7,8 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Collection
-from contextlib import ExitStack, nullcontext
+from collections.abc import Callable, Collection, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
@@ -44,6 +44,19 @@ SHOWN = 100  # findings listed per section, strongest first (all of them: metric
 TRAILING = ("labels", "questions")  # the inputs a report was scored against, last in its meta
 # one INFO record per analyzer with its time; `forensics report` shows them on a terminal (nothing in a pipe)
 progress = logging.getLogger("forensics.report")
+# and one DEBUG record per part of the report outside the analyzers and the tuners (``step``): bench/shares.py reads
+# them, so that every share of a report's CPU is listed (docs/scale.md), not only the analyzers'
+
+
+@contextmanager
+def step(name: str, what: str) -> Iterator[None]:
+    """A DEBUG progress record of the block's wall and CPU seconds (``_clock``), when someone reads them."""
+    if not progress.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    started = _clock()
+    yield
+    progress.debug("%-14s %7.1f s %7.1f CPU s  %s", name, *_lapsed(started), what)
 
 
 def toolkit_version() -> str:
@@ -62,7 +75,7 @@ class Report:
     evidence: dict[str, dict[int, evidence.Message]] = field(default_factory=dict)  # cited messages and context
     drawn: dict[str, str] = field(default_factory=dict)  # chart name -> SVG, when drawn with the warehouse (``drawn``)
     # kept whole in the warehouse under this key (``report.cache``; "" when not kept), and its rendered files
-    # (``render.write``; not part of what is kept as the report: ``cache_pages`` adds them)
+    # (``render.write``, ``render.prerender``; kept beside the report's body, not in it)
     cache_key: str = ""
     pages: dict[str, str] = field(default_factory=dict)
 
@@ -106,13 +119,15 @@ def build_report(
     recommend: digests.Recommender | None = None,
     persist_findings: bool = False,
     charts: bool = False,
+    pages: Callable[[Report], None] | None = None,
 ) -> Report:
     """Analyze the warehouse at ``db``; ``only`` names analyzers (default: all registered); ``labels`` a labels
     file analyzers may score themselves against; ``questions`` a question file the memory analyzer replays (and
     its tuner fits on). ``recommend``: `forensics tune`'s tuners (``forensics.tuning.advise``) for *What to change*,
     run on the report's connection after the analyzers (None: not computed); ``persist_findings``:
     keep the findings in the warehouse for `forensics serve` (``report.persist``); ``charts``: draw the charts,
-    reusing the warehouse's SVG of unchanged data (``report.drawn``)."""
+    reusing the warehouse's SVG of unchanged data (``report.drawn``); ``pages``: renders the report's pages into
+    ``Report.pages`` (``render.prerender``), kept with the report in the same write."""
     cfg = cfg or load_config()
     selection = selection or Selection()
     names = analyzers.parse_only(",".join(only) if isinstance(only, list) else only)
@@ -144,7 +159,8 @@ def build_report(
         set_memory_limit(wh.con, REPORT_MEMORY_MB)
         ctx = Context.open(wh.con, cfg, selection, labels, questions)
         report = analyze(ctx, names, {"warehouse": str(db), "labels": labels, "questions": questions}, painter)
-        report.evidence = evidence.fetch(wh.con, cited(report))
+        with step("evidence", "the messages the shown findings cite"):
+            report.evidence = evidence.fetch(wh.con, cited(report))
         if recommend:
             started = _clock()
             advice = recommend(wh.con, cfg, names, questions)
@@ -154,14 +170,22 @@ def build_report(
         else:
             report.digest.skipped = "not computed for a comparison; run `forensics tune`"
         if persist_findings:
-            persist.write(wh.con, report)
+            with step("persist", "the findings kept for `forensics serve`"):
+                persist.write(wh.con, report)
         if painter:
             started = _clock()
             report.drawn = painter.finish()
             progress.info(
                 "%-14s %7.1f s %7.1f CPU s  the charts' last drawings waited for", "charts", *_lapsed(started)
             )
-        _keep(wh.con, want, report)
+        if pages:
+            with step("pages", "report.md and report.html rendered (`render.prerender`)"):
+                pages(report)
+        with step("kept_whole", "the report kept in the warehouse (`report.cache`)"):
+            _keep(wh.con, want, report)
+        closing = _clock()
+    if progress.isEnabledFor(logging.DEBUG):
+        progress.debug("%-14s %7.1f s %7.1f CPU s  the warehouse closed (its checkpoint)", "closed", *_lapsed(closing))
     return report
 
 
@@ -215,14 +239,15 @@ def _cached(con: duckdb.DuckDBPyConnection, want: str, live: str | None, persist
 
 
 def _keep(con: duckdb.DuckDBPyConnection, want: str, report: Report) -> None:
-    """Keep ``report`` whole under ``want``, after every derived table it wrote; a report holding a value the
-    encoding cannot give back exactly is not kept (the table is cleared: the next report recomputes)."""
+    """Keep ``report`` whole under ``want``, after every derived table it wrote, with the pages rendered of it so far
+    (``Report.pages``); a report holding a value the encoding cannot give back exactly is not kept (the table is
+    cleared: the next report recomputes)."""
     try:
         body: bytes | None = cache.encode(replace(report, cache_key="", pages={}), CACHED_CLASSES)
     except cache.NotCacheable as e:
         progress.debug("report not kept whole: %s", e)
         body = None
-    cache.store(con, want, body)
+    cache.store(con, want, body, report.pages if body is not None else None)
     report.cache_key = want if body is not None else ""
 
 
@@ -367,6 +392,10 @@ def analyze(
     cfg, selection = ctx.cfg, ctx.selection
     tally = reuse.TALLY  # per kept result, conversations reused and computed (``analyzers.reuse``)
     reuse.clear_tally()
+    counted = None
+    if "warehouse" in source:  # data quality is counted over the warehouse's messages; a lake read on Spark has none
+        with step("data_quality", "the sources' text redacted, empty or cut (`analyzers.quality`)"):
+            counted = quality.summarize(ctx)
     meta = {
         "schema_version": METRICS_SCHEMA_VERSION,
         "toolkit_version": toolkit_version(),
@@ -377,8 +406,7 @@ def analyze(
         "label": selection.label,
         "conversations": ctx.selected,
         "analyzers": names,
-        # data quality is counted over the warehouse's messages; a lake read on Spark has no DuckDB copy of them
-        **({"data_quality": quality.summarize(ctx)} if "warehouse" in source else {}),
+        **({"data_quality": counted} if counted is not None else {}),
         **{k: source.get(k) for k in TRAILING},
     }
     report = Report(meta, labels=ctx.conversation_labels)
@@ -418,7 +446,10 @@ def analyze(
                 f"  reused {kept[0]} of {sum(kept)} conversations" if sum(kept) else "",
             )
     report.meta["reused"] = {k: {"reused": t.reused, "computed": t.computed} for k, t in sorted(tally.items())}
-    report.digest = digests.build(report.sections, ctx.selected, done(ctx.con, report.sections, runs, known, ctx.cfg))
+    with step("digest", "the worst conversations and the strongest findings"):
+        report.digest = digests.build(
+            report.sections, ctx.selected, done(ctx.con, report.sections, runs, known, ctx.cfg)
+        )
     return report
 
 

@@ -44,10 +44,6 @@ def write(
 ) -> list[Path]:
     """The chosen formats under ``out``; personal data masked in report.html unless ``personal`` is "off", and in
     every file when it is "all" (``[redact] personal``)."""
-    from forensics.report.compose import document
-    from forensics.report.html import page
-    from forensics.report.markdown import markdown
-
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _sweep(out)
@@ -74,20 +70,8 @@ def write(
             (out / "charts").mkdir(exist_ok=True)
             for name, (_, doc) in charts.items():
                 stage(out / "charts" / f"{name}.svg", mask_markup(doc) if everywhere else doc)
-            stage(
-                out / "report.md",
-                _page(result, "report.md", lambda r: markdown(document(r, charts)), mask if everywhere else None),
-            )
-        if "html" in formats:
-            stage(
-                out / "report.html",
-                _page(
-                    result,
-                    "report.html",
-                    lambda r: page(document(r, charts)),
-                    mask_markup if applies(personal, page=True) else None,
-                ),
-            )
+        for name, (render, masked) in _renderings(formats, personal, charts).items():
+            stage(out / name, _page(result, name, render, masked))
     except BaseException:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -95,6 +79,36 @@ def write(
     for tmp, final in staged:
         tmp.replace(final)
     return [final for _, final in staged if final.parent == out]
+
+
+def prerender(report: Report, formats: list[str], personal: str = "pages") -> None:
+    """The pages ``write`` renders of ``report`` (report.md, report.html, as ``formats`` asks), rendered now and kept in
+    ``report.pages`` with the time left as STAMP: ``build_report`` calls this before it keeps the report whole, so the
+    pages are kept with it in one write, not by a second open of the warehouse after the files are written
+    (``build.cache_pages``). ``write`` then puts the time in; the files are the same bytes."""
+    charts = draw(report) if {"md", "html"} & set(formats) else {}
+    for name, (render, masked) in _renderings(formats, personal, charts).items():
+        _page(report, name, render, masked)
+
+
+def _renderings(
+    formats: list[str], personal: str, charts: dict[str, tuple[str, str]]
+) -> dict[str, tuple[Callable[[Any], str], Callable[[str], str] | None]]:
+    """File name -> (what renders it of a report, the mask its text goes through, if any), for the pages of
+    ``formats``, in the order they are written."""
+    from forensics.report.compose import document
+    from forensics.report.html import page
+    from forensics.report.markdown import markdown
+
+    out: dict[str, tuple[Callable[[Any], str], Callable[[str], str] | None]] = {}
+    if "md" in formats:
+        out["report.md"] = (lambda r: markdown(document(r, charts)), mask if applies(personal, page=False) else None)
+    if "html" in formats:
+        out["report.html"] = (
+            lambda r: page(document(r, charts)),
+            mask_markup if applies(personal, page=True) else None,
+        )
+    return out
 
 
 # stands for the report's time in a rendered page, which is kept with the report (``report.kept``) and written

@@ -192,7 +192,12 @@ def _contradicted(
         return []
     regressed = {(t.conversation_id, t.position) for t in turns if REGRESSED.search(t.text)}
     con.execute("CREATE OR REPLACE TEMP TABLE _pushed (cid VARCHAR, pos INTEGER, regressed BOOLEAN)")
-    con.executemany("INSERT INTO _pushed VALUES (?, ?, ?)", [[*k, k in regressed] for k in sorted(pushed)])
+    # one INSERT of three lists, not a statement per row (executemany: some 1 CPU s at 400 conversations)
+    keys = sorted(pushed)
+    con.execute(
+        "INSERT INTO _pushed SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), unnest(?::BOOLEAN[])",
+        [[c for c, _ in keys], [p for _, p in keys], [k in regressed for k in keys]],
+    )
     rows = con.execute(f"""
         WITH b AS (
             SELECT p.cid, p.pos, p.regressed, a.position, a.content,

@@ -122,9 +122,15 @@ def _given(con: duckdb.DuckDBPyConnection, given: list[Instruction]) -> list[Pro
     if not given:
         return []
     con.execute("CREATE OR REPLACE TEMP TABLE _instructions (k INTEGER, cid VARCHAR, pos INTEGER, upto INTEGER)")
-    con.executemany(
-        "INSERT INTO _instructions VALUES (?, ?, ?, ?)",
-        [[k, i.conversation_id, i.position, i.until] for k, i in enumerate(given)],
+    con.execute(  # one INSERT of four lists, not a statement per row (executemany)
+        "INSERT INTO _instructions SELECT unnest(?::INTEGER[]), unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
+        "unnest(?::INTEGER[])",
+        [
+            list(range(len(given))),
+            [i.conversation_id for i in given],
+            [i.position for i in given],
+            [i.until for i in given],
+        ],
     )
     rows = con.execute("""
         SELECT i.k, r.position, r.content FROM _instructions i
