@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from forensics.analyzers.problems.focus import DELETES_NAME  # a deleting tool, read as the lost-focus rules read it
 from forensics.analyzers.problems.restated import APPROVAL
 from forensics.analyzers.problems.turns import Turn
 from forensics.analyzers.rules.judge import command_of
@@ -37,7 +38,6 @@ CONTENT = ("content", "file_text", "contents", "text")
 PATH = re.compile(r"(?i)^(?:file_?path|path|target_file|absolute_path|filename|file)$")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\+\+\+ (?:b/)?(\S+)", re.M)
 RM = re.compile(r"(?:^|[\s;&|(])(?:rm|git rm|del|unlink|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
-DELETE_TOOL = re.compile(r"(?i)^(?:delete|remove)|_(?:delete|remove)")
 # the person asks for the undo in so many words: a new request, not the earlier one said again
 ASKS_UNDO = re.compile(
     r"(?i)\b(?:revert|undo|roll ?back|put (?:it|them|that|those) back|restore|go back to)\b|元に戻|戻して|撤销|撤回|"
@@ -90,7 +90,7 @@ def change_of(calls: list[tuple[str, str]]) -> Change:
         if not isinstance(d, dict):
             continue
         path = next((_base(str(v)) for k, v in d.items() if PATH.match(k) and isinstance(v, str)), "")
-        if DELETE_TOOL.search(name) and path:
+        if DELETES_NAME.search(name) and path:
             deleted.add(path)
             continue
         many = d.get("edits")
