@@ -300,7 +300,14 @@ FAILED_AGAIN = (
     "failed again (GUIDE §5: the same failing command re-run without change)"
 )
 SHELL_STEP = re.compile(r"\s*(?:&&|\|\||;)\s*")
-PATH_ARG_RE = re.compile(r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"")
+# an edit's arguments, one list of their spellings for every reader (``undone``, ``focus``, ``_looked_at`` here): the
+# text replaced and its replacement (Claude Code's ``old_string``, SWE-agent's and OpenHands' ``old_str``, OpenCode's
+# ``oldString``, pi's ``oldText``, Cline's ``search``/``replace`` ...), and the file (in any case: ``filePath``)
+OLD_KEYS = ("old_string", "old_str", "oldString", "old_text", "oldText", "old_content", "search")
+NEW_KEYS = ("new_string", "new_str", "newString", "new_text", "newText", "new_content", "replace")
+PATH_KEYS = ("file_path", "filepath", "path", "target_file", "absolute_path", "filename", "file")
+PATH_KEY = re.compile(rf"(?i)^(?:{'|'.join(PATH_KEYS)})$")  # a key that names the file
+PATH_ARG_RE = re.compile(rf"(?i)\"(?:{'|'.join(PATH_KEYS)})\"\s*:\s*\"([^\"]+)\"")  # ... and its value, in raw JSON
 
 
 def steps(command: str) -> list[str]:
