@@ -763,7 +763,7 @@ def test_folds_to_ascii_is_every_character_re_i_or_its_case_reads_as_ascii() -> 
     import re
     import sys
 
-    from forensics.analyzers.signature.error_lines import FOLDS_TO_ASCII
+    from forensics.text.error_lines import FOLDS_TO_ASCII
 
     chars = "".join(chr(c) for c in range(128, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
     by_re = {m.group() for m in re.finditer("[a-z]", chars, re.I)} | {
@@ -781,7 +781,7 @@ def test_a_line_without_folds_to_ascii_reads_the_same_lower_cased() -> None:
     import re
     import sys
 
-    from forensics.analyzers.signature.error_lines import _ERROR_IN, FOLDS_TO_ASCII, _error_in, _shell_error
+    from forensics.text.error_lines import _ERROR_IN, FOLDS_TO_ASCII, _error_in, _shell_error
 
     word, space = re.compile(r"\w"), re.compile(r"\s")
     breaks = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"

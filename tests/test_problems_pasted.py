@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 from forensics.analyzers.problems import pasted
+from forensics.text import error_lines as reader
 from tests.test_problems import Session, run, verbatim
 
 TSC = "src/app/app.routes.ts:13:23 - error TS2307: Cannot find module './settings/settings.page' or its types."
@@ -103,12 +104,13 @@ def test_a_message_sent_again_after_no_reply_is_a_repeat_a_redelivery_is_not(tmp
 
 
 def _every_line(text: str) -> list[tuple[int, str]]:
-    """``pasted.error_lines`` as it was written first: every line of ``text`` tested (the reference)."""
-    from forensics.analyzers.signature import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line
+    """``error_lines`` (``forensics.text.error_lines``, the reader ``pasted`` reads) as it was written first: every
+    line of ``text`` tested (the reference)."""
+    from forensics.text.error_lines import EXCEPTION_LINE, PREAMBLE, is_code_line, is_error_line
 
     out, at = [], 0
     for n, line in enumerate(text.split("\n")):
-        if n >= pasted.LINES:
+        if n >= reader.LINES:
             break
         s = line.strip()
         if (
@@ -117,9 +119,9 @@ def _every_line(text: str) -> list[tuple[int, str]]:
             and not is_code_line(s)
             and (
                 is_error_line(s)
-                or (EXCEPTION_LINE.match(s) and pasted.EXCEPTION_PRINTED.search(s))
-                or pasted.COMPILER_ERROR.search(s)
-                or pasted.HTTP_ERROR.search(s)
+                or (EXCEPTION_LINE.match(s) and reader.EXCEPTION_PRINTED.search(s))
+                or reader.COMPILER_ERROR.search(s)
+                or reader.HTTP_ERROR.search(s)
             )
         ):
             out.append((at, line))
@@ -181,13 +183,13 @@ def test_error_lines_tests_only_the_lines_that_hold_an_error_word() -> None:
     rng = random.Random(46)
     for _ in range(20_000):
         text = "".join(rng.choice(PIECES + ["\n"] * 12) for _ in range(rng.randint(0, 40)))
-        assert list(pasted.error_lines(text)) == _every_line(text), text
-    lines = [rng.choice(PIECES) for _ in range(pasted.LINES + 50)]
+        assert list(reader.error_lines(text)) == _every_line(text), text
+    lines = [rng.choice(PIECES) for _ in range(reader.LINES + 50)]
     long = "\n".join(lines)
-    assert list(pasted.error_lines(long)) == _every_line(long)
+    assert list(reader.error_lines(long)) == _every_line(long)
     # the lines past LINES hold errors, and none is read
-    assert _every_line("\n".join(lines[pasted.LINES :]))
-    assert max(at for at, _ in pasted.error_lines(long)) < len("\n".join(lines[: pasted.LINES]))
+    assert _every_line("\n".join(lines[reader.LINES :]))
+    assert max(at for at, _ in reader.error_lines(long)) < len("\n".join(lines[: reader.LINES]))
 
 
 def test_the_templates_read_by_their_anchor_are_every_template_with_one() -> None:

@@ -19,8 +19,8 @@ import duckdb
 from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
-from forensics.analyzers.signature.error_lines import error_line, template
 from forensics.kernel.selection import SELECTED
+from forensics.text.error_lines import error_line, template
 from forensics.warehouse.tool_errors import HARNESS_HEADER
 from forensics.warehouse.tool_errors import sql_str as _q
 
@@ -286,7 +286,7 @@ def failed_again(con: duckdb.DuckDBPyConnection) -> list[Problem]:
 
 def _error(text: Any) -> str:
     """How a failed call failed, to tell "failed again the same way" with its first line (``_first_line``): the error
-    line the failure signature reads (``signature.error_lines``: the exception, the shell's error, else the first line
+    line the failure signature reads (``text.error_lines``: the exception, the shell's error, else the first line
     past any preamble) of the result past the harness's header lines (``tool_errors.HARNESS_HEADERS``), as its template
     (values masked). The first line alone is a wrapper's in some harnesses: SWE-agent's ``[File: …]`` view above
     ``/bin/bash: line 9: Step: command not found``; the error line alone is a build's closing line under another
@@ -300,7 +300,14 @@ FAILED_AGAIN = (
     "failed again (GUIDE §5: the same failing command re-run without change)"
 )
 SHELL_STEP = re.compile(r"\s*(?:&&|\|\||;)\s*")
-PATH_ARG_RE = re.compile(r"\"(?:file_?path|path|target_file|absolute_path|filepath|filename)\"\s*:\s*\"([^\"]+)\"")
+# an edit's arguments, one list of their spellings for every reader (``undone``, ``focus``, ``_looked_at`` here): the
+# text replaced and its replacement (Claude Code's ``old_string``, SWE-agent's and OpenHands' ``old_str``, OpenCode's
+# ``oldString``, pi's ``oldText``, Cline's ``search``/``replace`` ...), and the file (in any case: ``filePath``)
+OLD_KEYS = ("old_string", "old_str", "oldString", "old_text", "oldText", "old_content", "search")
+NEW_KEYS = ("new_string", "new_str", "newString", "new_text", "newText", "new_content", "replace")
+PATH_KEYS = ("file_path", "filepath", "path", "target_file", "absolute_path", "filename", "file")
+PATH_KEY = re.compile(rf"(?i)^(?:{'|'.join(PATH_KEYS)})$")  # a key that names the file
+PATH_ARG_RE = re.compile(rf"(?i)\"(?:{'|'.join(PATH_KEYS)})\"\s*:\s*\"([^\"]+)\"")  # ... and its value, in raw JSON
 
 
 def steps(command: str) -> list[str]:

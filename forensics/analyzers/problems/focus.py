@@ -30,6 +30,7 @@ import re
 
 import duckdb
 
+from forensics.analyzers.problems.actions import NEW_KEYS, OLD_KEYS  # an edit's keys, one list
 from forensics.analyzers.problems.actions import strings as _strings  # a diff may sit in a nested field
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.said import CLAIM_RE, prose
@@ -96,8 +97,6 @@ TAKES = re.compile(
 REMOVED = 30  # lines an edit removes, at least
 SHRINK = 4  # ... and at least this many times the lines it adds
 EDIT_NAME = re.compile(r"(?i)edit|patch|replace|write|apply|str_replace|update_file|modify")
-OLD_KEYS = ("old_str", "old_string", "oldText", "old_text", "search")
-NEW_KEYS = ("new_str", "new_string", "newText", "new_text", "replace")
 SAID_KEYS = ("instructions", "instruction", "description", "thought", "explanation", "reason", "plan")
 HEAD = 20_000  # characters of a call's arguments or result read for a diff
 

@@ -1,9 +1,9 @@
 """``user_repeated`` from what the person pastes or sends again, not from what they say about it (GUIDE §5: "repeats
 caused by the assistant's non-answer or non-fix also count"; docs/definitions.md#problems-a-reviewer-flags):
 
-- ``error_again``: a person turn carries an error (the failure signature's error-line reader,
-  ``signature.error_line``: tracebacks, ``error:`` lines, shell errors; and compiler errors with a code, ``error
-  TS2307:``, ``error[E0308]:``, and an HTTP status of 400 or more) whose masked template (``signature.template``)
+- ``error_again``: a person turn carries an error (``text.error_lines.error_lines``, the failure signature's reading
+  of error lines: tracebacks, ``error:`` lines, shell errors; and compiler errors with a code, ``error
+  TS2307:``, ``error[E0308]:``, and an HTTP status of 400 or more) whose masked template (``template``)
   an earlier person turn or tool result of the conversation already showed, after a reply that changed something
   or proposed a change (a call, a code block). The person pastes back the error the assistant's
   change did not remove.
@@ -16,7 +16,7 @@ And ``loop`` from the person's side (``pasted_loops``): one error pasted back tw
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -24,79 +24,19 @@ import duckdb
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.templates import opening, shared
 from forensics.analyzers.problems.turns import by_conversation
-from forensics.analyzers.signature import (
-    ERROR_WORDS,
-    EXCEPTION_LINE,
-    PREAMBLE,
-    is_code_line,
-    is_error_line,
-    template,
-)
 from forensics.kernel.selection import SELECTED
+from forensics.text.error_lines import LINES, error_lines, names_error, template
 
 if TYPE_CHECKING:
     from forensics.analyzers.problems.turns import Turn
 
-# a compiler's or a server's error that ``signature.error_line`` does not read as one: a code between "error" and
-# the colon (tsc, Angular, rustc, C#), an HTTP status of 400 or more
-COMPILER_ERROR = re.compile(r"\berror\s*(?:\[[A-Z]{0,3}\d{3,5}\]|[A-Z]{1,4}\d{3,5})\s*:", re.I)
-HTTP_ERROR = re.compile(r"\b(?:HTTP(?:/\d(?:\.\d)?)?|status(?: code)?:?)\s*[45]\d\d\b", re.I)
-# an exception line as a runtime prints it: the exception's name then a colon, or the name alone ("ValueError for any
-# invalid input" is a task's prose)
-EXCEPTION_PRINTED = re.compile(r"(?:Error|Exception|Failure)(?::|\s*$)")
 TEMPLATE_WORDS = 3  # words of 3+ letters outside the masks a template needs: "(error: <url>" names no error ...
 NAMED = re.compile(r"^[\w.]*\w(?:error|exception):")  # ... unless it opens with the exception's name: "keyerror: '<q>'"
-LINES = 400  # lines of a text read for error lines (``signature.error_line`` reads as many)
 OUTPUT_CHARS = 6000  # of each end of a tool result (an error line is near the end of a log)
 RESENT_AFTER = 5  # seconds between a message and the same message sent again, at least
 QUOTE_FROM = 60  # characters of the error line quoted from its start (a long line is cut at the end, not the start)
 MASKED = re.compile(r"<\w+>|'<q>'")
 WORDS = re.compile(r"[^\W\d_]{3,}")
-
-
-# what a line must hold for any of ``error_lines``' tests to read it (``is_error_line``'s ERROR_WORDS, an exception's
-# name, COMPILER_ERROR's "error", HTTP_ERROR's "http" or "status"), in any case as re.I reads it (ı, İ as i, ſ as s):
-# found first over the whole text, so that the tests run only on the lines that hold one
-_ERRORISH_WORDS = (*ERROR_WORDS, "exception", "http", "status")
-_ERRORISH = re.compile("|".join(map(re.escape, _ERRORISH_WORDS)))  # on ASCII text folded by ``str.lower``
-_ERRORISH_I = re.compile(_ERRORISH.pattern, re.I)
-
-
-def _names_error(s: str) -> bool:
-    """Whether the stripped line ``s`` is one ``error_lines`` yields."""
-    return (
-        (
-            is_error_line(s)
-            or (EXCEPTION_LINE.match(s) is not None and EXCEPTION_PRINTED.search(s) is not None)
-            or COMPILER_ERROR.search(s) is not None
-            or HTTP_ERROR.search(s) is not None
-        )
-        and not PREAMBLE.match(s)
-        and not is_code_line(s)
-    )
-
-
-def error_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(offset, line) of every line of ``text`` that names an error, in order (of its first ``LINES`` lines).
-    Only the lines holding one of ``_ERRORISH_WORDS`` are tested (every test needs one: the others were most of the
-    problems analyzer's time); ``tests/test_problems_pasted.py`` holds it to the test of every line."""
-    found = _ERRORISH.finditer(text.lower()) if text.isascii() else _ERRORISH_I.finditer(text)
-    n = last = 0  # the line number of offset ``last``
-    after = -1  # the end of the last line tested: later words on it are skipped
-    for m in found:
-        if m.start() <= after:
-            continue
-        at = text.rfind("\n", 0, m.start()) + 1
-        n += text.count("\n", last, at)
-        last = at
-        if n >= LINES:
-            return
-        end = text.find("\n", m.start())
-        after = len(text) if end < 0 else end
-        line = text[at:after]
-        s = line.strip()
-        if s and _names_error(s):
-            yield at, line
 
 
 def templates(text: str) -> dict[str, tuple[int, str]]:
@@ -154,7 +94,7 @@ def _templates_among(text: str, anchors: set[str]) -> set[str]:
         n, last = k, at
         end = text.find("\n", start)
         line = text[start:] if end < 0 else text[start:end]
-        if (s := line.strip()) and _names_error(s) and _named(t := template(line)):
+        if (s := line.strip()) and names_error(s) and _named(t := template(line)):
             out.add(t)
     return out
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from forensics.analyzers.problems.actions import NEW_KEYS, OLD_KEYS, PATH_KEY  # an edit's keys, one list
 from forensics.analyzers.problems.focus import DELETES_NAME  # a deleting tool, read as the lost-focus rules read it
 from forensics.analyzers.problems.restated import APPROVAL
 from forensics.analyzers.problems.turns import Turn
@@ -32,10 +33,7 @@ MIN_WORDS = 3  # a shorter turn ("approved", "continue") corrects nothing: the r
 UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")  # scripts written without spaces: words read as characters
 MIN_LINE = 6  # characters of a stripped line, at least, to count (not a brace, a blank or "---")
 HEAD = 20_000  # characters of a call's arguments read
-OLD = ("old_string", "old_str", "oldString", "old_text", "oldText", "old_content", "search")
-NEW = ("new_string", "new_str", "newString", "new_text", "newText", "new_content", "replace")
 CONTENT = ("content", "file_text", "contents", "text")
-PATH = re.compile(r"(?i)^(?:file_?path|path|target_file|absolute_path|filename|file)$")
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\+\+\+ (?:b/)?(\S+)", re.M)
 RM = re.compile(r"(?:^|[\s;&|(])(?:rm|git rm|del|unlink|Remove-Item)\s+((?:-\S+\s+)*)([^;&|\n]+)")
 # the person asks for the undo in so many words: a new request, not the earlier one said again
@@ -89,7 +87,7 @@ def change_of(calls: list[tuple[str, str]]) -> Change:
             continue
         if not isinstance(d, dict):
             continue
-        path = next((_base(str(v)) for k, v in d.items() if PATH.match(k) and isinstance(v, str)), "")
+        path = next((_base(str(v)) for k, v in d.items() if PATH_KEY.match(k) and isinstance(v, str)), "")
         if DELETES_NAME.search(name) and path:
             deleted.add(path)
             continue
@@ -98,13 +96,13 @@ def change_of(calls: list[tuple[str, str]]) -> Change:
         for e in edits:
             if not isinstance(e, dict):
                 continue
-            old = next((e[k] for k in OLD if isinstance(e.get(k), str)), None)
-            new = next((e[k] for k in NEW if isinstance(e.get(k), str)), None)
+            old = next((e[k] for k in OLD_KEYS if isinstance(e.get(k), str)), None)
+            new = next((e[k] for k in NEW_KEYS if isinstance(e.get(k), str)), None)
             if old is not None and new is not None and path:
                 removed.setdefault(path, set()).update(_lines(old) - _lines(new))
                 added.setdefault(path, set()).update(_lines(new) - _lines(old))
         content = next((d[k] for k in CONTENT if isinstance(d.get(k), str)), None)
-        if content is not None and path and not any(k in d for k in OLD):
+        if content is not None and path and not any(k in d for k in OLD_KEYS):
             written.add(path)
             added.setdefault(path, set()).update(_lines(content))
         for v in d.values():

@@ -6,8 +6,9 @@ Its modules, by what they do:
 
 - ``reading``: a run's main-path messages read from the warehouse (``Msg``, ``stream``, ``messages``), cut before
   the first text that reveals the grade (``GRADE_REVEALING``);
-- ``error_lines``: the line that names the error of a tool output, and its template (``error_line``, ``template``,
-  ``errors``, ``recurring``);
+- ``error_lines``: a run's errors and its recurring one (``errors``, ``recurring``), each the template of the line
+  that names the error of a tool output (``error_line``, ``template``: the one reader of error lines,
+  ``forensics.text.error_lines``, whose names this package gives too);
 - ``ends``: how the run ended (``ended``, ``ENDINGS``; ``done``: the runs that handed their work over);
 - ``waiting``: the turns that wait on a process the run started, a sub-agent or a worker it polls (``waiting``);
 - ``asked``: the turns whose request asks for breadth, all of something or many things named (``asked``).
@@ -19,7 +20,10 @@ from __future__ import annotations
 
 from forensics.analyzers.signature.asked import asked, asks_wide
 from forensics.analyzers.signature.ends import BAD_ENDS, DONE_ENDS, GRADE_REVEALING_ENDS, done, ended, handed_in
-from forensics.analyzers.signature.error_lines import (
+from forensics.analyzers.signature.error_lines import errors, occurrences, recurring
+from forensics.analyzers.signature.reading import GRADE_REVEALING, TEXT_CHARS, Msg, is_output, messages, stream
+from forensics.analyzers.signature.waiting import POLL, waiting
+from forensics.text.error_lines import (
     CODE_LINE,
     ERROR_LINE,
     ERROR_WORDS,
@@ -28,15 +32,10 @@ from forensics.analyzers.signature.error_lines import (
     PREAMBLE,
     TEMPLATE_CHARS,
     error_line,
-    errors,
     is_code_line,
     is_error_line,
-    occurrences,
-    recurring,
     template,
 )
-from forensics.analyzers.signature.reading import GRADE_REVEALING, TEXT_CHARS, Msg, is_output, messages, stream
-from forensics.analyzers.signature.waiting import POLL, waiting
 
 __all__ = [
     "BAD_ENDS",

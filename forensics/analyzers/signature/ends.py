@@ -32,8 +32,8 @@ import re
 
 import duckdb
 
-from forensics.analyzers.signature.error_lines import error_line, is_code_line
 from forensics.analyzers.signature.reading import Msg, is_output, stream
+from forensics.text.error_lines import error_line, is_code_line
 
 ENDINGS = ("claimed_success", "gave_up", "limit", "handed_off", "errored", "cut_off", "no_reply", "answered")
 # ends decided by the harness, not the agent: compared with outcomes, they can read the grade (MINT's ALFWorld

@@ -52,8 +52,8 @@ import math
 import re
 from collections.abc import Sequence
 
-from forensics.analyzers.problems.pasted import error_lines
 from forensics.analyzers.topics.signals import Idf, Message, cosine, is_question, message_vector, sentences, terms
+from forensics.text.error_lines import error_lines
 from forensics.text.prose import output_chars, own_words, reads_as_prose, typed_prose, unwrapped
 
 MODE = "work"  # its entry in weights.json
@@ -94,7 +94,7 @@ REPORT_OUTPUT_SHARE = 0.5  # of the message's characters in lines that read as p
 REPORT_TYPED_CHARS = 300  # what the person typed around it, at most (two or three sentences)
 # A log pasted whole (a CI job's output, a build, a terminal session) has lines no pattern of program output reads
 # ("copying build/lib/ai/x.py -> ...", "1 | import pytest", "running install_scripts") but ends where the run failed:
-# an error line (``problems.pasted.error_lines``, the reading ``error_again`` uses). From the first line of the turn
+# an error line (``text.error_lines.error_lines``, the reading ``error_again`` uses). From the first line of the turn
 # that is not a sentence (``prose.reads_as_prose``) to its last error line, the turn is that paste, not the person's
 # words (``pasted_log``); what they typed is around it.
 LOG_LINES = 3  # lines of such a block, at least (one error line quoted in a sentence is no paste)
