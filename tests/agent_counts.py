@@ -1801,6 +1801,22 @@ def gemini_file(path: Path) -> FileFigures:
     return FileFigures(1, person, calls, linked, errors)
 
 
+def aider_tokens(path: Path) -> int:
+    """aider/coders/base_coder.py: each reply's ``> Tokens: <n> sent[, <n> cache write][, <n> cache hit], <n>
+    received`` line, with aider's rounding (``2.4k`` is 2400, ``1.2M`` 1200000); the sum of every count on every line."""
+
+    def count(s: str) -> int:
+        s = s.replace(",", "")
+        scale = {"k": 1_000, "M": 1_000_000}.get(s[-1])
+        return round(float(s[:-1]) * scale) if scale else int(float(s))
+
+    total = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("> Tokens: "):
+            total += sum(count(n) for n, _ in re.findall(r"([\d.,]+[kM]?) (sent|received|cache write|cache hit)", line))
+    return total
+
+
 def aider_file(path: Path) -> FileFigures:
     """aider/io.py and coders/: ``#### `` inputs (a confirmation prompt with its answer, or the architect's reply
     repeated to the editor, is not the person's), ``> `` output, the rest the model's reply; edits are SEARCH/REPLACE

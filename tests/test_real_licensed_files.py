@@ -167,6 +167,16 @@ CASES: dict[str, Case] = {
             "obsessiondb+chkit/2d/2cf8204c57/0",
         )
     },
+    # the ninth labelling round's files (bench/data/problems-fresh-r9.jsonl): aider histories, and stores of the Go
+    # OpenCode of 2025 (Crush's forerunner, read as crush) committed with a -wal sidecar that was not copied
+    **{
+        f"aider/{repo}/.aider.chat.history.md": Case("aider", ac.aider_file, ac.aider_tokens, True)
+        for repo in ("AlexShchuka+mozgoslav", "Aquaticat+Monochromatic")
+    },
+    **{
+        f"crush/{repo}/.opencode/opencode.db": Case("crush", lambda p: ac.crush_file(p)[:5], lambda p: 0, True)
+        for repo in ("kashifkhan0771+utils", "mule-ai+mule")
+    },
     "copilot_cli/EntityProcess+agentv/b4/5ebb0fe0c0/0/full.jsonl": Case(
         "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
     ),
@@ -219,7 +229,25 @@ def warehouse_figures(db: Path, errors_need_result: bool) -> tuple[int, ...]:
     )
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# files whose warehouse figures and raw counter disagree, kept visible rather than hidden (strict: a fix shows up)
+DISAGREE = {
+    # session 2025-06-02 13:32:13 (18 edits, 14 answered, 2 failed in the warehouse; the counter: 16, 12, 1) and
+    # 14:29:21 (13, 10, 7 against 12, 9, 6): watch-mode edits answered by a bare "Processing your request..." and the
+    # blocks around aider's "SEARCH/REPLACE block failed to match!" reflections are read differently; not resolved in
+    # the ninth labelling round, which only added the file
+    "aider/Aquaticat+Monochromatic/.aider.chat.history.md": (19, 24, 42, 34, 10, 637645),
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="importer and counter disagree (DISAGREE)"))
+        if n in DISAGREE
+        else n
+        for n in sorted(CASES)
+    ],
+)
 def test_each_licensed_real_file_imports_as_its_format_with_the_raw_files_figures(name: str, tmp_path: Path) -> None:
     path, case = REAL / name, CASES[name]
     assert path.is_file(), name
@@ -232,6 +260,17 @@ def test_each_licensed_real_file_imports_as_its_format_with_the_raw_files_figure
     assert (fmt, status) == (case.fmt, "imported")
     assert quarantined == 0 and read == imported + skipped
     assert warehouse_figures(db, case.errors_need_result) == (*case.figures(path), case.tokens(path))
+
+
+@pytest.mark.parametrize("name", sorted(DISAGREE))
+def test_a_file_whose_counter_disagrees_keeps_its_warehouse_figures(name: str, tmp_path: Path) -> None:
+    """Until importer and counter agree, the warehouse's own figures for the file are pinned exactly."""
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(REAL / name), "--db", str(db))
+    assert code == 0, err
+    assert warehouse_figures(db, CASES[name].errors_need_result) == DISAGREE[name]
+    assert tuple(CASES[name].figures(REAL / name))[:2] == DISAGREE[name][:2]  # conversations and persons agree
+    assert CASES[name].tokens(REAL / name) == DISAGREE[name][5]
 
 
 def test_every_licensed_real_file_is_listed_in_sources_md() -> None:
