@@ -197,13 +197,15 @@ RANKING_HEAD = (
 )
 
 
-def ranking_row(name: str, h: str, df: polars.DataFrame, problems: dict[str, set[str]]) -> tuple[str, float | None]:
+def ranking_row(
+    name: str, h: str, df: polars.DataFrame, problems: dict[str, set[str]], cited: dict[str, oc.RunErrors] | None = None
+) -> tuple[str, float | None]:
     """One row of the ranking table: the report's run ranking (``outcomes.run_scores``) beside each trivial ranking
     and random, overall (Hanley–McNeil intervals for the ranking and the messages) and within task (pairs of runs of
     one task with different outcomes; the ranking's interval a bootstrap over tasks); and the ranking's AUC."""
     failed = [not s for s in df["success"].to_list()]
     pos, neg = sum(failed), len(failed) - sum(failed)
-    score = oc.run_scores(df, problems)
+    score = oc.run_scores(df, problems, cited)
     tasks = df["task"].to_list()
     a = oc.auc(score, failed)
     lo, hi = oc.auc_interval(a, pos, neg) if a is not None else (None, None)
@@ -243,12 +245,13 @@ def ranking(shared: Path, work: Path) -> None:
         ctx = Context.open(con, load_config(None), Selection())
         runs = oc._runs(ctx)
         problems = oc.problem_kind_sets(ctx, runs, [])
+        cited = oc.cited_errors(ctx, runs)
         con.close()
         for h in ("dev", "held-out", "all"):
             df = runs if h == "all" else runs.filter(pl.Series([half(str(t)) == h for t in runs["task"]]))
             if not len(df):
                 continue
-            line, a = ranking_row(folder.name, h, df, problems)
+            line, a = ranking_row(folder.name, h, df, problems, cited)
             if a is not None:
                 means.setdefault(h, []).append(a)
             print(line)

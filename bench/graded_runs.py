@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import polars
 
 
-def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[str]:
+def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]], cited: dict[str, oc.RunErrors]) -> list[str]:
     import polars as pl
 
     out = []
@@ -38,7 +38,7 @@ def _rows(name: str, df: polars.DataFrame, kinds: dict[str, set[str]]) -> list[s
         pos = sum(not s for s in sub["success"].to_list())
         if not len(sub) or pos in (0, len(sub)):
             continue
-        out.append(ranking_row(name, h, sub, kinds)[0])
+        out.append(ranking_row(name, h, sub, kinds, cited)[0])
     return out
 
 
@@ -57,21 +57,22 @@ def measure(folder: Path, work: Path) -> None:
     ctx = Context.open(con, load_config(None), Selection())
     runs = oc._runs(ctx)
     kinds = oc.problem_kind_sets(ctx, runs, [])
+    cited = oc.cited_errors(ctx, runs)
     con.close()
     print(f"\n## {folder}\n")
     print(RANKING_HEAD.replace("| set |", "| agent / model |"))
     groups = sorted({(a, m) for a, m in zip(runs["agent"].to_list(), runs["model"].to_list())})
     for agent, model in groups:
         sub = runs.filter((runs["agent"] == agent) & (runs["model"] == model))
-        for line in _rows(f"{agent} / {model}", sub, kinds):
+        for line in _rows(f"{agent} / {model}", sub, kinds, cited):
             print(line)
     if len(groups) > 1:
-        for line in _rows("all", runs, kinds):
+        for line in _rows("all", runs, kinds, cited):
             print(line)
     silent = [("ended: no_reply" in kinds.get(c, ())) for c in runs["conversation_id"].to_list()]
     if any(silent):  # trials whose agent never started: the ranking puts them first; the rest judged apart
         acted = runs.filter(pl.Series([not x for x in silent]))
-        for line in _rows(f"runs the agent replied in ({sum(silent)} without a reply left out)", acted, kinds):
+        for line in _rows(f"runs the agent replied in ({sum(silent)} without a reply left out)", acted, kinds, cited):
             print(line)
     ids = runs["conversation_id"].to_list()
     failed = dict(zip(ids, [not s for s in runs["success"].to_list()]))

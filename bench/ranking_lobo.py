@@ -12,8 +12,10 @@ runs of the dev halves of the benchmarks other than the one scored: ``silent``);
 both of the ranks by messages, characters the agent wrote (among all runs, among the model's), tool calls and tool
 errors; errors breaking ties. For each benchmark the form with the best mean dev AUC over the OTHER benchmarks is
 picked (ties: the report's own), and that benchmark's dev and held-out AUC printed for the report's own form and
-the pick, beside the trivial rankings. Then the pick on every dev half. No benchmark's own half, dev or held-out,
-chooses the form it is scored with, nor which of its kinds are silent.
+the pick, beside the trivial rankings. Then the pick on every dev half. The report's own form is scored by
+``outcomes.run_scores`` itself (its problems on an error most runs show weighed as that error:
+``outcomes.setting_weight``). No benchmark's own half, dev or held-out, chooses the form it is scored with, nor which
+of its kinds are silent.
 """
 
 from __future__ import annotations
@@ -191,6 +193,9 @@ def scores(
     return [v + weight * p + (o - 0.5) / n * 0.999 for v, p, o in zip(never, problems, order)]
 
 
+CITED: dict[str, dict[str, oc.RunErrors]] = {}  # per warehouse loaded, the errors its findings cite (the report's form)
+
+
 def load(db: Path) -> tuple[pl.DataFrame, dict[str, set[str]]]:
     from forensics.analyzers.base import Context
     from forensics.analyzers.schema import load_config
@@ -200,6 +205,7 @@ def load(db: Path) -> tuple[pl.DataFrame, dict[str, set[str]]]:
     ctx = Context.open(con, load_config(None), Selection())
     runs = oc._runs(ctx)
     kinds = oc.problem_kind_sets(ctx, runs, [])
+    CITED[db.stem] = oc.cited_errors(ctx, runs)
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
     for cid in untested_edits(con, cutoff):  # read only by the forms that count it (``UNTESTED``)
         kinds.setdefault(cid, set()).add(UNTESTED_EDIT)
@@ -235,7 +241,7 @@ def main() -> None:
         runs, kinds = sets[name]
         df = part(runs, h)
         if form == OWN:
-            got = oc.run_scores(df, {c: ks - {UNTESTED_EDIT} for c, ks in kinds.items()})
+            got = oc.run_scores(df, {c: ks - {UNTESTED_EDIT} for c, ks in kinds.items()}, CITED.get(name))
         else:
             got = scores(df, kinds, *form, mute(name, left_out))
         return oc.auc(got, [not s for s in df["success"].to_list()])

@@ -35,6 +35,7 @@ from forensics.analyzers.signature import (
     GRADE_REVEALING_ENDS,
     Msg,
     ended,
+    errors,
     handed_in,
     messages,
 )
@@ -341,9 +342,13 @@ def mixed_tasks(runs: list[Graded]) -> list[list[Graded]]:
     return [g for g in by.values() if len({r.failed for r in g}) == 2]
 
 
-def run_scores(runs: pl.DataFrame, kinds: dict[str, set[str]]) -> list[float]:
+def run_scores(
+    runs: pl.DataFrame, kinds: dict[str, set[str]], cited: dict[str, RunErrors] | None = None
+) -> list[float]:
     """The report's run ranking (docs/definitions.md#failure-analysis): the problems found in a run
-    (``problem_kind_sets``), each weighed by how rare it is among the runs ranked (``rarity``), added to its length,
+    (``problem_kind_sets``), each weighed by how rare it is among the runs ranked (``rarity``; with ``cited``, a
+    problem whose every finding cites only errors many runs hit weighs no more than the rarest of those errors:
+    ``setting_weight``), added to its length,
     errors breaking ties of length; a run whose agent never replied first (``NEVER_ACTED``). Length is the mean of
     three ranks, each as a share of its runs: by messages among all runs, and by the characters the agent wrote among
     all runs and among the runs of the same model. Messages are the run's steps, the work it did, compared across
@@ -376,12 +381,91 @@ def run_scores(runs: pl.DataFrame, kinds: dict[str, set[str]]) -> list[float]:
     ids = runs["conversation_id"].to_list()
     own = {c: kinds.get(c, set()) for c in ids}
     weight = rarity(own)
+    setting = setting_weight({c: cited[c] for c in ids if c in cited and NO_REPLY not in own[c]}) if cited else {}
     return [
         (NEVER_ACTED if NO_REPLY in own[c] else 0)
-        + PROBLEM_WEIGHT * sum(weight[k] for k in counted_kinds(own[c]))
+        + PROBLEM_WEIGHT * sum(min(weight[k], setting.get((c, k), 1.0)) for k in counted_kinds(own[c]))
         + (r - 0.5) / n * 0.999
         for c, r in zip(ids, order)
     ]
+
+
+@dataclass(frozen=True)
+class RunErrors:
+    """A run's errors before its grade (``cited_errors``): the templates of every error its tool outputs show
+    (``signature.errors``), and per problem kind found in it, for each finding of that kind, the templates of the
+    errors the finding cites (its positions, and the results of the calls at them; empty: it cites none)."""
+
+    templates: frozenset[str]
+    cited: dict[str, tuple[frozenset[str], ...]]
+
+
+def setting_weight(runs: dict[str, RunErrors]) -> dict[tuple[str, str], float]:
+    """Per (run, counted kind) whose every finding cites an error, the largest rarity among the runs given of the
+    errors its findings cite (log(runs / runs with the error) / log(runs), as ``rarity``): an error most runs hit is
+    the setting's, not the run's. Multi-SWE-bench's environment has no Java toolchain: `javac: command not found`
+    retried until the cost limit marks passed and failed runs alike, and a run that loops on it says less of
+    its own work than a run that loops on an error of its own. A kind with a finding that cites no error, or an
+    error few runs hit, is not capped. The kinds counted once (``counted_kinds``) pool their findings."""
+    seen: dict[str, int] = {}
+    for e in runs.values():
+        for t in e.templates:
+            seen[t] = seen.get(t, 0) + 1
+    n = len(runs)
+    if n < 2:
+        return {}
+    rare = {t: math.log(n / k) / math.log(n) for t, k in seen.items()}
+    out: dict[tuple[str, str], float] = {}
+    for c, e in runs.items():
+        pooled: dict[str, list[frozenset[str]]] = {}
+        for kind, each in e.cited.items():
+            for k in counted_kinds({kind}):
+                pooled.setdefault(k, []).extend(each)
+        for k, findings in pooled.items():
+            if findings and all(findings):
+                out[(c, k)] = max(rare.get(t, 1.0) for f in findings for t in f)
+    return out
+
+
+def cited_errors(ctx: Context, runs: pl.DataFrame, read: dict[str, list[Msg]] | None = None) -> dict[str, RunErrors]:
+    """Per run, its errors before the grade and the errors each problem finding cites (``RunErrors``), read from
+    ``problem_findings``; without that table, no finding cites an error. ``read``: the runs' messages before the
+    grade when already read (``signature.messages``)."""
+    cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
+    if read is None:
+        read = messages(ctx.con, list(cutoff), GRADE_REVEALING)
+    errs = {cid: errors(msgs) for cid, msgs in read.items()}
+    has = ctx.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
+    ).fetchall()[0]
+    results: dict[tuple[str, int], list[int]] = {}
+    found: dict[str, dict[str, list[list[int]]]] = {}
+    if has and has[0]:
+        for cid, pos, res in ctx.con.execute(
+            "SELECT t.conversation_id, t.position, t.result_position FROM tool_calls t JOIN sel_conversations "
+            "USING (conversation_id) WHERE t.position IS NOT NULL AND t.result_position IS NOT NULL"
+        ).fetchall():
+            results.setdefault((cid, pos), []).append(res)
+        for cid, kind, pos, poss in ctx.con.execute(
+            "SELECT p.conversation_id, p.kind, p.position, p.positions FROM problem_findings p JOIN "
+            "sel_conversations USING (conversation_id)"
+        ).fetchall():
+            cut = cutoff.get(cid)
+            if cid in cutoff and (cut is None or pos is None or pos < cut):
+                found.setdefault(cid, {}).setdefault(kind, []).append(list(poss or ([] if pos is None else [pos])))
+    out = {}
+    for cid in cutoff:
+        at: dict[int, str] = {}
+        for p, t in errs.get(cid, []):
+            at.setdefault(p, t)
+        cited = {
+            kind: tuple(
+                frozenset(at[q] for p in ps for q in (p, *results.get((cid, p), ())) if q in at) for ps in lists
+            )
+            for kind, lists in found.get(cid, {}).items()
+        }
+        out[cid] = RunErrors(frozenset(at.values()), cited)
+    return out
 
 
 PROBLEM_WEIGHT = 2.0  # a problem in one run only, against a length share below 1 (chosen leave one benchmark out)
@@ -471,7 +555,9 @@ def counted_kinds(kinds: set[str]) -> set[str]:
     return {same.get(k, k) for k in kinds if k != NO_REPLY}
 
 
-def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section]) -> dict[str, set[str]]:
+def problem_kind_sets(
+    ctx: Context, runs: pl.DataFrame, sections: list[Section], read: dict[str, list[Msg]] | None = None
+) -> dict[str, set[str]]:
     """Per run, the problem kinds found before its grade was revealed: from ``problem_findings`` (docs/definitions.md#problems-a-reviewer-flags) when
     the warehouse has it, else the kinds of the findings of the analyzers that ran before this one; and
     ``ended: <how>`` when the run ended without finishing its task (gave up, hit a limit, ended on an error,
@@ -496,7 +582,8 @@ def problem_kind_sets(ctx: Context, runs: pl.DataFrame, sections: list[Section])
             for f in sec.findings:
                 if f.conversation_id in cutoff:
                     kinds.setdefault(f.conversation_id, set()).add(f.kind)
-    read = messages(ctx.con, list(cutoff), GRADE_REVEALING)
+    if read is None:
+        read = messages(ctx.con, list(cutoff), GRADE_REVEALING)
     expects = _hands_in(runs, read)
     agent = dict(zip(runs["conversation_id"].to_list(), runs["agent"].to_list()))
     for cid, msgs in read.items():
@@ -532,7 +619,8 @@ def _rankings(runs: pl.DataFrame, sections: list[Section], ctx: Context) -> tupl
     ids, failed = runs["conversation_id"].to_list(), [not s for s in runs["success"].to_list()]
     tasks = runs["task"].to_list()
     worst = ctx.ranking(sections, ctx.selected) if ctx.ranking and sections else {}
-    ranking_scores = run_scores(runs, problem_kind_sets(ctx, runs, sections))
+    read = messages(ctx.con, runs["conversation_id"].to_list(), GRADE_REVEALING)
+    ranking_scores = run_scores(runs, problem_kind_sets(ctx, runs, sections, read), cited_errors(ctx, runs, read))
     columns = {
         "run ranking (problems weighed by rarity, plus length; errors break ties)": ranking_scores,
         **({"worst-conversation score": [worst.get(c, 0.0) for c in ids]} if sections else {}),
