@@ -52,35 +52,24 @@ ANNOUNCED = re.compile(
 )
 WORD = re.compile(r"\w+")
 END = 2**31 - 1  # the conversation's end, read as one more turn: how its last turn ended
+TurnEnd = tuple[int, int, str | None, bool, bool]  # the next person turn, the last message, its text, a call, ok
 Ending = tuple[int, str, str, bool]  # the turn's last reply: position, "empty"/"announced", its text, a call made
 
 
 def endings(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int, Ending]]:
-    """Per conversation of ``cids``, per person turn's position, how the turn before it ended: its last main-path
-    message (after the person's previous turn) when that is a reply with no call, with its position, its text and
-    whether the turn made any call. Only conversations with a call somewhere and a reply with words somewhere."""
-    if not cids:
-        return {}
-    rows = con.execute(
-        f"""WITH m AS (SELECT conversation_id AS cid, position AS pos, role, origin, blank, content,
-                              tool_call_count AS n FROM messages
-                       WHERE on_main_path AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
-                         AND conversation_id IN (SELECT conversation_id FROM {SELECTED})),
-            ok AS (SELECT cid FROM m GROUP BY 1 HAVING sum(n) > 0
-                   AND bool_or(role = 'assistant' AND trim(coalesce(content, '')) <> '')),
-            p AS (SELECT cid, pos, lag(pos) OVER (PARTITION BY cid ORDER BY pos) AS prev FROM
-                  (SELECT cid, pos FROM m WHERE origin = 'person' UNION ALL SELECT cid, {END} FROM m GROUP BY 1)
-                  WHERE cid IN (SELECT cid FROM ok)),
-            l AS (SELECT p.cid, p.pos, max(m.pos) AS last, coalesce(sum(m.n), 0) AS calls FROM p JOIN m ON m.cid = p.cid
-                  AND m.pos > p.prev AND m.pos < p.pos AND coalesce(m.origin, '') <> 'person' GROUP BY 1, 2)
-            SELECT l.cid, l.pos, m.pos, coalesce(m.content, ''), l.calls > 0 FROM l JOIN m ON m.cid = l.cid
-            AND m.pos = l.last WHERE m.role = 'assistant' AND m.n = 0 ORDER BY 1, 2""",
-        [cids],
-    ).fetchall()
+    """Per conversation of ``cids``, per person turn's position, how the turn before it ended without an answer
+    (``stalled``): its last main-path message (after the person's previous turn) when that is a reply with no call,
+    with its position, how, its text and whether the turn made any call. Only conversations with a call somewhere
+    and a reply with words somewhere."""
+    return _stalls(_turn_ends(con, cids))
+
+
+def _stalls(ends: dict[str, list[TurnEnd]]) -> dict[str, dict[int, Ending]]:
     out: dict[str, dict[int, Ending]] = {}
-    for cid, pos, last, text, called in rows:
-        if how := stalled(str(text)):
-            out.setdefault(str(cid), {})[int(pos)] = (int(last), how, str(text), bool(called))
+    for cid, rows in ends.items():
+        for person, last, text, called, ok in rows:
+            if ok and text is not None and (how := stalled(text)):
+                out.setdefault(cid, {})[person] = (last, how, text, called)
     return out
 
 
@@ -182,13 +171,13 @@ def stalled_loops(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     if not cids:
         return []
     ends = _turn_ends(con, cids)
-    stalls = endings(con, cids)
+    stalls = _stalls(ends)
     out: list[Problem] = []
     for cid, rows in ends.items():
         chains: list[tuple[str, list[tuple[int, str]]]] = []
         ann: list[tuple[int, str]] = []
         same: list[tuple[int, str]] = []
-        for person, last, text, called in rows:
+        for person, last, text, called, _ in rows:
             e = stalls.get(cid, {}).get(person)
             if e is not None and e[1] == "announced":
                 ann.append((e[0], e[2]))
@@ -225,24 +214,36 @@ def stalled_loops(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     return out
 
 
-def _turn_ends(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[tuple[int, int, str | None, bool]]]:
-    """Per conversation, per person turn after the first (in order): its position, the last message before it
-    (after the previous person turn), that message's text when it is a reply with no call (else None), and whether
-    the turn before it made a call."""
+def _turn_ends(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[TurnEnd]]:
+    """Per conversation of ``cids``, per turn after the person's first (in order): the position of the person turn
+    that follows it (``END`` after the last), its last main-path message that is not the person's, that message's
+    text when it is a reply with no call (else None), whether the turn made a call, and whether the conversation has
+    a call and a reply with words somewhere. One pass of window functions: each message grouped by the person turn
+    after it."""
+    if not cids:
+        return {}
     rows = con.execute(
         f"""WITH m AS (SELECT conversation_id AS cid, position AS pos, role, origin, content, tool_call_count AS n
                        FROM messages WHERE on_main_path AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
                          AND conversation_id IN (SELECT conversation_id FROM {SELECTED})),
-            p AS (SELECT cid, pos, lag(pos) OVER (PARTITION BY cid ORDER BY pos) AS prev FROM
-                  (SELECT cid, pos FROM m WHERE origin = 'person' UNION ALL SELECT cid, {END} FROM m GROUP BY 1)),
-            l AS (SELECT p.cid, p.pos, max(m.pos) AS last, coalesce(sum(m.n), 0) AS calls FROM p JOIN m ON m.cid = p.cid
-                  AND m.pos > p.prev AND m.pos < p.pos AND coalesce(m.origin, '') <> 'person' GROUP BY 1, 2)
-            SELECT l.cid, l.pos, l.last, CASE WHEN m.role = 'assistant' AND m.n = 0 THEN coalesce(m.content, '') END,
-                   l.calls > 0
-            FROM l JOIN m ON m.cid = l.cid AND m.pos = l.last ORDER BY 1, 2""",
+            w AS (SELECT *, min(CASE WHEN origin = 'person' THEN pos END) OVER (PARTITION BY cid ORDER BY pos
+                              ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS nxt,
+                            max(CASE WHEN origin = 'person' THEN pos END) OVER (PARTITION BY cid ORDER BY pos
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prv,
+                            sum(n) OVER (PARTITION BY cid) > 0 AND bool_or(role = 'assistant'
+                              AND trim(coalesce(content, '')) <> '') OVER (PARTITION BY cid) AS ok
+                  FROM m),
+            t AS (SELECT cid, coalesce(nxt, {END}) AS nxt, max(pos) AS last, coalesce(sum(n), 0) > 0 AS called,
+                         bool_and(ok) AS ok
+                  FROM w WHERE coalesce(origin, '') <> 'person' AND prv IS NOT NULL GROUP BY 1, 2)
+            SELECT t.cid, t.nxt, t.last, CASE WHEN m.role = 'assistant' AND m.n = 0 THEN coalesce(m.content, '') END,
+                   t.called, t.ok
+            FROM t JOIN m ON m.cid = t.cid AND m.pos = t.last ORDER BY 1, 2""",
         [cids],
     ).fetchall()
-    out: dict[str, list[tuple[int, int, str | None, bool]]] = {}
-    for cid, pos, last, text, called in rows:
-        out.setdefault(str(cid), []).append((int(pos), int(last), None if text is None else str(text), bool(called)))
+    out: dict[str, list[TurnEnd]] = {}
+    for cid, pos, last, text, called, ok in rows:
+        out.setdefault(str(cid), []).append(
+            (int(pos), int(last), None if text is None else str(text), bool(called), bool(ok))
+        )
     return out
