@@ -2,12 +2,13 @@
 
 - the person's own turns (``turns``): ``repeated``: ``user_repeated`` (said again, ``repeat_words``; asked again,
   ``asked_again``; ``pasted``: an error pasted back, a message sent again; ``restated``: a request restated in new
-  words; a prompt template's opening is never compared, ``templates``); ``frustration``; ``pasted``'s ``loop`` (one
-  error pasted back again and again);
+  words; ``stalled``: a push after a turn the agent ended without an answer; a prompt template's opening is never
+  compared, ``templates``); ``frustration``; ``pasted``'s ``loop`` (one error pasted back again and again);
 - ``instructions``: ``instruction_violated``, where the instruction can be checked by a program;
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
-- ``replies``: ``loop`` in prose (the person asked for input again and again);
+- ``replies``: ``loop`` in prose (the person asked for input again and again); ``stalled``: turns in a row ending on
+  an announcement with nothing done, or on the same reply;
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined); ``doable``:
   a decline the agent took back once the person asked again;
 - ``context``: ``context_crowded``;
@@ -51,6 +52,7 @@ from forensics.analyzers.problems import (
     pasted,
     repeated,
     replies,
+    stalled,
     templates,
     turns,
 )
@@ -162,6 +164,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + actions.failed_edits(con, recurring)
         + pasted.pasted_loops(person, con, shared, again)
         + replies.asked_again(con)
+        + stalled.stalled_loops(con)
         + (ended := endings.false_success(con, person, acting, pasted_again))
         + doable.declined_then_done(con, person, shared, ended)
         + frustration.frustration(person)

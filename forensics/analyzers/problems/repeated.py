@@ -9,7 +9,7 @@ import re
 
 import duckdb
 
-from forensics.analyzers.problems import pasted, restated, undone
+from forensics.analyzers.problems import pasted, restated, stalled, undone
 from forensics.analyzers.problems.asked_again import asked_before, norm
 from forensics.analyzers.problems.model import Problem, quote_at
 from forensics.analyzers.problems.repeat_words import DIRECTIVES, NOT_WORK, REPEATED, unit
@@ -27,7 +27,8 @@ def user_repeated(
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
     warehouse (``con``), one that pastes back an error the assistant's change did not remove (``error_again``) or
     sends the same message again after it got no reply (``sent_again``, ``pasted``), or restates a request in new
-    words (``asked_again_reworded``, ``asked_again_undone``: ``restated``). Turns that follow one
+    words (``asked_again_reworded``, ``asked_again_undone``: ``restated``), or follows a turn the agent ended
+    without an answer (``asked_after_stall``: ``stalled``). Turns that follow one
     another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
     default: of ``turns``); ``again_of``: ``pasted.errors_again_of``, when computed already (for ``pasted_loops``
     too)."""
@@ -41,6 +42,7 @@ def user_repeated(
     if again_of is None:
         again_of = pasted.errors_again_of(con, by_conv, templates) if con is not None else {}
     undone_of = undone.undone_turns(con, by_conv) if con is not None else {}
+    stalled_of = stalled.stalled_turns(con, by_conv) if con is not None else {}
     for cid, conv in by_conv.items():
         again = again_of.get(cid, {})
         # the first turn that says the work failed them or that they said it before: a later "not working" is said again
@@ -70,6 +72,7 @@ def user_repeated(
                     ("sent_again", k in resent.get(cid, {})),
                     (other[0] if other else "", other),
                     ("undone_after", k in undone_of.get(cid, {})),
+                    ("asked_after_stall", k in stalled_of.get(cid, {})),
                 )
                 if x
             ]
@@ -83,7 +86,9 @@ def user_repeated(
                     norms[(cid, t.position)] = error[2]
                 if other and not (said or directive or asked or error):
                     norms[(cid, t.position)] = other[1]
-                elif (why := undone_of.get(cid, {}).get(k)) and not (said or directive or asked or error or other):
+                elif (why := undone_of.get(cid, {}).get(k) or stalled_of.get(cid, {}).get(k)) and not (
+                    said or directive or asked or error or other
+                ):
                     norms[(cid, t.position)] = why
     return incidents(
         hits,

@@ -12,8 +12,9 @@ and the replies since did not do it. Two rules:
   after a reply that did not take it up (no call, none of its terms named: ``_not_taken_up``).
 - ``asked_again_undone``: since the earlier request, the agent's call for it was refused (the harness's own words:
   Claude Code "The user doesn't want to proceed", Codex "patch rejected by user", Gemini CLI "User did not allow",
-  Crush "Permission denied", SWE-agent "The user rejected"), or the agent declined it ("I don't have a way to"),
-  and the later turn, neither a question nor
+  Crush "Permission denied", SWE-agent "The user rejected"), or the agent declined it ("I don't have a way to"), or
+  its last reply offered help as if nothing had been asked ("Sure thing! What would you like to work on?"), and the
+  later turn, neither a question nor
   an addition nor an approval ("looks good but add ..."), names what the earlier request or the refused call named
   (``UNDONE_COVER`` of the request's terms, or one of the refused call's or of the words that announced it), or
   only says "again". It must be the person's next turn after the refusal or the decline: their answer to it.
@@ -71,6 +72,12 @@ AGAIN_ONLY = re.compile(
     r"(?i)^\W*(?:(?:try|do it|do that|run it|please)?\s*(?:again|once more|one more time)|retry|redo|"
     r"еще раз|ещё раз|снова|再来一次|再试一次|重试|もう一度|nochmal|noch einmal|encore|otra vez|de nuevo)\W*$"
 )
+# a reply that offers help as if no request had been made: a greeting's question, not an answer
+OFFERED = re.compile(
+    r"(?i)\bhow (?:can|may|could) I (?:help|assist)\b|\bwhat (?:would|do) you (?:like|want) (?:me )?to (?:work on|do)\b|"
+    r"\bwhat can I (?:do for you|help (?:you )?with)\b|有什么(?:可以|能)?(?:帮|帮助)|何をお手伝い|무엇을 도와"
+)
+OFFER_CHARS = 200  # a longer reply answered something before offering more
 QUESTION = re.compile(r"\?(?:\s|$)|？")
 WORD = re.compile(r"[a-z]+")
 
@@ -216,23 +223,40 @@ def _undone(
         e = conv[j]
         if not e.answered_next or (j in prompts and prompts[j] == prompts.get(k)):
             continue
-        refused, refused_terms, declined = what_was_refused(between(replies, e.position, conv[j + 1].position))
+        answer = between(replies, e.position, conv[j + 1].position)
+        refused, refused_terms, declined = what_was_refused(answer)
+        offered = offered_help(answer) if back == 1 and not (refused or declined) else ""
         if back == 2:
             refused, refused_terms = "", frozenset()
-        if not refused and not declined:
+        if not refused and not declined and not offered:
             continue
         mine, theirs = terms(text), terms(e.full or e.text)
         shared = (mine & theirs) | (mine & refused_terms)
         named = bool(theirs) and len(mine & theirs) >= UNDONE_COVER * len(theirs) or bool(mine & refused_terms)
         if not ((back == 1 and AGAIN_ONLY.match(own)) or (shared and named)):
             continue
-        why = f"its call refused (“{refused[:50]}”)" if refused else f"the agent declined (“{declined[:50]}”)"
+        why = (
+            f"its call refused (“{refused[:50]}”)"
+            if refused
+            else f"the agent declined (“{declined[:50]}”)"
+            if declined
+            else f"the reply asked what the person wanted instead (“{offered[:50]}”)"
+        )
         return (
             "asked_again_undone",
             f"the request at [{e.position}], {why}; asked again" + (f" ({_shown(text, shared)})" if shared else ""),
             e.position,
         )
     return None
+
+
+def offered_help(answer: list[Reply]) -> str:
+    """The last reply to a request, when it offers help as if nothing had been asked (``OFFERED``: "Sure thing! What
+    would you like to work on in the project?"): a short reply (``OFFER_CHARS``) that ignored the request; "" else."""
+    said = [r[2] for r in answer if r[1] == "assistant" and r[2].strip()]
+    if not said or len(said[-1].strip()) > OFFER_CHARS or not OFFERED.search(said[-1]):
+        return ""
+    return " ".join(said[-1].split())
 
 
 def what_was_refused(answer: list[Reply]) -> tuple[str, frozenset[str], str]:

@@ -1,0 +1,249 @@
+"""A turn the agent ended without an answer (docs/definitions.md#problems-a-reviewer-flags): its last reply is empty,
+or announces work ("I'll fix the critical issues ...", "Let me check ...", "On it. Implementing ...") with no call
+after it. Read from how the turn ended, in any words the person then uses. Two rules:
+
+- ``user_repeated``'s ``asked_after_stall`` (GUIDE §5: "repeats caused by the assistant's non-answer or non-fix also
+  count"): the person's next turn after such an ending: "proceed", "did you fix them", "?", the request sent again.
+  The person had to push for what the turn said it would do. A turn of more than ``NUDGE_WORDS`` words names what
+  it pushes for (``_pushes``: a term of the announcement or of the person's last turns; a new request after an
+  abandoned one is none). Not a greeting or a turn with no content term (a second "hi" after an empty reply asks
+  for nothing), except a bare "?".
+- ``loop``'s ``announced_N_times`` and ``same_reply_N_times`` (GUIDE §5: the same action repeated without progress):
+  ``IN_A_ROW`` or more turns in a row end on an announcement with nothing done after it; or on the same reply as the
+  turn before (``SAME`` of its words: a greeting returned to every request), the later turns making no call, each
+  reply short and without code (a code block rewritten for each request is no same reply).
+
+Only in runs where the agent makes calls (it could have acted: a chat model's "I'll do my best" ends nothing) and
+whose log keeps the replies' words (an empty reply is silence only where others have text). A reply that asks
+something ("Proceed?", a question mark anywhere) or asks the person for input (``replies.ASKS``) waits for them: no
+stall; nor one that says the work is done (``said.CLAIM``), nor an offer ("If it still fails, I'll ...": the sentence
+does not open with the announcement), nor a reply of more than ``ANNOUNCE_CHARS`` characters (an answer that ends
+on what comes next)."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from forensics.analyzers.problems.model import Problem, quote_at
+from forensics.analyzers.problems.replies import ASKS_RE
+from forensics.analyzers.problems.restated import terms
+from forensics.analyzers.problems.said import CLAIM_RE, prose
+from forensics.analyzers.problems.turns import Turn
+from forensics.kernel.selection import SELECTED
+from forensics.text.prose import own_words
+
+ANNOUNCE_CHARS = 400  # a longer reply answered something before saying what comes next ("...Let me check")
+IN_A_ROW = 3  # turns in a row ending on an announcement or on the same reply: a loop (GUIDE §5: 3 or more)
+NUDGE_WORDS = 3  # a turn this short pushes ("proceed", "go on"); a longer one names what it pushes for
+LONG_WORDS = 8  # a longer turn names two of the terms it pushes for
+BACK = 3  # the person's last requests read for what a turn pushes for
+REQUEST_TERMS = 2  # a person turn with fewer content terms ("continue") asks for nothing of its own
+QUOTE_CHARS = 60  # of an announcement named in a norm
+AFTER = 200  # characters after an announcement's start, at most: it ends the reply
+SAME = 0.6  # share of the two replies' words in common (of all their words): the same reply
+# a sentence that opens by announcing the agent's next act (not "let me know", "I'll wait", "I'll be here")
+ANNOUNCED = re.compile(
+    r"(?im)(?:^|[.!:;]\s+)\W*(?:(?:now|next|first|ok(?:ay)?|alright|so|great|sure)[,!.]?\s+)?"
+    r"(?:I['’]ll|I will|let me|let['’]s|I['’]m going to|I am going to|I need to|I['’]m now|I am now)\s+"
+    r"(?!know\b|wait\b|await\b|be (?:here|happy|glad|available)\b|stop\b)\w|"
+    r"\A\W*(?:on it|will do|working on it)\b|(?:^|[。！\n])\s*(?:让我|我来|我将|我会|接下来我)"
+)
+WORD = re.compile(r"\w+")
+END = 2**31 - 1  # the conversation's end, read as one more turn: how its last turn ended
+TurnEnd = tuple[int, int, str | None, bool, bool]  # the next person turn, the last message, its text, a call, ok
+Ending = tuple[int, str, str, bool]  # the turn's last reply: position, "empty"/"announced", its text, a call made
+
+
+def endings(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int, Ending]]:
+    """Per conversation of ``cids``, per person turn's position, how the turn before it ended without an answer
+    (``stalled``): its last main-path message (after the person's previous turn) when that is a reply with no call,
+    with its position, how, its text and whether the turn made any call. Only conversations with a call somewhere
+    and a reply with words somewhere."""
+    return _stalls(_turn_ends(con, cids))
+
+
+def _stalls(ends: dict[str, list[TurnEnd]]) -> dict[str, dict[int, Ending]]:
+    out: dict[str, dict[int, Ending]] = {}
+    for cid, rows in ends.items():
+        for person, last, text, called, ok in rows:
+            if ok and text is not None and (how := stalled(text)):
+                out.setdefault(cid, {})[person] = (last, how, text, called)
+    return out
+
+
+def stalled(text: str) -> str:
+    """How a turn's last reply (no call in it, none after it) ended the turn without an answer: "empty", "announced"
+    (a sentence opens with the agent's next act, ``ANNOUNCED``; short, no question, no request for input, no claim
+    of work done), or ""."""
+    said = prose(text).strip()
+    if not said:
+        return "empty"
+    if len(said) > ANNOUNCE_CHARS or "?" in said or "？" in said or ASKS_RE.search(said) or CLAIM_RE.search(said):
+        return ""
+    return "announced" if announced(said) else ""
+
+
+def announced(said: str) -> re.Match[str] | None:
+    """The last sentence of a reply's prose (``said``, stripped) that announces the agent's next act (``ANNOUNCED``),
+    where it is how the reply ends: no more than ``AFTER`` characters follow its start (not "Let me correct the
+    table" followed by the answer)."""
+    last = next(reversed(list(ANNOUNCED.finditer(said))), None)
+    return last if last is not None and len(said) - last.start() <= AFTER else None
+
+
+def stalled_turns(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> dict[str, dict[int, str]]:
+    """Per conversation, the person turns (their index in ``by_conv``'s list) that follow a turn ended without an
+    answer (``endings``), each with the norm naming how it ended; not a turn with no content term ("hi" again),
+    unless it is a bare question mark, nor a longer turn that names none of what it would push for (``_pushes``)."""
+    cids = [c for c, conv in by_conv.items() if len(conv) > 1]
+    ends = endings(con, cids)
+    out: dict[str, dict[int, str]] = {}
+    for cid, at in ends.items():
+        conv = by_conv.get(cid, [])
+        for k, t in enumerate(conv):
+            if t.index == 0 or t.position not in at:
+                continue
+            said = own_words(t.full or t.text).strip()
+            pos, how, text, _ = at[t.position]
+            mine = terms(t.full or t.text)
+            if said.strip("?？ ") == "":
+                pass  # a bare "?": where is it
+            elif not mine:
+                continue  # "hi" again asks for nothing
+            elif len(said.split()) > NUDGE_WORDS and not _pushes(mine, len(said.split()), text, conv[:k]):
+                continue  # a new request, not a push for the last one
+            out.setdefault(cid, {})[k] = (
+                f"the turn before it ended on an empty reply ([{pos}]): the person asked again for what got no answer"
+                if how == "empty"
+                else f"the turn before it ended on an announcement with nothing done after it ([{pos}] “"
+                f"{_opening(text)}”): the person pushed for it"
+            )
+    return out
+
+
+def _pushes(mine: frozenset[str], words: int, text: str, before: list[Turn]) -> bool:
+    """A person turn of ``words`` words and terms ``mine`` asks for what the stalled reply (``text``) announced or
+    what one of the person's last ``BACK`` requests asked (turns of ``before`` with ``REQUEST_TERMS`` content terms
+    or more: not a "continue" between): it holds one of their terms, two when it is longer than ``LONG_WORDS`` (a
+    longer new request shares a word like "code" or "theme" with anything)."""
+    need = 2 if words > LONG_WORDS else 1
+    asked = [x for t in reversed(before) if len(x := terms(t.full or t.text)) >= REQUEST_TERMS][:BACK]
+    return any(len(mine & theirs) >= need for theirs in [_asked(text), *asked])
+
+
+def _opening(text: str) -> str:
+    """The words of a reply's announcement, from its start (``QUOTE_CHARS`` at most, on one line)."""
+    said = prose(text).strip()
+    m = announced(said)
+    return " ".join(said[m.start() if m else 0 :].split())[:QUOTE_CHARS].strip(" .!:;")
+
+
+def _asked(text: str) -> frozenset[str]:
+    """The content terms of what a reply announced (its announcing sentence to the end), none for an empty one."""
+    said = prose(text).strip()
+    m = announced(said)
+    return terms(said[m.start() :]) if m else frozenset()
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in WORD.findall(text)}
+
+
+def _same(a: str, b: str) -> bool:
+    x, y = _words(a), _words(b)
+    return bool(x and y) and len(x & y) >= SAME * len(x | y)
+
+
+def stalled_loops(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``announced_N_times``: ``IN_A_ROW`` or more person turns in a row each follow a turn that ended on an
+    announcement (``endings``); ``same_reply_N_times``: ``IN_A_ROW`` or more turns in a row end on the same reply
+    (``SAME``), every one after the first without a call. The person turns in every selected conversation with a
+    call."""
+    cids = [
+        str(c)
+        for (c,) in con.execute(
+            f"SELECT DISTINCT conversation_id FROM tool_calls WHERE conversation_id IN "
+            f"(SELECT conversation_id FROM {SELECTED})"
+        ).fetchall()
+    ]
+    if not cids:
+        return []
+    ends = _turn_ends(con, cids)
+    stalls = _stalls(ends)
+    out: list[Problem] = []
+    for cid, rows in ends.items():
+        chains: list[tuple[str, list[tuple[int, str]]]] = []
+        ann: list[tuple[int, str]] = []
+        same: list[tuple[int, str]] = []
+        for person, last, text, called, _ in rows:
+            e = stalls.get(cid, {}).get(person)
+            if e is not None and e[1] == "announced":
+                ann.append((e[0], e[2]))
+            else:
+                chains.append(("announced", ann))
+                ann = []
+            canned = text is not None and 0 < len(text.strip()) <= ANNOUNCE_CHARS and "```" not in text
+            if same and canned and not called and _same(same[-1][1], str(text)):
+                same.append((last, str(text)))
+            else:
+                chains.append(("same_reply", same))
+                same = [(last, str(text))] if canned else []
+        chains += [("announced", ann), ("same_reply", same)]
+        for rule, chain in chains:
+            if len(chain) < IN_A_ROW:
+                continue
+            first = prose(chain[0][1]).strip()
+            out.append(
+                Problem(
+                    cid,
+                    "loop",
+                    [p for p, _ in chain],
+                    quote_at(first, announced(first) if rule == "announced" else None),
+                    f"{rule}_{len(chain)}_times",
+                    f"{len(chain)} turns in a row ended on "
+                    + (
+                        "an announcement of work with nothing done after it"
+                        if rule == "announced"
+                        else "the same reply, whatever the person asked"
+                    )
+                    + " (GUIDE §5: 3 or more without progress)",
+                )
+            )
+    return out
+
+
+def _turn_ends(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, list[TurnEnd]]:
+    """Per conversation of ``cids``, per turn after the person's first (in order): the position of the person turn
+    that follows it (``END`` after the last), its last main-path message that is not the person's, that message's
+    text when it is a reply with no call (else None), whether the turn made a call, and whether the conversation has
+    a call and a reply with words somewhere. One pass of window functions: each message grouped by the person turn
+    after it."""
+    if not cids:
+        return {}
+    rows = con.execute(
+        f"""WITH m AS (SELECT conversation_id AS cid, position AS pos, role, origin, content, tool_call_count AS n
+                       FROM messages WHERE on_main_path AND conversation_id IN (SELECT unnest(?::VARCHAR[]))
+                         AND conversation_id IN (SELECT conversation_id FROM {SELECTED})),
+            w AS (SELECT *, min(CASE WHEN origin = 'person' THEN pos END) OVER (PARTITION BY cid ORDER BY pos
+                              ROWS BETWEEN 1 FOLLOWING AND UNBOUNDED FOLLOWING) AS nxt,
+                            max(CASE WHEN origin = 'person' THEN pos END) OVER (PARTITION BY cid ORDER BY pos
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prv,
+                            sum(n) OVER (PARTITION BY cid) > 0 AND bool_or(role = 'assistant'
+                              AND trim(coalesce(content, '')) <> '') OVER (PARTITION BY cid) AS ok
+                  FROM m),
+            t AS (SELECT cid, coalesce(nxt, {END}) AS nxt, max(pos) AS last, coalesce(sum(n), 0) > 0 AS called,
+                         bool_and(ok) AS ok
+                  FROM w WHERE coalesce(origin, '') <> 'person' AND prv IS NOT NULL GROUP BY 1, 2)
+            SELECT t.cid, t.nxt, t.last, CASE WHEN m.role = 'assistant' AND m.n = 0 THEN coalesce(m.content, '') END,
+                   t.called, t.ok
+            FROM t JOIN m ON m.cid = t.cid AND m.pos = t.last ORDER BY 1, 2""",
+        [cids],
+    ).fetchall()
+    out: dict[str, list[TurnEnd]] = {}
+    for cid, pos, last, text, called, ok in rows:
+        out.setdefault(str(cid), []).append(
+            (int(pos), int(last), None if text is None else str(text), bool(called), bool(ok))
+        )
+    return out
