@@ -212,6 +212,55 @@ def evaluate_fresh(path: Path, shared: Path, dev_only: bool = False) -> dict[str
     return {name: _scores(convs, found, off), **halves}
 
 
+# The labelling rounds developed on whole (``bench/data/problems-fresh-<round>.jsonl``, the first reader's labels), beside
+# the shared dev half and fresh-dev: the dev pool of issue 43's rounds (``evaluate_pool``). A round joins it once its
+# figures have been printed as held out (the eighth round joined in topics11); the held-out halves never do.
+DEV_ROUNDS = ("r4", "r5", "r6", "r7", "r8")
+
+
+def pooled(parts: list[tuple[str, list[Labeled], dict[str, set[int]], set[str]]]) -> dict[str, Any]:
+    """Each part's scores (``_scores``: its conversations, the markers found in its warehouse, the conversations
+    declined there), then all of them pooled as one set (a conversation keyed by its part, as each warehouse has its
+    own ids)."""
+    out: dict[str, Any] = {}
+    pool: list[Labeled] = []
+    found: dict[str, set[int]] = {}
+    off: set[str] = set()
+    for name, convs, f, o in parts:
+        out[name] = _scores(convs, f, o)
+        for c in convs:
+            key = f"{name}:{c.cid}"
+            pool.append(Labeled(key, c.half, c.family, c.units, c.shifts))
+            if c.cid in f:
+                found[key] = f[c.cid]
+            if c.cid in o:
+                off.add(key)
+    out[f"dev pool ({len(parts)} sets)"] = _scores(pool, found, off)
+    return out
+
+
+def evaluate_pool(shared: Path, data: Path, rounds: tuple[str, ...] = DEV_ROUNDS) -> dict[str, Any]:
+    """The dev pool: the shared dev half, fresh-dev and ``rounds`` whole, each ingested into its own warehouse (as
+    ``evaluate`` and ``evaluate_fresh`` do), scored alone and pooled (``pooled``). No held-out half is read."""
+    from bench.fresh_labels import warehouse as fresh_warehouse
+    from forensics.warehouse import open_warehouse
+
+    parts = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("shared", "fresh", *rounds):
+            where = Path(tmp) / name
+            where.mkdir()
+            path = data / ("problems-fresh.jsonl" if name == "fresh" else f"problems-fresh-{name}.jsonl")
+            db = warehouse(shared, where) if name == "shared" else fresh_warehouse(path, shared, where)
+            found, off = switches(db), declined(db)
+            with open_warehouse(db, read_only=True) as wh:
+                convs = labeled(wh.con, shared) if name == "shared" else fresh_labeled(wh.con, path, shared)
+            keep = {"shared": "dev", "fresh": "fresh-dev"}.get(name)
+            label = f"{name} ({keep} half)" if keep else f"{path.name} (whole)"
+            parts.append((label, [c for c in convs if keep is None or c.half == keep], found, off))
+    return pooled(parts)
+
+
 def _scores(part: list[Labeled], found: dict[str, set[int]], off: set[str] | None = None) -> dict[str, Any]:
     """``off``: the conversations the detector declined to judge (``declined``), counted (they are scored as the
     detector leaves them: no marker)."""

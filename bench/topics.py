@@ -9,6 +9,7 @@
     python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
                                       # every run prints it before the agent logs' halves
     python bench/topics.py --dev      # the dev halves only (never look at a held-out half while developing)
+    python bench/topics.py --pool     # issue 43's dev pool: agent logs' dev half, fresh-dev, the rounds r4-r8 whole
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one
@@ -143,8 +144,18 @@ def main() -> None:
         action="store_true",
         help="the agent logs' dev half, leave one log format out, at several thresholds (never the held-out half)",
     )
+    ap.add_argument(
+        "--pool",
+        action="store_true",
+        help="issue 43's dev pool: the agent logs' dev half, the fresh-dev half and the rounds developed on whole "
+        "(bench.topic_agent_logs.DEV_ROUNDS), each set and pooled (never a held-out half)",
+    )
     args = ap.parse_args()
     from bench import topic_agent_logs
+
+    if args.pool:
+        print(topic_agent_logs.render(topic_agent_logs.evaluate_pool(SHARED, ROOT / "bench" / "data")))
+        return
 
     if args.work_family_out:
         print(topic_agent_logs.render_family_out(topic_agent_logs.family_out(SHARED)))
