@@ -166,3 +166,23 @@ def test_the_two_readers_of_the_eighth_round() -> None:
     assert (round(p["all"]["f1"], 3), p["any_kind"]["matched"]) == (0.744, 18)
     oc = w["outcome_judged"]
     assert (oc["agree"], oc["n"], oc["disagreements"]) == (11, 12, {"success -> unclear": 1})
+
+
+def test_the_two_readers_of_the_ninth_round() -> None:
+    # bench/data/README.md, the ninth round's second reader (branch second11): blind, committed before this comparison
+    data = ag.ROOT / "bench" / "data"
+    first, second = ag.read(data / "problems-fresh-r9.jsonl"), ag.read(data / "problems-fresh-r9-second.jsonl")
+    assert len(first) == len(second) == 8 and all(d.get("labeler") == "second" for d in second)
+    res = ag.evaluate(first, second)
+    w = res["whole"]
+    o = w["origin"]
+    assert (o["agree"], o["n"], o["unaligned"], round(o["kappa"], 3), round(o["chance"], 3)) == (48, 48, 0, 1.0, 0.556)
+    s = w["shift"]
+    assert (s["n"], s["agree"], s["first_shifts"], s["second_shifts"], s["both"]) == (32, 32, 4, 4, 4)
+    assert (round(s["kappa"], 3), round(s["f1"], 3), round(s["every_turn_f1"], 3)) == (1.0, 1.0, 0.286)
+    p = w["problems"]
+    assert [p["all"][k] for k in ("first", "second", "matched")] == [16, 19, 13]
+    assert (round(p["all"]["f1"], 3), p["any_kind"]["matched"]) == (0.743, 13)
+    oc = w["outcome_judged"]
+    assert (oc["agree"], oc["n"], round(oc["kappa"], 3)) == (6, 8, 0.644)
+    assert oc["disagreements"] == {"partial -> failure": 1, "unclear -> partial": 1}
