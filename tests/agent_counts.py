@@ -1829,8 +1829,11 @@ def aider_file(path: Path) -> FileFigures:
     for body in sessions:
         groups: list[tuple[str, list[str]]] = []
         reflecting = False
-        for line in body.splitlines()[1:]:
-            line = line[:-2] if line.endswith("  ") else line
+        # io.py tool_output writes a message of several lines as one "> " + text + "  " (the Markdown break): where a
+        # session writes the breaks, the reflected failed blocks end on the line with the break, the reply follows
+        breaks = any(ln.startswith("> ") and ln.endswith("  ") for ln in body.splitlines())
+        for raw in body.splitlines()[1:]:
+            line = raw[:-2] if raw.endswith("  ") else raw
             if line.startswith("#### "):
                 kind = "confirm" if re.search(r"\(Y\)es/\(N\)o.*\[(?:Yes|No)\]:", line) else "user"
                 line, reflecting = line[5:], False
@@ -1843,6 +1846,10 @@ def aider_file(path: Path) -> FileFigures:
                     bool(groups) and groups[-1][0] == "tool" and line.startswith("## SearchReplaceNo")
                 )
                 kind = "tool" if reflecting else "reply"
+                if reflecting and breaks and raw.endswith("  "):
+                    groups[-1][1].append(line)
+                    reflecting = False
+                    continue
             if groups and groups[-1][0] == kind != "confirm":
                 groups[-1][1].append(line)
             else:
@@ -1855,6 +1862,7 @@ def aider_file(path: Path) -> FileFigures:
             if m := re.match(r"Editor model: \S+ with (\S+) edit format", ln):
                 formats["editor"] = m.group(1)
         last_reply, handoff = None, False
+        asking: str | None = None  # "/ask <msg>" (echoed as "<msg>") or an "AI?" comment: one reply with no edits
         for i, (kind, lines) in enumerate(groups):
             plain = "\n".join(ln.rstrip() for ln in lines if ln.strip())
             for ln in lines if kind == "tool" and i > 0 else []:  # /architect, /model: announced again
@@ -1865,6 +1873,13 @@ def aider_file(path: Path) -> FileFigures:
             if kind == "user":
                 handoff = last_reply is not None and plain == last_reply
                 person += not handoff
+                # commands.py _generic_chat_command; watch_prompts.py watch_ask_prompt (its "/ask" line unwritten)
+                if m := re.match(r"/(?:ask|help|context|architect)\s+(\S.*)", plain, re.S):
+                    asking = m.group(1)
+                elif plain.startswith('Find the "AI" comments below (marked with \u2588)'):
+                    asking = plain
+                elif plain != asking:
+                    asking = None
             elif kind == "reply":
                 # aider parses edits from, and hands the editor, the reply without the thinking a reasoning model
                 # wrote into it (reasoning_tags.py: between <thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b> tags)
@@ -1878,7 +1893,10 @@ def aider_file(path: Path) -> FileFigures:
                     )
                 ]
                 paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
-                if (formats["editor"] if handoff else formats["main"]) in ("whole", "editor-whole"):
+                mode = formats["editor"] if handoff else formats["main"]
+                if asking is not None or mode in ("ask", "help", "context", "architect"):  # get_edits: []
+                    paths = []
+                elif mode in ("whole", "editor-whole"):
                     paths += [
                         m.group(1)
                         for m in re.finditer(
@@ -1900,6 +1918,11 @@ def aider_file(path: Path) -> FileFigures:
                 said: dict[
                     int, list[str]
                 ] = {}  # a line goes to the edit whose (longest) file name it holds, else the first
+                # base_coder.py run(): show_undo_hint() follows run_one, so what comes after it is the next input's
+                hint = [
+                    k for k, ln in enumerate(out) if ln == "You can use /undo to undo and discard each aider commit."
+                ]
+                out = out[: hint[0] + 1] if hint else out
                 for ln in out:
                     if ln.startswith("Tokens: ") or not ln.strip():
                         continue
@@ -1923,6 +1946,7 @@ def aider_file(path: Path) -> FileFigures:
                 )
                 calls += len(paths)
                 last_reply, handoff = "\n".join(ln.rstrip() for ln in body_text.splitlines() if ln.strip()), False
+                asking = None
     return FileFigures(len(sessions), person, calls, linked, errors)
 
 

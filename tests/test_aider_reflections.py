@@ -176,3 +176,67 @@ def test_aider_086_architect_switch_with_a_reasoning_model(tmp_path: Path) -> No
     from tests.agent_counts import aider_file
 
     assert tuple(aider_file(path)) == (1, 3, 1, 1, 0)
+
+
+AQUATICAT = FIXTURES / "real" / "aider" / "Aquaticat+Monochromatic" / ".aider.chat.history.md"
+
+
+def test_aider_084_watch_mode_ask_replies_retries_and_the_undo_hint(tmp_path: Path) -> None:
+    """aider 0.84 in watch mode (Aquaticat/Monochromatic, Apache-2.0): three rules, each from aider's source, that made the
+    warehouse (42 edits, 34 answered, 10 failed) and the raw counter (39, 31, 8) disagree before round 11.
+    An "AI?" comment makes watch.py return ``watch_ask_prompt`` ("/ask" + "Find the "AI" comments…"), which io.py
+    get_input returns unwritten; cmd_ask writes the message and runs the ask coder, whose get_edits is base_coder's
+    ``[]``: the SEARCH block in its reply is never applied (3 such replies, 0 edits). io.py tool_output writes the
+    reflected failed match as one "> " line … its break, so the model's retry follows it (7 replies after a
+    reflection, 6 with their edit). show_undo_hint follows run_one, so the files the watcher could not read after it
+    are not the last edit's result (applied, not failed)."""
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(AQUATICAT), "--db", str(db))
+    assert code == 0, err
+    per = "SELECT c.native_id, count(t.seq), count(t.result_seq), count(*) FILTER (WHERE t.is_error AND t.result_seq "
+    per += "IS NOT NULL) FROM conversations c JOIN tool_calls t USING (conversation_id) GROUP BY ALL ORDER BY 1"
+    got = {n: f for n, *f in query(db, per)}
+    assert (got["2025-06-02 13:32:13"], got["2025-06-02 14:29:21"]) == ([15, 11, 2], [13, 10, 6])
+    after = (
+        "SELECT m.tool_call_count FROM messages m JOIN conversations c USING (conversation_id) JOIN messages p ON "
+        "p.conversation_id = m.conversation_id AND p.position = m.position - 1 WHERE m.role = 'assistant' AND "
+        "p.role = 'user' AND p.content LIKE '{}%' ORDER BY c.native_id, m.position"
+    )
+    assert query(db, after.format('Find the "AI" comments below')) == [(0,), (0,), (0,)]
+    assert query(db, after.format("# 1 SEARCH/REPLACE block failed to match!")) == [(1,)] * 3 + [(0,)] + [(1,)] * 3
+    last = (
+        "SELECT t.is_error, r.content FROM tool_calls t JOIN conversations c USING (conversation_id) JOIN messages r "
+        "ON r.conversation_id = t.conversation_id AND r.seq = t.result_seq ORDER BY c.native_id DESC, t.seq DESC LIMIT 1"
+    )
+    ((failed, result),) = query(db, last)
+    assert not failed and result.startswith("Applied edit to ") and "unable to read" not in result
+    from tests.agent_counts import aider_file
+
+    assert tuple(aider_file(AQUATICAT))[2:] == (39, 31, 8)
+
+
+def test_a_one_shot_ask_reply_carries_no_edit(tmp_path: Path) -> None:
+    """``/ask <msg>``: io.py writes the input, then the ask coder's run writes ``<msg>`` again (commands.py
+    _generic_chat_command); the ask coder parses no edits, so a SEARCH block in its answer is none. The next
+    input is back in the session's edit format."""
+    block = "x.py\n```python\n<<<<<<< SEARCH\na = 1\n=======\na = 2\n>>>>>>> REPLACE\n```\n\n"
+    history = (
+        "\n# aider chat started at 2025-06-02 10:00:00\n\n"
+        "> Aider v0.84.0  \n> Main model: m with diff-fenced edit format  \n\n"
+        "#### /ask should a be 2?  \n\n#### should a be 2?  \n\n"
+        f"Yes, like this:\n\n{block}"
+        "> Tokens: 1.0k sent, 50 received.  \n\n"
+        "#### do it  \n\n"
+        f"{block}"
+        "> Tokens: 1.1k sent, 50 received.  \n> Applied edit to x.py  \n> Commit 1234567 fix: a is 2  \n\n"
+    )
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(history, encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    code, _, err = run_cli("ingest", str(path), "--db", str(db))
+    assert code == 0, err
+    assert query(db, "SELECT tool_call_count FROM messages WHERE role = 'assistant' ORDER BY position") == [(0,), (1,)]
+    assert query(db, "SELECT is_error, result_seq IS NOT NULL FROM tool_calls") == [(False, True)]
+    from tests.agent_counts import aider_file
+
+    assert tuple(aider_file(path))[2:] == (1, 1, 0)

@@ -18,6 +18,12 @@ handed to the editor model as an input (coders/architect_coder.py: ``run(with_me
 format (``Editor model: … with editor-whole edit format``). Every other ``#### `` input is the person's
 (a ``/command`` included: the person typed it); ``> `` output is aider's (tool messages or skipped notices).
 
+A reply in a mode that parses no edits (``/ask <msg>``, ``/help``, ``/context``, ``/architect`` with a message, an
+``AI?`` comment in watch mode, or an ``ask``/``help``/``context``/``architect`` edit format announced) has no
+``edit`` calls: those coders keep base_coder.py's ``get_edits`` returning ``[]``. Aider's output after ``You can
+use /undo …`` (base_coder.py ``show_undo_hint``, once the input's edits, reflections and lint are over) is the
+next input's, no edit's result.
+
 ``.aider.input.history`` (prompt_toolkit's FileHistory: ``# <time>`` then the input as ``+`` lines) holds the
 same inputs: beside a chat history it is a side file, read with it and counted; alone, its inputs are one
 conversation of the person's messages.
@@ -68,6 +74,14 @@ FAILED_MATCH = re.compile(r"^# \d+ SEARCH/REPLACE blocks? failed to match!")
 LINT_ERRORS = "# Fix any errors below, if possible."  # linter.py, the start of what lint_edited reflects
 STOPPED = re.compile(r"^Only \d+ reflections allowed, stopping\.")
 LINT_FIX = re.compile(r"^Attempt to fix (?:lint|test) errors\?")
+# the coders that parse no edits from a reply (base_coder.py get_edits returns []; ask_coder.py, help_coder.py,
+# context_coder.py, and architect_coder.py, whose ArchitectCoder is an AskCoder handing its reply to the editor)
+NO_EDITS = ("ask", "help", "context", "architect")
+# commands.py cmd_ask/cmd_help/cmd_context/cmd_architect: with a message, one reply in that mode (_generic_chat_command)
+ONE_SHOT = re.compile(r"^/(ask|help|context|architect)[ \t]+(\S.*)", re.DOTALL)
+# watch_prompts.py watch_ask_prompt: an "AI?" comment; watch.py returns "/ask\n" + this, and cmd_ask writes the rest
+WATCH_ASK = 'Find the "AI" comments below (marked with \u2588) in the code files I\'ve shared with you.'
+UNDO_HINT = "You can use /undo to undo and discard each aider commit."  # base_coder.py show_undo_hint
 COMMIT = re.compile(r"^Commit [0-9a-f]{7,40} ")  # repo.py commit(): "Commit <hash> <message>", the edit applied
 FAILED = re.compile(r"(?i)\b(?:error|exception|failed|did not conform|no exact match|unable to|traceback)\b")
 
@@ -187,6 +201,7 @@ def _reflection(lines: list[str]) -> tuple[list[str], str | None]:
 def _session(log: Log, native: str, started: str | None, body: list[str]) -> Conversation:
     turns: list[Turn] = []
     model, handoff = None, False
+    mode, echo = None, None  # a one-shot chat mode for the next reply (/ask <msg>, an "AI?" comment), its echoed msg
     formats: dict[str, str | None] = {"main": None, "editor": None}
     for kind, lines in _blocks(body):
         text = "\n".join(lines).strip("\n")
@@ -209,13 +224,20 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
             reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
             handoff = reply is not None and _norm(_without_reasoning(reply.text)) == _norm(text) != ""
             turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
+            if m := ONE_SHOT.match(text):  # io.py writes "/ask <msg>", then the ask coder's run writes "<msg>" again
+                mode, echo = m.group(1), _norm(m.group(2))
+            elif text.startswith(WATCH_ASK):  # io.py get_input returns the watcher's prompt; cmd_ask writes it
+                mode, echo = "ask", None
+            elif not (echo and _norm(text) == echo):
+                mode, echo = None, None
         elif kind == "confirm":
             turns.append(Turn("user", text, origin="harness"))
         else:
-            fmt = formats["editor"] if handoff else formats["main"]
+            fmt = mode or (formats["editor"] if handoff else formats["main"])
             said = _without_reasoning(text)  # what aider parses edits from and hands the editor
-            turns.append(Turn("assistant", text, calls=_edits(said, len(turns), whole=fmt in WHOLE_FORMATS)))
-            handoff = False
+            calls = [] if fmt in NO_EDITS else _edits(said, len(turns), whole=fmt in WHOLE_FORMATS)
+            turns.append(Turn("assistant", text, calls=calls))
+            handoff, mode, echo = False, None, None
     return Conversation(native, turns, provider=None, model=model, created=started)
 
 
@@ -287,7 +309,12 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
         rest.append(ln)
     calls = reply.calls if reply is not None else []
     buckets: dict[int, list[str]] = {}
+    after_hint = False  # base_coder.py run: show_undo_hint() once run_one (edits, reflections, lint) is over
     for ln in rest:
+        if after_hint:  # the next input's output (the watcher's "Added …", files it could not read): no edit's
+            buckets.setdefault(len(calls), []).append(ln)
+            continue
+        after_hint = ln.strip() == UNDO_HINT
         named = [
             (len(c.arguments["path"]), k)
             for k, c in enumerate(calls)
