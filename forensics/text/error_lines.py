@@ -2,7 +2,8 @@
 (``analyzers.signature``: a run's errors and its recurring one), the problems analyzer (``problems.actions``: how a
 failed call failed; ``problems.pasted``: the errors a person pastes back) and the topics' reading of a pasted log
 (``topics.work.pasted_log``). ``error_line``: the line that names the error of a tool output; ``error_lines``: every
-line of a text that names one (a person's paste, which may hold many).
+line of a text that names one (a person's paste, which may hold many); ``lint_errors``: the errors a linter lists
+under "ERRORS:" (a refused edit's, read by ``problems.actions`` only: the failure signature does not read them).
 
 **The error template**: of each error text (a tool result the warehouse flags as an error, or whose text holds
 an error line), the line that names the error: the last exception line (``KeyError: 'x'``), else an
@@ -244,6 +245,31 @@ def names_error(s: str) -> bool:
         and not PREAMBLE.match(s)
         and not is_code_line(s)
     )
+
+
+# a linter's list under a header line ending "ERRORS:" or "Errors:": an editing tool that refused an edit which would
+# break the file names each error the edit brought (SWE-agent's ``edit``: "ERRORS:" then ``- E999 SyntaxError: invalid
+# syntax``, flake8's problem without its place, or ``- 3:5 F821 undefined name 'x'`` with it; OpenHands' ``edit_file``:
+# ``hello.py:1:3: E999 IndentationError: unexpected indent``); its items are the lines right under the header that read
+# as a list's item, a linter's line (``path:line:col: ...``) or a linter's code (``F821 ...``), up to the first other
+LINT_HEADER = re.compile(r"(?im)^[^\n]*\berrors:[ \t]*$")
+LINT_ITEM = re.compile(r"\s*(?:[-*] \S.*|[^\s:]+:\d+:(?:\d+:)?\s*\S.*|[A-Z]{1,3}\d{2,4}\b.*)")
+LINT_ITEMS = 20  # items read at most
+
+
+def lint_errors(text: str) -> list[str]:
+    """The errors a linter lists under the first "ERRORS:" header of ``text`` (``LINT_HEADER``, ``LINT_ITEM``),
+    stripped, in order, at most ``LINT_ITEMS``; [] without one. ``error_line`` reads the line above (SWE-agent's "Your
+    proposed edit has introduced new syntax error(s)"), the same for every refusal: these say which error it was."""
+    m = LINT_HEADER.search(text)
+    if m is None:
+        return []
+    out: list[str] = []
+    for ln in text[m.end() :].split("\n")[1 : LINT_ITEMS + 1]:
+        if not LINT_ITEM.fullmatch(ln):
+            break
+        out.append(ln.strip())
+    return out
 
 
 def error_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -20,7 +20,7 @@ from forensics.analyzers import signature
 from forensics.analyzers.problems.model import QUOTE, Problem
 from forensics.analyzers.signature import TEXT_CHARS, Msg
 from forensics.kernel.selection import SELECTED
-from forensics.text.error_lines import error_line, template
+from forensics.text.error_lines import error_line, lint_errors, template
 from forensics.warehouse.tool_errors import HARNESS_HEADER
 from forensics.warehouse.tool_errors import sql_str as _q
 
@@ -290,9 +290,12 @@ def _error(text: Any) -> str:
     past any preamble) of the result past the harness's header lines (``tool_errors.HARNESS_HEADERS``), as its template
     (values masked). The first line alone is a wrapper's in some harnesses: SWE-agent's ``[File: …]`` view above
     ``/bin/bash: line 9: Step: command not found``; the error line alone is a build's closing line under another
-    cause."""
+    cause. Then the errors a linter lists (``text.error_lines.lint_errors``), each as its template: SWE-agent's refused
+    edit says "Your proposed edit has introduced new syntax error(s)" above each, ``- E999 SyntaxError: invalid
+    syntax`` or ``- E999 IndentationError: unexpected indent`` under it (an edit re-indented that now fails the other way
+    is a retry)."""
     body = "\n".join(x for x in str(text or "").splitlines() if not HEADER_LINE.fullmatch(x))
-    return template(error_line(body, flagged=True) or "")
+    return " | ".join(template(x) for x in [error_line(body, flagged=True) or "", *lint_errors(body)])
 
 
 FAILED_AGAIN = (
