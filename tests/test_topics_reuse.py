@@ -93,6 +93,19 @@ def test_an_unchanged_warehouse_reads_every_verdict_back_as_a_fresh_run_computes
     assert _run(db, other)[0].reused == 0
 
 
+def test_verdicts_judged_by_other_code_are_judged_again(
+    realistic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warehouse analysed by an earlier release (or before an edit of the judge) keeps its verdicts under that
+    code's digest: the same settings and corpus state with other code judge every conversation again."""
+    _, db = realistic
+    first, computed = _run(db)
+    assert _run(db)[0].reused == len(computed)
+    monkeypatch.setattr(pipeline, "code_digest", lambda: "another release")
+    again, judged = _run(db)
+    assert (again.reused, again.refitted) == (0, False) and judged == computed
+
+
 def test_a_changed_conversation_alone_is_judged_again_with_the_kept_corpus_state(
     realistic: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

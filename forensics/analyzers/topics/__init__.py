@@ -549,7 +549,7 @@ ANALYZER = Analyzer(
         derived.Table("topic_switches", "whole", "the switch markers (drift type 4 reads them)"),
         derived.Table("topic_corpus", "cache", "the corpus state: message count, document frequencies, topic model"),
         derived.Table(
-            "topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings and corpus state"
+            "topic_verdicts", "cache", "each conversation's verdicts, per fingerprint, settings, corpus state and code"
         ),
     ),
     settings=(TopicSettings,),

@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from forensics.analyzers.reuse import code_digest
 from forensics.analyzers.topics import corpus, store, work
 from forensics.analyzers.topics.corpus import CorpusTopics
 from forensics.analyzers.topics.infer import infer, segment_labels, topic_keywords
@@ -143,7 +144,9 @@ def analyze(con: duckdb.DuckDBPyConnection, s: Settings, workers: int | None = N
     workers = workers or default_workers()
     rows = Kept()
     state = _prepared(con, s, workers, rows)
-    key = store.digest({"settings": replace(s, keep_tokens=False), "corpus": state.identity})
+    # the code too (``reuse.code_digest``, as every kept result): verdicts judged by another release, or by an edited
+    # judge, are judged again; the corpus state is kept across code (its terms depend on the segmenter alone)
+    key = store.digest({"settings": replace(s, keep_tokens=False), "corpus": state.identity, "code": code_digest()})
     kept = store.valid(con, key)
     todo = _chunks(
         con,

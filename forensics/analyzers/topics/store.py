@@ -16,8 +16,9 @@ Two derived tables (``forensics.warehouse.derived``) now keep them:
   drivers, segment label, topic keywords; a row without a position says the conversation was judged, for one
   with no judged message), keyed by the conversation's fingerprint and by a digest of the settings that shape
   them (tokenizer, roles, both models' weights and operating point, cues, lexicon, minimum confidence, embedding)
-  and of the corpus state's identity. A report judges only the conversations without a valid row; a refit
-  corpus state changes the key, so every conversation is judged again.
+  , of the corpus state's identity and of the package's code (``reuse.code_digest``: another release or an edited
+  judge judges again). A report judges only the conversations without a valid row; a refit corpus state changes the
+  key, so every conversation is judged again.
 
 Everything here can be recomputed from the imported rows: a table of another shape is dropped and rebuilt.
 """
