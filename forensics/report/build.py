@@ -386,7 +386,8 @@ def analyze(
     """Run the analyzers ``names`` on ``ctx`` and rank their findings; ``source`` says what was read (a warehouse,
     or a lake and its engine) in the report's meta. ``painter`` gets each section as it is done, and is started
     after the last analyzer that runs pools or holds the most memory (``Analyzer.workers``, ``heavy``): its process
-    (matplotlib, 90 MB with its fork server) is not added to their peak. ``runs``: where ``ctx.con`` holds no
+    (matplotlib, 90 MB with its fork server) is not added to their peak, and a first report (more computed than
+    reused) starts none: it draws at its end. ``runs``: where ``ctx.con`` holds no
     warehouse (a report on Spark), what copies the named runs' messages, calls and events into it, for the worst list's
     reading of how runs ended."""
     cfg, selection = ctx.cfg, ctx.selection
@@ -419,7 +420,9 @@ def analyze(
         held.enter_context(workers.fork_server_held())
         for i, name in enumerate(names, 1):
             if painter and i == paint_after + 1:
-                painter.start()
+                # beside the later analyzers when this report mostly reused kept results (its peak is a fraction
+                # of a first report's); a first report draws at its end in this process (``drawn.Painter``)
+                painter.start(beside=sum(t.reused for t in tally.values()) > sum(t.computed for t in tally.values()))
             started, before = _clock(), {k: (t.reused, t.computed) for k, t in tally.items()}
             a = analyzers.load(name)
             report.sections.append(_masked(a.run(_given(ctx, a, report.sections, runs, known))))

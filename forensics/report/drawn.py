@@ -2,7 +2,8 @@
 reuses the SVG the previous report drew instead of starting matplotlib (its import and ``savefig`` were most of
 an unchanged report's drawing time).
 
-The charts not cached are drawn in a process beside the report while its later analyzers run (``Painter``).
+The charts not cached are drawn in a process beside the report while its later analyzers run when the report mostly
+reuses kept results, and in the report's own process at its end when it mostly computes (a first report: ``Painter``).
 
 The key hashes the chart's data (its ``repr``: plain lists, dicts, numbers and strings), its section and name, the
 package's source (``reuse.code_digest``: the drawers) and matplotlib's version; the SVG of the same key is the same bytes
@@ -60,11 +61,14 @@ _LOST = (EOFError, ConnectionError, BrokenProcessPool)
 
 class Painter:
     """The charts of a report: the warehouse's SVG of a chart whose key it holds, the others drawn in a process
-    beside the report (``workers.side_process``) from when ``start`` is called, as their sections come in, while
-    the analyzers after them run. Drawing took 4 s of the 15 s of a report after 1 % new conversations, on one
-    core while the other sat idle. The report starts it after the last analyzer that runs pools: their workers
-    use both cores, and a third process would add to the report's peak memory. The same data draws the same
-    bytes in either process (``charts.svg``)."""
+    beside the report (``workers.side_process``) from when ``start(beside=True)`` is called, as their sections come
+    in, while the analyzers after them run. Drawing took 4 s of the 15 s of a report after 1 % new conversations,
+    on one core while the other sat idle. The report starts it after the last analyzer that runs pools: their
+    workers use both cores, and a third process would add to the report's peak memory. A report that computed more
+    than it reused (a first report) draws in its own process at ``finish`` instead (``start(beside=False)``): the
+    side process and its fork server (matplotlib, ~90 MB) were the top of its peak memory, while its drawing is ~5
+    of its ~75 CPU seconds (docs/scale.md, issue 46 mem11). The same data draws the same bytes in either process
+    (``charts.svg``)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
@@ -72,6 +76,7 @@ class Painter:
         self.cached: dict[str, str] = {}  # key -> SVG, read from the warehouse
         self.drawing: dict[str, Future[str]] = {}  # key -> SVG being drawn beside
         self.started = False
+        self.beside = True  # draw in the side process once started (``start``), else here at ``finish``
         # the side process is gone (a Ctrl-C reaches every process of the terminal's group; the kernel's OOM killer):
         # what it had not drawn is drawn here, the same bytes
         self.lost = False
@@ -92,13 +97,15 @@ class Painter:
         if self.started:
             self._submit()
 
-    def start(self) -> None:
-        self.started = True
+    def start(self, beside: bool = True) -> None:
+        """Draw from now on: beside (what is added later as it comes in), or here at ``finish`` (``beside=False``)."""
+        self.started, self.beside = True, beside
         self._submit()
 
     def finish(self) -> dict[str, str]:
         """Chart name -> SVG of every chart added: cached ones read back, the others drawn (waited for) and cached."""
-        self.start()
+        if not self.started:
+            self.start(beside=False)  # nothing left to overlap: drawn here
         out, new = {}, []
         for name, (section, chart, k) in self.charts.items():
             if k not in self.cached:
@@ -135,7 +142,7 @@ class Painter:
                 ).fetchall()
             )
         for k, (section, chart) in todo.items():
-            if k in self.cached or self.lost:
+            if k in self.cached or self.lost or not self.beside:
                 continue
             try:
                 if self._pool is None:
