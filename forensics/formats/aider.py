@@ -35,7 +35,7 @@ import re
 from pathlib import Path
 
 from forensics.formats.kit.declare import Format, Probe
-from forensics.formats.kit.model import Conversation, Log, ToolCall, Turn, Usage
+from forensics.formats.kit.model import Conversation, Event, Log, ToolCall, Turn, Usage
 
 START = re.compile(r"# aider chat started at (.+?)\s*$")
 FENCE_OPEN = r"(?:```+[^\n]*|<source>|<code>|<pre>|<codeblock>|<sourcecode>)"  # coders/base_coder.py fences
@@ -200,6 +200,7 @@ def _reflection(lines: list[str]) -> tuple[list[str], str | None]:
 
 def _session(log: Log, native: str, started: str | None, body: list[str]) -> Conversation:
     turns: list[Turn] = []
+    events: list[Event] = []
     model, handoff = None, False
     mode, echo = None, None  # a one-shot chat mode for the next reply (/ask <msg>, an "AI?" comment), its echoed msg
     formats: dict[str, str | None] = {"main": None, "editor": None}
@@ -236,9 +237,12 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
             fmt = mode or (formats["editor"] if handoff else formats["main"])
             said = _without_reasoning(text)  # what aider parses edits from and hands the editor
             calls = [] if fmt in NO_EDITS else _edits(said, len(turns), whole=fmt in WHOLE_FORMATS)
-            turns.append(Turn("assistant", text, calls=calls))
+            words, thought = _split_reasoning(text)
+            if thought:  # the model's thinking, not its words to the person: a reasoning event, as other formats'
+                events.append(Event("reasoning", before=len(turns), detail={"text": thought}))
+            turns.append(Turn("assistant", words, calls=calls))
             handoff, mode, echo = False, None, None
-    return Conversation(native, turns, provider=None, model=model, created=started)
+    return Conversation(native, turns, provider=None, model=model, created=started, events=events)
 
 
 WHOLE_FORMATS = ("whole", "editor-whole")
@@ -256,6 +260,7 @@ def _announced(lines: list[str], formats: dict[str, str | None]) -> None:
 
 # aider/reasoning_tags.py: a reasoning model's thinking is written into the reply between these tags
 REASONING = re.compile(r"<(thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b)>.*?</\1>", re.DOTALL)
+REASONING_OPEN = "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 REASONING_END = "</thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 
 
@@ -264,6 +269,23 @@ def _without_reasoning(text: str) -> str:
     and, in architect mode, hands the editor as its input (aider 0.86 with a reasoning model, 2026)."""
     text = REASONING.sub("", text).strip()
     return text.split(REASONING_END, 1)[1].strip() if REASONING_END in text else text
+
+
+def _split_reasoning(text: str) -> tuple[str, str]:
+    """(the reply's words, the thinking a reasoning model wrote into it): the thinking between aider's tags, before a
+    closing tag whose opening one is missing (as ``_without_reasoning``), and after an opening tag never closed (a
+    reply cut while the model was thinking); the words are the rest, as the person read them."""
+    if REASONING_OPEN not in text and REASONING_END not in text:
+        return text, ""
+    thought = [m.group(0)[len(REASONING_OPEN) : -len(REASONING_END)] for m in REASONING.finditer(text)]
+    words = REASONING.sub("", text)
+    if REASONING_END in words:
+        before, words = words.split(REASONING_END, 1)
+        thought.append(before)
+    if REASONING_OPEN in words:
+        words, after = words.split(REASONING_OPEN, 1)
+        thought.append(after)
+    return words.strip(), "\n\n".join(t.strip() for t in thought if t.strip())
 
 
 def _norm(text: str) -> str:
