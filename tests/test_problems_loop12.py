@@ -124,6 +124,15 @@ def test_a_passage_said_five_times_in_one_reply_is_a_loop(tmp_path: Path) -> Non
     assert [f for f in run(tmp_path / "b", four)[0] if f["kind"] == "loop"] == []
 
 
+def test_a_report_with_the_same_block_for_each_item_is_no_loop(tmp_path: Path) -> None:
+    """An OpenTelemetry trace's router report (shared logs, 4 blocks alike: under ``PASSAGE_TIMES`` there, and here 6):
+    the same block of fields for each interface is the report's structure, not the model going round in circles."""
+    block = "Errores de entrada:\n  - Input errors: 0\n  - CRC: 0\n  - Frame: 0\n  - Overrun: 0\n  - Runts: 0"
+    s = Session("report").add("user", "resume los contadores de errores de R1")
+    s.add("assistant", "\n\n".join(f"INTERFAZ: Ethernet0/{k}\n\n{block}" for k in range(6)))
+    assert [f for f in run(tmp_path, s)[0] if f["kind"] == "loop"] == []
+
+
 def test_the_same_request_answered_alike_three_times_is_a_loop(tmp_path: Path) -> None:
     """aider Monochromatic (r9, labeled loop [14, 17, 20]): the watch-mode question sent three times word for word,
     answered with the same list each time. Near miss: "Yes to all" three times asks nothing of its own."""

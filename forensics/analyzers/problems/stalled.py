@@ -322,6 +322,7 @@ def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
 
 PASSAGE_CHARS = 80  # a passage shorter than this (a heading, "Let me check.") may well come back
 PASSAGE_TIMES = 5  # one passage this many times in one message: the model going round in circles
+PROSE_LINE = 60  # characters a passage's lines hold on average, at least: prose, not a block of fields or list items
 PASSAGE_SPLIT = re.compile(r"\n\s*\n")
 SPACE = re.compile(r"\s+")
 
@@ -331,7 +332,8 @@ def same_passage(con: duckdb.DuckDBPyConnection) -> list[Problem]:
     of kind ``reasoning``) holds the same passage (a paragraph of ``PASSAGE_CHARS`` characters or more, spaces
     folded) ``PASSAGE_TIMES`` times or more: the model went round in circles in its own words (an aider reasoning
     turn of 116K characters repeating "Let's look at the exact code for `handleRelease` again. ..." 56 times). Code
-    blocks are not read (``prose``: a file written out repeats its lines)."""
+    blocks are not read (``prose``: a file written out repeats its lines), nor a passage of short lines
+    (``PROSE_LINE``: a report's block of fields, "Errores de entrada: / - CRC: 0", the same for each interface)."""
     rows = con.execute(
         f"""SELECT conversation_id, position, content FROM messages
             WHERE on_main_path AND role = 'assistant' AND content_chars >= {PASSAGE_CHARS * PASSAGE_TIMES}
@@ -350,7 +352,8 @@ def same_passage(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         first: dict[str, str] = {}
         for part in PASSAGE_SPLIT.split(prose(str(text or ""))):
             key = SPACE.sub(" ", part).strip()
-            if len(key) >= PASSAGE_CHARS:
+            lines = [x for x in part.splitlines() if x.strip()]
+            if len(key) >= PASSAGE_CHARS and sum(len(x.strip()) for x in lines) >= PROSE_LINE * len(lines):
                 counts[key] = counts.get(key, 0) + 1
                 first.setdefault(key, part.strip())
         top = max(counts.items(), key=lambda kv: kv[1], default=("", 0))
