@@ -11,9 +11,13 @@ after it. Read from how the turn ended, in any words the person then uses. Two r
 - ``loop``'s ``announced_N_times`` and ``same_reply_N_times`` (GUIDE §5: the same action repeated without progress):
   ``IN_A_ROW`` or more turns in a row end on an announcement with nothing done after it; or on the same reply as the
   turn before (``SAME`` of its words: a greeting returned to every request), the later turns making no call, each
-  reply short and without code (a code block rewritten for each request is no same reply).
+  reply short and without code (a code block rewritten for each request is no same reply). Inside one turn
+  (``announced_in_turn``): the same act announced ``IN_A_ROW`` or more times in a row with only notes to itself
+  between (Kimi's Think), never done. Two more readings of the same thing said again without progress:
+  ``same_passage_N_times`` (one message or its reasoning repeating a paragraph of prose) and
+  ``same_answer_N_times`` (the same request sent again and again, answered alike); these two read any run.
 
-Only in runs where the agent makes calls (it could have acted: a chat model's "I'll do my best" ends nothing) and
+The rules of how a turn ended read only runs where the agent makes calls (it could have acted: a chat model's "I'll do my best" ends nothing) and
 whose log keeps the replies' words (an empty reply is silence only where others have text). A reply that asks
 something ("Proceed?", a question mark anywhere) or asks the person for input (``replies.ASKS``) waits for them: no
 stall; nor one that says the work is done (``said.CLAIM``), nor an offer ("If it still fails, I'll ...": the sentence
