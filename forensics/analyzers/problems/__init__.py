@@ -8,7 +8,8 @@
 - ``actions``: the agent's calls: ``redundant_work`` and ``loop`` (same action, same result, nothing changed
   between; the same error again and again);
 - ``replies``: ``loop`` in prose (the person asked for input again and again); ``stalled``: turns in a row ending on
-  an announcement with nothing done, or on the same reply;
+  an announcement with nothing done, or on the same reply; the same act announced again and again inside a turn with
+  only notes to itself between; one passage said over and over in a message; the same request answered alike;
 - ``endings``: ``gave_up_or_false_success`` (a claim the run's evidence contradicts, a task declined); ``doable``:
   a decline the agent took back once the person asked again;
 - ``context``: ``context_crowded``;
@@ -165,6 +166,9 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + pasted.pasted_loops(person, con, shared, again)
         + replies.asked_again(con)
         + stalled.stalled_loops(con)
+        + stalled.announced_in_turn(con)
+        + stalled.same_passage(con)
+        + stalled.same_answer(con)
         + (ended := endings.false_success(con, person, acting, pasted_again))
         + doable.declined_then_done(con, person, shared, ended)
         + frustration.frustration(person)

@@ -75,6 +75,34 @@ def mutating_sql() -> str:
     )
 
 
+# the keys of a command call that say how the harness runs it, not what it runs: the note shown to the person
+# (Claude Code's and Gemini CLI's ``description``, Codex's ``justification``), a permission asked again
+# (``with_escalated_permissions``: a command the person rejected, sent again with it, is the same command), a time or
+# output limit. Dropped from a call's action when it runs a command (``command``/``cmd``): the same command with a
+# new note is the same action (a tool whose ``description`` is its content, an issue filed, keeps it)
+HARNESS_KEYS = (
+    "description",
+    "justification",
+    "with_escalated_permissions",
+    "sandbox_permissions",
+    "timeout",
+    "timeout_ms",
+    "yield_time_ms",
+    "max_output_tokens",
+)
+
+
+def _canon_sql() -> str:
+    """A call's action as SQL: its arguments re-serialised (``json``), without ``HARNESS_KEYS`` where it runs a
+    command."""
+    drop = json.dumps(dict.fromkeys(HARNESS_KEYS))
+    return (
+        "CASE WHEN json_valid(arguments) AND json_type(arguments) = 'OBJECT' AND (json_exists(arguments, '$.command') "
+        f"OR json_exists(arguments, '$.cmd')) THEN json_merge_patch(arguments, '{drop}')::VARCHAR "
+        "ELSE coalesce(json(arguments)::VARCHAR, arguments, '') END"
+    )
+
+
 def _calls_sql() -> str:
     """Every selected main-path call with an answer: its action, result hash (only where the action repeats: the
     one costly column) and size, error and whether it changed something (``mut``; ``chg``: or the shell's own state,
@@ -87,7 +115,7 @@ def _calls_sql() -> str:
                    {mutating_sql()} OR NOT coalesce(is_error, false)
                        AND regexp_matches(coalesce(arguments, ''), '{_q(SETTING_COMMAND)}') AS chg,
                    count(*) OVER (PARTITION BY conversation_id, name, canon) AS same
-            FROM (SELECT *, coalesce(json(arguments)::VARCHAR, arguments, '') AS canon FROM tool_calls
+            FROM (SELECT *, {_canon_sql()} AS canon FROM tool_calls
                   WHERE conversation_id IN (SELECT conversation_id FROM {SELECTED}) AND position IS NOT NULL
                     AND result_seq IS NOT NULL)),
         p AS (SELECT conversation_id AS cid, position AS ppos,

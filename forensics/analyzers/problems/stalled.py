@@ -11,9 +11,13 @@ after it. Read from how the turn ended, in any words the person then uses. Two r
 - ``loop``'s ``announced_N_times`` and ``same_reply_N_times`` (GUIDE §5: the same action repeated without progress):
   ``IN_A_ROW`` or more turns in a row end on an announcement with nothing done after it; or on the same reply as the
   turn before (``SAME`` of its words: a greeting returned to every request), the later turns making no call, each
-  reply short and without code (a code block rewritten for each request is no same reply).
+  reply short and without code (a code block rewritten for each request is no same reply). Inside one turn
+  (``announced_in_turn``): the same act announced ``IN_A_ROW`` or more times in a row with only notes to itself
+  between (Kimi's Think), never done. Two more readings of the same thing said again without progress:
+  ``same_passage_N_times`` (one message or its reasoning repeating a paragraph of prose) and
+  ``same_answer_N_times`` (the same request sent again and again, answered alike); these two read any run.
 
-Only in runs where the agent makes calls (it could have acted: a chat model's "I'll do my best" ends nothing) and
+The rules of how a turn ended read only runs where the agent makes calls (it could have acted: a chat model's "I'll do my best" ends nothing) and
 whose log keeps the replies' words (an empty reply is silence only where others have text). A reply that asks
 something ("Proceed?", a question mark anywhere) or asks the person for input (``replies.ASKS``) waits for them: no
 stall; nor one that says the work is done (``said.CLAIM``), nor an offer ("If it still fails, I'll ...": the sentence
@@ -247,3 +251,179 @@ def _turn_ends(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, lis
             (int(pos), int(last), None if text is None else str(text), bool(called), bool(ok))
         )
     return out
+
+
+# a tool that changes nothing and runs nothing: a note to itself (Kimi's Think), a to-do list or plan written
+NOTE_TOOL = re.compile(r"(?i)^(?:think|thought|sequential_?thinking|todo_?write|todowrite|write_todos|update_plan)$")
+SAME_ACT = 0.4  # share of two announcements' content terms in common (of all their terms): the same act announced
+
+
+def announced_in_turn(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``loop``'s ``announced_N_times`` inside one turn: ``IN_A_ROW`` or more replies in a row announce the same act
+    (their announcing sentences, ``announced``, share ``SAME_ACT`` of their content terms: "Let me run the
+    reproduction script to confirm the problem", "Let me now run the reproduction script to see the current
+    behavior") and every call from the first to the last is a note to itself (``NOTE_TOOL``): the act announced
+    again and again, never done. A reply of more than ``ANNOUNCE_CHARS`` characters, or one with a question or a claim
+    of work done, announces nothing (``stalled``); a reply with words that announces something else, or a call that
+    acts, ends the chain."""
+    rows = con.execute(
+        f"""SELECT m.conversation_id, m.position, m.origin, m.role, m.content,
+                   list(t.name ORDER BY t.call_index) FILTER (WHERE t.name IS NOT NULL)
+            FROM messages m LEFT JOIN tool_calls t ON t.conversation_id = m.conversation_id AND t.position = m.position
+            WHERE m.on_main_path AND m.conversation_id IN (SELECT conversation_id FROM {SELECTED})
+              AND m.conversation_id IN (SELECT conversation_id FROM tool_calls WHERE regexp_matches(name, ?))
+            GROUP BY ALL ORDER BY 1, 2""",
+        [NOTE_TOOL.pattern],
+    ).fetchall()
+    out: list[Problem] = []
+    chain: list[tuple[int, str, frozenset[str]]] = []
+    cid0 = None
+
+    def close() -> None:
+        if len(chain) >= IN_A_ROW and cid0 is not None:
+            first = prose(chain[0][1]).strip()
+            out.append(
+                Problem(
+                    cid0,
+                    "loop",
+                    [p for p, _, _ in chain],
+                    quote_at(first, announced(first)),
+                    f"announced_{len(chain)}_times",
+                    f"{len(chain)} replies in a row announced the same act with only notes to itself between, none "
+                    "doing it (GUIDE §5: 3 or more without progress)",
+                )
+            )
+        chain.clear()
+
+    for cid, pos, origin, role, content, names in rows:
+        if cid != cid0:
+            close()
+            cid0 = cid
+        if origin == "person":
+            close()
+            continue
+        if role != "assistant":
+            continue
+        text = str(content or "")
+        said = prose(text).strip()
+        acts = [n for n in names or [] if not NOTE_TOOL.match(str(n))]
+        if said and stalled(said) == "announced":
+            mine = _asked(text)
+            if chain and not _alike(mine, chain[-1][2]):
+                close()
+            chain.append((int(pos), text, mine))
+        elif said:
+            close()
+        if acts:
+            close()
+    close()
+    return out
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    return bool(a and b) and len(a & b) >= SAME_ACT * len(a | b)
+
+
+PASSAGE_CHARS = 80  # a passage shorter than this (a heading, "Let me check.") may well come back
+PASSAGE_TIMES = 5  # one passage this many times in one message: the model going round in circles
+PROSE_LINE = 60  # characters a passage's lines hold on average, at least: prose, not a block of fields or list items
+PASSAGE_SPLIT = re.compile(r"\n\s*\n")
+SPACE = re.compile(r"\s+")
+
+
+def same_passage(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``loop``'s ``same_passage_N_times``: one message (a reply, or the reasoning a format keeps before it: ``events``
+    of kind ``reasoning``) holds the same passage (a paragraph of ``PASSAGE_CHARS`` characters or more, spaces
+    folded) ``PASSAGE_TIMES`` times or more: the model went round in circles in its own words (an aider reasoning
+    turn of 116K characters repeating "Let's look at the exact code for `handleRelease` again. ..." 56 times). Code
+    blocks are not read (``prose``: a file written out repeats its lines), nor a passage of short lines
+    (``PROSE_LINE``: a report's block of fields, "Errores de entrada: / - CRC: 0", the same for each interface)."""
+    rows = con.execute(
+        f"""SELECT conversation_id, position, content FROM messages
+            WHERE on_main_path AND role = 'assistant' AND content_chars >= {PASSAGE_CHARS * PASSAGE_TIMES}
+              AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            UNION ALL
+            SELECT conversation_id, position, json_extract_string(detail, '$.text') FROM events
+            WHERE kind = 'reasoning' AND position IS NOT NULL
+              AND length(json_extract_string(detail, '$.text')) >= {PASSAGE_CHARS * PASSAGE_TIMES}
+              AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
+            ORDER BY 1, 2"""
+    ).fetchall()
+    out: list[Problem] = []
+    seen: set[tuple[str, int]] = set()
+    for cid, pos, text in rows:
+        counts: dict[str, int] = {}
+        first: dict[str, str] = {}
+        for part in PASSAGE_SPLIT.split(prose(str(text or ""))):
+            key = SPACE.sub(" ", part).strip()
+            lines = [x for x in part.splitlines() if x.strip()]
+            if len(key) >= PASSAGE_CHARS and sum(len(x.strip()) for x in lines) >= PROSE_LINE * len(lines):
+                counts[key] = counts.get(key, 0) + 1
+                first.setdefault(key, part.strip())
+        top = max(counts.items(), key=lambda kv: kv[1], default=("", 0))
+        if top[1] >= PASSAGE_TIMES and (cid, pos) not in seen:
+            seen.add((str(cid), int(pos)))
+            out.append(
+                Problem(
+                    str(cid),
+                    "loop",
+                    [int(pos)],
+                    quote_at(first[top[0]]),
+                    f"same_passage_{top[1]}_times",
+                    f"one message repeats the same passage {top[1]} times (GUIDE §5: the same thing again and again "
+                    f"without progress; {PASSAGE_TIMES} or more)",
+                )
+            )
+    return out
+
+
+SAME_ANSWER = 0.4  # share of two answers' words in common (of all their words): the same answer given again
+
+
+def same_answer(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+    """``loop``'s ``same_answer_N_times``: the same request (the person turn's text, spaces trimmed, with
+    ``REQUEST_TERMS`` content terms or more: not "Yes to all") sent ``IN_A_ROW`` or more times in a row, each answered
+    like the last (the first reply with words after it shares ``SAME_ANSWER`` of its words with the one before): the
+    request went round without progress (aider's watch mode sending its "AI?" comment again and again, answered with
+    the same list each time, the comment never removed). Cited at the answers."""
+    rows = con.execute(
+        f"""SELECT conversation_id, position, origin, role, content FROM messages
+            WHERE on_main_path AND (origin = 'person' OR role = 'assistant' AND trim(content) <> '')
+              AND conversation_id IN (SELECT conversation_id FROM {SELECTED})
+              AND conversation_id IN (SELECT conversation_id FROM messages WHERE on_main_path AND origin = 'person'
+                                      GROUP BY conversation_id, trim(content) HAVING count(*) >= {IN_A_ROW})
+            ORDER BY 1, 2"""
+    ).fetchall()
+    turns: dict[str, list[tuple[str, int, str]]] = {}  # per conversation: (request, answer's position, answer)
+    for cid, pos, origin, _, content in rows:
+        mine = turns.setdefault(str(cid), [])
+        if origin == "person":
+            mine.append((str(content).strip(), -1, ""))
+        elif mine and mine[-1][1] < 0:
+            mine[-1] = (mine[-1][0], int(pos), str(content))
+    out: list[Problem] = []
+    for cid, conv in turns.items():
+        chain: list[tuple[str, int, str]] = []
+        for t in [*conv, ("", -1, "")]:
+            if chain and t[1] >= 0 and t[0] == chain[-1][0] and _alike_words(chain[-1][2], t[2]):
+                chain.append(t)
+                continue
+            if len(chain) >= IN_A_ROW:
+                out.append(
+                    Problem(
+                        cid,
+                        "loop",
+                        [p for _, p, _ in chain],
+                        quote_at(prose(chain[0][2]).strip()),
+                        f"same_answer_{len(chain)}_times",
+                        f"the same request {len(chain)} times in a row, answered alike each time (GUIDE §5: 3 or more "
+                        "without progress)",
+                    )
+                )
+            chain = [t] if t[1] >= 0 and len(terms(t[0])) >= REQUEST_TERMS else []
+    return out
+
+
+def _alike_words(a: str, b: str) -> bool:
+    x, y = _words(a), _words(b)
+    return bool(x and y) and len(x & y) >= SAME_ANSWER * len(x | y)
