@@ -202,6 +202,7 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
     turns: list[Turn] = []
     events: list[Event] = []
     model, handoff = None, False
+    said: str | None = None  # the last reply as aider parsed it (and handed it to the editor in architect mode)
     mode, echo = None, None  # a one-shot chat mode for the next reply (/ask <msg>, an "AI?" comment), its echoed msg
     formats: dict[str, str | None] = {"main": None, "editor": None}
     for kind, lines in _blocks(body):
@@ -222,8 +223,7 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
             if reflected:  # sent to the model as the next user message: the harness's, and the reply is a retry
                 turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
-            reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
-            handoff = reply is not None and _norm(_without_reasoning(reply.text)) == _norm(text) != ""
+            handoff = said is not None and _norm(said) == _norm(text) != ""
             turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
             if m := ONE_SHOT.match(text):  # io.py writes "/ask <msg>", then the ask coder's run writes "<msg>" again
                 mode, echo = m.group(1), _norm(m.group(2))
@@ -235,9 +235,8 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
             turns.append(Turn("user", text, origin="harness"))
         else:
             fmt = mode or (formats["editor"] if handoff else formats["main"])
-            said = _without_reasoning(text)  # what aider parses edits from and hands the editor
+            said, words, thought = _split_reasoning(text)  # said: what aider parses edits from, hands the editor
             calls = [] if fmt in NO_EDITS else _edits(said, len(turns), whole=fmt in WHOLE_FORMATS)
-            words, thought = _split_reasoning(text)
             if thought:  # the model's thinking, not its words to the person: a reasoning event, as other formats'
                 events.append(Event("reasoning", before=len(turns), detail={"text": thought}))
             turns.append(Turn("assistant", words, calls=calls))
@@ -264,28 +263,27 @@ REASONING_OPEN = "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 REASONING_END = "</thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 
 
-def _without_reasoning(text: str) -> str:
-    """The reply without its thinking (reasoning_tags.py ``remove_reasoning_content``): what aider parses edits from
-    and, in architect mode, hands the editor as its input (aider 0.86 with a reasoning model, 2026)."""
-    text = REASONING.sub("", text).strip()
-    return text.split(REASONING_END, 1)[1].strip() if REASONING_END in text else text
+def _split_reasoning(text: str) -> tuple[str, str, str]:
+    """(what aider parses edits from, the reply's words, the thinking a reasoning model wrote into it).
 
-
-def _split_reasoning(text: str) -> tuple[str, str]:
-    """(the reply's words, the thinking a reasoning model wrote into it): the thinking between aider's tags, before a
-    closing tag whose opening one is missing (as ``_without_reasoning``), and after an opening tag never closed (a
-    reply cut while the model was thinking); the words are the rest, as the person read them."""
+    The first is reasoning_tags.py ``remove_reasoning_content``: the reply less each thinking between aider's tags,
+    and less all before a closing tag whose opening one is missing; what apply_updates parses and, in architect mode,
+    what the editor is handed as its input (aider 0.86 with a reasoning model, 2026). The words are that text as the
+    person read it: also less the thinking after an opening tag never closed (a reply cut while the model was
+    thinking, which aider keeps whole). The thinking is all that was cut, its pieces joined."""
     if REASONING_OPEN not in text and REASONING_END not in text:
-        return text, ""
+        return text.strip(), text, ""
     thought = [m.group(0)[len(REASONING_OPEN) : -len(REASONING_END)] for m in REASONING.finditer(text)]
-    words = REASONING.sub("", text)
-    if REASONING_END in words:
-        before, words = words.split(REASONING_END, 1)
+    said = REASONING.sub("", text).strip()
+    if REASONING_END in said:
+        before, said = said.split(REASONING_END, 1)
+        said = said.strip()
         thought.append(before)
+    words = said
     if REASONING_OPEN in words:
         words, after = words.split(REASONING_OPEN, 1)
         thought.append(after)
-    return words.strip(), "\n\n".join(t.strip() for t in thought if t.strip())
+    return said, words.strip(), "\n\n".join(t.strip() for t in thought if t.strip())
 
 
 def _norm(text: str) -> str:
