@@ -219,7 +219,8 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
         elif kind == "tool":
             _announced(lines, formats)
             rest, reflected = _reflection(lines)
-            _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model)
+            failed = _failed_blocks("\n".join(lines))
+            _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model, failed)
             if reflected:  # sent to the model as the next user message: the harness's, and the reply is a retry
                 turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
@@ -305,10 +306,36 @@ def _edits(text: str, n: int, whole: bool = False) -> list[ToolCall]:
     return [ToolCall("edit", args, f"edit-{n}-{i}") for i, (_, args) in enumerate(sorted(found, key=lambda f: f[0]))]
 
 
-def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
+def _failed_blocks(text: str) -> list[tuple[str, str]]:
+    """The (SEARCH, REPLACE) of each block aider reports it could not apply, in its order: editblock_coder.py 84–96
+    writes ``## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in <path>`` over the
+    block as the model wrote it (``<<<<<<< SEARCH``, the original, ``=======``, the update, ``>>>>>>> REPLACE``)."""
+    return [
+        (_lines(m.group("search")), _lines(m.group("replace")))
+        for m in EDIT.finditer(text)
+        if m.group("path").startswith(REFLECTED)
+    ]
+
+
+def _lines(text: str) -> str:
+    return "\n".join(ln.rstrip() for ln in text.splitlines())
+
+
+def _named(ln: str, path: str) -> bool:
+    """Whether aider's line names the edit's file."""
+    return bool(path) and path in ln
+
+
+def _tool_block(
+    turns: list[Turn], lines: list[str], model: str | None, failed_blocks: list[tuple[str, str]] | None = None
+) -> None:
     """aider's output after a reply: the reply's usage, and a result per edit (lines naming its file),
     the rest with the first edit; output that answers no edit (a command's, a notice) is a system message, the
-    harness's."""
+    harness's. When aider reports blocks it could not apply (``failed_blocks``), the report (``The LLM did not
+    conform…``, its link, the ``## SearchReplaceNoExactMatch`` headings) goes to the edits whose blocks it repeats,
+    and the rest to the edits it applied: editblock_coder.py 41–123 applies every block it can and reports the
+    others (``# The other 1 SEARCH/REPLACE block were applied successfully.``), then base_coder.py 2300–2311 prints
+    no ``Applied edit to`` line, and send_message commits the applied ones (base_coder.py 1580–1584)."""
     reply = turns[-1] if turns and turns[-1].role == "assistant" else None
     rest = []
     for ln in lines:
@@ -328,6 +355,23 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
             continue
         rest.append(ln)
     calls = reply.calls if reply is not None else []
+    failed: list[int] = []  # the calls whose blocks aider reported failed, in the report's order
+    for search, replace in failed_blocks or []:
+        k = next(
+            (
+                k
+                for k, c in enumerate(calls)
+                if k not in failed
+                and "search" in c.arguments
+                and (_lines(c.arguments["search"]), _lines(c.arguments["replace"])) == (search, replace)
+            ),
+            None,
+        )
+        if k is not None:
+            failed.append(k)
+    applied = [k for k in range(len(calls)) if k not in failed]
+    first = applied[0] if failed and applied else 0  # aider's lines that name no file: the edits applied
+    headings = iter(failed)
     buckets: dict[int, list[str]] = {}
     after_hint = False  # base_coder.py run: show_undo_hint() once run_one (edits, reflections, lint) is over
     for ln in rest:
@@ -335,12 +379,18 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
             buckets.setdefault(len(calls), []).append(ln)
             continue
         after_hint = ln.strip() == UNDO_HINT
+        if failed and ln.startswith(REFLECTED) and (k := next(headings, None)) is not None:
+            buckets.setdefault(k, []).append(ln)  # the report's heading of the k-th block it could not apply
+            continue
+        if failed and (ln.strip() == NOT_CONFORM or ln.startswith(HELP_URL) or FAILED_MATCH.match(ln)):
+            buckets.setdefault(failed[0], []).append(ln)
+            continue
         named = [
-            (len(c.arguments["path"]), k)
+            (len(c.arguments["path"]), k not in failed, k)
             for k, c in enumerate(calls)
-            if c.arguments["path"] and c.arguments["path"] in ln
+            if _named(ln, c.arguments["path"])
         ]
-        i = max(named)[1] if named else 0  # the longest name: "backend/README.md" is not "README.md"
+        i = max(named)[2] if named else first  # the longest name: "backend/README.md" is not "README.md"
         buckets.setdefault(i, []).append(ln)
     for i, bucket in sorted(buckets.items()):
         text = "\n".join(bucket).strip("\n")
