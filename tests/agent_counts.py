@@ -1817,6 +1817,10 @@ def aider_tokens(path: Path) -> int:
     return total
 
 
+def _stripped(text: str) -> str:
+    return "\n".join(ln.rstrip() for ln in text.splitlines())
+
+
 def aider_file(path: Path) -> FileFigures:
     """aider/io.py and coders/: ``#### `` inputs (a confirmation prompt with its answer, or the architect's reply
     repeated to the editor, is not the person's), ``> `` output, the rest the model's reply; edits are SEARCH/REPLACE
@@ -1884,14 +1888,16 @@ def aider_file(path: Path) -> FileFigures:
                 # aider parses edits from, and hands the editor, the reply without the thinking a reasoning model
                 # wrote into it (reasoning_tags.py: between <thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b> tags)
                 body_text = re.sub(r"<(thinking-content-[0-9a-f]{32})>.*?</\1>", "", "\n".join(lines), flags=re.S)
-                paths = [
-                    m.group(1).strip().strip("`*")
-                    for m in re.finditer(
-                        r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n.*?^>{5,9} (?:REPLACE|UPDATED)",
+                found = list(
+                    re.finditer(
+                        r"^([^\n`]+?)\n(?:" + fence + r"\n)?<{5,9} (?:SEARCH|ORIGINAL)\n(.*?)^={5,9}\n(.*?)"
+                        r"^>{5,9} (?:REPLACE|UPDATED)",
                         body_text,
                         re.M | re.S,
                     )
-                ]
+                )
+                paths = [m.group(1).strip().strip("`*") for m in found]
+                blocks = [(_stripped(m.group(2)), _stripped(m.group(3))) for m in found]
                 paths += re.findall(r"^```diff\n--- \S+\n\+\+\+ (\S+)\n.*?^```", body_text, re.M | re.S)
                 mode = formats["editor"] if handoff else formats["main"]
                 if asking is not None or mode in ("ask", "help", "context", "architect"):  # get_edits: []
@@ -1923,11 +1929,40 @@ def aider_file(path: Path) -> FileFigures:
                     k for k, ln in enumerate(out) if ln == "You can use /undo to undo and discard each aider commit."
                 ]
                 out = out[: hint[0] + 1] if hint else out
+                # editblock_coder.py 41-123: the blocks aider could not apply are repeated in its report under
+                # "## SearchReplaceNoExactMatch: ..."; the others were applied (base_coder.py 1580-1584 commits them)
+                failed: list[int] = []
+                for m in re.finditer(
+                    r"^## SearchReplaceNo\w*: [^\n]*\n<{5,9} SEARCH\n(.*?)^={5,9}\n(.*?)^>{5,9} REPLACE",
+                    "\n".join(out),
+                    re.M | re.S,
+                ):
+                    pair = (_stripped(m.group(1)), _stripped(m.group(2)))
+                    k = next((k for k, b in enumerate(blocks) if b == pair and k not in failed), None)
+                    if k is not None:
+                        failed.append(k)
+                applied = [k for k in range(len(paths)) if k not in failed]
+                first = applied[0] if failed and applied else 0
+                report, heading = False, -1  # inside the report, and the failed block it is about
+                # the report ends with "The SEARCH section must exactly match…", or when some blocks were applied with
+                # "# The other N SEARCH/REPLACE blocks were applied successfully. … Just reply with fixed versions…"
+                last = (
+                    "Just reply with fixed versions"
+                    if any(ln.startswith("# The other ") for ln in out)
+                    else "The SEARCH"
+                )
                 for ln in out:
                     if ln.startswith("Tokens: ") or not ln.strip():
                         continue
-                    named = [(len(p), k) for k, p in enumerate(paths) if p and p in ln]
-                    said.setdefault(max(named)[1] if named else 0, []).append(ln)
+                    if failed and (ln.startswith("The LLM did not conform") or re.match(r"# \d+ SEARCH/REPLACE", ln)):
+                        report = True
+                    if report:
+                        heading += ln.startswith("## SearchReplaceNo")
+                        said.setdefault(failed[min(max(heading, 0), len(failed) - 1)], []).append(ln)
+                        report = not ln.startswith(last)
+                        continue
+                    named = [(len(p), k not in failed, k) for k, p in enumerate(paths) if p and p in ln]
+                    said.setdefault(max(named)[2] if named else first, []).append(ln)
                 answered = [k for k in said if k < len(paths)]
                 linked += len(answered)
                 errors += sum(

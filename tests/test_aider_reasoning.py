@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from forensics.formats import aider
 from forensics.formats.aider import REASONING_END, REASONING_OPEN, _split_reasoning
 from tests.conftest import FIXTURES, query, run_cli
 
@@ -17,12 +18,29 @@ REAL = FIXTURES / "real" / "aider" / "AlexShchuka+mozgoslav" / ".aider.chat.hist
 
 
 def test_the_thinking_is_split_from_the_words_as_aider_cuts_it() -> None:
-    assert _split_reasoning(f"{REASONING_OPEN}\nthe user asks X\n{REASONING_END}\n\nOK") == ("OK", "the user asks X")
+    # (what aider parses edits from, the words, the thinking): one function, one cut
+    assert _split_reasoning(f"{REASONING_OPEN}\nthe user asks X\n{REASONING_END}\n\nOK") == (
+        "OK",
+        "OK",
+        "the user asks X",
+    )
     # a closing tag whose opening one is missing: everything before it is thinking (remove_reasoning_content)
-    assert _split_reasoning(f"thinking\n{REASONING_END}\nanswer") == ("answer", "thinking")
-    # a reply cut while the model was thinking: no words, all thinking
-    assert _split_reasoning(f"{REASONING_OPEN}\nstill thinking") == ("", "still thinking")
-    assert _split_reasoning("no tags <thinking>") == ("no tags <thinking>", "")
+    assert _split_reasoning(f"thinking\n{REASONING_END}\nanswer") == ("answer", "answer", "thinking")
+    # a reply cut while the model was thinking: no words, all thinking; aider's remove_reasoning_content keeps it
+    # whole (it cuts only closed tags and what stands before a closing one), so its edits would be parsed from it
+    cut = f"{REASONING_OPEN}\nstill thinking"
+    assert _split_reasoning(cut) == (cut, "", "still thinking")
+    assert _split_reasoning(f"said {REASONING_OPEN}\nthinking") == (
+        f"said {REASONING_OPEN}\nthinking",
+        "said",
+        "thinking",
+    )
+    assert _split_reasoning(" no tags <thinking>\n") == ("no tags <thinking>", " no tags <thinking>\n", "")
+
+
+def test_one_function_cuts_the_reasoning() -> None:
+    """``_without_reasoning`` was ``_split_reasoning``'s first half again (the same sub and split on the closing tag)."""
+    assert not hasattr(aider, "_without_reasoning")
 
 
 def test_a_real_history_keeps_its_thinking_as_reasoning_events(tmp_path: Path) -> None:

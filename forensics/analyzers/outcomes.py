@@ -429,8 +429,10 @@ def setting_weight(runs: dict[str, RunErrors]) -> dict[tuple[str, str], float]:
 
 def cited_errors(ctx: Context, runs: pl.DataFrame, read: dict[str, list[Msg]] | None = None) -> dict[str, RunErrors]:
     """Per run, its errors before the grade and the errors each problem finding cites (``RunErrors``), read from
-    ``problem_findings``; without that table, no finding cites an error. ``read``: the runs' messages before the
-    grade when already read (``signature.messages``)."""
+    ``problem_findings``; without that table, no finding cites an error. One query joins the findings before their
+    run's grade with the calls at their positions (one row a finding: the positions and those calls' results); the
+    tool calls stay in DuckDB. ``read``: the runs' messages before the grade when already read
+    (``signature.messages``)."""
     cutoff = dict(zip(runs["conversation_id"].to_list(), runs["cutoff"].to_list()))
     if read is None:
         read = messages(ctx.con, list(cutoff), GRADE_REVEALING)
@@ -438,30 +440,31 @@ def cited_errors(ctx: Context, runs: pl.DataFrame, read: dict[str, list[Msg]] | 
     has = ctx.con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
     ).fetchall()[0]
-    results: dict[tuple[str, int], list[int]] = {}
     found: dict[str, dict[str, list[list[int]]]] = {}
     if has and has[0]:
-        for cid, pos, res in ctx.con.execute(
-            "SELECT t.conversation_id, t.position, t.result_position FROM tool_calls t JOIN sel_conversations "
-            "USING (conversation_id) WHERE t.position IS NOT NULL AND t.result_position IS NOT NULL"
+        # per finding before its run's grade (in the table's order): its positions (the one it names when it lists
+        # none) and the results of the calls at them
+        for cid, kind, cites in ctx.con.execute(
+            "WITH r AS (SELECT unnest(?::VARCHAR[]) AS conversation_id, unnest(?::INTEGER[]) AS cutoff), "
+            "f AS (SELECT p.rowid AS fid, p.conversation_id, p.kind, CASE WHEN len(p.positions) > 0 THEN "
+            "p.positions WHEN p.position IS NULL THEN [] ELSE [p.position] END AS ps FROM problem_findings p "
+            "JOIN sel_conversations USING (conversation_id) JOIN r USING (conversation_id) "
+            "WHERE r.cutoff IS NULL OR p.position IS NULL OR p.position < r.cutoff), "
+            "q AS (SELECT fid, conversation_id, unnest(ps) AS q_pos FROM f), "
+            "cited AS (SELECT fid, q_pos FROM q UNION ALL SELECT q.fid, t.result_position FROM q JOIN tool_calls t "
+            "ON t.conversation_id = q.conversation_id AND t.position = q.q_pos WHERE t.result_position IS NOT NULL) "
+            "SELECT f.conversation_id, f.kind, coalesce(list(c.q_pos) FILTER (WHERE c.q_pos IS NOT NULL), []) FROM f "
+            "LEFT JOIN cited c USING (fid) GROUP BY f.fid, f.conversation_id, f.kind ORDER BY f.fid",
+            [list(cutoff), list(cutoff.values())],
         ).fetchall():
-            results.setdefault((cid, pos), []).append(res)
-        for cid, kind, pos, poss in ctx.con.execute(
-            "SELECT p.conversation_id, p.kind, p.position, p.positions FROM problem_findings p JOIN "
-            "sel_conversations USING (conversation_id)"
-        ).fetchall():
-            cut = cutoff.get(cid)
-            if cid in cutoff and (cut is None or pos is None or pos < cut):
-                found.setdefault(cid, {}).setdefault(kind, []).append(list(poss or ([] if pos is None else [pos])))
+            found.setdefault(cid, {}).setdefault(kind, []).append(cites)
     out = {}
     for cid in cutoff:
         at: dict[int, str] = {}
         for p, t in errs.get(cid, []):
             at.setdefault(p, t)
         cited = {
-            kind: tuple(
-                frozenset(at[q] for p in ps for q in (p, *results.get((cid, p), ())) if q in at) for ps in lists
-            )
+            kind: tuple(frozenset(at[q] for q in qs if q in at) for qs in lists)
             for kind, lists in found.get(cid, {}).items()
         }
         out[cid] = RunErrors(frozenset(at.values()), cited)

@@ -202,6 +202,7 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
     turns: list[Turn] = []
     events: list[Event] = []
     model, handoff = None, False
+    said: str | None = None  # the last reply as aider parsed it (and handed it to the editor in architect mode)
     mode, echo = None, None  # a one-shot chat mode for the next reply (/ask <msg>, an "AI?" comment), its echoed msg
     formats: dict[str, str | None] = {"main": None, "editor": None}
     for kind, lines in _blocks(body):
@@ -218,12 +219,12 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
         elif kind == "tool":
             _announced(lines, formats)
             rest, reflected = _reflection(lines)
-            _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model)
+            failed = _failed_blocks("\n".join(lines))
+            _tool_block(turns, [ln for element in rest for ln in element.split("\n")], model, failed)
             if reflected:  # sent to the model as the next user message: the harness's, and the reply is a retry
                 turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
-            reply = next((t for t in reversed(turns) if t.role == "assistant"), None)
-            handoff = reply is not None and _norm(_without_reasoning(reply.text)) == _norm(text) != ""
+            handoff = said is not None and _norm(said) == _norm(text) != ""
             turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
             if m := ONE_SHOT.match(text):  # io.py writes "/ask <msg>", then the ask coder's run writes "<msg>" again
                 mode, echo = m.group(1), _norm(m.group(2))
@@ -235,9 +236,8 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
             turns.append(Turn("user", text, origin="harness"))
         else:
             fmt = mode or (formats["editor"] if handoff else formats["main"])
-            said = _without_reasoning(text)  # what aider parses edits from and hands the editor
+            said, words, thought = _split_reasoning(text)  # said: what aider parses edits from, hands the editor
             calls = [] if fmt in NO_EDITS else _edits(said, len(turns), whole=fmt in WHOLE_FORMATS)
-            words, thought = _split_reasoning(text)
             if thought:  # the model's thinking, not its words to the person: a reasoning event, as other formats'
                 events.append(Event("reasoning", before=len(turns), detail={"text": thought}))
             turns.append(Turn("assistant", words, calls=calls))
@@ -264,28 +264,27 @@ REASONING_OPEN = "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 REASONING_END = "</thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>"
 
 
-def _without_reasoning(text: str) -> str:
-    """The reply without its thinking (reasoning_tags.py ``remove_reasoning_content``): what aider parses edits from
-    and, in architect mode, hands the editor as its input (aider 0.86 with a reasoning model, 2026)."""
-    text = REASONING.sub("", text).strip()
-    return text.split(REASONING_END, 1)[1].strip() if REASONING_END in text else text
+def _split_reasoning(text: str) -> tuple[str, str, str]:
+    """(what aider parses edits from, the reply's words, the thinking a reasoning model wrote into it).
 
-
-def _split_reasoning(text: str) -> tuple[str, str]:
-    """(the reply's words, the thinking a reasoning model wrote into it): the thinking between aider's tags, before a
-    closing tag whose opening one is missing (as ``_without_reasoning``), and after an opening tag never closed (a
-    reply cut while the model was thinking); the words are the rest, as the person read them."""
+    The first is reasoning_tags.py ``remove_reasoning_content``: the reply less each thinking between aider's tags,
+    and less all before a closing tag whose opening one is missing; what apply_updates parses and, in architect mode,
+    what the editor is handed as its input (aider 0.86 with a reasoning model, 2026). The words are that text as the
+    person read it: also less the thinking after an opening tag never closed (a reply cut while the model was
+    thinking, which aider keeps whole). The thinking is all that was cut, its pieces joined."""
     if REASONING_OPEN not in text and REASONING_END not in text:
-        return text, ""
+        return text.strip(), text, ""
     thought = [m.group(0)[len(REASONING_OPEN) : -len(REASONING_END)] for m in REASONING.finditer(text)]
-    words = REASONING.sub("", text)
-    if REASONING_END in words:
-        before, words = words.split(REASONING_END, 1)
+    said = REASONING.sub("", text).strip()
+    if REASONING_END in said:
+        before, said = said.split(REASONING_END, 1)
+        said = said.strip()
         thought.append(before)
+    words = said
     if REASONING_OPEN in words:
         words, after = words.split(REASONING_OPEN, 1)
         thought.append(after)
-    return words.strip(), "\n\n".join(t.strip() for t in thought if t.strip())
+    return said, words.strip(), "\n\n".join(t.strip() for t in thought if t.strip())
 
 
 def _norm(text: str) -> str:
@@ -307,10 +306,36 @@ def _edits(text: str, n: int, whole: bool = False) -> list[ToolCall]:
     return [ToolCall("edit", args, f"edit-{n}-{i}") for i, (_, args) in enumerate(sorted(found, key=lambda f: f[0]))]
 
 
-def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
+def _failed_blocks(text: str) -> list[tuple[str, str]]:
+    """The (SEARCH, REPLACE) of each block aider reports it could not apply, in its order: editblock_coder.py 84–96
+    writes ``## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in <path>`` over the
+    block as the model wrote it (``<<<<<<< SEARCH``, the original, ``=======``, the update, ``>>>>>>> REPLACE``)."""
+    return [
+        (_lines(m.group("search")), _lines(m.group("replace")))
+        for m in EDIT.finditer(text)
+        if m.group("path").startswith(REFLECTED)
+    ]
+
+
+def _lines(text: str) -> str:
+    return "\n".join(ln.rstrip() for ln in text.splitlines())
+
+
+def _named(ln: str, path: str) -> bool:
+    """Whether aider's line names the edit's file."""
+    return bool(path) and path in ln
+
+
+def _tool_block(
+    turns: list[Turn], lines: list[str], model: str | None, failed_blocks: list[tuple[str, str]] | None = None
+) -> None:
     """aider's output after a reply: the reply's usage, and a result per edit (lines naming its file),
     the rest with the first edit; output that answers no edit (a command's, a notice) is a system message, the
-    harness's."""
+    harness's. When aider reports blocks it could not apply (``failed_blocks``), the report (``The LLM did not
+    conform…``, its link, the ``## SearchReplaceNoExactMatch`` headings) goes to the edits whose blocks it repeats,
+    and the rest to the edits it applied: editblock_coder.py 41–123 applies every block it can and reports the
+    others (``# The other 1 SEARCH/REPLACE block were applied successfully.``), then base_coder.py 2300–2311 prints
+    no ``Applied edit to`` line, and send_message commits the applied ones (base_coder.py 1580–1584)."""
     reply = turns[-1] if turns and turns[-1].role == "assistant" else None
     rest = []
     for ln in lines:
@@ -330,6 +355,23 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
             continue
         rest.append(ln)
     calls = reply.calls if reply is not None else []
+    failed: list[int] = []  # the calls whose blocks aider reported failed, in the report's order
+    for search, replace in failed_blocks or []:
+        k = next(
+            (
+                k
+                for k, c in enumerate(calls)
+                if k not in failed
+                and "search" in c.arguments
+                and (_lines(c.arguments["search"]), _lines(c.arguments["replace"])) == (search, replace)
+            ),
+            None,
+        )
+        if k is not None:
+            failed.append(k)
+    applied = [k for k in range(len(calls)) if k not in failed]
+    first = applied[0] if failed and applied else 0  # aider's lines that name no file: the edits applied
+    headings = iter(failed)
     buckets: dict[int, list[str]] = {}
     after_hint = False  # base_coder.py run: show_undo_hint() once run_one (edits, reflections, lint) is over
     for ln in rest:
@@ -337,12 +379,18 @@ def _tool_block(turns: list[Turn], lines: list[str], model: str | None) -> None:
             buckets.setdefault(len(calls), []).append(ln)
             continue
         after_hint = ln.strip() == UNDO_HINT
+        if failed and ln.startswith(REFLECTED) and (k := next(headings, None)) is not None:
+            buckets.setdefault(k, []).append(ln)  # the report's heading of the k-th block it could not apply
+            continue
+        if failed and (ln.strip() == NOT_CONFORM or ln.startswith(HELP_URL) or FAILED_MATCH.match(ln)):
+            buckets.setdefault(failed[0], []).append(ln)
+            continue
         named = [
-            (len(c.arguments["path"]), k)
+            (len(c.arguments["path"]), k not in failed, k)
             for k, c in enumerate(calls)
-            if c.arguments["path"] and c.arguments["path"] in ln
+            if _named(ln, c.arguments["path"])
         ]
-        i = max(named)[1] if named else 0  # the longest name: "backend/README.md" is not "README.md"
+        i = max(named)[2] if named else first  # the longest name: "backend/README.md" is not "README.md"
         buckets.setdefault(i, []).append(ln)
     for i, bucket in sorted(buckets.items()):
         text = "\n".join(bucket).strip("\n")
