@@ -29,6 +29,7 @@ import polars as pl
 
 from forensics.analyzers.base import Context, Finding, Section, Table
 from forensics.analyzers.declare import Analyzer
+from forensics.analyzers.outcomes_work import project_work
 from forensics.analyzers.signature import (
     BAD_ENDS,
     GRADE_REVEALING,
@@ -566,7 +567,9 @@ def problem_kind_sets(
     ``ended: <how>`` when the run ended without finishing its task (gave up, hit a limit, ended on an error,
     handed off, never replied: ``signature.BAD_ENDS``; never the ends the harness decides), or ``ended:
     not_handed_in`` when it ended otherwise without the act that hands the work in where its agent's runs mostly end
-    on it (``_hands_in``)."""
+    on it (``_hands_in``); and what a coding agent's editor work hands in (``outcomes_work``: ``ended:
+    no_project_change``, no file of the project changed; ``checked_by_stand_in``, a change "checked" by a script
+    in another language that runs nothing of the project)."""
     has = ctx.con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'problem_findings'"
     ).fetchall()[0]
@@ -595,6 +598,8 @@ def problem_kind_sets(
             kinds.setdefault(cid, set()).add(f"ended: {end}")
         elif agent.get(cid) in expects and end not in GRADE_REVEALING_ENDS and not handed_in(msgs):
             kinds.setdefault(cid, set()).add(NOT_HANDED_IN)
+    for cid, work in project_work(ctx.con, cutoff, agent).items():  # what its editor's edits hand in (outcomes_work)
+        kinds.setdefault(cid, set()).update(work)
     return kinds
 
 
