@@ -177,6 +177,19 @@ CASES: dict[str, Case] = {
         f"crush/{repo}/.opencode/opencode.db": Case("crush", lambda p: ac.crush_file(p)[:5], lambda p: 0, True)
         for repo in ("kashifkhan0771+utils", "mule-ai+mule")
     },
+    # the tenth labelling round's files (bench/data/problems-fresh-r10.jsonl): Codex rollouts from CODEX_HOME
+    # directories committed to repositories new to the rounds
+    **{
+        f"codex/{p}.jsonl": Case("codex", ac.codex_file, ac.codex_tokens, True)
+        for p in (
+            "242282218+blog-nevigation/.codex/archived_sessions/rollout-2026-02-27T16-01-07-019c9e1d-9dd1-77a2-9bbe-28c7964b3705",
+            "MythologIQ+Zo-Qore/.codex/sessions/2026/01/01/rollout-2026-01-01T13-03-39-019b7aba-c623-7db1-bc43-c872c3e50331",
+            "MythologIQ+Zo-Qore/.codex/sessions/2026/01/01/rollout-2026-01-01T14-39-37-019b7b12-a437-71c3-b7c1-6485313dd081",
+            "MythologIQ+Zo-Qore/.codex/sessions/2026/01/08/rollout-2026-01-08T11-12-11-019b9e61-3f2c-7000-87a2-734b974c8642",
+            "hindermath+TinyCalc/.codex/sessions/2026/03/06/rollout-2026-03-06T15-07-24-019cc379-79d6-7c21-885e-132b8a0c295f",
+            "hindermath+TinyCalc/.codex/sessions/2026/03/06/rollout-2026-03-06T16-28-16-019cc3c3-849e-75f0-827a-7146c6cab7e8",
+        )
+    },
     "copilot_cli/EntityProcess+agentv/b4/5ebb0fe0c0/0/full.jsonl": Case(
         "copilot-cli", lambda p: ac.copilot_file(p)[:5], lambda p: ac.copilot_file(p).tokens, False
     ),
