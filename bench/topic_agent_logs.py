@@ -214,8 +214,9 @@ def evaluate_fresh(path: Path, shared: Path, dev_only: bool = False) -> dict[str
 
 # The labelling rounds developed on whole (``bench/data/problems-fresh-<round>.jsonl``, the first reader's labels), beside
 # the shared dev half and fresh-dev: the dev pool of issue 43's rounds (``evaluate_pool``). A round joins it once its
-# figures have been printed as held out (the eighth round joined in topics11); the held-out halves never do.
-DEV_ROUNDS = ("r4", "r5", "r6", "r7", "r8")
+# figures have been printed as held out (the eighth round joined in topics11, the ninth in topics12); the held-out
+# halves never do.
+DEV_ROUNDS = ("r4", "r5", "r6", "r7", "r8", "r9")
 
 
 def pooled(parts: list[tuple[str, list[Labeled], dict[str, set[int]], set[str]]]) -> dict[str, Any]:

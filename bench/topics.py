@@ -9,7 +9,7 @@
     python bench/topics.py --work-family-out  # that dev half, leave one log format out (the held-out half unread);
                                       # every run prints it before the agent logs' halves
     python bench/topics.py --dev      # the dev halves only (never look at a held-out half while developing)
-    python bench/topics.py --pool     # issue 43's dev pool: agent logs' dev half, fresh-dev, the rounds r4-r8 whole
+    python bench/topics.py --pool     # issue 43's dev pool: agent logs' dev half, fresh-dev, the rounds r4-r9 whole
 
 Sets (FORENSICS_SHARED, default ../shared):
 - user mode (``[topic] roles = ["user"]``, the default): crosswoz-val.zh, multiwoz-val.en (users moving from one

@@ -43,8 +43,10 @@ SETS = {
     "multiwoz": (["multiwoz-val.en.jsonl"], defaults(), "all", (964, 838)),
     # was (90, 90), then (111, 92): the work scorer, then its combiner (issue 43; docs/topics-evaluation.md, round 4)
     # then (123, 91) before round 6 (a marker across a content-free turn such as 继续: issue 43, topics-evaluation.md)
-    # then (164, 124): a marker across a content-free turn off work too (woz7: 28 markers more, all hits)
-    "generated": (["gen5.db", "gen6.db"], defaults(), "all", (164, 124)),
+    # then (164, 124): a marker across a content-free turn off work too (woz7: 28 markers more, all hits); then (163,
+    # 124): a turn after which the tools touch only what they touched just before continues where the judge is unsure
+    # (topics12, work.follows_up: one false marker fewer)
+    "generated": (["gen5.db", "gen6.db"], defaults(), "all", (163, 124)),
     "kdconv": (["kdconv-dev.zh.jsonl"], DIALOGUE, "random", (299, 106) if RJIEBA else (293, 103)),
     "tiage": (["tiage-train-dev.jsonl"], DIALOGUE, "random", (357, 196)),
 }

@@ -30,7 +30,10 @@ LOGS = SHARED / "data" / "agent-logs"
 # bf816c7d [28] (a traceback pasted under one typed line, "when I test this function I get this error:", S6), so
 # whole (103, 69) -> (102, 69) and held-out (30, 24) -> (29, 24) (P 0.828 R 0.600 F1 0.696 Pk 0.184); the dev half's
 # (73, 45) does not move (the dev pool's 2 false markers removed are in the fifth round)
-PINNED = {"whole": (102, 69), "held-out": (29, 24)}
+# topics12 (a turn after which the tools touch only what they touched just before continues where the judge is unsure,
+# work.follows_up): one false held-out marker less, the dev half as before: whole (102, 69) -> (101, 69), held-out
+# (29, 24) -> (28, 24) (P 0.857 R 0.600 F1 0.706 Pk 0.182)
+PINNED = {"whole": (101, 69), "held-out": (28, 24)}
 
 
 @pytest.fixture(scope="module")

@@ -418,3 +418,72 @@ def test_a_question_is_about_the_work_at_hand_only_in_the_works_own_words() -> N
 
     assert markers(other) == [False, False, True]  # the person's own words only: the scorer reads it
     assert markers(about) == [True, False, False]  # the work said it: a question about the work at hand
+
+
+# The pi session 5675d924 of the fresh set (fresh-dev), verbatim: a theme refined turn by turn, every edit in one file
+THEME = "packages/coding-agent/src/theme/dark.json"
+BUILD = "cd packages/coding-agent && npm run build 2>&1 | tail -3"
+
+
+def test_what_the_tool_calls_touched_is_the_files_and_folders_their_targets_name() -> None:
+    assert work.touched([THEME]) == {"dark.json"}
+    assert work.touched([BUILD]) == {"coding-agent"}  # "2>&1", "tail -3": no file
+    assert work.touched(["./src/theme/dark.json", "/abs/packages/coding-agent/"]) == {"dark.json", "coding-agent"}
+    assert work.touched(["null", "git commit -m 'x' && echo noreply@anthropic.com", "rg -n foo 12/34"]) == set()
+    assert work.touched(["npm test", "ls"]) == set()
+
+
+def _theme_session(last_touches: str) -> list[Message]:
+    """Three person turns of 5675d924 ([381], [389], [395]) with their tool calls; the calls after the last turn touch
+    ``last_touches``."""
+    msgs = [
+        Message(381, "user", "omfg that's it, now shit renders the same. ok, let's modify the grays", True),
+        Message(382, "assistant", "", False, [THEME]),
+        Message(386, "assistant", "", False, [BUILD]),
+        Message(388, "assistant", "Changed `dimGray` from `#444444` to `#5c5c5c`.", False),
+        Message(389, "user", "ok, make muted a little brighter", True),
+        Message(390, "assistant", "", False, [THEME]),
+        Message(392, "assistant", "", False, [BUILD]),
+        Message(395, "user", "ok, make the diff red and green a little less intense, same for accent", True),
+        Message(396, "assistant", "", False, [last_touches]),
+    ]
+    prepare(msgs)
+    return msgs
+
+
+def test_a_turn_after_which_the_tools_touch_only_what_they_touched_before_it_follows_up() -> None:
+    assert work.follows_up(_theme_session(THEME)) == {389, 395}  # [381]: nothing touched before it
+    assert work.around(_theme_session(THEME))[389] == ({"dark.json", "coding-agent"}, {"dark.json", "coding-agent"})
+    assert work.follows_up(_theme_session("packages/coding-agent/src/theme/light.json")) == {389}  # another file
+    assert work.follows_up(_theme_session("git status")) == {389}  # nothing touched after it: no evidence
+
+
+def _touching(score_bias: float, last_touches: str) -> list[bool]:
+    """The theme session made a work conversation of 6 person turns (past SHORT_TURNS: no short bar), scored by a
+    one-signal work model (score sigmoid(2 + bias) on every request form, operating point 0.3); the topic model never
+    switches. Returns the markers of the person turns."""
+    from forensics.analyzers.topics.model import Model
+
+    msgs = _theme_session(last_touches)
+    tail = [
+        Message(400 + 2 * i, r, t, r == "user") for i in range(3) for r, t in (("user", "add x"), ("assistant", LONG))
+    ]
+    msgs += tail[:-1] + [Message(405, "assistant", LONG, False)]
+    prepare(msgs)
+    for m in msgs:
+        if m.role == "user":
+            m.text = "please add it"  # every person turn a request form: the work model's one signal
+    idf = Idf([m.tokens for m in msgs])
+    never = Model({}, -20.0, 0.5)
+    w = Model({"request_form": 2.0}, score_bias, 0.3)
+    assert work.is_work(msgs) and sum(m.judged for m in msgs) == 6
+    return [j.marker for j in infer(msgs, idf, never, CUES, work_model=w)]
+
+
+def test_where_the_judge_is_unsure_a_turn_whose_tools_touch_the_same_files_continues() -> None:
+    """UNSURE logits: a switch 0.35 past the operating point at [389] and [395] (the calls after them edit dark.json
+    again) continues; 1.35 past it, it stands; [395] editing another file switches at 0.35 too."""
+    assert work.UNSURE == 0.5
+    assert _touching(-2.5, THEME)[:3] == [False, False, False]  # score 0.38: margin 0.35
+    assert _touching(-2.5, "packages/coding-agent/src/theme/light.json")[:3] == [False, False, True]
+    assert _touching(-1.5, THEME)[:3] == [False, True, True]  # score 0.62: margin 1.35

@@ -64,6 +64,7 @@ def infer(
     working = work_model is not None and work.is_work(msgs)
     if working:
         work.signals(msgs, feats, idf)
+    same = work.follows_up(msgs) if working else set()  # the turns after which the tools touch the same things
     bar = work.SHORT_MARGIN if working and sum(m.judged for m in msgs) <= work.SHORT_TURNS else 0.0
     topic_model = model
     lex = {k: [p.lower() for p in v] for k, v in (lexicon or {}).items()}
@@ -90,6 +91,10 @@ def infer(
                 # pasted output with a line typed around it, a short request to run or check what is there, a result
                 # of the last step not seen, the reply's own lines pasted back: it continues the work at hand
                 model, s = work_model, min(w, _below(work_model))
+            if m.position in same and model.switches(s) and model.margin(s) < work.UNSURE:
+                # the tool calls after it touch only what the calls before it touched, and the judge is unsure: the
+                # work goes on (work.follows_up)
+                s = _below(model)
         if f.get("books_in_play") and work_model is not None and not working:
             # the user mode off work (a person booking with an assistant): booking the thing in play, with only its
             # particulars ("book it for a party of 7"), serves the request being made (signals: books_in_play)

@@ -46,13 +46,14 @@ CORPUS_TABLE = "topic_corpus"
 VERDICT_TABLE = "topic_verdicts"
 REUSE_MIN_MESSAGES = 40_000  # below this, any change to the corpus refits its state (cheap there; exact)
 REFIT_SHARE = 0.05  # above it, the corpus state is kept while the messages that moved are at most this share
-VERSION = 7  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed (2: issue 43
+VERSION = 8  # bump when what a verdict or the corpus state holds changes: every stored row is recomputed (2: issue 43
 # round 6: a marker across a content-free turn, pasted output, short work conversations; 3: a booking of the thing in
 # play and a retried search continue, shift6; 4: a request to run or check the work continues, open chat is not
 # judged (its reason in the header row's topic), shift7; 5: a marker across a content-free turn in every user-mode
 # conversation, woz7; 6: a reply that found nothing said with "n't" ("there isn't one") is read as such, and a search
 # asked for again after "nothing found; anything else?" continues, found7; 7: a question about the work at hand
-# continues (in the work's own words), a check naming a new file is judged, pk8 re-landed as topic9)
+# continues (in the work's own words), a check naming a new file is judged, pk8 re-landed as topic9; 8: a turn after
+# which the tool calls touch only what they touched just before it continues where the judge is unsure, topics12)
 
 VERDICT_SCHEMA = pl.Schema(
     {

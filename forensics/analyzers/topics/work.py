@@ -36,7 +36,8 @@ Three rules hold beside the combiner in these conversations, not fitted (issue 4
 pasted program output with a line or two typed continues (``reports_output``: S4, S6); the turn after a
 content-free one is read against the last turn with a topic (``infer.mark``); a conversation of at most
 ``SHORT_TURNS`` person turns switches only ``SHORT_MARGIN`` past the operating point (a false marker costs Pk more
-there than a true one gains).
+there than a true one gains); a turn after which the tool calls touch only what they touched just before it
+(``follows_up``) switches only ``UNSURE`` past it (issue 43, topics12).
 
 Four more gates continue the work at hand whatever the score (issue 43, shift7 and pk8; ``CONTINUES``): a short request
 to run, test or check what is there and names nothing new (``checks_work``), the last step's result reported unseen in
@@ -172,6 +173,17 @@ SHORT_MARGIN = 1.7
 # silence, as the dialogue mode's open-domain talk.
 OPEN_CHAT_REPLY_CHARS = 300
 OPEN_CHAT = "open chat"
+# What the tool calls touched (issue 43, topics12): a new request usually moves the work to other files; a follow-up
+# keeps touching the same ones. ``touched`` reads the tool calls' targets (``Message.targets``: paths, commands,
+# queries) down to the names of the files and folders they name (the last part of a path: "src/app/page.tsx" and
+# "./page.tsx" are one file). In a work conversation a turn after which the tool calls touch something, and only what
+# the calls between the person's previous turn and this one touched (``follows_up``: "ok, make muted a little
+# brighter" and the next edit of the same theme file), goes on with that work: where the judge is unsure of a switch
+# there (the surer scorer less than UNSURE logits past its operating point), the turn continues. Not fitted: a guard
+# chosen on the dev pool (at 1.0 it also removes one true marker there, 0.96 past; docs/topics-evaluation.md, topics12).
+UNSURE = 0.5
+_TOUCHED = re.compile(r"(?:[\w.@~-]+/)+[\w.@-]+|[\w-]+\.[a-zA-Z]\w{0,5}\b")
+_NOT_TOUCHED = frozenset({"null", "anthropic.com"})  # a null argument; a commit message's Co-Authored-By address
 WORK_REPLY_CHARS = 1500  # a reply this long (after the pipeline keeps at most 2,000 characters of it) is work
 WORK_CHARS_UNIT = 500  # reply characters that count as one tool call of work
 OPENING_CHARS = 600  # the part of the person's own words where the request is looked for
@@ -246,6 +258,37 @@ _GREETING = re.compile(
 def is_work(msgs: Sequence[Message]) -> bool:
     """The assistant works in this conversation (tool calls, or long replies), so a switch is a new request."""
     return any(m.role == "assistant" and len(m.text) >= WORK_REPLY_CHARS for m in msgs)
+
+
+def touched(targets: Sequence[str]) -> set[str]:
+    """The files and folders ``targets`` name: each path's last part, lower case (``_TOUCHED``)."""
+    out: set[str] = set()
+    for t in targets:
+        for p in _TOUCHED.findall(t.lower()):
+            parts = [x for x in p.rstrip("/.").split("/") if x not in ("", ".", "..", "~")]
+            if parts and parts[-1] not in _NOT_TOUCHED and not parts[-1].isdigit():
+                out.add(parts[-1])
+    return out
+
+
+def around(msgs: Sequence[Message]) -> dict[int, tuple[set[str], set[str]]]:
+    """Per judged turn (its position): what the tool calls touched (``touched``) between the previous judged turn and
+    this one, and between this one and the next."""
+    marks = [i for i, m in enumerate(msgs) if m.judged]
+    out: dict[int, tuple[set[str], set[str]]] = {}
+    for j, i in enumerate(marks):
+        lo = marks[j - 1] if j else -1
+        hi = marks[j + 1] if j + 1 < len(marks) else len(msgs)
+        before = touched([t for m in msgs[lo + 1 : i] if m.role == "assistant" for t in m.targets])
+        after = touched([t for m in msgs[i + 1 : hi] if m.role == "assistant" for t in m.targets])
+        out[msgs[i].position] = (before, after)
+    return out
+
+
+def follows_up(msgs: Sequence[Message]) -> set[int]:
+    """The judged turns (their positions) after which the tool calls, up to the next judged turn, touch something and
+    only what the calls between the previous judged turn and this one touched (``touched``)."""
+    return {p for p, (before, after) in around(msgs).items() if after and after <= before}
 
 
 def declines(msgs: Sequence[Message]) -> str | None:
