@@ -1,5 +1,6 @@
-"""What a run's file edits hand in, read for the run ranking (``outcomes.problem_kind_sets``; docs/failures-evaluation.md,
-branch `rank12`): two shapes a reviewer names on a coding agent's failed runs that no problem rule reads.
+"""What a run's file edits hand in, read for the run ranking (``outcomes.problem_kind_sets``;
+docs/failures-evaluation.md, branch `rank12`): two shapes a reviewer names on a coding agent's failed runs that no
+problem rule reads.
 
 - ``NO_PROJECT_CHANGE``: the run worked through a file editor (it opened, viewed or created files with one) and
   changed no file it had not created itself: its only edits went into its own reproduction or scratch files, or it
@@ -120,7 +121,8 @@ class Work:
 
 
 def drives(lang: str, text: str) -> bool:
-    """A script's text runs another program or writes a file (``DRIVES``; a shell script's redirect, ``DRIVES_SHELL``)."""
+    """A script's text runs another program or writes a file (``DRIVES``; in a shell script also a redirect,
+    ``DRIVES_SHELL``)."""
     return bool(DRIVES.search(text) or (lang == "shell" and DRIVES_SHELL.search(text)))
 
 
@@ -230,9 +232,9 @@ def project_work(
     """Per run of ``cutoff`` that made a call (its calls before the position given, the grade's), the kinds its
     editor work shows (``Work.kinds``). ``no_project_change`` is read only where the run's agent (``agent``: per run,
     the format that read it; without it, one agent) mostly changes the project: of at least ``EDITING_RUNS`` of its
-    runs that used the editor, more than half changed a project file (Multi-SWE-bench's SWE-agent runs: 291 of the 426 that used it).
-    There a run that never opened the editor hands in no change either (one that only searched until its limit); an
-    agent whose sessions mostly read and answer (crush's in fixtures/real) is not read."""
+    runs that used the editor, more than half changed a project file (Multi-SWE-bench's SWE-agent runs: 291 of the
+    426 that used it). There a run that never opened the editor hands in no change either (one that only searched
+    until its limit); an agent whose sessions mostly read and answer (crush's in fixtures/real) is not read."""
     rows = con.execute(
         "SELECT conversation_id, position, coalesce(name, ''), left(coalesce(arguments, ''), ?), "
         "coalesce(is_error, false) FROM tool_calls WHERE position IS NOT NULL "
