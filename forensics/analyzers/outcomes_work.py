@@ -2,8 +2,8 @@
 docs/failures-evaluation.md, branch `rank12`): two shapes a reviewer names on a coding agent's failed runs that no
 problem rule reads.
 
-- ``NO_PROJECT_CHANGE``: the run worked through a file editor (it opened, viewed or created files with one) and
-  changed no file it had not created itself: its only edits went into its own reproduction or scratch files, or it
+- ``NO_PROJECT_CHANGE``: the run's agent mostly changes the project through a file editor (``project_work``) and
+  the run changed no file it had not created itself: its only edits went into its own reproduction or scratch files, or it
   edited nothing. The work handed in changes nothing of the project.
 - ``STAND_IN``: the run "checked" its change by running a script it wrote in another language than the project
   files it changed, a script that runs no other program and writes no file: a stand-in that imitates the project's
