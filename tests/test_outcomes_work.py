@@ -101,10 +101,11 @@ def test_a_run_whose_only_edits_are_its_own_reproduction_changes_nothing_of_the_
     sed = ("sed", cmd("sed -i 's/a/b/' src/main/java/x/Foo.java"))
     assert work([*repro, sed]).kinds() == set()
     assert work([*repro, OPEN_SOURCE, FIX]).kinds() == set()
-    # a refused edit changes nothing; searching alone until the limit neither (read when the agent uses an editor)
+    # a refused edit changes nothing; searching alone until the limit neither (read where the agent's runs mostly
+    # change the project through the editor: ``project_work``)
     assert work([OPEN_SOURCE, (*FIX, True)]).kinds() == {ow.NO_PROJECT_CHANGE}
     searched = work([("find_file", cmd('find_file "JsonPointer.java"')), ("exit_cost", cmd("exit_cost"))])
-    assert searched.kinds() == set() and searched.kinds(editor=True) == {ow.NO_PROJECT_CHANGE}
+    assert searched.kinds() == set() and searched.kinds(edits=True) == {ow.NO_PROJECT_CHANGE}
     # a shell-only agent is never read: which file a shell command created is not known
     assert work([("bash", cmd("cat > fix.py <<'EOF'\nx = 1\nEOF"))]).kinds() == set()
 
@@ -162,7 +163,7 @@ def test_the_ranking_reads_them_as_problem_kinds(tmp_path: Path) -> None:
         session("scratch", [*repro, ("submit", "submit")]),
         session("searched", [("find_file", "find_file NumberInput.java"), ("submit", "submit")]),
         session("stand", [source, fix, *stand, ("python", "python test.py"), ("submit", "submit")]),
-    ] + [session(f"fixed{i}", [source, fix, *repro, source, fix, ("submit", "submit")]) for i in range(3)]
+    ] + [session(f"fixed{i}", [source, fix, *repro, source, fix, ("submit", "submit")]) for i in range(9)]
     logs = tmp_path / "logs"
     logs.mkdir()
     for s in sessions:
@@ -171,7 +172,8 @@ def test_the_ranking_reads_them_as_problem_kinds(tmp_path: Path) -> None:
     assert run_cli("ingest", str(logs), "--db", str(db))[0] == 0
     grades = tmp_path / "grades.csv"
     grades.write_text(
-        "id,success\nscratch,false\nsearched,false\nstand,false\nfixed0,true\nfixed1,false\nfixed2,true\n"
+        "id,success\nscratch,false\nsearched,false\nstand,false\n"
+        + "".join(f"fixed{i},{str(i % 3 != 1).lower()}\n" for i in range(9))  # fixed1, fixed4, fixed7 failed
     )
     assert run_cli("outcomes", str(grades), "--db", str(db))[0] == 0
     from forensics.analyzers.base import Context
@@ -187,12 +189,37 @@ def test_the_ranking_reads_them_as_problem_kinds(tmp_path: Path) -> None:
     read = {native[c]: ks & {ow.NO_PROJECT_CHANGE, ow.STAND_IN} for c, ks in kinds.items()}
     assert {n: ks for n, ks in read.items() if ks} == {
         "scratch": {ow.NO_PROJECT_CHANGE},
-        "searched": {ow.NO_PROJECT_CHANGE},  # its agent's other runs use the editor
+        "searched": {ow.NO_PROJECT_CHANGE},  # 10 of its agent's 11 runs that used the editor changed the project
         "stand": {ow.STAND_IN},
     }
     scores = dict(zip([native[c] for c in runs["conversation_id"]], oc.run_scores(runs, kinds)))
-    assert min(scores[n] for n in ("scratch", "searched", "stand")) > max(scores[f"fixed{i}"] for i in range(3))
+    assert min(scores[n] for n in ("scratch", "searched", "stand")) > max(scores[f"fixed{i}"] for i in range(9))
     failed = [not s for s in runs["success"].to_list()]
-    # the failed fixed1 ties the passed fixed0 and fixed2 (the same work): 7 of 8 pairs; by length alone 1 of 8
-    assert oc.auc(oc.run_scores(runs, kinds), failed) == 0.875
-    assert oc.auc(oc.run_scores(runs, {}), failed) == oc.auc([float(v) for v in runs["messages"]], failed) == 0.125
+    # 6 failed x 6 passed: the three failed fixed runs tie the passed ones (the same work), 27 of 36 pairs; by length
+    # alone the three short failed runs rank under every passed one, 9 of 36
+    assert oc.auc(oc.run_scores(runs, kinds), failed) == 0.75
+    assert oc.auc(oc.run_scores(runs, {}), failed) == oc.auc([float(v) for v in runs["messages"]], failed) == 0.25
+    # with fewer than ten runs that used the editor, no run is read for it
+    four = ["scratch", "searched", "stand", "fixed0"]
+    con = duckdb.connect(str(db), read_only=True)
+    some = {c: None for c, n in native.items() if n in four}
+    assert {native[c]: ks for c, ks in ow.project_work(con, some).items()} == {"stand": {ow.STAND_IN}}
+    con.close()
+
+
+def test_an_aider_run_whose_every_edit_failed_to_apply_changed_nothing(tmp_path: Path) -> None:
+    """fixtures/real/aider: of the 28 runs, the one whose seven search/replace blocks all failed to apply
+    (`custom_aider_history.md`, 2025-03-18) changed no file; the others that edit applied one."""
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(REAL / "aider"), "--db", str(db))[0] == 0
+    con = duckdb.connect(str(db), read_only=True)
+    native = dict(con.execute("SELECT conversation_id, native_id FROM conversations").fetchall())
+    agent = dict.fromkeys(native, "aider")
+    got = {native[c]: ks for c, ks in ow.project_work(con, dict.fromkeys(native), agent).items()}
+    calls = con.execute(
+        "SELECT count(*), count(*) FILTER (WHERE is_error) FROM tool_calls t JOIN conversations c "
+        "USING (conversation_id) WHERE c.native_id = '2025-03-18 10:30:55'"
+    ).fetchall()
+    con.close()
+    assert got == {"2025-03-18 10:30:55": {ow.NO_PROJECT_CHANGE}}
+    assert calls == [(7, 7)]

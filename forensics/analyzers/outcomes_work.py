@@ -1,8 +1,9 @@
-"""What a run's file edits hand in, read for the run ranking (``outcomes.problem_kind_sets``; docs/failures-evaluation.md,
-branch `rank12`): two shapes a reviewer names on a coding agent's failed runs that no problem rule reads.
+"""What a run's file edits hand in, read for the run ranking (``outcomes.problem_kind_sets``;
+docs/failures-evaluation.md, branch `rank12`): two shapes a reviewer names on a coding agent's failed runs that no
+problem rule reads.
 
-- ``NO_PROJECT_CHANGE``: the run worked through a file editor (it opened, viewed or created files with one) and
-  changed no file it had not created itself: its only edits went into its own reproduction or scratch files, or it
+- ``NO_PROJECT_CHANGE``: the run's agent mostly changes the project through a file editor (``project_work``) and
+  the run changed no file it had not created itself: its only edits went into its own reproduction or scratch files, or it
   edited nothing. The work handed in changes nothing of the project.
 - ``STAND_IN``: the run "checked" its change by running a script it wrote in another language than the project
   files it changed, a script that runs no other program and writes no file: a stand-in that imitates the project's
@@ -78,6 +79,7 @@ SHELL_CHANGE = re.compile(
 )
 MOVES = {"mv", "cp"}
 OUTSIDE = re.compile(r"^(?:/(?:etc|usr|tmp|var|opt|root|home|dev|proc)\b|~)")  # the machine's files, not the project's
+EDITING_RUNS = 10  # runs of one agent that used the editor it takes to say its runs mostly change the project
 CALL_CHARS = 20_000  # of a call's arguments read: a script's text
 
 
@@ -98,10 +100,16 @@ class Work:
         """The files the run changed that it had not created."""
         return self.changed - self.created
 
-    def kinds(self, editor: bool | None = None) -> set[str]:
-        """The kinds it shows; ``editor``: the run's agent works through a file editor (else: this run used one)."""
+    @property
+    def changes(self) -> bool:
+        """It changed a file of the project (through the editor or a shell command)."""
+        return bool(self.project) or self.shell_changed
+
+    def kinds(self, edits: bool | None = None) -> set[str]:
+        """The kinds it shows; ``edits``: the run's agent mostly changes the project through a file editor
+        (``project_work``; None: this run used one)."""
         out = set()
-        if (self.editor if editor is None else editor) and not self.project and not self.shell_changed:
+        if (self.editor if edits is None else edits) and not self.changes:
             out.add(NO_PROJECT_CHANGE)
         langs = {language(f) for f in self.project} - {None}
         if langs and any(
@@ -113,7 +121,8 @@ class Work:
 
 
 def drives(lang: str, text: str) -> bool:
-    """A script's text runs another program or writes a file (``DRIVES``; a shell script's redirect, ``DRIVES_SHELL``)."""
+    """A script's text runs another program or writes a file (``DRIVES``; in a shell script also a redirect,
+    ``DRIVES_SHELL``)."""
     return bool(DRIVES.search(text) or (lang == "shell" and DRIVES_SHELL.search(text)))
 
 
@@ -146,7 +155,10 @@ def read_call(work: Work, current: str | None, name: str, arguments: str, failed
     args = _args(arguments)
     command = args.get("command")
     said = command if isinstance(command, str) else ""
-    path = next((v for k in ("path", "filename", "file_name", "file_path") if isinstance(v := args.get(k), str)), None)
+    path = next(
+        (v for k in ("path", "filename", "file_name", "file_path", "filePath") if isinstance(v := args.get(k), str)),
+        None,
+    )
     body = next(
         (v for k in ("file_text", "new_str", "text", "replace", "content") if isinstance(v := args.get(k), str)), ""
     )
@@ -218,9 +230,11 @@ def project_work(
     con: duckdb.DuckDBPyConnection, cutoff: dict[str, int | None], agent: dict[str, str] | None = None
 ) -> dict[str, set[str]]:
     """Per run of ``cutoff`` that made a call (its calls before the position given, the grade's), the kinds its
-    editor work shows (``Work.kinds``). With ``agent`` (per run, the format that read it), a run whose agent's other
-    runs use a file editor is read as working through one, even if it never opened the editor itself (a run that
-    only searched and listed until its limit hands in no change either)."""
+    editor work shows (``Work.kinds``). ``no_project_change`` is read only where the run's agent (``agent``: per run,
+    the format that read it; without it, one agent) mostly changes the project: of at least ``EDITING_RUNS`` of its
+    runs that used the editor, more than half changed a project file (Multi-SWE-bench's SWE-agent runs: 291 of the
+    426 that used it). There a run that never opened the editor hands in no change either (one that only searched
+    until its limit); an agent whose sessions mostly read and answer (crush's in fixtures/real) is not read."""
     rows = con.execute(
         "SELECT conversation_id, position, coalesce(name, ''), left(coalesce(arguments, ''), ?), "
         "coalesce(is_error, false) FROM tool_calls WHERE position IS NOT NULL "
@@ -235,5 +249,9 @@ def project_work(
             continue
         work = works.setdefault(cid, Work())
         current[cid] = read_call(work, current.get(cid), str(name), str(args), bool(err))
-    edits = {agent.get(c) for c, w in works.items() if w.editor} if agent else set()
-    return {cid: ks for cid, w in works.items() if (ks := w.kinds(w.editor or (agent or {}).get(cid) in edits))}
+    by: dict[str | None, list[bool]] = {}  # per agent, whether each run that used the editor changed the project
+    for c, w in works.items():
+        if w.editor:
+            by.setdefault((agent or {}).get(c), []).append(w.changes)
+    edits = {a for a, got in by.items() if len(got) >= EDITING_RUNS and sum(got) > len(got) / 2}
+    return {cid: ks for cid, w in works.items() if (ks := w.kinds((agent or {}).get(cid) in edits))}
