@@ -186,3 +186,23 @@ def test_the_two_readers_of_the_ninth_round() -> None:
     oc = w["outcome_judged"]
     assert (oc["agree"], oc["n"], round(oc["kappa"], 3)) == (6, 8, 0.644)
     assert oc["disagreements"] == {"partial -> failure": 1, "unclear -> partial": 1}
+
+
+def test_the_two_readers_of_the_tenth_round() -> None:
+    # bench/data/README.md, the tenth round's second reader (branch second12): blind, committed before this comparison
+    data = ag.ROOT / "bench" / "data"
+    first, second = ag.read(data / "problems-fresh-r10.jsonl"), ag.read(data / "problems-fresh-r10-second.jsonl")
+    assert len(first) == len(second) == 6 and all(d.get("labeler") == "second" for d in second)
+    res = ag.evaluate(first, second)
+    w = res["whole"]
+    o = w["origin"]
+    assert (o["agree"], o["n"], o["unaligned"], o["kappa"], o["chance"]) == (30, 30, 0, None, 1.0)
+    s = w["shift"]
+    assert (s["n"], s["agree"], s["first_shifts"], s["second_shifts"], s["both"]) == (30, 26, 0, 4, 0)
+    assert (round(s["kappa"], 3), round(s["chance"], 3), s["f1"]) == (0.0, 0.867, 0.0)
+    p = w["problems"]
+    assert [p["all"][k] for k in ("first", "second", "matched")] == [3, 2, 2]
+    assert (round(p["all"]["f1"], 3), p["any_kind"]["matched"]) == (0.8, 2)
+    oc = w["outcome_judged"]
+    assert (oc["agree"], oc["n"], round(oc["kappa"], 3)) == (5, 6, 0.0)
+    assert oc["disagreements"] == {"partial -> success": 1}
