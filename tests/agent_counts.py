@@ -1961,7 +1961,11 @@ def aider_file(path: Path) -> FileFigures:
                         said.setdefault(failed[min(max(heading, 0), len(failed) - 1)], []).append(ln)
                         report = not ln.startswith(last)
                         continue
-                    named = [(len(p), k not in failed, k) for k, p in enumerate(paths) if p and p in ln]
+                    # on Windows aider names the file with backslashes (os.path.relpath): a\\b.ts is the model's a/b.ts
+                    slash = ln.replace("\\", "/")
+                    named = [
+                        (len(p), k not in failed, k) for k, p in enumerate(paths) if p and p.replace("\\", "/") in slash
+                    ]
                     said.setdefault(max(named)[2] if named else first, []).append(ln)
                 answered = [k for k in said if k < len(paths)]
                 linked += len(answered)

@@ -322,8 +322,11 @@ def _lines(text: str) -> str:
 
 
 def _named(ln: str, path: str) -> bool:
-    """Whether aider's line names the edit's file."""
-    return bool(path) and path in ln
+    """Whether aider's line names the edit's file. On Windows aider writes its paths with backslashes: base_coder.py
+    2132–2136 ``get_rel_fname`` is ``os.path.relpath``, editblock_coder.py 577–585 ``find_filename`` takes the chat's
+    own name for the model's ``a/b.ts``, and so ``Committing a\\b.ts before applying edits.`` (base_coder.py 2183)
+    and ``Applied edit to a\\b.ts`` (2329); an absolute one is ``C:\\…\\a\\b.ts``. Both sides are read with ``/``."""
+    return bool(path) and path.replace("\\", "/") in ln.replace("\\", "/")
 
 
 def _tool_block(
