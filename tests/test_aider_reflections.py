@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import FIXTURES, query, run_cli
+import pytest
+
+from tests.conftest import FIXTURES, SHARED, query, run_cli
 
 REAL = FIXTURES / "real" / "aider" / "tom-doerr+simple_test_project" / "custom_aider_history.md"
 
@@ -270,9 +272,37 @@ def test_a_one_shot_ask_reply_carries_no_edit(tmp_path: Path) -> None:
     assert code == 0, err
     assert query(db, "SELECT tool_call_count FROM messages WHERE role = 'assistant' ORDER BY position") == [(0,), (1,)]
     assert query(db, "SELECT is_error, result_seq IS NOT NULL FROM tool_calls") == [(False, True)]
+    # the typed "/ask <msg>" is the person's one input; "<msg>" again is aider's (base_coder.py 871-874 run writes it)
+    assert query(db, "SELECT content, origin FROM messages WHERE role = 'user' ORDER BY position") == [
+        ("/ask should a be 2?", "person"),
+        ("should a be 2?", "harness"),
+        ("do it", "person"),
+    ]
     from tests.agent_counts import aider_file
 
-    assert tuple(aider_file(path))[2:] == (1, 1, 0)
+    assert tuple(aider_file(path))[1:] == (2, 1, 1, 0)
+
+
+def test_a_typed_ask_is_one_input_of_the_persons_on_a_real_history(tmp_path: Path) -> None:
+    """aider 0.85.2 (BjornNordblom/pocketflow-text2sql-gui, shared logs, no licence: read, not copied): "#### /ask I
+    nodes.py used in the backend project?" then "#### I nodes.py used in the backend project?" (commands.py 1176-1191
+    _generic_chat_command runs the ask coder with the message; base_coder.py 871-874 ``run(with_message)`` writes it
+    with io.user_input). They were two of the person's inputs; the second is aider's: 36 person inputs (was 37)."""
+    path = SHARED / "data" / "agent-logs" / "aider" / "BjornNordblom+pocketflow-text2sql-gui" / ".aider.chat.history.md"
+    if not path.exists():
+        pytest.skip(f"{path} not found (set FORENSICS_SHARED)")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(path), "--db", str(db))[0] == 0
+    asked = query(
+        db,
+        "SELECT m.origin, n.origin, n.content FROM messages m JOIN messages n ON n.conversation_id = m.conversation_id "
+        "AND n.position = m.position + 1 WHERE m.content = '/ask I nodes.py used in the backend project?'",
+    )
+    assert asked == [("person", "harness", "I nodes.py used in the backend project?")]
+    assert query(db, "SELECT count(*) FROM messages WHERE role = 'user' AND origin = 'person'") == [(36,)]
+    from tests.agent_counts import aider_file
+
+    assert tuple(aider_file(path))[1] == 36
 
 
 # aider ends each "> " and "#### " line with a Markdown break (two spaces: io.py append_chat_history)
