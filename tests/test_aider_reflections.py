@@ -140,7 +140,8 @@ def test_aider_086_architect_switch_with_a_reasoning_model(tmp_path: Path) -> No
     """aider 0.86 (2026) with a reasoning model writes its thinking into the reply between ``<thinking-content-…>``
     tags, and hands the editor the reply without it (``remove_reasoning_content``); ``/architect`` mid-session
     prints the announcement again, with the editor's edit format. Real 0.86.2 histories of 2026 (0202alcc/luvatrix,
-    AlexShchuka/mozgoslav; no licence, so this is built from aider's source, every text invented) showed three
+    which states no licence, and AlexShchuka/mozgoslav, MIT at its HEAD and kept in fixtures/real/aider since stop 54,
+    see fixtures/real/SOURCES.md; this test is built from aider's source, every text invented) showed three
     defects: the handed-over reply read as the person's (6 person turns for 4), the editor's whole-file edit not
     read (the editor format announced after the switch was never taken), and an applied edit whose commit message
     said "error handling" counted as failed."""
