@@ -1867,6 +1867,7 @@ def aider_file(path: Path) -> FileFigures:
                 formats["editor"] = m.group(1)
         last_reply, handoff = None, False
         asking: str | None = None  # "/ask <msg>" (echoed as "<msg>") or an "AI?" comment: one reply with no edits
+        echo: str | None = None  # the "<msg>" aider writes again after "/ask <msg>"
         for i, (kind, lines) in enumerate(groups):
             plain = "\n".join(ln.rstrip() for ln in lines if ln.strip())
             for ln in lines if kind == "tool" and i > 0 else []:  # /architect, /model: announced again
@@ -1876,10 +1877,15 @@ def aider_file(path: Path) -> FileFigures:
                     formats["editor"] = m.group(1)
             if kind == "user":
                 handoff = last_reply is not None and plain == last_reply
-                person += not handoff
+                # "/ask <msg>" then "<msg>" again: the coder's run(with_message) writes it (base_coder.py 871-874)
+                echoed = echo is not None and plain == echo
+                person += not (handoff or echoed)
+                echo = None
                 # commands.py _generic_chat_command; watch_prompts.py watch_ask_prompt (its "/ask" line unwritten)
-                if m := re.match(r"/(?:ask|help|context|architect)\s+(\S.*)", plain, re.S):
-                    asking = m.group(1)
+                if echoed:
+                    pass
+                elif m := re.match(r"/(?:ask|help|context|architect)\s+(\S.*)", plain, re.S):
+                    asking = echo = m.group(1)
                 elif plain.startswith('Find the "AI" comments below (marked with \u2588)'):
                     asking = plain
                 elif plain != asking:
@@ -1961,7 +1967,11 @@ def aider_file(path: Path) -> FileFigures:
                         said.setdefault(failed[min(max(heading, 0), len(failed) - 1)], []).append(ln)
                         report = not ln.startswith(last)
                         continue
-                    named = [(len(p), k not in failed, k) for k, p in enumerate(paths) if p and p in ln]
+                    # on Windows aider names the file with backslashes (os.path.relpath): a\\b.ts is the model's a/b.ts
+                    slash = ln.replace("\\", "/")
+                    named = [
+                        (len(p), k not in failed, k) for k, p in enumerate(paths) if p and p.replace("\\", "/") in slash
+                    ]
                     said.setdefault(max(named)[2] if named else first, []).append(ln)
                 answered = [k for k in said if k < len(paths)]
                 linked += len(answered)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import FIXTURES, query, run_cli
+import pytest
+
+from tests.conftest import FIXTURES, SHARED, query, run_cli
 
 REAL = FIXTURES / "real" / "aider" / "tom-doerr+simple_test_project" / "custom_aider_history.md"
 
@@ -138,7 +140,8 @@ def test_aider_086_architect_switch_with_a_reasoning_model(tmp_path: Path) -> No
     """aider 0.86 (2026) with a reasoning model writes its thinking into the reply between ``<thinking-content-…>``
     tags, and hands the editor the reply without it (``remove_reasoning_content``); ``/architect`` mid-session
     prints the announcement again, with the editor's edit format. Real 0.86.2 histories of 2026 (0202alcc/luvatrix,
-    AlexShchuka/mozgoslav; no licence, so this is built from aider's source, every text invented) showed three
+    which states no licence, and AlexShchuka/mozgoslav, MIT at its HEAD and kept in fixtures/real/aider since stop 54,
+    see fixtures/real/SOURCES.md; this test is built from aider's source, every text invented) showed three
     defects: the handed-over reply read as the person's (6 person turns for 4), the editor's whole-file edit not
     read (the editor format announced after the switch was never taken), and an applied edit whose commit message
     said "error handling" counted as failed."""
@@ -198,8 +201,9 @@ def test_aider_084_watch_mode_ask_replies_retries_and_the_undo_hint(tmp_path: Pa
     per += "IS NOT NULL) FROM conversations c JOIN tool_calls t USING (conversation_id) GROUP BY ALL ORDER BY 1"
     got = {n: f for n, *f in query(db, per)}
     # 14:29:21 was [13, 10, 6]: twice an edit aider applied beside one it could not was failed and its results with
-    # the failed one's (test_two_edits_to_one_file_one_applied_one_failed)
-    assert (got["2025-06-02 13:32:13"], got["2025-06-02 14:29:21"]) == ([15, 11, 2], [13, 12, 5])
+    # the failed one's (test_two_edits_to_one_file_one_applied_one_failed); 13:32:13 was [15, 11, 2] and 14:29:21
+    # [13, 12, 5] before aider's Windows paths named their edits (test_windows_paths_in_aider_output_name_the_edits_file)
+    assert (got["2025-06-02 13:32:13"], got["2025-06-02 14:29:21"]) == ([15, 13, 2], [13, 13, 5])
     after = (
         "SELECT m.tool_call_count FROM messages m JOIN conversations c USING (conversation_id) JOIN messages p ON "
         "p.conversation_id = m.conversation_id AND p.position = m.position - 1 WHERE m.role = 'assistant' AND "
@@ -215,7 +219,7 @@ def test_aider_084_watch_mode_ask_replies_retries_and_the_undo_hint(tmp_path: Pa
     assert not failed and result.startswith("Applied edit to ") and "unable to read" not in result
     from tests.agent_counts import aider_file
 
-    assert tuple(aider_file(AQUATICAT))[2:] == (39, 33, 7)
+    assert tuple(aider_file(AQUATICAT))[2:] == (39, 36, 7)
 
 
 def test_two_edits_to_one_file_one_applied_one_failed(tmp_path: Path) -> None:
@@ -269,6 +273,99 @@ def test_a_one_shot_ask_reply_carries_no_edit(tmp_path: Path) -> None:
     assert code == 0, err
     assert query(db, "SELECT tool_call_count FROM messages WHERE role = 'assistant' ORDER BY position") == [(0,), (1,)]
     assert query(db, "SELECT is_error, result_seq IS NOT NULL FROM tool_calls") == [(False, True)]
+    # the typed "/ask <msg>" is the person's one input; "<msg>" again is aider's (base_coder.py 871-874 run writes it)
+    assert query(db, "SELECT content, origin FROM messages WHERE role = 'user' ORDER BY position") == [
+        ("/ask should a be 2?", "person"),
+        ("should a be 2?", "harness"),
+        ("do it", "person"),
+    ]
     from tests.agent_counts import aider_file
 
-    assert tuple(aider_file(path))[2:] == (1, 1, 0)
+    assert tuple(aider_file(path))[1:] == (2, 1, 1, 0)
+
+
+def test_a_typed_ask_is_one_input_of_the_persons_on_a_real_history(tmp_path: Path) -> None:
+    """aider 0.85.2 (BjornNordblom/pocketflow-text2sql-gui, shared logs, no licence: read, not copied): "#### /ask I
+    nodes.py used in the backend project?" then "#### I nodes.py used in the backend project?" (commands.py 1176-1191
+    _generic_chat_command runs the ask coder with the message; base_coder.py 871-874 ``run(with_message)`` writes it
+    with io.user_input). They were two of the person's inputs; the second is aider's: 36 person inputs (was 37)."""
+    path = SHARED / "data" / "agent-logs" / "aider" / "BjornNordblom+pocketflow-text2sql-gui" / ".aider.chat.history.md"
+    if not path.exists():
+        pytest.skip(f"{path} not found (set FORENSICS_SHARED)")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(path), "--db", str(db))[0] == 0
+    asked = query(
+        db,
+        "SELECT m.origin, n.origin, n.content FROM messages m JOIN messages n ON n.conversation_id = m.conversation_id "
+        "AND n.position = m.position + 1 WHERE m.content = '/ask I nodes.py used in the backend project?'",
+    )
+    assert asked == [("person", "harness", "I nodes.py used in the backend project?")]
+    assert query(db, "SELECT count(*) FROM messages WHERE role = 'user' AND origin = 'person'") == [(36,)]
+    from tests.agent_counts import aider_file
+
+    assert tuple(aider_file(path))[1] == 36
+
+
+# aider ends each "> " and "#### " line with a Markdown break (two spaces: io.py append_chat_history)
+_WINDOWS = """# aider chat started at 2025-06-02 13:32:13
+
+> Aider v0.84.0
+> Model: gemini/gemini-2.5-pro-preview-05-06 with diff-fenced edit format
+> Git repo: .git with 120 files
+
+#### rename the helpers in a and b
+
+```ts
+src/app/a.ts
+<<<<<<< SEARCH
+export function helper() {}
+=======
+export function helperA() {}
+>>>>>>> REPLACE
+```
+
+```ts
+src/app/b.ts
+<<<<<<< SEARCH
+export function helper() {}
+=======
+export function helperB() {}
+>>>>>>> REPLACE
+```
+
+> Tokens: 2.1k sent, 180 received. Cost: $0.01 message, $0.01 session.
+> Committing src\\app\\a.ts before applying edits.
+> Applied edit to src\\app\\a.ts
+> Applied edit to src\\app\\b.ts
+> Commit 3f2a1b9 refactor: Rename helpers in a and b
+"""
+WINDOWS = "\n".join(ln + "  " if ln.startswith(("> ", "#### ")) else ln for ln in _WINDOWS.splitlines()) + "\n"
+
+
+def test_windows_paths_in_aider_output_name_the_edits_file(tmp_path: Path) -> None:
+    """On Windows aider names files with backslashes (base_coder.py 2132–2136 ``get_rel_fname`` is
+    ``os.path.relpath``; editblock_coder.py 577–585 takes the chat's own name for the model's ``src/app/a.ts``), in
+    ``Committing <path> before applying edits.`` (base_coder.py 2183) and ``Applied edit to <path>`` (2329): such a
+    line went to the reply's first edit whatever file it named, and the second edit was left unanswered. The lines
+    here are aider's strings; the real 0.84.0 history of Aquaticat/Monochromatic (Windows) has 3 more edits answered
+    (36 of 39)."""
+    from forensics.formats.aider import _named
+
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(WINDOWS, encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    assert run_cli("ingest", str(path), "--db", str(db))[0] == 0
+    rows = query(
+        db,
+        "SELECT json_extract_string(t.arguments, '$.path'), t.is_error, r.content FROM tool_calls t JOIN messages r "
+        "ON r.conversation_id = t.conversation_id AND r.position = t.result_position ORDER BY t.call_index",
+    )
+    assert [(p, e) for p, e, _ in rows] == [("src/app/a.ts", False), ("src/app/b.ts", False)]
+    assert "Applied edit to src\\app\\a.ts" in rows[0][2] and "b.ts" not in rows[0][2]
+    assert rows[1][2] == "Applied edit to src\\app\\b.ts"
+    # an absolute path (io.py 438: f"{filename}: file not found error") names the file as well
+    assert _named("C:\\Users\\dev\\proj\\src\\app\\b.ts: file not found error", "src/app/b.ts")
+    assert not _named("C:\\Users\\dev\\proj\\src\\app\\b.ts: file not found error", "src/app/a.ts")
+    db2 = tmp_path / "w2.duckdb"
+    assert run_cli("ingest", str(AQUATICAT), "--db", str(db2))[0] == 0
+    assert query(db2, "SELECT count(*), count(result_position) FROM tool_calls") == [(39, 36)]

@@ -15,8 +15,10 @@ chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: y``; on a ``#### `` l
 prompt is a message of its own, the harness's, not the person's. In architect mode the architect's reply is
 handed to the editor model as an input (coders/architect_coder.py: ``run(with_message=...)``), written as
 ``#### `` lines repeating that reply: the harness's too; the editor's reply then uses the editor's edit
-format (``Editor model: … with editor-whole edit format``). Every other ``#### `` input is the person's
-(a ``/command`` included: the person typed it); ``> `` output is aider's (tool messages or skipped notices).
+format (``Editor model: … with editor-whole edit format``). So is the message of a typed ``/ask <msg>``
+(``/help``, ``/context``, ``/architect``) written again as its own ``#### `` line when the coder runs with it
+(base_coder.py ``run(with_message)``). Every other ``#### `` input is the person's (a ``/command`` included: the
+person typed it); ``> `` output is aider's (tool messages or skipped notices).
 
 A reply in a mode that parses no edits (``/ask <msg>``, ``/help``, ``/context``, ``/architect`` with a message, an
 ``AI?`` comment in watch mode, or an ``ask``/``help``/``context``/``architect`` edit format announced) has no
@@ -225,12 +227,18 @@ def _session(log: Log, native: str, started: str | None, body: list[str]) -> Con
                 turns.append(Turn("user", reflected, origin="harness"))
         elif kind == "user":
             handoff = said is not None and _norm(said) == _norm(text) != ""
-            turns.append(Turn("user", "" if text == "<blank>" else text, origin="harness" if handoff else "person"))
-            if m := ONE_SHOT.match(text):  # io.py writes "/ask <msg>", then the ask coder's run writes "<msg>" again
+            # io.py writes the typed "/ask <msg>"; then commands.py 1176-1191 _generic_chat_command runs the ask coder
+            # with <msg>, and base_coder.py 871-874 run(with_message) writes it again: aider's, not a second input
+            echoed = echo is not None and _norm(text) == echo
+            origin = "harness" if handoff or echoed else "person"
+            turns.append(Turn("user", "" if text == "<blank>" else text, origin=origin))
+            if echoed:
+                echo = None
+            elif m := ONE_SHOT.match(text):
                 mode, echo = m.group(1), _norm(m.group(2))
             elif text.startswith(WATCH_ASK):  # io.py get_input returns the watcher's prompt; cmd_ask writes it
                 mode, echo = "ask", None
-            elif not (echo and _norm(text) == echo):
+            else:
                 mode, echo = None, None
         elif kind == "confirm":
             turns.append(Turn("user", text, origin="harness"))
@@ -322,8 +330,11 @@ def _lines(text: str) -> str:
 
 
 def _named(ln: str, path: str) -> bool:
-    """Whether aider's line names the edit's file."""
-    return bool(path) and path in ln
+    """Whether aider's line names the edit's file. On Windows aider writes its paths with backslashes: base_coder.py
+    2132–2136 ``get_rel_fname`` is ``os.path.relpath``, editblock_coder.py 577–585 ``find_filename`` takes the chat's
+    own name for the model's ``a/b.ts``, and so ``Committing a\\b.ts before applying edits.`` (base_coder.py 2183)
+    and ``Applied edit to a\\b.ts`` (2329); an absolute one is ``C:\\…\\a\\b.ts``. Both sides are read with ``/``."""
+    return bool(path) and path.replace("\\", "/") in ln.replace("\\", "/")
 
 
 def _tool_block(
