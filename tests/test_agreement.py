@@ -143,10 +143,13 @@ def test_the_detectors_against_each_reader() -> None:
     # branch recall7: a hand-over naming a file its turn wrote, then "still cannot drag", is a claim contradicted (was
     # 37/51); branch norm9: ChatGPT's integral run again without its imports, both readers' redundant_work (was 38/51,
     # 38/53, 32/37); lead, stop 52: recall9's pi "no conosle logs!" said_again, near the first reader's label (was 39/51)
-    assert got == {"first": (40, 51), "second": (39, 53), "both readers": (33, 37)}
+    # mend12 (stop 55): aider's reader now knows that of reply 6's three edits in tom-doerr's simple_test_project one
+    # applied (its commit follows); the "did not conform" failures at 3, 6, 11 are no longer three in a row with no
+    # success of the edit tool between, so the loop both readers marked is not found (was 40/51, 39/53, 33/37)
+    assert got == {"first": (39, 51), "second": (38, 53), "both readers": (32, 37)}
     t = {n: (r["shifts"], r["person_turns"]) for n, r in d["topics"].items()}
     assert t == {"first": (71, 304), "second": (61, 303)}
-    assert "problems vs both readers: finds 33/37" in "\n".join(ag.render_detectors(d))
+    assert "problems vs both readers: finds 32/37" in "\n".join(ag.render_detectors(d))
 
 
 def test_the_two_readers_of_the_eighth_round() -> None:
