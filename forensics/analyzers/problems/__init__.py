@@ -53,6 +53,7 @@ from forensics.analyzers.problems import (
     repeated,
     replies,
     stalled,
+    stopped,
     templates,
     turns,
 )
@@ -167,6 +168,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + stalled.stalled_loops(con)
         + (ended := endings.false_success(con, person, acting, pasted_again))
         + doable.declined_then_done(con, person, shared, ended)
+        + stopped.stopped(con, by_conv)
         + frustration.frustration(person)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
