@@ -16,6 +16,7 @@ from forensics.analyzers import load
 from forensics.analyzers.base import Context
 from forensics.analyzers.problems.stopped import RULE, ending
 from forensics.analyzers.problems.turns import Turn
+from forensics.analyzers.problems.unwritten import RULE as UNWRITTEN
 from forensics.analyzers.schema import load_config
 from forensics.ingestion.run import ingest
 from forensics.kernel.selection import Selection
@@ -157,3 +158,41 @@ def test_the_rule_on_the_real_crush_and_opencode_stores(tmp_path: Path) -> None:
         ("pathum1+Graphlight", "357d4b13", [11]),  # labeled [11]
         ("pathum1+Graphlight", "357d4b13", [29, 30, 33, 34, 35, 36, 37, 38, 43, 44, 47]),  # labeled [29, 35, 37, 43]
     ]
+
+
+def test_a_file_claimed_written_that_nothing_before_names(tmp_path: Path) -> None:
+    """aider mozgoslav (r9, labeled [29]): "the report was saved at `./.claude/agent-reports/analyzer-….md`" while
+    aider had written the edit to a file named "Topology". Near misses: the file a call wrote; a future "will be saved
+    to"; a run whose agent writes nothing with its tools."""
+    s = Session("claims").add("user", "write the analysis report")
+    s.call("write", {"file_path": "/repo/docs/plan.md", "content": "# Plan"}, "File successfully written")
+    s.add("assistant", "Saved the plan to `docs/plan.md`. The report will be saved to `reports/later.md`.")
+    s.add("user", "where is the report?")
+    s.add("assistant", "The report file was saved at the relative path `./reports/analyzer-d7f3a9b2.md`.")
+    talk = Session("talk").add("user", "write the analysis report")
+    talk.call("view", {"file_path": "/repo/README.md"}, "# Utils")
+    talk.add("assistant", "The report was saved to `reports/analysis.md`.")
+    found = [(f["native_id"], f["positions"]) for f in run(tmp_path, s, talk)[0] if f["rule"] == UNWRITTEN]
+    assert found == [("claims", [5])]
+
+
+def test_the_file_rule_on_the_real_aider_history(tmp_path: Path) -> None:
+    """The real aider history of mozgoslav (``fixtures/real``): one finding, the label's [29] (quoted in Russian); the
+    run's own later report ([31], written by an edit to `./analyzer-report-dictation-hotkey.md`) is none."""
+    from tests.conftest import ROOT
+
+    real = tmp_path / "aider"
+    real.mkdir()
+    shutil.copy(
+        ROOT / "fixtures/real/aider/AlexShchuka+mozgoslav/.aider.chat.history.md", real / ".aider.chat.history.md"
+    )
+    ingest([real], db=tmp_path / "w.duckdb")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    try:
+        load("problems").run(Context.open(con, load_config(None), Selection()))
+        rows = con.execute(
+            f"SELECT positions, quote FROM problem_findings WHERE rule = '{UNWRITTEN}' ORDER BY 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [(list(p), q[:40]) for p, q in rows] == [([29], "Файл отчёта был сохранён по относительно")]

@@ -56,6 +56,7 @@ from forensics.analyzers.problems import (
     stopped,
     templates,
     turns,
+    unwritten,
 )
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.analyzers.rules.load import Audit, audit_of
@@ -169,6 +170,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + (ended := endings.false_success(con, person, acting, pasted_again))
         + doable.declined_then_done(con, person, shared, ended)
         + stopped.stopped(con, by_conv)
+        + unwritten.unwritten(con)
         + frustration.frustration(person)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
