@@ -126,7 +126,9 @@ def test_a_first_it_does_not_work_is_a_report_the_second_a_repeat(tmp_path: Path
     repeated = [(f["positions"], f["rule"]) for f in found if f["kind"] == "user_repeated"]
     assert repeated == [([8], "said_again")]  # [0] ask, [1] call, [2] result, [3] claim, [4] report, ... [8]
     claims = [f["positions"] for f in found if f["kind"] == "gave_up_or_false_success"]
-    assert claims == [[7, 8]]  # "does not work" still contradicts the claim before it (the last one)
+    # "does not work" still contradicts the claim before it (the last one); [9]: the run ends on "Let me look at the
+    # handler." with nothing done after it, stopped_without_answer (round 18)
+    assert claims == [[7, 8], [9]]
 
 
 def test_first_turns_and_satisfied_replies_say_nothing(tmp_path: Path) -> None:

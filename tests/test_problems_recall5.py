@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from forensics.analyzers.problems.stopped import RULE as STOPPED  # synthetic runs that end on "Let me look." (round 18)
 from tests.test_problems import Session, run, verbatim
 
 CODE = "class Paginator:\n    def __iter__(self):\n        for n in self.page_range:\n            yield self.page(n)\n"
@@ -64,7 +65,7 @@ def test_a_regression_named_after_reported_changes_contradicts_them(tmp_path: Pa
         .add("assistant", "Let me look.")
     )
     found, _ = run(tmp_path, s)
-    (claim,) = [f for f in found if f["kind"] == "gave_up_or_false_success"]
+    (claim,) = [f for f in found if f["kind"] == "gave_up_or_false_success" and f["rule"] != STOPPED]
     assert (claim["positions"], claim["rule"]) == ([3, 7], "claim_contradicted")
     assert claim["quote"].startswith("TeamSheet now load-follows") and verbatim(tmp_path, claim)
 
@@ -80,7 +81,7 @@ def test_a_regression_named_after_a_reply_that_changed_nothing_is_no_false_succe
         .add("assistant", "Let me look.")
     )
     found, _ = run(tmp_path, s)
-    assert [f for f in found if f["kind"] == "gave_up_or_false_success"] == []
+    assert [f for f in found if f["kind"] == "gave_up_or_false_success" and f["rule"] != STOPPED] == []
 
 
 def test_a_decline_the_agent_takes_back_once_asked_again_was_doable(tmp_path: Path) -> None:
@@ -94,7 +95,7 @@ def test_a_decline_the_agent_takes_back_once_asked_again_was_doable(tmp_path: Pa
         .add("assistant", "Here's a markdown sample: # Heading\n**bold** and `code`.")
     )
     found, _ = run(tmp_path, s)
-    (gave,) = [f for f in found if f["kind"] == "gave_up_or_false_success"]
+    (gave,) = [f for f in found if f["kind"] == "gave_up_or_false_success" and f["rule"] != STOPPED]
     assert (gave["positions"], gave["rule"]) == ([1, 2], "declined_then_done")
     assert gave["quote"].startswith("I don't have a way to") and verbatim(tmp_path, gave)
 

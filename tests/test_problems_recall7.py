@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from forensics.analyzers.problems.endings import handed_over
+from forensics.analyzers.problems.stopped import RULE as STOPPED  # synthetic runs that end on "Let me look." (round 18)
 from tests.test_problems import Session, run, verbatim
 
 EDIT = {"path": "ui/src/App.tsx", "old": "panOnDrag", "new": "panOnDrag={[1, 2]}"}
@@ -29,7 +30,7 @@ def test_a_reply_that_hands_over_its_changes_by_the_file_they_wrote_is_a_claim(t
         .add("assistant", "Let me look.")
     )
     found, _ = run(tmp_path, s)
-    (claim,) = [f for f in found if f["kind"] == "gave_up_or_false_success"]
+    (claim,) = [f for f in found if f["kind"] == "gave_up_or_false_success" and f["rule"] != STOPPED]
     assert (claim["positions"], claim["rule"]) == ([3, 4], "claim_contradicted")
     assert "(App.tsx)" in claim["norm"] and verbatim(tmp_path, claim)
 
@@ -52,7 +53,11 @@ def test_a_reply_that_names_no_file_its_changes_wrote_claims_nothing(tmp_path: P
             .add("assistant", "Let me look.")
         )
         (tmp_path / sid).mkdir()
-        found[sid] = [f["rule"] for f in run(tmp_path / sid, s)[0] if f["kind"] == "gave_up_or_false_success"]
+        found[sid] = [
+            f["rule"]
+            for f in run(tmp_path / sid, s)[0]
+            if f["kind"] == "gave_up_or_false_success" and f["rule"] != STOPPED
+        ]
     assert found == {"guess": [], "error": [], "abort": []}
 
 

@@ -54,8 +54,10 @@ from forensics.analyzers.problems import (
     repeated,
     replies,
     stalled,
+    stopped,
     templates,
     turns,
+    unwritten,
 )
 from forensics.analyzers.problems.model import KINDS, Problem
 from forensics.analyzers.rules.load import Audit, audit_of
@@ -171,6 +173,8 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + stalled.same_answer(con)
         + (ended := endings.false_success(con, person, acting, pasted_again))
         + doable.declined_then_done(con, person, shared, ended)
+        + stopped.stopped(con, by_conv)
+        + unwritten.unwritten(con)
         + frustration.frustration(person)
     )
     return sorted(found, key=lambda p: (KINDS.index(p.kind), p.conversation_id, p.positions))
