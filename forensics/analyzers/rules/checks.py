@@ -60,6 +60,8 @@ PROGRAMS = frozenset(
         "just",
         "task",
         "gh",
+        "powershell",
+        "pwsh",
     }
 )
 # what a bare word after a prohibition stands for: "never push" is `git push`, "never commit" `git commit`
@@ -112,6 +114,13 @@ INSTEAD = re.compile(
     + ARG.replace("tick", "a1").replace("word", "a2")
     + r"\s*,?\s*(?:instead of|rather than|not|over|in place of)\s+(?:using\s+)?"
     + ARG.replace("tick", "b1").replace("word", "b2")
+)
+# the same with anything to use ("use terminal instead of powershell", "use the editor tool rather than `sed`"): only
+# the program not to use is checked, so it must be one the calls name (``PROGRAMS``); "not" and "over" are too loose
+# here ("use caution, not sudo"), only the explicit connectors
+INSTEAD_ANY = re.compile(
+    r"(?i)\b(?:use|run|prefer|always use)\s+(?:the\s+|a\s+)?`?(?P<a>[\w.+-]+)`?(?:\s+\w+)?\s*,?\s*"
+    r"(?:instead of|rather than|in place of)\s+(?:using\s+|the\s+)?`?(?P<b>[\w.+-]+)`?(?=$|[\s,.;:!)])"
 )
 INSTEAD_ZH = re.compile(r"(?:用|使用)\s*`?(?P<a>[\w.+-]+)`?\s*(?:而不是|代替|替代|不要用)\s*`?(?P<b>[\w.+-]+)`?")
 USE_MANAGER = re.compile(
@@ -315,6 +324,9 @@ def _instead(text: str) -> Check | None:
         ticked = m.group("a1") is not None and m.group("b1") is not None
         if ticked or (a.lower() in PROGRAMS and b.lower() in PROGRAMS):
             return Check("command_instead", (a.strip(), b.strip()), m.span())
+    if (m := INSTEAD_ANY.search(text)) and m.group("b").lower() in PROGRAMS:
+        # "use terminal instead of powershell": what to use is no program the calls name, what not to use is one
+        return Check("command_instead", (m.group("a"), m.group("b")), m.span())
     if (m2 := INSTEAD_ZH.search(text)) and m2.group("a").lower() in PROGRAMS and m2.group("b").lower() in PROGRAMS:
         return Check("command_instead", (m2.group("a"), m2.group("b")), m2.span())
     return None
@@ -380,6 +392,29 @@ def _bare(text: str) -> Check | None:
     if what == "git push" and (to := re.match(r"(?i)\s+(?:directly\s+)?to\s+(?:the\s+)?`?([\w./-]+)`?", rest)):
         what = f"git push * {to.group(1)}"
     return Check("command_forbidden", (what, *(("unless_asked",) if UNLESS.search(text) else ())), m.span())
+
+
+# "don't use powershell", "never run docker for this": a known program named bare (no backticks) after the
+# prohibition, where nothing but an end, a purpose or "again"/"anymore" follows ("don't use git blame output as ..."
+# says something else)
+PROGRAM_RULE = re.compile(
+    r"(?i)\b" + NEG + r"\s+(?:ever\s+)?(?:run|use|call|invoke)\s+(?:the\s+)?(?P<prog>[A-Za-z][\w+-]*)"
+    r"(?:\s+(?:commands?|cli|anymore|again|here|at all))?(?=\s*(?:$|[.,;:!)]|\s+(?:for|to|unless|anymore|again)\b))"
+)
+
+
+def program_rule(text: str) -> Check | None:
+    """A person's "don't use powershell": read in a person's sentences only (an instruction file's bare "NEVER use
+    git" often sits under a list heading that conditions it, "UNLESS you are explicitly requested to do so", which
+    a line does not carry)."""
+    m = PROGRAM_RULE.search(text)
+    if not m or m.group("prog").lower() not in PROGRAMS:
+        return None
+    rest = text[m.end() :]
+    if CONDITION.search(rest) and not UNLESS.search(text):
+        return None  # "don't use git until the tests pass": a condition no verdict can see
+    prog = m.group("prog").lower()
+    return Check("command_forbidden", (prog, *(("unless_asked",) if UNLESS.search(text) else ())), m.span())
 
 
 QUESTION_HEAD = re.compile(r"(?im)^\W*question \d+\b")

@@ -113,7 +113,7 @@ def rules_of(cid: str, messages: Iterable[Message]) -> list[Rule]:
         if m.origin == "person":
             nxt = next((p for p in persons if p > m.position), None)
             for s in sentences_of(own):
-                check = checks.check_of(s)
+                check = checks.check_of(s) or checks.program_rule(s)
                 if PERSON_START.search(s) or check:
                     out.append(
                         Rule(

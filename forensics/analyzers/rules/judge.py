@@ -294,7 +294,8 @@ def _invokes(segment: str, program: str) -> bool:
     words, want = segment.split(), program.split()
     if not words or len(words) < len(want):
         return False
-    first = words[0].rsplit("/", 1)[-1]
+    first = words[0].replace("\\", "/").rsplit("/", 1)[-1]
+    first = first[:-4] if first.lower().endswith(".exe") else first  # Windows: powershell.exe, git.exe
     if first in ("python", "python3") and want[0] in ("pip", "pip3") and words[1:3] == ["-m", want[0]]:
         return True
     return [first, *words[1 : len(want)]] == want
