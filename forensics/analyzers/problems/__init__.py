@@ -152,10 +152,11 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
     by_conv = turns.by_conversation(person)
     again = pasted.errors_again_of(con, by_conv, shared)  # user_repeated's, pasted_loops' and the claims'
     pasted_again = frozenset((cid, by_conv[cid][k].position) for cid, at in again.items() for k in at)
+    ends = stalled.ends_of(con, by_conv)  # user_repeated's asked_after_stall and stalled_loops' turns, read once
     found = (
         context.crowded(con)
         + focus.off_task(con)
-        + repeated.user_repeated(person, con, shared, again)
+        + repeated.user_repeated(person, con, shared, again, ends)
         + instructions.violated(con, found=mine)
         + _covered(
             actions.repeated_actions(con)
@@ -167,7 +168,7 @@ def _detect(ctx: Context, acting: list[str], shared: frozenset[tuple[str, ...]])
         + actions.failed_edits(con, recurring)
         + pasted.pasted_loops(person, con, shared, again)
         + replies.asked_again(con)
-        + stalled.stalled_loops(con)
+        + stalled.stalled_loops(con, ends)
         + stalled.announced_in_turn(con)
         + stalled.same_passage(con)
         + stalled.same_answer(con)

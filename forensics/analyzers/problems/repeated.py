@@ -22,6 +22,7 @@ def user_repeated(
     con: duckdb.DuckDBPyConnection | None = None,
     templates: frozenset[tuple[str, ...]] | None = None,
     again_of: dict[str, pasted.Again] | None = None,
+    ends: stalled.Ends | None = None,
 ) -> list[Problem]:
     """A person turn after an answer that says the work failed them or that they said it before (``said_again``),
     or that asks again, nearly word for word, what one of their last turns asked (``asked_again``); with the
@@ -31,7 +32,7 @@ def user_repeated(
     without an answer (``asked_after_stall``: ``stalled``). Turns that follow one
     another, each flagged, are one incident: one finding. ``templates``: the prompt templates' openings (``templates``;
     default: of ``turns``); ``again_of``: ``pasted.errors_again_of``, when computed already (for ``pasted_loops``
-    too)."""
+    too); ``ends``: ``stalled.ends_of``, the same (for ``stalled_loops`` too)."""
     hits: list[tuple[Turn, str, str]] = []
     norms: dict[tuple[str, int], str] = {}
     by_conv = by_conversation(turns)
@@ -42,7 +43,7 @@ def user_repeated(
     if again_of is None:
         again_of = pasted.errors_again_of(con, by_conv, templates) if con is not None else {}
     undone_of = undone.undone_turns(con, by_conv) if con is not None else {}
-    stalled_of = stalled.stalled_turns(con, by_conv) if con is not None else {}
+    stalled_of = stalled.stalled_turns(con, by_conv, ends) if con is not None else {}
     for cid, conv in by_conv.items():
         again = again_of.get(cid, {})
         # the first turn that says the work failed them or that they said it before: a later "not working" is said again

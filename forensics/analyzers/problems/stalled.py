@@ -27,6 +27,7 @@ on what comes next)."""
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import duckdb
 
@@ -58,6 +59,37 @@ WORD = re.compile(r"\w+")
 END = 2**31 - 1  # the conversation's end, read as one more turn: how its last turn ended
 TurnEnd = tuple[int, int, str | None, bool, bool]  # the next person turn, the last message, its text, a call, ok
 Ending = tuple[int, str, str, bool]  # the turn's last reply: position, "empty"/"announced", its text, a call made
+
+
+class Ends(NamedTuple):
+    """How the turns of a batch's conversations ended (``_turn_ends``) and which of them stalled (``_stalls``), read
+    once for both rules (``ends_of``): each is per conversation, from its own rows only, so the rows of the union of
+    the two rules' conversations are each rule's own. ``called``: the conversations with a call (``stalled_loops``')."""
+
+    turns: dict[str, list[TurnEnd]]
+    stalls: dict[str, dict[int, Ending]]
+    called: frozenset[str]
+
+
+def ends_of(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> Ends:
+    """The turn ends and stalls of the selected conversations that ``stalled_turns`` (those of ``by_conv`` with two
+    person turns or more) or ``stalled_loops`` (those with a call) reads: one query and one ``stalled`` per reply for
+    the two, where each read its own (the replies' ``ANNOUNCED`` scan twice: ~20 % of the problems analyzer)."""
+    called = _called(con)
+    cids = sorted(set(called) | {c for c, conv in by_conv.items() if len(conv) > 1})
+    turns = _turn_ends(con, cids)
+    return Ends(turns, _stalls(turns), frozenset(called))
+
+
+def _called(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The selected conversations with a call."""
+    return [
+        str(c)
+        for (c,) in con.execute(
+            f"SELECT DISTINCT conversation_id FROM tool_calls WHERE conversation_id IN "
+            f"(SELECT conversation_id FROM {SELECTED})"
+        ).fetchall()
+    ]
 
 
 def endings(con: duckdb.DuckDBPyConnection, cids: list[str]) -> dict[str, dict[int, Ending]]:
@@ -97,12 +129,19 @@ def announced(said: str) -> re.Match[str] | None:
     return last if last is not None and len(said) - last.start() <= AFTER else None
 
 
-def stalled_turns(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> dict[str, dict[int, str]]:
+def stalled_turns(
+    con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]], read: Ends | None = None
+) -> dict[str, dict[int, str]]:
     """Per conversation, the person turns (their index in ``by_conv``'s list) that follow a turn ended without an
     answer (``endings``), each with the norm naming how it ended; not a turn with no content term ("hi" again),
-    unless it is a bare question mark, nor a longer turn that names none of what it would push for (``_pushes``)."""
+    unless it is a bare question mark, nor a longer turn that names none of what it would push for (``_pushes``).
+    ``read``: ``ends_of`` this ``by_conv``, when read already (for ``stalled_loops`` too)."""
     cids = [c for c, conv in by_conv.items() if len(conv) > 1]
-    ends = endings(con, cids)
+    if read is None:
+        ends = endings(con, cids)
+    else:
+        asked = set(cids)
+        ends = {c: at for c, at in read.stalls.items() if c in asked}
     out: dict[str, dict[int, str]] = {}
     for cid, at in ends.items():
         conv = by_conv.get(cid, [])
@@ -160,22 +199,20 @@ def _same(a: str, b: str) -> bool:
     return bool(x and y) and len(x & y) >= SAME * len(x | y)
 
 
-def stalled_loops(con: duckdb.DuckDBPyConnection) -> list[Problem]:
+def stalled_loops(con: duckdb.DuckDBPyConnection, read: Ends | None = None) -> list[Problem]:
     """``announced_N_times``: ``IN_A_ROW`` or more person turns in a row each follow a turn that ended on an
     announcement (``endings``); ``same_reply_N_times``: ``IN_A_ROW`` or more turns in a row end on the same reply
     (``SAME``), every one after the first without a call. The person turns in every selected conversation with a
-    call."""
-    cids = [
-        str(c)
-        for (c,) in con.execute(
-            f"SELECT DISTINCT conversation_id FROM tool_calls WHERE conversation_id IN "
-            f"(SELECT conversation_id FROM {SELECTED})"
-        ).fetchall()
-    ]
-    if not cids:
-        return []
-    ends = _turn_ends(con, cids)
-    stalls = _stalls(ends)
+    call. ``read``: ``ends_of``, when read already (for ``stalled_turns`` too)."""
+    if read is None:
+        cids = _called(con)
+        if not cids:
+            return []
+        ends = _turn_ends(con, cids)
+        stalls = _stalls(ends)
+    else:
+        ends = {c: rows for c, rows in read.turns.items() if c in read.called}
+        stalls = read.stalls
     out: list[Problem] = []
     for cid, rows in ends.items():
         chains: list[tuple[str, list[tuple[int, str]]]] = []

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left, bisect_right
 from typing import Any
 
 import duckdb
@@ -129,6 +130,17 @@ def undoes(before: Change, after: Change) -> str:
     )
 
 
+def _reply_change(
+    k: int, calls: list[tuple[int, str, str]], at: list[int], bounds: list[int], changes: dict[int, Change]
+) -> Change:
+    """The change (``change_of``) of the calls (``calls``, at positions ``at``, ascending) of the reply to turn ``k``:
+    those between its position and the next turn's (``bounds``); kept in ``changes``, computed once per turn."""
+    if k not in changes:
+        lo, hi = bisect_right(at, bounds[k]), bisect_left(at, bounds[k + 1])
+        changes[k] = change_of([(n, a) for _, n, a in calls[lo:hi]])
+    return changes[k]
+
+
 def undone_turns(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> dict[str, dict[int, str]]:
     """Per conversation, the person turns (their index in ``by_conv``'s list) whose reply undid the reply before
     them, each with the norm naming the file; only turns that do not ask for the undo themselves."""
@@ -150,15 +162,17 @@ def undone_turns(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]])
     for cid, mine in calls.items():
         conv = by_conv[cid]
         bounds = [t.position for t in conv] + [2**31]
+        at = [p for p, _, _ in mine]  # ascending (the query's order)
+        changes: dict[int, Change] = {}  # per turn, its reply's change: the after of one turn is the next's before
         for k in range(1, len(conv)):
             t = conv[k]
             said = t.full or t.text
             short = len(said.split()) < MIN_WORDS and not (UNSPACED.search(said) and len(said.strip()) >= MIN_WORDS * 3)
             if not t.replied or short or ASKS_UNDO.search(said) or APPROVAL.search(said):
                 continue
-            before = change_of([(n, a) for p, n, a in mine if bounds[k - 1] < p < bounds[k]])
-            after = change_of([(n, a) for p, n, a in mine if bounds[k] < p < bounds[k + 1]])
-            if f := undoes(before, after):
+            if f := undoes(
+                _reply_change(k - 1, mine, at, bounds, changes), _reply_change(k, mine, at, bounds, changes)
+            ):
                 out.setdefault(cid, {})[k] = (
                     f"the reply to it put back what the reply to the request at [{conv[k - 1].position}] took away "
                     f"({f}): the person's turn between corrected what was asked"
