@@ -98,9 +98,11 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     assert main(["--fresh-only", "--shared", str(SHARED)]) == 0
     out = capsys.readouterr().out
     assert (
-        "43 conversations, 51 labels; all detectors find 40 (78%) with 63 findings, 42 of them near a label of "
+        "43 conversations, 51 labels; all detectors find 39 (76%) with 60 findings, 40 of them near a label of "
         "their kind (precision 67%)" in out
-    )  # lead, stop 53 (recall10 + rank10 merged): 60/41 -> 63/42, recall10's failed_step_again and undone_after (one
+    )  # lead, stop 55 (mend12 merged): 40/63/42 -> 39/60/40, aider's simple_test_project: one block of reply 6 now
+    # read as applied, so its failed_step_again [3, 6] (the import block, which applied) and its loops go (the loop
+    # label both readers marked is missed: tests/data/judged/problems-real.jsonl); lead, stop 53 (recall10 + rank10 merged): 60/41 -> 63/42, recall10's failed_step_again and undone_after (one
     # near a label); lead, stop 52 (norm9 + recall9 merged): 40/60/41, each branch's one finding; branch norm9: 38/58/39 -> 39/59/40,
     # ChatGPT's integral run again without its imports, 0 again (redundant_work part_again, the label at [4, 7]); branch
     # recall9: 58 -> 59 findings, pi's "no conosle logs! setTheme should return an error" said_again, near its
@@ -119,8 +121,9 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     # progress; one error pasted back three times; one refusal through several tools), gave_up 2/7 -> 3/7, 6 findings (a shell
     # step handed back in a session that has a shell); was 21/51 with 45 findings, 21 near a label
     assert (
-        "  loop                             12       67%  86% (6/7)" in out
-    )  # recall10: 11 -> 12, failed_step_again near its label
+        "  loop                             10       60%  71% (5/7)" in out
+    )  # mend12 (stop 55): 12 -> 10, 6/7 -> 5/7, aider simple_test_project's loop (one block of reply 6 applied);
+    # recall10: 11 -> 12, failed_step_again near its label
     assert (
         "  gave_up_or_false_success          8       62%  71% (5/7)" in out
     )  # recall8: 8 (Continue's "made some corrections" then the same error, read true); redund6: 7 -> 6 (pi, read false); recall7: 7 (pi [14, 15], read true)
@@ -135,8 +138,8 @@ def test_the_problems_bench_prints_the_fresh_figures(capsys: pytest.CaptureFixtu
     # branch feel moved fresh-dev on purpose: frustration 0/3 -> 3/3 (swearing aimed at the assistant), lost_focus 0/2 -> 2/2
     # (work destroyed right after it was called done; an edit removing far more than the add it announced); was 17, 34
     assert (
-        "fresh-dev half: 20 conversations, 36 labels; all detectors find 34 (94%) with 50 findings" in out
-    )  # lead, stop 53: 47 -> 50 with recall10 (failed_step_again, undone_after); lead, stop 52: 34, 47 with norm9's and recall9's together; norm9: 32, 45 -> 33, 46 (the ChatGPT integral run
+        "fresh-dev half: 20 conversations, 36 labels; all detectors find 33 (92%) with 47 findings" in out
+    )  # lead, stop 55: 34, 50 -> 33, 47 with mend12 (aider simple_test_project, above); lead, stop 53: 47 -> 50 with recall10 (failed_step_again, undone_after); lead, stop 52: 34, 47 with norm9's and recall9's together; norm9: 32, 45 -> 33, 46 (the ChatGPT integral run
     # again); recall9: 32, 45 -> 33, 46 ("no conosle logs!"); recall8: 43 -> 45 (TeamSheet.tsx read again numbered; "made some corrections" then the same error); recall7: 31, 41 -> 32, 43 (pi [409] user_repeated near its label, pi [14, 15] gave_up read true); redund6: 42 -> 41 (pi's "already correct"); twice: 43 -> 42; lead, stop 48: 45 -> 43 (the same two); restate: 22, 37 -> 29, 45; lead, stop 47: 28, 42 (the same three mends); recall5: 31, 45 (loop 4/4, gave_up 4/4)
     assert (
         "fresh-held half: 23 conversations, 15 labels; all detectors find 6 (40%) with 13 findings" in out
@@ -175,10 +178,12 @@ def test_the_topics_bench_prints_the_fresh_shifts() -> None:
     # (81, 0.519, 0.592, 0.553, 0.302), dev (70, 0.486, 0.63, 0.548, 0.334)
     # topic9 (pk8 re-landed: a question about the work at hand continues): 2 false markers and 1 hit fewer on fresh-dev,
     # fresh-held unchanged; shift7: whole (76, 0.553, 0.592, 0.571, 0.274), dev (65, 0.523, 0.63, 0.571, 0.267)
-    assert d["whole", "ours"] == (73, 0.562, 0.577, 0.569, 0.275)  # round 5: (90, 0.433, 0.549, 0.484, 0.406)
+    # topics12 (the calls' touched files veto an unsure switch): 2 false markers fewer, whole (73, 0.562, 0.577, 0.569,
+    # 0.275), dev (62, 0.532, 0.611, 0.569, 0.268)
+    assert d["whole", "ours"] == (71, 0.577, 0.577, 0.577, 0.275)  # round 5: (90, 0.433, 0.549, 0.484, 0.406)
     assert d["whole", "every person turn"] == (261, 0.272, 1.0, 0.428, 0.692)
     assert d["whole", "nothing"] == (0, 0.0, 0.0, 0.0, 0.308)
-    assert d["dev", "ours"] == (62, 0.532, 0.611, 0.569, 0.268)  # round 5: (75, 0.413, 0.574, 0.481, 0.429)
+    assert d["dev", "ours"] == (60, 0.55, 0.611, 0.579, 0.269)  # topics12: (62, 0.532, 0.611, 0.569, 0.268); round 5: (75, 0.413, 0.574, 0.481, 0.429)
     assert d["dev", "every person turn"][3:] == (0.437, 0.62) and d["dev", "nothing"][4] == 0.38
     assert d["held", "ours"] == (11, 0.727, 0.471, 0.571, 0.279)  # round 5: (15, 0.533, 0.471, 0.5, 0.39)
     assert d["held", "every person turn"][3:] == (0.4, 0.745) and d["held", "nothing"][4] == 0.255
