@@ -183,7 +183,13 @@ def test_the_topics_bench_prints_the_fresh_shifts() -> None:
     assert d["whole", "ours"] == (71, 0.577, 0.577, 0.577, 0.275)  # round 5: (90, 0.433, 0.549, 0.484, 0.406)
     assert d["whole", "every person turn"] == (261, 0.272, 1.0, 0.428, 0.692)
     assert d["whole", "nothing"] == (0, 0.0, 0.0, 0.0, 0.308)
-    assert d["dev", "ours"] == (60, 0.55, 0.611, 0.579, 0.269)  # topics12: (62, 0.532, 0.611, 0.569, 0.268); round 5: (75, 0.413, 0.574, 0.481, 0.429)
+    assert d["dev", "ours"] == (
+        60,
+        0.55,
+        0.611,
+        0.579,
+        0.269,
+    )  # topics12: (62, 0.532, 0.611, 0.569, 0.268); round 5: (75, 0.413, 0.574, 0.481, 0.429)
     assert d["dev", "every person turn"][3:] == (0.437, 0.62) and d["dev", "nothing"][4] == 0.38
     assert d["held", "ours"] == (11, 0.727, 0.471, 0.571, 0.279)  # round 5: (15, 0.533, 0.471, 0.5, 0.39)
     assert d["held", "every person turn"][3:] == (0.4, 0.745) and d["held", "nothing"][4] == 0.255
