@@ -484,13 +484,15 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
                                                 '{MASK_RUN}', '0', 'g')), '') ORDER BY pos, k),
                list(numbered ORDER BY pos, k),
                list(regexp_matches(name, '{_q(READ_TOOL)}') ORDER BY pos, k),
-               list(coalesce(length(m.content) - length(replace(m.content, chr(10), '')), 0) ORDER BY pos, k)
+               list(coalesce(length(m.content) - length(replace(m.content, chr(10), '')), 0) ORDER BY pos, k),
+               list(coalesce(regexp_matches(left(m.content, {CUT_CHARS}), '{_q(CUT_BY_HARNESS)}'), false)
+                    ORDER BY pos, k)
         FROM g LEFT JOIN (SELECT conversation_id AS mcid, position AS mpos, content FROM messages WHERE on_main_path) m
           ON m.mcid = g.cid AND m.mpos = g.rpos
         GROUP BY cid, file, muts_before, turns ORDER BY cid, min(pos), file""").fetchall()
     out = []
     failed = failed_edits_of(con, {str(r[0]) for r in rows})
-    for cid, file, positions, argss, hashes, numbered, tools, newlines in rows:
+    for cid, file, positions, argss, hashes, numbered, tools, newlines, cuts in rows:
         base = str(file).replace("\\", "/").rsplit("/", 1)[-1]
         fails = [p for p, a in failed.get(str(cid), []) if base in a]
         # (position, first line, last line, text without line numbers, numbered, ...) of each earlier read; a read tool's read with no range
@@ -498,10 +500,12 @@ def reread_files(con: duckdb.DuckDBPyConnection) -> list[Problem]:
         seen: list[tuple[int, float, float, str, bool, bool, tuple[str, str], bool]] = []
         cited: set[int] = set()
         quote = ""
-        for pos, args, h, num, tool, nl in zip(positions, argss, hashes, numbered, tools, newlines):
+        for pos, args, h, num, tool, nl, cut in zip(positions, argss, hashes, numbered, tools, newlines, cuts):
             span = lines_read(str(args or ""))
-            if span is None:
-                continue  # lines not known (tail, a negative offset): neither read again nor read before
+            if span is None or cut:
+                # lines not known (tail, a negative offset), or the harness kept the output aside and showed a
+                # preview (``CUT_BY_HARNESS``): neither read again nor read before
+                continue
             lo, hi = span
             # fewer lines came back than were asked from the top: the whole file was shown, unless the output was cut;
             # held as the whole file only against a later whole read, whose text must then be the same
@@ -587,6 +591,10 @@ def read_dir(args: str, file: str) -> tuple[str, str]:
 
 
 WHOLE = (1.0, float("inf"))
+# a read's result the harness kept aside, showing the agent a preview only: Claude Code's "<persisted-output> Output
+# too large (59.5KB). Full output saved to: … Preview (first 2KB):" (the file's later lines were never shown)
+CUT_BY_HARNESS = r"^\s*<persisted-output>|^Output too large \("
+CUT_CHARS = 200
 # a read's result, compared with an earlier whole read's, without the line numbers a numbered read adds ("  12: ",
 # "12\t", "12→"): the same text read once plain and once numbered (Get-Content, then Get-Content numbered; sed -n
 # '1,200p' of a short file, then nl -ba) is the same unchanged file
