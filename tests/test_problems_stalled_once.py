@@ -12,7 +12,7 @@ import duckdb
 
 from forensics import ingest
 from forensics.analyzers.base import Context
-from forensics.analyzers.problems import stalled, turns
+from forensics.analyzers.problems import stalled, stopped, turns
 from forensics.analyzers.schema import load_config
 from forensics.kernel.selection import Selection
 
@@ -38,5 +38,8 @@ def test_the_turn_ends_read_once_equal_each_rules_own_read(tmp_path: Path) -> No
         loops = stalled.stalled_loops(con, ends)
         assert loops == stalled.stalled_loops(con)
         assert sorted(p.rule for p in loops) == ["announced_4_times", "same_reply_3_times"]
+        # the third reader (gaveup12's stopped_without_answer): the ends read above, and its own read of the rest
+        found = stopped.stopped(con, by_conv, ends)
+        assert found == stopped.stopped(con, by_conv) and len(found) == 11
     finally:
         con.close()

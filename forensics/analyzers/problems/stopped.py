@@ -34,6 +34,7 @@ from forensics.analyzers.problems.stalled import (
     END,
     IN_A_ROW,
     NUDGE_WORDS,
+    Ends,
     _pushes,
     _turn_ends,
     announced,
@@ -113,16 +114,19 @@ def ending(text: str, called: bool, request: Turn) -> str:
     return ""
 
 
-def stopped(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]]) -> list[Problem]:
+def stopped(con: duckdb.DuckDBPyConnection, by_conv: dict[str, list[Turn]], read: Ends | None = None) -> list[Problem]:
     """``stopped_without_answer`` over the selected conversations (``by_conv``: their person turns): a chain of
     turns in a row that ended without an answer, reported when the request was left there: the run ends on it, or
     the person's next turn asks for something else (``_pushes`` none of it: they moved on), or it is ``IN_A_ROW``
     turns long (pushed and stopped again). One stop the person pushed past ("proceed", the request sent again) and
-    the agent then answered is ``user_repeated``'s alone (``asked_after_stall``)."""
+    the agent then answered is ``user_repeated``'s alone (``asked_after_stall``). ``read``: ``stalled.ends_of``, when
+    read already: its turn ends are each conversation's own, so only the conversations it did not read are read here."""
     cids = [c for c in _keeps_words(con) if c in by_conv]
     thought = _silent(con, cids)
+    have = read.turns if read is not None else {}
+    ends = {c: have[c] for c in cids if c in have} | _turn_ends(con, [c for c in cids if c not in have])
     out: list[Problem] = []
-    for cid, rows in _turn_ends(con, cids).items():
+    for cid, rows in sorted(ends.items()):  # by conversation, as one read gives them
         conv = by_conv[cid]
         chain: list[tuple[int, int, str, str, Turn]] = []  # (reply position, next person position, how, text, ask)
         for person, last, text, called, _ in [*rows, (END, -1, None, False, False)]:
